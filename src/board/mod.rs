@@ -1,0 +1,4 @@
+//! Pure classification and projection of evidence into what the views show.
+
+pub mod classify;
+pub mod intercom;

@@ -1,0 +1,343 @@
+//! Bounded, non-following file access shared by every evidence reader.
+//!
+//! Why: evidence lives in folders other programs (and other people) write. A reader must never
+//! follow a link, block on a FIFO, read a device, or read without a size cap. Every refusal carries
+//! a fixed, content-free code (`FsError::code`) so errors can be shown and serialized safely.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path};
+
+/// Why a path was refused. `code()` is what users and JSON see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsError {
+    NotFound,
+    Link,
+    Fifo,
+    Device,
+    Socket,
+    NotRegular,
+    NotDirectory,
+    Oversize,
+    Unreadable,
+}
+
+impl FsError {
+    pub fn code(self) -> &'static str {
+        match self {
+            FsError::NotFound => "not_found",
+            FsError::Link => "link_refused",
+            FsError::Fifo => "fifo_refused",
+            FsError::Device => "device_refused",
+            FsError::Socket => "socket_refused",
+            FsError::NotRegular => "not_regular",
+            FsError::NotDirectory => "not_directory",
+            FsError::Oversize => "oversize",
+            FsError::Unreadable => "unreadable",
+        }
+    }
+
+    fn from_io(e: &std::io::Error) -> FsError {
+        match e.raw_os_error() {
+            Some(libc::ENOENT) => FsError::NotFound,
+            // O_NOFOLLOW on a link gives ELOOP; O_DIRECTORY|O_NOFOLLOW on a link can give ENOTDIR.
+            Some(libc::ELOOP) => FsError::Link,
+            Some(libc::ENOTDIR) => FsError::NotDirectory,
+            Some(libc::ENXIO) => FsError::Device,
+            _ => FsError::Unreadable,
+        }
+    }
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl std::error::Error for FsError {}
+
+/// What kind of entry `lstat` saw, with links never resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Link,
+    Fifo,
+    Device,
+    Socket,
+}
+
+fn kind_of(ft: std::fs::FileType) -> Kind {
+    if ft.is_symlink() {
+        Kind::Link
+    } else if ft.is_dir() {
+        Kind::Dir
+    } else if ft.is_file() {
+        Kind::File
+    } else if ft.is_fifo() {
+        Kind::Fifo
+    } else if ft.is_socket() {
+        Kind::Socket
+    } else {
+        Kind::Device
+    }
+}
+
+fn refuse_kind(kind: Kind) -> FsError {
+    match kind {
+        Kind::Link => FsError::Link,
+        Kind::Fifo => FsError::Fifo,
+        Kind::Device => FsError::Device,
+        Kind::Socket => FsError::Socket,
+        Kind::Dir => FsError::NotRegular,
+        Kind::File => FsError::NotDirectory,
+    }
+}
+
+/// `lstat` a path: never follows the last component.
+pub fn kind(path: &Path) -> Result<Kind, FsError> {
+    std::fs::symlink_metadata(path)
+        .map(|m| kind_of(m.file_type()))
+        .map_err(|e| FsError::from_io(&e))
+}
+
+/// Check every component of `path` below `base` (not `base` itself, which the user chose):
+/// each must exist and not be a link; all but the last must be directories.
+pub fn check_under(base: &Path, path: &Path) -> Result<(), FsError> {
+    let rel = path.strip_prefix(base).map_err(|_| FsError::Unreadable)?;
+    let mut cur = base.to_path_buf();
+    let comps: Vec<Component> = rel.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        match c {
+            Component::Normal(n) => cur.push(n),
+            Component::CurDir => continue,
+            _ => return Err(FsError::Unreadable),
+        }
+        let k = kind(&cur)?;
+        let last = i + 1 == comps.len();
+        if k == Kind::Link {
+            return Err(FsError::Link);
+        }
+        if !last && k != Kind::Dir {
+            return Err(FsError::NotDirectory);
+        }
+    }
+    Ok(())
+}
+
+/// An open regular file with its length at open time.
+pub struct OpenFile {
+    pub file: File,
+    pub len: u64,
+    pub mtime_ms: i64,
+    pub mode: u32,
+    pub uid: u32,
+}
+
+/// Open a regular file without following a final link and without blocking on a FIFO.
+/// `max_len`: refuse files larger than this many bytes (None = any size; callers then read
+/// bounded windows only).
+pub fn open_regular(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| FsError::from_io(&e))?;
+    let meta = file.metadata().map_err(|e| FsError::from_io(&e))?;
+    let k = kind_of(meta.file_type());
+    if k != Kind::File {
+        return Err(refuse_kind(k));
+    }
+    if let Some(max) = max_len {
+        if meta.len() > max {
+            return Err(FsError::Oversize);
+        }
+    }
+    Ok(OpenFile {
+        len: meta.len(),
+        mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
+        mode: meta.mode(),
+        uid: meta.uid(),
+        file,
+    })
+}
+
+/// Read a whole regular file of at most `max_len` bytes. A file that grows past the cap while
+/// being read is refused as oversize, not truncated silently.
+pub fn read_capped(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
+    let f = open_regular(path, Some(max_len))?;
+    let mut buf = Vec::with_capacity(f.len.min(max_len) as usize);
+    (&f.file)
+        .take(max_len + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| FsError::from_io(&e))?;
+    if buf.len() as u64 > max_len {
+        return Err(FsError::Oversize);
+    }
+    Ok(buf)
+}
+
+/// Read up to `len` bytes at `offset` (fewer at end of file).
+pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, FsError> {
+    let mut buf = vec![0u8; len];
+    let mut got = 0usize;
+    // Bounded: each iteration either makes progress or ends.
+    while got < len {
+        match file.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(FsError::from_io(&e)),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+/// The last `max_tail` bytes of a regular file: (bytes, offset they start at, file length).
+pub fn read_tail(path: &Path, max_tail: u64) -> Result<(Vec<u8>, u64, u64), FsError> {
+    let f = open_regular(path, None)?;
+    let start = f.len.saturating_sub(max_tail);
+    let bytes = read_at(&f.file, start, (f.len - start) as usize)?;
+    Ok((bytes, start, f.len))
+}
+
+/// One directory entry as `lstat` saw it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: OsString,
+    pub kind: Kind,
+    pub len: u64,
+    pub mtime_ms: i64,
+}
+
+impl Entry {
+    pub fn name_str(&self) -> Option<&str> {
+        self.name.to_str()
+    }
+}
+
+/// List at most `max_entries` entries of a directory that is not a link. `truncated` is true when
+/// more entries existed. Entries are `lstat`ed, never followed.
+pub struct Listing {
+    pub entries: Vec<Entry>,
+    pub truncated: bool,
+}
+
+pub fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsError> {
+    match kind(dir)? {
+        Kind::Dir => {}
+        k => return Err(refuse_kind_dir(k)),
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| FsError::from_io(&e))?;
+    let mut entries = Vec::new();
+    let mut truncated = false;
+    for item in rd {
+        if entries.len() >= max_entries {
+            truncated = true;
+            break;
+        }
+        let Ok(item) = item else { continue };
+        let name = item.file_name();
+        let Ok(meta) = std::fs::symlink_metadata(item.path()) else {
+            continue;
+        };
+        entries.push(Entry {
+            name: OsString::from_vec(name.into_vec()),
+            kind: kind_of(meta.file_type()),
+            len: meta.len(),
+            mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
+        });
+    }
+    Ok(Listing { entries, truncated })
+}
+
+fn refuse_kind_dir(k: Kind) -> FsError {
+    match k {
+        Kind::Link => FsError::Link,
+        Kind::Fifo => FsError::Fifo,
+        Kind::Device => FsError::Device,
+        Kind::Socket => FsError::Socket,
+        _ => FsError::NotDirectory,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_links_fifos_and_oversize() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        std::fs::write(&real, b"hello").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+
+        assert_eq!(read_capped(&real, 10).unwrap(), b"hello");
+        assert_eq!(read_capped(&real, 4).unwrap_err(), FsError::Oversize);
+        assert_eq!(read_capped(&link, 10).unwrap_err(), FsError::Link);
+        // Must return at once, not block waiting for a writer.
+        assert_eq!(read_capped(&fifo, 10).unwrap_err(), FsError::Fifo);
+        assert_eq!(
+            read_capped(Path::new("/dev/null"), 10).unwrap_err(),
+            FsError::Device
+        );
+        assert_eq!(
+            read_capped(&dir.path().join("missing"), 10).unwrap_err(),
+            FsError::NotFound
+        );
+        assert_eq!(read_capped(dir.path(), 10).unwrap_err(), FsError::NotRegular);
+    }
+
+    #[test]
+    fn check_under_refuses_a_linked_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(real.join("f"), b"x").unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("via")).unwrap();
+        assert!(check_under(dir.path(), &real.join("f")).is_ok());
+        assert_eq!(
+            check_under(dir.path(), &dir.path().join("via").join("f")).unwrap_err(),
+            FsError::Link
+        );
+        assert_eq!(
+            list_dir(&dir.path().join("via"), 10).err(),
+            Some(FsError::Link)
+        );
+    }
+
+    #[test]
+    fn tail_of_sparse_file_is_cheap() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sparse");
+        let f = File::create(&p).unwrap();
+        f.set_len(4 << 30).unwrap();
+        f.write_at(b"tail\n", (4 << 30) - 5).unwrap();
+        let (bytes, start, len) = read_tail(&p, 16).unwrap();
+        assert_eq!(len, 4 << 30);
+        assert_eq!(start, len - 16);
+        assert!(bytes.ends_with(b"tail\n"));
+    }
+
+    #[test]
+    fn list_dir_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+        }
+        let l = list_dir(dir.path(), 5).unwrap();
+        assert_eq!(l.entries.len(), 5);
+        assert!(l.truncated);
+        let l = list_dir(dir.path(), 50).unwrap();
+        assert_eq!(l.entries.len(), 20);
+        assert!(!l.truncated);
+    }
+}

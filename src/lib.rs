@@ -1,0 +1,11 @@
+//! intercom-pane: one bounded scan of a pi/Intercom fleet, several read-only views, and a few
+//! explicit, verified mutations. See README.md "Architecture" for the flow.
+
+pub mod board;
+pub mod clock;
+pub mod evidence;
+pub mod fsguard;
+pub mod mux;
+pub mod probe;
+pub mod proc;
+pub mod text;

@@ -1,0 +1,3 @@
+fn main() {
+    println!("intercom-pane {}", env!("CARGO_PKG_VERSION"));
+}

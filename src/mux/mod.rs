@@ -1,0 +1,1 @@
+//! Multiplexers behind one trait (to be written)
