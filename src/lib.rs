@@ -1,6 +1,7 @@
 //! intercom-pane: one bounded scan of a pi/Intercom fleet, several read-only views, and a few
 //! explicit, verified mutations. See README.md "Architecture" for the flow.
 
+pub mod actions;
 pub mod board;
 pub mod clock;
 pub mod evidence;
@@ -8,4 +9,5 @@ pub mod fsguard;
 pub mod mux;
 pub mod probe;
 pub mod proc;
+pub mod snapshot;
 pub mod text;

@@ -3,4 +3,5 @@
 pub mod config;
 pub mod observations;
 pub mod reports;
+pub mod seen;
 pub mod sessions;

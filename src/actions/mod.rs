@@ -1,0 +1,4 @@
+//! Explicit mutations. Every byte written goes through `store`.
+
+pub mod seen;
+pub mod store;

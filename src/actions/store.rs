@@ -1,0 +1,201 @@
+//! The one place that writes files: exclusive temp file (mode 0600, no-follow), write, fsync,
+//! rename over the target, fsync the folder. Lock files by exclusive create.
+//!
+//! Why: a reader (another intercom-pane, the Intercom extension, a person with `cat`) must only
+//! ever see the old or the new whole file, and we must never write through a planted link.
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub struct StoreError {
+    pub code: &'static str,
+    pub path: PathBuf,
+    pub detail: String,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: cannot write {}: {}",
+            self.code,
+            self.path.display(),
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+fn err(code: &'static str, path: &Path, e: impl std::fmt::Display) -> StoreError {
+    StoreError {
+        code,
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    }
+}
+
+/// Create `dir` (and parents) with mode 0700 when missing; refuse when any existing component
+/// below `base` is a link or not a folder.
+pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
+    let rel = dir
+        .strip_prefix(base)
+        .map_err(|_| err("path_outside_root", dir, "not under its root"))?;
+    let mut cur = base.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        match crate::fsguard::kind(&cur) {
+            Ok(crate::fsguard::Kind::Dir) => {}
+            Ok(_) => {
+                return Err(err(
+                    "not_directory",
+                    &cur,
+                    "exists and is not a real folder",
+                ))
+            }
+            Err(crate::fsguard::FsError::NotFound) => {
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&cur)
+                    .or_else(|e| {
+                        if e.kind() == std::io::ErrorKind::AlreadyExists {
+                            Ok(())
+                        } else {
+                            Err(e)
+                        }
+                    })
+                    .map_err(|e| err("mkdir_failed", &cur, e))?;
+            }
+            Err(e) => return Err(err(e.code(), &cur, "cannot use as a folder")),
+        }
+    }
+    Ok(())
+}
+
+/// Atomically replace `path` with `bytes` (mode 0600). The folder must already exist.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| err("bad_path", path, "no file name"))?;
+    match crate::fsguard::kind(path) {
+        Ok(crate::fsguard::Kind::File) | Err(crate::fsguard::FsError::NotFound) => {}
+        Ok(_) => {
+            return Err(err(
+                "not_regular",
+                path,
+                "target exists and is not a regular file",
+            ))
+        }
+        Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
+    }
+    let tmp = dir.join(format!(
+        "{}.{}.tmp",
+        name.to_string_lossy(),
+        uuid::Uuid::new_v4()
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| err("create_failed", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| err("write_failed", &tmp, e))?;
+        f.sync_all().map_err(|e| err("fsync_failed", &tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| err("rename_failed", path, e))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return result;
+    }
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// An exclusive lock file, removed on drop.
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Create `path` exclusively (mode 0600). Fails with `locked` when it already exists.
+    pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+        {
+            Ok(mut f) => {
+                let _ = writeln!(f, "{}", std::process::id());
+                Ok(Lock {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(err("locked", path, "another intercom-pane holds this lock"))
+            }
+            Err(e) => Err(err("lock_failed", path, e)),
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn atomic_write_replaces_and_sets_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a").join("b.json");
+        ensure_dir(dir.path(), &dir.path().join("a")).unwrap();
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // No temp files left behind.
+        assert_eq!(std::fs::read_dir(dir.path().join("a")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn refuses_to_write_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.path().join("x.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(write_atomic(&link, b"new").unwrap_err().code, "not_regular");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("ln")).unwrap();
+        assert!(ensure_dir(dir.path(), &dir.path().join("ln").join("sub")).is_err());
+    }
+
+    #[test]
+    fn lock_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        let l = Lock::acquire(&p).unwrap();
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        drop(l);
+        assert!(Lock::acquire(&p).is_ok());
+    }
+}

@@ -1,0 +1,71 @@
+//! `board/seen.json`: `{ "<project>/<agent>": "<lastActivity>" }` (seed 004).
+//!
+//! A scan reads it and never writes it. An unreadable or invalid file is an error, not an empty
+//! map: silently dropping every mark would bring acknowledged rows back as new.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::fsguard::{self, FsError};
+
+pub const MAX_SEEN_BYTES: u64 = 1 << 20;
+
+pub type SeenMarks = BTreeMap<String, String>;
+
+/// Read `seen.json`; a missing file is an empty map.
+pub fn read_seen(path: &Path) -> Result<SeenMarks, String> {
+    let bytes = match fsguard::read_capped(path, MAX_SEEN_BYTES) {
+        Ok(b) => b,
+        Err(FsError::NotFound) => return Ok(SeenMarks::new()),
+        Err(e) => {
+            return Err(format!(
+                "seen_unreadable: {} ({})",
+                path.display(),
+                e.code()
+            ))
+        }
+    };
+    parse_seen(&bytes).ok_or_else(|| {
+        format!(
+            "seen_invalid: {} is not a JSON object of string values",
+            path.display()
+        )
+    })
+}
+
+fn parse_seen(bytes: &[u8]) -> Option<SeenMarks> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let obj = v.as_object()?;
+    let mut out = SeenMarks::new();
+    for (k, v) in obj {
+        out.insert(k.clone(), v.as_str()?.to_string());
+    }
+    Some(out)
+}
+
+/// A mark applies only while the seat's newest `lastActivity` is exactly the marked value.
+pub fn is_seen(marks: &SeenMarks, key: &str, last_activity: Option<&str>) -> bool {
+    match (marks.get(key), last_activity) {
+        (Some(m), Some(a)) => m == a,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_is_empty_invalid_is_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("seen.json");
+        assert!(read_seen(&p).unwrap().is_empty());
+        std::fs::write(&p, b"[1]").unwrap();
+        assert!(read_seen(&p).unwrap_err().starts_with("seen_invalid"));
+        std::fs::write(&p, br#"{"p/a":"2026-11-29T10:00:00.000Z"}"#).unwrap();
+        let m = read_seen(&p).unwrap();
+        assert!(is_seen(&m, "p/a", Some("2026-11-29T10:00:00.000Z")));
+        assert!(!is_seen(&m, "p/a", Some("2026-11-29T10:00:01.000Z")));
+        assert!(!is_seen(&m, "p/a", None));
+    }
+}

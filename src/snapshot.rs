@@ -1,0 +1,195 @@
+//! The immutable result of one scan pass, as every view sees it.
+//!
+//! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
+//! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
+
+use crate::clock::Ms;
+
+/// Board state of a seat (control board semantics, behaviour.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BoardState {
+    Working,
+    Waiting,
+    Error,
+    Offline,
+    Idle,
+    Unknown,
+}
+
+impl BoardState {
+    pub const ALL: [BoardState; 6] = [
+        BoardState::Working,
+        BoardState::Waiting,
+        BoardState::Error,
+        BoardState::Offline,
+        BoardState::Idle,
+        BoardState::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoardState::Working => "working",
+            BoardState::Waiting => "waiting",
+            BoardState::Error => "error",
+            BoardState::Offline => "offline",
+            BoardState::Idle => "idle",
+            BoardState::Unknown => "unknown",
+        }
+    }
+}
+
+/// What kind of seat a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowRole {
+    Coordinator,
+    Worker,
+    /// A control-board seat found from pi state folders or registrations, not in Intercom config.
+    Seat,
+    Connector,
+}
+
+/// Connection column (loopback health check), separate from activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    Connected,
+    Disconnected,
+    Unknown,
+}
+
+impl ConnState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnState::Connected => "connected",
+            ConnState::Disconnected => "disconnected",
+            ConnState::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionView {
+    pub state: ConnState,
+    /// Fixed reason code (`verified`, `refused`, `not_checked`, ...).
+    pub reason: String,
+    pub checked_at: Option<Ms>,
+}
+
+impl ConnectionView {
+    pub fn not_checked() -> Self {
+        ConnectionView {
+            state: ConnState::Unknown,
+            reason: "not_checked".into(),
+            checked_at: None,
+        }
+    }
+}
+
+/// Intercom observed activity (from observation logs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityView {
+    /// `working | thinking | idle | closed | unknown`.
+    pub status: String,
+    /// Fixed public label, e.g. `Running command`.
+    pub label: String,
+    pub observed_at: Option<Ms>,
+    pub stale: bool,
+    /// `recent | stale | clock_uncertain | conflicting | missing`.
+    pub evidence: String,
+}
+
+/// An explicit worker report (`blocked | needs_decision | ready_for_review`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportView {
+    pub status: String,
+    pub summary: String,
+    pub updated_at: Ms,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandoffView {
+    pub job_id: String,
+    pub summary: String,
+    pub updated_at: Ms,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloseJobView {
+    pub job_id: String,
+    pub state: String,
+    pub reason: Option<String>,
+    pub updated_at: Ms,
+}
+
+/// Whether this row can be replied to, and if not, why (shown in the reply box).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyPath {
+    Available { target: String },
+    Unavailable { reason: String },
+}
+
+/// One seat, as every view shows it. Text fields are raw evidence: views sanitize before display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Stable selection key across refreshes: the session id when known, else `seen_key`.
+    pub id: String,
+    /// `<project>/<agent>`: the key of `seen.json`.
+    pub seen_key: String,
+    pub name: String,
+    pub project: String,
+    pub role: RowRole,
+    /// Configured description (Intercom "responsibility").
+    pub responsibility: Option<String>,
+    pub state: BoardState,
+    /// Why this state, e.g. `tool_running`, `input_needed`, `no_pane_running_pi`.
+    pub state_reason: String,
+    /// Where the state came from, e.g. `session file`, `liveness assumed`, `tmux`.
+    pub state_source: String,
+    pub connection: ConnectionView,
+    pub activity: Option<ActivityView>,
+    pub report: Option<ReportView>,
+    pub handoff: Option<HandoffView>,
+    pub close_job: Option<CloseJobView>,
+    pub task: Option<String>,
+    pub task_source: Option<String>,
+    pub workspace: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub last_error: Option<String>,
+    pub last_assistant_text: Option<String>,
+    pub last_activity: Option<Ms>,
+    pub relaunched_at: Option<Ms>,
+    pub waiting_on_you: bool,
+    pub seen: bool,
+    pub alive: Option<bool>,
+    pub reply: ReplyPath,
+}
+
+/// Whether the Intercom roster could be read at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RosterStatus {
+    Available {
+        root: String,
+    },
+    /// No Intercom root was found or it could not be read; `reason` is shown as is.
+    Unavailable {
+        code: String,
+        reason: String,
+    },
+}
+
+/// One pass's result. Immutable once built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub scanned_at: Ms,
+    pub roster: RosterStatus,
+    pub rows: Vec<Row>,
+    pub truncated: bool,
+    /// Fixed, content-free error codes (`logs_unavailable`, `session_read_failed:link_refused`, ...).
+    pub errors: Vec<String>,
+}
+
+impl Snapshot {
+    pub fn row(&self, id: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.id == id)
+    }
+}
