@@ -3,11 +3,17 @@
 
 pub mod actions;
 pub mod board;
+pub mod cli;
 pub mod clock;
+pub mod cmd;
+pub mod demo;
 pub mod evidence;
 pub mod fsguard;
+pub mod liveness;
 pub mod mux;
 pub mod probe;
 pub mod proc;
+pub mod scan;
 pub mod snapshot;
 pub mod text;
+pub mod views;

@@ -1,3 +1,15 @@
+use clap::Parser;
+
+use intercom_pane::cli::{Cli, Command};
+use intercom_pane::{cmd, demo};
+
 fn main() {
-    println!("intercom-pane {}", env!("CARGO_PKG_VERSION"));
+    let cli = Cli::parse();
+    let code = match &cli.command {
+        Command::Scan(a) => cmd::scan_cmd::run(a),
+        Command::Status(a) => cmd::status_cmd::run(a),
+        Command::Demo(a) => demo::run(a),
+        Command::DemoAgent(a) => demo::agent::run(a),
+    };
+    std::process::exit(code);
 }

@@ -193,3 +193,25 @@ impl Snapshot {
         self.rows.iter().find(|r| r.id == id)
     }
 }
+
+impl ConnectionView {
+    /// The `connection` object of the status JSON.
+    pub fn to_json(&self, session_id: &str) -> serde_json::Value {
+        serde_json::json!({
+            "sessionId": session_id,
+            "state": self.state.as_str(),
+            "checkedAt": self.checked_at.map(crate::clock::format_iso),
+            "reason": self.reason,
+        })
+    }
+}
+
+impl BoardState {
+    /// Inverse of `as_str`; anything else is `Unknown`.
+    pub fn from_str_exact(s: &str) -> BoardState {
+        BoardState::ALL
+            .into_iter()
+            .find(|b| b.as_str() == s)
+            .unwrap_or(BoardState::Unknown)
+    }
+}

@@ -1,7 +1,9 @@
 //! Evidence readers: bounded, read-only, never follow links. Each returns plain data.
 
 pub mod config;
+pub mod connectors;
 pub mod observations;
+pub mod registrations;
 pub mod reports;
 pub mod seen;
 pub mod sessions;

@@ -1,0 +1,75 @@
+//! The per-seat status record of the control board (seed 004 "Example status record"), written to
+//! `board/sessions/<project>/<agent>.json` and listed in `board/index.json`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// `tmux: {socket, session}` as the seed shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TmuxRef {
+    pub socket: Option<String>,
+    pub session: Option<String>,
+}
+
+/// The seed's "Registered" projection of a matching registration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredView {
+    pub started_at: Option<String>,
+    pub harness: Option<String>,
+    pub pid: Option<i32>,
+    pub tmux_session: Option<String>,
+    /// `true` live, `false` stale (pid gone or a different process), `null` unverifiable.
+    pub alive: Option<bool>,
+    pub run_state: Option<String>,
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatRecord {
+    pub agent: String,
+    pub project: String,
+    pub state: &'static str,
+    /// Why the state (fixed reason code) and where it came from.
+    pub state_reason: String,
+    pub state_source: String,
+    pub waiting_on_you: bool,
+    pub seen: bool,
+    pub alive: Option<bool>,
+    pub tmux: TmuxRef,
+    pub session_file: Option<String>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub task: Option<String>,
+    pub task_source: Option<&'static str>,
+    pub task_set_by: Option<String>,
+    pub workspace: Option<String>,
+    pub workspace_source: Option<&'static str>,
+    pub active_project: Option<String>,
+    pub active_project_source: Option<&'static str>,
+    pub registered: Option<RegisteredView>,
+    pub relaunched_at: Option<String>,
+    pub last_activity: Option<String>,
+    pub age_seconds: Option<i64>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub last_assistant_text: Option<String>,
+    pub last_error: Option<String>,
+    pub skipped_lines: u32,
+    pub scanned_at: String,
+    /// For configured Intercom agents: the `intercom_worker_status` worker object (connection,
+    /// report, handoff, closeJob, observed status). Absent for other seats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intercom: Option<Value>,
+    /// For connector rows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connector: Option<Value>,
+}
+
+impl SeatRecord {
+    /// `<project>/<agent>`: the key of `seen.json` and of the board file.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.project, self.agent)
+    }
+}

@@ -1,0 +1,139 @@
+//! Every flag and its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "intercom-pane",
+    version,
+    about = "Truthful status and safe pane control for several pi coding agents in tmux or Herdr"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one scan pass and write the board files under the data root.
+    Scan(ScanArgs),
+    /// Print a page of configured Intercom workers as JSON (read-only).
+    Status(StatusArgs),
+    /// Set up a temporary coordinator root with simulated workers and show their changing states.
+    Demo(DemoArgs),
+    /// A simulated pi agent (used by the demo and the tests).
+    #[command(hide = true)]
+    DemoAgent(DemoAgentArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LivenessArg {
+    Tmux,
+    AssumeAlive,
+}
+
+/// Where the evidence is: shared by every command that scans.
+#[derive(Args, Debug, Clone)]
+pub struct SourceArgs {
+    /// System config file naming an absolute `dataRoot` (and optional `sessionDirs`,
+    /// `intercomRoot`). Without it the data root is `$XDG_STATE_HOME/intercom-pane`.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Intercom coordinator root (the folder holding `.pi-intercom/config.json`). Default: the
+    /// nearest such folder at or above the current folder.
+    #[arg(long, value_name = "PATH")]
+    pub root: Option<PathBuf>,
+    /// Project checkout whose `.pi/state/<agent>/sessions` are seats. Default: the current folder.
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    /// Fleet agents folder (`<fleet>/<agent>/.pi/agent/sessions`), or `none`.
+    /// Default: `~/.mosaic/fleet/agents`.
+    #[arg(long, value_name = "PATH|none")]
+    pub fleet: Option<String>,
+    /// Extra pi session folder to search for Intercom agents' session files (repeatable).
+    /// Always searched: `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
+    #[arg(long = "sessions-dir", value_name = "DIR")]
+    pub sessions_dirs: Vec<PathBuf>,
+    /// How to decide whether a seat is alive.
+    #[arg(long, value_enum, default_value = "tmux")]
+    pub liveness: LivenessArg,
+    /// Pretend the time is this ISO 8601 instant (reproducible output).
+    #[arg(long, hide = true, value_name = "ISO")]
+    pub now: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Also print one line per seat.
+    #[arg(long)]
+    pub print: bool,
+    /// Print the index object (the same as `board/index.json`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Print JSON (the only format; kept for compatibility with the seed's command line).
+    #[arg(long)]
+    pub json: bool,
+    /// Only the worker with this configured name (case-insensitive).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// First worker of the page.
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Workers per page, 1..20.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Check the connections of this page's workers (loopback health probes).
+    #[arg(long)]
+    pub probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Number of scan passes to print before cleaning up (0 = until interrupted).
+    #[arg(long, default_value_t = 6)]
+    pub passes: u32,
+    /// Seconds between passes.
+    #[arg(long, default_value_t = 3)]
+    pub interval: u64,
+    /// Keep the demo folder instead of removing it at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoAgentArgs {
+    /// The session id this agent writes.
+    #[arg(long)]
+    pub session_id: String,
+    /// The pi session file to append to.
+    #[arg(long)]
+    pub session_file: PathBuf,
+    /// Working folder recorded in the header.
+    #[arg(long)]
+    pub cwd: PathBuf,
+    /// Intercom root (observation logs and reports go under `.pi-intercom/`).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Loopback port to answer `GET /intercom/health` on.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Scenario: cycle, tool, waiting, error, idle, retry.
+    #[arg(long, default_value = "cycle")]
+    pub scenario: String,
+    /// Seconds per step of the scenario.
+    #[arg(long, default_value_t = 4)]
+    pub step: u64,
+    /// Stop after this many seconds (bounded by design).
+    #[arg(long, default_value_t = 3600)]
+    pub lifetime: u64,
+}

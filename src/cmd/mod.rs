@@ -1,0 +1,11 @@
+//! Command runners: turn parsed flags into a scan and a view. Each returns the exit code.
+
+pub mod options;
+pub mod scan_cmd;
+pub mod status_cmd;
+
+/// A refusal: printed on stderr, exit 2, nothing written.
+pub fn refuse(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("intercom-pane: {msg}");
+    2
+}

@@ -1,0 +1,37 @@
+//! `intercom-pane scan [--print] [--json]`.
+
+use crate::cli::ScanArgs;
+use crate::cmd::{options, refuse};
+use crate::scan;
+use crate::views::{board_files, print};
+
+pub fn run(args: &ScanArgs) -> i32 {
+    let r = match options::resolve(&args.src) {
+        Ok(r) => r,
+        Err(e) => return refuse(e),
+    };
+    let pass = match scan::run(&r.opts, r.clock.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return refuse(e),
+    };
+    for e in &pass.registration_errors {
+        eprintln!("intercom-pane: registration skipped: {e}");
+    }
+    let board = match board_files::write_board(&pass) {
+        Ok(b) => b,
+        Err(e) => return refuse(format!("board files not written: {e}")),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
+        );
+    }
+    if args.print {
+        print!(
+            "{}",
+            print::print_table(&pass.records, &board.display().to_string())
+        );
+    }
+    0
+}

@@ -1,0 +1,277 @@
+//! A simulated pi agent: appends pi 1.6.0-shaped session entries, Intercom observation records
+//! and reports over time, and answers `GET /intercom/health` on loopback. It stands in for a real
+//! pi in the demo and in tests; it is an external program from the scan's point of view, so it
+//! writes its own files directly (like pi and the Intercom extension do).
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::cli::DemoAgentArgs;
+use crate::clock::{format_iso, Clock, SystemClock};
+
+/// One step of a scenario: what the session file and the observation log get.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    UserPrompt,
+    ToolCall,
+    ToolResult,
+    AskInput,
+    Answer,
+    Done,
+    FinalError,
+    RetryableError,
+    Idle,
+}
+
+fn scenario(name: &str) -> &'static [Step] {
+    use Step::*;
+    match name {
+        "tool" => &[UserPrompt, ToolCall, ToolResult, Done],
+        "waiting" => &[UserPrompt, AskInput],
+        "error" => &[UserPrompt, FinalError],
+        "idle" => &[UserPrompt, Done],
+        "retry" => &[UserPrompt, RetryableError, RetryableError, Done],
+        _ => &[
+            UserPrompt, ToolCall, ToolResult, AskInput, Idle, Answer, ToolCall, ToolResult, Done,
+            Idle, UserPrompt, FinalError, Idle,
+        ],
+    }
+}
+
+struct Writer {
+    session_file: PathBuf,
+    log_file: Option<PathBuf>,
+    root: Option<PathBuf>,
+    session_id: String,
+    writer_id: String,
+    last_id: Option<String>,
+    n: u64,
+}
+
+impl Writer {
+    fn append(&self, path: &Path, v: &Value) -> std::io::Result<()> {
+        let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut line = serde_json::to_vec(v)?;
+        line.push(b'\n');
+        f.write_all(&line)
+    }
+
+    fn entry(&mut self, mut v: Value) -> std::io::Result<String> {
+        self.n += 1;
+        let id = format!("{:08x}", (self.n as u32).wrapping_mul(2_654_435_761));
+        v["id"] = json!(id);
+        v["parentId"] = json!(self.last_id);
+        v["timestamp"] = json!(format_iso(SystemClock.now_ms()));
+        self.append(&self.session_file.clone(), &v)?;
+        self.last_id = Some(id.clone());
+        Ok(id)
+    }
+
+    fn message(&mut self, message: Value) -> std::io::Result<String> {
+        self.entry(json!({"type": "message", "message": message}))
+    }
+
+    fn assistant(&mut self, content: Value, stop: &str, error: Option<&str>) -> std::io::Result<String> {
+        let mut m = json!({"role": "assistant", "content": content, "api": "openai-completions",
+            "provider": "demo", "model": "demo-model", "stopReason": stop,
+            "timestamp": SystemClock.now_ms()});
+        if let Some(e) = error {
+            m["errorMessage"] = json!(e);
+        }
+        self.message(m)
+    }
+
+    fn observe(&self, event: &str, busy: bool, phase: Option<&str>, detail: Option<&str>) {
+        let Some(log) = &self.log_file else { return };
+        let mut v = json!({"version": 1, "timestamp": format_iso(SystemClock.now_ms()),
+            "writerId": self.writer_id, "sessionId": self.session_id, "event": event, "busy": busy});
+        if let Some(p) = phase {
+            v["phase"] = json!(p);
+        }
+        if let Some(d) = detail {
+            v["detail"] = json!(d);
+            v["outcome"] = json!(if busy { "started" } else { "settled" });
+        }
+        let _ = self.append(log, &v);
+    }
+
+    fn report(&self, status: &str, summary: &str) {
+        let Some(root) = &self.root else { return };
+        let dir = root.join(".pi-intercom").join("reports");
+        let _ = std::fs::create_dir_all(&dir);
+        let name: String = Sha256::digest(self.session_id.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let v = json!({"version": 1, "sessionId": self.session_id, "status": status,
+            "summary": summary, "updatedAt": format_iso(SystemClock.now_ms())});
+        let tmp = dir.join(format!("{name}.json.tmp"));
+        if std::fs::write(&tmp, format!("{v}\n")).is_ok() {
+            let _ = std::fs::rename(&tmp, dir.join(format!("{name}.json")));
+        }
+    }
+
+    fn step(&mut self, s: Step) -> std::io::Result<()> {
+        match s {
+            Step::UserPrompt => {
+                self.observe("host.activity", true, Some("working"), Some("processing"));
+                self.message(json!({"role": "user", "content": [{"type": "text",
+                    "text": "Work through the next item on the demo checklist."}]}))?;
+                self.observe("host.activity", true, Some("thinking"), Some("thinking"));
+            }
+            Step::ToolCall => {
+                self.assistant(
+                    json!([{"type": "text", "text": "Running the tests."},
+                        {"type": "toolCall", "id": "call_demo", "name": "bash",
+                         "arguments": {"command": "cargo test"}}]),
+                    "toolUse",
+                    None,
+                )?;
+                self.observe("host.activity", true, Some("tool"), Some("running_command"));
+            }
+            Step::ToolResult => {
+                self.message(json!({"role": "toolResult", "toolCallId": "call_demo",
+                    "toolName": "bash", "content": [{"type": "text", "text": "ok"}], "isError": false}))?;
+                self.observe("host.activity", true, Some("responding"), Some("responding"));
+            }
+            Step::AskInput => {
+                self.assistant(
+                    json!([{"type": "text", "text": "Input needed: Choose staging or production for the rollout."}]),
+                    "stop",
+                    None,
+                )?;
+                self.observe("host.activity", false, Some("idle"), Some("settled"));
+                self.report("needs_decision", "Choose staging or production for the rollout.");
+            }
+            Step::Answer => {
+                self.message(json!({"role": "user", "content": "staging"}))?;
+                self.observe("host.activity", true, Some("working"), Some("processing"));
+                self.report("clear", "");
+            }
+            Step::Done => {
+                self.assistant(json!([{"type": "text", "text": "Done: tests pass."}]), "stop", None)?;
+                self.observe("host.activity", false, Some("idle"), Some("settled"));
+                self.report("ready_for_review", "Tests pass; ready for review.");
+            }
+            Step::FinalError => {
+                self.assistant(json!([]), "error", Some("400: {\"message\":\"demo rejection\"}"))?;
+                self.observe("host.activity", false, Some("idle"), Some("settled"));
+                self.report("blocked", "The provider rejected the request.");
+            }
+            Step::RetryableError => {
+                let id = self.assistant(json!([]), "error", Some("503: overloaded"))?;
+                self.entry(json!({"type": "context_edit", "targetId": id, "replacement": null}))?;
+            }
+            Step::Idle => {}
+        }
+        Ok(())
+    }
+}
+
+fn serve_health(listener: TcpListener, session_id: String) {
+    listener.set_nonblocking(false).ok();
+    for stream in listener.incoming().flatten() {
+        let _ = answer(stream, &session_id);
+    }
+}
+
+fn answer(mut s: TcpStream, session_id: &str) -> std::io::Result<()> {
+    s.set_read_timeout(Some(Duration::from_millis(500)))?;
+    let mut buf = [0u8; 2048];
+    let n = s.read(&mut buf)?;
+    let req = String::from_utf8_lossy(&buf[..n]);
+    let (status, body) = if req.starts_with("GET /intercom/health ") {
+        ("200 OK", json!({"version": 1, "sessionId": session_id}).to_string())
+    } else {
+        ("404 Not Found", "{}".to_string())
+    };
+    write!(
+        s,
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Set this process's name to `pi`, as the real pi does, so multiplexers report it as `pi`.
+fn name_self_pi() {
+    let name = c"pi";
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+pub fn run(args: &DemoAgentArgs) -> i32 {
+    name_self_pi();
+    let writer_id = uuid::Uuid::new_v4().to_string();
+    let log_file = args.root.as_ref().map(|r| {
+        let dir = r.join(".pi-intercom").join("logs");
+        let _ = std::fs::create_dir_all(&dir);
+        dir.join(format!("writer-{writer_id}.jsonl"))
+    });
+    if let Some(parent) = args.session_file.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let mut w = Writer {
+        session_file: args.session_file.clone(),
+        log_file,
+        root: args.root.clone(),
+        session_id: args.session_id.clone(),
+        writer_id,
+        last_id: None,
+        n: 0,
+    };
+    if let Some(port) = args.port {
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(l) => {
+                let id = args.session_id.clone();
+                std::thread::spawn(move || serve_health(l, id));
+            }
+            Err(e) => eprintln!("demo-agent: cannot listen on 127.0.0.1:{port}: {e}"),
+        }
+    }
+    let header = json!({"type": "session", "version": 3, "id": args.session_id,
+        "timestamp": format_iso(SystemClock.now_ms()), "cwd": args.cwd.display().to_string()});
+    if w.append(&w.session_file.clone(), &header).is_err() {
+        eprintln!("demo-agent: cannot write {}", args.session_file.display());
+        return 1;
+    }
+    let _ = w.entry(json!({"type": "model_change", "provider": "demo", "modelId": "demo-model"}));
+    w.observe("runtime.ready", false, None, None);
+    let steps = scenario(&args.scenario);
+    let start = Instant::now();
+    let lifetime = Duration::from_secs(args.lifetime);
+    let step = Duration::from_secs(args.step.max(1));
+    let parent = std::os::unix::process::parent_id();
+    let mut i = 0usize;
+    // Bounded by `lifetime`; also stops when the parent that started it is gone.
+    while start.elapsed() < lifetime {
+        if let Err(e) = w.step(steps[i % steps.len()]) {
+            eprintln!("demo-agent: write failed: {e}");
+            return 1;
+        }
+        i += 1;
+        if args.scenario != "cycle" && i >= steps.len() {
+            // One-shot scenarios stay in their final state.
+            while start.elapsed() < lifetime && std::os::unix::process::parent_id() == parent {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            break;
+        }
+        let until = Instant::now() + step;
+        while Instant::now() < until {
+            if std::os::unix::process::parent_id() != parent {
+                return 0;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    w.observe("runtime.closed", false, None, None);
+    0
+}

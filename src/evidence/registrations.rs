@@ -1,0 +1,268 @@
+//! Seat registrations: what each pi recorded about itself from the inside (behaviour.md §5b).
+//!
+//! Locations: `<root>/.pi-intercom/seats/*.json` and `<dataRoot>/seats/<layout>/<seat>/registration.json`.
+//! A registration is matched to a row by its session id or sessions folder, never by name alone,
+//! and it is only trusted while its pid identity is alive (checked by the scan every pass).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::clock::{parse_iso, Ms};
+use crate::fsguard::{self, Kind};
+
+pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
+const MAX_LAYOUTS: usize = 64;
+const MAX_SEATS: usize = 512;
+
+/// Which multiplexer pane the pi lives in, as recorded at registration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MuxRecord {
+    /// `tmux` or `herdr`.
+    pub kind: String,
+    pub socket: Option<String>,
+    pub server_pid: Option<i64>,
+    pub server_start: Option<i64>,
+    pub session: Option<String>,
+    pub session_id: Option<String>,
+    pub window_id: Option<String>,
+    pub pane_id: Option<String>,
+}
+
+/// The run state recorded on `agent_start` / `agent_settled` / `session_shutdown`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunState {
+    /// `working | idle | closed`.
+    pub state: String,
+    pub seq: u64,
+    pub at: Ms,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Registration {
+    pub path: PathBuf,
+    pub seat: Option<String>,
+    pub session_id: Option<String>,
+    pub session_file: Option<String>,
+    pub sessions_dir: Option<String>,
+    pub cwd: Option<String>,
+    pub pid: Option<i32>,
+    pub start_ticks: Option<u64>,
+    pub boot_id: Option<String>,
+    pub started_at: Option<Ms>,
+    pub harness: Option<String>,
+    pub task: Option<String>,
+    pub task_set_by: Option<String>,
+    pub project: Option<String>,
+    pub workspace: Option<String>,
+    pub mux: Option<MuxRecord>,
+    pub run_state: Option<RunState>,
+}
+
+/// All registrations found, plus content-free errors for the ones refused.
+#[derive(Debug, Default)]
+pub struct RegistrationSet {
+    pub items: Vec<Registration>,
+    /// `<path>: <code>` (the path is ours to show; the content is not).
+    pub errors: Vec<String>,
+    pub truncated: bool,
+}
+
+impl RegistrationSet {
+    pub fn by_session_id(&self, id: &str) -> Option<&Registration> {
+        self.items
+            .iter()
+            .filter(|r| r.session_id.as_deref() == Some(id))
+            .max_by_key(|r| r.started_at.unwrap_or(i64::MIN))
+    }
+
+    pub fn by_sessions_dir(&self, dir: &Path) -> Option<&Registration> {
+        self.items
+            .iter()
+            .filter(|r| r.sessions_dir.as_deref().map(Path::new) == Some(dir))
+            .max_by_key(|r| r.started_at.unwrap_or(i64::MIN))
+    }
+}
+
+/// Read every registration under the Intercom root (if any) and the data root.
+pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
+    let mut set = RegistrationSet::default();
+    if let Some(root) = intercom_root {
+        let dir = root.join(".pi-intercom").join("seats");
+        if fsguard::check_under(root, &dir).is_ok() {
+            read_flat(&dir, &mut set);
+        }
+    }
+    let seats = data_root.join("seats");
+    if let Ok(layouts) = fsguard::list_dir(&seats, MAX_LAYOUTS) {
+        set.truncated |= layouts.truncated;
+        for layout in layouts.entries.iter().filter(|e| e.kind == Kind::Dir) {
+            let ldir = seats.join(&layout.name);
+            let Ok(seat_dirs) = fsguard::list_dir(&ldir, MAX_SEATS) else {
+                continue;
+            };
+            set.truncated |= seat_dirs.truncated;
+            for seat in seat_dirs.entries.iter().filter(|e| e.kind == Kind::Dir) {
+                if set.items.len() + set.errors.len() >= MAX_SEATS {
+                    set.truncated = true;
+                    return set;
+                }
+                let p = ldir.join(&seat.name).join("registration.json");
+                match fsguard::kind(&p) {
+                    Err(fsguard::FsError::NotFound) => {}
+                    _ => read_one(&p, &mut set),
+                }
+            }
+        }
+    }
+    set
+}
+
+fn read_flat(dir: &Path, set: &mut RegistrationSet) {
+    let Ok(list) = fsguard::list_dir(dir, MAX_SEATS) else {
+        return;
+    };
+    set.truncated |= list.truncated;
+    for e in &list.entries {
+        let Some(name) = e.name_str() else { continue };
+        if name.ends_with(".json") {
+            read_one(&dir.join(name), set);
+        }
+    }
+}
+
+fn read_one(path: &Path, set: &mut RegistrationSet) {
+    let f = match fsguard::open_regular(path, Some(MAX_REGISTRATION_BYTES)) {
+        Ok(f) => f,
+        Err(e) => {
+            set.errors
+                .push(format!("{}: registration_{}", path.display(), e.code()));
+            return;
+        }
+    };
+    let bytes = match fsguard::read_at(&f.file, 0, f.len as usize) {
+        Ok(b) => b,
+        Err(e) => {
+            set.errors
+                .push(format!("{}: registration_{}", path.display(), e.code()));
+            return;
+        }
+    };
+    match parse(path, &bytes) {
+        Some(r) => set.items.push(r),
+        None => set
+            .errors
+            .push(format!("{}: registration_invalid", path.display())),
+    }
+}
+
+fn s(v: &Value, k: &str, max: usize) -> Option<String> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .filter(|x| !x.trim().is_empty() && x.len() <= max)
+        .map(str::to_string)
+}
+
+/// Parse one registration. Unknown keys are ignored; a present field of the wrong type makes the
+/// whole record invalid (a half-understood identity is worse than none).
+pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = v.as_object()?;
+    if obj.get("version").and_then(Value::as_u64) != Some(1) {
+        return None;
+    }
+    let pid = match obj.get("pid") {
+        None | Some(Value::Null) => None,
+        Some(p) => Some(i32::try_from(p.as_i64()?).ok().filter(|p| *p > 0)?),
+    };
+    let start_ticks = match obj.get("startTicks") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t.as_u64()?),
+    };
+    let started_at = match obj.get("startedAt") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(parse_iso(t.as_str()?)?),
+    };
+    let mux = match obj.get("mux") {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(MuxRecord {
+            kind: s(m, "kind", 16)?,
+            socket: s(m, "socket", 4096),
+            server_pid: m.get("serverPid").and_then(Value::as_i64),
+            server_start: m.get("serverStart").and_then(Value::as_i64),
+            session: s(m, "session", 256),
+            session_id: s(m, "sessionId", 64),
+            window_id: s(m, "windowId", 64),
+            pane_id: s(m, "paneId", 64),
+        }),
+    };
+    let run_state = match obj.get("runState") {
+        None | Some(Value::Null) => None,
+        Some(r) => {
+            let state = s(r, "state", 16)?;
+            if !matches!(state.as_str(), "working" | "idle" | "closed") {
+                return None;
+            }
+            Some(RunState {
+                state,
+                seq: r.get("seq").and_then(Value::as_u64).unwrap_or(0),
+                at: parse_iso(r.get("at").and_then(Value::as_str)?)?,
+            })
+        }
+    };
+    Some(Registration {
+        path: path.to_path_buf(),
+        seat: s(&v, "seat", 128),
+        session_id: s(&v, "sessionId", 256),
+        session_file: s(&v, "sessionFile", 4096),
+        sessions_dir: s(&v, "sessionsDir", 4096),
+        cwd: s(&v, "cwd", 4096),
+        pid,
+        start_ticks,
+        boot_id: s(&v, "bootId", 64),
+        started_at,
+        harness: s(&v, "harness", 64),
+        task: s(&v, "task", 4096),
+        task_set_by: s(&v, "taskSetBy", 128),
+        project: s(&v, "project", 256),
+        workspace: s(&v, "workspace", 4096),
+        mux,
+        run_state,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_data_root_layout_and_refuses_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let seat = dir.path().join("seats/main/builder");
+        std::fs::create_dir_all(&seat).unwrap();
+        std::fs::write(
+            seat.join("registration.json"),
+            br#"{"version":1,"seat":"builder","sessionId":"abc","sessionsDir":"/x/sessions","pid":1,
+                "startedAt":"2026-11-29T10:00:00.000Z","task":"Fix CI","taskSetBy":"jason",
+                "mux":{"kind":"tmux","session":"builder"},"runState":{"state":"working","seq":2,"at":"2026-11-29T10:00:01.000Z"}}"#,
+        )
+        .unwrap();
+        let bad = dir.path().join("seats/main/bad");
+        std::fs::create_dir_all(&bad).unwrap();
+        std::fs::write(bad.join("registration.json"), b"{not json").unwrap();
+        let linked = dir.path().join("seats/main/linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(seat.join("registration.json"), linked.join("registration.json"))
+            .unwrap();
+
+        let set = read_all(None, dir.path());
+        assert_eq!(set.items.len(), 1);
+        let r = set.by_session_id("abc").unwrap();
+        assert_eq!(r.task.as_deref(), Some("Fix CI"));
+        assert_eq!(r.run_state.as_ref().unwrap().state, "working");
+        assert!(set.by_sessions_dir(Path::new("/x/sessions")).is_some());
+        assert_eq!(set.errors.len(), 2);
+        assert!(set.errors.iter().any(|e| e.ends_with("registration_invalid")));
+        assert!(set.errors.iter().any(|e| e.ends_with("registration_link_refused")));
+    }
+}

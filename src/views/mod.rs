@@ -1,0 +1,5 @@
+//! Read-only projections of one `Scan`: board files, the printed table, the JSON status page.
+
+pub mod board_files;
+pub mod print;
+pub mod status_json;

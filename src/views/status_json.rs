@@ -1,0 +1,122 @@
+//! `status --json`: a page of configured workers, compatible with Intercom's own
+//! `intercom_worker_status` tool (fields may be added, never renamed).
+
+use serde_json::{json, Value};
+
+use crate::board::intercom;
+use crate::clock::format_iso;
+use crate::scan::Scan;
+use crate::snapshot::RosterStatus;
+
+/// Each page stays under this many bytes before the pagination field is added.
+pub const PAGE_CAP_BYTES: usize = 40 * 1024;
+pub const MAX_LIMIT: usize = 20;
+
+#[derive(Debug, Clone)]
+pub struct StatusQuery {
+    pub name: Option<String>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// Indexes (into `scan.workers`) of the workers this query selects, before paging.
+pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, String> {
+    if !(1..=MAX_LIMIT).contains(&q.limit) {
+        return Err(format!("--limit must be 1..{MAX_LIMIT}, got {}", q.limit));
+    }
+    let all: Vec<usize> = (0..scan.workers.len()).collect();
+    match &q.name {
+        None => Ok(all),
+        Some(n) => {
+            let hit: Vec<usize> = all
+                .into_iter()
+                .filter(|i| scan.workers[*i].name.to_lowercase() == n.to_lowercase())
+                .collect();
+            if hit.is_empty() {
+                Err(format!(
+                    "no configured worker named {:?}",
+                    crate::text::sanitize(n)
+                ))
+            } else {
+                Ok(hit)
+            }
+        }
+    }
+}
+
+/// Build one page. `connection(i)` gives the connection object for worker `i` (not_checked when
+/// no probe ran). The page keeps configured order; with probes, disconnected sort last within it.
+pub fn page(
+    scan: &Scan,
+    q: &StatusQuery,
+    connection: &dyn Fn(usize) -> Value,
+    disconnected_last: bool,
+) -> Result<Value, String> {
+    let selected = select(scan, q)?;
+    let total = selected.len();
+    let start = q.offset.min(total);
+    let end = (start + q.limit).min(total);
+    let mut workers: Vec<(usize, Value)> = selected[start..end]
+        .iter()
+        .map(|&i| (i, worker_object(scan, i, connection(i))))
+        .collect();
+    if disconnected_last {
+        intercom::sort_disconnected_last(&mut workers, |(_, w)| {
+            w["connection"]["state"] == "disconnected"
+        });
+    }
+    let (errors, truncated) = (scan.snapshot.errors.clone(), scan.snapshot.truncated);
+    let mut page = json!({
+        "version": 1,
+        "source": "local-observations",
+        "generatedAt": format_iso(scan.scanned_at),
+        "truncated": truncated,
+        "errors": errors,
+        "roster": roster_json(&scan.snapshot.roster),
+        "totalInSnapshot": total,
+        "offset": start,
+        "workers": [],
+    });
+    // Add workers while the page stays under the cap; what does not fit starts the next page.
+    let mut kept = 0;
+    for (_, w) in workers.drain(..) {
+        page["workers"].as_array_mut().map(|a| a.push(w));
+        if serde_json::to_vec(&page).map(|b| b.len()).unwrap_or(usize::MAX) > PAGE_CAP_BYTES
+            && kept > 0
+        {
+            page["workers"].as_array_mut().map(|a| a.pop());
+            break;
+        }
+        kept += 1;
+    }
+    let next = start + kept;
+    page["nextOffset"] = if next < total { json!(next) } else { Value::Null };
+    Ok(page)
+}
+
+fn roster_json(r: &RosterStatus) -> Value {
+    match r {
+        RosterStatus::Available { root } => json!({"available": true, "root": root}),
+        RosterStatus::Unavailable { code, reason } => {
+            json!({"available": false, "code": code, "reason": reason})
+        }
+    }
+}
+
+/// The Intercom worker object plus the board state of the same seat.
+fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
+    let obs = &scan.workers[i];
+    let mut w = intercom::worker_status_json(obs, connection);
+    if let Some(rec) = scan
+        .records
+        .iter()
+        .find(|r| r.session_id.as_deref() == Some(obs.session_id.as_str()) && r.intercom.is_some())
+    {
+        w["boardState"] = json!(rec.state);
+        w["boardStateReason"] = json!(rec.state_reason);
+        w["boardStateSource"] = json!(rec.state_source);
+        w["sessionFile"] = json!(rec.session_file);
+        w["lastSessionActivity"] = json!(rec.last_activity);
+    }
+    w
+}
