@@ -375,7 +375,7 @@ pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
 
 /// Stable partition: items for which `is_disconnected` is false first, then the rest, each group
 /// in its original (configured) order.
-pub fn sort_disconnected_last<T>(items: &mut Vec<T>, is_disconnected: impl Fn(&T) -> bool) {
+pub fn sort_disconnected_last<T>(items: &mut [T], is_disconnected: impl Fn(&T) -> bool) {
     // `sort_by_key` is stable, so configured order survives inside both groups.
     items.sort_by_key(|x| is_disconnected(x));
 }
