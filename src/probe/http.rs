@@ -337,7 +337,7 @@ pub(crate) fn classify_body(body: &[u8], expected: &str) -> Verdict {
         None => return unknown(reason::MALFORMED),
     }
     match obj.get("sessionId").and_then(serde_json::Value::as_str) {
-        Some(id) if id.is_empty() => unknown(reason::MALFORMED),
+        Some("") => unknown(reason::MALFORMED),
         Some(id) if id == expected => (ConnState::Connected, reason::VERIFIED),
         Some(_) => (ConnState::Disconnected, reason::IDENTITY_MISMATCH),
         None => unknown(reason::MALFORMED),
