@@ -1,1 +1,235 @@
-//! (to be written)
+//! Session → board state, exactly as behaviour.md §2 (the control board rules). Pure: time is
+//! passed in, nothing is read here.
+//!
+//! The deciding entry is the newest message on the branch whose role is user, assistant,
+//! toolResult or bashExecution. System messages (pi 1.6.0), legacy custom messages and
+//! bookkeeping entries (model changes, labels, compactions, context edits) never decide by
+//! themselves; compactions and context edits only matter right after a failed turn.
+
+use crate::clock::Ms;
+use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, StopReason};
+
+/// What the seat's agent is doing, from its session file alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    Working,
+    Waiting,
+    Error,
+    Idle,
+}
+
+impl Activity {
+    /// Lower-case name as shown and serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activity::Working => "working",
+            Activity::Waiting => "waiting",
+            Activity::Error => "error",
+            Activity::Idle => "idle",
+        }
+    }
+}
+
+/// An activity and the fixed reason code that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classification {
+    pub activity: Activity,
+    /// One of: `user_message`, `tool_result`, `tool_running`, `retrying`, `input_needed`,
+    /// `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
+    pub reason: &'static str,
+}
+
+/// pi's retry backoff for the n-th consecutive failure (1-based): 2 s, 4 s, 8 s.
+const BACKOFF_MS: [Ms; 3] = [2_000, 4_000, 8_000];
+/// Slack for the time between the failure being written and the retry starting.
+const RETRY_MARGIN_MS: Ms = 3_000;
+/// pi gives up after this many failures in a row; the last is final.
+const MAX_ATTEMPTS: usize = 4;
+/// The marker that makes a completed reply ask for human input.
+const INPUT_MARKER: &str = "Input needed: ";
+
+fn c(activity: Activity, reason: &'static str) -> Classification {
+    Classification { activity, reason }
+}
+
+fn is_decisive(e: &BranchEntry) -> bool {
+    e.kind == EntryKind::Message
+        && matches!(
+            e.role,
+            Some(Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
+        )
+}
+
+fn is_failed_turn(e: &BranchEntry) -> bool {
+    e.role == Some(Role::Assistant)
+        && !e.has_tool_call
+        && matches!(e.stop_reason, Some(StopReason::Error | StopReason::Length))
+}
+
+/// Does this first non-blank line ask for input? Column zero, exact marker, non-empty request.
+pub fn is_input_request(first_line: &str) -> bool {
+    first_line
+        .strip_prefix(INPUT_MARKER)
+        .is_some_and(|rest| !rest.trim().is_empty())
+}
+
+/// Classify a session summary at time `now`.
+pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
+    // `branch` is newest first.
+    let Some(pos) = s.branch.iter().position(is_decisive) else {
+        return c(Activity::Idle, "no_messages");
+    };
+    let d = &s.branch[pos];
+    match d.role {
+        Some(Role::User) => return c(Activity::Working, "user_message"),
+        Some(Role::ToolResult | Role::BashExecution) => return c(Activity::Working, "tool_result"),
+        _ => {}
+    }
+    // An assistant message. An error or abort ends the turn even if tool calls were cut off.
+    match d.stop_reason {
+        Some(StopReason::Aborted) => return c(Activity::Error, "aborted"),
+        Some(StopReason::Error) => return failed(s, pos, now, "final_error"),
+        _ => {}
+    }
+    if d.has_tool_call {
+        return c(Activity::Working, "tool_running");
+    }
+    if d.stop_reason == Some(StopReason::Length) {
+        return failed(s, pos, now, "length");
+    }
+    match d.first_text_line.as_deref() {
+        Some(line) if is_input_request(line) => c(Activity::Waiting, "input_needed"),
+        _ => c(Activity::Idle, "completed_reply"),
+    }
+}
+
+/// The deciding entry at `pos` is a failed turn (`error` or `length`): working while pi's retry
+/// is still plausibly pending, else an error with `final_reason`.
+fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {
+    let d = &s.branch[pos];
+    let newer = &s.branch[..pos];
+    let is_error = d.stop_reason == Some(StopReason::Error);
+    // An overflow error answered by a compaction: pi compacts, then retries at once.
+    if is_error && newer.iter().any(|e| e.kind == EntryKind::Compaction) {
+        return c(Activity::Working, "retrying");
+    }
+    // A retry is scheduled by a context_edit aimed at the failed entry (a recoverable `length`
+    // may go straight to compaction). The newest such entry starts the wait.
+    let targets_d =
+        |e: &BranchEntry| e.kind == EntryKind::ContextEdit && d.id.is_some() && e.target_id == d.id;
+    let follow_up = newer
+        .iter()
+        .find(|e| targets_d(e) || (!is_error && e.kind == EntryKind::Compaction));
+    let Some(f) = follow_up else {
+        return c(Activity::Error, final_reason);
+    };
+    let attempt = consecutive_failures(s, pos);
+    if attempt >= MAX_ATTEMPTS || attempt > BACKOFF_MS.len() {
+        return c(Activity::Error, final_reason);
+    }
+    let Some(since) = f.timestamp.or(d.timestamp) else {
+        return c(Activity::Error, final_reason);
+    };
+    let window = BACKOFF_MS[attempt.saturating_sub(1)] + RETRY_MARGIN_MS;
+    if now - since <= window {
+        c(Activity::Working, "retrying")
+    } else {
+        c(Activity::Error, final_reason)
+    }
+}
+
+/// How many failed turns in a row end at `pos` (at least 1), counting older decisive messages.
+fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
+    s.branch[pos..]
+        .iter()
+        .filter(|e| is_decisive(e))
+        .take_while(|e| is_failed_turn(e))
+        .count()
+        .max(1)
+}
+
+/// What the board shows for a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardState {
+    Working,
+    Waiting,
+    Error,
+    Offline,
+    Idle,
+    Unknown,
+}
+
+impl BoardState {
+    /// Lower-case name as shown and serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoardState::Working => "working",
+            BoardState::Waiting => "waiting",
+            BoardState::Error => "error",
+            BoardState::Offline => "offline",
+            BoardState::Idle => "idle",
+            BoardState::Unknown => "unknown",
+        }
+    }
+}
+
+/// Whether the seat's pane runs `pi`, as the multiplexer said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// A pane for the seat runs `pi`.
+    Alive,
+    /// No live pane, or its pane no longer runs `pi`.
+    Offline,
+    /// The multiplexer could not be asked. Never assumed alive.
+    Unknown,
+}
+
+/// Combine liveness and the session's classification. A live seat with no session file yet is
+/// idle (pi writes nothing until the first prompt).
+pub fn board_state(l: Liveness, c: Option<&Classification>) -> BoardState {
+    match l {
+        Liveness::Offline => BoardState::Offline,
+        Liveness::Unknown => BoardState::Unknown,
+        Liveness::Alive => match c.map(|c| c.activity) {
+            None | Some(Activity::Idle) => BoardState::Idle,
+            Some(Activity::Working) => BoardState::Working,
+            Some(Activity::Waiting) => BoardState::Waiting,
+            Some(Activity::Error) => BoardState::Error,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_marker_rule() {
+        assert!(is_input_request("Input needed: pick one"));
+        assert!(!is_input_request("Input needed: "));
+        assert!(!is_input_request("Input needed:   "));
+        assert!(!is_input_request(" Input needed: x"));
+        assert!(!is_input_request("> Input needed: x"));
+        assert!(!is_input_request("input needed: x"));
+        assert!(!is_input_request("Input needed:x"));
+    }
+
+    #[test]
+    fn liveness_wins() {
+        let w = Classification {
+            activity: Activity::Waiting,
+            reason: "input_needed",
+        };
+        assert_eq!(
+            board_state(Liveness::Offline, Some(&w)),
+            BoardState::Offline
+        );
+        assert_eq!(
+            board_state(Liveness::Unknown, Some(&w)),
+            BoardState::Unknown
+        );
+        assert_eq!(board_state(Liveness::Alive, Some(&w)), BoardState::Waiting);
+        assert_eq!(board_state(Liveness::Alive, None), BoardState::Idle);
+        assert_eq!(BoardState::Unknown.as_str(), "unknown");
+    }
+}

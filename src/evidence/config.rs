@@ -1,1 +1,936 @@
-//! (to be written)
+//! Intercom `config.json`: root discovery, bounded read, strict validation (interop.md §1).
+//!
+//! Why strict: the roster decides which panes may be closed and whose reports are read. A config
+//! that does not validate exactly is refused as a whole with a fixed code and a message quoting the
+//! offending field; nothing is guessed from a half-valid file. Unknown keys are accepted and kept
+//! verbatim in `IntercomConfig::raw` (a later rewrite must keep them) but never projected anywhere.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::clock::{parse_iso, Ms};
+use crate::fsguard::{self, FsError, Kind};
+use crate::text;
+
+/// Largest accepted `config.json`, in bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// Most agents a roster may hold.
+pub const MAX_AGENTS: usize = 256;
+/// Most folder levels root discovery climbs.
+pub const MAX_DISCOVERY_LEVELS: usize = 64;
+
+/// The folder under a root that holds Intercom state.
+pub const STATE_DIR: &str = ".pi-intercom";
+/// The roster file name inside `STATE_DIR`.
+pub const CONFIG_FILE: &str = "config.json";
+
+/// Why a config could not be used: a fixed `code` for JSON/tests and a human `message` that names
+/// the field path and quotes the value (sanitized and clipped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Fixed, content-free code, e.g. `config_invalid`.
+    pub code: &'static str,
+    /// What was refused and why, safe to print on a terminal.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// The fixed error code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    fn invalid(path: &str, why: &str, value: Option<&Value>) -> ConfigError {
+        let message = match value {
+            Some(v) => format!("config.json {path}: {why} (got {})", quote(v)),
+            None => format!("config.json {path}: {why}"),
+        };
+        ConfigError {
+            code: "config_invalid",
+            message,
+        }
+    }
+
+    fn from_fs(e: FsError, path: &Path) -> ConfigError {
+        let code = match e {
+            FsError::NotFound => "config_unavailable",
+            FsError::Link => "config_link_refused",
+            FsError::Fifo => "config_fifo_refused",
+            FsError::Device => "config_device_refused",
+            FsError::Socket => "config_socket_refused",
+            FsError::NotRegular => "config_not_regular",
+            FsError::NotDirectory => "config_not_directory",
+            FsError::Oversize => "config_oversize",
+            FsError::Unreadable => "config_unreadable",
+        };
+        let shown = text::clip(&text::sanitize(&path.to_string_lossy()), 200);
+        let why = match e {
+            FsError::NotFound => "does not exist".to_string(),
+            FsError::Oversize => format!("is larger than {MAX_CONFIG_BYTES} bytes"),
+            FsError::Link => "is or passes through a symbolic link (refused)".to_string(),
+            other => format!("cannot be read safely ({})", other.code()),
+        };
+        ConfigError {
+            code,
+            message: format!("{shown}: {why}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A JSON value shown inside an error message: compact, terminal-safe, at most 60 columns.
+fn quote(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => {
+            // Keep the message bounded before escaping: a 1 MiB string must not be copied whole.
+            let head: String = s.chars().take(80).collect();
+            serde_json::to_string(&head).unwrap_or_default()
+        }
+        Value::Array(a) => format!("an array of {}", a.len()),
+        Value::Object(_) => "an object".to_string(),
+        other => other.to_string(),
+    };
+    text::clip(&text::sanitize(&s), 60)
+}
+
+/// A validated Intercom roster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntercomConfig {
+    /// The coordinator root (the folder holding `.pi-intercom/config.json`).
+    pub root: PathBuf,
+    /// `herdr`, `none` or `tmux`; `None` when the key is absent.
+    pub multiplexer: Option<String>,
+    /// Every agent in configured order, the coordinator included.
+    pub agents: Vec<Agent>,
+    /// The whole document as read, every key kept, for a later rewrite only. Never project it.
+    pub raw: Value,
+}
+
+/// One configured agent (coordinator or worker).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// The pi session id.
+    pub session_id: String,
+    /// Configured display name (unique case-insensitively).
+    pub name: String,
+    /// True for the one coordinator.
+    pub coordinator: bool,
+    /// The agent's responsibility text.
+    pub description: String,
+    /// Last saved loopback port of the agent's listener (not proof of life).
+    pub port: u16,
+    /// Root-relative project folder, `.` for the root.
+    pub project_directory: String,
+    /// Optional role name (newer extension versions).
+    pub role: Option<String>,
+    /// Saved public handoff (workers only).
+    pub handoff: Option<Handoff>,
+    /// Saved close workflow job (workers only).
+    pub close_job: Option<CloseJob>,
+}
+
+/// A worker's saved public handoff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handoff {
+    /// Always 1.
+    pub version: u32,
+    /// The close job this handoff answers.
+    pub job_id: String,
+    /// Public worker-authored summary, raw (views sanitize).
+    pub summary: String,
+    /// When it was saved.
+    pub updated_at: Ms,
+}
+
+/// A worker's close workflow job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseJob {
+    /// Job id.
+    pub job_id: String,
+    /// Workflow state.
+    pub state: CloseState,
+    /// When the job was created.
+    pub created_at: Ms,
+    /// When the job last changed.
+    pub updated_at: Ms,
+    /// When the job must be finished.
+    pub deadline_at: Ms,
+    /// Fixed reason for a failed or uncertain outcome.
+    pub reason: Option<CloseReason>,
+}
+
+/// `closeJob.state` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CloseState {
+    Requested,
+    AwaitingHandoff,
+    AwaitingSettlement,
+    Ready,
+    Closing,
+    Closed,
+    Failed,
+    TimedOut,
+    Interrupted,
+    Uncertain,
+}
+
+impl CloseState {
+    /// Every state, in wire order.
+    pub const ALL: [CloseState; 10] = [
+        CloseState::Requested,
+        CloseState::AwaitingHandoff,
+        CloseState::AwaitingSettlement,
+        CloseState::Ready,
+        CloseState::Closing,
+        CloseState::Closed,
+        CloseState::Failed,
+        CloseState::TimedOut,
+        CloseState::Interrupted,
+        CloseState::Uncertain,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseState::Requested => "requested",
+            CloseState::AwaitingHandoff => "awaiting_handoff",
+            CloseState::AwaitingSettlement => "awaiting_settlement",
+            CloseState::Ready => "ready",
+            CloseState::Closing => "closing",
+            CloseState::Closed => "closed",
+            CloseState::Failed => "failed",
+            CloseState::TimedOut => "timed_out",
+            CloseState::Interrupted => "interrupted",
+            CloseState::Uncertain => "uncertain",
+        }
+    }
+
+    /// Parse a wire name exactly.
+    pub fn parse(s: &str) -> Option<CloseState> {
+        CloseState::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// A job still in flight (the first five states).
+    pub fn is_pending(self) -> bool {
+        matches!(
+            self,
+            CloseState::Requested
+                | CloseState::AwaitingHandoff
+                | CloseState::AwaitingSettlement
+                | CloseState::Ready
+                | CloseState::Closing
+        )
+    }
+
+    /// A job that blocks a new close: pending, or `uncertain` until a person recovers it.
+    pub fn is_fenced(self) -> bool {
+        self.is_pending() || self == CloseState::Uncertain
+    }
+}
+
+/// `closeJob.reason` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CloseReason {
+    Timeout,
+    Interrupted,
+    DeliveryFailed,
+    IdentityFailed,
+    SaveFailed,
+    WorkerChanged,
+    WorkerBusy,
+    CommitRejected,
+    CloseUnverified,
+    CloseFailed,
+}
+
+impl CloseReason {
+    /// Every reason, in wire order.
+    pub const ALL: [CloseReason; 10] = [
+        CloseReason::Timeout,
+        CloseReason::Interrupted,
+        CloseReason::DeliveryFailed,
+        CloseReason::IdentityFailed,
+        CloseReason::SaveFailed,
+        CloseReason::WorkerChanged,
+        CloseReason::WorkerBusy,
+        CloseReason::CommitRejected,
+        CloseReason::CloseUnverified,
+        CloseReason::CloseFailed,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Timeout => "timeout",
+            CloseReason::Interrupted => "interrupted",
+            CloseReason::DeliveryFailed => "delivery_failed",
+            CloseReason::IdentityFailed => "identity_failed",
+            CloseReason::SaveFailed => "save_failed",
+            CloseReason::WorkerChanged => "worker_changed",
+            CloseReason::WorkerBusy => "worker_busy",
+            CloseReason::CommitRejected => "commit_rejected",
+            CloseReason::CloseUnverified => "close_unverified",
+            CloseReason::CloseFailed => "close_failed",
+        }
+    }
+
+    /// Parse a wire name exactly.
+    pub fn parse(s: &str) -> Option<CloseReason> {
+        CloseReason::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl IntercomConfig {
+    /// Non-coordinator agents in configured order.
+    pub fn workers(&self) -> impl Iterator<Item = &Agent> {
+        self.agents.iter().filter(|a| !a.coordinator)
+    }
+
+    /// The coordinator (a validated non-empty roster has exactly one).
+    pub fn coordinator(&self) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.coordinator)
+    }
+
+    /// Find an agent by name, case-insensitively (names are unique that way).
+    pub fn find_by_name(&self, name: &str) -> Option<&Agent> {
+        let want = name.to_lowercase();
+        self.agents.iter().find(|a| a.name.to_lowercase() == want)
+    }
+
+    /// Path of the config file under this root.
+    pub fn path(&self) -> PathBuf {
+        config_path(&self.root)
+    }
+}
+
+/// `<root>/.pi-intercom/config.json`.
+pub fn config_path(root: &Path) -> PathBuf {
+    root.join(STATE_DIR).join(CONFIG_FILE)
+}
+
+/// Walk upward from `start` (at most `MAX_DISCOVERY_LEVELS` levels) to the first folder holding
+/// `.pi-intercom/config.json`, and load it. `Ok(None)`: no level has one. Only "does not exist"
+/// climbs; a link, FIFO, unreadable folder, oversize or invalid config is an error, because
+/// climbing past a broken root would silently pick up a different roster.
+pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
+    let start = if start.is_absolute() {
+        start.to_path_buf()
+    } else {
+        // A relative start has no ancestors past ""; anchor it (without resolving links).
+        let cwd = std::env::current_dir().map_err(|_| ConfigError {
+            code: "config_unavailable",
+            message: "cannot determine the current folder to search for .pi-intercom".into(),
+        })?;
+        cwd.join(start)
+    };
+    for dir in start.ancestors().take(MAX_DISCOVERY_LEVELS) {
+        let state = dir.join(STATE_DIR);
+        match fsguard::kind(&state) {
+            Err(FsError::NotFound) => continue,
+            Err(e) => return Err(ConfigError::from_fs(e, &state)),
+            Ok(Kind::Dir) => {}
+            Ok(Kind::Link) => return Err(ConfigError::from_fs(FsError::Link, &state)),
+            Ok(Kind::File) => return Err(ConfigError::from_fs(FsError::NotDirectory, &state)),
+            Ok(Kind::Fifo) => return Err(ConfigError::from_fs(FsError::Fifo, &state)),
+            Ok(Kind::Socket) => return Err(ConfigError::from_fs(FsError::Socket, &state)),
+            Ok(Kind::Device) => return Err(ConfigError::from_fs(FsError::Device, &state)),
+        }
+        let file = state.join(CONFIG_FILE);
+        match fsguard::kind(&file) {
+            // `.pi-intercom` without a config (e.g. a worker's own log folder): keep climbing.
+            Err(FsError::NotFound) => continue,
+            Err(e) => return Err(ConfigError::from_fs(e, &file)),
+            Ok(_) => {}
+        }
+        load(dir)?;
+        return Ok(Some(dir.to_path_buf()));
+    }
+    Ok(None)
+}
+
+/// Read and validate `<root>/.pi-intercom/config.json` (≤ 1 MiB, ≤ 256 agents, no link in
+/// `.pi-intercom` or `config.json`, never blocking on a FIFO).
+pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
+    let path = config_path(root);
+    fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
+    let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
+        .map_err(|e| ConfigError::from_fs(e, &path))?;
+    parse(root, &bytes)
+}
+
+/// Validate config bytes already read (exposed so a writer can re-validate before replacing).
+pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError {
+            code: "config_oversize",
+            message: format!("config.json is larger than {MAX_CONFIG_BYTES} bytes"),
+        });
+    }
+    let raw: Value = serde_json::from_slice(bytes).map_err(|e| ConfigError {
+        code: "config_not_json",
+        message: format!(
+            "config.json is not valid UTF-8 JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        ),
+    })?;
+    let top = raw
+        .as_object()
+        .ok_or_else(|| ConfigError::invalid("(top level)", "must be an object", Some(&raw)))?;
+
+    match top.get("version") {
+        Some(v) if v.as_u64() == Some(1) => {}
+        Some(v) => return Err(ConfigError::invalid("version", "must be 1", Some(v))),
+        None => return Err(ConfigError::invalid("version", "is missing", None)),
+    }
+    let multiplexer = match top.get("multiplexer") {
+        None => None,
+        Some(Value::String(s)) if matches!(s.as_str(), "herdr" | "none" | "tmux") => {
+            Some(s.clone())
+        }
+        Some(v) => {
+            return Err(ConfigError::invalid(
+                "multiplexer",
+                "must be \"herdr\", \"none\" or \"tmux\"",
+                Some(v),
+            ))
+        }
+    };
+    let list = match top.get("agents") {
+        Some(Value::Array(a)) => a,
+        Some(v) => return Err(ConfigError::invalid("agents", "must be an array", Some(v))),
+        None => return Err(ConfigError::invalid("agents", "is missing", None)),
+    };
+    if list.len() > MAX_AGENTS {
+        return Err(ConfigError {
+            code: "config_too_many_agents",
+            message: format!(
+                "config.json agents: {} entries, at most {MAX_AGENTS} are supported",
+                list.len()
+            ),
+        });
+    }
+
+    let mut agents = Vec::with_capacity(list.len());
+    let mut ids = HashSet::new();
+    let mut names = HashSet::new();
+    for (i, entry) in list.iter().enumerate() {
+        let agent = parse_agent(i, entry)?;
+        if !ids.insert(agent.session_id.clone()) {
+            return Err(ConfigError::invalid(
+                &format!("agents[{i}].sessionId"),
+                "duplicates another agent's sessionId",
+                entry.get("sessionId"),
+            ));
+        }
+        if !names.insert(agent.name.to_lowercase()) {
+            return Err(ConfigError::invalid(
+                &format!("agents[{i}].name"),
+                "duplicates another agent's name (names are compared case-insensitively)",
+                entry.get("name"),
+            ));
+        }
+        agents.push(agent);
+    }
+    let coordinators = agents.iter().filter(|a| a.coordinator).count();
+    // An empty roster is valid (nothing configured yet); any roster needs exactly one coordinator.
+    if !agents.is_empty() && coordinators != 1 {
+        return Err(ConfigError::invalid(
+            "agents",
+            &format!("must have exactly one coordinator, found {coordinators}"),
+            None,
+        ));
+    }
+
+    Ok(IntercomConfig {
+        root: root.to_path_buf(),
+        multiplexer,
+        agents,
+        raw,
+    })
+}
+
+fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
+    let at = |field: &str| format!("agents[{i}].{field}");
+    let obj = entry.as_object().ok_or_else(|| {
+        ConfigError::invalid(&format!("agents[{i}]"), "must be an object", Some(entry))
+    })?;
+
+    let session_id = req_str(obj, &at("sessionId"), "sessionId")?;
+    if session_id.trim().is_empty() || session_id.chars().count() > 256 || session_id.contains('\0')
+    {
+        return Err(ConfigError::invalid(
+            &at("sessionId"),
+            "must be non-blank, at most 256 characters, without NUL",
+            obj.get("sessionId"),
+        ));
+    }
+
+    let name = req_str(obj, &at("name"), "name")?;
+    if name.trim().is_empty()
+        || name.chars().count() > 128
+        || name.trim() != name
+        || name.chars().any(char::is_control)
+    {
+        return Err(ConfigError::invalid(
+            &at("name"),
+            "must be non-blank, at most 128 characters, without leading/trailing spaces or control characters",
+            obj.get("name"),
+        ));
+    }
+
+    let coordinator = match obj.get("coordinator") {
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            return Err(ConfigError::invalid(
+                &at("coordinator"),
+                "must be a boolean",
+                Some(v),
+            ))
+        }
+        None => return Err(ConfigError::invalid(&at("coordinator"), "is missing", None)),
+    };
+    if !coordinator && name.to_lowercase() == "coordinator" {
+        return Err(ConfigError::invalid(
+            &at("name"),
+            "a worker may not be named coordinator (in any case)",
+            obj.get("name"),
+        ));
+    }
+
+    let description = req_str(obj, &at("description"), "description")?;
+    if description.trim().is_empty() || description.chars().count() > 4096 {
+        return Err(ConfigError::invalid(
+            &at("description"),
+            "must be non-blank and at most 4096 characters",
+            obj.get("description"),
+        ));
+    }
+
+    let port = match obj.get("port") {
+        Some(v) => port_value(v).ok_or_else(|| {
+            ConfigError::invalid(&at("port"), "must be an integer 1..65535", Some(v))
+        })?,
+        None => return Err(ConfigError::invalid(&at("port"), "is missing", None)),
+    };
+
+    let project_directory = req_str(obj, &at("projectDirectory"), "projectDirectory")?;
+    if !valid_project_dir(&project_directory) {
+        return Err(ConfigError::invalid(
+            &at("projectDirectory"),
+            "must be a root-relative path (\".\" for the root), never absolute, never containing ..",
+            obj.get("projectDirectory"),
+        ));
+    }
+
+    // Legacy, coordinator only: accepted (and never shown) when it is a port on the coordinator.
+    if let Some(v) = obj.get("dashboardPort") {
+        if !coordinator {
+            return Err(ConfigError::invalid(
+                &at("dashboardPort"),
+                "is only accepted on the coordinator",
+                Some(v),
+            ));
+        }
+        if port_value(v).is_none() {
+            return Err(ConfigError::invalid(
+                &at("dashboardPort"),
+                "must be an integer 1..65535",
+                Some(v),
+            ));
+        }
+    }
+
+    let role = match obj.get("role") {
+        None => None,
+        Some(Value::String(s)) if valid_role(s) => Some(s.clone()),
+        Some(v) => {
+            return Err(ConfigError::invalid(
+                &at("role"),
+                "must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+                Some(v),
+            ))
+        }
+    };
+
+    let handoff = match obj.get("handoff") {
+        None => None,
+        Some(v) if coordinator => {
+            return Err(ConfigError::invalid(
+                &at("handoff"),
+                "is for workers only",
+                Some(v),
+            ))
+        }
+        Some(v) => Some(parse_handoff(&at("handoff"), v)?),
+    };
+    let close_job = match obj.get("closeJob") {
+        None => None,
+        Some(v) if coordinator => {
+            return Err(ConfigError::invalid(
+                &at("closeJob"),
+                "is for workers only",
+                Some(v),
+            ))
+        }
+        Some(v) => Some(parse_close_job(&at("closeJob"), v)?),
+    };
+
+    Ok(Agent {
+        session_id,
+        name,
+        coordinator,
+        description,
+        port,
+        project_directory,
+        role,
+        handoff,
+        close_job,
+    })
+}
+
+fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| ConfigError::invalid(path, "must be an object", Some(v)))?;
+    exact_keys(
+        path,
+        obj,
+        &["version", "jobId", "summary", "updatedAt"],
+        &[],
+    )?;
+    match obj.get("version") {
+        Some(x) if x.as_u64() == Some(1) => {}
+        x => {
+            return Err(ConfigError::invalid(
+                &format!("{path}.version"),
+                "must be 1",
+                x,
+            ))
+        }
+    }
+    let job_id = job_id(path, obj)?;
+    let summary = req_str(obj, &format!("{path}.summary"), "summary")?;
+    if summary.trim().is_empty() || summary.chars().count() > 4000 {
+        return Err(ConfigError::invalid(
+            &format!("{path}.summary"),
+            "must be non-blank and at most 4000 characters",
+            obj.get("summary"),
+        ));
+    }
+    let updated_at = time_field(path, obj, "updatedAt")?;
+    Ok(Handoff {
+        version: 1,
+        job_id,
+        summary,
+        updated_at,
+    })
+}
+
+fn parse_close_job(path: &str, v: &Value) -> Result<CloseJob, ConfigError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| ConfigError::invalid(path, "must be an object", Some(v)))?;
+    exact_keys(
+        path,
+        obj,
+        &["jobId", "state", "createdAt", "updatedAt", "deadlineAt"],
+        &["reason"],
+    )?;
+    let job_id = job_id(path, obj)?;
+    let state = match obj.get("state") {
+        Some(Value::String(s)) => CloseState::parse(s),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ConfigError::invalid(
+            &format!("{path}.state"),
+            "is not a known close state",
+            obj.get("state"),
+        )
+    })?;
+    let reason = match obj.get("reason") {
+        None => None,
+        Some(x) => Some(x.as_str().and_then(CloseReason::parse).ok_or_else(|| {
+            ConfigError::invalid(
+                &format!("{path}.reason"),
+                "is not a known close reason",
+                Some(x),
+            )
+        })?),
+    };
+    Ok(CloseJob {
+        job_id,
+        state,
+        created_at: time_field(path, obj, "createdAt")?,
+        updated_at: time_field(path, obj, "updatedAt")?,
+        deadline_at: time_field(path, obj, "deadlineAt")?,
+        reason,
+    })
+}
+
+/// Refuse missing required keys and any key outside `required` + `optional`.
+fn exact_keys(
+    path: &str,
+    obj: &Map<String, Value>,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<(), ConfigError> {
+    for k in required {
+        if !obj.contains_key(*k) {
+            return Err(ConfigError::invalid(
+                &format!("{path}.{k}"),
+                "is missing",
+                None,
+            ));
+        }
+    }
+    if let Some(extra) = obj
+        .keys()
+        .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
+    {
+        let shown = text::clip(&text::sanitize(extra), 60);
+        return Err(ConfigError::invalid(
+            path,
+            &format!("has an unsupported key \"{shown}\""),
+            None,
+        ));
+    }
+    Ok(())
+}
+
+fn job_id(path: &str, obj: &Map<String, Value>) -> Result<String, ConfigError> {
+    match obj.get("jobId") {
+        Some(Value::String(s)) if valid_job_id(s) => Ok(s.clone()),
+        x => Err(ConfigError::invalid(
+            &format!("{path}.jobId"),
+            "must match [A-Za-z0-9-]{1,128}",
+            x,
+        )),
+    }
+}
+
+fn time_field(path: &str, obj: &Map<String, Value>, key: &str) -> Result<Ms, ConfigError> {
+    obj.get(key)
+        .and_then(Value::as_str)
+        .and_then(parse_iso)
+        .ok_or_else(|| {
+            ConfigError::invalid(
+                &format!("{path}.{key}"),
+                "must be an ISO 8601 time",
+                obj.get(key),
+            )
+        })
+}
+
+fn req_str(obj: &Map<String, Value>, path: &str, key: &str) -> Result<String, ConfigError> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(v) => Err(ConfigError::invalid(path, "must be a string", Some(v))),
+        None => Err(ConfigError::invalid(path, "is missing", None)),
+    }
+}
+
+fn port_value(v: &Value) -> Option<u16> {
+    let n = v.as_u64()?;
+    if (1..=65535).contains(&n) {
+        u16::try_from(n).ok()
+    } else {
+        None
+    }
+}
+
+fn valid_project_dir(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('/')
+        && !s.contains('\0')
+        && !s.chars().any(char::is_control)
+        && s.split(['/', '\\']).all(|c| c != "..")
+}
+
+/// `[A-Za-z0-9-]{1,128}`.
+pub fn valid_job_id(s: &str) -> bool {
+    (1..=128).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
+pub fn valid_role(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=64).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({"version": 1, "agents": [
+            {"sessionId": "c", "name": "Coordinator", "coordinator": true,
+             "description": "coord", "port": 41001, "projectDirectory": "."},
+            {"sessionId": "w", "name": "Builder", "coordinator": false,
+             "description": "builds", "port": 41002, "projectDirectory": "a/b"}
+        ]})
+    }
+
+    fn check(v: &Value) -> Result<IntercomConfig, ConfigError> {
+        parse(Path::new("/r"), v.to_string().as_bytes())
+    }
+
+    fn with(path: &[&str], val: Value) -> Value {
+        let mut v = base();
+        let mut cur = &mut v;
+        for (n, p) in path.iter().enumerate() {
+            if n + 1 == path.len() {
+                cur.as_object_mut().unwrap().insert(p.to_string(), val);
+                break;
+            }
+            cur = if let Ok(i) = p.parse::<usize>() {
+                &mut cur[i]
+            } else {
+                &mut cur[*p]
+            };
+        }
+        v
+    }
+
+    #[test]
+    fn accepts_base_and_projects_fields() {
+        let c = check(&base()).unwrap();
+        assert_eq!(c.agents.len(), 2);
+        assert_eq!(c.workers().count(), 1);
+        assert_eq!(c.coordinator().unwrap().name, "Coordinator");
+        assert_eq!(c.find_by_name("bUILDER").unwrap().port, 41002);
+        assert_eq!(c.multiplexer, None);
+    }
+
+    #[test]
+    fn field_rules() {
+        let bad: Vec<(Vec<&str>, Value)> = vec![
+            (vec!["version"], json!(2)),
+            (vec!["multiplexer"], json!("screen")),
+            (vec!["multiplexer"], json!(null)),
+            (vec!["agents", "1", "sessionId"], json!("  ")),
+            (vec!["agents", "1", "sessionId"], json!("a\u{0}b")),
+            (vec!["agents", "1", "sessionId"], json!("x".repeat(257))),
+            (vec!["agents", "1", "name"], json!(" Builder")),
+            (vec!["agents", "1", "name"], json!("Bu\u{1b}[31mild")),
+            (vec!["agents", "1", "name"], json!("COORDINATOR")),
+            (vec!["agents", "1", "name"], json!("x".repeat(129))),
+            (vec!["agents", "1", "coordinator"], json!(true)),
+            (vec!["agents", "1", "coordinator"], json!("false")),
+            (vec!["agents", "1", "description"], json!("")),
+            (vec!["agents", "1", "port"], json!(0)),
+            (vec!["agents", "1", "port"], json!(65536)),
+            (vec!["agents", "1", "port"], json!(80.5)),
+            (vec!["agents", "1", "projectDirectory"], json!("/abs")),
+            (vec!["agents", "1", "projectDirectory"], json!("a/../b")),
+            (vec!["agents", "1", "projectDirectory"], json!("")),
+            (vec!["agents", "1", "dashboardPort"], json!(41999)),
+            (vec!["agents", "0", "dashboardPort"], json!("x")),
+            (vec!["agents", "1", "role"], json!(".bad")),
+            (
+                vec!["agents", "0", "handoff"],
+                json!({"version": 1, "jobId": "a", "summary": "s", "updatedAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+            (
+                vec!["agents", "1", "handoff"],
+                json!({"version": 1, "jobId": "a", "summary": "s", "updatedAt": "2026-11-29T10:00:00.000Z", "pid": 1}),
+            ),
+            (
+                vec!["agents", "1", "handoff"],
+                json!({"version": 1, "jobId": "a b", "summary": "s", "updatedAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+            (
+                vec!["agents", "1", "handoff"],
+                json!({"version": 1, "jobId": "a", "summary": " ", "updatedAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+            (
+                vec!["agents", "1", "handoff"],
+                json!({"version": 1, "jobId": "a", "summary": "s", "updatedAt": "yesterday"}),
+            ),
+            (
+                vec!["agents", "1", "closeJob"],
+                json!({"jobId": "a", "state": "done", "createdAt": "2026-11-29T10:00:00.000Z", "updatedAt": "2026-11-29T10:00:00.000Z", "deadlineAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+            (
+                vec!["agents", "1", "closeJob"],
+                json!({"jobId": "a", "state": "closed", "createdAt": "2026-11-29T10:00:00.000Z", "updatedAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+            (
+                vec!["agents", "1", "closeJob"],
+                json!({"jobId": "a", "state": "failed", "reason": "oops", "createdAt": "2026-11-29T10:00:00.000Z", "updatedAt": "2026-11-29T10:00:00.000Z", "deadlineAt": "2026-11-29T10:00:00.000Z"}),
+            ),
+        ];
+        for (path, val) in bad {
+            let v = with(&path, val.clone());
+            let e = check(&v).expect_err(&format!("{path:?} = {val} should be refused"));
+            assert_eq!(e.code(), "config_invalid", "{path:?}");
+            assert!(!e.message.contains('\u{1b}'), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn accepts_optional_fields_and_unknown_keys() {
+        let mut v = with(&["agents", "0", "dashboardPort"], json!(41999));
+        v["agents"][1]["role"] = json!("builder.v2");
+        v["agents"][1]["futureKey"] = json!({"x": 1});
+        v["agents"][1]["closeJob"] = json!({"jobId": "j-1", "state": "uncertain", "reason": "close_unverified",
+            "createdAt": "2026-11-29T10:00:00.000Z", "updatedAt": "2026-11-29T10:00:01.000Z", "deadlineAt": "2026-11-29T10:02:00.000Z"});
+        v["multiplexer"] = json!("tmux");
+        let c = check(&v).unwrap();
+        let w = &c.agents[1];
+        assert_eq!(w.role.as_deref(), Some("builder.v2"));
+        let job = w.close_job.as_ref().unwrap();
+        assert!(job.state.is_fenced() && !job.state.is_pending());
+        assert_eq!(job.reason, Some(CloseReason::CloseUnverified));
+        assert_eq!(c.raw["agents"][1]["futureKey"]["x"], 1);
+        assert_eq!(c.multiplexer.as_deref(), Some("tmux"));
+    }
+
+    #[test]
+    fn roster_rules() {
+        let mut v = base();
+        v["agents"][1]["name"] = json!("coordinator2");
+        v["agents"][1]["sessionId"] = json!("c");
+        assert!(check(&v).unwrap_err().message.contains("sessionId"));
+        let mut v = base();
+        v["agents"][0]["coordinator"] = json!(false);
+        v["agents"][0]["name"] = json!("Lead");
+        assert!(check(&v)
+            .unwrap_err()
+            .message
+            .contains("exactly one coordinator"));
+        let v = json!({"version": 1, "agents": []});
+        assert_eq!(check(&v).unwrap().agents.len(), 0);
+        let e = parse(Path::new("/r"), b"{not json").unwrap_err();
+        assert_eq!(e.code(), "config_not_json");
+        let e = parse(Path::new("/r"), b"[1]").unwrap_err();
+        assert_eq!(e.code(), "config_invalid");
+    }
+
+    #[test]
+    fn close_state_names_round_trip() {
+        for s in CloseState::ALL {
+            assert_eq!(CloseState::parse(s.as_str()), Some(s));
+        }
+        for r in CloseReason::ALL {
+            assert_eq!(CloseReason::parse(r.as_str()), Some(r));
+        }
+        let pending: Vec<_> = CloseState::ALL.iter().filter(|s| s.is_pending()).collect();
+        assert_eq!(pending.len(), 5);
+    }
+}

@@ -1,1 +1,483 @@
-//! (to be written)
+//! Intercom observation logs (interop.md §2): bounded tail reads of `writer-<uuid>.jsonl*`.
+//!
+//! Why so many bounds: writers are other processes, files rotate under us and may be huge or
+//! hostile. Each pass scans at most 512 directory entries, opens at most the 32 newest matching
+//! regular files, reads at most 128 KiB from the end of each and 2 MiB in all, and keeps the 500
+//! newest valid events. Records are validated field by field against fixed allowlists; a bad
+//! required field drops the record, a bad optional field drops only that field, and unknown keys
+//! are never carried (so nothing outside the allowlists can reach a view).
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::clock::{parse_strict, Ms};
+use crate::evidence::config::STATE_DIR;
+use crate::fsguard::{self, FsError, Kind};
+
+/// Most directory entries looked at per pass.
+pub const MAX_DIR_ENTRIES: usize = 512;
+/// Most log files read per pass (the newest by mtime).
+pub const MAX_FILES: usize = 32;
+/// Most bytes read from the end of one file.
+pub const MAX_TAIL_PER_FILE: u64 = 128 * 1024;
+/// Most bytes read from all files together.
+pub const MAX_TAIL_TOTAL: u64 = 2 * 1024 * 1024;
+/// Longest accepted record line, in bytes (newline excluded).
+pub const MAX_LINE: usize = 4096;
+/// Most events kept (the newest).
+pub const MAX_EVENTS: usize = 500;
+
+/// Allowlisted `event` values.
+pub const EVENTS: &[&str] = &[
+    "runtime.starting",
+    "runtime.ready",
+    "runtime.closed",
+    "runtime.failed",
+    "config.changed",
+    "config.reloaded",
+    "transport.send",
+    "transport.receipt",
+    "transport.failed",
+    "transport.received",
+    "transport.rejected",
+    "registration.received",
+    "status.received",
+    "launch.result",
+    "host.submission",
+    "host.activity",
+    "host.ui_prompt",
+];
+/// Allowlisted `kind` values.
+pub const KINDS: &[&str] = &[
+    "message",
+    "report",
+    "registration",
+    "status",
+    "request_status",
+    "reload",
+    "stop",
+    "close",
+    "close_prepare",
+    "close_identity",
+    "close_request",
+    "handoff_report",
+    "close_ready",
+    "close_commit",
+];
+/// Allowlisted `phase` values.
+pub const PHASES: &[&str] = &["working", "thinking", "responding", "tool", "idle"];
+/// Allowlisted `detail` values.
+pub const DETAILS: &[&str] = &[
+    "processing",
+    "thinking",
+    "responding",
+    "reading_files",
+    "editing_files",
+    "running_command",
+    "using_tool",
+    "multiple_tools",
+    "settled",
+];
+/// Allowlisted `role` values (also applied to `piRole`, which the spec lists without its own list).
+pub const ROLES: &[&str] = &["coordinator", "worker", "anonymous"];
+/// Allowlisted `outcome` values.
+pub const OUTCOMES: &[&str] = &[
+    "attempted",
+    "returned",
+    "failed",
+    "http_receipt",
+    "handler_failed",
+    "started",
+    "settled",
+    "snapshot",
+    "ended",
+    "written",
+    "removed",
+    "ready",
+];
+/// Allowlisted `errorCode` values.
+pub const ERROR_CODES: &[&str] = &[
+    "operation_failed",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "EADDRINUSE",
+    "EACCES",
+    "EPERM",
+    "ENOENT",
+    "ENOSPC",
+];
+/// Allowlisted `operation` values.
+pub const OPERATIONS: &[&str] = &[
+    "configure_worker",
+    "set_multiplexer",
+    "remove_worker",
+    "create_worker",
+    "resume_worker",
+    "port_update",
+    "initialize",
+];
+
+/// One validated observation record. Only allowlisted fields exist here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Observation time (writer's clock).
+    pub timestamp: Ms,
+    /// Ephemeral log-writer UUID (one pi runtime start), not agent identity.
+    pub writer_id: String,
+    /// The writer's pi session id.
+    pub session_id: String,
+    /// Event type from `EVENTS`.
+    pub event: &'static str,
+    pub peer_session_id: Option<String>,
+    pub peer_name: Option<String>,
+    pub correlation_id: Option<String>,
+    pub kind: Option<&'static str>,
+    pub busy: Option<bool>,
+    pub phase: Option<&'static str>,
+    pub detail: Option<&'static str>,
+    pub port: Option<u16>,
+    pub role: Option<&'static str>,
+    pub pi_role: Option<&'static str>,
+    pub outcome: Option<&'static str>,
+    pub error_code: Option<&'static str>,
+    pub operation: Option<&'static str>,
+    /// The record came from a `.jsonl.closed` file: its writer ended cleanly.
+    pub writer_closed: bool,
+}
+
+/// What one pass over the logs found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogSnapshot {
+    /// At most `MAX_EVENTS` valid events, oldest first.
+    pub events: Vec<Event>,
+    /// Writers (UUIDs) whose file was seen with the `.closed` suffix.
+    pub closed_writers: Vec<String>,
+    /// Some bound was hit: history may be incomplete.
+    pub truncated: bool,
+    /// Fixed codes, each at most once: `logs_unavailable`, `log_read_failed`.
+    pub errors: Vec<&'static str>,
+}
+
+impl LogSnapshot {
+    fn error(&mut self, code: &'static str) {
+        if !self.errors.contains(&code) {
+            self.errors.push(code);
+        }
+    }
+}
+
+/// Which file of a writer's group a name denotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogSuffix {
+    /// `.jsonl`: the active file.
+    Active,
+    /// `.jsonl.1` or `.jsonl.2`: rotated.
+    Rotated(u8),
+    /// `.jsonl.closed`: the writer ended.
+    Closed,
+}
+
+/// Match `^writer-<lowercase uuid>\.jsonl(\.[12]|\.closed)?$` by hand; returns the UUID and suffix.
+pub fn match_log_name(name: &str) -> Option<(&str, LogSuffix)> {
+    let rest = name.strip_prefix("writer-")?;
+    // A UUID is 36 ASCII bytes; `get` keeps this from panicking on a multi-byte boundary.
+    let uuid = rest.get(..36)?;
+    if !is_lower_uuid(uuid) {
+        return None;
+    }
+    let suffix = match rest.get(36..)? {
+        ".jsonl" => LogSuffix::Active,
+        ".jsonl.1" => LogSuffix::Rotated(1),
+        ".jsonl.2" => LogSuffix::Rotated(2),
+        ".jsonl.closed" => LogSuffix::Closed,
+        _ => return None,
+    };
+    Some((uuid, suffix))
+}
+
+/// `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`.
+pub fn is_lower_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+        })
+}
+
+/// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
+/// codes and `truncated`. A missing logs folder is simply no evidence (no error).
+pub fn read_logs(root: &Path) -> LogSnapshot {
+    let mut snap = LogSnapshot::default();
+    let dir = root.join(STATE_DIR).join("logs");
+    match fsguard::check_under(root, &dir) {
+        Ok(()) => {}
+        Err(FsError::NotFound) => return snap,
+        Err(_) => {
+            snap.error("logs_unavailable");
+            return snap;
+        }
+    }
+    let listing = match fsguard::list_dir(&dir, MAX_DIR_ENTRIES) {
+        Ok(l) => l,
+        Err(FsError::NotFound) => return snap,
+        Err(_) => {
+            snap.error("logs_unavailable");
+            return snap;
+        }
+    };
+    if listing.truncated {
+        snap.truncated = true;
+    }
+
+    // Matching names only; newest mtime first, name as a deterministic tie-break.
+    let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = listing
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let name = e.name_str()?;
+            let (uuid, suffix) = match_log_name(name)?;
+            Some((e, uuid, suffix))
+        })
+        .collect();
+    files.sort_by(|a, b| {
+        b.0.mtime_ms
+            .cmp(&a.0.mtime_ms)
+            .then_with(|| a.0.name.cmp(&b.0.name))
+    });
+    if files.len() > MAX_FILES {
+        files.truncate(MAX_FILES);
+        snap.truncated = true;
+    }
+    for (_, uuid, suffix) in &files {
+        if *suffix == LogSuffix::Closed && !snap.closed_writers.iter().any(|w| w == uuid) {
+            snap.closed_writers.push((*uuid).to_string());
+        }
+    }
+
+    // Read oldest file first so that, after the stable sort by timestamp below, records with
+    // equal timestamps keep file order and then line order.
+    let mut budget = MAX_TAIL_TOTAL;
+    let mut events = Vec::new();
+    for (entry, _, suffix) in &files {
+        if entry.kind != Kind::File {
+            // A link, FIFO, device or socket wearing a log name: never opened.
+            snap.error("log_read_failed");
+            continue;
+        }
+        if budget == 0 {
+            snap.truncated = true;
+            break;
+        }
+        let want = MAX_TAIL_PER_FILE.min(budget);
+        let path = dir.join(&entry.name);
+        let (bytes, start, len) = match fsguard::read_tail(&path, want) {
+            Ok(t) => t,
+            // Rotated away between listing and reading: not an error, just gone.
+            Err(FsError::NotFound) => continue,
+            Err(_) => {
+                snap.error("log_read_failed");
+                continue;
+            }
+        };
+        budget = budget.saturating_sub(bytes.len() as u64);
+        if start > 0 || (bytes.len() as u64) < len - start {
+            snap.truncated = true;
+        }
+        let closed = *suffix == LogSuffix::Closed;
+        events.push(parse_tail(&bytes, start > 0, closed));
+    }
+    // `files` is newest first; reverse so older files come first for tie stability.
+    let mut all: Vec<Event> = events.into_iter().rev().flatten().collect();
+    all.sort_by_key(|e| e.timestamp);
+    if all.len() > MAX_EVENTS {
+        all.drain(..all.len() - MAX_EVENTS);
+        snap.truncated = true;
+    }
+    snap.events = all;
+    snap
+}
+
+/// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
+/// its first line is probably cut and is dropped. A last line without `\n` is still being written
+/// (or was cut) and is dropped too.
+pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
+    let mut body = bytes;
+    if partial_start {
+        match body.iter().position(|&b| b == b'\n') {
+            Some(i) => body = &body[i + 1..],
+            None => return Vec::new(),
+        }
+    }
+    let mut out = Vec::new();
+    let mut lines = body.split(|&b| b == b'\n');
+    // `split` yields the text after the last `\n` as a final item: that is the unterminated line.
+    let mut pending = lines.next();
+    for next in lines {
+        if let Some(line) = pending {
+            if let Some(ev) = parse_line(line, closed) {
+                out.push(ev);
+            }
+        }
+        pending = Some(next);
+    }
+    out
+}
+
+/// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
+/// is missing or invalid.
+pub fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() || line.len() > MAX_LINE {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(line).ok()?;
+    let o = v.as_object()?;
+    if o.get("version")?.as_u64()? != 1 {
+        return None;
+    }
+    let timestamp = parse_strict(o.get("timestamp")?.as_str()?)?;
+    let writer_id = o.get("writerId")?.as_str()?;
+    if !is_lower_uuid(writer_id) {
+        return None;
+    }
+    let session_id = bounded_text(o.get("sessionId")?, 256)?;
+    let event = allowed(o.get("event")?, EVENTS)?;
+    Some(Event {
+        timestamp,
+        writer_id: writer_id.to_string(),
+        session_id,
+        event,
+        peer_session_id: o.get("peerSessionId").and_then(|v| bounded_text(v, 256)),
+        peer_name: o.get("peerName").and_then(|v| bounded_text(v, 128)),
+        correlation_id: o
+            .get("correlationId")
+            .and_then(Value::as_str)
+            .filter(|s| crate::evidence::config::valid_job_id(s))
+            .map(str::to_string),
+        kind: opt_allowed(o, "kind", KINDS),
+        busy: o.get("busy").and_then(Value::as_bool),
+        phase: opt_allowed(o, "phase", PHASES),
+        detail: opt_allowed(o, "detail", DETAILS),
+        port: o
+            .get("port")
+            .and_then(Value::as_u64)
+            .filter(|p| (1..=65535).contains(p))
+            .and_then(|p| u16::try_from(p).ok()),
+        role: opt_allowed(o, "role", ROLES),
+        pi_role: opt_allowed(o, "piRole", ROLES),
+        outcome: opt_allowed(o, "outcome", OUTCOMES),
+        error_code: opt_allowed(o, "errorCode", ERROR_CODES),
+        operation: opt_allowed(o, "operation", OPERATIONS),
+        writer_closed: closed,
+    })
+}
+
+fn allowed(v: &Value, list: &[&'static str]) -> Option<&'static str> {
+    let s = v.as_str()?;
+    list.iter().copied().find(|x| *x == s)
+}
+
+fn opt_allowed(o: &Map<String, Value>, key: &str, list: &[&'static str]) -> Option<&'static str> {
+    o.get(key).and_then(|v| allowed(v, list))
+}
+
+/// A string of 1..=max characters without control characters.
+fn bounded_text(v: &Value, max: usize) -> Option<String> {
+    let s = v.as_str()?;
+    let n = s.chars().count();
+    if n == 0 || n > max || s.chars().any(char::is_control) {
+        return None;
+    }
+    Some(s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: &str = "0190aaaa-0000-7000-8000-000000000002";
+
+    #[test]
+    fn name_matcher_is_exact() {
+        let ok = format!("writer-{W}.jsonl");
+        assert_eq!(match_log_name(&ok), Some((W, LogSuffix::Active)));
+        assert_eq!(
+            match_log_name(&format!("writer-{W}.jsonl.2")),
+            Some((W, LogSuffix::Rotated(2)))
+        );
+        assert_eq!(
+            match_log_name(&format!("writer-{W}.jsonl.closed")),
+            Some((W, LogSuffix::Closed))
+        );
+        for bad in [
+            format!("writer-{W}.jsonl.3"),
+            format!("writer-{W}.json"),
+            format!("writer-{W}.jsonl "),
+            format!("writer-{}.jsonl", W.to_uppercase()),
+            format!("xwriter-{W}.jsonl"),
+            "writer-é.jsonl".to_string(),
+            "writer-".to_string(),
+            format!("writer-{}é.jsonl", &W[..35]),
+        ] {
+            assert_eq!(match_log_name(&bad), None, "{bad}");
+        }
+    }
+
+    fn rec(extra: &str) -> String {
+        format!(
+            r#"{{"version":1,"timestamp":"2026-11-29T10:00:00.000Z","writerId":"{W}","sessionId":"s1","event":"host.activity"{extra}}}"#
+        )
+    }
+
+    #[test]
+    fn optional_fields_dropped_individually() {
+        let line = rec(
+            r#","busy":"yes","phase":"tool","detail":"juggling","port":70000,"kind":"message","peerName":"a\u0007b","secretField":"x""#,
+        );
+        let e = parse_line(line.as_bytes(), false).unwrap();
+        assert_eq!(e.busy, None);
+        assert_eq!(e.phase, Some("tool"));
+        assert_eq!(e.detail, None);
+        assert_eq!(e.port, None);
+        assert_eq!(e.kind, Some("message"));
+        assert_eq!(e.peer_name, None);
+        assert!(!serde_json::to_string(&e).unwrap().contains("secret"));
+    }
+
+    #[test]
+    fn required_fields_strict() {
+        for bad in [
+            rec("").replace("\"version\":1", "\"version\":2"),
+            rec("").replace(".000Z", "Z"),
+            rec("").replace(W, &W.to_uppercase()),
+            rec("").replace("\"s1\"", "\"\""),
+            rec("").replace("host.activity", "host.unknown"),
+            rec("").replace("\"s1\"", "\"a\\u001bb\""),
+        ] {
+            assert!(parse_line(bad.as_bytes(), false).is_none(), "{bad}");
+        }
+        let long = rec(&format!(r#","peerName":"{}""#, "x".repeat(5000)));
+        assert!(parse_line(long.as_bytes(), false).is_none());
+    }
+
+    #[test]
+    fn tail_drops_partial_lines() {
+        let full = format!(
+            "{}\n{}\n{}",
+            rec(""),
+            rec(r#","busy":true"#),
+            &rec("")[..20]
+        );
+        assert_eq!(parse_tail(full.as_bytes(), false, false).len(), 2);
+        // Mid-file tail: the first (cut) line goes too.
+        assert_eq!(parse_tail(full.as_bytes(), true, false).len(), 1);
+        assert!(parse_tail(b"no newline at all", true, false).is_empty());
+        assert!(parse_tail(b"", false, false).is_empty());
+    }
+}

@@ -1,1 +1,223 @@
-//! (to be written)
+//! Worker reports (interop.md §3): `<root>/.pi-intercom/reports/<sha256(sessionId)>.json`.
+//!
+//! Why look up by configured id instead of listing the folder: only configured workers' reports
+//! mean anything, and hashing the id we already trust means a file can only speak for the session
+//! it was named for (its embedded `sessionId` must match too). Unsafe, oversized or invalid files
+//! are skipped with a fixed error code; absence is not proof that no blocker exists.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::clock::{parse_iso, Ms};
+use crate::evidence::config::STATE_DIR;
+use crate::fsguard::{self, FsError};
+
+/// Most session ids looked up per pass.
+pub const MAX_REPORTS: usize = 256;
+/// Largest accepted report file, in bytes.
+pub const MAX_REPORT_BYTES: u64 = 8 * 1024;
+/// Longest accepted summary, in characters.
+pub const MAX_SUMMARY_CHARS: usize = 2000;
+
+/// A report's explicit, worker-authored status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportStatus {
+    Blocked,
+    NeedsDecision,
+    ReadyForReview,
+    /// A tombstone: the worker withdrew its report.
+    Clear,
+}
+
+impl ReportStatus {
+    /// The wire name (`needs_decision`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportStatus::Blocked => "blocked",
+            ReportStatus::NeedsDecision => "needs_decision",
+            ReportStatus::ReadyForReview => "ready_for_review",
+            ReportStatus::Clear => "clear",
+        }
+    }
+
+    /// Words for the sidebar (`needs decision`, ...).
+    pub fn label(self) -> &'static str {
+        match self {
+            ReportStatus::Blocked => "blocked",
+            ReportStatus::NeedsDecision => "needs decision",
+            ReportStatus::ReadyForReview => "ready for review",
+            ReportStatus::Clear => "clear",
+        }
+    }
+
+    /// Parse a wire name exactly.
+    pub fn parse(s: &str) -> Option<ReportStatus> {
+        [
+            ReportStatus::Blocked,
+            ReportStatus::NeedsDecision,
+            ReportStatus::ReadyForReview,
+            ReportStatus::Clear,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// One validated report. `summary` is raw text: views sanitize it before showing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The worker's session id (equal to the id the file name was computed from).
+    pub session_id: String,
+    /// Explicit status; `Clear` is a tombstone that projects as "no report".
+    pub status: ReportStatus,
+    /// Public worker-authored summary (empty for a tombstone).
+    pub summary: String,
+    /// When the worker wrote it.
+    pub updated_at: Ms,
+}
+
+/// Reports of configured workers, keyed by session id, plus fixed error codes (each once):
+/// `reports_unavailable`, `report_read_failed`, `report_invalid`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReportSet {
+    /// Valid reports (tombstones included), keyed by session id.
+    pub reports: HashMap<String, Report>,
+    /// Fixed error codes, each at most once.
+    pub errors: Vec<&'static str>,
+}
+
+impl ReportSet {
+    /// The report for a session id, tombstones excluded.
+    pub fn active(&self, session_id: &str) -> Option<&Report> {
+        self.reports
+            .get(session_id)
+            .filter(|r| r.status != ReportStatus::Clear)
+    }
+
+    fn error(&mut self, code: &'static str) {
+        if !self.errors.contains(&code) {
+            self.errors.push(code);
+        }
+    }
+}
+
+/// File name for a session id: lowercase hex SHA-256 of its UTF-8 bytes, plus `.json`.
+pub fn report_file_name(session_id: &str) -> String {
+    let digest = Sha256::digest(session_id.as_bytes());
+    let mut s = String::with_capacity(69);
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s.push_str(".json");
+    s
+}
+
+/// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up).
+pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
+    let mut set = ReportSet::default();
+    let dir = root.join(STATE_DIR).join("reports");
+    match fsguard::check_under(root, &dir) {
+        Ok(()) => {}
+        // No report was ever written.
+        Err(FsError::NotFound) => return set,
+        Err(_) => {
+            set.error("reports_unavailable");
+            return set;
+        }
+    }
+    if fsguard::kind(&dir) != Ok(fsguard::Kind::Dir) {
+        set.error("reports_unavailable");
+        return set;
+    }
+    for id in session_ids.iter().take(MAX_REPORTS) {
+        if set.reports.contains_key(*id) {
+            continue;
+        }
+        let path = dir.join(report_file_name(id));
+        let bytes = match fsguard::read_capped(&path, MAX_REPORT_BYTES) {
+            Ok(b) => b,
+            Err(FsError::NotFound) => continue,
+            Err(_) => {
+                set.error("report_read_failed");
+                continue;
+            }
+        };
+        match parse_report(&bytes, id) {
+            Some(r) => {
+                set.reports.insert((*id).to_string(), r);
+            }
+            None => set.error("report_invalid"),
+        }
+    }
+    set
+}
+
+/// Validate one report file's bytes against the session id its name was computed from.
+pub fn parse_report(bytes: &[u8], expected_session_id: &str) -> Option<Report> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let o = v.as_object()?;
+    if o.get("version")?.as_u64()? != 1 {
+        return None;
+    }
+    let session_id = o.get("sessionId")?.as_str()?;
+    if session_id != expected_session_id {
+        return None;
+    }
+    let status = ReportStatus::parse(o.get("status")?.as_str()?)?;
+    let summary = o.get("summary")?.as_str()?;
+    if summary.chars().count() > MAX_SUMMARY_CHARS {
+        return None;
+    }
+    if status != ReportStatus::Clear && summary.trim().is_empty() {
+        return None;
+    }
+    let updated_at = parse_iso(o.get("updatedAt")?.as_str()?)?;
+    Some(Report {
+        session_id: session_id.to_string(),
+        status,
+        summary: summary.to_string(),
+        updated_at,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_name_is_sha256_hex() {
+        // Matches the fixture's file for this id.
+        assert_eq!(
+            report_file_name("01a2f000-0000-7000-8000-0000000000b2"),
+            "62e30f87602194e4120b4de9cf3bee88b76bf3c2c4cef716f683be3dc7f2f655.json"
+        );
+    }
+
+    #[test]
+    fn validation() {
+        let ok = br#"{"version":1,"sessionId":"s","status":"blocked","summary":"x","updatedAt":"2026-11-29T10:00:00.000Z"}"#;
+        assert_eq!(parse_report(ok, "s").unwrap().status, ReportStatus::Blocked);
+        assert!(parse_report(ok, "t").is_none());
+        let blank = br#"{"version":1,"sessionId":"s","status":"blocked","summary":" ","updatedAt":"2026-11-29T10:00:00.000Z"}"#;
+        assert!(parse_report(blank, "s").is_none());
+        let clear = br#"{"version":1,"sessionId":"s","status":"clear","summary":"","updatedAt":"2026-11-29T10:00:00.000Z"}"#;
+        assert_eq!(
+            parse_report(clear, "s").unwrap().status,
+            ReportStatus::Clear
+        );
+        let bad_status = br#"{"version":1,"sessionId":"s","status":"done","summary":"x","updatedAt":"2026-11-29T10:00:00.000Z"}"#;
+        assert!(parse_report(bad_status, "s").is_none());
+        let long = format!(
+            r#"{{"version":1,"sessionId":"s","status":"blocked","summary":"{}","updatedAt":"2026-11-29T10:00:00.000Z"}}"#,
+            "é".repeat(2001)
+        );
+        assert!(parse_report(long.as_bytes(), "s").is_none());
+        assert!(parse_report(b"\xff\xfe{", "s").is_none());
+    }
+}
