@@ -1,1 +1,180 @@
-fn main() {}
+//! Scan benchmark (issue 2): one full pass with 256 configured workers whose pi session files are
+//! 1 GiB each (sparse, valid tail), 32 observation logs of 3 MiB and 256 reports; the same with
+//! 1 MiB session files; median wall time, the ratio, and peak RSS.
+//!
+//! Run: `cargo bench --bench scan` (prints figures; no assertions, targets are in the issue).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use intercom_pane::clock::{format_iso, FixedClock};
+use intercom_pane::liveness::LivenessMode;
+use intercom_pane::scan::{self, RootChoice, ScanOptions};
+
+const WORKERS: usize = 256;
+const PASSES: usize = 15;
+const NOW: i64 = 1_795_994_400_000; // 2026-11-29T23:20:00Z
+
+fn session_tail(id: &str, i: usize) -> String {
+    let t = |s: i64| format_iso(NOW - 60_000 + s * 1000);
+    let mut lines = vec![
+        json!({"type":"model_change","id":"a0000001","parentId":null,"timestamp":t(0),"provider":"fake","modelId":"fake-model"}),
+        json!({"type":"message","id":"a0000002","parentId":"a0000001","timestamp":t(1),
+            "message":{"role":"user","content":[{"type":"text","text":format!("Task {i} for {id}")}]}}),
+        json!({"type":"message","id":"a0000003","parentId":"a0000002","timestamp":t(2),
+            "message":{"role":"assistant","content":[{"type":"text","text":"Running."},
+              {"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}}],
+              "provider":"fake","model":"fake-model","stopReason":"toolUse"}}),
+        json!({"type":"message","id":"a0000004","parentId":"a0000003","timestamp":t(3),
+            "message":{"role":"toolResult","toolCallId":"c1","toolName":"bash",
+              "content":[{"type":"text","text":"x".repeat(2000)}],"isError":false}}),
+    ];
+    let last = match i % 3 {
+        0 => json!({"role":"assistant","content":[{"type":"text","text":"Input needed: pick one."}],
+            "provider":"fake","model":"fake-model","stopReason":"stop"}),
+        1 => json!({"role":"assistant","content":[{"type":"text","text":"done"}],
+            "provider":"fake","model":"fake-model","stopReason":"stop"}),
+        _ => json!({"role":"assistant","content":[],"provider":"fake","model":"fake-model",
+            "stopReason":"error","errorMessage":"400: no"}),
+    };
+    lines.push(json!({"type":"message","id":"a0000005","parentId":"a0000004","timestamp":t(4),"message":last}));
+    let mut s = String::from("\n");
+    for l in lines {
+        s.push_str(&l.to_string());
+        s.push('\n');
+    }
+    s
+}
+
+fn build(base: &Path, session_len: u64) -> ScanOptions {
+    let root = base.join("root");
+    let pi = root.join(".pi-intercom");
+    let sessions = base.join("sessions").join("--bench--");
+    std::fs::create_dir_all(pi.join("logs")).unwrap();
+    std::fs::create_dir_all(pi.join("reports")).unwrap();
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::create_dir_all(base.join("state")).unwrap();
+    let mut agents = vec![json!({"sessionId":"coord-0","name":"Coordinator","coordinator":true,
+        "description":"Coordinates.","port":40000,"projectDirectory":"."})];
+    let ids: Vec<String> = (0..WORKERS).map(|i| format!("01a2f000-0000-7000-8000-{i:012}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        agents.push(json!({"sessionId":id,"name":format!("worker-{i}"),"coordinator":false,
+            "description":"Does work.","port":40001 + i,"projectDirectory":"."}));
+        // Session file: header, a hole, a valid tail at the end.
+        let f = File::create(sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"))).unwrap();
+        let header = json!({"type":"session","version":3,"id":id,"timestamp":format_iso(NOW - 3_600_000),"cwd":"/work/bench"});
+        f.write_all_at(format!("{header}\n").as_bytes(), 0).unwrap();
+        let tail = session_tail(id, i);
+        f.set_len(session_len).unwrap();
+        f.write_all_at(tail.as_bytes(), session_len - tail.len() as u64).unwrap();
+        // Report.
+        let name: String = Sha256::digest(id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let rep = json!({"version":1,"sessionId":id,"status":"blocked","summary":"Waiting on a decision.","updatedAt":format_iso(NOW - 5000)});
+        std::fs::write(pi.join("reports").join(format!("{name}.json")), format!("{rep}\n")).unwrap();
+    }
+    let cfg = json!({"version":1,"multiplexer":"tmux","agents":agents});
+    std::fs::write(pi.join("config.json"), serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    // 32 logs of 3 MiB each.
+    for w in 0..32 {
+        let writer = format!("0190aaaa-0000-7000-8000-{w:012}");
+        let mut body = String::with_capacity(3 << 20);
+        let mut n = 0;
+        while body.len() < 3 << 20 {
+            let id = &ids[n % WORKERS];
+            let line = json!({"version":1,"timestamp":format_iso(NOW - 600_000 + n as i64),"writerId":writer,
+                "sessionId":id,"event":"host.activity","busy":true,"phase":"tool","detail":"running_command","outcome":"started"});
+            body.push_str(&line.to_string());
+            body.push('\n');
+            n += 1;
+        }
+        std::fs::write(pi.join("logs").join(format!("writer-{writer}.jsonl")), body).unwrap();
+    }
+    ScanOptions {
+        data_root: base.join("state"),
+        root: RootChoice::Exact(root),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![base.join("sessions")],
+        liveness: LivenessMode::AssumeAlive,
+    }
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// One real `intercom-pane scan` process (writes board files too): wall time and max RSS (KiB).
+fn cli_pass(opts: &ScanOptions) -> (f64, i64) {
+    let RootChoice::Exact(root) = &opts.root else { unreachable!() };
+    let cfg = opts.data_root.join("system.json");
+    std::fs::write(&cfg, json!({"dataRoot": opts.data_root}).to_string()).unwrap();
+    let t = Instant::now();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["scan", "--liveness", "assume-alive", "--fleet", "none", "--config"])
+        .arg(&cfg)
+        .arg("--root")
+        .arg(root)
+        .arg("--sessions-dir")
+        .arg(&opts.session_dirs[0])
+        .arg("--repo")
+        .arg(&opts.data_root)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn intercom-pane");
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child with valid out-pointers.
+    unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    (t.elapsed().as_secs_f64() * 1000.0, usage.ru_maxrss)
+}
+
+fn median_ms(opts: &ScanOptions) -> (f64, usize, usize) {
+    let clock = FixedClock(NOW);
+    let mut times = Vec::new();
+    let mut rows = 0;
+    let mut waiting = 0;
+    for _ in 0..PASSES {
+        let t = Instant::now();
+        let s = scan::run(opts, &clock).expect("scan");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        rows = s.records.len();
+        waiting = s.records.iter().filter(|r| r.state == "waiting").count();
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (times[times.len() / 2], rows, waiting)
+}
+
+fn main() {
+    let base = std::env::temp_dir().join(format!("intercom-pane-bench-{}", std::process::id()));
+    let big: PathBuf = base.join("big");
+    let small: PathBuf = base.join("small");
+    let opts_big = build(&big, 1 << 30);
+    let opts_small = build(&small, 1 << 20);
+    // Warm the page cache the same way for both.
+    let _ = median_ms(&opts_small);
+    let _ = median_ms(&opts_big);
+    let (small_ms, rows_s, wait_s) = median_ms(&opts_small);
+    let (big_ms, rows_b, wait_b) = median_ms(&opts_big);
+    println!("scan bench: {WORKERS} workers, 32 logs x 3 MiB, {WORKERS} reports, {PASSES} passes each");
+    println!("  1 MiB session files: median {small_ms:.1} ms ({rows_s} rows, {wait_s} waiting)");
+    println!("  1 GiB session files: median {big_ms:.1} ms ({rows_b} rows, {wait_b} waiting)");
+    println!("  ratio 1 GiB / 1 MiB: {:.2}", big_ms / small_ms);
+    println!("  peak RSS of this bench process (setup included): {:.1} MiB", peak_rss_kib() as f64 / 1024.0);
+    for (label, opts) in [("1 GiB", &opts_big), ("1 MiB", &opts_small)] {
+        let (ms, rss) = cli_pass(opts);
+        println!("  `intercom-pane scan` process, {label} files: {ms:.1} ms wall, peak RSS {:.1} MiB", rss as f64 / 1024.0);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -19,7 +19,7 @@ use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenMarks};
 use crate::evidence::sessions::{self, SessionSummary};
 use crate::fsguard::{self, Kind};
-use crate::liveness::{self, LivenessMode, PaneView};
+use crate::liveness::{self, LivenessMode};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnectionView, HandoffView, ReplyPath, ReportView,
     RosterStatus, Row, RowRole, Snapshot,
@@ -124,7 +124,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
     if let Some(cfg) = &config {
         let index = sessions::index_sessions(&opts.session_dirs);
         truncated |= index.truncated;
-        errors.extend(index.errors.iter().map(|e| e.to_string()));
+        errors.extend(index.errors.iter().map(|e| format!("sessions_{}", e.code)));
         let project = base_name(&cfg.root);
         for (i, a) in cfg.agents.iter().enumerate() {
             seats.push(SeatSource {
@@ -203,7 +203,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
             .and_then(|i| config.as_ref().map(|c| &c.agents[i]));
         let summary = read_seat_session(seat, &mut errors);
         let reg = match_registration(seat, &regs, summary.as_ref());
-        let reg_alive = reg.map(registration_alive);
+        let reg_alive = reg.and_then(registration_alive);
         let live = liveness::seat_liveness(&panes, seat_hint(seat, reg).as_ref(), opts.liveness);
         let obs = agent_cfg
             .filter(|a| !a.coordinator)
@@ -495,8 +495,13 @@ fn build_record(
     // A registration is trusted only while its process is verifiably the one that wrote it.
     let live_reg = reg.filter(|_| reg_alive != Some(false));
     let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let (mut state, mut reason, mut source) =
-        classify::board_state(live.liveness, classification.as_ref());
+    let mut state =
+        BoardState::from_str_exact(classify::board_state(live.liveness, classification.as_ref()).as_str());
+    let mut reason = match &classification {
+        Some(c) => c.reason.to_string(),
+        None => "no_session_file".to_string(),
+    };
+    let mut source = if s.is_some() { "session file" } else { "no session file" }.to_string();
     // A turn that started before pi wrote anything is only visible in the registration.
     if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
@@ -665,19 +670,38 @@ fn build_row(
 }
 
 fn activity_view(o: &WorkerObservation) -> ActivityView {
-    intercom::activity_view(o)
+    ActivityView {
+        status: o.observed_status.as_str().to_string(),
+        label: o.last_activity.to_string(),
+        observed_at: o.observed_at,
+        stale: o.stale,
+        evidence: o.evidence.as_str().to_string(),
+    }
 }
 
 fn report_view(o: &WorkerObservation) -> Option<ReportView> {
-    intercom::report_view(o)
+    o.report.as_ref().map(|r| ReportView {
+        status: r.status.as_str().to_string(),
+        summary: r.summary.clone(),
+        updated_at: r.updated_at,
+    })
 }
 
 fn handoff_view(o: &WorkerObservation) -> Option<HandoffView> {
-    intercom::handoff_view(o)
+    o.handoff.as_ref().map(|h| HandoffView {
+        job_id: h.job_id.clone(),
+        summary: h.summary.clone(),
+        updated_at: h.updated_at,
+    })
 }
 
 fn close_job_view(o: &WorkerObservation) -> Option<CloseJobView> {
-    intercom::close_job_view(o)
+    o.close_job.as_ref().map(|c| CloseJobView {
+        job_id: c.job_id.clone(),
+        state: c.state.as_str().to_string(),
+        reason: c.reason.map(|r| r.as_str().to_string()),
+        updated_at: c.updated_at,
+    })
 }
 
 /// Counts per state, in the fixed state order.

@@ -132,7 +132,8 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
     };
     session_dirs.extend(src.sessions_dirs.iter().cloned());
     let root = match (&src.root, cfg_root) {
-        (Some(r), _) | (None, Some(r)) => RootChoice::Exact(absolute(&cwd, r)),
+        (Some(r), _) => RootChoice::Exact(absolute(&cwd, r)),
+        (None, Some(r)) => RootChoice::Exact(absolute(&cwd, &r)),
         (None, None) => RootChoice::Discover(cwd.clone()),
     };
     let fleet = match src.fleet.as_deref() {
