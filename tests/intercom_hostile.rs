@@ -496,7 +496,7 @@ fn future_and_equal_timestamp_disagreement() {
     .unwrap();
     let cfg = config::load(root.path()).unwrap();
     let l = read_logs(root.path());
-    assert_eq!(l.closed_writers, [w3.clone()]);
+    assert_eq!(l.closed_writers, std::slice::from_ref(&w3));
     let reports = read_reports(root.path(), &[B1, B2, B3]);
     let obs: Vec<_> = cfg
         .workers()
