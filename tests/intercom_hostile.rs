@@ -586,3 +586,40 @@ fn hostile_reports() {
     assert_eq!(set.reports.len(), 1);
     assert_eq!(set.errors, ["report_read_failed"]);
 }
+
+#[test]
+fn forty_fifos_cannot_hide_a_real_log() {
+    let root = make_root(&base_config());
+    let dir = logs(root.path());
+    std::fs::write(
+        dir.join(format!("writer-{}.jsonl", writer(1))),
+        rec(1_000, &writer(1), B1, "runtime.ready", ",\"busy\":false"),
+    )
+    .unwrap();
+    // Created after the real log, so they are all newer by mtime.
+    std::thread::sleep(Duration::from_millis(20));
+    for i in 100..140 {
+        fifo(&dir.join(format!("writer-{}.jsonl", writer(i))));
+    }
+    let r = root.path().to_path_buf();
+    let l = within(5, move || read_logs(&r));
+    assert_eq!(l.events.len(), 1);
+    assert_eq!(l.errors, ["log_read_failed"]);
+}
+
+#[test]
+fn discovery_from_a_file_or_missing_path() {
+    let root = make_root(&base_config());
+    let file = root.path().join("notes.txt");
+    std::fs::write(&file, b"x").unwrap();
+    assert_eq!(
+        config::discover_root(&file).unwrap().as_deref(),
+        Some(root.path())
+    );
+    assert_eq!(
+        config::discover_root(&root.path().join("not/yet/made"))
+            .unwrap()
+            .as_deref(),
+        Some(root.path())
+    );
+}

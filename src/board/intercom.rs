@@ -214,7 +214,11 @@ pub fn project_worker(
                 .filter(|e| e.timestamp == ts)
                 .filter_map(|e| status_of(e).map(|s| (e, s)))
                 .collect();
-            let first = newest[0];
+            // Never empty (`ts` came from the same records); fall back to "missing" anyway
+            // rather than index blindly.
+            let Some(&first) = newest.first() else {
+                return project_missing(agent, reports, now);
+            };
             let agree = newest.iter().all(|(_, s)| *s == first.1);
             if ts > now {
                 (
@@ -294,6 +298,10 @@ pub fn project_worker(
         handoff,
         close_job,
     }
+}
+
+fn project_missing(agent: &Agent, reports: &ReportSet, now: Ms) -> WorkerObservation {
+    project_worker(agent, &[], reports, now)
 }
 
 /// The "last activity" label for a trusted newest status record (see module docs).

@@ -333,6 +333,11 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
         cwd.join(start)
     };
     for dir in start.ancestors().take(MAX_DISCOVERY_LEVELS) {
+        // A start that is a file, or does not exist yet, has no `.pi-intercom` of its own.
+        // (`is_dir` follows links: links above the root are the user's choice.)
+        if !dir.is_dir() {
+            continue;
+        }
         let state = dir.join(STATE_DIR);
         match fsguard::kind(&state) {
             Err(FsError::NotFound) => continue,
