@@ -322,6 +322,11 @@ pub fn config_path(root: &Path) -> PathBuf {
 /// climbs; a link, FIFO, unreadable folder, oversize or invalid config is an error, because
 /// climbing past a broken root would silently pick up a different roster.
 pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
+    Ok(discover(start)?.map(|c| c.root))
+}
+
+/// Like `discover_root`, but returns the loaded config (read once).
+pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
     let start = if start.is_absolute() {
         start.to_path_buf()
     } else {
@@ -356,8 +361,7 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
             Err(e) => return Err(ConfigError::from_fs(e, &file)),
             Ok(_) => {}
         }
-        load(dir)?;
-        return Ok(Some(dir.to_path_buf()));
+        return load(dir).map(Some);
     }
     Ok(None)
 }
