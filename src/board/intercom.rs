@@ -10,6 +10,9 @@
 //!   status is shown, with evidence `stale` when older than 60 s (the status itself is kept: the
 //!   sidebar marks it `(old)`), else `recent`. No candidate at all: `unknown` / `missing`.
 //! - `stale` (the boolean) is true exactly when evidence is `stale`.
+//! - A `.jsonl.closed` file (writer ended) does not by itself turn a status into `closed`: only a
+//!   `runtime.closed` record does, as in Intercom's own projection. `Event::writer_closed` is
+//!   carried for views that want to say more.
 //! - "Last activity" looks at events of the same session and the same writer as the newest
 //!   status record, at or before it (any event type carrying a `detail`). The newest whose detail
 //!   is not `processing`/`settled` gives the label, so a label may remain after the turn settled,
