@@ -248,10 +248,12 @@ fn names_differing_only_in_case_are_refused() {
     let mut cfg = base_config();
     cfg["agents"][2]["name"] = json!("builder");
     let root = make_root(&cfg);
+    let before = listing(root.path());
     let e = config::load(root.path()).unwrap_err();
     assert_eq!(e.code(), "config_invalid");
     assert!(e.message.contains("agents[2].name"), "{}", e.message);
     assert!(e.message.contains("\"builder\""), "{}", e.message);
+    assert_eq!(listing(root.path()), before);
 }
 
 #[test]
@@ -416,6 +418,7 @@ fn megabyte_lines_and_huge_sparse_files() {
     std::os::unix::fs::FileExt::write_at(&f, tail.as_bytes(), len - tail.len() as u64).unwrap();
     drop(f);
 
+    let before = listing(root.path());
     let r = root.path().to_path_buf();
     let started = Instant::now();
     let l = within(10, move || read_logs(&r));
@@ -423,6 +426,7 @@ fn megabyte_lines_and_huge_sparse_files() {
     let stamps: Vec<Ms> = l.events.iter().map(|e| e.timestamp).collect();
     assert_eq!(stamps, [3_000, 4_000]);
     assert!(l.truncated);
+    assert_eq!(listing(root.path()), before);
 }
 
 #[test]
@@ -446,9 +450,11 @@ fn bad_bytes_in_log_lines_are_skipped() {
     );
     body.extend_from_slice(b"\x00\x01\x02\n{}\n[]\nnull\n");
     std::fs::write(logs(root.path()).join(format!("writer-{w}.jsonl")), body).unwrap();
+    let before = listing(root.path());
     let l = read_logs(root.path());
     assert_eq!(l.events.len(), 1);
     assert_eq!(l.events[0].timestamp, 1_000);
+    assert_eq!(listing(root.path()), before);
 }
 
 #[test]
@@ -498,6 +504,7 @@ fn future_and_equal_timestamp_disagreement() {
         ),
     )
     .unwrap();
+    let before = listing(root.path());
     let cfg = config::load(root.path()).unwrap();
     let l = read_logs(root.path());
     assert_eq!(l.closed_writers, std::slice::from_ref(&w3));
@@ -518,6 +525,7 @@ fn future_and_equal_timestamp_disagreement() {
     assert_eq!(j["observationAgeSeconds"], Value::Null);
     assert_eq!(j["evidence"], "clock_uncertain");
     assert_eq!(j["stale"], false);
+    assert_eq!(listing(root.path()), before);
 }
 
 #[test]
@@ -605,10 +613,12 @@ fn forty_fifos_cannot_hide_a_real_log() {
     for i in 100..140 {
         fifo(&dir.join(format!("writer-{}.jsonl", writer(i))));
     }
+    let before = listing(root.path());
     let r = root.path().to_path_buf();
     let l = within(5, move || read_logs(&r));
     assert_eq!(l.events.len(), 1);
     assert_eq!(l.errors, ["log_read_failed"]);
+    assert_eq!(listing(root.path()), before);
 }
 
 #[test]
