@@ -10,6 +10,9 @@
 //!   status is shown, with evidence `stale` when older than 60 s (the status itself is kept: the
 //!   sidebar marks it `(old)`), else `recent`. No candidate at all: `unknown` / `missing`.
 //! - `stale` (the boolean) is true exactly when evidence is `stale`.
+//! - A `.jsonl.closed` file (writer ended) does not by itself turn a status into `closed`: only a
+//!   `runtime.closed` record does, as in Intercom's own projection. `Event::writer_closed` is
+//!   carried for views that want to say more.
 //! - "Last activity" looks at events of the same session and the same writer as the newest
 //!   status record, at or before it (any event type carrying a `detail`). The newest whose detail
 //!   is not `processing`/`settled` gives the label, so a label may remain after the turn settled,
@@ -214,7 +217,11 @@ pub fn project_worker(
                 .filter(|e| e.timestamp == ts)
                 .filter_map(|e| status_of(e).map(|s| (e, s)))
                 .collect();
-            let first = newest[0];
+            // Never empty (`ts` came from the same records); fall back to "missing" anyway
+            // rather than index blindly.
+            let Some(&first) = newest.first() else {
+                return project_missing(agent, reports, now);
+            };
             let agree = newest.iter().all(|(_, s)| *s == first.1);
             if ts > now {
                 (
@@ -294,6 +301,10 @@ pub fn project_worker(
         handoff,
         close_job,
     }
+}
+
+fn project_missing(agent: &Agent, reports: &ReportSet, now: Ms) -> WorkerObservation {
+    project_worker(agent, &[], reports, now)
 }
 
 /// The "last activity" label for a trusted newest status record (see module docs).

@@ -322,6 +322,11 @@ pub fn config_path(root: &Path) -> PathBuf {
 /// climbs; a link, FIFO, unreadable folder, oversize or invalid config is an error, because
 /// climbing past a broken root would silently pick up a different roster.
 pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
+    Ok(discover(start)?.map(|c| c.root))
+}
+
+/// Like `discover_root`, but returns the loaded config (read once).
+pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
     let start = if start.is_absolute() {
         start.to_path_buf()
     } else {
@@ -333,6 +338,11 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
         cwd.join(start)
     };
     for dir in start.ancestors().take(MAX_DISCOVERY_LEVELS) {
+        // A start that is a file, or does not exist yet, has no `.pi-intercom` of its own.
+        // (`is_dir` follows links: links above the root are the user's choice.)
+        if !dir.is_dir() {
+            continue;
+        }
         let state = dir.join(STATE_DIR);
         match fsguard::kind(&state) {
             Err(FsError::NotFound) => continue,
@@ -351,8 +361,7 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
             Err(e) => return Err(ConfigError::from_fs(e, &file)),
             Ok(_) => {}
         }
-        load(dir)?;
-        return Ok(Some(dir.to_path_buf()));
+        return load(dir).map(Some);
     }
     Ok(None)
 }

@@ -235,16 +235,20 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         snap.truncated = true;
     }
 
-    // Matching names only; newest mtime first, name as a deterministic tie-break.
-    let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = listing
-        .entries
-        .iter()
-        .filter_map(|e| {
-            let name = e.name_str()?;
-            let (uuid, suffix) = match_log_name(name)?;
-            Some((e, uuid, suffix))
-        })
-        .collect();
+    // Matching names only. A link, FIFO, device or socket wearing a log name is never opened
+    // and does not take one of the 32 slots (or a row of FIFOs could hide the real logs).
+    let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = Vec::new();
+    for e in &listing.entries {
+        let Some((uuid, suffix)) = e.name_str().and_then(match_log_name) else {
+            continue;
+        };
+        if e.kind == Kind::File {
+            files.push((e, uuid, suffix));
+        } else {
+            snap.error("log_read_failed");
+        }
+    }
+    // Newest mtime first, name as a deterministic tie-break.
     files.sort_by(|a, b| {
         b.0.mtime_ms
             .cmp(&a.0.mtime_ms)
@@ -260,23 +264,16 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         }
     }
 
-    // Read oldest file first so that, after the stable sort by timestamp below, records with
-    // equal timestamps keep file order and then line order.
+    // Newest files first, so the byte budget goes to the freshest evidence.
     let mut budget = MAX_TAIL_TOTAL;
     let mut events = Vec::new();
     for (entry, _, suffix) in &files {
-        if entry.kind != Kind::File {
-            // A link, FIFO, device or socket wearing a log name: never opened.
-            snap.error("log_read_failed");
-            continue;
-        }
         if budget == 0 {
             snap.truncated = true;
             break;
         }
         let want = MAX_TAIL_PER_FILE.min(budget);
-        let path = dir.join(&entry.name);
-        let (bytes, start, len) = match fsguard::read_tail(&path, want) {
+        let tail = match read_window(&dir.join(&entry.name), want) {
             Ok(t) => t,
             // Rotated away between listing and reading: not an error, just gone.
             Err(FsError::NotFound) => continue,
@@ -285,14 +282,14 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
                 continue;
             }
         };
-        budget = budget.saturating_sub(bytes.len() as u64);
-        if start > 0 || (bytes.len() as u64) < len - start {
+        budget = budget.saturating_sub(tail.buf.len() as u64);
+        if tail.cut {
             snap.truncated = true;
         }
         let closed = *suffix == LogSuffix::Closed;
-        events.push(parse_tail(&bytes, start > 0, closed));
+        events.push(parse_tail(tail.bytes(), tail.partial_start, closed));
     }
-    // `files` is newest first; reverse so older files come first for tie stability.
+    // Older files first, so the stable sort keeps file order, then line order, for equal times.
     let mut all: Vec<Event> = events.into_iter().rev().flatten().collect();
     all.sort_by_key(|e| e.timestamp);
     if all.len() > MAX_EVENTS {
@@ -301,6 +298,46 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
     }
     snap.events = all;
     snap
+}
+
+/// The end of one log file, read within a byte cap.
+struct Window {
+    /// Bytes read; when the window started mid-file, `buf[0]` is the byte before the data.
+    buf: Vec<u8>,
+    /// How many leading bytes of `buf` are that boundary byte (0 or 1).
+    skip: usize,
+    /// The first line may be cut (the window did not start at a line boundary).
+    partial_start: bool,
+    /// The window did not cover the whole file.
+    cut: bool,
+}
+
+impl Window {
+    fn bytes(&self) -> &[u8] {
+        self.buf.get(self.skip..).unwrap_or_default()
+    }
+}
+
+/// Read at most `cap` bytes from the end of a regular file (never following a link, never
+/// blocking). When the window starts mid-file, its first byte is the one just before the data,
+/// so a window that happens to start right after a newline keeps its first line.
+fn read_window(path: &Path, cap: u64) -> Result<Window, FsError> {
+    let f = fsguard::open_regular(path, None)?;
+    let start = f.len.saturating_sub(cap);
+    let len = usize::try_from(f.len - start).map_err(|_| FsError::Oversize)?;
+    let buf = fsguard::read_at(&f.file, start, len)?;
+    let cut = start > 0 || (buf.len() as u64) < f.len;
+    let (skip, partial_start) = match (start > 0, buf.first()) {
+        (true, Some(b'\n')) => (1, false),
+        (true, Some(_)) => (1, true),
+        _ => (0, false),
+    };
+    Ok(Window {
+        buf,
+        skip,
+        partial_start,
+        cut,
+    })
 }
 
 /// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
@@ -464,6 +501,25 @@ mod tests {
         }
         let long = rec(&format!(r#","peerName":"{}""#, "x".repeat(5000)));
         assert!(parse_line(long.as_bytes(), false).is_none());
+    }
+
+    #[test]
+    fn window_keeps_a_first_line_that_starts_on_a_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"AAAA\nBBBB\nCCCC\n").unwrap();
+        let w = read_window(&p, 11).unwrap();
+        assert_eq!(
+            (w.bytes(), w.partial_start, w.cut),
+            (&b"BBBB\nCCCC\n"[..], false, true)
+        );
+        let w = read_window(&p, 10).unwrap();
+        assert_eq!((w.bytes(), w.partial_start), (&b"BBB\nCCCC\n"[..], true));
+        let w = read_window(&p, 100).unwrap();
+        assert_eq!(
+            (w.bytes().len(), w.partial_start, w.cut),
+            (15, false, false)
+        );
     }
 
     #[test]

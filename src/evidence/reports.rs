@@ -135,8 +135,9 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
         set.error("reports_unavailable");
         return set;
     }
+    let mut seen = std::collections::HashSet::new();
     for id in session_ids.iter().take(MAX_REPORTS) {
-        if set.reports.contains_key(*id) {
+        if !seen.insert(*id) {
             continue;
         }
         let path = dir.join(report_file_name(id));

@@ -978,6 +978,10 @@ fn read_task(file: &std::fs::File, file_len: u64, from: u64) -> Option<String> {
             }
         }
         buf.drain(..start);
+        if buf.contains(&0) {
+            // A hole (sparse or zeroed region) where the next line should be.
+            return None;
+        }
         if pos >= limit {
             // The remainder has no newline: a last line, or beyond the budget.
             if limit == file_len && !buf.is_empty() {
