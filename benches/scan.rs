@@ -147,7 +147,7 @@ fn median_ms(opts: &ScanOptions) -> (f64, usize, usize) {
     let mut waiting = 0;
     for _ in 0..PASSES {
         let t = Instant::now();
-        let s = scan::run(opts, &clock).expect("scan");
+        let s = scan::run(opts, &clock, None).expect("scan");
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         rows = s.records.len();
         waiting = s.records.iter().filter(|r| r.state == "waiting").count();

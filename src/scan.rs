@@ -20,6 +20,7 @@ use crate::evidence::seen::{self, SeenMarks};
 use crate::evidence::sessions::{self, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness::{self, LivenessMode};
+use crate::probe::{Connection, ProbeCache};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnectionView, HandoffView, ReplyPath, ReportView,
     RosterStatus, Row, RowRole, Snapshot,
@@ -91,7 +92,13 @@ struct SeatSource {
     binding: Option<Binding>,
 }
 
-pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
+/// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
+/// batches, or `status --probe` for its page); without it every connection is `not_checked`.
+pub fn run(
+    opts: &ScanOptions,
+    clock: &dyn Clock,
+    probes: Option<&ProbeCache>,
+) -> Result<Scan, ScanError> {
     let now = clock.now_ms();
     let mut errors: Vec<String> = Vec::new();
     let mut truncated = false;
@@ -208,6 +215,10 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
         let obs = agent_cfg
             .filter(|a| !a.coordinator)
             .and_then(|a| workers.iter().find(|w| w.session_id == a.session_id));
+        let connection = agent_cfg.map(|a| match probes {
+            Some(p) => p.get(&a.session_id, a.port, now),
+            None => Connection::not_checked(&a.session_id),
+        });
         let record = build_record(
             seat,
             summary.as_ref(),
@@ -216,6 +227,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
             &live,
             &marks,
             obs,
+            connection.as_ref(),
             now,
         );
         if let Some(r) = reg {
@@ -226,10 +238,14 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Result<Scan, ScanError> {
             }
             let _ = r;
         }
-        rows.push(build_row(seat, &record, agent_cfg, obs));
+        if seat.role != RowRole::Coordinator {
+            rows.push(build_row(seat, &record, agent_cfg, obs, connection.as_ref()));
+        }
         records.push(record);
     }
 
+    // Disconnected workers sort last; configured order is kept inside both groups.
+    crate::probe::sort_disconnected_last(&mut rows, |r| r.connection.state);
     let snapshot = Snapshot {
         scanned_at: now,
         roster,
@@ -490,6 +506,7 @@ fn build_record(
     live: &liveness::SeatLiveness,
     marks: &SeenMarks,
     obs: Option<&WorkerObservation>,
+    connection: Option<&Connection>,
     now: Ms,
 ) -> SeatRecord {
     // A registration is trusted only while its process is verifiably the one that wrote it.
@@ -620,7 +637,12 @@ fn build_record(
         last_error: s.and_then(|s| s.last_error.clone()),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: format_iso(now),
-        intercom: obs.map(|o| intercom::worker_status_json(o, ConnectionView::not_checked().to_json(&o.session_id))),
+        intercom: obs.map(|o| {
+            let c = connection
+                .cloned()
+                .unwrap_or_else(|| Connection::not_checked(&o.session_id));
+            intercom::worker_status_json(o, c.to_json())
+        }),
         connector,
     }
 }
@@ -630,6 +652,7 @@ fn build_row(
     rec: &SeatRecord,
     agent: Option<&Agent>,
     obs: Option<&WorkerObservation>,
+    connection: Option<&Connection>,
 ) -> Row {
     let reply = ReplyPath::Unavailable {
         reason: if seat.role == RowRole::Connector {
@@ -648,7 +671,9 @@ fn build_row(
         state: BoardState::from_str_exact(rec.state),
         state_reason: rec.state_reason.clone(),
         state_source: rec.state_source.clone(),
-        connection: ConnectionView::not_checked(),
+        connection: connection
+            .map(ConnectionView::from_connection)
+            .unwrap_or_else(ConnectionView::not_checked),
         activity: obs.map(activity_view),
         report: obs.and_then(report_view),
         handoff: obs.and_then(handoff_view),

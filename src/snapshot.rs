@@ -49,22 +49,7 @@ pub enum RowRole {
 }
 
 /// Connection column (loopback health check), separate from activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnState {
-    Connected,
-    Disconnected,
-    Unknown,
-}
-
-impl ConnState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnState::Connected => "connected",
-            ConnState::Disconnected => "disconnected",
-            ConnState::Unknown => "unknown",
-        }
-    }
-}
+pub use crate::probe::ConnState;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionView {
@@ -75,6 +60,15 @@ pub struct ConnectionView {
 }
 
 impl ConnectionView {
+    /// The view of one probe verdict (or of its absence).
+    pub fn from_connection(c: &crate::probe::Connection) -> Self {
+        ConnectionView {
+            state: c.state,
+            reason: c.reason.to_string(),
+            checked_at: c.checked_at,
+        }
+    }
+
     pub fn not_checked() -> Self {
         ConnectionView {
             state: ConnState::Unknown,

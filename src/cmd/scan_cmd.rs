@@ -10,7 +10,7 @@ pub fn run(args: &ScanArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return refuse(e),
     };
-    let pass = match scan::run(&r.opts, r.clock.as_ref()) {
+    let pass = match scan::run(&r.opts, r.clock.as_ref(), None) {
         Ok(p) => p,
         Err(e) => return refuse(e),
     };

@@ -3,7 +3,7 @@
 use crate::cli::StatusArgs;
 use crate::cmd::{options, refuse};
 use crate::scan;
-use crate::snapshot::ConnectionView;
+use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::views::status_json::{self, StatusQuery};
 
 pub fn run(args: &StatusArgs) -> i32 {
@@ -19,12 +19,48 @@ pub fn run(args: &StatusArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return refuse(e),
     };
-    let pass = match scan::run(&r.opts, r.clock.as_ref()) {
+    let pass = match scan::run(&r.opts, r.clock.as_ref(), None) {
         Ok(p) => p,
         Err(e) => return refuse(e),
     };
-    let not_checked = |i: usize| ConnectionView::not_checked().to_json(&pass.workers[i].session_id);
-    match status_json::page(&pass, &q, &not_checked, false) {
+    let selected = match status_json::select(&pass, &q) {
+        Ok(s) => s,
+        Err(e) => return refuse(e),
+    };
+    // `--probe` checks only this page's workers (the first `limit` after `offset`).
+    let port_of = |i: usize| {
+        pass.config
+            .as_ref()
+            .and_then(|c| c.find_by_session(&pass.workers[i].session_id))
+            .map(|a| a.port)
+            .unwrap_or(0)
+    };
+    let mut cache = ProbeCache::new();
+    if args.probe {
+        let targets: Vec<ProbeTarget> = selected
+            .iter()
+            .skip(q.offset)
+            .take(q.limit)
+            .map(|&i| ProbeTarget {
+                session_id: pass.workers[i].session_id.clone(),
+                port: port_of(i),
+            })
+            .collect();
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        if let Err(e) = cache.run_batch_blocking(&targets, || r.clock.now_ms(), rx) {
+            return refuse(format!("cannot start the probe runtime: {e}"));
+        }
+    }
+    let now = r.clock.now_ms();
+    let connection = |i: usize| {
+        let sid = &pass.workers[i].session_id;
+        if args.probe {
+            cache.get(sid, port_of(i), now).to_json()
+        } else {
+            Connection::not_checked(sid).to_json()
+        }
+    };
+    match status_json::page(&pass, &q, &connection, args.probe) {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             0

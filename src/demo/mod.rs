@@ -163,7 +163,7 @@ pub fn run(args: &DemoArgs) -> i32 {
     let code = loop {
         std::thread::sleep(Duration::from_millis(if pass == 0 { 700 } else { args.interval.max(1) * 1000 }));
         pass += 1;
-        match scan::run(&opts, &SystemClock) {
+        match scan::run(&opts, &SystemClock, None) {
             Ok(s) => {
                 let board = crate::views::board_files::write_board(&s)
                     .map(|p| p.display().to_string())

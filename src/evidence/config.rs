@@ -306,6 +306,11 @@ impl IntercomConfig {
         self.agents.iter().find(|a| a.name.to_lowercase() == want)
     }
 
+    /// The agent with exactly this session id.
+    pub fn find_by_session(&self, session_id: &str) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.session_id == session_id)
+    }
+
     /// Path of the config file under this root.
     pub fn path(&self) -> PathBuf {
         config_path(&self.root)

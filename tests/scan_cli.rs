@@ -1,0 +1,319 @@
+//! `intercom-pane scan` and `status --json` end to end: the real binary on real files copied from
+//! the shared fixtures into a temporary folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+const NOW: &str = "2026-11-29T23:20:00.000Z";
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["home", "state", "data"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        Env { dir }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    /// Run the binary with a private HOME and state folder, no tmux on PATH unless given.
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    }
+
+    fn system_config(&self) -> String {
+        let p = self.path("system.json");
+        std::fs::write(&p, json!({"dataRoot": self.path("data")}).to_string()).unwrap();
+        p.display().to_string()
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+fn header_id(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["id"].as_str().unwrap().to_string()
+}
+
+/// A coordinator root whose workers are the real pi fixture sessions.
+fn pi_root(env: &Env, names: &[&str]) -> Vec<(String, String)> {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let sessions = env.path("sessions").join("--work--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let mut agents = vec![json!({"sessionId": "coord-1", "name": "Coordinator", "coordinator": true,
+        "description": "Coordinates.", "port": 41001, "projectDirectory": "."})];
+    let mut out = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let src = Path::new(FIXTURES).join("pi-sessions").join(format!("{n}.jsonl"));
+        let id = header_id(&src);
+        std::fs::copy(&src, sessions.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl"))).unwrap();
+        let name = format!("W-{n}");
+        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
+            "description": format!("Fixture {n}"), "port": 41100 + i, "projectDirectory": "."}));
+        out.push((name, id));
+    }
+    let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    out
+}
+
+fn stdout_json(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}, stderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn record<'a>(index: &'a Value, agent: &str) -> &'a Value {
+    index["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent"] == agent)
+        .unwrap_or_else(|| panic!("no record for {agent}"))
+}
+
+#[test]
+fn real_pi_sessions_classify_with_assumed_liveness() {
+    let env = Env::new();
+    pi_root(&env, &["idle", "waiting", "error", "tool"]);
+    let cfg = env.system_config();
+    let o = env.run(&[
+        "scan", "--json", "--config", &cfg, "--root", "root", "--sessions-dir", "sessions",
+        "--fleet", "none", "--liveness", "assume-alive", "--now", NOW,
+    ]);
+    let index = stdout_json(&o);
+    assert_eq!(record(&index, "W-idle")["state"], "idle");
+    assert_eq!(record(&index, "W-waiting")["state"], "waiting");
+    assert_eq!(record(&index, "W-waiting")["waitingOnYou"], true);
+    assert_eq!(record(&index, "W-error")["state"], "error");
+    assert_eq!(record(&index, "W-tool")["state"], "working");
+    let idle = record(&index, "W-idle");
+    assert_eq!(idle["task"], "Status board harness check. SCENARIO:idle");
+    assert_eq!(idle["taskSource"], "first-user-message");
+    assert_eq!(idle["model"], "fake-model");
+    assert_eq!(idle["provider"], "fake");
+    assert_eq!(idle["lastAssistantText"], "BOARD_REPLY_OK");
+    assert_eq!(idle["workspace"], "/home/dev/run/work/idle");
+    assert_eq!(idle["workspaceSource"], "session-cwd");
+    assert_eq!(idle["lastActivity"], "2026-11-29T23:13:57.681Z");
+    assert_eq!(idle["scannedAt"], NOW);
+    assert!(record(&index, "W-error")["lastError"]
+        .as_str()
+        .unwrap()
+        .starts_with("400: "));
+    // The coordinator has no session file: live (assumed) and idle, with the reason saying so.
+    assert_eq!(record(&index, "Coordinator")["state"], "idle");
+    assert_eq!(record(&index, "Coordinator")["stateReason"], "no_session_file");
+    assert_eq!(index["counts"]["working"], 1);
+    assert_eq!(index["waitingOnYou"], json!(["root/W-waiting"]));
+    // Board files landed, one per seat, and the index equals what was printed.
+    let on_disk: Value = serde_json::from_slice(
+        &std::fs::read(env.path("data/board/index.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(on_disk, index);
+    let rec: Value = serde_json::from_slice(
+        &std::fs::read(env.path("data/board/sessions/root/W-tool.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["state"], "working");
+    assert!(!env.path("data/board/seen.json").exists(), "a scan never writes seen.json");
+}
+
+#[test]
+fn print_marks_waiting_and_seen_rows() {
+    let env = Env::new();
+    pi_root(&env, &["waiting", "idle"]);
+    let cfg = env.system_config();
+    let args = [
+        "scan", "--print", "--config", &cfg, "--root", "root", "--sessions-dir", "sessions",
+        "--fleet", "none", "--liveness", "assume-alive", "--now", NOW,
+    ];
+    let o = env.run(&args);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let waiting = text.lines().find(|l| l.contains("root/W-waiting")).unwrap();
+    assert!(waiting.starts_with("* "), "{waiting:?}");
+    let last = text.lines().last().unwrap();
+    assert_eq!(
+        last,
+        format!(
+            "board: {} (3 sessions, 1 waiting on you, 0 seen)",
+            env.path("data/board").display()
+        )
+    );
+    // Mark it seen at its current lastActivity: it leaves the attention list.
+    std::fs::write(
+        env.path("data/board/seen.json"),
+        json!({"root/W-waiting": "2026-11-29T23:13:58.065Z"}).to_string(),
+    )
+    .unwrap();
+    let text = String::from_utf8(env.run(&args).stdout).unwrap();
+    let waiting = text.lines().find(|l| l.contains("root/W-waiting")).unwrap();
+    assert!(waiting.starts_with("s "), "{waiting:?}");
+    assert!(text.ends_with("(3 sessions, 0 waiting on you, 1 seen)\n"));
+    // A mark for an older lastActivity no longer applies.
+    std::fs::write(
+        env.path("data/board/seen.json"),
+        json!({"root/W-waiting": "2026-11-29T23:00:00.000Z"}).to_string(),
+    )
+    .unwrap();
+    let text = String::from_utf8(env.run(&args).stdout).unwrap();
+    assert!(text.ends_with("(3 sessions, 1 waiting on you, 0 seen)\n"));
+}
+
+#[test]
+fn refusals_exit_2_and_write_nothing() {
+    let env = Env::new();
+    pi_root(&env, &["idle"]);
+    // Invalid seen.json: refused, and no board file is written.
+    std::fs::create_dir_all(env.path("data/board")).unwrap();
+    std::fs::write(env.path("data/board/seen.json"), b"not json").unwrap();
+    let cfg = env.system_config();
+    let o = env.run(&["scan", "--config", &cfg, "--root", "root", "--fleet", "none"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("seen_invalid"));
+    assert!(!env.path("data/board/index.json").exists());
+
+    // --config problems.
+    let missing = env.path("nope.json").display().to_string();
+    let o = env.run(&["scan", "--config", &missing]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nope.json"));
+    let rel = env.path("rel.json");
+    std::fs::write(&rel, br#"{"dataRoot":"relative/dir"}"#).unwrap();
+    let o = env.run(&["scan", "--config", &rel.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an absolute path"));
+    let gone = env.path("gone.json");
+    std::fs::write(&gone, json!({"dataRoot": env.path("absent")}).to_string()).unwrap();
+    let o = env.run(&["scan", "--config", &gone.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!env.path("absent").exists());
+    std::os::unix::fs::symlink(env.path("data"), env.path("linked")).unwrap();
+    let linked = env.path("linked.json");
+    std::fs::write(&linked, json!({"dataRoot": env.path("linked")}).to_string()).unwrap();
+    let o = env.run(&["scan", "--config", &linked.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("link"));
+
+    // Bad arguments.
+    let o = env.run(&["status", "--json", "--limit", "21", "--root", "root"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = env.run(&["status", "--json", "--limit", "0", "--root", "root"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = env.run(&["scan", "--liveness", "maybe"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn without_config_the_xdg_state_root_is_used() {
+    let env = Env::new();
+    let o = env.run(&["scan", "--print", "--fleet", "none", "--liveness", "assume-alive"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(env.path("state/intercom-pane/board/index.json").exists());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("(0 sessions, 0 waiting on you, 0 seen)"));
+}
+
+#[test]
+fn status_json_projects_the_intercom_fixture_root() {
+    let env = Env::new();
+    copy_dir(&Path::new(FIXTURES).join("intercom-root"), &env.path("root"));
+    let now = "2026-11-29T10:00:30.000Z";
+    let cfg = env.system_config();
+    let base = [
+        "status", "--json", "--config", &cfg, "--root", "root", "--fleet", "none", "--now", now,
+    ];
+    let page = stdout_json(&env.run(&base));
+    assert_eq!(page["version"], 1);
+    assert_eq!(page["source"], "local-observations");
+    assert_eq!(page["generatedAt"], now);
+    assert_eq!(page["totalInSnapshot"], 3);
+    assert_eq!(page["nextOffset"], Value::Null);
+    let workers = page["workers"].as_array().unwrap();
+    let names: Vec<&str> = workers.iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Builder", "Reviewer", "Docs"]);
+    assert_eq!(workers[0]["observedStatus"], "thinking");
+    assert_eq!(workers[0]["lastActivity"], "Thinking");
+    assert_eq!(workers[0]["evidence"], "recent");
+    assert_eq!(workers[0]["observationAgeSeconds"], 20);
+    assert_eq!(workers[0]["connection"]["state"], "unknown");
+    assert_eq!(workers[0]["connection"]["reason"], "not_checked");
+    assert_eq!(workers[1]["observedStatus"], "idle");
+    assert_eq!(workers[1]["report"]["status"], "needs_decision");
+    assert_eq!(workers[1]["report"]["selfReported"], true);
+    assert_eq!(workers[1]["evidence"], "stale");
+    assert_eq!(workers[2]["observedStatus"], "closed");
+    assert_eq!(workers[2]["report"], Value::Null, "a clear tombstone is no report");
+    assert_eq!(workers[2]["handoff"]["selfReported"], true);
+    assert_eq!(workers[2]["handoff"]["ageSeconds"], 150);
+    assert_eq!(workers[2]["closeJob"]["state"], "closed");
+    // No tmux on PATH: liveness cannot be asked, so the board state is unknown, not offline.
+    assert_eq!(workers[0]["boardState"], "unknown");
+    let text = String::from_utf8(env.run(&base).stdout).unwrap();
+    assert!(!text.contains("secretField") && !text.contains("must never be shown"));
+    assert!(!text.contains("dashboardPort") && !text.contains("extraAgentKey"));
+
+    // Paging and selection.
+    let mut paged = base.to_vec();
+    paged.extend(["--limit", "2"]);
+    let p1 = stdout_json(&env.run(&paged));
+    assert_eq!(p1["workers"].as_array().unwrap().len(), 2);
+    assert_eq!(p1["nextOffset"], 2);
+    paged.extend(["--offset", "2"]);
+    let p2 = stdout_json(&env.run(&paged));
+    assert_eq!(p2["workers"][0]["name"], "Docs");
+    assert_eq!(p2["nextOffset"], Value::Null);
+    let mut named = base.to_vec();
+    named.extend(["--name", "bUILDER"]);
+    let one = stdout_json(&env.run(&named));
+    assert_eq!(one["workers"].as_array().unwrap().len(), 1);
+    assert_eq!(one["totalInSnapshot"], 1);
+    let mut unknown = base.to_vec();
+    unknown.extend(["--name", "Nobody"]);
+    assert_eq!(env.run(&unknown).status.code(), Some(2));
+    // The scan of the same root never shows the field outside the allowlist either.
+    let o = env.run(&[
+        "scan", "--json", "--config", &cfg, "--root", "root", "--fleet", "none", "--now", now,
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains("secretField"));
+    let board = std::fs::read_to_string(env.path("data/board/index.json")).unwrap();
+    assert!(!board.contains("secretField"));
+}
