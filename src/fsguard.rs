@@ -293,7 +293,10 @@ mod tests {
             read_capped(&dir.path().join("missing"), 10).unwrap_err(),
             FsError::NotFound
         );
-        assert_eq!(read_capped(dir.path(), 10).unwrap_err(), FsError::NotRegular);
+        assert_eq!(
+            read_capped(dir.path(), 10).unwrap_err(),
+            FsError::NotRegular
+        );
     }
 
     #[test]
