@@ -591,12 +591,19 @@ impl Multiplexer for Tmux {
         if source == target {
             return Ok(false);
         }
-        let args = Args::new("swap-pane")
-            .arg("-d")
-            .arg("-s")
-            .arg(source)
+        // Without -d, tmux makes the -t pane active; with -d it keeps the active *position*.
+        // So: whichever of the two is active goes last as -t; when neither is, -d changes
+        // nothing. Decided and done in one server pass.
+        let args = Args::new("if-shell")
+            .arg("-F")
             .arg("-t")
-            .arg(target);
+            .arg(target)
+            .arg("#{pane_active}")
+            .arg(&format!("swap-pane -s {source} -t {target}"))
+            .arg(&format!(
+                "if-shell -F -t {source} '#{{pane_active}}' 'swap-pane -s {target} -t {source}' \
+                 'swap-pane -d -s {source} -t {target}'"
+            ));
         self.run(args, None, deadline, SMALL_CAP).map(|_| true)
     }
 
