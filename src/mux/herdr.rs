@@ -1,0 +1,910 @@
+//! Herdr (0.8.x) behind the `Multiplexer` trait, over its socket API (interop.md §8).
+//!
+//! Why the socket and not the CLI: the same requests, without a process spawn per call, and with
+//! our own deadline on connect, write and read. Protocol: newline-delimited JSON, one request per
+//! connection: `{"id","method","params"}` → `{"id","result":{"type",...}}` or
+//! `{"id","error":{"code","message"}}`; a request Herdr cannot parse is answered with an empty id.
+//! Reply shapes follow the captures in `fixtures/herdr-0.8.2` and its API schema (protocol 20).
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{
+    CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, PaneIdentity, PaneInfo,
+    PaneList, ServerIdentity, SplitAbove,
+};
+use crate::fsguard;
+use crate::text::sanitize;
+
+/// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
+pub const MIN_PROTOCOL: u32 = 20;
+/// Cap on one reply line (a snapshot of a large session stays far below).
+const REPLY_CAP: usize = 8 << 20;
+/// Cap on panes whose process info one listing asks for.
+pub const MAX_PANES: usize = 256;
+/// Herdr cuts injected text at about 1 KiB: refuse rather than deliver a cut message.
+pub const MAX_PROMPT: usize = 1000;
+/// Metadata source name and token key for our ownership marker (Herdr has no pane options).
+const MARKER_SOURCE: &str = "intercom-pane";
+const MARKER_TOKEN: &str = "intercom-pane-owner";
+
+static REQUEST_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A pane as Herdr reports it (`PaneInfo` in the schema); unknown fields are ignored.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct HerdrPane {
+    pub pane_id: String,
+    pub terminal_id: String,
+    pub workspace_id: String,
+    pub tab_id: String,
+    #[serde(default)]
+    pub focused: bool,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub foreground_cwd: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub tokens: HashMap<String, String>,
+}
+
+/// One foreground process of a pane.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct HerdrProcess {
+    pub pid: u32,
+    pub name: String,
+    #[serde(default)]
+    pub argv: Option<Vec<String>>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// `pane.process_info`: the pane's shell and its foreground processes (no start times).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct HerdrProcessInfo {
+    pub pane_id: String,
+    #[serde(default)]
+    pub shell_pid: Option<u32>,
+    #[serde(default)]
+    pub foreground_process_group_id: Option<u32>,
+    #[serde(default)]
+    pub foreground_processes: Vec<HerdrProcess>,
+    #[serde(default)]
+    pub tty: Option<String>,
+}
+
+impl HerdrProcessInfo {
+    /// The foreground process group leader (else the first foreground process).
+    pub fn foreground(&self) -> Option<&HerdrProcess> {
+        let leader = self.foreground_process_group_id;
+        self.foreground_processes
+            .iter()
+            .find(|p| Some(p.pid) == leader)
+            .or_else(|| self.foreground_processes.first())
+    }
+}
+
+/// A rectangle in the layout.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub struct Rect {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// One pane's place in a layout.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct LayoutPane {
+    pub pane_id: String,
+    #[serde(default)]
+    pub focused: bool,
+    pub rect: Rect,
+}
+
+/// A tab's layout (`PaneLayoutSnapshot`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct Layout {
+    pub workspace_id: String,
+    pub tab_id: String,
+    pub focused_pane_id: String,
+    pub panes: Vec<LayoutPane>,
+}
+
+impl Layout {
+    /// The rectangle of one pane.
+    pub fn rect(&self, pane_id: &str) -> Option<Rect> {
+        self.panes
+            .iter()
+            .find(|p| p.pane_id == pane_id)
+            .map(|p| p.rect)
+    }
+}
+
+/// `pane.swap` result.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct SwapResult {
+    pub changed: bool,
+    pub focused_pane_id: String,
+    pub layout: Layout,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Labelled {
+    #[serde(default)]
+    workspace_id: Option<String>,
+    #[serde(default)]
+    tab_id: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// `session.snapshot`: everything in one answer.
+#[derive(Debug, Clone, Deserialize)]
+struct Snapshot {
+    version: String,
+    protocol: u32,
+    #[serde(default)]
+    workspaces: Vec<Labelled>,
+    #[serde(default)]
+    tabs: Vec<Labelled>,
+    #[serde(default)]
+    panes: Vec<HerdrPane>,
+    #[serde(default)]
+    layouts: Vec<Layout>,
+}
+
+/// One Herdr server, addressed by its socket path.
+#[derive(Debug)]
+pub struct Herdr {
+    socket: PathBuf,
+    pong: OnceLock<(String, u32)>,
+}
+
+fn err(code: ErrorCode, detail: impl AsRef<str>) -> MuxError {
+    MuxError::new(code, detail)
+}
+
+fn bad(detail: &str) -> MuxError {
+    err(ErrorCode::BadReply, detail)
+}
+
+fn remaining(deadline: Instant) -> Result<Duration, MuxError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        Err(err(ErrorCode::Timeout, "herdr did not answer in time"))
+    } else {
+        Ok(left)
+    }
+}
+
+fn io_error(e: &std::io::Error) -> MuxError {
+    match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
+            err(ErrorCode::Timeout, "herdr did not answer in time")
+        }
+        _ => err(ErrorCode::Failed, e.kind().to_string()),
+    }
+}
+
+/// Connect to a Unix socket without waiting past `deadline` (std's connect has no timeout).
+fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
+    match fsguard::kind(path) {
+        Ok(fsguard::Kind::Socket) => {}
+        Ok(_) => {
+            return Err(err(
+                ErrorCode::NoServer,
+                "herdr socket path is not a socket",
+            ))
+        }
+        Err(e) => return Err(err(ErrorCode::NoServer, e.code())),
+    }
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: zeroed sockaddr_un is a valid value; we copy at most sun_path.len()-1 bytes.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(err(ErrorCode::BadRequest, "socket path too long"));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: plain socket(2) call; the fd is owned by `stream` right after.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(err(ErrorCode::Failed, "socket() failed"));
+    }
+    // SAFETY: fd is a fresh, valid socket we own.
+    let stream = unsafe { UnixStream::from_raw_fd(fd) };
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    // Bounded by the deadline: EAGAIN (listen backlog full) is retried after a short sleep.
+    loop {
+        // SAFETY: addr is a valid sockaddr_un of `len` bytes.
+        let rc = unsafe {
+            libc::connect(
+                stream.as_raw_fd(),
+                &addr as *const libc::sockaddr_un as *const libc::sockaddr,
+                len,
+            )
+        };
+        if rc == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) | Some(libc::EINPROGRESS) => {
+                let left = remaining(deadline)?;
+                std::thread::sleep(left.min(Duration::from_millis(5)));
+            }
+            Some(libc::EISCONN) => break,
+            Some(libc::ENOENT) | Some(libc::ECONNREFUSED) => {
+                return Err(err(ErrorCode::NoServer, "no herdr server on socket"))
+            }
+            _ => return Err(err(ErrorCode::NoServer, e.kind().to_string())),
+        }
+    }
+    stream.set_nonblocking(false).map_err(|e| io_error(&e))?;
+    Ok(stream)
+}
+
+impl Herdr {
+    /// The server listening on `socket`.
+    pub fn at_socket(socket: &Path) -> Herdr {
+        Herdr {
+            socket: socket.to_path_buf(),
+            pong: OnceLock::new(),
+        }
+    }
+
+    /// The socket the environment names: `$HERDR_SOCKET_PATH`, else
+    /// `$XDG_CONFIG_HOME/herdr/herdr.sock`, else `~/.config/herdr/herdr.sock`.
+    pub fn socket_from_env(env: &MuxEnv) -> Option<PathBuf> {
+        if let Some(p) = &env.herdr_socket_path {
+            return Some(PathBuf::from(p));
+        }
+        if let Some(x) = &env.xdg_config_home {
+            return Some(Path::new(x).join("herdr").join("herdr.sock"));
+        }
+        env.home.as_ref().map(|h| {
+            Path::new(h)
+                .join(".config")
+                .join("herdr")
+                .join("herdr.sock")
+        })
+    }
+
+    /// A client for the socket the environment names.
+    pub fn from_env(env: &MuxEnv) -> Option<Herdr> {
+        Herdr::socket_from_env(env).map(|p| Herdr::at_socket(&p))
+    }
+
+    /// Send one request on a fresh connection and return its `result` object.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, MuxError> {
+        let id = format!(
+            "intercom-pane:{}:{}",
+            std::process::id(),
+            REQUEST_SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
+            .map_err(|_| err(ErrorCode::BadRequest, "unserializable params"))?;
+        line.push(b'\n');
+        let mut stream = connect(&self.socket, deadline)?;
+        stream
+            .set_write_timeout(Some(remaining(deadline)?))
+            .map_err(|e| io_error(&e))?;
+        stream.write_all(&line).map_err(|e| io_error(&e))?;
+        let reply = read_line(&mut stream, deadline)?;
+        parse_reply(&reply, &id)
+    }
+
+    /// `ping`, checked once per client: version and protocol (≥ `MIN_PROTOCOL`).
+    pub fn ping(&self, deadline: Instant) -> Result<(String, u32), MuxError> {
+        if let Some(p) = self.pong.get() {
+            return Ok(p.clone());
+        }
+        let r = self.request("ping", json!({}), deadline)?;
+        expect_type(&r, "pong")?;
+        let version = r
+            .get("version")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("pong without version"))?;
+        let protocol = r
+            .get("protocol")
+            .and_then(Value::as_u64)
+            .and_then(|p| u32::try_from(p).ok())
+            .ok_or_else(|| bad("pong without protocol"))?;
+        if protocol < MIN_PROTOCOL {
+            return Err(err(
+                ErrorCode::TooOld,
+                format!("herdr protocol {protocol} < {MIN_PROTOCOL}"),
+            ));
+        }
+        let pong = (sanitize(version), protocol);
+        let _ = self.pong.set(pong.clone());
+        Ok(pong)
+    }
+
+    fn call(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, MuxError> {
+        self.ping(deadline)?;
+        self.request(method, params, deadline)
+    }
+
+    /// `pane.list` (all workspaces when `workspace_id` is `None`).
+    pub fn pane_list(
+        &self,
+        workspace_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Vec<HerdrPane>, MuxError> {
+        let r = self.call("pane.list", json!({"workspace_id": workspace_id}), deadline)?;
+        expect_type(&r, "pane_list")?;
+        field(&r, "panes")
+    }
+
+    /// `pane.get`; `Ok(None)` on `pane_not_found`.
+    pub fn pane_get(
+        &self,
+        pane_id: &str,
+        deadline: Instant,
+    ) -> Result<Option<HerdrPane>, MuxError> {
+        match self.call("pane.get", json!({"pane_id": pane_id}), deadline) {
+            Ok(r) => {
+                expect_type(&r, "pane_info")?;
+                field(&r, "pane").map(Some)
+            }
+            Err(e) if e.code == ErrorCode::PaneNotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `pane.current` (the focused pane, or the caller's when `caller_pane_id` is given).
+    pub fn pane_current(
+        &self,
+        caller_pane_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<HerdrPane, MuxError> {
+        let r = self.call(
+            "pane.current",
+            json!({"caller_pane_id": caller_pane_id}),
+            deadline,
+        )?;
+        expect_type(&r, "pane_current")?;
+        field(&r, "pane")
+    }
+
+    /// `pane.process_info`; `Ok(None)` on `pane_not_found`.
+    pub fn process_info(
+        &self,
+        pane_id: &str,
+        deadline: Instant,
+    ) -> Result<Option<HerdrProcessInfo>, MuxError> {
+        match self.call("pane.process_info", json!({"pane_id": pane_id}), deadline) {
+            Ok(r) => {
+                expect_type(&r, "pane_process_info")?;
+                field(&r, "process_info").map(Some)
+            }
+            Err(e) if e.code == ErrorCode::PaneNotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `pane.split` down (`down = true`) or right, without focus; the existing pane keeps
+    /// `ratio` of the space (0.1–0.9).
+    pub fn split(
+        &self,
+        target: &str,
+        down: bool,
+        ratio: f64,
+        cwd: Option<&str>,
+        env: &[(String, String)],
+        deadline: Instant,
+    ) -> Result<HerdrPane, MuxError> {
+        if !(0.1..=0.9).contains(&ratio) {
+            return Err(err(ErrorCode::BadRequest, "ratio out of 0.1..=0.9"));
+        }
+        let env: serde_json::Map<String, Value> =
+            env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let r = self.call(
+            "pane.split",
+            json!({
+                "target_pane_id": target,
+                "direction": if down { "down" } else { "right" },
+                "ratio": ratio,
+                "cwd": cwd,
+                "focus": false,
+                "env": env,
+            }),
+            deadline,
+        )?;
+        expect_type(&r, "pane_info")?;
+        field(&r, "pane")
+    }
+
+    /// `pane.swap` of two panes (focus stays where it was).
+    pub fn swap_panes(
+        &self,
+        source: &str,
+        target: &str,
+        deadline: Instant,
+    ) -> Result<SwapResult, MuxError> {
+        let r = self.call(
+            "pane.swap",
+            json!({"source_pane_id": source, "target_pane_id": target}),
+            deadline,
+        )?;
+        expect_type(&r, "pane_swap")?;
+        field(&r, "swap")
+    }
+
+    /// `pane.rename`.
+    pub fn rename_pane(
+        &self,
+        pane_id: &str,
+        label: &str,
+        deadline: Instant,
+    ) -> Result<(), MuxError> {
+        let r = self.call(
+            "pane.rename",
+            json!({"pane_id": pane_id, "label": label}),
+            deadline,
+        )?;
+        expect_type(&r, "pane_info")
+    }
+
+    /// Type a command line into the pane's shell and press Enter (`pane.send_input`, what
+    /// `herdr pane run` does).
+    pub fn run(&self, pane_id: &str, line: &str, deadline: Instant) -> Result<(), MuxError> {
+        if line.contains(['\n', '\r']) || line.contains(|c: char| c.is_control()) {
+            return Err(err(
+                ErrorCode::BadRequest,
+                "command line with control characters",
+            ));
+        }
+        let r = self.call(
+            "pane.send_input",
+            json!({"pane_id": pane_id, "text": line, "keys": ["Enter"]}),
+            deadline,
+        )?;
+        expect_type(&r, "ok")
+    }
+
+    /// `pane.layout` of the tab holding `pane_id`.
+    pub fn layout(&self, pane_id: &str, deadline: Instant) -> Result<Layout, MuxError> {
+        let r = self.call("pane.layout", json!({"pane_id": pane_id}), deadline)?;
+        expect_type(&r, "pane_layout")?;
+        field(&r, "layout")
+    }
+
+    /// `pane.close` (no precondition: callers re-verify first). `Ok(false)` when the pane was
+    /// already gone.
+    pub fn close(&self, pane_id: &str, deadline: Instant) -> Result<bool, MuxError> {
+        match self.call("pane.close", json!({"pane_id": pane_id}), deadline) {
+            Ok(r) => expect_type(&r, "ok").map(|_| true),
+            Err(e) if e.code == ErrorCode::PaneNotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `agent.prompt`: text + Enter to the agent in a pane; `AgentBlocked` at a dialog.
+    pub fn agent_prompt(
+        &self,
+        target: &str,
+        text: &str,
+        deadline: Instant,
+    ) -> Result<(), MuxError> {
+        if text.trim().is_empty() || text.len() > MAX_PROMPT {
+            return Err(err(
+                ErrorCode::BadRequest,
+                "prompt empty or over 1000 bytes",
+            ));
+        }
+        let r = self.call(
+            "agent.prompt",
+            json!({"target": target, "text": text}),
+            deadline,
+        )?;
+        expect_type(&r, "agent_prompted")
+    }
+
+    fn snapshot(&self, deadline: Instant) -> Result<Snapshot, MuxError> {
+        let r = self.call("session.snapshot", json!({}), deadline)?;
+        expect_type(&r, "session_snapshot")?;
+        field(&r, "snapshot")
+    }
+
+    fn identity_from_pong(&self, pong: (String, u32)) -> ServerIdentity {
+        ServerIdentity::Herdr {
+            socket_path: self.socket.to_string_lossy().into_owned(),
+            version: pong.0,
+            protocol: pong.1,
+        }
+    }
+
+    /// A pane with its process info (shell pid, foreground command); geometry and names only
+    /// when given.
+    fn to_pane_info(
+        p: &HerdrPane,
+        info: Option<&HerdrProcessInfo>,
+        rect: Option<Rect>,
+        workspace_label: Option<&str>,
+        tab_label: Option<&str>,
+    ) -> PaneInfo {
+        let fg = info.and_then(HerdrProcessInfo::foreground);
+        PaneInfo {
+            id: p.pane_id.clone(),
+            pid: info
+                .and_then(|i| i.shell_pid)
+                .and_then(|p| i32::try_from(p).ok())
+                .filter(|&p| p > 0),
+            tty: info
+                .and_then(|i| i.tty.clone())
+                .filter(|t| t.starts_with("/dev/")),
+            current_command: fg.map(|f| sanitize(&f.name)).filter(|s| !s.is_empty()),
+            cwd: p
+                .foreground_cwd
+                .clone()
+                .or_else(|| p.cwd.clone())
+                .filter(|c| c.starts_with('/')),
+            session_id: p.workspace_id.clone(),
+            session_name: workspace_label.map(str::to_string),
+            window_id: p.tab_id.clone(),
+            window_name: tab_label.map(sanitize),
+            top: rect.map(|r| r.y),
+            left: rect.map(|r| r.x),
+            width: rect.map(|r| r.width),
+            height: rect.map(|r| r.height),
+            dead: false,
+            title: p.label.as_deref().map(sanitize),
+            marker: p.tokens.get(MARKER_TOKEN).map(|m| sanitize(m)),
+            terminal_id: Some(p.terminal_id.clone()),
+        }
+    }
+}
+
+fn read_line(stream: &mut UnixStream, deadline: Instant) -> Result<Vec<u8>, MuxError> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    // Bounded by the reply cap and the deadline (each read waits at most the time left).
+    loop {
+        stream
+            .set_read_timeout(Some(remaining(deadline)?))
+            .map_err(|e| io_error(&e))?;
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let chunk = buf.get(..n).unwrap_or(&[]);
+                if let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
+                    out.extend_from_slice(chunk.get(..pos).unwrap_or(&[]));
+                    return Ok(out);
+                }
+                out.extend_from_slice(chunk);
+                if out.len() > REPLY_CAP {
+                    return Err(bad("reply over cap"));
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error(&e)),
+        }
+    }
+    if out.is_empty() {
+        Err(bad("connection closed without a reply"))
+    } else {
+        Ok(out)
+    }
+}
+
+/// Check a reply line against the request id; map error replies to fixed codes.
+fn parse_reply(line: &[u8], id: &str) -> Result<Value, MuxError> {
+    let v: Value = serde_json::from_slice(line).map_err(|_| bad("reply is not JSON"))?;
+    let reply_id = v.get("id").and_then(Value::as_str);
+    if let Some(e) = v.get("error") {
+        let code = e.get("code").and_then(Value::as_str).unwrap_or("");
+        let message = e.get("message").and_then(Value::as_str).unwrap_or("");
+        let detail = format!("herdr {code}: {message}");
+        // An empty id means Herdr could not parse our request at all.
+        if reply_id == Some("") {
+            return Err(err(ErrorCode::BadRequest, detail));
+        }
+        if reply_id != Some(id) {
+            return Err(bad("reply for another request"));
+        }
+        return Err(match code {
+            "pane_not_found" => err(ErrorCode::PaneNotFound, detail),
+            "agent_blocked" => err(ErrorCode::AgentBlocked, detail),
+            _ => err(ErrorCode::Failed, detail),
+        });
+    }
+    if reply_id != Some(id) {
+        return Err(bad("reply for another request"));
+    }
+    match v.get("result") {
+        Some(r) if r.is_object() => Ok(r.clone()),
+        _ => Err(bad("reply without result")),
+    }
+}
+
+fn expect_type(r: &Value, want: &str) -> Result<(), MuxError> {
+    if r.get("type").and_then(Value::as_str) == Some(want) {
+        Ok(())
+    } else {
+        Err(bad(&format!("expected result type {want}")))
+    }
+}
+
+fn field<T: for<'de> Deserialize<'de>>(r: &Value, name: &str) -> Result<T, MuxError> {
+    let v = r
+        .get(name)
+        .ok_or_else(|| bad(&format!("result without {name}")))?;
+    T::deserialize(v).map_err(|_| bad(&format!("invalid {name}")))
+}
+
+impl Multiplexer for Herdr {
+    fn kind(&self) -> MuxKind {
+        MuxKind::Herdr
+    }
+
+    fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+
+    fn server_identity(&self, deadline: Instant) -> Result<ServerIdentity, MuxError> {
+        let pong = self.ping(deadline)?;
+        Ok(self.identity_from_pong(pong))
+    }
+
+    /// One `session.snapshot` (panes, labels, geometry), then `pane.process_info` per pane:
+    /// Herdr has no batched process query, and liveness needs each pane's foreground process.
+    /// Bounded by `MAX_PANES` and the deadline; these are socket requests, not process spawns.
+    fn list_panes(&self, deadline: Instant) -> Result<PaneList, MuxError> {
+        let pong = self.ping(deadline)?;
+        let snap = self.snapshot(deadline)?;
+        if snap.panes.len() > MAX_PANES {
+            return Err(bad("more panes than we list"));
+        }
+        let ws: HashMap<&str, &str> = snap
+            .workspaces
+            .iter()
+            .filter_map(|w| Some((w.workspace_id.as_deref()?, w.label.as_deref()?)))
+            .collect();
+        let tabs: HashMap<&str, &str> = snap
+            .tabs
+            .iter()
+            .filter_map(|t| Some((t.tab_id.as_deref()?, t.label.as_deref()?)))
+            .collect();
+        let mut panes = Vec::with_capacity(snap.panes.len());
+        for p in &snap.panes {
+            // A pane closed since the snapshot is simply left out.
+            let Some(info) = self.process_info(&p.pane_id, deadline)? else {
+                continue;
+            };
+            let rect = snap.layouts.iter().find_map(|l| l.rect(&p.pane_id));
+            panes.push(Herdr::to_pane_info(
+                p,
+                Some(&info),
+                rect,
+                ws.get(p.workspace_id.as_str()).copied(),
+                tabs.get(p.tab_id.as_str()).copied(),
+            ));
+        }
+        let server = ServerIdentity::Herdr {
+            socket_path: self.socket.to_string_lossy().into_owned(),
+            version: if snap.version.is_empty() {
+                pong.0
+            } else {
+                sanitize(&snap.version)
+            },
+            protocol: snap.protocol,
+        };
+        Ok(PaneList {
+            server: Some(server),
+            panes,
+        })
+    }
+
+    fn find_pane(&self, pane_id: &str, deadline: Instant) -> Result<Option<PaneInfo>, MuxError> {
+        let Some(p) = self.pane_get(pane_id, deadline)? else {
+            return Ok(None);
+        };
+        let info = self.process_info(pane_id, deadline)?;
+        if info.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Herdr::to_pane_info(
+            &p,
+            info.as_ref(),
+            None,
+            None,
+            None,
+        )))
+    }
+
+    /// Herdr cannot split above: split down (the existing pane keeps `percent`), swap so the new
+    /// pane is on top with focus unchanged, check the layout, then type the command.
+    fn split_above(&self, req: &SplitAbove, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        if !(10..=90).contains(&req.percent) {
+            return Err(err(
+                ErrorCode::BadRequest,
+                "herdr split percent out of 10..=90",
+            ));
+        }
+        if req.argv.is_empty() {
+            return Err(err(ErrorCode::BadRequest, "empty argv"));
+        }
+        let cwd = match &req.cwd {
+            Some(c) => Some(
+                c.to_str()
+                    .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?,
+            ),
+            None => None,
+        };
+        let ratio = f64::from(req.percent) / 100.0;
+        let new = self.split(&req.target, true, ratio, cwd, &req.env, deadline)?;
+        let swap = self.swap_panes(&req.target, &new.pane_id, deadline)?;
+        if !swap.changed {
+            return Err(err(ErrorCode::Failed, "swap did not change the layout"));
+        }
+        let layout = self.layout(&req.target, deadline)?;
+        let (Some(new_rect), Some(old_rect)) =
+            (layout.rect(&new.pane_id), layout.rect(&req.target))
+        else {
+            return Err(bad("layout without the split panes"));
+        };
+        if new_rect.y >= old_rect.y {
+            return Err(err(ErrorCode::Failed, "new pane is not above the target"));
+        }
+        self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
+        let info = self.process_info(&new.pane_id, deadline)?;
+        Ok(Herdr::to_pane_info(
+            &new,
+            info.as_ref(),
+            Some(new_rect),
+            None,
+            None,
+        ))
+    }
+
+    fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {
+        if value.is_empty() || value.len() > 1024 || value.contains(char::is_control) {
+            return Err(err(ErrorCode::BadRequest, "invalid marker value"));
+        }
+        let r = self.call(
+            "pane.report_metadata",
+            json!({"pane_id": pane_id, "source": MARKER_SOURCE, "tokens": {MARKER_TOKEN: value}}),
+            deadline,
+        )?;
+        // The schema does not pin this result's type; accept `ok` or the pane.
+        match r.get("type").and_then(Value::as_str) {
+            Some("ok") | Some("pane_info") => Ok(()),
+            _ => Err(bad("unexpected report_metadata result")),
+        }
+    }
+
+    fn read_marker(&self, pane_id: &str, deadline: Instant) -> Result<Option<String>, MuxError> {
+        match self.pane_get(pane_id, deadline)? {
+            Some(p) => Ok(p.tokens.get(MARKER_TOKEN).map(|m| sanitize(m))),
+            None => Err(err(ErrorCode::PaneNotFound, pane_id)),
+        }
+    }
+
+    fn rename(&self, pane_id: &str, name: &str, deadline: Instant) -> Result<(), MuxError> {
+        self.rename_pane(pane_id, name, deadline)
+    }
+
+    fn swap(&self, source: &str, target: &str, deadline: Instant) -> Result<bool, MuxError> {
+        self.swap_panes(source, target, deadline).map(|s| s.changed)
+    }
+
+    fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
+        self.agent_prompt(pane_id, text, deadline)
+    }
+
+    /// A fresh `pane.get` + `pane.process_info` compared with the record, then `pane.close`
+    /// (which has no precondition of its own), then a fresh `pane.get` to verify.
+    fn close_if_matches(
+        &self,
+        expected: &PaneIdentity,
+        deadline: Instant,
+    ) -> Result<CloseOutcome, MuxError> {
+        let server = self.server_identity(deadline)?;
+        if expected.pane_pid.is_none() || expected.terminal_id.is_none() {
+            return Ok(CloseOutcome::Refused("invalid_identity".into()));
+        }
+        let Some(pane) = self.find_pane(&expected.pane_id, deadline)? else {
+            return Ok(CloseOutcome::AlreadyGone);
+        };
+        if let Some(field) = expected.mismatch(&server, &pane) {
+            return Ok(CloseOutcome::Refused(format!("{field}_differs")));
+        }
+        if !self.close(&expected.pane_id, deadline)? {
+            return Ok(CloseOutcome::AlreadyGone);
+        }
+        match self.pane_get(&expected.pane_id, deadline) {
+            Ok(None) => Ok(CloseOutcome::Closed),
+            Ok(Some(_)) => Ok(CloseOutcome::Unverified("still_listed".into())),
+            Err(e) => Ok(CloseOutcome::Unverified(e.code().to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_replies_map_to_codes() {
+        let e = parse_reply(
+            br#"{"error":{"code":"pane_not_found","message":"pane w1:p3 not found"},"id":"a"}"#,
+            "a",
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::PaneNotFound);
+        let e =
+            parse_reply(br#"{"error":{"code":"parse","message":"x"},"id":""}"#, "a").unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadRequest);
+        let e = parse_reply(br#"{"result":{"type":"ok"},"id":"b"}"#, "a").unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadReply);
+        assert_eq!(
+            parse_reply(b"nope", "a").unwrap_err().code,
+            ErrorCode::BadReply
+        );
+        assert!(parse_reply(br#"{"result":{"type":"ok"},"id":"a"}"#, "a").is_ok());
+    }
+
+    #[test]
+    fn socket_path_order() {
+        let mut env = MuxEnv {
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            Herdr::socket_from_env(&env).unwrap(),
+            PathBuf::from("/home/u/.config/herdr/herdr.sock")
+        );
+        env.xdg_config_home = Some("/x".into());
+        assert_eq!(
+            Herdr::socket_from_env(&env).unwrap(),
+            PathBuf::from("/x/herdr/herdr.sock")
+        );
+        env.herdr_socket_path = Some("/s/h.sock".into());
+        assert_eq!(
+            Herdr::socket_from_env(&env).unwrap(),
+            PathBuf::from("/s/h.sock")
+        );
+    }
+
+    #[test]
+    fn parses_fixture_shapes() {
+        let info: HerdrProcessInfo = serde_json::from_str(
+            r#"{"foreground_process_group_id":15492,"foreground_processes":[{"argv":["sleep","300"],"cmdline":"sleep 300","cwd":"/tmp","name":"sleep","pid":15492}],"pane_id":"w1:p3","shell_pid":14564}"#,
+        )
+        .unwrap();
+        assert_eq!(info.foreground().unwrap().name, "sleep");
+        assert_eq!(info.shell_pid, Some(14564));
+    }
+}

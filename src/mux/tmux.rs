@@ -1,0 +1,842 @@
+//! tmux behind the `Multiplexer` trait, through a small argv builder over `std::process::Command`.
+//!
+//! Why not the `tmux_interface` crate (interop.md §7): it emits `-p` for percentage sizes (broken
+//! in tmux 3.4), its feature flags describe the tmux it was compiled for rather than the one
+//! installed, it allows one `-e` only, builds the command as one string, does not escape a
+//! trailing `;` (which tmux takes as a command separator), and its pane-list parser splits on
+//! `'`. Here instead:
+//! - the server is ALWAYS addressed with `-S <socket path>`, never the default socket, and `-N`
+//!   so that no query ever starts a server; `-u` so tmux prints values byte for byte;
+//! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
+//! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
+//! - panes are listed with ONE `list-panes -a -F`, each field printed as `<byte length>:<value>`
+//!   (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control characters, newlines and
+//!   invalid UTF-8 in values raw, so no separator is safe on its own; the length prefix makes
+//!   every record parse exactly, and any mismatch is detected and reported as `bad_reply`;
+//! - tmux ≥ 3.2 is required, checked with `tmux -V` once per process (per program and PATH);
+//! - every tmux process runs under the caller's deadline and is killed when it passes.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use super::spawn::{self, RunError};
+use super::{
+    CloseOutcome, ErrorCode, Multiplexer, MuxError, MuxKind, PaneIdentity, PaneInfo, PaneList,
+    ServerIdentity, SplitAbove, MARKER_OPTION,
+};
+use crate::text::sanitize;
+
+/// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
+pub const MIN_VERSION: (u32, u32) = (3, 2);
+/// Cap on one listing's output (128 panes take about 40 KiB).
+const LIST_CAP: usize = 16 << 20;
+/// Cap on output of commands that print little.
+const SMALL_CAP: usize = 1 << 20;
+/// Cap on rows accepted from one listing.
+const MAX_ROWS: usize = 100_000;
+/// Largest text `send_text` delivers in one paste.
+pub const MAX_TEXT: usize = 64 * 1024;
+/// Largest marker value.
+const MAX_MARKER: usize = 1024;
+/// What the else branch of the compare-and-close prints.
+const REFUSED_TOKEN: &str = "intercom-pane:close-refused";
+
+/// The fields of one listing row, in order.
+const FIELDS: [&str; 19] = [
+    "pane_id",
+    "pane_pid",
+    "pane_tty",
+    "pane_current_command",
+    "pane_current_path",
+    "session_id",
+    "session_name",
+    "window_id",
+    "window_name",
+    "pane_top",
+    "pane_left",
+    "pane_width",
+    "pane_height",
+    "pane_dead",
+    "pane_title",
+    MARKER_OPTION,
+    "pid",
+    "start_time",
+    "socket_path",
+];
+
+/// The `-F` format of a listing: `<len>:<value>` per field, `\x1f` between fields.
+pub fn list_format() -> String {
+    FIELDS
+        .iter()
+        .map(|f| format!("#{{n:{f}}}:#{{{f}}}"))
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
+}
+
+/// Escape an argv element for tmux: a trailing `;` would end the command, so it becomes `\;`
+/// (tmux turns `x\;` back into `x;`, and `x\\;` into `x\;`).
+pub fn escape_arg(s: &str) -> String {
+    match s.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => s.to_string(),
+    }
+}
+
+/// Parse `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`) to (major, minor).
+pub fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let v = s.trim().strip_prefix("tmux ")?;
+    let v = v.strip_prefix("next-").unwrap_or(v);
+    let (major, rest) = v.split_once('.')?;
+    let major: u32 = major.parse().ok()?;
+    let minor_digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let minor: u32 = minor_digits.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Where `tmux -L name` puts its socket: `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/<name>`.
+pub fn socket_for_name(name: &str, tmux_tmpdir: Option<&str>) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return None;
+    }
+    let base = tmux_tmpdir.filter(|d| !d.is_empty()).unwrap_or("/tmp");
+    let uid = nix::unistd::getuid().as_raw();
+    Some(Path::new(base).join(format!("tmux-{uid}")).join(name))
+}
+
+fn is_id(s: &str, sigil: char) -> bool {
+    match s.strip_prefix(sigil) {
+        Some(d) => !d.is_empty() && d.len() <= 9 && d.bytes().all(|b| b.is_ascii_digit()),
+        None => false,
+    }
+}
+
+/// A tmux pane id: `%` followed by digits.
+pub fn is_pane_id(s: &str) -> bool {
+    is_id(s, '%')
+}
+
+/// (program, PATH) → the version `tmux -V` printed.
+type VersionCache = Mutex<HashMap<(OsString, Option<OsString>), (u32, u32)>>;
+
+fn versions() -> &'static VersionCache {
+    static V: OnceLock<VersionCache> = OnceLock::new();
+    V.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+static BUFFER_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// One tmux server, addressed by its socket path.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    socket: PathBuf,
+    program: OsString,
+    path_env: Option<OsString>,
+}
+
+/// An argv under construction: `arg` escapes, `sep` adds a real command separator.
+#[derive(Debug, Default)]
+struct Args(Vec<String>);
+
+impl Args {
+    fn new(cmd: &str) -> Args {
+        Args(vec![cmd.to_string()])
+    }
+    fn arg(mut self, a: &str) -> Args {
+        self.0.push(escape_arg(a));
+        self
+    }
+    fn sep(mut self, next: &str) -> Args {
+        self.0.push(";".to_string());
+        self.0.push(next.to_string());
+        self
+    }
+}
+
+impl Tmux {
+    /// The server listening on `socket` (as `tmux -S socket`).
+    pub fn at_socket(socket: &Path) -> Tmux {
+        Tmux {
+            socket: socket.to_path_buf(),
+            program: OsString::from("tmux"),
+            path_env: None,
+        }
+    }
+
+    /// The server named by a `$TMUX` value (`<socket path>,<server pid>,<session index>`).
+    pub fn from_tmux_env(value: &str) -> Option<Tmux> {
+        // Split from the right: the socket path itself may contain commas.
+        let mut parts = value.rsplitn(3, ',');
+        let _session = parts.next()?;
+        let _pid = parts.next()?;
+        let path = parts.next()?;
+        if !path.starts_with('/') {
+            return None;
+        }
+        Some(Tmux::at_socket(Path::new(path)))
+    }
+
+    /// The server `tmux -L name` would use, addressed by its resolved socket path.
+    pub fn named(name: &str, tmux_tmpdir: Option<&str>) -> Option<Tmux> {
+        socket_for_name(name, tmux_tmpdir).map(|p| Tmux::at_socket(&p))
+    }
+
+    /// Use another tmux program (a path, or a name looked up on PATH).
+    pub fn with_program(mut self, program: impl Into<OsString>) -> Tmux {
+        self.program = program.into();
+        self
+    }
+
+    /// Run tmux with this PATH (also used to look the program up).
+    pub fn with_path_env(mut self, path: impl Into<OsString>) -> Tmux {
+        self.path_env = Some(path.into());
+        self
+    }
+
+    fn base_command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        if let Some(p) = &self.path_env {
+            c.env("PATH", p);
+        }
+        // Our own pane's variables must never steer target resolution.
+        c.env_remove("TMUX").env_remove("TMUX_PANE");
+        c
+    }
+
+    /// The installed version, checked once per process for this program and PATH.
+    pub fn version(&self, deadline: Instant) -> Result<(u32, u32), MuxError> {
+        let key = (self.program.clone(), self.path_env.clone());
+        let cached = versions().lock().ok().and_then(|m| m.get(&key).copied());
+        let v = match cached {
+            Some(v) => v,
+            None => {
+                let out = spawn::run(self.base_command().arg("-V"), None, deadline, 4096)
+                    .map_err(run_error)?;
+                let text = String::from_utf8_lossy(&out.stdout);
+                let v = parse_version(&text).ok_or_else(|| {
+                    MuxError::new(ErrorCode::TooOld, format!("unrecognised version: {text}"))
+                })?;
+                if let Ok(mut m) = versions().lock() {
+                    m.insert(key, v);
+                }
+                v
+            }
+        };
+        if v < MIN_VERSION {
+            return Err(MuxError::new(
+                ErrorCode::TooOld,
+                format!("tmux {}.{} < 3.2", v.0, v.1),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn run(
+        &self,
+        args: Args,
+        stdin: Option<&[u8]>,
+        deadline: Instant,
+        cap: usize,
+    ) -> Result<spawn::Output, MuxError> {
+        self.version(deadline)?;
+        let mut c = self.base_command();
+        c.arg("-N")
+            .arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(&args.0);
+        let out = spawn::run(&mut c, stdin, deadline, cap).map_err(run_error)?;
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(status_error(&out.stderr))
+        }
+    }
+
+    /// One `list-panes -a` (optionally filtered by a format condition), parsed and validated.
+    fn list(&self, filter: Option<&str>, deadline: Instant) -> Result<PaneList, MuxError> {
+        let mut args = Args::new("list-panes").arg("-a");
+        if let Some(f) = filter {
+            args = args.arg("-f").arg(f);
+        }
+        args = args.arg("-F").arg(&list_format());
+        let out = self.run(args, None, deadline, LIST_CAP)?;
+        parse_listing(&out.stdout)
+    }
+}
+
+fn run_error(e: RunError) -> MuxError {
+    match e {
+        RunError::NotFound => MuxError::new(ErrorCode::NotInstalled, "tmux not found"),
+        RunError::Timeout => MuxError::new(ErrorCode::Timeout, "tmux did not answer in time"),
+        RunError::Oversize => MuxError::new(ErrorCode::BadReply, "tmux output over cap"),
+        RunError::Spawn(d) => MuxError::new(ErrorCode::Failed, d),
+    }
+}
+
+fn status_error(stderr: &[u8]) -> MuxError {
+    let msg = String::from_utf8_lossy(stderr);
+    let code = if msg.contains("no server running") || msg.contains("error connecting to") {
+        ErrorCode::NoServer
+    } else if msg.contains("can't find pane")
+        || msg.contains("can't find window")
+        || msg.contains("can't find session")
+    {
+        ErrorCode::PaneNotFound
+    } else {
+        ErrorCode::Failed
+    };
+    MuxError::new(code, msg.trim())
+}
+
+fn bad(detail: &str) -> MuxError {
+    MuxError::new(ErrorCode::BadReply, detail)
+}
+
+/// Split a listing into rows of exactly `FIELDS.len()` length-prefixed fields.
+pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
+    let mut rows = Vec::new();
+    let mut i = 0usize;
+    while i < out.len() {
+        if rows.len() >= MAX_ROWS {
+            return Err(bad("too many rows"));
+        }
+        let mut row = Vec::with_capacity(FIELDS.len());
+        for f in 0..FIELDS.len() {
+            let digits_end = out
+                .get(i..)
+                .and_then(|rest| rest.iter().take(10).position(|&b| b == b':'))
+                .ok_or_else(|| bad("missing length"))?;
+            let len_txt = std::str::from_utf8(out.get(i..i + digits_end).unwrap_or(&[]))
+                .map_err(|_| bad("bad length"))?;
+            if len_txt.is_empty() || !len_txt.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad("bad length"));
+            }
+            let len: usize = len_txt.parse().map_err(|_| bad("bad length"))?;
+            let start = i + digits_end + 1;
+            let end = start.checked_add(len).ok_or_else(|| bad("bad length"))?;
+            let value = out.get(start..end).ok_or_else(|| bad("short field"))?;
+            let want = if f + 1 == FIELDS.len() { b'\n' } else { 0x1f };
+            if out.get(end) != Some(&want) {
+                return Err(bad("field length mismatch"));
+            }
+            row.push(value.to_vec());
+            i = end + 1;
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn opt_text(v: &[u8]) -> Option<String> {
+    let s = sanitize(&String::from_utf8_lossy(v));
+    (!s.trim().is_empty()).then_some(s)
+}
+
+fn opt_exact(v: &[u8]) -> Option<String> {
+    (!v.is_empty()).then(|| String::from_utf8_lossy(v).into_owned())
+}
+
+fn num<T: std::str::FromStr>(v: &[u8]) -> Option<T> {
+    std::str::from_utf8(v).ok()?.parse().ok()
+}
+
+fn id_field(v: &[u8], sigil: char, what: &str) -> Result<String, MuxError> {
+    let s = std::str::from_utf8(v).map_err(|_| bad(what))?;
+    if is_id(s, sigil) {
+        Ok(s.to_string())
+    } else {
+        Err(bad(what))
+    }
+}
+
+/// Turn one row into a pane and its server's identity, validating every field.
+fn pane_from_row(r: &[Vec<u8>]) -> Result<(PaneInfo, ServerIdentity), MuxError> {
+    let f = |i: usize| r.get(i).map(Vec::as_slice).unwrap_or(&[]);
+    let server_pid: i32 = num(f(16))
+        .filter(|&p| p > 0)
+        .ok_or_else(|| bad("server pid"))?;
+    let start_time: i64 = num(f(17))
+        .filter(|&t| t > 0)
+        .ok_or_else(|| bad("start time"))?;
+    let socket_path = opt_exact(f(18)).ok_or_else(|| bad("socket path"))?;
+    let pane = PaneInfo {
+        id: id_field(f(0), '%', "pane id")?,
+        pid: num::<i32>(f(1)).filter(|&p| p > 0),
+        tty: opt_exact(f(2)).filter(|t| t.starts_with("/dev/") && !t.contains(char::is_control)),
+        current_command: opt_text(f(3)),
+        cwd: opt_exact(f(4)).filter(|c| c.starts_with('/')),
+        session_id: id_field(f(5), '$', "session id")?,
+        session_name: opt_exact(f(6)),
+        window_id: id_field(f(7), '@', "window id")?,
+        window_name: opt_text(f(8)),
+        top: num(f(9)),
+        left: num(f(10)),
+        width: num(f(11)),
+        height: num(f(12)),
+        dead: f(13) == b"1",
+        title: opt_text(f(14)),
+        marker: opt_text(f(15)),
+        terminal_id: None,
+    };
+    Ok((
+        pane,
+        ServerIdentity::Tmux {
+            socket_path,
+            server_pid,
+            start_time,
+        },
+    ))
+}
+
+/// Parse a whole listing; every row must name the same server.
+pub fn parse_listing(out: &[u8]) -> Result<PaneList, MuxError> {
+    let mut server: Option<ServerIdentity> = None;
+    let mut panes = Vec::new();
+    for row in parse_rows(out)? {
+        let (pane, s) = pane_from_row(&row)?;
+        match &server {
+            None => server = Some(s),
+            Some(prev) if *prev != s => return Err(bad("rows from two servers")),
+            Some(_) => {}
+        }
+        panes.push(pane);
+    }
+    Ok(PaneList { server, panes })
+}
+
+fn want_pane_id(id: &str) -> Result<(), MuxError> {
+    if is_pane_id(id) {
+        Ok(())
+    } else {
+        Err(MuxError::new(ErrorCode::BadRequest, "invalid tmux pane id"))
+    }
+}
+
+fn filter_for(pane_id: &str) -> String {
+    format!("#{{==:#{{pane_id}},{pane_id}}}")
+}
+
+/// The compare-and-close condition: every field must equal the recorded one (tmux's `&&` takes
+/// two operands, so the terms are nested).
+fn close_condition(e: &PaneIdentity, server_pid: i32, start_time: i64, pane_pid: i32) -> String {
+    let terms = [
+        format!("#{{==:#{{pid}},{server_pid}}}"),
+        format!("#{{==:#{{start_time}},{start_time}}}"),
+        format!("#{{==:#{{pane_id}},{}}}", e.pane_id),
+        format!("#{{==:#{{session_id}},{}}}", e.session_id),
+        format!("#{{==:#{{window_id}},{}}}", e.window_id),
+        format!("#{{==:#{{pane_pid}},{pane_pid}}}"),
+    ];
+    let mut cond = terms[terms.len() - 1].clone();
+    for t in terms.iter().rev().skip(1) {
+        cond = format!("#{{&&:{t},{cond}}}");
+    }
+    cond
+}
+
+impl Multiplexer for Tmux {
+    fn kind(&self) -> MuxKind {
+        MuxKind::Tmux
+    }
+
+    fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+
+    fn server_identity(&self, deadline: Instant) -> Result<ServerIdentity, MuxError> {
+        let fmt = ["pid", "start_time", "socket_path"]
+            .iter()
+            .map(|f| format!("#{{{f}}}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        let out = self.run(
+            Args::new("display-message").arg("-p").arg(&fmt),
+            None,
+            deadline,
+            SMALL_CAP,
+        )?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        let mut parts = line.splitn(3, '\u{1f}');
+        let server_pid = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .filter(|&p: &i32| p > 0);
+        let start_time = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .filter(|&t: &i64| t > 0);
+        let socket_path = parts.next().filter(|s| !s.is_empty());
+        match (server_pid, start_time, socket_path) {
+            (Some(server_pid), Some(start_time), Some(sp)) => Ok(ServerIdentity::Tmux {
+                socket_path: sp.to_string(),
+                server_pid,
+                start_time,
+            }),
+            _ => Err(bad("server identity")),
+        }
+    }
+
+    fn list_panes(&self, deadline: Instant) -> Result<PaneList, MuxError> {
+        self.list(None, deadline)
+    }
+
+    fn find_pane(&self, pane_id: &str, deadline: Instant) -> Result<Option<PaneInfo>, MuxError> {
+        want_pane_id(pane_id)?;
+        let list = self.list(Some(&filter_for(pane_id)), deadline)?;
+        Ok(list.panes.into_iter().find(|p| p.id == pane_id))
+    }
+
+    fn split_above(&self, req: &SplitAbove, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        want_pane_id(&req.target)?;
+        if !(1..=99).contains(&req.percent) {
+            return Err(MuxError::new(
+                ErrorCode::BadRequest,
+                "percent out of 1..=99",
+            ));
+        }
+        if req.argv.is_empty() || req.argv.iter().any(|a| a.contains('\0')) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
+        }
+        let mut args = Args::new("split-window")
+            .arg("-b")
+            .arg("-v")
+            .arg("-d")
+            .arg("-l")
+            .arg(&format!("{}%", req.percent))
+            .arg("-t")
+            .arg(&req.target)
+            .arg("-P")
+            .arg("-F")
+            .arg(&list_format());
+        if let Some(cwd) = &req.cwd {
+            let cwd = cwd
+                .to_str()
+                .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "cwd not UTF-8"))?;
+            args = args.arg("-c").arg(cwd);
+        }
+        for (k, v) in &req.env {
+            let name_ok = !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !k.as_bytes()[0].is_ascii_digit();
+            if !name_ok || v.contains('\0') {
+                return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
+            }
+            args = args.arg("-e").arg(&format!("{k}={v}"));
+        }
+        args = args.arg("--");
+        if req.argv.len() == 1 {
+            // tmux hands a single argument to the shell as a command string; quote it so it is
+            // run as one program, exactly as given.
+            args = args.arg(&format!("exec {}", super::shell_quote(&req.argv[0])));
+        } else {
+            for a in &req.argv {
+                args = args.arg(a);
+            }
+        }
+        let out = self.run(args, None, deadline, SMALL_CAP)?;
+        let list = parse_listing(&out.stdout)?;
+        list.panes
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad("split printed no pane"))
+    }
+
+    fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {
+        want_pane_id(pane_id)?;
+        if value.is_empty() || value.len() > MAX_MARKER || value.contains(char::is_control) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid marker value"));
+        }
+        let args = Args::new("set-option")
+            .arg("-p")
+            .arg("-t")
+            .arg(pane_id)
+            .arg("--")
+            .arg(MARKER_OPTION)
+            .arg(value);
+        self.run(args, None, deadline, SMALL_CAP).map(|_| ())
+    }
+
+    fn read_marker(&self, pane_id: &str, deadline: Instant) -> Result<Option<String>, MuxError> {
+        match self.find_pane(pane_id, deadline)? {
+            Some(p) => Ok(p.marker),
+            None => Err(MuxError::new(ErrorCode::PaneNotFound, pane_id)),
+        }
+    }
+
+    fn rename(&self, pane_id: &str, name: &str, deadline: Instant) -> Result<(), MuxError> {
+        want_pane_id(pane_id)?;
+        if name.len() > MAX_MARKER || name.contains(char::is_control) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid name"));
+        }
+        // `select-pane -T` expands formats: `#` must be doubled to stay literal. With -T it only
+        // sets the title and returns, so focus does not move.
+        let title = name.replace('#', "##");
+        let args = Args::new("select-pane")
+            .arg("-t")
+            .arg(pane_id)
+            .arg("-T")
+            .arg(&title);
+        self.run(args, None, deadline, SMALL_CAP).map(|_| ())
+    }
+
+    fn swap(&self, source: &str, target: &str, deadline: Instant) -> Result<bool, MuxError> {
+        want_pane_id(source)?;
+        want_pane_id(target)?;
+        if source == target {
+            return Ok(false);
+        }
+        // Without -d, tmux makes the -t pane active; with -d it keeps the active *position*.
+        // So: whichever of the two is active goes last as -t; when neither is, -d changes
+        // nothing. Decided and done in one server pass.
+        let args = Args::new("if-shell")
+            .arg("-F")
+            .arg("-t")
+            .arg(target)
+            .arg("#{pane_active}")
+            .arg(&format!("swap-pane -s {source} -t {target}"))
+            .arg(&format!(
+                "if-shell -F -t {source} '#{{pane_active}}' 'swap-pane -s {target} -t {source}' \
+                 'swap-pane -d -s {source} -t {target}'"
+            ));
+        self.run(args, None, deadline, SMALL_CAP).map(|_| true)
+    }
+
+    fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
+        want_pane_id(pane_id)?;
+        if text.trim().is_empty() || text.len() > MAX_TEXT || text.contains('\0') {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid text"));
+        }
+        let name = format!(
+            "intercom-pane-{}-{}",
+            std::process::id(),
+            BUFFER_SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        // One pass loads and pastes (as a bracketed paste when the application asked for it);
+        // Enter is a separate key press afterwards, so it is never part of the paste.
+        let paste = Args::new("load-buffer")
+            .arg("-b")
+            .arg(&name)
+            .arg("-")
+            .sep("paste-buffer")
+            .arg("-b")
+            .arg(&name)
+            .arg("-d")
+            .arg("-p")
+            .arg("-t")
+            .arg(pane_id);
+        if let Err(e) = self.run(paste, Some(text.as_bytes()), deadline, SMALL_CAP) {
+            let _ = self.run(
+                Args::new("delete-buffer").arg("-b").arg(&name),
+                None,
+                deadline,
+                SMALL_CAP,
+            );
+            return Err(e);
+        }
+        let enter = Args::new("send-keys").arg("-t").arg(pane_id).arg("Enter");
+        self.run(enter, None, deadline, SMALL_CAP).map(|_| ())
+    }
+
+    fn close_if_matches(
+        &self,
+        expected: &PaneIdentity,
+        deadline: Instant,
+    ) -> Result<CloseOutcome, MuxError> {
+        let ServerIdentity::Tmux {
+            server_pid,
+            start_time,
+            ..
+        } = expected.server
+        else {
+            return Ok(CloseOutcome::Refused("not_a_tmux_identity".into()));
+        };
+        let valid = is_pane_id(&expected.pane_id)
+            && is_id(&expected.session_id, '$')
+            && is_id(&expected.window_id, '@');
+        let Some(pane_pid) = expected.pane_pid.filter(|_| valid) else {
+            return Ok(CloseOutcome::Refused("invalid_identity".into()));
+        };
+        // 1. A fresh look: gone, or different in any field, ends here without a kill.
+        let list = self.list(Some(&filter_for(&expected.pane_id)), deadline)?;
+        let Some(pane) = list.panes.iter().find(|p| p.id == expected.pane_id) else {
+            return Ok(CloseOutcome::AlreadyGone);
+        };
+        let Some(server) = list.server.as_ref() else {
+            return Err(bad("listing without server identity"));
+        };
+        if let Some(field) = expected.mismatch(server, pane) {
+            return Ok(CloseOutcome::Refused(format!("{field}_differs")));
+        }
+        // 2. Compare and kill in one server pass: no gap between the check and the kill.
+        let cond = close_condition(expected, server_pid, start_time, pane_pid);
+        let args = Args::new("if-shell")
+            .arg("-F")
+            .arg("-t")
+            .arg(&expected.pane_id)
+            .arg(&cond)
+            .arg(&format!("kill-pane -t {}", expected.pane_id))
+            .arg(&format!("display-message -p {REFUSED_TOKEN}"));
+        let refused = match self.run(args, None, deadline, SMALL_CAP) {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).contains(REFUSED_TOKEN),
+            Err(e) if e.code == ErrorCode::PaneNotFound => return Ok(CloseOutcome::AlreadyGone),
+            Err(e) => return Err(e),
+        };
+        // 3. Verify from a fresh listing.
+        match self.list(Some(&filter_for(&expected.pane_id)), deadline) {
+            Ok(l) if l.panes.iter().any(|p| p.id == expected.pane_id) => Ok(if refused {
+                CloseOutcome::Refused("changed_before_close".into())
+            } else {
+                CloseOutcome::Unverified("still_listed".into())
+            }),
+            Ok(_) if refused => Ok(CloseOutcome::AlreadyGone),
+            Ok(_) => Ok(CloseOutcome::Closed),
+            // Killing the last pane ends the server: no server means no pane.
+            Err(e) if e.code == ErrorCode::NoServer && !refused => Ok(CloseOutcome::Closed),
+            Err(e) => Ok(CloseOutcome::Unverified(e.code().to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(fields: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            out.extend_from_slice(format!("{}:", f.len()).as_bytes());
+            out.extend_from_slice(f);
+            out.push(if i + 1 == fields.len() { b'\n' } else { 0x1f });
+        }
+        out
+    }
+
+    fn sample(pane: &str, cwd: &[u8], session: &[u8]) -> Vec<u8> {
+        row(&[
+            pane.as_bytes(),
+            b"123",
+            b"/dev/pts/3",
+            b"pi",
+            cwd,
+            b"$1",
+            session,
+            b"@2",
+            b"win",
+            b"0",
+            b"0",
+            b"80",
+            b"24",
+            b"0",
+            b"t\x1b]0;x\x07",
+            b"",
+            b"999",
+            b"1700000000",
+            b"/tmp/s",
+        ])
+    }
+
+    #[test]
+    fn escapes_trailing_semicolon_only() {
+        assert_eq!(escape_arg("a;b"), "a;b");
+        assert_eq!(escape_arg("ab;"), "ab\\;");
+        assert_eq!(escape_arg(";"), "\\;");
+        assert_eq!(escape_arg("a\\;"), "a\\\\;");
+    }
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("tmux 3.3a\n"), Some((3, 3)));
+        assert_eq!(parse_version("tmux 3.2"), Some((3, 2)));
+        assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
+        assert_eq!(parse_version("tmux 3.2-rc2"), Some((3, 2)));
+        assert_eq!(parse_version("tmux master"), None);
+        assert!(parse_version("tmux 2.9a").unwrap() < MIN_VERSION);
+    }
+
+    #[test]
+    fn parses_hostile_values_exactly() {
+        let mut out = sample("%1", b"/tmp/a\nb\x1fc", b"s;'\"\xc3\xa9");
+        out.extend(sample("%2", b"/x", b"n"));
+        let l = parse_listing(&out).unwrap();
+        assert_eq!(l.panes.len(), 2);
+        assert_eq!(l.panes[0].cwd.as_deref(), Some("/tmp/a\nb\u{1f}c"));
+        assert_eq!(l.panes[0].session_name.as_deref(), Some("s;'\"é"));
+        assert_eq!(l.panes[0].title.as_deref(), Some("t"));
+        assert_eq!(l.panes[0].marker, None);
+        assert_eq!(
+            l.server,
+            Some(ServerIdentity::Tmux {
+                socket_path: "/tmp/s".into(),
+                server_pid: 999,
+                start_time: 1_700_000_000
+            })
+        );
+    }
+
+    #[test]
+    fn rejects_mismatched_or_invalid_rows() {
+        let good = sample("%1", b"/x", b"n");
+        for cut in [1, 5, good.len() - 1] {
+            assert!(parse_listing(&good[..cut]).is_err(), "cut {cut}");
+        }
+        let mut bad_len = good.clone();
+        bad_len[0] = b'3'; // "2:%1" claims 3 bytes
+        assert!(parse_listing(&bad_len).is_err());
+        assert!(parse_listing(&sample("1", b"/x", b"n")).is_err());
+        assert!(parse_listing(&sample("%x", b"/x", b"n")).is_err());
+        assert!(parse_listing(b"99999999999999999999:x\n").is_err());
+        assert_eq!(parse_listing(b"").unwrap().panes.len(), 0);
+    }
+
+    #[test]
+    fn condition_nests_every_term() {
+        let e = PaneIdentity {
+            server: ServerIdentity::Tmux {
+                socket_path: "/s".into(),
+                server_pid: 5,
+                start_time: 6,
+            },
+            pane_id: "%3".into(),
+            session_id: "$1".into(),
+            window_id: "@2".into(),
+            pane_pid: Some(77),
+            terminal_id: None,
+        };
+        let c = close_condition(&e, 5, 6, 77);
+        assert_eq!(c.matches("#{&&:").count(), 5);
+        for part in [
+            "#{pid},5}",
+            "#{start_time},6}",
+            ",%3}",
+            ",$1}",
+            ",@2}",
+            "#{pane_pid},77}",
+        ] {
+            assert!(c.contains(part), "{part} in {c}");
+        }
+    }
+
+    #[test]
+    fn tmux_env_and_names() {
+        let t = Tmux::from_tmux_env("/tmp/a,b/sock,123,0").unwrap();
+        assert_eq!(t.socket, Path::new("/tmp/a,b/sock"));
+        assert!(Tmux::from_tmux_env("relative,1,0").is_none());
+        assert!(Tmux::from_tmux_env("/x").is_none());
+        let uid = nix::unistd::getuid().as_raw();
+        assert_eq!(
+            socket_for_name("work", None).unwrap(),
+            PathBuf::from(format!("/tmp/tmux-{uid}/work"))
+        );
+        assert_eq!(
+            socket_for_name("w", Some("/run/t")).unwrap(),
+            PathBuf::from(format!("/run/t/tmux-{uid}/w"))
+        );
+        assert!(socket_for_name("../x", None).is_none());
+    }
+}

@@ -1,0 +1,181 @@
+//! Test support: real tmux servers on private sockets, killed by the test, and a fake `pi`.
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use intercom_pane::mux::tmux::escape_arg;
+use intercom_pane::proc;
+
+/// A deadline `ms` milliseconds from now.
+pub fn soon(ms: u64) -> Instant {
+    Instant::now() + Duration::from_millis(ms)
+}
+
+/// Poll `f` every 20 ms until it returns `Some`, for at most `ms` milliseconds.
+pub fn wait_for<T>(ms: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = soon(ms);
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A copy of `sleep` named `pi` in `dir`: `#{pane_current_command}` shows `pi` for it.
+pub fn fake_pi(dir: &Path) -> PathBuf {
+    let p = dir.join("pi");
+    std::fs::copy("/bin/sleep", &p).expect("copy sleep");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// A tmux server on `<tempdir>/sock`, started with `-f /dev/null` and a fixed size, killed on
+/// drop (first `kill-server`, then SIGKILL of the recorded server process if still alive).
+pub struct TmuxServer {
+    pub dir: tempfile::TempDir,
+    pub sock: PathBuf,
+    pub server: Option<proc::ProcIdentity>,
+}
+
+fn tmux_cmd(sock: &Path) -> Command {
+    let mut c = Command::new("tmux");
+    c.env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("SHELL", "/bin/sh")
+        .arg("-S")
+        .arg(sock);
+    c
+}
+
+impl TmuxServer {
+    /// Start a server with one session `session` in `cwd` running `argv` (a shell when empty).
+    pub fn start(session: &str, cwd: &Path, argv: &[&str]) -> TmuxServer {
+        let dir = tempfile::Builder::new()
+            .prefix("mux-test-")
+            .tempdir()
+            .unwrap();
+        let sock = dir.path().join("sock");
+        let mut s = TmuxServer {
+            dir,
+            sock,
+            server: None,
+        };
+        s.launch(session, cwd, argv);
+        s
+    }
+
+    /// (Re)start the server on the same socket.
+    pub fn launch(&mut self, session: &str, cwd: &Path, argv: &[&str]) {
+        let mut c = tmux_cmd(&self.sock);
+        c.args([
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-s",
+        ])
+        .arg(escape_arg(session))
+        .arg("-c")
+        .arg(escape_arg(cwd.to_str().unwrap()));
+        if !argv.is_empty() {
+            c.arg("--").args(argv.iter().map(|a| escape_arg(a)));
+        }
+        let out = c.output().expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pid: i32 = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
+        self.server = proc::identity(pid);
+    }
+
+    /// Run a tmux command on this server (test side only) and return its stdout.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = tmux_cmd(&self.sock)
+            .args(args.iter().map(|a| escape_arg(a)))
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {:?} failed: {}",
+            args,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Add a session running `argv` (a shell when empty).
+    pub fn new_session(&self, name: &str, cwd: &Path, argv: &[&str]) {
+        let cwd = cwd.to_str().unwrap();
+        let mut args = vec![
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-s",
+            name,
+            "-c",
+            cwd,
+        ];
+        if !argv.is_empty() {
+            args.push("--");
+            args.extend_from_slice(argv);
+        }
+        self.tmux(&args);
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> i32 {
+        self.server.as_ref().map(|s| s.pid).unwrap_or(0)
+    }
+
+    /// Kill the server now (used to restart it on the same socket).
+    pub fn kill(&mut self) {
+        let _ = tmux_cmd(&self.sock)
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .output();
+        if let Some(id) = self.server.take() {
+            wait_for(3000, || (!proc::is_alive(&id)).then_some(()));
+            if proc::is_alive(&id) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(id.pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        if let Some(id) = &self.server {
+            // A stopped server would make kill-server hang: wake it first.
+            if proc::is_alive(id) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(id.pid),
+                    nix::sys::signal::Signal::SIGCONT,
+                );
+            }
+        }
+        self.kill();
+    }
+}
