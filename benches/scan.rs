@@ -35,8 +35,10 @@ fn session_tail(id: &str, i: usize) -> String {
               "content":[{"type":"text","text":"x".repeat(2000)}],"isError":false}}),
     ];
     let last = match i % 3 {
-        0 => json!({"role":"assistant","content":[{"type":"text","text":"Input needed: pick one."}],
-            "provider":"fake","model":"fake-model","stopReason":"stop"}),
+        0 => {
+            json!({"role":"assistant","content":[{"type":"text","text":"Input needed: pick one."}],
+            "provider":"fake","model":"fake-model","stopReason":"stop"})
+        }
         1 => json!({"role":"assistant","content":[{"type":"text","text":"done"}],
             "provider":"fake","model":"fake-model","stopReason":"stop"}),
         _ => json!({"role":"assistant","content":[],"provider":"fake","model":"fake-model",
@@ -59,26 +61,45 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
     std::fs::create_dir_all(pi.join("reports")).unwrap();
     std::fs::create_dir_all(&sessions).unwrap();
     std::fs::create_dir_all(base.join("state")).unwrap();
-    let mut agents = vec![json!({"sessionId":"coord-0","name":"Coordinator","coordinator":true,
-        "description":"Coordinates.","port":40000,"projectDirectory":"."})];
-    let ids: Vec<String> = (0..WORKERS).map(|i| format!("01a2f000-0000-7000-8000-{i:012}")).collect();
+    let mut agents = vec![
+        json!({"sessionId":"coord-0","name":"Coordinator","coordinator":true,
+        "description":"Coordinates.","port":40000,"projectDirectory":"."}),
+    ];
+    let ids: Vec<String> = (0..WORKERS)
+        .map(|i| format!("01a2f000-0000-7000-8000-{i:012}"))
+        .collect();
     for (i, id) in ids.iter().enumerate() {
-        agents.push(json!({"sessionId":id,"name":format!("worker-{i}"),"coordinator":false,
-            "description":"Does work.","port":40001 + i,"projectDirectory":"."}));
+        agents.push(
+            json!({"sessionId":id,"name":format!("worker-{i}"),"coordinator":false,
+            "description":"Does work.","port":40001 + i,"projectDirectory":"."}),
+        );
         // Session file: header, a hole, a valid tail at the end.
-        let f = File::create(sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"))).unwrap();
+        let f =
+            File::create(sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"))).unwrap();
         let header = json!({"type":"session","version":3,"id":id,"timestamp":format_iso(NOW - 3_600_000),"cwd":"/work/bench"});
         f.write_all_at(format!("{header}\n").as_bytes(), 0).unwrap();
         let tail = session_tail(id, i);
         f.set_len(session_len).unwrap();
-        f.write_all_at(tail.as_bytes(), session_len - tail.len() as u64).unwrap();
+        f.write_all_at(tail.as_bytes(), session_len - tail.len() as u64)
+            .unwrap();
         // Report.
-        let name: String = Sha256::digest(id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let name: String = Sha256::digest(id.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let rep = json!({"version":1,"sessionId":id,"status":"blocked","summary":"Waiting on a decision.","updatedAt":format_iso(NOW - 5000)});
-        std::fs::write(pi.join("reports").join(format!("{name}.json")), format!("{rep}\n")).unwrap();
+        std::fs::write(
+            pi.join("reports").join(format!("{name}.json")),
+            format!("{rep}\n"),
+        )
+        .unwrap();
     }
     let cfg = json!({"version":1,"multiplexer":"tmux","agents":agents});
-    std::fs::write(pi.join("config.json"), serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    std::fs::write(
+        pi.join("config.json"),
+        serde_json::to_string_pretty(&cfg).unwrap(),
+    )
+    .unwrap();
     // 32 logs of 3 MiB each.
     for w in 0..32 {
         let writer = format!("0190aaaa-0000-7000-8000-{w:012}");
@@ -101,6 +122,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         fleet: None,
         session_dirs: vec![base.join("sessions")],
         liveness: LivenessMode::AssumeAlive,
+        tmux_socket: None,
     }
 }
 
@@ -116,13 +138,24 @@ fn peak_rss_kib() -> u64 {
 }
 
 /// One real `intercom-pane scan` process (writes board files too): wall time and max RSS (KiB).
+// wait4 (below) reaps the child; clippy cannot see that.
+#[allow(clippy::zombie_processes)]
 fn cli_pass(opts: &ScanOptions) -> (f64, i64) {
-    let RootChoice::Exact(root) = &opts.root else { unreachable!() };
+    let RootChoice::Exact(root) = &opts.root else {
+        unreachable!()
+    };
     let cfg = opts.data_root.join("system.json");
     std::fs::write(&cfg, json!({"dataRoot": opts.data_root}).to_string()).unwrap();
     let t = Instant::now();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(["scan", "--liveness", "assume-alive", "--fleet", "none", "--config"])
+        .args([
+            "scan",
+            "--liveness",
+            "assume-alive",
+            "--fleet",
+            "none",
+            "--config",
+        ])
         .arg(&cfg)
         .arg("--root")
         .arg(root)
@@ -167,14 +200,22 @@ fn main() {
     let _ = median_ms(&opts_big);
     let (small_ms, rows_s, wait_s) = median_ms(&opts_small);
     let (big_ms, rows_b, wait_b) = median_ms(&opts_big);
-    println!("scan bench: {WORKERS} workers, 32 logs x 3 MiB, {WORKERS} reports, {PASSES} passes each");
+    println!(
+        "scan bench: {WORKERS} workers, 32 logs x 3 MiB, {WORKERS} reports, {PASSES} passes each"
+    );
     println!("  1 MiB session files: median {small_ms:.1} ms ({rows_s} rows, {wait_s} waiting)");
     println!("  1 GiB session files: median {big_ms:.1} ms ({rows_b} rows, {wait_b} waiting)");
     println!("  ratio 1 GiB / 1 MiB: {:.2}", big_ms / small_ms);
-    println!("  peak RSS of this bench process (setup included): {:.1} MiB", peak_rss_kib() as f64 / 1024.0);
+    println!(
+        "  peak RSS of this bench process (setup included): {:.1} MiB",
+        peak_rss_kib() as f64 / 1024.0
+    );
     for (label, opts) in [("1 GiB", &opts_big), ("1 MiB", &opts_small)] {
         let (ms, rss) = cli_pass(opts);
-        println!("  `intercom-pane scan` process, {label} files: {ms:.1} ms wall, peak RSS {:.1} MiB", rss as f64 / 1024.0);
+        println!(
+            "  `intercom-pane scan` process, {label} files: {ms:.1} ms wall, peak RSS {:.1} MiB",
+            rss as f64 / 1024.0
+        );
     }
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -56,6 +56,10 @@ pub struct SourceArgs {
     /// Always searched: `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
     #[arg(long = "sessions-dir", value_name = "DIR")]
     pub sessions_dirs: Vec<PathBuf>,
+    /// The tmux server to ask for seats that name no socket (default: `$TMUX`'s server, else
+    /// `tmux -L default`).
+    #[arg(long = "tmux-socket", value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
     /// How to decide whether a seat is alive.
     #[arg(long, value_enum, default_value = "tmux")]
     pub liveness: LivenessArg,

@@ -2,9 +2,17 @@
 //! per seat. Offline needs evidence (a listing that lacks the pane, or panes that do not run
 //! `pi`); when the server cannot be asked the seat is unknown, never assumed alive.
 
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
 use crate::board::classify::Liveness;
 use crate::mux::tmux::Tmux;
-use crate::mux::{Multiplexer, PaneInfo};
+use crate::mux::{self, Multiplexer, PaneInfo};
+
+/// Deadline for one server's pane listing.
+const LIST_DEADLINE: Duration = Duration::from_secs(2);
+/// Most servers asked in one pass.
+const MAX_SERVERS: usize = 16;
 
 /// `--liveness`: ask tmux (default) or treat every seat as alive (tests, no tmux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +24,16 @@ pub enum LivenessMode {
 /// How a seat says where it lives.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeatHint {
-    /// A tmux pane or session on a socket (`None` = the default server; a bare name = `-L name`).
+    /// A recorded tmux pane, or a session that must exist (control-board seats: a missing
+    /// session means offline). `socket`: `None` = the default server; a path; or a `-L` name.
     Pane {
         socket: Option<String>,
         pane_id: Option<String>,
         session: Option<String>,
     },
+    /// A session named like the agent, by convention only: when no such session exists the seat
+    /// is unknown, not offline (Intercom workers without a registration).
+    Conventional { session: String },
     /// A process identity (connectors): (pid, start ticks, boot id), or none recorded.
     Process(Option<(i32, u64, String)>),
 }
@@ -46,27 +58,55 @@ impl SeatLiveness {
     }
 }
 
+/// Resolve a socket hint to a socket path. `None` is the default server: `default_socket` when
+/// given (e.g. `--tmux-socket`), else the first field of `$TMUX`, else `-L default`.
+pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
+    let tmpdir = std::env::var("TMUX_TMPDIR").ok();
+    match hint {
+        Some(s) if s.contains('/') => Some(PathBuf::from(s)),
+        Some(name) => mux::tmux::socket_for_name(name, tmpdir.as_deref()),
+        None => default_socket.map(Path::to_path_buf).or_else(|| {
+            std::env::var("TMUX")
+                .ok()
+                .and_then(|t| Tmux::from_tmux_env(&t))
+                .map(|t| t.socket_path().to_path_buf())
+                .or_else(|| mux::tmux::socket_for_name("default", tmpdir.as_deref()))
+        }),
+    }
+}
+
+/// One server's listing: its panes, or the fixed code of why it could not be asked.
+type Listing = Result<Vec<PaneInfo>, String>;
+
 /// One pane listing per server, taken once per pass.
 pub struct PaneCache {
-    servers: Vec<(Option<String>, Result<Vec<PaneInfo>, String>)>,
+    servers: Vec<(Option<String>, Listing)>,
 }
 
 impl PaneCache {
-    /// List the panes of each named server once. `None` is the default server.
-    pub fn collect(mode: LivenessMode, sockets: &[Option<String>]) -> PaneCache {
+    /// List the panes of each named server once (at most `MAX_SERVERS`).
+    pub fn collect(
+        mode: LivenessMode,
+        sockets: &[Option<String>],
+        default_socket: Option<&Path>,
+    ) -> PaneCache {
         let mut servers = Vec::new();
         if mode == LivenessMode::Tmux {
-            for s in sockets.iter().take(16) {
-                let listing = Tmux::for_socket_hint(s.as_deref())
-                    .and_then(|t| t.list_panes())
-                    .map_err(|e| e.code().to_string());
+            for s in sockets.iter().take(MAX_SERVERS) {
+                let listing = match socket_path(s.as_deref(), default_socket) {
+                    None => Err("no_socket".to_string()),
+                    Some(path) => Tmux::at_socket(&path)
+                        .list_panes(Instant::now() + LIST_DEADLINE)
+                        .map(|l| l.panes)
+                        .map_err(|e| e.code().to_string()),
+                };
                 servers.push((s.clone(), listing));
             }
         }
         PaneCache { servers }
     }
 
-    fn server(&self, socket: &Option<String>) -> Option<&Result<Vec<PaneInfo>, String>> {
+    fn server(&self, socket: &Option<String>) -> Option<&Listing> {
         self.servers
             .iter()
             .find(|(s, _)| s == socket)
@@ -75,7 +115,11 @@ impl PaneCache {
 }
 
 /// Decide one seat's liveness from the pass's pane listings.
-pub fn seat_liveness(cache: &PaneCache, hint: Option<&SeatHint>, mode: LivenessMode) -> SeatLiveness {
+pub fn seat_liveness(
+    cache: &PaneCache,
+    hint: Option<&SeatHint>,
+    mode: LivenessMode,
+) -> SeatLiveness {
     if mode == LivenessMode::AssumeAlive {
         return SeatLiveness::new(Liveness::Alive, "assumed_alive", "--liveness assume-alive");
     }
@@ -98,7 +142,10 @@ pub fn seat_liveness(cache: &PaneCache, hint: Option<&SeatHint>, mode: LivenessM
             socket,
             pane_id,
             session,
-        }) => pane_liveness(cache, socket, pane_id.as_deref(), session.as_deref()),
+        }) => pane_liveness(cache, socket, pane_id.as_deref(), session.as_deref(), true),
+        Some(SeatHint::Conventional { session }) => {
+            pane_liveness(cache, &None, None, Some(session), false)
+        }
     }
 }
 
@@ -107,6 +154,7 @@ fn pane_liveness(
     socket: &Option<String>,
     pane_id: Option<&str>,
     session: Option<&str>,
+    session_required: bool,
 ) -> SeatLiveness {
     let panes = match cache.server(socket) {
         Some(Ok(p)) => p,
@@ -115,27 +163,32 @@ fn pane_liveness(
         }
         None => return SeatLiveness::new(Liveness::Unknown, "tmux_not_asked", "tmux"),
     };
-    let candidates: Vec<&PaneInfo> = match (pane_id, session) {
+    let in_scope: Vec<&PaneInfo> = match (pane_id, session) {
         (Some(id), _) => panes.iter().filter(|p| p.id == id).collect(),
-        (None, Some(s)) => panes.iter().filter(|p| p.session_name == s).collect(),
+        (None, Some(s)) => panes
+            .iter()
+            .filter(|p| p.session_name.as_deref() == Some(s))
+            .collect(),
         (None, None) => Vec::new(),
     };
-    if candidates.is_empty() {
-        return match (pane_id, session) {
-            (Some(_), _) => SeatLiveness::new(Liveness::Offline, "pane_gone", "tmux"),
-            (None, Some(_)) => SeatLiveness::new(Liveness::Offline, "no_tmux_session", "tmux"),
+    if in_scope.is_empty() {
+        return match (pane_id, session, session_required) {
+            (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, "pane_gone", "tmux"),
+            (None, Some(_), true) => {
+                SeatLiveness::new(Liveness::Offline, "no_tmux_session", "tmux")
+            }
             _ => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", "tmux"),
         };
     }
-    match candidates
+    match in_scope
         .iter()
-        .find(|p| !p.dead && p.current_command == "pi")
+        .find(|p| !p.dead && p.current_command.as_deref() == Some(mux::PI_COMMAND))
     {
         Some(p) => SeatLiveness {
             liveness: Liveness::Alive,
             reason: "pane_runs_pi".into(),
             source: "tmux".into(),
-            pane_cwd: Some(p.cwd.clone()).filter(|c| !c.is_empty()),
+            pane_cwd: p.cwd.clone().filter(|c| !c.is_empty()),
         },
         None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", "tmux"),
     }

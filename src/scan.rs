@@ -51,6 +51,9 @@ pub struct ScanOptions {
     /// pi session folders searched for Intercom agents' session files.
     pub session_dirs: Vec<PathBuf>,
     pub liveness: LivenessMode,
+    /// The tmux server seats without an explicit socket live on (default: `$TMUX`, else
+    /// `-L default`).
+    pub tmux_socket: Option<PathBuf>,
 }
 
 /// A refusal that stops the pass (exit 2).
@@ -198,7 +201,11 @@ pub fn run(
     truncated |= regs.truncated;
 
     // Multiplexer panes: one list per server, whatever the number of seats.
-    let panes = liveness::PaneCache::collect(opts.liveness, &seat_sockets(&seats, &regs));
+    let panes = liveness::PaneCache::collect(
+        opts.liveness,
+        &seat_sockets(&seats, &regs),
+        opts.tmux_socket.as_deref(),
+    );
 
     let mut records = Vec::with_capacity(seats.len());
     let mut rows = Vec::with_capacity(seats.len());
@@ -239,7 +246,13 @@ pub fn run(
             let _ = r;
         }
         if seat.role != RowRole::Coordinator {
-            rows.push(build_row(seat, &record, agent_cfg, obs, connection.as_ref()));
+            rows.push(build_row(
+                seat,
+                &record,
+                agent_cfg,
+                obs,
+                connection.as_ref(),
+            ));
         }
         records.push(record);
     }
@@ -388,7 +401,10 @@ fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> Option<Sess
         Ok(s) => {
             if let Some(want) = &seat.session_id {
                 if &s.session_id != want {
-                    errors.push(format!("{}/{}: session_id_mismatch", seat.project, seat.agent));
+                    errors.push(format!(
+                        "{}/{}: session_id_mismatch",
+                        seat.project, seat.agent
+                    ));
                     return None;
                 }
             }
@@ -449,9 +465,9 @@ fn registration_alive(r: &Registration) -> Option<bool> {
 
 fn seat_hint(seat: &SeatSource, reg: Option<&Registration>) -> Option<liveness::SeatHint> {
     if let Some(b) = &seat.binding {
-        return Some(liveness::SeatHint::Process(b.owner.clone().map(|o| {
-            (o.pid, o.start_tick, o.boot_id)
-        })));
+        return Some(liveness::SeatHint::Process(
+            b.owner.clone().map(|o| (o.pid, o.start_tick, o.boot_id)),
+        ));
     }
     if let Some(m) = reg.and_then(|r| r.mux.as_ref()) {
         return Some(liveness::SeatHint::Pane {
@@ -460,11 +476,19 @@ fn seat_hint(seat: &SeatSource, reg: Option<&Registration>) -> Option<liveness::
             session: m.session.clone(),
         });
     }
-    seat.tmux.session.as_ref().map(|s| liveness::SeatHint::Pane {
-        socket: seat.tmux.socket.clone(),
-        pane_id: None,
-        session: Some(s.clone()),
-    })
+    if matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {
+        return Some(liveness::SeatHint::Conventional {
+            session: seat.agent.clone(),
+        });
+    }
+    seat.tmux
+        .session
+        .as_ref()
+        .map(|s| liveness::SeatHint::Pane {
+            socket: seat.tmux.socket.clone(),
+            pane_id: None,
+            session: Some(s.clone()),
+        })
 }
 
 fn seat_sockets(seats: &[SeatSource], regs: &RegistrationSet) -> Vec<Option<String>> {
@@ -489,7 +513,10 @@ fn git_project(dir: &Path) -> Option<String> {
     let mut cur = Some(dir);
     for _ in 0..GIT_WALK_LEVELS {
         let d = cur?;
-        if matches!(fsguard::kind(&d.join(".git")), Ok(Kind::Dir) | Ok(Kind::File)) {
+        if matches!(
+            fsguard::kind(&d.join(".git")),
+            Ok(Kind::Dir) | Ok(Kind::File)
+        ) {
             return Some(base_name(d));
         }
         cur = d.parent();
@@ -512,13 +539,19 @@ fn build_record(
     // A registration is trusted only while its process is verifiably the one that wrote it.
     let live_reg = reg.filter(|_| reg_alive != Some(false));
     let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let mut state =
-        BoardState::from_str_exact(classify::board_state(live.liveness, classification.as_ref()).as_str());
+    let mut state = BoardState::from_str_exact(
+        classify::board_state(live.liveness, classification.as_ref()).as_str(),
+    );
     let mut reason = match &classification {
         Some(c) => c.reason.to_string(),
         None => "no_session_file".to_string(),
     };
-    let mut source = if s.is_some() { "session file" } else { "no session file" }.to_string();
+    let mut source = if s.is_some() {
+        "session file"
+    } else {
+        "no session file"
+    }
+    .to_string();
     // A turn that started before pi wrote anything is only visible in the registration.
     if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
@@ -539,7 +572,11 @@ fn build_record(
     let seen = seen::is_seen(marks, &key, last_activity.as_deref());
 
     let (task, task_source, task_set_by) = if seat.role == RowRole::Connector {
-        (Some("Discord connector".to_string()), Some("connector"), None)
+        (
+            Some("Discord connector".to_string()),
+            Some("connector"),
+            None,
+        )
     } else if let Some(t) = live_reg.and_then(|r| r.task.clone()) {
         let by = live_reg
             .and_then(|r| r.task_set_by.clone())
@@ -550,16 +587,16 @@ fn build_record(
     } else {
         (None, None, None)
     };
-    let (workspace, workspace_source) =
-        if let Some(w) = live_reg.and_then(|r| r.workspace.clone()) {
-            (Some(w), Some("registration"))
-        } else if let Some(w) = live.pane_cwd.clone() {
-            (Some(w), Some("tmux-pane"))
-        } else if let Some(c) = s.map(|s| s.cwd.clone()) {
-            (Some(c), Some("session-cwd"))
-        } else {
-            (None, None)
-        };
+    let (workspace, workspace_source) = if let Some(w) = live_reg.and_then(|r| r.workspace.clone())
+    {
+        (Some(w), Some("registration"))
+    } else if let Some(w) = live.pane_cwd.clone() {
+        (Some(w), Some("tmux-pane"))
+    } else if let Some(c) = s.map(|s| s.cwd.clone()) {
+        (Some(c), Some("session-cwd"))
+    } else {
+        (None, None)
+    };
     let (active_project, active_project_source) =
         if let Some(p) = live_reg.and_then(|r| r.project.clone()) {
             (Some(p), Some("registration"))
@@ -570,9 +607,7 @@ fn build_record(
             }
         };
     let relaunched_at = match (live_reg, s.and_then(|s| s.last_activity)) {
-        (Some(r), Some(last))
-            if reg_alive == Some(true) && live.liveness == Liveness::Alive =>
-        {
+        (Some(r), Some(last)) if reg_alive == Some(true) && live.liveness == Liveness::Alive => {
             r.started_at.filter(|st| *st > last).map(format_iso)
         }
         _ => None,
@@ -586,7 +621,10 @@ fn build_record(
         run_state: r.run_state.as_ref().map(|rs| rs.state.clone()),
         path: r.path.display().to_string(),
     });
-    let tmux = match reg.and_then(|r| r.mux.as_ref()).filter(|m| m.kind == "tmux") {
+    let tmux = match reg
+        .and_then(|r| r.mux.as_ref())
+        .filter(|m| m.kind == "tmux")
+    {
         Some(m) => TmuxRef {
             socket: m.socket.clone(),
             session: m.session.clone(),
@@ -685,8 +723,14 @@ fn build_row(
         provider: rec.provider.clone(),
         last_error: rec.last_error.clone(),
         last_assistant_text: rec.last_assistant_text.clone(),
-        last_activity: rec.last_activity.as_deref().and_then(crate::clock::parse_iso),
-        relaunched_at: rec.relaunched_at.as_deref().and_then(crate::clock::parse_iso),
+        last_activity: rec
+            .last_activity
+            .as_deref()
+            .and_then(crate::clock::parse_iso),
+        relaunched_at: rec
+            .relaunched_at
+            .as_deref()
+            .and_then(crate::clock::parse_iso),
         waiting_on_you: rec.waiting_on_you,
         seen: rec.seen,
         alive: rec.alive,

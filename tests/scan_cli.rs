@@ -71,13 +71,21 @@ fn pi_root(env: &Env, names: &[&str]) -> Vec<(String, String)> {
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     let sessions = env.path("sessions").join("--work--");
     std::fs::create_dir_all(&sessions).unwrap();
-    let mut agents = vec![json!({"sessionId": "coord-1", "name": "Coordinator", "coordinator": true,
-        "description": "Coordinates.", "port": 41001, "projectDirectory": "."})];
+    let mut agents = vec![
+        json!({"sessionId": "coord-1", "name": "Coordinator", "coordinator": true,
+        "description": "Coordinates.", "port": 41001, "projectDirectory": "."}),
+    ];
     let mut out = Vec::new();
     for (i, n) in names.iter().enumerate() {
-        let src = Path::new(FIXTURES).join("pi-sessions").join(format!("{n}.jsonl"));
+        let src = Path::new(FIXTURES)
+            .join("pi-sessions")
+            .join(format!("{n}.jsonl"));
         let id = header_id(&src);
-        std::fs::copy(&src, sessions.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl"))).unwrap();
+        std::fs::copy(
+            &src,
+            sessions.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl")),
+        )
+        .unwrap();
         let name = format!("W-{n}");
         agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
             "description": format!("Fixture {n}"), "port": 41100 + i, "projectDirectory": "."}));
@@ -113,8 +121,20 @@ fn real_pi_sessions_classify_with_assumed_liveness() {
     pi_root(&env, &["idle", "waiting", "error", "tool"]);
     let cfg = env.system_config();
     let o = env.run(&[
-        "scan", "--json", "--config", &cfg, "--root", "root", "--sessions-dir", "sessions",
-        "--fleet", "none", "--liveness", "assume-alive", "--now", NOW,
+        "scan",
+        "--json",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
     ]);
     let index = stdout_json(&o);
     assert_eq!(record(&index, "W-idle")["state"], "idle");
@@ -138,21 +158,25 @@ fn real_pi_sessions_classify_with_assumed_liveness() {
         .starts_with("400: "));
     // The coordinator has no session file: live (assumed) and idle, with the reason saying so.
     assert_eq!(record(&index, "Coordinator")["state"], "idle");
-    assert_eq!(record(&index, "Coordinator")["stateReason"], "no_session_file");
+    assert_eq!(
+        record(&index, "Coordinator")["stateReason"],
+        "no_session_file"
+    );
     assert_eq!(index["counts"]["working"], 1);
     assert_eq!(index["waitingOnYou"], json!(["root/W-waiting"]));
     // Board files landed, one per seat, and the index equals what was printed.
-    let on_disk: Value = serde_json::from_slice(
-        &std::fs::read(env.path("data/board/index.json")).unwrap(),
-    )
-    .unwrap();
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(env.path("data/board/index.json")).unwrap()).unwrap();
     assert_eq!(on_disk, index);
     let rec: Value = serde_json::from_slice(
         &std::fs::read(env.path("data/board/sessions/root/W-tool.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(rec["state"], "working");
-    assert!(!env.path("data/board/seen.json").exists(), "a scan never writes seen.json");
+    assert!(
+        !env.path("data/board/seen.json").exists(),
+        "a scan never writes seen.json"
+    );
 }
 
 #[test]
@@ -161,8 +185,20 @@ fn print_marks_waiting_and_seen_rows() {
     pi_root(&env, &["waiting", "idle"]);
     let cfg = env.system_config();
     let args = [
-        "scan", "--print", "--config", &cfg, "--root", "root", "--sessions-dir", "sessions",
-        "--fleet", "none", "--liveness", "assume-alive", "--now", NOW,
+        "scan",
+        "--print",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
     ];
     let o = env.run(&args);
     assert!(o.status.success());
@@ -205,7 +241,9 @@ fn refusals_exit_2_and_write_nothing() {
     std::fs::create_dir_all(env.path("data/board")).unwrap();
     std::fs::write(env.path("data/board/seen.json"), b"not json").unwrap();
     let cfg = env.system_config();
-    let o = env.run(&["scan", "--config", &cfg, "--root", "root", "--fleet", "none"]);
+    let o = env.run(&[
+        "scan", "--config", &cfg, "--root", "root", "--fleet", "none",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("seen_invalid"));
     assert!(!env.path("data/board/index.json").exists());
@@ -244,7 +282,14 @@ fn refusals_exit_2_and_write_nothing() {
 #[test]
 fn without_config_the_xdg_state_root_is_used() {
     let env = Env::new();
-    let o = env.run(&["scan", "--print", "--fleet", "none", "--liveness", "assume-alive"]);
+    let o = env.run(&[
+        "scan",
+        "--print",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(env.path("state/intercom-pane/board/index.json").exists());
     let text = String::from_utf8(o.stdout).unwrap();
@@ -254,7 +299,10 @@ fn without_config_the_xdg_state_root_is_used() {
 #[test]
 fn status_json_projects_the_intercom_fixture_root() {
     let env = Env::new();
-    copy_dir(&Path::new(FIXTURES).join("intercom-root"), &env.path("root"));
+    copy_dir(
+        &Path::new(FIXTURES).join("intercom-root"),
+        &env.path("root"),
+    );
     let now = "2026-11-29T10:00:30.000Z";
     let cfg = env.system_config();
     let base = [
@@ -267,7 +315,10 @@ fn status_json_projects_the_intercom_fixture_root() {
     assert_eq!(page["totalInSnapshot"], 3);
     assert_eq!(page["nextOffset"], Value::Null);
     let workers = page["workers"].as_array().unwrap();
-    let names: Vec<&str> = workers.iter().map(|w| w["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = workers
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["Builder", "Reviewer", "Docs"]);
     assert_eq!(workers[0]["observedStatus"], "thinking");
     assert_eq!(workers[0]["lastActivity"], "Thinking");
@@ -280,7 +331,11 @@ fn status_json_projects_the_intercom_fixture_root() {
     assert_eq!(workers[1]["report"]["selfReported"], true);
     assert_eq!(workers[1]["evidence"], "stale");
     assert_eq!(workers[2]["observedStatus"], "closed");
-    assert_eq!(workers[2]["report"], Value::Null, "a clear tombstone is no report");
+    assert_eq!(
+        workers[2]["report"],
+        Value::Null,
+        "a clear tombstone is no report"
+    );
     assert_eq!(workers[2]["handoff"]["selfReported"], true);
     assert_eq!(workers[2]["handoff"]["ageSeconds"], 150);
     assert_eq!(workers[2]["closeJob"]["state"], "closed");

@@ -75,7 +75,9 @@ fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
                         .ok_or_else(|| format!("--config: {key} entries must be absolute paths"))
                 })
                 .collect(),
-            Some(_) => Err(format!("--config: {key} must be a list of at most 32 paths")),
+            Some(_) => Err(format!(
+                "--config: {key} must be a list of at most 32 paths"
+            )),
         }
     };
     Ok(SystemConfig {
@@ -95,7 +97,8 @@ pub struct Resolved {
 }
 
 pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
     let mut session_dirs = default_session_dirs();
     let (data_root, cfg_root) = match &src.config {
         Some(path) => {
@@ -108,7 +111,12 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
                         c.data_root.display()
                     ))
                 }
-                Ok(_) => return Err(format!("dataRoot {} is not a folder", c.data_root.display())),
+                Ok(_) => {
+                    return Err(format!(
+                        "dataRoot {} is not a folder",
+                        c.data_root.display()
+                    ))
+                }
                 Err(e) => {
                     return Err(format!(
                         "dataRoot {} is missing or unusable ({})",
@@ -158,6 +166,7 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
                 LivenessArg::Tmux => LivenessMode::Tmux,
                 LivenessArg::AssumeAlive => LivenessMode::AssumeAlive,
             },
+            tmux_socket: src.tmux_socket.clone(),
         },
         clock,
     })

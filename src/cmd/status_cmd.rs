@@ -2,8 +2,8 @@
 
 use crate::cli::StatusArgs;
 use crate::cmd::{options, refuse};
-use crate::scan;
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
+use crate::scan;
 use crate::views::status_json::{self, StatusQuery};
 
 pub fn run(args: &StatusArgs) -> i32 {

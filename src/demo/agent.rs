@@ -77,7 +77,12 @@ impl Writer {
         self.entry(json!({"type": "message", "message": message}))
     }
 
-    fn assistant(&mut self, content: Value, stop: &str, error: Option<&str>) -> std::io::Result<String> {
+    fn assistant(
+        &mut self,
+        content: Value,
+        stop: &str,
+        error: Option<&str>,
+    ) -> std::io::Result<String> {
         let mut m = json!({"role": "assistant", "content": content, "api": "openai-completions",
             "provider": "demo", "model": "demo-model", "stopReason": stop,
             "timestamp": SystemClock.now_ms()});
@@ -138,7 +143,12 @@ impl Writer {
             Step::ToolResult => {
                 self.message(json!({"role": "toolResult", "toolCallId": "call_demo",
                     "toolName": "bash", "content": [{"type": "text", "text": "ok"}], "isError": false}))?;
-                self.observe("host.activity", true, Some("responding"), Some("responding"));
+                self.observe(
+                    "host.activity",
+                    true,
+                    Some("responding"),
+                    Some("responding"),
+                );
             }
             Step::AskInput => {
                 self.assistant(
@@ -147,7 +157,10 @@ impl Writer {
                     None,
                 )?;
                 self.observe("host.activity", false, Some("idle"), Some("settled"));
-                self.report("needs_decision", "Choose staging or production for the rollout.");
+                self.report(
+                    "needs_decision",
+                    "Choose staging or production for the rollout.",
+                );
             }
             Step::Answer => {
                 self.message(json!({"role": "user", "content": "staging"}))?;
@@ -155,12 +168,20 @@ impl Writer {
                 self.report("clear", "");
             }
             Step::Done => {
-                self.assistant(json!([{"type": "text", "text": "Done: tests pass."}]), "stop", None)?;
+                self.assistant(
+                    json!([{"type": "text", "text": "Done: tests pass."}]),
+                    "stop",
+                    None,
+                )?;
                 self.observe("host.activity", false, Some("idle"), Some("settled"));
                 self.report("ready_for_review", "Tests pass; ready for review.");
             }
             Step::FinalError => {
-                self.assistant(json!([]), "error", Some("400: {\"message\":\"demo rejection\"}"))?;
+                self.assistant(
+                    json!([]),
+                    "error",
+                    Some("400: {\"message\":\"demo rejection\"}"),
+                )?;
                 self.observe("host.activity", false, Some("idle"), Some("settled"));
                 self.report("blocked", "The provider rejected the request.");
             }
@@ -187,7 +208,10 @@ fn answer(mut s: TcpStream, session_id: &str) -> std::io::Result<()> {
     let n = s.read(&mut buf)?;
     let req = String::from_utf8_lossy(&buf[..n]);
     let (status, body) = if req.starts_with("GET /intercom/health ") {
-        ("200 OK", json!({"version": 1, "sessionId": session_id}).to_string())
+        (
+            "200 OK",
+            json!({"version": 1, "sessionId": session_id}).to_string(),
+        )
     } else {
         ("404 Not Found", "{}".to_string())
     };

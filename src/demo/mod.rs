@@ -68,7 +68,10 @@ fn free_port() -> u16 {
 }
 
 /// Create the root, config and folders; returns the layout and (name, session id, port) per worker.
-pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<(String, String, u16)>)> {
+/// (name, session id, port) of one configured demo worker.
+pub type DemoSeat = (String, String, u16);
+
+pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     let root = base.join("coordinator");
     let sessions = base.join("pi-agent").join("sessions");
     let data_root = base.join("state");
@@ -83,8 +86,10 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<(String, String, u
     for w in &WORKERS {
         let id = uuid::Uuid::new_v4().to_string();
         let port = free_port().max(1);
-        agents.push(json!({"sessionId": id, "name": w.name, "coordinator": false,
-            "description": w.description, "port": port, "projectDirectory": "."}));
+        agents.push(
+            json!({"sessionId": id, "name": w.name, "coordinator": false,
+            "description": w.description, "port": port, "projectDirectory": "."}),
+        );
         out.push((w.name.to_string(), id, port));
     }
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
@@ -158,10 +163,15 @@ pub fn run(args: &DemoArgs) -> i32 {
         fleet: None,
         session_dirs: vec![layout.sessions.clone()],
         liveness: LivenessMode::AssumeAlive,
+        tmux_socket: None,
     };
     let mut pass = 0u32;
     let code = loop {
-        std::thread::sleep(Duration::from_millis(if pass == 0 { 700 } else { args.interval.max(1) * 1000 }));
+        std::thread::sleep(Duration::from_millis(if pass == 0 {
+            700
+        } else {
+            args.interval.max(1) * 1000
+        }));
         pass += 1;
         match scan::run(&opts, &SystemClock, None) {
             Ok(s) => {

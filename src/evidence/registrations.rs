@@ -252,8 +252,11 @@ mod tests {
         std::fs::write(bad.join("registration.json"), b"{not json").unwrap();
         let linked = dir.path().join("seats/main/linked");
         std::fs::create_dir_all(&linked).unwrap();
-        std::os::unix::fs::symlink(seat.join("registration.json"), linked.join("registration.json"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            seat.join("registration.json"),
+            linked.join("registration.json"),
+        )
+        .unwrap();
 
         let set = read_all(None, dir.path());
         assert_eq!(set.items.len(), 1);
@@ -262,7 +265,13 @@ mod tests {
         assert_eq!(r.run_state.as_ref().unwrap().state, "working");
         assert!(set.by_sessions_dir(Path::new("/x/sessions")).is_some());
         assert_eq!(set.errors.len(), 2);
-        assert!(set.errors.iter().any(|e| e.ends_with("registration_invalid")));
-        assert!(set.errors.iter().any(|e| e.ends_with("registration_link_refused")));
+        assert!(set
+            .errors
+            .iter()
+            .any(|e| e.ends_with("registration_invalid")));
+        assert!(set
+            .errors
+            .iter()
+            .any(|e| e.ends_with("registration_link_refused")));
     }
 }

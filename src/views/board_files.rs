@@ -79,7 +79,10 @@ pub fn write_board(scan: &Scan) -> Result<PathBuf, String> {
         let dir = sessions.join(file_name_for(&rec.project));
         store::ensure_dir(root, &dir).map_err(|e| e.to_string())?;
         let path = dir.join(format!("{}.json", file_name_for(&rec.agent)));
-        write_json(&path, &serde_json::to_value(rec).map_err(|e| e.to_string())?)?;
+        write_json(
+            &path,
+            &serde_json::to_value(rec).map_err(|e| e.to_string())?,
+        )?;
     }
     write_json(&board.join("index.json"), &index_json(scan))?;
     Ok(board)

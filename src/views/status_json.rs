@@ -78,19 +78,26 @@ pub fn page(
         "workers": [],
     });
     // Add workers while the page stays under the cap; what does not fit starts the next page.
-    let mut kept = 0;
+    let mut kept: Vec<Value> = Vec::new();
     for (_, w) in workers.drain(..) {
-        page["workers"].as_array_mut().map(|a| a.push(w));
-        if serde_json::to_vec(&page).map(|b| b.len()).unwrap_or(usize::MAX) > PAGE_CAP_BYTES
-            && kept > 0
-        {
-            page["workers"].as_array_mut().map(|a| a.pop());
+        kept.push(w);
+        page["workers"] = Value::Array(kept.clone());
+        let size = serde_json::to_vec(&page)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        if size > PAGE_CAP_BYTES && kept.len() > 1 {
+            kept.pop();
+            page["workers"] = Value::Array(kept.clone());
             break;
         }
-        kept += 1;
     }
+    let kept = kept.len();
     let next = start + kept;
-    page["nextOffset"] = if next < total { json!(next) } else { Value::Null };
+    page["nextOffset"] = if next < total {
+        json!(next)
+    } else {
+        Value::Null
+    };
     Ok(page)
 }
 
