@@ -16,7 +16,8 @@ use intercom_pane::clock::{format_iso, FixedClock};
 use intercom_pane::liveness::LivenessMode;
 use intercom_pane::scan::{self, RootChoice, ScanOptions};
 
-const WORKERS: usize = 256;
+// 255 workers + the coordinator = 256 agents, the config limit.
+const WORKERS: usize = 255;
 const PASSES: usize = 15;
 const NOW: i64 = 1_795_994_400_000; // 2026-11-29T23:20:00Z
 
@@ -181,6 +182,12 @@ fn median_ms(opts: &ScanOptions) -> (f64, usize, usize) {
     for _ in 0..PASSES {
         let t = Instant::now();
         let s = scan::run(opts, &clock, None).expect("scan");
+        assert!(
+            !s.records.is_empty(),
+            "bench roster did not load: {:?} {:?}",
+            s.snapshot.roster,
+            s.snapshot.errors
+        );
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         rows = s.records.len();
         waiting = s.records.iter().filter(|r| r.state == "waiting").count();

@@ -74,8 +74,18 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Atomically replace `path` with `bytes` (mode 0600). The folder must already exist.
+/// Atomically replace `path` with `bytes` (mode 0600), fsynced. The folder must already exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_replace(path, bytes, true)
+}
+
+/// Atomically replace a derived, rewritable file (board records): readers still see the old or
+/// the new whole file, but the data is not forced to disk, since the next scan rewrites it.
+pub fn write_atomic_derived(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_replace(path, bytes, false)
+}
+
+fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
@@ -116,8 +126,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let _ = std::fs::remove_file(&tmp);
         return result;
     }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+    if durable {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
 }

@@ -82,16 +82,21 @@ pub fn write_board(scan: &Scan) -> Result<PathBuf, String> {
         write_json(
             &path,
             &serde_json::to_value(rec).map_err(|e| e.to_string())?,
+            false,
         )?;
     }
-    write_json(&board.join("index.json"), &index_json(scan))?;
+    write_json(&board.join("index.json"), &index_json(scan), true)?;
     Ok(board)
 }
 
-fn write_json(path: &Path, v: &Value) -> Result<(), String> {
+fn write_json(path: &Path, v: &Value, durable: bool) -> Result<(), String> {
     let mut bytes = serde_json::to_vec_pretty(v).map_err(|e| e.to_string())?;
     bytes.push(b'\n');
-    store::write_atomic(path, &bytes).map_err(|e| e.to_string())
+    if durable {
+        store::write_atomic(path, &bytes).map_err(|e| e.to_string())
+    } else {
+        store::write_atomic_derived(path, &bytes).map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]
