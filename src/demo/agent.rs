@@ -62,13 +62,21 @@ impl Writer {
         f.write_all(&line)
     }
 
-    fn entry(&mut self, mut v: Value) -> std::io::Result<String> {
+    /// Append one entry with pi's key order: type, id, parentId, timestamp, then the rest.
+    fn entry(&mut self, v: Value) -> std::io::Result<String> {
         self.n += 1;
         let id = format!("{:08x}", (self.n as u32).wrapping_mul(2_654_435_761));
-        v["id"] = json!(id);
-        v["parentId"] = json!(self.last_id);
-        v["timestamp"] = json!(format_iso(SystemClock.now_ms()));
-        self.append(&self.session_file.clone(), &v)?;
+        let mut out = serde_json::Map::new();
+        out.insert("type".into(), v["type"].clone());
+        out.insert("id".into(), json!(id));
+        out.insert("parentId".into(), json!(self.last_id));
+        out.insert("timestamp".into(), json!(format_iso(SystemClock.now_ms())));
+        if let Value::Object(rest) = v {
+            for (k, val) in rest {
+                out.entry(k).or_insert(val);
+            }
+        }
+        self.append(&self.session_file.clone(), &Value::Object(out))?;
         self.last_id = Some(id.clone());
         Ok(id)
     }
@@ -231,7 +239,23 @@ fn name_self_pi() {
     }
 }
 
+/// Re-exec this same program with `argv[0] = "pi"`: tmux reads a pane's command name from
+/// `argv[0]`, and pi itself shows up as `pi`. Same pid; returns only if exec failed.
+fn reexec_as_pi() {
+    use std::os::unix::process::CommandExt;
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next().unwrap_or_default();
+    if Path::new(&argv0).file_name() == Some(std::ffi::OsStr::new("pi")) {
+        return;
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let err = std::process::Command::new(exe).arg0("pi").args(argv).exec();
+        eprintln!("demo-agent: cannot re-exec as pi ({err}); continuing under its own name");
+    }
+}
+
 pub fn run(args: &DemoAgentArgs) -> i32 {
+    reexec_as_pi();
     name_self_pi();
     let writer_id = uuid::Uuid::new_v4().to_string();
     let log_file = args.root.as_ref().map(|r| {
