@@ -1,119 +1,12 @@
 //! `intercom-pane scan` and `status --json` end to end: the real binary on real files copied from
 //! the shared fixtures into a temporary folder.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod scan_support;
 
+use std::path::Path;
+
+use scan_support::*;
 use serde_json::{json, Value};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-const NOW: &str = "2026-11-29T23:20:00.000Z";
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        for d in ["home", "state", "data"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        Env { dir }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.dir.path().join(p)
-    }
-
-    /// Run the binary with a private HOME and state folder, no tmux on PATH unless given.
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_clear()
-            .env("HOME", self.path("home"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap()
-    }
-
-    fn system_config(&self) -> String {
-        let p = self.path("system.json");
-        std::fs::write(&p, json!({"dataRoot": self.path("data")}).to_string()).unwrap();
-        p.display().to_string()
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
-
-fn header_id(file: &Path) -> String {
-    let text = std::fs::read_to_string(file).unwrap();
-    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    first["id"].as_str().unwrap().to_string()
-}
-
-/// A coordinator root whose workers are the real pi fixture sessions.
-fn pi_root(env: &Env, names: &[&str]) -> Vec<(String, String)> {
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    let sessions = env.path("sessions").join("--work--");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let mut agents = vec![
-        json!({"sessionId": "coord-1", "name": "Coordinator", "coordinator": true,
-        "description": "Coordinates.", "port": 41001, "projectDirectory": "."}),
-    ];
-    let mut out = Vec::new();
-    for (i, n) in names.iter().enumerate() {
-        let src = Path::new(FIXTURES)
-            .join("pi-sessions")
-            .join(format!("{n}.jsonl"));
-        let id = header_id(&src);
-        std::fs::copy(
-            &src,
-            sessions.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl")),
-        )
-        .unwrap();
-        let name = format!("W-{n}");
-        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
-            "description": format!("Fixture {n}"), "port": 41100 + i, "projectDirectory": "."}));
-        out.push((name, id));
-    }
-    let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
-    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
-    out
-}
-
-fn stdout_json(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}, stderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
-fn record<'a>(index: &'a Value, agent: &str) -> &'a Value {
-    index["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["agent"] == agent)
-        .unwrap_or_else(|| panic!("no record for {agent}"))
-}
 
 #[test]
 fn real_pi_sessions_classify_with_assumed_liveness() {

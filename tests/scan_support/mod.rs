@@ -1,0 +1,128 @@
+//! Shared setup for the scan tests: a private HOME and data root, real fixture files.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+pub const NOW: &str = "2026-11-29T23:20:00.000Z";
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    /// PATH for the binary: empty (no tmux) unless `with_system_path` was called.
+    pub path_env: String,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["home", "state", "data", "no-bin", "tmux-tmp"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let path_env = dir.path().join("no-bin").display().to_string();
+        Env { dir, path_env }
+    }
+
+    /// Let the binary find tmux (and everything else) on the system PATH.
+    pub fn with_system_path(mut self) -> Env {
+        self.path_env = "/usr/local/bin:/usr/bin:/bin".into();
+        self
+    }
+
+    pub fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    /// Run the binary with a private HOME, state folder and tmux folder (so the machine's own
+    /// default tmux server is never asked), and no tmux on PATH unless `with_system_path`.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("PATH", &self.path_env)
+            .env("TMUX_TMPDIR", self.path("tmux-tmp"))
+            .output()
+            .unwrap()
+    }
+
+    pub fn system_config(&self) -> String {
+        let p = self.path("system.json");
+        std::fs::write(&p, json!({"dataRoot": self.path("data")}).to_string()).unwrap();
+        p.display().to_string()
+    }
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+pub fn header_id(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["id"].as_str().unwrap().to_string()
+}
+
+/// A coordinator root whose workers are the real pi fixture sessions.
+pub fn pi_root(env: &Env, names: &[&str]) -> Vec<(String, String)> {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let sessions = env.path("sessions").join("--work--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let mut agents = vec![
+        json!({"sessionId": "coord-1", "name": "Coordinator", "coordinator": true,
+        "description": "Coordinates.", "port": 41001, "projectDirectory": "."}),
+    ];
+    let mut out = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let src = Path::new(FIXTURES)
+            .join("pi-sessions")
+            .join(format!("{n}.jsonl"));
+        let id = header_id(&src);
+        std::fs::copy(
+            &src,
+            sessions.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl")),
+        )
+        .unwrap();
+        let name = format!("W-{n}");
+        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
+            "description": format!("Fixture {n}"), "port": 41100 + i, "projectDirectory": "."}));
+        out.push((name, id));
+    }
+    let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    out
+}
+
+pub fn stdout_json(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}, stderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+pub fn record<'a>(index: &'a Value, agent: &str) -> &'a Value {
+    index["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent"] == agent)
+        .unwrap_or_else(|| panic!("no record for {agent}"))
+}
+
