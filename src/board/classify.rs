@@ -12,9 +12,13 @@ use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, St
 /// What the seat's agent is doing, from its session file alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activity {
+    /// In a turn: a user message, a tool running or just done, or a retry pending.
     Working,
+    /// The completed reply asks for human input (`Input needed: ...`).
     Waiting,
+    /// The last turn ended in a final error, was aborted, or was cut off.
     Error,
+    /// None of the above.
     Idle,
 }
 
@@ -33,6 +37,7 @@ impl Activity {
 /// An activity and the fixed reason code that produced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Classification {
+    /// The activity.
     pub activity: Activity,
     /// One of: `user_message`, `tool_result`, `tool_running`, `retrying`, `input_needed`,
     /// `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
@@ -151,11 +156,17 @@ fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
 /// What the board shows for a seat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoardState {
+    /// Live, in a turn.
     Working,
+    /// Live, asking for input.
     Waiting,
+    /// Live, last turn failed.
     Error,
+    /// No live pane running `pi`.
     Offline,
+    /// Live, nothing pending.
     Idle,
+    /// The multiplexer could not be asked.
     Unknown,
 }
 

@@ -90,11 +90,17 @@ impl From<FsError> for SessionError {
 /// What kind of entry a line is (its top-level `type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
+    /// `message`
     Message,
+    /// `model_change`
     ModelChange,
+    /// `compaction`
     Compaction,
+    /// `context_edit` (pi 1.6.0: written when a retry is scheduled)
     ContextEdit,
+    /// `branch_summary`
     BranchSummary,
+    /// Any other type (`thinking_level_change`, `label`, `custom`, ...).
     Other,
 }
 
@@ -126,6 +132,7 @@ pub enum StopReason {
 /// One entry on the conversational branch, reduced to what classification needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchEntry {
+    /// Top-level `type`.
     pub kind: EntryKind,
     /// Entry id (absent in old v1 files).
     pub id: Option<String>,
@@ -148,13 +155,17 @@ pub struct BranchEntry {
 /// What the board needs from one pi session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
+    /// The file read.
     pub path: PathBuf,
     /// Header `id`: confirm a file found by name with this.
     pub session_id: String,
     /// Header `cwd` (raw; views sanitize).
     pub cwd: String,
+    /// Header `timestamp` (when pi started).
     pub header_timestamp: Option<Ms>,
+    /// File length when opened.
     pub file_len: u64,
+    /// File mtime when opened.
     pub mtime_ms: Ms,
     /// First user message, collapsed to one line, ≤ 240 chars.
     pub task: Option<String>,
@@ -162,6 +173,7 @@ pub struct SessionSummary {
     pub last_activity: Option<Ms>,
     /// Latest `model_change` or assistant turn on the branch, whichever is later.
     pub model: Option<String>,
+    /// Provider of that same entry.
     pub provider: Option<String>,
     /// Newest assistant text on the branch, ≤ 500 chars, raw (views sanitize).
     pub last_assistant_text: Option<String>,
@@ -785,11 +797,11 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
     let mut chunk_size = FIRST_READ;
     // Every iteration either consumes a line, reads a chunk (bounded by TAIL_BUDGET) or ends.
     loop {
-        if tail.seen >= MAX_ENTRIES {
-            truncated = !tail.branch_done;
+        if tail.seen > 0 && tail.enough() {
             break;
         }
-        if tail.seen > 0 && tail.enough() {
+        if tail.seen >= MAX_ENTRIES {
+            truncated = true;
             break;
         }
         let found = memrchr(b'\n', &window);
@@ -819,14 +831,14 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
         }
         if window.len() > LINE_PARSE_CAP {
             match skim_huge(file, win_start, &window, header_end, &mut scanned) {
-                Some((raw, new_start, new_window)) => {
-                    match raw {
+                Some(sk) => {
+                    match sk.entry {
                         Some(r) => tail.push(to_entry(r, true)),
                         None => tail.skipped += 1,
                     }
                     at_end = false;
-                    win_start = new_start;
-                    window = new_window;
+                    win_start = sk.before_start;
+                    window = sk.before;
                     continue;
                 }
                 None => {
@@ -878,17 +890,25 @@ fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) -> bool {
     true
 }
 
+/// A huge line, skimmed, and what was read before it.
+struct Skimmed {
+    /// None when even its head names no `type` (malformed).
+    entry: Option<RawEntry>,
+    /// File offset of `before`.
+    before_start: u64,
+    /// Bytes read before the line's newline: the next window.
+    before: Vec<u8>,
+}
+
 /// The window holds the last part (> LINE_PARSE_CAP bytes) of one line that starts before
-/// `win_start`. Find its start within the budget, skim it, and return the entry (None when
-/// malformed), the new window start and the bytes read before the line's newline.
-#[allow(clippy::type_complexity)]
+/// `win_start`. Find its start within the budget and skim it. None: budget, hole or read error.
 fn skim_huge(
     file: &std::fs::File,
     win_start: u64,
     window: &[u8],
     header_end: u64,
     scanned: &mut u64,
-) -> Option<(Option<RawEntry>, u64, Vec<u8>)> {
+) -> Option<Skimmed> {
     let tail_win = &window[window.len().saturating_sub(SKIM_WINDOW)..];
     let line_end = win_start + window.len() as u64;
     let mut pos = win_start;
@@ -922,7 +942,11 @@ fn skim_huge(
     let head_len = SKIM_WINDOW.min((line_end - line_start) as usize);
     let head = fsguard::read_at(file, line_start, head_len).ok()?;
     *scanned += head.len() as u64;
-    Some((skim_line(&head, tail_win), new_start, before))
+    Some(Skimmed {
+        entry: skim_line(&head, tail_win),
+        before_start: new_start,
+        before,
+    })
 }
 
 /// Word-at-a-time byte search: a per-byte loop over 64 KiB windows of zeros or long lines was
@@ -1180,24 +1204,31 @@ pub fn session_dirs_from(env: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
 /// One indexed session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexedFile {
+    /// Where it is.
     pub path: PathBuf,
+    /// Its mtime when listed.
     pub mtime_ms: Ms,
+    /// Its length when listed.
     pub len: u64,
 }
 
 /// A path that could not be indexed, with a fixed code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexError {
+    /// The folder or file refused.
     pub path: PathBuf,
+    /// An `FsError` code.
     pub code: &'static str,
 }
 
 /// Session id → newest file named `<anything>_<sessionId>.jsonl`.
 #[derive(Debug, Default)]
 pub struct SessionIndex {
+    /// Session id → its newest file (by mtime, then path).
     pub files: HashMap<String, IndexedFile>,
     /// Some folder had more entries than listed, or a total cap was hit.
     pub truncated: bool,
+    /// Folders that could not be listed and session-named entries that are not regular files.
     pub errors: Vec<IndexError>,
 }
 
