@@ -355,3 +355,27 @@ fn many_entries_stop_early_but_keep_the_branch_right() {
     assert_eq!(sum.task.as_deref(), Some("Deploy the thing"));
     assert!(sum.branch.len() < 64, "stopped early: {}", sum.branch.len());
 }
+
+/// The exact sequence real pi 1.6.0 wrote for a context overflow (checked against a run with a
+/// loopback model): error, context_edit aimed at it, then — only when there is something to
+/// summarize — compaction, then the retried reply. Without the compaction pi stops.
+#[test]
+fn overflow_sequence_as_real_pi_writes_it() {
+    let mut s = started();
+    s.reply("First answer.");
+    s.user("Now the big one");
+    let e = s.error("400: {\"message\":\"This model's maximum context length is 1000 tokens. context_length_exceeded\"}");
+    s.wait(-990);
+    s.context_edit(&e);
+    // Summarizing: inside the first backoff window it reads as retrying ...
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "retrying");
+    // ... and with no compaction long after, pi gave up: the error is final.
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "final_error");
+    s.compaction();
+    // Compaction written: the retry runs now, however long the reply takes.
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+    s.reply("Answer after compaction.");
+    let sum = read(&s);
+    assert_eq!(classify(&sum, s.clock).reason, "completed_reply");
+    assert_eq!(sum.last_error, None);
+}
