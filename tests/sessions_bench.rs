@@ -19,7 +19,7 @@ fn dense(id: &str, target: usize) -> Session {
 }
 
 /// `worded`: tool calls carry a sentence; without it the reader must look further back for the
-/// last assistant text (up to its 64-entry branch limit).
+/// last assistant text (up to its 32-entry branch limit).
 fn dense_with(id: &str, target: usize, worded: bool) -> Session {
     let mut s = Session::new(id);
     s.user("Refactor the parser and run the tests");
@@ -110,7 +110,7 @@ fn read_session_cost_does_not_grow_with_file_size() {
         .collect();
     let w = median_pass_ms(&wordless);
     println!(
-        "read_session x{FILES}: 1 MiB files whose tool calls carry no text (scan goes back 64 \
+        "read_session x{FILES}: 1 MiB files whose tool calls carry no text (scan goes back 32 \
          branch entries): median pass {w:.2} ms ({:.1} us/file)",
         w * 1000.0 / FILES as f64
     );

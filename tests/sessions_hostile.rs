@@ -323,3 +323,27 @@ fn deeply_nested_and_odd_typed_fields_do_not_break_reading() {
     assert_eq!(sum.skipped_lines, 1);
     assert_eq!(classify(&sum, s.clock).activity, Activity::Idle);
 }
+
+#[test]
+fn big_tool_outputs_between_wordless_calls_bound_the_text_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(format!("x_{ID}.jsonl"));
+    let mut s = Session::new(ID);
+    s.user("Read every file");
+    s.reply("Starting.");
+    let big = "0123456789abcdef".repeat(200 * 64); // 200 KiB
+    for _ in 0..40 {
+        s.assistant_blocks(
+            json!([{"type":"toolCall","id":"c","name":"read","arguments":{"path":"f"}}]),
+            "toolUse",
+        );
+        s.entry(json!({"type":"message","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":big}],"isError":false}}));
+    }
+    std::fs::write(&p, s.text()).unwrap();
+    let sum = read_session(&p).unwrap();
+    assert_eq!(classify(&sum, s.clock).reason, "tool_result");
+    // "Starting." lies ~8 MiB back, beyond the text search budget: unknown, not searched for.
+    assert_eq!(sum.last_assistant_text, None);
+    assert!(sum.branch.len() < 30, "{}", sum.branch.len());
+    assert_eq!(sum.task.as_deref(), Some("Read every file"));
+}

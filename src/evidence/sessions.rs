@@ -49,7 +49,9 @@ const ASSISTANT_CHARS: usize = 500;
 const ERROR_CHARS: usize = 500;
 const FIRST_LINE_CHARS: usize = 512;
 /// Once this many branch entries are known, stop looking further back for assistant text.
-const ENOUGH_BRANCH: usize = 64;
+const ENOUGH_BRANCH: usize = 32;
+/// Nor read more than this looking for it (big tool results between wordless tool calls).
+const TEXT_SEARCH_BUDGET: u64 = 1024 * 1024;
 
 /// Why a session file could not be read. `code()` is fixed and content-free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -689,8 +691,9 @@ fn to_entry(raw: RawEntry, skimmed: bool) -> Entry {
 
 /// Collects entries newest first and follows the branch as it goes.
 struct Tail {
-    /// Every entry met, newest first (≤ MAX_ENTRIES).
+    /// Entries met so far (≤ MAX_ENTRIES).
     seen: usize,
+    /// The entries on the branch, newest first.
     branch: Vec<Entry>,
     want: Option<String>,
     linear: bool,
@@ -740,8 +743,9 @@ impl Tail {
     }
 
     /// True when older entries cannot change the summary: the deciding entries, the model and
-    /// some assistant text are known (or the branch is complete).
-    fn enough(&self) -> bool {
+    /// some assistant text are known (or the branch is complete). Past `TEXT_SEARCH_BUDGET`
+    /// bytes `scanned`, the last assistant text is left unknown rather than searched for.
+    fn enough(&self, scanned: u64) -> bool {
         if self.branch_done {
             return true;
         }
@@ -779,7 +783,8 @@ impl Tail {
             .branch
             .iter()
             .any(|e| e.branch.role == Some(Role::Assistant) && e.text.is_some());
-        has_model && (has_text || self.branch.len() >= ENOUGH_BRANCH)
+        has_model
+            && (has_text || self.branch.len() >= ENOUGH_BRANCH || scanned >= TEXT_SEARCH_BUDGET)
     }
 }
 
@@ -797,7 +802,7 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
     let mut chunk_size = FIRST_READ;
     // Every iteration either consumes a line, reads a chunk (bounded by TAIL_BUDGET) or ends.
     loop {
-        if tail.seen > 0 && tail.enough() {
+        if tail.seen > 0 && tail.enough(scanned) {
             break;
         }
         if tail.seen >= MAX_ENTRIES {
