@@ -241,20 +241,34 @@ fn recoverable_length_is_working_inside_the_window() {
     assert_eq!(class_at(&s, s.clock + 1_000).reason, "retrying");
     assert_eq!(class_at(&s, s.clock + 60_000).reason, "length");
 
+    // Recoverable length: edit, compaction, then the retry runs however long it takes.
+    let mut s = started();
+    let l = s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
+    s.context_edit(&l);
+    s.compaction();
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+
+    // A compaction with no edit is a manual /compact: the cut-off turn stays an error.
     let mut s = started();
     s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
     s.compaction();
-    assert_eq!(class_at(&s, s.clock + 1_000).activity, Activity::Working);
-    assert_eq!(class_at(&s, s.clock + 60_000).activity, Activity::Error);
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "length");
 }
 
 #[test]
 fn compaction_after_overflow_is_working_but_not_after_a_reply() {
     let mut s = started();
-    s.error("400: context_length_exceeded: prompt is too long");
+    let e = s.error("400: context_length_exceeded: prompt is too long");
+    s.context_edit(&e);
     s.compaction();
     let c = class_at(&s, s.clock + 1_000);
     assert_eq!((c.activity, c.reason), (Activity::Working, "retrying"));
+
+    // A final (not retried) error, then a manual /compact: still the error.
+    let mut s = started();
+    s.error("400: bad request");
+    s.compaction();
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "final_error");
 
     let mut s = started();
     s.reply("Finished.");
