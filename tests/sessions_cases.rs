@@ -241,20 +241,34 @@ fn recoverable_length_is_working_inside_the_window() {
     assert_eq!(class_at(&s, s.clock + 1_000).reason, "retrying");
     assert_eq!(class_at(&s, s.clock + 60_000).reason, "length");
 
+    // Recoverable length: edit, compaction, then the retry runs however long it takes.
+    let mut s = started();
+    let l = s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
+    s.context_edit(&l);
+    s.compaction();
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+
+    // A compaction with no edit is a manual /compact: the cut-off turn stays an error.
     let mut s = started();
     s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
     s.compaction();
-    assert_eq!(class_at(&s, s.clock + 1_000).activity, Activity::Working);
-    assert_eq!(class_at(&s, s.clock + 60_000).activity, Activity::Error);
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "length");
 }
 
 #[test]
 fn compaction_after_overflow_is_working_but_not_after_a_reply() {
     let mut s = started();
-    s.error("400: context_length_exceeded: prompt is too long");
+    let e = s.error("400: context_length_exceeded: prompt is too long");
+    s.context_edit(&e);
     s.compaction();
     let c = class_at(&s, s.clock + 1_000);
     assert_eq!((c.activity, c.reason), (Activity::Working, "retrying"));
+
+    // A final (not retried) error, then a manual /compact: still the error.
+    let mut s = started();
+    s.error("400: bad request");
+    s.compaction();
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "final_error");
 
     let mut s = started();
     s.reply("Finished.");
@@ -354,4 +368,28 @@ fn many_entries_stop_early_but_keep_the_branch_right() {
     assert_eq!(classify(&sum, s.clock).activity, Activity::Waiting);
     assert_eq!(sum.task.as_deref(), Some("Deploy the thing"));
     assert!(sum.branch.len() < 64, "stopped early: {}", sum.branch.len());
+}
+
+/// The exact sequence real pi 1.6.0 wrote for a context overflow (checked against a run with a
+/// loopback model): error, context_edit aimed at it, then — only when there is something to
+/// summarize — compaction, then the retried reply. Without the compaction pi stops.
+#[test]
+fn overflow_sequence_as_real_pi_writes_it() {
+    let mut s = started();
+    s.reply("First answer.");
+    s.user("Now the big one");
+    let e = s.error("400: {\"message\":\"This model's maximum context length is 1000 tokens. context_length_exceeded\"}");
+    s.wait(-990);
+    s.context_edit(&e);
+    // Summarizing: inside the first backoff window it reads as retrying ...
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, "retrying");
+    // ... and with no compaction long after, pi gave up: the error is final.
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "final_error");
+    s.compaction();
+    // Compaction written: the retry runs now, however long the reply takes.
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+    s.reply("Answer after compaction.");
+    let sum = read(&s);
+    assert_eq!(classify(&sum, s.clock).reason, "completed_reply");
+    assert_eq!(sum.last_error, None);
 }

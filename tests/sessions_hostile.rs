@@ -323,3 +323,73 @@ fn deeply_nested_and_odd_typed_fields_do_not_break_reading() {
     assert_eq!(sum.skipped_lines, 1);
     assert_eq!(classify(&sum, s.clock).activity, Activity::Idle);
 }
+
+#[test]
+fn big_tool_outputs_between_wordless_calls_bound_the_text_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(format!("x_{ID}.jsonl"));
+    let mut s = Session::new(ID);
+    s.user("Read every file");
+    s.reply("Starting.");
+    let big = "0123456789abcdef".repeat(200 * 64); // 200 KiB
+    for _ in 0..40 {
+        s.assistant_blocks(
+            json!([{"type":"toolCall","id":"c","name":"read","arguments":{"path":"f"}}]),
+            "toolUse",
+        );
+        s.entry(json!({"type":"message","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":big}],"isError":false}}));
+    }
+    std::fs::write(&p, s.text()).unwrap();
+    let sum = read_session(&p).unwrap();
+    assert_eq!(classify(&sum, s.clock).reason, "tool_result");
+    // "Starting." lies ~8 MiB back, beyond the text search budget: unknown, not searched for.
+    assert_eq!(sum.last_assistant_text, None);
+    assert!(sum.branch.len() < 30, "{}", sum.branch.len());
+    assert_eq!(sum.task.as_deref(), Some("Read every file"));
+}
+
+#[test]
+fn every_truncation_and_random_garbage_reads_without_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(format!("x_{ID}.jsonl"));
+    let mut s = Session::new(ID);
+    s.user("Täsk with ünïcode ✓");
+    s.tool_call("Running ✓.");
+    s.tool_result();
+    s.reply("Input needed: pick ✓ or ✗");
+    let full = s.text().into_bytes();
+    // Every prefix: a file cut anywhere (even inside a UTF-8 sequence) reads or is refused.
+    // Every byte near the end (where the interesting lines are), every 5th before that.
+    let dense_from = full.len().saturating_sub(800);
+    for n in (0..=full.len()).filter(|&n| n >= dense_from || n % 5 == 0) {
+        std::fs::write(&p, &full[..n]).unwrap();
+        match read_session(&p) {
+            Ok(sum) => {
+                let _ = classify(&sum, 0);
+            }
+            Err(e) => assert!(["empty_file", "invalid_header"].contains(&e.code())),
+        }
+    }
+    // Deterministic pseudo-random garbage after a valid header, with newlines and NULs mixed in.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..100 {
+        let mut bytes = header().into_bytes();
+        let len = (round * 37) % 3000;
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let b = match x % 16 {
+                0 => b'\n',
+                1 => b'{',
+                2 => b'"',
+                3 => 0,
+                _ => (x >> 8) as u8,
+            };
+            bytes.push(b);
+        }
+        std::fs::write(&p, &bytes).unwrap();
+        let sum = read_session(&p).unwrap();
+        let _ = classify(&sum, 0);
+    }
+}

@@ -12,9 +12,13 @@ use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, St
 /// What the seat's agent is doing, from its session file alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activity {
+    /// In a turn: a user message, a tool running or just done, or a retry pending.
     Working,
+    /// The completed reply asks for human input (`Input needed: ...`).
     Waiting,
+    /// The last turn ended in a final error, was aborted, or was cut off.
     Error,
+    /// None of the above.
     Idle,
 }
 
@@ -33,6 +37,7 @@ impl Activity {
 /// An activity and the fixed reason code that produced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Classification {
+    /// The activity.
     pub activity: Activity,
     /// One of: `user_message`, `tool_result`, `tool_running`, `retrying`, `input_needed`,
     /// `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
@@ -103,35 +108,35 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
     }
 }
 
-/// The deciding entry at `pos` is a failed turn (`error` or `length`): working while pi's retry
-/// is still plausibly pending, else an error with `final_reason`.
+/// The deciding entry at `pos` is a failed turn (`error` or `length`): working while pi's
+/// recovery is still plausibly under way, else an error with `final_reason`.
+///
+/// What pi 1.6.0 writes when it recovers (checked against real runs): a `context_edit` aimed at
+/// the failed entry, at once; then either the backoff wait (2 s, 4 s, 8 s) and the retry, or —
+/// for a context overflow or a recoverable `length` — a summarization and a `compaction` entry,
+/// then the retry. So: edit + compaction = the retry is running; edit alone = working while the
+/// wait plausibly lasts; no edit = final (a compaction without one is a manual `/compact`).
 fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {
     let d = &s.branch[pos];
     let newer = &s.branch[..pos];
-    let is_error = d.stop_reason == Some(StopReason::Error);
-    // An overflow error answered by a compaction: pi compacts, then retries at once.
-    if is_error && newer.iter().any(|e| e.kind == EntryKind::Compaction) {
+    let edit = newer
+        .iter()
+        .find(|e| e.kind == EntryKind::ContextEdit && d.id.is_some() && e.target_id == d.id);
+    let Some(edit) = edit else {
+        return c(Activity::Error, final_reason);
+    };
+    if newer.iter().any(|e| e.kind == EntryKind::Compaction) {
         return c(Activity::Working, "retrying");
     }
-    // A retry is scheduled by a context_edit aimed at the failed entry (a recoverable `length`
-    // may go straight to compaction). The newest such entry starts the wait.
-    let targets_d =
-        |e: &BranchEntry| e.kind == EntryKind::ContextEdit && d.id.is_some() && e.target_id == d.id;
-    let follow_up = newer
-        .iter()
-        .find(|e| targets_d(e) || (!is_error && e.kind == EntryKind::Compaction));
-    let Some(f) = follow_up else {
-        return c(Activity::Error, final_reason);
-    };
     let attempt = consecutive_failures(s, pos);
-    if attempt >= MAX_ATTEMPTS || attempt > BACKOFF_MS.len() {
-        return c(Activity::Error, final_reason);
-    }
-    let Some(since) = f.timestamp.or(d.timestamp) else {
+    let backoff = match attempt.checked_sub(1).and_then(|i| BACKOFF_MS.get(i)) {
+        Some(&b) if attempt < MAX_ATTEMPTS => b,
+        _ => return c(Activity::Error, final_reason),
+    };
+    let Some(since) = edit.timestamp.or(d.timestamp) else {
         return c(Activity::Error, final_reason);
     };
-    let window = BACKOFF_MS[attempt.saturating_sub(1)] + RETRY_MARGIN_MS;
-    if now - since <= window {
+    if now - since <= backoff + RETRY_MARGIN_MS {
         c(Activity::Working, "retrying")
     } else {
         c(Activity::Error, final_reason)
@@ -151,11 +156,17 @@ fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
 /// What the board shows for a seat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoardState {
+    /// Live, in a turn.
     Working,
+    /// Live, asking for input.
     Waiting,
+    /// Live, last turn failed.
     Error,
+    /// No live pane running `pi`.
     Offline,
+    /// Live, nothing pending.
     Idle,
+    /// The multiplexer could not be asked.
     Unknown,
 }
 

@@ -24,6 +24,9 @@ const HEADER_MAX: usize = 64 * 1024;
 const HEAD_MAX: u64 = 1024 * 1024;
 /// Chunk size for forward and normal backward reads.
 const CHUNK: u64 = 64 * 1024;
+/// First read at each end: small, since the header, the task and the deciding entries are
+/// usually within a few KiB; later reads double up to CHUNK.
+const FIRST_READ: u64 = 16 * 1024;
 /// Lines up to this size are parsed whole; longer ones are skimmed.
 const LINE_PARSE_CAP: usize = 1024 * 1024;
 /// How much of each end of a skimmed line is read.
@@ -46,7 +49,9 @@ const ASSISTANT_CHARS: usize = 500;
 const ERROR_CHARS: usize = 500;
 const FIRST_LINE_CHARS: usize = 512;
 /// Once this many branch entries are known, stop looking further back for assistant text.
-const ENOUGH_BRANCH: usize = 64;
+const ENOUGH_BRANCH: usize = 32;
+/// Nor read more than this looking for it (big tool results between wordless tool calls).
+const TEXT_SEARCH_BUDGET: u64 = 1024 * 1024;
 
 /// Why a session file could not be read. `code()` is fixed and content-free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,11 +92,17 @@ impl From<FsError> for SessionError {
 /// What kind of entry a line is (its top-level `type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
+    /// `message`
     Message,
+    /// `model_change`
     ModelChange,
+    /// `compaction`
     Compaction,
+    /// `context_edit` (pi 1.6.0: written when a retry is scheduled)
     ContextEdit,
+    /// `branch_summary`
     BranchSummary,
+    /// Any other type (`thinking_level_change`, `label`, `custom`, ...).
     Other,
 }
 
@@ -123,6 +134,7 @@ pub enum StopReason {
 /// One entry on the conversational branch, reduced to what classification needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchEntry {
+    /// Top-level `type`.
     pub kind: EntryKind,
     /// Entry id (absent in old v1 files).
     pub id: Option<String>,
@@ -145,13 +157,17 @@ pub struct BranchEntry {
 /// What the board needs from one pi session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
+    /// The file read.
     pub path: PathBuf,
     /// Header `id`: confirm a file found by name with this.
     pub session_id: String,
     /// Header `cwd` (raw; views sanitize).
     pub cwd: String,
+    /// Header `timestamp` (when pi started).
     pub header_timestamp: Option<Ms>,
+    /// File length when opened.
     pub file_len: u64,
+    /// File mtime when opened.
     pub mtime_ms: Ms,
     /// First user message, collapsed to one line, ≤ 240 chars.
     pub task: Option<String>,
@@ -159,6 +175,7 @@ pub struct SessionSummary {
     pub last_activity: Option<Ms>,
     /// Latest `model_change` or assistant turn on the branch, whichever is later.
     pub model: Option<String>,
+    /// Provider of that same entry.
     pub provider: Option<String>,
     /// Newest assistant text on the branch, ≤ 500 chars, raw (views sanitize).
     pub last_assistant_text: Option<String>,
@@ -373,6 +390,12 @@ impl<'de> Visitor<'de> for MessageSeed<'_> {
     }
 }
 
+/// Only user and assistant text is ever shown or matched; skipping the rest (tool output is most
+/// of a session's bytes) saves unescaping it. Pi writes `role` before `content`.
+fn wants_text(m: &RawMessage) -> bool {
+    matches!(m.role.as_deref(), None | Some("user" | "assistant"))
+}
+
 fn push_text(m: &mut RawMessage, t: &str) {
     if m.text.len() >= TEXT_CAP {
         return;
@@ -400,18 +423,22 @@ impl<'de> Visitor<'de> for ContentSeed<'_> {
         f.write_str("message content")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        push_text(self.0, v);
+        if wants_text(self.0) {
+            push_text(self.0, v);
+        }
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
         let m = self.0;
         loop {
             let mut block = Block::default();
-            if a.next_element_seed(BlockSeed(&mut block))?.is_none() {
+            if a.next_element_seed(BlockSeed(&mut block, wants_text(m)))?
+                .is_none()
+            {
                 break;
             }
             match block.typ.as_deref() {
-                Some("text") => {
+                Some("text") if wants_text(m) => {
                     if let Some(t) = block.text {
                         push_text(m, &t);
                     }
@@ -449,7 +476,8 @@ struct Block {
     text: Option<String>,
 }
 
-struct BlockSeed<'a>(&'a mut Block);
+/// The block, and whether its text is wanted.
+struct BlockSeed<'a>(&'a mut Block, bool);
 
 impl<'de> DeserializeSeed<'de> for BlockSeed<'_> {
     type Value = ();
@@ -468,7 +496,7 @@ impl<'de> Visitor<'de> for BlockSeed<'_> {
         while let Some(key) = a.next_key::<KeyName>()? {
             match key.0.as_deref() {
                 Some("type") => b.typ = a.next_value_seed(MaybeStr(SHORT_CAP))?,
-                Some("text") => b.text = a.next_value_seed(MaybeStr(TEXT_CAP))?,
+                Some("text") if self.1 => b.text = a.next_value_seed(MaybeStr(TEXT_CAP))?,
                 _ => {
                     a.next_value::<IgnoredAny>()?;
                 }
@@ -663,8 +691,9 @@ fn to_entry(raw: RawEntry, skimmed: bool) -> Entry {
 
 /// Collects entries newest first and follows the branch as it goes.
 struct Tail {
-    /// Every entry met, newest first (≤ MAX_ENTRIES).
+    /// Entries met so far (≤ MAX_ENTRIES).
     seen: usize,
+    /// The entries on the branch, newest first.
     branch: Vec<Entry>,
     want: Option<String>,
     linear: bool,
@@ -714,8 +743,9 @@ impl Tail {
     }
 
     /// True when older entries cannot change the summary: the deciding entries, the model and
-    /// some assistant text are known (or the branch is complete).
-    fn enough(&self) -> bool {
+    /// some assistant text are known (or the branch is complete). Past `TEXT_SEARCH_BUDGET`
+    /// bytes `scanned`, the last assistant text is left unknown rather than searched for.
+    fn enough(&self, scanned: u64) -> bool {
         if self.branch_done {
             return true;
         }
@@ -753,7 +783,8 @@ impl Tail {
             .branch
             .iter()
             .any(|e| e.branch.role == Some(Role::Assistant) && e.text.is_some());
-        has_model && (has_text || self.branch.len() >= ENOUGH_BRANCH)
+        has_model
+            && (has_text || self.branch.len() >= ENOUGH_BRANCH || scanned >= TEXT_SEARCH_BUDGET)
     }
 }
 
@@ -768,13 +799,14 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
     let mut window: Vec<u8> = Vec::new();
     let mut at_end = true; // the line being assembled is the last one in the file
     let mut truncated = false;
+    let mut chunk_size = FIRST_READ;
     // Every iteration either consumes a line, reads a chunk (bounded by TAIL_BUDGET) or ends.
     loop {
-        if tail.seen >= MAX_ENTRIES {
-            truncated = !tail.branch_done;
+        if tail.seen > 0 && tail.enough(scanned) {
             break;
         }
-        if tail.seen > 0 && tail.enough() {
+        if tail.seen >= MAX_ENTRIES {
+            truncated = true;
             break;
         }
         let found = memrchr(b'\n', &window);
@@ -804,14 +836,14 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
         }
         if window.len() > LINE_PARSE_CAP {
             match skim_huge(file, win_start, &window, header_end, &mut scanned) {
-                Some((raw, new_start, new_window)) => {
-                    match raw {
+                Some(sk) => {
+                    match sk.entry {
                         Some(r) => tail.push(to_entry(r, true)),
                         None => tail.skipped += 1,
                     }
                     at_end = false;
-                    win_start = new_start;
-                    window = new_window;
+                    win_start = sk.before_start;
+                    window = sk.before;
                     continue;
                 }
                 None => {
@@ -820,7 +852,8 @@ fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, boo
                 }
             }
         }
-        let n = CHUNK.min(win_start - header_end);
+        let n = chunk_size.min(win_start - header_end);
+        chunk_size = (chunk_size * 2).min(CHUNK);
         if scanned + n > TAIL_BUDGET {
             truncated = true;
             break;
@@ -862,17 +895,25 @@ fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) -> bool {
     true
 }
 
+/// A huge line, skimmed, and what was read before it.
+struct Skimmed {
+    /// None when even its head names no `type` (malformed).
+    entry: Option<RawEntry>,
+    /// File offset of `before`.
+    before_start: u64,
+    /// Bytes read before the line's newline: the next window.
+    before: Vec<u8>,
+}
+
 /// The window holds the last part (> LINE_PARSE_CAP bytes) of one line that starts before
-/// `win_start`. Find its start within the budget, skim it, and return the entry (None when
-/// malformed), the new window start and the bytes read before the line's newline.
-#[allow(clippy::type_complexity)]
+/// `win_start`. Find its start within the budget and skim it. None: budget, hole or read error.
 fn skim_huge(
     file: &std::fs::File,
     win_start: u64,
     window: &[u8],
     header_end: u64,
     scanned: &mut u64,
-) -> Option<(Option<RawEntry>, u64, Vec<u8>)> {
+) -> Option<Skimmed> {
     let tail_win = &window[window.len().saturating_sub(SKIM_WINDOW)..];
     let line_end = win_start + window.len() as u64;
     let mut pos = win_start;
@@ -906,11 +947,51 @@ fn skim_huge(
     let head_len = SKIM_WINDOW.min((line_end - line_start) as usize);
     let head = fsguard::read_at(file, line_start, head_len).ok()?;
     *scanned += head.len() as u64;
-    Some((skim_line(&head, tail_win), new_start, before))
+    Some(Skimmed {
+        entry: skim_line(&head, tail_win),
+        before_start: new_start,
+        before,
+    })
 }
 
+/// Word-at-a-time byte search: a per-byte loop over 64 KiB windows of zeros or long lines was
+/// the main cost of a read, and no memchr crate is available.
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+fn word_has(word: u64, needle: u8) -> bool {
+    let x = word ^ (LO * needle as u64);
+    (x.wrapping_sub(LO) & !x & HI) != 0
+}
+
+fn word_at(hay: &[u8], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&hay[i..i + 8]);
+    u64::from_ne_bytes(b)
+}
+
+/// Position of the first `needle` byte.
+fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i + 8 <= hay.len() {
+        if word_has(word_at(hay, i), needle) {
+            break;
+        }
+        i += 8;
+    }
+    hay[i..].iter().position(|&b| b == needle).map(|p| p + i)
+}
+
+/// Position of the last `needle` byte.
 fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().rposition(|&b| b == needle)
+    let mut end = hay.len();
+    while end >= 8 {
+        if word_has(word_at(hay, end - 8), needle) {
+            break;
+        }
+        end -= 8;
+    }
+    hay[..end].iter().rposition(|&b| b == needle)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -922,15 +1003,20 @@ struct Header {
     timestamp: Option<Ms>,
     /// Offset just past the header's newline (or the file end).
     end: u64,
+    /// Bytes already read after the header (the start of the head).
+    rest: Vec<u8>,
 }
 
 fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, SessionError> {
     if file_len == 0 {
         return Err(SessionError::Empty);
     }
-    let want = (HEADER_MAX as u64 + 1).min(file_len) as usize;
-    let buf = fsguard::read_at(file, 0, want)?;
-    let (line, end) = match buf.iter().position(|&b| b == b'\n') {
+    let mut buf = fsguard::read_at(file, 0, FIRST_READ.min(file_len) as usize)?;
+    if memchr(b'\n', &buf).is_none() && (buf.len() as u64) < file_len {
+        let want = (HEADER_MAX as u64 + 1).min(file_len) as usize;
+        buf = fsguard::read_at(file, 0, want)?;
+    }
+    let (line, end) = match memchr(b'\n', &buf) {
         Some(i) => (&buf[..i], i as u64 + 1),
         None if (buf.len() as u64) == file_len && buf.len() <= HEADER_MAX => (&buf[..], file_len),
         None => return Err(SessionError::InvalidHeader),
@@ -958,19 +1044,20 @@ fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, SessionErr
             .and_then(|t| t.as_str())
             .and_then(parse_iso),
         end,
+        rest: buf.get(end as usize..).unwrap_or_default().to_vec(),
     })
 }
 
 /// The first user message with text, read forward from the header within HEAD_MAX bytes.
 /// Stops at the first malformed or oversize line: the task is then unknown.
-fn read_task(file: &std::fs::File, file_len: u64, from: u64) -> Option<String> {
+fn read_task(file: &std::fs::File, file_len: u64, from: u64, rest: Vec<u8>) -> Option<String> {
     let limit = file_len.min(from.saturating_add(HEAD_MAX));
-    let mut pos = from;
-    let mut buf: Vec<u8> = Vec::new();
+    let mut pos = from + rest.len() as u64;
+    let mut buf = rest;
     // Bounded: each iteration reads up to CHUNK more until `limit`.
     loop {
         let mut start = 0;
-        while let Some(i) = buf[start..].iter().position(|&b| b == b'\n') {
+        while let Some(i) = memchr(b'\n', &buf[start..]) {
             let line = &buf[start..start + i];
             start += i + 1;
             if let Some(task) = task_from(line)? {
@@ -1018,8 +1105,9 @@ fn task_from(line: &[u8]) -> Option<Option<String>> {
 /// Refuses links, FIFOs and devices; cost does not grow with the file's size.
 pub fn read_session(path: &Path) -> Result<SessionSummary, SessionError> {
     let f = fsguard::open_regular(path, None)?;
-    let header = read_header(&f.file, f.len)?;
-    let task = read_task(&f.file, f.len, header.end);
+    let mut header = read_header(&f.file, f.len)?;
+    let rest = std::mem::take(&mut header.rest);
+    let task = read_task(&f.file, f.len, header.end, rest);
     let (tail, truncated) = scan_tail(&f.file, f.len, header.end);
     Ok(summarize(
         path, header, task, f.len, f.mtime_ms, tail, truncated,
@@ -1121,24 +1209,31 @@ pub fn session_dirs_from(env: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
 /// One indexed session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexedFile {
+    /// Where it is.
     pub path: PathBuf,
+    /// Its mtime when listed.
     pub mtime_ms: Ms,
+    /// Its length when listed.
     pub len: u64,
 }
 
 /// A path that could not be indexed, with a fixed code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexError {
+    /// The folder or file refused.
     pub path: PathBuf,
+    /// An `FsError` code.
     pub code: &'static str,
 }
 
 /// Session id → newest file named `<anything>_<sessionId>.jsonl`.
 #[derive(Debug, Default)]
 pub struct SessionIndex {
+    /// Session id → its newest file (by mtime, then path).
     pub files: HashMap<String, IndexedFile>,
     /// Some folder had more entries than listed, or a total cap was hit.
     pub truncated: bool,
+    /// Folders that could not be listed and session-named entries that are not regular files.
     pub errors: Vec<IndexError>,
 }
 
@@ -1287,6 +1382,30 @@ mod tests {
             .as_deref(),
             Some("error")
         );
+    }
+
+    #[test]
+    fn byte_search_matches_the_plain_loop() {
+        let mut hay = vec![b'a'; 100];
+        for pos in [0usize, 1, 7, 8, 9, 50, 63, 64, 99] {
+            hay.iter_mut().for_each(|b| *b = b'a');
+            hay[pos] = b'\n';
+            for len in [pos + 1, pos + 8, 100] {
+                let h = &hay[..len.min(100)];
+                assert_eq!(memchr(b'\n', h), Some(pos));
+                assert_eq!(memrchr(b'\n', h), Some(pos));
+            }
+            assert_eq!(memchr(b'\n', &hay[..pos]), None);
+            assert_eq!(memrchr(b'\n', &hay[..pos]), None);
+        }
+        hay.iter_mut().for_each(|b| *b = b'a');
+        hay[3] = b'\n';
+        hay[90] = b'\n';
+        assert_eq!(memchr(b'\n', &hay), Some(3));
+        assert_eq!(memrchr(b'\n', &hay), Some(90));
+        assert_eq!(memchr(0, &[0x80u8, 0xff, 1, 2, 3, 4, 5, 6, 7, 0]), Some(9));
+        assert_eq!(memrchr(0x80, &[0u8; 16]), None);
+        assert_eq!(memchr(b'x', &[]), None);
     }
 
     #[test]
