@@ -190,7 +190,11 @@ fn median_ms(opts: &ScanOptions) -> (f64, usize, usize) {
         );
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         rows = s.records.len();
-        waiting = s.records.iter().filter(|r| r.state == "waiting").count();
+        waiting = s
+            .records
+            .iter()
+            .filter(|r| r.state == intercom_pane::snapshot::BoardState::Waiting)
+            .count();
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     (times[times.len() / 2], rows, waiting)

@@ -539,9 +539,7 @@ fn build_record(
     // A registration is trusted only while its process is verifiably the one that wrote it.
     let live_reg = reg.filter(|_| reg_alive != Some(false));
     let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let mut state = BoardState::from_str_exact(
-        classify::board_state(live.liveness, classification.as_ref()).as_str(),
-    );
+    let mut state = classify::board_state(live.liveness, classification.as_ref());
     let mut reason = match &classification {
         Some(c) => c.reason.to_string(),
         None => "no_session_file".to_string(),
@@ -642,7 +640,7 @@ fn build_record(
     SeatRecord {
         agent: seat.agent.clone(),
         project: seat.project.clone(),
-        state: state.as_str(),
+        state,
         state_reason: reason,
         state_source: source,
         waiting_on_you: state == BoardState::Waiting && !seen,
@@ -706,7 +704,7 @@ fn build_row(
         project: seat.project.clone(),
         role: seat.role,
         responsibility: agent.map(|a| a.description.clone()),
-        state: BoardState::from_str_exact(rec.state),
+        state: rec.state,
         state_reason: rec.state_reason.clone(),
         state_source: rec.state_source.clone(),
         connection: connection
@@ -778,7 +776,7 @@ pub fn counts(records: &[SeatRecord]) -> BTreeMap<&'static str, usize> {
     let mut m: BTreeMap<&'static str, usize> =
         BoardState::ALL.iter().map(|s| (s.as_str(), 0)).collect();
     for r in records {
-        *m.entry(r.state).or_default() += 1;
+        *m.entry(r.state.as_str()).or_default() += 1;
     }
     m
 }

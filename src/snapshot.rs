@@ -200,12 +200,8 @@ impl ConnectionView {
     }
 }
 
-impl BoardState {
-    /// Inverse of `as_str`; anything else is `Unknown`.
-    pub fn from_str_exact(s: &str) -> BoardState {
-        BoardState::ALL
-            .into_iter()
-            .find(|b| b.as_str() == s)
-            .unwrap_or(BoardState::Unknown)
+impl serde::Serialize for BoardState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }

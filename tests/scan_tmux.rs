@@ -15,8 +15,20 @@ fn scan(env: &Env, sock: &Path) -> Value {
     let cfg = env.system_config();
     let sock = sock.display().to_string();
     stdout_json(&env.run(&[
-        "scan", "--json", "--config", &cfg, "--root", "root", "--sessions-dir", "sessions",
-        "--fleet", "none", "--tmux-socket", &sock, "--now", NOW,
+        "scan",
+        "--json",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--tmux-socket",
+        &sock,
+        "--now",
+        NOW,
     ]))
 }
 
@@ -48,7 +60,10 @@ fn fixture_seats_follow_their_panes() {
     // W-error: a registration records its pane (in a session named otherwise) and pi process.
     server.new_session("elsewhere", &cwd, &[&pi, "600"]);
     let listing = server.tmux(&[
-        "list-panes", "-a", "-F", "#{session_name} #{pane_id} #{pane_pid}",
+        "list-panes",
+        "-a",
+        "-F",
+        "#{session_name} #{pane_id} #{pane_pid}",
     ]);
     let line = listing
         .lines()
@@ -78,7 +93,10 @@ fn fixture_seats_follow_their_panes() {
     .expect("panes run pi");
 
     let index = scan(&env, &server.sock);
-    assert_eq!(state_of(&index, "W-idle"), ("idle".into(), "completed_reply".into()));
+    assert_eq!(
+        state_of(&index, "W-idle"),
+        ("idle".into(), "completed_reply".into())
+    );
     assert_eq!(state_of(&index, "W-tool").0, "working");
     assert_eq!(
         state_of(&index, "W-waiting"),
@@ -104,12 +122,20 @@ fn fixture_seats_follow_their_panes() {
 
     // The registered pane goes away: the seat is offline, and its registration is stale.
     server.tmux(&["kill-pane", "-t", &pane_id]);
-    wait_for(3000, || intercom_pane::proc::identity(pid).is_none().then_some(()));
+    wait_for(3000, || {
+        intercom_pane::proc::identity(pid).is_none().then_some(())
+    });
     let index = scan(&env, &server.sock);
-    assert_eq!(state_of(&index, "W-error"), ("offline".into(), "pane_gone".into()));
+    assert_eq!(
+        state_of(&index, "W-error"),
+        ("offline".into(), "pane_gone".into())
+    );
     let err = record(&index, "W-error");
     assert_eq!(err["registered"]["alive"], false);
-    assert_eq!(err["taskSource"], "first-user-message", "a stale registration never wins");
+    assert_eq!(
+        err["taskSource"], "first-user-message",
+        "a stale registration never wins"
+    );
     assert_eq!(err["taskSetBy"], Value::Null);
     assert_eq!(index["registrationStale"], json!(["root/W-error"]));
 

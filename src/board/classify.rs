@@ -153,47 +153,11 @@ fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
         .max(1)
 }
 
-/// What the board shows for a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BoardState {
-    /// Live, in a turn.
-    Working,
-    /// Live, asking for input.
-    Waiting,
-    /// Live, last turn failed.
-    Error,
-    /// No live pane running `pi`.
-    Offline,
-    /// Live, nothing pending.
-    Idle,
-    /// The multiplexer could not be asked.
-    Unknown,
-}
+/// What the board shows for a seat (one type for the whole crate).
+pub use crate::snapshot::BoardState;
 
-impl BoardState {
-    /// Lower-case name as shown and serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BoardState::Working => "working",
-            BoardState::Waiting => "waiting",
-            BoardState::Error => "error",
-            BoardState::Offline => "offline",
-            BoardState::Idle => "idle",
-            BoardState::Unknown => "unknown",
-        }
-    }
-}
-
-/// Whether the seat's pane runs `pi`, as the multiplexer said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Liveness {
-    /// A pane for the seat runs `pi`.
-    Alive,
-    /// No live pane, or its pane no longer runs `pi`.
-    Offline,
-    /// The multiplexer could not be asked. Never assumed alive.
-    Unknown,
-}
+/// Whether the seat's pane runs `pi`, as the multiplexer said (one type for the whole crate).
+pub use crate::mux::Liveness;
 
 /// Combine liveness and the session's classification. A live seat with no session file yet is
 /// idle (pi writes nothing until the first prompt).

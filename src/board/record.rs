@@ -4,6 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::snapshot::BoardState;
+
 /// `tmux: {socket, session}` as the seed shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TmuxRef {
@@ -30,7 +32,7 @@ pub struct RegisteredView {
 pub struct SeatRecord {
     pub agent: String,
     pub project: String,
-    pub state: &'static str,
+    pub state: BoardState,
     /// Why the state (fixed reason code) and where it came from.
     pub state_reason: String,
     pub state_source: String,

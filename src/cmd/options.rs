@@ -30,16 +30,6 @@ pub fn default_data_root() -> Option<PathBuf> {
     home().map(|h| h.join(".local").join("state").join("intercom-pane"))
 }
 
-/// Default pi session folder: `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
-pub fn default_session_dirs() -> Vec<PathBuf> {
-    if let Some(d) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        return vec![PathBuf::from(d).join("sessions")];
-    }
-    home()
-        .map(|h| vec![h.join(".pi").join("agent").join("sessions")])
-        .unwrap_or_default()
-}
-
 struct SystemConfig {
     data_root: PathBuf,
     session_dirs: Vec<PathBuf>,
@@ -99,7 +89,7 @@ pub struct Resolved {
 pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
-    let mut session_dirs = default_session_dirs();
+    let mut session_dirs = crate::evidence::sessions::default_session_dirs();
     let (data_root, cfg_root) = match &src.config {
         Some(path) => {
             let c = read_system_config(path)?;

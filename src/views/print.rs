@@ -38,7 +38,7 @@ pub fn print_table(records: &[SeatRecord], board_dir: &str) -> String {
         out.push_str(&format!(
             "{mark} {key}{} {:<8} {:>4}  {}\n",
             " ".repeat(pad),
-            r.state,
+            r.state.as_str(),
             if r.relaunched_at.is_some() { "-" } else { &age },
             clip(&preview, 80)
         ));

@@ -125,4 +125,3 @@ pub fn record<'a>(index: &'a Value, agent: &str) -> &'a Value {
         .find(|r| r["agent"] == agent)
         .unwrap_or_else(|| panic!("no record for {agent}"))
 }
-
