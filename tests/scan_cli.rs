@@ -265,3 +265,183 @@ fn status_json_projects_the_intercom_fixture_root() {
     let board = std::fs::read_to_string(env.path("data/board/index.json")).unwrap();
     assert!(!board.contains("secretField"));
 }
+
+fn own_start_ticks() -> u64 {
+    intercom_pane::proc::identity(std::process::id() as i32)
+        .unwrap()
+        .start_ticks
+}
+
+fn register(env: &Env, seat: &str, v: Value) {
+    let dir = env.path(&format!("data/seats/main/{seat}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("registration.json"), v.to_string()).unwrap();
+}
+
+#[test]
+fn registrations_relaunch_notice_and_stale_records() {
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle", "waiting", "error"]);
+    let me = std::process::id() as i32;
+    // W-idle: relaunched (live registration started after the last message) with a task.
+    register(
+        &env,
+        "idle",
+        json!({"version": 1, "sessionId": ids[0].1, "pid": me, "startTicks": own_start_ticks(),
+            "startedAt": "2026-11-29T23:15:00.000Z", "task": "Carry on with the audit",
+            "taskSetBy": "coordinator"}),
+    );
+    // W-waiting: live registration that started exactly at the last message: no relaunch.
+    register(
+        &env,
+        "waiting",
+        json!({"version": 1, "sessionId": ids[1].1, "pid": me, "startTicks": own_start_ticks(),
+            "startedAt": "2026-11-29T23:13:58.065Z"}),
+    );
+    // W-error: the recorded process is another incarnation (start ticks differ): stale.
+    register(
+        &env,
+        "error",
+        json!({"version": 1, "sessionId": ids[2].1, "pid": me, "startTicks": own_start_ticks() + 1,
+            "startedAt": "2026-11-29T23:15:00.000Z", "task": "Must not be shown"}),
+    );
+    register(&env, "broken", json!({"version": 2}));
+    let cfg = env.system_config();
+    let o = env.run(&[
+        "scan",
+        "--json",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
+    ]);
+    let index = stdout_json(&o);
+    let idle = record(&index, "W-idle");
+    assert_eq!(idle["relaunchedAt"], "2026-11-29T23:15:00.000Z");
+    assert_eq!(idle["task"], "Carry on with the audit");
+    assert_eq!(idle["taskSource"], "registration");
+    assert_eq!(idle["taskSetBy"], "coordinator");
+    assert_eq!(idle["registered"]["alive"], true);
+    let waiting = record(&index, "W-waiting");
+    assert_eq!(
+        waiting["relaunchedAt"],
+        Value::Null,
+        "equality is not a relaunch"
+    );
+    assert_eq!(waiting["taskSource"], "first-user-message");
+    assert_eq!(waiting["taskSetBy"], Value::Null);
+    let error = record(&index, "W-error");
+    assert_eq!(error["registered"]["alive"], false);
+    assert_eq!(error["relaunchedAt"], Value::Null);
+    assert_eq!(error["taskSource"], "first-user-message");
+    assert_eq!(index["registrationStale"], json!(["root/W-error"]));
+    let regs = index["registered"].as_array().unwrap();
+    assert_eq!(regs.len(), 2);
+    let errs = index["registrationErrors"].as_array().unwrap();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].as_str().unwrap().ends_with("registration_invalid"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("registration skipped"));
+    // --print shows the relaunch notice in place of the old preview.
+    let o = env.run(&[
+        "scan",
+        "--print",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("root/W-idle")).unwrap();
+    assert!(
+        line.contains("relaunched at 2026-11-29T23:15:00.000Z, no messages since"),
+        "{line}"
+    );
+}
+
+#[test]
+fn repo_and_fleet_seats_and_connectors() {
+    let env = Env::new();
+    // A repo seat and a fleet seat, each with a real pi session in its state folder.
+    let repo_sessions = env.path("repo/.pi/state/darkwing/sessions");
+    std::fs::create_dir_all(&repo_sessions).unwrap();
+    std::fs::create_dir_all(env.path("repo/.git")).unwrap();
+    let src = Path::new(FIXTURES).join("pi-sessions");
+    std::fs::copy(
+        src.join("waiting.jsonl"),
+        repo_sessions.join("2026-11-29.jsonl"),
+    )
+    .unwrap();
+    let fleet_sessions = env.path("fleet/rocko/.pi/agent/sessions");
+    std::fs::create_dir_all(&fleet_sessions).unwrap();
+    std::fs::copy(
+        src.join("idle.jsonl"),
+        fleet_sessions.join("2026-11-29.jsonl"),
+    )
+    .unwrap();
+    // A connector binding (mode 0600) owned by this live process, and one with a bad mode.
+    use std::os::unix::fs::PermissionsExt;
+    let discord = env.path("data/discord");
+    std::fs::create_dir_all(&discord).unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let binding = discord.join("ops.json");
+    std::fs::write(
+        &binding,
+        json!({"seat": "rocko", "token": "/secret/path", "owner": {"pid": std::process::id(),
+            "bootId": boot.trim(), "startTick": own_start_ticks()}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let wide = discord.join("wide.json");
+    std::fs::write(&wide, json!({"seat": "rocko"}).to_string()).unwrap();
+    std::fs::set_permissions(&wide, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cfg = env.system_config();
+    let fleet = env.path("fleet").display().to_string();
+    let o = env.run(&[
+        "scan", "--json", "--config", &cfg, "--repo", "repo", "--fleet", &fleet, "--now", NOW,
+    ]);
+    let index = stdout_json(&o);
+    let dw = record(&index, "darkwing");
+    assert_eq!(dw["project"], "repo");
+    assert_eq!(dw["tmux"]["session"], "darkwing");
+    // No tmux on PATH: unknown, never waiting on a guess.
+    assert_eq!(dw["state"], "unknown");
+    assert_eq!(
+        dw["activeProject"],
+        Value::Null,
+        "the session cwd has no git checkout here"
+    );
+    let rocko = record(&index, "rocko");
+    assert_eq!(rocko["project"], "fleet");
+    assert_eq!(rocko["tmux"]["socket"], "mosaic-fleet");
+    let conn = record(&index, "rocko (discord: ops)");
+    assert_eq!(conn["task"], "Discord connector");
+    assert_eq!(conn["taskSource"], "connector");
+    assert_eq!(conn["alive"], true);
+    assert_eq!(conn["connector"]["binding"], "ops");
+    let text = serde_json::to_string(&index).unwrap();
+    assert!(
+        !text.contains("/secret/path"),
+        "binding policy is never projected"
+    );
+    assert_eq!(
+        index["discoveryErrors"],
+        json!(["discord/wide: binding_bad_mode"])
+    );
+}
