@@ -21,7 +21,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Print a page of configured Intercom workers as JSON (read-only).
     Status(StatusArgs),
-    /// Set up a temporary coordinator root with simulated workers and show their changing states.
+    /// A temporary coordinator root with simulated workers in a private tmux server, shown in
+    /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
@@ -112,6 +113,10 @@ pub struct DemoArgs {
     /// Keep the demo folder instead of removing it at the end.
     #[arg(long)]
     pub keep: bool,
+    /// Print the board after each pass instead of opening the sidebar (the default when not
+    /// run in a terminal).
+    #[arg(long)]
+    pub print: bool,
 }
 
 #[derive(Args, Debug)]

@@ -4,8 +4,8 @@
 
 pub mod agent;
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::time::Duration;
 
 use serde_json::json;
@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::cli::DemoArgs;
 use crate::clock::{format_iso, Clock, SystemClock};
 use crate::liveness::LivenessMode;
+use crate::mux::session::PrivateServer;
 use crate::scan::{self, RootChoice, ScanOptions};
 use crate::views::print;
 
@@ -22,6 +23,8 @@ pub struct DemoWorker {
     pub description: &'static str,
     pub scenario: &'static str,
     pub step_secs: u64,
+    /// The simulated agent exits after this long (its pane then runs nothing: offline).
+    pub lifetime_secs: Option<u64>,
 }
 
 pub const WORKERS: [DemoWorker; 4] = [
@@ -30,24 +33,28 @@ pub const WORKERS: [DemoWorker; 4] = [
         description: "Owns the build scripts and CI.",
         scenario: "cycle",
         step_secs: 3,
+        lifetime_secs: None,
     },
     DemoWorker {
         name: "Reviewer",
         description: "Reviews pull requests.",
         scenario: "waiting",
         step_secs: 2,
+        lifetime_secs: None,
     },
     DemoWorker {
         name: "Docs",
         description: "Keeps the documentation current.",
         scenario: "tool",
         step_secs: 5,
+        lifetime_secs: None,
     },
     DemoWorker {
         name: "Release",
         description: "Cuts releases.",
         scenario: "error",
         step_secs: 4,
+        lifetime_secs: Some(20),
     },
 ];
 
@@ -92,6 +99,10 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
         );
         out.push((w.name.to_string(), id, port));
     }
+    std::fs::write(
+        base.join("system.json"),
+        json!({"dataRoot": data_root.display().to_string()}).to_string(),
+    )?;
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
     std::fs::write(
         root.join(".pi-intercom/config.json"),
@@ -135,6 +146,68 @@ pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -
         w.scenario.into(),
         "--step".into(),
         w.step_secs.to_string(),
+        "--lifetime".into(),
+        w.lifetime_secs.unwrap_or(3600).to_string(),
+    ]
+}
+
+/// Everything the demo started, torn down on drop: the private tmux server (and with it the
+/// simulated agents, which live in its panes) and, unless kept, the temporary folder.
+struct Demo {
+    layout: DemoLayout,
+    server: Option<PrivateServer>,
+    keep: bool,
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        if let Some(s) = &self.server {
+            s.kill();
+        }
+        if self.keep {
+            println!("kept: {}", self.layout.base.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.layout.base);
+        }
+    }
+}
+
+/// Start the private tmux server: a `Coordinator` session with a shell, one session per worker
+/// named like it, running the simulated agent (its pane command is `pi`).
+fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, String> {
+    let sock = layout.base.join("tmux.sock");
+    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &[])?;
+    for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
+        let argv = agent_command(layout, w, id, *port);
+        server.new_session(name, &layout.root, &argv)?;
+        if w.lifetime_secs.is_some() {
+            // Keep the pane after the agent exits: it then shows as offline, not gone.
+            server.set_window_option(name, "remain-on-exit", "on")?;
+        }
+    }
+    Ok(server)
+}
+
+/// The monitor's argv for this demo (the same binary).
+fn monitor_command(layout: &DemoLayout, sock: &Path) -> Vec<String> {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "intercom-pane".into());
+    vec![
+        exe,
+        "monitor".into(),
+        "--config".into(),
+        layout.base.join("system.json").display().to_string(),
+        "--root".into(),
+        layout.root.display().to_string(),
+        "--sessions-dir".into(),
+        layout.sessions.display().to_string(),
+        "--tmux-socket".into(),
+        sock.display().to_string(),
+        "--fleet".into(),
+        "none".into(),
+        "--repo".into(),
+        layout.root.display().to_string(),
     ]
 }
 
@@ -147,31 +220,65 @@ pub fn run(args: &DemoArgs) -> i32 {
             return 1;
         }
     };
-    let mut children: Vec<Child> = Vec::new();
-    for (w, (_, id, port)) in WORKERS.iter().zip(&workers) {
-        let argv = agent_command(&layout, w, id, *port);
-        match Command::new(&argv[0]).args(&argv[1..]).spawn() {
-            Ok(c) => children.push(c),
-            Err(e) => eprintln!("intercom-pane demo: cannot start {}: {e}", w.name),
+    let mut demo = Demo {
+        layout,
+        server: None,
+        keep: args.keep,
+    };
+    let server = match start_tmux(&demo.layout, &workers) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("intercom-pane demo: {e}");
+            return 1;
+        }
+    };
+    let sock = server.socket.clone();
+    demo.server = Some(server);
+    let interactive =
+        !args.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if interactive {
+        return attach_with_monitor(&demo, &sock);
+    }
+    print_passes(&demo.layout, &sock, args)
+}
+
+fn attach_with_monitor(demo: &Demo, sock: &Path) -> i32 {
+    let Some(server) = &demo.server else { return 1 };
+    if let Err(e) = server.split_above("Coordinator", 40, &monitor_command(&demo.layout, sock)) {
+        eprintln!("intercom-pane demo: cannot open the monitor pane: {e}");
+        return 1;
+    }
+    println!(
+        "intercom-pane demo: attaching to a private tmux server ({}).\n\
+         The monitor is the top pane; press q there to quit it, then C-b d to leave the demo.",
+        sock.display()
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    match server.attach("Coordinator") {
+        Ok(_) => 0,
+        Err(e) => {
+            eprintln!("intercom-pane demo: cannot attach: {e}");
+            1
         }
     }
+}
+
+fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
     println!("demo root: {}", layout.root.display());
+    println!("tmux server: tmux -S {} attach", sock.display());
     let opts = ScanOptions {
         data_root: layout.data_root.clone(),
         root: RootChoice::Exact(layout.root.clone()),
         repo: None,
         fleet: None,
         session_dirs: vec![layout.sessions.clone()],
-        liveness: LivenessMode::AssumeAlive,
-        tmux_socket: None,
+        liveness: LivenessMode::Tmux,
+        tmux_socket: Some(sock.to_path_buf()),
     };
     let mut pass = 0u32;
-    let code = loop {
-        std::thread::sleep(Duration::from_millis(if pass == 0 {
-            700
-        } else {
-            args.interval.max(1) * 1000
-        }));
+    loop {
+        let pause = if pass == 0 { 1 } else { args.interval.max(1) };
+        std::thread::sleep(Duration::from_secs(pause));
         pass += 1;
         match scan::run(&opts, &SystemClock, None) {
             Ok(s) => {
@@ -183,21 +290,11 @@ pub fn run(args: &DemoArgs) -> i32 {
             }
             Err(e) => {
                 eprintln!("intercom-pane demo: scan refused: {e}");
-                break 2;
+                return 2;
             }
         }
         if args.passes != 0 && pass >= args.passes {
-            break 0;
+            return 0;
         }
-    };
-    for c in &mut children {
-        let _ = c.kill();
-        let _ = c.wait();
     }
-    if !args.keep {
-        let _ = std::fs::remove_dir_all(&layout.base);
-    } else {
-        println!("kept: {}", layout.base.display());
-    }
-    code
 }

@@ -1,0 +1,138 @@
+//! Starting and arranging a private tmux server: what the demo needs (sessions, a split with the
+//! monitor, an option, attach, kill). Kept beside `tmux.rs` so every tmux argv is built in `mux/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::mux::spawn;
+use crate::mux::tmux::escape_arg;
+
+/// Deadline for one tmux command that arranges the server.
+const STEP_DEADLINE: Duration = Duration::from_secs(5);
+
+/// A tmux server this process started on its own socket, addressed only by that path.
+pub struct PrivateServer {
+    pub socket: PathBuf,
+}
+
+fn command(socket: &Path) -> Command {
+    let mut c = Command::new("tmux");
+    c.env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .arg("-S")
+        .arg(socket);
+    c
+}
+
+fn run(socket: &Path, args: &[String]) -> Result<String, String> {
+    let mut c = command(socket);
+    c.args(args);
+    match spawn::run(&mut c, None, Instant::now() + STEP_DEADLINE, 64 * 1024) {
+        Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => Err(format!(
+            "tmux {}: {}",
+            args.first().map(String::as_str).unwrap_or(""),
+            crate::text::sanitize(String::from_utf8_lossy(&out.stderr).trim())
+        )),
+        Err(spawn::RunError::NotFound) => Err("tmux is not installed (not on PATH)".into()),
+        Err(e) => Err(format!("tmux did not run: {e:?}")),
+    }
+}
+
+fn with_argv(mut args: Vec<String>, argv: &[String]) -> Vec<String> {
+    if !argv.is_empty() {
+        args.push("--".into());
+        args.extend(argv.iter().map(|a| escape_arg(a)));
+    }
+    args
+}
+
+impl PrivateServer {
+    /// Start a new server on `socket` (no config file) with a first session `name` running
+    /// `argv` (a shell when empty).
+    pub fn start(
+        socket: &Path,
+        name: &str,
+        cwd: &Path,
+        size: (u16, u16),
+        argv: &[String],
+    ) -> Result<PrivateServer, String> {
+        let args = vec![
+            "-f".into(),
+            "/dev/null".into(),
+            "new-session".into(),
+            "-d".into(),
+            "-x".into(),
+            size.0.to_string(),
+            "-y".into(),
+            size.1.to_string(),
+            "-s".into(),
+            escape_arg(name),
+            "-c".into(),
+            escape_arg(&cwd.display().to_string()),
+        ];
+        run(socket, &with_argv(args, argv))?;
+        Ok(PrivateServer {
+            socket: socket.to_path_buf(),
+        })
+    }
+
+    /// Add a detached session `name` running `argv`.
+    pub fn new_session(&self, name: &str, cwd: &Path, argv: &[String]) -> Result<(), String> {
+        let args = vec![
+            "new-session".into(),
+            "-d".into(),
+            "-s".into(),
+            escape_arg(name),
+            "-c".into(),
+            escape_arg(&cwd.display().to_string()),
+        ];
+        run(&self.socket, &with_argv(args, argv)).map(|_| ())
+    }
+
+    /// Split the first pane of `session` and run `argv` above it, `percent` of its height,
+    /// without taking focus.
+    pub fn split_above(&self, session: &str, percent: u8, argv: &[String]) -> Result<(), String> {
+        let args = vec![
+            "split-window".into(),
+            "-b".into(),
+            "-v".into(),
+            "-d".into(),
+            "-l".into(),
+            format!("{}%", percent.clamp(10, 90)),
+            "-t".into(),
+            escape_arg(&format!("={session}:")),
+        ];
+        run(&self.socket, &with_argv(args, argv)).map(|_| ())
+    }
+
+    /// Set an option of the window of `session` (e.g. `remain-on-exit on`, so an exited agent
+    /// leaves a dead pane behind instead of closing the session).
+    pub fn set_window_option(&self, session: &str, name: &str, value: &str) -> Result<(), String> {
+        let args = vec![
+            "set-option".into(),
+            "-w".into(),
+            "-t".into(),
+            escape_arg(&format!("={session}:")),
+            escape_arg(name),
+            escape_arg(value),
+        ];
+        run(&self.socket, &args).map(|_| ())
+    }
+
+    /// Attach this terminal to `session` (interactive; returns when the user detaches).
+    pub fn attach(&self, session: &str) -> std::io::Result<std::process::ExitStatus> {
+        command(&self.socket)
+            .arg("attach-session")
+            .arg("-t")
+            .arg(escape_arg(&format!("={session}")))
+            .status()
+    }
+
+    /// Kill this server (only this one: it is addressed by its own socket).
+    pub fn kill(&self) {
+        let _ = run(&self.socket, &["kill-server".to_string()]);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
