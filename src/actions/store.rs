@@ -74,6 +74,21 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Create `dir` and any missing parents (new ones mode 0700); the result must be a real folder,
+/// not a link. Used for the default data root, whose parents may not exist on a new machine.
+pub fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| err("mkdir_failed", dir, e))?;
+    match crate::fsguard::kind(dir) {
+        Ok(crate::fsguard::Kind::Dir) => Ok(()),
+        Ok(_) => Err(err("not_directory", dir, "exists and is not a real folder")),
+        Err(e) => Err(err(e.code(), dir, "cannot use as a folder")),
+    }
+}
+
 /// Atomically replace `path` with `bytes` (mode 0600), fsynced. The folder must already exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_replace(path, bytes, true)

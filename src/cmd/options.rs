@@ -121,10 +121,7 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
         None => {
             let d = default_data_root()
                 .ok_or("no --config and neither XDG_STATE_HOME nor HOME is set")?;
-            let parent = d.parent().unwrap_or(Path::new("/")).to_path_buf();
-            std::fs::create_dir_all(&parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-            store::ensure_dir(&parent, &d).map_err(|e| e.to_string())?;
+            store::create_dir_all_private(&d).map_err(|e| e.to_string())?;
             (d, None)
         }
     };

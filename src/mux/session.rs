@@ -133,6 +133,5 @@ impl PrivateServer {
     /// Kill this server (only this one: it is addressed by its own socket).
     pub fn kill(&self) {
         let _ = run(&self.socket, &["kill-server".to_string()]);
-        let _ = std::fs::remove_file(&self.socket);
     }
 }
