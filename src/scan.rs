@@ -90,6 +90,8 @@ struct SeatSource {
     sessions_dir: Option<PathBuf>,
     /// Configured session id (Intercom agents): the file must confirm it.
     session_id: Option<String>,
+    /// A file named for this seat's session exists but was refused (a link, a FIFO...).
+    session_refused: Option<String>,
     tmux: TmuxRef,
     agent_index: Option<usize>,
     binding: Option<Binding>,
@@ -146,6 +148,17 @@ pub fn run(
                     RowRole::Worker
                 },
                 session_file: index.find(&a.session_id).map(Path::to_path_buf),
+                session_refused: index
+                    .errors
+                    .iter()
+                    .find(|e| {
+                        e.path
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .and_then(sessions::session_id_from_name)
+                            == Some(a.session_id.as_str())
+                    })
+                    .map(|e| format!("session_{}", e.code)),
                 sessions_dir: None,
                 session_id: Some(a.session_id.clone()),
                 tmux: TmuxRef::default(),
@@ -191,6 +204,7 @@ pub fn run(
                 .and_then(|d| sessions::newest_session_in(d).ok().flatten()),
             sessions_dir,
             session_id: None,
+            session_refused: None,
             tmux: TmuxRef::default(),
             agent_index: None,
             binding: Some(b),
@@ -215,8 +229,9 @@ pub fn run(
         let agent_cfg = seat
             .agent_index
             .and_then(|i| config.as_ref().map(|c| &c.agents[i]));
-        let summary = read_seat_session(seat, &mut errors);
-        let reg = match_registration(seat, &regs, summary.as_ref());
+        let session = read_seat_session(seat, &mut errors);
+        let summary = session.summary();
+        let reg = match_registration(seat, &regs, summary);
         let reg_alive = reg.and_then(registration_alive);
         let live = liveness::seat_liveness(&panes, seat_hint(seat, reg).as_ref(), opts.liveness);
         let obs = agent_cfg
@@ -228,7 +243,7 @@ pub fn run(
         });
         let record = build_record(
             seat,
-            summary.as_ref(),
+            &session,
             reg,
             reg_alive,
             &live,
@@ -389,37 +404,45 @@ fn discover_agent_dirs(
             session_file: file,
             sessions_dir: Some(dir),
             session_id: None,
+            session_refused: None,
             agent_index: None,
             binding: None,
         });
     }
 }
 
-fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> Option<SessionSummary> {
-    let path = seat.session_file.as_ref()?;
-    match sessions::read_session(path) {
-        Ok(s) => {
-            if let Some(want) = &seat.session_id {
-                if &s.session_id != want {
-                    errors.push(format!(
-                        "{}/{}: session_id_mismatch",
-                        seat.project, seat.agent
-                    ));
-                    return None;
-                }
-            }
-            Some(s)
-        }
-        Err(e) => {
-            errors.push(format!(
-                "{}/{}: session_{}",
-                seat.project,
-                seat.agent,
-                e.code()
-            ));
-            None
+/// A seat's session file: read, absent, or present but unusable (then the state is unknown).
+enum SessionRead {
+    Read(Box<SessionSummary>),
+    NoFile,
+    Unusable(String),
+}
+
+impl SessionRead {
+    fn summary(&self) -> Option<&SessionSummary> {
+        match self {
+            SessionRead::Read(s) => Some(s),
+            _ => None,
         }
     }
+}
+
+fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> SessionRead {
+    let Some(path) = seat.session_file.as_ref() else {
+        return match &seat.session_refused {
+            Some(code) => SessionRead::Unusable(code.clone()),
+            None => SessionRead::NoFile,
+        };
+    };
+    let code = match sessions::read_session(path) {
+        Ok(s) => match &seat.session_id {
+            Some(want) if &s.session_id != want => "session_id_mismatch".to_string(),
+            _ => return SessionRead::Read(Box::new(s)),
+        },
+        Err(e) => format!("session_{}", e.code()),
+    };
+    errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
+    SessionRead::Unusable(code)
 }
 
 fn match_registration<'a>(
@@ -527,7 +550,7 @@ fn git_project(dir: &Path) -> Option<String> {
 #[allow(clippy::too_many_arguments)]
 fn build_record(
     seat: &SeatSource,
-    s: Option<&SessionSummary>,
+    session: &SessionRead,
     reg: Option<&Registration>,
     reg_alive: Option<bool>,
     live: &liveness::SeatLiveness,
@@ -536,6 +559,7 @@ fn build_record(
     connection: Option<&Connection>,
     now: Ms,
 ) -> SeatRecord {
+    let s = session.summary();
     // A registration is trusted only while its process is verifiably the one that wrote it.
     let live_reg = reg.filter(|_| reg_alive != Some(false));
     let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
@@ -544,12 +568,18 @@ fn build_record(
         Some(c) => c.reason.to_string(),
         None => "no_session_file".to_string(),
     };
-    let mut source = if s.is_some() {
-        "session file"
-    } else {
-        "no session file"
+    let mut source = match session {
+        SessionRead::NoFile => "no session file",
+        _ => "session file",
     }
     .to_string();
+    // A session file that exists but cannot be used says nothing: unknown, never idle.
+    if let SessionRead::Unusable(code) = session {
+        if state != BoardState::Offline && state != BoardState::Unknown {
+            state = BoardState::Unknown;
+            reason = code.clone();
+        }
+    }
     // A turn that started before pi wrote anything is only visible in the registration.
     if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
@@ -561,7 +591,7 @@ fn build_record(
             }
         }
     }
-    if state == BoardState::Offline || state == BoardState::Unknown {
+    if live.liveness != Liveness::Alive {
         reason = live.reason.clone();
         source = live.source.clone();
     }

@@ -445,3 +445,123 @@ fn repo_and_fleet_seats_and_connectors() {
         json!(["discord/wide: binding_bad_mode"])
     );
 }
+
+#[test]
+fn hostile_roots_are_refused_with_codes_and_never_block() {
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle", "waiting"]);
+    let cfg = env.system_config();
+    // A FIFO named like a log, and a FIFO named like a worker's session file.
+    let logs = env.path("root/.pi-intercom/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let fifo_log = logs.join("writer-0190aaaa-0000-7000-8000-000000000009.jsonl");
+    nix::unistd::mkfifo(&fifo_log, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let sessions = env.path("sessions/--work--");
+    for e in std::fs::read_dir(&sessions).unwrap() {
+        let p = e.unwrap().path();
+        if p.display().to_string().contains(&ids[1].1) {
+            std::fs::remove_file(&p).unwrap();
+            nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        }
+    }
+    let args = [
+        "scan",
+        "--json",
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
+    ];
+    let started = std::time::Instant::now();
+    let index = stdout_json(&env.run(&args));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(record(&index, "W-idle")["state"], "idle");
+    // The FIFO session is refused with a code, and the seat is not classified from a guess.
+    let errors: Vec<String> = index["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("fifo_refused")),
+        "{errors:?}"
+    );
+    assert_eq!(record(&index, "W-waiting")["sessionFile"], Value::Null);
+    assert_eq!(record(&index, "W-waiting")["state"], "unknown");
+    assert_eq!(
+        record(&index, "W-waiting")["stateReason"],
+        "session_fifo_refused"
+    );
+    assert_eq!(record(&index, "W-waiting")["waitingOnYou"], false);
+
+    // A link as .pi-intercom: the roster is unavailable with a fixed code, nothing is guessed.
+    let real = env.path("real-pi-intercom");
+    std::fs::rename(env.path("root/.pi-intercom"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, env.path("root/.pi-intercom")).unwrap();
+    let index = stdout_json(&env.run(&args));
+    assert_eq!(index["roster"]["available"], false);
+    assert_eq!(index["roster"]["code"], "config_link_refused");
+    assert_eq!(index["records"], json!([]));
+    let o = env.run(&[
+        "status", "--json", "--config", &cfg, "--root", "root", "--fleet", "none",
+    ]);
+    let page = stdout_json(&o);
+    assert_eq!(page["roster"]["code"], "config_link_refused");
+    assert_eq!(page["workers"], json!([]));
+}
+
+#[test]
+fn control_and_escape_characters_never_reach_the_terminal() {
+    let env = Env::new();
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let id = "01a2f000-0000-7000-8000-0000000000e1";
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}Task";
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":"2026-11-29T23:00:00.000Z","cwd":"/w"}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z",
+            "message":{"role":"user","content":evil}}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(
+        sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl")),
+        body,
+    )
+    .unwrap();
+    let cfg = json!({"version":1,"agents":[
+        {"sessionId":"c","name":"Coordinator","coordinator":true,"description":"C.","port":1,"projectDirectory":"."},
+        {"sessionId":id,"name":"Plain","coordinator":false,"description":"d","port":2,"projectDirectory":"."}]});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    let sys = env.system_config();
+    let o = env.run(&[
+        "scan",
+        "--print",
+        "--config",
+        &sys,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--liveness",
+        "assume-alive",
+        "--now",
+        NOW,
+    ]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'));
+    assert!(text.contains("Task"), "{text}");
+}
