@@ -11,3 +11,4 @@ pub mod probe;
 pub mod proc;
 pub mod snapshot;
 pub mod text;
+pub mod ui;
