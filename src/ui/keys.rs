@@ -177,7 +177,7 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::CloseReply,
         modes: REPLY,
         label: "Esc",
-        what: "close (draft kept)",
+        what: "close",
     },
     Binding {
         keys: &[Key::Left],
@@ -255,6 +255,25 @@ pub fn action_for(mode: Mode, key: Key) -> Option<Action> {
 
 /// The help line for `mode`, built from the same table (`^C quit` is shown only where `q` is not).
 pub fn help_line(mode: Mode) -> String {
+    help_parts(mode).join(" · ")
+}
+
+/// The help line fitted to `width` columns: entries drop from the end, but how to quit stays.
+pub fn help_line_fitted(mode: Mode, width: usize) -> String {
+    let mut parts = help_parts(mode);
+    let quit = parts.pop().unwrap_or_default();
+    loop {
+        let mut all = parts.clone();
+        all.push(quit.clone());
+        let line = all.join(" · ");
+        if parts.is_empty() || crate::text::width(&line) <= width {
+            return line;
+        }
+        parts.pop();
+    }
+}
+
+fn help_parts(mode: Mode) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     let has_q = BINDINGS
         .iter()
@@ -265,7 +284,7 @@ pub fn help_line(mode: Mode) -> String {
         }
         parts.push(format!("{} {}", b.label, b.what));
     }
-    parts.join(" · ")
+    parts
 }
 
 /// Translate a crossterm key event; `None` for keys the sidebar does not use.
@@ -322,10 +341,7 @@ mod tests {
             help_line(Mode::List),
             "↑↓/jk select · ⏎ details · s seen · r reply · o hide offline · h hide seen · q quit"
         );
-        assert_eq!(
-            help_line(Mode::Reply),
-            "⏎ send · Esc close (draft kept) · ^C quit"
-        );
+        assert_eq!(help_line(Mode::Reply), "⏎ send · Esc close · ^C quit");
         // Every labelled binding dispatches to its own action in its modes.
         for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
             for &m in b.modes {

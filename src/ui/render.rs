@@ -51,7 +51,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
 
     if h >= HELP_MIN_HEIGHT {
         bottom -= 1;
-        let help = keys::help_line(app.mode());
+        let help = keys::help_line_fitted(app.mode(), area.width as usize);
         put(
             buf,
             area.x,
@@ -94,7 +94,8 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
             sanitize(reason),
             sanitize(code)
         );
-        let max_lines = if h >= 10 { 3 } else { 1 };
+        // The reason matters most when nothing else can be shown: up to 3 lines, leaving one.
+        let max_lines = (bottom.saturating_sub(top).saturating_sub(1) as usize).clamp(1, 3);
         for line in wrap(&text, area.width as usize, max_lines) {
             if top >= bottom {
                 break;
@@ -130,7 +131,8 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         let text = if snap.rows.is_empty() {
             match &snap.roster {
                 RosterStatus::Available { .. } => "No workers: the roster is empty.".to_string(),
-                RosterStatus::Unavailable { .. } => "No workers to show.".to_string(),
+                // The notice above already says why there is nothing.
+                RosterStatus::Unavailable { .. } => return cursor,
             }
         } else {
             format!(
@@ -160,28 +162,27 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     };
     match details_row {
         Some(row) if body.height < SPLIT_MIN_BODY => {
-            draw_details(app, row, buf, body, &t);
+            draw_details(&detail_lines(app, row, body.width, &t), buf, body, &t);
         }
         Some(row) => {
-            let want = view.items.len() as u16 + 2;
-            let list_h = want.clamp(4, body.height / 2);
-            draw_list(
-                app,
-                &view.items,
-                buf,
-                Rect {
-                    height: list_h,
-                    ..body
-                },
-                &t,
-                now,
-            );
+            // The list keeps at least a third of the body (and its selection); details get the rest.
+            let lines = detail_lines(app, row, body.width, &t);
+            let want = (view.items.len() as u16).saturating_add(2);
+            let d_len = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+            let list_h = want
+                .min(body.height.saturating_sub(d_len).max(body.height / 3))
+                .max(4);
+            let l = Rect {
+                height: list_h,
+                ..body
+            };
+            draw_list(app, &view.items, buf, l, &t, now);
             let d = Rect {
                 y: body.y + list_h,
                 height: body.height - list_h,
                 ..body
             };
-            draw_details(app, row, buf, d, &t);
+            draw_details(&lines, buf, d, &t);
         }
         None => draw_list(app, &view.items, buf, body, &t, now),
     }
@@ -365,7 +366,7 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
         let pos = format!("({}/{})", sel + 1, total);
         let variants = [
             if attn_hidden > 0 {
-                format!("+{hidden} more {pos}, {attn_hidden} needing attention not shown")
+                format!("+{hidden} more {pos}, {attn_hidden} need attention")
             } else {
                 format!("+{hidden} more {pos}")
             },
@@ -473,7 +474,29 @@ fn age_text(now: Ms, at: Ms) -> String {
     }
 }
 
-fn draw_details(app: &App, row: &Row, buf: &mut Buffer, r: Rect, t: &Theme) {
+/// Details fields, most useful first: when the pane is short the tail is cut, not the head.
+const DETAIL_ORDER: &[&str] = &[
+    "Seat",
+    "Responsibility",
+    "State",
+    "Last error",
+    "Connection",
+    "Activity",
+    "Report",
+    "Reply",
+    "Last reply",
+    "Handoff",
+    "Close",
+    "Task",
+    "Workspace",
+    "Model",
+    "Last activity",
+    "Relaunched",
+    "Seen",
+];
+
+/// The details panel as screen lines for a given width (title first).
+fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
     let now = app.now();
     let mut lines: Vec<(String, String, Style)> = Vec::new();
     let mut add = |label: &str, value: String, style: Style| {
@@ -624,42 +647,50 @@ fn draw_details(app: &App, row: &Row, buf: &mut Buffer, r: Rect, t: &Theme) {
         add("Last reply", receipt_text(&rc.outcome), Style::default());
     }
 
-    let mut y = r.y;
-    let end = r.y + r.height;
+    lines.sort_by_key(|(label, _, _)| {
+        DETAIL_ORDER
+            .iter()
+            .position(|l| l == label)
+            .unwrap_or(DETAIL_ORDER.len())
+    });
     let title = format!("Details · {}", sanitize(&row.name));
-    put(buf, r.x, y, r.width, &[Span::styled(title, t.header())]);
-    y += 1;
-    let label_w = if r.width >= 40 { 15 } else { 0 };
-    let value_w = (r.width as usize).saturating_sub(label_w).max(1);
+    let mut out = vec![Line::from(Span::styled(title, t.header()))];
+    let label_w = if width >= 40 { 15 } else { 0 };
+    let value_w = (width as usize).saturating_sub(label_w).max(1);
     for (label, value, style) in lines {
-        if y >= end {
-            break;
-        }
         if label_w == 0 {
             // Narrow: `Label: value` clipped on one line.
-            let text = format!("{label}: {value}");
-            put(buf, r.x, y, r.width, &[Span::styled(text, style)]);
-            y += 1;
+            out.push(Line::from(Span::styled(format!("{label}: {value}"), style)));
             continue;
         }
-        // Long values wrap onto up to three lines while there is room.
+        // Long values wrap onto up to three lines.
         for (i, part) in wrap(&value, value_w, 3).into_iter().enumerate() {
-            if y >= end {
-                break;
-            }
             let lab = if i == 0 {
                 cell(&label, label_w as u16)
             } else {
                 " ".repeat(label_w)
             };
-            put(
-                buf,
-                r.x,
-                y,
-                r.width,
-                &[Span::styled(lab, t.dim()), Span::styled(part, style)],
-            );
-            y += 1;
+            out.push(Line::from(vec![
+                Span::styled(lab, t.dim()),
+                Span::styled(part, style),
+            ]));
+        }
+    }
+    out
+}
+
+/// Draw details lines into `r`; when they do not fit, the last line says how many are cut.
+fn draw_details(lines: &[Line<'static>], buf: &mut Buffer, r: Rect, t: &Theme) {
+    let cap = r.height as usize;
+    let cut = lines.len() > cap;
+    for (i, line) in lines.iter().take(cap).enumerate() {
+        let y = r.y + i as u16;
+        if cut && i + 1 == cap {
+            let more = lines.len() - i;
+            let text = format!("… {more} more lines");
+            buf.set_line(r.x, y, &Line::from(Span::styled(text, t.dim())), r.width);
+        } else {
+            buf.set_line(r.x, y, line, r.width);
         }
     }
 }
@@ -686,7 +717,11 @@ fn draw_reply(
     } else if let Some(rc) = app.receipt(id) {
         receipt_text(&rc.outcome)
     } else {
-        keys::help_line(keys::Mode::Reply)
+        format!(
+            "{}/{} characters",
+            draft.text.chars().count(),
+            crate::ui::app::MAX_REPLY_CHARS
+        )
     };
     let (edit_y, edit_x, edit_w) = if r.height >= 3 {
         let title = format!("┌ Reply to {} → {target} ", sanitize(&row.name));
@@ -764,7 +799,7 @@ fn put(buf: &mut Buffer, x: u16, y: u16, w: u16, spans: &[Span<'_>]) {
 }
 
 /// Wrap by display width at spaces where possible, at most `max_lines` lines (the last one
-/// ends with `…` when text remains).
+/// ends with `…` when text remains). Words wider than a line are cut by grapheme.
 fn wrap(s: &str, w: usize, max_lines: usize) -> Vec<String> {
     use unicode_segmentation::UnicodeSegmentation;
     let mut out: Vec<String> = Vec::new();
@@ -773,32 +808,24 @@ fn wrap(s: &str, w: usize, max_lines: usize) -> Vec<String> {
     }
     let mut line = String::new();
     let mut lw = 0usize;
-    let mut words = s.split_word_bounds().peekable();
-    while let Some(word) = words.next() {
-        let ww = width(word);
-        if lw + ww > w && lw > 0 {
+    for word in s.split_inclusive(' ') {
+        // A trailing space may hang past the edge; only the visible part must fit.
+        let vis = width(word.trim_end());
+        if lw > 0 && lw + vis > w {
             out.push(std::mem::take(&mut line).trim_end().to_string());
             lw = 0;
             if out.len() == max_lines {
-                let last = out.pop().unwrap_or_default();
-                out.push(clip(&format!("{last} {word}…"), w));
-                return out;
-            }
-            if word.trim().is_empty() {
-                continue;
+                return ellipsize(out, w);
             }
         }
-        if ww > w {
-            // A single word wider than the line: cut it by graphemes.
+        if vis > w {
             for g in word.graphemes(true) {
                 let gw = width(g);
                 if lw + gw > w {
-                    out.push(std::mem::take(&mut line));
+                    out.push(std::mem::take(&mut line).trim_end().to_string());
                     lw = 0;
                     if out.len() == max_lines {
-                        let last = out.pop().unwrap_or_default();
-                        out.push(clip(&format!("{last}…"), w));
-                        return out;
+                        return ellipsize(out, w);
                     }
                 }
                 line.push_str(g);
@@ -807,13 +834,26 @@ fn wrap(s: &str, w: usize, max_lines: usize) -> Vec<String> {
             continue;
         }
         line.push_str(word);
-        lw += ww;
-        let _ = words.peek();
+        lw += width(word);
     }
     if !line.trim().is_empty() || out.is_empty() {
         out.push(line.trim_end().to_string());
     }
     out
+}
+
+/// Mark the last kept line as cut: it ends with `…` within `w` columns.
+fn ellipsize(mut lines: Vec<String>, w: usize) -> Vec<String> {
+    if let Some(last) = lines.pop() {
+        let room = w.saturating_sub(1);
+        let mut cut = clip(&last, room);
+        if cut.ends_with('…') {
+            cut.pop();
+        }
+        cut.push('…');
+        lines.push(cut);
+    }
+    lines
 }
 
 #[cfg(test)]
