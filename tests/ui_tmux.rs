@@ -1,0 +1,235 @@
+//! End to end in a real tmux on a private socket: the demo sidebar driven by `send-keys` and read
+//! with `capture-pane`. Each test owns its server (unique temp dir) and kills it on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const SESSION: &str = "e2e";
+const PROMPT: &str = "e2e$";
+const DEADLINE: Duration = Duration::from_secs(8);
+
+struct Tmux {
+    _dir: tempfile::TempDir,
+    sock: PathBuf,
+}
+
+impl Tmux {
+    fn new(w: u16, h: u16) -> Tmux {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sock = dir.path().join("sock");
+        let t = Tmux { _dir: dir, sock };
+        let out = t.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+            "-s",
+            SESSION,
+            &format!("env PS1='{PROMPT} ' HOME=/nonexistent /bin/sh"),
+        ]);
+        assert!(out.status.success(), "tmux new-session: {out:?}");
+        t.run(&["set-option", "-g", "status", "off"]);
+        t.run(&["select-pane", "-t", SESSION, "-T", "before-title"]);
+        t.wait_for("the shell prompt", |s| s.contains(PROMPT));
+        t
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.sock)
+            .arg("-f")
+            .arg("/dev/null")
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux")
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", SESSION];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    fn type_line(&self, text: &str) {
+        assert!(self
+            .run(&["send-keys", "-t", SESSION, "-l", text])
+            .status
+            .success());
+        self.keys(&["Enter"]);
+    }
+
+    fn capture(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-t", SESSION]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn display(&self, fmt: &str) -> String {
+        let out = self.run(&["display-message", "-p", "-t", SESSION, fmt]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Poll the pane until `pred` holds (bounded by DEADLINE); returns the matching capture.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.capture();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > DEADLINE {
+                panic!("timed out waiting for {what}; pane shows:\n{s}");
+            }
+            sleep(Duration::from_millis(40));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn demo_bin() -> PathBuf {
+    // target/debug/deps/ui_tmux-… → target/debug/examples/ui_demo (cargo test builds examples).
+    let exe = std::env::current_exe().expect("current exe");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("examples").join("ui_demo"))
+        .expect("target dir");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build --example ui_demo`",
+        bin.display()
+    );
+    bin
+}
+
+fn selected_line(s: &str) -> Option<&str> {
+    s.lines().find(|l| l.starts_with('›'))
+}
+
+fn header_line(s: &str) -> Option<&str> {
+    s.lines()
+        .find(|l| l.contains("Worker") && l.contains("State"))
+}
+
+fn last_nonblank(s: &str) -> &str {
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+fn back_at_prompt(s: &str) -> bool {
+    last_nonblank(s) == PROMPT && header_line(s).is_none()
+}
+
+#[test]
+fn select_details_escape_resize_and_quit() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    t.type_line(&format!("{} --workers 12 --pass-ms 50", bin.display()));
+
+    let s = t.wait_for("the first snapshot", |s| {
+        selected_line(s).is_some_and(|l| l.contains("coordinator"))
+    });
+    let header = header_line(&s).expect("header");
+    assert!(
+        header.contains("Connection") && header.contains("Seen"),
+        "{s}"
+    );
+
+    // The hostile name is plain text: no title change, no cleared screen.
+    assert!(s.contains("evilnameexe.txt"), "{s}");
+    assert!(!s.contains("pwned"), "{s}");
+    assert_eq!(t.display("#{pane_title}"), "before-title");
+    assert!(s.contains("builder") && s.contains("worker-011"), "{s}");
+
+    t.keys(&["Down"]);
+    t.wait_for("builder selected", |s| {
+        selected_line(s).is_some_and(|l| l.contains("builder"))
+    });
+    t.keys(&["j"]);
+    t.wait_for("reviewer selected", |s| {
+        selected_line(s).is_some_and(|l| l.contains("reviewer"))
+    });
+    t.keys(&["k"]);
+    t.wait_for("builder selected again", |s| {
+        selected_line(s).is_some_and(|l| l.contains("builder"))
+    });
+
+    t.keys(&["Enter"]);
+    let s = t.wait_for("details", |s| s.contains("Details · builder"));
+    assert!(
+        s.contains("Responsibility") && s.contains("Connection"),
+        "{s}"
+    );
+
+    // Esc closes details only: the monitor keeps running.
+    t.keys(&["Escape"]);
+    let s = t.wait_for("details closed", |s| {
+        !s.contains("Details ·") && header_line(s).is_some()
+    });
+    assert!(
+        selected_line(&s).is_some_and(|l| l.contains("builder")),
+        "{s}"
+    );
+
+    // Resize re-renders at the narrower breakpoint, then back.
+    t.run(&["resize-window", "-t", SESSION, "-x", "50", "-y", "12"]);
+    let s = t.wait_for("narrow layout", |s| {
+        header_line(s).is_some_and(|h| h.contains("Report") && !h.contains("Connection"))
+    });
+    assert!(s.lines().all(|l| l.chars().count() <= 50), "{s}");
+    assert!(s.contains("more ("), "overflow line at 12 rows:\n{s}");
+    t.run(&["resize-window", "-t", SESSION, "-x", "120", "-y", "30"]);
+    t.wait_for("full layout", |s| {
+        header_line(s).is_some_and(|h| h.contains("Last activity"))
+    });
+
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell prompt back", back_at_prompt);
+    assert!(
+        !s.contains("evilname"),
+        "alternate screen left behind:\n{s}"
+    );
+    assert_eq!(t.display("#{pane_title}"), "before-title");
+    assert_eq!(t.display("#{pane_current_command}"), "sh");
+}
+
+#[test]
+fn esc_and_ctrl_c_quit_and_a_slow_pass_never_freezes_keys() {
+    let t = Tmux::new(60, 15);
+    let bin = demo_bin();
+
+    t.type_line(&format!("{} --workers 3 --pass-ms 50", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    t.keys(&["Escape"]);
+    t.wait_for("Esc quits with nothing open", back_at_prompt);
+
+    t.type_line(&format!("{} --workers 3 --pass-ms 50", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    t.keys(&["C-c"]);
+    t.wait_for("Ctrl+C quits", back_at_prompt);
+
+    // A pass that takes 20 s: the UI still answers keys, and quitting does not wait for it.
+    t.type_line(&format!("{} --workers 3 --pass-ms 20000", bin.display()));
+    t.wait_for("scanning", |s| s.contains("Scanning…"));
+    let start = Instant::now();
+    t.keys(&["q"]);
+    t.wait_for("quit during a slow pass", back_at_prompt);
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
