@@ -11,7 +11,7 @@ const PROMPT: &str = "e2e$";
 const DEADLINE: Duration = Duration::from_secs(8);
 
 struct Tmux {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     sock: PathBuf,
 }
 
@@ -19,7 +19,7 @@ impl Tmux {
     fn new(w: u16, h: u16) -> Tmux {
         let dir = tempfile::tempdir().expect("tempdir");
         let sock = dir.path().join("sock");
-        let t = Tmux { _dir: dir, sock };
+        let t = Tmux { dir, sock };
         let out = t.run(&[
             "new-session",
             "-d",
@@ -29,7 +29,7 @@ impl Tmux {
             &h.to_string(),
             "-s",
             SESSION,
-            &format!("env PS1='{PROMPT} ' HOME=/nonexistent /bin/sh"),
+            &format!("env PS1='{PROMPT} ' HOME=/nonexistent RUST_BACKTRACE=0 /bin/sh"),
         ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
         t.run(&["set-option", "-g", "status", "off"]);
@@ -232,4 +232,76 @@ fn esc_and_ctrl_c_quit_and_a_slow_pass_never_freezes_keys() {
         "{:?}",
         start.elapsed()
     );
+}
+
+#[test]
+fn a_panic_on_the_ui_thread_restores_the_terminal() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    t.type_line(&format!(
+        "{} --workers 3 --pass-ms 20 --panic-after-ms 600",
+        bin.display()
+    ));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    sleep(Duration::from_millis(700));
+    // The next redraw reads the clock, which now panics on the UI thread.
+    t.keys(&["Down"]);
+    let s = t.wait_for("the prompt after the panic", |s| {
+        s.contains("deliberate panic") && last_nonblank(s) == PROMPT
+    });
+    assert!(
+        header_line(&s).is_none(),
+        "alternate screen left behind:\n{s}"
+    );
+    // Cooked mode is back: a typed command line runs (in raw mode Enter would not submit it).
+    t.type_line("echo cooked-ok");
+    t.wait_for("the shell to run a command", |s| {
+        s.lines().any(|l| l.trim() == "cooked-ok")
+    });
+}
+
+#[test]
+fn seen_key_writes_seen_json_and_unsee_removes_it() {
+    let t = Tmux::new(100, 24);
+    let bin = demo_bin();
+    let root = t.dir.path().join("data");
+    std::fs::create_dir(&root).unwrap();
+    let seen = root.join("board").join("seen.json");
+    // A long interval: no new pass (with newer activity) arrives during the test.
+    t.type_line(&format!(
+        "{} --workers 4 --pass-ms 20 --interval-ms 60000 --data-root {}",
+        bin.display(),
+        root.display()
+    ));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    t.keys(&["Down", "s"]);
+    let s = t.wait_for("the Seen group", |s| s.contains("Seen (1)"));
+    assert!(
+        !s.lines().any(|l| l.contains("builder")),
+        "collapsed group:\n{s}"
+    );
+    let start = Instant::now();
+    let text = loop {
+        let text = std::fs::read_to_string(&seen).unwrap_or_default();
+        if text.contains("demo/1") || start.elapsed() > DEADLINE {
+            break text;
+        }
+        sleep(Duration::from_millis(40));
+    };
+    assert!(text.contains("\"demo/1\": \"20"), "seen.json: {text}");
+    // Open the group, select builder, unmark it: the file loses the key.
+    t.keys(&["End", "Enter"]);
+    t.wait_for("the open group", |s| s.contains("▾ Seen (1)"));
+    t.keys(&["End", "s"]);
+    t.wait_for("builder back in the list", |s| !s.contains("Seen (1)"));
+    let start = Instant::now();
+    while std::fs::read_to_string(&seen)
+        .unwrap_or_default()
+        .contains("demo/1")
+    {
+        assert!(start.elapsed() < DEADLINE, "seen.json still marks demo/1");
+        sleep(Duration::from_millis(40));
+    }
+    t.keys(&["q"]);
+    t.wait_for("the shell prompt back", back_at_prompt);
 }
