@@ -251,8 +251,14 @@ fn empty_and_unavailable_rosters_say_so() {
     insta::assert_snapshot!("unavailable_80x24", s);
     insta::assert_snapshot!("unavailable_20x5", screen(&a, 20, 5));
 
-    let a = App::new(Arc::new(FixedClock(now())), Options::default());
+    let mut a = App::new(Arc::new(FixedClock(now())), Options::default());
     assert!(screen(&a, 40, 10).contains("Scanning…"));
+    // While the next pass runs, the title says so next to the age of the last one.
+    a.update(Msg::SnapshotArrived(demo(2)));
+    a.update(Msg::PassStarted);
+    assert!(screen(&a, 80, 10).contains("scanned 1s ago, scanning…"));
+    a.update(Msg::SnapshotArrived(demo(2)));
+    assert!(!screen(&a, 80, 10).contains("scanning…"));
 }
 
 #[test]

@@ -305,3 +305,30 @@ fn seen_key_writes_seen_json_and_unsee_removes_it() {
     t.keys(&["q"]);
     t.wait_for("the shell prompt back", back_at_prompt);
 }
+
+#[test]
+fn sigterm_quits_cleanly_and_restores_the_terminal() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    t.type_line(&format!("{} --workers 3 --pass-ms 20", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    let sh: i32 = t.display("#{pane_pid}").parse().expect("pane pid");
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    let pids: Vec<i32> = children
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 1, "children of the pane shell: {children:?}");
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", pids[0])).unwrap();
+    assert_eq!(comm.trim(), "ui_demo");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pids[0]),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    t.wait_for("the prompt after SIGTERM", back_at_prompt);
+    t.type_line("echo cooked-ok");
+    t.wait_for("the shell to run a command", |s| {
+        s.lines().any(|l| l.trim() == "cooked-ok")
+    });
+}

@@ -20,6 +20,8 @@ const MAX_REMEMBERED: usize = 512;
 /// Everything that can happen to the sidebar.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// A scan pass started (the title says so; ages are redrawn).
+    PassStarted,
     /// A scan pass finished.
     SnapshotArrived(Snapshot),
     /// A key was pressed.
@@ -134,6 +136,7 @@ pub struct App {
     seen_overrides: HashMap<String, SeenOverride>,
     message: Option<String>,
     size: (u16, u16),
+    scanning: bool,
     quit: bool,
 }
 
@@ -157,6 +160,7 @@ impl App {
             seen_overrides: HashMap::new(),
             message: None,
             size: (80, 24),
+            scanning: false,
             quit: false,
         }
     }
@@ -225,6 +229,10 @@ impl App {
     /// Whether a reply to this row is in flight.
     pub fn is_sending(&self, row_id: &str) -> bool {
         self.sending.contains(row_id)
+    }
+    /// Whether a pass is running now.
+    pub fn scanning(&self) -> bool {
+        self.scanning
     }
     /// Whether the user asked to quit.
     pub fn should_quit(&self) -> bool {
@@ -304,7 +312,11 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
         match msg {
-            Msg::SnapshotArrived(s) => self.on_snapshot(s),
+            Msg::PassStarted => self.scanning = true,
+            Msg::SnapshotArrived(s) => {
+                self.scanning = false;
+                self.on_snapshot(s);
+            }
             Msg::Key(ev) => {
                 if let Some(k) = keys::key_of(&ev) {
                     self.on_key(k, &mut fx);

@@ -273,13 +273,13 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    parts.push((
-        format!(
-            "scanned {} ago",
-            short_age(age_seconds(now, snap.scanned_at))
-        ),
-        t.dim(),
-    ));
+    let age = short_age(age_seconds(now, snap.scanned_at));
+    let scan = if app.scanning() {
+        format!("scanned {age} ago, scanning…")
+    } else {
+        format!("scanned {age} ago")
+    };
+    parts.push((scan, t.dim()));
     // Keep parts in priority order while they fit; later ones drop first.
     let mut spans = Vec::new();
     let mut used = 0usize;

@@ -15,6 +15,7 @@ use crossterm::terminal::{
     LeaveAlternateScreen,
 };
 use crossterm::{cursor, execute, queue};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -76,6 +77,8 @@ enum Event2 {
     SourceFailed(String),
     /// The input thread could not read the terminal.
     InputFailed(io::Error),
+    /// SIGTERM, SIGHUP or SIGINT arrived: leave cleanly.
+    Terminated,
 }
 
 /// `run_monitor` with explicit settings.
@@ -101,6 +104,7 @@ pub fn run_monitor_with(
     );
 
     let _guard = TerminalGuard::enter()?;
+    let _signals = SignalGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
     if let Ok((w, h)) = terminal::size() {
@@ -158,6 +162,7 @@ fn event_loop(
                     return Err(io::Error::other(format!("snapshot source failed: {why}")));
                 }
                 Event2::InputFailed(e) => return Err(e),
+                Event2::Terminated => return Ok(()),
             }
             applied += 1;
             if applied < MAX_BATCH {
@@ -257,6 +262,10 @@ fn spawn_passes(
             if cancel.is_cancelled() {
                 return;
             }
+            // Lets the sidebar say a pass is running (and refresh its ages) while it runs.
+            if tx.send(Event2::App(Msg::PassStarted)).is_err() {
+                return;
+            }
             let snap = match panic::catch_unwind(AssertUnwindSafe(|| source.next_snapshot())) {
                 Ok(s) => s,
                 Err(_) => {
@@ -280,7 +289,12 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
         .name("input".into())
         .spawn(move || {
             while !stop.load(Ordering::SeqCst) {
-                match event::poll(INPUT_POLL) {
+                let ready = event::poll(INPUT_POLL);
+                if TERMINATE.load(Ordering::SeqCst) {
+                    let _ = tx.send(Event2::Terminated);
+                    return;
+                }
+                match ready {
                     Ok(false) => continue,
                     Ok(true) => {}
                     Err(e) => {
@@ -306,6 +320,48 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
             }
         })
         .map(|_| ())
+}
+
+/// Set by the signal handler; read by the input thread (at most INPUT_POLL later).
+static TERMINATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_terminate(_sig: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    TERMINATE.store(true, Ordering::SeqCst);
+}
+
+/// Turns SIGTERM/SIGHUP/SIGINT into a clean quit (terminal restored) while the monitor runs;
+/// the previous handlers come back on drop.
+struct SignalGuard {
+    prev: Vec<(Signal, SigAction)>,
+}
+
+impl SignalGuard {
+    fn install() -> Self {
+        TERMINATE.store(false, Ordering::SeqCst);
+        let action = SigAction::new(
+            SigHandler::Handler(on_terminate),
+            SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        let mut prev = Vec::new();
+        for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            if let Ok(old) = unsafe { sigaction(sig, &action) } {
+                prev.push((sig, old));
+            }
+        }
+        SignalGuard { prev }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, old) in self.prev.drain(..) {
+            // SAFETY: restores the handler that was installed before ours.
+            let _ = unsafe { sigaction(sig, &old) };
+        }
+    }
 }
 
 /// Restores the terminal when dropped, and from a panic hook while it lives.
