@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::Frame;
 
-use crate::clock::{age_seconds, format_iso, short_age, Ms};
+use crate::clock::{format_iso, short_age, Ms};
 use crate::snapshot::{ReplyPath, RosterStatus, Row, RowRole, Snapshot};
 use crate::text::{clip, sanitize, width};
 use crate::ui::app::{App, Item};
@@ -234,6 +234,16 @@ pub fn receipt_text(o: &ReplyOutcome) -> String {
     }
 }
 
+/// Whole seconds since `at`, never negative, and no overflow whatever the evidence says.
+fn age_secs(now: Ms, at: Ms) -> i64 {
+    now.saturating_sub(at).max(0) / 1000
+}
+
+/// More than a second ahead of our clock: shown as such, never as a fresh age.
+fn is_future(now: Ms, at: Ms) -> bool {
+    at > now.saturating_add(1_000)
+}
+
 /// `HH:MM:SS` UTC of a timestamp.
 fn clock_time(ms: Ms) -> String {
     let iso = format_iso(ms);
@@ -273,7 +283,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    let age = short_age(age_seconds(now, snap.scanned_at));
+    let age = short_age(age_secs(now, snap.scanned_at));
     let scan = if app.scanning() {
         format!("scanned {age} ago, scanning…")
     } else {
@@ -455,10 +465,10 @@ fn seen_cell(row: &Row, now: Ms, t: &Theme) -> (String, Style) {
     let Some(at) = row.activity.as_ref().and_then(|a| a.observed_at) else {
         return ("-".to_string(), t.dim());
     };
-    if at > now + 1_000 {
+    if is_future(now, at) {
         return ("future".to_string(), t.warn());
     }
-    let secs = age_seconds(now, at);
+    let secs = age_secs(now, at);
     if secs > OLD_AFTER_SECS {
         (format!("{} (old)", short_age(secs)), t.dim())
     } else {
@@ -467,10 +477,10 @@ fn seen_cell(row: &Row, now: Ms, t: &Theme) -> (String, Style) {
 }
 
 fn age_text(now: Ms, at: Ms) -> String {
-    if at > now + 1_000 {
+    if is_future(now, at) {
         format!("in the future ({})", format_iso(at))
     } else {
-        format!("{} ago", short_age(age_seconds(now, at)))
+        format!("{} ago", short_age(age_secs(now, at)))
     }
 }
 
