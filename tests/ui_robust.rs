@@ -131,3 +131,28 @@ fn no_size_or_input_panics_and_nothing_leaks_controls() {
         }
     }
 }
+
+#[test]
+#[ignore]
+fn peek_hostile() {
+    for (what, app) in apps().into_iter().take(3) {
+        let area = Rect::new(0, 0, 80, 24);
+        let mut buf = Buffer::empty(area);
+        draw(&app, &mut buf, area);
+        println!("== {what}");
+        for y in 0..24 {
+            let mut line = String::new();
+            let mut skip = 0usize;
+            for x in 0..80 {
+                let sym = buf[(x, y)].symbol();
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                skip = intercom_pane::text::width(sym).saturating_sub(1);
+                line.push_str(sym);
+            }
+            println!("|{line}|");
+        }
+    }
+}

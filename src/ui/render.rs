@@ -10,6 +10,7 @@ use ratatui::Frame;
 use crate::clock::{format_iso, short_age, Ms};
 use crate::snapshot::{ReplyPath, RosterStatus, Row, RowRole, Snapshot};
 use crate::text::{clip, sanitize, width};
+
 use crate::ui::app::{App, Item};
 use crate::ui::keys;
 use crate::ui::layout::{self, Col};
@@ -89,11 +90,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
 
     // Roster notices come first: they explain an empty or partial list.
     if let RosterStatus::Unavailable { code, reason } = &snap.roster {
-        let text = format!(
-            "status unavailable: {} ({})",
-            sanitize(reason),
-            sanitize(code)
-        );
+        let text = format!("status unavailable: {} ({})", clean(reason), clean(code));
         // The reason matters most when nothing else can be shown: up to 3 lines, leaving one.
         let max_lines = (bottom.saturating_sub(top).saturating_sub(1) as usize).clamp(1, 3);
         for line in wrap(&text, area.width as usize, max_lines) {
@@ -201,7 +198,7 @@ fn status_text(app: &App) -> Option<String> {
     let r = app.receipt(&row.id)?;
     Some(format!(
         "reply to {}: {}",
-        sanitize(&row.name),
+        name_of(row),
         receipt_text(&r.outcome)
     ))
 }
@@ -210,7 +207,7 @@ fn status_text(app: &App) -> Option<String> {
 pub fn receipt_text(o: &ReplyOutcome) -> String {
     match o {
         ReplyOutcome::Delivered { at, target } => {
-            format!("delivered {} to {}", clock_time(*at), sanitize(target))
+            format!("delivered {} to {}", clock_time(*at), clean(target))
         }
         ReplyOutcome::Failed {
             exit,
@@ -222,7 +219,7 @@ pub fn receipt_text(o: &ReplyOutcome) -> String {
                 (None, Some(s)) => format!("failed (signal {s})"),
                 (None, None) => "failed".to_string(),
             };
-            let err = sanitize(stderr);
+            let err = crate::text::sanitize(stderr);
             let err = err.trim();
             if err.is_empty() {
                 how
@@ -230,8 +227,29 @@ pub fn receipt_text(o: &ReplyOutcome) -> String {
                 format!("{how}: {}", crate::text::one_line(err, 400))
             }
         }
-        ReplyOutcome::Refused { reason } => format!("not sent: {}", sanitize(reason)),
+        ReplyOutcome::Refused { reason } => format!("not sent: {}", clean(reason)),
     }
+}
+
+/// Sanitized evidence text; `-` when nothing printable is left (blank never passes for a value).
+fn clean(s: &str) -> String {
+    let c = sanitize(s);
+    if c.trim().is_empty() {
+        "-".to_string()
+    } else {
+        c
+    }
+}
+
+/// A row's name as shown: the sanitized name, else its seen key, else `(unnamed)`.
+fn name_of(row: &Row) -> String {
+    for s in [&row.name, &row.seen_key] {
+        let c = sanitize(s);
+        if !c.trim().is_empty() {
+            return c;
+        }
+    }
+    "(unnamed)".to_string()
 }
 
 /// Whole seconds since `at`, never negative, and no overflow whatever the evidence says.
@@ -271,7 +289,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         parts.push((format!("{} seen hidden", view.hidden_seen), t.dim()));
     }
     if !snap.errors.is_empty() {
-        let first = sanitize(&snap.errors[0]);
+        let first = clean(&snap.errors[0]);
         let more = snap.errors.len() - 1;
         let text = if more > 0 {
             format!("⚠ {first} (+{more})")
@@ -417,7 +435,7 @@ fn row_spans(
         x = p.x + p.width;
         let (text, style) = match p.col {
             Col::Worker => {
-                let mut name = sanitize(&row.name);
+                let mut name = name_of(row);
                 if row.role == RowRole::Connector {
                     name.push_str(" (connector)");
                 }
@@ -437,7 +455,7 @@ fn row_spans(
                 Some(rep) => (
                     theme::report_word(&rep.status)
                         .map(str::to_string)
-                        .unwrap_or_else(|| sanitize(&rep.status)),
+                        .unwrap_or_else(|| clean(&rep.status)),
                     t.report(&rep.status),
                 ),
                 None => (String::new(), Style::default()),
@@ -445,13 +463,13 @@ fn row_spans(
             Col::Activity => match &row.activity {
                 Some(a) => {
                     let style = if a.stale { t.dim() } else { Style::default() };
-                    (sanitize(&a.status), style)
+                    (clean(&a.status), style)
                 }
                 None => ("unknown".to_string(), t.dim()),
             },
             Col::Seen => seen_cell(row, now, t),
             Col::LastActivity => match &row.activity {
-                Some(a) => (sanitize(&a.label), Style::default()),
+                Some(a) => (clean(&a.label), Style::default()),
                 None => ("-".to_string(), t.dim()),
             },
         };
@@ -520,11 +538,11 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
     };
     add(
         "Seat",
-        format!("{role} · project {}", sanitize(&row.project)),
+        format!("{role} · project {}", clean(&row.project)),
         Style::default(),
     );
     if let Some(resp) = &row.responsibility {
-        add("Responsibility", sanitize(resp), Style::default());
+        add("Responsibility", clean(resp), Style::default());
     }
     add(
         "State",
@@ -532,8 +550,8 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
             "{} {} — {} (source: {})",
             theme::glyph(row.state),
             row.state.as_str(),
-            sanitize(&row.state_reason),
-            sanitize(&row.state_source)
+            clean(&row.state_reason),
+            clean(&row.state_source)
         ),
         t.state(row.state),
     );
@@ -546,7 +564,7 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
         format!(
             "{} — {}, {checked}",
             row.connection.state.as_str(),
-            sanitize(&row.connection.reason)
+            clean(&row.connection.reason)
         ),
         t.conn(row.connection.state),
     );
@@ -560,9 +578,9 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
                 "Activity",
                 format!(
                     "{} — {}, {when} (evidence: {})",
-                    sanitize(&a.status),
-                    sanitize(&a.label),
-                    sanitize(&a.evidence)
+                    clean(&a.status),
+                    clean(&a.label),
+                    clean(&a.evidence)
                 ),
                 Style::default(),
             );
@@ -576,9 +594,9 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
                 "{}, {} — {}",
                 theme::report_word(&rep.status)
                     .map(str::to_string)
-                    .unwrap_or_else(|| sanitize(&rep.status)),
+                    .unwrap_or_else(|| clean(&rep.status)),
                 age_text(now, rep.updated_at),
-                sanitize(&rep.summary)
+                clean(&rep.summary)
             ),
             t.report(&rep.status),
         ),
@@ -590,7 +608,7 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
             format!(
                 "saved {} (job {})",
                 age_text(now, hd.updated_at),
-                sanitize(&hd.job_id)
+                clean(&hd.job_id)
             ),
             Style::default(),
         );
@@ -599,22 +617,22 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
         let reason = cj
             .reason
             .as_deref()
-            .map(|r| format!(" ({})", sanitize(r)))
+            .map(|r| format!(" ({})", clean(r)))
             .unwrap_or_default();
         add(
             "Close",
             format!(
                 "{}{reason}, {} (job {})",
-                sanitize(&cj.state),
+                clean(&cj.state),
                 age_text(now, cj.updated_at),
-                sanitize(&cj.job_id)
+                clean(&cj.job_id)
             ),
             Style::default(),
         );
     }
     let task = match (&row.task, &row.task_source) {
-        (Some(task), Some(src)) => format!("{} (source: {})", sanitize(task), sanitize(src)),
-        (Some(task), None) => sanitize(task),
+        (Some(task), Some(src)) => format!("{} (source: {})", clean(task), clean(src)),
+        (Some(task), None) => clean(task),
         (None, _) => "unknown".into(),
     };
     add("Task", task, Style::default());
@@ -622,14 +640,14 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
         "Workspace",
         row.workspace
             .as_deref()
-            .map(sanitize)
+            .map(clean)
             .unwrap_or_else(|| "unknown".into()),
         Style::default(),
     );
     let model = match (&row.model, &row.provider) {
-        (Some(m), Some(p)) => format!("{} ({})", sanitize(m), sanitize(p)),
-        (Some(m), None) => sanitize(m),
-        (None, Some(p)) => format!("unknown ({})", sanitize(p)),
+        (Some(m), Some(p)) => format!("{} ({})", clean(m), clean(p)),
+        (Some(m), None) => clean(m),
+        (None, Some(p)) => format!("unknown ({})", clean(p)),
         (None, None) => "unknown".into(),
     };
     add("Model", model, Style::default());
@@ -642,15 +660,15 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
     if let Some(e) = &row.last_error {
         add(
             "Last error",
-            sanitize(e),
+            clean(e),
             t.state(crate::snapshot::BoardState::Error),
         );
     }
     let seen = if app.is_seen(row) { "yes" } else { "no" };
     add("Seen", seen.into(), Style::default());
     let reply = match &row.reply {
-        ReplyPath::Available { target } => format!("to {} (r)", sanitize(target)),
-        ReplyPath::Unavailable { reason } => format!("unavailable: {}", sanitize(reason)),
+        ReplyPath::Available { target } => format!("to {} (r)", clean(target)),
+        ReplyPath::Unavailable { reason } => format!("unavailable: {}", clean(reason)),
     };
     add("Reply", reply, Style::default());
     if let Some(rc) = app.receipt(&row.id) {
@@ -663,7 +681,7 @@ fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static
             .position(|l| l == label)
             .unwrap_or(DETAIL_ORDER.len())
     });
-    let title = format!("Details · {}", sanitize(&row.name));
+    let title = format!("Details · {}", name_of(row));
     let mut out = vec![Line::from(Span::styled(title, t.header()))];
     let label_w = if width >= 40 { 15 } else { 0 };
     let value_w = (width as usize).saturating_sub(label_w).max(1);
@@ -717,13 +735,13 @@ fn draw_reply(
     let draft = app.draft(id).cloned().unwrap_or_default();
     let sending = app.is_sending(id);
     let target = match &row.reply {
-        ReplyPath::Available { target } => sanitize(target),
+        ReplyPath::Available { target } => clean(target),
         ReplyPath::Unavailable { .. } => String::new(),
     };
     let status = if sending {
         format!("sending to {target}…")
     } else if let Some(reason) = app.reply_unavailable() {
-        format!("reply unavailable: {}", sanitize(reason))
+        format!("reply unavailable: {}", clean(reason))
     } else if let Some(rc) = app.receipt(id) {
         receipt_text(&rc.outcome)
     } else {
@@ -734,7 +752,7 @@ fn draw_reply(
         )
     };
     let (edit_y, edit_x, edit_w) = if r.height >= 3 {
-        let title = format!("┌ Reply to {} → {target} ", sanitize(&row.name));
+        let title = format!("┌ Reply to {} → {target} ", name_of(row));
         let top = format!("{}{}", title, "─".repeat(r.width as usize));
         put(buf, r.x, r.y, r.width, &[Span::styled(top, t.header())]);
         let bottom = format!("└ {status} {}", "─".repeat(r.width as usize));
@@ -766,7 +784,7 @@ fn draw_reply(
         return None;
     }
     // Show the part of the draft around the cursor, always leaving a cell for the cursor.
-    let text = sanitize(&draft.text);
+    let text = clean(&draft.text);
     let chars: Vec<char> = text.chars().collect();
     let cursor = draft.cursor.min(chars.len());
     let mut start = cursor;
