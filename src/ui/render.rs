@@ -784,7 +784,7 @@ fn draw_reply(
         return None;
     }
     // Show the part of the draft around the cursor, always leaving a cell for the cursor.
-    let text = clean(&draft.text);
+    let text = sanitize(&draft.text);
     let chars: Vec<char> = text.chars().collect();
     let cursor = draft.cursor.min(chars.len());
     let mut start = cursor;
