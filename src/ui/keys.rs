@@ -255,7 +255,7 @@ pub fn action_for(mode: Mode, key: Key) -> Option<Action> {
 
 /// The help line for `mode`, built from the same table (`^C quit` is shown only where `q` is not).
 pub fn help_line(mode: Mode) -> String {
-    help_parts(mode).join(" · ")
+    help_parts(mode).join("  ")
 }
 
 /// The help line fitted to `width` columns: entries drop from the end, but how to quit stays.
@@ -265,7 +265,7 @@ pub fn help_line_fitted(mode: Mode, width: usize) -> String {
     loop {
         let mut all = parts.clone();
         all.push(quit.clone());
-        let line = all.join(" · ");
+        let line = all.join("  ");
         if parts.is_empty() || crate::text::width(&line) <= width {
             return line;
         }
@@ -339,9 +339,9 @@ mod tests {
     fn help_line_comes_from_the_table() {
         assert_eq!(
             help_line(Mode::List),
-            "↑↓/jk select · ⏎ details · s seen · r reply · o hide offline · h hide seen · q quit"
+            "↑↓/jk select  ⏎ details  s seen  r reply  o hide offline  h hide seen  q quit"
         );
-        assert_eq!(help_line(Mode::Reply), "⏎ send · Esc close · ^C quit");
+        assert_eq!(help_line(Mode::Reply), "⏎ send  Esc close  ^C quit");
         // Every labelled binding dispatches to its own action in its modes.
         for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
             for &m in b.modes {
