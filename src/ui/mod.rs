@@ -6,10 +6,13 @@
 
 pub mod app;
 pub mod demo;
+mod details;
+mod fit;
 pub mod keys;
 pub mod layout;
 pub mod ports;
 pub mod render;
+mod reply_box;
 pub mod run;
 pub mod theme;
 
