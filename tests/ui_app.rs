@@ -409,3 +409,21 @@ fn editor_handles_multibyte_text_and_the_length_cap() {
     assert_eq!(a.draft("a").unwrap().text.chars().count(), MAX_REPLY_CHARS);
     assert!(a.message().unwrap().contains("2000"));
 }
+
+#[test]
+fn paste_goes_into_the_draft_and_never_sends() {
+    let mut a = app();
+    a.update(snap(vec![row("a", BoardState::Waiting)]));
+    // Outside the reply box a paste does nothing but say where it would go.
+    assert!(a.update(Msg::Paste("x".into())).is_empty());
+    assert_eq!(a.message(), Some("paste goes into the reply box (r)"));
+    a.update(ch('r'));
+    a.update(ch('>'));
+    let fx = a.update(Msg::Paste("line one\r\nline two\n\u{1b}[31m".into()));
+    assert!(fx.is_empty(), "a pasted newline must not send: {fx:?}");
+    assert_eq!(a.draft("a").unwrap().text, ">line one  line two [31m");
+    assert_eq!(a.draft("a").unwrap().cursor, 24);
+    a.update(Msg::Paste("y".repeat(5000)));
+    assert_eq!(a.draft("a").unwrap().text.chars().count(), MAX_REPLY_CHARS);
+    assert!(a.message().unwrap().contains("2000"));
+}

@@ -332,3 +332,25 @@ fn sigterm_quits_cleanly_and_restores_the_terminal() {
         s.lines().any(|l| l.trim() == "cooked-ok")
     });
 }
+
+#[test]
+fn a_multi_line_paste_stays_one_draft_line() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    t.type_line(&format!("{} --workers 3 --pass-ms 20", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    // builder (row 1) has a reply path in the demo.
+    t.keys(&["Down", "r"]);
+    t.wait_for("the reply box", |s| s.contains("Reply to builder"));
+    t.run(&["set-buffer", "-b", "p", "line1\nline2"]);
+    t.run(&["paste-buffer", "-p", "-b", "p", "-t", SESSION]);
+    let s = t.wait_for("the pasted draft", |s| s.contains("line1 line2"));
+    assert!(
+        s.contains("reply unavailable: reply path not available"),
+        "{s}"
+    );
+    t.keys(&["Escape"]);
+    t.wait_for("the box closed", |s| !s.contains("Reply to builder"));
+    t.keys(&["q"]);
+    t.wait_for("the shell prompt back", back_at_prompt);
+}

@@ -26,6 +26,8 @@ pub enum Msg {
     SnapshotArrived(Snapshot),
     /// A key was pressed.
     Key(KeyEvent),
+    /// Text pasted with bracketed paste: goes into the reply draft, never sends by itself.
+    Paste(String),
     /// The terminal is now `width × height`.
     Resize(u16, u16),
     /// A reply the UI asked for has an outcome.
@@ -323,6 +325,7 @@ impl App {
                 }
             }
             Msg::Resize(w, h) => self.size = (w, h),
+            Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => {
                 self.sending.remove(&row_id);
                 if matches!(outcome, ReplyOutcome::Delivered { .. }) {
@@ -595,6 +598,41 @@ impl App {
                 f(d);
             }
         }
+    }
+
+    /// A pasted newline must not send a half-written reply: line breaks become spaces.
+    fn on_paste(&mut self, text: &str) {
+        self.message = None;
+        let Some(id) = self.reply_open.clone() else {
+            self.message = Some("paste goes into the reply box (r)".into());
+            return;
+        };
+        if self.sending.contains(&id) {
+            self.message = Some("sending… the draft is locked until the outcome".into());
+            return;
+        }
+        let d = self.drafts.entry(id).or_default();
+        let mut count = d.text.chars().count();
+        let mut insert = String::new();
+        for c in text.chars() {
+            let c = if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            };
+            if c.is_control() {
+                continue;
+            }
+            if count >= MAX_REPLY_CHARS {
+                self.message = Some(format!("a reply is at most {MAX_REPLY_CHARS} characters"));
+                break;
+            }
+            insert.push(c);
+            count += 1;
+        }
+        let at = byte_at(&d.text, d.cursor);
+        d.text.insert_str(at, &insert);
+        d.cursor += insert.chars().count();
     }
 
     fn insert_char(&mut self, c: char) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyEventKind};
 use crossterm::terminal::{
     self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
     LeaveAlternateScreen,
@@ -308,6 +308,7 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
                 let msg = match event::read() {
                     Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => Msg::Key(k),
                     Ok(Event::Resize(w, h)) => Msg::Resize(w, h),
+                    Ok(Event::Paste(text)) => Msg::Paste(text),
                     Ok(_) => continue,
                     Err(e) => {
                         let _ = tx.send(Event2::InputFailed(e));
@@ -376,7 +377,13 @@ impl TerminalGuard {
         let guard = TerminalGuard {
             restored: restored.clone(),
         };
-        if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, cursor::Hide) {
+        // Bracketed paste: a pasted newline arrives as text, not as an Enter that would send.
+        if let Err(e) = execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            cursor::Hide
+        ) {
             drop(guard);
             return Err(e);
         }
@@ -411,6 +418,7 @@ fn restore(done: &AtomicBool) {
     let _ = execute!(
         out,
         EndSynchronizedUpdate,
+        DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
     );
