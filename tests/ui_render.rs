@@ -162,8 +162,29 @@ fn details_open() {
     press(&mut a, KeyCode::Enter);
     insta::assert_snapshot!("details_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("details_120x40", screen(&a, 120, 40));
-    // Short pane: details replace the list.
+    // Short pane: details replace the list, and PgDn/PgUp scroll them (title stays).
+    a.update(Msg::Resize(40, 10));
     insta::assert_snapshot!("details_40x10", screen(&a, 40, 10));
+    press(&mut a, KeyCode::PageDown);
+    let s = screen(&a, 40, 10);
+    assert!(
+        s.contains("Details · reviewer") && s.contains("lines above (PgUp)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("details_40x10_scrolled", s);
+    for _ in 0..50 {
+        press(&mut a, KeyCode::PageDown);
+    }
+    let s = screen(&a, 40, 10);
+    assert!(
+        s.contains("Seen") && !s.contains("more lines"),
+        "bottom reached:\n{s}"
+    );
+    press(&mut a, KeyCode::PageUp);
+    assert_ne!(screen(&a, 40, 10), s, "one PgUp moves back from the bottom");
+    // Another row starts at the top.
+    press(&mut a, KeyCode::Down);
+    assert!(!screen(&a, 40, 10).contains("lines above"));
 }
 
 #[test]

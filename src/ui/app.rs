@@ -128,6 +128,7 @@ pub struct App {
     /// Index of the selection in the last list, used when the selected row disappears.
     last_index: usize,
     details_open: bool,
+    details_scroll: usize,
     seen_expanded: bool,
     hide_offline: bool,
     hide_seen: bool,
@@ -152,6 +153,7 @@ impl App {
             selection: None,
             last_index: 0,
             details_open: false,
+            details_scroll: 0,
             seen_expanded: false,
             hide_offline: false,
             hide_seen: false,
@@ -199,6 +201,10 @@ impl App {
     /// Whether the details panel is open.
     pub fn details_open(&self) -> bool {
         self.details_open
+    }
+    /// Lines the details panel is scrolled by (render clamps it).
+    pub fn details_scroll(&self) -> usize {
+        self.details_scroll
     }
     /// The row id whose reply box is open.
     pub fn reply_open(&self) -> Option<&str> {
@@ -408,6 +414,10 @@ impl App {
                 (Some(item_selection(&view.items[idx])), idx)
             }
         };
+        if sel != self.selection {
+            // Another row's details start at the top.
+            self.details_scroll = 0;
+        }
         self.selection = sel;
         self.last_index = idx;
         if self.selected_row().is_none() {
@@ -433,6 +443,7 @@ impl App {
 
     fn on_action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         let page = (self.size.1 as usize).saturating_sub(4).max(1) as isize;
+        let half_page = (page as usize / 2).max(1);
         match action {
             Action::Up => self.move_by(-1),
             Action::Down => self.move_by(1),
@@ -445,9 +456,21 @@ impl App {
                     self.seen_expanded = !self.seen_expanded;
                 } else if self.selection.is_some() {
                     self.details_open = !self.details_open;
+                    self.details_scroll = 0;
                 }
             }
             Action::CloseDetails => self.details_open = false,
+            Action::ScrollDetailsDown => {
+                // Never past the last screenful, so PgUp always moves back at once.
+                let (w, h) = self.size;
+                let max = self
+                    .details_len()
+                    .saturating_sub(crate::ui::render::details_capacity(self, w, h));
+                self.details_scroll = (self.details_scroll + half_page).min(max);
+            }
+            Action::ScrollDetailsUp => {
+                self.details_scroll = self.details_scroll.saturating_sub(half_page);
+            }
             Action::Quit => {
                 self.quit = true;
                 fx.push(Effect::Quit);
@@ -480,6 +503,15 @@ impl App {
         }
     }
 
+    /// Lines in the selected row's details at the current width (below the pinned title).
+    fn details_len(&self) -> usize {
+        let theme = crate::ui::theme::Theme { color: false };
+        self.selected_row()
+            .map(|r| crate::ui::details::detail_lines(self, r, self.size.0, &theme).len())
+            .unwrap_or(0)
+            .saturating_sub(1)
+    }
+
     fn move_by(&mut self, delta: isize) {
         let view = self.list_view();
         if view.items.is_empty() {
@@ -488,8 +520,11 @@ impl App {
         let cur = self.selected_index(&view.items) as isize;
         let max = view.items.len() as isize - 1;
         let idx = cur.saturating_add(delta).clamp(0, max) as usize;
-        let sel = item_selection(&view.items[idx]);
-        self.selection = Some(sel);
+        let sel = Some(item_selection(&view.items[idx]));
+        if sel != self.selection {
+            self.details_scroll = 0;
+        }
+        self.selection = sel;
         self.last_index = idx;
     }
 

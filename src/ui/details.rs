@@ -216,18 +216,44 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
     out
 }
 
-/// Draw details lines into `r`; when they do not fit, the last line says how many are cut.
-pub(crate) fn draw_details(lines: &[Line<'static>], buf: &mut Buffer, r: Rect, t: &Theme) {
-    let cap = r.height as usize;
-    let cut = lines.len() > cap;
-    for (i, line) in lines.iter().take(cap).enumerate() {
-        let y = r.y + i as u16;
-        if cut && i + 1 == cap {
-            let more = lines.len() - i;
-            let text = format!("… {more} more lines");
-            buf.set_line(r.x, y, &Line::from(Span::styled(text, t.dim())), r.width);
+/// Draw details lines into `r`, the title pinned and the rest scrolled by `scroll` lines
+/// (clamped); lines cut above or below are counted on screen, never silently dropped.
+pub(crate) fn draw_details(
+    lines: &[Line<'static>],
+    scroll: usize,
+    buf: &mut Buffer,
+    r: Rect,
+    t: &Theme,
+) {
+    let Some((title, body)) = lines.split_first() else {
+        return;
+    };
+    if r.height == 0 {
+        return;
+    }
+    buf.set_line(r.x, r.y, title, r.width);
+    let cap = r.height as usize - 1;
+    if cap == 0 {
+        return;
+    }
+    let scroll = scroll.min(body.len().saturating_sub(cap));
+    let below = body.len().saturating_sub(scroll + cap);
+    for (i, line) in body.iter().skip(scroll).take(cap).enumerate() {
+        let y = r.y + 1 + i as u16;
+        let note = if i == 0 && scroll > 0 {
+            Some(format!("… {scroll} lines above (PgUp)"))
+        } else if i + 1 == cap && below > 0 {
+            Some(format!("… {} more lines (PgDn)", below + 1))
         } else {
-            buf.set_line(r.x, y, line, r.width);
+            None
+        };
+        match note {
+            Some(text) => {
+                buf.set_line(r.x, y, &Line::from(Span::styled(text, t.dim())), r.width);
+            }
+            None => {
+                buf.set_line(r.x, y, line, r.width);
+            }
         }
     }
 }

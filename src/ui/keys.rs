@@ -45,6 +45,9 @@ pub enum Action {
     ToggleDetails,
     /// Esc with details open.
     CloseDetails,
+    /// Scroll the details panel (short panes).
+    ScrollDetailsUp,
+    ScrollDetailsDown,
     /// Leave the monitor (only the monitor: nothing else is touched).
     Quit,
     ToggleSeen,
@@ -108,6 +111,20 @@ pub const BINDINGS: &[Binding] = &[
         modes: DETAILS_ONLY,
         label: "⏎/Esc",
         what: "close",
+    },
+    Binding {
+        keys: &[Key::PageDown],
+        action: Action::ScrollDetailsDown,
+        modes: DETAILS_ONLY,
+        label: "PgDn/PgUp",
+        what: "scroll",
+    },
+    Binding {
+        keys: &[Key::PageUp],
+        action: Action::ScrollDetailsUp,
+        modes: DETAILS_ONLY,
+        label: "",
+        what: "",
     },
     Binding {
         keys: &[Key::Char('s')],

@@ -41,55 +41,49 @@ pub fn render(app: &App, f: &mut Frame) {
     }
 }
 
-/// Draw into a buffer; returns where the text cursor belongs (reply editor), if anywhere.
-pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
+/// Where each part of one frame goes. Pure: `draw` follows it, and the app uses it to know how
+/// many details lines are visible (so scrolling stops exactly at the end).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    help: Option<u16>,
+    status: Option<(u16, String)>,
+    title: Option<u16>,
+    /// Lines of the "status unavailable" notice.
+    notice: Vec<(u16, String)>,
+    reply: Option<Rect>,
+    /// What is left for the list and details.
+    body: Rect,
+    list: Option<Rect>,
+    details: Option<Rect>,
+}
+
+/// Lay out one frame of `area` for the app's current state.
+pub(crate) fn plan(app: &App, area: Rect) -> Plan {
+    let mut p = Plan::default();
     if area.width == 0 || area.height == 0 {
-        return None;
+        return p;
     }
-    let t = Theme { color: app.color() };
-    let now = app.now();
     let mut top = area.y;
     let mut bottom = area.y + area.height;
     let h = area.height;
-
     if h >= HELP_MIN_HEIGHT {
         bottom -= 1;
-        let help = keys::help_line_fitted(app.mode(), area.width as usize);
-        put(
-            buf,
-            area.x,
-            bottom,
-            area.width,
-            &[Span::styled(help, t.dim())],
-        );
+        p.help = Some(bottom);
     }
     if h >= STATUS_MIN_HEIGHT {
         if let Some(msg) = status_text(app) {
             bottom -= 1;
-            put(
-                buf,
-                area.x,
-                bottom,
-                area.width,
-                &[Span::styled(msg, t.warn())],
-            );
+            p.status = Some((bottom, msg));
         }
     }
     let Some(snap) = app.snapshot() else {
-        put(buf, area.x, top, area.width, &[Span::raw("Scanning…")]);
-        return None;
+        p.body = Rect::new(area.x, top, area.width, bottom.saturating_sub(top));
+        return p;
     };
     if h >= TITLE_MIN_HEIGHT {
-        put(
-            buf,
-            area.x,
-            top,
-            area.width,
-            &title_spans(app, snap, now, area.width, &t),
-        );
+        p.title = Some(top);
         top += 1;
     }
-
     // Roster notices come first: they explain an empty or partial list.
     if let RosterStatus::Unavailable { code, reason } = &snap.roster {
         let text = format!("status unavailable: {} ({})", clean(reason), clean(code));
@@ -99,29 +93,95 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
             if top >= bottom {
                 break;
             }
-            put(
-                buf,
-                area.x,
-                top,
-                area.width,
-                &[Span::styled(line, t.warn())],
-            );
+            p.notice.push((top, line));
             top += 1;
         }
     }
-
-    let mut cursor = None;
-    if let Some(id) = app.reply_open() {
+    if app.reply_open().is_some() {
         let body_h = bottom.saturating_sub(top);
         let box_h = if body_h >= REPLY_BOX_MIN_BODY { 3 } else { 1 };
         if body_h > box_h {
             bottom -= box_h;
-            let r = Rect::new(area.x, bottom, area.width, box_h);
-            cursor = draw_reply(app, snap, id, buf, r, &t);
+            p.reply = Some(Rect::new(area.x, bottom, area.width, box_h));
         }
     }
-
     let body = Rect::new(area.x, top, area.width, bottom.saturating_sub(top));
+    p.body = body;
+    let items = app.list_view().items.len();
+    if body.height == 0 || items == 0 {
+        return p;
+    }
+    let details_row = if app.details_open() {
+        app.selected_row()
+    } else {
+        None
+    };
+    match details_row {
+        Some(_) if body.height < SPLIT_MIN_BODY => p.details = Some(body),
+        Some(row) => {
+            // The list keeps at least a third of the body (and its selection); details get the rest.
+            let theme = Theme { color: false };
+            let d_len = detail_lines(app, row, body.width, &theme).len();
+            let d_len = u16::try_from(d_len).unwrap_or(u16::MAX);
+            let want = (items as u16).saturating_add(2);
+            let list_h = want
+                .min(body.height.saturating_sub(d_len).max(body.height / 3))
+                .max(4);
+            p.list = Some(Rect {
+                height: list_h,
+                ..body
+            });
+            p.details = Some(Rect {
+                y: body.y + list_h,
+                height: body.height - list_h,
+                ..body
+            });
+        }
+        None => p.list = Some(body),
+    }
+    p
+}
+
+/// How many details lines (below the pinned title) fit on a `width × height` screen now.
+pub(crate) fn details_capacity(app: &App, width: u16, height: u16) -> usize {
+    plan(app, Rect::new(0, 0, width, height))
+        .details
+        .map(|r| r.height.saturating_sub(1) as usize)
+        .unwrap_or(0)
+}
+
+/// Draw into a buffer; returns where the text cursor belongs (reply editor), if anywhere.
+pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
+    let p = plan(app, area);
+    if area.width == 0 || area.height == 0 {
+        return None;
+    }
+    let t = Theme { color: app.color() };
+    let now = app.now();
+    let line =
+        |buf: &mut Buffer, y: u16, spans: &[Span<'_>]| put(buf, area.x, y, area.width, spans);
+    if let Some(y) = p.help {
+        let help = keys::help_line_fitted(app.mode(), area.width as usize);
+        line(buf, y, &[Span::styled(help, t.dim())]);
+    }
+    if let Some((y, msg)) = &p.status {
+        line(buf, *y, &[Span::styled(msg.clone(), t.warn())]);
+    }
+    let Some(snap) = app.snapshot() else {
+        line(buf, p.body.y, &[Span::raw("Scanning…")]);
+        return None;
+    };
+    if let Some(y) = p.title {
+        line(buf, y, &title_spans(app, snap, now, area.width, &t));
+    }
+    for (y, text) in &p.notice {
+        line(buf, *y, &[Span::styled(text.clone(), t.warn())]);
+    }
+    let cursor = match (p.reply, app.reply_open()) {
+        (Some(r), Some(id)) => draw_reply(app, snap, id, buf, r, &t),
+        _ => None,
+    };
+    let body = p.body;
     if body.height == 0 {
         return cursor;
     }
@@ -139,51 +199,20 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
                 snap.rows.len()
             )
         };
-        for (i, line) in wrap(&text, body.width as usize, body.height as usize)
+        for (i, text) in wrap(&text, body.width as usize, body.height as usize)
             .into_iter()
             .enumerate()
         {
-            put(
-                buf,
-                body.x,
-                body.y + i as u16,
-                body.width,
-                &[Span::raw(line)],
-            );
+            line(buf, body.y + i as u16, &[Span::raw(text)]);
         }
         return cursor;
     }
-
-    let details_row = if app.details_open() {
-        app.selected_row()
-    } else {
-        None
-    };
-    match details_row {
-        Some(row) if body.height < SPLIT_MIN_BODY => {
-            draw_details(&detail_lines(app, row, body.width, &t), buf, body, &t);
-        }
-        Some(row) => {
-            // The list keeps at least a third of the body (and its selection); details get the rest.
-            let lines = detail_lines(app, row, body.width, &t);
-            let want = (view.items.len() as u16).saturating_add(2);
-            let d_len = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-            let list_h = want
-                .min(body.height.saturating_sub(d_len).max(body.height / 3))
-                .max(4);
-            let l = Rect {
-                height: list_h,
-                ..body
-            };
-            draw_list(app, &view.items, buf, l, &t, now);
-            let d = Rect {
-                y: body.y + list_h,
-                height: body.height - list_h,
-                ..body
-            };
-            draw_details(&lines, buf, d, &t);
-        }
-        None => draw_list(app, &view.items, buf, body, &t, now),
+    if let Some(r) = p.list {
+        draw_list(app, &view.items, buf, r, &t, now);
+    }
+    if let (Some(r), Some(row)) = (p.details, app.selected_row()) {
+        let lines = detail_lines(app, row, r.width, &t);
+        draw_details(&lines, app.details_scroll(), buf, r, &t);
     }
     cursor
 }
