@@ -354,3 +354,16 @@ fn a_multi_line_paste_stays_one_draft_line() {
     t.keys(&["q"]);
     t.wait_for("the shell prompt back", back_at_prompt);
 }
+
+#[test]
+fn without_a_terminal_the_monitor_refuses_and_writes_nothing() {
+    let out = Command::new(demo_bin())
+        .args(["--workers", "2"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run ui_demo");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "escape codes written to a pipe");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stdout is not a tty"), "{err}");
+}

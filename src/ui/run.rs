@@ -1,7 +1,7 @@
 //! The event loop: raw mode + alternate screen, a background pass thread, an input thread, and a
 //! main thread that sleeps on one channel and redraws only when something arrived.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -103,6 +103,12 @@ pub fn run_monitor_with(
         },
     );
 
+    // Drawing into a pipe or file would only write escape codes into it: say so instead.
+    if !io::stdout().is_terminal() {
+        return Err(io::Error::other(
+            "the monitor needs a terminal: stdout is not a tty",
+        ));
+    }
     let _guard = TerminalGuard::enter()?;
     let _signals = SignalGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
