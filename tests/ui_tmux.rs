@@ -367,3 +367,61 @@ fn without_a_terminal_the_monitor_refuses_and_writes_nothing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stdout is not a tty"), "{err}");
 }
+
+/// Any SGR colour in a `capture-pane -e` dump (defaults 39/49 are resets, not colours).
+fn has_colour(dump: &str) -> bool {
+    let mut rest = dump;
+    while let Some(i) = rest.find("\u{1b}[") {
+        rest = &rest[i + 2..];
+        let end = rest.find('m').unwrap_or(rest.len());
+        let params = &rest[..end];
+        if params.len() < 24 && params.chars().all(|c| c.is_ascii_digit() || c == ';') {
+            for p in params.split(';') {
+                if let Ok(n) = p.parse::<u32>() {
+                    if (30..=37).contains(&n) || (40..=47).contains(&n) || n == 38 || n == 48 {
+                        return true;
+                    }
+                    if (90..=97).contains(&n) || (100..=107).contains(&n) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn no_color_and_dumb_terminals_get_words_and_glyphs_only() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    let colour_dump = || {
+        String::from_utf8_lossy(&t.run(&["capture-pane", "-e", "-p", "-t", SESSION]).stdout)
+            .into_owned()
+    };
+    t.type_line(&format!("{} --workers 6 --pass-ms 20", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    assert!(has_colour(&colour_dump()), "colour expected by default");
+    t.keys(&["q"]);
+    t.wait_for("the prompt", back_at_prompt);
+    for env in ["NO_COLOR=1", "NO_COLOR=", "TERM=dumb"] {
+        t.type_line(&format!(
+            "env {env} {} --workers 6 --pass-ms 20",
+            bin.display()
+        ));
+        let s = t.wait_for("the list", |s| header_line(s).is_some());
+        let dump = colour_dump();
+        assert!(!has_colour(&dump), "{env}: colour in\n{dump}");
+        // State is still carried by glyphs and words.
+        assert!(
+            s.contains("! builder") && s.contains("waiting"),
+            "{env}:\n{s}"
+        );
+        assert!(
+            s.contains("✗ reviewer") && s.contains("error"),
+            "{env}:\n{s}"
+        );
+        t.keys(&["q"]);
+        t.wait_for("the prompt", back_at_prompt);
+    }
+}
