@@ -4,16 +4,24 @@
 //! the binding table, `layout` the named width breakpoints, `run` the terminal loop. The UI never
 //! reads files, runs tmux or probes: it talks through the traits in `ports`.
 
+/// Sidebar state and its update by messages.
 pub mod app;
+/// A built-in changing fleet for the demo, tests and benchmark.
 pub mod demo;
 mod details;
 mod fit;
+/// The key binding table (dispatch and help line).
 pub mod keys;
+/// Named width breakpoints for the table columns.
 pub mod layout;
+/// Traits the runner passes in: snapshot source, Seen writer, reply sender.
 pub mod ports;
+/// Pure drawing of the app onto a frame.
 pub mod render;
 mod reply_box;
+/// The terminal event loop (`run_monitor`).
 pub mod run;
+/// Glyphs, words and colours per state.
 pub mod theme;
 
 pub use app::{App, Effect, Msg, Options};
