@@ -16,4 +16,5 @@ pub mod proc;
 pub mod scan;
 pub mod snapshot;
 pub mod text;
+pub mod ui;
 pub mod views;

@@ -1,0 +1,705 @@
+//! The sidebar's state: plain data updated by messages. `update` returns effects (write a Seen
+//! mark, send a reply, quit) for the runner to carry out; it never does I/O itself.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crossterm::event::KeyEvent;
+
+use crate::clock::{format_iso, Clock, Ms};
+use crate::snapshot::{BoardState, ReplyPath, Row, Snapshot};
+use crate::text::sanitize;
+use crate::ui::keys::{self, Action, Key, Mode};
+use crate::ui::ports::{ReplyOutcome, ReplyRequest};
+
+/// Longest reply accepted by the editor (the reply path refuses longer text, behaviour.md §6).
+pub const MAX_REPLY_CHARS: usize = 2000;
+/// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
+const MAX_REMEMBERED: usize = 512;
+
+/// Everything that can happen to the sidebar.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    /// A scan pass started (the title says so; ages are redrawn).
+    PassStarted,
+    /// A scan pass finished.
+    SnapshotArrived(Snapshot),
+    /// A key was pressed.
+    Key(KeyEvent),
+    /// Text pasted with bracketed paste: goes into the reply draft, never sends by itself.
+    Paste(String),
+    /// The terminal is now `width × height`.
+    Resize(u16, u16),
+    /// A reply the UI asked for has an outcome.
+    ReplyFinished {
+        row_id: String,
+        outcome: ReplyOutcome,
+    },
+    /// A Seen/Unsee write finished.
+    SeenFinished {
+        row_id: String,
+        seen: bool,
+        result: Result<(), String>,
+    },
+}
+
+/// Work for the runner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Leave the monitor.
+    Quit,
+    /// Write a Seen mark through the `SeenWriter`.
+    WriteSeen {
+        row_id: String,
+        key: String,
+        last_activity_iso: String,
+        seen: bool,
+    },
+    /// Deliver one reply through the `ReplySender`.
+    SendReply(ReplyRequest),
+}
+
+/// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    Row(String),
+    SeenGroup,
+}
+
+/// One line of the list.
+#[derive(Debug, Clone, Copy)]
+pub enum Item<'a> {
+    Row(&'a Row),
+    /// The "Seen (N)" group header.
+    SeenGroup {
+        count: usize,
+        expanded: bool,
+    },
+}
+
+/// The list as currently shown, plus what the toggles hide.
+#[derive(Debug, Clone)]
+pub struct ListView<'a> {
+    pub items: Vec<Item<'a>>,
+    /// Rows hidden by "hide offline".
+    pub hidden_offline: usize,
+    /// Seen rows hidden by "hide seen" (not counting those already hidden as offline).
+    pub hidden_seen: usize,
+}
+
+/// A reply being typed (cursor counted in chars).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Draft {
+    pub text: String,
+    pub cursor: usize,
+}
+
+/// The last outcome of a reply to one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    pub outcome: ReplyOutcome,
+    pub finished_at: Ms,
+}
+
+/// A Seen mark written (or being written) but not yet visible in a snapshot.
+#[derive(Debug, Clone)]
+struct SeenOverride {
+    last_activity: Option<Ms>,
+    seen: bool,
+    pending: bool,
+    snapshots_after: u8,
+}
+
+/// Settings fixed at start.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Draw colours (false for `NO_COLOR` / `TERM=dumb`).
+    pub color: bool,
+    /// Why replies can never be sent by this run (the reply box shows it), if so.
+    pub reply_unavailable: Option<String>,
+}
+
+/// The sidebar state.
+pub struct App {
+    clock: Arc<dyn Clock>,
+    options: Options,
+    snapshot: Option<Snapshot>,
+    selection: Option<Selection>,
+    /// Index of the selection in the last list, used when the selected row disappears.
+    last_index: usize,
+    details_open: bool,
+    details_scroll: usize,
+    seen_expanded: bool,
+    hide_offline: bool,
+    hide_seen: bool,
+    reply_open: Option<String>,
+    drafts: HashMap<String, Draft>,
+    receipts: HashMap<String, Receipt>,
+    sending: HashSet<String>,
+    seen_overrides: HashMap<String, SeenOverride>,
+    message: Option<String>,
+    size: (u16, u16),
+    scanning: bool,
+    quit: bool,
+}
+
+impl App {
+    /// A new sidebar with no snapshot yet.
+    pub fn new(clock: Arc<dyn Clock>, options: Options) -> Self {
+        App {
+            clock,
+            options,
+            snapshot: None,
+            selection: None,
+            last_index: 0,
+            details_open: false,
+            details_scroll: 0,
+            seen_expanded: false,
+            hide_offline: false,
+            hide_seen: false,
+            reply_open: None,
+            drafts: HashMap::new(),
+            receipts: HashMap::new(),
+            sending: HashSet::new(),
+            seen_overrides: HashMap::new(),
+            message: None,
+            size: (80, 24),
+            scanning: false,
+            quit: false,
+        }
+    }
+
+    // ---- read access (render and tests) ----
+
+    /// Current time from the injected clock.
+    pub fn now(&self) -> Ms {
+        self.clock.now_ms()
+    }
+    /// Whether colour is on.
+    pub fn color(&self) -> bool {
+        self.options.color
+    }
+    /// Why replies cannot be sent at all in this run, if so.
+    pub fn reply_unavailable(&self) -> Option<&str> {
+        self.options.reply_unavailable.as_deref()
+    }
+    /// The latest snapshot, if one arrived.
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.snapshot.as_ref()
+    }
+    /// The current selection.
+    pub fn selection(&self) -> Option<&Selection> {
+        self.selection.as_ref()
+    }
+    /// The selected row, if a row (not the group header) is selected.
+    pub fn selected_row(&self) -> Option<&Row> {
+        match (&self.selection, &self.snapshot) {
+            (Some(Selection::Row(id)), Some(s)) => s.row(id),
+            _ => None,
+        }
+    }
+    /// Whether the details panel is open.
+    pub fn details_open(&self) -> bool {
+        self.details_open
+    }
+    /// Lines the details panel is scrolled by (render clamps it).
+    pub fn details_scroll(&self) -> usize {
+        self.details_scroll
+    }
+    /// The row id whose reply box is open.
+    pub fn reply_open(&self) -> Option<&str> {
+        self.reply_open.as_deref()
+    }
+    /// Whether the Seen group is expanded.
+    pub fn seen_expanded(&self) -> bool {
+        self.seen_expanded
+    }
+    /// Whether offline rows are hidden.
+    pub fn hide_offline(&self) -> bool {
+        self.hide_offline
+    }
+    /// Whether seen rows are hidden.
+    pub fn hide_seen(&self) -> bool {
+        self.hide_seen
+    }
+    /// The one-line status message (refusals, errors), if any.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+    /// The draft for a row.
+    pub fn draft(&self, row_id: &str) -> Option<&Draft> {
+        self.drafts.get(row_id)
+    }
+    /// The last reply receipt for a row.
+    pub fn receipt(&self, row_id: &str) -> Option<&Receipt> {
+        self.receipts.get(row_id)
+    }
+    /// Whether a reply to this row is in flight.
+    pub fn is_sending(&self, row_id: &str) -> bool {
+        self.sending.contains(row_id)
+    }
+    /// Whether a pass is running now.
+    pub fn scanning(&self) -> bool {
+        self.scanning
+    }
+    /// Whether the user asked to quit.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+    /// Last known terminal size.
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+    }
+
+    /// Which part has the keyboard.
+    pub fn mode(&self) -> Mode {
+        if self.reply_open.is_some() {
+            Mode::Reply
+        } else if self.details_open {
+            Mode::Details
+        } else {
+            Mode::List
+        }
+    }
+
+    /// Seen as the sidebar shows it: a mark just written wins until a snapshot catches up.
+    pub fn is_seen(&self, row: &Row) -> bool {
+        match self.seen_overrides.get(&row.id) {
+            Some(o) if o.last_activity == row.last_activity => o.seen,
+            _ => row.seen,
+        }
+    }
+
+    /// The list after the toggles: unseen rows in scan order, then the "Seen (N)" group.
+    pub fn list_view(&self) -> ListView<'_> {
+        let mut view = ListView {
+            items: Vec::new(),
+            hidden_offline: 0,
+            hidden_seen: 0,
+        };
+        let Some(snap) = &self.snapshot else {
+            return view;
+        };
+        let mut seen_rows = Vec::new();
+        for row in &snap.rows {
+            if self.hide_offline && row.state == BoardState::Offline {
+                view.hidden_offline += 1;
+            } else if self.is_seen(row) {
+                seen_rows.push(row);
+            } else {
+                view.items.push(Item::Row(row));
+            }
+        }
+        if self.hide_seen {
+            view.hidden_seen = seen_rows.len();
+        } else if !seen_rows.is_empty() {
+            view.items.push(Item::SeenGroup {
+                count: seen_rows.len(),
+                expanded: self.seen_expanded,
+            });
+            if self.seen_expanded {
+                view.items.extend(seen_rows.into_iter().map(Item::Row));
+            }
+        }
+        view
+    }
+
+    /// Index of the selection in `items` (falls back to the last index, clamped).
+    pub fn selected_index(&self, items: &[Item<'_>]) -> usize {
+        let found = items.iter().position(|it| match (it, &self.selection) {
+            (Item::Row(r), Some(Selection::Row(id))) => &r.id == id,
+            (Item::SeenGroup { .. }, Some(Selection::SeenGroup)) => true,
+            _ => false,
+        });
+        found.unwrap_or_else(|| self.last_index.min(items.len().saturating_sub(1)))
+    }
+
+    // ---- update ----
+
+    /// Apply one message; returns the effects the runner must carry out.
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        match msg {
+            Msg::PassStarted => self.scanning = true,
+            Msg::SnapshotArrived(s) => {
+                self.scanning = false;
+                self.on_snapshot(s);
+            }
+            Msg::Key(ev) => {
+                if let Some(k) = keys::key_of(&ev) {
+                    self.on_key(k, &mut fx);
+                }
+            }
+            Msg::Resize(w, h) => self.size = (w, h),
+            Msg::Paste(text) => self.on_paste(&text),
+            Msg::ReplyFinished { row_id, outcome } => {
+                self.sending.remove(&row_id);
+                if matches!(outcome, ReplyOutcome::Delivered { .. }) {
+                    // Sent text is gone from the editor; failures keep it for a deliberate retry.
+                    self.drafts.remove(&row_id);
+                }
+                let finished_at = self.now();
+                self.receipts.insert(
+                    row_id,
+                    Receipt {
+                        outcome,
+                        finished_at,
+                    },
+                );
+            }
+            Msg::SeenFinished {
+                row_id,
+                seen,
+                result,
+            } => match result {
+                Ok(()) => {
+                    if let Some(o) = self.seen_overrides.get_mut(&row_id) {
+                        if o.seen == seen {
+                            o.pending = false;
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.seen_overrides.remove(&row_id);
+                    self.message = Some(format!("seen not saved: {}", sanitize(&e)));
+                }
+            },
+        }
+        self.sync_selection();
+        fx
+    }
+
+    fn on_snapshot(&mut self, snap: Snapshot) {
+        // Drop overrides the new snapshot has caught up with (or made moot); keep pending ones.
+        self.seen_overrides.retain(|id, o| {
+            if o.pending {
+                return true;
+            }
+            let Some(row) = snap.row(id) else {
+                return false;
+            };
+            if row.last_activity != o.last_activity || row.seen == o.seen {
+                return false;
+            }
+            // A pass that read seen.json just before the write: give it two more passes.
+            o.snapshots_after += 1;
+            o.snapshots_after < 3
+        });
+        if self.drafts.len() + self.receipts.len() > MAX_REMEMBERED {
+            self.drafts.retain(|id, _| snap.row(id).is_some());
+            self.receipts.retain(|id, _| snap.row(id).is_some());
+        }
+        if let Some(id) = &self.reply_open {
+            let still_replyable = snap
+                .row(id)
+                .is_some_and(|r| matches!(r.reply, ReplyPath::Available { .. }));
+            if !still_replyable {
+                // The draft stays; only the box closes.
+                self.reply_open = None;
+                self.message =
+                    Some("reply box closed: the seat is gone or has no reply path".into());
+            }
+        }
+        self.snapshot = Some(snap);
+    }
+
+    /// Keep the selection on an existing item: by id if present, else the same index.
+    fn sync_selection(&mut self) {
+        let (sel, idx) = {
+            let view = self.list_view();
+            if view.items.is_empty() {
+                (None, 0)
+            } else {
+                let idx = self.selected_index(&view.items);
+                (Some(item_selection(&view.items[idx])), idx)
+            }
+        };
+        if sel != self.selection {
+            // Another row's details start at the top.
+            self.details_scroll = 0;
+        }
+        self.selection = sel;
+        self.last_index = idx;
+        if self.selected_row().is_none() {
+            // Details describe one row; with none selected there is nothing to show.
+            self.details_open = false;
+        }
+    }
+
+    fn on_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
+        self.message = None;
+        let mode = self.mode();
+        match keys::action_for(mode, key) {
+            Some(a) => self.on_action(a, fx),
+            None => {
+                if mode == Mode::Reply {
+                    if let Key::Char(c) = key {
+                        self.insert_char(c);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_action(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        let page = (self.size.1 as usize).saturating_sub(4).max(1) as isize;
+        let half_page = (page as usize / 2).max(1);
+        match action {
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-page),
+            Action::PageDown => self.move_by(page),
+            Action::Top => self.move_by(isize::MIN / 2),
+            Action::Bottom => self.move_by(isize::MAX / 2),
+            Action::ToggleDetails => {
+                if matches!(self.selection, Some(Selection::SeenGroup)) {
+                    self.seen_expanded = !self.seen_expanded;
+                } else if self.selection.is_some() {
+                    self.details_open = !self.details_open;
+                    self.details_scroll = 0;
+                }
+            }
+            Action::CloseDetails => self.details_open = false,
+            Action::ScrollDetailsDown => {
+                // Never past the last screenful, so PgUp always moves back at once.
+                let (w, h) = self.size;
+                let max = self
+                    .details_len()
+                    .saturating_sub(crate::ui::render::details_capacity(self, w, h));
+                self.details_scroll = (self.details_scroll + half_page).min(max);
+            }
+            Action::ScrollDetailsUp => {
+                self.details_scroll = self.details_scroll.saturating_sub(half_page);
+            }
+            Action::Quit => {
+                self.quit = true;
+                fx.push(Effect::Quit);
+            }
+            Action::ToggleSeen => self.toggle_seen(fx),
+            Action::HideOffline => self.hide_offline = !self.hide_offline,
+            Action::HideSeen => self.hide_seen = !self.hide_seen,
+            Action::OpenReply => self.open_reply(),
+            Action::Send => self.send(fx),
+            Action::CloseReply => self.reply_open = None,
+            Action::CursorLeft => self.edit(|d| d.cursor = d.cursor.saturating_sub(1)),
+            Action::CursorRight => self.edit(|d| {
+                d.cursor = (d.cursor + 1).min(d.text.chars().count());
+            }),
+            Action::CursorHome => self.edit(|d| d.cursor = 0),
+            Action::CursorEnd => self.edit(|d| d.cursor = d.text.chars().count()),
+            Action::DeleteBack => self.edit(|d| {
+                if d.cursor > 0 {
+                    let at = byte_at(&d.text, d.cursor - 1);
+                    d.text.remove(at);
+                    d.cursor -= 1;
+                }
+            }),
+            Action::DeleteForward => self.edit(|d| {
+                if d.cursor < d.text.chars().count() {
+                    let at = byte_at(&d.text, d.cursor);
+                    d.text.remove(at);
+                }
+            }),
+        }
+    }
+
+    /// Lines in the selected row's details at the current width (below the pinned title).
+    fn details_len(&self) -> usize {
+        let theme = crate::ui::theme::Theme { color: false };
+        self.selected_row()
+            .map(|r| crate::ui::details::detail_lines(self, r, self.size.0, &theme).len())
+            .unwrap_or(0)
+            .saturating_sub(1)
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let view = self.list_view();
+        if view.items.is_empty() {
+            return;
+        }
+        let cur = self.selected_index(&view.items) as isize;
+        let max = view.items.len() as isize - 1;
+        let idx = cur.saturating_add(delta).clamp(0, max) as usize;
+        let sel = Some(item_selection(&view.items[idx]));
+        if sel != self.selection {
+            self.details_scroll = 0;
+        }
+        self.selection = sel;
+        self.last_index = idx;
+    }
+
+    fn toggle_seen(&mut self, fx: &mut Vec<Effect>) {
+        let Some(row) = self.selected_row() else {
+            self.message = Some("select a worker to mark it seen".into());
+            return;
+        };
+        let Some(last) = row.last_activity else {
+            self.message = Some("seen needs a last activity time; this seat has none".into());
+            return;
+        };
+        if self.seen_overrides.get(&row.id).is_some_and(|o| o.pending) {
+            self.message = Some("seen: still saving the previous change".into());
+            return;
+        }
+        let seen = !self.is_seen(row);
+        let (row_id, key) = (row.id.clone(), row.seen_key.clone());
+        self.seen_overrides.insert(
+            row_id.clone(),
+            SeenOverride {
+                last_activity: Some(last),
+                seen,
+                pending: true,
+                snapshots_after: 0,
+            },
+        );
+        fx.push(Effect::WriteSeen {
+            row_id,
+            key,
+            last_activity_iso: format_iso(last),
+            seen,
+        });
+    }
+
+    fn open_reply(&mut self) {
+        let Some(row) = self.selected_row() else {
+            self.message = Some("select a worker to reply".into());
+            return;
+        };
+        match &row.reply {
+            ReplyPath::Unavailable { reason } => {
+                self.message = Some(format!("no reply: {}", sanitize(reason)));
+            }
+            ReplyPath::Available { .. } => {
+                let id = row.id.clone();
+                self.drafts.entry(id.clone()).or_default();
+                self.reply_open = Some(id);
+            }
+        }
+    }
+
+    fn send(&mut self, fx: &mut Vec<Effect>) {
+        let Some(id) = self.reply_open.clone() else {
+            return;
+        };
+        let text = self
+            .drafts
+            .get(&id)
+            .map(|d| d.text.clone())
+            .unwrap_or_default();
+        if text.trim().is_empty() {
+            self.message = Some("reply is empty".into());
+            return;
+        }
+        if self.sending.contains(&id) {
+            self.message = Some("still sending the previous reply".into());
+            return;
+        }
+        if let Some(reason) = self.options.reply_unavailable.clone() {
+            let finished_at = self.now();
+            self.receipts.insert(
+                id,
+                Receipt {
+                    outcome: ReplyOutcome::Refused { reason },
+                    finished_at,
+                },
+            );
+            return;
+        }
+        let Some(row) = self.snapshot.as_ref().and_then(|s| s.row(&id)) else {
+            self.message = Some("the seat is gone; reply not sent".into());
+            return;
+        };
+        let ReplyPath::Available { target } = &row.reply else {
+            self.message = Some("this seat has no reply path now; reply not sent".into());
+            return;
+        };
+        let req = ReplyRequest {
+            row_id: id.clone(),
+            seen_key: row.seen_key.clone(),
+            name: row.name.clone(),
+            target: target.clone(),
+            text,
+        };
+        self.sending.insert(id);
+        fx.push(Effect::SendReply(req));
+    }
+
+    fn edit(&mut self, f: impl FnOnce(&mut Draft)) {
+        if let Some(id) = &self.reply_open {
+            if self.sending.contains(id) {
+                return;
+            }
+            if let Some(d) = self.drafts.get_mut(id) {
+                f(d);
+            }
+        }
+    }
+
+    /// A pasted newline must not send a half-written reply: line breaks become spaces.
+    fn on_paste(&mut self, text: &str) {
+        self.message = None;
+        let Some(id) = self.reply_open.clone() else {
+            self.message = Some("paste goes into the reply box (r)".into());
+            return;
+        };
+        if self.sending.contains(&id) {
+            self.message = Some("sending… the draft is locked until the outcome".into());
+            return;
+        }
+        let d = self.drafts.entry(id).or_default();
+        let mut count = d.text.chars().count();
+        let mut insert = String::new();
+        for c in text.chars() {
+            let c = if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            };
+            if c.is_control() {
+                continue;
+            }
+            if count >= MAX_REPLY_CHARS {
+                self.message = Some(format!("a reply is at most {MAX_REPLY_CHARS} characters"));
+                break;
+            }
+            insert.push(c);
+            count += 1;
+        }
+        let at = byte_at(&d.text, d.cursor);
+        d.text.insert_str(at, &insert);
+        d.cursor += insert.chars().count();
+    }
+
+    fn insert_char(&mut self, c: char) {
+        if c.is_control() {
+            return;
+        }
+        let Some(id) = self.reply_open.clone() else {
+            return;
+        };
+        if self.sending.contains(&id) {
+            self.message = Some("sending… the draft is locked until the outcome".into());
+            return;
+        }
+        let d = self.drafts.entry(id).or_default();
+        if d.text.chars().count() >= MAX_REPLY_CHARS {
+            self.message = Some(format!("a reply is at most {MAX_REPLY_CHARS} characters"));
+            return;
+        }
+        let at = byte_at(&d.text, d.cursor);
+        d.text.insert(at, c);
+        d.cursor += 1;
+    }
+}
+
+fn item_selection(item: &Item<'_>) -> Selection {
+    match item {
+        Item::Row(r) => Selection::Row(r.id.clone()),
+        Item::SeenGroup { .. } => Selection::SeenGroup,
+    }
+}
+
+/// Byte offset of char index `ci` (end of string when past it): never splits a UTF-8 char.
+fn byte_at(s: &str, ci: usize) -> usize {
+    s.char_indices().nth(ci).map(|(b, _)| b).unwrap_or(s.len())
+}

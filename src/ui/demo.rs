@@ -1,0 +1,190 @@
+//! A built-in changing snapshot source: simulated seats whose states move each pass. Used by
+//! `examples/ui_demo.rs`, the snapshot tests and the benchmark; never by the real monitor.
+//!
+//! One seat is deliberately named with terminal escape sequences and a bidi override so every
+//! view can show that hostile names render as harmless text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::{Clock, Ms};
+use crate::snapshot::{
+    ActivityView, BoardState, CloseJobView, ConnState, ConnectionView, HandoffView, ReplyPath,
+    ReportView, RosterStatus, Row, RowRole, Snapshot,
+};
+use crate::ui::ports::{CancelToken, SnapshotSource};
+
+/// The hostile seat name: OSC title change, clear screen, and a right-to-left override.
+pub const EVIL_NAME: &str = "evil\u{1b}]0;pwned\u{7}\u{1b}[2Jname\u{202e}exe.txt";
+
+const NAMES: [&str; 8] = [
+    "coordinator",
+    "builder",
+    "reviewer",
+    EVIL_NAME,
+    "docs-writer",
+    "日本語ワーカー",
+    "tester",
+    "release-manager-with-a-very-long-name",
+];
+
+const LABELS: [&str; 5] = [
+    "Running command",
+    "Thinking",
+    "Waiting for input",
+    "Editing file",
+    "Idle",
+];
+
+/// Seat `i` of a demo fleet at pass `pass`, observed relative to `now`.
+pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
+    let name = NAMES
+        .get(i)
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| format!("worker-{i:03}"));
+    let states = BoardState::ALL;
+    let state = states[(i + pass as usize) % states.len()];
+    let conn = match (i + pass as usize) % 5 {
+        0..=2 => ConnState::Connected,
+        3 => ConnState::Unknown,
+        _ => ConnState::Disconnected,
+    };
+    let age_ms = ((i as i64 * 7_000) + pass as i64 * 3_000) % 180_000;
+    let reply = if i % 3 == 1 {
+        ReplyPath::Available {
+            target: format!("demo:{}", i),
+        }
+    } else {
+        ReplyPath::Unavailable {
+            reason: "reply needs a registered seat".into(),
+        }
+    };
+    let report = match i % 4 {
+        1 => Some(("blocked", "waiting on API credentials from the lead")),
+        2 => Some(("needs_decision", "two designs; need a pick")),
+        3 => Some(("ready_for_review", "branch pushed, tests green")),
+        _ => None,
+    }
+    .map(|(status, summary)| ReportView {
+        status: status.into(),
+        summary: summary.into(),
+        updated_at: now - 95_000,
+    });
+    Row {
+        id: format!("session-{i:04}"),
+        seen_key: format!("demo/{}", i),
+        name,
+        project: "demo".into(),
+        role: if i == 0 {
+            RowRole::Coordinator
+        } else {
+            RowRole::Worker
+        },
+        responsibility: Some(format!("Simulated seat {i}: changes state every pass")),
+        state,
+        state_reason: match state {
+            BoardState::Working => "tool_running",
+            BoardState::Waiting => "input_needed",
+            BoardState::Error => "final_error",
+            BoardState::Offline => "no_pane_running_pi",
+            BoardState::Idle => "completed_reply",
+            BoardState::Unknown => "mux_unavailable",
+        }
+        .into(),
+        state_source: "demo".into(),
+        connection: ConnectionView {
+            state: conn,
+            reason: match conn {
+                ConnState::Connected => "verified",
+                ConnState::Disconnected => "refused",
+                ConnState::Unknown => "not_checked",
+            }
+            .into(),
+            checked_at: (conn != ConnState::Unknown).then_some(now - 2_000),
+        },
+        activity: (i % 7 != 6).then(|| ActivityView {
+            status: ["working", "thinking", "idle", "closed", "unknown"][(i + pass as usize) % 5]
+                .into(),
+            label: LABELS[(i + pass as usize) % LABELS.len()].into(),
+            observed_at: Some(now - age_ms),
+            stale: age_ms > 60_000,
+            evidence: if age_ms > 60_000 { "stale" } else { "recent" }.into(),
+        }),
+        report,
+        handoff: (i % 5 == 2).then(|| HandoffView {
+            job_id: format!("job-{i}"),
+            summary: "handoff saved".into(),
+            updated_at: now - 300_000,
+        }),
+        close_job: (i % 5 == 2).then(|| CloseJobView {
+            job_id: format!("job-{i}"),
+            state: "handoff_saved".into(),
+            reason: None,
+            updated_at: now - 240_000,
+        }),
+        task: Some(format!("Demo task {i}: keep the board honest")),
+        task_source: Some("registration".into()),
+        workspace: Some(format!("/home/dev/demo/seat-{i}")),
+        model: Some("claude-sonnet".into()),
+        provider: Some("anthropic".into()),
+        last_error: (state == BoardState::Error).then(|| "provider returned 529".to_string()),
+        last_assistant_text: None,
+        last_activity: Some(now - age_ms),
+        relaunched_at: None,
+        waiting_on_you: state == BoardState::Waiting,
+        seen: false,
+        alive: Some(state != BoardState::Offline),
+        reply,
+    }
+}
+
+/// A whole demo snapshot of `workers` seats at pass `pass`.
+pub fn demo_snapshot(workers: usize, pass: u64, now: Ms) -> Snapshot {
+    Snapshot {
+        scanned_at: now - 1_000,
+        roster: RosterStatus::Available {
+            root: "/home/dev/demo".into(),
+        },
+        rows: (0..workers).map(|i| demo_row(i, pass, now)).collect(),
+        truncated: false,
+        errors: Vec::new(),
+    }
+}
+
+/// A `SnapshotSource` over `demo_snapshot`: each pass takes `pass_time` (cancellable).
+pub struct DemoSource {
+    /// Number of simulated seats.
+    pub workers: usize,
+    /// How long each simulated pass takes.
+    pub pass_time: Duration,
+    pass: u64,
+    clock: Arc<dyn Clock>,
+    cancel: CancelToken,
+}
+
+impl DemoSource {
+    /// A demo fleet of `workers` seats.
+    pub fn new(workers: usize, pass_time: Duration, clock: Arc<dyn Clock>) -> Self {
+        DemoSource {
+            workers,
+            pass_time,
+            pass: 0,
+            clock,
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+impl SnapshotSource for DemoSource {
+    fn next_snapshot(&mut self) -> Snapshot {
+        // Like a real pass: takes time, and stops waiting as soon as it is cancelled.
+        self.cancel.wait_timeout(self.pass_time);
+        let snap = demo_snapshot(self.workers, self.pass, self.clock.now_ms());
+        self.pass = self.pass.wrapping_add(1);
+        snap
+    }
+
+    fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+}

@@ -1,0 +1,33 @@
+//! The sidebar (`intercom-pane monitor`): a ratatui view of the latest snapshot.
+//!
+//! Shape: `app` is plain state updated by messages, `render` is a pure function of it, `keys` is
+//! the binding table, `layout` the named width breakpoints, `run` the terminal loop. The UI never
+//! reads files, runs tmux or probes: it talks through the traits in `ports`.
+
+/// Sidebar state and its update by messages.
+pub mod app;
+/// A built-in changing fleet for the demo, tests and benchmark.
+pub mod demo;
+mod details;
+mod fit;
+/// The key binding table (dispatch and help line).
+pub mod keys;
+/// Named width breakpoints for the table columns.
+pub mod layout;
+/// Traits the runner passes in: snapshot source, Seen writer, reply sender.
+pub mod ports;
+/// Pure drawing of the app onto a frame.
+pub mod render;
+mod reply_box;
+/// The terminal event loop (`run_monitor`).
+pub mod run;
+/// Glyphs, words and colours per state.
+pub mod theme;
+
+pub use app::{App, Effect, Msg, Options};
+pub use ports::{
+    CancelToken, DataRootSeen, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender,
+    SeenWriter, SnapshotSource,
+};
+pub use render::render;
+pub use run::{run_monitor, run_monitor_with, MonitorOptions};

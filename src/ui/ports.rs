@@ -1,0 +1,172 @@
+//! The small interfaces the sidebar talks through, so the UI itself never touches files,
+//! multiplexers, processes or probes: the runner passes real implementations in.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::clock::Ms;
+use crate::snapshot::Snapshot;
+
+/// A shared cancel flag: set once on quit; waiters wake immediately.
+#[derive(Clone, Default)]
+pub struct CancelToken {
+    inner: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl CancelToken {
+    /// A fresh, not-cancelled token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set the flag and wake every waiter.
+    pub fn cancel(&self) {
+        let (lock, cv) = &*self.inner;
+        if let Ok(mut g) = lock.lock() {
+            *g = true;
+        }
+        cv.notify_all();
+    }
+
+    /// Whether `cancel` was called.
+    pub fn is_cancelled(&self) -> bool {
+        let (lock, _) = &*self.inner;
+        lock.lock().map(|g| *g).unwrap_or(true)
+    }
+
+    /// Sleep up to `dur`; returns true as soon as the token is cancelled.
+    pub fn wait_timeout(&self, dur: Duration) -> bool {
+        let (lock, cv) = &*self.inner;
+        let deadline = Instant::now() + dur;
+        let Ok(mut g) = lock.lock() else {
+            return true;
+        };
+        // Bounded: each wake re-checks the deadline, and spurious wakes cannot extend it.
+        while !*g {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            match cv.wait_timeout(g, deadline - now) {
+                Ok((ng, _)) => g = ng,
+                Err(_) => return true,
+            }
+        }
+        true
+    }
+}
+
+/// Where snapshots come from: one bounded pass per call, run on a background thread.
+pub trait SnapshotSource: Send {
+    /// Run one pass and return its snapshot. Should return early once `cancel_token()` is set.
+    fn next_snapshot(&mut self) -> Snapshot;
+    /// The token this source watches (probes abort when it is cancelled); the runner cancels it on quit.
+    fn cancel_token(&self) -> CancelToken;
+}
+
+/// Writes a Seen/Unsee mark (the real one goes through `actions::seen`).
+pub trait SeenWriter: Send + Sync {
+    /// Mark (`seen = true`) or unmark `key` at exactly `last_activity_iso`.
+    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String>;
+}
+
+/// The real Seen writer: `seen.json` under a data root, written atomically by the store.
+pub struct DataRootSeen {
+    /// The intercom-pane data root (holds `board/seen.json`).
+    pub data_root: PathBuf,
+}
+
+impl SeenWriter for DataRootSeen {
+    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String> {
+        crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen).map(|_| ())
+    }
+}
+
+/// A Seen writer that refuses, for runs without a data root.
+pub struct NoSeenWriter {
+    /// Shown to the user as is.
+    pub reason: String,
+}
+
+impl SeenWriter for NoSeenWriter {
+    fn set_seen(&self, _key: &str, _last: &str, _seen: bool) -> Result<(), String> {
+        Err(self.reason.clone())
+    }
+}
+
+/// One reply the user asked to send from the sidebar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyRequest {
+    /// `Row::id` of the seat (receipts are keyed by it).
+    pub row_id: String,
+    /// `<project>/<agent>`.
+    pub seen_key: String,
+    /// Seat name as configured (raw).
+    pub name: String,
+    /// Reply target from `ReplyPath::Available`.
+    pub target: String,
+    /// The text exactly as typed.
+    pub text: String,
+}
+
+/// What happened to one reply. Never retried by the UI.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyOutcome {
+    /// The delivery tool reported success at `at` to `target`.
+    Delivered { at: Ms, target: String },
+    /// The tool ran and failed.
+    Failed {
+        exit: Option<i32>,
+        signal: Option<i32>,
+        stderr: String,
+    },
+    /// Refused before anything was sent.
+    Refused { reason: String },
+}
+
+/// Delivers one reply; implemented by the reply-path issue. Called on a worker thread.
+pub trait ReplySender: Send + Sync {
+    /// `Some(reason)` when this sender can never deliver (the box shows why up front).
+    fn unavailable_reason(&self) -> Option<String> {
+        None
+    }
+    /// Deliver once; never retry.
+    fn send(&self, req: &ReplyRequest) -> ReplyOutcome;
+}
+
+/// The sender until the reply path exists: refuses every reply with a clear reason.
+pub struct NoReplyPath;
+
+/// Why `NoReplyPath` refuses.
+pub const NO_REPLY_PATH_REASON: &str = "reply path not available in this build";
+
+impl ReplySender for NoReplyPath {
+    fn unavailable_reason(&self) -> Option<String> {
+        Some(NO_REPLY_PATH_REASON.to_string())
+    }
+    fn send(&self, _req: &ReplyRequest) -> ReplyOutcome {
+        ReplyOutcome::Refused {
+            reason: NO_REPLY_PATH_REASON.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancel_wakes_a_waiter() {
+        let t = CancelToken::new();
+        assert!(!t.wait_timeout(Duration::from_millis(5)));
+        let t2 = t.clone();
+        let h = std::thread::spawn(move || t2.wait_timeout(Duration::from_secs(10)));
+        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        t.cancel();
+        assert!(h.join().unwrap());
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(t.is_cancelled());
+    }
+}

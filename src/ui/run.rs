@@ -1,0 +1,448 @@
+//! The event loop: raw mode + alternate screen, a background pass thread, an input thread, and a
+//! main thread that sleeps on one channel and redraws only when something arrived.
+
+use std::io::{self, IsTerminal, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyEventKind};
+use crossterm::terminal::{
+    self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen,
+};
+use crossterm::{cursor, execute, queue};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+use crate::clock::Clock;
+use crate::ui::app::{App, Effect, Msg, Options};
+use crate::ui::ports::{CancelToken, ReplySender, SeenWriter, SnapshotSource};
+use crate::ui::render::render;
+
+/// Pause between the end of one pass and the start of the next (behaviour.md §3).
+pub const PASS_INTERVAL: Duration = Duration::from_secs(3);
+/// How often the input thread re-checks whether the monitor has ended (it is otherwise asleep).
+const INPUT_POLL: Duration = Duration::from_millis(1000);
+/// At most this many messages are applied before a redraw, so a flood cannot starve the screen.
+const MAX_BATCH: usize = 256;
+
+/// Loop settings.
+#[derive(Debug, Clone)]
+pub struct MonitorOptions {
+    /// Pause between passes.
+    pub pass_interval: Duration,
+    /// Draw colours; `None` decides from `NO_COLOR` and `TERM`.
+    pub color: Option<bool>,
+}
+
+impl Default for MonitorOptions {
+    fn default() -> Self {
+        MonitorOptions {
+            pass_interval: PASS_INTERVAL,
+            color: None,
+        }
+    }
+}
+
+/// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
+pub fn color_from_env(no_color: Option<&std::ffi::OsStr>, term: Option<&str>) -> bool {
+    no_color.is_none() && term != Some("dumb")
+}
+
+/// Run the sidebar until the user quits, with the default pass interval and colour from the env.
+pub fn run_monitor(
+    source: Box<dyn SnapshotSource>,
+    seen_writer: Arc<dyn SeenWriter>,
+    reply_sender: Arc<dyn ReplySender>,
+    clock: Arc<dyn Clock>,
+) -> io::Result<()> {
+    run_monitor_with(
+        source,
+        seen_writer,
+        reply_sender,
+        clock,
+        MonitorOptions::default(),
+    )
+}
+
+/// Messages the loop handles besides the app's own.
+enum Event2 {
+    App(Msg),
+    /// The pass thread panicked: the monitor cannot go on truthfully.
+    SourceFailed(String),
+    /// The input thread could not read the terminal.
+    InputFailed(io::Error),
+    /// SIGTERM, SIGHUP or SIGINT arrived: leave cleanly.
+    Terminated,
+}
+
+/// `run_monitor` with explicit settings.
+pub fn run_monitor_with(
+    source: Box<dyn SnapshotSource>,
+    seen_writer: Arc<dyn SeenWriter>,
+    reply_sender: Arc<dyn ReplySender>,
+    clock: Arc<dyn Clock>,
+    opts: MonitorOptions,
+) -> io::Result<()> {
+    let color = opts.color.unwrap_or_else(|| {
+        color_from_env(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+        )
+    });
+    let mut app = App::new(
+        clock,
+        Options {
+            color,
+            reply_unavailable: reply_sender.unavailable_reason(),
+        },
+    );
+
+    // Drawing into a pipe or file would only write escape codes into it: say so instead.
+    if !io::stdout().is_terminal() {
+        return Err(io::Error::other(
+            "the monitor needs a terminal: stdout is not a tty",
+        ));
+    }
+    let _guard = TerminalGuard::enter()?;
+    let _signals = SignalGuard::install();
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    if let Ok((w, h)) = terminal::size() {
+        app.update(Msg::Resize(w, h));
+    }
+
+    let (tx, rx) = mpsc::channel::<Event2>();
+    let cancel = source.cancel_token();
+    let stop_input = Arc::new(AtomicBool::new(false));
+    spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
+    spawn_input(stop_input.clone(), tx.clone())?;
+
+    let result = event_loop(
+        &mut app,
+        &mut terminal,
+        &rx,
+        &tx,
+        &seen_writer,
+        &reply_sender,
+    );
+    // Quitting cancels the in-flight pass (and its probes) and stops the input thread; neither is
+    // joined, so a slow pass can never hold the terminal.
+    cancel.cancel();
+    stop_input.store(true, Ordering::SeqCst);
+    result
+}
+
+fn event_loop(
+    app: &mut App,
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    rx: &Receiver<Event2>,
+    tx: &Sender<Event2>,
+    seen_writer: &Arc<dyn SeenWriter>,
+    reply_sender: &Arc<dyn ReplySender>,
+) -> io::Result<()> {
+    draw(app, terminal)?;
+    loop {
+        // Sleep until something happens: no tick.
+        let Ok(first) = rx.recv() else {
+            return Ok(());
+        };
+        let mut next = Some(first);
+        let mut applied = 0;
+        while let Some(ev) = next.take() {
+            match ev {
+                Event2::App(msg) => {
+                    for fx in app.update(msg) {
+                        match fx {
+                            Effect::Quit => return Ok(()),
+                            other => perform(other, tx, seen_writer, reply_sender),
+                        }
+                    }
+                }
+                Event2::SourceFailed(why) => {
+                    return Err(io::Error::other(format!("snapshot source failed: {why}")));
+                }
+                Event2::InputFailed(e) => return Err(e),
+                Event2::Terminated => return Ok(()),
+            }
+            applied += 1;
+            if applied < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        draw(app, terminal)?;
+    }
+}
+
+/// One frame, wrapped in a synchronized update so the terminal shows it whole (no flicker).
+fn draw(app: &App, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    // ratatui shows the cursor only when the frame placed it (the reply editor), else hides it.
+    let drawn = terminal.draw(|f| render(app, f)).map(|_| ());
+    execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    drawn
+}
+
+/// Carry out a Seen write or a reply on its own thread; the outcome comes back as a message.
+fn perform(
+    fx: Effect,
+    tx: &Sender<Event2>,
+    seen_writer: &Arc<dyn SeenWriter>,
+    reply_sender: &Arc<dyn ReplySender>,
+) {
+    let tx = tx.clone();
+    match fx {
+        Effect::WriteSeen {
+            row_id,
+            key,
+            last_activity_iso,
+            seen,
+        } => {
+            let w = seen_writer.clone();
+            let (tx2, id2) = (tx.clone(), row_id.clone());
+            let spawned = thread::Builder::new()
+                .name("seen-write".into())
+                .spawn(move || {
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                        w.set_seen(&key, &last_activity_iso, seen)
+                    }))
+                    .unwrap_or_else(|_| Err("seen writer failed unexpectedly".into()));
+                    let _ = tx.send(Event2::App(Msg::SeenFinished {
+                        row_id,
+                        seen,
+                        result,
+                    }));
+                });
+            if let Err(e) = spawned {
+                // No thread: report it like any failed write so the optimistic mark is undone.
+                let _ = tx2.send(Event2::App(Msg::SeenFinished {
+                    row_id: id2,
+                    seen,
+                    result: Err(format!("cannot start the seen writer: {e}")),
+                }));
+            }
+        }
+        Effect::SendReply(req) => {
+            let s = reply_sender.clone();
+            let (tx2, id2) = (tx.clone(), req.row_id.clone());
+            let spawned = thread::Builder::new()
+                .name("reply-send".into())
+                .spawn(move || {
+                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| s.send(&req)))
+                        .unwrap_or_else(|_| crate::ui::ports::ReplyOutcome::Refused {
+                            reason: "reply sender failed unexpectedly".into(),
+                        });
+                    let _ = tx.send(Event2::App(Msg::ReplyFinished {
+                        row_id: req.row_id,
+                        outcome,
+                    }));
+                });
+            if let Err(e) = spawned {
+                let _ = tx2.send(Event2::App(Msg::ReplyFinished {
+                    row_id: id2,
+                    outcome: crate::ui::ports::ReplyOutcome::Refused {
+                        reason: format!("cannot start the reply sender: {e}"),
+                    },
+                }));
+            }
+        }
+        Effect::Quit => {}
+    }
+}
+
+/// Passes back to back with a pause between them, never overlapping (one thread, one at a time).
+fn spawn_passes(
+    mut source: Box<dyn SnapshotSource>,
+    cancel: CancelToken,
+    interval: Duration,
+    tx: Sender<Event2>,
+) -> io::Result<()> {
+    thread::Builder::new()
+        .name("scan-passes".into())
+        .spawn(move || loop {
+            if cancel.is_cancelled() {
+                return;
+            }
+            // Lets the sidebar say a pass is running (and refresh its ages) while it runs.
+            if tx.send(Event2::App(Msg::PassStarted)).is_err() {
+                return;
+            }
+            let snap = match panic::catch_unwind(AssertUnwindSafe(|| source.next_snapshot())) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tx.send(Event2::SourceFailed("a scan pass panicked".into()));
+                    return;
+                }
+            };
+            if cancel.is_cancelled() || tx.send(Event2::App(Msg::SnapshotArrived(snap))).is_err() {
+                return;
+            }
+            if cancel.wait_timeout(interval) {
+                return;
+            }
+        })
+        .map(|_| ())
+}
+
+/// Keys and resizes; wakes at most once a second when idle to notice the end of the monitor.
+fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
+    thread::Builder::new()
+        .name("input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                let ready = event::poll(INPUT_POLL);
+                if TERMINATE.load(Ordering::SeqCst) {
+                    let _ = tx.send(Event2::Terminated);
+                    return;
+                }
+                match ready {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(e) => {
+                        let _ = tx.send(Event2::InputFailed(e));
+                        return;
+                    }
+                }
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let msg = match event::read() {
+                    Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => Msg::Key(k),
+                    Ok(Event::Resize(w, h)) => Msg::Resize(w, h),
+                    Ok(Event::Paste(text)) => Msg::Paste(text),
+                    Ok(_) => continue,
+                    Err(e) => {
+                        let _ = tx.send(Event2::InputFailed(e));
+                        return;
+                    }
+                };
+                if tx.send(Event2::App(msg)).is_err() {
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+/// Set by the signal handler; read by the input thread (at most INPUT_POLL later).
+static TERMINATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_terminate(_sig: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    TERMINATE.store(true, Ordering::SeqCst);
+}
+
+/// Turns SIGTERM/SIGHUP/SIGINT into a clean quit (terminal restored) while the monitor runs;
+/// the previous handlers come back on drop.
+struct SignalGuard {
+    prev: Vec<(Signal, SigAction)>,
+}
+
+impl SignalGuard {
+    fn install() -> Self {
+        TERMINATE.store(false, Ordering::SeqCst);
+        let action = SigAction::new(
+            SigHandler::Handler(on_terminate),
+            SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        let mut prev = Vec::new();
+        for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            if let Ok(old) = unsafe { sigaction(sig, &action) } {
+                prev.push((sig, old));
+            }
+        }
+        SignalGuard { prev }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, old) in self.prev.drain(..) {
+            // SAFETY: restores the handler that was installed before ours.
+            let _ = unsafe { sigaction(sig, &old) };
+        }
+    }
+}
+
+/// Restores the terminal when dropped, and from a panic hook while it lives.
+struct TerminalGuard {
+    restored: Arc<AtomicBool>,
+}
+
+impl TerminalGuard {
+    fn enter() -> io::Result<Self> {
+        terminal::enable_raw_mode()?;
+        let restored = Arc::new(AtomicBool::new(false));
+        let guard = TerminalGuard {
+            restored: restored.clone(),
+        };
+        // Bracketed paste: a pasted newline arrives as text, not as an Enter that would send.
+        if let Err(e) = execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            cursor::Hide
+        ) {
+            drop(guard);
+            return Err(e);
+        }
+        let prev = panic::take_hook();
+        let flag = restored.clone();
+        let ui_thread = thread::current().id();
+        panic::set_hook(Box::new(move |info| {
+            // Only a panic on the UI thread ends the monitor: background panics are caught and
+            // reported as messages, and must not drop the terminal out from under a live UI.
+            if thread::current().id() == ui_thread {
+                // Put the terminal back first so the panic message is readable.
+                restore(&flag);
+            }
+            prev(info);
+        }));
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore(&self.restored);
+    }
+}
+
+/// Leave the alternate screen, show the cursor, leave raw mode; only once.
+fn restore(done: &AtomicBool) {
+    if done.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    let _ = execute!(
+        out,
+        EndSynchronizedUpdate,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_follows_no_color_and_dumb_terminals() {
+        use std::ffi::OsStr;
+        assert!(color_from_env(None, Some("xterm-256color")));
+        assert!(!color_from_env(Some(OsStr::new("")), Some("xterm")));
+        assert!(!color_from_env(Some(OsStr::new("1")), None));
+        assert!(!color_from_env(None, Some("dumb")));
+        assert!(color_from_env(None, None));
+    }
+}

@@ -1,0 +1,99 @@
+//! Glyphs, words and colours. Words and glyphs always carry state; colour only repeats it.
+
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::snapshot::{BoardState, ConnState};
+
+/// One glyph per board state, distinct without colour.
+pub fn glyph(s: BoardState) -> &'static str {
+    match s {
+        BoardState::Working => "●",
+        BoardState::Waiting => "!",
+        BoardState::Error => "✗",
+        BoardState::Offline => "○",
+        BoardState::Idle => "·",
+        BoardState::Unknown => "?",
+    }
+}
+
+/// States a person should look at first.
+pub fn needs_attention(s: BoardState) -> bool {
+    matches!(s, BoardState::Waiting | BoardState::Error)
+}
+
+/// Report status words as shown (`needs_decision` → `needs decision`); `None` for unknown values.
+pub fn report_word(status: &str) -> Option<&'static str> {
+    match status {
+        "blocked" => Some("blocked"),
+        "needs_decision" => Some("needs decision"),
+        "ready_for_review" => Some("ready for review"),
+        _ => None,
+    }
+}
+
+/// Styles; with `color == false` no foreground or background colour is ever set.
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// Board state glyph and word.
+    pub fn state(&self, s: BoardState) -> Style {
+        match s {
+            BoardState::Working => self.fg(Color::Green),
+            BoardState::Waiting => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            BoardState::Error => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            BoardState::Offline => self.fg(Color::DarkGray),
+            BoardState::Idle => Style::default(),
+            BoardState::Unknown => self.fg(Color::Magenta),
+        }
+    }
+
+    /// Connection word.
+    pub fn conn(&self, c: ConnState) -> Style {
+        match c {
+            ConnState::Connected => self.fg(Color::Green),
+            ConnState::Disconnected => self.fg(Color::Red),
+            ConnState::Unknown => self.fg(Color::DarkGray),
+        }
+    }
+
+    /// Report word.
+    pub fn report(&self, status: &str) -> Style {
+        match status {
+            "blocked" => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            "needs_decision" => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            "ready_for_review" => self.fg(Color::Cyan),
+            _ => Style::default(),
+        }
+    }
+
+    /// Old or missing evidence.
+    pub fn dim(&self) -> Style {
+        self.fg(Color::DarkGray)
+    }
+
+    /// Table header and section titles.
+    pub fn header(&self) -> Style {
+        Style::default().add_modifier(Modifier::BOLD)
+    }
+
+    /// Warnings (status unavailable, scan errors, refusals).
+    pub fn warn(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+
+    /// The selected line: reverse video works without colour too.
+    pub fn selected(&self) -> Style {
+        Style::default().add_modifier(Modifier::REVERSED)
+    }
+}

@@ -1,0 +1,322 @@
+//! Whole-screen snapshots of the sidebar (ratatui TestBackend + insta) at the sizes people use,
+//! with and without colour, details, the reply box, empty/unavailable rosters and 300 seats.
+//! Time is a FixedClock, so every age is stable.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use intercom_pane::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::snapshot::{BoardState, RosterStatus, Snapshot};
+use intercom_pane::ui::app::{App, Msg, Options};
+use intercom_pane::ui::demo::{demo_snapshot, EVIL_NAME};
+use intercom_pane::ui::ports::ReplyOutcome;
+use intercom_pane::ui::render::render;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+use ratatui::Terminal;
+
+fn now() -> Ms {
+    parse_iso("2026-11-29T10:00:03.000Z").unwrap()
+}
+
+fn app_with(color: bool, snap: Snapshot) -> App {
+    let mut a = App::new(
+        Arc::new(FixedClock(now())),
+        Options {
+            color,
+            reply_unavailable: None,
+        },
+    );
+    a.update(Msg::SnapshotArrived(snap));
+    a
+}
+
+fn press(a: &mut App, code: KeyCode) {
+    a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn buffer(a: &App, w: u16, h: u16) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| render(a, f)).unwrap();
+    t.backend().buffer().clone()
+}
+
+/// The screen as text, one line per row, framed so widths are visible. Cells hidden behind a
+/// wide character are skipped, as a terminal would show them.
+fn text(b: &Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..b.area.height {
+        let mut line = String::new();
+        let mut skip = 0usize;
+        for x in 0..b.area.width {
+            let sym = b[(x, y)].symbol();
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            skip = intercom_pane::text::width(sym).saturating_sub(1);
+            line.push_str(sym);
+        }
+        out.push_str(&format!("|{line}|\n"));
+    }
+    out
+}
+
+/// Styled runs (everything not plain): `y x0..x1 fg bg modifiers`.
+fn styles(b: &Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..b.area.height {
+        let mut run: Option<(u16, String)> = None;
+        for x in 0..=b.area.width {
+            let key = if x < b.area.width {
+                let c = &b[(x, y)];
+                if c.fg == Color::Reset && c.bg == Color::Reset && c.modifier == Modifier::empty() {
+                    None
+                } else {
+                    Some(format!("fg={:?} bg={:?} mod={:?}", c.fg, c.bg, c.modifier))
+                }
+            } else {
+                None
+            };
+            let same = matches!((&run, &key), (Some((_, a)), Some(b)) if a == b);
+            if !same {
+                if let Some((x0, s)) = run.take() {
+                    out.push_str(&format!("{y:>2} {x0:>3}..{x:<3} {s}\n"));
+                }
+                run = key.map(|k| (x, k));
+            }
+        }
+    }
+    out
+}
+
+fn assert_no_colour(b: &Buffer) {
+    for y in 0..b.area.height {
+        for x in 0..b.area.width {
+            let c = &b[(x, y)];
+            assert_eq!(
+                (c.fg, c.bg),
+                (Color::Reset, Color::Reset),
+                "colour at {x},{y}"
+            );
+        }
+    }
+}
+
+fn screen(a: &App, w: u16, h: u16) -> String {
+    text(&buffer(a, w, h))
+}
+
+fn demo(n: usize) -> Snapshot {
+    demo_snapshot(n, 0, now())
+}
+
+#[test]
+fn sizes_with_colour() {
+    for (w, h) in [(20u16, 5u16), (40, 10), (80, 24), (120, 40)] {
+        let a = app_with(true, demo(10));
+        let b = buffer(&a, w, h);
+        let shot = format!("{}\n{}", text(&b), styles(&b));
+        insta::assert_snapshot!(format!("colour_{w}x{h}"), shot);
+    }
+}
+
+#[test]
+fn sizes_without_colour_keep_words_and_glyphs() {
+    for (w, h) in [(20u16, 5u16), (40, 10), (80, 24), (120, 40)] {
+        let a = app_with(false, demo(10));
+        let b = buffer(&a, w, h);
+        assert_no_colour(&b);
+        // Same words and glyphs as with colour: colour only repeats what the text says.
+        let coloured = buffer(&app_with(true, demo(10)), w, h);
+        assert_eq!(text(&b), text(&coloured));
+        insta::assert_snapshot!(format!("mono_{w}x{h}"), text(&b));
+    }
+}
+
+#[test]
+fn tiny_pane_still_shows_who_needs_attention() {
+    // 20 × 3: glyph + name, and the overflow line counts the hidden seats needing attention.
+    let a = app_with(false, demo(10));
+    let s = screen(&a, 20, 3);
+    insta::assert_snapshot!("tiny_20x3", s);
+    assert!(s.contains("! builder"), "{s}");
+    assert!(s.contains("+8"), "{s}");
+}
+
+#[test]
+fn hostile_names_render_as_harmless_text() {
+    let a = app_with(false, demo(10));
+    let s = screen(&a, 120, 40);
+    assert!(!s.contains('\u{1b}') && !s.contains('\u{7}') && !s.contains('\u{202e}'));
+    assert!(s.contains("evilnameexe.txt"), "{s}");
+    assert!(!EVIL_NAME.is_empty());
+}
+
+#[test]
+fn details_open() {
+    let mut a = app_with(true, demo(10));
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("details_80x24", screen(&a, 80, 24));
+    insta::assert_snapshot!("details_120x40", screen(&a, 120, 40));
+    // Short pane: details replace the list, and PgDn/PgUp scroll them (title stays).
+    a.update(Msg::Resize(40, 10));
+    insta::assert_snapshot!("details_40x10", screen(&a, 40, 10));
+    press(&mut a, KeyCode::PageDown);
+    let s = screen(&a, 40, 10);
+    assert!(
+        s.contains("Details · reviewer") && s.contains("lines above (PgUp)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("details_40x10_scrolled", s);
+    for _ in 0..50 {
+        press(&mut a, KeyCode::PageDown);
+    }
+    let s = screen(&a, 40, 10);
+    assert!(
+        s.contains("Seen") && !s.contains("more lines"),
+        "bottom reached:\n{s}"
+    );
+    press(&mut a, KeyCode::PageUp);
+    assert_ne!(screen(&a, 40, 10), s, "one PgUp moves back from the bottom");
+    // Another row starts at the top.
+    press(&mut a, KeyCode::Down);
+    assert!(!screen(&a, 40, 10).contains("lines above"));
+}
+
+#[test]
+fn reply_box_states() {
+    let mut a = app_with(true, demo(10));
+    press(&mut a, KeyCode::Down); // builder: reply path available
+    press(&mut a, KeyCode::Char('r'));
+    for c in "use the staging key".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("reply_editing_80x24", screen(&a, 80, 24));
+    insta::assert_snapshot!("reply_editing_40x10", screen(&a, 40, 10));
+    let fx = a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert_eq!(fx.len(), 1);
+    insta::assert_snapshot!("reply_sending_80x24", screen(&a, 80, 24));
+    a.update(Msg::ReplyFinished {
+        row_id: "session-0001".into(),
+        outcome: ReplyOutcome::Failed {
+            exit: Some(3),
+            signal: None,
+            stderr: "can't find session: demo\u{1b}[31m\n".into(),
+        },
+    });
+    insta::assert_snapshot!("reply_failed_80x24", screen(&a, 80, 24));
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    a.update(Msg::ReplyFinished {
+        row_id: "session-0001".into(),
+        outcome: ReplyOutcome::Delivered {
+            at: now(),
+            target: "demo:1".into(),
+        },
+    });
+    // The receipt survives a refresh; with the box closed it shows on the status line.
+    a.update(Msg::SnapshotArrived(demo_snapshot(10, 1, now())));
+    press(&mut a, KeyCode::Esc);
+    let s = screen(&a, 80, 24);
+    assert!(
+        s.contains("reply to builder: delivered 10:00:03 to demo:1"),
+        "{s}"
+    );
+    insta::assert_snapshot!("reply_delivered_80x24", s);
+
+    // A row without a reply path says why on the status line.
+    let mut b = app_with(true, demo(10));
+    press(&mut b, KeyCode::Char('r'));
+    let s = screen(&b, 80, 24);
+    assert!(s.contains("no reply: reply needs a registered seat"), "{s}");
+
+    // A run without a reply path: the box says so before anything is typed.
+    let mut c = App::new(
+        Arc::new(FixedClock(now())),
+        Options {
+            color: true,
+            reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
+        },
+    );
+    c.update(Msg::SnapshotArrived(demo(10)));
+    press(&mut c, KeyCode::Down);
+    press(&mut c, KeyCode::Char('r'));
+    insta::assert_snapshot!("reply_unavailable_80x24", screen(&c, 80, 24));
+}
+
+#[test]
+fn empty_and_unavailable_rosters_say_so() {
+    let mut empty = demo(0);
+    empty.rows.clear();
+    let a = app_with(true, empty);
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("No workers: the roster is empty."), "{s}");
+    insta::assert_snapshot!("empty_80x24", s);
+
+    let unavailable = Snapshot {
+        scanned_at: now(),
+        roster: RosterStatus::Unavailable {
+            code: "config_missing".into(),
+            reason: "no Intercom config at /home/dev/.pi-intercom/config.json".into(),
+        },
+        rows: vec![],
+        truncated: false,
+        errors: vec!["config_missing".into()],
+    };
+    let a = app_with(true, unavailable);
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("status unavailable: no Intercom config"), "{s}");
+    insta::assert_snapshot!("unavailable_80x24", s);
+    insta::assert_snapshot!("unavailable_20x5", screen(&a, 20, 5));
+
+    let mut a = App::new(Arc::new(FixedClock(now())), Options::default());
+    assert!(screen(&a, 40, 10).contains("Scanning…"));
+    // While the next pass runs, the title says so next to the age of the last one.
+    a.update(Msg::SnapshotArrived(demo(2)));
+    a.update(Msg::PassStarted);
+    assert!(screen(&a, 80, 10).contains("scanned 1s ago, scanning…"));
+    a.update(Msg::SnapshotArrived(demo(2)));
+    assert!(!screen(&a, 80, 10).contains("scanning…"));
+}
+
+#[test]
+fn three_hundred_workers_show_an_overflow_line() {
+    let mut snap = demo(300);
+    snap.truncated = true;
+    let mut a = app_with(true, snap);
+    for _ in 0..40 {
+        press(&mut a, KeyCode::Down);
+    }
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("+280 more (41/300)"), "{s}");
+    insta::assert_snapshot!("workers300_80x24", s);
+    insta::assert_snapshot!("workers300_40x10", screen(&a, 40, 10));
+    press(&mut a, KeyCode::End);
+    assert!(screen(&a, 80, 24).contains("(300/300)"));
+}
+
+#[test]
+fn toggles_show_counts_and_the_seen_group() {
+    let mut snap = demo(10);
+    for r in snap.rows.iter_mut().take(3) {
+        r.seen = true;
+    }
+    let mut a = app_with(false, snap);
+    insta::assert_snapshot!("seen_group_80x24", screen(&a, 80, 24));
+    press(&mut a, KeyCode::Char('o'));
+    press(&mut a, KeyCode::Char('h'));
+    let s = screen(&a, 80, 24);
+    assert!(
+        s.contains("offline hidden") && s.contains("seen hidden"),
+        "{s}"
+    );
+    insta::assert_snapshot!("hidden_80x24", s);
+    let v = a.list_view();
+    assert!(v.hidden_offline > 0 && v.hidden_seen > 0);
+    assert!(a.list_view().items.iter().all(
+        |it| !matches!(it, intercom_pane::ui::app::Item::Row(r) if r.state == BoardState::Offline)
+    ));
+}
