@@ -21,6 +21,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Print a page of configured Intercom workers as JSON (read-only).
     Status(StatusArgs),
+    /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
+    Monitor(MonitorArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -100,6 +102,15 @@ pub struct StatusArgs {
     /// Check the connections of this page's workers (loopback health probes).
     #[arg(long)]
     pub probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MonitorArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Do not run loopback health checks (the Connection column stays `unknown`).
+    #[arg(long)]
+    pub no_probe: bool,
 }
 
 #[derive(Args, Debug)]

@@ -136,7 +136,16 @@ pub fn run(
     if let Some(cfg) = &config {
         let index = sessions::index_sessions(&opts.session_dirs);
         truncated |= index.truncated;
-        errors.extend(index.errors.iter().map(|e| format!("sessions_{}", e.code)));
+        // A missing default pi folder only means no sessions there; a missing folder that was
+        // named explicitly is worth saying.
+        let defaults = sessions::default_session_dirs();
+        errors.extend(
+            index
+                .errors
+                .iter()
+                .filter(|e| !(e.code == "not_found" && defaults.contains(&e.path)))
+                .map(|e| format!("sessions_{}", e.code)),
+        );
         let project = base_name(&cfg.root);
         for (i, a) in cfg.agents.iter().enumerate() {
             seats.push(SeatSource {

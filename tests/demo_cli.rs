@@ -40,3 +40,47 @@ fn demo_prints_changing_states_from_real_tmux_and_cleans_up() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_terminated_demo_still_removes_its_server_and_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["demo", "--print", "--passes", "0", "--interval", "1"])
+        .env("TMPDIR", tmp.path())
+        .env_remove("TMUX")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the demo's private tmux socket exists.
+    let mut sock = None;
+    for _ in 0..100 {
+        sock = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("tmux.sock"))
+            .find(|p| p.exists());
+        if sock.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sock = sock.expect("demo started its tmux server");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    assert!(!sock.exists());
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // The server really is gone, not just its socket file.
+    let out = Command::new("tmux")
+        .arg("-S")
+        .arg(&sock)
+        .arg("list-sessions")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}

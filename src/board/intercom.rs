@@ -17,8 +17,9 @@
 //!   status record, at or before it (any event type carrying a `detail`). The newest whose detail
 //!   is not `processing`/`settled` gives the label, so a label may remain after the turn settled,
 //!   as the seed describes. Otherwise the newest such record's own detail (`Processing`,
-//!   `Turn settled`); otherwise a fixed word from the status: closed → `Runtime closed`,
-//!   idle → `No active turn`, busy without any detail → `Processing`.
+//!   `Turn settled`); otherwise a fixed word from the status: idle → `No active turn`, busy
+//!   without any detail → `Processing`. A closed runtime is always `Runtime closed`: earlier
+//!   labels of that writer no longer describe anything that is going on.
 //! - `observationAgeSeconds` is null when the observation is in the future (an age of 0 would
 //!   claim freshness we cannot know).
 //! - Handoff and close-job ages are measured from their `updatedAt`. A `clear` report tombstone
@@ -309,6 +310,11 @@ fn project_missing(agent: &Agent, reports: &ReportSet, now: Ms) -> WorkerObserva
 
 /// The "last activity" label for a trusted newest status record (see module docs).
 fn activity_label(newest: &Event, status: ObservedStatus, events: &[Event]) -> &'static str {
+    // A label may outlive its turn's settlement, but not the runtime: once closed, nothing that
+    // writer reported earlier is still going on.
+    if status == ObservedStatus::Closed {
+        return "Runtime closed";
+    }
     let same_writer = events.iter().filter(|e| {
         e.writer_id == newest.writer_id
             && e.session_id == newest.session_id

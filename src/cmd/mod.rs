@@ -1,5 +1,6 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns the exit code.
 
+pub mod monitor_cmd;
 pub mod options;
 pub mod scan_cmd;
 pub mod status_cmd;

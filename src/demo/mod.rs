@@ -211,6 +211,42 @@ fn monitor_command(layout: &DemoLayout, sock: &Path) -> Vec<String> {
     ]
 }
 
+/// Clean up when the demo's terminal goes away or it is told to stop (SIGHUP, SIGTERM, SIGINT):
+/// the signals are blocked here and taken by a waiting thread, which kills the private server,
+/// removes the folder and exits. Must run before any other thread starts.
+fn clean_up_on_signal(socket: PathBuf, base: PathBuf, keep: bool) {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGINT] {
+        set.add(s);
+    }
+    if set.thread_block().is_err() {
+        return;
+    }
+    std::thread::spawn(move || {
+        if let Ok(sig) = set.wait() {
+            // Never race a half-built setup: a new-session after kill-server would start a
+            // fresh server.
+            let _setup = SETUP.lock();
+            PrivateServer { socket }.kill();
+            if !keep {
+                // The agents die with their server (SIGHUP); give them a moment to stop
+                // writing before the folder goes. Bounded: three tries.
+                for _ in 0..3 {
+                    std::thread::sleep(Duration::from_millis(150));
+                    if std::fs::remove_dir_all(&base).is_ok() {
+                        break;
+                    }
+                }
+            }
+            std::process::exit(128 + sig as i32);
+        }
+    });
+}
+
+/// Held while the demo builds its server, so the signal thread cleans up only before or after.
+static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 pub fn run(args: &DemoArgs) -> i32 {
     let base = std::env::temp_dir().join(format!("intercom-pane-demo-{}", uuid::Uuid::new_v4()));
     let (layout, workers) = match setup(&base) {
@@ -220,12 +256,20 @@ pub fn run(args: &DemoArgs) -> i32 {
             return 1;
         }
     };
+    clean_up_on_signal(
+        layout.base.join("tmux.sock"),
+        layout.base.clone(),
+        args.keep,
+    );
     let mut demo = Demo {
         layout,
         server: None,
         keep: args.keep,
     };
-    let server = match start_tmux(&demo.layout, &workers) {
+    let setup = SETUP.lock();
+    let started = start_tmux(&demo.layout, &workers);
+    drop(setup);
+    let server = match started {
         Ok(s) => s,
         Err(e) => {
             eprintln!("intercom-pane demo: {e}");

@@ -17,11 +17,26 @@ pub struct PrivateServer {
 }
 
 fn command(socket: &Path) -> Command {
+    use std::os::unix::process::CommandExt;
     let mut c = Command::new("tmux");
     c.env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .arg("-S")
         .arg(socket);
+    // The demo blocks its quit signals to clean up on a waiting thread; tmux (and the shells
+    // and agents of its panes) must start with them unblocked.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let empty = nix::sys::signal::SigSet::empty();
+            let _ = nix::sys::signal::sigprocmask(
+                nix::sys::signal::SigmaskHow::SIG_SETMASK,
+                Some(&empty),
+                None,
+            );
+            Ok(())
+        });
+    }
     c
 }
 

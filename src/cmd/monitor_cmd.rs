@@ -1,0 +1,140 @@
+//! `intercom-pane monitor`: the sidebar on the real scan. Each pass runs a bounded health-probe
+//! batch (cancelled at once when the user quits), then one scan that reads those checks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::MonitorArgs;
+use crate::clock::Clock;
+use crate::cmd::{options, refuse};
+use crate::probe::{ProbeCache, ProbeTarget};
+use crate::scan::{self, ScanOptions};
+use crate::snapshot::{RosterStatus, Snapshot};
+use crate::ui::ports::{CancelToken, DataRootSeen, NoReplyPath, SnapshotSource};
+use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
+
+/// How often a running probe batch looks at the quit flag.
+const CANCEL_POLL: Duration = Duration::from_millis(25);
+
+/// Passes of the real scan, with probe checks carried across passes.
+pub struct ScanSource {
+    opts: ScanOptions,
+    clock: Arc<dyn Clock>,
+    probes: ProbeCache,
+    probe: bool,
+    runtime: Option<tokio::runtime::Runtime>,
+    cancel: CancelToken,
+}
+
+impl ScanSource {
+    pub fn new(opts: ScanOptions, clock: Arc<dyn Clock>, probe: bool) -> ScanSource {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .ok();
+        ScanSource {
+            opts,
+            clock,
+            probes: ProbeCache::new(),
+            probe,
+            runtime,
+            cancel: CancelToken::new(),
+        }
+    }
+
+    /// Targets: configured workers in saved order (the cache rotates the start across batches).
+    fn targets(&self) -> Vec<ProbeTarget> {
+        let root = match &self.opts.root {
+            scan::RootChoice::Exact(r) => Some(r.clone()),
+            scan::RootChoice::Discover(start) => {
+                crate::evidence::config::discover_root(start).ok().flatten()
+            }
+            scan::RootChoice::Skip => None,
+        };
+        let Some(cfg) = root.and_then(|r| crate::evidence::config::load(&r).ok()) else {
+            return Vec::new();
+        };
+        cfg.workers()
+            .map(|a| ProbeTarget {
+                session_id: a.session_id.clone(),
+                port: a.port,
+            })
+            .collect()
+    }
+
+    fn probe_batch(&mut self) {
+        let targets = self.targets();
+        let Some(rt) = &self.runtime else { return };
+        let cancel = self.cancel.clone();
+        let clock = self.clock.clone();
+        let cache = &mut self.probes;
+        rt.block_on(async move {
+            let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
+            let watcher = tokio::spawn(async move {
+                // Bounded: ends with the batch (aborted below) or when quit is seen.
+                loop {
+                    if cancel.is_cancelled() {
+                        let _ = tx.send(true);
+                        return;
+                    }
+                    tokio::time::sleep(CANCEL_POLL).await;
+                }
+            });
+            cache.run_batch(&targets, || clock.now_ms(), rx).await;
+            watcher.abort();
+        });
+    }
+}
+
+impl SnapshotSource for ScanSource {
+    fn next_snapshot(&mut self) -> Snapshot {
+        if self.probe && !self.cancel.is_cancelled() {
+            self.probe_batch();
+        }
+        match scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes)) {
+            Ok(s) => s.snapshot,
+            Err(e) => Snapshot {
+                scanned_at: self.clock.now_ms(),
+                roster: RosterStatus::Unavailable {
+                    code: "scan_refused".into(),
+                    reason: e.to_string(),
+                },
+                rows: Vec::new(),
+                truncated: false,
+                errors: vec!["scan_refused".into()],
+            },
+        }
+    }
+
+    fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+}
+
+pub fn run(args: &MonitorArgs) -> i32 {
+    let r = match options::resolve(&args.src) {
+        Ok(r) => r,
+        Err(e) => return refuse(e),
+    };
+    let clock: Arc<dyn Clock> = Arc::from(r.clock);
+    let data_root = r.opts.data_root.clone();
+    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
+    let opts = MonitorOptions {
+        pass_interval: PASS_INTERVAL,
+        color: None,
+    };
+    match run_monitor_with(
+        Box::new(source),
+        Arc::new(DataRootSeen { data_root }),
+        Arc::new(NoReplyPath),
+        clock,
+        opts,
+    ) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("intercom-pane monitor: {e}");
+            1
+        }
+    }
+}
