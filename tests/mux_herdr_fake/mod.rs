@@ -109,7 +109,6 @@ impl FakeHerdr {
             .unwrap();
         let socket = dir.path().join("herdr.sock");
         let listener = UnixListener::bind(&socket).unwrap();
-        listener.set_nonblocking(true).unwrap();
         let state = Arc::new(Mutex::new(State {
             mode: Mode::Normal,
             version: "0.8.2".into(),
@@ -164,6 +163,8 @@ impl FakeHerdr {
 impl Drop for FakeHerdr {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept so the loop sees the stop flag.
+        let _ = UnixStream::connect(&self.socket);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -175,8 +176,12 @@ fn accept_loop(listener: UnixListener, state: Arc<Mutex<State>>, stop: Arc<Atomi
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((conn, _)) => {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
                 let (st, sp) = (state.clone(), stop.clone());
                 workers.push(std::thread::spawn(move || serve(conn, st, sp)));
+                workers.retain(|w: &JoinHandle<()>| !w.is_finished());
             }
             Err(_) => std::thread::sleep(Duration::from_millis(2)),
         }
