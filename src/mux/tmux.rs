@@ -523,17 +523,17 @@ impl Multiplexer for Tmux {
         for (k, v) in &req.env {
             let name_ok = !k.is_empty()
                 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !k.as_bytes()[0].is_ascii_digit();
+                && k.bytes().next().is_some_and(|b| !b.is_ascii_digit());
             if !name_ok || v.contains('\0') {
                 return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
             }
             args = args.arg("-e").arg(&format!("{k}={v}"));
         }
         args = args.arg("--");
-        if req.argv.len() == 1 {
+        if let [only] = req.argv.as_slice() {
             // tmux hands a single argument to the shell as a command string; quote it so it is
             // run as one program, exactly as given.
-            args = args.arg(&format!("exec {}", super::shell_quote(&req.argv[0])));
+            args = args.arg(&format!("exec {}", super::shell_quote(only)));
         } else {
             for a in &req.argv {
                 args = args.arg(a);
