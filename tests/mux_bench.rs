@@ -76,6 +76,16 @@ fn tmux_spawns_per_liveness_pass_are_constant() {
         }
         // One seat per pane's session name and one per pane id.
         let t = Tmux::at_socket(&srv.sock).with_path_env(&shim_dir);
+        // Let every pane's program start before measuring.
+        mux_support::wait_for(5000, || {
+            let l = Tmux::at_socket(&srv.sock).list_panes(soon(5000)).ok()?;
+            let pis = l
+                .panes
+                .iter()
+                .filter(|p| p.current_command.as_deref() == Some("pi"));
+            (pis.count() == 1 + panes / 2).then_some(())
+        })
+        .expect("panes started");
         std::fs::write(&log, b"").unwrap();
         let listed = t.list_panes(soon(10_000)).unwrap();
         let first_spawns = count();

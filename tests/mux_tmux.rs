@@ -40,8 +40,16 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
     srv.new_session(SHELL_SESSION, work.path(), &["/bin/sh"]);
     let t = Tmux::at_socket(&srv.sock);
 
-    let list = t.list_panes(soon(5000)).unwrap();
-    assert_eq!(list.panes.len(), 2);
+    // A just-forked pane shows tmux's own name until its program has started.
+    let list = wait_for(3000, || {
+        let l = t.list_panes(soon(5000)).ok()?;
+        let settled = l.panes.len() == 2
+            && l.panes
+                .iter()
+                .all(|p| matches!(p.current_command.as_deref(), Some("pi") | Some("sh")));
+        settled.then_some(l)
+    })
+    .expect("both panes started");
     match list.server.as_ref().unwrap() {
         ServerIdentity::Tmux {
             socket_path,
