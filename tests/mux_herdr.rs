@@ -416,6 +416,27 @@ fn close_checks_fresh_identity_then_closes_once() {
 }
 
 #[test]
+fn current_pane_and_workspace_listing() {
+    let fake = FakeHerdr::start(me());
+    let h = Herdr::at_socket(&fake.socket);
+    assert_eq!(h.pane_current(None, soon(2000)).unwrap().pane_id, "w1:p1");
+    assert_eq!(
+        h.pane_current(Some("w1:p7"), soon(2000)).unwrap_err().code,
+        ErrorCode::PaneNotFound
+    );
+    let listed = h.pane_list(Some("w1"), soon(2000)).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].terminal_id,
+        fake.with(|s| s.panes[0].terminal_id.clone())
+    );
+    assert!(h.pane_list(Some("w9"), soon(2000)).unwrap().is_empty());
+    let info = h.process_info("w1:p1", soon(2000)).unwrap().unwrap();
+    assert_eq!(info.shell_pid, Some(me()));
+    assert_eq!(h.process_info("w1:p7", soon(2000)).unwrap(), None);
+}
+
+#[test]
 fn socket_from_environment() {
     let fake = FakeHerdr::start(me());
     let env = MuxEnv {
