@@ -175,10 +175,10 @@ impl ProbeCache {
 
     /// Probe `targets` (the roster, in config order) within the limits, updating the cache.
     ///
-    /// `targets` is taken as the whole roster the cache serves: checks for pairs not in it are
-    /// dropped. A long-lived cache (the sidebar) passes every worker; a one-shot page check
-    /// (`status --json --probe`) uses its own fresh cache. `now_ms` stamps each finished check; `cancel` flipping to true aborts in-flight probes
-    /// at once. Checks of (session, port) pairs no longer in the roster are dropped first.
+    /// `targets` is taken as the whole roster the cache serves: checks for (session, port) pairs
+    /// not in it are dropped first. A long-lived cache (the sidebar) passes every worker; a
+    /// one-shot page check (`status --json --probe`) uses its own fresh cache. `now_ms` stamps
+    /// each finished check; `cancel` flipping to true aborts in-flight probes at once.
     pub async fn run_batch(
         &mut self,
         targets: &[ProbeTarget],
