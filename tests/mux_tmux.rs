@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use intercom_pane::mux::tmux::Tmux;
 use intercom_pane::mux::{
-    liveness_from, seat_liveness, seat_pane, CloseOutcome, ErrorCode, Liveness, Multiplexer,
-    PaneIdentity, PaneInfo, SeatHint, ServerIdentity, SplitAbove,
+    liveness_from, seat_liveness, seat_pane, seat_workspace, CloseOutcome, ErrorCode, Liveness,
+    Multiplexer, PaneIdentity, PaneInfo, SeatHint, ServerIdentity, SplitAbove,
 };
 use intercom_pane::proc;
 use mux_support::{fake_pi, soon, wait_for, TmuxServer};
@@ -40,8 +40,16 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
     srv.new_session(SHELL_SESSION, work.path(), &["/bin/sh"]);
     let t = Tmux::at_socket(&srv.sock);
 
-    let list = t.list_panes(soon(5000)).unwrap();
-    assert_eq!(list.panes.len(), 2);
+    // A just-forked pane shows tmux's own name until its program has started.
+    let list = wait_for(3000, || {
+        let l = t.list_panes(soon(5000)).ok()?;
+        let settled = l.panes.len() == 2
+            && l.panes
+                .iter()
+                .all(|p| matches!(p.current_command.as_deref(), Some("pi") | Some("sh")));
+        settled.then_some(l)
+    })
+    .expect("both panes started");
     match list.server.as_ref().unwrap() {
         ServerIdentity::Tmux {
             socket_path,
@@ -78,6 +86,14 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
     );
     let workspace = seat_pane(&list.panes, &hint_session(HOSTILE_SESSION)).unwrap();
     assert_eq!(workspace.cwd.as_deref(), Some(odd.to_str().unwrap()));
+    assert_eq!(
+        seat_workspace(&list.panes, &hint_session(HOSTILE_SESSION)),
+        Some(odd.to_str().unwrap())
+    );
+    assert_eq!(
+        seat_workspace(&list.panes, &hint_session(SHELL_SESSION)),
+        None
+    );
 
     // Exact lookup by id; a similar id (prefix) never matches.
     let found = t.find_pane(&agent.id, soon(5000)).unwrap().unwrap();

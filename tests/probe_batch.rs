@@ -378,3 +378,27 @@ fn tracker_counts_what_is_really_open() {
     }
     assert_eq!(tracker.open_now(), 0);
 }
+
+/// Probes write nothing: the probe sources use no file, logging or process API at all.
+#[test]
+fn probe_sources_write_nothing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/probe");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for banned in [
+            "std::fs",
+            "File::",
+            "OpenOptions",
+            "println!",
+            "eprintln!",
+            "Command::",
+            "fsguard",
+        ] {
+            assert!(!text.contains(banned), "{} uses {banned}", path.display());
+        }
+        checked += 1;
+    }
+    assert!(checked >= 3);
+}

@@ -36,6 +36,14 @@ impl MuxKind {
             MuxKind::Herdr => "herdr",
         }
     }
+
+    /// The `workspaceSource` value for a workspace taken from a pane's cwd.
+    pub fn workspace_source(self) -> &'static str {
+        match self {
+            MuxKind::Tmux => "tmux-pane",
+            MuxKind::Herdr => "herdr-pane",
+        }
+    }
 }
 
 /// Fixed, content-free error codes.
@@ -441,6 +449,11 @@ pub fn seat_pane<'a>(panes: &'a [PaneInfo], hint: &SeatHint) -> Option<&'a PaneI
     panes
         .iter()
         .find(|p| p.session_name.as_deref() == Some(session) && runs_pi(p))
+}
+
+/// The seat's workspace: the cwd of its live `pi` pane (see `seat_pane`), when known.
+pub fn seat_workspace<'a>(panes: &'a [PaneInfo], hint: &SeatHint) -> Option<&'a str> {
+    seat_pane(panes, hint).and_then(|p| p.cwd.as_deref())
 }
 
 /// Liveness from one successful listing: alive when `seat_pane` finds a pane, offline when the

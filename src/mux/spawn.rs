@@ -229,6 +229,19 @@ mod tests {
     }
 
     #[test]
+    fn feeds_and_reads_more_than_a_pipe_buffer() {
+        let input: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let out = run(
+            Command::new("cat").arg("-"),
+            Some(&input),
+            soon(5000),
+            1 << 20,
+        )
+        .unwrap();
+        assert_eq!(out.stdout, input);
+    }
+
+    #[test]
     fn kills_on_deadline() {
         let t = Instant::now();
         let r = run(Command::new("sleep").arg("5"), None, soon(200), 1024);

@@ -6,7 +6,7 @@
 //! trailing `;` (which tmux takes as a command separator), and its pane-list parser splits on
 //! `'`. Here instead:
 //! - the server is ALWAYS addressed with `-S <socket path>`, never the default socket, and `-N`
-//!   so that no query ever starts a server; `-u` so tmux prints values byte for byte;
+//!   (3.3+) so that no query ever starts a server; `-u` so tmux prints values byte for byte;
 //! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
 //! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
 //! - panes are listed with ONE `list-panes -a -F`, each field printed as `<byte length>:<value>`
@@ -242,13 +242,14 @@ impl Tmux {
         deadline: Instant,
         cap: usize,
     ) -> Result<spawn::Output, MuxError> {
-        self.version(deadline)?;
+        let version = self.version(deadline)?;
         let mut c = self.base_command();
-        c.arg("-N")
-            .arg("-u")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(&args.0);
+        // None of our commands starts a server; `-N` makes sure of it where we verified that
+        // the flag exists (3.3a; it may be newer than 3.2).
+        if version >= (3, 3) {
+            c.arg("-N");
+        }
+        c.arg("-u").arg("-S").arg(&self.socket).args(&args.0);
         let out = spawn::run(&mut c, stdin, deadline, cap).map_err(run_error)?;
         if out.status.success() {
             Ok(out)
@@ -523,17 +524,17 @@ impl Multiplexer for Tmux {
         for (k, v) in &req.env {
             let name_ok = !k.is_empty()
                 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !k.as_bytes()[0].is_ascii_digit();
+                && k.bytes().next().is_some_and(|b| !b.is_ascii_digit());
             if !name_ok || v.contains('\0') {
                 return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
             }
             args = args.arg("-e").arg(&format!("{k}={v}"));
         }
         args = args.arg("--");
-        if req.argv.len() == 1 {
+        if let [only] = req.argv.as_slice() {
             // tmux hands a single argument to the shell as a command string; quote it so it is
             // run as one program, exactly as given.
-            args = args.arg(&format!("exec {}", super::shell_quote(&req.argv[0])));
+            args = args.arg(&format!("exec {}", super::shell_quote(only)));
         } else {
             for a in &req.argv {
                 args = args.arg(a);

@@ -22,17 +22,24 @@ use crate::clock::Ms;
 /// One worker to check: its session id and its configured port.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProbeTarget {
+    /// The session id config says owns the port.
     pub session_id: String,
+    /// The configured loopback port.
     pub port: u16,
 }
 
 /// The bounds of a batch; `Default` is interop.md §5. Values above those are clamped down.
 #[derive(Debug, Clone, Copy)]
 pub struct ProbeLimits {
+    /// Whole-request deadline (750 ms).
     pub request_deadline: Duration,
+    /// Wall budget of one batch (4 s).
     pub batch_budget: Duration,
+    /// Probes in flight at once (16).
     pub max_in_flight: usize,
+    /// Targets considered per batch (first 256).
     pub max_targets: usize,
+    /// Age after which a check reads `stale` (30 s).
     pub ttl_ms: Ms,
 }
 
@@ -75,8 +82,11 @@ pub struct BatchStats {
     pub started: usize,
     /// Probes that finished with a classification.
     pub completed: usize,
+    /// Completed probes by state.
     pub connected: usize,
+    /// Completed as disconnected.
     pub disconnected: usize,
+    /// Completed as unknown (legacy, http_error, malformed...).
     pub unknown: usize,
     /// In flight when the budget ran out (their earlier check, if any, is kept).
     pub cut_by_budget: usize,
@@ -165,8 +175,10 @@ impl ProbeCache {
 
     /// Probe `targets` (the roster, in config order) within the limits, updating the cache.
     ///
-    /// `now_ms` stamps each finished check; `cancel` flipping to true aborts in-flight probes
-    /// at once. Checks of (session, port) pairs no longer in the roster are dropped first.
+    /// `targets` is taken as the whole roster the cache serves: checks for (session, port) pairs
+    /// not in it are dropped first. A long-lived cache (the sidebar) passes every worker; a
+    /// one-shot page check (`status --json --probe`) uses its own fresh cache. `now_ms` stamps
+    /// each finished check; `cancel` flipping to true aborts in-flight probes at once.
     pub async fn run_batch(
         &mut self,
         targets: &[ProbeTarget],

@@ -24,7 +24,8 @@ const fn unknown(r: &'static str) -> Verdict {
 ///
 /// The API takes a port, never a host: only loopback is ever contacted. No retries, no redirects.
 pub async fn probe_one(port: u16, expected_session: &str, deadline: Duration) -> Verdict {
-    if !valid_target(expected_session, port) {
+    // A zero deadline could only ever report `timeout`: refuse it rather than claim a result.
+    if !valid_target(expected_session, port) || deadline.is_zero() {
         return unknown(reason::INVALID_INPUT);
     }
     match tokio::time::timeout(deadline, exchange(port, expected_session)).await {
@@ -59,10 +60,13 @@ async fn exchange(port: u16, expected: &str) -> Verdict {
 pub(crate) async fn read_response<R: AsyncReadExt + Unpin>(r: &mut R, expected: &str) -> Verdict {
     let mut buf: Vec<u8> = Vec::with_capacity(MAX_HEADER_BYTES);
     let mut chunk = [0u8; 1024];
+    let mut scanned = 0usize;
     let head_end = loop {
-        if let Some(pos) = find_head_end(&buf) {
+        if let Some(pos) = find_head_end(&buf, scanned) {
             break pos;
         }
+        // The terminator may straddle reads: rescan the last 3 bytes next time.
+        scanned = buf.len().saturating_sub(3);
         if buf.len() >= MAX_HEADER_BYTES {
             return unknown(reason::OVERSIZE);
         }
@@ -86,7 +90,12 @@ pub(crate) async fn read_response<R: AsyncReadExt + Unpin>(r: &mut R, expected: 
         _ => return unknown(reason::HTTP_ERROR),
     }
     let rest = buf.get(head_end + 4..).unwrap_or(&[]).to_vec();
-    let body = match head.framing {
+    // Framing matters only for a 200: a 404 or 503 with odd framing is still legacy/http_error.
+    let framing = match head.framing {
+        Ok(f) => f,
+        Err(v) => return v,
+    };
+    let body = match framing {
         Framing::Length(n) if n > MAX_BODY_BYTES as u64 => return unknown(reason::OVERSIZE),
         Framing::Length(n) => read_exact_body(r, rest, n as usize).await,
         Framing::Chunked => read_chunked_body(r, rest).await,
@@ -98,8 +107,11 @@ pub(crate) async fn read_response<R: AsyncReadExt + Unpin>(r: &mut R, expected: 
     }
 }
 
-fn find_head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4).position(|w| w == b"\r\n\r\n")
+fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
+    buf.get(from..)?
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| p + from)
 }
 
 #[derive(Debug, PartialEq)]
@@ -112,7 +124,7 @@ enum Framing {
 #[derive(Debug)]
 struct Head {
     status: u16,
-    framing: Framing,
+    framing: Result<Framing, Verdict>,
 }
 
 /// Parse the status line and the two framing headers; everything else is ignored but must be
@@ -127,6 +139,7 @@ fn parse_head(head: &[u8]) -> Result<Head, Verdict> {
     let mut length: Option<u64> = None;
     let mut chunked = false;
     let mut other_coding = false;
+    let mut bad_length = false;
     for line in lines {
         // Folded continuation lines are obsolete; a peer sending them is not the extension.
         if line.first().is_some_and(|b| *b == b' ' || *b == b'\t') {
@@ -139,12 +152,12 @@ fn parse_head(head: &[u8]) -> Result<Head, Verdict> {
             return Err(bad());
         }
         if name.eq_ignore_ascii_case(b"content-length") {
-            let n = parse_decimal(value).ok_or_else(bad)?;
-            // Two different lengths: no way to know which one frames the body.
-            if length.is_some_and(|l| l != n) {
-                return Err(bad());
+            match parse_decimal(value) {
+                // Two different lengths: no way to know which one frames the body.
+                Some(n) if length.is_some_and(|l| l != n) => bad_length = true,
+                Some(n) => length = Some(n),
+                None => bad_length = true,
             }
-            length = Some(n);
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             for coding in value.split(|&b| b == b',').map(trim) {
                 if coding.eq_ignore_ascii_case(b"chunked") {
@@ -155,12 +168,12 @@ fn parse_head(head: &[u8]) -> Result<Head, Verdict> {
             }
         }
     }
-    let framing = match (chunked, other_coding, length) {
-        (false, false, Some(n)) => Framing::Length(n),
-        (false, false, None) => Framing::ToEof,
-        (true, false, None) => Framing::Chunked,
-        // Both framings at once, or a coding we cannot decode.
-        _ => return Err(bad()),
+    let framing = match (chunked, other_coding, length, bad_length) {
+        (false, false, Some(n), false) => Ok(Framing::Length(n)),
+        (false, false, None, false) => Ok(Framing::ToEof),
+        (true, false, None, false) => Ok(Framing::Chunked),
+        // Both framings at once, conflicting lengths, or a coding we cannot decode.
+        _ => Err(bad()),
     };
     Ok(Head { status, framing })
 }
@@ -358,6 +371,52 @@ mod tests {
 
     const OK: &str = r#"{"version":1,"sessionId":"sid-1"}"#;
 
+    /// Byte-at-a-time delivery: the header terminator and chunk lines straddle reads.
+    #[test]
+    fn one_byte_per_read() {
+        use tokio::io::AsyncWriteExt;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let plain = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{OK}",
+            OK.len()
+        );
+        let chunked = format!(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{OK}\r\n0\r\n\r\n",
+            OK.len()
+        );
+        for resp in [plain, chunked] {
+            let v = rt.block_on(async {
+                let (mut client, mut server) = tokio::io::duplex(1);
+                let writer = tokio::spawn(async move {
+                    for b in resp.bytes() {
+                        if server.write_all(&[b]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                let v = read_response(&mut client, "sid-1").await;
+                // The reader may stop before the last bytes (chunked trailers): hang up so
+                // the writer ends instead of waiting for room forever.
+                drop(client);
+                let _ = writer.await;
+                v
+            });
+            assert_eq!(v, (ConnState::Connected, "verified"));
+        }
+    }
+
+    #[test]
+    fn zero_deadline_is_invalid_input() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let v = rt.block_on(probe_one(9, "sid", Duration::ZERO));
+        assert_eq!(v, unknown("invalid_input"));
+    }
+
     #[test]
     fn content_length_body() {
         let resp = format!(
@@ -411,6 +470,15 @@ mod tests {
         assert_eq!(run(b"HTTP/1.1 20x OK\r\n\r\n"), unknown("malformed"));
         assert_eq!(run(b"HTTP/1.1 2000 OK\r\n\r\n"), unknown("malformed"));
         assert_eq!(run(b"SSH-2.0-OpenSSH\r\n\r\n"), unknown("malformed"));
+        // Odd framing does not hide what the status already says.
+        assert_eq!(
+            run(b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: gzip\r\n\r\n"),
+            unknown("legacy")
+        );
+        assert_eq!(
+            run(b"HTTP/1.1 503 x\r\nContent-Length: x\r\n\r\n"),
+            unknown("http_error")
+        );
     }
 
     #[test]

@@ -63,8 +63,11 @@ pub mod reason {
 /// Connection state of one worker, separate from its activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ConnState {
+    /// The expected session answered the health route.
     Connected,
+    /// Refused, timed out, or another session answered; never proof the process is gone.
     Disconnected,
+    /// Not checked, not provable, or no longer fresh.
     Unknown,
 }
 
@@ -82,9 +85,13 @@ impl ConnState {
 /// One worker's connection as the views show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {
+    /// The configured session id this row is about.
     pub session_id: String,
+    /// Connected, disconnected or unknown.
     pub state: ConnState,
+    /// One of the fixed strings in [`reason`].
     pub reason: &'static str,
+    /// When the check shown was made; kept on `stale` so its age can be shown, else `None`.
     pub checked_at: Option<Ms>,
 }
 

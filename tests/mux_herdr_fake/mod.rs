@@ -1,0 +1,582 @@
+//! A protocol-faithful fake Herdr 0.8.2 server on a Unix socket, for tests.
+//!
+//! Every reply shape is copied from `fixtures/herdr-0.8.2` (the captured CLI outputs, which are
+//! the socket replies verbatim) and its API schema (`31-api-schema.json`, protocol 20):
+//! newline-delimited JSON, one request per connection, errors as `{"error":{code,message},"id"}`,
+//! and an empty id when the request cannot be parsed (including an unknown method, since the
+//! method is part of the request type). Layout arithmetic follows the captures: a split keeps
+//! `ratio` of the space for the existing pane (top or left), a swap exchanges rectangles and
+//! leaves focus where it was.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// How the fake misbehaves, when asked to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// Accept, read the request, never answer.
+    Stall,
+    /// Answer with a line that is not JSON.
+    Garbage,
+    /// Answer a well-formed reply for another request id.
+    WrongId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rect {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Rect {
+    fn json(&self) -> Value {
+        json!({"height": self.height, "width": self.width, "x": self.x, "y": self.y})
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FakePane {
+    pub id: String,
+    pub terminal_id: String,
+    pub workspace_id: String,
+    pub tab_id: String,
+    pub label: Option<String>,
+    pub cwd: String,
+    pub tokens: BTreeMap<String, String>,
+    pub shell_pid: u32,
+    /// Foreground processes: (pid, name, argv).
+    pub foreground: Vec<(u32, String, Vec<String>)>,
+    pub rect: Rect,
+}
+
+#[derive(Debug)]
+pub struct State {
+    pub mode: Mode,
+    pub version: String,
+    pub protocol: u32,
+    pub panes: Vec<FakePane>,
+    pub focused: String,
+    pub next_pane: u32,
+    /// Every request received, parsed (unparseable ones as a string).
+    pub requests: Vec<Value>,
+    /// Panes whose agent shows a dialog: `agent.prompt` refuses with `agent_blocked`.
+    pub blocked: HashSet<String>,
+    /// (target, text) of every accepted `agent.prompt`.
+    pub prompts: Vec<(String, String)>,
+    /// (pane, text, keys) of every `pane.send_input`.
+    pub inputs: Vec<(String, String, Vec<String>)>,
+}
+
+/// A running fake server; stopped and its socket removed on drop.
+pub struct FakeHerdr {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+const AREA: Rect = Rect {
+    x: 26,
+    y: 1,
+    width: 94,
+    height: 39,
+};
+
+fn terminal_id(n: u32) -> String {
+    format!("term_66172{:09x}", 0x87e4f87 + u64::from(n) * 0x1b3f)
+}
+
+impl FakeHerdr {
+    /// Start with one workspace `w1` ("acc-ws"), one tab `w1:t1`, one pane `w1:p1` in `/tmp`
+    /// whose shell is `shell_pid` (a real process, so ancestry checks work) running `bash`.
+    pub fn start(shell_pid: u32) -> FakeHerdr {
+        let dir = tempfile::Builder::new()
+            .prefix("herdr-fake-")
+            .tempdir()
+            .unwrap();
+        let socket = dir.path().join("herdr.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let state = Arc::new(Mutex::new(State {
+            mode: Mode::Normal,
+            version: "0.8.2".into(),
+            protocol: 20,
+            panes: vec![FakePane {
+                id: "w1:p1".into(),
+                terminal_id: terminal_id(1),
+                workspace_id: "w1".into(),
+                tab_id: "w1:t1".into(),
+                label: None,
+                cwd: "/tmp".into(),
+                tokens: BTreeMap::new(),
+                shell_pid,
+                foreground: vec![(shell_pid, "bash".into(), vec!["/bin/bash".into()])],
+                rect: AREA,
+            }],
+            focused: "w1:p1".into(),
+            next_pane: 2,
+            requests: Vec::new(),
+            blocked: HashSet::new(),
+            prompts: Vec::new(),
+            inputs: Vec::new(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let thread = std::thread::spawn(move || accept_loop(listener, st, sp));
+        FakeHerdr {
+            dir,
+            socket,
+            state,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Change the fake's state under its lock.
+    pub fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.lock().unwrap())
+    }
+
+    /// The methods received so far, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.with(|s| {
+            s.requests
+                .iter()
+                .map(|r| r["method"].as_str().unwrap_or("<unparsed>").to_string())
+                .collect()
+        })
+    }
+}
+
+impl Drop for FakeHerdr {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept so the loop sees the stop flag.
+        let _ = UnixStream::connect(&self.socket);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn accept_loop(listener: UnixListener, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
+    let mut workers = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((conn, _)) => {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let (st, sp) = (state.clone(), stop.clone());
+                workers.push(std::thread::spawn(move || serve(conn, st, sp)));
+                workers.retain(|w: &JoinHandle<()>| !w.is_finished());
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+}
+
+fn serve(conn: UnixStream, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
+    conn.set_nonblocking(false).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mode = state.lock().unwrap().mode;
+    let reply = match mode {
+        Mode::Stall => {
+            let end = Instant::now() + Duration::from_secs(10);
+            while !stop.load(Ordering::SeqCst) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            return;
+        }
+        Mode::Garbage => "this is not json".to_string(),
+        Mode::WrongId => json!({"id": "someone-else", "result": {"type": "ok"}}).to_string(),
+        Mode::Normal => handle(&line, &mut state.lock().unwrap()).to_string(),
+    };
+    let mut w = conn;
+    let _ = w.write_all(reply.as_bytes());
+    let _ = w.write_all(b"\n");
+}
+
+fn error(id: &str, code: &str, message: &str) -> Value {
+    json!({"error": {"code": code, "message": message}, "id": id})
+}
+
+fn ok(id: &str, result: Value) -> Value {
+    json!({"id": id, "result": result})
+}
+
+fn pane_json(p: &FakePane, focused: &str) -> Value {
+    let mut v = json!({
+        "agent_status": "unknown",
+        "cwd": p.cwd,
+        "focused": p.id == focused,
+        "foreground_cwd": p.cwd,
+        "pane_id": p.id,
+        "revision": 0,
+        "scroll": {"max_offset_from_bottom": 0, "offset_from_bottom": 0, "viewport_rows": p.rect.height},
+        "tab_id": p.tab_id,
+        "terminal_id": p.terminal_id,
+        "workspace_id": p.workspace_id,
+    });
+    if let Some(l) = &p.label {
+        v["label"] = json!(l);
+    }
+    if !p.tokens.is_empty() {
+        v["tokens"] = json!(p.tokens);
+    }
+    v
+}
+
+fn layout_json(s: &State) -> Value {
+    json!({
+        "area": AREA.json(),
+        "focused_pane_id": s.focused,
+        "panes": s.panes.iter().map(|p| json!({
+            "focused": p.id == s.focused, "pane_id": p.id, "rect": p.rect.json()
+        })).collect::<Vec<_>>(),
+        "splits": [],
+        "tab_id": "w1:t1",
+        "workspace_id": "w1",
+        "zoomed": false,
+    })
+}
+
+fn process_info_json(p: &FakePane) -> Value {
+    let leader = p.foreground.first().map(|f| f.0).unwrap_or(p.shell_pid);
+    json!({
+        "foreground_process_group_id": leader,
+        "foreground_processes": p.foreground.iter().map(|(pid, name, argv)| json!({
+            "argv": argv, "cmdline": argv.join(" "), "cwd": p.cwd, "name": name, "pid": pid
+        })).collect::<Vec<_>>(),
+        "pane_id": p.id,
+        "shell_pid": p.shell_pid,
+    })
+}
+
+fn str_param<'a>(params: &'a Value, name: &str) -> Option<&'a str> {
+    params.get(name).and_then(Value::as_str)
+}
+
+/// Answer one request line exactly as Herdr 0.8.2 would (for the methods intercom-pane uses).
+fn handle(line: &str, s: &mut State) -> Value {
+    let Ok(req) = serde_json::from_str::<Value>(line.trim_end()) else {
+        s.requests.push(json!(line));
+        return error("", "invalid_request", "failed to parse request");
+    };
+    s.requests.push(req.clone());
+    let (Some(id), Some(method)) = (
+        req.get("id").and_then(Value::as_str),
+        req.get("method").and_then(Value::as_str),
+    ) else {
+        return error("", "invalid_request", "failed to parse request");
+    };
+    let params = req.get("params").cloned().unwrap_or(json!({}));
+    let focused = s.focused.clone();
+    let find = |s: &State, pid: Option<&str>| -> Option<usize> {
+        let pid = pid?;
+        s.panes.iter().position(|p| p.id == pid)
+    };
+    let not_found = |pid: Option<&str>| {
+        error(
+            id,
+            "pane_not_found",
+            &format!("pane {} not found", pid.unwrap_or("")),
+        )
+    };
+    match method {
+        "ping" => ok(
+            id,
+            json!({"type": "pong", "version": s.version, "protocol": s.protocol,
+                   "capabilities": {"live_handoff": true, "detached_server_daemon": true}}),
+        ),
+        "session.snapshot" => ok(
+            id,
+            json!({"type": "session_snapshot", "snapshot": {
+                "agents": [],
+                "focused_pane_id": focused,
+                "focused_tab_id": "w1:t1",
+                "focused_workspace_id": "w1",
+                "layouts": [layout_json(s)],
+                "panes": s.panes.iter().map(|p| pane_json(p, &focused)).collect::<Vec<_>>(),
+                "protocol": s.protocol,
+                "tabs": [{"agent_status": "unknown", "focused": true, "label": "1", "number": 1,
+                          "pane_count": s.panes.len(), "tab_id": "w1:t1", "workspace_id": "w1"}],
+                "version": s.version,
+                "workspaces": [{"active_tab_id": "w1:t1", "agent_status": "unknown", "focused": true,
+                                "label": "acc-ws", "number": 1, "pane_count": s.panes.len(),
+                                "tab_count": 1, "workspace_id": "w1"}],
+            }}),
+        ),
+        "pane.list" => {
+            let ws = str_param(&params, "workspace_id");
+            let panes: Vec<Value> = s
+                .panes
+                .iter()
+                .filter(|p| match ws {
+                    None => true,
+                    Some(w) => w == p.workspace_id,
+                })
+                .map(|p| pane_json(p, &focused))
+                .collect();
+            ok(id, json!({"panes": panes, "type": "pane_list"}))
+        }
+        "pane.get" => {
+            let pid = str_param(&params, "pane_id");
+            match find(s, pid) {
+                Some(i) => ok(
+                    id,
+                    json!({"pane": pane_json(&s.panes[i], &focused), "type": "pane_info"}),
+                ),
+                None => not_found(pid),
+            }
+        }
+        "pane.current" => {
+            let pid = str_param(&params, "caller_pane_id").unwrap_or(&focused);
+            match find(s, Some(pid)) {
+                Some(i) => ok(
+                    id,
+                    json!({"pane": pane_json(&s.panes[i], &focused), "type": "pane_current"}),
+                ),
+                None => not_found(Some(pid)),
+            }
+        }
+        "pane.process_info" => {
+            let pid = str_param(&params, "pane_id").unwrap_or(&focused);
+            match find(s, Some(pid)) {
+                Some(i) => ok(
+                    id,
+                    json!({"process_info": process_info_json(&s.panes[i]), "type": "pane_process_info"}),
+                ),
+                None => not_found(Some(pid)),
+            }
+        }
+        "pane.split" => {
+            let target = str_param(&params, "target_pane_id")
+                .unwrap_or(&focused)
+                .to_string();
+            let Some(i) = find(s, Some(&target)) else {
+                return not_found(Some(&target));
+            };
+            let down = match str_param(&params, "direction") {
+                Some("down") => true,
+                Some("right") => false,
+                _ => return error("", "invalid_request", "failed to parse request"),
+            };
+            let ratio = params.get("ratio").and_then(Value::as_f64).unwrap_or(0.5);
+            let r = s.panes[i].rect;
+            let (keep, new_rect) = if down {
+                let h1 = ((f64::from(r.height) * ratio).round() as u32).clamp(1, r.height - 1);
+                (
+                    Rect { height: h1, ..r },
+                    Rect {
+                        y: r.y + h1,
+                        height: r.height - h1,
+                        ..r
+                    },
+                )
+            } else {
+                let w1 = ((f64::from(r.width) * ratio).round() as u32).clamp(1, r.width - 1);
+                (
+                    Rect { width: w1, ..r },
+                    Rect {
+                        x: r.x + w1,
+                        width: r.width - w1,
+                        ..r
+                    },
+                )
+            };
+            s.panes[i].rect = keep;
+            let n = s.next_pane;
+            s.next_pane += 1;
+            let shell = s.panes[i].shell_pid;
+            let new = FakePane {
+                id: format!("w1:p{n}"),
+                terminal_id: terminal_id(n),
+                workspace_id: "w1".into(),
+                tab_id: "w1:t1".into(),
+                label: None,
+                cwd: str_param(&params, "cwd").unwrap_or("/tmp").to_string(),
+                tokens: BTreeMap::new(),
+                shell_pid: shell,
+                foreground: vec![(shell, "bash".into(), vec!["/bin/bash".into()])],
+                rect: new_rect,
+            };
+            if params.get("focus").and_then(Value::as_bool) == Some(true) {
+                s.focused = new.id.clone();
+            }
+            let reply = json!({"pane": pane_json(&new, &s.focused), "type": "pane_info"});
+            s.panes.push(new);
+            ok(id, reply)
+        }
+        "pane.swap" => {
+            let (src, dst) = (
+                str_param(&params, "source_pane_id"),
+                str_param(&params, "target_pane_id"),
+            );
+            let (Some(a), Some(b)) = (find(s, src), find(s, dst)) else {
+                return not_found(src.or(dst));
+            };
+            let changed = a != b;
+            let ra = s.panes[a].rect;
+            s.panes[a].rect = s.panes[b].rect;
+            s.panes[b].rect = ra;
+            ok(
+                id,
+                json!({"swap": {"changed": changed, "focused_pane_id": s.focused,
+                        "layout": layout_json(s), "source_pane_id": src, "target_pane_id": dst},
+                       "type": "pane_swap"}),
+            )
+        }
+        "pane.rename" => {
+            let pid = str_param(&params, "pane_id");
+            let Some(i) = find(s, pid) else {
+                return not_found(pid);
+            };
+            s.panes[i].label = str_param(&params, "label").map(str::to_string);
+            ok(
+                id,
+                json!({"pane": pane_json(&s.panes[i], &focused), "type": "pane_info"}),
+            )
+        }
+        "pane.send_input" | "pane.send_text" => {
+            let pid = str_param(&params, "pane_id");
+            let Some(i) = find(s, pid) else {
+                return not_found(pid);
+            };
+            let text = str_param(&params, "text").unwrap_or("").to_string();
+            let keys: Vec<String> = params
+                .get("keys")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|k| k.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if keys.iter().any(|k| k == "Enter") {
+                // A shell runs the typed line: its first word becomes the foreground process.
+                if let Some(first) = text.split_whitespace().next() {
+                    let name = first.trim_matches('\'').rsplit('/').next().unwrap_or(first);
+                    let pid = s.panes[i].shell_pid;
+                    s.panes[i].foreground = vec![(pid, name.to_string(), vec![first.into()])];
+                }
+            }
+            s.inputs.push((pid.unwrap_or("").to_string(), text, keys));
+            ok(id, json!({"type": "ok"}))
+        }
+        "pane.layout" => {
+            let pid = str_param(&params, "pane_id").unwrap_or(&focused);
+            if find(s, Some(pid)).is_none() {
+                return not_found(Some(pid));
+            }
+            ok(id, json!({"layout": layout_json(s), "type": "pane_layout"}))
+        }
+        "pane.close" => {
+            let pid = str_param(&params, "pane_id");
+            let Some(i) = find(s, pid) else {
+                return not_found(pid);
+            };
+            let gone = s.panes.remove(i);
+            // The closed pane's space goes back to a neighbour (simplified: the first pane).
+            if let Some(first) = s.panes.first_mut() {
+                first.rect.height += gone.rect.height;
+                first.rect.y = first.rect.y.min(gone.rect.y);
+            }
+            if s.focused == gone.id {
+                s.focused = s.panes.first().map(|p| p.id.clone()).unwrap_or_default();
+            }
+            ok(id, json!({"type": "ok"}))
+        }
+        "pane.report_metadata" => {
+            let pid = str_param(&params, "pane_id");
+            let Some(i) = find(s, pid) else {
+                return not_found(pid);
+            };
+            if let Some(t) = params.get("tokens").and_then(Value::as_object) {
+                for (k, v) in t {
+                    match v.as_str() {
+                        Some(v) => s.panes[i].tokens.insert(k.clone(), v.to_string()),
+                        None => s.panes[i].tokens.remove(k),
+                    };
+                }
+            }
+            ok(id, json!({"type": "ok"}))
+        }
+        "agent.prompt" => {
+            let target = str_param(&params, "target").unwrap_or("");
+            let Some(i) = find(s, Some(target)) else {
+                return error(id, "agent_not_found", &format!("agent {target} not found"));
+            };
+            if s.blocked.contains(target) {
+                return error(id, "agent_blocked", "agent is showing a dialog");
+            }
+            let text = str_param(&params, "text").unwrap_or("").to_string();
+            s.prompts.push((target.to_string(), text));
+            let p = &s.panes[i];
+            ok(
+                id,
+                json!({"agent": {"agent_status": "working", "focused": p.id == focused,
+                        "interactive_ready": true, "launch_pending": false, "pane_id": p.id,
+                        "revision": 0, "screen_detection_skipped": false, "tab_id": p.tab_id,
+                        "terminal_id": p.terminal_id, "workspace_id": p.workspace_id},
+                       "type": "agent_prompted"}),
+            )
+        }
+        _ => error("", "invalid_request", "failed to parse request"),
+    }
+}
+
+/// Fixture replies, to check the fake against what a real Herdr printed.
+pub fn fixture(name: &str) -> Value {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/herdr-0.8.2")
+        .join(name);
+    let p = if p.exists() {
+        p
+    } else {
+        PathBuf::from("/work/shared/fixtures/herdr-0.8.2").join(name)
+    };
+    serde_json::from_slice(&std::fs::read(p).expect("fixture")).expect("fixture json")
+}
+
+/// The set of keys of a JSON object, recursively for nested objects (arrays: first element).
+pub fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        Value::Array(a) => Value::Array(a.first().map(shape).into_iter().collect()),
+        Value::String(_) => json!("s"),
+        Value::Number(_) => json!(0),
+        Value::Bool(_) => json!(true),
+        Value::Null => Value::Null,
+    }
+}
+
+/// The sorted keys of a JSON object.
+pub fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    k.sort();
+    k
+}
