@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::board::classify::Liveness;
 use crate::mux::tmux::Tmux;
-use crate::mux::{self, Multiplexer, PaneInfo};
+use crate::mux::{self, Multiplexer, MuxKind, PaneInfo};
 
 /// Deadline for one server's pane listing.
 const LIST_DEADLINE: Duration = Duration::from_secs(2);
@@ -24,9 +24,11 @@ pub enum LivenessMode {
 /// How a seat says where it lives.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeatHint {
-    /// A recorded tmux pane, or a session that must exist (control-board seats: a missing
-    /// session means offline). `socket`: `None` = the default server; a path; or a `-L` name.
+    /// A recorded pane, or a tmux session that must exist (control-board seats: a missing
+    /// session means offline). `socket`: `None` = the default tmux server; a path; or (tmux) a
+    /// `-L` name.
     Pane {
+        kind: MuxKind,
         socket: Option<String>,
         pane_id: Option<String>,
         session: Option<String>,
@@ -78,39 +80,44 @@ pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<
 /// One server's listing: its panes, or the fixed code of why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, String>;
 
+/// A multiplexer server as seats name it: its kind and socket hint.
+pub type ServerKey = (MuxKind, Option<String>);
+
 /// One pane listing per server, taken once per pass.
 pub struct PaneCache {
-    servers: Vec<(Option<String>, Listing)>,
+    servers: Vec<(ServerKey, Listing)>,
 }
 
 impl PaneCache {
-    /// List the panes of each named server once (at most `MAX_SERVERS`).
+    /// List the panes of each named server once (at most `MAX_SERVERS`). Herdr servers are
+    /// only asked at a recorded socket path.
     pub fn collect(
         mode: LivenessMode,
-        sockets: &[Option<String>],
+        servers: &[ServerKey],
         default_socket: Option<&Path>,
     ) -> PaneCache {
-        let mut servers = Vec::new();
+        let mut out = Vec::new();
         if mode == LivenessMode::Tmux {
-            for s in sockets.iter().take(MAX_SERVERS) {
-                let listing = match socket_path(s.as_deref(), default_socket) {
+            for key in servers.iter().take(MAX_SERVERS) {
+                let path = match key {
+                    (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
+                    (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
+                };
+                let listing = match path {
                     None => Err("no_socket".to_string()),
-                    Some(path) => Tmux::at_socket(&path)
+                    Some(path) => mux::open(key.0, &path)
                         .list_panes(Instant::now() + LIST_DEADLINE)
                         .map(|l| l.panes)
                         .map_err(|e| e.code().to_string()),
                 };
-                servers.push((s.clone(), listing));
+                out.push((key.clone(), listing));
             }
         }
-        PaneCache { servers }
+        PaneCache { servers: out }
     }
 
-    fn server(&self, socket: &Option<String>) -> Option<&Listing> {
-        self.servers
-            .iter()
-            .find(|(s, _)| s == socket)
-            .map(|(_, l)| l)
+    fn server(&self, key: &ServerKey) -> Option<&Listing> {
+        self.servers.iter().find(|(k, _)| k == key).map(|(_, l)| l)
     }
 }
 
@@ -139,29 +146,37 @@ pub fn seat_liveness(
             }
         }
         Some(SeatHint::Pane {
+            kind,
             socket,
             pane_id,
             session,
-        }) => pane_liveness(cache, socket, pane_id.as_deref(), session.as_deref(), true),
+        }) => pane_liveness(
+            cache,
+            &(*kind, socket.clone()),
+            pane_id.as_deref(),
+            session.as_deref(),
+            true,
+        ),
         Some(SeatHint::Conventional { session }) => {
-            pane_liveness(cache, &None, None, Some(session), false)
+            pane_liveness(cache, &(MuxKind::Tmux, None), None, Some(session), false)
         }
     }
 }
 
 fn pane_liveness(
     cache: &PaneCache,
-    socket: &Option<String>,
+    server: &ServerKey,
     pane_id: Option<&str>,
     session: Option<&str>,
     session_required: bool,
 ) -> SeatLiveness {
-    let panes = match cache.server(socket) {
+    let name = server.0.name();
+    let panes = match cache.server(server) {
         Some(Ok(p)) => p,
         Some(Err(code)) => {
-            return SeatLiveness::new(Liveness::Unknown, &format!("tmux_{code}"), "tmux")
+            return SeatLiveness::new(Liveness::Unknown, &format!("{name}_{code}"), name)
         }
-        None => return SeatLiveness::new(Liveness::Unknown, "tmux_not_asked", "tmux"),
+        None => return SeatLiveness::new(Liveness::Unknown, &format!("{name}_not_asked"), name),
     };
     let in_scope: Vec<&PaneInfo> = match (pane_id, session) {
         (Some(id), _) => panes.iter().filter(|p| p.id == id).collect(),
@@ -173,11 +188,9 @@ fn pane_liveness(
     };
     if in_scope.is_empty() {
         return match (pane_id, session, session_required) {
-            (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, "pane_gone", "tmux"),
-            (None, Some(_), true) => {
-                SeatLiveness::new(Liveness::Offline, "no_tmux_session", "tmux")
-            }
-            _ => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", "tmux"),
+            (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, "pane_gone", name),
+            (None, Some(_), true) => SeatLiveness::new(Liveness::Offline, "no_tmux_session", name),
+            _ => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", name),
         };
     }
     match in_scope
@@ -187,9 +200,9 @@ fn pane_liveness(
         Some(p) => SeatLiveness {
             liveness: Liveness::Alive,
             reason: "pane_runs_pi".into(),
-            source: "tmux".into(),
+            source: name.into(),
             pane_cwd: p.cwd.clone().filter(|c| !c.is_empty()),
         },
-        None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", "tmux"),
+        None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", name),
     }
 }

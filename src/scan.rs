@@ -20,6 +20,7 @@ use crate::evidence::seen::{self, SeenMarks};
 use crate::evidence::sessions::{self, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness::{self, LivenessMode};
+use crate::mux::MuxKind;
 use crate::probe::{Connection, ProbeCache};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnectionView, HandoffView, ReplyPath, ReportView,
@@ -226,7 +227,7 @@ pub fn run(
     // Multiplexer panes: one list per server, whatever the number of seats.
     let panes = liveness::PaneCache::collect(
         opts.liveness,
-        &seat_sockets(&seats, &regs),
+        &seat_servers(&seats, &regs),
         opts.tmux_socket.as_deref(),
     );
 
@@ -503,6 +504,7 @@ fn seat_hint(seat: &SeatSource, reg: Option<&Registration>) -> Option<liveness::
     }
     if let Some(m) = reg.and_then(|r| r.mux.as_ref()) {
         return Some(liveness::SeatHint::Pane {
+            kind: mux_kind(&m.kind)?,
             socket: m.socket.clone(),
             pane_id: m.pane_id.clone(),
             session: m.session.clone(),
@@ -517,23 +519,36 @@ fn seat_hint(seat: &SeatSource, reg: Option<&Registration>) -> Option<liveness::
         .session
         .as_ref()
         .map(|s| liveness::SeatHint::Pane {
+            kind: MuxKind::Tmux,
             socket: seat.tmux.socket.clone(),
             pane_id: None,
             session: Some(s.clone()),
         })
 }
 
-fn seat_sockets(seats: &[SeatSource], regs: &RegistrationSet) -> Vec<Option<String>> {
-    let mut out: Vec<Option<String>> = vec![None];
-    for s in seats {
-        if !out.contains(&s.tmux.socket) {
-            out.push(s.tmux.socket.clone());
+fn mux_kind(name: &str) -> Option<MuxKind> {
+    match name {
+        "tmux" => Some(MuxKind::Tmux),
+        "herdr" => Some(MuxKind::Herdr),
+        _ => None,
+    }
+}
+
+/// Every server some seat lives on (the default tmux server always), each listed once.
+fn seat_servers(seats: &[SeatSource], regs: &RegistrationSet) -> Vec<liveness::ServerKey> {
+    let mut out: Vec<liveness::ServerKey> = vec![(MuxKind::Tmux, None)];
+    let mut add = |k: liveness::ServerKey| {
+        if !out.contains(&k) {
+            out.push(k);
         }
+    };
+    for s in seats {
+        add((MuxKind::Tmux, s.tmux.socket.clone()));
     }
     for r in &regs.items {
         if let Some(m) = &r.mux {
-            if m.kind == "tmux" && !out.contains(&m.socket) {
-                out.push(m.socket.clone());
+            if let Some(kind) = mux_kind(&m.kind) {
+                add((kind, m.socket.clone()));
             }
         }
     }

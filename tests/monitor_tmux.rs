@@ -47,7 +47,10 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
         inner(
             &sock,
             &[
-                "list-panes", "-t", "=Coordinator:", "-F",
+                "list-panes",
+                "-t",
+                "=Coordinator:",
+                "-F",
                 "#{pane_id} #{pane_top} #{pane_current_command}",
             ],
         )
@@ -96,7 +99,10 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     // q quits the monitor only: its pane closes, the coordinator's shell stays.
     inner(&sock, &["send-keys", "-t", &pane, "q"]);
     wait_for(5_000, || {
-        let panes = inner(&sock, &["list-panes", "-t", "=Coordinator:", "-F", "#{pane_id}"]);
+        let panes = inner(
+            &sock,
+            &["list-panes", "-t", "=Coordinator:", "-F", "#{pane_id}"],
+        );
         (!panes.lines().any(|l| l == pane) && panes.lines().count() == 1).then_some(())
     })
     .expect("monitor pane closed, coordinator pane kept");
