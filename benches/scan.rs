@@ -228,5 +228,9 @@ fn main() {
             rss as f64 / 1024.0
         );
     }
-    let _ = std::fs::remove_dir_all(&base);
+    if std::env::var_os("SCAN_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&base);
+    } else {
+        println!("  kept {}", base.display());
+    }
 }

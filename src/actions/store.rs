@@ -133,7 +133,9 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
             .map_err(|e| err("create_failed", &tmp, e))?;
         f.write_all(bytes)
             .map_err(|e| err("write_failed", &tmp, e))?;
-        f.sync_all().map_err(|e| err("fsync_failed", &tmp, e))?;
+        if durable {
+            f.sync_all().map_err(|e| err("fsync_failed", &tmp, e))?;
+        }
         std::fs::rename(&tmp, path).map_err(|e| err("rename_failed", path, e))?;
         Ok(())
     })();
