@@ -11,21 +11,9 @@ use intercom_pane::evidence::observations::read_logs;
 use intercom_pane::evidence::reports::{read_reports, ReportStatus};
 use serde_json::{json, Value};
 
-/// Where the shared fixtures live: `$INTERCOM_PANE_FIXTURES`, else inside the repo, else the
-/// shared project folder.
+/// The fixtures, copied into the repo from the project's shared folder.
 fn fixtures() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("INTERCOM_PANE_FIXTURES").map(PathBuf::from),
-        Some(manifest.join("tests/fixtures")),
-        Some(manifest.join("fixtures")),
-        Some(PathBuf::from("/work/shared/fixtures")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("intercom-root/.pi-intercom/config.json").is_file())
-        .expect("fixtures/intercom-root not found: set INTERCOM_PANE_FIXTURES")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Every entry below `dir` (links not followed) with kind, length and mtime.

@@ -549,13 +549,8 @@ fn handle(line: &str, s: &mut State) -> Value {
 /// Fixture replies, to check the fake against what a real Herdr printed.
 pub fn fixture(name: &str) -> Value {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/herdr-0.8.2")
+        .join("tests/fixtures/herdr-0.8.2")
         .join(name);
-    let p = if p.exists() {
-        p
-    } else {
-        PathBuf::from("/work/shared/fixtures/herdr-0.8.2").join(name)
-    };
     serde_json::from_slice(&std::fs::read(p).expect("fixture")).expect("fixture json")
 }
 

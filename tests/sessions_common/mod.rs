@@ -10,21 +10,9 @@ pub fn t0() -> Ms {
     parse_strict("2026-11-29T10:00:00.000Z").unwrap()
 }
 
-/// Where the shared fixtures live: `$INTERCOM_PANE_FIXTURES`, `<crate>/fixtures`,
-/// `<crate>/tests/fixtures`, else the shared folder of this build machine.
+/// The fixtures, copied into the repo from the project's shared folder.
 pub fn fixtures_dir() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut cands = Vec::new();
-    if let Ok(d) = std::env::var("INTERCOM_PANE_FIXTURES") {
-        cands.push(PathBuf::from(d));
-    }
-    cands.push(manifest.join("fixtures"));
-    cands.push(manifest.join("tests").join("fixtures"));
-    cands.push(PathBuf::from("/work/shared/fixtures"));
-    cands
-        .into_iter()
-        .find(|d| d.join("pi-sessions").is_dir())
-        .expect("fixtures folder with pi-sessions/ (set INTERCOM_PANE_FIXTURES)")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Builds one session file, entry by entry, each child of the previous unless told otherwise.
