@@ -565,3 +565,83 @@ fn control_and_escape_characters_never_reach_the_terminal() {
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'));
     assert!(text.contains("Task"), "{text}");
 }
+
+/// A loopback health endpoint answering as `session_id`, for `count` requests.
+fn health_server(session_id: &str, count: usize) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let id = session_id.to_string();
+    std::thread::spawn(move || {
+        for s in l.incoming().take(count) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let body = json!({"version": 1, "sessionId": id}).to_string();
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn status_probe_checks_the_page_and_sorts_disconnected_last() {
+    let env = Env::new();
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let live = health_server("sid-b", 4);
+    let other = health_server("someone-else", 4);
+    let cfg = json!({"version": 1, "agents": [
+        {"sessionId": "sid-c", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+        {"sessionId": "sid-a", "name": "Gone", "coordinator": false, "description": "a", "port": closed, "projectDirectory": "."},
+        {"sessionId": "sid-b", "name": "Live", "coordinator": false, "description": "b", "port": live, "projectDirectory": "."},
+        {"sessionId": "sid-x", "name": "Imposter", "coordinator": false, "description": "x", "port": other, "projectDirectory": "."},
+        {"sessionId": "sid-d", "name": "NextPage", "coordinator": false, "description": "d", "port": live, "projectDirectory": "."}
+    ]});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    let sys = env.system_config();
+    let o = env.run(&[
+        "status", "--json", "--probe", "--limit", "3", "--config", &sys, "--root", "root",
+        "--fleet", "none",
+    ]);
+    let page = stdout_json(&o);
+    let workers = page["workers"].as_array().unwrap();
+    let got: Vec<(&str, &str, &str)> = workers
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap(),
+                w["connection"]["state"].as_str().unwrap(),
+                w["connection"]["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The page keeps saved order (Gone, Live, Imposter), disconnected sorted last inside it.
+    assert_eq!(
+        got,
+        [
+            ("Live", "connected", "verified"),
+            ("Gone", "disconnected", "refused"),
+            ("Imposter", "disconnected", "identity_mismatch"),
+        ]
+    );
+    assert!(workers[0]["connection"]["checkedAt"].is_string());
+    assert_eq!(page["nextOffset"], 3);
+    // The next page is probed on its own; without --probe nothing is checked.
+    let o = env.run(&[
+        "status", "--json", "--limit", "3", "--offset", "3", "--config", &sys, "--root", "root",
+        "--fleet", "none",
+    ]);
+    let page = stdout_json(&o);
+    assert_eq!(page["workers"][0]["name"], "NextPage");
+    assert_eq!(page["workers"][0]["connection"]["reason"], "not_checked");
+}
