@@ -1,5 +1,9 @@
 //! The real Intercom root fixture (fixtures/intercom-root) read and projected end to end.
 
+mod intercom_support;
+
+use intercom_support::listing;
+
 use std::path::{Path, PathBuf};
 
 use intercom_pane::board::intercom::{
@@ -14,32 +18,6 @@ use serde_json::{json, Value};
 /// The fixtures, copied into the repo from the project's shared folder.
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// Every entry below `dir` (links not followed) with kind, length and mtime.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let m = std::fs::symlink_metadata(e.path()).unwrap();
-            out.push(format!(
-                "{} {:?} {} {:?}",
-                e.path().display(),
-                m.file_type(),
-                m.len(),
-                m.modified().ok()
-            ));
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 const NOW: &str = "2026-11-29T10:00:13.000Z";

@@ -2,6 +2,10 @@
 //! hundreds of logs, bad bytes. Every case must return a clear code in bounded time, never panic,
 //! never block and never write.
 
+mod intercom_support;
+
+use intercom_support::listing;
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
@@ -28,32 +32,6 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
     });
     rx.recv_timeout(Duration::from_secs(secs))
         .expect("did not finish in time (blocked?)")
-}
-
-/// Every entry below `dir` (links not followed) with kind, length and mtime.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let m = std::fs::symlink_metadata(e.path()).unwrap();
-            out.push(format!(
-                "{} {:?} {} {:?}",
-                e.path().display(),
-                m.file_type(),
-                m.len(),
-                m.modified().ok()
-            ));
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn agent(id: &str, name: &str, coordinator: bool, port: u16) -> Value {

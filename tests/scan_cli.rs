@@ -12,23 +12,7 @@ use serde_json::{json, Value};
 fn real_pi_sessions_classify_with_assumed_liveness() {
     let env = Env::new();
     pi_root(&env, &["idle", "waiting", "error", "tool"]);
-    let cfg = env.system_config();
-    let o = env.run(&[
-        "scan",
-        "--json",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ]);
+    let o = env.run(&scan_args(&env, "--json", &["--liveness", "assume-alive"]));
     let index = stdout_json(&o);
     assert_eq!(record(&index, "W-idle")["state"], "idle");
     assert_eq!(record(&index, "W-waiting")["state"], "waiting");
@@ -76,23 +60,7 @@ fn real_pi_sessions_classify_with_assumed_liveness() {
 fn print_marks_waiting_and_seen_rows() {
     let env = Env::new();
     pi_root(&env, &["waiting", "idle"]);
-    let cfg = env.system_config();
-    let args = [
-        "scan",
-        "--print",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ];
+    let args = scan_args(&env, "--print", &["--liveness", "assume-alive"]);
     let o = env.run(&args);
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
@@ -306,23 +274,7 @@ fn registrations_relaunch_notice_and_stale_records() {
             "startedAt": "2026-11-29T23:15:00.000Z", "task": "Must not be shown"}),
     );
     register(&env, "broken", json!({"version": 2}));
-    let cfg = env.system_config();
-    let o = env.run(&[
-        "scan",
-        "--json",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ]);
+    let o = env.run(&scan_args(&env, "--json", &["--liveness", "assume-alive"]));
     let index = stdout_json(&o);
     let idle = record(&index, "W-idle");
     assert_eq!(idle["relaunchedAt"], "2026-11-29T23:15:00.000Z");
@@ -350,22 +302,7 @@ fn registrations_relaunch_notice_and_stale_records() {
     assert!(errs[0].as_str().unwrap().ends_with("registration_invalid"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("registration skipped"));
     // --print shows the relaunch notice in place of the old preview.
-    let o = env.run(&[
-        "scan",
-        "--print",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ]);
+    let o = env.run(&scan_args(&env, "--print", &["--liveness", "assume-alive"]));
     let text = String::from_utf8(o.stdout).unwrap();
     let line = text.lines().find(|l| l.contains("root/W-idle")).unwrap();
     assert!(
@@ -464,22 +401,7 @@ fn hostile_roots_are_refused_with_codes_and_never_block() {
             nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         }
     }
-    let args = [
-        "scan",
-        "--json",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ];
+    let args = scan_args(&env, "--json", &["--liveness", "assume-alive"]);
     let started = std::time::Instant::now();
     let index = stdout_json(&env.run(&args));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
@@ -543,23 +465,7 @@ fn control_and_escape_characters_never_reach_the_terminal() {
         {"sessionId":"c","name":"Coordinator","coordinator":true,"description":"C.","port":1,"projectDirectory":"."},
         {"sessionId":id,"name":"Plain","coordinator":false,"description":"d","port":2,"projectDirectory":"."}]});
     std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
-    let sys = env.system_config();
-    let o = env.run(&[
-        "scan",
-        "--print",
-        "--config",
-        &sys,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--liveness",
-        "assume-alive",
-        "--now",
-        NOW,
-    ]);
+    let o = env.run(&scan_args(&env, "--print", &["--liveness", "assume-alive"]));
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'));

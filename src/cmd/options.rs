@@ -159,6 +159,13 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
     })
 }
 
+/// Resolve the flags and run one pass (no probes): what `scan` and `status` both start with.
+pub fn resolve_and_scan(src: &SourceArgs) -> Result<(Resolved, crate::scan::Scan), String> {
+    let r = resolve(src)?;
+    let pass = crate::scan::run(&r.opts, r.clock.as_ref(), None).map_err(|e| e.to_string())?;
+    Ok((r, pass))
+}
+
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()

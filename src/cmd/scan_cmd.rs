@@ -2,16 +2,11 @@
 
 use crate::cli::ScanArgs;
 use crate::cmd::{options, refuse};
-use crate::scan;
 use crate::views::{board_files, print};
 
 pub fn run(args: &ScanArgs) -> i32 {
-    let r = match options::resolve(&args.src) {
-        Ok(r) => r,
-        Err(e) => return refuse(e),
-    };
-    let pass = match scan::run(&r.opts, r.clock.as_ref(), None) {
-        Ok(p) => p,
+    let pass = match options::resolve_and_scan(&args.src) {
+        Ok((_, pass)) => pass,
         Err(e) => return refuse(e),
     };
     for e in &pass.registration_errors {

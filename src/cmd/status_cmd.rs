@@ -3,7 +3,6 @@
 use crate::cli::StatusArgs;
 use crate::cmd::{options, refuse};
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
-use crate::scan;
 use crate::views::status_json::{self, StatusQuery};
 
 pub fn run(args: &StatusArgs) -> i32 {
@@ -15,12 +14,8 @@ pub fn run(args: &StatusArgs) -> i32 {
     if !(1..=status_json::MAX_LIMIT).contains(&q.limit) {
         return refuse(format!("--limit must be 1..20, got {}", q.limit));
     }
-    let r = match options::resolve(&args.src) {
-        Ok(r) => r,
-        Err(e) => return refuse(e),
-    };
-    let pass = match scan::run(&r.opts, r.clock.as_ref(), None) {
-        Ok(p) => p,
+    let (r, pass) = match options::resolve_and_scan(&args.src) {
+        Ok(x) => x,
         Err(e) => return refuse(e),
     };
     let selected = match status_json::select(&pass, &q) {

@@ -37,7 +37,7 @@ impl Env {
 
     /// Run the binary with a private HOME, state folder and tmux folder (so the machine's own
     /// default tmux server is never asked), and no tmux on PATH unless `with_system_path`.
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
             .args(args)
             .current_dir(self.dir.path())
@@ -124,4 +124,34 @@ pub fn record<'a>(index: &'a Value, agent: &str) -> &'a Value {
         .iter()
         .find(|r| r["agent"] == agent)
         .unwrap_or_else(|| panic!("no record for {agent}"))
+}
+
+/// `scan --json` on the `pi_root` layout (root `root`, sessions `sessions`, no fleet) at `NOW`,
+/// with `extra` flags; the parsed index.
+pub fn scan_json(env: &Env, extra: &[&str]) -> Value {
+    stdout_json(&env.run(&scan_args(env, "--json", extra)))
+}
+
+/// The argv of a `scan` on the `pi_root` layout with `mode` (`--json` or `--print`).
+pub fn scan_args(env: &Env, mode: &str, extra: &[&str]) -> Vec<String> {
+    let cfg = env.system_config();
+    let mut args: Vec<String> = [
+        "scan",
+        mode,
+        "--config",
+        &cfg,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--now",
+        NOW,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
 }
