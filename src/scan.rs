@@ -21,7 +21,7 @@ use crate::evidence::sessions::{self, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness::{self, LivenessMode};
 use crate::mux::MuxKind;
-use crate::probe::{Connection, ProbeCache};
+use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnectionView, HandoffView, ReplyPath, ReportView,
     RosterStatus, Row, RowRole, Snapshot,
@@ -262,13 +262,12 @@ pub fn run(
             connection.as_ref(),
             now,
         );
-        if let Some(r) = reg {
+        if reg.is_some() {
             let key = record.key();
             match reg_alive {
                 Some(false) => registration_stale.push(key),
                 _ => registered.push(key),
             }
-            let _ = r;
         }
         if seat.role != RowRole::Coordinator {
             rows.push(build_row(
@@ -289,7 +288,7 @@ pub fn run(
         roster,
         rows,
         truncated,
-        errors: errors.clone(),
+        errors,
     };
     Ok(Scan {
         scanned_at: now,
@@ -303,6 +302,45 @@ pub fn run(
         registration_errors: regs.errors.clone(),
         discovery_errors,
     })
+}
+
+impl Scan {
+    /// The probe targets of this pass: configured workers in saved order.
+    pub fn probe_targets(&self) -> Vec<ProbeTarget> {
+        self.config
+            .iter()
+            .flat_map(|c| c.workers())
+            .map(|a| ProbeTarget {
+                session_id: a.session_id.clone(),
+                port: a.port,
+            })
+            .collect()
+    }
+
+    /// Show the connection checks in `probes` (taken after this pass read its evidence) on the
+    /// worker rows and records, then sort disconnected workers last again.
+    pub fn apply_connections(&mut self, probes: &ProbeCache, now: Ms) {
+        let Some(cfg) = &self.config else { return };
+        let connection = |sid: &str| {
+            cfg.find_by_session(sid)
+                .filter(|a| !a.coordinator)
+                .map(|a| probes.get(&a.session_id, a.port, now))
+        };
+        for row in &mut self.snapshot.rows {
+            if let Some(c) = connection(&row.id) {
+                row.connection = ConnectionView::from_connection(&c);
+            }
+        }
+        for rec in &mut self.records {
+            let (Some(sid), Some(obj)) = (rec.session_id.as_deref(), rec.intercom.as_mut()) else {
+                continue;
+            };
+            if let Some(c) = connection(sid) {
+                obj["connection"] = c.to_json();
+            }
+        }
+        crate::probe::sort_disconnected_last(&mut self.snapshot.rows, |r| r.connection.state);
+    }
 }
 
 fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {

@@ -43,28 +43,7 @@ impl ScanSource {
         }
     }
 
-    /// Targets: configured workers in saved order (the cache rotates the start across batches).
-    fn targets(&self) -> Vec<ProbeTarget> {
-        let root = match &self.opts.root {
-            scan::RootChoice::Exact(r) => Some(r.clone()),
-            scan::RootChoice::Discover(start) => {
-                crate::evidence::config::discover_root(start).ok().flatten()
-            }
-            scan::RootChoice::Skip => None,
-        };
-        let Some(cfg) = root.and_then(|r| crate::evidence::config::load(&r).ok()) else {
-            return Vec::new();
-        };
-        cfg.workers()
-            .map(|a| ProbeTarget {
-                session_id: a.session_id.clone(),
-                port: a.port,
-            })
-            .collect()
-    }
-
-    fn probe_batch(&mut self) {
-        let targets = self.targets();
+    fn probe_batch(&mut self, targets: &[ProbeTarget]) {
         let Some(rt) = &self.runtime else { return };
         let cancel = self.cancel.clone();
         let clock = self.clock.clone();
@@ -81,7 +60,7 @@ impl ScanSource {
                     tokio::time::sleep(CANCEL_POLL).await;
                 }
             });
-            cache.run_batch(&targets, || clock.now_ms(), rx).await;
+            cache.run_batch(targets, || clock.now_ms(), rx).await;
             watcher.abort();
         });
     }
@@ -89,11 +68,15 @@ impl ScanSource {
 
 impl SnapshotSource for ScanSource {
     fn next_snapshot(&mut self) -> Snapshot {
-        if self.probe && !self.cancel.is_cancelled() {
-            self.probe_batch();
-        }
+        // Read the evidence once, probe the workers that pass configured, then show the checks.
         match scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes)) {
-            Ok(s) => s.snapshot,
+            Ok(mut pass) => {
+                if self.probe && !self.cancel.is_cancelled() {
+                    self.probe_batch(&pass.probe_targets());
+                    pass.apply_connections(&self.probes, self.clock.now_ms());
+                }
+                pass.snapshot
+            }
             Err(e) => Snapshot {
                 scanned_at: self.clock.now_ms(),
                 roster: RosterStatus::Unavailable {
