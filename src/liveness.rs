@@ -46,7 +46,8 @@ pub struct SeatLiveness {
     pub liveness: Liveness,
     pub reason: String,
     pub source: String,
-    pub pane_cwd: Option<String>,
+    /// The live pane's cwd, and which multiplexer reported it.
+    pub pane_cwd: Option<(String, MuxKind)>,
 }
 
 impl SeatLiveness {
@@ -201,7 +202,11 @@ fn pane_liveness(
             liveness: Liveness::Alive,
             reason: "pane_runs_pi".into(),
             source: name.into(),
-            pane_cwd: p.cwd.clone().filter(|c| !c.is_empty()),
+            pane_cwd: p
+                .cwd
+                .clone()
+                .filter(|c| !c.is_empty())
+                .map(|c| (c, server.0)),
         },
         None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", name),
     }

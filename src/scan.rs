@@ -680,8 +680,8 @@ fn build_record(
     let (workspace, workspace_source) = if let Some(w) = live_reg.and_then(|r| r.workspace.clone())
     {
         (Some(w), Some("registration"))
-    } else if let Some(w) = live.pane_cwd.clone() {
-        (Some(w), Some("tmux-pane"))
+    } else if let Some((w, kind)) = live.pane_cwd.clone() {
+        (Some(w), Some(kind.workspace_source()))
     } else if let Some(c) = s.map(|s| s.cwd.clone()) {
         (Some(c), Some("session-cwd"))
     } else {

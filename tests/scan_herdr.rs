@@ -52,6 +52,8 @@ fn a_herdr_seat_follows_its_panes_foreground_process() {
     assert_eq!(rec["state"], "idle");
     assert_eq!(rec["stateSource"], "session file");
     assert_eq!(rec["alive"], true);
+    assert_eq!(rec["workspace"], "/tmp");
+    assert_eq!(rec["workspaceSource"], "herdr-pane");
 
     herdr.with(|s| s.panes[0].foreground = vec![(me, "bash".into(), vec!["bash".into()])]);
     let r = scan(&env);
