@@ -1,0 +1,188 @@
+//! Finding session files by session id in pi's session folders, bounded, links never followed.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::fsguard::Kind;
+
+// ---------------------------------------------------------------------------------------------
+// Discovery.
+
+/// Most top-level session folders indexed.
+const MAX_DIRS: usize = 64;
+/// Most entries listed per folder.
+const MAX_DIR_ENTRIES: usize = 4096;
+/// Most per-cwd subfolders visited in all.
+const MAX_SUBDIRS: usize = 1024;
+/// Most session files indexed in all.
+const MAX_FILES: usize = 65_536;
+
+/// Session folders to index: `$PI_CODING_AGENT_SESSION_DIR` (flat) when set, then
+/// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
+pub fn default_session_dirs() -> Vec<PathBuf> {
+    session_dirs_from(|k| std::env::var(k).ok())
+}
+
+/// `default_session_dirs` with the environment passed in (testable).
+pub fn session_dirs_from(env: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    let mut dirs = Vec::new();
+    if let Some(d) = set("PI_CODING_AGENT_SESSION_DIR") {
+        dirs.push(PathBuf::from(d));
+    }
+    if let Some(d) = set("PI_CODING_AGENT_DIR") {
+        dirs.push(PathBuf::from(d).join("sessions"));
+    } else if let Some(h) = set("HOME") {
+        dirs.push(PathBuf::from(h).join(".pi").join("agent").join("sessions"));
+    }
+    dirs
+}
+
+/// One indexed session file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its mtime when listed.
+    pub mtime_ms: Ms,
+    /// Its length when listed.
+    pub len: u64,
+}
+
+/// A path that could not be indexed, with a fixed code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexError {
+    /// The folder or file refused.
+    pub path: PathBuf,
+    /// An `FsError` code.
+    pub code: &'static str,
+}
+
+/// Session id → newest file named `<anything>_<sessionId>.jsonl`.
+#[derive(Debug, Default)]
+pub struct SessionIndex {
+    /// Session id → its newest file (by mtime, then path).
+    pub files: HashMap<String, IndexedFile>,
+    /// Some folder had more entries than listed, or a total cap was hit.
+    pub truncated: bool,
+    /// Folders that could not be listed and session-named entries that are not regular files.
+    pub errors: Vec<IndexError>,
+}
+
+impl SessionIndex {
+    /// The newest file whose name ends with this session id. Confirm with the header's id.
+    pub fn find(&self, session_id: &str) -> Option<&Path> {
+        self.files.get(session_id).map(|f| f.path.as_path())
+    }
+}
+
+/// The session id in a file name `<anything>_<sessionId>.jsonl`, if it has that shape.
+pub fn session_id_from_name(name: &str) -> Option<&str> {
+    let stem = name.strip_suffix(".jsonl")?;
+    let (_, id) = stem.rsplit_once('_')?;
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    ok.then_some(id)
+}
+
+/// Index session files directly in each folder or one level down, bounded; links never followed.
+pub fn index_sessions(dirs: &[PathBuf]) -> SessionIndex {
+    let mut idx = SessionIndex::default();
+    if dirs.len() > MAX_DIRS {
+        idx.truncated = true;
+    }
+    let mut subdirs_left = MAX_SUBDIRS;
+    for dir in dirs.iter().take(MAX_DIRS) {
+        let listing = match fsguard::list_dir(dir, MAX_DIR_ENTRIES) {
+            Ok(l) => l,
+            Err(e) => {
+                idx.errors.push(IndexError {
+                    path: dir.clone(),
+                    code: e.code(),
+                });
+                continue;
+            }
+        };
+        idx.truncated |= listing.truncated;
+        let mut subs = Vec::new();
+        for ent in &listing.entries {
+            if ent.kind == Kind::Dir {
+                subs.push(dir.join(&ent.name));
+            } else {
+                add_file(&mut idx, dir, ent);
+            }
+        }
+        for sub in subs {
+            if subdirs_left == 0 {
+                idx.truncated = true;
+                break;
+            }
+            subdirs_left -= 1;
+            match fsguard::list_dir(&sub, MAX_DIR_ENTRIES) {
+                Ok(l) => {
+                    idx.truncated |= l.truncated;
+                    for ent in &l.entries {
+                        if ent.kind != Kind::Dir {
+                            add_file(&mut idx, &sub, ent);
+                        }
+                    }
+                }
+                Err(e) => idx.errors.push(IndexError {
+                    path: sub,
+                    code: e.code(),
+                }),
+            }
+        }
+    }
+    idx
+}
+
+fn add_file(idx: &mut SessionIndex, dir: &Path, ent: &fsguard::Entry) {
+    let Some(id) = ent.name_str().and_then(session_id_from_name) else {
+        return;
+    };
+    let path = dir.join(&ent.name);
+    if ent.kind != Kind::File {
+        let code = match ent.kind {
+            Kind::Link => FsError::Link.code(),
+            Kind::Fifo => FsError::Fifo.code(),
+            Kind::Device => FsError::Device.code(),
+            Kind::Socket => FsError::Socket.code(),
+            _ => FsError::NotRegular.code(),
+        };
+        idx.errors.push(IndexError { path, code });
+        return;
+    }
+    if idx.files.len() >= MAX_FILES && !idx.files.contains_key(id) {
+        idx.truncated = true;
+        return;
+    }
+    let cand = IndexedFile {
+        path,
+        mtime_ms: ent.mtime_ms,
+        len: ent.len,
+    };
+    match idx.files.get(id) {
+        Some(old) if (old.mtime_ms, &old.path) >= (cand.mtime_ms, &cand.path) => {}
+        _ => {
+            idx.files.insert(id.to_string(), cand);
+        }
+    }
+}
+
+/// The newest `*.jsonl` regular file in one folder, by name then mtime (pi names start with the
+/// ISO start time). Links and other non-regular entries are ignored. Bounded listing.
+pub fn newest_session_in(dir: &Path) -> Result<Option<PathBuf>, FsError> {
+    let listing = fsguard::list_dir(dir, MAX_DIR_ENTRIES)?;
+    let best = listing
+        .entries
+        .iter()
+        .filter(|e| e.kind == Kind::File)
+        .filter_map(|e| {
+            let n = e.name_str()?;
+            n.ends_with(".jsonl").then_some((n, e.mtime_ms))
+        })
+        .max();
+    Ok(best.map(|(n, _)| dir.join(n)))
+}

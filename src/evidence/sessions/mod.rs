@@ -1,0 +1,445 @@
+//! pi session files: read one file from the end (cost independent of its size), and find files
+//! by session id.
+//!
+//! Why from the end: a pi session file only grows, lines of several MiB (images, tool output) and
+//! files of many GiB are normal, and the board needs only the newest entries on the current
+//! branch plus the task (the first user message, near the start). So a read is: the header line,
+//! a short bounded forward read for the task, and a backward scan with `pread` that stops as soon
+//! as the newest entries decide the seat's state. Lines longer than a parse cap are skimmed (their
+//! first and last 64 KiB), never loaded whole.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::clock::{parse_iso, Ms};
+use crate::fsguard::{self, FsError};
+use crate::text;
+
+/// Longest header line accepted.
+const HEADER_MAX: usize = 64 * 1024;
+/// Forward read budget for the task (first user message).
+const HEAD_MAX: u64 = 1024 * 1024;
+/// Chunk size for forward and normal backward reads.
+const CHUNK: u64 = 64 * 1024;
+/// First read at each end: small, since the header, the task and the deciding entries are
+/// usually within a few KiB; later reads double up to CHUNK.
+const FIRST_READ: u64 = 16 * 1024;
+/// Lines up to this size are parsed whole; longer ones are skimmed.
+const LINE_PARSE_CAP: usize = 1024 * 1024;
+/// How much of each end of a skimmed line is read.
+const SKIM_WINDOW: usize = 64 * 1024;
+/// Chunk size used while seeking the start of a huge line.
+const SEEK_CHUNK: u64 = 1024 * 1024;
+/// Total bytes a backward scan may read, huge lines included.
+const TAIL_BUDGET: u64 = 64 * 1024 * 1024;
+/// Most entries kept from the tail.
+const MAX_ENTRIES: usize = 256;
+/// Cap on captured text per entry (bytes, cut on a char boundary).
+const TEXT_CAP: usize = 8 * 1024;
+/// Cap on captured short strings (ids, types, models).
+const SHORT_CAP: usize = 256;
+/// Cap on captured error messages.
+const ERROR_CAP: usize = 2 * 1024;
+/// Public length limits of summary fields, in characters.
+const TASK_CHARS: usize = 240;
+const ASSISTANT_CHARS: usize = 500;
+const ERROR_CHARS: usize = 500;
+const FIRST_LINE_CHARS: usize = 512;
+/// Once this many branch entries are known, stop looking further back for assistant text.
+const ENOUGH_BRANCH: usize = 32;
+/// Nor read more than this looking for it (big tool results between wordless tool calls).
+const TEXT_SEARCH_BUDGET: u64 = 1024 * 1024;
+
+/// Why a session file could not be read. `code()` is fixed and content-free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionError {
+    /// The file itself was refused or unreadable (see `FsError::code`).
+    Fs(FsError),
+    /// The file has no bytes at all.
+    Empty,
+    /// The first line is not a pi session header (`{"type":"session","id":..,"cwd":..}`).
+    InvalidHeader,
+}
+
+impl SessionError {
+    /// Fixed error code for users and JSON.
+    pub fn code(self) -> &'static str {
+        match self {
+            SessionError::Fs(e) => e.code(),
+            SessionError::Empty => "empty_file",
+            SessionError::InvalidHeader => "invalid_header",
+        }
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl From<FsError> for SessionError {
+    fn from(e: FsError) -> Self {
+        SessionError::Fs(e)
+    }
+}
+
+/// What kind of entry a line is (its top-level `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// `message`
+    Message,
+    /// `model_change`
+    ModelChange,
+    /// `compaction`
+    Compaction,
+    /// `context_edit` (pi 1.6.0: written when a retry is scheduled)
+    ContextEdit,
+    /// `branch_summary`
+    BranchSummary,
+    /// Any other type (`thinking_level_change`, `label`, `custom`, ...).
+    Other,
+}
+
+/// `message.role` of a message entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    BashExecution,
+    /// pi 1.6.0 writes the system prompt as a message; it is neither user nor assistant.
+    System,
+    /// Legacy `custom` role.
+    Custom,
+    Other,
+}
+
+/// `message.stopReason` of an assistant message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+    Other,
+}
+
+/// One entry on the conversational branch, reduced to what classification needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchEntry {
+    /// Top-level `type`.
+    pub kind: EntryKind,
+    /// Entry id (absent in old v1 files).
+    pub id: Option<String>,
+    /// When the entry was appended (top-level `timestamp`).
+    pub timestamp: Option<Ms>,
+    /// For messages.
+    pub role: Option<Role>,
+    /// For assistant messages.
+    pub stop_reason: Option<StopReason>,
+    /// The message has at least one `toolCall` content block.
+    pub has_tool_call: bool,
+    /// First non-blank line of the message's text blocks (thinking excluded), raw, ≤ 512 chars.
+    pub first_text_line: Option<String>,
+    /// `context_edit`: the entry it edits.
+    pub target_id: Option<String>,
+    /// The line was too long to parse whole; fields come from its first and last 64 KiB.
+    pub skimmed: bool,
+}
+
+/// What the board needs from one pi session file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The file read.
+    pub path: PathBuf,
+    /// Header `id`: confirm a file found by name with this.
+    pub session_id: String,
+    /// Header `cwd` (raw; views sanitize).
+    pub cwd: String,
+    /// Header `timestamp` (when pi started).
+    pub header_timestamp: Option<Ms>,
+    /// File length when opened.
+    pub file_len: u64,
+    /// File mtime when opened.
+    pub mtime_ms: Ms,
+    /// First user message, collapsed to one line, ≤ 240 chars.
+    pub task: Option<String>,
+    /// Timestamp of the newest message entry.
+    pub last_activity: Option<Ms>,
+    /// Latest `model_change` or assistant turn on the branch, whichever is later.
+    pub model: Option<String>,
+    /// Provider of that same entry.
+    pub provider: Option<String>,
+    /// Newest assistant text on the branch, ≤ 500 chars, raw (views sanitize).
+    pub last_assistant_text: Option<String>,
+    /// `errorMessage` when the newest turn ended in `error` or `aborted`, ≤ 500 chars, raw.
+    pub last_error: Option<String>,
+    /// Malformed lines met in the tail window.
+    pub skipped_lines: u32,
+    /// Id of the newest entry (the branch tip).
+    pub newest_entry_id: Option<String>,
+    /// The conversational branch within the tail window, newest first.
+    pub branch: Vec<BranchEntry>,
+    /// Entries without ids (old v1 files): the whole tail is one linear branch.
+    pub linear: bool,
+    /// The backward scan hit a byte budget, a hole (NUL bytes) or the entry cap before the
+    /// branch was complete.
+    pub tail_truncated: bool,
+}
+
+mod index;
+mod parse;
+mod tail;
+
+pub use index::*;
+use parse::*;
+use tail::*;
+
+// ---------------------------------------------------------------------------------------------
+// Header and head.
+
+struct Header {
+    id: String,
+    cwd: String,
+    timestamp: Option<Ms>,
+    /// Offset just past the header's newline (or the file end).
+    end: u64,
+    /// Bytes already read after the header (the start of the head).
+    rest: Vec<u8>,
+}
+
+fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, SessionError> {
+    if file_len == 0 {
+        return Err(SessionError::Empty);
+    }
+    let mut buf = fsguard::read_at(file, 0, FIRST_READ.min(file_len) as usize)?;
+    if memchr(b'\n', &buf).is_none() && (buf.len() as u64) < file_len {
+        let want = (HEADER_MAX as u64 + 1).min(file_len) as usize;
+        buf = fsguard::read_at(file, 0, want)?;
+    }
+    let (line, end) = match memchr(b'\n', &buf) {
+        Some(i) => (&buf[..i], i as u64 + 1),
+        None if (buf.len() as u64) == file_len && buf.len() <= HEADER_MAX => (&buf[..], file_len),
+        None => return Err(SessionError::InvalidHeader),
+    };
+    let v: serde_json::Value =
+        serde_json::from_slice(line).map_err(|_| SessionError::InvalidHeader)?;
+    let obj = v.as_object().ok_or(SessionError::InvalidHeader)?;
+    if obj.get("type").and_then(|t| t.as_str()) != Some("session") {
+        return Err(SessionError::InvalidHeader);
+    }
+    let id = obj
+        .get("id")
+        .and_then(|t| t.as_str())
+        .filter(|s| !s.is_empty() && s.len() <= SHORT_CAP)
+        .ok_or(SessionError::InvalidHeader)?;
+    let cwd = obj
+        .get("cwd")
+        .and_then(|t| t.as_str())
+        .ok_or(SessionError::InvalidHeader)?;
+    Ok(Header {
+        id: id.to_string(),
+        cwd: cwd.to_string(),
+        timestamp: obj
+            .get("timestamp")
+            .and_then(|t| t.as_str())
+            .and_then(parse_iso),
+        end,
+        rest: buf.get(end as usize..).unwrap_or_default().to_vec(),
+    })
+}
+
+/// The first user message with text, read forward from the header within HEAD_MAX bytes.
+/// Stops at the first malformed or oversize line: the task is then unknown.
+fn read_task(file: &std::fs::File, file_len: u64, from: u64, rest: Vec<u8>) -> Option<String> {
+    let limit = file_len.min(from.saturating_add(HEAD_MAX));
+    let mut pos = from + rest.len() as u64;
+    let mut buf = rest;
+    // Bounded: each iteration reads up to CHUNK more until `limit`.
+    loop {
+        let mut start = 0;
+        while let Some(i) = memchr(b'\n', &buf[start..]) {
+            let line = &buf[start..start + i];
+            start += i + 1;
+            if let Some(task) = task_from(line)? {
+                return Some(task);
+            }
+        }
+        buf.drain(..start);
+        if buf.contains(&0) {
+            // A hole (sparse or zeroed region) where the next line should be.
+            return None;
+        }
+        if pos >= limit {
+            // The remainder has no newline: a last line, or beyond the budget.
+            if limit == file_len && !buf.is_empty() {
+                return task_from(&buf)?;
+            }
+            return None;
+        }
+        let n = CHUNK.min(limit - pos) as usize;
+        let chunk = fsguard::read_at(file, pos, n).ok()?;
+        if chunk.is_empty() {
+            return None;
+        }
+        pos += chunk.len() as u64;
+        buf.extend_from_slice(&chunk);
+    }
+}
+
+/// None: malformed (stop). Some(None): not the task, go on. Some(Some(task)): found.
+fn task_from(line: &[u8]) -> Option<Option<String>> {
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return Some(None);
+    }
+    let raw = parse_line(line)?;
+    let is_task = raw.typ.as_deref() == Some("message")
+        && raw.msg.role.as_deref() == Some("user")
+        && !raw.msg.text.trim().is_empty();
+    Some(is_task.then(|| text::one_line(&raw.msg.text, TASK_CHARS)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points.
+
+/// Read one pi session file: header, task, and the newest entries on the current branch.
+/// Refuses links, FIFOs and devices; cost does not grow with the file's size.
+pub fn read_session(path: &Path) -> Result<SessionSummary, SessionError> {
+    let f = fsguard::open_regular(path, None)?;
+    let mut header = read_header(&f.file, f.len)?;
+    let rest = std::mem::take(&mut header.rest);
+    let task = read_task(&f.file, f.len, header.end, rest);
+    let (tail, truncated) = scan_tail(&f.file, f.len, header.end);
+    Ok(summarize(
+        path, header, task, f.len, f.mtime_ms, tail, truncated,
+    ))
+}
+
+fn summarize(
+    path: &Path,
+    header: Header,
+    task: Option<String>,
+    file_len: u64,
+    mtime_ms: Ms,
+    tail: Tail,
+    truncated: bool,
+) -> SessionSummary {
+    let mut model = None;
+    let mut provider = None;
+    if let Some(e) = tail.branch.iter().find(|e| e.model.is_some()) {
+        model = e.model.clone();
+        provider = e.provider.clone();
+    }
+    let last_assistant_text = tail
+        .branch
+        .iter()
+        .filter(|e| e.branch.role == Some(Role::Assistant))
+        .find_map(|e| e.text.as_deref())
+        .map(|t| t.chars().take(ASSISTANT_CHARS).collect::<String>());
+    // The newest turn-deciding message: only its error counts as the last error.
+    let decisive = tail.branch.iter().find(|e| {
+        matches!(
+            e.branch.role,
+            Some(Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
+        )
+    });
+    let last_error = decisive
+        .filter(|e| {
+            e.branch.role == Some(Role::Assistant)
+                && matches!(
+                    e.branch.stop_reason,
+                    Some(StopReason::Error | StopReason::Aborted)
+                )
+        })
+        .and_then(|e| e.error_message.as_deref())
+        .map(|t| t.chars().take(ERROR_CHARS).collect::<String>());
+    SessionSummary {
+        path: path.to_path_buf(),
+        session_id: header.id,
+        cwd: header.cwd,
+        header_timestamp: header.timestamp,
+        file_len,
+        mtime_ms,
+        task,
+        last_activity: tail.last_activity,
+        model,
+        provider,
+        last_assistant_text,
+        last_error,
+        skipped_lines: tail.skipped,
+        newest_entry_id: tail.newest_entry_id,
+        linear: tail.linear,
+        tail_truncated: truncated,
+        branch: tail.branch.into_iter().map(|e| e.branch).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fields_and_survives_cut_lines() {
+        let line = br#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2026-11-29T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Input needed: no"},{"type":"text","text":"hello\nworld"},{"type":"toolCall","id":"c","name":"bash","arguments":{"stopReason":"x"}}],"provider":"p","model":"m","stopReason":"toolUse"}}"#;
+        let e = parse_line(line).unwrap();
+        assert_eq!(e.typ.as_deref(), Some("message"));
+        assert_eq!(e.msg.text, "hello\nworld");
+        assert!(e.msg.has_tool_call);
+        assert_eq!(e.msg.stop_reason.as_deref(), Some("toolUse"));
+        let cut = parse_prefix(&line[..90]);
+        assert_eq!(cut.id.as_deref(), Some("a1"));
+        assert_eq!(cut.msg.role, None);
+        assert!(parse_line(&line[..line.len() - 1]).is_none());
+        assert!(parse_line(b"[1,2]").is_none());
+        assert!(parse_line(b"{\"type\":\"x\"} trailing").is_none());
+        assert!(parse_line(b"{\"type\":\"x\xff\"}").is_none());
+        assert_eq!(
+            last_string_field(
+                br#"..."stopReason":"stop","x":{"stopReason":"error"}}"#,
+                "stopReason"
+            )
+            .as_deref(),
+            Some("error")
+        );
+    }
+
+    #[test]
+    fn byte_search_matches_the_plain_loop() {
+        let mut hay = vec![b'a'; 100];
+        for pos in [0usize, 1, 7, 8, 9, 50, 63, 64, 99] {
+            hay.iter_mut().for_each(|b| *b = b'a');
+            hay[pos] = b'\n';
+            for len in [pos + 1, pos + 8, 100] {
+                let h = &hay[..len.min(100)];
+                assert_eq!(memchr(b'\n', h), Some(pos));
+                assert_eq!(memrchr(b'\n', h), Some(pos));
+            }
+            assert_eq!(memchr(b'\n', &hay[..pos]), None);
+            assert_eq!(memrchr(b'\n', &hay[..pos]), None);
+        }
+        hay.iter_mut().for_each(|b| *b = b'a');
+        hay[3] = b'\n';
+        hay[90] = b'\n';
+        assert_eq!(memchr(b'\n', &hay), Some(3));
+        assert_eq!(memrchr(b'\n', &hay), Some(90));
+        assert_eq!(memchr(0, &[0x80u8, 0xff, 1, 2, 3, 4, 5, 6, 7, 0]), Some(9));
+        assert_eq!(memrchr(0x80, &[0u8; 16]), None);
+        assert_eq!(memchr(b'x', &[]), None);
+    }
+
+    #[test]
+    fn session_ids_from_names() {
+        assert_eq!(
+            session_id_from_name("2026-11-29T23-13-49-456Z_01a22996-0d90.jsonl"),
+            Some("01a22996-0d90")
+        );
+        assert_eq!(session_id_from_name("x_.jsonl"), None);
+        assert_eq!(session_id_from_name("noid.jsonl"), None);
+        assert_eq!(session_id_from_name("a_b.json"), None);
+        assert_eq!(session_id_from_name("a_b/c.jsonl"), None);
+    }
+}

@@ -1,0 +1,311 @@
+//! The backward scan of a session file (see the parent module for why).
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// The backward scan.
+
+/// Collects entries newest first and follows the branch as it goes.
+pub(super) struct Tail {
+    /// Entries met so far (≤ MAX_ENTRIES).
+    pub(super) seen: usize,
+    /// The entries on the branch, newest first.
+    pub(super) branch: Vec<Entry>,
+    pub(super) want: Option<String>,
+    pub(super) linear: bool,
+    pub(super) branch_done: bool,
+    pub(super) skipped: u32,
+    pub(super) newest_entry_id: Option<String>,
+    pub(super) last_activity: Option<Ms>,
+}
+
+impl Tail {
+    fn new() -> Tail {
+        Tail {
+            seen: 0,
+            branch: Vec::new(),
+            want: None,
+            linear: false,
+            branch_done: false,
+            skipped: 0,
+            newest_entry_id: None,
+            last_activity: None,
+        }
+    }
+
+    fn push(&mut self, e: Entry) {
+        let first = self.seen == 0;
+        self.seen += 1;
+        if self.last_activity.is_none() && e.branch.kind == EntryKind::Message {
+            self.last_activity = e.branch.timestamp;
+        }
+        let on_branch = if first {
+            self.newest_entry_id = e.branch.id.clone();
+            self.linear = e.branch.id.is_none();
+            true
+        } else if self.linear {
+            true
+        } else {
+            !self.branch_done && self.want.is_some() && self.want == e.branch.id
+        };
+        if !on_branch {
+            return;
+        }
+        if !self.linear {
+            self.want = e.parent_id.clone();
+            self.branch_done = self.want.is_none();
+        }
+        self.branch.push(e);
+    }
+
+    /// True when older entries cannot change the summary: the deciding entries, the model and
+    /// some assistant text are known (or the branch is complete). Past `TEXT_SEARCH_BUDGET`
+    /// bytes `scanned`, the last assistant text is left unknown rather than searched for.
+    fn enough(&self, scanned: u64) -> bool {
+        if self.branch_done {
+            return true;
+        }
+        let mut decided = false;
+        let mut errors = 0;
+        for e in &self.branch {
+            let b = &e.branch;
+            let Some(role) = b.role else { continue };
+            match role {
+                Role::User | Role::ToolResult | Role::BashExecution => {
+                    decided = true;
+                    break;
+                }
+                Role::Assistant => {
+                    let failed = !b.has_tool_call
+                        && matches!(b.stop_reason, Some(StopReason::Error | StopReason::Length));
+                    if !failed {
+                        decided = true;
+                        break;
+                    }
+                    errors += 1;
+                    if errors >= 4 {
+                        decided = true;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !decided {
+            return false;
+        }
+        let has_model = self.branch.iter().any(|e| e.model.is_some());
+        let has_text = self
+            .branch
+            .iter()
+            .any(|e| e.branch.role == Some(Role::Assistant) && e.text.is_some());
+        has_model
+            && (has_text || self.branch.len() >= ENOUGH_BRANCH || scanned >= TEXT_SEARCH_BUDGET)
+    }
+}
+
+/// Scan backwards from the end of the file down to (not into) the header line.
+///
+/// `window` always holds file bytes `[win_start, win_start + len)` whose end is the end of the
+/// newest unprocessed line (its newline already consumed).
+pub(super) fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, bool) {
+    let mut tail = Tail::new();
+    let mut scanned: u64 = 0;
+    let mut win_start = file_len;
+    let mut window: Vec<u8> = Vec::new();
+    let mut at_end = true; // the line being assembled is the last one in the file
+    let mut truncated = false;
+    let mut chunk_size = FIRST_READ;
+    // Every iteration either consumes a line, reads a chunk (bounded by TAIL_BUDGET) or ends.
+    loop {
+        if tail.seen > 0 && tail.enough(scanned) {
+            break;
+        }
+        if tail.seen >= MAX_ENTRIES {
+            truncated = true;
+            break;
+        }
+        let found = memrchr(b'\n', &window);
+        if found.is_none() && win_start <= header_end {
+            // The window is the first entry line, right after the header.
+            if !window.is_empty() && !take_line(&mut tail, &window, !at_end) {
+                truncated = true;
+            }
+            break;
+        }
+        if let Some(i) = found {
+            let ended_by_newline = !at_end;
+            at_end = false;
+            if !take_line(&mut tail, &window[i + 1..], ended_by_newline) {
+                truncated = true;
+                break;
+            }
+            window.truncate(i);
+            continue;
+        }
+        // No line start in the window: the window is one partial line.
+        if window.contains(&0) {
+            // A hole (sparse or zeroed region): nothing before it is worth the budget.
+            tail.skipped += 1;
+            truncated = true;
+            break;
+        }
+        if window.len() > LINE_PARSE_CAP {
+            match skim_huge(file, win_start, &window, header_end, &mut scanned) {
+                Some(sk) => {
+                    match sk.entry {
+                        Some(r) => tail.push(to_entry(r, true)),
+                        None => tail.skipped += 1,
+                    }
+                    at_end = false;
+                    win_start = sk.before_start;
+                    window = sk.before;
+                    continue;
+                }
+                None => {
+                    truncated = true;
+                    break;
+                }
+            }
+        }
+        let n = chunk_size.min(win_start - header_end);
+        chunk_size = (chunk_size * 2).min(CHUNK);
+        if scanned + n > TAIL_BUDGET {
+            truncated = true;
+            break;
+        }
+        let Ok(chunk) = fsguard::read_at(file, win_start - n, n as usize) else {
+            truncated = true;
+            break;
+        };
+        if chunk.len() as u64 != n {
+            // The file shrank under us: what we have is what there is.
+            truncated = true;
+            break;
+        }
+        scanned += n;
+        win_start -= n;
+        let mut joined = chunk;
+        joined.extend_from_slice(&window);
+        window = joined;
+    }
+    (tail, truncated)
+}
+
+/// Parse one complete line into the tail. False when the line holds NUL bytes: a hole (sparse
+/// or zeroed region), and nothing before it is worth the budget.
+pub(super) fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) -> bool {
+    if line.contains(&0) {
+        tail.skipped += 1;
+        return false;
+    }
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return true;
+    }
+    match parse_line(line) {
+        Some(raw) => tail.push(to_entry(raw, false)),
+        // A last line without its newline may still be being written: not malformed yet.
+        None if !ended_by_newline => {}
+        None => tail.skipped += 1,
+    }
+    true
+}
+
+/// A huge line, skimmed, and what was read before it.
+pub(super) struct Skimmed {
+    /// None when even its head names no `type` (malformed).
+    pub(super) entry: Option<RawEntry>,
+    /// File offset of `before`.
+    pub(super) before_start: u64,
+    /// Bytes read before the line's newline: the next window.
+    pub(super) before: Vec<u8>,
+}
+
+/// The window holds the last part (> LINE_PARSE_CAP bytes) of one line that starts before
+/// `win_start`. Find its start within the budget and skim it. None: budget, hole or read error.
+pub(super) fn skim_huge(
+    file: &std::fs::File,
+    win_start: u64,
+    window: &[u8],
+    header_end: u64,
+    scanned: &mut u64,
+) -> Option<Skimmed> {
+    let tail_win = &window[window.len().saturating_sub(SKIM_WINDOW)..];
+    let line_end = win_start + window.len() as u64;
+    let mut pos = win_start;
+    // Bounded by TAIL_BUDGET: each iteration reads SEEK_CHUNK more or ends.
+    let (line_start, new_start, before) = loop {
+        if pos <= header_end {
+            // The line starts right after the header.
+            break (header_end, header_end, Vec::new());
+        }
+        let n = SEEK_CHUNK.min(pos - header_end);
+        if *scanned + n > TAIL_BUDGET {
+            return None;
+        }
+        let mut buf = fsguard::read_at(file, pos - n, n as usize).ok()?;
+        if buf.len() as u64 != n {
+            return None;
+        }
+        *scanned += n;
+        if let Some(i) = memrchr(b'\n', &buf) {
+            if buf[i + 1..].contains(&0) {
+                return None;
+            }
+            buf.truncate(i);
+            break (pos - n + i as u64 + 1, pos - n, buf);
+        }
+        if buf.contains(&0) {
+            return None;
+        }
+        pos -= n;
+    };
+    let head_len = SKIM_WINDOW.min((line_end - line_start) as usize);
+    let head = fsguard::read_at(file, line_start, head_len).ok()?;
+    *scanned += head.len() as u64;
+    Some(Skimmed {
+        entry: skim_line(&head, tail_win),
+        before_start: new_start,
+        before,
+    })
+}
+
+/// Word-at-a-time byte search: a per-byte loop over 64 KiB windows of zeros or long lines was
+/// the main cost of a read, and no memchr crate is available.
+pub(super) const LO: u64 = 0x0101_0101_0101_0101;
+pub(super) const HI: u64 = 0x8080_8080_8080_8080;
+
+pub(super) fn word_has(word: u64, needle: u8) -> bool {
+    let x = word ^ (LO * needle as u64);
+    (x.wrapping_sub(LO) & !x & HI) != 0
+}
+
+pub(super) fn word_at(hay: &[u8], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&hay[i..i + 8]);
+    u64::from_ne_bytes(b)
+}
+
+/// Position of the first `needle` byte.
+pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i + 8 <= hay.len() {
+        if word_has(word_at(hay, i), needle) {
+            break;
+        }
+        i += 8;
+    }
+    hay[i..].iter().position(|&b| b == needle).map(|p| p + i)
+}
+
+/// Position of the last `needle` byte.
+pub(super) fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    let mut end = hay.len();
+    while end >= 8 {
+        if word_has(word_at(hay, end - 8), needle) {
+            break;
+        }
+        end -= 8;
+    }
+    hay[..end].iter().rposition(|&b| b == needle)
+}
