@@ -1,0 +1,273 @@
+//! Building one seat's record (the board file) and row (what the sidebar shows) from its evidence.
+
+use super::*;
+
+/// Basename of the nearest git checkout (a `.git` folder or worktree file) at or above `dir`.
+pub(super) fn git_project(dir: &Path) -> Option<String> {
+    let mut cur = Some(dir);
+    for _ in 0..GIT_WALK_LEVELS {
+        let d = cur?;
+        if matches!(
+            fsguard::kind(&d.join(".git")),
+            Ok(Kind::Dir) | Ok(Kind::File)
+        ) {
+            return Some(base_name(d));
+        }
+        cur = d.parent();
+    }
+    None
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_record(
+    seat: &SeatSource,
+    session: &SessionRead,
+    reg: Option<&Registration>,
+    reg_alive: Option<bool>,
+    live: &liveness::SeatLiveness,
+    marks: &SeenMarks,
+    obs: Option<&WorkerObservation>,
+    connection: Option<&Connection>,
+    now: Ms,
+) -> SeatRecord {
+    let s = session.summary();
+    // A registration is trusted only while its process is verifiably the one that wrote it.
+    let live_reg = reg.filter(|_| reg_alive != Some(false));
+    let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
+    let mut state = classify::board_state(live.liveness, classification.as_ref());
+    let mut reason = match &classification {
+        Some(c) => c.reason.to_string(),
+        None => "no_session_file".to_string(),
+    };
+    let mut source = match session {
+        SessionRead::NoFile => "no session file",
+        _ => "session file",
+    }
+    .to_string();
+    // A session file that exists but cannot be used says nothing: unknown, never idle.
+    if let SessionRead::Unusable(code) = session {
+        if state != BoardState::Offline && state != BoardState::Unknown {
+            state = BoardState::Unknown;
+            reason = code.clone();
+        }
+    }
+    // A turn that started before pi wrote anything is only visible in the registration.
+    if live.liveness == Liveness::Alive {
+        if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
+            let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
+            if rs.state == "working" && newer && state != BoardState::Working {
+                state = BoardState::Working;
+                reason = "turn_started".into();
+                source = "registration run state".into();
+            }
+        }
+    }
+    if live.liveness != Liveness::Alive {
+        reason = live.reason.clone();
+        source = live.source.clone();
+    }
+    let last_activity = s.and_then(|s| s.last_activity).map(format_iso);
+    let key = format!("{}/{}", seat.project, seat.agent);
+    let seen = seen::is_seen(marks, &key, last_activity.as_deref());
+
+    let (task, task_source, task_set_by) = if seat.role == RowRole::Connector {
+        (
+            Some("Discord connector".to_string()),
+            Some("connector"),
+            None,
+        )
+    } else if let Some(t) = live_reg.and_then(|r| r.task.clone()) {
+        let by = live_reg
+            .and_then(|r| r.task_set_by.clone())
+            .unwrap_or_else(|| "unknown".into());
+        (Some(t), Some("registration"), Some(by))
+    } else if let Some(t) = s.and_then(|s| s.task.clone()) {
+        (Some(t), Some("first-user-message"), None)
+    } else {
+        (None, None, None)
+    };
+    let (workspace, workspace_source) = if let Some(w) = live_reg.and_then(|r| r.workspace.clone())
+    {
+        (Some(w), Some("registration"))
+    } else if let Some((w, kind)) = live.pane_cwd.clone() {
+        (Some(w), Some(kind.workspace_source()))
+    } else if let Some(c) = s.map(|s| s.cwd.clone()) {
+        (Some(c), Some("session-cwd"))
+    } else {
+        (None, None)
+    };
+    let (active_project, active_project_source) =
+        if let Some(p) = live_reg.and_then(|r| r.project.clone()) {
+            (Some(p), Some("registration"))
+        } else {
+            match workspace.as_deref().and_then(|w| git_project(Path::new(w))) {
+                Some(p) => (Some(p), Some("workspace-git-root")),
+                None => (None, None),
+            }
+        };
+    let relaunched_at = match (live_reg, s.and_then(|s| s.last_activity)) {
+        (Some(r), Some(last)) if reg_alive == Some(true) && live.liveness == Liveness::Alive => {
+            r.started_at.filter(|st| *st > last).map(format_iso)
+        }
+        _ => None,
+    };
+    let registered = reg.map(|r| RegisteredView {
+        started_at: r.started_at.map(format_iso),
+        harness: r.harness.clone(),
+        pid: r.pid,
+        tmux_session: r.mux.as_ref().and_then(|m| m.session.clone()),
+        alive: reg_alive,
+        run_state: r.run_state.as_ref().map(|rs| rs.state.clone()),
+        path: r.path.display().to_string(),
+    });
+    let tmux = match reg
+        .and_then(|r| r.mux.as_ref())
+        .filter(|m| m.kind == "tmux")
+    {
+        Some(m) => TmuxRef {
+            socket: m.socket.clone(),
+            session: m.session.clone(),
+        },
+        None => seat.tmux.clone(),
+    };
+    let connector = seat.binding.as_ref().map(|b| {
+        serde_json::json!({
+            "binding": b.name,
+            "alive": live.liveness == Liveness::Alive,
+            "ownerState": live.reason,
+            "braked": serde_json::Value::Null,
+        })
+    });
+    SeatRecord {
+        agent: seat.agent.clone(),
+        project: seat.project.clone(),
+        state,
+        state_reason: reason,
+        state_source: source,
+        waiting_on_you: state == BoardState::Waiting && !seen,
+        seen,
+        alive: match live.liveness {
+            Liveness::Alive => Some(true),
+            Liveness::Offline => Some(false),
+            Liveness::Unknown => None,
+        },
+        tmux,
+        session_file: s.map(|s| s.path.display().to_string()),
+        session_id: s
+            .map(|s| s.session_id.clone())
+            .or_else(|| seat.session_id.clone()),
+        cwd: s.map(|s| s.cwd.clone()),
+        task,
+        task_source,
+        task_set_by,
+        workspace,
+        workspace_source,
+        active_project,
+        active_project_source,
+        registered,
+        relaunched_at,
+        age_seconds: s.and_then(|s| s.last_activity).map(|a| age_seconds(now, a)),
+        last_activity,
+        model: s.and_then(|s| s.model.clone()),
+        provider: s.and_then(|s| s.provider.clone()),
+        last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
+        last_error: s.and_then(|s| s.last_error.clone()),
+        skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
+        scanned_at: format_iso(now),
+        intercom: obs.map(|o| {
+            let c = connection
+                .cloned()
+                .unwrap_or_else(|| Connection::not_checked(&o.session_id));
+            intercom::worker_status_json(o, c.to_json())
+        }),
+        connector,
+    }
+}
+
+pub(super) fn build_row(
+    seat: &SeatSource,
+    rec: &SeatRecord,
+    agent: Option<&Agent>,
+    obs: Option<&WorkerObservation>,
+    connection: Option<&Connection>,
+) -> Row {
+    let reply = ReplyPath::Unavailable {
+        reason: if seat.role == RowRole::Connector {
+            "connector rows cannot be replied to".into()
+        } else {
+            "reply needs a registered seat".into()
+        },
+    };
+    Row {
+        id: rec.session_id.clone().unwrap_or_else(|| rec.key()),
+        seen_key: rec.key(),
+        name: seat.agent.clone(),
+        project: seat.project.clone(),
+        role: seat.role,
+        responsibility: agent.map(|a| a.description.clone()),
+        state: rec.state,
+        state_reason: rec.state_reason.clone(),
+        state_source: rec.state_source.clone(),
+        connection: connection
+            .map(ConnectionView::from_connection)
+            .unwrap_or_else(ConnectionView::not_checked),
+        activity: obs.map(activity_view),
+        report: obs.and_then(report_view),
+        handoff: obs.and_then(handoff_view),
+        close_job: obs.and_then(close_job_view),
+        task: rec.task.clone(),
+        task_source: rec.task_source.map(str::to_string),
+        workspace: rec.workspace.clone(),
+        model: rec.model.clone(),
+        provider: rec.provider.clone(),
+        last_error: rec.last_error.clone(),
+        last_assistant_text: rec.last_assistant_text.clone(),
+        last_activity: rec
+            .last_activity
+            .as_deref()
+            .and_then(crate::clock::parse_iso),
+        relaunched_at: rec
+            .relaunched_at
+            .as_deref()
+            .and_then(crate::clock::parse_iso),
+        waiting_on_you: rec.waiting_on_you,
+        seen: rec.seen,
+        alive: rec.alive,
+        reply,
+    }
+}
+
+pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {
+    ActivityView {
+        status: o.observed_status.as_str().to_string(),
+        label: o.last_activity.to_string(),
+        observed_at: o.observed_at,
+        stale: o.stale,
+        evidence: o.evidence.as_str().to_string(),
+    }
+}
+
+pub(super) fn report_view(o: &WorkerObservation) -> Option<ReportView> {
+    o.report.as_ref().map(|r| ReportView {
+        status: r.status.as_str().to_string(),
+        summary: r.summary.clone(),
+        updated_at: r.updated_at,
+    })
+}
+
+pub(super) fn handoff_view(o: &WorkerObservation) -> Option<HandoffView> {
+    o.handoff.as_ref().map(|h| HandoffView {
+        job_id: h.job_id.clone(),
+        summary: h.summary.clone(),
+        updated_at: h.updated_at,
+    })
+}
+
+pub(super) fn close_job_view(o: &WorkerObservation) -> Option<CloseJobView> {
+    o.close_job.as_ref().map(|c| CloseJobView {
+        job_id: c.job_id.clone(),
+        state: c.state.as_str().to_string(),
+        reason: c.reason.map(|r| r.as_str().to_string()),
+        updated_at: c.updated_at,
+    })
+}

@@ -1,0 +1,215 @@
+//! Seat discovery and the per-seat evidence joins of one pass: session file, registration, liveness hint.
+
+use super::*;
+
+/// One seat found by discovery, before any session file is read.
+pub(super) struct SeatSource {
+    pub(super) project: String,
+    pub(super) agent: String,
+    pub(super) role: RowRole,
+    pub(super) session_file: Option<PathBuf>,
+    pub(super) sessions_dir: Option<PathBuf>,
+    /// Configured session id (Intercom agents): the file must confirm it.
+    pub(super) session_id: Option<String>,
+    /// A file named for this seat's session exists but was refused (a link, a FIFO...).
+    pub(super) session_refused: Option<String>,
+    pub(super) tmux: TmuxRef,
+    pub(super) agent_index: Option<usize>,
+    pub(super) binding: Option<Binding>,
+}
+
+pub(super) fn discover_agent_dirs(
+    parent: &Path,
+    project: &str,
+    socket_name: Option<&str>,
+    sessions_of: impl Fn(&Path) -> PathBuf,
+    seats: &mut Vec<SeatSource>,
+    errors: &mut Vec<String>,
+) {
+    let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
+        Ok(l) => l,
+        Err(fsguard::FsError::NotFound) => return,
+        Err(e) => {
+            errors.push(format!("{}: {}", parent.display(), e.code()));
+            return;
+        }
+    };
+    if list.truncated {
+        errors.push(format!("{}: too_many_agents", parent.display()));
+    }
+    let mut entries: Vec<_> = list
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == Kind::Dir)
+        .collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in entries {
+        let Some(agent) = e.name_str().map(str::to_string) else {
+            continue;
+        };
+        let dir = sessions_of(&parent.join(&agent));
+        let file = match sessions::newest_session_in(&dir) {
+            Ok(f) => f,
+            Err(fsguard::FsError::NotFound) => continue,
+            Err(err) => {
+                errors.push(format!("{}/{}: sessions_{}", project, agent, err.code()));
+                None
+            }
+        };
+        seats.push(SeatSource {
+            project: project.to_string(),
+            tmux: TmuxRef {
+                socket: socket_name.map(str::to_string),
+                session: Some(agent.clone()),
+            },
+            agent,
+            role: RowRole::Seat,
+            session_file: file,
+            sessions_dir: Some(dir),
+            session_id: None,
+            session_refused: None,
+            agent_index: None,
+            binding: None,
+        });
+    }
+}
+
+/// A seat's session file: read, absent, or present but unusable (then the state is unknown).
+pub(super) enum SessionRead {
+    Read(Box<SessionSummary>),
+    NoFile,
+    Unusable(String),
+}
+
+impl SessionRead {
+    pub(super) fn summary(&self) -> Option<&SessionSummary> {
+        match self {
+            SessionRead::Read(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> SessionRead {
+    let Some(path) = seat.session_file.as_ref() else {
+        return match &seat.session_refused {
+            Some(code) => SessionRead::Unusable(code.clone()),
+            None => SessionRead::NoFile,
+        };
+    };
+    let code = match sessions::read_session(path) {
+        Ok(s) => match &seat.session_id {
+            Some(want) if &s.session_id != want => "session_id_mismatch".to_string(),
+            _ => return SessionRead::Read(Box::new(s)),
+        },
+        Err(e) => format!("session_{}", e.code()),
+    };
+    errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
+    SessionRead::Unusable(code)
+}
+
+pub(super) fn match_registration<'a>(
+    seat: &SeatSource,
+    regs: &'a RegistrationSet,
+    summary: Option<&SessionSummary>,
+) -> Option<&'a Registration> {
+    if seat.role == RowRole::Connector {
+        return None;
+    }
+    if let Some(id) = seat
+        .session_id
+        .as_deref()
+        .or(summary.map(|s| s.session_id.as_str()))
+    {
+        if let Some(r) = regs.by_session_id(id) {
+            return Some(r);
+        }
+    }
+    seat.sessions_dir
+        .as_deref()
+        .and_then(|d| regs.by_sessions_dir(d))
+}
+
+/// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
+pub(super) fn registration_alive(r: &Registration) -> Option<bool> {
+    let pid = r.pid?;
+    let Some(id) = crate::proc::identity(pid) else {
+        return Some(false);
+    };
+    if let Some(t) = r.start_ticks {
+        if id.start_ticks != t {
+            return Some(false);
+        }
+    }
+    if let Some(b) = &r.boot_id {
+        if &id.boot_id != b {
+            return Some(false);
+        }
+    }
+    Some(crate::proc::is_alive(&id))
+}
+
+pub(super) fn seat_hint(
+    seat: &SeatSource,
+    reg: Option<&Registration>,
+) -> Option<liveness::SeatHint> {
+    if let Some(b) = &seat.binding {
+        return Some(liveness::SeatHint::Process(
+            b.owner.clone().map(|o| (o.pid, o.start_tick, o.boot_id)),
+        ));
+    }
+    if let Some(m) = reg.and_then(|r| r.mux.as_ref()) {
+        return Some(liveness::SeatHint::Pane {
+            kind: mux_kind(&m.kind)?,
+            socket: m.socket.clone(),
+            pane_id: m.pane_id.clone(),
+            session: m.session.clone(),
+        });
+    }
+    if matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {
+        return Some(liveness::SeatHint::Conventional {
+            session: seat.agent.clone(),
+        });
+    }
+    seat.tmux
+        .session
+        .as_ref()
+        .map(|s| liveness::SeatHint::Pane {
+            kind: MuxKind::Tmux,
+            socket: seat.tmux.socket.clone(),
+            pane_id: None,
+            session: Some(s.clone()),
+        })
+}
+
+pub(super) fn mux_kind(name: &str) -> Option<MuxKind> {
+    match name {
+        "tmux" => Some(MuxKind::Tmux),
+        "herdr" => Some(MuxKind::Herdr),
+        _ => None,
+    }
+}
+
+/// Every server some seat lives on (the default tmux server always), each listed once.
+pub(super) fn seat_servers(
+    seats: &[SeatSource],
+    regs: &RegistrationSet,
+) -> Vec<liveness::ServerKey> {
+    let mut out: Vec<liveness::ServerKey> = vec![(MuxKind::Tmux, None)];
+    let mut add = |k: liveness::ServerKey| {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    };
+    for s in seats {
+        add((MuxKind::Tmux, s.tmux.socket.clone()));
+    }
+    for r in &regs.items {
+        if let Some(m) = &r.mux {
+            if let Some(kind) = mux_kind(&m.kind) {
+                add((kind, m.socket.clone()));
+            }
+        }
+    }
+    out
+}
