@@ -195,6 +195,17 @@ fn a_real_pi_is_classified_at_every_step() {
     assert_eq!(wait_state(&env, &sock, "waiting", 15_000).1, "input_needed");
     server.tmux(&["send-keys", "-t", pane, "just chat", "Enter"]);
     assert_eq!(wait_state(&env, &sock, "idle", 15_000).0, "idle");
+    // A `!` command the person runs starts no turn: still idle once it is written.
+    let before = std::fs::metadata(&file).unwrap().len();
+    server.tmux(&["send-keys", "-t", pane, "!echo hi", "Enter"]);
+    wait_for(10_000, || {
+        (std::fs::metadata(&file).ok()?.len() > before).then_some(())
+    })
+    .expect("pi recorded the bash execution");
+    assert_eq!(
+        state(&env, &sock),
+        ("idle".into(), "completed_reply".into())
+    );
     server.tmux(&["send-keys", "-t", pane, "SCENARIO:tool again", "Enter"]);
     assert_eq!(wait_state(&env, &sock, "working", 15_000).0, "working");
     std::thread::sleep(Duration::from_secs(2));

@@ -143,12 +143,21 @@ fn tool_activity_is_working() {
     let mut s = started();
     s.assistant_blocks(json!([{"type":"text","text":"ok"}]), "toolUse");
     assert_eq!(class(&s).activity, Activity::Idle);
+}
 
+#[test]
+fn a_bash_command_run_by_the_person_never_decides() {
+    // `!ls` in pi appends a bashExecution and starts no turn: the reply before it decides.
+    let bash =
+        json!({"type":"message","message":{"role":"bashExecution","command":"ls","output":"a"}});
     let mut s = started();
-    s.entry(
-        json!({"type":"message","message":{"role":"bashExecution","command":"ls","output":"a"}}),
-    );
-    assert_eq!(class(&s).activity, Activity::Working);
+    s.reply("All done.");
+    s.entry(bash.clone());
+    assert_eq!(class(&s).reason, "completed_reply");
+    let mut s = started();
+    s.reply("Input needed: pick a branch.");
+    s.entry(bash);
+    assert_eq!(class(&s).reason, "input_needed");
 }
 
 #[test]

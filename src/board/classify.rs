@@ -1,8 +1,9 @@
 //! Session → board state, exactly as behaviour.md §2 (the control board rules). Pure: time is
 //! passed in, nothing is read here.
 //!
-//! The deciding entry is the newest message on the branch whose role is user, assistant,
-//! toolResult or bashExecution. System messages (pi 1.6.0), legacy custom messages and
+//! The deciding entry is the newest message on the branch whose role is user, assistant or
+//! toolResult (`Role::decides_turn`). A `bashExecution` (a `!` command the person ran) starts no
+//! turn and never decides. System messages (pi 1.6.0), legacy custom messages and
 //! bookkeeping entries (model changes, labels, compactions, context edits) never decide by
 //! themselves; compactions and context edits only matter right after a failed turn.
 
@@ -58,11 +59,7 @@ fn c(activity: Activity, reason: &'static str) -> Classification {
 }
 
 fn is_decisive(e: &BranchEntry) -> bool {
-    e.kind == EntryKind::Message
-        && matches!(
-            e.role,
-            Some(Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
-        )
+    e.kind == EntryKind::Message && e.role.is_some_and(Role::decides_turn)
 }
 
 fn is_failed_turn(e: &BranchEntry) -> bool {
@@ -87,7 +84,7 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
     let d = &s.branch[pos];
     match d.role {
         Some(Role::User) => return c(Activity::Working, "user_message"),
-        Some(Role::ToolResult | Role::BashExecution) => return c(Activity::Working, "tool_result"),
+        Some(Role::ToolResult) => return c(Activity::Working, "tool_result"),
         _ => {}
     }
     // An assistant message. An error or abort ends the turn even if tool calls were cut off.

@@ -117,6 +117,15 @@ pub enum Role {
     Other,
 }
 
+impl Role {
+    /// Whether a message of this role decides the seat's turn state. A `bashExecution` is a
+    /// command the person ran with `!` in pi: it starts no agent turn, and pi appends it only
+    /// when no turn is streaming (it queues it until the turn ends), so it never decides.
+    pub fn decides_turn(self) -> bool {
+        matches!(self, Role::User | Role::Assistant | Role::ToolResult)
+    }
+}
+
 /// `message.stopReason` of an assistant message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
@@ -341,12 +350,10 @@ fn summarize(
         .find_map(|e| e.text.as_deref())
         .map(|t| t.chars().take(ASSISTANT_CHARS).collect::<String>());
     // The newest turn-deciding message: only its error counts as the last error.
-    let decisive = tail.branch.iter().find(|e| {
-        matches!(
-            e.branch.role,
-            Some(Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
-        )
-    });
+    let decisive = tail
+        .branch
+        .iter()
+        .find(|e| e.branch.role.is_some_and(Role::decides_turn));
     let last_error = decisive
         .filter(|e| {
             e.branch.role == Some(Role::Assistant)

@@ -71,7 +71,7 @@ impl Tail {
             let b = &e.branch;
             let Some(role) = b.role else { continue };
             match role {
-                Role::User | Role::ToolResult | Role::BashExecution => {
+                Role::User | Role::ToolResult => {
                     decided = true;
                     break;
                 }
