@@ -9,21 +9,7 @@ use scan_support::*;
 use serde_json::{json, Value};
 
 fn scan(env: &Env) -> Value {
-    let cfg = env.system_config();
-    stdout_json(&env.run(&[
-        "scan",
-        "--json",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--now",
-        NOW,
-    ]))
+    scan_json(env, &[])
 }
 
 #[test]

@@ -12,24 +12,7 @@ use scan_support::*;
 use serde_json::{json, Value};
 
 fn scan(env: &Env, sock: &Path) -> Value {
-    let cfg = env.system_config();
-    let sock = sock.display().to_string();
-    stdout_json(&env.run(&[
-        "scan",
-        "--json",
-        "--config",
-        &cfg,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--tmux-socket",
-        &sock,
-        "--now",
-        NOW,
-    ]))
+    scan_json(env, &["--tmux-socket", &sock.display().to_string()])
 }
 
 fn state_of(index: &Value, agent: &str) -> (String, String) {
