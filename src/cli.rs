@@ -23,6 +23,8 @@ pub enum Command {
     Status(StatusArgs),
     /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
     Monitor(MonitorArgs),
+    /// Record this pi's seat from the inside (run by the shipped pi extension).
+    Register(RegisterArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -111,6 +113,39 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RegisterArgs {
+    /// The lifecycle event: session_start, agent_start, agent_settled (agent_end on older pi),
+    /// session_shutdown.
+    #[arg(long)]
+    pub event: String,
+    /// Increases with every event of one pi; an older event never overwrites a newer one.
+    #[arg(long, default_value_t = 0)]
+    pub seq: u64,
+    /// The pi process (must be an ancestor of this command). Default: the parent process.
+    #[arg(long)]
+    pub pi_pid: Option<i32>,
+    /// The pi session id.
+    #[arg(long)]
+    pub session_id: String,
+    /// The pi session file, when pi has written one.
+    #[arg(long)]
+    pub session_file: Option<PathBuf>,
+    /// The pi session folder.
+    #[arg(long)]
+    pub sessions_dir: Option<PathBuf>,
+    /// pi's working folder (default: the current folder).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// The Intercom root whose `.pi-intercom/seats/` gets the record. Default: the nearest root
+    /// at or above the working folder that configures this session; else the data root.
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// System config naming the data root (as for `scan`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -30,10 +30,11 @@ pub fn default_data_root() -> Option<PathBuf> {
     home().map(|h| h.join(".local").join("state").join("intercom-pane"))
 }
 
-struct SystemConfig {
-    data_root: PathBuf,
-    session_dirs: Vec<PathBuf>,
-    intercom_root: Option<PathBuf>,
+/// What `--config` names.
+pub struct SystemConfig {
+    pub data_root: PathBuf,
+    pub session_dirs: Vec<PathBuf>,
+    pub intercom_root: Option<PathBuf>,
 }
 
 fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
@@ -80,6 +81,42 @@ fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
     })
 }
 
+/// The data root (and what a `--config` adds), checked: a given `--config` is strict; without
+/// one, the XDG state folder is created on first use.
+pub fn data_root(config: Option<&Path>) -> Result<SystemConfig, String> {
+    match config {
+        Some(path) => {
+            let c = read_system_config(path)?;
+            match fsguard::kind(&c.data_root) {
+                Ok(Kind::Dir) => Ok(c),
+                Ok(Kind::Link) => Err(format!(
+                    "dataRoot {} is a link; give the real folder",
+                    c.data_root.display()
+                )),
+                Ok(_) => Err(format!(
+                    "dataRoot {} is not a folder",
+                    c.data_root.display()
+                )),
+                Err(e) => Err(format!(
+                    "dataRoot {} is missing or unusable ({})",
+                    c.data_root.display(),
+                    e.code()
+                )),
+            }
+        }
+        None => {
+            let d = default_data_root()
+                .ok_or("no --config and neither XDG_STATE_HOME nor HOME is set")?;
+            store::create_dir_all_private(&d).map_err(|e| e.to_string())?;
+            Ok(SystemConfig {
+                data_root: d,
+                session_dirs: Vec::new(),
+                intercom_root: None,
+            })
+        }
+    }
+}
+
 /// Everything a scanning command needs.
 pub struct Resolved {
     pub opts: ScanOptions,
@@ -90,41 +127,9 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
     let mut session_dirs = crate::evidence::sessions::default_session_dirs();
-    let (data_root, cfg_root) = match &src.config {
-        Some(path) => {
-            let c = read_system_config(path)?;
-            match fsguard::kind(&c.data_root) {
-                Ok(Kind::Dir) => {}
-                Ok(Kind::Link) => {
-                    return Err(format!(
-                        "dataRoot {} is a link; give the real folder",
-                        c.data_root.display()
-                    ))
-                }
-                Ok(_) => {
-                    return Err(format!(
-                        "dataRoot {} is not a folder",
-                        c.data_root.display()
-                    ))
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "dataRoot {} is missing or unusable ({})",
-                        c.data_root.display(),
-                        e.code()
-                    ))
-                }
-            }
-            session_dirs.extend(c.session_dirs);
-            (c.data_root, c.intercom_root)
-        }
-        None => {
-            let d = default_data_root()
-                .ok_or("no --config and neither XDG_STATE_HOME nor HOME is set")?;
-            store::create_dir_all_private(&d).map_err(|e| e.to_string())?;
-            (d, None)
-        }
-    };
+    let roots = data_root(src.config.as_deref())?;
+    session_dirs.extend(roots.session_dirs);
+    let (data_root, cfg_root) = (roots.data_root, roots.intercom_root);
     session_dirs.extend(src.sessions_dirs.iter().cloned());
     let root = match (&src.root, cfg_root) {
         (Some(r), _) => RootChoice::Exact(absolute(&cwd, r)),

@@ -1,0 +1,274 @@
+//! `intercom-pane register`: a pi records its own seat from the inside (behaviour.md §5b).
+//!
+//! The shipped pi extension runs this at `session_start`, `agent_start`, `agent_settled` and
+//! `session_shutdown`. It captures what only the inside can know — the pi process (an ancestor
+//! of this command) with its start ticks and boot id, the multiplexer pane that owns it, the
+//! session id and file — and writes one machine-local record (mode 0600) through the store.
+//! Run-state events carry a sequence number: a late, older event never overwrites a newer one.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::actions::store;
+use crate::clock::{format_iso, Ms};
+use crate::evidence::registrations::{self, Registration};
+use crate::fsguard;
+use crate::mux::{self, MuxEnv, ServerIdentity};
+use crate::proc;
+
+/// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
+const MUX_DEADLINE: Duration = Duration::from_millis(1500);
+/// How long to wait for another `register` of the same seat to finish its write.
+const LOCK_WAIT: Duration = Duration::from_millis(1000);
+const LOCK_POLL: Duration = Duration::from_millis(20);
+/// `/proc/stat` is one line per CPU; this covers very large machines.
+const PROC_STAT_CAP: u64 = 1 << 20;
+
+/// The lifecycle event being recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    SessionStart,
+    AgentStart,
+    AgentSettled,
+    SessionShutdown,
+}
+
+impl Event {
+    pub fn parse(s: &str) -> Option<Event> {
+        match s {
+            "session_start" => Some(Event::SessionStart),
+            "agent_start" => Some(Event::AgentStart),
+            // Older pi has no agent_settled; its agent_end is the nearest boundary.
+            "agent_settled" | "agent_end" => Some(Event::AgentSettled),
+            "session_shutdown" => Some(Event::SessionShutdown),
+            _ => None,
+        }
+    }
+
+    /// The run state this event establishes.
+    fn run_state(self) -> &'static str {
+        match self {
+            Event::SessionStart | Event::AgentSettled => "idle",
+            Event::AgentStart => "working",
+            Event::SessionShutdown => "closed",
+        }
+    }
+}
+
+/// What the caller (the extension) tells about itself; the rest is found from the inside.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub event: Event,
+    pub seq: u64,
+    /// The pi process; it must be an ancestor of this command.
+    pub pi_pid: i32,
+    pub session_id: String,
+    pub session_file: Option<PathBuf>,
+    pub sessions_dir: Option<PathBuf>,
+    pub cwd: PathBuf,
+    /// Intercom root when one holds this pi's config (`<root>/.pi-intercom/seats/`).
+    pub intercom_root: Option<PathBuf>,
+    /// Data root for pi sessions outside any Intercom root.
+    pub data_root: PathBuf,
+}
+
+/// A refusal (exit 2) or a failure to write (exit 1), with the reason.
+#[derive(Debug)]
+pub enum RegisterError {
+    Refused(String),
+    Failed(String),
+}
+
+impl std::fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegisterError::Refused(m) | RegisterError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+fn hex24(s: &str) -> String {
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where this session's registration lives.
+pub fn registration_path(req: &Request) -> (PathBuf, PathBuf) {
+    let name = hex24(&req.session_id);
+    match &req.intercom_root {
+        Some(root) => (
+            root.clone(),
+            root.join(".pi-intercom")
+                .join("seats")
+                .join(format!("{name}.json")),
+        ),
+        None => (
+            req.data_root.clone(),
+            req.data_root
+                .join("seats")
+                .join("pi")
+                .join(name)
+                .join("registration.json"),
+        ),
+    }
+}
+
+/// When the process started, in ms since the epoch (boot time + start ticks).
+fn process_started_at(start_ticks: u64) -> Option<Ms> {
+    let bytes = fsguard::read_capped(Path::new("/proc/stat"), PROC_STAT_CAP).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let btime: i64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|h| *h > 0)? as i64;
+    Some(btime * 1000 + (start_ticks as i64) * 1000 / hz)
+}
+
+fn validate(req: &Request) -> Result<(), RegisterError> {
+    let id = &req.session_id;
+    if id.trim().is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
+        return Err(RegisterError::Refused(format!(
+            "--session-id {:?} is not a pi session id",
+            crate::text::clip(&crate::text::sanitize(id), 80)
+        )));
+    }
+    if !req.cwd.is_absolute() {
+        return Err(RegisterError::Refused(format!(
+            "--cwd {:?} is not an absolute path",
+            req.cwd.display().to_string()
+        )));
+    }
+    let me = std::process::id() as i32;
+    if req.pi_pid <= 1 || !proc::is_ancestor(req.pi_pid, me) {
+        return Err(RegisterError::Refused(format!(
+            "pid {} is not an ancestor of this command: register runs inside the pi it records",
+            req.pi_pid
+        )));
+    }
+    Ok(())
+}
+
+fn mux_json(env: &MuxEnv, pid: i32) -> Value {
+    let Some(owner) = mux::owning_multiplexer(pid, env, Instant::now() + MUX_DEADLINE) else {
+        return Value::Null;
+    };
+    let (server_pid, server_start) = match &owner.server {
+        ServerIdentity::Tmux {
+            server_pid,
+            start_time,
+            ..
+        } => (json!(server_pid), json!(start_time)),
+        _ => (Value::Null, Value::Null),
+    };
+    json!({
+        "kind": owner.kind.name(),
+        "socket": owner.socket_path.display().to_string(),
+        "serverPid": server_pid,
+        "serverStart": server_start,
+        "session": owner.pane.session_name,
+        "sessionId": owner.pane.session_id,
+        "windowId": owner.pane.window_id,
+        "paneId": owner.pane.id,
+    })
+}
+
+fn lock_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".lock");
+    PathBuf::from(p)
+}
+
+fn acquire(path: &Path) -> Result<store::Lock, RegisterError> {
+    let until = Instant::now() + LOCK_WAIT;
+    loop {
+        match store::Lock::acquire(path) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.code == "locked" && Instant::now() < until => std::thread::sleep(LOCK_POLL),
+            Err(e) => return Err(RegisterError::Failed(e.to_string())),
+        }
+    }
+}
+
+/// Record `req`. Returns the path written, or `None` when a newer event was already recorded.
+pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>, RegisterError> {
+    validate(req)?;
+    let id = proc::identity(req.pi_pid).ok_or_else(|| {
+        RegisterError::Refused(format!("pid {} is gone or unreadable", req.pi_pid))
+    })?;
+    let (base, path) = registration_path(req);
+    let dir = path.parent().unwrap_or(&base).to_path_buf();
+    store::ensure_dir(&base, &dir).map_err(|e| RegisterError::Failed(e.to_string()))?;
+    let _lock = acquire(&lock_path(&path))?;
+
+    // The previous record of the same process incarnation, if any: its newer run state wins.
+    let previous = read_previous(&path);
+    let same_process = previous.as_ref().is_some_and(|p| {
+        p.pid == Some(id.pid)
+            && p.start_ticks == Some(id.start_ticks)
+            && p.boot_id.as_deref() == Some(id.boot_id.as_str())
+    });
+    if let Some(rs) = previous.as_ref().and_then(|p| p.run_state.as_ref()) {
+        if same_process && rs.seq >= req.seq {
+            return Ok(None);
+        }
+    }
+    let mut rec = Map::new();
+    rec.insert("version".into(), json!(1));
+    rec.insert("seat".into(), json!(hex24(&req.session_id)));
+    rec.insert("harness".into(), json!("pi"));
+    rec.insert("sessionId".into(), json!(req.session_id));
+    rec.insert(
+        "sessionFile".into(),
+        json!(req.session_file.as_ref().map(|p| p.display().to_string())),
+    );
+    rec.insert(
+        "sessionsDir".into(),
+        json!(req.sessions_dir.as_ref().map(|p| p.display().to_string())),
+    );
+    rec.insert("cwd".into(), json!(req.cwd.display().to_string()));
+    rec.insert("pid".into(), json!(id.pid));
+    rec.insert("startTicks".into(), json!(id.start_ticks));
+    rec.insert("bootId".into(), json!(id.boot_id));
+    let started = process_started_at(id.start_ticks).unwrap_or(now);
+    rec.insert("startedAt".into(), json!(format_iso(started)));
+    // The pane is found once per process; later events keep what session_start found.
+    let mux = match previous.as_ref() {
+        Some(_) if same_process && req.event != Event::SessionStart => {
+            previous_mux(&path).unwrap_or_else(|| mux_json(env, id.pid))
+        }
+        _ => mux_json(env, id.pid),
+    };
+    rec.insert("mux".into(), mux);
+    rec.insert(
+        "runState".into(),
+        json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now)}),
+    );
+    let mut bytes = serde_json::to_vec_pretty(&Value::Object(rec))
+        .map_err(|e| RegisterError::Failed(e.to_string()))?;
+    bytes.push(b'\n');
+    store::write_atomic(&path, &bytes).map_err(|e| RegisterError::Failed(e.to_string()))?;
+    Ok(Some(path))
+}
+
+fn read_previous(path: &Path) -> Option<Registration> {
+    let bytes = fsguard::read_capped(path, registrations::MAX_REGISTRATION_BYTES).ok()?;
+    registrations::parse(path, &bytes)
+}
+
+fn previous_mux(path: &Path) -> Option<Value> {
+    let bytes = fsguard::read_capped(path, registrations::MAX_REGISTRATION_BYTES).ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("mux").filter(|m| m.is_object()).cloned()
+}

@@ -1,0 +1,270 @@
+//! `intercom-pane register`: a seat records itself from the inside (its pi process is an
+//! ancestor), on real files and in a real tmux pane; the scan then trusts what it can verify.
+
+mod mux_support;
+mod scan_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mux_support::{wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::{json, Value};
+
+fn register(env: &Env, args: &[&str]) -> std::process::Output {
+    let sys = env.system_config();
+    let mut all = vec!["register", "--config", &sys];
+    all.extend_from_slice(args);
+    env.run(&all)
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn own_ticks() -> u64 {
+    intercom_pane::proc::identity(std::process::id() as i32)
+        .unwrap()
+        .start_ticks
+}
+
+#[test]
+fn records_identity_and_keeps_the_newest_run_state() {
+    let env = Env::new();
+    let me = std::process::id().to_string();
+    let cwd = env.path("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd_s = cwd.display().to_string();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_start",
+            "--seq",
+            "1",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "sess-1",
+            "--cwd",
+            &cwd_s,
+            "--session-file",
+            "/x/s_sess-1.jsonl",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let path = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
+    assert!(
+        path.starts_with(env.path("data/seats/pi")),
+        "{}",
+        path.display()
+    );
+    assert!(path.ends_with("registration.json"));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let r = read(&path);
+    assert_eq!(r["pid"], std::process::id());
+    assert_eq!(r["startTicks"], own_ticks());
+    assert_eq!(
+        r["bootId"],
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .unwrap()
+            .trim()
+    );
+    assert_eq!(r["sessionId"], "sess-1");
+    assert_eq!(r["sessionFile"], "/x/s_sess-1.jsonl");
+    assert_eq!(r["cwd"], cwd_s);
+    assert_eq!(r["runState"]["state"], "idle");
+    assert_eq!(
+        r["mux"],
+        Value::Null,
+        "no multiplexer owns this test process"
+    );
+    assert!(r["startedAt"].as_str().unwrap().ends_with('Z'));
+
+    // A turn starts: working, seq 3.
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "agent_start",
+            "--seq",
+            "3",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "sess-1",
+            "--cwd",
+            &cwd_s,
+        ],
+    );
+    assert!(o.status.success());
+    assert_eq!(read(&path)["runState"]["state"], "working");
+    // A late, older event (seq 2) changes nothing.
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "agent_settled",
+            "--seq",
+            "2",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "sess-1",
+            "--cwd",
+            &cwd_s,
+        ],
+    );
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
+    assert_eq!(read(&path)["runState"]["state"], "working");
+    assert_eq!(read(&path)["runState"]["seq"], 3);
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_shutdown",
+            "--seq",
+            "4",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "sess-1",
+            "--cwd",
+            &cwd_s,
+        ],
+    );
+    assert!(o.status.success());
+    assert_eq!(read(&path)["runState"]["state"], "closed");
+    // No lock or temp file is left behind.
+    let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["registration.json"]);
+}
+
+#[test]
+fn refuses_what_it_cannot_verify_and_writes_nothing() {
+    let env = Env::new();
+    let cwd = env.path("work").display().to_string();
+    // A process that is not our ancestor (a sibling) cannot be registered from here.
+    let mut sibling = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sibling.id().to_string();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_start",
+            "--pi-pid",
+            &pid,
+            "--session-id",
+            "s",
+            "--cwd",
+            &cwd,
+        ],
+    );
+    let _ = sibling.kill();
+    let _ = sibling.wait();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an ancestor"));
+    let me = std::process::id().to_string();
+    for bad in [
+        vec![
+            "--event",
+            "nap",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "s",
+            "--cwd",
+            &cwd,
+        ],
+        vec![
+            "--event",
+            "session_start",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            " ",
+            "--cwd",
+            &cwd,
+        ],
+        vec![
+            "--event",
+            "session_start",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "s",
+            "--cwd",
+            "rel",
+        ],
+    ] {
+        let o = register(&env, &bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    assert!(!env.path("data/seats").exists());
+}
+
+#[test]
+fn a_registered_pane_is_trusted_by_the_scan() {
+    let env = Env::new().with_system_path();
+    let id = "01a2f000-0000-7000-8000-00000000aa01";
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let sys = env.system_config();
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    // A pane whose process is named `pi` (bash started as `pi`) registers itself at startup and
+    // then reports a turn starting, as the extension does; the pane is in a session named
+    // otherwise, so only the registration can tell which pane is the seat's.
+    let reg = |event: &str, seq: u32| {
+        format!(
+            "{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {}",
+            root.display()
+        )
+    };
+    let script = format!(
+        "{} >/dev/null; sleep 1; {} >/dev/null; sleep 600; true",
+        reg("session_start", 1),
+        reg("agent_start", 2)
+    );
+    let inner = format!("exec -a pi bash -c '{script}'");
+    let server = TmuxServer::start("elsewhere", &root, &["bash", "-c", &inner]);
+    let sock = server.sock.display().to_string();
+    let index = wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        (record(&idx, "Worker")["registered"]["runState"] == "working").then_some(idx)
+    })
+    .expect("the registration reached the board");
+    let w = record(&index, "Worker");
+    assert_eq!(w["state"], "working", "{w}");
+    assert_eq!(w["stateReason"], "turn_started");
+    assert_eq!(w["stateSource"], "registration run state");
+    assert_eq!(w["alive"], true);
+    assert_eq!(w["registered"]["alive"], true);
+    let path = std::fs::read_dir(root.join(".pi-intercom/seats"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .unwrap()
+        .path();
+    let r = read(&path);
+    assert_eq!(r["mux"]["kind"], "tmux");
+    assert_eq!(r["mux"]["session"], "elsewhere");
+    assert_eq!(r["mux"]["socket"], sock);
+    assert!(r["mux"]["paneId"].as_str().unwrap().starts_with('%'));
+    assert_eq!(index["registered"], json!(["root/Worker"]));
+}
