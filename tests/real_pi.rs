@@ -142,6 +142,14 @@ fn a_real_pi_is_classified_at_every_step() {
         .to_string(),
     )
     .unwrap();
+    // The shipped extension registers the seat from inside pi, with this build's binary.
+    std::fs::create_dir_all(agent.join("extensions")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
+        agent.join("extensions/intercom-pane.ts"),
+    )
+    .unwrap();
+    let sys = env.system_config();
     // An interactive shell starts pi, as a person would (pi gets its own process group).
     let server = TmuxServer::start("W", &work, &[]);
     let pane = "=W:";
@@ -150,9 +158,10 @@ fn a_real_pi_is_classified_at_every_step() {
         "-t",
         pane,
         &format!(
-            "export PATH={}:$PATH PI_CODING_AGENT_DIR={}; pi --provider fake --model fake-model",
+            "export PATH={}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_BIN={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
             bin.display(),
-            agent.display()
+            agent.display(),
+            env!("CARGO_BIN_EXE_intercom-pane")
         ),
         "Enter",
     ]);
@@ -187,6 +196,12 @@ fn a_real_pi_is_classified_at_every_step() {
     .unwrap();
     let sock = server.sock.clone();
     assert_eq!(wait_state(&env, &sock, "working", 10_000).0, "working");
+    // The extension's registration reached the board: alive, in this pane, turn running.
+    let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(w["registered"]["alive"], true, "{w}");
+    assert_eq!(w["registered"]["runState"], "working", "{w}");
+    assert_eq!(idx["registered"], json!(["root/W"]));
     assert_eq!(
         wait_state(&env, &sock, "idle", 30_000),
         ("idle".into(), "completed_reply".into())
@@ -214,9 +229,20 @@ fn a_real_pi_is_classified_at_every_step() {
         wait_state(&env, &sock, "error", 15_000),
         ("error".into(), "aborted".into())
     );
+    let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+    assert_eq!(
+        record(&idx, "W")["registered"]["runState"],
+        "idle",
+        "agent_settled recorded"
+    );
     server.tmux(&["send-keys", "-t", pane, "C-d"]);
     assert_eq!(
         wait_state(&env, &sock, "offline", 15_000),
         ("offline".into(), "pane_not_running_pi".into())
     );
+    // The registration recorded the exit before pi was gone, and is now stale.
+    let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(w["registered"]["runState"], "closed", "{w}");
+    assert_eq!(w["registered"]["alive"], false);
 }
