@@ -25,6 +25,8 @@ pub enum Command {
     Monitor(MonitorArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
+    /// Send one line of text to one registered seat (bracketed paste, then Enter).
+    Reply(ReplyArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -113,6 +115,20 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
+    pub name: String,
+    /// The text; `-` reads it from standard input.
+    #[arg(conflicts_with = "file")]
+    pub text: Option<String>,
+    /// Read the text from this file.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -4,13 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{RosterStatus, Snapshot};
-use crate::ui::ports::{CancelToken, DataRootSeen, NoReplyPath, SnapshotSource};
+use crate::ui::ports::{
+    CancelToken, DataRootSeen, ReplyOutcome, ReplyRequest, ReplySender, SnapshotSource,
+};
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 
 /// How often a running probe batch looks at the quit flag.
@@ -95,6 +98,40 @@ impl SnapshotSource for ScanSource {
     }
 }
 
+/// Replies from the sidebar: each send runs a fresh pass, so the seat's registration must be live
+/// at the moment of sending, not when the row was drawn.
+pub struct ScanReply {
+    opts: ScanOptions,
+    clock: Arc<dyn Clock>,
+}
+
+impl ReplySender for ScanReply {
+    fn send(&self, req: &ReplyRequest) -> ReplyOutcome {
+        let pass = match scan::run(&self.opts, self.clock.as_ref(), None) {
+            Ok(p) => p,
+            Err(e) => {
+                return ReplyOutcome::Refused {
+                    reason: e.to_string(),
+                }
+            }
+        };
+        match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
+            Ok(r) if r.delivered => ReplyOutcome::Delivered {
+                at: r.sent_at,
+                target: r.target.describe(),
+            },
+            Ok(r) => ReplyOutcome::Failed {
+                exit: r.exit_code,
+                signal: r.signal,
+                stderr: r.stderr,
+            },
+            Err(refusal) => ReplyOutcome::Refused {
+                reason: refusal.to_string(),
+            },
+        }
+    }
+}
+
 pub fn run(args: &MonitorArgs) -> i32 {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
@@ -102,6 +139,10 @@ pub fn run(args: &MonitorArgs) -> i32 {
     };
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let data_root = r.opts.data_root.clone();
+    let replies = ScanReply {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+    };
     let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
@@ -110,7 +151,7 @@ pub fn run(args: &MonitorArgs) -> i32 {
     match run_monitor_with(
         Box::new(source),
         Arc::new(DataRootSeen { data_root }),
-        Arc::new(NoReplyPath),
+        Arc::new(replies),
         clock,
         opts,
     ) {

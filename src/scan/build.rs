@@ -190,12 +190,14 @@ pub(super) fn build_row(
     agent: Option<&Agent>,
     obs: Option<&WorkerObservation>,
     connection: Option<&Connection>,
+    reply: &Result<ReplyTarget, String>,
 ) -> Row {
-    let reply = ReplyPath::Unavailable {
-        reason: if seat.role == RowRole::Connector {
-            "connector rows cannot be replied to".into()
-        } else {
-            "reply needs a registered seat".into()
+    let reply = match reply {
+        Ok(t) => ReplyPath::Available {
+            target: t.describe(),
+        },
+        Err(reason) => ReplyPath::Unavailable {
+            reason: reason.clone(),
         },
     };
     Row {

@@ -31,6 +31,7 @@ mod build;
 mod seats;
 
 use build::*;
+pub use seats::ReplyTarget;
 use seats::*;
 
 const MAX_AGENT_DIRS: usize = 256;
@@ -86,6 +87,8 @@ pub struct Scan {
     pub registration_stale: Vec<String>,
     pub registration_errors: Vec<String>,
     pub discovery_errors: Vec<String>,
+    /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
+    pub reply_paths: BTreeMap<String, Result<ReplyTarget, String>>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -225,6 +228,7 @@ pub fn run(
     let mut rows = Vec::with_capacity(seats.len());
     let mut registered = Vec::new();
     let mut registration_stale = Vec::new();
+    let mut reply_paths = BTreeMap::new();
     for seat in &seats {
         let agent_cfg = seat
             .agent_index
@@ -259,6 +263,7 @@ pub fn run(
                 _ => registered.push(key),
             }
         }
+        let reply = reply_target(seat, reg, reg_alive);
         if seat.role != RowRole::Coordinator {
             rows.push(build_row(
                 seat,
@@ -266,8 +271,10 @@ pub fn run(
                 agent_cfg,
                 obs,
                 connection.as_ref(),
+                &reply,
             ));
         }
+        reply_paths.insert(record.key(), reply);
         records.push(record);
     }
 
@@ -291,6 +298,7 @@ pub fn run(
         registration_stale,
         registration_errors: regs.errors.clone(),
         discovery_errors,
+        reply_paths,
     })
 }
 

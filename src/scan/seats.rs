@@ -213,3 +213,61 @@ pub(super) fn seat_servers(
     }
     out
 }
+
+/// Where a reply to this seat goes, from its live, verified registration only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyTarget {
+    pub kind: MuxKind,
+    /// Socket path (or `-L` name) exactly as registered.
+    pub socket: Option<String>,
+    /// The pane id when registered, else the tmux session name.
+    pub target: String,
+    pub session: Option<String>,
+}
+
+impl ReplyTarget {
+    /// How the sidebar and receipts name it, e.g. `tmux %3 (session build)`.
+    pub fn describe(&self) -> String {
+        match &self.session {
+            Some(s) if s != &self.target => {
+                format!("{} {} (session {s})", self.kind.name(), self.target)
+            }
+            _ => format!("{} {}", self.kind.name(), self.target),
+        }
+    }
+}
+
+/// The reply path of a seat, or why it has none. Never a guess: only a registration whose
+/// process is verifiably alive names where to type.
+pub(super) fn reply_target(
+    seat: &SeatSource,
+    reg: Option<&Registration>,
+    reg_alive: Option<bool>,
+) -> Result<ReplyTarget, String> {
+    if seat.role == RowRole::Connector {
+        return Err("connector rows cannot be replied to".into());
+    }
+    let Some(r) = reg else {
+        return Err("reply needs a registered seat".into());
+    };
+    match reg_alive {
+        Some(true) => {}
+        Some(false) => return Err("the seat's registration is stale (its pi is gone)".into()),
+        None => return Err("the registration records no process to verify".into()),
+    }
+    let Some(m) = r.mux.as_ref() else {
+        return Err("the registration names no multiplexer pane".into());
+    };
+    let kind = mux_kind(&m.kind).ok_or("the registration names an unknown multiplexer")?;
+    let target = m
+        .pane_id
+        .clone()
+        .or_else(|| m.session.clone())
+        .ok_or("the registration names no pane or session")?;
+    Ok(ReplyTarget {
+        kind,
+        socket: m.socket.clone(),
+        target,
+        session: m.session.clone(),
+    })
+}
