@@ -207,4 +207,7 @@ pub struct DemoAgentArgs {
     /// Stop after this many seconds (bounded by design).
     #[arg(long, default_value_t = 3600)]
     pub lifetime: u64,
+    /// Register as a seat (like the pi extension) with this system config.
+    #[arg(long)]
+    pub register_config: Option<PathBuf>,
 }

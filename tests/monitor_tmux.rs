@@ -87,6 +87,29 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     })
     .unwrap_or_else(|| panic!("details did not close:\n{}", capture(&sock, &pane)));
 
+    // Reply to the selected seat (Reviewer asked for input): the box sends through the real
+    // reply path into the simulated agent's pane, which answers; the row then turns idle.
+    inner(&sock, &["send-keys", "-t", &pane, "r"]);
+    inner(&sock, &["send-keys", "-t", &pane, "-l", "staging"]);
+    inner(&sock, &["send-keys", "-t", &pane, "Enter"]);
+    wait_for(10_000, || {
+        let s = capture(&sock, &pane);
+        s.contains("delivered").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no delivery receipt:\n{}", capture(&sock, &pane)));
+    inner(&sock, &["send-keys", "-t", &pane, "Escape"]);
+    wait_for(15_000, || {
+        let s = capture(&sock, &pane);
+        let row = s.lines().find(|l| l.contains("Reviewer"))?.to_string();
+        (row.contains("idle") && !row.contains("waiting")).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Reviewer did not settle after the reply:\n{}",
+            capture(&sock, &pane)
+        )
+    });
+
     // A narrower terminal re-renders within its width.
     outer.tmux(&["resize-window", "-t", "outer", "-x", "44", "-y", "30"]);
     wait_for(5_000, || {

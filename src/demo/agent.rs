@@ -130,6 +130,18 @@ impl Writer {
         }
     }
 
+    /// A reply arrived in the pane: a user turn, then an acknowledging reply.
+    fn answer(&mut self, text: &str) -> std::io::Result<()> {
+        self.observe("host.activity", true, Some("working"), Some("processing"));
+        self.message(json!({"role": "user", "content": text}))?;
+        std::thread::sleep(Duration::from_millis(800));
+        let ack = format!("Thanks, going with: {text}");
+        self.assistant(json!([{"type": "text", "text": ack}]), "stop", None)?;
+        self.observe("host.activity", false, Some("idle"), Some("settled"));
+        self.report("clear", "");
+        Ok(())
+    }
+
     fn step(&mut self, s: Step) -> std::io::Result<()> {
         match s {
             Step::UserPrompt => {
@@ -230,6 +242,50 @@ fn answer(mut s: TcpStream, session_id: &str) -> std::io::Result<()> {
     )
 }
 
+/// Register this simulated pi as a seat, as the pi extension does, with the real command.
+fn register_self(args: &DemoAgentArgs, config: &Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["register", "--event", "session_start", "--seq", "1"])
+        .arg("--pi-pid")
+        .arg(std::process::id().to_string())
+        .arg("--session-id")
+        .arg(&args.session_id)
+        .arg("--session-file")
+        .arg(&args.session_file)
+        .arg("--cwd")
+        .arg(&args.cwd)
+        .arg("--config")
+        .arg(config)
+        .stdout(std::process::Stdio::null());
+    if let Some(root) = &args.root {
+        cmd.arg("--root").arg(root);
+    }
+    let _ = cmd.status();
+}
+
+/// Lines typed into this agent's pane (a reply), minus intercom-pane's trailer; bounded.
+fn read_replies() -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines().take(10_000) {
+            let Ok(line) = line else { return };
+            let line: String = line.chars().take(2000).collect();
+            if line.trim().is_empty() || line.starts_with("(intercom-pane:") {
+                continue;
+            }
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
 /// Set this process's name to `pi`, as the real pi does, so multiplexers report it as `pi`.
 fn name_self_pi() {
     let name = c"pi";
@@ -292,30 +348,37 @@ pub fn run(args: &DemoAgentArgs) -> i32 {
     }
     let _ = w.entry(json!({"type": "model_change", "provider": "demo", "modelId": "demo-model"}));
     w.observe("runtime.ready", false, None, None);
+    if let Some(cfg) = &args.register_config {
+        register_self(args, cfg);
+    }
+    let replies = read_replies();
     let steps = scenario(&args.scenario);
     let start = Instant::now();
     let lifetime = Duration::from_secs(args.lifetime);
     let step = Duration::from_secs(args.step.max(1));
     let parent = std::os::unix::process::parent_id();
     let mut i = 0usize;
+    let mut finished = false;
     // Bounded by `lifetime`; also stops when the parent that started it is gone.
     while start.elapsed() < lifetime {
-        if let Err(e) = w.step(steps[i % steps.len()]) {
-            eprintln!("demo-agent: write failed: {e}");
-            return 1;
-        }
-        i += 1;
-        if args.scenario != "cycle" && i >= steps.len() {
-            // One-shot scenarios stay in their final state.
-            while start.elapsed() < lifetime && std::os::unix::process::parent_id() == parent {
-                std::thread::sleep(Duration::from_millis(200));
+        if !finished {
+            if let Err(e) = w.step(steps[i % steps.len()]) {
+                eprintln!("demo-agent: write failed: {e}");
+                return 1;
             }
-            break;
+            i += 1;
+            // One-shot scenarios stay in their final state (until someone replies).
+            finished = args.scenario != "cycle" && i >= steps.len();
         }
         let until = Instant::now() + step;
         while Instant::now() < until {
             if std::os::unix::process::parent_id() != parent {
                 return 0;
+            }
+            if let Ok(text) = replies.try_recv() {
+                if w.answer(&text).is_err() {
+                    return 1;
+                }
             }
             std::thread::sleep(Duration::from_millis(100));
         }

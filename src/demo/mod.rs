@@ -148,6 +148,8 @@ pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -
         w.step_secs.to_string(),
         "--lifetime".into(),
         w.lifetime_secs.unwrap_or(3600).to_string(),
+        "--register-config".into(),
+        layout.base.join("system.json").display().to_string(),
     ]
 }
 
