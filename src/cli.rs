@@ -27,6 +27,8 @@ pub enum Command {
     Register(RegisterArgs),
     /// Send one line of text to one registered seat (bracketed paste, then Enter).
     Reply(ReplyArgs),
+    /// Coordinator startup hook: place (or keep) the sidebar pane above the coordinator.
+    EnsureMonitor(EnsureMonitorArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -129,6 +131,25 @@ pub struct ReplyArgs {
     /// Read the text from this file.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct EnsureMonitorArgs {
+    /// The Intercom root (default: the nearest one at or above the current folder).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// System config for the monitor (passed on to it as `--config`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The caller's pi session id: a worker's never creates a monitor.
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// The process whose pane is the coordinator's (default: this command's own ancestry).
+    #[arg(long)]
+    pub caller_pid: Option<i32>,
+    /// Clear a fenced record or a stale lock first, after a person has looked at the panes.
+    #[arg(long)]
+    pub recover: bool,
 }
 
 #[derive(Args, Debug)]

@@ -11,6 +11,7 @@ fn main() {
         Command::Monitor(a) => cmd::monitor_cmd::run(a),
         Command::Register(a) => cmd::register_cmd::run(a),
         Command::Reply(a) => cmd::reply_cmd::run(a),
+        Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a),
         Command::Demo(a) => demo::run(a),
         Command::DemoAgent(a) => demo::agent::run(a),
     };

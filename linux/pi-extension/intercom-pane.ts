@@ -3,7 +3,9 @@
 // Install: copy this file to ~/.pi/agent/extensions/intercom-pane.ts (every pi: coordinator and
 // workers). At session start, at the start and settlement of every agent run, and at shutdown,
 // it runs `intercom-pane register` from inside this pi, so the board knows which pane the seat
-// lives in and that a turn is running before pi writes anything to its session file.
+// lives in and that a turn is running before pi writes anything to its session file. At session
+// start it also runs `intercom-pane ensure-monitor`, which places the sidebar above the
+// coordinator (and does nothing for workers).
 //
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
 // (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
@@ -59,7 +61,26 @@ export default function (pi: Pi) {
     return finished;
   };
 
-  pi.on("session_start", (_e, ctx) => { void record("session_start", ctx); });
+  // The coordinator's startup hook: place (or keep) the sidebar above it. ensure-monitor itself
+  // skips workers, rosters without workers, and anything it cannot verify.
+  const ensureMonitor = (ctx: Ctx) => {
+    try {
+      const id = ctx.sessionManager.getSessionId();
+      if (!id) return;
+      const args = ["ensure-monitor", "--session-id", id];
+      if (process.env.INTERCOM_PANE_CONFIG) args.push("--config", process.env.INTERCOM_PANE_CONFIG);
+      const child = spawn(bin, args, { stdio: "ignore", timeout: TIMEOUT_MS, cwd: ctx.cwd });
+      child.on("error", () => {});
+      child.unref();
+    } catch {
+      // Best effort, like registration.
+    }
+  };
+
+  pi.on("session_start", (_e, ctx) => {
+    void record("session_start", ctx);
+    ensureMonitor(ctx);
+  });
   pi.on("agent_start", (_e, ctx) => { void record("agent_start", ctx); });
   pi.on("agent_settled", (_e, ctx) => { void record("agent_settled", ctx); });
   pi.on("session_shutdown", (_e, ctx) => record("session_shutdown", ctx));

@@ -1,5 +1,6 @@
 //! Explicit mutations. Every byte written goes through `store`.
 
+pub mod monitor_pane;
 pub mod register;
 pub mod reply;
 pub mod seen;

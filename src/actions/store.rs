@@ -151,6 +151,18 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
     Ok(())
 }
 
+/// Remove a regular file (never a link's target, never a folder). Missing is fine.
+pub fn remove_file(path: &Path) -> Result<(), StoreError> {
+    match crate::fsguard::kind(path) {
+        Ok(crate::fsguard::Kind::File) => {
+            std::fs::remove_file(path).map_err(|e| err("remove_failed", path, e))
+        }
+        Err(crate::fsguard::FsError::NotFound) => Ok(()),
+        Ok(_) => Err(err("not_regular", path, "not a regular file")),
+        Err(e) => Err(err(e.code(), path, "cannot inspect")),
+    }
+}
+
 /// An exclusive lock file, removed on drop.
 pub struct Lock {
     path: PathBuf,

@@ -1,0 +1,286 @@
+//! `intercom-pane ensure-monitor`: place and own one sidebar pane above the coordinator
+//! (behaviour.md §5, interop.md §4 and §8).
+//!
+//! Safety rules, in order: skip when the roster has no worker or the caller is a worker; one lock
+//! per coordinator; a record left in a `*_pending` stage is fenced (reported, never repeated);
+//! an owned pane (record and pane marker agree, on the same server) is preserved; a pane merely
+//! titled like a monitor is not proof of ownership and stops the run; otherwise a new pane is
+//! split above the coordinator without focus, each stage recorded before the step it names.
+//! An existing monitor is never closed.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::actions::store;
+use crate::clock::{format_iso, Ms};
+use crate::evidence::config::IntercomConfig;
+use crate::fsguard;
+use crate::mux::{self, MuxEnv, Owner, SplitAbove};
+
+/// The name every monitor pane gets (a label, never proof of ownership).
+pub const MONITOR_NAME: &str = "Intercom monitor";
+/// Height of the new pane, percent of the coordinator's.
+const PERCENT: u8 = 25;
+const STEP_DEADLINE: Duration = Duration::from_secs(5);
+const RECORD_CAP: u64 = 64 * 1024;
+const PENDING: [&str; 4] = [
+    "split_pending",
+    "rename_pending",
+    "swap_pending",
+    "run_pending",
+];
+
+/// What ensure-monitor did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Skipped(String),
+    Preserved { pane: String },
+    Created { pane: String },
+}
+
+/// Why it stopped without placing a monitor. Exit codes: 2 refused, 3 not in a pane, 4 locked,
+/// 5 fenced, 6 an unowned pane is labelled like a monitor, 1 a step failed (recorded, fenced).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnsureError {
+    Refused(String),
+    NotInPane,
+    Locked(PathBuf),
+    Fenced { stage: String, record: PathBuf },
+    Impostor { pane: String },
+    Failed { stage: String, detail: String },
+}
+
+impl EnsureError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            EnsureError::Refused(_) => 2,
+            EnsureError::NotInPane => 3,
+            EnsureError::Locked(_) => 4,
+            EnsureError::Fenced { .. } => 5,
+            EnsureError::Impostor { .. } => 6,
+            EnsureError::Failed { .. } => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for EnsureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EnsureError::Refused(m) => f.write_str(m),
+            EnsureError::NotInPane => {
+                f.write_str("not inside a tmux or Herdr pane (by process ancestry): nothing to place a monitor above")
+            }
+            EnsureError::Locked(p) => write!(
+                f,
+                "another ensure-monitor holds {} (remove it only if no run is active, or use --recover)",
+                p.display()
+            ),
+            EnsureError::Fenced { stage, record } => write!(
+                f,
+                "a previous launch stopped at stage {stage} ({}); it may have half-happened, so nothing is repeated: inspect the panes, then run with --recover",
+                record.display()
+            ),
+            EnsureError::Impostor { pane } => write!(
+                f,
+                "pane {pane} is labelled {MONITOR_NAME:?} but carries no ownership marker of ours: not touching it and not creating another"
+            ),
+            EnsureError::Failed { stage, detail } => {
+                write!(f, "stopped at stage {stage}: {detail} (the record is fenced)")
+            }
+        }
+    }
+}
+
+/// Everything one run needs.
+pub struct EnsureRequest<'a> {
+    pub config: &'a IntercomConfig,
+    /// The caller's pi session id, when known: a worker's never creates a monitor.
+    pub session_id: Option<String>,
+    /// The process whose pane is the coordinator's (this command, or its pi).
+    pub caller_pid: i32,
+    /// The monitor's argv.
+    pub monitor_argv: Vec<String>,
+    /// Clear a fenced record or a stale lock first (after a person looked).
+    pub recover: bool,
+    pub now: Ms,
+}
+
+/// `<root>/.pi-intercom/monitor-<first 24 hex of sha256(coordinator session id)>.json`.
+pub fn record_path(root: &Path, coordinator_session: &str) -> PathBuf {
+    let hex: String = Sha256::digest(coordinator_session.as_bytes())
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    root.join(".pi-intercom")
+        .join(format!("monitor-{hex}.json"))
+}
+
+fn lock_path(record: &Path) -> PathBuf {
+    let mut p = record.as_os_str().to_owned();
+    p.push(".lock");
+    PathBuf::from(p)
+}
+
+fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
+    match fsguard::read_capped(path, RECORD_CAP) {
+        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|_| {
+            EnsureError::Refused(format!("{} is not valid JSON: inspect it", path.display()))
+        }),
+        Err(fsguard::FsError::NotFound) => Ok(None),
+        Err(e) => Err(EnsureError::Refused(format!(
+            "{} cannot be read ({})",
+            path.display(),
+            e.code()
+        ))),
+    }
+}
+
+fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(v).map_err(|e| EnsureError::Refused(e.to_string()))?;
+    bytes.push(b'\n');
+    store::write_atomic(path, &bytes).map_err(|e| EnsureError::Failed {
+        stage: v["stage"].as_str().unwrap_or("?").to_string(),
+        detail: e.to_string(),
+    })
+}
+
+fn deadline() -> Instant {
+    Instant::now() + STEP_DEADLINE
+}
+
+/// Place or preserve the coordinator's monitor pane.
+pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError> {
+    let cfg = req.config;
+    if cfg.workers().next().is_none() {
+        return Ok(Outcome::Skipped("the roster has no worker".into()));
+    }
+    let Some(coordinator) = cfg.coordinator() else {
+        return Err(EnsureError::Refused("the roster has no coordinator".into()));
+    };
+    if let Some(id) = &req.session_id {
+        if id != &coordinator.session_id {
+            return Ok(Outcome::Skipped("workers never create monitors".into()));
+        }
+    }
+    let owner =
+        mux::owning_multiplexer(req.caller_pid, env, deadline()).ok_or(EnsureError::NotInPane)?;
+    let root = &cfg.root;
+    let record = record_path(root, &coordinator.session_id);
+    let lock = lock_path(&record);
+    if req.recover {
+        let _ = store::remove_file(&lock);
+    }
+    let _guard = store::Lock::acquire(&lock).map_err(|e| {
+        if e.code == "locked" {
+            EnsureError::Locked(lock.clone())
+        } else {
+            EnsureError::Refused(e.to_string())
+        }
+    })?;
+    let mux = mux::open(owner.kind, &owner.socket_path);
+    let previous = read_record(&record)?;
+    if let Some(prev) = &previous {
+        let stage = prev["stage"].as_str().unwrap_or("");
+        let fenced = PENDING.contains(&stage) || !matches!(stage, "submitted" | "observed");
+        if fenced && !req.recover {
+            return Err(EnsureError::Fenced {
+                stage: stage.to_string(),
+                record: record.clone(),
+            });
+        }
+        if !fenced {
+            if let Some(pane) = owned_pane(prev, &owner, mux.as_ref()) {
+                return Ok(Outcome::Preserved { pane });
+            }
+        }
+    }
+    // Our marker is the proof; a title alone is not. Refuse next to an unowned look-alike.
+    let panes = mux
+        .list_panes(deadline())
+        .map_err(|e| EnsureError::Failed {
+            stage: "list".into(),
+            detail: e.to_string(),
+        })?;
+    if let Some(p) = panes.panes.iter().find(|p| {
+        p.session_id == owner.pane.session_id
+            && p.title.as_deref() == Some(MONITOR_NAME)
+            && p.marker.is_none()
+    }) {
+        return Err(EnsureError::Impostor { pane: p.id.clone() });
+    }
+    create(
+        req,
+        &owner,
+        mux.as_ref(),
+        root,
+        &record,
+        &coordinator.session_id,
+    )
+}
+
+/// The recorded pane, if it is still ours: same server incarnation, same pane id, our marker.
+fn owned_pane(prev: &Value, owner: &Owner, mux: &dyn mux::Multiplexer) -> Option<String> {
+    let pane = prev["pane"].as_str()?;
+    let marker = prev["marker"].as_str()?;
+    let recorded_server: mux::ServerIdentity =
+        serde_json::from_value(prev["server"].clone()).ok()?;
+    if !recorded_server.same_server(&owner.server) {
+        return None;
+    }
+    let found = mux.read_marker(pane, deadline()).ok()??;
+    (found == marker).then(|| pane.to_string())
+}
+
+fn create(
+    req: &EnsureRequest,
+    owner: &Owner,
+    mux: &dyn mux::Multiplexer,
+    root: &Path,
+    record: &Path,
+    coordinator_session: &str,
+) -> Result<Outcome, EnsureError> {
+    let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
+    let mut rec = json!({
+        "version": 1,
+        "sessionId": coordinator_session,
+        "workspace": owner.pane.session_id,
+        "caller": owner.pane.id,
+        "stage": "split_pending",
+        "multiplexer": owner.kind.name(),
+        "socket": owner.socket_path.display().to_string(),
+        "server": owner.server,
+        "windowId": owner.pane.window_id,
+        "marker": marker,
+        "updatedAt": format_iso(req.now),
+    });
+    write_record(record, &rec)?;
+    let fail = |stage: &str, e: mux::MuxError| EnsureError::Failed {
+        stage: stage.to_string(),
+        detail: e.to_string(),
+    };
+    let split = SplitAbove {
+        target: owner.pane.id.clone(),
+        percent: PERCENT,
+        cwd: Some(root.to_path_buf()),
+        argv: req.monitor_argv.clone(),
+        env: Vec::new(),
+    };
+    let new = mux
+        .split_above(&split, deadline())
+        .map_err(|e| fail("split_pending", e))?;
+    rec["pane"] = json!(new.id);
+    rec["stage"] = json!("rename_pending");
+    write_record(record, &rec)?;
+    mux.set_marker(&new.id, &marker, deadline())
+        .map_err(|e| fail("rename_pending", e))?;
+    mux.rename(&new.id, MONITOR_NAME, deadline())
+        .map_err(|e| fail("rename_pending", e))?;
+    rec["stage"] = json!("submitted");
+    write_record(record, &rec)?;
+    Ok(Outcome::Created { pane: new.id })
+}

@@ -1,0 +1,74 @@
+//! `intercom-pane ensure-monitor`: exit 0 placed, kept or skipped (said on stdout); otherwise the
+//! codes of `actions::monitor_pane::EnsureError`.
+
+use crate::actions::monitor_pane::{self, EnsureRequest, Outcome};
+use crate::cli::EnsureMonitorArgs;
+use crate::clock::{Clock, SystemClock};
+use crate::cmd::refuse;
+use crate::evidence::config;
+use crate::mux::MuxEnv;
+
+pub fn run(args: &EnsureMonitorArgs) -> i32 {
+    let root = match &args.root {
+        Some(r) => r.clone(),
+        None => {
+            let cwd = match std::env::current_dir() {
+                Ok(c) => c,
+                Err(e) => return refuse(format!("cannot read the current folder: {e}")),
+            };
+            match config::discover_root(&cwd) {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    return refuse(format!(
+                        "no .pi-intercom/config.json in {} or above: no roster, no monitor",
+                        cwd.display()
+                    ))
+                }
+                Err(e) => return refuse(e),
+            }
+        }
+    };
+    let cfg = match config::load(&root) {
+        Ok(c) => c,
+        Err(e) => return refuse(e),
+    };
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "intercom-pane".into());
+    let mut argv = vec![
+        exe,
+        "monitor".to_string(),
+        "--root".to_string(),
+        cfg.root.display().to_string(),
+    ];
+    if let Some(c) = &args.config {
+        argv.push("--config".into());
+        argv.push(c.display().to_string());
+    }
+    let req = EnsureRequest {
+        config: &cfg,
+        session_id: args.session_id.clone(),
+        caller_pid: args.caller_pid.unwrap_or(std::process::id() as i32),
+        monitor_argv: argv,
+        recover: args.recover,
+        now: SystemClock.now_ms(),
+    };
+    match monitor_pane::ensure(&req, &MuxEnv::from_process()) {
+        Ok(Outcome::Skipped(why)) => {
+            println!("skipped: {why}");
+            0
+        }
+        Ok(Outcome::Preserved { pane }) => {
+            println!("kept: the monitor already runs in {pane}");
+            0
+        }
+        Ok(Outcome::Created { pane }) => {
+            println!("created: monitor in {pane}");
+            0
+        }
+        Err(e) => {
+            eprintln!("intercom-pane: ensure-monitor: {e}");
+            e.exit_code()
+        }
+    }
+}
