@@ -1,6 +1,6 @@
 //! The real sidebar end to end: `intercom-pane demo` runs in a pane of a private tmux server,
-//! starts its own private server with simulated pi workers and opens `intercom-pane monitor`
-//! above the coordinator. The test drives that monitor with send-keys and reads it with
+//! starts its own private server with simulated pi workers, and the coordinator's startup hook
+//! (`ensure-monitor`) opens `intercom-pane monitor` above the coordinator. The test drives that monitor with send-keys and reads it with
 //! capture-pane, then closes the outer server and checks that the demo cleaned up.
 
 mod mux_support;
@@ -39,7 +39,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let tmpdir = format!("TMPDIR={}", tmp.path().display());
     let mut outer = TmuxServer::start("outer", tmp.path(), &["env", &tmpdir, bin, "demo"]);
-    outer.tmux(&["resize-window", "-t", "outer", "-x", "120", "-y", "36"]);
+    outer.tmux(&["resize-window", "-t", "outer", "-x", "120", "-y", "64"]);
 
     let sock = wait_for(10_000, || find_inner_socket(tmp.path())).expect("inner tmux server");
     // The monitor is the top pane of the Coordinator session, running intercom-pane.

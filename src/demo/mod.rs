@@ -101,7 +101,9 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     }
     std::fs::write(
         base.join("system.json"),
-        json!({"dataRoot": data_root.display().to_string()}).to_string(),
+        json!({"dataRoot": data_root.display().to_string(),
+            "sessionDirs": [sessions.display().to_string()]})
+        .to_string(),
     )?;
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
     std::fs::write(
@@ -178,7 +180,18 @@ impl Drop for Demo {
 /// named like it, running the simulated agent (its pane command is `pi`).
 fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, String> {
     let sock = layout.base.join("tmux.sock");
-    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &[])?;
+    // The coordinator's pane runs the startup hook first, as the pi extension would, then a shell.
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "intercom-pane".into());
+    let hook = format!(
+        "{} ensure-monitor --root {} --config {}; exec \"${{SHELL:-/bin/sh}}\"",
+        crate::mux::shell_quote(&exe),
+        crate::mux::shell_quote(&layout.root.display().to_string()),
+        crate::mux::shell_quote(&layout.base.join("system.json").display().to_string()),
+    );
+    let coordinator = ["sh".to_string(), "-c".to_string(), hook];
+    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)?;
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
         let argv = agent_command(layout, w, id, *port);
         server.new_session(name, &layout.root, &argv)?;
@@ -188,29 +201,6 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         }
     }
     Ok(server)
-}
-
-/// The monitor's argv for this demo (the same binary).
-fn monitor_command(layout: &DemoLayout, sock: &Path) -> Vec<String> {
-    let exe = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "intercom-pane".into());
-    vec![
-        exe,
-        "monitor".into(),
-        "--config".into(),
-        layout.base.join("system.json").display().to_string(),
-        "--root".into(),
-        layout.root.display().to_string(),
-        "--sessions-dir".into(),
-        layout.sessions.display().to_string(),
-        "--tmux-socket".into(),
-        sock.display().to_string(),
-        "--fleet".into(),
-        "none".into(),
-        "--repo".into(),
-        layout.root.display().to_string(),
-    ]
 }
 
 /// Clean up when the demo's terminal goes away or it is told to stop (SIGHUP, SIGTERM, SIGINT):
@@ -290,13 +280,10 @@ pub fn run(args: &DemoArgs) -> i32 {
 
 fn attach_with_monitor(demo: &Demo, sock: &Path) -> i32 {
     let Some(server) = &demo.server else { return 1 };
-    if let Err(e) = server.split_above("Coordinator", 40, &monitor_command(&demo.layout, sock)) {
-        eprintln!("intercom-pane demo: cannot open the monitor pane: {e}");
-        return 1;
-    }
     println!(
         "intercom-pane demo: attaching to a private tmux server ({}).\n\
-         The monitor is the top pane; press q there to quit it, then C-b d to leave the demo.",
+         The coordinator's startup hook (ensure-monitor) puts the sidebar in the top pane; \
+         select it with C-b Up; q quits it, C-b d leaves the demo.",
         sock.display()
     );
     std::thread::sleep(Duration::from_millis(800));
