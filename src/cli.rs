@@ -29,6 +29,10 @@ pub enum Command {
     Reply(ReplyArgs),
     /// Coordinator startup hook: place (or keep) the sidebar pane above the coordinator.
     EnsureMonitor(EnsureMonitorArgs),
+    /// Close one worker's pane after its public handoff is saved and its turn settled.
+    CloseWorker(CloseWorkerArgs),
+    /// Run by a worker when asked: save its public handoff for a close job.
+    Handoff(HandoffArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -131,6 +135,45 @@ pub struct ReplyArgs {
     /// Read the text from this file.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CloseWorkerArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Give up (timed_out) after this many seconds, 1..120.
+    #[arg(long, default_value_t = 120)]
+    pub deadline_secs: u64,
+    /// Run every check and print the verdict as JSON; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Clear a fenced (uncertain or interrupted) job after a person has looked.
+    #[arg(long)]
+    pub recover: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HandoffArgs {
+    /// The close job id the coordinator named.
+    #[arg(long)]
+    pub job: String,
+    /// The public handoff summary (at most 4000 characters); `-` reads standard input.
+    #[arg(long, conflicts_with = "file")]
+    pub summary: Option<String>,
+    /// Read the summary from this file.
+    #[arg(short = 'f', long = "file")]
+    pub file: Option<PathBuf>,
+    /// This worker's pi session id (default: `$PI_SESSION_ID`, set by pi for its tools).
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// This worker's pi session file (default: `$PI_SESSION_FILE`).
+    #[arg(long)]
+    pub session_file: Option<PathBuf>,
+    /// The Intercom root (default: the nearest one at or above the current folder).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -12,6 +12,8 @@ fn main() {
         Command::Register(a) => cmd::register_cmd::run(a),
         Command::Reply(a) => cmd::reply_cmd::run(a),
         Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a),
+        Command::CloseWorker(a) => cmd::close_cmd::run_close(a),
+        Command::Handoff(a) => cmd::close_cmd::run_handoff(a),
         Command::Demo(a) => demo::run(a),
         Command::DemoAgent(a) => demo::agent::run(a),
     };

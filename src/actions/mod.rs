@@ -1,5 +1,8 @@
 //! Explicit mutations. Every byte written goes through `store`.
 
+pub mod close;
+pub mod config_write;
+pub mod handoff;
 pub mod monitor_pane;
 pub mod register;
 pub mod reply;

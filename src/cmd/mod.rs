@@ -1,5 +1,6 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns the exit code.
 
+pub mod close_cmd;
 pub mod ensure_monitor_cmd;
 pub mod monitor_cmd;
 pub mod options;

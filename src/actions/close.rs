@@ -1,0 +1,695 @@
+//! `intercom-pane close-worker NAME`: close exactly one worker's pane after its public handoff
+//! is saved and its turn has settled, and never anything else (behaviour.md §7).
+//!
+//! Durable intent first (`closeJob` in config), every stage recorded before the step it names,
+//! identities verified from the outside (server incarnation, pane, session/window, the pi process
+//! in that pane's tree with the same start ticks and boot id, the session file's header), a commit
+//! check that nothing moved since the turn settled, then one compare-and-close and a bounded
+//! check that the pane and the process are gone. Any doubt stops the run; nothing is retried.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::actions::{config_write, handoff, monitor_pane, reply, store};
+use crate::board::classify::{self, Activity};
+use crate::clock::{format_iso, Clock, Ms};
+use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::sessions;
+use crate::fsguard;
+use crate::mux::{self, CloseOutcome, MuxEnv, MuxKind, PaneIdentity, ServerIdentity};
+use crate::proc::{self, ProcIdentity, ProcStatus};
+use crate::scan::{self, ScanOptions};
+
+/// Longest deadline a close job may have.
+pub const MAX_DEADLINE_SECS: u64 = 120;
+/// At most this many close jobs pending at once.
+const MAX_PENDING_JOBS: usize = 16;
+const POLL: Duration = Duration::from_millis(250);
+const STEP_DEADLINE: Duration = Duration::from_secs(5);
+/// After the close, how long the pane and process may take to disappear.
+const VERIFY_WINDOW: Duration = Duration::from_secs(3);
+
+pub struct CloseRequest<'a> {
+    pub name: String,
+    pub deadline_secs: u64,
+    pub dry_run: bool,
+    pub recover: bool,
+    pub scan: &'a ScanOptions,
+    pub clock: &'a dyn Clock,
+}
+
+/// How a run ended. `code` is the exit code: 0 closed (or dry run passed, or recovered),
+/// 1 the job ended failed / timed out / uncertain, 2 refused, 5 fenced, 6 no reply path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    pub code: i32,
+    pub report: Value,
+}
+
+fn refused(code: i32, msg: impl Into<String>) -> Ending {
+    Ending {
+        code,
+        report: json!({"refused": msg.into()}),
+    }
+}
+
+/// The verified state of the worker's pane and process, from the outside.
+struct Verified {
+    server: ServerIdentity,
+    pane: mux::PaneInfo,
+}
+
+/// The machine-local job record written by the worker's `handoff`.
+struct JobRecord {
+    session_file: Option<PathBuf>,
+    pi: ProcIdentity,
+    kind: MuxKind,
+    socket: PathBuf,
+    server: ServerIdentity,
+    pane_id: String,
+    session_id: String,
+    window_id: String,
+}
+
+fn read_job_record(root: &Path, job: &str) -> Result<JobRecord, String> {
+    let path = handoff::job_record_path(root, job);
+    let f = fsguard::open_regular(&path, Some(64 * 1024))
+        .map_err(|e| format!("job record {}", e.code()))?;
+    if f.mode & 0o077 != 0 {
+        return Err("job record is readable by others".into());
+    }
+    let bytes = fsguard::read_at(&f.file, 0, f.len as usize).map_err(|e| e.code().to_string())?;
+    let v: Value =
+        serde_json::from_slice(&bytes).map_err(|_| "job record is not JSON".to_string())?;
+    let s = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+    let pi = &v["pi"];
+    let m = &v["mux"];
+    let kind = match m["kind"].as_str() {
+        Some("tmux") => MuxKind::Tmux,
+        Some("herdr") => MuxKind::Herdr,
+        _ => return Err("job record names no multiplexer".into()),
+    };
+    Ok(JobRecord {
+        session_file: s(&v, "sessionFile").map(PathBuf::from),
+        pi: ProcIdentity {
+            pid: pi["pid"]
+                .as_i64()
+                .and_then(|p| i32::try_from(p).ok())
+                .ok_or("no pid")?,
+            start_ticks: pi["startTicks"].as_u64().ok_or("no start ticks")?,
+            boot_id: s(pi, "bootId").ok_or("no boot id")?,
+        },
+        kind,
+        socket: s(m, "socket").map(PathBuf::from).ok_or("no socket")?,
+        server: serde_json::from_value(m["server"].clone()).map_err(|_| "no server identity")?,
+        pane_id: s(m, "paneId").ok_or("no pane")?,
+        session_id: s(m, "sessionId").ok_or("no session id")?,
+        window_id: s(m, "windowId").ok_or("no window id")?,
+    })
+}
+
+/// Set the worker's close job fields (state, updatedAt, optional reason).
+fn set_state(
+    root: &Path,
+    agent: &Agent,
+    job: &str,
+    state: CloseState,
+    reason: Option<&str>,
+    now: Ms,
+) -> Result<(), String> {
+    let at = format_iso(now);
+    config_write::update_agent(root, &agent.session_id, &|a| {
+        let Some(j) = a.get_mut("closeJob").and_then(Value::as_object_mut) else {
+            return Err("the close job disappeared from config".into());
+        };
+        if j.get("jobId").and_then(Value::as_str) != Some(job) {
+            return Err("another close job replaced this one".into());
+        }
+        j.insert("state".into(), json!(state.as_str()));
+        j.insert("updatedAt".into(), json!(at));
+        match reason {
+            Some(r) => j.insert("reason".into(), json!(r)),
+            None => j.remove("reason"),
+        };
+        Ok(())
+    })
+    .map(|_| ())
+}
+
+fn lock_path(root: &Path, job: &str) -> PathBuf {
+    root.join(".pi-intercom")
+        .join("jobs")
+        .join(format!("{job}.lock"))
+}
+
+/// Whether the process that holds a job lock is still running.
+fn lock_holder_alive(path: &Path) -> bool {
+    fsguard::read_capped(path, 64)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .is_some_and(|pid| proc::identity(pid).is_some())
+}
+
+/// The panes this run must never close: the caller's own, and the coordinator's monitor.
+fn protected_panes(cfg: &IntercomConfig) -> Vec<String> {
+    let mut out = Vec::new();
+    let me = std::process::id() as i32;
+    if let Some(o) =
+        mux::owning_multiplexer(me, &MuxEnv::from_process(), Instant::now() + STEP_DEADLINE)
+    {
+        out.push(o.pane.id);
+    }
+    if let Some(c) = cfg.coordinator() {
+        let path = monitor_pane::record_path(&cfg.root, &c.session_id);
+        if let Ok(b) = fsguard::read_capped(&path, 64 * 1024) {
+            if let Some(p) = serde_json::from_slice::<Value>(&b)
+                .ok()
+                .and_then(|v| v["pane"].as_str().map(str::to_string))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Check the worker's pane and process from the outside against the job record.
+fn verify(job: &JobRecord, session_id: &str, protected: &[String]) -> Result<Verified, String> {
+    let m = mux::open(job.kind, &job.socket);
+    let deadline = Instant::now() + STEP_DEADLINE;
+    let server = m
+        .server_identity(deadline)
+        .map_err(|e| format!("server: {e}"))?;
+    if !server.same_server(&job.server) {
+        return Err("the multiplexer server was restarted (ids may be reused)".into());
+    }
+    let pane = m
+        .find_pane(&job.pane_id, deadline)
+        .map_err(|e| format!("pane lookup: {e}"))?
+        .ok_or("the worker's pane is gone")?;
+    if pane.session_id != job.session_id || pane.window_id != job.window_id {
+        return Err("the pane moved to another session or window".into());
+    }
+    if protected.contains(&pane.id) {
+        return Err("the pane is the caller's own or the monitor's".into());
+    }
+    if proc::status(&job.pi) != ProcStatus::Alive {
+        return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
+    }
+    let pane_pid = pane.pid.ok_or("the pane has no process")?;
+    if pane_pid != job.pi.pid && !proc::is_ancestor(pane_pid, job.pi.pid) {
+        return Err("the recorded pi process is not in the pane's process tree".into());
+    }
+    if let Some(file) = &job.session_file {
+        let s = sessions::read_session(file).map_err(|e| format!("session file {}", e.code()))?;
+        if s.session_id != session_id {
+            return Err("the session file's header names another session".into());
+        }
+    }
+    Ok(Verified { server, pane })
+}
+
+/// (length, mtime, newest entry id) of the worker's session file: the settled evidence.
+fn evidence(file: &Path) -> Option<(u64, i64, Option<String>)> {
+    let s = sessions::read_session(file).ok()?;
+    Some((s.file_len, s.mtime_ms, s.newest_entry_id.clone()))
+}
+
+/// Settled: the newest reply completed after the handoff and no turn is running.
+fn settled(file: &Path, handoff_at: Ms, now: Ms) -> bool {
+    let Ok(s) = sessions::read_session(file) else {
+        return false;
+    };
+    let c = classify::classify(&s, now);
+    c.activity != Activity::Working && s.last_activity.is_some_and(|a| a > handoff_at)
+}
+
+pub fn close_worker(req: &CloseRequest) -> Ending {
+    let clock = req.clock;
+    let root = match &req.scan.root {
+        scan::RootChoice::Exact(r) => Some(r.clone()),
+        scan::RootChoice::Discover(start) => config::discover_root(start).ok().flatten(),
+        scan::RootChoice::Skip => None,
+    };
+    let Some(root) = root else {
+        return refused(2, "no Intercom root: nothing to close");
+    };
+    let cfg = match config::load(&root) {
+        Ok(c) => c,
+        Err(e) => return refused(2, e.to_string()),
+    };
+    let Some(agent) = cfg.find_by_name(&req.name).cloned() else {
+        return refused(
+            2,
+            format!(
+                "no agent named {:?} in config",
+                crate::text::sanitize(&req.name)
+            ),
+        );
+    };
+    if agent.coordinator {
+        return refused(2, "the coordinator is never closed by close-worker");
+    }
+    if !(1..=MAX_DEADLINE_SECS).contains(&req.deadline_secs) {
+        return refused(2, format!("--deadline-secs must be 1..{MAX_DEADLINE_SECS}"));
+    }
+    // A pending or uncertain job is fenced: a dead run's job is marked, never replayed.
+    if let Some(j) = &agent.close_job {
+        if j.state.is_pending() || j.state.is_fenced() {
+            let now = clock.now_ms();
+            let lock = lock_path(&root, &j.job_id);
+            if j.state.is_pending() && fsguard::kind(&lock).is_ok() && lock_holder_alive(&lock) {
+                return refused(
+                    5,
+                    format!("close job {} is running ({})", j.job_id, j.state.as_str()),
+                );
+            }
+            let next = if req.recover {
+                if j.state == CloseState::Uncertain {
+                    CloseState::Failed
+                } else {
+                    CloseState::Interrupted
+                }
+            } else if j.state == CloseState::Closing {
+                CloseState::Uncertain
+            } else if j.state.is_pending() {
+                CloseState::Interrupted
+            } else {
+                return refused(
+                    5,
+                    format!(
+                        "close job {} is uncertain: inspect the pane, then --recover",
+                        j.job_id
+                    ),
+                );
+            };
+            let reason = if next == CloseState::Uncertain {
+                "close_unverified"
+            } else {
+                "interrupted"
+            };
+            if !req.dry_run {
+                let _ = store::remove_file(&lock);
+                if let Err(e) = set_state(&root, &agent, &j.job_id, next, Some(reason), now) {
+                    return refused(2, e);
+                }
+            }
+            return Ending {
+                code: if req.recover { 0 } else { 5 },
+                report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
+                    "note": "nothing was replayed"}),
+            };
+        }
+    }
+    if cfg
+        .workers()
+        .filter(|a| a.close_job.as_ref().is_some_and(|j| j.state.is_pending()))
+        .count()
+        >= MAX_PENDING_JOBS
+    {
+        return refused(
+            2,
+            format!("{MAX_PENDING_JOBS} close jobs are already pending"),
+        );
+    }
+    // The request travels on the reply path: without a live registration nothing starts.
+    let pass = match scan::run(req.scan, clock, None) {
+        Ok(p) => p,
+        Err(e) => return refused(2, e.to_string()),
+    };
+    let key = format!("{}/{}", base_name(&root), agent.name);
+    if let Err(r) = reply::resolve(&pass, &key) {
+        return refused(6, r.to_string());
+    }
+    let protected = protected_panes(&cfg);
+    if req.dry_run {
+        return dry_run(&pass, &key, &agent, &protected);
+    }
+
+    // Durable intent before any mutation.
+    let now = clock.now_ms();
+    let job_id = uuid::Uuid::new_v4().to_string();
+    let deadline_at = now + req.deadline_secs as i64 * 1000;
+    let (jid, at, dl) = (job_id.clone(), format_iso(now), format_iso(deadline_at));
+    if let Err(e) = config_write::update_agent(&root, &agent.session_id, &|a| {
+        a.insert(
+            "closeJob".into(),
+            json!({"jobId": jid, "state": "requested", "createdAt": at, "updatedAt": at, "deadlineAt": dl}),
+        );
+        Ok(())
+    }) {
+        return refused(2, format!("close job not recorded: {e}"));
+    }
+    let jobs_dir = root.join(".pi-intercom").join("jobs");
+    if let Err(e) = store::ensure_dir(&root, &jobs_dir) {
+        return finish(
+            &root,
+            &agent,
+            &job_id,
+            CloseState::Failed,
+            Some("save_failed"),
+            clock,
+            &e.to_string(),
+        );
+    }
+    let _lock = match store::Lock::acquire(&lock_path(&root, &job_id)) {
+        Ok(l) => l,
+        Err(e) => {
+            return finish(
+                &root,
+                &agent,
+                &job_id,
+                CloseState::Failed,
+                Some("save_failed"),
+                clock,
+                &e.to_string(),
+            )
+        }
+    };
+    run_job(
+        req,
+        &root,
+        &agent,
+        &job_id,
+        deadline_at,
+        &pass,
+        &key,
+        &protected,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_job(
+    req: &CloseRequest,
+    root: &Path,
+    agent: &Agent,
+    job: &str,
+    deadline_at: Ms,
+    pass: &scan::Scan,
+    key: &str,
+    protected: &[String],
+) -> Ending {
+    let clock = req.clock;
+    let ask = format!(
+        "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
+    );
+    match reply::send(pass, key, &ask, clock.now_ms()) {
+        Ok(r) if r.delivered => {}
+        Ok(r) => {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::Failed,
+                Some("delivery_failed"),
+                clock,
+                &r.stderr,
+            )
+        }
+        Err(e) => {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::Failed,
+                Some("delivery_failed"),
+                clock,
+                &e.to_string(),
+            )
+        }
+    }
+    if let Err(e) = set_state(
+        root,
+        agent,
+        job,
+        CloseState::AwaitingHandoff,
+        None,
+        clock.now_ms(),
+    ) {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("save_failed"),
+            clock,
+            &e,
+        );
+    }
+    // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
+    let handoff_at = loop {
+        if clock.now_ms() >= deadline_at {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::TimedOut,
+                Some("timeout"),
+                clock,
+                "no handoff before the deadline",
+            );
+        }
+        if let Ok(c) = config::load(root) {
+            if let Some(a) = c.find_by_session(&agent.session_id) {
+                let state = a
+                    .close_job
+                    .as_ref()
+                    .filter(|j| j.job_id == job)
+                    .map(|j| j.state);
+                match (state, &a.handoff) {
+                    (Some(CloseState::AwaitingSettlement), Some(h)) if h.job_id == job => {
+                        break h.updated_at
+                    }
+                    (Some(CloseState::AwaitingHandoff | CloseState::Requested), _) => {}
+                    _ => return refused(1, "the close job changed under this run; stopped"),
+                }
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    let record = match read_job_record(root, job) {
+        Ok(r) => r,
+        Err(e) => {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::Failed,
+                Some("identity_failed"),
+                clock,
+                &e,
+            )
+        }
+    };
+    let Some(file) = record.session_file.clone().or_else(|| {
+        sessions::index_sessions(&req.scan.session_dirs)
+            .find(&agent.session_id)
+            .map(Path::to_path_buf)
+    }) else {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("identity_failed"),
+            clock,
+            "no session file to watch",
+        );
+    };
+    // Wait for the turn to settle after the handoff.
+    loop {
+        if clock.now_ms() >= deadline_at {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::TimedOut,
+                Some("timeout"),
+                clock,
+                "the turn did not settle before the deadline",
+            );
+        }
+        if settled(&file, handoff_at, clock.now_ms()) {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    let Some(settled_evidence) = evidence(&file) else {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("worker_busy"),
+            clock,
+            "session file unreadable",
+        );
+    };
+    if let Err(e) = set_state(root, agent, job, CloseState::Ready, None, clock.now_ms()) {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("save_failed"),
+            clock,
+            &e,
+        );
+    }
+    let v = match verify(&record, &agent.session_id, protected) {
+        Ok(v) => v,
+        Err(e) => {
+            return finish(
+                root,
+                agent,
+                job,
+                CloseState::Failed,
+                Some("identity_failed"),
+                clock,
+                &e,
+            )
+        }
+    };
+    if let Err(e) = set_state(root, agent, job, CloseState::Closing, None, clock.now_ms()) {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("save_failed"),
+            clock,
+            &e,
+        );
+    }
+    // Commit condition, immediately before the single close: nothing moved since `ready`.
+    if evidence(&file).as_ref() != Some(&settled_evidence) {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("worker_changed"),
+            clock,
+            "new activity after the turn settled",
+        );
+    }
+    let m = mux::open(record.kind, &record.socket);
+    let expected = PaneIdentity::of(&v.server, &v.pane);
+    let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
+    match outcome {
+        Ok(CloseOutcome::Closed) => {
+            let until = Instant::now() + VERIFY_WINDOW;
+            loop {
+                if proc::status(&record.pi) != ProcStatus::Alive {
+                    return finish(
+                        root,
+                        agent,
+                        job,
+                        CloseState::Closed,
+                        None,
+                        clock,
+                        "pane closed; worker process exited",
+                    );
+                }
+                if Instant::now() >= until {
+                    return finish(
+                        root,
+                        agent,
+                        job,
+                        CloseState::Uncertain,
+                        Some("close_unverified"),
+                        clock,
+                        "the pane is gone but the pi process still runs",
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(CloseOutcome::Refused(why)) => finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("commit_rejected"),
+            clock,
+            &why,
+        ),
+        Ok(CloseOutcome::AlreadyGone) => finish(
+            root,
+            agent,
+            job,
+            CloseState::Uncertain,
+            Some("close_unverified"),
+            clock,
+            "the pane was already gone; nothing was closed",
+        ),
+        Ok(CloseOutcome::Unverified(why)) => finish(
+            root,
+            agent,
+            job,
+            CloseState::Uncertain,
+            Some("close_unverified"),
+            clock,
+            &why,
+        ),
+        Err(e) => finish(
+            root,
+            agent,
+            job,
+            CloseState::Uncertain,
+            Some("close_unverified"),
+            clock,
+            &e.to_string(),
+        ),
+    }
+}
+
+fn finish(
+    root: &Path,
+    agent: &Agent,
+    job: &str,
+    state: CloseState,
+    reason: Option<&str>,
+    clock: &dyn Clock,
+    detail: &str,
+) -> Ending {
+    let saved = set_state(root, agent, job, state, reason, clock.now_ms());
+    Ending {
+        code: if state == CloseState::Closed { 0 } else { 1 },
+        report: json!({"jobId": job, "worker": agent.name, "state": state.as_str(), "reason": reason,
+            "detail": crate::text::sanitize(detail), "recorded": saved.is_ok()}),
+    }
+}
+
+fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, protected: &[String]) -> Ending {
+    let Ok((_, target)) = reply::resolve(pass, key) else {
+        return refused(6, "no reply path");
+    };
+    let pane_ok = !protected.contains(&target.target);
+    let rec = pass.records.iter().find(|r| r.key() == key);
+    let verdict = json!({
+        "worker": agent.name,
+        "sessionId": agent.session_id,
+        "pane": target.target,
+        "multiplexer": target.kind.name(),
+        "socket": target.socket,
+        "registrationAlive": rec.and_then(|r| r.registered.as_ref()).and_then(|r| r.alive),
+        "boardState": rec.map(|r| r.state.as_str()),
+        "notCallerOrMonitor": pane_ok,
+        "wouldAsk": "intercom-pane handoff --job <new job id> --summary ...",
+        "mutated": false,
+    });
+    Ending {
+        code: if pane_ok { 0 } else { 1 },
+        report: verdict,
+    }
+}
+
+fn base_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "/".into())
+}

@@ -1,0 +1,231 @@
+//! `intercom-pane close-worker` and `handoff` end to end on a real tmux server: the worker (a
+//! process named `pi` in its own pane, registered from the inside) is asked for its handoff
+//! through the reply path, saves it, settles; only then is exactly its pane closed.
+
+mod mux_support;
+mod scan_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use mux_support::{wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::{json, Value};
+
+const ID: &str = "01a2f000-0000-7000-8000-00000000dd01";
+
+fn setup(env: &Env, close_job: Option<Value>) -> PathBuf {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let mut worker = json!({"sessionId": ID, "name": "Worker", "coordinator": false,
+        "description": "W.", "port": 2, "projectDirectory": "."});
+    if let Some(j) = close_job {
+        worker["closeJob"] = j;
+    }
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            worker]})
+        .to_string(),
+    )
+    .unwrap();
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join(format!("2026-11-29T23-00-00-000Z_{ID}.jsonl"));
+    let lines = [
+        json!({"type":"session","version":3,"id":ID,"timestamp":"2026-11-29T23:00:00.000Z","cwd":root.display().to_string()}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"user","content":"Write the docs."}}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Docs written."}],"provider":"p","model":"m","stopReason":"stop"}}),
+    ];
+    std::fs::write(
+        &file,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    file
+}
+
+/// The worker's pane: a copy of bash named `pi` that registers, then (when `cooperate`) reads the
+/// close request typed into it, runs `handoff` for the named job and completes a reply.
+fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let sys = env.system_config();
+    let root = env.path("root").display().to_string();
+    let pi = env.path("pi");
+    std::fs::copy("/bin/bash", &pi).unwrap();
+    std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = file.display().to_string();
+    let mut script = format!(
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
+    );
+    if cooperate {
+        script.push_str(&format!(
+            "IFS= read -r line; job=$(printf '%s' \"$line\" | sed -n 's/.*(job \\([A-Za-z0-9-]*\\)).*/\\1/p'); \
+             {bin} handoff --job \"$job\" --summary 'Docs merged; release notes left.' --session-id {ID} --session-file {file} --root {root} > {out} 2>&1; \
+             sleep 0.3; ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
+             printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"a3\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"Handoff saved.\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {file}; ",
+            out = env.path("handoff.out").display()
+        ));
+    }
+    script.push_str("sleep 600; true");
+    let server = TmuxServer::start(
+        "work",
+        &env.path("root"),
+        &[&pi.display().to_string(), "-c", &script],
+    );
+    wait_for(10_000, || {
+        std::fs::read_dir(env.path("root/.pi-intercom/seats"))
+            .ok()?
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .then_some(())
+    })
+    .expect("worker registered");
+    server
+}
+
+fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, String) {
+    let sys = env.system_config();
+    let sock = server.sock.display().to_string();
+    let mut args = vec![
+        "close-worker",
+        "--config",
+        &sys,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--tmux-socket",
+        &sock,
+    ];
+    args.extend_from_slice(extra);
+    let o = env.run(&args);
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (
+        o.status.code().unwrap_or(-1),
+        out,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn config(env: &Env) -> Value {
+    serde_json::from_slice(&std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap())
+        .unwrap()
+}
+
+fn panes(server: &TmuxServer) -> usize {
+    std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&server.sock)
+        .args(["list-panes", "-a"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn closes_exactly_the_worker_after_its_handoff_settles() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, true);
+    // A bystander pane on the same server is never touched.
+    server.new_session("bystander", &env.path("root"), &[]);
+    assert_eq!(panes(&server), 2);
+
+    let (code, report, err) = close(&env, &server, &["Worker", "--deadline-secs", "30"]);
+    assert_eq!(
+        code,
+        0,
+        "{report} {err} {}",
+        std::fs::read_to_string(env.path("handoff.out")).unwrap_or_default()
+    );
+    assert_eq!(report["state"], "closed");
+    assert_eq!(panes(&server), 1, "only the worker's pane is gone");
+    let w = &config(&env)["agents"][1];
+    assert_eq!(w["closeJob"]["state"], "closed");
+    assert_eq!(w["handoff"]["summary"], "Docs merged; release notes left.");
+    assert_eq!(w["handoff"]["jobId"], w["closeJob"]["jobId"]);
+    // Registration and handoff are kept; the machine-local job record holds the identities.
+    assert!(
+        std::fs::read_dir(env.path("root/.pi-intercom/seats"))
+            .unwrap()
+            .count()
+            >= 1
+    );
+    let job = w["closeJob"]["jobId"].as_str().unwrap();
+    let rec_path = env.path(&format!("root/.pi-intercom/jobs/{job}.json"));
+    let mode = std::fs::metadata(&rec_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let rec: Value = serde_json::from_slice(&std::fs::read(&rec_path).unwrap()).unwrap();
+    assert_eq!(rec["mux"]["kind"], "tmux");
+    assert!(rec["pi"]["startTicks"].is_u64());
+    let text = std::fs::read_to_string(env.path("root/.pi-intercom/config.json")).unwrap();
+    assert!(
+        !text.contains("startTicks") && !text.contains("paneId"),
+        "nothing private in config"
+    );
+}
+
+#[test]
+fn no_handoff_means_timed_out_and_nothing_closed() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let (code, report, err) = close(&env, &server, &["Worker", "--deadline-secs", "2"]);
+    assert_eq!(code, 1, "{report} {err}");
+    assert_eq!(report["state"], "timed_out");
+    assert_eq!(panes(&server), 1, "the pane is still there");
+    assert_eq!(config(&env)["agents"][1]["closeJob"]["state"], "timed_out");
+}
+
+#[test]
+fn refusals_dry_run_and_fenced_jobs() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let before = std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap();
+    let (code, _, err) = close(&env, &server, &["Coordinator"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = close(&env, &server, &["Nobody"]);
+    assert_eq!(code, 2);
+    let (code, report, err) = close(&env, &server, &["Worker", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(report["mutated"], false);
+    assert_eq!(report["registrationAlive"], true);
+    assert_eq!(
+        std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(),
+        before
+    );
+
+    // A job left `closing` by a dead run is never replayed: it becomes uncertain and stays fenced
+    // until a person recovers it.
+    let t = "2026-11-29T23:00:00.000Z";
+    let job = json!({"jobId": "dead-run", "state": "closing", "createdAt": t, "updatedAt": t, "deadlineAt": t});
+    setup(&env, Some(job));
+    let (code, report, _) = close(&env, &server, &["Worker"]);
+    assert_eq!((code, report["now"].as_str()), (5, Some("uncertain")));
+    let (code, _, err) = close(&env, &server, &["Worker"]);
+    assert_eq!(code, 5);
+    assert!(err.contains("uncertain"), "{err}");
+    let (code, report, _) = close(&env, &server, &["Worker", "--recover"]);
+    assert_eq!((code, report["now"].as_str()), (0, Some("failed")));
+    assert_eq!(panes(&server), 1, "nothing was closed along the way");
+}
+
+#[test]
+fn a_worker_without_a_live_registration_is_not_asked() {
+    let env = Env::new().with_system_path();
+    setup(&env, None);
+    let server = TmuxServer::start("other", &env.path("root"), &[]);
+    let before = std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap();
+    let (code, _, err) = close(&env, &server, &["Worker"]);
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("registered seat"), "{err}");
+    assert_eq!(
+        std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(),
+        before
+    );
+}
