@@ -62,8 +62,22 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
         .find(|m| m["role"] == "user")
         .map(|m| m.to_string())
         .unwrap_or_default();
+    let close_job = last_user
+        .split("Intercom close requested (job ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .map(str::to_string);
     let (delta, finish) = if last_role == "tool" {
         (json!({"role": "assistant", "content": "done"}), "stop")
+    } else if let Some(job) = close_job {
+        // What a worker does when asked: save the public handoff with the named job.
+        let cmd = format!("intercom-pane handoff --job {job} --summary 'All done; nothing left.'");
+        (
+            json!({"role": "assistant", "content": "Saving my handoff.", "tool_calls": [{"index": 0,
+                "id": "call_h", "type": "function", "function": {"name": "bash",
+                "arguments": json!({"command": cmd}).to_string()}}]}),
+            "tool_calls",
+        )
     } else if last_user.contains("SCENARIO:tool") {
         (
             json!({"role": "assistant", "content": "Running it.", "tool_calls": [{"index": 0,
@@ -100,6 +114,25 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
     w.flush()
 }
 
+/// Wait until pi's editor is ready (its footer names the model), so typed input is not lost
+/// while pi is still starting (it may try to fetch helper tools first).
+fn wait_ready(server: &TmuxServer, target: &str) {
+    wait_for(60_000, || {
+        let screen = server.tmux(&["capture-pane", "-p", "-t", target]);
+        screen.contains("fake-model").then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "pi never became ready:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", target])
+        )
+    });
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// Two real pis starting at once on two cores slow each other past the waits: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn state(env: &Env, sock: &Path) -> (String, String) {
     let idx = scan_json(env, &["--tmux-socket", &sock.display().to_string()]);
     let r = record(&idx, "W");
@@ -119,6 +152,7 @@ fn wait_state(env: &Env, sock: &Path, want: &str, ms: u64) -> (String, String) {
 
 #[test]
 fn a_real_pi_is_classified_at_every_step() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
         eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
         return;
@@ -170,11 +204,11 @@ fn a_real_pi_is_classified_at_every_step() {
         (c.trim() == "pi").then_some(())
     })
     .expect("pi runs in the pane");
-    std::thread::sleep(Duration::from_secs(3));
+    wait_ready(&server, pane);
     server.tmux(&["send-keys", "-t", pane, "SCENARIO:tool please", "Enter"]);
     // pi writes its session file on the first prompt: join it to a configured worker.
     let sessions = agent.join("sessions");
-    let file = wait_for(15_000, || {
+    let file = wait_for(30_000, || {
         let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
         std::fs::read_dir(dir)
             .ok()?
@@ -245,4 +279,143 @@ fn a_real_pi_is_classified_at_every_step() {
     let w = record(&idx, "W");
     assert_eq!(w["registered"]["runState"], "closed", "{w}");
     assert_eq!(w["registered"]["alive"], false);
+}
+
+#[test]
+fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
+        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+        return;
+    };
+    let bin = std::path::PathBuf::from(bin);
+    if !bin.join("pi").exists() {
+        eprintln!("skipped: {} holds no pi", bin.display());
+        return;
+    }
+    let env = Env::new().with_system_path();
+    let agent = env.dir.path().to_path_buf();
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let coordinator = json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."});
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [coordinator]}).to_string(),
+    )
+    .unwrap();
+    let port = start_model();
+    std::fs::write(
+        agent.join("models.json"),
+        json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
+            "api": "openai-completions", "apiKey": "fake",
+            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(agent.join("extensions")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
+        agent.join("extensions/intercom-pane.ts"),
+    )
+    .unwrap();
+    // intercom-pane on the worker's PATH, for its bash tool.
+    // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
+    let tools = env.path("path-bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        tools.join("intercom-pane"),
+    )
+    .unwrap();
+    let sys = env.system_config();
+    let server = TmuxServer::start("W", &root, &[]);
+    server.new_session("bystander", &root, &[]);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=W:",
+        &format!(
+            "export PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
+            tools.display(),
+            bin.display(),
+            agent.display()
+        ),
+        "Enter",
+    ]);
+    wait_for(30_000, || {
+        let c = server.tmux(&["list-panes", "-t", "=W:", "-F", "#{pane_current_command}"]);
+        (c.trim() == "pi").then_some(())
+    })
+    .expect("pi runs in the pane");
+    wait_ready(&server, "=W:");
+    server.tmux(&["send-keys", "-t", "=W:", "hello", "Enter"]);
+    let sessions = agent.join("sessions");
+    let file = wait_for(30_000, || {
+        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .next()
+            .map(|e| e.path())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "pi wrote no session file:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", "=W:"])
+        )
+    });
+    let id = header_id(&file);
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [coordinator,
+            {"sessionId": id, "name": "W", "coordinator": false, "description": "Real pi.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    let sock = server.sock.display().to_string();
+    wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
+            .then_some(())
+    })
+    .expect("the worker is registered and idle");
+    let o = env.run(&[
+        "close-worker",
+        "--config",
+        &sys,
+        "--root",
+        "root",
+        "--sessions-dir",
+        "sessions",
+        "--fleet",
+        "none",
+        "--tmux-socket",
+        &sock,
+        "W",
+        "--deadline-secs",
+        "60",
+    ]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{report} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(report["state"], "closed");
+    let cfg: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        cfg["agents"][1]["handoff"]["summary"],
+        "All done; nothing left."
+    );
+    assert_eq!(cfg["agents"][1]["closeJob"]["state"], "closed");
+    let left = server.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert_eq!(
+        left.trim(),
+        "bystander",
+        "only the worker's pane was closed"
+    );
 }
