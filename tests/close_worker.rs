@@ -229,3 +229,66 @@ fn a_worker_without_a_live_registration_is_not_asked() {
         before
     );
 }
+
+#[test]
+fn a_handoff_from_another_process_closes_nothing() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let sys = env.system_config();
+    let sock = server.sock.display().to_string();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args([
+            "close-worker",
+            "--config",
+            &sys,
+            "--root",
+            "root",
+            "--sessions-dir",
+            "sessions",
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &sock,
+            "Worker",
+            "--deadline-secs",
+            "20",
+        ])
+        .current_dir(env.dir.path())
+        .env("HOME", env.path("home"))
+        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
+        .env_remove("TMUX")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let job = wait_for(10_000, || {
+        let c = config(&env);
+        let j = &c["agents"][1]["closeJob"];
+        (j["state"] == "awaiting_handoff").then(|| j["jobId"].as_str().unwrap().to_string())
+    })
+    .expect("the close job awaits the handoff");
+    // Another `pi` in another pane claims to be the worker and saves a handoff for its job.
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let root = env.path("root").display().to_string();
+    let f = file.display();
+    let script = format!(
+        "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root}; \
+         ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
+         printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"b1\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"ok\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {f}; sleep 600; true"
+    );
+    let pi = env.path("pi").display().to_string();
+    server.new_session("impostor", &env.path("root"), &[&pi, "-c", &script]);
+    let out = child.wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["state"], "failed");
+    assert_eq!(report["reason"], "identity_failed");
+    assert!(
+        report["detail"]
+            .as_str()
+            .unwrap()
+            .contains("another process"),
+        "{report}"
+    );
+    assert_eq!(panes(&server), 2, "neither pane was closed");
+}

@@ -16,6 +16,7 @@ use crate::actions::{config_write, handoff, monitor_pane, reply, store};
 use crate::board::classify::{self, Activity};
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::registrations::{self, Registration};
 use crate::evidence::sessions;
 use crate::fsguard;
 use crate::mux::{self, CloseOutcome, MuxEnv, MuxKind, PaneIdentity, ServerIdentity};
@@ -174,6 +175,24 @@ fn protected_panes(cfg: &IntercomConfig) -> Vec<String> {
         }
     }
     out
+}
+
+/// The job record must describe the same process incarnation the worker registered from inside
+/// its own pi at session start: otherwise another process ran `handoff` for this session.
+fn matches_registration(job: &JobRecord, reg: Option<&Registration>) -> Result<(), String> {
+    let r = reg.ok_or("the worker has no registration to compare the handoff with")?;
+    let same = r.pid == Some(job.pi.pid)
+        && r.start_ticks == Some(job.pi.start_ticks)
+        && r.boot_id.as_deref() == Some(job.pi.boot_id.as_str());
+    if !same {
+        return Err("the handoff came from another process than the registered worker".into());
+    }
+    if let Some(pane) = r.mux.as_ref().and_then(|m| m.pane_id.as_deref()) {
+        if pane != job.pane_id {
+            return Err("the handoff came from another pane than the registered worker's".into());
+        }
+    }
+    Ok(())
 }
 
 /// Check the worker's pane and process from the outside against the job record.
@@ -535,6 +554,18 @@ fn run_job(
             job,
             CloseState::Failed,
             Some("save_failed"),
+            clock,
+            &e,
+        );
+    }
+    let regs = registrations::read_all(Some(root), &req.scan.data_root);
+    if let Err(e) = matches_registration(&record, regs.by_session_id(&agent.session_id)) {
+        return finish(
+            root,
+            agent,
+            job,
+            CloseState::Failed,
+            Some("identity_failed"),
             clock,
             &e,
         );
