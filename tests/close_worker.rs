@@ -237,7 +237,7 @@ fn a_handoff_from_another_process_closes_nothing() {
     let server = worker(&env, &file, false);
     let sys = env.system_config();
     let sock = server.sock.display().to_string();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
         .args([
             "close-worker",
             "--config",
