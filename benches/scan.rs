@@ -18,7 +18,7 @@ use intercom_pane::scan::{self, RootChoice, ScanOptions};
 
 // 255 workers + the coordinator = 256 agents, the config limit.
 const WORKERS: usize = 255;
-const PASSES: usize = 15;
+const PASSES: usize = 31;
 const NOW: i64 = 1_795_994_400_000; // 2026-11-29T23:20:00Z
 
 fn session_tail(id: &str, i: usize) -> String {
