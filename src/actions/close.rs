@@ -412,33 +412,17 @@ fn run_job(
     protected: &[String],
 ) -> Ending {
     let clock = req.clock;
+    // Every ending records the job's final state in config, then reports it.
+    let end = |state: CloseState, reason: Option<&str>, detail: &str| {
+        finish(root, agent, job, state, reason, clock, detail)
+    };
     let ask = format!(
         "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
     );
     match reply::send(pass, key, &ask, clock.now_ms()) {
         Ok(r) if r.delivered => {}
-        Ok(r) => {
-            return finish(
-                root,
-                agent,
-                job,
-                CloseState::Failed,
-                Some("delivery_failed"),
-                clock,
-                &r.stderr,
-            )
-        }
-        Err(e) => {
-            return finish(
-                root,
-                agent,
-                job,
-                CloseState::Failed,
-                Some("delivery_failed"),
-                clock,
-                &e.to_string(),
-            )
-        }
+        Ok(r) => return end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
+        Err(e) => return end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
     }
     if let Err(e) = set_state(
         root,
@@ -448,26 +432,14 @@ fn run_job(
         None,
         clock.now_ms(),
     ) {
-        return finish(
-            root,
-            agent,
-            job,
-            CloseState::Failed,
-            Some("save_failed"),
-            clock,
-            &e,
-        );
+        return end(CloseState::Failed, Some("save_failed"), &e);
     }
     // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
     let handoff_at = loop {
         if clock.now_ms() >= deadline_at {
-            return finish(
-                root,
-                agent,
-                job,
+            return end(
                 CloseState::TimedOut,
                 Some("timeout"),
-                clock,
                 "no handoff before the deadline",
             );
         }
@@ -491,43 +463,25 @@ fn run_job(
     };
     let record = match read_job_record(root, job) {
         Ok(r) => r,
-        Err(e) => {
-            return finish(
-                root,
-                agent,
-                job,
-                CloseState::Failed,
-                Some("identity_failed"),
-                clock,
-                &e,
-            )
-        }
+        Err(e) => return end(CloseState::Failed, Some("identity_failed"), &e),
     };
     let Some(file) = record.session_file.clone().or_else(|| {
         sessions::index_sessions(&req.scan.session_dirs)
             .find(&agent.session_id)
             .map(Path::to_path_buf)
     }) else {
-        return finish(
-            root,
-            agent,
-            job,
+        return end(
             CloseState::Failed,
             Some("identity_failed"),
-            clock,
             "no session file to watch",
         );
     };
     // Wait for the turn to settle after the handoff.
     loop {
         if clock.now_ms() >= deadline_at {
-            return finish(
-                root,
-                agent,
-                job,
+            return end(
                 CloseState::TimedOut,
                 Some("timeout"),
-                clock,
                 "the turn did not settle before the deadline",
             );
         }
@@ -537,73 +491,31 @@ fn run_job(
         std::thread::sleep(POLL);
     }
     let Some(settled_evidence) = evidence(&file) else {
-        return finish(
-            root,
-            agent,
-            job,
+        return end(
             CloseState::Failed,
             Some("worker_busy"),
-            clock,
             "session file unreadable",
         );
     };
     if let Err(e) = set_state(root, agent, job, CloseState::Ready, None, clock.now_ms()) {
-        return finish(
-            root,
-            agent,
-            job,
-            CloseState::Failed,
-            Some("save_failed"),
-            clock,
-            &e,
-        );
+        return end(CloseState::Failed, Some("save_failed"), &e);
     }
     let regs = registrations::read_all(Some(root), &req.scan.data_root);
     if let Err(e) = matches_registration(&record, regs.by_session_id(&agent.session_id)) {
-        return finish(
-            root,
-            agent,
-            job,
-            CloseState::Failed,
-            Some("identity_failed"),
-            clock,
-            &e,
-        );
+        return end(CloseState::Failed, Some("identity_failed"), &e);
     }
     let v = match verify(&record, &agent.session_id, protected) {
         Ok(v) => v,
-        Err(e) => {
-            return finish(
-                root,
-                agent,
-                job,
-                CloseState::Failed,
-                Some("identity_failed"),
-                clock,
-                &e,
-            )
-        }
+        Err(e) => return end(CloseState::Failed, Some("identity_failed"), &e),
     };
     if let Err(e) = set_state(root, agent, job, CloseState::Closing, None, clock.now_ms()) {
-        return finish(
-            root,
-            agent,
-            job,
-            CloseState::Failed,
-            Some("save_failed"),
-            clock,
-            &e,
-        );
+        return end(CloseState::Failed, Some("save_failed"), &e);
     }
     // Commit condition, immediately before the single close: nothing moved since `ready`.
     if evidence(&file).as_ref() != Some(&settled_evidence) {
-        return finish(
-            root,
-            agent,
-            job,
+        return end(
             CloseState::Failed,
             Some("worker_changed"),
-            clock,
             "new activity after the turn settled",
         );
     }
@@ -615,64 +527,34 @@ fn run_job(
             let until = Instant::now() + VERIFY_WINDOW;
             loop {
                 if proc::status(&record.pi) != ProcStatus::Alive {
-                    return finish(
-                        root,
-                        agent,
-                        job,
+                    return end(
                         CloseState::Closed,
                         None,
-                        clock,
                         "pane closed; worker process exited",
                     );
                 }
                 if Instant::now() >= until {
-                    return finish(
-                        root,
-                        agent,
-                        job,
+                    return end(
                         CloseState::Uncertain,
                         Some("close_unverified"),
-                        clock,
                         "the pane is gone but the pi process still runs",
                     );
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        Ok(CloseOutcome::Refused(why)) => finish(
-            root,
-            agent,
-            job,
-            CloseState::Failed,
-            Some("commit_rejected"),
-            clock,
-            &why,
-        ),
-        Ok(CloseOutcome::AlreadyGone) => finish(
-            root,
-            agent,
-            job,
+        Ok(CloseOutcome::Refused(why)) => end(CloseState::Failed, Some("commit_rejected"), &why),
+        Ok(CloseOutcome::AlreadyGone) => end(
             CloseState::Uncertain,
             Some("close_unverified"),
-            clock,
             "the pane was already gone; nothing was closed",
         ),
-        Ok(CloseOutcome::Unverified(why)) => finish(
-            root,
-            agent,
-            job,
+        Ok(CloseOutcome::Unverified(why)) => {
+            end(CloseState::Uncertain, Some("close_unverified"), &why)
+        }
+        Err(e) => end(
             CloseState::Uncertain,
             Some("close_unverified"),
-            clock,
-            &why,
-        ),
-        Err(e) => finish(
-            root,
-            agent,
-            job,
-            CloseState::Uncertain,
-            Some("close_unverified"),
-            clock,
             &e.to_string(),
         ),
     }
