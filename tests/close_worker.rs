@@ -74,35 +74,15 @@ fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
         &env.path("root"),
         &[&pi.display().to_string(), "-c", &script],
     );
-    wait_for(10_000, || {
-        std::fs::read_dir(env.path("root/.pi-intercom/seats"))
-            .ok()?
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .then_some(())
-    })
-    .expect("worker registered");
+    wait_registered(&env.path("root/.pi-intercom/seats"));
     server
 }
 
 fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, String) {
-    let sys = env.system_config();
     let sock = server.sock.display().to_string();
-    let mut args = vec![
-        "close-worker",
-        "--config",
-        &sys,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--tmux-socket",
-        &sock,
-    ];
+    let mut args = vec!["--tmux-socket", &sock];
     args.extend_from_slice(extra);
-    let o = env.run(&args);
+    let o = env.run(&layout_args(env, &["close-worker"], &args));
     let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     (
         o.status.code().unwrap_or(-1),

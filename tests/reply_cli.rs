@@ -28,23 +28,10 @@ fn roster(env: &Env) {
 }
 
 fn reply(env: &Env, sock: &Path, extra: &[&str]) -> std::process::Output {
-    let sys = env.system_config();
     let sock = sock.display().to_string();
-    let mut args = vec![
-        "reply",
-        "--config",
-        &sys,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--tmux-socket",
-        &sock,
-    ];
+    let mut args = vec!["--tmux-socket", &sock];
     args.extend_from_slice(extra);
-    env.run(&args)
+    env.run(&layout_args(env, &["reply"], &args))
 }
 
 /// A registered seat: a pane whose process is named `pi`, that registers itself and then
@@ -66,16 +53,9 @@ fn seat(env: &Env) -> TmuxServer {
     )
 }
 
-/// Wait until the seat's registration record (not just its lock) is in place.
+/// Wait until the seat's registration record is in place.
 fn registered(env: &Env) {
-    wait_for(10_000, || {
-        std::fs::read_dir(env.path("root/.pi-intercom/seats"))
-            .ok()?
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .then_some(())
-    })
-    .expect("registered");
+    wait_registered(&env.path("root/.pi-intercom/seats"));
 }
 
 #[test]

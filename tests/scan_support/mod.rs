@@ -134,10 +134,17 @@ pub fn scan_json(env: &Env, extra: &[&str]) -> Value {
 
 /// The argv of a `scan` on the `pi_root` layout with `mode` (`--json` or `--print`).
 pub fn scan_args(env: &Env, mode: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["--now", NOW];
+    args.extend_from_slice(extra);
+    layout_args(env, &["scan", mode], &args)
+}
+
+/// `cmd` (e.g. `["reply"]`) with the flags of the `pi_root` layout (system config, root `root`,
+/// sessions `sessions`, no fleet), then `extra`.
+pub fn layout_args(env: &Env, cmd: &[&str], extra: &[&str]) -> Vec<String> {
     let cfg = env.system_config();
-    let mut args: Vec<String> = [
-        "scan",
-        mode,
+    let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+    for a in [
         "--config",
         &cfg,
         "--root",
@@ -146,12 +153,29 @@ pub fn scan_args(env: &Env, mode: &str, extra: &[&str]) -> Vec<String> {
         "sessions",
         "--fleet",
         "none",
-        "--now",
-        NOW,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ] {
+        args.push(a.to_string());
+    }
     args.extend(extra.iter().map(|s| s.to_string()));
     args
+}
+
+/// Wait until a seat's registration record (not just its lock or temp file) is in `dir`.
+pub fn wait_registered(dir: &Path) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = std::fs::read_dir(dir).ok().is_some_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        });
+        if found {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "no registration in {}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
