@@ -397,6 +397,33 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
         "60",
     ]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    if o.status.code() != Some(0) {
+        for d in [root.join(".pi-intercom/seats"), env.path("data/seats/pi")] {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                let p = if p.is_dir() {
+                    p.join("registration.json")
+                } else {
+                    p
+                };
+                eprintln!(
+                    "REG {}: {}",
+                    p.display(),
+                    std::fs::read_to_string(&p).unwrap_or_default()
+                );
+            }
+        }
+        eprintln!(
+            "SESSION {}",
+            std::fs::read_to_string(&file)
+                .unwrap_or_default()
+                .lines()
+                .rev()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
     assert_eq!(
         o.status.code(),
         Some(0),

@@ -268,3 +268,69 @@ fn a_registered_pane_is_trusted_by_the_scan() {
     assert!(r["mux"]["paneId"].as_str().unwrap().starts_with('%'));
     assert_eq!(index["registered"], json!(["root/Worker"]));
 }
+
+#[test]
+fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
+    let env = Env::new();
+    let me = std::process::id().to_string();
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let coord = json!({"sessionId": "c", "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."});
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [coord]}).to_string(),
+    )
+    .unwrap();
+    let cwd = root.display().to_string();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_start",
+            "--seq",
+            "1",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "late",
+            "--cwd",
+            &cwd,
+        ],
+    );
+    let first = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
+    assert!(
+        first.starts_with(env.path("data")),
+        "not configured yet: data root"
+    );
+    // The coordinator configures the session; the next event updates the same record.
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [coord, {"sessionId": "late", "name": "Late",
+            "coordinator": false, "description": "L.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "agent_start",
+            "--seq",
+            "2",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "late",
+            "--cwd",
+            &cwd,
+        ],
+    );
+    let second = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
+    assert_eq!(second, first);
+    assert_eq!(read(&first)["runState"]["state"], "working");
+    assert!(
+        !root.join(".pi-intercom/seats").exists(),
+        "no second record"
+    );
+}

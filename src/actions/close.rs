@@ -14,9 +14,12 @@ use serde_json::{json, Value};
 
 use crate::actions::{config_write, handoff, monitor_pane, reply, store};
 use crate::board::classify::{self, Activity};
+use crate::board::intercom::{self, ObservedStatus};
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::observations;
 use crate::evidence::registrations::{self, Registration};
+use crate::evidence::reports::ReportSet;
 use crate::evidence::sessions;
 use crate::fsguard;
 use crate::mux::{self, CloseOutcome, MuxEnv, MuxKind, PaneIdentity, ServerIdentity};
@@ -237,13 +240,36 @@ fn evidence(file: &Path) -> Option<(u64, i64, Option<String>)> {
     Some((s.file_len, s.mtime_ms, s.newest_entry_id.clone()))
 }
 
-/// Settled: the newest reply completed after the handoff and no turn is running.
-fn settled(file: &Path, handoff_at: Ms, now: Ms) -> bool {
+/// Settled: the newest reply completed after the handoff and no turn is running — by the session
+/// file, and, where they exist, by the observation logs (no busy record since the handoff) and
+/// the registration's run state (the extension saw the turn settle).
+fn settled(
+    root: &Path,
+    agent: &Agent,
+    data_root: &Path,
+    file: &Path,
+    handoff_at: Ms,
+    now: Ms,
+) -> bool {
     let Ok(s) = sessions::read_session(file) else {
         return false;
     };
     let c = classify::classify(&s, now);
-    c.activity != Activity::Working && s.last_activity.is_some_and(|a| a > handoff_at)
+    if c.activity == Activity::Working || s.last_activity.is_none_or(|a| a <= handoff_at) {
+        return false;
+    }
+    let logs = observations::read_logs(root);
+    let obs = intercom::project_worker(agent, &logs.events, &ReportSet::default(), now);
+    let logs_busy = matches!(
+        obs.observed_status,
+        ObservedStatus::Working | ObservedStatus::Thinking
+    ) && obs.observed_at.is_some_and(|t| t >= handoff_at);
+    let regs = registrations::read_all(Some(root), data_root);
+    let reg_busy = regs
+        .by_session_id(&agent.session_id)
+        .and_then(|r| r.run_state.as_ref())
+        .is_some_and(|rs| rs.state == "working");
+    !logs_busy && !reg_busy
 }
 
 pub fn close_worker(req: &CloseRequest) -> Ending {
@@ -485,7 +511,14 @@ fn run_job(
                 "the turn did not settle before the deadline",
             );
         }
-        if settled(&file, handoff_at, clock.now_ms()) {
+        if settled(
+            root,
+            agent,
+            &req.scan.data_root,
+            &file,
+            handoff_at,
+            clock.now_ms(),
+        ) {
             break;
         }
         std::thread::sleep(POLL);

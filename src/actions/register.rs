@@ -98,24 +98,33 @@ fn hex24(s: &str) -> String {
         .collect()
 }
 
-/// Where this session's registration lives.
+/// Where this session's registration lives: an existing record of it stays where it is (so a
+/// session added to the roster mid-run keeps one record, not two); a new one goes under the
+/// Intercom root when that root configures the session, else under the data root.
 pub fn registration_path(req: &Request) -> (PathBuf, PathBuf) {
     let name = hex24(&req.session_id);
-    match &req.intercom_root {
-        Some(root) => (
-            root.clone(),
-            root.join(".pi-intercom")
-                .join("seats")
-                .join(format!("{name}.json")),
-        ),
-        None => (
-            req.data_root.clone(),
-            req.data_root
-                .join("seats")
-                .join("pi")
-                .join(name)
-                .join("registration.json"),
-        ),
+    let in_data = (
+        req.data_root.clone(),
+        req.data_root
+            .join("seats")
+            .join("pi")
+            .join(&name)
+            .join("registration.json"),
+    );
+    let Some(root) = &req.intercom_root else {
+        return in_data;
+    };
+    let in_root = (
+        root.clone(),
+        root.join(".pi-intercom")
+            .join("seats")
+            .join(format!("{name}.json")),
+    );
+    let exists = |p: &Path| fsguard::kind(p).is_ok();
+    if !exists(&in_root.1) && exists(&in_data.1) {
+        in_data
+    } else {
+        in_root
     }
 }
 

@@ -69,19 +69,27 @@ pub struct RegistrationSet {
 }
 
 impl RegistrationSet {
+    /// The freshest record of a session: the newest process start, then the newest run state.
     pub fn by_session_id(&self, id: &str) -> Option<&Registration> {
         self.items
             .iter()
             .filter(|r| r.session_id.as_deref() == Some(id))
-            .max_by_key(|r| r.started_at.unwrap_or(i64::MIN))
+            .max_by_key(|r| freshness(r))
     }
 
     pub fn by_sessions_dir(&self, dir: &Path) -> Option<&Registration> {
         self.items
             .iter()
             .filter(|r| r.sessions_dir.as_deref().map(Path::new) == Some(dir))
-            .max_by_key(|r| r.started_at.unwrap_or(i64::MIN))
+            .max_by_key(|r| freshness(r))
     }
+}
+
+fn freshness(r: &Registration) -> (Ms, Ms) {
+    (
+        r.started_at.unwrap_or(Ms::MIN),
+        r.run_state.as_ref().map(|s| s.at).unwrap_or(Ms::MIN),
+    )
 }
 
 /// Read every registration under the Intercom root (if any) and the data root.
