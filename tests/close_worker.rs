@@ -52,9 +52,7 @@ fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let pi = env.path("pi");
-    std::fs::copy("/bin/bash", &pi).unwrap();
-    std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
     let file = file.display().to_string();
     let mut script = format!(
         "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "

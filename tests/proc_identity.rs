@@ -47,8 +47,12 @@ impl Drop for KillPid {
 fn a_command_name_with_parens_and_spaces_parses_after_the_last_paren() {
     let dir = tempfile::tempdir().unwrap();
     let odd = dir.path().join("a) (b");
-    std::fs::copy("/bin/sleep", &odd).unwrap();
-    std::fs::set_permissions(&odd, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A hard link, not a copy: a fresh copy can fail with "Text file busy" while a parallel
+    // test's fork still holds its write descriptor.
+    if std::fs::hard_link("/bin/sleep", &odd).is_err() {
+        std::fs::copy("/bin/sleep", &odd).unwrap();
+        std::fs::set_permissions(&odd, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let child = Reap(Command::new(&odd).arg("1000").spawn().unwrap());
     let pid = child.0.id() as i32;
     let st = wait_for(2000, || proc::read_stat(pid).filter(|s| s.comm == "a) (b")).unwrap();

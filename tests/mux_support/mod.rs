@@ -28,12 +28,19 @@ pub fn wait_for<T>(ms: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     }
 }
 
-/// A copy of `sleep` named `pi` in `dir`: `#{pane_current_command}` shows `pi` for it.
+/// `src` under another name at `dest`. A hard link when possible: a freshly written copy can fail
+/// to start with "Text file busy" while a parallel test's fork still holds its write descriptor.
+pub fn program_named(src: &str, dest: &Path) -> PathBuf {
+    if std::fs::hard_link(src, dest).is_err() {
+        std::fs::copy(src, dest).expect("copy program");
+        std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dest.to_path_buf()
+}
+
+/// `sleep` named `pi` in `dir`: `#{pane_current_command}` shows `pi` for it.
 pub fn fake_pi(dir: &Path) -> PathBuf {
-    let p = dir.join("pi");
-    std::fs::copy("/bin/sleep", &p).expect("copy sleep");
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    p
+    program_named("/bin/sleep", &dir.join("pi"))
 }
 
 /// A tmux server on `<tempdir>/sock`, started with `-f /dev/null` and a fixed size, killed on

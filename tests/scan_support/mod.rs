@@ -50,9 +50,15 @@ impl Env {
             .unwrap()
     }
 
+    /// The system config naming `data` as the data root. Written once, atomically: processes
+    /// started by a test (a pane running `register`) may read it at any moment.
     pub fn system_config(&self) -> String {
         let p = self.path("system.json");
-        std::fs::write(&p, json!({"dataRoot": self.path("data")}).to_string()).unwrap();
+        if !p.exists() {
+            let tmp = self.path("system.json.tmp");
+            std::fs::write(&tmp, json!({"dataRoot": self.path("data")}).to_string()).unwrap();
+            std::fs::rename(&tmp, &p).unwrap();
+        }
         p.display().to_string()
     }
 }
