@@ -365,7 +365,7 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         Ok(p) => p,
         Err(e) => return refused(2, e.to_string()),
     };
-    let key = format!("{}/{}", base_name(&root), agent.name);
+    let key = format!("{}/{}", scan::base_name(&root), agent.name);
     if let Err(r) = reply::resolve(&pass, &key) {
         return refused(6, r.to_string());
     }
@@ -632,10 +632,4 @@ fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, protected: &[String]) ->
         code: if pane_ok { 0 } else { 1 },
         report: verdict,
     }
-}
-
-fn base_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "/".into())
 }

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
@@ -110,11 +109,7 @@ pub struct EnsureRequest<'a> {
 
 /// `<root>/.pi-intercom/monitor-<first 24 hex of sha256(coordinator session id)>.json`.
 pub fn record_path(root: &Path, coordinator_session: &str) -> PathBuf {
-    let hex: String = Sha256::digest(coordinator_session.as_bytes())
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = crate::actions::short_id(coordinator_session);
     root.join(".pi-intercom")
         .join(format!("monitor-{hex}.json"))
 }

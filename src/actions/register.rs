@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
@@ -90,19 +89,11 @@ impl std::fmt::Display for RegisterError {
     }
 }
 
-fn hex24(s: &str) -> String {
-    Sha256::digest(s.as_bytes())
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Where this session's registration lives: an existing record of it stays where it is (so a
 /// session added to the roster mid-run keeps one record, not two); a new one goes under the
 /// Intercom root when that root configures the session, else under the data root.
 pub fn registration_path(req: &Request) -> (PathBuf, PathBuf) {
-    let name = hex24(&req.session_id);
+    let name = crate::actions::short_id(&req.session_id);
     let in_data = (
         req.data_root.clone(),
         req.data_root
@@ -235,7 +226,10 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     }
     let mut rec = Map::new();
     rec.insert("version".into(), json!(1));
-    rec.insert("seat".into(), json!(hex24(&req.session_id)));
+    rec.insert(
+        "seat".into(),
+        json!(crate::actions::short_id(&req.session_id)),
+    );
     rec.insert("harness".into(), json!("pi"));
     rec.insert("sessionId".into(), json!(req.session_id));
     rec.insert(

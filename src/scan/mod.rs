@@ -395,7 +395,8 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
     }
 }
 
-fn base_name(p: &Path) -> String {
+/// The last component of a path (the project name of a root or checkout).
+pub(crate) fn base_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "/".into())
