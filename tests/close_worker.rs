@@ -173,6 +173,7 @@ fn refusals_dry_run_and_fenced_jobs() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(report["mutated"], false);
     assert_eq!(report["registrationAlive"], true);
+    assert_eq!(report["identity"], "verified", "{report}");
     assert_eq!(
         std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(),
         before

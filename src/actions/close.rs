@@ -371,7 +371,7 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     }
     let protected = protected_panes(&cfg);
     if req.dry_run {
-        return dry_run(&pass, &key, &agent, &protected);
+        return dry_run(req, &pass, &key, &agent, &protected);
     }
 
     // Durable intent before any mutation.
@@ -610,11 +610,67 @@ fn finish(
     }
 }
 
-fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, protected: &[String]) -> Ending {
+/// What the worker registered about itself, in the shape of a job record, so a dry run can run
+/// the same outside verification a real close runs after the handoff.
+fn record_from_registration(r: &Registration) -> Option<JobRecord> {
+    let m = r.mux.as_ref()?;
+    let socket = m.socket.clone()?;
+    let (kind, server) = match m.kind.as_str() {
+        "tmux" => (
+            MuxKind::Tmux,
+            ServerIdentity::Tmux {
+                socket_path: socket.clone(),
+                server_pid: i32::try_from(m.server_pid?).ok()?,
+                start_time: m.server_start?,
+            },
+        ),
+        "herdr" => (
+            MuxKind::Herdr,
+            ServerIdentity::Herdr {
+                socket_path: socket.clone(),
+                version: String::new(),
+                protocol: 0,
+            },
+        ),
+        _ => return None,
+    };
+    Some(JobRecord {
+        session_file: r.session_file.as_ref().map(PathBuf::from),
+        pi: ProcIdentity {
+            pid: r.pid?,
+            start_ticks: r.start_ticks?,
+            boot_id: r.boot_id.clone()?,
+        },
+        kind,
+        socket: PathBuf::from(socket),
+        server,
+        pane_id: m.pane_id.clone()?,
+        session_id: m.session_id.clone()?,
+        window_id: m.window_id.clone()?,
+    })
+}
+
+/// Every check a close would make before asking for the handoff, plus the outside identity
+/// verification against the worker's registration; nothing is written or sent.
+fn dry_run(
+    req: &CloseRequest,
+    pass: &scan::Scan,
+    key: &str,
+    agent: &Agent,
+    protected: &[String],
+) -> Ending {
     let Ok((_, target)) = reply::resolve(pass, key) else {
         return refused(6, "no reply path");
     };
-    let pane_ok = !protected.contains(&target.target);
+    let root = pass.config.as_ref().map(|c| c.root.clone());
+    let regs = registrations::read_all(root.as_deref(), &req.scan.data_root);
+    let identity = match regs
+        .by_session_id(&agent.session_id)
+        .and_then(record_from_registration)
+    {
+        Some(job) => verify(&job, &agent.session_id, protected).map(|_| ()),
+        None => Err("the registration does not record a full pane and process identity".into()),
+    };
     let rec = pass.records.iter().find(|r| r.key() == key);
     let verdict = json!({
         "worker": agent.name,
@@ -624,12 +680,15 @@ fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, protected: &[String]) ->
         "socket": target.socket,
         "registrationAlive": rec.and_then(|r| r.registered.as_ref()).and_then(|r| r.alive),
         "boardState": rec.map(|r| r.state.as_str()),
-        "notCallerOrMonitor": pane_ok,
+        "identity": match &identity {
+            Ok(()) => "verified".to_string(),
+            Err(e) => crate::text::sanitize(e),
+        },
         "wouldAsk": "intercom-pane handoff --job <new job id> --summary ...",
         "mutated": false,
     });
     Ending {
-        code: if pane_ok { 0 } else { 1 },
+        code: if identity.is_ok() { 0 } else { 1 },
         report: verdict,
     }
 }
