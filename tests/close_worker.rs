@@ -214,25 +214,13 @@ fn a_handoff_from_another_process_closes_nothing() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let server = worker(&env, &file, false);
-    let sys = env.system_config();
     let sock = server.sock.display().to_string();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args([
-            "close-worker",
-            "--config",
-            &sys,
-            "--root",
-            "root",
-            "--sessions-dir",
-            "sessions",
-            "--fleet",
-            "none",
-            "--tmux-socket",
-            &sock,
-            "Worker",
-            "--deadline-secs",
-            "20",
-        ])
+        .args(layout_args(
+            &env,
+            &["close-worker"],
+            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "20"],
+        ))
         .current_dir(env.dir.path())
         .env("HOME", env.path("home"))
         .env("TMUX_TMPDIR", env.path("tmux-tmp"))

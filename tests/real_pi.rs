@@ -133,6 +133,26 @@ fn wait_ready(server: &TmuxServer, target: &str) {
 /// Two real pis starting at once on two cores slow each other past the waits: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// pi's agent folder for a test: the scripted model as the only provider, and the shipped
+/// extension (which registers the seat with this build's binary).
+fn prepare_agent_dir(agent: &Path) {
+    let port = start_model();
+    std::fs::write(
+        agent.join("models.json"),
+        json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
+            "api": "openai-completions", "apiKey": "fake",
+            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(agent.join("extensions")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
+        agent.join("extensions/intercom-pane.ts"),
+    )
+    .unwrap();
+}
+
 fn state(env: &Env, sock: &Path) -> (String, String) {
     let idx = scan_json(env, &["--tmux-socket", &sock.display().to_string()]);
     let r = record(&idx, "W");
@@ -167,22 +187,7 @@ fn a_real_pi_is_classified_at_every_step() {
     let agent = env.dir.path().to_path_buf();
     let work = env.path("work");
     std::fs::create_dir_all(&work).unwrap();
-    let port = start_model();
-    std::fs::write(
-        agent.join("models.json"),
-        json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
-            "api": "openai-completions", "apiKey": "fake",
-            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
-        .to_string(),
-    )
-    .unwrap();
-    // The shipped extension registers the seat from inside pi, with this build's binary.
-    std::fs::create_dir_all(agent.join("extensions")).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
-        agent.join("extensions/intercom-pane.ts"),
-    )
-    .unwrap();
+    prepare_agent_dir(&agent);
     let sys = env.system_config();
     // An interactive shell starts pi, as a person would (pi gets its own process group).
     let server = TmuxServer::start("W", &work, &[]);
@@ -230,8 +235,13 @@ fn a_real_pi_is_classified_at_every_step() {
     .unwrap();
     let sock = server.sock.clone();
     assert_eq!(wait_state(&env, &sock, "working", 10_000).0, "working");
-    // The extension's registration reached the board: alive, in this pane, turn running.
-    let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+    // The extension's registration reached the board: alive, in this pane, turn running (the
+    // register call may land a moment after pi's first entry).
+    let idx = wait_for(10_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+        (record(&idx, "W")["registered"]["runState"] == "working").then_some(idx)
+    })
+    .unwrap_or_else(|| scan_json(&env, &["--tmux-socket", &sock.display().to_string()]));
     let w = record(&idx, "W");
     assert_eq!(w["registered"]["alive"], true, "{w}");
     assert_eq!(w["registered"]["runState"], "working", "{w}");
@@ -263,7 +273,13 @@ fn a_real_pi_is_classified_at_every_step() {
         wait_state(&env, &sock, "error", 15_000),
         ("error".into(), "aborted".into())
     );
-    let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+    // pi writes the aborted reply, then emits agent_settled; the extension's register may land
+    // a moment after the session file does.
+    let idx = wait_for(10_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
+        (record(&idx, "W")["registered"]["runState"] == "idle").then_some(idx)
+    })
+    .unwrap_or_else(|| scan_json(&env, &["--tmux-socket", &sock.display().to_string()]));
     assert_eq!(
         record(&idx, "W")["registered"]["runState"],
         "idle",
@@ -304,21 +320,7 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
         json!({"version": 1, "agents": [coordinator]}).to_string(),
     )
     .unwrap();
-    let port = start_model();
-    std::fs::write(
-        agent.join("models.json"),
-        json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
-            "api": "openai-completions", "apiKey": "fake",
-            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(agent.join("extensions")).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
-        agent.join("extensions/intercom-pane.ts"),
-    )
-    .unwrap();
+    prepare_agent_dir(&agent);
     // intercom-pane on the worker's PATH, for its bash tool.
     // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
     let tools = env.path("path-bin");
@@ -380,22 +382,11 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
             .then_some(())
     })
     .expect("the worker is registered and idle");
-    let o = env.run(&[
-        "close-worker",
-        "--config",
-        &sys,
-        "--root",
-        "root",
-        "--sessions-dir",
-        "sessions",
-        "--fleet",
-        "none",
-        "--tmux-socket",
-        &sock,
-        "W",
-        "--deadline-secs",
-        "60",
-    ]);
+    let o = env.run(&layout_args(
+        &env,
+        &["close-worker"],
+        &["--tmux-socket", &sock, "W", "--deadline-secs", "60"],
+    ));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     if o.status.code() != Some(0) {
         for d in [root.join(".pi-intercom/seats"), env.path("data/seats/pi")] {
