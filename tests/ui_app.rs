@@ -264,6 +264,51 @@ fn seen_mark_writes_the_exact_last_activity_and_reverts_on_failure() {
 }
 
 #[test]
+fn a_toggle_while_a_seen_write_runs_is_shown_at_once_and_saved_after_it() {
+    let mut a = app();
+    let r = row("a", BoardState::Waiting);
+    let last = r.last_activity.unwrap();
+    a.update(snap(vec![r.clone()]));
+    assert_eq!(a.update(ch('s')).len(), 1);
+    assert_eq!(ids(&a), ["Seen(1,false)"]);
+    // Open the group, select a, unmark it before the first write reports back: no second
+    // write races the first, but the list shows the wish at once.
+    a.update(key(KeyCode::Enter));
+    a.update(key(KeyCode::End));
+    assert_eq!(sel(&a).as_deref(), Some("a"));
+    assert!(a.update(ch('s')).is_empty());
+    assert_eq!(ids(&a), ["a"]);
+    assert_eq!(a.message(), None);
+    // The first write finishes: the latest wish (unseen) is written next.
+    let fx = a.update(Msg::SeenFinished {
+        row_id: "a".into(),
+        seen: true,
+        result: Ok(()),
+    });
+    assert_eq!(
+        fx,
+        vec![Effect::WriteSeen {
+            row_id: "a".into(),
+            key: "p/a".into(),
+            last_activity_iso: intercom_pane::clock::format_iso(last),
+            seen: false,
+        }]
+    );
+    // It finishes too: nothing more to write, and a stale pass that still read "seen" does not
+    // flip the row back.
+    let fx = a.update(Msg::SeenFinished {
+        row_id: "a".into(),
+        seen: false,
+        result: Ok(()),
+    });
+    assert!(fx.is_empty());
+    let mut stale = r.clone();
+    stale.seen = true;
+    a.update(snap(vec![stale]));
+    assert_eq!(ids(&a), ["a"]);
+}
+
+#[test]
 fn draft_and_receipt_survive_refreshes() {
     let mut a = app();
     a.update(snap(vec![

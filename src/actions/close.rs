@@ -142,6 +142,27 @@ fn set_state(
     .map(|_| ())
 }
 
+/// `requested` → `awaiting_handoff`, and only from `requested`: a quick worker may already have
+/// saved its handoff (moving the job to `awaiting_settlement`) before this write runs, and
+/// overwriting that would wait for a handoff that has already come.
+fn mark_awaiting_handoff(root: &Path, agent: &Agent, job: &str, now: Ms) -> Result<(), String> {
+    let at = format_iso(now);
+    config_write::update_agent(root, &agent.session_id, &|a| {
+        let Some(j) = a.get_mut("closeJob").and_then(Value::as_object_mut) else {
+            return Err("the close job disappeared from config".into());
+        };
+        if j.get("jobId").and_then(Value::as_str) != Some(job) {
+            return Err("another close job replaced this one".into());
+        }
+        if j.get("state").and_then(Value::as_str) == Some(CloseState::Requested.as_str()) {
+            j.insert("state".into(), json!(CloseState::AwaitingHandoff.as_str()));
+            j.insert("updatedAt".into(), json!(at));
+        }
+        Ok(())
+    })
+    .map(|_| ())
+}
+
 fn lock_path(root: &Path, job: &str) -> PathBuf {
     root.join(".pi-intercom")
         .join("jobs")
@@ -450,14 +471,7 @@ fn run_job(
         Ok(r) => return end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
         Err(e) => return end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
     }
-    if let Err(e) = set_state(
-        root,
-        agent,
-        job,
-        CloseState::AwaitingHandoff,
-        None,
-        clock.now_ms(),
-    ) {
+    if let Err(e) = mark_awaiting_handoff(root, agent, job, clock.now_ms()) {
         return end(CloseState::Failed, Some("save_failed"), &e);
     }
     // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
@@ -690,5 +704,45 @@ fn dry_run(
     Ending {
         code: if identity.is_ok() { 0 } else { 1 },
         report: verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_with_job(state: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".pi-intercom")).unwrap();
+        let t = "2026-11-30T00:00:00.000Z";
+        let cfg = json!({"version": 1, "agents": [
+            {"sessionId": "c", "name": "C", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": "w", "name": "W", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": ".",
+             "closeJob": {"jobId": "j1", "state": state, "createdAt": t, "updatedAt": t, "deadlineAt": t}}]});
+        std::fs::write(dir.path().join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+        dir
+    }
+
+    fn job_state(root: &Path) -> String {
+        let c = config::load(root).unwrap();
+        let a = c.find_by_session("w").unwrap();
+        a.close_job.as_ref().unwrap().state.as_str().to_string()
+    }
+
+    #[test]
+    fn awaiting_handoff_never_overwrites_a_handoff_that_came_first() {
+        let dir = root_with_job("awaiting_settlement");
+        let agent = config::load(dir.path())
+            .unwrap()
+            .find_by_session("w")
+            .cloned()
+            .unwrap();
+        mark_awaiting_handoff(dir.path(), &agent, "j1", 1_000).unwrap();
+        assert_eq!(job_state(dir.path()), "awaiting_settlement");
+
+        let dir = root_with_job("requested");
+        mark_awaiting_handoff(dir.path(), &agent, "j1", 1_000).unwrap();
+        assert_eq!(job_state(dir.path()), "awaiting_handoff");
+        assert!(mark_awaiting_handoff(dir.path(), &agent, "other", 1_000).is_err());
     }
 }

@@ -105,8 +105,12 @@ pub struct Receipt {
 #[derive(Debug, Clone)]
 struct SeenOverride {
     last_activity: Option<Ms>,
+    /// The mark the user asked for last (what the list shows).
     seen: bool,
+    /// A write is in flight; a toggle meanwhile only changes `seen`, and the finished write
+    /// starts one more if the two differ, so quick presses never get lost or race on disk.
     pending: bool,
+    key: String,
     snapshots_after: u8,
 }
 
@@ -356,6 +360,14 @@ impl App {
                     if let Some(o) = self.seen_overrides.get_mut(&row_id) {
                         if o.seen == seen {
                             o.pending = false;
+                        } else if let Some(last) = o.last_activity {
+                            // The user toggled again while this write ran: save the latest wish.
+                            fx.push(Effect::WriteSeen {
+                                row_id: row_id.clone(),
+                                key: o.key.clone(),
+                                last_activity_iso: format_iso(last),
+                                seen: o.seen,
+                            });
                         }
                     }
                 }
@@ -537,18 +549,23 @@ impl App {
             self.message = Some("seen needs a last activity time; this seat has none".into());
             return;
         };
-        if self.seen_overrides.get(&row.id).is_some_and(|o| o.pending) {
-            self.message = Some("seen: still saving the previous change".into());
-            return;
-        }
         let seen = !self.is_seen(row);
         let (row_id, key) = (row.id.clone(), row.seen_key.clone());
+        if let Some(o) = self.seen_overrides.get_mut(&row_id) {
+            if o.pending {
+                // Shown at once; written when the write in flight reports back.
+                o.seen = seen;
+                o.last_activity = Some(last);
+                return;
+            }
+        }
         self.seen_overrides.insert(
             row_id.clone(),
             SeenOverride {
                 last_activity: Some(last),
                 seen,
                 pending: true,
+                key: key.clone(),
                 snapshots_after: 0,
             },
         );
