@@ -170,7 +170,7 @@ fn the_budget_stops_a_batch_on_time_and_the_rest_stays_unknown() {
     let stats = cache.run_batch_blocking(&roster, || T0, rx).unwrap();
     let took = t.elapsed();
     assert!(
-        took >= Duration::from_millis(490) && took < Duration::from_millis(700),
+        took >= Duration::from_millis(490) && took < Duration::from_millis(1000),
         "{took:?}"
     );
     assert!(stats.budget_exhausted);
@@ -210,7 +210,7 @@ fn cancelling_aborts_in_flight_probes_at_once() {
     let flipped = flipper.join().unwrap();
     let lag = returned.duration_since(flipped);
     assert!(
-        lag < Duration::from_millis(100),
+        lag < Duration::from_millis(300),
         "returned {lag:?} after cancel"
     );
     assert!(stats.cancelled && !stats.budget_exhausted);

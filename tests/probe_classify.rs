@@ -36,7 +36,8 @@ fn correct_agent_is_verified_and_request_is_minimal() {
     let s = servers.start(healthy(SID), None);
     let (v, took) = probe(s.port, SID);
     assert_eq!(v, (ConnState::Connected, "verified"));
-    assert!(took < Duration::from_millis(300), "{took:?}");
+    // Well inside the 750 ms deadline (the margin is for a loaded CI machine).
+    assert!(took < Duration::from_millis(600), "{took:?}");
     let req = s.last_request.lock().unwrap().clone();
     assert!(
         req.starts_with("GET /intercom/health HTTP/1.1\r\n"),
@@ -134,7 +135,7 @@ fn dripping_body_times_out_at_the_deadline() {
     assert_eq!(v, (DISCONNECTED, "timeout"));
     assert!(took >= Duration::from_millis(740), "{took:?}");
     // Never later than the deadline beyond scheduling noise on a loaded 2-core machine.
-    assert!(took < Duration::from_millis(1000), "{took:?}");
+    assert!(took < Duration::from_millis(1250), "{took:?}");
 }
 
 #[test]
@@ -144,7 +145,7 @@ fn silent_server_times_out() {
     let (v, took) = probe(s.port, SID);
     assert_eq!(v, (DISCONNECTED, "timeout"));
     assert!(
-        took >= Duration::from_millis(740) && took < Duration::from_millis(1000),
+        took >= Duration::from_millis(740) && took < Duration::from_millis(1250),
         "{took:?}"
     );
 }
@@ -166,7 +167,7 @@ fn closed_port_is_refused_quickly() {
     let port = closed_ports(1)[0];
     let (v, took) = probe(port, SID);
     assert_eq!(v, (DISCONNECTED, "refused"));
-    assert!(took < Duration::from_millis(100), "{took:?}");
+    assert!(took < Duration::from_millis(400), "{took:?}");
 }
 
 #[test]

@@ -50,7 +50,8 @@ fn four_gib_sparse_file_with_a_valid_tail() {
     let t = Instant::now();
     let s = read_session(&p).unwrap();
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(500), "took {took:?}");
+    // Reading 4 GiB would take many seconds; the margin is for a loaded CI machine.
+    assert!(took < Duration::from_millis(2000), "took {took:?}");
     assert_eq!(s.file_len, len);
     assert_eq!(s.session_id, ID);
     // The task sits beyond a hole: unknown rather than a guess.
@@ -77,7 +78,7 @@ fn four_gib_sparse_file_with_a_valid_tail() {
     drop(f);
     let t = Instant::now();
     let s = read_session(&p).unwrap();
-    assert!(t.elapsed() < Duration::from_millis(500));
+    assert!(t.elapsed() < Duration::from_millis(2000));
     assert_eq!(classify(&s, clock).reason, "tool_result");
     assert_eq!(s.skipped_lines, 1, "the hole counts as one skipped line");
     assert!(s.tail_truncated);
