@@ -29,7 +29,7 @@ fn nest() -> Nest {
     let t = Tmux::at_socket(&srv.sock);
     let pane = t.list_panes(soon(5000)).unwrap().panes.remove(0);
     let p = pane.pid.unwrap();
-    let (q, r) = wait_for(3000, || {
+    let (q, r) = wait_for(10_000, || {
         let d = proc::descendants(p, 8);
         (d.len() == 2).then(|| (d[0], d[1]))
     })

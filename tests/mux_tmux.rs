@@ -41,7 +41,7 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
     let t = Tmux::at_socket(&srv.sock);
 
     // A just-forked pane shows tmux's own name until its program has started.
-    let list = wait_for(3000, || {
+    let list = wait_for(10_000, || {
         let l = t.list_panes(soon(5000)).ok()?;
         let settled = l.panes.len() == 2
             && l.panes
@@ -111,7 +111,7 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
 
     // The pi process exits: the same session is now offline.
     srv.tmux(&["respawn-pane", "-k", "-t", &agent.id, "/bin/sh"]);
-    let offline = wait_for(3000, || {
+    let offline = wait_for(10_000, || {
         let l = t.list_panes(soon(5000)).ok()?;
         (seat_liveness(&l.panes, &hint_session(HOSTILE_SESSION)) == Liveness::Offline).then_some(())
     });
@@ -173,7 +173,7 @@ fn a_pane_process_with_another_start_time_is_not_the_recorded_one() {
         pi.to_str().unwrap(),
         "1000",
     ]);
-    let newer = wait_for(3000, || {
+    let newer = wait_for(10_000, || {
         let p = t.find_pane(&pane.id, soon(5000)).ok()??;
         (p.pid != pane.pid).then_some(p)
     })
@@ -271,7 +271,7 @@ fn split_above_keeps_focus_and_marks_and_names_the_new_pane() {
     };
     let new = t.split_above(&req, soon(5000)).unwrap();
     assert_ne!(new.id, coord.id);
-    let ran = wait_for(3000, || std::fs::read_to_string(&out_file).ok()).expect("command ran");
+    let ran = wait_for(10_000, || std::fs::read_to_string(&out_file).ok()).expect("command ran");
     assert_eq!(ran, "semi;");
 
     let list = t.list_panes(soon(5000)).unwrap();
@@ -346,7 +346,7 @@ fn split_with_a_single_argument_runs_it_as_one_program() {
         env: vec![],
     };
     t.split_above(&req, soon(5000)).unwrap();
-    assert!(wait_for(3000, || marker.exists().then_some(())).is_some());
+    assert!(wait_for(10_000, || marker.exists().then_some(())).is_some());
 }
 
 #[test]
@@ -357,7 +357,7 @@ fn send_text_is_one_bracketed_paste_then_enter() {
     let srv = TmuxServer::start("reader", work.path(), &["sh", "-c", reader]);
     let t = Tmux::at_socket(&srv.sock);
     let pane = t.list_panes(soon(5000)).unwrap().panes.remove(0);
-    wait_for(3000, || {
+    wait_for(10_000, || {
         (t.find_pane(&pane.id, soon(5000))
             .ok()??
             .current_command
@@ -368,7 +368,7 @@ fn send_text_is_one_bracketed_paste_then_enter() {
     .expect("reader ready");
     t.send_text(&pane.id, "hello 'world'; done;\nsecond line", soon(5000))
         .unwrap();
-    let shown = wait_for(3000, || {
+    let shown = wait_for(10_000, || {
         let cap = srv.tmux(&["capture-pane", "-p", "-t", &pane.id]);
         cap.contains("second line^[[201~").then_some(cap)
     })

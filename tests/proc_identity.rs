@@ -55,7 +55,10 @@ fn a_command_name_with_parens_and_spaces_parses_after_the_last_paren() {
     }
     let child = Reap(Command::new(&odd).arg("1000").spawn().unwrap());
     let pid = child.0.id() as i32;
-    let st = wait_for(2000, || proc::read_stat(pid).filter(|s| s.comm == "a) (b")).unwrap();
+    let st = wait_for(10_000, || {
+        proc::read_stat(pid).filter(|s| s.comm == "a) (b")
+    })
+    .unwrap();
     assert_eq!(st.pid, pid);
     assert_eq!(st.ppid, std::process::id() as i32);
     assert!(matches!(st.state, 'S' | 'R'), "{st:?}");
@@ -80,7 +83,7 @@ fn a_zombie_is_not_alive() {
     )
     .unwrap();
     // Not reaped yet: the kernel keeps it as a zombie with the same start ticks.
-    let st = wait_for(2000, || proc::read_stat(pid).filter(|s| s.state == 'Z')).unwrap();
+    let st = wait_for(10_000, || proc::read_stat(pid).filter(|s| s.state == 'Z')).unwrap();
     assert_eq!(st.start_ticks, id.start_ticks);
     assert_eq!(proc::status(&id), ProcStatus::Zombie);
     assert!(!proc::is_alive(&id));
@@ -102,7 +105,7 @@ fn ancestry_and_descendants_are_bounded() {
             .unwrap(),
     );
     let sh = child.0.id() as i32;
-    let sleep = wait_for(2000, || proc::descendants(sh, 8).first().copied()).unwrap();
+    let sleep = wait_for(10_000, || proc::descendants(sh, 8).first().copied()).unwrap();
     let _kill = KillPid(sleep);
     assert_eq!(proc::read_stat(sleep).unwrap().ppid, sh);
 

@@ -69,7 +69,7 @@ fn fixture_seats_follow_their_panes() {
     )
     .unwrap();
     // The pane commands settle asynchronously after new-session.
-    wait_for(3000, || {
+    wait_for(10_000, || {
         let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
         (l.matches("pi").count() >= 3).then_some(())
     })
@@ -105,7 +105,7 @@ fn fixture_seats_follow_their_panes() {
 
     // The registered pane goes away: the seat is offline, and its registration is stale.
     server.tmux(&["kill-pane", "-t", &pane_id]);
-    wait_for(3000, || {
+    wait_for(10_000, || {
         intercom_pane::proc::identity(pid).is_none().then_some(())
     });
     let index = scan(&env, &server.sock);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 const SESSION: &str = "e2e";
 const PROMPT: &str = "e2e$";
-const DEADLINE: Duration = Duration::from_secs(8);
+const DEADLINE: Duration = Duration::from_secs(15);
 
 struct Tmux {
     dir: tempfile::TempDir,
@@ -228,7 +228,7 @@ fn esc_and_ctrl_c_quit_and_a_slow_pass_never_freezes_keys() {
     t.keys(&["q"]);
     t.wait_for("quit during a slow pass", back_at_prompt);
     assert!(
-        start.elapsed() < Duration::from_secs(3),
+        start.elapsed() < Duration::from_secs(6),
         "{:?}",
         start.elapsed()
     );
