@@ -7,10 +7,6 @@
 //! Reply shapes follow the captures in `fixtures/herdr-0.8.2` and its API schema (protocol 20).
 
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -26,10 +22,11 @@ use super::{
 use crate::fsguard;
 use crate::text::sanitize;
 
+mod wire;
+use wire::{bad, err, expect_type, field};
+
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
 pub const MIN_PROTOCOL: u32 = 20;
-/// Cap on one reply line (a snapshot of a large session stays far below).
-const REPLY_CAP: usize = 8 << 20;
 /// Cap on panes whose process info one listing asks for.
 pub const MAX_PANES: usize = 256;
 /// Herdr cuts injected text at about 1 KiB: refuse rather than deliver a cut message.
@@ -176,99 +173,6 @@ pub struct Herdr {
     pong: OnceLock<(String, u32)>,
 }
 
-fn err(code: ErrorCode, detail: impl AsRef<str>) -> MuxError {
-    MuxError::new(code, detail)
-}
-
-fn bad(detail: &str) -> MuxError {
-    err(ErrorCode::BadReply, detail)
-}
-
-fn remaining(deadline: Instant) -> Result<Duration, MuxError> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err(err(ErrorCode::Timeout, "herdr did not answer in time"))
-    } else {
-        Ok(left)
-    }
-}
-
-fn io_error(e: &std::io::Error) -> MuxError {
-    match e.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
-            err(ErrorCode::Timeout, "herdr did not answer in time")
-        }
-        _ => err(ErrorCode::Failed, e.kind().to_string()),
-    }
-}
-
-/// Connect to a Unix socket without waiting past `deadline` (std's connect has no timeout).
-fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
-    match fsguard::kind(path) {
-        Ok(fsguard::Kind::Socket) => {}
-        Ok(_) => {
-            return Err(err(
-                ErrorCode::NoServer,
-                "herdr socket path is not a socket",
-            ))
-        }
-        Err(e) => return Err(err(ErrorCode::NoServer, e.code())),
-    }
-    let bytes = path.as_os_str().as_bytes();
-    // SAFETY: zeroed sockaddr_un is a valid value; we copy at most sun_path.len()-1 bytes.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    if bytes.len() >= addr.sun_path.len() {
-        return Err(err(ErrorCode::BadRequest, "socket path too long"));
-    }
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
-        *d = *s as libc::c_char;
-    }
-    // SAFETY: plain socket(2) call; the fd is owned by `stream` right after.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(err(ErrorCode::Failed, "socket() failed"));
-    }
-    // SAFETY: fd is a fresh, valid socket we own.
-    let stream = unsafe { UnixStream::from_raw_fd(fd) };
-    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-    // Bounded by the deadline: EAGAIN (listen backlog full) is retried after a short sleep.
-    loop {
-        // SAFETY: addr is a valid sockaddr_un of `len` bytes.
-        let rc = unsafe {
-            libc::connect(
-                stream.as_raw_fd(),
-                &addr as *const libc::sockaddr_un as *const libc::sockaddr,
-                len,
-            )
-        };
-        if rc == 0 {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EAGAIN) | Some(libc::EINPROGRESS) => {
-                let left = remaining(deadline)?;
-                std::thread::sleep(left.min(Duration::from_millis(5)));
-            }
-            Some(libc::EISCONN) => break,
-            Some(libc::ENOENT) | Some(libc::ECONNREFUSED) => {
-                return Err(err(ErrorCode::NoServer, "no herdr server on socket"))
-            }
-            _ => return Err(err(ErrorCode::NoServer, e.kind().to_string())),
-        }
-    }
-    stream.set_nonblocking(false).map_err(|e| io_error(&e))?;
-    Ok(stream)
-}
-
 impl Herdr {
     /// The server listening on `socket`.
     pub fn at_socket(socket: &Path) -> Herdr {
@@ -315,13 +219,7 @@ impl Herdr {
         let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
             .map_err(|_| err(ErrorCode::BadRequest, "unserializable params"))?;
         line.push(b'\n');
-        let mut stream = connect(&self.socket, deadline)?;
-        stream
-            .set_write_timeout(Some(remaining(deadline)?))
-            .map_err(|e| io_error(&e))?;
-        stream.write_all(&line).map_err(|e| io_error(&e))?;
-        let reply = read_line(&mut stream, deadline)?;
-        parse_reply(&reply, &id)
+        wire::exchange(&self.socket, &line, &id, deadline)
     }
 
     /// `ping`, checked once per client: version and protocol (≥ `MIN_PROTOCOL`).
@@ -587,83 +485,6 @@ impl Herdr {
     }
 }
 
-fn read_line(stream: &mut UnixStream, deadline: Instant) -> Result<Vec<u8>, MuxError> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    // Bounded by the reply cap and the deadline (each read waits at most the time left).
-    loop {
-        stream
-            .set_read_timeout(Some(remaining(deadline)?))
-            .map_err(|e| io_error(&e))?;
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let chunk = buf.get(..n).unwrap_or(&[]);
-                if let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
-                    out.extend_from_slice(chunk.get(..pos).unwrap_or(&[]));
-                    return Ok(out);
-                }
-                out.extend_from_slice(chunk);
-                if out.len() > REPLY_CAP {
-                    return Err(bad("reply over cap"));
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(&e)),
-        }
-    }
-    if out.is_empty() {
-        Err(bad("connection closed without a reply"))
-    } else {
-        Ok(out)
-    }
-}
-
-/// Check a reply line against the request id; map error replies to fixed codes.
-fn parse_reply(line: &[u8], id: &str) -> Result<Value, MuxError> {
-    let v: Value = serde_json::from_slice(line).map_err(|_| bad("reply is not JSON"))?;
-    let reply_id = v.get("id").and_then(Value::as_str);
-    if let Some(e) = v.get("error") {
-        let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-        let message = e.get("message").and_then(Value::as_str).unwrap_or("");
-        let detail = format!("herdr {code}: {message}");
-        // An empty id means Herdr could not parse our request at all.
-        if reply_id == Some("") {
-            return Err(err(ErrorCode::BadRequest, detail));
-        }
-        if reply_id != Some(id) {
-            return Err(bad("reply for another request"));
-        }
-        return Err(match code {
-            "pane_not_found" => err(ErrorCode::PaneNotFound, detail),
-            "agent_blocked" => err(ErrorCode::AgentBlocked, detail),
-            _ => err(ErrorCode::Failed, detail),
-        });
-    }
-    if reply_id != Some(id) {
-        return Err(bad("reply for another request"));
-    }
-    match v.get("result") {
-        Some(r) if r.is_object() => Ok(r.clone()),
-        _ => Err(bad("reply without result")),
-    }
-}
-
-fn expect_type(r: &Value, want: &str) -> Result<(), MuxError> {
-    if r.get("type").and_then(Value::as_str) == Some(want) {
-        Ok(())
-    } else {
-        Err(bad(&format!("expected result type {want}")))
-    }
-}
-
-fn field<T: for<'de> Deserialize<'de>>(r: &Value, name: &str) -> Result<T, MuxError> {
-    let v = r
-        .get(name)
-        .ok_or_else(|| bad(&format!("result without {name}")))?;
-    T::deserialize(v).map_err(|_| bad(&format!("invalid {name}")))
-}
-
 impl Multiplexer for Herdr {
     fn kind(&self) -> MuxKind {
         MuxKind::Herdr
@@ -855,26 +676,6 @@ impl Multiplexer for Herdr {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn error_replies_map_to_codes() {
-        let e = parse_reply(
-            br#"{"error":{"code":"pane_not_found","message":"pane w1:p3 not found"},"id":"a"}"#,
-            "a",
-        )
-        .unwrap_err();
-        assert_eq!(e.code, ErrorCode::PaneNotFound);
-        let e =
-            parse_reply(br#"{"error":{"code":"parse","message":"x"},"id":""}"#, "a").unwrap_err();
-        assert_eq!(e.code, ErrorCode::BadRequest);
-        let e = parse_reply(br#"{"result":{"type":"ok"},"id":"b"}"#, "a").unwrap_err();
-        assert_eq!(e.code, ErrorCode::BadReply);
-        assert_eq!(
-            parse_reply(b"nope", "a").unwrap_err().code,
-            ErrorCode::BadReply
-        );
-        assert!(parse_reply(br#"{"result":{"type":"ok"},"id":"a"}"#, "a").is_ok());
-    }
 
     #[test]
     fn socket_path_order() {
