@@ -334,3 +334,92 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
         "no second record"
     );
 }
+
+/// Escape during pi's retry backoff leaves the failed attempt and its `context_edit` behind, then
+/// pi fires `agent_settled` (no retry will run). Inside the backoff window the transcript alone
+/// reads as retrying; the settle recorded after it makes the error stand.
+#[test]
+fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
+    let env = Env::new().with_system_path();
+    let id = "01a2f000-0000-7000-8000-00000000ab01";
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    // The failed attempt, as pi 1.6.0 writes it, stamped just now (the registration's events
+    // below come after it in wall-clock time, as they do in a real pi).
+    let now = intercom_pane::clock::format_iso(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64,
+    );
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":now,"cwd":root.display().to_string()}),
+        json!({"type":"message","id":"u1","parentId":null,"timestamp":now,"message":{"role":"user","content":"go"}}),
+        json!({"type":"message","id":"e1","parentId":"u1","timestamp":now,"message":{"role":"assistant","content":[],
+            "provider":"fake","model":"fake-model","stopReason":"error","errorMessage":"500: {\"message\":\"overloaded\"}"}}),
+        json!({"type":"context_edit","id":"c1","parentId":"e1","timestamp":now,"targetId":"e1","replacement":null}),
+    ];
+    std::fs::write(
+        sessions.join(format!("2026-11-30T00-00-00-000Z_{id}.jsonl")),
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let (sys, bin, cwd) = (
+        env.system_config(),
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        root.display().to_string(),
+    );
+    let reg = |event: &str, seq: u32| {
+        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} >/dev/null")
+    };
+    let marker = env.path("settle-now");
+    let script = format!(
+        "{}; sleep 0.2; {}; while [ ! -e {m} ]; do sleep 0.05; done; {}; sleep 600; true",
+        reg("session_start", 1),
+        reg("agent_start", 2),
+        reg("agent_settled", 3),
+        m = marker.display()
+    );
+    let inner = format!("exec -a pi bash -c '{script}'");
+    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let sock = server.sock.display().to_string();
+    // The scan's clock is pinned one second after the failure: inside pi's first backoff.
+    let at = {
+        let t = intercom_pane::clock::parse_iso(&now).unwrap() + 1_000;
+        intercom_pane::clock::format_iso(t)
+    };
+    let args = ["--tmux-socket", sock.as_str(), "--now", at.as_str()];
+    let w = wait_for(15_000, || {
+        let idx = stdout_json(&env.run(&layout_args(&env, &["scan", "--json"], &args)));
+        let w = record(&idx, "Worker").clone();
+        (w["registered"]["runState"] == "working").then_some(w)
+    })
+    .expect("the turn's start reached the board");
+    assert_eq!(
+        (&w["state"], &w["stateReason"]),
+        (&json!("working"), &json!("retrying")),
+        "{w}"
+    );
+
+    std::fs::write(&marker, b"").unwrap();
+    let w = wait_for(15_000, || {
+        let idx = stdout_json(&env.run(&layout_args(&env, &["scan", "--json"], &args)));
+        let w = record(&idx, "Worker").clone();
+        (w["registered"]["runState"] == "idle").then_some(w)
+    })
+    .expect("the settle reached the board");
+    assert_eq!(w["state"], "error", "{w}");
+    assert_eq!(w["stateReason"], "retry_abandoned");
+    assert_eq!(w["stateSource"], "registration run state");
+    drop(server);
+}

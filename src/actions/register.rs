@@ -32,6 +32,9 @@ pub enum Event {
     SessionStart,
     AgentStart,
     AgentSettled,
+    /// Older pi's `agent_end`: also fired before an automatic retry, so it is not proof that
+    /// the run has settled.
+    AgentEnd,
     SessionShutdown,
 }
 
@@ -40,8 +43,9 @@ impl Event {
         match s {
             "session_start" => Some(Event::SessionStart),
             "agent_start" => Some(Event::AgentStart),
+            "agent_settled" => Some(Event::AgentSettled),
             // Older pi has no agent_settled; its agent_end is the nearest boundary.
-            "agent_settled" | "agent_end" => Some(Event::AgentSettled),
+            "agent_end" => Some(Event::AgentEnd),
             "session_shutdown" => Some(Event::SessionShutdown),
             _ => None,
         }
@@ -50,9 +54,19 @@ impl Event {
     /// The run state this event establishes.
     fn run_state(self) -> &'static str {
         match self {
-            Event::SessionStart | Event::AgentSettled => "idle",
+            Event::SessionStart | Event::AgentSettled | Event::AgentEnd => "idle",
             Event::AgentStart => "working",
             Event::SessionShutdown => "closed",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session_start",
+            Event::AgentStart => "agent_start",
+            Event::AgentSettled => "agent_settled",
+            Event::AgentEnd => "agent_end",
+            Event::SessionShutdown => "session_shutdown",
         }
     }
 }
@@ -256,7 +270,8 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("mux".into(), mux);
     rec.insert(
         "runState".into(),
-        json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now)}),
+        json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now),
+            "event": req.event.name()}),
     );
     let mut bytes = serde_json::to_vec_pretty(&Value::Object(rec))
         .map_err(|e| RegisterError::Failed(e.to_string()))?;

@@ -36,6 +36,8 @@ pub struct RunState {
     pub state: String,
     pub seq: u64,
     pub at: Ms,
+    /// The event that set it (`agent_settled`, `agent_end`, …), when recorded.
+    pub event: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -215,6 +217,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
                 state,
                 seq: r.get("seq").and_then(Value::as_u64).unwrap_or(0),
                 at: parse_iso(r.get("at").and_then(Value::as_str)?)?,
+                event: s(r, "event", 32),
             })
         }
     };

@@ -60,6 +60,15 @@ pub(super) fn build_record(
                 reason = "turn_started".into();
                 source = "registration run state".into();
             }
+            // pi reports `agent_settled` only when no retry will run: a settle after the failed
+            // attempt means the retry was abandoned (Escape during the backoff), so the error
+            // stands even while the backoff window would still read as retrying.
+            let settled = rs.event.as_deref() == Some("agent_settled");
+            if settled && newer && reason == "retrying" {
+                state = BoardState::Error;
+                reason = "retry_abandoned".into();
+                source = "registration run state".into();
+            }
         }
     }
     if live.liveness != Liveness::Alive {
