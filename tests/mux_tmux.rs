@@ -271,7 +271,13 @@ fn split_above_keeps_focus_and_marks_and_names_the_new_pane() {
     };
     let new = t.split_above(&req, soon(5000)).unwrap();
     assert_ne!(new.id, coord.id);
-    let ran = wait_for(10_000, || std::fs::read_to_string(&out_file).ok()).expect("command ran");
+    // The shell creates the file before printf writes into it: wait for the content.
+    let ran = wait_for(10_000, || {
+        std::fs::read_to_string(&out_file)
+            .ok()
+            .filter(|s| !s.is_empty())
+    })
+    .expect("command ran");
     assert_eq!(ran, "semi;");
 
     let list = t.list_panes(soon(5000)).unwrap();
