@@ -352,28 +352,6 @@ fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
         .to_string(),
     )
     .unwrap();
-    // The failed attempt, as pi 1.6.0 writes it, stamped just now (the registration's events
-    // below come after it in wall-clock time, as they do in a real pi).
-    let now = intercom_pane::clock::format_iso(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64,
-    );
-    let sessions = env.path("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let lines = [
-        json!({"type":"session","version":3,"id":id,"timestamp":now,"cwd":root.display().to_string()}),
-        json!({"type":"message","id":"u1","parentId":null,"timestamp":now,"message":{"role":"user","content":"go"}}),
-        json!({"type":"message","id":"e1","parentId":"u1","timestamp":now,"message":{"role":"assistant","content":[],
-            "provider":"fake","model":"fake-model","stopReason":"error","errorMessage":"500: {\"message\":\"overloaded\"}"}}),
-        json!({"type":"context_edit","id":"c1","parentId":"e1","timestamp":now,"targetId":"e1","replacement":null}),
-    ];
-    std::fs::write(
-        sessions.join(format!("2026-11-30T00-00-00-000Z_{id}.jsonl")),
-        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
-    )
-    .unwrap();
     let (sys, bin, cwd) = (
         env.system_config(),
         env!("CARGO_BIN_EXE_intercom-pane"),
@@ -393,33 +371,156 @@ fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
     let inner = format!("exec -a pi bash -c '{script}'");
     let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
     let sock = server.sock.display().to_string();
-    // The scan's clock is pinned one second after the failure: inside pi's first backoff.
-    let at = {
-        let t = intercom_pane::clock::parse_iso(&now).unwrap() + 1_000;
-        intercom_pane::clock::format_iso(t)
-    };
-    let args = ["--tmux-socket", sock.as_str(), "--now", at.as_str()];
-    let w = wait_for(15_000, || {
-        let idx = stdout_json(&env.run(&layout_args(&env, &["scan", "--json"], &args)));
-        let w = record(&idx, "Worker").clone();
-        (w["registered"]["runState"] == "working").then_some(w)
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", sock.as_str()]);
+        (record(&idx, "Worker")["registered"]["runState"] == "working").then_some(())
     })
     .expect("the turn's start reached the board");
-    assert_eq!(
-        (&w["state"], &w["stateReason"]),
-        (&json!("working"), &json!("retrying")),
-        "{w}"
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The failed attempt, as pi 1.6.0 writes it, stamped now: after the run's start, as in a
+    // real pi.
+    let now = intercom_pane::clock::format_iso(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64,
     );
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":now,"cwd":root.display().to_string()}),
+        json!({"type":"message","id":"u1","parentId":null,"timestamp":now,"message":{"role":"user","content":"go"}}),
+        json!({"type":"message","id":"e1","parentId":"u1","timestamp":now,"message":{"role":"assistant","content":[],
+            "provider":"fake","model":"fake-model","stopReason":"error","errorMessage":"500: {\"message\":\"overloaded\"}"}}),
+        json!({"type":"context_edit","id":"c1","parentId":"e1","timestamp":now,"targetId":"e1","replacement":null}),
+    ];
+    std::fs::write(
+        sessions.join(format!("2026-11-30T00-00-00-000Z_{id}.jsonl")),
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    // Scans pinned at a time after the failure: +1 s is inside pi's first backoff; +60 s is past
+    // it (custom retry settings or a slow summary); +10 min is past the trust in a running turn.
+    let at = |ms: i64| {
+        intercom_pane::clock::format_iso(intercom_pane::clock::parse_iso(&now).unwrap() + ms)
+    };
+    let scan_at = |ms: i64| {
+        let t = at(ms);
+        let idx = stdout_json(&env.run(&layout_args(
+            &env,
+            &["scan", "--json"],
+            &["--tmux-socket", sock.as_str(), "--now", t.as_str()],
+        )));
+        record(&idx, "Worker").clone()
+    };
+    let brief = |w: &Value| {
+        format!(
+            "{}/{}/{}",
+            w["state"].as_str().unwrap_or("?"),
+            w["stateReason"].as_str().unwrap_or("?"),
+            w["stateSource"].as_str().unwrap_or("?")
+        )
+    };
+    assert_eq!(brief(&scan_at(1_000)), "working/retrying/session file");
+    assert_eq!(
+        brief(&scan_at(60_000)),
+        "working/retrying/registration run state"
+    );
+    assert_eq!(brief(&scan_at(600_000)), "error/final_error/session file");
 
     std::fs::write(&marker, b"").unwrap();
-    let w = wait_for(15_000, || {
-        let idx = stdout_json(&env.run(&layout_args(&env, &["scan", "--json"], &args)));
-        let w = record(&idx, "Worker").clone();
-        (w["registered"]["runState"] == "idle").then_some(w)
+    wait_for(15_000, || {
+        (scan_at(1_000)["registered"]["runState"] == "idle").then_some(())
     })
     .expect("the settle reached the board");
-    assert_eq!(w["state"], "error", "{w}");
-    assert_eq!(w["stateReason"], "retry_abandoned");
-    assert_eq!(w["stateSource"], "registration run state");
+    assert_eq!(
+        brief(&scan_at(1_000)),
+        "error/retry_abandoned/registration run state"
+    );
+    assert_eq!(brief(&scan_at(60_000)), "error/final_error/session file");
     drop(server);
+}
+
+/// After `/resume` pi appends to an older-named session file. A live registration naming that
+/// file (in the seat's own sessions folder) decides which file the seat reads; without one, the
+/// newest name does.
+#[test]
+fn a_live_registration_picks_the_resumed_session_file() {
+    let env = Env::new();
+    let dir = env.path("repo/.pi/state/darkwing/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (old_id, new_id) = (
+        "01a2f000-0000-7000-8000-00000000ac01",
+        "01a2f000-0000-7000-8000-00000000ac02",
+    );
+    let t = "2026-11-29T10:00:00.000Z";
+    let file = |id: &str, name: &str, last: Value| {
+        let lines = [
+            json!({"type":"session","version":3,"id":id,"timestamp":t,"cwd":"/w"}),
+            json!({"type":"message","id":"u1","parentId":null,"timestamp":t,"message":{"role":"user","content":"go"}}),
+            last,
+        ];
+        let p = dir.join(format!("{name}_{id}.jsonl"));
+        std::fs::write(
+            &p,
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap();
+        p
+    };
+    let reply = json!({"type":"message","id":"a1","parentId":"u1","timestamp":t,"message":{"role":"assistant",
+        "content":[{"type":"text","text":"Done."}],"provider":"p","model":"m","stopReason":"stop"}});
+    let steer = json!({"type":"message","id":"u2","parentId":"u1","timestamp":t,"message":{"role":"user","content":"and then?"}});
+    let resumed = file(old_id, "2026-11-29T09-00-00-000Z", steer);
+    let newest = file(new_id, "2026-11-29T10-00-00-000Z", reply);
+    let cfg = env.system_config();
+    let scan = || {
+        let o = env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &cfg,
+            "--repo",
+            "repo",
+            "--fleet",
+            "none",
+            "--liveness",
+            "assume-alive",
+            "--now",
+            NOW,
+        ]);
+        record(&stdout_json(&o), "darkwing").clone()
+    };
+    let w = scan();
+    assert_eq!(w["sessionFile"], newest.display().to_string());
+    assert_eq!(w["state"], "idle");
+
+    // This test process stands in for the pi that resumed the older session.
+    let me = std::process::id().to_string();
+    let (f, d) = (resumed.display().to_string(), dir.display().to_string());
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_start",
+            "--seq",
+            "1",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            old_id,
+            "--session-file",
+            &f,
+            "--sessions-dir",
+            &d,
+            "--cwd",
+            "/",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let w = scan();
+    assert_eq!(w["sessionFile"], f);
+    assert_eq!(w["sessionId"], old_id);
+    assert_eq!(w["state"], "working", "{w}");
+    assert_eq!(w["stateReason"], "user_message");
 }

@@ -140,6 +140,24 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
     }
 }
 
+/// When the newest decisive entry is a failed turn (error or length) that pi marked for recovery
+/// (a `context_edit` aimed at it), the time of that mark: pi is retrying or compacting unless
+/// something says it settled. `None` for anything else.
+pub fn recovery_marked_at(s: &SessionSummary) -> Option<Ms> {
+    let pos = s.branch.iter().position(is_decisive)?;
+    let d = &s.branch[pos];
+    let failed = d.role == Some(Role::Assistant)
+        && (d.stop_reason == Some(StopReason::Error)
+            || (d.stop_reason == Some(StopReason::Length) && !d.has_tool_call));
+    if !failed || d.id.is_none() {
+        return None;
+    }
+    let edit = s.branch[..pos]
+        .iter()
+        .find(|e| e.kind == EntryKind::ContextEdit && e.target_id == d.id)?;
+    edit.timestamp.or(d.timestamp)
+}
+
 /// How many failed turns in a row end at `pos` (at least 1), counting older decisive messages.
 fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
     s.branch[pos..]

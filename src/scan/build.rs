@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// How long after a marked failure a still-running turn (registration run state) is trusted to be
+/// pi's recovery: covers custom backoffs and slow summaries; past it the file's own rule decides
+/// again (a pi without `agent_settled` never reports the end of a run).
+const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
+
 /// Basename of the nearest git checkout (a `.git` folder or worktree file) at or above `dir`.
 pub(super) fn git_project(dir: &Path) -> Option<String> {
     let mut cur = Some(dir);
@@ -63,6 +68,17 @@ pub(super) fn build_record(
             // pi reports `agent_settled` only when no retry will run: a settle after the failed
             // attempt means the retry was abandoned (Escape during the backoff), so the error
             // stands even while the backoff window would still read as retrying.
+            // The file alone times pi's recovery by its default backoff, which custom retry
+            // settings, a message typed during the wait, or a slow summary outlast. A run that
+            // started before the marked failure and has not settled since is still recovering.
+            if rs.state == "working" && !newer && state == BoardState::Error {
+                let marked = s.and_then(classify::recovery_marked_at);
+                if marked.is_some_and(|m| rs.at <= m && now - m <= RECOVERY_TRUST_MS) {
+                    state = BoardState::Working;
+                    reason = "retrying".into();
+                    source = "registration run state".into();
+                }
+            }
             let settled = rs.event.as_deref() == Some("agent_settled");
             if settled && newer && reason == "retrying" {
                 state = BoardState::Error;

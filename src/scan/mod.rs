@@ -217,6 +217,11 @@ pub fn run(
     let regs = registrations::read_all(config.as_ref().map(|c| c.root.as_path()), &opts.data_root);
     truncated |= regs.truncated;
 
+    for seat in seats.iter_mut() {
+        if let Some(f) = registered_session_file(seat, &regs) {
+            seat.session_file = Some(f);
+        }
+    }
     // Multiplexer panes: one list per server, whatever the number of seats.
     let panes = liveness::PaneCache::collect(
         opts.liveness,

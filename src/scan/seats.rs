@@ -130,6 +130,31 @@ pub(super) fn match_registration<'a>(
         .and_then(|d| regs.by_sessions_dir(d))
 }
 
+/// The session file a live registration names for a layout seat, when it differs from the one
+/// picked by name: pi appends to the session it is in, and after `/resume` (or `--session`) that
+/// is an older-named file. Only a live registration whose file sits in the seat's own sessions
+/// folder and is a regular file counts; Intercom seats stay pinned to their configured id.
+pub(super) fn registered_session_file(
+    seat: &SeatSource,
+    regs: &RegistrationSet,
+) -> Option<PathBuf> {
+    if seat.role != RowRole::Seat || seat.session_id.is_some() {
+        return None;
+    }
+    let dir = seat.sessions_dir.as_deref()?;
+    let r = regs.by_sessions_dir(dir)?;
+    let file = PathBuf::from(r.session_file.as_deref()?);
+    if file.parent() != Some(dir)
+        || file.extension().is_none_or(|e| e != "jsonl")
+        || seat.session_file.as_deref() == Some(file.as_path())
+        || fsguard::kind(&file) != Ok(Kind::File)
+        || registration_alive(r) != Some(true)
+    {
+        return None;
+    }
+    Some(file)
+}
+
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
 pub(super) fn registration_alive(r: &Registration) -> Option<bool> {
     let pid = r.pid?;
