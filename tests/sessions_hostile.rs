@@ -174,6 +174,56 @@ fn a_huge_assistant_line_is_skimmed_from_both_ends() {
     assert_eq!(sum.last_error.as_deref(), Some("Operation aborted"));
 }
 
+/// A reply line over the parse cap that asks for input: its text is recovered from the ends the
+/// skim reads, whether it starts the content (3 MiB of text) or follows 3 MiB of thinking; and
+/// the previous reply's text is never shown in its place.
+#[test]
+fn a_huge_reply_asking_for_input_is_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(format!("x_{ID}.jsonl"));
+    let mut s = Session::new(ID);
+    s.user("Plan it");
+    s.reply("Earlier answer.");
+    let u = s.user("And the rollout?");
+    let shapes = [
+        (
+            r#"{"type":"text","text":"Input needed: staging or production? "#,
+            r#""}],"provider":"fake","model":"fake-model","stopReason":"stop"}}"#,
+        ),
+        (
+            r#"{"type":"thinking","thinking":""#,
+            r#"","thinkingSignature":"s"},{"type":"text","text":"Input needed: staging or production?"}],"provider":"fake","model":"fake-model","stopReason":"stop"}}"#,
+        ),
+    ];
+    for (open, close) in shapes {
+        let mut f = std::fs::File::create(&p).unwrap();
+        f.write_all(s.text().as_bytes()).unwrap();
+        write_huge_line(
+            &mut f,
+            &format!(
+                r#"{{"type":"message","id":"dddd0001","parentId":"{u}","timestamp":"2026-11-29T11:00:00.000Z","message":{{"role":"assistant","content":[{open}"#
+            ),
+            close,
+            3 << 20,
+        );
+        f.write_all(b"\n").unwrap();
+        drop(f);
+        let sum = read_session(&p).unwrap();
+        assert!(sum.branch[0].skimmed);
+        let c = classify(&sum, s.clock);
+        assert_eq!(
+            (c.activity, c.reason),
+            (Activity::Waiting, "input_needed"),
+            "{open}"
+        );
+        let last = sum.last_assistant_text.clone().unwrap_or_default();
+        assert!(
+            last.starts_with("Input needed: staging or production?"),
+            "{last:?}"
+        );
+    }
+}
+
 #[test]
 fn invalid_utf8_and_malformed_lines_are_skipped_and_counted() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@
 //! bookkeeping entries (model changes, labels, compactions, context edits) never decide by
 //! themselves; compactions and context edits only matter right after a failed turn.
 
+use crate::board::overflow::is_overflow_error;
 use crate::clock::Ms;
 use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, StopReason};
 
@@ -41,7 +42,7 @@ pub struct Classification {
     /// The activity.
     pub activity: Activity,
     /// One of: `user_message`, `tool_result`, `tool_running`, `retrying`, `input_needed`,
-    /// `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
+    /// `compacting`, `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
     pub reason: &'static str,
 }
 
@@ -49,6 +50,8 @@ pub struct Classification {
 const BACKOFF_MS: [Ms; 3] = [2_000, 4_000, 8_000];
 /// Slack for the time between the failure being written and the retry starting.
 const RETRY_MARGIN_MS: Ms = 3_000;
+/// How long a summary after an overflow or `length` may take before the failure reads final.
+const COMPACTION_WINDOW_MS: Ms = 120_000;
 /// pi gives up after this many failures in a row; the last is final.
 const MAX_ATTEMPTS: usize = 4;
 /// The marker that makes a completed reply ask for human input.
@@ -112,7 +115,8 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
 /// the failed entry, at once; then either the backoff wait (2 s, 4 s, 8 s) and the retry, or —
 /// for a context overflow or a recoverable `length` — a summarization and a `compaction` entry,
 /// then the retry. So: edit + compaction = the retry is running; edit alone = working while the
-/// wait plausibly lasts; no edit = final (a compaction without one is a manual `/compact`).
+/// wait plausibly lasts (the backoff, or `COMPACTION_WINDOW_MS` for a summary); no edit = final
+/// (a compaction without one is a manual `/compact`).
 fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {
     let d = &s.branch[pos];
     let newer = &s.branch[..pos];
@@ -125,13 +129,21 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
     if newer.iter().any(|e| e.kind == EntryKind::Compaction) {
         return c(Activity::Working, "retrying");
     }
+    let Some(since) = edit.timestamp.or(d.timestamp) else {
+        return c(Activity::Error, final_reason);
+    };
+    // Overflow and `length` recover by a summary, which takes as long as the model needs.
+    if recovers_by_summary(s, d) {
+        return if now - since <= COMPACTION_WINDOW_MS {
+            c(Activity::Working, "compacting")
+        } else {
+            c(Activity::Error, final_reason)
+        };
+    }
     let attempt = consecutive_failures(s, pos);
     let backoff = match attempt.checked_sub(1).and_then(|i| BACKOFF_MS.get(i)) {
         Some(&b) if attempt < MAX_ATTEMPTS => b,
         _ => return c(Activity::Error, final_reason),
-    };
-    let Some(since) = edit.timestamp.or(d.timestamp) else {
-        return c(Activity::Error, final_reason);
     };
     if now - since <= backoff + RETRY_MARGIN_MS {
         c(Activity::Working, "retrying")
@@ -140,10 +152,16 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
     }
 }
 
+fn recovers_by_summary(s: &SessionSummary, d: &BranchEntry) -> bool {
+    d.stop_reason == Some(StopReason::Length)
+        || s.last_error.as_deref().is_some_and(is_overflow_error)
+}
+
 /// When the newest decisive entry is a failed turn (error or length) that pi marked for recovery
 /// (a `context_edit` aimed at it), the time of that mark: pi is retrying or compacting unless
-/// something says it settled. `None` for anything else.
-pub fn recovery_marked_at(s: &SessionSummary) -> Option<Ms> {
+/// something says it settled. Also the reason that recovery reads as (`retrying` or
+/// `compacting`). `None` for anything else.
+pub fn recovery_marked_at(s: &SessionSummary) -> Option<(Ms, &'static str)> {
     let pos = s.branch.iter().position(is_decisive)?;
     let d = &s.branch[pos];
     let failed = d.role == Some(Role::Assistant)
@@ -155,7 +173,12 @@ pub fn recovery_marked_at(s: &SessionSummary) -> Option<Ms> {
     let edit = s.branch[..pos]
         .iter()
         .find(|e| e.kind == EntryKind::ContextEdit && e.target_id == d.id)?;
-    edit.timestamp.or(d.timestamp)
+    let kind = if recovers_by_summary(s, d) {
+        "compacting"
+    } else {
+        "retrying"
+    };
+    Some((edit.timestamp.or(d.timestamp)?, kind))
 }
 
 /// How many failed turns in a row end at `pos` (at least 1), counting older decisive messages.

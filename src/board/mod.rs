@@ -2,4 +2,5 @@
 
 pub mod classify;
 pub mod intercom;
+pub mod overflow;
 pub mod record;

@@ -73,14 +73,16 @@ pub(super) fn build_record(
             // started before the marked failure and has not settled since is still recovering.
             if rs.state == "working" && !newer && state == BoardState::Error {
                 let marked = s.and_then(classify::recovery_marked_at);
-                if marked.is_some_and(|m| rs.at <= m && now - m <= RECOVERY_TRUST_MS) {
+                if let Some((_, kind)) =
+                    marked.filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)
+                {
                     state = BoardState::Working;
-                    reason = "retrying".into();
+                    reason = kind.into();
                     source = "registration run state".into();
                 }
             }
             let settled = rs.event.as_deref() == Some("agent_settled");
-            if settled && newer && reason == "retrying" {
+            if settled && newer && matches!(reason.as_str(), "retrying" | "compacting") {
                 state = BoardState::Error;
                 reason = "retry_abandoned".into();
                 source = "registration run state".into();

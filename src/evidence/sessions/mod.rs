@@ -202,6 +202,7 @@ pub struct SessionSummary {
 
 mod index;
 mod parse;
+mod skim;
 mod tail;
 
 pub use index::*;

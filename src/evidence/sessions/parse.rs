@@ -398,6 +398,11 @@ pub(super) fn skim_line(head: &[u8], tail: &[u8]) -> Option<RawEntry> {
     if find(tail, b"\"type\":\"toolCall\"").is_some() {
         e.msg.has_tool_call = true;
     }
+    if e.msg.text.is_empty() && wants_text(&e.msg) {
+        if let Some(t) = super::skim::skimmed_text(head, tail) {
+            push_text(&mut e.msg, &t);
+        }
+    }
     Some(e)
 }
 
