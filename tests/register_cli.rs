@@ -523,4 +523,33 @@ fn a_live_registration_picks_the_resumed_session_file() {
     assert_eq!(w["sessionId"], old_id);
     assert_eq!(w["state"], "working", "{w}");
     assert_eq!(w["stateReason"], "user_message");
+
+    // `/new`: pi registers a session whose file it writes only at the first prompt. The seat is
+    // in that fresh session (nothing in it yet), not in either old one.
+    let fresh = dir.join("2026-11-29T11-00-00-000Z_01a2f000-0000-7000-8000-00000000ac03.jsonl");
+    let f = fresh.display().to_string();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_start",
+            "--seq",
+            "2",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            "01a2f000-0000-7000-8000-00000000ac03",
+            "--session-file",
+            &f,
+            "--sessions-dir",
+            &d,
+            "--cwd",
+            "/",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let w = scan();
+    assert_eq!(w["sessionFile"], Value::Null, "{w}");
+    assert_eq!(w["state"], "idle", "{w}");
+    assert_eq!(w["lastActivity"], Value::Null);
 }

@@ -219,7 +219,7 @@ pub fn run(
 
     for seat in seats.iter_mut() {
         if let Some(f) = registered_session_file(seat, &regs) {
-            seat.session_file = Some(f);
+            seat.session_file = f;
         }
     }
     // Multiplexer panes: one list per server, whatever the number of seats.

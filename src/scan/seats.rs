@@ -132,12 +132,14 @@ pub(super) fn match_registration<'a>(
 
 /// The session file a live registration names for a layout seat, when it differs from the one
 /// picked by name: pi appends to the session it is in, and after `/resume` (or `--session`) that
-/// is an older-named file. Only a live registration whose file sits in the seat's own sessions
-/// folder and is a regular file counts; Intercom seats stay pinned to their configured id.
+/// is an older-named file; after `/new` it is a file pi has not written yet (`Some(None)`: the
+/// seat is in a fresh session with nothing in it, not in the old one). Only a live registration
+/// whose file sits in the seat's own sessions folder counts; Intercom seats stay pinned to their
+/// configured id. `None`: keep the file found by name.
 pub(super) fn registered_session_file(
     seat: &SeatSource,
     regs: &RegistrationSet,
-) -> Option<PathBuf> {
+) -> Option<Option<PathBuf>> {
     if seat.role != RowRole::Seat || seat.session_id.is_some() {
         return None;
     }
@@ -147,12 +149,16 @@ pub(super) fn registered_session_file(
     if file.parent() != Some(dir)
         || file.extension().is_none_or(|e| e != "jsonl")
         || seat.session_file.as_deref() == Some(file.as_path())
-        || fsguard::kind(&file) != Ok(Kind::File)
         || registration_alive(r) != Some(true)
     {
         return None;
     }
-    Some(file)
+    match fsguard::kind(&file) {
+        Ok(Kind::File) => Some(Some(file)),
+        Err(fsguard::FsError::NotFound) => Some(None),
+        // A link, a FIFO, unreadable: the registration proves nothing readable.
+        _ => None,
+    }
 }
 
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
