@@ -67,6 +67,17 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
         .nth(1)
         .and_then(|rest| rest.split(')').next())
         .map(str::to_string);
+    if last_role == "user" && last_user.contains("SCENARIO:fail") {
+        // A retryable provider failure: pi writes it, marks it for retry, and waits 2 s.
+        let mut w = s;
+        let body = r#"{"error":{"message":"overloaded","type":"server_error"}}"#;
+        write!(
+            w,
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return w.flush();
+    }
     let (delta, finish) = if last_role == "tool" {
         (json!({"role": "assistant", "content": "done"}), "stop")
     } else if let Some(job) = close_job {
@@ -284,6 +295,47 @@ fn a_real_pi_is_classified_at_every_step() {
         record(&idx, "W")["registered"]["runState"],
         "idle",
         "agent_settled recorded"
+    );
+    // Escape during pi's retry backoff: the file keeps the failure and its retry mark, which
+    // alone reads as retrying for the backoff; pi's agent_settled, recorded by the extension,
+    // says the retry will not come.
+    let before = std::fs::read_to_string(&file).unwrap().lines().count();
+    server.tmux(&["send-keys", "-t", pane, "SCENARIO:fail now", "Enter"]);
+    let edit_at = wait_for(15_000, || {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let edit: Value = text
+            .lines()
+            .skip(before)
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "context_edit")?;
+        edit["timestamp"].as_str().map(str::to_string)
+    })
+    .expect("pi marked the failure for retry");
+    server.tmux(&["send-keys", "-t", pane, "Escape"]);
+    let one_second_later = intercom_pane::clock::format_iso(
+        intercom_pane::clock::parse_iso(&edit_at).unwrap() + 1_000,
+    );
+    let at = |t: &str| {
+        let idx = stdout_json(&env.run(&layout_args(
+            &env,
+            &["scan", "--json"],
+            &["--tmux-socket", &sock.display().to_string(), "--now", t],
+        )));
+        record(&idx, "W").clone()
+    };
+    let w = wait_for(10_000, || {
+        let w = at(&one_second_later);
+        (w["stateReason"] == "retry_abandoned").then_some(w)
+    })
+    .unwrap_or_else(|| at(&one_second_later));
+    assert_eq!(
+        (&w["state"], &w["stateReason"], &w["stateSource"]),
+        (
+            &json!("error"),
+            &json!("retry_abandoned"),
+            &json!("registration run state")
+        ),
+        "{w}"
     );
     server.tmux(&["send-keys", "-t", pane, "C-d"]);
     assert_eq!(
