@@ -23,6 +23,39 @@ pub(super) fn git_project(dir: &Path) -> Option<String> {
     None
 }
 
+/// What a live seat's registered run state says beyond its session file, if anything.
+fn run_state_verdict(
+    rs: &crate::evidence::registrations::RunState,
+    s: Option<&SessionSummary>,
+    state: BoardState,
+    reason: &str,
+    now: Ms,
+) -> Option<(BoardState, &'static str)> {
+    // Recorded after the newest entry: the file has not caught up with the run yet.
+    let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
+    // A turn that started before pi wrote anything is only visible in the registration.
+    if rs.state == "working" && newer && state != BoardState::Working {
+        return Some((BoardState::Working, "turn_started"));
+    }
+    // The file alone times pi's recovery by its default backoff, which custom retry settings, a
+    // message typed during the wait, or a slow summary outlast. A run that started before the
+    // marked failure and has not settled since is still recovering.
+    if rs.state == "working" && !newer && state == BoardState::Error {
+        let (_, kind) = s
+            .and_then(classify::recovery_marked_at)
+            .filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)?;
+        return Some((BoardState::Working, kind));
+    }
+    // pi reports `agent_settled` only when no retry will run: a settle after the failed attempt
+    // means the retry was abandoned (Escape during the backoff), so the error stands even while
+    // the backoff window would still read as retrying.
+    let settled = rs.event.as_deref() == Some("agent_settled");
+    if settled && newer && matches!(reason, "retrying" | "compacting") {
+        return Some((BoardState::Error, "retry_abandoned"));
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_record(
     seat: &SeatSource,
@@ -56,35 +89,11 @@ pub(super) fn build_record(
             reason = code.clone();
         }
     }
-    // A turn that started before pi wrote anything is only visible in the registration.
     if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
-            let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
-            if rs.state == "working" && newer && state != BoardState::Working {
-                state = BoardState::Working;
-                reason = "turn_started".into();
-                source = "registration run state".into();
-            }
-            // pi reports `agent_settled` only when no retry will run: a settle after the failed
-            // attempt means the retry was abandoned (Escape during the backoff), so the error
-            // stands even while the backoff window would still read as retrying.
-            // The file alone times pi's recovery by its default backoff, which custom retry
-            // settings, a message typed during the wait, or a slow summary outlast. A run that
-            // started before the marked failure and has not settled since is still recovering.
-            if rs.state == "working" && !newer && state == BoardState::Error {
-                let marked = s.and_then(classify::recovery_marked_at);
-                if let Some((_, kind)) =
-                    marked.filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)
-                {
-                    state = BoardState::Working;
-                    reason = kind.into();
-                    source = "registration run state".into();
-                }
-            }
-            let settled = rs.event.as_deref() == Some("agent_settled");
-            if settled && newer && matches!(reason.as_str(), "retrying" | "compacting") {
-                state = BoardState::Error;
-                reason = "retry_abandoned".into();
+            if let Some((st, why)) = run_state_verdict(rs, s, state, &reason, now) {
+                state = st;
+                reason = why.into();
                 source = "registration run state".into();
             }
         }
