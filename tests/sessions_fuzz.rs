@@ -1,0 +1,101 @@
+//! Mutated real pi session files (flipped bytes, cuts, stray quotes and backslashes, split lines,
+//! repeated spans, appended multi-MiB lines with odd ends) through the reader and the classifier:
+//! whatever the bytes, no panic. `INTERCOM_PANE_FUZZ_ITERS` runs more (default 300, seeded, so a
+//! failure repeats).
+
+use intercom_pane::board::classify::classify;
+use intercom_pane::evidence::sessions::read_session;
+use std::io::Write;
+
+#[test]
+fn mutated_real_sessions_never_panic_the_reader() {
+    let iters: u64 = std::env::var("INTERCOM_PANE_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-1.6.0-runs");
+    let files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("x_y.jsonl");
+    let mut seed: u64 = 0x1234_5678;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..iters {
+        let mut b = files[(rnd() as usize) % files.len()].clone();
+        let n = 1 + rnd() % 8;
+        for _ in 0..n {
+            let len = b.len().max(1);
+            match rnd() % 7 {
+                0 => {
+                    let i = (rnd() as usize) % len;
+                    if i < b.len() {
+                        b[i] = rnd() as u8;
+                    }
+                }
+                1 => {
+                    let i = (rnd() as usize) % len;
+                    b.truncate(i);
+                }
+                2 => {
+                    let i = (rnd() as usize) % len;
+                    if i < b.len() {
+                        b.insert(i, b'"');
+                    }
+                }
+                3 => {
+                    let i = (rnd() as usize) % len;
+                    if i < b.len() {
+                        b.insert(i, b'\\');
+                    }
+                }
+                4 => {
+                    // a huge line
+                    let mut l = br#"{"type":"message","id":"zz","parentId":null,"timestamp":"2026-11-30T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":""#.to_vec();
+                    l.extend(std::iter::repeat_n(
+                        b'q',
+                        1_100_000 + (rnd() % 100_000) as usize,
+                    ));
+                    let tails: [&[u8]; 4] = [
+                        br#""},{"type":"text","text":"Input needed: x"}],"stopReason":"stop"}}"#,
+                        br#"\"},{\"type\":\"text"#,
+                        b"",
+                        br#""}],"stopReason":"error","errorMessage":"413"}}"#,
+                    ];
+                    l.extend_from_slice(tails[(rnd() % 4) as usize]);
+                    l.push(b'\n');
+                    b.extend(l);
+                }
+                5 => {
+                    let i = (rnd() as usize) % len;
+                    if i < b.len() {
+                        b.insert(i, b'\n');
+                    }
+                }
+                _ => {
+                    let i = (rnd() as usize) % len;
+                    let j = (rnd() as usize) % len;
+                    if i < j && j <= b.len() {
+                        let seg = b[i..j].to_vec();
+                        b.extend(seg);
+                    }
+                }
+            }
+        }
+        let mut f = std::fs::File::create(&p).unwrap();
+        f.write_all(&b).unwrap();
+        drop(f);
+        if let Ok(s) = read_session(&p) {
+            let _ = classify(&s, 1_796_000_000_000);
+            let _ = intercom_pane::board::classify::recovery_marked_at(&s);
+        }
+    }
+}
