@@ -6,6 +6,7 @@
 use intercom_pane::board::classify::classify;
 use intercom_pane::evidence::sessions::read_session;
 use std::io::Write;
+use std::path::Path;
 
 #[test]
 fn mutated_real_sessions_never_panic_the_reader() {
@@ -97,5 +98,69 @@ fn mutated_real_sessions_never_panic_the_reader() {
             let _ = classify(&s, 1_796_000_000_000);
             let _ = intercom_pane::board::classify::recovery_marked_at(&s);
         }
+    }
+}
+
+/// The other readers' parsers (config, observation logs, reports, registrations) on mutated
+/// fixture bytes: refused or parsed, never a panic.
+#[test]
+fn mutated_intercom_files_never_panic_their_parsers() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intercom-root/.pi-intercom");
+    let mut inputs: Vec<Vec<u8>> = vec![std::fs::read(root.join("config.json")).unwrap()];
+    for d in ["logs", "reports"] {
+        for e in std::fs::read_dir(root.join(d)).unwrap().flatten() {
+            if e.path().is_file() {
+                inputs.push(std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    inputs.push(br#"{"sessionId":"s","pid":1,"startTicks":5,"bootId":"b","runState":{"state":"working","seq":2,"at":"2026-11-29T10:00:01.000Z","event":"agent_start"},"mux":{"kind":"tmux","session":"x"}}"#.to_vec());
+    let mut seed: u64 = 0x9e37_79b9;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..20_000 {
+        let mut b = inputs[(rnd() as usize) % inputs.len()].clone();
+        for _ in 0..(1 + rnd() % 6) {
+            let len = b.len().max(1);
+            let i = (rnd() as usize) % len;
+            match rnd() % 5 {
+                0 => {
+                    if i < b.len() {
+                        b[i] = rnd() as u8
+                    }
+                }
+                1 => b.truncate(i),
+                2 => {
+                    if i < b.len() {
+                        b.insert(i, b"\"\\{}[],:0-e"[(rnd() % 11) as usize])
+                    }
+                }
+                3 => {
+                    if i < b.len() {
+                        b.remove(i);
+                    }
+                }
+                _ => {
+                    let j = (rnd() as usize) % len;
+                    if i < j && j <= b.len() {
+                        let s = b[i..j].to_vec();
+                        b.splice(i..i, s);
+                    }
+                }
+            }
+        }
+        let _ = intercom_pane::evidence::config::parse(Path::new("/r"), &b);
+        let _ =
+            intercom_pane::evidence::observations::parse_tail(&b, rnd() % 2 == 0, rnd() % 2 == 0);
+        let _ = intercom_pane::evidence::reports::parse_report(
+            &b,
+            "0b1d0000-0000-7000-8000-000000000001",
+        );
+        let _ = intercom_pane::evidence::registrations::parse(Path::new("/r/x.json"), &b);
     }
 }
