@@ -259,3 +259,34 @@ fn a_handoff_from_another_process_closes_nothing() {
     );
     assert_eq!(panes(&server), 2, "neither pane was closed");
 }
+
+/// Two close-worker runs for one worker at the same moment: exactly one asks and runs the job;
+/// the other is refused (fenced by the live job, or by the check under the config lock), and the
+/// running job is never mistaken for a dead run's.
+#[test]
+fn two_runs_at_once_start_one_job() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let outcomes: Vec<(i32, Value, String)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| sc.spawn(|| close(&env, &server, &["Worker", "--deadline-secs", "2"])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut codes: Vec<i32> = outcomes.iter().map(|o| o.0).collect();
+    codes.sort();
+    let refused = outcomes.iter().find(|o| o.0 != 1);
+    assert!(
+        codes == [1, 2] || codes == [1, 5],
+        "one job runs (and times out), the other is refused: {outcomes:?}"
+    );
+    let refused = refused.unwrap();
+    assert!(
+        refused.2.contains("started meanwhile") || refused.2.contains("is running"),
+        "{refused:?}"
+    );
+    let w = &config(&env)["agents"][1];
+    assert_eq!(w["closeJob"]["state"], "timed_out", "{w}");
+    assert_eq!(panes(&server), 1, "nothing was closed");
+}

@@ -169,21 +169,32 @@ pub struct Lock {
 }
 
 impl Lock {
-    /// Create `path` exclusively (mode 0600). Fails with `locked` when it already exists.
+    /// Create `path` exclusively (mode 0600), holding this process's pid from its first moment:
+    /// the pid is written to a private temp file first, which is then hard-linked to `path`
+    /// (`link` fails when anything, even a dangling link, is there). A reader never sees an empty
+    /// lock and takes a live holder for a dead one. Fails with `locked` when it already exists.
     pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
-        match std::fs::OpenOptions::new()
+        let dir = path
+            .parent()
+            .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
+        let tmp = dir.join(format!(".lock.{}.tmp", uuid::Uuid::new_v4()));
+        let made = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-        {
-            Ok(mut f) => {
-                let _ = writeln!(f, "{}", std::process::id());
-                Ok(Lock {
-                    path: path.to_path_buf(),
-                })
-            }
+            .open(&tmp)
+            .and_then(|mut f| writeln!(f, "{}", std::process::id()));
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err("lock_failed", path, e));
+        }
+        let linked = std::fs::hard_link(&tmp, path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(Lock {
+                path: path.to_path_buf(),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 Err(err("locked", path, "another intercom-pane holds this lock"))
             }
@@ -237,6 +248,19 @@ mod tests {
         let l = Lock::acquire(&p).unwrap();
         assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
         drop(l);
-        assert!(Lock::acquire(&p).is_ok());
+        let l = Lock::acquire(&p).unwrap();
+        // Born holding the pid, mode 0600, and no temp file left beside it.
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap().trim(),
+            std::process::id().to_string()
+        );
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        drop(l);
+        // A dangling link where the lock goes is not followed: the lock is refused.
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &p).unwrap();
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        assert!(!dir.path().join("elsewhere").exists());
     }
 }

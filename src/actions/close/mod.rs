@@ -253,12 +253,31 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         return dry_run(req, &pass, &key, &agent, &protected);
     }
 
-    // Durable intent before any mutation.
+    // The job's lock exists before its record does: a run that sees a pending job without a live
+    // lock holder may then rightly take it for a dead run's, never for one starting right now.
     let now = clock.now_ms();
     let job_id = uuid::Uuid::new_v4().to_string();
+    let jobs_dir = root.join(".pi-intercom").join("jobs");
+    if let Err(e) = store::ensure_dir(&root, &jobs_dir) {
+        return refused(2, format!("close job not recorded: {e}"));
+    }
+    let _lock = match store::Lock::acquire(&lock_path(&root, &job_id)) {
+        Ok(l) => l,
+        Err(e) => return refused(2, format!("close job not recorded: {e}")),
+    };
+    // Durable intent before any mutation.
     let deadline_at = now + req.deadline_secs as i64 * 1000;
     let (jid, at, dl) = (job_id.clone(), format_iso(now), format_iso(deadline_at));
     if let Err(e) = config_write::update_agent(&root, &agent.session_id, &|a| {
+        // Checked again under the config lock: two runs started together must not both ask.
+        let current = a
+            .get("closeJob")
+            .and_then(|j| j.get("state"))
+            .and_then(Value::as_str)
+            .and_then(CloseState::parse);
+        if current.is_some_and(|c| c.is_pending() || c == CloseState::Uncertain) {
+            return Err("another close job for this worker started meanwhile".into());
+        }
         a.insert(
             "closeJob".into(),
             json!({"jobId": jid, "state": "requested", "createdAt": at, "updatedAt": at, "deadlineAt": dl}),
@@ -267,32 +286,6 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     }) {
         return refused(2, format!("close job not recorded: {e}"));
     }
-    let jobs_dir = root.join(".pi-intercom").join("jobs");
-    if let Err(e) = store::ensure_dir(&root, &jobs_dir) {
-        return finish(
-            &root,
-            &agent,
-            &job_id,
-            CloseState::Failed,
-            Some("save_failed"),
-            clock,
-            &e.to_string(),
-        );
-    }
-    let _lock = match store::Lock::acquire(&lock_path(&root, &job_id)) {
-        Ok(l) => l,
-        Err(e) => {
-            return finish(
-                &root,
-                &agent,
-                &job_id,
-                CloseState::Failed,
-                Some("save_failed"),
-                clock,
-                &e.to_string(),
-            )
-        }
-    };
     run_job(
         req,
         &root,
