@@ -157,6 +157,30 @@ fn no_handoff_means_timed_out_and_nothing_closed() {
     assert_eq!(report["state"], "timed_out");
     assert_eq!(panes(&server), 1, "the pane is still there");
     assert_eq!(config(&env)["agents"][1]["closeJob"]["state"], "timed_out");
+    // A handoff arriving after the deadline does not reopen the ended job.
+    let before = std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap();
+    let job = report["jobId"].as_str().unwrap().to_string();
+    let root = env.path("root").display().to_string();
+    let o = env.run(&[
+        "handoff",
+        "--job",
+        &job,
+        "--summary",
+        "Late.",
+        "--session-id",
+        ID,
+        "--root",
+        &root,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("timed_out"),
+        "{o:?}"
+    );
+    assert_eq!(
+        std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(),
+        before
+    );
 }
 
 #[test]

@@ -119,12 +119,15 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
     let summary = req.summary.clone();
     let at = format_iso(req.now);
     config_write::update_agent(&req.root, &req.session_id, &|a| {
-        let open = a
-            .get("closeJob")
-            .and_then(|j| j.get("jobId"))
-            .and_then(Value::as_str)
-            == Some(job.as_str());
-        if !open {
+        // Checked again under the config lock: a job that ended meanwhile (its deadline passed)
+        // must not be reopened by a late handoff.
+        let j = a.get("closeJob");
+        let same = j.and_then(|j| j.get("jobId")).and_then(Value::as_str) == Some(job.as_str());
+        let awaited = matches!(
+            j.and_then(|j| j.get("state")).and_then(Value::as_str),
+            Some("requested" | "awaiting_handoff")
+        );
+        if !same || !awaited {
             return Err("the close job changed meanwhile".into());
         }
         a.insert(
