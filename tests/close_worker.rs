@@ -215,6 +215,25 @@ fn refusals_dry_run_and_fenced_jobs() {
     assert!(err.contains("uncertain"), "{err}");
     let (code, report, _) = close(&env, &server, &["Worker", "--recover"]);
     assert_eq!((code, report["now"].as_str()), (0, Some("failed")));
+
+    // A pending job whose lock names a live pid but another start time: the pid was reused by
+    // another process after the run died, so the job is a dead run's (interrupted), not running.
+    let job = json!({"jobId": "reused-pid", "state": "awaiting_handoff", "createdAt": t, "updatedAt": t, "deadlineAt": t});
+    setup(&env, Some(job));
+    let jobs = env.path("root/.pi-intercom/jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    std::fs::write(
+        jobs.join("reused-pid.lock"),
+        format!("{} 1 {}\n", std::process::id(), boot.trim()),
+    )
+    .unwrap();
+    let (code, report, err) = close(&env, &server, &["Worker"]);
+    assert_eq!(
+        (code, report["now"].as_str()),
+        (5, Some("interrupted")),
+        "{err}"
+    );
     assert_eq!(panes(&server), 1, "nothing was closed along the way");
 }
 

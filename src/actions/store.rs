@@ -184,7 +184,7 @@ impl Lock {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)
-            .and_then(|mut f| writeln!(f, "{}", std::process::id()));
+            .and_then(|mut f| writeln!(f, "{}", holder_line()));
         if let Err(e) = made {
             let _ = std::fs::remove_file(&tmp);
             return Err(err("lock_failed", path, e));
@@ -200,6 +200,35 @@ impl Lock {
             }
             Err(e) => Err(err("lock_failed", path, e)),
         }
+    }
+}
+
+/// `<pid> <start ticks> <boot id>` of this process (just `<pid>` if /proc cannot say): with the
+/// start time, a dead holder whose pid was reused is not taken for alive.
+fn holder_line() -> String {
+    let pid = std::process::id() as i32;
+    match crate::proc::identity(pid) {
+        Some(id) => format!("{} {} {}", id.pid, id.start_ticks, id.boot_id),
+        None => pid.to_string(),
+    }
+}
+
+/// Whether the process that wrote a lock file's holder line still runs (same pid, and the same
+/// start ticks and boot id when recorded).
+pub fn lock_holder_alive(content: &str) -> bool {
+    let mut parts = content.split_whitespace();
+    let Some(pid) = parts.next().and_then(|p| p.parse::<i32>().ok()) else {
+        return false;
+    };
+    let Some(now) = crate::proc::identity(pid) else {
+        return false;
+    };
+    match (
+        parts.next().and_then(|t| t.parse::<u64>().ok()),
+        parts.next(),
+    ) {
+        (Some(ticks), Some(boot)) => now.start_ticks == ticks && now.boot_id == boot,
+        _ => true,
     }
 }
 
@@ -249,11 +278,18 @@ mod tests {
         assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
         drop(l);
         let l = Lock::acquire(&p).unwrap();
-        // Born holding the pid, mode 0600, and no temp file left beside it.
-        assert_eq!(
-            std::fs::read_to_string(&p).unwrap().trim(),
-            std::process::id().to_string()
+        // Born holding the pid (with its start time), mode 0600, no temp file left beside it.
+        let line = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            line.starts_with(&format!("{} ", std::process::id())),
+            "{line}"
         );
+        assert!(lock_holder_alive(&line));
+        // The same pid with another start time is a reused pid: not the holder.
+        let mut f: Vec<&str> = line.split_whitespace().collect();
+        f[1] = "1";
+        assert!(!lock_holder_alive(&f.join(" ")));
+        assert!(!lock_holder_alive(""));
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

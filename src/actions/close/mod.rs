@@ -121,11 +121,10 @@ fn lock_path(root: &Path, job: &str) -> PathBuf {
 
 /// Whether the process that holds a job lock is still running.
 fn lock_holder_alive(path: &Path) -> bool {
-    fsguard::read_capped(path, 64)
+    fsguard::read_capped(path, 256)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.trim().parse::<i32>().ok())
-        .is_some_and(|pid| proc::identity(pid).is_some())
+        .is_some_and(|s| store::lock_holder_alive(&s))
 }
 
 /// The panes this run must never close: the caller's own, and the coordinator's monitor.
