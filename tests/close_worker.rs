@@ -216,8 +216,8 @@ fn refusals_dry_run_and_fenced_jobs() {
     let (code, report, _) = close(&env, &server, &["Worker", "--recover"]);
     assert_eq!((code, report["now"].as_str()), (0, Some("failed")));
 
-    // A pending job whose lock names a live pid but another start time: the pid was reused by
-    // another process after the run died, so the job is a dead run's (interrupted), not running.
+    // A pending job whose lock file is still there (naming this live pid, even) but held by no
+    // one: the run died, so the job is a dead run's (interrupted), not running.
     let job = json!({"jobId": "reused-pid", "state": "awaiting_handoff", "createdAt": t, "updatedAt": t, "deadlineAt": t});
     setup(&env, Some(job));
     let jobs = env.path("root/.pi-intercom/jobs");

@@ -167,9 +167,8 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     let root = &cfg.root;
     let record = record_path(root, &coordinator.session_id);
     let lock = lock_path(&record);
-    if req.recover {
-        let _ = store::remove_file(&lock);
-    }
+    // A lock whose holder died is free again by itself (flock): `--recover` never breaks one
+    // that a live run holds.
     let _guard = store::Lock::acquire(&lock).map_err(|e| {
         if e.code == "locked" {
             EnsureError::Locked(lock.clone())

@@ -163,78 +163,96 @@ pub fn remove_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// An exclusive lock file, removed on drop.
+/// An exclusive lock: an advisory `flock` on a lock file (mode 0600, never through a link).
+///
+/// Why `flock` and not "whoever created the file": the kernel drops the lock when its holder
+/// dies, however it dies, so a crash can never leave a lock that blocks every later writer, and
+/// "is the holder alive" has an exact answer (`is_held`) with no pid to reuse. The file is
+/// removed on drop; an acquirer that locked a file someone removed meanwhile notices (the path
+/// no longer names its inode) and tries again, so two holders never coexist.
 pub struct Lock {
     path: PathBuf,
+    file: std::fs::File,
+}
+
+/// How often `acquire` retries when the file it locked was removed under it (bounded).
+const LOCK_ATTEMPTS: usize = 8;
+
+fn open_lock_file(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(create)
+        .create(create)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
+#[allow(deprecated)] // nix's `Flock` wrapper panics if unlocking fails; closing the fd unlocks.
+fn try_flock(f: &std::fs::File, exclusive: bool) -> nix::Result<()> {
+    use nix::fcntl::{flock, FlockArg};
+    use std::os::fd::AsRawFd;
+    let arg = if exclusive {
+        FlockArg::LockExclusiveNonblock
+    } else {
+        FlockArg::LockSharedNonblock
+    };
+    flock(f.as_raw_fd(), arg)
+}
+
+fn same_inode(f: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 impl Lock {
-    /// Create `path` exclusively (mode 0600), holding this process's pid from its first moment:
-    /// the pid is written to a private temp file first, which is then hard-linked to `path`
-    /// (`link` fails when anything, even a dangling link, is there). A reader never sees an empty
-    /// lock and takes a live holder for a dead one. Fails with `locked` when it already exists.
+    /// Lock `path` (created when missing). Fails with `locked` when a live process holds it.
     pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
-        let dir = path
-            .parent()
-            .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
-        let tmp = dir.join(format!(".lock.{}.tmp", uuid::Uuid::new_v4()));
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .and_then(|mut f| writeln!(f, "{}", holder_line()));
-        if let Err(e) = made {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(err("lock_failed", path, e));
-        }
-        let linked = std::fs::hard_link(&tmp, path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => Ok(Lock {
-                path: path.to_path_buf(),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Err(err("locked", path, "another intercom-pane holds this lock"))
+        for _ in 0..LOCK_ATTEMPTS {
+            let file = open_lock_file(path, true).map_err(|e| err("lock_failed", path, e))?;
+            match try_flock(&file, true) {
+                Ok(()) => {}
+                Err(nix::errno::Errno::EWOULDBLOCK) => {
+                    return Err(err("locked", path, "another intercom-pane holds this lock"))
+                }
+                Err(e) => return Err(err("lock_failed", path, e)),
             }
-            Err(e) => Err(err("lock_failed", path, e)),
+            if !same_inode(&file, path) {
+                continue; // removed by its last holder after we opened it: try the new one
+            }
+            // For a person looking: who holds it. Nothing reads this back.
+            let _ = file.set_len(0);
+            let _ = writeln!(&file, "{}", std::process::id());
+            return Ok(Lock {
+                path: path.to_path_buf(),
+                file,
+            });
         }
+        Err(err("lock_failed", path, "the lock file kept changing"))
     }
 }
 
-/// `<pid> <start ticks> <boot id>` of this process (just `<pid>` if /proc cannot say): with the
-/// start time, a dead holder whose pid was reused is not taken for alive.
-fn holder_line() -> String {
-    let pid = std::process::id() as i32;
-    match crate::proc::identity(pid) {
-        Some(id) => format!("{} {} {}", id.pid, id.start_ticks, id.boot_id),
-        None => pid.to_string(),
-    }
-}
-
-/// Whether the process that wrote a lock file's holder line still runs (same pid, and the same
-/// start ticks and boot id when recorded).
-pub fn lock_holder_alive(content: &str) -> bool {
-    let mut parts = content.split_whitespace();
-    let Some(pid) = parts.next().and_then(|p| p.parse::<i32>().ok()) else {
-        return false;
-    };
-    let Some(now) = crate::proc::identity(pid) else {
-        return false;
-    };
-    match (
-        parts.next().and_then(|t| t.parse::<u64>().ok()),
-        parts.next(),
-    ) {
-        (Some(ticks), Some(boot)) => now.start_ticks == ticks && now.boot_id == boot,
-        _ => true,
+/// Whether a live process holds the lock at `path` right now. A missing file is not held.
+pub fn is_held(path: &Path) -> bool {
+    match open_lock_file(path, false) {
+        Ok(f) => matches!(try_flock(&f, false), Err(nix::errno::Errno::EWOULDBLOCK)),
+        Err(_) => false,
     }
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        // Removed while still locked, then unlocked by closing: see the type's comment.
+        if same_inode(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -271,32 +289,64 @@ mod tests {
     }
 
     #[test]
-    fn lock_is_exclusive() {
+    fn lock_is_exclusive_and_dies_with_its_holder() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.lock");
+        assert!(!is_held(&p));
         let l = Lock::acquire(&p).unwrap();
+        assert!(is_held(&p));
         assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
-        drop(l);
-        let l = Lock::acquire(&p).unwrap();
-        // Born holding the pid (with its start time), mode 0600, no temp file left beside it.
-        let line = std::fs::read_to_string(&p).unwrap();
-        assert!(
-            line.starts_with(&format!("{} ", std::process::id())),
-            "{line}"
-        );
-        assert!(lock_holder_alive(&line));
-        // The same pid with another start time is a reused pid: not the holder.
-        let mut f: Vec<&str> = line.split_whitespace().collect();
-        f[1] = "1";
-        assert!(!lock_holder_alive(&f.join(" ")));
-        assert!(!lock_holder_alive(""));
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         drop(l);
-        // A dangling link where the lock goes is not followed: the lock is refused.
+        assert!(!p.exists(), "removed on drop");
+        assert!(!is_held(&p));
+        // A lock file left behind by a holder that died is not held: it is simply taken.
+        std::fs::write(&p, b"12345\n").unwrap();
+        assert!(!is_held(&p));
+        let l = Lock::acquire(&p).unwrap();
+        drop(l);
+        // A dangling link where the lock goes is not followed: refused, nothing created.
         std::os::unix::fs::symlink(dir.path().join("elsewhere"), &p).unwrap();
-        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, "lock_failed");
         assert!(!dir.path().join("elsewhere").exists());
+        assert!(!is_held(&p));
+    }
+
+    #[test]
+    fn a_holder_that_is_killed_releases_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("y.lock");
+        // flock(1) holds the lock (`-o`: not passed on to its command) while `sleep` runs; it
+        // is then killed without any chance to clean up.
+        let mut child = std::process::Command::new("flock")
+            .arg("-o")
+            .arg(&p)
+            .args(["sleep", "30"])
+            .spawn()
+            .unwrap();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !is_held(&p) {
+            assert!(std::time::Instant::now() < end, "flock never took the lock");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        let pid = child.id();
+        let kids =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for k in kids
+            .split_whitespace()
+            .filter_map(|k| k.parse::<i32>().ok())
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(k),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert!(p.exists(), "the dead holder left its file");
+        assert!(!is_held(&p));
+        assert!(Lock::acquire(&p).is_ok());
     }
 }

@@ -119,14 +119,6 @@ fn lock_path(root: &Path, job: &str) -> PathBuf {
         .join(format!("{job}.lock"))
 }
 
-/// Whether the process that holds a job lock is still running.
-fn lock_holder_alive(path: &Path) -> bool {
-    fsguard::read_capped(path, 256)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .is_some_and(|s| store::lock_holder_alive(&s))
-}
-
 /// The panes this run must never close: the caller's own, and the coordinator's monitor.
 fn protected_panes(cfg: &IntercomConfig) -> Vec<String> {
     let mut out = Vec::new();
@@ -184,7 +176,7 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         if j.state.is_pending() || j.state.is_fenced() {
             let now = clock.now_ms();
             let lock = lock_path(&root, &j.job_id);
-            if j.state.is_pending() && fsguard::kind(&lock).is_ok() && lock_holder_alive(&lock) {
+            if j.state.is_pending() && store::is_held(&lock) {
                 return refused(
                     5,
                     format!("close job {} is running ({})", j.job_id, j.state.as_str()),
