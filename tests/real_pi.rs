@@ -489,3 +489,127 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
         "only the worker's pane was closed"
     );
 }
+
+/// A repo seat whose pi switches sessions: pi builds a new extension runtime on `/new`, and the
+/// shipped extension keeps its event order across runtimes, so the board follows pi into the
+/// fresh session (nothing in it yet: idle, no file) and then into its file once pi writes it.
+#[test]
+fn a_real_pi_switching_sessions_is_followed_by_its_repo_seat() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
+        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+        return;
+    };
+    let bin = std::path::PathBuf::from(bin);
+    if !bin.join("pi").exists() || !bin.join("node").exists() {
+        eprintln!("skipped: {} holds no pi and node", bin.display());
+        return;
+    }
+    let env = Env::new().with_system_path();
+    let agent = env.path("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    prepare_agent_dir(&agent);
+    // The seat's sessions folder is where pi writes (flat, by PI_CODING_AGENT_SESSION_DIR).
+    let repo = env.path("repo");
+    let sessions = repo.join(".pi/state/seat/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let sys = env.system_config();
+    // pi runs elsewhere: started inside a folder with a `.pi/` of its own, pi first asks whether
+    // to trust that project.
+    let work = env.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let server = TmuxServer::start("seat", &work, &[]);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=seat:",
+        &format!(
+            "export PATH={}:$PATH PI_CODING_AGENT_DIR={} PI_CODING_AGENT_SESSION_DIR={} INTERCOM_PANE_BIN={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
+            bin.display(),
+            agent.display(),
+            sessions.display(),
+            env!("CARGO_BIN_EXE_intercom-pane")
+        ),
+        "Enter",
+    ]);
+    wait_ready(&server, "=seat:");
+    let sock = server.sock.display().to_string();
+    let repo_s = repo.display().to_string();
+    let seat = || {
+        let o = env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &sys,
+            "--repo",
+            &repo_s,
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &sock,
+        ]);
+        record(&stdout_json(&o), "seat").clone()
+    };
+    server.tmux(&["send-keys", "-t", "=seat:", "just chat", "Enter"]);
+    // pi may still be settling its editor (its helper-tool downloads fail offline) and drop that
+    // Enter: the text stays in the editor, so Enter again until pi writes its file.
+    for _ in 0..5 {
+        let written = wait_for(3_000, || {
+            std::fs::read_dir(&sessions)
+                .ok()?
+                .flatten()
+                .next()
+                .map(|_| ())
+        });
+        if written.is_some() {
+            break;
+        }
+        server.tmux(&["send-keys", "-t", "=seat:", "Enter"]);
+    }
+    let first = wait_for(30_000, || {
+        let w = seat();
+        (w["state"] == "idle" && w["sessionFile"].is_string()).then_some(w)
+    })
+    .unwrap_or_else(seat);
+    assert_eq!(first["state"], "idle", "{first}");
+    let first_file = first["sessionFile"]
+        .as_str()
+        .unwrap_or_else(|| {
+            panic!(
+                "{first}\n{:?}\n{}",
+                std::fs::read_dir(&sessions)
+                    .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>()),
+                server.tmux(&["capture-pane", "-p", "-t", "=seat:"])
+            )
+        })
+        .to_string();
+
+    server.tmux(&["send-keys", "-t", "=seat:", "-l", "/new"]);
+    std::thread::sleep(Duration::from_millis(300));
+    server.tmux(&["send-keys", "-t", "=seat:", "Enter"]);
+    let fresh = wait_for(15_000, || {
+        let w = seat();
+        (w["sessionFile"].is_null()).then_some(w)
+    })
+    .unwrap_or_else(seat);
+    assert_eq!(fresh["sessionFile"], Value::Null, "{fresh}");
+    assert_eq!(fresh["state"], "idle", "{fresh}");
+    assert_eq!(fresh["registered"]["alive"], true, "{fresh}");
+
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=seat:",
+        "SCENARIO:tool in the new one",
+        "Enter",
+    ]);
+    let busy = wait_for(15_000, || {
+        let w = seat();
+        (w["state"] == "working" && w["sessionFile"].is_string()).then_some(w)
+    })
+    .unwrap_or_else(seat);
+    assert_eq!(busy["state"], "working", "{busy}");
+    assert_ne!(busy["sessionFile"].as_str(), Some(first_file.as_str()));
+    server.tmux(&["send-keys", "-t", "=seat:", "C-c"]);
+    server.tmux(&["send-keys", "-t", "=seat:", "C-d"]);
+}

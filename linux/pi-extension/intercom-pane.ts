@@ -26,14 +26,25 @@ type Pi = { on(event: string, handler: (event: unknown, ctx: Ctx) => unknown): v
 
 const TIMEOUT_MS = 3000;
 
+// pi builds a new extension runtime for every session it switches to (/new, /resume, /fork),
+// while the process stays the same; `register` ignores an event whose seq is not above the
+// last one it recorded for this process and session. So the counter lives on the process, and
+// never falls behind the clock: a fresh runtime's first event still outranks the old ones.
+const SEQ_KEY = "__intercomPaneSeq";
+const nextSeq = (): number => {
+  const g = globalThis as unknown as Record<string, number | undefined>;
+  const next = Math.max((g[SEQ_KEY] ?? 0) + 1, Date.now());
+  g[SEQ_KEY] = next;
+  return next;
+};
+
 export default function (pi: Pi) {
-  let seq = 0;
   const bin = process.env.INTERCOM_PANE_BIN || "intercom-pane";
 
   // Resolves when the command ends or after TIMEOUT_MS; only shutdown waits for it, so the
   // record of the exit is written while this pi (the command's ancestor) still exists.
   const record = (event: string, ctx: Ctx): Promise<void> => {
-    seq += 1;
+    const seq = nextSeq();
     let done: () => void = () => {};
     const finished = new Promise<void>((resolve) => {
       done = resolve;
