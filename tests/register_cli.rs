@@ -553,3 +553,60 @@ fn a_live_registration_picks_the_resumed_session_file() {
     assert_eq!(w["state"], "idle", "{w}");
     assert_eq!(w["lastActivity"], Value::Null);
 }
+
+/// pi recorded the end of a worker's session (it moved to `/new`, `/resume`, `/fork`) and runs
+/// on in the same pane: the seat is offline (not this session any more) and nothing is typed
+/// into that pane for it.
+#[test]
+fn a_session_pi_closed_while_running_on_is_offline_and_not_replied_to() {
+    let env = Env::new().with_system_path();
+    let id = "01a2f000-0000-7000-8000-00000000ad01";
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let (sys, bin, cwd) = (
+        env.system_config(),
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        root.display().to_string(),
+    );
+    let reg = |event: &str, seq: u32| {
+        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} >/dev/null")
+    };
+    let script = format!(
+        "{}; {}; sleep 600; true",
+        reg("session_start", 1),
+        reg("session_shutdown", 2)
+    );
+    let inner = format!("exec -a pi bash -c '{script}'");
+    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let sock = server.sock.display().to_string();
+    let w = wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        let w = record(&idx, "Worker").clone();
+        (w["registered"]["runState"] == "closed").then_some(w)
+    })
+    .expect("the shutdown reached the board");
+    assert_eq!(w["registered"]["alive"], true, "the process runs on: {w}");
+    assert_eq!(w["state"], "offline", "{w}");
+    assert_eq!(w["stateReason"], "session_closed");
+    assert_eq!(w["stateSource"], "registration run state");
+    assert_eq!(w["alive"], false);
+    let o = env.run(&layout_args(
+        &env,
+        &["reply"],
+        &["--tmux-socket", &sock, "Worker", "are you there?"],
+    ));
+    assert_eq!(o.status.code(), Some(6), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("session has ended"),
+        "{o:?}"
+    );
+}

@@ -89,7 +89,17 @@ pub(super) fn build_record(
             reason = code.clone();
         }
     }
-    if live.liveness == Liveness::Alive {
+    // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
+    // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
+    // but not this seat's session.
+    let session_closed = live_reg
+        .and_then(|r| r.run_state.as_ref())
+        .is_some_and(|rs| rs.state == "closed");
+    if live.liveness == Liveness::Alive && session_closed && reg_alive == Some(true) {
+        state = BoardState::Offline;
+        reason = "session_closed".into();
+        source = "registration run state".into();
+    } else if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
             if let Some((st, why)) = run_state_verdict(rs, s, state, &reason, now) {
                 state = st;
@@ -183,6 +193,8 @@ pub(super) fn build_record(
         waiting_on_you: state == BoardState::Waiting && !seen,
         seen,
         alive: match live.liveness {
+            // The pane runs pi, but pi closed this session.
+            Liveness::Alive if state == BoardState::Offline => Some(false),
             Liveness::Alive => Some(true),
             Liveness::Offline => Some(false),
             Liveness::Unknown => None,
