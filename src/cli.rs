@@ -198,7 +198,7 @@ pub struct EnsureMonitorArgs {
 #[derive(Args, Debug)]
 pub struct RegisterArgs {
     /// The lifecycle event: session_start, agent_start, agent_settled (agent_end on older pi),
-    /// session_shutdown.
+    /// session_tree, session_shutdown.
     #[arg(long)]
     pub event: String,
     /// Increases with every event of one pi; an older event never overwrites a newer one.
@@ -216,6 +216,9 @@ pub struct RegisterArgs {
     /// The pi session folder.
     #[arg(long)]
     pub sessions_dir: Option<PathBuf>,
+    /// With `--event session_tree`: the entry pi's branch now ends at (`/tree` writes nothing).
+    #[arg(long)]
+    pub leaf_id: Option<String>,
     /// pi's working folder (default: the current folder).
     #[arg(long)]
     pub cwd: Option<PathBuf>,

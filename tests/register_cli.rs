@@ -610,3 +610,94 @@ fn a_session_pi_closed_while_running_on_is_offline_and_not_replied_to() {
         "{o:?}"
     );
 }
+
+/// pi's `/tree` back to an earlier reply, without a summary, writes nothing; the extension
+/// records the new leaf (`session_tree`), and until pi writes again the seat's branch ends there.
+/// The session file is one a real pi 1.6.0 wrote in exactly that situation.
+#[test]
+fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
+    let env = Env::new().with_system_path();
+    let id = "01a22a3f-f239-75dc-b7fa-aa942959c61c";
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join(format!("2026-11-30T02-19-23-578Z_{id}.jsonl"));
+    std::fs::copy(
+        Path::new(FIXTURES).join("pi-1.6.0-runs/tree_nav_to_waiting_nosummary.jsonl"),
+        &file,
+    )
+    .unwrap();
+    let (sys, bin, cwd) = (
+        env.system_config(),
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        root.display().to_string(),
+    );
+    let reg = |event: &str, seq: u32, extra: &str| {
+        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} {extra} >/dev/null")
+    };
+    let script = format!(
+        "{}; sleep 0.05; {}; sleep 600; true",
+        reg("session_start", 1, ""),
+        reg("session_tree", 2, "--leaf-id e16e1c40")
+    );
+    let inner = format!("exec -a pi bash -c '{script}'");
+    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let sock = server.sock.display().to_string();
+    let w = wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        let w = record(&idx, "Worker").clone();
+        (w["state"] == "waiting").then_some(w)
+    })
+    .unwrap_or_else(|| record(&scan_json(&env, &["--tmux-socket", &sock]), "Worker").clone());
+    assert_eq!(w["state"], "waiting", "{w}");
+    assert_eq!(w["stateReason"], "input_needed");
+    assert!(w["stateSource"].as_str().unwrap().contains("/tree"), "{w}");
+
+    // pi writes the next entry (a child of that leaf): the file speaks for itself again.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let next = json!({"type":"message","id":"aa000001","parentId":"e16e1c40","timestamp":"2026-11-30T02:20:00.000Z",
+        "message":{"role":"user","content":"staging"}});
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{next}\n").as_bytes()).unwrap();
+    drop(f);
+    let w = record(&scan_json(&env, &["--tmux-socket", &sock]), "Worker").clone();
+    assert_eq!(
+        (
+            w["state"].as_str(),
+            w["stateReason"].as_str(),
+            w["stateSource"].as_str()
+        ),
+        (Some("working"), Some("user_message"), Some("session file")),
+        "{w}"
+    );
+    // A leaf id that is not an entry id is refused, and changes nothing.
+    let me = std::process::id().to_string();
+    let o = register(
+        &env,
+        &[
+            "--event",
+            "session_tree",
+            "--pi-pid",
+            &me,
+            "--session-id",
+            id,
+            "--cwd",
+            "/",
+            "--leaf-id",
+            "x\u{1b}]0;y",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}

@@ -74,3 +74,32 @@ fn real_pi_sessions_classify_by_the_rules() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// pi's `/tree` back to an earlier reply without a summary writes nothing: read from the last
+/// line the seat is idle, read from the leaf pi moved to (what its registration records) it is
+/// waiting, as pi's screen shows.
+#[test]
+fn a_tree_leaf_pi_moved_to_is_read_as_the_branch() {
+    use intercom_pane::board::classify::{classify, Activity};
+    use intercom_pane::evidence::sessions::{read_session, read_session_from_leaf};
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pi-1.6.0-runs/tree_nav_to_waiting_nosummary.jsonl");
+    let now = intercom_pane::clock::parse_iso("2026-11-30T02:19:50.159Z").unwrap();
+    let last_line = read_session(&file).unwrap();
+    assert_eq!(classify(&last_line, now).activity, Activity::Idle);
+    let leaf = read_session_from_leaf(&file, "e16e1c40").unwrap().unwrap();
+    let c = classify(&leaf, now);
+    assert_eq!((c.activity, c.reason), (Activity::Waiting, "input_needed"));
+    assert_eq!(
+        leaf.newest_entry_id.as_deref(),
+        Some("d10b0c42"),
+        "the file's own tip"
+    );
+    assert!(leaf.last_activity < last_line.last_activity);
+    assert!(leaf
+        .last_assistant_text
+        .as_deref()
+        .is_some_and(|t| t.starts_with("Input needed:")));
+    // A leaf the file does not hold: no branch to read.
+    assert_eq!(read_session_from_leaf(&file, "00000000").unwrap(), None);
+}

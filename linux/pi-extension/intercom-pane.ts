@@ -1,11 +1,11 @@
 // intercom-pane seat registration for pi.
 //
 // Install: copy this file to ~/.pi/agent/extensions/intercom-pane.ts (every pi: coordinator and
-// workers). At session start, at the start and settlement of every agent run, and at shutdown,
-// it runs `intercom-pane register` from inside this pi, so the board knows which pane the seat
-// lives in and that a turn is running before pi writes anything to its session file. At session
-// start it also runs `intercom-pane ensure-monitor`, which places the sidebar above the
-// coordinator (and does nothing for workers).
+// workers). At session start, at the start and settlement of every agent run, after `/tree`
+// moves its branch, and at shutdown, it runs `intercom-pane register` from inside this pi, so the
+// board knows which pane the seat lives in and that a turn is running before pi writes anything
+// to its session file. At session start it also runs `intercom-pane ensure-monitor`, which
+// places the sidebar above the coordinator (and does nothing for workers).
 //
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
 // (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
@@ -43,7 +43,7 @@ export default function (pi: Pi) {
 
   // Resolves when the command ends or after TIMEOUT_MS; only shutdown waits for it, so the
   // record of the exit is written while this pi (the command's ancestor) still exists.
-  const record = (event: string, ctx: Ctx): Promise<void> => {
+  const record = (event: string, ctx: Ctx, extra: string[] = []): Promise<void> => {
     const seq = nextSeq();
     let done: () => void = () => {};
     const finished = new Promise<void>((resolve) => {
@@ -61,6 +61,7 @@ export default function (pi: Pi) {
       const dir = sm.getSessionDir?.();
       if (dir) args.push("--sessions-dir", dir);
       if (process.env.INTERCOM_PANE_CONFIG) args.push("--config", process.env.INTERCOM_PANE_CONFIG);
+      args.push(...extra);
       const child = spawn(bin, args, { stdio: "ignore", timeout: TIMEOUT_MS });
       child.on("error", () => done());
       child.on("exit", () => done());
@@ -94,5 +95,11 @@ export default function (pi: Pi) {
   });
   pi.on("agent_start", (_e, ctx) => { void record("agent_start", ctx); });
   pi.on("agent_settled", (_e, ctx) => { void record("agent_settled", ctx); });
+  // `/tree` moves pi's leaf and writes nothing until the next entry (unless summarized): tell
+  // the board where the branch now ends.
+  pi.on("session_tree", (e, ctx) => {
+    const leaf = (e as { newLeafId?: string | null }).newLeafId;
+    if (leaf) void record("session_tree", ctx, ["--leaf-id", leaf]);
+  });
   pi.on("session_shutdown", (_e, ctx) => record("session_shutdown", ctx));
 }

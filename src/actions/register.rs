@@ -35,6 +35,8 @@ pub enum Event {
     /// Older pi's `agent_end`: also fired before an automatic retry, so it is not proof that
     /// the run has settled.
     AgentEnd,
+    /// `/tree` moved pi's leaf (`--leaf-id`), which pi writes nowhere until the next entry.
+    SessionTree,
     SessionShutdown,
 }
 
@@ -46,6 +48,7 @@ impl Event {
             "agent_settled" => Some(Event::AgentSettled),
             // Older pi has no agent_settled; its agent_end is the nearest boundary.
             "agent_end" => Some(Event::AgentEnd),
+            "session_tree" => Some(Event::SessionTree),
             "session_shutdown" => Some(Event::SessionShutdown),
             _ => None,
         }
@@ -54,7 +57,9 @@ impl Event {
     /// The run state this event establishes.
     fn run_state(self) -> &'static str {
         match self {
-            Event::SessionStart | Event::AgentSettled | Event::AgentEnd => "idle",
+            Event::SessionStart | Event::AgentSettled | Event::AgentEnd | Event::SessionTree => {
+                "idle"
+            }
             Event::AgentStart => "working",
             Event::SessionShutdown => "closed",
         }
@@ -66,6 +71,7 @@ impl Event {
             Event::AgentStart => "agent_start",
             Event::AgentSettled => "agent_settled",
             Event::AgentEnd => "agent_end",
+            Event::SessionTree => "session_tree",
             Event::SessionShutdown => "session_shutdown",
         }
     }
@@ -81,6 +87,8 @@ pub struct Request {
     pub session_id: String,
     pub session_file: Option<PathBuf>,
     pub sessions_dir: Option<PathBuf>,
+    /// With `SessionTree`: the entry pi's branch now ends at.
+    pub leaf_id: Option<String>,
     pub cwd: PathBuf,
     /// Intercom root when one holds this pi's config (`<root>/.pi-intercom/seats/`).
     pub intercom_root: Option<PathBuf>,
@@ -157,6 +165,29 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
             "--session-id {:?} is not a pi session id",
             crate::text::clip(&crate::text::sanitize(id), 80)
         )));
+    }
+    let leaf_ok = |l: &str| {
+        !l.is_empty() && l.len() <= 64 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    match (&req.leaf_id, req.event) {
+        (Some(l), Event::SessionTree) if leaf_ok(l) => {}
+        (None, Event::SessionTree) => {
+            return Err(RegisterError::Refused(
+                "--event session_tree needs --leaf-id".into(),
+            ))
+        }
+        (Some(l), Event::SessionTree) => {
+            return Err(RegisterError::Refused(format!(
+                "--leaf-id {:?} is not a pi entry id",
+                crate::text::clip(&crate::text::sanitize(l), 80)
+            )))
+        }
+        (Some(_), _) => {
+            return Err(RegisterError::Refused(
+                "--leaf-id goes with --event session_tree only".into(),
+            ))
+        }
+        (None, _) => {}
     }
     if !req.cwd.is_absolute() {
         return Err(RegisterError::Refused(format!(
@@ -271,7 +302,7 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert(
         "runState".into(),
         json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now),
-            "event": req.event.name()}),
+            "event": req.event.name(), "leafId": req.leaf_id}),
     );
     let mut bytes = serde_json::to_vec_pretty(&Value::Object(rec))
         .map_err(|e| RegisterError::Failed(e.to_string()))?;

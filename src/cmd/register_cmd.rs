@@ -43,6 +43,7 @@ pub fn run(args: &RegisterArgs) -> i32 {
         session_id: args.session_id.clone(),
         session_file: args.session_file.clone(),
         sessions_dir: args.sessions_dir.clone(),
+        leaf_id: args.leaf_id.clone(),
         cwd,
         intercom_root,
         data_root: roots.data_root,

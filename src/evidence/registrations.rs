@@ -38,6 +38,8 @@ pub struct RunState {
     pub at: Ms,
     /// The event that set it (`agent_settled`, `agent_end`, …), when recorded.
     pub event: Option<String>,
+    /// `session_tree`: the entry pi's branch ends at since `/tree`.
+    pub leaf_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -218,6 +220,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
                 seq: r.get("seq").and_then(Value::as_u64).unwrap_or(0),
                 at: parse_iso(r.get("at").and_then(Value::as_str)?)?,
                 event: s(r, "event", 32),
+                leaf_id: s(r, "leafId", 64),
             })
         }
     };

@@ -79,6 +79,7 @@ pub(super) fn build_record(
     };
     let mut source = match session {
         SessionRead::NoFile => "no session file",
+        SessionRead::AtLeaf(_) => "session file, at the branch pi's /tree chose (registration)",
         _ => "session file",
     }
     .to_string();

@@ -242,6 +242,10 @@ pub fn run(
         let summary = session.summary();
         let reg = match_registration(seat, &regs, summary);
         let reg_alive = reg.and_then(registration_alive);
+        let session = match reg.filter(|_| reg_alive == Some(true)) {
+            Some(r) => at_registered_leaf(session, r),
+            None => session,
+        };
         let live = liveness::seat_liveness(&panes, seat_hint(seat, reg).as_ref(), opts.liveness);
         let obs = agent_cfg
             .filter(|a| !a.coordinator)

@@ -77,6 +77,8 @@ pub(super) fn discover_agent_dirs(
 /// A seat's session file: read, absent, or present but unusable (then the state is unknown).
 pub(super) enum SessionRead {
     Read(Box<SessionSummary>),
+    /// Read with the branch ending at the leaf pi's `/tree` moved to (from the registration).
+    AtLeaf(Box<SessionSummary>),
     NoFile,
     Unusable(String),
 }
@@ -84,7 +86,7 @@ pub(super) enum SessionRead {
 impl SessionRead {
     pub(super) fn summary(&self) -> Option<&SessionSummary> {
         match self {
-            SessionRead::Read(s) => Some(s),
+            SessionRead::Read(s) | SessionRead::AtLeaf(s) => Some(s),
             _ => None,
         }
     }
@@ -106,6 +108,32 @@ pub(super) fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> 
     };
     errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
     SessionRead::Unusable(code)
+}
+
+/// pi's `/tree` moves its leaf without writing anything; a live registration records where
+/// (`session_tree`). While nothing has been written since (the file is no newer than that
+/// record), the seat's branch ends there, not at the last line. Anything else keeps `session`.
+pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> SessionRead {
+    let SessionRead::Read(s) = &session else {
+        return session;
+    };
+    let Some(rs) = r.run_state.as_ref() else {
+        return session;
+    };
+    let Some(leaf) = rs.leaf_id.as_deref() else {
+        return session;
+    };
+    if rs.event.as_deref() != Some("session_tree")
+        || s.newest_entry_id.as_deref() == Some(leaf)
+        || s.mtime_ms > rs.at
+        || r.session_id.as_deref() != Some(s.session_id.as_str())
+    {
+        return session;
+    }
+    match sessions::read_session_from_leaf(&s.path, leaf) {
+        Ok(Some(at_leaf)) => SessionRead::AtLeaf(Box::new(at_leaf)),
+        _ => session,
+    }
 }
 
 pub(super) fn match_registration<'a>(

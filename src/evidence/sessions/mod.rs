@@ -319,11 +319,26 @@ fn task_from(line: &[u8]) -> Option<Option<String>> {
 /// Read one pi session file: header, task, and the newest entries on the current branch.
 /// Refuses links, FIFOs and devices; cost does not grow with the file's size.
 pub fn read_session(path: &Path) -> Result<SessionSummary, SessionError> {
+    read_session_at(path, None)
+}
+
+/// Like `read_session`, but the current branch ends at entry `leaf` rather than at the last
+/// line: pi's `/tree` moves its leaf without writing anything until the next entry. `Ok(None)`
+/// when that entry is not among the newest entries the tail scan reaches (or has no id).
+pub fn read_session_from_leaf(
+    path: &Path,
+    leaf: &str,
+) -> Result<Option<SessionSummary>, SessionError> {
+    let s = read_session_at(path, Some(leaf))?;
+    Ok((!s.branch.is_empty()).then_some(s))
+}
+
+fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
     let f = fsguard::open_regular(path, None)?;
     let mut header = read_header(&f.file, f.len)?;
     let rest = std::mem::take(&mut header.rest);
     let task = read_task(&f.file, f.len, header.end, rest);
-    let (tail, truncated) = scan_tail(&f.file, f.len, header.end);
+    let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
     Ok(summarize(
         path, header, task, f.len, f.mtime_ms, tail, truncated,
     ))

@@ -17,32 +17,43 @@ pub(super) struct Tail {
     pub(super) skipped: u32,
     pub(super) newest_entry_id: Option<String>,
     pub(super) last_activity: Option<Ms>,
+    /// The branch starts at this entry instead of the last line (pi's `/tree` moved its leaf
+    /// without writing anything); the newest message on that branch is the last activity.
+    pub(super) leaf: Option<String>,
 }
 
 impl Tail {
-    fn new() -> Tail {
+    fn new(leaf: Option<&str>) -> Tail {
         Tail {
             seen: 0,
             branch: Vec::new(),
-            want: None,
+            want: leaf.map(str::to_string),
             linear: false,
             branch_done: false,
             skipped: 0,
             newest_entry_id: None,
             last_activity: None,
+            leaf: leaf.map(str::to_string),
         }
     }
 
     fn push(&mut self, e: Entry) {
         let first = self.seen == 0;
         self.seen += 1;
-        if self.last_activity.is_none() && e.branch.kind == EntryKind::Message {
+        if self.leaf.is_none()
+            && self.last_activity.is_none()
+            && e.branch.kind == EntryKind::Message
+        {
             self.last_activity = e.branch.timestamp;
         }
-        let on_branch = if first {
+        let on_branch = if first && self.leaf.is_none() {
             self.newest_entry_id = e.branch.id.clone();
             self.linear = e.branch.id.is_none();
             true
+        } else if first {
+            self.newest_entry_id = e.branch.id.clone();
+            // Old linear files have no ids to start a branch at.
+            !self.branch_done && self.want.is_some() && self.want == e.branch.id
         } else if self.linear {
             true
         } else {
@@ -54,6 +65,12 @@ impl Tail {
         if !self.linear {
             self.want = e.parent_id.clone();
             self.branch_done = self.want.is_none();
+        }
+        if self.leaf.is_some()
+            && self.last_activity.is_none()
+            && e.branch.kind == EntryKind::Message
+        {
+            self.last_activity = e.branch.timestamp;
         }
         self.branch.push(e);
     }
@@ -108,8 +125,13 @@ impl Tail {
 ///
 /// `window` always holds file bytes `[win_start, win_start + len)` whose end is the end of the
 /// newest unprocessed line (its newline already consumed).
-pub(super) fn scan_tail(file: &std::fs::File, file_len: u64, header_end: u64) -> (Tail, bool) {
-    let mut tail = Tail::new();
+pub(super) fn scan_tail(
+    file: &std::fs::File,
+    file_len: u64,
+    header_end: u64,
+    leaf: Option<&str>,
+) -> (Tail, bool) {
+    let mut tail = Tail::new(leaf);
     let mut scanned: u64 = 0;
     let mut win_start = file_len;
     let mut window: Vec<u8> = Vec::new();
