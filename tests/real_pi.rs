@@ -141,6 +141,21 @@ fn wait_ready(server: &TmuxServer, target: &str) {
     std::thread::sleep(Duration::from_millis(500));
 }
 
+/// The folder holding a real `pi` and `node` (22), from `INTERCOM_PANE_REAL_PI`; `None` (and
+/// the reason printed) when there is none.
+fn real_pi() -> Option<std::path::PathBuf> {
+    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
+        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+        return None;
+    };
+    let bin = std::path::PathBuf::from(bin);
+    if !bin.join("pi").exists() || !bin.join("node").exists() {
+        eprintln!("skipped: {} holds no pi and node", bin.display());
+        return None;
+    }
+    Some(bin)
+}
+
 /// Two real pis starting at once on two cores slow each other past the waits: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -184,15 +199,9 @@ fn wait_state(env: &Env, sock: &Path, want: &str, ms: u64) -> (String, String) {
 #[test]
 fn a_real_pi_is_classified_at_every_step() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
-        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+    let Some(bin) = real_pi() else {
         return;
     };
-    let bin = std::path::PathBuf::from(bin);
-    if !bin.join("pi").exists() || !bin.join("node").exists() {
-        eprintln!("skipped: {} holds no pi and node", bin.display());
-        return;
-    }
     let env = Env::new().with_system_path();
     // pi's agent folder is the test folder itself, so its `sessions/` is where the scan looks.
     let agent = env.dir.path().to_path_buf();
@@ -352,15 +361,9 @@ fn a_real_pi_is_classified_at_every_step() {
 #[test]
 fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
-        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+    let Some(bin) = real_pi() else {
         return;
     };
-    let bin = std::path::PathBuf::from(bin);
-    if !bin.join("pi").exists() {
-        eprintln!("skipped: {} holds no pi", bin.display());
-        return;
-    }
     let env = Env::new().with_system_path();
     let agent = env.dir.path().to_path_buf();
     let root = env.path("root");
@@ -496,15 +499,9 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
 #[test]
 fn a_real_pi_switching_sessions_is_followed_by_its_repo_seat() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
-        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
+    let Some(bin) = real_pi() else {
         return;
     };
-    let bin = std::path::PathBuf::from(bin);
-    if !bin.join("pi").exists() || !bin.join("node").exists() {
-        eprintln!("skipped: {} holds no pi and node", bin.display());
-        return;
-    }
     let env = Env::new().with_system_path();
     let agent = env.path("agent");
     std::fs::create_dir_all(&agent).unwrap();

@@ -29,6 +29,39 @@ fn own_ticks() -> u64 {
         .start_ticks
 }
 
+/// An Intercom root (`root`) configuring a coordinator and one worker, `Worker`, whose session
+/// is `id`; and the `sessions` folder the scan searches.
+fn worker_root(env: &Env, id: &str) -> PathBuf {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    root
+}
+
+/// The `register` call a pane's `pi` (the shell `$$`) makes for `event`, as the extension does.
+fn register_line(env: &Env, id: &str, event: &str, seq: u32, extra: &str) -> String {
+    format!(
+        "{} register --config {} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {} {extra} >/dev/null",
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        env.system_config(),
+        env.path("root").display()
+    )
+}
+
+/// A tmux session `name` whose one pane runs bash under the name `pi`: `script`, then it stays.
+fn pi_pane(env: &Env, name: &str, script: &str) -> TmuxServer {
+    let inner = format!("exec -a pi bash -c '{script}; sleep 600; true'");
+    TmuxServer::start(name, &env.path("root"), &["bash", "-c", &inner])
+}
+
 #[test]
 fn records_identity_and_keeps_the_newest_run_state() {
     let env = Env::new();
@@ -214,35 +247,16 @@ fn refuses_what_it_cannot_verify_and_writes_nothing() {
 fn a_registered_pane_is_trusted_by_the_scan() {
     let env = Env::new().with_system_path();
     let id = "01a2f000-0000-7000-8000-00000000aa01";
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(env.path("sessions")).unwrap();
-    let sys = env.system_config();
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let root = worker_root(&env, id);
     // A pane whose process is named `pi` (bash started as `pi`) registers itself at startup and
     // then reports a turn starting, as the extension does; the pane is in a session named
     // otherwise, so only the registration can tell which pane is the seat's.
-    let reg = |event: &str, seq: u32| {
-        format!(
-            "{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {}",
-            root.display()
-        )
-    };
     let script = format!(
-        "{} >/dev/null; sleep 1; {} >/dev/null; sleep 600; true",
-        reg("session_start", 1),
-        reg("agent_start", 2)
+        "{}; sleep 1; {}",
+        register_line(&env, id, "session_start", 1, ""),
+        register_line(&env, id, "agent_start", 2, "")
     );
-    let inner = format!("exec -a pi bash -c '{script}'");
-    let server = TmuxServer::start("elsewhere", &root, &["bash", "-c", &inner]);
+    let server = pi_pane(&env, "elsewhere", &script);
     let sock = server.sock.display().to_string();
     let index = wait_for(15_000, || {
         let idx = scan_json(&env, &["--tmux-socket", &sock]);
@@ -342,34 +356,16 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
 fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
     let env = Env::new().with_system_path();
     let id = "01a2f000-0000-7000-8000-00000000ab01";
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
-    let (sys, bin, cwd) = (
-        env.system_config(),
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        root.display().to_string(),
-    );
-    let reg = |event: &str, seq: u32| {
-        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} >/dev/null")
-    };
+    let root = worker_root(&env, id);
     let marker = env.path("settle-now");
     let script = format!(
-        "{}; sleep 0.2; {}; while [ ! -e {m} ]; do sleep 0.05; done; {}; sleep 600; true",
-        reg("session_start", 1),
-        reg("agent_start", 2),
-        reg("agent_settled", 3),
+        "{}; sleep 0.2; {}; while [ ! -e {m} ]; do sleep 0.05; done; {}",
+        register_line(&env, id, "session_start", 1, ""),
+        register_line(&env, id, "agent_start", 2, ""),
+        register_line(&env, id, "agent_settled", 3, ""),
         m = marker.display()
     );
-    let inner = format!("exec -a pi bash -c '{script}'");
-    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let server = pi_pane(&env, "w", &script);
     let sock = server.sock.display().to_string();
     let sessions = env.path("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
@@ -561,32 +557,13 @@ fn a_live_registration_picks_the_resumed_session_file() {
 fn a_session_pi_closed_while_running_on_is_offline_and_not_replied_to() {
     let env = Env::new().with_system_path();
     let id = "01a2f000-0000-7000-8000-00000000ad01";
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(env.path("sessions")).unwrap();
-    let (sys, bin, cwd) = (
-        env.system_config(),
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        root.display().to_string(),
-    );
-    let reg = |event: &str, seq: u32| {
-        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} >/dev/null")
-    };
+    worker_root(&env, id);
     let script = format!(
-        "{}; {}; sleep 600; true",
-        reg("session_start", 1),
-        reg("session_shutdown", 2)
+        "{}; {}",
+        register_line(&env, id, "session_start", 1, ""),
+        register_line(&env, id, "session_shutdown", 2, "")
     );
-    let inner = format!("exec -a pi bash -c '{script}'");
-    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let server = pi_pane(&env, "w", &script);
     let sock = server.sock.display().to_string();
     let w = wait_for(15_000, || {
         let idx = scan_json(&env, &["--tmux-socket", &sock]);
@@ -618,16 +595,7 @@ fn a_session_pi_closed_while_running_on_is_offline_and_not_replied_to() {
 fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
     let env = Env::new().with_system_path();
     let id = "01a22a3f-f239-75dc-b7fa-aa942959c61c";
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
+    worker_root(&env, id);
     let sessions = env.path("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
     let file = sessions.join(format!("2026-11-30T02-19-23-578Z_{id}.jsonl"));
@@ -636,21 +604,12 @@ fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
         &file,
     )
     .unwrap();
-    let (sys, bin, cwd) = (
-        env.system_config(),
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        root.display().to_string(),
-    );
-    let reg = |event: &str, seq: u32, extra: &str| {
-        format!("{bin} register --config {sys} --event {event} --seq {seq} --pi-pid $$ --session-id {id} --cwd {cwd} {extra} >/dev/null")
-    };
     let script = format!(
-        "{}; sleep 0.05; {}; sleep 600; true",
-        reg("session_start", 1, ""),
-        reg("session_tree", 2, "--leaf-id e16e1c40")
+        "{}; sleep 0.05; {}",
+        register_line(&env, id, "session_start", 1, ""),
+        register_line(&env, id, "session_tree", 2, "--leaf-id e16e1c40")
     );
-    let inner = format!("exec -a pi bash -c '{script}'");
-    let server = TmuxServer::start("w", &root, &["bash", "-c", &inner]);
+    let server = pi_pane(&env, "w", &script);
     let sock = server.sock.display().to_string();
     let w = wait_for(15_000, || {
         let idx = scan_json(&env, &["--tmux-socket", &sock]);

@@ -64,6 +64,21 @@ fn refused(code: i32, msg: impl Into<String>) -> Ending {
     }
 }
 
+/// The agent entry's `closeJob` object, if it is still job `job`.
+fn this_job<'a>(
+    agent: &'a mut serde_json::Map<String, Value>,
+    job: &str,
+) -> Result<&'a mut serde_json::Map<String, Value>, String> {
+    let j = agent
+        .get_mut("closeJob")
+        .and_then(Value::as_object_mut)
+        .ok_or("the close job disappeared from config")?;
+    if j.get("jobId").and_then(Value::as_str) != Some(job) {
+        return Err("another close job replaced this one".into());
+    }
+    Ok(j)
+}
+
 /// Set the worker's close job fields (state, updatedAt, optional reason).
 fn set_state(
     root: &Path,
@@ -75,12 +90,7 @@ fn set_state(
 ) -> Result<(), String> {
     let at = format_iso(now);
     config_write::update_agent(root, &agent.session_id, &|a| {
-        let Some(j) = a.get_mut("closeJob").and_then(Value::as_object_mut) else {
-            return Err("the close job disappeared from config".into());
-        };
-        if j.get("jobId").and_then(Value::as_str) != Some(job) {
-            return Err("another close job replaced this one".into());
-        }
+        let j = this_job(a, job)?;
         j.insert("state".into(), json!(state.as_str()));
         j.insert("updatedAt".into(), json!(at));
         match reason {
@@ -98,12 +108,7 @@ fn set_state(
 fn mark_awaiting_handoff(root: &Path, agent: &Agent, job: &str, now: Ms) -> Result<(), String> {
     let at = format_iso(now);
     config_write::update_agent(root, &agent.session_id, &|a| {
-        let Some(j) = a.get_mut("closeJob").and_then(Value::as_object_mut) else {
-            return Err("the close job disappeared from config".into());
-        };
-        if j.get("jobId").and_then(Value::as_str) != Some(job) {
-            return Err("another close job replaced this one".into());
-        }
+        let j = this_job(a, job)?;
         if j.get("state").and_then(Value::as_str) == Some(CloseState::Requested.as_str()) {
             j.insert("state".into(), json!(CloseState::AwaitingHandoff.as_str()));
             j.insert("updatedAt".into(), json!(at));
