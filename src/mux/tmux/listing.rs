@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// tmux expands `#{n:x}` and `#{x}` one after the other: a value that changes in between (the
+/// pane's command while a program starts, its path, its title) prints a length that does not
+/// fit. Nothing is guessed from such a listing; the caller may ask again.
+pub(super) const TORN: &str = "field length mismatch (a value changed while tmux printed it)";
+
 /// Cap on rows accepted from one listing.
 const MAX_ROWS: usize = 100_000;
 
@@ -67,7 +72,7 @@ pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
             let value = out.get(start..end).ok_or_else(|| bad("short field"))?;
             let want = if f + 1 == FIELDS.len() { b'\n' } else { 0x1f };
             if out.get(end) != Some(&want) {
-                return Err(bad("field length mismatch"));
+                return Err(bad(TORN));
             }
             row.push(value.to_vec());
             i = end + 1;

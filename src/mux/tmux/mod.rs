@@ -39,6 +39,8 @@ pub use listing::{list_format, parse_listing, parse_rows};
 pub const MIN_VERSION: (u32, u32) = (3, 2);
 /// Cap on one listing's output (128 panes take about 40 KiB).
 const LIST_CAP: usize = 16 << 20;
+/// Attempts at one listing when values change while tmux prints it.
+const LIST_ATTEMPTS: usize = 3;
 /// Cap on output of commands that print little.
 const SMALL_CAP: usize = 1 << 20;
 /// Largest text `send_text` delivers in one paste.
@@ -230,13 +232,22 @@ impl Tmux {
 
     /// One `list-panes -a` (optionally filtered by a format condition), parsed and validated.
     fn list(&self, filter: Option<&str>, deadline: Instant) -> Result<PaneList, MuxError> {
-        let mut args = Args::new("list-panes").arg("-a");
-        if let Some(f) = filter {
-            args = args.arg("-f").arg(f);
+        let mut torn = None;
+        // A listing torn by a value changing mid-print is asked for again, a bounded number of
+        // times (and never past the deadline); any other failure is final.
+        for _ in 0..LIST_ATTEMPTS {
+            let mut args = Args::new("list-panes").arg("-a");
+            if let Some(f) = filter {
+                args = args.arg("-f").arg(f);
+            }
+            args = args.arg("-F").arg(&list_format());
+            let out = self.run(args, None, deadline, LIST_CAP)?;
+            match parse_listing(&out.stdout) {
+                Err(e) if e.detail == listing::TORN => torn = Some(e),
+                other => return other,
+            }
         }
-        args = args.arg("-F").arg(&list_format());
-        let out = self.run(args, None, deadline, LIST_CAP)?;
-        parse_listing(&out.stdout)
+        Err(torn.unwrap_or_else(|| bad(listing::TORN)))
     }
 }
 
@@ -368,7 +379,7 @@ impl Multiplexer for Tmux {
             .arg(&req.target)
             .arg("-P")
             .arg("-F")
-            .arg(&list_format());
+            .arg("#{pane_id}");
         if let Some(cwd) = &req.cwd {
             let cwd = cwd
                 .to_str()
@@ -395,11 +406,14 @@ impl Multiplexer for Tmux {
             }
         }
         let out = self.run(args, None, deadline, SMALL_CAP)?;
-        let list = parse_listing(&out.stdout)?;
-        list.panes
-            .into_iter()
-            .next()
-            .ok_or_else(|| bad("split printed no pane"))
+        // Only the id: the new pane's command is changing right now (its program is starting),
+        // which would tear a full listing; the pane is then looked up like any other.
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !is_pane_id(&id) {
+            return Err(bad("split printed no pane id"));
+        }
+        self.find_pane(&id, deadline)?
+            .ok_or_else(|| bad("the new pane is not listed"))
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {
@@ -624,5 +638,84 @@ mod tests {
             PathBuf::from(format!("/run/t/tmux-{uid}/w"))
         );
         assert!(socket_for_name("../x", None).is_none());
+    }
+
+    /// A stand-in `tmux` that prints the listings in `outs` on its successive list calls
+    /// (the last one again after that) and counts them.
+    fn scripted_tmux(dir: &Path, outs: &[Vec<u8>]) -> Tmux {
+        for (i, o) in outs.iter().enumerate() {
+            std::fs::write(dir.join(format!("out{}", i + 1)), o).unwrap();
+        }
+        std::fs::write(dir.join("outlast"), outs.last().unwrap()).unwrap();
+        let d = dir.display();
+        let script = format!(
+            "#!/bin/sh\ncase \"$*\" in *-V*) echo 'tmux 3.3a'; exit 0;; esac\n\
+             n=$(cat {d}/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > {d}/count\n\
+             cat {d}/out$n 2>/dev/null || cat {d}/outlast\n"
+        );
+        let prog = dir.join("tmux");
+        std::fs::write(&prog, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Tmux::at_socket(&dir.join("sock")).with_program(&prog)
+    }
+
+    fn listing_row(command: &str, claimed_len: usize) -> Vec<u8> {
+        let fields: [&[u8]; 19] = [
+            b"%1",
+            b"123",
+            b"/dev/pts/3",
+            command.as_bytes(),
+            b"/w",
+            b"$1",
+            b"s",
+            b"@2",
+            b"win",
+            b"0",
+            b"0",
+            b"80",
+            b"24",
+            b"0",
+            b"t",
+            b"",
+            b"999",
+            b"1700000000",
+            b"/tmp/s",
+        ];
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let len = if i == 3 { claimed_len } else { f.len() };
+            out.extend_from_slice(format!("{len}:").as_bytes());
+            out.extend_from_slice(f);
+            out.push(if i + 1 == fields.len() { b'\n' } else { 0x1f });
+        }
+        out
+    }
+
+    #[test]
+    fn a_listing_torn_by_a_changing_value_is_asked_for_again_a_bounded_number_of_times() {
+        // `#{n:pane_current_command}` saw "sh", then `#{pane_current_command}` printed "sleep".
+        let torn = listing_row("sleep", 2);
+        let good = listing_row("sleep", 5);
+        let dir = tempfile::tempdir().unwrap();
+        let t = scripted_tmux(dir.path(), &[torn.clone(), good]);
+        let list = t
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(list.panes[0].current_command.as_deref(), Some("sleep"));
+        let calls = std::fs::read_to_string(dir.path().join("count")).unwrap();
+        assert_eq!(calls.trim(), "2");
+
+        let dir = tempfile::tempdir().unwrap();
+        let t = scripted_tmux(dir.path(), &[torn]);
+        let e = t
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.detail.as_str()),
+            (ErrorCode::BadReply, listing::TORN)
+        );
+        let calls = std::fs::read_to_string(dir.path().join("count")).unwrap();
+        assert_eq!(calls.trim(), LIST_ATTEMPTS.to_string());
     }
 }
