@@ -50,8 +50,6 @@ pub struct Classification {
 const BACKOFF_MS: [Ms; 3] = [2_000, 4_000, 8_000];
 /// Slack for the time between the failure being written and the retry starting.
 const RETRY_MARGIN_MS: Ms = 3_000;
-/// How long a summary after an overflow or `length` may take before the failure reads final.
-const COMPACTION_WINDOW_MS: Ms = 120_000;
 /// pi gives up after this many failures in a row; the last is final.
 const MAX_ATTEMPTS: usize = 4;
 /// The marker that makes a completed reply ask for human input.
@@ -115,8 +113,9 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
 /// the failed entry, at once; then either the backoff wait (2 s, 4 s, 8 s) and the retry, or —
 /// for a context overflow or a recoverable `length` — a summarization and a `compaction` entry,
 /// then the retry. So: edit + compaction = the retry is running; edit alone = working while the
-/// wait plausibly lasts (the backoff, or `COMPACTION_WINDOW_MS` for a summary); no edit = final
-/// (a compaction without one is a manual `/compact`).
+/// backoff plausibly lasts (`behaviour.md` §2 and `interop.md` §6: its age against the backoff;
+/// a summary may run longer, which only the registration can tell, see `scan::build`); no edit
+/// = final (a compaction without one is a manual `/compact`).
 fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {
     let d = &s.branch[pos];
     let newer = &s.branch[..pos];
@@ -132,21 +131,21 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
     let Some(since) = edit.timestamp.or(d.timestamp) else {
         return c(Activity::Error, final_reason);
     };
-    // Overflow and `length` recover by a summary, which takes as long as the model needs.
-    if recovers_by_summary(s, d) {
-        return if now - since <= COMPACTION_WINDOW_MS {
-            c(Activity::Working, "compacting")
-        } else {
-            c(Activity::Error, final_reason)
-        };
-    }
     let attempt = consecutive_failures(s, pos);
     let backoff = match attempt.checked_sub(1).and_then(|i| BACKOFF_MS.get(i)) {
         Some(&b) if attempt < MAX_ATTEMPTS => b,
         _ => return c(Activity::Error, final_reason),
     };
     if now - since <= backoff + RETRY_MARGIN_MS {
-        c(Activity::Working, "retrying")
+        // Overflow and `length` recover by a summary, not a backoff wait: say which.
+        c(
+            Activity::Working,
+            if recovers_by_summary(s, d) {
+                "compacting"
+            } else {
+                "retrying"
+            },
+        )
     } else {
         c(Activity::Error, final_reason)
     }
