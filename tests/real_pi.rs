@@ -243,16 +243,7 @@ fn a_real_pi_is_classified_at_every_step() {
     })
     .expect("pi wrote a session file");
     let id = header_id(&file);
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "W", "coordinator": false, "description": "Real pi.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
+    write_roster(&env.path("root"), &[(&id, "W")]);
     let sock = server.sock.clone();
     assert_eq!(wait_state(&env, &sock, "working", 10_000).0, "working");
     // The extension's registration reached the board: alive, in this pane, turn running (the
@@ -367,14 +358,7 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     let env = Env::new().with_system_path();
     let agent = env.dir.path().to_path_buf();
     let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    let coordinator = json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
-        "description": "C.", "port": 1, "projectDirectory": "."});
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [coordinator]}).to_string(),
-    )
-    .unwrap();
+    write_roster(&root, &[]);
     prepare_agent_dir(&agent);
     // intercom-pane on the worker's PATH, for its bash tool.
     // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
@@ -423,13 +407,7 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
         )
     });
     let id = header_id(&file);
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [coordinator,
-            {"sessionId": id, "name": "W", "coordinator": false, "description": "Real pi.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
+    write_roster(&root, &[(&id, "W")]);
     let sock = server.sock.display().to_string();
     wait_for(15_000, || {
         let idx = scan_json(&env, &["--tmux-socket", &sock]);

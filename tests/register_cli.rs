@@ -33,15 +33,7 @@ fn own_ticks() -> u64 {
 /// is `id`; and the `sessions` folder the scan searches.
 fn worker_root(env: &Env, id: &str) -> PathBuf {
     let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": id, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
+    write_roster(&root, &[(id, "Worker")]);
     std::fs::create_dir_all(env.path("sessions")).unwrap();
     root
 }

@@ -8,23 +8,13 @@ use std::path::Path;
 
 use mux_support::{wait_for, TmuxServer};
 use scan_support::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const ID: &str = "01a2f000-0000-7000-8000-00000000bb01";
 
 fn roster(env: &Env) {
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     std::fs::create_dir_all(env.path("sessions")).unwrap();
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            {"sessionId": ID, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."},
-            {"sessionId": "other", "name": "Idle", "coordinator": false, "description": "I.", "port": 3, "projectDirectory": "."}]})
-        .to_string(),
-    )
-    .unwrap();
+    write_roster(&env.path("root"), &[(ID, "Worker"), ("other", "Idle")]);
 }
 
 fn reply(env: &Env, sock: &Path, extra: &[&str]) -> std::process::Output {

@@ -82,6 +82,22 @@ pub fn header_id(file: &Path) -> String {
     first["id"].as_str().unwrap().to_string()
 }
 
+/// Write `<root>/.pi-intercom/config.json`: a coordinator (`coord`) and these workers
+/// (session id, name), on ports 2, 3, ...
+pub fn write_roster(root: &Path, workers: &[(&str, &str)]) {
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let mut agents = vec![
+        json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."}),
+    ];
+    for (i, (id, name)) in workers.iter().enumerate() {
+        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
+            "description": format!("{name}."), "port": 2 + i, "projectDirectory": "."}));
+    }
+    let cfg = json!({"version": 1, "agents": agents});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+}
+
 /// A coordinator root whose workers are the real pi fixture sessions.
 pub fn pi_root(env: &Env, names: &[&str]) -> Vec<(String, String)> {
     let root = env.path("root");

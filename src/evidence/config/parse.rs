@@ -235,15 +235,7 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
 }
 
 fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| ConfigError::invalid(path, "must be an object", Some(v)))?;
-    exact_keys(
-        path,
-        obj,
-        &["version", "jobId", "summary", "updatedAt"],
-        &[],
-    )?;
+    let obj = exact_object(path, v, &["version", "jobId", "summary", "updatedAt"], &[])?;
     match obj.get("version") {
         Some(x) if x.as_u64() == Some(1) => {}
         x => {
@@ -273,12 +265,9 @@ fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
 }
 
 fn parse_close_job(path: &str, v: &Value) -> Result<CloseJob, ConfigError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| ConfigError::invalid(path, "must be an object", Some(v)))?;
-    exact_keys(
+    let obj = exact_object(
         path,
-        obj,
+        v,
         &["jobId", "state", "createdAt", "updatedAt", "deadlineAt"],
         &["reason"],
     )?;
@@ -312,6 +301,20 @@ fn parse_close_job(path: &str, v: &Value) -> Result<CloseJob, ConfigError> {
         deadline_at: time_field(path, obj, "deadlineAt")?,
         reason,
     })
+}
+
+/// `v` as an object with exactly the keys of `required` (+ any of `optional`).
+fn exact_object<'a>(
+    path: &str,
+    v: &'a Value,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<&'a Map<String, Value>, ConfigError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| ConfigError::invalid(path, "must be an object", Some(v)))?;
+    exact_keys(path, obj, required, optional)?;
+    Ok(obj)
 }
 
 /// Refuse missing required keys and any key outside `required` + `optional`.
