@@ -63,6 +63,16 @@ pub struct Registration {
     pub run_state: Option<RunState>,
 }
 
+impl Registration {
+    /// pi recorded the end of this session (`session_shutdown`): it quit, or moved to another
+    /// session in the same process.
+    pub fn session_closed(&self) -> bool {
+        self.run_state
+            .as_ref()
+            .is_some_and(|rs| rs.state == "closed")
+    }
+}
+
 /// All registrations found, plus content-free errors for the ones refused.
 #[derive(Debug, Default)]
 pub struct RegistrationSet {

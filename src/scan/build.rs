@@ -93,9 +93,7 @@ pub(super) fn build_record(
     // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
     // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
     // but not this seat's session.
-    let session_closed = live_reg
-        .and_then(|r| r.run_state.as_ref())
-        .is_some_and(|rs| rs.state == "closed");
+    let session_closed = live_reg.is_some_and(Registration::session_closed);
     if live.liveness == Liveness::Alive && session_closed && reg_alive == Some(true) {
         state = BoardState::Offline;
         reason = "session_closed".into();

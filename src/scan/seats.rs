@@ -314,7 +314,7 @@ pub(super) fn reply_target(
         Some(false) => return Err("the seat's registration is stale (its pi is gone)".into()),
         None => return Err("the registration records no process to verify".into()),
     }
-    if r.run_state.as_ref().is_some_and(|rs| rs.state == "closed") {
+    if r.session_closed() {
         // The pane still runs that pi, but in another session (or it is quitting): text typed
         // there would reach a session that is not this seat's.
         return Err("the seat's session has ended in its pi (it moved on or is quitting)".into());
