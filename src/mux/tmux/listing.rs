@@ -160,7 +160,7 @@ pub fn parse_listing(out: &[u8]) -> Result<PaneList, MuxError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn row(fields: &[&[u8]]) -> Vec<u8> {
@@ -174,11 +174,21 @@ mod tests {
     }
 
     fn sample(pane: &str, cwd: &[u8], session: &[u8]) -> Vec<u8> {
+        sample_running(pane, b"pi", cwd, session)
+    }
+
+    /// One listing row as tmux prints it, for a pane running `command`.
+    pub(in crate::mux::tmux) fn sample_running(
+        pane: &str,
+        command: &[u8],
+        cwd: &[u8],
+        session: &[u8],
+    ) -> Vec<u8> {
         row(&[
             pane.as_bytes(),
             b"123",
             b"/dev/pts/3",
-            b"pi",
+            command,
             cwd,
             b"$1",
             session,

@@ -660,43 +660,14 @@ mod tests {
         Tmux::at_socket(&dir.join("sock")).with_program(&prog)
     }
 
-    fn listing_row(command: &str, claimed_len: usize) -> Vec<u8> {
-        let fields: [&[u8]; 19] = [
-            b"%1",
-            b"123",
-            b"/dev/pts/3",
-            command.as_bytes(),
-            b"/w",
-            b"$1",
-            b"s",
-            b"@2",
-            b"win",
-            b"0",
-            b"0",
-            b"80",
-            b"24",
-            b"0",
-            b"t",
-            b"",
-            b"999",
-            b"1700000000",
-            b"/tmp/s",
-        ];
-        let mut out = Vec::new();
-        for (i, f) in fields.iter().enumerate() {
-            let len = if i == 3 { claimed_len } else { f.len() };
-            out.extend_from_slice(format!("{len}:").as_bytes());
-            out.extend_from_slice(f);
-            out.push(if i + 1 == fields.len() { b'\n' } else { 0x1f });
-        }
-        out
-    }
-
     #[test]
     fn a_listing_torn_by_a_changing_value_is_asked_for_again_a_bounded_number_of_times() {
         // `#{n:pane_current_command}` saw "sh", then `#{pane_current_command}` printed "sleep".
-        let torn = listing_row("sleep", 2);
-        let good = listing_row("sleep", 5);
+        let good = listing::tests::sample_running("%1", b"sleep", b"/w", b"s");
+        let torn = String::from_utf8(good.clone())
+            .unwrap()
+            .replacen("5:sleep", "2:sleep", 1)
+            .into_bytes();
         let dir = tempfile::tempdir().unwrap();
         let t = scripted_tmux(dir.path(), &[torn.clone(), good]);
         let list = t
