@@ -33,6 +33,8 @@ pub enum Command {
     CloseWorker(CloseWorkerArgs),
     /// Run by a worker when asked: save its public handoff for a close job.
     Handoff(HandoffArgs),
+    /// Bring a closed worker back in a new window on its saved session (never twice).
+    ResumeWorker(ResumeWorkerArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -152,6 +154,33 @@ pub struct CloseWorkerArgs {
     /// Clear a fenced (uncertain or interrupted) job after a person has looked.
     #[arg(long)]
     pub recover: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ResumeWorkerArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Confirm that the worker is closed (required: a resume is never a guess).
+    #[arg(long)]
+    pub confirm_closed: bool,
+    /// Run every check and print them with the exact launch; launch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Re-check an earlier launch that never registered and lift its fence when nothing runs
+    /// the session; never launches.
+    #[arg(long)]
+    pub recover: bool,
+    /// Seconds to wait for the new seat's registration, 1..120.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=120))]
+    pub wait_secs: u64,
+    /// The pi program to run (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the receipt as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -14,6 +14,7 @@ fn main() {
         Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a),
         Command::CloseWorker(a) => cmd::close_cmd::run_close(a),
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a),
+        Command::ResumeWorker(a) => cmd::resume_cmd::run(a),
         Command::Demo(a) => demo::run(a),
         Command::DemoAgent(a) => demo::agent::run(a),
     };

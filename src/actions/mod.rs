@@ -6,6 +6,7 @@ pub mod handoff;
 pub mod monitor_pane;
 pub mod register;
 pub mod reply;
+pub mod resume;
 pub mod seen;
 pub mod store;
 

@@ -6,6 +6,7 @@ pub mod monitor_cmd;
 pub mod options;
 pub mod register_cmd;
 pub mod reply_cmd;
+pub mod resume_cmd;
 pub mod scan_cmd;
 pub mod status_cmd;
 

@@ -282,6 +282,27 @@ pub struct SplitAbove {
     pub env: Vec<(String, String)>,
 }
 
+/// A new window (tmux) or tab (Herdr) in the session or workspace of `beside`, without focus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWindow {
+    /// A pane whose session (tmux) or workspace (Herdr) gets the new window.
+    pub beside: String,
+    /// The window or tab name.
+    pub name: String,
+    pub cwd: PathBuf,
+    /// Program and arguments (tmux: run directly, never through a shell; Herdr: typed into the
+    /// new tab's shell as one quoted line).
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Environment names a multiplexer may be asked to set: a shell-safe identifier.
+pub fn valid_env_name(k: &str) -> bool {
+    !k.is_empty()
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && k.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+}
+
 /// One multiplexer server. Object-safe and blocking; every call finishes by its deadline.
 pub trait Multiplexer: Send + Sync {
     /// Which multiplexer this is.
@@ -307,6 +328,8 @@ pub trait Multiplexer: Send + Sync {
     /// Deliver text to the pane as one bracketed paste, then a separate Enter (Herdr:
     /// `agent.prompt`).
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError>;
+    /// A new window (tab) beside `req.beside` without taking focus; returns its pane.
+    fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError>;
     /// Close the pane only if it still matches `expected` in every field, then verify.
     fn close_if_matches(
         &self,

@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, PaneIdentity, PaneInfo,
-    PaneList, ServerIdentity, SplitAbove,
+    CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, NewWindow, PaneIdentity,
+    PaneInfo, PaneList, ServerIdentity, SplitAbove,
 };
 use crate::fsguard;
 use crate::text::sanitize;
@@ -608,6 +608,43 @@ impl Multiplexer for Herdr {
             None,
             None,
         ))
+    }
+
+    /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
+    /// the new tab's only pane (Herdr starts a shell and runs no program of its own).
+    fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        if req.argv.is_empty() || req.name.is_empty() || req.name.contains(char::is_control) {
+            return Err(err(ErrorCode::BadRequest, "invalid argv or tab name"));
+        }
+        let cwd = req
+            .cwd
+            .to_str()
+            .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?;
+        let beside = self
+            .pane_get(&req.beside, deadline)?
+            .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
+        let env: serde_json::Map<String, Value> =
+            req.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let r = self.call(
+            "tab.create",
+            json!({"workspace_id": beside.workspace_id, "cwd": cwd, "env": env,
+                "focus": false, "label": req.name}),
+            deadline,
+        )?;
+        expect_type(&r, "tab_created")?;
+        let tab_id = r
+            .pointer("/tab/tab_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("tab_created without a tab id"))?
+            .to_string();
+        let panes = self.pane_list(Some(&beside.workspace_id), deadline)?;
+        let mut in_tab = panes.into_iter().filter(|p| p.tab_id == tab_id);
+        let (Some(new), None) = (in_tab.next(), in_tab.next()) else {
+            return Err(bad("the new tab does not hold exactly one pane"));
+        };
+        self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
+        let info = self.process_info(&new.pane_id, deadline)?;
+        Ok(Herdr::to_pane_info(&new, info.as_ref(), None, None, None))
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {

@@ -26,8 +26,8 @@ use std::time::Instant;
 
 use super::spawn::{self, RunError};
 use super::{
-    CloseOutcome, ErrorCode, Multiplexer, MuxError, MuxKind, PaneIdentity, PaneInfo, PaneList,
-    ServerIdentity, SplitAbove, MARKER_OPTION,
+    CloseOutcome, ErrorCode, Multiplexer, MuxError, MuxKind, NewWindow, PaneIdentity, PaneInfo,
+    PaneList, ServerIdentity, SplitAbove, MARKER_OPTION,
 };
 use crate::text::sanitize;
 
@@ -230,6 +230,19 @@ impl Tmux {
         }
     }
 
+    /// Run a command that creates a pane and prints only its id (`-P -F '#{pane_id}'`): the new
+    /// pane's command is changing right now (its program is starting), which would tear a full
+    /// listing, so the pane is then looked up like any other.
+    fn run_new_pane(&self, args: Args, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        let out = self.run(args, None, deadline, SMALL_CAP)?;
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !is_pane_id(&id) {
+            return Err(bad("the new pane's id was not printed"));
+        }
+        self.find_pane(&id, deadline)?
+            .ok_or_else(|| bad("the new pane is not listed"))
+    }
+
     /// One `list-panes -a` (optionally filtered by a format condition), parsed and validated.
     fn list(&self, filter: Option<&str>, deadline: Instant) -> Result<PaneList, MuxError> {
         let mut torn = None;
@@ -281,6 +294,32 @@ fn want_pane_id(id: &str) -> Result<(), MuxError> {
     } else {
         Err(MuxError::new(ErrorCode::BadRequest, "invalid tmux pane id"))
     }
+}
+
+/// `-e NAME=VALUE` for each variable, then `--` and the program: one argument is quoted for
+/// the shell tmux hands it to, several are run directly.
+fn with_env_and_argv(
+    mut args: Args,
+    env: &[(String, String)],
+    argv: &[String],
+) -> Result<Args, MuxError> {
+    for (k, v) in env {
+        if !super::valid_env_name(k) || v.contains('\0') {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
+        }
+        args = args.arg("-e").arg(&format!("{k}={v}"));
+    }
+    args = args.arg("--");
+    if let [only] = argv {
+        // tmux hands a single argument to the shell as a command string; quote it so it is
+        // run as one program, exactly as given.
+        args = args.arg(&format!("exec {}", super::shell_quote(only)));
+    } else {
+        for a in argv {
+            args = args.arg(a);
+        }
+    }
+    Ok(args)
 }
 
 fn filter_for(pane_id: &str) -> String {
@@ -386,34 +425,41 @@ impl Multiplexer for Tmux {
                 .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "cwd not UTF-8"))?;
             args = args.arg("-c").arg(cwd);
         }
-        for (k, v) in &req.env {
-            let name_ok = !k.is_empty()
-                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && k.bytes().next().is_some_and(|b| !b.is_ascii_digit());
-            if !name_ok || v.contains('\0') {
-                return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
-            }
-            args = args.arg("-e").arg(&format!("{k}={v}"));
+        args = with_env_and_argv(args, &req.env, &req.argv)?;
+        self.run_new_pane(args, deadline)
+    }
+
+    fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        want_pane_id(&req.beside)?;
+        if req.argv.is_empty() || req.argv.iter().any(|a| a.contains('\0')) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
         }
-        args = args.arg("--");
-        if let [only] = req.argv.as_slice() {
-            // tmux hands a single argument to the shell as a command string; quote it so it is
-            // run as one program, exactly as given.
-            args = args.arg(&format!("exec {}", super::shell_quote(only)));
-        } else {
-            for a in &req.argv {
-                args = args.arg(a);
-            }
+        if req.name.is_empty() || req.name.chars().any(char::is_control) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "invalid window name"));
         }
-        let out = self.run(args, None, deadline, SMALL_CAP)?;
-        // Only the id: the new pane's command is changing right now (its program is starting),
-        // which would tear a full listing; the pane is then looked up like any other.
-        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !is_pane_id(&id) {
-            return Err(bad("split printed no pane id"));
-        }
-        self.find_pane(&id, deadline)?
-            .ok_or_else(|| bad("the new pane is not listed"))
+        let cwd = req
+            .cwd
+            .to_str()
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "cwd not UTF-8"))?;
+        let beside = self.find_pane(&req.beside, deadline)?.ok_or_else(|| {
+            MuxError::new(ErrorCode::PaneNotFound, "the pane to open beside is gone")
+        })?;
+        // `-a -t <window>`: the next free index after that pane's window, in its session; `-d`:
+        // the person's current window stays current.
+        let args = Args::new("new-window")
+            .arg("-a")
+            .arg("-d")
+            .arg("-t")
+            .arg(&beside.window_id)
+            .arg("-n")
+            .arg(&req.name)
+            .arg("-c")
+            .arg(cwd)
+            .arg("-P")
+            .arg("-F")
+            .arg("#{pane_id}");
+        let args = with_env_and_argv(args, &req.env, &req.argv)?;
+        self.run_new_pane(args, deadline)
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {

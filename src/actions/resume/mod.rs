@@ -1,0 +1,448 @@
+//! `intercom-pane resume-worker NAME --confirm-closed`: bring a closed worker back in a new pane
+//! on its saved session, with its name and responsibility, and never twice (the seed's
+//! "Connectivity and retained sessions": explicit, user-confirmed, a live matching endpoint
+//! rejects it, in-flight and uncertain launches are fenced, everything re-checked before launch).
+//!
+//! Order: every precondition → lock → every precondition again on a fresh config and scan →
+//! fence record (`launch_pending`) → one launch → fence `launched` → bounded wait for the new
+//! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
+//! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
+
+mod live;
+mod place;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::actions::{short_id, store};
+use crate::clock::{format_iso, Clock, Ms};
+use crate::evidence::config::{self, Agent};
+use crate::evidence::sessions;
+use crate::fsguard;
+use crate::mux::{Multiplexer, NewWindow, PaneInfo};
+use crate::proc;
+use crate::scan::{self, ScanOptions};
+use crate::text::sanitize;
+
+pub use live::Witness;
+
+/// Longest wait for the new seat's registration.
+pub const MAX_WAIT_SECS: u64 = 120;
+const POLL: Duration = Duration::from_millis(250);
+const STEP_DEADLINE: Duration = Duration::from_secs(5);
+const FENCE_CAP: u64 = 64 * 1024;
+
+/// The exit code of a run, one per way it can end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeExit {
+    /// Resumed (the new seat registered), a dry run that passed, or a fence re-checked.
+    Resumed = 0,
+    /// The launch failed.
+    Failed = 1,
+    /// Usage: no root, bad config, unknown name, the coordinator, a bad flag value.
+    Usage = 2,
+    /// `--confirm-closed` was not given.
+    NotConfirmed = 3,
+    /// Something still runs the worker's session (registration, process or health endpoint).
+    StillLive = 4,
+    /// A pending or uncertain close job, or another resume in flight or unconfirmed.
+    Fenced = 5,
+    /// The saved session file is missing or its header names another session.
+    NoSession = 6,
+    /// No coordinator pane to open the new window beside.
+    NoPlace = 7,
+    /// Launched, but the new seat did not register before the wait ended.
+    LaunchedUnconfirmed = 8,
+}
+
+pub struct ResumeRequest<'a> {
+    pub name: String,
+    pub confirm_closed: bool,
+    pub dry_run: bool,
+    pub recover: bool,
+    pub wait_secs: u64,
+    /// The pi program to run (a name looked up on PATH, or a path).
+    pub pi_program: String,
+    /// The system config the new pi's extension passes on as `--config`.
+    pub system_config: Option<PathBuf>,
+    pub scan: &'a ScanOptions,
+    pub clock: &'a dyn Clock,
+    /// Progress lines while waiting (stage, elapsed, deadline).
+    pub progress: &'a dyn Fn(&str),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    pub exit: ResumeExit,
+    pub report: Value,
+}
+
+fn refused(exit: ResumeExit, msg: impl Into<String>) -> Ending {
+    Ending {
+        exit,
+        report: json!({"result": "refused", "reason": msg.into()}),
+    }
+}
+
+/// Everything a launch needs, established by `preflight`.
+struct Plan {
+    agent: Agent,
+    session_file: PathBuf,
+    cwd: PathBuf,
+    mux: Box<dyn Multiplexer>,
+    beside: PaneInfo,
+    window: NewWindow,
+    checks: Vec<String>,
+}
+
+fn fence_path(root: &Path, session_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("resume-{}.json", short_id(session_id)))
+}
+
+fn lock_path(root: &Path, session_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
+}
+
+fn jobs_dir(root: &Path) -> PathBuf {
+    root.join(".pi-intercom").join("jobs")
+}
+
+pub fn resume_worker(req: &ResumeRequest) -> Ending {
+    if !(1..=MAX_WAIT_SECS).contains(&req.wait_secs) {
+        return refused(
+            ResumeExit::Usage,
+            format!("--wait-secs must be 1..{MAX_WAIT_SECS}"),
+        );
+    }
+    let root = match &req.scan.root {
+        scan::RootChoice::Exact(r) => Some(r.clone()),
+        scan::RootChoice::Discover(start) => config::discover_root(start).ok().flatten(),
+        scan::RootChoice::Skip => None,
+    };
+    let Some(root) = root else {
+        return refused(ResumeExit::Usage, "no Intercom root: nothing to resume");
+    };
+    let first = match preflight(req, &root) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    if req.recover {
+        // Reaching here means nothing runs the session and no fence stands (preflight lifted a
+        // fence whose seat registered, and refuses a standing one unless --recover).
+        let cleared = store::remove_file(&fence_path(&root, &first.agent.session_id)).is_ok();
+        return Ending {
+            exit: ResumeExit::Resumed,
+            report: json!({"result": "recovered", "fenceCleared": cleared,
+                "checks": first.checks, "note": "nothing runs the session; nothing was launched"}),
+        };
+    }
+    if req.dry_run {
+        return Ending {
+            exit: ResumeExit::Resumed,
+            report: json!({"result": "dry_run", "worker": first.agent.name,
+                "checks": first.checks, "argv": place::launch_preview(&first),
+                "note": "nothing was launched"}),
+        };
+    }
+    drop(first);
+    if let Err(e) = store::ensure_dir(&root, &jobs_dir(&root)) {
+        return refused(ResumeExit::Failed, format!("cannot prepare the fence: {e}"));
+    }
+    let session_id = match config::load(&root) {
+        Ok(c) => c
+            .find_by_name(&req.name)
+            .map(|a| a.session_id.clone())
+            .unwrap_or_default(),
+        Err(e) => return refused(ResumeExit::Usage, e.to_string()),
+    };
+    let _lock = match store::Lock::acquire(&lock_path(&root, &session_id)) {
+        Ok(l) => l,
+        Err(e) if e.code == "locked" => {
+            return refused(
+                ResumeExit::Fenced,
+                "another resume-worker of this worker is running",
+            )
+        }
+        Err(e) => return refused(ResumeExit::Failed, e.to_string()),
+    };
+    // Config, identity and lifecycle re-checked immediately before the launch, under the lock.
+    let plan = match preflight(req, &root) {
+        Ok(p) if p.agent.session_id == session_id => p,
+        Ok(_) => return refused(ResumeExit::Fenced, "the worker's session changed meanwhile"),
+        Err(e) => return e,
+    };
+    launch(req, &root, plan)
+}
+
+/// Every precondition, each refused with its own exit code; nothing is written.
+fn preflight(req: &ResumeRequest, root: &Path) -> Result<Plan, Ending> {
+    let cfg = config::load(root).map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
+    let agent = cfg.find_by_name(&req.name).cloned().ok_or_else(|| {
+        refused(
+            ResumeExit::Usage,
+            format!("no agent named {:?} in config", sanitize(&req.name)),
+        )
+    })?;
+    if agent.coordinator {
+        return Err(refused(
+            ResumeExit::Usage,
+            "the coordinator is not resumed by resume-worker",
+        ));
+    }
+    if !req.confirm_closed {
+        return Err(refused(
+            ResumeExit::NotConfirmed,
+            format!(
+                "confirm that {} is closed: run again with --confirm-closed",
+                sanitize(&agent.name)
+            ),
+        ));
+    }
+    let mut checks = vec![format!("worker {} is configured", sanitize(&agent.name))];
+    if let Some(j) = &agent.close_job {
+        if j.state.is_pending() || j.state.is_fenced() {
+            return Err(refused(
+                ResumeExit::Fenced,
+                format!("close job {} is {}", j.job_id, j.state.as_str()),
+            ));
+        }
+    }
+    checks.push("no pending or uncertain close job".into());
+    check_fence(req, root, &agent.session_id)?;
+    checks.push("no resume in flight".into());
+
+    let pass = scan::run(req.scan, req.clock, None)
+        .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
+    let key = format!("{}/{}", scan::base_name(root), agent.name);
+    let record = pass.records.iter().find(|r| r.key() == key);
+    let still = |w: Witness| refused(ResumeExit::StillLive, format!("{}: {}", w.kind, w.detail));
+    if let Some((w, _)) = live::live_registration(root, &req.scan.data_root, &agent.session_id) {
+        return Err(still(w));
+    }
+    if record.is_some_and(|r| r.alive == Some(true)) {
+        return Err(still(Witness {
+            kind: "pane",
+            detail: "the board shows a pane running this worker".into(),
+        }));
+    }
+    let session_file = record
+        .and_then(|r| r.session_file.clone())
+        .map(|f| absolute(Path::new(&f)))
+        .ok_or_else(|| {
+            refused(
+                ResumeExit::NoSession,
+                format!(
+                    "no saved session file for {} in the session folders",
+                    agent.session_id
+                ),
+            )
+        })?;
+    match sessions::read_session(&session_file) {
+        Ok(s) if s.session_id == agent.session_id => {}
+        Ok(_) => {
+            return Err(refused(
+                ResumeExit::NoSession,
+                format!(
+                    "{}: its header names another session",
+                    session_file.display()
+                ),
+            ))
+        }
+        Err(e) => {
+            return Err(refused(
+                ResumeExit::NoSession,
+                format!("{}: {}", session_file.display(), e.code()),
+            ))
+        }
+    }
+    checks.push(format!(
+        "saved session {} (header matches)",
+        session_file.display()
+    ));
+    match live::process_naming(&agent.session_id, &session_file) {
+        Ok(Some(w)) => return Err(still(w)),
+        Ok(None) => {}
+        Err(e) => {
+            return Err(refused(
+                ResumeExit::StillLive,
+                format!("cannot tell whether a process runs the session: {e}"),
+            ))
+        }
+    }
+    match live::health_answers(agent.port, &agent.session_id) {
+        Ok(Some(w)) => return Err(still(w)),
+        Ok(None) => {}
+        Err(e) => return Err(refused(ResumeExit::Failed, e)),
+    }
+    checks.push("no live registration, pane, process or health endpoint".into());
+    let cwd = root.join(&agent.project_directory);
+    if !matches!(fsguard::kind(&cwd), Ok(fsguard::Kind::Dir)) {
+        return Err(refused(
+            ResumeExit::Usage,
+            format!("projectDirectory {} is not a folder", cwd.display()),
+        ));
+    }
+    let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
+        .map_err(|e| refused(ResumeExit::NoPlace, e))?;
+    checks.push(format!(
+        "new window beside the coordinator's pane {} ({})",
+        beside.id,
+        mux.kind().name()
+    ));
+    let window = place::window(req, &agent, &session_file, &cwd, &beside);
+    Ok(Plan {
+        agent,
+        session_file,
+        cwd,
+        mux,
+        beside,
+        window,
+        checks,
+    })
+}
+
+/// pi is started in the worker's own folder: a session path found relative to ours must not
+/// change meaning there.
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(p))
+        .unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The fence of an earlier launch: lifted when that launch's seat registered, else standing
+/// (refused) unless `--recover`, whose own checks then decide.
+fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(), Ending> {
+    let path = fence_path(root, session_id);
+    let Ok(bytes) = fsguard::read_capped(&path, FENCE_CAP) else {
+        return Ok(());
+    };
+    let fence: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if let Some((_, r)) = live::live_registration(root, &req.scan.data_root, session_id) {
+        let launched = fence["launchedAtMs"].as_i64().unwrap_or(Ms::MAX);
+        if r.started_at.is_some_and(|s| s + 1000 >= launched) {
+            let _ = store::remove_file(&path);
+            return Ok(()); // the liveness checks that follow refuse it as live
+        }
+    }
+    if req.recover {
+        return Ok(());
+    }
+    Err(refused(
+        ResumeExit::Fenced,
+        format!(
+            "a resume launched at {} ({}, pane {}) has not registered yet: look at that pane, then --recover",
+            fence["launchedAt"].as_str().unwrap_or("?"),
+            fence["stage"].as_str().unwrap_or("?"),
+            fence["pane"].as_str().unwrap_or("?"),
+        ),
+    ))
+}
+
+fn write_fence(root: &Path, plan: &Plan, stage: &str, pane: Option<&str>, at: Ms) -> bool {
+    let v = json!({"version": 1, "sessionId": plan.agent.session_id, "name": plan.agent.name,
+        "stage": stage, "pane": pane, "beside": plan.beside.id,
+        "launchedAt": format_iso(at), "launchedAtMs": at, "pid": std::process::id()});
+    let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
+    store::write_atomic(&fence_path(root, &plan.agent.session_id), &bytes).is_ok()
+}
+
+fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
+    let now = req.clock.now_ms();
+    if !write_fence(root, &plan, "launch_pending", None, now) {
+        return refused(
+            ResumeExit::Failed,
+            "cannot record the fence: nothing launched",
+        );
+    }
+    let base = receipt(req, &plan, now);
+    let pane = match plan
+        .mux
+        .new_window(&plan.window, Instant::now() + STEP_DEADLINE)
+    {
+        Ok(p) => p,
+        Err(e) => {
+            // A timeout or an unreadable answer may have launched anyway: the fence stays.
+            let uncertain = matches!(
+                e.code,
+                crate::mux::ErrorCode::Timeout | crate::mux::ErrorCode::BadReply
+            );
+            if !uncertain {
+                let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
+            }
+            let mut report = base;
+            report["result"] = json!("failed");
+            report["reason"] = json!(format!("launch failed: {e}"));
+            report["fenceKept"] = json!(uncertain);
+            return Ending {
+                exit: ResumeExit::Failed,
+                report,
+            };
+        }
+    };
+    let _ = write_fence(root, &plan, "launched", Some(&pane.id), now);
+    let mut report = base;
+    report["pane"] = json!(pane.id);
+    let started = Instant::now();
+    let wait = Duration::from_secs(req.wait_secs);
+    let mut last_note = Instant::now() - Duration::from_secs(10);
+    loop {
+        if let Some((_, r)) =
+            live::live_registration(root, &req.scan.data_root, &plan.agent.session_id)
+        {
+            let in_pane = match (pane.pid, r.pid) {
+                (Some(pp), Some(rp)) => pp == rp || proc::is_ancestor(pp, rp),
+                _ => false,
+            };
+            if in_pane {
+                let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
+                report["result"] = json!("resumed");
+                report["registeredPid"] = json!(r.pid);
+                return Ending {
+                    exit: ResumeExit::Resumed,
+                    report,
+                };
+            }
+        }
+        if started.elapsed() >= wait {
+            break;
+        }
+        if last_note.elapsed() >= Duration::from_secs(1) {
+            (req.progress)(&format!(
+                "waiting for {} to register in {} ({:.0} s of {} s)",
+                sanitize(&plan.agent.name),
+                pane.id,
+                started.elapsed().as_secs_f64(),
+                req.wait_secs
+            ));
+            last_note = Instant::now();
+        }
+        std::thread::sleep(POLL);
+    }
+    report["result"] = json!("launched_unconfirmed");
+    report["reason"] = json!(format!(
+        "no registration from pane {} within {} s: a launch is not readiness; the fence stays until the seat registers",
+        pane.id, req.wait_secs
+    ));
+    Ending {
+        exit: ResumeExit::LaunchedUnconfirmed,
+        report,
+    }
+}
+
+/// What every receipt carries: who, where, how, and the worker's last handoff.
+fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> Value {
+    let handoff = plan.agent.handoff.as_ref().map(|h| {
+        json!({"jobId": h.job_id, "summary": h.summary, "updatedAt": format_iso(h.updated_at),
+            "ageSeconds": (now - h.updated_at).max(0) / 1000})
+    });
+    json!({"worker": plan.agent.name, "sessionId": plan.agent.session_id,
+        "sessionFile": plan.session_file, "cwd": plan.cwd,
+        "multiplexer": plan.mux.kind().name(), "beside": plan.beside.id,
+        "argv": plan.window.argv, "checks": plan.checks, "handoff": handoff,
+        "waitSecs": req.wait_secs})
+}

@@ -1,0 +1,92 @@
+//! `intercom-pane resume-worker NAME --confirm-closed [--dry-run] [--recover] [--json]`.
+
+use std::io::{IsTerminal, Write};
+
+use crate::actions::resume::{self, ResumeExit, ResumeRequest};
+use crate::cli::ResumeWorkerArgs;
+use crate::cmd::options;
+use crate::text::sanitize;
+
+pub fn run(args: &ResumeWorkerArgs) -> i32 {
+    let r = match options::resolve(&args.src) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("intercom-pane: resume-worker: {e}");
+            return ResumeExit::Usage as i32;
+        }
+    };
+    let system_config = args.src.config.as_ref().map(|c| {
+        std::env::current_dir()
+            .map(|d| d.join(c))
+            .unwrap_or_else(|_| c.clone())
+    });
+    // Progress: one updating line on a terminal, plain lines otherwise, nothing with --json.
+    let tty = std::io::stderr().is_terminal();
+    let progress = |line: &str| {
+        if args.json {
+            return;
+        }
+        let mut e = std::io::stderr();
+        if tty {
+            let _ = write!(e, "\r\x1b[2Kresume-worker: {line}");
+        } else {
+            let _ = writeln!(e, "resume-worker: {line}");
+        }
+        let _ = e.flush();
+    };
+    let req = ResumeRequest {
+        name: args.name.clone(),
+        confirm_closed: args.confirm_closed,
+        dry_run: args.dry_run,
+        recover: args.recover,
+        wait_secs: args.wait_secs,
+        pi_program: args.pi.clone(),
+        system_config,
+        scan: &r.opts,
+        clock: r.clock.as_ref(),
+        progress: &progress,
+    };
+    let end = resume::resume_worker(&req);
+    if tty && !args.json {
+        eprintln!();
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&end.report).unwrap_or_default()
+        );
+    } else {
+        print_human(&end.report);
+    }
+    end.exit as i32
+}
+
+fn print_human(v: &serde_json::Value) {
+    let s = |k: &str| sanitize(v[k].as_str().unwrap_or(""));
+    let result = s("result");
+    if result == "refused" {
+        eprintln!("intercom-pane: resume-worker: {}", s("reason"));
+        return;
+    }
+    println!("{result}: {}", s("worker"));
+    if let Some(checks) = v["checks"].as_array() {
+        for c in checks {
+            println!("  ok  {}", sanitize(c.as_str().unwrap_or("")));
+        }
+    }
+    for k in ["sessionFile", "beside", "pane", "reason", "note"] {
+        if let Some(x) = v[k].as_str() {
+            println!("  {k}: {}", sanitize(x));
+        }
+    }
+    if let Some(argv) = v.get("argv") {
+        println!("  launch: {}", sanitize(&argv.to_string()));
+    }
+    if let Some(h) = v.get("handoff").filter(|h| !h.is_null()) {
+        println!(
+            "  last handoff ({} s old): {}",
+            h["ageSeconds"],
+            sanitize(h["summary"].as_str().unwrap_or(""))
+        );
+    }
+}
