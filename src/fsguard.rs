@@ -136,6 +136,9 @@ pub struct OpenFile {
     pub mtime_ms: i64,
     pub mode: u32,
     pub uid: u32,
+    /// Device and inode: which file this is, across renames.
+    pub dev: u64,
+    pub ino: u64,
 }
 
 /// Open a regular file without following a final link and without blocking on a FIFO.
@@ -162,6 +165,8 @@ pub fn open_regular(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsErr
         mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
         mode: meta.mode(),
         uid: meta.uid(),
+        dev: meta.dev(),
+        ino: meta.ino(),
         file,
     })
 }

@@ -1,5 +1,6 @@
 //! Benchmark (ignored by default): the real `intercom-pane monitor` with 64 configured workers,
-//! each live in its own tmux session (a process named `pi`), probing closed loopback ports:
+//! each live in its own tmux session (a process named `pi`), 32 observation logs of 3 MiB,
+//! probing closed loopback ports:
 //! CPU use over 60 s of idle running (from /proc/<pid>/stat) and peak RSS (VmHWM).
 //!
 //! Run: `cargo test --release --test monitor_bench -- --ignored --nocapture`
@@ -88,6 +89,24 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
         json!({"version": 1, "agents": agents}).to_string(),
     )
     .unwrap();
+    // The observation logs a busy Intercom root has (as `shared/bench/make_scale_root.py` makes
+    // them): 32 writers of 3 MiB each, so every pass meets the byte budgets.
+    let logs = root.join(".pi-intercom/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for j in 0..32 {
+        let writer = format!("00000000-0000-0000-0000-{:012x}", 0x100000 + j);
+        let rec = json!({"version": 1, "timestamp": "2026-11-29T23:00:02.000Z", "writerId": writer,
+            "sessionId": format!("01a2f000-0000-7000-8000-{:012}", j % WORKERS),
+            "event": "host.activity", "busy": true, "phase": "tool", "detail": "reading_files",
+            "outcome": "started"})
+        .to_string();
+        let n = (3 << 20) / (rec.len() + 1);
+        std::fs::write(
+            logs.join(format!("writer-{writer}.jsonl")),
+            format!("{rec}\n").repeat(n),
+        )
+        .unwrap();
+    }
     let sys = tmp.path().join("system.json");
     std::fs::write(&sys, json!({"dataRoot": data}).to_string()).unwrap();
 

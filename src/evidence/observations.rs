@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::clock::{parse_strict, Ms};
 use crate::evidence::config::STATE_DIR;
+use crate::evidence::log_tail;
 use crate::fsguard::{self, FsError, Kind};
 
 /// Most directory entries looked at per pass.
@@ -267,13 +268,16 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
     // Newest files first, so the byte budget goes to the freshest evidence.
     let mut budget = MAX_TAIL_TOTAL;
     let mut events = Vec::new();
+    let mut read = Vec::new();
     for (entry, _, suffix) in &files {
         if budget == 0 {
             snap.truncated = true;
             break;
         }
         let want = MAX_TAIL_PER_FILE.min(budget);
-        let tail = match read_window(&dir.join(&entry.name), want) {
+        let path = dir.join(&entry.name);
+        let closed = *suffix == LogSuffix::Closed;
+        let tail = match log_tail::read_tail(&path, want, closed) {
             Ok(t) => t,
             // Rotated away between listing and reading: not an error, just gone.
             Err(FsError::NotFound) => continue,
@@ -282,13 +286,14 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
                 continue;
             }
         };
-        budget = budget.saturating_sub(tail.buf.len() as u64);
+        read.push(path);
+        budget = budget.saturating_sub(tail.window);
         if tail.cut {
             snap.truncated = true;
         }
-        let closed = *suffix == LogSuffix::Closed;
-        events.push(parse_tail(tail.bytes(), tail.partial_start, closed));
+        events.push(tail.events);
     }
+    log_tail::keep_only(&dir, &read);
     // Older files first, so the stable sort keeps file order, then line order, for equal times.
     let mut all: Vec<Event> = events.into_iter().rev().flatten().collect();
     all.sort_by_key(|e| e.timestamp);
@@ -300,70 +305,15 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
     snap
 }
 
-/// The end of one log file, read within a byte cap.
-struct Window {
-    /// Bytes read; when the window started mid-file, `buf[0]` is the byte before the data.
-    buf: Vec<u8>,
-    /// How many leading bytes of `buf` are that boundary byte (0 or 1).
-    skip: usize,
-    /// The first line may be cut (the window did not start at a line boundary).
-    partial_start: bool,
-    /// The window did not cover the whole file.
-    cut: bool,
-}
-
-impl Window {
-    fn bytes(&self) -> &[u8] {
-        self.buf.get(self.skip..).unwrap_or_default()
-    }
-}
-
-/// Read at most `cap` bytes from the end of a regular file (never following a link, never
-/// blocking). When the window starts mid-file, its first byte is the one just before the data,
-/// so a window that happens to start right after a newline keeps its first line.
-fn read_window(path: &Path, cap: u64) -> Result<Window, FsError> {
-    let f = fsguard::open_regular(path, None)?;
-    let start = f.len.saturating_sub(cap);
-    let len = usize::try_from(f.len - start).map_err(|_| FsError::Oversize)?;
-    let buf = fsguard::read_at(&f.file, start, len)?;
-    let cut = start > 0 || (buf.len() as u64) < f.len;
-    let (skip, partial_start) = match (start > 0, buf.first()) {
-        (true, Some(b'\n')) => (1, false),
-        (true, Some(_)) => (1, true),
-        _ => (0, false),
-    };
-    Ok(Window {
-        buf,
-        skip,
-        partial_start,
-        cut,
-    })
-}
-
 /// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
 /// (or was cut) and is dropped too.
 pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    let mut body = bytes;
-    if partial_start {
-        match body.iter().position(|&b| b == b'\n') {
-            Some(i) => body = &body[i + 1..],
-            None => return Vec::new(),
-        }
-    }
-    let mut out = Vec::new();
-    let mut lines = body.split(|&b| b == b'\n');
-    // `split` yields the text after the last `\n` as a final item: that is the unterminated line.
-    let mut pending = lines.next();
-    for next in lines {
-        if let Some(line) = pending {
-            if let Some(ev) = parse_line(line, closed) {
-                out.push(ev);
-            }
-        }
-        pending = Some(next);
-    }
-    out
+    log_tail::parse_lines(bytes, 0, partial_start, closed)
+        .0
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect()
 }
 
 /// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
@@ -507,19 +457,17 @@ mod tests {
     fn window_keeps_a_first_line_that_starts_on_a_boundary() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
-        std::fs::write(&p, b"AAAA\nBBBB\nCCCC\n").unwrap();
-        let w = read_window(&p, 11).unwrap();
-        assert_eq!(
-            (w.bytes(), w.partial_start, w.cut),
-            (&b"BBBB\nCCCC\n"[..], false, true)
-        );
-        let w = read_window(&p, 10).unwrap();
-        assert_eq!((w.bytes(), w.partial_start), (&b"BBB\nCCCC\n"[..], true));
-        let w = read_window(&p, 100).unwrap();
-        assert_eq!(
-            (w.bytes().len(), w.partial_start, w.cut),
-            (15, false, false)
-        );
+        let l = format!("{}\n", rec(""));
+        let n = l.len() as u64;
+        std::fs::write(&p, l.repeat(3)).unwrap();
+        // The window's first byte is the newline ending the first line: two whole lines.
+        let t = log_tail::read_tail(&p, 2 * n + 1, false).unwrap();
+        assert_eq!((t.events.len(), t.window, t.cut), (2, 2 * n + 1, true));
+        // One byte less: the second line is cut and dropped.
+        let t = log_tail::read_tail(&p, 2 * n, false).unwrap();
+        assert_eq!((t.events.len(), t.cut), (1, true));
+        let t = log_tail::read_tail(&p, 100 * n, false).unwrap();
+        assert_eq!((t.events.len(), t.window, t.cut), (3, 3 * n, false));
     }
 
     #[test]
