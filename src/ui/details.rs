@@ -245,7 +245,10 @@ pub(crate) fn draw_details(
     let below = body.len().saturating_sub(scroll + cap);
     for (i, line) in body.iter().skip(scroll).take(cap).enumerate() {
         let y = r.y + 1 + i as u16;
-        let note = if i == 0 && scroll > 0 {
+        // With a single line there is no room for a note: the line itself is worth more.
+        let note = if cap == 1 {
+            None
+        } else if i == 0 && scroll > 0 {
             Some(format!("… {scroll} lines above (PgUp)"))
         } else if i + 1 == cap && below > 0 {
             Some(format!("… {} more lines (PgDn)", below + 1))

@@ -203,18 +203,18 @@ pub const BINDINGS: &[Binding] = &[
         what: "send",
     },
     Binding {
-        keys: &[Key::AltEnter, Key::Ctrl('j')],
-        action: Action::NewLine,
-        modes: REPLY,
-        label: "M-⏎/^J",
-        what: "newline",
-    },
-    Binding {
         keys: &[Key::Esc],
         action: Action::CloseReply,
         modes: REPLY,
         label: "Esc",
         what: "close",
+    },
+    Binding {
+        keys: &[Key::AltEnter, Key::Ctrl('j')],
+        action: Action::NewLine,
+        modes: REPLY,
+        label: "M-⏎/^J",
+        what: "newline",
     },
     Binding {
         keys: &[Key::Up],
@@ -428,7 +428,7 @@ mod tests {
         );
         assert_eq!(
             help_line(Mode::Reply),
-            "⏎ send  M-⏎/^J newline  Esc close  ^C quit"
+            "⏎ send  Esc close  M-⏎/^J newline  ^C quit"
         );
         assert_eq!(help_line(Mode::Notice), "⏎/Esc dismiss  ^C quit");
         // Every labelled binding dispatches to its own action in its modes.

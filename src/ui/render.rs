@@ -30,6 +30,8 @@ const HELP_MIN_HEIGHT: u16 = 8;
 const SPLIT_MIN_BODY: u16 = 14;
 /// Lines a refusal or message may wrap onto at the bottom (fewer in short panes).
 const MAX_STATUS_LINES: usize = 3;
+/// Lines a refusal that holds the keyboard may wrap onto.
+const MAX_NOTICE_LINES: usize = 6;
 
 /// Draw the whole sidebar. Never mutates the app.
 pub fn render(app: &App, f: &mut Frame) {
@@ -74,8 +76,13 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     // A refusal or message shows at every height (in a one-row pane it takes the row): a
     // refusal holds the keyboard, so it must be seen.
     if let Some(msg) = status_text(app) {
-        let room = bottom.saturating_sub(top);
-        let max = (room.saturating_sub(1) as usize / 2).clamp(1, MAX_STATUS_LINES);
+        let room = bottom.saturating_sub(top) as usize;
+        // A refusal holds the keyboard, so it may take all but one row (the selected one).
+        let max = if app.notice().is_some() {
+            room.saturating_sub(1).clamp(1, MAX_NOTICE_LINES)
+        } else {
+            (room.saturating_sub(1) / 2).clamp(1, MAX_STATUS_LINES)
+        };
         let lines = wrap(&msg, area.width as usize, max);
         for (i, l) in lines.iter().enumerate() {
             let y = bottom - (lines.len() - i) as u16;

@@ -162,7 +162,8 @@ pub(crate) fn draw_reply(
     let style = if sending { t.dim() } else { Style::default() };
     for (i, line) in lines.iter().skip(top).take(shown).enumerate() {
         let y = first_y + i as u16;
-        let lead = if i == 0 && top == 0 { &indent } else { &cont };
+        // The first line shown always names the seat (compact) or marks the prompt (framed).
+        let lead = if i == 0 { &indent } else { &cont };
         let lead_style = if framed { Style::default() } else { t.header() };
         put(
             buf,
