@@ -110,10 +110,7 @@ fn a_refused_r_holds_the_keyboard_until_enter_or_esc() {
         fx.extend(a.update(key(k)));
     }
     fx.extend(a.update(Msg::Paste("pasted\n".into())));
-    fx.extend(a.update(Msg::Key(KeyEvent::new(
-        KeyCode::Enter,
-        KeyModifiers::ALT,
-    ))));
+    fx.extend(a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT))));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(!a.hide_offline() && !a.hide_seen() && !a.should_quit());
     assert_eq!(sel(&a).as_deref(), Some("off"));
@@ -303,7 +300,9 @@ fn alt_enter_ctrl_j_and_pastes_make_multi_line_replies() {
     let ctrl_j = Msg::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
     assert!(a.update(ctrl_j).is_empty());
     // A terminal pastes CR line ends: they arrive as line breaks, and never send.
-    assert!(a.update(Msg::Paste("three\r\nfour\rfive".into())).is_empty());
+    assert!(a
+        .update(Msg::Paste("three\r\nfour\rfive".into()))
+        .is_empty());
     assert_eq!(a.draft("a").unwrap().text, "one\ntwo\nthree\nfour\nfive");
     // Up/Down/Home/End move by line.
     a.update(key(KeyCode::Up));
@@ -323,7 +322,12 @@ fn pastes_that_a_reply_may_not_carry_are_refused_whole() {
     assert_eq!(a.message(), Some("paste goes into the reply box (r)"));
     a.update(ch('r'));
     a.update(ch('>'));
-    for hostile in ["ok\u{1b}[201~/quit\r", "bell\u{7}", "l\u{202e}r", "c1\u{9b}x"] {
+    for hostile in [
+        "ok\u{1b}[201~/quit\r",
+        "bell\u{7}",
+        "l\u{202e}r",
+        "c1\u{9b}x",
+    ] {
         assert!(a.update(Msg::Paste(hostile.into())).is_empty());
         assert_eq!(a.draft("a").unwrap().text, ">", "{hostile:?}");
         assert!(note(&a).starts_with("paste not inserted"), "{}", note(&a));
@@ -363,7 +367,11 @@ fn blank_text_and_a_run_without_a_reply_path_send_nothing() {
     a.update(ch('r'));
     typed(&mut a, "y");
     assert!(a.update(key(KeyCode::Enter)).is_empty());
-    assert!(note(&a).contains("reply path not available"), "{}", note(&a));
+    assert!(
+        note(&a).contains("reply path not available"),
+        "{}",
+        note(&a)
+    );
     assert!(a.receipt("a").is_none(), "nothing happened, so no receipt");
 }
 

@@ -56,7 +56,10 @@ impl Rig {
     fn start() -> Rig {
         let env = Env::new().with_system_path();
         std::fs::create_dir_all(env.path("sessions")).unwrap();
-        roster(&env, &[("gone-id", "Gone"), (ALPHA, "Alpha"), (BRAVO, "Bravo")]);
+        roster(
+            &env,
+            &[("gone-id", "Gone"), (ALPHA, "Alpha"), (BRAVO, "Bravo")],
+        );
         let (typed_alpha, typed_bravo) = (env.path("typed-alpha.txt"), env.path("typed-bravo.txt"));
         let argv = |id, out| seat_argv(&env, id, out);
         let a = argv(ALPHA, &typed_alpha);
@@ -145,7 +148,12 @@ impl Rig {
             let s = self.capture();
             pred(&s).then_some(s)
         })
-        .unwrap_or_else(|| panic!("timed out waiting for {what}; pane shows:\n{}", self.capture()))
+        .unwrap_or_else(|| {
+            panic!(
+                "timed out waiting for {what}; pane shows:\n{}",
+                self.capture()
+            )
+        })
     }
 
     fn typed(&self) -> (String, String) {
@@ -213,7 +221,10 @@ fn the_box_keeps_its_seat_while_rows_reorder_closes_after_sending_and_shows_the_
     rig.wait("two lines", |s| s.contains("│   second line"));
     rig.keys(&["Enter"]);
     let s = rig.wait("the receipt on the row", |s| s.contains("↳ delivered"));
-    assert!(!s.contains("Reply to"), "the box closed after sending:\n{s}");
+    assert!(
+        !s.contains("Reply to"),
+        "the box closed after sending:\n{s}"
+    );
     let (alpha, bravo) = wait_for(5_000, || {
         let (a, b) = rig.typed();
         a.contains("second line").then_some((a, b))

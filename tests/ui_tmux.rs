@@ -349,14 +349,23 @@ fn a_paste_keeps_its_lines_and_alt_enter_or_ctrl_j_add_lines() {
         s.contains("│ > line1") && s.contains("│   line2")
     });
     t.keys(&["M-Enter"]);
-    assert!(t.run(&["send-keys", "-t", SESSION, "-l", "line3"]).status.success());
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "line3"])
+        .status
+        .success());
     t.keys(&["C-j"]);
-    assert!(t.run(&["send-keys", "-t", SESSION, "-l", "line4"]).status.success());
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "line4"])
+        .status
+        .success());
     let s = t.wait_for("four lines in the box", |s| {
         s.contains("│   line3") && s.contains("│   line4")
     });
     // The demo has no reply path: the box says so, and Enter sends nothing.
-    assert!(s.contains("reply unavailable: reply path not available"), "{s}");
+    assert!(
+        s.contains("reply unavailable: reply path not available"),
+        "{s}"
+    );
     t.keys(&["Enter"]);
     t.wait_for("the refusal in the box", |s| {
         s.contains("not sent: reply unavailable") && s.contains("Reply to builder")
@@ -380,12 +389,18 @@ fn a_refused_r_swallows_the_keys_typed_after_it() {
     });
     // Would hide offline rows, open a box, move, mark seen and quit — none of it happens.
     t.keys(&["o", "r", "j", "s", "h", "q", "Down", "G"]);
-    assert!(t.run(&["send-keys", "-t", SESSION, "-l", "hello"]).status.success());
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "hello"])
+        .status
+        .success());
     sleep(Duration::from_millis(400));
     let s = t.capture();
     assert!(s.contains("no reply to coordinator"), "{s}");
     assert!(!s.contains("hidden") && !s.contains("Reply to"), "{s}");
-    assert!(selected_line(&s).is_some_and(|l| l.contains("coordinator")), "{s}");
+    assert!(
+        selected_line(&s).is_some_and(|l| l.contains("coordinator")),
+        "{s}"
+    );
     // Enter dismisses it and does nothing else: no details.
     t.keys(&["Enter"]);
     let s = t.wait_for("the refusal gone", |s| !s.contains("no reply to"));

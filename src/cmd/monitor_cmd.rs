@@ -211,7 +211,9 @@ mod tests {
             text: "hi".into(),
         };
         assert_eq!(still_bound(&snap(vec![row.clone()]), &req), Ok(()));
-        assert!(still_bound(&snap(vec![]), &req).unwrap_err().contains("gone"));
+        assert!(still_bound(&snap(vec![]), &req)
+            .unwrap_err()
+            .contains("gone"));
         let mut moved = row.clone();
         moved.reply = ReplyPath::Available {
             target: "tmux %9".into(),

@@ -409,7 +409,12 @@ impl App {
     /// id if present, else the same index.
     fn sync_selection(&mut self) {
         if let Some(b) = &self.reply_box {
-            if self.list_view().items.iter().any(|it| matches!(it, Item::Row(r) if r.id == b.row_id)) {
+            if self
+                .list_view()
+                .items
+                .iter()
+                .any(|it| matches!(it, Item::Row(r) if r.id == b.row_id))
+            {
                 self.selection = Some(Selection::Row(b.row_id.clone()));
             }
         }

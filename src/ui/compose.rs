@@ -110,7 +110,12 @@ impl Draft {
     }
 
     fn line_end(&self, ci: usize) -> usize {
-        ci + self.text.chars().skip(ci).take_while(|&c| c != '\n').count()
+        ci + self
+            .text
+            .chars()
+            .skip(ci)
+            .take_while(|&c| c != '\n')
+            .count()
     }
 }
 
@@ -205,7 +210,9 @@ mod tests {
     #[test]
     fn paste_keeps_newlines_and_refuses_controls() {
         assert_eq!(paste_text("a\r\nb\rc\nd\te").unwrap(), "a\nb\nc\nd\te");
-        assert!(paste_text("x\u{1b}[201~/quit").unwrap_err().contains("escape"));
+        assert!(paste_text("x\u{1b}[201~/quit")
+            .unwrap_err()
+            .contains("escape"));
         assert!(paste_text("x\u{7f}").is_err());
         assert!(paste_text("x\u{85}").is_err());
         assert!(paste_text("l\u{202e}r").is_err());

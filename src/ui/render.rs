@@ -15,8 +15,8 @@ use crate::ui::details::{detail_lines, draw_details};
 use crate::ui::fit::{age_secs, cell, clean, is_future, name_of, put, wrap};
 use crate::ui::keys;
 use crate::ui::layout::{self, Col};
-use crate::ui::reply_box::{box_rows, draw_reply, receipt_line};
 pub use crate::ui::reply_box::receipt_text;
+use crate::ui::reply_box::{box_rows, draw_reply, receipt_line};
 use crate::ui::theme::{self, Theme};
 
 /// Evidence older than this many seconds is marked `(old)` in the Seen column.

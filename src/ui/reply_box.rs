@@ -141,7 +141,12 @@ pub(crate) fn draw_reply(
         let bottom = format!("└ {status} {}", "─".repeat(r.width as usize));
         let y = r.y + r.height - 1;
         put(buf, r.x, y, r.width, &[Span::styled(bottom, status_style)]);
-        (r.y + 1, r.height - 2, "│ > ".to_string(), "│   ".to_string())
+        (
+            r.y + 1,
+            r.height - 2,
+            "│ > ".to_string(),
+            "│   ".to_string(),
+        )
     } else {
         let prompt = compact_prompt(b, r.width);
         let pad = " ".repeat(crate::text::width(&prompt));

@@ -20,7 +20,11 @@ impl App {
         };
         match &row.reply {
             ReplyPath::Unavailable { reason } => {
-                self.notice = Some(format!("no reply to {}: {}", name_of(row), sanitize(reason)));
+                self.notice = Some(format!(
+                    "no reply to {}: {}",
+                    name_of(row),
+                    sanitize(reason)
+                ));
             }
             ReplyPath::Available { target } => {
                 let b = ReplyBox {
@@ -50,9 +54,11 @@ impl App {
             return Some(format!("{} is gone from the board", b.name));
         };
         match &row.reply {
-            ReplyPath::Unavailable { reason } => {
-                Some(format!("{} has no reply path now: {}", b.name, clean(reason)))
-            }
+            ReplyPath::Unavailable { reason } => Some(format!(
+                "{} has no reply path now: {}",
+                b.name,
+                clean(reason)
+            )),
             ReplyPath::Available { target } if *target != b.target => Some(format!(
                 "{} is now at {}; Esc, then r, to reply there",
                 b.name,
