@@ -1,13 +1,13 @@
-//! App::update: selection, Esc semantics, toggles with counts, Seen marks, reply drafts/receipts.
+//! App::update: selection, Esc semantics, toggles with counts, Seen marks (the reply box:
+//! tests/ui_reply.rs).
 
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
 use intercom_pane::snapshot::{BoardState, ReplyPath, RosterStatus, Row, Snapshot};
-use intercom_pane::ui::app::{App, Effect, Item, Msg, Options, Selection, MAX_REPLY_CHARS};
+use intercom_pane::ui::app::{App, Effect, Item, Msg, Options, Selection};
 use intercom_pane::ui::demo::demo_row;
-use intercom_pane::ui::ports::ReplyOutcome;
 
 fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
@@ -306,169 +306,4 @@ fn a_toggle_while_a_seen_write_runs_is_shown_at_once_and_saved_after_it() {
     stale.seen = true;
     a.update(snap(vec![stale]));
     assert_eq!(ids(&a), ["a"]);
-}
-
-#[test]
-fn draft_and_receipt_survive_refreshes() {
-    let mut a = app();
-    a.update(snap(vec![
-        row("a", BoardState::Idle),
-        row("b", BoardState::Waiting),
-    ]));
-    a.update(key(KeyCode::Down));
-    a.update(ch('r'));
-    assert_eq!(a.reply_open(), Some("b"));
-    for c in "use plan B".chars() {
-        a.update(ch(c));
-    }
-    // A refresh that reorders rows keeps the box, the draft and the cursor.
-    a.update(snap(vec![
-        row("b", BoardState::Waiting),
-        row("a", BoardState::Idle),
-    ]));
-    assert_eq!(a.reply_open(), Some("b"));
-    assert_eq!(a.draft("b").unwrap().text, "use plan B");
-    // Esc keeps the draft; reopening shows it again.
-    a.update(key(KeyCode::Esc));
-    a.update(snap(vec![
-        row("a", BoardState::Idle),
-        row("b", BoardState::Waiting),
-    ]));
-    a.update(ch('r'));
-    assert_eq!(a.draft("b").unwrap().text, "use plan B");
-    let fx = a.update(key(KeyCode::Enter));
-    let [Effect::SendReply(req)] = fx.as_slice() else {
-        panic!("expected one SendReply, got {fx:?}");
-    };
-    assert_eq!(
-        (req.row_id.as_str(), req.target.as_str(), req.text.as_str()),
-        ("b", "sock:b", "use plan B")
-    );
-    assert!(a.is_sending("b"));
-    // No second send while one is in flight; typing is locked.
-    assert!(a.update(key(KeyCode::Enter)).is_empty());
-    a.update(ch('x'));
-    assert_eq!(a.draft("b").unwrap().text, "use plan B");
-    // A failure keeps the draft for a deliberate retry; never retried by itself.
-    a.update(Msg::ReplyFinished {
-        row_id: "b".into(),
-        outcome: ReplyOutcome::Failed {
-            exit: Some(4),
-            signal: None,
-            stderr: "no such session".into(),
-        },
-    });
-    assert!(!a.is_sending("b"));
-    assert_eq!(a.draft("b").unwrap().text, "use plan B");
-    a.update(key(KeyCode::Enter));
-    a.update(Msg::ReplyFinished {
-        row_id: "b".into(),
-        outcome: ReplyOutcome::Delivered {
-            at: now(),
-            target: "sock:b".into(),
-        },
-    });
-    assert!(a.draft("b").is_none());
-    a.update(snap(vec![
-        row("a", BoardState::Idle),
-        row("b", BoardState::Idle),
-    ]));
-    assert!(matches!(
-        a.receipt("b").unwrap().outcome,
-        ReplyOutcome::Delivered { .. }
-    ));
-}
-
-#[test]
-fn reply_refusals_say_why() {
-    let mut a = app();
-    let mut r = row("a", BoardState::Waiting);
-    r.reply = ReplyPath::Unavailable {
-        reason: "reply needs a registered seat".into(),
-    };
-    a.update(snap(vec![r]));
-    a.update(ch('r'));
-    assert_eq!(a.reply_open(), None);
-    assert_eq!(a.message(), Some("no reply: reply needs a registered seat"));
-
-    // A sender that can never deliver: the box opens, Enter records a refusal, nothing is sent.
-    let mut a = App::new(
-        Arc::new(FixedClock(now())),
-        Options {
-            color: false,
-            reply_unavailable: Some("reply path not available in this build".into()),
-        },
-    );
-    a.update(snap(vec![row("a", BoardState::Waiting)]));
-    a.update(ch('r'));
-    a.update(key(KeyCode::Enter));
-    assert_eq!(a.message(), Some("reply is empty"));
-    a.update(ch('y'));
-    assert!(a.update(key(KeyCode::Enter)).is_empty());
-    assert_eq!(
-        a.receipt("a").unwrap().outcome,
-        ReplyOutcome::Refused {
-            reason: "reply path not available in this build".into()
-        }
-    );
-
-    // The seat loses its reply path while the box is open: the box closes, the draft stays.
-    let mut a = app();
-    a.update(snap(vec![row("a", BoardState::Waiting)]));
-    a.update(ch('r'));
-    a.update(ch('z'));
-    let mut gone = row("a", BoardState::Offline);
-    gone.reply = ReplyPath::Unavailable {
-        reason: "stale registration".into(),
-    };
-    a.update(snap(vec![gone]));
-    assert_eq!(a.reply_open(), None);
-    assert_eq!(a.draft("a").unwrap().text, "z");
-}
-
-#[test]
-fn editor_handles_multibyte_text_and_the_length_cap() {
-    let mut a = app();
-    a.update(snap(vec![row("a", BoardState::Waiting)]));
-    a.update(ch('r'));
-    for c in "héllo 日本".chars() {
-        a.update(ch(c));
-    }
-    a.update(key(KeyCode::Left));
-    a.update(key(KeyCode::Backspace));
-    assert_eq!(a.draft("a").unwrap().text, "héllo 本");
-    a.update(key(KeyCode::Home));
-    a.update(key(KeyCode::Delete));
-    a.update(ch('H'));
-    assert_eq!(a.draft("a").unwrap().text, "Héllo 本");
-    a.update(key(KeyCode::End));
-    a.update(key(KeyCode::Right));
-    a.update(ch('!'));
-    assert_eq!(a.draft("a").unwrap().text, "Héllo 本!");
-    // Control characters never enter a draft.
-    a.update(ch('\u{1b}'));
-    assert_eq!(a.draft("a").unwrap().text, "Héllo 本!");
-    for _ in 0..MAX_REPLY_CHARS + 10 {
-        a.update(ch('x'));
-    }
-    assert_eq!(a.draft("a").unwrap().text.chars().count(), MAX_REPLY_CHARS);
-    assert!(a.message().unwrap().contains("2000"));
-}
-
-#[test]
-fn paste_goes_into_the_draft_and_never_sends() {
-    let mut a = app();
-    a.update(snap(vec![row("a", BoardState::Waiting)]));
-    // Outside the reply box a paste does nothing but say where it would go.
-    assert!(a.update(Msg::Paste("x".into())).is_empty());
-    assert_eq!(a.message(), Some("paste goes into the reply box (r)"));
-    a.update(ch('r'));
-    a.update(ch('>'));
-    let fx = a.update(Msg::Paste("line one\r\nline two\n\u{1b}[31m".into()));
-    assert!(fx.is_empty(), "a pasted newline must not send: {fx:?}");
-    assert_eq!(a.draft("a").unwrap().text, ">line one  line two [31m");
-    assert_eq!(a.draft("a").unwrap().cursor, 24);
-    a.update(Msg::Paste("y".repeat(5000)));
-    assert_eq!(a.draft("a").unwrap().text.chars().count(), MAX_REPLY_CHARS);
-    assert!(a.message().unwrap().contains("2000"));
 }

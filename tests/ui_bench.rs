@@ -71,3 +71,48 @@ fn draw_only_256_rows_at_120x40() {
         start.elapsed() / FRAMES
     );
 }
+
+#[test]
+#[ignore]
+fn draw_with_a_full_multi_line_reply_draft() {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    let now = parse_iso("2026-11-29T10:00:03.000Z").unwrap();
+    let mut app = App::new(Arc::new(FixedClock(now)), Options::default());
+    app.update(Msg::SnapshotArrived(demo_snapshot(256, 0, now)));
+    app.update(Msg::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::NONE,
+    )));
+    // 2000 characters (the cap) of wide and narrow text over 100 lines; a keypress per frame.
+    let line = "日本語 text, quoted \"x\" $(y)\n";
+    let draft: String = line.repeat(80).chars().take(2000).collect();
+    app.update(Msg::Paste(draft));
+    assert_eq!(
+        app.draft(app.reply_open().unwrap())
+            .unwrap()
+            .text
+            .chars()
+            .count(),
+        2000
+    );
+    let area = Rect::new(0, 0, 120, 40);
+    let mut buf = Buffer::empty(area);
+    const FRAMES: u32 = 2000;
+    let start = Instant::now();
+    for i in 0..FRAMES {
+        let k = if i % 2 == 0 {
+            KeyCode::Up
+        } else {
+            KeyCode::Down
+        };
+        app.update(Msg::Key(KeyEvent::new(k, KeyModifiers::NONE)));
+        buf.reset();
+        intercom_pane::ui::render::draw(&app, &mut buf, area);
+    }
+    println!(
+        "update+draw with a 2000-character 80-line draft, 256 rows 120x40: {:?}/frame",
+        start.elapsed() / FRAMES
+    );
+}

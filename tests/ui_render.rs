@@ -187,6 +187,11 @@ fn details_open() {
     assert!(!screen(&a, 40, 10).contains("lines above"));
 }
 
+fn enter(a: &mut App) -> usize {
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)))
+        .len()
+}
+
 #[test]
 fn reply_box_states() {
     let mut a = app_with(true, demo(10));
@@ -197,8 +202,9 @@ fn reply_box_states() {
     }
     insta::assert_snapshot!("reply_editing_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("reply_editing_40x10", screen(&a, 40, 10));
-    let fx = a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-    assert_eq!(fx.len(), 1);
+    // Enter sends and closes the box; the row says the reply is in flight.
+    assert_eq!(enter(&mut a), 1);
+    assert_eq!(a.reply_open(), None);
     insta::assert_snapshot!("reply_sending_80x24", screen(&a, 80, 24));
     a.update(Msg::ReplyFinished {
         row_id: "session-0001".into(),
@@ -209,7 +215,8 @@ fn reply_box_states() {
         },
     });
     insta::assert_snapshot!("reply_failed_80x24", screen(&a, 80, 24));
-    a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    press(&mut a, KeyCode::Char('r'));
+    assert_eq!(enter(&mut a), 1);
     a.update(Msg::ReplyFinished {
         row_id: "session-0001".into(),
         outcome: ReplyOutcome::Delivered {
@@ -217,21 +224,21 @@ fn reply_box_states() {
             target: "demo:1".into(),
         },
     });
-    // The receipt survives a refresh; with the box closed it shows on the status line.
+    // The receipt survives a refresh and shows on the row.
     a.update(Msg::SnapshotArrived(demo_snapshot(10, 1, now())));
-    press(&mut a, KeyCode::Esc);
     let s = screen(&a, 80, 24);
-    assert!(
-        s.contains("reply to builder: delivered 10:00:03 to demo:1"),
-        "{s}"
-    );
+    assert!(s.contains("↳ delivered 10:00:03 to demo:1"), "{s}");
     insta::assert_snapshot!("reply_delivered_80x24", s);
 
-    // A row without a reply path says why on the status line.
+    // A row without a reply path: the refusal stays at the bottom until dismissed.
     let mut b = app_with(true, demo(10));
     press(&mut b, KeyCode::Char('r'));
     let s = screen(&b, 80, 24);
-    assert!(s.contains("no reply: reply needs a registered seat"), "{s}");
+    assert!(
+        s.contains("no reply to coordinator: reply needs a registered seat (⏎/Esc: dismiss)"),
+        "{s}"
+    );
+    assert!(s.contains("⏎/Esc dismiss  ^C quit"), "{s}");
 
     // A run without a reply path: the box says so before anything is typed.
     let mut c = App::new(
@@ -245,6 +252,82 @@ fn reply_box_states() {
     press(&mut c, KeyCode::Down);
     press(&mut c, KeyCode::Char('r'));
     insta::assert_snapshot!("reply_unavailable_80x24", screen(&c, 80, 24));
+}
+
+#[test]
+fn receipts_and_refusals_show_at_every_pane_height() {
+    let mut a = app_with(false, demo(10));
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Char('r'));
+    press(&mut a, KeyCode::Char('y'));
+    enter(&mut a);
+    a.update(Msg::ReplyFinished {
+        row_id: "session-0001".into(),
+        outcome: ReplyOutcome::Delivered {
+            at: now(),
+            target: "demo:1".into(),
+        },
+    });
+    for w in [20u16, 30, 40, 80, 120] {
+        for h in 2..=30u16 {
+            let s = screen(&a, w, h);
+            assert!(s.contains("↳ deliver"), "list {w}x{h}:\n{s}");
+        }
+    }
+    insta::assert_snapshot!("reply_delivered_40x3", screen(&a, 40, 3));
+    enter(&mut a); // details
+    assert!(a.details_open());
+    for w in [20u16, 40, 80] {
+        for h in 2..=30u16 {
+            let s = screen(&a, w, h);
+            assert!(s.contains("Last reply"), "details {w}x{h}:\n{s}");
+        }
+    }
+    insta::assert_snapshot!("reply_details_40x3", screen(&a, 40, 3));
+
+    // A refused `r` is on screen at every height, even a one-row pane.
+    let mut b = app_with(false, demo(10));
+    press(&mut b, KeyCode::Char('r'));
+    for w in [20u16, 40, 80] {
+        for h in 1..=30u16 {
+            let s = screen(&b, w, h);
+            assert!(s.contains("no reply"), "{w}x{h}:\n{s}");
+        }
+    }
+    insta::assert_snapshot!("reply_refused_20x3", screen(&b, 20, 3));
+}
+
+#[test]
+fn the_box_names_its_seat_and_grows_with_the_draft() {
+    let mut a = app_with(true, demo(10));
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Char('r'));
+    a.update(Msg::Paste("first line\nsecond line\nthird".into()));
+    insta::assert_snapshot!("reply_multiline_80x24", screen(&a, 80, 24));
+    insta::assert_snapshot!("reply_multiline_40x10", screen(&a, 40, 10));
+    insta::assert_snapshot!("reply_multiline_30x3", screen(&a, 30, 3));
+    // A long draft scrolls within the bounds, keeping the cursor's line in view.
+    let long: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    a.update(Msg::Paste(long));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("│   line 39") && !s.contains("line 20"), "{s}");
+    assert!(s.contains("Reply to builder"), "{s}");
+    assert!(s.contains("builder"), "{s}");
+    // Rows the box was not opened on may come and go: it keeps naming builder.
+    let mut moved = demo(10);
+    moved.rows.swap(1, 2);
+    moved.rows.remove(0);
+    a.update(Msg::SnapshotArrived(moved));
+    assert!(screen(&a, 80, 24).contains("Reply to builder"));
+    let mut gone = demo(10);
+    gone.rows.remove(1);
+    a.update(Msg::SnapshotArrived(gone));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Reply to builder"), "{s}");
+    assert!(
+        s.contains("builder is gone from the board — Enter sends nothing"),
+        "{s}"
+    );
 }
 
 #[test]

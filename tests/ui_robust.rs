@@ -7,6 +7,7 @@ use intercom_pane::clock::{parse_iso, FixedClock, Ms};
 use intercom_pane::snapshot::{ReplyPath, RosterStatus, Snapshot};
 use intercom_pane::ui::app::{App, Msg, Options};
 use intercom_pane::ui::demo::{demo_row, demo_snapshot};
+use intercom_pane::ui::ports::ReplyOutcome;
 use intercom_pane::ui::render::draw;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -92,6 +93,33 @@ fn apps() -> Vec<(&'static str, App)> {
     }
     press(&mut r, KeyCode::Left);
     out.push(("reply", r));
+    // A multi-line draft of wide text, taller than any pane; then sent, with a hostile receipt.
+    let multiline = || {
+        let mut m = mk(hostile_snapshot());
+        press(&mut m, KeyCode::End);
+        press(&mut m, KeyCode::Char('r'));
+        m.update(Msg::Paste("日本語\n\n\tx\n".repeat(60)));
+        press(&mut m, KeyCode::Up);
+        m
+    };
+    out.push(("multiline", multiline()));
+    let mut m = multiline();
+    let id = m.reply_open().unwrap().to_string();
+    press(&mut m, KeyCode::Enter);
+    m.update(Msg::ReplyFinished {
+        row_id: id,
+        outcome: ReplyOutcome::Failed {
+            exit: Some(1),
+            signal: Some(9),
+            stderr: "\u{1b}]0;pwned\u{7}\n".repeat(500),
+        },
+    });
+    out.push(("receipt", m));
+    // A refusal holding the keyboard (the hostile first row has no reply path).
+    let mut n = mk(hostile_snapshot());
+    press(&mut n, KeyCode::Char('r'));
+    assert!(n.notice().is_some());
+    out.push(("notice", n));
     out.push((
         "unavailable",
         mk(Snapshot {

@@ -334,7 +334,7 @@ fn sigterm_quits_cleanly_and_restores_the_terminal() {
 }
 
 #[test]
-fn a_multi_line_paste_stays_one_draft_line() {
+fn a_paste_keeps_its_lines_and_alt_enter_or_ctrl_j_add_lines() {
     let t = Tmux::new(80, 24);
     let bin = demo_bin();
     t.type_line(&format!("{} --workers 3 --pass-ms 20", bin.display()));
@@ -342,15 +342,69 @@ fn a_multi_line_paste_stays_one_draft_line() {
     // builder (row 1) has a reply path in the demo.
     t.keys(&["Down", "r"]);
     t.wait_for("the reply box", |s| s.contains("Reply to builder"));
+    // tmux pastes with CR line ends inside a bracketed paste, as terminals do.
     t.run(&["set-buffer", "-b", "p", "line1\nline2"]);
     t.run(&["paste-buffer", "-p", "-b", "p", "-t", SESSION]);
-    let s = t.wait_for("the pasted draft", |s| s.contains("line1 line2"));
+    t.wait_for("the pasted lines", |s| {
+        s.contains("│ > line1") && s.contains("│   line2")
+    });
+    t.keys(&["M-Enter"]);
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "line3"])
+        .status
+        .success());
+    t.keys(&["C-j"]);
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "line4"])
+        .status
+        .success());
+    let s = t.wait_for("four lines in the box", |s| {
+        s.contains("│   line3") && s.contains("│   line4")
+    });
+    // The demo has no reply path: the box says so, and Enter sends nothing.
     assert!(
         s.contains("reply unavailable: reply path not available"),
         "{s}"
     );
+    t.keys(&["Enter"]);
+    t.wait_for("the refusal in the box", |s| {
+        s.contains("not sent: reply unavailable") && s.contains("Reply to builder")
+    });
     t.keys(&["Escape"]);
     t.wait_for("the box closed", |s| !s.contains("Reply to builder"));
+    t.keys(&["q"]);
+    t.wait_for("the shell prompt back", back_at_prompt);
+}
+
+#[test]
+fn a_refused_r_swallows_the_keys_typed_after_it() {
+    let t = Tmux::new(80, 12);
+    let bin = demo_bin();
+    t.type_line(&format!("{} --workers 6 --pass-ms 20", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    // The coordinator row (selected first) has no reply path.
+    t.keys(&["r"]);
+    t.wait_for("the refusal", |s| {
+        s.contains("no reply to coordinator") && s.contains("dismiss")
+    });
+    // Would hide offline rows, open a box, move, mark seen and quit — none of it happens.
+    t.keys(&["o", "r", "j", "s", "h", "q", "Down", "G"]);
+    assert!(t
+        .run(&["send-keys", "-t", SESSION, "-l", "hello"])
+        .status
+        .success());
+    sleep(Duration::from_millis(400));
+    let s = t.capture();
+    assert!(s.contains("no reply to coordinator"), "{s}");
+    assert!(!s.contains("hidden") && !s.contains("Reply to"), "{s}");
+    assert!(
+        selected_line(&s).is_some_and(|l| l.contains("coordinator")),
+        "{s}"
+    );
+    // Enter dismisses it and does nothing else: no details.
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the refusal gone", |s| !s.contains("no reply to"));
+    assert!(!s.contains("Details ·"), "{s}");
     t.keys(&["q"]);
     t.wait_for("the shell prompt back", back_at_prompt);
 }

@@ -10,7 +10,7 @@ use crate::clock::Clock;
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
-use crate::snapshot::{RosterStatus, Snapshot};
+use crate::snapshot::{ReplyPath, RosterStatus, Snapshot};
 use crate::ui::ports::{
     CancelToken, DataRootSeen, ReplyOutcome, ReplyRequest, ReplySender, SnapshotSource,
 };
@@ -99,7 +99,8 @@ impl SnapshotSource for ScanSource {
 }
 
 /// Replies from the sidebar: each send runs a fresh pass, so the seat's registration must be live
-/// at the moment of sending, not when the row was drawn.
+/// at the moment of sending, not when the row was drawn, and that pass must still show the seat
+/// the box was bound to (same row id and key) at the target the box named.
 pub struct ScanReply {
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
@@ -115,6 +116,9 @@ impl ReplySender for ScanReply {
                 }
             }
         };
+        if let Err(reason) = still_bound(&pass.snapshot, req) {
+            return ReplyOutcome::Refused { reason };
+        }
         match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
             Ok(r) if r.delivered => ReplyOutcome::Delivered {
                 at: r.sent_at,
@@ -129,6 +133,24 @@ impl ReplySender for ScanReply {
                 reason: refusal.to_string(),
             },
         }
+    }
+}
+
+/// Whether `snap` still shows the seat and target `req` was composed for; why not, if not.
+fn still_bound(snap: &Snapshot, req: &ReplyRequest) -> Result<(), String> {
+    let Some(row) = snap.row(&req.row_id) else {
+        return Err("the seat is gone from the board".into());
+    };
+    if row.seen_key != req.seen_key {
+        return Err("the seat's row now belongs to another agent".into());
+    }
+    match &row.reply {
+        ReplyPath::Available { target } if *target == req.target => Ok(()),
+        ReplyPath::Available { target } => Err(format!(
+            "the seat moved to {} since the box opened",
+            crate::text::sanitize(target)
+        )),
+        ReplyPath::Unavailable { reason } => Err(reason.clone()),
     }
 }
 
@@ -160,5 +182,55 @@ pub fn run(args: &MonitorArgs) -> i32 {
             eprintln!("intercom-pane monitor: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_goes_only_to_the_seat_and_target_the_box_named() {
+        let now = 1_000;
+        let mut row = crate::ui::demo::demo_row(1, 0, now);
+        row.reply = ReplyPath::Available {
+            target: "tmux %3".into(),
+        };
+        let snap = |rows| Snapshot {
+            scanned_at: now,
+            roster: RosterStatus::Available { root: "/r".into() },
+            rows,
+            truncated: false,
+            errors: vec![],
+        };
+        let req = ReplyRequest {
+            row_id: row.id.clone(),
+            seen_key: row.seen_key.clone(),
+            name: row.name.clone(),
+            target: "tmux %3".into(),
+            text: "hi".into(),
+        };
+        assert_eq!(still_bound(&snap(vec![row.clone()]), &req), Ok(()));
+        assert!(still_bound(&snap(vec![]), &req)
+            .unwrap_err()
+            .contains("gone"));
+        let mut moved = row.clone();
+        moved.reply = ReplyPath::Available {
+            target: "tmux %9".into(),
+        };
+        assert!(still_bound(&snap(vec![moved]), &req)
+            .unwrap_err()
+            .contains("%9"));
+        let mut other = row.clone();
+        other.seen_key = "p/other".into();
+        assert!(still_bound(&snap(vec![other]), &req).is_err());
+        let mut stale = row;
+        stale.reply = ReplyPath::Unavailable {
+            reason: "stale".into(),
+        };
+        assert_eq!(
+            still_bound(&snap(vec![stale]), &req),
+            Err("stale".to_string())
+        );
     }
 }

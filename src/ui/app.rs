@@ -1,19 +1,18 @@
 //! The sidebar's state: plain data updated by messages. `update` returns effects (write a Seen
 //! mark, send a reply, quit) for the runner to carry out; it never does I/O itself.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 
 use crate::clock::{format_iso, Clock, Ms};
-use crate::snapshot::{BoardState, ReplyPath, Row, Snapshot};
+use crate::snapshot::{BoardState, Row, Snapshot};
 use crate::text::sanitize;
+pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
 use crate::ui::keys::{self, Action, Key, Mode};
 use crate::ui::ports::{ReplyOutcome, ReplyRequest};
 
-/// Longest reply accepted by the editor (the reply path refuses longer text, behaviour.md §6).
-pub const MAX_REPLY_CHARS: usize = 2000;
 /// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
 const MAX_REMEMBERED: usize = 512;
 
@@ -87,13 +86,6 @@ pub struct ListView<'a> {
     pub hidden_seen: usize,
 }
 
-/// A reply being typed (cursor counted in chars).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Draft {
-    pub text: String,
-    pub cursor: usize,
-}
-
 /// The last outcome of a reply to one row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Receipt {
@@ -136,12 +128,15 @@ pub struct App {
     seen_expanded: bool,
     hide_offline: bool,
     hide_seen: bool,
-    reply_open: Option<String>,
-    drafts: HashMap<String, Draft>,
-    receipts: HashMap<String, Receipt>,
-    sending: HashSet<String>,
+    pub(super) reply_box: Option<ReplyBox>,
+    pub(super) drafts: HashMap<String, Draft>,
+    pub(super) receipts: HashMap<String, Receipt>,
+    /// Replies in flight: row id → the target they were sent to.
+    pub(super) sending: HashMap<String, String>,
     seen_overrides: HashMap<String, SeenOverride>,
-    message: Option<String>,
+    pub(super) message: Option<String>,
+    /// A refusal that holds the keyboard until Enter or Esc (see `Mode::Notice`).
+    pub(super) notice: Option<String>,
     size: (u16, u16),
     scanning: bool,
     quit: bool,
@@ -161,12 +156,13 @@ impl App {
             seen_expanded: false,
             hide_offline: false,
             hide_seen: false,
-            reply_open: None,
+            reply_box: None,
             drafts: HashMap::new(),
             receipts: HashMap::new(),
-            sending: HashSet::new(),
+            sending: HashMap::new(),
             seen_overrides: HashMap::new(),
             message: None,
+            notice: None,
             size: (80, 24),
             scanning: false,
             quit: false,
@@ -212,7 +208,15 @@ impl App {
     }
     /// The row id whose reply box is open.
     pub fn reply_open(&self) -> Option<&str> {
-        self.reply_open.as_deref()
+        self.reply_box.as_ref().map(|b| b.row_id.as_str())
+    }
+    /// The open reply box: the seat it is bound to, as it was when it opened.
+    pub fn reply_box(&self) -> Option<&ReplyBox> {
+        self.reply_box.as_ref()
+    }
+    /// The refusal holding the keyboard until Enter or Esc, if any.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
     /// Whether the Seen group is expanded.
     pub fn seen_expanded(&self) -> bool {
@@ -240,7 +244,11 @@ impl App {
     }
     /// Whether a reply to this row is in flight.
     pub fn is_sending(&self, row_id: &str) -> bool {
-        self.sending.contains(row_id)
+        self.sending.contains_key(row_id)
+    }
+    /// Where the reply in flight to this row goes, if one is.
+    pub fn sending_to(&self, row_id: &str) -> Option<&str> {
+        self.sending.get(row_id).map(String::as_str)
     }
     /// Whether a pass is running now.
     pub fn scanning(&self) -> bool {
@@ -257,7 +265,9 @@ impl App {
 
     /// Which part has the keyboard.
     pub fn mode(&self) -> Mode {
-        if self.reply_open.is_some() {
+        if self.notice.is_some() {
+            Mode::Notice
+        } else if self.reply_box.is_some() {
             Mode::Reply
         } else if self.details_open {
             Mode::Details
@@ -336,21 +346,7 @@ impl App {
             }
             Msg::Resize(w, h) => self.size = (w, h),
             Msg::Paste(text) => self.on_paste(&text),
-            Msg::ReplyFinished { row_id, outcome } => {
-                self.sending.remove(&row_id);
-                if matches!(outcome, ReplyOutcome::Delivered { .. }) {
-                    // Sent text is gone from the editor; failures keep it for a deliberate retry.
-                    self.drafts.remove(&row_id);
-                }
-                let finished_at = self.now();
-                self.receipts.insert(
-                    row_id,
-                    Receipt {
-                        outcome,
-                        finished_at,
-                    },
-                );
-            }
+            Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
             Msg::SeenFinished {
                 row_id,
                 seen,
@@ -398,25 +394,30 @@ impl App {
             o.snapshots_after < 3
         });
         if self.drafts.len() + self.receipts.len() > MAX_REMEMBERED {
-            self.drafts.retain(|id, _| snap.row(id).is_some());
-            self.receipts.retain(|id, _| snap.row(id).is_some());
+            let open = self.reply_open().map(str::to_string);
+            let keep = |id: &String| snap.row(id).is_some() || open.as_ref() == Some(id);
+            self.drafts.retain(|id, _| keep(id));
+            self.receipts.retain(|id, _| keep(id));
         }
-        if let Some(id) = &self.reply_open {
-            let still_replyable = snap
-                .row(id)
-                .is_some_and(|r| matches!(r.reply, ReplyPath::Available { .. }));
-            if !still_replyable {
-                // The draft stays; only the box closes.
-                self.reply_open = None;
-                self.message =
-                    Some("reply box closed: the seat is gone or has no reply path".into());
-            }
-        }
+        // An open box stays open and bound to its seat whatever this pass says: closing it
+        // under the user's fingers would turn the rest of the typed text into commands. The box
+        // says when its seat is gone or unreachable, and Enter then sends nothing.
         self.snapshot = Some(snap);
     }
 
-    /// Keep the selection on an existing item: by id if present, else the same index.
+    /// Keep the selection on an existing item: the open reply box's seat when listed, else by
+    /// id if present, else the same index.
     fn sync_selection(&mut self) {
+        if let Some(b) = &self.reply_box {
+            if self
+                .list_view()
+                .items
+                .iter()
+                .any(|it| matches!(it, Item::Row(r) if r.id == b.row_id))
+            {
+                self.selection = Some(Selection::Row(b.row_id.clone()));
+            }
+        }
         let (sel, idx) = {
             let view = self.list_view();
             if view.items.is_empty() {
@@ -439,10 +440,17 @@ impl App {
     }
 
     fn on_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
-        self.message = None;
         let mode = self.mode();
+        if mode != Mode::Notice {
+            self.message = None;
+        }
+        if let Some(b) = &mut self.reply_box {
+            b.note = None;
+        }
         match keys::action_for(mode, key) {
             Some(a) => self.on_action(a, fx),
+            // In the editor an unbound printable key is text; elsewhere (the notice above all)
+            // it does nothing.
             None => {
                 if mode == Mode::Reply {
                     if let Key::Char(c) = key {
@@ -492,26 +500,17 @@ impl App {
             Action::HideSeen => self.hide_seen = !self.hide_seen,
             Action::OpenReply => self.open_reply(),
             Action::Send => self.send(fx),
-            Action::CloseReply => self.reply_open = None,
-            Action::CursorLeft => self.edit(|d| d.cursor = d.cursor.saturating_sub(1)),
-            Action::CursorRight => self.edit(|d| {
-                d.cursor = (d.cursor + 1).min(d.text.chars().count());
-            }),
-            Action::CursorHome => self.edit(|d| d.cursor = 0),
-            Action::CursorEnd => self.edit(|d| d.cursor = d.text.chars().count()),
-            Action::DeleteBack => self.edit(|d| {
-                if d.cursor > 0 {
-                    let at = byte_at(&d.text, d.cursor - 1);
-                    d.text.remove(at);
-                    d.cursor -= 1;
-                }
-            }),
-            Action::DeleteForward => self.edit(|d| {
-                if d.cursor < d.text.chars().count() {
-                    let at = byte_at(&d.text, d.cursor);
-                    d.text.remove(at);
-                }
-            }),
+            Action::CloseReply => self.reply_box = None,
+            Action::NewLine => self.insert_text("\n"),
+            Action::CursorLeft => self.edit(Draft::left),
+            Action::CursorRight => self.edit(Draft::right),
+            Action::CursorUp => self.edit(Draft::up),
+            Action::CursorDown => self.edit(Draft::down),
+            Action::CursorHome => self.edit(Draft::home),
+            Action::CursorEnd => self.edit(Draft::end),
+            Action::DeleteBack => self.edit(Draft::delete_back),
+            Action::DeleteForward => self.edit(Draft::delete_forward),
+            Action::Dismiss => self.notice = None,
         }
     }
 
@@ -576,137 +575,6 @@ impl App {
             seen,
         });
     }
-
-    fn open_reply(&mut self) {
-        let Some(row) = self.selected_row() else {
-            self.message = Some("select a worker to reply".into());
-            return;
-        };
-        match &row.reply {
-            ReplyPath::Unavailable { reason } => {
-                self.message = Some(format!("no reply: {}", sanitize(reason)));
-            }
-            ReplyPath::Available { .. } => {
-                let id = row.id.clone();
-                self.drafts.entry(id.clone()).or_default();
-                self.reply_open = Some(id);
-            }
-        }
-    }
-
-    fn send(&mut self, fx: &mut Vec<Effect>) {
-        let Some(id) = self.reply_open.clone() else {
-            return;
-        };
-        let text = self
-            .drafts
-            .get(&id)
-            .map(|d| d.text.clone())
-            .unwrap_or_default();
-        if text.trim().is_empty() {
-            self.message = Some("reply is empty".into());
-            return;
-        }
-        if self.sending.contains(&id) {
-            self.message = Some("still sending the previous reply".into());
-            return;
-        }
-        if let Some(reason) = self.options.reply_unavailable.clone() {
-            let finished_at = self.now();
-            self.receipts.insert(
-                id,
-                Receipt {
-                    outcome: ReplyOutcome::Refused { reason },
-                    finished_at,
-                },
-            );
-            return;
-        }
-        let Some(row) = self.snapshot.as_ref().and_then(|s| s.row(&id)) else {
-            self.message = Some("the seat is gone; reply not sent".into());
-            return;
-        };
-        let ReplyPath::Available { target } = &row.reply else {
-            self.message = Some("this seat has no reply path now; reply not sent".into());
-            return;
-        };
-        let req = ReplyRequest {
-            row_id: id.clone(),
-            seen_key: row.seen_key.clone(),
-            name: row.name.clone(),
-            target: target.clone(),
-            text,
-        };
-        self.sending.insert(id);
-        fx.push(Effect::SendReply(req));
-    }
-
-    fn edit(&mut self, f: impl FnOnce(&mut Draft)) {
-        if let Some(id) = &self.reply_open {
-            if self.sending.contains(id) {
-                return;
-            }
-            if let Some(d) = self.drafts.get_mut(id) {
-                f(d);
-            }
-        }
-    }
-
-    /// A pasted newline must not send a half-written reply: line breaks become spaces.
-    fn on_paste(&mut self, text: &str) {
-        self.message = None;
-        let Some(id) = self.reply_open.clone() else {
-            self.message = Some("paste goes into the reply box (r)".into());
-            return;
-        };
-        if self.sending.contains(&id) {
-            self.message = Some("sending… the draft is locked until the outcome".into());
-            return;
-        }
-        let d = self.drafts.entry(id).or_default();
-        let mut count = d.text.chars().count();
-        let mut insert = String::new();
-        for c in text.chars() {
-            let c = if matches!(c, '\n' | '\r' | '\t') {
-                ' '
-            } else {
-                c
-            };
-            if c.is_control() {
-                continue;
-            }
-            if count >= MAX_REPLY_CHARS {
-                self.message = Some(format!("a reply is at most {MAX_REPLY_CHARS} characters"));
-                break;
-            }
-            insert.push(c);
-            count += 1;
-        }
-        let at = byte_at(&d.text, d.cursor);
-        d.text.insert_str(at, &insert);
-        d.cursor += insert.chars().count();
-    }
-
-    fn insert_char(&mut self, c: char) {
-        if c.is_control() {
-            return;
-        }
-        let Some(id) = self.reply_open.clone() else {
-            return;
-        };
-        if self.sending.contains(&id) {
-            self.message = Some("sending… the draft is locked until the outcome".into());
-            return;
-        }
-        let d = self.drafts.entry(id).or_default();
-        if d.text.chars().count() >= MAX_REPLY_CHARS {
-            self.message = Some(format!("a reply is at most {MAX_REPLY_CHARS} characters"));
-            return;
-        }
-        let at = byte_at(&d.text, d.cursor);
-        d.text.insert(at, c);
-        d.cursor += 1;
-    }
 }
 
 fn item_selection(item: &Item<'_>) -> Selection {
@@ -714,9 +582,4 @@ fn item_selection(item: &Item<'_>) -> Selection {
         Item::Row(r) => Selection::Row(r.id.clone()),
         Item::SeenGroup { .. } => Selection::SeenGroup,
     }
-}
-
-/// Byte offset of char index `ci` (end of string when past it): never splits a UTF-8 char.
-fn byte_at(s: &str, ci: usize) -> usize {
-    s.char_indices().nth(ci).map(|(b, _)| b).unwrap_or(s.len())
 }

@@ -8,11 +8,13 @@ use ratatui::text::{Line, Span};
 use crate::snapshot::{ReplyPath, Row, RowRole};
 use crate::ui::app::App;
 use crate::ui::fit::{age_text, cell, clean, name_of, wrap};
-use crate::ui::reply_box::receipt_text;
+use crate::ui::reply_box::receipt_line;
 use crate::ui::theme::{self, Theme};
 
 /// Details fields, most useful first: when the pane is short the tail is cut, not the head.
 const DETAIL_ORDER: &[&str] = &[
+    // What the user just did comes first, so a short pane shows it without scrolling.
+    "Last reply",
     "Seat",
     "Responsibility",
     "State",
@@ -21,7 +23,6 @@ const DETAIL_ORDER: &[&str] = &[
     "Activity",
     "Report",
     "Reply",
-    "Last reply",
     "Handoff",
     "Close",
     "Task",
@@ -183,8 +184,9 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
         ReplyPath::Unavailable { reason } => format!("unavailable: {}", clean(reason)),
     };
     add("Reply", reply, Style::default());
-    if let Some(rc) = app.receipt(&row.id) {
-        add("Last reply", receipt_text(&rc.outcome), Style::default());
+    if let Some((text, warn)) = receipt_line(app, &row.id) {
+        let style = if warn { t.warn() } else { Style::default() };
+        add("Last reply", text, style);
     }
 
     lines.sort_by_key(|(label, _, _)| {
@@ -243,7 +245,10 @@ pub(crate) fn draw_details(
     let below = body.len().saturating_sub(scroll + cap);
     for (i, line) in body.iter().skip(scroll).take(cap).enumerate() {
         let y = r.y + 1 + i as u16;
-        let note = if i == 0 && scroll > 0 {
+        // With a single line there is no room for a note: the line itself is worth more.
+        let note = if cap == 1 {
+            None
+        } else if i == 0 && scroll > 0 {
             Some(format!("… {scroll} lines above (PgUp)"))
         } else if i + 1 == cap && below > 0 {
             Some(format!("… {} more lines (PgDn)", below + 1))

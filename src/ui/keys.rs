@@ -7,6 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Key {
     Char(char),
     Ctrl(char),
+    /// Alt+Enter (a terminal sends ESC CR): a newline in the reply editor.
+    AltEnter,
     Up,
     Down,
     Left,
@@ -28,8 +30,11 @@ pub enum Mode {
     List,
     /// The worker list with details open.
     Details,
-    /// The one-line reply editor (printable keys type text there).
+    /// The reply editor (printable keys type text there).
     Reply,
+    /// A refusal on screen: only Enter/Esc (dismiss) and Ctrl+C (quit) do anything, so text
+    /// typed after a refused `r` can never act as commands.
+    Notice,
 }
 
 /// What a key does.
@@ -62,6 +67,13 @@ pub enum Action {
     CursorEnd,
     DeleteBack,
     DeleteForward,
+    /// Line break in the reply editor.
+    NewLine,
+    /// Previous/next line in the reply editor.
+    CursorUp,
+    CursorDown,
+    /// Clear the refusal on screen; does nothing else.
+    Dismiss,
 }
 
 /// One row of the binding table.
@@ -80,7 +92,8 @@ const LIST: &[Mode] = &[Mode::List, Mode::Details];
 const LIST_ONLY: &[Mode] = &[Mode::List];
 const DETAILS_ONLY: &[Mode] = &[Mode::Details];
 const REPLY: &[Mode] = &[Mode::Reply];
-const ALL: &[Mode] = &[Mode::List, Mode::Details, Mode::Reply];
+const NOTICE: &[Mode] = &[Mode::Notice];
+const ALL: &[Mode] = &[Mode::List, Mode::Details, Mode::Reply, Mode::Notice];
 
 /// The table. First match wins; order is also the help line order.
 pub const BINDINGS: &[Binding] = &[
@@ -197,6 +210,34 @@ pub const BINDINGS: &[Binding] = &[
         what: "close",
     },
     Binding {
+        keys: &[Key::AltEnter, Key::Ctrl('j')],
+        action: Action::NewLine,
+        modes: REPLY,
+        label: "M-⏎/^J",
+        what: "newline",
+    },
+    Binding {
+        keys: &[Key::Up],
+        action: Action::CursorUp,
+        modes: REPLY,
+        label: "",
+        what: "",
+    },
+    Binding {
+        keys: &[Key::Down],
+        action: Action::CursorDown,
+        modes: REPLY,
+        label: "",
+        what: "",
+    },
+    Binding {
+        keys: &[Key::Enter, Key::Esc],
+        action: Action::Dismiss,
+        modes: NOTICE,
+        label: "⏎/Esc",
+        what: "dismiss",
+    },
+    Binding {
         keys: &[Key::Left],
         action: Action::CursorLeft,
         modes: REPLY,
@@ -307,7 +348,7 @@ fn help_parts(mode: Mode) -> Vec<String> {
 /// Translate a crossterm key event; `None` for keys the sidebar does not use.
 pub fn key_of(ev: &KeyEvent) -> Option<Key> {
     if ev.modifiers.contains(KeyModifiers::ALT) {
-        return None;
+        return (ev.code == KeyCode::Enter).then_some(Key::AltEnter);
     }
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
     Some(match ev.code {
@@ -341,8 +382,18 @@ mod tests {
         );
         assert_eq!(action_for(Mode::List, Key::Esc), Some(Action::Quit));
         assert_eq!(action_for(Mode::Reply, Key::Esc), Some(Action::CloseReply));
-        for m in [Mode::List, Mode::Details, Mode::Reply] {
+        for m in [Mode::List, Mode::Details, Mode::Reply, Mode::Notice] {
             assert_eq!(action_for(m, Key::Ctrl('c')), Some(Action::Quit));
+        }
+        // A refusal on screen: only Enter/Esc dismiss it; letters (even `q`, `o`, `r`) do nothing.
+        for k in [Key::Enter, Key::Esc] {
+            assert_eq!(action_for(Mode::Notice, k), Some(Action::Dismiss));
+        }
+        for c in ['q', 'o', 'r', 's', 'h', 'j', 'k', 'g', 'G'] {
+            assert_eq!(action_for(Mode::Notice, Key::Char(c)), None, "{c}");
+        }
+        for k in [Key::Up, Key::Down, Key::PageDown, Key::Home, Key::AltEnter] {
+            assert_eq!(action_for(Mode::Notice, k), None, "{k:?}");
         }
         // In the editor `q` is text, not quit.
         assert_eq!(action_for(Mode::Reply, Key::Char('q')), None);
@@ -353,12 +404,33 @@ mod tests {
     }
 
     #[test]
+    fn alt_enter_and_ctrl_j_are_newlines_in_the_editor_only() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+        assert_eq!(key_of(&alt_enter), Some(Key::AltEnter));
+        // What crossterm reports for the byte 0x0A in raw mode.
+        let ctrl_j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL);
+        assert_eq!(key_of(&ctrl_j), Some(Key::Ctrl('j')));
+        let alt_x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT);
+        assert_eq!(key_of(&alt_x), None);
+        for k in [Key::AltEnter, Key::Ctrl('j')] {
+            assert_eq!(action_for(Mode::Reply, k), Some(Action::NewLine));
+            assert_eq!(action_for(Mode::List, k), None);
+        }
+        assert_eq!(action_for(Mode::Reply, Key::Enter), Some(Action::Send));
+    }
+
+    #[test]
     fn help_line_comes_from_the_table() {
         assert_eq!(
             help_line(Mode::List),
             "↑↓/jk select  ⏎ details  s seen  r reply  o hide offline  h hide seen  q quit"
         );
-        assert_eq!(help_line(Mode::Reply), "⏎ send  Esc close  ^C quit");
+        assert_eq!(
+            help_line(Mode::Reply),
+            "⏎ send  Esc close  M-⏎/^J newline  ^C quit"
+        );
+        assert_eq!(help_line(Mode::Notice), "⏎/Esc dismiss  ^C quit");
         // Every labelled binding dispatches to its own action in its modes.
         for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
             for &m in b.modes {

@@ -6,6 +6,8 @@
 
 /// Sidebar state and its update by messages.
 pub mod app;
+/// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.
+pub mod compose;
 /// A built-in changing fleet for the demo, tests and benchmark.
 pub mod demo;
 mod details;
@@ -19,6 +21,7 @@ pub mod ports;
 /// Pure drawing of the app onto a frame.
 pub mod render;
 mod reply_box;
+mod reply_flow;
 /// The terminal event loop (`run_monitor`).
 pub mod run;
 /// Glyphs, words and colours per state.

@@ -104,7 +104,8 @@ pub struct ReplyRequest {
     pub seen_key: String,
     /// Seat name as configured (raw).
     pub name: String,
-    /// Reply target from `ReplyPath::Available`.
+    /// The target the box named (`ReplyPath::Available` when it opened, and still the row's
+    /// target when Enter was pressed); the sender must refuse if the seat is no longer there.
     pub target: String,
     /// The text exactly as typed.
     pub text: String,

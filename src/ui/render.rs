@@ -15,8 +15,8 @@ use crate::ui::details::{detail_lines, draw_details};
 use crate::ui::fit::{age_secs, cell, clean, is_future, name_of, put, wrap};
 use crate::ui::keys;
 use crate::ui::layout::{self, Col};
-use crate::ui::reply_box::draw_reply;
 pub use crate::ui::reply_box::receipt_text;
+use crate::ui::reply_box::{box_rows, draw_reply, receipt_line};
 use crate::ui::theme::{self, Theme};
 
 /// Evidence older than this many seconds is marked `(old)` in the Seen column.
@@ -26,11 +26,12 @@ pub const OLD_AFTER_SECS: i64 = 60;
 const TITLE_MIN_HEIGHT: u16 = 6;
 const HEADER_MIN_HEIGHT: u16 = 5;
 const HELP_MIN_HEIGHT: u16 = 8;
-const STATUS_MIN_HEIGHT: u16 = 4;
 /// Below this body height details replace the list instead of sharing the screen.
 const SPLIT_MIN_BODY: u16 = 14;
-/// Below this body height the reply box is one line instead of a framed box.
-const REPLY_BOX_MIN_BODY: u16 = 9;
+/// Lines a refusal or message may wrap onto at the bottom (fewer in short panes).
+const MAX_STATUS_LINES: usize = 3;
+/// Lines a refusal that holds the keyboard may wrap onto.
+const MAX_NOTICE_LINES: usize = 6;
 
 /// Draw the whole sidebar. Never mutates the app.
 pub fn render(app: &App, f: &mut Frame) {
@@ -46,11 +47,13 @@ pub fn render(app: &App, f: &mut Frame) {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Plan {
     help: Option<u16>,
-    status: Option<(u16, String)>,
+    /// The refusal or message at the bottom, wrapped, and whether it is a refusal.
+    status: Vec<(u16, String)>,
     title: Option<u16>,
     /// Lines of the "status unavailable" notice.
     notice: Vec<(u16, String)>,
-    reply: Option<Rect>,
+    /// The reply box and whether it is framed.
+    reply: Option<(Rect, bool)>,
     /// What is left for the list and details.
     body: Rect,
     list: Option<Rect>,
@@ -70,11 +73,22 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
         bottom -= 1;
         p.help = Some(bottom);
     }
-    if h >= STATUS_MIN_HEIGHT {
-        if let Some(msg) = status_text(app) {
-            bottom -= 1;
-            p.status = Some((bottom, msg));
+    // A refusal or message shows at every height (in a one-row pane it takes the row): a
+    // refusal holds the keyboard, so it must be seen.
+    if let Some(msg) = status_text(app) {
+        let room = bottom.saturating_sub(top) as usize;
+        // A refusal holds the keyboard, so it may take all but one row (the selected one).
+        let max = if app.notice().is_some() {
+            room.saturating_sub(1).clamp(1, MAX_NOTICE_LINES)
+        } else {
+            (room.saturating_sub(1) / 2).clamp(1, MAX_STATUS_LINES)
+        };
+        let lines = wrap(&msg, area.width as usize, max);
+        for (i, l) in lines.iter().enumerate() {
+            let y = bottom - (lines.len() - i) as u16;
+            p.status.push((y, l.clone()));
         }
+        bottom -= lines.len() as u16;
     }
     let Some(snap) = app.snapshot() else {
         p.body = Rect::new(area.x, top, area.width, bottom.saturating_sub(top));
@@ -97,13 +111,9 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
             top += 1;
         }
     }
-    if app.reply_open().is_some() {
-        let body_h = bottom.saturating_sub(top);
-        let box_h = if body_h >= REPLY_BOX_MIN_BODY { 3 } else { 1 };
-        if body_h > box_h {
-            bottom -= box_h;
-            p.reply = Some(Rect::new(area.x, bottom, area.width, box_h));
-        }
+    if let Some((box_h, framed)) = box_rows(app, area.width, bottom.saturating_sub(top)) {
+        bottom -= box_h;
+        p.reply = Some((Rect::new(area.x, bottom, area.width, box_h), framed));
     }
     let body = Rect::new(area.x, top, area.width, bottom.saturating_sub(top));
     p.body = body;
@@ -164,7 +174,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         let help = keys::help_line_fitted(app.mode(), area.width as usize);
         line(buf, y, &[Span::styled(help, t.dim())]);
     }
-    if let Some((y, msg)) = &p.status {
+    for (y, msg) in &p.status {
         line(buf, *y, &[Span::styled(msg.clone(), t.warn())]);
     }
     let Some(snap) = app.snapshot() else {
@@ -177,8 +187,8 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     for (y, text) in &p.notice {
         line(buf, *y, &[Span::styled(text.clone(), t.warn())]);
     }
-    let cursor = match (p.reply, app.reply_open()) {
-        (Some(r), Some(id)) => draw_reply(app, snap, id, buf, r, &t),
+    let cursor = match (p.reply, app.reply_box()) {
+        (Some((r, framed)), Some(b)) => draw_reply(app, b, framed, buf, r, &t),
         _ => None,
     };
     let body = p.body;
@@ -217,21 +227,13 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     cursor
 }
 
-/// The status line: a message, else the selected row's last reply receipt.
+/// The bottom lines: a refusal that holds the keyboard (with how to dismiss it), else a message.
+/// Reply receipts show on their row and in the details instead.
 fn status_text(app: &App) -> Option<String> {
-    if let Some(m) = app.message() {
-        return Some(m.to_string());
+    if let Some(n) = app.notice() {
+        return Some(format!("{n} (⏎/Esc: dismiss)"));
     }
-    if app.reply_open().is_some() {
-        return None;
-    }
-    let row = app.selected_row()?;
-    let r = app.receipt(&row.id)?;
-    Some(format!(
-        "reply to {}: {}",
-        name_of(row),
-        receipt_text(&r.outcome)
-    ))
+    app.message().map(str::to_string)
 }
 
 fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Span<'static>> {
@@ -312,15 +314,31 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
     }
     let sel = app.selected_index(items);
     let total = items.len();
-    let overflow = total > rows_h as usize;
-    let cap = if overflow {
-        (rows_h as usize).saturating_sub(1).max(1)
-    } else {
-        rows_h as usize
+    // The selected row's reply receipt (or the reply in flight) shows on the line under it.
+    let receipt = match items.get(sel) {
+        Some(Item::Row(row)) => receipt_line(app, &row.id),
+        _ => None,
     };
-    // Keep the selection visible: scroll just enough to show it at the bottom.
-    let offset = if sel < cap { 0 } else { sel + 1 - cap };
-    for (i, item) in items.iter().enumerate().skip(offset).take(cap) {
+    let extra = usize::from(receipt.is_some());
+    let rows_h = rows_h as usize;
+    let overflow = total + extra > rows_h;
+    let mut cap = if overflow {
+        rows_h.saturating_sub(1).max(1)
+    } else {
+        rows_h
+    };
+    if cap < 1 + extra {
+        // Too short for the row, its receipt and the overflow line: the receipt wins.
+        cap = rows_h;
+    }
+    // Keep the selection (and its receipt) visible: scroll just enough to show them at the bottom.
+    let offset = (sel + 1 + extra).saturating_sub(cap).min(sel);
+    let mut used = 0usize;
+    let mut shown = 0usize;
+    for (i, item) in items.iter().enumerate().skip(offset) {
+        if used >= cap {
+            break;
+        }
         let selected = i == sel;
         let spans = match item {
             Item::Row(row) => row_spans(row, &fitted, t, now, selected),
@@ -344,9 +362,26 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
             buf.set_style(Rect::new(r.x, y, r.width, 1), t.selected());
         }
         y += 1;
+        used += 1;
+        shown += 1;
+        if let (true, Some((text, warn))) = (selected, &receipt) {
+            if used < cap {
+                let style = if *warn { t.warn() } else { t.dim() };
+                put(
+                    buf,
+                    r.x,
+                    y,
+                    r.width,
+                    &[Span::styled(format!("   ↳ {text}"), style)],
+                );
+                y += 1;
+                used += 1;
+            }
+        }
     }
-    if overflow && rows_h >= 2 {
-        let shown = offset..(offset + cap).min(total);
+    let overflow = shown < total;
+    if overflow && rows_h >= 2 && used < rows_h {
+        let shown = offset..offset + shown;
         let hidden = total - shown.len();
         let attn_hidden = items
             .iter()

@@ -1,14 +1,15 @@
-//! The one-line reply editor and how reply outcomes read.
+//! Drawing the reply box (framed, or compact in short panes; it grows with the draft) and how
+//! reply outcomes read on the row and in the details.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use crate::snapshot::{ReplyPath, Snapshot};
-use crate::text::{clip, sanitize, width};
+use crate::text::clip;
 use crate::ui::app::App;
-use crate::ui::fit::{clean, clock_time, name_of, put};
+use crate::ui::compose::{layout, ReplyBox, MAX_REPLY_CHARS};
+use crate::ui::fit::{clean, clock_time, put};
 use crate::ui::ports::ReplyOutcome;
 use crate::ui::theme::Theme;
 
@@ -40,90 +41,152 @@ pub fn receipt_text(o: &ReplyOutcome) -> String {
     }
 }
 
+/// Below this body height the box is compact (no frame) instead of framed.
+pub(crate) const REPLY_BOX_MIN_BODY: u16 = 9;
+/// Draft lines a framed box grows to before it scrolls with the cursor.
+const MAX_FRAMED_LINES: u16 = 8;
+/// Draft lines a compact box grows to.
+const MAX_COMPACT_LINES: u16 = 3;
+
+/// What the row and the details say about replies to `row_id`: in flight, else the last
+/// receipt; `true` when it is a warning (failed or not sent).
+pub(crate) fn receipt_line(app: &App, row_id: &str) -> Option<(String, bool)> {
+    if let Some(to) = app.sending_to(row_id) {
+        return Some((format!("sending to {}…", clean(to)), false));
+    }
+    let rc = app.receipt(row_id)?;
+    let warn = !matches!(rc.outcome, ReplyOutcome::Delivered { .. });
+    Some((receipt_text(&rc.outcome), warn))
+}
+
+/// The box's status line and whether it is a warning: in flight, why the last Enter sent
+/// nothing, why Enter would send nothing now, else the size of the draft.
+pub(crate) fn box_status(app: &App, b: &ReplyBox) -> (String, bool) {
+    if let Some(to) = app.sending_to(&b.row_id) {
+        return (format!("sending to {}…", clean(to)), false);
+    }
+    if let Some(note) = &b.note {
+        return (clean(note), true);
+    }
+    if let Some(why) = app.reply_blocker() {
+        return (format!("{why} — Enter sends nothing"), true);
+    }
+    let d = app.draft(&b.row_id).cloned().unwrap_or_default();
+    let n = d.text.chars().count();
+    let lines = d.text.split('\n').count();
+    let text = if lines > 1 {
+        format!("{n}/{MAX_REPLY_CHARS} characters, {lines} lines")
+    } else {
+        format!("{n}/{MAX_REPLY_CHARS} characters")
+    };
+    (text, false)
+}
+
+/// The compact box's prompt: the seat's name (clipped to a third of the width) and `›`.
+fn compact_prompt(b: &ReplyBox, width: u16) -> String {
+    format!("{}› ", clip(&b.name, (width as usize / 3).max(4)))
+}
+
+/// Columns the draft gets per line.
+fn edit_width(b: &ReplyBox, width: u16, framed: bool) -> usize {
+    let indent = if framed {
+        4
+    } else {
+        crate::text::width(&compact_prompt(b, width))
+    };
+    (width as usize).saturating_sub(indent).max(1)
+}
+
+/// Rows the open box takes at the bottom of a body `body_h` rows high, and whether it is framed;
+/// `None` when no box is open or there is no room. It grows with the draft, within bounds, and
+/// leaves the list a few rows.
+pub(crate) fn box_rows(app: &App, width: u16, body_h: u16) -> Option<(u16, bool)> {
+    let b = app.reply_box()?;
+    if body_h == 0 || width == 0 {
+        return None;
+    }
+    let framed = body_h >= REPLY_BOX_MIN_BODY;
+    let draft = app.draft(&b.row_id).cloned().unwrap_or_default();
+    let rows = layout(&draft, edit_width(b, width, framed)).0.len();
+    let rows = u16::try_from(rows).unwrap_or(u16::MAX).max(1);
+    if framed {
+        let lines = rows.min(MAX_FRAMED_LINES).min(body_h - 6);
+        return Some((lines + 2, true));
+    }
+    let room = body_h.saturating_sub(1).max(1);
+    let status = u16::from(box_status(app, b).1);
+    let lines = rows.min(MAX_COMPACT_LINES).min(room);
+    Some(((lines + status).min(room), false))
+}
+
+/// Draw the open box into `r`; returns where the text cursor belongs (none while sending).
 pub(crate) fn draw_reply(
     app: &App,
-    snap: &Snapshot,
-    id: &str,
+    b: &ReplyBox,
+    framed: bool,
     buf: &mut Buffer,
     r: Rect,
     t: &Theme,
 ) -> Option<(u16, u16)> {
-    let row = snap.row(id)?;
-    let draft = app.draft(id).cloned().unwrap_or_default();
-    let sending = app.is_sending(id);
-    let target = match &row.reply {
-        ReplyPath::Available { target } => clean(target),
-        ReplyPath::Unavailable { .. } => String::new(),
-    };
-    let status = if sending {
-        format!("sending to {target}…")
-    } else if let Some(reason) = app.reply_unavailable() {
-        format!("reply unavailable: {}", clean(reason))
-    } else if let Some(rc) = app.receipt(id) {
-        receipt_text(&rc.outcome)
-    } else {
-        format!(
-            "{}/{} characters",
-            draft.text.chars().count(),
-            crate::ui::app::MAX_REPLY_CHARS
-        )
-    };
-    let (edit_y, edit_x, edit_w) = if r.height >= 3 {
-        let title = format!("┌ Reply to {} → {target} ", name_of(row));
+    if r.height == 0 || r.width == 0 {
+        return None;
+    }
+    let (status, warn) = box_status(app, b);
+    let status_style = if warn { t.warn() } else { t.dim() };
+    let sending = app.is_sending(&b.row_id);
+    let (first_y, lines_h, indent, cont) = if framed && r.height >= 3 {
+        let title = format!("┌ Reply to {} → {} ", b.name, clean(&b.target));
         let top = format!("{}{}", title, "─".repeat(r.width as usize));
         put(buf, r.x, r.y, r.width, &[Span::styled(top, t.header())]);
         let bottom = format!("└ {status} {}", "─".repeat(r.width as usize));
-        let status_style = if app.receipt(id).is_some() || app.reply_unavailable().is_some() {
-            t.warn()
-        } else {
-            t.dim()
-        };
-        put(
-            buf,
-            r.x,
-            r.y + 2,
-            r.width,
-            &[Span::styled(bottom, status_style)],
-        );
-        put(buf, r.x, r.y + 1, r.width, &[Span::raw("│ > ")]);
-        (r.y + 1, r.x + 4, r.width.saturating_sub(4))
+        let y = r.y + r.height - 1;
+        put(buf, r.x, y, r.width, &[Span::styled(bottom, status_style)]);
+        (
+            r.y + 1,
+            r.height - 2,
+            "│ > ".to_string(),
+            "│   ".to_string(),
+        )
     } else {
+        let prompt = compact_prompt(b, r.width);
+        let pad = " ".repeat(crate::text::width(&prompt));
+        let mut h = r.height;
+        if warn && r.height >= 2 {
+            h -= 1;
+            let y = r.y + h;
+            put(buf, r.x, y, r.width, &[Span::styled(status, status_style)]);
+        }
+        (r.y, h, prompt, pad)
+    };
+    let indent_w = crate::text::width(&indent) as u16;
+    let edit_w = (r.width as usize).saturating_sub(indent_w as usize).max(1);
+    let draft = app.draft(&b.row_id).cloned().unwrap_or_default();
+    let (lines, (cur_line, cur_col)) = layout(&draft, edit_w);
+    let shown = lines_h as usize;
+    let top = (cur_line + 1).saturating_sub(shown);
+    let style = if sending { t.dim() } else { Style::default() };
+    for (i, line) in lines.iter().skip(top).take(shown).enumerate() {
+        let y = first_y + i as u16;
+        // The first line shown always names the seat (compact) or marks the prompt (framed).
+        let lead = if i == 0 { &indent } else { &cont };
+        let lead_style = if framed { Style::default() } else { t.header() };
         put(
             buf,
             r.x,
-            r.y,
+            y,
             r.width,
-            &[Span::styled("reply> ", t.header())],
+            &[
+                Span::styled(lead.clone(), lead_style),
+                Span::styled(clip(line, edit_w), style),
+            ],
         );
-        (r.y, r.x + 7, r.width.saturating_sub(7))
-    };
-    if edit_w == 0 {
+    }
+    if sending || lines_h == 0 {
         return None;
     }
-    // Show the part of the draft around the cursor, always leaving a cell for the cursor.
-    let text = sanitize(&draft.text);
-    let chars: Vec<char> = text.chars().collect();
-    let cursor = draft.cursor.min(chars.len());
-    let mut start = cursor;
-    let mut used = 0usize;
-    while start > 0 {
-        let w = width(chars[start - 1].encode_utf8(&mut [0u8; 4]));
-        if used + w + 1 > edit_w as usize {
-            break;
-        }
-        used += w;
-        start -= 1;
-    }
-    let visible: String = chars[start..].iter().collect();
-    let style = if sending { t.dim() } else { Style::default() };
-    put(
-        buf,
-        edit_x,
-        edit_y,
-        edit_w,
-        &[Span::styled(clip(&visible, edit_w as usize), style)],
-    );
-    (!sending).then_some((edit_x + used as u16, edit_y))
+    let x = r.x.saturating_add(indent_w).saturating_add(cur_col as u16);
+    let y = first_y + cur_line.saturating_sub(top) as u16;
+    (x < r.x + r.width).then_some((x, y))
 }
 
 #[cfg(test)]
