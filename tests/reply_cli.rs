@@ -55,8 +55,18 @@ fn refusals_come_before_anything_is_sent() {
     let server = seat(&env);
     let sock = server.sock.clone();
     registered(&env);
-    let cases: [(&[&str], i32, &str); 6] = [
+    let nul = env.path("nul.txt");
+    std::fs::write(&nul, b"hello\0world").unwrap();
+    let nul = nul.display().to_string();
+    let cases: [(&[&str], i32, &str); 9] = [
         (&["Worker", "   "], 3, "blank"),
+        (&["Worker", "\u{200b}\u{200b}\u{feff}"], 3, "blank"),
+        (&["Worker", "-f", &nul], 9, "control character (NUL)"),
+        (
+            &["Worker", "ok\u{1b}[201~/quit"],
+            9,
+            "control character (ESC) at character 3",
+        ),
         (&["Worker", &"x".repeat(2001)], 4, "2001 characters"),
         (&["Nobody", "hi"], 5, "no seat named"),
         (&["Idle", "hi"], 6, "reply needs a registered seat"),

@@ -14,11 +14,11 @@ use crate::mux::{self, spawn, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
 /// The delivery tool, shipped in `scripts/` and embedded so an installed binary needs no file.
-pub const AGENT_SEND: &str = include_str!("../../scripts/agent-send.sh");
+pub const AGENT_SEND: &str = include_str!("../../../scripts/agent-send.sh");
 /// Set to a path to run another agent-send script instead of the embedded one.
 pub const AGENT_SEND_ENV: &str = "INTERCOM_PANE_AGENT_SEND";
-/// Longest text accepted, in characters.
-pub const MAX_CHARS: usize = 2000;
+mod text;
+pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
 /// The fixed trailer sent on its own line after the text.
 pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
 /// Deadline for the delivery tool.
@@ -31,8 +31,8 @@ const STRIPPED_ENV: [&str; 4] = ["MOSAIC_TMUX_SOCKET", "TMUX", "TMUX_PANE", "TMU
 /// Why a reply was refused before anything was sent. Each has its own exit code.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
-    Blank,
-    TooLong(usize),
+    /// The text breaks a text rule (`text.rs`).
+    Text(TextError),
     UnknownSeat(String),
     Ambiguous(String),
     Connector(String),
@@ -42,11 +42,13 @@ pub enum Refusal {
 
 impl Refusal {
     /// Exit codes: 3 blank, 4 too long, 5 unknown or ambiguous seat, 6 no reply path
-    /// (no/stale registration, no pane), 7 connector seat, 8 the tool could not be started.
+    /// (no/stale registration, no pane), 7 connector seat, 8 the tool could not be started,
+    /// 9 a control character in the text.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Refusal::Blank => 3,
-            Refusal::TooLong(_) => 4,
+            Refusal::Text(TextError::Blank) => 3,
+            Refusal::Text(TextError::TooLong(_)) => 4,
+            Refusal::Text(TextError::Control(..)) => 9,
             Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => 5,
             Refusal::NoPath(..) => 6,
             Refusal::Connector(_) => 7,
@@ -59,10 +61,7 @@ impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let clean = |s: &str| crate::text::clip(&crate::text::sanitize(s), 80);
         match self {
-            Refusal::Blank => write!(f, "refusing to send empty or blank text"),
-            Refusal::TooLong(n) => {
-                write!(f, "text is {n} characters; at most {MAX_CHARS} are sent")
-            }
+            Refusal::Text(e) => e.fmt(f),
             Refusal::UnknownSeat(s) => write!(f, "no seat named {:?}", clean(s)),
             Refusal::Ambiguous(s) => write!(
                 f,
@@ -107,16 +106,9 @@ impl Receipt {
     }
 }
 
-/// Check the text: non-blank, at most `MAX_CHARS`.
+/// The text rules, for every caller (reply, the sidebar's box, close-worker).
 pub fn check_text(text: &str) -> Result<(), Refusal> {
-    if text.trim().is_empty() {
-        return Err(Refusal::Blank);
-    }
-    let n = text.chars().count();
-    if n > MAX_CHARS {
-        return Err(Refusal::TooLong(n));
-    }
-    Ok(())
+    text::check_text(text).map_err(Refusal::Text)
 }
 
 /// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name
