@@ -112,11 +112,14 @@ fn delivers_to_the_registered_pane_only_and_reports_it() {
         &sock.display().to_string(),
         "worker",
         text,
+        "--json",
     ]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(0), "{err}");
     let receipt: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(receipt["delivered"], true);
+    assert_eq!(receipt["outcome"], "delivered");
+    assert_eq!(receipt["transport"], "typed");
     assert_eq!(receipt["exitCode"], 0);
     assert_eq!(receipt["agent"], "root/Worker");
     assert_eq!(receipt["session"], "seat");

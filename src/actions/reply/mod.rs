@@ -1,32 +1,39 @@
-//! The reply path (behaviour.md §6): one line of text to one registered seat, typed into its
-//! pane as a bracketed paste plus a separate Enter, through `scripts/agent-send.sh` (tmux) or
-//! Herdr's `agent.prompt`. The target comes only from the seat's live registration. Refusals
-//! happen before anything is sent; once the tool ran, its outcome is reported as it was — never
+//! The reply path (behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
+//! come first, then the seat's live registration is read again, and the transport is chosen from
+//! it BEFORE anything is sent — never by falling back after a failure, so a reply is never
+//! delivered twice:
+//! - `channel`: the registration advertises the shipped extension's private socket and it is
+//!   there: the text is handed to pi itself (`pi.sendUserMessage`, `mux::pi_channel`);
+//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh` types it (the pane must
+//!   still run the registered pi, copy mode is left, a draft in pi's editor is refused, one
+//!   bracketed paste, one Enter) (`typed.rs`);
+//! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
+//!
+//! Refusals happen before anything is sent, each with its exit code; once something was sent,
+//! the receipt says what happened (`delivered`, `queued`, `unconfirmed`, `failed`) — never
 //! retried, never routed around. One seat per call.
 
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::clock::{format_iso, Ms};
-use crate::mux::{self, spawn, MuxKind};
+use crate::evidence::registrations::{self, Registration};
+use crate::fsguard;
+use crate::mux::{self, pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
-/// The delivery tool, shipped in `scripts/` and embedded so an installed binary needs no file.
-pub const AGENT_SEND: &str = include_str!("../../../scripts/agent-send.sh");
-/// Set to a path to run another agent-send script instead of the embedded one.
-pub const AGENT_SEND_ENV: &str = "INTERCOM_PANE_AGENT_SEND";
 mod text;
+mod typed;
 pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
+pub use typed::{AGENT_SEND, AGENT_SEND_ENV};
+
 /// The fixed trailer sent on its own line after the text.
 pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
-/// Deadline for the delivery tool.
-const TOOL_DEADLINE: Duration = Duration::from_secs(10);
-/// Cap on the tool's stdout we keep.
-const OUTPUT_CAP: usize = 16 * 1024;
-/// Environment a delivery must never inherit: the registration is the only source of the target.
-const STRIPPED_ENV: [&str; 4] = ["MOSAIC_TMUX_SOCKET", "TMUX", "TMUX_PANE", "TMUX_TMPDIR"];
+/// How long a channel or Herdr delivery may take, answer included (the extension waits up to
+/// 5 s for pi to start the turn).
+const SEND_DEADLINE: Duration = Duration::from_secs(8);
 
 /// Why a reply was refused before anything was sent. Each has its own exit code.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,12 +45,16 @@ pub enum Refusal {
     Connector(String),
     NoPath(String, String),
     ToolNotStarted(String),
+    /// Typed transport: the pane is not ready for typing (a mode it would not leave, a draft or
+    /// a dialog in pi's editor). Nothing was typed.
+    NotReady(String, String),
 }
 
 impl Refusal {
     /// Exit codes: 3 blank, 4 too long, 5 unknown or ambiguous seat, 6 no reply path
-    /// (no/stale registration, no pane), 7 connector seat, 8 the tool could not be started,
-    /// 9 a control character in the text.
+    /// (no/stale registration, no pane, the pane no longer runs the registered pi, the channel
+    /// not reachable), 7 connector seat, 8 the tool could not be started, 9 a control character
+    /// in the text, 10 the pane is not ready for typing (a draft, a dialog, a mode).
     pub fn exit_code(&self) -> i32 {
         match self {
             Refusal::Text(TextError::Blank) => 3,
@@ -53,6 +64,7 @@ impl Refusal {
             Refusal::NoPath(..) => 6,
             Refusal::Connector(_) => 7,
             Refusal::ToolNotStarted(_) => 8,
+            Refusal::NotReady(..) => 10,
         }
     }
 }
@@ -60,6 +72,7 @@ impl Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let clean = |s: &str| crate::text::clip(&crate::text::sanitize(s), 80);
+        let reason = |s: &str| crate::text::clip(&crate::text::sanitize(s), 300);
         match self {
             Refusal::Text(e) => e.fmt(f),
             Refusal::UnknownSeat(s) => write!(f, "no seat named {:?}", clean(s)),
@@ -69,16 +82,67 @@ impl std::fmt::Display for Refusal {
                 clean(s)
             ),
             Refusal::Connector(s) => write!(f, "{} is a connector row: not replied to", clean(s)),
-            Refusal::NoPath(s, why) => write!(f, "cannot reply to {}: {why}", clean(s)),
+            Refusal::NoPath(s, why) => write!(f, "cannot reply to {}: {}", clean(s), reason(why)),
             Refusal::ToolNotStarted(e) => write!(f, "the delivery tool could not be started: {e}"),
+            Refusal::NotReady(s, why) => {
+                write!(f, "not sent to {}: {}", clean(s), reason(why))
+            }
         }
     }
 }
 
-/// What happened once the tool ran.
+/// How the text travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Handed to pi by the shipped extension's private channel.
+    Channel,
+    /// Typed into the tmux pane by `agent-send.sh`.
+    Typed,
+    /// Herdr's `agent.prompt`.
+    Herdr,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Channel => "channel",
+            Transport::Typed => "typed",
+            Transport::Herdr => "herdr",
+        }
+    }
+}
+
+/// What happened to a text that was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// pi started a turn with it (typed/Herdr: the submission went through).
+    Delivered,
+    /// pi was busy: it is held behind the running turn and sent when that turn settles.
+    Queued,
+    /// Sent, but no confirmation came in time: it may have arrived. Never resent.
+    Unconfirmed,
+    /// It did not reach pi.
+    Failed,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Delivered => "delivered",
+            Outcome::Queued => "queued",
+            Outcome::Unconfirmed => "unconfirmed",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Receipt {
+    /// pi has the text: it started a turn or is queued behind the running one.
     pub delivered: bool,
+    pub outcome: Outcome,
+    pub transport: Transport,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub stdout: String,
@@ -89,9 +153,26 @@ pub struct Receipt {
 }
 
 impl Receipt {
+    fn new(key: &str, t: &ReplyTarget, transport: Transport, outcome: Outcome, now: Ms) -> Self {
+        Receipt {
+            delivered: matches!(outcome, Outcome::Delivered | Outcome::Queued),
+            outcome,
+            transport,
+            exit_code: None,
+            signal: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            agent: key.to_string(),
+            target: t.clone(),
+            sent_at: now,
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
+            "outcome": self.outcome.name(),
             "delivered": self.delivered,
+            "transport": self.transport.name(),
             "exitCode": self.exit_code,
             "signal": self.signal,
             "stdout": self.stdout,
@@ -103,6 +184,29 @@ impl Receipt {
             "multiplexer": self.target.kind.name(),
             "sentAt": format_iso(self.sent_at),
         })
+    }
+
+    /// One line for people: `queued via channel to root/W (tmux %3) at …`, plus the detail.
+    pub fn summary(&self) -> String {
+        let detail = [self.stdout.as_str(), self.stderr.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(crate::text::sanitize)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut line = format!(
+            "{} via {} to {} ({}) at {}",
+            self.outcome.name(),
+            self.transport.name(),
+            crate::text::sanitize(&self.agent),
+            crate::text::sanitize(&self.target.describe()),
+            format_iso(self.sent_at)
+        );
+        if !detail.is_empty() {
+            line.push_str(": ");
+            line.push_str(&crate::text::clip(&detail, 300));
+        }
+        line
     }
 }
 
@@ -149,101 +253,111 @@ pub fn message(text: &str) -> String {
     format!("{text}\n{TRAILER}")
 }
 
-fn host() -> String {
-    crate::fsguard::read_capped(std::path::Path::new("/proc/sys/kernel/hostname"), 256)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()))
-        .unwrap_or_else(|| "localhost".into())
+/// The seat's registration read again right before sending: still the same live pi in the
+/// same place the scan saw, its session not ended.
+fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registration, Refusal> {
+    let no = |why: &str| Refusal::NoPath(key.to_string(), why.to_string());
+    let view = scan
+        .records
+        .iter()
+        .find(|r| r.key() == key)
+        .and_then(|r| r.registered.as_ref())
+        .ok_or_else(|| no("reply needs a registered seat"))?;
+    let reg = registrations::read_path(Path::new(&view.path))
+        .ok_or_else(|| no("the seat's registration is gone or unreadable"))?;
+    let same_place = reg
+        .mux
+        .as_ref()
+        .is_some_and(|m| m.pane_id.as_ref().or(m.session.as_ref()) == Some(&t.target));
+    if reg.pid.is_none() || reg.pid != view.pid || !same_place {
+        return Err(no("the seat's registration changed since the scan"));
+    }
+    let alive = reg.pid.and_then(crate::proc::identity).is_some_and(|id| {
+        Some(id.start_ticks) == reg.start_ticks && Some(&id.boot_id) == reg.boot_id.as_ref()
+    });
+    if !alive {
+        return Err(no("the seat's registration is stale (its pi is gone)"));
+    }
+    if reg.session_closed() {
+        return Err(no(
+            "the seat's session has ended in its pi (it moved on or is quitting)",
+        ));
+    }
+    Ok(reg)
+}
+
+/// The transport for this seat, decided before anything is sent.
+fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
+    let channel_ready = reg
+        .channel
+        .as_deref()
+        .is_some_and(|c| matches!(fsguard::kind(Path::new(c)), Ok(fsguard::Kind::Socket)));
+    match (channel_ready, t.kind) {
+        (true, _) => Transport::Channel,
+        (false, MuxKind::Tmux) => Transport::Typed,
+        (false, MuxKind::Herdr) => Transport::Herdr,
+    }
 }
 
 /// Send `text` to the seat `who` of `scan`, once.
 pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
     check_text(text)?;
     let (key, target) = resolve(scan, who)?;
+    let reg = fresh_registration(scan, &key, target)?;
     let body = message(text);
-    match target.kind {
-        MuxKind::Tmux => send_tmux(&key, target, &body, now),
-        MuxKind::Herdr => Ok(send_herdr(&key, target, &body, now)),
+    match choose(&reg, target) {
+        Transport::Channel => send_channel(&key, target, &reg, &body, now),
+        Transport::Typed => typed::send(&key, target, &reg, &body, now),
+        Transport::Herdr => Ok(send_herdr(&key, target, &body, now)),
     }
 }
 
-fn send_tmux(key: &str, t: &ReplyTarget, body: &str, now: Ms) -> Result<Receipt, Refusal> {
-    let mut cmd = match std::env::var_os(AGENT_SEND_ENV) {
-        Some(path) => Command::new(path),
-        None => {
-            let mut c = Command::new("bash");
-            c.arg("-c").arg(AGENT_SEND).arg("agent-send.sh");
-            c
-        }
+fn send_channel(
+    key: &str,
+    t: &ReplyTarget,
+    reg: &Registration,
+    body: &str,
+    now: Ms,
+) -> Result<Receipt, Refusal> {
+    let (Some(path), Some(pid)) = (reg.channel.as_deref(), reg.pid) else {
+        return Err(Refusal::NoPath(key.into(), "no channel".into()));
     };
-    cmd.arg("-s")
-        .arg(&t.target)
-        .arg("-S")
-        .arg(format!("{}:intercom-pane", host()));
-    if let Some(s) = &t.socket {
-        cmd.arg("-L").arg(s);
-    }
-    cmd.arg("-m").arg(body);
-    for v in STRIPPED_ENV {
-        cmd.env_remove(v);
-    }
-    let out = match spawn::run(&mut cmd, None, Instant::now() + TOOL_DEADLINE, OUTPUT_CAP) {
-        Ok(o) => o,
-        Err(spawn::RunError::NotFound) => {
-            return Err(Refusal::ToolNotStarted(
-                "bash or the agent-send script is missing".into(),
-            ))
-        }
-        Err(spawn::RunError::Spawn(e)) => return Err(Refusal::ToolNotStarted(e)),
-        Err(e) => {
-            // It started but did not finish: report that, never retry.
-            return Ok(Receipt {
-                delivered: false,
-                exit_code: None,
-                signal: None,
-                stdout: String::new(),
-                stderr: format!("agent-send did not finish: {e:?}"),
-                agent: key.to_string(),
-                target: t.clone(),
-                sent_at: now,
-            });
-        }
+    let answer = pi_channel::send(Path::new(path), pid, body, Instant::now() + SEND_DEADLINE)
+        .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
+    let outcome = match answer.outcome {
+        pi_channel::Outcome::Delivered => Outcome::Delivered,
+        pi_channel::Outcome::Queued => Outcome::Queued,
+        pi_channel::Outcome::Unconfirmed => Outcome::Unconfirmed,
+        pi_channel::Outcome::Failed => Outcome::Failed,
     };
-    use std::os::unix::process::ExitStatusExt;
-    Ok(Receipt {
-        delivered: out.status.success(),
-        exit_code: out.status.code(),
-        signal: out.status.signal(),
-        stdout: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        agent: key.to_string(),
-        target: t.clone(),
-        sent_at: now,
-    })
+    let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);
+    match outcome {
+        Outcome::Failed | Outcome::Unconfirmed => r.stderr = answer.detail,
+        _ => r.stdout = answer.detail,
+    }
+    Ok(r)
 }
 
 fn send_herdr(key: &str, t: &ReplyTarget, body: &str, now: Ms) -> Receipt {
     let result = match &t.socket {
-        Some(s) => mux::open(MuxKind::Herdr, std::path::Path::new(s)).send_text(
+        Some(s) => mux::open(MuxKind::Herdr, Path::new(s)).send_text(
             &t.target,
             body,
-            Instant::now() + TOOL_DEADLINE,
+            Instant::now() + SEND_DEADLINE,
         ),
         None => Err(mux::MuxError::new(
             mux::ErrorCode::NoServer,
             "the registration names no Herdr socket",
         )),
     };
-    Receipt {
-        delivered: result.is_ok(),
-        exit_code: Some(if result.is_ok() { 0 } else { 1 }),
-        signal: None,
-        stdout: String::new(),
-        stderr: result.err().map(|e| e.to_string()).unwrap_or_default(),
-        agent: key.to_string(),
-        target: t.clone(),
-        sent_at: now,
-    }
+    let outcome = match &result {
+        Ok(()) => Outcome::Delivered,
+        // The request went out and no answer came: it may have been typed.
+        Err(e) if e.code == mux::ErrorCode::Timeout => Outcome::Unconfirmed,
+        Err(_) => Outcome::Failed,
+    };
+    let mut r = Receipt::new(key, t, Transport::Herdr, outcome, now);
+    r.exit_code = Some(if result.is_ok() { 0 } else { 1 });
+    r.stderr = result.err().map(|e| e.to_string()).unwrap_or_default();
+    r
 }
