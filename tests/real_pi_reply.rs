@@ -227,8 +227,13 @@ impl Seat {
         c.trim() == "pi" || c.trim() == "node"
     }
 
+    /// Idle in the file and settled in the registration (the typed transport tells started from
+    /// queued by the registered run state).
     fn wait_idle(&self) {
-        wait_for(30_000, || (self.record()["state"] == "idle").then_some(()))
+        wait_for(30_000, || {
+            let w = self.record();
+            (w["state"] == "idle" && w["registered"]["runState"] == "idle").then_some(())
+        })
             .unwrap_or_else(|| panic!("pi never settled: {}", self.record()));
     }
 
