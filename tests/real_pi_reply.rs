@@ -159,7 +159,11 @@ impl Seat {
             server.tmux(&["send-keys", "-t", PANE, "Enter"]);
             file = wait_for(6_000, || {
                 let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-                std::fs::read_dir(dir).ok()?.flatten().next().map(|e| e.path())
+                std::fs::read_dir(dir)
+                    .ok()?
+                    .flatten()
+                    .next()
+                    .map(|e| e.path())
             });
             if file.is_some() {
                 break;
@@ -234,7 +238,7 @@ impl Seat {
             let w = self.record();
             (w["state"] == "idle" && w["registered"]["runState"] == "idle").then_some(())
         })
-            .unwrap_or_else(|| panic!("pi never settled: {}", self.record()));
+        .unwrap_or_else(|| panic!("pi never settled: {}", self.record()));
     }
 
     /// Wait until the user messages are exactly `n`, then return them.
@@ -243,7 +247,13 @@ impl Seat {
             let m = self.user_messages();
             (m.len() >= n).then_some(m)
         })
-        .unwrap_or_else(|| panic!("{} user messages, want {n}\n{}", self.user_messages().len(), self.screen()))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} user messages, want {n}\n{}",
+                self.user_messages().len(),
+                self.screen()
+            )
+        })
     }
 }
 
@@ -302,8 +312,10 @@ fn check_seat(seat: &Seat, typed: bool) {
     ]);
     seat.server
         .tmux(&["send-keys", "-t", PANE, "-l", "my unsent draft"]);
-    wait_for(5_000, || seat.screen().contains("my unsent draft").then_some(()))
-        .expect("the draft shows");
+    wait_for(5_000, || {
+        seat.screen().contains("my unsent draft").then_some(())
+    })
+    .expect("the draft shows");
     let (code, receipt, err) = seat.reply("Reply beside a draft");
     if typed {
         assert_eq!(code, 10, "{receipt} {err}");
@@ -315,12 +327,18 @@ fn check_seat(seat: &Seat, typed: bool) {
         seat.wait_idle();
     }
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(seat.user_messages(), expected, "the draft was not submitted");
+    assert_eq!(
+        seat.user_messages(),
+        expected,
+        "the draft was not submitted"
+    );
     assert!(seat.screen().contains("my unsent draft"), "the draft stays");
     // The person clears their draft (Ctrl-U clears the line in pi's editor).
     seat.server.tmux(&["send-keys", "-t", PANE, "C-u"]);
-    wait_for(5_000, || (!seat.screen().contains("my unsent draft")).then_some(()))
-        .expect("draft cleared");
+    wait_for(5_000, || {
+        (!seat.screen().contains("my unsent draft")).then_some(())
+    })
+    .expect("draft cleared");
 
     // 4. A long tool: the reply is queued and arrives after the tool, as one message.
     seat.server
@@ -340,7 +358,9 @@ fn check_seat(seat: &Seat, typed: bool) {
     let got = seat.wait_messages(expected.len());
     assert_eq!(got, expected);
     let lines = std::fs::read_to_string(&seat.file).unwrap();
-    let tool_at = lines.find("\"role\":\"toolResult\"").expect("the tool result");
+    let tool_at = lines
+        .find("\"role\":\"toolResult\"")
+        .expect("the tool result");
     let reply_at = lines.find("Reply during the tool").unwrap();
     assert!(reply_at > tool_at, "the reply arrives after the tool");
     seat.wait_idle();

@@ -272,8 +272,12 @@ fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registr
     if reg.pid.is_none() || reg.pid != view.pid || !same_place {
         return Err(no("the seat's registration changed since the scan"));
     }
+    // The scan's rule for a live registration: the pid's process now, with the recorded start
+    // ticks and boot id wherever they were recorded.
     let alive = reg.pid.and_then(crate::proc::identity).is_some_and(|id| {
-        Some(id.start_ticks) == reg.start_ticks && Some(&id.boot_id) == reg.boot_id.as_ref()
+        reg.start_ticks.is_none_or(|t| t == id.start_ticks)
+            && reg.boot_id.as_ref().is_none_or(|b| *b == id.boot_id)
+            && crate::proc::is_alive(&id)
     });
     if !alive {
         return Err(no("the seat's registration is stale (its pi is gone)"));
