@@ -32,7 +32,8 @@ MAX_CHARS=2200
 # Characters that show nothing on their own, besides ASCII space, TAB and LF (the same list as
 # INVISIBLE and char::is_whitespace in src/actions/reply/text.rs), as UTF-8 byte sequences.
 INVISIBLE=$'\xc2\xa0|\xc2\xad|\xcd\x8f|\xd8\x9c|\xe1\x85\x9f|\xe1\x85\xa0|\xe1\x9a\x80|\xe1\x9e\xb4|\xe1\x9e\xb5|\xe1\xa0\x8e|\xe2\x80[\x80-\x8f]|\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xaf|\xe2\x81\x9f|\xe2\x81[\xa0-\xa4]|\xe2\x81[\xaa-\xaf]|\xe2\xa0\x80|\xe3\x80\x80|\xe3\x85\xa4|\xef\xbb\xbf|\xef\xbe\xa0'
-# pi's editor border: a full-width line of U+2500, or one carrying a "↑/↓ N more" label.
+# pi's editor border: a full-width line of U+2500, or one carrying a label (a scroll indicator, a
+# status loader).
 RULE=$'\xe2\x94\x80'
 
 usage() {
@@ -138,7 +139,8 @@ if [ "$(pane_field '#{pane_in_mode}')" = 1 ]; then
   [ "$(pane_field '#{pane_in_mode}')" != 1 ] || not_ready "pane $pane stays in a mode (copy mode?)"
 fi
 
-# pi's editor: "empty", "draft" (a draft, a selector or dialog), or "none" (no pi TUI on screen).
+# pi's editor: "empty", "draft" (a draft, a selector or dialog), "none" (no ruler on screen: not
+# pi's TUI), or "unknown" (rulers, but not the editor's shape).
 editor() {
   local width
   width=$(pane_field '#{pane_width}')
@@ -146,21 +148,26 @@ editor() {
     function is_rule(l,   plain) {
       plain = l; gsub(rule, "", plain)
       if (plain == "") return length(l) == 3 * width
-      return plain ~ /^ (\342\206\221|\342\206\223) [0-9]+ more $/ && index(l, rule) == 1
+      # A labelled border: the scroll indicator (" ↑ 3 more "), or the status loader pi draws in
+      # the top border ("── ⠙ Retrying (2/3) in 3s... ───").
+      return index(l, rule) == 1 && substr(l, length(l) - 2) == rule && plain ~ /^ .* $/
     }
+    function scrolled(l) { return l ~ / (\342\206\221|\342\206\223) [0-9]+ more / }
     { line[NR] = $0 }
     END {
       for (b = NR; b > 0 && !is_rule(line[b]); b--) {}
+      if (b <= 0) { print "none"; exit }
       for (t = b - 1; t > 0 && !is_rule(line[t]); t--) {}
-      if (b <= 0 || t <= 0 || b - t < 2) { print "none"; exit }
-      if (b - t > 2 || line[t] ~ /more/ || line[b] ~ /more/) { print "draft"; exit }
+      if (t <= 0 || b - t < 2) { print "unknown"; exit }
+      if (b - t > 2 || scrolled(line[t]) || scrolled(line[b])) { print "draft"; exit }
       print (line[t + 1] ~ /[^ ]/) ? "draft" : "empty"
     }'
 }
 seen=$(editor)
 case "$seen" in
   empty|none) ;;
-  *) not_ready "pi's editor in pane $pane holds an unsent draft (or shows a dialog)" ;;
+  draft) not_ready "pi's editor in pane $pane holds an unsent draft (or shows a dialog)" ;;
+  *) not_ready "pi's editor in pane $pane could not be read" ;;
 esac
 
 buffer="agent-send-$$-$RANDOM"

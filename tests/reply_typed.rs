@@ -29,6 +29,15 @@ fn send(server: &TmuxServer, pane: &str, extra: &[&str], text: &str) -> Output {
 fn pane_with_editor(
     editor: &[&str],
 ) -> (TmuxServer, String, std::path::PathBuf, tempfile::TempDir) {
+    pane_with_top(None, editor)
+}
+
+/// As `pane_with_editor`, with `top` as the top border when given (pi draws its status loader
+/// there).
+fn pane_with_top(
+    top: Option<&str>,
+    editor: &[&str],
+) -> (TmuxServer, String, std::path::PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("typed.txt");
     let lines: String = editor
@@ -38,9 +47,10 @@ fn pane_with_editor(
     // The rulers span the pane's width, as pi's do; `stty -echo` keeps the screen as drawn.
     let script = format!(
         "stty -echo; w=$(stty size | cut -d' ' -f2); r=$(printf '%*s' \"$w\" '' | sed 's/ /─/g'); \
-         printf 'transcript above\\n%s\\n' \"$r\"; {lines} printf '%s\\nfooter\\n' \"$r\"; \
+         printf 'transcript above\\n%s\\n' \"{top}\"; {lines} printf '%s\\nfooter\\n' \"$r\"; \
          exec cat > {}",
-        out.display()
+        out.display(),
+        top = top.unwrap_or("$r")
     );
     let server = TmuxServer::start("t", dir.path(), &["bash", "-c", &script]);
     let pane = server
@@ -72,6 +82,11 @@ fn an_empty_editor_is_typed_into_once_and_a_draft_or_dialog_never() {
     })
     .expect("typed");
     assert_eq!(got, "hello\nthere\n", "one paste, one Enter");
+
+    // pi's status loader in the top border, the editor empty.
+    let (server, pane, out, _d) = pane_with_top(Some("── ⠙ Working... ─────────"), &[""]);
+    assert_eq!(send(&server, &pane, &[], "busy").status.code(), Some(0));
+    wait_for(5_000, || typed(&out).contains("busy").then_some(())).expect("typed");
 
     for (what, editor) in [
         ("draft", &["my unsent draft"][..]),
