@@ -27,12 +27,17 @@ fn reply(env: &Env, sock: &Path, extra: &[&str]) -> std::process::Output {
 /// A registered seat: a pane whose process is named `pi`, that registers itself and then
 /// copies everything typed into it to `typed.txt`.
 fn seat(env: &Env) -> TmuxServer {
+    seat_with(env, "")
+}
+
+/// As `seat`, with `extra` flags for its `register` (e.g. `--channel PATH`).
+fn seat_with(env: &Env, extra: &str) -> TmuxServer {
     let sys = env.system_config();
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let root = env.path("root");
     let out = env.path("typed.txt");
     let script = format!(
-        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {} >/dev/null; cat > {}; true",
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {} {extra} >/dev/null; cat > {}; true",
         root.display(),
         out.display()
     );
@@ -147,4 +152,45 @@ fn a_stale_registration_is_refused() {
     let o = reply(&env, &sock, &["Worker", "hello"]);
     assert_eq!(o.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&o.stderr).contains("stale"));
+}
+
+/// The transport is chosen before sending: an advertised channel that is not there means typed;
+/// one that is there but held by another process than the seat's pi is refused (exit 6) — never
+/// typed instead, so a reply can never arrive twice.
+#[test]
+fn the_transport_is_chosen_before_sending_and_never_fallen_back_to() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new().with_system_path();
+    roster(&env);
+    let chan_dir = env.path("chan");
+    std::fs::create_dir_all(&chan_dir).unwrap();
+    std::fs::set_permissions(&chan_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let chan = chan_dir.join("reply.sock");
+    let server = seat_with(&env, &format!("--channel {}", chan.display()));
+    let sock = server.sock.clone();
+    registered(&env);
+
+    // Advertised, but no socket: typed.
+    let o = reply(&env, &sock, &["--json", "Worker", "first"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let receipt: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(receipt["transport"], "typed");
+    wait_for(5_000, || {
+        let t = std::fs::read_to_string(env.path("typed.txt")).ok()?;
+        t.contains("first").then_some(())
+    })
+    .expect("typed");
+
+    // There, but this test process holds it, not the seat's pi: refused, nothing typed.
+    let _listener = std::os::unix::net::UnixListener::bind(&chan).unwrap();
+    let before = std::fs::read_to_string(env.path("typed.txt")).unwrap();
+    let o = reply(&env, &sock, &["Worker", "second"]);
+    assert_eq!(o.status.code(), Some(6), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not the registered pi"), "{err}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(env.path("typed.txt")).unwrap(),
+        before
+    );
 }

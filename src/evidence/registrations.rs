@@ -271,6 +271,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_channel_is_an_absolute_socket_path_or_nothing() {
+        let reg = |c: &str| {
+            let v = format!(r#"{{"version":1,"sessionId":"a","channel":{c}}}"#);
+            parse(Path::new("/x.json"), v.as_bytes()).unwrap().channel
+        };
+        assert_eq!(
+            reg(r#""/run/user/1/intercom-pane-x/reply.sock""#).as_deref(),
+            Some("/run/user/1/intercom-pane-x/reply.sock")
+        );
+        assert_eq!(reg(r#""relative/reply.sock""#), None);
+        assert_eq!(reg(&format!("\"/{}\"", "a".repeat(120))), None);
+        assert_eq!(reg("null"), None);
+    }
+
+    #[test]
     fn reads_data_root_layout_and_refuses_links() {
         let dir = tempfile::tempdir().unwrap();
         let seat = dir.path().join("seats/main/builder");
