@@ -28,10 +28,10 @@
 // and the intercom-pane side checks the listener's SO_PEERCRED (this pi, this user).
 
 import { spawn } from "node:child_process";
-import { chmodSync, lstatSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 type Ctx = {
   cwd: string;
@@ -92,6 +92,37 @@ const nextSeq = (): number => {
   const next = Math.max((g[SEQ_KEY] ?? 0) + 1, Date.now());
   g[SEQ_KEY] = next;
   return next;
+};
+
+// Channel folders left by a pi that was killed before its session_shutdown: ours (uid, 0700),
+// and either empty for over a minute or holding a socket nobody listens on (ECONNREFUSED is
+// certain; anything else is left alone). Bounded; never waits.
+const sweepStale = (base: string, mine: string) => {
+  try {
+    const uid = process.getuid?.();
+    const names = readdirSync(base).filter((n) => n.startsWith("intercom-pane-")).slice(0, 64);
+    for (const name of names) {
+      const dir = join(base, name);
+      if (dir === mine) continue;
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o777) !== 0o700) continue;
+      const inside = readdirSync(dir);
+      if (inside.length === 0) {
+        if (Date.now() - st.mtimeMs > 60_000) rmSync(dir, { recursive: true, force: true });
+        continue;
+      }
+      if (inside.length !== 1 || inside[0] !== "reply.sock") continue;
+      const probe = connect(join(dir, "reply.sock"));
+      probe.on("connect", () => probe.destroy());
+      probe.on("error", (e: { code?: string }) => {
+        if (e.code === "ECONNREFUSED") rmSync(dir, { recursive: true, force: true });
+      });
+      probe.setTimeout(1000, () => probe.destroy());
+      probe.unref?.();
+    }
+  } catch {
+    // Hygiene only.
+  }
 };
 
 export default function (pi: Pi) {
@@ -227,6 +258,7 @@ export default function (pi: Pi) {
             // The folder alone keeps others out.
           }
           give(path);
+          sweepStale(dirname(dir), dir);
         });
         srv.unref?.();
         server = srv;
