@@ -81,6 +81,7 @@ bytes=$(wc -c < "$tmp")
 [ "$bytes" -le "$MAX_BYTES" ] || refuse_text "the text is over $MAX_BYTES bytes"
 [ "$(tr -d '\000-\010\013-\037\177' < "$tmp" | wc -c)" = "$bytes" ] \
   || refuse_text "the text contains a control character (C0 other than LF and TAB, or DEL)"
+command -v iconv > /dev/null || { echo "agent-send: iconv (libc-bin) is needed to check the text; nothing was typed" >&2; exit 4; }
 iconv -f UTF-8 -t UTF-8 < "$tmp" > /dev/null 2>&1 || refuse_text "the text is not UTF-8"
 ! grep -aq $'\xc2[\x80-\x9f]' "$tmp" || refuse_text "the text contains a C1 control character"
 ! grep -aqE $'\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]' "$tmp" \
