@@ -57,6 +57,7 @@ fn io_error(e: &std::io::Error) -> MuxError {
 }
 
 /// Connect to a Unix socket without waiting past `deadline` (std's connect has no timeout).
+/// Also the pi reply channel's connect (`mux::pi_channel`), which maps the codes to its own words.
 pub(in crate::mux) fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
     match fsguard::kind(path) {
         Ok(fsguard::Kind::Socket) => {}
