@@ -157,13 +157,14 @@ impl Seat {
             server.tmux(&["send-keys", "-t", PANE, "-l", "hello"]);
             std::thread::sleep(Duration::from_millis(200));
             server.tmux(&["send-keys", "-t", PANE, "Enter"]);
+            // A file whose header line is complete (pi may be creating it right now).
             file = wait_for(6_000, || {
                 let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-                std::fs::read_dir(dir)
-                    .ok()?
-                    .flatten()
-                    .next()
-                    .map(|e| e.path())
+                let f = std::fs::read_dir(dir).ok()?.flatten().next()?.path();
+                let text = std::fs::read_to_string(&f).ok()?;
+                let first = text.lines().next().filter(|_| text.contains('\n'))?;
+                serde_json::from_str::<Value>(first).ok()?["id"].as_str()?;
+                Some(f)
             });
             if file.is_some() {
                 break;
