@@ -368,7 +368,14 @@ fn check_seat(seat: &Seat, typed: bool) {
 
     // 5. Byte-identical texts.
     for text in exact_texts() {
+        let started = std::time::Instant::now();
         let (code, receipt, err) = seat.reply(&text);
+        eprintln!(
+            "{transport}: {} characters answered {} in {} ms",
+            text.chars().count(),
+            receipt["outcome"],
+            started.elapsed().as_millis()
+        );
         assert_eq!(code, 0, "{receipt} {err}");
         assert_eq!(receipt["outcome"], "delivered", "{receipt}");
         expected.push(body(&text));
