@@ -137,6 +137,9 @@ pub struct ReplyArgs {
     /// Read the text from this file.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// Print the receipt as JSON (for scripts) instead of one line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -251,6 +254,9 @@ pub struct RegisterArgs {
     /// pi's working folder (default: the current folder).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// The extension's private reply channel (an absolute Unix socket path), while it is open.
+    #[arg(long, value_name = "PATH")]
+    pub channel: Option<PathBuf>,
     /// The Intercom root whose `.pi-intercom/seats/` gets the record. Default: the nearest root
     /// at or above the working folder that configures this session; else the data root.
     #[arg(long)]

@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use intercom_pane::mux::herdr::Herdr;
+use intercom_pane::mux::herdr::{self, Herdr};
 use intercom_pane::mux::{
     liveness_from, seat_liveness, CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv,
     PaneIdentity, SeatHint, ServerIdentity, SplitAbove,
@@ -340,6 +340,15 @@ fn split_above_is_split_down_swap_layout_check_then_run() {
 fn send_text_uses_agent_prompt_and_respects_a_dialog() {
     let fake = FakeHerdr::start(me());
     let h = Herdr::at_socket(&fake.socket);
+    // A shell is no agent: Herdr refuses the prompt (agent_not_found) and nothing is typed.
+    assert_eq!(
+        h.send_text("w1:p1", "Use staging.", soon(2000))
+            .unwrap_err()
+            .code,
+        ErrorCode::Failed
+    );
+    assert!(fake.with(|s| s.prompts.is_empty()));
+    set_foreground(&fake, "w1:p1", "pi");
     h.send_text("w1:p1", "Use staging.", soon(2000)).unwrap();
     assert_eq!(
         fake.with(|s| s.prompts.clone()),
@@ -350,8 +359,13 @@ fn send_text_uses_agent_prompt_and_respects_a_dialog() {
         h.send_text("w1:p1", "again", soon(2000)).unwrap_err().code,
         ErrorCode::AgentBlocked
     );
+    fake.with(|s| s.blocked.remove("w1:p1"));
+    // 20 KB travel whole (Herdr 0.8.2 carries them intact); past the bound nothing is sent.
+    let big = "y".repeat(20_000);
+    h.send_text("w1:p1", &big, soon(2000)).unwrap();
+    assert_eq!(fake.with(|s| s.prompts.last().cloned()).unwrap().1, big);
     let before = fake.methods().len();
-    let long = "x".repeat(1001);
+    let long = "x".repeat(herdr::MAX_PROMPT + 1);
     assert_eq!(
         h.send_text("w1:p1", &long, soon(2000)).unwrap_err().code,
         ErrorCode::BadRequest

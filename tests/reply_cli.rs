@@ -27,12 +27,17 @@ fn reply(env: &Env, sock: &Path, extra: &[&str]) -> std::process::Output {
 /// A registered seat: a pane whose process is named `pi`, that registers itself and then
 /// copies everything typed into it to `typed.txt`.
 fn seat(env: &Env) -> TmuxServer {
+    seat_with(env, "")
+}
+
+/// As `seat`, with `extra` flags for its `register` (e.g. `--channel PATH`).
+fn seat_with(env: &Env, extra: &str) -> TmuxServer {
     let sys = env.system_config();
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let root = env.path("root");
     let out = env.path("typed.txt");
     let script = format!(
-        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {} >/dev/null; cat > {}; true",
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {} {extra} >/dev/null; cat > {}; true",
         root.display(),
         out.display()
     );
@@ -55,8 +60,18 @@ fn refusals_come_before_anything_is_sent() {
     let server = seat(&env);
     let sock = server.sock.clone();
     registered(&env);
-    let cases: [(&[&str], i32, &str); 6] = [
+    let nul = env.path("nul.txt");
+    std::fs::write(&nul, b"hello\0world").unwrap();
+    let nul = nul.display().to_string();
+    let cases: [(&[&str], i32, &str); 9] = [
         (&["Worker", "   "], 3, "blank"),
+        (&["Worker", "\u{200b}\u{200b}\u{feff}"], 3, "blank"),
+        (&["Worker", "-f", &nul], 9, "control character (NUL)"),
+        (
+            &["Worker", "ok\u{1b}[201~/quit"],
+            9,
+            "control character (ESC) at character 3",
+        ),
         (&["Worker", &"x".repeat(2001)], 4, "2001 characters"),
         (&["Nobody", "hi"], 5, "no seat named"),
         (&["Idle", "hi"], 6, "reply needs a registered seat"),
@@ -102,11 +117,14 @@ fn delivers_to_the_registered_pane_only_and_reports_it() {
         &sock.display().to_string(),
         "worker",
         text,
+        "--json",
     ]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(0), "{err}");
     let receipt: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(receipt["delivered"], true);
+    assert_eq!(receipt["outcome"], "delivered");
+    assert_eq!(receipt["transport"], "typed");
     assert_eq!(receipt["exitCode"], 0);
     assert_eq!(receipt["agent"], "root/Worker");
     assert_eq!(receipt["session"], "seat");
@@ -134,4 +152,45 @@ fn a_stale_registration_is_refused() {
     let o = reply(&env, &sock, &["Worker", "hello"]);
     assert_eq!(o.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&o.stderr).contains("stale"));
+}
+
+/// The transport is chosen before sending: an advertised channel that is not there means typed;
+/// one that is there but held by another process than the seat's pi is refused (exit 6) — never
+/// typed instead, so a reply can never arrive twice.
+#[test]
+fn the_transport_is_chosen_before_sending_and_never_fallen_back_to() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new().with_system_path();
+    roster(&env);
+    let chan_dir = env.path("chan");
+    std::fs::create_dir_all(&chan_dir).unwrap();
+    std::fs::set_permissions(&chan_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let chan = chan_dir.join("reply.sock");
+    let server = seat_with(&env, &format!("--channel {}", chan.display()));
+    let sock = server.sock.clone();
+    registered(&env);
+
+    // Advertised, but no socket: typed.
+    let o = reply(&env, &sock, &["--json", "Worker", "first"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let receipt: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(receipt["transport"], "typed");
+    wait_for(5_000, || {
+        let t = std::fs::read_to_string(env.path("typed.txt")).ok()?;
+        t.contains("first").then_some(())
+    })
+    .expect("typed");
+
+    // There, but this test process holds it, not the seat's pi: refused, nothing typed.
+    let _listener = std::os::unix::net::UnixListener::bind(&chan).unwrap();
+    let before = std::fs::read_to_string(env.path("typed.txt")).unwrap();
+    let o = reply(&env, &sock, &["Worker", "second"]);
+    assert_eq!(o.status.code(), Some(6), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not the registered pi"), "{err}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(env.path("typed.txt")).unwrap(),
+        before
+    );
 }

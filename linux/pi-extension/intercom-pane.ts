@@ -10,11 +10,32 @@
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
 // (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
 // and INTERCOM_PANE_CONFIG to pass `--config` (the same data root the board reads).
+//
+// The reply channel: at session start it opens a private Unix socket for this seat (in a fresh
+// owner-only 0700 folder under $XDG_RUNTIME_DIR, else the temp folder) and advertises it in the
+// registration (`register --channel`). `intercom-pane reply` (and the sidebar, and close-worker)
+// hands a text to it and this extension gives it to pi with `pi.sendUserMessage` — no keystrokes,
+// so a draft in the editor, copy mode, focus or pane size never matter. One JSON line each way
+// (see src/mux/pi_channel.rs); the answer says what pi did:
+// - `delivered`: pi was idle and a turn started with the text (seen in before_agent_start);
+// - `queued`: pi was busy; the text waits in this extension's own queue and is handed to pi when
+//   the running turn settles, one text per agent_settled (texts queued inside pi could be pulled
+//   back into the editor by Escape, Alt+Up or /tree, in front of the person's draft);
+// - `unconfirmed`: handed to pi but no turn started within 5 s (it is never sent again);
+// - `failed`: refused (a control character, a full queue, pi threw).
+// INTERCOM_PANE_CHANNEL=off opens no channel (replies are then typed into the pane).
+// Node cannot read a connecting peer's SO_PEERCRED; the 0700 folder lets only this user connect,
+// and the intercom-pane side checks the listener's SO_PEERCRED (this pi, this user).
 
 import { spawn } from "node:child_process";
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 
 type Ctx = {
   cwd: string;
+  isIdle?(): boolean;
   sessionManager: {
     getSessionId(): string | undefined;
     getSessionFile(): string | undefined;
@@ -22,9 +43,44 @@ type Ctx = {
   };
 };
 
-type Pi = { on(event: string, handler: (event: unknown, ctx: Ctx) => unknown): void };
+type Pi = {
+  on(event: string, handler: (event: unknown, ctx: Ctx) => unknown): void;
+  sendUserMessage?(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
+};
 
 const TIMEOUT_MS = 3000;
+// How long a text handed to pi may take to start its turn before the answer is `unconfirmed`.
+const CONFIRM_MS = 5000;
+// Texts held while pi is busy; more are refused.
+const QUEUE_CAP = 16;
+// Longest request line read from the channel (a reply is at most 2000 characters plus a trailer).
+const LINE_CAP = 64 * 1024;
+// The reply text rules again (intercom-pane checks them first): C0 but LF and TAB, DEL, C1, bidi
+// embedding/override/isolate controls.
+const REFUSED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+type Answer = (outcome: "delivered" | "queued" | "unconfirmed" | "failed", detail: string) => void;
+type Item = { text: string; answer?: Answer };
+
+// A private folder for the socket: a fresh one, ours, mode 0700, or none at all.
+const privateFolder = (): string | undefined => {
+  const uid = process.getuid?.();
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  for (const base of [runtime, tmpdir()]) {
+    if (!base) continue;
+    try {
+      const dir = mkdtempSync(join(base, "intercom-pane-"));
+      const st = lstatSync(dir);
+      if (st.isDirectory() && st.uid === uid && (st.mode & 0o777) === 0o700 && join(dir, "reply.sock").length < 100) {
+        return dir;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Try the next base.
+    }
+  }
+  return undefined;
+};
 
 // pi builds a new extension runtime for every session it switches to (/new, /resume, /fork),
 // while the process stays the same; `register` ignores an event whose seq is not above the
@@ -38,8 +94,203 @@ const nextSeq = (): number => {
   return next;
 };
 
+// Channel folders left by a pi that was killed before its session_shutdown: ours (uid, 0700),
+// and either empty for over a minute or holding a socket nobody listens on (ECONNREFUSED is
+// certain; anything else is left alone). Bounded; never waits.
+const sweepStale = (base: string, mine: string) => {
+  try {
+    const uid = process.getuid?.();
+    const names = readdirSync(base).filter((n) => n.startsWith("intercom-pane-")).slice(0, 64);
+    for (const name of names) {
+      const dir = join(base, name);
+      if (dir === mine) continue;
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o777) !== 0o700) continue;
+      const inside = readdirSync(dir);
+      if (inside.length === 0) {
+        if (Date.now() - st.mtimeMs > 60_000) rmSync(dir, { recursive: true, force: true });
+        continue;
+      }
+      if (inside.length !== 1 || inside[0] !== "reply.sock") continue;
+      const probe = connect(join(dir, "reply.sock"));
+      probe.on("connect", () => probe.destroy());
+      probe.on("error", (e: { code?: string }) => {
+        if (e.code === "ECONNREFUSED") rmSync(dir, { recursive: true, force: true });
+      });
+      probe.setTimeout(1000, () => probe.destroy());
+      probe.unref?.();
+    }
+  } catch {
+    // Hygiene only.
+  }
+};
+
 export default function (pi: Pi) {
   const bin = process.env.INTERCOM_PANE_BIN || "intercom-pane";
+
+  // The channel of this runtime (pi builds a new runtime per session; each opens its own).
+  let server: Server | undefined;
+  let folder: string | undefined;
+  let channel: string | undefined;
+  let sessionCtx: Ctx | undefined;
+  const queue: Item[] = [];
+  // The text handed to pi whose turn has not been seen starting yet.
+  let inFlight: { text: string; answer?: Answer; timer: ReturnType<typeof setTimeout> } | undefined;
+
+  const handToPi = (item: Item) => {
+    try {
+      // followUp is ignored when idle (a turn starts) and avoids a rejection if pi just got busy.
+      pi.sendUserMessage?.(item.text, { deliverAs: "followUp" });
+    } catch (e) {
+      item.answer?.("failed", `pi refused the message: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
+      return;
+    }
+    const timer = setTimeout(() => {
+      const was = inFlight;
+      inFlight = undefined;
+      was?.answer?.("unconfirmed", `no turn started within ${CONFIRM_MS / 1000} s`);
+      drain();
+    }, CONFIRM_MS);
+    timer.unref?.();
+    inFlight = { text: item.text, answer: item.answer, timer };
+  };
+
+  // Hand the next held text to pi when nothing is in flight and pi is idle.
+  const drain = () => {
+    if (inFlight || queue.length === 0 || !(sessionCtx?.isIdle?.() ?? false)) return;
+    const next = queue.shift();
+    if (next) handToPi(next);
+  };
+  // A busy spell that ends without agent_settled (a manual /compact) must not strand held texts:
+  // while any wait, look again every 2 s.
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const watchQueue = () => {
+    if (poll) return;
+    poll = setInterval(() => {
+      try {
+        drain();
+      } catch {
+        // Never disturb pi.
+      }
+      if (queue.length === 0 && poll) {
+        clearInterval(poll);
+        poll = undefined;
+      }
+    }, 2000);
+    poll.unref?.();
+  };
+
+  const receive = (text: string, answer: Answer) => {
+    if (REFUSED.test(text)) return answer("failed", "refused: the text contains a control character");
+    if (text.trim() === "") return answer("failed", "refused: blank text");
+    if (!pi.sendUserMessage || !sessionCtx) return answer("failed", "this pi cannot take messages from extensions");
+    const idle = sessionCtx.isIdle?.() ?? false;
+    if (!idle || inFlight || queue.length > 0) {
+      if (queue.length >= QUEUE_CAP) return answer("failed", `refused: ${QUEUE_CAP} texts already wait`);
+      queue.push({ text });
+      watchQueue();
+      return answer("queued", `pi is busy; held until its turn settles (${queue.length} waiting)`);
+    }
+    handToPi({ text, answer });
+  };
+
+  const onConnection = (sock: Socket) => {
+    let buf = "";
+    let done = false;
+    sock.setEncoding("utf8");
+    sock.setTimeout(10_000, () => sock.destroy());
+    sock.on("error", () => {});
+    sock.on("data", (chunk: string) => {
+      if (done) return;
+      buf += chunk;
+      const nl = buf.indexOf("\n");
+      if (nl < 0) {
+        if (buf.length > LINE_CAP) {
+          done = true;
+          sock.destroy();
+        }
+        return;
+      }
+      done = true;
+      let req: { v?: unknown; id?: unknown; text?: unknown } | undefined;
+      try {
+        req = JSON.parse(buf.slice(0, nl));
+      } catch {
+        sock.destroy();
+        return;
+      }
+      const id = typeof req?.id === "string" ? req.id.slice(0, 64) : "";
+      const answer: Answer = (outcome, detail) => {
+        if (!sock.destroyed) sock.end(JSON.stringify({ v: 1, id, outcome, detail }) + "\n");
+      };
+      if (req?.v !== 1 || typeof req.text !== "string") return answer("failed", "not a reply request");
+      try {
+        receive(req.text, answer);
+      } catch {
+        answer("failed", "the extension failed");
+      }
+    });
+  };
+
+  // Open the channel; resolves (within a second) to its socket path, or undefined.
+  const openChannel = (): Promise<string | undefined> =>
+    new Promise((resolve) => {
+      try {
+        // INTERCOM_PANE_CHANNEL=off: no channel; replies to this seat are typed into its pane.
+        if (process.env.INTERCOM_PANE_CHANNEL === "off") return resolve(undefined);
+        const dir = privateFolder();
+        if (!dir) return resolve(undefined);
+        const path = join(dir, "reply.sock");
+        const srv = createServer(onConnection);
+        const give = (p: string | undefined) => {
+          clearTimeout(timer);
+          resolve(p);
+        };
+        const timer = setTimeout(() => give(undefined), 1000);
+        srv.on("error", () => {
+          closeChannel();
+          give(undefined);
+        });
+        srv.listen(path, () => {
+          try {
+            chmodSync(path, 0o600);
+          } catch {
+            // The folder alone keeps others out.
+          }
+          give(path);
+          sweepStale(dirname(dir), dir);
+        });
+        srv.unref?.();
+        server = srv;
+        folder = dir;
+        channel = path;
+      } catch {
+        resolve(undefined);
+      }
+    });
+
+  const closeChannel = () => {
+    try {
+      server?.close();
+    } catch {
+      // Already closed.
+    }
+    if (folder) {
+      try {
+        rmSync(folder, { recursive: true, force: true });
+      } catch {
+        // Best effort: the folder is private and in a temp place.
+      }
+    }
+    server = undefined;
+    folder = undefined;
+    channel = undefined;
+    if (inFlight) clearTimeout(inFlight.timer);
+    if (poll) clearInterval(poll);
+    poll = undefined;
+    inFlight = undefined;
+    queue.length = 0;
+  };
 
   // Resolves when the command ends or after TIMEOUT_MS; only shutdown waits for it, so the
   // record of the exit is written while this pi (the command's ancestor) still exists.
@@ -61,6 +312,7 @@ export default function (pi: Pi) {
       const dir = sm.getSessionDir?.();
       if (dir) args.push("--sessions-dir", dir);
       if (process.env.INTERCOM_PANE_CONFIG) args.push("--config", process.env.INTERCOM_PANE_CONFIG);
+      if (channel) args.push("--channel", channel);
       args.push(...extra);
       const child = spawn(bin, args, { stdio: "ignore", timeout: TIMEOUT_MS });
       child.on("error", () => done());
@@ -89,17 +341,40 @@ export default function (pi: Pi) {
     }
   };
 
-  pi.on("session_start", (_e, ctx) => {
+  pi.on("session_start", async (_e, ctx) => {
+    sessionCtx = ctx;
+    await openChannel();
     void record("session_start", ctx);
     ensureMonitor(ctx);
   });
+  pi.on("before_agent_start", (e) => {
+    const prompt = (e as { prompt?: unknown }).prompt;
+    if (inFlight && prompt === inFlight.text) {
+      clearTimeout(inFlight.timer);
+      const was = inFlight;
+      inFlight = undefined;
+      was.answer?.("delivered", "pi started a turn with it");
+    }
+  });
   pi.on("agent_start", (_e, ctx) => { void record("agent_start", ctx); });
-  pi.on("agent_settled", (_e, ctx) => { void record("agent_settled", ctx); });
+  pi.on("agent_settled", (_e, ctx) => {
+    void record("agent_settled", ctx);
+    // One held text per settled run; pi starts it after every settled handler has finished.
+    try {
+      drain();
+    } catch {
+      // Never disturb pi.
+    }
+  });
   // `/tree` moves pi's leaf and writes nothing until the next entry (unless summarized): tell
   // the board where the branch now ends.
   pi.on("session_tree", (e, ctx) => {
     const leaf = (e as { newLeafId?: string | null }).newLeafId;
     if (leaf) void record("session_tree", ctx, ["--leaf-id", leaf]);
   });
-  pi.on("session_shutdown", (_e, ctx) => record("session_shutdown", ctx));
+  pi.on("session_shutdown", (_e, ctx) => {
+    closeChannel();
+    sessionCtx = undefined;
+    return record("session_shutdown", ctx);
+  });
 }

@@ -94,6 +94,9 @@ pub struct Request {
     pub intercom_root: Option<PathBuf>,
     /// Data root for pi sessions outside any Intercom root.
     pub data_root: PathBuf,
+    /// The private reply channel (Unix socket) the extension has open, if any: recorded as given
+    /// with each event, so a closed channel is no longer advertised.
+    pub channel: Option<PathBuf>,
 }
 
 /// A refusal (exit 2) or a failure to write (exit 1), with the reason.
@@ -299,6 +302,10 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
         _ => mux_json(env, id.pid),
     };
     rec.insert("mux".into(), mux);
+    rec.insert(
+        "channel".into(),
+        json!(req.channel.as_ref().map(|p| p.display().to_string())),
+    );
     rec.insert(
         "runState".into(),
         json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now),

@@ -47,6 +47,7 @@ pub fn run(args: &RegisterArgs) -> i32 {
         cwd,
         intercom_root,
         data_root: roots.data_root,
+        channel: args.channel.clone(),
     };
     match register::register(&req, &MuxEnv::from_process(), SystemClock.now_ms()) {
         Ok(Some(path)) => {

@@ -1,10 +1,11 @@
-//! `intercom-pane reply NAME (TEXT | - | -f FILE)`. Prints the receipt as JSON when the tool ran.
-//! Exit: 0 delivered; 1 the tool ran and did not deliver; 2 usage; 3..8 refusals (see
+//! `intercom-pane reply NAME (TEXT | - | -f FILE) [--json]`. Prints the receipt (one line, or JSON
+//! with `--json`) once something was sent. Exit: 0 delivered or queued; 1 failed; 11 unconfirmed
+//! (sent, no confirmation: do not resend); 2 usage; 3..10 refusals, nothing sent (see
 //! `actions::reply::Refusal::exit_code`).
 
 use std::io::Read;
 
-use crate::actions::reply::{self, Refusal};
+use crate::actions::reply::{self, Outcome, Refusal};
 use crate::cli::ReplyArgs;
 use crate::cmd::{options, refuse};
 use crate::fsguard;
@@ -49,14 +50,18 @@ pub fn run(args: &ReplyArgs) -> i32 {
     };
     match reply::send(&pass, &args.name, &text, r.clock.now_ms()) {
         Ok(receipt) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&receipt.to_json()).unwrap_or_default()
-            );
-            if receipt.delivered {
-                0
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&receipt.to_json()).unwrap_or_default()
+                );
             } else {
-                1
+                println!("{}", receipt.summary());
+            }
+            match receipt.outcome {
+                Outcome::Delivered | Outcome::Queued => 0,
+                Outcome::Failed => 1,
+                Outcome::Unconfirmed => 11,
             }
         }
         Err(r) => refused(r),

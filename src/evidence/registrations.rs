@@ -61,6 +61,9 @@ pub struct Registration {
     pub workspace: Option<String>,
     pub mux: Option<MuxRecord>,
     pub run_state: Option<RunState>,
+    /// The private channel (a Unix socket path) the shipped extension opened for this seat: a
+    /// reply is handed to pi through it instead of being typed (behaviour.md §6).
+    pub channel: Option<String>,
 }
 
 impl Registration {
@@ -252,12 +255,35 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
         workspace: s(&v, "workspace", 4096),
         mux,
         run_state,
+        channel: s(&v, "channel", 107).filter(|c| c.starts_with('/')),
     })
+}
+
+/// Read one registration file again (the reply path re-reads the seat's record right before
+/// sending); `None` when it is gone, unreadable or invalid.
+pub fn read_path(path: &Path) -> Option<Registration> {
+    let bytes = fsguard::read_capped(path, MAX_REGISTRATION_BYTES).ok()?;
+    parse(path, &bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_channel_is_an_absolute_socket_path_or_nothing() {
+        let reg = |c: &str| {
+            let v = format!(r#"{{"version":1,"sessionId":"a","channel":{c}}}"#);
+            parse(Path::new("/x.json"), v.as_bytes()).unwrap().channel
+        };
+        assert_eq!(
+            reg(r#""/run/user/1/intercom-pane-x/reply.sock""#).as_deref(),
+            Some("/run/user/1/intercom-pane-x/reply.sock")
+        );
+        assert_eq!(reg(r#""relative/reply.sock""#), None);
+        assert_eq!(reg(&format!("\"/{}\"", "a".repeat(120))), None);
+        assert_eq!(reg("null"), None);
+    }
 
     #[test]
     fn reads_data_root_layout_and_refuses_links() {

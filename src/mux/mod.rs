@@ -6,6 +6,7 @@
 //! fixed code the scan turns into `unknown`, never into a guess.
 
 pub mod herdr;
+pub mod pi_channel;
 pub mod session;
 pub mod spawn;
 pub mod tmux;

@@ -524,11 +524,21 @@ fn handle(line: &str, s: &mut State) -> Value {
         }
         "agent.prompt" => {
             let target = str_param(&params, "target").unwrap_or("");
-            let Some(i) = find(s, Some(target)) else {
-                return error(id, "agent_not_found", &format!("agent {target} not found"));
+            // Like Herdr 0.8.2 (behaviour 051, 052-054, 101): only a pane with a detected agent
+            // takes a prompt; plain `cat` or a shell is `agent_not_found`.
+            let Some(i) = find(s, Some(target)).filter(|&i| detected_agent(&s.panes[i])) else {
+                return error(
+                    id,
+                    "agent_not_found",
+                    &format!("agent target {target} not found"),
+                );
             };
             if s.blocked.contains(target) {
-                return error(id, "agent_blocked", "agent is showing a dialog");
+                return error(
+                    id,
+                    "agent_blocked",
+                    &format!("agent {target} is blocked and requires interactive input"),
+                );
             }
             let text = str_param(&params, "text").unwrap_or("").to_string();
             s.prompts.push((target.to_string(), text));
@@ -544,6 +554,17 @@ fn handle(line: &str, s: &mut State) -> Value {
         }
         _ => error("", "invalid_request", "failed to parse request"),
     }
+}
+
+/// Herdr detects pi by a foreground process named `pi` (a copy or a script named so) or whose
+/// `argv[0]` is `pi` (`exec -a pi …`); behaviour captures 042-048, 109-117.
+fn detected_agent(p: &FakePane) -> bool {
+    p.foreground.iter().any(|(_, name, argv)| {
+        name == "pi"
+            || argv
+                .first()
+                .is_some_and(|a0| a0.rsplit('/').next() == Some("pi"))
+    })
 }
 
 /// Fixture replies, to check the fake against what a real Herdr printed.

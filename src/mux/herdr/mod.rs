@@ -22,15 +22,17 @@ use super::{
 use crate::fsguard;
 use crate::text::sanitize;
 
-mod wire;
+pub(in crate::mux) mod wire;
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
 pub const MIN_PROTOCOL: u32 = 20;
 /// Cap on panes whose process info one listing asks for.
 pub const MAX_PANES: usize = 256;
-/// Herdr cuts injected text at about 1 KiB: refuse rather than deliver a cut message.
-pub const MAX_PROMPT: usize = 1000;
+/// Bound on one `agent.prompt` text, in bytes. `agent.prompt` carries 20 KB intact (Herdr 0.8.2,
+/// probed); the reply path's own limit (2000 characters plus its trailer, at most about 8 KiB)
+/// is checked before, so this only bounds the request.
+pub const MAX_PROMPT: usize = 32 * 1024;
 /// Metadata source name and token key for our ownership marker (Herdr has no pane options).
 const MARKER_SOURCE: &str = "intercom-pane";
 const MARKER_TOKEN: &str = "intercom-pane-owner";
@@ -417,10 +419,7 @@ impl Herdr {
         deadline: Instant,
     ) -> Result<(), MuxError> {
         if text.trim().is_empty() || text.len() > MAX_PROMPT {
-            return Err(err(
-                ErrorCode::BadRequest,
-                "prompt empty or over 1000 bytes",
-            ));
+            return Err(err(ErrorCode::BadRequest, "prompt empty or over 32 KiB"));
         }
         let r = self.call(
             "agent.prompt",

@@ -57,7 +57,8 @@ fn io_error(e: &std::io::Error) -> MuxError {
 }
 
 /// Connect to a Unix socket without waiting past `deadline` (std's connect has no timeout).
-fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
+/// Also the pi reply channel's connect (`mux::pi_channel`), which maps the codes to its own words.
+pub(in crate::mux) fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
     match fsguard::kind(path) {
         Ok(fsguard::Kind::Socket) => {}
         Ok(_) => {
@@ -99,7 +100,10 @@ fn connect(path: &Path, deadline: Instant) -> Result<UnixStream, MuxError> {
     Ok(stream)
 }
 
-fn read_line(stream: &mut UnixStream, deadline: Instant) -> Result<Vec<u8>, MuxError> {
+pub(in crate::mux) fn read_line(
+    stream: &mut UnixStream,
+    deadline: Instant,
+) -> Result<Vec<u8>, MuxError> {
     let mut out = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     // Bounded by the reply cap and the deadline (each read waits at most the time left).

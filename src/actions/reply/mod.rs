@@ -1,0 +1,367 @@
+//! The reply path (behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
+//! come first, then the seat's live registration is read again, and the transport is chosen from
+//! it BEFORE anything is sent — never by falling back after a failure, so a reply is never
+//! delivered twice:
+//! - `channel`: the registration advertises the shipped extension's private socket and it is
+//!   there: the text is handed to pi itself (`pi.sendUserMessage`, `mux::pi_channel`);
+//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh` types it (the pane must
+//!   still run the registered pi, copy mode is left, a draft in pi's editor is refused, one
+//!   bracketed paste, one Enter) (`typed.rs`);
+//! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
+//!
+//! Refusals happen before anything is sent, each with its exit code; once something was sent,
+//! the receipt says what happened (`delivered`, `queued`, `unconfirmed`, `failed`) — never
+//! retried, never routed around. One seat per call.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::clock::{format_iso, Ms};
+use crate::evidence::registrations::{self, Registration};
+use crate::fsguard;
+use crate::mux::{self, pi_channel, MuxKind};
+use crate::scan::{ReplyTarget, Scan};
+
+mod text;
+mod typed;
+pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
+pub use typed::{AGENT_SEND, AGENT_SEND_ENV};
+
+/// The fixed trailer sent on its own line after the text.
+pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
+/// How long a channel or Herdr delivery may take, answer included (the extension waits up to
+/// 5 s for pi to start the turn).
+const SEND_DEADLINE: Duration = Duration::from_secs(8);
+
+/// Why a reply was refused before anything was sent. Each has its own exit code.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// The text breaks a text rule (`text.rs`).
+    Text(TextError),
+    UnknownSeat(String),
+    Ambiguous(String),
+    Connector(String),
+    NoPath(String, String),
+    ToolNotStarted(String),
+    /// Typed transport: the pane is not ready for typing (a mode it would not leave, a draft or
+    /// a dialog in pi's editor). Nothing was typed.
+    NotReady(String, String),
+}
+
+impl Refusal {
+    /// Exit codes: 3 blank, 4 too long, 5 unknown or ambiguous seat, 6 no reply path
+    /// (no/stale registration, no pane, the pane no longer runs the registered pi, the channel
+    /// not reachable), 7 connector seat, 8 the tool could not be started, 9 a control character
+    /// in the text, 10 the pane is not ready for typing (a draft, a dialog, a mode).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Refusal::Text(TextError::Blank) => 3,
+            Refusal::Text(TextError::TooLong(_)) => 4,
+            Refusal::Text(TextError::Control(..)) => 9,
+            Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => 5,
+            Refusal::NoPath(..) => 6,
+            Refusal::Connector(_) => 7,
+            Refusal::ToolNotStarted(_) => 8,
+            Refusal::NotReady(..) => 10,
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let clean = |s: &str| crate::text::clip(&crate::text::sanitize(s), 80);
+        let reason = |s: &str| crate::text::clip(&crate::text::sanitize(s), 300);
+        match self {
+            Refusal::Text(e) => e.fmt(f),
+            Refusal::UnknownSeat(s) => write!(f, "no seat named {:?}", clean(s)),
+            Refusal::Ambiguous(s) => write!(
+                f,
+                "{:?} names more than one seat; give <project>/<agent>",
+                clean(s)
+            ),
+            Refusal::Connector(s) => write!(f, "{} is a connector row: not replied to", clean(s)),
+            Refusal::NoPath(s, why) => write!(f, "cannot reply to {}: {}", clean(s), reason(why)),
+            Refusal::ToolNotStarted(e) => write!(f, "the delivery tool could not be started: {e}"),
+            Refusal::NotReady(s, why) => {
+                write!(f, "not sent to {}: {}", clean(s), reason(why))
+            }
+        }
+    }
+}
+
+/// How the text travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Handed to pi by the shipped extension's private channel.
+    Channel,
+    /// Typed into the tmux pane by `agent-send.sh`.
+    Typed,
+    /// Herdr's `agent.prompt`.
+    Herdr,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Channel => "channel",
+            Transport::Typed => "typed",
+            Transport::Herdr => "herdr",
+        }
+    }
+}
+
+/// What happened to a text that was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// pi started a turn with it (typed/Herdr: the submission went through).
+    Delivered,
+    /// pi was busy: it is held behind the running turn and sent when that turn settles.
+    Queued,
+    /// Sent, but no confirmation came in time: it may have arrived. Never resent.
+    Unconfirmed,
+    /// It did not reach pi.
+    Failed,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Delivered => "delivered",
+            Outcome::Queued => "queued",
+            Outcome::Unconfirmed => "unconfirmed",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What happened once something was sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    /// pi has the text: it started a turn or is queued behind the running one.
+    pub delivered: bool,
+    pub outcome: Outcome,
+    pub transport: Transport,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub agent: String,
+    pub target: ReplyTarget,
+    pub sent_at: Ms,
+}
+
+impl Receipt {
+    fn new(key: &str, t: &ReplyTarget, transport: Transport, outcome: Outcome, now: Ms) -> Self {
+        Receipt {
+            delivered: matches!(outcome, Outcome::Delivered | Outcome::Queued),
+            outcome,
+            transport,
+            exit_code: None,
+            signal: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            agent: key.to_string(),
+            target: t.clone(),
+            sent_at: now,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "outcome": self.outcome.name(),
+            "delivered": self.delivered,
+            "transport": self.transport.name(),
+            "exitCode": self.exit_code,
+            "signal": self.signal,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "agent": self.agent,
+            "session": self.target.session,
+            "target": self.target.target,
+            "socket": self.target.socket,
+            "multiplexer": self.target.kind.name(),
+            "sentAt": format_iso(self.sent_at),
+        })
+    }
+
+    /// One line for people: `queued via channel to root/W (tmux %3) at …`, plus the detail.
+    pub fn summary(&self) -> String {
+        let detail = [self.stdout.as_str(), self.stderr.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(crate::text::sanitize)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut line = format!(
+            "{} via {} to {} ({}) at {}",
+            self.outcome.name(),
+            self.transport.name(),
+            crate::text::sanitize(&self.agent),
+            crate::text::sanitize(&self.target.describe()),
+            format_iso(self.sent_at)
+        );
+        if !detail.is_empty() {
+            line.push_str(": ");
+            line.push_str(&crate::text::clip(&detail, 300));
+        }
+        line
+    }
+}
+
+/// The text rules, for every caller (reply, the sidebar's box, close-worker).
+pub fn check_text(text: &str) -> Result<(), Refusal> {
+    text::check_text(text).map_err(Refusal::Text)
+}
+
+/// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name
+/// (case-insensitive) that only one seat has. Returns its key and reply path.
+pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget), Refusal> {
+    let key = if scan.reply_paths.contains_key(who) {
+        who.to_string()
+    } else {
+        let want = who.to_lowercase();
+        let hits: Vec<String> = scan
+            .records
+            .iter()
+            .filter(|r| r.agent.to_lowercase() == want)
+            .map(|r| r.key())
+            .collect();
+        match hits.as_slice() {
+            [] => return Err(Refusal::UnknownSeat(who.to_string())),
+            [k] => k.clone(),
+            _ => return Err(Refusal::Ambiguous(who.to_string())),
+        }
+    };
+    if scan
+        .records
+        .iter()
+        .any(|r| r.key() == key && r.connector.is_some())
+    {
+        return Err(Refusal::Connector(key));
+    }
+    match scan.reply_paths.get(&key) {
+        Some(Ok(t)) => Ok((key, t)),
+        Some(Err(why)) => Err(Refusal::NoPath(key, why.clone())),
+        None => Err(Refusal::UnknownSeat(who.to_string())),
+    }
+}
+
+/// The text as delivered: as typed, then the trailer on its own line.
+pub fn message(text: &str) -> String {
+    format!("{text}\n{TRAILER}")
+}
+
+/// The seat's registration read again right before sending: still the same live pi in the
+/// same place the scan saw, its session not ended.
+fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registration, Refusal> {
+    let no = |why: &str| Refusal::NoPath(key.to_string(), why.to_string());
+    let view = scan
+        .records
+        .iter()
+        .find(|r| r.key() == key)
+        .and_then(|r| r.registered.as_ref())
+        .ok_or_else(|| no("reply needs a registered seat"))?;
+    let reg = registrations::read_path(Path::new(&view.path))
+        .ok_or_else(|| no("the seat's registration is gone or unreadable"))?;
+    let same_place = reg
+        .mux
+        .as_ref()
+        .is_some_and(|m| m.pane_id.as_ref().or(m.session.as_ref()) == Some(&t.target));
+    if reg.pid.is_none() || reg.pid != view.pid || !same_place {
+        return Err(no("the seat's registration changed since the scan"));
+    }
+    // The scan's rule for a live registration: the pid's process now, with the recorded start
+    // ticks and boot id wherever they were recorded.
+    let alive = reg.pid.and_then(crate::proc::identity).is_some_and(|id| {
+        reg.start_ticks.is_none_or(|t| t == id.start_ticks)
+            && reg.boot_id.as_ref().is_none_or(|b| *b == id.boot_id)
+            && crate::proc::is_alive(&id)
+    });
+    if !alive {
+        return Err(no("the seat's registration is stale (its pi is gone)"));
+    }
+    if reg.session_closed() {
+        return Err(no(
+            "the seat's session has ended in its pi (it moved on or is quitting)",
+        ));
+    }
+    Ok(reg)
+}
+
+/// The transport for this seat, decided before anything is sent.
+fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
+    let channel_ready = reg
+        .channel
+        .as_deref()
+        .is_some_and(|c| matches!(fsguard::kind(Path::new(c)), Ok(fsguard::Kind::Socket)));
+    match (channel_ready, t.kind) {
+        (true, _) => Transport::Channel,
+        (false, MuxKind::Tmux) => Transport::Typed,
+        (false, MuxKind::Herdr) => Transport::Herdr,
+    }
+}
+
+/// Send `text` to the seat `who` of `scan`, once.
+pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
+    check_text(text)?;
+    let (key, target) = resolve(scan, who)?;
+    let reg = fresh_registration(scan, &key, target)?;
+    let body = message(text);
+    match choose(&reg, target) {
+        Transport::Channel => send_channel(&key, target, &reg, &body, now),
+        Transport::Typed => typed::send(&key, target, &reg, &body, now),
+        Transport::Herdr => Ok(send_herdr(&key, target, &body, now)),
+    }
+}
+
+fn send_channel(
+    key: &str,
+    t: &ReplyTarget,
+    reg: &Registration,
+    body: &str,
+    now: Ms,
+) -> Result<Receipt, Refusal> {
+    let (Some(path), Some(pid)) = (reg.channel.as_deref(), reg.pid) else {
+        return Err(Refusal::NoPath(key.into(), "no channel".into()));
+    };
+    let answer = pi_channel::send(Path::new(path), pid, body, Instant::now() + SEND_DEADLINE)
+        .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
+    let outcome = match answer.outcome {
+        pi_channel::Outcome::Delivered => Outcome::Delivered,
+        pi_channel::Outcome::Queued => Outcome::Queued,
+        pi_channel::Outcome::Unconfirmed => Outcome::Unconfirmed,
+        pi_channel::Outcome::Failed => Outcome::Failed,
+    };
+    let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);
+    match outcome {
+        Outcome::Failed | Outcome::Unconfirmed => r.stderr = answer.detail,
+        _ => r.stdout = answer.detail,
+    }
+    Ok(r)
+}
+
+fn send_herdr(key: &str, t: &ReplyTarget, body: &str, now: Ms) -> Receipt {
+    let result = match &t.socket {
+        Some(s) => mux::open(MuxKind::Herdr, Path::new(s)).send_text(
+            &t.target,
+            body,
+            Instant::now() + SEND_DEADLINE,
+        ),
+        None => Err(mux::MuxError::new(
+            mux::ErrorCode::NoServer,
+            "the registration names no Herdr socket",
+        )),
+    };
+    let outcome = match &result {
+        Ok(()) => Outcome::Delivered,
+        // The request went out and no answer came: it may have been typed.
+        Err(e) if e.code == mux::ErrorCode::Timeout => Outcome::Unconfirmed,
+        Err(_) => Outcome::Failed,
+    };
+    let mut r = Receipt::new(key, t, Transport::Herdr, outcome, now);
+    r.exit_code = Some(if result.is_ok() { 0 } else { 1 });
+    r.stderr = result.err().map(|e| e.to_string()).unwrap_or_default();
+    r
+}
