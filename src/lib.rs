@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod cmd;
 pub mod demo;
+pub mod doctor;
 pub mod evidence;
 pub mod fsguard;
 pub mod liveness;

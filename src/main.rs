@@ -15,6 +15,9 @@ fn main() {
         Command::CloseWorker(a) => cmd::close_cmd::run_close(a),
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a),
         Command::Demo(a) => demo::run(a),
+        Command::Doctor(a) => cmd::doctor_cmd::run(a),
+        Command::Completions(a) => cmd::docs_cmd::completions(a),
+        Command::Man(a) => cmd::docs_cmd::man(a),
         Command::DemoAgent(a) => demo::agent::run(a),
     };
     std::process::exit(code);
