@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod evidence;
 pub mod fsguard;
 pub mod liveness;
+pub mod log;
 pub mod mux;
 pub mod probe;
 pub mod proc;
