@@ -272,7 +272,7 @@ pub struct DemoAgentArgs {
     /// Loopback port to answer `GET /intercom/health` on.
     #[arg(long)]
     pub port: Option<u16>,
-    /// Scenario: cycle, tool, waiting, error, idle, retry.
+    /// Scenario: cycle, tool, waiting, error, idle, retry, coordinator.
     #[arg(long, default_value = "cycle")]
     pub scenario: String,
     /// Seconds per step of the scenario.
@@ -284,6 +284,12 @@ pub struct DemoAgentArgs {
     /// Register as a seat (like the pi extension) with this system config.
     #[arg(long)]
     pub register_config: Option<PathBuf>,
+    /// Text to print in the agent's pane when it starts (the demo's instructions).
+    #[arg(long)]
+    pub banner: Option<String>,
+    /// Why this agent ends when its lifetime is over (shown in its report and its pane).
+    #[arg(long)]
+    pub end_reason: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -29,9 +29,12 @@ fn demo_prints_changing_states_from_real_tmux_and_cleans_up() {
     );
     let release = last.lines().find(|l| l.contains("/Release")).unwrap();
     assert!(release.contains("error"), "{last}");
-    // The coordinator pane runs a shell, not pi: offline, not a guess.
+    // The coordinator is a (simulated) pi too, with its own task: idle after its turn.
     let coord = last.lines().find(|l| l.contains("/Coordinator")).unwrap();
-    assert!(coord.contains("offline"), "{last}");
+    assert!(
+        coord.contains("idle") && coord.contains("Coordinate the demo workers"),
+        "{last}"
+    );
     assert!(
         last.contains("(5 sessions, 1 waiting on you, 0 seen)"),
         "{last}"
