@@ -38,8 +38,11 @@ impl Setup {
                 .join("pi-sessions")
                 .join(format!("{fixture}.jsonl"));
             let id = header_id(&src);
-            std::fs::copy(&src, sessions.join(format!("2026-11-29T23-13-4{i}-000Z_{id}.jsonl")))
-                .unwrap();
+            std::fs::copy(
+                &src,
+                sessions.join(format!("2026-11-29T23-13-4{i}-000Z_{id}.jsonl")),
+            )
+            .unwrap();
             agents.push(json!({"sessionId": id, "name": name, "coordinator": i == 0,
                 "description": "d", "port": 41100 + i, "projectDirectory": "."}));
         }
@@ -195,9 +198,16 @@ fn a_read_only_data_root_is_named() {
         d
     };
     // The system config every command of the layout is given names it as the data root.
-    std::fs::write(s.env.path("system.json"), json!({"dataRoot": ro}).to_string()).unwrap();
+    std::fs::write(
+        s.env.path("system.json"),
+        json!({"dataRoot": ro}).to_string(),
+    )
+    .unwrap();
     let c = fails_only(&s.doctor(&[]), "data root");
-    assert!(c["detail"].as_str().unwrap().contains("not writable"), "{c}");
+    assert!(
+        c["detail"].as_str().unwrap().contains("not writable"),
+        "{c}"
+    );
 }
 
 #[test]
@@ -227,7 +237,10 @@ fn completions_and_man_pages_are_generated() {
         let o = env.run(&["completions", shell]);
         assert!(o.status.success(), "{shell}");
         let text = String::from_utf8_lossy(&o.stdout);
-        assert!(text.contains("close-worker") && text.contains("doctor"), "{shell}");
+        assert!(
+            text.contains("close-worker") && text.contains("doctor"),
+            "{shell}"
+        );
     }
     let o = env.run(&["man"]);
     assert!(o.status.success());

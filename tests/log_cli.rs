@@ -49,7 +49,10 @@ fn off_by_default_and_named_events_when_on() {
         .iter()
         .find(|e| e["event"] == "scan_pass")
         .unwrap_or_else(|| panic!("{ev:?}"));
-    assert!(pass["ms"].is_u64() && pass["seats"].as_u64() >= Some(2), "{pass}");
+    assert!(
+        pass["ms"].is_u64() && pass["seats"].as_u64() >= Some(2),
+        "{pass}"
+    );
     assert_eq!(pass["command"], "scan");
     assert!(pass["at"].as_str().is_some_and(|t| t.ends_with('Z')));
     let mux = ev
@@ -110,7 +113,10 @@ fn ensure_monitor_stages_are_logged() {
         .iter()
         .find(|e| e["event"] == "ensure_monitor_done")
         .unwrap();
-    assert_eq!((&done["outcome"], &done["exit"]), (&json!("created"), &json!(0)));
+    assert_eq!(
+        (&done["outcome"], &done["exit"]),
+        (&json!("created"), &json!(0))
+    );
 }
 
 #[test]
@@ -130,9 +136,11 @@ fn the_log_rotates_at_its_cap() {
     let target = dir.path().join("target");
     std::fs::write(&target, b"").unwrap();
     std::os::unix::fs::symlink(&target, dir.path().join("link.log")).unwrap();
-    assert!(
-        intercom_pane::actions::store::append_line_capped(&dir.path().join("link.log"), &line, 1000)
-            .is_err()
-    );
+    assert!(intercom_pane::actions::store::append_line_capped(
+        &dir.path().join("link.log"),
+        &line,
+        1000
+    )
+    .is_err());
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 0);
 }

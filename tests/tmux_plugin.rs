@@ -43,7 +43,12 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     for (k, v) in [("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))] {
         inner.tmux(&["set-environment", "-g", k, &v.display().to_string()]);
     }
-    inner.tmux(&["set-option", "-g", "@intercom-pane-bin", &wrapper.display().to_string()]);
+    inner.tmux(&[
+        "set-option",
+        "-g",
+        "@intercom-pane-bin",
+        &wrapper.display().to_string(),
+    ]);
     for (k, v) in options {
         inner.tmux(&["set-option", "-g", k, v]);
     }
@@ -52,7 +57,9 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     let outer = TmuxServer::start(
         "outer",
         dir.path(),
-        &["env", "-u", "TMUX", "tmux", "-S", &sock, "attach", "-t", "=keys"],
+        &[
+            "env", "-u", "TMUX", "tmux", "-S", &sock, "attach", "-t", "=keys",
+        ],
     );
     wait_for(10_000, || {
         (!inner.tmux(&["list-clients"]).trim().is_empty()).then_some(())
@@ -68,8 +75,7 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
 
 impl Plugged {
     fn press(&self, key: &str) {
-        self.outer
-            .tmux(&["send-keys", "-t", "=outer:", "C-b", key]);
+        self.outer.tmux(&["send-keys", "-t", "=outer:", "C-b", key]);
     }
 
     /// `id|title|marker|top|active` of every pane of the session.
@@ -143,12 +149,14 @@ fn the_options_change_the_keys() {
         ("@intercom-pane-popup-key", "P"),
     ]);
     assert!(bound(&p.inner, "S").unwrap().contains("open-pane.sh"));
-    assert!(bound(&p.inner, "P")
-        .unwrap()
-        .contains("display-popup"));
+    assert!(bound(&p.inner, "P").unwrap().contains("display-popup"));
     // tmux's own `prefix M` / `prefix m` (clear and set the marked pane) are left alone.
-    assert!(!bound(&p.inner, "M").unwrap_or_default().contains("intercom"));
-    assert!(!bound(&p.inner, "m").unwrap_or_default().contains("intercom"));
+    assert!(!bound(&p.inner, "M")
+        .unwrap_or_default()
+        .contains("intercom"));
+    assert!(!bound(&p.inner, "m")
+        .unwrap_or_default()
+        .contains("intercom"));
     p.opens_pane_above("S");
 }
 
@@ -156,7 +164,10 @@ fn the_options_change_the_keys() {
 fn the_tpm_entry_point_at_the_top_loads_the_same_plugin() {
     let top = Path::new(env!("CARGO_MANIFEST_DIR")).join("intercom-pane.tmux");
     let mode = std::fs::metadata(&top).unwrap().permissions().mode();
-    assert!(mode & 0o111 != 0, "TPM runs *.tmux files: it must be executable");
+    assert!(
+        mode & 0o111 != 0,
+        "TPM runs *.tmux files: it must be executable"
+    );
     let dir = tempfile::tempdir().unwrap();
     let server = TmuxServer::start("tpm", dir.path(), &[]);
     server.tmux(&["run-shell", &top.display().to_string()]);

@@ -10,7 +10,12 @@ use crate::cli::{Cli, CompletionsArgs, ManArgs};
 
 pub fn completions(args: &CompletionsArgs) -> i32 {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "intercom-pane", &mut std::io::stdout());
+    clap_complete::generate(
+        args.shell,
+        &mut cmd,
+        "intercom-pane",
+        &mut std::io::stdout(),
+    );
     0
 }
 
@@ -28,7 +33,10 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut pages = vec![("intercom-pane.1".to_string(), render(top.clone())?)];
     for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("intercom-pane-{}", sub.get_name());
-        let page = sub.clone().display_name(name.clone()).bin_name(name.clone());
+        let page = sub
+            .clone()
+            .display_name(name.clone())
+            .bin_name(name.clone());
         pages.push((format!("{name}.1"), render(page)?));
     }
     Ok(pages)
