@@ -1,6 +1,7 @@
 //! `intercom-pane doctor`: a healthy setup exits 0; each broken link is named, with a fix, and
 //! exits 1. Real files, the real tmux binary, a real tmux server on a private socket.
 
+mod mux_herdr_fake;
 mod mux_support;
 mod scan_support;
 
@@ -227,6 +228,29 @@ fn a_live_pi_without_the_extension_is_named() {
     assert_eq!(
         check(&checks(&s.doctor(&["--tmux-socket", &sock])), "tmux server")["status"],
         "ok"
+    );
+}
+
+#[test]
+fn herdr_is_checked_when_configured() {
+    let mut s = Setup::new();
+    let fake = mux_herdr_fake::FakeHerdr::start(std::process::id());
+    s.extra = vec![(
+        "HERDR_SOCKET_PATH".into(),
+        fake.socket.display().to_string(),
+    )];
+    let r = checks(&s.doctor(&[]));
+    let c = check(&r, "herdr");
+    assert_eq!(c["status"], "ok", "{r:#}");
+    assert!(c["detail"].as_str().unwrap().contains("Herdr 0.8.2"), "{c}");
+    s.extra = vec![(
+        "HERDR_SOCKET_PATH".into(),
+        s.env.path("no-herdr.sock").display().to_string(),
+    )];
+    let c = fails_only(&s.doctor(&[]), "herdr");
+    assert!(
+        c["fix"].as_str().unwrap().contains("HERDR_SOCKET_PATH"),
+        "{c}"
     );
 }
 

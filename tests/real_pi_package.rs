@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use mux_support::{wait_for, TmuxServer};
 use scan_support::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/pi-extension");
 
@@ -116,18 +116,74 @@ fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
     );
     let text = std::fs::read_to_string(registration(&env, first)).unwrap();
     assert!(text.contains(first), "{text}");
+    // The doctor agrees: installed, loaded in the live pi, its session found.
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let roster = |agents: Value| {
+        std::fs::write(
+            root.join(".pi-intercom/config.json"),
+            json!({"version": 1, "agents": agents}).to_string(),
+        )
+        .unwrap()
+    };
+    let one = json!({"sessionId": first, "name": "One", "coordinator": true,
+        "description": "d", "port": 1, "projectDirectory": "."});
+    roster(json!([one]));
+    let r = doctor(&env, &agent, &server);
+    assert_eq!(r["ok"], true, "{r:#}");
+    assert_eq!(status(&r, "extension loaded"), "ok", "{r:#}");
     server.tmux(&["send-keys", "-t", "=one:", "C-d"]);
 
     let out = pi(&bin, &env, &agent, &["remove", PACKAGE]);
     assert!(out.contains("Removed"), "{out}");
     assert!(!pi(&bin, &env, &agent, &["list"]).contains(PACKAGE));
     let second = "66666666-7777-4888-8999-aaaaaaaaaaaa";
-    start_pi(&server, "two", &launch(second));
+    start_pi(&server, "Two", &launch(second));
     // Give a loaded extension ample time to have registered; nothing may appear.
     std::thread::sleep(Duration::from_secs(4));
     assert!(
         !registration(&env, second).exists(),
         "a removed extension still registered"
     );
-    server.tmux(&["send-keys", "-t", "=two:", "C-d"]);
+    // The doctor names both: not installed, and a live pi (worker Two, in the tmux session
+    // named like it) that never registered.
+    let two = json!({"sessionId": second, "name": "Two", "coordinator": false,
+        "description": "d", "port": 2, "projectDirectory": "."});
+    roster(json!([one, two]));
+    let r = doctor(&env, &agent, &server);
+    assert_eq!(r["ok"], false, "{r:#}");
+    assert_eq!(status(&r, "extension"), "fail", "{r:#}");
+    assert_eq!(status(&r, "extension loaded"), "fail", "{r:#}");
+    server.tmux(&["send-keys", "-t", "=Two:", "C-d"]);
+}
+
+/// `doctor --json` on the test's layout, as the person who started these pis would run it.
+fn doctor(env: &Env, agent: &Path, server: &TmuxServer) -> Value {
+    let args = layout_args(
+        env,
+        &["doctor", "--json"],
+        &["--tmux-socket", &server.sock.display().to_string()],
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(&args)
+        .current_dir(env.dir.path())
+        .env("HOME", env.path("home"))
+        .env("PI_CODING_AGENT_DIR", agent)
+        .env("INTERCOM_PANE_BIN", env!("CARGO_BIN_EXE_intercom-pane"))
+        .output()
+        .unwrap();
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&o.stderr));
+    })
+}
+
+fn status(report: &Value, name: &str) -> String {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == name)
+        .and_then(|c| c["status"].as_str())
+        .unwrap_or("missing")
+        .to_string()
 }
