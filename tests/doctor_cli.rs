@@ -234,15 +234,6 @@ fn a_live_pi_without_the_extension_is_named() {
 #[test]
 fn herdr_is_checked_when_configured() {
     let mut s = Setup::new();
-    let fake = mux_herdr_fake::FakeHerdr::start(std::process::id());
-    s.extra = vec![(
-        "HERDR_SOCKET_PATH".into(),
-        fake.socket.display().to_string(),
-    )];
-    let r = checks(&s.doctor(&[]));
-    let c = check(&r, "herdr");
-    assert_eq!(c["status"], "ok", "{r:#}");
-    assert!(c["detail"].as_str().unwrap().contains("Herdr 0.8.2"), "{c}");
     s.extra = vec![(
         "HERDR_SOCKET_PATH".into(),
         s.env.path("no-herdr.sock").display().to_string(),
@@ -252,6 +243,21 @@ fn herdr_is_checked_when_configured() {
         c["fix"].as_str().unwrap().contains("HERDR_SOCKET_PATH"),
         "{c}"
     );
+    let fake = mux_herdr_fake::FakeHerdr::start(std::process::id());
+    s.extra = vec![(
+        "HERDR_SOCKET_PATH".into(),
+        fake.socket.display().to_string(),
+    )];
+    let r = checks(&s.doctor(&[]));
+    let c = check(&r, "herdr");
+    assert_eq!(c["status"], "ok", "{r:#}");
+    assert!(c["detail"].as_str().unwrap().contains("Herdr 0.8.2"), "{c}");
+    // With Herdr answering, tmux missing is only a warning.
+    s.env.path_env = s.env.path("no-bin").display().to_string();
+    let o = s.doctor(&[]);
+    let r = checks(&o);
+    assert_eq!(o.status.code(), Some(0), "{r:#}");
+    assert_eq!(check(&r, "tmux")["status"], "warn");
 }
 
 #[test]

@@ -136,8 +136,16 @@ impl Report {
 /// Run every check against the resolved options (the same ones `scan` would use).
 pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     let mut r = Report::default();
-    r.checks.extend(checks::tmux(opts));
-    r.checks.push(checks::herdr(opts));
+    let herdr = checks::herdr(opts);
+    let mut tmux = checks::tmux(opts);
+    // Where Herdr answers, a missing tmux only matters for tmux seats: worth a look, no more.
+    if herdr.status == Status::Ok {
+        for c in tmux.iter_mut().filter(|c| c.status == Status::Fail) {
+            c.status = Status::Warn;
+        }
+    }
+    r.checks.extend(tmux);
+    r.checks.push(herdr);
     r.checks.push(checks::binary());
     r.checks.push(install::extension_installed());
     r.checks.push(checks::data_root(&opts.data_root));
