@@ -63,7 +63,16 @@ fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
         "closed" => label == "Runtime closed" && state == "offline",
         _ => true,
     };
-    if ok {
+    // The session file (State) and the observation log (Activity) tell the same story; an
+    // `unknown` activity (no observation yet, as at the start) claims nothing.
+    let agrees = activity == "unknown"
+        || match state.as_str() {
+            "working" => ["working", "thinking"].contains(&activity.as_str()),
+            "waiting" | "idle" | "error" => ["idle", "closed"].contains(&activity.as_str()),
+            "offline" => activity == "closed",
+            _ => true,
+        };
+    if ok && agrees {
         Ok(())
     } else {
         Err(format!(
@@ -138,6 +147,7 @@ fn the_demo_explains_itself_and_its_rows_agree() {
     }
     let mut seen = std::collections::HashMap::new();
     for (e, screen) in &inconsistent {
+        eprintln!("tolerated once: {e}");
         let n = seen
             .entry(e.split(':').next().unwrap_or("").to_string())
             .or_insert(0);
