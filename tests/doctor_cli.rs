@@ -232,6 +232,36 @@ fn a_live_pi_without_the_extension_is_named() {
 }
 
 #[test]
+fn a_fenced_sidebar_launch_is_named() {
+    let s = Setup::new();
+    let root = s.env.path("root");
+    let cfg: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+            .unwrap();
+    let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
+    let record = intercom_pane::actions::monitor_pane::record_path(&root, coordinator);
+    std::fs::write(
+        &record,
+        json!({"version": 1, "stage": "split_pending"}).to_string(),
+    )
+    .unwrap();
+    let c = fails_only(&s.doctor(&[]), "monitor");
+    assert!(
+        c["detail"].as_str().unwrap().contains("split_pending"),
+        "{c}"
+    );
+    assert!(c["fix"].as_str().unwrap().contains("--recover"), "{c}");
+    std::fs::write(
+        &record,
+        json!({"version": 1, "stage": "submitted", "pane": "%3", "multiplexer": "tmux"})
+            .to_string(),
+    )
+    .unwrap();
+    let r = checks(&s.doctor(&[]));
+    assert_eq!(check(&r, "monitor")["status"], "ok", "{r:#}");
+}
+
+#[test]
 fn herdr_is_checked_when_configured() {
     let mut s = Setup::new();
     s.extra = vec![(

@@ -269,3 +269,52 @@ pub fn extension_loaded(pass: &Scan) -> Check {
         "install the extension (pi install <checkout>/linux/pi-extension), then restart those pis or type /reload in them",
     )
 }
+
+/// The coordinator's sidebar placement: a launch that stopped half-way fences ensure-monitor
+/// until a person looked (`--recover`), so no sidebar appears until then.
+pub fn monitor(pass: &Scan) -> Option<Check> {
+    let cfg = pass.config.as_ref()?;
+    if cfg.workers().next().is_none() {
+        return None;
+    }
+    let coordinator = cfg.coordinator()?;
+    let record = crate::actions::monitor_pane::record_path(&cfg.root, &coordinator.session_id);
+    let bytes = match crate::fsguard::read_capped(&record, 64 * 1024) {
+        Ok(b) => b,
+        Err(crate::fsguard::FsError::NotFound) => {
+            return Some(Check::skip(
+                "monitor",
+                "no sidebar placed for this coordinator yet (its pi places one when it starts with the extension)",
+            ))
+        }
+        Err(e) => {
+            return Some(Check::fail(
+                "monitor",
+                format!("{} cannot be read ({})", record.display(), e.code()),
+                "inspect it; remove it only when no monitor pane of ours is open",
+            ))
+        }
+    };
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let stage = v["stage"].as_str().unwrap_or("");
+    let pane = crate::text::sanitize(v["pane"].as_str().unwrap_or("?"));
+    Some(match stage {
+        "submitted" | "observed" => Check::ok(
+            "monitor",
+            format!(
+                "placed in {} pane {pane} ({})",
+                crate::text::sanitize(v["multiplexer"].as_str().unwrap_or("?")),
+                record.display()
+            ),
+        ),
+        _ => Check::fail(
+            "monitor",
+            format!(
+                "a sidebar launch stopped at stage {:?} ({}): ensure-monitor is fenced",
+                crate::text::clip(&crate::text::sanitize(stage), 40),
+                record.display()
+            ),
+            "look at the coordinator's window (close a half-made pane yourself), then run `intercom-pane ensure-monitor --recover` in the coordinator's pane",
+        ),
+    })
+}

@@ -40,7 +40,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A fixed name (`tmux`, `tmux server`, `herdr`, `binary`, `extension`, `extension loaded`,
-    /// `roster`, `sessions`, `data root`).
+    /// `roster`, `sessions`, `monitor`, `data root`).
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
@@ -152,6 +152,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     match crate::scan::run(opts, clock, None) {
         Ok(pass) => {
             r.checks.extend(checks::roster(&pass));
+            r.checks.extend(checks::monitor(&pass));
             r.checks.push(checks::extension_loaded(&pass));
         }
         Err(e) => r.checks.push(Check::fail(
