@@ -274,9 +274,8 @@ pub fn extension_loaded(pass: &Scan) -> Check {
 /// until a person looked (`--recover`), so no sidebar appears until then.
 pub fn monitor(pass: &Scan) -> Option<Check> {
     let cfg = pass.config.as_ref()?;
-    if cfg.workers().next().is_none() {
-        return None;
-    }
+    // Without a worker there is nothing to show, so no sidebar to place.
+    cfg.workers().next()?;
     let coordinator = cfg.coordinator()?;
     let record = crate::actions::monitor_pane::record_path(&cfg.root, &coordinator.session_id);
     let bytes = match crate::fsguard::read_capped(&record, 64 * 1024) {
