@@ -38,6 +38,13 @@ pub enum Command {
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
+    /// Check the setup: tmux, Herdr, the binary pi runs, the pi extension, the roster and its
+    /// sessions, the data root. Exit 1 when something a feature needs is missing.
+    Doctor(DoctorArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout, or write one page per command into a folder.
+    Man(ManArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -300,7 +307,7 @@ pub struct DemoAgentArgs {
     /// Loopback port to answer `GET /intercom/health` on.
     #[arg(long)]
     pub port: Option<u16>,
-    /// Scenario: cycle, tool, waiting, error, idle, retry.
+    /// Scenario: cycle, tool, waiting, error, idle, retry, coordinator.
     #[arg(long, default_value = "cycle")]
     pub scenario: String,
     /// Seconds per step of the scenario.
@@ -312,4 +319,34 @@ pub struct DemoAgentArgs {
     /// Register as a seat (like the pi extension) with this system config.
     #[arg(long)]
     pub register_config: Option<PathBuf>,
+    /// Text to print in the agent's pane when it starts (the demo's instructions).
+    #[arg(long)]
+    pub banner: Option<String>,
+    /// Why this agent ends when its lifetime is over (shown in its report and its pane).
+    #[arg(long)]
+    pub end_reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this
+    /// (existing) folder instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }

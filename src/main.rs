@@ -16,6 +16,9 @@ fn main() {
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a),
         Command::ResumeWorker(a) => cmd::resume_cmd::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Doctor(a) => cmd::doctor_cmd::run(a),
+        Command::Completions(a) => cmd::docs_cmd::completions(a),
+        Command::Man(a) => cmd::docs_cmd::man(a),
         Command::DemoAgent(a) => demo::agent::run(a),
     };
     std::process::exit(code);

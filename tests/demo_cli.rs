@@ -29,9 +29,12 @@ fn demo_prints_changing_states_from_real_tmux_and_cleans_up() {
     );
     let release = last.lines().find(|l| l.contains("/Release")).unwrap();
     assert!(release.contains("error"), "{last}");
-    // The coordinator pane runs a shell, not pi: offline, not a guess.
+    // The coordinator is a (simulated) pi too, with its own task: idle after its turn.
     let coord = last.lines().find(|l| l.contains("/Coordinator")).unwrap();
-    assert!(coord.contains("offline"), "{last}");
+    assert!(
+        coord.contains("idle") && coord.contains("Coordinate the demo workers"),
+        "{last}"
+    );
     assert!(
         last.contains("(5 sessions, 1 waiting on you, 0 seen)"),
         "{last}"
@@ -83,4 +86,74 @@ fn a_terminated_demo_still_removes_its_server_and_folder() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+}
+
+/// A simulated pi whose lifetime ends says why, where a person looks: its report (the sidebar's
+/// Report column and details) and its pane; and it records its exit as pi's extension would.
+#[test]
+fn a_demo_agent_that_ends_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    let id = "5e551011-0000-4000-8000-000000000001";
+    let agents = serde_json::json!([
+        {"sessionId": "c", "name": "Coordinator", "coordinator": true, "description": "C.",
+         "port": 1, "projectDirectory": "."},
+        {"sessionId": id, "name": "Release", "coordinator": false, "description": "R.",
+         "port": 2, "projectDirectory": "."}]);
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        serde_json::json!({"version": 1, "agents": agents}).to_string(),
+    )
+    .unwrap();
+    let sys = tmp.path().join("system.json");
+    std::fs::write(&sys, serde_json::json!({"dataRoot": data}).to_string()).unwrap();
+    let reason = "The demo ends Release's pi after 2 s, to show a seat that went offline.";
+    let out = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args([
+            "demo-agent",
+            "--session-id",
+            id,
+            "--scenario",
+            "error",
+            "--step",
+            "1",
+        ])
+        .args(["--lifetime", "2", "--end-reason", reason])
+        .arg("--session-file")
+        .arg(tmp.path().join("s.jsonl"))
+        .arg("--cwd")
+        .arg(&root)
+        .arg("--root")
+        .arg(&root)
+        .arg("--register-config")
+        .arg(&sys)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(reason));
+    let reports: Vec<String> = std::fs::read_dir(root.join(".pi-intercom/reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        reports
+            .iter()
+            .any(|r| r.contains(reason) && r.contains("blocked")),
+        "{reports:?}"
+    );
+    let seats: Vec<String> = std::fs::read_dir(root.join(".pi-intercom/seats"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        seats.iter().any(|s| s.contains("session_shutdown")),
+        "the exit is recorded: {seats:?}"
+    );
 }

@@ -186,7 +186,7 @@ fn real_pi() -> std::path::PathBuf {
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// pi's agent folder for a test: the scripted model as the only provider, and the shipped
-/// extension (which registers the seat with this build's binary).
+/// extension package (which registers the seat with this build's binary).
 fn prepare_agent_dir(agent: &Path) {
     let port = start_model();
     std::fs::write(
@@ -197,10 +197,11 @@ fn prepare_agent_dir(agent: &Path) {
         .to_string(),
     )
     .unwrap();
-    std::fs::create_dir_all(agent.join("extensions")).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension/intercom-pane.ts"),
-        agent.join("extensions/intercom-pane.ts"),
+    // The extension as a pi package, as `pi install linux/pi-extension` records it.
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"packages": [Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]})
+            .to_string(),
     )
     .unwrap();
 }

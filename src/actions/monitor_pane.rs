@@ -135,6 +135,10 @@ fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
 }
 
 fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
+    crate::log::event(
+        crate::log::event::ENSURE_MONITOR_STAGE,
+        json!({"stage": v["stage"], "pane": v["pane"], "record": path.display().to_string()}),
+    );
     let mut bytes =
         serde_json::to_vec_pretty(v).map_err(|e| EnsureError::Refused(e.to_string()))?;
     bytes.push(b'\n');

@@ -163,6 +163,36 @@ pub fn remove_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// Append one line to a log (mode 0600, never through a link). When the line would take the
+/// file past `cap` bytes, the file first moves to `<path>.1` (replacing an older one): the log
+/// never holds much more than twice `cap` on disk. One `write` per line, so concurrent writers
+/// (pi spawns several `register`s) do not interleave inside a line.
+pub fn append_line_capped(path: &Path, line: &[u8], cap: u64) -> Result<(), StoreError> {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| err("open_failed", path, e))
+    };
+    let mut f = open()?;
+    let len = f
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .ok_or_else(|| err("not_regular", path, "not a regular file"))?;
+    if len > 0 && len + line.len() as u64 > cap {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        std::fs::rename(path, &old).map_err(|e| err("rotate_failed", path, e))?;
+        f = open()?;
+    }
+    f.write_all(line).map_err(|e| err("write_failed", path, e))
+}
+
 /// An exclusive lock: an advisory `flock` on a lock file (mode 0600, never through a link).
 ///
 /// Why `flock` and not "whoever created the file": the kernel drops the lock when its holder

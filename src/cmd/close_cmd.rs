@@ -28,6 +28,10 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
         clock: r.clock.as_ref(),
     };
     let end = close::close_worker(&req);
+    crate::log::event(
+        crate::log::event::CLOSE_WORKER_DONE,
+        serde_json::json!({"worker": args.name, "exit": end.code, "report": end.report}),
+    );
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
     if end.report.get("refused").is_some() {
         eprintln!(

@@ -53,22 +53,27 @@ pub fn run(args: &EnsureMonitorArgs) -> i32 {
         recover: args.recover,
         now: SystemClock.now_ms(),
     };
-    match monitor_pane::ensure(&req, &MuxEnv::from_process()) {
+    let (outcome, detail, code) = match monitor_pane::ensure(&req, &MuxEnv::from_process()) {
         Ok(Outcome::Skipped(why)) => {
             println!("skipped: {why}");
-            0
+            ("skipped", why, 0)
         }
         Ok(Outcome::Preserved { pane }) => {
             println!("kept: the monitor already runs in {pane}");
-            0
+            ("kept", pane, 0)
         }
         Ok(Outcome::Created { pane }) => {
             println!("created: monitor in {pane}");
-            0
+            ("created", pane, 0)
         }
         Err(e) => {
             eprintln!("intercom-pane: ensure-monitor: {e}");
-            e.exit_code()
+            ("failed", e.to_string(), e.exit_code())
         }
-    }
+    };
+    crate::log::event(
+        crate::log::event::ENSURE_MONITOR_DONE,
+        serde_json::json!({"outcome": outcome, "detail": detail, "exit": code}),
+    );
+    code
 }

@@ -1,6 +1,8 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns the exit code.
 
 pub mod close_cmd;
+pub mod docs_cmd;
+pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod monitor_cmd;
 pub mod options;

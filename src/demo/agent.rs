@@ -34,12 +34,14 @@ fn scenario(name: &str) -> &'static [Step] {
     match name {
         "tool" => &[UserPrompt, ToolCall, ToolResult, Done],
         "waiting" => &[UserPrompt, AskInput],
-        "error" => &[UserPrompt, FinalError],
-        "idle" => &[UserPrompt, Done],
+        // The provider rejects the follow-up request after a tool ran: the last activity was
+        // writing the response, as the board then shows beside the idle runtime.
+        "error" => &[UserPrompt, ToolCall, ToolResult, FinalError],
+        "idle" | "coordinator" => &[UserPrompt, Done],
         "retry" => &[UserPrompt, RetryableError, RetryableError, Done],
         _ => &[
             UserPrompt, ToolCall, ToolResult, AskInput, Idle, Answer, ToolCall, ToolResult, Done,
-            Idle, UserPrompt, FinalError, Idle,
+            Idle, UserPrompt, ToolCall, ToolResult, FinalError, Idle,
         ],
     }
 }
@@ -52,6 +54,12 @@ struct Writer {
     writer_id: String,
     last_id: Option<String>,
     n: u64,
+    /// The newest observation timestamp written: each next one is later, so one writer never
+    /// leaves two records of different status at the same millisecond (which the board rightly
+    /// reads as `conflicting records`).
+    last_observed: std::cell::Cell<i64>,
+    /// The user prompt of each turn (the seat's task).
+    prompt: &'static str,
 }
 
 impl Writer {
@@ -102,7 +110,9 @@ impl Writer {
 
     fn observe(&self, event: &str, busy: bool, phase: Option<&str>, detail: Option<&str>) {
         let Some(log) = &self.log_file else { return };
-        let mut v = json!({"version": 1, "timestamp": format_iso(SystemClock.now_ms()),
+        let at = SystemClock.now_ms().max(self.last_observed.get() + 1);
+        self.last_observed.set(at);
+        let mut v = json!({"version": 1, "timestamp": format_iso(at),
             "writerId": self.writer_id, "sessionId": self.session_id, "event": event, "busy": busy});
         if let Some(p) = phase {
             v["phase"] = json!(p);
@@ -135,6 +145,12 @@ impl Writer {
         self.observe("host.activity", true, Some("working"), Some("processing"));
         self.message(json!({"role": "user", "content": text}))?;
         std::thread::sleep(Duration::from_millis(800));
+        self.observe(
+            "host.activity",
+            true,
+            Some("responding"),
+            Some("responding"),
+        );
         let ack = format!("Thanks, going with: {text}");
         self.assistant(json!([{"type": "text", "text": ack}]), "stop", None)?;
         self.observe("host.activity", false, Some("idle"), Some("settled"));
@@ -147,7 +163,7 @@ impl Writer {
             Step::UserPrompt => {
                 self.observe("host.activity", true, Some("working"), Some("processing"));
                 self.message(json!({"role": "user", "content": [{"type": "text",
-                    "text": "Work through the next item on the demo checklist."}]}))?;
+                    "text": self.prompt}]}))?;
                 self.observe("host.activity", true, Some("thinking"), Some("thinking"));
             }
             Step::ToolCall => {
@@ -171,6 +187,12 @@ impl Writer {
                 );
             }
             Step::AskInput => {
+                self.observe(
+                    "host.activity",
+                    true,
+                    Some("responding"),
+                    Some("responding"),
+                );
                 self.assistant(
                     json!([{"type": "text", "text": "Input needed: Choose staging or production for the rollout."}]),
                     "stop",
@@ -188,6 +210,12 @@ impl Writer {
                 self.report("clear", "");
             }
             Step::Done => {
+                self.observe(
+                    "host.activity",
+                    true,
+                    Some("responding"),
+                    Some("responding"),
+                );
                 self.assistant(
                     json!([{"type": "text", "text": "Done: tests pass."}]),
                     "stop",
@@ -243,12 +271,12 @@ fn answer(mut s: TcpStream, session_id: &str) -> std::io::Result<()> {
 }
 
 /// Register this simulated pi as a seat, as the pi extension does, with the real command.
-fn register_self(args: &DemoAgentArgs, config: &Path) {
+fn register_self(args: &DemoAgentArgs, config: &Path, event: &str, seq: u64) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(["register", "--event", "session_start", "--seq", "1"])
+    cmd.args(["register", "--event", event, "--seq", &seq.to_string()])
         .arg("--pi-pid")
         .arg(std::process::id().to_string())
         .arg("--session-id")
@@ -330,7 +358,16 @@ pub fn run(args: &DemoAgentArgs) -> i32 {
         writer_id,
         last_id: None,
         n: 0,
+        last_observed: std::cell::Cell::new(0),
+        prompt: if args.scenario == "coordinator" {
+            "Coordinate the demo workers: answer their questions and review their reports."
+        } else {
+            "Work through the next item on the demo checklist."
+        },
     };
+    if let Some(b) = &args.banner {
+        println!("{b}");
+    }
     if let Some(port) = args.port {
         match TcpListener::bind(("127.0.0.1", port)) {
             Ok(l) => {
@@ -349,7 +386,7 @@ pub fn run(args: &DemoAgentArgs) -> i32 {
     let _ = w.entry(json!({"type": "model_change", "provider": "demo", "modelId": "demo-model"}));
     w.observe("runtime.ready", false, None, None);
     if let Some(cfg) = &args.register_config {
-        register_self(args, cfg);
+        register_self(args, cfg, "session_start", 1);
     }
     let replies = read_replies();
     let steps = scenario(&args.scenario);
@@ -383,6 +420,19 @@ pub fn run(args: &DemoAgentArgs) -> i32 {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+    // The end, said where a person looks: the report (Report column, details) and the pane;
+    // then what pi and its extension record when pi exits.
+    let why = args.end_reason.clone().unwrap_or_else(|| {
+        format!(
+            "This simulated pi ended after its {} s lifetime.",
+            args.lifetime
+        )
+    });
+    w.report("blocked", &why);
+    println!("{why}");
     w.observe("runtime.closed", false, None, None);
+    if let Some(cfg) = &args.register_config {
+        register_self(args, cfg, "session_shutdown", 2);
+    }
     0
 }

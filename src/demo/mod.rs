@@ -53,18 +53,35 @@ pub const WORKERS: [DemoWorker; 4] = [
         name: "Release",
         description: "Cuts releases.",
         scenario: "error",
-        step_secs: 4,
-        lifetime_secs: Some(20),
+        step_secs: 2,
+        lifetime_secs: Some(25),
     },
 ];
 
-/// The folders of a demo setup.
+/// The folders of a demo setup, and the coordinator's session id and port.
 pub struct DemoLayout {
     pub base: PathBuf,
     pub root: PathBuf,
     pub sessions: PathBuf,
     pub data_root: PathBuf,
+    pub coordinator_id: String,
+    pub coordinator_port: u16,
 }
+
+/// What the demo is and which keys to press: printed in the coordinator's pane and kept short
+/// enough for a 120×40 terminal. The status line repeats the keys.
+pub const INSTRUCTIONS: &str = "\
+intercom-pane demo: a coordinator (this pane, a simulated pi) and four simulated pi workers
+in a private tmux server. The sidebar above shows them, refreshed every few seconds:
+  Builder cycles through work, Reviewer waits for your answer, Docs runs a tool,
+  Release hits a provider error and its pi exits after 25 s (it then reads offline).
+Keys: C-b Up selects the sidebar; there j/k move, r replies to the selected worker
+(try Reviewer: type staging, Enter), Enter shows details, q quits the sidebar.
+C-b d leaves the demo; everything it started is removed.";
+
+/// The keys, for the tmux status line.
+const STATUS_KEYS: &str =
+    " C-b Up: sidebar | r: reply | Enter: details | q: quit sidebar | C-b d: leave demo ";
 
 /// A free loopback port (bound, then released for the agent to take).
 fn free_port() -> u16 {
@@ -85,10 +102,12 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     for d in [&root.join(".pi-intercom/logs"), &sessions, &data_root] {
         std::fs::create_dir_all(d)?;
     }
+    let coordinator_id = uuid::Uuid::new_v4().to_string();
+    let coordinator_port = free_port().max(1);
     let mut agents = vec![json!({
-        "sessionId": uuid::Uuid::new_v4().to_string(), "name": "Coordinator", "coordinator": true,
+        "sessionId": coordinator_id, "name": "Coordinator", "coordinator": true,
         "description": "Coordinate workers, delegate work, and manage shared configuration.",
-        "port": free_port().max(1), "projectDirectory": "."})];
+        "port": coordinator_port, "projectDirectory": "."})];
     let mut out = Vec::new();
     for w in &WORKERS {
         let id = uuid::Uuid::new_v4().to_string();
@@ -116,12 +135,15 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
             root,
             sessions,
             data_root,
+            coordinator_id,
+            coordinator_port,
         },
         out,
     ))
 }
 
-/// The argv that starts one simulated worker.
+/// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
+/// simulated coordinator, whose pane shows the instructions).
 pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -> Vec<String> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
@@ -131,7 +153,7 @@ pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -
         .sessions
         .join("--demo--")
         .join(format!("{stamp}_{id}.jsonl"));
-    vec![
+    let mut argv = vec![
         exe,
         "demo-agent".into(),
         "--session-id".into(),
@@ -152,8 +174,30 @@ pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -
         w.lifetime_secs.unwrap_or(3600).to_string(),
         "--register-config".into(),
         layout.base.join("system.json").display().to_string(),
-    ]
+    ];
+    if w.name == "Coordinator" {
+        argv.extend(["--banner".into(), INSTRUCTIONS.into()]);
+    }
+    if let Some(secs) = w.lifetime_secs {
+        argv.extend([
+            "--end-reason".into(),
+            format!(
+                "The demo ends {}'s pi after {secs} s, to show a seat that went offline.",
+                w.name
+            ),
+        ]);
+    }
+    argv
 }
+
+/// The coordinator, simulated like the workers: one finished turn, then idle.
+const COORDINATOR: DemoWorker = DemoWorker {
+    name: "Coordinator",
+    description: "",
+    scenario: "coordinator",
+    step_secs: 2,
+    lifetime_secs: None,
+};
 
 /// Everything the demo started, torn down on drop: the private tmux server (and with it the
 /// simulated agents, which live in its panes) and, unless kept, the temporary folder.
@@ -180,18 +224,35 @@ impl Drop for Demo {
 /// named like it, running the simulated agent (its pane command is `pi`).
 fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, String> {
     let sock = layout.base.join("tmux.sock");
-    // The coordinator's pane runs the startup hook first, as the pi extension would, then a shell.
+    // The coordinator's pane runs the startup hook first, as the pi extension would, then the
+    // simulated coordinator pi, which prints the instructions.
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "intercom-pane".into());
+    let agent = agent_command(
+        layout,
+        &COORDINATOR,
+        &layout.coordinator_id,
+        layout.coordinator_port,
+    );
     let hook = format!(
-        "{} ensure-monitor --root {} --config {}; exec \"${{SHELL:-/bin/sh}}\"",
+        "{} ensure-monitor --root {} --config {} >/dev/null; exec {}",
         crate::mux::shell_quote(&exe),
         crate::mux::shell_quote(&layout.root.display().to_string()),
         crate::mux::shell_quote(&layout.base.join("system.json").display().to_string()),
+        crate::mux::shell_line(&agent),
     );
     let coordinator = ["sh".to_string(), "-c".to_string(), hook];
     let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)?;
+    // The keys stay on screen in the status line; the session name is not cut.
+    for (k, v) in [
+        ("status-left-length", "20"),
+        ("status-right-length", "100"),
+        ("status-right", STATUS_KEYS),
+        ("status-style", "bg=blue,fg=white"),
+    ] {
+        server.set_global_option(k, v)?;
+    }
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
         let argv = agent_command(layout, w, id, *port);
         server.new_session(name, &layout.root, &argv)?;
@@ -280,13 +341,12 @@ pub fn run(args: &DemoArgs) -> i32 {
 
 fn attach_with_monitor(demo: &Demo, sock: &Path) -> i32 {
     let Some(server) = &demo.server else { return 1 };
+    // The instructions are in the coordinator's pane and the status line once attached.
     println!(
-        "intercom-pane demo: attaching to a private tmux server ({}).\n\
-         The coordinator's startup hook (ensure-monitor) puts the sidebar in the top pane; \
-         select it with C-b Up; q quits it, C-b d leaves the demo.",
+        "intercom-pane demo: attaching to a private tmux server ({})",
         sock.display()
     );
-    std::thread::sleep(Duration::from_millis(800));
+    std::thread::sleep(Duration::from_millis(300));
     match server.attach("Coordinator") {
         Ok(_) => 0,
         Err(e) => {

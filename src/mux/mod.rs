@@ -99,10 +99,15 @@ impl MuxError {
     /// Build an error, sanitizing and bounding the detail.
     pub fn new(code: ErrorCode, detail: impl AsRef<str>) -> MuxError {
         let clean = crate::text::sanitize(detail.as_ref());
-        MuxError {
+        let e = MuxError {
             code,
             detail: clean.trim().chars().take(200).collect(),
-        }
+        };
+        crate::log::event(
+            crate::log::event::MUX_ERROR,
+            serde_json::json!({"code": e.code(), "detail": e.detail}),
+        );
+        e
     }
 
     /// The fixed code string.

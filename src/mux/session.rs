@@ -136,6 +136,17 @@ impl PrivateServer {
         run(&self.socket, &args).map(|_| ())
     }
 
+    /// Set a server-wide session option (`set-option -g`), e.g. the demo's status line.
+    pub fn set_global_option(&self, name: &str, value: &str) -> Result<(), String> {
+        let args = vec![
+            "set-option".into(),
+            "-g".into(),
+            escape_arg(name),
+            escape_arg(value),
+        ];
+        run(&self.socket, &args).map(|_| ())
+    }
+
     /// Attach this terminal to `session` (interactive; returns when the user detaches).
     pub fn attach(&self, session: &str) -> std::io::Result<std::process::ExitStatus> {
         command(&self.socket)

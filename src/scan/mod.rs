@@ -99,6 +99,7 @@ pub fn run(
     probes: Option<&ProbeCache>,
 ) -> Result<Scan, ScanError> {
     let now = clock.now_ms();
+    let started = std::time::Instant::now();
     let mut errors: Vec<String> = Vec::new();
     let mut truncated = false;
     let mut discovery_errors = Vec::new();
@@ -296,6 +297,11 @@ pub fn run(
         truncated,
         errors,
     };
+    crate::log::event(
+        crate::log::event::SCAN_PASS,
+        serde_json::json!({"ms": started.elapsed().as_millis() as u64, "seats": records.len(),
+            "errors": snapshot.errors}),
+    );
     Ok(Scan {
         scanned_at: now,
         data_root: opts.data_root.clone(),

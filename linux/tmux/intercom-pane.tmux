@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# intercom-pane tmux plugin (TPM-compatible; tmux >= 3.2).
+#
+# With TPM, in ~/.tmux.conf:   set -g @plugin '<git url or path of intercom-pane>/linux/tmux'
+# By hand (no TPM):            run-shell /path/to/intercom-pane/linux/tmux/intercom-pane.tmux
+#
+# Options (set them before the plugin loads):
+#   @intercom-pane-key        prefix key that opens the sidebar in a pane above   (default: M)
+#   @intercom-pane-popup-key  prefix key that opens the sidebar in a popup        (default: m)
+#   @intercom-pane-bin        the intercom-pane program                           (default: intercom-pane)
+#   @intercom-pane-size       height of the pane above                            (default: 25%)
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+option() {
+    local v
+    v="$(tmux show-option -gqv "$1")"
+    printf '%s' "${v:-$2}"
+}
+
+key="$(option @intercom-pane-key M)"
+popup_key="$(option @intercom-pane-popup-key m)"
+bin="$(option @intercom-pane-bin intercom-pane)"
+
+# The pane above is opened by a script: it must learn the new pane's id to mark and title it
+# (as `intercom-pane ensure-monitor` does), which a plain key binding cannot.
+tmux bind-key "$key" run-shell -b "$(printf '%q' "$HERE/scripts/open-pane.sh") #{q:pane_id} #{q:pane_current_path}"
+tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$bin" monitor

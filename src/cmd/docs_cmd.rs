@@ -1,0 +1,66 @@
+//! `intercom-pane completions <shell>` and `intercom-pane man`: generated from the same clap
+//! definitions as the parser, so they never fall behind the flags.
+
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use crate::actions::store;
+use crate::cli::{Cli, CompletionsArgs, ManArgs};
+
+pub fn completions(args: &CompletionsArgs) -> i32 {
+    let mut cmd = Cli::command();
+    clap_complete::generate(
+        args.shell,
+        &mut cmd,
+        "intercom-pane",
+        &mut std::io::stdout(),
+    );
+    0
+}
+
+fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Every visible page: the main one, then `intercom-pane-<command>` for each command.
+fn pages() -> Result<Vec<(String, Vec<u8>)>, String> {
+    let top = Cli::command();
+    let mut pages = vec![("intercom-pane.1".to_string(), render(top.clone())?)];
+    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("intercom-pane-{}", sub.get_name());
+        let page = sub
+            .clone()
+            .display_name(name.clone())
+            .bin_name(name.clone());
+        pages.push((format!("{name}.1"), render(page)?));
+    }
+    Ok(pages)
+}
+
+pub fn man(args: &ManArgs) -> i32 {
+    let pages = match pages() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("intercom-pane: man: {e}");
+            return 1;
+        }
+    };
+    let Some(dir) = &args.out_dir else {
+        use std::io::Write;
+        let main = pages.first().map(|p| p.1.as_slice()).unwrap_or_default();
+        return i32::from(std::io::stdout().write_all(main).is_err());
+    };
+    for (file, bytes) in &pages {
+        if let Err(e) = store::write_atomic_derived(&Path::new(dir).join(file), bytes) {
+            eprintln!("intercom-pane: man: {e}");
+            return 1;
+        }
+    }
+    println!("wrote {} pages to {}", pages.len(), dir.display());
+    0
+}

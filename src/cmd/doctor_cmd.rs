@@ -1,0 +1,28 @@
+//! `intercom-pane doctor [--json]`: exit 0 when every needed part is in place, 1 when a check
+//! failed (each failure names a fix).
+
+use crate::cli::DoctorArgs;
+use crate::cmd::options;
+use crate::doctor::{self, Check, Report};
+
+pub fn run(args: &DoctorArgs) -> i32 {
+    let report = match options::resolve(&args.src) {
+        Ok(r) => doctor::run(&r.opts, r.clock.as_ref()),
+        Err(e) => Report {
+            checks: vec![Check::fail(
+                "config",
+                e,
+                "give --config a JSON file naming an existing, absolute dataRoot folder, or leave --config out",
+            )],
+        },
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+        );
+    } else {
+        print!("{}", report.to_text());
+    }
+    i32::from(report.failed())
+}

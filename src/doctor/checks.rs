@@ -1,0 +1,319 @@
+//! The doctor's checks of the multiplexers, the binary, the data root and the roster.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::Check;
+use crate::actions::store;
+use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv};
+use crate::scan::{Scan, ScanOptions};
+use crate::snapshot::RosterStatus;
+
+const DEADLINE: Duration = Duration::from_secs(3);
+const INSTALL_TMUX: &str = "install tmux 3.2 or newer (Debian/Ubuntu: sudo apt-get install tmux) and make sure it is on PATH";
+
+fn deadline() -> Instant {
+    Instant::now() + DEADLINE
+}
+
+/// `tmux -V` on PATH, then the server the board asks by default (`--tmux-socket`, `$TMUX`, else
+/// `tmux -L default`). No server yet is only a warning: nothing runs to be shown.
+pub fn tmux(opts: &ScanOptions) -> Vec<Check> {
+    let socket = crate::liveness::socket_path(None, opts.tmux_socket.as_deref());
+    let probe = mux::tmux::Tmux::at_socket(socket.as_deref().unwrap_or(Path::new("/")));
+    let (major, minor) = match probe.version(deadline()) {
+        Ok(v) => v,
+        Err(e) if e.code == ErrorCode::NotInstalled => {
+            return vec![Check::fail(
+                "tmux",
+                "tmux is not on PATH: no liveness, no sidebar pane, no replies",
+                INSTALL_TMUX,
+            )]
+        }
+        Err(e) => return vec![Check::fail("tmux", format!("tmux: {e}"), INSTALL_TMUX)],
+    };
+    let mut out = vec![Check::ok("tmux", format!("tmux {major}.{minor} on PATH"))];
+    let Some(socket) = socket else {
+        out.push(Check::warn(
+            "tmux server",
+            "no socket to ask (neither $TMUX nor $TMUX_TMPDIR/HOME-based default)",
+            "pass --tmux-socket PATH",
+        ));
+        return out;
+    };
+    let server = mux::tmux::Tmux::at_socket(&socket);
+    out.push(match server.list_panes(deadline()) {
+        Ok(list) => Check::ok(
+            "tmux server",
+            format!("{} answers ({} panes)", socket.display(), list.panes.len()),
+        ),
+        Err(e) if e.code == ErrorCode::NoServer => Check::warn(
+            "tmux server",
+            format!("no tmux server answers on {}", socket.display()),
+            "start tmux (the agents run in its panes), or pass --tmux-socket for another server",
+        ),
+        Err(e) => Check::fail(
+            "tmux server",
+            format!("{}: {e}", socket.display()),
+            "check that this user may use the socket; restart the tmux server if it hangs",
+        ),
+    });
+    out
+}
+
+/// Herdr, when the roster or the environment names it: its socket answers `ping`.
+pub fn herdr(opts: &ScanOptions) -> Check {
+    let env = MuxEnv::from_process();
+    let roster_wants = match &opts.root {
+        crate::scan::RootChoice::Exact(r) => crate::evidence::config::load(r).ok(),
+        crate::scan::RootChoice::Discover(start) => {
+            crate::evidence::config::discover(start).ok().flatten()
+        }
+        crate::scan::RootChoice::Skip => None,
+    }
+    .is_some_and(|c| c.multiplexer.as_deref() == Some("herdr"));
+    if !(roster_wants || env.herdr_env || env.herdr_socket_path.is_some()) {
+        return Check::skip(
+            "herdr",
+            "not configured (no HERDR_SOCKET_PATH, HERDR_ENV or roster multiplexer \"herdr\")",
+        );
+    }
+    let Some(h) = mux::herdr::Herdr::from_env(&env) else {
+        return Check::fail(
+            "herdr",
+            "Herdr is configured but no socket can be named",
+            "set HERDR_SOCKET_PATH to Herdr's socket",
+        );
+    };
+    match h.ping(deadline()) {
+        Ok((version, protocol)) => Check::ok(
+            "herdr",
+            format!(
+                "{} answers (Herdr {version}, protocol {protocol})",
+                h.socket_path().display()
+            ),
+        ),
+        Err(e) => Check::fail(
+            "herdr",
+            format!("{}: {e}", h.socket_path().display()),
+            "start Herdr (0.8 or newer), or set HERDR_SOCKET_PATH to its socket",
+        ),
+    }
+}
+
+/// Where a program name resolves on `PATH` (a name with a `/` is taken as is).
+pub fn which(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return runnable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .take(256)
+        .map(|d| d.join(program))
+        .find(|p| runnable(p))
+}
+
+/// The program the pi extension runs: `$INTERCOM_PANE_BIN`, else `intercom-pane` on PATH.
+pub fn binary() -> Check {
+    let named = std::env::var("INTERCOM_PANE_BIN")
+        .ok()
+        .filter(|v| !v.is_empty());
+    let program = named.clone().unwrap_or_else(|| "intercom-pane".into());
+    let Some(path) = which(&program) else {
+        return Check::fail(
+            "binary",
+            match named {
+                Some(p) => format!("INTERCOM_PANE_BIN={p} is not a runnable file"),
+                None => "intercom-pane is not on PATH: the pi extension cannot register seats or place the sidebar".into(),
+            },
+            "cargo install --path <intercom-pane checkout> (puts it in ~/.cargo/bin, which must be on PATH), or export INTERCOM_PANE_BIN=/path/to/intercom-pane for pi",
+        );
+    };
+    let mut cmd = std::process::Command::new(&path);
+    cmd.arg("--version");
+    let version = mux::spawn::run(&mut cmd, None, deadline(), 4096)
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let mine = format!("intercom-pane {}", env!("CARGO_PKG_VERSION"));
+    match version {
+        Some(v) if v == mine => Check::ok("binary", format!("{} ({v})", path.display())),
+        Some(v) => Check::warn(
+            "binary",
+            format!(
+                "{} says {v:?}, this doctor is {mine:?}",
+                crate::text::sanitize(&path.display().to_string())
+            ),
+            "reinstall so pi runs the same build (cargo install --path <checkout>)",
+        ),
+        None => Check::fail(
+            "binary",
+            format!("{} does not answer --version", path.display()),
+            "reinstall it (cargo install --path <intercom-pane checkout>)",
+        ),
+    }
+}
+
+/// The data root exists and takes a file (one probe file, written and removed by the store).
+pub fn data_root(root: &Path) -> Check {
+    let probe = root.join(format!(".doctor-probe-{}", std::process::id()));
+    match store::write_atomic_derived(&probe, b"intercom-pane doctor\n") {
+        Ok(()) => {
+            let _ = store::remove_file(&probe);
+            Check::ok("data root", format!("{} is writable", root.display()))
+        }
+        Err(e) => Check::fail(
+            "data root",
+            format!("{} is not writable: {e}", root.display()),
+            "give this user write access to it, or name another folder as dataRoot in --config (default: $XDG_STATE_HOME/intercom-pane)",
+        ),
+    }
+}
+
+/// The roster reads, and every configured agent's session is found (a session file or a
+/// registration with its id).
+pub fn roster(pass: &Scan) -> Vec<Check> {
+    let cfg = match (&pass.config, &pass.snapshot.roster) {
+        (Some(c), _) => c,
+        (None, RosterStatus::Unavailable { code, reason }) if code == "no_root" => {
+            return vec![Check::skip(
+                "roster",
+                format!("{reason} (only the Intercom sidebar rows need one)"),
+            )]
+        }
+        (None, RosterStatus::Unavailable { reason, .. }) => {
+            return vec![Check::fail(
+                "roster",
+                format!("the roster cannot be used: {reason}"),
+                "fix .pi-intercom/config.json as the message says (each agent needs sessionId, name, port, projectDirectory; one coordinator)",
+            )]
+        }
+        (None, RosterStatus::Available { root }) => {
+            return vec![Check::fail(
+                "roster",
+                format!("{root}: the roster was not kept by the scan"),
+                "run `intercom-pane scan --print` to see why",
+            )]
+        }
+    };
+    let mut out = vec![Check::ok(
+        "roster",
+        format!(
+            "{} is valid ({} agents, {} workers)",
+            cfg.path().display(),
+            cfg.agents.len(),
+            cfg.workers().count()
+        ),
+    )];
+    let missing: Vec<String> = cfg
+        .agents
+        .iter()
+        .filter(|a| {
+            !pass.records.iter().any(|r| {
+                r.session_id.as_deref() == Some(a.session_id.as_str())
+                    && (r.session_file.is_some() || r.registered.is_some())
+            })
+        })
+        .map(|a| format!("{} ({})", a.name, crate::text::clip(&a.session_id, 40)))
+        .collect();
+    out.push(if missing.is_empty() {
+        Check::ok("sessions", "every configured agent's pi session was found")
+    } else {
+        Check::fail(
+            "sessions",
+            format!(
+                "no pi session file or registration for: {}",
+                missing.join(", ")
+            ),
+            "start each agent's pi with `pi --session-id <its sessionId>` (or copy the id pi prints into the roster); pass --sessions-dir when pi keeps sessions elsewhere",
+        )
+    });
+    out
+}
+
+/// Every seat whose pane runs pi has a live registration: the extension is loaded in it.
+pub fn extension_loaded(pass: &Scan) -> Check {
+    let silent: Vec<String> = pass
+        .records
+        .iter()
+        .filter(|r| r.alive == Some(true))
+        .filter(|r| r.registered.as_ref().and_then(|g| g.alive) != Some(true))
+        .map(|r| r.key())
+        .collect();
+    let live = pass
+        .records
+        .iter()
+        .filter(|r| r.alive == Some(true))
+        .count();
+    if live == 0 {
+        return Check::skip("extension loaded", "no live pi seat to ask");
+    }
+    if silent.is_empty() {
+        return Check::ok(
+            "extension loaded",
+            format!("all {live} live pi seat(s) registered themselves"),
+        );
+    }
+    Check::fail(
+        "extension loaded",
+        format!(
+            "pi runs without a live registration in: {} (the extension is not loaded there)",
+            silent.join(", ")
+        ),
+        "install the extension (pi install <checkout>/linux/pi-extension), then restart those pis or type /reload in them",
+    )
+}
+
+/// The coordinator's sidebar placement: a launch that stopped half-way fences ensure-monitor
+/// until a person looked (`--recover`), so no sidebar appears until then.
+pub fn monitor(pass: &Scan) -> Option<Check> {
+    let cfg = pass.config.as_ref()?;
+    // Without a worker there is nothing to show, so no sidebar to place.
+    cfg.workers().next()?;
+    let coordinator = cfg.coordinator()?;
+    let record = crate::actions::monitor_pane::record_path(&cfg.root, &coordinator.session_id);
+    let bytes = match crate::fsguard::read_capped(&record, 64 * 1024) {
+        Ok(b) => b,
+        Err(crate::fsguard::FsError::NotFound) => {
+            return Some(Check::skip(
+                "monitor",
+                "no sidebar placed for this coordinator yet (its pi places one when it starts with the extension)",
+            ))
+        }
+        Err(e) => {
+            return Some(Check::fail(
+                "monitor",
+                format!("{} cannot be read ({})", record.display(), e.code()),
+                "inspect it; remove it only when no monitor pane of ours is open",
+            ))
+        }
+    };
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let stage = v["stage"].as_str().unwrap_or("");
+    let pane = crate::text::sanitize(v["pane"].as_str().unwrap_or("?"));
+    Some(match stage {
+        "submitted" | "observed" => Check::ok(
+            "monitor",
+            format!(
+                "placed in {} pane {pane} ({})",
+                crate::text::sanitize(v["multiplexer"].as_str().unwrap_or("?")),
+                record.display()
+            ),
+        ),
+        _ => Check::fail(
+            "monitor",
+            format!(
+                "a sidebar launch stopped at stage {:?} ({}): ensure-monitor is fenced",
+                crate::text::clip(&crate::text::sanitize(stage), 40),
+                record.display()
+            ),
+            "look at the coordinator's window (close a half-made pane yourself), then run `intercom-pane ensure-monitor --recover` in the coordinator's pane",
+        ),
+    })
+}

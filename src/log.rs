@@ -1,0 +1,85 @@
+//! The opt-in log: `INTERCOM_PANE_LOG=path` appends one JSON line per named event (a pass's
+//! timing, a multiplexer error with its detail, ensure-monitor and close-worker stages). Off by
+//! default; when set, bounded: the file rotates to `<path>.1` at `CAP` bytes.
+//!
+//! Why a log and not more on screen: the sidebar shows the fixed code of a background error, and a
+//! close or a placement that went wrong is over by the time someone looks. Logging never fails a
+//! command: a log that cannot be written is skipped silently.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use serde_json::{json, Map, Value};
+
+use crate::clock::{format_iso, Clock, SystemClock};
+
+/// Rotate at 1 MiB.
+pub const CAP: u64 = 1024 * 1024;
+/// One line is at most this long; longer field values are cut.
+const MAX_FIELD_CHARS: usize = 1000;
+
+/// The events, by name (each name is fixed; fields vary).
+pub mod event {
+    /// One scan pass: `ms`, `seats`, `errors`.
+    pub const SCAN_PASS: &str = "scan_pass";
+    /// A tmux or Herdr call failed: `code`, `detail`.
+    pub const MUX_ERROR: &str = "mux_error";
+    /// ensure-monitor recorded a stage: `stage`, `record`.
+    pub const ENSURE_MONITOR_STAGE: &str = "ensure_monitor_stage";
+    /// ensure-monitor ended: `outcome`, `detail`, `exit`.
+    pub const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
+    /// close-worker ended: `worker`, `exit`, `report`.
+    pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
+}
+
+fn target() -> Option<&'static PathBuf> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::var_os("INTERCOM_PANE_LOG")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    })
+    .as_ref()
+}
+
+/// Whether the log is on (lets a caller skip building costly fields).
+pub fn enabled() -> bool {
+    target().is_some()
+}
+
+fn bounded(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.chars().count() > MAX_FIELD_CHARS => {
+            Value::String(s.chars().take(MAX_FIELD_CHARS).collect())
+        }
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, bounded(v))).collect()),
+        Value::Array(a) => Value::Array(a.into_iter().take(32).map(bounded).collect()),
+        other => other,
+    }
+}
+
+/// The line for one event: time, pid, command, event name, then `fields` (an object).
+pub fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
+    let mut m = Map::new();
+    m.insert("at".into(), json!(format_iso(now_ms)));
+    m.insert("pid".into(), json!(std::process::id()));
+    m.insert(
+        "command".into(),
+        json!(std::env::args().nth(1).unwrap_or_default()),
+    );
+    m.insert("event".into(), json!(name));
+    if let Value::Object(f) = bounded(fields) {
+        m.extend(f);
+    }
+    let mut out = serde_json::to_vec(&Value::Object(m)).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// Record one event when `INTERCOM_PANE_LOG` names an absolute path; otherwise nothing.
+pub fn event(name: &str, fields: Value) {
+    let Some(path) = target() else { return };
+    let bytes = line(name, fields, SystemClock.now_ms());
+    let _ = crate::actions::store::append_line_capped(path, &bytes, CAP);
+}
