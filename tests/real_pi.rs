@@ -8,6 +8,7 @@
 //! use `INTERCOM_PANE_REAL_PI=/tmp/realpi/node_modules/.bin`. Otherwise it prints why it skipped.
 
 mod mux_support;
+mod real_pi_support;
 mod scan_support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -16,6 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use mux_support::{wait_for, TmuxServer};
+use real_pi_support::{real_pi, submit_first, wait_ready};
 use scan_support::*;
 use serde_json::{json, Value};
 
@@ -123,63 +125,6 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
         chunk(json!({}), json!(finish))
     )?;
     w.flush()
-}
-
-/// Wait until pi's editor is ready (its footer names the model), so typed input is not lost
-/// while pi is still starting (it may try to fetch helper tools first).
-fn wait_ready(server: &TmuxServer, target: &str) {
-    wait_for(60_000, || {
-        // The footer: context use, then the model at the line's end. The shell's echo of the
-        // command line names the model too, so the model alone is not proof pi is drawing.
-        let screen = server.tmux(&["capture-pane", "-p", "-t", target]);
-        screen
-            .lines()
-            .any(|l| l.contains("/128k") && l.trim_end().ends_with("fake-model"))
-            .then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "pi never became ready:\n{}",
-            server.tmux(&["capture-pane", "-p", "-t", target])
-        )
-    });
-    std::thread::sleep(Duration::from_millis(500));
-}
-
-/// Type a prompt into a pi that just started and submit it. pi may still be drawing its first
-/// screen when it first looks ready, and keys sent then are lost: type, wait until the editor
-/// shows the text (typing it again if it never appears), then Enter.
-fn submit_first(server: &TmuxServer, target: &str, text: &str) {
-    for _ in 0..5 {
-        server.tmux(&["send-keys", "-t", target, "-l", text]);
-        let shown = wait_for(5_000, || {
-            server
-                .tmux(&["capture-pane", "-p", "-t", target])
-                .contains(text)
-                .then_some(())
-        });
-        if shown.is_some() {
-            server.tmux(&["send-keys", "-t", target, "Enter"]);
-            return;
-        }
-    }
-    panic!(
-        "pi never showed the typed prompt:\n{}",
-        server.tmux(&["capture-pane", "-p", "-t", target])
-    );
-}
-
-/// The folder holding a real `pi` and `node` (22), from `INTERCOM_PANE_REAL_PI`. The tests that
-/// call it are compiled as ignored (with the reason) unless `build.rs` found both there.
-fn real_pi() -> std::path::PathBuf {
-    let bin =
-        std::path::PathBuf::from(std::env::var_os("INTERCOM_PANE_REAL_PI").unwrap_or_default());
-    assert!(
-        bin.join("pi").is_file() && bin.join("node").is_file(),
-        "INTERCOM_PANE_REAL_PI={} holds no pi and node (it did when this test was built)",
-        bin.display()
-    );
-    bin
 }
 
 /// Two real pis starting at once on two cores slow each other past the waits: one at a time.

@@ -3,9 +3,10 @@
 //! pi's agent folder and HOME are private to the test, so nothing global changes.
 //!
 //! Runs only when `INTERCOM_PANE_REAL_PI` names a folder holding `pi` and `node` (22), as for
-//! `tests/real_pi.rs`; otherwise it prints why it skipped.
+//! `tests/real_pi.rs`; otherwise `cargo test` reports it as ignored, with the reason.
 
 mod mux_support;
+mod real_pi_support;
 mod scan_support;
 
 use std::path::{Path, PathBuf};
@@ -13,23 +14,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use mux_support::{wait_for, TmuxServer};
+use real_pi_support::{real_pi, wait_ready};
 use scan_support::*;
 use serde_json::{json, Value};
 
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/pi-extension");
-
-fn real_pi() -> Option<PathBuf> {
-    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
-        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
-        return None;
-    };
-    let bin = PathBuf::from(bin);
-    if !bin.join("pi").exists() || !bin.join("node").exists() {
-        eprintln!("skipped: {} holds no pi and node", bin.display());
-        return None;
-    }
-    Some(bin)
-}
 
 /// `pi <args>` with the private agent folder and HOME; its output, checked for success.
 fn pi(bin: &Path, env: &Env, agent: &Path, args: &[&str]) -> String {
@@ -56,16 +45,7 @@ fn start_pi(server: &TmuxServer, name: &str, line: &str) {
     server.new_session(name, server.dir.path(), &[]);
     let target = format!("={name}:");
     server.tmux(&["send-keys", "-t", &target, line, "Enter"]);
-    wait_for(60_000, || {
-        let screen = server.tmux(&["capture-pane", "-p", "-t", &target]);
-        screen.contains("fake-model").then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "pi never became ready:\n{}",
-            server.tmux(&["capture-pane", "-p", "-t", &target])
-        )
-    });
+    wait_ready(server, &target);
 }
 
 fn registration(env: &Env, id: &str) -> PathBuf {
@@ -75,10 +55,12 @@ fn registration(env: &Env, id: &str) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
 fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
-    let Some(bin) = real_pi() else {
-        return;
-    };
+    let bin = real_pi();
     let env = Env::new().with_system_path();
     let agent = env.path("agent");
     std::fs::create_dir_all(&agent).unwrap();

@@ -7,9 +7,10 @@
 //! `$()`, backticks, non-ASCII and a 2000-character text arrive byte-identical.
 //!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (a folder holding `pi` and `node` 22; see
-//! tests/real_pi.rs); otherwise it prints why it skipped.
+//! tests/real_pi.rs); otherwise `cargo test` reports it as ignored, with the reason.
 
 mod mux_support;
+mod real_pi_support;
 mod scan_support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use intercom_pane::actions::reply::TRAILER;
 use mux_support::{wait_for, TmuxServer};
+use real_pi_support::{real_pi, wait_ready};
 use scan_support::*;
 use serde_json::{json, Value};
 
@@ -86,19 +88,6 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
     w.flush()
 }
 
-fn real_pi() -> Option<PathBuf> {
-    let Some(bin) = std::env::var_os("INTERCOM_PANE_REAL_PI") else {
-        eprintln!("skipped: INTERCOM_PANE_REAL_PI is not set (no real pi installed here)");
-        return None;
-    };
-    let bin = PathBuf::from(bin);
-    if !bin.join("pi").exists() || !bin.join("node").exists() {
-        eprintln!("skipped: {} holds no pi and node", bin.display());
-        return None;
-    }
-    Some(bin)
-}
-
 /// One real pi worker `W` in a private tmux server, registered by the shipped extension.
 struct Seat {
     env: Env,
@@ -136,7 +125,7 @@ impl Seat {
             "-t",
             PANE,
             &format!(
-                "export PATH={}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_BIN={} INTERCOM_PANE_CONFIG={sys} INTERCOM_PANE_CHANNEL={}; pi --provider fake --model fake-model",
+                "export PI_OFFLINE=1 PATH={}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_BIN={} INTERCOM_PANE_CONFIG={sys} INTERCOM_PANE_CHANNEL={}; pi --provider fake --model fake-model",
                 bin.display(),
                 agent.display(),
                 env!("CARGO_BIN_EXE_intercom-pane"),
@@ -144,11 +133,7 @@ impl Seat {
             ),
             "Enter",
         ]);
-        wait_for(60_000, || {
-            let screen = server.tmux(&["capture-pane", "-p", "-t", PANE]);
-            screen.contains("fake-model").then_some(())
-        })
-        .expect("pi became ready");
+        wait_ready(&server, PANE);
         std::thread::sleep(Duration::from_millis(800));
         // The first prompt makes pi write its session file; join it to a configured worker.
         let sessions = agent.join("sessions");
@@ -386,22 +371,26 @@ fn check_seat(seat: &Seat, typed: bool) {
 }
 
 #[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
 fn a_reply_through_the_extensions_channel_arrives_exactly_once() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bin) = real_pi() else {
-        return;
-    };
+    let bin = real_pi();
     let seat = Seat::start(&bin, true);
     check_seat(&seat, false);
     seat.server.tmux(&["send-keys", "-t", PANE, "C-d"]);
 }
 
 #[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
 fn a_typed_reply_arrives_exactly_once_or_not_at_all() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bin) = real_pi() else {
-        return;
-    };
+    let bin = real_pi();
     let seat = Seat::start(&bin, false);
     check_seat(&seat, true);
     seat.server.tmux(&["send-keys", "-t", PANE, "C-d"]);
