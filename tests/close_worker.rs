@@ -262,7 +262,7 @@ fn a_handoff_from_another_process_closes_nothing() {
         .args(layout_args(
             &env,
             &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "20"],
+            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "5"],
         ))
         .current_dir(env.dir.path())
         .env("HOME", env.path("home"))
@@ -281,8 +281,10 @@ fn a_handoff_from_another_process_closes_nothing() {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let root = env.path("root").display().to_string();
     let f = file.display();
+    let out_path = env.path("forged.out");
+    let fout = out_path.display();
     let script = format!(
-        "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root}; \
+        "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root} > {fout} 2>&1; echo \"rc=$?\" >> {fout}; \
          ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
          printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"b1\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"ok\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {f}; sleep 600; true"
     );
@@ -290,16 +292,15 @@ fn a_handoff_from_another_process_closes_nothing() {
     server.new_session("impostor", &env.path("root"), &[&pi, "-c", &script]);
     let out = child.wait_with_output().unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    assert_eq!(out.status.code(), Some(1), "{report}");
-    assert_eq!(report["state"], "failed");
-    assert_eq!(report["reason"], "identity_failed");
+    // The forged handoff is refused before anything is written; the job waits it out.
+    let forged = std::fs::read_to_string(&out_path).unwrap_or_default();
     assert!(
-        report["detail"]
-            .as_str()
-            .unwrap()
-            .contains("another process"),
-        "{report}"
+        forged.contains("refused") && forged.contains("rc=2"),
+        "{forged}"
     );
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["state"], "timed_out", "{report}");
+    assert!(config(&env)["agents"][1].get("handoff").is_none());
     assert_eq!(panes(&server), 2, "neither pane was closed");
 }
 

@@ -24,6 +24,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
         deadline_secs: args.deadline_secs,
         dry_run: args.dry_run,
         recover: args.recover,
+        progress: !args.json,
         scan: &r.opts,
         clock: r.clock.as_ref(),
     };
@@ -63,13 +64,12 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
-    let Some(session_id) = args.session_id.clone().or_else(|| {
+    // Only compared with the job's session, never trusted.
+    let claimed_session = args.session_id.clone().or_else(|| {
         std::env::var("PI_SESSION_ID")
             .ok()
             .filter(|s| !s.is_empty())
-    }) else {
-        return refuse("no --session-id and no $PI_SESSION_ID: run handoff from the worker's pi");
-    };
+    });
     let root = match &args.root {
         Some(r) => r.clone(),
         None => match std::env::current_dir()
@@ -84,12 +84,7 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
         root,
         job_id: args.job.clone(),
         summary: text,
-        session_id,
-        session_file: args.session_file.clone().or_else(|| {
-            std::env::var_os("PI_SESSION_FILE")
-                .filter(|s| !s.is_empty())
-                .map(Into::into)
-        }),
+        claimed_session,
         from_pid: std::process::id() as i32,
         now: SystemClock.now_ms(),
     };
