@@ -110,9 +110,13 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
     let job = req.job_id.clone();
     let summary = req.summary.clone();
     let at = format_iso(req.now);
+    let worker_pi = rec.pi.clone();
     config_write::update_agent(&req.root, &rec.session_id, &|a| {
-        // Checked again under the config lock: a job that ended meanwhile (its deadline passed)
-        // must not be reopened by a late handoff.
+        // Checked again under the config lock: the asking pi must still run (a lock wait is a
+        // window), and a job that ended meanwhile must not be reopened by a late handoff.
+        if proc::identity(pi).as_ref() != Some(&worker_pi) {
+            return Err("the worker's pi exited meanwhile".into());
+        }
         let j = a.get("closeJob");
         let same = j.and_then(|j| j.get("jobId")).and_then(Value::as_str) == Some(job.as_str());
         let awaited = matches!(

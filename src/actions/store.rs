@@ -1,12 +1,15 @@
-//! The one place that writes files: exclusive temp file (mode 0600, no-follow), write, fsync,
-//! rename over the target, fsync the folder. Lock files by exclusive create.
+//! The one place that writes files: exclusive temp file (mode 0600, no-follow, named after its
+//! writer so a dead writer's leftovers are recognised and removed), write, fsync, rename over the
+//! target, fsync the folder. Locks are `flock`s on lock files.
 //!
 //! Why: a reader (another intercom-pane, the Intercom extension, a person with `cat`) must only
 //! ever see the old or the new whole file, and we must never write through a planted link.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+mod temps;
 
 #[derive(Debug)]
 pub struct StoreError {
@@ -101,6 +104,92 @@ pub fn write_atomic_derived(path: &Path, bytes: &[u8]) -> Result<(), StoreError>
 }
 
 fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreError> {
+    let p = prepare(path, bytes, durable, None)?;
+    p.commit(durable)
+}
+
+/// Atomically replace `path` (which must exist) with `bytes`, keeping its mode and owner: a
+/// shared file (the Intercom config) must not turn private, or change hands, because we wrote
+/// it. Refused, with nothing written, when the owner cannot be kept.
+pub fn replace_keeping_mode(path: &Path, bytes: &[u8]) -> Result<Prepared, StoreError> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| err("stat_failed", path, e))?;
+    if !meta.is_file() {
+        return Err(err("not_regular", path, "not a regular file"));
+    }
+    let like = Like {
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+    };
+    prepare(path, bytes, true, Some(like))
+}
+
+/// Atomically replace a file meant to be read by everyone (mode 0644, or its present mode):
+/// the `.pi-intercom/.gitignore`.
+fn write_public(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let like = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Like {
+            mode: m.mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+        },
+        _ => {
+            let me = nix::unistd::Uid::current().as_raw();
+            let g = nix::unistd::Gid::current().as_raw();
+            Like {
+                mode: 0o644,
+                uid: me,
+                gid: g,
+            }
+        }
+    };
+    prepare(path, bytes, true, Some(like))?.commit(true)
+}
+
+/// The mode and owner a replacement must carry.
+#[derive(Clone, Copy)]
+struct Like {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+/// A replacement written and fsynced beside its target, renamed over it only by `commit`, so a
+/// caller can re-check the target right before the rename. Dropped uncommitted, it is removed.
+pub struct Prepared {
+    tmp: PathBuf,
+    path: PathBuf,
+    done: bool,
+}
+
+impl Prepared {
+    /// Rename over the target, then fsync the folder (when durable).
+    pub fn commit(mut self, durable: bool) -> Result<(), StoreError> {
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        self.done = true;
+        if durable {
+            if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn prepare(
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    like: Option<Like>,
+) -> Result<Prepared, StoreError> {
     let dir = path
         .parent()
         .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
@@ -118,37 +207,39 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
         }
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
-    let tmp = dir.join(format!(
-        "{}.{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::new_v4()
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(|e| err("create_failed", &tmp, e))?;
-        f.write_all(bytes)
-            .map_err(|e| err("write_failed", &tmp, e))?;
-        if durable {
-            f.sync_all().map_err(|e| err("fsync_failed", &tmp, e))?;
+    temps::sweep(dir);
+    temps::ensure_ignored(path);
+    let tmp = dir.join(temps::name(&name.to_string_lossy()));
+    let mut p = Prepared {
+        tmp,
+        path: path.to_path_buf(),
+        done: false,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&p.tmp)
+        .map_err(|e| err("create_failed", &p.tmp, e))?;
+    if let Some(l) = like {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = f.metadata().map_err(|e| err("stat_failed", &p.tmp, e))?;
+        if (meta.uid(), meta.gid()) != (l.uid, l.gid) {
+            std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid))
+                .map_err(|e| err("chown_failed", path, format!("cannot keep its owner: {e}")))?;
         }
-        std::fs::rename(&tmp, path).map_err(|e| err("rename_failed", path, e))?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        return result;
+        f.set_permissions(std::fs::Permissions::from_mode(l.mode))
+            .map_err(|e| err("chmod_failed", path, e))?;
     }
+    f.write_all(bytes)
+        .map_err(|e| err("write_failed", &p.tmp, e))?;
     if durable {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        f.sync_all().map_err(|e| err("fsync_failed", &p.tmp, e))?;
     }
-    Ok(())
+    drop(f);
+    let _ = &mut p;
+    Ok(p)
 }
 
 /// Remove a regular file (never a link's target, never a folder). Missing is fine.

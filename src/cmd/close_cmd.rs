@@ -30,13 +30,10 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
     };
     let end = close::close_worker(&req);
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
-    if end.report.get("refused").is_some() {
-        eprintln!(
-            "intercom-pane: close-worker: {}",
-            end.report["refused"].as_str().unwrap_or("")
-        );
-    } else {
-        println!("{text}");
+    match end.report.get("refused").and_then(|r| r.as_str()) {
+        // With --json every outcome, refusals included, is the one JSON report on stdout.
+        Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
+        _ => println!("{text}"),
     }
     end.code
 }
