@@ -17,6 +17,15 @@ use serde_json::{json, Value};
 fn closes_exactly_the_worker_after_its_handoff_settles() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
+    // A huge integer and mode 0644 in the shared config survive the handoff and the close.
+    let cfg_path = env.path("root/.pi-intercom/config.json");
+    let text = std::fs::read_to_string(&cfg_path).unwrap().replacen(
+        "{",
+        "{\"big\":123456789012345678901234567890,",
+        1,
+    );
+    std::fs::write(&cfg_path, text).unwrap();
+    std::fs::set_permissions(&cfg_path, std::fs::Permissions::from_mode(0o644)).unwrap();
     let server = worker(&env, &file, true);
     // A bystander pane on the same server is never touched.
     server.new_session("bystander", &env.path("root"), &[]);
@@ -31,6 +40,10 @@ fn closes_exactly_the_worker_after_its_handoff_settles() {
     );
     assert_eq!(report["state"], "closed");
     assert_eq!(panes(&server), 1, "only the worker's pane is gone");
+    let text = std::fs::read_to_string(&cfg_path).unwrap();
+    assert!(text.starts_with("{\"big\":123456789012345678901234567890,"));
+    let mode = std::fs::metadata(&cfg_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
     let w = &config(&env)["agents"][1];
     assert_eq!(w["closeJob"]["state"], "closed");
     assert_eq!(w["handoff"]["summary"], "Docs merged; release notes left.");

@@ -8,9 +8,10 @@
 //! reader in this crate sees numbers, and still reformat the file.) New values are printed in the
 //! file's own style (indented like their neighbours, or compact). The result must validate.
 //!
-//! No silent lost write: the file is re-read right before the rename (a change made meanwhile
-//! wins and ours is redone), the replacement keeps the file's mode and owner, and after the
-//! rename the file is read back (after a short pause, so a writer without a lock that read the
+//! No silent lost write: the replacement is swapped in atomically only if the file still holds
+//! the bytes we read (`renameat2` exchange, swapped back at once otherwise: a change made meanwhile by
+//! a writer without a lock, like the Intercom extension, is never overwritten, and ours is redone
+//! on top of it), it keeps the file's mode and owner, and afterwards the file is read back (after a short pause, so a writer without a lock that read the
 //! old file has landed its write) and our members must be there; a lost change is redone, at
 //! most `ATTEMPTS` times, else the caller hears that nothing could be confirmed.
 
@@ -27,7 +28,7 @@ use crate::fsguard;
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 const LOCK_POLL: Duration = Duration::from_millis(20);
 /// How many times a rewrite is tried when the file changed under it or our change was lost.
-const ATTEMPTS: usize = 5;
+const ATTEMPTS: usize = 20;
 /// Pause before the read-back that confirms a write.
 const CONFIRM_AFTER: Duration = Duration::from_millis(40);
 /// Nesting depth the splice scanner follows (the validated config is far shallower).
@@ -95,7 +96,7 @@ pub fn update_agent(
     let _lock = lock(root)?;
     let path = config::config_path(root);
     let mut lost = false;
-    for _ in 0..ATTEMPTS {
+    for attempt in 0..ATTEMPTS {
         let (before, cfg) = read(root)?;
         let text = std::str::from_utf8(&before).map_err(|_| "config.json is not UTF-8")?;
         let doc = scan::document(text, session_id)?;
@@ -111,13 +112,17 @@ pub fn update_agent(
         }
         let written = config::parse(root, &bytes)
             .map_err(|e| format!("the change would make config invalid: {e}"))?;
-        let prepared = store::replace_keeping_mode(&path, &bytes).map_err(|e| e.to_string())?;
-        // Re-read right before replacing: someone else's write in between wins; ours is redone.
-        let (now, _) = read(root)?;
-        if now != before {
+        let prepared =
+            store::replace_keeping_mode(&path, &bytes, attempt == 0).map_err(|e| e.to_string())?;
+        // Replaced only if it is still the file we read: a write in between wins (it is swapped
+        // back at once, never lost) and ours is redone on top of it.
+        // (After a lost race the flush follows the swap: see `replace_keeping_mode`.)
+        if !prepared
+            .commit_if_current(&before)
+            .map_err(|e| e.to_string())?
+        {
             continue;
         }
-        prepared.commit(true).map_err(|e| e.to_string())?;
         std::thread::sleep(CONFIRM_AFTER);
         let (after, _) = read(root)?;
         let text = std::str::from_utf8(&after).map_err(|_| "config.json is not UTF-8")?;

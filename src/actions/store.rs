@@ -111,7 +111,16 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
 /// Atomically replace `path` (which must exist) with `bytes`, keeping its mode and owner: a
 /// shared file (the Intercom config) must not turn private, or change hands, because we wrote
 /// it. Refused, with nothing written, when the owner cannot be kept.
-pub fn replace_keeping_mode(path: &Path, bytes: &[u8]) -> Result<Prepared, StoreError> {
+///
+/// `flush_first`: fsync the replacement before it is swapped in (the normal case). Without it,
+/// the data is flushed right after the swap instead: a writer that must win a race against a
+/// lockless writer rewriting every few milliseconds cannot hold an fsync (often ~10 ms) between
+/// reading the file and swapping it.
+pub fn replace_keeping_mode(
+    path: &Path,
+    bytes: &[u8],
+    flush_first: bool,
+) -> Result<Prepared, StoreError> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| err("stat_failed", path, e))?;
     if !meta.is_file() {
         return Err(err("not_regular", path, "not a regular file"));
@@ -121,7 +130,7 @@ pub fn replace_keeping_mode(path: &Path, bytes: &[u8]) -> Result<Prepared, Store
         uid: meta.uid(),
         gid: meta.gid(),
     };
-    prepare(path, bytes, true, Some(like))
+    prepare(path, bytes, flush_first, Some(like))
 }
 
 /// Atomically replace a file meant to be read by everyone (mode 0644, or its present mode):
@@ -160,6 +169,9 @@ pub struct Prepared {
     tmp: PathBuf,
     path: PathBuf,
     done: bool,
+    /// The replacement, still open: flushed after the swap when it was not before.
+    file: Option<std::fs::File>,
+    flushed: bool,
 }
 
 impl Prepared {
@@ -173,6 +185,77 @@ impl Prepared {
             }
         }
         Ok(())
+    }
+}
+
+/// Remove the temp files in `dir` that writers killed mid-write left behind (only ours, only
+/// once their writer is dead).
+pub fn sweep_temps(dir: &Path) {
+    for stale in temps::stale(dir) {
+        let _ = std::fs::remove_file(stale);
+    }
+}
+
+/// `renameat2(a, b, RENAME_EXCHANGE)`: swap two names atomically.
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let ca = std::ffi::CString::new(a.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let cb = std::ffi::CString::new(b.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: two valid NUL-terminated paths relative to the current folder; flag 2 is
+    // RENAME_EXCHANGE.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            2u32,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+impl Prepared {
+    /// Replace the target only if it still holds exactly `expected` (the bytes the replacement
+    /// was made from) — a compare-and-swap for writers that take no lock. The two names are
+    /// exchanged atomically; if the file swapped out is not `expected` (someone replaced it
+    /// since it was read), it is swapped back at once and `Ok(false)` says nothing was replaced.
+    /// Bytes, not inode numbers, are compared: a filesystem reuses a freed inode number at once.
+    pub fn commit_if_current(mut self, expected: &[u8]) -> Result<bool, StoreError> {
+        let cap = expected.len() as u64;
+        let holds = |p: &Path| {
+            crate::fsguard::read_capped(p, cap)
+                .ok()
+                .is_some_and(|b| b == expected)
+        };
+        // Look first: a swap that must be undone shows our file for an instant, and a lockless
+        // writer reading it then would build on it and drop the change we swapped back.
+        if !holds(&self.path) {
+            return Ok(false);
+        }
+        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        // `tmp` now names the file we displaced.
+        if holds(&self.tmp) {
+            let _ = std::fs::remove_file(&self.tmp);
+            self.done = true;
+            if !self.flushed {
+                if let Some(f) = &self.file {
+                    f.sync_all()
+                        .map_err(|e| err("fsync_failed", &self.path, e))?;
+                }
+            }
+            if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+                let _ = d.sync_all();
+            }
+            return Ok(true);
+        }
+        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        Ok(false) // drop removes ours again
     }
 }
 
@@ -207,13 +290,16 @@ fn prepare(
         }
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
-    temps::sweep(dir);
+    // A writer killed between create and rename left its temp file: the next writer removes it.
+    sweep_temps(dir);
     temps::ensure_ignored(path);
     let tmp = dir.join(temps::name(&name.to_string_lossy()));
     let mut p = Prepared {
         tmp,
         path: path.to_path_buf(),
         done: false,
+        file: None,
+        flushed: false,
     };
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -237,8 +323,8 @@ fn prepare(
     if durable {
         f.sync_all().map_err(|e| err("fsync_failed", &p.tmp, e))?;
     }
-    drop(f);
-    let _ = &mut p;
+    p.flushed = durable;
+    p.file = Some(f);
     Ok(p)
 }
 

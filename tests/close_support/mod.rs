@@ -43,6 +43,29 @@ pub fn setup(env: &Env, close_job: Option<Value>) -> PathBuf {
     file
 }
 
+/// The registration records in `dir` and their contents.
+fn registrations(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter_map(|p| std::fs::read(&p).ok().map(|b| (p, b)))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// A copy of `src` named `dest`, made once (a running copy cannot be replaced).
+fn named(src: &str, dest: &Path) -> PathBuf {
+    if dest.exists() {
+        return dest.to_path_buf();
+    }
+    mux_support::program_named(src, dest)
+}
+
 /// Where the simulated pi runs in its pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -63,7 +86,7 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
+    let pi = named("/bin/bash", &env.path("pi"));
     let file = file.display().to_string();
     let mut script = format!(
         "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
@@ -81,14 +104,19 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
     let script_path = env.path("worker.sh");
     std::fs::write(&script_path, &script).unwrap();
     let (pi, script_path) = (pi.display().to_string(), script_path.display().to_string());
-    let impostor = mux_support::program_named("/bin/sleep", &env.path("impostor"));
+    let impostor = named("/bin/sleep", &env.path("impostor"));
     let shell = format!("{pi} {script_path}; exec {} 600", impostor.display());
     let argv: Vec<&str> = match layout {
         Layout::Own => vec![&pi, &script_path],
         Layout::Shell => vec!["/bin/bash", "-c", &shell],
     };
+    let seats = env.path("root/.pi-intercom/seats");
+    let before = registrations(&seats);
     let server = TmuxServer::start("work", &env.path("root"), &argv);
-    wait_registered(&env.path("root/.pi-intercom/seats"));
+    wait_registered(&seats);
+    // A pi started again for the same session rewrites its registration: wait for the new one.
+    mux_support::wait_for(10_000, || (registrations(&seats) != before).then_some(()))
+        .expect("the worker registered");
     server
 }
 

@@ -7,7 +7,7 @@
 //! Intercom extension's `config.json.<uuid>.tmp`) are never touched: whether their writer still
 //! runs cannot be told.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::proc;
@@ -50,10 +50,11 @@ fn writer_of(file: &str) -> Option<(i32, u64)> {
     (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks))
 }
 
-/// Remove our temp files in `dir` whose writer is dead.
-pub(super) fn sweep(dir: &Path) {
+/// Our temp files in `dir` whose writer is dead (the store removes them).
+pub(super) fn stale(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let Ok(list) = crate::fsguard::list_dir(dir, SWEEP_CAP) else {
-        return;
+        return out;
     };
     for e in &list.entries {
         if e.kind != crate::fsguard::Kind::File {
@@ -64,9 +65,10 @@ pub(super) fn sweep(dir: &Path) {
         };
         let alive = proc::read_stat(pid).is_some_and(|s| s.start_ticks == ticks);
         if !alive {
-            let _ = std::fs::remove_file(dir.join(&e.name));
+            out.push(dir.join(&e.name));
         }
     }
+    out
 }
 
 /// When `path` lies in a `.pi-intercom` folder, make sure that folder's `.gitignore` lists the
@@ -138,7 +140,9 @@ mod tests {
         for f in [&live, &dead, &foreign] {
             std::fs::write(f, b"x").unwrap();
         }
-        sweep(dir.path());
+        for p in stale(dir.path()) {
+            std::fs::remove_file(p).unwrap();
+        }
         assert!(live.exists() && foreign.exists());
         assert!(!dead.exists());
     }
