@@ -169,3 +169,89 @@ fn killed_writers_leave_no_temp_files_torn_files_or_lost_keys() {
         assert!(ignore.lines().any(|x| x == l), "{ignore}");
     }
 }
+
+/// `register` killed with SIGKILL at random moments, hundreds of times: after the next run its
+/// folder holds no temp file and the registration is whole.
+#[test]
+fn killed_registers_leave_no_temp_files_after_the_next_run() {
+    const KILLS: u64 = 300;
+    let env = Env::new().with_system_path();
+    setup(&env, None);
+    let sys = env.system_config();
+    let me = std::process::id().to_string();
+    let root = env.path("root").display().to_string();
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let args = |seq: u64| -> Vec<String> {
+        [
+            "register",
+            "--config",
+            &sys,
+            "--event",
+            "agent_start",
+            "--seq",
+            &seq.to_string(),
+            "--pi-pid",
+            &me,
+            "--session-id",
+            ID,
+            "--cwd",
+            &root,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    for i in 0..KILLS {
+        let mut child = std::process::Command::new(bin)
+            .args(args(i + 1))
+            .current_dir(env.dir.path())
+            .env("HOME", env.path("home"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros((i * 397) % 6000));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let left = walk(&env.path("root/.pi-intercom/seats"))
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .count();
+    eprintln!("{KILLS} killed registers left {left} temp files before the next run");
+    let o = std::process::Command::new(bin)
+        .args(args(KILLS + 1))
+        .current_dir(env.dir.path())
+        .env("HOME", env.path("home"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let seats = env.path("root/.pi-intercom/seats");
+    let mut regs = 0;
+    for e in walk(&seats) {
+        let name = e.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "left behind: {}", e.display());
+        if name.ends_with(".json") {
+            let v: Value = serde_json::from_slice(&std::fs::read(&e).unwrap()).unwrap();
+            assert_eq!(v["sessionId"], ID);
+            regs += 1;
+        }
+    }
+    assert_eq!(regs, 1);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
