@@ -191,6 +191,7 @@ fn a_handoff_from_another_process_closes_nothing() {
         .env("TMUX_TMPDIR", env.path("tmux-tmp"))
         .env_remove("TMUX")
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let job = wait_for(10_000, || {

@@ -136,8 +136,14 @@ fn killed_writers_leave_no_temp_files_torn_files_or_lost_keys() {
         assert_eq!(c["agents"].as_array().unwrap().len(), 2, "no torn file");
         let _ = close(&env, &server, &["Worker", "--recover", "--json"]);
     }
-    // One more writer: it sweeps whatever the killed ones left.
+    // One more writer (a close that starts, then times out): it sweeps what the killed ones left.
     let _ = close(&env, &server, &["Worker", "--recover", "--json"]);
+    let (code, report, _) = close(&env, &server, &["Worker", "--deadline-secs", "1", "--json"]);
+    assert_eq!(
+        (code, report["state"].as_str()),
+        (1, Some("timed_out")),
+        "{report}"
+    );
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],

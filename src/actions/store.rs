@@ -190,7 +190,7 @@ impl Prepared {
 
 /// Remove the temp files in `dir` that writers killed mid-write left behind (only ours, only
 /// once their writer is dead).
-pub fn sweep_temps(dir: &Path) {
+fn sweep_temps(dir: &Path) {
     for stale in temps::stale(dir) {
         let _ = std::fs::remove_file(stale);
     }

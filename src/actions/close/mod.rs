@@ -242,11 +242,6 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     if !(1..=MAX_DEADLINE_SECS).contains(&req.deadline_secs) {
         return refused(2, format!("--deadline-secs must be 1..{MAX_DEADLINE_SECS}"));
     }
-    if !req.dry_run {
-        let shared = root.join(".pi-intercom");
-        store::sweep_temps(&shared);
-        store::sweep_temps(&shared.join("jobs"));
-    }
     if let Some(end) = fence(req, &root, &agent) {
         return end;
     }
