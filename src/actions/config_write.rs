@@ -100,7 +100,7 @@ pub fn update_agent(
         let (before, cfg) = read(root)?;
         let text = std::str::from_utf8(&before).map_err(|_| "config.json is not UTF-8")?;
         let doc = scan::document(text, session_id)?;
-        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.span.clone()])
+        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
             .map_err(|e| format!("agent entry: {e}"))?;
         let mut edited = entry.clone();
         edited.remove("dashboardPort");
@@ -127,8 +127,7 @@ pub fn update_agent(
         let (after, _) = read(root)?;
         let text = std::str::from_utf8(&after).map_err(|_| "config.json is not UTF-8")?;
         let on_disk = scan::document(text, session_id).and_then(|d| {
-            serde_json::from_str::<Map<String, Value>>(&text[d.target.span])
-                .map_err(|e| e.to_string())
+            serde_json::from_str::<Map<String, Value>>(&text[d.target]).map_err(|e| e.to_string())
         })?;
         if change.shown_by(&on_disk) {
             return Ok(written);
@@ -267,5 +266,72 @@ mod tests {
         })
         .unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+    }
+
+    /// Every layout a person or another tool may leave: the edited entry ends up exactly as the
+    /// edit says, every other entry and key as they were.
+    #[test]
+    fn splices_correctly_in_any_layout_and_position() {
+        let base = json!({"version": 1, "agents": [
+            {"sessionId": "c", "name": "Coordinator", "coordinator": true, "description": "C.",
+             "port": 1, "projectDirectory": ".", "dashboardPort": 9},
+            {"extra": 1, "sessionId": "w", "name": "W", "coordinator": false, "description": "W.",
+             "port": 2, "projectDirectory": ".", "last": [1, {"a": "}"}]}]});
+        let layouts = [
+            serde_json::to_string(&base).unwrap(),
+            serde_json::to_string_pretty(&base).unwrap(),
+            serde_json::to_string_pretty(&base)
+                .unwrap()
+                .replace("  ", "\t"),
+            serde_json::to_string_pretty(&base)
+                .unwrap()
+                .replace('\n', "\r\n"),
+            serde_json::to_string(&base)
+                .unwrap()
+                .replace(',', " ,  ")
+                .replace(':', " : "),
+        ];
+        let edits: [(&str, AgentEdit); 4] = [
+            ("drop first", &|o| {
+                o.remove("extra");
+                Ok(())
+            }),
+            ("drop last, add two", &|o| {
+                o.remove("last");
+                o.insert("closeJob".into(), json!({"jobId": "j", "state": "failed",
+                    "createdAt": "2026-11-30T00:00:00.000Z", "updatedAt": "2026-11-30T00:00:00.000Z",
+                    "deadlineAt": "2026-11-30T00:00:00.000Z", "reason": "timeout"}));
+                o.insert("note".into(), json!("x"));
+                Ok(())
+            }),
+            ("change middle", &|o| {
+                o.insert("port".into(), json!(41002));
+                Ok(())
+            }),
+            ("drop all but required", &|o| {
+                o.remove("extra");
+                o.remove("last");
+                Ok(())
+            }),
+        ];
+        for text in &layouts {
+            for (what, edit) in &edits {
+                let dir = tempfile::tempdir().unwrap();
+                let root = dir.path();
+                std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+                std::fs::write(root.join(".pi-intercom/config.json"), text).unwrap();
+                update_agent(root, "w", edit).unwrap();
+                let out = std::fs::read_to_string(root.join(".pi-intercom/config.json")).unwrap();
+                let got: Value =
+                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: {e}\n{out}"));
+                let mut want = base.clone();
+                want["agents"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("dashboardPort");
+                edit(want["agents"][1].as_object_mut().unwrap()).unwrap();
+                assert_eq!(got, want, "{what} in {text}");
+            }
+        }
     }
 }

@@ -22,11 +22,8 @@ pub(super) struct Doc {
     pub(super) agents: Vec<Obj>,
     /// Index in `agents` of the entry being edited.
     pub(super) target_index: usize,
-    pub(super) target: TargetSpan,
-}
-
-pub(super) struct TargetSpan {
-    pub(super) span: Range<usize>,
+    /// That entry's span, `{` to `}`.
+    pub(super) target: Range<usize>,
 }
 
 struct P<'a> {
@@ -222,15 +219,13 @@ pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, String> {
     }
     let target_index =
         found.ok_or_else(|| format!("no agent with session id {session_id:?} in config"))?;
-    let target_obj = &list[target_index];
+    let target_obj = list.get(target_index).ok_or_else(|| bad("agents"))?;
     let mut keys: Vec<&str> = target_obj.members.iter().map(|m| m.key.as_str()).collect();
     keys.sort_unstable();
     if keys.windows(2).any(|w| w[0] == w[1]) {
         return Err(bad("a key appears twice in the agent entry"));
     }
-    let target = TargetSpan {
-        span: target_obj.span.clone(),
-    };
+    let target = target_obj.span.clone();
     Ok(Doc {
         agents: list,
         target_index,
