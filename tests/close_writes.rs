@@ -180,7 +180,7 @@ fn killed_writers_leave_no_temp_files_torn_files_or_lost_keys() {
 /// folder holds no temp file and the registration is whole.
 #[test]
 fn killed_registers_leave_no_temp_files_after_the_next_run() {
-    const KILLS: u64 = 300;
+    const KILLS: u64 = 1000;
     let env = Env::new().with_system_path();
     setup(&env, None);
     let sys = env.system_config();
