@@ -164,6 +164,9 @@ pub struct CloseWorkerArgs {
     /// Clear a fenced (uncertain or interrupted) job after a person has looked.
     #[arg(long)]
     pub recover: bool,
+    /// Print only the JSON report (no progress lines on stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -204,10 +207,10 @@ pub struct HandoffArgs {
     /// Read the summary from this file.
     #[arg(short = 'f', long = "file")]
     pub file: Option<PathBuf>,
-    /// This worker's pi session id (default: `$PI_SESSION_ID`, set by pi for its tools).
+    /// This worker's pi session id (default: `$PI_SESSION_ID`): only compared with the job's.
     #[arg(long)]
     pub session_id: Option<String>,
-    /// This worker's pi session file (default: `$PI_SESSION_FILE`).
+    /// Ignored (kept for older callers): the session file is the job's, never the caller's.
     #[arg(long)]
     pub session_file: Option<PathBuf>,
     /// The Intercom root (default: the nearest one at or above the current folder).

@@ -2,112 +2,30 @@
 //! process named `pi` in its own pane, registered from the inside) is asked for its handoff
 //! through the reply path, saves it, settles; only then is exactly its pane closed.
 
+mod close_support;
 mod mux_support;
 mod scan_support;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 
+use close_support::*;
 use mux_support::{wait_for, TmuxServer};
 use scan_support::*;
 use serde_json::{json, Value};
-
-const ID: &str = "01a2f000-0000-7000-8000-00000000dd01";
-
-fn setup(env: &Env, close_job: Option<Value>) -> PathBuf {
-    let root = env.path("root");
-    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    let mut worker = json!({"sessionId": ID, "name": "Worker", "coordinator": false,
-        "description": "W.", "port": 2, "projectDirectory": "."});
-    if let Some(j) = close_job {
-        worker["closeJob"] = j;
-    }
-    std::fs::write(
-        root.join(".pi-intercom/config.json"),
-        json!({"version": 1, "agents": [
-            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
-            worker]})
-        .to_string(),
-    )
-    .unwrap();
-    let sessions = env.path("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let file = sessions.join(format!("2026-11-29T23-00-00-000Z_{ID}.jsonl"));
-    let lines = [
-        json!({"type":"session","version":3,"id":ID,"timestamp":"2026-11-29T23:00:00.000Z","cwd":root.display().to_string()}),
-        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"user","content":"Write the docs."}}),
-        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Docs written."}],"provider":"p","model":"m","stopReason":"stop"}}),
-    ];
-    std::fs::write(
-        &file,
-        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
-    )
-    .unwrap();
-    file
-}
-
-/// The worker's pane: a copy of bash named `pi` that registers, then (when `cooperate`) reads the
-/// close request typed into it, runs `handoff` for the named job and completes a reply.
-fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let sys = env.system_config();
-    let root = env.path("root").display().to_string();
-    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
-    let file = file.display().to_string();
-    let mut script = format!(
-        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
-    );
-    if cooperate {
-        script.push_str(&format!(
-            "IFS= read -r line; job=$(printf '%s' \"$line\" | sed -n 's/.*(job \\([A-Za-z0-9-]*\\)).*/\\1/p'); \
-             {bin} handoff --job \"$job\" --summary 'Docs merged; release notes left.' --session-id {ID} --session-file {file} --root {root} > {out} 2>&1; \
-             sleep 0.3; ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
-             printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"a3\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"Handoff saved.\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {file}; ",
-            out = env.path("handoff.out").display()
-        ));
-    }
-    script.push_str("sleep 600; true");
-    let server = TmuxServer::start(
-        "work",
-        &env.path("root"),
-        &[&pi.display().to_string(), "-c", &script],
-    );
-    wait_registered(&env.path("root/.pi-intercom/seats"));
-    server
-}
-
-fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, String) {
-    let sock = server.sock.display().to_string();
-    let mut args = vec!["--tmux-socket", &sock];
-    args.extend_from_slice(extra);
-    let o = env.run(&layout_args(env, &["close-worker"], &args));
-    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    (
-        o.status.code().unwrap_or(-1),
-        out,
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn config(env: &Env) -> Value {
-    serde_json::from_slice(&std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap())
-        .unwrap()
-}
-
-fn panes(server: &TmuxServer) -> usize {
-    std::process::Command::new("tmux")
-        .arg("-S")
-        .arg(&server.sock)
-        .args(["list-panes", "-a"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
-        .unwrap_or(0)
-}
 
 #[test]
 fn closes_exactly_the_worker_after_its_handoff_settles() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
+    // A huge integer and mode 0644 in the shared config survive the handoff and the close.
+    let cfg_path = env.path("root/.pi-intercom/config.json");
+    let text = std::fs::read_to_string(&cfg_path).unwrap().replacen(
+        "{",
+        "{\"big\":123456789012345678901234567890,",
+        1,
+    );
+    std::fs::write(&cfg_path, text).unwrap();
+    std::fs::set_permissions(&cfg_path, std::fs::Permissions::from_mode(0o644)).unwrap();
     let server = worker(&env, &file, true);
     // A bystander pane on the same server is never touched.
     server.new_session("bystander", &env.path("root"), &[]);
@@ -122,6 +40,10 @@ fn closes_exactly_the_worker_after_its_handoff_settles() {
     );
     assert_eq!(report["state"], "closed");
     assert_eq!(panes(&server), 1, "only the worker's pane is gone");
+    let text = std::fs::read_to_string(&cfg_path).unwrap();
+    assert!(text.starts_with("{\"big\":123456789012345678901234567890,"));
+    let mode = std::fs::metadata(&cfg_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
     let w = &config(&env)["agents"][1];
     assert_eq!(w["closeJob"]["state"], "closed");
     assert_eq!(w["handoff"]["summary"], "Docs merged; release notes left.");
@@ -262,13 +184,14 @@ fn a_handoff_from_another_process_closes_nothing() {
         .args(layout_args(
             &env,
             &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "20"],
+            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "5"],
         ))
         .current_dir(env.dir.path())
         .env("HOME", env.path("home"))
         .env("TMUX_TMPDIR", env.path("tmux-tmp"))
         .env_remove("TMUX")
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let job = wait_for(10_000, || {
@@ -281,8 +204,10 @@ fn a_handoff_from_another_process_closes_nothing() {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let root = env.path("root").display().to_string();
     let f = file.display();
+    let out_path = env.path("forged.out");
+    let fout = out_path.display();
     let script = format!(
-        "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root}; \
+        "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root} > {fout} 2>&1; echo \"rc=$?\" >> {fout}; \
          ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
          printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"b1\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"ok\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {f}; sleep 600; true"
     );
@@ -290,16 +215,15 @@ fn a_handoff_from_another_process_closes_nothing() {
     server.new_session("impostor", &env.path("root"), &[&pi, "-c", &script]);
     let out = child.wait_with_output().unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    assert_eq!(out.status.code(), Some(1), "{report}");
-    assert_eq!(report["state"], "failed");
-    assert_eq!(report["reason"], "identity_failed");
+    // The forged handoff is refused before anything is written; the job waits it out.
+    let forged = std::fs::read_to_string(&out_path).unwrap_or_default();
     assert!(
-        report["detail"]
-            .as_str()
-            .unwrap()
-            .contains("another process"),
-        "{report}"
+        forged.contains("refused") && forged.contains("rc=2"),
+        "{forged}"
     );
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["state"], "timed_out", "{report}");
+    assert!(config(&env)["agents"][1].get("handoff").is_none());
     assert_eq!(panes(&server), 2, "neither pane was closed");
 }
 

@@ -1,8 +1,19 @@
-//! Guarded rewrites of the shared Intercom `config.json` (interop.md §1): one agent entry is
-//! changed, every other key (known or not) is kept, the legacy `dashboardPort` is dropped, the
-//! result must validate, and the file is re-read immediately before it is replaced so a change
-//! made meanwhile by the Intercom coordinator is never overwritten. Pretty JSON, 2-space indent,
-//! trailing newline, written through the store (temp + fsync + rename).
+//! Guarded rewrites of the shared Intercom `config.json` (interop.md §1).
+//!
+//! One agent entry is changed by splicing: only the members the edit changes (and the legacy
+//! `dashboardPort`, dropped from every entry) are rewritten in place; every other byte of the file
+//! — other keys, their formatting, numbers too large for a float such as
+//! `123456789012345678901234567890` — stays exactly as it was. (A parse-and-reprint would round
+//! such numbers; serde_json's `arbitrary_precision` would keep them but change how every other
+//! reader in this crate sees numbers, and still reformat the file.) New values are printed in the
+//! file's own style (indented like their neighbours, or compact). The result must validate.
+//!
+//! No silent lost write: the replacement is swapped in atomically only if the file still holds
+//! the bytes we read (`renameat2` exchange, swapped back at once otherwise: a change made meanwhile by
+//! a writer without a lock, like the Intercom extension, is never overwritten, and ours is redone
+//! on top of it), it keeps the file's mode and owner, and afterwards the file is read back (after a short pause, so a writer without a lock that read the
+//! old file has landed its write) and our members must be there; a lost change is redone, at
+//! most `ATTEMPTS` times, else the caller hears that nothing could be confirmed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,10 +24,15 @@ use crate::actions::store;
 use crate::evidence::config::{self, IntercomConfig, MAX_CONFIG_BYTES};
 use crate::fsguard;
 
-const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Longer than a slow fsync or a person's editor save; a writer holding it longer is stuck.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 const LOCK_POLL: Duration = Duration::from_millis(20);
-/// How many times a rewrite is retried when the file changed between read and replace.
-const ATTEMPTS: usize = 3;
+/// How many times a rewrite is tried when the file changed under it or our change was lost.
+const ATTEMPTS: usize = 20;
+/// Pause before the read-back that confirms a write.
+const CONFIRM_AFTER: Duration = Duration::from_millis(40);
+/// Nesting depth the splice scanner follows (the validated config is far shallower).
+const MAX_DEPTH: usize = 256;
 
 fn read(root: &Path) -> Result<(Vec<u8>, IntercomConfig), String> {
     let path = config::config_path(root);
@@ -42,50 +58,91 @@ fn lock(root: &Path) -> Result<store::Lock, String> {
 /// An edit of one agent entry (its raw JSON object); an error stops the rewrite.
 pub type AgentEdit<'a> = &'a dyn Fn(&mut Map<String, Value>) -> Result<(), String>;
 
+/// What one edit does to the entry: members set to new values, members removed.
+struct Change {
+    set: Vec<(String, Value)>,
+    removed: Vec<String>,
+}
+
+impl Change {
+    fn between(before: &Map<String, Value>, after: &Map<String, Value>) -> Change {
+        let set = after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let removed = before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .cloned()
+            .collect();
+        Change { set, removed }
+    }
+
+    /// True when `entry` shows this change.
+    fn shown_by(&self, entry: &Map<String, Value>) -> bool {
+        self.set.iter().all(|(k, v)| entry.get(k) == Some(v))
+            && self.removed.iter().all(|k| !entry.contains_key(k))
+    }
+}
+
 /// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
-/// config as written.
+/// config as written and confirmed on disk.
 pub fn update_agent(
     root: &Path,
     session_id: &str,
     edit: AgentEdit,
 ) -> Result<IntercomConfig, String> {
     let _lock = lock(root)?;
-    for _ in 0..ATTEMPTS {
+    let path = config::config_path(root);
+    let mut lost = false;
+    for attempt in 0..ATTEMPTS {
         let (before, cfg) = read(root)?;
-        let mut raw = cfg.raw.clone();
-        let agents = raw
-            .get_mut("agents")
-            .and_then(Value::as_array_mut)
-            .ok_or("config has no agents array")?;
-        let mut found = false;
-        for entry in agents.iter_mut() {
-            let Some(obj) = entry.as_object_mut() else {
-                continue;
-            };
-            // Retired with the browser dashboard: removed whenever intercom-pane rewrites.
-            obj.remove("dashboardPort");
-            if obj.get("sessionId").and_then(Value::as_str) == Some(session_id) {
-                edit(obj)?;
-                found = true;
-            }
+        let text = std::str::from_utf8(&before).map_err(|_| "config.json is not UTF-8")?;
+        let doc = scan::document(text, session_id)?;
+        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
+            .map_err(|e| format!("agent entry: {e}"))?;
+        let mut edited = entry.clone();
+        edited.remove("dashboardPort");
+        edit(&mut edited)?;
+        let change = Change::between(&entry, &edited);
+        let bytes = splice::apply(text, &doc, &change)?;
+        if bytes == before {
+            return Ok(cfg);
         }
-        if !found {
-            return Err(format!("no agent with session id {session_id:?} in config"));
-        }
-        let mut bytes = serde_json::to_vec_pretty(&raw).map_err(|e| e.to_string())?;
-        bytes.push(b'\n');
         let written = config::parse(root, &bytes)
             .map_err(|e| format!("the change would make config invalid: {e}"))?;
-        // Re-read right before replacing: someone else's write in between wins, and we redo ours.
-        let (now, _) = read(root)?;
-        if now != before {
+        let prepared =
+            store::replace_keeping_mode(&path, &bytes, attempt == 0).map_err(|e| e.to_string())?;
+        // Replaced only if it is still the file we read: a write in between wins (it is swapped
+        // back at once, never lost) and ours is redone on top of it.
+        // (After a lost race the flush follows the swap: see `replace_keeping_mode`.)
+        if !prepared
+            .commit_if_current(&before)
+            .map_err(|e| e.to_string())?
+        {
             continue;
         }
-        store::write_atomic(&config::config_path(root), &bytes).map_err(|e| e.to_string())?;
-        return Ok(written);
+        std::thread::sleep(CONFIRM_AFTER);
+        let (after, _) = read(root)?;
+        let text = std::str::from_utf8(&after).map_err(|_| "config.json is not UTF-8")?;
+        let on_disk = scan::document(text, session_id).and_then(|d| {
+            serde_json::from_str::<Map<String, Value>>(&text[d.target]).map_err(|e| e.to_string())
+        })?;
+        if change.shown_by(&on_disk) {
+            return Ok(written);
+        }
+        lost = true; // another writer replaced the file with one made before ours: redo
     }
-    Err("config.json kept changing while it was being updated; nothing written".into())
+    Err(if lost {
+        "another writer kept replacing config.json and our change was lost; not recorded".into()
+    } else {
+        "config.json kept changing while it was being updated; nothing written".into()
+    })
 }
+
+mod scan;
+mod splice;
 
 #[cfg(test)]
 mod tests {
@@ -109,8 +166,11 @@ mod tests {
         })
         .unwrap();
         let text = std::fs::read_to_string(root.join(".pi-intercom/config.json")).unwrap();
-        assert!(text.ends_with("}\n"));
-        assert!(text.contains("\n  \"agents\": ["), "2-space indent");
+        // A compact file stays compact: only the changed members are printed anew.
+        assert!(
+            text.starts_with("{\"version\":1,\"future\":{\"kept\":true},"),
+            "{text}"
+        );
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["future"]["kept"], true);
         assert_eq!(v["agents"][1]["extra"], "kept");
@@ -135,6 +195,143 @@ mod tests {
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["config.json"]);
+        assert!(names.contains(&"config.json".to_string()), "{names:?}");
+        assert!(
+            names
+                .iter()
+                .all(|n| n == "config.json" || n == ".gitignore"),
+            "{names:?}"
+        );
+    }
+
+    /// Pretty text as Intercom writes it, with a huge integer and odd spacing in keys we do not
+    /// own: only our members change; mode 0644 stays 0644.
+    #[test]
+    fn splices_only_the_owned_members_and_keeps_mode_and_huge_numbers() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+        let text = r#"{
+  "version": 1,
+  "big": 123456789012345678901234567890,
+  "agents": [
+    {
+      "sessionId": "c",
+      "name": "Coordinator",
+      "coordinator": true,
+      "description": "C.",
+      "port": 1,
+      "projectDirectory": "."
+    },
+    {
+      "sessionId": "w",
+      "name": "W",
+      "coordinator": false,
+      "description": "W.",
+      "port": 2,
+      "projectDirectory": ".",
+      "extra": {"n":   1.50e3, "huge": 98765432109876543210987654321}
+    }
+  ]
+}
+"#;
+        let p = root.join(".pi-intercom/config.json");
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        update_agent(root, "w", &|o| {
+            o.insert(
+                "closeJob".into(),
+                json!({"jobId": "j", "state": "requested",
+                "createdAt": "2026-11-30T00:00:00.000Z", "updatedAt": "2026-11-30T00:00:00.000Z",
+                "deadlineAt": "2026-11-30T00:00:00.000Z"}),
+            );
+            Ok(())
+        })
+        .unwrap();
+        let after = std::fs::read_to_string(&p).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
+        assert!(after.contains("\"big\": 123456789012345678901234567890,"));
+        assert!(after.contains(
+            "\"extra\": {\"n\":   1.50e3, \"huge\": 98765432109876543210987654321},\n      \"closeJob\": {\n        \"jobId\": \"j\","
+        ), "{after}");
+        // Everything before the edited member is byte-identical.
+        let cut = text.find("\n    }\n  ]").unwrap();
+        assert_eq!(&after[..cut], &text[..cut]);
+        // Changing it again replaces only that member; removing it restores the original.
+        update_agent(root, "w", &|o| {
+            o.remove("closeJob");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+    }
+
+    /// Every layout a person or another tool may leave: the edited entry ends up exactly as the
+    /// edit says, every other entry and key as they were.
+    #[test]
+    fn splices_correctly_in_any_layout_and_position() {
+        let base = json!({"version": 1, "agents": [
+            {"sessionId": "c", "name": "Coordinator", "coordinator": true, "description": "C.",
+             "port": 1, "projectDirectory": ".", "dashboardPort": 9},
+            {"extra": 1, "sessionId": "w", "name": "W", "coordinator": false, "description": "W.",
+             "port": 2, "projectDirectory": ".", "last": [1, {"a": "}"}]}]});
+        let layouts = [
+            serde_json::to_string(&base).unwrap(),
+            serde_json::to_string_pretty(&base).unwrap(),
+            serde_json::to_string_pretty(&base)
+                .unwrap()
+                .replace("  ", "\t"),
+            serde_json::to_string_pretty(&base)
+                .unwrap()
+                .replace('\n', "\r\n"),
+            serde_json::to_string(&base)
+                .unwrap()
+                .replace(',', " ,  ")
+                .replace(':', " : "),
+        ];
+        let edits: [(&str, AgentEdit); 4] = [
+            ("drop first", &|o| {
+                o.remove("extra");
+                Ok(())
+            }),
+            ("drop last, add two", &|o| {
+                o.remove("last");
+                o.insert("closeJob".into(), json!({"jobId": "j", "state": "failed",
+                    "createdAt": "2026-11-30T00:00:00.000Z", "updatedAt": "2026-11-30T00:00:00.000Z",
+                    "deadlineAt": "2026-11-30T00:00:00.000Z", "reason": "timeout"}));
+                o.insert("note".into(), json!("x"));
+                Ok(())
+            }),
+            ("change middle", &|o| {
+                o.insert("port".into(), json!(41002));
+                Ok(())
+            }),
+            ("drop all but required", &|o| {
+                o.remove("extra");
+                o.remove("last");
+                Ok(())
+            }),
+        ];
+        for text in &layouts {
+            for (what, edit) in &edits {
+                let dir = tempfile::tempdir().unwrap();
+                let root = dir.path();
+                std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+                std::fs::write(root.join(".pi-intercom/config.json"), text).unwrap();
+                update_agent(root, "w", edit).unwrap();
+                let out = std::fs::read_to_string(root.join(".pi-intercom/config.json")).unwrap();
+                let got: Value =
+                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: {e}\n{out}"));
+                let mut want = base.clone();
+                want["agents"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("dashboardPort");
+                edit(want["agents"][1].as_object_mut().unwrap()).unwrap();
+                assert_eq!(got, want, "{what} in {text}");
+            }
+        }
     }
 }

@@ -1,18 +1,21 @@
 //! `intercom-pane handoff --job ID --summary TEXT`: run by a worker, inside its own pane, when the
 //! coordinator asked it to hand off before its pane is closed (behaviour.md §7 step 3).
 //!
-//! It captures the worker's identity from the inside — the pi process found by ancestry with its
-//! start ticks and boot id, the multiplexer pane and server that own it, the session id and file —
-//! into a machine-local job record (mode 0600, never in config), then saves the public
-//! `handoff {version, jobId, summary, updatedAt}` to config and moves the close job to
-//! `awaiting_settlement`.
+//! Accepted only from the worker that was asked: `close-worker` recorded that worker's identity
+//! (its pi's pid, start ticks and boot id, its pane and server, its session) in the job record
+//! before asking. The caller's pi is found among the caller's ancestors by exactly that identity
+//! — never the nearest process merely named `pi` — and must sit in the recorded pane of the
+//! recorded server. The session is the job's, never the caller's arguments. Every check runs
+//! before anything is written; then the public `handoff {version, jobId, summary, updatedAt}` is
+//! saved to config and the close job moves to `awaiting_settlement`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{config_write, store};
+use crate::actions::close::record;
+use crate::actions::config_write;
 use crate::clock::{format_iso, Ms};
 use crate::evidence::config::{self, CloseState};
 use crate::mux::{self, MuxEnv};
@@ -22,35 +25,29 @@ use crate::proc;
 pub const MAX_SUMMARY_CHARS: usize = 4000;
 const MUX_DEADLINE: Duration = Duration::from_secs(2);
 
-/// What the worker says about itself.
+/// What the worker says.
 pub struct HandoffRequest {
     pub root: PathBuf,
     pub job_id: String,
     pub summary: String,
-    /// The worker's session id (`--session-id`, else `$PI_SESSION_ID` from pi's tool env).
-    pub session_id: String,
-    pub session_file: Option<PathBuf>,
+    /// A session id the caller named (`--session-id` / `$PI_SESSION_ID`): never trusted, only
+    /// compared with the job's; a different one is refused.
+    pub claimed_session: Option<String>,
     /// The process to start the ancestry walk from (this command).
     pub from_pid: i32,
     pub now: Ms,
 }
 
-/// `<root>/.pi-intercom/jobs/<jobId>.json`.
-pub fn job_record_path(root: &Path, job_id: &str) -> PathBuf {
-    root.join(".pi-intercom")
-        .join("jobs")
-        .join(format!("{job_id}.json"))
-}
-
-/// The nearest ancestor named `pi` (pi names its process `pi`).
-pub fn pi_ancestor(from: i32) -> Option<i32> {
-    proc::ancestors(from, proc::MAX_DEPTH)
+/// The caller's ancestor that is exactly the recorded process (pid, start ticks, boot id).
+fn recorded_ancestor(from: i32, pi: &proc::ProcIdentity) -> Option<i32> {
+    let mut chain = vec![from];
+    chain.extend(proc::ancestors(from, proc::MAX_DEPTH));
+    chain
         .into_iter()
-        .find(|&p| proc::read_stat(p).is_some_and(|s| s.comm == "pi"))
+        .find(|&p| p == pi.pid && proc::identity(p).as_ref() == Some(pi))
 }
 
-/// Save the handoff. Returns the job record's path. Errors are refusals (nothing written) unless
-/// they say otherwise.
+/// Save the handoff. Returns the job record's path. Every error is a refusal: nothing written.
 pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
     if !config::valid_job_id(&req.job_id) {
         return Err(format!(
@@ -64,11 +61,23 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
             "the summary must be non-blank and at most {MAX_SUMMARY_CHARS} characters (got {n})"
         ));
     }
+    let rec = record::read(&req.root, &req.job_id)
+        .map_err(|e| format!("no usable record of close job {}: {e}", req.job_id))?;
+    if req
+        .claimed_session
+        .as_deref()
+        .is_some_and(|s| s != rec.session_id)
+    {
+        return Err(format!(
+            "close job {} is for another session than this caller's",
+            req.job_id
+        ));
+    }
     let cfg = config::load(&req.root).map_err(|e| e.to_string())?;
     let agent = cfg
         .workers()
-        .find(|a| a.session_id == req.session_id)
-        .ok_or_else(|| format!("session {:?} is not a configured worker", req.session_id))?;
+        .find(|a| a.session_id == rec.session_id)
+        .ok_or_else(|| format!("close job {} names no configured worker", req.job_id))?;
     match &agent.close_job {
         Some(j)
             if j.job_id == req.job_id
@@ -87,40 +96,27 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
             ))
         }
     }
-    let pi = pi_ancestor(req.from_pid)
-        .ok_or("no pi process among this command's ancestors: run handoff from the worker's pi")?;
-    let id = proc::identity(pi).ok_or("the pi process is gone or unreadable")?;
+    let pi = recorded_ancestor(req.from_pid, &rec.pi).ok_or(
+        "refused: this command does not run under the worker's pi that was asked for the handoff",
+    )?;
     let owner = mux::owning_multiplexer(pi, env, Instant::now() + MUX_DEADLINE)
-        .ok_or("the worker's pi is not in a tmux or Herdr pane (by ancestry)")?;
-    let record = json!({
-        "version": 1,
-        "jobId": req.job_id,
-        "sessionId": req.session_id,
-        "sessionFile": req.session_file.as_ref().map(|p| p.display().to_string()),
-        "pi": {"pid": id.pid, "startTicks": id.start_ticks, "bootId": id.boot_id},
-        "mux": {
-            "kind": owner.kind.name(),
-            "socket": owner.socket_path.display().to_string(),
-            "server": owner.server,
-            "paneId": owner.pane.id,
-            "sessionId": owner.pane.session_id,
-            "windowId": owner.pane.window_id,
-            "panePid": owner.pane.pid,
-        },
-        "savedAt": format_iso(req.now),
-    });
-    let path = job_record_path(&req.root, &req.job_id);
-    let dir = path.parent().unwrap_or(&req.root).to_path_buf();
-    store::ensure_dir(&req.root, &dir).map_err(|e| e.to_string())?;
-    let mut bytes = serde_json::to_vec_pretty(&record).map_err(|e| e.to_string())?;
-    bytes.push(b'\n');
-    store::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;
+        .ok_or("refused: the worker's pi is not in a tmux or Herdr pane (by ancestry)")?;
+    if owner.kind != rec.kind
+        || owner.pane.id != rec.pane_id
+        || !owner.server.same_server(&rec.server)
+    {
+        return Err("refused: the worker's pi is not in the pane the job recorded".into());
+    }
     let job = req.job_id.clone();
     let summary = req.summary.clone();
     let at = format_iso(req.now);
-    config_write::update_agent(&req.root, &req.session_id, &|a| {
-        // Checked again under the config lock: a job that ended meanwhile (its deadline passed)
-        // must not be reopened by a late handoff.
+    let worker_pi = rec.pi.clone();
+    config_write::update_agent(&req.root, &rec.session_id, &|a| {
+        // Checked again under the config lock: the asking pi must still run (a lock wait is a
+        // window), and a job that ended meanwhile must not be reopened by a late handoff.
+        if proc::identity(pi).as_ref() != Some(&worker_pi) {
+            return Err("the worker's pi exited meanwhile".into());
+        }
         let j = a.get("closeJob");
         let same = j.and_then(|j| j.get("jobId")).and_then(Value::as_str) == Some(job.as_str());
         let awaited = matches!(
@@ -141,5 +137,5 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
         Ok(())
     })
     .map_err(|e| format!("handoff not saved to config: {e}"))?;
-    Ok(path)
+    Ok(record::path(&req.root, &req.job_id))
 }

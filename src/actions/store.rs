@@ -1,12 +1,15 @@
-//! The one place that writes files: exclusive temp file (mode 0600, no-follow), write, fsync,
-//! rename over the target, fsync the folder. Lock files by exclusive create.
+//! The one place that writes files: exclusive temp file (mode 0600, no-follow, named after its
+//! writer so a dead writer's leftovers are recognised and removed), write, fsync, rename over the
+//! target, fsync the folder. Locks are `flock`s on lock files.
 //!
 //! Why: a reader (another intercom-pane, the Intercom extension, a person with `cat`) must only
 //! ever see the old or the new whole file, and we must never write through a planted link.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+mod temps;
 
 #[derive(Debug)]
 pub struct StoreError {
@@ -101,6 +104,175 @@ pub fn write_atomic_derived(path: &Path, bytes: &[u8]) -> Result<(), StoreError>
 }
 
 fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreError> {
+    let p = prepare(path, bytes, durable, None)?;
+    p.commit(durable)
+}
+
+/// Atomically replace `path` (which must exist) with `bytes`, keeping its mode and owner: a
+/// shared file (the Intercom config) must not turn private, or change hands, because we wrote
+/// it. Refused, with nothing written, when the owner cannot be kept.
+///
+/// `flush_first`: fsync the replacement before it is swapped in (the normal case). Without it,
+/// the data is flushed right after the swap instead: a writer that must win a race against a
+/// lockless writer rewriting every few milliseconds cannot hold an fsync (often ~10 ms) between
+/// reading the file and swapping it.
+pub fn replace_keeping_mode(
+    path: &Path,
+    bytes: &[u8],
+    flush_first: bool,
+) -> Result<Prepared, StoreError> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| err("stat_failed", path, e))?;
+    if !meta.is_file() {
+        return Err(err("not_regular", path, "not a regular file"));
+    }
+    let like = Like {
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+    };
+    prepare(path, bytes, flush_first, Some(like))
+}
+
+/// Atomically replace a file meant to be read by everyone (mode 0644, or its present mode):
+/// the `.pi-intercom/.gitignore`.
+fn write_public(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let like = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Like {
+            mode: m.mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+        },
+        _ => {
+            let me = nix::unistd::Uid::current().as_raw();
+            let g = nix::unistd::Gid::current().as_raw();
+            Like {
+                mode: 0o644,
+                uid: me,
+                gid: g,
+            }
+        }
+    };
+    prepare(path, bytes, true, Some(like))?.commit(true)
+}
+
+/// The mode and owner a replacement must carry.
+#[derive(Clone, Copy)]
+struct Like {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+/// A replacement written and fsynced beside its target, renamed over it only by `commit`, so a
+/// caller can re-check the target right before the rename. Dropped uncommitted, it is removed.
+pub struct Prepared {
+    tmp: PathBuf,
+    path: PathBuf,
+    done: bool,
+    /// The replacement, still open: flushed after the swap when it was not before.
+    file: Option<std::fs::File>,
+    flushed: bool,
+}
+
+impl Prepared {
+    /// Rename over the target, then fsync the folder (when durable).
+    pub fn commit(mut self, durable: bool) -> Result<(), StoreError> {
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        self.done = true;
+        if durable {
+            if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Remove the temp files in `dir` that writers killed mid-write left behind (only ours, only
+/// once their writer is dead).
+fn sweep_temps(dir: &Path) {
+    for stale in temps::stale(dir) {
+        let _ = std::fs::remove_file(stale);
+    }
+}
+
+/// `renameat2(a, b, RENAME_EXCHANGE)`: swap two names atomically.
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let ca = std::ffi::CString::new(a.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let cb = std::ffi::CString::new(b.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: two valid NUL-terminated paths relative to the current folder; flag 2 is
+    // RENAME_EXCHANGE.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            2u32,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+impl Prepared {
+    /// Replace the target only if it still holds exactly `expected` (the bytes the replacement
+    /// was made from) — a compare-and-swap for writers that take no lock. The two names are
+    /// exchanged atomically; if the file swapped out is not `expected` (someone replaced it
+    /// since it was read), it is swapped back at once and `Ok(false)` says nothing was replaced.
+    /// Bytes, not inode numbers, are compared: a filesystem reuses a freed inode number at once.
+    pub fn commit_if_current(mut self, expected: &[u8]) -> Result<bool, StoreError> {
+        let cap = expected.len() as u64;
+        let holds = |p: &Path| {
+            crate::fsguard::read_capped(p, cap)
+                .ok()
+                .is_some_and(|b| b == expected)
+        };
+        // Look first: a swap that must be undone shows our file for an instant, and a lockless
+        // writer reading it then would build on it and drop the change we swapped back.
+        if !holds(&self.path) {
+            return Ok(false);
+        }
+        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        // `tmp` now names the file we displaced.
+        if holds(&self.tmp) {
+            let _ = std::fs::remove_file(&self.tmp);
+            self.done = true;
+            if !self.flushed {
+                if let Some(f) = &self.file {
+                    f.sync_all()
+                        .map_err(|e| err("fsync_failed", &self.path, e))?;
+                }
+            }
+            if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+                let _ = d.sync_all();
+            }
+            return Ok(true);
+        }
+        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        Ok(false) // drop removes ours again
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn prepare(
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    like: Option<Like>,
+) -> Result<Prepared, StoreError> {
     let dir = path
         .parent()
         .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
@@ -118,37 +290,42 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
         }
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
-    let tmp = dir.join(format!(
-        "{}.{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::new_v4()
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(|e| err("create_failed", &tmp, e))?;
-        f.write_all(bytes)
-            .map_err(|e| err("write_failed", &tmp, e))?;
-        if durable {
-            f.sync_all().map_err(|e| err("fsync_failed", &tmp, e))?;
+    // A writer killed between create and rename left its temp file: the next writer removes it.
+    sweep_temps(dir);
+    temps::ensure_ignored(path);
+    let tmp = dir.join(temps::name(&name.to_string_lossy()));
+    let mut p = Prepared {
+        tmp,
+        path: path.to_path_buf(),
+        done: false,
+        file: None,
+        flushed: false,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&p.tmp)
+        .map_err(|e| err("create_failed", &p.tmp, e))?;
+    if let Some(l) = like {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = f.metadata().map_err(|e| err("stat_failed", &p.tmp, e))?;
+        if (meta.uid(), meta.gid()) != (l.uid, l.gid) {
+            std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid))
+                .map_err(|e| err("chown_failed", path, format!("cannot keep its owner: {e}")))?;
         }
-        std::fs::rename(&tmp, path).map_err(|e| err("rename_failed", path, e))?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        return result;
+        f.set_permissions(std::fs::Permissions::from_mode(l.mode))
+            .map_err(|e| err("chmod_failed", path, e))?;
     }
+    f.write_all(bytes)
+        .map_err(|e| err("write_failed", &p.tmp, e))?;
     if durable {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        f.sync_all().map_err(|e| err("fsync_failed", &p.tmp, e))?;
     }
-    Ok(())
+    p.flushed = durable;
+    p.file = Some(f);
+    Ok(p)
 }
 
 /// Remove a regular file (never a link's target, never a folder). Missing is fine.

@@ -24,6 +24,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
         deadline_secs: args.deadline_secs,
         dry_run: args.dry_run,
         recover: args.recover,
+        progress: !args.json,
         scan: &r.opts,
         clock: r.clock.as_ref(),
     };
@@ -33,13 +34,10 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
         serde_json::json!({"worker": args.name, "exit": end.code, "report": end.report}),
     );
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
-    if end.report.get("refused").is_some() {
-        eprintln!(
-            "intercom-pane: close-worker: {}",
-            end.report["refused"].as_str().unwrap_or("")
-        );
-    } else {
-        println!("{text}");
+    match end.report.get("refused").and_then(|r| r.as_str()) {
+        // With --json every outcome, refusals included, is the one JSON report on stdout.
+        Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
+        _ => println!("{text}"),
     }
     end.code
 }
@@ -67,13 +65,12 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
-    let Some(session_id) = args.session_id.clone().or_else(|| {
+    // Only compared with the job's session, never trusted.
+    let claimed_session = args.session_id.clone().or_else(|| {
         std::env::var("PI_SESSION_ID")
             .ok()
             .filter(|s| !s.is_empty())
-    }) else {
-        return refuse("no --session-id and no $PI_SESSION_ID: run handoff from the worker's pi");
-    };
+    });
     let root = match &args.root {
         Some(r) => r.clone(),
         None => match std::env::current_dir()
@@ -88,12 +85,7 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
         root,
         job_id: args.job.clone(),
         summary: text,
-        session_id,
-        session_file: args.session_file.clone().or_else(|| {
-            std::env::var_os("PI_SESSION_FILE")
-                .filter(|s| !s.is_empty())
-                .map(Into::into)
-        }),
+        claimed_session,
         from_pid: std::process::id() as i32,
         now: SystemClock.now_ms(),
     };

@@ -12,24 +12,27 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{config_write, handoff, monitor_pane, reply, store};
+use crate::actions::{config_write, reply, store};
 use crate::board::classify::{self, Activity};
 use crate::board::intercom::{self, ObservedStatus};
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::config::{self, Agent, CloseState};
 use crate::evidence::observations;
 use crate::evidence::registrations::{self, Registration};
 use crate::evidence::reports::ReportSet;
 use crate::evidence::sessions;
-use crate::fsguard;
-use crate::mux::{self, CloseOutcome, MuxEnv, MuxKind, PaneIdentity, ServerIdentity};
-use crate::proc::{self, ProcIdentity, ProcStatus};
+use crate::mux::{self, ServerIdentity};
+use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
 
+mod guard;
+mod job;
+mod pin;
+mod progress;
+pub mod record;
 mod verify;
-use verify::{
-    evidence, matches_registration, read_job_record, record_from_registration, settled, verify,
-};
+use guard::Guard;
+use verify::verify;
 
 /// Longest deadline a close job may have.
 pub const MAX_DEADLINE_SECS: u64 = 120;
@@ -37,14 +40,14 @@ pub const MAX_DEADLINE_SECS: u64 = 120;
 const MAX_PENDING_JOBS: usize = 16;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
-/// After the close, how long the pane and process may take to disappear.
-const VERIFY_WINDOW: Duration = Duration::from_secs(3);
 
 pub struct CloseRequest<'a> {
     pub name: String,
     pub deadline_secs: u64,
     pub dry_run: bool,
     pub recover: bool,
+    /// Progress lines on stderr while waiting (off with `--json`).
+    pub progress: bool,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
 }
@@ -124,27 +127,90 @@ fn lock_path(root: &Path, job: &str) -> PathBuf {
         .join(format!("{job}.lock"))
 }
 
-/// The panes this run must never close: the caller's own, and the coordinator's monitor.
-fn protected_panes(cfg: &IntercomConfig) -> Vec<String> {
-    let mut out = Vec::new();
-    let me = std::process::id() as i32;
-    if let Some(o) =
-        mux::owning_multiplexer(me, &MuxEnv::from_process(), Instant::now() + STEP_DEADLINE)
-    {
-        out.push(o.pane.id);
+/// Where the fence of a pending or uncertain job is handled: a job still run by a live process
+/// is refused; a dead run's job is marked (`interrupted`, or `uncertain` if it was closing) and
+/// stays fenced; `--recover` re-checks what is left of it and clears the fence. Nothing is
+/// ever replayed. `None` when there is no fence and a close may start.
+fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
+    let Some(j) = agent
+        .close_job
+        .as_ref()
+        .filter(|j| j.state.is_pending() || j.state.is_fenced())
+    else {
+        return req.recover.then(|| Ending {
+            code: 0,
+            report: json!({"worker": agent.name, "fenced": false,
+                "job": agent.close_job.as_ref().map(|j| json!({"jobId": j.job_id, "state": j.state.as_str()})),
+                "note": "nothing to recover; no close was started"}),
+        });
+    };
+    let now = req.clock.now_ms();
+    let lock = lock_path(root, &j.job_id);
+    if j.state.is_pending() && store::is_held(&lock) {
+        return Some(refused(
+            5,
+            format!("close job {} is running ({})", j.job_id, j.state.as_str()),
+        ));
     }
-    if let Some(c) = cfg.coordinator() {
-        let path = monitor_pane::record_path(&cfg.root, &c.session_id);
-        if let Ok(b) = fsguard::read_capped(&path, 64 * 1024) {
-            if let Some(p) = serde_json::from_slice::<Value>(&b)
-                .ok()
-                .and_then(|v| v["pane"].as_str().map(str::to_string))
-            {
-                out.push(p);
-            }
+    let next = if req.recover {
+        if j.state == CloseState::Uncertain {
+            CloseState::Failed
+        } else {
+            CloseState::Interrupted
         }
+    } else if j.state == CloseState::Closing {
+        CloseState::Uncertain
+    } else if j.state.is_pending() {
+        CloseState::Interrupted
+    } else {
+        return Some(refused(
+            5,
+            format!(
+                "close job {} is uncertain: inspect the pane, then --recover",
+                j.job_id
+            ),
+        ));
+    };
+    let reason = if next == CloseState::Uncertain {
+        "close_unverified"
+    } else {
+        "interrupted"
+    };
+    let found = req.recover.then(|| recheck(root, &j.job_id));
+    let mut recorded = false;
+    if !req.dry_run {
+        let _ = store::remove_file(&lock);
+        if let Err(e) = set_state(root, agent, &j.job_id, next, Some(reason), now) {
+            return Some(refused(2, e));
+        }
+        recorded = true;
     }
-    out
+    Some(Ending {
+        code: if req.recover { 0 } else { 5 },
+        report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
+            "found": found, "recorded": recorded, "note": "nothing was replayed or closed"}),
+    })
+}
+
+/// What is left of a fenced job's worker, for the person recovering it: its pane and its pi.
+fn recheck(root: &Path, job: &str) -> Value {
+    let Ok(r) = record::read(root, job) else {
+        return json!({"jobRecord": "missing or unreadable"});
+    };
+    let m = mux::open(r.kind, &r.socket);
+    let pane = match m.find_pane(&r.pane_id, Instant::now() + STEP_DEADLINE) {
+        Ok(Some(p)) if p.session_id == r.mux_session_id => "present",
+        Ok(Some(_)) => "reused by another session",
+        Ok(None) => "gone",
+        Err(_) => "unknown (the multiplexer did not answer)",
+    };
+    let pi = match proc::status(&r.pi) {
+        ProcStatus::Alive => "running",
+        ProcStatus::Zombie => "exited (zombie)",
+        ProcStatus::Gone => "gone",
+        ProcStatus::Unknown => "unknown",
+    };
+    json!({"pane": r.pane_id, "paneState": pane, "piPid": r.pi.pid, "piState": pi})
 }
 
 pub fn close_worker(req: &CloseRequest) -> Ending {
@@ -176,53 +242,8 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     if !(1..=MAX_DEADLINE_SECS).contains(&req.deadline_secs) {
         return refused(2, format!("--deadline-secs must be 1..{MAX_DEADLINE_SECS}"));
     }
-    // A pending or uncertain job is fenced: a dead run's job is marked, never replayed.
-    if let Some(j) = &agent.close_job {
-        if j.state.is_pending() || j.state.is_fenced() {
-            let now = clock.now_ms();
-            let lock = lock_path(&root, &j.job_id);
-            if j.state.is_pending() && store::is_held(&lock) {
-                return refused(
-                    5,
-                    format!("close job {} is running ({})", j.job_id, j.state.as_str()),
-                );
-            }
-            let next = if req.recover {
-                if j.state == CloseState::Uncertain {
-                    CloseState::Failed
-                } else {
-                    CloseState::Interrupted
-                }
-            } else if j.state == CloseState::Closing {
-                CloseState::Uncertain
-            } else if j.state.is_pending() {
-                CloseState::Interrupted
-            } else {
-                return refused(
-                    5,
-                    format!(
-                        "close job {} is uncertain: inspect the pane, then --recover",
-                        j.job_id
-                    ),
-                );
-            };
-            let reason = if next == CloseState::Uncertain {
-                "close_unverified"
-            } else {
-                "interrupted"
-            };
-            if !req.dry_run {
-                let _ = store::remove_file(&lock);
-                if let Err(e) = set_state(&root, &agent, &j.job_id, next, Some(reason), now) {
-                    return refused(2, e);
-                }
-            }
-            return Ending {
-                code: if req.recover { 0 } else { 5 },
-                report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
-                    "note": "nothing was replayed"}),
-            };
-        }
+    if let Some(end) = fence(req, &root, &agent) {
+        return end;
     }
     if cfg
         .workers()
@@ -235,6 +256,21 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
             format!("{MAX_PENDING_JOBS} close jobs are already pending"),
         );
     }
+    // Protected targets first, from names and processes only: nothing written or sent yet.
+    let regs = registrations::read_all(Some(&root), &req.scan.data_root);
+    let Some(target) = regs
+        .by_session_id(&agent.session_id)
+        .and_then(record::from_registration)
+    else {
+        return refused(
+            6,
+            "the worker has no registration recording its pane and pi: no registered seat to ask",
+        );
+    };
+    let guard = Guard::gather(&cfg, &regs);
+    if let Err(e) = guard.check(&target) {
+        return refused(2, e);
+    }
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = match scan::run(req.scan, clock, None) {
         Ok(p) => p,
@@ -244,9 +280,13 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     if let Err(r) = reply::resolve(&pass, &key) {
         return refused(6, r.to_string());
     }
-    let protected = protected_panes(&cfg);
+    // The registered pi must be in the registered pane now, verified from the outside.
+    let verified = verify(&target, &agent.session_id, &guard);
     if req.dry_run {
-        return dry_run(req, &pass, &key, &agent, &protected);
+        return dry_run(&pass, &key, &agent, verified.map(|_| ()));
+    }
+    if let Err(e) = verified {
+        return refused(2, format!("not closing: {e}"));
     }
 
     // The job's lock exists before its record does: a run that sees a pending job without a live
@@ -261,6 +301,10 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         Ok(l) => l,
         Err(e) => return refused(2, format!("close job not recorded: {e}")),
     };
+    // The worker's identity is fixed before the job is announced: `handoff` accepts only it.
+    if let Err(e) = record::write(&root, &job_id, &target, now) {
+        return refused(2, format!("close job not recorded: {e}"));
+    }
     // Durable intent before any mutation.
     let deadline_at = now + req.deadline_secs as i64 * 1000;
     let (jid, at, dl) = (job_id.clone(), format_iso(now), format_iso(deadline_at));
@@ -280,217 +324,27 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         );
         Ok(())
     }) {
+        let _ = store::remove_file(&record::path(&root, &job_id));
         return refused(2, format!("close job not recorded: {e}"));
     }
-    run_job(
+    job::run(&job::Job {
         req,
-        &root,
-        &agent,
-        &job_id,
+        root: &root,
+        agent: &agent,
+        id: &job_id,
         deadline_at,
-        &pass,
-        &key,
-        &protected,
-    )
+        pass: &pass,
+        key: &key,
+        guard: &guard,
+        record: &target,
+    })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_job(
-    req: &CloseRequest,
-    root: &Path,
-    agent: &Agent,
-    job: &str,
-    deadline_at: Ms,
-    pass: &scan::Scan,
-    key: &str,
-    protected: &[String],
-) -> Ending {
-    let clock = req.clock;
-    // Every ending records the job's final state in config, then reports it.
-    let end = |state: CloseState, reason: Option<&str>, detail: &str| {
-        finish(root, agent, job, state, reason, clock, detail)
-    };
-    let ask = format!(
-        "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
-    );
-    match reply::send(pass, key, &ask, clock.now_ms()) {
-        Ok(r) if r.delivered => {}
-        Ok(r) => return end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
-        Err(e) => return end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
-    }
-    if let Err(e) = mark_awaiting_handoff(root, agent, job, clock.now_ms()) {
-        return end(CloseState::Failed, Some("save_failed"), &e);
-    }
-    // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
-    let handoff_at = loop {
-        if clock.now_ms() >= deadline_at {
-            return end(
-                CloseState::TimedOut,
-                Some("timeout"),
-                "no handoff before the deadline",
-            );
-        }
-        if let Ok(c) = config::load(root) {
-            if let Some(a) = c.find_by_session(&agent.session_id) {
-                let state = a
-                    .close_job
-                    .as_ref()
-                    .filter(|j| j.job_id == job)
-                    .map(|j| j.state);
-                match (state, &a.handoff) {
-                    (Some(CloseState::AwaitingSettlement), Some(h)) if h.job_id == job => {
-                        break h.updated_at
-                    }
-                    (Some(CloseState::AwaitingHandoff | CloseState::Requested), _) => {}
-                    _ => return refused(1, "the close job changed under this run; stopped"),
-                }
-            }
-        }
-        std::thread::sleep(POLL);
-    };
-    let record = match read_job_record(root, job) {
-        Ok(r) => r,
-        Err(e) => return end(CloseState::Failed, Some("identity_failed"), &e),
-    };
-    let Some(file) = record.session_file.clone().or_else(|| {
-        sessions::index_sessions(&req.scan.session_dirs)
-            .find(&agent.session_id)
-            .map(Path::to_path_buf)
-    }) else {
-        return end(
-            CloseState::Failed,
-            Some("identity_failed"),
-            "no session file to watch",
-        );
-    };
-    // Wait for the turn to settle after the handoff.
-    loop {
-        if clock.now_ms() >= deadline_at {
-            return end(
-                CloseState::TimedOut,
-                Some("timeout"),
-                "the turn did not settle before the deadline",
-            );
-        }
-        if settled(
-            root,
-            agent,
-            &req.scan.data_root,
-            &file,
-            handoff_at,
-            clock.now_ms(),
-        ) {
-            break;
-        }
-        std::thread::sleep(POLL);
-    }
-    let Some(settled_evidence) = evidence(&file) else {
-        return end(
-            CloseState::Failed,
-            Some("worker_busy"),
-            "session file unreadable",
-        );
-    };
-    if let Err(e) = set_state(root, agent, job, CloseState::Ready, None, clock.now_ms()) {
-        return end(CloseState::Failed, Some("save_failed"), &e);
-    }
-    let regs = registrations::read_all(Some(root), &req.scan.data_root);
-    if let Err(e) = matches_registration(&record, regs.by_session_id(&agent.session_id)) {
-        return end(CloseState::Failed, Some("identity_failed"), &e);
-    }
-    let v = match verify(&record, &agent.session_id, protected) {
-        Ok(v) => v,
-        Err(e) => return end(CloseState::Failed, Some("identity_failed"), &e),
-    };
-    if let Err(e) = set_state(root, agent, job, CloseState::Closing, None, clock.now_ms()) {
-        return end(CloseState::Failed, Some("save_failed"), &e);
-    }
-    // Commit condition, immediately before the single close: nothing moved since `ready`.
-    if evidence(&file).as_ref() != Some(&settled_evidence) {
-        return end(
-            CloseState::Failed,
-            Some("worker_changed"),
-            "new activity after the turn settled",
-        );
-    }
-    let m = mux::open(record.kind, &record.socket);
-    let expected = PaneIdentity::of(&v.server, &v.pane);
-    let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
-    match outcome {
-        Ok(CloseOutcome::Closed) => {
-            let until = Instant::now() + VERIFY_WINDOW;
-            loop {
-                if proc::status(&record.pi) != ProcStatus::Alive {
-                    return end(
-                        CloseState::Closed,
-                        None,
-                        "pane closed; worker process exited",
-                    );
-                }
-                if Instant::now() >= until {
-                    return end(
-                        CloseState::Uncertain,
-                        Some("close_unverified"),
-                        "the pane is gone but the pi process still runs",
-                    );
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        Ok(CloseOutcome::Refused(why)) => end(CloseState::Failed, Some("commit_rejected"), &why),
-        Ok(CloseOutcome::AlreadyGone) => end(
-            CloseState::Uncertain,
-            Some("close_unverified"),
-            "the pane was already gone; nothing was closed",
-        ),
-        Ok(CloseOutcome::Unverified(why)) => {
-            end(CloseState::Uncertain, Some("close_unverified"), &why)
-        }
-        Err(e) => end(
-            CloseState::Uncertain,
-            Some("close_unverified"),
-            &e.to_string(),
-        ),
-    }
-}
-
-fn finish(
-    root: &Path,
-    agent: &Agent,
-    job: &str,
-    state: CloseState,
-    reason: Option<&str>,
-    clock: &dyn Clock,
-    detail: &str,
-) -> Ending {
-    let saved = set_state(root, agent, job, state, reason, clock.now_ms());
-    Ending {
-        code: if state == CloseState::Closed { 0 } else { 1 },
-        report: json!({"jobId": job, "worker": agent.name, "state": state.as_str(), "reason": reason,
-            "detail": crate::text::sanitize(detail), "recorded": saved.is_ok()}),
-    }
-}
-
-/// Every check a close would make before asking for the handoff, plus the outside identity
+/// Every check a close would make before asking for the handoff, including the outside identity
 /// verification against the worker's registration; nothing is written or sent.
-fn dry_run(
-    req: &CloseRequest,
-    pass: &scan::Scan,
-    key: &str,
-    agent: &Agent,
-    protected: &[String],
-) -> Ending {
+fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, identity: Result<(), String>) -> Ending {
     let Ok((_, target)) = reply::resolve(pass, key) else {
         return refused(6, "no reply path");
-    };
-    let root = pass.config.as_ref().map(|c| c.root.clone());
-    let regs = registrations::read_all(root.as_deref(), &req.scan.data_root);
-    let identity = match regs
-        .by_session_id(&agent.session_id)
-        .and_then(record_from_registration)
-    {
-        Some(job) => verify(&job, &agent.session_id, protected).map(|_| ()),
-        None => Err("the registration does not record a full pane and process identity".into()),
     };
     let rec = pass.records.iter().find(|r| r.key() == key);
     let verdict = json!({

@@ -1,7 +1,9 @@
-//! Identities and evidence for a close job: the machine-local job record the worker's `handoff`
-//! wrote, checked against its registration and from the outside (server incarnation, pane,
-//! process start ticks and boot id, session header), and the settled-turn evidence.
+//! Identities and evidence for a close job: the machine-local job record, checked against the
+//! worker's registration and from the outside (server incarnation, pane, process start ticks and
+//! boot id, session header), and the settled-turn evidence.
 
+use super::guard::Guard;
+use super::record::JobRecord;
 use super::*;
 
 /// The verified state of the worker's pane and process, from the outside.
@@ -10,82 +12,30 @@ pub(super) struct Verified {
     pub(super) pane: mux::PaneInfo,
 }
 
-/// The machine-local job record written by the worker's `handoff`.
-pub(super) struct JobRecord {
-    pub(super) session_file: Option<PathBuf>,
-    pub(super) pi: ProcIdentity,
-    pub(super) kind: MuxKind,
-    pub(super) socket: PathBuf,
-    pub(super) server: ServerIdentity,
-    pub(super) pane_id: String,
-    pub(super) session_id: String,
-    pub(super) window_id: String,
-}
-
-pub(super) fn read_job_record(root: &Path, job: &str) -> Result<JobRecord, String> {
-    let path = handoff::job_record_path(root, job);
-    let f = fsguard::open_regular(&path, Some(64 * 1024))
-        .map_err(|e| format!("job record {}", e.code()))?;
-    if f.mode & 0o077 != 0 {
-        return Err("job record is readable by others".into());
-    }
-    let bytes = fsguard::read_at(&f.file, 0, f.len as usize).map_err(|e| e.code().to_string())?;
-    let v: Value =
-        serde_json::from_slice(&bytes).map_err(|_| "job record is not JSON".to_string())?;
-    let s = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
-    let pi = &v["pi"];
-    let m = &v["mux"];
-    let kind = match m["kind"].as_str() {
-        Some("tmux") => MuxKind::Tmux,
-        Some("herdr") => MuxKind::Herdr,
-        _ => return Err("job record names no multiplexer".into()),
-    };
-    Ok(JobRecord {
-        session_file: s(&v, "sessionFile").map(PathBuf::from),
-        pi: ProcIdentity {
-            pid: pi["pid"]
-                .as_i64()
-                .and_then(|p| i32::try_from(p).ok())
-                .ok_or("no pid")?,
-            start_ticks: pi["startTicks"].as_u64().ok_or("no start ticks")?,
-            boot_id: s(pi, "bootId").ok_or("no boot id")?,
-        },
-        kind,
-        socket: s(m, "socket").map(PathBuf::from).ok_or("no socket")?,
-        server: serde_json::from_value(m["server"].clone()).map_err(|_| "no server identity")?,
-        pane_id: s(m, "paneId").ok_or("no pane")?,
-        session_id: s(m, "sessionId").ok_or("no session id")?,
-        window_id: s(m, "windowId").ok_or("no window id")?,
-    })
-}
-
-/// The job record must describe the same process incarnation the worker registered from inside
-/// its own pi at session start: otherwise another process ran `handoff` for this session.
+/// The job record must still describe the process incarnation the worker's registration names:
+/// a pi restarted in the pane since the job started is another worker.
 pub(super) fn matches_registration(
     job: &JobRecord,
     reg: Option<&Registration>,
 ) -> Result<(), String> {
-    let r = reg.ok_or("the worker has no registration to compare the handoff with")?;
+    let r = reg.ok_or("the worker has no registration to compare the job with")?;
     let same = r.pid == Some(job.pi.pid)
         && r.start_ticks == Some(job.pi.start_ticks)
         && r.boot_id.as_deref() == Some(job.pi.boot_id.as_str());
     if !same {
-        return Err("the handoff came from another process than the registered worker".into());
+        return Err("the registered worker is another process than the job's".into());
     }
     if let Some(pane) = r.mux.as_ref().and_then(|m| m.pane_id.as_deref()) {
         if pane != job.pane_id {
-            return Err("the handoff came from another pane than the registered worker's".into());
+            return Err("the registered worker is in another pane than the job's".into());
         }
     }
     Ok(())
 }
 
 /// Check the worker's pane and process from the outside against the job record.
-pub(super) fn verify(
-    job: &JobRecord,
-    session_id: &str,
-    protected: &[String],
-) -> Result<Verified, String> {
+pub(super) fn verify(job: &JobRecord, session_id: &str, guard: &Guard) -> Result<Verified, String> {
+    guard.check(job)?;
     let m = mux::open(job.kind, &job.socket);
     let deadline = Instant::now() + STEP_DEADLINE;
     let server = m
@@ -98,12 +48,10 @@ pub(super) fn verify(
         .find_pane(&job.pane_id, deadline)
         .map_err(|e| format!("pane lookup: {e}"))?
         .ok_or("the worker's pane is gone")?;
-    if pane.session_id != job.session_id || pane.window_id != job.window_id {
+    if pane.session_id != job.mux_session_id || pane.window_id != job.window_id {
         return Err("the pane moved to another session or window".into());
     }
-    if protected.contains(&pane.id) {
-        return Err("the pane is the caller's own or the monitor's".into());
-    }
+    guard.check_pane(&pane)?;
     if proc::status(&job.pi) != ProcStatus::Alive {
         return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
     }
@@ -156,44 +104,4 @@ pub(super) fn settled(
         .and_then(|r| r.run_state.as_ref())
         .is_some_and(|rs| rs.state == "working");
     !logs_busy && !reg_busy
-}
-
-/// What the worker registered about itself, in the shape of a job record, so a dry run can run
-/// the same outside verification a real close runs after the handoff.
-pub(super) fn record_from_registration(r: &Registration) -> Option<JobRecord> {
-    let m = r.mux.as_ref()?;
-    let socket = m.socket.clone()?;
-    let (kind, server) = match m.kind.as_str() {
-        "tmux" => (
-            MuxKind::Tmux,
-            ServerIdentity::Tmux {
-                socket_path: socket.clone(),
-                server_pid: i32::try_from(m.server_pid?).ok()?,
-                start_time: m.server_start?,
-            },
-        ),
-        "herdr" => (
-            MuxKind::Herdr,
-            ServerIdentity::Herdr {
-                socket_path: socket.clone(),
-                version: String::new(),
-                protocol: 0,
-            },
-        ),
-        _ => return None,
-    };
-    Some(JobRecord {
-        session_file: r.session_file.as_ref().map(PathBuf::from),
-        pi: ProcIdentity {
-            pid: r.pid?,
-            start_ticks: r.start_ticks?,
-            boot_id: r.boot_id.clone()?,
-        },
-        kind,
-        socket: PathBuf::from(socket),
-        server,
-        pane_id: m.pane_id.clone()?,
-        session_id: m.session_id.clone()?,
-        window_id: m.window_id.clone()?,
-    })
 }

@@ -1,0 +1,163 @@
+//! Protected targets, refused before anything is recorded or sent (behaviour.md §7 step 1): the
+//! coordinator's pane and pi, the caller's own pane and its process tree, every monitor pane (by
+//! its ownership record or by our pane marker), and a pane whose process is not the registered pi.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::record::JobRecord;
+use super::STEP_DEADLINE;
+use crate::evidence::config::IntercomConfig;
+use crate::evidence::registrations::RegistrationSet;
+use crate::fsguard;
+use crate::mux::{self, MuxEnv};
+use crate::proc;
+
+/// Monitor ownership records read at most (one per coordinator; a few in practice).
+const MAX_MONITOR_RECORDS: usize = 256;
+
+/// One pane this run must never close, and why.
+pub(super) struct Protected {
+    /// The server's socket, when known (pane ids are unique only per server).
+    socket: Option<PathBuf>,
+    pane: String,
+    why: &'static str,
+}
+
+pub(super) struct Guard {
+    panes: Vec<Protected>,
+    /// pids that are the caller or its ancestors: the target's pi must not be one of them.
+    caller_chain: Vec<i32>,
+    caller: i32,
+    coordinator_pi: Option<proc::ProcIdentity>,
+}
+
+/// Every monitor pane named by an ownership record `<root>/.pi-intercom/monitor-*.json`.
+fn monitor_panes(root: &Path) -> Vec<Protected> {
+    let dir = root.join(".pi-intercom");
+    let Ok(list) = fsguard::list_dir(&dir, 4096) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in &list.entries {
+        let Some(name) = e.name_str() else { continue };
+        if !(name.starts_with("monitor-") && name.ends_with(".json")) {
+            continue;
+        }
+        if out.len() >= MAX_MONITOR_RECORDS {
+            break;
+        }
+        let Ok(b) = fsguard::read_capped(&dir.join(name), 64 * 1024) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&b) else {
+            continue;
+        };
+        if let Some(p) = v["pane"].as_str() {
+            out.push(Protected {
+                socket: v["socket"].as_str().map(PathBuf::from),
+                pane: p.to_string(),
+                why: "a monitor pane",
+            });
+        }
+    }
+    out
+}
+
+impl Guard {
+    /// Gather the protected panes and processes once, before anything is written.
+    pub(super) fn gather(cfg: &IntercomConfig, regs: &RegistrationSet) -> Guard {
+        let me = std::process::id() as i32;
+        let mut panes = monitor_panes(&cfg.root);
+        let env = MuxEnv::from_process();
+        if let Some(o) = mux::owning_multiplexer(me, &env, Instant::now() + STEP_DEADLINE) {
+            panes.push(Protected {
+                socket: Some(o.socket_path.clone()),
+                pane: o.pane.id,
+                why: "the caller's own pane",
+            });
+        }
+        let mut coordinator_pi = None;
+        if let Some(c) = cfg.coordinator() {
+            if let Some(r) = regs.by_session_id(&c.session_id) {
+                if let Some(p) = r.mux.as_ref().and_then(|m| m.pane_id.clone()) {
+                    panes.push(Protected {
+                        socket: r
+                            .mux
+                            .as_ref()
+                            .and_then(|m| m.socket.clone())
+                            .map(Into::into),
+                        pane: p,
+                        why: "the coordinator's pane",
+                    });
+                }
+                if let (Some(pid), Some(t), Some(b)) = (r.pid, r.start_ticks, r.boot_id.clone()) {
+                    coordinator_pi = Some(proc::ProcIdentity {
+                        pid,
+                        start_ticks: t,
+                        boot_id: b,
+                    });
+                }
+            }
+        }
+        let mut caller_chain = vec![me];
+        caller_chain.extend(proc::ancestors(me, proc::MAX_DEPTH));
+        Guard {
+            panes,
+            caller_chain,
+            caller: me,
+            coordinator_pi,
+        }
+    }
+
+    /// Refuse a target that is protected. Checks names and processes only (no multiplexer
+    /// call), so it is cheap enough to run again right before the close.
+    pub(super) fn check(&self, target: &JobRecord) -> Result<(), String> {
+        for p in &self.panes {
+            let same_server = p.socket.as_ref().is_none_or(|s| s == &target.socket);
+            if same_server && p.pane == target.pane_id {
+                return Err(format!(
+                    "pane {} is {}: never closed",
+                    crate::text::sanitize(&p.pane),
+                    p.why
+                ));
+            }
+        }
+        if self
+            .coordinator_pi
+            .as_ref()
+            .is_some_and(|c| c == &target.pi)
+        {
+            return Err("the target's pi is the coordinator's: never closed".into());
+        }
+        if self.caller_chain.contains(&target.pi.pid) {
+            return Err("the caller runs inside the target's pi: never closed".into());
+        }
+        if proc::is_ancestor(self.caller, target.pi.pid) {
+            return Err("the target's pi runs under the caller: never closed".into());
+        }
+        Ok(())
+    }
+
+    /// Refuse a pane that carries a monitor marker of ours (its record may be lost).
+    pub(super) fn check_pane(&self, pane: &mux::PaneInfo) -> Result<(), String> {
+        if pane
+            .marker
+            .as_deref()
+            .is_some_and(|m| m.starts_with("intercom-pane:"))
+        {
+            return Err(format!(
+                "pane {} carries the monitor marker: never closed",
+                crate::text::sanitize(&pane.id)
+            ));
+        }
+        if let Some(pid) = pane.pid {
+            if self.caller_chain.contains(&pid) {
+                return Err("the pane's process is the caller's own tree: never closed".into());
+            }
+        }
+        Ok(())
+    }
+}

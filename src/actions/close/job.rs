@@ -1,0 +1,353 @@
+//! One close job after its intent is recorded: ask for the handoff, wait for it and for the turn
+//! to settle, verify from the outside, pin the pi, record `closing`, then the single close.
+//!
+//! The close itself (why this order): the pinned pi is frozen (SIGSTOP through its pidfd), so it
+//! can neither exit on its own nor `exec` another program; only then are the pane and the pi
+//! checked once more and the pane closed by tmux's compare-and-kill on the recorded shell and
+//! server incarnation; the pi is ended through the pin afterwards. A pi that is gone or changed
+//! at any point before the freeze stops the run with nothing closed; a pane that changed after
+//! it is refused by the compare-and-kill, and the pi is let go again.
+
+use serde_json::json;
+
+use super::pin::{Ended, Pin};
+use super::progress::Progress;
+use super::record::JobRecord;
+use super::verify::{evidence, matches_registration, settled, Verified};
+use super::*;
+use crate::mux::{CloseOutcome, ErrorCode, PaneIdentity};
+
+pub(super) struct Job<'a> {
+    pub(super) req: &'a CloseRequest<'a>,
+    pub(super) root: &'a Path,
+    pub(super) agent: &'a Agent,
+    pub(super) id: &'a str,
+    pub(super) deadline_at: Ms,
+    pub(super) pass: &'a scan::Scan,
+    pub(super) key: &'a str,
+    pub(super) guard: &'a Guard,
+    pub(super) record: &'a JobRecord,
+}
+
+impl Job<'_> {
+    fn end(&self, state: CloseState, reason: Option<&str>, detail: &str) -> Ending {
+        self.end_with(state, reason, detail, None)
+    }
+
+    fn end_with(
+        &self,
+        state: CloseState,
+        reason: Option<&str>,
+        detail: &str,
+        closed: Option<Value>,
+    ) -> Ending {
+        let saved = set_state(self.root, self.agent, self.id, state, reason, self.now());
+        Ending {
+            code: if state == CloseState::Closed { 0 } else { 1 },
+            report: json!({"jobId": self.id, "worker": self.agent.name, "state": state.as_str(),
+                "reason": reason, "detail": crate::text::sanitize(detail),
+                "recorded": saved.is_ok(), "closed": closed.unwrap_or(Value::Null)}),
+        }
+    }
+
+    fn now(&self) -> Ms {
+        self.req.clock.now_ms()
+    }
+
+    fn set(&self, state: CloseState) -> Result<(), String> {
+        set_state(self.root, self.agent, self.id, state, None, self.now())
+    }
+}
+
+pub(super) fn run(j: &Job) -> Ending {
+    let mut progress = Progress::new(j.req.progress);
+    let end = run_inner(j, &mut progress);
+    progress.done();
+    end
+}
+
+fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
+    let job = j.id;
+    let ask = format!(
+        "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
+    );
+    match reply::send(j.pass, j.key, &ask, j.now()) {
+        Ok(r) if r.delivered => {}
+        Ok(r) => return j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
+        Err(e) => return j.end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
+    }
+    if let Err(e) = mark_awaiting_handoff(j.root, j.agent, job, j.now()) {
+        return j.end(CloseState::Failed, Some("save_failed"), &e);
+    }
+    // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
+    let handoff_at = loop {
+        if j.now() >= j.deadline_at {
+            return j.end(
+                CloseState::TimedOut,
+                Some("timeout"),
+                "no handoff before the deadline",
+            );
+        }
+        progress.tick("awaiting handoff", j.now(), j.deadline_at);
+        if let Ok(c) = config::load(j.root) {
+            if let Some(a) = c.find_by_session(&j.agent.session_id) {
+                let state = a
+                    .close_job
+                    .as_ref()
+                    .filter(|cj| cj.job_id == job)
+                    .map(|cj| cj.state);
+                match (state, &a.handoff) {
+                    (Some(CloseState::AwaitingSettlement), Some(h)) if h.job_id == job => {
+                        break h.updated_at
+                    }
+                    (Some(CloseState::AwaitingHandoff | CloseState::Requested), _) => {}
+                    _ => return refused(1, "the close job changed under this run; stopped"),
+                }
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    // The worker's own session file: from its registration, else found by its session id.
+    let Some(file) = j.record.session_file.clone().or_else(|| {
+        sessions::index_sessions(&j.req.scan.session_dirs)
+            .find(&j.agent.session_id)
+            .map(Path::to_path_buf)
+    }) else {
+        return j.end(
+            CloseState::Failed,
+            Some("identity_failed"),
+            "no session file to watch",
+        );
+    };
+    // Wait for the turn to settle after the handoff.
+    loop {
+        if j.now() >= j.deadline_at {
+            return j.end(
+                CloseState::TimedOut,
+                Some("timeout"),
+                "the turn did not settle before the deadline",
+            );
+        }
+        progress.tick("awaiting settlement", j.now(), j.deadline_at);
+        if settled(
+            j.root,
+            j.agent,
+            &j.req.scan.data_root,
+            &file,
+            handoff_at,
+            j.now(),
+        ) {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    progress.tick("verifying", j.now(), j.deadline_at);
+    let Some(settled_evidence) = evidence(&file) else {
+        return j.end(
+            CloseState::Failed,
+            Some("worker_busy"),
+            "session file unreadable",
+        );
+    };
+    if let Err(e) = j.set(CloseState::Ready) {
+        return j.end(CloseState::Failed, Some("save_failed"), &e);
+    }
+    let regs = registrations::read_all(Some(j.root), &j.req.scan.data_root);
+    if let Err(e) = matches_registration(j.record, regs.by_session_id(&j.agent.session_id)) {
+        return j.end(CloseState::Failed, Some("identity_failed"), &e);
+    }
+    let v = match verify(j.record, &j.agent.session_id, j.guard) {
+        Ok(v) => v,
+        Err(e) => return j.end(CloseState::Failed, Some("identity_failed"), &e),
+    };
+    // Pinned once verified: from here on the pi is this one process incarnation or nothing.
+    let pin = match Pin::open(&j.record.pi) {
+        Ok(p) => p,
+        Err(e) => return j.end(CloseState::Failed, Some("identity_failed"), &e),
+    };
+    if let Err(e) = j.set(CloseState::Closing) {
+        return j.end(CloseState::Failed, Some("save_failed"), &e);
+    }
+    if j.now() >= j.deadline_at {
+        return j.end(
+            CloseState::TimedOut,
+            Some("timeout"),
+            "the deadline passed before the close",
+        );
+    }
+    progress.tick("closing", j.now(), j.deadline_at);
+    close_pinned(j, &pin, &v, &file, &settled_evidence)
+}
+
+/// What was closed, for the report.
+fn what(j: &Job, pin: &Pin, v: &Verified, ended: Option<Ended>) -> Value {
+    json!({
+        "pane": v.pane.id,
+        "paneShellPid": v.pane.pid,
+        "session": v.pane.session_id,
+        "window": v.pane.window_id,
+        "socket": j.record.socket.display().to_string(),
+        "server": v.server,
+        "pi": {"pid": pin.id.pid, "startTicks": pin.id.start_ticks},
+        "piEndedBy": ended.map(Ended::as_str),
+    })
+}
+
+/// The single close, in the order that leaves no window for the layout at hand.
+///
+/// The pi is the pane's own process: nothing else can ever run in that pane under the same pane
+/// pid (a respawned pane has a new one, which the compare-and-kill refuses), so the pi is ended
+/// through the pin first and the pane, if tmux keeps it, is closed after. (tmux resumes a
+/// stopped pane process at once, so it could not be frozen anyway.)
+///
+/// The pi runs under the pane's shell: the shell could start another program the moment the pi
+/// exits, so the pi is frozen first (SIGSTOP through the pin), checked once more, the pane is
+/// closed by the compare-and-kill on the recorded shell and server, and only then is the pi ended.
+fn close_pinned(
+    j: &Job,
+    pin: &Pin,
+    v: &Verified,
+    file: &Path,
+    settled_evidence: &(u64, i64, Option<String>),
+) -> Ending {
+    let nothing = |reason: &str, detail: String| {
+        j.end(
+            CloseState::Failed,
+            Some(reason),
+            &format!("{detail}; nothing was closed"),
+        )
+    };
+    if let Err(e) = pin.still_same() {
+        return nothing("identity_failed", e);
+    }
+    let own_process = v.pane.pid == Some(pin.id.pid);
+    if !own_process {
+        if let Err(e) = pin.freeze() {
+            return nothing("identity_failed", e);
+        }
+    }
+    // Every refusal from here lets a frozen pi go again.
+    let refuse = |reason: &str, detail: String| {
+        if !own_process {
+            pin.thaw();
+        }
+        nothing(reason, detail)
+    };
+    // Commit condition: nothing moved since `ready`.
+    if evidence(file).as_ref() != Some(settled_evidence) {
+        return refuse(
+            "worker_changed",
+            "new activity after the turn settled".into(),
+        );
+    }
+    let m = mux::open(j.record.kind, &j.record.socket);
+    let pane = match m.find_pane(&v.pane.id, Instant::now() + STEP_DEADLINE) {
+        Ok(Some(p)) => p,
+        Ok(None) => return refuse("identity_failed", "the worker's pane is gone".into()),
+        Err(e) => return refuse("identity_failed", format!("pane lookup: {e}")),
+    };
+    let expected = PaneIdentity::of(&v.server, &v.pane);
+    if let Some(field) = expected.mismatch(&v.server, &pane) {
+        return refuse(
+            "commit_rejected",
+            format!("the pane changed ({field} differs)"),
+        );
+    }
+    if let Err(e) = j.guard.check_pane(&pane) {
+        return refuse("identity_failed", e);
+    }
+    let shell = pane.pid.unwrap_or(0);
+    if shell != pin.id.pid && !proc::is_ancestor(shell, pin.id.pid) {
+        return refuse(
+            "identity_failed",
+            "the pinned pi is no longer in the pane's process tree".into(),
+        );
+    }
+    if let Err(e) = pin.still_same() {
+        return refuse("identity_failed", e);
+    }
+    if own_process {
+        // Ending the pane's own process ends the pane; a pane tmux keeps (remain-on-exit) is
+        // then closed only while it still holds that same, now dead, process.
+        let ended = pin.end();
+        if !pin.exited() {
+            return j.end_with(
+                CloseState::Uncertain,
+                Some("close_unverified"),
+                "the pinned pi did not exit; its pane was not closed",
+                Some(what(j, pin, v, Some(ended))),
+            );
+        }
+        let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
+        let left = match outcome {
+            Ok(CloseOutcome::Closed | CloseOutcome::AlreadyGone) => None,
+            Err(e) if e.code == ErrorCode::NoServer => None,
+            Ok(CloseOutcome::Refused(why) | CloseOutcome::Unverified(why)) => Some(why),
+            Err(e) => Some(e.to_string()),
+        };
+        let closed = Some(what(j, pin, v, Some(ended)));
+        return match left {
+            None => j.end_with(
+                CloseState::Closed,
+                None,
+                "the pinned pi (the pane's own process) exited and its pane is gone",
+                closed,
+            ),
+            Some(why) => j.end_with(
+                CloseState::Uncertain,
+                Some("close_unverified"),
+                &format!("the pinned pi exited; its pane: {why}"),
+                closed,
+            ),
+        };
+    }
+    let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
+    match outcome {
+        Ok(CloseOutcome::Closed) => {
+            let ended = pin.end();
+            let closed = what(j, pin, v, Some(ended));
+            if pin.exited() {
+                j.end_with(
+                    CloseState::Closed,
+                    None,
+                    "pane closed; the pinned pi exited",
+                    Some(closed),
+                )
+            } else {
+                j.end_with(
+                    CloseState::Uncertain,
+                    Some("close_unverified"),
+                    "the pane is gone but the pinned pi still runs",
+                    Some(closed),
+                )
+            }
+        }
+        Ok(CloseOutcome::Refused(why)) => refuse("commit_rejected", why),
+        Ok(CloseOutcome::AlreadyGone) => {
+            pin.thaw();
+            j.end(
+                CloseState::Uncertain,
+                Some("close_unverified"),
+                "the pane was already gone; nothing was closed",
+            )
+        }
+        Ok(CloseOutcome::Unverified(why)) => {
+            // The kill was sent: the pi is ended as well.
+            let ended = pin.end();
+            j.end_with(
+                CloseState::Uncertain,
+                Some("close_unverified"),
+                &why,
+                Some(what(j, pin, v, Some(ended))),
+            )
+        }
+        Err(e) => {
+            pin.thaw();
+            j.end(
+                CloseState::Uncertain,
+                Some("close_unverified"),
+                &e.to_string(),
+            )
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The worker's pi, pinned: a pidfd opened on the recorded pid and then confirmed through `/proc`
+//! (same start ticks, same boot, not a zombie). Every later signal goes through the pidfd, so it
+//! can only ever reach that one process incarnation, never a process that reused its pid.
+//!
+//! Why a pin and not a pid: between "verified" and "closed" the pi may exit and another program
+//! may start (in the same pane, or under the same pid). A pidfd tells "the pinned process has
+//! exited" exactly, and a signal sent through it fails rather than reaching anyone else.
+//!
+//! Why the confirmation comes after the open: a pidfd names whatever process held the pid when
+//! it was opened. If `/proc` then still shows the recorded start ticks, the recorded process held
+//! the pid before the open and still does, so the pidfd names it.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use crate::proc::{self, ProcIdentity};
+
+/// How long a freeze (SIGSTOP) may take to show in `/proc`.
+const FREEZE_WAIT: Duration = Duration::from_secs(1);
+/// After SIGTERM, how long the pi gets to exit before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+/// After SIGKILL, how long its exit may take to show.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+pub(super) struct Pin {
+    fd: OwnedFd,
+    pub(super) id: ProcIdentity,
+    /// The command name at pin time: an `exec` into another program changes it.
+    pub(super) comm: String,
+}
+
+/// How the pinned pi ended after its pane was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// It exited on the pane's hangup or our SIGTERM within the grace time.
+    Term,
+    /// It needed SIGKILL.
+    Kill,
+    /// Still running after SIGKILL and the wait (or a signal could not be sent).
+    Running,
+}
+
+impl Ended {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Ended::Term => "SIGTERM",
+            Ended::Kill => "SIGKILL",
+            Ended::Running => "still running",
+        }
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+impl Pin {
+    /// Pin `id`: open a pidfd on its pid, then confirm the identity through `/proc`.
+    pub(super) fn open(id: &ProcIdentity) -> Result<Pin, String> {
+        if id.pid <= 0 {
+            return Err("the recorded pi has no valid pid".into());
+        }
+        // SAFETY: pidfd_open takes (pid_t, unsigned int) and returns a new fd or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, id.pid, 0u32) };
+        if raw < 0 {
+            return Err(match errno() {
+                libc::ESRCH => "the recorded pi process is gone".to_string(),
+                e => format!("cannot pin the pi process (pidfd_open errno {e})"),
+            });
+        }
+        let Ok(raw) = i32::try_from(raw) else {
+            return Err("pidfd_open returned an impossible fd".into());
+        };
+        // SAFETY: `raw` is a fresh fd owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let st = proc::read_stat(id.pid).ok_or("the recorded pi process is gone")?;
+        if proc::status(id) != proc::ProcStatus::Alive {
+            return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
+        }
+        let pin = Pin {
+            fd,
+            id: id.clone(),
+            comm: st.comm,
+        };
+        if pin.exited() {
+            return Err("the recorded pi process exited while it was being pinned".into());
+        }
+        Ok(pin)
+    }
+
+    /// True once the pinned process has exited (a zombie counts as exited).
+    pub(super) fn exited(&self) -> bool {
+        self.wait_exit(Duration::ZERO)
+    }
+
+    /// Wait up to `d` for the pinned process to exit; true when it has.
+    pub(super) fn wait_exit(&self, d: Duration) -> bool {
+        let until = Instant::now() + d;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
+            let mut p = libc::pollfd {
+                fd: self.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, count 1.
+            let n = unsafe { libc::poll(&mut p, 1, ms) };
+            if n > 0 {
+                return true;
+            }
+            if n == 0 || errno() != libc::EINTR || Instant::now() >= until {
+                return false;
+            }
+        }
+    }
+
+    /// Send `sig` to the pinned process only. Fails when it has exited.
+    pub(super) fn signal(&self, sig: i32) -> Result<(), String> {
+        // SAFETY: pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned int flags).
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.fd.as_raw_fd(),
+                sig,
+                std::ptr::null::<libc::siginfo_t>(),
+                0u32,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(match errno() {
+                libc::ESRCH => "the pinned pi has exited".to_string(),
+                e => format!("signal {sig} to the pinned pi failed (errno {e})"),
+            })
+        }
+    }
+
+    /// Still the pinned incarnation, running the same program, not exited.
+    pub(super) fn still_same(&self) -> Result<(), String> {
+        if self.exited() {
+            return Err("the pinned pi has exited".into());
+        }
+        let st = proc::read_stat(self.id.pid).ok_or("the pinned pi has exited")?;
+        if st.start_ticks != self.id.start_ticks || st.is_gone_state() {
+            return Err("the pinned pi has exited".into());
+        }
+        if st.comm != self.comm {
+            return Err("the pinned pi now runs another program".into());
+        }
+        Ok(())
+    }
+
+    /// Stop the pinned process (SIGSTOP) and wait until `/proc` shows it stopped, so it can
+    /// neither exit on its own nor `exec` another program while its pane is closed.
+    pub(super) fn freeze(&self) -> Result<(), String> {
+        self.signal(libc::SIGSTOP)?;
+        let until = Instant::now() + FREEZE_WAIT;
+        loop {
+            self.still_same()?;
+            if proc::read_stat(self.id.pid).is_some_and(|s| matches!(s.state, 'T' | 't')) {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                self.thaw();
+                return Err("the pinned pi did not stop".into());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Undo `freeze` (nothing closed after all).
+    pub(super) fn thaw(&self) {
+        let _ = self.signal(libc::SIGCONT);
+    }
+
+    /// End the pinned process after its pane is gone: SIGTERM (and SIGCONT, it was frozen),
+    /// a bounded wait, then SIGKILL and another bounded wait.
+    pub(super) fn end(&self) -> Ended {
+        if self.exited() {
+            return Ended::Term;
+        }
+        let _ = self.signal(libc::SIGTERM);
+        let _ = self.signal(libc::SIGCONT);
+        if self.wait_exit(TERM_GRACE) {
+            return Ended::Term;
+        }
+        let _ = self.signal(libc::SIGKILL);
+        if self.wait_exit(KILL_WAIT) {
+            Ended::Kill
+        } else {
+            Ended::Running
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pin_reaches_only_its_own_process() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let id = proc::identity(pid).unwrap();
+        let mut wrong = id.clone();
+        wrong.start_ticks += 1;
+        assert!(Pin::open(&wrong).is_err(), "another incarnation is refused");
+        let pin = Pin::open(&id).unwrap();
+        assert!(!pin.exited());
+        pin.freeze().unwrap();
+        assert_eq!(proc::read_stat(pid).unwrap().state, 'T');
+        pin.thaw();
+        assert!(pin.still_same().is_ok());
+        assert_eq!(pin.end(), Ended::Term);
+        child.wait().unwrap();
+        assert!(
+            pin.signal(libc::SIGTERM).is_err(),
+            "nothing else is reached"
+        );
+        assert!(Pin::open(&id).is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! Shared setup for the close-worker tests: a roster with one worker, its session file, and the
+//! worker itself — a copy of bash named `pi` in a real tmux pane that registers from the inside
+//! and (when asked) runs `handoff` and completes a reply.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use crate::mux_support::{self, TmuxServer};
+use crate::scan_support::*;
+use serde_json::{json, Value};
+
+pub const ID: &str = "01a2f000-0000-7000-8000-00000000dd01";
+
+pub fn setup(env: &Env, close_job: Option<Value>) -> PathBuf {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let mut worker = json!({"sessionId": ID, "name": "Worker", "coordinator": false,
+        "description": "W.", "port": 2, "projectDirectory": "."});
+    if let Some(j) = close_job {
+        worker["closeJob"] = j;
+    }
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            worker]})
+        .to_string(),
+    )
+    .unwrap();
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join(format!("2026-11-29T23-00-00-000Z_{ID}.jsonl"));
+    let lines = [
+        json!({"type":"session","version":3,"id":ID,"timestamp":"2026-11-29T23:00:00.000Z","cwd":root.display().to_string()}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"user","content":"Write the docs."}}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Docs written."}],"provider":"p","model":"m","stopReason":"stop"}}),
+    ];
+    std::fs::write(
+        &file,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    file
+}
+
+/// The registration records in `dir` and their contents.
+fn registrations(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter_map(|p| std::fs::read(&p).ok().map(|b| (p, b)))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// A copy of `src` named `dest`, made once (a running copy cannot be replaced).
+fn named(src: &str, dest: &Path) -> PathBuf {
+    if dest.exists() {
+        return dest.to_path_buf();
+    }
+    mux_support::program_named(src, dest)
+}
+
+/// Where the simulated pi runs in its pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The pi is the pane's own process.
+    Own,
+    /// The pi runs under the pane's shell, which `exec`s an impostor (`impostor 600`, a copy of
+    /// `sleep`) in the same pane, under the same pane pid, as soon as the pi exits.
+    Shell,
+}
+
+/// The worker's pane: a copy of bash named `pi` that registers, then (when `cooperate`) reads the
+/// close request typed into it, runs `handoff` for the named job and completes a reply.
+pub fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
+    worker_in(env, file, cooperate, Layout::Own)
+}
+
+pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> TmuxServer {
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let sys = env.system_config();
+    let root = env.path("root").display().to_string();
+    let pi = named("/bin/bash", &env.path("pi"));
+    let file = file.display().to_string();
+    let mut script = format!(
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
+    );
+    if cooperate {
+        script.push_str(&format!(
+            "IFS= read -r line; job=$(printf '%s' \"$line\" | sed -n 's/.*(job \\([A-Za-z0-9-]*\\)).*/\\1/p'); \
+             {bin} handoff --job \"$job\" --summary 'Docs merged; release notes left.' --session-id {ID} --session-file {file} --root {root} > {out} 2>&1; \
+             sleep 0.3; ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
+             printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"a3\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"Handoff saved.\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {file}; ",
+            out = env.path("handoff.out").display()
+        ));
+    }
+    script.push_str("sleep 600; true");
+    let script_path = env.path("worker.sh");
+    std::fs::write(&script_path, &script).unwrap();
+    let (pi, script_path) = (pi.display().to_string(), script_path.display().to_string());
+    let impostor = named("/bin/sleep", &env.path("impostor"));
+    let shell = format!("{pi} {script_path}; exec {} 600", impostor.display());
+    let argv: Vec<&str> = match layout {
+        Layout::Own => vec![&pi, &script_path],
+        Layout::Shell => vec!["/bin/bash", "-c", &shell],
+    };
+    let seats = env.path("root/.pi-intercom/seats");
+    let before = registrations(&seats);
+    let server = TmuxServer::start("work", &env.path("root"), &argv);
+    wait_registered(&seats);
+    // A pi started again for the same session rewrites its registration: wait for the new one.
+    mux_support::wait_for(10_000, || (registrations(&seats) != before).then_some(()))
+        .expect("the worker registered");
+    server
+}
+
+pub fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, String) {
+    let sock = server.sock.display().to_string();
+    let mut args = vec!["--tmux-socket", &sock];
+    args.extend_from_slice(extra);
+    let o = env.run(&layout_args(env, &["close-worker"], &args));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (
+        o.status.code().unwrap_or(-1),
+        out,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+pub fn config(env: &Env) -> Value {
+    serde_json::from_slice(&std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap())
+        .unwrap()
+}
+
+pub fn panes(server: &TmuxServer) -> usize {
+    std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&server.sock)
+        .args(["list-panes", "-a"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+        .unwrap_or(0)
+}
