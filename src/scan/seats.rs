@@ -155,7 +155,31 @@ pub(super) fn match_registration<'a>(
     }
     seat.sessions_dir
         .as_deref()
-        .and_then(|d| regs.by_sessions_dir(d))
+        .and_then(|d| registration_in_dir(regs, d))
+}
+
+/// Is `p` the seat's sessions folder `dir` or one of its per-cwd subfolders (where pi writes
+/// when its agent folder's `sessions/` is the seat's folder)?
+pub(super) fn in_seat_dir(p: &Path, dir: &Path) -> bool {
+    p == dir || p.parent() == Some(dir)
+}
+
+/// The freshest registration whose sessions folder is the seat's folder or one of its per-cwd
+/// subfolders (pi reports the subfolder it writes into).
+pub(super) fn registration_in_dir<'a>(
+    regs: &'a RegistrationSet,
+    dir: &Path,
+) -> Option<&'a Registration> {
+    regs.by_sessions_dir(dir).or_else(|| {
+        regs.items
+            .iter()
+            .filter(|r| {
+                r.sessions_dir
+                    .as_deref()
+                    .is_some_and(|d| Path::new(d).parent() == Some(dir))
+            })
+            .max_by_key(|r| (r.started_at, r.run_state.as_ref().map(|s| s.at)))
+    })
 }
 
 /// The session file a live registration names for a layout seat, when it differs from the one
@@ -172,9 +196,9 @@ pub(super) fn registered_session_file(
         return None;
     }
     let dir = seat.sessions_dir.as_deref()?;
-    let r = regs.by_sessions_dir(dir)?;
+    let r = registration_in_dir(regs, dir)?;
     let file = PathBuf::from(r.session_file.as_deref()?);
-    if file.parent() != Some(dir)
+    if !file.parent().is_some_and(|p| in_seat_dir(p, dir))
         || file.extension().is_none_or(|e| e != "jsonl")
         || seat.session_file.as_deref() == Some(file.as_path())
         || registration_alive(r) != Some(true)
