@@ -70,7 +70,11 @@ fn real_transcripts_in_per_cwd_folders_read_as_they_do_flat() {
         let cwd = "--home-dev-work--";
         let repo = env.path("repo");
         put(file, &repo.join(".pi/state/flat/sessions"), &name);
-        put(file, &repo.join(".pi/state/nested/sessions").join(cwd), &name);
+        put(
+            file,
+            &repo.join(".pi/state/nested/sessions").join(cwd),
+            &name,
+        );
         // An older session of the same seat in another cwd folder: the newest wins.
         put(
             &Path::new(FIXTURES).join("pi-sessions/idle.jsonl"),

@@ -213,6 +213,31 @@ pub(super) fn registered_session_file(
     }
 }
 
+/// A configured worker (or coordinator) with no live registration of its own session whose
+/// pane (the tmux session named like it) holds a live pi registered in another session: that
+/// pi's state is not the worker's, and the worker's own is not known.
+pub(super) fn other_session_in_pane<'a>(
+    seat: &SeatSource,
+    own: Option<&Registration>,
+    regs: &'a RegistrationSet,
+) -> Option<&'a Registration> {
+    if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {
+        return None;
+    }
+    let want = seat.session_id.as_deref()?;
+    if own.is_some_and(|r| registration_alive(r) == Some(true)) {
+        return None;
+    }
+    regs.items.iter().find(|r| {
+        r.session_id.as_deref().is_some_and(|id| id != want)
+            && r.mux
+                .as_ref()
+                .is_some_and(|m| m.kind == "tmux" && m.session.as_deref() == Some(&seat.agent))
+            && !r.session_closed()
+            && registration_alive(r) == Some(true)
+    })
+}
+
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
 pub(super) fn registration_alive(r: &Registration) -> Option<bool> {
     let pid = r.pid?;
