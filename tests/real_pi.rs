@@ -141,6 +141,40 @@ fn wait_ready(server: &TmuxServer, target: &str) {
     std::thread::sleep(Duration::from_millis(500));
 }
 
+/// The first session file under pi's `sessions` folder (in its per-cwd subfolder).
+fn first_session_file(sessions: &Path) -> Option<std::path::PathBuf> {
+    let dir = std::fs::read_dir(sessions).ok()?.flatten().next()?.path();
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .next()
+        .map(|e| e.path())
+}
+
+/// Type the first prompt and wait for pi's session file. pi may still be settling its editor
+/// (its helper-tool downloads fail offline) and drop that Enter: the text stays in the editor,
+/// so Enter again (≤ 5 times) until pi writes its file.
+fn first_prompt(
+    server: &TmuxServer,
+    pane: &str,
+    text: &str,
+    sessions: &Path,
+) -> std::path::PathBuf {
+    server.tmux(&["send-keys", "-t", pane, text, "Enter"]);
+    for _ in 0..5 {
+        if let Some(f) = wait_for(3_000, || first_session_file(sessions)) {
+            return f;
+        }
+        server.tmux(&["send-keys", "-t", pane, "Enter"]);
+    }
+    wait_for(30_000, || first_session_file(sessions)).unwrap_or_else(|| {
+        panic!(
+            "pi wrote no session file:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", pane])
+        )
+    })
+}
+
 /// The folder holding a real `pi` and `node` (22), from `INTERCOM_PANE_REAL_PI`; `None` (and
 /// the reason printed) when there is none.
 fn real_pi() -> Option<std::path::PathBuf> {
@@ -230,18 +264,9 @@ fn a_real_pi_is_classified_at_every_step() {
     })
     .expect("pi runs in the pane");
     wait_ready(&server, pane);
-    server.tmux(&["send-keys", "-t", pane, "SCENARIO:tool please", "Enter"]);
     // pi writes its session file on the first prompt: join it to a configured worker.
     let sessions = agent.join("sessions");
-    let file = wait_for(30_000, || {
-        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .next()
-            .map(|e| e.path())
-    })
-    .expect("pi wrote a session file");
+    let file = first_prompt(&server, pane, "SCENARIO:tool please", &sessions);
     let id = header_id(&file);
     write_roster(&env.path("root"), &[(&id, "W")]);
     let sock = server.sock.clone();
@@ -390,22 +415,8 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     })
     .expect("pi runs in the pane");
     wait_ready(&server, "=W:");
-    server.tmux(&["send-keys", "-t", "=W:", "hello", "Enter"]);
     let sessions = agent.join("sessions");
-    let file = wait_for(30_000, || {
-        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .next()
-            .map(|e| e.path())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "pi wrote no session file:\n{}",
-            server.tmux(&["capture-pane", "-p", "-t", "=W:"])
-        )
-    });
+    let file = first_prompt(&server, "=W:", "hello", &sessions);
     let id = header_id(&file);
     write_roster(&root, &[(&id, "W")]);
     let sock = server.sock.display().to_string();
