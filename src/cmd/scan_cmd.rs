@@ -2,7 +2,7 @@
 
 use crate::cli::ScanArgs;
 use crate::cmd::{options, refuse};
-use crate::views::{board_files, print};
+use crate::views::{board_files, json, print};
 
 pub fn run(args: &ScanArgs) -> i32 {
     let pass = match options::resolve_and_scan(&args.src) {
@@ -19,7 +19,7 @@ pub fn run(args: &ScanArgs) -> i32 {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
+            json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
         );
     }
     if args.print {
