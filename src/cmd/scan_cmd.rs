@@ -2,6 +2,7 @@
 
 use crate::cli::ScanArgs;
 use crate::cmd::{options, refuse};
+use crate::snapshot::RosterStatus;
 use crate::views::{board_files, json, print};
 
 pub fn run(args: &ScanArgs) -> i32 {
@@ -27,6 +28,17 @@ pub fn run(args: &ScanArgs) -> i32 {
             "{}",
             print::print_table(&pass.records, &board.display().to_string())
         );
+        // A roster that was found or named but cannot be used would otherwise read as a board
+        // with fewer seats: say so, and fail (`--json` carries it in `roster` instead).
+        if let RosterStatus::Unavailable { code, reason } = &pass.snapshot.roster {
+            if code != "no_root" {
+                eprintln!(
+                    "intercom-pane: the Intercom roster cannot be used ({code}): {}",
+                    crate::text::sanitize(reason)
+                );
+                return 2;
+            }
+        }
     }
     0
 }
