@@ -314,6 +314,13 @@ pub fn descendants(pid: i32, max: usize) -> Vec<i32> {
 
 /// Descendants of `pid` computed from an existing pid → ppid map (no `/proc` reads).
 pub fn descendants_in(map: &HashMap<i32, i32>, pid: i32, max: usize) -> Vec<i32> {
+    let mut tree = subtree(&children_map(map), pid, max.saturating_add(1));
+    tree.remove(0);
+    tree
+}
+
+/// ppid → its children (sorted), from a pid → ppid map.
+pub fn children_map(map: &HashMap<i32, i32>) -> HashMap<i32, Vec<i32>> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (&child, &parent) in map {
         children.entry(parent).or_default().push(child);
@@ -321,7 +328,16 @@ pub fn descendants_in(map: &HashMap<i32, i32>, pid: i32, max: usize) -> Vec<i32>
     for v in children.values_mut() {
         v.sort_unstable();
     }
+    children
+}
+
+/// `pid` and its descendants, breadth-first (nearest first), at most `max` in all.
+pub fn subtree(children: &HashMap<i32, Vec<i32>>, pid: i32, max: usize) -> Vec<i32> {
     let mut out = Vec::new();
+    if max == 0 {
+        return out;
+    }
+    out.push(pid);
     let mut seen = std::collections::HashSet::from([pid]);
     let mut queue = std::collections::VecDeque::from([pid]);
     // Bounded: each pid is queued at most once and the output is capped at `max`.
@@ -340,6 +356,37 @@ pub fn descendants_in(map: &HashMap<i32, i32>, pid: i32, max: usize) -> Vec<i32>
         }
     }
     out
+}
+
+/// Largest environment read (`/proc/<pid>/environ`).
+const ENVIRON_CAP: u64 = 256 * 1024;
+
+/// The environment a process started with (`/proc/<pid>/environ`; later changes a program makes
+/// to its own environment are not there). `None` when unreadable (another user's process).
+pub fn environ(pid: i32) -> Option<HashMap<String, String>> {
+    if pid <= 0 {
+        return None;
+    }
+    let bytes =
+        fsguard::read_capped(Path::new(&format!("/proc/{pid}/environ")), ENVIRON_CAP).ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter_map(|kv| {
+                let kv = std::str::from_utf8(kv).ok()?;
+                let (k, v) = kv.split_once('=')?;
+                Some((k.to_string(), v.to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// The current folder of a process (`/proc/<pid>/cwd`).
+pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
+    if pid <= 0 {
+        return None;
+    }
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
 #[cfg(test)]

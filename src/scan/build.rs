@@ -236,6 +236,7 @@ pub(super) fn build_record(
             intercom::worker_status_json(o, c.to_json())
         }),
         connector,
+        found_by: seat.found_by.map(str::to_string),
     }
 }
 

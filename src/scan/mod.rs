@@ -28,6 +28,7 @@ use crate::snapshot::{
 };
 
 mod build;
+mod panes;
 mod seats;
 
 use build::*;
@@ -167,6 +168,8 @@ pub fn run(
                 tmux: TmuxRef::default(),
                 agent_index: Some(i),
                 binding: None,
+                pane: None,
+                found_by: None,
             });
         }
     }
@@ -211,6 +214,8 @@ pub fn run(
             tmux: TmuxRef::default(),
             agent_index: None,
             binding: Some(b),
+            pane: None,
+            found_by: None,
         });
     }
 
@@ -228,6 +233,14 @@ pub fn run(
         &seat_servers(&seats, &regs),
         opts.tmux_socket.as_deref(),
     );
+    // Every other pane whose process tree runs pi is a seat too (no setup needed).
+    let mut found = panes::pane_seats(&panes, &mut seats, &regs);
+    for seat in found.iter_mut() {
+        if let Some(f) = registered_session_file(seat, &regs) {
+            seat.session_file = f;
+        }
+    }
+    seats.extend(found);
 
     let mut records = Vec::with_capacity(seats.len());
     let mut rows = Vec::with_capacity(seats.len());

@@ -16,6 +16,9 @@ pub(super) struct SeatSource {
     pub(super) tmux: TmuxRef,
     pub(super) agent_index: Option<usize>,
     pub(super) binding: Option<Binding>,
+    /// Seats found from a pane's pi process: the pane, and where its session was found.
+    pub(super) pane: Option<(liveness::ServerKey, String)>,
+    pub(super) found_by: Option<&'static str>,
 }
 
 pub(super) fn discover_agent_dirs(
@@ -70,6 +73,8 @@ pub(super) fn discover_agent_dirs(
             session_refused: None,
             agent_index: None,
             binding: None,
+            pane: None,
+            found_by: None,
         });
     }
 }
@@ -272,6 +277,14 @@ pub(super) fn seat_hint(
             socket: m.socket.clone(),
             pane_id: m.pane_id.clone(),
             session: m.session.clone(),
+        });
+    }
+    if let Some(((kind, socket), pane_id)) = &seat.pane {
+        return Some(liveness::SeatHint::Pane {
+            kind: *kind,
+            socket: socket.clone(),
+            pane_id: Some(pane_id.clone()),
+            session: None,
         });
     }
     if matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {
