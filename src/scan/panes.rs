@@ -190,11 +190,16 @@ pub(super) fn pane_seats(
     for (i, pid) in pane_pis(&panes) {
         let (key, pane) = panes[i];
         let argv = crate::proc::cmdline(pid).unwrap_or_default();
-        let env = crate::proc::environ(pid).unwrap_or_default();
-        let Some(cwd) = crate::proc::cwd(pid) else {
-            continue;
+        // Without its environment and cwd (another user's pi) its folder is not known: the seat
+        // is listed, unknown, rather than guessed idle.
+        let found = match (crate::proc::environ(pid), crate::proc::cwd(pid)) {
+            (Some(env), Some(cwd)) => locate(&argv, &env, &cwd),
+            _ => PiSession {
+                file: None,
+                dir: None,
+                found_by: "pi-process-unreadable",
+            },
         };
-        let found = locate(&argv, &env, &cwd);
         if let Some(i) = known(&found, pid, seats, regs) {
             let seat = &mut seats[i];
             if seat.pane.is_none() && seat.binding.is_none() {
@@ -219,7 +224,10 @@ pub(super) fn pane_seats(
             session_file: found.file.clone(),
             sessions_dir: found.dir.clone(),
             session_id: None,
-            session_refused: None,
+            session_refused: found
+                .dir
+                .is_none()
+                .then(|| "session_not_located".to_string()),
             tmux: TmuxRef {
                 socket: key.1.clone(),
                 session: pane.session_name.clone(),
