@@ -3,6 +3,7 @@
 //! through the reply path, saves it, settles; only then is exactly its pane closed.
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -46,13 +47,12 @@ fn setup(env: &Env, close_job: Option<Value>) -> PathBuf {
     file
 }
 
-/// The worker's pane: a copy of bash named `pi` that registers, then (when `cooperate`) reads the
+/// The worker's pane: the pi stand-in (`pi_support`) that registers, then (when `cooperate`) reads the
 /// close request typed into it, runs `handoff` for the named job and completes a reply.
 fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
     let file = file.display().to_string();
     let mut script = format!(
         "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
@@ -67,11 +67,9 @@ fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
         ));
     }
     script.push_str("sleep 600; true");
-    let server = TmuxServer::start(
-        "work",
-        &env.path("root"),
-        &[&pi.display().to_string(), "-c", &script],
-    );
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("work", &env.path("root"), &argv);
     wait_registered(&env.path("root/.pi-intercom/seats"));
     server
 }
@@ -286,8 +284,9 @@ fn a_handoff_from_another_process_closes_nothing() {
          ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
          printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"b1\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"ok\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {f}; sleep 600; true"
     );
-    let pi = env.path("pi").display().to_string();
-    server.new_session("impostor", &env.path("root"), &[&pi, "-c", &script]);
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    server.new_session("impostor", &env.path("root"), &argv);
     let out = child.wait_with_output().unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(out.status.code(), Some(1), "{report}");

@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use crate::mux_support::program_named;
 use crate::scan_support::Env;
 
-/// The entry script: with an argument, run it as a script; else run each line read from stdin.
-const CLI_JS: &str = "if [ $# -gt 0 ]; then eval \"$1\"; exit $?; fi\n\
+/// The entry script: first it takes pi's process name, as pi's process title does (so `comm` is
+/// `pi`); with an argument, run it as a script; else run each line read from stdin.
+const CLI_JS: &str = "printf pi > /proc/$$/comm 2>/dev/null\n\
+if [ $# -gt 0 ]; then eval \"$1\"; exit $?; fi\n\
 while IFS= read -r line; do eval \"$line\"; done\n";
 
 /// `(runtime, entry script)` of the stand-in, created under `dir`.
@@ -38,6 +40,21 @@ pub fn pi_pane_command(dir: &Path, script: &str) -> String {
         node.display(),
         cli.display()
     )
+}
+
+/// The argv of a pane that runs the stand-in under the name `pi` with `script` (any text: it is
+/// passed as one argument, never re-quoted), for `TmuxServer::start`.
+pub fn pi_pane_argv(dir: &Path, script: &str) -> Vec<String> {
+    let (node, cli) = fake_pi_program(dir);
+    vec![
+        "bash".into(),
+        "-c".into(),
+        "exec -a pi \"$@\"".into(),
+        "pi".into(),
+        node.display().to_string(),
+        cli.display().to_string(),
+        script.into(),
+    ]
 }
 
 fn quote(s: &str) -> String {
