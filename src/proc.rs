@@ -459,6 +459,16 @@ mod tests {
     }
 
     #[test]
+    fn own_environment_cwd_and_command_line_are_read() {
+        let me = std::process::id() as i32;
+        let env = environ(me).unwrap();
+        assert_eq!(env.get("PATH").cloned(), std::env::var("PATH").ok());
+        assert_eq!(cwd(me), std::env::current_dir().ok());
+        assert!(!cmdline(me).unwrap().is_empty());
+        assert!(exe(me).is_some());
+    }
+
+    #[test]
     fn own_identity_is_alive_and_a_changed_start_is_not() {
         let me = std::process::id() as i32;
         let id = identity(me).unwrap();

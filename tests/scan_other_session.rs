@@ -3,7 +3,10 @@
 //! worker's. Real tmux on a private socket; the pane's pi is a program named `pi`.
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
+
+use std::path::Path;
 
 use mux_support::{fake_pi, wait_for, TmuxServer};
 use scan_support::*;
@@ -68,4 +71,53 @@ fn a_worker_whose_pane_runs_another_session_is_unknown_not_idle() {
         source.contains("other-2") && source.contains("configured-1"),
         "{source}"
     );
+}
+
+/// The same with no registration at all: the pi in the worker's pane is found from its process
+/// (its session folder from its environment), and it runs another session (waiting for input).
+#[test]
+fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own_seat() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    write_roster(&root, &[("configured-1", "W")]);
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let flat = env.path("flat");
+    std::fs::create_dir_all(&flat).unwrap();
+    let src = Path::new(FIXTURES).join("pi-sessions/waiting.jsonl");
+    let other = header_id(&src);
+    std::fs::copy(
+        &src,
+        flat.join(format!("2026-11-29T23-13-49-000Z_{other}.jsonl")),
+    )
+    .unwrap();
+    let flat_s = flat.display().to_string();
+    let argv = pi_support::pi_pane_argv_with(
+        &env.path("pi-bin"),
+        &[("PI_CODING_AGENT_SESSION_DIR", &flat_s)],
+        "sleep 600",
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("W", &root, &argv);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(w["state"], "unknown", "{w}");
+    assert_eq!(w["stateReason"], "pane_runs_other_session", "{w}");
+    let source = w["stateSource"].as_str().unwrap();
+    assert!(
+        source.contains(&other) && source.contains("configured-1"),
+        "{source}"
+    );
+    let pane = idx["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["project"] == "panes")
+        .unwrap_or_else(|| panic!("{idx:#}"));
+    assert_eq!(pane["state"], "waiting", "{pane}");
+    assert_eq!(pane["sessionId"], other.as_str());
 }

@@ -278,17 +278,12 @@ pub fn run(
             connection.as_ref(),
             now,
         );
-        if let Some(other) = other_session_in_pane(seat, reg, &regs) {
+        if let Some(why) = other_session_in_pane(seat, reg, &regs, &seats) {
             if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
                 record.state = BoardState::Unknown;
                 record.waiting_on_you = false;
                 record.state_reason = "pane_runs_other_session".into();
-                record.state_source = format!(
-                    "registration: the pi in its pane (pid {}) runs session {}, not the configured {}",
-                    other.pid.unwrap_or(0),
-                    text_id(other.session_id.as_deref().unwrap_or("")),
-                    text_id(seat.session_id.as_deref().unwrap_or(""))
-                );
+                record.state_source = why;
             }
         }
         if reg.is_some() {
@@ -428,11 +423,6 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
             },
         ),
     }
-}
-
-/// A session id as shown in a reason: sanitized and clipped.
-fn text_id(id: &str) -> String {
-    crate::text::clip(&crate::text::sanitize(id), 80)
 }
 
 /// The last component of a path (the project name of a root or checkout).

@@ -219,28 +219,59 @@ pub(super) fn registered_session_file(
 }
 
 /// A configured worker (or coordinator) with no live registration of its own session whose
-/// pane (the tmux session named like it) holds a live pi registered in another session: that
-/// pi's state is not the worker's, and the worker's own is not known.
-pub(super) fn other_session_in_pane<'a>(
+/// pane (the tmux session named like it) holds a live pi in another session — registered, or
+/// found from the pane's pi process: that pi's state is not the worker's, and the worker's own
+/// is not known. Returns the source text, naming both sessions.
+pub(super) fn other_session_in_pane(
     seat: &SeatSource,
     own: Option<&Registration>,
-    regs: &'a RegistrationSet,
-) -> Option<&'a Registration> {
-    if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {
+    regs: &RegistrationSet,
+    seats: &[SeatSource],
+) -> Option<String> {
+    if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) || seat.pane.is_some() {
         return None;
     }
     let want = seat.session_id.as_deref()?;
     if own.is_some_and(|r| registration_alive(r) == Some(true)) {
         return None;
     }
-    regs.items.iter().find(|r| {
+    let shown = |id: &str| crate::text::clip(&crate::text::sanitize(id), 80);
+    let registered = regs.items.iter().find(|r| {
         r.session_id.as_deref().is_some_and(|id| id != want)
             && r.mux
                 .as_ref()
                 .is_some_and(|m| m.kind == "tmux" && m.session.as_deref() == Some(&seat.agent))
             && !r.session_closed()
             && registration_alive(r) == Some(true)
-    })
+    });
+    if let Some(r) = registered {
+        return Some(format!(
+            "registration: the pi in its pane (pid {}) runs session {}, not the configured {}",
+            r.pid.unwrap_or(0),
+            shown(r.session_id.as_deref().unwrap_or("")),
+            shown(want)
+        ));
+    }
+    // A pane seat (found from its pi process) in the worker's conventional pane.
+    let pane = seats.iter().find(|o| {
+        o.found_by.is_some()
+            && o.pane
+                .as_ref()
+                .is_some_and(|((kind, socket), _)| *kind == MuxKind::Tmux && socket.is_none())
+            && o.tmux.session.as_deref() == Some(&seat.agent)
+    })?;
+    let other = pane
+        .session_file
+        .as_deref()
+        .and_then(|f| f.file_name()?.to_str())
+        .and_then(sessions::session_id_from_name)
+        .map(shown)
+        .unwrap_or_else(|| "with no file yet".into());
+    Some(format!(
+        "pi process: the pi in its pane ({}) runs session {other}, not the configured {}",
+        pane.agent,
+        shown(want)
+    ))
 }
 
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.

@@ -45,8 +45,16 @@ pub fn pi_pane_command(dir: &Path, script: &str) -> String {
 /// The argv of a pane that runs the stand-in under the name `pi` with `script` (any text: it is
 /// passed as one argument, never re-quoted), for `TmuxServer::start`.
 pub fn pi_pane_argv(dir: &Path, script: &str) -> Vec<String> {
+    pi_pane_argv_with(dir, &[], script)
+}
+
+/// `pi_pane_argv` with `NAME=value` pairs in the environment the stand-in starts with (what
+/// `/proc/<pid>/environ` shows).
+pub fn pi_pane_argv_with(dir: &Path, env: &[(&str, &str)], script: &str) -> Vec<String> {
     let (node, cli) = fake_pi_program(dir);
-    vec![
+    let mut argv: Vec<String> = vec!["env".into()];
+    argv.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+    argv.extend([
         "bash".into(),
         "-c".into(),
         "exec -a pi \"$@\"".into(),
@@ -54,7 +62,8 @@ pub fn pi_pane_argv(dir: &Path, script: &str) -> Vec<String> {
         node.display().to_string(),
         cli.display().to_string(),
         script.into(),
-    ]
+    ]);
+    argv
 }
 
 fn quote(s: &str) -> String {
