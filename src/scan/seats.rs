@@ -175,16 +175,14 @@ pub(super) fn registration_in_dir<'a>(
     regs: &'a RegistrationSet,
     dir: &Path,
 ) -> Option<&'a Registration> {
-    regs.by_sessions_dir(dir).or_else(|| {
-        regs.items
-            .iter()
-            .filter(|r| {
-                r.sessions_dir
-                    .as_deref()
-                    .is_some_and(|d| Path::new(d).parent() == Some(dir))
-            })
-            .max_by_key(|r| (r.started_at, r.run_state.as_ref().map(|s| s.at)))
-    })
+    regs.items
+        .iter()
+        .filter(|r| {
+            r.sessions_dir
+                .as_deref()
+                .is_some_and(|d| in_seat_dir(Path::new(d), dir))
+        })
+        .max_by_key(|r| (r.started_at, r.run_state.as_ref().map(|s| s.at)))
 }
 
 /// The session file a live registration names for a layout seat, when it differs from the one
