@@ -121,3 +121,38 @@ fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own
     assert_eq!(pane["state"], "waiting", "{pane}");
     assert_eq!(pane["sessionId"], other.as_str());
 }
+
+/// A pi with no file yet in the worker's pane cannot be told apart by its session: it is taken
+/// to be the worker's (idle, nothing written), neither listed twice nor called another session.
+#[test]
+fn a_pi_with_no_file_yet_in_the_workers_pane_is_the_workers() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    write_roster(&root, &[("configured-1", "W")]);
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let home = env.path("pi-home").display().to_string();
+    let argv = pi_support::pi_pane_argv_with(&env.path("pi-bin"), &[("HOME", &home)], "sleep 600");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("W", &root, &argv);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(
+        (w["state"].as_str(), w["stateReason"].as_str()),
+        (Some("idle"), Some("no_session_file")),
+        "{w}"
+    );
+    assert_eq!(w["alive"], true);
+    assert!(
+        !idx["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["project"] == "panes"),
+        "{idx:#}"
+    );
+}

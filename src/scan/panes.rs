@@ -200,7 +200,19 @@ pub(super) fn pane_seats(
                 found_by: "pi-process-unreadable",
             },
         };
-        if let Some(i) = known(&found, pid, seats, regs) {
+        // A pi with no file yet cannot be told apart by its session: in the pane named like a
+        // configured agent that has no file either, it is taken to be that agent's, not listed
+        // as a second seat (pi writes nothing before its first prompt).
+        let conventional = || {
+            seats.iter().position(|s| {
+                found.file.is_none()
+                    && s.session_file.is_none()
+                    && matches!(s.role, RowRole::Worker | RowRole::Coordinator)
+                    && *key == (MuxKind::Tmux, None)
+                    && pane.session_name.as_deref() == Some(s.agent.as_str())
+            })
+        };
+        if let Some(i) = known(&found, pid, seats, regs).or_else(conventional) {
             let seat = &mut seats[i];
             if seat.pane.is_none() && seat.binding.is_none() {
                 seat.pane = Some((key.clone(), pane.id.clone()));

@@ -258,13 +258,14 @@ pub(super) fn other_session_in_pane(
                 .is_some_and(|((kind, socket), _)| *kind == MuxKind::Tmux && socket.is_none())
             && o.tmux.session.as_deref() == Some(&seat.agent)
     })?;
+    // Only a session known to differ counts (a pi with no file yet may be the worker's own).
     let other = pane
         .session_file
         .as_deref()
         .and_then(|f| f.file_name()?.to_str())
         .and_then(sessions::session_id_from_name)
-        .map(shown)
-        .unwrap_or_else(|| "with no file yet".into());
+        .filter(|id| *id != want)
+        .map(shown)?;
     Some(format!(
         "pi process: the pi in its pane ({}) runs session {other}, not the configured {}",
         pane.agent,
