@@ -208,7 +208,9 @@ pub struct RegisterArgs {
     /// Increases with every event of one pi; an older event never overwrites a newer one.
     #[arg(long, default_value_t = 0)]
     pub seq: u64,
-    /// The pi process (must be an ancestor of this command). Default: the parent process.
+    /// The pi process: an ancestor of this command that is pi by its executable and command line
+    /// (a JavaScript runtime running pi's entry script, or pi's own `pi` title) and that started
+    /// this command itself (same process group and session). Default: the parent process.
     #[arg(long)]
     pub pi_pid: Option<i32>,
     /// The pi session id.
