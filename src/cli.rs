@@ -67,15 +67,19 @@ pub struct SourceArgs {
     /// nearest such folder at or above the current folder.
     #[arg(long, value_name = "PATH")]
     pub root: Option<PathBuf>,
-    /// Project checkout whose `.pi/state/<agent>/sessions` are seats. Default: the current folder.
+    /// Project checkout whose `.pi/state/<agent>/sessions` folders are seats, one per agent; each
+    /// is read with its per-cwd subfolders (`--<cwd>--/`), newest session. Default: the current
+    /// folder.
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
-    /// Fleet agents folder (`<fleet>/<agent>/.pi/agent/sessions`), or `none`.
-    /// Default: `~/.mosaic/fleet/agents`.
+    /// Fleet agents folder: each `<fleet>/<agent>/.pi/agent/sessions` (and its per-cwd
+    /// subfolders) is a seat, or `none`. Default: `~/.mosaic/fleet/agents`.
     #[arg(long, value_name = "PATH|none")]
     pub fleet: Option<String>,
-    /// Extra pi session folder to search for Intercom agents' session files (repeatable).
-    /// Always searched: `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
+    /// Extra pi session folder (repeatable) searched, with its per-cwd subfolders, for the
+    /// session files of the Intercom roster's agents (by session id); it adds no seats of its
+    /// own. Always searched: `$PI_CODING_AGENT_SESSION_DIR`, and `$PI_CODING_AGENT_DIR/sessions`
+    /// or `~/.pi/agent/sessions`.
     #[arg(long = "sessions-dir", value_name = "DIR")]
     pub sessions_dirs: Vec<PathBuf>,
     /// The tmux server to ask for seats that name no socket (default: `$TMUX`'s server, else
@@ -246,7 +250,9 @@ pub struct RegisterArgs {
     /// Increases with every event of one pi; an older event never overwrites a newer one.
     #[arg(long, default_value_t = 0)]
     pub seq: u64,
-    /// The pi process (must be an ancestor of this command). Default: the parent process.
+    /// The pi process: an ancestor of this command that is pi by its executable and command line
+    /// (a JavaScript runtime running pi's entry script, or pi's own `pi` title) and that started
+    /// this command itself (same process group and session). Default: the parent process.
     #[arg(long)]
     pub pi_pid: Option<i32>,
     /// The pi session id.

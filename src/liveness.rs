@@ -117,6 +117,14 @@ impl PaneCache {
         PaneCache { servers: out }
     }
 
+    /// Every pane of every server that answered, with its server.
+    pub fn panes(&self) -> impl Iterator<Item = (&ServerKey, &PaneInfo)> {
+        self.servers
+            .iter()
+            .filter_map(|(k, l)| l.as_ref().ok().map(|ps| (k, ps)))
+            .flat_map(|(k, ps)| ps.iter().map(move |p| (k, p)))
+    }
+
     fn server(&self, key: &ServerKey) -> Option<&Listing> {
         self.servers.iter().find(|(k, _)| k == key).map(|(_, l)| l)
     }

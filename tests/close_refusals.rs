@@ -4,6 +4,7 @@
 
 mod close_support;
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::time::{Duration, Instant};
@@ -65,7 +66,9 @@ fn forged_handoffs_are_refused_and_config_stays_byte_identical() {
             "{bin} handoff --job {job} --summary 'Not really me.' --session-id {ID} --session-file {f} --root {root} > {out} 2>&1; echo rc=$? >> {out}; sleep 600"
         )
     };
-    let pi = env.path("pi").display().to_string();
+    let pi = mux_support::program_named("/bin/bash", &env.path("pi"))
+        .display()
+        .to_string();
     // 1. Another pi (the coordinator's, in its own pane) naming the worker's session.
     let out = env.path("coord.out").display().to_string();
     let coord = run_in_pane(&server, &env, "coord", &[&pi, "-c", &handoff(&out)]);
@@ -161,13 +164,10 @@ fn the_callers_own_pane_is_refused_at_once_with_nothing_written_or_sent() {
          cd {dir}; t0=$(date +%s%N); {bin} {args} > {out} 2>&1; rc=$?; \
          echo \"rc=$rc ms=$(( ($(date +%s%N) - t0) / 1000000 ))\" >> {out}; sleep 600"
     );
-    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let before = cfg_bytes(&env);
-    let server = TmuxServer::start(
-        "work",
-        &env.path("root"),
-        &[&pi.display().to_string(), "-c", &script],
-    );
+    let server = TmuxServer::start("work", &env.path("root"), &argv);
     let text = wait_for(15_000, || {
         std::fs::read_to_string(&out)
             .ok()

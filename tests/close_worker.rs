@@ -4,6 +4,7 @@
 
 mod close_support;
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -211,8 +212,9 @@ fn a_handoff_from_another_process_closes_nothing() {
          ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
          printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"b1\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"ok\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {f}; sleep 600; true"
     );
-    let pi = env.path("pi").display().to_string();
-    server.new_session("impostor", &env.path("root"), &[&pi, "-c", &script]);
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    server.new_session("impostor", &env.path("root"), &argv);
     let out = child.wait_with_output().unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     // The forged handoff is refused before anything is written; the job waits it out.

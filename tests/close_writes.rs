@@ -4,6 +4,7 @@
 
 mod close_support;
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::os::unix::fs::PermissionsExt;

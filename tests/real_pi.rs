@@ -127,12 +127,58 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
     w.flush()
 }
 
+/// The first session file under pi's `sessions` folder (in its per-cwd subfolder).
+fn first_session_file(sessions: &Path) -> Option<std::path::PathBuf> {
+    let dir = std::fs::read_dir(sessions).ok()?.flatten().next()?.path();
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .next()
+        .map(|e| e.path())
+}
+
+/// Type the first prompt and wait for pi's session file. pi may still be settling its editor
+/// (its helper-tool downloads fail offline) and drop that Enter: the text stays in the editor,
+/// so Enter again (≤ 5 times) until pi writes its file.
+fn first_prompt(
+    server: &TmuxServer,
+    pane: &str,
+    text: &str,
+    sessions: &Path,
+) -> std::path::PathBuf {
+    submit_first(server, pane, text);
+    for _ in 0..5 {
+        if let Some(f) = wait_for(3_000, || first_session_file(sessions)) {
+            return f;
+        }
+        server.tmux(&["send-keys", "-t", pane, "Enter"]);
+    }
+    wait_for(30_000, || first_session_file(sessions)).unwrap_or_else(|| {
+        panic!(
+            "pi wrote no session file:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", pane])
+        )
+    })
+}
+
 /// Two real pis starting at once on two cores slow each other past the waits: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// pi's agent folder for a test: the scripted model as the only provider, and the shipped
 /// extension package (which registers the seat with this build's binary).
 fn prepare_agent_dir(agent: &Path) {
+    prepare_plain_agent_dir(agent);
+    // The extension as a pi package, as `pi install linux/pi-extension` records it.
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"packages": [Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]})
+            .to_string(),
+    )
+    .unwrap();
+}
+
+/// pi's agent folder with the scripted model as the only provider, and nothing else.
+fn prepare_plain_agent_dir(agent: &Path) {
     let port = start_model();
     std::fs::write(
         agent.join("models.json"),
@@ -140,13 +186,6 @@ fn prepare_agent_dir(agent: &Path) {
             "api": "openai-completions", "apiKey": "fake",
             "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
         .to_string(),
-    )
-    .unwrap();
-    // The extension as a pi package, as `pi install linux/pi-extension` records it.
-    std::fs::write(
-        agent.join("settings.json"),
-        json!({"packages": [Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]})
-            .to_string(),
     )
     .unwrap();
 }
@@ -204,18 +243,9 @@ fn a_real_pi_is_classified_at_every_step() {
     })
     .expect("pi runs in the pane");
     wait_ready(&server, pane);
-    submit_first(&server, pane, "SCENARIO:tool please");
     // pi writes its session file on the first prompt: join it to a configured worker.
     let sessions = agent.join("sessions");
-    let file = wait_for(30_000, || {
-        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .next()
-            .map(|e| e.path())
-    })
-    .expect("pi wrote a session file");
+    let file = first_prompt(&server, pane, "SCENARIO:tool please", &sessions);
     let id = header_id(&file);
     write_roster(&env.path("root"), &[(&id, "W")]);
     let sock = server.sock.clone();
@@ -366,24 +396,8 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     })
     .expect("pi runs in the pane");
     wait_ready(&server, "=W:");
-    submit_first(&server, "=W:", "hello");
     let sessions = agent.join("sessions");
-    let file = wait_for(30_000, || {
-        let dir = std::fs::read_dir(&sessions).ok()?.flatten().next()?.path();
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .next()
-            .map(|e| e.path())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "pi wrote no session file:\n{}\n{:?}",
-            server.tmux(&["capture-pane", "-p", "-e", "-t", "=W:"]),
-            std::fs::read_dir(agent.join("sessions"))
-                .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
-        )
-    });
+    let file = first_prompt(&server, "=W:", "hello", &sessions);
     let id = header_id(&file);
     write_roster(&root, &[(&id, "W")]);
     let sock = server.sock.display().to_string();
@@ -567,4 +581,144 @@ fn a_real_pi_switching_sessions_is_followed_by_its_repo_seat() {
     assert_ne!(busy["sessionFile"].as_str(), Some(first_file.as_str()));
     server.tmux(&["send-keys", "-t", "=seat:", "C-c"]);
     server.tmux(&["send-keys", "-t", "=seat:", "C-d"]);
+}
+
+/// Four real pis started plainly — no extension, no roster — in one private tmux: a repo seat
+/// (`PI_CODING_AGENT_DIR=<repo>/.pi/state/<agent>`), a fleet seat (`<fleet>/<agent>/.pi/agent`),
+/// one in pi's default agent folder (`~/.pi/agent`) and one in an agent folder no layout names.
+/// pi writes each into `sessions/--<cwd>--/`; the board shows each once with its true state:
+/// working during a tool, waiting after `Input needed:`, error after a failed request.
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn four_plain_pis_show_their_true_state_with_no_setup() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = real_pi();
+    let env = Env::new().with_system_path();
+    let sys = env.system_config();
+    let repo = env.path("repo");
+    let fleet = env.path("fleet");
+    let pihome = env.path("pihome");
+    let agents = [
+        (
+            "a-repo",
+            repo.join(".pi/state/builder"),
+            "SCENARIO:tool please",
+        ),
+        (
+            "a-fleet",
+            fleet.join("scout/.pi/agent"),
+            "SCENARIO:waiting now",
+        ),
+        ("a-default", pihome.join(".pi/agent"), "SCENARIO:fail now"),
+        ("a-plain", env.path("elsewhere/agent"), "SCENARIO:tool too"),
+    ];
+    let work = env.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut server: Option<TmuxServer> = None;
+    for (name, agent, _) in &agents {
+        std::fs::create_dir_all(agent).unwrap();
+        prepare_plain_agent_dir(agent);
+        let dir_var = if *name == "a-default" {
+            String::new()
+        } else {
+            format!(" PI_CODING_AGENT_DIR={}", agent.display())
+        };
+        let cmd = format!(
+            "export PI_OFFLINE=1 PATH={}:$PATH HOME={}{dir_var}; pi --provider fake --model fake-model",
+            bin.display(),
+            pihome.display()
+        );
+        match &server {
+            None => server = Some(TmuxServer::start(name, &work, &[])),
+            Some(s) => s.new_session(name, &work, &[]),
+        }
+        let s = server.as_ref().unwrap();
+        let pane = format!("={name}:");
+        s.tmux(&["send-keys", "-t", &pane, &cmd, "Enter"]);
+        wait_ready(s, &pane);
+    }
+    let server = server.unwrap();
+    for (name, agent, prompt) in &agents {
+        first_prompt(
+            &server,
+            &format!("={name}:"),
+            prompt,
+            &agent.join("sessions"),
+        );
+    }
+    let sock = server.sock.display().to_string();
+    let scan = || {
+        stdout_json(&env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &sys,
+            "--repo",
+            &repo.display().to_string(),
+            "--fleet",
+            &fleet.display().to_string(),
+            "--tmux-socket",
+            &sock,
+        ]))
+    };
+    let find = |idx: &Value, project: &str, agent: &str| {
+        idx["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["project"] == project && r["agent"].as_str().is_some_and(|a| a.starts_with(agent))
+            })
+            .cloned()
+    };
+    let want = [
+        ("repo", "builder", "working"),
+        ("fleet", "scout", "waiting"),
+        ("panes", "a-default ", "error"),
+        ("panes", "a-plain ", "working"),
+    ];
+    // Each seat is seen in its state at some pass: the tools run 15 s, the failure becomes final
+    // after pi's retries (about 15 s), waiting stays.
+    let mut seen: Vec<Option<Value>> = vec![None; want.len()];
+    let mut idx = scan();
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while seen.iter().any(Option::is_none) && std::time::Instant::now() < end {
+        idx = scan();
+        for (i, (p, a, st)) in want.iter().enumerate() {
+            if let Some(r) = find(&idx, p, a).filter(|r| r["state"] == *st) {
+                seen[i].get_or_insert(r);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for ((p, a, st), r) in want.iter().zip(&seen) {
+        let r = r.as_ref().unwrap_or_else(|| {
+            panic!(
+                "{p}/{a} never {st}: {:#}",
+                find(&idx, p, a).unwrap_or_default()
+            )
+        });
+        assert_eq!(r["alive"], true, "{p}/{a}: {r}");
+    }
+    assert_eq!(
+        find(&idx, "panes", "a-default ").unwrap()["foundBy"],
+        "pi-default-agent-dir"
+    );
+    assert_eq!(
+        find(&idx, "panes", "a-plain ").unwrap()["foundBy"],
+        "pi-agent-dir-env"
+    );
+    // Each pi once: the layout seats are not listed again as panes, and live in their panes.
+    assert_eq!(idx["records"].as_array().unwrap().len(), 4, "{idx:#}");
+    assert_eq!(
+        find(&idx, "repo", "builder").unwrap()["tmux"]["session"],
+        "a-repo"
+    );
+    for (name, _, _) in &agents {
+        server.tmux(&["send-keys", "-t", &format!("={name}:"), "C-c"]);
+        server.tmux(&["send-keys", "-t", &format!("={name}:"), "C-d"]);
+    }
 }

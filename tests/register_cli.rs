@@ -1,7 +1,9 @@
 //! `intercom-pane register`: a seat records itself from the inside (its pi process is an
 //! ancestor), on real files and in a real tmux pane; the scan then trusts what it can verify.
+//! The pi is the stand-in of `pi_support` (a runtime named `node` running pi's entry script).
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -9,24 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mux_support::{wait_for, TmuxServer};
+use pi_support::{pi_pane_command, FakePi};
 use scan_support::*;
 use serde_json::{json, Value};
-
-fn register(env: &Env, args: &[&str]) -> std::process::Output {
-    let sys = env.system_config();
-    let mut all = vec!["register", "--config", &sys];
-    all.extend_from_slice(args);
-    env.run(&all)
-}
 
 fn read(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn own_ticks() -> u64 {
-    intercom_pane::proc::identity(std::process::id() as i32)
-        .unwrap()
-        .start_ticks
+fn ticks(pid: i32) -> u64 {
+    intercom_pane::proc::identity(pid).unwrap().start_ticks
 }
 
 /// An Intercom root (`root`) configuring a coordinator and one worker, `Worker`, whose session
@@ -48,20 +42,21 @@ fn register_line(env: &Env, id: &str, event: &str, seq: u32, extra: &str) -> Str
     )
 }
 
-/// A tmux session `name` whose one pane runs bash under the name `pi`: `script`, then it stays.
+/// A tmux session `name` whose one pane runs the pi stand-in: `script`, then it stays.
 fn pi_pane(env: &Env, name: &str, script: &str) -> TmuxServer {
-    let inner = format!("exec -a pi bash -c '{script}; sleep 600; true'");
+    let inner = pi_pane_command(&env.path("pi-bin"), script);
     TmuxServer::start(name, &env.path("root"), &["bash", "-c", &inner])
 }
 
 #[test]
 fn records_identity_and_keeps_the_newest_run_state() {
     let env = Env::new();
-    let me = std::process::id().to_string();
+    let mut pi = FakePi::start(&env);
+    let me = pi.pid().to_string();
     let cwd = env.path("work");
     std::fs::create_dir_all(&cwd).unwrap();
     let cwd_s = cwd.display().to_string();
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -89,8 +84,8 @@ fn records_identity_and_keeps_the_newest_run_state() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     let r = read(&path);
-    assert_eq!(r["pid"], std::process::id());
-    assert_eq!(r["startTicks"], own_ticks());
+    assert_eq!(r["pid"], pi.pid());
+    assert_eq!(r["startTicks"], ticks(pi.pid()));
     assert_eq!(
         r["bootId"],
         std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
@@ -101,15 +96,11 @@ fn records_identity_and_keeps_the_newest_run_state() {
     assert_eq!(r["sessionFile"], "/x/s_sess-1.jsonl");
     assert_eq!(r["cwd"], cwd_s);
     assert_eq!(r["runState"]["state"], "idle");
-    assert_eq!(
-        r["mux"],
-        Value::Null,
-        "no multiplexer owns this test process"
-    );
+    assert_eq!(r["mux"], Value::Null, "no multiplexer owns this pi");
     assert!(r["startedAt"].as_str().unwrap().ends_with('Z'));
 
     // A turn starts: working, seq 3.
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -127,7 +118,7 @@ fn records_identity_and_keeps_the_newest_run_state() {
     assert!(o.status.success());
     assert_eq!(read(&path)["runState"]["state"], "working");
     // A late, older event (seq 2) changes nothing.
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -146,7 +137,7 @@ fn records_identity_and_keeps_the_newest_run_state() {
     assert!(o.stdout.is_empty());
     assert_eq!(read(&path)["runState"]["state"], "working");
     assert_eq!(read(&path)["runState"]["seq"], 3);
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -175,11 +166,12 @@ fn records_identity_and_keeps_the_newest_run_state() {
 #[test]
 fn refuses_what_it_cannot_verify_and_writes_nothing() {
     let env = Env::new();
+    let mut pi = FakePi::start(&env);
     let cwd = env.path("work").display().to_string();
     // A process that is not our ancestor (a sibling) cannot be registered from here.
     let mut sibling = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = sibling.id().to_string();
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -196,7 +188,7 @@ fn refuses_what_it_cannot_verify_and_writes_nothing() {
     let _ = sibling.wait();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not an ancestor"));
-    let me = std::process::id().to_string();
+    let me = pi.pid().to_string();
     for bad in [
         vec![
             "--event",
@@ -229,7 +221,7 @@ fn refuses_what_it_cannot_verify_and_writes_nothing() {
             "rel",
         ],
     ] {
-        let o = register(&env, &bad);
+        let o = pi.register(&env, &bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
     assert!(!env.path("data/seats").exists());
@@ -278,7 +270,8 @@ fn a_registered_pane_is_trusted_by_the_scan() {
 #[test]
 fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
     let env = Env::new();
-    let me = std::process::id().to_string();
+    let mut pi = FakePi::start(&env);
+    let me = pi.pid().to_string();
     let root = env.path("root");
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     let coord = json!({"sessionId": "c", "name": "Coordinator", "coordinator": true,
@@ -289,7 +282,7 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
     )
     .unwrap();
     let cwd = root.display().to_string();
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -317,7 +310,7 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
         .to_string(),
     )
     .unwrap();
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -483,10 +476,11 @@ fn a_live_registration_picks_the_resumed_session_file() {
     assert_eq!(w["sessionFile"], newest.display().to_string());
     assert_eq!(w["state"], "idle");
 
-    // This test process stands in for the pi that resumed the older session.
-    let me = std::process::id().to_string();
+    // The stand-in is the pi that resumed the older session.
+    let mut pi = FakePi::start(&env);
+    let me = pi.pid().to_string();
     let (f, d) = (resumed.display().to_string(), dir.display().to_string());
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -516,7 +510,7 @@ fn a_live_registration_picks_the_resumed_session_file() {
     // in that fresh session (nothing in it yet), not in either old one.
     let fresh = dir.join("2026-11-29T11-00-00-000Z_01a2f000-0000-7000-8000-00000000ac03.jsonl");
     let f = fresh.display().to_string();
-    let o = register(
+    let o = pi.register(
         &env,
         &[
             "--event",
@@ -634,8 +628,9 @@ fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
         "{w}"
     );
     // A leaf id that is not an entry id is refused, and changes nothing.
-    let me = std::process::id().to_string();
-    let o = register(
+    let mut pi = FakePi::start(&env);
+    let me = pi.pid().to_string();
+    let o = pi.register(
         &env,
         &[
             "--event",

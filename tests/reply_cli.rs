@@ -2,6 +2,7 @@
 //! seat's tmux pane (bracketed paste, then Enter) on a private server.
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::path::Path;
@@ -41,11 +42,9 @@ fn seat_with(env: &Env, extra: &str) -> TmuxServer {
         root.display(),
         out.display()
     );
-    TmuxServer::start(
-        "seat",
-        &root,
-        &["bash", "-c", &format!("exec -a pi bash -c '{script}'")],
-    )
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    TmuxServer::start("seat", &root, &argv)
 }
 
 /// Wait until the seat's registration record is in place.

@@ -4,6 +4,7 @@
 //! precondition refused on its own, with nothing launched.
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::net::TcpListener;
@@ -62,39 +63,40 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// The coordinator's pane: a copy of bash named `pi` that registers the coordinator's session.
+/// The coordinator's pane: the pi stand-in (`pi_support`) registering the coordinator's session.
 fn coordinator(env: &Env) -> TmuxServer {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let pi = mux_support::program_named("/bin/bash", &env.path("pi"));
     let script = format!(
         "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {COORD} --cwd {root} >/dev/null; sleep 600"
     );
-    let server = TmuxServer::start(
-        "coord",
-        &env.path("root"),
-        &[&pi.display().to_string(), "-c", &script],
-    );
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("coord", &env.path("root"), &argv);
     wait_registered(&env.path("root/.pi-intercom/seats"));
     server
 }
 
-/// The stand-in pi the resume launches: records argv and folder, registers from the inside the
-/// way the extension does (binary and config from the environment the resume passed), waits.
+/// The program the resume launches as pi: records its argv and folder, then becomes the pi
+/// stand-in (`pi_support`), which registers from the inside the way the extension does (binary
+/// and config from the environment the resume passed) and waits.
 fn stand_in_pi(env: &Env) -> PathBuf {
+    let (node, cli) = pi_support::fake_pi_program(&env.path("pi-bin"));
     let dir = env.path("fake-pi");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("pi");
     let rec = env.path("launched");
+    let inner = "\"$INTERCOM_PANE_BIN\" register --config \"$INTERCOM_PANE_CONFIG\" --event session_start --seq 1 --pi-pid $$ --session-id \"$RESUMED_ID\" --session-file \"$RESUMED_FILE\" --cwd \"$PWD\" >/dev/null 2>&1; sleep 600";
     std::fs::write(
         &p,
         format!(
             "#!/bin/bash\nprintf '%s\\n' \"$@\" >> {rec}.argv\npwd > {rec}.cwd\n\
-             f=\"$2\"; id=\"${{f##*_}}\"; id=\"${{id%.jsonl}}\"\n\
-             \"$INTERCOM_PANE_BIN\" register --config \"$INTERCOM_PANE_CONFIG\" --event session_start --seq 1 --pi-pid $$ --session-id \"$id\" --session-file \"$f\" --cwd \"$PWD\" >/dev/null 2>&1\n\
-             sleep 600\n",
-            rec = rec.display()
+             export RESUMED_FILE=\"$2\"; id=\"${{2##*_}}\"; export RESUMED_ID=\"${{id%.jsonl}}\"\n\
+             exec -a pi {node} {cli} '{inner}'\n",
+            rec = rec.display(),
+            node = node.display(),
+            cli = cli.display(),
         ),
     )
     .unwrap();

@@ -205,7 +205,77 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
             req.pi_pid
         )));
     }
+    verify_pi(req.pi_pid, me)?;
+    verify_session_file(req)
+}
+
+/// The pi named must really be pi (its executable and command line, `proc::pi_verdict`; or
+/// intercom-pane's own simulated pi, `demo-agent`), and this command must have been started by
+/// that pi itself: in its process group and session. The shipped extension's spawn is; a shell
+/// in another pane, a job of the same terminal, or anything pi's bash tool or `!` runs (pi
+/// starts those detached, in a session of their own) is not.
+fn verify_pi(pi: i32, me: i32) -> Result<(), RegisterError> {
+    let refuse = |why: String| {
+        RegisterError::Refused(format!(
+            "pid {pi} is not a pi this command can trust: {why}"
+        ))
+    };
+    if !is_demo_agent(pi) {
+        proc::is_pi(pi).map_err(refuse)?;
+    }
+    let (Some(p), Some(m)) = (proc::read_stat(pi), proc::read_stat(me)) else {
+        return Err(refuse("its process state cannot be read".into()));
+    };
+    if (p.pgrp, p.session) != (m.pgrp, m.session) {
+        return Err(refuse(
+            "this command was not started by that pi (another process group or session)".into(),
+        ));
+    }
     Ok(())
+}
+
+/// intercom-pane's simulated pi (`intercom-pane demo-agent`, the same binary as this command).
+fn is_demo_agent(pid: i32) -> bool {
+    let same_exe = match (proc::exe(pid), std::env::current_exe()) {
+        (Some(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    same_exe
+        && proc::cmdline(pid).is_some_and(|a| a.get(1).map(String::as_str) == Some("demo-agent"))
+}
+
+/// The session must be the one pi names: a `--session-file` is pi's own name for it
+/// (`<time>_<sessionId>.jsonl`), and once pi has written it (pi writes nothing before the first
+/// prompt), its header names the same session.
+fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
+    let Some(file) = &req.session_file else {
+        return Ok(());
+    };
+    let suffix = format!("_{}.jsonl", req.session_id);
+    let named = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(&suffix));
+    if !named {
+        return Err(RegisterError::Refused(
+            "--session-file is not named for --session-id".into(),
+        ));
+    }
+    match crate::evidence::sessions::read_session(file) {
+        Ok(s) if s.session_id == req.session_id => Ok(()),
+        Ok(_) => Err(RegisterError::Refused(
+            "--session-file's header names another session".into(),
+        )),
+        // Not written yet (or being created): nothing contradicts the claim.
+        Err(
+            crate::evidence::sessions::SessionError::Fs(fsguard::FsError::NotFound)
+            | crate::evidence::sessions::SessionError::Empty,
+        ) => Ok(()),
+        Err(e) => Err(RegisterError::Refused(format!(
+            "--session-file cannot be verified ({})",
+            e.code()
+        ))),
+    }
 }
 
 fn mux_json(env: &MuxEnv, pid: i32) -> Value {
@@ -267,6 +337,17 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
             && p.start_ticks == Some(id.start_ticks)
             && p.boot_id.as_deref() == Some(id.boot_id.as_str())
     });
+    // Another process's record of this session that is still live is never replaced: the seat
+    // is that pi's, whoever else claims it.
+    if let Some(p) = previous.as_ref().filter(|_| !same_process) {
+        if p.pid.is_some_and(|pid| pid != id.pid) && previous_alive(p) {
+            return Err(RegisterError::Refused(format!(
+                "session {} is registered by another live pi (pid {}); its record is kept",
+                crate::text::clip(&crate::text::sanitize(&req.session_id), 80),
+                p.pid.unwrap_or(0)
+            )));
+        }
+    }
     if let Some(rs) = previous.as_ref().and_then(|p| p.run_state.as_ref()) {
         if same_process && rs.seq >= req.seq {
             return Ok(None);
@@ -321,6 +402,17 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
 fn read_previous(path: &Path) -> Option<Registration> {
     let bytes = fsguard::read_capped(path, registrations::MAX_REGISTRATION_BYTES).ok()?;
     registrations::parse(path, &bytes)
+}
+
+/// Is the process a record names still the one that wrote it (pid, start ticks, boot id)?
+fn previous_alive(r: &Registration) -> bool {
+    let Some(pid) = r.pid else { return false };
+    let Some(now) = proc::identity(pid) else {
+        return false;
+    };
+    r.start_ticks.is_none_or(|t| t == now.start_ticks)
+        && r.boot_id.as_deref().is_none_or(|b| b == now.boot_id)
+        && proc::is_alive(&now)
 }
 
 fn previous_mux(path: &Path) -> Option<Value> {

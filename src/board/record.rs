@@ -67,6 +67,11 @@ pub struct SeatRecord {
     /// For connector rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connector: Option<Value>,
+    /// For seats found from a pane's pi process (no roster, layout or registration): where its
+    /// session was found (`pi-session-flag`, `pi-session-dir-env`, `pi-agent-dir-env`,
+    /// `pi-default-agent-dir`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_by: Option<String>,
 }
 
 impl SeatRecord {

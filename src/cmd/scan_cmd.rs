@@ -2,7 +2,8 @@
 
 use crate::cli::ScanArgs;
 use crate::cmd::{options, refuse};
-use crate::views::{board_files, print};
+use crate::snapshot::RosterStatus;
+use crate::views::{board_files, json, print};
 
 pub fn run(args: &ScanArgs) -> i32 {
     let pass = match options::resolve_and_scan(&args.src) {
@@ -19,7 +20,7 @@ pub fn run(args: &ScanArgs) -> i32 {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
+            json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
         );
     }
     if args.print {
@@ -27,6 +28,17 @@ pub fn run(args: &ScanArgs) -> i32 {
             "{}",
             print::print_table(&pass.records, &board.display().to_string())
         );
+        // A roster that was found or named but cannot be used would otherwise read as a board
+        // with fewer seats: say so, and fail (`--json` carries it in `roster` instead).
+        if let RosterStatus::Unavailable { code, reason } = &pass.snapshot.roster {
+            if code != "no_root" {
+                eprintln!(
+                    "intercom-pane: the Intercom roster cannot be used ({code}): {}",
+                    crate::text::sanitize(reason)
+                );
+                return 2;
+            }
+        }
     }
     0
 }

@@ -90,6 +90,14 @@ pub(super) fn build_record(
             reason = code.clone();
         }
     }
+    // The newest lines are damaged (a zero-filled tail, a cut or garbage line): what they would
+    // decide is not known, and damage must never make a seat look calm.
+    if let Some(d) = s.and_then(|s| s.tail_damage) {
+        if state != BoardState::Offline && state != BoardState::Unknown {
+            state = BoardState::Unknown;
+            reason = d.code().to_string();
+        }
+    }
     // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
     // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
     // but not this seat's session.
@@ -228,6 +236,7 @@ pub(super) fn build_record(
             intercom::worker_status_json(o, c.to_json())
         }),
         connector,
+        found_by: seat.found_by.map(str::to_string),
     }
 }
 

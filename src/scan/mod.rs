@@ -28,6 +28,7 @@ use crate::snapshot::{
 };
 
 mod build;
+mod panes;
 mod seats;
 
 use build::*;
@@ -168,6 +169,8 @@ pub fn run(
                 tmux: TmuxRef::default(),
                 agent_index: Some(i),
                 binding: None,
+                pane: None,
+                found_by: None,
             });
         }
     }
@@ -212,6 +215,8 @@ pub fn run(
             tmux: TmuxRef::default(),
             agent_index: None,
             binding: Some(b),
+            pane: None,
+            found_by: None,
         });
     }
 
@@ -229,6 +234,14 @@ pub fn run(
         &seat_servers(&seats, &regs),
         opts.tmux_socket.as_deref(),
     );
+    // Every other pane whose process tree runs pi is a seat too (no setup needed).
+    let mut found = panes::pane_seats(&panes, &mut seats, &regs);
+    for seat in found.iter_mut() {
+        if let Some(f) = registered_session_file(seat, &regs) {
+            seat.session_file = f;
+        }
+    }
+    seats.extend(found);
 
     let mut records = Vec::with_capacity(seats.len());
     let mut rows = Vec::with_capacity(seats.len());
@@ -255,7 +268,7 @@ pub fn run(
             Some(p) => p.get(&a.session_id, a.port, now),
             None => Connection::not_checked(&a.session_id),
         });
-        let record = build_record(
+        let mut record = build_record(
             seat,
             &session,
             reg,
@@ -266,6 +279,14 @@ pub fn run(
             connection.as_ref(),
             now,
         );
+        if let Some(why) = other_session_in_pane(seat, reg, &regs, &seats) {
+            if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
+                record.state = BoardState::Unknown;
+                record.waiting_on_you = false;
+                record.state_reason = "pane_runs_other_session".into();
+                record.state_source = why;
+            }
+        }
         if reg.is_some() {
             let key = record.key();
             match reg_alive {

@@ -16,6 +16,9 @@ pub(super) struct SeatSource {
     pub(super) tmux: TmuxRef,
     pub(super) agent_index: Option<usize>,
     pub(super) binding: Option<Binding>,
+    /// Seats found from a pane's pi process: the pane, and where its session was found.
+    pub(super) pane: Option<(liveness::ServerKey, String)>,
+    pub(super) found_by: Option<&'static str>,
 }
 
 pub(super) fn discover_agent_dirs(
@@ -70,6 +73,8 @@ pub(super) fn discover_agent_dirs(
             session_refused: None,
             agent_index: None,
             binding: None,
+            pane: None,
+            found_by: None,
         });
     }
 }
@@ -155,7 +160,29 @@ pub(super) fn match_registration<'a>(
     }
     seat.sessions_dir
         .as_deref()
-        .and_then(|d| regs.by_sessions_dir(d))
+        .and_then(|d| registration_in_dir(regs, d))
+}
+
+/// Is `p` the seat's sessions folder `dir` or one of its per-cwd subfolders (where pi writes
+/// when its agent folder's `sessions/` is the seat's folder)?
+pub(super) fn in_seat_dir(p: &Path, dir: &Path) -> bool {
+    p == dir || p.parent() == Some(dir)
+}
+
+/// The freshest registration whose sessions folder is the seat's folder or one of its per-cwd
+/// subfolders (pi reports the subfolder it writes into).
+pub(super) fn registration_in_dir<'a>(
+    regs: &'a RegistrationSet,
+    dir: &Path,
+) -> Option<&'a Registration> {
+    regs.items
+        .iter()
+        .filter(|r| {
+            r.sessions_dir
+                .as_deref()
+                .is_some_and(|d| in_seat_dir(Path::new(d), dir))
+        })
+        .max_by_key(|r| (r.started_at, r.run_state.as_ref().map(|s| s.at)))
 }
 
 /// The session file a live registration names for a layout seat, when it differs from the one
@@ -172,9 +199,9 @@ pub(super) fn registered_session_file(
         return None;
     }
     let dir = seat.sessions_dir.as_deref()?;
-    let r = regs.by_sessions_dir(dir)?;
+    let r = registration_in_dir(regs, dir)?;
     let file = PathBuf::from(r.session_file.as_deref()?);
-    if file.parent() != Some(dir)
+    if !file.parent().is_some_and(|p| in_seat_dir(p, dir))
         || file.extension().is_none_or(|e| e != "jsonl")
         || seat.session_file.as_deref() == Some(file.as_path())
         || registration_alive(r) != Some(true)
@@ -187,6 +214,63 @@ pub(super) fn registered_session_file(
         // A link, a FIFO, unreadable: the registration proves nothing readable.
         _ => None,
     }
+}
+
+/// A configured worker (or coordinator) with no live registration of its own session whose
+/// pane (the tmux session named like it) holds a live pi in another session — registered, or
+/// found from the pane's pi process: that pi's state is not the worker's, and the worker's own
+/// is not known. Returns the source text, naming both sessions.
+pub(super) fn other_session_in_pane(
+    seat: &SeatSource,
+    own: Option<&Registration>,
+    regs: &RegistrationSet,
+    seats: &[SeatSource],
+) -> Option<String> {
+    if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) || seat.pane.is_some() {
+        return None;
+    }
+    let want = seat.session_id.as_deref()?;
+    if own.is_some_and(|r| registration_alive(r) == Some(true)) {
+        return None;
+    }
+    let shown = |id: &str| crate::text::clip(&crate::text::sanitize(id), 80);
+    let registered = regs.items.iter().find(|r| {
+        r.session_id.as_deref().is_some_and(|id| id != want)
+            && r.mux
+                .as_ref()
+                .is_some_and(|m| m.kind == "tmux" && m.session.as_deref() == Some(&seat.agent))
+            && !r.session_closed()
+            && registration_alive(r) == Some(true)
+    });
+    if let Some(r) = registered {
+        return Some(format!(
+            "registration: the pi in its pane (pid {}) runs session {}, not the configured {}",
+            r.pid.unwrap_or(0),
+            shown(r.session_id.as_deref().unwrap_or("")),
+            shown(want)
+        ));
+    }
+    // A pane seat (found from its pi process) in the worker's conventional pane.
+    let pane = seats.iter().find(|o| {
+        o.found_by.is_some()
+            && o.pane
+                .as_ref()
+                .is_some_and(|((kind, socket), _)| *kind == MuxKind::Tmux && socket.is_none())
+            && o.tmux.session.as_deref() == Some(&seat.agent)
+    })?;
+    // Only a session known to differ counts (a pi with no file yet may be the worker's own).
+    let other = pane
+        .session_file
+        .as_deref()
+        .and_then(|f| f.file_name()?.to_str())
+        .and_then(sessions::session_id_from_name)
+        .filter(|id| *id != want)
+        .map(shown)?;
+    Some(format!(
+        "pi process: the pi in its pane ({}) runs session {other}, not the configured {}",
+        pane.agent,
+        shown(want)
+    ))
 }
 
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
@@ -223,6 +307,14 @@ pub(super) fn seat_hint(
             socket: m.socket.clone(),
             pane_id: m.pane_id.clone(),
             session: m.session.clone(),
+        });
+    }
+    if let Some(((kind, socket), pane_id)) = &seat.pane {
+        return Some(liveness::SeatHint::Pane {
+            kind: *kind,
+            socket: socket.clone(),
+            pane_id: Some(pane_id.clone()),
+            session: None,
         });
     }
     if matches!(seat.role, RowRole::Worker | RowRole::Coordinator) {

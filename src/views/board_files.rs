@@ -90,7 +90,7 @@ pub fn write_board(scan: &Scan) -> Result<PathBuf, String> {
 }
 
 fn write_json(path: &Path, v: &Value, durable: bool) -> Result<(), String> {
-    let mut bytes = serde_json::to_vec_pretty(v).map_err(|e| e.to_string())?;
+    let mut bytes = super::json::to_string_pretty(v)?.into_bytes();
     bytes.push(b'\n');
     if durable {
         store::write_atomic(path, &bytes).map_err(|e| e.to_string())

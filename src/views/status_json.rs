@@ -82,7 +82,7 @@ pub fn page(
     for (_, w) in workers.drain(..) {
         kept.push(w);
         page["workers"] = Value::Array(kept.clone());
-        let size = serde_json::to_vec(&page)
+        let size = super::json::to_string(&page)
             .map(|b| b.len())
             .unwrap_or(usize::MAX);
         if size > PAGE_CAP_BYTES && kept.len() > 1 {

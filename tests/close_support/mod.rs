@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::mux_support::{self, TmuxServer};
+use crate::pi_support;
 use crate::scan_support::*;
 use serde_json::{json, Value};
 
@@ -76,7 +77,7 @@ pub enum Layout {
     Shell,
 }
 
-/// The worker's pane: a copy of bash named `pi` that registers, then (when `cooperate`) reads the
+/// The worker's pane: the pi stand-in that registers, then (when `cooperate`) reads the
 /// close request typed into it, runs `handoff` for the named job and completes a reply.
 pub fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
     worker_in(env, file, cooperate, Layout::Own)
@@ -86,7 +87,6 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let pi = named("/bin/bash", &env.path("pi"));
     let file = file.display().to_string();
     let mut script = format!(
         "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
@@ -101,15 +101,27 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
         ));
     }
     script.push_str("sleep 600; true");
-    let script_path = env.path("worker.sh");
-    std::fs::write(&script_path, &script).unwrap();
-    let (pi, script_path) = (pi.display().to_string(), script_path.display().to_string());
+    // The pi stand-in (`pi_support`): what `register` accepts as a pi, running `script`.
+    let (node, cli) = pi_support::fake_pi_program(&env.path("pi-bin"));
     let impostor = named("/bin/sleep", &env.path("impostor"));
-    let shell = format!("{pi} {script_path}; exec {} 600", impostor.display());
-    let argv: Vec<&str> = match layout {
-        Layout::Own => vec![&pi, &script_path],
-        Layout::Shell => vec!["/bin/bash", "-c", &shell],
+    let own = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let shell = format!(
+        "(exec -a pi {} {} \"$1\"); exec {} 600",
+        node.display(),
+        cli.display(),
+        impostor.display()
+    );
+    let argv: Vec<String> = match layout {
+        Layout::Own => own,
+        Layout::Shell => vec![
+            "/bin/bash".into(),
+            "-c".into(),
+            shell,
+            "shell".into(),
+            script.clone(),
+        ],
     };
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let seats = env.path("root/.pi-intercom/seats");
     let before = registrations(&seats);
     let server = TmuxServer::start("work", &env.path("root"), &argv);

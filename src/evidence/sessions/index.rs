@@ -171,18 +171,48 @@ fn add_file(idx: &mut SessionIndex, dir: &Path, ent: &fsguard::Entry) {
     }
 }
 
-/// The newest `*.jsonl` regular file in one folder, by name then mtime (pi names start with the
-/// ISO start time). Links and other non-regular entries are ignored. Bounded listing.
+/// Most per-cwd subfolders of one seat's sessions folder looked into.
+const MAX_SEAT_SUBDIRS: usize = 64;
+
+/// The newest `*.jsonl` regular file of one seat's sessions folder, read as pi lays it out: the
+/// folder itself (`--session-dir`, `PI_CODING_AGENT_SESSION_DIR`: flat) and its per-cwd
+/// subfolders `--<cwd>--/` (an agent folder's `sessions/`), one level down. Newest by name, then
+/// mtime (pi names start with the ISO start time, so names from different subfolders compare by
+/// time). Links and other non-regular entries are ignored, linked subfolders are not entered.
+/// Bounded: ≤ 4096 entries listed per folder, ≤ 64 subfolders.
 pub fn newest_session_in(dir: &Path) -> Result<Option<PathBuf>, FsError> {
     let listing = fsguard::list_dir(dir, MAX_DIR_ENTRIES)?;
-    let best = listing
+    let mut best = newest_of(dir, &listing.entries);
+    let mut subs: Vec<&fsguard::Entry> = listing
         .entries
+        .iter()
+        .filter(|e| e.kind == Kind::Dir)
+        .collect();
+    // The most recently changed folders first: the one pi writes into now is among them.
+    subs.sort_by(|a, b| b.mtime_ms.cmp(&a.mtime_ms).then(a.name.cmp(&b.name)));
+    for sub in subs.into_iter().take(MAX_SEAT_SUBDIRS) {
+        let path = dir.join(&sub.name);
+        // A subfolder that cannot be listed holds nothing we can read; the others still count.
+        let Ok(l) = fsguard::list_dir(&path, MAX_DIR_ENTRIES) else {
+            continue;
+        };
+        let cand = newest_of(&path, &l.entries);
+        if cand.as_ref().map(|c| (&c.0, c.1)) > best.as_ref().map(|b| (&b.0, b.1)) {
+            best = cand;
+        }
+    }
+    Ok(best.map(|(name, _, dir)| dir.join(name)))
+}
+
+/// The newest `*.jsonl` regular file among `entries` of `dir`: (name, mtime, dir).
+fn newest_of(dir: &Path, entries: &[fsguard::Entry]) -> Option<(String, Ms, PathBuf)> {
+    entries
         .iter()
         .filter(|e| e.kind == Kind::File)
         .filter_map(|e| {
             let n = e.name_str()?;
             n.ends_with(".jsonl").then_some((n, e.mtime_ms))
         })
-        .max();
-    Ok(best.map(|(n, _)| dir.join(n)))
+        .max()
+        .map(|(n, m)| (n.to_string(), m, dir.to_path_buf()))
 }

@@ -137,6 +137,28 @@ pub enum StopReason {
     Other,
 }
 
+/// Why the newest lines of a session file could not be read (met before any readable entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailDamage {
+    /// NUL bytes (a zero-filled or sparse tail, as a crash can leave).
+    Hole,
+    /// The last line is cut: no newline, and not a whole entry.
+    Cut,
+    /// The newest complete line is not a valid entry (garbage after valid lines).
+    Malformed,
+}
+
+impl TailDamage {
+    /// Fixed reason code.
+    pub fn code(self) -> &'static str {
+        match self {
+            TailDamage::Hole => "session_tail_hole",
+            TailDamage::Cut => "session_tail_cut",
+            TailDamage::Malformed => "session_tail_malformed",
+        }
+    }
+}
+
 /// One entry on the conversational branch, reduced to what classification needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchEntry {
@@ -198,6 +220,8 @@ pub struct SessionSummary {
     /// The backward scan hit a byte budget, a hole (NUL bytes) or the entry cap before the
     /// branch was complete.
     pub tail_truncated: bool,
+    /// The newest lines could not be read: the state they would decide is unknown.
+    pub tail_damage: Option<TailDamage>,
 }
 
 mod index;
@@ -397,6 +421,7 @@ fn summarize(
         newest_entry_id: tail.newest_entry_id,
         linear: tail.linear,
         tail_truncated: truncated,
+        tail_damage: tail.damage,
         branch: tail.branch.into_iter().map(|e| e.branch).collect(),
     }
 }

@@ -20,6 +20,8 @@ pub(super) struct Tail {
     /// The branch starts at this entry instead of the last line (pi's `/tree` moved its leaf
     /// without writing anything); the newest message on that branch is the last activity.
     pub(super) leaf: Option<String>,
+    /// The newest lines could not be read: met before any entry (see `TailDamage`).
+    pub(super) damage: Option<TailDamage>,
 }
 
 impl Tail {
@@ -34,6 +36,14 @@ impl Tail {
             newest_entry_id: None,
             last_activity: None,
             leaf: leaf.map(str::to_string),
+            damage: None,
+        }
+    }
+
+    /// Record damage met before any entry was read: it hides the newest state.
+    fn damaged(&mut self, d: TailDamage) {
+        if self.seen == 0 && self.damage.is_none() {
+            self.damage = Some(d);
         }
     }
 
@@ -168,6 +178,7 @@ pub(super) fn scan_tail(
         // No line start in the window: the window is one partial line.
         if window.contains(&0) {
             // A hole (sparse or zeroed region): nothing before it is worth the budget.
+            tail.damaged(TailDamage::Hole);
             tail.skipped += 1;
             truncated = true;
             break;
@@ -218,6 +229,7 @@ pub(super) fn scan_tail(
 /// or zeroed region), and nothing before it is worth the budget.
 pub(super) fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) -> bool {
     if line.contains(&0) {
+        tail.damaged(TailDamage::Hole);
         tail.skipped += 1;
         return false;
     }
@@ -226,9 +238,13 @@ pub(super) fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) ->
     }
     match parse_line(line) {
         Some(raw) => tail.push(to_entry(raw, false)),
-        // A last line without its newline may still be being written: not malformed yet.
-        None if !ended_by_newline => {}
-        None => tail.skipped += 1,
+        // A last line without its newline may still be being written: not counted as
+        // malformed, but the newest state is not known either.
+        None if !ended_by_newline => tail.damaged(TailDamage::Cut),
+        None => {
+            tail.damaged(TailDamage::Malformed);
+            tail.skipped += 1
+        }
     }
     true
 }
