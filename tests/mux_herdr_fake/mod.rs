@@ -6,7 +6,7 @@
 //! and an empty id when the request cannot be parsed (including an unknown method, since the
 //! method is part of the request type). Layout arithmetic follows the captures: a split keeps
 //! `ratio` of the space for the existing pane (top or left), a swap exchanges rectangles and
-//! leaves focus where it was.
+//! focuses the source (see `focus.rs` for workspaces, focus, restart and agent detection).
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashSet};
@@ -19,6 +19,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+mod focus;
+pub use focus::detected_agent;
 
 /// How the fake misbehaves, when asked to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,14 +64,31 @@ pub struct FakePane {
     pub rect: Rect,
 }
 
+/// A workspace with one tab (`<id>:t1`).
+#[derive(Debug, Clone)]
+pub struct FakeWorkspace {
+    pub id: String,
+    pub label: String,
+    /// This workspace's own focused pane (what `workspace.focus` brings back).
+    pub focused_pane: String,
+    /// Pane numbers are never reused, not even after a restart.
+    pub next_pane: u32,
+}
+
 #[derive(Debug)]
 pub struct State {
     pub mode: Mode,
     pub version: String,
     pub protocol: u32,
     pub panes: Vec<FakePane>,
+    /// The focused pane (of the focused workspace); kept in step by `focus::focus_pane`.
     pub focused: String,
-    pub next_pane: u32,
+    /// Workspaces in order; each remembers its own focused pane and next pane number.
+    pub workspaces: Vec<FakeWorkspace>,
+    /// The focused workspace.
+    pub focused_ws: String,
+    /// Terminal ids handed out so far (a restart hands out new ones).
+    pub next_terminal: u32,
     /// Every request received, parsed (unparseable ones as a string).
     pub requests: Vec<Value>,
     /// Panes whose agent shows a dialog: `agent.prompt` refuses with `agent_blocked`.
@@ -88,7 +108,7 @@ pub struct FakeHerdr {
     thread: Option<JoinHandle<()>>,
 }
 
-const AREA: Rect = Rect {
+pub const AREA: Rect = Rect {
     x: 26,
     y: 1,
     width: 94,
@@ -126,7 +146,14 @@ impl FakeHerdr {
                 rect: AREA,
             }],
             focused: "w1:p1".into(),
-            next_pane: 2,
+            workspaces: vec![FakeWorkspace {
+                id: "w1".into(),
+                label: "acc-ws".into(),
+                focused_pane: "w1:p1".into(),
+                next_pane: 2,
+            }],
+            focused_ws: "w1".into(),
+            next_terminal: 2,
             requests: Vec::new(),
             blocked: HashSet::new(),
             prompts: Vec::new(),
@@ -241,24 +268,13 @@ fn pane_json(p: &FakePane, focused: &str) -> Value {
     if let Some(l) = &p.label {
         v["label"] = json!(l);
     }
+    if let Some(a) = detected_agent(p) {
+        v["agent"] = json!(a);
+    }
     if !p.tokens.is_empty() {
         v["tokens"] = json!(p.tokens);
     }
     v
-}
-
-fn layout_json(s: &State) -> Value {
-    json!({
-        "area": AREA.json(),
-        "focused_pane_id": s.focused,
-        "panes": s.panes.iter().map(|p| json!({
-            "focused": p.id == s.focused, "pane_id": p.id, "rect": p.rect.json()
-        })).collect::<Vec<_>>(),
-        "splits": [],
-        "tab_id": "w1:t1",
-        "workspace_id": "w1",
-        "zoomed": false,
-    })
 }
 
 fn process_info_json(p: &FakePane) -> Value {
@@ -311,21 +327,7 @@ fn handle(line: &str, s: &mut State) -> Value {
         ),
         "session.snapshot" => ok(
             id,
-            json!({"type": "session_snapshot", "snapshot": {
-                "agents": [],
-                "focused_pane_id": focused,
-                "focused_tab_id": "w1:t1",
-                "focused_workspace_id": "w1",
-                "layouts": [layout_json(s)],
-                "panes": s.panes.iter().map(|p| pane_json(p, &focused)).collect::<Vec<_>>(),
-                "protocol": s.protocol,
-                "tabs": [{"agent_status": "unknown", "focused": true, "label": "1", "number": 1,
-                          "pane_count": s.panes.len(), "tab_id": "w1:t1", "workspace_id": "w1"}],
-                "version": s.version,
-                "workspaces": [{"active_tab_id": "w1:t1", "agent_status": "unknown", "focused": true,
-                                "label": "acc-ws", "number": 1, "pane_count": s.panes.len(),
-                                "tab_count": 1, "workspace_id": "w1"}],
-            }}),
+            json!({"type": "session_snapshot", "snapshot": s.snapshot_json()}),
         ),
         "pane.list" => {
             let ws = str_param(&params, "workspace_id");
@@ -383,37 +385,17 @@ fn handle(line: &str, s: &mut State) -> Value {
                 _ => return error("", "invalid_request", "failed to parse request"),
             };
             let ratio = params.get("ratio").and_then(Value::as_f64).unwrap_or(0.5);
-            let r = s.panes[i].rect;
-            let (keep, new_rect) = if down {
-                let h1 = ((f64::from(r.height) * ratio).round() as u32).clamp(1, r.height - 1);
-                (
-                    Rect { height: h1, ..r },
-                    Rect {
-                        y: r.y + h1,
-                        height: r.height - h1,
-                        ..r
-                    },
-                )
-            } else {
-                let w1 = ((f64::from(r.width) * ratio).round() as u32).clamp(1, r.width - 1);
-                (
-                    Rect { width: w1, ..r },
-                    Rect {
-                        x: r.x + w1,
-                        width: r.width - w1,
-                        ..r
-                    },
-                )
-            };
+            let (keep, new_rect) = focus::split_rects(s.panes[i].rect, down, ratio);
             s.panes[i].rect = keep;
-            let n = s.next_pane;
-            s.next_pane += 1;
+            let ws = s.panes[i].workspace_id.clone();
+            let pane_id = s.next_pane_id(&ws);
+            let terminal_id = s.next_terminal_id();
             let shell = s.panes[i].shell_pid;
             let new = FakePane {
-                id: format!("w1:p{n}"),
-                terminal_id: terminal_id(n),
-                workspace_id: "w1".into(),
-                tab_id: "w1:t1".into(),
+                id: pane_id,
+                terminal_id,
+                workspace_id: ws.clone(),
+                tab_id: format!("{ws}:t1"),
                 label: None,
                 cwd: str_param(&params, "cwd").unwrap_or("/tmp").to_string(),
                 tokens: BTreeMap::new(),
@@ -421,11 +403,14 @@ fn handle(line: &str, s: &mut State) -> Value {
                 foreground: vec![(shell, "bash".into(), vec!["/bin/bash".into()])],
                 rect: new_rect,
             };
-            if params.get("focus").and_then(Value::as_bool) == Some(true) {
-                s.focused = new.id.clone();
-            }
-            let reply = json!({"pane": pane_json(&new, &s.focused), "type": "pane_info"});
+            let focus = params.get("focus").and_then(Value::as_bool) == Some(true);
+            let new_id = new.id.clone();
             s.panes.push(new);
+            if focus {
+                s.focus_pane(&new_id);
+            }
+            let reply = json!({"pane": pane_json(&s.panes[s.panes.len() - 1], &s.focused),
+                               "type": "pane_info"});
             ok(id, reply)
         }
         "pane.swap" => {
@@ -433,19 +418,7 @@ fn handle(line: &str, s: &mut State) -> Value {
                 str_param(&params, "source_pane_id"),
                 str_param(&params, "target_pane_id"),
             );
-            let (Some(a), Some(b)) = (find(s, src), find(s, dst)) else {
-                return not_found(src.or(dst));
-            };
-            let changed = a != b;
-            let ra = s.panes[a].rect;
-            s.panes[a].rect = s.panes[b].rect;
-            s.panes[b].rect = ra;
-            ok(
-                id,
-                json!({"swap": {"changed": changed, "focused_pane_id": s.focused,
-                        "layout": layout_json(s), "source_pane_id": src, "target_pane_id": dst},
-                       "type": "pane_swap"}),
-            )
+            s.swap_json(id, src, dst)
         }
         "pane.rename" => {
             let pid = str_param(&params, "pane_id");
@@ -486,10 +459,13 @@ fn handle(line: &str, s: &mut State) -> Value {
         }
         "pane.layout" => {
             let pid = str_param(&params, "pane_id").unwrap_or(&focused);
-            if find(s, Some(pid)).is_none() {
+            let Some(ws) = s.workspace_of(pid) else {
                 return not_found(Some(pid));
-            }
-            ok(id, json!({"layout": layout_json(s), "type": "pane_layout"}))
+            };
+            ok(
+                id,
+                json!({"layout": s.layout_json(&ws), "type": "pane_layout"}),
+            )
         }
         "pane.close" => {
             let pid = str_param(&params, "pane_id");
@@ -497,13 +473,28 @@ fn handle(line: &str, s: &mut State) -> Value {
                 return not_found(pid);
             };
             let gone = s.panes.remove(i);
-            // The closed pane's space goes back to a neighbour (simplified: the first pane).
-            if let Some(first) = s.panes.first_mut() {
+            // The closed pane's space goes back to a neighbour (simplified: the first pane of
+            // its workspace), which also takes its focus.
+            let heir = s
+                .panes
+                .iter()
+                .position(|p| p.workspace_id == gone.workspace_id);
+            if let Some(h) = heir {
+                let first = &mut s.panes[h];
                 first.rect.height += gone.rect.height;
                 first.rect.y = first.rect.y.min(gone.rect.y);
-            }
-            if s.focused == gone.id {
-                s.focused = s.panes.first().map(|p| p.id.clone()).unwrap_or_default();
+                let heir_id = first.id.clone();
+                if s.layout_focus(&gone.workspace_id) == gone.id {
+                    if s.focused == gone.id {
+                        s.focus_pane(&heir_id);
+                    } else if let Some(w) =
+                        s.workspaces.iter_mut().find(|w| w.id == gone.workspace_id)
+                    {
+                        w.focused_pane = heir_id;
+                    }
+                }
+            } else if s.focused == gone.id {
+                s.focused = String::new();
             }
             ok(id, json!({"type": "ok"}))
         }
@@ -542,7 +533,8 @@ fn handle(line: &str, s: &mut State) -> Value {
                        "type": "agent_prompted"}),
             )
         }
-        _ => error("", "invalid_request", "failed to parse request"),
+        _ => focus::handle_more(method, id, &params, s)
+            .unwrap_or_else(|| error("", "invalid_request", "failed to parse request")),
     }
 }
 

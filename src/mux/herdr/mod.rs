@@ -22,7 +22,10 @@ use super::{
 use crate::fsguard;
 use crate::text::sanitize;
 
+mod place;
+mod socket;
 mod wire;
+pub use place::FocusNote;
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
@@ -182,21 +185,9 @@ impl Herdr {
         }
     }
 
-    /// The socket the environment names: `$HERDR_SOCKET_PATH`, else
-    /// `$XDG_CONFIG_HOME/herdr/herdr.sock`, else `~/.config/herdr/herdr.sock`.
+    /// The socket Herdr's own CLI would use in this environment (`socket::socket_from_env`).
     pub fn socket_from_env(env: &MuxEnv) -> Option<PathBuf> {
-        if let Some(p) = &env.herdr_socket_path {
-            return Some(PathBuf::from(p));
-        }
-        if let Some(x) = &env.xdg_config_home {
-            return Some(Path::new(x).join("herdr").join("herdr.sock"));
-        }
-        env.home.as_ref().map(|h| {
-            Path::new(h)
-                .join(".config")
-                .join("herdr")
-                .join("herdr.sock")
-        })
+        socket::socket_from_env(env)
     }
 
     /// A client for the socket the environment names.
@@ -249,7 +240,12 @@ impl Herdr {
         Ok(pong)
     }
 
-    fn call(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, MuxError> {
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, MuxError> {
         self.ping(deadline)?;
         self.request(method, params, deadline)
     }
@@ -344,7 +340,8 @@ impl Herdr {
         field(&r, "pane")
     }
 
-    /// `pane.swap` of two panes (focus stays where it was).
+    /// `pane.swap` of two panes. A swap that changes the layout focuses the source pane and its
+    /// workspace (captured): `place_above` puts the focus back.
     pub fn swap_panes(
         &self,
         source: &str,
@@ -565,49 +562,10 @@ impl Multiplexer for Herdr {
         )))
     }
 
-    /// Herdr cannot split above: split down (the existing pane keeps `percent`), swap so the new
-    /// pane is on top with focus unchanged, check the layout, then type the command.
+    /// Herdr cannot split above: split down, swap, focus put back, layout checked, command
+    /// typed (`place::place_above`).
     fn split_above(&self, req: &SplitAbove, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        if !(10..=90).contains(&req.percent) {
-            return Err(err(
-                ErrorCode::BadRequest,
-                "herdr split percent out of 10..=90",
-            ));
-        }
-        if req.argv.is_empty() {
-            return Err(err(ErrorCode::BadRequest, "empty argv"));
-        }
-        let cwd = match &req.cwd {
-            Some(c) => Some(
-                c.to_str()
-                    .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?,
-            ),
-            None => None,
-        };
-        let ratio = f64::from(req.percent) / 100.0;
-        let new = self.split(&req.target, true, ratio, cwd, &req.env, deadline)?;
-        let swap = self.swap_panes(&req.target, &new.pane_id, deadline)?;
-        if !swap.changed {
-            return Err(err(ErrorCode::Failed, "swap did not change the layout"));
-        }
-        let layout = self.layout(&req.target, deadline)?;
-        let (Some(new_rect), Some(old_rect)) =
-            (layout.rect(&new.pane_id), layout.rect(&req.target))
-        else {
-            return Err(bad("layout without the split panes"));
-        };
-        if new_rect.y >= old_rect.y {
-            return Err(err(ErrorCode::Failed, "new pane is not above the target"));
-        }
-        self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
-        let info = self.process_info(&new.pane_id, deadline)?;
-        Ok(Herdr::to_pane_info(
-            &new,
-            info.as_ref(),
-            Some(new_rect),
-            None,
-            None,
-        ))
+        self.place_above(req, deadline).map(|(pane, _)| pane)
     }
 
     /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
@@ -713,28 +671,6 @@ impl Multiplexer for Herdr {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn socket_path_order() {
-        let mut env = MuxEnv {
-            home: Some("/home/u".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/home/u/.config/herdr/herdr.sock")
-        );
-        env.xdg_config_home = Some("/x".into());
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/x/herdr/herdr.sock")
-        );
-        env.herdr_socket_path = Some("/s/h.sock".into());
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/s/h.sock")
-        );
-    }
 
     #[test]
     fn parses_fixture_shapes() {
