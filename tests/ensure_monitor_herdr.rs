@@ -99,3 +99,211 @@ fn places_and_keeps_a_monitor_above_the_coordinator_on_herdr() {
         splits
     );
 }
+
+/// A roster with a coordinator and one worker under a fresh root.
+fn roster(dir: &std::path::Path) -> std::path::PathBuf {
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "multiplexer": "herdr", "agents": [
+            {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": "w", "name": "W", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    root
+}
+
+fn request<'a>(cfg: &'a config::IntercomConfig, caller: u32) -> EnsureRequest<'a> {
+    EnsureRequest {
+        config: cfg,
+        session_id: Some("coord".into()),
+        caller_pid: caller as i32,
+        monitor_argv: vec![
+            "intercom-pane".into(),
+            "monitor".into(),
+            "--root".into(),
+            cfg.root.display().to_string(),
+        ],
+        recover: false,
+        now: 0,
+    }
+}
+
+fn herdr_env(h: &FakeHerdr) -> MuxEnv {
+    MuxEnv {
+        herdr_socket_path: Some(h.socket.display().to_string()),
+        ..Default::default()
+    }
+}
+
+/// (focused workspace, focused pane, each workspace's own focused pane).
+fn focus_state(h: &FakeHerdr) -> (String, String, Vec<String>) {
+    h.with(|s| {
+        (
+            s.focused_ws.clone(),
+            s.focused.clone(),
+            s.workspaces
+                .iter()
+                .map(|w| w.focused_pane.clone())
+                .collect(),
+        )
+    })
+}
+
+fn record(root: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(monitor_pane::record_path(root, "coord")).unwrap())
+        .unwrap()
+}
+
+/// Panes whose foreground program is the monitor (what "a running monitor" is in the fake).
+fn running_monitors(h: &FakeHerdr) -> usize {
+    h.with(|s| {
+        s.panes
+            .iter()
+            .filter(|p| p.foreground.iter().any(|f| f.1 == "intercom-pane"))
+            .count()
+    })
+}
+
+/// A coordinator in a background workspace gets its monitor while the person stays where they
+/// are: Herdr's swap focuses the coordinator's workspace (captured), and ensure-monitor puts the
+/// focused workspace, the focused pane and the background workspace's own focus back.
+#[test]
+fn a_background_coordinator_gets_its_monitor_without_moving_the_focus() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    let me = std::process::id();
+    // w1:p1 (focused, the person's) runs some other shell; the coordinator is w2:p1.
+    let herdr = FakeHerdr::start(1_999_999);
+    let coord = herdr.with(|s| {
+        let c = s.add_workspace("background", me, "/tmp");
+        // w2 has a second pane that is its own focused one.
+        let other = s.add_pane("w2", 1_999_998);
+        s.workspaces[1].focused_pane = other;
+        c
+    });
+    assert_eq!(coord, "w2:p1");
+    let before = focus_state(&herdr);
+    assert_eq!(before.0, "w1");
+    let out = monitor_pane::ensure(&request(&cfg, me), &herdr_env(&herdr)).unwrap();
+    let Outcome::Created { pane } = out else {
+        panic!("{out:?}")
+    };
+    assert!(pane.starts_with("w2:"), "{pane}");
+    assert!(herdr.methods().iter().any(|m| m == "pane.swap"));
+    assert_eq!(
+        focus_state(&herdr),
+        before,
+        "focus is where the person left it"
+    );
+    let methods = herdr.methods();
+    let swap = methods.iter().position(|m| m == "pane.swap").unwrap();
+    assert!(
+        methods[swap..].iter().any(|m| m == "workspace.focus"),
+        "the swap moved the focus and it was put back: {methods:?}"
+    );
+    let rec = record(&cfg.root);
+    assert_eq!(rec["focus"], "restored");
+    assert_eq!(rec["placement"], "split_down_swap");
+    assert_eq!(rec["workspace"], "w2");
+    // The monitor is above the coordinator.
+    let (m, c) = herdr.with(|s| {
+        let r = |id: &str| s.panes.iter().find(|p| p.id == id).unwrap().rect;
+        (r(&pane), r("w2:p1"))
+    });
+    assert!(m.y < c.y);
+}
+
+/// In the focused workspace, with the coordinator focused, the swap moves nothing.
+#[test]
+fn a_focused_coordinator_keeps_the_focus_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    let me = std::process::id();
+    let herdr = FakeHerdr::start(me);
+    let before = focus_state(&herdr);
+    monitor_pane::ensure(&request(&cfg, me), &herdr_env(&herdr)).unwrap();
+    assert_eq!(focus_state(&herdr), before);
+    assert_eq!(record(&cfg.root)["focus"], "unchanged");
+}
+
+/// After a Herdr server restart the monitor's pane is back (same id, label, workspace) as a
+/// fresh shell with a new terminal id and no marker: ensure-monitor recognises it and starts
+/// the monitor there again (exit 0, one running monitor), and keeps it on the next run.
+#[test]
+fn after_a_server_restart_the_monitor_runs_again_in_its_own_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    let me = std::process::id();
+    let herdr = FakeHerdr::start(me);
+    let env = herdr_env(&herdr);
+    let Outcome::Created { pane } = monitor_pane::ensure(&request(&cfg, me), &env).unwrap() else {
+        panic!()
+    };
+    assert_eq!(running_monitors(&herdr), 1);
+    // The restart: every process of every pane is gone; the coordinator's pane gets a new shell
+    // (a real process, so ancestry finds it), the others a shell that is only a label.
+    let mut shell = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let new_shell = shell.id();
+    herdr.with(|s| {
+        s.restart(|p| {
+            if p.id == "w1:p1" {
+                new_shell
+            } else {
+                1_999_990
+            }
+        })
+    });
+    assert_eq!(running_monitors(&herdr), 0);
+    let out = monitor_pane::ensure(&request(&cfg, new_shell), &env);
+    let _ = shell.kill();
+    let _ = shell.wait();
+    assert_eq!(out.unwrap(), Outcome::Relaunched { pane: pane.clone() });
+    assert_eq!(running_monitors(&herdr), 1);
+    let splits = herdr
+        .methods()
+        .iter()
+        .filter(|m| *m == "pane.split")
+        .count();
+    assert_eq!(splits, 1, "no second pane");
+    let rec = record(&cfg.root);
+    assert_eq!(rec["stage"], "submitted");
+    assert_eq!(rec["relaunched"], "after_server_restart");
+    let (terminal, marker) = herdr.with(|s| {
+        let p = s.panes.iter().find(|p| p.id == pane).unwrap();
+        (p.terminal_id.clone(), p.tokens.values().next().cloned())
+    });
+    assert_eq!(rec["paneTerminal"], terminal.as_str());
+    assert_eq!(marker.as_deref(), rec["marker"].as_str());
+}
+
+/// A pane labelled like our monitor that lost its marker without a restart (same terminal) is
+/// still not proof: refused, exit 6, nothing typed.
+#[test]
+fn a_lost_marker_without_a_restart_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    let me = std::process::id();
+    let herdr = FakeHerdr::start(me);
+    let env = herdr_env(&herdr);
+    let Outcome::Created { pane } = monitor_pane::ensure(&request(&cfg, me), &env).unwrap() else {
+        panic!()
+    };
+    herdr.with(|s| {
+        s.panes
+            .iter_mut()
+            .find(|p| p.id == pane)
+            .unwrap()
+            .tokens
+            .clear();
+    });
+    let inputs = herdr.with(|s| s.inputs.len());
+    let err = monitor_pane::ensure(&request(&cfg, me), &env).unwrap_err();
+    assert_eq!(err.exit_code(), 6, "{err}");
+    assert_eq!(herdr.with(|s| s.inputs.len()), inputs);
+}

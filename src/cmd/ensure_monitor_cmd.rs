@@ -66,6 +66,15 @@ pub fn run(args: &EnsureMonitorArgs) -> i32 {
             println!("created: monitor in {pane}");
             0
         }
+        Ok(Outcome::CreatedFocusMoved { pane, detail }) => {
+            println!("created: monitor in {pane}");
+            eprintln!("intercom-pane: ensure-monitor: Herdr moved your focus and it could not be put back: {detail}");
+            0
+        }
+        Ok(Outcome::Relaunched { pane }) => {
+            println!("relaunched: the monitor runs again in {pane} (its pane survived a Herdr server restart)");
+            0
+        }
         Err(e) => {
             eprintln!("intercom-pane: ensure-monitor: {e}");
             e.exit_code()

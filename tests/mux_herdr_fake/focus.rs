@@ -100,6 +100,26 @@ impl State {
         pane
     }
 
+    /// A pane added to workspace `ws` with shell `shell_pid` (placement is not modelled: it
+    /// takes the workspace's whole area); returns its id.
+    pub fn add_pane(&mut self, ws: &str, shell_pid: u32) -> String {
+        let id = self.next_pane_id(ws);
+        let terminal_id = self.next_terminal_id();
+        self.panes.push(FakePane {
+            id: id.clone(),
+            terminal_id,
+            workspace_id: ws.to_string(),
+            tab_id: format!("{ws}:t1"),
+            label: None,
+            cwd: "/tmp".into(),
+            tokens: Default::default(),
+            shell_pid,
+            foreground: vec![(shell_pid, "bash".into(), vec!["/bin/bash".into()])],
+            rect: AREA,
+        });
+        id
+    }
+
     /// A server stop and start: every pane comes back with its id, label, cwd and place, as a
     /// fresh shell (`new_shell` gives its pid) with a new terminal id; tokens and agents are gone.
     pub fn restart(&mut self, mut new_shell: impl FnMut(&FakePane) -> u32) {

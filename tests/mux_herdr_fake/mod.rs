@@ -108,6 +108,9 @@ pub struct FakeHerdr {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Pids of programs typed into a fake pane's shell (labels only: no such process exists).
+pub const CHILD_PID_BASE: u32 = 3_000_000;
+
 pub const AREA: Rect = Rect {
     x: 26,
     y: 1,
@@ -448,10 +451,19 @@ fn handle(line: &str, s: &mut State) -> Value {
                 .unwrap_or_default();
             if keys.iter().any(|k| k == "Enter") {
                 // A shell runs the typed line: its first word becomes the foreground process.
-                if let Some(first) = text.split_whitespace().next() {
-                    let name = first.trim_matches('\'').rsplit('/').next().unwrap_or(first);
-                    let pid = s.panes[i].shell_pid;
-                    s.panes[i].foreground = vec![(pid, name.to_string(), vec![first.into()])];
+                // `exec -a NAME prog …` replaces the shell (same pid, argv[0] NAME, name prog);
+                // any other line runs a child of the shell (a pid of its own).
+                let words: Vec<&str> = text.split_whitespace().collect();
+                let shell = s.panes[i].shell_pid;
+                let (pid, name, argv0) = match words.as_slice() {
+                    ["exec", "-a", a0, prog, ..] => (shell, *prog, *a0),
+                    ["exec", prog, ..] => (shell, *prog, *prog),
+                    [first, ..] => (CHILD_PID_BASE + s.requests.len() as u32, *first, *first),
+                    [] => (shell, "", ""),
+                };
+                if !name.is_empty() {
+                    let base = name.trim_matches('\'').rsplit('/').next().unwrap_or(name);
+                    s.panes[i].foreground = vec![(pid, base.to_string(), vec![argv0.into()])];
                 }
             }
             s.inputs.push((pid.unwrap_or("").to_string(), text, keys));
