@@ -196,6 +196,39 @@ impl State {
         })
     }
 
+    /// `pane.swap` of a pane with its neighbour in `direction` (the pane whose rectangle touches
+    /// that side and overlaps it); none there: `changed:false, reason:"no_neighbor"`, nothing
+    /// moves (015/016); else as a swap by source and target (017/018).
+    pub fn swap_direction_json(&mut self, id: &str, pane: &str, direction: &str) -> Value {
+        let Some(r) = self.panes.iter().find(|p| p.id == pane).map(|p| p.rect) else {
+            return error(id, "pane_not_found", &format!("pane {pane} not found"));
+        };
+        let ws = self.workspace_of(pane).unwrap_or_default();
+        let overlap_y = |o: &Rect| o.y < r.y + r.height && r.y < o.y + o.height;
+        let overlap_x = |o: &Rect| o.x < r.x + r.width && r.x < o.x + o.width;
+        let neighbour = self.panes.iter().find(|p| {
+            let o = &p.rect;
+            p.workspace_id == ws
+                && p.id != pane
+                && match direction {
+                    "left" => o.x + o.width == r.x && overlap_y(o),
+                    "right" => r.x + r.width == o.x && overlap_y(o),
+                    "up" => o.y + o.height == r.y && overlap_x(o),
+                    "down" => r.y + r.height == o.y && overlap_x(o),
+                    _ => false,
+                }
+        });
+        match neighbour.map(|p| p.id.clone()) {
+            Some(n) => self.swap_json(id, Some(pane), Some(&n)),
+            None => ok(
+                id,
+                json!({"swap": {"changed": false, "focused_pane_id": self.layout_focus(&ws),
+                        "layout": self.layout_json(&ws), "reason": "no_neighbor",
+                        "source_pane_id": pane}, "type": "pane_swap"}),
+            ),
+        }
+    }
+
     /// `pane.swap` by source and target: rectangles exchanged, focus to the source.
     pub fn swap_json(&mut self, id: &str, src: Option<&str>, dst: Option<&str>) -> Value {
         let a = src.and_then(|x| self.panes.iter().position(|p| p.id == x));
@@ -227,6 +260,10 @@ impl State {
         )
     }
 }
+
+/// The shell pid given to panes of workspaces created over the socket (a label: no such
+/// process; tests that need ancestry set real pids).
+pub const NO_SHELL: u32 = 1_999_900;
 
 /// The agent Herdr detects in a pane, as captured: a foreground process named `pi`, or one
 /// whose `argv[0]` (its last path part) is `pi`.
@@ -275,6 +312,29 @@ pub fn handle_more(method: &str, id: &str, params: &Value, s: &mut State) -> Opt
             id,
             json!({"type": "workspace_list", "workspaces": s.workspaces_json()}),
         ),
+        "workspace.create" => {
+            let label = str_param(params, "label").unwrap_or("").to_string();
+            let cwd = str_param(params, "cwd").unwrap_or("/tmp").to_string();
+            let pane = s.add_workspace(&label, NO_SHELL, &cwd);
+            if params.get("focus").and_then(Value::as_bool) != Some(false)
+                || s.focused_ws.is_empty()
+            {
+                s.focus_pane(&pane);
+            }
+            let n = s.workspaces.len();
+            let w = s.workspaces[n - 1].clone();
+            let focused = s.focused.clone();
+            let root = s
+                .panes
+                .iter()
+                .find(|p| p.id == pane)
+                .map(|p| pane_json(p, &focused));
+            ok(
+                id,
+                json!({"root_pane": root, "type": "workspace_created",
+                       "workspace": s.workspace_json(&w, n)}),
+            )
+        }
         "workspace.focus" => {
             let ws = str_param(params, "workspace_id").unwrap_or("");
             if !s.focus_workspace(ws) {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod focus;
-pub use focus::detected_agent;
+pub use focus::{detected_agent, NO_SHELL};
 
 /// How the fake misbehaves, when asked to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -372,7 +372,8 @@ fn handle(line: &str, s: &mut State) -> Value {
                     id,
                     json!({"process_info": process_info_json(&s.panes[i]), "type": "pane_process_info"}),
                 ),
-                None => not_found(Some(pid)),
+                // Captured (127): this method's message names no pane.
+                None => error(id, "pane_not_found", "pane not found"),
             }
         }
         "pane.split" => {
@@ -417,6 +418,12 @@ fn handle(line: &str, s: &mut State) -> Value {
             ok(id, reply)
         }
         "pane.swap" => {
+            if let (Some(p), Some(d)) = (
+                str_param(&params, "pane_id"),
+                str_param(&params, "direction"),
+            ) {
+                return s.swap_direction_json(id, p, d);
+            }
             let (src, dst) = (
                 str_param(&params, "source_pane_id"),
                 str_param(&params, "target_pane_id"),
