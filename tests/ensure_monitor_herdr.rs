@@ -307,3 +307,70 @@ fn a_lost_marker_without_a_restart_is_still_refused() {
     assert_eq!(err.exit_code(), 6, "{err}");
     assert_eq!(herdr.with(|s| s.inputs.len()), inputs);
 }
+
+/// Real-Herdr tier: a private headless `herdr server`. A coordinator in a background workspace
+/// gets its monitor while the person's focus stays; after `herdr server stop` and a new start
+/// the monitor runs again in the same pane, and there is one monitor pane.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_background_monitor_keeps_focus_and_survives_a_restart() {
+    use mux_herdr_fake::real::RealHerdr;
+    use std::time::{Duration, Instant};
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let mut h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let back = h.result(&[
+        "workspace",
+        "create",
+        "--cwd",
+        "/tmp",
+        "--label",
+        "back",
+        "--no-focus",
+    ]);
+    let coord = back["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let env = MuxEnv {
+        herdr_socket_path: Some(h.socket.display().to_string()),
+        ..Default::default()
+    };
+    let mut req = request(&cfg, h.shell_pid(&coord));
+    req.monitor_argv[0] = env!("CARGO_BIN_EXE_intercom-pane").into();
+    let before = h.client().focus(soon()).unwrap();
+    let pane = match monitor_pane::ensure(&req, &env).unwrap() {
+        Outcome::Created { pane } => pane,
+        other => panic!("{other:?}"),
+    };
+    let after = h.client().focus(soon()).unwrap();
+    assert_eq!(
+        (&after.workspace, &after.pane),
+        (&before.workspace, &before.pane)
+    );
+    assert_eq!(record(&cfg.root)["focus"], "restored");
+
+    h.stop_server();
+    h.start_server();
+    req.caller_pid = h.shell_pid(&coord) as i32;
+    assert_eq!(
+        monitor_pane::ensure(&req, &env).unwrap(),
+        Outcome::Relaunched { pane: pane.clone() }
+    );
+    let labelled = h.result(&["pane", "list"])["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["label"] == "Intercom monitor")
+        .count();
+    assert_eq!(labelled, 1);
+    // The monitor runs: something other than the shell is in the pane's foreground (≤ 10 s).
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = h.client().process_info(&pane, soon()).unwrap().unwrap();
+        if info.foreground().map(|f| f.pid) != info.shell_pid {
+            break;
+        }
+        assert!(Instant::now() < end, "the monitor did not start: {info:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -48,7 +48,7 @@ fn empty_fake() -> FakeHerdr {
 
 /// The socket request a captured `herdr …` CLI call makes (the subset the captures use).
 fn request(argv: &[&str]) -> (&'static str, Value) {
-    let flag = |name: &str| argv.iter().any(|a| *a == name);
+    let flag = |name: &str| argv.contains(&name);
     let after = |name: &str| {
         argv.iter()
             .position(|a| *a == name)

@@ -115,3 +115,51 @@ fn a_registered_pi_outside_its_pane_is_not_proof() {
     assert_eq!(rec["state"], "unknown", "{rec}");
     assert_eq!(rec["stateReason"], "pane_not_identified");
 }
+
+/// Real-Herdr tier: a private headless `herdr server`; a pane runs `exec -a pi sleep 600` (Herdr
+/// names it `sleep`) and a registration names that process: the seat reads live.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_exec_a_pi_seat_reads_live() {
+    use std::time::{Duration, Instant};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle"]);
+    let ws = h.result(&[
+        "workspace",
+        "create",
+        "--cwd",
+        "/tmp",
+        "--label",
+        "seat",
+        "--no-focus",
+    ]);
+    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 600"]);
+    let end = Instant::now() + Duration::from_secs(10);
+    let pid = loop {
+        let info = h
+            .client()
+            .process_info(&pane, Instant::now() + Duration::from_secs(3))
+            .unwrap()
+            .unwrap();
+        let fg = info.foreground().cloned();
+        if let Some(f) = fg.filter(|f| {
+            f.argv
+                .as_deref()
+                .and_then(|a| a.first())
+                .map(String::as_str)
+                == Some("pi")
+        }) {
+            assert_eq!(f.name, "sleep", "Herdr names the program");
+            break f.pid;
+        }
+        assert!(Instant::now() < end, "exec -a pi did not start: {info:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    register(&env, &ids[0].1, pid, &h.socket, &pane);
+    let rec = record(&scan(&env), "W-idle").clone();
+    assert_eq!(rec["alive"], true, "{rec}");
+    assert_eq!(rec["state"], "idle", "{rec}");
+}

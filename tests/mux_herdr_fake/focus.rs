@@ -13,7 +13,9 @@
 
 use serde_json::{json, Value};
 
-use super::{error, ok, pane_json, str_param, FakePane, FakeWorkspace, Rect, State, AREA};
+use super::{
+    error, ok, pane_json, str_param, FakePane, FakeWorkspace, Rect, State, AREA, NO_SHELL,
+};
 
 impl State {
     /// The workspace holding `pane_id`.
@@ -260,10 +262,6 @@ impl State {
         )
     }
 }
-
-/// The shell pid given to panes of workspaces created over the socket (a label: no such
-/// process; tests that need ancestry set real pids).
-pub const NO_SHELL: u32 = 1_999_900;
 
 /// The agent Herdr detects in a pane, as captured: a foreground process named `pi`, or one
 /// whose `argv[0]` (its last path part) is `pi`.

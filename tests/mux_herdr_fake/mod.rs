@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod focus;
-pub use focus::{detected_agent, NO_SHELL};
+use focus::detected_agent;
+pub mod real;
 
 /// How the fake misbehaves, when asked to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +108,10 @@ pub struct FakeHerdr {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
+
+/// The shell pid given to panes of workspaces created over the socket (a label: no such
+/// process; tests that need ancestry set real pids).
+pub const NO_SHELL: u32 = 1_999_900;
 
 /// Pids of programs typed into a fake pane's shell (labels only: no such process exists).
 pub const CHILD_PID_BASE: u32 = 3_000_000;

@@ -25,7 +25,7 @@ use crate::text::sanitize;
 mod place;
 mod socket;
 mod wire;
-pub use place::FocusNote;
+pub use place::{Focus, FocusNote};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
