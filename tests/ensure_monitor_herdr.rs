@@ -260,10 +260,37 @@ fn after_a_server_restart_the_monitor_runs_again_in_its_own_pane() {
         })
     });
     assert_eq!(running_monitors(&herdr), 0);
-    let out = monitor_pane::ensure(&request(&cfg, new_shell), &env);
+    // The command itself, as the pi extension runs it: exit 0, `relaunched`.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["ensure-monitor", "--session-id", "coord", "--caller-pid"])
+        .arg(new_shell.to_string())
+        .arg("--root")
+        .arg(&cfg.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HERDR_SOCKET_PATH", &herdr.socket)
+        .output()
+        .unwrap();
+    // The next start keeps it (marker and record agree again).
+    let kept = monitor_pane::ensure(&request(&cfg, new_shell), &env);
     let _ = shell.kill();
     let _ = shell.wait();
-    assert_eq!(out.unwrap(), Outcome::Relaunched { pane: pane.clone() });
+    assert_eq!(kept.unwrap(), Outcome::Preserved { pane: pane.clone() });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with(&format!("relaunched: the monitor runs again in {pane}")),
+        "{stdout}"
+    );
+    // What it typed: this binary's monitor for this root.
+    let typed = herdr.with(|s| s.inputs.last().cloned()).unwrap();
+    assert_eq!(typed.0, pane);
+    assert!(typed.1.contains(" monitor --root "), "{typed:?}");
     assert_eq!(running_monitors(&herdr), 1);
     let splits = herdr
         .methods()
