@@ -216,6 +216,32 @@ fn a_background_coordinator_gets_its_monitor_without_moving_the_focus() {
     assert!(m.y < c.y);
 }
 
+/// When the focus cannot be put back, the monitor is still placed (exit 0), and the record and
+/// the outcome say where the focus is.
+#[test]
+fn a_focus_that_cannot_be_put_back_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    let me = std::process::id();
+    let herdr = FakeHerdr::start(1_999_999);
+    herdr.with(|s| {
+        s.add_workspace("background", me, "/tmp");
+        s.refuse_focus = true;
+    });
+    let out = monitor_pane::ensure(&request(&cfg, me), &herdr_env(&herdr)).unwrap();
+    let Outcome::CreatedFocusMoved { detail, .. } = out else {
+        panic!("{out:?}")
+    };
+    assert!(
+        detail.contains("focus is on w2:p1 in w2 (was w1:p1 in w1)"),
+        "{detail}"
+    );
+    let rec = record(&cfg.root);
+    assert_eq!(rec["focus"], "not_restored");
+    assert_eq!(rec["focusDetail"], detail.as_str());
+    assert_eq!(rec["stage"], "submitted");
+}
+
 /// In the focused workspace, with the coordinator focused, the swap moves nothing.
 #[test]
 fn a_focused_coordinator_keeps_the_focus_unchanged() {

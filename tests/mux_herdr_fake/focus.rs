@@ -305,6 +305,9 @@ pub fn split_rects(r: Rect, down: bool, ratio: f64) -> (Rect, Rect) {
 
 /// Methods beyond the pane basics: workspaces and focus. `None` for a method not handled here.
 pub fn handle_more(method: &str, id: &str, params: &Value, s: &mut State) -> Option<Value> {
+    if s.refuse_focus && matches!(method, "workspace.focus" | "pane.focus") {
+        return Some(error(id, "internal_error", "focus refused by the test"));
+    }
     let reply = match method {
         "workspace.list" => ok(
             id,

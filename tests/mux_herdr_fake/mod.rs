@@ -90,6 +90,8 @@ pub struct State {
     pub focused_ws: String,
     /// Terminal ids handed out so far (a restart hands out new ones).
     pub next_terminal: u32,
+    /// Refuse `workspace.focus` and `pane.focus` (to test a focus that cannot be put back).
+    pub refuse_focus: bool,
     /// Every request received, parsed (unparseable ones as a string).
     pub requests: Vec<Value>,
     /// Panes whose agent shows a dialog: `agent.prompt` refuses with `agent_blocked`.
@@ -162,6 +164,7 @@ impl FakeHerdr {
             }],
             focused_ws: "w1".into(),
             next_terminal: 2,
+            refuse_focus: false,
             requests: Vec::new(),
             blocked: HashSet::new(),
             prompts: Vec::new(),
