@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -133,11 +133,18 @@ impl FakeHerdr {
     /// Start with one workspace `w1` ("acc-ws"), one tab `w1:t1`, one pane `w1:p1` in `/tmp`
     /// whose shell is `shell_pid` (a real process, so ancestry checks work) running `bash`.
     pub fn start(shell_pid: u32) -> FakeHerdr {
+        FakeHerdr::start_at(shell_pid, Path::new("herdr.sock"))
+    }
+
+    /// As `start`, listening at `socket` relative to the fake's own temp dir (e.g.
+    /// `herdr/sessions/acc/herdr.sock`, where Herdr keeps a named session's socket).
+    pub fn start_at(shell_pid: u32, socket: &Path) -> FakeHerdr {
         let dir = tempfile::Builder::new()
             .prefix("herdr-fake-")
             .tempdir()
             .unwrap();
-        let socket = dir.path().join("herdr.sock");
+        let socket = dir.path().join(socket);
+        std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
         let listener = UnixListener::bind(&socket).unwrap();
         let state = Arc::new(Mutex::new(State {
             mode: Mode::Normal,
