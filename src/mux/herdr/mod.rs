@@ -333,7 +333,7 @@ impl Herdr {
             tty: info
                 .and_then(|i| i.tty.clone())
                 .filter(|t| t.starts_with("/dev/")),
-            current_command: fg.map(|f| sanitize(&f.name)).filter(|s| !s.is_empty()),
+            current_command: fg.map(|f| sanitize(f.command())).filter(|s| !s.is_empty()),
             cwd: p
                 .foreground_cwd
                 .clone()
@@ -553,5 +553,29 @@ mod tests {
         .unwrap();
         assert_eq!(info.foreground().unwrap().name, "sleep");
         assert_eq!(info.shell_pid, Some(14564));
+    }
+
+    /// The foreground command as tmux names it (captures 043, 045, 047, 109, 112, 115).
+    #[test]
+    fn command_is_argv0_like_tmux() {
+        let p = |name: &str, argv: Option<&[&str]>| HerdrProcess {
+            pid: 1,
+            name: name.into(),
+            argv: argv.map(|a| a.iter().map(|s| s.to_string()).collect()),
+            cwd: None,
+        };
+        assert_eq!(p("sleep", Some(&["pi", "600"])).command(), "pi");
+        assert_eq!(
+            p("pi", Some(&["/home/dev/bin/sleep/pi", "600"])).command(),
+            "pi"
+        );
+        assert_eq!(
+            p("pi", Some(&["/bin/sh", "/home/dev/bin/script/pi"])).command(),
+            "sh"
+        );
+        assert_eq!(p("sleep", Some(&["sleep", "600"])).command(), "sleep");
+        assert_eq!(p("bash", Some(&["-bash"])).command(), "bash");
+        assert_eq!(p("cat", None).command(), "cat");
+        assert_eq!(p("cat", Some(&[])).command(), "cat");
     }
 }

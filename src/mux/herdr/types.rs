@@ -39,6 +39,19 @@ pub struct HerdrProcess {
     pub cwd: Option<String>,
 }
 
+impl HerdrProcess {
+    /// The command as tmux's `pane_current_command` names it: the last path part of `argv[0]`
+    /// (so `exec -a pi sleep` is `pi` on both), else Herdr's `name` (the program).
+    pub fn command(&self) -> &str {
+        self.argv
+            .as_ref()
+            .and_then(|a| a.first())
+            .map(|a0| a0.rsplit('/').next().unwrap_or(a0).trim_start_matches('-'))
+            .filter(|c| !c.is_empty())
+            .unwrap_or(&self.name)
+    }
+}
+
 /// `pane.process_info`: the pane's shell and its foreground processes (no start times).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct HerdrProcessInfo {
