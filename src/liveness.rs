@@ -1,6 +1,13 @@
-//! Seat liveness for the scan: one pane list per multiplexer server per pass, then a pure lookup
-//! per seat. Offline needs evidence (a listing that lacks the pane, or panes that do not run
-//! `pi`); when the server cannot be asked the seat is unknown, never assumed alive.
+//! Seat liveness for the scan: one pane list per multiplexer server per pass, then a lookup per
+//! seat. Offline needs evidence (a listing that lacks the pane, a registered pi that is gone, or
+//! panes that do not run `pi`); when the server cannot be asked the seat is unknown, never
+//! assumed alive.
+//!
+//! One rule for tmux and Herdr: a seat with a registered pi process is alive when that process
+//! (checked against its registration: pid, start ticks, boot id) lives in its pane's process
+//! tree — the pane's shell is the process or one of its ancestors. Names are not evidence there:
+//! Herdr names a process by its program (`sleep` for `exec -a pi sleep`), tmux by its `argv[0]`.
+//! Only a seat with no registered process falls back to the pane's foreground command `pi`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -130,11 +137,29 @@ impl PaneCache {
     }
 }
 
-/// Decide one seat's liveness from the pass's pane listings.
+/// The pi process a seat's registration names, and whether it is that live process (the
+/// registration's identity check, made once by the scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegisteredPi {
+    pub pid: i32,
+    pub alive: bool,
+}
+
+/// Decide one seat's liveness from the pass's pane listings (no registered process known).
 pub fn seat_liveness(
     cache: &PaneCache,
     hint: Option<&SeatHint>,
     mode: LivenessMode,
+) -> SeatLiveness {
+    seat_liveness_registered(cache, hint, mode, None)
+}
+
+/// Decide one seat's liveness from the pass's pane listings and its registered pi process.
+pub fn seat_liveness_registered(
+    cache: &PaneCache,
+    hint: Option<&SeatHint>,
+    mode: LivenessMode,
+    registered: Option<RegisteredPi>,
 ) -> SeatLiveness {
     if mode == LivenessMode::AssumeAlive {
         return SeatLiveness::new(Liveness::Alive, "assumed_alive", "--liveness assume-alive");
@@ -165,10 +190,16 @@ pub fn seat_liveness(
             pane_id.as_deref(),
             session.as_deref(),
             true,
+            registered,
         ),
-        Some(SeatHint::Conventional { session }) => {
-            pane_liveness(cache, &(MuxKind::Tmux, None), None, Some(session), false)
-        }
+        Some(SeatHint::Conventional { session }) => pane_liveness(
+            cache,
+            &(MuxKind::Tmux, None),
+            None,
+            Some(session),
+            false,
+            None,
+        ),
     }
 }
 
@@ -178,6 +209,7 @@ fn pane_liveness(
     pane_id: Option<&str>,
     session: Option<&str>,
     session_required: bool,
+    registered: Option<RegisteredPi>,
 ) -> SeatLiveness {
     let name = server.0.name();
     let panes = match cache.server(server) {
@@ -202,10 +234,11 @@ fn pane_liveness(
             _ => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", name),
         };
     }
-    match in_scope
-        .iter()
-        .find(|p| !p.dead && p.current_command.as_deref() == Some(mux::PI_COMMAND))
-    {
+    let runs = |p: &PaneInfo| match registered {
+        Some(r) => r.alive && p.pid.is_some_and(|shell| in_tree(shell, r.pid)),
+        None => p.current_command.as_deref() == Some(mux::PI_COMMAND),
+    };
+    match in_scope.iter().find(|p| !p.dead && runs(p)) {
         Some(p) => SeatLiveness {
             liveness: Liveness::Alive,
             reason: "pane_runs_pi".into(),
@@ -216,6 +249,15 @@ fn pane_liveness(
                 .filter(|c| !c.is_empty())
                 .map(|c| (c, server.0)),
         },
+        // The registered pi lives, but not in this pane: which pane it is in is not known.
+        None if registered.is_some_and(|r| r.alive) => {
+            SeatLiveness::new(Liveness::Unknown, "pane_not_identified", name)
+        }
         None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", name),
     }
+}
+
+/// `pid` is the pane's shell or runs under it.
+fn in_tree(shell: i32, pid: i32) -> bool {
+    crate::proc::ancestry_depth(shell, pid).is_some()
 }

@@ -5,12 +5,12 @@ mod mux_herdr_fake;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use intercom_pane::mux::herdr::{self, Herdr};
 use intercom_pane::mux::{
-    liveness_from, seat_liveness, CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv,
+    liveness_from, seat_liveness, CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv, MuxKind,
     PaneIdentity, SeatHint, ServerIdentity, SplitAbove,
 };
 use mux_herdr_fake::{fixture, keys, shape, FakeHerdr, Mode};
@@ -460,6 +460,33 @@ fn socket_from_environment() {
     };
     let h = Herdr::from_env(&env).unwrap();
     assert_eq!(h.ping(soon(2000)).unwrap(), ("0.8.2".to_string(), 20));
+}
+
+/// Outside a Herdr pane (no `HERDR_ENV`, no `HERDR_SOCKET_PATH`), `HERDR_SESSION` names the
+/// server as it does for Herdr's CLI (captures 171–184): the owner is found on that session's
+/// socket under `XDG_CONFIG_HOME`; the default session's socket is not it.
+#[test]
+fn herdr_session_names_the_server_outside_a_herdr_pane() {
+    let fake = FakeHerdr::start_at(me(), Path::new("herdr/sessions/acc/herdr.sock"));
+    let xdg = fake.dir.path().display().to_string();
+    let vars = |session: Option<&str>| {
+        let session = session.map(str::to_string);
+        let xdg = xdg.clone();
+        MuxEnv::from_vars(move |k| match k {
+            "XDG_CONFIG_HOME" => Some(xdg.clone()),
+            "HERDR_SESSION" => session.clone(),
+            _ => None,
+        })
+    };
+    let owner = intercom_pane::mux::owning_multiplexer(me() as i32, &vars(Some("acc")), soon(3000))
+        .expect("owner on the acc session");
+    assert_eq!(owner.kind, MuxKind::Herdr);
+    assert_eq!(owner.pane.id, "w1:p1");
+    assert_eq!(owner.socket_path, fake.socket);
+    assert!(intercom_pane::mux::owning_multiplexer(me() as i32, &vars(None), soon(3000)).is_none());
+    assert!(
+        intercom_pane::mux::owning_multiplexer(me() as i32, &vars(Some("")), soon(3000)).is_none()
+    );
 }
 
 /// Runs against a real Herdr when one is on PATH and its socket answers; read-only unless

@@ -13,11 +13,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::store;
+use crate::actions::{monitor_restart, store};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::config::IntercomConfig;
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, Owner, SplitAbove};
+use crate::mux::herdr::{FocusNote, Herdr};
+use crate::mux::{self, MuxEnv, MuxKind, Owner, SplitAbove};
 
 /// The name every monitor pane gets (a label, never proof of ownership).
 pub const MONITOR_NAME: &str = "Intercom monitor";
@@ -36,12 +37,26 @@ const PENDING: [&str; 4] = [
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Skipped(String),
-    Preserved { pane: String },
-    Created { pane: String },
+    Preserved {
+        pane: String,
+    },
+    Created {
+        pane: String,
+    },
+    /// Created, but the person's focus, which Herdr's swap moved, could not be put back.
+    CreatedFocusMoved {
+        pane: String,
+        detail: String,
+    },
+    /// Our pane survived a Herdr server restart as a fresh shell: the monitor runs there again.
+    Relaunched {
+        pane: String,
+    },
 }
 
 /// Why it stopped without placing a monitor. Exit codes: 2 refused, 3 not in a pane, 4 locked,
-/// 5 fenced, 6 an unowned pane is labelled like a monitor, 1 a step failed (recorded, fenced).
+/// 5 fenced, 6 an unowned pane is labelled like a monitor (our own pane back from a Herdr
+/// restart is not: `monitor_restart`), 1 a step failed (recorded, fenced).
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnsureError {
     Refused(String),
@@ -134,7 +149,7 @@ fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
     }
 }
 
-fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
+pub(crate) fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
     crate::log::event(
         crate::log::event::ENSURE_MONITOR_STAGE,
         json!({"stage": v["stage"], "pane": v["pane"], "record": path.display().to_string()}),
@@ -148,7 +163,7 @@ fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
     })
 }
 
-fn deadline() -> Instant {
+pub(crate) fn deadline() -> Instant {
     Instant::now() + STEP_DEADLINE
 }
 
@@ -204,6 +219,12 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
             stage: "list".into(),
             detail: e.to_string(),
         })?;
+    // After a Herdr restart our pane is back without its marker: recognised, relaunched.
+    if let Some(prev) = &previous {
+        if let Some(p) = monitor_restart::survivor(prev, &owner, &panes.panes) {
+            return monitor_restart::relaunch(prev, &owner, p, &req.monitor_argv, &record, req.now);
+        }
+    }
     if let Some(p) = panes.panes.iter().find(|p| {
         p.session_id == owner.pane.session_id
             && p.title.as_deref() == Some(MONITOR_NAME)
@@ -268,10 +289,24 @@ fn create(
         argv: req.monitor_argv.clone(),
         env: Vec::new(),
     };
-    let new = mux
-        .split_above(&split, deadline())
-        .map_err(|e| fail("split_pending", e))?;
+    // On Herdr the swap moves the person's focus: it is put back, and the record says so.
+    let (new, focus) = match owner.kind {
+        MuxKind::Herdr => Herdr::at_socket(&owner.socket_path)
+            .place_above(&split, deadline())
+            .map(|(p, n)| (p, Some(n))),
+        MuxKind::Tmux => mux.split_above(&split, deadline()).map(|p| (p, None)),
+    }
+    .map_err(|e| fail("split_pending", e))?;
     rec["pane"] = json!(new.id);
+    rec["paneTerminal"] = json!(new.terminal_id);
+    rec["callerTerminal"] = json!(owner.pane.terminal_id);
+    if let Some(n) = &focus {
+        rec["placement"] = json!("split_down_swap");
+        rec["focus"] = json!(n.code());
+        if let FocusNote::NotRestored(d) = n {
+            rec["focusDetail"] = json!(d);
+        }
+    }
     rec["stage"] = json!("rename_pending");
     write_record(record, &rec)?;
     mux.set_marker(&new.id, &marker, deadline())
@@ -280,5 +315,11 @@ fn create(
         .map_err(|e| fail("rename_pending", e))?;
     rec["stage"] = json!("submitted");
     write_record(record, &rec)?;
-    Ok(Outcome::Created { pane: new.id })
+    match focus {
+        Some(FocusNote::NotRestored(detail)) => Ok(Outcome::CreatedFocusMoved {
+            pane: new.id,
+            detail,
+        }),
+        _ => Ok(Outcome::Created { pane: new.id }),
+    }
 }

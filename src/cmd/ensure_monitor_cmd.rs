@@ -66,6 +66,15 @@ pub fn run(args: &EnsureMonitorArgs) -> i32 {
             println!("created: monitor in {pane}");
             ("created", pane, 0)
         }
+        Ok(Outcome::CreatedFocusMoved { pane, detail }) => {
+            println!("created: monitor in {pane}");
+            eprintln!("intercom-pane: ensure-monitor: Herdr moved your focus and it could not be put back: {detail}");
+            ("created_focus_moved", format!("{pane}: {detail}"), 0)
+        }
+        Ok(Outcome::Relaunched { pane }) => {
+            println!("relaunched: the monitor runs again in {pane} (its pane survived a Herdr server restart)");
+            ("relaunched", pane, 0)
+        }
         Err(e) => {
             eprintln!("intercom-pane: ensure-monitor: {e}");
             ("failed", e.to_string(), e.exit_code())

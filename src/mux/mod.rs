@@ -362,6 +362,8 @@ pub struct MuxEnv {
     pub herdr_env: bool,
     pub herdr_socket_path: Option<String>,
     pub herdr_pane_id: Option<String>,
+    /// `HERDR_SESSION` as set, empty included (Herdr refuses an empty name).
+    pub herdr_session: Option<String>,
     pub xdg_config_home: Option<String>,
     pub home: Option<String>,
 }
@@ -377,6 +379,7 @@ impl MuxEnv {
             herdr_env: g("HERDR_ENV").as_deref() == Some("1"),
             herdr_socket_path: g("HERDR_SOCKET_PATH"),
             herdr_pane_id: g("HERDR_PANE_ID"),
+            herdr_session: get("HERDR_SESSION"),
             xdg_config_home: g("XDG_CONFIG_HOME"),
             home: g("HOME"),
         }
@@ -400,8 +403,8 @@ pub struct Owner {
 }
 
 /// Which multiplexer pane owns `pid`: the pane whose process is `pid` or one of its ancestors.
-/// `env` only names candidate servers (`$TMUX`, `$HERDR_SOCKET_PATH` or Herdr's default socket
-/// when `HERDR_ENV=1`); when both answer, the innermost (nearest ancestor) wins. One listing per
+/// `env` only names candidate servers (`$TMUX`; the Herdr server Herdr's own CLI would talk to,
+/// inside a Herdr pane or not: `herdr::socket_from_env`); when both answer, the innermost (nearest ancestor) wins. One listing per
 /// candidate server; `None` when no candidate's pane is an ancestor.
 pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<Owner> {
     let mut chain = vec![pid];
@@ -410,10 +413,9 @@ pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<O
     if let Some(t) = env.tmux.as_deref().and_then(tmux::Tmux::from_tmux_env) {
         candidates.push(Box::new(t));
     }
-    if env.herdr_env || env.herdr_socket_path.is_some() {
-        if let Some(h) = herdr::Herdr::from_env(env) {
-            candidates.push(Box::new(h));
-        }
+    // No Herdr there costs one failed stat of its socket path, no connection.
+    if let Some(h) = herdr::Herdr::from_env(env) {
+        candidates.push(Box::new(h));
     }
     let mut best: Option<Owner> = None;
     for mux in candidates {

@@ -260,7 +260,18 @@ pub fn run(
             Some(r) => at_registered_leaf(session, r),
             None => session,
         };
-        let live = liveness::seat_liveness(&panes, seat_hint(seat, reg).as_ref(), opts.liveness);
+        let registered_pi = reg.and_then(|r| {
+            Some(liveness::RegisteredPi {
+                pid: r.pid?,
+                alive: reg_alive?,
+            })
+        });
+        let live = liveness::seat_liveness_registered(
+            &panes,
+            seat_hint(seat, reg).as_ref(),
+            opts.liveness,
+            registered_pi,
+        );
         let obs = agent_cfg
             .filter(|a| !a.coordinator)
             .and_then(|a| workers.iter().find(|w| w.session_id == a.session_id));

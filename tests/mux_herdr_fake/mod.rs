@@ -6,19 +6,23 @@
 //! and an empty id when the request cannot be parsed (including an unknown method, since the
 //! method is part of the request type). Layout arithmetic follows the captures: a split keeps
 //! `ratio` of the space for the existing pane (top or left), a swap exchanges rectangles and
-//! leaves focus where it was.
+//! focuses the source (see `focus.rs` for workspaces, focus, restart and agent detection).
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+mod focus;
+mod server;
+use focus::detected_agent;
+use server::accept_loop;
+pub mod real;
 
 /// How the fake misbehaves, when asked to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,14 +65,33 @@ pub struct FakePane {
     pub rect: Rect,
 }
 
+/// A workspace with one tab (`<id>:t1`).
+#[derive(Debug, Clone)]
+pub struct FakeWorkspace {
+    pub id: String,
+    pub label: String,
+    /// This workspace's own focused pane (what `workspace.focus` brings back).
+    pub focused_pane: String,
+    /// Pane numbers are never reused, not even after a restart.
+    pub next_pane: u32,
+}
+
 #[derive(Debug)]
 pub struct State {
     pub mode: Mode,
     pub version: String,
     pub protocol: u32,
     pub panes: Vec<FakePane>,
+    /// The focused pane (of the focused workspace); kept in step by `focus::focus_pane`.
     pub focused: String,
-    pub next_pane: u32,
+    /// Workspaces in order; each remembers its own focused pane and next pane number.
+    pub workspaces: Vec<FakeWorkspace>,
+    /// The focused workspace.
+    pub focused_ws: String,
+    /// Terminal ids handed out so far (a restart hands out new ones).
+    pub next_terminal: u32,
+    /// Refuse `workspace.focus` and `pane.focus` (to test a focus that cannot be put back).
+    pub refuse_focus: bool,
     /// Every request received, parsed (unparseable ones as a string).
     pub requests: Vec<Value>,
     /// Panes whose agent shows a dialog: `agent.prompt` refuses with `agent_blocked`.
@@ -88,7 +111,14 @@ pub struct FakeHerdr {
     thread: Option<JoinHandle<()>>,
 }
 
-const AREA: Rect = Rect {
+/// The shell pid given to panes of workspaces created over the socket (a label: no such
+/// process; tests that need ancestry set real pids).
+pub const NO_SHELL: u32 = 1_999_900;
+
+/// Pids of programs typed into a fake pane's shell (labels only: no such process exists).
+pub const CHILD_PID_BASE: u32 = 3_000_000;
+
+pub const AREA: Rect = Rect {
     x: 26,
     y: 1,
     width: 94,
@@ -103,11 +133,18 @@ impl FakeHerdr {
     /// Start with one workspace `w1` ("acc-ws"), one tab `w1:t1`, one pane `w1:p1` in `/tmp`
     /// whose shell is `shell_pid` (a real process, so ancestry checks work) running `bash`.
     pub fn start(shell_pid: u32) -> FakeHerdr {
+        FakeHerdr::start_at(shell_pid, Path::new("herdr.sock"))
+    }
+
+    /// As `start`, listening at `socket` relative to the fake's own temp dir (e.g.
+    /// `herdr/sessions/acc/herdr.sock`, where Herdr keeps a named session's socket).
+    pub fn start_at(shell_pid: u32, socket: &Path) -> FakeHerdr {
         let dir = tempfile::Builder::new()
             .prefix("herdr-fake-")
             .tempdir()
             .unwrap();
-        let socket = dir.path().join("herdr.sock");
+        let socket = dir.path().join(socket);
+        std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
         let listener = UnixListener::bind(&socket).unwrap();
         let state = Arc::new(Mutex::new(State {
             mode: Mode::Normal,
@@ -126,7 +163,15 @@ impl FakeHerdr {
                 rect: AREA,
             }],
             focused: "w1:p1".into(),
-            next_pane: 2,
+            workspaces: vec![FakeWorkspace {
+                id: "w1".into(),
+                label: "acc-ws".into(),
+                focused_pane: "w1:p1".into(),
+                next_pane: 2,
+            }],
+            focused_ws: "w1".into(),
+            next_terminal: 2,
+            refuse_focus: false,
             requests: Vec::new(),
             blocked: HashSet::new(),
             prompts: Vec::new(),
@@ -171,52 +216,6 @@ impl Drop for FakeHerdr {
     }
 }
 
-fn accept_loop(listener: UnixListener, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
-    let mut workers = Vec::new();
-    while !stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((conn, _)) => {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let (st, sp) = (state.clone(), stop.clone());
-                workers.push(std::thread::spawn(move || serve(conn, st, sp)));
-                workers.retain(|w: &JoinHandle<()>| !w.is_finished());
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(2)),
-        }
-    }
-    for w in workers {
-        let _ = w.join();
-    }
-}
-
-fn serve(conn: UnixStream, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
-    conn.set_nonblocking(false).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let mode = state.lock().unwrap().mode;
-    let reply = match mode {
-        Mode::Stall => {
-            let end = Instant::now() + Duration::from_secs(10);
-            while !stop.load(Ordering::SeqCst) && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            return;
-        }
-        Mode::Garbage => "this is not json".to_string(),
-        Mode::WrongId => json!({"id": "someone-else", "result": {"type": "ok"}}).to_string(),
-        Mode::Normal => handle(&line, &mut state.lock().unwrap()).to_string(),
-    };
-    let mut w = conn;
-    let _ = w.write_all(reply.as_bytes());
-    let _ = w.write_all(b"\n");
-}
-
 fn error(id: &str, code: &str, message: &str) -> Value {
     json!({"error": {"code": code, "message": message}, "id": id})
 }
@@ -241,24 +240,13 @@ fn pane_json(p: &FakePane, focused: &str) -> Value {
     if let Some(l) = &p.label {
         v["label"] = json!(l);
     }
+    if let Some(a) = detected_agent(p) {
+        v["agent"] = json!(a);
+    }
     if !p.tokens.is_empty() {
         v["tokens"] = json!(p.tokens);
     }
     v
-}
-
-fn layout_json(s: &State) -> Value {
-    json!({
-        "area": AREA.json(),
-        "focused_pane_id": s.focused,
-        "panes": s.panes.iter().map(|p| json!({
-            "focused": p.id == s.focused, "pane_id": p.id, "rect": p.rect.json()
-        })).collect::<Vec<_>>(),
-        "splits": [],
-        "tab_id": "w1:t1",
-        "workspace_id": "w1",
-        "zoomed": false,
-    })
 }
 
 fn process_info_json(p: &FakePane) -> Value {
@@ -311,21 +299,7 @@ fn handle(line: &str, s: &mut State) -> Value {
         ),
         "session.snapshot" => ok(
             id,
-            json!({"type": "session_snapshot", "snapshot": {
-                "agents": [],
-                "focused_pane_id": focused,
-                "focused_tab_id": "w1:t1",
-                "focused_workspace_id": "w1",
-                "layouts": [layout_json(s)],
-                "panes": s.panes.iter().map(|p| pane_json(p, &focused)).collect::<Vec<_>>(),
-                "protocol": s.protocol,
-                "tabs": [{"agent_status": "unknown", "focused": true, "label": "1", "number": 1,
-                          "pane_count": s.panes.len(), "tab_id": "w1:t1", "workspace_id": "w1"}],
-                "version": s.version,
-                "workspaces": [{"active_tab_id": "w1:t1", "agent_status": "unknown", "focused": true,
-                                "label": "acc-ws", "number": 1, "pane_count": s.panes.len(),
-                                "tab_count": 1, "workspace_id": "w1"}],
-            }}),
+            json!({"type": "session_snapshot", "snapshot": s.snapshot_json()}),
         ),
         "pane.list" => {
             let ws = str_param(&params, "workspace_id");
@@ -367,7 +341,8 @@ fn handle(line: &str, s: &mut State) -> Value {
                     id,
                     json!({"process_info": process_info_json(&s.panes[i]), "type": "pane_process_info"}),
                 ),
-                None => not_found(Some(pid)),
+                // Captured (127): this method's message names no pane.
+                None => error(id, "pane_not_found", "pane not found"),
             }
         }
         "pane.split" => {
@@ -383,37 +358,17 @@ fn handle(line: &str, s: &mut State) -> Value {
                 _ => return error("", "invalid_request", "failed to parse request"),
             };
             let ratio = params.get("ratio").and_then(Value::as_f64).unwrap_or(0.5);
-            let r = s.panes[i].rect;
-            let (keep, new_rect) = if down {
-                let h1 = ((f64::from(r.height) * ratio).round() as u32).clamp(1, r.height - 1);
-                (
-                    Rect { height: h1, ..r },
-                    Rect {
-                        y: r.y + h1,
-                        height: r.height - h1,
-                        ..r
-                    },
-                )
-            } else {
-                let w1 = ((f64::from(r.width) * ratio).round() as u32).clamp(1, r.width - 1);
-                (
-                    Rect { width: w1, ..r },
-                    Rect {
-                        x: r.x + w1,
-                        width: r.width - w1,
-                        ..r
-                    },
-                )
-            };
+            let (keep, new_rect) = focus::split_rects(s.panes[i].rect, down, ratio);
             s.panes[i].rect = keep;
-            let n = s.next_pane;
-            s.next_pane += 1;
+            let ws = s.panes[i].workspace_id.clone();
+            let pane_id = s.next_pane_id(&ws);
+            let terminal_id = s.next_terminal_id();
             let shell = s.panes[i].shell_pid;
             let new = FakePane {
-                id: format!("w1:p{n}"),
-                terminal_id: terminal_id(n),
-                workspace_id: "w1".into(),
-                tab_id: "w1:t1".into(),
+                id: pane_id,
+                terminal_id,
+                workspace_id: ws.clone(),
+                tab_id: format!("{ws}:t1"),
                 label: None,
                 cwd: str_param(&params, "cwd").unwrap_or("/tmp").to_string(),
                 tokens: BTreeMap::new(),
@@ -421,31 +376,28 @@ fn handle(line: &str, s: &mut State) -> Value {
                 foreground: vec![(shell, "bash".into(), vec!["/bin/bash".into()])],
                 rect: new_rect,
             };
-            if params.get("focus").and_then(Value::as_bool) == Some(true) {
-                s.focused = new.id.clone();
-            }
-            let reply = json!({"pane": pane_json(&new, &s.focused), "type": "pane_info"});
+            let focus = params.get("focus").and_then(Value::as_bool) == Some(true);
+            let new_id = new.id.clone();
             s.panes.push(new);
+            if focus {
+                s.focus_pane(&new_id);
+            }
+            let reply = json!({"pane": pane_json(&s.panes[s.panes.len() - 1], &s.focused),
+                               "type": "pane_info"});
             ok(id, reply)
         }
         "pane.swap" => {
+            if let (Some(p), Some(d)) = (
+                str_param(&params, "pane_id"),
+                str_param(&params, "direction"),
+            ) {
+                return s.swap_direction_json(id, p, d);
+            }
             let (src, dst) = (
                 str_param(&params, "source_pane_id"),
                 str_param(&params, "target_pane_id"),
             );
-            let (Some(a), Some(b)) = (find(s, src), find(s, dst)) else {
-                return not_found(src.or(dst));
-            };
-            let changed = a != b;
-            let ra = s.panes[a].rect;
-            s.panes[a].rect = s.panes[b].rect;
-            s.panes[b].rect = ra;
-            ok(
-                id,
-                json!({"swap": {"changed": changed, "focused_pane_id": s.focused,
-                        "layout": layout_json(s), "source_pane_id": src, "target_pane_id": dst},
-                       "type": "pane_swap"}),
-            )
+            s.swap_json(id, src, dst)
         }
         "pane.rename" => {
             let pid = str_param(&params, "pane_id");
@@ -475,10 +427,19 @@ fn handle(line: &str, s: &mut State) -> Value {
                 .unwrap_or_default();
             if keys.iter().any(|k| k == "Enter") {
                 // A shell runs the typed line: its first word becomes the foreground process.
-                if let Some(first) = text.split_whitespace().next() {
-                    let name = first.trim_matches('\'').rsplit('/').next().unwrap_or(first);
-                    let pid = s.panes[i].shell_pid;
-                    s.panes[i].foreground = vec![(pid, name.to_string(), vec![first.into()])];
+                // `exec -a NAME prog …` replaces the shell (same pid, argv[0] NAME, name prog);
+                // any other line runs a child of the shell (a pid of its own).
+                let words: Vec<&str> = text.split_whitespace().collect();
+                let shell = s.panes[i].shell_pid;
+                let (pid, name, argv0) = match words.as_slice() {
+                    ["exec", "-a", a0, prog, ..] => (shell, *prog, *a0),
+                    ["exec", prog, ..] => (shell, *prog, *prog),
+                    [first, ..] => (CHILD_PID_BASE + s.requests.len() as u32, *first, *first),
+                    [] => (shell, "", ""),
+                };
+                if !name.is_empty() {
+                    let base = name.trim_matches('\'').rsplit('/').next().unwrap_or(name);
+                    s.panes[i].foreground = vec![(pid, base.to_string(), vec![argv0.into()])];
                 }
             }
             s.inputs.push((pid.unwrap_or("").to_string(), text, keys));
@@ -486,10 +447,13 @@ fn handle(line: &str, s: &mut State) -> Value {
         }
         "pane.layout" => {
             let pid = str_param(&params, "pane_id").unwrap_or(&focused);
-            if find(s, Some(pid)).is_none() {
+            let Some(ws) = s.workspace_of(pid) else {
                 return not_found(Some(pid));
-            }
-            ok(id, json!({"layout": layout_json(s), "type": "pane_layout"}))
+            };
+            ok(
+                id,
+                json!({"layout": s.layout_json(&ws), "type": "pane_layout"}),
+            )
         }
         "pane.close" => {
             let pid = str_param(&params, "pane_id");
@@ -497,13 +461,28 @@ fn handle(line: &str, s: &mut State) -> Value {
                 return not_found(pid);
             };
             let gone = s.panes.remove(i);
-            // The closed pane's space goes back to a neighbour (simplified: the first pane).
-            if let Some(first) = s.panes.first_mut() {
+            // The closed pane's space goes back to a neighbour (simplified: the first pane of
+            // its workspace), which also takes its focus.
+            let heir = s
+                .panes
+                .iter()
+                .position(|p| p.workspace_id == gone.workspace_id);
+            if let Some(h) = heir {
+                let first = &mut s.panes[h];
                 first.rect.height += gone.rect.height;
                 first.rect.y = first.rect.y.min(gone.rect.y);
-            }
-            if s.focused == gone.id {
-                s.focused = s.panes.first().map(|p| p.id.clone()).unwrap_or_default();
+                let heir_id = first.id.clone();
+                if s.layout_focus(&gone.workspace_id) == gone.id {
+                    if s.focused == gone.id {
+                        s.focus_pane(&heir_id);
+                    } else if let Some(w) =
+                        s.workspaces.iter_mut().find(|w| w.id == gone.workspace_id)
+                    {
+                        w.focused_pane = heir_id;
+                    }
+                }
+            } else if s.focused == gone.id {
+                s.focused = String::new();
             }
             ok(id, json!({"type": "ok"}))
         }
@@ -526,7 +505,8 @@ fn handle(line: &str, s: &mut State) -> Value {
             let target = str_param(&params, "target").unwrap_or("");
             // Like Herdr 0.8.2 (behaviour 051, 052-054, 101): only a pane with a detected agent
             // takes a prompt; plain `cat` or a shell is `agent_not_found`.
-            let Some(i) = find(s, Some(target)).filter(|&i| detected_agent(&s.panes[i])) else {
+            let Some(i) = find(s, Some(target)).filter(|&i| detected_agent(&s.panes[i]).is_some())
+            else {
                 return error(
                     id,
                     "agent_not_found",
@@ -552,19 +532,9 @@ fn handle(line: &str, s: &mut State) -> Value {
                        "type": "agent_prompted"}),
             )
         }
-        _ => error("", "invalid_request", "failed to parse request"),
+        _ => focus::handle_more(method, id, &params, s)
+            .unwrap_or_else(|| error("", "invalid_request", "failed to parse request")),
     }
-}
-
-/// Herdr detects pi by a foreground process named `pi` (a copy or a script named so) or whose
-/// `argv[0]` is `pi` (`exec -a pi …`); behaviour captures 042-048, 109-117.
-fn detected_agent(p: &FakePane) -> bool {
-    p.foreground.iter().any(|(_, name, argv)| {
-        name == "pi"
-            || argv
-                .first()
-                .is_some_and(|a0| a0.rsplit('/').next() == Some("pi"))
-    })
 }
 
 /// Fixture replies, to check the fake against what a real Herdr printed.

@@ -22,7 +22,12 @@ use super::{
 use crate::fsguard;
 use crate::text::sanitize;
 
+mod place;
+mod types;
+pub use types::*;
+mod socket;
 pub(in crate::mux) mod wire;
+pub use place::{Focus, FocusNote};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
@@ -38,135 +43,6 @@ const MARKER_SOURCE: &str = "intercom-pane";
 const MARKER_TOKEN: &str = "intercom-pane-owner";
 
 static REQUEST_SEQ: AtomicU64 = AtomicU64::new(0);
-
-/// A pane as Herdr reports it (`PaneInfo` in the schema); unknown fields are ignored.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct HerdrPane {
-    pub pane_id: String,
-    pub terminal_id: String,
-    pub workspace_id: String,
-    pub tab_id: String,
-    #[serde(default)]
-    pub focused: bool,
-    #[serde(default)]
-    pub cwd: Option<String>,
-    #[serde(default)]
-    pub foreground_cwd: Option<String>,
-    #[serde(default)]
-    pub label: Option<String>,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
-    #[serde(default)]
-    pub tokens: HashMap<String, String>,
-}
-
-/// One foreground process of a pane.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct HerdrProcess {
-    pub pid: u32,
-    pub name: String,
-    #[serde(default)]
-    pub argv: Option<Vec<String>>,
-    #[serde(default)]
-    pub cwd: Option<String>,
-}
-
-/// `pane.process_info`: the pane's shell and its foreground processes (no start times).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct HerdrProcessInfo {
-    pub pane_id: String,
-    #[serde(default)]
-    pub shell_pid: Option<u32>,
-    #[serde(default)]
-    pub foreground_process_group_id: Option<u32>,
-    #[serde(default)]
-    pub foreground_processes: Vec<HerdrProcess>,
-    #[serde(default)]
-    pub tty: Option<String>,
-}
-
-impl HerdrProcessInfo {
-    /// The foreground process group leader (else the first foreground process).
-    pub fn foreground(&self) -> Option<&HerdrProcess> {
-        let leader = self.foreground_process_group_id;
-        self.foreground_processes
-            .iter()
-            .find(|p| Some(p.pid) == leader)
-            .or_else(|| self.foreground_processes.first())
-    }
-}
-
-/// A rectangle in the layout.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-pub struct Rect {
-    pub x: u32,
-    pub y: u32,
-    pub width: u32,
-    pub height: u32,
-}
-
-/// One pane's place in a layout.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct LayoutPane {
-    pub pane_id: String,
-    #[serde(default)]
-    pub focused: bool,
-    pub rect: Rect,
-}
-
-/// A tab's layout (`PaneLayoutSnapshot`).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct Layout {
-    pub workspace_id: String,
-    pub tab_id: String,
-    pub focused_pane_id: String,
-    pub panes: Vec<LayoutPane>,
-}
-
-impl Layout {
-    /// The rectangle of one pane.
-    pub fn rect(&self, pane_id: &str) -> Option<Rect> {
-        self.panes
-            .iter()
-            .find(|p| p.pane_id == pane_id)
-            .map(|p| p.rect)
-    }
-}
-
-/// `pane.swap` result.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct SwapResult {
-    pub changed: bool,
-    pub focused_pane_id: String,
-    pub layout: Layout,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Labelled {
-    #[serde(default)]
-    workspace_id: Option<String>,
-    #[serde(default)]
-    tab_id: Option<String>,
-    #[serde(default)]
-    label: Option<String>,
-}
-
-/// `session.snapshot`: everything in one answer.
-#[derive(Debug, Clone, Deserialize)]
-struct Snapshot {
-    version: String,
-    protocol: u32,
-    #[serde(default)]
-    workspaces: Vec<Labelled>,
-    #[serde(default)]
-    tabs: Vec<Labelled>,
-    #[serde(default)]
-    panes: Vec<HerdrPane>,
-    #[serde(default)]
-    layouts: Vec<Layout>,
-}
 
 /// One Herdr server, addressed by its socket path.
 #[derive(Debug)]
@@ -184,21 +60,9 @@ impl Herdr {
         }
     }
 
-    /// The socket the environment names: `$HERDR_SOCKET_PATH`, else
-    /// `$XDG_CONFIG_HOME/herdr/herdr.sock`, else `~/.config/herdr/herdr.sock`.
+    /// The socket Herdr's own CLI would use in this environment (`socket::socket_from_env`).
     pub fn socket_from_env(env: &MuxEnv) -> Option<PathBuf> {
-        if let Some(p) = &env.herdr_socket_path {
-            return Some(PathBuf::from(p));
-        }
-        if let Some(x) = &env.xdg_config_home {
-            return Some(Path::new(x).join("herdr").join("herdr.sock"));
-        }
-        env.home.as_ref().map(|h| {
-            Path::new(h)
-                .join(".config")
-                .join("herdr")
-                .join("herdr.sock")
-        })
+        socket::socket_from_env(env)
     }
 
     /// A client for the socket the environment names.
@@ -251,7 +115,12 @@ impl Herdr {
         Ok(pong)
     }
 
-    fn call(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, MuxError> {
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, MuxError> {
         self.ping(deadline)?;
         self.request(method, params, deadline)
     }
@@ -346,7 +215,8 @@ impl Herdr {
         field(&r, "pane")
     }
 
-    /// `pane.swap` of two panes (focus stays where it was).
+    /// `pane.swap` of two panes. A swap that changes the layout focuses the source pane and its
+    /// workspace (captured): `place_above` puts the focus back.
     pub fn swap_panes(
         &self,
         source: &str,
@@ -462,7 +332,7 @@ impl Herdr {
             tty: info
                 .and_then(|i| i.tty.clone())
                 .filter(|t| t.starts_with("/dev/")),
-            current_command: fg.map(|f| sanitize(&f.name)).filter(|s| !s.is_empty()),
+            current_command: fg.map(|f| sanitize(f.command())).filter(|s| !s.is_empty()),
             cwd: p
                 .foreground_cwd
                 .clone()
@@ -564,49 +434,10 @@ impl Multiplexer for Herdr {
         )))
     }
 
-    /// Herdr cannot split above: split down (the existing pane keeps `percent`), swap so the new
-    /// pane is on top with focus unchanged, check the layout, then type the command.
+    /// Herdr cannot split above: split down, swap, focus put back, layout checked, command
+    /// typed (`place::place_above`).
     fn split_above(&self, req: &SplitAbove, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        if !(10..=90).contains(&req.percent) {
-            return Err(err(
-                ErrorCode::BadRequest,
-                "herdr split percent out of 10..=90",
-            ));
-        }
-        if req.argv.is_empty() {
-            return Err(err(ErrorCode::BadRequest, "empty argv"));
-        }
-        let cwd = match &req.cwd {
-            Some(c) => Some(
-                c.to_str()
-                    .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?,
-            ),
-            None => None,
-        };
-        let ratio = f64::from(req.percent) / 100.0;
-        let new = self.split(&req.target, true, ratio, cwd, &req.env, deadline)?;
-        let swap = self.swap_panes(&req.target, &new.pane_id, deadline)?;
-        if !swap.changed {
-            return Err(err(ErrorCode::Failed, "swap did not change the layout"));
-        }
-        let layout = self.layout(&req.target, deadline)?;
-        let (Some(new_rect), Some(old_rect)) =
-            (layout.rect(&new.pane_id), layout.rect(&req.target))
-        else {
-            return Err(bad("layout without the split panes"));
-        };
-        if new_rect.y >= old_rect.y {
-            return Err(err(ErrorCode::Failed, "new pane is not above the target"));
-        }
-        self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
-        let info = self.process_info(&new.pane_id, deadline)?;
-        Ok(Herdr::to_pane_info(
-            &new,
-            info.as_ref(),
-            Some(new_rect),
-            None,
-            None,
-        ))
+        self.place_above(req, deadline).map(|(pane, _)| pane)
     }
 
     /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
@@ -714,28 +545,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn socket_path_order() {
-        let mut env = MuxEnv {
-            home: Some("/home/u".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/home/u/.config/herdr/herdr.sock")
-        );
-        env.xdg_config_home = Some("/x".into());
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/x/herdr/herdr.sock")
-        );
-        env.herdr_socket_path = Some("/s/h.sock".into());
-        assert_eq!(
-            Herdr::socket_from_env(&env).unwrap(),
-            PathBuf::from("/s/h.sock")
-        );
-    }
-
-    #[test]
     fn parses_fixture_shapes() {
         let info: HerdrProcessInfo = serde_json::from_str(
             r#"{"foreground_process_group_id":15492,"foreground_processes":[{"argv":["sleep","300"],"cmdline":"sleep 300","cwd":"/tmp","name":"sleep","pid":15492}],"pane_id":"w1:p3","shell_pid":14564}"#,
@@ -743,5 +552,29 @@ mod tests {
         .unwrap();
         assert_eq!(info.foreground().unwrap().name, "sleep");
         assert_eq!(info.shell_pid, Some(14564));
+    }
+
+    /// The foreground command as tmux names it (captures 043, 045, 047, 109, 112, 115).
+    #[test]
+    fn command_is_argv0_like_tmux() {
+        let p = |name: &str, argv: Option<&[&str]>| HerdrProcess {
+            pid: 1,
+            name: name.into(),
+            argv: argv.map(|a| a.iter().map(|s| s.to_string()).collect()),
+            cwd: None,
+        };
+        assert_eq!(p("sleep", Some(&["pi", "600"])).command(), "pi");
+        assert_eq!(
+            p("pi", Some(&["/home/dev/bin/sleep/pi", "600"])).command(),
+            "pi"
+        );
+        assert_eq!(
+            p("pi", Some(&["/bin/sh", "/home/dev/bin/script/pi"])).command(),
+            "sh"
+        );
+        assert_eq!(p("sleep", Some(&["sleep", "600"])).command(), "sleep");
+        assert_eq!(p("bash", Some(&["-bash"])).command(), "bash");
+        assert_eq!(p("cat", None).command(), "cat");
+        assert_eq!(p("cat", Some(&[])).command(), "cat");
     }
 }

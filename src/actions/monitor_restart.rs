@@ -1,0 +1,101 @@
+//! ensure-monitor after a Herdr server restart: the monitor's pane comes back with the same id
+//! and label, in the same workspace, but as a fresh shell with a new terminal id; the monitor
+//! process and our metadata marker are gone (captures 141–170 of `fixtures/herdr-0.8.2/behaviour`).
+//!
+//! Why it is still provably ours: Herdr pane ids are never reused on one server (not across a
+//! restart either: 135, 169), and the record names the pane, its workspace, the coordinator's
+//! pane and both panes' terminal ids. A restart renews every terminal id, so the proof is: the
+//! same socket; the coordinator is the recorded pane in the recorded workspace; the recorded
+//! monitor pane is there, in that workspace, labelled `Intercom monitor`, without a marker; and
+//! both panes' terminal ids differ from the recorded ones. A pane that passes is relaunched in
+//! place — only when its shell is in the foreground (nothing else runs there), so nothing is
+//! typed into a program.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
+use crate::clock::{format_iso, Ms};
+use crate::mux::herdr::Herdr;
+use crate::mux::{self, MuxKind, Owner, PaneInfo};
+
+/// The recorded monitor pane, when it is ours after a restart (see the module comment).
+pub fn survivor<'a>(prev: &Value, owner: &Owner, panes: &'a [PaneInfo]) -> Option<&'a PaneInfo> {
+    if owner.kind != MuxKind::Herdr
+        || prev["multiplexer"].as_str() != Some("herdr")
+        || !matches!(prev["stage"].as_str(), Some("submitted" | "observed"))
+    {
+        return None;
+    }
+    let recorded_server: mux::ServerIdentity =
+        serde_json::from_value(prev["server"].clone()).ok()?;
+    if !recorded_server.same_server(&owner.server) {
+        return None;
+    }
+    let workspace = prev["workspace"].as_str()?;
+    let pane_terminal = prev["paneTerminal"].as_str()?;
+    let caller_terminal = prev["callerTerminal"].as_str()?;
+    if prev["caller"].as_str()? != owner.pane.id
+        || owner.pane.session_id != workspace
+        || owner.pane.terminal_id.as_deref()? == caller_terminal
+    {
+        return None;
+    }
+    let id = prev["pane"].as_str()?;
+    panes.iter().find(|p| {
+        p.id == id
+            && p.session_id == workspace
+            && p.title.as_deref() == Some(MONITOR_NAME)
+            && p.marker.is_none()
+            && p.terminal_id.as_deref().is_some_and(|t| t != pane_terminal)
+    })
+}
+
+/// Start the monitor again in its surviving pane: record `run_pending` (with the new terminal
+/// ids and a new marker), mark, type the command, record `submitted`.
+pub fn relaunch(
+    prev: &Value,
+    owner: &Owner,
+    pane: &PaneInfo,
+    argv: &[String],
+    record: &Path,
+    now: Ms,
+) -> Result<Outcome, EnsureError> {
+    let herdr = Herdr::at_socket(&owner.socket_path);
+    let idle = herdr
+        .process_info(&pane.id, deadline())
+        .ok()
+        .flatten()
+        .is_some_and(|i| i.shell_pid.is_some() && i.foreground().map(|f| f.pid) == i.shell_pid);
+    if !idle {
+        return Err(EnsureError::Refused(format!(
+            "pane {} is our monitor's pane from before a Herdr restart, but something other than its shell runs there: not typing into it",
+            pane.id
+        )));
+    }
+    let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
+    let mut rec = prev.clone();
+    rec["stage"] = json!("run_pending");
+    rec["marker"] = json!(marker);
+    rec["paneTerminal"] = json!(pane.terminal_id);
+    rec["callerTerminal"] = json!(owner.pane.terminal_id);
+    rec["server"] = json!(owner.server);
+    rec["relaunched"] = json!("after_server_restart");
+    rec["focus"] = json!("unchanged");
+    rec["updatedAt"] = json!(format_iso(now));
+    write_record(record, &rec)?;
+    let fail = |e: mux::MuxError| EnsureError::Failed {
+        stage: "run_pending".into(),
+        detail: e.to_string(),
+    };
+    mux::Multiplexer::set_marker(&herdr, &pane.id, &marker, deadline()).map_err(fail)?;
+    herdr
+        .run(&pane.id, &mux::shell_line(argv), deadline())
+        .map_err(fail)?;
+    rec["stage"] = json!("submitted");
+    write_record(record, &rec)?;
+    Ok(Outcome::Relaunched {
+        pane: pane.id.clone(),
+    })
+}

@@ -1,0 +1,141 @@
+//! A private, headless real Herdr server for the real-Herdr tier (compiled as ignored when
+//! `herdr` is not on PATH): `herdr server` with its own `XDG_CONFIG_HOME` in a temp dir and its
+//! own `HERDR_SESSION`, update checks off, as `fixtures/herdr-0.8.2/behaviour/README.md`
+//! describes. Stopped with `herdr server stop` (and the child killed) on drop; nothing else of
+//! the machine's Herdr is touched.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use intercom_pane::mux::herdr::Herdr;
+use serde_json::Value;
+
+pub struct RealHerdr {
+    pub config: tempfile::TempDir,
+    pub session: String,
+    pub socket: PathBuf,
+    server: Option<Child>,
+}
+
+impl RealHerdr {
+    /// Start a private server and wait (≤ 10 s) until it answers `ping`.
+    pub fn start() -> RealHerdr {
+        let config = tempfile::Builder::new()
+            .prefix("herdr-real-")
+            .tempdir()
+            .unwrap();
+        let herdr_dir = config.path().join("herdr");
+        std::fs::create_dir_all(&herdr_dir).unwrap();
+        std::fs::write(
+            herdr_dir.join("config.toml"),
+            "[update]\nversion_check = false\nmanifest_check = false\n",
+        )
+        .unwrap();
+        let session = format!("ip-test-{}", std::process::id());
+        let socket = herdr_dir.join("sessions").join(&session).join("herdr.sock");
+        let mut h = RealHerdr {
+            config,
+            session,
+            socket,
+            server: None,
+        };
+        h.start_server();
+        h
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new("herdr");
+        c.env("XDG_CONFIG_HOME", self.config.path())
+            .env("HERDR_SESSION", &self.session)
+            .env_remove("HERDR_SOCKET_PATH")
+            .env_remove("HERDR_ENV")
+            .env_remove("HERDR_PANE_ID");
+        c
+    }
+
+    /// (Re)start the server process and wait for it.
+    pub fn start_server(&mut self) {
+        let child = self
+            .command()
+            .arg("server")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("herdr server");
+        self.server = Some(child);
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            let h = Herdr::at_socket(&self.socket);
+            if h.ping(Instant::now() + Duration::from_millis(500)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("herdr server did not answer at {}", self.socket.display());
+    }
+
+    /// `herdr server stop`, then reap the server process (a restart's first half).
+    pub fn stop_server(&mut self) {
+        let _ = self.cli(&["server", "stop"]);
+        if let Some(mut c) = self.server.take() {
+            let end = Instant::now() + Duration::from_secs(15);
+            while Instant::now() < end {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// One `herdr …` call on this server.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("herdr cli")
+    }
+
+    /// One `herdr …` call whose stdout is JSON with a `result`.
+    pub fn result(&self, args: &[&str]) -> Value {
+        let o = self.cli(args);
+        assert!(
+            o.status.success(),
+            "herdr {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["result"].clone()
+    }
+
+    /// A client for this server.
+    pub fn client(&self) -> Herdr {
+        Herdr::at_socket(&self.socket)
+    }
+
+    /// Wait (≤ 10 s) until the pane's shell is ready, then its shell pid.
+    pub fn shell_pid(&self, pane: &str) -> u32 {
+        let _ = self.cli(&[
+            "pane",
+            "wait-output",
+            pane,
+            "--regex",
+            "[$#] *$",
+            "--timeout",
+            "10000",
+        ]);
+        let h = self.client();
+        let info = h
+            .process_info(pane, Instant::now() + Duration::from_secs(3))
+            .unwrap()
+            .unwrap();
+        info.shell_pid.unwrap()
+    }
+}
+
+impl Drop for RealHerdr {
+    fn drop(&mut self) {
+        self.stop_server();
+    }
+}
