@@ -123,7 +123,11 @@ fn a_demo_agent_that_ends_says_why() {
         ])
         .args(["--lifetime", "2", "--end-reason", reason])
         .arg("--session-file")
-        .arg(tmp.path().join("s.jsonl"))
+        // pi's own name for a session file: `register` accepts no other.
+        .arg(
+            tmp.path()
+                .join(format!("2026-11-30T10-00-00-000Z_{id}.jsonl")),
+        )
         .arg("--cwd")
         .arg(&root)
         .arg("--root")

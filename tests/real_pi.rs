@@ -342,10 +342,14 @@ fn a_real_pi_is_classified_at_every_step() {
         "{w}"
     );
     server.tmux(&["send-keys", "-t", pane, "C-d"]);
-    assert_eq!(
-        wait_state(&env, &sock, "offline", 15_000),
-        ("offline".into(), "pane_not_running_pi".into())
-    );
+    // While pi quits it has recorded the end of its session (`session_closed`); once it is gone
+    // its pane runs no pi.
+    let gone = wait_for(15_000, || {
+        let s = state(&env, &sock);
+        (s.1 == "pane_not_running_pi").then_some(s)
+    })
+    .unwrap_or_else(|| state(&env, &sock));
+    assert_eq!(gone, ("offline".into(), "pane_not_running_pi".into()));
     // The registration recorded the exit before pi was gone, and is now stale.
     let idx = scan_json(&env, &["--tmux-socket", &sock.display().to_string()]);
     let w = record(&idx, "W");

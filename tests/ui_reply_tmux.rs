@@ -3,6 +3,7 @@
 //! to a file) beside an offline worker. Driven with send-keys, read with capture-pane.
 
 mod mux_support;
+mod pi_support;
 mod scan_support;
 
 use std::path::{Path, PathBuf};
@@ -35,11 +36,8 @@ fn seat_argv(env: &Env, id: &str, out: &Path) -> Vec<String> {
         env.path("root").display(),
         out.display()
     );
-    vec![
-        "bash".into(),
-        "-c".into(),
-        format!("exec -a pi bash -c '{script}'"),
-    ]
+    // The pi stand-in: `register` accepts only a pi.
+    pi_support::pi_pane_argv(&env.path("pi-bin"), &script)
 }
 
 struct Rig {
