@@ -127,14 +127,13 @@ fn answer(s: TcpStream) -> std::io::Result<()> {
     w.flush()
 }
 
-/// The first session file under pi's `sessions` folder (in its per-cwd subfolder).
+/// The first session file under pi's `sessions` folder (in its per-cwd subfolder), once its
+/// header line is whole: pi may be creating it right now.
 fn first_session_file(sessions: &Path) -> Option<std::path::PathBuf> {
     let dir = std::fs::read_dir(sessions).ok()?.flatten().next()?.path();
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .next()
-        .map(|e| e.path())
+    let file = std::fs::read_dir(dir).ok()?.flatten().next()?.path();
+    let text = std::fs::read(&file).ok()?;
+    text.contains(&b'\n').then_some(file)
 }
 
 /// Type the first prompt and wait for pi's session file. pi may still be settling its editor
