@@ -124,6 +124,17 @@ pub fn one_line(s: &str, max_chars: usize) -> String {
     }
 }
 
+/// Quote one word for a POSIX shell (single quotes; `'` becomes `'\''`).
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if safe {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -222,6 +222,7 @@ fn reply_box_states() {
         outcome: ReplyOutcome::Delivered {
             at: now(),
             target: "demo:1".into(),
+            outcome: "delivered",
         },
     });
     // The receipt survives a refresh and shows on the row.
@@ -266,6 +267,7 @@ fn receipts_and_refusals_show_at_every_pane_height() {
         outcome: ReplyOutcome::Delivered {
             at: now(),
             target: "demo:1".into(),
+            outcome: "delivered",
         },
     });
     for w in [20u16, 30, 40, 80, 120] {
@@ -402,4 +404,34 @@ fn toggles_show_counts_and_the_seen_group() {
     assert!(a.list_view().items.iter().all(
         |it| !matches!(it, intercom_pane::ui::app::Item::Row(r) if r.state == BoardState::Offline)
     ));
+}
+
+/// The details of a closed worker say it can come back, and with which command (the name quoted
+/// for a shell).
+#[test]
+fn a_closed_workers_details_give_the_resume_command() {
+    let mut snap = demo_snapshot(3, 1, now());
+    let row = &mut snap.rows[0];
+    row.name = "Doc's".into();
+    row.state = BoardState::Offline;
+    row.close_job = Some(intercom_pane::snapshot::CloseJobView {
+        job_id: "j1".into(),
+        state: "closed".into(),
+        reason: None,
+        updated_at: now(),
+    });
+    let id = row.id.clone();
+    let mut a = app_with(false, snap);
+    for _ in 0..10 {
+        if a.selected_row().map(|r| r.id.as_str()) == Some(id.as_str()) {
+            break;
+        }
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    let screen = text(&buffer(&a, 120, 40));
+    assert!(
+        screen.contains("intercom-pane resume-worker 'Doc'\\''s' --confirm-closed"),
+        "{screen}"
+    );
 }

@@ -275,6 +275,7 @@ fn the_box_closes_after_sending_and_the_receipt_and_drafts_survive_refreshes() {
         outcome: ReplyOutcome::Delivered {
             at: now(),
             target: "sock:b".into(),
+            outcome: "delivered",
         },
     });
     assert!(a.draft("b").is_none());

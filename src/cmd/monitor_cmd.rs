@@ -120,10 +120,13 @@ impl ReplySender for ScanReply {
             return ReplyOutcome::Refused { reason };
         }
         match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
-            Ok(r) if r.delivered => ReplyOutcome::Delivered {
-                at: r.sent_at,
-                target: r.target.describe(),
-            },
+            Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {
+                ReplyOutcome::Delivered {
+                    at: r.sent_at,
+                    target: r.target.describe(),
+                    outcome: r.outcome.name(),
+                }
+            }
             Ok(r) => ReplyOutcome::Failed {
                 exit: r.exit_code,
                 signal: r.signal,

@@ -509,16 +509,7 @@ pub fn liveness_from(list: &Result<PaneList, MuxError>, hint: &SeatHint) -> Live
     }
 }
 
-/// Quote one word for a POSIX shell (single quotes; `'` becomes `'\''`).
-pub fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if safe {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+pub use crate::text::shell_quote;
 
 /// A command line for a shell that runs exactly `argv` (each word quoted).
 pub fn shell_line(argv: &[String]) -> String {

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::snapshot::{ReplyPath, Row, RowRole};
+use crate::snapshot::{BoardState, ReplyPath, Row, RowRole};
 use crate::ui::app::App;
 use crate::ui::fit::{age_text, cell, clean, name_of, wrap};
 use crate::ui::reply_box::receipt_line;
@@ -25,6 +25,7 @@ const DETAIL_ORDER: &[&str] = &[
     "Reply",
     "Handoff",
     "Close",
+    "Resume",
     "Task",
     "Workspace",
     "Model",
@@ -142,6 +143,18 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
             ),
             Style::default(),
         );
+        // A closed worker comes back with its saved session, name and responsibility, and only
+        // on a person's word that it is closed.
+        if cj.state == "closed" && row.state == BoardState::Offline {
+            add(
+                "Resume",
+                format!(
+                    "intercom-pane resume-worker {} --confirm-closed",
+                    crate::text::shell_quote(&clean(&row.name))
+                ),
+                Style::default(),
+            );
+        }
     }
     let task = match (&row.task, &row.task_source) {
         (Some(task), Some(src)) => format!("{} (source: {})", clean(task), clean(src)),

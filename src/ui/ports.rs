@@ -114,8 +114,13 @@ pub struct ReplyRequest {
 /// What happened to one reply. Never retried by the UI.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyOutcome {
-    /// The delivery tool reported success at `at` to `target`.
-    Delivered { at: Ms, target: String },
+    /// Sent at `at` to `target`; `outcome` is what pi made of it: `delivered` (a turn started),
+    /// `queued` (behind the running turn) or `unconfirmed` (no answer in time; never resent).
+    Delivered {
+        at: Ms,
+        target: String,
+        outcome: &'static str,
+    },
     /// The tool ran and failed.
     Failed {
         exit: Option<i32>,

@@ -13,11 +13,16 @@ use crate::ui::fit::{clean, clock_time, put};
 use crate::ui::ports::ReplyOutcome;
 use crate::ui::theme::Theme;
 
-/// `delivered <time> to <target>` / `failed (exit N): <stderr>` / `not sent: <reason>`.
+/// `delivered|queued|unconfirmed <time> to <target>` / `failed (exit N): <stderr>` /
+/// `not sent: <reason>`.
 pub fn receipt_text(o: &ReplyOutcome) -> String {
     match o {
-        ReplyOutcome::Delivered { at, target } => {
-            format!("delivered {} to {}", clock_time(*at), clean(target))
+        ReplyOutcome::Delivered {
+            at,
+            target,
+            outcome,
+        } => {
+            format!("{outcome} {} to {}", clock_time(*at), clean(target))
         }
         ReplyOutcome::Failed {
             exit,
@@ -55,7 +60,8 @@ pub(crate) fn receipt_line(app: &App, row_id: &str) -> Option<(String, bool)> {
         return Some((format!("sending to {}…", clean(to)), false));
     }
     let rc = app.receipt(row_id)?;
-    let warn = !matches!(rc.outcome, ReplyOutcome::Delivered { .. });
+    let warn =
+        !matches!(rc.outcome, ReplyOutcome::Delivered { outcome, .. } if outcome != "unconfirmed");
     Some((receipt_text(&rc.outcome), warn))
 }
 
@@ -199,9 +205,18 @@ mod tests {
         assert_eq!(
             receipt_text(&ReplyOutcome::Delivered {
                 at,
-                target: "dev:builder".into()
+                target: "dev:builder".into(),
+                outcome: "delivered",
             }),
             "delivered 10:00:03 to dev:builder"
+        );
+        assert_eq!(
+            receipt_text(&ReplyOutcome::Delivered {
+                at,
+                target: "dev:builder".into(),
+                outcome: "queued",
+            }),
+            "queued 10:00:03 to dev:builder"
         );
         assert_eq!(
             receipt_text(&ReplyOutcome::Failed {

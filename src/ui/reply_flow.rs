@@ -105,8 +105,9 @@ impl App {
 
     pub(super) fn on_reply_finished(&mut self, row_id: String, outcome: ReplyOutcome) {
         self.sending.remove(&row_id);
-        if matches!(outcome, ReplyOutcome::Delivered { .. }) {
-            // Sent text is gone from the editor; failures keep it for a deliberate retry.
+        if matches!(outcome, ReplyOutcome::Delivered { outcome, .. } if outcome != "unconfirmed") {
+            // Text pi has is gone from the editor; failures and unconfirmed sends keep it for a
+            // deliberate decision (never an automatic resend).
             self.drafts.remove(&row_id);
         }
         let finished_at = self.now();
