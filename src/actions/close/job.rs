@@ -72,7 +72,9 @@ fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
         "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
     );
     match reply::send(j.pass, j.key, &ask, j.now()) {
-        Ok(r) if r.delivered => {}
+        // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
+        // deadline, decides.
+        Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {}
         Ok(r) => return j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
         Err(e) => return j.end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
     }
