@@ -28,24 +28,39 @@ use serde_json::{json, Value};
 use super::herdr::wire;
 use super::ErrorCode;
 
-/// What the extension said (or `Unconfirmed` when it said nothing in time).
+/// What happened to a text that was sent — on every transport; the channel's answers use the
+/// same words (`Unconfirmed` also when it said nothing in time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    /// pi started a turn with it (typed/Herdr: the submission went through).
     Delivered,
+    /// pi was busy: it is held behind the running turn and sent when that turn settles.
     Queued,
+    /// Sent, but no confirmation came in time: it may have arrived. Never resent.
     Unconfirmed,
+    /// It did not reach pi.
     Failed,
 }
 
 impl Outcome {
-    fn parse(s: &str) -> Option<Outcome> {
-        match s {
-            "delivered" => Some(Outcome::Delivered),
-            "queued" => Some(Outcome::Queued),
-            "unconfirmed" => Some(Outcome::Unconfirmed),
-            "failed" => Some(Outcome::Failed),
-            _ => None,
+    const ALL: [Outcome; 4] = [
+        Outcome::Delivered,
+        Outcome::Queued,
+        Outcome::Unconfirmed,
+        Outcome::Failed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Delivered => "delivered",
+            Outcome::Queued => "queued",
+            Outcome::Unconfirmed => "unconfirmed",
+            Outcome::Failed => "failed",
         }
+    }
+
+    fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.name() == s)
     }
 }
 

@@ -112,29 +112,7 @@ impl Transport {
     }
 }
 
-/// What happened to a text that was sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// pi started a turn with it (typed/Herdr: the submission went through).
-    Delivered,
-    /// pi was busy: it is held behind the running turn and sent when that turn settles.
-    Queued,
-    /// Sent, but no confirmation came in time: it may have arrived. Never resent.
-    Unconfirmed,
-    /// It did not reach pi.
-    Failed,
-}
-
-impl Outcome {
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Delivered => "delivered",
-            Outcome::Queued => "queued",
-            Outcome::Unconfirmed => "unconfirmed",
-            Outcome::Failed => "failed",
-        }
-    }
-}
+pub use crate::mux::pi_channel::Outcome;
 
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,12 +306,7 @@ fn send_channel(
     };
     let answer = pi_channel::send(Path::new(path), pid, body, Instant::now() + SEND_DEADLINE)
         .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
-    let outcome = match answer.outcome {
-        pi_channel::Outcome::Delivered => Outcome::Delivered,
-        pi_channel::Outcome::Queued => Outcome::Queued,
-        pi_channel::Outcome::Unconfirmed => Outcome::Unconfirmed,
-        pi_channel::Outcome::Failed => Outcome::Failed,
-    };
+    let outcome = answer.outcome;
     let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);
     match outcome {
         Outcome::Failed | Outcome::Unconfirmed => r.stderr = answer.detail,
