@@ -3,6 +3,7 @@
 //! 1 MiB session files; median wall time, the ratio, and peak RSS.
 //!
 //! Run: `cargo bench --bench scan` (prints figures; no assertions, targets are in the issue).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -81,6 +81,8 @@ struct PanickingClock {
     deadline: Instant,
 }
 
+// The point of `--panic-after-ms`: show that a panic restores the terminal.
+#[allow(clippy::panic)]
 impl Clock for PanickingClock {
     fn now_ms(&self) -> Ms {
         if Instant::now() >= self.deadline {

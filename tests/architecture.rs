@@ -3,6 +3,7 @@
 //!   exempt);
 //! - only `mux/` spawns tmux or talks to Herdr;
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! What close-worker and handoff refuse, on a real tmux server with the simulated pi: forged
 //! handoffs (from another pi, a renamed bash, another pane), protected targets (the caller's own
 //! pane, a monitor pane) before anything is written or sent, and `--recover` with nothing fenced.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod close_support;
 mod mux_support;

@@ -1,6 +1,7 @@
 //! `intercom-pane close-worker` and `handoff` end to end on a real tmux server: the worker (a
 //! process named `pi` in its own pane, registered from the inside) is asked for its handoff
 //! through the reply path, saves it, settles; only then is exactly its pane closed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod close_support;
 mod mux_support;

@@ -1,5 +1,6 @@
 //! `intercom-pane doctor`: a healthy setup exits 0; each broken link is named, with a fix, and
 //! exits 1. Real files, the real tmux binary, a real tmux server on a private socket.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_herdr_fake;
 mod mux_support;

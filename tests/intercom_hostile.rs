@@ -1,6 +1,7 @@
 //! Hostile Intercom roots built on real files: links, FIFOs, oversize and huge sparse files,
 //! hundreds of logs, bad bytes. Every case must return a clear code in bounded time, never panic,
 //! never block and never write.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod intercom_support;
 

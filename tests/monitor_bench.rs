@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo test --release --test monitor_bench -- --ignored --nocapture`
 //! (`MONITOR_BENCH_SECS` shortens the measured window.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 

@@ -2,6 +2,7 @@
 //! 1, 16 and 128 panes. Run: `cargo test --release --test mux_bench -- --ignored --nocapture`.
 //!
 //! Spawns are counted by a PATH shim named `tmux` that logs each call and execs the real tmux.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_herdr_fake;
 mod mux_support;

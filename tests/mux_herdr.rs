@@ -1,5 +1,6 @@
 //! Herdr behind the Multiplexer trait: against a protocol-faithful fake built from the Herdr
 //! 0.8.2 captures, plus a tier against a real `herdr` when one is on PATH.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_herdr_fake;
 

@@ -1,4 +1,5 @@
 //! tmux behind the Multiplexer trait, on real tmux servers with private sockets.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 

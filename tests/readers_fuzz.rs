@@ -2,6 +2,7 @@
 //! repeated spans, appended multi-MiB lines with odd ends) through the reader and the classifier:
 //! whatever the bytes, no panic. `INTERCOM_PANE_FUZZ_ITERS` runs more (default 300, seeded, so a
 //! failure repeats).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use intercom_pane::board::classify::classify;
 use intercom_pane::evidence::sessions::read_session;

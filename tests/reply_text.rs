@@ -2,6 +2,7 @@
 //! run directly. Every hostile text is refused by the script with exit 5 and nothing reaches the
 //! pane (a private tmux pane running `cat -v`, captured); both agree on every control and every
 //! invisible character.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 

@@ -3,6 +3,7 @@
 //! tests/real_pi_reply.rs): an empty editor is typed into once; a draft, a selector or a scrolled
 //! editor is refused and nothing is typed; copy mode is left before typing; the `-p` pi must be
 //! the pane's process or its descendant.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 

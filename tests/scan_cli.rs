@@ -1,5 +1,6 @@
 //! `intercom-pane scan` and `status --json` end to end: the real binary on real files copied from
 //! the shared fixtures into a temporary folder.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod scan_support;
 

@@ -3,6 +3,7 @@
 //! the pi process (its environment and cwd) and marked with where; a pi a layout seat already
 //! shows is not listed twice (that seat is live in the pi's pane); a bash merely named `pi` is not a seat. The pis are the stand-in
 //! of `pi_support` (real transcripts as their session files).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 mod pi_support;

@@ -1,5 +1,6 @@
 //! Benchmark (ignored by default): `read_session` cost must not grow with file size.
 //! Run: cargo test --release --test sessions_bench -- --ignored --nocapture
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod sessions_common;
 

@@ -1,5 +1,6 @@
 //! The real pi 1.6.0 session files in fixtures/pi-sessions, found by discovery like a seat's
 //! session would be, confirmed by their header id, and classified as fixtures/README.md says.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod sessions_common;
 

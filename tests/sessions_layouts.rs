@@ -2,6 +2,7 @@
 //! repo seat (`<repo>/.pi/state/<agent>`), a fleet seat (`<fleet>/<agent>/.pi/agent`) or left at
 //! its default (`~/.pi/agent`) writes into `sessions/--<cwd>--/`, not flat. Every real pi 1.6.0
 //! transcript in the fixtures, placed that way, reads exactly as the same file placed flat.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod scan_support;
 

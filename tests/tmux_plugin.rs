@@ -3,6 +3,7 @@
 //! server); its keys are pressed through that client: the pane key opens the sidebar above,
 //! titled `Intercom monitor` and marked like ensure-monitor's, focus unchanged; the popup key
 //! opens it in a popup; the options change the keys.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 

@@ -1,5 +1,6 @@
 //! Render time per frame: 256 seats at 120×40 on a TestBackend. Run with
 //! `cargo test --release --test ui_bench -- --ignored --nocapture`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::time::Instant;

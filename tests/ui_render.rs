@@ -1,6 +1,7 @@
 //! Whole-screen snapshots of the sidebar (ratatui TestBackend + insta) at the sizes people use,
 //! with and without colour, details, the reply box, empty/unavailable rosters and 300 seats.
 //! Time is a FixedClock, so every age is stable.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 

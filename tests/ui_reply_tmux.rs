@@ -1,6 +1,7 @@
 //! The real sidebar (`intercom-pane monitor`) on a test root, in a private tmux server, replying
 //! to two registered seats (panes whose process is named `pi`, copying what is typed into them
 //! to a file) beside an offline worker. Driven with send-keys, read with capture-pane.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mux_support;
 mod pi_support;

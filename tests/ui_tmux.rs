@@ -1,5 +1,6 @@
 //! End to end in a real tmux on a private socket: the demo sidebar driven by `send-keys` and read
 //! with `capture-pane`. Each test owns its server (unique temp dir) and kills it on drop.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
