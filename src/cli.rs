@@ -236,7 +236,8 @@ pub struct EnsureMonitorArgs {
     /// The process whose pane is the coordinator's (default: this command's own ancestry).
     #[arg(long)]
     pub caller_pid: Option<i32>,
-    /// Clear a fenced record or a stale lock first, after a person has looked at the panes.
+    /// Clear a fenced record first, after a person has looked at the panes (a lock is never
+    /// broken: it lasts exactly as long as the run holding it).
     #[arg(long)]
     pub recover: bool,
 }

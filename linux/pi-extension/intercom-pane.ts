@@ -1,7 +1,7 @@
 // intercom-pane seat registration for pi.
 //
-// Install: copy this file to ~/.pi/agent/extensions/intercom-pane.ts (every pi: coordinator and
-// workers). At session start, at the start and settlement of every agent run, after `/tree`
+// Install as a pi package (every pi: coordinator and workers): `pi install <checkout>/linux/pi-extension`
+// (`pi remove` to uninstall). At session start, at the start and settlement of every agent run, after `/tree`
 // moves its branch, and at shutdown, it runs `intercom-pane register` from inside this pi, so the
 // board knows which pane the seat lives in and that a turn is running before pi writes anything
 // to its session file. At session start it also runs `intercom-pane ensure-monitor`, which

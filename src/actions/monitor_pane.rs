@@ -89,7 +89,7 @@ impl std::fmt::Display for EnsureError {
             }
             EnsureError::Locked(p) => write!(
                 f,
-                "another ensure-monitor holds {} (remove it only if no run is active, or use --recover)",
+                "another ensure-monitor is running (it holds {}); the lock ends with that run: try again once it has finished",
                 p.display()
             ),
             EnsureError::Fenced { stage, record } => write!(
@@ -117,7 +117,8 @@ pub struct EnsureRequest<'a> {
     pub caller_pid: i32,
     /// The monitor's argv.
     pub monitor_argv: Vec<String>,
-    /// Clear a fenced record or a stale lock first (after a person looked).
+    /// Clear a fenced record first (after a person looked). A lock is never broken: it is held
+    /// exactly while its run lives.
     pub recover: bool,
     pub now: Ms,
 }
