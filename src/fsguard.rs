@@ -218,6 +218,8 @@ pub struct Entry {
     pub kind: Kind,
     pub len: u64,
     pub mtime_ms: i64,
+    /// The inode: which file this name denotes (a rotation or replacement changes it).
+    pub ino: u64,
 }
 
 impl Entry {
@@ -256,6 +258,7 @@ pub fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsError> {
             kind: kind_of(meta.file_type()),
             len: meta.len(),
             mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
+            ino: meta.ino(),
         });
     }
     Ok(Listing { entries, truncated })

@@ -8,10 +8,11 @@
 //! exactly what a fresh read of the same window gives: the same events, the same `cut`.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::evidence::observations::{parse_line, Event};
+use crate::evidence::observations::{parse_line, Event, LogSnapshot};
 use crate::fsguard::{self, FsError};
 
 /// Files remembered at most (a few passes' worth of the 32 newest logs).
@@ -121,6 +122,29 @@ pub fn read_tail(path: &Path, cap: u64, closed: bool) -> Result<Tail, FsError> {
     Ok(tail)
 }
 
+/// What decides a whole pass over a logs folder: the folder, what the listing already said
+/// (truncation, errors) and each chosen file's name, inode, length and mtime.
+pub type PassKey = (PathBuf, bool, Vec<&'static str>, Vec<(OsString, u64, u64, i64)>);
+
+fn last_pass() -> &'static Mutex<Option<(PassKey, LogSnapshot)>> {
+    static P: OnceLock<Mutex<Option<(PassKey, LogSnapshot)>>> = OnceLock::new();
+    P.get_or_init(|| Mutex::new(None))
+}
+
+/// The previous pass's result when nothing it read has changed since: the same files, none
+/// appended to, rotated or replaced (the same rule as for one file, applied to the whole pass).
+pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
+    let last = last_pass().lock().ok()?;
+    last.as_ref().filter(|(k, _)| k == key).map(|(_, s)| s.clone())
+}
+
+/// Remember a pass that read everything it chose without an error.
+pub fn remember_pass(key: PassKey, snap: &LogSnapshot) {
+    if let Ok(mut last) = last_pass().lock() {
+        *last = snap.errors.is_empty().then(|| (key, snap.clone()));
+    }
+}
+
 /// Forget every file under `dir` that this pass did not read (rotated away, no longer among the
 /// newest), so the cache holds what the next pass may need and nothing else.
 pub fn keep_only(dir: &Path, read: &[PathBuf]) {
@@ -157,6 +181,17 @@ pub(crate) fn parse_lines(
         pos += rel + 1;
     }
     (out, base + pos as u64)
+}
+
+/// Forget everything remembered (tests compare remembered passes with fresh ones).
+#[cfg(test)]
+pub(crate) fn forget_all() {
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
+    if let Ok(mut p) = last_pass().lock() {
+        *p = None;
+    }
 }
 
 #[cfg(test)]

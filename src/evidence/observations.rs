@@ -265,6 +265,19 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         }
     }
 
+    let key: log_tail::PassKey = (
+        dir.clone(),
+        snap.truncated,
+        snap.errors.clone(),
+        files
+            .iter()
+            .map(|(e, _, _)| (e.name.clone(), e.ino, e.len, e.mtime_ms))
+            .collect(),
+    );
+    if let Some(same) = log_tail::recall_pass(&key) {
+        return same;
+    }
+
     // Newest files first, so the byte budget goes to the freshest evidence.
     let mut budget = MAX_TAIL_TOTAL;
     let mut events = Vec::new();
@@ -302,6 +315,7 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         snap.truncated = true;
     }
     snap.events = all;
+    log_tail::remember_pass(key, &snap);
     snap
 }
 
@@ -483,5 +497,38 @@ mod tests {
         assert_eq!(parse_tail(full.as_bytes(), true, false).len(), 1);
         assert!(parse_tail(b"no newline at all", true, false).is_empty());
         assert!(parse_tail(b"", false, false).is_empty());
+    }
+
+    #[test]
+    fn a_remembered_pass_equals_a_fresh_one_and_sees_every_change() {
+        use std::io::Write;
+        let root = tempfile::tempdir().unwrap();
+        let logs = root.path().join(".pi-intercom/logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let a = logs.join(format!("writer-{W}.jsonl"));
+        std::fs::write(&a, format!("{}\n", rec(r#","busy":true"#))).unwrap();
+        let fresh = || {
+            log_tail::forget_all();
+            read_logs(root.path())
+        };
+        let first = read_logs(root.path());
+        assert_eq!(first.events.len(), 1);
+        // Nothing changed: the same result, remembered.
+        assert_eq!(read_logs(root.path()), first);
+        // Appended to: the new event is seen, exactly as a fresh read sees it.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+        f.write_all(format!("{}\n", rec(r#","busy":false"#)).as_bytes()).unwrap();
+        drop(f);
+        let grown = read_logs(root.path());
+        assert_eq!(grown.events.len(), 2);
+        assert_eq!(grown, fresh());
+        // Replaced by another file of the same length (a rotation): read again.
+        let tmp = logs.join("tmp");
+        let body = std::fs::read_to_string(&a).unwrap().replace("\"s1\"", "\"s2\"");
+        std::fs::write(&tmp, body).unwrap();
+        std::fs::rename(&tmp, &a).unwrap();
+        let rotated = read_logs(root.path());
+        assert!(rotated.events.iter().all(|e| e.session_id == "s2"));
+        assert_eq!(rotated, fresh());
     }
 }
