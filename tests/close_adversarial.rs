@@ -198,6 +198,13 @@ fn a_pi_replaced_at_any_stage_boundary_never_gets_its_pane_closed() {
             "{l:?} swapped after {k} writes: {} ({})",
             r["state"], r["detail"]
         );
+        // Once the request is out, a pi that is gone ends the wait at once (no deadline wait).
+        if *k >= 1 {
+            assert_eq!(r["state"], "failed", "{l:?}/{k}: {r}");
+        }
+        if *k >= 2 {
+            assert_eq!(r["reason"], "identity_failed", "{l:?}/{k}: {r}");
+        }
     }
 }
 

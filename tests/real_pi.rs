@@ -899,7 +899,8 @@ fn real_pi_replaced_at(stage: &str) {
         "the same shell, now sleep"
     );
     assert_ne!(out.status.code(), Some(0), "{stage}: {report} {err}");
-    assert_ne!(report["state"], "closed", "{stage}: {report}");
+    assert_eq!(report["state"], "failed", "{stage}: {report}");
+    assert_eq!(report["reason"], "identity_failed", "{stage}: {report}");
     assert!(report["closed"].is_null(), "{stage}: {report}");
     let left = server.tmux(&["list-sessions", "-F", "#{session_name}"]);
     assert_eq!(left.lines().count(), 2, "nothing was closed: {left}");
