@@ -1,7 +1,7 @@
 //! SIGKILL loops for the writers `close_writes.rs` does not kill: `handoff` (run by the worker's
 //! own pi, so the loop runs inside the worker's pane) and the Seen write (`board/seen.json`).
 //! After the next writer no temp file of ours is left, no file is ever torn, no key is lost, and
-//! a handoff keeps the config's mode and a huge integer it does not own.
+//! a handoff keeps the config's mode, its owner and a huge integer it does not own.
 
 mod close_support;
 mod mux_support;
@@ -77,6 +77,11 @@ fn killed_handoffs_leave_no_temp_files_torn_config_or_lost_keys() {
         .replace("\"big\": 0", &format!("\"big\": {BIG}"));
     std::fs::write(&cfg_path, format!("{text}\n")).unwrap();
     std::fs::set_permissions(&cfg_path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // And, when the test may, another owner (a checkout shared with a person's account).
+    let root_user = nix::unistd::geteuid().is_root();
+    if root_user {
+        std::os::unix::fs::chown(&cfg_path, Some(4321), Some(4321)).unwrap();
+    }
     let cfg = cfg_path.display();
     let dir = env.path("root/.pi-intercom").display().to_string();
     let reopen = format!("sed -i 's/\"awaiting_settlement\"/\"awaiting_handoff\"/' {cfg}");
@@ -131,6 +136,11 @@ fn killed_handoffs_leave_no_temp_files_torn_config_or_lost_keys() {
     assert!(text.contains(&format!("\"big\": {BIG}")), "{text}");
     let mode = std::fs::metadata(&cfg_path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644);
+    if root_user {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&cfg_path).unwrap();
+        assert_eq!((m.uid(), m.gid()), (4321, 4321), "the owner is kept");
+    }
     let c: Value = serde_json::from_str(&text).unwrap();
     let w = &c["agents"][1];
     assert_eq!(w["handoff"]["summary"], "final", "{text}");
