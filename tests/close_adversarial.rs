@@ -108,6 +108,12 @@ fn case(layout: Layout, k: usize) -> Value {
     let pane = worker_pane(&server);
     let cfg_path = env.path("root/.pi-intercom/config.json");
     let lock_path = env.path("root/.pi-intercom/config.json.lock");
+    // k = 0: the pi is swapped before the run starts, so its pane's process is not the
+    // registered pi: refused before anything is recorded or sent.
+    if k == 0 {
+        swap(&server, &pane, layout, &env);
+    }
+    let before_run = std::fs::read(&cfg_path).unwrap();
     let mut held = hold(&lock_path);
     let sock = server.sock.display().to_string();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
@@ -158,7 +164,9 @@ fn case(layout: Layout, k: usize) -> Value {
         .unwrap_or_else(|| panic!("{layout:?}/{k}: no stage write came"));
         held = hold(&lock_path);
     }
-    swap(&server, &pane, layout, &env);
+    if k > 0 {
+        swap(&server, &pane, layout, &env);
+    }
     std::thread::sleep(Duration::from_secs(2));
     drop(held);
     let out = child.wait_with_output().unwrap();
@@ -173,6 +181,24 @@ fn case(layout: Layout, k: usize) -> Value {
     assert_ne!(report["state"], "closed", "{layout:?}/{k}: {report}");
     assert!(report["closed"].is_null(), "{layout:?}/{k}: {report}");
     assert!(err.is_empty(), "--json prints nothing else: {err}");
+    if k == 0 {
+        // 6: its registration is stale (its pi is gone), a refusal like 2.
+        assert!(
+            matches!(out.status.code(), Some(2 | 6)) && report["refused"].is_string(),
+            "{layout:?}/0: {report} {err}"
+        );
+        assert_eq!(
+            std::fs::read(&cfg_path).unwrap(),
+            before_run,
+            "nothing recorded"
+        );
+        assert!(
+            !env.path("root/.pi-intercom/jobs").exists(),
+            "no job record"
+        );
+        let shown = server.tmux(&["capture-pane", "-p", "-t", &pane]);
+        assert!(!shown.contains("close requested"), "nothing sent: {shown}");
+    }
     // Whatever the run reports as its final stage is what config says.
     if report["recorded"] == true {
         let c: Value = serde_json::from_slice(&std::fs::read(&cfg_path).unwrap()).unwrap();
@@ -199,6 +225,13 @@ fn a_pi_replaced_at_any_stage_boundary_never_gets_its_pane_closed() {
             "{l:?} swapped after {k} writes: {} ({})",
             r["state"], r["detail"]
         );
+        // Once the request is out, a pi that is gone ends the wait at once (no deadline wait).
+        if *k >= 1 {
+            assert_eq!(r["state"], "failed", "{l:?}/{k}: {r}");
+        }
+        if *k >= 2 {
+            assert_eq!(r["reason"], "identity_failed", "{l:?}/{k}: {r}");
+        }
     }
 }
 

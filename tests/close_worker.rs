@@ -260,3 +260,63 @@ fn two_runs_at_once_start_one_job() {
     assert_eq!(w["closeJob"]["state"], "timed_out", "{w}");
     assert_eq!(panes(&server), 1, "nothing was closed");
 }
+
+/// On a terminal the wait shows one line, rewritten in place (stage, elapsed, deadline), ended
+/// before the report; the report itself goes to stdout.
+#[test]
+fn progress_on_a_terminal_is_one_updating_line() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let sock = server.sock.display().to_string();
+    let args = layout_args(
+        &env,
+        &["close-worker"],
+        &["--tmux-socket", &sock, "Worker", "--deadline-secs", "2"],
+    )
+    .join(" ");
+    let (out, raw) = (env.path("report.out"), env.path("tty.raw"));
+    let script = format!(
+        "cd {dir}; read -r go; env -i HOME={home} XDG_STATE_HOME={state} PATH={path} TMUX_TMPDIR={tmp} \
+         {bin} {args} >{out}; echo \"rc=$?\" >>{out}; sleep 600",
+        dir = env.dir.path().display(),
+        home = env.path("home").display(),
+        state = env.path("state").display(),
+        path = env.path_env,
+        tmp = env.path("tmux-tmp").display(),
+        out = out.display(),
+    );
+    // The terminal: a pane of another private tmux server, its output also logged raw.
+    let term = TmuxServer::start("term", env.dir.path(), &["/bin/bash", "-c", &script]);
+    term.tmux(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "term",
+        &format!("cat >> {}", raw.display()),
+    ]);
+    term.tmux(&["send-keys", "-t", "term", "go", "Enter"]);
+    let report = wait_for(15_000, || {
+        std::fs::read_to_string(&out)
+            .ok()
+            .filter(|t| t.contains("rc="))
+    })
+    .expect("close-worker ran on the terminal");
+    assert!(report.contains("rc=1"), "{report}");
+    assert!(report.contains("timed_out"), "{report}");
+    let shown = term.tmux(&["capture-pane", "-p", "-t", "term"]);
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("close-worker: awaiting handoff"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one progress line on screen:\n{shown}");
+    assert!(lines[0].contains("s elapsed, deadline in"), "{}", lines[0]);
+    let raw = std::fs::read(&raw).unwrap_or_default();
+    let redraws = raw.windows(4).filter(|w| w == b"\r\x1b[K").count();
+    assert!(
+        redraws >= 2,
+        "the line is rewritten in place ({redraws} times)"
+    );
+    eprintln!("progress line redrawn {redraws} times in a 2 s wait");
+}

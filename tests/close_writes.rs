@@ -62,6 +62,11 @@ fn a_lockless_writer_loses_nothing_and_every_reported_stage_is_on_disk() {
             assert_eq!(report["state"], "closed", "{report}");
             assert_eq!(report["recorded"], true, "{report}");
             assert_eq!(panes(&server), 1);
+            // Each run's reported stage is on disk right after it, with its own handoff.
+            let w = &config(&env)["agents"][1];
+            assert_eq!(w["closeJob"]["jobId"], report["jobId"], "{w}");
+            assert_eq!(w["closeJob"]["state"], "closed", "{w}");
+            assert_eq!(w["handoff"]["jobId"], report["jobId"], "{w}");
             reports.push(report);
         }
         reports

@@ -54,6 +54,20 @@ impl Job<'_> {
         self.req.clock.now_ms()
     }
 
+    /// The recorded pi no longer runs (exited, or its pid names another process): no handoff
+    /// can come from it and it cannot be pinned, so waiting out the deadline would tell nothing.
+    fn pi_gone(&self) -> Ending {
+        self.end(
+            CloseState::Failed,
+            Some("identity_failed"),
+            "the worker's pi exited while this run waited; nothing closed",
+        )
+    }
+
+    fn pi_runs(&self) -> bool {
+        crate::proc::identity(self.record.pi.pid).as_ref() == Some(&self.record.pi)
+    }
+
     fn set(&self, state: CloseState) -> Result<(), String> {
         set_state(self.root, self.agent, self.id, state, None, self.now())
     }
@@ -91,6 +105,9 @@ fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
             );
         }
         progress.tick("awaiting handoff", j.now(), j.deadline_at);
+        if !j.pi_runs() {
+            return j.pi_gone();
+        }
         if let Ok(c) = config::load(j.root) {
             if let Some(a) = c.find_by_session(&j.agent.session_id) {
                 let state = a
@@ -131,6 +148,9 @@ fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
             );
         }
         progress.tick("awaiting settlement", j.now(), j.deadline_at);
+        if !j.pi_runs() {
+            return j.pi_gone();
+        }
         if settled(
             j.root,
             j.agent,
