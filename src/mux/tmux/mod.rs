@@ -9,10 +9,12 @@
 //!   (3.3+) so that no query ever starts a server; `-u` so tmux prints values byte for byte;
 //! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
 //! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
-//! - panes are listed with ONE `list-panes -a -F`, each field printed as `<byte length>:<value>`
-//!   (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control characters, newlines and
-//!   invalid UTF-8 in values raw, so no separator is safe on its own; the length prefix makes
-//!   every record parse exactly, and any mismatch is detected and reported as `bad_reply`;
+//! - panes are listed with ONE `list-panes -a -F`, each field that may hold any byte printed as
+//!   `<byte length>:<value>` (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control
+//!   characters, newlines and invalid UTF-8 in values raw, so no separator is safe on its own;
+//!   the length prefix makes every record parse exactly, and any mismatch is detected and
+//!   reported as `bad_reply`. Ids and numbers tmux makes itself (`%3`, `1700000000`) cannot hold
+//!   a separator: they are printed once, as is, and refused when they hold anything else;
 //! - tmux ≥ 3.2 is required, checked with `tmux -V` once per process (per program and PATH);
 //! - every tmux process runs under the caller's deadline and is killed when it passes.
 
