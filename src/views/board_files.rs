@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn spliced_records_give_the_same_text_as_the_whole_value() {
-        let recs = vec![
+        let recs = [
             serde_json::json!({"agent": "a\u{9b}", "n": [], "o": {}, "x": {"y": [1, {"z": null}]}}),
             serde_json::json!({"agent": "b", "scannedAt": "t"}),
         ];

@@ -34,6 +34,7 @@ use super::{
 use crate::text::sanitize;
 
 mod listing;
+mod presence;
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
 
@@ -216,6 +217,7 @@ impl Tmux {
         deadline: Instant,
         cap: usize,
     ) -> Result<spawn::Output, MuxError> {
+        self.server_may_listen()?;
         let version = self.version(deadline)?;
         let mut c = self.base_command();
         // None of our commands starts a server; `-N` makes sure of it where we verified that
@@ -705,7 +707,27 @@ mod tests {
         std::fs::write(&prog, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A socket file (nobody listens: the script answers).
+        drop(std::os::unix::net::UnixListener::bind(dir.join("sock")).unwrap());
         Tmux::at_socket(&dir.join("sock")).with_program(&prog)
+    }
+
+    #[test]
+    fn no_socket_file_is_no_server_without_a_spawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = listing::tests::sample_running("%1", b"sleep", b"/w", b"s");
+        let t = scripted_tmux(dir.path(), &[good]);
+        std::fs::remove_file(dir.path().join("sock")).unwrap();
+        let e = t
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NoServer);
+        assert!(!dir.path().join("count").exists(), "tmux was run");
+        let gone = t.with_program(dir.path().join("absent"));
+        let e = gone
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotInstalled);
     }
 
     #[test]
