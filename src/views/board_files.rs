@@ -184,15 +184,12 @@ const VOLATILE_KEYS: [&str; 3] = [
 /// values aside. Read bounded: a file much larger than the new text cannot match.
 fn on_disk_matches(path: &Path, new: &str) -> bool {
     let cap = new.len() as u64 + 1024;
-    match crate::fsguard::read_capped(path, cap) {
-        Ok(old) => match std::str::from_utf8(&old) {
-            Ok(old) => old
-                .strip_suffix('\n')
-                .is_some_and(|old| same_but_volatile(old, new)),
-            Err(_) => false,
-        },
-        Err(_) => false,
-    }
+    store::current(path, cap).is_some_and(|old| {
+        std::str::from_utf8(&old).is_ok_and(|old| {
+            old.strip_suffix('\n')
+                .is_some_and(|old| same_but_volatile(old, new))
+        })
+    })
 }
 
 /// Line by line (pretty JSON: every member on its own line; a string never holds a raw newline
