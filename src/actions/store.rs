@@ -92,6 +92,12 @@ pub fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// What `path` holds now, if it is a regular file of at most `cap` bytes: for a writer that skips
+/// a replacement that would change nothing (board files).
+pub fn current(path: &Path, cap: u64) -> Option<Vec<u8>> {
+    crate::fsguard::read_capped(path, cap).ok()
+}
+
 /// Atomically replace `path` with `bytes` (mode 0600), fsynced. The folder must already exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_replace(path, bytes, true)

@@ -3,7 +3,7 @@
 use crate::cli::ScanArgs;
 use crate::cmd::{options, refuse};
 use crate::snapshot::RosterStatus;
-use crate::views::{board_files, json, print};
+use crate::views::{board_files, print};
 
 pub fn run(args: &ScanArgs) -> i32 {
     let pass = match options::resolve_and_scan(&args.src) {
@@ -13,20 +13,17 @@ pub fn run(args: &ScanArgs) -> i32 {
     for e in &pass.registration_errors {
         eprintln!("intercom-pane: registration skipped: {e}");
     }
-    let board = match board_files::write_board(&pass) {
-        Ok(b) => b,
+    let written = match board_files::write_board_text(&pass) {
+        Ok(w) => w,
         Err(e) => return refuse(format!("board files not written: {e}")),
     };
     if args.json {
-        println!(
-            "{}",
-            json::to_string_pretty(&board_files::index_json(&pass)).unwrap_or_default()
-        );
+        println!("{}", written.index_text);
     }
     if args.print {
         print!(
             "{}",
-            print::print_table(&pass.records, &board.display().to_string())
+            print::print_table(&pass.records, &written.board.display().to_string())
         );
         // A roster that was found or named but cannot be used would otherwise read as a board
         // with fewer seats: say so, and fail (`--json` carries it in `roster` instead).

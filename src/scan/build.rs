@@ -7,8 +7,28 @@ use super::*;
 /// again (a pi without `agent_settled` never reports the end of a run).
 const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
 
+/// Most folders remembered by one pass's `GitRoots` (one per seat at most in practice).
+const GIT_MEMO_CAP: usize = 4096;
+
+/// The `.git` lookups of one pass: one walk per distinct folder, however many seats share it.
+#[derive(Default)]
+pub(super) struct GitRoots(std::collections::HashMap<PathBuf, Option<String>>);
+
+impl GitRoots {
+    pub(super) fn project(&mut self, dir: &Path) -> Option<String> {
+        if let Some(p) = self.0.get(dir) {
+            return p.clone();
+        }
+        let p = git_project(dir);
+        if self.0.len() < GIT_MEMO_CAP {
+            self.0.insert(dir.to_path_buf(), p.clone());
+        }
+        p
+    }
+}
+
 /// Basename of the nearest git checkout (a `.git` folder or worktree file) at or above `dir`.
-pub(super) fn git_project(dir: &Path) -> Option<String> {
+fn git_project(dir: &Path) -> Option<String> {
     let mut cur = Some(dir);
     for _ in 0..GIT_WALK_LEVELS {
         let d = cur?;
@@ -66,6 +86,7 @@ pub(super) fn build_record(
     marks: &SeenMarks,
     obs: Option<&WorkerObservation>,
     connection: Option<&Connection>,
+    git: &mut GitRoots,
     now: Ms,
 ) -> SeatRecord {
     let s = session.summary();
@@ -153,7 +174,7 @@ pub(super) fn build_record(
         if let Some(p) = live_reg.and_then(|r| r.project.clone()) {
             (Some(p), Some("registration"))
         } else {
-            match workspace.as_deref().and_then(|w| git_project(Path::new(w))) {
+            match workspace.as_deref().and_then(|w| git.project(Path::new(w))) {
                 Some(p) => (Some(p), Some("workspace-git-root")),
                 None => (None, None),
             }
@@ -328,4 +349,24 @@ pub(super) fn close_job_view(o: &WorkerObservation) -> Option<CloseJobView> {
         reason: c.reason.map(|r| r.as_str().to_string()),
         updated_at: c.updated_at,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_git_walk_per_distinct_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("proj");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        let mut git = GitRoots::default();
+        assert_eq!(git.project(&repo.join("sub")).as_deref(), Some("proj"));
+        // Remembered for the pass: the same folder is not walked again.
+        std::fs::remove_dir(repo.join(".git")).unwrap();
+        assert_eq!(git.project(&repo.join("sub")).as_deref(), Some("proj"));
+        assert_eq!(git.0.len(), 1);
+        assert_eq!(GitRoots::default().project(&repo.join("sub")), None);
+    }
 }

@@ -248,6 +248,7 @@ pub fn run(
     let mut registered = Vec::new();
     let mut registration_stale = Vec::new();
     let mut reply_paths = BTreeMap::new();
+    let mut git = build::GitRoots::default();
     for seat in &seats {
         let agent_cfg = seat
             .agent_index
@@ -288,6 +289,7 @@ pub fn run(
             &marks,
             obs,
             connection.as_ref(),
+            &mut git,
             now,
         );
         if let Some(why) = other_session_in_pane(seat, reg, &regs, &seats) {
@@ -400,8 +402,14 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
             )
         }
         RootChoice::Exact(p) => p.clone(),
-        RootChoice::Discover(start) => match config::discover_root(start) {
-            Ok(Some(r)) => r,
+        // Discovery has read and validated the config already: it is not read a second time.
+        RootChoice::Discover(start) => match config::discover(start) {
+            Ok(Some(cfg)) => {
+                let status = RosterStatus::Available {
+                    root: cfg.root.display().to_string(),
+                };
+                return (Some(cfg), status);
+            }
             Ok(None) => {
                 return (
                     None,

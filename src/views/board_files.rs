@@ -1,5 +1,6 @@
 //! `board/index.json` and `board/sessions/<project>/<agent>.json` (seed 004 layout).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -12,6 +13,15 @@ use crate::snapshot::RosterStatus;
 
 /// The index object: the same value `scan --json` prints.
 pub fn index_json(scan: &Scan) -> Value {
+    let mut v = index_head(scan);
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("records".into(), json!(scan.records));
+    }
+    v
+}
+
+/// The index without its records (`"records": []`, the last member).
+fn index_head(scan: &Scan) -> Value {
     let waiting: Vec<String> = scan
         .records
         .iter()
@@ -43,7 +53,7 @@ pub fn index_json(scan: &Scan) -> Value {
         "errors": scan.snapshot.errors,
         "truncated": scan.snapshot.truncated,
         "roster": roster,
-        "records": scan.records,
+        "records": [],
     })
 }
 
@@ -69,33 +79,141 @@ pub fn file_name_for(name: &str) -> String {
     format!("{cleaned}-{hex}")
 }
 
+/// What one board write did.
+pub struct Written {
+    /// The board folder.
+    pub board: PathBuf,
+    /// The text of `board/index.json` (what `scan --json` prints).
+    pub index_text: String,
+    /// Per-seat files replaced this pass (the others already held the same content).
+    pub rewritten: usize,
+}
+
 /// Write every board file atomically. Returns the board folder.
 pub fn write_board(scan: &Scan) -> Result<PathBuf, String> {
+    write_board_text(scan).map(|w| w.board)
+}
+
+/// Write the board: each seat's file only when its content changed (see `same_but_volatile`),
+/// `board/index.json` every pass. Each record is serialized once; the index text reuses it.
+pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
     let root = &scan.data_root;
     let board = root.join("board");
     let sessions = board.join("sessions");
     store::ensure_dir(root, &sessions).map_err(|e| e.to_string())?;
+    // Folders checked once per pass, not once per file.
+    let mut checked: HashSet<PathBuf> = HashSet::new();
+    let mut texts = Vec::with_capacity(scan.records.len());
+    let mut rewritten = 0;
     for rec in &scan.records {
         let dir = sessions.join(file_name_for(&rec.project));
-        store::ensure_dir(root, &dir).map_err(|e| e.to_string())?;
+        if !checked.contains(&dir) {
+            store::ensure_dir(root, &dir).map_err(|e| e.to_string())?;
+            checked.insert(dir.clone());
+        }
         let path = dir.join(format!("{}.json", file_name_for(&rec.agent)));
-        write_json(
-            &path,
-            &serde_json::to_value(rec).map_err(|e| e.to_string())?,
-            false,
-        )?;
+        let text = super::json::to_string_pretty(rec)?;
+        if !on_disk_matches(&path, &text) {
+            let mut bytes = Vec::with_capacity(text.len() + 1);
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.push(b'\n');
+            store::write_atomic_derived(&path, &bytes).map_err(|e| e.to_string())?;
+            rewritten += 1;
+        }
+        texts.push(text);
     }
-    write_json(&board.join("index.json"), &index_json(scan), true)?;
-    Ok(board)
+    let index_text = index_text_with(scan, &texts)?;
+    let mut bytes = Vec::with_capacity(index_text.len() + 1);
+    bytes.extend_from_slice(index_text.as_bytes());
+    bytes.push(b'\n');
+    store::write_atomic(&board.join("index.json"), &bytes).map_err(|e| e.to_string())?;
+    Ok(Written {
+        board,
+        index_text,
+        rewritten,
+    })
 }
 
-fn write_json(path: &Path, v: &Value, durable: bool) -> Result<(), String> {
-    let mut bytes = super::json::to_string_pretty(v)?.into_bytes();
-    bytes.push(b'\n');
-    if durable {
-        store::write_atomic(path, &bytes).map_err(|e| e.to_string())
-    } else {
-        store::write_atomic_derived(path, &bytes).map_err(|e| e.to_string())
+/// The pretty index text, with the records' own pretty texts spliced in (indented by the two
+/// levels they sit at), so each record is serialized once. Same bytes as `index_json` printed.
+fn index_text_with(scan: &Scan, record_texts: &[String]) -> Result<String, String> {
+    splice_records(
+        &super::json::to_string_pretty(&index_head(scan))?,
+        record_texts,
+    )
+}
+
+/// `head` is a pretty object whose last member is `"records": []`.
+fn splice_records(head: &str, record_texts: &[String]) -> Result<String, String> {
+    const EMPTY: &str = "\n  \"records\": []\n}";
+    let Some(stem) = head.strip_suffix(EMPTY) else {
+        return Err("index layout: records is not the last member".into());
+    };
+    if record_texts.is_empty() {
+        return Ok(head.to_string());
+    }
+    let total: usize = record_texts.iter().map(|t| t.len() + t.len() / 8).sum();
+    let mut out = String::with_capacity(stem.len() + total + 32);
+    out.push_str(stem);
+    out.push_str("\n  \"records\": [");
+    for (i, t) in record_texts.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { ",\n" });
+        for (j, line) in t.split('\n').enumerate() {
+            if j > 0 {
+                out.push('\n');
+            }
+            out.push_str("    ");
+            out.push_str(line);
+        }
+    }
+    out.push_str("\n  ]\n}");
+    Ok(out)
+}
+
+/// Top-level and nested keys whose values follow from the pass's clock alone: `scannedAt`, and
+/// ages (`scannedAt` minus a timestamp kept in the same record). A seat file that differs only in
+/// these is not rewritten, so it keeps the `scannedAt` (and the ages as of it) of the pass that
+/// last changed it.
+const VOLATILE_KEYS: [&str; 3] = [
+    "\"scannedAt\": ",
+    "\"ageSeconds\": ",
+    "\"observationAgeSeconds\": ",
+];
+
+/// Whether the file at `path` already holds `new` (plus the final newline), clock-derived
+/// values aside. Read bounded: a file much larger than the new text cannot match.
+fn on_disk_matches(path: &Path, new: &str) -> bool {
+    let cap = new.len() as u64 + 1024;
+    store::current(path, cap).is_some_and(|old| {
+        std::str::from_utf8(&old).is_ok_and(|old| {
+            old.strip_suffix('\n')
+                .is_some_and(|old| same_but_volatile(old, new))
+        })
+    })
+}
+
+/// Line by line (pretty JSON: every member on its own line; a string never holds a raw newline
+/// and a `"` inside one is escaped, so a line starting with `"key": ` is that key): equal, or
+/// the same volatile key on both sides.
+fn same_but_volatile(old: &str, new: &str) -> bool {
+    let mut a = old.split('\n');
+    let mut b = new.split('\n');
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => {
+                let (xt, yt) = (x.trim_start_matches(' '), y.trim_start_matches(' '));
+                let indent_same = x.len() - xt.len() == y.len() - yt.len();
+                let volatile = VOLATILE_KEYS
+                    .iter()
+                    .any(|k| xt.starts_with(k) && yt.starts_with(k));
+                if !(indent_same && volatile) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
     }
 }
 
@@ -111,5 +229,49 @@ mod tests {
         assert!(!a.contains('/') && !a.starts_with('.'));
         assert_ne!(file_name_for("a/b"), file_name_for("a\\b"));
         assert!(!file_name_for("..").starts_with('.'));
+    }
+
+    #[test]
+    fn spliced_records_give_the_same_text_as_the_whole_value() {
+        let recs = [
+            serde_json::json!({"agent": "a\u{9b}", "n": [], "o": {}, "x": {"y": [1, {"z": null}]}}),
+            serde_json::json!({"agent": "b", "scannedAt": "t"}),
+        ];
+        for n in 0..=recs.len() {
+            let head = serde_json::json!({"version": 1, "e": [], "records": []});
+            let mut whole = head.clone();
+            whole["records"] = serde_json::Value::Array(recs[..n].to_vec());
+            let texts: Vec<String> = recs[..n]
+                .iter()
+                .map(|r| crate::views::json::to_string_pretty(r).unwrap())
+                .collect();
+            let head = crate::views::json::to_string_pretty(&head).unwrap();
+            assert_eq!(
+                splice_records(&head, &texts).unwrap(),
+                crate::views::json::to_string_pretty(&whole).unwrap()
+            );
+        }
+        assert!(splice_records("{\n  \"records\": [],\n  \"x\": 1\n}", &[]).is_err());
+    }
+
+    #[test]
+    fn only_clock_values_may_differ() {
+        let a = "{\n  \"a\": 1,\n  \"ageSeconds\": 5,\n  \"i\": {\n    \"observationAgeSeconds\": null\n  },\n  \"scannedAt\": \"t1\"\n}";
+        let b = "{\n  \"a\": 1,\n  \"ageSeconds\": 65,\n  \"i\": {\n    \"observationAgeSeconds\": 3\n  },\n  \"scannedAt\": \"t2\"\n}";
+        assert!(same_but_volatile(a, b));
+        assert!(!same_but_volatile(a, &b.replace("\"a\": 1", "\"a\": 2")));
+        assert!(!same_but_volatile(
+            a,
+            &b.replace("\"ageSeconds\"", "\"age\"")
+        ));
+        assert!(!same_but_volatile(a, &format!("{b}\n")));
+        assert!(!same_but_volatile(
+            a,
+            &b.replace("  \"ageSeconds", "   \"ageSeconds")
+        ));
+        // A string value that merely contains the key text is not the key.
+        let c = "{\n  \"t\": \"\\\"scannedAt\\\": 1\"\n}";
+        let d = "{\n  \"t\": \"\\\"scannedAt\\\": 2\"\n}";
+        assert!(!same_but_volatile(c, d));
     }
 }

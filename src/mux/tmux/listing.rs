@@ -1,5 +1,6 @@
-//! The one pane listing: `list-panes -a -F` with every field printed as `<byte length>:<value>`
-//! (see the parent module for why), parsed exactly; any mismatch is `bad_reply`.
+//! The one pane listing: `list-panes -a -F` with every field that may hold any byte printed as
+//! `<byte length>:<value>` (see the parent module for why), ids and numbers as they are; parsed
+//! exactly; any mismatch is `bad_reply`.
 
 use super::*;
 
@@ -11,34 +12,53 @@ pub(super) const TORN: &str = "field length mismatch (a value changed while tmux
 /// Cap on rows accepted from one listing.
 const MAX_ROWS: usize = 100_000;
 
+/// How a field is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Printed once, as is: ids and numbers tmux itself makes (`%3`, `$1`, `@2`, `1700000000`),
+    /// which never hold a separator. Anything else in such a field is `bad_reply`.
+    Plain,
+    /// Any bytes (paths, names, titles, options): `<byte length>:<value>`.
+    Prefixed,
+}
+
+use Shape::{Plain, Prefixed};
+
 /// The fields of one listing row, in order.
-const FIELDS: [&str; 19] = [
-    "pane_id",
-    "pane_pid",
-    "pane_tty",
-    "pane_current_command",
-    "pane_current_path",
-    "session_id",
-    "session_name",
-    "window_id",
-    "window_name",
-    "pane_top",
-    "pane_left",
-    "pane_width",
-    "pane_height",
-    "pane_dead",
-    "pane_title",
-    MARKER_OPTION,
-    "pid",
-    "start_time",
-    "socket_path",
+const FIELDS: [(&str, Shape); 19] = [
+    ("pane_id", Plain),
+    ("pane_pid", Plain),
+    ("pane_tty", Prefixed),
+    ("pane_current_command", Prefixed),
+    ("pane_current_path", Prefixed),
+    ("session_id", Plain),
+    ("session_name", Prefixed),
+    ("window_id", Plain),
+    ("window_name", Prefixed),
+    ("pane_top", Plain),
+    ("pane_left", Plain),
+    ("pane_width", Plain),
+    ("pane_height", Plain),
+    ("pane_dead", Plain),
+    ("pane_title", Prefixed),
+    (MARKER_OPTION, Prefixed),
+    ("pid", Plain),
+    ("start_time", Plain),
+    ("socket_path", Prefixed),
 ];
 
-/// The `-F` format of a listing: `<len>:<value>` per field, `\x1f` between fields.
+/// Longest plain value (an id or a 64-bit number).
+const MAX_PLAIN: usize = 24;
+
+/// The `-F` format of a listing: plain fields as is, the others `<len>:<value>`, `\x1f` between
+/// fields. Only the fields that may hold any byte are expanded twice (length, then value).
 pub fn list_format() -> String {
     FIELDS
         .iter()
-        .map(|f| format!("#{{n:{f}}}:#{{{f}}}"))
+        .map(|(f, shape)| match shape {
+            Plain => format!("#{{{f}}}"),
+            Prefixed => format!("#{{n:{f}}}:#{{{f}}}"),
+        })
         .collect::<Vec<_>>()
         .join("\u{1f}")
 }
@@ -47,7 +67,44 @@ pub(super) fn bad(detail: &str) -> MuxError {
     MuxError::new(ErrorCode::BadReply, detail)
 }
 
-/// Split a listing into rows of exactly `FIELDS.len()` length-prefixed fields.
+/// A plain field at `i`: its value and where its separator is. Only the characters of ids and
+/// numbers, so a separator can never be part of one.
+fn plain_at(out: &[u8], i: usize) -> Result<(&[u8], usize), MuxError> {
+    let rest = out.get(i..).ok_or_else(|| bad("short field"))?;
+    let len = rest
+        .iter()
+        .take(MAX_PLAIN + 1)
+        .position(|&b| b == 0x1f || b == b'\n')
+        .ok_or_else(|| bad("bad field"))?;
+    let value = &rest[..len];
+    if !value
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'%' | b'$' | b'@' | b'-'))
+    {
+        return Err(bad("bad field"));
+    }
+    Ok((value, i + len))
+}
+
+/// A prefixed field at `i`: its value and where its separator must be.
+fn prefixed_at(out: &[u8], i: usize) -> Result<(&[u8], usize), MuxError> {
+    let digits_end = out
+        .get(i..)
+        .and_then(|rest| rest.iter().take(10).position(|&b| b == b':'))
+        .ok_or_else(|| bad("missing length"))?;
+    let len_txt = std::str::from_utf8(out.get(i..i + digits_end).unwrap_or(&[]))
+        .map_err(|_| bad("bad length"))?;
+    if len_txt.is_empty() || !len_txt.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("bad length"));
+    }
+    let len: usize = len_txt.parse().map_err(|_| bad("bad length"))?;
+    let start = i + digits_end + 1;
+    let end = start.checked_add(len).ok_or_else(|| bad("bad length"))?;
+    let value = out.get(start..end).ok_or_else(|| bad("short field"))?;
+    Ok((value, end))
+}
+
+/// Split a listing into rows of exactly `FIELDS.len()` fields.
 pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
     let mut rows = Vec::new();
     let mut i = 0usize;
@@ -56,23 +113,19 @@ pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
             return Err(bad("too many rows"));
         }
         let mut row = Vec::with_capacity(FIELDS.len());
-        for f in 0..FIELDS.len() {
-            let digits_end = out
-                .get(i..)
-                .and_then(|rest| rest.iter().take(10).position(|&b| b == b':'))
-                .ok_or_else(|| bad("missing length"))?;
-            let len_txt = std::str::from_utf8(out.get(i..i + digits_end).unwrap_or(&[]))
-                .map_err(|_| bad("bad length"))?;
-            if len_txt.is_empty() || !len_txt.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad("bad length"));
-            }
-            let len: usize = len_txt.parse().map_err(|_| bad("bad length"))?;
-            let start = i + digits_end + 1;
-            let end = start.checked_add(len).ok_or_else(|| bad("bad length"))?;
-            let value = out.get(start..end).ok_or_else(|| bad("short field"))?;
+        for (f, (_, shape)) in FIELDS.iter().enumerate() {
+            let (value, end) = match shape {
+                Plain => plain_at(out, i)?,
+                Prefixed => prefixed_at(out, i)?,
+            };
             let want = if f + 1 == FIELDS.len() { b'\n' } else { 0x1f };
             if out.get(end) != Some(&want) {
-                return Err(bad(TORN));
+                // A plain field ends at the first separator, so only a length can misfit.
+                return Err(bad(if *shape == Prefixed {
+                    TORN
+                } else {
+                    "bad field"
+                }));
             }
             row.push(value.to_vec());
             i = end + 1;
@@ -166,7 +219,9 @@ pub(super) mod tests {
     fn row(fields: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();
         for (i, f) in fields.iter().enumerate() {
-            out.extend_from_slice(format!("{}:", f.len()).as_bytes());
+            if FIELDS[i].1 == Prefixed {
+                out.extend_from_slice(format!("{}:", f.len()).as_bytes());
+            }
             out.extend_from_slice(f);
             out.push(if i + 1 == fields.len() { b'\n' } else { 0x1f });
         }
@@ -233,9 +288,24 @@ pub(super) mod tests {
         for cut in [1, 5, good.len() - 1] {
             assert!(parse_listing(&good[..cut]).is_err(), "cut {cut}");
         }
-        let mut bad_len = good.clone();
-        bad_len[0] = b'3'; // "2:%1" claims 3 bytes
-        assert!(parse_listing(&bad_len).is_err());
+        let text = String::from_utf8(good.clone()).unwrap();
+        let bad_len = text.replacen("2:/x", "3:/x", 1); // the path claims 3 bytes
+        assert!(parse_listing(bad_len.as_bytes()).is_err());
+        // A plain field holds only what tmux makes for ids and numbers.
+        for (from, to) in [
+            ("%1", "%1 "),
+            ("%1", "%1\n"),
+            ("@2", "@2;"),
+            ("999", "1234567890123456789012345"),
+        ] {
+            let hostile = text.replacen(from, to, 1);
+            assert_ne!(hostile, text);
+            assert!(parse_listing(hostile.as_bytes()).is_err(), "{to:?}");
+        }
+        assert!(
+            list_format().starts_with("#{pane_id}\u{1f}#{pane_pid}\u{1f}#{n:pane_tty}:#{pane_tty}")
+        );
+        assert_eq!(list_format().matches("#{n:").count(), 8);
         assert!(parse_listing(&sample("1", b"/x", b"n")).is_err());
         assert!(parse_listing(&sample("%x", b"/x", b"n")).is_err());
         assert!(parse_listing(b"99999999999999999999:x\n").is_err());

@@ -9,10 +9,12 @@
 //!   (3.3+) so that no query ever starts a server; `-u` so tmux prints values byte for byte;
 //! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
 //! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
-//! - panes are listed with ONE `list-panes -a -F`, each field printed as `<byte length>:<value>`
-//!   (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control characters, newlines and
-//!   invalid UTF-8 in values raw, so no separator is safe on its own; the length prefix makes
-//!   every record parse exactly, and any mismatch is detected and reported as `bad_reply`;
+//! - panes are listed with ONE `list-panes -a -F`, each field that may hold any byte printed as
+//!   `<byte length>:<value>` (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control
+//!   characters, newlines and invalid UTF-8 in values raw, so no separator is safe on its own;
+//!   the length prefix makes every record parse exactly, and any mismatch is detected and
+//!   reported as `bad_reply`. Ids and numbers tmux makes itself (`%3`, `1700000000`) cannot hold
+//!   a separator: they are printed once, as is, and refused when they hold anything else;
 //! - tmux ≥ 3.2 is required, checked with `tmux -V` once per process (per program and PATH);
 //! - every tmux process runs under the caller's deadline and is killed when it passes.
 
@@ -32,6 +34,7 @@ use super::{
 use crate::text::sanitize;
 
 mod listing;
+mod presence;
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
 
@@ -214,6 +217,7 @@ impl Tmux {
         deadline: Instant,
         cap: usize,
     ) -> Result<spawn::Output, MuxError> {
+        self.server_may_listen()?;
         let version = self.version(deadline)?;
         let mut c = self.base_command();
         // None of our commands starts a server; `-N` makes sure of it where we verified that
@@ -703,7 +707,27 @@ mod tests {
         std::fs::write(&prog, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A socket file (nobody listens: the script answers).
+        drop(std::os::unix::net::UnixListener::bind(dir.join("sock")).unwrap());
         Tmux::at_socket(&dir.join("sock")).with_program(&prog)
+    }
+
+    #[test]
+    fn no_socket_file_is_no_server_without_a_spawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = listing::tests::sample_running("%1", b"sleep", b"/w", b"s");
+        let t = scripted_tmux(dir.path(), &[good]);
+        std::fs::remove_file(dir.path().join("sock")).unwrap();
+        let e = t
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NoServer);
+        assert!(!dir.path().join("count").exists(), "tmux was run");
+        let gone = t.with_program(dir.path().join("absent"));
+        let e = gone
+            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotInstalled);
     }
 
     #[test]
