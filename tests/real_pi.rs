@@ -794,9 +794,9 @@ fn a_real_pi_worker_closed_then_resumed_goes_on_in_its_session() {
     let header = closed_text.lines().next().unwrap().to_string();
     let last_id = closed_text
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v["id"].as_str().map(str::to_string))
-        .last()
+        .find_map(|v| v["id"].as_str().map(str::to_string))
         .unwrap();
 
     // resume-worker, typed into the shell of the `desk` pane as a person would.
