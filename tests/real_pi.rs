@@ -925,3 +925,152 @@ fn a_real_pi_replaced_during_close_never_gets_the_impostors_pane_closed() {
         real_pi_replaced_at(stage);
     }
 }
+
+/// A real pi worker closed with `close-worker` and brought back with `resume-worker`, run from
+/// a shell in a tmux pane of the same server (the coordinator has no registration: the
+/// caller's own pane is where the new window opens). The new pi registers from its window and
+/// goes on in the same session: same header line, and its next entry follows the last one.
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn a_real_pi_worker_closed_then_resumed_goes_on_in_its_session() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = real_pi();
+    let env = Env::new().with_system_path();
+    let agent = env.dir.path().to_path_buf();
+    let root = env.path("root");
+    write_roster(&root, &[]);
+    prepare_agent_dir(&agent);
+    let tools = env.path("path-bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        tools.join("intercom-pane"),
+    )
+    .unwrap();
+    let sys = env.system_config();
+    let exports = format!(
+        "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}",
+        tools.display(),
+        bin.display(),
+        agent.display()
+    );
+    let server = TmuxServer::start("W", &root, &[]);
+    server.new_session("desk", &root, &[]);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=W:",
+        &format!("{exports}; pi --provider fake --model fake-model"),
+        "Enter",
+    ]);
+    wait_ready(&server, "=W:");
+    let sessions = agent.join("sessions");
+    let file = first_prompt(&server, "=W:", "remember the word pelican", &sessions);
+    let id = header_id(&file);
+    write_roster(&root, &[(&id, "W")]);
+    let sock = server.sock.display().to_string();
+    wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
+            .then_some(())
+    })
+    .expect("the worker is registered and idle");
+    let o = env.run(&layout_args(
+        &env,
+        &["close-worker"],
+        &["--tmux-socket", &sock, "W", "--deadline-secs", "60"],
+    ));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{} {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let closed_text = std::fs::read_to_string(&file).unwrap();
+    let header = closed_text.lines().next().unwrap().to_string();
+    let last_id = closed_text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v["id"].as_str().map(str::to_string))
+        .unwrap();
+
+    // resume-worker, typed into the shell of the `desk` pane as a person would.
+    let out = env.path("resume.json");
+    let rc = env.path("resume.rc");
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=desk:",
+        &format!(
+            "{exports}; {} resume-worker --config {sys} --root {} --sessions-dir {} --fleet none --json --wait-secs 90 --pi {} W --confirm-closed > {} 2> {}.err; echo $? > {}",
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            root.display(),
+            sessions.display(),
+            bin.join("pi").display(),
+            out.display(),
+            out.display(),
+            rc.display()
+        ),
+        "Enter",
+    ]);
+    let code = wait_for(120_000, || {
+        let t = std::fs::read_to_string(&rc).ok()?;
+        t.ends_with('\n').then(|| t.trim().to_string())
+    })
+    .expect("resume-worker finished");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap_or(Value::Null);
+    assert_eq!(
+        (code.as_str(), &report["result"]),
+        ("0", &json!("resumed")),
+        "{report} {}",
+        std::fs::read_to_string(env.path("resume.json.err")).unwrap_or_default()
+    );
+    assert_eq!(report["handoff"]["summary"], "All done; nothing left.");
+    let pane = report["pane"].as_str().unwrap().to_string();
+    let windows = server.tmux(&["list-windows", "-t", "=desk:", "-F", "#{window_name}"]);
+    assert_eq!(
+        windows.lines().skip(1).collect::<Vec<_>>(),
+        ["W"],
+        "{windows}"
+    );
+
+    // The resumed pi answers in the same session file, after its earlier entries.
+    wait_ready(&server, &pane);
+    submit_first(&server, &pane, "what was the word");
+    let grown = wait_for(30_000, || {
+        let t = std::fs::read_to_string(&file).ok()?;
+        (t.len() > closed_text.len() && t.contains("what was the word")).then_some(t)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the resumed pi wrote nothing to its session:\n{}",
+            server.tmux(&["capture-pane", "-p", "-t", &pane])
+        )
+    });
+    assert_eq!(grown.lines().next().unwrap(), header, "same session header");
+    assert!(
+        grown.starts_with(&closed_text),
+        "the earlier entries are kept"
+    );
+    let parents: Vec<Value> = grown[closed_text.len()..]
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v["parentId"].clone())
+        .collect();
+    assert_eq!(parents.first(), Some(&json!(last_id)), "{parents:?}");
+    // Registered again, alive, in that window.
+    let idx = scan_json(&env, &["--tmux-socket", &sock]);
+    let w = record(&idx, "W");
+    assert_eq!(w["registered"]["alive"], true, "{w}");
+    assert_eq!(w["sessionId"], id.as_str(), "{w}");
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(w["sessionFile"].as_str().unwrap().ends_with(&name), "{w}");
+    server.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    server.tmux(&["send-keys", "-t", &pane, "C-d"]);
+}

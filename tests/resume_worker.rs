@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 const ID1: &str = "01a2f000-0000-7000-8000-00000000ee01";
 const ID2: &str = "01a2f000-0000-7000-8000-00000000ee02";
 const ID3: &str = "01a2f000-0000-7000-8000-00000000ee03";
+const ID4: &str = "01a2f000-0000-7000-8000-00000000ee04";
 const COORD: &str = "01a2f000-0000-7000-8000-00000000ee00";
 
 /// Root with a coordinator and one closed worker named `name` in `project`, and the worker's
@@ -290,5 +291,89 @@ fn two_resumes_at_once_open_one_window_and_odd_names_and_paths_launch_exactly() 
     assert_eq!(
         cwd.trim(),
         env.path("root/my project").display().to_string()
+    );
+}
+
+/// `resume-worker` started with the test-only pause before its re-check under the lock: it
+/// creates `pause` once its first checks passed and waits until the test removes it.
+fn paused_resume(env: &Env, pi: &Path, name: &str, pause: &Path) -> std::process::Child {
+    let args = layout_args(
+        env,
+        &["resume-worker"],
+        &[
+            "--pi",
+            &pi.display().to_string(),
+            "--json",
+            "--wait-secs",
+            "15",
+            name,
+            "--confirm-closed",
+        ],
+    );
+    std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(&args)
+        .current_dir(env.dir.path())
+        .env_clear()
+        .env("HOME", env.path("home"))
+        .env("XDG_STATE_HOME", env.path("state"))
+        .env("PATH", &env.path_env)
+        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
+        .env("INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK", pause)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The config changes after the first check and before the launch (a close job starts, or the
+/// worker's session id changes): the re-check under the lock refuses, nothing is launched.
+#[test]
+fn a_config_changed_between_check_and_launch_is_refused() {
+    let env = Env::new().with_system_path();
+    setup(&env, ID4, "Docs", "docs");
+    let server = coordinator(&env);
+    let pi = stand_in_pi(&env);
+    let cfg_path = env.path("root/.pi-intercom/config.json");
+    let original = std::fs::read(&cfg_path).unwrap();
+    let pause = env.path("pause");
+    type Change = fn(&mut Value);
+    let changes: [(Change, &str); 2] = [
+        (
+            |c| c["agents"][1]["closeJob"]["state"] = json!("awaiting_handoff"),
+            "close job j1 is awaiting_handoff",
+        ),
+        (
+            |c| c["agents"][1]["sessionId"] = json!("01a2f000-0000-7000-8000-00000000ee44"),
+            "the worker's session changed meanwhile",
+        ),
+    ];
+    for (change, reason) in changes {
+        std::fs::write(&cfg_path, &original).unwrap();
+        let run = paused_resume(&env, &pi, "Docs", &pause);
+        wait_for(10_000, || pause.exists().then_some(())).expect("the resume pauses");
+        let mut cfg: Value = serde_json::from_slice(&original).unwrap();
+        change(&mut cfg);
+        let tmp = env.path("config.tmp");
+        std::fs::write(&tmp, cfg.to_string()).unwrap();
+        std::fs::rename(&tmp, &cfg_path).unwrap();
+        std::fs::remove_file(&pause).unwrap();
+        let o = run.wait_with_output().unwrap();
+        let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        assert_eq!(o.status.code(), Some(5), "{out}");
+        assert_eq!(out["result"], "refused", "{out}");
+        assert_eq!(out["reason"], reason, "{out}");
+        assert_eq!(windows(&server).len(), 1, "nothing launched");
+        assert!(!env.path("launched.argv").exists());
+    }
+    // Unchanged, the same paused run resumes.
+    std::fs::write(&cfg_path, &original).unwrap();
+    let run = paused_resume(&env, &pi, "Docs", &pause);
+    wait_for(10_000, || pause.exists().then_some(())).expect("the resume pauses");
+    std::fs::remove_file(&pause).unwrap();
+    let o = run.wait_with_output().unwrap();
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        (o.status.code(), &out["result"]),
+        (Some(0), &json!("resumed")),
+        "{out}"
     );
 }

@@ -124,7 +124,12 @@ pub fn read_tail(path: &Path, cap: u64, closed: bool) -> Result<Tail, FsError> {
 
 /// What decides a whole pass over a logs folder: the folder, what the listing already said
 /// (truncation, errors) and each chosen file's name, inode, length and mtime.
-pub type PassKey = (PathBuf, bool, Vec<&'static str>, Vec<(OsString, u64, u64, i64)>);
+pub type PassKey = (
+    PathBuf,
+    bool,
+    Vec<&'static str>,
+    Vec<(OsString, u64, u64, i64)>,
+);
 
 fn last_pass() -> &'static Mutex<Option<(PassKey, LogSnapshot)>> {
     static P: OnceLock<Mutex<Option<(PassKey, LogSnapshot)>>> = OnceLock::new();
@@ -135,7 +140,9 @@ fn last_pass() -> &'static Mutex<Option<(PassKey, LogSnapshot)>> {
 /// appended to, rotated or replaced (the same rule as for one file, applied to the whole pass).
 pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
     let last = last_pass().lock().ok()?;
-    last.as_ref().filter(|(k, _)| k == key).map(|(_, s)| s.clone())
+    last.as_ref()
+        .filter(|(k, _)| k == key)
+        .map(|(_, s)| s.clone())
 }
 
 /// Remember a pass that read everything it chose without an error.

@@ -517,14 +517,17 @@ mod tests {
         assert_eq!(read_logs(root.path()), first);
         // Appended to: the new event is seen, exactly as a fresh read sees it.
         let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
-        f.write_all(format!("{}\n", rec(r#","busy":false"#)).as_bytes()).unwrap();
+        f.write_all(format!("{}\n", rec(r#","busy":false"#)).as_bytes())
+            .unwrap();
         drop(f);
         let grown = read_logs(root.path());
         assert_eq!(grown.events.len(), 2);
         assert_eq!(grown, fresh());
         // Replaced by another file of the same length (a rotation): read again.
         let tmp = logs.join("tmp");
-        let body = std::fs::read_to_string(&a).unwrap().replace("\"s1\"", "\"s2\"");
+        let body = std::fs::read_to_string(&a)
+            .unwrap()
+            .replace("\"s1\"", "\"s2\"");
         std::fs::write(&tmp, body).unwrap();
         std::fs::rename(&tmp, &a).unwrap();
         let rotated = read_logs(root.path());

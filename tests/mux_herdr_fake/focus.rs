@@ -152,7 +152,7 @@ impl State {
         json!({
             "area": AREA.json(),
             "focused_pane_id": focus,
-            "panes": self.panes.iter().filter(|p| p.workspace_id == ws).map(|p| json!({
+            "panes": self.panes.iter().filter(|p| p.tab_id == format!("{ws}:t1")).map(|p| json!({
                 "focused": p.id == focus, "pane_id": p.id, "rect": p.rect.json()
             })).collect::<Vec<_>>(),
             "splits": [],
@@ -167,7 +167,8 @@ impl State {
         let count = self.panes.iter().filter(|p| p.workspace_id == w.id).count();
         json!({"active_tab_id": format!("{}:t1", w.id), "agent_status": "unknown",
                "focused": w.id == self.focused_ws, "label": w.label, "number": number,
-               "pane_count": count, "tab_count": 1, "workspace_id": w.id})
+               "pane_count": count, "workspace_id": w.id,
+               "tab_count": 1 + self.tabs.iter().filter(|t| t.workspace_id == w.id).count()})
     }
 
     fn workspaces_json(&self) -> Vec<Value> {
@@ -186,13 +187,17 @@ impl State {
             "focused_pane_id": focused,
             "focused_tab_id": format!("{}:t1", self.focused_ws),
             "focused_workspace_id": self.focused_ws,
-            "layouts": self.workspaces.iter().map(|w| self.layout_json(&w.id)).collect::<Vec<_>>(),
+            "layouts": self.workspaces.iter().map(|w| self.layout_json(&w.id))
+                .chain(self.tabs.iter().map(|t| self.tab_layout_json(t))).collect::<Vec<_>>(),
             "panes": self.panes.iter().map(|p| pane_json(p, &focused)).collect::<Vec<_>>(),
             "protocol": self.protocol,
             "tabs": self.workspaces.iter().map(|w| json!({
-                "agent_status": "unknown", "focused": w.id == self.focused_ws, "label": "1",
-                "number": 1, "pane_count": self.panes.iter().filter(|p| p.workspace_id == w.id).count(),
-                "tab_id": format!("{}:t1", w.id), "workspace_id": w.id})).collect::<Vec<_>>(),
+                "agent_status": "unknown",
+                "focused": w.id == self.focused_ws && !self.tabs.iter().any(|t| t.pane == focused),
+                "label": "1", "number": 1,
+                "pane_count": self.panes.iter().filter(|p| p.tab_id == format!("{}:t1", w.id)).count(),
+                "tab_id": format!("{}:t1", w.id), "workspace_id": w.id}))
+                .chain(self.tabs.iter().map(|t| self.tab_json(t))).collect::<Vec<_>>(),
             "version": self.version,
             "workspaces": self.workspaces_json(),
         })
@@ -310,6 +315,7 @@ pub fn handle_more(method: &str, id: &str, params: &Value, s: &mut State) -> Opt
         return Some(error(id, "internal_error", "focus refused by the test"));
     }
     let reply = match method {
+        "tab.create" => super::tabs::create(id, params, s),
         "workspace.list" => ok(
             id,
             json!({"type": "workspace_list", "workspaces": s.workspaces_json()}),

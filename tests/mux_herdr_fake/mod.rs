@@ -20,8 +20,10 @@ use serde_json::{json, Value};
 
 mod focus;
 mod server;
+mod tabs;
 use focus::detected_agent;
 use server::accept_loop;
+pub use tabs::FakeTab;
 pub mod real;
 
 /// How the fake misbehaves, when asked to.
@@ -100,6 +102,11 @@ pub struct State {
     pub prompts: Vec<(String, String)>,
     /// (pane, text, keys) of every `pane.send_input`.
     pub inputs: Vec<(String, String, Vec<String>)>,
+    /// Tabs made by `tab.create` (each workspace's first tab, `<ws>:t1`, is implicit).
+    pub tabs: Vec<FakeTab>,
+    /// The shell pid of a created tab's pane (`NO_SHELL` unless a test that runs the typed
+    /// command in a real shell sets that shell's pid).
+    pub tab_shell: u32,
 }
 
 /// A running fake server; stopped and its socket removed on drop.
@@ -176,6 +183,8 @@ impl FakeHerdr {
             blocked: HashSet::new(),
             prompts: Vec::new(),
             inputs: Vec::new(),
+            tabs: Vec::new(),
+            tab_shell: NO_SHELL,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (state.clone(), stop.clone());
@@ -450,10 +459,11 @@ fn handle(line: &str, s: &mut State) -> Value {
             let Some(ws) = s.workspace_of(pid) else {
                 return not_found(Some(pid));
             };
-            ok(
-                id,
-                json!({"layout": s.layout_json(&ws), "type": "pane_layout"}),
-            )
+            let layout = match s.tabs.iter().find(|t| t.pane == pid) {
+                Some(t) => s.tab_layout_json(t),
+                None => s.layout_json(&ws),
+            };
+            ok(id, json!({"layout": layout, "type": "pane_layout"}))
         }
         "pane.close" => {
             let pid = str_param(&params, "pane_id");

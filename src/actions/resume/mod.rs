@@ -124,7 +124,7 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
     let Some(root) = root else {
         return refused(ResumeExit::Usage, "no Intercom root: nothing to resume");
     };
-    let first = match preflight(req, &root) {
+    let first = match preflight(req, &root, None) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -146,17 +146,12 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
                 "note": "nothing was launched"}),
         };
     }
+    let session_id = first.agent.session_id.clone();
     drop(first);
     if let Err(e) = store::ensure_dir(&root, &jobs_dir(&root)) {
         return refused(ResumeExit::Failed, format!("cannot prepare the fence: {e}"));
     }
-    let session_id = match config::load(&root) {
-        Ok(c) => c
-            .find_by_name(&req.name)
-            .map(|a| a.session_id.clone())
-            .unwrap_or_default(),
-        Err(e) => return refused(ResumeExit::Usage, e.to_string()),
-    };
+    test_pause();
     let _lock = match store::Lock::acquire(&lock_path(&root, &session_id)) {
         Ok(l) => l,
         Err(e) if e.code == "locked" => {
@@ -168,16 +163,35 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
         Err(e) => return refused(ResumeExit::Failed, e.to_string()),
     };
     // Config, identity and lifecycle re-checked immediately before the launch, under the lock.
-    let plan = match preflight(req, &root) {
-        Ok(p) if p.agent.session_id == session_id => p,
-        Ok(_) => return refused(ResumeExit::Fenced, "the worker's session changed meanwhile"),
+    let plan = match preflight(req, &root, Some(&session_id)) {
+        Ok(p) => p,
         Err(e) => return e,
     };
     launch(req, &root, plan)
 }
 
-/// Every precondition, each refused with its own exit code; nothing is written.
-fn preflight(req: &ResumeRequest, root: &Path) -> Result<Plan, Ending> {
+/// Test-only, never set in real use: `INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK=<file>` makes a
+/// resume that passed its first checks create `<file>` and wait (at most 10 s) until it is
+/// removed, so a test can change the config between the first check and the re-check under the
+/// lock without sleeping and hoping.
+pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK";
+
+fn test_pause() {
+    let Some(path) = std::env::var_os(TEST_PAUSE_ENV).map(PathBuf::from) else {
+        return;
+    };
+    if store::write_atomic(&path, b"").is_err() {
+        return;
+    }
+    let end = Instant::now() + Duration::from_secs(10);
+    while fsguard::kind(&path).is_ok() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every precondition, each refused with its own exit code; nothing is written. `expected`: the
+/// session id the first check found (the re-check refuses a worker whose session changed).
+fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result<Plan, Ending> {
     let cfg = config::load(root).map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     let agent = cfg.find_by_name(&req.name).cloned().ok_or_else(|| {
         refused(
@@ -185,6 +199,12 @@ fn preflight(req: &ResumeRequest, root: &Path) -> Result<Plan, Ending> {
             format!("no agent named {:?} in config", sanitize(&req.name)),
         )
     })?;
+    if expected.is_some_and(|id| id != agent.session_id) {
+        return Err(refused(
+            ResumeExit::Fenced,
+            "the worker's session changed meanwhile",
+        ));
+    }
     if agent.coordinator {
         return Err(refused(
             ResumeExit::Usage,

@@ -14,8 +14,14 @@ use crate::proc;
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Variables the new pi needs from this command's environment: where pi and node are (PATH),
-/// which agent folder pi uses, and which binary and config its extension calls.
-const PASSED_ENV: [&str; 3] = ["PATH", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"];
+/// which agent and session folders pi uses, and whether it stays offline (`PI_OFFLINE`: no
+/// helper-tool downloads); the binary and config its extension calls are added below.
+const PASSED_ENV: [&str; 4] = [
+    "PATH",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
+    "PI_OFFLINE",
+];
 
 /// The coordinator's pane: from its live registration (server incarnation and pane checked, the
 /// registered pi still in that pane), else the pane this command runs in.

@@ -441,7 +441,7 @@ impl Multiplexer for Herdr {
     }
 
     /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
-    /// the new tab's only pane (Herdr starts a shell and runs no program of its own).
+    /// the new tab's root pane (Herdr starts a shell and runs no program of its own).
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
         if req.argv.is_empty() || req.name.is_empty() || req.name.contains(char::is_control) {
             return Err(err(ErrorCode::BadRequest, "invalid argv or tab name"));
@@ -462,16 +462,16 @@ impl Multiplexer for Herdr {
             deadline,
         )?;
         expect_type(&r, "tab_created")?;
+        // The reply names the new tab and its root pane (schema: `tab` and `root_pane` are
+        // required): that pane, and only if it is in that tab, gets the command.
         let tab_id = r
             .pointer("/tab/tab_id")
             .and_then(Value::as_str)
-            .ok_or_else(|| bad("tab_created without a tab id"))?
-            .to_string();
-        let panes = self.pane_list(Some(&beside.workspace_id), deadline)?;
-        let mut in_tab = panes.into_iter().filter(|p| p.tab_id == tab_id);
-        let (Some(new), None) = (in_tab.next(), in_tab.next()) else {
-            return Err(bad("the new tab does not hold exactly one pane"));
-        };
+            .ok_or_else(|| bad("tab_created without a tab id"))?;
+        let new: HerdrPane = field(&r, "root_pane")?;
+        if new.tab_id != tab_id {
+            return Err(bad("tab_created's root pane is in another tab"));
+        }
         self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
         Ok(Herdr::to_pane_info(&new, info.as_ref(), None, None, None))

@@ -1,0 +1,118 @@
+//! The fake's `tab.create`, as Herdr 0.8.2's API schema (`31-api-schema.json`, protocol 20)
+//! gives it: `TabCreateParams {cwd, env, focus (default false), label, workspace_id}` (no
+//! workspace: the focused one), answered `{"type":"tab_created","tab":TabInfo,
+//! "root_pane":PaneInfo}`. The new tab holds one fresh shell pane; without `focus:true` nothing
+//! of the focus moves. Each workspace's first tab (`<ws>:t1`) stays implicit, as before; created
+//! tabs are listed in the snapshot with a layout of their own.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::{error, ok, pane_json, str_param, FakePane, State, AREA};
+
+/// A tab made by `tab.create`.
+#[derive(Debug, Clone)]
+pub struct FakeTab {
+    pub id: String,
+    pub workspace_id: String,
+    pub label: String,
+    /// Its number in the workspace (the implicit first tab is 1).
+    pub number: usize,
+    /// What the request asked for its shell: folder and extra environment.
+    pub cwd: String,
+    pub env: BTreeMap<String, String>,
+    /// Its only pane.
+    pub pane: String,
+}
+
+impl State {
+    /// `TabInfo` of a created tab.
+    pub fn tab_json(&self, t: &FakeTab) -> Value {
+        json!({"agent_status": "unknown", "focused": self.focused == t.pane,
+               "label": t.label, "number": t.number,
+               "pane_count": self.panes.iter().filter(|p| p.tab_id == t.id).count(),
+               "tab_id": t.id, "workspace_id": t.workspace_id})
+    }
+
+    /// The layout of a created tab: its one pane over the whole area.
+    pub fn tab_layout_json(&self, t: &FakeTab) -> Value {
+        json!({
+            "area": AREA.json(),
+            "focused_pane_id": t.pane,
+            "panes": self.panes.iter().filter(|p| p.tab_id == t.id).map(|p| json!({
+                "focused": true, "pane_id": p.id, "rect": p.rect.json()
+            })).collect::<Vec<_>>(),
+            "splits": [],
+            "tab_id": t.id,
+            "workspace_id": t.workspace_id,
+            "zoomed": false,
+        })
+    }
+}
+
+/// `tab.create`: a tab `<ws>:t<n>` holding one new pane whose shell is `State::tab_shell`.
+pub fn create(id: &str, params: &Value, s: &mut State) -> Value {
+    let ws = str_param(params, "workspace_id")
+        .map(str::to_string)
+        .unwrap_or_else(|| s.focused_ws.clone());
+    if !s.workspaces.iter().any(|w| w.id == ws) {
+        return error(
+            id,
+            "workspace_not_found",
+            &format!("workspace {ws} not found"),
+        );
+    }
+    let number = 2 + s.tabs.iter().filter(|t| t.workspace_id == ws).count();
+    let tab_id = format!("{ws}:t{number}");
+    let cwd = str_param(params, "cwd").unwrap_or("/tmp").to_string();
+    let env: BTreeMap<String, String> = params
+        .get("env")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let pane_id = s.next_pane_id(&ws);
+    let terminal_id = s.next_terminal_id();
+    let shell = s.tab_shell;
+    s.panes.push(FakePane {
+        id: pane_id.clone(),
+        terminal_id,
+        workspace_id: ws.clone(),
+        tab_id: tab_id.clone(),
+        label: None,
+        cwd: cwd.clone(),
+        tokens: BTreeMap::new(),
+        shell_pid: shell,
+        foreground: vec![(shell, "bash".into(), vec!["/bin/bash".into()])],
+        rect: AREA,
+    });
+    let tab = FakeTab {
+        id: tab_id,
+        workspace_id: ws,
+        label: str_param(params, "label")
+            .map(str::to_string)
+            .unwrap_or_else(|| number.to_string()),
+        number,
+        cwd,
+        env,
+        pane: pane_id.clone(),
+    };
+    s.tabs.push(tab.clone());
+    if params.get("focus").and_then(Value::as_bool) == Some(true) {
+        s.focus_pane(&pane_id);
+    }
+    let focused = s.focused.clone();
+    let root = s
+        .panes
+        .iter()
+        .find(|p| p.id == pane_id)
+        .map(|p| pane_json(p, &focused));
+    ok(
+        id,
+        json!({"root_pane": root, "tab": s.tab_json(&tab), "type": "tab_created"}),
+    )
+}
