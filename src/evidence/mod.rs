@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod connectors;
+pub mod log_line;
 pub mod log_tail;
 pub mod observations;
 pub mod registrations;

@@ -10,10 +10,10 @@
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::clock::{parse_strict, Ms};
 use crate::evidence::config::STATE_DIR;
+use crate::evidence::log_line::Fields;
 use crate::evidence::log_tail;
 use crate::fsguard::{self, FsError, Kind};
 
@@ -337,65 +337,59 @@ pub fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
     if line.is_empty() || line.len() > MAX_LINE {
         return None;
     }
-    let v: Value = serde_json::from_slice(line).ok()?;
-    let o = v.as_object()?;
-    if o.get("version")?.as_u64()? != 1 {
+    let o = Fields::parse(line)?;
+    if o.u64("version")? != 1 {
         return None;
     }
-    let timestamp = parse_strict(o.get("timestamp")?.as_str()?)?;
-    let writer_id = o.get("writerId")?.as_str()?;
-    if !is_lower_uuid(writer_id) {
+    let timestamp = parse_strict(&o.str("timestamp")?)?;
+    let writer_id = o.str("writerId")?;
+    if !is_lower_uuid(&writer_id) {
         return None;
     }
-    let session_id = bounded_text(o.get("sessionId")?, 256)?;
-    let event = allowed(o.get("event")?, EVENTS)?;
+    let session_id = bounded_text(&o, "sessionId", 256)?;
+    let event = allowed(&o, "event", EVENTS)?;
     Some(Event {
         timestamp,
-        writer_id: writer_id.to_string(),
+        writer_id: writer_id.into_owned(),
         session_id,
         event,
-        peer_session_id: o.get("peerSessionId").and_then(|v| bounded_text(v, 256)),
-        peer_name: o.get("peerName").and_then(|v| bounded_text(v, 128)),
+        peer_session_id: bounded_text(&o, "peerSessionId", 256),
+        peer_name: bounded_text(&o, "peerName", 128),
         correlation_id: o
-            .get("correlationId")
-            .and_then(Value::as_str)
+            .str("correlationId")
             .filter(|s| crate::evidence::config::valid_job_id(s))
-            .map(str::to_string),
-        kind: opt_allowed(o, "kind", KINDS),
-        busy: o.get("busy").and_then(Value::as_bool),
-        phase: opt_allowed(o, "phase", PHASES),
-        detail: opt_allowed(o, "detail", DETAILS),
+            .map(|s| s.into_owned()),
+        kind: allowed(&o, "kind", KINDS),
+        busy: o.bool("busy"),
+        phase: allowed(&o, "phase", PHASES),
+        detail: allowed(&o, "detail", DETAILS),
         port: o
-            .get("port")
-            .and_then(Value::as_u64)
+            .u64("port")
             .filter(|p| (1..=65535).contains(p))
             .and_then(|p| u16::try_from(p).ok()),
-        role: opt_allowed(o, "role", ROLES),
-        pi_role: opt_allowed(o, "piRole", ROLES),
-        outcome: opt_allowed(o, "outcome", OUTCOMES),
-        error_code: opt_allowed(o, "errorCode", ERROR_CODES),
-        operation: opt_allowed(o, "operation", OPERATIONS),
+        role: allowed(&o, "role", ROLES),
+        pi_role: allowed(&o, "piRole", ROLES),
+        outcome: allowed(&o, "outcome", OUTCOMES),
+        error_code: allowed(&o, "errorCode", ERROR_CODES),
+        operation: allowed(&o, "operation", OPERATIONS),
         writer_closed: closed,
     })
 }
 
-fn allowed(v: &Value, list: &[&'static str]) -> Option<&'static str> {
-    let s = v.as_str()?;
+/// The field's value when it is one of `list` (the allowlists hold every value shown).
+fn allowed(o: &Fields, key: &str, list: &[&'static str]) -> Option<&'static str> {
+    let s = o.str(key)?;
     list.iter().copied().find(|x| *x == s)
 }
 
-fn opt_allowed(o: &Map<String, Value>, key: &str, list: &[&'static str]) -> Option<&'static str> {
-    o.get(key).and_then(|v| allowed(v, list))
-}
-
-/// A string of 1..=max characters without control characters.
-fn bounded_text(v: &Value, max: usize) -> Option<String> {
-    let s = v.as_str()?;
+/// A string field of 1..=max characters without control characters.
+fn bounded_text(o: &Fields, key: &str, max: usize) -> Option<String> {
+    let s = o.str(key)?;
     let n = s.chars().count();
     if n == 0 || n > max || s.chars().any(char::is_control) {
         return None;
     }
-    Some(s.to_string())
+    Some(s.into_owned())
 }
 
 #[cfg(test)]
