@@ -1,4 +1,4 @@
-//! Process identity on Linux, read from `/proc` directly (interop.md §9).
+//! Process identity on Linux, read from `/proc` directly (docs/interop.md §9).
 //!
 //! Why: a pid alone is reused by the kernel; "is this still the same process" needs the start
 //! time (stat field 22, clock ticks since boot) and the boot id as well. Everything in the product

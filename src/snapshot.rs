@@ -5,7 +5,7 @@
 
 use crate::clock::Ms;
 
-/// Board state of a seat (control board semantics, behaviour.md §2).
+/// Board state of a seat (control board semantics, docs/behaviour.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BoardState {
     Working,

@@ -1,4 +1,4 @@
-//! probe_one against real loopback servers, one behaviour each (interop.md §5 classification).
+//! probe_one against real loopback servers, one behaviour each (docs/interop.md §5 classification).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod probe_common;

@@ -1,4 +1,4 @@
-//! Guarded rewrites of the shared Intercom `config.json` (interop.md §1).
+//! Guarded rewrites of the shared Intercom `config.json` (docs/interop.md §1).
 //!
 //! One agent entry is changed by splicing: only the members the edit changes (and the legacy
 //! `dashboardPort`, dropped from every entry) are rewritten in place; every other byte of the file

@@ -1,5 +1,5 @@
 //! `intercom-pane handoff --job ID --summary TEXT`: run by a worker, inside its own pane, when the
-//! coordinator asked it to hand off before its pane is closed (behaviour.md §7 step 3).
+//! coordinator asked it to hand off before its pane is closed (docs/behaviour.md §7 step 3).
 //!
 //! Accepted only from the worker that was asked: `close-worker` recorded that worker's identity
 //! (its pi's pid, start ticks and boot id, its pane and server, its session) in the job record

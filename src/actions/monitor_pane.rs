@@ -1,5 +1,5 @@
 //! `intercom-pane ensure-monitor`: place and own one sidebar pane above the coordinator
-//! (behaviour.md §5, interop.md §4 and §8).
+//! (docs/behaviour.md §5, docs/interop.md §4 and §8).
 //!
 //! Safety rules, in order: skip when the roster has no worker or the caller is a worker; one lock
 //! per coordinator; a record left in a `*_pending` stage is fenced (reported, never repeated);

@@ -1,4 +1,4 @@
-//! `intercom-pane register`: a pi records its own seat from the inside (behaviour.md §5b).
+//! `intercom-pane register`: a pi records its own seat from the inside (docs/behaviour.md §5b).
 //!
 //! The shipped pi extension runs this at `session_start`, `agent_start`, `agent_settled` and
 //! `session_shutdown`. It captures what only the inside can know — the pi process (an ancestor

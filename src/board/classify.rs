@@ -1,4 +1,4 @@
-//! Session → board state, exactly as behaviour.md §2 (the control board rules). Pure: time is
+//! Session → board state, exactly as docs/behaviour.md §2 (the control board rules). Pure: time is
 //! passed in, nothing is read here.
 //!
 //! The deciding entry is the newest message on the branch whose role is user, assistant or
@@ -113,7 +113,7 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
 /// the failed entry, at once; then either the backoff wait (2 s, 4 s, 8 s) and the retry, or —
 /// for a context overflow or a recoverable `length` — a summarization and a `compaction` entry,
 /// then the retry. So: edit + compaction = the retry is running; edit alone = working while the
-/// backoff plausibly lasts (`behaviour.md` §2 and `interop.md` §6: its age against the backoff;
+/// backoff plausibly lasts (`docs/behaviour.md` §2 and `docs/interop.md` §6: its age against the backoff;
 /// a summary may run longer, which only the registration can tell, see `scan::build`); no edit
 /// = final (a compaction without one is a manual `/compact`).
 fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {

@@ -1,5 +1,5 @@
 //! The per-worker Intercom projection: one pure function that the sidebar and `status --json`
-//! both call, so the two can never disagree (interop.md §2, behaviour.md §2 and §4).
+//! both call, so the two can never disagree (docs/interop.md §2, docs/behaviour.md §2 and §4).
 //!
 //! Interpretation choices (the spec leaves these open; each picks "unknown" over a guess):
 //! - Status evidence is only this worker's `runtime.ready` / `host.activity` with a boolean `busy`,
@@ -341,7 +341,7 @@ fn activity_label(newest: &Event, status: ObservedStatus, events: &[Event]) -> &
     }
 }
 
-/// The worker object of `status --json` (behaviour.md §4), compatible with Intercom's own
+/// The worker object of `status --json` (docs/behaviour.md §4), compatible with Intercom's own
 /// `intercom_worker_status`. Text fields are sanitized here; `connection` is passed through.
 pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
     let handoff = obs.handoff.as_ref().map(|h| {

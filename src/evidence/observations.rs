@@ -1,4 +1,4 @@
-//! Intercom observation logs (interop.md §2): bounded tail reads of `writer-<uuid>.jsonl*`.
+//! Intercom observation logs (docs/interop.md §2): bounded tail reads of `writer-<uuid>.jsonl*`.
 //!
 //! Why so many bounds: writers are other processes, files rotate under us and may be huge or
 //! hostile. Each pass scans at most 512 directory entries, opens at most the 32 newest matching

@@ -1,4 +1,4 @@
-//! Seat registrations: what each pi recorded about itself from the inside (behaviour.md §5b).
+//! Seat registrations: what each pi recorded about itself from the inside (docs/behaviour.md §5b).
 //!
 //! Locations: `<root>/.pi-intercom/seats/*.json` and `<dataRoot>/seats/<layout>/<seat>/registration.json`.
 //! A registration is matched to a row by its session id or sessions folder, never by name alone,
@@ -62,7 +62,7 @@ pub struct Registration {
     pub mux: Option<MuxRecord>,
     pub run_state: Option<RunState>,
     /// The private channel (a Unix socket path) the shipped extension opened for this seat: a
-    /// reply is handed to pi through it instead of being typed (behaviour.md §6).
+    /// reply is handed to pi through it instead of being typed (docs/behaviour.md §6).
     pub channel: Option<String>,
 }
 

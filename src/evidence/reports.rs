@@ -1,4 +1,4 @@
-//! Worker reports (interop.md §3): `<root>/.pi-intercom/reports/<sha256(sessionId)>.json`.
+//! Worker reports (docs/interop.md §3): `<root>/.pi-intercom/reports/<sha256(sessionId)>.json`.
 //!
 //! Why look up by configured id instead of listing the folder: only configured workers' reports
 //! mean anything, and hashing the id we already trust means a file can only speak for the session

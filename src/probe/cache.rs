@@ -28,7 +28,7 @@ pub struct ProbeTarget {
     pub port: u16,
 }
 
-/// The bounds of a batch; `Default` is interop.md §5. Values above those are clamped down.
+/// The bounds of a batch; `Default` is docs/interop.md §5. Values above those are clamped down.
 #[derive(Debug, Clone, Copy)]
 pub struct ProbeLimits {
     /// Whole-request deadline (750 ms).

@@ -1,4 +1,4 @@
-//! Loopback health probes (interop.md §5): `GET /intercom/health` on `127.0.0.1:<port>` only.
+//! Loopback health probes (docs/interop.md §5): `GET /intercom/health` on `127.0.0.1:<port>` only.
 //!
 //! A probe answers one question: does the pi that config says owns this port answer as that
 //! session? The answer is a [`ConnState`] plus a fixed reason. Anything we cannot prove is
@@ -13,7 +13,7 @@ pub use http::probe_one;
 
 use crate::clock::{format_iso, Ms};
 
-/// Per-request deadline, connect to last body byte (interop.md §5).
+/// Per-request deadline, connect to last body byte (docs/interop.md §5).
 pub const REQUEST_DEADLINE_MS: u64 = 750;
 /// Wall-time budget of one batch.
 pub const BATCH_BUDGET_MS: u64 = 4_000;
@@ -28,7 +28,7 @@ pub const MAX_HEADER_BYTES: usize = 4 * 1024;
 /// Response body cap.
 pub const MAX_BODY_BYTES: usize = 1024;
 
-/// The fixed reason strings, one per classification in interop.md §5.
+/// The fixed reason strings, one per classification in docs/interop.md §5.
 pub mod reason {
     /// 200 with version 1 and the expected session id.
     pub const VERIFIED: &str = "verified";

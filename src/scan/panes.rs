@@ -1,6 +1,6 @@
 //! Zero-setup seats: every listed pane whose process tree runs pi is a seat, even with no
 //! roster, layout or extension. Its session is found from the pi process itself, the way pi
-//! itself decides where to write (interop.md §6): `--session` / `--session-dir` /
+//! itself decides where to write (docs/interop.md §6): `--session` / `--session-dir` /
 //! `--session-id` on its command line (when pi has not replaced it with its title), else
 //! `PI_CODING_AGENT_SESSION_DIR` (flat), else `<PI_CODING_AGENT_DIR or ~/.pi/agent>/sessions/
 //! --<cwd>--/` for its cwd, from the environment it started with. A pi already shown by a

@@ -4,7 +4,7 @@
 
 use crate::text::{sanitize, width};
 
-/// Longest reply accepted by the editor: the reply path's own limit (behaviour.md §6).
+/// Longest reply accepted by the editor: the reply path's own limit (docs/behaviour.md §6).
 pub const MAX_REPLY_CHARS: usize = crate::actions::reply::MAX_CHARS;
 
 /// A reply being typed (cursor counted in chars). May hold line breaks (`\n`).

@@ -24,7 +24,7 @@ use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::ports::{CancelToken, ReplySender, SeenWriter, SnapshotSource};
 use crate::ui::render::render;
 
-/// Pause between the end of one pass and the start of the next (behaviour.md §3).
+/// Pause between the end of one pass and the start of the next (docs/behaviour.md §3).
 pub const PASS_INTERVAL: Duration = Duration::from_secs(3);
 /// How often the input thread re-checks whether the monitor has ended (it is otherwise asleep).
 const INPUT_POLL: Duration = Duration::from_millis(1000);

@@ -1,4 +1,4 @@
-//! Protected targets, refused before anything is recorded or sent (behaviour.md §7 step 1): the
+//! Protected targets, refused before anything is recorded or sent (docs/behaviour.md §7 step 1): the
 //! coordinator's pane and pi, the caller's own pane and its process tree, every monitor pane (by
 //! its ownership record or by our pane marker), and a pane whose process is not the registered pi.
 

@@ -1,5 +1,5 @@
 //! `intercom-pane close-worker NAME`: close exactly one worker's pane after its public handoff
-//! is saved and its turn has settled, and never anything else (behaviour.md §7).
+//! is saved and its turn has settled, and never anything else (docs/behaviour.md §7).
 //!
 //! Durable intent first (`closeJob` in config), every stage recorded before the step it names,
 //! identities verified from the outside (server incarnation, pane, session/window, the pi process

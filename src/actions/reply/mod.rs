@@ -1,4 +1,4 @@
-//! The reply path (behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
+//! The reply path (docs/behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
 //! come first, then the seat's live registration is read again, and the transport is chosen from
 //! it BEFORE anything is sent — never by falling back after a failure, so a reply is never
 //! delivered twice:

@@ -1,4 +1,4 @@
-//! The text rules of a reply (behaviour.md §6), in one place: every text that is sent — `reply`,
+//! The text rules of a reply (docs/behaviour.md §6), in one place: every text that is sent — `reply`,
 //! the sidebar's box, close-worker's request — passes `check_text` before anything else happens.
 //! `scripts/agent-send.sh` mirrors the same rules so that running it directly is safe too
 //! (`tests/reply_text.rs` checks both against the same lists).

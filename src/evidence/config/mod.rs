@@ -1,4 +1,4 @@
-//! Intercom `config.json`: root discovery, bounded read, strict validation (interop.md §1).
+//! Intercom `config.json`: root discovery, bounded read, strict validation (docs/interop.md §1).
 //!
 //! Why strict: the roster decides which panes may be closed and whose reports are read. A config
 //! that does not validate exactly is refused as a whole with a fixed code and a message quoting the

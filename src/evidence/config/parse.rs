@@ -1,4 +1,4 @@
-//! Strict validation of config bytes: every field of interop.md §1, refused as a whole with a
+//! Strict validation of config bytes: every field of docs/interop.md §1, refused as a whole with a
 //! fixed code and a message quoting the offending field.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! Herdr (0.8.x) behind the `Multiplexer` trait, over its socket API (interop.md §8).
+//! Herdr (0.8.x) behind the `Multiplexer` trait, over its socket API (docs/interop.md §8).
 //!
 //! Why the socket and not the CLI: the same requests, without a process spawn per call, and with
 //! our own deadline on connect, write and read. Protocol: newline-delimited JSON, one request per

@@ -1,6 +1,6 @@
 //! tmux behind the `Multiplexer` trait, through a small argv builder over `std::process::Command`.
 //!
-//! Why not the `tmux_interface` crate (interop.md §7): it emits `-p` for percentage sizes (broken
+//! Why not the `tmux_interface` crate (docs/interop.md §7): it emits `-p` for percentage sizes (broken
 //! in tmux 3.4), its feature flags describe the tmux it was compiled for rather than the one
 //! installed, it allows one `-e` only, builds the command as one string, does not escape a
 //! trailing `;` (which tmux takes as a command separator), and its pane-list parser splits on
