@@ -552,3 +552,22 @@ fn status_probe_checks_the_page_and_sorts_disconnected_last() {
     assert_eq!(page["workers"][0]["name"], "NextPage");
     assert_eq!(page["workers"][0]["connection"]["reason"], "not_checked");
 }
+
+/// A reader that goes away (`intercom-pane … | head`) ends the output, not the process with a
+/// panic: the pipe is closed before the command writes anything.
+#[test]
+fn a_closed_stdout_pipe_is_not_a_panic() {
+    for args in [&["completions", "bash"][..], &["man"][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

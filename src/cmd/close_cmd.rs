@@ -37,7 +37,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
     match end.report.get("refused").and_then(|r| r.as_str()) {
         // With --json every outcome, refusals included, is the one JSON report on stdout.
         Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
-        _ => println!("{text}"),
+        _ => crate::cmd::out(format_args!("{text}")),
     }
     end.code
 }
@@ -91,11 +91,11 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
     };
     match handoff::handoff(&req, &MuxEnv::from_process()) {
         Ok(path) => {
-            println!(
+            crate::cmd::out(format_args!(
                 "handoff saved for job {} (identity recorded in {})",
                 args.job,
                 path.display()
-            );
+            ));
             0
         }
         Err(e) => refuse(e),

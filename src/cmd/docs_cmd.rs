@@ -10,13 +10,10 @@ use crate::cli::{Cli, CompletionsArgs, ManArgs};
 
 pub fn completions(args: &CompletionsArgs) -> i32 {
     let mut cmd = Cli::command();
-    clap_complete::generate(
-        args.shell,
-        &mut cmd,
-        "intercom-pane",
-        &mut std::io::stdout(),
-    );
-    0
+    // Into memory first: clap_complete panics when its writer fails (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "intercom-pane", &mut script);
+    i32::from(!crate::cmd::out_bytes(&script))
 }
 
 fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
@@ -51,9 +48,8 @@ pub fn man(args: &ManArgs) -> i32 {
         }
     };
     let Some(dir) = &args.out_dir else {
-        use std::io::Write;
         let main = pages.first().map(|p| p.1.as_slice()).unwrap_or_default();
-        return i32::from(std::io::stdout().write_all(main).is_err());
+        return i32::from(!crate::cmd::out_bytes(main));
     };
     for (file, bytes) in &pages {
         if let Err(e) = store::write_atomic_derived(&Path::new(dir).join(file), bytes) {
@@ -61,6 +57,10 @@ pub fn man(args: &ManArgs) -> i32 {
             return 1;
         }
     }
-    println!("wrote {} pages to {}", pages.len(), dir.display());
+    crate::cmd::out(format_args!(
+        "wrote {} pages to {}",
+        pages.len(),
+        dir.display()
+    ));
     0
 }

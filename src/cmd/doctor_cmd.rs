@@ -17,10 +17,10 @@ pub fn run(args: &DoctorArgs) -> i32 {
         },
     };
     if args.json {
-        println!(
+        crate::cmd::out(format_args!(
             "{}",
             serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
-        );
+        ));
     } else {
         print!("{}", report.to_text());
     }

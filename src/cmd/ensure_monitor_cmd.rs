@@ -55,24 +55,24 @@ pub fn run(args: &EnsureMonitorArgs) -> i32 {
     };
     let (outcome, detail, code) = match monitor_pane::ensure(&req, &MuxEnv::from_process()) {
         Ok(Outcome::Skipped(why)) => {
-            println!("skipped: {why}");
+            crate::cmd::out(format_args!("skipped: {why}"));
             ("skipped", why, 0)
         }
         Ok(Outcome::Preserved { pane }) => {
-            println!("kept: the monitor already runs in {pane}");
+            crate::cmd::out(format_args!("kept: the monitor already runs in {pane}"));
             ("kept", pane, 0)
         }
         Ok(Outcome::Created { pane }) => {
-            println!("created: monitor in {pane}");
+            crate::cmd::out(format_args!("created: monitor in {pane}"));
             ("created", pane, 0)
         }
         Ok(Outcome::CreatedFocusMoved { pane, detail }) => {
-            println!("created: monitor in {pane}");
+            crate::cmd::out(format_args!("created: monitor in {pane}"));
             eprintln!("intercom-pane: ensure-monitor: Herdr moved your focus and it could not be put back: {detail}");
             ("created_focus_moved", format!("{pane}: {detail}"), 0)
         }
         Ok(Outcome::Relaunched { pane }) => {
-            println!("relaunched: the monitor runs again in {pane} (its pane survived a Herdr server restart)");
+            crate::cmd::out(format_args!("relaunched: the monitor runs again in {pane} (its pane survived a Herdr server restart)"));
             ("relaunched", pane, 0)
         }
         Err(e) => {

@@ -12,6 +12,24 @@ pub mod resume_cmd;
 pub mod scan_cmd;
 pub mod status_cmd;
 
+/// One line on standard output. A reader that went away (`status --json | head`) ends the
+/// output, never the process with a panic, as `println!` would.
+pub fn out(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// Bytes on standard output; `false` only when writing failed for another reason than the
+/// reader going away.
+pub fn out_bytes(bytes: &[u8]) -> bool {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    match o.write_all(bytes).and_then(|()| o.flush()) {
+        Ok(()) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+    }
+}
+
 /// A refusal: printed on stderr, exit 2, nothing written.
 pub fn refuse(msg: impl std::fmt::Display) -> i32 {
     eprintln!("intercom-pane: {msg}");

@@ -51,7 +51,7 @@ pub fn run(args: &RegisterArgs) -> i32 {
     };
     match register::register(&req, &MuxEnv::from_process(), SystemClock.now_ms()) {
         Ok(Some(path)) => {
-            println!("{}", path.display());
+            crate::cmd::out(format_args!("{}", path.display()));
             0
         }
         Ok(None) => 0,

@@ -51,12 +51,12 @@ pub fn run(args: &ReplyArgs) -> i32 {
     match reply::send(&pass, &args.name, &text, r.clock.now_ms()) {
         Ok(receipt) => {
             if args.json {
-                println!(
+                crate::cmd::out(format_args!(
                     "{}",
                     serde_json::to_string_pretty(&receipt.to_json()).unwrap_or_default()
-                );
+                ));
             } else {
-                println!("{}", receipt.summary());
+                crate::cmd::out(format_args!("{}", receipt.summary()));
             }
             match receipt.outcome {
                 Outcome::Delivered | Outcome::Queued => 0,

@@ -51,10 +51,10 @@ pub fn run(args: &ResumeWorkerArgs) -> i32 {
         eprintln!();
     }
     if args.json {
-        println!(
+        crate::cmd::out(format_args!(
             "{}",
             serde_json::to_string_pretty(&end.report).unwrap_or_default()
-        );
+        ));
     } else {
         print_human(&end.report);
     }
@@ -68,25 +68,25 @@ fn print_human(v: &serde_json::Value) {
         eprintln!("intercom-pane: resume-worker: {}", s("reason"));
         return;
     }
-    println!("{result}: {}", s("worker"));
+    crate::cmd::out(format_args!("{result}: {}", s("worker")));
     if let Some(checks) = v["checks"].as_array() {
         for c in checks {
-            println!("  ok  {}", sanitize(c.as_str().unwrap_or("")));
+            crate::cmd::out(format_args!("  ok  {}", sanitize(c.as_str().unwrap_or(""))));
         }
     }
     for k in ["sessionFile", "beside", "pane", "reason", "note"] {
         if let Some(x) = v[k].as_str() {
-            println!("  {k}: {}", sanitize(x));
+            crate::cmd::out(format_args!("  {k}: {}", sanitize(x)));
         }
     }
     if let Some(argv) = v.get("argv") {
-        println!("  launch: {}", sanitize(&argv.to_string()));
+        crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
     }
     if let Some(h) = v.get("handoff").filter(|h| !h.is_null()) {
-        println!(
+        crate::cmd::out(format_args!(
             "  last handoff ({} s old): {}",
             h["ageSeconds"],
             sanitize(h["summary"].as_str().unwrap_or(""))
-        );
+        ));
     }
 }

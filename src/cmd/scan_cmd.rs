@@ -18,7 +18,7 @@ pub fn run(args: &ScanArgs) -> i32 {
         Err(e) => return refuse(format!("board files not written: {e}")),
     };
     if args.json {
-        println!("{}", written.index_text);
+        crate::cmd::out(format_args!("{}", written.index_text));
     }
     if args.print {
         print!(

@@ -57,10 +57,10 @@ pub fn run(args: &StatusArgs) -> i32 {
     };
     match status_json::page(&pass, &q, &connection, args.probe) {
         Ok(v) => {
-            println!(
+            crate::cmd::out(format_args!(
                 "{}",
                 crate::views::json::to_string_pretty(&v).unwrap_or_default()
-            );
+            ));
             0
         }
         Err(e) => refuse(e),
