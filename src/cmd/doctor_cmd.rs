@@ -22,7 +22,7 @@ pub fn run(args: &DoctorArgs) -> i32 {
             serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
         ));
     } else {
-        print!("{}", report.to_text());
+        crate::cmd::out_bytes(report.to_text().as_bytes());
     }
     i32::from(report.failed())
 }

@@ -21,9 +21,8 @@ pub fn run(args: &ScanArgs) -> i32 {
         crate::cmd::out(format_args!("{}", written.index_text));
     }
     if args.print {
-        print!(
-            "{}",
-            print::print_table(&pass.records, &written.board.display().to_string())
+        crate::cmd::out_bytes(
+            print::print_table(&pass.records, &written.board.display().to_string()).as_bytes(),
         );
         // A roster that was found or named but cannot be used would otherwise read as a board
         // with fewer seats: say so, and fail (`--json` carries it in `roster` instead).
