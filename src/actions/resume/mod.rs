@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::actions::{short_id, store};
+use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
 use crate::evidence::sessions;
@@ -237,7 +238,6 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     let key = format!("{}/{}", scan::base_name(root), agent.name);
     let record = pass.records.iter().find(|r| r.key() == key);
-    let still = |w: Witness| refused(ResumeExit::StillLive, format!("{}: {}", w.kind, w.detail));
     if let Some((w, _)) = live::live_registration(root, &req.scan.data_root, &agent.session_id) {
         return Err(still(w));
     }
@@ -247,55 +247,12 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
             detail: "the board shows a pane running this worker".into(),
         }));
     }
-    let session_file = record
-        .and_then(|r| r.session_file.clone())
-        .map(|f| absolute(Path::new(&f)))
-        .ok_or_else(|| {
-            refused(
-                ResumeExit::NoSession,
-                format!(
-                    "no saved session file for {} in the session folders",
-                    agent.session_id
-                ),
-            )
-        })?;
-    match sessions::read_session(&session_file) {
-        Ok(s) if s.session_id == agent.session_id => {}
-        Ok(_) => {
-            return Err(refused(
-                ResumeExit::NoSession,
-                format!(
-                    "{}: its header names another session",
-                    session_file.display()
-                ),
-            ))
-        }
-        Err(e) => {
-            return Err(refused(
-                ResumeExit::NoSession,
-                format!("{}: {}", session_file.display(), e.code()),
-            ))
-        }
-    }
+    let session_file = saved_session(&agent, record)?;
     checks.push(format!(
         "saved session {} (header matches)",
         session_file.display()
     ));
-    match live::process_naming(&agent.session_id, &session_file) {
-        Ok(Some(w)) => return Err(still(w)),
-        Ok(None) => {}
-        Err(e) => {
-            return Err(refused(
-                ResumeExit::StillLive,
-                format!("cannot tell whether a process runs the session: {e}"),
-            ))
-        }
-    }
-    match live::health_answers(agent.port, &agent.session_id) {
-        Ok(Some(w)) => return Err(still(w)),
-        Ok(None) => {}
-        Err(e) => return Err(refused(ResumeExit::Failed, e)),
-    }
+    no_process_or_endpoint(&agent, &session_file)?;
     checks.push("no live registration, pane, process or health endpoint".into());
     let cwd = root.join(&agent.project_directory);
     if !matches!(fsguard::kind(&cwd), Ok(fsguard::Kind::Dir)) {
@@ -321,6 +278,53 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         window,
         checks,
     })
+}
+
+/// A witness that the session still runs, as the refusal that reports it.
+fn still(w: Witness) -> Ending {
+    refused(ResumeExit::StillLive, format!("{}: {}", w.kind, w.detail))
+}
+
+/// The worker's saved session file, as the board found it, whose header names its session.
+fn saved_session(agent: &Agent, record: Option<&SeatRecord>) -> Result<PathBuf, Ending> {
+    let no_session = |why: String| refused(ResumeExit::NoSession, why);
+    let file = record
+        .and_then(|r| r.session_file.clone())
+        .map(|f| absolute(Path::new(&f)))
+        .ok_or_else(|| {
+            no_session(format!(
+                "no saved session file for {} in the session folders",
+                agent.session_id
+            ))
+        })?;
+    match sessions::read_session(&file) {
+        Ok(s) if s.session_id == agent.session_id => Ok(file),
+        Ok(_) => Err(no_session(format!(
+            "{}: its header names another session",
+            file.display()
+        ))),
+        Err(e) => Err(no_session(format!("{}: {}", file.display(), e.code()))),
+    }
+}
+
+/// No process on this machine names the session, and its health endpoint does not answer as
+/// it; `/proc` that cannot be read completely is not "clear".
+fn no_process_or_endpoint(agent: &Agent, session_file: &Path) -> Result<(), Ending> {
+    match live::process_naming(&agent.session_id, session_file) {
+        Ok(Some(w)) => return Err(still(w)),
+        Ok(None) => {}
+        Err(e) => {
+            return Err(refused(
+                ResumeExit::StillLive,
+                format!("cannot tell whether a process runs the session: {e}"),
+            ))
+        }
+    }
+    match live::health_answers(agent.port, &agent.session_id) {
+        Ok(Some(w)) => Err(still(w)),
+        Ok(None) => Ok(()),
+        Err(e) => Err(refused(ResumeExit::Failed, e)),
+    }
 }
 
 /// pi is started in the worker's own folder: a session path found relative to ours must not
