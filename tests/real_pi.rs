@@ -161,6 +161,83 @@ fn first_prompt(
     })
 }
 
+/// A real pi worker `W` in a private tmux server (session `W`, and `beside` next to it),
+/// registered by the shipped extension, its first prompt answered and the roster naming it:
+/// ready to be closed.
+struct RealWorker {
+    env: Env,
+    server: TmuxServer,
+    root: std::path::PathBuf,
+    /// pi's `sessions` folder.
+    sessions: std::path::PathBuf,
+    /// The worker's session file.
+    file: std::path::PathBuf,
+    sock: String,
+    /// The shell `export` line the worker's pi started with (PATH, agent folder, config).
+    exports: String,
+    sys: String,
+}
+
+fn start_real_worker(beside: &str, prompt: &str) -> RealWorker {
+    let bin = real_pi();
+    let env = Env::new().with_system_path();
+    let agent = env.dir.path().to_path_buf();
+    let root = env.path("root");
+    write_roster(&root, &[]);
+    prepare_agent_dir(&agent);
+    // intercom-pane on the worker's PATH, for its bash tool.
+    // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
+    let tools = env.path("path-bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        tools.join("intercom-pane"),
+    )
+    .unwrap();
+    let sys = env.system_config();
+    let exports = format!(
+        "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}",
+        tools.display(),
+        bin.display(),
+        agent.display()
+    );
+    let server = TmuxServer::start("W", &root, &[]);
+    server.new_session(beside, &root, &[]);
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=W:",
+        &format!("{exports}; pi --provider fake --model fake-model"),
+        "Enter",
+    ]);
+    wait_for(30_000, || {
+        let c = server.tmux(&["list-panes", "-t", "=W:", "-F", "#{pane_current_command}"]);
+        (c.trim() == "pi").then_some(())
+    })
+    .expect("pi runs in the pane");
+    wait_ready(&server, "=W:");
+    let sessions = agent.join("sessions");
+    let file = first_prompt(&server, "=W:", prompt, &sessions);
+    write_roster(&root, &[(&header_id(&file), "W")]);
+    let sock = server.sock.display().to_string();
+    wait_for(15_000, || {
+        let idx = scan_json(&env, &["--tmux-socket", &sock]);
+        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
+            .then_some(())
+    })
+    .expect("the worker is registered and idle");
+    RealWorker {
+        env,
+        server,
+        root,
+        sessions,
+        file,
+        sock,
+        exports,
+        sys,
+    }
+}
+
 /// Two real pis starting at once on two cores slow each other past the waits: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -364,53 +441,14 @@ fn a_real_pi_is_classified_at_every_step() {
 )]
 fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let bin = real_pi();
-    let env = Env::new().with_system_path();
-    let agent = env.dir.path().to_path_buf();
-    let root = env.path("root");
-    write_roster(&root, &[]);
-    prepare_agent_dir(&agent);
-    // intercom-pane on the worker's PATH, for its bash tool.
-    // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
-    let sys = env.system_config();
-    let server = TmuxServer::start("W", &root, &[]);
-    server.new_session("bystander", &root, &[]);
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "=W:",
-        &format!(
-            "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
-            tools.display(),
-            bin.display(),
-            agent.display()
-        ),
-        "Enter",
-    ]);
-    wait_for(30_000, || {
-        let c = server.tmux(&["list-panes", "-t", "=W:", "-F", "#{pane_current_command}"]);
-        (c.trim() == "pi").then_some(())
-    })
-    .expect("pi runs in the pane");
-    wait_ready(&server, "=W:");
-    let sessions = agent.join("sessions");
-    let file = first_prompt(&server, "=W:", "hello", &sessions);
-    let id = header_id(&file);
-    write_roster(&root, &[(&id, "W")]);
-    let sock = server.sock.display().to_string();
-    wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", &sock]);
-        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
-            .then_some(())
-    })
-    .expect("the worker is registered and idle");
+    let RealWorker {
+        env,
+        server,
+        root,
+        file,
+        sock,
+        ..
+    } = start_real_worker("bystander", "hello");
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],
@@ -757,34 +795,13 @@ fn hold_config_lock(path: &Path) -> std::fs::File {
 /// pane's shell, so the pane and its shell pid stay) once the close job reached `stage`, while
 /// the test holds the config lock for 2 s, so the run is stopped right before its next step.
 fn real_pi_replaced_at(stage: &str) {
-    let bin = real_pi();
-    let env = Env::new().with_system_path();
-    let agent = env.dir.path().to_path_buf();
-    let root = env.path("root");
-    write_roster(&root, &[]);
-    prepare_agent_dir(&agent);
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
-    let sys = env.system_config();
-    let server = TmuxServer::start("W", &root, &[]);
-    server.new_session("bystander", &root, &[]);
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "=W:",
-        &format!(
-            "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
-            tools.display(),
-            bin.display(),
-            agent.display()
-        ),
-        "Enter",
-    ]);
+    let RealWorker {
+        env,
+        server,
+        root,
+        sock,
+        ..
+    } = start_real_worker("bystander", "hello");
     let command = || {
         server
             .tmux(&[
@@ -797,18 +814,7 @@ fn real_pi_replaced_at(stage: &str) {
             .trim()
             .to_string()
     };
-    wait_for(30_000, || command().ends_with(" pi").then_some(())).expect("pi runs in the pane");
     let pane = command().split(' ').next().unwrap().to_string();
-    wait_ready(&server, "=W:");
-    let file = first_prompt(&server, "=W:", "hello", &agent.join("sessions"));
-    write_roster(&root, &[(&header_id(&file), "W")]);
-    let sock = server.sock.display().to_string();
-    wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", &sock]);
-        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
-            .then_some(())
-    })
-    .expect("the worker is registered and idle");
     let cfg_path = root.join(".pi-intercom/config.json");
     let lock_path = root.join(".pi-intercom/config.json.lock");
     let mut held = hold_config_lock(&lock_path);
@@ -938,46 +944,17 @@ fn a_real_pi_replaced_during_close_never_gets_the_impostors_pane_closed() {
 fn a_real_pi_worker_closed_then_resumed_goes_on_in_its_session() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let bin = real_pi();
-    let env = Env::new().with_system_path();
-    let agent = env.dir.path().to_path_buf();
-    let root = env.path("root");
-    write_roster(&root, &[]);
-    prepare_agent_dir(&agent);
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
-    let sys = env.system_config();
-    let exports = format!(
-        "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}",
-        tools.display(),
-        bin.display(),
-        agent.display()
-    );
-    let server = TmuxServer::start("W", &root, &[]);
-    server.new_session("desk", &root, &[]);
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        "=W:",
-        &format!("{exports}; pi --provider fake --model fake-model"),
-        "Enter",
-    ]);
-    wait_ready(&server, "=W:");
-    let sessions = agent.join("sessions");
-    let file = first_prompt(&server, "=W:", "remember the word pelican", &sessions);
+    let RealWorker {
+        env,
+        server,
+        root,
+        sessions,
+        file,
+        sock,
+        exports,
+        sys,
+    } = start_real_worker("desk", "remember the word pelican");
     let id = header_id(&file);
-    write_roster(&root, &[(&id, "W")]);
-    let sock = server.sock.display().to_string();
-    wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", &sock]);
-        (record(&idx, "W")["registered"]["alive"] == true && record(&idx, "W")["state"] == "idle")
-            .then_some(())
-    })
-    .expect("the worker is registered and idle");
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],
