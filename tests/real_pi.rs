@@ -12,121 +12,13 @@ mod mux_support;
 mod real_pi_support;
 mod scan_support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
 use mux_support::{wait_for, TmuxServer};
-use real_pi_support::{real_pi, submit_first, wait_ready};
+use real_pi_support::{real_pi, start_model, submit_first, wait_ready};
 use scan_support::*;
 use serde_json::{json, Value};
-
-/// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
-/// newest user message (`SCENARIO:tool` runs `sleep 15` through the bash tool,
-/// `SCENARIO:waiting` asks for input, anything else is a plain question).
-fn start_model() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = answer(s);
-            });
-        }
-    });
-    port
-}
-
-fn answer(s: TcpStream) -> std::io::Result<()> {
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0u8; len.min(8 << 20)];
-    r.read_exact(&mut body)?;
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-    let last_role = msgs
-        .last()
-        .map(|m| m["role"].clone())
-        .unwrap_or(Value::Null);
-    let last_user = msgs
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .map(|m| m.to_string())
-        .unwrap_or_default();
-    let close_job = last_user
-        .split("Intercom close requested (job ")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .map(str::to_string);
-    if last_role == "user" && last_user.contains("SCENARIO:fail") {
-        // A retryable provider failure: pi writes it, marks it for retry, and waits 2 s.
-        let mut w = s;
-        let body = r#"{"error":{"message":"overloaded","type":"server_error"}}"#;
-        write!(
-            w,
-            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )?;
-        return w.flush();
-    }
-    let (delta, finish) = if last_role == "tool" {
-        (json!({"role": "assistant", "content": "done"}), "stop")
-    } else if let Some(job) = close_job {
-        // What a worker does when asked: save the public handoff with the named job.
-        let cmd = format!("intercom-pane handoff --job {job} --summary 'All done; nothing left.'");
-        (
-            json!({"role": "assistant", "content": "Saving my handoff.", "tool_calls": [{"index": 0,
-                "id": "call_h", "type": "function", "function": {"name": "bash",
-                "arguments": json!({"command": cmd}).to_string()}}]}),
-            "tool_calls",
-        )
-    } else if last_user.contains("SCENARIO:tool") {
-        (
-            json!({"role": "assistant", "content": "Running it.", "tool_calls": [{"index": 0,
-                "id": "call_1", "type": "function", "function": {"name": "bash",
-                "arguments": json!({"command": "sleep 15"}).to_string()}}]}),
-            "tool_calls",
-        )
-    } else if last_user.contains("SCENARIO:waiting") {
-        (
-            json!({"role": "assistant", "content": "Input needed: Choose staging or production."}),
-            "stop",
-        )
-    } else {
-        (
-            json!({"role": "assistant", "content": "Done. Want anything else?"}),
-            "stop",
-        )
-    };
-    let chunk = |delta: Value, finish: Value| {
-        let mut c = json!({"id": "c1", "object": "chat.completion.chunk", "model": "fake-model",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        if !finish.is_null() {
-            c["usage"] = json!({"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103});
-        }
-        format!("data: {c}\n\n")
-    };
-    let mut w = s;
-    write!(
-        w,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}{}data: [DONE]\n\n",
-        chunk(delta, Value::Null),
-        chunk(json!({}), json!(finish))
-    )?;
-    w.flush()
-}
 
 /// The first session file under pi's `sessions` folder (in its per-cwd subfolder), once its
 /// header line is whole: pi may be creating it right now.
@@ -256,7 +148,7 @@ fn prepare_agent_dir(agent: &Path) {
 
 /// pi's agent folder with the scripted model as the only provider, and nothing else.
 fn prepare_plain_agent_dir(agent: &Path) {
-    let port = start_model();
+    let port = start_model(15);
     std::fs::write(
         agent.join("models.json"),
         json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),

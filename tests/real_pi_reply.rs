@@ -14,80 +14,17 @@ mod mux_support;
 mod real_pi_support;
 mod scan_support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use intercom_pane::actions::reply::TRAILER;
 use mux_support::{wait_for, TmuxServer};
-use real_pi_support::{real_pi, wait_ready};
+use real_pi_support::{real_pi, start_model, wait_ready};
 use scan_support::*;
 use serde_json::{json, Value};
 
 /// Two real pis at once on two cores slow each other past the waits: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The scripted model: `SCENARIO:tool` runs `sleep 8` through the bash tool; anything else gets
-/// a short answer.
-fn start_model() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = answer(s);
-            });
-        }
-    });
-    port
-}
-
-fn answer(s: TcpStream) -> std::io::Result<()> {
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0u8; len.min(8 << 20)];
-    r.read_exact(&mut body)?;
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-    let last = msgs.last().cloned().unwrap_or(Value::Null);
-    let (delta, finish) = if last["role"] == "user" && last.to_string().contains("SCENARIO:tool") {
-        (
-            json!({"role": "assistant", "content": "Running it.", "tool_calls": [{"index": 0,
-                "id": "call_1", "type": "function", "function": {"name": "bash",
-                "arguments": json!({"command": "sleep 8"}).to_string()}}]}),
-            "tool_calls",
-        )
-    } else {
-        (json!({"role": "assistant", "content": "Noted."}), "stop")
-    };
-    let chunk = |delta: Value, finish: Value| {
-        let mut c = json!({"id": "c1", "object": "chat.completion.chunk", "model": "fake-model",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        if !finish.is_null() {
-            c["usage"] = json!({"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103});
-        }
-        format!("data: {c}\n\n")
-    };
-    let mut w = s;
-    write!(
-        w,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}{}data: [DONE]\n\n",
-        chunk(delta, Value::Null),
-        chunk(json!({}), json!(finish))
-    )?;
-    w.flush()
-}
 
 /// One real pi worker `W` in a private tmux server, registered by the shipped extension.
 struct Seat {
@@ -102,7 +39,7 @@ impl Seat {
     fn start(bin: &Path, channel: bool) -> Seat {
         let env = Env::new().with_system_path();
         let agent = env.dir.path().to_path_buf();
-        let port = start_model();
+        let port = start_model(8);
         std::fs::write(
             agent.join("models.json"),
             json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
