@@ -8,45 +8,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod close_support;
+mod lock_step;
 mod mux_support;
 mod pi_support;
 mod scan_support;
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use close_support::*;
+use lock_step::{hold_config_lock as hold, let_through_until};
 use mux_support::{wait_for, TmuxServer};
 use scan_support::*;
 use serde_json::Value;
-
-/// Take the config lock like our writers do: flock, then make sure the path still names the
-/// locked file (a releasing writer removes it).
-fn hold(path: &Path) -> File {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .unwrap();
-        let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        let same = std::fs::metadata(path)
-            .ok()
-            .is_some_and(|m| m.ino() == f.metadata().unwrap().ino());
-        if locked && same {
-            return f;
-        }
-        assert!(Instant::now() < end, "never got the config lock");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 fn worker_pane(server: &TmuxServer) -> String {
     server
@@ -138,32 +112,14 @@ fn case(layout: Layout, k: usize) -> Value {
         .spawn()
         .unwrap();
     // Let one write through at a time until the job reaches the target stage.
-    let order = [
-        "",
-        "requested",
-        "awaiting_handoff",
-        "awaiting_settlement",
-        "ready",
-    ];
-    let stage = |bytes: &[u8]| -> usize {
-        let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-        let s = v["agents"][1]["closeJob"]["state"].as_str().unwrap_or("");
-        order.iter().position(|o| *o == s).unwrap_or(usize::MAX)
-    };
-    loop {
-        let before = std::fs::read(&cfg_path).unwrap();
-        let at = stage(&before);
-        assert_ne!(at, usize::MAX, "{layout:?}/{k}: the run went past ready");
-        if at >= k {
-            break;
-        }
-        drop(held);
-        wait_for(10_000, || {
-            (std::fs::read(&cfg_path).ok().as_ref() != Some(&before)).then_some(())
-        })
-        .unwrap_or_else(|| panic!("{layout:?}/{k}: no stage write came"));
-        held = hold(&lock_path);
-    }
+    held = let_through_until(
+        &cfg_path,
+        &lock_path,
+        held,
+        k,
+        10_000,
+        &format!("{layout:?}/{k}"),
+    );
     if k > 0 {
         swap(&server, &pane, layout, &env);
     }

@@ -8,6 +8,7 @@
 //! use `INTERCOM_PANE_REAL_PI=/tmp/realpi/node_modules/.bin`. Otherwise it prints why it skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod lock_step;
 mod mux_support;
 mod real_pi_support;
 mod scan_support;
@@ -15,6 +16,7 @@ mod scan_support;
 use std::path::Path;
 use std::time::Duration;
 
+use lock_step::{hold_config_lock, let_through_until, STAGES};
 use mux_support::{wait_for, TmuxServer};
 use real_pi_support::{real_pi, start_model, submit_first, wait_ready};
 use scan_support::*;
@@ -657,32 +659,6 @@ fn four_plain_pis_show_their_true_state_with_no_setup() {
     }
 }
 
-/// Take the config lock the way our writers do (flock, then check the path still names the
-/// locked file: a releasing writer removes it).
-fn hold_config_lock(path: &Path) -> std::fs::File {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
-    let end = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .unwrap();
-        let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        let same = std::fs::metadata(path)
-            .ok()
-            .is_some_and(|m| m.ino() == f.metadata().unwrap().ino());
-        if locked && same {
-            return f;
-        }
-        assert!(std::time::Instant::now() < end, "never got the config lock");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// One close of a real pi worker whose pi is killed and replaced by `sleep` (exec'd by the same
 /// pane's shell, so the pane and its shell pid stay) once the close job reached `stage`, while
 /// the test holds the config lock for 2 s, so the run is stopped right before its next step.
@@ -733,33 +709,8 @@ fn real_pi_replaced_at(stage: &str) {
         .unwrap();
     // Let one write through at a time (requested, awaiting_handoff, the worker's handoff, ready)
     // until the job reaches `stage`.
-    let order = [
-        "",
-        "requested",
-        "awaiting_handoff",
-        "awaiting_settlement",
-        "ready",
-    ];
-    let target = order.iter().position(|o| *o == stage).unwrap();
-    let at = |bytes: &[u8]| -> usize {
-        let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-        let s = v["agents"][1]["closeJob"]["state"].as_str().unwrap_or("");
-        order.iter().position(|o| *o == s).unwrap_or(usize::MAX)
-    };
-    loop {
-        let before = std::fs::read(&cfg_path).unwrap();
-        let now = at(&before);
-        assert_ne!(now, usize::MAX, "{stage}: the run went past ready");
-        if now >= target {
-            break;
-        }
-        drop(held);
-        wait_for(45_000, || {
-            (std::fs::read(&cfg_path).ok().as_ref() != Some(&before)).then_some(())
-        })
-        .unwrap_or_else(|| panic!("{stage}: no stage write came"));
-        held = hold_config_lock(&lock_path);
-    }
+    let target = STAGES.iter().position(|o| *o == stage).unwrap();
+    held = let_through_until(&cfg_path, &lock_path, held, target, 45_000, stage);
     // The swap: SIGKILL the pi (the shell's children), then the same shell execs `sleep`.
     let shell: i32 = server
         .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
