@@ -25,7 +25,8 @@ pub enum Command {
     Monitor(MonitorArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
-    /// Send one line of text to one registered seat (bracketed paste, then Enter).
+    /// Send one text (several lines allowed) to one registered seat: through the pi extension's
+    /// channel, typed into its tmux pane (bracketed paste, then Enter), or Herdr's agent.prompt.
     Reply(ReplyArgs),
     /// Coordinator startup hook: place (or keep) the sidebar pane above the coordinator.
     EnsureMonitor(EnsureMonitorArgs),
@@ -76,10 +77,11 @@ pub struct SourceArgs {
     /// subfolders) is a seat, or `none`. Default: `~/.mosaic/fleet/agents`.
     #[arg(long, value_name = "PATH|none")]
     pub fleet: Option<String>,
-    /// Extra pi session folder (repeatable) searched, with its per-cwd subfolders, for the
-    /// session files of the Intercom roster's agents (by session id); it adds no seats of its
-    /// own. Always searched: `$PI_CODING_AGENT_SESSION_DIR`, and `$PI_CODING_AGENT_DIR/sessions`
-    /// or `~/.pi/agent/sessions`.
+    /// Extra pi session folder (repeatable), searched with its per-cwd subfolders (one level)
+    /// for the session files of the Intercom roster's agents by session id (and by close-worker
+    /// for the worker's file when its registration names none); it adds no seats of its own.
+    /// Also searched: the `--config` file's `sessionDirs`, `$PI_CODING_AGENT_SESSION_DIR`, and
+    /// `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
     #[arg(long = "sessions-dir", value_name = "DIR")]
     pub sessions_dirs: Vec<PathBuf>,
     /// The tmux server to ask for seats that name no socket (default: `$TMUX`'s server, else

@@ -194,3 +194,44 @@ fn the_transport_is_chosen_before_sending_and_never_fallen_back_to() {
         before
     );
 }
+
+/// `reply -` and `handoff --summary -` share one reader: standard input over 64 KiB is refused
+/// by both (exit 2) before anything is scanned, sent or written.
+#[test]
+fn standard_input_over_64_kib_is_refused_by_reply_and_handoff_alike() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let env = Env::new();
+    roster(&env);
+    let root = env.path("root");
+    let cfg = root.join(".pi-intercom/config.json");
+    let before = std::fs::read(&cfg).unwrap();
+    let root_s = root.display().to_string();
+    let runs: [&[&str]; 2] = [
+        &["reply", "--root", &root_s, "Worker", "-"],
+        &["handoff", "--root", &root_s, "--job", "j1", "--summary", "-"],
+    ];
+    for args in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(args)
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // The reader stops one byte past the cap and exits: a closed pipe here is expected.
+        let _ = stdin.write_all(&vec![b'a'; 70 * 1024]);
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("standard input is over 65536 bytes"),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(std::fs::read(&cfg).unwrap(), before, "config untouched");
+}

@@ -11,13 +11,4 @@ pub mod resume;
 pub mod seen;
 pub mod store;
 
-/// The first 24 hex characters of the SHA-256 of `s`: a stable, path-safe name for a session's
-/// machine-local records (registrations, monitor ownership).
-pub fn short_id(s: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(s.as_bytes())
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::paths::short_id;

@@ -125,9 +125,7 @@ pub struct EnsureRequest<'a> {
 
 /// `<root>/.pi-intercom/monitor-<first 24 hex of sha256(coordinator session id)>.json`.
 pub fn record_path(root: &Path, coordinator_session: &str) -> PathBuf {
-    let hex = crate::actions::short_id(coordinator_session);
-    root.join(".pi-intercom")
-        .join(format!("monitor-{hex}.json"))
+    crate::paths::monitor_record(root, coordinator_session)
 }
 
 fn lock_path(record: &Path) -> PathBuf {

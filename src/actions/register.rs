@@ -132,9 +132,7 @@ pub fn registration_path(req: &Request) -> (PathBuf, PathBuf) {
     };
     let in_root = (
         root.clone(),
-        root.join(".pi-intercom")
-            .join("seats")
-            .join(format!("{name}.json")),
+        crate::paths::seat_record(root, &req.session_id),
     );
     let exists = |p: &Path| fsguard::kind(p).is_ok();
     if !exists(&in_root.1) && exists(&in_data.1) {

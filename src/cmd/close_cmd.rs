@@ -1,18 +1,13 @@
 //! `intercom-pane close-worker NAME` and `intercom-pane handoff --job ID`.
 
-use std::io::Read;
-
 use crate::actions::close::{self, CloseRequest};
 use crate::actions::handoff::{self, HandoffRequest};
 use crate::cli::{CloseWorkerArgs, HandoffArgs};
 use crate::clock::{Clock, SystemClock};
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
-use crate::fsguard;
+use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::mux::MuxEnv;
-
-/// Bytes read for a summary from a file or standard input (then capped at 4000 characters).
-const INPUT_CAP: u64 = 64 * 1024;
 
 pub fn run_close(args: &CloseWorkerArgs) -> i32 {
     let r = match options::resolve(&args.src) {
@@ -42,26 +37,13 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
     end.code
 }
 
-fn summary(args: &HandoffArgs) -> Result<String, String> {
-    let bytes = match (&args.file, args.summary.as_deref()) {
-        (Some(p), _) => fsguard::read_capped(p, INPUT_CAP)
-            .map_err(|e| format!("-f {}: cannot read ({})", p.display(), e.code()))?,
-        (None, Some("-")) => {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .take(INPUT_CAP + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            b
-        }
-        (None, Some(s)) => return Ok(s.to_string()),
-        (None, None) => return Err("give --summary TEXT, --summary - or -f FILE".into()),
-    };
-    String::from_utf8(bytes).map_err(|_| "the summary is not UTF-8".into())
-}
-
 pub fn run_handoff(args: &HandoffArgs) -> i32 {
-    let text = match summary(args) {
+    let text = match text_input::read_text(
+        HANDOFF_SUMMARY,
+        args.summary.as_deref(),
+        args.file.as_deref(),
+        std::io::stdin(),
+    ) {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };

@@ -3,40 +3,18 @@
 //! (sent, no confirmation: do not resend); 2 usage; 3..10 refusals, nothing sent (see
 //! `actions::reply::Refusal::exit_code`).
 
-use std::io::Read;
-
 use crate::actions::reply::{self, Outcome, Refusal};
 use crate::cli::ReplyArgs;
 use crate::cmd::{options, refuse};
-use crate::fsguard;
-
-/// Bytes read from a file or standard input before the length check (the text itself is then
-/// limited to `reply::MAX_CHARS` characters).
-const INPUT_CAP: u64 = 64 * 1024;
-
-fn read_text(args: &ReplyArgs) -> Result<String, String> {
-    let bytes = match (&args.file, args.text.as_deref()) {
-        (Some(path), _) => fsguard::read_capped(path, INPUT_CAP)
-            .map_err(|e| format!("-f {}: cannot read ({})", path.display(), e.code()))?,
-        (None, Some("-")) => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .take(INPUT_CAP + 1)
-                .read_to_end(&mut buf)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            if buf.len() as u64 > INPUT_CAP {
-                return Err(format!("standard input is over {INPUT_CAP} bytes"));
-            }
-            buf
-        }
-        (None, Some(t)) => return Ok(t.to_string()),
-        (None, None) => return Err("give the text, `-` for standard input, or -f FILE".into()),
-    };
-    String::from_utf8(bytes).map_err(|_| "the text is not UTF-8".to_string())
-}
+use crate::cmd::text_input::{self, REPLY_TEXT};
 
 pub fn run(args: &ReplyArgs) -> i32 {
-    let text = match read_text(args) {
+    let text = match text_input::read_text(
+        REPLY_TEXT,
+        args.text.as_deref(),
+        args.file.as_deref(),
+        std::io::stdin(),
+    ) {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };

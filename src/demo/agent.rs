@@ -126,7 +126,7 @@ impl Writer {
 
     fn report(&self, status: &str, summary: &str) {
         let Some(root) = &self.root else { return };
-        let dir = root.join(".pi-intercom").join("reports");
+        let dir = crate::paths::reports_dir(root);
         let _ = std::fs::create_dir_all(&dir);
         let name: String = Sha256::digest(self.session_id.as_bytes())
             .iter()
@@ -343,7 +343,7 @@ pub fn run(args: &DemoAgentArgs) -> i32 {
     name_self_pi();
     let writer_id = uuid::Uuid::new_v4().to_string();
     let log_file = args.root.as_ref().map(|r| {
-        let dir = r.join(".pi-intercom").join("logs");
+        let dir = crate::paths::logs_dir(r);
         let _ = std::fs::create_dir_all(&dir);
         dir.join(format!("writer-{writer_id}.jsonl"))
     });

@@ -99,7 +99,7 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     let root = base.join("coordinator");
     let sessions = base.join("pi-agent").join("sessions");
     let data_root = base.join("state");
-    for d in [&root.join(".pi-intercom/logs"), &sessions, &data_root] {
+    for d in [&crate::paths::logs_dir(&root), &sessions, &data_root] {
         std::fs::create_dir_all(d)?;
     }
     let coordinator_id = uuid::Uuid::new_v4().to_string();
@@ -126,7 +126,7 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     )?;
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
     std::fs::write(
-        root.join(".pi-intercom/config.json"),
+        crate::paths::config_file(&root),
         serde_json::to_string_pretty(&cfg)? + "\n",
     )?;
     Ok((

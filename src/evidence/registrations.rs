@@ -113,7 +113,7 @@ fn freshness(r: &Registration) -> (Ms, Ms) {
 pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
     let mut set = RegistrationSet::default();
     if let Some(root) = intercom_root {
-        let dir = root.join(".pi-intercom").join("seats");
+        let dir = crate::paths::seats_dir(root);
         if fsguard::check_under(root, &dir).is_ok() {
             read_flat(&dir, &mut set);
         }

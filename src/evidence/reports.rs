@@ -13,7 +13,6 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::{parse_iso, Ms};
-use crate::evidence::config::STATE_DIR;
 use crate::fsguard::{self, FsError};
 
 /// Most session ids looked up per pass.
@@ -121,7 +120,7 @@ pub fn report_file_name(session_id: &str) -> String {
 /// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up).
 pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
     let mut set = ReportSet::default();
-    let dir = root.join(STATE_DIR).join("reports");
+    let dir = crate::paths::reports_dir(root);
     match fsguard::check_under(root, &dir) {
         Ok(()) => {}
         // No report was ever written.

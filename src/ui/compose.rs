@@ -4,8 +4,9 @@
 
 use crate::text::{sanitize, width};
 
-/// Longest reply accepted by the editor: the reply path's own limit (docs/behaviour.md §6).
-pub const MAX_REPLY_CHARS: usize = crate::actions::reply::MAX_CHARS;
+/// Longest reply accepted by the editor: the reply path's own limit, defined once with the text
+/// rules (docs/behaviour.md §6).
+pub use crate::actions::reply::MAX_REPLY_CHARS;
 
 /// A reply being typed (cursor counted in chars). May hold line breaks (`\n`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -36,14 +36,14 @@ pub(super) struct Guard {
 
 /// Every monitor pane named by an ownership record `<root>/.pi-intercom/monitor-*.json`.
 fn monitor_panes(root: &Path) -> Vec<Protected> {
-    let dir = root.join(".pi-intercom");
+    let dir = crate::paths::state_dir(root);
     let Ok(list) = fsguard::list_dir(&dir, 4096) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for e in &list.entries {
         let Some(name) = e.name_str() else { continue };
-        if !(name.starts_with("monitor-") && name.ends_with(".json")) {
+        if !crate::paths::is_monitor_record(name) {
             continue;
         }
         if out.len() >= MAX_MONITOR_RECORDS {

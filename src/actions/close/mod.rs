@@ -122,9 +122,7 @@ fn mark_awaiting_handoff(root: &Path, agent: &Agent, job: &str, now: Ms) -> Resu
 }
 
 fn lock_path(root: &Path, job: &str) -> PathBuf {
-    root.join(".pi-intercom")
-        .join("jobs")
-        .join(format!("{job}.lock"))
+    crate::paths::close_job_lock(root, job)
 }
 
 /// Where the fence of a pending or uncertain job is handled: a job still run by a live process
@@ -293,7 +291,7 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     // lock holder may then rightly take it for a dead run's, never for one starting right now.
     let now = clock.now_ms();
     let job_id = uuid::Uuid::new_v4().to_string();
-    let jobs_dir = root.join(".pi-intercom").join("jobs");
+    let jobs_dir = crate::paths::jobs_dir(&root);
     if let Err(e) = store::ensure_dir(&root, &jobs_dir) {
         return refused(2, format!("close job not recorded: {e}"));
     }

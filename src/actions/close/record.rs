@@ -29,9 +29,7 @@ pub struct JobRecord {
 
 /// `<root>/.pi-intercom/jobs/<jobId>.json`.
 pub fn path(root: &Path, job_id: &str) -> PathBuf {
-    root.join(".pi-intercom")
-        .join("jobs")
-        .join(format!("{job_id}.json"))
+    crate::paths::close_job_record(root, job_id)
 }
 
 /// Write the record (mode 0600) before the job is announced anywhere.

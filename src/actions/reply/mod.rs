@@ -26,7 +26,7 @@ use crate::scan::{ReplyTarget, Scan};
 
 mod text;
 mod typed;
-pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
+pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_REPLY_CHARS};
 pub use typed::{AGENT_SEND, AGENT_SEND_ENV};
 
 /// The fixed trailer sent on its own line after the text.

@@ -10,7 +10,7 @@
 //! visible character would arrive as an invisible message.
 
 /// Longest text accepted, in characters.
-pub const MAX_CHARS: usize = 2000;
+pub const MAX_REPLY_CHARS: usize = 2000;
 
 /// Characters that show nothing on their own, besides `char::is_whitespace`: zero-width spaces
 /// and joiners, marks, the word joiner and invisible operators, the BOM, the soft hyphen,
@@ -27,7 +27,7 @@ pub const INVISIBLE: &[char] = &[
 pub enum TextError {
     /// No visible character.
     Blank,
-    /// More than `MAX_CHARS` characters (the count).
+    /// More than `MAX_REPLY_CHARS` characters (the count).
     TooLong(usize),
     /// A control character: the character and its position (1-based, in characters).
     Control(char, usize),
@@ -38,7 +38,7 @@ impl std::fmt::Display for TextError {
         match self {
             TextError::Blank => write!(f, "refusing to send empty or blank text"),
             TextError::TooLong(n) => {
-                write!(f, "text is {n} characters; at most {MAX_CHARS} are sent")
+                write!(f, "text is {n} characters; at most {MAX_REPLY_CHARS} are sent")
             }
             TextError::Control(c, at) => write!(
                 f,
@@ -78,7 +78,7 @@ pub fn check_text(text: &str) -> Result<(), TextError> {
         return Err(TextError::Blank);
     }
     let n = text.chars().count();
-    if n > MAX_CHARS {
+    if n > MAX_REPLY_CHARS {
         return Err(TextError::TooLong(n));
     }
     Ok(())
@@ -134,10 +134,10 @@ mod tests {
 
     #[test]
     fn length_is_counted_in_characters() {
-        assert_eq!(check_text(&"é".repeat(MAX_CHARS)), Ok(()));
+        assert_eq!(check_text(&"é".repeat(MAX_REPLY_CHARS)), Ok(()));
         assert_eq!(
-            check_text(&"é".repeat(MAX_CHARS + 1)),
-            Err(TextError::TooLong(MAX_CHARS + 1))
+            check_text(&"é".repeat(MAX_REPLY_CHARS + 1)),
+            Err(TextError::TooLong(MAX_REPLY_CHARS + 1))
         );
     }
 }

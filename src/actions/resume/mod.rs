@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{short_id, store};
+use crate::actions::store;
+use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
@@ -98,17 +99,6 @@ struct Plan {
     checks: Vec<String>,
 }
 
-fn fence_path(root: &Path, session_id: &str) -> PathBuf {
-    jobs_dir(root).join(format!("resume-{}.json", short_id(session_id)))
-}
-
-fn lock_path(root: &Path, session_id: &str) -> PathBuf {
-    jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
-}
-
-fn jobs_dir(root: &Path) -> PathBuf {
-    root.join(".pi-intercom").join("jobs")
-}
 
 pub fn resume_worker(req: &ResumeRequest) -> Ending {
     if !(1..=MAX_WAIT_SECS).contains(&req.wait_secs) {

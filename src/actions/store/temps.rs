@@ -77,7 +77,7 @@ pub(super) fn ensure_ignored(path: &Path) {
     let Some(base) = path
         .ancestors()
         .skip(1)
-        .find(|a| a.file_name().is_some_and(|n| n == ".pi-intercom"))
+        .find(|a| a.file_name().is_some_and(|n| n == crate::paths::STATE_DIR))
     else {
         return;
     };

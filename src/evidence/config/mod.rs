@@ -24,10 +24,7 @@ pub const MAX_AGENTS: usize = 256;
 /// Most folder levels root discovery climbs.
 pub const MAX_DISCOVERY_LEVELS: usize = 64;
 
-/// The folder under a root that holds Intercom state.
-pub const STATE_DIR: &str = ".pi-intercom";
-/// The roster file name inside `STATE_DIR`.
-pub const CONFIG_FILE: &str = "config.json";
+pub use crate::paths::{CONFIG_FILE, STATE_DIR};
 
 /// Why a config could not be used: a fixed `code` for JSON/tests and a human `message` that names
 /// the field path and quotes the value (sanitized and clipped).
@@ -322,7 +319,7 @@ impl IntercomConfig {
 
 /// `<root>/.pi-intercom/config.json`.
 pub fn config_path(root: &Path) -> PathBuf {
-    root.join(STATE_DIR).join(CONFIG_FILE)
+    crate::paths::config_file(root)
 }
 
 /// Walk upward from `start` (at most `MAX_DISCOVERY_LEVELS` levels) to the first folder holding

@@ -1,0 +1,109 @@
+//! Where things live in an Intercom root's `.pi-intercom/` folder: the one place that names its
+//! files (docs/interop.md). Pure path arithmetic: nothing here reads or writes.
+
+use std::path::{Path, PathBuf};
+
+/// The folder under a root that holds Intercom state.
+pub const STATE_DIR: &str = ".pi-intercom";
+/// The roster file name inside `STATE_DIR`.
+pub const CONFIG_FILE: &str = "config.json";
+/// Ownership records of monitor panes are `monitor-<hash>.json` in `STATE_DIR`.
+pub const MONITOR_RECORD_PREFIX: &str = "monitor-";
+
+/// First 24 hex digits of sha256(`s`): names files after a session id without quoting it.
+pub fn short_id(s: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `<root>/.pi-intercom`.
+pub fn state_dir(root: &Path) -> PathBuf {
+    root.join(STATE_DIR)
+}
+
+/// `<root>/.pi-intercom/config.json`: the roster.
+pub fn config_file(root: &Path) -> PathBuf {
+    state_dir(root).join(CONFIG_FILE)
+}
+
+/// `<root>/.pi-intercom/jobs`: close-job records and locks, resume fences and locks.
+pub fn jobs_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("jobs")
+}
+
+/// `<root>/.pi-intercom/jobs/<jobId>.json`: a close job's recorded worker identity.
+pub fn close_job_record(root: &Path, job_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("{job_id}.json"))
+}
+
+/// `<root>/.pi-intercom/jobs/<jobId>.lock`: held exactly while the run of that close job lives.
+pub fn close_job_lock(root: &Path, job_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("{job_id}.lock"))
+}
+
+/// `<root>/.pi-intercom/jobs/resume-<hash>.json`: a resume's fence.
+pub fn resume_fence(root: &Path, session_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("resume-{}.json", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/jobs/resume-<hash>.lock`: one resume of a worker at a time.
+pub fn resume_lock(root: &Path, session_id: &str) -> PathBuf {
+    jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/seats`: registrations written under the Intercom root.
+pub fn seats_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("seats")
+}
+
+/// `<root>/.pi-intercom/seats/<hash>.json`: one session's registration.
+pub fn seat_record(root: &Path, session_id: &str) -> PathBuf {
+    seats_dir(root).join(format!("{}.json", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/logs`: the observation logs.
+pub fn logs_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("logs")
+}
+
+/// `<root>/.pi-intercom/reports`: the workers' reports.
+pub fn reports_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("reports")
+}
+
+/// `<root>/.pi-intercom/monitor-<hash of the coordinator's session id>.json`.
+pub fn monitor_record(root: &Path, coordinator_session: &str) -> PathBuf {
+    state_dir(root).join(format!(
+        "{MONITOR_RECORD_PREFIX}{}.json",
+        short_id(coordinator_session)
+    ))
+}
+
+/// Whether a file name in `STATE_DIR` is a monitor ownership record.
+pub fn is_monitor_record(name: &str) -> bool {
+    name.starts_with(MONITOR_RECORD_PREFIX) && name.ends_with(".json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_lies_in_the_state_folder() {
+        let r = Path::new("/r");
+        assert_eq!(config_file(r), Path::new("/r/.pi-intercom/config.json"));
+        assert_eq!(
+            close_job_lock(r, "j"),
+            Path::new("/r/.pi-intercom/jobs/j.lock")
+        );
+        let m = monitor_record(r, "s");
+        let name = m.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        assert!(is_monitor_record(name), "{name}");
+        assert_eq!(name.len(), "monitor-.json".len() + 24);
+        assert!(seat_record(r, "s").starts_with(seats_dir(r)));
+    }
+}
