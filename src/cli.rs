@@ -122,7 +122,8 @@ pub struct StatusArgs {
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
     /// Workers per page, 1..20.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::views::status_json::MAX_LIMIT as u64))]
     pub limit: usize,
     /// Check the connections of this page's workers (loopback health probes).
     #[arg(long)]
@@ -162,7 +163,8 @@ pub struct CloseWorkerArgs {
     /// The worker's configured name (case-insensitive).
     pub name: String,
     /// Give up (timed_out) after this many seconds, 1..120.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = crate::actions::close::MAX_DEADLINE_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=crate::actions::close::MAX_DEADLINE_SECS))]
     pub deadline_secs: u64,
     /// Run every check and print the verdict as JSON; change nothing.
     #[arg(long)]
@@ -192,7 +194,7 @@ pub struct ResumeWorkerArgs {
     #[arg(long)]
     pub recover: bool,
     /// Seconds to wait for the new seat's registration, 1..120.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=120))]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=crate::actions::resume::MAX_WAIT_SECS))]
     pub wait_secs: u64,
     /// The pi program to run (a name on PATH, or a path).
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
@@ -236,7 +238,7 @@ pub struct EnsureMonitorArgs {
     #[arg(long)]
     pub session_id: Option<String>,
     /// The process whose pane is the coordinator's (default: this command's own ancestry).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..))]
     pub caller_pid: Option<i32>,
     /// Clear a fenced record first, after a person has looked at the panes (a lock is never
     /// broken: it lasts exactly as long as the run holding it).
@@ -256,7 +258,7 @@ pub struct RegisterArgs {
     /// The pi process: an ancestor of this command that is pi by its executable and command line
     /// (a JavaScript runtime running pi's entry script, or pi's own `pi` title) and that started
     /// this command itself (same process group and session). Default: the parent process.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..))]
     pub pi_pid: Option<i32>,
     /// The pi session id.
     #[arg(long)]
@@ -290,8 +292,8 @@ pub struct DemoArgs {
     /// Number of scan passes to print before cleaning up (0 = until interrupted).
     #[arg(long, default_value_t = 6)]
     pub passes: u32,
-    /// Seconds between passes.
-    #[arg(long, default_value_t = 3)]
+    /// Seconds between passes, 1..3600.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub interval: u64,
     /// Keep the demo folder instead of removing it at the end.
     #[arg(long)]

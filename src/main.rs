@@ -5,20 +5,21 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
+    // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
-        Command::Scan(a) => cmd::scan_cmd::run(a),
-        Command::Status(a) => cmd::status_cmd::run(a),
-        Command::Monitor(a) => cmd::monitor_cmd::run(a),
-        Command::Register(a) => cmd::register_cmd::run(a),
-        Command::Reply(a) => cmd::reply_cmd::run(a),
-        Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a),
-        Command::CloseWorker(a) => cmd::close_cmd::run_close(a),
-        Command::Handoff(a) => cmd::close_cmd::run_handoff(a),
-        Command::ResumeWorker(a) => cmd::resume_cmd::run(a),
+        Command::Scan(a) => cmd::scan_cmd::run(a).code(),
+        Command::Status(a) => cmd::status_cmd::run(a).code(),
+        Command::Monitor(a) => cmd::monitor_cmd::run(a).code(),
+        Command::Register(a) => cmd::register_cmd::run(a).code(),
+        Command::Reply(a) => cmd::reply_cmd::run(a).code(),
+        Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a).code(),
+        Command::CloseWorker(a) => cmd::close_cmd::run_close(a).code(),
+        Command::Handoff(a) => cmd::close_cmd::run_handoff(a).code(),
+        Command::ResumeWorker(a) => cmd::resume_cmd::run(a).code(),
         Command::Demo(a) => demo::run(a),
-        Command::Doctor(a) => cmd::doctor_cmd::run(a),
-        Command::Completions(a) => cmd::docs_cmd::completions(a),
-        Command::Man(a) => cmd::docs_cmd::man(a),
+        Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
+        Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
+        Command::Man(a) => cmd::docs_cmd::man(a).code(),
         Command::DemoAgent(a) => demo::agent::run(a),
     };
     std::process::exit(code);

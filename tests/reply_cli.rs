@@ -209,7 +209,15 @@ fn standard_input_over_64_kib_is_refused_by_reply_and_handoff_alike() {
     let root_s = root.display().to_string();
     let runs: [&[&str]; 2] = [
         &["reply", "--root", &root_s, "Worker", "-"],
-        &["handoff", "--root", &root_s, "--job", "j1", "--summary", "-"],
+        &[
+            "handoff",
+            "--root",
+            &root_s,
+            "--job",
+            "j1",
+            "--summary",
+            "-",
+        ],
     ];
     for args in runs {
         let mut child = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))

@@ -34,29 +34,77 @@ const CONFIRM_AFTER: Duration = Duration::from_millis(40);
 /// Nesting depth the splice scanner follows (the validated config is far shallower).
 const MAX_DEPTH: usize = 256;
 
-fn read(root: &Path) -> Result<(Vec<u8>, IntercomConfig), String> {
+/// Why a rewrite did not happen, or could not be confirmed on disk.
+#[derive(Debug)]
+pub enum WriteError<E> {
+    /// The edit itself refused (its own reason); nothing written.
+    Refused(E),
+    /// config.json could not be read or used (`path: code`, or the config's own error).
+    Unreadable(String),
+    /// The config lock could not be taken.
+    Lock(store::StoreError),
+    /// The file is not one this splicer can edit (not UTF-8, the agent not found, …).
+    Unspliceable(String),
+    /// The edit would leave an invalid config; nothing written.
+    WouldBeInvalid(config::ConfigError),
+    /// Writing the replacement failed.
+    Store(store::StoreError),
+    /// Another writer kept replacing config.json: our change was lost and is not recorded.
+    Lost,
+    /// config.json kept changing while it was being updated: nothing written.
+    KeptChanging,
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for WriteError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Refused(e) => e.fmt(f),
+            WriteError::Unreadable(m) | WriteError::Unspliceable(m) => {
+                f.write_str(&crate::text::sanitize(m))
+            }
+            WriteError::Lock(e) | WriteError::Store(e) => e.fmt(f),
+            WriteError::WouldBeInvalid(e) => {
+                write!(f, "the change would make config invalid: {e}")
+            }
+            WriteError::Lost => f.write_str(
+                "another writer kept replacing config.json and our change was lost; not recorded",
+            ),
+            WriteError::KeptChanging => {
+                f.write_str("config.json kept changing while it was being updated; nothing written")
+            }
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for WriteError<E> {}
+
+fn read<E>(root: &Path) -> Result<(Vec<u8>, IntercomConfig), WriteError<E>> {
     let path = config::config_path(root);
-    fsguard::check_under(root, &path).map_err(|e| format!("{}: {}", path.display(), e.code()))?;
-    let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
-        .map_err(|e| format!("{}: {}", path.display(), e.code()))?;
-    let cfg = config::parse(root, &bytes).map_err(|e| e.to_string())?;
+    let unreadable =
+        |e: fsguard::FsError| WriteError::Unreadable(format!("{}: {}", path.display(), e.code()));
+    fsguard::check_under(root, &path).map_err(unreadable)?;
+    let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES).map_err(unreadable)?;
+    let cfg = config::parse(root, &bytes).map_err(|e| WriteError::Unreadable(e.to_string()))?;
     Ok((bytes, cfg))
 }
 
-fn lock(root: &Path) -> Result<store::Lock, String> {
+fn lock(root: &Path) -> Result<store::Lock, store::StoreError> {
     let path = config::config_path(root).with_extension("json.lock");
     let until = Instant::now() + LOCK_WAIT;
     loop {
         match store::Lock::acquire(&path) {
             Ok(l) => return Ok(l),
             Err(e) if e.code == "locked" && Instant::now() < until => std::thread::sleep(LOCK_POLL),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e),
         }
     }
 }
 
-/// An edit of one agent entry (its raw JSON object); an error stops the rewrite.
-pub type AgentEdit<'a> = &'a dyn Fn(&mut Map<String, Value>) -> Result<(), String>;
+/// An edit of one agent entry (its raw JSON object); an error `E` stops the rewrite.
+pub type AgentEdit<'a, E> = &'a dyn Fn(&mut Map<String, Value>) -> Result<(), E>;
+
+/// An edit that never refuses.
+pub type NoRefusal = std::convert::Infallible;
 
 /// What one edit does to the entry: members set to new values, members removed.
 struct Change {
@@ -88,57 +136,64 @@ impl Change {
 
 /// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
 /// config as written and confirmed on disk.
-pub fn update_agent(
+pub fn update_agent<E>(
     root: &Path,
     session_id: &str,
-    edit: AgentEdit,
-) -> Result<IntercomConfig, String> {
-    let _lock = lock(root)?;
+    edit: AgentEdit<E>,
+) -> Result<IntercomConfig, WriteError<E>> {
+    let _lock = lock(root).map_err(WriteError::Lock)?;
     let path = config::config_path(root);
     let mut lost = false;
     for attempt in 0..ATTEMPTS {
         let (before, cfg) = read(root)?;
-        let text = std::str::from_utf8(&before).map_err(|_| "config.json is not UTF-8")?;
-        let doc = scan::document(text, session_id)?;
+        let text = utf8(&before)?;
+        let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
         let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
-            .map_err(|e| format!("agent entry: {e}"))?;
+            .map_err(|e| WriteError::Unspliceable(format!("agent entry: {e}")))?;
         let mut edited = entry.clone();
         edited.remove("dashboardPort");
-        edit(&mut edited)?;
+        edit(&mut edited).map_err(WriteError::Refused)?;
         let change = Change::between(&entry, &edited);
-        let bytes = splice::apply(text, &doc, &change)?;
+        let bytes = splice::apply(text, &doc, &change).map_err(WriteError::Unspliceable)?;
         if bytes == before {
             return Ok(cfg);
         }
-        let written = config::parse(root, &bytes)
-            .map_err(|e| format!("the change would make config invalid: {e}"))?;
+        let written = config::parse(root, &bytes).map_err(WriteError::WouldBeInvalid)?;
         let prepared =
-            store::replace_keeping_mode(&path, &bytes, attempt == 0).map_err(|e| e.to_string())?;
+            store::replace_keeping_mode(&path, &bytes, attempt == 0).map_err(WriteError::Store)?;
         // Replaced only if it is still the file we read: a write in between wins (it is swapped
         // back at once, never lost) and ours is redone on top of it.
         // (After a lost race the flush follows the swap: see `replace_keeping_mode`.)
         if !prepared
             .commit_if_current(&before)
-            .map_err(|e| e.to_string())?
+            .map_err(WriteError::Store)?
         {
             continue;
         }
         std::thread::sleep(CONFIRM_AFTER);
         let (after, _) = read(root)?;
-        let text = std::str::from_utf8(&after).map_err(|_| "config.json is not UTF-8")?;
-        let on_disk = scan::document(text, session_id).and_then(|d| {
-            serde_json::from_str::<Map<String, Value>>(&text[d.target]).map_err(|e| e.to_string())
-        })?;
+        let text = utf8(&after)?;
+        let on_disk = scan::document(text, session_id)
+            .and_then(|d| {
+                serde_json::from_str::<Map<String, Value>>(&text[d.target])
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(WriteError::Unspliceable)?;
         if change.shown_by(&on_disk) {
             return Ok(written);
         }
         lost = true; // another writer replaced the file with one made before ours: redo
     }
     Err(if lost {
-        "another writer kept replacing config.json and our change was lost; not recorded".into()
+        WriteError::Lost
     } else {
-        "config.json kept changing while it was being updated; nothing written".into()
+        WriteError::KeptChanging
     })
+}
+
+fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| WriteError::Unspliceable("config.json is not UTF-8".into()))
 }
 
 mod scan;
@@ -160,7 +215,7 @@ mod tests {
             {"sessionId": "w", "name": "W", "coordinator": false, "description": "W.", "port": 2,
              "projectDirectory": ".", "extra": "kept"}]});
         std::fs::write(root.join(".pi-intercom/config.json"), original.to_string()).unwrap();
-        update_agent(root, "w", &|o| {
+        update_agent::<NoRefusal>(root, "w", &|o| {
             o.insert("port".into(), json!(3));
             Ok(())
         })
@@ -178,17 +233,17 @@ mod tests {
         assert!(v["agents"][0].get("dashboardPort").is_none());
         // An edit that breaks validation writes nothing.
         let before = std::fs::read(root.join(".pi-intercom/config.json")).unwrap();
-        let e = update_agent(root, "w", &|o| {
+        let e = update_agent::<NoRefusal>(root, "w", &|o| {
             o.insert("port".into(), json!(0));
             Ok(())
         })
         .unwrap_err();
-        assert!(e.contains("invalid"), "{e}");
+        assert!(e.to_string().contains("invalid"), "{e}");
         assert_eq!(
             std::fs::read(root.join(".pi-intercom/config.json")).unwrap(),
             before
         );
-        assert!(update_agent(root, "nobody", &|_| Ok(())).is_err());
+        assert!(update_agent::<NoRefusal>(root, "nobody", &|_| Ok(())).is_err());
         // No temp or lock file is left behind.
         let names: Vec<String> = std::fs::read_dir(root.join(".pi-intercom"))
             .unwrap()
@@ -239,7 +294,7 @@ mod tests {
         let p = root.join(".pi-intercom/config.json");
         std::fs::write(&p, text).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-        update_agent(root, "w", &|o| {
+        update_agent::<NoRefusal>(root, "w", &|o| {
             o.insert(
                 "closeJob".into(),
                 json!({"jobId": "j", "state": "requested",
@@ -260,7 +315,7 @@ mod tests {
         let cut = text.find("\n    }\n  ]").unwrap();
         assert_eq!(&after[..cut], &text[..cut]);
         // Changing it again replaces only that member; removing it restores the original.
-        update_agent(root, "w", &|o| {
+        update_agent::<NoRefusal>(root, "w", &|o| {
             o.remove("closeJob");
             Ok(())
         })
@@ -291,7 +346,7 @@ mod tests {
                 .replace(',', " ,  ")
                 .replace(':', " : "),
         ];
-        let edits: [(&str, AgentEdit); 4] = [
+        let edits: [(&str, AgentEdit<NoRefusal>); 4] = [
             ("drop first", &|o| {
                 o.remove("extra");
                 Ok(())

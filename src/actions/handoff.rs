@@ -12,10 +12,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::actions::close::record;
-use crate::actions::config_write;
+use crate::actions::close::stage::{self, JobConflict};
+use crate::actions::config_write::{self, WriteError};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::config::{self, CloseState};
 use crate::mux::{self, MuxEnv};
@@ -47,65 +48,125 @@ fn recorded_ancestor(from: i32, pi: &proc::ProcIdentity) -> Option<i32> {
         .find(|&p| p == pi.pid && proc::identity(p).as_ref() == Some(pi))
 }
 
-/// Save the handoff. Returns the job record's path. Every error is a refusal: nothing written.
-pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
-    if !config::valid_job_id(&req.job_id) {
-        return Err(format!(
-            "--job {:?} is not a job id",
-            crate::text::clip(&crate::text::sanitize(&req.job_id), 60)
-        ));
+/// Why a handoff was refused (nothing written) or not saved.
+#[derive(Debug)]
+pub enum HandoffError {
+    BadJobId(String),
+    BadSummary { chars: usize },
+    NoRecord { job: String, why: String },
+    OtherSession { job: String },
+    Config(config::ConfigError),
+    NoWorker { job: String },
+    NotAwaited { job: String, state: CloseState },
+    NotOpen { job: String, worker: String },
+    NotUnderWorkersPi,
+    NotInPane,
+    NotInRecordedPane,
+    NotSaved(WriteError<JobConflict>),
+}
+
+impl std::fmt::Display for HandoffError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::{clip, sanitize};
+        match self {
+            HandoffError::BadJobId(id) => {
+                write!(f, "--job {:?} is not a job id", clip(&sanitize(id), 60))
+            }
+            HandoffError::BadSummary { chars } => write!(
+                f,
+                "the summary must be non-blank and at most {MAX_SUMMARY_CHARS} characters (got {chars})"
+            ),
+            HandoffError::NoRecord { job, why } => write!(
+                f,
+                "no usable record of close job {job}: {}",
+                sanitize(why)
+            ),
+            HandoffError::OtherSession { job } => write!(
+                f,
+                "close job {job} is for another session than this caller's"
+            ),
+            HandoffError::Config(e) => e.fmt(f),
+            HandoffError::NoWorker { job } => {
+                write!(f, "close job {job} names no configured worker")
+            }
+            HandoffError::NotAwaited { job, state } => write!(
+                f,
+                "close job {job} is {}: no handoff is awaited",
+                state.as_str()
+            ),
+            HandoffError::NotOpen { job, worker } => write!(
+                f,
+                "no close job {job} is open for {}",
+                sanitize(worker)
+            ),
+            HandoffError::NotUnderWorkersPi => f.write_str(
+                "refused: this command does not run under the worker's pi that was asked for the handoff",
+            ),
+            HandoffError::NotInPane => f.write_str(
+                "refused: the worker's pi is not in a tmux or Herdr pane (by ancestry)",
+            ),
+            HandoffError::NotInRecordedPane => {
+                f.write_str("refused: the worker's pi is not in the pane the job recorded")
+            }
+            HandoffError::NotSaved(e) => write!(f, "handoff not saved to config: {e}"),
+        }
     }
+}
+
+impl std::error::Error for HandoffError {}
+
+/// Save the handoff. Returns the job record's path. Every error is a refusal: nothing written.
+pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffError> {
+    // Checked before it is used in any path or message.
+    if !config::valid_job_id(&req.job_id) {
+        return Err(HandoffError::BadJobId(req.job_id.clone()));
+    }
+    let job = || req.job_id.clone();
     let n = req.summary.chars().count();
     if req.summary.trim().is_empty() || n > MAX_SUMMARY_CHARS {
-        return Err(format!(
-            "the summary must be non-blank and at most {MAX_SUMMARY_CHARS} characters (got {n})"
-        ));
+        return Err(HandoffError::BadSummary { chars: n });
     }
-    let rec = record::read(&req.root, &req.job_id)
-        .map_err(|e| format!("no usable record of close job {}: {e}", req.job_id))?;
+    let rec = record::read(&req.root, &req.job_id).map_err(|e| HandoffError::NoRecord {
+        job: job(),
+        why: e.to_string(),
+    })?;
     if req
         .claimed_session
         .as_deref()
         .is_some_and(|s| s != rec.session_id)
     {
-        return Err(format!(
-            "close job {} is for another session than this caller's",
-            req.job_id
-        ));
+        return Err(HandoffError::OtherSession { job: job() });
     }
-    let cfg = config::load(&req.root).map_err(|e| e.to_string())?;
+    let cfg = config::load(&req.root).map_err(HandoffError::Config)?;
     let agent = cfg
         .workers()
         .find(|a| a.session_id == rec.session_id)
-        .ok_or_else(|| format!("close job {} names no configured worker", req.job_id))?;
+        .ok_or_else(|| HandoffError::NoWorker { job: job() })?;
     match &agent.close_job {
         Some(j)
             if j.job_id == req.job_id
-                && matches!(j.state, CloseState::Requested | CloseState::AwaitingHandoff) => {}
+                && stage::may_follow(Some(j.state), CloseState::AwaitingSettlement) => {}
         Some(j) if j.job_id == req.job_id => {
-            return Err(format!(
-                "close job {} is {}: no handoff is awaited",
-                req.job_id,
-                j.state.as_str()
-            ))
+            return Err(HandoffError::NotAwaited {
+                job: job(),
+                state: j.state,
+            })
         }
         _ => {
-            return Err(format!(
-                "no close job {} is open for {}",
-                req.job_id, agent.name
-            ))
+            return Err(HandoffError::NotOpen {
+                job: job(),
+                worker: agent.name.clone(),
+            })
         }
     }
-    let pi = recorded_ancestor(req.from_pid, &rec.pi).ok_or(
-        "refused: this command does not run under the worker's pi that was asked for the handoff",
-    )?;
+    let pi = recorded_ancestor(req.from_pid, &rec.pi).ok_or(HandoffError::NotUnderWorkersPi)?;
     let owner = mux::owning_multiplexer(pi, env, Instant::now() + MUX_DEADLINE)
-        .ok_or("refused: the worker's pi is not in a tmux or Herdr pane (by ancestry)")?;
+        .ok_or(HandoffError::NotInPane)?;
     if owner.kind != rec.kind
         || owner.pane.id != rec.pane_id
         || !owner.server.same_server(&rec.server)
     {
-        return Err("refused: the worker's pi is not in the pane the job recorded".into());
+        return Err(HandoffError::NotInRecordedPane);
     }
     let job = req.job_id.clone();
     let summary = req.summary.clone();
@@ -115,27 +176,16 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, String> {
         // Checked again under the config lock: the asking pi must still run (a lock wait is a
         // window), and a job that ended meanwhile must not be reopened by a late handoff.
         if proc::identity(pi).as_ref() != Some(&worker_pi) {
-            return Err("the worker's pi exited meanwhile".into());
+            return Err(JobConflict::PiExited);
         }
-        let j = a.get("closeJob");
-        let same = j.and_then(|j| j.get("jobId")).and_then(Value::as_str) == Some(job.as_str());
-        let awaited = matches!(
-            j.and_then(|j| j.get("state")).and_then(Value::as_str),
-            Some("requested" | "awaiting_handoff")
-        );
-        if !same || !awaited {
-            return Err("the close job changed meanwhile".into());
-        }
+        let j = stage::this_job(a, &job)?;
+        stage::advance(j, CloseState::AwaitingSettlement, &at, None).map_err(JobConflict::Step)?;
         a.insert(
             "handoff".into(),
             json!({"version": 1, "jobId": job, "summary": summary, "updatedAt": at}),
         );
-        if let Some(j) = a.get_mut("closeJob").and_then(Value::as_object_mut) {
-            j.insert("state".into(), json!("awaiting_settlement"));
-            j.insert("updatedAt".into(), json!(at));
-        }
         Ok(())
     })
-    .map_err(|e| format!("handoff not saved to config: {e}"))?;
+    .map_err(HandoffError::NotSaved)?;
     Ok(record::path(&req.root, &req.job_id))
 }

@@ -67,16 +67,45 @@ pub enum EnsureError {
     Failed { stage: String, detail: String },
 }
 
+/// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnsureExit {
+    /// Placed, kept, relaunched or skipped.
+    Done = 0,
+    /// A step failed (the record is fenced).
+    Failed = 1,
+    Refused = 2,
+    /// Not inside a tmux or Herdr pane.
+    NotInPane = 3,
+    /// Another ensure-monitor holds the lock.
+    Locked = 4,
+    /// A previous launch was left half-done.
+    Fenced = 5,
+    /// A pane labelled as the monitor carries no marker of ours.
+    Impostor = 6,
+}
+
+impl EnsureExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
 impl EnsureError {
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit(&self) -> EnsureExit {
         match self {
-            EnsureError::Refused(_) => 2,
-            EnsureError::NotInPane => 3,
-            EnsureError::Locked(_) => 4,
-            EnsureError::Fenced { .. } => 5,
-            EnsureError::Impostor { .. } => 6,
-            EnsureError::Failed { .. } => 1,
+            EnsureError::Refused(_) => EnsureExit::Refused,
+            EnsureError::NotInPane => EnsureExit::NotInPane,
+            EnsureError::Locked(_) => EnsureExit::Locked,
+            EnsureError::Fenced { .. } => EnsureExit::Fenced,
+            EnsureError::Impostor { .. } => EnsureExit::Impostor,
+            EnsureError::Failed { .. } => EnsureExit::Failed,
         }
+    }
+
+    /// `exit()` as the process exit code.
+    pub fn exit_code(&self) -> i32 {
+        self.exit().code()
     }
 }
 

@@ -24,8 +24,8 @@ impl std::fmt::Display for StoreError {
             f,
             "{}: cannot write {}: {}",
             self.code,
-            self.path.display(),
-            self.detail
+            crate::text::sanitize(&self.path.display().to_string()),
+            crate::text::sanitize(&self.detail)
         )
     }
 }

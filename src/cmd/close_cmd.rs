@@ -1,15 +1,16 @@
 //! `intercom-pane close-worker NAME` and `intercom-pane handoff --job ID`.
 
-use crate::actions::close::{self, CloseRequest};
+use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::handoff::{self, HandoffRequest};
 use crate::cli::{CloseWorkerArgs, HandoffArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::cmd::exit::{HandoffExit, Refusable};
+use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
-use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::mux::MuxEnv;
 
-pub fn run_close(args: &CloseWorkerArgs) -> i32 {
+pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => return refuse(e),
@@ -26,7 +27,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
     let end = close::close_worker(&req);
     crate::log::event(
         crate::log::event::CLOSE_WORKER_DONE,
-        serde_json::json!({"worker": args.name, "exit": end.code, "report": end.report}),
+        serde_json::json!({"worker": args.name, "exit": end.exit.code(), "report": end.report}),
     );
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
     match end.report.get("refused").and_then(|r| r.as_str()) {
@@ -34,10 +35,14 @@ pub fn run_close(args: &CloseWorkerArgs) -> i32 {
         Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
         _ => crate::cmd::out(format_args!("{text}")),
     }
-    end.code
+    end.exit
 }
 
-pub fn run_handoff(args: &HandoffArgs) -> i32 {
+impl Refusable for CloseExit {
+    const REFUSED: Self = CloseExit::Refused;
+}
+
+pub fn run_handoff(args: &HandoffArgs) -> HandoffExit {
     let text = match text_input::read_text(
         HANDOFF_SUMMARY,
         args.summary.as_deref(),
@@ -78,7 +83,7 @@ pub fn run_handoff(args: &HandoffArgs) -> i32 {
                 args.job,
                 path.display()
             ));
-            0
+            HandoffExit::Saved
         }
         Err(e) => refuse(e),
     }

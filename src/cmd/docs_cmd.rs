@@ -7,13 +7,22 @@ use clap::CommandFactory;
 
 use crate::actions::store;
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::cmd::exit::DocsExit;
 
-pub fn completions(args: &CompletionsArgs) -> i32 {
+fn written(ok: bool) -> DocsExit {
+    if ok {
+        DocsExit::Written
+    } else {
+        DocsExit::Failed
+    }
+}
+
+pub fn completions(args: &CompletionsArgs) -> DocsExit {
     let mut cmd = Cli::command();
     // Into memory first: clap_complete panics when its writer fails (a closed pipe).
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "intercom-pane", &mut script);
-    i32::from(!crate::cmd::out_bytes(&script))
+    written(crate::cmd::out_bytes(&script))
 }
 
 fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
@@ -39,22 +48,22 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(pages)
 }
 
-pub fn man(args: &ManArgs) -> i32 {
+pub fn man(args: &ManArgs) -> DocsExit {
     let pages = match pages() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("intercom-pane: man: {e}");
-            return 1;
+            return DocsExit::Failed;
         }
     };
     let Some(dir) = &args.out_dir else {
         let main = pages.first().map(|p| p.1.as_slice()).unwrap_or_default();
-        return i32::from(!crate::cmd::out_bytes(main));
+        return written(crate::cmd::out_bytes(main));
     };
     for (file, bytes) in &pages {
         if let Err(e) = store::write_atomic_derived(&Path::new(dir).join(file), bytes) {
             eprintln!("intercom-pane: man: {e}");
-            return 1;
+            return DocsExit::Failed;
         }
     }
     crate::cmd::out(format_args!(
@@ -62,5 +71,5 @@ pub fn man(args: &ManArgs) -> i32 {
         pages.len(),
         dir.display()
     ));
-    0
+    DocsExit::Written
 }

@@ -2,10 +2,11 @@
 //! failed (each failure names a fix).
 
 use crate::cli::DoctorArgs;
+use crate::cmd::exit::DoctorExit;
 use crate::cmd::options;
 use crate::doctor::{self, Check, Report};
 
-pub fn run(args: &DoctorArgs) -> i32 {
+pub fn run(args: &DoctorArgs) -> DoctorExit {
     let report = match options::resolve(&args.src) {
         Ok(r) => doctor::run(&r.opts, r.clock.as_ref()),
         Err(e) => Report {
@@ -24,5 +25,9 @@ pub fn run(args: &DoctorArgs) -> i32 {
     } else {
         crate::cmd::out_bytes(report.to_text().as_bytes());
     }
-    i32::from(report.failed())
+    if report.failed() {
+        DoctorExit::CheckFailed
+    } else {
+        DoctorExit::AllInPlace
+    }
 }

@@ -1,14 +1,19 @@
 //! `intercom-pane ensure-monitor`: exit 0 placed, kept or skipped (said on stdout); otherwise the
 //! codes of `actions::monitor_pane::EnsureError`.
 
-use crate::actions::monitor_pane::{self, EnsureRequest, Outcome};
+use crate::actions::monitor_pane::{self, EnsureExit, EnsureRequest, Outcome};
 use crate::cli::EnsureMonitorArgs;
 use crate::clock::{Clock, SystemClock};
+use crate::cmd::exit::Refusable;
 use crate::cmd::refuse;
 use crate::evidence::config;
 use crate::mux::MuxEnv;
 
-pub fn run(args: &EnsureMonitorArgs) -> i32 {
+impl Refusable for EnsureExit {
+    const REFUSED: Self = EnsureExit::Refused;
+}
+
+pub fn run(args: &EnsureMonitorArgs) -> EnsureExit {
     let root = match &args.root {
         Some(r) => r.clone(),
         None => {
@@ -56,33 +61,37 @@ pub fn run(args: &EnsureMonitorArgs) -> i32 {
     let (outcome, detail, code) = match monitor_pane::ensure(&req, &MuxEnv::from_process()) {
         Ok(Outcome::Skipped(why)) => {
             crate::cmd::out(format_args!("skipped: {why}"));
-            ("skipped", why, 0)
+            ("skipped", why, EnsureExit::Done)
         }
         Ok(Outcome::Preserved { pane }) => {
             crate::cmd::out(format_args!("kept: the monitor already runs in {pane}"));
-            ("kept", pane, 0)
+            ("kept", pane, EnsureExit::Done)
         }
         Ok(Outcome::Created { pane }) => {
             crate::cmd::out(format_args!("created: monitor in {pane}"));
-            ("created", pane, 0)
+            ("created", pane, EnsureExit::Done)
         }
         Ok(Outcome::CreatedFocusMoved { pane, detail }) => {
             crate::cmd::out(format_args!("created: monitor in {pane}"));
             eprintln!("intercom-pane: ensure-monitor: Herdr moved your focus and it could not be put back: {detail}");
-            ("created_focus_moved", format!("{pane}: {detail}"), 0)
+            (
+                "created_focus_moved",
+                format!("{pane}: {detail}"),
+                EnsureExit::Done,
+            )
         }
         Ok(Outcome::Relaunched { pane }) => {
             crate::cmd::out(format_args!("relaunched: the monitor runs again in {pane} (its pane survived a Herdr server restart)"));
-            ("relaunched", pane, 0)
+            ("relaunched", pane, EnsureExit::Done)
         }
         Err(e) => {
             eprintln!("intercom-pane: ensure-monitor: {e}");
-            ("failed", e.to_string(), e.exit_code())
+            ("failed", e.to_string(), e.exit())
         }
     };
     crate::log::event(
         crate::log::event::ENSURE_MONITOR_DONE,
-        serde_json::json!({"outcome": outcome, "detail": detail, "exit": code}),
+        serde_json::json!({"outcome": outcome, "detail": detail, "exit": code.code()}),
     );
     code
 }

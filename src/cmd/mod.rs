@@ -1,9 +1,11 @@
-//! Command runners: turn parsed flags into a scan and a view. Each returns the exit code.
+//! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
+//! (`exit`).
 
 pub mod close_cmd;
 pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
+pub mod exit;
 pub mod monitor_cmd;
 pub mod options;
 pub mod register_cmd;
@@ -32,7 +34,7 @@ pub fn out_bytes(bytes: &[u8]) -> bool {
 }
 
 /// A refusal: printed on stderr, exit 2, nothing written.
-pub fn refuse(msg: impl std::fmt::Display) -> i32 {
+pub fn refuse<X: exit::Refusable>(msg: impl std::fmt::Display) -> X {
     eprintln!("intercom-pane: {msg}");
-    2
+    X::REFUSED
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
+use crate::cmd::exit::MonitorExit;
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -157,7 +158,7 @@ fn still_bound(snap: &Snapshot, req: &ReplyRequest) -> Result<(), String> {
     }
 }
 
-pub fn run(args: &MonitorArgs) -> i32 {
+pub fn run(args: &MonitorArgs) -> MonitorExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => return refuse(e),
@@ -180,10 +181,10 @@ pub fn run(args: &MonitorArgs) -> i32 {
         clock,
         opts,
     ) {
-        Ok(()) => 0,
+        Ok(()) => MonitorExit::Quit,
         Err(e) => {
             eprintln!("intercom-pane monitor: {e}");
-            1
+            MonitorExit::Failed
         }
     }
 }

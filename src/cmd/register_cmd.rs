@@ -4,11 +4,12 @@
 use crate::actions::register::{self, Event, RegisterError, Request};
 use crate::cli::RegisterArgs;
 use crate::clock::{Clock, SystemClock};
+use crate::cmd::exit::RegisterExit;
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
 use crate::mux::MuxEnv;
 
-pub fn run(args: &RegisterArgs) -> i32 {
+pub fn run(args: &RegisterArgs) -> RegisterExit {
     let Some(event) = Event::parse(&args.event) else {
         return refuse(format!(
             "--event {:?}: expected session_start, agent_start, agent_settled, agent_end or session_shutdown",
@@ -52,13 +53,13 @@ pub fn run(args: &RegisterArgs) -> i32 {
     match register::register(&req, &MuxEnv::from_process(), SystemClock.now_ms()) {
         Ok(Some(path)) => {
             crate::cmd::out(format_args!("{}", path.display()));
-            0
+            RegisterExit::Written
         }
-        Ok(None) => 0,
+        Ok(None) => RegisterExit::Written,
         Err(RegisterError::Refused(m)) => refuse(m),
         Err(RegisterError::Failed(m)) => {
             eprintln!("intercom-pane: registration not written: {m}");
-            1
+            RegisterExit::NotWritten
         }
     }
 }

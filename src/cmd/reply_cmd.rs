@@ -1,14 +1,19 @@
 //! `intercom-pane reply NAME (TEXT | - | -f FILE) [--json]`. Prints the receipt (one line, or JSON
 //! with `--json`) once something was sent. Exit: 0 delivered or queued; 1 failed; 11 unconfirmed
 //! (sent, no confirmation: do not resend); 2 usage; 3..10 refusals, nothing sent (see
-//! `actions::reply::Refusal::exit_code`).
+//! `actions::reply::ReplyExit`).
 
-use crate::actions::reply::{self, Outcome, Refusal};
+use crate::actions::reply::{self, Refusal, ReplyExit};
 use crate::cli::ReplyArgs;
-use crate::cmd::{options, refuse};
+use crate::cmd::exit::Refusable;
 use crate::cmd::text_input::{self, REPLY_TEXT};
+use crate::cmd::{options, refuse};
 
-pub fn run(args: &ReplyArgs) -> i32 {
+impl Refusable for ReplyExit {
+    const REFUSED: Self = ReplyExit::Usage;
+}
+
+pub fn run(args: &ReplyArgs) -> ReplyExit {
     let text = match text_input::read_text(
         REPLY_TEXT,
         args.text.as_deref(),
@@ -36,17 +41,13 @@ pub fn run(args: &ReplyArgs) -> i32 {
             } else {
                 crate::cmd::out(format_args!("{}", receipt.summary()));
             }
-            match receipt.outcome {
-                Outcome::Delivered | Outcome::Queued => 0,
-                Outcome::Failed => 1,
-                Outcome::Unconfirmed => 11,
-            }
+            ReplyExit::from(receipt.outcome)
         }
         Err(r) => refused(r),
     }
 }
 
-fn refused(r: Refusal) -> i32 {
+fn refused(r: Refusal) -> ReplyExit {
     eprintln!("intercom-pane: {r}");
-    r.exit_code()
+    r.exit()
 }

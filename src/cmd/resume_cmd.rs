@@ -7,12 +7,12 @@ use crate::cli::ResumeWorkerArgs;
 use crate::cmd::options;
 use crate::text::sanitize;
 
-pub fn run(args: &ResumeWorkerArgs) -> i32 {
+pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("intercom-pane: resume-worker: {e}");
-            return ResumeExit::Usage as i32;
+            return ResumeExit::Usage;
         }
     };
     let system_config = args.src.config.as_ref().map(|c| {
@@ -58,7 +58,7 @@ pub fn run(args: &ResumeWorkerArgs) -> i32 {
     } else {
         print_human(&end.report);
     }
-    end.exit as i32
+    end.exit
 }
 
 fn print_human(v: &serde_json::Value) {

@@ -1,11 +1,12 @@
 //! `intercom-pane scan [--print] [--json]`.
 
 use crate::cli::ScanArgs;
+use crate::cmd::exit::ScanExit;
 use crate::cmd::{options, refuse};
 use crate::snapshot::RosterStatus;
 use crate::views::{board_files, print};
 
-pub fn run(args: &ScanArgs) -> i32 {
+pub fn run(args: &ScanArgs) -> ScanExit {
     let pass = match options::resolve_and_scan(&args.src) {
         Ok((_, pass)) => pass,
         Err(e) => return refuse(e),
@@ -32,9 +33,9 @@ pub fn run(args: &ScanArgs) -> i32 {
                     "intercom-pane: the Intercom roster cannot be used ({code}): {}",
                     crate::text::sanitize(reason)
                 );
-                return 2;
+                return ScanExit::Refused;
             }
         }
     }
-    0
+    ScanExit::Written
 }

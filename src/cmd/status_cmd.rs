@@ -1,19 +1,17 @@
 //! `intercom-pane status --json [--name N] [--offset N] [--limit 1..20] [--probe]`.
 
 use crate::cli::StatusArgs;
+use crate::cmd::exit::StatusExit;
 use crate::cmd::{options, refuse};
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::views::status_json::{self, StatusQuery};
 
-pub fn run(args: &StatusArgs) -> i32 {
+pub fn run(args: &StatusArgs) -> StatusExit {
     let q = StatusQuery {
         name: args.name.clone(),
         offset: args.offset,
         limit: args.limit,
     };
-    if !(1..=status_json::MAX_LIMIT).contains(&q.limit) {
-        return refuse(format!("--limit must be 1..20, got {}", q.limit));
-    }
     let (r, pass) = match options::resolve_and_scan(&args.src) {
         Ok(x) => x,
         Err(e) => return refuse(e),
@@ -61,7 +59,7 @@ pub fn run(args: &StatusArgs) -> i32 {
                 "{}",
                 crate::views::json::to_string_pretty(&v).unwrap_or_default()
             ));
-            0
+            StatusExit::Printed
         }
         Err(e) => refuse(e),
     }

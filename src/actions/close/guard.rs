@@ -26,6 +26,53 @@ pub(super) struct Protected {
     why: &'static str,
 }
 
+/// Why a target is never closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A protected pane (the caller's own, the coordinator's, a monitor's).
+    Pane { pane: String, why: &'static str },
+    /// The target's pi is the coordinator's.
+    CoordinatorPi,
+    /// The caller runs inside the target's pi.
+    CallerInsideTarget,
+    /// The target's pi runs under the caller.
+    TargetUnderCaller,
+    /// The pane carries our monitor marker.
+    MonitorMarker { pane: String },
+    /// The pane's process is in the caller's own tree.
+    CallersTree,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::sanitize;
+        match self {
+            Refusal::Pane { pane, why } => {
+                write!(f, "pane {} is {why}: never closed", sanitize(pane))
+            }
+            Refusal::CoordinatorPi => {
+                f.write_str("the target's pi is the coordinator's: never closed")
+            }
+            Refusal::CallerInsideTarget => {
+                f.write_str("the caller runs inside the target's pi: never closed")
+            }
+            Refusal::TargetUnderCaller => {
+                f.write_str("the target's pi runs under the caller: never closed")
+            }
+            Refusal::MonitorMarker { pane } => write!(
+                f,
+                "pane {} carries the monitor marker: never closed",
+                sanitize(pane)
+            ),
+            Refusal::CallersTree => {
+                f.write_str("the pane's process is the caller's own tree: never closed")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 pub(super) struct Guard {
     panes: Vec<Protected>,
     /// pids that are the caller or its ancestors: the target's pi must not be one of them.
@@ -114,15 +161,14 @@ impl Guard {
 
     /// Refuse a target that is protected. Checks names and processes only (no multiplexer
     /// call), so it is cheap enough to run again right before the close.
-    pub(super) fn check(&self, target: &JobRecord) -> Result<(), String> {
+    pub(super) fn check(&self, target: &JobRecord) -> Result<(), Refusal> {
         for p in &self.panes {
             let same_server = p.socket.as_ref().is_none_or(|s| s == &target.socket);
             if same_server && p.pane == target.pane_id {
-                return Err(format!(
-                    "pane {} is {}: never closed",
-                    crate::text::sanitize(&p.pane),
-                    p.why
-                ));
+                return Err(Refusal::Pane {
+                    pane: p.pane.clone(),
+                    why: p.why,
+                });
             }
         }
         if self
@@ -130,32 +176,31 @@ impl Guard {
             .as_ref()
             .is_some_and(|c| c == &target.pi)
         {
-            return Err("the target's pi is the coordinator's: never closed".into());
+            return Err(Refusal::CoordinatorPi);
         }
         if self.caller_chain.contains(&target.pi.pid) {
-            return Err("the caller runs inside the target's pi: never closed".into());
+            return Err(Refusal::CallerInsideTarget);
         }
         if proc::is_ancestor(self.caller, target.pi.pid) {
-            return Err("the target's pi runs under the caller: never closed".into());
+            return Err(Refusal::TargetUnderCaller);
         }
         Ok(())
     }
 
     /// Refuse a pane that carries a monitor marker of ours (its record may be lost).
-    pub(super) fn check_pane(&self, pane: &mux::PaneInfo) -> Result<(), String> {
+    pub(super) fn check_pane(&self, pane: &mux::PaneInfo) -> Result<(), Refusal> {
         if pane
             .marker
             .as_deref()
             .is_some_and(|m| m.starts_with("intercom-pane:"))
         {
-            return Err(format!(
-                "pane {} carries the monitor marker: never closed",
-                crate::text::sanitize(&pane.id)
-            ));
+            return Err(Refusal::MonitorMarker {
+                pane: pane.id.clone(),
+            });
         }
         if let Some(pid) = pane.pid {
             if self.caller_chain.contains(&pid) {
-                return Err("the pane's process is the caller's own tree: never closed".into());
+                return Err(Refusal::CallersTree);
             }
         }
         Ok(())

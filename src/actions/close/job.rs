@@ -13,7 +13,7 @@ use serde_json::json;
 use super::pin::{Ended, Pin};
 use super::progress::Progress;
 use super::record::JobRecord;
-use super::verify::{evidence, matches_registration, settled, Verified};
+use super::verify::{evidence, matches_registration, settled, SettledEvidence, Verified};
 use super::*;
 use crate::mux::{CloseOutcome, ErrorCode, PaneIdentity};
 
@@ -43,15 +43,43 @@ impl Job<'_> {
     ) -> Ending {
         let saved = set_state(self.root, self.agent, self.id, state, reason, self.now());
         Ending {
-            code: if state == CloseState::Closed { 0 } else { 1 },
+            exit: if state == CloseState::Closed {
+                CloseExit::Closed
+            } else {
+                CloseExit::NotClosed
+            },
             report: json!({"jobId": self.id, "worker": self.agent.name, "state": state.as_str(),
                 "reason": reason, "detail": crate::text::sanitize(detail),
                 "recorded": saved.is_ok(), "closed": closed.unwrap_or(Value::Null)}),
         }
     }
 
+    /// Ended `failed` with `reason`, for an error that says why.
+    fn failed(&self, reason: &str, e: &dyn std::fmt::Display) -> Ending {
+        self.end(CloseState::Failed, Some(reason), &e.to_string())
+    }
+
+    /// Ended `timed_out`, `detail` saying what was still awaited.
+    fn timed_out(&self, detail: &str) -> Ending {
+        self.end(CloseState::TimedOut, Some("timeout"), detail)
+    }
+
+    /// Ended `uncertain`: the close was attempted and its result is not known to be complete.
+    fn uncertain(&self, detail: &str, closed: Option<Value>) -> Ending {
+        self.end_with(
+            CloseState::Uncertain,
+            Some("close_unverified"),
+            detail,
+            closed,
+        )
+    }
+
     fn now(&self) -> Ms {
         self.req.clock.now_ms()
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.now() >= self.deadline_at
     }
 
     /// The recorded pi no longer runs (exited, or its pid names another process): no handoff
@@ -68,19 +96,34 @@ impl Job<'_> {
         crate::proc::identity(self.record.pi.pid).as_ref() == Some(&self.record.pi)
     }
 
-    fn set(&self, state: CloseState) -> Result<(), String> {
+    fn set(&self, state: CloseState) -> Result<(), WriteError<JobConflict>> {
         set_state(self.root, self.agent, self.id, state, None, self.now())
     }
 }
 
 pub(super) fn run(j: &Job) -> Ending {
     let mut progress = Progress::new(j.req.progress);
-    let end = run_inner(j, &mut progress);
+    let end = match run_stages(j, &mut progress) {
+        Ok(end) | Err(end) => end,
+    };
     progress.done();
     end
 }
 
-fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
+/// The stages in order; each returns the run's ending when it stops the run.
+fn run_stages(j: &Job, progress: &mut Progress) -> Result<Ending, Ending> {
+    ask(j)?;
+    let handoff_at = await_handoff(j, progress)?;
+    let file = session_file(j)?;
+    await_settlement(j, progress, &file, handoff_at)?;
+    progress.tick("verifying", j.now(), j.deadline_at);
+    let (v, pin, settled_evidence) = verify_and_pin(j, &file)?;
+    progress.tick("closing", j.now(), j.deadline_at);
+    Ok(close_pinned(j, &pin, &v, &file, &settled_evidence))
+}
+
+/// Ask the worker, on its reply path, to save its handoff; the job then awaits it.
+fn ask(j: &Job) -> Result<(), Ending> {
     let job = j.id;
     let ask = format!(
         "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
@@ -89,116 +132,119 @@ fn run_inner(j: &Job, progress: &mut Progress) -> Ending {
         // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
         // deadline, decides.
         Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {}
-        Ok(r) => return j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr),
-        Err(e) => return j.end(CloseState::Failed, Some("delivery_failed"), &e.to_string()),
+        Ok(r) => return Err(j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr)),
+        Err(e) => return Err(j.failed("delivery_failed", &e)),
     }
-    if let Err(e) = mark_awaiting_handoff(j.root, j.agent, job, j.now()) {
-        return j.end(CloseState::Failed, Some("save_failed"), &e);
-    }
-    // Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement).
-    let handoff_at = loop {
-        if j.now() >= j.deadline_at {
-            return j.end(
-                CloseState::TimedOut,
-                Some("timeout"),
-                "no handoff before the deadline",
-            );
+    mark_awaiting_handoff(j.root, j.agent, job, j.now()).map_err(|e| j.failed("save_failed", &e))
+}
+
+/// Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement); its time.
+fn await_handoff(j: &Job, progress: &mut Progress) -> Result<Ms, Ending> {
+    loop {
+        if j.past_deadline() {
+            return Err(j.timed_out("no handoff before the deadline"));
         }
         progress.tick("awaiting handoff", j.now(), j.deadline_at);
         if !j.pi_runs() {
-            return j.pi_gone();
+            return Err(j.pi_gone());
         }
         if let Ok(c) = config::load(j.root) {
             if let Some(a) = c.find_by_session(&j.agent.session_id) {
                 let state = a
                     .close_job
                     .as_ref()
-                    .filter(|cj| cj.job_id == job)
+                    .filter(|cj| cj.job_id == j.id)
                     .map(|cj| cj.state);
                 match (state, &a.handoff) {
-                    (Some(CloseState::AwaitingSettlement), Some(h)) if h.job_id == job => {
-                        break h.updated_at
+                    (Some(CloseState::AwaitingSettlement), Some(h)) if h.job_id == j.id => {
+                        return Ok(h.updated_at)
                     }
                     (Some(CloseState::AwaitingHandoff | CloseState::Requested), _) => {}
-                    _ => return refused(1, "the close job changed under this run; stopped"),
+                    _ => {
+                        return Err(refused(
+                            CloseExit::NotClosed,
+                            "the close job changed under this run; stopped",
+                        ))
+                    }
                 }
             }
         }
         std::thread::sleep(POLL);
-    };
-    // The worker's own session file: from its registration, else found by its session id.
-    let Some(file) = j.record.session_file.clone().or_else(|| {
-        sessions::index_sessions(&j.req.scan.session_dirs)
-            .find(&j.agent.session_id)
-            .map(Path::to_path_buf)
-    }) else {
-        return j.end(
-            CloseState::Failed,
-            Some("identity_failed"),
-            "no session file to watch",
-        );
-    };
-    // Wait for the turn to settle after the handoff.
+    }
+}
+
+/// The worker's own session file: from its registration, else found by its session id.
+fn session_file(j: &Job) -> Result<PathBuf, Ending> {
+    j.record
+        .session_file
+        .clone()
+        .or_else(|| {
+            sessions::index_sessions(&j.req.scan.session_dirs)
+                .find(&j.agent.session_id)
+                .map(Path::to_path_buf)
+        })
+        .ok_or_else(|| {
+            j.end(
+                CloseState::Failed,
+                Some("identity_failed"),
+                "no session file to watch",
+            )
+        })
+}
+
+/// Wait for the turn to settle after the handoff.
+fn await_settlement(
+    j: &Job,
+    progress: &mut Progress,
+    file: &Path,
+    handoff_at: Ms,
+) -> Result<(), Ending> {
     loop {
-        if j.now() >= j.deadline_at {
-            return j.end(
-                CloseState::TimedOut,
-                Some("timeout"),
-                "the turn did not settle before the deadline",
-            );
+        if j.past_deadline() {
+            return Err(j.timed_out("the turn did not settle before the deadline"));
         }
         progress.tick("awaiting settlement", j.now(), j.deadline_at);
         if !j.pi_runs() {
-            return j.pi_gone();
+            return Err(j.pi_gone());
         }
         if settled(
             j.root,
             j.agent,
             &j.req.scan.data_root,
-            &file,
+            file,
             handoff_at,
             j.now(),
         ) {
-            break;
+            return Ok(());
         }
         std::thread::sleep(POLL);
     }
-    progress.tick("verifying", j.now(), j.deadline_at);
-    let Some(settled_evidence) = evidence(&file) else {
-        return j.end(
+}
+
+/// The settled evidence, `ready`, the outside verification, the pin, `closing`.
+fn verify_and_pin(j: &Job, file: &Path) -> Result<(Verified, Pin, SettledEvidence), Ending> {
+    let Some(settled_evidence) = evidence(file) else {
+        return Err(j.end(
             CloseState::Failed,
             Some("worker_busy"),
             "session file unreadable",
-        );
+        ));
     };
-    if let Err(e) = j.set(CloseState::Ready) {
-        return j.end(CloseState::Failed, Some("save_failed"), &e);
-    }
+    j.set(CloseState::Ready)
+        .map_err(|e| j.failed("save_failed", &e))?;
     let regs = registrations::read_all(Some(j.root), &j.req.scan.data_root);
-    if let Err(e) = matches_registration(j.record, regs.by_session_id(&j.agent.session_id)) {
-        return j.end(CloseState::Failed, Some("identity_failed"), &e);
-    }
-    let v = match verify(j.record, &j.agent.session_id, j.guard) {
-        Ok(v) => v,
-        Err(e) => return j.end(CloseState::Failed, Some("identity_failed"), &e),
-    };
+    matches_registration(j.record, regs.by_session_id(&j.agent.session_id))
+        .map_err(|e| j.failed("identity_failed", &e))?;
+    let v = verify(j.record, &j.agent.session_id, j.guard)
+        .map_err(|e| j.failed("identity_failed", &e))?;
     // Pinned once verified: from here on the pi is this one process incarnation or nothing.
-    let pin = match Pin::open(&j.record.pi) {
-        Ok(p) => p,
-        Err(e) => return j.end(CloseState::Failed, Some("identity_failed"), &e),
-    };
-    if let Err(e) = j.set(CloseState::Closing) {
-        return j.end(CloseState::Failed, Some("save_failed"), &e);
+    let pin = Pin::open(&j.record.pi).map_err(|e| j.failed("identity_failed", &e))?;
+    j.set(CloseState::Closing)
+        .map_err(|e| j.failed("save_failed", &e))?;
+    if j.past_deadline() {
+        return Err(j.timed_out("the deadline passed before the close"));
     }
-    if j.now() >= j.deadline_at {
-        return j.end(
-            CloseState::TimedOut,
-            Some("timeout"),
-            "the deadline passed before the close",
-        );
-    }
-    progress.tick("closing", j.now(), j.deadline_at);
-    close_pinned(j, &pin, &v, &file, &settled_evidence)
+    Ok((v, pin, settled_evidence))
 }
 
 /// What was closed, for the report.
@@ -230,9 +276,10 @@ fn close_pinned(
     pin: &Pin,
     v: &Verified,
     file: &Path,
-    settled_evidence: &(u64, i64, Option<String>),
+    settled_evidence: &SettledEvidence,
 ) -> Ending {
-    let nothing = |reason: &str, detail: String| {
+    let own_process = v.pane.pid == Some(pin.id.pid);
+    let refuse = |reason: &str, detail: String| {
         j.end(
             CloseState::Failed,
             Some(reason),
@@ -240,136 +287,156 @@ fn close_pinned(
         )
     };
     if let Err(e) = pin.still_same() {
-        return nothing("identity_failed", e);
+        return refuse("identity_failed", e.to_string());
     }
-    let own_process = v.pane.pid == Some(pin.id.pid);
     if !own_process {
         if let Err(e) = pin.freeze() {
-            return nothing("identity_failed", e);
+            return refuse("identity_failed", e.to_string());
         }
     }
-    // Every refusal from here lets a frozen pi go again.
-    let refuse = |reason: &str, detail: String| {
-        if !own_process {
-            pin.thaw();
+    let commit = commit_check(j, pin, v, file, settled_evidence);
+    let (m, expected) = match commit {
+        Ok(x) => x,
+        Err((reason, detail)) => {
+            // Every refusal from here lets a frozen pi go again.
+            if !own_process {
+                pin.thaw();
+            }
+            return refuse(reason, detail);
         }
-        nothing(reason, detail)
     };
-    // Commit condition: nothing moved since `ready`.
+    if own_process {
+        close_own_process(j, pin, v, m.as_ref(), &expected)
+    } else {
+        close_under_shell(j, pin, v, m.as_ref(), &expected)
+    }
+}
+
+/// Why the close was not committed: the job's reason code and the detail.
+type NotCommitted = (&'static str, String);
+
+/// The commit condition, with the pi pinned (and frozen when under a shell): nothing moved since
+/// `ready`, the pane is the recorded one and not protected, the pinned pi is still in its tree.
+/// The multiplexer and the pane identity to close on; else the reason and detail of a refusal.
+fn commit_check(
+    j: &Job,
+    pin: &Pin,
+    v: &Verified,
+    file: &Path,
+    settled_evidence: &SettledEvidence,
+) -> Result<(Box<dyn mux::Multiplexer>, PaneIdentity), NotCommitted> {
     if evidence(file).as_ref() != Some(settled_evidence) {
-        return refuse(
+        return Err((
             "worker_changed",
             "new activity after the turn settled".into(),
-        );
+        ));
     }
     let m = mux::open(j.record.kind, &j.record.socket);
     let pane = match m.find_pane(&v.pane.id, Instant::now() + STEP_DEADLINE) {
         Ok(Some(p)) => p,
-        Ok(None) => return refuse("identity_failed", "the worker's pane is gone".into()),
-        Err(e) => return refuse("identity_failed", format!("pane lookup: {e}")),
+        Ok(None) => return Err(("identity_failed", "the worker's pane is gone".into())),
+        Err(e) => return Err(("identity_failed", format!("pane lookup: {e}"))),
     };
     let expected = PaneIdentity::of(&v.server, &v.pane);
     if let Some(field) = expected.mismatch(&v.server, &pane) {
-        return refuse(
+        return Err((
             "commit_rejected",
             format!("the pane changed ({field} differs)"),
-        );
+        ));
     }
-    if let Err(e) = j.guard.check_pane(&pane) {
-        return refuse("identity_failed", e);
-    }
+    j.guard
+        .check_pane(&pane)
+        .map_err(|e| ("identity_failed", e.to_string()))?;
     let shell = pane.pid.unwrap_or(0);
     if shell != pin.id.pid && !proc::is_ancestor(shell, pin.id.pid) {
-        return refuse(
+        return Err((
             "identity_failed",
             "the pinned pi is no longer in the pane's process tree".into(),
+        ));
+    }
+    pin.still_same()
+        .map_err(|e| ("identity_failed", e.to_string()))?;
+    Ok((m, expected))
+}
+
+/// Ending the pane's own process ends the pane; a pane tmux keeps (remain-on-exit) is then
+/// closed only while it still holds that same, now dead, process.
+fn close_own_process(
+    j: &Job,
+    pin: &Pin,
+    v: &Verified,
+    m: &dyn mux::Multiplexer,
+    expected: &PaneIdentity,
+) -> Ending {
+    let ended = pin.end();
+    if !pin.exited() {
+        return j.uncertain(
+            "the pinned pi did not exit; its pane was not closed",
+            Some(what(j, pin, v, Some(ended))),
         );
     }
-    if let Err(e) = pin.still_same() {
-        return refuse("identity_failed", e);
+    let outcome = m.close_if_matches(expected, Instant::now() + STEP_DEADLINE);
+    let left = match outcome {
+        Ok(CloseOutcome::Closed | CloseOutcome::AlreadyGone) => None,
+        Err(e) if e.code == ErrorCode::NoServer => None,
+        Ok(CloseOutcome::Refused(why) | CloseOutcome::Unverified(why)) => Some(why),
+        Err(e) => Some(e.to_string()),
+    };
+    let closed = Some(what(j, pin, v, Some(ended)));
+    match left {
+        None => j.end_with(
+            CloseState::Closed,
+            None,
+            "the pinned pi (the pane's own process) exited and its pane is gone",
+            closed,
+        ),
+        Some(why) => j.uncertain(&format!("the pinned pi exited; its pane: {why}"), closed),
     }
-    if own_process {
-        // Ending the pane's own process ends the pane; a pane tmux keeps (remain-on-exit) is
-        // then closed only while it still holds that same, now dead, process.
-        let ended = pin.end();
-        if !pin.exited() {
-            return j.end_with(
-                CloseState::Uncertain,
-                Some("close_unverified"),
-                "the pinned pi did not exit; its pane was not closed",
-                Some(what(j, pin, v, Some(ended))),
-            );
-        }
-        let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
-        let left = match outcome {
-            Ok(CloseOutcome::Closed | CloseOutcome::AlreadyGone) => None,
-            Err(e) if e.code == ErrorCode::NoServer => None,
-            Ok(CloseOutcome::Refused(why) | CloseOutcome::Unverified(why)) => Some(why),
-            Err(e) => Some(e.to_string()),
-        };
-        let closed = Some(what(j, pin, v, Some(ended)));
-        return match left {
-            None => j.end_with(
-                CloseState::Closed,
-                None,
-                "the pinned pi (the pane's own process) exited and its pane is gone",
-                closed,
-            ),
-            Some(why) => j.end_with(
-                CloseState::Uncertain,
-                Some("close_unverified"),
-                &format!("the pinned pi exited; its pane: {why}"),
-                closed,
-            ),
-        };
-    }
-    let outcome = m.close_if_matches(&expected, Instant::now() + STEP_DEADLINE);
-    match outcome {
+}
+
+/// The frozen pi's pane closed by the compare-and-kill, then the pi ended through the pin.
+fn close_under_shell(
+    j: &Job,
+    pin: &Pin,
+    v: &Verified,
+    m: &dyn mux::Multiplexer,
+    expected: &PaneIdentity,
+) -> Ending {
+    match m.close_if_matches(expected, Instant::now() + STEP_DEADLINE) {
         Ok(CloseOutcome::Closed) => {
             let ended = pin.end();
-            let closed = what(j, pin, v, Some(ended));
+            let closed = Some(what(j, pin, v, Some(ended)));
             if pin.exited() {
                 j.end_with(
                     CloseState::Closed,
                     None,
                     "pane closed; the pinned pi exited",
-                    Some(closed),
+                    closed,
                 )
             } else {
-                j.end_with(
-                    CloseState::Uncertain,
-                    Some("close_unverified"),
-                    "the pane is gone but the pinned pi still runs",
-                    Some(closed),
-                )
+                j.uncertain("the pane is gone but the pinned pi still runs", closed)
             }
         }
-        Ok(CloseOutcome::Refused(why)) => refuse("commit_rejected", why),
-        Ok(CloseOutcome::AlreadyGone) => {
+        Ok(CloseOutcome::Refused(why)) => {
             pin.thaw();
             j.end(
-                CloseState::Uncertain,
-                Some("close_unverified"),
-                "the pane was already gone; nothing was closed",
+                CloseState::Failed,
+                Some("commit_rejected"),
+                &format!("{why}; nothing was closed"),
             )
+        }
+        Ok(CloseOutcome::AlreadyGone) => {
+            pin.thaw();
+            j.uncertain("the pane was already gone; nothing was closed", None)
         }
         Ok(CloseOutcome::Unverified(why)) => {
             // The kill was sent: the pi is ended as well.
             let ended = pin.end();
-            j.end_with(
-                CloseState::Uncertain,
-                Some("close_unverified"),
-                &why,
-                Some(what(j, pin, v, Some(ended))),
-            )
+            j.uncertain(&why, Some(what(j, pin, v, Some(ended))))
         }
         Err(e) => {
             pin.thaw();
-            j.end(
-                CloseState::Uncertain,
-                Some("close_unverified"),
-                &e.to_string(),
-            )
+            j.uncertain(&e.to_string(), None)
         }
     }
 }

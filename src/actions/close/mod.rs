@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{config_write, reply, store};
+use crate::actions::config_write::{self, WriteError};
+use crate::actions::{reply, store};
 use crate::board::classify::{self, Activity};
 use crate::board::intercom::{self, ObservedStatus};
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, CloseState};
+use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::registrations::{self, Registration};
 use crate::evidence::reports::ReportSet;
@@ -30,9 +31,12 @@ mod job;
 mod pin;
 mod progress;
 pub mod record;
+pub mod stage;
 mod verify;
 use guard::Guard;
-use verify::verify;
+use record::JobRecord;
+use stage::JobConflict;
+use verify::{verify, VerifyError};
 
 /// Longest deadline a close job may have.
 pub const MAX_DEADLINE_SECS: u64 = 120;
@@ -52,37 +56,43 @@ pub struct CloseRequest<'a> {
     pub clock: &'a dyn Clock,
 }
 
-/// How a run ended. `code` is the exit code: 0 closed (or dry run passed, or recovered),
-/// 1 the job ended failed / timed out / uncertain, 2 refused, 5 fenced, 6 no reply path.
+/// How a run of close-worker ends: its exit code, one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseExit {
+    /// Closed, a dry run that passed, or a fence recovered.
+    Closed = 0,
+    /// The job ended failed, timed out or uncertain (or a dry run's verification failed).
+    NotClosed = 1,
+    /// Refused before anything was asked.
+    Refused = 2,
+    /// A close job is running, was interrupted or is uncertain.
+    Fenced = 5,
+    /// The worker has no reply path (no live registration) to ask for the handoff.
+    NoReplyPath = 6,
+}
+
+impl CloseExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// How a run ended: its exit and the JSON report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
-    pub code: i32,
+    pub exit: CloseExit,
     pub report: Value,
 }
 
-fn refused(code: i32, msg: impl Into<String>) -> Ending {
+fn refused(exit: CloseExit, msg: impl Into<String>) -> Ending {
     Ending {
-        code,
+        exit,
         report: json!({"refused": msg.into()}),
     }
 }
 
-/// The agent entry's `closeJob` object, if it is still job `job`.
-fn this_job<'a>(
-    agent: &'a mut serde_json::Map<String, Value>,
-    job: &str,
-) -> Result<&'a mut serde_json::Map<String, Value>, String> {
-    let j = agent
-        .get_mut("closeJob")
-        .and_then(Value::as_object_mut)
-        .ok_or("the close job disappeared from config")?;
-    if j.get("jobId").and_then(Value::as_str) != Some(job) {
-        return Err("another close job replaced this one".into());
-    }
-    Ok(j)
-}
-
-/// Set the worker's close job fields (state, updatedAt, optional reason).
+/// Move the worker's close job `job` to `state` (with an optional reason), if the stage rule
+/// allows it from the stage config holds now.
 fn set_state(
     root: &Path,
     agent: &Agent,
@@ -90,17 +100,11 @@ fn set_state(
     state: CloseState,
     reason: Option<&str>,
     now: Ms,
-) -> Result<(), String> {
+) -> Result<(), WriteError<JobConflict>> {
     let at = format_iso(now);
     config_write::update_agent(root, &agent.session_id, &|a| {
-        let j = this_job(a, job)?;
-        j.insert("state".into(), json!(state.as_str()));
-        j.insert("updatedAt".into(), json!(at));
-        match reason {
-            Some(r) => j.insert("reason".into(), json!(r)),
-            None => j.remove("reason"),
-        };
-        Ok(())
+        let j = stage::this_job(a, job)?;
+        stage::advance(j, state, &at, reason).map_err(JobConflict::Step)
     })
     .map(|_| ())
 }
@@ -108,13 +112,17 @@ fn set_state(
 /// `requested` → `awaiting_handoff`, and only from `requested`: a quick worker may already have
 /// saved its handoff (moving the job to `awaiting_settlement`) before this write runs, and
 /// overwriting that would wait for a handoff that has already come.
-fn mark_awaiting_handoff(root: &Path, agent: &Agent, job: &str, now: Ms) -> Result<(), String> {
+fn mark_awaiting_handoff(
+    root: &Path,
+    agent: &Agent,
+    job: &str,
+    now: Ms,
+) -> Result<(), WriteError<JobConflict>> {
     let at = format_iso(now);
     config_write::update_agent(root, &agent.session_id, &|a| {
-        let j = this_job(a, job)?;
-        if j.get("state").and_then(Value::as_str) == Some(CloseState::Requested.as_str()) {
-            j.insert("state".into(), json!(CloseState::AwaitingHandoff.as_str()));
-            j.insert("updatedAt".into(), json!(at));
+        let j = stage::this_job(a, job)?;
+        if stage::may_follow(stage::current(Some(j)), CloseState::AwaitingHandoff) {
+            stage::advance(j, CloseState::AwaitingHandoff, &at, None).map_err(JobConflict::Step)?;
         }
         Ok(())
     })
@@ -130,13 +138,9 @@ fn lock_path(root: &Path, job: &str) -> PathBuf {
 /// stays fenced; `--recover` re-checks what is left of it and clears the fence. Nothing is
 /// ever replayed. `None` when there is no fence and a close may start.
 fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
-    let Some(j) = agent
-        .close_job
-        .as_ref()
-        .filter(|j| j.state.is_pending() || j.state.is_fenced())
-    else {
+    let Some(j) = agent.close_job.as_ref().filter(|j| j.state.is_fenced()) else {
         return req.recover.then(|| Ending {
-            code: 0,
+            exit: CloseExit::Closed,
             report: json!({"worker": agent.name, "fenced": false,
                 "job": agent.close_job.as_ref().map(|j| json!({"jobId": j.job_id, "state": j.state.as_str()})),
                 "note": "nothing to recover; no close was started"}),
@@ -146,7 +150,7 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
     let lock = lock_path(root, &j.job_id);
     if j.state.is_pending() && store::is_held(&lock) {
         return Some(refused(
-            5,
+            CloseExit::Fenced,
             format!("close job {} is running ({})", j.job_id, j.state.as_str()),
         ));
     }
@@ -162,7 +166,7 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
         CloseState::Interrupted
     } else {
         return Some(refused(
-            5,
+            CloseExit::Fenced,
             format!(
                 "close job {} is uncertain: inspect the pane, then --recover",
                 j.job_id
@@ -179,12 +183,16 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
     if !req.dry_run {
         let _ = store::remove_file(&lock);
         if let Err(e) = set_state(root, agent, &j.job_id, next, Some(reason), now) {
-            return Some(refused(2, e));
+            return Some(refused(CloseExit::Refused, e.to_string()));
         }
         recorded = true;
     }
     Some(Ending {
-        code: if req.recover { 0 } else { 5 },
+        exit: if req.recover {
+            CloseExit::Closed
+        } else {
+            CloseExit::Fenced
+        },
         report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
             "found": found, "recorded": recorded, "note": "nothing was replayed or closed"}),
     })
@@ -211,121 +219,150 @@ fn recheck(root: &Path, job: &str) -> Value {
     json!({"pane": r.pane_id, "paneState": pane, "piPid": r.pi.pid, "piState": pi})
 }
 
-pub fn close_worker(req: &CloseRequest) -> Ending {
-    let clock = req.clock;
+/// The worker a close names, from the roster: never the coordinator; the deadline in range.
+fn find_worker(req: &CloseRequest) -> Result<(PathBuf, IntercomConfig, Agent), Ending> {
     let root = match &req.scan.root {
         scan::RootChoice::Exact(r) => Some(r.clone()),
         scan::RootChoice::Discover(start) => config::discover_root(start).ok().flatten(),
         scan::RootChoice::Skip => None,
     };
     let Some(root) = root else {
-        return refused(2, "no Intercom root: nothing to close");
+        return Err(refused(
+            CloseExit::Refused,
+            "no Intercom root: nothing to close",
+        ));
     };
-    let cfg = match config::load(&root) {
-        Ok(c) => c,
-        Err(e) => return refused(2, e.to_string()),
-    };
+    let cfg = config::load(&root).map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
     let Some(agent) = cfg.find_by_name(&req.name).cloned() else {
-        return refused(
-            2,
+        return Err(refused(
+            CloseExit::Refused,
             format!(
                 "no agent named {:?} in config",
                 crate::text::sanitize(&req.name)
             ),
-        );
+        ));
     };
     if agent.coordinator {
-        return refused(2, "the coordinator is never closed by close-worker");
+        return Err(refused(
+            CloseExit::Refused,
+            "the coordinator is never closed by close-worker",
+        ));
     }
     if !(1..=MAX_DEADLINE_SECS).contains(&req.deadline_secs) {
-        return refused(2, format!("--deadline-secs must be 1..{MAX_DEADLINE_SECS}"));
+        return Err(refused(
+            CloseExit::Refused,
+            format!("--deadline-secs must be 1..{MAX_DEADLINE_SECS}"),
+        ));
     }
-    if let Some(end) = fence(req, &root, &agent) {
-        return end;
-    }
+    Ok((root, cfg, agent))
+}
+
+/// The worker's recorded identity, refused when it is a protected target: from names and
+/// processes only, before anything is written or sent.
+fn protected_check(
+    req: &CloseRequest,
+    root: &Path,
+    cfg: &IntercomConfig,
+    agent: &Agent,
+) -> Result<(JobRecord, Guard), Ending> {
     if cfg
         .workers()
         .filter(|a| a.close_job.as_ref().is_some_and(|j| j.state.is_pending()))
         .count()
         >= MAX_PENDING_JOBS
     {
-        return refused(
-            2,
+        return Err(refused(
+            CloseExit::Refused,
             format!("{MAX_PENDING_JOBS} close jobs are already pending"),
-        );
+        ));
     }
-    // Protected targets first, from names and processes only: nothing written or sent yet.
-    let regs = registrations::read_all(Some(&root), &req.scan.data_root);
+    let regs = registrations::read_all(Some(root), &req.scan.data_root);
     let Some(target) = regs
         .by_session_id(&agent.session_id)
         .and_then(record::from_registration)
     else {
-        return refused(
-            6,
+        return Err(refused(
+            CloseExit::NoReplyPath,
             "the worker has no registration recording its pane and pi: no registered seat to ask",
+        ));
+    };
+    let guard = Guard::gather(cfg, &regs);
+    guard
+        .check(&target)
+        .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
+    Ok((target, guard))
+}
+
+/// Record the job: its lock (held by this run), then the worker's identity (`handoff` accepts
+/// only it), then the durable intent in config. Returns the lock, the job id and its deadline.
+fn start_job(
+    req: &CloseRequest,
+    root: &Path,
+    agent: &Agent,
+    target: &JobRecord,
+) -> Result<(store::Lock, String, Ms), Ending> {
+    let not_recorded = |e: &dyn std::fmt::Display| {
+        refused(CloseExit::Refused, format!("close job not recorded: {e}"))
+    };
+    // The job's lock exists before its record does: a run that sees a pending job without a live
+    // lock holder may then rightly take it for a dead run's, never for one starting right now.
+    let now = req.clock.now_ms();
+    let job_id = uuid::Uuid::new_v4().to_string();
+    store::ensure_dir(root, &crate::paths::jobs_dir(root)).map_err(|e| not_recorded(&e))?;
+    let lock = store::Lock::acquire(&lock_path(root, &job_id)).map_err(|e| not_recorded(&e))?;
+    record::write(root, &job_id, target, now).map_err(|e| not_recorded(&e))?;
+    // Durable intent before any mutation.
+    let deadline_at = now + req.deadline_secs as i64 * 1000;
+    let (jid, at, dl) = (job_id.clone(), format_iso(now), format_iso(deadline_at));
+    let intent = config_write::update_agent(root, &agent.session_id, &|a| {
+        // Checked again under the config lock: two runs started together must not both ask.
+        let current = stage::current(a.get("closeJob").and_then(Value::as_object));
+        if !stage::may_follow(current, CloseState::Requested) {
+            return Err(JobConflict::AnotherStarted);
+        }
+        a.insert(
+            "closeJob".into(),
+            json!({"jobId": jid, "state": CloseState::Requested.as_str(), "createdAt": at, "updatedAt": at, "deadlineAt": dl}),
         );
-    };
-    let guard = Guard::gather(&cfg, &regs);
-    if let Err(e) = guard.check(&target) {
-        return refused(2, e);
+        Ok(())
+    });
+    if let Err(e) = intent {
+        let _ = store::remove_file(&record::path(root, &job_id));
+        return Err(not_recorded(&e));
     }
+    Ok((lock, job_id, deadline_at))
+}
+
+pub fn close_worker(req: &CloseRequest) -> Ending {
+    match close_worker_steps(req) {
+        Ok(end) | Err(end) => end,
+    }
+}
+
+fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
+    let (root, cfg, agent) = find_worker(req)?;
+    if let Some(end) = fence(req, &root, &agent) {
+        return Ok(end);
+    }
+    // Protected targets first, from names and processes only: nothing written or sent yet.
+    let (target, guard) = protected_check(req, &root, &cfg, &agent)?;
     // The request travels on the reply path: without a live registration nothing starts.
-    let pass = match scan::run(req.scan, clock, None) {
-        Ok(p) => p,
-        Err(e) => return refused(2, e.to_string()),
-    };
+    let pass = scan::run(req.scan, req.clock, None)
+        .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
     let key = format!("{}/{}", scan::base_name(&root), agent.name);
     if let Err(r) = reply::resolve(&pass, &key) {
-        return refused(6, r.to_string());
+        return Err(refused(CloseExit::NoReplyPath, r.to_string()));
     }
     // The registered pi must be in the registered pane now, verified from the outside.
     let verified = verify(&target, &agent.session_id, &guard);
     if req.dry_run {
-        return dry_run(&pass, &key, &agent, verified.map(|_| ()));
+        return Ok(dry_run(&pass, &key, &agent, verified.map(|_| ())));
     }
     if let Err(e) = verified {
-        return refused(2, format!("not closing: {e}"));
+        return Err(refused(CloseExit::Refused, format!("not closing: {e}")));
     }
-
-    // The job's lock exists before its record does: a run that sees a pending job without a live
-    // lock holder may then rightly take it for a dead run's, never for one starting right now.
-    let now = clock.now_ms();
-    let job_id = uuid::Uuid::new_v4().to_string();
-    let jobs_dir = crate::paths::jobs_dir(&root);
-    if let Err(e) = store::ensure_dir(&root, &jobs_dir) {
-        return refused(2, format!("close job not recorded: {e}"));
-    }
-    let _lock = match store::Lock::acquire(&lock_path(&root, &job_id)) {
-        Ok(l) => l,
-        Err(e) => return refused(2, format!("close job not recorded: {e}")),
-    };
-    // The worker's identity is fixed before the job is announced: `handoff` accepts only it.
-    if let Err(e) = record::write(&root, &job_id, &target, now) {
-        return refused(2, format!("close job not recorded: {e}"));
-    }
-    // Durable intent before any mutation.
-    let deadline_at = now + req.deadline_secs as i64 * 1000;
-    let (jid, at, dl) = (job_id.clone(), format_iso(now), format_iso(deadline_at));
-    if let Err(e) = config_write::update_agent(&root, &agent.session_id, &|a| {
-        // Checked again under the config lock: two runs started together must not both ask.
-        let current = a
-            .get("closeJob")
-            .and_then(|j| j.get("state"))
-            .and_then(Value::as_str)
-            .and_then(CloseState::parse);
-        if current.is_some_and(|c| c.is_pending() || c == CloseState::Uncertain) {
-            return Err("another close job for this worker started meanwhile".into());
-        }
-        a.insert(
-            "closeJob".into(),
-            json!({"jobId": jid, "state": "requested", "createdAt": at, "updatedAt": at, "deadlineAt": dl}),
-        );
-        Ok(())
-    }) {
-        let _ = store::remove_file(&record::path(&root, &job_id));
-        return refused(2, format!("close job not recorded: {e}"));
-    }
-    job::run(&job::Job {
+    let (_lock, job_id, deadline_at) = start_job(req, &root, &agent, &target)?;
+    Ok(job::run(&job::Job {
         req,
         root: &root,
         agent: &agent,
@@ -335,14 +372,19 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
         key: &key,
         guard: &guard,
         record: &target,
-    })
+    }))
 }
 
 /// Every check a close would make before asking for the handoff, including the outside identity
 /// verification against the worker's registration; nothing is written or sent.
-fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, identity: Result<(), String>) -> Ending {
+fn dry_run(
+    pass: &scan::Scan,
+    key: &str,
+    agent: &Agent,
+    identity: Result<(), VerifyError>,
+) -> Ending {
     let Ok((_, target)) = reply::resolve(pass, key) else {
-        return refused(6, "no reply path");
+        return refused(CloseExit::NoReplyPath, "no reply path");
     };
     let rec = pass.records.iter().find(|r| r.key() == key);
     let verdict = json!({
@@ -355,13 +397,17 @@ fn dry_run(pass: &scan::Scan, key: &str, agent: &Agent, identity: Result<(), Str
         "boardState": rec.map(|r| r.state.as_str()),
         "identity": match &identity {
             Ok(()) => "verified".to_string(),
-            Err(e) => crate::text::sanitize(e),
+            Err(e) => crate::text::sanitize(&e.to_string()),
         },
         "wouldAsk": "intercom-pane handoff --job <new job id> --summary ...",
         "mutated": false,
     });
     Ending {
-        code: if identity.is_ok() { 0 } else { 1 },
+        exit: if identity.is_ok() {
+            CloseExit::Closed
+        } else {
+            CloseExit::NotClosed
+        },
         report: verdict,
     }
 }

@@ -50,32 +50,75 @@ impl Ended {
     }
 }
 
+/// Why the pi could not be pinned, signalled, or is no longer the pinned one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinError {
+    NoValidPid,
+    Gone,
+    /// gone, a zombie, or another incarnation
+    NotAlive,
+    /// `pidfd_open` failed with this errno.
+    Open(i32),
+    ImpossibleFd,
+    ExitedWhilePinning,
+    Exited,
+    OtherProgram,
+    /// A signal could not be sent (signal, errno).
+    Signal(i32, i32),
+    DidNotStop,
+}
+
+impl std::fmt::Display for PinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PinError::NoValidPid => f.write_str("the recorded pi has no valid pid"),
+            PinError::Gone => f.write_str("the recorded pi process is gone"),
+            PinError::NotAlive => {
+                f.write_str("the recorded pi process is gone, a zombie, or another incarnation")
+            }
+            PinError::Open(e) => write!(f, "cannot pin the pi process (pidfd_open errno {e})"),
+            PinError::ImpossibleFd => f.write_str("pidfd_open returned an impossible fd"),
+            PinError::ExitedWhilePinning => {
+                f.write_str("the recorded pi process exited while it was being pinned")
+            }
+            PinError::Exited => f.write_str("the pinned pi has exited"),
+            PinError::OtherProgram => f.write_str("the pinned pi now runs another program"),
+            PinError::Signal(sig, e) => {
+                write!(f, "signal {sig} to the pinned pi failed (errno {e})")
+            }
+            PinError::DidNotStop => f.write_str("the pinned pi did not stop"),
+        }
+    }
+}
+
+impl std::error::Error for PinError {}
+
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 impl Pin {
     /// Pin `id`: open a pidfd on its pid, then confirm the identity through `/proc`.
-    pub(super) fn open(id: &ProcIdentity) -> Result<Pin, String> {
+    pub(super) fn open(id: &ProcIdentity) -> Result<Pin, PinError> {
         if id.pid <= 0 {
-            return Err("the recorded pi has no valid pid".into());
+            return Err(PinError::NoValidPid);
         }
         // SAFETY: pidfd_open takes (pid_t, unsigned int) and returns a new fd or -1.
         let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, id.pid, 0u32) };
         if raw < 0 {
             return Err(match errno() {
-                libc::ESRCH => "the recorded pi process is gone".to_string(),
-                e => format!("cannot pin the pi process (pidfd_open errno {e})"),
+                libc::ESRCH => PinError::Gone,
+                e => PinError::Open(e),
             });
         }
         let Ok(raw) = i32::try_from(raw) else {
-            return Err("pidfd_open returned an impossible fd".into());
+            return Err(PinError::ImpossibleFd);
         };
         // SAFETY: `raw` is a fresh fd owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let st = proc::read_stat(id.pid).ok_or("the recorded pi process is gone")?;
+        let st = proc::read_stat(id.pid).ok_or(PinError::Gone)?;
         if proc::status(id) != proc::ProcStatus::Alive {
-            return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
+            return Err(PinError::NotAlive);
         }
         let pin = Pin {
             fd,
@@ -83,7 +126,7 @@ impl Pin {
             comm: st.comm,
         };
         if pin.exited() {
-            return Err("the recorded pi process exited while it was being pinned".into());
+            return Err(PinError::ExitedWhilePinning);
         }
         Ok(pin)
     }
@@ -116,7 +159,7 @@ impl Pin {
     }
 
     /// Send `sig` to the pinned process only. Fails when it has exited.
-    pub(super) fn signal(&self, sig: i32) -> Result<(), String> {
+    pub(super) fn signal(&self, sig: i32) -> Result<(), PinError> {
         // SAFETY: pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned int flags).
         let r = unsafe {
             libc::syscall(
@@ -131,30 +174,30 @@ impl Pin {
             Ok(())
         } else {
             Err(match errno() {
-                libc::ESRCH => "the pinned pi has exited".to_string(),
-                e => format!("signal {sig} to the pinned pi failed (errno {e})"),
+                libc::ESRCH => PinError::Exited,
+                e => PinError::Signal(sig, e),
             })
         }
     }
 
     /// Still the pinned incarnation, running the same program, not exited.
-    pub(super) fn still_same(&self) -> Result<(), String> {
+    pub(super) fn still_same(&self) -> Result<(), PinError> {
         if self.exited() {
-            return Err("the pinned pi has exited".into());
+            return Err(PinError::Exited);
         }
-        let st = proc::read_stat(self.id.pid).ok_or("the pinned pi has exited")?;
+        let st = proc::read_stat(self.id.pid).ok_or(PinError::Exited)?;
         if st.start_ticks != self.id.start_ticks || st.is_gone_state() {
-            return Err("the pinned pi has exited".into());
+            return Err(PinError::Exited);
         }
         if st.comm != self.comm {
-            return Err("the pinned pi now runs another program".into());
+            return Err(PinError::OtherProgram);
         }
         Ok(())
     }
 
     /// Stop the pinned process (SIGSTOP) and wait until `/proc` shows it stopped, so it can
     /// neither exit on its own nor `exec` another program while its pane is closed.
-    pub(super) fn freeze(&self) -> Result<(), String> {
+    pub(super) fn freeze(&self) -> Result<(), PinError> {
         self.signal(libc::SIGSTOP)?;
         let until = Instant::now() + FREEZE_WAIT;
         loop {
@@ -164,7 +207,7 @@ impl Pin {
             }
             if Instant::now() >= until {
                 self.thaw();
-                return Err("the pinned pi did not stop".into());
+                return Err(PinError::DidNotStop);
             }
             std::thread::sleep(Duration::from_millis(5));
         }

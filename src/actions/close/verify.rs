@@ -6,6 +6,69 @@ use super::guard::Guard;
 use super::record::JobRecord;
 use super::*;
 
+/// Why the worker is not (or no longer) the one the job recorded.
+#[derive(Debug)]
+pub enum VerifyError {
+    NoRegistration,
+    RegisteredElsewhereProcess,
+    RegisteredElsewherePane,
+    Protected(super::guard::Refusal),
+    Server(mux::MuxError),
+    ServerRestarted,
+    PaneLookup(mux::MuxError),
+    PaneGone,
+    PaneMoved,
+    PiNotAlive,
+    PaneHasNoProcess,
+    PiNotInPane,
+    /// The session file could not be read (an `FsError`/parse code).
+    SessionFile(&'static str),
+    SessionMismatch,
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyError::NoRegistration => {
+                f.write_str("the worker has no registration to compare the job with")
+            }
+            VerifyError::RegisteredElsewhereProcess => {
+                f.write_str("the registered worker is another process than the job's")
+            }
+            VerifyError::RegisteredElsewherePane => {
+                f.write_str("the registered worker is in another pane than the job's")
+            }
+            VerifyError::Protected(r) => r.fmt(f),
+            VerifyError::Server(e) => write!(f, "server: {e}"),
+            VerifyError::ServerRestarted => {
+                f.write_str("the multiplexer server was restarted (ids may be reused)")
+            }
+            VerifyError::PaneLookup(e) => write!(f, "pane lookup: {e}"),
+            VerifyError::PaneGone => f.write_str("the worker's pane is gone"),
+            VerifyError::PaneMoved => f.write_str("the pane moved to another session or window"),
+            VerifyError::PiNotAlive => {
+                f.write_str("the recorded pi process is gone, a zombie, or another incarnation")
+            }
+            VerifyError::PaneHasNoProcess => f.write_str("the pane has no process"),
+            VerifyError::PiNotInPane => {
+                f.write_str("the recorded pi process is not in the pane's process tree")
+            }
+            VerifyError::SessionFile(code) => write!(f, "session file {code}"),
+            VerifyError::SessionMismatch => {
+                f.write_str("the session file's header names another session")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+impl From<super::guard::Refusal> for VerifyError {
+    fn from(r: super::guard::Refusal) -> VerifyError {
+        VerifyError::Protected(r)
+    }
+}
+
 /// The verified state of the worker's pane and process, from the outside.
 pub(super) struct Verified {
     pub(super) server: ServerIdentity,
@@ -17,59 +80,64 @@ pub(super) struct Verified {
 pub(super) fn matches_registration(
     job: &JobRecord,
     reg: Option<&Registration>,
-) -> Result<(), String> {
-    let r = reg.ok_or("the worker has no registration to compare the job with")?;
+) -> Result<(), VerifyError> {
+    let r = reg.ok_or(VerifyError::NoRegistration)?;
     let same = r.pid == Some(job.pi.pid)
         && r.start_ticks == Some(job.pi.start_ticks)
         && r.boot_id.as_deref() == Some(job.pi.boot_id.as_str());
     if !same {
-        return Err("the registered worker is another process than the job's".into());
+        return Err(VerifyError::RegisteredElsewhereProcess);
     }
     if let Some(pane) = r.mux.as_ref().and_then(|m| m.pane_id.as_deref()) {
         if pane != job.pane_id {
-            return Err("the registered worker is in another pane than the job's".into());
+            return Err(VerifyError::RegisteredElsewherePane);
         }
     }
     Ok(())
 }
 
 /// Check the worker's pane and process from the outside against the job record.
-pub(super) fn verify(job: &JobRecord, session_id: &str, guard: &Guard) -> Result<Verified, String> {
+pub(super) fn verify(
+    job: &JobRecord,
+    session_id: &str,
+    guard: &Guard,
+) -> Result<Verified, VerifyError> {
     guard.check(job)?;
     let m = mux::open(job.kind, &job.socket);
     let deadline = Instant::now() + STEP_DEADLINE;
-    let server = m
-        .server_identity(deadline)
-        .map_err(|e| format!("server: {e}"))?;
+    let server = m.server_identity(deadline).map_err(VerifyError::Server)?;
     if !server.same_server(&job.server) {
-        return Err("the multiplexer server was restarted (ids may be reused)".into());
+        return Err(VerifyError::ServerRestarted);
     }
     let pane = m
         .find_pane(&job.pane_id, deadline)
-        .map_err(|e| format!("pane lookup: {e}"))?
-        .ok_or("the worker's pane is gone")?;
+        .map_err(VerifyError::PaneLookup)?
+        .ok_or(VerifyError::PaneGone)?;
     if pane.session_id != job.mux_session_id || pane.window_id != job.window_id {
-        return Err("the pane moved to another session or window".into());
+        return Err(VerifyError::PaneMoved);
     }
     guard.check_pane(&pane)?;
     if proc::status(&job.pi) != ProcStatus::Alive {
-        return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
+        return Err(VerifyError::PiNotAlive);
     }
-    let pane_pid = pane.pid.ok_or("the pane has no process")?;
+    let pane_pid = pane.pid.ok_or(VerifyError::PaneHasNoProcess)?;
     if pane_pid != job.pi.pid && !proc::is_ancestor(pane_pid, job.pi.pid) {
-        return Err("the recorded pi process is not in the pane's process tree".into());
+        return Err(VerifyError::PiNotInPane);
     }
     if let Some(file) = &job.session_file {
-        let s = sessions::read_session(file).map_err(|e| format!("session file {}", e.code()))?;
+        let s = sessions::read_session(file).map_err(|e| VerifyError::SessionFile(e.code()))?;
         if s.session_id != session_id {
-            return Err("the session file's header names another session".into());
+            return Err(VerifyError::SessionMismatch);
         }
     }
     Ok(Verified { server, pane })
 }
 
 /// (length, mtime, newest entry id) of the worker's session file: the settled evidence.
-pub(super) fn evidence(file: &Path) -> Option<(u64, i64, Option<String>)> {
+pub(super) type SettledEvidence = (u64, i64, Option<String>);
+
+/// The settled evidence of the worker's session file, if it reads.
+pub(super) fn evidence(file: &Path) -> Option<SettledEvidence> {
     let s = sessions::read_session(file).ok()?;
     Some((s.file_len, s.mtime_ms, s.newest_entry_id.clone()))
 }

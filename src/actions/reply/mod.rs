@@ -50,21 +50,64 @@ pub enum Refusal {
     NotReady(String, String),
 }
 
+/// How `reply` ends: one exit code per outcome, the numbers here only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyExit {
+    /// Delivered, or queued behind a running turn.
+    Sent = 0,
+    /// Sending failed.
+    Failed = 1,
+    /// Bad flags or setup (no text given, unreadable `-f`, a bad `--config`).
+    Usage = 2,
+    /// The text is blank.
+    Blank = 3,
+    /// The text is too long.
+    TooLong = 4,
+    /// No seat, or more than one, has that name.
+    UnknownSeat = 5,
+    /// No reply path: no or stale registration, no pane, the pane no longer runs the registered
+    /// pi, the channel not reachable.
+    NoPath = 6,
+    /// A connector seat.
+    Connector = 7,
+    /// The delivery tool could not be started.
+    ToolNotStarted = 8,
+    /// A control character in the text.
+    Control = 9,
+    /// The pane is not ready for typing (a draft, a dialog, a mode it would not leave).
+    NotReady = 10,
+    /// Sent with no confirmation: do not resend.
+    Unconfirmed = 11,
+}
+
+impl ReplyExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl From<Outcome> for ReplyExit {
+    fn from(o: Outcome) -> ReplyExit {
+        match o {
+            Outcome::Delivered | Outcome::Queued => ReplyExit::Sent,
+            Outcome::Failed => ReplyExit::Failed,
+            Outcome::Unconfirmed => ReplyExit::Unconfirmed,
+        }
+    }
+}
+
 impl Refusal {
-    /// Exit codes: 3 blank, 4 too long, 5 unknown or ambiguous seat, 6 no reply path
-    /// (no/stale registration, no pane, the pane no longer runs the registered pi, the channel
-    /// not reachable), 7 connector seat, 8 the tool could not be started, 9 a control character
-    /// in the text, 10 the pane is not ready for typing (a draft, a dialog, a mode).
-    pub fn exit_code(&self) -> i32 {
+    /// The exit of a refused reply (nothing was sent).
+    pub fn exit(&self) -> ReplyExit {
         match self {
-            Refusal::Text(TextError::Blank) => 3,
-            Refusal::Text(TextError::TooLong(_)) => 4,
-            Refusal::Text(TextError::Control(..)) => 9,
-            Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => 5,
-            Refusal::NoPath(..) => 6,
-            Refusal::Connector(_) => 7,
-            Refusal::ToolNotStarted(_) => 8,
-            Refusal::NotReady(..) => 10,
+            Refusal::Text(TextError::Blank) => ReplyExit::Blank,
+            Refusal::Text(TextError::TooLong(_)) => ReplyExit::TooLong,
+            Refusal::Text(TextError::Control(..)) => ReplyExit::Control,
+            Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => ReplyExit::UnknownSeat,
+            Refusal::NoPath(..) => ReplyExit::NoPath,
+            Refusal::Connector(_) => ReplyExit::Connector,
+            Refusal::ToolNotStarted(_) => ReplyExit::ToolNotStarted,
+            Refusal::NotReady(..) => ReplyExit::NotReady,
         }
     }
 }

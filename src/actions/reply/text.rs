@@ -38,7 +38,10 @@ impl std::fmt::Display for TextError {
         match self {
             TextError::Blank => write!(f, "refusing to send empty or blank text"),
             TextError::TooLong(n) => {
-                write!(f, "text is {n} characters; at most {MAX_REPLY_CHARS} are sent")
+                write!(
+                    f,
+                    "text is {n} characters; at most {MAX_REPLY_CHARS} are sent"
+                )
             }
             TextError::Control(c, at) => write!(
                 f,

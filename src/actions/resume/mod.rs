@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::actions::store;
-use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
 use crate::evidence::sessions;
 use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
+use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
@@ -57,6 +57,12 @@ pub enum ResumeExit {
     NoPlace = 7,
     /// Launched, but the new seat did not register before the wait ended.
     LaunchedUnconfirmed = 8,
+}
+
+impl ResumeExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
 }
 
 pub struct ResumeRequest<'a> {
@@ -98,7 +104,6 @@ struct Plan {
     window: NewWindow,
     checks: Vec<String>,
 }
-
 
 pub fn resume_worker(req: &ResumeRequest) -> Ending {
     if !(1..=MAX_WAIT_SECS).contains(&req.wait_secs) {

@@ -1,0 +1,200 @@
+//! The close job's stages (`closeJob.state` in config) and the one rule of which stage may follow
+//! which (docs/behaviour.md §7). Every write of a stage — the run's own, `handoff`'s, a fence's,
+//! `--recover`'s — goes through `advance`, under the config lock, so an illegal step is refused
+//! instead of written.
+//!
+//! ```text
+//! (none | closed | failed | timed_out | interrupted) → requested → awaiting_handoff
+//! requested | awaiting_handoff → awaiting_settlement          (the worker's handoff)
+//! awaiting_settlement → ready → closing → closed | uncertain
+//! any pending → failed | timed_out | interrupted               (the run ends, or died)
+//! closing → uncertain                                          (a dead run's close)
+//! uncertain → failed                                           (--recover, after a person looked)
+//! ```
+
+use serde_json::{json, Map, Value};
+
+use crate::evidence::config::CloseState;
+
+/// Whether a job in stage `from` (`None`: no job yet) may move to `to`.
+pub fn may_follow(from: Option<CloseState>, to: CloseState) -> bool {
+    use CloseState::*;
+    match to {
+        Requested => !from.is_some_and(CloseState::is_fenced),
+        AwaitingHandoff => from == Some(Requested),
+        AwaitingSettlement => matches!(from, Some(Requested | AwaitingHandoff)),
+        Ready => from == Some(AwaitingSettlement),
+        Closing => from == Some(Ready),
+        Closed => from == Some(Closing),
+        Uncertain => from == Some(Closing),
+        TimedOut | Interrupted => from.is_some_and(CloseState::is_pending),
+        Failed => from.is_some_and(CloseState::is_fenced),
+    }
+}
+
+/// A step the rule does not allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IllegalStep {
+    pub from: Option<CloseState>,
+    pub to: CloseState,
+}
+
+impl std::fmt::Display for IllegalStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let from = self.from.map_or("no job", CloseState::as_str);
+        write!(
+            f,
+            "the close job cannot go from {from} to {}: it changed under this run",
+            self.to.as_str()
+        )
+    }
+}
+
+impl std::error::Error for IllegalStep {}
+
+/// Why a write of a close job's stage was refused under the config lock: the job is not the one
+/// this run (or this handoff) is about, or not where it must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobConflict {
+    /// The agent entry has no `closeJob` any more.
+    Gone,
+    /// Its `closeJob` is another job.
+    Replaced,
+    /// Another close job for the worker started meanwhile (when starting one).
+    AnotherStarted,
+    /// The job is not in a stage this step may follow.
+    Step(IllegalStep),
+    /// The worker's pi that asked (a handoff) exited meanwhile.
+    PiExited,
+}
+
+impl std::fmt::Display for JobConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobConflict::Gone => f.write_str("the close job disappeared from config"),
+            JobConflict::Replaced => f.write_str("another close job replaced this one"),
+            JobConflict::AnotherStarted => {
+                f.write_str("another close job for this worker started meanwhile")
+            }
+            JobConflict::Step(e) => e.fmt(f),
+            JobConflict::PiExited => f.write_str("the worker's pi exited meanwhile"),
+        }
+    }
+}
+
+impl std::error::Error for JobConflict {}
+
+/// The agent entry's `closeJob` object, if it is still job `job`.
+pub fn this_job<'a>(
+    agent: &'a mut Map<String, Value>,
+    job: &str,
+) -> Result<&'a mut Map<String, Value>, JobConflict> {
+    let j = agent
+        .get_mut("closeJob")
+        .and_then(Value::as_object_mut)
+        .ok_or(JobConflict::Gone)?;
+    if j.get("jobId").and_then(Value::as_str) != Some(job) {
+        return Err(JobConflict::Replaced);
+    }
+    Ok(j)
+}
+
+/// The stage recorded in a `closeJob` object (`None` when it names none this build knows).
+pub fn current(job: Option<&Map<String, Value>>) -> Option<CloseState> {
+    job.and_then(|j| j.get("state"))
+        .and_then(Value::as_str)
+        .and_then(CloseState::parse)
+}
+
+/// Move the `closeJob` object `job` to `to` at `at` (an ISO time), with `reason` (or none), when
+/// the rule allows it; else nothing changes.
+pub fn advance(
+    job: &mut Map<String, Value>,
+    to: CloseState,
+    at: &str,
+    reason: Option<&str>,
+) -> Result<(), IllegalStep> {
+    let from = current(Some(job));
+    if !may_follow(from, to) {
+        return Err(IllegalStep { from, to });
+    }
+    job.insert("state".into(), json!(to.as_str()));
+    job.insert("updatedAt".into(), json!(at));
+    match reason {
+        Some(r) => job.insert("reason".into(), json!(r)),
+        None => job.remove("reason"),
+    };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CloseState::*;
+
+    #[test]
+    fn the_happy_path_is_legal_and_nothing_skips_a_stage() {
+        let path = [
+            Requested,
+            AwaitingHandoff,
+            AwaitingSettlement,
+            Ready,
+            Closing,
+            Closed,
+        ];
+        assert!(may_follow(None, Requested));
+        for w in path.windows(2) {
+            assert!(may_follow(Some(w[0]), w[1]), "{:?} → {:?}", w[0], w[1]);
+        }
+        // A quick worker's handoff may come before awaiting_handoff is written.
+        assert!(may_follow(Some(Requested), AwaitingSettlement));
+        for (i, &from) in path.iter().enumerate() {
+            for &to in &path[i + 1..] {
+                let next = path.get(i + 1).copied();
+                let handoff_first = from == Requested && to == AwaitingSettlement;
+                assert_eq!(
+                    may_follow(Some(from), to),
+                    Some(to) == next || handoff_first,
+                    "{from:?} → {to:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_fenced_job_blocks_a_new_one_and_ends_only_as_the_rule_says() {
+        for s in CloseState::ALL {
+            assert_eq!(may_follow(Some(s), Requested), !s.is_fenced(), "{s:?}");
+            assert_eq!(may_follow(Some(s), TimedOut), s.is_pending(), "{s:?}");
+            assert_eq!(may_follow(Some(s), Interrupted), s.is_pending(), "{s:?}");
+        }
+        // Only a close that was under way can end closed or uncertain.
+        for s in CloseState::ALL {
+            assert_eq!(may_follow(Some(s), Closed), s == Closing, "{s:?}");
+            assert_eq!(may_follow(Some(s), Uncertain), s == Closing, "{s:?}");
+        }
+        assert!(may_follow(Some(Uncertain), Failed));
+        assert!(!may_follow(Some(Closed), Failed));
+        assert!(!may_follow(Some(Interrupted), Failed));
+        assert!(!may_follow(None, Failed));
+    }
+
+    #[test]
+    fn advance_writes_only_a_legal_step() {
+        let mut j = Map::new();
+        j.insert("state".into(), json!("closed"));
+        j.insert("updatedAt".into(), json!("t0"));
+        let before = j.clone();
+        let e = advance(&mut j, Closing, "t1", None).unwrap_err();
+        assert_eq!(e.from, Some(Closed));
+        assert!(e.to_string().contains("from closed to closing"), "{e}");
+        assert_eq!(j, before, "nothing changed");
+        j.insert("state".into(), json!("closing"));
+        advance(&mut j, Uncertain, "t2", Some("close_unverified")).unwrap();
+        assert_eq!(j["state"], "uncertain");
+        assert_eq!(j["reason"], "close_unverified");
+        assert_eq!(j["updatedAt"], "t2");
+        advance(&mut j, Failed, "t3", None).unwrap();
+        assert!(j.get("reason").is_none());
+    }
+}

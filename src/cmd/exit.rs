@@ -1,0 +1,123 @@
+//! Every command's exit codes: one enum per command, each variant naming the outcome, the number
+//! in one place (README's command table lists the same). The commands whose action decides the
+//! outcome keep their enum beside it: `reply` (`actions::reply::ReplyExit`), `ensure-monitor`
+//! (`actions::monitor_pane::EnsureExit`), `close-worker` (`actions::close::CloseExit`),
+//! `resume-worker` (`actions::resume::ResumeExit`).
+
+/// An exit enum with a variant for a refusal (bad flags or setup; said on stderr): exit 2.
+pub trait Refusable: Copy {
+    const REFUSED: Self;
+}
+
+macro_rules! exit_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $n:literal,)+ }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vm])* $v = $n,)+
+        }
+
+        impl $name {
+            /// The process exit code.
+            pub fn code(self) -> i32 {
+                self as i32
+            }
+        }
+    };
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $n:literal,)+ } refused: $r:ident) => {
+        exit_enum! { $(#[$m])* $name { $($(#[$vm])* $v = $n,)+ } }
+
+        impl Refusable for $name {
+            const REFUSED: Self = $name::$r;
+        }
+    };
+}
+
+exit_enum! {
+    /// `scan`.
+    ScanExit {
+        /// The board files were written (and printed).
+        Written = 0,
+        /// Bad flags or setup, board files not written, or (`--print`) a roster that was found
+        /// or named but cannot be used.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `status`.
+    StatusExit {
+        Printed = 0,
+        /// Bad flags or setup, an unknown `--name`, an offset past the end.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `monitor`.
+    MonitorExit {
+        /// The person quit.
+        Quit = 0,
+        /// The terminal could not be used.
+        Failed = 1,
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `register`.
+    RegisterExit {
+        /// Written, or a newer record already there.
+        Written = 0,
+        /// Checked but not written.
+        NotWritten = 1,
+        /// Not pi, not its ancestor, a session file of another session, another live pi's seat.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `handoff`.
+    HandoffExit {
+        Saved = 0,
+        /// Not from the worker that was asked, no such open job, a bad summary: nothing written.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `doctor`.
+    DoctorExit {
+        /// Every needed part is in place.
+        AllInPlace = 0,
+        /// A check failed (each failure names a fix; a bad `--config` is one).
+        CheckFailed = 1,
+    }
+}
+
+exit_enum! {
+    /// `completions` and `man`.
+    DocsExit {
+        Written = 0,
+        /// Writing failed.
+        Failed = 1,
+        Refused = 2,
+    } refused: Refused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_exit_2_everywhere() {
+        assert_eq!(ScanExit::REFUSED.code(), 2);
+        assert_eq!(StatusExit::REFUSED.code(), 2);
+        assert_eq!(MonitorExit::REFUSED.code(), 2);
+        assert_eq!(RegisterExit::REFUSED.code(), 2);
+        assert_eq!(HandoffExit::REFUSED.code(), 2);
+        assert_eq!(DocsExit::REFUSED.code(), 2);
+        assert_eq!(RegisterExit::NotWritten.code(), 1);
+        assert_eq!(DoctorExit::CheckFailed.code(), 1);
+    }
+}
