@@ -6,7 +6,7 @@
 //! walk is bounded by a count.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::fsguard;
 
@@ -250,17 +250,14 @@ pub fn cmdline(pid: i32) -> Option<Vec<String>> {
 /// folder, or a script named `pi`, as `#!/usr/bin/env node` runs it), or it is exactly `pi`:
 /// pi 1.6.0 sets its process title, which replaces its whole command line with `pi`. A
 /// standalone (compiled) pi binary is not recognized.
-pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), String> {
+pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), NotPi> {
     let runtime = exe
         .file_name()
         .and_then(|n| n.to_str())
         .map(|n| n.trim_end_matches(" (deleted)"))
         .unwrap_or("");
     if !JS_RUNTIMES.contains(&runtime) {
-        return Err(format!(
-            "its executable is {}, not a JavaScript runtime running pi",
-            exe.display()
-        ));
+        return Err(NotPi::Executable(exe.to_path_buf()));
     }
     if argv.len() == 1 && argv[0] == "pi" {
         return Ok(());
@@ -276,14 +273,42 @@ pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), String> {
     if is_pi_script {
         Ok(())
     } else {
-        Err("its command line runs no pi entry script".into())
+        Err(NotPi::NoPiScript)
     }
 }
 
+/// Why a process is not judged to be pi.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotPi {
+    /// Its executable is not a JavaScript runtime.
+    Executable(PathBuf),
+    /// Its command line runs no pi entry script.
+    NoPiScript,
+    ExeUnreadable,
+    CmdlineUnreadable,
+}
+
+impl std::fmt::Display for NotPi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotPi::Executable(exe) => write!(
+                f,
+                "its executable is {}, not a JavaScript runtime running pi",
+                crate::text::sanitize(&exe.display().to_string())
+            ),
+            NotPi::NoPiScript => f.write_str("its command line runs no pi entry script"),
+            NotPi::ExeUnreadable => f.write_str("its executable cannot be read"),
+            NotPi::CmdlineUnreadable => f.write_str("its command line cannot be read"),
+        }
+    }
+}
+
+impl std::error::Error for NotPi {}
+
 /// `pi_verdict` for a running process.
-pub fn is_pi(pid: i32) -> Result<(), String> {
-    let exe = exe(pid).ok_or("its executable cannot be read")?;
-    let argv = cmdline(pid).ok_or("its command line cannot be read")?;
+pub fn is_pi(pid: i32) -> Result<(), NotPi> {
+    let exe = exe(pid).ok_or(NotPi::ExeUnreadable)?;
+    let argv = cmdline(pid).ok_or(NotPi::CmdlineUnreadable)?;
     pi_verdict(&exe, &argv)
 }
 

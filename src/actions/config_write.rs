@@ -44,7 +44,7 @@ pub enum WriteError<E> {
     /// The config lock could not be taken.
     Lock(store::StoreError),
     /// The file is not one this splicer can edit (not UTF-8, the agent not found, …).
-    Unspliceable(String),
+    Unspliceable(SpliceError),
     /// The edit would leave an invalid config; nothing written.
     WouldBeInvalid(config::ConfigError),
     /// Writing the replacement failed.
@@ -59,9 +59,8 @@ impl<E: std::fmt::Display> std::fmt::Display for WriteError<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WriteError::Refused(e) => e.fmt(f),
-            WriteError::Unreadable(m) | WriteError::Unspliceable(m) => {
-                f.write_str(&crate::text::sanitize(m))
-            }
+            WriteError::Unreadable(m) => f.write_str(&crate::text::sanitize(m)),
+            WriteError::Unspliceable(e) => e.fmt(f),
             WriteError::Lock(e) | WriteError::Store(e) => e.fmt(f),
             WriteError::WouldBeInvalid(e) => {
                 write!(f, "the change would make config invalid: {e}")
@@ -149,7 +148,7 @@ pub fn update_agent<E>(
         let text = utf8(&before)?;
         let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
         let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
-            .map_err(|e| WriteError::Unspliceable(format!("agent entry: {e}")))?;
+            .map_err(|e| WriteError::Unspliceable(SpliceError::Encode(e)))?;
         let mut edited = entry.clone();
         edited.remove("dashboardPort");
         edit(&mut edited).map_err(WriteError::Refused)?;
@@ -176,7 +175,7 @@ pub fn update_agent<E>(
         let on_disk = scan::document(text, session_id)
             .and_then(|d| {
                 serde_json::from_str::<Map<String, Value>>(&text[d.target])
-                    .map_err(|e| e.to_string())
+                    .map_err(SpliceError::Encode)
             })
             .map_err(WriteError::Unspliceable)?;
         if change.shown_by(&on_disk) {
@@ -192,12 +191,12 @@ pub fn update_agent<E>(
 }
 
 fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {
-    std::str::from_utf8(bytes)
-        .map_err(|_| WriteError::Unspliceable("config.json is not UTF-8".into()))
+    std::str::from_utf8(bytes).map_err(|_| WriteError::Unspliceable(SpliceError::NotUtf8))
 }
 
 mod scan;
 mod splice;
+pub use scan::SpliceError;
 
 #[cfg(test)]
 mod tests {

@@ -52,13 +52,28 @@ fn recorded_ancestor(from: i32, pi: &proc::ProcIdentity) -> Option<i32> {
 #[derive(Debug)]
 pub enum HandoffError {
     BadJobId(String),
-    BadSummary { chars: usize },
-    NoRecord { job: String, why: String },
-    OtherSession { job: String },
+    BadSummary {
+        chars: usize,
+    },
+    NoRecord {
+        job: String,
+        why: record::RecordError,
+    },
+    OtherSession {
+        job: String,
+    },
     Config(config::ConfigError),
-    NoWorker { job: String },
-    NotAwaited { job: String, state: CloseState },
-    NotOpen { job: String, worker: String },
+    NoWorker {
+        job: String,
+    },
+    NotAwaited {
+        job: String,
+        state: CloseState,
+    },
+    NotOpen {
+        job: String,
+        worker: String,
+    },
     NotUnderWorkersPi,
     NotInPane,
     NotInRecordedPane,
@@ -76,11 +91,9 @@ impl std::fmt::Display for HandoffError {
                 f,
                 "the summary must be non-blank and at most {MAX_SUMMARY_CHARS} characters (got {chars})"
             ),
-            HandoffError::NoRecord { job, why } => write!(
-                f,
-                "no usable record of close job {job}: {}",
-                sanitize(why)
-            ),
+            HandoffError::NoRecord { job, why } => {
+                write!(f, "no usable record of close job {job}: {why}")
+            }
             HandoffError::OtherSession { job } => write!(
                 f,
                 "close job {job} is for another session than this caller's"
@@ -126,10 +139,8 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffErr
     if req.summary.trim().is_empty() || n > MAX_SUMMARY_CHARS {
         return Err(HandoffError::BadSummary { chars: n });
     }
-    let rec = record::read(&req.root, &req.job_id).map_err(|e| HandoffError::NoRecord {
-        job: job(),
-        why: e.to_string(),
-    })?;
+    let rec = record::read(&req.root, &req.job_id)
+        .map_err(|e| HandoffError::NoRecord { job: job(), why: e })?;
     if req
         .claimed_session
         .as_deref()

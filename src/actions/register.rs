@@ -219,7 +219,7 @@ fn verify_pi(pi: i32, me: i32) -> Result<(), RegisterError> {
         ))
     };
     if !is_demo_agent(pi) {
-        proc::is_pi(pi).map_err(refuse)?;
+        proc::is_pi(pi).map_err(|e| refuse(e.to_string()))?;
     }
     let (Some(p), Some(m)) = (proc::read_stat(pi), proc::read_stat(me)) else {
         return Err(refuse("its process state cannot be read".into()));

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::actions::store;
-use crate::evidence::seen::{read_seen, SeenMarks};
+use crate::evidence::seen::{read_seen, SeenError, SeenMarks};
 
 /// Mark (`seen = true`) or unmark `key` at `last_activity`. Re-reads the file first and refuses
 /// to replace an invalid one.
@@ -12,12 +12,13 @@ pub fn set_seen(
     key: &str,
     last_activity: &str,
     seen: bool,
-) -> Result<SeenMarks, String> {
+) -> Result<SeenMarks, SeenError> {
     if key.is_empty() || key.len() > 512 || last_activity.len() > 64 {
-        return Err("seen_invalid_input: key or lastActivity out of bounds".into());
+        return Err(SeenError::InvalidInput);
     }
+    let not_written = |e: &dyn std::fmt::Display| SeenError::NotWritten(e.to_string());
     let board = data_root.join("board");
-    store::ensure_dir(data_root, &board).map_err(|e| e.to_string())?;
+    store::ensure_dir(data_root, &board).map_err(|e| not_written(&e))?;
     let path = board.join("seen.json");
     let mut marks = read_seen(&path)?;
     if seen {
@@ -25,9 +26,9 @@ pub fn set_seen(
     } else {
         marks.remove(key);
     }
-    let mut bytes = serde_json::to_vec_pretty(&marks).map_err(|e| e.to_string())?;
+    let mut bytes = serde_json::to_vec_pretty(&marks).map_err(|e| not_written(&e))?;
     bytes.push(b'\n');
-    store::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;
+    store::write_atomic(&path, &bytes).map_err(|e| not_written(&e))?;
     Ok(marks)
 }
 

@@ -13,7 +13,7 @@ use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, RosterStatus, Snapshot};
 use crate::ui::ports::{
-    CancelToken, DataRootSeen, ReplyOutcome, ReplyRequest, ReplySender, SnapshotSource,
+    CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 
@@ -96,6 +96,20 @@ impl SnapshotSource for ScanSource {
 
     fn cancel_token(&self) -> CancelToken {
         self.cancel.clone()
+    }
+}
+
+/// The sidebar's Seen writer: `seen.json` under the data root, written atomically by the store.
+pub struct DataRootSeen {
+    /// The intercom-pane data root (holds `board/seen.json`).
+    pub data_root: std::path::PathBuf,
+}
+
+impl SeenWriter for DataRootSeen {
+    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved> {
+        crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
+            .map(|_| ())
+            .map_err(|e| SeenNotSaved::Failed(e.to_string()))
     }
 }
 

@@ -106,7 +106,7 @@ pub fn run(
     let mut discovery_errors = Vec::new();
 
     let seen_path = opts.data_root.join("board").join("seen.json");
-    let marks = seen::read_seen(&seen_path).map_err(ScanError)?;
+    let marks = seen::read_seen(&seen_path).map_err(|e| ScanError(e.to_string()))?;
 
     // Intercom roster, logs, reports.
     let (config, roster) = load_roster(&opts.root);

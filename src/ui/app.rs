@@ -8,10 +8,9 @@ use crossterm::event::KeyEvent;
 
 use crate::clock::{format_iso, Clock, Ms};
 use crate::snapshot::{BoardState, Row, Snapshot};
-use crate::text::sanitize;
 pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
 use crate::ui::keys::{self, Action, Key, Mode};
-use crate::ui::ports::{ReplyOutcome, ReplyRequest};
+use crate::ui::ports::{ReplyOutcome, ReplyRequest, SeenNotSaved};
 
 /// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
 const MAX_REMEMBERED: usize = 512;
@@ -38,7 +37,7 @@ pub enum Msg {
     SeenFinished {
         row_id: String,
         seen: bool,
-        result: Result<(), String>,
+        result: Result<(), SeenNotSaved>,
     },
 }
 
@@ -369,7 +368,8 @@ impl App {
                 }
                 Err(e) => {
                     self.seen_overrides.remove(&row_id);
-                    self.message = Some(format!("seen not saved: {}", sanitize(&e)));
+                    // The error's own text quotes values sanitized.
+                    self.message = Some(format!("seen not saved: {e}"));
                 }
             },
         }

@@ -1,7 +1,6 @@
 //! The small interfaces the sidebar talks through, so the UI itself never touches files,
 //! multiplexers, processes or probes: the runner passes real implementations in.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,22 +64,43 @@ pub trait SnapshotSource: Send {
     fn cancel_token(&self) -> CancelToken;
 }
 
-/// Writes a Seen/Unsee mark (the real one goes through `actions::seen`).
+/// Why a Seen/Unsee mark was not saved: said to the person (sanitized when shown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeenNotSaved {
+    /// The writer refused or failed (its own message, e.g. `seen_invalid: …`).
+    Failed(String),
+    /// There is no writer (a run without a data root).
+    NoWriter(String),
+}
+
+impl std::fmt::Display for SeenNotSaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SeenNotSaved::Failed(m) | SeenNotSaved::NoWriter(m) => {
+                f.write_str(&crate::text::sanitize(m))
+            }
+        }
+    }
+}
+
+impl std::error::Error for SeenNotSaved {}
+
+impl From<String> for SeenNotSaved {
+    fn from(m: String) -> SeenNotSaved {
+        SeenNotSaved::Failed(m)
+    }
+}
+
+impl From<&str> for SeenNotSaved {
+    fn from(m: &str) -> SeenNotSaved {
+        SeenNotSaved::Failed(m.to_string())
+    }
+}
+
+/// Writes a Seen/Unsee mark (the real one, in `cmd::monitor_cmd`, goes through `actions::seen`).
 pub trait SeenWriter: Send + Sync {
     /// Mark (`seen = true`) or unmark `key` at exactly `last_activity_iso`.
-    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String>;
-}
-
-/// The real Seen writer: `seen.json` under a data root, written atomically by the store.
-pub struct DataRootSeen {
-    /// The intercom-pane data root (holds `board/seen.json`).
-    pub data_root: PathBuf,
-}
-
-impl SeenWriter for DataRootSeen {
-    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String> {
-        crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen).map(|_| ())
-    }
+    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved>;
 }
 
 /// A Seen writer that refuses, for runs without a data root.
@@ -90,8 +110,8 @@ pub struct NoSeenWriter {
 }
 
 impl SeenWriter for NoSeenWriter {
-    fn set_seen(&self, _key: &str, _last: &str, _seen: bool) -> Result<(), String> {
-        Err(self.reason.clone())
+    fn set_seen(&self, _key: &str, _last: &str, _seen: bool) -> Result<(), SeenNotSaved> {
+        Err(SeenNotSaved::NoWriter(self.reason.clone()))
     }
 }
 

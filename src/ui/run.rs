@@ -223,7 +223,7 @@ fn perform(
                 let _ = tx2.send(Event2::App(Msg::SeenFinished {
                     row_id: id2,
                     seen,
-                    result: Err(format!("cannot start the seen writer: {e}")),
+                    result: Err(format!("cannot start the seen writer: {e}").into()),
                 }));
             }
         }

@@ -32,8 +32,37 @@ pub fn path(root: &Path, job_id: &str) -> PathBuf {
     crate::paths::close_job_record(root, job_id)
 }
 
+/// Why a job record was not written, or cannot be used.
+#[derive(Debug)]
+pub enum RecordError {
+    Store(store::StoreError),
+    Encode(serde_json::Error),
+    /// It cannot be opened or read (an `FsError` code).
+    Unreadable(&'static str),
+    /// Others may read or write it: it is not trusted.
+    Exposed,
+    NotJson,
+    /// It names no such field (what is missing).
+    Missing(&'static str),
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordError::Store(e) => e.fmt(f),
+            RecordError::Encode(e) => write!(f, "job record not encoded: {e}"),
+            RecordError::Unreadable(code) => write!(f, "job record {code}"),
+            RecordError::Exposed => f.write_str("job record is readable by others"),
+            RecordError::NotJson => f.write_str("job record is not JSON"),
+            RecordError::Missing(what) => write!(f, "job record names no {what}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
 /// Write the record (mode 0600) before the job is announced anywhere.
-pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), String> {
+pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), RecordError> {
     let v = json!({
         "version": 2,
         "jobId": job_id,
@@ -52,48 +81,50 @@ pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), St
     });
     let p = path(root, job_id);
     let dir = p.parent().unwrap_or(root).to_path_buf();
-    store::ensure_dir(root, &dir).map_err(|e| e.to_string())?;
-    let mut bytes = serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?;
+    store::ensure_dir(root, &dir).map_err(RecordError::Store)?;
+    let mut bytes = serde_json::to_vec_pretty(&v).map_err(RecordError::Encode)?;
     bytes.push(b'\n');
-    store::write_atomic(&p, &bytes).map_err(|e| e.to_string())
+    store::write_atomic(&p, &bytes).map_err(RecordError::Store)
 }
 
 /// Read the record; refused when others may read or write it.
-pub fn read(root: &Path, job: &str) -> Result<JobRecord, String> {
+pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
+    use RecordError::Missing;
     let p = path(root, job);
     let f = fsguard::open_regular(&p, Some(64 * 1024))
-        .map_err(|e| format!("job record {}", e.code()))?;
+        .map_err(|e| RecordError::Unreadable(e.code()))?;
     if f.mode & 0o077 != 0 {
-        return Err("job record is readable by others".into());
+        return Err(RecordError::Exposed);
     }
-    let bytes = fsguard::read_at(&f.file, 0, f.len as usize).map_err(|e| e.code().to_string())?;
-    let v: Value =
-        serde_json::from_slice(&bytes).map_err(|_| "job record is not JSON".to_string())?;
+    let bytes = fsguard::read_at(&f.file, 0, f.len as usize)
+        .map_err(|e| RecordError::Unreadable(e.code()))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| RecordError::NotJson)?;
     let s = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
     let pi = &v["pi"];
     let m = &v["mux"];
     let kind = match m["kind"].as_str() {
         Some("tmux") => MuxKind::Tmux,
         Some("herdr") => MuxKind::Herdr,
-        _ => return Err("job record names no multiplexer".into()),
+        _ => return Err(Missing("multiplexer")),
     };
     Ok(JobRecord {
-        session_id: s(&v, "sessionId").ok_or("job record names no session")?,
+        session_id: s(&v, "sessionId").ok_or(Missing("session"))?,
         session_file: s(&v, "sessionFile").map(PathBuf::from),
         pi: ProcIdentity {
             pid: pi["pid"]
                 .as_i64()
                 .and_then(|p| i32::try_from(p).ok())
-                .ok_or("no pid")?,
-            start_ticks: pi["startTicks"].as_u64().ok_or("no start ticks")?,
-            boot_id: s(pi, "bootId").ok_or("no boot id")?,
+                .ok_or(Missing("pid"))?,
+            start_ticks: pi["startTicks"].as_u64().ok_or(Missing("start ticks"))?,
+            boot_id: s(pi, "bootId").ok_or(Missing("boot id"))?,
         },
         kind,
-        socket: s(m, "socket").map(PathBuf::from).ok_or("no socket")?,
-        server: serde_json::from_value(m["server"].clone()).map_err(|_| "no server identity")?,
-        pane_id: s(m, "paneId").ok_or("no pane")?,
-        mux_session_id: s(m, "sessionId").ok_or("no session id")?,
-        window_id: s(m, "windowId").ok_or("no window id")?,
+        socket: s(m, "socket").map(PathBuf::from).ok_or(Missing("socket"))?,
+        server: serde_json::from_value(m["server"].clone())
+            .map_err(|_| Missing("server identity"))?,
+        pane_id: s(m, "paneId").ok_or(Missing("pane"))?,
+        mux_session_id: s(m, "sessionId").ok_or(Missing("session id"))?,
+        window_id: s(m, "windowId").ok_or(Missing("window id"))?,
     })
 }
 

@@ -31,8 +31,40 @@ struct P<'a> {
     i: usize,
 }
 
-fn bad(what: &str) -> String {
-    format!("config.json could not be spliced ({what})")
+/// Why the config could not be spliced: a surprise in its shape, or the agent not there once.
+#[derive(Debug)]
+pub enum SpliceError {
+    /// The shape is not what a validated config has (what was found).
+    Shape(String),
+    NoAgent(String),
+    AgentTwice(String),
+    NotUtf8,
+    Encode(serde_json::Error),
+}
+
+impl std::fmt::Display for SpliceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::sanitize;
+        match self {
+            SpliceError::Shape(what) => {
+                write!(f, "config.json could not be spliced ({})", sanitize(what))
+            }
+            SpliceError::NoAgent(id) => {
+                write!(f, "no agent with session id {:?} in config", sanitize(id))
+            }
+            SpliceError::AgentTwice(id) => {
+                write!(f, "session id {:?} appears twice in config", sanitize(id))
+            }
+            SpliceError::NotUtf8 => f.write_str("config.json is not UTF-8"),
+            SpliceError::Encode(e) => write!(f, "config.json could not be spliced ({e})"),
+        }
+    }
+}
+
+impl std::error::Error for SpliceError {}
+
+fn bad(what: &str) -> SpliceError {
+    SpliceError::Shape(what.to_string())
 }
 
 impl P<'_> {
@@ -46,7 +78,7 @@ impl P<'_> {
         self.b.get(self.i).copied()
     }
 
-    fn eat(&mut self, c: u8) -> Result<(), String> {
+    fn eat(&mut self, c: u8) -> Result<(), SpliceError> {
         self.ws();
         if self.peek() == Some(c) {
             self.i += 1;
@@ -56,7 +88,7 @@ impl P<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<Range<usize>, String> {
+    fn string(&mut self) -> Result<Range<usize>, SpliceError> {
         self.ws();
         let start = self.i;
         if self.peek() != Some(b'"') {
@@ -75,7 +107,7 @@ impl P<'_> {
     }
 
     /// Skip one value of any kind; returns its span.
-    fn value(&mut self, depth: usize) -> Result<Range<usize>, String> {
+    fn value(&mut self, depth: usize) -> Result<Range<usize>, SpliceError> {
         if depth > MAX_DEPTH {
             return Err(bad("nested too deeply"));
         }
@@ -121,7 +153,7 @@ impl P<'_> {
         Ok(start..self.i)
     }
 
-    fn object(&mut self, depth: usize) -> Result<Obj, String> {
+    fn object(&mut self, depth: usize) -> Result<Obj, SpliceError> {
         self.ws();
         let start = self.i;
         self.eat(b'{')?;
@@ -165,7 +197,7 @@ impl P<'_> {
 }
 
 /// The agents of `text` and which one has `session_id`.
-pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, String> {
+pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, SpliceError> {
     let mut p = P {
         b: text.as_bytes(),
         i: 0,
@@ -185,7 +217,7 @@ pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, String> {
     let mut list = Vec::new();
     q.ws();
     if q.peek() == Some(b']') {
-        return Err(format!("no agent with session id {session_id:?} in config"));
+        return Err(SpliceError::NoAgent(session_id.to_string()));
     }
     loop {
         q.ws();
@@ -212,13 +244,12 @@ pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, String> {
         });
         if is {
             if found.is_some() {
-                return Err(format!("session id {session_id:?} appears twice in config"));
+                return Err(SpliceError::AgentTwice(session_id.to_string()));
             }
             found = Some(i);
         }
     }
-    let target_index =
-        found.ok_or_else(|| format!("no agent with session id {session_id:?} in config"))?;
+    let target_index = found.ok_or_else(|| SpliceError::NoAgent(session_id.to_string()))?;
     let target_obj = list.get(target_index).ok_or_else(|| bad("agents"))?;
     let mut keys: Vec<&str> = target_obj.members.iter().map(|m| m.key.as_str()).collect();
     keys.sort_unstable();

@@ -3,16 +3,16 @@
 
 use serde_json::Value;
 
-use super::scan::{Doc, Obj};
+use super::scan::{Doc, Obj, SpliceError};
 use super::Change;
 
 /// `value` printed for a member indented by `indent` (pretty when the file is, else compact).
-fn render(value: &Value, indent: Option<&str>) -> Result<String, String> {
+fn render(value: &Value, indent: Option<&str>) -> Result<String, SpliceError> {
     match indent {
         Some(ind) => Ok(serde_json::to_string_pretty(value)
-            .map_err(|e| e.to_string())?
+            .map_err(SpliceError::Encode)?
             .replace('\n', &format!("\n{ind}"))),
-        None => serde_json::to_string(value).map_err(|e| e.to_string()),
+        None => serde_json::to_string(value).map_err(SpliceError::Encode),
     }
 }
 
@@ -27,17 +27,17 @@ fn rebuild(
     o: &Obj,
     set: &[(String, Value)],
     removed: &[&str],
-) -> Result<String, String> {
+) -> Result<String, SpliceError> {
     let inner_start = o.span.start + 1;
     let inner_end = o.span.end - 1;
     let Some(first) = o.members.first() else {
         // An empty object: compact members.
-        let parts: Result<Vec<String>, String> = set
+        let parts: Result<Vec<String>, SpliceError> = set
             .iter()
             .map(|(k, v)| {
                 Ok(format!(
                     "{}: {}",
-                    serde_json::to_string(k).map_err(|e| e.to_string())?,
+                    serde_json::to_string(k).map_err(SpliceError::Encode)?,
                     render(v, None)?
                 ))
             })
@@ -92,7 +92,7 @@ fn rebuild(
             out.push_str(&default_sep);
         }
         first_out = false;
-        out.push_str(&serde_json::to_string(k).map_err(|e| e.to_string())?);
+        out.push_str(&serde_json::to_string(k).map_err(SpliceError::Encode)?);
         out.push_str(colon);
         out.push_str(&render(v, indent_of(ws))?);
     }
@@ -101,7 +101,7 @@ fn rebuild(
 }
 
 /// The new file text: the target entry changed by `change`, `dashboardPort` dropped everywhere.
-pub(super) fn apply(text: &str, doc: &Doc, change: &Change) -> Result<Vec<u8>, String> {
+pub(super) fn apply(text: &str, doc: &Doc, change: &Change) -> Result<Vec<u8>, SpliceError> {
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for (i, o) in doc.agents.iter().enumerate() {
         let (set, mut removed): (&[(String, Value)], Vec<&str>) = if i == doc.target_index {
