@@ -12,7 +12,7 @@ pub fn run(args: &DoctorArgs) -> DoctorExit {
         Err(e) => Report {
             checks: vec![Check::fail(
                 "config",
-                e,
+                e.to_string(),
                 "give --config a JSON file naming an existing, absolute dataRoot folder, or leave --config out",
             )],
         },

@@ -131,8 +131,10 @@ impl ReplySender for ScanReply {
                 }
             }
         };
-        if let Err(reason) = still_bound(&pass.snapshot, req) {
-            return ReplyOutcome::Refused { reason };
+        if let Err(why) = still_bound(&pass.snapshot, req) {
+            return ReplyOutcome::Refused {
+                reason: why.to_string(),
+            };
         }
         match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
             Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {
@@ -154,21 +156,42 @@ impl ReplySender for ScanReply {
     }
 }
 
+/// Why a reply box is no longer bound to what the board shows now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotBound {
+    Gone,
+    OtherAgent,
+    Moved(String),
+    /// The seat has no reply path now (the board's reason).
+    NoPath(String),
+}
+
+impl std::fmt::Display for NotBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::sanitize;
+        match self {
+            NotBound::Gone => f.write_str("the seat is gone from the board"),
+            NotBound::OtherAgent => f.write_str("the seat's row now belongs to another agent"),
+            NotBound::Moved(t) => {
+                write!(f, "the seat moved to {} since the box opened", sanitize(t))
+            }
+            NotBound::NoPath(reason) => f.write_str(&sanitize(reason)),
+        }
+    }
+}
+
 /// Whether `snap` still shows the seat and target `req` was composed for; why not, if not.
-fn still_bound(snap: &Snapshot, req: &ReplyRequest) -> Result<(), String> {
+fn still_bound(snap: &Snapshot, req: &ReplyRequest) -> Result<(), NotBound> {
     let Some(row) = snap.row(&req.row_id) else {
-        return Err("the seat is gone from the board".into());
+        return Err(NotBound::Gone);
     };
     if row.seen_key != req.seen_key {
-        return Err("the seat's row now belongs to another agent".into());
+        return Err(NotBound::OtherAgent);
     }
     match &row.reply {
         ReplyPath::Available { target } if *target == req.target => Ok(()),
-        ReplyPath::Available { target } => Err(format!(
-            "the seat moved to {} since the box opened",
-            crate::text::sanitize(target)
-        )),
-        ReplyPath::Unavailable { reason } => Err(reason.clone()),
+        ReplyPath::Available { target } => Err(NotBound::Moved(target.clone())),
+        ReplyPath::Unavailable { reason } => Err(NotBound::NoPath(reason.clone())),
     }
 }
 
@@ -229,15 +252,14 @@ mod tests {
             text: "hi".into(),
         };
         assert_eq!(still_bound(&snap(vec![row.clone()]), &req), Ok(()));
-        assert!(still_bound(&snap(vec![]), &req)
-            .unwrap_err()
-            .contains("gone"));
+        assert_eq!(still_bound(&snap(vec![]), &req), Err(NotBound::Gone));
         let mut moved = row.clone();
         moved.reply = ReplyPath::Available {
             target: "tmux %9".into(),
         };
         assert!(still_bound(&snap(vec![moved]), &req)
             .unwrap_err()
+            .to_string()
             .contains("%9"));
         let mut other = row.clone();
         other.seen_key = "p/other".into();
@@ -248,7 +270,7 @@ mod tests {
         };
         assert_eq!(
             still_bound(&snap(vec![stale]), &req),
-            Err("stale".to_string())
+            Err(NotBound::NoPath("stale".into()))
         );
     }
 }

@@ -10,6 +10,7 @@ use crate::clock::{parse_iso, Clock, FixedClock, SystemClock};
 use crate::fsguard::{self, Kind};
 use crate::liveness::LivenessMode;
 use crate::scan::{RootChoice, ScanOptions};
+use crate::text::sanitize;
 
 const MAX_SYSTEM_CONFIG: u64 = 256 * 1024;
 
@@ -37,24 +38,107 @@ pub struct SystemConfig {
     pub intercom_root: Option<PathBuf>,
 }
 
-fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
-    let bytes = fsguard::read_capped(path, MAX_SYSTEM_CONFIG)
-        .map_err(|e| format!("--config {}: cannot read ({})", path.display(), e.code()))?;
-    let v: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("--config {}: not valid JSON ({e})", path.display()))?;
+/// Why the shared flags cannot be used: a refusal (exit 2) that names the flag and quotes the
+/// value, sanitized.
+#[derive(Debug)]
+pub enum OptionsError {
+    /// `--config` cannot be read (an `FsError` code).
+    ConfigUnreadable {
+        path: PathBuf,
+        code: &'static str,
+    },
+    ConfigNotJson {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    NoDataRoot {
+        path: PathBuf,
+    },
+    DataRootRelative {
+        path: PathBuf,
+        data_root: PathBuf,
+    },
+    /// `sessionDirs` (the key) has an entry that is not an absolute path.
+    ListEntryRelative(&'static str),
+    /// `sessionDirs` (the key) is not a list of at most 32 paths.
+    ListTooLong(&'static str),
+    DataRootLink(PathBuf),
+    DataRootNotFolder(PathBuf),
+    DataRootUnusable {
+        path: PathBuf,
+        code: &'static str,
+    },
+    NoHome,
+    DataRootNotCreated(store::StoreError),
+    NoCurrentFolder(std::io::Error),
+    BadNow(String),
+    /// The pass itself was refused.
+    Scan(crate::scan::ScanError),
+}
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use OptionsError as E;
+        let p = |p: &PathBuf| sanitize(&p.display().to_string());
+        match self {
+            E::ConfigUnreadable { path, code } => {
+                write!(f, "--config {}: cannot read ({code})", p(path))
+            }
+            E::ConfigNotJson { path, error } => {
+                write!(f, "--config {}: not valid JSON ({error})", p(path))
+            }
+            E::NoDataRoot { path } => write!(f, "--config {}: no \"dataRoot\" string", p(path)),
+            E::DataRootRelative { path, data_root } => write!(
+                f,
+                "--config {}: dataRoot {:?} is not an absolute path",
+                p(path),
+                p(data_root)
+            ),
+            E::ListEntryRelative(key) => {
+                write!(f, "--config: {key} entries must be absolute paths")
+            }
+            E::ListTooLong(key) => write!(f, "--config: {key} must be a list of at most 32 paths"),
+            E::DataRootLink(d) => write!(f, "dataRoot {} is a link; give the real folder", p(d)),
+            E::DataRootNotFolder(d) => write!(f, "dataRoot {} is not a folder", p(d)),
+            E::DataRootUnusable { path, code } => {
+                write!(f, "dataRoot {} is missing or unusable ({code})", p(path))
+            }
+            E::NoHome => f.write_str("no --config and neither XDG_STATE_HOME nor HOME is set"),
+            E::DataRootNotCreated(e) => e.fmt(f),
+            E::NoCurrentFolder(e) => write!(f, "cannot read the current folder: {e}"),
+            E::BadNow(t) => write!(f, "--now {:?} is not an ISO 8601 time", sanitize(t)),
+            E::Scan(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for OptionsError {}
+
+fn read_system_config(path: &Path) -> Result<SystemConfig, OptionsError> {
+    let bytes = fsguard::read_capped(path, MAX_SYSTEM_CONFIG).map_err(|e| {
+        OptionsError::ConfigUnreadable {
+            path: path.to_path_buf(),
+            code: e.code(),
+        }
+    })?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|error| OptionsError::ConfigNotJson {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let data_root = v
         .get("dataRoot")
         .and_then(Value::as_str)
         .map(PathBuf::from)
-        .ok_or_else(|| format!("--config {}: no \"dataRoot\" string", path.display()))?;
+        .ok_or_else(|| OptionsError::NoDataRoot {
+            path: path.to_path_buf(),
+        })?;
     if !data_root.is_absolute() {
-        return Err(format!(
-            "--config {}: dataRoot {:?} is not an absolute path",
-            path.display(),
-            data_root.display().to_string()
-        ));
+        return Err(OptionsError::DataRootRelative {
+            path: path.to_path_buf(),
+            data_root,
+        });
     }
-    let list = |key: &str| -> Result<Vec<PathBuf>, String> {
+    let list = |key: &'static str| -> Result<Vec<PathBuf>, OptionsError> {
         match v.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(a)) if a.len() <= 32 => a
@@ -63,12 +147,10 @@ fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
                     x.as_str()
                         .map(PathBuf::from)
                         .filter(|p| p.is_absolute())
-                        .ok_or_else(|| format!("--config: {key} entries must be absolute paths"))
+                        .ok_or(OptionsError::ListEntryRelative(key))
                 })
                 .collect(),
-            Some(_) => Err(format!(
-                "--config: {key} must be a list of at most 32 paths"
-            )),
+            Some(_) => Err(OptionsError::ListTooLong(key)),
         }
     };
     Ok(SystemConfig {
@@ -83,31 +165,23 @@ fn read_system_config(path: &Path) -> Result<SystemConfig, String> {
 
 /// The data root (and what a `--config` adds), checked: a given `--config` is strict; without
 /// one, the XDG state folder is created on first use.
-pub fn data_root(config: Option<&Path>) -> Result<SystemConfig, String> {
+pub fn data_root(config: Option<&Path>) -> Result<SystemConfig, OptionsError> {
     match config {
         Some(path) => {
             let c = read_system_config(path)?;
             match fsguard::kind(&c.data_root) {
                 Ok(Kind::Dir) => Ok(c),
-                Ok(Kind::Link) => Err(format!(
-                    "dataRoot {} is a link; give the real folder",
-                    c.data_root.display()
-                )),
-                Ok(_) => Err(format!(
-                    "dataRoot {} is not a folder",
-                    c.data_root.display()
-                )),
-                Err(e) => Err(format!(
-                    "dataRoot {} is missing or unusable ({})",
-                    c.data_root.display(),
-                    e.code()
-                )),
+                Ok(Kind::Link) => Err(OptionsError::DataRootLink(c.data_root)),
+                Ok(_) => Err(OptionsError::DataRootNotFolder(c.data_root)),
+                Err(e) => Err(OptionsError::DataRootUnusable {
+                    path: c.data_root,
+                    code: e.code(),
+                }),
             }
         }
         None => {
-            let d = default_data_root()
-                .ok_or("no --config and neither XDG_STATE_HOME nor HOME is set")?;
-            store::create_dir_all_private(&d).map_err(|e| e.to_string())?;
+            let d = default_data_root().ok_or(OptionsError::NoHome)?;
+            store::create_dir_all_private(&d).map_err(OptionsError::DataRootNotCreated)?;
             Ok(SystemConfig {
                 data_root: d,
                 session_dirs: Vec::new(),
@@ -123,9 +197,8 @@ pub struct Resolved {
     pub clock: Box<dyn Clock>,
 }
 
-pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+pub fn resolve(src: &SourceArgs) -> Result<Resolved, OptionsError> {
+    let cwd = std::env::current_dir().map_err(OptionsError::NoCurrentFolder)?;
     let mut session_dirs = crate::evidence::sessions::default_session_dirs();
     let roots = data_root(src.config.as_deref())?;
     session_dirs.extend(roots.session_dirs);
@@ -143,7 +216,7 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
     };
     let clock: Box<dyn Clock> = match &src.now {
         Some(t) => Box::new(FixedClock(
-            parse_iso(t).ok_or_else(|| format!("--now {t:?} is not an ISO 8601 time"))?,
+            parse_iso(t).ok_or_else(|| OptionsError::BadNow(t.clone()))?,
         )),
         None => Box::new(SystemClock),
     };
@@ -165,9 +238,9 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, String> {
 }
 
 /// Resolve the flags and run one pass (no probes): what `scan` and `status` both start with.
-pub fn resolve_and_scan(src: &SourceArgs) -> Result<(Resolved, crate::scan::Scan), String> {
+pub fn resolve_and_scan(src: &SourceArgs) -> Result<(Resolved, crate::scan::Scan), OptionsError> {
     let r = resolve(src)?;
-    let pass = crate::scan::run(&r.opts, r.clock.as_ref(), None).map_err(|e| e.to_string())?;
+    let pass = crate::scan::run(&r.opts, r.clock.as_ref(), None).map_err(OptionsError::Scan)?;
     Ok((r, pass))
 }
 

@@ -220,9 +220,21 @@ impl Drop for Demo {
     }
 }
 
+/// Why the demo's private tmux server could not be built: the tmux step that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxStepFailed(pub String);
+
+impl std::fmt::Display for TmuxStepFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::text::sanitize(&self.0))
+    }
+}
+
+impl std::error::Error for TmuxStepFailed {}
+
 /// Start the private tmux server: a `Coordinator` session with a shell, one session per worker
 /// named like it, running the simulated agent (its pane command is `pi`).
-fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, String> {
+fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, TmuxStepFailed> {
     let sock = layout.base.join("tmux.sock");
     // The coordinator's pane runs the startup hook first, as the pi extension would, then the
     // simulated coordinator pi, which prints the instructions.
@@ -243,7 +255,8 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         crate::mux::shell_line(&agent),
     );
     let coordinator = ["sh".to_string(), "-c".to_string(), hook];
-    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)?;
+    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)
+        .map_err(TmuxStepFailed)?;
     // The keys stay on screen in the status line; the session name is not cut.
     for (k, v) in [
         ("status-left-length", "20"),
@@ -251,14 +264,18 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         ("status-right", STATUS_KEYS),
         ("status-style", "bg=blue,fg=white"),
     ] {
-        server.set_global_option(k, v)?;
+        server.set_global_option(k, v).map_err(TmuxStepFailed)?;
     }
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
         let argv = agent_command(layout, w, id, *port);
-        server.new_session(name, &layout.root, &argv)?;
+        server
+            .new_session(name, &layout.root, &argv)
+            .map_err(TmuxStepFailed)?;
         if w.lifetime_secs.is_some() {
             // Keep the pane after the agent exits: it then shows as offline, not gone.
-            server.set_window_option(name, "remain-on-exit", "on")?;
+            server
+                .set_window_option(name, "remain-on-exit", "on")
+                .map_err(TmuxStepFailed)?;
         }
     }
     Ok(server)

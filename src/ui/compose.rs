@@ -123,24 +123,37 @@ impl Draft {
 /// A pasted text as it goes into a draft: line endings become `\n` (terminals paste CR), and
 /// nothing else is changed. A paste holding a character a reply may not carry (another control
 /// character, ESC, DEL, a bidi control) is refused whole, never silently altered.
-pub fn paste_text(raw: &str) -> Result<String, String> {
+pub fn paste_text(raw: &str) -> Result<String, PasteRefused> {
     let text = raw.replace("\r\n", "\n").replace('\r', "\n");
     let bad = text
         .chars()
         .find(|&c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c));
     match bad {
-        Some(c) => Err(format!(
+        Some(c) => Err(PasteRefused(c)),
+        None => Ok(text),
+    }
+}
+
+/// A paste refused whole for the character it holds (named by its code point, never printed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PasteRefused(pub char);
+
+impl std::fmt::Display for PasteRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "paste not inserted: it holds {} (U+{:04X}), which a reply may not carry",
-            if c == '\u{1b}' {
+            if self.0 == '\u{1b}' {
                 "an escape character"
             } else {
                 "a control character"
             },
-            c as u32
-        )),
-        None => Ok(text),
+            self.0 as u32
+        )
     }
 }
+
+impl std::error::Error for PasteRefused {}
 
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
@@ -213,6 +226,7 @@ mod tests {
         assert_eq!(paste_text("a\r\nb\rc\nd\te").unwrap(), "a\nb\nc\nd\te");
         assert!(paste_text("x\u{1b}[201~/quit")
             .unwrap_err()
+            .to_string()
             .contains("escape"));
         assert!(paste_text("x\u{7f}").is_err());
         assert!(paste_text("x\u{85}").is_err());

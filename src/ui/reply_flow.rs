@@ -159,7 +159,7 @@ impl App {
         };
         b.note = None;
         match paste_text(text) {
-            Err(why) => self.set_note(why),
+            Err(why) => self.set_note(why.to_string()),
             Ok(t) => {
                 let mut full = false;
                 self.edit(|d| full = !d.insert(&t));
