@@ -93,21 +93,21 @@ pub struct ActivityView {
 
 /// An explicit worker report (`blocked | needs_decision | ready_for_review`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReportView {
+pub struct RowReport {
     pub status: String,
     pub summary: String,
     pub updated_at: Ms,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct HandoffView {
+pub struct RowHandoff {
     pub job_id: String,
     pub summary: String,
     pub updated_at: Ms,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct CloseJobView {
+pub struct RowCloseJob {
     pub job_id: String,
     pub state: String,
     pub reason: Option<String>,
@@ -140,9 +140,9 @@ pub struct Row {
     pub state_source: String,
     pub connection: ConnectionView,
     pub activity: Option<ActivityView>,
-    pub report: Option<ReportView>,
-    pub handoff: Option<HandoffView>,
-    pub close_job: Option<CloseJobView>,
+    pub report: Option<RowReport>,
+    pub handoff: Option<RowHandoff>,
+    pub close_job: Option<RowCloseJob>,
     pub task: Option<String>,
     pub task_source: Option<String>,
     pub workspace: Option<String>,

@@ -415,7 +415,7 @@ fn a_closed_workers_details_give_the_resume_command() {
     let row = &mut snap.rows[0];
     row.name = "Doc's".into();
     row.state = BoardState::Offline;
-    row.close_job = Some(intercom_pane::snapshot::CloseJobView {
+    row.close_job = Some(intercom_pane::snapshot::RowCloseJob {
         job_id: "j1".into(),
         state: "closed".into(),
         reason: None,

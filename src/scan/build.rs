@@ -326,24 +326,24 @@ pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {
     }
 }
 
-pub(super) fn report_view(o: &WorkerObservation) -> Option<ReportView> {
-    o.report.as_ref().map(|r| ReportView {
+pub(super) fn report_view(o: &WorkerObservation) -> Option<RowReport> {
+    o.report.as_ref().map(|r| RowReport {
         status: r.status.as_str().to_string(),
         summary: r.summary.clone(),
         updated_at: r.updated_at,
     })
 }
 
-pub(super) fn handoff_view(o: &WorkerObservation) -> Option<HandoffView> {
-    o.handoff.as_ref().map(|h| HandoffView {
+pub(super) fn handoff_view(o: &WorkerObservation) -> Option<RowHandoff> {
+    o.handoff.as_ref().map(|h| RowHandoff {
         job_id: h.job_id.clone(),
         summary: h.summary.clone(),
         updated_at: h.updated_at,
     })
 }
 
-pub(super) fn close_job_view(o: &WorkerObservation) -> Option<CloseJobView> {
-    o.close_job.as_ref().map(|c| CloseJobView {
+pub(super) fn close_job_view(o: &WorkerObservation) -> Option<RowCloseJob> {
+    o.close_job.as_ref().map(|c| RowCloseJob {
         job_id: c.job_id.clone(),
         state: c.state.as_str().to_string(),
         reason: c.reason.map(|r| r.as_str().to_string()),

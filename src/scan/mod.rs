@@ -23,8 +23,8 @@ use crate::liveness::{self, LivenessMode};
 use crate::mux::MuxKind;
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::snapshot::{
-    ActivityView, BoardState, CloseJobView, ConnectionView, HandoffView, ReplyPath, ReportView,
-    RosterStatus, Row, RowRole, Snapshot,
+    ActivityView, BoardState, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob,
+    RowHandoff, RowReport, RowRole, Snapshot,
 };
 
 mod build;

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
-    ActivityView, BoardState, CloseJobView, ConnState, ConnectionView, HandoffView, ReplyPath,
-    ReportView, RosterStatus, Row, RowRole, Snapshot,
+    ActivityView, BoardState, ConnState, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob,
+    RowHandoff, RowReport, RowRole, Snapshot,
 };
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
@@ -65,7 +65,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         3 => Some(("ready_for_review", "branch pushed, tests green")),
         _ => None,
     }
-    .map(|(status, summary)| ReportView {
+    .map(|(status, summary)| RowReport {
         status: status.into(),
         summary: summary.into(),
         updated_at: now - 95_000,
@@ -111,12 +111,12 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
             evidence: if age_ms > 60_000 { "stale" } else { "recent" }.into(),
         }),
         report,
-        handoff: (i % 5 == 2).then(|| HandoffView {
+        handoff: (i % 5 == 2).then(|| RowHandoff {
             job_id: format!("job-{i}"),
             summary: "handoff saved".into(),
             updated_at: now - 300_000,
         }),
-        close_job: (i % 5 == 2).then(|| CloseJobView {
+        close_job: (i % 5 == 2).then(|| RowCloseJob {
             job_id: format!("job-{i}"),
             state: "handoff_saved".into(),
             reason: None,

@@ -8,14 +8,28 @@
 //! at any point before the freeze stops the run with nothing closed; a pane that changed after
 //! it is refused by the compare-and-kill, and the pi is let go again.
 
-use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
+use serde_json::{json, Value};
+
+use super::guard::Guard;
 use super::pin::{Ended, Pin};
 use super::progress::Progress;
 use super::record::JobRecord;
-use super::verify::{evidence, matches_registration, settled, SettledEvidence, Verified};
-use super::*;
-use crate::mux::{CloseOutcome, ErrorCode, PaneIdentity};
+use super::stage::JobConflict;
+use super::verify::{evidence, matches_registration, settled, verify, SettledEvidence, Verified};
+use super::{
+    mark_awaiting_handoff, refused, set_state, CloseExit, CloseRequest, Ending, POLL, STEP_DEADLINE,
+};
+use crate::actions::config_write::WriteError;
+use crate::actions::reply;
+use crate::clock::Ms;
+use crate::evidence::config::{self, Agent, CloseState};
+use crate::evidence::{registrations, sessions};
+use crate::mux::{self, CloseOutcome, ErrorCode, PaneIdentity};
+use crate::proc;
+use crate::scan;
 
 pub(super) struct Job<'a> {
     pub(super) req: &'a CloseRequest<'a>,
