@@ -324,11 +324,11 @@ pub struct DemoAgentArgs {
     /// Scenario: cycle, tool, waiting, error, idle, retry, coordinator.
     #[arg(long, default_value = "cycle")]
     pub scenario: String,
-    /// Seconds per step of the scenario.
-    #[arg(long, default_value_t = 4)]
+    /// Seconds per step of the scenario, 1..3600.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub step: u64,
-    /// Stop after this many seconds (bounded by design).
-    #[arg(long, default_value_t = 3600)]
+    /// Stop after this many seconds (bounded by design), 1..86400.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lifetime: u64,
     /// Register as a seat (like the pi extension) with this system config.
     #[arg(long)]

@@ -210,3 +210,29 @@ fn recover_on_a_healthy_worker_closes_nothing() {
     assert_eq!(panes(&server), 1);
     assert!(!env.path("root/.pi-intercom/jobs").exists());
 }
+
+/// Bounded numbers are refused by the parser (exit 2, the flag named) before anything runs.
+#[test]
+fn out_of_range_numbers_are_refused_before_anything_runs() {
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["close-worker", "W", "--deadline-secs", "0"],
+            "--deadline-secs",
+        ),
+        (
+            &["close-worker", "W", "--deadline-secs", "121"],
+            "--deadline-secs",
+        ),
+        (&["status", "--json", "--limit", "21"], "--limit"),
+        (&["demo", "--print", "--interval", "0"], "--interval"),
+        (&["ensure-monitor", "--caller-pid", "0"], "--caller-pid"),
+    ];
+    for (args, flag) in cases {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
