@@ -25,16 +25,14 @@ pub fn completions(args: &CompletionsArgs) -> DocsExit {
     written(crate::cmd::out_bytes(&script))
 }
 
-fn render(cmd: clap::Command) -> Result<Vec<u8>, String> {
+fn render(cmd: clap::Command) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
-    clap_mangen::Man::new(cmd)
-        .render(&mut out)
-        .map_err(|e| e.to_string())?;
+    clap_mangen::Man::new(cmd).render(&mut out)?;
     Ok(out)
 }
 
 /// Every visible page: the main one, then `intercom-pane-<command>` for each command.
-fn pages() -> Result<Vec<(String, Vec<u8>)>, String> {
+fn pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
     let top = Cli::command();
     let mut pages = vec![("intercom-pane.1".to_string(), render(top.clone())?)];
     for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {

@@ -257,7 +257,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         ));
     }
     let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
-        .map_err(|e| refused(ResumeExit::NoPlace, e))?;
+        .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
     checks.push(format!(
         "new window beside the coordinator's pane {} ({})",
         beside.id,
@@ -318,7 +318,7 @@ fn no_process_or_endpoint(agent: &Agent, session_file: &Path) -> Result<(), Endi
     match live::health_answers(agent.port, &agent.session_id) {
         Ok(Some(w)) => Err(still(w)),
         Ok(None) => Ok(()),
-        Err(e) => Err(refused(ResumeExit::Failed, e)),
+        Err(e) => Err(refused(ResumeExit::Failed, e.to_string())),
     }
 }
 

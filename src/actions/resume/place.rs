@@ -23,13 +23,27 @@ const PASSED_ENV: [&str; 4] = [
     "PI_OFFLINE",
 ];
 
+/// No coordinator pane to open the new window beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoPlace;
+
+impl std::fmt::Display for NoPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "the coordinator has no live registration with a pane, and this command runs in no tmux or Herdr pane",
+        )
+    }
+}
+
+impl std::error::Error for NoPlace {}
+
 /// The coordinator's pane: from its live registration (server incarnation and pane checked, the
 /// registered pi still in that pane), else the pane this command runs in.
 pub(super) fn coordinator_pane(
     cfg: &IntercomConfig,
     root: &Path,
     data_root: &Path,
-) -> Result<(Box<dyn Multiplexer>, PaneInfo), String> {
+) -> Result<(Box<dyn Multiplexer>, PaneInfo), NoPlace> {
     let deadline = Instant::now() + STEP_DEADLINE;
     if let Some(c) = cfg.coordinator() {
         let set = registrations::read_all(Some(root), data_root);
@@ -43,9 +57,7 @@ pub(super) fn coordinator_pane(
         }
     }
     let me = std::process::id() as i32;
-    let owner = mux::owning_multiplexer(me, &MuxEnv::from_process(), deadline).ok_or(
-        "the coordinator has no live registration with a pane, and this command runs in no tmux or Herdr pane",
-    )?;
+    let owner = mux::owning_multiplexer(me, &MuxEnv::from_process(), deadline).ok_or(NoPlace)?;
     Ok((mux::open(owner.kind, &owner.socket_path), owner.pane))
 }
 
