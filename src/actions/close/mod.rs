@@ -450,4 +450,39 @@ mod tests {
         assert_eq!(job_state(dir.path()), "awaiting_handoff");
         assert!(mark_awaiting_handoff(dir.path(), &agent, "other", 1_000).is_err());
     }
+
+    #[test]
+    fn a_stage_write_the_rule_refuses_leaves_config_byte_identical() {
+        let dir = root_with_job("closed");
+        let agent = config::load(dir.path())
+            .unwrap()
+            .find_by_session("w")
+            .cloned()
+            .unwrap();
+        let path = crate::paths::config_file(dir.path());
+        let before = std::fs::read(&path).unwrap();
+        for illegal in [
+            CloseState::Closing,
+            CloseState::Failed,
+            CloseState::Uncertain,
+        ] {
+            let e = set_state(dir.path(), &agent, "j1", illegal, None, 1_000).unwrap_err();
+            assert!(
+                matches!(e, WriteError::Refused(JobConflict::Step(_))),
+                "{illegal:?}: {e}"
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{illegal:?}");
+        }
+        let dir = root_with_job("closing");
+        set_state(
+            dir.path(),
+            &agent,
+            "j1",
+            CloseState::Uncertain,
+            Some("close_unverified"),
+            1_000,
+        )
+        .unwrap();
+        assert_eq!(job_state(dir.path()), "uncertain");
+    }
 }
