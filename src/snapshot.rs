@@ -3,6 +3,7 @@
 //! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
+use crate::board::reason::{StateReason, StateSource};
 use crate::clock::Ms;
 
 /// Board state of a seat (control board semantics, docs/behaviour.md §2).
@@ -134,10 +135,10 @@ pub struct Row {
     /// Configured description (Intercom "responsibility").
     pub responsibility: Option<String>,
     pub state: BoardState,
-    /// Why this state, e.g. `tool_running`, `input_needed`, `no_pane_running_pi`.
-    pub state_reason: String,
-    /// Where the state came from, e.g. `session file`, `liveness assumed`, `tmux`.
-    pub state_source: String,
+    /// Why this state, e.g. `tool_running`, `input_needed`, `pane_not_running_pi`.
+    pub state_reason: StateReason,
+    /// Where the state came from, e.g. `session file`, `--liveness assume-alive`, `tmux`.
+    pub state_source: StateSource,
     pub connection: ConnectionView,
     pub activity: Option<ActivityView>,
     pub report: Option<ReportView>,

@@ -4,6 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::board::reason::{StateReason, StateSource};
+use crate::evidence::registrations::RunState;
 use crate::snapshot::BoardState;
 
 /// `tmux: {socket, session}` as the seed shows it.
@@ -23,7 +25,7 @@ pub struct RegisteredView {
     pub tmux_session: Option<String>,
     /// `true` live, `false` stale (pid gone or a different process), `null` unverifiable.
     pub alive: Option<bool>,
-    pub run_state: Option<String>,
+    pub run_state: Option<RunState>,
     pub path: String,
 }
 
@@ -34,8 +36,8 @@ pub struct SeatRecord {
     pub project: String,
     pub state: BoardState,
     /// Why the state (fixed reason code) and where it came from.
-    pub state_reason: String,
-    pub state_source: String,
+    pub state_reason: StateReason,
+    pub state_source: StateSource,
     pub waiting_on_you: bool,
     pub seen: bool,
     pub alive: Option<bool>,

@@ -45,22 +45,22 @@ fn git_project(dir: &Path) -> Option<String> {
 
 /// What a live seat's registered run state says beyond its session file, if anything.
 fn run_state_verdict(
-    rs: &crate::evidence::registrations::RunState,
+    rs: &RunRecord,
     s: Option<&SessionSummary>,
     state: BoardState,
-    reason: &str,
+    reason: StateReason,
     now: Ms,
-) -> Option<(BoardState, &'static str)> {
+) -> Option<(BoardState, StateReason)> {
     // Recorded after the newest entry: the file has not caught up with the run yet.
     let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
     // A turn that started before pi wrote anything is only visible in the registration.
-    if rs.state == "working" && newer && state != BoardState::Working {
-        return Some((BoardState::Working, "turn_started"));
+    if rs.state == RunState::Working && newer && state != BoardState::Working {
+        return Some((BoardState::Working, StateReason::TurnStarted));
     }
     // The file alone times pi's recovery by its default backoff, which custom retry settings, a
     // message typed during the wait, or a slow summary outlast. A run that started before the
     // marked failure and has not settled since is still recovering.
-    if rs.state == "working" && !newer && state == BoardState::Error {
+    if rs.state == RunState::Working && !newer && state == BoardState::Error {
         let (_, kind) = s
             .and_then(classify::recovery_marked_at)
             .filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)?;
@@ -69,9 +69,9 @@ fn run_state_verdict(
     // pi reports `agent_settled` only when no retry will run: a settle after the failed attempt
     // means the retry was abandoned (Escape during the backoff), so the error stands even while
     // the backoff window would still read as retrying.
-    let settled = rs.event.as_deref() == Some("agent_settled");
-    if settled && newer && matches!(reason, "retrying" | "compacting") {
-        return Some((BoardState::Error, "retry_abandoned"));
+    let settled = rs.event == Some(RunEvent::AgentSettled);
+    if settled && newer && matches!(reason, StateReason::Retrying | StateReason::Compacting) {
+        return Some((BoardState::Error, StateReason::RetryAbandoned));
     }
     None
 }
@@ -95,20 +95,19 @@ pub(super) fn build_record(
     let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
     let mut state = classify::board_state(live.liveness, classification.as_ref());
     let mut reason = match &classification {
-        Some(c) => c.reason.to_string(),
-        None => "no_session_file".to_string(),
+        Some(c) => c.reason,
+        None => StateReason::NoSessionFile,
     };
     let mut source = match session {
-        SessionRead::NoFile => "no session file",
-        SessionRead::AtLeaf(_) => "session file, at the branch pi's /tree chose (registration)",
-        _ => "session file",
-    }
-    .to_string();
+        SessionRead::NoFile => StateSource::NoSessionFile,
+        SessionRead::AtLeaf(_) => StateSource::SessionFileAtTreeLeaf,
+        _ => StateSource::SessionFile,
+    };
     // A session file that exists but cannot be used says nothing: unknown, never idle.
     if let SessionRead::Unusable(code) = session {
         if state != BoardState::Offline && state != BoardState::Unknown {
             state = BoardState::Unknown;
-            reason = code.clone();
+            reason = *code;
         }
     }
     // The newest lines are damaged (a zero-filled tail, a cut or garbage line): what they would
@@ -116,7 +115,7 @@ pub(super) fn build_record(
     if let Some(d) = s.and_then(|s| s.tail_damage) {
         if state != BoardState::Offline && state != BoardState::Unknown {
             state = BoardState::Unknown;
-            reason = d.code().to_string();
+            reason = StateReason::SessionTail(d);
         }
     }
     // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
@@ -125,19 +124,19 @@ pub(super) fn build_record(
     let session_closed = live_reg.is_some_and(Registration::session_closed);
     if live.liveness == Liveness::Alive && session_closed && reg_alive == Some(true) {
         state = BoardState::Offline;
-        reason = "session_closed".into();
-        source = "registration run state".into();
+        reason = StateReason::SessionClosed;
+        source = StateSource::RegistrationRunState;
     } else if live.liveness == Liveness::Alive {
         if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
-            if let Some((st, why)) = run_state_verdict(rs, s, state, &reason, now) {
+            if let Some((st, why)) = run_state_verdict(rs, s, state, reason, now) {
                 state = st;
-                reason = why.into();
-                source = "registration run state".into();
+                reason = why;
+                source = StateSource::RegistrationRunState;
             }
         }
     }
     if live.liveness != Liveness::Alive {
-        reason = live.reason.clone();
+        reason = live.reason;
         source = live.source.clone();
     }
     let last_activity = s.and_then(|s| s.last_activity).map(format_iso);
@@ -191,12 +190,12 @@ pub(super) fn build_record(
         pid: r.pid,
         tmux_session: r.mux.as_ref().and_then(|m| m.session.clone()),
         alive: reg_alive,
-        run_state: r.run_state.as_ref().map(|rs| rs.state.clone()),
+        run_state: r.run_state.as_ref().map(|rs| rs.state),
         path: r.path.display().to_string(),
     });
     let tmux = match reg
         .and_then(|r| r.mux.as_ref())
-        .filter(|m| m.kind == "tmux")
+        .filter(|m| m.kind == Some(MuxKind::Tmux))
     {
         Some(m) => TmuxRef {
             socket: m.socket.clone(),
@@ -285,7 +284,7 @@ pub(super) fn build_row(
         role: seat.role,
         responsibility: agent.map(|a| a.description.clone()),
         state: rec.state,
-        state_reason: rec.state_reason.clone(),
+        state_reason: rec.state_reason,
         state_source: rec.state_source.clone(),
         connection: connection
             .map(ConnectionView::from_connection)

@@ -9,16 +9,19 @@ use std::path::{Path, PathBuf};
 
 use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::{self, WorkerObservation};
+use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{RegisteredView, SeatRecord, TmuxRef};
 use crate::clock::{age_seconds, format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, IntercomConfig};
 use crate::evidence::connectors::{self, Binding};
 use crate::evidence::observations;
-use crate::evidence::registrations::{self, Registration, RegistrationSet};
+use crate::evidence::registrations::{
+    self, Registration, RegistrationSet, RunEvent, RunRecord, RunState,
+};
 use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenMarks};
-use crate::evidence::sessions::{self, SessionSummary};
-use crate::fsguard::{self, Kind};
+use crate::evidence::sessions::{self, SessionError, SessionSummary};
+use crate::fsguard::{self, FsError, Kind};
 use crate::liveness::{self, LivenessMode};
 use crate::mux::MuxKind;
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
@@ -139,8 +142,8 @@ pub fn run(
             index
                 .errors
                 .iter()
-                .filter(|e| !(e.code == "not_found" && defaults.contains(&e.path)))
-                .map(|e| format!("sessions_{}", e.code)),
+                .filter(|e| !(e.error == FsError::NotFound && defaults.contains(&e.path)))
+                .map(|e| format!("sessions_{}", e.error.code())),
         );
         let project = base_name(&cfg.root);
         for (i, a) in cfg.agents.iter().enumerate() {
@@ -163,7 +166,7 @@ pub fn run(
                             .and_then(sessions::session_id_from_name)
                             == Some(a.session_id.as_str())
                     })
-                    .map(|e| format!("session_{}", e.code)),
+                    .map(|e| StateReason::SessionUnreadable(SessionError::Fs(e.error))),
                 sessions_dir: None,
                 session_id: Some(a.session_id.clone()),
                 tmux: TmuxRef::default(),
@@ -296,7 +299,7 @@ pub fn run(
             if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
                 record.state = BoardState::Unknown;
                 record.waiting_on_you = false;
-                record.state_reason = "pane_runs_other_session".into();
+                record.state_reason = StateReason::PaneRunsOtherSession;
                 record.state_source = why;
             }
         }

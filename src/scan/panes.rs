@@ -239,7 +239,7 @@ pub(super) fn pane_seats(
             session_refused: found
                 .dir
                 .is_none()
-                .then(|| "session_not_located".to_string()),
+                .then_some(StateReason::SessionNotLocated),
             tmux: TmuxRef {
                 socket: key.1.clone(),
                 session: pane.session_name.clone(),

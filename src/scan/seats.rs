@@ -12,7 +12,7 @@ pub(super) struct SeatSource {
     /// Configured session id (Intercom agents): the file must confirm it.
     pub(super) session_id: Option<String>,
     /// A file named for this seat's session exists but was refused (a link, a FIFO...).
-    pub(super) session_refused: Option<String>,
+    pub(super) session_refused: Option<StateReason>,
     pub(super) tmux: TmuxRef,
     pub(super) agent_index: Option<usize>,
     pub(super) binding: Option<Binding>,
@@ -85,7 +85,7 @@ pub(super) enum SessionRead {
     /// Read with the branch ending at the leaf pi's `/tree` moved to (from the registration).
     AtLeaf(Box<SessionSummary>),
     NoFile,
-    Unusable(String),
+    Unusable(StateReason),
 }
 
 impl SessionRead {
@@ -100,16 +100,16 @@ impl SessionRead {
 pub(super) fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> SessionRead {
     let Some(path) = seat.session_file.as_ref() else {
         return match &seat.session_refused {
-            Some(code) => SessionRead::Unusable(code.clone()),
+            Some(code) => SessionRead::Unusable(*code),
             None => SessionRead::NoFile,
         };
     };
     let code = match sessions::read_session(path) {
         Ok(s) => match &seat.session_id {
-            Some(want) if &s.session_id != want => "session_id_mismatch".to_string(),
+            Some(want) if &s.session_id != want => StateReason::SessionIdMismatch,
             _ => return SessionRead::Read(Box::new(s)),
         },
-        Err(e) => format!("session_{}", e.code()),
+        Err(e) => StateReason::SessionUnreadable(e),
     };
     errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
     SessionRead::Unusable(code)
@@ -128,7 +128,7 @@ pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> Sess
     let Some(leaf) = rs.leaf_id.as_deref() else {
         return session;
     };
-    if rs.event.as_deref() != Some("session_tree")
+    if rs.event != Some(RunEvent::SessionTree)
         || s.newest_entry_id.as_deref() == Some(leaf)
         || s.mtime_ms > rs.at
         || r.session_id.as_deref() != Some(s.session_id.as_str())
@@ -219,13 +219,13 @@ pub(super) fn registered_session_file(
 /// A configured worker (or coordinator) with no live registration of its own session whose
 /// pane (the tmux session named like it) holds a live pi in another session — registered, or
 /// found from the pane's pi process: that pi's state is not the worker's, and the worker's own
-/// is not known. Returns the source text, naming both sessions.
+/// is not known. Returns the source, naming both sessions.
 pub(super) fn other_session_in_pane(
     seat: &SeatSource,
     own: Option<&Registration>,
     regs: &RegistrationSet,
     seats: &[SeatSource],
-) -> Option<String> {
+) -> Option<StateSource> {
     if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) || seat.pane.is_some() {
         return None;
     }
@@ -236,19 +236,18 @@ pub(super) fn other_session_in_pane(
     let shown = |id: &str| crate::text::clip(&crate::text::sanitize(id), 80);
     let registered = regs.items.iter().find(|r| {
         r.session_id.as_deref().is_some_and(|id| id != want)
-            && r.mux
-                .as_ref()
-                .is_some_and(|m| m.kind == "tmux" && m.session.as_deref() == Some(&seat.agent))
+            && r.mux.as_ref().is_some_and(|m| {
+                m.kind == Some(MuxKind::Tmux) && m.session.as_deref() == Some(&seat.agent)
+            })
             && !r.session_closed()
             && registration_alive(r) == Some(true)
     });
     if let Some(r) = registered {
-        return Some(format!(
-            "registration: the pi in its pane (pid {}) runs session {}, not the configured {}",
-            r.pid.unwrap_or(0),
-            shown(r.session_id.as_deref().unwrap_or("")),
-            shown(want)
-        ));
+        return Some(StateSource::OtherRegisteredPi {
+            pid: r.pid.unwrap_or(0),
+            session: shown(r.session_id.as_deref().unwrap_or("")),
+            configured: shown(want),
+        });
     }
     // A pane seat (found from its pi process) in the worker's conventional pane.
     let pane = seats.iter().find(|o| {
@@ -266,11 +265,11 @@ pub(super) fn other_session_in_pane(
         .and_then(sessions::session_id_from_name)
         .filter(|id| *id != want)
         .map(shown)?;
-    Some(format!(
-        "pi process: the pi in its pane ({}) runs session {other}, not the configured {}",
-        pane.agent,
-        shown(want)
-    ))
+    Some(StateSource::OtherPaneProcess {
+        seat: pane.agent.clone(),
+        session: other,
+        configured: shown(want),
+    })
 }
 
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
@@ -303,7 +302,7 @@ pub(super) fn seat_hint(
     }
     if let Some(m) = reg.and_then(|r| r.mux.as_ref()) {
         return Some(liveness::SeatHint::Pane {
-            kind: mux_kind(&m.kind)?,
+            kind: m.kind?,
             socket: m.socket.clone(),
             pane_id: m.pane_id.clone(),
             session: m.session.clone(),
@@ -333,14 +332,6 @@ pub(super) fn seat_hint(
         })
 }
 
-pub(super) fn mux_kind(name: &str) -> Option<MuxKind> {
-    match name {
-        "tmux" => Some(MuxKind::Tmux),
-        "herdr" => Some(MuxKind::Herdr),
-        _ => None,
-    }
-}
-
 /// Every server some seat lives on (the default tmux server always), each listed once.
 pub(super) fn seat_servers(
     seats: &[SeatSource],
@@ -357,7 +348,7 @@ pub(super) fn seat_servers(
     }
     for r in &regs.items {
         if let Some(m) = &r.mux {
-            if let Some(kind) = mux_kind(&m.kind) {
+            if let Some(kind) = m.kind {
                 add((kind, m.socket.clone()));
             }
         }
@@ -414,7 +405,9 @@ pub(super) fn reply_target(
     let Some(m) = r.mux.as_ref() else {
         return Err("the registration names no multiplexer pane".into());
     };
-    let kind = mux_kind(&m.kind).ok_or("the registration names an unknown multiplexer")?;
+    let kind = m
+        .kind
+        .ok_or("the registration names an unknown multiplexer")?;
     let target = m
         .pane_id
         .clone()

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnState, ConnectionView, HandoffView, ReplyPath,
@@ -83,15 +84,14 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         responsibility: Some(format!("Simulated seat {i}: changes state every pass")),
         state,
         state_reason: match state {
-            BoardState::Working => "tool_running",
-            BoardState::Waiting => "input_needed",
-            BoardState::Error => "final_error",
-            BoardState::Offline => "no_pane_running_pi",
-            BoardState::Idle => "completed_reply",
-            BoardState::Unknown => "mux_unavailable",
-        }
-        .into(),
-        state_source: "demo".into(),
+            BoardState::Working => StateReason::ToolRunning,
+            BoardState::Waiting => StateReason::InputNeeded,
+            BoardState::Error => StateReason::FinalError,
+            BoardState::Offline => StateReason::PaneNotRunningPi,
+            BoardState::Idle => StateReason::CompletedReply,
+            BoardState::Unknown => StateReason::PaneNotIdentified,
+        },
+        state_source: StateSource::Demo,
         connection: ConnectionView {
             state: conn,
             reason: match conn {

@@ -55,17 +55,14 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
     if let Some(resp) = &row.responsibility {
         add("Responsibility", clean(resp), Style::default());
     }
-    let why = match reason_text(&row.state_reason) {
-        Some(text) => format!("{text} ({}", clean(&row.state_reason)),
-        None => format!("({}", clean(&row.state_reason)),
-    };
+    let why = format!("{} ({}", row.state_reason.words(), row.state_reason);
     add(
         "State",
         format!(
             "{} {} — {why}; source: {})",
             theme::glyph(row.state),
             row.state.as_str(),
-            clean(&row.state_source)
+            clean(&row.state_source.to_string())
         ),
         t.state(row.state),
     );
@@ -277,33 +274,4 @@ pub(crate) fn draw_details(
             }
         }
     }
-}
-
-/// The state reason codes in words; the code itself stays beside them (it is what the JSON and
-/// the board files carry). Codes not listed here are shown as they are.
-fn reason_text(code: &str) -> Option<&'static str> {
-    Some(match code {
-        "tool_running" => "a tool is running",
-        "tool_result" => "a tool finished; the model is answering",
-        "user_message" => "a message was sent; the model is answering",
-        "turn_started" => "a turn started; pi has written nothing yet",
-        "retrying" => "retrying after a provider error",
-        "compacting" => "summarizing the conversation before it retries",
-        "input_needed" => "the last reply asks for input",
-        "completed_reply" => "the last reply is complete",
-        "no_messages" => "no messages yet",
-        "final_error" => "the last turn ended in an error",
-        "aborted" => "the last turn was stopped",
-        "length" => "the last reply was cut off",
-        "retry_abandoned" => "the retry was cancelled",
-        "no_session_file" => "pi has written no session file yet",
-        "session_closed" => "its pi moved on to another session",
-        "pane_gone" => "its pane is gone",
-        "pane_not_running_pi" => "its pane no longer runs pi",
-        "no_tmux_session" => "no tmux session of that name",
-        "pane_runs_pi" => "its pane runs pi",
-        "assumed_alive" => "assumed alive (--liveness assume-alive)",
-        "pane_not_identified" => "its pane cannot be identified",
-        _ => return None,
-    })
 }

@@ -103,8 +103,8 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, String> {
 pub fn from_registration(r: &Registration) -> Option<JobRecord> {
     let m = r.mux.as_ref()?;
     let socket = m.socket.clone()?;
-    let (kind, server) = match m.kind.as_str() {
-        "tmux" => (
+    let (kind, server) = match m.kind? {
+        MuxKind::Tmux => (
             MuxKind::Tmux,
             ServerIdentity::Tmux {
                 socket_path: socket.clone(),
@@ -112,7 +112,7 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
                 start_time: m.server_start?,
             },
         ),
-        "herdr" => (
+        MuxKind::Herdr => (
             MuxKind::Herdr,
             ServerIdentity::Herdr {
                 socket_path: socket.clone(),
@@ -120,7 +120,6 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
                 protocol: 0,
             },
         ),
-        _ => return None,
     };
     Some(JobRecord {
         session_id: r.session_id.clone()?,

@@ -30,16 +30,13 @@ pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
     }
     let multiplexer = match top.get("multiplexer") {
         None => None,
-        Some(Value::String(s)) if matches!(s.as_str(), "herdr" | "none" | "tmux") => {
-            Some(s.clone())
-        }
-        Some(v) => {
-            return Err(ConfigError::invalid(
+        Some(v) => Some(v.as_str().and_then(MuxChoice::parse).ok_or_else(|| {
+            ConfigError::invalid(
                 "multiplexer",
                 "must be \"herdr\", \"none\" or \"tmux\"",
                 Some(v),
-            ))
-        }
+            )
+        })?),
     };
     let list = match top.get("agents") {
         Some(Value::Array(a)) => a,
@@ -537,7 +534,7 @@ mod tests {
         assert!(job.state.is_fenced() && !job.state.is_pending());
         assert_eq!(job.reason, Some(CloseReason::CloseUnverified));
         assert_eq!(c.raw["agents"][1]["futureKey"]["x"], 1);
-        assert_eq!(c.multiplexer.as_deref(), Some("tmux"));
+        assert_eq!(c.multiplexer, Some(MuxChoice::Tmux));
     }
 
     #[test]
