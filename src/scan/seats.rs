@@ -1,6 +1,17 @@
-//! Seat discovery and the per-seat evidence joins of one pass: session file, registration, liveness hint.
+//! A seat as discovery finds it, and its evidence joins: session file, registration, liveness
+//! hint, reply path.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::TmuxRef;
+use crate::evidence::connectors::Binding;
+use crate::evidence::registrations::{Registration, RegistrationSet, RunEvent};
+use crate::evidence::sessions::{self, SessionSummary};
+use crate::fsguard::{self, Kind};
+use crate::liveness;
+use crate::mux::MuxKind;
+use crate::snapshot::RowRole;
 
 /// One seat found by discovery, before any session file is read.
 pub(super) struct SeatSource {
@@ -19,64 +30,6 @@ pub(super) struct SeatSource {
     /// Seats found from a pane's pi process: the pane, and where its session was found.
     pub(super) pane: Option<(liveness::ServerKey, String)>,
     pub(super) found_by: Option<&'static str>,
-}
-
-pub(super) fn discover_agent_dirs(
-    parent: &Path,
-    project: &str,
-    socket_name: Option<&str>,
-    sessions_of: impl Fn(&Path) -> PathBuf,
-    seats: &mut Vec<SeatSource>,
-    errors: &mut Vec<String>,
-) {
-    let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
-        Ok(l) => l,
-        Err(fsguard::FsError::NotFound) => return,
-        Err(e) => {
-            errors.push(format!("{}: {}", parent.display(), e.code()));
-            return;
-        }
-    };
-    if list.truncated {
-        errors.push(format!("{}: too_many_agents", parent.display()));
-    }
-    let mut entries: Vec<_> = list
-        .entries
-        .into_iter()
-        .filter(|e| e.kind == Kind::Dir)
-        .collect();
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    for e in entries {
-        let Some(agent) = e.name_str().map(str::to_string) else {
-            continue;
-        };
-        let dir = sessions_of(&parent.join(&agent));
-        let file = match sessions::newest_session_in(&dir) {
-            Ok(f) => f,
-            Err(fsguard::FsError::NotFound) => continue,
-            Err(err) => {
-                errors.push(format!("{}/{}: sessions_{}", project, agent, err.code()));
-                None
-            }
-        };
-        seats.push(SeatSource {
-            project: project.to_string(),
-            tmux: TmuxRef {
-                socket: socket_name.map(str::to_string),
-                session: Some(agent.clone()),
-            },
-            agent,
-            role: RowRole::Seat,
-            session_file: file,
-            sessions_dir: Some(dir),
-            session_id: None,
-            session_refused: None,
-            agent_index: None,
-            binding: None,
-            pane: None,
-            found_by: None,
-        });
-    }
 }
 
 /// A seat's session file: read, absent, or present but unusable (then the state is unknown).
