@@ -5,13 +5,12 @@
 //! offending field; nothing is guessed from a half-valid file. Unknown keys are accepted and kept
 //! verbatim in `IntercomConfig::raw` (a later rewrite must keep them) but never projected anywhere.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::clock::{parse_iso, Ms};
+use crate::clock::Ms;
 use crate::fsguard::{self, FsError, Kind};
 use crate::text;
 

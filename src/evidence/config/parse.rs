@@ -1,7 +1,17 @@
 //! Strict validation of config bytes: every field of docs/interop.md §1, refused as a whole with a
 //! fixed code and a message quoting the offending field.
 
-use super::*;
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Agent, CloseJob, CloseReason, CloseState, ConfigError, Handoff, IntercomConfig, MuxChoice,
+    MAX_AGENTS, MAX_CONFIG_BYTES,
+};
+use crate::clock::{parse_iso, Ms};
+use crate::text;
 
 /// Validate config bytes already read (exposed so a writer can re-validate before replacing).
 pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
