@@ -241,7 +241,7 @@ fn relaunched_at(ev: &SeatEvidence) -> Option<Ms> {
 
 fn registered_view(r: &Registration, alive: Option<bool>) -> RegisteredView {
     RegisteredView {
-        started_at: r.started_at.map(format_iso),
+        started_at: r.started_at,
         harness: r.harness.clone(),
         pid: r.pid,
         tmux_session: r.mux.as_ref().and_then(|m| m.session.clone()),
@@ -279,9 +279,10 @@ pub(super) fn build_record(
         reason,
         source,
     } = verdict(ev, now);
-    let last_activity = s.and_then(|s| s.last_activity).map(format_iso);
+    let last_activity = s.and_then(|s| s.last_activity);
     let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
-    let seen = seen::is_seen(marks, &key, last_activity.as_deref());
+    // seen.json keeps the mark as the ISO text of the activity it saw.
+    let seen = seen::is_seen(marks, &key, last_activity.map(format_iso).as_deref());
     let (task, task_source, task_set_by) = task_of(ev);
     let (workspace, workspace_source) = workspace_of(ev);
     let (active_project, active_project_source) = active_project_of(ev, workspace.as_deref(), git);
@@ -314,15 +315,15 @@ pub(super) fn build_record(
         active_project,
         active_project_source,
         registered: ev.reg.map(|r| registered_view(r, ev.reg_alive)),
-        relaunched_at: relaunched_at(ev).map(format_iso),
-        age_seconds: s.and_then(|s| s.last_activity).map(|a| age_seconds(now, a)),
+        relaunched_at: relaunched_at(ev),
+        age_seconds: last_activity.map(|a| age_seconds(now, a)),
         last_activity,
         model: s.and_then(|s| s.model.clone()),
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
         last_error: s.and_then(|s| s.last_error.clone()),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
-        scanned_at: format_iso(now),
+        scanned_at: now,
         intercom: ev.obs.map(|o| {
             let c = ev
                 .connection
@@ -383,14 +384,8 @@ pub(super) fn build_row(
         provider: rec.provider.clone(),
         last_error: rec.last_error.clone(),
         last_assistant_text: rec.last_assistant_text.clone(),
-        last_activity: rec
-            .last_activity
-            .as_deref()
-            .and_then(crate::clock::parse_iso),
-        relaunched_at: rec
-            .relaunched_at
-            .as_deref()
-            .and_then(crate::clock::parse_iso),
+        last_activity: rec.last_activity,
+        relaunched_at: rec.relaunched_at,
         waiting_on_you: rec.waiting_on_you,
         seen: rec.seen,
         alive: rec.alive,

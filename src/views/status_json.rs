@@ -123,7 +123,7 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         w["boardStateReason"] = json!(rec.state_reason);
         w["boardStateSource"] = json!(rec.state_source);
         w["sessionFile"] = json!(rec.session_file);
-        w["lastSessionActivity"] = json!(rec.last_activity);
+        w["lastSessionActivity"] = json!(rec.last_activity.map(format_iso));
     }
     w
 }
