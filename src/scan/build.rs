@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::seats::{ReplyTarget, SeatSource, SessionRead};
+use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::{self, WorkerObservation};
 use crate::board::reason::{StateReason, StateSource};
@@ -348,7 +348,7 @@ pub(super) fn build_row(
     ev: &SeatEvidence,
     rec: &SeatRecord,
     agent: Option<&Agent>,
-    reply: &Result<ReplyTarget, String>,
+    reply: &Result<ReplyTarget, ReplyUnavailable>,
 ) -> Row {
     let obs = ev.obs;
     let reply = match reply {
@@ -356,7 +356,7 @@ pub(super) fn build_row(
             target: t.describe(),
         },
         Err(reason) => ReplyPath::Unavailable {
-            reason: reason.clone(),
+            reason: reason.to_string(),
         },
     };
     Row {

@@ -4,7 +4,7 @@
 use super::build::{build_record, build_row, GitRoots, SeatEvidence};
 use super::seats::{
     at_registered_leaf, match_registration, other_session_in_pane, read_seat_session,
-    registration_alive, reply_target, seat_hint, ReplyTarget, SeatSource,
+    registration_alive, reply_target, seat_hint, ReplyTarget, ReplyUnavailable, SeatSource,
 };
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
@@ -36,7 +36,7 @@ pub(super) struct Joined {
     pub(super) record: SeatRecord,
     /// `None` for the coordinator (the sidebar lists workers and seats).
     pub(super) row: Option<Row>,
-    pub(super) reply: Result<ReplyTarget, String>,
+    pub(super) reply: Result<ReplyTarget, ReplyUnavailable>,
     /// `Some(alive)` when a registration matched: `false` when it is stale.
     pub(super) registered: Option<bool>,
 }

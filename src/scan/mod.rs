@@ -24,7 +24,7 @@ mod join;
 mod panes;
 mod seats;
 
-pub use seats::ReplyTarget;
+pub use seats::{ReplyTarget, ReplyUnavailable};
 
 /// Where the Intercom roster comes from.
 #[derive(Debug, Clone)]
@@ -77,7 +77,7 @@ pub struct Scan {
     pub registration_errors: Vec<String>,
     pub discovery_errors: Vec<String>,
     /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
-    pub reply_paths: BTreeMap<String, Result<ReplyTarget, String>>,
+    pub reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background

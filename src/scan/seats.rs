@@ -332,40 +332,66 @@ impl ReplyTarget {
     }
 }
 
+/// Why a seat has no reply path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyUnavailable {
+    Connector,
+    NotRegistered,
+    Stale,
+    NoProcess,
+    /// The pane still runs that pi, but in another session (or it is quitting): text typed
+    /// there would reach a session that is not this seat's.
+    SessionEnded,
+    NoPane,
+    UnknownMultiplexer,
+    NoTarget,
+}
+
+impl std::fmt::Display for ReplyUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReplyUnavailable::Connector => "connector rows cannot be replied to",
+            ReplyUnavailable::NotRegistered => "reply needs a registered seat",
+            ReplyUnavailable::Stale => "the seat's registration is stale (its pi is gone)",
+            ReplyUnavailable::NoProcess => "the registration records no process to verify",
+            ReplyUnavailable::SessionEnded => {
+                "the seat's session has ended in its pi (it moved on or is quitting)"
+            }
+            ReplyUnavailable::NoPane => "the registration names no multiplexer pane",
+            ReplyUnavailable::UnknownMultiplexer => "the registration names an unknown multiplexer",
+            ReplyUnavailable::NoTarget => "the registration names no pane or session",
+        })
+    }
+}
+
+impl std::error::Error for ReplyUnavailable {}
+
 /// The reply path of a seat, or why it has none. Never a guess: only a registration whose
 /// process is verifiably alive names where to type.
 pub(super) fn reply_target(
     seat: &SeatSource,
     reg: Option<&Registration>,
     reg_alive: Option<bool>,
-) -> Result<ReplyTarget, String> {
+) -> Result<ReplyTarget, ReplyUnavailable> {
     if seat.role == RowRole::Connector {
-        return Err("connector rows cannot be replied to".into());
+        return Err(ReplyUnavailable::Connector);
     }
-    let Some(r) = reg else {
-        return Err("reply needs a registered seat".into());
-    };
+    let r = reg.ok_or(ReplyUnavailable::NotRegistered)?;
     match reg_alive {
         Some(true) => {}
-        Some(false) => return Err("the seat's registration is stale (its pi is gone)".into()),
-        None => return Err("the registration records no process to verify".into()),
+        Some(false) => return Err(ReplyUnavailable::Stale),
+        None => return Err(ReplyUnavailable::NoProcess),
     }
     if r.session_closed() {
-        // The pane still runs that pi, but in another session (or it is quitting): text typed
-        // there would reach a session that is not this seat's.
-        return Err("the seat's session has ended in its pi (it moved on or is quitting)".into());
+        return Err(ReplyUnavailable::SessionEnded);
     }
-    let Some(m) = r.mux.as_ref() else {
-        return Err("the registration names no multiplexer pane".into());
-    };
-    let kind = m
-        .kind
-        .ok_or("the registration names an unknown multiplexer")?;
+    let m = r.mux.as_ref().ok_or(ReplyUnavailable::NoPane)?;
+    let kind = m.kind.ok_or(ReplyUnavailable::UnknownMultiplexer)?;
     let target = m
         .pane_id
         .clone()
         .or_else(|| m.session.clone())
-        .ok_or("the registration names no pane or session")?;
+        .ok_or(ReplyUnavailable::NoTarget)?;
     Ok(ReplyTarget {
         kind,
         socket: m.socket.clone(),
