@@ -90,7 +90,7 @@ impl Evidence {
 /// A worker's explicit report as the views show it (never a `clear` tombstone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportView {
+pub struct WorkerReport {
     pub status: ReportStatus,
     /// Raw summary; sanitize before drawing.
     pub summary: String,
@@ -103,7 +103,7 @@ pub struct ReportView {
 /// A worker's saved public handoff with its age.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HandoffView {
+pub struct WorkerHandoff {
     pub version: u32,
     pub job_id: String,
     /// Raw summary; sanitize before drawing.
@@ -117,7 +117,7 @@ pub struct HandoffView {
 /// A worker's close workflow job with its age (from `updatedAt`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CloseJobView {
+pub struct WorkerCloseJob {
     pub job_id: String,
     #[serde(serialize_with = "ser_state")]
     pub state: CloseState,
@@ -158,9 +158,9 @@ pub struct WorkerObservation {
     pub evidence: Evidence,
     /// The writer of the newest status record (when there is exactly one).
     pub writer_id: Option<String>,
-    pub report: Option<ReportView>,
-    pub handoff: Option<HandoffView>,
-    pub close_job: Option<CloseJobView>,
+    pub report: Option<WorkerReport>,
+    pub handoff: Option<WorkerHandoff>,
+    pub close_job: Option<WorkerCloseJob>,
 }
 
 /// The fixed public label for an activity `detail`.
@@ -204,14 +204,14 @@ pub fn project_worker(
         Some(ts) if ts <= now => Some(age_seconds(now, ts)),
         _ => None,
     };
-    let report = reports.active(&agent.session_id).map(|r| ReportView {
+    let report = reports.active(&agent.session_id).map(|r| WorkerReport {
         status: r.status,
         summary: r.summary.clone(),
         updated_at: r.updated_at,
         age_seconds: age_seconds(now, r.updated_at),
         self_reported: true,
     });
-    let handoff = agent.handoff.as_ref().map(|h| HandoffView {
+    let handoff = agent.handoff.as_ref().map(|h| WorkerHandoff {
         version: h.version,
         job_id: h.job_id.clone(),
         summary: h.summary.clone(),
@@ -219,7 +219,7 @@ pub fn project_worker(
         age_seconds: age_seconds(now, h.updated_at),
         self_reported: true,
     });
-    let close_job = agent.close_job.as_ref().map(|j| CloseJobView {
+    let close_job = agent.close_job.as_ref().map(|j| WorkerCloseJob {
         job_id: j.job_id.clone(),
         state: j.state,
         created_at: j.created_at,
