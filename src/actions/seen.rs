@@ -19,7 +19,7 @@ pub fn set_seen(
     let board = data_root.join("board");
     store::ensure_dir(data_root, &board).map_err(|e| e.to_string())?;
     let path = board.join("seen.json");
-    let mut marks = read_seen(&path)?;
+    let mut marks = read_seen(&path).map_err(|e| e.to_string())?;
     if seen {
         marks.insert(key.to_string(), last_activity.to_string());
     } else {

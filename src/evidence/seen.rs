@@ -4,32 +4,59 @@
 //! map: silently dropping every mark would bring acknowledged rows back as new.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use crate::fsguard::{self, FsError};
+use crate::text;
 
 pub const MAX_SEEN_BYTES: u64 = 1 << 20;
 
 pub type SeenMarks = BTreeMap<String, String>;
 
+/// Why `seen.json` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeenError {
+    /// Refused or unreadable (a link, a FIFO, too large, ...).
+    Unreadable { path: PathBuf, error: FsError },
+    /// Not a JSON object of string values.
+    Invalid { path: PathBuf },
+}
+
+impl fmt::Display for SeenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SeenError::Unreadable { path, error } => write!(
+                f,
+                "seen_unreadable: {} ({})",
+                text::sanitize(&path.display().to_string()),
+                error.code()
+            ),
+            SeenError::Invalid { path } => write!(
+                f,
+                "seen_invalid: {} is not a JSON object of string values",
+                text::sanitize(&path.display().to_string())
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SeenError {}
+
 /// Read `seen.json`; a missing file is an empty map.
-pub fn read_seen(path: &Path) -> Result<SeenMarks, String> {
+pub fn read_seen(path: &Path) -> Result<SeenMarks, SeenError> {
     let bytes = match fsguard::read_capped(path, MAX_SEEN_BYTES) {
         Ok(b) => b,
         Err(FsError::NotFound) => return Ok(SeenMarks::new()),
-        Err(e) => {
-            return Err(format!(
-                "seen_unreadable: {} ({})",
-                path.display(),
-                e.code()
-            ))
+        Err(error) => {
+            return Err(SeenError::Unreadable {
+                path: path.to_path_buf(),
+                error,
+            })
         }
     };
-    parse_seen(&bytes).ok_or_else(|| {
-        format!(
-            "seen_invalid: {} is not a JSON object of string values",
-            path.display()
-        )
+    parse_seen(&bytes).ok_or_else(|| SeenError::Invalid {
+        path: path.to_path_buf(),
     })
 }
 
@@ -61,7 +88,10 @@ mod tests {
         let p = dir.path().join("seen.json");
         assert!(read_seen(&p).unwrap().is_empty());
         std::fs::write(&p, b"[1]").unwrap();
-        assert!(read_seen(&p).unwrap_err().starts_with("seen_invalid"));
+        assert!(read_seen(&p)
+            .unwrap_err()
+            .to_string()
+            .starts_with("seen_invalid"));
         std::fs::write(&p, br#"{"p/a":"2026-11-29T10:00:00.000Z"}"#).unwrap();
         let m = read_seen(&p).unwrap();
         assert!(is_seen(&m, "p/a", Some("2026-11-29T10:00:00.000Z")));

@@ -13,7 +13,7 @@ use crate::clock::{Clock, Ms};
 use crate::evidence::config::{self, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::reports;
-use crate::evidence::seen;
+use crate::evidence::seen::{self, SeenError};
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::snapshot::{BoardState, ConnectionView, RosterStatus, Snapshot};
@@ -55,13 +55,20 @@ pub struct ScanOptions {
 
 /// A refusal that stops the pass (exit 2).
 #[derive(Debug)]
-pub struct ScanError(pub String);
+pub enum ScanError {
+    /// `board/seen.json` cannot be used: dropping every mark would bring acknowledged rows back.
+    Seen(SeenError),
+}
 
 impl std::fmt::Display for ScanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ScanError::Seen(e) => write!(f, "{e}"),
+        }
     }
 }
+
+impl std::error::Error for ScanError {}
 
 /// The immutable result of one pass.
 pub struct Scan {
@@ -93,7 +100,7 @@ pub fn run(
     let now = clock.now_ms();
     let started = std::time::Instant::now();
     let seen_path = opts.data_root.join("board").join("seen.json");
-    let marks = seen::read_seen(&seen_path).map_err(ScanError)?;
+    let marks = seen::read_seen(&seen_path).map_err(ScanError::Seen)?;
     let intercom = read_intercom(&opts.root, now);
     let found = discover::discover_seats(opts, intercom.config.as_ref());
     let mut errors = intercom.errors;
