@@ -179,7 +179,8 @@ pub struct Snapshot {
     pub roster: RosterStatus,
     pub rows: Vec<Row>,
     pub truncated: bool,
-    /// Fixed, content-free error codes (`logs_unavailable`, `session_read_failed:link_refused`, ...).
+    /// Fixed, content-free error codes (`logs_unavailable`, `sessions_not_found`,
+    /// `<project>/<agent>: session_link_refused`, ...).
     pub errors: Vec<String>,
 }
 
