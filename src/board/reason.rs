@@ -331,4 +331,65 @@ mod tests {
             "herdr"
         );
     }
+
+    #[test]
+    fn every_code_is_distinct_snake_case_and_has_words() {
+        use StateReason::*;
+        let mut all = vec![
+            UserMessage,
+            ToolResult,
+            ToolRunning,
+            Retrying,
+            Compacting,
+            InputNeeded,
+            FinalError,
+            Aborted,
+            Length,
+            CompletedReply,
+            NoMessages,
+            TurnStarted,
+            RetryAbandoned,
+            SessionClosed,
+            NoSessionFile,
+            SessionIdMismatch,
+            SessionNotLocated,
+            PaneRunsOtherSession,
+            AssumedAlive,
+            PaneRunsPi,
+            PaneNotRunningPi,
+            PaneGone,
+            NoTmuxSession,
+            PaneNotIdentified,
+            OwnerLive,
+            OwnerGone,
+            OwnerMissing,
+        ];
+        all.extend([TailDamage::Hole, TailDamage::Cut, TailDamage::Malformed].map(SessionTail));
+        all.extend(
+            [
+                SessionError::Empty,
+                SessionError::InvalidHeader,
+                SessionError::Fs(FsError::Fifo),
+            ]
+            .map(SessionUnreadable),
+        );
+        for kind in [MuxKind::Tmux, MuxKind::Herdr] {
+            for why in [
+                Unanswered::NoSocket,
+                Unanswered::NotAsked,
+                Unanswered::Failed(ErrorCode::Timeout),
+            ] {
+                all.push(MuxUnanswered(kind, why));
+            }
+        }
+        let codes: std::collections::HashSet<String> = all.iter().map(|r| r.to_string()).collect();
+        assert_eq!(codes.len(), all.len(), "two reasons share a code");
+        for (r, code) in all.iter().zip(all.iter().map(|r| r.to_string())) {
+            assert!(
+                code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{code}"
+            );
+            assert!(!r.words().is_empty() && !r.words().contains('_'), "{code}");
+        }
+    }
 }
