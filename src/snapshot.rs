@@ -92,10 +92,13 @@ pub struct ActivityView {
     pub evidence: String,
 }
 
+/// A worker's explicit report status (one type for the whole crate).
+pub use crate::evidence::reports::ReportStatus;
+
 /// An explicit worker report (`blocked | needs_decision | ready_for_review`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportView {
-    pub status: String,
+    pub status: ReportStatus,
     pub summary: String,
     pub updated_at: Ms,
 }

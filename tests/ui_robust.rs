@@ -45,7 +45,6 @@ fn hostile_snapshot() -> Snapshot {
         };
         r.last_error = Some(name.clone());
         if let Some(rep) = r.report.as_mut() {
-            rep.status = name.clone();
             rep.summary = name.clone();
         }
         if let Some(a) = r.activity.as_mut() {

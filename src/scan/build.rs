@@ -405,7 +405,7 @@ pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {
 
 pub(super) fn report_view(o: &WorkerObservation) -> Option<ReportView> {
     o.report.as_ref().map(|r| ReportView {
-        status: r.status.as_str().to_string(),
+        status: r.status,
         summary: r.summary.clone(),
         updated_at: r.updated_at,
     })

@@ -11,7 +11,7 @@ use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
     ActivityView, BoardState, CloseJobView, ConnState, ConnectionView, HandoffView, ReplyPath,
-    ReportView, RosterStatus, Row, RowRole, Snapshot,
+    ReportStatus, ReportView, RosterStatus, Row, RowRole, Snapshot,
 };
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
@@ -61,13 +61,16 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         }
     };
     let report = match i % 4 {
-        1 => Some(("blocked", "waiting on API credentials from the lead")),
-        2 => Some(("needs_decision", "two designs; need a pick")),
-        3 => Some(("ready_for_review", "branch pushed, tests green")),
+        1 => Some((
+            ReportStatus::Blocked,
+            "waiting on API credentials from the lead",
+        )),
+        2 => Some((ReportStatus::NeedsDecision, "two designs; need a pick")),
+        3 => Some((ReportStatus::ReadyForReview, "branch pushed, tests green")),
         _ => None,
     }
     .map(|(status, summary)| ReportView {
-        status: status.into(),
+        status,
         summary: summary.into(),
         updated_at: now - 95_000,
     });

@@ -122,13 +122,11 @@ fn intercom_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
             "Report",
             format!(
                 "{}, {} — {}",
-                theme::report_word(&rep.status)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| clean(&rep.status)),
+                rep.status.label(),
                 age_text(now, rep.updated_at),
                 clean(&rep.summary)
             ),
-            t.report(&rep.status),
+            t.report(rep.status),
         ),
         None => ("Report", "none".into(), t.dim()),
     });

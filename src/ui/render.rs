@@ -474,12 +474,7 @@ fn row_spans(
                 t.conn(row.connection.state),
             ),
             Col::Report => match &row.report {
-                Some(rep) => (
-                    theme::report_word(&rep.status)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| clean(&rep.status)),
-                    t.report(&rep.status),
-                ),
+                Some(rep) => (rep.status.label().to_string(), t.report(rep.status)),
                 None => (String::new(), Style::default()),
             },
             Col::Activity => match &row.activity {
