@@ -1,8 +1,10 @@
 //! One bounded pass over every evidence source into one immutable result (`Scan`).
 //!
-//! Order: seen marks (refuse when invalid) → Intercom roster, logs, reports → seat discovery
-//! (Intercom agents, repo and fleet agents, connectors) → registrations → session files →
-//! multiplexer panes (one list per server) → classification and joins. Views only read `Scan`.
+//! Stages: seen marks (refuse when invalid) → Intercom roster, logs, reports → discover seats
+//! (`discover.rs`: Intercom agents, repo and fleet agents, connectors, registrations, one pane
+//! list per multiplexer server, pane seats) → join each seat (`join.rs`: session file,
+//! registration, liveness, classification; `build.rs` the record and row) → assemble. Views
+//! only read `Scan`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
