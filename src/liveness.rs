@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::board::classify::Liveness;
+use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
 use crate::mux::{self, Multiplexer, MuxKind, PaneInfo};
 
@@ -51,18 +52,18 @@ pub enum SeatHint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeatLiveness {
     pub liveness: Liveness,
-    pub reason: String,
-    pub source: String,
+    pub reason: StateReason,
+    pub source: StateSource,
     /// The live pane's cwd, and which multiplexer reported it.
     pub pane_cwd: Option<(String, MuxKind)>,
 }
 
 impl SeatLiveness {
-    fn new(liveness: Liveness, reason: &str, source: &str) -> Self {
+    fn new(liveness: Liveness, reason: StateReason, source: StateSource) -> Self {
         SeatLiveness {
             liveness,
-            reason: reason.into(),
-            source: source.into(),
+            reason,
+            source,
             pane_cwd: None,
         }
     }
@@ -85,8 +86,8 @@ pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<
     }
 }
 
-/// One server's listing: its panes, or the fixed code of why it could not be asked.
-type Listing = Result<Vec<PaneInfo>, String>;
+/// One server's listing: its panes, or why it could not be asked.
+type Listing = Result<Vec<PaneInfo>, Unanswered>;
 
 /// A multiplexer server as seats name it: its kind and socket hint.
 pub type ServerKey = (MuxKind, Option<String>);
@@ -112,11 +113,11 @@ impl PaneCache {
                     (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
                 };
                 let listing = match path {
-                    None => Err("no_socket".to_string()),
+                    None => Err(Unanswered::NoSocket),
                     Some(path) => mux::open(key.0, &path)
                         .list_panes(Instant::now() + LIST_DEADLINE)
                         .map(|l| l.panes)
-                        .map_err(|e| e.code().to_string()),
+                        .map_err(|e| Unanswered::Failed(e.code)),
                 };
                 out.push((key.clone(), listing));
             }
@@ -162,22 +163,33 @@ pub fn seat_liveness_registered(
     registered: Option<RegisteredPi>,
 ) -> SeatLiveness {
     if mode == LivenessMode::AssumeAlive {
-        return SeatLiveness::new(Liveness::Alive, "assumed_alive", "--liveness assume-alive");
+        return SeatLiveness::new(
+            Liveness::Alive,
+            StateReason::AssumedAlive,
+            StateSource::AssumedAlive,
+        );
     }
     match hint {
-        None => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", "no registration"),
-        Some(SeatHint::Process(None)) => {
-            SeatLiveness::new(Liveness::Offline, "owner_missing", "connector owner record")
-        }
+        None => SeatLiveness::new(
+            Liveness::Unknown,
+            StateReason::PaneNotIdentified,
+            StateSource::NoRegistration,
+        ),
+        Some(SeatHint::Process(None)) => SeatLiveness::new(
+            Liveness::Offline,
+            StateReason::OwnerMissing,
+            StateSource::ConnectorOwnerRecord,
+        ),
         Some(SeatHint::Process(Some((pid, ticks, boot)))) => {
             let alive = crate::proc::identity(*pid)
                 .filter(|id| id.start_ticks == *ticks && &id.boot_id == boot)
                 .is_some_and(|id| crate::proc::is_alive(&id));
-            if alive {
-                SeatLiveness::new(Liveness::Alive, "owner_live", "connector owner process")
+            let (liveness, reason) = if alive {
+                (Liveness::Alive, StateReason::OwnerLive)
             } else {
-                SeatLiveness::new(Liveness::Offline, "owner_gone", "connector owner process")
-            }
+                (Liveness::Offline, StateReason::OwnerGone)
+            };
+            SeatLiveness::new(liveness, reason, StateSource::ConnectorOwnerProcess)
         }
         Some(SeatHint::Pane {
             kind,
@@ -211,13 +223,18 @@ fn pane_liveness(
     session_required: bool,
     registered: Option<RegisteredPi>,
 ) -> SeatLiveness {
-    let name = server.0.name();
+    let source = StateSource::Mux(server.0);
+    let unknown = |why| {
+        SeatLiveness::new(
+            Liveness::Unknown,
+            StateReason::MuxUnanswered(server.0, why),
+            StateSource::Mux(server.0),
+        )
+    };
     let panes = match cache.server(server) {
         Some(Ok(p)) => p,
-        Some(Err(code)) => {
-            return SeatLiveness::new(Liveness::Unknown, &format!("{name}_{code}"), name)
-        }
-        None => return SeatLiveness::new(Liveness::Unknown, &format!("{name}_not_asked"), name),
+        Some(Err(why)) => return unknown(*why),
+        None => return unknown(Unanswered::NotAsked),
     };
     let in_scope: Vec<&PaneInfo> = match (pane_id, session) {
         (Some(id), _) => panes.iter().filter(|p| p.id == id).collect(),
@@ -229,9 +246,11 @@ fn pane_liveness(
     };
     if in_scope.is_empty() {
         return match (pane_id, session, session_required) {
-            (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, "pane_gone", name),
-            (None, Some(_), true) => SeatLiveness::new(Liveness::Offline, "no_tmux_session", name),
-            _ => SeatLiveness::new(Liveness::Unknown, "pane_not_identified", name),
+            (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, StateReason::PaneGone, source),
+            (None, Some(_), true) => {
+                SeatLiveness::new(Liveness::Offline, StateReason::NoTmuxSession, source)
+            }
+            _ => SeatLiveness::new(Liveness::Unknown, StateReason::PaneNotIdentified, source),
         };
     }
     let runs = |p: &PaneInfo| match registered {
@@ -241,8 +260,8 @@ fn pane_liveness(
     match in_scope.iter().find(|p| !p.dead && runs(p)) {
         Some(p) => SeatLiveness {
             liveness: Liveness::Alive,
-            reason: "pane_runs_pi".into(),
-            source: name.into(),
+            reason: StateReason::PaneRunsPi,
+            source,
             pane_cwd: p
                 .cwd
                 .clone()
@@ -251,9 +270,9 @@ fn pane_liveness(
         },
         // The registered pi lives, but not in this pane: which pane it is in is not known.
         None if registered.is_some_and(|r| r.alive) => {
-            SeatLiveness::new(Liveness::Unknown, "pane_not_identified", name)
+            SeatLiveness::new(Liveness::Unknown, StateReason::PaneNotIdentified, source)
         }
-        None => SeatLiveness::new(Liveness::Offline, "pane_not_running_pi", name),
+        None => SeatLiveness::new(Liveness::Offline, StateReason::PaneNotRunningPi, source),
     }
 }
 

@@ -3,6 +3,7 @@
 //! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
+use crate::board::reason::{StateReason, StateSource};
 use crate::clock::Ms;
 
 /// Board state of a seat (control board semantics, docs/behaviour.md §2).
@@ -91,10 +92,13 @@ pub struct ActivityView {
     pub evidence: String,
 }
 
+/// A worker's explicit report status (one type for the whole crate).
+pub use crate::evidence::reports::ReportStatus;
+
 /// An explicit worker report (`blocked | needs_decision | ready_for_review`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowReport {
-    pub status: String,
+    pub status: ReportStatus,
     pub summary: String,
     pub updated_at: Ms,
 }
@@ -134,10 +138,10 @@ pub struct Row {
     /// Configured description (Intercom "responsibility").
     pub responsibility: Option<String>,
     pub state: BoardState,
-    /// Why this state, e.g. `tool_running`, `input_needed`, `no_pane_running_pi`.
-    pub state_reason: String,
-    /// Where the state came from, e.g. `session file`, `liveness assumed`, `tmux`.
-    pub state_source: String,
+    /// Why this state, e.g. `tool_running`, `input_needed`, `pane_not_running_pi`.
+    pub state_reason: StateReason,
+    /// Where the state came from, e.g. `session file`, `--liveness assume-alive`, `tmux`.
+    pub state_source: StateSource,
     pub connection: ConnectionView,
     pub activity: Option<ActivityView>,
     pub report: Option<RowReport>,
@@ -178,7 +182,8 @@ pub struct Snapshot {
     pub roster: RosterStatus,
     pub rows: Vec<Row>,
     pub truncated: bool,
-    /// Fixed, content-free error codes (`logs_unavailable`, `session_read_failed:link_refused`, ...).
+    /// Fixed, content-free error codes (`logs_unavailable`, `sessions_not_found`,
+    /// `<project>/<agent>: session_link_refused`, ...).
     pub errors: Vec<String>,
 }
 

@@ -34,7 +34,7 @@ fn fixture_root_projects_exactly() {
     assert_eq!(found.as_deref(), Some(root.as_path()));
 
     let cfg = config::load(&root).unwrap();
-    assert_eq!(cfg.multiplexer.as_deref(), Some("tmux"));
+    assert_eq!(cfg.multiplexer.map(|m| m.as_str()), Some("tmux"));
     assert_eq!(cfg.coordinator().unwrap().name, "Coordinator");
     let names: Vec<&str> = cfg.workers().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["Builder", "Reviewer", "Docs"]);

@@ -5,6 +5,7 @@
 mod sessions_common;
 
 use intercom_pane::board::classify::{classify, Activity, Classification};
+use intercom_pane::board::reason::StateReason;
 use intercom_pane::clock::Ms;
 use intercom_pane::evidence::sessions::{read_session, SessionSummary};
 use serde_json::json;
@@ -47,7 +48,10 @@ fn plain_reply_is_idle_and_fields_are_read() {
     assert_eq!(sum.last_activity, Some(s.clock));
     assert_eq!(sum.newest_entry_id, s.last);
     let c = classify(&sum, s.clock + 1000);
-    assert_eq!((c.activity, c.reason), (Activity::Idle, "completed_reply"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Idle, StateReason::CompletedReply)
+    );
 }
 
 #[test]
@@ -55,7 +59,10 @@ fn input_needed_is_waiting_only_with_the_exact_marker() {
     let mut s = started();
     s.reply("\n  \nInput needed: Choose staging or production.\nMore detail.");
     let c = class(&s);
-    assert_eq!((c.activity, c.reason), (Activity::Waiting, "input_needed"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Waiting, StateReason::InputNeeded)
+    );
 
     for text in [
         "```\nInput needed: inside a code block\n```",
@@ -98,7 +105,7 @@ fn a_later_ordinary_reply_clears_input_needed() {
     let mut s = started();
     s.reply("Input needed: staging or production?");
     s.user("staging");
-    assert_eq!(class(&s).reason, "user_message");
+    assert_eq!(class(&s).reason, StateReason::UserMessage);
     s.reply("Deployed to staging.");
     assert_eq!(class(&s).activity, Activity::Idle);
 }
@@ -120,9 +127,9 @@ fn bookkeeping_after_a_request_keeps_it_waiting() {
 fn tool_activity_is_working() {
     let mut s = started();
     s.tool_call("Running it.");
-    assert_eq!(class(&s).reason, "tool_running");
+    assert_eq!(class(&s).reason, StateReason::ToolRunning);
     s.tool_result();
-    assert_eq!(class(&s).reason, "tool_result");
+    assert_eq!(class(&s).reason, StateReason::ToolResult);
     // Hours later it is still working: only a new entry ends a running tool.
     assert_eq!(
         class_at(&s, s.clock + 3_600_000).activity,
@@ -132,7 +139,10 @@ fn tool_activity_is_working() {
     let mut s = started();
     s.tool_call("Input needed: should I continue?");
     let c = class(&s);
-    assert_eq!((c.activity, c.reason), (Activity::Working, "tool_running"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::ToolRunning)
+    );
 
     // Tool calls decide, not stopReason.
     let mut s = started();
@@ -154,11 +164,11 @@ fn a_bash_command_run_by_the_person_never_decides() {
     let mut s = started();
     s.reply("All done.");
     s.entry(bash.clone());
-    assert_eq!(class(&s).reason, "completed_reply");
+    assert_eq!(class(&s).reason, StateReason::CompletedReply);
     let mut s = started();
     s.reply("Input needed: pick a branch.");
     s.entry(bash);
-    assert_eq!(class(&s).reason, "input_needed");
+    assert_eq!(class(&s).reason, StateReason::InputNeeded);
 }
 
 #[test]
@@ -167,7 +177,7 @@ fn a_steer_after_a_tool_result_is_working() {
     s.tool_call("Running.");
     s.tool_result();
     s.user("also check the logs");
-    assert_eq!(class(&s).reason, "user_message");
+    assert_eq!(class(&s).reason, StateReason::UserMessage);
 }
 
 #[test]
@@ -179,9 +189,15 @@ fn retry_window_decides_between_working_and_error() {
     assert!(!ce.is_empty());
     let at = s.clock;
     let c = class_at(&s, at + 1_000);
-    assert_eq!((c.activity, c.reason), (Activity::Working, "retrying"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::Retrying)
+    );
     let c = class_at(&s, at + 30_000);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "final_error"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::FinalError)
+    );
     assert_eq!(read(&s).last_error.as_deref(), Some("429: rate limited"));
 
     // Second failure in a row waits 4 s, third 8 s.
@@ -198,7 +214,10 @@ fn retry_window_decides_between_working_and_error() {
     // The 4th error has no context_edit: final at once.
     s.error("429: giving up");
     let c = class_at(&s, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "final_error"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::FinalError)
+    );
     assert_eq!(read(&s).last_error.as_deref(), Some("429: giving up"));
 }
 
@@ -207,7 +226,10 @@ fn an_error_without_context_edit_is_final() {
     let mut s = started();
     s.error("400: bad request");
     let c = class_at(&s, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "final_error"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::FinalError)
+    );
     // A context_edit aimed at some other entry schedules nothing for this error.
     s.context_edit("deadbeef");
     assert_eq!(class_at(&s, s.clock).activity, Activity::Error);
@@ -234,13 +256,19 @@ fn aborted_and_length_are_errors() {
     s.aborted();
     let sum = read(&s);
     let c = classify(&sum, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "aborted"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::Aborted)
+    );
     assert_eq!(sum.last_error.as_deref(), Some("Operation aborted"));
 
     let mut s = started();
     s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
     let c = class(&s);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "length"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::Length)
+    );
 }
 
 #[test]
@@ -250,21 +278,24 @@ fn recoverable_length_is_working_inside_the_window() {
     s.context_edit(&l);
     // pi summarizes before it retries; from the file alone that is timed like a retry wait (the
     // registration tells a longer summary apart).
-    assert_eq!(class_at(&s, s.clock + 1_000).reason, "compacting");
-    assert_eq!(class_at(&s, s.clock + 60_000).reason, "length");
+    assert_eq!(
+        class_at(&s, s.clock + 1_000).reason,
+        StateReason::Compacting
+    );
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, StateReason::Length);
 
     // Recoverable length: edit, compaction, then the retry runs however long it takes.
     let mut s = started();
     let l = s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
     s.context_edit(&l);
     s.compaction();
-    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, StateReason::Retrying);
 
     // A compaction with no edit is a manual /compact: the cut-off turn stays an error.
     let mut s = started();
     s.assistant_blocks(json!([{"type":"text","text":"cut"}]), "length");
     s.compaction();
-    assert_eq!(class_at(&s, s.clock + 1_000).reason, "length");
+    assert_eq!(class_at(&s, s.clock + 1_000).reason, StateReason::Length);
 }
 
 #[test]
@@ -274,13 +305,19 @@ fn compaction_after_overflow_is_working_but_not_after_a_reply() {
     s.context_edit(&e);
     s.compaction();
     let c = class_at(&s, s.clock + 1_000);
-    assert_eq!((c.activity, c.reason), (Activity::Working, "retrying"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::Retrying)
+    );
 
     // A final (not retried) error, then a manual /compact: still the error.
     let mut s = started();
     s.error("400: bad request");
     s.compaction();
-    assert_eq!(class_at(&s, s.clock + 1_000).reason, "final_error");
+    assert_eq!(
+        class_at(&s, s.clock + 1_000).reason,
+        StateReason::FinalError
+    );
 
     let mut s = started();
     s.reply("Finished.");
@@ -324,7 +361,10 @@ fn abandoned_branches_do_not_decide() {
     );
     let sum = read(&s);
     let c = classify(&sum, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Idle, "completed_reply"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Idle, StateReason::CompletedReply)
+    );
     assert_eq!(sum.last_assistant_text.as_deref(), Some("All good."));
     assert_eq!(sum.model.as_deref(), Some("m2"));
     // The branch is the reply, the user message, and what came before it — not the tool turn.
@@ -339,7 +379,7 @@ fn abandoned_branches_do_not_decide() {
         json!({"type":"message","message":{"role":"user","content":"steer"}}),
         Some(tr),
     );
-    assert_eq!(class(&s).reason, "user_message");
+    assert_eq!(class(&s).reason, StateReason::UserMessage);
 }
 
 #[test]
@@ -347,7 +387,7 @@ fn the_system_message_is_never_the_task() {
     let mut s = Session::new("0190aaaa-0000-7000-8000-000000000002");
     let sum = read(&s);
     assert_eq!(sum.task, None);
-    assert_eq!(classify(&sum, s.clock).reason, "no_messages");
+    assert_eq!(classify(&sum, s.clock).reason, StateReason::NoMessages);
     s.user_str("The real task");
     assert_eq!(read(&s).task.as_deref(), Some("The real task"));
 }
@@ -394,15 +434,21 @@ fn overflow_sequence_as_real_pi_writes_it() {
     s.wait(-990);
     s.context_edit(&e);
     // Summarizing: from the file alone, timed like the first retry wait ...
-    assert_eq!(class_at(&s, s.clock + 1_000).reason, "compacting");
+    assert_eq!(
+        class_at(&s, s.clock + 1_000).reason,
+        StateReason::Compacting
+    );
     // ... and with no compaction after it, the error reads final (the rules need the compaction
     // entry; a registered seat whose run is still going reads working).
-    assert_eq!(class_at(&s, s.clock + 60_000).reason, "final_error");
+    assert_eq!(
+        class_at(&s, s.clock + 60_000).reason,
+        StateReason::FinalError
+    );
     s.compaction();
     // Compaction written: the retry runs now, however long the reply takes.
-    assert_eq!(class_at(&s, s.clock + 60_000).reason, "retrying");
+    assert_eq!(class_at(&s, s.clock + 60_000).reason, StateReason::Retrying);
     s.reply("Answer after compaction.");
     let sum = read(&s);
-    assert_eq!(classify(&sum, s.clock).reason, "completed_reply");
+    assert_eq!(classify(&sum, s.clock).reason, StateReason::CompletedReply);
     assert_eq!(sum.last_error, None);
 }

@@ -97,7 +97,7 @@ fn index_finds_flat_and_per_cwd_files_and_refuses_links_and_fifos() {
     assert_eq!(idx.find("0190dddd-0000-7000-8000-00000000000d"), None);
     assert_eq!(idx.find("0190dddd-0000-7000-8000-00000000000e"), None);
     assert_eq!(idx.files.len(), 2);
-    let mut codes: Vec<&str> = idx.errors.iter().map(|e| e.code).collect();
+    let mut codes: Vec<&str> = idx.errors.iter().map(|e| e.error.code()).collect();
     codes.sort();
     assert_eq!(codes, vec!["fifo_refused", "link_refused", "not_found"]);
     assert!(idx.errors.iter().any(|e| e.path == missing));

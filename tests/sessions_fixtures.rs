@@ -5,6 +5,7 @@
 mod sessions_common;
 
 use intercom_pane::board::classify::{board_state, classify, Activity, BoardState, Liveness};
+use intercom_pane::board::reason::StateReason;
 use intercom_pane::clock::parse_strict;
 use intercom_pane::evidence::sessions::{index_sessions, read_session, SessionSummary};
 use std::path::PathBuf;
@@ -45,7 +46,10 @@ fn ms(s: &str) -> i64 {
 fn idle_fixture() {
     let (_d, s) = discover("idle.jsonl");
     let c = classify(&s, ms("2026-11-29T23:20:00.000Z"));
-    assert_eq!((c.activity, c.reason), (Activity::Idle, "completed_reply"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Idle, StateReason::CompletedReply)
+    );
     assert_eq!(s.cwd, "/home/dev/run/work/idle");
     assert_eq!(
         s.task.as_deref(),
@@ -75,7 +79,10 @@ fn idle_fixture() {
 fn waiting_fixture() {
     let (_d, s) = discover("waiting.jsonl");
     let c = classify(&s, ms("2026-11-29T23:20:00.000Z"));
-    assert_eq!((c.activity, c.reason), (Activity::Waiting, "input_needed"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Waiting, StateReason::InputNeeded)
+    );
     assert!(s
         .last_assistant_text
         .as_deref()
@@ -90,7 +97,10 @@ fn error_fixture() {
     // Right after the failure and long after: a 400 is not retried (no context_edit).
     for now in ["2026-11-29T23:13:58.900Z", "2026-11-29T23:20:00.000Z"] {
         let c = classify(&s, ms(now));
-        assert_eq!((c.activity, c.reason), (Activity::Error, "final_error"));
+        assert_eq!(
+            (c.activity, c.reason),
+            (Activity::Error, StateReason::FinalError)
+        );
     }
     assert!(s.last_error.as_deref().unwrap().starts_with("400: {"));
     assert!(s.last_error.as_deref().unwrap().chars().count() <= 500);
@@ -106,7 +116,10 @@ fn tool_fixture_is_working_until_the_result_arrives() {
     let (_d, s) = discover("tool.jsonl");
     // Two minutes into `sleep 120` nothing new is written; still working.
     let c = classify(&s, ms("2026-11-29T23:16:00.000Z"));
-    assert_eq!((c.activity, c.reason), (Activity::Working, "tool_running"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::ToolRunning)
+    );
     assert_eq!(
         s.last_assistant_text.as_deref(),
         Some("Running a long command.")
@@ -116,7 +129,10 @@ fn tool_fixture_is_working_until_the_result_arrives() {
     let (_d2, done) = discover("tool.completed.jsonl");
     assert_eq!(done.session_id, s.session_id);
     let c = classify(&done, ms("2026-11-29T23:20:00.000Z"));
-    assert_eq!((c.activity, c.reason), (Activity::Idle, "completed_reply"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Idle, StateReason::CompletedReply)
+    );
     assert_eq!(done.last_assistant_text.as_deref(), Some("done"));
     assert_eq!(done.last_activity, Some(ms("2026-11-29T23:16:04.538Z")));
 }

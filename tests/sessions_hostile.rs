@@ -5,6 +5,7 @@
 mod sessions_common;
 
 use intercom_pane::board::classify::{classify, Activity};
+use intercom_pane::board::reason::StateReason;
 use intercom_pane::evidence::sessions::{read_session, SessionError};
 use intercom_pane::fsguard::FsError;
 use serde_json::json;
@@ -58,7 +59,10 @@ fn four_gib_sparse_file_with_a_valid_tail() {
     // The task sits beyond a hole: unknown rather than a guess.
     assert_eq!(s.task, None);
     let c = classify(&s, clock);
-    assert_eq!((c.activity, c.reason), (Activity::Working, "tool_running"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::ToolRunning)
+    );
     assert_eq!(s.last_assistant_text.as_deref(), Some("Running."));
     // The newest entries decided everything: the scan never reached the hole.
     assert_eq!(s.skipped_lines, 0);
@@ -80,7 +84,7 @@ fn four_gib_sparse_file_with_a_valid_tail() {
     let t = Instant::now();
     let s = read_session(&p).unwrap();
     assert!(t.elapsed() < Duration::from_millis(2000));
-    assert_eq!(classify(&s, clock).reason, "tool_result");
+    assert_eq!(classify(&s, clock).reason, StateReason::ToolResult);
     assert_eq!(s.skipped_lines, 1, "the hole counts as one skipped line");
     assert!(s.tail_truncated);
     assert_eq!(s.model, None, "unknown, not guessed");
@@ -124,7 +128,10 @@ fn a_16_mib_tool_result_as_the_newest_entry_is_working() {
     let took = t.elapsed();
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let c = classify(&sum, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Working, "tool_result"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Working, StateReason::ToolResult)
+    );
     assert!(sum.branch[0].skimmed);
     assert_eq!(sum.newest_entry_id.as_deref(), Some("aaaa0001"));
     // The branch continues past the huge line to the tool call and the task.
@@ -154,7 +161,7 @@ fn a_huge_assistant_line_is_skimmed_from_both_ends() {
     drop(f);
     let sum = read_session(&p).unwrap();
     assert!(sum.branch[0].skimmed);
-    assert_eq!(classify(&sum, s.clock).reason, "tool_running");
+    assert_eq!(classify(&sum, s.clock).reason, StateReason::ToolRunning);
 
     // Same size, ending in an error: the error message is read from the tail.
     let mut f = std::fs::File::create(&p).unwrap();
@@ -171,7 +178,10 @@ fn a_huge_assistant_line_is_skimmed_from_both_ends() {
     drop(f);
     let sum = read_session(&p).unwrap();
     let c = classify(&sum, s.clock);
-    assert_eq!((c.activity, c.reason), (Activity::Error, "aborted"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Error, StateReason::Aborted)
+    );
     assert_eq!(sum.last_error.as_deref(), Some("Operation aborted"));
 }
 
@@ -214,7 +224,7 @@ fn a_huge_reply_asking_for_input_is_waiting() {
         let c = classify(&sum, s.clock);
         assert_eq!(
             (c.activity, c.reason),
-            (Activity::Waiting, "input_needed"),
+            (Activity::Waiting, StateReason::InputNeeded),
             "{open}"
         );
         let last = sum.last_assistant_text.clone().unwrap_or_default();
@@ -287,7 +297,7 @@ fn a_file_without_a_header_is_refused() {
     // A header alone is valid: nothing happened yet.
     std::fs::write(&p, header()).unwrap();
     let s = read_session(&p).unwrap();
-    assert_eq!(classify(&s, 0).reason, "no_messages");
+    assert_eq!(classify(&s, 0).reason, StateReason::NoMessages);
     // Also without its newline.
     std::fs::write(&p, header().trim_end()).unwrap();
     assert_eq!(read_session(&p).unwrap().session_id, ID);
@@ -349,7 +359,7 @@ fn a_hole_between_valid_regions_stops_the_scan() {
     bytes.push(b'\n');
     std::fs::write(&p, &bytes).unwrap();
     let sum = read_session(&p).unwrap();
-    assert_eq!(classify(&sum, s.clock).reason, "user_message");
+    assert_eq!(classify(&sum, s.clock).reason, StateReason::UserMessage);
     assert_eq!(sum.task.as_deref(), Some("Before the hole"));
     assert_eq!(sum.model, None);
     assert_eq!(sum.skipped_lines, 1);
@@ -393,7 +403,7 @@ fn big_tool_outputs_between_wordless_calls_bound_the_text_search() {
     }
     std::fs::write(&p, s.text()).unwrap();
     let sum = read_session(&p).unwrap();
-    assert_eq!(classify(&sum, s.clock).reason, "tool_result");
+    assert_eq!(classify(&sum, s.clock).reason, StateReason::ToolResult);
     // "Starting." lies ~8 MiB back, beyond the text search budget: unknown, not searched for.
     assert_eq!(sum.last_assistant_text, None);
     assert!(sum.branch.len() < 30, "{}", sum.branch.len());

@@ -4,6 +4,7 @@
 
 mod scan_support;
 
+use intercom_pane::board::reason::StateReason;
 use std::path::Path;
 
 use scan_support::*;
@@ -90,7 +91,10 @@ fn a_tree_leaf_pi_moved_to_is_read_as_the_branch() {
     assert_eq!(classify(&last_line, now).activity, Activity::Idle);
     let leaf = read_session_from_leaf(&file, "e16e1c40").unwrap().unwrap();
     let c = classify(&leaf, now);
-    assert_eq!((c.activity, c.reason), (Activity::Waiting, "input_needed"));
+    assert_eq!(
+        (c.activity, c.reason),
+        (Activity::Waiting, StateReason::InputNeeded)
+    );
     assert_eq!(
         leaf.newest_entry_id.as_deref(),
         Some("d10b0c42"),

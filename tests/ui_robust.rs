@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use intercom_pane::board::reason::StateSource;
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
 use intercom_pane::snapshot::{ReplyPath, RosterStatus, Snapshot};
 use intercom_pane::ui::app::{App, Msg, Options};
@@ -37,10 +38,13 @@ fn hostile_snapshot() -> Snapshot {
         r.name = name.clone();
         r.responsibility = Some(name.clone());
         r.task = Some(name.clone());
-        r.state_reason = name.clone();
+        r.state_source = StateSource::OtherPaneProcess {
+            seat: name.clone(),
+            session: name.clone(),
+            configured: name.clone(),
+        };
         r.last_error = Some(name.clone());
         if let Some(rep) = r.report.as_mut() {
-            rep.status = name.clone();
             rep.summary = name.clone();
         }
         if let Some(a) = r.activity.as_mut() {

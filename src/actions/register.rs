@@ -26,56 +26,8 @@ const LOCK_POLL: Duration = Duration::from_millis(20);
 /// `/proc/stat` is one line per CPU; this covers very large machines.
 const PROC_STAT_CAP: u64 = 1 << 20;
 
-/// The lifecycle event being recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    SessionStart,
-    AgentStart,
-    AgentSettled,
-    /// Older pi's `agent_end`: also fired before an automatic retry, so it is not proof that
-    /// the run has settled.
-    AgentEnd,
-    /// `/tree` moved pi's leaf (`--leaf-id`), which pi writes nowhere until the next entry.
-    SessionTree,
-    SessionShutdown,
-}
-
-impl Event {
-    pub fn parse(s: &str) -> Option<Event> {
-        match s {
-            "session_start" => Some(Event::SessionStart),
-            "agent_start" => Some(Event::AgentStart),
-            "agent_settled" => Some(Event::AgentSettled),
-            // Older pi has no agent_settled; its agent_end is the nearest boundary.
-            "agent_end" => Some(Event::AgentEnd),
-            "session_tree" => Some(Event::SessionTree),
-            "session_shutdown" => Some(Event::SessionShutdown),
-            _ => None,
-        }
-    }
-
-    /// The run state this event establishes.
-    fn run_state(self) -> &'static str {
-        match self {
-            Event::SessionStart | Event::AgentSettled | Event::AgentEnd | Event::SessionTree => {
-                "idle"
-            }
-            Event::AgentStart => "working",
-            Event::SessionShutdown => "closed",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Event::SessionStart => "session_start",
-            Event::AgentStart => "agent_start",
-            Event::AgentSettled => "agent_settled",
-            Event::AgentEnd => "agent_end",
-            Event::SessionTree => "session_tree",
-            Event::SessionShutdown => "session_shutdown",
-        }
-    }
-}
+/// The lifecycle event being recorded (one vocabulary with the registrations that read it).
+pub use crate::evidence::registrations::RunEvent as Event;
 
 /// What the caller (the extension) tells about itself; the rest is found from the inside.
 #[derive(Debug, Clone)]

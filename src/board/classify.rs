@@ -8,6 +8,7 @@
 //! themselves; compactions and context edits only matter right after a failed turn.
 
 use crate::board::overflow::is_overflow_error;
+use crate::board::reason::StateReason;
 use crate::clock::Ms;
 use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, StopReason};
 
@@ -41,9 +42,8 @@ impl Activity {
 pub struct Classification {
     /// The activity.
     pub activity: Activity,
-    /// One of: `user_message`, `tool_result`, `tool_running`, `retrying`, `input_needed`,
-    /// `compacting`, `final_error`, `aborted`, `length`, `completed_reply`, `no_messages`.
-    pub reason: &'static str,
+    /// One of the session-file codes: `UserMessage` through `NoMessages`.
+    pub reason: StateReason,
 }
 
 /// pi's retry backoff for the n-th consecutive failure (1-based): 2 s, 4 s, 8 s.
@@ -55,7 +55,7 @@ const MAX_ATTEMPTS: usize = 4;
 /// The marker that makes a completed reply ask for human input.
 const INPUT_MARKER: &str = "Input needed: ";
 
-fn c(activity: Activity, reason: &'static str) -> Classification {
+fn c(activity: Activity, reason: StateReason) -> Classification {
     Classification { activity, reason }
 }
 
@@ -80,29 +80,29 @@ pub fn is_input_request(first_line: &str) -> bool {
 pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
     // `branch` is newest first.
     let Some(pos) = s.branch.iter().position(is_decisive) else {
-        return c(Activity::Idle, "no_messages");
+        return c(Activity::Idle, StateReason::NoMessages);
     };
     let d = &s.branch[pos];
     match d.role {
-        Some(Role::User) => return c(Activity::Working, "user_message"),
-        Some(Role::ToolResult) => return c(Activity::Working, "tool_result"),
+        Some(Role::User) => return c(Activity::Working, StateReason::UserMessage),
+        Some(Role::ToolResult) => return c(Activity::Working, StateReason::ToolResult),
         _ => {}
     }
     // An assistant message. An error or abort ends the turn even if tool calls were cut off.
     match d.stop_reason {
-        Some(StopReason::Aborted) => return c(Activity::Error, "aborted"),
-        Some(StopReason::Error) => return failed(s, pos, now, "final_error"),
+        Some(StopReason::Aborted) => return c(Activity::Error, StateReason::Aborted),
+        Some(StopReason::Error) => return failed(s, pos, now, StateReason::FinalError),
         _ => {}
     }
     if d.has_tool_call {
-        return c(Activity::Working, "tool_running");
+        return c(Activity::Working, StateReason::ToolRunning);
     }
     if d.stop_reason == Some(StopReason::Length) {
-        return failed(s, pos, now, "length");
+        return failed(s, pos, now, StateReason::Length);
     }
     match d.first_text_line.as_deref() {
-        Some(line) if is_input_request(line) => c(Activity::Waiting, "input_needed"),
-        _ => c(Activity::Idle, "completed_reply"),
+        Some(line) if is_input_request(line) => c(Activity::Waiting, StateReason::InputNeeded),
+        _ => c(Activity::Idle, StateReason::CompletedReply),
     }
 }
 
@@ -116,7 +116,7 @@ pub fn classify(s: &SessionSummary, now: Ms) -> Classification {
 /// backoff plausibly lasts (`docs/behaviour.md` §2 and `docs/interop.md` §6: its age against the backoff;
 /// a summary may run longer, which only the registration can tell, see `scan::build`); no edit
 /// = final (a compaction without one is a manual `/compact`).
-fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -> Classification {
+fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: StateReason) -> Classification {
     let d = &s.branch[pos];
     let newer = &s.branch[..pos];
     let edit = newer
@@ -126,7 +126,7 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
         return c(Activity::Error, final_reason);
     };
     if newer.iter().any(|e| e.kind == EntryKind::Compaction) {
-        return c(Activity::Working, "retrying");
+        return c(Activity::Working, StateReason::Retrying);
     }
     let Some(since) = edit.timestamp.or(d.timestamp) else {
         return c(Activity::Error, final_reason);
@@ -141,9 +141,9 @@ fn failed(s: &SessionSummary, pos: usize, now: Ms, final_reason: &'static str) -
         c(
             Activity::Working,
             if recovers_by_summary(s, d) {
-                "compacting"
+                StateReason::Compacting
             } else {
-                "retrying"
+                StateReason::Retrying
             },
         )
     } else {
@@ -160,7 +160,7 @@ fn recovers_by_summary(s: &SessionSummary, d: &BranchEntry) -> bool {
 /// (a `context_edit` aimed at it), the time of that mark: pi is retrying or compacting unless
 /// something says it settled. Also the reason that recovery reads as (`retrying` or
 /// `compacting`). `None` for anything else.
-pub fn recovery_marked_at(s: &SessionSummary) -> Option<(Ms, &'static str)> {
+pub fn recovery_marked_at(s: &SessionSummary) -> Option<(Ms, StateReason)> {
     let pos = s.branch.iter().position(is_decisive)?;
     let d = &s.branch[pos];
     let failed = d.role == Some(Role::Assistant)
@@ -173,9 +173,9 @@ pub fn recovery_marked_at(s: &SessionSummary) -> Option<(Ms, &'static str)> {
         .iter()
         .find(|e| e.kind == EntryKind::ContextEdit && e.target_id == d.id)?;
     let kind = if recovers_by_summary(s, d) {
-        "compacting"
+        StateReason::Compacting
     } else {
-        "retrying"
+        StateReason::Retrying
     };
     Some((edit.timestamp.or(d.timestamp)?, kind))
 }
@@ -230,7 +230,7 @@ mod tests {
     fn liveness_wins() {
         let w = Classification {
             activity: Activity::Waiting,
-            reason: "input_needed",
+            reason: StateReason::InputNeeded,
         };
         assert_eq!(
             board_state(Liveness::Offline, Some(&w)),

@@ -90,7 +90,7 @@ impl Evidence {
 /// A worker's explicit report as the views show it (never a `clear` tombstone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportView {
+pub struct WorkerReport {
     pub status: ReportStatus,
     /// Raw summary; sanitize before drawing.
     pub summary: String,
@@ -103,7 +103,7 @@ pub struct ReportView {
 /// A worker's saved public handoff with its age.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HandoffView {
+pub struct WorkerHandoff {
     pub version: u32,
     pub job_id: String,
     /// Raw summary; sanitize before drawing.
@@ -117,7 +117,7 @@ pub struct HandoffView {
 /// A worker's close workflow job with its age (from `updatedAt`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CloseJobView {
+pub struct WorkerCloseJob {
     pub job_id: String,
     #[serde(serialize_with = "ser_state")]
     pub state: CloseState,
@@ -158,9 +158,9 @@ pub struct WorkerObservation {
     pub evidence: Evidence,
     /// The writer of the newest status record (when there is exactly one).
     pub writer_id: Option<String>,
-    pub report: Option<ReportView>,
-    pub handoff: Option<HandoffView>,
-    pub close_job: Option<CloseJobView>,
+    pub report: Option<WorkerReport>,
+    pub handoff: Option<WorkerHandoff>,
+    pub close_job: Option<WorkerCloseJob>,
 }
 
 /// The fixed public label for an activity `detail`.
@@ -199,78 +199,19 @@ pub fn project_worker(
     reports: &ReportSet,
     now: Ms,
 ) -> WorkerObservation {
-    let mine = || events.iter().filter(|e| e.session_id == agent.session_id);
-    let newest_ts = mine()
-        .filter(|e| status_of(e).is_some())
-        .map(|e| e.timestamp)
-        .max();
-
-    let (status, evidence, label, observed_at, writer_id) = match newest_ts {
-        None => (
-            ObservedStatus::Unknown,
-            Evidence::Missing,
-            "no observation",
-            None,
-            None,
-        ),
-        Some(ts) => {
-            let newest: Vec<(&Event, ObservedStatus)> = mine()
-                .filter(|e| e.timestamp == ts)
-                .filter_map(|e| status_of(e).map(|s| (e, s)))
-                .collect();
-            // Never empty (`ts` came from the same records); fall back to "missing" anyway
-            // rather than index blindly.
-            let Some(&first) = newest.first() else {
-                return project_missing(agent, reports, now);
-            };
-            let agree = newest.iter().all(|(_, s)| *s == first.1);
-            if ts > now {
-                (
-                    ObservedStatus::Unknown,
-                    Evidence::ClockUncertain,
-                    "clock uncertain",
-                    Some(ts),
-                    None,
-                )
-            } else if !agree {
-                (
-                    ObservedStatus::Unknown,
-                    Evidence::Conflicting,
-                    "conflicting records",
-                    Some(ts),
-                    None,
-                )
-            } else {
-                let evidence = if now - ts > STALE_AFTER_MS {
-                    Evidence::Stale
-                } else {
-                    Evidence::Recent
-                };
-                let label = activity_label(first.0, first.1, events);
-                (
-                    first.1,
-                    evidence,
-                    label,
-                    Some(ts),
-                    Some(first.0.writer_id.clone()),
-                )
-            }
-        }
-    };
-
-    let observation_age_seconds = match observed_at {
+    let seen = observe(agent, events, now);
+    let observation_age_seconds = match seen.at {
         Some(ts) if ts <= now => Some(age_seconds(now, ts)),
         _ => None,
     };
-
-    let report = reports.active(&agent.session_id).map(|r| ReportView {
+    let report = reports.active(&agent.session_id).map(|r| WorkerReport {
         status: r.status,
         summary: r.summary.clone(),
         updated_at: r.updated_at,
         age_seconds: age_seconds(now, r.updated_at),
         self_reported: true,
     });
-    let handoff = agent.handoff.as_ref().map(|h| HandoffView {
+    let handoff = agent.handoff.as_ref().map(|h| WorkerHandoff {
         version: h.version,
         job_id: h.job_id.clone(),
         summary: h.summary.clone(),
@@ -278,7 +219,7 @@ pub fn project_worker(
         age_seconds: age_seconds(now, h.updated_at),
         self_reported: true,
     });
-    let close_job = agent.close_job.as_ref().map(|j| CloseJobView {
+    let close_job = agent.close_job.as_ref().map(|j| WorkerCloseJob {
         job_id: j.job_id.clone(),
         state: j.state,
         created_at: j.created_at,
@@ -287,28 +228,84 @@ pub fn project_worker(
         reason: j.reason,
         age_seconds: age_seconds(now, j.updated_at),
     });
-
     WorkerObservation {
         session_id: agent.session_id.clone(),
         name: agent.name.clone(),
-        observed_status: status,
-        last_activity: label,
-        observed_at,
+        observed_status: seen.status,
+        last_activity: seen.label,
+        observed_at: seen.at,
         observation_age_seconds,
-        stale: evidence == Evidence::Stale,
-        evidence,
-        writer_id,
+        stale: seen.evidence == Evidence::Stale,
+        evidence: seen.evidence,
+        writer_id: seen.writer_id,
         report,
         handoff,
         close_job,
     }
 }
 
-fn project_missing(agent: &Agent, reports: &ReportSet, now: Ms) -> WorkerObservation {
-    project_worker(agent, &[], reports, now)
+/// What the observation logs say about one worker: its status, how good that evidence is, the
+/// activity label, when, and which writer said it.
+struct Observed {
+    status: ObservedStatus,
+    evidence: Evidence,
+    label: &'static str,
+    at: Option<Ms>,
+    writer_id: Option<String>,
 }
 
-/// The "last activity" label for a trusted newest status record (see module docs).
+impl Observed {
+    fn unknown(evidence: Evidence, label: &'static str, at: Option<Ms>) -> Observed {
+        Observed {
+            status: ObservedStatus::Unknown,
+            evidence,
+            label,
+            at,
+            writer_id: None,
+        }
+    }
+}
+
+/// The newest status record of the worker decides, unless it is in the future or records of
+/// the same instant disagree.
+fn observe(agent: &Agent, events: &[Event], now: Ms) -> Observed {
+    let mine = || events.iter().filter(|e| e.session_id == agent.session_id);
+    let missing = || Observed::unknown(Evidence::Missing, "no observation", None);
+    let Some(ts) = mine()
+        .filter(|e| status_of(e).is_some())
+        .map(|e| e.timestamp)
+        .max()
+    else {
+        return missing();
+    };
+    let newest: Vec<(&Event, ObservedStatus)> = mine()
+        .filter(|e| e.timestamp == ts)
+        .filter_map(|e| status_of(e).map(|s| (e, s)))
+        .collect();
+    // Never empty (`ts` came from the same records); fall back to "missing" anyway rather than
+    // index blindly.
+    let Some(&(event, status)) = newest.first() else {
+        return missing();
+    };
+    if ts > now {
+        return Observed::unknown(Evidence::ClockUncertain, "clock uncertain", Some(ts));
+    }
+    if !newest.iter().all(|(_, s)| *s == status) {
+        return Observed::unknown(Evidence::Conflicting, "conflicting records", Some(ts));
+    }
+    Observed {
+        status,
+        evidence: if now - ts > STALE_AFTER_MS {
+            Evidence::Stale
+        } else {
+            Evidence::Recent
+        },
+        label: activity_label(event, status, events),
+        at: Some(ts),
+        writer_id: Some(event.writer_id.clone()),
+    }
+}
+
 fn activity_label(newest: &Event, status: ObservedStatus, events: &[Event]) -> &'static str {
     // A label may outlive its turn's settlement, but not the runtime: once closed, nothing that
     // writer reported earlier is still going on.

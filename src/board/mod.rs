@@ -3,4 +3,5 @@
 pub mod classify;
 pub mod intercom;
 pub mod overflow;
+pub mod reason;
 pub mod record;

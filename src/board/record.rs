@@ -1,9 +1,14 @@
 //! The per-seat status record of the control board (seed 004 "Example status record"), written to
 //! `board/sessions/<project>/<agent>.json` and listed in `board/index.json`.
+//!
+//! Times are kept as numbers (`Ms`) for the views and written as ISO-8601 text, as the seed shows.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::board::reason::{StateReason, StateSource};
+use crate::clock::{format_iso, Ms};
+use crate::evidence::registrations::RunState;
 use crate::snapshot::BoardState;
 
 /// `tmux: {socket, session}` as the seed shows it.
@@ -17,13 +22,14 @@ pub struct TmuxRef {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RegisteredView {
-    pub started_at: Option<String>,
+    #[serde(serialize_with = "iso_opt")]
+    pub started_at: Option<Ms>,
     pub harness: Option<String>,
     pub pid: Option<i32>,
     pub tmux_session: Option<String>,
     /// `true` live, `false` stale (pid gone or a different process), `null` unverifiable.
     pub alive: Option<bool>,
-    pub run_state: Option<String>,
+    pub run_state: Option<RunState>,
     pub path: String,
 }
 
@@ -34,8 +40,8 @@ pub struct SeatRecord {
     pub project: String,
     pub state: BoardState,
     /// Why the state (fixed reason code) and where it came from.
-    pub state_reason: String,
-    pub state_source: String,
+    pub state_reason: StateReason,
+    pub state_source: StateSource,
     pub waiting_on_you: bool,
     pub seen: bool,
     pub alive: Option<bool>,
@@ -51,15 +57,18 @@ pub struct SeatRecord {
     pub active_project: Option<String>,
     pub active_project_source: Option<&'static str>,
     pub registered: Option<RegisteredView>,
-    pub relaunched_at: Option<String>,
-    pub last_activity: Option<String>,
+    #[serde(serialize_with = "iso_opt")]
+    pub relaunched_at: Option<Ms>,
+    #[serde(serialize_with = "iso_opt")]
+    pub last_activity: Option<Ms>,
     pub age_seconds: Option<i64>,
     pub model: Option<String>,
     pub provider: Option<String>,
     pub last_assistant_text: Option<String>,
     pub last_error: Option<String>,
     pub skipped_lines: u32,
-    pub scanned_at: String,
+    #[serde(serialize_with = "iso")]
+    pub scanned_at: Ms,
     /// For configured Intercom agents: the `intercom_worker_status` worker object (connection,
     /// report, handoff, closeJob, observed status). Absent for other seats.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,6 +81,17 @@ pub struct SeatRecord {
     /// `pi-default-agent-dir`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found_by: Option<String>,
+}
+
+fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format_iso(*at))
+}
+
+fn iso_opt<S: Serializer>(at: &Option<Ms>, s: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => iso(at, s),
+        None => s.serialize_none(),
+    }
 }
 
 impl SeatRecord {

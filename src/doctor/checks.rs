@@ -71,7 +71,7 @@ pub fn herdr(opts: &ScanOptions) -> Check {
         }
         crate::scan::RootChoice::Skip => None,
     }
-    .is_some_and(|c| c.multiplexer.as_deref() == Some("herdr"));
+    .is_some_and(|c| c.multiplexer == Some(crate::evidence::config::MuxChoice::Herdr));
     if !(roster_wants || env.herdr_env || env.herdr_socket_path.is_some()) {
         return Check::skip(
             "herdr",

@@ -6,10 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::{parse_iso, Ms};
 use crate::fsguard::{self, Kind};
+use crate::mux::MuxKind;
 
 pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 const MAX_LAYOUTS: usize = 64;
@@ -18,8 +20,8 @@ const MAX_SEATS: usize = 512;
 /// Which multiplexer pane the pi lives in, as recorded at registration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MuxRecord {
-    /// `tmux` or `herdr`.
-    pub kind: String,
+    /// `kind`: tmux or Herdr; `None` when it names a multiplexer this tool does not drive.
+    pub kind: Option<MuxKind>,
     pub socket: Option<String>,
     pub server_pid: Option<i64>,
     pub server_start: Option<i64>,
@@ -29,15 +31,95 @@ pub struct MuxRecord {
     pub pane_id: Option<String>,
 }
 
+/// A registration's `runState.state`: what pi's run was doing at the last recorded event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Working,
+    Idle,
+    Closed,
+}
+
+impl RunState {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Working => "working",
+            RunState::Idle => "idle",
+            RunState::Closed => "closed",
+        }
+    }
+
+    fn parse(s: &str) -> Option<RunState> {
+        [RunState::Working, RunState::Idle, RunState::Closed]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// A lifecycle event the extension records (`register --event`, `runState.event`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEvent {
+    SessionStart,
+    AgentStart,
+    AgentSettled,
+    /// Older pi's `agent_end`: also fired before an automatic retry, so it is not proof that
+    /// the run has settled (older pi has no `agent_settled`; this is its nearest boundary).
+    AgentEnd,
+    /// `/tree` moved pi's leaf (`--leaf-id`), which pi writes nowhere until the next entry.
+    SessionTree,
+    SessionShutdown,
+}
+
+impl RunEvent {
+    const ALL: [RunEvent; 6] = [
+        RunEvent::SessionStart,
+        RunEvent::AgentStart,
+        RunEvent::AgentSettled,
+        RunEvent::AgentEnd,
+        RunEvent::SessionTree,
+        RunEvent::SessionShutdown,
+    ];
+
+    /// The event named `s`, if it is one.
+    pub fn parse(s: &str) -> Option<RunEvent> {
+        RunEvent::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunEvent::SessionStart => "session_start",
+            RunEvent::AgentStart => "agent_start",
+            RunEvent::AgentSettled => "agent_settled",
+            RunEvent::AgentEnd => "agent_end",
+            RunEvent::SessionTree => "session_tree",
+            RunEvent::SessionShutdown => "session_shutdown",
+        }
+    }
+
+    /// The run state this event establishes.
+    pub fn run_state(self) -> RunState {
+        match self {
+            RunEvent::SessionStart
+            | RunEvent::AgentSettled
+            | RunEvent::AgentEnd
+            | RunEvent::SessionTree => RunState::Idle,
+            RunEvent::AgentStart => RunState::Working,
+            RunEvent::SessionShutdown => RunState::Closed,
+        }
+    }
+}
+
 /// The run state recorded on `agent_start` / `agent_settled` / `session_shutdown`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunState {
-    /// `working | idle | closed`.
-    pub state: String,
+pub struct RunRecord {
+    pub state: RunState,
     pub seq: u64,
     pub at: Ms,
-    /// The event that set it (`agent_settled`, `agent_end`, …), when recorded.
-    pub event: Option<String>,
+    /// The event that set it, when recorded and known.
+    pub event: Option<RunEvent>,
     /// `session_tree`: the entry pi's branch ends at since `/tree`.
     pub leaf_id: Option<String>,
 }
@@ -60,7 +142,7 @@ pub struct Registration {
     pub project: Option<String>,
     pub workspace: Option<String>,
     pub mux: Option<MuxRecord>,
-    pub run_state: Option<RunState>,
+    pub run_state: Option<RunRecord>,
     /// The private channel (a Unix socket path) the shipped extension opened for this seat: a
     /// reply is handed to pi through it instead of being typed (docs/behaviour.md §6).
     pub channel: Option<String>,
@@ -72,7 +154,7 @@ impl Registration {
     pub fn session_closed(&self) -> bool {
         self.run_state
             .as_ref()
-            .is_some_and(|rs| rs.state == "closed")
+            .is_some_and(|rs| rs.state == RunState::Closed)
     }
 }
 
@@ -211,7 +293,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
     let mux = match obj.get("mux") {
         None | Some(Value::Null) => None,
         Some(m) => Some(MuxRecord {
-            kind: s(m, "kind", 16)?,
+            kind: mux_kind(&s(m, "kind", 16)?),
             socket: s(m, "socket", 4096),
             server_pid: m.get("serverPid").and_then(Value::as_i64),
             server_start: m.get("serverStart").and_then(Value::as_i64),
@@ -224,15 +306,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
     let run_state = match obj.get("runState") {
         None | Some(Value::Null) => None,
         Some(r) => {
-            let state = s(r, "state", 16)?;
-            if !matches!(state.as_str(), "working" | "idle" | "closed") {
-                return None;
-            }
-            Some(RunState {
+            let state = RunState::parse(&s(r, "state", 16)?)?;
+            Some(RunRecord {
                 state,
                 seq: r.get("seq").and_then(Value::as_u64).unwrap_or(0),
                 at: parse_iso(r.get("at").and_then(Value::as_str)?)?,
-                event: s(r, "event", 32),
+                event: s(r, "event", 32).and_then(|e| RunEvent::parse(&e)),
                 leaf_id: s(r, "leafId", 64),
             })
         }
@@ -257,6 +336,13 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
         run_state,
         channel: s(&v, "channel", 107).filter(|c| c.starts_with('/')),
     })
+}
+
+/// The multiplexer a registration's `mux.kind` names, if this tool drives it.
+fn mux_kind(name: &str) -> Option<MuxKind> {
+    [MuxKind::Tmux, MuxKind::Herdr]
+        .into_iter()
+        .find(|k| k.name() == name)
 }
 
 /// Read one registration file again (the reply path re-reads the seat's record right before
@@ -312,7 +398,7 @@ mod tests {
         assert_eq!(set.items.len(), 1);
         let r = set.by_session_id("abc").unwrap();
         assert_eq!(r.task.as_deref(), Some("Fix CI"));
-        assert_eq!(r.run_state.as_ref().unwrap().state, "working");
+        assert_eq!(r.run_state.as_ref().unwrap().state, RunState::Working);
         assert!(set.by_sessions_dir(Path::new("/x/sessions")).is_some());
         assert_eq!(set.errors.len(), 2);
         assert!(set

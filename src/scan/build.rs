@@ -1,11 +1,33 @@
 //! Building one seat's record (the board file) and row (what the sidebar shows) from its evidence.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
+use crate::board::classify::{self, Classification, Liveness};
+use crate::board::intercom::{self, WorkerObservation};
+use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::{RegisteredView, SeatRecord, TmuxRef};
+use crate::clock::{age_seconds, format_iso, Ms};
+use crate::evidence::config::Agent;
+use crate::evidence::registrations::{Registration, RunEvent, RunRecord, RunState};
+use crate::evidence::seen::{self, SeenMarks};
+use crate::evidence::sessions::SessionSummary;
+use crate::fsguard::{self, Kind};
+use crate::liveness::SeatLiveness;
+use crate::mux::MuxKind;
+use crate::probe::Connection;
+use crate::snapshot::{
+    ActivityView, BoardState, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport,
+    RowRole,
+};
 
 /// How long after a marked failure a still-running turn (registration run state) is trusted to be
 /// pi's recovery: covers custom backoffs and slow summaries; past it the file's own rule decides
 /// again (a pi without `agent_settled` never reports the end of a run).
 const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
+
+/// Most folder levels the `.git` walk climbs.
+const GIT_WALK_LEVELS: usize = 32;
 
 /// Most folders remembered by one pass's `GitRoots` (one per seat at most in practice).
 const GIT_MEMO_CAP: usize = 4096;
@@ -36,7 +58,7 @@ fn git_project(dir: &Path) -> Option<String> {
             fsguard::kind(&d.join(".git")),
             Ok(Kind::Dir) | Ok(Kind::File)
         ) {
-            return Some(base_name(d));
+            return Some(super::base_name(d));
         }
         cur = d.parent();
     }
@@ -45,22 +67,22 @@ fn git_project(dir: &Path) -> Option<String> {
 
 /// What a live seat's registered run state says beyond its session file, if anything.
 fn run_state_verdict(
-    rs: &crate::evidence::registrations::RunState,
+    rs: &RunRecord,
     s: Option<&SessionSummary>,
     state: BoardState,
-    reason: &str,
+    reason: StateReason,
     now: Ms,
-) -> Option<(BoardState, &'static str)> {
+) -> Option<(BoardState, StateReason)> {
     // Recorded after the newest entry: the file has not caught up with the run yet.
     let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
     // A turn that started before pi wrote anything is only visible in the registration.
-    if rs.state == "working" && newer && state != BoardState::Working {
-        return Some((BoardState::Working, "turn_started"));
+    if rs.state == RunState::Working && newer && state != BoardState::Working {
+        return Some((BoardState::Working, StateReason::TurnStarted));
     }
     // The file alone times pi's recovery by its default backoff, which custom retry settings, a
     // message typed during the wait, or a slow summary outlast. A run that started before the
     // marked failure and has not settled since is still recovering.
-    if rs.state == "working" && !newer && state == BoardState::Error {
+    if rs.state == RunState::Working && !newer && state == BoardState::Error {
         let (_, kind) = s
             .and_then(classify::recovery_marked_at)
             .filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)?;
@@ -69,82 +91,99 @@ fn run_state_verdict(
     // pi reports `agent_settled` only when no retry will run: a settle after the failed attempt
     // means the retry was abandoned (Escape during the backoff), so the error stands even while
     // the backoff window would still read as retrying.
-    let settled = rs.event.as_deref() == Some("agent_settled");
-    if settled && newer && matches!(reason, "retrying" | "compacting") {
-        return Some((BoardState::Error, "retry_abandoned"));
+    let settled = rs.event == Some(RunEvent::AgentSettled);
+    if settled && newer && matches!(reason, StateReason::Retrying | StateReason::Compacting) {
+        return Some((BoardState::Error, StateReason::RetryAbandoned));
     }
     None
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn build_record(
-    seat: &SeatSource,
-    session: &SessionRead,
-    reg: Option<&Registration>,
-    reg_alive: Option<bool>,
-    live: &liveness::SeatLiveness,
-    marks: &SeenMarks,
-    obs: Option<&WorkerObservation>,
-    connection: Option<&Connection>,
-    git: &mut GitRoots,
-    now: Ms,
-) -> SeatRecord {
-    let s = session.summary();
-    // A registration is trusted only while its process is verifiably the one that wrote it.
-    let live_reg = reg.filter(|_| reg_alive != Some(false));
-    let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let mut state = classify::board_state(live.liveness, classification.as_ref());
-    let mut reason = match &classification {
-        Some(c) => c.reason.to_string(),
-        None => "no_session_file".to_string(),
-    };
-    let mut source = match session {
-        SessionRead::NoFile => "no session file",
-        SessionRead::AtLeaf(_) => "session file, at the branch pi's /tree chose (registration)",
-        _ => "session file",
+/// One seat and the evidence joined to it: what its record and row are built from.
+pub(super) struct SeatEvidence<'a> {
+    pub(super) seat: &'a SeatSource,
+    pub(super) session: &'a SessionRead,
+    /// The matching registration, live or stale.
+    pub(super) reg: Option<&'a Registration>,
+    /// Whether the registration's process is verifiably the one that wrote it.
+    pub(super) reg_alive: Option<bool>,
+    pub(super) live: &'a SeatLiveness,
+    pub(super) obs: Option<&'a WorkerObservation>,
+    pub(super) connection: Option<&'a Connection>,
+}
+
+impl SeatEvidence<'_> {
+    /// A registration is trusted only while its process is verifiably the one that wrote it.
+    fn live_reg(&self) -> Option<&Registration> {
+        self.reg.filter(|_| self.reg_alive != Some(false))
     }
-    .to_string();
+
+    fn alive(&self) -> bool {
+        self.live.liveness == Liveness::Alive
+    }
+}
+
+/// A seat's state, why, and where that came from.
+struct Verdict {
+    state: BoardState,
+    reason: StateReason,
+    source: StateSource,
+}
+
+/// The state rules in order: the session file, then what makes it unusable, then the
+/// registration's run state, then liveness (which wins when the seat is not alive).
+fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
+    let s = ev.session.summary();
+    let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
+    let mut v = Verdict {
+        state: classify::board_state(ev.live.liveness, classification.as_ref()),
+        reason: classification.map_or(StateReason::NoSessionFile, |c| c.reason),
+        source: match ev.session {
+            SessionRead::NoFile => StateSource::NoSessionFile,
+            SessionRead::AtLeaf(_) => StateSource::SessionFileAtTreeLeaf,
+            _ => StateSource::SessionFile,
+        },
+    };
+    let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
     // A session file that exists but cannot be used says nothing: unknown, never idle.
-    if let SessionRead::Unusable(code) = session {
-        if state != BoardState::Offline && state != BoardState::Unknown {
-            state = BoardState::Unknown;
-            reason = code.clone();
-        }
+    if let (SessionRead::Unusable(code), true) = (ev.session, shown) {
+        v.state = BoardState::Unknown;
+        v.reason = *code;
     }
     // The newest lines are damaged (a zero-filled tail, a cut or garbage line): what they would
     // decide is not known, and damage must never make a seat look calm.
-    if let Some(d) = s.and_then(|s| s.tail_damage) {
-        if state != BoardState::Offline && state != BoardState::Unknown {
-            state = BoardState::Unknown;
-            reason = d.code().to_string();
-        }
+    if let (Some(d), true) = (s.and_then(|s| s.tail_damage), shown) {
+        v.state = BoardState::Unknown;
+        v.reason = StateReason::SessionTail(d);
     }
     // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
     // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
     // but not this seat's session.
-    let session_closed = live_reg.is_some_and(Registration::session_closed);
-    if live.liveness == Liveness::Alive && session_closed && reg_alive == Some(true) {
-        state = BoardState::Offline;
-        reason = "session_closed".into();
-        source = "registration run state".into();
-    } else if live.liveness == Liveness::Alive {
-        if let Some(rs) = live_reg.and_then(|r| r.run_state.as_ref()) {
-            if let Some((st, why)) = run_state_verdict(rs, s, state, &reason, now) {
-                state = st;
-                reason = why.into();
-                source = "registration run state".into();
-            }
+    let session_closed = ev.live_reg().is_some_and(Registration::session_closed);
+    if ev.alive() && session_closed && ev.reg_alive == Some(true) {
+        v.state = BoardState::Offline;
+        v.reason = StateReason::SessionClosed;
+        v.source = StateSource::RegistrationRunState;
+    } else if ev.alive() {
+        let run = ev.live_reg().and_then(|r| r.run_state.as_ref());
+        if let Some((st, why)) = run.and_then(|rs| run_state_verdict(rs, s, v.state, v.reason, now))
+        {
+            v.state = st;
+            v.reason = why;
+            v.source = StateSource::RegistrationRunState;
         }
     }
-    if live.liveness != Liveness::Alive {
-        reason = live.reason.clone();
-        source = live.source.clone();
+    if !ev.alive() {
+        v.reason = ev.live.reason;
+        v.source = ev.live.source.clone();
     }
-    let last_activity = s.and_then(|s| s.last_activity).map(format_iso);
-    let key = format!("{}/{}", seat.project, seat.agent);
-    let seen = seen::is_seen(marks, &key, last_activity.as_deref());
+    v
+}
 
-    let (task, task_source, task_set_by) = if seat.role == RowRole::Connector {
+/// The seat's task and where it came from: a connector's fixed task, the registration's (and
+/// who set it), else the session's first user message.
+fn task_of(ev: &SeatEvidence) -> (Option<String>, Option<&'static str>, Option<String>) {
+    let live_reg = ev.live_reg();
+    if ev.seat.role == RowRole::Connector {
         (
             Some("Discord connector".to_string()),
             Some("connector"),
@@ -155,83 +194,118 @@ pub(super) fn build_record(
             .and_then(|r| r.task_set_by.clone())
             .unwrap_or_else(|| "unknown".into());
         (Some(t), Some("registration"), Some(by))
-    } else if let Some(t) = s.and_then(|s| s.task.clone()) {
+    } else if let Some(t) = ev.session.summary().and_then(|s| s.task.clone()) {
         (Some(t), Some("first-user-message"), None)
     } else {
         (None, None, None)
-    };
-    let (workspace, workspace_source) = if let Some(w) = live_reg.and_then(|r| r.workspace.clone())
-    {
+    }
+}
+
+/// The seat's workspace: the registration's, the live pane's cwd, else the session's cwd.
+fn workspace_of(ev: &SeatEvidence) -> (Option<String>, Option<&'static str>) {
+    if let Some(w) = ev.live_reg().and_then(|r| r.workspace.clone()) {
         (Some(w), Some("registration"))
-    } else if let Some((w, kind)) = live.pane_cwd.clone() {
+    } else if let Some((w, kind)) = ev.live.pane_cwd.clone() {
         (Some(w), Some(kind.workspace_source()))
-    } else if let Some(c) = s.map(|s| s.cwd.clone()) {
+    } else if let Some(c) = ev.session.summary().map(|s| s.cwd.clone()) {
         (Some(c), Some("session-cwd"))
     } else {
         (None, None)
-    };
-    let (active_project, active_project_source) =
-        if let Some(p) = live_reg.and_then(|r| r.project.clone()) {
-            (Some(p), Some("registration"))
-        } else {
-            match workspace.as_deref().and_then(|w| git.project(Path::new(w))) {
-                Some(p) => (Some(p), Some("workspace-git-root")),
-                None => (None, None),
-            }
-        };
-    let relaunched_at = match (live_reg, s.and_then(|s| s.last_activity)) {
-        (Some(r), Some(last)) if reg_alive == Some(true) && live.liveness == Liveness::Alive => {
-            r.started_at.filter(|st| *st > last).map(format_iso)
-        }
-        _ => None,
-    };
-    let registered = reg.map(|r| RegisteredView {
-        started_at: r.started_at.map(format_iso),
+    }
+}
+
+/// The project the seat works on: the registration's, else the git checkout of its workspace.
+fn active_project_of(
+    ev: &SeatEvidence,
+    workspace: Option<&str>,
+    git: &mut GitRoots,
+) -> (Option<String>, Option<&'static str>) {
+    if let Some(p) = ev.live_reg().and_then(|r| r.project.clone()) {
+        return (Some(p), Some("registration"));
+    }
+    match workspace.and_then(|w| git.project(Path::new(w))) {
+        Some(p) => (Some(p), Some("workspace-git-root")),
+        None => (None, None),
+    }
+}
+
+/// When a live registered pi started after the session's last entry: it was relaunched.
+fn relaunched_at(ev: &SeatEvidence) -> Option<Ms> {
+    let last = ev.session.summary().and_then(|s| s.last_activity)?;
+    let r = ev.live_reg()?;
+    if ev.reg_alive != Some(true) || !ev.alive() {
+        return None;
+    }
+    r.started_at.filter(|st| *st > last)
+}
+
+fn registered_view(r: &Registration, alive: Option<bool>) -> RegisteredView {
+    RegisteredView {
+        started_at: r.started_at,
         harness: r.harness.clone(),
         pid: r.pid,
         tmux_session: r.mux.as_ref().and_then(|m| m.session.clone()),
-        alive: reg_alive,
-        run_state: r.run_state.as_ref().map(|rs| rs.state.clone()),
+        alive,
+        run_state: r.run_state.as_ref().map(|rs| rs.state),
         path: r.path.display().to_string(),
-    });
-    let tmux = match reg
+    }
+}
+
+/// The tmux server and session: the registration's when it is in tmux, else discovery's.
+fn tmux_of(ev: &SeatEvidence) -> TmuxRef {
+    match ev
+        .reg
         .and_then(|r| r.mux.as_ref())
-        .filter(|m| m.kind == "tmux")
+        .filter(|m| m.kind == Some(MuxKind::Tmux))
     {
         Some(m) => TmuxRef {
             socket: m.socket.clone(),
             session: m.session.clone(),
         },
-        None => seat.tmux.clone(),
-    };
-    let connector = seat.binding.as_ref().map(|b| {
-        serde_json::json!({
-            "binding": b.name,
-            "alive": live.liveness == Liveness::Alive,
-            "ownerState": live.reason,
-            "braked": serde_json::Value::Null,
-        })
-    });
+        None => ev.seat.tmux.clone(),
+    }
+}
+
+/// The seat's board record.
+pub(super) fn build_record(
+    ev: &SeatEvidence,
+    marks: &SeenMarks,
+    git: &mut GitRoots,
+    now: Ms,
+) -> SeatRecord {
+    let s = ev.session.summary();
+    let Verdict {
+        state,
+        reason,
+        source,
+    } = verdict(ev, now);
+    let last_activity = s.and_then(|s| s.last_activity);
+    let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
+    // seen.json keeps the mark as the ISO text of the activity it saw.
+    let seen = seen::is_seen(marks, &key, last_activity.map(format_iso).as_deref());
+    let (task, task_source, task_set_by) = task_of(ev);
+    let (workspace, workspace_source) = workspace_of(ev);
+    let (active_project, active_project_source) = active_project_of(ev, workspace.as_deref(), git);
     SeatRecord {
-        agent: seat.agent.clone(),
-        project: seat.project.clone(),
+        agent: ev.seat.agent.clone(),
+        project: ev.seat.project.clone(),
         state,
         state_reason: reason,
         state_source: source,
         waiting_on_you: state == BoardState::Waiting && !seen,
         seen,
-        alive: match live.liveness {
+        alive: match ev.live.liveness {
             // The pane runs pi, but pi closed this session.
             Liveness::Alive if state == BoardState::Offline => Some(false),
             Liveness::Alive => Some(true),
             Liveness::Offline => Some(false),
             Liveness::Unknown => None,
         },
-        tmux,
+        tmux: tmux_of(ev),
         session_file: s.map(|s| s.path.display().to_string()),
         session_id: s
             .map(|s| s.session_id.clone())
-            .or_else(|| seat.session_id.clone()),
+            .or_else(|| ev.seat.session_id.clone()),
         cwd: s.map(|s| s.cwd.clone()),
         task,
         task_source,
@@ -240,54 +314,63 @@ pub(super) fn build_record(
         workspace_source,
         active_project,
         active_project_source,
-        registered,
-        relaunched_at,
-        age_seconds: s.and_then(|s| s.last_activity).map(|a| age_seconds(now, a)),
+        registered: ev.reg.map(|r| registered_view(r, ev.reg_alive)),
+        relaunched_at: relaunched_at(ev),
+        age_seconds: last_activity.map(|a| age_seconds(now, a)),
         last_activity,
         model: s.and_then(|s| s.model.clone()),
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
         last_error: s.and_then(|s| s.last_error.clone()),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
-        scanned_at: format_iso(now),
-        intercom: obs.map(|o| {
-            let c = connection
+        scanned_at: now,
+        intercom: ev.obs.map(|o| {
+            let c = ev
+                .connection
                 .cloned()
                 .unwrap_or_else(|| Connection::not_checked(&o.session_id));
             intercom::worker_status_json(o, c.to_json())
         }),
-        connector,
-        found_by: seat.found_by.map(str::to_string),
+        connector: ev.seat.binding.as_ref().map(|b| {
+            serde_json::json!({
+                "binding": b.name,
+                "alive": ev.alive(),
+                "ownerState": ev.live.reason,
+                "braked": serde_json::Value::Null,
+            })
+        }),
+        found_by: ev.seat.found_by.map(str::to_string),
     }
 }
 
+/// The seat's sidebar row, from its record and evidence.
 pub(super) fn build_row(
-    seat: &SeatSource,
+    ev: &SeatEvidence,
     rec: &SeatRecord,
     agent: Option<&Agent>,
-    obs: Option<&WorkerObservation>,
-    connection: Option<&Connection>,
-    reply: &Result<ReplyTarget, String>,
+    reply: &Result<ReplyTarget, ReplyUnavailable>,
 ) -> Row {
+    let obs = ev.obs;
     let reply = match reply {
         Ok(t) => ReplyPath::Available {
             target: t.describe(),
         },
         Err(reason) => ReplyPath::Unavailable {
-            reason: reason.clone(),
+            reason: reason.to_string(),
         },
     };
     Row {
         id: rec.session_id.clone().unwrap_or_else(|| rec.key()),
         seen_key: rec.key(),
-        name: seat.agent.clone(),
-        project: seat.project.clone(),
-        role: seat.role,
+        name: ev.seat.agent.clone(),
+        project: ev.seat.project.clone(),
+        role: ev.seat.role,
         responsibility: agent.map(|a| a.description.clone()),
         state: rec.state,
-        state_reason: rec.state_reason.clone(),
+        state_reason: rec.state_reason,
         state_source: rec.state_source.clone(),
-        connection: connection
+        connection: ev
+            .connection
             .map(ConnectionView::from_connection)
             .unwrap_or_else(ConnectionView::not_checked),
         activity: obs.map(activity_view),
@@ -301,14 +384,8 @@ pub(super) fn build_row(
         provider: rec.provider.clone(),
         last_error: rec.last_error.clone(),
         last_assistant_text: rec.last_assistant_text.clone(),
-        last_activity: rec
-            .last_activity
-            .as_deref()
-            .and_then(crate::clock::parse_iso),
-        relaunched_at: rec
-            .relaunched_at
-            .as_deref()
-            .and_then(crate::clock::parse_iso),
+        last_activity: rec.last_activity,
+        relaunched_at: rec.relaunched_at,
         waiting_on_you: rec.waiting_on_you,
         seen: rec.seen,
         alive: rec.alive,
@@ -328,7 +405,7 @@ pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {
 
 pub(super) fn report_view(o: &WorkerObservation) -> Option<RowReport> {
     o.report.as_ref().map(|r| RowReport {
-        status: r.status.as_str().to_string(),
+        status: r.status,
         summary: r.summary.clone(),
         updated_at: r.updated_at,
     })

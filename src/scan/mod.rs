@@ -1,42 +1,32 @@
 //! One bounded pass over every evidence source into one immutable result (`Scan`).
 //!
-//! Order: seen marks (refuse when invalid) → Intercom roster, logs, reports → seat discovery
-//! (Intercom agents, repo and fleet agents, connectors) → registrations → session files →
-//! multiplexer panes (one list per server) → classification and joins. Views only read `Scan`.
+//! Stages: seen marks (refuse when invalid) → Intercom roster, logs, reports → discover seats
+//! (`discover.rs`: Intercom agents, repo and fleet agents, connectors, registrations, one pane
+//! list per multiplexer server, pane seats) → join each seat (`join.rs`: session file,
+//! registration, liveness, classification; `build.rs` the record and row) → assemble. Views
+//! only read `Scan`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::{self, WorkerObservation};
-use crate::board::record::{RegisteredView, SeatRecord, TmuxRef};
-use crate::clock::{age_seconds, format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, IntercomConfig};
-use crate::evidence::connectors::{self, Binding};
+use crate::board::record::SeatRecord;
+use crate::clock::{Clock, Ms};
+use crate::evidence::config::{self, IntercomConfig};
 use crate::evidence::observations;
-use crate::evidence::registrations::{self, Registration, RegistrationSet};
 use crate::evidence::reports;
-use crate::evidence::seen::{self, SeenMarks};
-use crate::evidence::sessions::{self, SessionSummary};
-use crate::fsguard::{self, Kind};
-use crate::liveness::{self, LivenessMode};
-use crate::mux::MuxKind;
-use crate::probe::{Connection, ProbeCache, ProbeTarget};
-use crate::snapshot::{
-    ActivityView, BoardState, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob,
-    RowHandoff, RowReport, RowRole, Snapshot,
-};
+use crate::evidence::seen::{self, SeenError};
+use crate::liveness::LivenessMode;
+use crate::probe::{ProbeCache, ProbeTarget};
+use crate::snapshot::{BoardState, ConnectionView, RosterStatus, Snapshot};
 
 mod build;
+mod discover;
+mod join;
 mod panes;
 mod seats;
 
-use build::*;
-pub use seats::ReplyTarget;
-use seats::*;
-
-const MAX_AGENT_DIRS: usize = 256;
-const GIT_WALK_LEVELS: usize = 32;
+pub use seats::{ReplyTarget, ReplyUnavailable};
 
 /// Where the Intercom roster comes from.
 #[derive(Debug, Clone)]
@@ -67,13 +57,20 @@ pub struct ScanOptions {
 
 /// A refusal that stops the pass (exit 2).
 #[derive(Debug)]
-pub struct ScanError(pub String);
+pub enum ScanError {
+    /// `board/seen.json` cannot be used: dropping every mark would bring acknowledged rows back.
+    Seen(SeenError),
+}
 
 impl std::fmt::Display for ScanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ScanError::Seen(e) => write!(f, "{e}"),
+        }
     }
 }
+
+impl std::error::Error for ScanError {}
 
 /// The immutable result of one pass.
 pub struct Scan {
@@ -89,11 +86,14 @@ pub struct Scan {
     pub registration_errors: Vec<String>,
     pub discovery_errors: Vec<String>,
     /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
-    pub reply_paths: BTreeMap<String, Result<ReplyTarget, String>>,
+    pub reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
 /// batches, or `status --probe` for its page); without it every connection is `not_checked`.
+///
+/// Stages: the seen marks (a pass refuses when they are invalid) and the Intercom roster, then
+/// discover seats, join each seat, assemble.
 pub fn run(
     opts: &ScanOptions,
     clock: &dyn Clock,
@@ -101,243 +101,119 @@ pub fn run(
 ) -> Result<Scan, ScanError> {
     let now = clock.now_ms();
     let started = std::time::Instant::now();
-    let mut errors: Vec<String> = Vec::new();
-    let mut truncated = false;
-    let mut discovery_errors = Vec::new();
-
     let seen_path = opts.data_root.join("board").join("seen.json");
-    let marks = seen::read_seen(&seen_path).map_err(|e| ScanError(e.to_string()))?;
+    let marks = seen::read_seen(&seen_path).map_err(ScanError::Seen)?;
+    let intercom = read_intercom(&opts.root, now);
+    let found = discover::discover_seats(opts, intercom.config.as_ref());
+    let mut errors = intercom.errors;
+    errors.extend(found.errors.iter().cloned());
+    let pass = join::Pass {
+        opts,
+        config: intercom.config.as_ref(),
+        workers: &intercom.workers,
+        regs: &found.regs,
+        panes: &found.panes,
+        seats: &found.seats,
+        marks: &marks,
+        probes,
+        now,
+    };
+    let mut git = build::GitRoots::default();
+    let joined: Vec<join::Joined> = found
+        .seats
+        .iter()
+        .map(|seat| pass.join(seat, &mut git, &mut errors))
+        .collect();
+    let snapshot = Snapshot {
+        scanned_at: now,
+        roster: intercom.roster,
+        rows: Vec::new(),
+        truncated: intercom.truncated || found.truncated,
+        errors,
+    };
+    let scan = assemble(
+        opts,
+        intercom.config,
+        intercom.workers,
+        found,
+        joined,
+        snapshot,
+    );
+    crate::log::event(
+        crate::log::event::SCAN_PASS,
+        serde_json::json!({"ms": started.elapsed().as_millis() as u64, "seats": scan.records.len(),
+            "errors": scan.snapshot.errors}),
+    );
+    Ok(scan)
+}
 
-    // Intercom roster, logs, reports.
-    let (config, roster) = load_roster(&opts.root);
-    let mut workers = Vec::new();
+/// The Intercom roster with its workers' observations and reports.
+struct Intercom {
+    config: Option<IntercomConfig>,
+    roster: RosterStatus,
+    workers: Vec<WorkerObservation>,
+    /// Fixed codes of logs and reports that could not be read.
+    errors: Vec<String>,
+    truncated: bool,
+}
+
+fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
+    let (config, roster) = load_roster(root);
+    let mut out = Intercom {
+        config: None,
+        roster,
+        workers: Vec::new(),
+        errors: Vec::new(),
+        truncated: false,
+    };
     if let Some(cfg) = &config {
         let logs = observations::read_logs(&cfg.root);
-        truncated |= logs.truncated;
-        errors.extend(logs.errors.iter().map(|e| e.to_string()));
+        out.truncated |= logs.truncated;
+        out.errors.extend(logs.errors.iter().map(|e| e.to_string()));
         let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
         let reps = reports::read_reports(&cfg.root, &ids);
-        errors.extend(reps.errors.iter().map(|e| e.to_string()));
-        for a in cfg.workers() {
-            workers.push(intercom::project_worker(a, &logs.events, &reps, now));
-        }
-    } else if let RosterStatus::Unavailable { code, .. } = &roster {
+        out.errors.extend(reps.errors.iter().map(|e| e.to_string()));
+        out.workers = cfg
+            .workers()
+            .map(|a| intercom::project_worker(a, &logs.events, &reps, now))
+            .collect();
+    } else if let RosterStatus::Unavailable { code, .. } = &out.roster {
         if code != "no_root" {
-            errors.push(code.clone());
+            out.errors.push(code.clone());
         }
     }
+    out.config = config;
+    out
+}
 
-    // Seat discovery.
-    let mut seats = Vec::new();
-    if let Some(cfg) = &config {
-        let index = sessions::index_sessions(&opts.session_dirs);
-        truncated |= index.truncated;
-        // A missing default pi folder only means no sessions there; a missing folder that was
-        // named explicitly is worth saying.
-        let defaults = sessions::default_session_dirs();
-        errors.extend(
-            index
-                .errors
-                .iter()
-                .filter(|e| !(e.code == "not_found" && defaults.contains(&e.path)))
-                .map(|e| format!("sessions_{}", e.code)),
-        );
-        let project = base_name(&cfg.root);
-        for (i, a) in cfg.agents.iter().enumerate() {
-            seats.push(SeatSource {
-                project: project.clone(),
-                agent: a.name.clone(),
-                role: if a.coordinator {
-                    RowRole::Coordinator
-                } else {
-                    RowRole::Worker
-                },
-                session_file: index.find(&a.session_id).map(Path::to_path_buf),
-                session_refused: index
-                    .errors
-                    .iter()
-                    .find(|e| {
-                        e.path
-                            .file_name()
-                            .and_then(|n| n.to_str())
-                            .and_then(sessions::session_id_from_name)
-                            == Some(a.session_id.as_str())
-                    })
-                    .map(|e| format!("session_{}", e.code)),
-                sessions_dir: None,
-                session_id: Some(a.session_id.clone()),
-                tmux: TmuxRef::default(),
-                agent_index: Some(i),
-                binding: None,
-                pane: None,
-                found_by: None,
-            });
-        }
-    }
-    if let Some(repo) = &opts.repo {
-        discover_agent_dirs(
-            &repo.join(".pi").join("state"),
-            &base_name(repo),
-            None,
-            |agent_dir| agent_dir.join("sessions"),
-            &mut seats,
-            &mut discovery_errors,
-        );
-    }
-    if let Some(fleet) = &opts.fleet {
-        discover_agent_dirs(
-            fleet,
-            "fleet",
-            Some("mosaic-fleet"),
-            |agent_dir| agent_dir.join(".pi").join("agent").join("sessions"),
-            &mut seats,
-            &mut discovery_errors,
-        );
-    }
-    let bindings = connectors::read_bindings(&opts.data_root);
-    discovery_errors.extend(bindings.errors.iter().cloned());
-    for b in bindings.items {
-        let sessions_dir = opts.fleet.as_ref().map(|f| {
-            f.join(&b.seat)
-                .join(".pi/agent/sessions")
-                .join(format!("discord-{}", b.name))
-        });
-        seats.push(SeatSource {
-            project: "fleet".into(),
-            agent: format!("{} (discord: {})", b.seat, b.name),
-            role: RowRole::Connector,
-            session_file: sessions_dir
-                .as_deref()
-                .and_then(|d| sessions::newest_session_in(d).ok().flatten()),
-            sessions_dir,
-            session_id: None,
-            session_refused: None,
-            tmux: TmuxRef::default(),
-            agent_index: None,
-            binding: Some(b),
-            pane: None,
-            found_by: None,
-        });
-    }
-
-    let regs = registrations::read_all(config.as_ref().map(|c| c.root.as_path()), &opts.data_root);
-    truncated |= regs.truncated;
-
-    for seat in seats.iter_mut() {
-        if let Some(f) = registered_session_file(seat, &regs) {
-            seat.session_file = f;
-        }
-    }
-    // Multiplexer panes: one list per server, whatever the number of seats.
-    let panes = liveness::PaneCache::collect(
-        opts.liveness,
-        &seat_servers(&seats, &regs),
-        opts.tmux_socket.as_deref(),
-    );
-    // Every other pane whose process tree runs pi is a seat too (no setup needed).
-    let mut found = panes::pane_seats(&panes, &mut seats, &regs);
-    for seat in found.iter_mut() {
-        if let Some(f) = registered_session_file(seat, &regs) {
-            seat.session_file = f;
-        }
-    }
-    seats.extend(found);
-
-    let mut records = Vec::with_capacity(seats.len());
-    let mut rows = Vec::with_capacity(seats.len());
+/// The pass's result from its joined seats, in discovery order; disconnected workers sort last.
+fn assemble(
+    opts: &ScanOptions,
+    config: Option<IntercomConfig>,
+    workers: Vec<WorkerObservation>,
+    found: discover::Discovered,
+    joined: Vec<join::Joined>,
+    mut snapshot: Snapshot,
+) -> Scan {
+    let mut records = Vec::with_capacity(joined.len());
     let mut registered = Vec::new();
     let mut registration_stale = Vec::new();
     let mut reply_paths = BTreeMap::new();
-    let mut git = build::GitRoots::default();
-    for seat in &seats {
-        let agent_cfg = seat
-            .agent_index
-            .and_then(|i| config.as_ref().map(|c| &c.agents[i]));
-        let session = read_seat_session(seat, &mut errors);
-        let summary = session.summary();
-        let reg = match_registration(seat, &regs, summary);
-        let reg_alive = reg.and_then(registration_alive);
-        let session = match reg.filter(|_| reg_alive == Some(true)) {
-            Some(r) => at_registered_leaf(session, r),
-            None => session,
-        };
-        let registered_pi = reg.and_then(|r| {
-            Some(liveness::RegisteredPi {
-                pid: r.pid?,
-                alive: reg_alive?,
-            })
-        });
-        let live = liveness::seat_liveness_registered(
-            &panes,
-            seat_hint(seat, reg).as_ref(),
-            opts.liveness,
-            registered_pi,
-        );
-        let obs = agent_cfg
-            .filter(|a| !a.coordinator)
-            .and_then(|a| workers.iter().find(|w| w.session_id == a.session_id));
-        let connection = agent_cfg.map(|a| match probes {
-            Some(p) => p.get(&a.session_id, a.port, now),
-            None => Connection::not_checked(&a.session_id),
-        });
-        let mut record = build_record(
-            seat,
-            &session,
-            reg,
-            reg_alive,
-            &live,
-            &marks,
-            obs,
-            connection.as_ref(),
-            &mut git,
-            now,
-        );
-        if let Some(why) = other_session_in_pane(seat, reg, &regs, &seats) {
-            if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
-                record.state = BoardState::Unknown;
-                record.waiting_on_you = false;
-                record.state_reason = "pane_runs_other_session".into();
-                record.state_source = why;
-            }
+    for j in joined {
+        let key = j.record.key();
+        match j.registered {
+            Some(false) => registration_stale.push(key.clone()),
+            Some(true) => registered.push(key.clone()),
+            None => {}
         }
-        if reg.is_some() {
-            let key = record.key();
-            match reg_alive {
-                Some(false) => registration_stale.push(key),
-                _ => registered.push(key),
-            }
-        }
-        let reply = reply_target(seat, reg, reg_alive);
-        if seat.role != RowRole::Coordinator {
-            rows.push(build_row(
-                seat,
-                &record,
-                agent_cfg,
-                obs,
-                connection.as_ref(),
-                &reply,
-            ));
-        }
-        reply_paths.insert(record.key(), reply);
-        records.push(record);
+        snapshot.rows.extend(j.row);
+        reply_paths.insert(key, j.reply);
+        records.push(j.record);
     }
-
-    // Disconnected workers sort last; configured order is kept inside both groups.
-    crate::probe::sort_disconnected_last(&mut rows, |r| r.connection.state);
-    let snapshot = Snapshot {
-        scanned_at: now,
-        roster,
-        rows,
-        truncated,
-        errors,
-    };
-    crate::log::event(
-        crate::log::event::SCAN_PASS,
-        serde_json::json!({"ms": started.elapsed().as_millis() as u64, "seats": records.len(),
-            "errors": snapshot.errors}),
-    );
-    Ok(Scan {
-        scanned_at: now,
+    // Configured order is kept inside both groups.
+    crate::probe::sort_disconnected_last(&mut snapshot.rows, |r| r.connection.state);
+    Scan {
+        scanned_at: snapshot.scanned_at,
         data_root: opts.data_root.clone(),
         config,
         workers,
@@ -345,10 +221,10 @@ pub fn run(
         snapshot,
         registered,
         registration_stale,
-        registration_errors: regs.errors.clone(),
-        discovery_errors,
+        registration_errors: found.regs.errors,
+        discovery_errors: found.discovery_errors,
         reply_paths,
-    })
+    }
 }
 
 impl Scan {

@@ -10,9 +10,16 @@
 //! processes looked at per pane, ≤ 512 panes, ≤ 1024 "is this pi" checks in all.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-use super::*;
-use crate::mux::PaneInfo;
+use super::seats::{in_seat_dir, SeatSource};
+use crate::board::reason::StateReason;
+use crate::board::record::TmuxRef;
+use crate::evidence::registrations::RegistrationSet;
+use crate::evidence::sessions;
+use crate::liveness;
+use crate::mux::{MuxKind, PaneInfo};
+use crate::snapshot::RowRole;
 
 const MAX_PANES: usize = 512;
 const MAX_TREE: usize = 64;
@@ -161,12 +168,9 @@ fn known(
         .collect();
     seats.iter().position(|s| {
         (found.file.is_some() && s.session_file == found.file)
-            || s.sessions_dir.as_deref().is_some_and(|d| {
-                found
-                    .dir
-                    .as_deref()
-                    .is_some_and(|f| seats::in_seat_dir(f, d))
-            })
+            || s.sessions_dir
+                .as_deref()
+                .is_some_and(|d| found.dir.as_deref().is_some_and(|f| in_seat_dir(f, d)))
             || s.session_id
                 .as_deref()
                 .is_some_and(|id| file_id.as_deref() == Some(id) || reg_ids.contains(&id))
@@ -239,7 +243,7 @@ pub(super) fn pane_seats(
             session_refused: found
                 .dir
                 .is_none()
-                .then(|| "session_not_located".to_string()),
+                .then_some(StateReason::SessionNotLocated),
             tmux: TmuxRef {
                 socket: key.1.clone(),
                 session: pane.session_name.clone(),

@@ -1,6 +1,17 @@
-//! Seat discovery and the per-seat evidence joins of one pass: session file, registration, liveness hint.
+//! A seat as discovery finds it, and its evidence joins: session file, registration, liveness
+//! hint, reply path.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::TmuxRef;
+use crate::evidence::connectors::Binding;
+use crate::evidence::registrations::{Registration, RegistrationSet, RunEvent};
+use crate::evidence::sessions::{self, SessionSummary};
+use crate::fsguard::{self, Kind};
+use crate::liveness;
+use crate::mux::MuxKind;
+use crate::snapshot::RowRole;
 
 /// One seat found by discovery, before any session file is read.
 pub(super) struct SeatSource {
@@ -12,7 +23,7 @@ pub(super) struct SeatSource {
     /// Configured session id (Intercom agents): the file must confirm it.
     pub(super) session_id: Option<String>,
     /// A file named for this seat's session exists but was refused (a link, a FIFO...).
-    pub(super) session_refused: Option<String>,
+    pub(super) session_refused: Option<StateReason>,
     pub(super) tmux: TmuxRef,
     pub(super) agent_index: Option<usize>,
     pub(super) binding: Option<Binding>,
@@ -21,71 +32,13 @@ pub(super) struct SeatSource {
     pub(super) found_by: Option<&'static str>,
 }
 
-pub(super) fn discover_agent_dirs(
-    parent: &Path,
-    project: &str,
-    socket_name: Option<&str>,
-    sessions_of: impl Fn(&Path) -> PathBuf,
-    seats: &mut Vec<SeatSource>,
-    errors: &mut Vec<String>,
-) {
-    let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
-        Ok(l) => l,
-        Err(fsguard::FsError::NotFound) => return,
-        Err(e) => {
-            errors.push(format!("{}: {}", parent.display(), e.code()));
-            return;
-        }
-    };
-    if list.truncated {
-        errors.push(format!("{}: too_many_agents", parent.display()));
-    }
-    let mut entries: Vec<_> = list
-        .entries
-        .into_iter()
-        .filter(|e| e.kind == Kind::Dir)
-        .collect();
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    for e in entries {
-        let Some(agent) = e.name_str().map(str::to_string) else {
-            continue;
-        };
-        let dir = sessions_of(&parent.join(&agent));
-        let file = match sessions::newest_session_in(&dir) {
-            Ok(f) => f,
-            Err(fsguard::FsError::NotFound) => continue,
-            Err(err) => {
-                errors.push(format!("{}/{}: sessions_{}", project, agent, err.code()));
-                None
-            }
-        };
-        seats.push(SeatSource {
-            project: project.to_string(),
-            tmux: TmuxRef {
-                socket: socket_name.map(str::to_string),
-                session: Some(agent.clone()),
-            },
-            agent,
-            role: RowRole::Seat,
-            session_file: file,
-            sessions_dir: Some(dir),
-            session_id: None,
-            session_refused: None,
-            agent_index: None,
-            binding: None,
-            pane: None,
-            found_by: None,
-        });
-    }
-}
-
 /// A seat's session file: read, absent, or present but unusable (then the state is unknown).
 pub(super) enum SessionRead {
     Read(Box<SessionSummary>),
     /// Read with the branch ending at the leaf pi's `/tree` moved to (from the registration).
     AtLeaf(Box<SessionSummary>),
     NoFile,
-    Unusable(String),
+    Unusable(StateReason),
 }
 
 impl SessionRead {
@@ -100,16 +53,16 @@ impl SessionRead {
 pub(super) fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> SessionRead {
     let Some(path) = seat.session_file.as_ref() else {
         return match &seat.session_refused {
-            Some(code) => SessionRead::Unusable(code.clone()),
+            Some(code) => SessionRead::Unusable(*code),
             None => SessionRead::NoFile,
         };
     };
     let code = match sessions::read_session(path) {
         Ok(s) => match &seat.session_id {
-            Some(want) if &s.session_id != want => "session_id_mismatch".to_string(),
+            Some(want) if &s.session_id != want => StateReason::SessionIdMismatch,
             _ => return SessionRead::Read(Box::new(s)),
         },
-        Err(e) => format!("session_{}", e.code()),
+        Err(e) => StateReason::SessionUnreadable(e),
     };
     errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
     SessionRead::Unusable(code)
@@ -128,7 +81,7 @@ pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> Sess
     let Some(leaf) = rs.leaf_id.as_deref() else {
         return session;
     };
-    if rs.event.as_deref() != Some("session_tree")
+    if rs.event != Some(RunEvent::SessionTree)
         || s.newest_entry_id.as_deref() == Some(leaf)
         || s.mtime_ms > rs.at
         || r.session_id.as_deref() != Some(s.session_id.as_str())
@@ -219,13 +172,13 @@ pub(super) fn registered_session_file(
 /// A configured worker (or coordinator) with no live registration of its own session whose
 /// pane (the tmux session named like it) holds a live pi in another session — registered, or
 /// found from the pane's pi process: that pi's state is not the worker's, and the worker's own
-/// is not known. Returns the source text, naming both sessions.
+/// is not known. Returns the source, naming both sessions.
 pub(super) fn other_session_in_pane(
     seat: &SeatSource,
     own: Option<&Registration>,
     regs: &RegistrationSet,
     seats: &[SeatSource],
-) -> Option<String> {
+) -> Option<StateSource> {
     if !matches!(seat.role, RowRole::Worker | RowRole::Coordinator) || seat.pane.is_some() {
         return None;
     }
@@ -236,19 +189,18 @@ pub(super) fn other_session_in_pane(
     let shown = |id: &str| crate::text::clip(&crate::text::sanitize(id), 80);
     let registered = regs.items.iter().find(|r| {
         r.session_id.as_deref().is_some_and(|id| id != want)
-            && r.mux
-                .as_ref()
-                .is_some_and(|m| m.kind == "tmux" && m.session.as_deref() == Some(&seat.agent))
+            && r.mux.as_ref().is_some_and(|m| {
+                m.kind == Some(MuxKind::Tmux) && m.session.as_deref() == Some(&seat.agent)
+            })
             && !r.session_closed()
             && registration_alive(r) == Some(true)
     });
     if let Some(r) = registered {
-        return Some(format!(
-            "registration: the pi in its pane (pid {}) runs session {}, not the configured {}",
-            r.pid.unwrap_or(0),
-            shown(r.session_id.as_deref().unwrap_or("")),
-            shown(want)
-        ));
+        return Some(StateSource::OtherRegisteredPi {
+            pid: r.pid.unwrap_or(0),
+            session: shown(r.session_id.as_deref().unwrap_or("")),
+            configured: shown(want),
+        });
     }
     // A pane seat (found from its pi process) in the worker's conventional pane.
     let pane = seats.iter().find(|o| {
@@ -266,11 +218,11 @@ pub(super) fn other_session_in_pane(
         .and_then(sessions::session_id_from_name)
         .filter(|id| *id != want)
         .map(shown)?;
-    Some(format!(
-        "pi process: the pi in its pane ({}) runs session {other}, not the configured {}",
-        pane.agent,
-        shown(want)
-    ))
+    Some(StateSource::OtherPaneProcess {
+        seat: pane.agent.clone(),
+        session: other,
+        configured: shown(want),
+    })
 }
 
 /// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
@@ -303,7 +255,7 @@ pub(super) fn seat_hint(
     }
     if let Some(m) = reg.and_then(|r| r.mux.as_ref()) {
         return Some(liveness::SeatHint::Pane {
-            kind: mux_kind(&m.kind)?,
+            kind: m.kind?,
             socket: m.socket.clone(),
             pane_id: m.pane_id.clone(),
             session: m.session.clone(),
@@ -333,14 +285,6 @@ pub(super) fn seat_hint(
         })
 }
 
-pub(super) fn mux_kind(name: &str) -> Option<MuxKind> {
-    match name {
-        "tmux" => Some(MuxKind::Tmux),
-        "herdr" => Some(MuxKind::Herdr),
-        _ => None,
-    }
-}
-
 /// Every server some seat lives on (the default tmux server always), each listed once.
 pub(super) fn seat_servers(
     seats: &[SeatSource],
@@ -357,7 +301,7 @@ pub(super) fn seat_servers(
     }
     for r in &regs.items {
         if let Some(m) = &r.mux {
-            if let Some(kind) = mux_kind(&m.kind) {
+            if let Some(kind) = m.kind {
                 add((kind, m.socket.clone()));
             }
         }
@@ -388,38 +332,66 @@ impl ReplyTarget {
     }
 }
 
+/// Why a seat has no reply path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyUnavailable {
+    Connector,
+    NotRegistered,
+    Stale,
+    NoProcess,
+    /// The pane still runs that pi, but in another session (or it is quitting): text typed
+    /// there would reach a session that is not this seat's.
+    SessionEnded,
+    NoPane,
+    UnknownMultiplexer,
+    NoTarget,
+}
+
+impl std::fmt::Display for ReplyUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReplyUnavailable::Connector => "connector rows cannot be replied to",
+            ReplyUnavailable::NotRegistered => "reply needs a registered seat",
+            ReplyUnavailable::Stale => "the seat's registration is stale (its pi is gone)",
+            ReplyUnavailable::NoProcess => "the registration records no process to verify",
+            ReplyUnavailable::SessionEnded => {
+                "the seat's session has ended in its pi (it moved on or is quitting)"
+            }
+            ReplyUnavailable::NoPane => "the registration names no multiplexer pane",
+            ReplyUnavailable::UnknownMultiplexer => "the registration names an unknown multiplexer",
+            ReplyUnavailable::NoTarget => "the registration names no pane or session",
+        })
+    }
+}
+
+impl std::error::Error for ReplyUnavailable {}
+
 /// The reply path of a seat, or why it has none. Never a guess: only a registration whose
 /// process is verifiably alive names where to type.
 pub(super) fn reply_target(
     seat: &SeatSource,
     reg: Option<&Registration>,
     reg_alive: Option<bool>,
-) -> Result<ReplyTarget, String> {
+) -> Result<ReplyTarget, ReplyUnavailable> {
     if seat.role == RowRole::Connector {
-        return Err("connector rows cannot be replied to".into());
+        return Err(ReplyUnavailable::Connector);
     }
-    let Some(r) = reg else {
-        return Err("reply needs a registered seat".into());
-    };
+    let r = reg.ok_or(ReplyUnavailable::NotRegistered)?;
     match reg_alive {
         Some(true) => {}
-        Some(false) => return Err("the seat's registration is stale (its pi is gone)".into()),
-        None => return Err("the registration records no process to verify".into()),
+        Some(false) => return Err(ReplyUnavailable::Stale),
+        None => return Err(ReplyUnavailable::NoProcess),
     }
     if r.session_closed() {
-        // The pane still runs that pi, but in another session (or it is quitting): text typed
-        // there would reach a session that is not this seat's.
-        return Err("the seat's session has ended in its pi (it moved on or is quitting)".into());
+        return Err(ReplyUnavailable::SessionEnded);
     }
-    let Some(m) = r.mux.as_ref() else {
-        return Err("the registration names no multiplexer pane".into());
-    };
-    let kind = mux_kind(&m.kind).ok_or("the registration names an unknown multiplexer")?;
+    let m = r.mux.as_ref().ok_or(ReplyUnavailable::NoPane)?;
+    let kind = m.kind.ok_or(ReplyUnavailable::UnknownMultiplexer)?;
     let target = m
         .pane_id
         .clone()
         .or_else(|| m.session.clone())
-        .ok_or("the registration names no pane or session")?;
+        .ok_or(ReplyUnavailable::NoTarget)?;
     Ok(ReplyTarget {
         kind,
         socket: m.socket.clone(),

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
-    ActivityView, BoardState, ConnState, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob,
-    RowHandoff, RowReport, RowRole, Snapshot,
+    ActivityView, BoardState, ConnState, ConnectionView, ReplyPath, ReportStatus, RosterStatus,
+    Row, RowCloseJob, RowHandoff, RowReport, RowRole, Snapshot,
 };
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
@@ -60,13 +61,16 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         }
     };
     let report = match i % 4 {
-        1 => Some(("blocked", "waiting on API credentials from the lead")),
-        2 => Some(("needs_decision", "two designs; need a pick")),
-        3 => Some(("ready_for_review", "branch pushed, tests green")),
+        1 => Some((
+            ReportStatus::Blocked,
+            "waiting on API credentials from the lead",
+        )),
+        2 => Some((ReportStatus::NeedsDecision, "two designs; need a pick")),
+        3 => Some((ReportStatus::ReadyForReview, "branch pushed, tests green")),
         _ => None,
     }
     .map(|(status, summary)| RowReport {
-        status: status.into(),
+        status,
         summary: summary.into(),
         updated_at: now - 95_000,
     });
@@ -83,15 +87,14 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         responsibility: Some(format!("Simulated seat {i}: changes state every pass")),
         state,
         state_reason: match state {
-            BoardState::Working => "tool_running",
-            BoardState::Waiting => "input_needed",
-            BoardState::Error => "final_error",
-            BoardState::Offline => "no_pane_running_pi",
-            BoardState::Idle => "completed_reply",
-            BoardState::Unknown => "mux_unavailable",
-        }
-        .into(),
-        state_source: "demo".into(),
+            BoardState::Working => StateReason::ToolRunning,
+            BoardState::Waiting => StateReason::InputNeeded,
+            BoardState::Error => StateReason::FinalError,
+            BoardState::Offline => StateReason::PaneNotRunningPi,
+            BoardState::Idle => StateReason::CompletedReply,
+            BoardState::Unknown => StateReason::PaneNotIdentified,
+        },
+        state_source: StateSource::Demo,
         connection: ConnectionView {
             state: conn,
             reason: match conn {

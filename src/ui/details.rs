@@ -34,46 +34,62 @@ const DETAIL_ORDER: &[&str] = &[
     "Seen",
 ];
 
+/// One details field: its label (one of `DETAIL_ORDER`), its text, its style.
+type Field = (&'static str, String, Style);
+
 /// The details panel as screen lines for a given width (title first).
 pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
-    let now = app.now();
-    let mut lines: Vec<(String, String, Style)> = Vec::new();
-    let mut add = |label: &str, value: String, style: Style| {
-        lines.push((label.to_string(), value, style));
-    };
+    let mut fields = seat_fields(row, t);
+    fields.extend(intercom_fields(app, row, t));
+    fields.extend(session_fields(app, row, t));
+    fields.sort_by_key(|(label, _, _)| {
+        DETAIL_ORDER
+            .iter()
+            .position(|l| l == label)
+            .unwrap_or(DETAIL_ORDER.len())
+    });
+    lay_out(fields, format!("Details · {}", name_of(row)), width, t)
+}
+
+/// What the seat is and why it shows its state.
+fn seat_fields(row: &Row, t: &Theme) -> Vec<Field> {
     let role = match row.role {
         RowRole::Coordinator => "coordinator",
         RowRole::Worker => "worker",
         RowRole::Seat => "seat",
         RowRole::Connector => "connector",
     };
-    add(
+    let mut out = vec![(
         "Seat",
         format!("{role} · project {}", clean(&row.project)),
         Style::default(),
-    );
+    )];
     if let Some(resp) = &row.responsibility {
-        add("Responsibility", clean(resp), Style::default());
+        out.push(("Responsibility", clean(resp), Style::default()));
     }
-    let why = match reason_text(&row.state_reason) {
-        Some(text) => format!("{text} ({}", clean(&row.state_reason)),
-        None => format!("({}", clean(&row.state_reason)),
-    };
-    add(
+    out.push((
         "State",
         format!(
-            "{} {} — {why}; source: {})",
+            "{} {} — {} ({}; source: {})",
             theme::glyph(row.state),
             row.state.as_str(),
-            clean(&row.state_source)
+            row.state_reason.words(),
+            row.state_reason,
+            clean(&row.state_source.to_string())
         ),
         t.state(row.state),
-    );
+    ));
+    out
+}
+
+/// The Intercom worker's connection, observed activity, report, handoff and close job.
+fn intercom_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
+    let now = app.now();
     let checked = match row.connection.checked_at {
         Some(at) => format!("checked {}", age_text(now, at)),
         None => "never checked".to_string(),
     };
-    add(
+    let mut out = vec![(
         "Connection",
         format!(
             "{} — {}, {checked}",
@@ -81,14 +97,14 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
             clean(&row.connection.reason)
         ),
         t.conn(row.connection.state),
-    );
-    match &row.activity {
+    )];
+    out.push(match &row.activity {
         Some(a) => {
             let when = a
                 .observed_at
                 .map(|at| age_text(now, at))
                 .unwrap_or_else(|| "time unknown".into());
-            add(
+            (
                 "Activity",
                 format!(
                     "{} — {}, {when} (evidence: {})",
@@ -97,27 +113,25 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
                     clean(&a.evidence)
                 ),
                 Style::default(),
-            );
+            )
         }
-        None => add("Activity", "unknown (no observation)".into(), t.dim()),
-    }
-    match &row.report {
-        Some(rep) => add(
+        None => ("Activity", "unknown (no observation)".into(), t.dim()),
+    });
+    out.push(match &row.report {
+        Some(rep) => (
             "Report",
             format!(
                 "{}, {} — {}",
-                theme::report_word(&rep.status)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| clean(&rep.status)),
+                rep.status.label(),
                 age_text(now, rep.updated_at),
                 clean(&rep.summary)
             ),
-            t.report(&rep.status),
+            t.report(rep.status),
         ),
-        None => add("Report", "none".into(), t.dim()),
-    }
+        None => ("Report", "none".into(), t.dim()),
+    });
     if let Some(hd) = &row.handoff {
-        add(
+        out.push((
             "Handoff",
             format!(
                 "saved {} (job {})",
@@ -125,103 +139,108 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
                 clean(&hd.job_id)
             ),
             Style::default(),
-        );
+        ));
     }
-    if let Some(cj) = &row.close_job {
-        let reason = cj
-            .reason
-            .as_deref()
-            .map(|r| format!(" ({})", clean(r)))
-            .unwrap_or_default();
-        add(
-            "Close",
+    out.extend(close_fields(app, row));
+    out
+}
+
+/// The close job, and how to bring a closed worker back.
+fn close_fields(app: &App, row: &Row) -> Vec<Field> {
+    let Some(cj) = &row.close_job else {
+        return Vec::new();
+    };
+    let reason = cj
+        .reason
+        .as_deref()
+        .map(|r| format!(" ({})", clean(r)))
+        .unwrap_or_default();
+    let mut out = vec![(
+        "Close",
+        format!(
+            "{}{reason}, {} (job {})",
+            clean(&cj.state),
+            age_text(app.now(), cj.updated_at),
+            clean(&cj.job_id)
+        ),
+        Style::default(),
+    )];
+    // A closed worker comes back with its saved session, name and responsibility, and only
+    // on a person's word that it is closed.
+    if cj.state == "closed" && row.state == BoardState::Offline {
+        out.push((
+            "Resume",
             format!(
-                "{}{reason}, {} (job {})",
-                clean(&cj.state),
-                age_text(now, cj.updated_at),
-                clean(&cj.job_id)
+                "intercom-pane resume-worker {} --confirm-closed",
+                crate::text::shell_quote(&clean(&row.name))
             ),
             Style::default(),
-        );
-        // A closed worker comes back with its saved session, name and responsibility, and only
-        // on a person's word that it is closed.
-        if cj.state == "closed" && row.state == BoardState::Offline {
-            add(
-                "Resume",
-                format!(
-                    "intercom-pane resume-worker {} --confirm-closed",
-                    crate::text::shell_quote(&clean(&row.name))
-                ),
-                Style::default(),
-            );
-        }
+        ));
     }
+    out
+}
+
+/// What the session says (task, workspace, model, times, last error), seen, and the reply.
+fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
+    let now = app.now();
     let task = match (&row.task, &row.task_source) {
         (Some(task), Some(src)) => format!("{} (source: {})", clean(task), clean(src)),
         (Some(task), None) => clean(task),
         (None, _) => "unknown".into(),
     };
-    add("Task", task, Style::default());
-    add(
-        "Workspace",
-        row.workspace
-            .as_deref()
-            .map(clean)
-            .unwrap_or_else(|| "unknown".into()),
-        Style::default(),
-    );
     let model = match (&row.model, &row.provider) {
         (Some(m), Some(p)) => format!("{} ({})", clean(m), clean(p)),
         (Some(m), None) => clean(m),
         (None, Some(p)) => format!("unknown ({})", clean(p)),
         (None, None) => "unknown".into(),
     };
-    add("Model", model, Style::default());
+    let workspace = row
+        .workspace
+        .as_deref()
+        .map(clean)
+        .unwrap_or_else(|| "unknown".into());
+    let mut out = vec![
+        ("Task", task, Style::default()),
+        ("Workspace", workspace, Style::default()),
+        ("Model", model, Style::default()),
+    ];
     if let Some(at) = row.last_activity {
-        add("Last activity", age_text(now, at), Style::default());
+        out.push(("Last activity", age_text(now, at), Style::default()));
     }
     if let Some(at) = row.relaunched_at {
-        add("Relaunched", age_text(now, at), Style::default());
+        out.push(("Relaunched", age_text(now, at), Style::default()));
     }
     if let Some(e) = &row.last_error {
-        add(
-            "Last error",
-            clean(e),
-            t.state(crate::snapshot::BoardState::Error),
-        );
+        out.push(("Last error", clean(e), t.state(BoardState::Error)));
     }
     let seen = if app.is_seen(row) { "yes" } else { "no" };
-    add("Seen", seen.into(), Style::default());
+    out.push(("Seen", seen.into(), Style::default()));
     let reply = match &row.reply {
         ReplyPath::Available { target } => format!("to {} (r)", clean(target)),
         ReplyPath::Unavailable { reason } => format!("unavailable: {}", clean(reason)),
     };
-    add("Reply", reply, Style::default());
+    out.push(("Reply", reply, Style::default()));
     if let Some((text, warn)) = receipt_line(app, &row.id) {
         let style = if warn { t.warn() } else { Style::default() };
-        add("Last reply", text, style);
+        out.push(("Last reply", text, style));
     }
+    out
+}
 
-    lines.sort_by_key(|(label, _, _)| {
-        DETAIL_ORDER
-            .iter()
-            .position(|l| l == label)
-            .unwrap_or(DETAIL_ORDER.len())
-    });
-    let title = format!("Details · {}", name_of(row));
+/// The title, then each field: `Label: value` clipped on one line when narrow, else the label
+/// in its column and the value wrapped onto up to three lines.
+fn lay_out(fields: Vec<Field>, title: String, width: u16, t: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(Span::styled(title, t.header()))];
     let label_w = if width >= 40 { 15 } else { 0 };
     let value_w = (width as usize).saturating_sub(label_w).max(1);
-    for (label, value, style) in lines {
+    for (label, value, style) in fields {
         if label_w == 0 {
-            // Narrow: `Label: value` clipped on one line.
             out.push(Line::from(Span::styled(format!("{label}: {value}"), style)));
             continue;
         }
-        // Long values wrap onto up to three lines.
         for (i, part) in wrap(&value, value_w, 3).into_iter().enumerate() {
             let lab = if i == 0 {
-                cell(&label, label_w as u16)
+                cell(label, label_w as u16)
             } else {
                 " ".repeat(label_w)
             };
@@ -277,33 +296,4 @@ pub(crate) fn draw_details(
             }
         }
     }
-}
-
-/// The state reason codes in words; the code itself stays beside them (it is what the JSON and
-/// the board files carry). Codes not listed here are shown as they are.
-fn reason_text(code: &str) -> Option<&'static str> {
-    Some(match code {
-        "tool_running" => "a tool is running",
-        "tool_result" => "a tool finished; the model is answering",
-        "user_message" => "a message was sent; the model is answering",
-        "turn_started" => "a turn started; pi has written nothing yet",
-        "retrying" => "retrying after a provider error",
-        "compacting" => "summarizing the conversation before it retries",
-        "input_needed" => "the last reply asks for input",
-        "completed_reply" => "the last reply is complete",
-        "no_messages" => "no messages yet",
-        "final_error" => "the last turn ended in an error",
-        "aborted" => "the last turn was stopped",
-        "length" => "the last reply was cut off",
-        "retry_abandoned" => "the retry was cancelled",
-        "no_session_file" => "pi has written no session file yet",
-        "session_closed" => "its pi moved on to another session",
-        "pane_gone" => "its pane is gone",
-        "pane_not_running_pi" => "its pane no longer runs pi",
-        "no_tmux_session" => "no tmux session of that name",
-        "pane_runs_pi" => "its pane runs pi",
-        "assumed_alive" => "assumed alive (--liveness assume-alive)",
-        "pane_not_identified" => "its pane cannot be identified",
-        _ => return None,
-    })
 }

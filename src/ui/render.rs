@@ -298,14 +298,7 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
     let mut y = r.y;
     let mut rows_h = r.height;
     if r.height >= HEADER_MIN_HEIGHT - 1 && fitted.name != "tiny" {
-        let mut spans = vec![Span::raw(" ".repeat(layout::PREFIX as usize))];
-        let mut x = layout::PREFIX;
-        for p in &fitted.cols {
-            spans.push(Span::raw(" ".repeat(p.x.saturating_sub(x) as usize)));
-            spans.push(Span::styled(cell(p.col.title(), p.width), t.header()));
-            x = p.x + p.width;
-        }
-        put(buf, r.x, y, r.width, &spans);
+        put(buf, r.x, y, r.width, &header_spans(&fitted, t));
         y += 1;
         rows_h -= 1;
     }
@@ -342,20 +335,7 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
         let selected = i == sel;
         let spans = match item {
             Item::Row(row) => row_spans(row, &fitted, t, now, selected),
-            Item::SeenGroup { count, expanded } => {
-                let marker = if selected { "›" } else { " " };
-                let arrow = if *expanded { "▾" } else { "▸" };
-                let hint = if *expanded {
-                    "⏎ collapse"
-                } else {
-                    "⏎ expand"
-                };
-                vec![
-                    Span::raw(format!("{marker}{arrow} ")),
-                    Span::styled(format!("Seen ({count})"), t.header()),
-                    Span::styled(format!("  {hint}"), t.dim()),
-                ]
-            }
+            Item::SeenGroup { count, expanded } => seen_group_spans(*count, *expanded, selected, t),
         };
         put(buf, r.x, y, r.width, &spans);
         if selected {
@@ -379,42 +359,83 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
             }
         }
     }
-    let overflow = shown < total;
-    if overflow && rows_h >= 2 && used < rows_h {
-        let shown = offset..offset + shown;
-        let hidden = total - shown.len();
-        let attn_hidden = items
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !shown.contains(i))
-            .filter(|(_, it)| match it {
-                Item::Row(row) => theme::needs_attention(row.state) && !app.is_seen(row),
-                Item::SeenGroup { .. } => false,
-            })
-            .count();
-        let pos = format!("({}/{})", sel + 1, total);
-        let variants = [
-            if attn_hidden > 0 {
-                format!("+{hidden} more {pos}, {attn_hidden} need attention")
-            } else {
-                format!("+{hidden} more {pos}")
-            },
-            if attn_hidden > 0 {
-                format!("+{hidden} {pos} {attn_hidden}!")
-            } else {
-                format!("+{hidden} {pos}")
-            },
-            format!("+{hidden} {}/{}", sel + 1, total),
-            format!("+{hidden}"),
-        ];
-        let text = variants
-            .iter()
-            .find(|v| width(v) <= r.width as usize)
-            .cloned()
-            .unwrap_or_else(|| format!("+{hidden}"));
-        let style = if attn_hidden > 0 { t.warn() } else { t.dim() };
-        put(buf, r.x, y, r.width, &[Span::styled(text, style)]);
+    if shown < total && rows_h >= 2 && used < rows_h {
+        let line = overflow_line(app, items, sel, offset..offset + shown, r.width, t);
+        put(buf, r.x, y, r.width, &[line]);
     }
+}
+
+/// The column titles, each at its column.
+fn header_spans(fitted: &layout::Fitted, t: &Theme) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::raw(" ".repeat(layout::PREFIX as usize))];
+    let mut x = layout::PREFIX;
+    for p in &fitted.cols {
+        spans.push(Span::raw(" ".repeat(p.x.saturating_sub(x) as usize)));
+        spans.push(Span::styled(cell(p.col.title(), p.width), t.header()));
+        x = p.x + p.width;
+    }
+    spans
+}
+
+/// The line of the folded group of seen rows.
+fn seen_group_spans(count: usize, expanded: bool, selected: bool, t: &Theme) -> Vec<Span<'static>> {
+    let marker = if selected { "›" } else { " " };
+    let arrow = if expanded { "▾" } else { "▸" };
+    let hint = if expanded {
+        "⏎ collapse"
+    } else {
+        "⏎ expand"
+    };
+    vec![
+        Span::raw(format!("{marker}{arrow} ")),
+        Span::styled(format!("Seen ({count})"), t.header()),
+        Span::styled(format!("  {hint}"), t.dim()),
+    ]
+}
+
+/// The count of rows cut off, the selection's position and how many hidden rows need
+/// attention, in the longest wording that fits `width`.
+fn overflow_line(
+    app: &App,
+    items: &[Item<'_>],
+    sel: usize,
+    shown: std::ops::Range<usize>,
+    width_cells: u16,
+    t: &Theme,
+) -> Span<'static> {
+    let total = items.len();
+    let hidden = total - shown.len();
+    let attn_hidden = items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !shown.contains(i))
+        .filter(|(_, it)| match it {
+            Item::Row(row) => theme::needs_attention(row.state) && !app.is_seen(row),
+            Item::SeenGroup { .. } => false,
+        })
+        .count();
+    let pos = format!("({}/{})", sel + 1, total);
+    let variants = [
+        if attn_hidden > 0 {
+            format!("+{hidden} more {pos}, {attn_hidden} need attention")
+        } else {
+            format!("+{hidden} more {pos}")
+        },
+        if attn_hidden > 0 {
+            format!("+{hidden} {pos} {attn_hidden}!")
+        } else {
+            format!("+{hidden} {pos}")
+        },
+        format!("+{hidden} {}/{}", sel + 1, total),
+        format!("+{hidden}"),
+    ];
+    let text = variants
+        .iter()
+        .find(|v| width(v) <= width_cells as usize)
+        .cloned()
+        .unwrap_or_else(|| format!("+{hidden}"));
+    let style = if attn_hidden > 0 { t.warn() } else { t.dim() };
+    Span::styled(text, style)
 }
 
 fn row_spans(
@@ -453,12 +474,7 @@ fn row_spans(
                 t.conn(row.connection.state),
             ),
             Col::Report => match &row.report {
-                Some(rep) => (
-                    theme::report_word(&rep.status)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| clean(&rep.status)),
-                    t.report(&rep.status),
-                ),
+                Some(rep) => (rep.status.label().to_string(), t.report(rep.status)),
                 None => (String::new(), Style::default()),
             },
             Col::Activity => match &row.activity {

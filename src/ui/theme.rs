@@ -2,7 +2,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::snapshot::{BoardState, ConnState};
+use crate::snapshot::{BoardState, ConnState, ReportStatus};
 
 /// One glyph per board state, distinct without colour.
 pub fn glyph(s: BoardState) -> &'static str {
@@ -19,16 +19,6 @@ pub fn glyph(s: BoardState) -> &'static str {
 /// States a person should look at first.
 pub fn needs_attention(s: BoardState) -> bool {
     matches!(s, BoardState::Waiting | BoardState::Error)
-}
-
-/// Report status words as shown (`needs_decision` → `needs decision`); `None` for unknown values.
-pub fn report_word(status: &str) -> Option<&'static str> {
-    match status {
-        "blocked" => Some("blocked"),
-        "needs_decision" => Some("needs decision"),
-        "ready_for_review" => Some("ready for review"),
-        _ => None,
-    }
 }
 
 /// Styles; with `color == false` no foreground or background colour is ever set.
@@ -68,12 +58,12 @@ impl Theme {
     }
 
     /// Report word.
-    pub fn report(&self, status: &str) -> Style {
+    pub fn report(&self, status: ReportStatus) -> Style {
         match status {
-            "blocked" => self.fg(Color::Red).add_modifier(Modifier::BOLD),
-            "needs_decision" => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            "ready_for_review" => self.fg(Color::Cyan),
-            _ => Style::default(),
+            ReportStatus::Blocked => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ReportStatus::NeedsDecision => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ReportStatus::ReadyForReview => self.fg(Color::Cyan),
+            ReportStatus::Clear => Style::default(),
         }
     }
 

@@ -11,6 +11,41 @@ use crate::clock::format_iso;
 use crate::scan::{counts, Scan};
 use crate::snapshot::RosterStatus;
 
+/// Why the board could not be written.
+#[derive(Debug)]
+pub enum BoardError {
+    /// A folder or file could not be created or replaced.
+    Store(store::StoreError),
+    /// A record or the index could not be serialized.
+    Json(serde_json::Error),
+    /// The index head did not end with its empty `records` member (a bug, never written).
+    IndexLayout,
+}
+
+impl std::fmt::Display for BoardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoardError::Store(e) => write!(f, "{e}"),
+            BoardError::Json(e) => write!(f, "{e}"),
+            BoardError::IndexLayout => f.write_str("index layout: records is not the last member"),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+impl From<store::StoreError> for BoardError {
+    fn from(e: store::StoreError) -> Self {
+        BoardError::Store(e)
+    }
+}
+
+impl From<serde_json::Error> for BoardError {
+    fn from(e: serde_json::Error) -> Self {
+        BoardError::Json(e)
+    }
+}
+
 /// The index object: the same value `scan --json` prints.
 pub fn index_json(scan: &Scan) -> Value {
     let mut v = index_head(scan);
@@ -90,17 +125,17 @@ pub struct Written {
 }
 
 /// Write every board file atomically. Returns the board folder.
-pub fn write_board(scan: &Scan) -> Result<PathBuf, String> {
+pub fn write_board(scan: &Scan) -> Result<PathBuf, BoardError> {
     write_board_text(scan).map(|w| w.board)
 }
 
 /// Write the board: each seat's file only when its content changed (see `same_but_volatile`),
 /// `board/index.json` every pass. Each record is serialized once; the index text reuses it.
-pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
+pub fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
     let root = &scan.data_root;
     let board = root.join("board");
     let sessions = board.join("sessions");
-    store::ensure_dir(root, &sessions).map_err(|e| e.to_string())?;
+    store::ensure_dir(root, &sessions)?;
     // Folders checked once per pass, not once per file.
     let mut checked: HashSet<PathBuf> = HashSet::new();
     let mut texts = Vec::with_capacity(scan.records.len());
@@ -108,7 +143,7 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
     for rec in &scan.records {
         let dir = sessions.join(file_name_for(&rec.project));
         if !checked.contains(&dir) {
-            store::ensure_dir(root, &dir).map_err(|e| e.to_string())?;
+            store::ensure_dir(root, &dir)?;
             checked.insert(dir.clone());
         }
         let path = dir.join(format!("{}.json", file_name_for(&rec.agent)));
@@ -117,7 +152,7 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
             let mut bytes = Vec::with_capacity(text.len() + 1);
             bytes.extend_from_slice(text.as_bytes());
             bytes.push(b'\n');
-            store::write_atomic_derived(&path, &bytes).map_err(|e| e.to_string())?;
+            store::write_atomic_derived(&path, &bytes)?;
             rewritten += 1;
         }
         texts.push(text);
@@ -126,7 +161,7 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
     let mut bytes = Vec::with_capacity(index_text.len() + 1);
     bytes.extend_from_slice(index_text.as_bytes());
     bytes.push(b'\n');
-    store::write_atomic(&board.join("index.json"), &bytes).map_err(|e| e.to_string())?;
+    store::write_atomic(&board.join("index.json"), &bytes)?;
     Ok(Written {
         board,
         index_text,
@@ -136,7 +171,7 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, String> {
 
 /// The pretty index text, with the records' own pretty texts spliced in (indented by the two
 /// levels they sit at), so each record is serialized once. Same bytes as `index_json` printed.
-fn index_text_with(scan: &Scan, record_texts: &[String]) -> Result<String, String> {
+fn index_text_with(scan: &Scan, record_texts: &[String]) -> Result<String, BoardError> {
     splice_records(
         &super::json::to_string_pretty(&index_head(scan))?,
         record_texts,
@@ -144,10 +179,10 @@ fn index_text_with(scan: &Scan, record_texts: &[String]) -> Result<String, Strin
 }
 
 /// `head` is a pretty object whose last member is `"records": []`.
-fn splice_records(head: &str, record_texts: &[String]) -> Result<String, String> {
+fn splice_records(head: &str, record_texts: &[String]) -> Result<String, BoardError> {
     const EMPTY: &str = "\n  \"records\": []\n}";
     let Some(stem) = head.strip_suffix(EMPTY) else {
-        return Err("index layout: records is not the last member".into());
+        return Err(BoardError::IndexLayout);
     };
     if record_texts.is_empty() {
         return Ok(head.to_string());

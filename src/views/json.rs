@@ -33,17 +33,13 @@ fn escape(text: String) -> String {
 }
 
 /// Pretty JSON text, escaped.
-pub fn to_string_pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, String> {
-    serde_json::to_string_pretty(v)
-        .map(escape)
-        .map_err(|e| e.to_string())
+pub fn to_string_pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(v).map(escape)
 }
 
 /// Compact JSON text, escaped.
-pub fn to_string<T: Serialize + ?Sized>(v: &T) -> Result<String, String> {
-    serde_json::to_string(v)
-        .map(escape)
-        .map_err(|e| e.to_string())
+pub fn to_string<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
+    serde_json::to_string(v).map(escape)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `scan --print`: one line per seat, then the summary line.
 
 use crate::board::record::SeatRecord;
-use crate::clock::short_age;
+use crate::clock::{format_iso, short_age};
 use crate::text::{clip, sanitize};
 
 /// First column `*` waiting on you, `s` seen, blank otherwise; last line
@@ -28,7 +28,7 @@ pub fn print_table(records: &[SeatRecord], board_dir: &str) -> String {
             .map(short_age)
             .unwrap_or_else(|| "-".to_string());
         let preview = match &r.relaunched_at {
-            Some(t) => format!("relaunched at {t}, no messages since"),
+            Some(t) => format!("relaunched at {}, no messages since", format_iso(*t)),
             None => r
                 .task
                 .as_deref()

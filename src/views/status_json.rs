@@ -19,10 +19,34 @@ pub struct StatusQuery {
     pub limit: usize,
 }
 
+/// Why a status query selects nothing to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusError {
+    /// `--limit` outside `1..=MAX_LIMIT`.
+    LimitOutOfRange(usize),
+    /// No configured worker has this name (as given; sanitized when shown).
+    NoSuchWorker(String),
+}
+
+impl std::fmt::Display for StatusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatusError::LimitOutOfRange(n) => write!(f, "--limit must be 1..{MAX_LIMIT}, got {n}"),
+            StatusError::NoSuchWorker(name) => write!(
+                f,
+                "no configured worker named {:?}",
+                crate::text::sanitize(name)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StatusError {}
+
 /// Indexes (into `scan.workers`) of the workers this query selects, before paging.
-pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, String> {
+pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, StatusError> {
     if !(1..=MAX_LIMIT).contains(&q.limit) {
-        return Err(format!("--limit must be 1..{MAX_LIMIT}, got {}", q.limit));
+        return Err(StatusError::LimitOutOfRange(q.limit));
     }
     let all: Vec<usize> = (0..scan.workers.len()).collect();
     match &q.name {
@@ -33,10 +57,7 @@ pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, String> {
                 .filter(|i| scan.workers[*i].name.to_lowercase() == n.to_lowercase())
                 .collect();
             if hit.is_empty() {
-                Err(format!(
-                    "no configured worker named {:?}",
-                    crate::text::sanitize(n)
-                ))
+                Err(StatusError::NoSuchWorker(n.clone()))
             } else {
                 Ok(hit)
             }
@@ -51,7 +72,7 @@ pub fn page(
     q: &StatusQuery,
     connection: &dyn Fn(usize) -> Value,
     disconnected_last: bool,
-) -> Result<Value, String> {
+) -> Result<Value, StatusError> {
     let selected = select(scan, q)?;
     let total = selected.len();
     let start = q.offset.min(total);
@@ -123,7 +144,27 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         w["boardStateReason"] = json!(rec.state_reason);
         w["boardStateSource"] = json!(rec.state_source);
         w["sessionFile"] = json!(rec.session_file);
-        w["lastSessionActivity"] = json!(rec.last_activity);
+        w["lastSessionActivity"] = json!(rec.last_activity.map(format_iso));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StatusError;
+
+    #[test]
+    fn a_bad_name_is_quoted_and_sanitized() {
+        let e = StatusError::NoSuchWorker("evil\u{1b}[2J\"x".into());
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("no configured worker named \""),
+            "{shown}"
+        );
+        assert!(!shown.contains('\u{1b}'), "{shown}");
+        assert_eq!(
+            StatusError::LimitOutOfRange(0).to_string(),
+            "--limit must be 1..20, got 0"
+        );
+    }
 }

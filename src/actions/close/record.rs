@@ -132,8 +132,8 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
 pub fn from_registration(r: &Registration) -> Option<JobRecord> {
     let m = r.mux.as_ref()?;
     let socket = m.socket.clone()?;
-    let (kind, server) = match m.kind.as_str() {
-        "tmux" => (
+    let (kind, server) = match m.kind? {
+        MuxKind::Tmux => (
             MuxKind::Tmux,
             ServerIdentity::Tmux {
                 socket_path: socket.clone(),
@@ -141,7 +141,7 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
                 start_time: m.server_start?,
             },
         ),
-        "herdr" => (
+        MuxKind::Herdr => (
             MuxKind::Herdr,
             ServerIdentity::Herdr {
                 socket_path: socket.clone(),
@@ -149,7 +149,6 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
                 protocol: 0,
             },
         ),
-        _ => return None,
     };
     Some(JobRecord {
         session_id: r.session_id.clone()?,

@@ -5,6 +5,7 @@
 use super::guard::Guard;
 use super::record::JobRecord;
 use super::*;
+use crate::evidence::registrations::RunState;
 
 /// Why the worker is not (or no longer) the one the job recorded.
 #[derive(Debug)]
@@ -170,6 +171,6 @@ pub(super) fn settled(
     let reg_busy = regs
         .by_session_id(&agent.session_id)
         .and_then(|r| r.run_state.as_ref())
-        .is_some_and(|rs| rs.state == "working");
+        .is_some_and(|rs| rs.state == RunState::Working);
     !logs_busy && !reg_busy
 }

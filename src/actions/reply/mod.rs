@@ -264,7 +264,7 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
     }
     match scan.reply_paths.get(&key) {
         Some(Ok(t)) => Ok((key, t)),
-        Some(Err(why)) => Err(Refusal::NoPath(key, why.clone())),
+        Some(Err(why)) => Err(Refusal::NoPath(key, why.to_string())),
         None => Err(Refusal::UnknownSeat(who.to_string())),
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::{Outcome, Receipt, Refusal, Transport};
 use crate::clock::Ms;
-use crate::evidence::registrations::Registration;
+use crate::evidence::registrations::{Registration, RunState};
 use crate::mux::spawn;
 use crate::scan::ReplyTarget;
 
@@ -84,7 +84,12 @@ pub(super) fn send(
     let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     let outcome = match out.status.code() {
-        Some(0) if reg.run_state.as_ref().is_some_and(|r| r.state == "working") => {
+        Some(0)
+            if reg
+                .run_state
+                .as_ref()
+                .is_some_and(|r| r.state == RunState::Working) =>
+        {
             // pi takes a message submitted during a turn as a follow-up: queued, not started.
             Outcome::Queued
         }

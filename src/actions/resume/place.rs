@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{live, Plan, ResumeRequest};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::evidence::registrations;
-use crate::mux::{self, Multiplexer, MuxEnv, MuxKind, NewWindow, PaneInfo, ServerIdentity};
+use crate::mux::{self, Multiplexer, MuxEnv, NewWindow, PaneInfo, ServerIdentity};
 use crate::proc;
 
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
@@ -66,11 +66,7 @@ fn registered_pane(
     pid: Option<i32>,
     deadline: Instant,
 ) -> Option<(Box<dyn Multiplexer>, PaneInfo)> {
-    let kind = match m.kind.as_str() {
-        "tmux" => MuxKind::Tmux,
-        "herdr" => MuxKind::Herdr,
-        _ => return None,
-    };
+    let kind = m.kind?;
     let client = mux::open(kind, Path::new(m.socket.as_deref()?));
     if let ServerIdentity::Tmux {
         server_pid,

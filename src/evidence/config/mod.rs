@@ -5,12 +5,12 @@
 //! offending field; nothing is guessed from a half-valid file. Unknown keys are accepted and kept
 //! verbatim in `IntercomConfig::raw` (a later rewrite must keep them) but never projected anywhere.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::clock::{parse_iso, Ms};
+use crate::clock::Ms;
 use crate::fsguard::{self, FsError, Kind};
 use crate::text;
 
@@ -102,13 +102,40 @@ fn quote(v: &Value) -> String {
     text::clip(&text::sanitize(&s), 60)
 }
 
+/// The roster's `multiplexer`: which multiplexer the team runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MuxChoice {
+    Herdr,
+    None,
+    Tmux,
+}
+
+impl MuxChoice {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MuxChoice::Herdr => "herdr",
+            MuxChoice::None => "none",
+            MuxChoice::Tmux => "tmux",
+        }
+    }
+
+    /// The choice named `s`, if it is one.
+    pub fn parse(s: &str) -> Option<MuxChoice> {
+        [MuxChoice::Herdr, MuxChoice::None, MuxChoice::Tmux]
+            .into_iter()
+            .find(|c| c.as_str() == s)
+    }
+}
+
 /// A validated Intercom roster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntercomConfig {
     /// The coordinator root (the folder holding `.pi-intercom/config.json`).
     pub root: PathBuf,
-    /// `herdr`, `none` or `tmux`; `None` when the key is absent.
-    pub multiplexer: Option<String>,
+    /// `multiplexer`; `None` when the key is absent.
+    pub multiplexer: Option<MuxChoice>,
     /// Every agent in configured order, the coordinator included.
     pub agents: Vec<Agent>,
     /// The whole document as read, every key kept, for a later rewrite only. Never project it.

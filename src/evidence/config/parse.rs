@@ -1,7 +1,17 @@
 //! Strict validation of config bytes: every field of docs/interop.md §1, refused as a whole with a
 //! fixed code and a message quoting the offending field.
 
-use super::*;
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Agent, CloseJob, CloseReason, CloseState, ConfigError, Handoff, IntercomConfig, MuxChoice,
+    MAX_AGENTS, MAX_CONFIG_BYTES,
+};
+use crate::clock::{parse_iso, Ms};
+use crate::text;
 
 /// Validate config bytes already read (exposed so a writer can re-validate before replacing).
 pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
@@ -30,16 +40,13 @@ pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
     }
     let multiplexer = match top.get("multiplexer") {
         None => None,
-        Some(Value::String(s)) if matches!(s.as_str(), "herdr" | "none" | "tmux") => {
-            Some(s.clone())
-        }
-        Some(v) => {
-            return Err(ConfigError::invalid(
+        Some(v) => Some(v.as_str().and_then(MuxChoice::parse).ok_or_else(|| {
+            ConfigError::invalid(
                 "multiplexer",
                 "must be \"herdr\", \"none\" or \"tmux\"",
                 Some(v),
-            ))
-        }
+            )
+        })?),
     };
     let list = match top.get("agents") {
         Some(Value::Array(a)) => a,
@@ -537,7 +544,7 @@ mod tests {
         assert!(job.state.is_fenced() && !job.state.is_pending());
         assert_eq!(job.reason, Some(CloseReason::CloseUnverified));
         assert_eq!(c.raw["agents"][1]["futureKey"]["x"], 1);
-        assert_eq!(c.multiplexer.as_deref(), Some("tmux"));
+        assert_eq!(c.multiplexer, Some(MuxChoice::Tmux));
     }
 
     #[test]

@@ -54,8 +54,8 @@ pub struct IndexedFile {
 pub struct IndexError {
     /// The folder or file refused.
     pub path: PathBuf,
-    /// An `FsError` code.
-    pub code: &'static str,
+    /// Why it was refused.
+    pub error: FsError,
 }
 
 /// Session id → newest file named `<anything>_<sessionId>.jsonl`.
@@ -99,7 +99,7 @@ pub fn index_sessions(dirs: &[PathBuf]) -> SessionIndex {
             Err(e) => {
                 idx.errors.push(IndexError {
                     path: dir.clone(),
-                    code: e.code(),
+                    error: e,
                 });
                 continue;
             }
@@ -130,7 +130,7 @@ pub fn index_sessions(dirs: &[PathBuf]) -> SessionIndex {
                 }
                 Err(e) => idx.errors.push(IndexError {
                     path: sub,
-                    code: e.code(),
+                    error: e,
                 }),
             }
         }
@@ -144,14 +144,14 @@ fn add_file(idx: &mut SessionIndex, dir: &Path, ent: &fsguard::Entry) {
     };
     let path = dir.join(&ent.name);
     if ent.kind != Kind::File {
-        let code = match ent.kind {
-            Kind::Link => FsError::Link.code(),
-            Kind::Fifo => FsError::Fifo.code(),
-            Kind::Device => FsError::Device.code(),
-            Kind::Socket => FsError::Socket.code(),
-            _ => FsError::NotRegular.code(),
+        let error = match ent.kind {
+            Kind::Link => FsError::Link,
+            Kind::Fifo => FsError::Fifo,
+            Kind::Device => FsError::Device,
+            Kind::Socket => FsError::Socket,
+            _ => FsError::NotRegular,
         };
-        idx.errors.push(IndexError { path, code });
+        idx.errors.push(IndexError { path, error });
         return;
     }
     if idx.files.len() >= MAX_FILES && !idx.files.contains_key(id) {

@@ -1,0 +1,395 @@
+//! Why a seat shows its state, and where that came from: the fixed codes the board files, the
+//! status JSON and `--print` carry, and the words the sidebar's details show beside them.
+//!
+//! Every code is serialized as its snake_case name (a few carry the code of what failed:
+//! `session_<fs code>`, `<multiplexer>_<error code>`); the words for every code live in one
+//! exhaustive `match` ([`StateReason::words`]), so a new code cannot ship without them.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::evidence::sessions::{SessionError, TailDamage};
+use crate::mux::{ErrorCode, MuxKind};
+
+/// The fixed reason code of a seat's state (`stateReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateReason {
+    // From the session file (`board::classify`).
+    /// A user message is the newest: the model is answering.
+    UserMessage,
+    /// A tool finished: the model is answering.
+    ToolResult,
+    /// The newest reply called a tool that has not returned.
+    ToolRunning,
+    /// A failed turn pi is retrying after its backoff.
+    Retrying,
+    /// A failed turn pi recovers by summarizing the conversation first.
+    Compacting,
+    /// The completed reply asks for input (`Input needed: ...`).
+    InputNeeded,
+    /// The last turn ended in an error pi will not retry.
+    FinalError,
+    /// The last turn was stopped.
+    Aborted,
+    /// The last reply was cut off at the length limit.
+    Length,
+    /// The last reply is complete.
+    CompletedReply,
+    /// The session file holds no message yet.
+    NoMessages,
+    // From the registration's run state (`scan::build`).
+    /// A turn started that the session file does not show yet.
+    TurnStarted,
+    /// pi settled after the failed attempt: the retry was cancelled.
+    RetryAbandoned,
+    /// pi recorded the end of this session while its process still runs.
+    SessionClosed,
+    // The seat's session file.
+    /// No session file (pi writes nothing until the first prompt).
+    NoSessionFile,
+    /// The file named for the seat's session names another session in its header.
+    SessionIdMismatch,
+    /// A pi found in a pane whose session folder cannot be worked out (its environment or
+    /// cwd could not be read).
+    SessionNotLocated,
+    /// The session file was refused or could not be read: `session_<code>`.
+    SessionUnreadable(SessionError),
+    /// The newest lines of the session file are damaged (`session_tail_*`).
+    SessionTail(TailDamage),
+    /// The worker's pane holds a live pi in another session.
+    PaneRunsOtherSession,
+    // Liveness (`liveness.rs`).
+    /// `--liveness assume-alive`.
+    AssumedAlive,
+    /// The seat's pane runs its pi.
+    PaneRunsPi,
+    /// The seat's pane runs something else.
+    PaneNotRunningPi,
+    /// The recorded pane no longer exists.
+    PaneGone,
+    /// No tmux session of the seat's name.
+    NoTmuxSession,
+    /// Which pane is the seat's is not known.
+    PaneNotIdentified,
+    /// The connector's recorded owner process runs.
+    OwnerLive,
+    /// The connector's recorded owner process is gone (or is another incarnation).
+    OwnerGone,
+    /// The connector records no owner process.
+    OwnerMissing,
+    /// The seat's multiplexer server could not be asked: `<kind>_<code>`.
+    MuxUnanswered(MuxKind, Unanswered),
+}
+
+/// Why a multiplexer server's pane listing is missing from a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// No socket path could be worked out for it.
+    NoSocket,
+    /// More servers than one pass asks.
+    NotAsked,
+    /// It was asked and failed with this code.
+    Failed(ErrorCode),
+}
+
+impl Unanswered {
+    /// The fixed code (`no_socket`, `not_asked`, or the multiplexer's error code).
+    pub fn code(self) -> &'static str {
+        match self {
+            Unanswered::NoSocket => "no_socket",
+            Unanswered::NotAsked => "not_asked",
+            Unanswered::Failed(e) => e.code(),
+        }
+    }
+}
+
+impl StateReason {
+    /// The human words for the code; the details show the code beside them.
+    pub fn words(self) -> &'static str {
+        match self {
+            StateReason::UserMessage => "a message was sent; the model is answering",
+            StateReason::ToolResult => "a tool finished; the model is answering",
+            StateReason::ToolRunning => "a tool is running",
+            StateReason::Retrying => "retrying after a provider error",
+            StateReason::Compacting => "summarizing the conversation before it retries",
+            StateReason::InputNeeded => "the last reply asks for input",
+            StateReason::FinalError => "the last turn ended in an error",
+            StateReason::Aborted => "the last turn was stopped",
+            StateReason::Length => "the last reply was cut off",
+            StateReason::CompletedReply => "the last reply is complete",
+            StateReason::NoMessages => "no messages yet",
+            StateReason::TurnStarted => "a turn started; pi has written nothing yet",
+            StateReason::RetryAbandoned => "the retry was cancelled",
+            StateReason::SessionClosed => "its pi moved on to another session",
+            StateReason::NoSessionFile => "pi has written no session file yet",
+            StateReason::SessionIdMismatch => "its session file names another session",
+            StateReason::SessionNotLocated => "where its pi keeps its session is not known",
+            StateReason::SessionUnreadable(_) => "its session file cannot be read",
+            StateReason::SessionTail(TailDamage::Hole) => {
+                "the newest lines of its session file are zero-filled"
+            }
+            StateReason::SessionTail(TailDamage::Cut) => "its session file ends in a cut line",
+            StateReason::SessionTail(TailDamage::Malformed) => {
+                "the newest line of its session file is not valid"
+            }
+            StateReason::PaneRunsOtherSession => "its pane runs pi in another session",
+            StateReason::AssumedAlive => "assumed alive (--liveness assume-alive)",
+            StateReason::PaneRunsPi => "its pane runs pi",
+            StateReason::PaneNotRunningPi => "its pane no longer runs pi",
+            StateReason::PaneGone => "its pane is gone",
+            StateReason::NoTmuxSession => "no tmux session of that name",
+            StateReason::PaneNotIdentified => "its pane cannot be identified",
+            StateReason::OwnerLive => "its connector's owner process runs",
+            StateReason::OwnerGone => "its connector's owner process is gone",
+            StateReason::OwnerMissing => "its connector records no owner process",
+            StateReason::MuxUnanswered(_, Unanswered::NoSocket) => {
+                "its multiplexer's socket is not known"
+            }
+            StateReason::MuxUnanswered(_, Unanswered::NotAsked) => {
+                "its multiplexer was not asked (too many servers)"
+            }
+            StateReason::MuxUnanswered(_, Unanswered::Failed(_)) => {
+                "its multiplexer could not be asked"
+            }
+        }
+    }
+
+    /// The wire code (what `Display` and serde write).
+    pub fn code(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            StateReason::UserMessage => "user_message",
+            StateReason::ToolResult => "tool_result",
+            StateReason::ToolRunning => "tool_running",
+            StateReason::Retrying => "retrying",
+            StateReason::Compacting => "compacting",
+            StateReason::InputNeeded => "input_needed",
+            StateReason::FinalError => "final_error",
+            StateReason::Aborted => "aborted",
+            StateReason::Length => "length",
+            StateReason::CompletedReply => "completed_reply",
+            StateReason::NoMessages => "no_messages",
+            StateReason::TurnStarted => "turn_started",
+            StateReason::RetryAbandoned => "retry_abandoned",
+            StateReason::SessionClosed => "session_closed",
+            StateReason::NoSessionFile => "no_session_file",
+            StateReason::SessionIdMismatch => "session_id_mismatch",
+            StateReason::SessionNotLocated => "session_not_located",
+            StateReason::SessionTail(d) => d.code(),
+            StateReason::PaneRunsOtherSession => "pane_runs_other_session",
+            StateReason::AssumedAlive => "assumed_alive",
+            StateReason::PaneRunsPi => "pane_runs_pi",
+            StateReason::PaneNotRunningPi => "pane_not_running_pi",
+            StateReason::PaneGone => "pane_gone",
+            StateReason::NoTmuxSession => "no_tmux_session",
+            StateReason::PaneNotIdentified => "pane_not_identified",
+            StateReason::OwnerLive => "owner_live",
+            StateReason::OwnerGone => "owner_gone",
+            StateReason::OwnerMissing => "owner_missing",
+            StateReason::SessionUnreadable(e) => {
+                return Cow::Owned(format!("session_{}", e.code()))
+            }
+            StateReason::MuxUnanswered(kind, why) => {
+                return Cow::Owned(format!("{}_{}", kind.name(), why.code()))
+            }
+        })
+    }
+}
+
+impl fmt::Display for StateReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.code())
+    }
+}
+
+impl Serialize for StateReason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Where a seat's state came from (`stateSource`), as the board files say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateSource {
+    /// The session file, its branch ending at its last line.
+    SessionFile,
+    /// The session file, at the branch pi's `/tree` chose (known from the registration).
+    SessionFileAtTreeLeaf,
+    /// There is no session file.
+    NoSessionFile,
+    /// The registration's run state.
+    RegistrationRunState,
+    /// `--liveness assume-alive`.
+    AssumedAlive,
+    /// Liveness without a registration that names a pane.
+    NoRegistration,
+    /// The connector's owner record (none recorded).
+    ConnectorOwnerRecord,
+    /// The connector's owner process.
+    ConnectorOwnerProcess,
+    /// The pane listing of this multiplexer.
+    Mux(MuxKind),
+    /// A live registered pi in the worker's pane runs another session. Ids sanitized, clipped.
+    OtherRegisteredPi {
+        pid: i32,
+        session: String,
+        configured: String,
+    },
+    /// A pane seat found from its pi process in the worker's pane runs another session. Ids
+    /// sanitized, clipped.
+    OtherPaneProcess {
+        seat: String,
+        session: String,
+        configured: String,
+    },
+    /// The demo's simulated seats.
+    Demo,
+}
+
+impl fmt::Display for StateSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateSource::SessionFile => f.write_str("session file"),
+            StateSource::SessionFileAtTreeLeaf => {
+                f.write_str("session file, at the branch pi's /tree chose (registration)")
+            }
+            StateSource::NoSessionFile => f.write_str("no session file"),
+            StateSource::RegistrationRunState => f.write_str("registration run state"),
+            StateSource::AssumedAlive => f.write_str("--liveness assume-alive"),
+            StateSource::NoRegistration => f.write_str("no registration"),
+            StateSource::ConnectorOwnerRecord => f.write_str("connector owner record"),
+            StateSource::ConnectorOwnerProcess => f.write_str("connector owner process"),
+            StateSource::Mux(kind) => f.write_str(kind.name()),
+            StateSource::OtherRegisteredPi {
+                pid,
+                session,
+                configured,
+            } => write!(
+                f,
+                "registration: the pi in its pane (pid {pid}) runs session {session}, not the \
+                 configured {configured}"
+            ),
+            StateSource::OtherPaneProcess {
+                seat,
+                session,
+                configured,
+            } => write!(
+                f,
+                "pi process: the pi in its pane ({seat}) runs session {session}, not the \
+                 configured {configured}"
+            ),
+            StateSource::Demo => f.write_str("demo"),
+        }
+    }
+}
+
+impl Serialize for StateSource {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsguard::FsError;
+
+    #[test]
+    fn codes_are_the_wire_names() {
+        let cases = [
+            (StateReason::UserMessage, "user_message"),
+            (
+                StateReason::SessionTail(TailDamage::Cut),
+                "session_tail_cut",
+            ),
+            (
+                StateReason::SessionUnreadable(SessionError::Fs(FsError::Link)),
+                "session_link_refused",
+            ),
+            (
+                StateReason::SessionUnreadable(SessionError::InvalidHeader),
+                "session_invalid_header",
+            ),
+            (
+                StateReason::MuxUnanswered(MuxKind::Herdr, Unanswered::NotAsked),
+                "herdr_not_asked",
+            ),
+            (
+                StateReason::MuxUnanswered(MuxKind::Tmux, Unanswered::Failed(ErrorCode::NoServer)),
+                "tmux_no_server",
+            ),
+            (StateReason::OwnerMissing, "owner_missing"),
+        ];
+        for (reason, code) in cases {
+            assert_eq!(reason.to_string(), code);
+            assert_eq!(serde_json::to_value(reason).unwrap(), code);
+            assert!(!reason.words().is_empty());
+        }
+        assert_eq!(
+            serde_json::to_value(StateSource::Mux(MuxKind::Herdr)).unwrap(),
+            "herdr"
+        );
+    }
+
+    #[test]
+    fn every_code_is_distinct_snake_case_and_has_words() {
+        use StateReason::*;
+        let mut all = vec![
+            UserMessage,
+            ToolResult,
+            ToolRunning,
+            Retrying,
+            Compacting,
+            InputNeeded,
+            FinalError,
+            Aborted,
+            Length,
+            CompletedReply,
+            NoMessages,
+            TurnStarted,
+            RetryAbandoned,
+            SessionClosed,
+            NoSessionFile,
+            SessionIdMismatch,
+            SessionNotLocated,
+            PaneRunsOtherSession,
+            AssumedAlive,
+            PaneRunsPi,
+            PaneNotRunningPi,
+            PaneGone,
+            NoTmuxSession,
+            PaneNotIdentified,
+            OwnerLive,
+            OwnerGone,
+            OwnerMissing,
+        ];
+        all.extend([TailDamage::Hole, TailDamage::Cut, TailDamage::Malformed].map(SessionTail));
+        all.extend(
+            [
+                SessionError::Empty,
+                SessionError::InvalidHeader,
+                SessionError::Fs(FsError::Fifo),
+            ]
+            .map(SessionUnreadable),
+        );
+        for kind in [MuxKind::Tmux, MuxKind::Herdr] {
+            for why in [
+                Unanswered::NoSocket,
+                Unanswered::NotAsked,
+                Unanswered::Failed(ErrorCode::Timeout),
+            ] {
+                all.push(MuxUnanswered(kind, why));
+            }
+        }
+        let codes: std::collections::HashSet<String> = all.iter().map(|r| r.to_string()).collect();
+        assert_eq!(codes.len(), all.len(), "two reasons share a code");
+        for (r, code) in all.iter().zip(all.iter().map(|r| r.to_string())) {
+            assert!(
+                code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{code}"
+            );
+            assert!(!r.words().is_empty() && !r.words().contains('_'), "{code}");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Stage 1 of a pass: every seat, before any session file is read — Intercom agents, repo and
+//! fleet agents, connectors, then (with the registrations and one pane listing per server) the
+//! panes whose process tree runs pi.
+
+use std::path::{Path, PathBuf};
+
+use super::seats::{registered_session_file, seat_servers, SeatSource};
+use super::{base_name, panes, ScanOptions};
+use crate::board::reason::StateReason;
+use crate::board::record::TmuxRef;
+use crate::evidence::config::IntercomConfig;
+use crate::evidence::connectors;
+use crate::evidence::registrations::{self, RegistrationSet};
+use crate::evidence::sessions::{self, SessionError};
+use crate::fsguard::{self, FsError, Kind};
+use crate::liveness::PaneCache;
+use crate::snapshot::RowRole;
+
+/// Most agent folders listed in a repo's or a fleet's folder.
+const MAX_AGENT_DIRS: usize = 256;
+
+/// The seats of one pass and what was read to find them.
+pub(super) struct Discovered {
+    pub(super) seats: Vec<SeatSource>,
+    pub(super) regs: RegistrationSet,
+    /// One pane listing per multiplexer server.
+    pub(super) panes: PaneCache,
+    /// Fixed codes for the snapshot (sessions folders that could not be read).
+    pub(super) errors: Vec<String>,
+    /// Agent folders and connector bindings that could not be read.
+    pub(super) discovery_errors: Vec<String>,
+    pub(super) truncated: bool,
+}
+
+/// Find every seat of the pass.
+pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>) -> Discovered {
+    let mut errors = Vec::new();
+    let mut discovery_errors = Vec::new();
+    let mut truncated = false;
+    let mut seats = match config {
+        Some(cfg) => intercom_seats(cfg, &opts.session_dirs, &mut errors, &mut truncated),
+        None => Vec::new(),
+    };
+    if let Some(repo) = &opts.repo {
+        discover_agent_dirs(
+            &repo.join(".pi").join("state"),
+            &base_name(repo),
+            None,
+            |agent_dir| agent_dir.join("sessions"),
+            &mut seats,
+            &mut discovery_errors,
+        );
+    }
+    if let Some(fleet) = &opts.fleet {
+        discover_agent_dirs(
+            fleet,
+            "fleet",
+            Some("mosaic-fleet"),
+            |agent_dir| agent_dir.join(".pi").join("agent").join("sessions"),
+            &mut seats,
+            &mut discovery_errors,
+        );
+    }
+    seats.extend(connector_seats(opts, &mut discovery_errors));
+
+    let regs = registrations::read_all(config.map(|c| c.root.as_path()), &opts.data_root);
+    truncated |= regs.truncated;
+    follow_registered_files(&mut seats, &regs);
+    // Multiplexer panes: one list per server, whatever the number of seats.
+    let panes = PaneCache::collect(
+        opts.liveness,
+        &seat_servers(&seats, &regs),
+        opts.tmux_socket.as_deref(),
+    );
+    // Every other pane whose process tree runs pi is a seat too (no setup needed).
+    let mut found = panes::pane_seats(&panes, &mut seats, &regs);
+    follow_registered_files(&mut found, &regs);
+    seats.extend(found);
+    Discovered {
+        seats,
+        regs,
+        panes,
+        errors,
+        discovery_errors,
+        truncated,
+    }
+}
+
+/// A layout seat follows the session file its live registration names (after `/resume`, `/new`).
+fn follow_registered_files(seats: &mut [SeatSource], regs: &RegistrationSet) {
+    for seat in seats.iter_mut() {
+        if let Some(f) = registered_session_file(seat, regs) {
+            seat.session_file = f;
+        }
+    }
+}
+
+/// The roster's agents, each with the session file named for its configured id.
+fn intercom_seats(
+    cfg: &IntercomConfig,
+    session_dirs: &[PathBuf],
+    errors: &mut Vec<String>,
+    truncated: &mut bool,
+) -> Vec<SeatSource> {
+    let index = sessions::index_sessions(session_dirs);
+    *truncated |= index.truncated;
+    // A missing default pi folder only means no sessions there; a missing folder that was
+    // named explicitly is worth saying.
+    let defaults = sessions::default_session_dirs();
+    errors.extend(
+        index
+            .errors
+            .iter()
+            .filter(|e| !(e.error == FsError::NotFound && defaults.contains(&e.path)))
+            .map(|e| format!("sessions_{}", e.error.code())),
+    );
+    let project = base_name(&cfg.root);
+    let refused = |session_id: &str| {
+        index
+            .errors
+            .iter()
+            .find(|e| {
+                e.path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(sessions::session_id_from_name)
+                    == Some(session_id)
+            })
+            .map(|e| StateReason::SessionUnreadable(SessionError::Fs(e.error)))
+    };
+    cfg.agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| SeatSource {
+            project: project.clone(),
+            agent: a.name.clone(),
+            role: if a.coordinator {
+                RowRole::Coordinator
+            } else {
+                RowRole::Worker
+            },
+            session_file: index.find(&a.session_id).map(Path::to_path_buf),
+            session_refused: refused(&a.session_id),
+            sessions_dir: None,
+            session_id: Some(a.session_id.clone()),
+            tmux: TmuxRef::default(),
+            agent_index: Some(i),
+            binding: None,
+            pane: None,
+            found_by: None,
+        })
+        .collect()
+}
+
+/// One seat per Discord connector binding, its session in the fleet seat's connector folder.
+fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<String>) -> Vec<SeatSource> {
+    let bindings = connectors::read_bindings(&opts.data_root);
+    discovery_errors.extend(bindings.errors.iter().cloned());
+    bindings
+        .items
+        .into_iter()
+        .map(|b| {
+            let sessions_dir = opts.fleet.as_ref().map(|f| {
+                f.join(&b.seat)
+                    .join(".pi/agent/sessions")
+                    .join(format!("discord-{}", b.name))
+            });
+            SeatSource {
+                project: "fleet".into(),
+                agent: format!("{} (discord: {})", b.seat, b.name),
+                role: RowRole::Connector,
+                session_file: sessions_dir
+                    .as_deref()
+                    .and_then(|d| sessions::newest_session_in(d).ok().flatten()),
+                sessions_dir,
+                session_id: None,
+                session_refused: None,
+                tmux: TmuxRef::default(),
+                agent_index: None,
+                binding: Some(b),
+                pane: None,
+                found_by: None,
+            }
+        })
+        .collect()
+}
+
+/// The seats of a folder of agent folders (a repo's `.pi/state`, a fleet), newest session each.
+fn discover_agent_dirs(
+    parent: &Path,
+    project: &str,
+    socket_name: Option<&str>,
+    sessions_of: impl Fn(&Path) -> PathBuf,
+    seats: &mut Vec<SeatSource>,
+    errors: &mut Vec<String>,
+) {
+    let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
+        Ok(l) => l,
+        Err(fsguard::FsError::NotFound) => return,
+        Err(e) => {
+            errors.push(format!("{}: {}", parent.display(), e.code()));
+            return;
+        }
+    };
+    if list.truncated {
+        errors.push(format!("{}: too_many_agents", parent.display()));
+    }
+    let mut entries: Vec<_> = list
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == Kind::Dir)
+        .collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in entries {
+        let Some(agent) = e.name_str().map(str::to_string) else {
+            continue;
+        };
+        let dir = sessions_of(&parent.join(&agent));
+        let file = match sessions::newest_session_in(&dir) {
+            Ok(f) => f,
+            Err(fsguard::FsError::NotFound) => continue,
+            Err(err) => {
+                errors.push(format!("{}/{}: sessions_{}", project, agent, err.code()));
+                None
+            }
+        };
+        seats.push(SeatSource {
+            project: project.to_string(),
+            tmux: TmuxRef {
+                socket: socket_name.map(str::to_string),
+                session: Some(agent.clone()),
+            },
+            agent,
+            role: RowRole::Seat,
+            session_file: file,
+            sessions_dir: Some(dir),
+            session_id: None,
+            session_refused: None,
+            agent_index: None,
+            binding: None,
+            pane: None,
+            found_by: None,
+        });
+    }
+}

@@ -1,0 +1,109 @@
+//! Stage 2 of a pass: each seat joined with its evidence — session file, registration, liveness,
+//! observations and connection — into its record, its row and its reply path.
+
+use super::build::{build_record, build_row, GitRoots, SeatEvidence};
+use super::seats::{
+    at_registered_leaf, match_registration, other_session_in_pane, read_seat_session,
+    registration_alive, reply_target, seat_hint, ReplyTarget, ReplyUnavailable, SeatSource,
+};
+use super::ScanOptions;
+use crate::board::intercom::WorkerObservation;
+use crate::board::reason::StateReason;
+use crate::board::record::SeatRecord;
+use crate::clock::Ms;
+use crate::evidence::config::IntercomConfig;
+use crate::evidence::registrations::RegistrationSet;
+use crate::evidence::seen::SeenMarks;
+use crate::liveness::{self, PaneCache, RegisteredPi};
+use crate::probe::{Connection, ProbeCache};
+use crate::snapshot::{BoardState, Row, RowRole};
+
+/// What every seat of one pass is joined against (read once per pass).
+pub(super) struct Pass<'a> {
+    pub(super) opts: &'a ScanOptions,
+    pub(super) config: Option<&'a IntercomConfig>,
+    pub(super) workers: &'a [WorkerObservation],
+    pub(super) regs: &'a RegistrationSet,
+    pub(super) panes: &'a PaneCache,
+    pub(super) seats: &'a [SeatSource],
+    pub(super) marks: &'a SeenMarks,
+    pub(super) probes: Option<&'a ProbeCache>,
+    pub(super) now: Ms,
+}
+
+/// One seat, joined.
+pub(super) struct Joined {
+    pub(super) record: SeatRecord,
+    /// `None` for the coordinator (the sidebar lists workers and seats).
+    pub(super) row: Option<Row>,
+    pub(super) reply: Result<ReplyTarget, ReplyUnavailable>,
+    /// `Some(alive)` when a registration matched: `false` when it is stale.
+    pub(super) registered: Option<bool>,
+}
+
+impl Pass<'_> {
+    /// Join one seat. Per-seat read errors are added to `errors`.
+    pub(super) fn join(
+        &self,
+        seat: &SeatSource,
+        git: &mut GitRoots,
+        errors: &mut Vec<String>,
+    ) -> Joined {
+        let agent_cfg = seat
+            .agent_index
+            .and_then(|i| self.config.and_then(|c| c.agents.get(i)));
+        let session = read_seat_session(seat, errors);
+        let reg = match_registration(seat, self.regs, session.summary());
+        let reg_alive = reg.and_then(registration_alive);
+        let session = match reg.filter(|_| reg_alive == Some(true)) {
+            Some(r) => at_registered_leaf(session, r),
+            None => session,
+        };
+        let registered_pi = reg.and_then(|r| {
+            Some(RegisteredPi {
+                pid: r.pid?,
+                alive: reg_alive?,
+            })
+        });
+        let live = liveness::seat_liveness_registered(
+            self.panes,
+            seat_hint(seat, reg).as_ref(),
+            self.opts.liveness,
+            registered_pi,
+        );
+        let obs = agent_cfg
+            .filter(|a| !a.coordinator)
+            .and_then(|a| self.workers.iter().find(|w| w.session_id == a.session_id));
+        let connection = agent_cfg.map(|a| match self.probes {
+            Some(p) => p.get(&a.session_id, a.port, self.now),
+            None => Connection::not_checked(&a.session_id),
+        });
+        let evidence = SeatEvidence {
+            seat,
+            session: &session,
+            reg,
+            reg_alive,
+            live: &live,
+            obs,
+            connection: connection.as_ref(),
+        };
+        let mut record = build_record(&evidence, self.marks, git, self.now);
+        if let Some(why) = other_session_in_pane(seat, reg, self.regs, self.seats) {
+            if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
+                record.state = BoardState::Unknown;
+                record.waiting_on_you = false;
+                record.state_reason = StateReason::PaneRunsOtherSession;
+                record.state_source = why;
+            }
+        }
+        let reply = reply_target(seat, reg, reg_alive);
+        let row = (seat.role != RowRole::Coordinator)
+            .then(|| build_row(&evidence, &record, agent_cfg, &reply));
+        Joined {
+            record,
+            row,
+            reply,
+            registered: reg.map(|_| reg_alive != Some(false)),
+        }
+    }
+}
