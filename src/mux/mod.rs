@@ -454,60 +454,8 @@ pub enum Liveness {
     Unknown,
 }
 
-/// What the scan knows about where a seat lives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SeatHint {
-    /// The seat's recorded pane (from a registration), when known.
-    pub pane_id: Option<String>,
-    /// The seat's tmux session (or Herdr workspace label), when known.
-    pub session_name: Option<String>,
-}
-
 /// The process name pi gives itself, as `pane_current_command` shows it.
 pub const PI_COMMAND: &str = "pi";
-
-fn runs_pi(p: &PaneInfo) -> bool {
-    !p.dead && p.current_command.as_deref() == Some(PI_COMMAND)
-}
-
-/// The live pane running the seat's `pi`: the recorded pane when one is known (it must still
-/// exist and run `pi`), else the first pane of the seat's session that runs `pi`.
-pub fn seat_pane<'a>(panes: &'a [PaneInfo], hint: &SeatHint) -> Option<&'a PaneInfo> {
-    if let Some(id) = hint.pane_id.as_deref() {
-        return panes.iter().find(|p| p.id == id).filter(|p| runs_pi(p));
-    }
-    let session = hint.session_name.as_deref()?;
-    panes
-        .iter()
-        .find(|p| p.session_name.as_deref() == Some(session) && runs_pi(p))
-}
-
-/// The seat's workspace: the cwd of its live `pi` pane (see `seat_pane`), when known.
-pub fn seat_workspace<'a>(panes: &'a [PaneInfo], hint: &SeatHint) -> Option<&'a str> {
-    seat_pane(panes, hint).and_then(|p| p.cwd.as_deref())
-}
-
-/// Liveness from one successful listing: alive when `seat_pane` finds a pane, offline when the
-/// recorded pane is gone or no pane of the session runs `pi`, unknown when the hint names
-/// neither a pane nor a session.
-pub fn seat_liveness(panes: &[PaneInfo], hint: &SeatHint) -> Liveness {
-    if hint.pane_id.is_none() && hint.session_name.is_none() {
-        return Liveness::Unknown;
-    }
-    match seat_pane(panes, hint) {
-        Some(_) => Liveness::Alive,
-        None => Liveness::Offline,
-    }
-}
-
-/// Liveness from a listing result: any error (not installed, too old, no server, timeout, bad
-/// reply) is `Unknown`, never offline and never alive.
-pub fn liveness_from(list: &Result<PaneList, MuxError>, hint: &SeatHint) -> Liveness {
-    match list {
-        Ok(l) => seat_liveness(&l.panes, hint),
-        Err(_) => Liveness::Unknown,
-    }
-}
 
 pub use crate::text::shell_quote;
 
@@ -543,48 +491,6 @@ mod tests {
             marker: None,
             terminal_id: None,
         }
-    }
-
-    #[test]
-    fn liveness_rules() {
-        let panes = vec![pane("%0", "alpha", "bash"), pane("%1", "beta", "pi")];
-        let h = |p: Option<&str>, s: Option<&str>| SeatHint {
-            pane_id: p.map(Into::into),
-            session_name: s.map(Into::into),
-        };
-        assert_eq!(
-            seat_liveness(&panes, &h(None, Some("beta"))),
-            Liveness::Alive
-        );
-        assert_eq!(
-            seat_liveness(&panes, &h(None, Some("alpha"))),
-            Liveness::Offline
-        );
-        assert_eq!(
-            seat_liveness(&panes, &h(None, Some("gone"))),
-            Liveness::Offline
-        );
-        assert_eq!(seat_liveness(&panes, &h(Some("%1"), None)), Liveness::Alive);
-        assert_eq!(
-            seat_liveness(&panes, &h(Some("%0"), Some("beta"))),
-            Liveness::Offline
-        );
-        assert_eq!(
-            seat_liveness(&panes, &h(Some("%9"), Some("beta"))),
-            Liveness::Offline
-        );
-        assert_eq!(seat_liveness(&panes, &h(None, None)), Liveness::Unknown);
-        let mut dead = panes.clone();
-        dead[1].dead = true;
-        assert_eq!(
-            seat_liveness(&dead, &h(None, Some("beta"))),
-            Liveness::Offline
-        );
-        let err = Err(MuxError::new(ErrorCode::NoServer, "x"));
-        assert_eq!(
-            liveness_from(&err, &h(None, Some("beta"))),
-            Liveness::Unknown
-        );
     }
 
     #[test]
