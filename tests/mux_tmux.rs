@@ -384,6 +384,7 @@ fn split_with_a_single_argument_runs_it_as_one_program() {
     assert!(wait_for(10_000, || marker.exists().then_some(())).is_some());
 }
 
+/// `send_text` runs the one typed path (`mux::tmux::typed`, agent-send.sh), the one `reply` uses.
 #[test]
 fn send_text_is_one_bracketed_paste_then_enter() {
     let work = tempfile::tempdir().unwrap();

@@ -331,8 +331,8 @@ pub trait Multiplexer: Send + Sync {
     fn rename(&self, pane_id: &str, name: &str, deadline: Instant) -> Result<(), MuxError>;
     /// Swap two panes' places, focus unchanged; `true` when the layout changed.
     fn swap(&self, source: &str, target: &str, deadline: Instant) -> Result<bool, MuxError>;
-    /// Deliver text to the pane as one bracketed paste, then a separate Enter (Herdr:
-    /// `agent.prompt`).
+    /// Deliver text to the pane as one bracketed paste, then a separate Enter (tmux: through
+    /// `scripts/agent-send.sh`, `tmux::typed`, with its checks; Herdr: `agent.prompt`).
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError>;
     /// A new window (tab) beside `req.beside` without taking focus; returns its pane.
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError>;

@@ -4,9 +4,9 @@
 //! delivered twice:
 //! - `channel`: the registration advertises the shipped extension's private socket and it is
 //!   there: the text is handed to pi itself (`pi.sendUserMessage`, `mux::pi_channel`);
-//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh` types it (the pane must
-//!   still run the registered pi, copy mode is left, a draft in pi's editor is refused, one
-//!   bracketed paste, one Enter) (`typed.rs`);
+//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh`, run by `mux::tmux::typed`,
+//!   types it (the pane must still run the registered pi, copy mode is left, a draft in pi's
+//!   editor is refused, one bracketed paste, one Enter) (`typed.rs` maps its answer);
 //! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
 //!
 //! Refusals happen before anything is sent, each with its exit code; once something was sent,
@@ -27,7 +27,6 @@ use crate::scan::{ReplyTarget, Scan};
 mod text;
 mod typed;
 pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
-pub use typed::{AGENT_SEND, AGENT_SEND_ENV};
 
 /// The fixed trailer sent on its own line after the text.
 pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";

@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -35,6 +34,7 @@ use crate::text::sanitize;
 
 mod listing;
 mod presence;
+pub mod typed;
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
 
@@ -46,8 +46,6 @@ const LIST_CAP: usize = 16 << 20;
 const LIST_ATTEMPTS: usize = 3;
 /// Cap on output of commands that print little.
 const SMALL_CAP: usize = 1 << 20;
-/// Largest text `send_text` delivers in one paste.
-pub const MAX_TEXT: usize = 64 * 1024;
 /// Largest marker value.
 const MAX_MARKER: usize = 1024;
 /// What the else branch of the compare-and-close prints.
@@ -103,8 +101,6 @@ fn versions() -> &'static VersionCache {
     V.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-static BUFFER_SEQ: AtomicU64 = AtomicU64::new(0);
-
 /// One tmux server, addressed by its socket path.
 #[derive(Debug, Clone)]
 pub struct Tmux {
@@ -113,7 +109,7 @@ pub struct Tmux {
     path_env: Option<OsString>,
 }
 
-/// An argv under construction: `arg` escapes, `sep` adds a real command separator.
+/// An argv under construction: `arg` escapes.
 #[derive(Debug, Default)]
 struct Args(Vec<String>);
 
@@ -123,11 +119,6 @@ impl Args {
     }
     fn arg(mut self, a: &str) -> Args {
         self.0.push(escape_arg(a));
-        self
-    }
-    fn sep(mut self, next: &str) -> Args {
-        self.0.push(";".to_string());
-        self.0.push(next.to_string());
         self
     }
 }
@@ -528,38 +519,11 @@ impl Multiplexer for Tmux {
 
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
         want_pane_id(pane_id)?;
-        if text.trim().is_empty() || text.len() > MAX_TEXT || text.contains('\0') {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid text"));
-        }
-        let name = format!(
-            "intercom-pane-{}-{}",
-            std::process::id(),
-            BUFFER_SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        // One pass loads and pastes (as a bracketed paste when the application asked for it);
-        // Enter is a separate key press afterwards, so it is never part of the paste.
-        let paste = Args::new("load-buffer")
-            .arg("-b")
-            .arg(&name)
-            .arg("-")
-            .sep("paste-buffer")
-            .arg("-b")
-            .arg(&name)
-            .arg("-d")
-            .arg("-p")
-            .arg("-t")
-            .arg(pane_id);
-        if let Err(e) = self.run(paste, Some(text.as_bytes()), deadline, SMALL_CAP) {
-            let _ = self.run(
-                Args::new("delete-buffer").arg("-b").arg(&name),
-                None,
-                deadline,
-                SMALL_CAP,
-            );
-            return Err(e);
-        }
-        let enter = Args::new("send-keys").arg("-t").arg(pane_id).arg("Enter");
-        self.run(enter, None, deadline, SMALL_CAP).map(|_| ())
+        let socket = self
+            .socket
+            .to_str()
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "socket path not UTF-8"))?;
+        typed::send_text(socket, self.path_env.clone(), pane_id, text, deadline)
     }
 
     fn close_if_matches(
