@@ -258,7 +258,7 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     }
     // Protected targets first, from names and processes only: nothing written or sent yet.
     let regs = registrations::read_all(Some(&root), &req.scan.data_root);
-    let Some(target) = regs
+    let Some(mut target) = regs
         .by_session_id(&agent.session_id)
         .and_then(record::from_registration)
     else {
@@ -285,8 +285,13 @@ pub fn close_worker(req: &CloseRequest) -> Ending {
     if req.dry_run {
         return dry_run(&pass, &key, &agent, verified.map(|_| ()));
     }
-    if let Err(e) = verified {
-        return refused(2, format!("not closing: {e}"));
+    match verified {
+        // The pane incarnation the pi was verified in is part of the recorded identity.
+        Ok(v) => {
+            target.pane_pid = v.pane.pid;
+            target.terminal_id = v.pane.terminal_id;
+        }
+        Err(e) => return refused(2, format!("not closing: {e}")),
     }
 
     // The job's lock exists before its record does: a run that sees a pending job without a live

@@ -51,6 +51,16 @@ pub(super) fn verify(job: &JobRecord, session_id: &str, guard: &Guard) -> Result
     if pane.session_id != job.mux_session_id || pane.window_id != job.window_id {
         return Err("the pane moved to another session or window".into());
     }
+    // The pane incarnation the job started with (recorded once verified): the same id with
+    // another process or terminal is another pane (a Herdr restart keeps ids, not shells).
+    if job.pane_pid.is_some() && job.pane_pid != pane.pid {
+        return Err("the pane's process changed since the job started".into());
+    }
+    if job.terminal_id.is_some() && job.terminal_id != pane.terminal_id {
+        return Err(
+            "the pane's terminal changed since the job started (a restarted Herdr?)".into(),
+        );
+    }
     guard.check_pane(&pane)?;
     if proc::status(&job.pi) != ProcStatus::Alive {
         return Err("the recorded pi process is gone, a zombie, or another incarnation".into());
