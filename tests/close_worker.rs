@@ -661,3 +661,58 @@ fn herdr_a_pane_or_pi_changed_before_the_close_is_never_closed() {
         let _ = fresh.wait();
     }
 }
+
+/// Real-Herdr tier: a private headless `herdr server`; the worker is the pi stand-in started in
+/// a Herdr pane (`exec -a pi …`, which Herdr detects as agent `pi`), registered from inside it.
+/// `agent.prompt` types the close request; the worker saves its handoff and settles; exactly its
+/// pane is closed, the bystander pane beside it is not.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_closes_exactly_the_workers_pane_after_its_handoff() {
+    use std::time::{Duration, Instant};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let root = env.path("root").display().to_string();
+    let ws = h.result(&[
+        "workspace",
+        "create",
+        "--cwd",
+        &root,
+        "--label",
+        "work",
+        "--no-focus",
+    ]);
+    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let split = h.result(&["pane", "split", &pane, "--direction", "right", "--no-focus"]);
+    let bystander = split["pane"]["pane_id"].as_str().unwrap().to_string();
+    h.shell_pid(&pane);
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &worker_script(&env, &file, true));
+    let line = format!("exec {}", intercom_pane::mux::shell_line(&argv));
+    h.cli(&["pane", "run", &pane, &line]);
+    wait_registered(&env.path("root/.pi-intercom/seats"));
+    // Herdr detects the agent a moment after it starts (`agent get` fails until then).
+    let end = Instant::now() + Duration::from_secs(20);
+    while !h.cli(&["agent", "get", &pane]).status.success() {
+        assert!(
+            Instant::now() < end,
+            "Herdr never detected the pi in {pane}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = close_herdr(&env, "30").wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{report} {} {}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(env.path("handoff.out")).unwrap_or_default()
+    );
+    assert_eq!(report["state"], "closed", "{report}");
+    assert_eq!(report["closed"]["pane"], pane.as_str());
+    let listed = h.result(&["pane", "list"]).to_string();
+    assert!(!listed.contains(&format!("\"{pane}\"")), "{listed}");
+    assert!(listed.contains(&format!("\"{bystander}\"")), "{listed}");
+    assert_eq!(config(&env)["agents"][1]["closeJob"]["state"], "closed");
+}
