@@ -15,6 +15,7 @@ pub mod log;
 pub mod mux;
 pub mod probe;
 pub mod proc;
+pub mod reply_text;
 pub mod scan;
 pub mod snapshot;
 pub mod text;

@@ -3,7 +3,8 @@
 //!   exempt);
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
 //!   to Herdr;
-//! - `ui/` and `views/` read no files and touch no multiplexer, process or probe.
+//! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
+//!   use `actions/` (mutations come through `ui::ports`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -103,6 +104,13 @@ fn only_mux_spawns_a_shell() {
         |p| p.starts_with("src/mux/"),
     );
     assert!(bad.is_empty(), "a shell spawned outside mux/: {bad:#?}");
+}
+
+#[test]
+fn ui_does_not_use_actions() {
+    // The sidebar asks for mutations through `ui::ports`; the real ones are wired in `cmd/`.
+    let bad = offenders(&["crate::actions"], |p| !p.starts_with("src/ui/"));
+    assert!(bad.is_empty(), "ui/ uses actions/: {bad:#?}");
 }
 
 #[test]

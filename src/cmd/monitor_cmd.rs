@@ -1,6 +1,7 @@
 //! `intercom-pane monitor`: the sidebar on the real scan. Each pass runs a bounded health-probe
 //! batch (cancelled at once when the user quits), then one scan that reads those checks.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, RosterStatus, Snapshot};
 use crate::ui::ports::{
-    CancelToken, DataRootSeen, ReplyOutcome, ReplyRequest, ReplySender, SnapshotSource,
+    CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 
@@ -104,6 +105,19 @@ impl SnapshotSource for ScanSource {
 pub struct ScanReply {
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
+}
+
+/// The real Seen writer: `seen.json` under a data root, written atomically by the store (the
+/// sidebar only sees the `SeenWriter` port).
+struct DataRootSeen {
+    /// The intercom-pane data root (holds `board/seen.json`).
+    data_root: PathBuf,
+}
+
+impl SeenWriter for DataRootSeen {
+    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String> {
+        crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen).map(|_| ())
+    }
 }
 
 impl ReplySender for ScanReply {

@@ -5,7 +5,7 @@
 use crate::text::{sanitize, width};
 
 /// Longest reply accepted by the editor: the reply path's own limit (docs/behaviour.md §6).
-pub const MAX_REPLY_CHARS: usize = crate::actions::reply::MAX_CHARS;
+pub const MAX_REPLY_CHARS: usize = crate::reply_text::MAX_CHARS;
 
 /// A reply being typed (cursor counted in chars). May hold line breaks (`\n`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -29,8 +29,8 @@ pub mod theme;
 
 pub use app::{App, Effect, Msg, Options};
 pub use ports::{
-    CancelToken, DataRootSeen, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender,
-    SeenWriter, SnapshotSource,
+    CancelToken, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender, SeenWriter,
+    SnapshotSource,
 };
 pub use render::render;
 pub use run::{run_monitor, run_monitor_with, MonitorOptions};

@@ -1,7 +1,6 @@
 //! The small interfaces the sidebar talks through, so the UI itself never touches files,
 //! multiplexers, processes or probes: the runner passes real implementations in.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,22 +64,10 @@ pub trait SnapshotSource: Send {
     fn cancel_token(&self) -> CancelToken;
 }
 
-/// Writes a Seen/Unsee mark (the real one goes through `actions::seen`).
+/// Writes a Seen/Unsee mark (the real one, wired in `cmd/`, goes through `actions::seen`).
 pub trait SeenWriter: Send + Sync {
     /// Mark (`seen = true`) or unmark `key` at exactly `last_activity_iso`.
     fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String>;
-}
-
-/// The real Seen writer: `seen.json` under a data root, written atomically by the store.
-pub struct DataRootSeen {
-    /// The intercom-pane data root (holds `board/seen.json`).
-    pub data_root: PathBuf,
-}
-
-impl SeenWriter for DataRootSeen {
-    fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), String> {
-        crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen).map(|_| ())
-    }
 }
 
 /// A Seen writer that refuses, for runs without a data root.

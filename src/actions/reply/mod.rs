@@ -1,4 +1,4 @@
-//! The reply path (docs/behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
+//! The reply path (docs/behaviour.md §6): one text to one registered seat. The text rules (`reply_text.rs`)
 //! come first, then the seat's live registration is read again, and the transport is chosen from
 //! it BEFORE anything is sent — never by falling back after a failure, so a reply is never
 //! delivered twice:
@@ -24,9 +24,8 @@ use crate::fsguard;
 use crate::mux::{self, pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
-mod text;
 mod typed;
-pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
+pub use crate::reply_text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_CHARS};
 
 /// The fixed trailer sent on its own line after the text.
 pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
@@ -37,7 +36,7 @@ const SEND_DEADLINE: Duration = Duration::from_secs(8);
 /// Why a reply was refused before anything was sent. Each has its own exit code.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
-    /// The text breaks a text rule (`text.rs`).
+    /// The text breaks a text rule (`reply_text.rs`).
     Text(TextError),
     UnknownSeat(String),
     Ambiguous(String),
@@ -189,7 +188,7 @@ impl Receipt {
 
 /// The text rules, for every caller (reply, the sidebar's box, close-worker).
 pub fn check_text(text: &str) -> Result<(), Refusal> {
-    text::check_text(text).map_err(Refusal::Text)
+    crate::reply_text::check_text(text).map_err(Refusal::Text)
 }
 
 /// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name
