@@ -109,9 +109,9 @@ pub struct ScanReply {
 
 /// The real Seen writer: `seen.json` under a data root, written atomically by the store (the
 /// sidebar only sees the `SeenWriter` port).
-struct DataRootSeen {
+pub struct DataRootSeen {
     /// The intercom-pane data root (holds `board/seen.json`).
-    data_root: PathBuf,
+    pub data_root: PathBuf,
 }
 
 impl SeenWriter for DataRootSeen {
