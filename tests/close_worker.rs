@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod close_support;
-mod lock_step;
 mod mux_herdr_fake;
 mod mux_support;
 mod pi_support;
@@ -589,8 +588,7 @@ fn herdr_a_restarted_pane_with_the_same_id_is_not_the_worker() {
     let _ = fresh.wait();
 }
 
-/// What changes in the worker's pane once the job is `ready` (verified, pi pinned), while the
-/// run waits for the config lock to record `closing`.
+/// What changes in the worker's pane once the job recorded a stage.
 #[derive(Debug, Clone, Copy)]
 enum HerdrSwap {
     /// A Herdr restart: the same pane id, a fresh shell, a new terminal id (the pi, in this
@@ -606,40 +604,53 @@ enum HerdrSwap {
 /// with nothing closed, and a pi it had frozen runs again.
 #[test]
 fn herdr_a_pane_or_pi_changed_before_the_close_is_never_closed() {
+    // At `ready` the change lands before the run's verify (the recorded pane incarnation
+    // refuses it); at `closing`, after it (the close's own last look refuses it).
     let cases = [
-        (Layout::Own, HerdrSwap::Restart),
-        (Layout::Shell, HerdrSwap::Restart),
-        (Layout::Shell, HerdrSwap::Terminal),
-        (Layout::Shell, HerdrSwap::PiGone),
+        (Layout::Own, HerdrSwap::Restart, "closing"),
+        (Layout::Shell, HerdrSwap::Restart, "closing"),
+        (Layout::Shell, HerdrSwap::Terminal, "closing"),
+        (Layout::Own, HerdrSwap::Terminal, "ready"),
+        (Layout::Shell, HerdrSwap::PiGone, "closing"),
     ];
-    for (layout, swap) in cases {
-        let label = format!("{layout:?}/{swap:?}");
+    for (layout, swap, at) in cases {
+        let label = format!("{layout:?}/{swap:?}/{at}");
         let env = Env::new().with_system_path();
         let file = setup(&env, None);
         let mut w = herdr_worker(&env, &file, layout);
         let relay = relay(&mut w, &env, &file);
-        let cfg_path = env.path("root/.pi-intercom/config.json");
-        let lock_path = env.path("root/.pi-intercom/config.json.lock");
-        let held = lock_step::hold_config_lock(&lock_path);
-        let child = close_herdr(&env, "20");
-        let held = lock_step::let_through_until(&cfg_path, &lock_path, held, 4, 20_000, &label);
         let mut fresh = std::process::Command::new("sleep")
             .arg("600")
             .spawn()
             .unwrap();
         let fresh_pid = fresh.id();
-        match swap {
-            HerdrSwap::Restart => w.herdr.with(|s| s.restart(|_| fresh_pid)),
-            HerdrSwap::Terminal => w.herdr.with(|s| {
-                let t = s.next_terminal_id();
-                s.panes[0].terminal_id = t;
-            }),
-            HerdrSwap::PiGone => {
-                unsafe { libc::kill(w.pi, libc::SIGKILL) };
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        drop(held);
+        // The change lands on the first request after the run recorded `at`.
+        let cfg_path = env.path("root/.pi-intercom/config.json");
+        let pi = w.pi;
+        let mut done = false;
+        w.herdr.with(|s| {
+            s.hook = Some(mux_herdr_fake::Hook(Box::new(move |_req, s| {
+                let closing = std::fs::read(&cfg_path)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                    .is_some_and(|c| c["agents"][1]["closeJob"]["state"] == at);
+                if done || !closing {
+                    return;
+                }
+                done = true;
+                match swap {
+                    HerdrSwap::Restart => s.restart(|_| fresh_pid),
+                    HerdrSwap::Terminal => {
+                        let t = s.next_terminal_id();
+                        s.panes[0].terminal_id = t;
+                    }
+                    HerdrSwap::PiGone => unsafe {
+                        libc::kill(pi, libc::SIGKILL);
+                    },
+                }
+            })))
+        });
+        let child = close_herdr(&env, "20");
         let out = child.wait_with_output().unwrap();
         w.stdin = Some(relay.join().unwrap());
         let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
@@ -657,6 +668,12 @@ fn herdr_a_pane_or_pi_changed_before_the_close_is_never_closed() {
                 proc_state(w.pi)
             );
         }
+        // Refused by the close's own last look: the pane is another one, or the pi is gone.
+        let want = match (swap, at) {
+            (HerdrSwap::PiGone, _) | (_, "ready") => "identity_failed",
+            _ => "commit_rejected",
+        };
+        assert_eq!(report["reason"], want, "{label}: {report}");
         let _ = fresh.kill();
         let _ = fresh.wait();
     }
