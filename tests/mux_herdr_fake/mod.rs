@@ -111,8 +111,11 @@ pub struct State {
     pub tab_shell: u32,
 }
 
+/// What a hook runs: the parsed request and the state, under the fake's lock.
+pub type HookFn = dyn FnMut(&Value, &mut State) + Send;
+
 /// A test's hook on the fake's requests.
-pub struct Hook(pub Box<dyn FnMut(&Value, &mut State) + Send>);
+pub struct Hook(pub Box<HookFn>);
 
 impl std::fmt::Debug for Hook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
