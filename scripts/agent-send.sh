@@ -30,7 +30,7 @@ export LC_ALL=C
 MAX_BYTES=65536
 MAX_CHARS=2200
 # Characters that show nothing on their own, besides ASCII space, TAB and LF (the same list as
-# INVISIBLE and char::is_whitespace in src/actions/reply/text.rs), as UTF-8 byte sequences.
+# INVISIBLE and char::is_whitespace in src/reply_text.rs), as UTF-8 byte sequences.
 INVISIBLE=$'\xc2\xa0|\xc2\xad|\xcd\x8f|\xd8\x9c|\xe1\x85\x9f|\xe1\x85\xa0|\xe1\x9a\x80|\xe1\x9e\xb4|\xe1\x9e\xb5|\xe1\xa0\x8e|\xe2\x80[\x80-\x8f]|\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xaf|\xe2\x81\x9f|\xe2\x81[\xa0-\xa4]|\xe2\x81[\xaa-\xaf]|\xe2\xa0\x80|\xe3\x80\x80|\xe3\x85\xa4|\xef\xbb\xbf|\xef\xbe\xa0'
 # pi's editor border: a full-width line of U+2500, or one carrying a label (a scroll indicator, a
 # status loader).

@@ -16,6 +16,7 @@ pub mod mux;
 pub mod paths;
 pub mod probe;
 pub mod proc;
+pub mod reply_text;
 pub mod scan;
 pub mod snapshot;
 pub mod text;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::board::classify::Liveness;
 use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
-use crate::mux::{self, Multiplexer, MuxKind, PaneInfo};
+use crate::mux::{self, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for one server's pane listing.
 const LIST_DEADLINE: Duration = Duration::from_secs(2);
@@ -89,6 +89,12 @@ pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<
 /// One server's listing: its panes, or why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, Unanswered>;
 
+/// A listing's panes, or why it could not be asked.
+fn listing_of(list: Result<PaneList, MuxError>) -> Listing {
+    list.map(|l| l.panes)
+        .map_err(|e| Unanswered::Failed(e.code))
+}
+
 /// A multiplexer server as seats name it: its kind and socket hint.
 pub type ServerKey = (MuxKind, Option<String>);
 
@@ -114,15 +120,25 @@ impl PaneCache {
                 };
                 let listing = match path {
                     None => Err(Unanswered::NoSocket),
-                    Some(path) => mux::open(key.0, &path)
-                        .list_panes(Instant::now() + LIST_DEADLINE)
-                        .map(|l| l.panes)
-                        .map_err(|e| Unanswered::Failed(e.code)),
+                    Some(path) => listing_of(
+                        mux::open(key.0, &path).list_panes(Instant::now() + LIST_DEADLINE),
+                    ),
                 };
                 out.push((key.clone(), listing));
             }
         }
         PaneCache { servers: out }
+    }
+
+    /// A cache of listings already taken, one per server (benches and tests take their own).
+    pub fn from_listings(listings: Vec<(ServerKey, Result<PaneList, MuxError>)>) -> PaneCache {
+        PaneCache {
+            servers: listings
+                .into_iter()
+                .take(MAX_SERVERS)
+                .map(|(k, l)| (k, listing_of(l)))
+                .collect(),
+        }
     }
 
     /// Every pane of every server that answered, with its server.
@@ -279,4 +295,72 @@ fn pane_liveness(
 /// `pid` is the pane's shell or runs under it.
 fn in_tree(shell: i32, pid: i32) -> bool {
     crate::proc::ancestry_depth(shell, pid).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{seat_liveness, LivenessMode, PaneCache, SeatHint};
+    use crate::board::classify::Liveness;
+    use crate::mux::{ErrorCode, MuxError, MuxKind, PaneInfo, PaneList};
+
+    fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {
+        PaneInfo {
+            id: id.into(),
+            pid: Some(100),
+            tty: None,
+            current_command: Some(cmd.into()),
+            cwd: Some("/w".into()),
+            session_id: "$0".into(),
+            session_name: Some(session.into()),
+            window_id: "@0".into(),
+            window_name: None,
+            top: None,
+            left: None,
+            width: None,
+            height: None,
+            dead: false,
+            title: None,
+            marker: None,
+            terminal_id: None,
+        }
+    }
+
+    fn verdict(
+        list: Result<Vec<PaneInfo>, MuxError>,
+        p: Option<&str>,
+        s: Option<&str>,
+    ) -> Liveness {
+        let cache = PaneCache::from_listings(vec![(
+            (MuxKind::Tmux, None),
+            list.map(|panes| PaneList {
+                server: None,
+                panes,
+            }),
+        )]);
+        let hint = SeatHint::Pane {
+            kind: MuxKind::Tmux,
+            socket: None,
+            pane_id: p.map(Into::into),
+            session: s.map(Into::into),
+        };
+        seat_liveness(&cache, Some(&hint), LivenessMode::Tmux).liveness
+    }
+
+    #[test]
+    fn liveness_rules() {
+        let panes = vec![pane("%0", "alpha", "bash"), pane("%1", "beta", "pi")];
+        let v = |p: Option<&str>, s: Option<&str>| verdict(Ok(panes.clone()), p, s);
+        assert_eq!(v(None, Some("beta")), Liveness::Alive);
+        assert_eq!(v(None, Some("alpha")), Liveness::Offline);
+        assert_eq!(v(None, Some("gone")), Liveness::Offline);
+        assert_eq!(v(Some("%1"), None), Liveness::Alive);
+        assert_eq!(v(Some("%0"), Some("beta")), Liveness::Offline);
+        assert_eq!(v(Some("%9"), Some("beta")), Liveness::Offline);
+        assert_eq!(v(None, None), Liveness::Unknown);
+        let mut dead = panes.clone();
+        dead[1].dead = true;
+        assert_eq!(verdict(Ok(dead), None, Some("beta")), Liveness::Offline);
+        let err = Err(MuxError::new(ErrorCode::NoServer, "x"));
+        assert_eq!(verdict(err, None, Some("beta")), Liveness::Unknown);
+    }
 }

@@ -1,8 +1,10 @@
 //! Boundaries of the design, checked on the source text (design/architecture.md):
 //! - only `actions/store.rs` writes files (the demo's simulated agent stands in for pi and is
 //!   exempt);
-//! - only `mux/` spawns tmux or talks to Herdr;
-//! - `ui/` and `views/` read no files and touch no multiplexer, process or probe.
+//! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
+//!   to Herdr;
+//! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
+//!   use `actions/` (mutations come through `ui::ports`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -87,6 +89,28 @@ fn only_mux_spawns_tmux_or_talks_to_herdr() {
         p.starts_with("src/mux/")
     });
     assert!(bad.is_empty(), "tmux/Herdr outside mux/: {bad:#?}");
+}
+
+#[test]
+fn only_mux_spawns_a_shell() {
+    let bad = offenders(
+        &[
+            "Command::new(\"bash\")",
+            "Command::new(\"sh\")",
+            "Command::new(\"/bin/sh\")",
+            "Command::new(\"/bin/bash\")",
+            "Command::new(\"/usr/bin/env\")",
+        ],
+        |p| p.starts_with("src/mux/"),
+    );
+    assert!(bad.is_empty(), "a shell spawned outside mux/: {bad:#?}");
+}
+
+#[test]
+fn ui_does_not_use_actions() {
+    // The sidebar asks for mutations through `ui::ports`; the real ones are wired in `cmd/`.
+    let bad = offenders(&["crate::actions"], |p| !p.starts_with("src/ui/"));
+    assert!(bad.is_empty(), "ui/ uses actions/: {bad:#?}");
 }
 
 #[test]

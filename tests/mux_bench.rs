@@ -10,9 +10,10 @@ mod mux_support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
+use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
 use intercom_pane::mux::herdr::Herdr;
 use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{liveness_from, Liveness, Multiplexer, SeatHint};
+use intercom_pane::mux::{Liveness, Multiplexer, MuxKind};
 use mux_herdr_fake::FakeHerdr;
 use mux_support::{fake_pi, soon, TmuxServer};
 
@@ -94,9 +95,11 @@ fn tmux_spawns_per_liveness_pass_are_constant() {
         let seats: Vec<SeatHint> = listed
             .panes
             .iter()
-            .map(|p| SeatHint {
+            .map(|p| SeatHint::Pane {
+                kind: MuxKind::Tmux,
+                socket: None,
                 pane_id: Some(p.id.clone()),
-                session_name: p.session_name.clone(),
+                session: p.session_name.clone(),
             })
             .collect();
 
@@ -106,7 +109,11 @@ fn tmux_spawns_per_liveness_pass_are_constant() {
             let before = count();
             let t0 = Instant::now();
             let list = t.list_panes(soon(10_000));
-            let states: Vec<Liveness> = seats.iter().map(|s| liveness_from(&list, s)).collect();
+            let cache = PaneCache::from_listings(vec![((MuxKind::Tmux, None), list)]);
+            let states: Vec<Liveness> = seats
+                .iter()
+                .map(|s| seat_liveness(&cache, Some(s), LivenessMode::Tmux).liveness)
+                .collect();
             times.push(t0.elapsed());
             per_pass.push(count() - before);
             let alive = states.iter().filter(|s| **s == Liveness::Alive).count();

@@ -9,10 +9,11 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
 use intercom_pane::mux::herdr::{self, Herdr};
 use intercom_pane::mux::{
-    liveness_from, seat_liveness, CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv, MuxKind,
-    PaneIdentity, SeatHint, ServerIdentity, SplitAbove,
+    CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv, MuxError, MuxKind, PaneIdentity,
+    PaneInfo, PaneList, ServerIdentity, SplitAbove,
 };
 use mux_herdr_fake::{fixture, keys, shape, FakeHerdr, Mode};
 use serde_json::{json, Value};
@@ -43,10 +44,26 @@ fn rpc(fake: &FakeHerdr, method: &str, params: Value) -> Value {
 }
 
 fn pane_hint(id: &str) -> SeatHint {
-    SeatHint {
+    SeatHint::Pane {
+        kind: MuxKind::Herdr,
+        socket: None,
         pane_id: Some(id.into()),
-        session_name: None,
+        session: None,
     }
+}
+
+/// The scan's own liveness rule (`liveness::seat_liveness`) on one listing of one server.
+fn verdict_from(list: &Result<PaneList, MuxError>, hint: &SeatHint) -> Liveness {
+    let cache = PaneCache::from_listings(vec![((MuxKind::Herdr, None), list.clone())]);
+    seat_liveness(&cache, Some(hint), LivenessMode::Tmux).liveness
+}
+
+fn verdict(panes: &[PaneInfo], hint: &SeatHint) -> Liveness {
+    let list = PaneList {
+        server: None,
+        panes: panes.to_vec(),
+    };
+    verdict_from(&Ok(list), hint)
 }
 
 fn set_foreground(fake: &FakeHerdr, pane: &str, name: &str) {
@@ -164,21 +181,12 @@ fn lists_panes_with_process_info_and_judges_liveness() {
     );
     assert_eq!((p.top, p.height), (Some(1), Some(39)));
     assert!(p.terminal_id.as_deref().unwrap().starts_with("term_"));
-    assert_eq!(
-        seat_liveness(&list.panes, &pane_hint("w1:p1")),
-        Liveness::Offline
-    );
+    assert_eq!(verdict(&list.panes, &pane_hint("w1:p1")), Liveness::Offline);
 
     set_foreground(&fake, "w1:p1", "pi");
     let list = h.list_panes(soon(5000)).unwrap();
-    assert_eq!(
-        seat_liveness(&list.panes, &pane_hint("w1:p1")),
-        Liveness::Alive
-    );
-    assert_eq!(
-        seat_liveness(&list.panes, &pane_hint("w1:p9")),
-        Liveness::Offline
-    );
+    assert_eq!(verdict(&list.panes, &pane_hint("w1:p1")), Liveness::Alive);
+    assert_eq!(verdict(&list.panes, &pane_hint("w1:p9")), Liveness::Offline);
     // One snapshot per pass plus one process query per pane; ping only once per client.
     let methods = fake.methods();
     assert_eq!(
@@ -200,7 +208,7 @@ fn unreachable_or_misbehaving_servers_are_unknown_within_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let r = Herdr::at_socket(&dir.path().join("none.sock")).list_panes(soon(2000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::NoServer);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint), Liveness::Unknown);
     // A socket file nobody listens on.
     let dead = dir.path().join("dead.sock");
     drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
@@ -233,7 +241,7 @@ fn unreachable_or_misbehaving_servers_are_unknown_within_the_deadline() {
     let r = Herdr::at_socket(&fake.socket).list_panes(t + Duration::from_millis(300));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::Timeout);
     assert!(t.elapsed() < Duration::from_millis(1500));
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint), Liveness::Unknown);
     // Garbage, or a reply for another request.
     fake.with(|s| s.mode = Mode::Garbage);
     let r = Herdr::at_socket(&fake.socket).list_panes(soon(2000));
@@ -248,7 +256,7 @@ fn unreachable_or_misbehaving_servers_are_unknown_within_the_deadline() {
     });
     let r = Herdr::at_socket(&fake.socket).list_panes(soon(2000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::TooOld);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint), Liveness::Unknown);
 }
 
 #[test]

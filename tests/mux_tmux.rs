@@ -6,10 +6,11 @@ mod mux_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint, SeatLiveness};
 use intercom_pane::mux::tmux::Tmux;
 use intercom_pane::mux::{
-    liveness_from, seat_liveness, seat_pane, seat_workspace, CloseOutcome, ErrorCode, Liveness,
-    Multiplexer, PaneIdentity, PaneInfo, SeatHint, ServerIdentity, SplitAbove,
+    CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxError, MuxKind, PaneIdentity, PaneInfo,
+    PaneList, ServerIdentity, SplitAbove,
 };
 use intercom_pane::proc;
 use mux_support::{fake_pi, soon, wait_for, TmuxServer};
@@ -18,10 +19,35 @@ const HOSTILE_SESSION: &str = "a b'c\"d;é ü;";
 const SHELL_SESSION: &str = "shell only; \"x\"";
 
 fn hint_session(s: &str) -> SeatHint {
-    SeatHint {
+    SeatHint::Pane {
+        kind: MuxKind::Tmux,
+        socket: None,
         pane_id: None,
-        session_name: Some(s.into()),
+        session: Some(s.into()),
     }
+}
+
+/// The scan's own liveness rule (`liveness::seat_liveness`) on one listing of one server.
+fn verdict_from(list: &Result<PaneList, MuxError>, hint: &SeatHint) -> SeatLiveness {
+    let cache = PaneCache::from_listings(vec![((MuxKind::Tmux, None), list.clone())]);
+    seat_liveness(&cache, Some(hint), LivenessMode::Tmux)
+}
+
+fn verdict(panes: &[PaneInfo], hint: &SeatHint) -> Liveness {
+    let list = PaneList {
+        server: None,
+        panes: panes.to_vec(),
+    };
+    verdict_from(&Ok(list), hint).liveness
+}
+
+/// The live pane's cwd the rule reports for the seat's workspace.
+fn workspace(panes: &[PaneInfo], hint: &SeatHint) -> Option<String> {
+    let list = PaneList {
+        server: None,
+        panes: panes.to_vec(),
+    };
+    verdict_from(&Ok(list), hint).pane_cwd.map(|(cwd, _)| cwd)
 }
 
 fn pane_by<'a>(panes: &'a [PaneInfo], session: &str) -> &'a PaneInfo {
@@ -74,27 +100,27 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
 
     // What the board would show: alive where pi runs, offline where only a shell runs.
     assert_eq!(
-        seat_liveness(&list.panes, &hint_session(HOSTILE_SESSION)),
+        verdict(&list.panes, &hint_session(HOSTILE_SESSION)),
         Liveness::Alive
     );
     assert_eq!(
-        seat_liveness(&list.panes, &hint_session(SHELL_SESSION)),
+        verdict(&list.panes, &hint_session(SHELL_SESSION)),
         Liveness::Offline
     );
     assert_eq!(
-        seat_liveness(&list.panes, &hint_session("no such session")),
+        verdict(&list.panes, &hint_session("no such session")),
         Liveness::Offline
     );
-    let workspace = seat_pane(&list.panes, &hint_session(HOSTILE_SESSION)).unwrap();
-    assert_eq!(workspace.cwd.as_deref(), Some(odd.to_str().unwrap()));
+    let live = verdict_from(&Ok(list.clone()), &hint_session(HOSTILE_SESSION));
     assert_eq!(
-        seat_workspace(&list.panes, &hint_session(HOSTILE_SESSION)),
+        live.pane_cwd,
+        Some((odd.to_str().unwrap().to_string(), MuxKind::Tmux))
+    );
+    assert_eq!(
+        workspace(&list.panes, &hint_session(HOSTILE_SESSION)).as_deref(),
         Some(odd.to_str().unwrap())
     );
-    assert_eq!(
-        seat_workspace(&list.panes, &hint_session(SHELL_SESSION)),
-        None
-    );
+    assert_eq!(workspace(&list.panes, &hint_session(SHELL_SESSION)), None);
 
     // Exact lookup by id; a similar id (prefix) never matches.
     let found = t.find_pane(&agent.id, soon(5000)).unwrap().unwrap();
@@ -104,17 +130,19 @@ fn lists_pi_and_shell_panes_with_hostile_names_exactly() {
         t.find_pane("0", soon(5000)).unwrap_err().code,
         ErrorCode::BadRequest
     );
-    let by_pane = SeatHint {
+    let by_pane = SeatHint::Pane {
+        kind: MuxKind::Tmux,
+        socket: None,
         pane_id: Some(agent.id.clone()),
-        session_name: None,
+        session: None,
     };
-    assert_eq!(seat_liveness(&list.panes, &by_pane), Liveness::Alive);
+    assert_eq!(verdict(&list.panes, &by_pane), Liveness::Alive);
 
     // The pi process exits: the same session is now offline.
     srv.tmux(&["respawn-pane", "-k", "-t", &agent.id, "/bin/sh"]);
     let offline = wait_for(10_000, || {
         let l = t.list_panes(soon(5000)).ok()?;
-        (seat_liveness(&l.panes, &hint_session(HOSTILE_SESSION)) == Liveness::Offline).then_some(())
+        (verdict(&l.panes, &hint_session(HOSTILE_SESSION)) == Liveness::Offline).then_some(())
     });
     assert!(offline.is_some(), "pane still counted as running pi");
 }
@@ -356,6 +384,7 @@ fn split_with_a_single_argument_runs_it_as_one_program() {
     assert!(wait_for(10_000, || marker.exists().then_some(())).is_some());
 }
 
+/// `send_text` runs the one typed path (`mux::tmux::typed`, agent-send.sh), the one `reply` uses.
 #[test]
 fn send_text_is_one_bracketed_paste_then_enter() {
     let work = tempfile::tempdir().unwrap();
@@ -415,17 +444,17 @@ fn absent_tmux_and_dead_sockets_are_unknown_not_offline() {
     let t = Tmux::at_socket(&work.path().join("sock")).with_path_env(empty.path());
     let r = t.list_panes(soon(5000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::NotInstalled);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint).liveness, Liveness::Unknown);
     // A socket file nobody listens on.
     let dead = work.path().join("dead.sock");
     drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
     let r = Tmux::at_socket(&dead).list_panes(soon(5000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::NoServer);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint).liveness, Liveness::Unknown);
     // No socket at all.
     let r = Tmux::at_socket(&work.path().join("missing")).list_panes(soon(5000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::NoServer);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint).liveness, Liveness::Unknown);
     // A too-old tmux (a shim that claims 3.1).
     let shim_dir = tempfile::tempdir().unwrap();
     let shim = shim_dir.path().join("tmux");
@@ -436,7 +465,7 @@ fn absent_tmux_and_dead_sockets_are_unknown_not_offline() {
         .with_program(&shim)
         .list_panes(soon(5000));
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::TooOld);
-    assert_eq!(liveness_from(&r, &hint), Liveness::Unknown);
+    assert_eq!(verdict_from(&r, &hint).liveness, Liveness::Unknown);
 }
 
 #[test]
@@ -454,7 +483,7 @@ fn a_stopped_server_times_out_within_the_deadline() {
     assert_eq!(r.unwrap_err().code, ErrorCode::Timeout);
     assert!(took < Duration::from_millis(1500), "took {took:?}");
     assert_eq!(
-        liveness_from(&t.list_panes(started), &hint_session("s")),
+        verdict_from(&t.list_panes(started), &hint_session("s")).liveness,
         Liveness::Unknown
     );
     assert!(t.list_panes(soon(5000)).is_ok());

@@ -87,3 +87,88 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
         "{receipt}"
     );
 }
+
+/// Real-Herdr tier: a private headless `herdr server`; a pane runs `exec -a pi cat` on a raw,
+/// no-echo tty (Herdr detects agent `pi`; no bracketed paste, so Herdr sends the text and CR,
+/// captures 069–071). The reply arrives byte for byte; a hostile text never leaves.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
+    use std::time::{Duration, Instant};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle"]);
+    let ws = h.result(&[
+        "workspace",
+        "create",
+        "--cwd",
+        "/tmp",
+        "--label",
+        "seat",
+        "--no-focus",
+    ]);
+    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    h.shell_pid(&pane);
+    let got = env.path("typed.bin");
+    let line = format!(
+        "stty raw -echo; exec -a pi cat > {}",
+        intercom_pane::text::shell_quote(&got.display().to_string())
+    );
+    h.cli(&["pane", "run", &pane, &line]);
+    let end = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        let info = h
+            .client()
+            .process_info(&pane, Instant::now() + Duration::from_secs(3))
+            .unwrap()
+            .unwrap();
+        let pi = info.foreground().cloned().filter(|f| {
+            f.argv
+                .as_deref()
+                .and_then(|a| a.first())
+                .map(String::as_str)
+                == Some("pi")
+        });
+        if let Some(f) = pi.filter(|_| h.cli(&["agent", "get", &pane]).status.success()) {
+            break f.pid;
+        }
+        assert!(
+            Instant::now() < end,
+            "Herdr never detected the pi: {info:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let ticks = intercom_pane::proc::identity(pid as i32)
+        .unwrap()
+        .start_ticks;
+    let seat = env.path("data/seats/herdr/idle");
+    std::fs::create_dir_all(&seat).unwrap();
+    std::fs::write(
+        seat.join("registration.json"),
+        json!({"version": 1, "sessionId": ids[0].1, "pid": pid, "startTicks": ticks,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "mux": {"kind": "herdr", "socket": h.socket.display().to_string(), "paneId": pane}})
+        .to_string(),
+    )
+    .unwrap();
+
+    let text = "Use staging; 'quotes' \"too\" é\ttab";
+    let (code, receipt, err) = reply(&env, text);
+    assert_eq!(code, 0, "{receipt} {err}");
+    assert_eq!(receipt["transport"], "herdr");
+    assert_eq!(receipt["outcome"], "delivered");
+    let want = format!("{text}\n{TRAILER}\r").into_bytes();
+    let end = Instant::now() + Duration::from_secs(10);
+    while std::fs::read(&got).unwrap_or_default() != want {
+        assert!(
+            Instant::now() < end,
+            "{:?}",
+            String::from_utf8_lossy(&std::fs::read(&got).unwrap_or_default())
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, _, err) = reply(&env, "fine\u{1b}[201~\r/quit");
+    assert_eq!(code, 9, "{err}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read(&got).unwrap(), want, "nothing more arrived");
+}

@@ -164,3 +164,43 @@ fn real_herdr_exec_a_pi_seat_reads_live() {
     assert_eq!(rec["alive"], true, "{rec}");
     assert_eq!(rec["state"], "idle", "{rec}");
 }
+
+/// Real-Herdr tier: the seat of a pane that a Herdr restart brought back (same pane id, a fresh
+/// shell, the registered pi gone, captures 141–170) reads offline, never alive by its pane id.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_restarted_pane_is_not_the_seats_pi() {
+    use std::time::{Duration, Instant};
+    let mut h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle"]);
+    let ws = h.result(&[
+        "workspace",
+        "create",
+        "--cwd",
+        "/tmp",
+        "--label",
+        "seat",
+        "--no-focus",
+    ]);
+    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let shell = h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 600"]);
+    let end = Instant::now() + Duration::from_secs(10);
+    while std::fs::read(format!("/proc/{shell}/cmdline"))
+        .map(|c| !c.starts_with(b"pi\0"))
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < end, "exec -a pi did not happen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    register(&env, &ids[0].1, shell, &h.socket, &pane);
+    assert_eq!(record(&scan(&env), "W-idle")["alive"], true);
+    h.stop_server();
+    h.start_server();
+    let fresh = h.shell_pid(&pane);
+    assert_ne!(fresh, shell, "the pane came back as a fresh shell");
+    let rec = record(&scan(&env), "W-idle").clone();
+    assert_eq!(rec["state"], "offline", "{rec}");
+    assert_eq!(rec["alive"], false, "{rec}");
+}

@@ -256,7 +256,7 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
     );
     let coordinator = ["sh".to_string(), "-c".to_string(), hook];
     let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)
-        .map_err(TmuxStepFailed)?;
+        .map_err(|e| TmuxStepFailed(e.to_string()))?;
     // The keys stay on screen in the status line; the session name is not cut.
     for (k, v) in [
         ("status-left-length", "20"),
@@ -264,18 +264,20 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         ("status-right", STATUS_KEYS),
         ("status-style", "bg=blue,fg=white"),
     ] {
-        server.set_global_option(k, v).map_err(TmuxStepFailed)?;
+        server
+            .set_global_option(k, v)
+            .map_err(|e| TmuxStepFailed(e.to_string()))?;
     }
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
         let argv = agent_command(layout, w, id, *port);
         server
             .new_session(name, &layout.root, &argv)
-            .map_err(TmuxStepFailed)?;
+            .map_err(|e| TmuxStepFailed(e.to_string()))?;
         if w.lifetime_secs.is_some() {
             // Keep the pane after the agent exits: it then shows as offline, not gone.
             server
                 .set_window_option(name, "remain-on-exit", "on")
-                .map_err(TmuxStepFailed)?;
+                .map_err(|e| TmuxStepFailed(e.to_string()))?;
         }
     }
     Ok(server)

@@ -1,5 +1,5 @@
 //! Starting and arranging a private tmux server: what the demo needs (sessions, a split with the
-//! monitor, an option, attach, kill). Kept beside `tmux.rs` so every tmux argv is built in `mux/`.
+//! monitor, an option, attach, kill). Kept beside `tmux/` so every tmux argv is built in `mux/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,18 +40,47 @@ fn command(socket: &Path) -> Command {
     c
 }
 
-fn run(socket: &Path, args: &[String]) -> Result<String, String> {
+/// Why arranging the private server failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    /// tmux is not on PATH.
+    NotInstalled,
+    /// tmux ran and refused: its command and its (sanitized) stderr.
+    Failed { command: String, stderr: String },
+    /// tmux did not finish (deadline, output cap, spawn failure).
+    DidNotRun(spawn::RunError),
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::NotInstalled => f.write_str("tmux is not installed (not on PATH)"),
+            SessionError::Failed { command, stderr } => write!(f, "tmux {command}: {stderr}"),
+            SessionError::DidNotRun(e) => write!(f, "tmux did not run: {e:?}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+/// For callers that report errors as text (the demo).
+impl From<SessionError> for String {
+    fn from(e: SessionError) -> String {
+        e.to_string()
+    }
+}
+
+fn run(socket: &Path, args: &[String]) -> Result<String, SessionError> {
     let mut c = command(socket);
     c.args(args);
     match spawn::run(&mut c, None, Instant::now() + STEP_DEADLINE, 64 * 1024) {
         Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-        Ok(out) => Err(format!(
-            "tmux {}: {}",
-            args.first().map(String::as_str).unwrap_or(""),
-            crate::text::sanitize(String::from_utf8_lossy(&out.stderr).trim())
-        )),
-        Err(spawn::RunError::NotFound) => Err("tmux is not installed (not on PATH)".into()),
-        Err(e) => Err(format!("tmux did not run: {e:?}")),
+        Ok(out) => Err(SessionError::Failed {
+            command: crate::text::sanitize(args.first().map(String::as_str).unwrap_or("")),
+            stderr: crate::text::sanitize(String::from_utf8_lossy(&out.stderr).trim()),
+        }),
+        Err(spawn::RunError::NotFound) => Err(SessionError::NotInstalled),
+        Err(e) => Err(SessionError::DidNotRun(e)),
     }
 }
 
@@ -72,7 +101,7 @@ impl PrivateServer {
         cwd: &Path,
         size: (u16, u16),
         argv: &[String],
-    ) -> Result<PrivateServer, String> {
+    ) -> Result<PrivateServer, SessionError> {
         let args = vec![
             "-f".into(),
             "/dev/null".into(),
@@ -94,7 +123,7 @@ impl PrivateServer {
     }
 
     /// Add a detached session `name` running `argv`.
-    pub fn new_session(&self, name: &str, cwd: &Path, argv: &[String]) -> Result<(), String> {
+    pub fn new_session(&self, name: &str, cwd: &Path, argv: &[String]) -> Result<(), SessionError> {
         let args = vec![
             "new-session".into(),
             "-d".into(),
@@ -108,7 +137,12 @@ impl PrivateServer {
 
     /// Split the first pane of `session` and run `argv` above it, `percent` of its height,
     /// without taking focus.
-    pub fn split_above(&self, session: &str, percent: u8, argv: &[String]) -> Result<(), String> {
+    pub fn split_above(
+        &self,
+        session: &str,
+        percent: u8,
+        argv: &[String],
+    ) -> Result<(), SessionError> {
         let args = vec![
             "split-window".into(),
             "-b".into(),
@@ -124,7 +158,12 @@ impl PrivateServer {
 
     /// Set an option of the window of `session` (e.g. `remain-on-exit on`, so an exited agent
     /// leaves a dead pane behind instead of closing the session).
-    pub fn set_window_option(&self, session: &str, name: &str, value: &str) -> Result<(), String> {
+    pub fn set_window_option(
+        &self,
+        session: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), SessionError> {
         let args = vec![
             "set-option".into(),
             "-w".into(),
@@ -137,7 +176,7 @@ impl PrivateServer {
     }
 
     /// Set a server-wide session option (`set-option -g`), e.g. the demo's status line.
-    pub fn set_global_option(&self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set_global_option(&self, name: &str, value: &str) -> Result<(), SessionError> {
         let args = vec![
             "set-option".into(),
             "-g".into(),

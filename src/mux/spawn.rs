@@ -6,7 +6,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// What a finished child left behind.
@@ -53,6 +53,104 @@ fn kill_and_reap(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// The child's pipes and what is left to feed it.
+struct Pipes<'a> {
+    out: Option<ChildStdout>,
+    err: Option<ChildStderr>,
+    inp: Option<ChildStdin>,
+    input: &'a [u8],
+    written: usize,
+}
+
+impl Pipes<'_> {
+    /// Take the child's pipes, non-blocking; no stdin pipe when there is nothing to feed.
+    fn of<'a>(child: &mut Child, input: &'a [u8]) -> Pipes<'a> {
+        let p = Pipes {
+            out: child.stdout.take(),
+            err: child.stderr.take(),
+            inp: child.stdin.take().filter(|_| !input.is_empty()),
+            input,
+            written: 0,
+        };
+        for fd in [
+            p.out.as_ref().map(|p| p.as_raw_fd()),
+            p.err.as_ref().map(|p| p.as_raw_fd()),
+            p.inp.as_ref().map(|p| p.as_raw_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            set_nonblocking(fd);
+        }
+        p
+    }
+
+    fn output_open(&self) -> bool {
+        self.out.is_some() || self.err.is_some()
+    }
+
+    /// Wait at most `slice_ms` for any pipe to be ready.
+    fn wait(&self, slice_ms: i32) {
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
+        for (p, ev) in [
+            (self.out.as_ref().map(|p| p.as_raw_fd()), libc::POLLIN),
+            (self.err.as_ref().map(|p| p.as_raw_fd()), libc::POLLIN),
+            (self.inp.as_ref().map(|p| p.as_raw_fd()), libc::POLLOUT),
+        ] {
+            if let Some(fd) = p {
+                fds.push(libc::pollfd {
+                    fd,
+                    events: ev,
+                    revents: 0,
+                });
+            }
+        }
+        if !fds.is_empty() {
+            // SAFETY: `fds` is a valid, initialized slice of pollfd for its whole length.
+            let _ = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, slice_ms) };
+        } else {
+            // Pipes are closed and the child is about to exit: check back soon.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Read what is there (stdout up to `cap`: `Err(Oversize)` past it; stderr is simply cut at
+    /// its cap, it is only ever a short detail) and write what the child will take.
+    fn pump(
+        &mut self,
+        buf: &mut [u8],
+        stdout: &mut Vec<u8>,
+        stderr: &mut Vec<u8>,
+        cap: usize,
+    ) -> Result<(), RunError> {
+        if let Some(p) = self.out.as_mut() {
+            match drain(p, buf, stdout, cap) {
+                Drain::Open => {}
+                Drain::Eof => self.out = None,
+                Drain::Over => return Err(RunError::Oversize),
+            }
+        }
+        if let Some(p) = self.err.as_mut() {
+            if let Drain::Eof | Drain::Over = drain(p, buf, stderr, STDERR_CAP) {
+                self.err = None;
+            }
+        }
+        if let Some(p) = self.inp.as_mut() {
+            match p.write(self.input.get(self.written..).unwrap_or(&[])) {
+                Ok(n) => self.written += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                // The child closed its stdin early: nothing more can be delivered.
+                Err(_) => self.written = self.input.len(),
+            }
+            if self.written >= self.input.len() {
+                self.inp = None; // dropping closes it: the child sees EOF
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Run `cmd` to completion before `deadline`, feeding `stdin` (if any) and keeping at most
 /// `stdout_cap` bytes of stdout.
 pub fn run(
@@ -76,49 +174,40 @@ pub fn run(
         Err(e) if e.kind() == ErrorKind::NotFound => return Err(RunError::NotFound),
         Err(e) => return Err(RunError::Spawn(e.kind().to_string())),
     };
-    let mut out_pipe = child.stdout.take();
-    let mut err_pipe = child.stderr.take();
-    let mut in_pipe = child.stdin.take();
-    for fd in [
-        out_pipe.as_ref().map(|p| p.as_raw_fd()),
-        err_pipe.as_ref().map(|p| p.as_raw_fd()),
-        in_pipe.as_ref().map(|p| p.as_raw_fd()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        set_nonblocking(fd);
+    let mut pipes = Pipes::of(&mut child, stdin.unwrap_or(&[]));
+    let r = collect(&mut child, &mut pipes, deadline, stdout_cap);
+    if r.is_err() {
+        kill_and_reap(&mut child);
     }
-    let input = stdin.unwrap_or(&[]);
-    let mut written = 0usize;
-    if input.is_empty() {
-        in_pipe = None;
-    }
+    r
+}
+
+/// Pump the pipes until the child exited and its output is drained (or the grace after its
+/// exit passed). Bounded by the deadline, checked every iteration.
+fn collect(
+    child: &mut Child,
+    pipes: &mut Pipes<'_>,
+    deadline: Instant,
+    stdout_cap: usize,
+) -> Result<Output, RunError> {
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let mut exited: Option<(ExitStatus, Instant)> = None;
     let mut buf = vec![0u8; 64 * 1024];
-
-    // Bounded by the deadline (checked every iteration) and by the drain grace after exit.
     loop {
         let now = Instant::now();
         if now >= deadline {
-            kill_and_reap(&mut child);
             return Err(RunError::Timeout);
         }
         if exited.is_none() {
             match child.try_wait() {
                 Ok(Some(st)) => exited = Some((st, now)),
                 Ok(None) => {}
-                Err(_) => {
-                    kill_and_reap(&mut child);
-                    return Err(RunError::Spawn("wait failed".into()));
-                }
+                Err(_) => return Err(RunError::Spawn("wait failed".into())),
             }
         }
-        let pipes_open = out_pipe.is_some() || err_pipe.is_some();
         if let Some((st, at)) = exited {
-            if !pipes_open || now.duration_since(at) >= DRAIN_GRACE {
+            if !pipes.output_open() || now.duration_since(at) >= DRAIN_GRACE {
                 return Ok(Output {
                     status: st,
                     stdout,
@@ -126,57 +215,9 @@ pub fn run(
                 });
             }
         }
-        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
-        for (p, ev) in [
-            (out_pipe.as_ref().map(|p| p.as_raw_fd()), libc::POLLIN),
-            (err_pipe.as_ref().map(|p| p.as_raw_fd()), libc::POLLIN),
-            (in_pipe.as_ref().map(|p| p.as_raw_fd()), libc::POLLOUT),
-        ] {
-            if let Some(fd) = p {
-                fds.push(libc::pollfd {
-                    fd,
-                    events: ev,
-                    revents: 0,
-                });
-            }
-        }
         let remaining = deadline.saturating_duration_since(now).as_millis();
-        let slice = remaining.min(POLL_SLICE_MS as u128).max(1) as i32;
-        if !fds.is_empty() {
-            // SAFETY: `fds` is a valid, initialized slice of pollfd for its whole length.
-            let _ = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, slice) };
-        } else {
-            // Pipes are closed and the child is about to exit: check back soon.
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if let Some(p) = out_pipe.as_mut() {
-            match drain(p, &mut buf, &mut stdout, stdout_cap) {
-                Drain::Open => {}
-                Drain::Eof => out_pipe = None,
-                Drain::Over => {
-                    kill_and_reap(&mut child);
-                    return Err(RunError::Oversize);
-                }
-            }
-        }
-        if let Some(p) = err_pipe.as_mut() {
-            // stderr over its cap is simply cut: it is only ever a short detail.
-            if let Drain::Eof | Drain::Over = drain(p, &mut buf, &mut stderr, STDERR_CAP) {
-                err_pipe = None;
-            }
-        }
-        if let Some(p) = in_pipe.as_mut() {
-            match p.write(input.get(written..).unwrap_or(&[])) {
-                Ok(n) => written += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                // The child closed its stdin early: nothing more can be delivered.
-                Err(_) => written = input.len(),
-            }
-            if written >= input.len() {
-                in_pipe = None; // dropping closes it: the child sees EOF
-            }
-        }
+        pipes.wait(remaining.min(POLL_SLICE_MS as u128).max(1) as i32);
+        pipes.pump(&mut buf, &mut stdout, &mut stderr, stdout_cap)?;
     }
 }
 

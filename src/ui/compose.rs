@@ -6,7 +6,7 @@ use crate::text::{sanitize, width};
 
 /// Longest reply accepted by the editor: the reply path's own limit, defined once with the text
 /// rules (docs/behaviour.md §6).
-pub use crate::actions::reply::MAX_REPLY_CHARS;
+pub use crate::reply_text::MAX_REPLY_CHARS;
 
 /// A reply being typed (cursor counted in chars). May hold line breaks (`\n`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! named when it opened, and only when the text passes the reply path's own text check; it then
 //! closes the box, and the outcome comes back as the row's receipt.
 
-use crate::actions::reply;
+use crate::reply_text;
 use crate::snapshot::ReplyPath;
 use crate::text::sanitize;
 use crate::ui::app::{App, Effect, Receipt};
@@ -81,7 +81,7 @@ impl App {
         let refused = match self.reply_blocker() {
             Some(why) => Some(why),
             // The reply path's own rule, so the box refuses exactly what `reply` refuses.
-            None => reply::check_text(&text).err().map(|r| r.to_string()),
+            None => reply_text::check_text(&text).err().map(|r| r.to_string()),
         };
         if let Some(why) = refused {
             self.set_note(format!("not sent: {why}"));

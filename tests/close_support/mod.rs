@@ -83,7 +83,9 @@ pub fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
     worker_in(env, file, cooperate, Layout::Own)
 }
 
-pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> TmuxServer {
+/// What the worker's pi stand-in runs: register from the inside, then (when `cooperate`) read
+/// the close request typed into its pane, run `handoff` for the named job, complete a reply.
+pub fn worker_script(env: &Env, file: &Path, cooperate: bool) -> String {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
@@ -101,6 +103,11 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
         ));
     }
     script.push_str("sleep 600; true");
+    script
+}
+
+pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> TmuxServer {
+    let script = worker_script(env, file, cooperate);
     // The pi stand-in (`pi_support`): what `register` accepts as a pi, running `script`.
     let (node, cli) = pi_support::fake_pi_program(&env.path("pi-bin"));
     let impostor = named("/bin/sleep", &env.path("impostor"));

@@ -64,7 +64,12 @@ pub fn let_through_until(
     loop {
         let before = std::fs::read(cfg).unwrap();
         let now = at(&before);
-        assert_ne!(now, usize::MAX, "{label}: the run went past ready");
+        assert_ne!(
+            now,
+            usize::MAX,
+            "{label}: the run went past ready: {}",
+            String::from_utf8_lossy(&before)
+        );
         if now >= target {
             return held;
         }

@@ -104,9 +104,23 @@ pub struct State {
     pub inputs: Vec<(String, String, Vec<String>)>,
     /// Tabs made by `tab.create` (each workspace's first tab, `<ws>:t1`, is implicit).
     pub tabs: Vec<FakeTab>,
+    /// Called with each parsed request before it is answered (see `Hook`).
+    pub hook: Option<Hook>,
     /// The shell pid of a created tab's pane (`NO_SHELL` unless a test that runs the typed
     /// command in a real shell sets that shell's pid).
     pub tab_shell: u32,
+}
+
+/// What a hook runs: the parsed request and the state, under the fake's lock.
+pub type HookFn = dyn FnMut(&Value, &mut State) + Send;
+
+/// A test's hook on the fake's requests.
+pub struct Hook(pub Box<HookFn>);
+
+impl std::fmt::Debug for Hook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hook")
+    }
 }
 
 /// A running fake server; stopped and its socket removed on drop.
@@ -185,6 +199,7 @@ impl FakeHerdr {
             inputs: Vec::new(),
             tabs: Vec::new(),
             tab_shell: NO_SHELL,
+            hook: None,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (state.clone(), stop.clone());
@@ -281,6 +296,12 @@ fn handle(line: &str, s: &mut State) -> Value {
         return error("", "invalid_request", "failed to parse request");
     };
     s.requests.push(req.clone());
+    // A test's hook sees each request first and may change the state (a restart at an exact
+    // point of a run); it stays in place for the next request.
+    if let Some(mut hook) = s.hook.take() {
+        hook.0(&req, s);
+        s.hook = Some(hook);
+    }
     let (Some(id), Some(method)) = (
         req.get("id").and_then(Value::as_str),
         req.get("method").and_then(Value::as_str),

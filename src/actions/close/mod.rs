@@ -345,7 +345,7 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
         return Ok(end);
     }
     // Protected targets first, from names and processes only: nothing written or sent yet.
-    let (target, guard) = protected_check(req, &root, &cfg, &agent)?;
+    let (mut target, guard) = protected_check(req, &root, &cfg, &agent)?;
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = scan::run(req.scan, req.clock, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
@@ -358,8 +358,13 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
     if req.dry_run {
         return Ok(dry_run(&pass, &key, &agent, verified.map(|_| ())));
     }
-    if let Err(e) = verified {
-        return Err(refused(CloseExit::Refused, format!("not closing: {e}")));
+    match verified {
+        // The pane incarnation the pi was verified in is part of the recorded identity.
+        Ok(v) => {
+            target.pane_pid = v.pane.pid;
+            target.terminal_id = v.pane.terminal_id;
+        }
+        Err(e) => return Err(refused(CloseExit::Refused, format!("not closing: {e}"))),
     }
     let (_lock, job_id, deadline_at) = start_job(req, &root, &agent, &target)?;
     Ok(job::run(&job::Job {

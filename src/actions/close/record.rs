@@ -25,6 +25,11 @@ pub struct JobRecord {
     pub pane_id: String,
     pub mux_session_id: String,
     pub window_id: String,
+    /// The pane's incarnation when the pi was verified in it at the job's start: its process
+    /// (tmux `pane_pid`, Herdr `shell_pid`) and, on Herdr, its terminal. A Herdr restart brings
+    /// the pane id back as a fresh shell with a new terminal: that pane is not the worker's.
+    pub pane_pid: Option<i32>,
+    pub terminal_id: Option<String>,
 }
 
 /// `<root>/.pi-intercom/jobs/<jobId>.json`.
@@ -76,6 +81,8 @@ pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), Re
             "paneId": r.pane_id,
             "sessionId": r.mux_session_id,
             "windowId": r.window_id,
+            "panePid": r.pane_pid,
+            "terminalId": r.terminal_id,
         },
         "savedAt": format_iso(now),
     });
@@ -125,6 +132,8 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
         pane_id: s(m, "paneId").ok_or(Missing("pane"))?,
         mux_session_id: s(m, "sessionId").ok_or(Missing("session id"))?,
         window_id: s(m, "windowId").ok_or(Missing("window id"))?,
+        pane_pid: m["panePid"].as_i64().and_then(|p| i32::try_from(p).ok()),
+        terminal_id: s(m, "terminalId"),
     })
 }
 
@@ -164,5 +173,7 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
         pane_id: m.pane_id.clone()?,
         mux_session_id: m.session_id.clone()?,
         window_id: m.window_id.clone()?,
+        pane_pid: None,
+        terminal_id: None,
     })
 }

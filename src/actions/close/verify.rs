@@ -19,6 +19,10 @@ pub enum VerifyError {
     PaneLookup(mux::MuxError),
     PaneGone,
     PaneMoved,
+    /// The pane's own process is another than when the job started.
+    PaneProcessChanged,
+    /// The pane's terminal is another than when the job started (a restarted Herdr keeps ids).
+    PaneTerminalChanged,
     PiNotAlive,
     PaneHasNoProcess,
     PiNotInPane,
@@ -47,6 +51,12 @@ impl std::fmt::Display for VerifyError {
             VerifyError::PaneLookup(e) => write!(f, "pane lookup: {e}"),
             VerifyError::PaneGone => f.write_str("the worker's pane is gone"),
             VerifyError::PaneMoved => f.write_str("the pane moved to another session or window"),
+            VerifyError::PaneProcessChanged => {
+                f.write_str("the pane's process changed since the job started")
+            }
+            VerifyError::PaneTerminalChanged => f.write_str(
+                "the pane's terminal changed since the job started (a restarted Herdr?)",
+            ),
             VerifyError::PiNotAlive => {
                 f.write_str("the recorded pi process is gone, a zombie, or another incarnation")
             }
@@ -116,6 +126,14 @@ pub(super) fn verify(
         .ok_or(VerifyError::PaneGone)?;
     if pane.session_id != job.mux_session_id || pane.window_id != job.window_id {
         return Err(VerifyError::PaneMoved);
+    }
+    // The pane incarnation the job started with (recorded once verified): the same id with
+    // another process or terminal is another pane (a Herdr restart keeps ids, not shells).
+    if job.pane_pid.is_some() && job.pane_pid != pane.pid {
+        return Err(VerifyError::PaneProcessChanged);
+    }
+    if job.terminal_id.is_some() && job.terminal_id != pane.terminal_id {
+        return Err(VerifyError::PaneTerminalChanged);
     }
     guard.check_pane(&pane)?;
     if proc::status(&job.pi) != ProcStatus::Alive {

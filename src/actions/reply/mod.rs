@@ -1,12 +1,12 @@
-//! The reply path (docs/behaviour.md §6): one text to one registered seat. The text rules (`text.rs`)
+//! The reply path (docs/behaviour.md §6): one text to one registered seat. The text rules (`reply_text.rs`)
 //! come first, then the seat's live registration is read again, and the transport is chosen from
 //! it BEFORE anything is sent — never by falling back after a failure, so a reply is never
 //! delivered twice:
 //! - `channel`: the registration advertises the shipped extension's private socket and it is
 //!   there: the text is handed to pi itself (`pi.sendUserMessage`, `mux::pi_channel`);
-//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh` types it (the pane must
-//!   still run the registered pi, copy mode is left, a draft in pi's editor is refused, one
-//!   bracketed paste, one Enter) (`typed.rs`);
+//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh`, run by `mux::tmux::typed`,
+//!   types it (the pane must still run the registered pi, copy mode is left, a draft in pi's
+//!   editor is refused, one bracketed paste, one Enter) (`typed.rs` maps its answer);
 //! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
 //!
 //! Refusals happen before anything is sent, each with its exit code; once something was sent,
@@ -24,10 +24,10 @@ use crate::fsguard;
 use crate::mux::{self, pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
-mod text;
 mod typed;
-pub use text::{is_invisible, is_refused_control, TextError, INVISIBLE, MAX_REPLY_CHARS};
-pub use typed::{AGENT_SEND, AGENT_SEND_ENV};
+pub use crate::reply_text::{
+    is_invisible, is_refused_control, TextError, INVISIBLE, MAX_REPLY_CHARS,
+};
 
 /// The fixed trailer sent on its own line after the text.
 pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
@@ -38,7 +38,7 @@ const SEND_DEADLINE: Duration = Duration::from_secs(8);
 /// Why a reply was refused before anything was sent. Each has its own exit code.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
-    /// The text breaks a text rule (`text.rs`).
+    /// The text breaks a text rule (`reply_text.rs`).
     Text(TextError),
     UnknownSeat(String),
     Ambiguous(String),
@@ -233,7 +233,7 @@ impl Receipt {
 
 /// The text rules, for every caller (reply, the sidebar's box, close-worker).
 pub fn check_text(text: &str) -> Result<(), Refusal> {
-    text::check_text(text).map_err(Refusal::Text)
+    crate::reply_text::check_text(text).map_err(Refusal::Text)
 }
 
 /// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name

@@ -10,21 +10,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
     CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, NewWindow, PaneIdentity,
     PaneInfo, PaneList, ServerIdentity, SplitAbove,
 };
-use crate::fsguard;
 use crate::text::sanitize;
 
 mod place;
 mod types;
-pub use types::*;
+use types::Snapshot;
+pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
 pub use place::{Focus, FocusNote};

@@ -2,7 +2,9 @@
 //! `<byte length>:<value>` (see the parent module for why), ids and numbers as they are; parsed
 //! exactly; any mismatch is `bad_reply`.
 
-use super::*;
+use super::args::is_id;
+use crate::mux::{ErrorCode, MuxError, PaneInfo, PaneList, ServerIdentity, MARKER_OPTION};
+use crate::text::sanitize;
 
 /// tmux expands `#{n:x}` and `#{x}` one after the other: a value that changes in between (the
 /// pane's command while a program starts, its path, its title) prints a length that does not

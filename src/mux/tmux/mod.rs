@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -31,10 +30,14 @@ use super::{
     CloseOutcome, ErrorCode, Multiplexer, MuxError, MuxKind, NewWindow, PaneIdentity, PaneInfo,
     PaneList, ServerIdentity, SplitAbove, MARKER_OPTION,
 };
-use crate::text::sanitize;
 
+mod args;
+mod close;
 mod listing;
 mod presence;
+pub mod typed;
+pub use args::{escape_arg, is_pane_id, parse_version, socket_for_name};
+use args::{filter_for, want_pane_id, with_env_and_argv, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
 
@@ -46,54 +49,8 @@ const LIST_CAP: usize = 16 << 20;
 const LIST_ATTEMPTS: usize = 3;
 /// Cap on output of commands that print little.
 const SMALL_CAP: usize = 1 << 20;
-/// Largest text `send_text` delivers in one paste.
-pub const MAX_TEXT: usize = 64 * 1024;
 /// Largest marker value.
 const MAX_MARKER: usize = 1024;
-/// What the else branch of the compare-and-close prints.
-const REFUSED_TOKEN: &str = "intercom-pane:close-refused";
-
-/// Escape an argv element for tmux: a trailing `;` would end the command, so it becomes `\;`
-/// (tmux turns `x\;` back into `x;`, and `x\\;` into `x\;`).
-pub fn escape_arg(s: &str) -> String {
-    match s.strip_suffix(';') {
-        Some(head) => format!("{head}\\;"),
-        None => s.to_string(),
-    }
-}
-
-/// Parse `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`) to (major, minor).
-pub fn parse_version(s: &str) -> Option<(u32, u32)> {
-    let v = s.trim().strip_prefix("tmux ")?;
-    let v = v.strip_prefix("next-").unwrap_or(v);
-    let (major, rest) = v.split_once('.')?;
-    let major: u32 = major.parse().ok()?;
-    let minor_digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let minor: u32 = minor_digits.parse().ok()?;
-    Some((major, minor))
-}
-
-/// Where `tmux -L name` puts its socket: `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/<name>`.
-pub fn socket_for_name(name: &str, tmux_tmpdir: Option<&str>) -> Option<PathBuf> {
-    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        return None;
-    }
-    let base = tmux_tmpdir.filter(|d| !d.is_empty()).unwrap_or("/tmp");
-    let uid = nix::unistd::getuid().as_raw();
-    Some(Path::new(base).join(format!("tmux-{uid}")).join(name))
-}
-
-fn is_id(s: &str, sigil: char) -> bool {
-    match s.strip_prefix(sigil) {
-        Some(d) => !d.is_empty() && d.len() <= 9 && d.bytes().all(|b| b.is_ascii_digit()),
-        None => false,
-    }
-}
-
-/// A tmux pane id: `%` followed by digits.
-pub fn is_pane_id(s: &str) -> bool {
-    is_id(s, '%')
-}
 
 /// (program, PATH) → the version `tmux -V` printed.
 type VersionCache = Mutex<HashMap<(OsString, Option<OsString>), (u32, u32)>>;
@@ -103,33 +60,12 @@ fn versions() -> &'static VersionCache {
     V.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-static BUFFER_SEQ: AtomicU64 = AtomicU64::new(0);
-
 /// One tmux server, addressed by its socket path.
 #[derive(Debug, Clone)]
 pub struct Tmux {
     socket: PathBuf,
     program: OsString,
     path_env: Option<OsString>,
-}
-
-/// An argv under construction: `arg` escapes, `sep` adds a real command separator.
-#[derive(Debug, Default)]
-struct Args(Vec<String>);
-
-impl Args {
-    fn new(cmd: &str) -> Args {
-        Args(vec![cmd.to_string()])
-    }
-    fn arg(mut self, a: &str) -> Args {
-        self.0.push(escape_arg(a));
-        self
-    }
-    fn sep(mut self, next: &str) -> Args {
-        self.0.push(";".to_string());
-        self.0.push(next.to_string());
-        self
-    }
 }
 
 impl Tmux {
@@ -290,62 +226,6 @@ fn status_error(stderr: &[u8]) -> MuxError {
         ErrorCode::Failed
     };
     MuxError::new(code, msg.trim())
-}
-
-fn want_pane_id(id: &str) -> Result<(), MuxError> {
-    if is_pane_id(id) {
-        Ok(())
-    } else {
-        Err(MuxError::new(ErrorCode::BadRequest, "invalid tmux pane id"))
-    }
-}
-
-/// `-e NAME=VALUE` for each variable, then `--` and the program: one argument is quoted for
-/// the shell tmux hands it to, several are run directly.
-fn with_env_and_argv(
-    mut args: Args,
-    env: &[(String, String)],
-    argv: &[String],
-) -> Result<Args, MuxError> {
-    for (k, v) in env {
-        if !super::valid_env_name(k) || v.contains('\0') {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid env"));
-        }
-        args = args.arg("-e").arg(&format!("{k}={v}"));
-    }
-    args = args.arg("--");
-    if let [only] = argv {
-        // tmux hands a single argument to the shell as a command string; quote it so it is
-        // run as one program, exactly as given.
-        args = args.arg(&format!("exec {}", super::shell_quote(only)));
-    } else {
-        for a in argv {
-            args = args.arg(a);
-        }
-    }
-    Ok(args)
-}
-
-fn filter_for(pane_id: &str) -> String {
-    format!("#{{==:#{{pane_id}},{pane_id}}}")
-}
-
-/// The compare-and-close condition: every field must equal the recorded one (tmux's `&&` takes
-/// two operands, so the terms are nested).
-fn close_condition(e: &PaneIdentity, server_pid: i32, start_time: i64, pane_pid: i32) -> String {
-    let terms = [
-        format!("#{{==:#{{pid}},{server_pid}}}"),
-        format!("#{{==:#{{start_time}},{start_time}}}"),
-        format!("#{{==:#{{pane_id}},{}}}", e.pane_id),
-        format!("#{{==:#{{session_id}},{}}}", e.session_id),
-        format!("#{{==:#{{window_id}},{}}}", e.window_id),
-        format!("#{{==:#{{pane_pid}},{pane_pid}}}"),
-    ];
-    let mut cond = terms[terms.len() - 1].clone();
-    for t in terms.iter().rev().skip(1) {
-        cond = format!("#{{&&:{t},{cond}}}");
-    }
-    cond
 }
 
 impl Multiplexer for Tmux {
@@ -528,38 +408,11 @@ impl Multiplexer for Tmux {
 
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
         want_pane_id(pane_id)?;
-        if text.trim().is_empty() || text.len() > MAX_TEXT || text.contains('\0') {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid text"));
-        }
-        let name = format!(
-            "intercom-pane-{}-{}",
-            std::process::id(),
-            BUFFER_SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        // One pass loads and pastes (as a bracketed paste when the application asked for it);
-        // Enter is a separate key press afterwards, so it is never part of the paste.
-        let paste = Args::new("load-buffer")
-            .arg("-b")
-            .arg(&name)
-            .arg("-")
-            .sep("paste-buffer")
-            .arg("-b")
-            .arg(&name)
-            .arg("-d")
-            .arg("-p")
-            .arg("-t")
-            .arg(pane_id);
-        if let Err(e) = self.run(paste, Some(text.as_bytes()), deadline, SMALL_CAP) {
-            let _ = self.run(
-                Args::new("delete-buffer").arg("-b").arg(&name),
-                None,
-                deadline,
-                SMALL_CAP,
-            );
-            return Err(e);
-        }
-        let enter = Args::new("send-keys").arg("-t").arg(pane_id).arg("Enter");
-        self.run(enter, None, deadline, SMALL_CAP).map(|_| ())
+        let socket = self
+            .socket
+            .to_str()
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "socket path not UTF-8"))?;
+        typed::send_text(socket, self.path_env.clone(), pane_id, text, deadline)
     }
 
     fn close_if_matches(
@@ -567,110 +420,13 @@ impl Multiplexer for Tmux {
         expected: &PaneIdentity,
         deadline: Instant,
     ) -> Result<CloseOutcome, MuxError> {
-        let ServerIdentity::Tmux {
-            server_pid,
-            start_time,
-            ..
-        } = expected.server
-        else {
-            return Ok(CloseOutcome::Refused("not_a_tmux_identity".into()));
-        };
-        let valid = is_pane_id(&expected.pane_id)
-            && is_id(&expected.session_id, '$')
-            && is_id(&expected.window_id, '@');
-        let Some(pane_pid) = expected.pane_pid.filter(|_| valid) else {
-            return Ok(CloseOutcome::Refused("invalid_identity".into()));
-        };
-        // 1. A fresh look: gone, or different in any field, ends here without a kill.
-        let list = self.list(Some(&filter_for(&expected.pane_id)), deadline)?;
-        let Some(pane) = list.panes.iter().find(|p| p.id == expected.pane_id) else {
-            return Ok(CloseOutcome::AlreadyGone);
-        };
-        let Some(server) = list.server.as_ref() else {
-            return Err(bad("listing without server identity"));
-        };
-        if let Some(field) = expected.mismatch(server, pane) {
-            return Ok(CloseOutcome::Refused(format!("{field}_differs")));
-        }
-        // 2. Compare and kill in one server pass: no gap between the check and the kill.
-        let cond = close_condition(expected, server_pid, start_time, pane_pid);
-        let args = Args::new("if-shell")
-            .arg("-F")
-            .arg("-t")
-            .arg(&expected.pane_id)
-            .arg(&cond)
-            .arg(&format!("kill-pane -t {}", expected.pane_id))
-            .arg(&format!("display-message -p {REFUSED_TOKEN}"));
-        let refused = match self.run(args, None, deadline, SMALL_CAP) {
-            Ok(out) => String::from_utf8_lossy(&out.stdout).contains(REFUSED_TOKEN),
-            Err(e) if e.code == ErrorCode::PaneNotFound => return Ok(CloseOutcome::AlreadyGone),
-            Err(e) => return Err(e),
-        };
-        // 3. Verify from a fresh listing.
-        match self.list(Some(&filter_for(&expected.pane_id)), deadline) {
-            Ok(l) if l.panes.iter().any(|p| p.id == expected.pane_id) => Ok(if refused {
-                CloseOutcome::Refused("changed_before_close".into())
-            } else {
-                CloseOutcome::Unverified("still_listed".into())
-            }),
-            Ok(_) if refused => Ok(CloseOutcome::AlreadyGone),
-            Ok(_) => Ok(CloseOutcome::Closed),
-            // Killing the last pane ends the server: no server means no pane.
-            Err(e) if e.code == ErrorCode::NoServer && !refused => Ok(CloseOutcome::Closed),
-            Err(e) => Ok(CloseOutcome::Unverified(e.code().to_string())),
-        }
+        self.compare_and_close(expected, deadline)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_trailing_semicolon_only() {
-        assert_eq!(escape_arg("a;b"), "a;b");
-        assert_eq!(escape_arg("ab;"), "ab\\;");
-        assert_eq!(escape_arg(";"), "\\;");
-        assert_eq!(escape_arg("a\\;"), "a\\\\;");
-    }
-
-    #[test]
-    fn versions_parse() {
-        assert_eq!(parse_version("tmux 3.3a\n"), Some((3, 3)));
-        assert_eq!(parse_version("tmux 3.2"), Some((3, 2)));
-        assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
-        assert_eq!(parse_version("tmux 3.2-rc2"), Some((3, 2)));
-        assert_eq!(parse_version("tmux master"), None);
-        assert!(parse_version("tmux 2.9a").unwrap() < MIN_VERSION);
-    }
-
-    #[test]
-    fn condition_nests_every_term() {
-        let e = PaneIdentity {
-            server: ServerIdentity::Tmux {
-                socket_path: "/s".into(),
-                server_pid: 5,
-                start_time: 6,
-            },
-            pane_id: "%3".into(),
-            session_id: "$1".into(),
-            window_id: "@2".into(),
-            pane_pid: Some(77),
-            terminal_id: None,
-        };
-        let c = close_condition(&e, 5, 6, 77);
-        assert_eq!(c.matches("#{&&:").count(), 5);
-        for part in [
-            "#{pid},5}",
-            "#{start_time},6}",
-            ",%3}",
-            ",$1}",
-            ",@2}",
-            "#{pane_pid},77}",
-        ] {
-            assert!(c.contains(part), "{part} in {c}");
-        }
-    }
 
     #[test]
     fn tmux_env_and_names() {

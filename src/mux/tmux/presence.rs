@@ -1,6 +1,9 @@
 //! Whether a tmux server can be there at all, known without running tmux.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use super::Tmux;
+use crate::mux::{ErrorCode, MuxError};
 
 impl Tmux {
     /// No socket file means no server (tmux would say so): known with a stat, so a pass on a

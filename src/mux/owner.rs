@@ -1,0 +1,101 @@
+//! Which multiplexer pane owns a process: the environment only names candidate servers, the
+//! process ancestry decides.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{herdr, tmux, Multiplexer, MuxKind, PaneInfo, ServerIdentity};
+use crate::proc;
+
+/// The environment variables that point at candidate multiplexers. They only point: ownership
+/// is decided by process ancestry (`owning_multiplexer`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MuxEnv {
+    pub tmux: Option<String>,
+    pub tmux_pane: Option<String>,
+    pub tmux_tmpdir: Option<String>,
+    pub herdr_env: bool,
+    pub herdr_socket_path: Option<String>,
+    pub herdr_pane_id: Option<String>,
+    /// `HERDR_SESSION` as set, empty included (Herdr refuses an empty name).
+    pub herdr_session: Option<String>,
+    pub xdg_config_home: Option<String>,
+    pub home: Option<String>,
+}
+
+impl MuxEnv {
+    /// Read the variables through `get` (e.g. `|k| std::env::var(k).ok()`); empty counts as unset.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> MuxEnv {
+        let g = |k: &str| get(k).filter(|v| !v.is_empty());
+        MuxEnv {
+            tmux: g("TMUX"),
+            tmux_pane: g("TMUX_PANE"),
+            tmux_tmpdir: g("TMUX_TMPDIR"),
+            herdr_env: g("HERDR_ENV").as_deref() == Some("1"),
+            herdr_socket_path: g("HERDR_SOCKET_PATH"),
+            herdr_pane_id: g("HERDR_PANE_ID"),
+            herdr_session: get("HERDR_SESSION"),
+            xdg_config_home: g("XDG_CONFIG_HOME"),
+            home: g("HOME"),
+        }
+    }
+
+    /// This process's environment.
+    pub fn from_process() -> MuxEnv {
+        MuxEnv::from_vars(|k| std::env::var(k).ok())
+    }
+}
+
+/// The multiplexer pane that owns a process, found by ancestry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub kind: MuxKind,
+    pub socket_path: PathBuf,
+    pub server: ServerIdentity,
+    pub pane: PaneInfo,
+    /// 0 when the pane's process is the process itself, 1 for its parent, and so on.
+    pub depth: usize,
+}
+
+/// Which multiplexer pane owns `pid`: the pane whose process is `pid` or one of its ancestors.
+/// `env` only names candidate servers (`$TMUX`; the Herdr server Herdr's own CLI would talk to,
+/// inside a Herdr pane or not: `herdr::socket_from_env`); when both answer, the innermost (nearest ancestor) wins. One listing per
+/// candidate server; `None` when no candidate's pane is an ancestor.
+pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<Owner> {
+    let mut chain = vec![pid];
+    chain.extend(proc::ancestors(pid, proc::MAX_DEPTH));
+    let mut candidates: Vec<Box<dyn Multiplexer>> = Vec::new();
+    if let Some(t) = env.tmux.as_deref().and_then(tmux::Tmux::from_tmux_env) {
+        candidates.push(Box::new(t));
+    }
+    // No Herdr there costs one failed stat of its socket path, no connection.
+    if let Some(h) = herdr::Herdr::from_env(env) {
+        candidates.push(Box::new(h));
+    }
+    let mut best: Option<Owner> = None;
+    for mux in candidates {
+        let Ok(list) = mux.list_panes(deadline) else {
+            continue;
+        };
+        let Some(server) = list.server else { continue };
+        for pane in list.panes {
+            let Some(depth) = pane.pid.and_then(|p| chain.iter().position(|&c| c == p)) else {
+                continue;
+            };
+            let better = match &best {
+                None => true,
+                Some(b) => depth < b.depth,
+            };
+            if better {
+                best = Some(Owner {
+                    kind: mux.kind(),
+                    socket_path: mux.socket_path().to_path_buf(),
+                    server: server.clone(),
+                    pane,
+                    depth,
+                });
+            }
+        }
+    }
+    best
+}
