@@ -1,7 +1,7 @@
 //! A stand-in for pi that `register` accepts for the reasons it accepts a real one: its
 //! executable is a JavaScript runtime's name (`node`: a hard link of bash, so no Node is needed)
 //! and its command line runs pi's entry script (`…/pi-coding-agent/dist/cli.js`, here a bash
-//! script). Real pi is covered by `tests/real_pi.rs`.
+//! script). Real pi is covered by `tests/real_pi/`.
 #![allow(dead_code)]
 
 use std::io::Write;

@@ -1,0 +1,93 @@
+//! The README names real places: every repository path it quotes (`src/…`, `tests/…`, `linux/…`,
+//! `scripts/…`, `docs/…`, `benches/…`, `examples/…`) exists, so the architecture section cannot
+//! drift from the tree unnoticed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+#[test]
+fn every_path_the_readme_quotes_exists() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(top.join("README.md")).unwrap();
+    let roots = [
+        "src/",
+        "tests/",
+        "linux/",
+        "scripts/",
+        "docs/",
+        "benches/",
+        "examples/",
+    ];
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for quoted in readme.split('`').skip(1).step_by(2) {
+        let is_path = roots.iter().any(|r| quoted.starts_with(r))
+            && !quoted.contains(['*', ' ', '<', '{'])
+            && !quoted.contains("..");
+        if !is_path {
+            continue;
+        }
+        checked += 1;
+        if !top.join(quoted.trim_end_matches('/')).exists() {
+            missing.push(quoted.to_string());
+        }
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} paths found: the check itself broke"
+    );
+    assert!(
+        missing.is_empty(),
+        "README quotes paths that do not exist: {missing:?}"
+    );
+}
+
+/// Every `cargo test --test NAME [MODULE]` the README or CI gives names a test binary that exists
+/// (`tests/NAME/main.rs`), and its module filter a module of it, so a command cannot silently run
+/// nothing after tests move.
+#[test]
+fn every_test_command_names_a_binary_and_module_that_exist() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for doc in ["README.md", ".ci/run"] {
+        let text = std::fs::read_to_string(top.join(doc)).unwrap();
+        for (flag, dir) in [("--test ", "tests"), ("--bench ", "benches")] {
+            for after in text.split(flag).skip(1) {
+                let mut words = after
+                    .split(|c: char| c.is_whitespace() || c == '`')
+                    .filter(|w| !w.is_empty());
+                let Some(name) = words.next() else { continue };
+                checked += 1;
+                let target = if dir == "tests" {
+                    top.join(dir).join(name).join("main.rs")
+                } else {
+                    top.join(dir).join(format!("{name}.rs"))
+                };
+                if !target.exists() {
+                    missing.push(format!("{doc}: {flag}{name}"));
+                    continue;
+                }
+                let is_name = |w: &&str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if let Some(module) = words.next().filter(is_name) {
+                    if !top
+                        .join(dir)
+                        .join(name)
+                        .join(format!("{module}.rs"))
+                        .exists()
+                    {
+                        missing.push(format!("{doc}: {flag}{name} {module}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 6,
+        "only {checked} commands found: the check itself broke"
+    );
+    assert!(
+        missing.is_empty(),
+        "commands name missing tests: {missing:?}"
+    );
+}
