@@ -26,6 +26,10 @@ fn capture(sock: &Path, pane: &str) -> String {
     inner(sock, &["capture-pane", "-p", "-t", pane])
 }
 
+/// How long a step may take to show on screen: a bound against hanging, not a speed check (each
+/// wait returns as soon as its screen appears; a loaded 2-core runner can take seconds).
+const WAIT_MS: u64 = 20_000;
+
 fn find_inner_socket(tmp: &Path) -> Option<PathBuf> {
     std::fs::read_dir(tmp)
         .ok()?
@@ -72,7 +76,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
 
     // Select the second row and open its details.
     inner(&sock, &["send-keys", "-t", &pane, "Down", "Enter"]);
-    let details = wait_for(5_000, || {
+    let details = wait_for(WAIT_MS, || {
         let s = capture(&sock, &pane);
         s.contains("Details").then_some(s)
     })
@@ -82,7 +86,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
 
     // Esc closes the details, the list is back, the monitor still runs.
     inner(&sock, &["send-keys", "-t", &pane, "Escape"]);
-    wait_for(5_000, || {
+    wait_for(WAIT_MS, || {
         let s = capture(&sock, &pane);
         (!s.contains("Details") && s.contains("Worker")).then_some(())
     })
@@ -113,7 +117,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
 
     // A narrower terminal re-renders within its width.
     outer.tmux(&["resize-window", "-t", "outer", "-x", "44", "-y", "30"]);
-    wait_for(5_000, || {
+    wait_for(WAIT_MS, || {
         let s = capture(&sock, &pane);
         let widest = s.lines().map(|l| l.trim_end().chars().count()).max()?;
         (widest <= 44 && s.contains("Reviewer")).then_some(())
@@ -122,7 +126,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
 
     // q quits the monitor only: its pane closes, the coordinator's shell stays.
     inner(&sock, &["send-keys", "-t", &pane, "q"]);
-    wait_for(5_000, || {
+    wait_for(WAIT_MS, || {
         let panes = inner(
             &sock,
             &["list-panes", "-t", "=Coordinator:", "-F", "#{pane_id}"],

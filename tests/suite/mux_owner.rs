@@ -30,9 +30,11 @@ fn nest() -> Nest {
     let t = Tmux::at_socket(&srv.sock);
     let pane = t.list_panes(soon(5000)).unwrap().panes.remove(0);
     let p = pane.pid.unwrap();
+    // Until the inner shell's child has exec'd `pi` (a fork not yet exec'd reads `sh`).
     let (q, r) = wait_for(10_000, || {
         let d = proc::descendants(p, 8);
-        (d.len() == 2).then(|| (d[0], d[1]))
+        let is_pi = |pid: i32| proc::read_stat(pid).is_some_and(|st| st.comm == "pi");
+        (d.len() == 2 && is_pi(d[1])).then(|| (d[0], d[1]))
     })
     .expect("nested processes");
     assert_eq!(proc::read_stat(r).unwrap().comm, "pi");

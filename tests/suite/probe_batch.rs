@@ -86,7 +86,8 @@ fn changed_or_removed_port_drops_the_check() {
 
 #[test]
 fn a_roster_larger_than_the_budget_rotates_so_the_tail_is_checked() {
-    let servers = Servers::new();
+    // Paused clock: exactly 3 of the 80 ms probes finish inside each 300 ms budget.
+    let servers = Servers::paused();
     let ports: Vec<u16> = (0..12)
         .map(|_| servers.start(Behaviour::Silent, None).port)
         .collect();
@@ -103,9 +104,7 @@ fn a_roster_larger_than_the_budget_rotates_so_the_tail_is_checked() {
         ..ProbeLimits::default()
     });
     let (_tx, rx) = no_cancel();
-    let first = cache
-        .run_batch_blocking(&roster, || T0, rx.clone())
-        .unwrap();
+    let first = servers.block_on(cache.run_batch(&roster, || T0, rx.clone()));
     assert_eq!(first.start_index, 0);
     assert!(first.budget_exhausted);
     assert!(first.completed >= 1 && first.completed < 12, "{first:?}");
@@ -116,9 +115,7 @@ fn a_roster_larger_than_the_budget_rotates_so_the_tail_is_checked() {
         (ConnState::Unknown, "not_checked")
     );
 
-    let second = cache
-        .run_batch_blocking(&roster, || T0 + 1, rx.clone())
-        .unwrap();
+    let second = servers.block_on(cache.run_batch(&roster, || T0 + 1, rx.clone()));
     assert_eq!(
         second.start_index, first.completed,
         "next batch starts where the last stopped"
@@ -134,9 +131,7 @@ fn a_roster_larger_than_the_budget_rotates_so_the_tail_is_checked() {
         {
             break;
         }
-        cache
-            .run_batch_blocking(&roster, || T0 + pass, rx.clone())
-            .unwrap();
+        servers.block_on(cache.run_batch(&roster, || T0 + pass, rx.clone()));
     }
     for t in &roster {
         let c = cache.get(&t.session_id, t.port, T0 + 10);
@@ -151,7 +146,8 @@ fn a_roster_larger_than_the_budget_rotates_so_the_tail_is_checked() {
 
 #[test]
 fn the_budget_stops_a_batch_on_time_and_the_rest_stays_unknown() {
-    let servers = Servers::new();
+    // Paused clock: the budget and the deadlines are exact, so is what finished before the cut.
+    let servers = Servers::paused();
     let roster: Vec<ProbeTarget> = (0..30)
         .map(|i| {
             target(
@@ -167,14 +163,23 @@ fn the_budget_stops_a_batch_on_time_and_the_rest_stays_unknown() {
         ..ProbeLimits::default()
     });
     let (_tx, rx) = no_cancel();
-    let t = Instant::now();
-    let stats = cache.run_batch_blocking(&roster, || T0, rx).unwrap();
-    let took = t.elapsed();
+    let (stats, took) = servers.block_on(async {
+        let t = tokio::time::Instant::now();
+        let stats = cache.run_batch(&roster, || T0, rx).await;
+        (stats, t.elapsed())
+    });
+    // Stopped by the budget, and at once: the 200 ms guard on the aborted tasks never ran out.
     assert!(
-        took >= Duration::from_millis(490) && took < Duration::from_millis(1000),
+        took >= Duration::from_millis(500) && took < Duration::from_millis(510),
         "{took:?}"
     );
     assert!(stats.budget_exhausted);
+    // 4 at a time, 200 ms each: two rounds finished (8), the third was cut, 18 never started.
+    assert_eq!(
+        (stats.completed, stats.cut_by_budget, stats.not_started),
+        (8, 4, 18),
+        "{stats:?}"
+    );
     assert_eq!(
         stats.completed + stats.cut_by_budget + stats.not_started,
         30,
@@ -190,7 +195,9 @@ fn the_budget_stops_a_batch_on_time_and_the_rest_stays_unknown() {
 
 #[test]
 fn cancelling_aborts_in_flight_probes_at_once() {
-    let servers = Servers::new();
+    // Paused clock: no probe can reach its 750 ms deadline while the test waits (really) for
+    // its 16 connections, so the cancel is what ends the batch, and the lag is exact.
+    let servers = Servers::paused();
     let tracker = Arc::new(Tracker::default());
     let roster: Vec<ProbeTarget> = (0..20)
         .map(|i| {
@@ -200,20 +207,33 @@ fn cancelling_aborts_in_flight_probes_at_once() {
         .collect();
     let mut cache = ProbeCache::new();
     let (tx, rx) = watch::channel(false);
-    let flipper = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(200));
-        let at = Instant::now();
-        tx.send(true).unwrap();
-        at
+    let counted = tracker.clone();
+    let (stats, open_at_cancel, lag) = servers.block_on(async {
+        let batch = async {
+            let stats = cache.run_batch(&roster, wall_ms, rx).await;
+            (stats, tokio::time::Instant::now())
+        };
+        let flip = async {
+            // A blocking task holds the paused clock still while the connections really open.
+            let open = tokio::task::spawn_blocking(move || {
+                let deadline = Instant::now() + Duration::from_millis(3000);
+                while counted.open_now() < 16 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                counted.open_now()
+            })
+            .await
+            .unwrap();
+            let at = tokio::time::Instant::now();
+            tx.send(true).unwrap();
+            (open, at)
+        };
+        let ((stats, returned), (open, flipped)) = tokio::join!(batch, flip);
+        (stats, open, returned - flipped)
     });
-    let stats = cache.run_batch_blocking(&roster, wall_ms, rx).unwrap();
-    let returned = Instant::now();
-    let flipped = flipper.join().unwrap();
-    let lag = returned.duration_since(flipped);
-    assert!(
-        lag < Duration::from_millis(300),
-        "returned {lag:?} after cancel"
-    );
+    assert_eq!(open_at_cancel, 16, "the in-flight probes held connections");
+    // At once: not a tick of the clock passed between the cancel and the return.
+    assert_eq!(lag, Duration::ZERO, "returned {lag:?} after cancel");
     assert!(stats.cancelled && !stats.budget_exhausted);
     assert_eq!(
         (stats.completed, stats.aborted, stats.not_started),

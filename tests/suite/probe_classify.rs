@@ -22,6 +22,15 @@ fn probe(port: u16, sid: &str) -> ((ConnState, &'static str), Duration) {
     (v, t.elapsed())
 }
 
+/// `probe_one` against servers on a paused clock (`Servers::paused`): the time taken is exact.
+fn probe_paused(servers: &Servers, port: u16) -> ((ConnState, &'static str), Duration) {
+    servers.block_on(async {
+        let t = tokio::time::Instant::now();
+        let v = probe_one(port, SID, DEADLINE).await;
+        (v, t.elapsed())
+    })
+}
+
 fn verdict(b: Behaviour) -> (ConnState, &'static str) {
     let servers = Servers::new();
     let s = servers.start(b, None);
@@ -121,7 +130,7 @@ fn two_kib_body_is_oversize_with_or_without_length() {
 
 #[test]
 fn dripping_body_times_out_at_the_deadline() {
-    let servers = Servers::new();
+    let servers = Servers::paused();
     let body = format!(r#"{{"version":1,"sessionId":"{SID}"}}"#).into_bytes();
     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
     let s = servers.start(
@@ -132,21 +141,24 @@ fn dripping_body_times_out_at_the_deadline() {
         },
         None,
     );
-    let (v, took) = probe(s.port, SID);
+    let (v, took) = probe_paused(&servers, s.port);
     assert_eq!(v, (DISCONNECTED, "timeout"));
-    assert!(took >= Duration::from_millis(740), "{took:?}");
-    // Never later than the deadline beyond scheduling noise on a loaded 2-core machine.
-    assert!(took < Duration::from_millis(1250), "{took:?}");
+    // At the whole-request deadline, although a byte arrives every 200 ms (the drip would take
+    // over 6 s): on the paused clock, exactly then.
+    assert!(
+        took >= DEADLINE && took < DEADLINE + Duration::from_millis(10),
+        "{took:?}"
+    );
 }
 
 #[test]
 fn silent_server_times_out() {
-    let servers = Servers::new();
+    let servers = Servers::paused();
     let s = servers.start(Behaviour::Silent, None);
-    let (v, took) = probe(s.port, SID);
+    let (v, took) = probe_paused(&servers, s.port);
     assert_eq!(v, (DISCONNECTED, "timeout"));
     assert!(
-        took >= Duration::from_millis(740) && took < Duration::from_millis(1250),
+        took >= DEADLINE && took < DEADLINE + Duration::from_millis(10),
         "{took:?}"
     );
 }
