@@ -216,7 +216,7 @@ fn cancelling_aborts_in_flight_probes_at_once() {
         let flip = async {
             // A blocking task holds the paused clock still while the connections really open.
             let open = tokio::task::spawn_blocking(move || {
-                let deadline = Instant::now() + Duration::from_millis(3000);
+                let deadline = Instant::now() + Duration::from_millis(10_000);
                 while counted.open_now() < 16 && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(5));
                 }
