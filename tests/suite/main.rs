@@ -48,6 +48,7 @@ mod probe_batch;
 mod probe_classify;
 mod proc_identity;
 mod readers_fuzz;
+mod readme_commands;
 mod readme_paths;
 mod register_cli;
 mod register_forged;
