@@ -17,7 +17,12 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
                 let mut words = after
                     .split(|c: char| c.is_whitespace() || c == '`')
                     .filter(|w| !w.is_empty());
-                let Some(name) = words.next() else { continue };
+                let Some(word) = words.next() else { continue };
+                // The name ends at the first character a target name cannot hold (`)`, `,`).
+                let name = word
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("");
                 checked += 1;
                 let target = if dir == "tests" {
                     top.join(dir).join(name).join("main.rs")
@@ -29,7 +34,8 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
                     continue;
                 }
                 let is_name = |w: &&str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if let Some(module) = words.next().filter(is_name) {
+                // A module filter follows the name only when the command goes on after it.
+                if let Some(module) = words.next().filter(is_name).filter(|_| word == name) {
                     if !top
                         .join(dir)
                         .join(name)
@@ -50,4 +56,30 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
         missing.is_empty(),
         "commands name missing tests: {missing:?}"
     );
+}
+
+/// CI runs the real-pi tier alongside the rest and skips its modules in the main run by name:
+/// every test module of `tests/real_pi/` is skipped there, so none runs twice or in both at once.
+#[test]
+fn ci_skips_every_real_pi_module_in_the_main_run() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = std::fs::read_to_string(top.join(".ci/run")).unwrap();
+    let main = std::fs::read_to_string(top.join("tests/real_pi/main.rs")).unwrap();
+    let mut modules = Vec::new();
+    let mut after_path = false;
+    for l in main.lines() {
+        if let Some(m) = l.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            // Helpers come in by `#[path]`; the tier's own modules do not.
+            if !after_path {
+                modules.push(m.to_string());
+            }
+        }
+        after_path = l.starts_with("#[path");
+    }
+    assert!(modules.len() >= 3, "{modules:?}: the check itself broke");
+    let unskipped: Vec<_> = modules
+        .iter()
+        .filter(|m| !ci.contains(&format!("--skip {m}::")))
+        .collect();
+    assert!(unskipped.is_empty(), ".ci/run runs {unskipped:?} twice");
 }
