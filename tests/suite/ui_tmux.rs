@@ -140,8 +140,10 @@ fn select_details_escape_resize_and_quit() {
     let bin = demo_bin();
     t.type_line(&format!("{} --workers 12 --pass-ms 50", bin.display()));
 
+    // Until the whole first frame is on screen (its last row drawn): a capture can catch the
+    // terminal halfway through drawing it.
     let s = t.wait_for("the first snapshot", |s| {
-        selected_line(s).is_some_and(|l| l.contains("coordinator"))
+        selected_line(s).is_some_and(|l| l.contains("coordinator")) && s.contains("worker-011")
     });
     let header = header_line(&s).expect("header");
     assert!(
@@ -187,8 +189,10 @@ fn select_details_escape_resize_and_quit() {
 
     // Resize re-renders at the narrower breakpoint, then back.
     t.run(&["resize-window", "-t", SESSION, "-x", "50", "-y", "12"]);
+    // Until the frame's last line (the overflow line) is drawn too.
     let s = t.wait_for("narrow layout", |s| {
         header_line(s).is_some_and(|h| h.contains("Report") && !h.contains("Connection"))
+            && s.contains("more (")
     });
     assert!(s.lines().all(|l| l.chars().count() <= 50), "{s}");
     assert!(s.contains("more ("), "overflow line at 12 rows:\n{s}");
