@@ -1,7 +1,7 @@
 //! The text rules of a reply (docs/behaviour.md §6), in one place: every text that is sent — `reply`,
 //! the sidebar's box, close-worker's request — passes `check_text` before anything else happens.
 //! `scripts/agent-send.sh` mirrors the same rules so that running it directly is safe too
-//! (`tests/reply_text.rs` checks both against the same lists).
+//! (`tests/suite/reply_text.rs` checks both against the same lists).
 //!
 //! Why each rule: a control character reaches a terminal application as a key (ESC `[201~` ends a
 //! bracketed paste, CR submits, Ctrl-C/D abort or quit pi) and pi keeps control bytes that an

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::mux_support::wait_for;
-
 /// The close job's stages in the order a run writes them (`""`: no job yet).
 pub const STAGES: [&str; 5] = [
     "",
@@ -74,10 +72,13 @@ pub fn let_through_until(
             return held;
         }
         drop(held);
-        wait_for(wait_ms, || {
-            (std::fs::read(cfg).ok().as_ref() != Some(&before)).then_some(())
-        })
-        .unwrap_or_else(|| panic!("{label}: no stage write came"));
+        // Polled every millisecond, and the lock retaken at once: the run must not get to write
+        // a second stage in between (on a loaded machine a 20 ms poll let it, now and then).
+        let end = Instant::now() + Duration::from_millis(wait_ms);
+        while std::fs::read(cfg).ok().as_ref() == Some(&before) {
+            assert!(Instant::now() < end, "{label}: no stage write came");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         held = hold_config_lock(lock);
     }
 }

@@ -1,7 +1,7 @@
 //! A stand-in for pi that `register` accepts for the reasons it accepts a real one: its
 //! executable is a JavaScript runtime's name (`node`: a hard link of bash, so no Node is needed)
 //! and its command line runs pi's entry script (`…/pi-coding-agent/dist/cli.js`, here a bash
-//! script). Real pi is covered by `tests/real_pi.rs`.
+//! script). Real pi is covered by `tests/real_pi/`.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -109,7 +109,8 @@ impl FakePi {
         self.child.id() as i32
     }
 
-    /// Run `program args…` as a child of this pi; its output (≤ 10 s).
+    /// Run `program args…` as a child of this pi; its output (≤ 60 s: a bound against hanging,
+    /// generous for the kill loops some tests run through it on a loaded runner).
     pub fn run(&mut self, program: &str, args: &[&str]) -> Output {
         self.n += 1;
         let n = self.n;
@@ -126,7 +127,7 @@ impl FakePi {
         .unwrap();
         self.stdin.flush().unwrap();
         let rc = self.dir.join(format!("rc.{n}"));
-        let end = Instant::now() + Duration::from_secs(10);
+        let end = Instant::now() + Duration::from_secs(60);
         // `echo` (a bash builtin: the PATH may be empty) writes the code and newline at once.
         let code: i32 = loop {
             let text = std::fs::read_to_string(&rc).unwrap_or_default();

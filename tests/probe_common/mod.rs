@@ -113,6 +113,26 @@ impl Servers {
         Servers { rt }
     }
 
+    /// Servers on one current-thread runtime whose clock is paused: the code under test runs on
+    /// it too (`block_on`), so every timer (a server's wait or drip, a probe's deadline, a
+    /// batch's budget) fires in the order of a virtual clock that jumps when all are idle. A
+    /// budget or deadline is then exact, whatever the machine's load. Only for outcomes that
+    /// do not depend on a reply arriving before a timer: an idle runtime moves on to the next
+    /// timer at once, without waiting for a real socket.
+    pub fn paused() -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        Servers { rt }
+    }
+
+    /// Run `f` on the servers' runtime (with `paused`, the only way they run).
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
     /// Start one server; `tracker` (not allowed with `Reset`, whose close must be real) counts
     /// open connections.
     pub fn start(&self, behaviour: Behaviour, tracker: Option<Arc<Tracker>>) -> Server {

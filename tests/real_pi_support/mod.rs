@@ -11,6 +11,10 @@ use serde_json::{json, Value};
 
 use crate::mux_support::{wait_for, TmuxServer};
 
+/// Two real pis starting at once on two cores slow each other past the waits: every real-pi test
+/// holds this for its whole run, one at a time across the tier's modules.
+pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Wait until pi's editor is ready (its footer names the model), so typed input is not lost
 /// while pi is still starting (it may try to fetch helper tools first).
 pub fn wait_ready(server: &TmuxServer, target: &str) {

@@ -1,0 +1,19 @@
+//! Benchmarks, all ignored by default; run one module at a time so they do not load each other:
+//! `cargo test --release --test bench MODULE -- --ignored --nocapture` (see README.md).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../mux_herdr_fake/mod.rs"]
+mod mux_herdr_fake;
+#[path = "../mux_support/mod.rs"]
+mod mux_support;
+#[path = "../probe_common/mod.rs"]
+mod probe_common;
+#[path = "../sessions_common/mod.rs"]
+mod sessions_common;
+
+mod monitor_bench;
+mod mux_bench;
+mod probe_bench;
+mod sessions_bench;
+mod ui_bench;

@@ -1,0 +1,18 @@
+//! The real-pi tier: a real pi 1.6.0 on Node 22 (the folder `INTERCOM_PANE_REAL_PI` names, found by
+//! build.rs) driven by a scripted loopback model in a private tmux. Without it every test here is
+//! compiled as ignored, with the reason. Run: `cargo test --test real_pi`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../lock_step/mod.rs"]
+mod lock_step;
+#[path = "../mux_support/mod.rs"]
+mod mux_support;
+#[path = "../real_pi_support/mod.rs"]
+mod real_pi_support;
+#[path = "../scan_support/mod.rs"]
+mod scan_support;
+
+mod real_pi;
+mod real_pi_package;
+mod real_pi_reply;

@@ -1,0 +1,239 @@
+//! `intercom-pane ensure-monitor` on a real tmux server: placed above the coordinator without
+//! focus, owned (record + marker), kept on the next run, fenced after a half launch, never
+//! fooled by a pane that is only labelled like a monitor.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+use crate::scan_support;
+
+use std::path::Path;
+
+use mux_support::{wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::{json, Value};
+
+const COORD: &str = "01a2f000-0000-7000-8000-00000000c0de";
+
+fn roster(env: &Env, workers: bool) {
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let mut agents = vec![
+        json!({"sessionId": COORD, "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."}),
+    ];
+    if workers {
+        agents.push(
+            json!({"sessionId": "w-1", "name": "Worker", "coordinator": false,
+            "description": "W.", "port": 2, "projectDirectory": "."}),
+        );
+    }
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": agents}).to_string(),
+    )
+    .unwrap();
+}
+
+/// Run ensure-monitor inside the coordinator's pane (so ancestry finds it); (exit code, output).
+fn ensure_in_pane(env: &Env, server: &TmuxServer, extra: &str) -> (i32, String) {
+    let rc = env.path("rc");
+    let out = env.path("out");
+    let _ = std::fs::remove_file(&rc);
+    let cmd = format!(
+        "{} ensure-monitor --root {} --config {} {extra} > {} 2>&1; echo $? > {}",
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        env.path("root").display(),
+        env.system_config(),
+        out.display(),
+        rc.display()
+    );
+    server.tmux(&["send-keys", "-t", "=coord:", &cmd, "Enter"]);
+    let code = wait_for(15_000, || {
+        std::fs::read_to_string(&rc)
+            .ok()?
+            .trim()
+            .parse::<i32>()
+            .ok()
+    })
+    .expect("ensure-monitor finished");
+    (code, std::fs::read_to_string(&out).unwrap_or_default())
+}
+
+/// (pane id, top, active, title, marker, command) for every pane of the coordinator's window.
+fn panes(server: &TmuxServer) -> Vec<(String, u32, bool, String, String, String)> {
+    server
+        .tmux(&[
+            "list-panes", "-t", "=coord:", "-F",
+            "#{pane_id}\t#{pane_top}\t#{pane_active}\t#{pane_title}\t#{@intercom-pane-owner}\t#{pane_current_command}",
+        ])
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[2] == "1",
+                f[3].to_string(),
+                f[4].to_string(),
+                f[5].to_string(),
+            )
+        })
+        .collect()
+}
+
+fn record(env: &Env) -> Value {
+    let dir = env.path("root/.pi-intercom");
+    let p = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("monitor-") && n.ends_with(".json")
+        })
+        .expect("ownership record");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn start(env: &Env) -> TmuxServer {
+    let s = TmuxServer::start("coord", &env.path("root"), &[]);
+    s.tmux(&["resize-window", "-t", "=coord:", "-x", "120", "-y", "40"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    s
+}
+
+#[test]
+fn places_keeps_and_replaces_an_owned_monitor() {
+    let env = Env::new().with_system_path();
+    roster(&env, true);
+    let server = start(&env);
+    let coord_pane = panes(&server)[0].0.clone();
+
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("created: monitor in %"), "{out}");
+    let p = panes(&server);
+    assert_eq!(p.len(), 2);
+    let monitor = p.iter().find(|x| x.0 != coord_pane).unwrap().clone();
+    let coord = p.iter().find(|x| x.0 == coord_pane).unwrap().clone();
+    assert!(monitor.1 < coord.1, "monitor above the coordinator");
+    assert!(coord.2 && !monitor.2, "focus stays on the coordinator");
+    assert_eq!(monitor.3, "Intercom monitor");
+    assert!(monitor.4.starts_with("intercom-pane:"));
+    let rec = record(&env);
+    assert_eq!(rec["stage"], "submitted");
+    assert_eq!(rec["pane"], monitor.0);
+    assert_eq!(rec["caller"], coord_pane);
+    assert_eq!(rec["sessionId"], COORD);
+    assert_eq!(rec["marker"], monitor.4);
+    wait_for(10_000, || {
+        let c = &panes(&server).iter().find(|x| x.0 == monitor.0)?.5.clone();
+        (c == "intercom-pane").then_some(())
+    })
+    .expect("the monitor runs in the new pane");
+
+    // Second run: the owned pane is kept, nothing new is created.
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!("kept: the monitor already runs in {}", monitor.0)
+    );
+    assert_eq!(panes(&server).len(), 2);
+
+    // The monitor pane is gone: a new one replaces it.
+    server.tmux(&["kill-pane", "-t", &monitor.0]);
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("created:"));
+    assert_eq!(panes(&server).len(), 2);
+    assert_ne!(record(&env)["pane"], monitor.0);
+}
+
+#[test]
+fn a_half_launch_is_fenced_until_recovered() {
+    let env = Env::new().with_system_path();
+    roster(&env, true);
+    let server = start(&env);
+    let path = intercom_pane::actions::monitor_pane::record_path(&env.path("root"), COORD);
+    std::fs::write(
+        &path,
+        json!({"version": 1, "sessionId": COORD, "caller": "%0", "stage": "split_pending"})
+            .to_string(),
+    )
+    .unwrap();
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 5, "{out}");
+    assert!(out.contains("split_pending"), "{out}");
+    assert_eq!(panes(&server).len(), 1, "nothing repeated");
+    let (code, out) = ensure_in_pane(&env, &server, "--recover");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(panes(&server).len(), 2);
+}
+
+#[test]
+fn a_pane_only_labelled_like_a_monitor_is_not_proof() {
+    let env = Env::new().with_system_path();
+    roster(&env, true);
+    let server = start(&env);
+    server.tmux(&["split-window", "-d", "-t", "=coord:"]);
+    let other = panes(&server).into_iter().find(|p| !p.2).unwrap().0;
+    server.tmux(&["select-pane", "-t", &other, "-T", "Intercom monitor"]);
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 6, "{out}");
+    assert!(out.contains(&other), "{out}");
+    assert_eq!(panes(&server).len(), 2, "nothing created, nothing closed");
+}
+
+#[test]
+fn skips_without_workers_or_for_a_worker_and_refuses_outside_a_pane() {
+    let env = Env::new().with_system_path();
+    roster(&env, false);
+    let server = start(&env);
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!((code, out.trim()), (0, "skipped: the roster has no worker"));
+    roster(&env, true);
+    let (code, out) = ensure_in_pane(&env, &server, "--session-id w-1");
+    assert_eq!(
+        (code, out.trim()),
+        (0, "skipped: workers never create monitors")
+    );
+    assert_eq!(panes(&server).len(), 1);
+    // From outside any pane (this test process): refused, nothing written.
+    let sys = env.system_config();
+    let root = env.path("root").display().to_string();
+    let o = env.run(&["ensure-monitor", "--root", &root, "--config", &sys]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        !Path::new(&intercom_pane::actions::monitor_pane::record_path(
+            &env.path("root"),
+            COORD
+        ))
+        .exists()
+    );
+}
+
+#[test]
+fn the_shipped_tmux_bindings_load_on_a_real_server() {
+    let env = Env::new();
+    let server = start_plain(&env);
+    let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/tmux/intercom-pane.conf");
+    server.tmux(&["source-file", &conf.display().to_string()]);
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    let key = |k: &str| {
+        keys.lines()
+            .find(|l| l.split_whitespace().nth(3) == Some(k))
+            .unwrap_or_else(|| panic!("prefix {k} not bound:\n{keys}"))
+            .to_string()
+    };
+    let m_upper = key("M");
+    assert!(m_upper.contains("split-window -bdv") && m_upper.contains("intercom-pane monitor"));
+    assert!(!m_upper.contains(" -p "), "never -p (broken in tmux 3.4)");
+    let m_lower = key("m");
+    assert!(m_lower.contains("display-popup") && m_lower.contains("intercom-pane monitor"));
+}
+
+fn start_plain(env: &Env) -> TmuxServer {
+    std::fs::create_dir_all(env.path("root")).unwrap();
+    TmuxServer::start("keys", &env.path("root"), &[])
+}

@@ -1,0 +1,83 @@
+//! The hermetic suite, one binary: real files, real loopback servers, real tmux on private
+//! sockets and a protocol-faithful fake Herdr; nothing here needs a program `.ci/run` installs.
+//! Each module is one former test file (`cargo test --test suite MODULE` runs one). The real-Herdr
+//! tests among them are compiled as ignored, with the reason, when no `herdr` is on PATH.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../close_support/mod.rs"]
+mod close_support;
+#[path = "../intercom_support/mod.rs"]
+mod intercom_support;
+#[path = "../lock_step/mod.rs"]
+mod lock_step;
+#[path = "../mux_herdr_fake/mod.rs"]
+mod mux_herdr_fake;
+#[path = "../mux_support/mod.rs"]
+mod mux_support;
+#[path = "../pi_support/mod.rs"]
+mod pi_support;
+#[path = "../probe_common/mod.rs"]
+mod probe_common;
+#[path = "../scan_support/mod.rs"]
+mod scan_support;
+#[path = "../sessions_common/mod.rs"]
+mod sessions_common;
+
+mod architecture;
+mod close_adversarial;
+mod close_kills;
+mod close_refusals;
+mod close_worker;
+mod close_writes;
+mod demo_cli;
+mod demo_screen;
+mod doctor_cli;
+mod ensure_monitor;
+mod ensure_monitor_herdr;
+mod herdr_contract;
+mod intercom_fixture;
+mod intercom_hostile;
+mod log_cli;
+mod monitor_tmux;
+mod mux_herdr;
+mod mux_owner;
+mod mux_tmux;
+mod pi_channel;
+mod probe_batch;
+mod probe_classify;
+mod proc_identity;
+mod readers_fuzz;
+mod readme_commands;
+mod readme_paths;
+mod register_cli;
+mod register_forged;
+mod reply_cli;
+mod reply_herdr;
+mod reply_text;
+mod reply_typed;
+mod resume_herdr;
+mod resume_worker;
+mod scan_board_unchanged;
+mod scan_cli;
+mod scan_herdr;
+mod scan_json_escapes;
+mod scan_other_session;
+mod scan_panes;
+mod scan_print_errors;
+mod scan_tmux;
+mod sessions_cases;
+mod sessions_damage;
+mod sessions_discovery;
+mod sessions_fixtures;
+mod sessions_hostile;
+mod sessions_layouts;
+mod sessions_real_runs;
+mod tmux_plugin;
+mod ui_app;
+mod ui_arch;
+mod ui_render;
+mod ui_reply;
+mod ui_reply_tmux;
+mod ui_robust;
+mod ui_tmux;

@@ -1,0 +1,145 @@
+//! The real sidebar end to end: `intercom-pane demo` runs in a pane of a private tmux server,
+//! starts its own private server with simulated pi workers, and the coordinator's startup hook
+//! (`ensure-monitor`) opens `intercom-pane monitor` above the coordinator. The test drives that monitor with send-keys and reads it with
+//! capture-pane, then closes the outer server and checks that the demo cleaned up.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mux_support::{wait_for, TmuxServer};
+
+fn inner(sock: &Path, args: &[&str]) -> String {
+    let out = Command::new("tmux")
+        .env_remove("TMUX")
+        .arg("-S")
+        .arg(sock)
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn capture(sock: &Path, pane: &str) -> String {
+    inner(sock, &["capture-pane", "-p", "-t", pane])
+}
+
+/// How long a step may take to show on screen: a bound against hanging, not a speed check (each
+/// wait returns as soon as its screen appears; a loaded 2-core runner can take seconds).
+const WAIT_MS: u64 = 20_000;
+
+fn find_inner_socket(tmp: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(tmp)
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("tmux.sock"))
+        .find(|p| p.exists())
+}
+
+#[test]
+fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let tmpdir = format!("TMPDIR={}", tmp.path().display());
+    let mut outer = TmuxServer::start("outer", tmp.path(), &["env", &tmpdir, bin, "demo"]);
+    outer.tmux(&["resize-window", "-t", "outer", "-x", "120", "-y", "64"]);
+
+    let sock = wait_for(10_000, || find_inner_socket(tmp.path())).expect("inner tmux server");
+    // The monitor is the top pane of the Coordinator session, running intercom-pane.
+    let pane = wait_for(10_000, || {
+        inner(
+            &sock,
+            &[
+                "list-panes",
+                "-t",
+                "=Coordinator:",
+                "-F",
+                "#{pane_id} #{pane_top} #{pane_current_command}",
+            ],
+        )
+        .lines()
+        .find(|l| l.ends_with(" 0 intercom-pane"))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+    })
+    .expect("monitor pane above the coordinator");
+
+    // Real states arrive: Reviewer asks for input, Docs runs a tool.
+    let screen = wait_for(15_000, || {
+        let s = capture(&sock, &pane);
+        (s.contains("Reviewer") && s.contains("waiting") && s.contains("connected")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no live rows:\n{}", capture(&sock, &pane)));
+    assert!(screen.contains("Worker"), "{screen}");
+    assert!(screen.contains("Builder") && screen.contains("Docs") && screen.contains("Release"));
+
+    // Select the second row and open its details.
+    inner(&sock, &["send-keys", "-t", &pane, "Down", "Enter"]);
+    let details = wait_for(WAIT_MS, || {
+        let s = capture(&sock, &pane);
+        s.contains("Details").then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no details:\n{}", capture(&sock, &pane)));
+    assert!(details.contains("Responsibility"), "{details}");
+    assert!(details.contains("Connection"), "{details}");
+
+    // Esc closes the details, the list is back, the monitor still runs.
+    inner(&sock, &["send-keys", "-t", &pane, "Escape"]);
+    wait_for(WAIT_MS, || {
+        let s = capture(&sock, &pane);
+        (!s.contains("Details") && s.contains("Worker")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("details did not close:\n{}", capture(&sock, &pane)));
+
+    // Reply to the selected seat (Reviewer asked for input): the box sends through the real
+    // reply path into the simulated agent's pane, which answers; the row then turns idle.
+    inner(&sock, &["send-keys", "-t", &pane, "r"]);
+    inner(&sock, &["send-keys", "-t", &pane, "-l", "staging"]);
+    inner(&sock, &["send-keys", "-t", &pane, "Enter"]);
+    // The box closes by itself after sending; the receipt shows under the row.
+    wait_for(10_000, || {
+        let s = capture(&sock, &pane);
+        (s.contains("↳ delivered") && !s.contains("Reply to")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("no delivery receipt:\n{}", capture(&sock, &pane)));
+    wait_for(15_000, || {
+        let s = capture(&sock, &pane);
+        let row = s.lines().find(|l| l.contains("Reviewer"))?.to_string();
+        (row.contains("idle") && !row.contains("waiting")).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Reviewer did not settle after the reply:\n{}",
+            capture(&sock, &pane)
+        )
+    });
+
+    // A narrower terminal re-renders within its width.
+    outer.tmux(&["resize-window", "-t", "outer", "-x", "44", "-y", "30"]);
+    wait_for(WAIT_MS, || {
+        let s = capture(&sock, &pane);
+        let widest = s.lines().map(|l| l.trim_end().chars().count()).max()?;
+        (widest <= 44 && s.contains("Reviewer")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("not re-rendered narrow:\n{}", capture(&sock, &pane)));
+
+    // q quits the monitor only: its pane closes, the coordinator's shell stays.
+    inner(&sock, &["send-keys", "-t", &pane, "q"]);
+    wait_for(WAIT_MS, || {
+        let panes = inner(
+            &sock,
+            &["list-panes", "-t", "=Coordinator:", "-F", "#{pane_id}"],
+        );
+        (!panes.lines().any(|l| l == pane) && panes.lines().count() == 1).then_some(())
+    })
+    .expect("monitor pane closed, coordinator pane kept");
+
+    // Closing the outer terminal ends the demo, which removes its server and folder.
+    outer.kill();
+    wait_for(10_000, || {
+        let left = std::fs::read_dir(tmp.path()).ok()?.count();
+        (left == 0).then_some(())
+    })
+    .expect("demo cleaned up after its terminal went away");
+}

@@ -1,0 +1,85 @@
+//! The test commands the README and CI give still name tests that exist: every
+//! `cargo test --test NAME [MODULE]` a test binary (`tests/NAME/main.rs`) and its module filter a
+//! module of it, so a command cannot silently run nothing after tests move.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+#[test]
+fn every_test_command_names_a_binary_and_module_that_exist() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for doc in ["README.md", ".ci/run"] {
+        let text = std::fs::read_to_string(top.join(doc)).unwrap();
+        for (flag, dir) in [("--test ", "tests"), ("--bench ", "benches")] {
+            for after in text.split(flag).skip(1) {
+                let mut words = after
+                    .split(|c: char| c.is_whitespace() || c == '`')
+                    .filter(|w| !w.is_empty());
+                let Some(word) = words.next() else { continue };
+                // The name ends at the first character a target name cannot hold (`)`, `,`).
+                let name = word
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("");
+                checked += 1;
+                let target = if dir == "tests" {
+                    top.join(dir).join(name).join("main.rs")
+                } else {
+                    top.join(dir).join(format!("{name}.rs"))
+                };
+                if !target.exists() {
+                    missing.push(format!("{doc}: {flag}{name}"));
+                    continue;
+                }
+                let is_name = |w: &&str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                // A module filter follows the name only when the command goes on after it.
+                if let Some(module) = words.next().filter(is_name).filter(|_| word == name) {
+                    if !top
+                        .join(dir)
+                        .join(name)
+                        .join(format!("{module}.rs"))
+                        .exists()
+                    {
+                        missing.push(format!("{doc}: {flag}{name} {module}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 6,
+        "only {checked} commands found: the check itself broke"
+    );
+    assert!(
+        missing.is_empty(),
+        "commands name missing tests: {missing:?}"
+    );
+}
+
+/// CI runs the real-pi tier alongside the rest and skips its modules in the main run by name:
+/// every test module of `tests/real_pi/` is skipped there, so none runs twice or in both at once.
+#[test]
+fn ci_skips_every_real_pi_module_in_the_main_run() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = std::fs::read_to_string(top.join(".ci/run")).unwrap();
+    let main = std::fs::read_to_string(top.join("tests/real_pi/main.rs")).unwrap();
+    let mut modules = Vec::new();
+    let mut after_path = false;
+    for l in main.lines() {
+        if let Some(m) = l.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            // Helpers come in by `#[path]`; the tier's own modules do not.
+            if !after_path {
+                modules.push(m.to_string());
+            }
+        }
+        after_path = l.starts_with("#[path");
+    }
+    assert!(modules.len() >= 3, "{modules:?}: the check itself broke");
+    let unskipped: Vec<_> = modules
+        .iter()
+        .filter(|m| !ci.contains(&format!("--skip {m}::")))
+        .collect();
+    assert!(unskipped.is_empty(), ".ci/run runs {unskipped:?} twice");
+}

@@ -1,0 +1,159 @@
+//! A configured worker whose pane runs a live pi registered in another session is `unknown`,
+//! with both sessions named, never `idle` for lack of a file: that pi's state is not the
+//! worker's. Real tmux on a private socket; the pane's pi is a program named `pi`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+use crate::pi_support;
+use crate::scan_support;
+
+use std::path::Path;
+
+use mux_support::{fake_pi, wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::json;
+
+#[test]
+fn a_worker_whose_pane_runs_another_session_is_unknown_not_idle() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    write_roster(&root, &[("configured-1", "W")]);
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let bin = env.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pi = fake_pi(&bin).display().to_string();
+    let server = TmuxServer::start("W", &root, &[&pi, "600"]);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let sock = server.sock.display().to_string();
+    let st = |idx: &serde_json::Value| {
+        let r = record(idx, "W");
+        (
+            r["state"].as_str().unwrap().to_string(),
+            r["stateReason"].as_str().unwrap().to_string(),
+            r["stateSource"].as_str().unwrap().to_string(),
+        )
+    };
+    // Without any registration: a live pi with no file yet is idle, as pi writes nothing until
+    // its first prompt.
+    let before = st(&scan_json(&env, &["--tmux-socket", &sock]));
+    assert_eq!(
+        (before.0.as_str(), before.1.as_str()),
+        ("idle", "no_session_file")
+    );
+
+    let line = server.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"]);
+    let mut parts = line.split_whitespace();
+    let pane_id = parts.next().unwrap().to_string();
+    let pid: i32 = parts.next().unwrap().parse().unwrap();
+    let id = intercom_pane::proc::identity(pid).unwrap();
+    let seats = env.path("data/seats/pi/other");
+    std::fs::create_dir_all(&seats).unwrap();
+    std::fs::write(
+        seats.join("registration.json"),
+        json!({"version": 1, "seat": "other", "sessionId": "other-2", "pid": pid,
+            "startTicks": id.start_ticks, "bootId": id.boot_id,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "runState": {"state": "idle", "seq": 1, "at": "2026-11-29T23:13:00.000Z",
+                "event": "agent_settled"},
+            "mux": {"kind": "tmux", "socket": sock, "session": "W", "paneId": pane_id}})
+        .to_string(),
+    )
+    .unwrap();
+    let (state, reason, source) = st(&scan_json(&env, &["--tmux-socket", &sock]));
+    assert_eq!(
+        (state.as_str(), reason.as_str()),
+        ("unknown", "pane_runs_other_session")
+    );
+    assert!(
+        source.contains("other-2") && source.contains("configured-1"),
+        "{source}"
+    );
+}
+
+/// The same with no registration at all: the pi in the worker's pane is found from its process
+/// (its session folder from its environment), and it runs another session (waiting for input).
+#[test]
+fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own_seat() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    write_roster(&root, &[("configured-1", "W")]);
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let flat = env.path("flat");
+    std::fs::create_dir_all(&flat).unwrap();
+    let src = Path::new(FIXTURES).join("pi-sessions/waiting.jsonl");
+    let other = header_id(&src);
+    std::fs::copy(
+        &src,
+        flat.join(format!("2026-11-29T23-13-49-000Z_{other}.jsonl")),
+    )
+    .unwrap();
+    let flat_s = flat.display().to_string();
+    let argv = pi_support::pi_pane_argv_with(
+        &env.path("pi-bin"),
+        &[("PI_CODING_AGENT_SESSION_DIR", &flat_s)],
+        "sleep 600",
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("W", &root, &argv);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(w["state"], "unknown", "{w}");
+    assert_eq!(w["stateReason"], "pane_runs_other_session", "{w}");
+    let source = w["stateSource"].as_str().unwrap();
+    assert!(
+        source.contains(&other) && source.contains("configured-1"),
+        "{source}"
+    );
+    let pane = idx["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["project"] == "panes")
+        .unwrap_or_else(|| panic!("{idx:#}"));
+    assert_eq!(pane["state"], "waiting", "{pane}");
+    assert_eq!(pane["sessionId"], other.as_str());
+}
+
+/// A pi with no file yet in the worker's pane cannot be told apart by its session: it is taken
+/// to be the worker's (idle, nothing written), neither listed twice nor called another session.
+#[test]
+fn a_pi_with_no_file_yet_in_the_workers_pane_is_the_workers() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    write_roster(&root, &[("configured-1", "W")]);
+    std::fs::create_dir_all(env.path("sessions")).unwrap();
+    let home = env.path("pi-home").display().to_string();
+    let argv = pi_support::pi_pane_argv_with(&env.path("pi-bin"), &[("HOME", &home)], "sleep 600");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("W", &root, &argv);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
+    let w = record(&idx, "W");
+    assert_eq!(
+        (w["state"].as_str(), w["stateReason"].as_str()),
+        (Some("idle"), Some("no_session_file")),
+        "{w}"
+    );
+    assert_eq!(w["alive"], true);
+    assert!(
+        !idx["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["project"] == "panes"),
+        "{idx:#}"
+    );
+}
