@@ -278,43 +278,65 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         return same;
     }
 
-    // Newest files first, so the byte budget goes to the freshest evidence.
+    // Every file is read backwards from its end, newest line first; the newest event of all
+    // heads is taken until 500 are known, so only the lines that can matter are parsed. A file's
+    // lines are in the order its writer wrote them.
     let mut budget = MAX_TAIL_TOTAL;
-    let mut events = Vec::new();
+    let mut cursors = Vec::new();
     let mut read = Vec::new();
-    for (entry, _, suffix) in &files {
-        if budget == 0 {
-            snap.truncated = true;
-            break;
-        }
-        let want = MAX_TAIL_PER_FILE.min(budget);
+    for (i, (entry, _, suffix)) in files.iter().enumerate() {
         let path = dir.join(&entry.name);
         let closed = *suffix == LogSuffix::Closed;
-        let tail = match log_tail::read_tail(&path, want, closed) {
-            Ok(t) => t,
+        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget) {
+            Ok(c) => cursors.push((i, Some(c))),
             // Rotated away between listing and reading: not an error, just gone.
             Err(FsError::NotFound) => continue,
             Err(_) => {
                 snap.error("log_read_failed");
                 continue;
             }
-        };
+        }
         read.push(path);
-        budget = budget.saturating_sub(tail.window);
-        if tail.cut {
+    }
+    // (timestamp, file index, event): equal times keep older files, then earlier lines, first.
+    let mut newest: Vec<(Ms, usize, Event)> = Vec::new();
+    loop {
+        let mut best: Option<(usize, Ms)> = None;
+        for (k, (_, slot)) in cursors.iter_mut().enumerate() {
+            let Some(c) = slot else { continue };
+            match c.head(&mut budget) {
+                // The strict `>` lets the newer file win a tie (it comes later in time order).
+                Ok(Some(t)) if best.is_none_or(|(_, b)| t > b) => best = Some((k, t)),
+                Ok(_) => {}
+                Err(_) => {
+                    snap.error("log_read_failed");
+                    *slot = None;
+                }
+            }
+        }
+        let Some((k, t)) = best else { break };
+        if newest.len() == MAX_EVENTS {
+            snap.truncated = true;
+            break;
+        }
+        let Some((i, Some(c))) = cursors.get_mut(k) else {
+            break;
+        };
+        if let Some(e) = c.take() {
+            newest.push((t, *i, e));
+        }
+    }
+    for (_, c) in cursors.into_iter() {
+        let Some(c) = c else { continue };
+        if !c.whole_file() {
             snap.truncated = true;
         }
-        events.push(tail.events);
+        c.finish();
     }
     log_tail::keep_only(&dir, &read);
-    // Older files first, so the stable sort keeps file order, then line order, for equal times.
-    let mut all: Vec<Event> = events.into_iter().rev().flatten().collect();
-    all.sort_by_key(|e| e.timestamp);
-    if all.len() > MAX_EVENTS {
-        all.drain(..all.len() - MAX_EVENTS);
-        snap.truncated = true;
-    }
-    snap.events = all;
+    newest.reverse();
+    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
+    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
     log_tail::remember_pass(key, &snap);
     snap
 }
@@ -323,11 +345,7 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
 /// (or was cut) and is dropped too.
 pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    log_tail::parse_lines(bytes, 0, partial_start, closed)
-        .0
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect()
+    log_tail::parse_lines(bytes, partial_start, closed)
 }
 
 /// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
@@ -469,13 +487,13 @@ mod tests {
         let n = l.len() as u64;
         std::fs::write(&p, l.repeat(3)).unwrap();
         // The window's first byte is the newline ending the first line: two whole lines.
-        let t = log_tail::read_tail(&p, 2 * n + 1, false).unwrap();
-        assert_eq!((t.events.len(), t.window, t.cut), (2, 2 * n + 1, true));
+        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false);
+        assert_eq!((ev.len(), whole), (2, false));
         // One byte less: the second line is cut and dropped.
-        let t = log_tail::read_tail(&p, 2 * n, false).unwrap();
-        assert_eq!((t.events.len(), t.cut), (1, true));
-        let t = log_tail::read_tail(&p, 100 * n, false).unwrap();
-        assert_eq!((t.events.len(), t.window, t.cut), (3, 3 * n, false));
+        let (ev, whole) = log_tail::read_window(&p, 2 * n, false);
+        assert_eq!((ev.len(), whole), (1, false));
+        let (ev, whole) = log_tail::read_window(&p, 100 * n, false);
+        assert_eq!((ev.len(), whole), (3, true));
     }
 
     #[test]
@@ -527,5 +545,97 @@ mod tests {
         let rotated = read_logs(root.path());
         assert!(rotated.events.iter().all(|e| e.session_id == "s2"));
         assert_eq!(rotated, fresh());
+    }
+
+    /// The old way: every line of every window parsed, older files first, a stable sort by time,
+    /// the 500 newest kept. Files here are written in time order, as writers write them.
+    fn read_all_then_sort(root: &Path) -> (Vec<Event>, bool) {
+        let dir = root.join(".pi-intercom/logs");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.metadata().unwrap().modified().unwrap(),
+                    e.file_name(),
+                    e.path(),
+                )
+            })
+            .collect();
+        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut truncated = files.len() > MAX_FILES;
+        files.truncate(MAX_FILES);
+        let mut per_file = Vec::new();
+        for (_, _, p) in &files {
+            let b = std::fs::read(p).unwrap();
+            let start = b.len().saturating_sub(MAX_TAIL_PER_FILE as usize);
+            truncated |= start > 0;
+            per_file.push(parse_tail(&b[start..], start > 0, false));
+        }
+        let mut all: Vec<Event> = per_file.into_iter().rev().flatten().collect();
+        all.sort_by_key(|e| e.timestamp);
+        if all.len() > MAX_EVENTS {
+            all.drain(..all.len() - MAX_EVENTS);
+            truncated = true;
+        }
+        (all, truncated)
+    }
+
+    #[test]
+    fn newest_first_reading_keeps_what_reading_everything_keeps() {
+        use std::io::Write;
+        let mut seed = 0x2545_f491_u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..12 {
+            log_tail::forget_all();
+            let root = tempfile::tempdir().unwrap();
+            let logs = root.path().join(".pi-intercom/logs");
+            std::fs::create_dir_all(&logs).unwrap();
+            let nfiles = 1 + rnd() % 36;
+            let base =
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+            for f in 0..nfiles {
+                let w = format!("0190aaaa-0000-7000-8000-{f:012}");
+                let path = logs.join(format!("writer-{w}.jsonl"));
+                let mut out = std::fs::File::create(&path).unwrap();
+                // Few or many lines; times rise in steps that often tie across files.
+                let lines = [0, 3, 40, 300, 900][(rnd() % 5) as usize] + rnd() % 20;
+                let mut t = rnd() % 50;
+                for i in 0..lines {
+                    t += rnd() % 3;
+                    let l = match rnd() % 12 {
+                        0 => "not json".to_string(),
+                        1 => format!("{{\"pad\":\"{}\"}}", "p".repeat((rnd() % 6000) as usize)),
+                        _ => rec(&format!(
+                            r#","busy":{},"port":{}"#,
+                            i % 2 == 0,
+                            1 + i % 9000
+                        ))
+                        .replace(W, &w)
+                        .replace(
+                            "10:00:00.000Z",
+                            &format!("10:{:02}:{:02}.000Z", t / 60 % 60, t % 60),
+                        ),
+                    };
+                    writeln!(out, "{l}").unwrap();
+                }
+                if rnd() % 4 == 0 {
+                    write!(out, "{{\"cut").unwrap();
+                }
+                out.set_modified(base + std::time::Duration::from_secs(rnd() % 8))
+                    .unwrap();
+            }
+            let snap = read_logs(root.path());
+            let (events, truncated) = read_all_then_sort(root.path());
+            assert_eq!(snap.events, events, "round {round}");
+            assert_eq!(snap.truncated, truncated, "round {round}");
+            // Remembered: the same again.
+            assert_eq!(read_logs(root.path()).events, events, "round {round}");
+        }
     }
 }
