@@ -21,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::clock::Ms;
 use crate::evidence::observations::{parse_line, Event, LogSnapshot};
+use crate::evidence::sessions::{memchr, memrchr};
 use crate::fsguard::{self, FsError, OpenFile};
 
 /// Files remembered at most (a few passes' worth of the 32 newest logs).
@@ -63,6 +64,13 @@ pub struct Cursor {
     /// `memo.events[..skip]` lie before the window.
     skip: usize,
     block: u64,
+    /// The last block read (it starts at `staged_at`) and its whole lines not parsed yet, as
+    /// (start, end) in it, oldest first: a line is parsed only when it is about to be the head.
+    staged: Vec<u8>,
+    staged_at: u64,
+    lines: Vec<(usize, usize)>,
+    /// The staged block starts at the window's first byte.
+    staged_bottom: bool,
     /// Read down to the window's first byte.
     bottom: bool,
     /// Stopped early: the pass's byte budget ran out, or the file changed under the read.
@@ -106,6 +114,10 @@ impl Cursor {
             next: 0,
             skip: 0,
             block: FIRST_BLOCK,
+            staged: Vec::new(),
+            staged_at: 0,
+            lines: Vec::new(),
+            staged_bottom: false,
             bottom: false,
             stopped: false,
             keep: true,
@@ -129,7 +141,7 @@ impl Cursor {
         Ok(c)
     }
 
-    /// A fresh file: find its last newline (reading back as far as the window allows) and parse
+    /// A fresh file: find its last newline (reading back as far as the window allows) and stage
     /// the whole lines of what was read.
     fn read_last_line_end(&mut self, budget: &mut u64) -> Result<(), FsError> {
         let end = self.memo.len;
@@ -137,12 +149,15 @@ impl Cursor {
             let Some((a, buf)) = self.read_before(end, budget)? else {
                 return Ok(());
             };
-            match buf.iter().rposition(|&b| b == b'\n') {
+            match memrchr(b'\n', &buf) {
                 Some(i) => {
                     let to = a + i as u64 + 1;
                     self.memo.parsed_to = to;
                     self.memo.from = to;
-                    self.take_block(a, buf.get(..=i).unwrap_or_default());
+                    self.memo.scanned = to;
+                    let mut buf = buf;
+                    buf.truncate(i + 1);
+                    self.stage(a, buf);
                     return Ok(());
                 }
                 // No newline since `a`: the window's start reached means no whole line at all.
@@ -172,18 +187,15 @@ impl Cursor {
         }
         *budget -= want;
         let bytes = fsguard::read_at(&self.file.file, from, want as usize)?;
-        let Some(last) = bytes.iter().rposition(|&b| b == b'\n') else {
-            return Ok(());
-        };
         let mut pos = 0usize;
-        for line in bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n') {
-            let at = from + pos as u64;
-            pos += line.len() + 1;
+        while let Some(n) = bytes.get(pos..).and_then(|r| memchr(b'\n', r)) {
+            let line = bytes.get(pos..pos + n).unwrap_or_default();
             if let Some(ev) = parse_line(line, self.memo.closed) {
-                self.memo.events.push_back((at, ev));
+                self.memo.events.push_back((from + pos as u64, ev));
             }
+            pos += n + 1;
         }
-        self.memo.parsed_to = from + last as u64 + 1;
+        self.memo.parsed_to = from + pos as u64;
         Ok(())
     }
 
@@ -214,56 +226,54 @@ impl Cursor {
         Ok(Some((a, buf)))
     }
 
-    /// Parse `buf` (bytes `a..from`, ending with a newline) and put its whole lines before the
-    /// known ones; the first, possibly cut, segment is left for the next block unless `a` is the
-    /// window's start.
-    fn take_block(&mut self, a: u64, buf: &[u8]) {
-        let at_bottom = a <= self.lo || a == 0;
-        let mut segs = buf
-            .strip_suffix(b"\n")
-            .unwrap_or(buf)
-            .split(|&b| b == b'\n');
-        let first = segs.next().unwrap_or_default();
-        let mut pos = first.len() as u64 + 1;
-        let mut found = Vec::new();
-        if a == 0 {
-            if let Some(ev) = parse_line(first, self.memo.closed) {
-                found.push((0, ev));
+    /// Keep `buf` (bytes `a..from`, ending with a newline) and where its whole lines are; the
+    /// first, possibly cut, segment is not one unless the block starts at the file's start.
+    fn stage(&mut self, a: u64, buf: Vec<u8>) {
+        self.lines.clear();
+        let mut pos = 0usize;
+        let mut first = a != 0;
+        while let Some(n) = buf.get(pos..).and_then(|r| memchr(b'\n', r)) {
+            if !first {
+                self.lines.push((pos, pos + n));
             }
+            first = false;
+            pos += n + 1;
         }
-        for line in segs {
-            let at = a + pos;
-            pos += line.len() as u64 + 1;
-            if let Some(ev) = parse_line(line, self.memo.closed) {
-                found.push((at, ev));
-            }
-        }
-        for e in found.into_iter().rev() {
-            self.memo.events.push_front(e);
-            self.next += 1;
-        }
-        // Unchanged when the block held a single newline (one line longer than the block).
-        self.memo.from = if a == 0 {
-            0
-        } else {
-            a + first.len() as u64 + 1
-        };
-        self.memo.scanned = if at_bottom { a } else { self.memo.from };
-        self.bottom |= at_bottom;
+        self.staged_bottom = a <= self.lo || a == 0;
+        self.staged_at = a;
+        self.staged = buf;
     }
 
-    /// The newest event not handed out yet, reading earlier blocks when needed.
+    /// The newest event not handed out yet, parsing staged lines and reading earlier blocks
+    /// only as needed.
     pub fn head(&mut self, budget: &mut u64) -> Result<Option<Ms>, FsError> {
-        while self.next == self.skip && !self.bottom && !self.stopped {
-            let from = self.memo.from;
-            let Some((a, buf)) = self.read_before(from, budget)? else {
-                break;
+        while self.next == self.skip {
+            if let Some((s, e)) = self.lines.pop() {
+                let at = self.staged_at + s as u64;
+                self.memo.from = at;
+                self.memo.scanned = at;
+                let line = self.staged.get(s..e).unwrap_or_default();
+                if let Some(ev) = parse_line(line, self.memo.closed) {
+                    self.memo.events.push_front((at, ev));
+                    self.next += 1;
+                }
+                continue;
+            }
+            if self.staged_bottom {
+                self.staged_bottom = false;
+                self.bottom = true;
+                self.memo.scanned = self.staged_at;
+            }
+            if self.bottom || self.stopped {
+                return Ok(None);
+            }
+            let Some((a, buf)) = self.read_before(self.memo.from, budget)? else {
+                continue;
             };
-            self.take_block(a, &buf);
+            // A block with one newline (a line longer than the block) stages nothing and
+            // leaves `from` where it was: the next, doubled, block reads further back.
+            self.stage(a, buf);
             self.block = (self.block * 2).min(MAX_BLOCK);
-        }
-        if self.next == self.skip {
-            return Ok(None);
         }
         Ok(self
             .next

@@ -232,6 +232,8 @@ mod tail;
 pub use index::*;
 use parse::*;
 use tail::*;
+// The observation logs split lines with the same word-at-a-time search.
+pub(crate) use tail::{memchr, memrchr};
 
 // ---------------------------------------------------------------------------------------------
 // Header and head.
