@@ -337,11 +337,15 @@ const TASK_CAP: usize = 4096;
 /// The child processes of `pid`, sorted, from its threads' `children` files; `None` when the
 /// kernel offers no such files (then only a whole `/proc` pass can tell).
 pub fn children_of(pid: i32) -> Option<Vec<i32>> {
-    let tasks = fsguard::list_dir(Path::new(&format!("/proc/{pid}/task")), TASK_CAP).ok()?;
+    // The kernel's own folder of thread ids: listed without a stat per entry.
+    let tasks: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .take(TASK_CAP)
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
     let mut kids = Vec::new();
     let mut any = false;
-    for t in &tasks.entries {
-        let Some(tid) = t.name_str() else { continue };
+    for tid in &tasks {
         let Ok(text) = fsguard::read_capped(
             Path::new(&format!("/proc/{pid}/task/{tid}/children")),
             STAT_CAP * 16,
@@ -356,7 +360,7 @@ pub fn children_of(pid: i32) -> Option<Vec<i32>> {
         );
     }
     // A process that vanished has no task folder: no children, not "unsupported".
-    if !any && !tasks.entries.is_empty() {
+    if !any && !tasks.is_empty() {
         return None;
     }
     kids.sort_unstable();

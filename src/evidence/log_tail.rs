@@ -17,7 +17,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::clock::Ms;
 use crate::evidence::observations::{parse_line, Event, LogSnapshot};
@@ -332,14 +332,14 @@ pub type PassKey = (
     Vec<(OsString, u64, u64, i64)>,
 );
 
-fn last_pass() -> &'static Mutex<Option<(PassKey, LogSnapshot)>> {
-    static P: OnceLock<Mutex<Option<(PassKey, LogSnapshot)>>> = OnceLock::new();
+fn last_pass() -> &'static Mutex<Option<(PassKey, Arc<LogSnapshot>)>> {
+    static P: OnceLock<Mutex<Option<(PassKey, Arc<LogSnapshot>)>>> = OnceLock::new();
     P.get_or_init(|| Mutex::new(None))
 }
 
 /// The previous pass's result when nothing it read has changed since: the same files, none
 /// appended to, rotated or replaced (the same rule as for one file, applied to the whole pass).
-pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
+pub fn recall_pass(key: &PassKey) -> Option<Arc<LogSnapshot>> {
     let last = last_pass().lock().ok()?;
     last.as_ref()
         .filter(|(k, _)| k == key)
@@ -347,7 +347,7 @@ pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
 }
 
 /// Remember a pass that read everything it chose without an error.
-pub fn remember_pass(key: PassKey, snap: &LogSnapshot) {
+pub fn remember_pass(key: PassKey, snap: &Arc<LogSnapshot>) {
     if let Ok(mut last) = last_pass().lock() {
         *last = snap.errors.is_empty().then(|| (key, snap.clone()));
     }

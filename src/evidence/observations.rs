@@ -8,6 +8,7 @@
 //! are never carried (so nothing outside the allowlists can reach a view).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -212,24 +213,25 @@ pub fn is_lower_uuid(s: &str) -> bool {
 }
 
 /// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
-/// codes and `truncated`. A missing logs folder is simply no evidence (no error).
-pub fn read_logs(root: &Path) -> LogSnapshot {
+/// codes and `truncated`. A missing logs folder is simply no evidence (no error). Shared: an
+/// unchanged pass hands out the previous result without copying its 500 events.
+pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
     let mut snap = LogSnapshot::default();
     let dir = root.join(STATE_DIR).join("logs");
     match fsguard::check_under(root, &dir) {
         Ok(()) => {}
-        Err(FsError::NotFound) => return snap,
+        Err(FsError::NotFound) => return Arc::new(snap),
         Err(_) => {
             snap.error("logs_unavailable");
-            return snap;
+            return Arc::new(snap);
         }
     }
     let listing = match fsguard::list_dir(&dir, MAX_DIR_ENTRIES) {
         Ok(l) => l,
-        Err(FsError::NotFound) => return snap,
+        Err(FsError::NotFound) => return Arc::new(snap),
         Err(_) => {
             snap.error("logs_unavailable");
-            return snap;
+            return Arc::new(snap);
         }
     };
     if listing.truncated {
@@ -337,6 +339,7 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
     newest.reverse();
     newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
     snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
+    let snap = Arc::new(snap);
     log_tail::remember_pass(key, &snap);
     snap
 }
