@@ -332,8 +332,11 @@ pub type PassKey = (
     Vec<(OsString, u64, u64, i64)>,
 );
 
-fn last_pass() -> &'static Mutex<Option<(PassKey, Arc<LogSnapshot>)>> {
-    static P: OnceLock<Mutex<Option<(PassKey, Arc<LogSnapshot>)>>> = OnceLock::new();
+/// The last pass that read without an error, and what decided it.
+type LastPass = Mutex<Option<(PassKey, Arc<LogSnapshot>)>>;
+
+fn last_pass() -> &'static LastPass {
+    static P: OnceLock<LastPass> = OnceLock::new();
     P.get_or_init(|| Mutex::new(None))
 }
 
