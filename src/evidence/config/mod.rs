@@ -115,7 +115,7 @@ pub struct IntercomConfig {
     /// Every agent in configured order, the coordinator included.
     pub agents: Vec<Agent>,
     /// The whole document as read, every key kept, for a later rewrite only. Never project it.
-    pub raw: Value,
+    pub raw: std::sync::Arc<Value>,
 }
 
 /// One configured agent (coordinator or worker).
