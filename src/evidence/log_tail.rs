@@ -364,19 +364,6 @@ pub fn keep_only(dir: &Path, read: &[PathBuf]) {
     }
 }
 
-/// Complete lines of `bytes`, parsed. `partial`: the first line is cut and dropped; a last line
-/// without its newline is dropped too.
-pub(crate) fn parse_lines(bytes: &[u8], partial: bool, closed: bool) -> Vec<Event> {
-    let Some(last) = bytes.iter().rposition(|&b| b == b'\n') else {
-        return Vec::new();
-    };
-    let mut lines = bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n');
-    if partial {
-        lines.next();
-    }
-    lines.filter_map(|l| parse_line(l, closed)).collect()
-}
-
 /// Forget everything remembered (tests compare remembered passes with fresh ones).
 #[cfg(test)]
 pub(crate) fn forget_all() {
@@ -494,10 +481,110 @@ mod tests {
             // The same window parsed in one piece, the old way.
             let bytes = std::fs::read(&path).unwrap();
             let start = bytes.len().saturating_sub(cap as usize);
-            let whole = parse_lines(&bytes[start..], start > 0, false);
+            let whole =
+                crate::evidence::observations::parse_tail(&bytes[start..], start > 0, false);
             assert_eq!(expect, (whole, start == 0), "step {step}");
             // Leave a partly read memo behind for the next step.
             read_some(&path, cap, (rnd() % 5) as usize);
+        }
+    }
+
+    /// The old way: every line of every window parsed, older files first, a stable sort by time,
+    /// the 500 newest kept. Files here are written in time order, as writers write them.
+    fn read_all_then_sort(root: &Path) -> (Vec<Event>, bool) {
+        let dir = root.join(".pi-intercom/logs");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.metadata().unwrap().modified().unwrap(),
+                    e.file_name(),
+                    e.path(),
+                )
+            })
+            .collect();
+        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut truncated = files.len() > crate::evidence::observations::MAX_FILES;
+        files.truncate(crate::evidence::observations::MAX_FILES);
+        let mut per_file = Vec::new();
+        for (_, _, p) in &files {
+            let b = std::fs::read(p).unwrap();
+            let start = b
+                .len()
+                .saturating_sub(crate::evidence::observations::MAX_TAIL_PER_FILE as usize);
+            truncated |= start > 0;
+            per_file.push(crate::evidence::observations::parse_tail(
+                &b[start..],
+                start > 0,
+                false,
+            ));
+        }
+        let mut all: Vec<Event> = per_file.into_iter().rev().flatten().collect();
+        all.sort_by_key(|e| e.timestamp);
+        if all.len() > crate::evidence::observations::MAX_EVENTS {
+            all.drain(..all.len() - crate::evidence::observations::MAX_EVENTS);
+            truncated = true;
+        }
+        (all, truncated)
+    }
+
+    #[test]
+    fn newest_first_reading_keeps_what_reading_everything_keeps() {
+        use std::io::Write;
+        let mut seed = 0x2545_f491_u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..12 {
+            forget_all();
+            let root = tempfile::tempdir().unwrap();
+            let logs = root.path().join(".pi-intercom/logs");
+            std::fs::create_dir_all(&logs).unwrap();
+            let nfiles = 1 + rnd() % 36;
+            let base =
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+            for f in 0..nfiles {
+                let w = format!("0190aaaa-0000-7000-8000-{f:012}");
+                let path = logs.join(format!("writer-{w}.jsonl"));
+                let mut out = std::fs::File::create(&path).unwrap();
+                // Few or many lines; times rise in steps that often tie across files.
+                let lines = [0, 3, 40, 300, 900][(rnd() % 5) as usize] + rnd() % 20;
+                let mut t = rnd() % 50;
+                for i in 0..lines {
+                    t += rnd() % 3;
+                    let l = match rnd() % 12 {
+                        0 => "not json".to_string(),
+                        1 => format!("{{\"pad\":\"{}\"}}", "p".repeat((rnd() % 6000) as usize)),
+                        _ => format!(
+                            r#"{{"version":1,"timestamp":"2026-11-29T10:{:02}:{:02}.000Z","writerId":"{w}","sessionId":"s1","event":"host.activity","busy":{},"port":{}}}"#,
+                            t / 60 % 60,
+                            t % 60,
+                            i % 2 == 0,
+                            1 + i % 9000
+                        ),
+                    };
+                    writeln!(out, "{l}").unwrap();
+                }
+                if rnd() % 4 == 0 {
+                    write!(out, "{{\"cut").unwrap();
+                }
+                out.set_modified(base + std::time::Duration::from_secs(rnd() % 8))
+                    .unwrap();
+            }
+            let snap = crate::evidence::observations::read_logs(root.path());
+            let (events, truncated) = read_all_then_sort(root.path());
+            assert_eq!(snap.events, events, "round {round}");
+            assert_eq!(snap.truncated, truncated, "round {round}");
+            // Remembered: the same again.
+            assert_eq!(
+                crate::evidence::observations::read_logs(root.path()).events,
+                events,
+                "round {round}"
+            );
         }
     }
 }

@@ -348,7 +348,14 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
 /// (or was cut) and is dropped too.
 pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    log_tail::parse_lines(bytes, partial_start, closed)
+    let Some(last) = crate::evidence::sessions::memrchr(b'\n', bytes) else {
+        return Vec::new();
+    };
+    let mut lines = bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n');
+    if partial_start {
+        lines.next();
+    }
+    lines.filter_map(|l| parse_line(l, closed)).collect()
 }
 
 /// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
@@ -548,97 +555,5 @@ mod tests {
         let rotated = read_logs(root.path());
         assert!(rotated.events.iter().all(|e| e.session_id == "s2"));
         assert_eq!(rotated, fresh());
-    }
-
-    /// The old way: every line of every window parsed, older files first, a stable sort by time,
-    /// the 500 newest kept. Files here are written in time order, as writers write them.
-    fn read_all_then_sort(root: &Path) -> (Vec<Event>, bool) {
-        let dir = root.join(".pi-intercom/logs");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .map(|e| {
-                (
-                    e.metadata().unwrap().modified().unwrap(),
-                    e.file_name(),
-                    e.path(),
-                )
-            })
-            .collect();
-        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        let mut truncated = files.len() > MAX_FILES;
-        files.truncate(MAX_FILES);
-        let mut per_file = Vec::new();
-        for (_, _, p) in &files {
-            let b = std::fs::read(p).unwrap();
-            let start = b.len().saturating_sub(MAX_TAIL_PER_FILE as usize);
-            truncated |= start > 0;
-            per_file.push(parse_tail(&b[start..], start > 0, false));
-        }
-        let mut all: Vec<Event> = per_file.into_iter().rev().flatten().collect();
-        all.sort_by_key(|e| e.timestamp);
-        if all.len() > MAX_EVENTS {
-            all.drain(..all.len() - MAX_EVENTS);
-            truncated = true;
-        }
-        (all, truncated)
-    }
-
-    #[test]
-    fn newest_first_reading_keeps_what_reading_everything_keeps() {
-        use std::io::Write;
-        let mut seed = 0x2545_f491_u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for round in 0..12 {
-            log_tail::forget_all();
-            let root = tempfile::tempdir().unwrap();
-            let logs = root.path().join(".pi-intercom/logs");
-            std::fs::create_dir_all(&logs).unwrap();
-            let nfiles = 1 + rnd() % 36;
-            let base =
-                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
-            for f in 0..nfiles {
-                let w = format!("0190aaaa-0000-7000-8000-{f:012}");
-                let path = logs.join(format!("writer-{w}.jsonl"));
-                let mut out = std::fs::File::create(&path).unwrap();
-                // Few or many lines; times rise in steps that often tie across files.
-                let lines = [0, 3, 40, 300, 900][(rnd() % 5) as usize] + rnd() % 20;
-                let mut t = rnd() % 50;
-                for i in 0..lines {
-                    t += rnd() % 3;
-                    let l = match rnd() % 12 {
-                        0 => "not json".to_string(),
-                        1 => format!("{{\"pad\":\"{}\"}}", "p".repeat((rnd() % 6000) as usize)),
-                        _ => rec(&format!(
-                            r#","busy":{},"port":{}"#,
-                            i % 2 == 0,
-                            1 + i % 9000
-                        ))
-                        .replace(W, &w)
-                        .replace(
-                            "10:00:00.000Z",
-                            &format!("10:{:02}:{:02}.000Z", t / 60 % 60, t % 60),
-                        ),
-                    };
-                    writeln!(out, "{l}").unwrap();
-                }
-                if rnd() % 4 == 0 {
-                    write!(out, "{{\"cut").unwrap();
-                }
-                out.set_modified(base + std::time::Duration::from_secs(rnd() % 8))
-                    .unwrap();
-            }
-            let snap = read_logs(root.path());
-            let (events, truncated) = read_all_then_sort(root.path());
-            assert_eq!(snap.events, events, "round {round}");
-            assert_eq!(snap.truncated, truncated, "round {round}");
-            // Remembered: the same again.
-            assert_eq!(read_logs(root.path()).events, events, "round {round}");
-        }
     }
 }
