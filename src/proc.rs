@@ -356,6 +356,83 @@ pub fn children_map(map: &HashMap<i32, i32>) -> HashMap<i32, Vec<i32>> {
     children
 }
 
+/// Most threads whose `children` file is read for one process.
+const TASK_CAP: usize = 4096;
+
+/// The child processes of `pid`, sorted, from its threads' `children` files; `None` when the
+/// kernel offers no such files (then only a whole `/proc` pass can tell).
+pub fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let tasks: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .take(TASK_CAP)
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    let mut kids = Vec::new();
+    let mut any = false;
+    for tid in &tasks {
+        let Ok(text) = fsguard::read_capped(
+            Path::new(&format!("/proc/{pid}/task/{tid}/children")),
+            STAT_CAP * 16,
+        ) else {
+            continue;
+        };
+        any = true;
+        kids.extend(
+            String::from_utf8_lossy(&text)
+                .split_ascii_whitespace()
+                .filter_map(|w| w.parse::<i32>().ok()),
+        );
+    }
+    // A process that vanished has no task folder: no children, not "unsupported".
+    if !any && !tasks.is_empty() {
+        return None;
+    }
+    kids.sort_unstable();
+    kids.dedup();
+    Some(kids)
+}
+
+/// The first of `pid` and its descendants (in `subtree`'s order, at most `max` looked at) for
+/// which `hit` holds. Children are read only for the processes the walk goes past, so a pane
+/// that runs its program directly costs one check instead of a whole `/proc` pass.
+pub fn find_in_subtree(pid: i32, max: usize, mut hit: impl FnMut(i32) -> bool) -> Option<i32> {
+    let mut whole: Option<HashMap<i32, Vec<i32>>> = None;
+    let mut order = vec![pid];
+    let mut seen = std::collections::HashSet::from([pid]);
+    let mut expanded = 0usize;
+    let mut i = 0usize;
+    // Bounded: at most `max` pids are looked at, each expanded at most once.
+    while i < order.len().min(max) {
+        let p = order[i];
+        if hit(p) {
+            return Some(p);
+        }
+        i += 1;
+        // Grow the breadth-first order only when the next pid is not known yet.
+        while i >= order.len() && expanded < order.len() && order.len() < max {
+            let q = order[expanded];
+            expanded += 1;
+            let kids = match children_of(q) {
+                Some(k) => k,
+                None => whole
+                    .get_or_insert_with(|| children_map(&parent_map()))
+                    .get(&q)
+                    .cloned()
+                    .unwrap_or_default(),
+            };
+            for k in kids {
+                if order.len() >= max {
+                    break;
+                }
+                if seen.insert(k) {
+                    order.push(k);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// `pid` and its descendants, breadth-first (nearest first), at most `max` in all.
 pub fn subtree(children: &HashMap<i32, Vec<i32>>, pid: i32, max: usize) -> Vec<i32> {
     let mut out = Vec::new();
@@ -416,6 +493,34 @@ pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_lazy_walk_visits_what_a_whole_proc_pass_gives_in_the_same_order() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & sleep 5 & (sleep 5 & sleep 5; :) ; wait"])
+            .spawn()
+            .unwrap();
+        let root = child.id() as i32;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        for max in [1, 2, 4, 64] {
+            let expect = subtree(&children_map(&parent_map()), root, max);
+            let mut seen = Vec::new();
+            assert_eq!(
+                find_in_subtree(root, max, |p| {
+                    seen.push(p);
+                    false
+                }),
+                None
+            );
+            assert_eq!(seen, expect, "max {max}");
+        }
+        let all = subtree(&children_map(&parent_map()), root, 64);
+        assert!(all.len() >= 4, "{all:?}");
+        let last = *all.last().unwrap();
+        assert_eq!(find_in_subtree(root, 64, |p| p == last), Some(last));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     use super::*;
 
     #[test]

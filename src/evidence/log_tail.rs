@@ -1,125 +1,334 @@
-//! The end of one observation log as parsed events, remembered per file between passes.
+//! The end of one observation log, read backwards: newest line first, only as far as a pass asks.
 //!
-//! Why: the sidebar scans every ~3 s and the logs mostly do not change; parsing every line of
-//! 32 × 128 KiB tails again each pass was most of its idle CPU. A file is known by device,
-//! inode, length and mtime: unchanged → its events are reused without reading; grown (the same
-//! inode, appended to) → only the bytes after the last complete line are read and parsed;
-//! anything else (truncated, rotated, replaced, rewritten) → read from scratch. The result is
-//! exactly what a fresh read of the same window gives: the same events, the same `cut`.
+//! Why: a pass keeps the 500 newest events of all logs, so reading and parsing every line of 32
+//! tails (about 8,000 lines for 32 busy logs) was most of a one-shot command's time and of the
+//! sidebar's idle CPU. A `Cursor` hands out a file's events newest first and reads an earlier
+//! block (4 KiB, doubling up to 64 KiB) only when the one before is used up.
+//!
+//! What was parsed is remembered per file, known by device, inode, length and mtime: unchanged →
+//! reused without reading; grown (the same inode, appended to) → only the bytes after the last
+//! complete line are parsed; anything else (truncated, rotated, replaced, rewritten) → read from
+//! scratch. Either way a file yields exactly the events a fresh read of the same window yields.
+//!
+//! The window is the last `cap` bytes: a line belongs to it when it starts after the window's
+//! first byte (or at the file's start), so a line cut by the window start is skipped; so is a last
+//! line without its newline (still being written).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::clock::Ms;
 use crate::evidence::observations::{parse_line, Event, LogSnapshot};
-use crate::fsguard::{self, FsError};
+use crate::evidence::sessions::{memchr, memrchr};
+use crate::fsguard::{self, FsError, OpenFile};
 
 /// Files remembered at most (a few passes' worth of the 32 newest logs).
 const MAX_CACHED: usize = 128;
+/// The first block read from a file's end, then doubled up to `MAX_BLOCK`.
+const FIRST_BLOCK: u64 = 4 * 1024;
+const MAX_BLOCK: u64 = 64 * 1024;
 
-/// One file's parsed window.
+/// What is known of one file: every valid line in `from..parsed_to` as (start offset, event).
 #[derive(Clone)]
-struct Cached {
+struct Memo {
     dev: u64,
     ino: u64,
     len: u64,
     mtime_ms: i64,
     closed: bool,
-    /// Where the window started.
-    start: u64,
-    /// Offset just past the last complete line parsed (where the next read begins).
+    /// A line start: lines before it are not parsed yet.
+    from: u64,
+    /// No line starts after this offset and before `from` (the bytes between were read).
+    scanned: u64,
+    /// Just past the last complete line.
     parsed_to: u64,
-    /// Nothing complete was parsed yet and the window began mid-line: the bytes at
-    /// `parsed_to` still start with that cut line.
-    cut_line_pending: bool,
-    /// Every complete line's start offset and its event (invalid lines have none).
-    events: Vec<(u64, Event)>,
+    events: VecDeque<(u64, Event)>,
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
-    static C: OnceLock<Mutex<HashMap<PathBuf, Cached>>> = OnceLock::new();
+fn cache() -> &'static Mutex<HashMap<PathBuf, Memo>> {
+    static C: OnceLock<Mutex<HashMap<PathBuf, Memo>>> = OnceLock::new();
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The parsed end of one log.
-pub struct Tail {
-    pub events: Vec<Event>,
-    /// Bytes the window covers (counted against the pass's byte budget).
-    pub window: u64,
-    /// The window did not cover the whole file.
-    pub cut: bool,
+/// One file's events, newest first, read backwards on demand.
+pub struct Cursor {
+    path: PathBuf,
+    file: OpenFile,
+    memo: Memo,
+    /// The window's first byte: lines must start after it (or at 0).
+    lo: u64,
+    /// `memo.events[skip..next]` are not handed out yet; the head is `memo.events[next - 1]`.
+    next: usize,
+    /// `memo.events[..skip]` lie before the window.
+    skip: usize,
+    block: u64,
+    /// The last block read (it starts at `staged_at`) and its whole lines not parsed yet, as
+    /// (start, end) in it, oldest first: a line is parsed only when it is about to be the head.
+    staged: Vec<u8>,
+    staged_at: u64,
+    lines: Vec<(usize, usize)>,
+    /// The staged block starts at the window's first byte.
+    staged_bottom: bool,
+    /// Read down to the window's first byte.
+    bottom: bool,
+    /// Stopped early: the pass's byte budget ran out, or the file changed under the read.
+    stopped: bool,
+    /// What was read is worth remembering for the next pass.
+    keep: bool,
 }
 
-/// Parse the last `cap` bytes of `path`: complete lines only; a first line cut by the window
-/// start and a last line without its newline are dropped.
-pub fn read_tail(path: &Path, cap: u64, closed: bool) -> Result<Tail, FsError> {
-    let f = fsguard::open_regular(path, None)?;
-    let (dev, ino, len) = (f.dev, f.ino, f.len);
-    let start = len.saturating_sub(cap);
-    // The window's first byte only tells whether the line after it is whole (a newline there
-    // means it is); data begins right after it.
-    let data_start = start + u64::from(start > 0);
-    let prior = cache().lock().ok().and_then(|c| c.get(path).cloned());
-    let reusable = prior.filter(|p| {
-        p.dev == dev
-            && p.ino == ino
-            && p.closed == closed
-            && len >= p.len
-            && start >= p.start
-            && data_start <= p.parsed_to
-            && (len > p.len || p.mtime_ms == f.mtime_ms)
-    });
-    let entry = match reusable {
-        Some(mut p) => {
-            // Lines that the window moved past are dropped; a line starting exactly where the
-            // data starts follows a newline, so a fresh read would keep it too.
-            p.events.retain(|(at, _)| *at >= data_start);
-            if len > p.len {
-                let bytes = fsguard::read_at(&f.file, p.parsed_to, (len - p.parsed_to) as usize)?;
-                let (more, to) = parse_lines(&bytes, p.parsed_to, p.cut_line_pending, closed);
-                p.cut_line_pending &= to == p.parsed_to;
-                p.events.extend(more);
-                p.parsed_to = to;
-            }
-            p.start = start;
-            p.len = len;
-            p.mtime_ms = f.mtime_ms;
-            p
+impl Cursor {
+    /// Open `path` with a window of its last `cap` bytes; bytes read count against `budget`.
+    pub fn open(path: &Path, cap: u64, closed: bool, budget: &mut u64) -> Result<Cursor, FsError> {
+        let file = fsguard::open_regular(path, None)?;
+        let (len, mtime_ms) = (file.len, file.mtime_ms);
+        let lo = len.saturating_sub(cap);
+        let prior = cache().lock().ok().and_then(|c| c.get(path).cloned());
+        let reusable = prior.filter(|p| {
+            p.dev == file.dev
+                && p.ino == file.ino
+                && p.closed == closed
+                && len >= p.len
+                && p.parsed_to >= lo
+                && (len > p.len || p.mtime_ms == mtime_ms)
+        });
+        let fresh = reusable.is_none();
+        let memo = reusable.unwrap_or(Memo {
+            dev: file.dev,
+            ino: file.ino,
+            len,
+            mtime_ms,
+            closed,
+            from: len,
+            scanned: len,
+            parsed_to: len,
+            events: VecDeque::new(),
+        });
+        let mut c = Cursor {
+            path: path.to_path_buf(),
+            file,
+            memo,
+            lo,
+            next: 0,
+            skip: 0,
+            block: FIRST_BLOCK,
+            staged: Vec::new(),
+            staged_at: 0,
+            lines: Vec::new(),
+            staged_bottom: false,
+            bottom: false,
+            stopped: false,
+            keep: true,
+        };
+        if fresh {
+            c.read_last_line_end(budget)?;
+        } else {
+            c.read_appended(budget)?;
         }
-        None => {
-            let buf = fsguard::read_at(&f.file, start, (len - start) as usize)?;
-            let (body, base, partial) = match (start > 0, buf.first()) {
-                (true, Some(b'\n')) => (buf.get(1..).unwrap_or_default(), data_start, false),
-                (true, Some(_)) => (buf.get(1..).unwrap_or_default(), data_start, true),
-                _ => (&buf[..], start, false),
-            };
-            let (events, parsed_to) = parse_lines(body, base, partial, closed);
-            Cached {
-                cut_line_pending: partial && parsed_to == base,
-                dev,
-                ino,
-                len,
-                mtime_ms: f.mtime_ms,
-                closed,
-                start,
-                parsed_to,
-                events,
-            }
-        }
-    };
-    let tail = Tail {
-        events: entry.events.iter().map(|(_, e)| e.clone()).collect(),
-        window: len - start,
-        cut: start > 0,
-    };
-    if let Ok(mut c) = cache().lock() {
-        if c.len() >= MAX_CACHED && !c.contains_key(path) {
-            c.clear();
-        }
-        c.insert(path.to_path_buf(), entry);
+        // Remembered lines the window has moved past stay remembered but are not handed out.
+        c.skip = c
+            .memo
+            .events
+            .iter()
+            .take_while(|(at, _)| *at <= lo && lo > 0)
+            .count();
+        c.memo.len = len;
+        c.memo.mtime_ms = mtime_ms;
+        c.bottom |= c.memo.scanned <= lo;
+        c.next = c.memo.events.len();
+        Ok(c)
     }
-    Ok(tail)
+
+    /// A fresh file: find its last newline (reading back as far as the window allows) and stage
+    /// the whole lines of what was read.
+    fn read_last_line_end(&mut self, budget: &mut u64) -> Result<(), FsError> {
+        let end = self.memo.len;
+        loop {
+            let Some((a, buf)) = self.read_before(end, budget)? else {
+                return Ok(());
+            };
+            match memrchr(b'\n', &buf) {
+                Some(i) => {
+                    let to = a + i as u64 + 1;
+                    self.memo.parsed_to = to;
+                    self.memo.from = to;
+                    self.memo.scanned = to;
+                    let mut buf = buf;
+                    buf.truncate(i + 1);
+                    self.stage(a, buf);
+                    return Ok(());
+                }
+                // No newline since `a`: the window's start reached means no whole line at all.
+                None if a <= self.lo => {
+                    self.bottom = true;
+                    // No whole line in the window: nothing worth remembering.
+                    self.keep = false;
+                    return Ok(());
+                }
+                // A line longer than the block: a bigger one (the window bounds it).
+                None => self.block = self.block.saturating_mul(2),
+            }
+        }
+    }
+
+    /// A remembered file that grew: parse the complete lines appended since.
+    fn read_appended(&mut self, budget: &mut u64) -> Result<(), FsError> {
+        let (from, len) = (self.memo.parsed_to, self.file.len);
+        if len <= from {
+            return Ok(());
+        }
+        let want = len - from;
+        if want > *budget {
+            self.stopped = true;
+            self.memo.events.clear();
+            self.memo.from = self.memo.parsed_to;
+            return Ok(());
+        }
+        *budget -= want;
+        let bytes = fsguard::read_at(&self.file.file, from, want as usize)?;
+        let mut pos = 0usize;
+        while let Some(n) = bytes.get(pos..).and_then(|r| memchr(b'\n', r)) {
+            let line = bytes.get(pos..pos + n).unwrap_or_default();
+            if let Some(ev) = parse_line(line, self.memo.closed) {
+                self.memo.events.push_back((from + pos as u64, ev));
+            }
+            pos += n + 1;
+        }
+        self.memo.parsed_to = from + pos as u64;
+        Ok(())
+    }
+
+    /// Read the block that ends at `end`, within the window and the budget. `None`: nothing left
+    /// to read (the cursor is at its bottom, or stopped).
+    fn read_before(
+        &mut self,
+        end: u64,
+        budget: &mut u64,
+    ) -> Result<Option<(u64, Vec<u8>)>, FsError> {
+        if end <= self.lo {
+            self.bottom = true;
+            return Ok(None);
+        }
+        let want = self.block.min(end - self.lo).min(*budget);
+        if want == 0 {
+            self.stopped = true;
+            return Ok(None);
+        }
+        *budget -= want;
+        let a = end - want;
+        let buf = fsguard::read_at(&self.file.file, a, want as usize)?;
+        if buf.len() as u64 != want {
+            // Shrunk while we read: what is left is not this file's tail any more.
+            self.stopped = true;
+            return Ok(None);
+        }
+        Ok(Some((a, buf)))
+    }
+
+    /// Keep `buf` (bytes `a..from`, ending with a newline) and where its whole lines are; the
+    /// first, possibly cut, segment is not one unless the block starts at the file's start.
+    fn stage(&mut self, a: u64, buf: Vec<u8>) {
+        self.lines.clear();
+        let mut pos = 0usize;
+        let mut first = a != 0;
+        while let Some(n) = buf.get(pos..).and_then(|r| memchr(b'\n', r)) {
+            if !first {
+                self.lines.push((pos, pos + n));
+            }
+            first = false;
+            pos += n + 1;
+        }
+        self.staged_bottom = a <= self.lo || a == 0;
+        self.staged_at = a;
+        self.staged = buf;
+    }
+
+    /// The newest event not handed out yet, parsing staged lines and reading earlier blocks
+    /// only as needed.
+    pub fn head(&mut self, budget: &mut u64) -> Result<Option<Ms>, FsError> {
+        while self.next == self.skip {
+            if let Some((s, e)) = self.lines.pop() {
+                let at = self.staged_at + s as u64;
+                self.memo.from = at;
+                self.memo.scanned = at;
+                let line = self.staged.get(s..e).unwrap_or_default();
+                if let Some(ev) = parse_line(line, self.memo.closed) {
+                    self.memo.events.push_front((at, ev));
+                    self.next += 1;
+                }
+                continue;
+            }
+            if self.staged_bottom {
+                self.staged_bottom = false;
+                self.bottom = true;
+                self.memo.scanned = self.staged_at;
+            }
+            if self.bottom || self.stopped {
+                return Ok(None);
+            }
+            let Some((a, buf)) = self.read_before(self.memo.from, budget)? else {
+                continue;
+            };
+            // A block with one newline (a line longer than the block) stages nothing and
+            // leaves `from` where it was: the next, doubled, block reads further back.
+            self.stage(a, buf);
+            // No whole line in the block: the one ending at `from` is longer than it, so the
+            // next block grows past `MAX_BLOCK` if need be (the window bounds it) rather than
+            // reading the same bytes again.
+            self.block = if self.lines.is_empty() && !self.staged_bottom {
+                self.block.saturating_mul(2)
+            } else {
+                (self.block * 2).min(MAX_BLOCK)
+            };
+        }
+        Ok(self
+            .next
+            .checked_sub(1)
+            .and_then(|i| self.memo.events.get(i))
+            .map(|(_, e)| e.timestamp))
+    }
+
+    /// Hand out the head (call `head` first).
+    pub fn take(&mut self) -> Option<Event> {
+        if self.next == self.skip {
+            return None;
+        }
+        let i = self.next.checked_sub(1)?;
+        self.next = i;
+        self.memo.events.get(i).map(|(_, e)| e.clone())
+    }
+
+    /// Every line of the file was considered: read down to its first byte, nothing stopped it.
+    pub fn whole_file(&self) -> bool {
+        self.bottom && self.lo == 0 && !self.stopped
+    }
+
+    /// Remember what was read for the next pass, without the events this pass never reached.
+    pub fn finish(mut self) {
+        if self.stopped || !self.keep {
+            if let Ok(mut c) = cache().lock() {
+                c.remove(&self.path);
+            }
+            return;
+        }
+        // Keep the head (the newest event not handed out) and everything newer.
+        let drop = self.next.saturating_sub(1);
+        if drop > 0 {
+            self.memo.events.drain(..drop);
+            if let Some((at, _)) = self.memo.events.front() {
+                self.memo.from = *at;
+                self.memo.scanned = *at;
+            }
+        }
+        if let Ok(mut c) = cache().lock() {
+            if c.len() >= MAX_CACHED && !c.contains_key(&self.path) {
+                c.clear();
+            }
+            c.insert(self.path, self.memo);
+        }
+    }
 }
 
 /// What decides a whole pass over a logs folder: the folder, what the listing already said
@@ -131,14 +340,17 @@ pub type PassKey = (
     Vec<(OsString, u64, u64, i64)>,
 );
 
-fn last_pass() -> &'static Mutex<Option<(PassKey, LogSnapshot)>> {
-    static P: OnceLock<Mutex<Option<(PassKey, LogSnapshot)>>> = OnceLock::new();
+/// The last pass that read without an error, and what decided it.
+type LastPass = Mutex<Option<(PassKey, Arc<LogSnapshot>)>>;
+
+fn last_pass() -> &'static LastPass {
+    static P: OnceLock<LastPass> = OnceLock::new();
     P.get_or_init(|| Mutex::new(None))
 }
 
 /// The previous pass's result when nothing it read has changed since: the same files, none
 /// appended to, rotated or replaced (the same rule as for one file, applied to the whole pass).
-pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
+pub fn recall_pass(key: &PassKey) -> Option<Arc<LogSnapshot>> {
     let last = last_pass().lock().ok()?;
     last.as_ref()
         .filter(|(k, _)| k == key)
@@ -146,7 +358,7 @@ pub fn recall_pass(key: &PassKey) -> Option<LogSnapshot> {
 }
 
 /// Remember a pass that read everything it chose without an error.
-pub fn remember_pass(key: PassKey, snap: &LogSnapshot) {
+pub fn remember_pass(key: PassKey, snap: &Arc<LogSnapshot>) {
     if let Ok(mut last) = last_pass().lock() {
         *last = snap.errors.is_empty().then(|| (key, snap.clone()));
     }
@@ -160,36 +372,6 @@ pub fn keep_only(dir: &Path, read: &[PathBuf]) {
     }
 }
 
-/// Complete lines of `bytes` (which starts at file offset `base`), each with its start offset.
-/// `partial`: the first line is cut and dropped. Returns the events and the offset just past
-/// the last newline (the unterminated rest is read again next time).
-pub(crate) fn parse_lines(
-    bytes: &[u8],
-    base: u64,
-    partial: bool,
-    closed: bool,
-) -> (Vec<(u64, Event)>, u64) {
-    let mut out = Vec::new();
-    let mut pos = 0usize;
-    if partial {
-        match bytes.iter().position(|&b| b == b'\n') {
-            Some(i) => pos = i + 1,
-            None => return (out, base),
-        }
-    }
-    while let Some(rel) = bytes
-        .get(pos..)
-        .and_then(|r| r.iter().position(|&b| b == b'\n'))
-    {
-        let line = &bytes[pos..pos + rel];
-        if let Some(ev) = parse_line(line, closed) {
-            out.push((base + pos as u64, ev));
-        }
-        pos += rel + 1;
-    }
-    (out, base + pos as u64)
-}
-
 /// Forget everything remembered (tests compare remembered passes with fresh ones).
 #[cfg(test)]
 pub(crate) fn forget_all() {
@@ -201,78 +383,21 @@ pub(crate) fn forget_all() {
     }
 }
 
+/// All events of a file's window, oldest first, and whether the window covered the whole file.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    fn line(i: usize) -> String {
-        format!(
-            "{{\"version\":1,\"timestamp\":\"2026-11-29T10:00:{:02}.{:03}Z\",\"writerId\":\"01900000-0000-7000-8000-000000000001\",\"sessionId\":\"s{i}\",\"event\":\"host.activity\",\"busy\":true}}\n",
-            i % 60,
-            i % 1000
-        )
+pub(crate) fn read_window(path: &Path, cap: u64, closed: bool) -> (Vec<Event>, bool) {
+    let mut budget = u64::MAX;
+    let mut c = Cursor::open(path, cap, closed, &mut budget).unwrap();
+    let mut out = Vec::new();
+    while c.head(&mut budget).unwrap().is_some() {
+        out.extend(c.take());
     }
-
-    /// What a read without any remembered state gives.
-    fn fresh(path: &Path, cap: u64, closed: bool) -> (Vec<Event>, u64, bool) {
-        if let Ok(mut c) = cache().lock() {
-            c.remove(path);
-        }
-        let t = read_tail(path, cap, closed).unwrap();
-        (t.events, t.window, t.cut)
-    }
-
-    #[test]
-    fn remembered_reads_equal_fresh_reads_through_appends_cuts_and_rotation() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("writer.jsonl");
-        std::fs::write(&path, "").unwrap();
-        let mut seed = 0x9e37_79b9_u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut n = 0usize;
-        for step in 0..400 {
-            let cap = [300, 1000, 4096][step % 3];
-            match rnd() % 10 {
-                // Append whole lines, sometimes ending mid-line (a writer caught mid-write).
-                0..=6 => {
-                    let mut f = std::fs::OpenOptions::new()
-                        .append(true)
-                        .open(&path)
-                        .unwrap();
-                    for _ in 0..(rnd() % 4) {
-                        n += 1;
-                        let l = line(n);
-                        let cut = if rnd() % 5 == 0 {
-                            (rnd() as usize) % l.len()
-                        } else {
-                            l.len()
-                        };
-                        f.write_all(&l.as_bytes()[..cut]).unwrap();
-                    }
-                }
-                // Truncated in place.
-                7 => std::fs::write(&path, line(n)).unwrap(),
-                // Replaced by a new file (rotation).
-                8 => {
-                    let tmp = dir.path().join("new");
-                    std::fs::write(&tmp, format!("{}{}", line(n + 1), line(n + 2))).unwrap();
-                    std::fs::rename(&tmp, &path).unwrap();
-                    n += 2;
-                }
-                _ => {}
-            }
-            let t = read_tail(&path, cap, false).unwrap();
-            let remembered = (t.events, t.window, t.cut);
-            assert_eq!(remembered, fresh(&path, cap, false), "step {step}");
-            // Read again through the cache, with the same window, so the next step starts
-            // from remembered state.
-            let _ = read_tail(&path, cap, false).unwrap();
-        }
-    }
+    let whole = c.whole_file();
+    c.finish();
+    out.reverse();
+    (out, whole)
 }
+
+#[cfg(test)]
+#[path = "log_tail_tests.rs"]
+mod tests;

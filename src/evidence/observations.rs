@@ -8,6 +8,7 @@
 //! are never carried (so nothing outside the allowlists can reach a view).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -212,24 +213,25 @@ pub fn is_lower_uuid(s: &str) -> bool {
 }
 
 /// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
-/// codes and `truncated`. A missing logs folder is simply no evidence (no error).
-pub fn read_logs(root: &Path) -> LogSnapshot {
+/// codes and `truncated`. A missing logs folder is simply no evidence (no error). Shared: an
+/// unchanged pass hands out the previous result without copying its 500 events.
+pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
     let mut snap = LogSnapshot::default();
     let dir = root.join(STATE_DIR).join("logs");
     match fsguard::check_under(root, &dir) {
         Ok(()) => {}
-        Err(FsError::NotFound) => return snap,
+        Err(FsError::NotFound) => return Arc::new(snap),
         Err(_) => {
             snap.error("logs_unavailable");
-            return snap;
+            return Arc::new(snap);
         }
     }
     let listing = match fsguard::list_dir(&dir, MAX_DIR_ENTRIES) {
         Ok(l) => l,
-        Err(FsError::NotFound) => return snap,
+        Err(FsError::NotFound) => return Arc::new(snap),
         Err(_) => {
             snap.error("logs_unavailable");
-            return snap;
+            return Arc::new(snap);
         }
     };
     if listing.truncated {
@@ -278,43 +280,66 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
         return same;
     }
 
-    // Newest files first, so the byte budget goes to the freshest evidence.
+    // Every file is read backwards from its end, newest line first; the newest event of all
+    // heads is taken until 500 are known, so only the lines that can matter are parsed. A file's
+    // lines are in the order its writer wrote them.
     let mut budget = MAX_TAIL_TOTAL;
-    let mut events = Vec::new();
+    let mut cursors = Vec::new();
     let mut read = Vec::new();
-    for (entry, _, suffix) in &files {
-        if budget == 0 {
-            snap.truncated = true;
-            break;
-        }
-        let want = MAX_TAIL_PER_FILE.min(budget);
+    for (i, (entry, _, suffix)) in files.iter().enumerate() {
         let path = dir.join(&entry.name);
         let closed = *suffix == LogSuffix::Closed;
-        let tail = match log_tail::read_tail(&path, want, closed) {
-            Ok(t) => t,
+        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget) {
+            Ok(c) => cursors.push((i, Some(c))),
             // Rotated away between listing and reading: not an error, just gone.
             Err(FsError::NotFound) => continue,
             Err(_) => {
                 snap.error("log_read_failed");
                 continue;
             }
-        };
+        }
         read.push(path);
-        budget = budget.saturating_sub(tail.window);
-        if tail.cut {
+    }
+    // (timestamp, file index, event): equal times keep older files, then earlier lines, first.
+    let mut newest: Vec<(Ms, usize, Event)> = Vec::new();
+    loop {
+        let mut best: Option<(usize, Ms)> = None;
+        for (k, (_, slot)) in cursors.iter_mut().enumerate() {
+            let Some(c) = slot else { continue };
+            match c.head(&mut budget) {
+                // The strict `>` lets the newer file win a tie (it comes later in time order).
+                Ok(Some(t)) if best.is_none_or(|(_, b)| t > b) => best = Some((k, t)),
+                Ok(_) => {}
+                Err(_) => {
+                    snap.error("log_read_failed");
+                    *slot = None;
+                }
+            }
+        }
+        let Some((k, t)) = best else { break };
+        if newest.len() == MAX_EVENTS {
+            snap.truncated = true;
+            break;
+        }
+        let Some((i, Some(c))) = cursors.get_mut(k) else {
+            break;
+        };
+        if let Some(e) = c.take() {
+            newest.push((t, *i, e));
+        }
+    }
+    for (_, c) in cursors.into_iter() {
+        let Some(c) = c else { continue };
+        if !c.whole_file() {
             snap.truncated = true;
         }
-        events.push(tail.events);
+        c.finish();
     }
     log_tail::keep_only(&dir, &read);
-    // Older files first, so the stable sort keeps file order, then line order, for equal times.
-    let mut all: Vec<Event> = events.into_iter().rev().flatten().collect();
-    all.sort_by_key(|e| e.timestamp);
-    if all.len() > MAX_EVENTS {
-        all.drain(..all.len() - MAX_EVENTS);
-        snap.truncated = true;
-    }
-    snap.events = all;
+    newest.reverse();
+    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
+    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
+    let snap = Arc::new(snap);
     log_tail::remember_pass(key, &snap);
     snap
 }
@@ -323,11 +348,14 @@ pub fn read_logs(root: &Path) -> LogSnapshot {
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
 /// (or was cut) and is dropped too.
 pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    log_tail::parse_lines(bytes, 0, partial_start, closed)
-        .0
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect()
+    let Some(last) = crate::evidence::sessions::memrchr(b'\n', bytes) else {
+        return Vec::new();
+    };
+    let mut lines = bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n');
+    if partial_start {
+        lines.next();
+    }
+    lines.filter_map(|l| parse_line(l, closed)).collect()
 }
 
 /// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
@@ -469,13 +497,13 @@ mod tests {
         let n = l.len() as u64;
         std::fs::write(&p, l.repeat(3)).unwrap();
         // The window's first byte is the newline ending the first line: two whole lines.
-        let t = log_tail::read_tail(&p, 2 * n + 1, false).unwrap();
-        assert_eq!((t.events.len(), t.window, t.cut), (2, 2 * n + 1, true));
+        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false);
+        assert_eq!((ev.len(), whole), (2, false));
         // One byte less: the second line is cut and dropped.
-        let t = log_tail::read_tail(&p, 2 * n, false).unwrap();
-        assert_eq!((t.events.len(), t.cut), (1, true));
-        let t = log_tail::read_tail(&p, 100 * n, false).unwrap();
-        assert_eq!((t.events.len(), t.window, t.cut), (3, 3 * n, false));
+        let (ev, whole) = log_tail::read_window(&p, 2 * n, false);
+        assert_eq!((ev.len(), whole), (1, false));
+        let (ev, whole) = log_tail::read_window(&p, 100 * n, false);
+        assert_eq!((ev.len(), whole), (3, true));
     }
 
     #[test]

@@ -122,26 +122,22 @@ fn find_by_id(dir: &Path, id: &str) -> Option<PathBuf> {
     idx.find(id).map(Path::to_path_buf)
 }
 
-/// The pi of each listed pane (the nearest in its process tree), from one `/proc` pass.
+/// The pi of each listed pane (the nearest in its process tree).
 fn pane_pis<'a>(panes: &[(&'a liveness::ServerKey, &'a PaneInfo)]) -> Vec<(usize, i32)> {
-    if panes.is_empty() {
-        return Vec::new();
-    }
-    let children = crate::proc::children_map(&crate::proc::parent_map());
     let mut checks = 0;
     let mut out = Vec::new();
     for (i, (_, pane)) in panes.iter().enumerate() {
         let Some(root) = pane.pid else { continue };
-        for pid in crate::proc::subtree(&children, root, MAX_TREE) {
-            if checks >= MAX_PI_CHECKS {
-                return out;
-            }
+        let mut over = false;
+        let found = crate::proc::find_in_subtree(root, MAX_TREE, |pid| {
+            over = checks >= MAX_PI_CHECKS;
             checks += 1;
-            if crate::proc::is_pi(pid).is_ok() {
-                out.push((i, pid));
-                break;
-            }
+            over || crate::proc::is_pi(pid).is_ok()
+        });
+        if over {
+            return out;
         }
+        out.extend(found.map(|pid| (i, pid)));
     }
     out
 }

@@ -28,6 +28,8 @@ use crate::ui::render::render;
 pub const PASS_INTERVAL: Duration = Duration::from_secs(3);
 /// How often the input thread re-checks whether the monitor has ended (it is otherwise asleep).
 const INPUT_POLL: Duration = Duration::from_millis(1000);
+/// A pass still running after this long shows "scanning…"; a shorter one is drawn once, done.
+const SCANNING_SHOWN_AFTER: Duration = Duration::from_millis(300);
 /// At most this many messages are applied before a redraw, so a flood cannot starve the screen.
 const MAX_BATCH: usize = 256;
 
@@ -154,26 +156,43 @@ fn event_loop(
         };
         let mut next = Some(first);
         let mut applied = 0;
-        while let Some(ev) = next.take() {
-            match ev {
-                Event2::App(msg) => {
-                    for fx in app.update(msg) {
-                        match fx {
-                            Effect::Quit => return Ok(()),
-                            other => perform(other, tx, seen_writer, reply_sender),
+        loop {
+            let mut only_pass_started = true;
+            while let Some(ev) = next.take() {
+                only_pass_started &= matches!(ev, Event2::App(Msg::PassStarted));
+                match ev {
+                    Event2::App(msg) => {
+                        for fx in app.update(msg) {
+                            match fx {
+                                Effect::Quit => return Ok(()),
+                                other => perform(other, tx, seen_writer, reply_sender),
+                            }
                         }
                     }
+                    Event2::SourceFailed(why) => {
+                        return Err(io::Error::other(format!("snapshot source failed: {why}")));
+                    }
+                    Event2::InputFailed(e) => return Err(e),
+                    Event2::Terminated => return Ok(()),
                 }
-                Event2::SourceFailed(why) => {
-                    return Err(io::Error::other(format!("snapshot source failed: {why}")));
+                applied += 1;
+                if applied < MAX_BATCH {
+                    next = rx.try_recv().ok();
                 }
-                Event2::InputFailed(e) => return Err(e),
-                Event2::Terminated => return Ok(()),
             }
-            applied += 1;
-            if applied < MAX_BATCH {
-                next = rx.try_recv().ok();
+            // A pass that ends quickly would only flash "scanning…" and cost a second frame:
+            // wait a moment for its result. Any other message (a key) ends the wait at once.
+            if only_pass_started && applied < MAX_BATCH {
+                match rx.recv_timeout(SCANNING_SHOWN_AFTER) {
+                    Ok(ev) => {
+                        next = Some(ev);
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+                }
             }
+            break;
         }
         draw(app, terminal)?;
     }

@@ -148,7 +148,7 @@ fn fixture_root_projects_exactly() {
     // projected by anything but `raw`.
     let everything = format!(
         "{}\n{}\n{}\n{}\n{:?}\n{:?}\n{:?}",
-        serde_json::to_string(&logs).unwrap(),
+        serde_json::to_string(&*logs).unwrap(),
         serde_json::to_string(&reports).unwrap(),
         serde_json::to_string(&obs).unwrap(),
         serde_json::to_string(&workers).unwrap(),

@@ -143,3 +143,99 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     })
     .expect("demo cleaned up after its terminal went away");
 }
+
+/// A worker's transcript changes while the sidebar runs: the change is on screen within one
+/// refresh (the next pass starts about 3 s after the last one ended), not later, even though
+/// the passes before it found nothing new (and drew one frame each).
+#[test]
+fn a_transcript_change_shows_within_one_refresh() {
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let sessions = tmp.path().join("sessions");
+    let data = tmp.path().join("data");
+    for d in [&root.join(".pi-intercom/logs"), &sessions, &data] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let id = "01a2f000-0000-7000-8000-000000000000";
+    let agents = json!([
+        {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.",
+         "port": 1, "projectDirectory": "."},
+        {"sessionId": id, "name": "w0", "coordinator": false, "description": "Works.",
+         "port": 1, "projectDirectory": "."}
+    ]);
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "agents": agents}).to_string(),
+    )
+    .unwrap();
+    let transcript = sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"));
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":"2026-11-29T23:00:00.000Z","cwd":"/w"}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z",
+            "message":{"role":"user","content":"Do the thing."}}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z",
+            "message":{"role":"assistant","content":[{"type":"text","text":"Input needed: which?"}],
+            "provider":"p","model":"m","stopReason":"stop"}}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, body).unwrap();
+    let sys = tmp.path().join("system.json");
+    std::fs::write(&sys, json!({"dataRoot": data}).to_string()).unwrap();
+    let pi = mux_support::fake_pi(tmp.path()).display().to_string();
+    let mut server = TmuxServer::start("w0", tmp.path(), &[&pi, "3600"]);
+    let sock = server.sock.display().to_string();
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let (sys_s, root_s, sess_s) = (
+        sys.display().to_string(),
+        root.display().to_string(),
+        sessions.display().to_string(),
+    );
+    server.new_session(
+        "mon",
+        tmp.path(),
+        &[
+            bin,
+            "monitor",
+            "--config",
+            &sys_s,
+            "--root",
+            &root_s,
+            "--sessions-dir",
+            &sess_s,
+            "--tmux-socket",
+            &sock,
+            "--fleet",
+            "none",
+            "--repo",
+            &root_s,
+        ],
+    );
+    server.tmux(&["resize-window", "-t", "mon", "-x", "120", "-y", "20"]);
+    let row = |s: &str| s.lines().find(|l| l.contains("w0")).map(str::to_string);
+    let before = wait_for(15_000, || {
+        row(&server.tmux(&["capture-pane", "-p", "-t", "=mon:"]))
+    })
+    .expect("the worker's row");
+    // Let a few passes find nothing new, so the next one starts from remembered reads.
+    std::thread::sleep(Duration::from_millis(7_000));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    let next = json!({"type":"message","id":"a3","parentId":"a2","timestamp":"2026-11-29T23:00:03.000Z",
+        "message":{"role":"user","content":"The first one."}});
+    std::io::Write::write_all(&mut f, format!("{next}\n").as_bytes()).unwrap();
+    drop(f);
+    let changed = Instant::now();
+    let after = wait_for(8_000, || {
+        row(&server.tmux(&["capture-pane", "-p", "-t", "=mon:"])).filter(|r| *r != before)
+    })
+    .unwrap_or_else(|| panic!("the row never changed: {before}"));
+    let took = changed.elapsed();
+    println!("before: {before}\nafter:  {after}\nshown after {took:?}");
+    // One refresh: the 3 s pause plus a pass, with room for a loaded machine.
+    assert!(took < Duration::from_millis(5_000), "{took:?}");
+    server.kill();
+}

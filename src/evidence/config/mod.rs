@@ -139,7 +139,7 @@ pub struct IntercomConfig {
     /// Every agent in configured order, the coordinator included.
     pub agents: Vec<Agent>,
     /// The whole document as read, every key kept, for a later rewrite only. Never project it.
-    pub raw: Value,
+    pub raw: std::sync::Arc<Value>,
 }
 
 /// One configured agent (coordinator or worker).
@@ -403,7 +403,95 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
 pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
+    // Taken before the read: a change after it gives the next pass another key.
+    let key = file_key(&path);
+    if let Some(k) = &key {
+        let last = remembered().lock().ok();
+        if let Some((_, _, cfg)) = last
+            .as_ref()
+            .and_then(|l| l.as_ref())
+            .filter(|(r, lk, _)| r == &path && lk == k)
+        {
+            return Ok(cfg.clone());
+        }
+    }
     let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
         .map_err(|e| ConfigError::from_fs(e, &path))?;
-    parse(root, &bytes)
+    let cfg = parse(root, &bytes)?;
+    if let (Some(k), Ok(mut last)) = (key, remembered().lock()) {
+        *last = Some((path, k, cfg.clone()));
+    }
+    Ok(cfg)
+}
+
+/// A config file's device, inode, length, mtime and ctime (nanoseconds).
+type FileKey = (u64, u64, u64, i64, i64, i64, i64);
+
+/// The last config parsed, by path and `FileKey`: the sidebar reads the config every pass and it
+/// rarely changes.
+fn remembered() -> &'static std::sync::Mutex<Option<(PathBuf, FileKey, IntercomConfig)>> {
+    static R: std::sync::OnceLock<std::sync::Mutex<Option<(PathBuf, FileKey, IntercomConfig)>>> =
+        std::sync::OnceLock::new();
+    R.get_or_init(|| std::sync::Mutex::new(None))
+}
+
+/// The key of a regular file whose times are at least 2 s old; `None` otherwise (a file written
+/// within the clock's granularity of now could change again with the same key, so it is read).
+fn file_key(path: &Path) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs() as i64;
+    let settled = m.mtime() <= now - 2 && m.ctime() <= now - 2;
+    (m.file_type().is_file() && settled).then(|| {
+        (
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(name: &str) -> String {
+        format!(
+            r#"{{"version":1,"agents":[{{"sessionId":"c1","name":"Coordinator","coordinator":true,"description":"C.","port":40000,"projectDirectory":"."}},{{"sessionId":"w1","name":"{name}","coordinator":false,"description":"W.","port":40001,"projectDirectory":"."}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_remembered_config_is_reused_only_while_the_file_is_the_same() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join(STATE_DIR)).unwrap();
+        let path = config_path(root.path());
+        std::fs::write(&path, config("Alpha")).unwrap();
+        let names =
+            |c: &IntercomConfig| c.agents.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&load(root.path()).unwrap())[1], "Alpha");
+        // Old enough to be remembered, then read again unchanged.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let first = load(root.path()).unwrap();
+        assert_eq!(load(root.path()).unwrap(), first);
+        // Rewritten in place with the same length: a new ctime, so read again.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, config("Bravo").as_bytes()))
+            .unwrap();
+        assert_eq!(names(&load(root.path()).unwrap())[1], "Bravo");
+        // Replaced by another file: read again.
+        let tmp = root.path().join("c.tmp");
+        std::fs::write(&tmp, config("Carol")).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        assert_eq!(names(&load(root.path()).unwrap())[1], "Carol");
+    }
 }

@@ -98,7 +98,7 @@ pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
         root: root.to_path_buf(),
         multiplexer,
         agents,
-        raw,
+        raw: std::sync::Arc::new(raw),
     })
 }
 

@@ -232,6 +232,8 @@ mod tail;
 pub use index::*;
 use parse::*;
 use tail::*;
+// The observation logs split lines with the same word-at-a-time search.
+pub(crate) use tail::{memchr, memrchr};
 
 // ---------------------------------------------------------------------------------------------
 // Header and head.
@@ -359,13 +361,67 @@ pub fn read_session_from_leaf(
 
 fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
     let f = fsguard::open_regular(path, None)?;
+    let key = settled_key(&f, leaf);
+    if let Some(k) = &key {
+        if let Some(s) = summaries().lock().ok().and_then(|m| {
+            m.get(path)
+                .filter(|(mk, _)| mk == k)
+                .map(|(_, s)| s.clone())
+        }) {
+            return Ok(s);
+        }
+    }
     let mut header = read_header(&f.file, f.len)?;
     let rest = std::mem::take(&mut header.rest);
     let task = read_task(&f.file, f.len, header.end, rest);
     let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
-    Ok(summarize(
-        path, header, task, f.len, f.mtime_ms, tail, truncated,
-    ))
+    let summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
+    if let (Some(k), Ok(mut m)) = (key, summaries().lock()) {
+        if m.len() >= MAX_REMEMBERED && !m.contains_key(path) {
+            m.clear();
+        }
+        m.insert(path.to_path_buf(), (k, summary.clone()));
+    }
+    Ok(summary)
+}
+
+/// Session files whose summary is remembered at most (the sidebar reads every seat's each pass).
+const MAX_REMEMBERED: usize = 1024;
+
+/// What a remembered summary was read from: the leaf asked for, device, inode, length, mtime
+/// and ctime (nanoseconds).
+type SummaryKey = (Option<String>, u64, u64, u64, i64, i64, i64, i64);
+
+type Summaries = std::sync::Mutex<std::collections::HashMap<PathBuf, (SummaryKey, SessionSummary)>>;
+
+/// Summaries of files that did not change since they were read: pi appends to a session file,
+/// so an unchanged identity, length and times mean unchanged content.
+fn summaries() -> &'static Summaries {
+    static S: std::sync::OnceLock<Summaries> = std::sync::OnceLock::new();
+    S.get_or_init(Default::default)
+}
+
+/// The key of an open session file whose times are at least 2 s old; `None` otherwise (a file
+/// written within the clock's granularity of now could change again under the same key).
+fn settled_key(f: &fsguard::OpenFile, leaf: Option<&str>) -> Option<SummaryKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.file.metadata().ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs() as i64;
+    (m.mtime() <= now - 2 && m.ctime() <= now - 2).then(|| {
+        (
+            leaf.map(str::to_string),
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )
+    })
 }
 
 fn summarize(
@@ -428,6 +484,39 @@ fn summarize(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_remembered_summary_is_used_only_while_the_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("2026-11-29T23-00-00-000Z_s1.jsonl");
+        let line = |id: &str, text: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-11-29T23:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","stopReason":"stop"}}}}"#
+            ) + "\n"
+        };
+        let head = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-11-29T23:00:00.000Z","cwd":"/w"}"#.to_string() + "\n";
+        std::fs::write(&p, format!("{head}{}", line("a1", "first"))).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let text = |s: SessionSummary| s.last_assistant_text.unwrap_or_default();
+        assert_eq!(text(read_session(&p).unwrap()), "first");
+        assert_eq!(text(read_session(&p).unwrap()), "first");
+        // Rewritten in place with the same length: read again (a new ctime).
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .and_then(|mut f| {
+                std::io::Write::write_all(
+                    &mut f,
+                    format!("{head}{}", line("a1", "fixed")).as_bytes(),
+                )
+            })
+            .unwrap();
+        assert_eq!(text(read_session(&p).unwrap()), "fixed");
+        // Appended to.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        std::io::Write::write_all(&mut f, line("a2", "second").as_bytes()).unwrap();
+        assert_eq!(text(read_session(&p).unwrap()), "second");
+    }
+
     use super::*;
 
     #[test]

@@ -325,7 +325,7 @@ pub(super) fn word_at(hay: &[u8], i: usize) -> u64 {
 }
 
 /// Position of the first `needle` byte.
-pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i + 8 <= hay.len() {
         if word_has(word_at(hay, i), needle) {
@@ -337,7 +337,7 @@ pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
 }
 
 /// Position of the last `needle` byte.
-pub(super) fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
     let mut end = hay.len();
     while end >= 8 {
         if word_has(word_at(hay, end - 8), needle) {
