@@ -1,0 +1,192 @@
+//! What a process runs: its executable, command line, environment and folder, and whether that
+//! is pi (docs/interop.md §9).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::fsguard;
+
+/// Largest command line read (`/proc/<pid>/cmdline`).
+const CMDLINE_CAP: u64 = 64 * 1024;
+/// Executables that run pi's JavaScript entry script.
+const JS_RUNTIMES: [&str; 3] = ["node", "nodejs", "bun"];
+
+/// The executable a process runs (`/proc/<pid>/exe`), as the kernel names it.
+pub fn exe(pid: i32) -> Option<std::path::PathBuf> {
+    if pid <= 0 {
+        return None;
+    }
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+/// The command line of a process (`/proc/<pid>/cmdline`), split at NULs, empty parts dropped
+/// (a retitled process pads its title with NULs). Capped at 64 KiB.
+pub fn cmdline(pid: i32) -> Option<Vec<String>> {
+    if pid <= 0 {
+        return None;
+    }
+    let bytes =
+        fsguard::read_capped(Path::new(&format!("/proc/{pid}/cmdline")), CMDLINE_CAP).ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
+}
+
+/// Why a process is judged to be pi, or why not. Judged by what the kernel says it runs — its
+/// executable (`/proc/<pid>/exe`) and command line — never by its name (`comm`, `argv[0]`,
+/// `#{pane_current_command}`), which any program can take (`exec -a pi bash`).
+///
+/// pi is a JavaScript program: its executable is a JS runtime (`node`, `nodejs`, `bun`), and
+/// either its command line still names pi's entry script (a path through a `pi-coding-agent`
+/// folder, or a script named `pi`, as `#!/usr/bin/env node` runs it), or it is exactly `pi`:
+/// pi 1.6.0 sets its process title, which replaces its whole command line with `pi`. A
+/// standalone (compiled) pi binary is not recognized.
+pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), NotPi> {
+    let runtime = exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(|n| n.trim_end_matches(" (deleted)"))
+        .unwrap_or("");
+    if !JS_RUNTIMES.contains(&runtime) {
+        return Err(NotPi::Executable(exe.to_path_buf()));
+    }
+    if argv.len() == 1 && argv[0] == "pi" {
+        return Ok(());
+    }
+    // The script is the first argument after the runtime's own options.
+    let script = argv.iter().skip(1).find(|a| !a.starts_with('-'));
+    let is_pi_script = script.is_some_and(|s| {
+        let p = Path::new(s);
+        p.components()
+            .any(|c| c.as_os_str().to_str() == Some("pi-coding-agent"))
+            || p.file_name().and_then(|n| n.to_str()) == Some("pi")
+    });
+    if is_pi_script {
+        Ok(())
+    } else {
+        Err(NotPi::NoPiScript)
+    }
+}
+
+/// Why a process is not judged to be pi.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotPi {
+    /// Its executable is not a JavaScript runtime.
+    Executable(PathBuf),
+    /// Its command line runs no pi entry script.
+    NoPiScript,
+    ExeUnreadable,
+    CmdlineUnreadable,
+}
+
+impl std::fmt::Display for NotPi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotPi::Executable(exe) => write!(
+                f,
+                "its executable is {}, not a JavaScript runtime running pi",
+                crate::text::sanitize(&exe.display().to_string())
+            ),
+            NotPi::NoPiScript => f.write_str("its command line runs no pi entry script"),
+            NotPi::ExeUnreadable => f.write_str("its executable cannot be read"),
+            NotPi::CmdlineUnreadable => f.write_str("its command line cannot be read"),
+        }
+    }
+}
+
+impl std::error::Error for NotPi {}
+
+/// `pi_verdict` for a running process.
+pub fn is_pi(pid: i32) -> Result<(), NotPi> {
+    let exe = exe(pid).ok_or(NotPi::ExeUnreadable)?;
+    let argv = cmdline(pid).ok_or(NotPi::CmdlineUnreadable)?;
+    pi_verdict(&exe, &argv)
+}
+/// Largest environment read (`/proc/<pid>/environ`).
+const ENVIRON_CAP: u64 = 256 * 1024;
+
+/// The environment a process started with (`/proc/<pid>/environ`; later changes a program makes
+/// to its own environment are not there). `None` when unreadable (another user's process).
+pub fn environ(pid: i32) -> Option<HashMap<String, String>> {
+    if pid <= 0 {
+        return None;
+    }
+    let bytes =
+        fsguard::read_capped(Path::new(&format!("/proc/{pid}/environ")), ENVIRON_CAP).ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter_map(|kv| {
+                let kv = std::str::from_utf8(kv).ok()?;
+                let (k, v) = kv.split_once('=')?;
+                Some((k.to_string(), v.to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// The current folder of a process (`/proc/<pid>/cwd`).
+pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
+    if pid <= 0 {
+        return None;
+    }
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{cmdline, cwd, environ, exe, pi_verdict};
+
+    #[test]
+    fn pi_is_judged_by_executable_and_command_line() {
+        let v = |exe: &str, argv: &[&str]| {
+            pi_verdict(
+                Path::new(exe),
+                &argv.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+        };
+        // pi 1.6.0 after it set its title, and before (or an older pi).
+        assert!(v("/usr/bin/node", &["pi"]).is_ok());
+        assert!(v(
+            "/opt/n/bin/node",
+            &[
+                "node",
+                "/opt/lib/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js",
+                "--continue"
+            ]
+        )
+        .is_ok());
+        assert!(v(
+            "/usr/bin/node",
+            &["node", "--no-warnings", "/usr/local/bin/pi"]
+        )
+        .is_ok());
+        assert!(v(
+            "/usr/local/bin/bun",
+            &["bun", "/x/pi-coding-agent/dist/bun/cli.js"]
+        )
+        .is_ok());
+        // Names are not enough.
+        assert!(v("/usr/bin/bash", &["pi"]).is_err());
+        assert!(v("/tmp/x/pi", &["pi"]).is_err());
+        assert!(v("/usr/bin/node", &["pi", "-e", "1"]).is_err());
+        assert!(v("/usr/bin/node", &["node", "/tmp/other.js"]).is_err());
+        assert!(v("/usr/bin/node", &[]).is_err());
+    }
+
+    #[test]
+    fn own_environment_cwd_and_command_line_are_read() {
+        let me = std::process::id() as i32;
+        let env = environ(me).unwrap();
+        assert_eq!(env.get("PATH").cloned(), std::env::var("PATH").ok());
+        assert_eq!(cwd(me), std::env::current_dir().ok());
+        assert!(!cmdline(me).unwrap().is_empty());
+        assert!(exe(me).is_some());
+    }
+}
