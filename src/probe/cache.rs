@@ -106,6 +106,18 @@ pub struct BatchStats {
     pub elapsed: Duration,
 }
 
+impl BatchStats {
+    /// One more completed probe, counted under its state.
+    fn count(&mut self, state: ConnState) {
+        self.completed += 1;
+        match state {
+            ConnState::Connected => self.connected += 1,
+            ConnState::Disconnected => self.disconnected += 1,
+            ConnState::Unknown => self.unknown += 1,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Check {
     state: ConnState,
@@ -187,24 +199,8 @@ impl ProbeCache {
     ) -> BatchStats {
         let began = Instant::now();
         let limits = self.limits;
-        let mut stats = BatchStats {
-            over_cap: targets.len().saturating_sub(limits.max_targets),
-            ..BatchStats::default()
-        };
-        let mut seen = HashSet::new();
-        let mut list: Vec<ProbeTarget> = Vec::new();
-        for t in targets.iter().take(limits.max_targets) {
-            if !valid_target(&t.session_id, t.port) {
-                stats.invalid += 1;
-            } else if seen.insert((t.session_id.as_str(), t.port)) {
-                list.push(t.clone());
-            }
-        }
-        // A changed or removed port drops its check: only pairs still configured survive.
-        self.checks
-            .retain(|(sid, port), _| seen.contains(&(sid.as_str(), *port)));
+        let (list, mut stats) = self.select_targets(targets);
         let n = list.len();
-        stats.considered = n;
         if n == 0 {
             self.cursor = 0;
             stats.elapsed = began.elapsed();
@@ -246,12 +242,7 @@ impl ProbeCache {
                     let Some(p) = task_pos.remove(&id) else { continue };
                     let Some((state, why)) = verdict else { continue };
                     done[p] = true;
-                    stats.completed += 1;
-                    match state {
-                        ConnState::Connected => stats.connected += 1,
-                        ConnState::Disconnected => stats.disconnected += 1,
-                        ConnState::Unknown => stats.unknown += 1,
-                    }
+                    stats.count(state);
                     let t = at(p);
                     self.checks.insert(
                         (t.session_id.clone(), t.port),
@@ -283,18 +274,7 @@ impl ProbeCache {
         // Whatever is still in flight is dropped now: its socket closes with the task.
         tasks.abort_all();
         if stats.cancelled {
-            let stamp = now_ms();
-            for &p in task_pos.values() {
-                let t = at(p);
-                self.checks.insert(
-                    (t.session_id.clone(), t.port),
-                    Check {
-                        state: ConnState::Unknown,
-                        reason: reason::ABORTED,
-                        checked_at: stamp,
-                    },
-                );
-            }
+            self.mark_aborted(task_pos.values().map(|&p| at(p)), now_ms());
             stats.aborted = task_pos.len();
         } else {
             stats.cut_by_budget = task_pos.len();
@@ -304,14 +284,47 @@ impl ProbeCache {
         let _ = tokio::time::timeout(Duration::from_millis(200), tasks.shutdown()).await;
 
         // Next batch starts at the first target (in this batch's order) left unfinished.
-        if let Some(p) = done.iter().position(|d| !d) {
-            self.cursor = (start + p) % n;
-        } else {
-            self.cursor = start;
-        }
+        self.cursor = (start + done.iter().position(|d| !d).unwrap_or(0)) % n;
         stats.max_in_flight = peak.load(Ordering::SeqCst);
         stats.elapsed = began.elapsed();
         stats
+    }
+
+    /// The batch's targets: the first `max_targets`, valid and without repeats, in roster order.
+    /// Checks for pairs no longer configured are dropped here (a changed or removed port).
+    fn select_targets(&mut self, targets: &[ProbeTarget]) -> (Vec<ProbeTarget>, BatchStats) {
+        let max = self.limits.max_targets;
+        let mut stats = BatchStats {
+            over_cap: targets.len().saturating_sub(max),
+            ..BatchStats::default()
+        };
+        let mut seen = HashSet::new();
+        let mut list: Vec<ProbeTarget> = Vec::new();
+        for t in targets.iter().take(max) {
+            if !valid_target(&t.session_id, t.port) {
+                stats.invalid += 1;
+            } else if seen.insert((t.session_id.as_str(), t.port)) {
+                list.push(t.clone());
+            }
+        }
+        self.checks
+            .retain(|(sid, port), _| seen.contains(&(sid.as_str(), *port)));
+        stats.considered = list.len();
+        (list, stats)
+    }
+
+    /// Cancelled in-flight probes read `aborted`, never `disconnected`.
+    fn mark_aborted<'a>(&mut self, cut: impl Iterator<Item = &'a ProbeTarget>, stamp: Ms) {
+        for t in cut {
+            self.checks.insert(
+                (t.session_id.clone(), t.port),
+                Check {
+                    state: ConnState::Unknown,
+                    reason: reason::ABORTED,
+                    checked_at: stamp,
+                },
+            );
+        }
     }
 
     /// Blocking form for one-shot CLI use: runs the batch on a fresh current-thread runtime.

@@ -51,29 +51,6 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         _ => ConnState::Disconnected,
     };
     let age_ms = ((i as i64 * 7_000) + pass as i64 * 3_000) % 180_000;
-    let reply = if i % 3 == 1 {
-        ReplyPath::Available {
-            target: format!("demo:{}", i),
-        }
-    } else {
-        ReplyPath::Unavailable {
-            reason: "reply needs a registered seat".into(),
-        }
-    };
-    let report = match i % 4 {
-        1 => Some((
-            ReportStatus::Blocked,
-            "waiting on API credentials from the lead",
-        )),
-        2 => Some((ReportStatus::NeedsDecision, "two designs; need a pick")),
-        3 => Some((ReportStatus::ReadyForReview, "branch pushed, tests green")),
-        _ => None,
-    }
-    .map(|(status, summary)| RowReport {
-        status,
-        summary: summary.into(),
-        updated_at: now - 95_000,
-    });
     Row {
         id: format!("session-{i:04}"),
         seen_key: format!("demo/{}", i),
@@ -95,25 +72,9 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
             BoardState::Unknown => StateReason::PaneNotIdentified,
         },
         state_source: StateSource::Demo,
-        connection: ConnectionView {
-            state: conn,
-            reason: match conn {
-                ConnState::Connected => "verified",
-                ConnState::Disconnected => "refused",
-                ConnState::Unknown => "not_checked",
-            }
-            .into(),
-            checked_at: (conn != ConnState::Unknown).then_some(now - 2_000),
-        },
-        activity: (i % 7 != 6).then(|| ActivityView {
-            status: ["working", "thinking", "idle", "closed", "unknown"][(i + pass as usize) % 5]
-                .into(),
-            label: LABELS[(i + pass as usize) % LABELS.len()].into(),
-            observed_at: Some(now - age_ms),
-            stale: age_ms > 60_000,
-            evidence: if age_ms > 60_000 { "stale" } else { "recent" }.into(),
-        }),
-        report,
+        connection: demo_connection(conn, now),
+        activity: (i % 7 != 6).then(|| demo_activity(i, pass, age_ms, now)),
+        report: demo_report(i, now),
         handoff: (i % 5 == 2).then(|| RowHandoff {
             job_id: format!("job-{i}"),
             summary: "handoff saved".into(),
@@ -137,7 +98,64 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         waiting_on_you: state == BoardState::Waiting,
         seen: false,
         alive: Some(state != BoardState::Offline),
-        reply,
+        reply: demo_reply(i),
+    }
+}
+
+/// A check result of the kind the probe gives for `conn`.
+fn demo_connection(conn: ConnState, now: Ms) -> ConnectionView {
+    ConnectionView {
+        state: conn,
+        reason: match conn {
+            ConnState::Connected => "verified",
+            ConnState::Disconnected => "refused",
+            ConnState::Unknown => "not_checked",
+        }
+        .into(),
+        checked_at: (conn != ConnState::Unknown).then_some(now - 2_000),
+    }
+}
+
+/// The observed activity of seat `i`, `age_ms` old.
+fn demo_activity(i: usize, pass: u64, age_ms: i64, now: Ms) -> ActivityView {
+    ActivityView {
+        status: ["working", "thinking", "idle", "closed", "unknown"][(i + pass as usize) % 5]
+            .into(),
+        label: LABELS[(i + pass as usize) % LABELS.len()].into(),
+        observed_at: Some(now - age_ms),
+        stale: age_ms > 60_000,
+        evidence: if age_ms > 60_000 { "stale" } else { "recent" }.into(),
+    }
+}
+
+/// Every fourth seat without a report; the others one of each kind that asks for attention.
+fn demo_report(i: usize, now: Ms) -> Option<RowReport> {
+    match i % 4 {
+        1 => Some((
+            ReportStatus::Blocked,
+            "waiting on API credentials from the lead",
+        )),
+        2 => Some((ReportStatus::NeedsDecision, "two designs; need a pick")),
+        3 => Some((ReportStatus::ReadyForReview, "branch pushed, tests green")),
+        _ => None,
+    }
+    .map(|(status, summary)| RowReport {
+        status,
+        summary: summary.into(),
+        updated_at: now - 95_000,
+    })
+}
+
+/// Every third seat can be replied to; the others say why not.
+fn demo_reply(i: usize) -> ReplyPath {
+    if i % 3 == 1 {
+        ReplyPath::Available {
+            target: format!("demo:{}", i),
+        }
+    } else {
+        ReplyPath::Unavailable {
+            reason: "reply needs a registered seat".into(),
+        }
     }
 }
 

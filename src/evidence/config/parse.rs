@@ -103,11 +103,29 @@ pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
 }
 
 fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
-    let at = |field: &str| format!("agents[{i}].{field}");
     let obj = entry.as_object().ok_or_else(|| {
         ConfigError::invalid(&format!("agents[{i}]"), "must be an object", Some(entry))
     })?;
+    // Checked in this order so the first bad field named is always the same one.
+    let (session_id, name, coordinator) = parse_who(i, obj)?;
+    let (description, port, project_directory) = parse_where(i, obj, coordinator)?;
+    let (role, handoff, close_job) = parse_worker_fields(i, obj, coordinator)?;
+    Ok(Agent {
+        session_id,
+        name,
+        coordinator,
+        description,
+        port,
+        project_directory,
+        role,
+        handoff,
+        close_job,
+    })
+}
 
+/// `sessionId`, `name` and `coordinator` of `agents[i]`.
+fn parse_who(i: usize, obj: &Map<String, Value>) -> Result<(String, String, bool), ConfigError> {
+    let at = |field: &str| format!("agents[{i}].{field}");
     let session_id = req_str(obj, &at("sessionId"), "sessionId")?;
     if session_id.trim().is_empty() || session_id.chars().count() > 256 || session_id.contains('\0')
     {
@@ -150,6 +168,16 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
         ));
     }
 
+    Ok((session_id, name, coordinator))
+}
+
+/// `description`, `port`, `projectDirectory` and the legacy `dashboardPort` of `agents[i]`.
+fn parse_where(
+    i: usize,
+    obj: &Map<String, Value>,
+    coordinator: bool,
+) -> Result<(String, u16, String), ConfigError> {
+    let at = |field: &str| format!("agents[{i}].{field}");
     let description = req_str(obj, &at("description"), "description")?;
     if description.trim().is_empty() || description.chars().count() > 4096 {
         return Err(ConfigError::invalid(
@@ -193,6 +221,16 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
         }
     }
 
+    Ok((description, port, project_directory))
+}
+
+/// The optional `role`, `handoff` and `closeJob` of `agents[i]` (the last two for workers only).
+fn parse_worker_fields(
+    i: usize,
+    obj: &Map<String, Value>,
+    coordinator: bool,
+) -> Result<(Option<String>, Option<Handoff>, Option<CloseJob>), ConfigError> {
+    let at = |field: &str| format!("agents[{i}].{field}");
     let role = match obj.get("role") {
         None => None,
         Some(Value::String(s)) if valid_role(s) => Some(s.clone()),
@@ -228,17 +266,7 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
         Some(v) => Some(parse_close_job(&at("closeJob"), v)?),
     };
 
-    Ok(Agent {
-        session_id,
-        name,
-        coordinator,
-        description,
-        port,
-        project_directory,
-        role,
-        handoff,
-        close_job,
-    })
+    Ok((role, handoff, close_job))
 }
 
 fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
