@@ -191,8 +191,6 @@ mod tests {
         let _ = child.wait();
     }
 
-    use super::*;
-
     #[test]
     fn descendants_from_map_are_bounded_and_loop_safe() {
         let map: HashMap<i32, i32> = [(2, 1), (3, 2), (4, 2), (5, 3), (6, 6), (7, 8), (8, 7)]

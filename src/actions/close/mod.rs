@@ -14,15 +14,10 @@ use serde_json::{json, Value};
 
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
-use crate::board::classify::{self, Activity};
-use crate::board::intercom::{self, ObservedStatus};
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
-use crate::evidence::observations;
-use crate::evidence::registrations::{self, Registration};
-use crate::evidence::reports::ReportSet;
-use crate::evidence::sessions;
-use crate::mux::{self, ServerIdentity};
+use crate::evidence::registrations;
+use crate::mux;
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
 

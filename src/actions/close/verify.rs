@@ -2,10 +2,22 @@
 //! worker's registration and from the outside (server incarnation, pane, process start ticks and
 //! boot id, session header), and the settled-turn evidence.
 
+use std::path::Path;
+use std::time::Instant;
+
 use super::guard::Guard;
 use super::record::JobRecord;
-use super::*;
-use crate::evidence::registrations::RunState;
+use super::STEP_DEADLINE;
+use crate::board::classify::{self, Activity};
+use crate::board::intercom::{self, ObservedStatus};
+use crate::clock::Ms;
+use crate::evidence::config::Agent;
+use crate::evidence::observations;
+use crate::evidence::registrations::{self, Registration, RunState};
+use crate::evidence::reports::ReportSet;
+use crate::evidence::sessions;
+use crate::mux::{self, ServerIdentity};
+use crate::proc::{self, ProcStatus};
 
 /// Why the worker is not (or no longer) the one the job recorded.
 #[derive(Debug)]

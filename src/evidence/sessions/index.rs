@@ -1,9 +1,10 @@
 //! Finding session files by session id in pi's session folders, bounded, links never followed.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-use super::*;
-use crate::fsguard::Kind;
+use crate::clock::Ms;
+use crate::fsguard::{self, FsError, Kind};
 
 // ---------------------------------------------------------------------------------------------
 // Discovery.

@@ -229,9 +229,12 @@ mod parse;
 mod skim;
 mod tail;
 
-pub use index::*;
-use parse::*;
-use tail::*;
+pub use index::{
+    default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
+    session_id_from_name, IndexError, IndexedFile, SessionIndex,
+};
+use parse::parse_line;
+use tail::{scan_tail, Tail};
 // The observation logs split lines with the same word-at-a-time search.
 pub(crate) use tail::{memchr, memrchr};
 
@@ -517,6 +520,7 @@ mod tests {
         assert_eq!(text(read_session(&p).unwrap()), "second");
     }
 
+    use super::parse::{last_string_field, parse_prefix};
     use super::*;
 
     #[test]

@@ -1,6 +1,11 @@
 //! Line parsing for pi session entries (see the parent module for why).
 
-use super::*;
+use std::fmt;
+
+use super::{
+    BranchEntry, EntryKind, Role, StopReason, ERROR_CAP, FIRST_LINE_CHARS, SHORT_CAP, TEXT_CAP,
+};
+use crate::clock::parse_iso;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 // ---------------------------------------------------------------------------------------------

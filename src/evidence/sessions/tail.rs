@@ -1,6 +1,12 @@
 //! The backward scan of a session file (see the parent module for why).
 
-use super::*;
+use super::parse::{parse_line, skim_line, to_entry, Entry, RawEntry};
+use super::{
+    EntryKind, Role, StopReason, TailDamage, CHUNK, ENOUGH_BRANCH, FIRST_READ, LINE_PARSE_CAP,
+    MAX_ENTRIES, SEEK_CHUNK, SKIM_WINDOW, TAIL_BUDGET, TEXT_SEARCH_BUDGET,
+};
+use crate::clock::Ms;
+use crate::fsguard;
 
 // ---------------------------------------------------------------------------------------------
 // The backward scan.
