@@ -24,6 +24,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+/// How far past the caller's deadline a multiplexer call (or a pi channel request) may return:
+/// killing and reaping a helper, draining its pipes and closing a socket, with margin for a
+/// loaded 2-core machine. The calls check the deadline between steps; this is the promise the
+/// tests hold them to.
+pub const DEADLINE_OVERRUN: std::time::Duration = std::time::Duration::from_millis(1200);
+
 /// The tmux user option (and Herdr metadata token) that marks a pane we created and own.
 pub const MARKER_OPTION: &str = "@intercom-pane-owner";
 

@@ -38,16 +38,45 @@ impl Env {
     /// Run the binary with a private HOME, state folder and tmux folder (so the machine's own
     /// default tmux server is never asked), and no tmux on PATH unless `with_system_path`.
     pub fn run<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-            .args(args)
+        self.command(args).output().unwrap()
+    }
+
+    /// `run`, killed (and the test failed) when it is still running after `guard`: a hang guard
+    /// for inputs that would block a careless reader (a FIFO) forever.
+    pub fn run_guarded<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: &[S],
+        guard: std::time::Duration,
+    ) -> Output {
+        let mut child = self
+            .command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + guard;
+        // Bounded by `guard`; the output is small enough for the pipes to hold meanwhile.
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("still running after {guard:?} (blocked?)");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
+        cmd.args(args)
             .current_dir(self.dir.path())
             .env_clear()
             .env("HOME", self.path("home"))
             .env("XDG_STATE_HOME", self.path("state"))
             .env("PATH", &self.path_env)
-            .env("TMUX_TMPDIR", self.path("tmux-tmp"))
-            .output()
-            .unwrap()
+            .env("TMUX_TMPDIR", self.path("tmux-tmp"));
+        cmd
     }
 
     /// The system config naming `data` as the data root. Written once, atomically: processes

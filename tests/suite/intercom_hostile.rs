@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::intercom_support;
+use crate::io_count::bytes_read;
 
 use intercom_support::listing;
 
@@ -26,6 +27,12 @@ const B2: &str = "01a2f000-0000-7000-8000-0000000000b2";
 const B3: &str = "01a2f000-0000-7000-8000-0000000000b3";
 
 /// Run `f` on a thread and fail the test if it takes longer than `secs` (e.g. blocked on a FIFO).
+/// Hang guard, not a product deadline: a read that blocks (a FIFO opened without
+/// `O_NONBLOCK`) would never return. Byte budgets are checked as bytes read, not as time.
+const HANG_GUARD_SECS: u64 = 30;
+/// Room for the reads that are not file contents (the thread's own counter, `/proc` lookups).
+const READ_SLACK: u64 = 64 * 1024;
+
 fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -192,12 +199,18 @@ fn oversize_config_is_refused() {
     cfg["padding"] = json!("x".repeat(2 << 20));
     let root = make_root(&cfg);
     let before = listing(root.path());
-    let started = Instant::now();
-    let e = config::load(root.path()).unwrap_err();
+    let r = root.path().to_path_buf();
+    let ((e, disc), read) = within(HANG_GUARD_SECS, move || {
+        bytes_read(|| (config::load(&r).unwrap_err(), config::discover_root(&r)))
+    });
     assert_eq!(e.code(), "config_oversize");
     assert!(e.message.contains("1048576"), "{}", e.message);
-    assert_eq!(code(config::discover_root(root.path())), "config_oversize");
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(code(disc), "config_oversize");
+    // The 2 MiB file is refused from its size: at most the cap is read, twice.
+    assert!(
+        read <= 2 * (config::MAX_CONFIG_BYTES + 1) + READ_SLACK,
+        "read {read} bytes"
+    );
     assert_eq!(listing(root.path()), before);
 }
 
@@ -307,9 +320,11 @@ fn six_hundred_log_files_are_bounded() {
     }
     let before = listing(root.path());
     let r = root.path().to_path_buf();
-    let started = Instant::now();
-    let l = within(10, move || read_logs(&r));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let (l, read) = within(HANG_GUARD_SECS, move || bytes_read(|| read_logs(&r)));
+    assert!(
+        read <= observations::MAX_TAIL_TOTAL + READ_SLACK,
+        "read {read} bytes"
+    );
     assert!(l.truncated);
     assert!(l.errors.is_empty(), "{:?}", l.errors);
     // Only 32 files are opened, each holding one record.
@@ -344,11 +359,18 @@ fn byte_budget_prefers_the_newest_files_and_keeps_500_events() {
         f.set_modified(base + Duration::from_secs(i as u64))
             .unwrap();
     }
+    let r = root.path().to_path_buf();
     let started = Instant::now();
-    let l = read_logs(root.path());
-    // Worst case for one pass: 2 MiB read and parsed, ~8000 records validated.
-    eprintln!("read_logs worst case: {:?}", started.elapsed());
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Worst case for one pass: at most 2 MiB read and parsed.
+    let (l, read) = within(HANG_GUARD_SECS, move || bytes_read(|| read_logs(&r)));
+    eprintln!(
+        "read_logs worst case: {:?}, {read} bytes",
+        started.elapsed()
+    );
+    assert!(
+        read <= observations::MAX_TAIL_TOTAL + READ_SLACK,
+        "read {read} bytes"
+    );
     assert!(l.truncated);
     assert_eq!(l.events.len(), observations::MAX_EVENTS);
     assert!(l
@@ -399,9 +421,12 @@ fn megabyte_lines_and_huge_sparse_files() {
 
     let before = listing(root.path());
     let r = root.path().to_path_buf();
-    let started = Instant::now();
-    let l = within(10, move || read_logs(&r));
-    assert!(started.elapsed() < Duration::from_secs(3));
+    let (l, read) = within(HANG_GUARD_SECS, move || bytes_read(|| read_logs(&r)));
+    // Not the 4 GiB file, nor the whole megabyte lines: the tail budget.
+    assert!(
+        read <= observations::MAX_TAIL_TOTAL + READ_SLACK,
+        "read {read} bytes"
+    );
     let stamps: Vec<Ms> = l.events.iter().map(|e| e.timestamp).collect();
     assert_eq!(stamps, [3_000, 4_000]);
     assert!(l.truncated);

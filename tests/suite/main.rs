@@ -9,6 +9,8 @@
 mod close_support;
 #[path = "../intercom_support/mod.rs"]
 mod intercom_support;
+#[path = "../io_count/mod.rs"]
+mod io_count;
 #[path = "../lock_step/mod.rs"]
 mod lock_step;
 #[path = "../mux_herdr_fake/mod.rs"]

@@ -237,10 +237,17 @@ fn unreachable_or_misbehaving_servers_are_unknown_within_the_deadline() {
     );
     // Stalled server: the deadline holds.
     fake.with(|s| s.mode = Mode::Stall);
-    let t = Instant::now();
-    let r = Herdr::at_socket(&fake.socket).list_panes(t + Duration::from_millis(300));
+    let deadline = Instant::now() + Duration::from_millis(300);
+    let r = Herdr::at_socket(&fake.socket).list_panes(deadline);
+    let returned = Instant::now();
+    // The deadline was hit (a timeout, not an answer) and kept to within the promised overrun.
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::Timeout);
-    assert!(t.elapsed() < Duration::from_millis(1500));
+    assert!(returned >= deadline, "a timeout before the deadline");
+    assert!(
+        returned < deadline + intercom_pane::mux::DEADLINE_OVERRUN,
+        "{:?} past the deadline",
+        returned - deadline
+    );
     assert_eq!(verdict_from(&r, &hint), Liveness::Unknown);
     // Garbage, or a reply for another request.
     fake.with(|s| s.mode = Mode::Garbage);

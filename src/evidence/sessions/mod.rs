@@ -32,6 +32,8 @@ const SKIM_WINDOW: usize = 64 * 1024;
 const SEEK_CHUNK: u64 = 1024 * 1024;
 /// Total bytes a backward scan may read, huge lines included.
 const TAIL_BUDGET: u64 = 64 * 1024 * 1024;
+/// The most one `read_session` reads from a file, however large: header, head and tail budgets.
+pub const READ_BUDGET: u64 = HEADER_MAX as u64 + 1 + HEAD_MAX + TAIL_BUDGET;
 /// Most entries kept from the tail.
 const MAX_ENTRIES: usize = 256;
 /// Cap on captured text per entry (bytes, cut on a char boundary).
