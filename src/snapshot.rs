@@ -79,17 +79,19 @@ impl ConnectionView {
     }
 }
 
+/// Observed activity and how far it can be trusted (one type for the whole crate).
+pub use crate::board::intercom::{Evidence, ObservedStatus};
+pub use crate::board::provenance::TaskSource;
+
 /// Intercom observed activity (from observation logs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActivityView {
-    /// `working | thinking | idle | closed | unknown`.
-    pub status: String,
+    pub status: ObservedStatus,
     /// Fixed public label, e.g. `Running command`.
     pub label: String,
     pub observed_at: Option<Ms>,
     pub stale: bool,
-    /// `recent | stale | clock_uncertain | conflicting | missing`.
-    pub evidence: String,
+    pub evidence: Evidence,
 }
 
 /// A worker's explicit report status (one type for the whole crate).
@@ -148,7 +150,7 @@ pub struct Row {
     pub handoff: Option<RowHandoff>,
     pub close_job: Option<RowCloseJob>,
     pub task: Option<String>,
-    pub task_source: Option<String>,
+    pub task_source: Option<TaskSource>,
     pub workspace: Option<String>,
     pub model: Option<String>,
     pub provider: Option<String>,

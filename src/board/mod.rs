@@ -3,5 +3,6 @@
 pub mod classify;
 pub mod intercom;
 pub mod overflow;
+pub mod provenance;
 pub mod reason;
 pub mod record;

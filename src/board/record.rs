@@ -6,6 +6,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::board::provenance::{FoundBy, ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::RunState;
@@ -50,12 +51,12 @@ pub struct SeatRecord {
     pub session_id: Option<String>,
     pub cwd: Option<String>,
     pub task: Option<String>,
-    pub task_source: Option<&'static str>,
+    pub task_source: Option<TaskSource>,
     pub task_set_by: Option<String>,
     pub workspace: Option<String>,
-    pub workspace_source: Option<&'static str>,
+    pub workspace_source: Option<WorkspaceSource>,
     pub active_project: Option<String>,
-    pub active_project_source: Option<&'static str>,
+    pub active_project_source: Option<ProjectSource>,
     pub registered: Option<RegisteredView>,
     #[serde(serialize_with = "iso_opt")]
     pub relaunched_at: Option<Ms>,
@@ -80,7 +81,7 @@ pub struct SeatRecord {
     /// session was found (`pi-session-flag`, `pi-session-dir-env`, `pi-agent-dir-env`,
     /// `pi-default-agent-dir`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub found_by: Option<String>,
+    pub found_by: Option<FoundBy>,
 }
 
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {

@@ -49,14 +49,6 @@ impl MuxKind {
             MuxKind::Herdr => "herdr",
         }
     }
-
-    /// The `workspaceSource` value for a workspace taken from a pane's cwd.
-    pub fn workspace_source(self) -> &'static str {
-        match self {
-            MuxKind::Tmux => "tmux-pane",
-            MuxKind::Herdr => "herdr-pane",
-        }
-    }
 }
 
 /// A new pane above an existing one, without taking focus.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::{self, WorkerObservation};
+use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{RegisteredView, SeatRecord, TmuxRef};
 use crate::clock::{age_seconds, format_iso, Ms};
@@ -181,34 +182,34 @@ fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
 
 /// The seat's task and where it came from: a connector's fixed task, the registration's (and
 /// who set it), else the session's first user message.
-fn task_of(ev: &SeatEvidence) -> (Option<String>, Option<&'static str>, Option<String>) {
+fn task_of(ev: &SeatEvidence) -> (Option<String>, Option<TaskSource>, Option<String>) {
     let live_reg = ev.live_reg();
     if ev.seat.role == RowRole::Connector {
         (
             Some("Discord connector".to_string()),
-            Some("connector"),
+            Some(TaskSource::Connector),
             None,
         )
     } else if let Some(t) = live_reg.and_then(|r| r.task.clone()) {
         let by = live_reg
             .and_then(|r| r.task_set_by.clone())
             .unwrap_or_else(|| "unknown".into());
-        (Some(t), Some("registration"), Some(by))
+        (Some(t), Some(TaskSource::Registration), Some(by))
     } else if let Some(t) = ev.session.summary().and_then(|s| s.task.clone()) {
-        (Some(t), Some("first-user-message"), None)
+        (Some(t), Some(TaskSource::FirstUserMessage), None)
     } else {
         (None, None, None)
     }
 }
 
 /// The seat's workspace: the registration's, the live pane's cwd, else the session's cwd.
-fn workspace_of(ev: &SeatEvidence) -> (Option<String>, Option<&'static str>) {
+fn workspace_of(ev: &SeatEvidence) -> (Option<String>, Option<WorkspaceSource>) {
     if let Some(w) = ev.live_reg().and_then(|r| r.workspace.clone()) {
-        (Some(w), Some("registration"))
+        (Some(w), Some(WorkspaceSource::Registration))
     } else if let Some((w, kind)) = ev.live.pane_cwd.clone() {
-        (Some(w), Some(kind.workspace_source()))
+        (Some(w), Some(WorkspaceSource::Pane(kind)))
     } else if let Some(c) = ev.session.summary().map(|s| s.cwd.clone()) {
-        (Some(c), Some("session-cwd"))
+        (Some(c), Some(WorkspaceSource::SessionCwd))
     } else {
         (None, None)
     }
@@ -219,12 +220,12 @@ fn active_project_of(
     ev: &SeatEvidence,
     workspace: Option<&str>,
     git: &mut GitRoots,
-) -> (Option<String>, Option<&'static str>) {
+) -> (Option<String>, Option<ProjectSource>) {
     if let Some(p) = ev.live_reg().and_then(|r| r.project.clone()) {
-        return (Some(p), Some("registration"));
+        return (Some(p), Some(ProjectSource::Registration));
     }
     match workspace.and_then(|w| git.project(Path::new(w))) {
-        Some(p) => (Some(p), Some("workspace-git-root")),
+        Some(p) => (Some(p), Some(ProjectSource::WorkspaceGitRoot)),
         None => (None, None),
     }
 }
@@ -339,7 +340,7 @@ pub(super) fn build_record(
                 "braked": serde_json::Value::Null,
             })
         }),
-        found_by: ev.seat.found_by.map(str::to_string),
+        found_by: ev.seat.found_by,
     }
 }
 
@@ -378,7 +379,7 @@ pub(super) fn build_row(
         handoff: obs.and_then(handoff_view),
         close_job: obs.and_then(close_job_view),
         task: rec.task.clone(),
-        task_source: rec.task_source.map(str::to_string),
+        task_source: rec.task_source,
         workspace: rec.workspace.clone(),
         model: rec.model.clone(),
         provider: rec.provider.clone(),
@@ -395,11 +396,11 @@ pub(super) fn build_row(
 
 pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {
     ActivityView {
-        status: o.observed_status.as_str().to_string(),
+        status: o.observed_status,
         label: o.last_activity.to_string(),
         observed_at: o.observed_at,
         stale: o.stale,
-        evidence: o.evidence.as_str().to_string(),
+        evidence: o.evidence,
     }
 }
 

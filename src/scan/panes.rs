@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::seats::{in_seat_dir, SeatSource};
+use crate::board::provenance::FoundBy;
 use crate::board::reason::StateReason;
 use crate::board::record::TmuxRef;
 use crate::evidence::registrations::RegistrationSet;
@@ -30,7 +31,7 @@ const MAX_PI_CHECKS: usize = 1024;
 pub(super) struct PiSession {
     pub(super) file: Option<PathBuf>,
     pub(super) dir: Option<PathBuf>,
-    pub(super) found_by: &'static str,
+    pub(super) found_by: FoundBy,
 }
 
 /// The value after `--flag` (or in `--flag=value`) in a command line.
@@ -73,20 +74,20 @@ pub(super) fn locate(argv: &[String], env: &HashMap<String, String>, cwd: &Path)
         }
     };
     let flat = flag(argv, "--session-dir")
-        .map(|d| (at(d), "pi-session-dir-flag"))
-        .or_else(|| get("PI_CODING_AGENT_SESSION_DIR").map(|d| (at(d), "pi-session-dir-env")));
+        .map(|d| (at(d), FoundBy::PiSessionDirFlag))
+        .or_else(|| get("PI_CODING_AGENT_SESSION_DIR").map(|d| (at(d), FoundBy::PiSessionDirEnv)));
     let (dir, found_by) = match flat {
         Some(f) => f,
         None => {
             let (agent, by) = match get("PI_CODING_AGENT_DIR") {
-                Some(a) => (at(a), "pi-agent-dir-env"),
+                Some(a) => (at(a), FoundBy::PiAgentDirEnv),
                 None => match home {
-                    Some(h) => (Path::new(h).join(".pi/agent"), "pi-default-agent-dir"),
+                    Some(h) => (Path::new(h).join(".pi/agent"), FoundBy::PiDefaultAgentDir),
                     None => {
                         return PiSession {
                             file: None,
                             dir: None,
-                            found_by: "pi-no-home",
+                            found_by: FoundBy::PiNoHome,
                         }
                     }
                 },
@@ -110,7 +111,7 @@ pub(super) fn locate(argv: &[String], env: &HashMap<String, String>, cwd: &Path)
         file,
         dir: Some(dir),
         found_by: if named.is_some() {
-            "pi-session-flag"
+            FoundBy::PiSessionFlag
         } else {
             found_by
         },
@@ -197,7 +198,7 @@ pub(super) fn pane_seats(
             _ => PiSession {
                 file: None,
                 dir: None,
-                found_by: "pi-process-unreadable",
+                found_by: FoundBy::PiProcessUnreadable,
             },
         };
         // A pi with no file yet cannot be told apart by its session: in the pane named like a
@@ -270,7 +271,7 @@ mod tests {
             s.dir.as_deref(),
             Some(Path::new("/home/u/.pi/agent/sessions/--home-u-my-proj--"))
         );
-        assert_eq!(s.found_by, "pi-default-agent-dir");
+        assert_eq!(s.found_by, FoundBy::PiDefaultAgentDir);
         let mut e2 = env.clone();
         e2.insert("PI_CODING_AGENT_DIR".into(), "~/agents/a".into());
         let s = locate(&argv(&["pi"]), &e2, cwd);
@@ -278,11 +279,11 @@ mod tests {
             s.dir.as_deref(),
             Some(Path::new("/home/u/agents/a/sessions/--home-u-my-proj--"))
         );
-        assert_eq!(s.found_by, "pi-agent-dir-env");
+        assert_eq!(s.found_by, FoundBy::PiAgentDirEnv);
         e2.insert("PI_CODING_AGENT_SESSION_DIR".into(), "flat".into());
         let s = locate(&argv(&["pi"]), &e2, cwd);
         assert_eq!(s.dir.as_deref(), Some(Path::new("/home/u/my:proj/flat")));
-        assert_eq!(s.found_by, "pi-session-dir-env");
+        assert_eq!(s.found_by, FoundBy::PiSessionDirEnv);
         let s = locate(
             &argv(&[
                 "node",
@@ -296,10 +297,10 @@ mod tests {
         );
         assert_eq!(s.dir.as_deref(), Some(Path::new("/d")));
         assert_eq!(s.file.as_deref(), Some(Path::new("/s/a_b.jsonl")));
-        assert_eq!(s.found_by, "pi-session-flag");
+        assert_eq!(s.found_by, FoundBy::PiSessionFlag);
         assert_eq!(
             locate(&argv(&["pi"]), &HashMap::new(), cwd).found_by,
-            "pi-no-home"
+            FoundBy::PiNoHome
         );
     }
 }

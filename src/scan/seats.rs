@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::board::provenance::FoundBy;
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::TmuxRef;
 use crate::evidence::connectors::Binding;
@@ -29,7 +30,7 @@ pub(super) struct SeatSource {
     pub(super) binding: Option<Binding>,
     /// Seats found from a pane's pi process: the pane, and where its session was found.
     pub(super) pane: Option<(liveness::ServerKey, String)>,
-    pub(super) found_by: Option<&'static str>,
+    pub(super) found_by: Option<FoundBy>,
 }
 
 /// A seat's session file: read, absent, or present but unusable (then the state is unknown).

@@ -10,8 +10,9 @@ use std::time::Duration;
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
-    ActivityView, BoardState, ConnState, ConnectionView, ReplyPath, ReportStatus, RosterStatus,
-    Row, RowCloseJob, RowHandoff, RowReport, RowRole, Snapshot,
+    ActivityView, BoardState, ConnState, ConnectionView, Evidence, ObservedStatus, ReplyPath,
+    ReportStatus, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport, RowRole, Snapshot,
+    TaskSource,
 };
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
@@ -87,7 +88,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
             updated_at: now - 240_000,
         }),
         task: Some(format!("Demo task {i}: keep the board honest")),
-        task_source: Some("registration".into()),
+        task_source: Some(TaskSource::Registration),
         workspace: Some(format!("/home/dev/demo/seat-{i}")),
         model: Some("claude-sonnet".into()),
         provider: Some("anthropic".into()),
@@ -119,12 +120,21 @@ fn demo_connection(conn: ConnState, now: Ms) -> ConnectionView {
 /// The observed activity of seat `i`, `age_ms` old.
 fn demo_activity(i: usize, pass: u64, age_ms: i64, now: Ms) -> ActivityView {
     ActivityView {
-        status: ["working", "thinking", "idle", "closed", "unknown"][(i + pass as usize) % 5]
-            .into(),
+        status: [
+            ObservedStatus::Working,
+            ObservedStatus::Thinking,
+            ObservedStatus::Idle,
+            ObservedStatus::Closed,
+            ObservedStatus::Unknown,
+        ][(i + pass as usize) % 5],
         label: LABELS[(i + pass as usize) % LABELS.len()].into(),
         observed_at: Some(now - age_ms),
         stale: age_ms > 60_000,
-        evidence: if age_ms > 60_000 { "stale" } else { "recent" }.into(),
+        evidence: if age_ms > 60_000 {
+            Evidence::Stale
+        } else {
+            Evidence::Recent
+        },
     }
 }
 

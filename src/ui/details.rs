@@ -108,9 +108,9 @@ fn intercom_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
                 "Activity",
                 format!(
                     "{} — {}, {when} (evidence: {})",
-                    clean(&a.status),
+                    a.status.as_str(),
                     clean(&a.label),
-                    clean(&a.evidence)
+                    a.evidence.as_str()
                 ),
                 Style::default(),
             )
@@ -184,7 +184,7 @@ fn close_fields(app: &App, row: &Row) -> Vec<Field> {
 fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
     let now = app.now();
     let task = match (&row.task, &row.task_source) {
-        (Some(task), Some(src)) => format!("{} (source: {})", clean(task), clean(src)),
+        (Some(task), Some(src)) => format!("{} (source: {})", clean(task), src.as_str()),
         (Some(task), None) => clean(task),
         (None, _) => "unknown".into(),
     };

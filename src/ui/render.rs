@@ -480,7 +480,7 @@ fn row_spans(
             Col::Activity => match &row.activity {
                 Some(a) => {
                     let style = if a.stale { t.dim() } else { Style::default() };
-                    (clean(&a.status), style)
+                    (a.status.as_str().to_string(), style)
                 }
                 None => ("unknown".to_string(), t.dim()),
             },

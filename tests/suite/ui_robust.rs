@@ -48,8 +48,8 @@ fn hostile_snapshot() -> Snapshot {
             rep.summary = name.clone();
         }
         if let Some(a) = r.activity.as_mut() {
-            a.label = name.clone();
-            a.status = name;
+            // The status is a typed code now: only the label can carry hostile text.
+            a.label = name;
         }
     }
     // Extreme times: far future, far past, the ends of the integer range.

@@ -1,0 +1,144 @@
+//! Where a seat's task, workspace, project and session were found: fixed codes the board files
+//! and the status JSON carry (kebab-case, as they always have been), each spelled once in its
+//! enum's `as_str`, which serialization goes through.
+
+use serde::{Serialize, Serializer};
+
+use crate::mux::MuxKind;
+
+/// Where the seat's task came from (`taskSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSource {
+    /// A connector row: its task is fixed.
+    Connector,
+    /// The seat's live registration.
+    Registration,
+    /// The first user message of its session file.
+    FirstUserMessage,
+}
+
+impl TaskSource {
+    /// The code as the board files and the details pane show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSource::Connector => "connector",
+            TaskSource::Registration => "registration",
+            TaskSource::FirstUserMessage => "first-user-message",
+        }
+    }
+}
+
+/// Where the seat's workspace came from (`workspaceSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkspaceSource {
+    /// The seat's live registration.
+    Registration,
+    /// The current folder of the live pane.
+    Pane(MuxKind),
+    /// The `cwd` of the session header.
+    SessionCwd,
+}
+
+impl WorkspaceSource {
+    /// The code as the board files show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceSource::Registration => "registration",
+            WorkspaceSource::Pane(MuxKind::Tmux) => "tmux-pane",
+            WorkspaceSource::Pane(MuxKind::Herdr) => "herdr-pane",
+            WorkspaceSource::SessionCwd => "session-cwd",
+        }
+    }
+}
+
+/// Where the seat's active project came from (`activeProjectSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectSource {
+    /// The seat's live registration.
+    Registration,
+    /// The git checkout holding its workspace.
+    WorkspaceGitRoot,
+}
+
+impl ProjectSource {
+    /// The code as the board files show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProjectSource::Registration => "registration",
+            ProjectSource::WorkspaceGitRoot => "workspace-git-root",
+        }
+    }
+}
+
+/// How the session of a seat found only from a pane's pi process was located (`foundBy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// `--session <path|id>` or `--session-id <id>` on pi's command line.
+    PiSessionFlag,
+    /// `--session-dir <dir>` on pi's command line.
+    PiSessionDirFlag,
+    /// `PI_CODING_AGENT_SESSION_DIR` in pi's environment.
+    PiSessionDirEnv,
+    /// `PI_CODING_AGENT_DIR` in pi's environment.
+    PiAgentDirEnv,
+    /// `~/.pi/agent` under pi's `HOME`.
+    PiDefaultAgentDir,
+    /// None of the above and no `HOME`: no folder to look in.
+    PiNoHome,
+    /// pi's command line or environment could not be read.
+    PiProcessUnreadable,
+}
+
+impl FoundBy {
+    /// The code as the board files show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::PiSessionFlag => "pi-session-flag",
+            FoundBy::PiSessionDirFlag => "pi-session-dir-flag",
+            FoundBy::PiSessionDirEnv => "pi-session-dir-env",
+            FoundBy::PiAgentDirEnv => "pi-agent-dir-env",
+            FoundBy::PiDefaultAgentDir => "pi-default-agent-dir",
+            FoundBy::PiNoHome => "pi-no-home",
+            FoundBy::PiProcessUnreadable => "pi-process-unreadable",
+        }
+    }
+}
+
+macro_rules! serialize_as_str {
+    ($($t:ty),*) => {$(
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    )*};
+}
+serialize_as_str!(TaskSource, WorkspaceSource, ProjectSource, FoundBy);
+
+#[cfg(test)]
+mod tests {
+    use super::{FoundBy, ProjectSource, TaskSource, WorkspaceSource};
+    use crate::mux::MuxKind;
+
+    #[test]
+    fn codes_serialize_as_their_words() {
+        let j = |v: serde_json::Value| v.as_str().map(str::to_string);
+        let code = |s: &str| Some(s.to_string());
+        assert_eq!(
+            j(serde_json::json!(TaskSource::FirstUserMessage)),
+            code("first-user-message")
+        );
+        assert_eq!(
+            j(serde_json::json!(WorkspaceSource::Pane(MuxKind::Herdr))),
+            code("herdr-pane")
+        );
+        assert_eq!(
+            j(serde_json::json!(ProjectSource::WorkspaceGitRoot)),
+            code("workspace-git-root")
+        );
+        assert_eq!(
+            j(serde_json::json!(FoundBy::PiProcessUnreadable)),
+            code("pi-process-unreadable")
+        );
+    }
+}
