@@ -172,9 +172,31 @@ pub enum RosterStatus {
     },
     /// No Intercom root was found or it could not be read; `reason` is shown as is.
     Unavailable {
-        code: String,
+        code: RosterCode,
         reason: String,
     },
+}
+
+/// Why the roster cannot be used (`roster.code` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RosterCode {
+    /// No Intercom root was found or given: a normal state, not an error.
+    NoRoot,
+    /// The scan itself was refused (shown in place of a pass).
+    ScanRefused,
+    /// The config was found and refused: its fixed `ConfigError` code.
+    Config(&'static str),
+}
+
+impl RosterCode {
+    /// The code as the JSON, the board files and the sidebar carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RosterCode::NoRoot => "no_root",
+            RosterCode::ScanRefused => "scan_refused",
+            RosterCode::Config(code) => code,
+        }
+    }
 }
 
 /// One pass's result. Immutable once built.

@@ -59,12 +59,48 @@ pub enum Outcome {
 /// restart is not: `monitor_restart`), 1 a step failed (recorded, fenced).
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnsureError {
-    Refused(String),
+    Refused(EnsureRefusal),
     NotInPane,
     Locked(PathBuf),
     Fenced { stage: String, record: PathBuf },
     Impostor { pane: String },
     Failed { stage: String, detail: String },
+}
+
+/// Why `ensure-monitor` refuses (exit 2).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnsureRefusal {
+    /// The roster names no coordinator to place the monitor for.
+    NoCoordinator,
+    /// The monitor record is not JSON.
+    RecordInvalid(PathBuf),
+    /// The monitor record cannot be read (the reader's fixed code).
+    RecordUnreadable(PathBuf, &'static str),
+    /// The new record could not be encoded.
+    RecordUnencodable(String),
+    /// The lock could not be taken for another reason than a live holder (the store's message).
+    LockFailed(String),
+    /// Our monitor's pane from before a Herdr restart runs something other than its shell.
+    PaneBusy(String),
+}
+
+impl std::fmt::Display for EnsureRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EnsureRefusal::NoCoordinator => f.write_str("the roster has no coordinator"),
+            EnsureRefusal::RecordInvalid(p) => {
+                write!(f, "{} is not valid JSON: inspect it", p.display())
+            }
+            EnsureRefusal::RecordUnreadable(p, code) => {
+                write!(f, "{} cannot be read ({code})", p.display())
+            }
+            EnsureRefusal::RecordUnencodable(m) | EnsureRefusal::LockFailed(m) => f.write_str(m),
+            EnsureRefusal::PaneBusy(pane) => write!(
+                f,
+                "pane {pane} is our monitor's pane from before a Herdr restart, but something other than its shell runs there: not typing into it"
+            ),
+        }
+    }
 }
 
 /// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
@@ -112,7 +148,7 @@ impl EnsureError {
 impl std::fmt::Display for EnsureError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EnsureError::Refused(m) => f.write_str(m),
+            EnsureError::Refused(r) => r.fmt(f),
             EnsureError::NotInPane => {
                 f.write_str("not inside a tmux or Herdr pane (by process ancestry): nothing to place a monitor above")
             }
@@ -165,14 +201,13 @@ fn lock_path(record: &Path) -> PathBuf {
 
 fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
     match fsguard::read_capped(path, RECORD_CAP) {
-        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|_| {
-            EnsureError::Refused(format!("{} is not valid JSON: inspect it", path.display()))
-        }),
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|_| EnsureError::Refused(EnsureRefusal::RecordInvalid(path.to_path_buf()))),
         Err(fsguard::FsError::NotFound) => Ok(None),
-        Err(e) => Err(EnsureError::Refused(format!(
-            "{} cannot be read ({})",
-            path.display(),
-            e.code()
+        Err(e) => Err(EnsureError::Refused(EnsureRefusal::RecordUnreadable(
+            path.to_path_buf(),
+            e.code(),
         ))),
     }
 }
@@ -182,8 +217,8 @@ pub(crate) fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
         crate::log::event::ENSURE_MONITOR_STAGE,
         json!({"stage": v["stage"], "pane": v["pane"], "record": path.display().to_string()}),
     );
-    let mut bytes =
-        serde_json::to_vec_pretty(v).map_err(|e| EnsureError::Refused(e.to_string()))?;
+    let mut bytes = serde_json::to_vec_pretty(v)
+        .map_err(|e| EnsureError::Refused(EnsureRefusal::RecordUnencodable(e.to_string())))?;
     bytes.push(b'\n');
     store::write_atomic(path, &bytes).map_err(|e| EnsureError::Failed {
         stage: v["stage"].as_str().unwrap_or("?").to_string(),
@@ -202,7 +237,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
         return Ok(Outcome::Skipped("the roster has no worker".into()));
     }
     let Some(coordinator) = cfg.coordinator() else {
-        return Err(EnsureError::Refused("the roster has no coordinator".into()));
+        return Err(EnsureError::Refused(EnsureRefusal::NoCoordinator));
     };
     if let Some(id) = &req.session_id {
         if id != &coordinator.session_id {
@@ -220,7 +255,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
         if e.code == "locked" {
             EnsureError::Locked(lock.clone())
         } else {
-            EnsureError::Refused(e.to_string())
+            EnsureError::Refused(EnsureRefusal::LockFailed(e.to_string()))
         }
     })?;
     let mux = mux::open(owner.kind, &owner.socket_path);

@@ -15,7 +15,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
+use super::monitor_pane::{
+    deadline, write_record, EnsureError, EnsureRefusal, Outcome, MONITOR_NAME,
+};
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::Herdr;
 use crate::mux::{self, MuxKind, Owner, PaneInfo};
@@ -69,9 +71,8 @@ pub fn relaunch(
         .flatten()
         .is_some_and(|i| i.shell_pid.is_some() && i.foreground().map(|f| f.pid) == i.shell_pid);
     if !idle {
-        return Err(EnsureError::Refused(format!(
-            "pane {} is our monitor's pane from before a Herdr restart, but something other than its shell runs there: not typing into it",
-            pane.id
+        return Err(EnsureError::Refused(EnsureRefusal::PaneBusy(
+            pane.id.clone(),
         )));
     }
     let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());

@@ -54,14 +54,102 @@ pub struct Request {
 /// A refusal (exit 2) or a failure to write (exit 1), with the reason.
 #[derive(Debug)]
 pub enum RegisterError {
-    Refused(String),
+    Refused(Refusal),
     Failed(String),
 }
 
 impl std::fmt::Display for RegisterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RegisterError::Refused(m) | RegisterError::Failed(m) => f.write_str(m),
+            RegisterError::Refused(r) => r.fmt(f),
+            RegisterError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Why a registration is refused. Values quoted in the message are sanitized and clipped there.
+#[derive(Debug)]
+pub enum Refusal {
+    /// `--session-id` is blank, too long or holds control characters.
+    SessionId(String),
+    /// `--event session_tree` without `--leaf-id`.
+    LeafIdMissing,
+    /// `--leaf-id` is not a pi entry id.
+    LeafId(String),
+    /// `--leaf-id` with another event.
+    LeafIdWithoutTree,
+    /// `--cwd` is relative.
+    CwdRelative(PathBuf),
+    /// The pid is not an ancestor of this command.
+    NotAncestor(i32),
+    /// The pid is not a pi this command can trust.
+    Untrusted { pid: i32, why: Untrusted },
+    /// The pid is gone or its identity cannot be read.
+    PiGone(i32),
+    /// `--session-file` is not named for `--session-id`.
+    SessionFileMisnamed,
+    /// `--session-file`'s header names another session.
+    SessionFileOtherSession,
+    /// `--session-file` cannot be read to check it (the reader's fixed code).
+    SessionFileUnverified(&'static str),
+    /// Another live pi holds the session's record.
+    HeldByOther { session: String, pid: i32 },
+}
+
+/// Why the named pid is not a pi this command can trust.
+#[derive(Debug)]
+pub enum Untrusted {
+    NotPi(proc::NotPi),
+    StateUnreadable,
+    OtherGroup,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let quote = |v: &str| crate::text::clip(&crate::text::sanitize(v), 80);
+        match self {
+            Refusal::SessionId(id) => {
+                write!(f, "--session-id {:?} is not a pi session id", quote(id))
+            }
+            Refusal::LeafIdMissing => f.write_str("--event session_tree needs --leaf-id"),
+            Refusal::LeafId(l) => write!(f, "--leaf-id {:?} is not a pi entry id", quote(l)),
+            Refusal::LeafIdWithoutTree => {
+                f.write_str("--leaf-id goes with --event session_tree only")
+            }
+            Refusal::CwdRelative(cwd) => write!(
+                f,
+                "--cwd {:?} is not an absolute path",
+                cwd.display().to_string()
+            ),
+            Refusal::NotAncestor(pid) => write!(
+                f,
+                "pid {pid} is not an ancestor of this command: register runs inside the pi it records"
+            ),
+            Refusal::Untrusted { pid, why } => {
+                write!(f, "pid {pid} is not a pi this command can trust: ")?;
+                match why {
+                    Untrusted::NotPi(e) => e.fmt(f),
+                    Untrusted::StateUnreadable => f.write_str("its process state cannot be read"),
+                    Untrusted::OtherGroup => f.write_str(
+                        "this command was not started by that pi (another process group or session)",
+                    ),
+                }
+            }
+            Refusal::PiGone(pid) => write!(f, "pid {pid} is gone or unreadable"),
+            Refusal::SessionFileMisnamed => {
+                f.write_str("--session-file is not named for --session-id")
+            }
+            Refusal::SessionFileOtherSession => {
+                f.write_str("--session-file's header names another session")
+            }
+            Refusal::SessionFileUnverified(code) => {
+                write!(f, "--session-file cannot be verified ({code})")
+            }
+            Refusal::HeldByOther { session, pid } => write!(
+                f,
+                "session {} is registered by another live pi (pid {pid}); its record is kept",
+                quote(session)
+            ),
         }
     }
 }
@@ -114,46 +202,28 @@ fn process_started_at(start_ticks: u64) -> Option<Ms> {
 fn validate(req: &Request) -> Result<(), RegisterError> {
     let id = &req.session_id;
     if id.trim().is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
-        return Err(RegisterError::Refused(format!(
-            "--session-id {:?} is not a pi session id",
-            crate::text::clip(&crate::text::sanitize(id), 80)
-        )));
+        return Err(RegisterError::Refused(Refusal::SessionId(id.clone())));
     }
     let leaf_ok = |l: &str| {
         !l.is_empty() && l.len() <= 64 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     };
     match (&req.leaf_id, req.event) {
         (Some(l), Event::SessionTree) if leaf_ok(l) => {}
-        (None, Event::SessionTree) => {
-            return Err(RegisterError::Refused(
-                "--event session_tree needs --leaf-id".into(),
-            ))
-        }
+        (None, Event::SessionTree) => return Err(RegisterError::Refused(Refusal::LeafIdMissing)),
         (Some(l), Event::SessionTree) => {
-            return Err(RegisterError::Refused(format!(
-                "--leaf-id {:?} is not a pi entry id",
-                crate::text::clip(&crate::text::sanitize(l), 80)
-            )))
+            return Err(RegisterError::Refused(Refusal::LeafId(l.clone())))
         }
-        (Some(_), _) => {
-            return Err(RegisterError::Refused(
-                "--leaf-id goes with --event session_tree only".into(),
-            ))
-        }
+        (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
         (None, _) => {}
     }
     if !req.cwd.is_absolute() {
-        return Err(RegisterError::Refused(format!(
-            "--cwd {:?} is not an absolute path",
-            req.cwd.display().to_string()
+        return Err(RegisterError::Refused(Refusal::CwdRelative(
+            req.cwd.clone(),
         )));
     }
     let me = std::process::id() as i32;
     if req.pi_pid <= 1 || !proc::is_ancestor(req.pi_pid, me) {
-        return Err(RegisterError::Refused(format!(
-            "pid {} is not an ancestor of this command: register runs inside the pi it records",
-            req.pi_pid
-        )));
+        return Err(RegisterError::Refused(Refusal::NotAncestor(req.pi_pid)));
     }
     verify_pi(req.pi_pid, me)?;
     verify_session_file(req)
@@ -165,21 +235,15 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
 /// in another pane, a job of the same terminal, or anything pi's bash tool or `!` runs (pi
 /// starts those detached, in a session of their own) is not.
 fn verify_pi(pi: i32, me: i32) -> Result<(), RegisterError> {
-    let refuse = |why: String| {
-        RegisterError::Refused(format!(
-            "pid {pi} is not a pi this command can trust: {why}"
-        ))
-    };
+    let refuse = |why: Untrusted| RegisterError::Refused(Refusal::Untrusted { pid: pi, why });
     if !is_demo_agent(pi) {
-        proc::is_pi(pi).map_err(|e| refuse(e.to_string()))?;
+        proc::is_pi(pi).map_err(|e| refuse(Untrusted::NotPi(e)))?;
     }
     let (Some(p), Some(m)) = (proc::read_stat(pi), proc::read_stat(me)) else {
-        return Err(refuse("its process state cannot be read".into()));
+        return Err(refuse(Untrusted::StateUnreadable));
     };
     if (p.pgrp, p.session) != (m.pgrp, m.session) {
-        return Err(refuse(
-            "this command was not started by that pi (another process group or session)".into(),
-        ));
+        return Err(refuse(Untrusted::OtherGroup));
     }
     Ok(())
 }
@@ -207,23 +271,18 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(&suffix));
     if !named {
-        return Err(RegisterError::Refused(
-            "--session-file is not named for --session-id".into(),
-        ));
+        return Err(RegisterError::Refused(Refusal::SessionFileMisnamed));
     }
     match crate::evidence::sessions::read_session(file) {
         Ok(s) if s.session_id == req.session_id => Ok(()),
-        Ok(_) => Err(RegisterError::Refused(
-            "--session-file's header names another session".into(),
-        )),
+        Ok(_) => Err(RegisterError::Refused(Refusal::SessionFileOtherSession)),
         // Not written yet (or being created): nothing contradicts the claim.
         Err(
             crate::evidence::sessions::SessionError::Fs(fsguard::FsError::NotFound)
             | crate::evidence::sessions::SessionError::Empty,
         ) => Ok(()),
-        Err(e) => Err(RegisterError::Refused(format!(
-            "--session-file cannot be verified ({})",
-            e.code()
+        Err(e) => Err(RegisterError::Refused(Refusal::SessionFileUnverified(
+            e.code(),
         ))),
     }
 }
@@ -272,9 +331,8 @@ fn acquire(path: &Path) -> Result<store::Lock, RegisterError> {
 /// Record `req`. Returns the path written, or `None` when a newer event was already recorded.
 pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>, RegisterError> {
     validate(req)?;
-    let id = proc::identity(req.pi_pid).ok_or_else(|| {
-        RegisterError::Refused(format!("pid {} is gone or unreadable", req.pi_pid))
-    })?;
+    let id =
+        proc::identity(req.pi_pid).ok_or(RegisterError::Refused(Refusal::PiGone(req.pi_pid)))?;
     let (base, path) = registration_path(req);
     let dir = path.parent().unwrap_or(&base).to_path_buf();
     store::ensure_dir(&base, &dir).map_err(|e| RegisterError::Failed(e.to_string()))?;
@@ -291,11 +349,10 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     // is that pi's, whoever else claims it.
     if let Some(p) = previous.as_ref().filter(|_| !same_process) {
         if p.pid.is_some_and(|pid| pid != id.pid) && previous_alive(p) {
-            return Err(RegisterError::Refused(format!(
-                "session {} is registered by another live pi (pid {}); its record is kept",
-                crate::text::clip(&crate::text::sanitize(&req.session_id), 80),
-                p.pid.unwrap_or(0)
-            )));
+            return Err(RegisterError::Refused(Refusal::HeldByOther {
+                session: req.session_id.clone(),
+                pid: p.pid.unwrap_or(0),
+            }));
         }
     }
     if let Some(rs) = previous.as_ref().and_then(|p| p.run_state.as_ref()) {

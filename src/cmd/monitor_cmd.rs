@@ -11,7 +11,7 @@ use crate::cmd::exit::MonitorExit;
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
-use crate::snapshot::{ReplyPath, RosterStatus, Snapshot};
+use crate::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
 use crate::ui::ports::{
     CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
@@ -84,7 +84,7 @@ impl SnapshotSource for ScanSource {
             Err(e) => Snapshot {
                 scanned_at: self.clock.now_ms(),
                 roster: RosterStatus::Unavailable {
-                    code: "scan_refused".into(),
+                    code: RosterCode::ScanRefused,
                     reason: e.to_string(),
                 },
                 rows: Vec::new(),

@@ -3,7 +3,7 @@
 use crate::cli::ScanArgs;
 use crate::cmd::exit::ScanExit;
 use crate::cmd::{options, refuse};
-use crate::snapshot::RosterStatus;
+use crate::snapshot::{RosterCode, RosterStatus};
 use crate::views::{board_files, print};
 
 pub fn run(args: &ScanArgs) -> ScanExit {
@@ -28,9 +28,10 @@ pub fn run(args: &ScanArgs) -> ScanExit {
         // A roster that was found or named but cannot be used would otherwise read as a board
         // with fewer seats: say so, and fail (`--json` carries it in `roster` instead).
         if let RosterStatus::Unavailable { code, reason } = &pass.snapshot.roster {
-            if code != "no_root" {
+            if *code != RosterCode::NoRoot {
                 eprintln!(
-                    "intercom-pane: the Intercom roster cannot be used ({code}): {}",
+                    "intercom-pane: the Intercom roster cannot be used ({}): {}",
+                    code.as_str(),
                     crate::text::sanitize(reason)
                 );
                 return ScanExit::Refused;

@@ -7,7 +7,7 @@ use super::Check;
 use crate::actions::store;
 use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv};
 use crate::scan::{Scan, ScanOptions};
-use crate::snapshot::RosterStatus;
+use crate::snapshot::{RosterCode, RosterStatus};
 
 const DEADLINE: Duration = Duration::from_secs(3);
 const INSTALL_TMUX: &str = "install tmux 3.2 or newer (Debian/Ubuntu: sudo apt-get install tmux) and make sure it is on PATH";
@@ -181,7 +181,7 @@ pub fn data_root(root: &Path) -> Check {
 pub fn roster(pass: &Scan) -> Vec<Check> {
     let cfg = match (&pass.config, &pass.snapshot.roster) {
         (Some(c), _) => c,
-        (None, RosterStatus::Unavailable { code, reason }) if code == "no_root" => {
+        (None, RosterStatus::Unavailable { code, reason }) if *code == RosterCode::NoRoot => {
             return vec![Check::skip(
                 "roster",
                 format!("{reason} (only the Intercom sidebar rows need one)"),

@@ -18,7 +18,7 @@ use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenError};
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
-use crate::snapshot::{BoardState, ConnectionView, RosterStatus, Snapshot};
+use crate::snapshot::{BoardState, ConnectionView, RosterCode, RosterStatus, Snapshot};
 
 mod build;
 mod discover;
@@ -178,8 +178,8 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
             .map(|a| intercom::project_worker(a, &logs.events, &reps, now))
             .collect();
     } else if let RosterStatus::Unavailable { code, .. } = &out.roster {
-        if code != "no_root" {
-            out.errors.push(code.clone());
+        if *code != RosterCode::NoRoot {
+            out.errors.push(code.as_str().to_string());
         }
     }
     out.config = config;
@@ -272,7 +272,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
             return (
                 None,
                 RosterStatus::Unavailable {
-                    code: "no_root".into(),
+                    code: RosterCode::NoRoot,
                     reason: "no Intercom root was given (--no-root)".into(),
                 },
             )
@@ -290,7 +290,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
                 return (
                     None,
                     RosterStatus::Unavailable {
-                        code: "no_root".into(),
+                        code: RosterCode::NoRoot,
                         reason: format!(
                             "no .pi-intercom/config.json in {} or any folder above it",
                             start.display()
@@ -302,7 +302,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
                 return (
                     None,
                     RosterStatus::Unavailable {
-                        code: e.code().to_string(),
+                        code: RosterCode::Config(e.code()),
                         reason: e.to_string(),
                     },
                 )
@@ -319,7 +319,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
         Err(e) => (
             None,
             RosterStatus::Unavailable {
-                code: e.code().to_string(),
+                code: RosterCode::Config(e.code()),
                 reason: e.to_string(),
             },
         ),

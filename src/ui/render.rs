@@ -100,7 +100,11 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     }
     // Roster notices come first: they explain an empty or partial list.
     if let RosterStatus::Unavailable { code, reason } = &snap.roster {
-        let text = format!("status unavailable: {} ({})", clean(reason), clean(code));
+        let text = format!(
+            "status unavailable: {} ({})",
+            clean(reason),
+            clean(code.as_str())
+        );
         // The reason matters most when nothing else can be shown: up to 3 lines, leaving one.
         let max_lines = (bottom.saturating_sub(top).saturating_sub(1) as usize).clamp(1, 3);
         for line in wrap(&text, area.width as usize, max_lines) {

@@ -72,7 +72,7 @@ fn index_head(scan: &Scan) -> Value {
     let roster = match &scan.snapshot.roster {
         RosterStatus::Available { root } => json!({"available": true, "root": root}),
         RosterStatus::Unavailable { code, reason } => {
-            json!({"available": false, "code": code, "reason": reason})
+            json!({"available": false, "code": code.as_str(), "reason": reason})
         }
     };
     json!({

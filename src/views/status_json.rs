@@ -126,7 +126,7 @@ fn roster_json(r: &RosterStatus) -> Value {
     match r {
         RosterStatus::Available { root } => json!({"available": true, "root": root}),
         RosterStatus::Unavailable { code, reason } => {
-            json!({"available": false, "code": code, "reason": reason})
+            json!({"available": false, "code": code.as_str(), "reason": reason})
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{BoardState, RosterStatus, Snapshot};
+use intercom_pane::snapshot::{BoardState, RosterCode, RosterStatus, Snapshot};
 use intercom_pane::ui::app::{App, Msg, Options};
 use intercom_pane::ui::demo::{demo_snapshot, EVIL_NAME};
 use intercom_pane::ui::ports::ReplyOutcome;
@@ -345,7 +345,7 @@ fn empty_and_unavailable_rosters_say_so() {
     let unavailable = Snapshot {
         scanned_at: now(),
         roster: RosterStatus::Unavailable {
-            code: "config_missing".into(),
+            code: RosterCode::Config("config_missing"),
             reason: "no Intercom config at /home/dev/.pi-intercom/config.json".into(),
         },
         rows: vec![],

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::board::reason::StateSource;
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{ReplyPath, RosterStatus, Snapshot};
+use intercom_pane::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
 use intercom_pane::ui::app::{App, Msg, Options};
 use intercom_pane::ui::demo::{demo_row, demo_snapshot};
 use intercom_pane::ui::ports::ReplyOutcome;
@@ -130,7 +130,7 @@ fn apps() -> Vec<(&'static str, App)> {
         mk(Snapshot {
             scanned_at: now(),
             roster: RosterStatus::Unavailable {
-                code: "config_invalid".into(),
+                code: RosterCode::Config("config_invalid"),
                 reason: "\u{1b}]0;x\u{7}".repeat(1000),
             },
             rows: vec![demo_row(0, 0, now())],
