@@ -109,7 +109,11 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
     // Checked in this order so the first bad field named is always the same one.
     let (session_id, name, coordinator) = parse_who(i, obj)?;
     let (description, port, project_directory) = parse_where(i, obj, coordinator)?;
-    let (role, handoff, close_job) = parse_worker_fields(i, obj, coordinator)?;
+    let WorkerFields {
+        role,
+        handoff,
+        close_job,
+    } = parse_worker_fields(i, obj, coordinator)?;
     Ok(Agent {
         session_id,
         name,
@@ -224,12 +228,19 @@ fn parse_where(
     Ok((description, port, project_directory))
 }
 
+/// The optional fields of an agent.
+struct WorkerFields {
+    role: Option<String>,
+    handoff: Option<Handoff>,
+    close_job: Option<CloseJob>,
+}
+
 /// The optional `role`, `handoff` and `closeJob` of `agents[i]` (the last two for workers only).
 fn parse_worker_fields(
     i: usize,
     obj: &Map<String, Value>,
     coordinator: bool,
-) -> Result<(Option<String>, Option<Handoff>, Option<CloseJob>), ConfigError> {
+) -> Result<WorkerFields, ConfigError> {
     let at = |field: &str| format!("agents[{i}].{field}");
     let role = match obj.get("role") {
         None => None,
@@ -266,7 +277,11 @@ fn parse_worker_fields(
         Some(v) => Some(parse_close_job(&at("closeJob"), v)?),
     };
 
-    Ok((role, handoff, close_job))
+    Ok(WorkerFields {
+        role,
+        handoff,
+        close_job,
+    })
 }
 
 fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
