@@ -169,7 +169,9 @@ fn fifos_never_block() {
     let before = listing(root.path());
 
     let r = root.path().to_path_buf();
-    let (l, reps) = within(5, move || (read_logs(&r), read_reports(&r, &[B1, B2, B3])));
+    let (l, reps) = within(HANG_GUARD_SECS, move || {
+        (read_logs(&r), read_reports(&r, &[B1, B2, B3]))
+    });
     assert_eq!(l.errors, ["log_read_failed"]);
     assert_eq!(l.events.len(), 1);
     assert_eq!(reps.errors, ["report_read_failed"]);
@@ -182,7 +184,7 @@ fn fifos_never_block() {
     fifo(&state.join("config.json"));
     let before = listing(root.path());
     let r = root.path().to_path_buf();
-    let (load, disc) = within(5, move || {
+    let (load, disc) = within(HANG_GUARD_SECS, move || {
         (
             config::load(&r),
             config::discover_root(&r.join(".pi-intercom")),
@@ -619,7 +621,7 @@ fn forty_fifos_cannot_hide_a_real_log() {
     }
     let before = listing(root.path());
     let r = root.path().to_path_buf();
-    let l = within(5, move || read_logs(&r));
+    let l = within(HANG_GUARD_SECS, move || read_logs(&r));
     assert_eq!(l.events.len(), 1);
     assert_eq!(l.errors, ["log_read_failed"]);
     assert_eq!(listing(root.path()), before);
