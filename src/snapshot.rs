@@ -94,6 +94,9 @@ pub struct ActivityView {
     pub evidence: Evidence,
 }
 
+/// A close job's stage (one type for the whole crate).
+pub use crate::evidence::config::CloseState;
+
 /// A worker's explicit report status (one type for the whole crate).
 pub use crate::evidence::reports::ReportStatus;
 
@@ -115,7 +118,7 @@ pub struct RowHandoff {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowCloseJob {
     pub job_id: String,
-    pub state: String,
+    pub state: CloseState,
     pub reason: Option<String>,
     pub updated_at: Ms,
 }

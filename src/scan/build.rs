@@ -423,7 +423,7 @@ pub(super) fn handoff_view(o: &WorkerObservation) -> Option<RowHandoff> {
 pub(super) fn close_job_view(o: &WorkerObservation) -> Option<RowCloseJob> {
     o.close_job.as_ref().map(|c| RowCloseJob {
         job_id: c.job_id.clone(),
-        state: c.state.as_str().to_string(),
+        state: c.state,
         reason: c.reason.map(|r| r.as_str().to_string()),
         updated_at: c.updated_at,
     })

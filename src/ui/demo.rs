@@ -10,9 +10,9 @@ use std::time::Duration;
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
-    ActivityView, BoardState, ConnState, ConnectionView, Evidence, ObservedStatus, ReplyPath,
-    ReportStatus, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport, RowRole, Snapshot,
-    TaskSource,
+    ActivityView, BoardState, CloseState, ConnState, ConnectionView, Evidence, ObservedStatus,
+    ReplyPath, ReportStatus, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
+    Snapshot, TaskSource,
 };
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
@@ -83,7 +83,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         }),
         close_job: (i % 5 == 2).then(|| RowCloseJob {
             job_id: format!("job-{i}"),
-            state: "handoff_saved".into(),
+            state: CloseState::AwaitingSettlement,
             reason: None,
             updated_at: now - 240_000,
         }),

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::snapshot::{BoardState, ReplyPath, Row, RowRole};
+use crate::snapshot::{BoardState, CloseState, ReplyPath, Row, RowRole};
 use crate::ui::app::App;
 use crate::ui::fit::{age_text, cell, clean, name_of, wrap};
 use crate::ui::reply_box::receipt_line;
@@ -159,7 +159,7 @@ fn close_fields(app: &App, row: &Row) -> Vec<Field> {
         "Close",
         format!(
             "{}{reason}, {} (job {})",
-            clean(&cj.state),
+            cj.state.as_str(),
             age_text(app.now(), cj.updated_at),
             clean(&cj.job_id)
         ),
@@ -167,7 +167,7 @@ fn close_fields(app: &App, row: &Row) -> Vec<Field> {
     )];
     // A closed worker comes back with its saved session, name and responsibility, and only
     // on a person's word that it is closed.
-    if cj.state == "closed" && row.state == BoardState::Offline {
+    if cj.state == CloseState::Closed && row.state == BoardState::Offline {
         out.push((
             "Resume",
             format!(

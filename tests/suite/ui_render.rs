@@ -417,7 +417,7 @@ fn a_closed_workers_details_give_the_resume_command() {
     row.state = BoardState::Offline;
     row.close_job = Some(intercom_pane::snapshot::RowCloseJob {
         job_id: "j1".into(),
-        state: "closed".into(),
+        state: intercom_pane::snapshot::CloseState::Closed,
         reason: None,
         updated_at: now(),
     });
