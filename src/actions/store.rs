@@ -544,20 +544,29 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
-        let pid = child.id();
-        let kids =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        // flock(1) forks, and its child shares the locked file until it closes it right before
+        // exec'ing `sleep`: wait for that exec (the child's name turns to `sleep`), so the one
+        // holder left is the flock(1) this test kills.
+        let pid = child.id() as i32;
+        let sleeper = || {
+            crate::proc::descendants(pid, 8).into_iter().find(|k| {
+                std::fs::read_to_string(format!("/proc/{k}/comm"))
+                    .is_ok_and(|c| c.trim_end() == "sleep")
+            })
+        };
+        let kid = loop {
+            if let Some(k) = sleeper() {
+                break k;
+            }
+            assert!(std::time::Instant::now() < end, "flock never ran sleep");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
         child.kill().unwrap();
         child.wait().unwrap();
-        for k in kids
-            .split_whitespace()
-            .filter_map(|k| k.parse::<i32>().ok())
-        {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(k),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(kid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         assert!(p.exists(), "the dead holder left its file");
         assert!(!is_held(&p));
         assert!(Lock::acquire(&p).is_ok());
