@@ -12,8 +12,12 @@
 //! the bytes we read (`renameat2` exchange, swapped back at once otherwise: a change made meanwhile by
 //! a writer without a lock, like the Intercom extension, is never overwritten, and ours is redone
 //! on top of it), it keeps the file's mode and owner, and afterwards the file is read back (after a short pause, so a writer without a lock that read the
-//! old file has landed its write) and our members must be there; a lost change is redone, at
-//! most `ATTEMPTS` times, else the caller hears that nothing could be confirmed.
+//! old file has landed its write) and our members must be there; a lost change is redone. Tries
+//! go on until `REWRITE_FOR` has passed (at most `MAX_ATTEMPTS`), with a short random pause
+//! after each lost race, else the caller hears that nothing could be confirmed. A deadline, not a
+//! count: on a loaded machine every try takes longer and races more often, and a writer that
+//! pauses between its rewrites must not make a run fail for that; one that never pauses still
+//! ends the loop in bounded time.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,8 +31,15 @@ use crate::fsguard;
 /// Longer than a slow fsync or a person's editor save; a writer holding it longer is stuck.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 const LOCK_POLL: Duration = Duration::from_millis(20);
-/// How many times a rewrite is tried when the file changed under it or our change was lost.
-const ATTEMPTS: usize = 20;
+/// How long a rewrite keeps trying when the file changed under it or our change was lost. Well
+/// below `LOCK_WAIT`, so another of our writers waiting for the lock outlasts it.
+const REWRITE_FOR: Duration = Duration::from_secs(3);
+/// Backstop on the tries inside `REWRITE_FOR` (a try without a pause takes well over 30 µs).
+const MAX_ATTEMPTS: usize = 100_000;
+/// Longest pause after a lost race; the pause is random below a bound that doubles from 1 ms, so
+/// tries do not fall into step with a writer that rewrites at a fixed rate, and a busy machine
+/// is not kept busier.
+const MAX_BACKOFF_MS: u64 = 16;
 /// Pause before the read-back that confirms a write.
 const CONFIRM_AFTER: Duration = Duration::from_millis(40);
 /// Nesting depth the splice scanner follows (the validated config is far shallower).
@@ -143,7 +154,11 @@ pub fn update_agent<E>(
     let _lock = lock(root).map_err(WriteError::Lock)?;
     let path = config::config_path(root);
     let mut lost = false;
-    for attempt in 0..ATTEMPTS {
+    let until = Instant::now() + REWRITE_FOR;
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 && Instant::now() >= until {
+            break;
+        }
         let (before, cfg) = read(root)?;
         let text = utf8(&before)?;
         let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
@@ -167,6 +182,7 @@ pub fn update_agent<E>(
             .commit_if_current(&before)
             .map_err(WriteError::Store)?
         {
+            backoff(attempt);
             continue;
         }
         std::thread::sleep(CONFIRM_AFTER);
@@ -188,6 +204,13 @@ pub fn update_agent<E>(
     } else {
         WriteError::KeptChanging
     })
+}
+
+/// The pause after the `attempt`th try lost a race: random below min(2^attempt, 16) ms.
+fn backoff(attempt: usize) {
+    let bound_ms = (1u64 << attempt.min(4)).min(MAX_BACKOFF_MS);
+    let us = uuid::Uuid::new_v4().as_u64_pair().0 % (bound_ms * 1000);
+    std::thread::sleep(Duration::from_micros(us));
 }
 
 fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {

@@ -231,7 +231,8 @@ impl Prepared {
     /// was made from) — a compare-and-swap for writers that take no lock. The two names are
     /// exchanged atomically; if the file swapped out is not `expected` (someone replaced it
     /// since it was read), it is swapped back at once and `Ok(false)` says nothing was replaced.
-    /// Bytes, not inode numbers, are compared: a filesystem reuses a freed inode number at once.
+    /// Bytes are compared; an inode number only while the file it names is held open (a
+    /// filesystem reuses a freed inode number at once).
     pub fn commit_if_current(mut self, expected: &[u8]) -> Result<bool, StoreError> {
         let cap = expected.len() as u64;
         let holds = |p: &Path| {
@@ -241,12 +242,23 @@ impl Prepared {
         };
         // Look first: a swap that must be undone shows our file for an instant, and a lockless
         // writer reading it then would build on it and drop the change we swapped back.
-        if !holds(&self.path) {
+        let Ok(seen) = crate::fsguard::open_regular(&self.path, Some(cap)) else {
+            return Ok(false);
+        };
+        if crate::fsguard::read_at(&seen.file, 0, expected.len() + 1)
+            .ok()
+            .as_deref()
+            != Some(expected)
+        {
             return Ok(false);
         }
         exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
-        // `tmp` now names the file we displaced.
-        if holds(&self.tmp) {
+        // `tmp` now names the file we displaced. Not the file looked at (its inode number cannot
+        // have been reused while `seen` holds it open): swapped back after one `lstat`, keeping
+        // that instant short. The same file: its bytes are compared too (an in-place writer).
+        let displaced = std::fs::symlink_metadata(&self.tmp)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (seen.dev, seen.ino));
+        if displaced && holds(&self.tmp) {
             let _ = std::fs::remove_file(&self.tmp);
             self.done = true;
             if !self.flushed {
@@ -544,20 +556,29 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
-        let pid = child.id();
-        let kids =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        // flock(1) forks, and its child shares the locked file until it closes it right before
+        // exec'ing `sleep`: wait for that exec (the child's name turns to `sleep`), so the one
+        // holder left is the flock(1) this test kills.
+        let pid = child.id() as i32;
+        let sleeper = || {
+            crate::proc::descendants(pid, 8).into_iter().find(|k| {
+                std::fs::read_to_string(format!("/proc/{k}/comm"))
+                    .is_ok_and(|c| c.trim_end() == "sleep")
+            })
+        };
+        let kid = loop {
+            if let Some(k) = sleeper() {
+                break k;
+            }
+            assert!(std::time::Instant::now() < end, "flock never ran sleep");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
         child.kill().unwrap();
         child.wait().unwrap();
-        for k in kids
-            .split_whitespace()
-            .filter_map(|k| k.parse::<i32>().ok())
-        {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(k),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(kid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         assert!(p.exists(), "the dead holder left its file");
         assert!(!is_held(&p));
         assert!(Lock::acquire(&p).is_ok());

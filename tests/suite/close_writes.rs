@@ -34,6 +34,10 @@ fn rewrite(path: &std::path::Path, i: usize) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
+/// The other writer pauses 3 ms between rewrites, as a writer that is busy but not stuck does: a
+/// rewrite that loses races to it keeps trying (for up to 3 s) and gets through, so every run
+/// must end `closed` and `recorded: true` even on a loaded machine (where a count of 20 tries ran
+/// out now and then), and what it reports must be on disk.
 #[test]
 fn a_lockless_writer_loses_nothing_and_every_reported_stage_is_on_disk() {
     const REWRITES: usize = 1000;
