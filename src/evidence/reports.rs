@@ -108,10 +108,12 @@ impl ReportSet {
 
 /// File name for a session id: lowercase hex SHA-256 of its UTF-8 bytes, plus `.json`.
 pub fn report_file_name(session_id: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(session_id.as_bytes());
     let mut s = String::with_capacity(69);
     for b in digest {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     s.push_str(".json");
     s

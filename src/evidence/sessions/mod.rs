@@ -361,7 +361,9 @@ pub fn read_session_from_leaf(
 
 fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
     let f = fsguard::open_regular(path, None)?;
-    let key = settled_key(&f, leaf);
+    let key = crate::evidence::remembering()
+        .then(|| settled_key(&f, leaf))
+        .flatten();
     if let Some(k) = &key {
         if let Some(s) = summaries().lock().ok().and_then(|m| {
             m.get(path)
