@@ -100,57 +100,79 @@ pub type ServerKey = (MuxKind, Option<String>);
 
 /// One pane listing per server, taken once per pass.
 pub struct PaneCache {
-    servers: Vec<(ServerKey, Listing)>,
+    /// Each listing once, with the first key that named its server.
+    listings: Vec<(ServerKey, Listing)>,
+    /// Every key asked about, and which listing answers it: keys that resolve to one socket
+    /// (the default server and its path, a `-L` name and its path) share one listing.
+    keys: Vec<(ServerKey, usize)>,
 }
 
 impl PaneCache {
-    /// List the panes of each named server once (at most `MAX_SERVERS`). Herdr servers are
-    /// only asked at a recorded socket path.
+    /// List the panes of each named server once (at most `MAX_SERVERS` keys). Herdr servers
+    /// are only asked at a recorded socket path.
     pub fn collect(
         mode: LivenessMode,
         servers: &[ServerKey],
         default_socket: Option<&Path>,
     ) -> PaneCache {
-        let mut out = Vec::new();
-        if mode == LivenessMode::Tmux {
-            for key in servers.iter().take(MAX_SERVERS) {
-                let path = match key {
-                    (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
-                    (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
-                };
-                let listing = match path {
-                    None => Err(Unanswered::NoSocket),
-                    Some(path) => listing_of(
-                        mux::open(key.0, &path).list_panes(Instant::now() + LIST_DEADLINE),
-                    ),
-                };
-                out.push((key.clone(), listing));
-            }
+        let mut cache = PaneCache {
+            listings: Vec::new(),
+            keys: Vec::new(),
+        };
+        if mode != LivenessMode::Tmux {
+            return cache;
         }
-        PaneCache { servers: out }
+        let mut asked: Vec<((MuxKind, PathBuf), usize)> = Vec::new();
+        for key in servers.iter().take(MAX_SERVERS) {
+            let path = match key {
+                (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
+                (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
+            };
+            let Some(path) = path else {
+                cache.push(key.clone(), Err(Unanswered::NoSocket));
+                continue;
+            };
+            let server = (key.0, path);
+            if let Some((_, i)) = asked.iter().find(|(s, _)| *s == server) {
+                cache.keys.push((key.clone(), *i));
+                continue;
+            }
+            let listing =
+                listing_of(mux::open(key.0, &server.1).list_panes(Instant::now() + LIST_DEADLINE));
+            asked.push((server, cache.listings.len()));
+            cache.push(key.clone(), listing);
+        }
+        cache
+    }
+
+    fn push(&mut self, key: ServerKey, listing: Listing) {
+        self.keys.push((key.clone(), self.listings.len()));
+        self.listings.push((key, listing));
     }
 
     /// A cache of listings already taken, one per server (benches and tests take their own).
     pub fn from_listings(listings: Vec<(ServerKey, Result<PaneList, MuxError>)>) -> PaneCache {
-        PaneCache {
-            servers: listings
-                .into_iter()
-                .take(MAX_SERVERS)
-                .map(|(k, l)| (k, listing_of(l)))
-                .collect(),
+        let mut cache = PaneCache {
+            listings: Vec::new(),
+            keys: Vec::new(),
+        };
+        for (k, l) in listings.into_iter().take(MAX_SERVERS) {
+            cache.push(k, listing_of(l));
         }
+        cache
     }
 
-    /// Every pane of every server that answered, with its server.
+    /// Every pane of every server that answered, once, with the first key that named its server.
     pub fn panes(&self) -> impl Iterator<Item = (&ServerKey, &PaneInfo)> {
-        self.servers
+        self.listings
             .iter()
             .filter_map(|(k, l)| l.as_ref().ok().map(|ps| (k, ps)))
             .flat_map(|(k, ps)| ps.iter().map(move |p| (k, p)))
     }
 
     fn server(&self, key: &ServerKey) -> Option<&Listing> {
-        self.servers.iter().find(|(k, _)| k == key).map(|(_, l)| l)
+        let (_, i) = self.keys.iter().find(|(k, _)| k == key)?;
+        self.listings.get(*i).map(|(_, l)| l)
     }
 }
 

@@ -1,19 +1,22 @@
-//! One observation-log line's fields, read without building a generic JSON map.
+//! One JSON object's named fields (an observation-log line, a session header, a report), read
+//! without building a generic JSON map.
 //!
 //! Why: a busy root has tens of thousands of log lines in its tails, and a `serde_json::Value`
 //! per line (an ordered map, every key and value allocated) was most of a one-shot command's
 //! time. Here each known field is kept as its raw JSON text and read only when asked; unknown
 //! fields are skipped, still checked for syntax. Duplicate keys keep the last value, as a JSON
-//! map does, so the accepted records are exactly those a `Value` parse would accept.
+//! map does, so the accepted objects are exactly those a `Value` parse would accept.
 
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The fields a record may carry, in `Fields` slot order.
-const NAMES: [&str; 18] = [
+/// Most names one parse keeps (the observation record's).
+const MAX_FIELDS: usize = 18;
+
+/// The fields an observation record may carry.
+const NAMES: [&str; MAX_FIELDS] = [
     "version",
     "timestamp",
     "writerId",
@@ -34,18 +37,30 @@ const NAMES: [&str; 18] = [
     "operation",
 ];
 
-/// The raw JSON text of each known field of one record object.
-pub struct Fields<'a>([Option<&'a RawValue>; NAMES.len()]);
+/// The raw JSON text of each named field of one object.
+pub struct Fields<'a> {
+    names: &'static [&'static str],
+    slots: [Option<&'a RawValue>; MAX_FIELDS],
+}
 
 impl<'a> Fields<'a> {
-    /// The record's fields, or `None` when the line is not one JSON object.
+    /// An observation record's fields, or `None` when the line is not one JSON object.
     pub fn parse(line: &'a [u8]) -> Option<Fields<'a>> {
-        serde_json::from_slice(line).ok()
+        Fields::parse_named(line, &NAMES)
+    }
+
+    /// The fields `names` (the first `MAX_FIELDS`) of `bytes`, or `None` when they are not one
+    /// JSON object (trailing whitespace allowed, as `serde_json::from_slice` allows it).
+    pub fn parse_named(bytes: &'a [u8], names: &'static [&'static str]) -> Option<Fields<'a>> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let fields = de.deserialize_map(FieldsVisitor(names)).ok()?;
+        de.end().ok()?;
+        Some(fields)
     }
 
     fn raw(&self, name: &str) -> Option<&'a RawValue> {
-        let i = NAMES.iter().position(|n| *n == name)?;
-        self.0.get(i).copied().flatten()
+        let i = self.names.iter().position(|n| *n == name)?;
+        self.slots.get(i).copied().flatten()
     }
 
     /// A string field (escapes resolved).
@@ -69,49 +84,42 @@ impl<'a> Fields<'a> {
     }
 }
 
-impl<'de> Deserialize<'de> for Fields<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(FieldsVisitor)
-    }
-}
-
-struct FieldsVisitor;
+struct FieldsVisitor(&'static [&'static str]);
 
 impl<'de> Visitor<'de> for FieldsVisitor {
     type Value = Fields<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an observation record object")
+        f.write_str("an object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
-        let mut slots = [None; NAMES.len()];
-        while let Some(slot) = map.next_key_seed(Slot)? {
-            match slot {
-                Some(i) => slots[i] = Some(map.next_value::<&'de RawValue>()?),
+        let names = &self.0[..self.0.len().min(MAX_FIELDS)];
+        let mut slots = [None; MAX_FIELDS];
+        while let Some(slot) = map.next_key_seed(Slot(names))? {
+            match slot.and_then(|i| slots.get_mut(i)) {
+                Some(s) => *s = Some(map.next_value::<&'de RawValue>()?),
                 None => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Fields(slots))
+        Ok(Fields { names, slots })
     }
 }
 
 /// A key, as the slot it fills (`None`: not a field we read).
-struct Slot;
+struct Slot(&'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for Slot {
     type Value = Option<usize>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_str(SlotVisitor)
+        d.deserialize_str(self)
     }
 }
 
-struct SlotVisitor;
-
-impl Visitor<'_> for SlotVisitor {
+impl Visitor<'_> for Slot {
     type Value = Option<usize>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -119,7 +127,7 @@ impl Visitor<'_> for SlotVisitor {
     }
 
     fn visit_str<E>(self, k: &str) -> Result<Option<usize>, E> {
-        Ok(NAMES.iter().position(|n| *n == k))
+        Ok(self.0.iter().position(|n| *n == k))
     }
 }
 
@@ -155,6 +163,37 @@ mod tests {
                 assert_eq!(f.u64(n), g[n].as_u64(), "{l} {n}");
                 assert_eq!(f.bool(n), g[n].as_bool(), "{l} {n}");
             }
+        }
+    }
+
+    /// Any list of names (a session header's, a report's) reads as a generic parse does.
+    #[test]
+    fn named_fields_read_as_a_generic_parse_reads_them() {
+        const HEADER: [&str; 4] = ["type", "id", "cwd", "timestamp"];
+        let lines = [
+            r#"{"type":"session","version":3,"id":"a","cwd":"/w","timestamp":"t"}"#,
+            r#"{"type":"session","type":"message","id":7,"cwd":["/w"]}"#,
+            r#"{"\u0074ype":"s\u00e9ssion","id":"a\nb","x":{"id":"inner"}} "#,
+            r#"{"type":"session","id":"a"}x"#,
+            r#"{"type":"session","id":"a""#,
+            r#""session""#,
+            "{}\n",
+        ];
+        for l in lines {
+            let generic: Option<Value> = serde_json::from_str::<Value>(l)
+                .ok()
+                .filter(Value::is_object);
+            let ours = Fields::parse_named(l.as_bytes(), &HEADER);
+            assert_eq!(ours.is_some(), generic.is_some(), "{l}");
+            let (Some(f), Some(g)) = (ours, generic) else {
+                continue;
+            };
+            for n in HEADER {
+                assert_eq!(f.str(n).as_deref(), g[n].as_str(), "{l} {n}");
+                assert_eq!(f.u64(n), g[n].as_u64(), "{l} {n}");
+            }
+            // A name not asked for is not kept.
+            assert_eq!(f.str("version"), None);
         }
     }
 }

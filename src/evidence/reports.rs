@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::evidence::log_line::Fields;
 use serde::Serialize;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::{parse_iso, Ms};
@@ -108,10 +108,12 @@ impl ReportSet {
 
 /// File name for a session id: lowercase hex SHA-256 of its UTF-8 bytes, plus `.json`.
 pub fn report_file_name(session_id: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(session_id.as_bytes());
     let mut s = String::with_capacity(69);
     for b in digest {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     s.push_str(".json");
     s
@@ -160,24 +162,24 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
 
 /// Validate one report file's bytes against the session id its name was computed from.
 pub fn parse_report(bytes: &[u8], expected_session_id: &str) -> Option<Report> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let o = v.as_object()?;
-    if o.get("version")?.as_u64()? != 1 {
+    const FIELDS: [&str; 5] = ["version", "sessionId", "status", "summary", "updatedAt"];
+    let o = Fields::parse_named(bytes, &FIELDS)?;
+    if o.u64("version")? != 1 {
         return None;
     }
-    let session_id = o.get("sessionId")?.as_str()?;
+    let session_id = o.str("sessionId")?;
     if session_id != expected_session_id {
         return None;
     }
-    let status = ReportStatus::parse(o.get("status")?.as_str()?)?;
-    let summary = o.get("summary")?.as_str()?;
+    let status = ReportStatus::parse(&o.str("status")?)?;
+    let summary = o.str("summary")?;
     if summary.chars().count() > MAX_SUMMARY_CHARS {
         return None;
     }
     if status != ReportStatus::Clear && summary.trim().is_empty() {
         return None;
     }
-    let updated_at = parse_iso(o.get("updatedAt")?.as_str()?)?;
+    let updated_at = parse_iso(&o.str("updatedAt")?)?;
     Some(Report {
         session_id: session_id.to_string(),
         status,

@@ -52,7 +52,7 @@ fn tmux_spawns_per_liveness_pass_are_constant() {
             .unwrap_or(0)
     };
 
-    println!("panes  seats  tmux spawns/pass  mean ms  max ms  (first call, incl. the once-per-process -V)");
+    println!("panes  seats  tmux spawns/pass  mean ms  max ms  (first call)");
     for panes in [1usize, 16, 128] {
         let srv = TmuxServer::start("s0", work.path(), &[pi.to_str().unwrap(), "1000"]);
         // Each further pane is a window of its own (128 panes do not fit in one window);

@@ -507,3 +507,95 @@ fn server_identity_matches_the_listing() {
     let id = t.server_identity(soon(5000)).unwrap();
     assert_eq!(Some(id), t.list_panes(soon(5000)).unwrap().server);
 }
+
+#[test]
+fn values_with_control_characters_and_separators_round_trip_and_one_listing_is_one_tmux() {
+    let work = tempfile::tempdir().unwrap();
+    // Every byte the listing's quoting treats specially, plus newlines and control characters
+    // (no `#` here: tmux expands formats in `-c`; the title and the marker carry them).
+    let odd = work
+        .path()
+        .join("d\n|x\u{1f};\\ $`\"'*?[=%&<>()\u{1}\u{7f}é");
+    std::fs::create_dir(&odd).unwrap();
+    let srv = TmuxServer::start("s", &odd, &["/bin/sh"]);
+    let window = "w|\u{1}\n\\|#x;";
+    srv.tmux(&["rename-window", "-t", "s", window]);
+    let title = "t|i\\t;le ## \"q\" é";
+    // `select-pane -T` expands formats: `##` is one `#`.
+    srv.tmux(&["select-pane", "-t", "s", "-T", &title.replace('#', "##")]);
+    let marker = "m|a\\r;k#{x}\n\u{1}|";
+    srv.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        "s",
+        "@intercom-pane-owner",
+        marker,
+    ]);
+    // A second pane, so a value that swallowed a separator would show in the next row.
+    srv.new_session("t|x y", work.path(), &["/bin/sh"]);
+
+    // tmux run through a shim on PATH that logs each call and runs the real one.
+    let shim_dir = work.path().join("shim");
+    std::fs::create_dir(&shim_dir).unwrap();
+    let log = work.path().join("calls.log");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let shim = shim_dir.join("tmux");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$1 $2 $3 $4 $5\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path_env = format!("{}:/usr/local/bin:/usr/bin:/bin", shim_dir.display());
+    let t = Tmux::at_socket(&srv.sock).with_path_env(&path_env);
+
+    let list = t.list_panes(soon(5000)).unwrap();
+    assert_eq!(list.panes.len(), 2);
+    let p = pane_by(&list.panes, "s");
+    assert_eq!(p.cwd.as_deref(), Some(odd.to_str().unwrap()));
+    // tmux stores a window name with its control characters made visible (`\001`).
+    let stored = srv.tmux(&["display-message", "-p", "-t", &p.id, "#{window_name}"]);
+    assert_eq!(p.window_name.as_deref(), stored.strip_suffix('\n'));
+    assert!(stored.contains("\\001\\n\\\\|#x;"), "{stored:?}");
+    assert_eq!(p.title.as_deref(), Some(title));
+    // The marker is read as text: its control characters turned into spaces, nothing else lost.
+    assert_eq!(
+        p.marker.as_deref(),
+        Some(intercom_pane::text::sanitize(marker).as_str())
+    );
+    assert_eq!(p.marker.as_deref(), Some("m|a\\r;k#{x} |"));
+    assert_eq!(
+        pane_by(&list.panes, "t|x y").cwd.as_deref(),
+        Some(work.path().to_str().unwrap())
+    );
+    assert_eq!(t.find_pane(&p.id, soon(5000)).unwrap().as_ref(), Some(p));
+    assert_eq!(
+        t.list_panes(soon(5000)).unwrap().server,
+        list.server,
+        "the same server every time"
+    );
+
+    // Three listings: three tmux clients, each `list-panes`, no `tmux -V` and no `-N`.
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.starts_with("-u -S ") && c.ends_with(" list-panes -a")),
+        "{calls:?}"
+    );
+}

@@ -28,9 +28,47 @@ fn start_ticks(pid: i32) -> u64 {
     intercom_pane::proc::identity(pid).unwrap().start_ticks
 }
 
+/// Put a `tmux` on the binary's PATH that logs each call's arguments to `<env>/tmux-calls`
+/// and runs the real one.
+fn log_tmux_calls(env: &mut Env) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let shim_dir = env.path("shim");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let log = env.path("tmux-calls");
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v tmux"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8(real.stdout).unwrap();
+    let shim = shim_dir.join("tmux");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.path_env = format!("{}:{}", shim_dir.display(), env.path_env);
+    log
+}
+
+/// The tmux calls logged since the last look (the log is emptied).
+fn take_calls(log: &Path) -> Vec<String> {
+    let calls = std::fs::read_to_string(log).unwrap_or_default();
+    std::fs::write(log, b"").unwrap();
+    calls
+        .lines()
+        .map(|l| l.split(" -F ").next().unwrap_or(l).to_string())
+        .collect()
+}
+
 #[test]
 fn fixture_seats_follow_their_panes() {
-    let env = Env::new().with_system_path();
+    let mut env = Env::new().with_system_path();
+    let calls = log_tmux_calls(&mut env);
     pi_root(&env, &["idle", "waiting", "error", "tool"]);
     let bin = env.path("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -76,7 +114,20 @@ fn fixture_seats_follow_their_panes() {
     })
     .expect("panes run pi");
 
+    take_calls(&calls);
     let index = scan(&env, &server.sock);
+    // One server, one pass: one tmux client, the listing; no `tmux -V` (the listing carries
+    // the server's version).
+    let sock = server.sock.display().to_string();
+    let one_listing = vec![format!("-u -S {sock} list-panes -a")];
+    assert_eq!(take_calls(&calls), one_listing);
+    let status = env.run(&layout_args(
+        &env,
+        &["status", "--json"],
+        &["--tmux-socket", &sock],
+    ));
+    assert!(status.status.success(), "{status:?}");
+    assert_eq!(take_calls(&calls), one_listing, "status --json");
     assert_eq!(
         state_of(&index, "W-idle"),
         ("idle".into(), "completed_reply".into())

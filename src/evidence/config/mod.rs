@@ -404,7 +404,9 @@ pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
     // Taken before the read: a change after it gives the next pass another key.
-    let key = file_key(&path);
+    let key = crate::evidence::remembering()
+        .then(|| file_key(&path))
+        .flatten();
     if let Some(k) = &key {
         let last = remembered().lock().ok();
         if let Some((_, _, cfg)) = last

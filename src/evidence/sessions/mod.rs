@@ -267,28 +267,21 @@ fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, SessionErr
         None if (buf.len() as u64) == file_len && buf.len() <= HEADER_MAX => (&buf[..], file_len),
         None => return Err(SessionError::InvalidHeader),
     };
-    let v: serde_json::Value =
-        serde_json::from_slice(line).map_err(|_| SessionError::InvalidHeader)?;
-    let obj = v.as_object().ok_or(SessionError::InvalidHeader)?;
-    if obj.get("type").and_then(|t| t.as_str()) != Some("session") {
+    const FIELDS: [&str; 4] = ["type", "id", "cwd", "timestamp"];
+    let obj = crate::evidence::log_line::Fields::parse_named(line, &FIELDS)
+        .ok_or(SessionError::InvalidHeader)?;
+    if obj.str("type").as_deref() != Some("session") {
         return Err(SessionError::InvalidHeader);
     }
     let id = obj
-        .get("id")
-        .and_then(|t| t.as_str())
+        .str("id")
         .filter(|s| !s.is_empty() && s.len() <= SHORT_CAP)
         .ok_or(SessionError::InvalidHeader)?;
-    let cwd = obj
-        .get("cwd")
-        .and_then(|t| t.as_str())
-        .ok_or(SessionError::InvalidHeader)?;
+    let cwd = obj.str("cwd").ok_or(SessionError::InvalidHeader)?;
     Ok(Header {
-        id: id.to_string(),
-        cwd: cwd.to_string(),
-        timestamp: obj
-            .get("timestamp")
-            .and_then(|t| t.as_str())
-            .and_then(parse_iso),
+        id: id.into_owned(),
+        cwd: cwd.into_owned(),
+        timestamp: obj.str("timestamp").as_deref().and_then(parse_iso),
         end,
         rest: buf.get(end as usize..).unwrap_or_default().to_vec(),
     })
@@ -366,7 +359,9 @@ pub fn read_session_from_leaf(
 
 fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
     let f = fsguard::open_regular(path, None)?;
-    let key = settled_key(&f, leaf);
+    let key = crate::evidence::remembering()
+        .then(|| settled_key(&f, leaf))
+        .flatten();
     if let Some(k) = &key {
         if let Some(s) = summaries().lock().ok().and_then(|m| {
             m.get(path)

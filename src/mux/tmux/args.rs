@@ -16,13 +16,34 @@ pub fn escape_arg(s: &str) -> String {
 
 /// Parse `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`) to (major, minor).
 pub fn parse_version(s: &str) -> Option<(u32, u32)> {
-    let v = s.trim().strip_prefix("tmux ")?;
+    parse_version_number(s.trim().strip_prefix("tmux ")?)
+}
+
+/// Parse a version as `#{version}` prints it (`3.3a`, `next-3.4`, `3.2-rc2`) to (major, minor).
+pub fn parse_version_number(v: &str) -> Option<(u32, u32)> {
     let v = v.strip_prefix("next-").unwrap_or(v);
     let (major, rest) = v.split_once('.')?;
     let major: u32 = major.parse().ok()?;
     let minor_digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
     let minor: u32 = minor_digits.parse().ok()?;
     Some((major, minor))
+}
+
+/// The one place a version is held against `MIN_VERSION`.
+pub(super) fn supported(v: (u32, u32)) -> Result<(), MuxError> {
+    if v < super::MIN_VERSION {
+        return Err(MuxError::new(
+            ErrorCode::TooOld,
+            format!(
+                "tmux {}.{} < {}.{}",
+                v.0,
+                v.1,
+                super::MIN_VERSION.0,
+                super::MIN_VERSION.1
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Where `tmux -L name` puts its socket: `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/<name>`.

@@ -1,68 +1,80 @@
-//! The one pane listing: `list-panes -a -F` with every field that may hold any byte printed as
-//! `<byte length>:<value>` (see the parent module for why), ids and numbers as they are; parsed
-//! exactly; any mismatch is `bad_reply`.
+//! The one pane listing: `list-panes -a -F` with every field that may hold any byte quoted by
+//! tmux itself (`#{q:...}`), ids and numbers as they are; each value expanded once; parsed
+//! exactly; anything else is `bad_reply`.
+//!
+//! Why `#{q:...}`: tmux prints control characters, newlines and invalid UTF-8 inside values raw,
+//! so no separator is safe on its own. `q:` (tmux ≥ 2.9; the same set in every release since) puts a `\`
+//! before each of ``|&;<>()$`\"'*?[# =%`` and before nothing else, so an unescaped `|` only ever
+//! separates fields, and a raw newline inside a value is just a byte of it: a row is exactly
+//! `FIELDS.len()` fields and ends with a plain field and a newline. A quoted field holding one of
+//! those characters unescaped was not quoted by tmux's `q:` and is refused.
 
-use super::args::is_id;
+use std::borrow::Cow;
+
+use super::args::{is_id, parse_version_number, supported};
 use crate::mux::{ErrorCode, MuxError, PaneInfo, PaneList, ServerIdentity, MARKER_OPTION};
 use crate::text::sanitize;
-
-/// tmux expands `#{n:x}` and `#{x}` one after the other: a value that changes in between (the
-/// pane's command while a program starts, its path, its title) prints a length that does not
-/// fit. Nothing is guessed from such a listing; the caller may ask again.
-pub(super) const TORN: &str = "field length mismatch (a value changed while tmux printed it)";
 
 /// Cap on rows accepted from one listing.
 const MAX_ROWS: usize = 100_000;
 
+/// Between fields. `q:` escapes it inside values.
+const SEP: u8 = b'|';
+
+/// What tmux's `q:` escapes (format.c, `format_quote_shell`): never raw inside a quoted value.
+const QUOTED_BY_TMUX: &[u8] = b"|&;<>()$`\\\"'*?[# =%";
+
 /// How a field is printed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
-    /// Printed once, as is: ids and numbers tmux itself makes (`%3`, `$1`, `@2`, `1700000000`),
+    /// Printed as is: ids and numbers tmux itself makes (`%3`, `$1`, `@2`, `1700000000`),
     /// which never hold a separator. Anything else in such a field is `bad_reply`.
     Plain,
-    /// Any bytes (paths, names, titles, options): `<byte length>:<value>`.
-    Prefixed,
+    /// Any bytes (paths, names, titles, options): `#{q:...}`, unescaped here.
+    Quoted,
 }
 
-use Shape::{Plain, Prefixed};
+use Shape::{Plain, Quoted};
 
-/// The fields of one listing row, in order.
-const FIELDS: [(&str, Shape); 19] = [
+/// The fields of one listing row, in order. The server's version comes first so it is known
+/// before anything else in the row is believed; the last field is plain, so the newline after
+/// it ends the row.
+const FIELDS: [(&str, Shape); 20] = [
+    ("version", Quoted),
     ("pane_id", Plain),
     ("pane_pid", Plain),
-    ("pane_tty", Prefixed),
-    ("pane_current_command", Prefixed),
-    ("pane_current_path", Prefixed),
+    ("pane_tty", Quoted),
+    ("pane_current_command", Quoted),
+    ("pane_current_path", Quoted),
     ("session_id", Plain),
-    ("session_name", Prefixed),
+    ("session_name", Quoted),
     ("window_id", Plain),
-    ("window_name", Prefixed),
+    ("window_name", Quoted),
     ("pane_top", Plain),
     ("pane_left", Plain),
     ("pane_width", Plain),
     ("pane_height", Plain),
     ("pane_dead", Plain),
-    ("pane_title", Prefixed),
-    (MARKER_OPTION, Prefixed),
+    ("pane_title", Quoted),
+    (MARKER_OPTION, Quoted),
+    ("socket_path", Quoted),
     ("pid", Plain),
     ("start_time", Plain),
-    ("socket_path", Prefixed),
 ];
 
 /// Longest plain value (an id or a 64-bit number).
 const MAX_PLAIN: usize = 24;
 
-/// The `-F` format of a listing: plain fields as is, the others `<len>:<value>`, `\x1f` between
-/// fields. Only the fields that may hold any byte are expanded twice (length, then value).
+/// The `-F` format of a listing: plain fields as is, the others `#{q:...}`, `|` between fields.
 pub fn list_format() -> String {
     FIELDS
         .iter()
         .map(|(f, shape)| match shape {
             Plain => format!("#{{{f}}}"),
-            Prefixed => format!("#{{n:{f}}}:#{{{f}}}"),
+            Quoted => format!("#{{q:{f}}}"),
         })
         .collect::<Vec<_>>()
-        .join("\u{1f}")
+        .join("|")
 }
 
 pub(super) fn bad(detail: &str) -> MuxError {
@@ -76,7 +88,7 @@ fn plain_at(out: &[u8], i: usize) -> Result<(&[u8], usize), MuxError> {
     let len = rest
         .iter()
         .take(MAX_PLAIN + 1)
-        .position(|&b| b == 0x1f || b == b'\n')
+        .position(|&b| b == SEP || b == b'\n')
         .ok_or_else(|| bad("bad field"))?;
     let value = &rest[..len];
     if !value
@@ -88,26 +100,42 @@ fn plain_at(out: &[u8], i: usize) -> Result<(&[u8], usize), MuxError> {
     Ok((value, i + len))
 }
 
-/// A prefixed field at `i`: its value and where its separator must be.
-fn prefixed_at(out: &[u8], i: usize) -> Result<(&[u8], usize), MuxError> {
-    let digits_end = out
-        .get(i..)
-        .and_then(|rest| rest.iter().take(10).position(|&b| b == b':'))
-        .ok_or_else(|| bad("missing length"))?;
-    let len_txt = std::str::from_utf8(out.get(i..i + digits_end).unwrap_or(&[]))
-        .map_err(|_| bad("bad length"))?;
-    if len_txt.is_empty() || !len_txt.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad("bad length"));
+/// A quoted field at `i`: its unescaped value and where its separator is (the first `|` not
+/// escaped). Borrowed when nothing was escaped.
+fn quoted_at(out: &[u8], i: usize) -> Result<(Cow<'_, [u8]>, usize), MuxError> {
+    let rest = out.get(i..).ok_or_else(|| bad("short field"))?;
+    let mut owned: Option<Vec<u8>> = None;
+    let mut j = 0;
+    while let Some(&b) = rest.get(j) {
+        if b == SEP {
+            let value = match owned {
+                Some(v) => Cow::Owned(v),
+                None => Cow::Borrowed(&rest[..j]),
+            };
+            return Ok((value, i + j));
+        }
+        if b == b'\\' {
+            let next = *rest.get(j + 1).ok_or_else(|| bad("short field"))?;
+            owned.get_or_insert_with(|| rest[..j].to_vec()).push(next);
+            j += 2;
+            continue;
+        }
+        if QUOTED_BY_TMUX.contains(&b) {
+            return Err(bad("a value not quoted by tmux"));
+        }
+        if let Some(v) = owned.as_mut() {
+            v.push(b);
+        }
+        j += 1;
     }
-    let len: usize = len_txt.parse().map_err(|_| bad("bad length"))?;
-    let start = i + digits_end + 1;
-    let end = start.checked_add(len).ok_or_else(|| bad("bad length"))?;
-    let value = out.get(start..end).ok_or_else(|| bad("short field"))?;
-    Ok((value, end))
+    Err(bad("short field"))
 }
 
+/// One row's fields, in `FIELDS` order.
+pub type Row<'a> = Vec<Cow<'a, [u8]>>;
+
 /// Split a listing into rows of exactly `FIELDS.len()` fields.
-pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
+pub fn parse_rows(out: &[u8]) -> Result<Vec<Row<'_>>, MuxError> {
     let mut rows = Vec::new();
     let mut i = 0usize;
     while i < out.len() {
@@ -117,19 +145,17 @@ pub fn parse_rows(out: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, MuxError> {
         let mut row = Vec::with_capacity(FIELDS.len());
         for (f, (_, shape)) in FIELDS.iter().enumerate() {
             let (value, end) = match shape {
-                Plain => plain_at(out, i)?,
-                Prefixed => prefixed_at(out, i)?,
+                Plain => {
+                    let (v, end) = plain_at(out, i)?;
+                    (Cow::Borrowed(v), end)
+                }
+                Quoted => quoted_at(out, i)?,
             };
-            let want = if f + 1 == FIELDS.len() { b'\n' } else { 0x1f };
+            let want = if f + 1 == FIELDS.len() { b'\n' } else { SEP };
             if out.get(end) != Some(&want) {
-                // A plain field ends at the first separator, so only a length can misfit.
-                return Err(bad(if *shape == Prefixed {
-                    TORN
-                } else {
-                    "bad field"
-                }));
+                return Err(bad("bad field"));
             }
-            row.push(value.to_vec());
+            row.push(value);
             i = end + 1;
         }
         rows.push(row);
@@ -160,32 +186,32 @@ fn id_field(v: &[u8], sigil: char, what: &str) -> Result<String, MuxError> {
 }
 
 /// Turn one row into a pane and its server's identity, validating every field.
-fn pane_from_row(r: &[Vec<u8>]) -> Result<(PaneInfo, ServerIdentity), MuxError> {
-    let f = |i: usize| r.get(i).map(Vec::as_slice).unwrap_or(&[]);
-    let server_pid: i32 = num(f(16))
+fn pane_from_row(r: &[Cow<'_, [u8]>]) -> Result<(PaneInfo, ServerIdentity), MuxError> {
+    let f = |i: usize| r.get(i).map(|v| &**v).unwrap_or(&[]);
+    let server_pid: i32 = num(f(18))
         .filter(|&p| p > 0)
         .ok_or_else(|| bad("server pid"))?;
-    let start_time: i64 = num(f(17))
+    let start_time: i64 = num(f(19))
         .filter(|&t| t > 0)
         .ok_or_else(|| bad("start time"))?;
-    let socket_path = opt_exact(f(18)).ok_or_else(|| bad("socket path"))?;
+    let socket_path = opt_exact(f(17)).ok_or_else(|| bad("socket path"))?;
     let pane = PaneInfo {
-        id: id_field(f(0), '%', "pane id")?,
-        pid: num::<i32>(f(1)).filter(|&p| p > 0),
-        tty: opt_exact(f(2)).filter(|t| t.starts_with("/dev/") && !t.contains(char::is_control)),
-        current_command: opt_text(f(3)),
-        cwd: opt_exact(f(4)).filter(|c| c.starts_with('/')),
-        session_id: id_field(f(5), '$', "session id")?,
-        session_name: opt_exact(f(6)),
-        window_id: id_field(f(7), '@', "window id")?,
-        window_name: opt_text(f(8)),
-        top: num(f(9)),
-        left: num(f(10)),
-        width: num(f(11)),
-        height: num(f(12)),
-        dead: f(13) == b"1",
-        title: opt_text(f(14)),
-        marker: opt_text(f(15)),
+        id: id_field(f(1), '%', "pane id")?,
+        pid: num::<i32>(f(2)).filter(|&p| p > 0),
+        tty: opt_exact(f(3)).filter(|t| t.starts_with("/dev/") && !t.contains(char::is_control)),
+        current_command: opt_text(f(4)),
+        cwd: opt_exact(f(5)).filter(|c| c.starts_with('/')),
+        session_id: id_field(f(6), '$', "session id")?,
+        session_name: opt_exact(f(7)),
+        window_id: id_field(f(8), '@', "window id")?,
+        window_name: opt_text(f(9)),
+        top: num(f(10)),
+        left: num(f(11)),
+        width: num(f(12)),
+        height: num(f(13)),
+        dead: f(14) == b"1",
+        title: opt_text(f(15)),
+        marker: opt_text(f(16)),
         terminal_id: None,
     };
     Ok((
@@ -198,12 +224,37 @@ fn pane_from_row(r: &[Vec<u8>]) -> Result<(PaneInfo, ServerIdentity), MuxError> 
     ))
 }
 
-/// Parse a whole listing; every row must name the same server.
-pub fn parse_listing(out: &[u8]) -> Result<PaneList, MuxError> {
+/// The version the server printed in every row (`#{version}`, tmux ≥ 2.4): `Ok(None)` when it
+/// printed none that parses, or there are no rows. Rows that disagree are `bad_reply`.
+fn server_version(rows: &[Row<'_>]) -> Result<Option<(u32, u32)>, MuxError> {
+    let Some(first) = rows.first().and_then(|r| r.first()) else {
+        return Ok(None);
+    };
+    if rows.iter().any(|r| r.first() != Some(first)) {
+        return Err(bad("rows from two servers"));
+    }
+    Ok(std::str::from_utf8(first)
+        .ok()
+        .and_then(parse_version_number))
+}
+
+/// Parse a whole listing; every row must name the same server. The server's own version is
+/// checked before any row is believed; when it printed none (a server too old to know
+/// `#{version}`, or one whose version does not parse) and there are rows, `unsaid` decides.
+pub fn parse_listing(
+    out: &[u8],
+    unsaid: impl FnOnce() -> Result<(), MuxError>,
+) -> Result<PaneList, MuxError> {
+    let rows = parse_rows(out)?;
+    match server_version(&rows)? {
+        Some(v) => supported(v)?,
+        None if rows.is_empty() => {}
+        None => unsaid()?,
+    }
     let mut server: Option<ServerIdentity> = None;
-    let mut panes = Vec::new();
-    for row in parse_rows(out)? {
-        let (pane, s) = pane_from_row(&row)?;
+    let mut panes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let (pane, s) = pane_from_row(row)?;
         match &server {
             None => server = Some(s),
             Some(prev) if *prev != s => return Err(bad("rows from two servers")),
@@ -218,14 +269,27 @@ pub fn parse_listing(out: &[u8]) -> Result<PaneList, MuxError> {
 pub(super) mod tests {
     use super::*;
 
+    /// A value as tmux's `q:` prints it.
+    fn quote(v: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &b in v {
+            if QUOTED_BY_TMUX.contains(&b) {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+        out
+    }
+
     fn row(fields: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();
         for (i, f) in fields.iter().enumerate() {
-            if FIELDS[i].1 == Prefixed {
-                out.extend_from_slice(format!("{}:", f.len()).as_bytes());
+            if FIELDS[i].1 == Quoted {
+                out.extend(quote(f));
+            } else {
+                out.extend_from_slice(f);
             }
-            out.extend_from_slice(f);
-            out.push(if i + 1 == fields.len() { b'\n' } else { 0x1f });
+            out.push(if i + 1 == fields.len() { b'\n' } else { SEP });
         }
         out
     }
@@ -234,14 +298,26 @@ pub(super) mod tests {
         sample_running(pane, b"pi", cwd, session)
     }
 
-    /// One listing row as tmux prints it, for a pane running `command`.
+    /// One listing row as tmux 3.3a prints it, for a pane running `command`.
     pub(in crate::mux::tmux) fn sample_running(
         pane: &str,
         command: &[u8],
         cwd: &[u8],
         session: &[u8],
     ) -> Vec<u8> {
+        sample_of(b"3.3a", pane, command, cwd, session)
+    }
+
+    /// One listing row from a server that says it is `version`.
+    pub(in crate::mux::tmux) fn sample_of(
+        version: &[u8],
+        pane: &str,
+        command: &[u8],
+        cwd: &[u8],
+        session: &[u8],
+    ) -> Vec<u8> {
         row(&[
+            version,
             pane.as_bytes(),
             b"123",
             b"/dev/pts/3",
@@ -258,22 +334,50 @@ pub(super) mod tests {
             b"0",
             b"t\x1b]0;x\x07",
             b"",
+            b"/tmp/s",
             b"999",
             b"1700000000",
-            b"/tmp/s",
         ])
+    }
+
+    fn parse(out: &[u8]) -> Result<PaneList, MuxError> {
+        parse_listing(out, || panic!("the version was printed"))
+    }
+
+    #[test]
+    fn fields_are_where_the_row_reader_looks() {
+        let names: Vec<&str> = FIELDS.iter().map(|f| f.0).collect();
+        assert_eq!(names[0], "version");
+        assert_eq!(names[1], "pane_id");
+        assert_eq!(names[5], "pane_current_path");
+        assert_eq!(names[15], "pane_title");
+        assert_eq!(names[16], MARKER_OPTION);
+        assert_eq!(&names[17..], ["socket_path", "pid", "start_time"]);
+        assert!(
+            FIELDS[FIELDS.len() - 1].1 == Plain,
+            "a newline ends the row"
+        );
+        assert!(list_format().starts_with("#{q:version}|#{pane_id}|#{pane_pid}|#{q:pane_tty}|"));
+        // Each value is expanded once.
+        assert_eq!(list_format().matches("#{").count(), FIELDS.len());
+        assert_eq!(list_format().matches("#{q:").count(), 9);
     }
 
     #[test]
     fn parses_hostile_values_exactly() {
-        let mut out = sample("%1", b"/tmp/a\nb\x1fc", b"s;'\"\xc3\xa9");
+        let hostile_cwd = b"/tmp/a\nb\x1fc|d\\|e\\\\;\x01#{pane_id}##";
+        let mut out = sample("%1", hostile_cwd, b"s;'\"\xc3\xa9 |x\n");
         out.extend(sample("%2", b"/x", b"n"));
-        let l = parse_listing(&out).unwrap();
+        let l = parse(&out).unwrap();
         assert_eq!(l.panes.len(), 2);
-        assert_eq!(l.panes[0].cwd.as_deref(), Some("/tmp/a\nb\u{1f}c"));
-        assert_eq!(l.panes[0].session_name.as_deref(), Some("s;'\"é"));
+        assert_eq!(
+            l.panes[0].cwd.as_deref(),
+            Some("/tmp/a\nb\u{1f}c|d\\|e\\\\;\u{1}#{pane_id}##")
+        );
+        assert_eq!(l.panes[0].session_name.as_deref(), Some("s;'\"é |x\n"));
         assert_eq!(l.panes[0].title.as_deref(), Some("t"));
         assert_eq!(l.panes[0].marker, None);
+        assert_eq!(l.panes[1].cwd.as_deref(), Some("/x"));
         assert_eq!(
             l.server,
             Some(ServerIdentity::Tmux {
@@ -282,17 +386,20 @@ pub(super) mod tests {
                 start_time: 1_700_000_000
             })
         );
+        // Invalid UTF-8 and a value that is nothing but separators.
+        let odd = sample_running("%3", b"\xff\xfe", b"/\xff", b"|||");
+        let l = parse(&odd).unwrap();
+        assert_eq!(l.panes[0].session_name.as_deref(), Some("|||"));
+        assert_eq!(l.panes[0].cwd.as_deref(), Some("/\u{fffd}"));
     }
 
     #[test]
     fn rejects_mismatched_or_invalid_rows() {
         let good = sample("%1", b"/x", b"n");
         for cut in [1, 5, good.len() - 1] {
-            assert!(parse_listing(&good[..cut]).is_err(), "cut {cut}");
+            assert!(parse(&good[..cut]).is_err(), "cut {cut}");
         }
         let text = String::from_utf8(good.clone()).unwrap();
-        let bad_len = text.replacen("2:/x", "3:/x", 1); // the path claims 3 bytes
-        assert!(parse_listing(bad_len.as_bytes()).is_err());
         // A plain field holds only what tmux makes for ids and numbers.
         for (from, to) in [
             ("%1", "%1 "),
@@ -302,15 +409,38 @@ pub(super) mod tests {
         ] {
             let hostile = text.replacen(from, to, 1);
             assert_ne!(hostile, text);
-            assert!(parse_listing(hostile.as_bytes()).is_err(), "{to:?}");
+            assert!(parse(hostile.as_bytes()).is_err(), "{to:?}");
         }
-        assert!(
-            list_format().starts_with("#{pane_id}\u{1f}#{pane_pid}\u{1f}#{n:pane_tty}:#{pane_tty}")
-        );
-        assert_eq!(list_format().matches("#{n:").count(), 8);
-        assert!(parse_listing(&sample("1", b"/x", b"n")).is_err());
-        assert!(parse_listing(&sample("%x", b"/x", b"n")).is_err());
-        assert!(parse_listing(b"99999999999999999999:x\n").is_err());
-        assert_eq!(parse_listing(b"").unwrap().panes.len(), 0);
+        // A quoted field with a character `q:` escapes left raw was not quoted by tmux; one
+        // separator too many or too few shifts every field after it.
+        for (from, to) in [("|/x|", "|/x;|"), ("|/x|", "|/x|y|"), ("|/x|", "|/x\\")] {
+            let hostile = text.replacen(from, to, 1);
+            assert_ne!(hostile, text);
+            assert!(parse(hostile.as_bytes()).is_err(), "{to:?}");
+        }
+        assert!(parse(&sample("1", b"/x", b"n")).is_err());
+        assert!(parse(&sample("%x", b"/x", b"n")).is_err());
+        assert!(parse(b"99999999999999999999:x\n").is_err());
+        assert_eq!(parse(b"").unwrap().panes.len(), 0);
+    }
+
+    #[test]
+    fn the_servers_own_version_decides_before_any_row_is_believed() {
+        let old = sample_of(b"3.1c", "%1", b"pi", b"/x", b"n");
+        assert_eq!(parse(&old).unwrap_err().code, ErrorCode::TooOld);
+        for v in [&b"3.2"[..], b"3.3a", b"next-3.4", b"3.2-rc2"] {
+            assert!(parse(&sample_of(v, "%1", b"pi", b"/x", b"n")).is_ok());
+        }
+        // Two versions in one listing: two servers.
+        let mut two = sample("%1", b"/x", b"n");
+        two.extend(sample_of(b"3.4", "%2", b"pi", b"/x", b"n"));
+        assert_eq!(parse(&two).unwrap_err().code, ErrorCode::BadReply);
+        // Not said (a server older than `#{version}`) or not understood: `unsaid` decides.
+        for v in [&b""[..], b"master"] {
+            let row = sample_of(v, "%1", b"pi", b"/x", b"n");
+            let refused = parse_listing(&row, || Err(MuxError::new(ErrorCode::TooOld, "-V")));
+            assert_eq!(refused.unwrap_err().code, ErrorCode::TooOld);
+            assert!(parse_listing(&row, || Ok(())).is_ok());
+        }
     }
 }

@@ -6,16 +6,19 @@
 //! trailing `;` (which tmux takes as a command separator), and its pane-list parser splits on
 //! `'`. Here instead:
 //! - the server is ALWAYS addressed with `-S <socket path>`, never the default socket, and `-N`
-//!   (3.3+) so that no query ever starts a server; `-u` so tmux prints values byte for byte;
+//!   (3.3+) on every command but the listing, so that none ever starts a server (`list-panes`
+//!   cannot: tmux starts a server only for commands made to, such as `new-session`); `-u` so
+//!   tmux prints values byte for byte;
 //! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
 //! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
-//! - panes are listed with ONE `list-panes -a -F`, each field that may hold any byte printed as
-//!   `<byte length>:<value>` (tmux's `#{n:...}` is the byte length). tmux 3.3a prints control
-//!   characters, newlines and invalid UTF-8 in values raw, so no separator is safe on its own;
-//!   the length prefix makes every record parse exactly, and any mismatch is detected and
-//!   reported as `bad_reply`. Ids and numbers tmux makes itself (`%3`, `1700000000`) cannot hold
-//!   a separator: they are printed once, as is, and refused when they hold anything else;
-//! - tmux ≥ 3.2 is required, checked with `tmux -V` once per process (per program and PATH);
+//! - panes are listed with ONE `list-panes -a -F`, each field that may hold any byte quoted by
+//!   tmux's `#{q:...}` (see `listing`), each value expanded once; ids and numbers tmux makes
+//!   itself (`%3`, `1700000000`) cannot hold a separator: they are printed as is, and refused
+//!   when they hold anything else;
+//! - tmux ≥ 3.2 is required. A listing carries the server's own `#{version}` and is refused
+//!   from an older server, so a pass that only lists spawns one tmux and no `tmux -V`; other
+//!   commands check `tmux -V` once per process (per program and PATH), as does a listing whose
+//!   server printed no version, and a listing that failed (so an old tmux reads `too_old`);
 //! - every tmux process runs under the caller's deadline and is killed when it passes.
 
 use std::collections::HashMap;
@@ -45,8 +48,6 @@ pub use listing::{list_format, parse_listing, parse_rows};
 pub const MIN_VERSION: (u32, u32) = (3, 2);
 /// Cap on one listing's output (128 panes take about 40 KiB).
 const LIST_CAP: usize = 16 << 20;
-/// Attempts at one listing when values change while tmux prints it.
-const LIST_ATTEMPTS: usize = 3;
 /// Cap on output of commands that print little.
 const SMALL_CAP: usize = 1 << 20;
 /// Largest marker value.
@@ -137,12 +138,7 @@ impl Tmux {
                 v
             }
         };
-        if v < MIN_VERSION {
-            return Err(MuxError::new(
-                ErrorCode::TooOld,
-                format!("tmux {}.{} < 3.2", v.0, v.1),
-            ));
-        }
+        args::supported(v)?;
         Ok(v)
     }
 
@@ -155,10 +151,22 @@ impl Tmux {
     ) -> Result<spawn::Output, MuxError> {
         self.server_may_listen()?;
         let version = self.version(deadline)?;
-        let mut c = self.base_command();
         // None of our commands starts a server; `-N` makes sure of it where we verified that
         // the flag exists (3.3a; it may be newer than 3.2).
-        if version >= (3, 3) {
+        self.exec(args, stdin, deadline, cap, version >= (3, 3))
+    }
+
+    /// Run one tmux client as is (the caller has checked what it needs).
+    fn exec(
+        &self,
+        args: Args,
+        stdin: Option<&[u8]>,
+        deadline: Instant,
+        cap: usize,
+        no_start: bool,
+    ) -> Result<spawn::Output, MuxError> {
+        let mut c = self.base_command();
+        if no_start {
             c.arg("-N");
         }
         c.arg("-u").arg("-S").arg(&self.socket).args(&args.0);
@@ -170,9 +178,8 @@ impl Tmux {
         }
     }
 
-    /// Run a command that creates a pane and prints only its id (`-P -F '#{pane_id}'`): the new
-    /// pane's command is changing right now (its program is starting), which would tear a full
-    /// listing, so the pane is then looked up like any other.
+    /// Run a command that creates a pane and prints only its id (`-P -F '#{pane_id}'`); the
+    /// pane is then looked up like any other, through the one listing format.
     fn run_new_pane(&self, args: Args, deadline: Instant) -> Result<PaneInfo, MuxError> {
         let out = self.run(args, None, deadline, SMALL_CAP)?;
         let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -184,23 +191,31 @@ impl Tmux {
     }
 
     /// One `list-panes -a` (optionally filtered by a format condition), parsed and validated.
+    /// No `tmux -V` first: the listing carries the server's version (see the module notes).
     fn list(&self, filter: Option<&str>, deadline: Instant) -> Result<PaneList, MuxError> {
-        let mut torn = None;
-        // A listing torn by a value changing mid-print is asked for again, a bounded number of
-        // times (and never past the deadline); any other failure is final.
-        for _ in 0..LIST_ATTEMPTS {
-            let mut args = Args::new("list-panes").arg("-a");
-            if let Some(f) = filter {
-                args = args.arg("-f").arg(f);
-            }
-            args = args.arg("-F").arg(&list_format());
-            let out = self.run(args, None, deadline, LIST_CAP)?;
-            match parse_listing(&out.stdout) {
-                Err(e) if e.detail == listing::TORN => torn = Some(e),
-                other => return other,
-            }
+        self.server_may_listen()?;
+        let mut args = Args::new("list-panes").arg("-a");
+        if let Some(f) = filter {
+            args = args.arg("-f").arg(f);
         }
-        Err(torn.unwrap_or_else(|| bad(listing::TORN)))
+        args = args.arg("-F").arg(&list_format());
+        let out = self
+            .exec(args, None, deadline, LIST_CAP, false)
+            .map_err(|e| self.too_old_or(e, deadline))?;
+        parse_listing(&out.stdout, || self.version(deadline).map(|_| ()))
+            .map_err(|e| self.too_old_or(e, deadline))
+    }
+
+    /// A listing that failed for a reason tmux gave: a tmux too old to drive (which may not
+    /// know the flags or formats asked for) reads as `too_old`, whatever it printed.
+    fn too_old_or(&self, e: MuxError, deadline: Instant) -> MuxError {
+        match e.code {
+            ErrorCode::BadReply | ErrorCode::Failed => match self.version(deadline) {
+                Err(old) if old.code == ErrorCode::TooOld => old,
+                _ => e,
+            },
+            _ => e,
+        }
     }
 }
 
@@ -446,8 +461,9 @@ mod tests {
         assert!(socket_for_name("../x", None).is_none());
     }
 
-    /// A stand-in `tmux` that prints the listings in `outs` on its successive list calls
-    /// (the last one again after that) and counts them.
+    /// A stand-in `tmux` that logs every call's arguments to `calls`, answers `-V` with
+    /// `tmux <dir/version>` (3.3a when absent) and prints the listings in `outs` on its successive
+    /// other calls (the last one again after that), exiting with `dir/rc` (0 when absent).
     fn scripted_tmux(dir: &Path, outs: &[Vec<u8>]) -> Tmux {
         for (i, o) in outs.iter().enumerate() {
             std::fs::write(dir.join(format!("out{}", i + 1)), o).unwrap();
@@ -455,9 +471,11 @@ mod tests {
         std::fs::write(dir.join("outlast"), outs.last().unwrap()).unwrap();
         let d = dir.display();
         let script = format!(
-            "#!/bin/sh\ncase \"$*\" in *-V*) echo 'tmux 3.3a'; exit 0;; esac\n\
+            "#!/bin/sh\necho \"$*\" >> {d}/calls\n\
+             case \"$*\" in -V) echo \"tmux $(cat {d}/version 2>/dev/null || echo 3.3a)\"; exit 0;; esac\n\
              n=$(cat {d}/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > {d}/count\n\
-             cat {d}/out$n 2>/dev/null || cat {d}/outlast\n"
+             cat {d}/out$n 2>/dev/null || cat {d}/outlast\n\
+             exit $(cat {d}/rc 2>/dev/null || echo 0)\n"
         );
         let prog = dir.join("tmux");
         std::fs::write(&prog, script).unwrap();
@@ -468,51 +486,91 @@ mod tests {
         Tmux::at_socket(&dir.join("sock")).with_program(&prog)
     }
 
+    fn calls(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("calls"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(5)
+    }
+
     #[test]
     fn no_socket_file_is_no_server_without_a_spawn() {
         let dir = tempfile::tempdir().unwrap();
         let good = listing::tests::sample_running("%1", b"sleep", b"/w", b"s");
         let t = scripted_tmux(dir.path(), &[good]);
         std::fs::remove_file(dir.path().join("sock")).unwrap();
-        let e = t
-            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
-            .unwrap_err();
+        let e = t.list_panes(soon()).unwrap_err();
         assert_eq!(e.code, ErrorCode::NoServer);
-        assert!(!dir.path().join("count").exists(), "tmux was run");
+        assert!(calls(dir.path()).is_empty(), "tmux was run");
         let gone = t.with_program(dir.path().join("absent"));
-        let e = gone
-            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
-            .unwrap_err();
+        let e = gone.list_panes(soon()).unwrap_err();
         assert_eq!(e.code, ErrorCode::NotInstalled);
     }
 
     #[test]
-    fn a_listing_torn_by_a_changing_value_is_asked_for_again_a_bounded_number_of_times() {
-        // `#{n:pane_current_command}` saw "sh", then `#{pane_current_command}` printed "sleep".
+    fn a_listing_that_says_its_version_is_the_only_tmux_run() {
+        let dir = tempfile::tempdir().unwrap();
         let good = listing::tests::sample_running("%1", b"sleep", b"/w", b"s");
-        let torn = String::from_utf8(good.clone())
-            .unwrap()
-            .replacen("5:sleep", "2:sleep", 1)
-            .into_bytes();
-        let dir = tempfile::tempdir().unwrap();
-        let t = scripted_tmux(dir.path(), &[torn.clone(), good]);
-        let list = t
-            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
-            .unwrap();
-        assert_eq!(list.panes[0].current_command.as_deref(), Some("sleep"));
-        let calls = std::fs::read_to_string(dir.path().join("count")).unwrap();
-        assert_eq!(calls.trim(), "2");
+        let t = scripted_tmux(dir.path(), &[good]);
+        for _ in 0..3 {
+            let list = t.list_panes(soon()).unwrap();
+            assert_eq!(list.panes[0].current_command.as_deref(), Some("sleep"));
+        }
+        let calls = calls(dir.path());
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        for c in &calls {
+            // `list-panes` never starts a server: no `-N`, so no version of the client needed.
+            assert!(c.starts_with("-u -S ") && c.contains(" list-panes -a -F #{q:version}|"));
+        }
+        // A command that changes something still checks the client once (and passes `-N`).
+        t.set_marker("%1", "m", soon()).unwrap();
+        t.set_marker("%1", "m", soon()).unwrap();
+        let calls = super::tests::calls(dir.path());
+        assert_eq!(calls[3], "-V");
+        assert!(calls[4].starts_with("-N -u -S ") && calls[5].starts_with("-N -u -S "));
+        assert_eq!(calls.len(), 6, "{calls:?}");
+    }
 
+    #[test]
+    fn a_server_too_old_or_silent_about_its_version_is_checked_as_before() {
+        // The server says 3.1: refused from the listing alone.
         let dir = tempfile::tempdir().unwrap();
-        let t = scripted_tmux(dir.path(), &[torn]);
-        let e = t
-            .list_panes(Instant::now() + std::time::Duration::from_secs(5))
-            .unwrap_err();
-        assert_eq!(
-            (e.code, e.detail.as_str()),
-            (ErrorCode::BadReply, listing::TORN)
-        );
-        let calls = std::fs::read_to_string(dir.path().join("count")).unwrap();
-        assert_eq!(calls.trim(), LIST_ATTEMPTS.to_string());
+        let old = listing::tests::sample_of(b"3.1c", "%1", b"pi", b"/w", b"s");
+        let t = scripted_tmux(dir.path(), &[old]);
+        assert_eq!(t.list_panes(soon()).unwrap_err().code, ErrorCode::TooOld);
+        assert_eq!(calls(dir.path()).len(), 1);
+
+        // No version printed (older than `#{version}`): `tmux -V` decides, once per process.
+        let dir = tempfile::tempdir().unwrap();
+        let silent = listing::tests::sample_of(b"", "%1", b"pi", b"/w", b"s");
+        let t = scripted_tmux(dir.path(), &[silent]);
+        t.list_panes(soon()).unwrap();
+        t.list_panes(soon()).unwrap();
+        let v = calls(dir.path()).iter().filter(|c| *c == "-V").count();
+        assert_eq!((calls(dir.path()).len(), v), (3, 1));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("version"), "3.0").unwrap();
+        let silent = listing::tests::sample_of(b"", "%1", b"pi", b"/w", b"s");
+        let t = scripted_tmux(dir.path(), &[silent]);
+        assert_eq!(t.list_panes(soon()).unwrap_err().code, ErrorCode::TooOld);
+
+        // A listing refused by a tmux that does not know what was asked: too old, not failed.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("version"), "3.1").unwrap();
+        std::fs::write(dir.path().join("rc"), "1").unwrap();
+        let t = scripted_tmux(dir.path(), &[b"unknown flag -f".to_vec()]);
+        let e = t.find_pane("%1", soon()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::TooOld);
+        // The same refusal from a tmux new enough is what tmux said.
+        std::fs::write(dir.path().join("version"), "3.3a").unwrap();
+        // Another PATH: another cache key, so `-V` is asked again.
+        let t = t.with_path_env("/usr/bin:/bin:/usr/bin/.");
+        let e = t.find_pane("%1", soon()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Failed);
     }
 }
