@@ -115,34 +115,7 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
     for i in 1..WORKERS {
         server.new_session(&format!("w{i}"), tmp.path(), &[&pi, "3600"]);
     }
-    let sock = server.sock.display().to_string();
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let (sys_s, root_s, sess_s) = (
-        sys.display().to_string(),
-        root.display().to_string(),
-        sessions.display().to_string(),
-    );
-    server.new_session(
-        "mon",
-        tmp.path(),
-        &[
-            bin,
-            "monitor",
-            "--config",
-            &sys_s,
-            "--root",
-            &root_s,
-            "--sessions-dir",
-            &sess_s,
-            "--tmux-socket",
-            &sock,
-            "--fleet",
-            "none",
-            "--repo",
-            &root_s,
-        ],
-    );
-    server.tmux(&["resize-window", "-t", "mon", "-x", "120", "-y", "40"]);
+    server.start_monitor(tmp.path(), &sys, &root, &sessions, 40);
     let pid: i32 = server
         .tmux(&["list-panes", "-t", "=mon:", "-F", "#{pane_pid}"])
         .trim()

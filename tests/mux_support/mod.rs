@@ -149,6 +149,38 @@ impl TmuxServer {
         self.tmux(&args);
     }
 
+    /// Start the real sidebar in a session `mon` of this server, `height` rows tall, watching
+    /// the roster `root` and session folder `sessions` with the system config `sys` (no fleet).
+    #[allow(dead_code)]
+    pub fn start_monitor(&self, cwd: &Path, sys: &Path, root: &Path, sessions: &Path, height: u16) {
+        let bin = env!("CARGO_BIN_EXE_intercom-pane");
+        let sock = self.sock.display().to_string();
+        let (sys, root, sessions) = (
+            sys.display().to_string(),
+            root.display().to_string(),
+            sessions.display().to_string(),
+        );
+        let argv = [
+            bin,
+            "monitor",
+            "--config",
+            &sys,
+            "--root",
+            &root,
+            "--sessions-dir",
+            &sessions,
+            "--tmux-socket",
+            &sock,
+            "--fleet",
+            "none",
+            "--repo",
+            &root,
+        ];
+        self.new_session("mon", cwd, &argv);
+        let height = height.to_string();
+        self.tmux(&["resize-window", "-t", "mon", "-x", "120", "-y", &height]);
+    }
+
     /// The server's pid.
     pub fn pid(&self) -> i32 {
         self.server.as_ref().map(|s| s.pid).unwrap_or(0)

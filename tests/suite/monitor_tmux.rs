@@ -185,34 +185,7 @@ fn a_transcript_change_shows_within_one_refresh() {
     std::fs::write(&sys, json!({"dataRoot": data}).to_string()).unwrap();
     let pi = mux_support::fake_pi(tmp.path()).display().to_string();
     let mut server = TmuxServer::start("w0", tmp.path(), &[&pi, "3600"]);
-    let sock = server.sock.display().to_string();
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let (sys_s, root_s, sess_s) = (
-        sys.display().to_string(),
-        root.display().to_string(),
-        sessions.display().to_string(),
-    );
-    server.new_session(
-        "mon",
-        tmp.path(),
-        &[
-            bin,
-            "monitor",
-            "--config",
-            &sys_s,
-            "--root",
-            &root_s,
-            "--sessions-dir",
-            &sess_s,
-            "--tmux-socket",
-            &sock,
-            "--fleet",
-            "none",
-            "--repo",
-            &root_s,
-        ],
-    );
-    server.tmux(&["resize-window", "-t", "mon", "-x", "120", "-y", "20"]);
+    server.start_monitor(tmp.path(), &sys, &root, &sessions, 20);
     let row = |s: &str| s.lines().find(|l| l.contains("w0")).map(str::to_string);
     let before = wait_for(15_000, || {
         row(&server.tmux(&["capture-pane", "-p", "-t", "=mon:"]))
