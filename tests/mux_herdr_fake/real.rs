@@ -109,6 +109,20 @@ impl RealHerdr {
         v["result"].clone()
     }
 
+    /// A new workspace that does not take the focus: its root pane's id.
+    pub fn background_pane(&self, cwd: &str, label: &str) -> String {
+        let ws = self.result(&[
+            "workspace",
+            "create",
+            "--cwd",
+            cwd,
+            "--label",
+            label,
+            "--no-focus",
+        ]);
+        ws["root_pane"]["pane_id"].as_str().unwrap().to_string()
+    }
+
     /// A client for this server.
     pub fn client(&self) -> Herdr {
         Herdr::at_socket(&self.socket)

@@ -691,16 +691,7 @@ fn real_herdr_closes_exactly_the_workers_pane_after_its_handoff() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let root = env.path("root").display().to_string();
-    let ws = h.result(&[
-        "workspace",
-        "create",
-        "--cwd",
-        &root,
-        "--label",
-        "work",
-        "--no-focus",
-    ]);
-    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let pane = h.background_pane(&root, "work");
     let split = h.result(&["pane", "split", &pane, "--direction", "right", "--no-focus"]);
     let bystander = split["pane"]["pane_id"].as_str().unwrap().to_string();
     h.shell_pid(&pane);

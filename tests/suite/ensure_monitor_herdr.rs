@@ -375,16 +375,7 @@ fn real_herdr_background_monitor_keeps_focus_and_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config::load(&roster(dir.path())).unwrap();
     h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
-    let back = h.result(&[
-        "workspace",
-        "create",
-        "--cwd",
-        "/tmp",
-        "--label",
-        "back",
-        "--no-focus",
-    ]);
-    let coord = back["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let coord = h.background_pane("/tmp", "back");
     let env = MuxEnv {
         herdr_socket_path: Some(h.socket.display().to_string()),
         ..Default::default()

@@ -98,16 +98,7 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
     let h = mux_herdr_fake::real::RealHerdr::start();
     let env = Env::new();
     let ids = pi_root(&env, &["idle"]);
-    let ws = h.result(&[
-        "workspace",
-        "create",
-        "--cwd",
-        "/tmp",
-        "--label",
-        "seat",
-        "--no-focus",
-    ]);
-    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let pane = h.background_pane("/tmp", "seat");
     h.shell_pid(&pane);
     let got = env.path("typed.bin");
     let line = format!(

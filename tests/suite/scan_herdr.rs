@@ -126,16 +126,7 @@ fn real_herdr_exec_a_pi_seat_reads_live() {
     let h = mux_herdr_fake::real::RealHerdr::start();
     let env = Env::new();
     let ids = pi_root(&env, &["idle"]);
-    let ws = h.result(&[
-        "workspace",
-        "create",
-        "--cwd",
-        "/tmp",
-        "--label",
-        "seat",
-        "--no-focus",
-    ]);
-    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let pane = h.background_pane("/tmp", "seat");
     h.shell_pid(&pane);
     h.cli(&["pane", "run", &pane, "exec -a pi sleep 600"]);
     let end = Instant::now() + Duration::from_secs(10);
@@ -174,16 +165,7 @@ fn real_herdr_a_restarted_pane_is_not_the_seats_pi() {
     let mut h = mux_herdr_fake::real::RealHerdr::start();
     let env = Env::new();
     let ids = pi_root(&env, &["idle"]);
-    let ws = h.result(&[
-        "workspace",
-        "create",
-        "--cwd",
-        "/tmp",
-        "--label",
-        "seat",
-        "--no-focus",
-    ]);
-    let pane = ws["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let pane = h.background_pane("/tmp", "seat");
     let shell = h.shell_pid(&pane);
     h.cli(&["pane", "run", &pane, "exec -a pi sleep 600"]);
     let end = Instant::now() + Duration::from_secs(10);
