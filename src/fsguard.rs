@@ -211,6 +211,42 @@ pub fn read_tail(path: &Path, max_tail: u64) -> Result<(Vec<u8>, u64, u64), FsEr
     Ok((bytes, start, f.len))
 }
 
+/// A file's device, inode, length, mtime and ctime (nanoseconds): what tells that a file read
+/// before is still the same file with the same content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettledKey {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+/// The key of a regular file whose times are at least 2 s old; `None` otherwise. Why 2 s: a
+/// file written within the clock's granularity of now could change again under the same key,
+/// so it must be read again. Take the key before reading: a change after it gives the next
+/// pass another key.
+pub fn settled_key(meta: &std::fs::Metadata) -> Option<SettledKey> {
+    use std::os::unix::fs::MetadataExt;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs() as i64;
+    let settled = meta.mtime() <= now - 2 && meta.ctime() <= now - 2;
+    (meta.file_type().is_file() && settled).then(|| SettledKey {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+    })
+}
+
+/// `settled_key` of the file at `path` itself (a link is never followed and has no key).
+pub fn settled_key_at(path: &Path) -> Option<SettledKey> {
+    settled_key(&std::fs::symlink_metadata(path).ok()?)
+}
+
 /// One directory entry as `lstat` saw it.
 #[derive(Debug, Clone)]
 pub struct Entry {

@@ -192,14 +192,36 @@ fn status_of(e: &Event) -> Option<ObservedStatus> {
     }
 }
 
+/// A pass's events grouped by session, oldest first within each: built once per pass, so
+/// projecting 255 workers does not compare every worker's id with all 500 events.
+pub struct EventIndex<'a> {
+    by_session: std::collections::HashMap<&'a str, Vec<&'a Event>>,
+}
+
+impl<'a> EventIndex<'a> {
+    pub fn new(events: &'a [Event]) -> EventIndex<'a> {
+        let mut by_session: std::collections::HashMap<&str, Vec<&Event>> =
+            std::collections::HashMap::new();
+        for e in events {
+            by_session.entry(e.session_id.as_str()).or_default().push(e);
+        }
+        EventIndex { by_session }
+    }
+
+    /// The session's events, oldest first.
+    fn of(&self, session_id: &str) -> &[&'a Event] {
+        self.by_session.get(session_id).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// Project one configured worker from the pass's events and reports at time `now`.
 pub fn project_worker(
     agent: &Agent,
-    events: &[Event],
+    events: &EventIndex,
     reports: &ReportSet,
     now: Ms,
 ) -> WorkerObservation {
-    let seen = observe(agent, events, now);
+    let seen = observe(events.of(&agent.session_id), now);
     let observation_age_seconds = match seen.at {
         Some(ts) if ts <= now => Some(age_seconds(now, ts)),
         _ => None,
@@ -266,10 +288,10 @@ impl Observed {
     }
 }
 
-/// The newest status record of the worker decides, unless it is in the future or records of
-/// the same instant disagree.
-fn observe(agent: &Agent, events: &[Event], now: Ms) -> Observed {
-    let mine = || events.iter().filter(|e| e.session_id == agent.session_id);
+/// The newest status record of the worker (`mine`: its session's events, oldest first) decides,
+/// unless it is in the future or records of the same instant disagree.
+fn observe(mine: &[&Event], now: Ms) -> Observed {
+    let mine = || mine.iter().copied();
     let missing = || Observed::unknown(Evidence::Missing, "no observation", None);
     let Some(ts) = mine()
         .filter(|e| status_of(e).is_some())
@@ -300,23 +322,25 @@ fn observe(agent: &Agent, events: &[Event], now: Ms) -> Observed {
         } else {
             Evidence::Recent
         },
-        label: activity_label(event, status, events),
+        label: activity_label(event, status, mine()),
         at: Some(ts),
         writer_id: Some(event.writer_id.clone()),
     }
 }
 
-fn activity_label(newest: &Event, status: ObservedStatus, events: &[Event]) -> &'static str {
+/// `mine`: the session's events, oldest first.
+fn activity_label<'a>(
+    newest: &Event,
+    status: ObservedStatus,
+    mine: impl Iterator<Item = &'a Event> + Clone,
+) -> &'static str {
     // A label may outlive its turn's settlement, but not the runtime: once closed, nothing that
     // writer reported earlier is still going on.
     if status == ObservedStatus::Closed {
         return "Runtime closed";
     }
-    let same_writer = events.iter().filter(|e| {
-        e.writer_id == newest.writer_id
-            && e.session_id == newest.session_id
-            && e.timestamp <= newest.timestamp
-            && e.detail.is_some()
+    let same_writer = mine.filter(|e| {
+        e.writer_id == newest.writer_id && e.timestamp <= newest.timestamp && e.detail.is_some()
     });
     // Events are oldest first; `max_by_key` keeps the last of equal keys, i.e. file order.
     let specific = same_writer
@@ -448,7 +472,12 @@ mod tests {
     }
 
     fn run(events: &[Event], now: Ms) -> WorkerObservation {
-        project_worker(&agent(), events, &ReportSet::default(), now)
+        project_worker(
+            &agent(),
+            &EventIndex::new(events),
+            &ReportSet::default(),
+            now,
+        )
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! time. Here each known field is kept as its raw JSON text and read only when asked; unknown
 //! fields are skipped, still checked for syntax. Duplicate keys keep the last value, as a JSON
 //! map does, so the accepted objects are exactly those a `Value` parse would accept.
+//!
+//! Most lines are flat (every value a string without escapes, a number, `true`, `false` or
+//! `null`): a hand scan reads those in one pass without serde's machinery. Anything else (an
+//! escape, a nested value, odd bytes, a syntax error) goes to serde_json, which decides; so the
+//! scan only has to be exact for what it accepts, never complete.
 
 use std::fmt;
 
@@ -40,7 +45,8 @@ const NAMES: [&str; MAX_FIELDS] = [
 /// The raw JSON text of each named field of one object.
 pub struct Fields<'a> {
     names: &'static [&'static str],
-    slots: [Option<&'a RawValue>; MAX_FIELDS],
+    /// Each named field's value as JSON text, already checked to be one valid JSON value.
+    slots: [Option<&'a str>; MAX_FIELDS],
 }
 
 impl<'a> Fields<'a> {
@@ -52,35 +58,55 @@ impl<'a> Fields<'a> {
     /// The fields `names` (the first `MAX_FIELDS`) of `bytes`, or `None` when they are not one
     /// JSON object (trailing whitespace allowed, as `serde_json::from_slice` allows it).
     pub fn parse_named(bytes: &'a [u8], names: &'static [&'static str]) -> Option<Fields<'a>> {
+        let names = &names[..names.len().min(MAX_FIELDS)];
+        if let Some(slots) = scan_flat(bytes, names) {
+            return Some(Fields { names, slots });
+        }
+        Fields::parse_any(bytes, names)
+    }
+
+    /// The same through serde_json, for every object (nested values, escapes).
+    fn parse_any(bytes: &'a [u8], names: &'static [&'static str]) -> Option<Fields<'a>> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let fields = de.deserialize_map(FieldsVisitor(names)).ok()?;
         de.end().ok()?;
         Some(fields)
     }
 
-    fn raw(&self, name: &str) -> Option<&'a RawValue> {
+    fn raw(&self, name: &str) -> Option<&'a str> {
         let i = self.names.iter().position(|n| *n == name)?;
         self.slots.get(i).copied().flatten()
     }
 
     /// A string field (escapes resolved).
     pub fn str(&self, name: &str) -> Option<std::borrow::Cow<'a, str>> {
-        let raw = self.raw(name)?.get();
-        match serde_json::from_str::<&'a str>(raw) {
-            Ok(s) => Some(std::borrow::Cow::Borrowed(s)),
-            Err(_) => serde_json::from_str::<String>(raw)
-                .ok()
-                .map(std::borrow::Cow::Owned),
+        let raw = self.raw(name)?;
+        let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+        // The value is valid JSON: a string without a backslash is its own text.
+        if !inner.contains('\\') {
+            return Some(std::borrow::Cow::Borrowed(inner));
         }
+        serde_json::from_str::<String>(raw)
+            .ok()
+            .map(std::borrow::Cow::Owned)
     }
 
     /// A non-negative integer field (not a float, not negative).
     pub fn u64(&self, name: &str) -> Option<u64> {
-        serde_json::from_str(self.raw(name)?.get()).ok()
+        let raw = self.raw(name)?;
+        // Valid JSON digits only (no sign, fraction or exponent); too large is `None`, as serde.
+        if !raw.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        raw.parse().ok()
     }
 
     pub fn bool(&self, name: &str) -> Option<bool> {
-        serde_json::from_str(self.raw(name)?.get()).ok()
+        match self.raw(name)? {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
     }
 }
 
@@ -98,7 +124,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         let mut slots = [None; MAX_FIELDS];
         while let Some(slot) = map.next_key_seed(Slot(names))? {
             match slot.and_then(|i| slots.get_mut(i)) {
-                Some(s) => *s = Some(map.next_value::<&'de RawValue>()?),
+                Some(s) => *s = Some(map.next_value::<&'de RawValue>()?.get()),
                 None => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -129,6 +155,124 @@ impl Visitor<'_> for Slot {
     fn visit_str<E>(self, k: &str) -> Result<Option<usize>, E> {
         Ok(self.0.iter().position(|n| *n == k))
     }
+}
+
+/// One pass over a flat object: `{"key": value, ...}` where every key and string value has no
+/// backslash and no control character, and every value is a string, a number, `true`, `false`
+/// or `null`. `None`: not such an object (serde_json then decides whether it is one at all).
+fn scan_flat<'a>(bytes: &'a [u8], names: &[&str]) -> Option<[Option<&'a str>; MAX_FIELDS]> {
+    // Every byte outside a string must be ASCII JSON syntax, and strings must be UTF-8: checking
+    // the whole line once lets the scan slice `text` freely.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let b = text.as_bytes();
+    let mut slots = [None; MAX_FIELDS];
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return (skip_ws(b, i + 1) == b.len()).then_some(slots);
+    }
+    // Each round reads one member; bounded by the line's length (every round consumes bytes).
+    loop {
+        let (key, after) = flat_string(text, i)?;
+        i = skip_ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = flat_value(text, i)?;
+        let key = key.get(1..key.len() - 1)?;
+        if let Some(slot) = names
+            .iter()
+            .position(|n| *n == key)
+            .and_then(|k| slots.get_mut(k))
+        {
+            *slot = Some(text.get(i..end)?);
+        }
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(slots),
+            _ => return None,
+        }
+    }
+}
+
+/// JSON whitespace from `i` on.
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// A string starting at `i` with no backslash or control character: its text with the quotes,
+/// and the index after it.
+fn flat_string(text: &str, i: usize) -> Option<(&str, usize)> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let len = b
+        .get(i + 1..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    let end = i + 1 + len;
+    if b.get(end) != Some(&b'"') {
+        return None;
+    }
+    Some((text.get(i..=end)?, end + 1))
+}
+
+/// The end of a scalar value starting at `i` (a flat string, a JSON number, `true`, `false`,
+/// `null`); `None` for anything else.
+fn flat_value(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    match b.get(i)? {
+        b'"' => flat_string(text, i).map(|(_, end)| end),
+        b't' => b.get(i..i + 4).filter(|w| *w == b"true").map(|_| i + 4),
+        b'f' => b.get(i..i + 5).filter(|w| *w == b"false").map(|_| i + 5),
+        b'n' => b.get(i..i + 4).filter(|w| *w == b"null").map(|_| i + 4),
+        b'-' | b'0'..=b'9' => json_number(b, i),
+        _ => None,
+    }
+}
+
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` from `i`: the index after it.
+fn json_number(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], i: usize| {
+        b.get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count())
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i += digits(b, i),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let n = digits(b, i + 1);
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let n = digits(b, i);
+        if n == 0 {
+            return None;
+        }
+        i += n;
+    }
+    Some(i)
 }
 
 #[cfg(test)]
@@ -195,5 +339,70 @@ mod tests {
             // A name not asked for is not kept.
             assert_eq!(f.str("version"), None);
         }
+    }
+
+    /// The flat scan never disagrees with serde_json: on real record shapes and on thousands of
+    /// byte-level mutations of them, whatever the scan accepts serde_json accepts with the same
+    /// field values, and what serde_json rejects the scan rejects too.
+    #[test]
+    fn the_flat_scan_agrees_with_serde_on_every_mutation() {
+        let seeds = [
+            r#"{"version":1,"timestamp":"2026-11-29T10:00:00.000Z","writerId":"0190aaaa-0000-7000-8000-000000000002","sessionId":"s1","event":"host.activity","busy":true,"port":8080,"phase":null}"#,
+            r#"{ "version" : 1 , "sessionId" : "é✓", "busy" : false, "port": -0.5e+3 }  "#,
+            r#"{"type":"session","version":3,"id":"a","cwd":"/w","timestamp":"t"}"#,
+            "{}",
+        ];
+        let alphabet = b"{}[]\":,.-+eE0123456789 \t\n\\ux\x01\x7f\xc3\xa9tfnul";
+        let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut flat_hits = 0;
+        for seed in seeds {
+            for _ in 0..3000 {
+                let mut line = seed.as_bytes().to_vec();
+                for _ in 0..1 + next(3) {
+                    let at = next(line.len() + 1);
+                    match next(3) {
+                        0 if at < line.len() => {
+                            line.remove(at);
+                        }
+                        1 if at < line.len() => line[at] = alphabet[next(alphabet.len())],
+                        _ => line.insert(at, alphabet[next(alphabet.len())]),
+                    }
+                }
+                let any = Fields::parse_any(&line, &NAMES);
+                let generic = serde_json::from_slice::<Value>(&line)
+                    .ok()
+                    .filter(Value::is_object);
+                if let Some(flat) = scan_flat(&line, &NAMES) {
+                    flat_hits += 1;
+                    let any = any.unwrap_or_else(|| panic!("{}", String::from_utf8_lossy(&line)));
+                    let flat = Fields {
+                        names: &NAMES,
+                        slots: flat,
+                    };
+                    for n in NAMES {
+                        assert_eq!(flat.str(n), any.str(n), "{n}");
+                        assert_eq!(flat.u64(n), any.u64(n), "{n}");
+                        assert_eq!(flat.bool(n), any.bool(n), "{n}");
+                    }
+                }
+                // Whichever path answers, the fields read as a generic parse reads them.
+                let (Some(f), Some(g)) = (Fields::parse(&line), generic) else {
+                    continue;
+                };
+                for n in NAMES {
+                    assert_eq!(f.str(n).as_deref(), g[n].as_str(), "{n}");
+                    assert_eq!(f.u64(n), g[n].as_u64(), "{n}");
+                    assert_eq!(f.bool(n), g[n].as_bool(), "{n}");
+                }
+            }
+        }
+        // The mutations keep many lines flat, so the scan itself was exercised.
+        assert!(flat_hits > 1000, "{flat_hits}");
     }
 }

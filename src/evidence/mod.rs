@@ -4,6 +4,7 @@ pub mod config;
 pub mod connectors;
 pub mod log_line;
 pub mod log_tail;
+pub mod memo;
 pub mod observations;
 pub mod registrations;
 pub mod reports;

@@ -13,7 +13,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::clock::{parse_iso, Ms};
-use crate::fsguard::{self, FsError};
+use crate::evidence::memo::Memo;
+use crate::fsguard::{self, FsError, SettledKey};
 
 /// Most session ids looked up per pass.
 pub const MAX_REPORTS: usize = 256;
@@ -142,15 +143,15 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
             continue;
         }
         let path = dir.join(report_file_name(id));
-        let bytes = match fsguard::read_capped(&path, MAX_REPORT_BYTES) {
-            Ok(b) => b,
+        let read = match read_one(&path, id) {
+            Ok(r) => r,
             Err(FsError::NotFound) => continue,
             Err(_) => {
                 set.error("report_read_failed");
                 continue;
             }
         };
-        match parse_report(&bytes, id) {
+        match read {
             Some(r) => {
                 set.reports.insert((*id).to_string(), r);
             }
@@ -158,6 +159,24 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
         }
     }
     set
+}
+
+/// Reports of files that did not change since they were read (the sidebar reads every worker's
+/// each pass), with the session id they were checked against.
+static REMEMBERED: Memo<(SettledKey, String), Option<Report>> = Memo::new(2 * MAX_REPORTS);
+
+/// One report file, validated (`None`: it is not a valid report for `id`).
+fn read_one(path: &Path, id: &str) -> Result<Option<Report>, FsError> {
+    // Taken before the read: a change after it gives the next pass another key.
+    let key = REMEMBERED.key(|| Some((fsguard::settled_key_at(path)?, id.to_string())));
+    if let Some(r) = key.as_ref().and_then(|k| REMEMBERED.get(path, k)) {
+        return Ok(r);
+    }
+    let report = parse_report(&fsguard::read_capped(path, MAX_REPORT_BYTES)?, id);
+    if let Some(k) = key {
+        REMEMBERED.put(path, k, report.clone());
+    }
+    Ok(report)
 }
 
 /// Validate one report file's bytes against the session id its name was computed from.

@@ -46,14 +46,7 @@ pub fn cmdline(pid: i32) -> Option<Vec<String>> {
 /// pi 1.6.0 sets its process title, which replaces its whole command line with `pi`. A
 /// standalone (compiled) pi binary is not recognized.
 pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), NotPi> {
-    let runtime = exe
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.trim_end_matches(" (deleted)"))
-        .unwrap_or("");
-    if !JS_RUNTIMES.contains(&runtime) {
-        return Err(NotPi::Executable(exe.to_path_buf()));
-    }
+    js_runtime(exe)?;
     if argv.len() == 1 && argv[0] == "pi" {
         return Ok(());
     }
@@ -69,6 +62,20 @@ pub fn pi_verdict(exe: &Path, argv: &[String]) -> Result<(), NotPi> {
         Ok(())
     } else {
         Err(NotPi::NoPiScript)
+    }
+}
+
+/// `Ok` when `exe` is a JavaScript runtime, the first half of `pi_verdict`.
+fn js_runtime(exe: &Path) -> Result<(), NotPi> {
+    let runtime = exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(|n| n.trim_end_matches(" (deleted)"))
+        .unwrap_or("");
+    if JS_RUNTIMES.contains(&runtime) {
+        Ok(())
+    } else {
+        Err(NotPi::Executable(exe.to_path_buf()))
     }
 }
 
@@ -103,6 +110,8 @@ impl std::error::Error for NotPi {}
 /// `pi_verdict` for a running process.
 pub fn is_pi(pid: i32) -> Result<(), NotPi> {
     let exe = exe(pid).ok_or(NotPi::ExeUnreadable)?;
+    // Most processes a pass checks (shells, editors) fail here: their command line is not read.
+    js_runtime(&exe)?;
     let argv = cmdline(pid).ok_or(NotPi::CmdlineUnreadable)?;
     pi_verdict(&exe, &argv)
 }

@@ -173,9 +173,10 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
         let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
         let reps = reports::read_reports(&cfg.root, &ids);
         out.errors.extend(reps.errors.iter().map(|e| e.to_string()));
+        let events = intercom::EventIndex::new(&logs.events);
         out.workers = cfg
             .workers()
-            .map(|a| intercom::project_worker(a, &logs.events, &reps, now))
+            .map(|a| intercom::project_worker(a, &events, &reps, now))
             .collect();
     } else if let RosterStatus::Unavailable { code, .. } = &out.roster {
         if *code != RosterCode::NoRoot {

@@ -1,6 +1,6 @@
 //! Benchmark (ignored by default): the real `intercom-pane monitor` with 64 configured workers,
-//! each live in its own tmux session (a process named `pi`), 32 observation logs of 3 MiB,
-//! probing closed loopback ports:
+//! each live in its own tmux session (a process named `pi`), 32 observation logs of 3 MiB and a
+//! report per worker, probing closed loopback ports:
 //! CPU use over 60 s of idle running (from /proc/<pid>/stat) and peak RSS (VmHWM).
 //!
 //! Run: `cargo test --release --test bench monitor_bench -- --ignored --nocapture`
@@ -105,6 +105,19 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
         std::fs::write(
             logs.join(format!("writer-{writer}.jsonl")),
             format!("{rec}\n").repeat(n),
+        )
+        .unwrap();
+    }
+    // A report per worker, as a busy root has them (read by every pass).
+    let reports = root.join(".pi-intercom/reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    for i in 0..WORKERS {
+        let id = format!("01a2f000-0000-7000-8000-{i:012}");
+        let rep = json!({"version": 1, "sessionId": id, "status": "blocked",
+            "summary": "Waiting for the schema decision.", "updatedAt": "2026-11-29T23:00:03.000Z"});
+        std::fs::write(
+            reports.join(intercom_pane::evidence::reports::report_file_name(&id)),
+            rep.to_string(),
         )
         .unwrap();
     }

@@ -8,7 +8,7 @@ use intercom_support::listing;
 use std::path::{Path, PathBuf};
 
 use intercom_pane::board::intercom::{
-    project_worker, worker_status_json, Evidence, ObservedStatus,
+    project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
 use intercom_pane::clock::parse_strict;
 use intercom_pane::evidence::config::{self, CloseState};
@@ -73,7 +73,7 @@ fn fixture_root_projects_exactly() {
 
     let obs: Vec<_> = cfg
         .workers()
-        .map(|a| project_worker(a, &logs.events, &reports, now))
+        .map(|a| project_worker(a, &EventIndex::new(&logs.events), &reports, now))
         .collect();
 
     let builder = &obs[0];

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use intercom_pane::board::intercom::{
-    project_worker, worker_status_json, Evidence, ObservedStatus,
+    project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
 use intercom_pane::clock::{format_iso, parse_strict, Ms};
 use intercom_pane::evidence::config::{self, ConfigError};
@@ -517,7 +517,7 @@ fn future_and_equal_timestamp_disagreement() {
     let reports = read_reports(root.path(), &[B1, B2, B3]);
     let obs: Vec<_> = cfg
         .workers()
-        .map(|a| project_worker(a, &l.events, &reports, now))
+        .map(|a| project_worker(a, &EventIndex::new(&l.events), &reports, now))
         .collect();
     assert_eq!(obs[0].evidence, Evidence::ClockUncertain);
     assert_eq!(obs[0].observed_status, ObservedStatus::Unknown);
@@ -532,6 +532,55 @@ fn future_and_equal_timestamp_disagreement() {
     assert_eq!(j["evidence"], "clock_uncertain");
     assert_eq!(j["stale"], false);
     assert_eq!(listing(root.path()), before);
+}
+
+/// The sidebar reads every worker's report each pass: an unchanged report is not read again,
+/// and any change (rewritten in place, replaced, turned into a link) is seen on the next pass.
+#[test]
+fn an_unchanged_report_is_not_read_again_and_every_change_is_seen() {
+    let root = make_root(&base_config());
+    let path = root
+        .path()
+        .join(".pi-intercom/reports")
+        .join(report_file_name(B1));
+    let rep = |summary: &str| {
+        json!({"version": 1, "sessionId": B1, "status": "blocked", "summary": summary,
+               "updatedAt": "2026-11-29T10:00:00.000Z"})
+        .to_string()
+    };
+    let big = |c: char| c.to_string().repeat(1900);
+    std::fs::write(&path, rep(&big('a'))).unwrap();
+    let summary = |r: &Path| read_reports(r, &[B1]).reports[B1].summary.clone();
+    // Just written: read every time (it could change again within the clock's granularity).
+    let (s, n) = bytes_read(|| summary(root.path()));
+    assert_eq!(s, big('a'));
+    assert!(n >= 1900, "{n}");
+    // Settled: the next pass reads it once more, the one after does not read it at all.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(summary(root.path()), big('a'));
+    let (s, n) = bytes_read(|| summary(root.path()));
+    assert_eq!(s, big('a'));
+    assert!(n < 1900, "an unchanged report was read again ({n} bytes)");
+    // Rewritten in place, same length: seen.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, rep(&big('b')).as_bytes()))
+        .unwrap();
+    assert_eq!(summary(root.path()), big('b'));
+    // Replaced by another file: seen.
+    let tmp = root.path().join("r.tmp");
+    std::fs::write(&tmp, rep(&big('c'))).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    assert_eq!(summary(root.path()), big('c'));
+    // Turned into a link to a valid report: refused, never the remembered one.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(summary(root.path()), big('c'));
+    std::fs::rename(&path, &tmp).unwrap();
+    std::os::unix::fs::symlink(&tmp, &path).unwrap();
+    let set = read_reports(root.path(), &[B1]);
+    assert!(set.reports.is_empty());
+    assert_eq!(set.errors, ["report_read_failed"]);
 }
 
 #[test]
@@ -581,7 +630,7 @@ fn hostile_reports() {
     let cfg = config::load(root.path()).unwrap();
     let now = ts("2026-11-29T10:00:30.000Z");
     let reviewer = cfg.find_by_name("REVIEWER").unwrap();
-    let obs = project_worker(reviewer, &[], &set, now);
+    let obs = project_worker(reviewer, &EventIndex::new(&[]), &set, now);
     let j = worker_status_json(&obs, Value::Null);
     let summary = j["report"]["summary"].as_str().unwrap();
     assert_eq!(summary, "Need input now");

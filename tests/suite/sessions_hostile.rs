@@ -461,3 +461,59 @@ fn every_truncation_and_random_garbage_reads_without_panic() {
         let _ = classify(&sum, 0);
     }
 }
+
+/// The sidebar reads every seat's session each pass: an unchanged file is not read again, and
+/// any change (appended to, replaced, turned into a link) is seen on the next read.
+#[test]
+fn an_unchanged_session_is_not_read_again_and_every_change_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir
+        .path()
+        .join(format!("2026-11-29T10-00-00-000Z_{ID}.jsonl"));
+    let session = |task: &str| {
+        let mut s = Session::new(ID);
+        s.user(task);
+        s.lines.join("\n") + "\n"
+    };
+    let task = |c: char| c.to_string().repeat(4000);
+    std::fs::write(&p, session(&task('a'))).unwrap();
+    // The task is shortened for the board; its first letter tells the versions apart.
+    let read = || {
+        read_session(&p)
+            .unwrap()
+            .task
+            .and_then(|t| t.chars().next())
+    };
+    let (t, n) = bytes_read(read);
+    assert_eq!(t, Some('a'));
+    assert!(n >= 4000, "{n}");
+    // Settled: read once more, then not at all while it stays the same.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(read(), Some('a'));
+    let (t, n) = bytes_read(read);
+    assert_eq!(t, Some('a'));
+    assert!(n < 4000, "an unchanged session was read again ({n} bytes)");
+    // Appended to: seen (a new length and times).
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    f.write_all(b"{\"type\":\"custom\",\"id\":\"x1\",\"parentId\":null}\n")
+        .unwrap();
+    drop(f);
+    assert_eq!(
+        read_session(&p).unwrap().file_len,
+        std::fs::metadata(&p).unwrap().len()
+    );
+    // Replaced by another file: seen.
+    let tmp = dir.path().join("s.tmp");
+    std::fs::write(&tmp, session(&task('b'))).unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
+    assert_eq!(read(), Some('b'));
+    // Settled again, then turned into a link to a valid session: refused, never remembered.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(read(), Some('b'));
+    std::fs::rename(&p, &tmp).unwrap();
+    std::os::unix::fs::symlink(&tmp, &p).unwrap();
+    assert!(matches!(
+        read_session(&p),
+        Err(SessionError::Fs(FsError::Link))
+    ));
+}

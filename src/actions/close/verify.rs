@@ -192,7 +192,12 @@ pub(super) fn settled(
         return false;
     }
     let logs = observations::read_logs(root);
-    let obs = intercom::project_worker(agent, &logs.events, &ReportSet::default(), now);
+    let obs = intercom::project_worker(
+        agent,
+        &intercom::EventIndex::new(&logs.events),
+        &ReportSet::default(),
+        now,
+    );
     let logs_busy = matches!(
         obs.observed_status,
         ObservedStatus::Working | ObservedStatus::Thinking

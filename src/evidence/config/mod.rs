@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::Ms;
+use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError, Kind};
 use crate::text;
 
@@ -404,61 +405,22 @@ pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
     // Taken before the read: a change after it gives the next pass another key.
-    let key = crate::evidence::remembering()
-        .then(|| file_key(&path))
-        .flatten();
-    if let Some(k) = &key {
-        let last = remembered().lock().ok();
-        if let Some((_, _, cfg)) = last
-            .as_ref()
-            .and_then(|l| l.as_ref())
-            .filter(|(r, lk, _)| r == &path && lk == k)
-        {
-            return Ok(cfg.clone());
-        }
+    let key = REMEMBERED.key(|| fsguard::settled_key_at(&path));
+    if let Some(cfg) = key.as_ref().and_then(|k| REMEMBERED.get(&path, k)) {
+        return Ok(cfg);
     }
     let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
         .map_err(|e| ConfigError::from_fs(e, &path))?;
     let cfg = parse(root, &bytes)?;
-    if let (Some(k), Ok(mut last)) = (key, remembered().lock()) {
-        *last = Some((path, k, cfg.clone()));
+    if let Some(k) = key {
+        REMEMBERED.put(&path, k, cfg.clone());
     }
     Ok(cfg)
 }
 
-/// A config file's device, inode, length, mtime and ctime (nanoseconds).
-type FileKey = (u64, u64, u64, i64, i64, i64, i64);
-
-/// The last config parsed, by path and `FileKey`: the sidebar reads the config every pass and it
-/// rarely changes.
-fn remembered() -> &'static std::sync::Mutex<Option<(PathBuf, FileKey, IntercomConfig)>> {
-    static R: std::sync::OnceLock<std::sync::Mutex<Option<(PathBuf, FileKey, IntercomConfig)>>> =
-        std::sync::OnceLock::new();
-    R.get_or_init(|| std::sync::Mutex::new(None))
-}
-
-/// The key of a regular file whose times are at least 2 s old; `None` otherwise (a file written
-/// within the clock's granularity of now could change again with the same key, so it is read).
-fn file_key(path: &Path) -> Option<FileKey> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(path).ok()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs() as i64;
-    let settled = m.mtime() <= now - 2 && m.ctime() <= now - 2;
-    (m.file_type().is_file() && settled).then(|| {
-        (
-            m.dev(),
-            m.ino(),
-            m.len(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        )
-    })
-}
+/// The configs last parsed, by path and settled key: the sidebar reads the config every pass
+/// and it rarely changes.
+static REMEMBERED: Memo<fsguard::SettledKey, IntercomConfig> = Memo::new(4);
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::clock::{parse_iso, Ms};
+use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError};
 use crate::text;
 
@@ -358,71 +359,31 @@ pub fn read_session_from_leaf(
 }
 
 fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
-    let f = fsguard::open_regular(path, None)?;
-    let key = crate::evidence::remembering()
-        .then(|| settled_key(&f, leaf))
-        .flatten();
-    if let Some(k) = &key {
-        if let Some(s) = summaries().lock().ok().and_then(|m| {
-            m.get(path)
-                .filter(|(mk, _)| mk == k)
-                .map(|(_, s)| s.clone())
-        }) {
-            return Ok(s);
-        }
+    // Taken before the open: a change after it gives the next pass another key. A link, FIFO or
+    // device has no key, so it always reaches `open_regular`, which refuses it.
+    let key = SUMMARIES.key(|| Some((leaf.map(str::to_string), fsguard::settled_key_at(path)?)));
+    if let Some(s) = key.as_ref().and_then(|k| SUMMARIES.get(path, k)) {
+        return Ok(s);
     }
+    let f = fsguard::open_regular(path, None)?;
     let mut header = read_header(&f.file, f.len)?;
     let rest = std::mem::take(&mut header.rest);
     let task = read_task(&f.file, f.len, header.end, rest);
     let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
     let summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
-    if let (Some(k), Ok(mut m)) = (key, summaries().lock()) {
-        if m.len() >= MAX_REMEMBERED && !m.contains_key(path) {
-            m.clear();
-        }
-        m.insert(path.to_path_buf(), (k, summary.clone()));
+    if let Some(k) = key {
+        SUMMARIES.put(path, k, summary.clone());
     }
     Ok(summary)
 }
 
-/// Session files whose summary is remembered at most (the sidebar reads every seat's each pass).
-const MAX_REMEMBERED: usize = 1024;
+/// What a remembered summary was read from: the leaf asked for and the file's settled key.
+type SummaryKey = (Option<String>, fsguard::SettledKey);
 
-/// What a remembered summary was read from: the leaf asked for, device, inode, length, mtime
-/// and ctime (nanoseconds).
-type SummaryKey = (Option<String>, u64, u64, u64, i64, i64, i64, i64);
-
-type Summaries = std::sync::Mutex<std::collections::HashMap<PathBuf, (SummaryKey, SessionSummary)>>;
-
-/// Summaries of files that did not change since they were read: pi appends to a session file,
-/// so an unchanged identity, length and times mean unchanged content.
-fn summaries() -> &'static Summaries {
-    static S: std::sync::OnceLock<Summaries> = std::sync::OnceLock::new();
-    S.get_or_init(Default::default)
-}
-
-/// The key of an open session file whose times are at least 2 s old; `None` otherwise (a file
-/// written within the clock's granularity of now could change again under the same key).
-fn settled_key(f: &fsguard::OpenFile, leaf: Option<&str>) -> Option<SummaryKey> {
-    use std::os::unix::fs::MetadataExt;
-    let m = f.file.metadata().ok()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs() as i64;
-    (m.mtime() <= now - 2 && m.ctime() <= now - 2).then(|| {
-        (
-            leaf.map(str::to_string),
-            m.dev(),
-            m.ino(),
-            m.len(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        )
-    })
-}
+/// Summaries of files that did not change since they were read (pi appends to a session file,
+/// so an unchanged identity, length and times mean unchanged content); at most 1024 files, as
+/// the sidebar reads every seat's each pass.
+static SUMMARIES: Memo<SummaryKey, SessionSummary> = Memo::new(1024);
 
 fn summarize(
     path: &Path,
