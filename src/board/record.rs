@@ -6,11 +6,29 @@
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{FoundBy, ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::RunState;
+use crate::probe::Connection;
 use crate::snapshot::BoardState;
+
+/// A configured worker's Intercom evidence on its record, written as the
+/// `intercom_worker_status` worker object. Kept typed and turned into JSON only when the record
+/// is written: a pass that writes nothing (`status`, the sidebar) never builds 255 of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordIntercom {
+    pub obs: WorkerObservation,
+    pub connection: Connection,
+}
+
+impl Serialize for RecordIntercom {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::board::intercom::worker_status_json(&self.obs, self.connection.to_json())
+            .serialize(s)
+    }
+}
 
 /// `tmux: {socket, session}` as the seed shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -73,7 +91,7 @@ pub struct SeatRecord {
     /// For configured Intercom agents: the `intercom_worker_status` worker object (connection,
     /// report, handoff, closeJob, observed status). Absent for other seats.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub intercom: Option<Value>,
+    pub intercom: Option<RecordIntercom>,
     /// For connector rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connector: Option<Value>,

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::classify::{self, Classification, Liveness};
-use crate::board::intercom::{self, WorkerObservation};
+use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
-use crate::board::record::{RegisteredView, SeatRecord, TmuxRef};
+use crate::board::record::{RecordIntercom, RegisteredView, SeatRecord, TmuxRef};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
 use crate::evidence::registrations::{Registration, RunEvent, RunRecord, RunState};
@@ -325,12 +325,12 @@ pub(super) fn build_record(
         last_error: s.and_then(|s| s.last_error.clone()),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: now,
-        intercom: ev.obs.map(|o| {
-            let c = ev
+        intercom: ev.obs.map(|o| RecordIntercom {
+            obs: o.clone(),
+            connection: ev
                 .connection
                 .cloned()
-                .unwrap_or_else(|| Connection::not_checked(&o.session_id));
-            intercom::worker_status_json(o, c.to_json())
+                .unwrap_or_else(|| Connection::not_checked(&o.session_id)),
         }),
         connector: ev.seat.binding.as_ref().map(|b| {
             serde_json::json!({

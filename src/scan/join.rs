@@ -1,6 +1,8 @@
 //! Stage 2 of a pass: each seat joined with its evidence — session file, registration, liveness,
 //! observations and connection — into its record, its row and its reply path.
 
+use std::collections::HashMap;
+
 use super::build::{build_record, build_row, GitRoots, SeatEvidence};
 use super::seats::{
     at_registered_leaf, match_registration, other_session_in_pane, read_seat_session,
@@ -22,7 +24,8 @@ use crate::snapshot::{BoardState, Row, RowRole};
 pub(super) struct Pass<'a> {
     pub(super) opts: &'a ScanOptions,
     pub(super) config: Option<&'a IntercomConfig>,
-    pub(super) workers: &'a [WorkerObservation],
+    /// Configured workers' observations by session id (the first of a repeated id).
+    pub(super) workers: &'a HashMap<&'a str, &'a WorkerObservation>,
     pub(super) regs: &'a RegistrationSet,
     pub(super) panes: &'a PaneCache,
     pub(super) seats: &'a [SeatSource],
@@ -73,7 +76,7 @@ impl Pass<'_> {
         );
         let obs = agent_cfg
             .filter(|a| !a.coordinator)
-            .and_then(|a| self.workers.iter().find(|w| w.session_id == a.session_id));
+            .and_then(|a| self.workers.get(a.session_id.as_str()).copied());
         let connection = agent_cfg.map(|a| match self.probes {
             Some(p) => p.get(&a.session_id, a.port, self.now),
             None => Connection::not_checked(&a.session_id),

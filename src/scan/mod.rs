@@ -6,7 +6,7 @@
 //! registration, liveness, classification; `build.rs` the record and row) → assemble. Views
 //! only read `Scan`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::board::intercom::{self, WorkerObservation};
@@ -107,10 +107,14 @@ pub fn run(
     let found = discover::discover_seats(opts, intercom.config.as_ref());
     let mut errors = intercom.errors;
     errors.extend(found.errors.iter().cloned());
+    let mut workers = HashMap::new();
+    for w in &intercom.workers {
+        workers.entry(w.session_id.as_str()).or_insert(w);
+    }
     let pass = join::Pass {
         opts,
         config: intercom.config.as_ref(),
-        workers: &intercom.workers,
+        workers: &workers,
         regs: &found.regs,
         panes: &found.panes,
         seats: &found.seats,
@@ -260,7 +264,7 @@ impl Scan {
                 continue;
             };
             if let Some(c) = connection(sid) {
-                obj["connection"] = c.to_json();
+                obj.connection = c;
             }
         }
         crate::probe::sort_disconnected_last(&mut self.snapshot.rows, |r| r.connection.state);

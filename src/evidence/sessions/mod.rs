@@ -305,7 +305,7 @@ fn read_task(file: &std::fs::File, file_len: u64, from: u64, rest: Vec<u8>) -> O
             }
         }
         buf.drain(..start);
-        if buf.contains(&0) {
+        if memchr(0, &buf).is_some() {
             // A hole (sparse or zeroed region) where the next line should be.
             return None;
         }

@@ -182,7 +182,7 @@ pub(super) fn scan_tail(
             continue;
         }
         // No line start in the window: the window is one partial line.
-        if window.contains(&0) {
+        if memchr(0, &window).is_some() {
             // A hole (sparse or zeroed region): nothing before it is worth the budget.
             tail.damaged(TailDamage::Hole);
             tail.skipped += 1;
@@ -234,7 +234,7 @@ pub(super) fn scan_tail(
 /// Parse one complete line into the tail. False when the line holds NUL bytes: a hole (sparse
 /// or zeroed region), and nothing before it is worth the budget.
 pub(super) fn take_line(tail: &mut Tail, line: &[u8], ended_by_newline: bool) -> bool {
-    if line.contains(&0) {
+    if memchr(0, line).is_some() {
         tail.damaged(TailDamage::Hole);
         tail.skipped += 1;
         return false;
@@ -293,13 +293,13 @@ pub(super) fn skim_huge(
         }
         *scanned += n;
         if let Some(i) = memrchr(b'\n', &buf) {
-            if buf[i + 1..].contains(&0) {
+            if memchr(0, &buf[i + 1..]).is_some() {
                 return None;
             }
             buf.truncate(i);
             break (pos - n + i as u64 + 1, pos - n, buf);
         }
-        if buf.contains(&0) {
+        if memchr(0, &buf).is_some() {
             return None;
         }
         pos -= n;
@@ -314,42 +314,13 @@ pub(super) fn skim_huge(
     })
 }
 
-/// Word-at-a-time byte search: a per-byte loop over 64 KiB windows of zeros or long lines was
-/// the main cost of a read, and no memchr crate is available.
-pub(super) const LO: u64 = 0x0101_0101_0101_0101;
-pub(super) const HI: u64 = 0x8080_8080_8080_8080;
-
-pub(super) fn word_has(word: u64, needle: u8) -> bool {
-    let x = word ^ (LO * needle as u64);
-    (x.wrapping_sub(LO) & !x & HI) != 0
-}
-
-pub(super) fn word_at(hay: &[u8], i: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&hay[i..i + 8]);
-    u64::from_ne_bytes(b)
-}
-
-/// Position of the first `needle` byte.
+/// Position of the first `needle` byte (SIMD, from the `memchr` crate: a per-byte loop over
+/// 64 KiB windows of zeros or long lines was the main cost of a read).
 pub(crate) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i + 8 <= hay.len() {
-        if word_has(word_at(hay, i), needle) {
-            break;
-        }
-        i += 8;
-    }
-    hay[i..].iter().position(|&b| b == needle).map(|p| p + i)
+    memchr::memchr(needle, hay)
 }
 
 /// Position of the last `needle` byte.
 pub(crate) fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    let mut end = hay.len();
-    while end >= 8 {
-        if word_has(word_at(hay, end - 8), needle) {
-            break;
-        }
-        end -= 8;
-    }
-    hay[..end].iter().rposition(|&b| b == needle)
+    memchr::memrchr(needle, hay)
 }
