@@ -215,12 +215,15 @@ fn flat_string(text: &str, i: usize) -> Option<(&str, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let len = b
-        .get(i + 1..)?
+    let rest = b.get(i + 1..)?;
+    let len = memchr::memchr2(b'"', b'\\', rest)?;
+    // No early exit: this form compiles to a vector loop.
+    let control = rest
+        .get(..len)?
         .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        .fold(false, |any, &c| any | (c < 0x20));
     let end = i + 1 + len;
-    if b.get(end) != Some(&b'"') {
+    if control || b.get(end) != Some(&b'"') {
         return None;
     }
     Some((text.get(i..=end)?, end + 1))
