@@ -12,7 +12,7 @@ use crate::fsguard;
 mod program;
 mod tree;
 
-pub use program::{cmdline, cwd, environ, exe, is_pi, pi_verdict, NotPi};
+pub use program::{cmdline, cwd, environ, exe, is_pi, pi_command_line, pi_verdict, NotPi};
 pub use tree::{
     children_map, children_of, descendants, descendants_in, find_in_subtree, parent_map, subtree,
 };

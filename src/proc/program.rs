@@ -109,33 +109,50 @@ impl std::error::Error for NotPi {}
 
 /// `pi_verdict` for a running process.
 pub fn is_pi(pid: i32) -> Result<(), NotPi> {
+    pi_command_line(pid).map(|_| ())
+}
+
+/// `is_pi`, with the command line it judged (the one read, not a second read that could differ).
+pub fn pi_command_line(pid: i32) -> Result<Vec<String>, NotPi> {
     let exe = exe(pid).ok_or(NotPi::ExeUnreadable)?;
     // Most processes a pass checks (shells, editors) fail here: their command line is not read.
     js_runtime(&exe)?;
     let argv = cmdline(pid).ok_or(NotPi::CmdlineUnreadable)?;
-    pi_verdict(&exe, &argv)
+    pi_verdict(&exe, &argv)?;
+    Ok(argv)
 }
 /// Largest environment read (`/proc/<pid>/environ`).
 const ENVIRON_CAP: u64 = 256 * 1024;
 
-/// The environment a process started with (`/proc/<pid>/environ`; later changes a program makes
-/// to its own environment are not there). `None` when unreadable (another user's process).
-pub fn environ(pid: i32) -> Option<HashMap<String, String>> {
+/// The variables `keys` of the environment a process started with (`/proc/<pid>/environ`;
+/// later changes a program makes to its own environment are not there). A name set twice keeps
+/// its first value, as `getenv` (and so pi) reads it. Only the asked names are kept: a pass
+/// looks at three of a pi's variables, every pass, for every pi. `None` when unreadable
+/// (another user's process).
+pub fn environ(pid: i32, keys: &[&str]) -> Option<HashMap<String, String>> {
     if pid <= 0 {
         return None;
     }
     let bytes =
         fsguard::read_capped(Path::new(&format!("/proc/{pid}/environ")), ENVIRON_CAP).ok()?;
-    Some(
-        bytes
-            .split(|&b| b == 0)
-            .filter_map(|kv| {
-                let kv = std::str::from_utf8(kv).ok()?;
-                let (k, v) = kv.split_once('=')?;
-                Some((k.to_string(), v.to_string()))
-            })
-            .collect(),
-    )
+    Some(env_from(&bytes, keys))
+}
+
+/// `keys` of an environment block (`NAME=value` entries separated by NULs), first value kept.
+fn env_from(bytes: &[u8], keys: &[&str]) -> HashMap<String, String> {
+    let mut env = HashMap::new();
+    for kv in bytes.split(|&b| b == 0) {
+        let Some((k, v)) = std::str::from_utf8(kv)
+            .ok()
+            .and_then(|kv| kv.split_once('='))
+        else {
+            continue;
+        };
+        if keys.contains(&k) && !env.contains_key(k) {
+            env.insert(k.to_string(), v.to_string());
+        }
+    }
+    env
 }
 
 /// The current folder of a process (`/proc/<pid>/cwd`).
@@ -190,10 +207,20 @@ mod tests {
     }
 
     #[test]
+    fn an_environment_keeps_the_asked_names_and_a_repeated_name_its_first_value() {
+        let block = b"HOME=/h\0PI_CODING_AGENT_DIR=/a\0PATH=/bin\0PI_CODING_AGENT_DIR=/b\0=x\0junk\0\xff=1\0";
+        let env = super::env_from(block, &["HOME", "PI_CODING_AGENT_DIR", "NOPE"]);
+        assert_eq!(env.len(), 2);
+        assert_eq!(env["HOME"], "/h");
+        assert_eq!(env["PI_CODING_AGENT_DIR"], "/a");
+    }
+
+    #[test]
     fn own_environment_cwd_and_command_line_are_read() {
         let me = std::process::id() as i32;
-        let env = environ(me).unwrap();
+        let env = environ(me, &["PATH", "NO_SUCH_VARIABLE_X"]).unwrap();
         assert_eq!(env.get("PATH").cloned(), std::env::var("PATH").ok());
+        assert_eq!(env.len(), usize::from(std::env::var_os("PATH").is_some()));
         assert_eq!(cwd(me), std::env::current_dir().ok());
         assert!(!cmdline(me).unwrap().is_empty());
         assert!(exe(me).is_some());

@@ -25,6 +25,8 @@ use crate::snapshot::RowRole;
 const MAX_PANES: usize = 512;
 const MAX_TREE: usize = 64;
 const MAX_PI_CHECKS: usize = 1024;
+/// The variables of a pi's environment that decide where it writes its session.
+const PI_ENV: [&str; 3] = ["HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"];
 
 /// Where a pane's pi keeps its session.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,8 +63,40 @@ fn expand_home(p: &str, home: Option<&str>) -> PathBuf {
     }
 }
 
-/// Where a pi with this command line, environment and cwd writes its session (pure).
-pub(super) fn locate(argv: &[String], env: &HashMap<String, String>, cwd: &Path) -> PiSession {
+/// What one pass learned about session folders: each distinct folder is listed at most once
+/// for its newest file and once for its index, however many pis write into it (64 pis sharing
+/// one folder of 64 files took 8,000 file checks a pass).
+#[derive(Default)]
+pub(super) struct Folders {
+    newest: HashMap<PathBuf, Option<PathBuf>>,
+    index: HashMap<PathBuf, sessions::SessionIndex>,
+}
+
+impl Folders {
+    fn newest(&mut self, dir: &Path) -> Option<PathBuf> {
+        self.newest
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| sessions::newest_session_in(dir).ok().flatten())
+            .clone()
+    }
+
+    fn by_id(&mut self, dir: &Path, id: &str) -> Option<PathBuf> {
+        self.index
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| sessions::index_sessions(&[dir.to_path_buf()]))
+            .find(id)
+            .map(Path::to_path_buf)
+    }
+}
+
+/// Where a pi with this command line, environment and cwd writes its session; the folders are
+/// looked at through this pass's `folders`.
+pub(super) fn locate(
+    argv: &[String],
+    env: &HashMap<String, String>,
+    cwd: &Path,
+    folders: &mut Folders,
+) -> PiSession {
     let get = |k: &str| env.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let home = get("HOME");
     let at = |p: &str| {
@@ -100,12 +134,11 @@ pub(super) fn locate(argv: &[String], env: &HashMap<String, String>, cwd: &Path)
     let named = flag(argv, "--session").or_else(|| flag(argv, "--session-id"));
     let file = match named {
         Some(s) if s.ends_with(".jsonl") || s.contains('/') => Some(at(s)),
-        Some(id) => sessions::newest_session_in(&dir)
-            .ok()
-            .flatten()
+        Some(id) => folders
+            .newest(&dir)
             .filter(|f| f.to_string_lossy().ends_with(&format!("_{id}.jsonl")))
-            .or_else(|| find_by_id(&dir, id)),
-        None => sessions::newest_session_in(&dir).ok().flatten(),
+            .or_else(|| folders.by_id(&dir, id)),
+        None => folders.newest(&dir),
     };
     PiSession {
         file,
@@ -118,27 +151,35 @@ pub(super) fn locate(argv: &[String], env: &HashMap<String, String>, cwd: &Path)
     }
 }
 
-fn find_by_id(dir: &Path, id: &str) -> Option<PathBuf> {
-    let idx = sessions::index_sessions(&[dir.to_path_buf()]);
-    idx.find(id).map(Path::to_path_buf)
-}
-
-/// The pi of each listed pane (the nearest in its process tree).
-fn pane_pis<'a>(panes: &[(&'a liveness::ServerKey, &'a PaneInfo)]) -> Vec<(usize, i32)> {
+/// The pi of each listed pane (the nearest in its process tree), with the command line it was
+/// judged by.
+fn pane_pis<'a>(
+    panes: &[(&'a liveness::ServerKey, &'a PaneInfo)],
+) -> Vec<(usize, i32, Vec<String>)> {
     let mut checks = 0;
     let mut out = Vec::new();
     for (i, (_, pane)) in panes.iter().enumerate() {
         let Some(root) = pane.pid else { continue };
         let mut over = false;
+        let mut argv = Vec::new();
         let found = crate::proc::find_in_subtree(root, MAX_TREE, |pid| {
             over = checks >= MAX_PI_CHECKS;
             checks += 1;
-            over || crate::proc::is_pi(pid).is_ok()
+            if over {
+                return true;
+            }
+            match crate::proc::pi_command_line(pid) {
+                Ok(a) => {
+                    argv = a;
+                    true
+                }
+                Err(_) => false,
+            }
         });
         if over {
             return out;
         }
-        out.extend(found.map(|pid| (i, pid)));
+        out.extend(found.map(|pid| (i, pid, argv)));
     }
     out
 }
@@ -188,13 +229,13 @@ pub(super) fn pane_seats(
         .take(MAX_PANES)
         .collect();
     let mut out: Vec<SeatSource> = Vec::new();
-    for (i, pid) in pane_pis(&panes) {
+    let mut folders = Folders::default();
+    for (i, pid, argv) in pane_pis(&panes) {
         let (key, pane) = panes[i];
-        let argv = crate::proc::cmdline(pid).unwrap_or_default();
         // Without its environment and cwd (another user's pi) its folder is not known: the seat
         // is listed, unknown, rather than guessed idle.
-        let found = match (crate::proc::environ(pid), crate::proc::cwd(pid)) {
-            (Some(env), Some(cwd)) => locate(&argv, &env, &cwd),
+        let found = match (crate::proc::environ(pid, &PI_ENV), crate::proc::cwd(pid)) {
+            (Some(env), Some(cwd)) => locate(&argv, &env, &cwd, &mut folders),
             _ => PiSession {
                 file: None,
                 dir: None,
@@ -266,7 +307,7 @@ mod tests {
     fn the_session_is_where_pi_writes_it() {
         let env: HashMap<String, String> = [("HOME".to_string(), "/home/u".to_string())].into();
         let cwd = Path::new("/home/u/my:proj");
-        let s = locate(&argv(&["pi"]), &env, cwd);
+        let s = locate(&argv(&["pi"]), &env, cwd, &mut Folders::default());
         assert_eq!(
             s.dir.as_deref(),
             Some(Path::new("/home/u/.pi/agent/sessions/--home-u-my-proj--"))
@@ -274,14 +315,14 @@ mod tests {
         assert_eq!(s.found_by, FoundBy::PiDefaultAgentDir);
         let mut e2 = env.clone();
         e2.insert("PI_CODING_AGENT_DIR".into(), "~/agents/a".into());
-        let s = locate(&argv(&["pi"]), &e2, cwd);
+        let s = locate(&argv(&["pi"]), &e2, cwd, &mut Folders::default());
         assert_eq!(
             s.dir.as_deref(),
             Some(Path::new("/home/u/agents/a/sessions/--home-u-my-proj--"))
         );
         assert_eq!(s.found_by, FoundBy::PiAgentDirEnv);
         e2.insert("PI_CODING_AGENT_SESSION_DIR".into(), "flat".into());
-        let s = locate(&argv(&["pi"]), &e2, cwd);
+        let s = locate(&argv(&["pi"]), &e2, cwd, &mut Folders::default());
         assert_eq!(s.dir.as_deref(), Some(Path::new("/home/u/my:proj/flat")));
         assert_eq!(s.found_by, FoundBy::PiSessionDirEnv);
         let s = locate(
@@ -294,12 +335,19 @@ mod tests {
             ]),
             &e2,
             cwd,
+            &mut Folders::default(),
         );
         assert_eq!(s.dir.as_deref(), Some(Path::new("/d")));
         assert_eq!(s.file.as_deref(), Some(Path::new("/s/a_b.jsonl")));
         assert_eq!(s.found_by, FoundBy::PiSessionFlag);
         assert_eq!(
-            locate(&argv(&["pi"]), &HashMap::new(), cwd).found_by,
+            locate(
+                &argv(&["pi"]),
+                &HashMap::new(),
+                cwd,
+                &mut Folders::default()
+            )
+            .found_by,
             FoundBy::PiNoHome
         );
     }

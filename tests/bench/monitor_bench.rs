@@ -37,9 +37,57 @@ fn vm_hwm_kib(pid: i32) -> u64 {
         .unwrap_or(0)
 }
 
+/// What runs in each worker's pane: its argv from the bench folder, the worker's session id and
+/// the sessions folder.
+type PaneArgv<'a> = dyn Fn(&std::path::Path, &str, &std::path::Path) -> Vec<String> + 'a;
+
 #[test]
 #[ignore]
 fn monitor_idle_cpu_and_rss_with_64_workers() {
+    // `sleep` named `pi`: the pi check refuses it, so each pass walks every pane's tree.
+    run_bench("a `sleep` named pi", &|dir, _, _| {
+        vec![fake_pi(dir).display().to_string(), "3600".into()]
+    });
+}
+
+/// The common case: every pane runs a process the pi check accepts (a JavaScript runtime running
+/// pi's entry script under the name `pi`, as pi 1.6.0 titles itself, started as the README's
+/// setup starts workers: `pi --session-id <id>`), so each pass also works out where each pi
+/// writes its session.
+#[test]
+#[ignore]
+fn monitor_idle_cpu_with_64_pi_processes() {
+    let bin = tempfile::tempdir().unwrap();
+    // A JavaScript runtime's name (a link of bash) running a script at pi's entry path.
+    let node = mux_support::program_named("/bin/bash", &bin.path().join("node"));
+    let cli = bin
+        .path()
+        .join("lib/node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+    std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
+    std::fs::write(&cli, "sleep 3600\n").unwrap();
+    let (node, cli) = (node.display().to_string(), cli.display().to_string());
+    run_bench("a process the pi check accepts", &|_, id, sessions| {
+        [
+            "bash",
+            "-c",
+            "exec -a pi \"$@\"",
+            "pi",
+            &node,
+            &cli,
+            "--session-dir",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([
+            sessions.display().to_string(),
+            "--session-id".into(),
+            id.into(),
+        ])
+        .collect()
+    });
+}
+
+fn run_bench(what: &str, pane_argv: &PaneArgv<'_>) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     let sessions = tmp.path().join("sessions");
@@ -47,7 +95,6 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
     for d in [&root.join(".pi-intercom"), &sessions, &data] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let pi = fake_pi(tmp.path()).display().to_string();
     let mut agents = vec![
         json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
         "description": "C.", "port": 1, "projectDirectory": "."}),
@@ -124,9 +171,20 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
     let sys = tmp.path().join("system.json");
     std::fs::write(&sys, json!({"dataRoot": data}).to_string()).unwrap();
 
-    let mut server = TmuxServer::start("w0", tmp.path(), &[&pi, "3600"]);
+    let argv = |i: usize| {
+        pane_argv(
+            tmp.path(),
+            &format!("01a2f000-0000-7000-8000-{i:012}"),
+            &sessions,
+        )
+    };
+    let first = argv(0);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let mut server = TmuxServer::start("w0", tmp.path(), &first);
     for i in 1..WORKERS {
-        server.new_session(&format!("w{i}"), tmp.path(), &[&pi, "3600"]);
+        let a = argv(i);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        server.new_session(&format!("w{i}"), tmp.path(), &a);
     }
     server.start_monitor(tmp.path(), &sys, &root, &sessions, 40);
     let pid: i32 = server
@@ -161,7 +219,8 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
     let pct = |ticks: u64| ticks as f64 / hz / secs as f64 * 100.0;
     let (own, kids) = (t1.0 - t0.0, t1.1 - t0.1);
     println!(
-        "monitor bench: {WORKERS} workers live in tmux, probes on closed ports, {secs} s idle"
+        "monitor bench: {WORKERS} workers live in tmux ({what} in each pane), probes on closed \
+         ports, {secs} s idle"
     );
     println!("  CPU: {:.2} % of one core ({own} ticks)", pct(own));
     println!(
