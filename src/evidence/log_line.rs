@@ -42,6 +42,36 @@ const NAMES: [&str; MAX_FIELDS] = [
     "operation",
 ];
 
+/// The slot of the observation-record field `name`, for `Fields::*_at`. Meant for
+/// `const { field("…") }` only: a name that is not a field stops the build there. Why slots: a
+/// record line reads 18 fields, and finding each by comparing names cost as much as parsing the
+/// line.
+#[allow(clippy::panic)]
+pub const fn field(name: &str) -> usize {
+    let mut i = 0;
+    while i < NAMES.len() {
+        if same_bytes(NAMES[i].as_bytes(), name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not an observation-record field")
+}
+
+const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The raw JSON text of each named field of one object.
 pub struct Fields<'a> {
     names: &'static [&'static str],
@@ -80,33 +110,61 @@ impl<'a> Fields<'a> {
 
     /// A string field (escapes resolved).
     pub fn str(&self, name: &str) -> Option<std::borrow::Cow<'a, str>> {
-        let raw = self.raw(name)?;
-        let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-        // The value is valid JSON: a string without a backslash is its own text.
-        if !inner.contains('\\') {
-            return Some(std::borrow::Cow::Borrowed(inner));
-        }
-        serde_json::from_str::<String>(raw)
-            .ok()
-            .map(std::borrow::Cow::Owned)
+        string(self.raw(name)?)
     }
 
     /// A non-negative integer field (not a float, not negative).
     pub fn u64(&self, name: &str) -> Option<u64> {
-        let raw = self.raw(name)?;
-        // Valid JSON digits only (no sign, fraction or exponent); too large is `None`, as serde.
-        if !raw.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        raw.parse().ok()
+        integer(self.raw(name)?)
     }
 
     pub fn bool(&self, name: &str) -> Option<bool> {
-        match self.raw(name)? {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        }
+        boolean(self.raw(name)?)
+    }
+
+    /// `str` of the observation-record field in `slot` (`const { field("…") }`) of a
+    /// `Fields::parse` result.
+    pub fn str_at(&self, slot: usize) -> Option<std::borrow::Cow<'a, str>> {
+        string(self.slots.get(slot).copied().flatten()?)
+    }
+
+    /// `u64` of the observation-record field in `slot`.
+    pub fn u64_at(&self, slot: usize) -> Option<u64> {
+        integer(self.slots.get(slot).copied().flatten()?)
+    }
+
+    /// `bool` of the observation-record field in `slot`.
+    pub fn bool_at(&self, slot: usize) -> Option<bool> {
+        boolean(self.slots.get(slot).copied().flatten()?)
+    }
+}
+
+/// A JSON string value's text, escapes resolved (`raw` is one valid JSON value).
+fn string(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    // The value is valid JSON: a string without a backslash is its own text.
+    if !inner.contains('\\') {
+        return Some(std::borrow::Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(raw)
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
+/// A JSON number that is a non-negative integer (not a float, not negative).
+fn integer(raw: &str) -> Option<u64> {
+    // Valid JSON digits only (no sign, fraction or exponent); too large is `None`, as serde.
+    if !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    raw.parse().ok()
+}
+
+fn boolean(raw: &str) -> Option<bool> {
+    match raw {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 

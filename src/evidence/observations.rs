@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::clock::{parse_strict, Ms};
 use crate::evidence::config::STATE_DIR;
-use crate::evidence::log_line::Fields;
+use crate::evidence::log_line::{field, Fields};
 use crate::evidence::log_tail;
 use crate::fsguard::{self, FsError, Kind};
 
@@ -366,53 +366,53 @@ pub fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
         return None;
     }
     let o = Fields::parse(line)?;
-    if o.u64("version")? != 1 {
+    if o.u64_at(const { field("version") })? != 1 {
         return None;
     }
-    let timestamp = parse_strict(&o.str("timestamp")?)?;
-    let writer_id = o.str("writerId")?;
+    let timestamp = parse_strict(&o.str_at(const { field("timestamp") })?)?;
+    let writer_id = o.str_at(const { field("writerId") })?;
     if !is_lower_uuid(&writer_id) {
         return None;
     }
-    let session_id = bounded_text(&o, "sessionId", 256)?;
-    let event = allowed(&o, "event", EVENTS)?;
+    let session_id = bounded_text(&o, const { field("sessionId") }, 256)?;
+    let event = allowed(&o, const { field("event") }, EVENTS)?;
     Some(Event {
         timestamp,
         writer_id: writer_id.into_owned(),
         session_id,
         event,
-        peer_session_id: bounded_text(&o, "peerSessionId", 256),
-        peer_name: bounded_text(&o, "peerName", 128),
+        peer_session_id: bounded_text(&o, const { field("peerSessionId") }, 256),
+        peer_name: bounded_text(&o, const { field("peerName") }, 128),
         correlation_id: o
-            .str("correlationId")
+            .str_at(const { field("correlationId") })
             .filter(|s| crate::evidence::config::valid_job_id(s))
             .map(|s| s.into_owned()),
-        kind: allowed(&o, "kind", KINDS),
-        busy: o.bool("busy"),
-        phase: allowed(&o, "phase", PHASES),
-        detail: allowed(&o, "detail", DETAILS),
+        kind: allowed(&o, const { field("kind") }, KINDS),
+        busy: o.bool_at(const { field("busy") }),
+        phase: allowed(&o, const { field("phase") }, PHASES),
+        detail: allowed(&o, const { field("detail") }, DETAILS),
         port: o
-            .u64("port")
+            .u64_at(const { field("port") })
             .filter(|p| (1..=65535).contains(p))
             .and_then(|p| u16::try_from(p).ok()),
-        role: allowed(&o, "role", ROLES),
-        pi_role: allowed(&o, "piRole", ROLES),
-        outcome: allowed(&o, "outcome", OUTCOMES),
-        error_code: allowed(&o, "errorCode", ERROR_CODES),
-        operation: allowed(&o, "operation", OPERATIONS),
+        role: allowed(&o, const { field("role") }, ROLES),
+        pi_role: allowed(&o, const { field("piRole") }, ROLES),
+        outcome: allowed(&o, const { field("outcome") }, OUTCOMES),
+        error_code: allowed(&o, const { field("errorCode") }, ERROR_CODES),
+        operation: allowed(&o, const { field("operation") }, OPERATIONS),
         writer_closed: closed,
     })
 }
 
 /// The field's value when it is one of `list` (the allowlists hold every value shown).
-fn allowed(o: &Fields, key: &str, list: &[&'static str]) -> Option<&'static str> {
-    let s = o.str(key)?;
+fn allowed(o: &Fields, slot: usize, list: &[&'static str]) -> Option<&'static str> {
+    let s = o.str_at(slot)?;
     list.iter().copied().find(|x| *x == s)
 }
 
 /// A string field of 1..=max characters without control characters.
-fn bounded_text(o: &Fields, key: &str, max: usize) -> Option<String> {
-    let s = o.str(key)?;
+fn bounded_text(o: &Fields, slot: usize, max: usize) -> Option<String> {
+    let s = o.str_at(slot)?;
     let n = s.chars().count();
     if n == 0 || n > max || s.chars().any(char::is_control) {
         return None;
