@@ -37,16 +37,18 @@ fn vm_hwm_kib(pid: i32) -> u64 {
         .unwrap_or(0)
 }
 
-/// What runs in each worker's pane: its argv from the bench folder, the worker's session id and
-/// the sessions folder.
-type PaneArgv<'a> = dyn Fn(&std::path::Path, &str, &std::path::Path) -> Vec<String> + 'a;
+/// What runs in each worker's pane: its argv from the worker's session id and the sessions
+/// folder.
+type PaneArgv<'a> = dyn Fn(&str, &std::path::Path) -> Vec<String> + 'a;
 
 #[test]
 #[ignore]
 fn monitor_idle_cpu_and_rss_with_64_workers() {
     // `sleep` named `pi`: the pi check refuses it, so each pass walks every pane's tree.
-    run_bench("a `sleep` named pi", &|dir, _, _| {
-        vec![fake_pi(dir).display().to_string(), "3600".into()]
+    let bin = tempfile::tempdir().unwrap();
+    let pi = fake_pi(bin.path()).display().to_string();
+    run_bench("a `sleep` named pi", &|_, _| {
+        vec![pi.clone(), "3600".into()]
     });
 }
 
@@ -66,7 +68,7 @@ fn monitor_idle_cpu_with_64_pi_processes() {
     std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
     std::fs::write(&cli, "sleep 3600\n").unwrap();
     let (node, cli) = (node.display().to_string(), cli.display().to_string());
-    run_bench("a process the pi check accepts", &|_, id, sessions| {
+    run_bench("a process the pi check accepts", &|id, sessions| {
         [
             "bash",
             "-c",
@@ -171,13 +173,7 @@ fn run_bench(what: &str, pane_argv: &PaneArgv<'_>) {
     let sys = tmp.path().join("system.json");
     std::fs::write(&sys, json!({"dataRoot": data}).to_string()).unwrap();
 
-    let argv = |i: usize| {
-        pane_argv(
-            tmp.path(),
-            &format!("01a2f000-0000-7000-8000-{i:012}"),
-            &sessions,
-        )
-    };
+    let argv = |i: usize| pane_argv(&format!("01a2f000-0000-7000-8000-{i:012}"), &sessions);
     let first = argv(0);
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let mut server = TmuxServer::start("w0", tmp.path(), &first);
