@@ -121,6 +121,7 @@ pub fn pi_command_line(pid: i32) -> Result<Vec<String>, NotPi> {
     pi_verdict(&exe, &argv)?;
     Ok(argv)
 }
+
 /// Largest environment read (`/proc/<pid>/environ`).
 const ENVIRON_CAP: u64 = 256 * 1024;
 

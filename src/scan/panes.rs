@@ -25,7 +25,8 @@ use crate::snapshot::RowRole;
 const MAX_PANES: usize = 512;
 const MAX_TREE: usize = 64;
 const MAX_PI_CHECKS: usize = 1024;
-/// The variables of a pi's environment that decide where it writes its session.
+/// The variables of a pi's environment that decide where it writes its session: every name
+/// `locate` reads (the only ones read from `/proc/<pid>/environ`).
 const PI_ENV: [&str; 3] = ["HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"];
 
 /// Where a pane's pi keeps its session.
@@ -97,6 +98,7 @@ pub(super) fn locate(
     cwd: &Path,
     folders: &mut Folders,
 ) -> PiSession {
+    // Only names in `PI_ENV` are in `env`.
     let get = |k: &str| env.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let home = get("HOME");
     let at = |p: &str| {
