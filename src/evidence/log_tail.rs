@@ -19,9 +19,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use memchr::{memchr, memrchr};
+
 use crate::clock::Ms;
 use crate::evidence::observations::{parse_line, Event, LogSnapshot};
-use crate::evidence::sessions::{memchr, memrchr};
 use crate::fsguard::{self, FsError, OpenFile};
 
 /// Files remembered at most (a few passes' worth of the 32 newest logs).

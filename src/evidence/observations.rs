@@ -348,7 +348,7 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
 /// (or was cut) and is dropped too.
 pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    let Some(last) = crate::evidence::sessions::memrchr(b'\n', bytes) else {
+    let Some(last) = memchr::memrchr(b'\n', bytes) else {
         return Vec::new();
     };
     let mut lines = bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n');

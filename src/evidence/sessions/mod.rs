@@ -11,6 +11,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use memchr::memchr;
+
 use crate::clock::{parse_iso, Ms};
 use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError};
@@ -239,7 +241,6 @@ pub use index::{
 use parse::parse_line;
 use tail::{scan_tail, Tail};
 // The observation logs split lines with the same word-at-a-time search.
-pub(crate) use tail::{memchr, memrchr};
 
 // ---------------------------------------------------------------------------------------------
 // Header and head.
@@ -504,30 +505,6 @@ mod tests {
             .as_deref(),
             Some("error")
         );
-    }
-
-    #[test]
-    fn byte_search_matches_the_plain_loop() {
-        let mut hay = vec![b'a'; 100];
-        for pos in [0usize, 1, 7, 8, 9, 50, 63, 64, 99] {
-            hay.iter_mut().for_each(|b| *b = b'a');
-            hay[pos] = b'\n';
-            for len in [pos + 1, pos + 8, 100] {
-                let h = &hay[..len.min(100)];
-                assert_eq!(memchr(b'\n', h), Some(pos));
-                assert_eq!(memrchr(b'\n', h), Some(pos));
-            }
-            assert_eq!(memchr(b'\n', &hay[..pos]), None);
-            assert_eq!(memrchr(b'\n', &hay[..pos]), None);
-        }
-        hay.iter_mut().for_each(|b| *b = b'a');
-        hay[3] = b'\n';
-        hay[90] = b'\n';
-        assert_eq!(memchr(b'\n', &hay), Some(3));
-        assert_eq!(memrchr(b'\n', &hay), Some(90));
-        assert_eq!(memchr(0, &[0x80u8, 0xff, 1, 2, 3, 4, 5, 6, 7, 0]), Some(9));
-        assert_eq!(memrchr(0x80, &[0u8; 16]), None);
-        assert_eq!(memchr(b'x', &[]), None);
     }
 
     #[test]

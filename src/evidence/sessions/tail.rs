@@ -5,6 +5,8 @@ use super::{
     EntryKind, Role, StopReason, TailDamage, CHUNK, ENOUGH_BRANCH, FIRST_READ, LINE_PARSE_CAP,
     MAX_ENTRIES, SEEK_CHUNK, SKIM_WINDOW, TAIL_BUDGET, TEXT_SEARCH_BUDGET,
 };
+use memchr::{memchr, memrchr};
+
 use crate::clock::Ms;
 use crate::fsguard;
 
@@ -312,15 +314,4 @@ pub(super) fn skim_huge(
         before_start: new_start,
         before,
     })
-}
-
-/// Position of the first `needle` byte (SIMD, from the `memchr` crate: a per-byte loop over
-/// 64 KiB windows of zeros or long lines was the main cost of a read).
-pub(crate) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    memchr::memchr(needle, hay)
-}
-
-/// Position of the last `needle` byte.
-pub(crate) fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    memchr::memrchr(needle, hay)
 }
