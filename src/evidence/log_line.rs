@@ -77,12 +77,18 @@ pub struct Fields<'a> {
     names: &'static [&'static str],
     /// Each named field's value as JSON text, already checked to be one valid JSON value.
     slots: [Option<&'a str>; MAX_FIELDS],
+    /// Parsed with the observation record's names (`Fields::parse`): the slots `field` names.
+    observation: bool,
 }
 
 impl<'a> Fields<'a> {
     /// An observation record's fields, or `None` when the line is not one JSON object.
     pub fn parse(line: &'a [u8]) -> Option<Fields<'a>> {
-        Fields::parse_named(line, &NAMES)
+        let f = Fields::parse_named(line, &NAMES)?;
+        Some(Fields {
+            observation: true,
+            ..f
+        })
     }
 
     /// The fields `names` (the first `MAX_FIELDS`) of `bytes`, or `None` when they are not one
@@ -90,7 +96,11 @@ impl<'a> Fields<'a> {
     pub fn parse_named(bytes: &'a [u8], names: &'static [&'static str]) -> Option<Fields<'a>> {
         let names = &names[..names.len().min(MAX_FIELDS)];
         if let Some(slots) = scan_flat(bytes, names) {
-            return Some(Fields { names, slots });
+            return Some(Fields {
+                names,
+                slots,
+                observation: false,
+            });
         }
         Fields::parse_any(bytes, names)
     }
@@ -125,17 +135,26 @@ impl<'a> Fields<'a> {
     /// `str` of the observation-record field in `slot` (`const { field("…") }`) of a
     /// `Fields::parse` result.
     pub fn str_at(&self, slot: usize) -> Option<std::borrow::Cow<'a, str>> {
-        string(self.slots.get(slot).copied().flatten()?)
+        string(self.slot(slot)?)
     }
 
     /// `u64` of the observation-record field in `slot`.
     pub fn u64_at(&self, slot: usize) -> Option<u64> {
-        integer(self.slots.get(slot).copied().flatten()?)
+        integer(self.slot(slot)?)
     }
 
     /// `bool` of the observation-record field in `slot`.
     pub fn bool_at(&self, slot: usize) -> Option<bool> {
-        boolean(self.slots.get(slot).copied().flatten()?)
+        boolean(self.slot(slot)?)
+    }
+
+    /// The value in an observation-record slot; nothing when these fields were parsed with
+    /// another list of names (a report's, a session header's), whose slots mean other fields.
+    fn slot(&self, slot: usize) -> Option<&'a str> {
+        if !self.observation {
+            return None;
+        }
+        self.slots.get(slot).copied().flatten()
     }
 }
 
@@ -188,7 +207,11 @@ impl<'de> Visitor<'de> for FieldsVisitor {
                 }
             }
         }
-        Ok(Fields { names, slots })
+        Ok(Fields {
+            names,
+            slots,
+            observation: false,
+        })
     }
 }
 
@@ -445,6 +468,7 @@ mod tests {
                     let flat = Fields {
                         names: &NAMES,
                         slots: flat,
+                        observation: false,
                     };
                     for n in NAMES {
                         assert_eq!(flat.str(n), any.str(n), "{n}");
@@ -465,5 +489,19 @@ mod tests {
         }
         // The mutations keep many lines flat, so the scan itself was exercised.
         assert!(flat_hits > 1000, "{flat_hits}");
+    }
+
+    /// Slots name observation-record fields only: fields parsed with another list of names
+    /// answer nothing by slot, never another field's value.
+    #[test]
+    fn slots_answer_only_for_observation_records() {
+        const HEADER: [&str; 1] = ["type"];
+        let line = br#"{"type":"session","version":3}"#;
+        let other = Fields::parse_named(line, &HEADER).unwrap();
+        assert_eq!(other.str("type").as_deref(), Some("session"));
+        assert_eq!(other.str_at(const { field("version") }), None);
+        assert_eq!(other.u64_at(0), None);
+        let obs = Fields::parse(line).unwrap();
+        assert_eq!(obs.u64_at(const { field("version") }), Some(3));
     }
 }
