@@ -12,7 +12,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::seats::{in_seat_dir, SeatSource};
+use super::seats::SeatSource;
+use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::board::provenance::FoundBy;
 use crate::board::reason::StateReason;
 use crate::board::record::TmuxRef;

@@ -32,6 +32,8 @@ impl Tmux {
         let Some(pane_pid) = expected.pane_pid.filter(|_| valid) else {
             return Ok(CloseOutcome::Refused("invalid_identity".into()));
         };
+        // Another user's server is never closed through (its socket or its process).
+        crate::mux::server_is_ours(&self.socket, Some(server_pid))?;
         // 1. A fresh look: gone, or different in any field, ends here without a kill.
         let list = self.list(Some(&filter_for(&expected.pane_id)), deadline)?;
         let Some(pane) = list.panes.iter().find(|p| p.id == expected.pane_id) else {
