@@ -267,6 +267,20 @@ impl RegistrationSet {
         })
     }
 
+    /// The record of a seat (`by_session_id`), unless it comes from outside the roster's own
+    /// seats folder and names another session file or folder than the board found for the seat
+    /// (`Registration::matches_seat`): that is another pi's record of the same session id, and
+    /// the seat has none.
+    pub fn of_seat(
+        &self,
+        id: &str,
+        board_file: Option<&Path>,
+        folder: Option<&Path>,
+    ) -> Option<&Registration> {
+        self.by_session_id(id)
+            .filter(|r| self.is_own(r) || r.matches_seat(board_file, folder).is_ok())
+    }
+
     /// Is this record in the roster's own seats folder?
     pub fn is_own(&self, r: &Registration) -> bool {
         self.own_dir

@@ -113,11 +113,8 @@ pub(super) fn match_registration<'a>(
         .as_deref()
         .or(summary.map(|s| s.session_id.as_str()))
     {
-        if let Some(r) = regs.by_session_id(id) {
-            let foreign = !regs.is_own(r)
-                && r.matches_seat(seat.session_file.as_deref(), folder)
-                    .is_err();
-            return (!foreign).then_some(r);
+        if regs.by_session_id(id).is_some() {
+            return regs.of_seat(id, seat.session_file.as_deref(), folder);
         }
     }
     seat.sessions_dir

@@ -272,10 +272,13 @@ fn protected_check(
         ));
     }
     let regs = registrations::read_all(Some(root), &req.scan.data_root);
-    let Some(target) = regs
-        .by_session_id(&agent.session_id)
-        .and_then(record::from_registration)
-    else {
+    let folder = root.join(&agent.project_directory);
+    let reg = regs.of_seat(&agent.session_id, None, Some(&folder));
+    // The roster's own record too must be of a pi in the worker's folder: never another's pane.
+    if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
+        return Err(refused(CloseExit::Refused, why));
+    }
+    let Some(target) = reg.and_then(record::from_registration) else {
         return Err(refused(
             CloseExit::NoReplyPath,
             "the worker has no registration recording its pane and pi: no registered seat to ask",
