@@ -82,6 +82,7 @@ impl std::error::Error for Unknowable {}
 pub fn process_naming(
     session_id: &str,
     session_file: &Path,
+    folder: &Path,
     regs: &RegistrationSet,
 ) -> Result<Option<Witness>, Unknowable> {
     let me = std::process::id() as i32;
@@ -121,18 +122,26 @@ pub fn process_naming(
                 }));
             }
         }
-        if let Some(w) = unproven_pi(pid, session_id, regs) {
+        if let Some(w) = unproven_pi(pid, session_id, session_file, folder, regs) {
             return Ok(Some(w));
         }
     }
     Ok(None)
 }
 
-/// A live pi of ours that could be running `session_id`: it is pi (`proc::pi_command_line`), and
-/// neither a live registration of exactly that process (naming another session, not ended) nor
-/// its visible command line proves it runs another one. Another user's process cannot write
-/// our session files and is not asked about.
-fn unproven_pi(pid: i32, session_id: &str, regs: &RegistrationSet) -> Option<Witness> {
+/// A live pi of ours that could be running `session_id` and is not proven to run another: it is
+/// pi (`proc::pi_command_line`); no live registration of exactly that process (naming another
+/// session, not ended) and no visible command line proves another session; and it writes where
+/// the saved file is (the folder its environment and cwd give holds `session_file`), runs in
+/// the worker's `folder`, or its folder cannot be told. Another user's process cannot write our
+/// session files and is not asked about.
+fn unproven_pi(
+    pid: i32,
+    session_id: &str,
+    session_file: &Path,
+    folder: &Path,
+    regs: &RegistrationSet,
+) -> Option<Witness> {
     if !proc::is_ours(pid) {
         return None;
     }
@@ -157,6 +166,16 @@ fn unproven_pi(pid: i32, session_id: &str, regs: &RegistrationSet) -> Option<Wit
         return None;
     }
     if runs_other_session(&argv, session_id) {
+        return None;
+    }
+    let writes_there = match crate::scan::pi_session_dir(pid, &argv) {
+        Some(dir) => session_file
+            .parent()
+            .is_some_and(|p| registrations::in_sessions_dir(p, &dir)),
+        None => true,
+    };
+    let in_folder = proc::cwd(pid).is_some_and(|c| registrations::same_path(&c, folder));
+    if !writes_there && !in_folder {
         return None;
     }
     Some(Witness {

@@ -311,7 +311,8 @@ fn no_process_or_endpoint(
     data_root: &Path,
 ) -> Result<(), Ending> {
     let regs = crate::evidence::registrations::read_all(Some(root), data_root);
-    match live::process_naming(&agent.session_id, session_file, &regs) {
+    let folder = root.join(&agent.project_directory);
+    match live::process_naming(&agent.session_id, session_file, &folder, &regs) {
         Ok(Some(w)) => return Err(still(w)),
         Ok(None) => {}
         Err(e) => {
