@@ -54,6 +54,7 @@ mod readme_commands;
 mod readme_paths;
 mod register_cli;
 mod register_forged;
+mod register_shadow;
 mod reply_cli;
 mod reply_herdr;
 mod reply_text;
