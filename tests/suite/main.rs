@@ -77,6 +77,7 @@ mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
 mod tmux_plugin;
+mod trust_uid;
 mod ui_app;
 mod ui_arch;
 mod ui_render;
