@@ -226,7 +226,9 @@ pub fn owner_of(path: &Path) -> Option<u32> {
 /// A plain-words reason for a trust refusal, for messages people read.
 pub fn trust_reason(e: FsError, uid: Option<u32>) -> String {
     match (e, uid) {
-        (FsError::NotOwned, Some(u)) => format!("is owned by uid {u}, not by you (uid {})", my_uid()),
+        (FsError::NotOwned, Some(u)) => {
+            format!("is owned by uid {u}, not by you (uid {})", my_uid())
+        }
         (FsError::NotOwned, None) => format!("is not owned by you (uid {})", my_uid()),
         (FsError::OthersWrite, _) => "is writable by group or others (chmod go-w to fix)".into(),
         (other, _) => format!("cannot be read safely ({})", other.code()),

@@ -181,7 +181,9 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffErr
     let pi = recorded_ancestor(req.from_pid, &rec.pi).ok_or(HandoffError::NotUnderWorkersPi)?;
     // The worker's record in the roster's seats folder, when there is one, must still be the
     // job's pi, with the job's session file, in the worker's folder.
-    if let Some(r) = registrations::read_path(&registrations::root_record(&req.root, &rec.session_id)) {
+    if let Some(r) =
+        registrations::read_path(&registrations::root_record(&req.root, &rec.session_id))
+    {
         let folder = req.root.join(&agent.project_directory);
         if !r.is_process(&rec.pi) {
             return Err(HandoffError::NotWorkersRecord(

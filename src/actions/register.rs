@@ -86,7 +86,10 @@ pub enum Refusal {
     /// pi's folder cannot be read from `/proc`.
     CwdUnreadable(i32),
     /// `--root` is not the Intercom root found from pi's folder.
-    RootNotPis { given: PathBuf, found: Option<PathBuf> },
+    RootNotPis {
+        given: PathBuf,
+        found: Option<PathBuf>,
+    },
     /// The pid is not an ancestor of this command.
     NotAncestor(i32),
     /// The pid is not a pi this command can trust.

@@ -34,7 +34,10 @@ pub fn state_folders(pass: &Scan) -> Vec<Check> {
             FIX_MODE,
         ),
     }];
-    for dir in [crate::paths::seats_dir(&cfg.root), crate::paths::jobs_dir(&cfg.root)] {
+    for dir in [
+        crate::paths::seats_dir(&cfg.root),
+        crate::paths::jobs_dir(&cfg.root),
+    ] {
         match fsguard::trusted_dir(&dir) {
             Ok(()) | Err(FsError::NotFound) => {}
             Err(e) => out.push(Check::fail(
@@ -72,7 +75,10 @@ pub fn log() -> Option<Check> {
         }
         Ok(()) => Check::fail(
             "log",
-            format!("{} is not a regular file: nothing is logged", path.display()),
+            format!(
+                "{} is not a regular file: nothing is logged",
+                path.display()
+            ),
             "point INTERCOM_PANE_LOG at a file path",
         ),
         Err(e) => Check::fail(

@@ -375,7 +375,11 @@ pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationS
 /// Every record of `session_id` that `register` or a reader could take for it: the seats
 /// folder of each root in `roots`, and every layout under the data root. Used by `register`
 /// to refuse a second live registration of a session (docs/behaviour.md §5b).
-pub fn records_of_session(roots: &[PathBuf], data_root: &Path, session_id: &str) -> Vec<Registration> {
+pub fn records_of_session(
+    roots: &[PathBuf],
+    data_root: &Path,
+    session_id: &str,
+) -> Vec<Registration> {
     let mut set = read_all(None, data_root);
     for root in roots {
         let p = root_record(root, session_id);

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{herdr, tmux, ErrorCode, MuxError, Multiplexer, MuxKind, PaneInfo, ServerIdentity};
+use super::{herdr, tmux, ErrorCode, Multiplexer, MuxError, MuxKind, PaneInfo, ServerIdentity};
 use crate::proc;
 
 /// The environment variables that point at candidate multiplexers. They only point: ownership
@@ -117,7 +117,10 @@ pub fn server_is_ours(socket: &std::path::Path, server_pid: Option<i32>) -> Resu
         Ok(m) if m.uid() != me => {
             return Err(MuxError::new(
                 ErrorCode::NotOurs,
-                format!("the server socket {shown} belongs to uid {}, not to you", m.uid()),
+                format!(
+                    "the server socket {shown} belongs to uid {}, not to you",
+                    m.uid()
+                ),
             ))
         }
         Ok(_) => {}

@@ -178,8 +178,7 @@ pub fn uids(pid: i32) -> Option<(u32, u32)> {
     if pid <= 0 {
         return None;
     }
-    let bytes =
-        fsguard::read_capped(Path::new(&format!("/proc/{pid}/status")), STATUS_CAP).ok()?;
+    let bytes = fsguard::read_capped(Path::new(&format!("/proc/{pid}/status")), STATUS_CAP).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     let mut ids = text
         .lines()

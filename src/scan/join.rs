@@ -57,10 +57,7 @@ impl Pass<'_> {
             .and_then(|i| self.config.and_then(|c| c.agents.get(i)));
         let session = read_seat_session(seat, errors);
         // A roster agent's folder: where its pi must run for a registration to be its own.
-        let folder = agent_cfg.and_then(|a| {
-            self.config
-                .map(|c| c.root.join(&a.project_directory))
-        });
+        let folder = agent_cfg.and_then(|a| self.config.map(|c| c.root.join(&a.project_directory)));
         let reg = match_registration(seat, folder.as_deref(), self.regs, session.summary());
         let reg_alive = reg.and_then(registration_alive);
         let session = match reg.filter(|_| reg_alive == Some(true)) {

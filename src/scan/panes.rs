@@ -13,10 +13,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::seats::SeatSource;
-use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::board::provenance::FoundBy;
 use crate::board::reason::StateReason;
 use crate::board::record::TmuxRef;
+use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::sessions;
 use crate::liveness;

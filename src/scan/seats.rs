@@ -400,7 +400,9 @@ pub(super) fn reply_target(
     if r.session_closed() {
         return Err(ReplyUnavailable::SessionEnded);
     }
-    if r.matches_seat(seat.session_file.as_deref(), folder).is_err() {
+    if r.matches_seat(seat.session_file.as_deref(), folder)
+        .is_err()
+    {
         return Err(ReplyUnavailable::NotThisSeat);
     }
     let m = r.mux.as_ref().ok_or(ReplyUnavailable::NoPane)?;

@@ -62,7 +62,9 @@ fn impostor_line(env: &Env, how: Impostor, elsewhere: &Path) -> String {
     );
     std::fs::write(elsewhere.join("pi"), &script).unwrap();
     let start = match how {
-        Impostor::NodeDotPi => format!("cd {} && exec {} ./pi", elsewhere.display(), node.display()),
+        Impostor::NodeDotPi => {
+            format!("cd {} && exec {} ./pi", elsewhere.display(), node.display())
+        }
         Impostor::Titled => format!(
             "cd {} && exec -a pi {} < ./pi",
             elsewhere.display(),
@@ -97,7 +99,11 @@ fn team(env: &Env, w1_registers: bool, w1_then: &str, w2_tool: &str) -> TmuxServ
     };
     let w1 = format!(
         "{}{w1_then}",
-        if w1_registers { reg(W1, &f1) } else { String::new() }
+        if w1_registers {
+            reg(W1, &f1)
+        } else {
+            String::new()
+        }
     );
     let w2 = format!(
         "{}{w2_tool}cat >> {}; true",
@@ -183,16 +189,25 @@ fn the_roster_own_record_wins(how: Impostor) {
         imp_record.display()
     );
     let imp: Value = serde_json::from_slice(&std::fs::read(&imp_record).unwrap()).unwrap();
-    assert_eq!(imp["mux"]["session"], "W2", "the impostor runs in W2's pane");
-    assert_eq!(imp["cwd"], elsewhere.display().to_string(), "its real folder");
+    assert_eq!(
+        imp["mux"]["session"], "W2",
+        "the impostor runs in W2's pane"
+    );
+    assert_eq!(
+        imp["cwd"],
+        elsewhere.display().to_string(),
+        "its real folder"
+    );
 
     let w = w1(&env, &server);
     assert_eq!(w["registered"]["alive"], true, "{w}");
     assert_eq!(w["registered"]["tmuxSession"], "W1", "{w}");
     let (code, out) = reply(&env, &server, "first answer token=SECRET");
     assert_eq!(code, 0, "{out}");
-    wait_for(10_000, || read(&typed1).contains("token=SECRET").then_some(()))
-        .expect("the reply reached W1");
+    wait_for(10_000, || {
+        read(&typed1).contains("token=SECRET").then_some(())
+    })
+    .expect("the reply reached W1");
     assert!(
         !read(&env.path("typed-W2.txt")).contains("SECRET"),
         "nothing reached W2's pane"
@@ -217,8 +232,10 @@ fn the_roster_own_record_wins(how: Impostor) {
     assert_ne!(w["state"], "offline", "{w}");
     let (code, out) = reply(&env, &server, "second answer");
     assert_eq!(code, 0, "{out}");
-    wait_for(10_000, || read(&typed1).contains("second answer").then_some(()))
-        .expect("W1 is still reachable");
+    wait_for(10_000, || {
+        read(&typed1).contains("second answer").then_some(())
+    })
+    .expect("W1 is still reachable");
 }
 
 #[test]
@@ -260,7 +277,14 @@ fn close_worker_w1_closes_only_w1s_pane() {
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],
-        &["--tmux-socket", &sock, "--json", "--deadline-secs", "60", "W1"],
+        &[
+            "--tmux-socket",
+            &sock,
+            "--json",
+            "--deadline-secs",
+            "60",
+            "W1",
+        ],
     ));
     let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     assert_eq!(
@@ -276,10 +300,9 @@ fn close_worker_w1_closes_only_w1s_pane() {
         "W2's pane is still there: {after}"
     );
     assert!(!after.lines().any(|l| l.starts_with("W1 ")), "{after}");
-    let cfg: Value = serde_json::from_slice(
-        &std::fs::read(root.join(".pi-intercom/config.json")).unwrap(),
-    )
-    .unwrap();
+    let cfg: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+            .unwrap();
     let w1cfg = cfg["agents"]
         .as_array()
         .unwrap()

@@ -414,7 +414,10 @@ fn an_unregistered_pi_that_could_run_the_session_blocks_the_resume() {
     let why = out["reason"].as_str().unwrap().to_string();
     assert!(why.starts_with("pi: pid"), "{why}");
     assert!(why.contains("cannot be told"), "{why}");
-    assert!(windows(&server).iter().all(|w| w != "Docs"), "nothing launched");
+    assert!(
+        windows(&server).iter().all(|w| w != "Docs"),
+        "nothing launched"
+    );
     server.tmux(&["kill-session", "-t", "hidden"]);
     wait_for(10_000, || {
         (resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]).0 == 0).then_some(())

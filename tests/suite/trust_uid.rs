@@ -62,7 +62,15 @@ fn plant_record(root: &Path, pid: i32) -> std::path::PathBuf {
     std::fs::create_dir_all(&seats).unwrap();
     chmod(&seats, 0o700);
     let st = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let ticks: u64 = st.rsplit_once(')').unwrap().1.split_whitespace().nth(19).unwrap().parse().unwrap();
+    let ticks: u64 = st
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     let p = seats.join(format!("{}.json", intercom_pane::paths::short_id(ID)));
     std::fs::write(
@@ -98,21 +106,34 @@ fn registrations_and_state_folders_of_another_user_are_refused() {
     chown(&rec, 0);
     chmod(&rec, 0o666);
     let idx = scan_json(&env, &[]);
-    assert!(errors(&idx).contains("registration_writable_by_others"), "{idx}");
+    assert!(
+        errors(&idx).contains("registration_writable_by_others"),
+        "{idx}"
+    );
     chmod(&rec, 0o600);
     // The seats folder itself of another uid: nothing in it is read, and `register` refuses
     // to write there, saying why.
     let seats = root.join(".pi-intercom/seats");
     chown(&seats, spare());
     let idx = scan_json(&env, &[]);
-    assert!(errors(&idx).contains("seats: registration_not_owned"), "{idx}");
+    assert!(
+        errors(&idx).contains("seats: registration_not_owned"),
+        "{idx}"
+    );
     let mut pi = pi_support::FakePi::start(&env);
     let pid = pi.pid().to_string();
     let root_s = root.display().to_string();
     let o = pi.register(
         &env,
         &[
-            "--event", "session_start", "--pi-pid", &pid, "--session-id", ID, "--cwd", &root_s,
+            "--event",
+            "session_start",
+            "--pi-pid",
+            &pid,
+            "--session-id",
+            ID,
+            "--cwd",
+            &root_s,
         ],
     );
     let err = String::from_utf8_lossy(&o.stderr);
@@ -238,7 +259,12 @@ fn reply(env: &Env, server: &TmuxServer) -> (i32, String) {
     let o = env.run(&layout_args(
         env,
         &["reply"],
-        &["--tmux-socket", &sock, "W", "the deploy password is hunter2"],
+        &[
+            "--tmux-socket",
+            &sock,
+            "W",
+            "the deploy password is hunter2",
+        ],
     ));
     (
         o.status.code().unwrap_or(-1),
@@ -257,7 +283,9 @@ fn a_server_or_pi_of_another_user_is_never_typed_into() {
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("belongs to uid"), "{err}");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(!std::fs::read_to_string(&typed).unwrap_or_default().contains("hunter2"));
+    assert!(!std::fs::read_to_string(&typed)
+        .unwrap_or_default()
+        .contains("hunter2"));
     chown(&server.sock, 0);
     let (code, err) = reply(&env, &server);
     assert_eq!(code, 0, "{err}");
@@ -292,7 +320,9 @@ fn a_server_or_pi_of_another_user_is_never_typed_into() {
     use intercom_pane::mux::{server_is_ours, ErrorCode};
     let theirs_pid = theirs.id() as i32;
     assert_eq!(
-        server_is_ours(&server.sock, Some(theirs_pid)).unwrap_err().code,
+        server_is_ours(&server.sock, Some(theirs_pid))
+            .unwrap_err()
+            .code,
         ErrorCode::NotOurs
     );
     assert!(server_is_ours(&server.sock, Some(server.pid())).is_ok());

@@ -278,7 +278,8 @@ fn protected_check(
     if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
         return Err(refused(CloseExit::Refused, why));
     }
-    let Some((target, path)) = reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))
+    let Some((target, path)) =
+        reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))
     else {
         return Err(refused(
             CloseExit::NoReplyPath,
