@@ -538,6 +538,73 @@ pub fn read_path(path: &Path) -> Option<Registration> {
 mod tests {
     use super::*;
 
+    fn rec(path: &str, pid: i32, started: &str) -> Registration {
+        let me = crate::proc::identity(pid);
+        let v = serde_json::json!({"version": 1, "sessionId": "s", "pid": pid,
+            "startTicks": me.as_ref().map(|i| i.start_ticks), "bootId": me.map(|i| i.boot_id),
+            "startedAt": started});
+        parse(Path::new(path), v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn one_record_per_session_own_first_then_live_then_newest() {
+        let me = std::process::id() as i32;
+        // A pid that is not running: spawn and reap a child.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id() as i32;
+        c.wait().unwrap();
+        let live_old = rec(
+            "/data/seats/pi/a/registration.json",
+            me,
+            "2026-01-01T00:00:00.000Z",
+        );
+        let dead_new = rec(
+            "/data/seats/pi/b/registration.json",
+            dead,
+            "2026-06-01T00:00:00.000Z",
+        );
+        let set = RegistrationSet {
+            items: vec![dead_new.clone(), live_old.clone()],
+            ..Default::default()
+        };
+        assert_eq!(
+            set.by_session_id("s").unwrap().path,
+            live_old.path,
+            "live beats fresher dead"
+        );
+        // The roster's own record wins, even dead, over a live outside one.
+        let own_dead = rec(
+            "/root/.pi-intercom/seats/x.json",
+            dead,
+            "2026-01-01T00:00:00.000Z",
+        );
+        let set = RegistrationSet {
+            items: vec![live_old.clone(), own_dead.clone()],
+            own_dir: Some(PathBuf::from("/root/.pi-intercom/seats")),
+            ..Default::default()
+        };
+        assert_eq!(set.by_session_id("s").unwrap().path, own_dead.path);
+        // An outside record that names another folder than the seat's is not the seat's.
+        let set = RegistrationSet {
+            items: vec![live_old.clone()],
+            ..Default::default()
+        };
+        assert!(
+            set.of_seat("s", None, Some(Path::new("/nonexistent-folder")))
+                .is_some(),
+            "no cwd recorded: nothing to contradict"
+        );
+        let mut elsewhere = live_old;
+        elsewhere.cwd = Some("/tmp".into());
+        let set = RegistrationSet {
+            items: vec![elsewhere],
+            ..Default::default()
+        };
+        assert!(set
+            .of_seat("s", None, Some(Path::new("/nonexistent-folder")))
+            .is_none());
+    }
+
     #[test]
     fn a_channel_is_an_absolute_socket_path_or_nothing() {
         let reg = |c: &str| {
