@@ -291,8 +291,14 @@ impl RegistrationSet {
     fn best(&self, want: impl Fn(&Registration) -> bool) -> Option<&Registration> {
         let all: Vec<&Registration> = self.items.iter().filter(|r| want(r)).collect();
         let own = all.iter().any(|r| self.is_own(r));
-        all.into_iter()
-            .filter(|r| !own || self.is_own(r))
+        let candidates: Vec<&Registration> =
+            all.into_iter().filter(|r| !own || self.is_own(r)).collect();
+        // One candidate (the common case) needs no look at `/proc`.
+        if let [only] = candidates.as_slice() {
+            return Some(only);
+        }
+        candidates
+            .into_iter()
             .map(|r| (r.alive() == Some(true), freshness(r), r))
             .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
             .map(|(_, _, r)| r)
