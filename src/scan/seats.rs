@@ -148,10 +148,16 @@ pub(super) fn registered_session_file(
     {
         return None;
     }
+    file_named_by_registration(file)
+}
+
+/// The session file a live registration names: `Some(Some)` a regular file, `Some(None)` not
+/// written yet (pi writes nothing before its first prompt), `None` a link, a FIFO, unreadable:
+/// the registration proves nothing readable.
+fn file_named_by_registration(file: PathBuf) -> Option<Option<PathBuf>> {
     match fsguard::kind(&file) {
         Ok(Kind::File) => Some(Some(file)),
         Err(fsguard::FsError::NotFound) => Some(None),
-        // A link, a FIFO, unreadable: the registration proves nothing readable.
         _ => None,
     }
 }
@@ -178,11 +184,7 @@ fn own_session_file(seat: &SeatSource, regs: &RegistrationSet) -> Option<Option<
     {
         return None;
     }
-    match fsguard::kind(&file) {
-        Ok(Kind::File) => Some(Some(file)),
-        Err(fsguard::FsError::NotFound) => Some(None),
-        _ => None,
-    }
+    file_named_by_registration(file)
 }
 
 /// A configured worker (or coordinator) with no live registration of its own session whose
