@@ -161,7 +161,14 @@ fn a_real_pi_with_a_workers_session_id_elsewhere_shadows_nothing() {
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],
-        &["--tmux-socket", &sock, "--json", "--deadline-secs", "60", "W1"],
+        &[
+            "--tmux-socket",
+            &sock,
+            "--json",
+            "--deadline-secs",
+            "60",
+            "W1",
+        ],
     ));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     assert_eq!(
