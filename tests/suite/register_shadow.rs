@@ -110,11 +110,13 @@ fn team(env: &Env, w1_registers: bool, w1_then: &str, w2_tool: &str) -> TmuxServ
         reg(W2, &f2),
         env.path("typed-W2.txt").display()
     );
+    // Both argvs before either pi starts: making one (re)writes the stand-in's entry script,
+    // which a running stand-in may still be reading.
     let argv1 = pi_support::pi_pane_argv(&env.path("pi-bin"), &w1);
-    let argv1: Vec<&str> = argv1.iter().map(String::as_str).collect();
-    let server = TmuxServer::start("W1", &root, &argv1);
     let argv2 = pi_support::pi_pane_argv(&env.path("pi-bin"), &w2);
+    let argv1: Vec<&str> = argv1.iter().map(String::as_str).collect();
     let argv2: Vec<&str> = argv2.iter().map(String::as_str).collect();
+    let server = TmuxServer::start("W1", &root, &argv1);
     server.new_session("W2", &root, &argv2);
     let want = if w1_registers { 2 } else { 1 };
     wait_for(15_000, || {
