@@ -97,17 +97,21 @@ pub fn pane_title(title: &str) -> Result<String, MuxError> {
     Ok(format_literal(title))
 }
 
-/// The value for `-c` (`new-window`, `split-window`, `new-session`): an absolute path to an
-/// existing folder, in UTF-8. A newline or TAB in it is kept (tmux passes it to `chdir` as is);
-/// a relative path (tmux would prepend its client's folder) or a missing folder (tmux would
+/// The value for `-c` (`new-window`, `split-window`, `new-session`): an existing folder, in
+/// UTF-8, made absolute against our own folder (as tmux would, from its client's folder). A
+/// newline or TAB in it is kept (tmux passes it to `chdir` as is); a missing folder (tmux would
 /// silently start the pane in the home folder) is refused rather than changed.
 pub fn start_dir(dir: &Path) -> Result<String, MuxError> {
+    let dir = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| refuse(format!("our own folder is unknown: {e}")))?
+            .join(dir)
+    };
     let s = dir
         .to_str()
         .ok_or_else(|| refuse("the folder is not UTF-8".into()))?;
-    if !dir.is_absolute() {
-        return Err(refuse(format!("the folder is not absolute: {s}")));
-    }
     if !dir.is_dir() {
         return Err(refuse(format!(
             "the folder does not exist (tmux would start the pane elsewhere): {s}"
@@ -189,7 +193,11 @@ mod tests {
         std::fs::create_dir(&hostile).unwrap();
         let want = format_literal(hostile.to_str().unwrap());
         assert_eq!(start_dir(&hostile).unwrap(), want);
-        assert!(start_dir(Path::new("rel")).is_err());
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            start_dir(Path::new(".")).unwrap(),
+            format_literal(here.join(".").to_str().unwrap())
+        );
         assert!(start_dir(&dir.path().join("missing")).is_err());
     }
 
