@@ -77,13 +77,20 @@ pub fn window_name(name: &str) -> Result<String, MuxError> {
     Ok(format_literal(name))
 }
 
-/// The value for `new-session -s`. tmux turns `:` and `.` into `_` (they separate a target's
-/// parts): such a name is refused rather than changed.
+/// The value for `new-session -s`. tmux changes a session name after expanding it (session.c,
+/// `session_check_name`, and utf8.c, `utf8_strvis`): `:` and `.` (which separate a target's
+/// parts) become `_`, a `\` becomes `\\`, and a `$` before a letter, `_` or `{` gets a `\`.
+/// Such a name is refused rather than changed.
 pub fn session_name(name: &str) -> Result<String, MuxError> {
     check_name("session name", name)?;
-    if name.contains([':', '.']) {
+    let dollar = name
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || w[1] == b'_' || w[1] == b'{'));
+    if dollar || name.contains([':', '.', '\\']) {
         return Err(refuse(
-            "the session name holds ':' or '.', which tmux would change to '_'".into(),
+            "the session name holds ':', '.', '\\' or '$' before a name, which tmux would change"
+                .into(),
         ));
     }
     Ok(format_literal(name))
@@ -184,7 +191,10 @@ mod tests {
             assert_eq!(window_name(bad).unwrap_err().code, ErrorCode::BadRequest);
         }
         assert!(window_name(&"x".repeat(MAX_NAME + 1)).is_err());
-        assert!(session_name("a.b").is_err() && session_name("a:b").is_err());
+        for bad in ["a.b", "a:b", "a\\b", "a$b", "a$_", "a${b}"] {
+            assert!(session_name(bad).is_err(), "{bad}");
+        }
+        assert_eq!(session_name("a$1 $").unwrap(), "a$1 $");
         assert_eq!(session_name("s#(x)").unwrap(), "s##(x)");
         assert_eq!(pane_title("").unwrap(), "");
         assert!(pane_title("t\n").is_err());
