@@ -78,6 +78,7 @@ mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
 mod tmux_hostile;
+mod tmux_hostile_actions;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

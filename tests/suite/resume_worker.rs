@@ -26,7 +26,7 @@ const COORD: &str = "01a2f000-0000-7000-8000-00000000ee00";
 
 /// Root with a coordinator and one closed worker named `name` in `project`, and the worker's
 /// saved session file.
-fn setup(env: &Env, id: &str, name: &str, project: &str) -> PathBuf {
+pub(crate) fn setup(env: &Env, id: &str, name: &str, project: &str) -> PathBuf {
     let root = env.path("root");
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     std::fs::create_dir_all(root.join(project)).unwrap();
@@ -83,7 +83,7 @@ fn coordinator(env: &Env) -> TmuxServer {
 /// The program the resume launches as pi: records its argv and folder, then becomes the pi
 /// stand-in (`pi_support`), which registers from the inside the way the extension does (binary
 /// and config from the environment the resume passed) and waits.
-fn stand_in_pi(env: &Env) -> PathBuf {
+pub(crate) fn stand_in_pi(env: &Env) -> PathBuf {
     let (node, cli) = pi_support::fake_pi_program(&env.path("pi-bin"));
     let dir = env.path("fake-pi");
     std::fs::create_dir_all(&dir).unwrap();
@@ -106,7 +106,7 @@ fn stand_in_pi(env: &Env) -> PathBuf {
     p
 }
 
-fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, String) {
+pub(crate) fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, String) {
     let pi = pi.display().to_string();
     let mut args = vec!["--pi", &pi, "--json", "--wait-secs", "15"];
     args.extend_from_slice(extra);

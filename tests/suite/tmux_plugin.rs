@@ -5,6 +5,7 @@
 //! opens it in a popup; the options change the keys.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::hostile_support::{folders, reported, Markers};
 use crate::mux_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -18,7 +19,9 @@ struct Plugged {
     inner: TmuxServer,
     outer: TmuxServer,
     log: PathBuf,
-    _dir: tempfile::TempDir,
+    /// The folder each run of the program started in, NUL-terminated.
+    cwd_log: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 /// A server with the plugin loaded (after `options`), and a client attached to it.
@@ -26,20 +29,22 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    // The program the keys run: records how it was called, then is the real sidebar.
+    // The program the keys run: records how it was called and where, then is the real sidebar.
     let log = dir.path().join("calls.log");
+    let cwd_log = dir.path().join("cwd.log");
     let wrapper = dir.path().join("intercom-pane");
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\necho \"$*\" >> '{}'\nprintf '%s\\0' \"$(pwd -P)\" >> '{}'\nexec '{}' \"$@\"\n",
             log.display(),
+            cwd_log.display(),
             env!("CARGO_BIN_EXE_intercom-pane")
         ),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let inner = TmuxServer::start("keys", dir.path(), &[]);
+    let inner = TmuxServer::start_logged("keys", dir.path(), &[]);
     // Panes started by the keys see a private HOME and state folder.
     for (k, v) in [("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))] {
         inner.tmux(&["set-environment", "-g", k, &v.display().to_string()]);
@@ -70,7 +75,8 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
         inner,
         outer,
         log,
-        _dir: dir,
+        cwd_log,
+        dir,
     }
 }
 
@@ -91,6 +97,16 @@ impl Plugged {
             ])
             .lines()
             .map(|l| l.split('|').map(str::to_string).collect())
+            .collect()
+    }
+
+    /// The folders the program started in, in order.
+    fn cwds(&self) -> Vec<String> {
+        std::fs::read(&self.cwd_log)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+            .split_terminator('\0')
+            .map(str::to_string)
             .collect()
     }
 
@@ -173,4 +189,66 @@ fn the_tpm_entry_point_at_the_top_loads_the_same_plugin() {
     let server = TmuxServer::start("tpm", dir.path(), &[]);
     server.tmux(&["run-shell", &top.display().to_string()]);
     assert!(bound(&server, "M").unwrap().contains("open-pane.sh"));
+}
+
+#[test]
+fn the_keys_in_a_pane_whose_folder_is_hostile_run_nothing_and_keep_the_folder() {
+    let p = plugged(&[]);
+    let m = Markers::on(&p.inner);
+    let dirs = folders(p.dir.path(), &m.values("k"));
+    for (i, dir) in dirs.iter().enumerate() {
+        // A window in that folder, made current, so the keys act on its pane.
+        let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
+        let pane = p.inner.tmux(&[
+            "new-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "=keys:",
+            "-c",
+            &lit,
+            "sleep",
+            "600",
+        ]);
+        let pane = pane.trim().to_string();
+        assert_eq!(
+            reported(&p.inner, &pane, "pane_current_path"),
+            dir.to_str().unwrap()
+        );
+        p.press("M");
+        let window = format!("{pane}");
+        let monitor = wait_for(10_000, || {
+            let out = p
+                .inner
+                .tmux(&["list-panes", "-t", &window, "-F", "#{pane_id}"]);
+            out.lines()
+                .find(|id| {
+                    *id != pane && reported(&p.inner, id, "pane_title") == "Intercom monitor"
+                })
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("no sidebar above the pane in {dir:?}"));
+        let marker = p.inner.tmux(&[
+            "show-options",
+            "-p",
+            "-v",
+            "-t",
+            &monitor,
+            "@intercom-pane-owner",
+        ]);
+        assert!(marker.starts_with("intercom-pane:"), "{marker}");
+        wait_for(10_000, || (p.cwds().len() == i + 1).then_some(())).expect("the sidebar started");
+        assert_eq!(p.cwds()[i], dir.to_str().unwrap(), "the sidebar's folder");
+        p.inner.tmux(&["kill-pane", "-t", &monitor]);
+    }
+    // The popup key, in the last folder (a newline and a TAB in it).
+    p.press("m");
+    wait_for(10_000, || (p.cwds().len() == dirs.len() + 1).then_some(()))
+        .expect("the popup started");
+    assert_eq!(
+        p.cwds().last().unwrap(),
+        dirs.last().unwrap().to_str().unwrap()
+    );
+    m.assert_none_ran(&p.inner);
 }
