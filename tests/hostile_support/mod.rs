@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::mux_support::{wait_for, TmuxServer};
+use crate::mux_support::TmuxServer;
 
 pub struct Markers {
     pub dir: tempfile::TempDir,

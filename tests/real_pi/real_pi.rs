@@ -134,7 +134,7 @@ fn start_real_worker(beside: &str, prompt: &str) -> RealWorker {
 
 /// pi's agent folder for a test: the scripted model as the only provider, and the shipped
 /// extension package (which registers the seat with this build's binary).
-fn prepare_agent_dir(agent: &Path) {
+pub(crate) fn prepare_agent_dir(agent: &Path) {
     prepare_plain_agent_dir(agent);
     // The extension as a pi package, as `pi install linux/pi-extension` records it.
     std::fs::write(
