@@ -57,7 +57,7 @@ fn resume_worker_opens_the_window_with_the_rosters_name_and_folder_exactly() {
     let (code, out, err) = resume(&env, &pi, &[&name, "--confirm-closed"]);
     assert_eq!(code, 0, "{out} {err}");
     assert_eq!(out["result"], "resumed", "{out}");
-    assert_eq!(window_names(&server)[1..], [name.clone()]);
+    assert_eq!(window_names(&server)[1..], [name.as_str()]);
     let want = env.path("root").join(&project);
     let cwd = std::fs::read_to_string(env.path("launched.cwd")).unwrap();
     assert_eq!(cwd.strip_suffix('\n'), Some(want.to_str().unwrap()));

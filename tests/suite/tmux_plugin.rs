@@ -217,11 +217,10 @@ fn the_keys_in_a_pane_whose_folder_is_hostile_run_nothing_and_keep_the_folder() 
             dir.to_str().unwrap()
         );
         p.press("M");
-        let window = format!("{pane}");
         let monitor = wait_for(10_000, || {
             let out = p
                 .inner
-                .tmux(&["list-panes", "-t", &window, "-F", "#{pane_id}"]);
+                .tmux(&["list-panes", "-t", &pane, "-F", "#{pane_id}"]);
             out.lines()
                 .find(|id| {
                     *id != pane && reported(&p.inner, id, "pane_title") == "Intercom monitor"

@@ -39,12 +39,12 @@ pub fn format_literal(s: &str) -> String {
         }
         if run > 0 {
             let n = if c == '[' { run } else { 2 * run };
-            out.extend(std::iter::repeat('#').take(n));
+            out.extend(std::iter::repeat_n('#', n));
             run = 0;
         }
         out.push(c);
     }
-    out.extend(std::iter::repeat('#').take(2 * run));
+    out.extend(std::iter::repeat_n('#', 2 * run));
     out
 }
 
