@@ -2,7 +2,9 @@
 //! private tmux server that a real client is attached to (a nested tmux on another private
 //! server); its keys are pressed through that client: the pane key opens the sidebar above,
 //! titled `Intercom monitor` and marked like ensure-monitor's, focus unchanged; the popup key
-//! opens it in a popup; the options change the keys.
+//! opens it in a popup; the options change the keys. In a pane whose folder holds `#(…)`, `#{…}`,
+//! `#S`, styles, a newline or a TAB, the keys (and the minimal bindings of `intercom-pane.conf`)
+//! start the sidebar in exactly that folder and tmux runs no format job (`hostile_support`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::hostile_support::{folders, reported, Markers};
@@ -26,6 +28,11 @@ struct Plugged {
 
 /// A server with the plugin loaded (after `options`), and a client attached to it.
 fn plugged(options: &[(&str, &str)]) -> Plugged {
+    plugged_by(&["run-shell", PLUGIN], options)
+}
+
+/// A server that ran the tmux command `load` (after `options`), and a client attached to it.
+fn plugged_by(load: &[&str], options: &[(&str, &str)]) -> Plugged {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -45,9 +52,19 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
     let inner = TmuxServer::start_logged("keys", dir.path(), &[]);
-    // Panes started by the keys see a private HOME and state folder.
-    for (k, v) in [("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))] {
-        inner.tmux(&["set-environment", "-g", k, &v.display().to_string()]);
+    // Panes started by the keys see a private HOME and state folder, and the wrapper first on
+    // PATH (the minimal bindings run `intercom-pane` from PATH).
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (k, v) in [
+        ("HOME", home.display().to_string()),
+        ("XDG_STATE_HOME", home.join("state").display().to_string()),
+        ("PATH", path),
+    ] {
+        inner.tmux(&["set-environment", "-g", k, &v]);
     }
     inner.tmux(&[
         "set-option",
@@ -58,7 +75,7 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     for (k, v) in options {
         inner.tmux(&["set-option", "-g", k, v]);
     }
-    inner.tmux(&["run-shell", PLUGIN]);
+    inner.tmux(load);
     let sock = inner.sock.display().to_string();
     let outer = TmuxServer::start(
         "outer",
@@ -249,5 +266,39 @@ fn the_keys_in_a_pane_whose_folder_is_hostile_run_nothing_and_keep_the_folder() 
         p.cwds().last().unwrap(),
         dirs.last().unwrap().to_str().unwrap()
     );
+    m.assert_none_ran(&p.inner);
+}
+
+#[test]
+fn the_minimal_bindings_in_a_hostile_folder_run_nothing_and_keep_the_folder() {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/tmux/intercom-pane.conf");
+    let p = plugged_by(&["source-file", conf], &[]);
+    let m = Markers::on(&p.inner);
+    let dirs = folders(p.dir.path(), &m.values("c"));
+    let dir = dirs
+        .iter()
+        .find(|d| d.to_str().unwrap().contains("#("))
+        .unwrap();
+    let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
+    let pane = p.inner.tmux(&[
+        "new-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "=keys:",
+        "-c",
+        &lit,
+        "sleep",
+        "600",
+    ]);
+    let pane = pane.trim().to_string();
+    p.press("M");
+    wait_for(10_000, || (p.cwds().len() == 1).then_some(())).expect("the sidebar started");
+    assert_eq!(p.cwds()[0], dir.to_str().unwrap());
+    let panes = p
+        .inner
+        .tmux(&["list-panes", "-t", &pane, "-F", "#{pane_id}"]);
+    assert_eq!(panes.lines().count(), 2, "a pane above: {panes}");
     m.assert_none_ran(&p.inner);
 }
