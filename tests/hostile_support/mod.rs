@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::mux_support::TmuxServer;
+use crate::mux_support::{wait_for, TmuxServer};
 
 pub struct Markers {
     pub dir: tempfile::TempDir,
@@ -135,4 +135,18 @@ pub fn reported(server: &TmuxServer, target: &str, variable: &str) -> String {
     out.strip_suffix(".\n")
         .unwrap_or_else(|| panic!("display-message printed {out:?}"))
         .to_string()
+}
+
+/// Wait until tmux reports `want` as the folder of `pane` (once its process started there).
+pub fn wait_cwd(server: &TmuxServer, pane: &str, want: &Path) {
+    let want = want.to_str().unwrap().to_string();
+    wait_for(10_000, || {
+        (reported(server, pane, "pane_current_path") == want).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "pane {pane} is in {:?}, not {want:?}",
+            reported(server, pane, "pane_current_path")
+        )
+    });
 }

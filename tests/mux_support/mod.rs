@@ -64,18 +64,23 @@ fn tmux_cmd(sock: &Path) -> Command {
 impl TmuxServer {
     /// Start a server with one session `session` in `cwd` running `argv` (a shell when empty).
     pub fn start(session: &str, cwd: &Path, argv: &[&str]) -> TmuxServer {
+        let mut s = TmuxServer::unstarted();
+        s.launch(session, cwd, argv);
+        s
+    }
+
+    /// A socket path in a folder of its own, no server yet.
+    fn unstarted() -> TmuxServer {
         let dir = tempfile::Builder::new()
             .prefix("mux-test-")
             .tempdir()
             .unwrap();
         let sock = dir.path().join("sock");
-        let mut s = TmuxServer {
+        TmuxServer {
             dir,
             sock,
             server: None,
-        };
-        s.launch(session, cwd, argv);
-        s
+        }
     }
 
     /// `start`, the server logging (`tmux -v`) into this server's folder: `jobs_run` then lists
@@ -83,16 +88,7 @@ impl TmuxServer {
     /// a command client's format jobs when that client exits, so a marker file alone can miss
     /// one).
     pub fn start_logged(session: &str, cwd: &Path, argv: &[&str]) -> TmuxServer {
-        let dir = tempfile::Builder::new()
-            .prefix("mux-test-")
-            .tempdir()
-            .unwrap();
-        let sock = dir.path().join("sock");
-        let mut s = TmuxServer {
-            dir,
-            sock,
-            server: None,
-        };
+        let mut s = TmuxServer::unstarted();
         s.launch_with(session, cwd, argv, true);
         s
     }
@@ -117,15 +113,8 @@ impl TmuxServer {
 
     /// A server already running on `sock` (started by the code under test), killed on drop.
     pub fn adopt(sock: &Path) -> TmuxServer {
-        let dir = tempfile::Builder::new()
-            .prefix("mux-test-")
-            .tempdir()
-            .unwrap();
-        let mut s = TmuxServer {
-            dir,
-            sock: sock.to_path_buf(),
-            server: None,
-        };
+        let mut s = TmuxServer::unstarted();
+        s.sock = sock.to_path_buf();
         let pid: i32 = s
             .tmux(&["display-message", "-p", "#{pid}"])
             .trim()

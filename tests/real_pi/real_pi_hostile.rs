@@ -5,9 +5,9 @@
 //! `tmux_hostile_actions`, without pi.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::hostile_support::{reported, Markers};
+use crate::hostile_support::{reported, wait_cwd, Markers};
 use crate::mux_support::{wait_for, TmuxServer};
-use crate::real_pi::prepare_agent_dir;
+use crate::real_pi::{binary_on_path, prepare_agent_dir};
 use crate::real_pi_support::{real_pi, wait_ready, SERIAL};
 use crate::scan_support::*;
 
@@ -48,13 +48,7 @@ fn a_coordinator_pi_in_a_hostile_folder_gets_its_sidebar_there_and_runs_nothing(
     std::fs::create_dir_all(&agent).unwrap();
     prepare_agent_dir(&agent);
     // intercom-pane on pi's PATH, for the extension.
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
+    let tools = binary_on_path(&env);
     // The pane starts in a plain folder; a script goes to the root and runs pi there.
     let script = env.path("coordinator.sh");
     std::fs::write(
@@ -96,15 +90,6 @@ fn a_coordinator_pi_in_a_hostile_folder_gets_its_sidebar_there_and_runs_nothing(
         root.to_str().unwrap(),
         "pi runs in the hostile root"
     );
-    let want = root.to_str().unwrap();
-    wait_for(10_000, || {
-        (reported(&server, &monitor, "pane_current_path") == want).then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "the sidebar is in {:?}",
-            reported(&server, &monitor, "pane_current_path")
-        )
-    });
+    wait_cwd(&server, &monitor, &root);
     m.assert_none_ran(&server);
 }

@@ -67,6 +67,14 @@ fn closed_port() -> u16 {
 
 /// The coordinator's pane: the pi stand-in (`pi_support`) registering the coordinator's session.
 fn coordinator(env: &Env) -> TmuxServer {
+    coordinator_on(env, TmuxServer::start)
+}
+
+/// `coordinator`, on a server started by `start` (`TmuxServer::start_logged`, say).
+pub(crate) fn coordinator_on(
+    env: &Env,
+    start: fn(&str, &Path, &[&str]) -> TmuxServer,
+) -> TmuxServer {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
@@ -75,7 +83,7 @@ fn coordinator(env: &Env) -> TmuxServer {
     );
     let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let server = TmuxServer::start("coord", &env.path("root"), &argv);
+    let server = start("coord", &env.path("root"), &argv);
     wait_registered(&env.path("root/.pi-intercom/seats"));
     server
 }

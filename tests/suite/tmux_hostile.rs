@@ -6,7 +6,7 @@
 //! name, folder or title tmux then reports, or a clear refusal where tmux would change the value.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::hostile_support::{folders, reported, Markers};
+use crate::hostile_support::{folders, reported, wait_cwd, Markers};
 use crate::mux_support::{soon, wait_for, TmuxServer};
 
 use std::path::Path;
@@ -19,20 +19,6 @@ use intercom_pane::mux::{
 
 fn sleeper() -> Vec<String> {
     vec!["sleep".into(), "600".into()]
-}
-
-/// The pane's folder as tmux reports it, once its process has started there.
-fn cwd_becomes(server: &TmuxServer, pane: &str, want: &Path) {
-    let want = want.to_str().unwrap().to_string();
-    wait_for(10_000, || {
-        (reported(server, pane, "pane_current_path") == want).then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "pane {pane} is in {:?}, not {want:?}",
-            reported(server, pane, "pane_current_path")
-        )
-    });
 }
 
 #[test]
@@ -79,7 +65,7 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
         }
         let w = made.unwrap_or_else(|e| panic!("new window {name:?}: {e:?}"));
         assert_eq!(reported(&server, &w.id, "window_name"), *name);
-        cwd_becomes(&server, &w.id, &dirs[i]);
+        wait_cwd(&server, &w.id, &dirs[i]);
         // Our own listing reads the folder back exactly too.
         let listed = t.find_pane(&w.id, soon(5000)).unwrap().unwrap();
         assert_eq!(listed.cwd.as_deref(), Some(dirs[i].to_str().unwrap()));
@@ -93,7 +79,7 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
             env: Vec::new(),
         };
         let s = t.split_above(&split, soon(10_000)).unwrap();
-        cwd_becomes(&server, &s.id, &dirs[i]);
+        wait_cwd(&server, &s.id, &dirs[i]);
 
         // A title (expanded by tmux) and our marker (a value tmux stores as given).
         t.rename(&s.id, &titles[i], soon(5000)).unwrap();
@@ -123,7 +109,7 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
         env: Vec::new(),
     };
     let w = t.new_window(&req, soon(10_000)).unwrap();
-    cwd_becomes(&server, &w.id, tabbed);
+    wait_cwd(&server, &w.id, tabbed);
     let e = t.rename(&w.id, "a\tb", soon(5000)).unwrap_err();
     assert_eq!(e.code, ErrorCode::BadRequest);
     assert_eq!(reported(&server, &w.id, "window_name"), "plain");
@@ -243,7 +229,7 @@ fn the_demos_private_server_keeps_session_names_and_folders_or_refuses_them() {
         made.unwrap_or_else(|e| panic!("session {name:?}: {e}"));
         let target = format!("={name}:");
         assert_eq!(reported(&server, &target, "session_name"), *name);
-        cwd_becomes(&server, &target, &dirs[i]);
+        wait_cwd(&server, &target, &dirs[i]);
         ps.set_window_option(name, "remain-on-exit", "on").unwrap();
     }
     // tmux would change these (`.` and `:` to `_`, `\` and `$M` escaped): refused, nothing
@@ -259,7 +245,7 @@ fn the_demos_private_server_keeps_session_names_and_folders_or_refuses_them() {
     // The last folder holds a newline and a TAB: kept exactly.
     ps.new_session("tabbed", dirs.last().unwrap(), &sleeper())
         .unwrap();
-    cwd_becomes(&server, "=tabbed:", dirs.last().unwrap());
+    wait_cwd(&server, "=tabbed:", dirs.last().unwrap());
     m.assert_none_ran(&server);
 }
 

@@ -6,10 +6,10 @@
 //! folder, and the root.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::hostile_support::{reported, Markers};
-use crate::mux_support::{wait_for, TmuxServer};
-use crate::pi_support;
-use crate::resume_worker::{resume, setup, stand_in_pi};
+use crate::ensure_monitor::finished;
+use crate::hostile_support::{reported, wait_cwd, Markers};
+use crate::mux_support::TmuxServer;
+use crate::resume_worker::{coordinator_on, resume, setup, stand_in_pi};
 use crate::scan_support::*;
 
 use std::path::Path;
@@ -17,21 +17,11 @@ use std::path::Path;
 use serde_json::json;
 
 const ID1: &str = "01a2f000-0000-7000-8000-00000000ab01";
-const COORD: &str = "01a2f000-0000-7000-8000-00000000ee00";
+const COORD: &str = "01a2f000-0000-7000-8000-00000000ab00";
 
 /// The coordinator's pane, registered from the inside, on a server that logs its format jobs.
 fn coordinator(env: &Env) -> TmuxServer {
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let sys = env.system_config();
-    let root = env.path("root").display().to_string();
-    let script = format!(
-        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {COORD} --cwd {root} >/dev/null; sleep 600"
-    );
-    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let server = TmuxServer::start_logged("coord", &env.path("root"), &argv);
-    wait_registered(&env.path("root/.pi-intercom/seats"));
-    server
+    coordinator_on(env, TmuxServer::start_logged)
 }
 
 fn window_names(server: &TmuxServer) -> Vec<String> {
@@ -116,15 +106,7 @@ fn ensure_monitor_under_a_hostile_root_places_the_sidebar_in_that_exact_folder()
     .unwrap();
     let run = format!("sh {}", script.display());
     server.tmux(&["send-keys", "-t", coord, &run, "Enter"]);
-    let code = wait_for(15_000, || {
-        std::fs::read_to_string(&rc)
-            .ok()?
-            .trim()
-            .parse::<i32>()
-            .ok()
-    })
-    .expect("ensure-monitor finished");
-    let said = std::fs::read_to_string(&out).unwrap_or_default();
+    let (code, said) = finished(&env);
     assert_eq!(code, 0, "{said}");
     let panes = server.tmux(&["list-panes", "-t", "=coord:", "-F", "#{pane_id}"]);
     let monitor = panes
@@ -136,15 +118,6 @@ fn ensure_monitor_under_a_hostile_root_places_the_sidebar_in_that_exact_folder()
         reported(&server, &monitor, "pane_title"),
         "Intercom monitor"
     );
-    let want = root.to_str().unwrap();
-    wait_for(10_000, || {
-        (reported(&server, &monitor, "pane_current_path") == want).then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "the sidebar is in {:?}",
-            reported(&server, &monitor, "pane_current_path")
-        )
-    });
+    wait_cwd(&server, &monitor, &root);
     m.assert_none_ran(&server);
 }

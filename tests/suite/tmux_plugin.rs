@@ -7,7 +7,7 @@
 //! start the sidebar in exactly that folder and tmux runs no format job (`hostile_support`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::hostile_support::{folders, reported, Markers};
+use crate::hostile_support::{folders, reported, wait_cwd, Markers};
 use crate::mux_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -117,6 +117,27 @@ impl Plugged {
             .collect()
     }
 
+    /// A new window in `dir` (passed to tmux literally), made current so the keys act on its
+    /// pane; its pane id.
+    fn window_in(&self, dir: &Path) -> String {
+        let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
+        let pane = self.inner.tmux(&[
+            "new-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "=keys:",
+            "-c",
+            &lit,
+            "sleep",
+            "600",
+        ]);
+        let pane = pane.trim().to_string();
+        wait_cwd(&self.inner, &pane, dir);
+        pane
+    }
+
     /// The folders the program started in, in order.
     fn cwds(&self) -> Vec<String> {
         std::fs::read(&self.cwd_log)
@@ -214,25 +235,7 @@ fn the_keys_in_a_pane_whose_folder_is_hostile_run_nothing_and_keep_the_folder() 
     let m = Markers::on(&p.inner);
     let dirs = folders(p.dir.path(), &m.values("k"));
     for (i, dir) in dirs.iter().enumerate() {
-        // A window in that folder, made current, so the keys act on its pane.
-        let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
-        let pane = p.inner.tmux(&[
-            "new-window",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "-t",
-            "=keys:",
-            "-c",
-            &lit,
-            "sleep",
-            "600",
-        ]);
-        let pane = pane.trim().to_string();
-        assert_eq!(
-            reported(&p.inner, &pane, "pane_current_path"),
-            dir.to_str().unwrap()
-        );
+        let pane = p.window_in(dir);
         p.press("M");
         let monitor = wait_for(10_000, || {
             let out = p
@@ -279,20 +282,7 @@ fn the_minimal_bindings_in_a_hostile_folder_run_nothing_and_keep_the_folder() {
         .iter()
         .find(|d| d.to_str().unwrap().contains("#("))
         .unwrap();
-    let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
-    let pane = p.inner.tmux(&[
-        "new-window",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "=keys:",
-        "-c",
-        &lit,
-        "sleep",
-        "600",
-    ]);
-    let pane = pane.trim().to_string();
+    let pane = p.window_in(dir);
     p.press("M");
     wait_for(10_000, || (p.cwds().len() == 1).then_some(())).expect("the sidebar started");
     assert_eq!(p.cwds()[0], dir.to_str().unwrap());
