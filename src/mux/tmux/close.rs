@@ -32,8 +32,6 @@ impl Tmux {
         let (Some(id), Some(pane_pid)) = (id, expected.pane_pid.filter(|_| valid)) else {
             return Ok(CloseOutcome::Refused("invalid_identity".into()));
         };
-        // Another user's server is never closed through (its socket or its process).
-        crate::mux::server_is_ours(&self.socket, Some(server_pid))?;
         // 1. A fresh look: gone, or different in any field, ends here without a kill.
         let list = self.list(Some(&filter_for(&id)), deadline)?;
         let Some(pane) = list.panes.iter().find(|p| p.id == expected.pane_id) else {
@@ -45,6 +43,9 @@ impl Tmux {
         if let Some(field) = expected.mismatch(server, pane) {
             return Ok(CloseOutcome::Refused(format!("{field}_differs")));
         }
+        // Another user's server is never closed through (its socket, or the process the fresh
+        // look found, which the recorded identity just matched).
+        crate::mux::server_is_ours(&self.socket, Some(server_pid))?;
         // 2. Compare and kill in one server pass: no gap between the check and the kill.
         let cond = close_condition(expected, server_pid, start_time, pane_pid);
         let args = Args::new("if-shell")
