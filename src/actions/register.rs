@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
-use crate::evidence::registrations::{self, Registration};
+use crate::evidence::registrations::{self, MuxRecord, Registration};
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, ServerIdentity};
 use crate::proc;
@@ -367,10 +367,27 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
     }
 }
 
-fn mux_json(env: &MuxEnv, pid: i32) -> Value {
-    let Some(owner) = mux::owning_multiplexer(pid, env, Instant::now() + MUX_DEADLINE) else {
-        return Value::Null;
-    };
+/// The pane that holds pi now, as the record's `mux`. On every event, not once per process: a
+/// pane moved since the last event is followed (a Herdr pane moved to another workspace gets a
+/// new id, one moved to another tab keeps its id in another tab; a tmux pane may change
+/// window). The pane the last record named is asked first (one lookup while pi stays put), else
+/// the servers the environment names are listed. `None` when no pane holds pi.
+fn current_mux(env: &MuxEnv, pid: i32, recorded: Option<&MuxRecord>) -> Option<Value> {
+    let deadline = Instant::now() + MUX_DEADLINE;
+    if let Some(m) = recorded {
+        if let (Some(kind), Some(socket)) = (m.kind, m.socket.as_deref()) {
+            let server = mux::open(kind, Path::new(socket));
+            if let Ok(Some(o)) =
+                mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
+            {
+                return Some(owner_json(&o));
+            }
+        }
+    }
+    mux::owning_multiplexer(pid, env, deadline).map(|o| owner_json(&o))
+}
+
+fn owner_json(owner: &mux::Owner) -> Value {
     let (server_pid, server_start) = match &owner.server {
         ServerIdentity::Tmux {
             server_pid,
@@ -388,6 +405,7 @@ fn mux_json(env: &MuxEnv, pid: i32) -> Value {
         "sessionId": owner.pane.session_id,
         "windowId": owner.pane.window_id,
         "paneId": owner.pane.id,
+        "terminalId": owner.pane.terminal_id,
     })
 }
 
@@ -450,13 +468,15 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("bootId".into(), json!(id.boot_id));
     let started = process_started_at(id.start_ticks).unwrap_or(now);
     rec.insert("startedAt".into(), json!(format_iso(started)));
-    // The pane is found once per process; later events keep what session_start found.
-    let mux = match previous.as_ref() {
-        Some(_) if same_process && req.event != Event::SessionStart => {
-            previous_mux(&path).unwrap_or_else(|| mux_json(env, id.pid))
-        }
-        _ => mux_json(env, id.pid),
-    };
+    // Where pi is now (followed on every event); a lookup that finds no pane keeps what the
+    // last event of this process recorded.
+    let recorded = previous
+        .as_ref()
+        .filter(|_| same_process)
+        .and_then(|p| p.mux.as_ref());
+    let mux = current_mux(env, id.pid, recorded)
+        .or_else(|| previous_mux(&path).filter(|_| same_process))
+        .unwrap_or(Value::Null);
     rec.insert("mux".into(), mux);
     rec.insert(
         "channel".into(),

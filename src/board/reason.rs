@@ -65,6 +65,9 @@ pub enum StateReason {
     AssumedAlive,
     /// The seat's pane runs its pi.
     PaneRunsPi,
+    /// Its registered pi runs in another pane than the one it registered: the pane moved (a
+    /// Herdr pane moved to another workspace gets a new id), found by the pi's process.
+    PaneFollowed,
     /// The seat's pane runs something else.
     PaneNotRunningPi,
     /// The recorded pane no longer exists.
@@ -137,6 +140,9 @@ impl StateReason {
             StateReason::PaneRunsOtherSession => "its pane runs pi in another session",
             StateReason::AssumedAlive => "assumed alive (--liveness assume-alive)",
             StateReason::PaneRunsPi => "its pane runs pi",
+            StateReason::PaneFollowed => {
+                "its pi runs in another pane than it registered (the pane moved)"
+            }
             StateReason::PaneNotRunningPi => "its pane no longer runs pi",
             StateReason::PaneGone => "its pane is gone",
             StateReason::NoTmuxSession => "no tmux session of that name",
@@ -180,6 +186,7 @@ impl StateReason {
             StateReason::PaneRunsOtherSession => "pane_runs_other_session",
             StateReason::AssumedAlive => "assumed_alive",
             StateReason::PaneRunsPi => "pane_runs_pi",
+            StateReason::PaneFollowed => "pane_followed",
             StateReason::PaneNotRunningPi => "pane_not_running_pi",
             StateReason::PaneGone => "pane_gone",
             StateReason::NoTmuxSession => "no_tmux_session",

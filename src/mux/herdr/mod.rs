@@ -21,6 +21,8 @@ use super::{
 use crate::text::sanitize;
 
 mod place;
+mod prompt;
+pub use prompt::Delivery;
 mod types;
 use types::Snapshot;
 pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
