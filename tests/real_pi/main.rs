@@ -4,6 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../mux_herdr_fake/real.rs"]
+#[allow(dead_code)]
+mod herdr_real;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
 #[path = "../lock_step/mod.rs"]
@@ -20,3 +23,4 @@ mod real_pi_hostile;
 mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;
+mod real_pi_herdr;
