@@ -60,6 +60,18 @@ fn scrolled(line: &str) -> bool {
     })
 }
 
+/// The width of a screen whose size is not known: its widest line. pi's borders span the whole
+/// width, so they are the widest lines whenever they are there. Why: a headless Herdr keeps a
+/// pane's terminal at its own size (94×39 in 0.8.2) whatever its rectangle in the layout, and
+/// says neither; `stty size` in a pane whose rectangle is 47×19 prints `39 94`.
+pub fn widest(screen: &str) -> usize {
+    screen
+        .lines()
+        .map(|l| l.trim_end_matches('\r').chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
 /// Read pi's editor from a screen (its lines, top to bottom) `width` columns wide.
 pub fn read(screen: &str, width: usize) -> Editor {
     let lines: Vec<&str> = screen.lines().map(|l| l.trim_end_matches('\r')).collect();
@@ -121,5 +133,10 @@ mod tests {
         // One border only, or two touching: not the editor's shape.
         assert_eq!(read(&format!("x\n{}\n", rule(w)), w), Editor::Unknown);
         assert_eq!(read(&format!("{0}\n{0}\n", rule(w)), w), Editor::Unknown);
+        // The width from the screen itself.
+        let s = screen(&["draft"]);
+        assert_eq!(super::widest(&s), w);
+        assert_eq!(read(&s, super::widest(&s)), Editor::Draft);
+        assert_eq!(super::widest(""), 0);
     }
 }

@@ -296,6 +296,7 @@ fn a_moved_herdr_worker_keeps_its_state_and_only_its_pane_is_closed() {
 fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let w = HerdrWorker::start(false);
+    w.wait_idle();
     let mut expected = w.user_messages();
     // 1. Exact.
     let text = "Herdr reply: 'quotes' \"double\" $(whoami) `date` Grüße 🚀\nsecond line";
@@ -318,7 +319,7 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(w.user_messages(), expected, "nothing was submitted");
     assert!(w.screen(&w.pane).contains("my unsent draft"), "the draft stays");
-    w.herdr.cli(&["pane", "send-keys", &w.pane, "C-u"]);
+    w.herdr.cli(&["pane", "send-keys", &w.pane, "ctrl+u"]);
     wait_for(5_000, || {
         (!w.screen(&w.pane).contains("my unsent draft")).then_some(())
     })

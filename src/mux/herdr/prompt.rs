@@ -38,8 +38,8 @@ struct Read {
 }
 
 impl Herdr {
-    /// The visible screen of a pane and its width (`pane.read` visible, `pane.layout`).
-    pub fn screen(&self, pane_id: &str, deadline: Instant) -> Result<(String, usize), MuxError> {
+    /// The visible screen of a pane (`pane.read` visible), at most `SCREEN_CAP` bytes.
+    pub fn screen(&self, pane_id: &str, deadline: Instant) -> Result<String, MuxError> {
         let r = self.call(
             "pane.read",
             json!({"pane_id": pane_id, "source": "visible", "format": "text"}),
@@ -55,19 +55,14 @@ impl Herdr {
             }
             text.truncate(cut);
         }
-        let width = self
-            .layout(pane_id, deadline)?
-            .panes
-            .iter()
-            .find(|p| p.pane_id == pane_id)
-            .map(|p| p.rect.width as usize)
-            .ok_or_else(|| MuxError::new(ErrorCode::BadReply, "layout without the pane"))?;
-        Ok((text, width))
+        Ok(text)
     }
 
+    /// pi's editor on the pane's screen; the screen's width is its widest line (Herdr does not
+    /// say a pane's terminal size: `pi_editor::widest`).
     fn editor(&self, pane_id: &str, deadline: Instant) -> Result<Editor, MuxError> {
-        let (text, width) = self.screen(pane_id, deadline)?;
-        Ok(pi_editor::read(&text, width))
+        let text = self.screen(pane_id, deadline)?;
+        Ok(pi_editor::read(&text, pi_editor::widest(&text)))
     }
 
     /// Type `text` to the pi `pi` (pid, start ticks) last registered in `recorded`, after the
