@@ -374,6 +374,7 @@ fn create(
     if let Some(n) = &focus {
         rec["placement"] = json!("split_down_swap");
         rec["focus"] = json!(n.code());
+        rec["focusChecked"] = json!(crate::mux::herdr::FOCUS_CHECKED);
         if let FocusNote::NotRestored(d) = n {
             rec["focusDetail"] = json!(d);
         }

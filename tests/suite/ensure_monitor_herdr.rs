@@ -234,7 +234,7 @@ fn a_focus_that_cannot_be_put_back_is_said() {
         panic!("{out:?}")
     };
     assert!(
-        detail.contains("focus is on w2:p1 in w2 (was w1:p1 in w1)"),
+        detail.contains("focus is on w2:p1 in w2 / w2:t1 (was w1:p1 in w1 / w1:t1)"),
         "{detail}"
     );
     let rec = record(&cfg.root);
@@ -418,4 +418,56 @@ fn real_herdr_background_monitor_keeps_focus_and_survives_a_restart() {
         assert!(Instant::now() < end, "the monitor did not start: {info:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Real-Herdr tier: the coordinator's pane is in a tab its background workspace does not show.
+/// Herdr's swap makes that tab the shown one (captured, `moves` 020/021); ensure-monitor puts
+/// the shown tab back as well as the focus, and the record says `restored` only after checking
+/// it (before, it restored the focus alone, left the workspace showing the coordinator's tab,
+/// and still recorded `restored`).
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_background_workspace_keeps_the_tab_it_shows() {
+    use mux_herdr_fake::real::RealHerdr;
+    use std::time::{Duration, Instant};
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let shown = h.background_pane("/tmp", "back");
+    let ws = h.result(&["pane", "get", &shown])["pane"]["workspace_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tab = h.result(&[
+        "tab", "create", "--workspace", &ws, "--cwd", "/tmp", "--label", "coord", "--no-focus",
+    ]);
+    let coord = tab["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let coord_tab = tab["tab"]["tab_id"].as_str().unwrap().to_string();
+    let env = MuxEnv {
+        herdr_socket_path: Some(h.socket.display().to_string()),
+        ..Default::default()
+    };
+    let mut req = request(&cfg, h.shell_pid(&coord));
+    req.monitor_argv[0] = env!("CARGO_BIN_EXE_intercom-pane").into();
+    let before = h.client().focus(soon()).unwrap();
+    assert_ne!(before.tab_of(&ws), Some(coord_tab.as_str()));
+    let pane = match monitor_pane::ensure(&req, &env).unwrap() {
+        Outcome::Created { pane } => pane,
+        other => panic!("{other:?}"),
+    };
+    let after = h.client().focus(soon()).unwrap();
+    assert_eq!(
+        (&after.workspace, &after.tab, &after.pane),
+        (&before.workspace, &before.tab, &before.pane)
+    );
+    assert_eq!(after.tab_of(&ws), before.tab_of(&ws), "the shown tab is back");
+    assert_eq!(after.pane_of_tab(&coord_tab), before.pane_of_tab(&coord_tab));
+    let rec = record(&cfg.root);
+    assert_eq!(rec["focus"], "restored", "{rec}");
+    assert!(rec["focusChecked"].as_str().unwrap().contains("tab each workspace shows"));
+    // The monitor is above the coordinator, in the coordinator's tab.
+    let got = h.result(&["pane", "get", &pane]);
+    assert_eq!(got["pane"]["tab_id"], coord_tab.as_str());
 }

@@ -28,7 +28,7 @@ use types::Snapshot;
 pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
-pub use place::{Focus, FocusNote};
+pub use place::{Focus, FocusNote, Touched, FOCUS_CHECKED};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
