@@ -4,6 +4,7 @@ pub mod close;
 pub mod config_write;
 pub mod handoff;
 pub mod monitor_pane;
+pub mod monitor_place;
 pub mod monitor_restart;
 pub mod register;
 pub mod reply;

@@ -59,7 +59,11 @@ fn places_and_keeps_a_monitor_above_the_coordinator_on_herdr() {
             .unwrap_or_else(|| panic!("{m} not called: {methods:?}"))
     };
     assert!(pos("pane.split") < pos("pane.swap"));
-    assert!(pos("pane.swap") < pos("pane.layout"));
+    // The layout is checked after the swap too (the last layout request).
+    let last = |m: &str| methods.iter().rposition(|x| x == m).unwrap();
+    assert!(pos("pane.swap") < last("pane.layout"));
+    // Labelled before the command is typed (a stage each).
+    assert!(pos("pane.rename") < pos("pane.send_input"));
     let (label, marker) = herdr.with(|s| {
         let p = s.panes.iter().find(|p| p.id == pane).unwrap();
         (p.label.clone(), p.tokens.values().next().cloned())

@@ -12,17 +12,17 @@
 
 use std::time::Instant;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::wire::{bad, err, expect_type, field};
-use super::{Herdr, PaneInfo};
+use super::{Herdr, HerdrPane, PaneInfo};
 use crate::mux::{ErrorCode, MuxError, SplitAbove};
 
 /// Who has the focus, and what each workspace shows: layouts are per tab (each with its own
 /// focused pane) and each workspace shows one tab (`workspaces[].active_tab_id`), captures
 /// 019–029 of `fixtures/herdr-0.8.2/moves`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Focus {
     pub workspace: String,
     pub tab: String,
@@ -243,13 +243,10 @@ impl Herdr {
         }
     }
 
-    /// Split down, swap, restore the focus, check the layout, type the command; the new pane and
-    /// what happened to the focus.
-    pub fn place_above(
-        &self,
-        req: &SplitAbove,
-        deadline: Instant,
-    ) -> Result<(PaneInfo, FocusNote), MuxError> {
+    /// The stages of a placement, each one step a caller can record before it and resume
+    /// after a crash: `split_below` (no focus change), `swap_above` (swap, focus put back,
+    /// layout checked), then `run` the command. `place_above` does all three.
+    pub fn split_below(&self, req: &SplitAbove, deadline: Instant) -> Result<HerdrPane, MuxError> {
         if !(10..=90).contains(&req.percent) {
             return Err(err(
                 ErrorCode::BadRequest,
@@ -267,31 +264,66 @@ impl Herdr {
             None => None,
         };
         let ratio = f64::from(req.percent) / 100.0;
-        let before = self.focus(deadline)?;
-        let new = self.split(&req.target, true, ratio, cwd, &req.env, deadline)?;
-        let swap = self.swap_panes(&req.target, &new.pane_id, deadline);
-        // Put the focus back whatever the swap answered: it may have moved it.
+        self.split(&req.target, true, ratio, cwd, &req.env, deadline)
+    }
+
+    /// Whether `new` is above `target` in their tab's layout (`Ok(None)`: one is not there).
+    pub fn is_above(&self, target: &str, new: &str, deadline: Instant) -> Result<Option<bool>, MuxError> {
+        let layout = self.layout(target, deadline)?;
+        Ok(match (layout.rect(new), layout.rect(target)) {
+            (Some(n), Some(t)) => Some(n.y < t.y),
+            _ => None,
+        })
+    }
+
+    /// Swap `new` (split below `target`) above it, put the focus back as it was in `before`,
+    /// and check the layout. A pane already above (a swap done by a run that then died) is not
+    /// swapped again.
+    pub fn swap_above(
+        &self,
+        target: &str,
+        new: &HerdrPane,
+        before: &Focus,
+        deadline: Instant,
+    ) -> Result<FocusNote, MuxError> {
         let touched = Touched {
             workspace: &new.workspace_id,
             tab: &new.tab_id,
         };
-        let note = self.restore_focus(&before, touched, deadline);
-        let swap = swap?;
-        if !swap.changed {
-            return Err(err(ErrorCode::Failed, "swap did not change the layout"));
-        }
-        let layout = self.layout(&req.target, deadline)?;
-        let (Some(new_rect), Some(old_rect)) =
-            (layout.rect(&new.pane_id), layout.rect(&req.target))
-        else {
-            return Err(bad("layout without the split panes"));
+        let note = match self.is_above(target, &new.pane_id, deadline)? {
+            Some(true) => self.restore_focus(before, touched, deadline),
+            Some(false) => {
+                let swap = self.swap_panes(target, &new.pane_id, deadline);
+                // Put the focus back whatever the swap answered: it may have moved it.
+                let note = self.restore_focus(before, touched, deadline);
+                if !swap?.changed {
+                    return Err(err(ErrorCode::Failed, "swap did not change the layout"));
+                }
+                note
+            }
+            None => return Err(bad("layout without the split panes")),
         };
-        if new_rect.y >= old_rect.y {
-            return Err(err(ErrorCode::Failed, "new pane is not above the target"));
+        match self.is_above(target, &new.pane_id, deadline)? {
+            Some(true) => Ok(note),
+            Some(false) => Err(err(ErrorCode::Failed, "new pane is not above the target")),
+            None => Err(bad("layout without the split panes")),
         }
+    }
+
+    /// Split down, swap, restore the focus, check the layout, type the command; the new pane and
+    /// what happened to the focus.
+    pub fn place_above(
+        &self,
+        req: &SplitAbove,
+        deadline: Instant,
+    ) -> Result<(PaneInfo, FocusNote), MuxError> {
+        let before = self.focus(deadline)?;
+        let new = self.split_below(req, deadline)?;
+        let note = self.swap_above(&req.target, &new, &before, deadline)?;
         self.run(&new.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
-        let pane = Herdr::to_pane_info(&new, info.as_ref(), Some(new_rect), None, None);
+        let rect = self.layout(&req.target, deadline)?.rect(&new.pane_id);
+        let pane = Herdr::to_pane_info(&new, info.as_ref(), rect, None, None);
         Ok((pane, note))
     }
 }
