@@ -124,6 +124,22 @@ impl EnsureExit {
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// The exit a code names (an unknown code is a failure).
+    pub fn from_code(code: i32) -> EnsureExit {
+        [
+            EnsureExit::Done,
+            EnsureExit::Failed,
+            EnsureExit::Refused,
+            EnsureExit::NotInPane,
+            EnsureExit::Locked,
+            EnsureExit::Fenced,
+            EnsureExit::Impostor,
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+        .unwrap_or(EnsureExit::Failed)
+    }
 }
 
 impl EnsureError {

@@ -100,7 +100,9 @@ impl Placement<'_> {
     fn write(&self, rec: &mut Value, stage: &str) -> Result<(), EnsureError> {
         rec["stage"] = json!(stage);
         rec["updatedAt"] = json!(format_iso(self.now));
-        write_record(self.record, rec)
+        write_record(self.record, rec)?;
+        test_pause(stage);
+        Ok(())
     }
 
     /// Place the monitor, from `resume` (a record `resumable` accepted) or from the start.
@@ -313,6 +315,29 @@ impl Placement<'_> {
                 .close_if_matches(&PaneIdentity::of(&server, p), deadline()),
             Ok(mux::CloseOutcome::Closed | mux::CloseOutcome::AlreadyGone)
         )
+    }
+}
+
+/// Test-only, never set in real use: `INTERCOM_PANE_TEST_PAUSE_AT_STAGE=<stage>:<file>` makes a
+/// placement that has just recorded `<stage>` create `<file>` and wait (at most 10 s) until it
+/// is removed, so a test can kill the placement at exactly that point instead of hoping.
+pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_AT_STAGE";
+
+fn test_pause(stage: &str) {
+    let Some(v) = std::env::var_os(TEST_PAUSE_ENV) else {
+        return;
+    };
+    let v = v.to_string_lossy().into_owned();
+    let Some(file) = v.strip_prefix(stage).and_then(|r| r.strip_prefix(':')) else {
+        return;
+    };
+    let path = Path::new(file);
+    if store::write_atomic(path, b"").is_err() {
+        return;
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while crate::fsguard::kind(path).is_ok() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
