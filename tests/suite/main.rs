@@ -33,6 +33,7 @@ mod close_refusals;
 mod close_worker;
 mod close_writes;
 mod demo_cli;
+mod demo_lifecycle;
 mod demo_screen;
 mod doctor_cli;
 mod ensure_monitor;
