@@ -111,9 +111,22 @@ impl DemoLayout {
     }
 }
 
-/// Create the root, config and folders; returns the layout and (name, session id, port) per worker.
-pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
+/// Choose the demo's session ids and ports (nothing is written yet: the watchdog, which writes
+/// the files, must exist before anything the demo leaves behind does).
+pub fn plan(base: &Path) -> (DemoLayout, Vec<DemoSeat>) {
     let layout = DemoLayout::at(base, uuid::Uuid::new_v4().to_string(), free_port().max(1));
+    let workers = WORKERS
+        .iter()
+        .map(|w| {
+            let id = uuid::Uuid::new_v4().to_string();
+            (w.name.to_string(), id, free_port().max(1))
+        })
+        .collect();
+    (layout, workers)
+}
+
+/// Create the root, config and folders of a planned demo.
+pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result<()> {
     for d in [
         &crate::paths::logs_dir(&layout.root),
         &layout.sessions,
@@ -125,18 +138,14 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
         "sessionId": layout.coordinator_id, "name": "Coordinator", "coordinator": true,
         "description": "Coordinate workers, delegate work, and manage shared configuration.",
         "port": layout.coordinator_port, "projectDirectory": "."})];
-    let mut out = Vec::new();
-    for w in &WORKERS {
-        let id = uuid::Uuid::new_v4().to_string();
-        let port = free_port().max(1);
+    for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
         agents.push(
-            json!({"sessionId": id, "name": w.name, "coordinator": false,
+            json!({"sessionId": id, "name": name, "coordinator": false,
             "description": w.description, "port": port, "projectDirectory": "."}),
         );
-        out.push((w.name.to_string(), id, port));
     }
     std::fs::write(
-        base.join("system.json"),
+        layout.base.join("system.json"),
         json!({"dataRoot": layout.data_root.display().to_string(),
             "sessionDirs": [layout.sessions.display().to_string()]})
         .to_string(),
@@ -145,8 +154,7 @@ pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
     std::fs::write(
         crate::paths::config_file(&layout.root),
         serde_json::to_string_pretty(&cfg)? + "\n",
-    )?;
-    Ok((layout, out))
+    )
 }
 
 /// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
@@ -323,19 +331,11 @@ pub fn run(args: &DemoArgs) -> i32 {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGHUP);
     }
     let base = std::env::temp_dir().join(format!("intercom-pane-demo-{}", uuid::Uuid::new_v4()));
-    let (layout, workers) = match setup(&base) {
-        Ok(x) => x,
-        Err(e) => {
-            warn(&format!("cannot set up {}: {e}", base.display()));
-            watchdog::remove_folder(&base);
-            return 1;
-        }
-    };
+    let (layout, workers) = plan(&base);
     let watchdog = match Watchdog::start(&layout, &workers, args.keep) {
         Ok(w) => Arc::new(w),
         Err(e) => {
             warn(&e);
-            watchdog::remove_folder(&base);
             return 1;
         }
     };

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use crate::cli::DemoWatchdogArgs;
 use crate::mux::session::PrivateServer;
 
-use super::{start_tmux, DemoLayout, DemoSeat};
+use super::{start_tmux, write_files, DemoLayout, DemoSeat};
 
 /// How long the watchdog may take to build the server (about ten tmux steps, 5 s each at most).
 pub const START_DEADLINE: Duration = Duration::from_secs(60);
@@ -220,6 +220,8 @@ pub fn serve(args: &DemoWatchdogArgs) -> i32 {
         .and_then(|plan| {
             let layout =
                 DemoLayout::at(&base, plan.coordinator_id.clone(), plan.coordinator_port);
+            write_files(&layout, &plan.workers)
+                .map_err(|e| format!("cannot set up {}: {e}", base.display()))?;
             start_tmux(&layout, &plan.workers).map_err(|e| e.to_string())
         });
     let mut out = std::io::stdout();

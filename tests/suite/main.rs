@@ -25,6 +25,8 @@ mod probe_common;
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]
 mod sessions_common;
+#[path = "../text_cases/mod.rs"]
+mod text_cases;
 
 mod architecture;
 mod close_adversarial;
@@ -58,6 +60,7 @@ mod register_forged;
 mod reply_cli;
 mod reply_herdr;
 mod reply_text;
+mod reply_text_table;
 mod reply_typed;
 mod resume_herdr;
 mod resume_worker;
