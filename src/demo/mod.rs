@@ -139,10 +139,8 @@ pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result
         "description": "Coordinate workers, delegate work, and manage shared configuration.",
         "port": layout.coordinator_port, "projectDirectory": "."})];
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
-        agents.push(
-            json!({"sessionId": id, "name": name, "coordinator": false,
-            "description": w.description, "port": port, "projectDirectory": "."}),
-        );
+        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
+            "description": w.description, "port": port, "projectDirectory": "."}));
     }
     std::fs::write(
         layout.base.join("system.json"),

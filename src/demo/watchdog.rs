@@ -218,8 +218,7 @@ pub fn serve(args: &DemoWatchdogArgs) -> i32 {
     let started = serde_json::from_str::<Plan>(&args.plan)
         .map_err(|e| format!("bad plan: {e}"))
         .and_then(|plan| {
-            let layout =
-                DemoLayout::at(&base, plan.coordinator_id.clone(), plan.coordinator_port);
+            let layout = DemoLayout::at(&base, plan.coordinator_id.clone(), plan.coordinator_port);
             write_files(&layout, &plan.workers)
                 .map_err(|e| format!("cannot set up {}: {e}", base.display()))?;
             start_tmux(&layout, &plan.workers).map_err(|e| e.to_string())

@@ -83,7 +83,12 @@ fn the_extensions_text_rules_agree_with_check_text() {
             differ.push(format!("{t:?}: rust {} extension {v}", rust_verdict(t)));
         }
     }
-    assert!(differ.is_empty(), "{} differ: {:?}", differ.len(), &differ[..differ.len().min(20)]);
+    assert!(
+        differ.is_empty(),
+        "{} differ: {:?}",
+        differ.len(),
+        &differ[..differ.len().min(20)]
+    );
 }
 
 /// The seat's channel socket and pi's pid, from its registration.
@@ -110,7 +115,9 @@ fn request(sock: &Path, text: &str) -> Value {
 }
 
 fn open_fds(pid: i32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count()
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
 }
 
 /// Wait until the server closed `s` (a read returns 0 or an error), or the deadline.
@@ -122,7 +129,12 @@ fn closed_within(s: &UnixStream, ms: u64) -> Option<Duration> {
     match r.read(&mut b) {
         Ok(0) => Some(start.elapsed()),
         Ok(_) => Some(start.elapsed()),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => None,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::TimedOut =>
+        {
+            None
+        }
         Err(_) => Some(start.elapsed()),
     }
 }
@@ -148,14 +160,21 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
             assert!(a.is_null() || a["outcome"] == "failed", "{}: {a}", c.what);
         } else {
             assert_eq!(a["outcome"], "failed", "{}: {a}", c.what);
-            assert!(a["detail"].as_str().unwrap().contains("refused"), "{}: {a}", c.what);
+            assert!(
+                a["detail"].as_str().unwrap().contains("refused"),
+                "{}: {a}",
+                c.what
+            );
         }
     }
     // The 60,014-character text of the issue, under the line cap when sent without escaping
     // overhead would still be refused by length: a 20,000-character one shows it.
     let a = request(&sock, &"A".repeat(20_000));
     assert_eq!(a["outcome"], "failed", "{a}");
-    assert!(a["detail"].as_str().unwrap().contains("20000 characters"), "{a}");
+    assert!(
+        a["detail"].as_str().unwrap().contains("20000 characters"),
+        "{a}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(seat.user_messages(), before, "nothing refused reached pi");
 
@@ -173,19 +192,28 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     let held = open_fds(pid).saturating_sub(base_fds);
-    assert!(held <= 24, "pi holds {held} more descriptors during the flood");
+    assert!(
+        held <= 24,
+        "pi holds {held} more descriptors during the flood"
+    );
     let still_open = flood
         .iter()
         .filter(|s| closed_within(s, 1).is_none())
         .count();
-    assert!(still_open <= 16, "{still_open} of 4000 half-written connections held");
+    assert!(
+        still_open <= 16,
+        "{still_open} of 4000 half-written connections held"
+    );
     // The held ones are closed by the request deadline (5 s), not kept.
     std::thread::sleep(Duration::from_secs(5));
     let still_open = flood
         .iter()
         .filter(|s| closed_within(s, 1).is_none())
         .count();
-    assert_eq!(still_open, 0, "half-written connections outlive the request deadline");
+    assert_eq!(
+        still_open, 0,
+        "half-written connections outlive the request deadline"
+    );
     drop(flood);
 
     // 3. A request trickled one byte every 400 ms is closed by the request deadline.
@@ -199,12 +227,19 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
         }
     }
     assert!(closed, "a trickling request is held past its deadline");
-    assert!(start.elapsed() < Duration::from_secs(8), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
 
     // 4. A line over the cap is closed at once, before any newline.
     let mut big = UnixStream::connect(&sock).unwrap();
     let _ = big.write_all(&vec![b'x'; 40 * 1024]);
-    assert!(closed_within(&big, 3000).is_some(), "an oversized line is held");
+    assert!(
+        closed_within(&big, 3000).is_some(),
+        "an oversized line is held"
+    );
 
     // 5. The channel still works: a reply through intercom-pane arrives once, with its trailer.
     assert!(seat.runs_pi());

@@ -53,7 +53,10 @@ fn processes_in(dir: &Path) -> Vec<String> {
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
         if cmd.contains(&needle) || cwd.starts_with(dir) {
-            out.push(format!("{name}: {}", cmd.chars().take(120).collect::<String>()));
+            out.push(format!(
+                "{name}: {}",
+                cmd.chars().take(120).collect::<String>()
+            ));
         }
     }
     out
@@ -136,7 +139,10 @@ fn stderr_of(child: &mut Child) -> String {
 /// `ready`, deliver `signal` to the group or to the demo, and check the end.
 fn signal_case(signal: Signal, to_group: bool, early: bool) {
     for run in 0..runs() {
-        let what = format!("{signal:?} to the {}, run {run}, early {early}", if to_group { "group" } else { "demo" });
+        let what = format!(
+            "{signal:?} to the {}, run {run}, early {early}",
+            if to_group { "group" } else { "demo" }
+        );
         let tmp = tempfile::tempdir().unwrap();
         let mut child = demo(tmp.path())
             .stdout(Stdio::null())
@@ -162,7 +168,8 @@ fn signal_case(signal: Signal, to_group: bool, early: bool) {
             // Ended by its own clean-up (128 + the signal), or by the signal itself when it
             // came before the demo blocked it (nothing had been started then).
             assert!(
-                status.code() == Some(128 + signal as i32) || status.signal() == Some(signal as i32),
+                status.code() == Some(128 + signal as i32)
+                    || status.signal() == Some(signal as i32),
                 "{what}: {status:?} {err}"
             );
         }

@@ -43,6 +43,7 @@ mod ensure_monitor_herdr;
 mod herdr_contract;
 mod intercom_fixture;
 mod intercom_hostile;
+mod liveness_silent;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;

@@ -13,7 +13,10 @@ pub struct Case {
 }
 
 pub fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reply_text_cases.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/reply_text_cases.json"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     v["cases"]
         .as_array()
@@ -21,7 +24,8 @@ pub fn cases() -> Vec<Case> {
         .iter()
         .map(|c| {
             let repeat = c["repeat"].as_u64().unwrap_or(1) as usize;
-            let text = c["text"].as_str().unwrap().repeat(repeat) + c["then"].as_str().unwrap_or("");
+            let text =
+                c["text"].as_str().unwrap().repeat(repeat) + c["then"].as_str().unwrap_or("");
             Case {
                 what: c["what"].as_str().unwrap().to_string(),
                 text,
