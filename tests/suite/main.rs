@@ -49,6 +49,7 @@ mod monitor_tmux;
 mod mux_herdr;
 mod mux_owner;
 mod mux_tmux;
+mod names_invisible;
 mod pi_channel;
 mod probe_batch;
 mod probe_classify;
