@@ -1,6 +1,7 @@
-//! The one place that writes files: exclusive temp file (mode 0600, no-follow, named after its
-//! writer so a dead writer's leftovers are recognised and removed), write, fsync, rename over the
-//! target, fsync the folder. Locks are `flock`s on lock files.
+//! The one place that writes files: an unnamed temp file (`O_TMPFILE`, mode 0600; else an
+//! exclusive no-follow one), write, fsync, name it after its writer and inode (so a dead writer's
+//! leftover is provably ours and removed; `store/temps.rs`), rename over the target, fsync the
+//! folder. Locks are `flock`s on lock files.
 //!
 //! Why: a reader (another intercom-pane, the Intercom extension, a person with `cat`) must only
 //! ever see the old or the new whole file, and we must never write through a planted link.
@@ -194,12 +195,78 @@ impl Prepared {
     }
 }
 
-/// Remove the temp files in `dir` that writers killed mid-write left behind (only ours, only
-/// once their writer is dead).
+/// Remove the temp files in `dir` that writers killed mid-write left behind (only those provably
+/// ours, only once their writer is dead; each checked again right before).
 fn sweep_temps(dir: &Path) {
     for stale in temps::stale(dir) {
-        let _ = std::fs::remove_file(stale);
+        if temps::still_stale(&stale) {
+            let _ = std::fs::remove_file(stale);
+        }
     }
+}
+
+/// A file for a replacement in `dir`: unnamed when the filesystem can (`O_TMPFILE`: nothing is
+/// left behind if we die while writing it), else created under a plain temp name (returned).
+fn open_temp(dir: &Path, target: &str) -> Result<(std::fs::File, Option<PathBuf>), StoreError> {
+    let unnamed = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir);
+    match unnamed {
+        Ok(f) => return Ok((f, None)),
+        // No O_TMPFILE here (EOPNOTSUPP; EISDIR or EINVAL on kernels or filesystems without it).
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) => {}
+        Err(e) => return Err(err("create_failed", dir, e)),
+    }
+    let tmp = dir.join(temps::plain_name(target));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| err("create_failed", &tmp, e))?;
+    Ok((f, Some(tmp)))
+}
+
+/// Give a finished unnamed temp file its proven name (`linkat` through `/proc/self/fd`, which
+/// needs no privilege, unlike `AT_EMPTY_PATH`).
+fn name_temp(f: &std::fs::File, dir: &Path, target: &str) -> Result<PathBuf, StoreError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let ino = f.metadata().map_err(|e| err("stat_failed", dir, e))?.ino();
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .map_err(|e| err("link_failed", dir, e))?;
+    let mut last = String::new();
+    for _ in 0..3 {
+        let tmp = dir.join(temps::proven_name(target, ino));
+        let to = std::ffi::CString::new(tmp.as_os_str().as_bytes())
+            .map_err(|e| err("link_failed", &tmp, e))?;
+        // SAFETY: two valid NUL-terminated paths; AT_SYMLINK_FOLLOW resolves the fd link.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            return Ok(tmp);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(err("link_failed", &tmp, e));
+        }
+        last = e.to_string();
+    }
+    Err(err("link_failed", dir, last))
 }
 
 /// `renameat2(a, b, RENAME_EXCHANGE)`: swap two names atomically.
@@ -308,27 +375,23 @@ fn prepare(
         }
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
-    // A writer killed between create and rename left its temp file: the next writer removes it.
+    // A writer killed between naming and rename left its temp file: the next writer removes it.
     sweep_temps(dir);
     temps::ensure_ignored(path);
-    let tmp = dir.join(temps::name(&name.to_string_lossy()));
+    let target = name.to_string_lossy();
+    let (mut f, named) = open_temp(dir, &target)?;
+    // A plain temp file exists from the start: removed again on any failure below.
     let mut p = Prepared {
-        tmp,
+        tmp: named.clone().unwrap_or_default(),
         path: path.to_path_buf(),
-        done: false,
+        done: named.is_none(),
         file: None,
         flushed: false,
     };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&p.tmp)
-        .map_err(|e| err("create_failed", &p.tmp, e))?;
+    let shown = named.as_deref().unwrap_or(dir);
     if let Some(l) = like {
         use std::os::unix::fs::PermissionsExt;
-        let meta = f.metadata().map_err(|e| err("stat_failed", &p.tmp, e))?;
+        let meta = f.metadata().map_err(|e| err("stat_failed", shown, e))?;
         if (meta.uid(), meta.gid()) != (l.uid, l.gid) {
             std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid))
                 .map_err(|e| err("chown_failed", path, format!("cannot keep its owner: {e}")))?;
@@ -337,9 +400,13 @@ fn prepare(
             .map_err(|e| err("chmod_failed", path, e))?;
     }
     f.write_all(bytes)
-        .map_err(|e| err("write_failed", &p.tmp, e))?;
+        .map_err(|e| err("write_failed", shown, e))?;
     if durable {
-        f.sync_all().map_err(|e| err("fsync_failed", &p.tmp, e))?;
+        f.sync_all().map_err(|e| err("fsync_failed", shown, e))?;
+    }
+    if named.is_none() {
+        p.tmp = name_temp(&f, dir, &target)?;
+        p.done = false;
     }
     p.flushed = durable;
     p.file = Some(f);

@@ -81,6 +81,7 @@ mod sessions_fixtures;
 mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
+mod store_sweep;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

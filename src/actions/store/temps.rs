@@ -1,11 +1,16 @@
 //! Temp files that say who wrote them, and the `.pi-intercom/.gitignore` that keeps machine-local
 //! files out of commits.
 //!
-//! A temp file is `<target>.ip-<pid>-<start ticks>-<random>.tmp`: a writer killed between create
-//! and rename leaves one behind, and the next writer into the same folder removes it once that
-//! pid no longer names a process with those start ticks. Temp files of other programs (the
-//! Intercom extension's `config.json.<uuid>.tmp`) are never touched: whether their writer still
-//! runs cannot be told.
+//! A replacement is written into an unnamed file (`O_TMPFILE`) and named only once it is whole,
+//! right before it is renamed over its target: `<target>.ip-<pid>-<start ticks>-<inode>-<random>.tmp`.
+//! A writer killed in that instant leaves one behind; the next writer into the same folder
+//! removes it only when it can prove it is ours: a regular file of this user whose inode is the
+//! one its name carries (a writer knows the inode before naming; a person's file named like ours,
+//! or a copy of ours, carries another), and whose writer (pid and start ticks) is gone.
+//! Anything else is never touched: other programs' temp files (the Intercom extension's
+//! `config.json.<uuid>.tmp`), a person's `notes.ip-999999-5-0123456789ab.tmp`, and on a
+//! filesystem without `O_TMPFILE` our own named temp files (`<target>.ip-<pid>-<ticks>-<random>.tmp`,
+//! written under that name from the start, so nothing proves them; `*.tmp` keeps them out of git).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,25 +37,53 @@ fn me() -> (u32, u64) {
     })
 }
 
-/// A fresh temp file name for `target`.
-pub(super) fn name(target: &str) -> String {
-    let (pid, ticks) = me();
+fn random12() -> String {
     let r = uuid::Uuid::new_v4().simple().to_string();
-    format!("{target}.ip-{pid}-{ticks}-{}.tmp", &r[..12])
+    r[..12].to_string()
 }
 
-/// The writer (pid, start ticks) named by one of our temp file names.
-fn writer_of(file: &str) -> Option<(i32, u64)> {
+/// The name of a temp file written under its name from the start (no `O_TMPFILE`): never swept.
+pub(super) fn plain_name(target: &str) -> String {
+    let (pid, ticks) = me();
+    format!("{target}.ip-{pid}-{ticks}-{}.tmp", random12())
+}
+
+/// The name of a finished replacement whose inode is `ino`: the proof the sweep checks.
+pub(super) fn proven_name(target: &str, ino: u64) -> String {
+    let (pid, ticks) = me();
+    format!("{target}.ip-{pid}-{ticks}-{ino}-{}.tmp", random12())
+}
+
+/// The writer (pid, start ticks) and inode a proven temp file name carries.
+fn proof_of(file: &str) -> Option<(i32, u64, u64)> {
     let body = file.strip_suffix(".tmp")?;
     let at = body.rfind(".ip-")?;
-    let mut parts = body[at + 4..].splitn(3, '-');
+    let mut parts = body[at + 4..].splitn(4, '-');
     let pid = parts.next()?.parse().ok()?;
     let ticks = parts.next()?.parse().ok()?;
+    let ino = parts.next()?.parse().ok()?;
     let rand = parts.next()?;
-    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks))
+    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks, ino))
 }
 
-/// Our temp files in `dir` whose writer is dead (the store removes them).
+/// Is `path` (named `name`) a temp file we can prove a now-dead writer of ours left?
+fn provably_ours_and_dead(path: &Path, name: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some((pid, ticks, ino)) = proof_of(name) else {
+        return false;
+    };
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    if !meta.file_type().is_file() || meta.ino() != ino || meta.uid() != uid {
+        return false;
+    }
+    !proc::read_stat(pid).is_some_and(|s| s.start_ticks == ticks)
+}
+
+/// Our temp files in `dir` that a dead writer left (the store removes them; see the module
+/// comment for what counts as proof).
 pub(super) fn stale(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(list) = crate::fsguard::list_dir(dir, SWEEP_CAP) else {
@@ -60,15 +93,20 @@ pub(super) fn stale(dir: &Path) -> Vec<PathBuf> {
         if e.kind != crate::fsguard::Kind::File {
             continue;
         }
-        let Some((pid, ticks)) = e.name_str().and_then(writer_of) else {
-            continue;
-        };
-        let alive = proc::read_stat(pid).is_some_and(|s| s.start_ticks == ticks);
-        if !alive {
-            out.push(dir.join(&e.name));
+        let Some(name) = e.name_str() else { continue };
+        let path = dir.join(&e.name);
+        if provably_ours_and_dead(&path, name) {
+            out.push(path);
         }
     }
     out
+}
+
+/// Check a candidate again right before it is removed (the folder may have changed).
+pub(super) fn still_stale(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| provably_ours_and_dead(path, n))
 }
 
 /// When `path` lies in a `.pi-intercom` folder, make sure that folder's `.gitignore` lists the
@@ -122,28 +160,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_carry_their_writer() {
-        let n = name("config.json");
-        let (pid, ticks) = writer_of(&n).unwrap();
+    fn proven_names_carry_their_writer_and_inode() {
+        let n = proven_name("config.json", 4242);
+        let (pid, ticks, ino) = proof_of(&n).unwrap();
         assert_eq!(pid as u32, std::process::id());
         assert_eq!(Some(ticks), proc::read_stat(pid).map(|s| s.start_ticks));
-        assert!(writer_of("config.json.0b1d-uuid.tmp").is_none());
-        assert!(writer_of("config.json.ip-12-34-zz.tmp").is_none());
+        assert_eq!(ino, 4242);
+        assert!(proof_of(&plain_name("config.json")).is_none());
+        assert!(proof_of("config.json.0b1d-uuid.tmp").is_none());
+        assert!(proof_of("notes.ip-999999-5-0123456789ab.tmp").is_none());
+        assert!(proof_of("config.json.ip-12-34-56-zz.tmp").is_none());
     }
 
     #[test]
-    fn a_dead_writers_temp_is_swept_a_live_ones_and_foreign_ones_are_kept() {
+    fn only_a_dead_writers_file_that_carries_its_own_inode_is_swept() {
+        use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().unwrap();
-        let live = dir.path().join(name("a.json"));
-        let dead = dir.path().join("a.json.ip-999999999-5-0123456789ab.tmp");
-        let foreign = dir.path().join("config.json.5f0c9b2e-uuid.tmp");
-        for f in [&live, &dead, &foreign] {
-            std::fs::write(f, b"x").unwrap();
-        }
-        for p in stale(dir.path()) {
+        let put = |name: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            (p.clone(), std::fs::metadata(&p).unwrap().ino())
+        };
+        // A dead writer's file, named with its real inode: renamed to carry it, as we name ours.
+        let (draft, ino) = put("draft");
+        let dead = dir
+            .path()
+            .join(format!("a.json.ip-999999999-5-{ino}-0123456789ab.tmp"));
+        std::fs::rename(&draft, &dead).unwrap();
+        // A live writer's (ours, this process).
+        let (d2, ino2) = put("draft2");
+        let live = dir.path().join(proven_name("a.json", ino2));
+        std::fs::rename(&d2, &live).unwrap();
+        // A person's notes named like an old temp, one named with a wrong inode, a foreign temp.
+        let (notes, _) = put("notes.ip-999999-5-0123456789ab.tmp");
+        let (wrong, _) = put("b.json.ip-999999999-5-1-0123456789ab.tmp");
+        let (foreign, _) = put("config.json.5f0c9b2e-uuid.tmp");
+        let found = stale(dir.path());
+        assert_eq!(found, vec![dead.clone()]);
+        for p in found {
+            assert!(still_stale(&p));
             std::fs::remove_file(p).unwrap();
         }
-        assert!(live.exists() && foreign.exists());
+        assert!(live.exists() && notes.exists() && wrong.exists() && foreign.exists());
         assert!(!dead.exists());
     }
 
