@@ -1,6 +1,6 @@
 //! `intercom-pane ensure-monitor` on a real tmux server: placed above the coordinator without
-//! focus, owned (record + marker), kept on the next run, fenced after a half launch, never
-//! fooled by a pane that is only labelled like a monitor.
+//! focus, owned (record + marker), kept on the next run, fenced after a half launch; a pane that
+//! is only titled like a monitor is neither taken for ours nor in the way.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support;
@@ -171,18 +171,70 @@ fn a_half_launch_is_fenced_until_recovered() {
     assert_eq!(panes(&server).len(), 2);
 }
 
+/// A resumed worker opens in a window of the coordinator's session; its bash tool can title its
+/// pane `Intercom monitor` (an escape sequence, no tmux command needed). The sidebar is placed
+/// anyway, kept on the next run, and the look-alike is left exactly as it was.
 #[test]
-fn a_pane_only_labelled_like_a_monitor_is_not_proof() {
+fn a_pane_titled_like_a_monitor_neither_blocks_the_sidebar_nor_is_taken_for_it() {
     let env = Env::new().with_system_path();
     roster(&env, true);
     let server = start(&env);
-    server.tmux(&["split-window", "-d", "-t", "=coord:"]);
-    let other = panes(&server).into_iter().find(|p| !p.2).unwrap().0;
-    server.tmux(&["select-pane", "-t", &other, "-T", "Intercom monitor"]);
+    // The worker's window, its process titling its own pane, then waiting.
+    server.tmux(&[
+        "new-window",
+        "-d",
+        "-t",
+        "=coord:",
+        "-n",
+        "worker",
+        "printf '\\033]2;Intercom monitor\\033\\\\'; exec sleep 600",
+    ]);
+    // And one in the coordinator's own window, titled by tmux.
+    server.tmux(&["split-window", "-d", "-t", "=coord:0"]);
+    let beside = panes(&server).into_iter().find(|p| !p.2).unwrap().0;
+    server.tmux(&["select-pane", "-t", &beside, "-T", "Intercom monitor"]);
+    let titled = |server: &TmuxServer| -> Vec<String> {
+        server
+            .tmux(&[
+                "list-panes",
+                "-s",
+                "-t",
+                "=coord:",
+                "-F",
+                "#{pane_id}\t#{pane_title}\t#{@intercom-pane-owner}",
+            ])
+            .lines()
+            .filter(|l| l.contains("\tIntercom monitor\t"))
+            .map(str::to_string)
+            .collect()
+    };
+    wait_for(5_000, || (titled(&server).len() == 2).then_some(()))
+        .unwrap_or_else(|| panic!("look-alikes: {:?}", titled(&server)));
     let (code, out) = ensure_in_pane(&env, &server, "");
-    assert_eq!(code, 6, "{out}");
-    assert!(out.contains(&other), "{out}");
-    assert_eq!(panes(&server).len(), 2, "nothing created, nothing closed");
+    assert_eq!(code, 0, "{out}");
+    let rec = record(&env);
+    let ours = rec["pane"].as_str().unwrap().to_string();
+    assert!(ours != beside, "{out}");
+    let now = titled(&server);
+    assert_eq!(now.len(), 3, "{now:?}");
+    assert!(
+        now.iter()
+            .any(|l| l.starts_with(&format!("{ours}\t"))
+                && l.ends_with(rec["marker"].as_str().unwrap())),
+        "ours is marked: {now:?}"
+    );
+    // The look-alikes carry no marker and still run what they ran.
+    assert_eq!(
+        now.iter().filter(|l| l.ends_with('\t')).count(),
+        2,
+        "{now:?}"
+    );
+    // The next run keeps ours and creates nothing.
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("kept") || out.contains(&ours), "{out}");
+    assert_eq!(titled(&server).len(), 3);
+    assert_eq!(record(&env)["pane"], ours.as_str());
 }
 
 #[test]
