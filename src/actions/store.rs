@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 mod temps;
 
+pub use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
+
 #[derive(Debug)]
 pub struct StoreError {
     pub code: &'static str,

@@ -36,11 +36,16 @@ fn roster(env: &Env, workers: bool) {
 
 /// Run ensure-monitor inside the coordinator's pane (so ancestry finds it); (exit code, output).
 fn ensure_in_pane(env: &Env, server: &TmuxServer, extra: &str) -> (i32, String) {
+    ensure_in_pane_with(env, server, "", extra)
+}
+
+/// The same with `vars` (`NAME=value …`) in its environment.
+fn ensure_in_pane_with(env: &Env, server: &TmuxServer, vars: &str, extra: &str) -> (i32, String) {
     let rc = env.path("rc");
     let out = env.path("out");
     let _ = std::fs::remove_file(&rc);
     let cmd = format!(
-        "{} ensure-monitor --root {} --config {} {extra} > {} 2>&1; echo $? > {}",
+        "{vars} {} ensure-monitor --root {} --config {} {extra} > {} 2>&1; echo $? > {}",
         env!("CARGO_BIN_EXE_intercom-pane"),
         env.path("root").display(),
         env.system_config(),
@@ -288,4 +293,78 @@ fn the_shipped_tmux_bindings_load_on_a_real_server() {
 fn start_plain(env: &Env) -> TmuxServer {
     std::fs::create_dir_all(env.path("root")).unwrap();
     TmuxServer::start("keys", &env.path("root"), &[])
+}
+
+/// A `.pi-intercom/.gitignore` the writers cannot keep (a link, a file over 64 KiB) is left as it
+/// is and reported: on the writer's stderr, in the log, and by `doctor`.
+#[test]
+fn a_gitignore_that_cannot_be_kept_is_reported_and_checked_by_doctor() {
+    for case in ["link", "large"] {
+        let env = Env::new().with_system_path();
+        roster(&env, true);
+        let state = env.path("root/.pi-intercom");
+        let ignore = state.join(".gitignore");
+        let elsewhere = env.path("elsewhere.txt");
+        std::fs::write(&elsewhere, "kept\n").unwrap();
+        let big = "# a long list\n".repeat(6000);
+        match case {
+            "link" => std::os::unix::fs::symlink(&elsewhere, &ignore).unwrap(),
+            _ => std::fs::write(&ignore, &big).unwrap(),
+        }
+        let server = start(&env);
+        let log = env.path("ip.log");
+        let (code, out) = ensure_in_pane_with(
+            &env,
+            &server,
+            &format!("INTERCOM_PANE_LOG={}", log.display()),
+            "",
+        );
+        assert_eq!(code, 0, "{out}");
+        let want = if case == "link" {
+            "symbolic link"
+        } else {
+            "larger than 64 KiB"
+        };
+        assert!(
+            out.contains(".gitignore") && out.contains(want),
+            "{case}: {out}"
+        );
+        assert!(out.contains("doctor"), "{out}");
+        // Said once per run, and logged.
+        assert_eq!(out.matches(".gitignore").count(), 1, "{out}");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        let event = logged
+            .lines()
+            .find(|l| l.contains("\"gitignore_problem\""))
+            .unwrap_or_else(|| panic!("{logged}"));
+        assert!(event.contains(want), "{event}");
+        // Left exactly as it was.
+        match case {
+            "link" => {
+                assert!(std::fs::symlink_metadata(&ignore)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink());
+                assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept\n");
+            }
+            _ => assert_eq!(std::fs::read_to_string(&ignore).unwrap(), big),
+        }
+        let o = env.run(&[
+            "doctor",
+            "--root",
+            &env.path("root").display().to_string(),
+            "--config",
+            &env.system_config(),
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &server.sock.display().to_string(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.contains("gitignore:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.starts_with("warn") && line.contains(want), "{line}");
+    }
 }

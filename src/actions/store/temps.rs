@@ -109,8 +109,99 @@ pub(super) fn still_stale(path: &Path) -> bool {
         .is_some_and(|n| provably_ours_and_dead(path, n))
 }
 
+/// What a `.pi-intercom/.gitignore` holds of our lines, or why it cannot be kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreState {
+    /// Every line is there.
+    Complete,
+    /// No file yet (the first write into the folder creates it).
+    Absent,
+    /// These lines are missing (the next write appends them); the file's text.
+    Lacks(Vec<&'static str>, String),
+    /// It cannot be read or extended safely: why, in words (nothing is written then).
+    Problem(String),
+}
+
+/// Read a `.gitignore` (never through a link, at most `IGNORE_CAP` bytes) and compare it with
+/// our lines.
+pub fn ignore_state(file: &Path) -> IgnoreState {
+    use crate::fsguard::FsError;
+    let text = match crate::fsguard::read_capped(file, IGNORE_CAP) {
+        Ok(b) => match String::from_utf8(b) {
+            Ok(t) => t,
+            Err(_) => return IgnoreState::Problem("it is not UTF-8 text".into()),
+        },
+        Err(FsError::NotFound) => return IgnoreState::Absent,
+        Err(FsError::Link) => {
+            return IgnoreState::Problem("it is a symbolic link, which is never followed".into())
+        }
+        Err(FsError::Oversize) => {
+            return IgnoreState::Problem(format!(
+                "it is larger than {} KiB, more than is read",
+                IGNORE_CAP / 1024
+            ))
+        }
+        Err(e) => {
+            return IgnoreState::Problem(format!(
+                "it cannot be read as a regular file ({})",
+                e.code()
+            ))
+        }
+    };
+    let have: Vec<&str> = text.lines().map(str::trim).collect();
+    let missing: Vec<&'static str> = IGNORED
+        .iter()
+        .copied()
+        .filter(|l| !have.contains(l))
+        .collect();
+    if missing.is_empty() {
+        IgnoreState::Complete
+    } else {
+        IgnoreState::Lacks(missing, text)
+    }
+}
+
+/// The lines our `.gitignore` holds.
+pub fn ignored_lines() -> &'static [&'static str] {
+    &IGNORED
+}
+
+/// Whether problems are said on stderr too (not while a terminal UI owns the screen).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn quiet_warnings() {
+    QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Say once per process and file that a `.gitignore` cannot be kept: in the log always, on
+/// stderr unless quiet.
+fn report(file: &Path, why: &str) {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if said.iter().any(|p| p == file) || said.len() >= 64 {
+            return;
+        }
+        said.push(file.to_path_buf());
+    }
+    crate::log::event(
+        crate::log::event::GITIGNORE_PROBLEM,
+        serde_json::json!({"path": file.display().to_string(), "problem": why}),
+    );
+    if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "intercom-pane: {}: {}; not kept, so machine-local files (seats, jobs, locks) could end up in a commit. `intercom-pane doctor` shows the lines it needs.",
+            crate::text::sanitize(&file.display().to_string()),
+            why
+        );
+    }
+}
+
 /// When `path` lies in a `.pi-intercom` folder, make sure that folder's `.gitignore` lists the
-/// machine-local files (missing lines are appended; a person's own lines are kept).
+/// machine-local files (missing lines are appended; a person's own lines are kept). A file that
+/// cannot be kept (a link, too large, not text, not writable) is reported, never replaced.
 pub(super) fn ensure_ignored(path: &Path) {
     let Some(base) = path
         .ancestors()
@@ -123,23 +214,13 @@ pub(super) fn ensure_ignored(path: &Path) {
     if path == file {
         return;
     }
-    let text = match crate::fsguard::read_capped(&file, IGNORE_CAP) {
-        Ok(b) => match String::from_utf8(b) {
-            Ok(t) => t,
-            Err(_) => return,
-        },
-        Err(crate::fsguard::FsError::NotFound) => String::new(),
-        Err(_) => return,
+    let (missing, text) = match ignore_state(&file) {
+        IgnoreState::Complete => return,
+        IgnoreState::Problem(why) => return report(&file, &why),
+        IgnoreState::Absent => (IGNORED.to_vec(), String::new()),
+        IgnoreState::Lacks(missing, text) => (missing, text),
     };
     let have: Vec<&str> = text.lines().map(str::trim).collect();
-    let missing: Vec<&str> = IGNORED
-        .iter()
-        .copied()
-        .filter(|l| !have.contains(l))
-        .collect();
-    if missing.is_empty() {
-        return;
-    }
     let mut out = text.clone();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
@@ -152,7 +233,9 @@ pub(super) fn ensure_ignored(path: &Path) {
         out.push_str(l);
         out.push('\n');
     }
-    let _ = super::write_public(&file, out.as_bytes());
+    if let Err(e) = super::write_public(&file, out.as_bytes()) {
+        report(&file, &format!("it cannot be written ({})", e.code));
+    }
 }
 
 #[cfg(test)]
@@ -223,5 +306,30 @@ mod tests {
             std::fs::read_to_string(pi.join(".gitignore")).unwrap(),
             text
         );
+    }
+
+    #[test]
+    fn the_ignore_file_state_says_what_it_lacks_or_why_it_cannot_be_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".gitignore");
+        assert_eq!(ignore_state(&f), IgnoreState::Absent);
+        std::fs::write(&f, "mine\n/seats/\n").unwrap();
+        match ignore_state(&f) {
+            IgnoreState::Lacks(missing, text) => {
+                assert!(!missing.contains(&"/seats/") && missing.contains(&"/jobs/"));
+                assert_eq!(text, "mine\n/seats/\n");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&f, b"\xff\xfe").unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("UTF-8")));
+        std::fs::write(&f, "x\n".repeat(40_000)).unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("64 KiB")));
+        std::fs::remove_file(&f).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &f).unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("link")));
+        std::fs::remove_file(&f).unwrap();
+        std::fs::write(&f, IGNORED.join("\n")).unwrap();
+        assert_eq!(ignore_state(&f), IgnoreState::Complete);
     }
 }
