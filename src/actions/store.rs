@@ -197,80 +197,6 @@ impl Prepared {
     }
 }
 
-/// Remove the temp files in `dir` that writers killed mid-write left behind (only those provably
-/// ours, only once their writer is dead; each checked again right before).
-fn sweep_temps(dir: &Path) {
-    for stale in temps::stale(dir) {
-        if temps::still_stale(&stale) {
-            let _ = std::fs::remove_file(stale);
-        }
-    }
-}
-
-/// A file for a replacement in `dir`: unnamed when the filesystem can (`O_TMPFILE`: nothing is
-/// left behind if we die while writing it), else created under a plain temp name (returned).
-fn open_temp(dir: &Path, target: &str) -> Result<(std::fs::File, Option<PathBuf>), StoreError> {
-    let unnamed = std::fs::OpenOptions::new()
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-        .open(dir);
-    match unnamed {
-        Ok(f) => return Ok((f, None)),
-        // No O_TMPFILE here (EOPNOTSUPP; EISDIR or EINVAL on kernels or filesystems without it).
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
-            ) => {}
-        Err(e) => return Err(err("create_failed", dir, e)),
-    }
-    let tmp = dir.join(temps::plain_name(target));
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(|e| err("create_failed", &tmp, e))?;
-    Ok((f, Some(tmp)))
-}
-
-/// Give a finished unnamed temp file its proven name (`linkat` through `/proc/self/fd`, which
-/// needs no privilege, unlike `AT_EMPTY_PATH`).
-fn name_temp(f: &std::fs::File, dir: &Path, target: &str) -> Result<PathBuf, StoreError> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let ino = f.metadata().map_err(|e| err("stat_failed", dir, e))?.ino();
-    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
-        .map_err(|e| err("link_failed", dir, e))?;
-    let mut last = String::new();
-    for _ in 0..3 {
-        let tmp = dir.join(temps::proven_name(target, ino));
-        let to = std::ffi::CString::new(tmp.as_os_str().as_bytes())
-            .map_err(|e| err("link_failed", &tmp, e))?;
-        // SAFETY: two valid NUL-terminated paths; AT_SYMLINK_FOLLOW resolves the fd link.
-        let r = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        if r == 0 {
-            return Ok(tmp);
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(err("link_failed", &tmp, e));
-        }
-        last = e.to_string();
-    }
-    Err(err("link_failed", dir, last))
-}
-
 /// `renameat2(a, b, RENAME_EXCHANGE)`: swap two names atomically.
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
@@ -378,10 +304,10 @@ fn prepare(
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
     // A writer killed between naming and rename left its temp file: the next writer removes it.
-    sweep_temps(dir);
+    temps::sweep(dir);
     temps::ensure_ignored(path);
     let target = name.to_string_lossy();
-    let (mut f, named) = open_temp(dir, &target)?;
+    let (mut f, named) = temps::open(dir, &target)?;
     // A plain temp file exists from the start: removed again on any failure below.
     let mut p = Prepared {
         tmp: named.clone().unwrap_or_default(),
@@ -407,7 +333,7 @@ fn prepare(
         f.sync_all().map_err(|e| err("fsync_failed", shown, e))?;
     }
     if named.is_none() {
-        p.tmp = name_temp(&f, dir, &target)?;
+        p.tmp = temps::name(&f, dir, &target)?;
         p.done = false;
     }
     p.flushed = durable;

@@ -12,6 +12,7 @@
 //! filesystem without `O_TMPFILE` our own named temp files (`<target>.ip-<pid>-<ticks>-<random>.tmp`,
 //! written under that name from the start, so nothing proves them; `*.tmp` keeps them out of git).
 
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -107,6 +108,90 @@ pub(super) fn still_stale(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| provably_ours_and_dead(path, n))
+}
+
+/// Remove the temp files in `dir` that writers killed mid-write left behind (only those provably
+/// ours, only once their writer is dead; each checked again right before).
+pub(super) fn sweep(dir: &Path) {
+    for stale in stale(dir) {
+        if still_stale(&stale) {
+            let _ = std::fs::remove_file(stale);
+        }
+    }
+}
+
+/// A file for a replacement in `dir`: unnamed when the filesystem can (`O_TMPFILE`: nothing is
+/// left behind if we die while writing it), else created under a plain temp name (returned).
+pub(super) fn open(
+    dir: &Path,
+    target: &str,
+) -> Result<(std::fs::File, Option<PathBuf>), super::StoreError> {
+    let unnamed = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir);
+    match unnamed {
+        Ok(f) => return Ok((f, None)),
+        // No O_TMPFILE here (EOPNOTSUPP; EISDIR or EINVAL on kernels or filesystems without it).
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) => {}
+        Err(e) => return Err(super::err("create_failed", dir, e)),
+    }
+    let tmp = dir.join(plain_name(target));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| super::err("create_failed", &tmp, e))?;
+    Ok((f, Some(tmp)))
+}
+
+/// Give a finished unnamed temp file its proven name (`linkat` through `/proc/self/fd`, which
+/// needs no privilege, unlike `AT_EMPTY_PATH`).
+pub(super) fn name(
+    f: &std::fs::File,
+    dir: &Path,
+    target: &str,
+) -> Result<PathBuf, super::StoreError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let ino = f
+        .metadata()
+        .map_err(|e| super::err("stat_failed", dir, e))?
+        .ino();
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .map_err(|e| super::err("link_failed", dir, e))?;
+    let mut last = String::new();
+    for _ in 0..3 {
+        let tmp = dir.join(proven_name(target, ino));
+        let to = std::ffi::CString::new(tmp.as_os_str().as_bytes())
+            .map_err(|e| super::err("link_failed", &tmp, e))?;
+        // SAFETY: two valid NUL-terminated paths; AT_SYMLINK_FOLLOW resolves the fd link.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            return Ok(tmp);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(super::err("link_failed", &tmp, e));
+        }
+        last = e.to_string();
+    }
+    Err(super::err("link_failed", dir, last))
 }
 
 /// What a `.pi-intercom/.gitignore` holds of our lines, or why it cannot be kept.
