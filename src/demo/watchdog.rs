@@ -101,12 +101,7 @@ impl Watchdog {
         unsafe {
             cmd.pre_exec(|| {
                 nix::unistd::setsid().map_err(std::io::Error::from)?;
-                let empty = nix::sys::signal::SigSet::empty();
-                let _ = nix::sys::signal::sigprocmask(
-                    nix::sys::signal::SigmaskHow::SIG_SETMASK,
-                    Some(&empty),
-                    None,
-                );
+                crate::mux::session::unblock_signals();
                 Ok(())
             });
         }

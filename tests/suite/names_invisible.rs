@@ -27,34 +27,19 @@ fn a_roster_name_with_a_zero_width_character_is_refused_and_named() {
         let refs: Vec<(&str, &str)> = workers.iter().map(|(i, n)| (i.as_str(), *n)).collect();
         write_roster(&root, &refs);
         let cfg = env.system_config();
-        let o = env.run(&[
-            "scan",
-            "--print",
-            "--config",
-            &cfg,
-            "--root",
-            &root.display().to_string(),
-            "--fleet",
-            "none",
-            "--liveness",
-            "assume-alive",
-        ]);
+        let root_s = root.display().to_string();
+        let on_roster = |cmd: &[&str]| {
+            let mut args = cmd.to_vec();
+            args.extend(["--config", &cfg, "--root", &root_s, "--fleet", "none"]);
+            env.run(&args)
+        };
+        let o = on_roster(&["scan", "--print", "--liveness", "assume-alive"]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{names:?}: {err}");
         assert!(err.contains("shows nothing"), "{err}");
         assert!(err.contains(bad), "{bad} in {err}");
         // `reply` to either name is refused too: the roster is not used.
-        let o = env.run(&[
-            "reply",
-            "--config",
-            &cfg,
-            "--root",
-            &root.display().to_string(),
-            "--fleet",
-            "none",
-            names[0],
-            "hello",
-        ]);
+        let o = on_roster(&["reply", names[0], "hello"]);
         assert_ne!(o.status.code(), Some(0), "{names:?}");
     }
 }

@@ -80,7 +80,7 @@ fn provably_ours_and_dead(path: &Path, name: &str) -> bool {
     if !meta.file_type().is_file() || meta.ino() != ino || meta.uid() != uid {
         return false;
     }
-    !proc::read_stat(pid).is_some_and(|s| s.start_ticks == ticks)
+    proc::read_stat(pid).is_none_or(|s| s.start_ticks != ticks)
 }
 
 /// Our temp files in `dir` that a dead writer left (the store removes them; see the module
