@@ -192,6 +192,7 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     let held = open_fds(pid).saturating_sub(base_fds);
+    eprintln!("4000 half-written connections: pi holds {held} more descriptors");
     assert!(
         held <= 24,
         "pi holds {held} more descriptors during the flood"
@@ -200,6 +201,7 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
         .iter()
         .filter(|s| closed_within(s, 1).is_none())
         .count();
+    eprintln!("{still_open} of 4000 half-written connections still open after 1.5 s");
     assert!(
         still_open <= 16,
         "{still_open} of 4000 half-written connections held"
