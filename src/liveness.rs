@@ -323,6 +323,19 @@ fn pane_liveness(
 ) -> SeatLiveness {
     let source = StateSource::Mux(server.0);
     let unknown = |why| {
+        // The server could not be asked, but a registered pi that is provably gone needs no
+        // pane to be offline: its pid is free, or it is ours and another incarnation (or a
+        // zombie). A pid held by another user's process proves nothing either way.
+        if let Some(r) = registered.filter(|r| !r.alive) {
+            let gone = crate::proc::identity(r.pid).is_none() || crate::proc::is_ours(r.pid);
+            if gone {
+                return SeatLiveness::new(
+                    Liveness::Offline,
+                    StateReason::RegisteredPiGone,
+                    StateSource::RegisteredPi(server.0, why),
+                );
+            }
+        }
         SeatLiveness::new(
             Liveness::Unknown,
             StateReason::MuxUnanswered(server.0, why),

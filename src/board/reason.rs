@@ -72,6 +72,9 @@ pub enum StateReason {
     PaneNotRunningPi,
     /// The recorded pane no longer exists.
     PaneGone,
+    /// The seat's multiplexer could not be asked, but its registered pi process is gone (its
+    /// pid is free, or another incarnation of ours).
+    RegisteredPiGone,
     /// No tmux session of the seat's name.
     NoTmuxSession,
     /// Which pane is the seat's is not known.
@@ -145,6 +148,9 @@ impl StateReason {
             }
             StateReason::PaneNotRunningPi => "its pane no longer runs pi",
             StateReason::PaneGone => "its pane is gone",
+            StateReason::RegisteredPiGone => {
+                "its registered pi process is gone (its multiplexer did not answer)"
+            }
             StateReason::NoTmuxSession => "no tmux session of that name",
             StateReason::PaneNotIdentified => "its pane cannot be identified",
             StateReason::OwnerLive => "its connector's owner process runs",
@@ -189,6 +195,7 @@ impl StateReason {
             StateReason::PaneFollowed => "pane_followed",
             StateReason::PaneNotRunningPi => "pane_not_running_pi",
             StateReason::PaneGone => "pane_gone",
+            StateReason::RegisteredPiGone => "registered_pi_gone",
             StateReason::NoTmuxSession => "no_tmux_session",
             StateReason::PaneNotIdentified => "pane_not_identified",
             StateReason::OwnerLive => "owner_live",
@@ -237,6 +244,9 @@ pub enum StateSource {
     ConnectorOwnerProcess,
     /// The pane listing of this multiplexer.
     Mux(MuxKind),
+    /// The registration's pi process (pid, start ticks, boot id), checked in `/proc`: this
+    /// multiplexer could not be asked (why).
+    RegisteredPi(MuxKind, Unanswered),
     /// A live registered pi in the worker's pane runs another session. Ids sanitized, clipped.
     OtherRegisteredPi {
         pid: i32,
@@ -268,6 +278,12 @@ impl fmt::Display for StateSource {
             StateSource::ConnectorOwnerRecord => f.write_str("connector owner record"),
             StateSource::ConnectorOwnerProcess => f.write_str("connector owner process"),
             StateSource::Mux(kind) => f.write_str(kind.name()),
+            StateSource::RegisteredPi(kind, why) => write!(
+                f,
+                "registration: its pi process is gone ({} not asked: {})",
+                kind.name(),
+                why.code()
+            ),
             StateSource::OtherRegisteredPi {
                 pid,
                 session,

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
-#[path = "../mux_herdr_fake/real.rs"]
 #[allow(dead_code)]
+#[path = "../mux_herdr_fake/real.rs"]
 mod herdr_real;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;

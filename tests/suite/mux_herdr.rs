@@ -329,9 +329,17 @@ fn split_above_is_split_down_swap_layout_check_then_run() {
         .map(String::as_str)
         .filter(|m| m.starts_with("pane.") && *m != "pane.process_info")
         .collect();
+    // The layout is read before the swap (a pane already above is not swapped again) and
+    // checked after it; then the command.
     assert_eq!(
-        &order[..4],
-        ["pane.split", "pane.swap", "pane.layout", "pane.send_input"]
+        &order[..5],
+        [
+            "pane.split",
+            "pane.layout",
+            "pane.swap",
+            "pane.layout",
+            "pane.send_input"
+        ]
     );
 
     // Marker and name.
