@@ -92,6 +92,11 @@ impl RealHerdr {
         }
     }
 
+    /// The server process's pid, while it runs.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(Child::id)
+    }
+
     /// One `herdr …` call on this server.
     pub fn cli(&self, args: &[&str]) -> Output {
         self.command().args(args).output().expect("herdr cli")

@@ -342,3 +342,82 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     expected.push(body("After the move"));
     assert_eq!(w.wait_messages(expected.len(), &moved), expected);
 }
+
+impl HerdrWorker {
+    /// `doctor --json` for this roster, with Herdr's socket named as inside a Herdr pane.
+    fn doctor(&self) -> Value {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(layout_args(&self.env, &["doctor", "--json"], &[]))
+            .current_dir(self.env.dir.path())
+            .env_clear()
+            .env("HOME", self.env.path("home"))
+            .env("XDG_STATE_HOME", self.env.path("state"))
+            .env("PATH", &self.env.path_env)
+            .env("TMUX_TMPDIR", self.env.path("tmux-tmp"))
+            .env("HERDR_SOCKET_PATH", &self.herdr.socket)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+    }
+}
+
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
+}
+
+/// A roster on Herdr: the doctor does not ask for a tmux server none of its seats needs; with
+/// the Herdr server frozen the worker reads `unknown` and the doctor names it and why; with the
+/// server stopped (its panes' processes end with it) the worker's registered pi is provably
+/// gone, so it reads `offline` (`registered_pi_gone`) though its pane cannot be asked, and the
+/// doctor says which seat and why. Before: "no tmux server answers" as a warning, and every
+/// seat `unknown` while the server was down.
+#[test]
+#[cfg_attr(
+    not(all(real_pi, real_herdr)),
+    ignore = "real-pi + real-Herdr tier: needs INTERCOM_PANE_REAL_PI (pi and node 22) and `herdr` on PATH at build time"
+)]
+fn a_herdr_roster_is_diagnosed_by_which_seat_and_why() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut w = HerdrWorker::start(true);
+    let d = w.doctor();
+    let tmux = check(&d, "tmux server");
+    assert_eq!(tmux["status"], "skip", "{tmux}");
+    assert!(tmux["detail"].as_str().unwrap().contains("runs on Herdr"), "{tmux}");
+    assert_eq!(check(&d, "herdr")["status"], "ok", "{d:#}");
+
+    // Frozen: the pi lives, its pane cannot be asked.
+    let server = Pid::from_raw(w.herdr.server_pid().unwrap() as i32);
+    kill(server, Signal::SIGSTOP).unwrap();
+    let r = w.record();
+    let d = w.doctor();
+    kill(server, Signal::SIGCONT).unwrap();
+    assert_eq!(r["state"], "unknown", "{r}");
+    assert!(r["stateReason"].as_str().unwrap().starts_with("herdr_"), "{r}");
+    let seats = check(&d, "herdr seats");
+    assert!(
+        seats["detail"].as_str().unwrap().contains("root/W (herdr_"),
+        "{seats}"
+    );
+
+    // Stopped: the pi ended with the server's panes.
+    let pid = w.record()["registered"]["pid"].as_i64().unwrap();
+    w.herdr.stop_server();
+    wait_for(15_000, || {
+        (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+    })
+    .expect("pi ended with its pane");
+    let r = w.record();
+    assert_eq!(r["state"], "offline", "{r}");
+    assert_eq!(r["stateReason"], "registered_pi_gone", "{r}");
+    let seats = check(&w.doctor(), "herdr seats").clone();
+    let detail = seats["detail"].as_str().unwrap();
+    assert!(detail.contains("root/W read offline"), "{seats}");
+    assert!(detail.contains("registered pi is gone"), "{seats}");
+}
