@@ -263,7 +263,18 @@ fn a_moved_herdr_worker_keeps_its_state_and_only_its_pane_is_closed() {
     assert_eq!(w.pane_now(&terminal), moved);
     let r = w.record();
     assert_eq!((r["state"].clone(), r["registered"]["alive"].clone()), (json!("idle"), json!(true)), "{r}");
-    // 4. close-worker closes exactly that pane.
+    // 4. A reply through the extension's channel arrives exactly, wherever the pane is.
+    w.wait_idle();
+    let mut expected = w.user_messages();
+    let text = "Channel reply after two moves: 'q' \"qq\" $(x) Grüße";
+    let (code, receipt, err) = w.reply(text);
+    assert_eq!(code, 0, "{receipt} {err}");
+    assert_eq!(receipt["transport"], "channel", "{receipt}");
+    assert_eq!(receipt["outcome"], "delivered", "{receipt}");
+    expected.push(body(text));
+    assert_eq!(w.wait_messages(expected.len(), &moved), expected);
+    w.wait_idle();
+    // 5. close-worker closes exactly that pane.
     let before = w.pane_ids();
     let o = w.env.run(&layout_args(
         &w.env,
@@ -420,4 +431,95 @@ fn a_herdr_roster_is_diagnosed_by_which_seat_and_why() {
     let detail = seats["detail"].as_str().unwrap();
     assert!(detail.contains("root/W read offline"), "{seats}");
     assert!(detail.contains("registered pi is gone"), "{seats}");
+}
+
+/// The coordinator is a real pi with the shipped extension in a background workspace: at its
+/// session start the extension runs `ensure-monitor`, which places the sidebar above it without
+/// moving the person's focus. After a Herdr server restart (every pane comes back as a fresh
+/// shell, the monitor and pi gone) pi is started again in the same pane, and the monitor runs
+/// again in its own pane: one monitor pane, never two.
+#[test]
+#[cfg_attr(
+    not(all(real_pi, real_herdr)),
+    ignore = "real-pi + real-Herdr tier: needs INTERCOM_PANE_REAL_PI (pi and node 22) and `herdr` on PATH at build time"
+)]
+fn the_coordinators_pi_places_the_monitor_and_again_after_a_server_restart() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = real_pi();
+    let env = Env::new().with_system_path();
+    let agent = env.dir.path().to_path_buf();
+    let root = env.path("root");
+    let coord = uuid::Uuid::new_v4().to_string();
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    std::fs::write(
+        root.join(".pi-intercom/config.json"),
+        json!({"version": 1, "multiplexer": "herdr", "agents": [
+            {"sessionId": coord, "name": "Coordinator", "coordinator": true,
+             "description": "C.", "port": 1, "projectDirectory": "."},
+            {"sessionId": "w-1", "name": "W", "coordinator": false,
+             "description": "W.", "port": 2, "projectDirectory": "."}]})
+        .to_string(),
+    )
+    .unwrap();
+    prepare_agent_dir(&agent);
+    let tools = binary_on_path(&env);
+    let sys = env.system_config();
+    let mut herdr = RealHerdr::start();
+    herdr.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let pane = herdr.background_pane(&root.display().to_string(), "coordinator");
+    let line = format!(
+        "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model --session-id {coord}",
+        tools.display(),
+        bin.display(),
+        agent.display()
+    );
+    let record_path = intercom_pane::actions::monitor_pane::record_path(&root, &coord);
+    let record = || -> Value {
+        std::fs::read(&record_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null)
+    };
+    let labelled = |h: &RealHerdr| -> Vec<String> {
+        h.result(&["pane", "list"])["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["label"] == "Intercom monitor")
+            .map(|p| p["pane_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let focus = |h: &RealHerdr| {
+        let s = h.result(&["api", "snapshot"])["snapshot"].clone();
+        (s["focused_workspace_id"].clone(), s["focused_pane_id"].clone())
+    };
+    let before = focus(&herdr);
+    herdr.shell_pid(&pane);
+    herdr.cli(&["pane", "run", &pane, &line]);
+    let rec = wait_for(60_000, || {
+        let r = record();
+        (r["stage"] == "submitted").then_some(r)
+    })
+    .unwrap_or_else(|| panic!("no monitor placed: {}", record()));
+    let monitor = rec["pane"].as_str().unwrap().to_string();
+    assert_eq!(labelled(&herdr), vec![monitor.clone()]);
+    assert_eq!(focus(&herdr), before, "the person's focus stays: {rec}");
+
+    herdr.stop_server();
+    herdr.start_server();
+    herdr.shell_pid(&pane);
+    herdr.cli(&["pane", "run", &pane, &line]);
+    let rec = wait_for(60_000, || {
+        let r = record();
+        (r["relaunched"] == "after_server_restart" && r["stage"] == "submitted").then_some(r)
+    })
+    .unwrap_or_else(|| panic!("the monitor was not started again: {}", record()));
+    assert_eq!(rec["pane"], monitor.as_str(), "in its own pane");
+    assert_eq!(labelled(&herdr), vec![monitor.clone()], "one monitor pane");
+    let started = wait_for(15_000, || {
+        let info = herdr.result(&["pane", "process-info", "--pane", &monitor]);
+        let pi = &info["process_info"];
+        (pi["foreground_process_group_id"] != pi["shell_pid"]).then_some(())
+    });
+    assert!(started.is_some(), "the monitor runs in {monitor}");
 }
