@@ -15,7 +15,9 @@
 // owner-only 0700 folder under $XDG_RUNTIME_DIR, else the temp folder) and advertises it in the
 // registration (`register --channel`). `intercom-pane reply` (and the sidebar, and close-worker)
 // hands a text to it and this extension gives it to pi with `pi.sendUserMessage` — no keystrokes,
-// so a draft in the editor, copy mode, focus or pane size never matter. One JSON line each way
+// so a draft in the editor, copy mode, focus or pane size never matter; the text is the user
+// message exactly (a first `!` or `/` is plain text here), and that it came from the board is
+// shown to the person with `ctx.ui.notify`, outside the conversation. One JSON line each way
 // (see src/mux/pi_channel.rs); the answer says what pi did:
 // - `delivered`: pi was idle and a turn started with the text (seen in before_agent_start);
 // - `queued`: pi was busy; the text waits in this extension's own queue and is handed to pi when
@@ -36,6 +38,7 @@ import { dirname, join } from "node:path";
 type Ctx = {
   cwd: string;
   isIdle?(): boolean;
+  ui?: { notify?(message: string, kind?: "info" | "warning" | "error"): void };
   sessionManager: {
     getSessionId(): string | undefined;
     getSessionFile(): string | undefined;
@@ -53,7 +56,7 @@ const TIMEOUT_MS = 3000;
 const CONFIRM_MS = 5000;
 // Texts held while pi is busy; more are refused.
 const QUEUE_CAP = 16;
-// Longest request line read from the channel (a reply is at most 2000 characters plus a trailer).
+// Longest request line read from the channel (a reply is at most 2000 characters).
 const LINE_CAP = 64 * 1024;
 // The reply text rules again (intercom-pane checks them first): C0 but LF and TAB, DEL, C1, bidi
 // embedding/override/isolate controls.
@@ -347,13 +350,20 @@ export default function (pi: Pi) {
     void record("session_start", ctx);
     ensureMonitor(ctx);
   });
-  pi.on("before_agent_start", (e) => {
+  pi.on("before_agent_start", (e, ctx) => {
     const prompt = (e as { prompt?: unknown }).prompt;
     if (inFlight && prompt === inFlight.text) {
       clearTimeout(inFlight.timer);
       const was = inFlight;
       inFlight = undefined;
       was.answer?.("delivered", "pi started a turn with it");
+      // Where the text came from, for the person at this pi: shown in pi's window, never part
+      // of the conversation (the model gets exactly the text that was sent, nothing added).
+      try {
+        ctx.ui?.notify?.("intercom-pane: this message was sent from the board (intercom-pane reply)", "info");
+      } catch {
+        // Never disturb pi.
+      }
     }
   });
   pi.on("agent_start", (_e, ctx) => { void record("agent_start", ctx); });

@@ -34,7 +34,7 @@ pub const MIN_PROTOCOL: u32 = 20;
 /// Cap on panes whose process info one listing asks for.
 pub const MAX_PANES: usize = 256;
 /// Bound on one `agent.prompt` text, in bytes. `agent.prompt` carries 20 KB intact (Herdr 0.8.2,
-/// probed); the reply path's own limit (2000 characters plus its trailer, at most about 8 KiB)
+/// probed); the reply path's own limit (2000 characters, at most 8 KiB)
 /// is checked before, so this only bounds the request.
 pub const MAX_PROMPT: usize = 32 * 1024;
 /// Metadata source name and token key for our ownership marker (Herdr has no pane options).
