@@ -121,13 +121,7 @@ pub fn config(data: &[u8]) {
 
 /// The splice on `text` (whose value is `v`) with `edit` on agent `sid`: valid JSON, equal to
 /// `v` edited, every byte outside the entry kept, no line break or TAB the file did not have.
-fn check_splice(
-    text: &str,
-    v: &Value,
-    sid: &str,
-    what: &str,
-    edit: Edit,
-) -> Option<String> {
+fn check_splice(text: &str, v: &Value, sid: &str, what: &str, edit: Edit) -> Option<String> {
     let out = match splice_agent::<NoRefusal>(text, sid, &|o| {
         edit(o);
         Ok(())

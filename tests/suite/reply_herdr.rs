@@ -165,6 +165,9 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
     }
     let (code, _, err) = reply(&env, "fine\u{1b}[201~\r/quit");
     assert_eq!(code, 9, "{err}");
+    // What pi's editor would run as a command never reaches the pane either.
+    let (code, _, err) = reply(&env, "  !touch /tmp/never-typed");
+    assert_eq!(code, 12, "{err}");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(std::fs::read(&got).unwrap(), want, "nothing more arrived");
 }
