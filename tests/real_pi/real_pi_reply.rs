@@ -302,7 +302,9 @@ fn check_seat(seat: &Seat, typed: bool) {
         );
         assert_eq!(code, 0, "{receipt} {err}");
         assert_eq!(receipt["outcome"], "delivered", "{receipt}");
-        expected.push(body(&text));
+        // What pi records is exactly what was typed.
+        assert_eq!(body(&text), text);
+        expected.push(text.clone());
         assert_eq!(seat.wait_messages(expected.len()), expected);
         seat.wait_idle();
     }
