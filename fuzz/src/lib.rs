@@ -34,7 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("reply_text", reply_text),
     ("peer_answers", peer_answers),
     ("proc_and_names", proc_and_names),
-    ("job_record", job_record),
+    ("records", records),
 ];
 
 const SID: &str = "0190aaaa-0000-7000-8000-000000000001";
@@ -562,20 +562,26 @@ pub fn proc_and_names(data: &[u8]) {
     let _ = evidence::reports::report_file_name(&s);
 }
 
-/// A close job record (`.pi-intercom/jobs/<job>.json`, mode 0600).
-pub fn job_record(data: &[u8]) {
+/// The records read from the state folders: a close job record (`.pi-intercom/jobs/<job>.json`,
+/// mode 0600) and a connector binding (`<data root>/discord/<name>.json`).
+pub fn records(data: &[u8]) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let root = scratch();
-    let p = intercom_pane::actions::close::record::path(root, "j-fuzz");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&p)
-        .unwrap();
-    f.write_all(data).unwrap();
-    drop(f);
+    let job = intercom_pane::actions::close::record::path(root, "j-fuzz");
+    let binding = root.join("discord/fuzz.json");
+    std::fs::create_dir_all(root.join("discord")).unwrap();
+    for p in [&job, &binding] {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(p)
+            .unwrap();
+        f.write_all(data).unwrap();
+    }
     let _ = intercom_pane::actions::close::record::read(root, "j-fuzz");
+    let set = evidence::connectors::read_bindings(root);
+    assert!(set.items.len() <= 1);
 }
