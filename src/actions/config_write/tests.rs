@@ -1,5 +1,6 @@
-//! The splice and the guarded rewrite, on real files.
-
+//! The splice and the guarded rewrite, on real files. Test code only (the architecture test reads
+//! a file up to its first `cfg(test)`).
+#[cfg(test)]
 use super::*;
 use serde_json::json;
 
