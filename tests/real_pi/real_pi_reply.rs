@@ -330,6 +330,15 @@ fn check_seat(seat: &Seat, typed: bool) {
             seat.wait_idle();
         }
     }
+    if !typed {
+        // Where it came from is shown to the person in pi's window, not added to the text.
+        wait_for(5_000, || {
+            seat.screen()
+                .contains("intercom-pane: this message was sent from the board")
+                .then_some(())
+        })
+        .unwrap_or_else(|| panic!("no notice on screen:\n{}", seat.screen()));
+    }
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(seat.user_messages(), expected);
     assert!(!marker.exists(), "a reply ran as a command");
