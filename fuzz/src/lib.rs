@@ -474,7 +474,9 @@ pub fn peer_answers(data: &[u8]) {
     let (which, rest) = data.split_first().unwrap_or((&0, &[]));
     if which % 2 == 0 {
         let a = intercom_pane::mux::pi_channel::parse_answer(rest, "id-1");
-        assert!(a.detail.chars().count() <= 4096);
+        // Shown to the person: bounded (500 characters and an ellipsis) and sanitized.
+        assert!(a.detail.chars().count() <= 501, "{:?}", a.detail);
+        no_controls(&a.detail, "a channel answer");
     } else {
         assert!(
             intercom_pane::probe::classify_response(rest, "sid-1").is_some(),
