@@ -43,6 +43,7 @@ mod intercom_hostile;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;
+mod mux_jump;
 mod mux_owner;
 mod mux_tmux;
 mod pi_channel;
