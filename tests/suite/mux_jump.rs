@@ -85,3 +85,55 @@ fn grow_to_takes_rows_from_the_neighbour_and_never_shrinks() {
         ErrorCode::BadRequest
     );
 }
+
+use crate::mux_herdr_fake;
+use intercom_pane::mux::herdr::Herdr;
+
+#[test]
+fn herdr_jump_focuses_the_workspace_and_pane_and_says_when_it_did_not() {
+    let fake = mux_herdr_fake::FakeHerdr::start(std::process::id());
+    let (target, other) = fake.with(|s| {
+        let t = s.add_workspace("work", std::process::id(), "/tmp");
+        let o = s.add_pane("w2", std::process::id());
+        (t, o)
+    });
+    let h = Herdr::at_socket(&fake.socket);
+    // w2's own focused pane is `target`; jump to the other one: workspace, then pane.
+    h.jump_to(&other, None, soon(5000)).unwrap();
+    let f = h.focus(soon(3000)).unwrap();
+    assert_eq!((f.workspace.as_str(), f.pane.as_str()), ("w2", other.as_str()));
+    h.jump_to(&target, None, soon(5000)).unwrap();
+    assert_eq!(h.focus(soon(3000)).unwrap().pane, target);
+    assert_eq!(
+        h.jump_to("w9:p9", None, soon(5000)).unwrap_err().code,
+        ErrorCode::PaneNotFound
+    );
+    fake.with(|s| s.refuse_focus = true);
+    assert!(h.jump_to("w1:p1", None, soon(5000)).is_err());
+    assert_eq!(h.focus(soon(3000)).unwrap().pane, target);
+}
+
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_jump_focuses_a_pane_in_a_background_workspace() {
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let first = h.background_pane("/tmp", "first");
+    let target = h.background_pane("/tmp", "second");
+    let c = h.client();
+    let before = c.focus(soon(3000)).unwrap();
+    assert_ne!(before.pane, target, "a background workspace has no focus");
+    c.jump_to(&target, None, soon(10_000)).unwrap();
+    let now = c.focus(soon(3000)).unwrap();
+    assert_eq!(now.pane, target);
+    c.jump_to(&first, None, soon(10_000)).unwrap();
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, first);
+    // A pane in a second tab, not focused, of the other workspace: its tab comes forward too.
+    let ws = c.pane_get(&target, soon(3000)).unwrap().unwrap().workspace_id;
+    let tab = h.result(&["tab", "create", "--workspace", &ws, "--no-focus"]);
+    let in_tab = tab["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    c.jump_to(&in_tab, None, soon(10_000)).unwrap();
+    let now = c.focus(soon(3000)).unwrap();
+    assert_eq!((now.workspace, now.pane), (ws, in_tab.clone()));
+    let layout = c.layout(&in_tab, soon(3000)).unwrap();
+    assert_eq!(layout.focused_pane_id, in_tab);
+}
