@@ -8,10 +8,10 @@ use ratatui::text::Span;
 use ratatui::Frame;
 
 use crate::clock::{short_age, Ms};
-use crate::snapshot::{RosterStatus, Row, RowRole, Snapshot};
+use crate::snapshot::{BoardState, RosterStatus, Row, RowRole, Snapshot};
 use crate::text::width;
 use crate::ui::app::{App, Item};
-use crate::ui::details::{detail_lines, draw_details};
+use crate::ui::details::{draw_details, job_text, panel_lines};
 use crate::ui::fit::{age_secs, cell, clean, is_future, name_of, put, wrap};
 use crate::ui::keys;
 use crate::ui::layout::{self, Col};
@@ -19,13 +19,17 @@ pub use crate::ui::reply_box::receipt_text;
 use crate::ui::reply_box::{box_rows, draw_reply, receipt_line};
 use crate::ui::theme::{self, Theme};
 
-/// Evidence older than this many seconds is marked `(old)` in the Seen column.
+/// Evidence older than this many seconds is marked `(old)` in the Observed column.
 pub const OLD_AFTER_SECS: i64 = 60;
+/// A finished close or resume shows on its row for this long (its details keep it).
+const JOB_SHOWN_MS: Ms = 120_000;
 
-/// Vertical breakpoints: which chrome lines fit a given height.
-const TITLE_MIN_HEIGHT: u16 = 6;
+/// Vertical breakpoints: which chrome lines fit a given height. At `layout::MIN_HEIGHT` (7)
+/// everything shows: title, header, 3 rows, the overflow line and the key line; below it the
+/// title goes first, then the header, then the key line, so rows stay longest.
+const TITLE_MIN_HEIGHT: u16 = crate::ui::layout::MIN_HEIGHT;
 const HEADER_MIN_HEIGHT: u16 = 5;
-const HELP_MIN_HEIGHT: u16 = 8;
+const HELP_MIN_HEIGHT: u16 = 4;
 /// Below this body height details replace the list instead of sharing the screen.
 const SPLIT_MIN_BODY: u16 = 14;
 /// Lines a refusal or message may wrap onto at the bottom (fewer in short panes).
@@ -78,7 +82,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if let Some(msg) = status_text(app) {
         let room = bottom.saturating_sub(top) as usize;
         // A refusal holds the keyboard, so it may take all but one row (the selected one).
-        let max = if app.notice().is_some() {
+        let max = if app.notice().is_some() || app.confirming().is_some() {
             room.saturating_sub(1).clamp(1, MAX_NOTICE_LINES)
         } else {
             (room.saturating_sub(1) / 2).clamp(1, MAX_STATUS_LINES)
@@ -125,7 +129,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if body.height == 0 || items == 0 {
         return p;
     }
-    let details_row = if app.details_open() {
+    let details_row = if app.details_open() && !app.help_open() {
         app.selected_row()
     } else {
         None
@@ -135,7 +139,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
         Some(row) => {
             // The list keeps at least a third of the body (and its selection); details get the rest.
             let theme = Theme { color: false };
-            let d_len = detail_lines(app, row, body.width, &theme).len();
+            let d_len = panel_lines(app, row, body.width, &theme).len();
             let d_len = u16::try_from(d_len).unwrap_or(u16::MAX);
             let want = (items as u16).saturating_add(2);
             let list_h = want
@@ -175,8 +179,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     let line =
         |buf: &mut Buffer, y: u16, spans: &[Span<'_>]| put(buf, area.x, y, area.width, spans);
     if let Some(y) = p.help {
-        let help = keys::help_line_fitted(app.mode(), area.width as usize);
-        line(buf, y, &[Span::styled(help, t.dim())]);
+        line(buf, y, &[key_line(app, area.width, &t)]);
     }
     for (y, msg) in &p.status {
         line(buf, *y, &[Span::styled(msg.clone(), t.warn())]);
@@ -199,6 +202,10 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     if body.height == 0 {
         return cursor;
     }
+    if app.help_open() {
+        crate::ui::help::draw_help(app.help_scroll(), buf, body, &t);
+        return cursor;
+    }
     let view = app.list_view();
     if view.items.is_empty() {
         let text = if snap.rows.is_empty() {
@@ -209,7 +216,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
             }
         } else {
             format!(
-                "All {} seats hidden (o: offline, h: seen).",
+                "All {} seats hidden (o: offline, h: seen, /: filter).",
                 snap.rows.len()
             )
         };
@@ -225,7 +232,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         draw_list(app, &view.items, buf, r, &t, now);
     }
     if let (Some(r), Some(row)) = (p.details, app.selected_row()) {
-        let lines = detail_lines(app, row, r.width, &t);
+        let lines = panel_lines(app, row, r.width, &t);
         draw_details(&lines, app.details_scroll(), buf, r, &t);
     }
     cursor
@@ -237,7 +244,27 @@ fn status_text(app: &App) -> Option<String> {
     if let Some(n) = app.notice() {
         return Some(format!("{n} (⏎/Esc: dismiss)"));
     }
+    if let Some(c) = app.confirm_text() {
+        return Some(c);
+    }
+    if app.filter_editing() {
+        return Some(format!(
+            "/{}▏ (⏎ keep · Esc clear)",
+            crate::text::sanitize(app.filter())
+        ));
+    }
     app.message().map(str::to_string)
+}
+
+/// The key line from the binding table; when the terminal says another pane has the keyboard,
+/// how to come back instead.
+fn key_line(app: &App, w: u16, t: &Theme) -> Span<'static> {
+    if app.focused() == Some(false) {
+        let text = "not focused: keys go to another pane (click here, or prefix M with the \
+                    tmux plugin)";
+        return Span::styled(crate::text::clip(text, w as usize), t.dim());
+    }
+    Span::styled(keys::help_line_fitted(app.mode(), w as usize), t.dim())
 }
 
 fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Span<'static>> {
@@ -247,7 +274,27 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         .iter()
         .filter(|r| !app.is_seen(r) && (theme::needs_attention(r.state) || r.waiting_on_you))
         .count();
-    let mut parts: Vec<(String, Style)> = vec![(format!("{} seats", snap.rows.len()), t.header())];
+    // The sidebar has the keyboard: the title says so in reverse video.
+    let head_style = match app.focused() {
+        Some(true) => t.focused(),
+        Some(false) => t.dim(),
+        None => t.header(),
+    };
+    let head = match app.focused() {
+        Some(true) => format!("▶ {} seats", snap.rows.len()),
+        _ => format!("{} seats", snap.rows.len()),
+    };
+    let mut parts: Vec<(String, Style)> = vec![(head, head_style)];
+    if !app.filter().is_empty() {
+        parts.push((
+            format!(
+                "filter \"{}\": {} hidden",
+                crate::text::sanitize(app.filter()),
+                view.filtered
+            ),
+            t.warn(),
+        ));
+    }
     if attention > 0 {
         parts.push((
             format!("{attention} need attention"),
@@ -297,19 +344,44 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     spans
 }
 
-fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme, now: Ms) {
-    let fitted = layout::fit(r.width);
+/// Where each line of the list goes in `r`: the header, each shown item, the selected row's
+/// receipt line, the overflow line. Pure: drawing and mouse clicks both follow it.
+struct ListGeom {
+    fitted: layout::Fitted,
+    header_y: Option<u16>,
+    /// (y, index into the items) of each shown item.
+    rows: Vec<(u16, usize)>,
+    receipt: Option<(u16, String, bool)>,
+    /// The overflow line's y and the range of items shown.
+    overflow: Option<(u16, std::ops::Range<usize>)>,
+    sel: usize,
+}
+
+fn list_geom(app: &App, items: &[Item<'_>], r: Rect) -> ListGeom {
+    let shown_cols = app
+        .snapshot()
+        .map(|s| layout::with_source(&s.rows))
+        .unwrap_or_default();
+    let fitted = layout::fit(r.width, &shown_cols);
+    let sel = app.selected_index(items);
+    let mut g = ListGeom {
+        fitted,
+        header_y: None,
+        rows: Vec::new(),
+        receipt: None,
+        overflow: None,
+        sel,
+    };
     let mut y = r.y;
     let mut rows_h = r.height;
-    if r.height >= HEADER_MIN_HEIGHT - 1 && fitted.name != "tiny" {
-        put(buf, r.x, y, r.width, &header_spans(&fitted, t));
+    if r.height >= HEADER_MIN_HEIGHT - 1 && !g.fitted.tiny {
+        g.header_y = Some(y);
         y += 1;
         rows_h -= 1;
     }
     if rows_h == 0 {
-        return;
+        return g;
     }
-    let sel = app.selected_index(items);
     let total = items.len();
     // The selected row's reply receipt (or the reply in flight) shows on the line under it.
     let receipt = match items.get(sel) {
@@ -332,39 +404,70 @@ fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme
     let offset = (sel + 1 + extra).saturating_sub(cap).min(sel);
     let mut used = 0usize;
     let mut shown = 0usize;
-    for (i, item) in items.iter().enumerate().skip(offset) {
+    for i in offset..total {
         if used >= cap {
             break;
         }
-        let selected = i == sel;
-        let spans = match item {
-            Item::Row(row) => row_spans(row, &fitted, t, now, selected),
-            Item::SeenGroup { count, expanded } => seen_group_spans(*count, *expanded, selected, t),
-        };
-        put(buf, r.x, y, r.width, &spans);
-        if selected {
-            buf.set_style(Rect::new(r.x, y, r.width, 1), t.selected());
-        }
+        g.rows.push((y, i));
         y += 1;
         used += 1;
         shown += 1;
-        if let (true, Some((text, warn))) = (selected, &receipt) {
+        if let (true, Some((text, warn))) = (i == sel, &receipt) {
             if used < cap {
-                let style = if *warn { t.warn() } else { t.dim() };
-                put(
-                    buf,
-                    r.x,
-                    y,
-                    r.width,
-                    &[Span::styled(format!("   ↳ {text}"), style)],
-                );
+                g.receipt = Some((y, text.clone(), *warn));
                 y += 1;
                 used += 1;
             }
         }
     }
     if shown < total && rows_h >= 2 && used < rows_h {
-        let line = overflow_line(app, items, sel, offset..offset + shown, r.width, t);
+        g.overflow = Some((y, offset..offset + shown));
+    }
+    g
+}
+
+/// The item of the list under screen cell (`x`, `y`) on a `w × h` screen, if any.
+pub(crate) fn item_at(app: &App, w: u16, h: u16, x: u16, y: u16) -> Option<usize> {
+    if app.help_open() || x >= w {
+        return None;
+    }
+    let r = plan(app, Rect::new(0, 0, w, h)).list?;
+    let view = app.list_view();
+    list_geom(app, &view.items, r)
+        .rows
+        .iter()
+        .find(|(ry, _)| *ry == y)
+        .map(|(_, i)| *i)
+}
+
+fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme, now: Ms) {
+    let g = list_geom(app, items, r);
+    if let Some(y) = g.header_y {
+        put(buf, r.x, y, r.width, &header_spans(&g.fitted, t));
+    }
+    for &(y, i) in &g.rows {
+        let selected = i == g.sel;
+        let spans = match &items[i] {
+            Item::Row(row) => row_spans(app, row, &g.fitted, t, now, selected),
+            Item::SeenGroup { count, expanded } => seen_group_spans(*count, *expanded, selected, t),
+        };
+        put(buf, r.x, y, r.width, &spans);
+        if selected {
+            buf.set_style(Rect::new(r.x, y, r.width, 1), t.selected());
+        }
+    }
+    if let Some((y, text, warn)) = &g.receipt {
+        let style = if *warn { t.warn() } else { t.dim() };
+        put(
+            buf,
+            r.x,
+            *y,
+            r.width,
+            &[Span::styled(format!("   ↳ {text}"), style)],
+        );
+    }
+    if let Some((y, range)) = g.overflow {
+        let line = overflow_line(app, items, g.sel, range, r.width, t);
         put(buf, r.x, y, r.width, &[line]);
     }
 }
@@ -443,6 +546,7 @@ fn overflow_line(
 }
 
 fn row_spans(
+    app: &App,
     row: &Row,
     fitted: &layout::Fitted,
     t: &Theme,
@@ -473,6 +577,7 @@ fn row_spans(
                 (name, style)
             }
             Col::State => (row.state.as_str().to_string(), t.state(row.state)),
+            Col::Detail => detail_cell(app, row, now, t),
             Col::Connection => (
                 row.connection.state.as_str().to_string(),
                 t.conn(row.connection.state),
@@ -482,13 +587,17 @@ fn row_spans(
                 None => (String::new(), Style::default()),
             },
             Col::Activity => match &row.activity {
+                // Marked when it says the opposite of State: the details explain why.
+                Some(a) if theme::activity_differs(row.state, a.status) => {
+                    (format!("{}*", a.status.as_str()), t.warn())
+                }
                 Some(a) => {
                     let style = if a.stale { t.dim() } else { Style::default() };
                     (a.status.as_str().to_string(), style)
                 }
-                None => ("unknown".to_string(), t.dim()),
+                None => ("-".to_string(), t.dim()),
             },
-            Col::Seen => seen_cell(row, now, t),
+            Col::Observed => observed_cell(row, now, t),
             Col::LastActivity => match &row.activity {
                 Some(a) => (clean(&a.label), Style::default()),
                 None => ("-".to_string(), t.dim()),
@@ -499,8 +608,45 @@ fn row_spans(
     spans
 }
 
-/// Seen column: age of the status observation, `(old)` past 60 s; future times are flagged.
-fn seen_cell(row: &Row, now: Ms, t: &Theme) -> (String, Style) {
+/// The Detail cell: a close or resume from the list (running, or just finished), else what
+/// the seat asks, its error, the tool it runs, why it is offline or unknown, or its task.
+fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
+    if let Some(j) = app.job(&row.id) {
+        if j.finished.is_none_or(|f| now - f <= JOB_SHOWN_MS) {
+            let (text, warn) = job_text(j, now);
+            return (text, if warn { t.warn() } else { t.header() });
+        }
+    }
+    let one = |s: &str| crate::text::one_line(&crate::text::sanitize(s), 300);
+    match row.state {
+        BoardState::Waiting => match &row.question {
+            Some(q) => (one(q), t.state(BoardState::Waiting)),
+            None => (row.state_reason.words().to_string(), Style::default()),
+        },
+        BoardState::Error => match &row.last_error {
+            Some(e) => (one(e), t.state(BoardState::Error)),
+            None => (row.state_reason.words().to_string(), Style::default()),
+        },
+        BoardState::Working => match &row.running_tool {
+            Some(run) => (
+                format!("running {}", crate::ui::preview::running_text(run, now)),
+                Style::default(),
+            ),
+            None => (row.state_reason.words().to_string(), Style::default()),
+        },
+        BoardState::Offline | BoardState::Unknown => {
+            (row.state_reason.words().to_string(), t.dim())
+        }
+        BoardState::Idle => match &row.task {
+            Some(task) => (one(task), t.dim()),
+            None => (row.state_reason.words().to_string(), t.dim()),
+        },
+    }
+}
+
+/// Observed column: age of the Intercom observation, `(old)` past 60 s; future times are
+/// flagged.
+fn observed_cell(row: &Row, now: Ms, t: &Theme) -> (String, Style) {
     let Some(at) = row.activity.as_ref().and_then(|a| a.observed_at) else {
         return ("-".to_string(), t.dim());
     };

@@ -101,7 +101,10 @@ fn herdr_jump_focuses_the_workspace_and_pane_and_says_when_it_did_not() {
     // w2's own focused pane is `target`; jump to the other one: workspace, then pane.
     h.jump_to(&other, None, soon(5000)).unwrap();
     let f = h.focus(soon(3000)).unwrap();
-    assert_eq!((f.workspace.as_str(), f.pane.as_str()), ("w2", other.as_str()));
+    assert_eq!(
+        (f.workspace.as_str(), f.pane.as_str()),
+        ("w2", other.as_str())
+    );
     h.jump_to(&target, None, soon(5000)).unwrap();
     assert_eq!(h.focus(soon(3000)).unwrap().pane, target);
     assert_eq!(
@@ -128,7 +131,11 @@ fn real_herdr_jump_focuses_a_pane_in_a_background_workspace() {
     c.jump_to(&first, None, soon(10_000)).unwrap();
     assert_eq!(c.focus(soon(3000)).unwrap().pane, first);
     // A pane in a second tab, not focused, of the other workspace: its tab comes forward too.
-    let ws = c.pane_get(&target, soon(3000)).unwrap().unwrap().workspace_id;
+    let ws = c
+        .pane_get(&target, soon(3000))
+        .unwrap()
+        .unwrap()
+        .workspace_id;
     let tab = h.result(&["tab", "create", "--workspace", &ws, "--no-focus"]);
     let in_tab = tab["root_pane"]["pane_id"].as_str().unwrap().to_string();
     c.jump_to(&in_tab, None, soon(10_000)).unwrap();

@@ -20,6 +20,7 @@ fn app() -> App {
         Options {
             color: true,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     )
 }

@@ -27,6 +27,7 @@ fn app_with(color: bool, snap: Snapshot) -> App {
         Options {
             color,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));
@@ -248,6 +249,7 @@ fn reply_box_states() {
         Options {
             color: true,
             reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
+            workers_unavailable: None,
         },
     );
     c.update(Msg::SnapshotArrived(demo(10)));
