@@ -61,6 +61,8 @@ pub const PREFIX: u16 = 3;
 const WORKER_MIN: u16 = 12;
 /// The worker column grows to this before `Detail` takes the rest.
 const WORKER_COMFORT: u16 = 24;
+/// The detail keeps at least 1/`DETAIL_SHARE` of the width before other columns show.
+const DETAIL_SHARE: u16 = 3;
 
 use Col::*;
 
@@ -124,17 +126,28 @@ pub struct Fitted {
     pub cols: Vec<Placed>,
 }
 
-fn min_total(cols: &[Col]) -> u16 {
-    PREFIX + cols.iter().map(|c| c.min_width() + 1).sum::<u16>() - 1
+/// Width the columns need, the detail given `detail` (its share of the width).
+fn min_total(cols: &[Col], detail: u16) -> u16 {
+    let need = |c: &Col| match c {
+        Detail => detail,
+        other => other.min_width(),
+    };
+    PREFIX + cols.iter().map(|c| need(c) + 1).sum::<u16>() - 1
 }
 
-/// Choose the most important of `shown` that fit `width`, and place them.
+/// Choose the most important of `shown` that fit `width`, and place them. The detail (what a
+/// worker asks, its error) is what a person reads: less important columns drop before it gets
+/// less than `DETAIL_SHARE` of the width.
 pub fn fit(width: u16, shown: &[Col]) -> Fitted {
     let mut keep: Vec<Col> = IMPORTANCE
         .into_iter()
         .filter(|c| *c == Worker || shown.contains(c))
         .collect();
-    while keep.len() > 1 && min_total(&keep) > width {
+    let detail = Detail.min_width().max(width / DETAIL_SHARE);
+    while keep.len() > 3 && min_total(&keep, detail) > width {
+        keep.pop();
+    }
+    while keep.len() > 1 && min_total(&keep, Detail.min_width()) > width {
         keep.pop();
     }
     let fixed: u16 = keep
@@ -147,8 +160,8 @@ pub fn fit(width: u16, shown: &[Col]) -> Fitted {
         // Both flexible: the name first up to a comfortable width, then the detail.
         let avail = flex.saturating_sub(1);
         let worker = avail
-            .saturating_sub(Detail.min_width())
-            .min(WORKER_COMFORT.max(avail / 3))
+            .saturating_sub(detail)
+            .min(WORKER_COMFORT)
             .max(WORKER_MIN.min(avail));
         (worker, avail.saturating_sub(worker))
     } else {
@@ -187,10 +200,17 @@ mod tests {
     fn least_important_columns_drop_first_and_sourceless_ones_never_show() {
         let all = IMPORTANCE.to_vec();
         assert_eq!(names(&fit(200, &all)), ORDER.to_vec());
+        let d = fit(200, &all)
+            .cols
+            .into_iter()
+            .find(|p| p.col == Detail)
+            .unwrap();
+        assert!(d.width >= 200 / DETAIL_SHARE, "{d:?}");
         let at80 = names(&fit(80, &all));
+        assert_eq!(at80, vec![Worker, State, Report, Connection, Detail]);
         assert_eq!(
-            at80,
-            vec![Worker, State, Report, Connection, Activity, Detail]
+            names(&fit(120, &all)),
+            vec![Worker, State, Report, Connection, Activity, Observed, Detail]
         );
         assert_eq!(names(&fit(40, &all)), vec![Worker, State, Detail]);
         assert!(fit(20, &all).tiny && fit(0, &all).tiny);
@@ -198,7 +218,7 @@ mod tests {
         let plain = vec![Worker, State, Detail];
         assert_eq!(names(&fit(200, &plain)), plain);
         let w = fit(200, &plain);
-        assert_eq!(w.cols[0].width, 62);
+        assert_eq!(w.cols[0].width, WORKER_COMFORT);
     }
 
     #[test]
@@ -216,8 +236,9 @@ mod tests {
                 }
             }
         }
-        let full = fit(120, &IMPORTANCE);
+        let full = fit(160, &IMPORTANCE);
         let last = full.cols.last().unwrap();
-        assert_eq!(last.x + last.width, 120);
+        assert_eq!(last.x + last.width, 160);
+        assert_eq!(full.cols.len(), 8);
     }
 }

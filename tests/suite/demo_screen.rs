@@ -23,8 +23,10 @@ const BUSY_LABELS: [&str; 8] = [
     "Running multiple tools",
 ];
 
-/// (worker, state, activity, last activity) of each sidebar row on the screen.
+/// (worker, state, activity, last activity) of each sidebar row on the screen; the last
+/// activity is empty when the width left that column out.
 fn rows(screen: &str) -> Vec<(String, String, String, String)> {
+    let with_label = screen.lines().any(|l| l.contains("Last activity"));
     let mut out = Vec::new();
     for line in screen.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -37,14 +39,24 @@ fn rows(screen: &str) -> Vec<(String, String, String, String)> {
         if words.len() < at + 5 {
             continue;
         }
-        let Some(act) = words
-            .iter()
-            .rposition(|w| ["working", "thinking", "idle", "closed", "unknown"].contains(w))
-        else {
+        // A `*` marks an activity that differs from the state (the details explain it).
+        let Some(act) = words.iter().rposition(|w| {
+            ["working", "thinking", "idle", "closed", "unknown"].contains(&w.trim_end_matches('*'))
+        }) else {
             continue;
         };
-        // Activity, then Seen (one word), then the Last activity label.
-        let label = words[act + 2..].join(" ");
+        // Activity, then Observed (one word), then the Last activity label (fixed labels).
+        let label = if with_label {
+            let rest = words[act + 2..].join(" ");
+            BUSY_LABELS
+                .iter()
+                .chain(["Runtime closed", "Idle", "Waiting for input", "Ready"].iter())
+                .find(|l| rest.starts_with(*l))
+                .map(|l| l.to_string())
+                .unwrap_or(rest)
+        } else {
+            String::new()
+        };
         out.push((
             words[at].to_string(),
             words[at + 1].to_string(),
@@ -57,13 +69,14 @@ fn rows(screen: &str) -> Vec<(String, String, String, String)> {
 
 fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
     let (name, state, activity, label) = row;
-    let ok = match activity.as_str() {
-        // An idle runtime's last activity is how its turn ended, never the start of one.
-        "idle" => !["Processing", "Thinking"].contains(&label.as_str()),
-        "working" | "thinking" => BUSY_LABELS.contains(&label.as_str()),
-        "closed" => label == "Runtime closed" && state == "offline",
-        _ => true,
-    };
+    let ok = label.is_empty()
+        || match activity.as_str() {
+            // An idle runtime's last activity is how its turn ended, never the start of one.
+            "idle" => !["Processing", "Thinking"].contains(&label.as_str()),
+            "working" | "thinking" => BUSY_LABELS.contains(&label.as_str()),
+            "closed" => label == "Runtime closed" && state == "offline",
+            _ => true,
+        };
     // The session file (State) and the observation log (Activity) tell the same story; an
     // `unknown` activity (no observation yet, as at the start) claims nothing.
     let agrees = activity == "unknown"

@@ -75,7 +75,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     assert!(screen.contains("Builder") && screen.contains("Docs") && screen.contains("Release"));
 
     // Select the second row and open its details.
-    inner(&sock, &["send-keys", "-t", &pane, "Down", "Enter"]);
+    inner(&sock, &["send-keys", "-t", &pane, "Down", "d"]);
     let details = wait_for(WAIT_MS, || {
         let s = capture(&sock, &pane);
         s.contains("Details").then_some(s)

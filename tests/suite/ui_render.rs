@@ -161,7 +161,7 @@ fn details_open() {
     let mut a = app_with(true, demo(10));
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Down);
-    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('d'));
     insta::assert_snapshot!("details_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("details_120x40", screen(&a, 120, 40));
     // Short pane: details replace the list, and PgDn/PgUp scroll them (title stays).
@@ -280,7 +280,7 @@ fn receipts_and_refusals_show_at_every_pane_height() {
         }
     }
     insta::assert_snapshot!("reply_delivered_40x3", screen(&a, 40, 3));
-    enter(&mut a); // details
+    press(&mut a, KeyCode::Char('d')); // details
     assert!(a.details_open());
     for w in [20u16, 40, 80] {
         for h in 2..=30u16 {
@@ -431,7 +431,7 @@ fn a_closed_workers_details_give_the_resume_command() {
         }
         press(&mut a, KeyCode::Down);
     }
-    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('d'));
     let screen = text(&buffer(&a, 120, 40));
     assert!(
         screen.contains("intercom-pane resume-worker 'Doc'\\''s' --confirm-closed"),
