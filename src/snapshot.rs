@@ -126,10 +126,13 @@ pub struct RowCloseJob {
 /// A tool call the seat's pi is running (from its session file).
 pub use crate::evidence::sessions::RunningTool;
 
+/// Which multiplexer a pane belongs to (one type for the whole crate).
+pub use crate::mux::MuxKind;
+
 /// Where a seat's pi lives, as the pass saw it: what ⏎ jumps to (re-checked before it acts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeatPane {
-    pub kind: crate::mux::MuxKind,
+    pub kind: MuxKind,
     /// The server as seats name it: `None` the default tmux server, else a socket path (or a
     /// tmux `-L` name).
     pub socket: Option<String>,

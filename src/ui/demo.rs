@@ -102,7 +102,16 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
             name: Some("bash".into()),
             since: Some(now - 12_000),
         }),
-        pane: None,
+        // A simulated pane for every seat whose pi is alive (⏎ has somewhere to go).
+        pane: (!matches!(state, BoardState::Offline | BoardState::Unknown)).then(|| {
+            crate::snapshot::SeatPane {
+                kind: crate::snapshot::MuxKind::Tmux,
+                socket: None,
+                pane_id: format!("%{}", 10 + i),
+                shell_pid: None,
+                pi: None,
+            }
+        }),
         last_activity: Some(now - age_ms),
         relaunched_at: None,
         waiting_on_you: state == BoardState::Waiting,

@@ -45,13 +45,13 @@ impl Col {
     pub fn min_width(self) -> u16 {
         match self {
             Col::Worker => WORKER_MIN,
-            Col::State => 7,       // "working" / "waiting" / "offline" / "unknown"
-            Col::Detail => 16,     // flexible: takes what is left
-            Col::Report => 16,     // "ready for review"
-            Col::Connection => 12, // "disconnected"
-            Col::Activity => 9,    // "thinking" + a mark when it differs from State
-            Col::Observed => 9,    // "59m (old)"
-            Col::LastActivity => 16,
+            Col::State => 7,         // "working" / "waiting" / "offline" / "unknown"
+            Col::Detail => 16,       // flexible: takes what is left
+            Col::Report => 16,       // "ready for review"
+            Col::Connection => 12,   // "disconnected"
+            Col::Activity => 9,      // "thinking" + a mark when it differs from State
+            Col::Observed => 9,      // "59m (old)"
+            Col::LastActivity => 17, // "Waiting for input"
         }
     }
 }

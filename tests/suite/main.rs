@@ -79,6 +79,7 @@ mod sessions_real_runs;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;
+mod ui_cockpit;
 mod ui_render;
 mod ui_reply;
 mod ui_reply_tmux;
