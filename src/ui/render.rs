@@ -260,8 +260,7 @@ fn status_text(app: &App) -> Option<String> {
 /// how to come back instead.
 fn key_line(app: &App, w: u16, t: &Theme) -> Span<'static> {
     if app.focused() == Some(false) {
-        let text = "not focused: keys go to another pane (click here, or prefix M with the \
-                    tmux plugin)";
+        let text = "not focused: select this pane (prefix + arrow, or a click) to use it";
         return Span::styled(crate::text::clip(text, w as usize), t.dim());
     }
     Span::styled(keys::help_line_fitted(app.mode(), w as usize), t.dim())

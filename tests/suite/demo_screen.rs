@@ -183,3 +183,53 @@ fn the_demo_explains_itself_and_its_rows_agree() {
         std::fs::read_dir(&demo_tmp).map(|d| d.count())
     );
 }
+
+/// In an 80×24 terminal the demo's server starts at that size, and its sidebar keeps a usable
+/// minimum: the header, at least 3 worker rows and the key line.
+#[test]
+fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demo_tmp = tmp.path().join("tmp");
+    std::fs::create_dir_all(&demo_tmp).unwrap();
+    let outer = TmuxServer::start("outer", tmp.path(), &[]);
+    outer.tmux(&["set-option", "-g", "status", "off"]);
+    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "80", "-y", "24"]);
+    let cmd = format!(
+        "env -u TMUX TMPDIR={} {} demo",
+        demo_tmp.display(),
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
+    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
+    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    let screen = wait_for(20_000, || {
+        let s = capture();
+        let workers = s
+            .lines()
+            .filter(|l| {
+                ["Builder", "Reviewer", "Docs", "Release"]
+                    .iter()
+                    .any(|w| l.contains(w))
+            })
+            // A row: selection marker, state glyph, space, name.
+            .filter(|l| {
+                let mut c = l.chars();
+                matches!(c.next(), Some('›' | ' '))
+                    && matches!(c.next(), Some('●' | '!' | '✗' | '○' | '·' | '?'))
+                    && c.next() == Some(' ')
+            })
+            .count();
+        (workers >= 3 && s.contains("Worker") && s.contains("q quit")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("fewer than 3 rows at 80×24:\n{}", capture()));
+    assert!(screen.lines().count() <= 24, "{screen}");
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    wait_for(10_000, || {
+        std::fs::read_dir(&demo_tmp)
+            .ok()?
+            .next()
+            .is_none()
+            .then_some(())
+    })
+    .expect("the demo removed what it started");
+}

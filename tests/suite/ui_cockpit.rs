@@ -210,7 +210,7 @@ fn focus_shows_in_the_title_and_the_key_line() {
         s.lines()
             .last()
             .unwrap()
-            .starts_with("not focused: keys go to another pane"),
+            .starts_with("not focused: select this pane"),
         "{s}"
     );
     insta::assert_snapshot!("cockpit_unfocused_80x24", s);
