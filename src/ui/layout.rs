@@ -94,7 +94,10 @@ const ORDER: [Col; 8] = [
 /// Connection only when Intercom is in use (a worker's health check answered, or observation
 /// logs exist), Activity, Observed and Last activity only when observation logs exist.
 pub fn with_source(rows: &[Row]) -> Vec<Col> {
-    let observed = rows.iter().any(|r| r.activity.is_some());
+    // Intercom workers always carry an activity; only one with an observation has a source.
+    let observed = rows
+        .iter()
+        .any(|r| r.activity.as_ref().is_some_and(|a| a.observed_at.is_some()));
     let connected = rows
         .iter()
         .any(|r| r.connection.state == ConnState::Connected);

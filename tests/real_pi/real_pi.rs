@@ -34,7 +34,7 @@ fn first_session_file(sessions: &Path) -> Option<std::path::PathBuf> {
 /// Type the first prompt and wait for pi's session file. pi may still be settling its editor
 /// (its helper-tool downloads fail offline) and drop that Enter: the text stays in the editor,
 /// so Enter again (≤ 5 times) until pi writes its file.
-fn first_prompt(
+pub(crate) fn first_prompt(
     server: &TmuxServer,
     pane: &str,
     text: &str,
@@ -134,7 +134,7 @@ fn start_real_worker(beside: &str, prompt: &str) -> RealWorker {
 
 /// pi's agent folder for a test: the scripted model as the only provider, and the shipped
 /// extension package (which registers the seat with this build's binary).
-fn prepare_agent_dir(agent: &Path) {
+pub(crate) fn prepare_agent_dir(agent: &Path) {
     prepare_plain_agent_dir(agent);
     // The extension as a pi package, as `pi install linux/pi-extension` records it.
     std::fs::write(

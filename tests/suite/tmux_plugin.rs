@@ -116,14 +116,18 @@ impl Plugged {
                 .then_some(p)
         })
         .unwrap_or_else(|| panic!("no sidebar pane after prefix {key}: {:?}", self.panes()));
-        let monitor = panes.iter().find(|p| p[1] == "Intercom monitor").unwrap().clone();
+        let monitor = panes
+            .iter()
+            .find(|p| p[1] == "Intercom monitor")
+            .unwrap()
+            .clone();
         let original = panes.iter().find(|p| p[0] == before[0][0]).unwrap();
         assert!(monitor[2].starts_with("intercom-pane:"), "{monitor:?}");
         assert_eq!(monitor[3], "0", "the sidebar is on top: {panes:?}");
         assert_ne!(original[3], "0", "{panes:?}");
-        let height = self
-            .inner
-            .tmux(&["display-message", "-p", "-t", &monitor[0], "#{pane_height}"]);
+        let height =
+            self.inner
+                .tmux(&["display-message", "-p", "-t", &monitor[0], "#{pane_height}"]);
         assert!(height.trim().parse::<u32>().unwrap() >= 7, "{height}");
         assert_eq!(self.calls(), vec!["monitor".to_string()]);
         // Back to where the person came from, then to the same sidebar again.
@@ -197,8 +201,14 @@ fn the_key_goes_to_an_existing_sidebar_in_another_window_of_the_session() {
     let p = plugged(&[]);
     // A sidebar marked as ensure-monitor marks it, in window 0; the person is in window 1.
     let side = p.panes()[0][0].clone();
-    p.inner
-        .tmux(&["set-option", "-p", "-t", &side, "@intercom-pane-owner", "intercom-pane:x"]);
+    p.inner.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &side,
+        "@intercom-pane-owner",
+        "intercom-pane:x",
+    ]);
     p.inner.tmux(&["new-window", "-t", "=keys:"]);
     let work = p.inner.client_pane();
     assert_ne!(work, side);
@@ -210,5 +220,10 @@ fn the_key_goes_to_an_existing_sidebar_in_another_window_of_the_session() {
         .unwrap_or_else(|| panic!("not back: {}", p.inner.client_pane()));
     assert!(p.calls().is_empty(), "no second sidebar: {:?}", p.calls());
     // The plugin turned focus-events on, so the sidebar can show when it has the keys.
-    assert_eq!(p.inner.tmux(&["show-options", "-sv", "focus-events"]).trim(), "on");
+    assert_eq!(
+        p.inner
+            .tmux(&["show-options", "-sv", "focus-events"])
+            .trim(),
+        "on"
+    );
 }

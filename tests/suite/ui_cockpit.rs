@@ -544,3 +544,24 @@ fn close_and_resume_ask_by_name_then_run_in_the_background_with_stage_and_receip
     assert!(screen(&c, 120, 40).contains("only configured workers"));
     let _ = demo_row(0, 0, t0());
 }
+
+#[test]
+fn intercom_workers_without_observations_get_no_observation_columns() {
+    // Configured workers always carry an activity view; without an observation it is no source.
+    let mut s = plain(3);
+    for r in &mut s.rows {
+        r.activity = Some(intercom_pane::snapshot::ActivityView {
+            status: intercom_pane::snapshot::ObservedStatus::Unknown,
+            label: "no observation".into(),
+            observed_at: None,
+            stale: false,
+            evidence: intercom_pane::snapshot::Evidence::Missing,
+        });
+    }
+    let (a, _) = app(s);
+    let s = screen(&a, 200, 60);
+    let head = header(&s);
+    for dead in ["Connection", "Activity", "Observed", "Last activity"] {
+        assert!(!head.contains(dead), "{dead}:\n{s}");
+    }
+}
