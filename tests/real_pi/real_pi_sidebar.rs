@@ -357,7 +357,8 @@ fn the_sidebar_shows_the_question_goes_to_the_pane_and_closes_and_resumes_real_w
     // As the person sees it: acting on a row drawn before the close would be refused (the
     // seat moved since it was seen).
     f.wait_screen("W1 offline on the sidebar", 10_000, |s| {
-        s.lines().any(|l| l.contains(" W1 ") && l.contains("offline"))
+        s.lines()
+            .any(|l| l.contains(" W1 ") && l.contains("offline"))
     });
     f.keys(&["R"]);
     f.wait_screen("the resume confirmation", 5_000, |s| {

@@ -144,3 +144,101 @@ fn real_herdr_jump_focuses_a_pane_in_a_background_workspace() {
     let layout = c.layout(&in_tab, soon(3000)).unwrap();
     assert_eq!(layout.focused_pane_id, in_tab);
 }
+
+/// The sidebar's ⏎ on a Herdr seat, end to end below the keys: a real scan finds the seat by
+/// its registered pi in the fake Herdr's pane, the navigator re-checks it with a fresh pass and
+/// focuses its workspace and pane; once that pi is gone, nothing moves and it says why.
+#[test]
+fn the_sidebar_navigator_focuses_a_herdr_seat_and_refuses_one_that_moved() {
+    use crate::scan_support::{pi_root, Env};
+    use intercom_pane::clock::SystemClock;
+    use intercom_pane::cmd::monitor_ports::ScanNavigator;
+    use intercom_pane::liveness::LivenessMode;
+    use intercom_pane::scan::{self, RootChoice, ScanOptions};
+    use intercom_pane::ui::ports::{JumpOutcome, Navigator, SeatRef};
+
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle"]);
+    let mut pi = std::process::Command::new("bash")
+        .args(["-c", "exec -a pi sleep 60"])
+        .spawn()
+        .unwrap();
+    let pid = pi.id();
+    mux_support::wait_for(2_000, || {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .filter(|c| c.starts_with(b"pi\0"))
+    })
+    .expect("exec -a pi");
+    let fake = mux_herdr_fake::FakeHerdr::start(pid);
+    // The person is in another workspace.
+    fake.with(|s| {
+        let other = s.add_workspace("elsewhere", std::process::id(), "/tmp");
+        s.focus_pane(&other);
+    });
+    let me = intercom_pane::proc::identity(pid as i32).unwrap();
+    let (ticks, boot) = (me.start_ticks, me.boot_id.clone());
+    let seat_dir = env.path("data/seats/herdr/idle");
+    std::fs::create_dir_all(&seat_dir).unwrap();
+    std::fs::write(
+        seat_dir.join("registration.json"),
+        serde_json::json!({"version": 1, "sessionId": ids[0].1, "pid": pid, "startTicks": ticks,
+            "bootId": boot, "startedAt": "2026-11-29T23:13:00.000Z",
+            "mux": {"kind": "herdr", "socket": fake.socket.display().to_string(), "paneId": "w1:p1"}})
+        .to_string(),
+    )
+    .unwrap();
+    let opts = ScanOptions {
+        data_root: env.path("data"),
+        root: RootChoice::Exact(env.path("root")),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![env.path("sessions")],
+        liveness: LivenessMode::Tmux,
+        tmux_socket: Some(env.path("no-tmux.sock")),
+    };
+    let pass = scan::run(&opts, &SystemClock, None).unwrap();
+    let row = pass
+        .snapshot
+        .rows
+        .iter()
+        .find(|r| r.name == "W-idle")
+        .unwrap()
+        .clone();
+    let pane = row.pane.clone().expect("a live pane");
+    assert_eq!(
+        (pane.kind.name(), pane.pane_id.as_str()),
+        ("herdr", "w1:p1")
+    );
+    assert_eq!(pane.pi.as_ref().map(|p| p.0), Some(pid as i32));
+    let nav = ScanNavigator {
+        opts: opts.clone(),
+        clock: std::sync::Arc::new(SystemClock),
+        own: None,
+    };
+    let seat = SeatRef::of(&row);
+    assert_eq!(
+        nav.jump(&seat),
+        JumpOutcome::Moved {
+            pane: "herdr w1:p1".into()
+        }
+    );
+    let h = Herdr::at_socket(&fake.socket);
+    let f = h.focus(soon(3000)).unwrap();
+    assert_eq!((f.workspace.as_str(), f.pane.as_str()), ("w1", "w1:p1"));
+
+    // Its pi is gone: the fresh pass no longer shows that pane and pi; nothing moves.
+    fake.with(|s| {
+        let other = s.workspaces[1].focused_pane.clone();
+        s.focus_pane(&other);
+    });
+    let _ = pi.kill();
+    let _ = pi.wait();
+    match nav.jump(&seat) {
+        JumpOutcome::Refused { reason } => {
+            assert!(reason.contains("W-idle"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_ne!(h.focus(soon(3000)).unwrap().pane, "w1:p1");
+}
