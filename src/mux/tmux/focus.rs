@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use super::args::{want_pane_id, Args};
-use super::{Tmux, SMALL_CAP};
+use super::args::Args;
+use super::{PaneId, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
 /// Each client's active pane, activity time and name (last: the name is the free-text field).
@@ -61,12 +61,12 @@ impl Tmux {
     /// Switch the client showing `from` (the caller's own pane) to `target`: its session,
     /// window and pane. Checked afterwards with a fresh client listing.
     pub(super) fn jump(&self, target: &str, from: &str, deadline: Instant) -> Result<(), MuxError> {
-        want_pane_id(target)?;
-        want_pane_id(from)?;
+        let target = PaneId::parse(target)?;
+        let from = PaneId::parse(from)?;
         let client = self
             .clients(deadline)?
             .into_iter()
-            .filter(|c| c.pane == from)
+            .filter(|c| c.pane == from.as_str())
             .max_by_key(|c| c.activity)
             .ok_or_else(|| {
                 MuxError::new(
@@ -78,7 +78,7 @@ impl Tmux {
             .arg("-c")
             .arg(&client.name)
             .arg("-t")
-            .arg(target);
+            .arg(target.as_str());
         self.run(args, None, deadline, SMALL_CAP)?;
         let now = self
             .clients(deadline)?
@@ -86,7 +86,7 @@ impl Tmux {
             .find(|c| c.name == client.name)
             .map(|c| c.pane);
         match now {
-            Some(p) if p == target => Ok(()),
+            Some(p) if p == target.as_str() => Ok(()),
             other => Err(MuxError::new(
                 ErrorCode::Failed,
                 format!(
@@ -105,15 +105,15 @@ impl Tmux {
         lines: u16,
         deadline: Instant,
     ) -> Result<bool, MuxError> {
-        want_pane_id(pane)?;
-        let now = Multiplexer::find_pane(self, pane, deadline)?
-            .ok_or_else(|| MuxError::new(ErrorCode::PaneNotFound, pane))?;
+        let pane = PaneId::parse(pane)?;
+        let now = Multiplexer::find_pane(self, pane.as_str(), deadline)?
+            .ok_or_else(|| MuxError::new(ErrorCode::PaneNotFound, pane.as_str()))?;
         if now.height.is_some_and(|h| h >= u32::from(lines)) {
             return Ok(false);
         }
         let args = Args::new("resize-pane")
             .arg("-t")
-            .arg(pane)
+            .arg(pane.as_str())
             .arg("-y")
             .arg(&lines.to_string());
         self.run(args, None, deadline, SMALL_CAP).map(|_| true)
