@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support;
-use crate::real_pi::{first_prompt, prepare_agent_dir};
+use crate::real_pi::{binary_on_path, first_prompt, prepare_agent_dir};
 use crate::real_pi_support;
 use crate::scan_support;
 
@@ -118,13 +118,8 @@ fn start_fleet() -> Fleet {
     let env = Env::new().with_system_path();
     let root = env.path("root");
     write_roster(&root, &[]);
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
+    // intercom-pane on the workers' PATH, for their bash tool.
+    let tools = binary_on_path(&env);
     let sys = env.system_config();
     let server = TmuxServer::start("desk", &root, &[]);
     let mut workers = Vec::new();

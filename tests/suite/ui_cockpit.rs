@@ -14,11 +14,8 @@ use intercom_pane::snapshot::{BoardState, ConnectionView, Row, Snapshot};
 use intercom_pane::ui::app::{App, Effect, Msg, Options, Selection};
 use intercom_pane::ui::demo::{demo_row, demo_snapshot};
 use intercom_pane::ui::ports::{WorkerAction, WorkerOutcome};
-use intercom_pane::ui::render::render;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Modifier;
-use ratatui::Terminal;
 
 /// A clock the test moves.
 struct Manual(AtomicI64);
@@ -68,30 +65,15 @@ fn ch(a: &mut App, c: char) -> Vec<Effect> {
     key(a, KeyCode::Char(c))
 }
 
-fn buffer(a: &App, w: u16, h: u16) -> Buffer {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render(a, f)).unwrap();
-    t.backend().buffer().clone()
-}
+use crate::ui_render::buffer;
 
+/// The screen as text, one line per row, trailing spaces dropped (`ui_render::text` unframed).
 fn text(b: &Buffer) -> String {
-    let mut out = String::new();
-    for y in 0..b.area.height {
-        let mut line = String::new();
-        let mut skip = 0usize;
-        for x in 0..b.area.width {
-            let sym = b[(x, y)].symbol();
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            skip = intercom_pane::text::width(sym).saturating_sub(1);
-            line.push_str(sym);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::ui_render::text(b)
+        .lines()
+        .map(|l| l.trim_start_matches('|').trim_end_matches('|').trim_end())
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 fn screen(a: &App, w: u16, h: u16) -> String {

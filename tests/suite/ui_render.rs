@@ -38,7 +38,7 @@ fn press(a: &mut App, code: KeyCode) {
     a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
-fn buffer(a: &App, w: u16, h: u16) -> Buffer {
+pub(crate) fn buffer(a: &App, w: u16, h: u16) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| render(a, f)).unwrap();
     t.backend().buffer().clone()
@@ -46,7 +46,7 @@ fn buffer(a: &App, w: u16, h: u16) -> Buffer {
 
 /// The screen as text, one line per row, framed so widths are visible. Cells hidden behind a
 /// wide character are skipped, as a terminal would show them.
-fn text(b: &Buffer) -> String {
+pub(crate) fn text(b: &Buffer) -> String {
     let mut out = String::new();
     for y in 0..b.area.height {
         let mut line = String::new();
