@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::clock::{format_iso, Clock, Ms};
+use crate::clock::{Clock, Ms};
 use crate::snapshot::{BoardState, Row, Snapshot};
 use crate::ui::cockpit::{passes, Cockpit};
 pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
@@ -399,28 +399,7 @@ impl App {
                 row_id,
                 seen,
                 result,
-            } => match result {
-                Ok(()) => {
-                    if let Some(o) = self.seen_overrides.get_mut(&row_id) {
-                        if o.seen == seen {
-                            o.pending = false;
-                        } else if let Some(last) = o.last_activity {
-                            // The user toggled again while this write ran: save the latest wish.
-                            fx.push(Effect::WriteSeen {
-                                row_id: row_id.clone(),
-                                key: o.key.clone(),
-                                last_activity_iso: format_iso(last),
-                                seen: o.seen,
-                            });
-                        }
-                    }
-                }
-                Err(e) => {
-                    self.seen_overrides.remove(&row_id);
-                    // The error's own text quotes values sanitized.
-                    self.message = Some(format!("seen not saved: {e}"));
-                }
-            },
+            } => self.on_seen_finished(row_id, seen, result, &mut fx),
         }
         self.sync_selection();
         fx

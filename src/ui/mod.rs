@@ -19,6 +19,7 @@ mod help;
 pub mod keys;
 /// Named width breakpoints for the table columns.
 pub mod layout;
+mod list;
 /// Traits the runner passes in: snapshot source, Seen writer, reply sender.
 pub mod ports;
 mod preview;

@@ -3,6 +3,7 @@
 
 use crate::clock::format_iso;
 use crate::ui::app::{App, Effect, SeenOverride};
+use crate::ui::ports::SeenNotSaved;
 
 impl App {
     pub(super) fn toggle_seen(&mut self, fx: &mut Vec<Effect>) {
@@ -40,5 +41,38 @@ impl App {
             last_activity_iso: format_iso(last),
             seen,
         });
+    }
+
+    /// A Seen/Unsee write finished: done, or one more write when the person toggled again
+    /// meanwhile; a failure undoes the shown mark and says why.
+    pub(super) fn on_seen_finished(
+        &mut self,
+        row_id: String,
+        seen: bool,
+        result: Result<(), SeenNotSaved>,
+        fx: &mut Vec<Effect>,
+    ) {
+        match result {
+            Ok(()) => {
+                if let Some(o) = self.seen_overrides.get_mut(&row_id) {
+                    if o.seen == seen {
+                        o.pending = false;
+                    } else if let Some(last) = o.last_activity {
+                        // The user toggled again while this write ran: save the latest wish.
+                        fx.push(Effect::WriteSeen {
+                            row_id: row_id.clone(),
+                            key: o.key.clone(),
+                            last_activity_iso: format_iso(last),
+                            seen: o.seen,
+                        });
+                    }
+                }
+            }
+            Err(e) => {
+                self.seen_overrides.remove(&row_id);
+                // The error's own text quotes values sanitized.
+                self.message = Some(format!("seen not saved: {e}"));
+            }
+        }
     }
 }
