@@ -151,10 +151,6 @@ fn real_herdr_jump_focuses_a_pane_in_a_background_workspace() {
 #[test]
 fn the_sidebar_navigator_focuses_a_herdr_seat_and_refuses_one_that_moved() {
     use crate::scan_support::{pi_root, Env};
-    use intercom_pane::clock::SystemClock;
-    use intercom_pane::cmd::monitor_ports::ScanNavigator;
-    use intercom_pane::liveness::LivenessMode;
-    use intercom_pane::scan::{self, RootChoice, ScanOptions};
     use intercom_pane::ui::ports::{JumpOutcome, Navigator, SeatRef};
 
     let env = Env::new();
@@ -176,46 +172,14 @@ fn the_sidebar_navigator_focuses_a_herdr_seat_and_refuses_one_that_moved() {
         let other = s.add_workspace("elsewhere", std::process::id(), "/tmp");
         s.focus_pane(&other);
     });
-    let me = intercom_pane::proc::identity(pid as i32).unwrap();
-    let (ticks, boot) = (me.start_ticks, me.boot_id.clone());
-    let seat_dir = env.path("data/seats/herdr/idle");
-    std::fs::create_dir_all(&seat_dir).unwrap();
-    std::fs::write(
-        seat_dir.join("registration.json"),
-        serde_json::json!({"version": 1, "sessionId": ids[0].1, "pid": pid, "startTicks": ticks,
-            "bootId": boot, "startedAt": "2026-11-29T23:13:00.000Z",
-            "mux": {"kind": "herdr", "socket": fake.socket.display().to_string(), "paneId": "w1:p1"}})
-        .to_string(),
-    )
-    .unwrap();
-    let opts = ScanOptions {
-        data_root: env.path("data"),
-        root: RootChoice::Exact(env.path("root")),
-        repo: None,
-        fleet: None,
-        session_dirs: vec![env.path("sessions")],
-        liveness: LivenessMode::Tmux,
-        tmux_socket: Some(env.path("no-tmux.sock")),
-    };
-    let pass = scan::run(&opts, &SystemClock, None).unwrap();
-    let row = pass
-        .snapshot
-        .rows
-        .iter()
-        .find(|r| r.name == "W-idle")
-        .unwrap()
-        .clone();
+    register_herdr(&env, &ids[0].1, pid, &fake.socket, "w1:p1");
+    let (nav, row) = navigator_and_row(&env);
     let pane = row.pane.clone().expect("a live pane");
     assert_eq!(
         (pane.kind.name(), pane.pane_id.as_str()),
         ("herdr", "w1:p1")
     );
     assert_eq!(pane.pi.as_ref().map(|p| p.0), Some(pid as i32));
-    let nav = ScanNavigator {
-        opts: opts.clone(),
-        clock: std::sync::Arc::new(SystemClock),
-        own: None,
-    };
     let seat = SeatRef::of(&row);
     assert_eq!(
         nav.jump(&seat),
@@ -241,4 +205,106 @@ fn the_sidebar_navigator_focuses_a_herdr_seat_and_refuses_one_that_moved() {
         other => panic!("{other:?}"),
     }
     assert_ne!(h.focus(soon(3000)).unwrap().pane, "w1:p1");
+}
+
+/// A seat registration naming a Herdr pane, with the pi's full identity.
+fn register_herdr(
+    env: &crate::scan_support::Env,
+    session: &str,
+    pid: u32,
+    socket: &std::path::Path,
+    pane: &str,
+) {
+    let me = intercom_pane::proc::identity(pid as i32).unwrap();
+    let seat_dir = env.path("data/seats/herdr/idle");
+    std::fs::create_dir_all(&seat_dir).unwrap();
+    std::fs::write(
+        seat_dir.join("registration.json"),
+        serde_json::json!({"version": 1, "sessionId": session, "pid": pid,
+            "startTicks": me.start_ticks, "bootId": me.boot_id,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "mux": {"kind": "herdr", "socket": socket.display().to_string(), "paneId": pane}})
+        .to_string(),
+    )
+    .unwrap();
+}
+
+/// The sidebar's navigator on the `pi_root` layout (no tmux), and the `W-idle` row of a pass.
+fn navigator_and_row(
+    env: &crate::scan_support::Env,
+) -> (
+    intercom_pane::cmd::monitor_ports::ScanNavigator,
+    intercom_pane::snapshot::Row,
+) {
+    use intercom_pane::clock::SystemClock;
+    use intercom_pane::liveness::LivenessMode;
+    use intercom_pane::scan::{self, RootChoice, ScanOptions};
+    let opts = ScanOptions {
+        data_root: env.path("data"),
+        root: RootChoice::Exact(env.path("root")),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![env.path("sessions")],
+        liveness: LivenessMode::Tmux,
+        tmux_socket: Some(env.path("no-tmux.sock")),
+    };
+    let pass = scan::run(&opts, &SystemClock, None).unwrap();
+    let row = pass
+        .snapshot
+        .rows
+        .iter()
+        .find(|r| r.name == "W-idle")
+        .unwrap()
+        .clone();
+    let nav = intercom_pane::cmd::monitor_ports::ScanNavigator {
+        opts,
+        clock: std::sync::Arc::new(SystemClock),
+        own: None,
+    };
+    (nav, row)
+}
+
+/// The same on a real Herdr 0.8.2: a pi stand-in (`exec -a pi sleep`) in a background
+/// workspace's pane, registered; the navigator's jump leaves Herdr focused on that pane.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
+    use crate::scan_support::{pi_root, Env};
+    use intercom_pane::ui::ports::{JumpOutcome, Navigator, SeatRef};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new();
+    let ids = pi_root(&env, &["idle"]);
+    // The first workspace takes the focus; the seat's is in the background.
+    let _desk = h.background_pane("/tmp", "desk");
+    let pane = h.background_pane("/tmp", "seat");
+    h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
+    let pid = mux_support::wait_for(20_000, || {
+        let info = h.client().process_info(&pane, soon(3000)).ok()??;
+        info.foreground()
+            .filter(|f| {
+                f.argv
+                    .as_deref()
+                    .and_then(|a| a.first())
+                    .map(String::as_str)
+                    == Some("pi")
+            })
+            .map(|f| f.pid)
+    })
+    .expect("the pi stand-in runs in the pane");
+    register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
+    let (nav, row) = navigator_and_row(&env);
+    assert_eq!(
+        row.pane.as_ref().map(|p| p.pane_id.as_str()),
+        Some(pane.as_str())
+    );
+    let c = h.client();
+    assert_ne!(c.focus(soon(3000)).unwrap().pane, pane);
+    assert_eq!(
+        nav.jump(&SeatRef::of(&row)),
+        JumpOutcome::Moved {
+            pane: format!("herdr {pane}")
+        }
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
 }
