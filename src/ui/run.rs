@@ -149,9 +149,11 @@ pub fn run_monitor_with(
     let _signals = SignalGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    if let Ok((w, h)) = terminal::size() {
-        app.update(Msg::Resize(w, h));
-    }
+    // A sidebar started shorter than its minimum asks for its height at once.
+    let first = match terminal::size() {
+        Ok((w, h)) => app.update(Msg::Resize(w, h)),
+        Err(_) => Vec::new(),
+    };
 
     let (tx, rx) = mpsc::channel::<Event2>();
     let cancel = source.cancel_token();
@@ -165,6 +167,9 @@ pub fn run_monitor_with(
         navigator: opts.navigator.clone(),
         workers: opts.workers.clone(),
     };
+    for fx in first {
+        perform(fx, &tx, &ports);
+    }
     let result = event_loop(&mut app, &mut terminal, &rx, &tx, &ports);
     // Quitting cancels the in-flight pass (and its probes) and stops the input thread; neither is
     // joined, so a slow pass can never hold the terminal.
