@@ -78,7 +78,11 @@ fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
             _ => true,
         };
     // The session file (State) and the observation log (Activity) tell the same story; an
-    // `unknown` activity (no observation yet, as at the start) claims nothing.
+    // `unknown` activity (no observation yet, as at the start) claims nothing. Read a moment
+    // apart they can differ (a step between the two reads): then the row marks the Activity
+    // `*` and the details explain it; an unmarked difference is a contradiction.
+    let marked = activity.ends_with('*');
+    let activity = &activity.trim_end_matches('*').to_string();
     let agrees = activity == "unknown"
         || match state.as_str() {
             "working" => ["working", "thinking"].contains(&activity.as_str()),
@@ -86,7 +90,7 @@ fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
             "offline" => activity == "closed",
             _ => true,
         };
-    if ok && agrees {
+    if ok && (agrees != marked) {
         Ok(())
     } else {
         Err(format!(
