@@ -88,13 +88,13 @@ const STATUS_KEYS: &str =
     " C-b Up: sidebar | Enter: go to | r: reply | ?: keys | C-b d: leave demo ";
 
 /// The private server's size when the person's terminal cannot be measured (`--print`, tests).
-const DEFAULT_SIZE: (u16, u16) = (160, 45);
+pub(crate) const DEFAULT_SIZE: (u16, u16) = (160, 45);
 /// The smallest server the demo starts: the sidebar's minimum above a usable coordinator pane.
 const MIN_SIZE: (u16, u16) = (40, 16);
 
 /// The person's terminal size, so the private server (and the sidebar placed in it) starts at
 /// the size the person will see instead of being squeezed on attach.
-fn server_size() -> (u16, u16) {
+pub(crate) fn server_size() -> (u16, u16) {
     if !std::io::stdout().is_terminal() {
         return DEFAULT_SIZE;
     }
@@ -244,7 +244,11 @@ impl std::error::Error for TmuxStepFailed {}
 
 /// Start the private tmux server: a `Coordinator` session with a shell, one session per worker
 /// named like it, running the simulated agent (its pane command is `pi`).
-fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, TmuxStepFailed> {
+fn start_tmux(
+    layout: &DemoLayout,
+    workers: &[DemoSeat],
+    size: (u16, u16),
+) -> Result<PrivateServer, TmuxStepFailed> {
     let sock = layout.base.join("tmux.sock");
     // The coordinator's pane runs the startup hook first, as the pi extension would, then the
     // simulated coordinator pi, which prints the instructions.
@@ -265,14 +269,8 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         crate::mux::shell_line(&agent),
     );
     let coordinator = ["sh".to_string(), "-c".to_string(), hook];
-    let server = PrivateServer::start(
-        &sock,
-        "Coordinator",
-        &layout.root,
-        server_size(),
-        &coordinator,
-    )
-    .map_err(|e| TmuxStepFailed(e.to_string()))?;
+    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, size, &coordinator)
+        .map_err(|e| TmuxStepFailed(e.to_string()))?;
     // The keys stay on screen in the status line; the session name is not cut.
     for (k, v) in [
         ("status-left-length", "20"),
