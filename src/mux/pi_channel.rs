@@ -7,7 +7,9 @@
 //! ← {"v":1,"id":"<uuid>","outcome":"delivered|queued|unconfirmed|failed","detail":"…"}
 //! ```
 //!
-//! The extension hands the text to pi with `pi.sendUserMessage` and answers what pi did: a turn
+//! The extension checks `text` by the reply text rules again (its own copy of
+//! `src/reply_text.rs`), hands it to pi unchanged with `pi.sendUserMessage` (nothing added: pi
+//! records exactly the text) and answers what pi did: a turn
 //! started (`delivered`), held in its own queue behind the running turn (`queued`), no turn seen
 //! in its bounded wait (`unconfirmed`), or refused (`failed`). No keystrokes: a draft, copy mode,
 //! focus or pane size never matter.
@@ -79,7 +81,12 @@ pub struct NotSent(pub String);
 const DETAIL_CAP: usize = 500;
 
 /// Hand `text` to the pi `pi_pid` through the channel at `socket`, once.
-pub fn send(socket: &Path, pi_pid: i32, text: &str, deadline: Instant) -> Result<Answer, NotSent> {
+pub fn send(
+    socket: &Path,
+    pi_pid: i32,
+    text: &str,
+    deadline: Instant,
+) -> Result<Answer, NotSent> {
     check_folder(socket)?;
     let mut stream = wire::connect(socket, deadline).map_err(|e| {
         NotSent(match e.code {

@@ -72,6 +72,7 @@ fn the_listeners_answer_is_the_outcome() {
         assert_eq!(a.detail, "pi said so");
         let req = rx.recv_timeout(Duration::from_secs(1)).unwrap();
         assert_eq!(req["text"], text, "the text travels as it is");
+        assert!(req.get("trailer").is_none(), "nothing beside it");
         assert_eq!(req["v"], 1);
         assert!(
             rx.try_recv().is_err(),
@@ -102,13 +103,17 @@ fn silence_or_garbage_is_unconfirmed_and_never_resent() {
 
     let (_d, path, _rx) = listener(|_| Some("not json".into()));
     assert_eq!(
-        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
+        send(&path, me(), "hello", soon(2000))
+            .unwrap()
+            .outcome,
         Outcome::Unconfirmed
     );
     let (_d, path, _rx) =
         listener(|_| Some(json!({"v": 1, "id": "other", "outcome": "delivered"}).to_string()));
     assert_eq!(
-        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
+        send(&path, me(), "hello", soon(2000))
+            .unwrap()
+            .outcome,
         Outcome::Unconfirmed
     );
 }
@@ -135,6 +140,13 @@ fn nothing_is_written_to_a_socket_that_is_not_the_registered_pis_own() {
     // Gone: nothing listens.
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let e = send(&dir.path().join("reply.sock"), me(), "hello", soon(2000)).unwrap_err();
+    let e = send(
+        &dir.path().join("reply.sock"),
+        me(),
+        "hello",
+        None,
+        soon(2000),
+    )
+    .unwrap_err();
     assert!(e.0.contains("not listening"), "{e:?}");
 }

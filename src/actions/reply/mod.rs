@@ -345,17 +345,20 @@ pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refu
     }
 }
 
+/// The channel gets the text alone: the extension checks it by the same rules and hands it to pi
+/// unchanged.
 fn send_channel(
     key: &str,
     t: &ReplyTarget,
     reg: &Registration,
-    body: &str,
+    text: &str,
     now: Ms,
 ) -> Result<Receipt, Refusal> {
     let (Some(path), Some(pid)) = (reg.channel.as_deref(), reg.pid) else {
         return Err(Refusal::NoPath(key.into(), "no channel".into()));
     };
-    let answer = pi_channel::send(Path::new(path), pid, body, Instant::now() + SEND_DEADLINE)
+    let deadline = Instant::now() + SEND_DEADLINE;
+    let answer = pi_channel::send(Path::new(path), pid, text, deadline)
         .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
     let outcome = answer.outcome;
     let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);
