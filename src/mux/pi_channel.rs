@@ -81,12 +81,7 @@ pub struct NotSent(pub String);
 const DETAIL_CAP: usize = 500;
 
 /// Hand `text` to the pi `pi_pid` through the channel at `socket`, once.
-pub fn send(
-    socket: &Path,
-    pi_pid: i32,
-    text: &str,
-    deadline: Instant,
-) -> Result<Answer, NotSent> {
+pub fn send(socket: &Path, pi_pid: i32, text: &str, deadline: Instant) -> Result<Answer, NotSent> {
     check_folder(socket)?;
     let mut stream = wire::connect(socket, deadline).map_err(|e| {
         NotSent(match e.code {

@@ -103,17 +103,13 @@ fn silence_or_garbage_is_unconfirmed_and_never_resent() {
 
     let (_d, path, _rx) = listener(|_| Some("not json".into()));
     assert_eq!(
-        send(&path, me(), "hello", soon(2000))
-            .unwrap()
-            .outcome,
+        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
         Outcome::Unconfirmed
     );
     let (_d, path, _rx) =
         listener(|_| Some(json!({"v": 1, "id": "other", "outcome": "delivered"}).to_string()));
     assert_eq!(
-        send(&path, me(), "hello", soon(2000))
-            .unwrap()
-            .outcome,
+        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
         Outcome::Unconfirmed
     );
 }
@@ -140,13 +136,6 @@ fn nothing_is_written_to_a_socket_that_is_not_the_registered_pis_own() {
     // Gone: nothing listens.
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let e = send(
-        &dir.path().join("reply.sock"),
-        me(),
-        "hello",
-        None,
-        soon(2000),
-    )
-    .unwrap_err();
+    let e = send(&dir.path().join("reply.sock"), me(), "hello", soon(2000)).unwrap_err();
     assert!(e.0.contains("not listening"), "{e:?}");
 }
