@@ -27,3 +27,4 @@ mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_herdr;
+mod real_pi_sidebar;

@@ -19,7 +19,6 @@ use crate::scan_support::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use intercom_pane::actions::reply::TRAILER;
 use serde_json::{json, Value};
 
 /// A real pi worker `W` in a pane of a private Herdr server, registered by the shipped
@@ -214,8 +213,9 @@ impl HerdrWorker {
     }
 }
 
+/// What pi records of a reply: the text alone (no trailer), without its surrounding blanks.
 fn body(text: &str) -> String {
-    format!("{text}\n{TRAILER}")
+    text.trim().to_string()
 }
 
 /// Moved to another workspace (Herdr gives the pane a new id; its old id is only an alias) and
@@ -318,7 +318,15 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     expected.push(body(text));
     assert_eq!(w.wait_messages(expected.len(), &w.pane), expected);
     w.wait_idle();
-    // 2. A draft: refused, nothing submitted, the draft stays.
+    // 2. A TAB (pi's editor would turn it into spaces) and a first `!` (a shell command there):
+    //    refused, nothing sent.
+    for text in ["a\tb", "!touch /tmp/never-herdr"] {
+        let (code, receipt, err) = w.reply(text);
+        assert_eq!(code, 12, "{text:?}: {receipt} {err}");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(w.user_messages(), expected, "nothing was submitted");
+    // 3. A draft: refused, nothing submitted, the draft stays.
     w.type_line(&w.pane, "my unsent draft", false);
     wait_for(5_000, || {
         w.screen(&w.pane).contains("my unsent draft").then_some(())
@@ -335,7 +343,7 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
         (!w.screen(&w.pane).contains("my unsent draft")).then_some(())
     })
     .expect("draft cleared");
-    // 3. Moved to another workspace (a new id): the reply reaches the pi where it is now.
+    // 4. Moved to another workspace (a new id): the reply reaches the pi where it is now.
     let terminal = w.terminal_of(&w.pane);
     let other = w.herdr.background_pane(&w.root.display().to_string(), "other");
     let tab = w.herdr.result(&["pane", "get", &other])["pane"]["tab_id"]

@@ -392,6 +392,17 @@ fn the_system_message_is_never_the_task() {
     assert_eq!(read(&s).task.as_deref(), Some("The real task"));
 }
 
+/// A reply sent by an earlier version ends with its trailer line: the task is the person's words
+/// only; a message that is only the trailer is no task.
+#[test]
+fn an_old_replys_trailer_is_never_the_task() {
+    use intercom_pane::reply_text::LEGACY_TRAILER;
+    let mut s = Session::new("0190aaaa-0000-7000-8000-000000000003");
+    s.user_str(&format!("\n{LEGACY_TRAILER}"));
+    s.user_str(&format!("Use staging\n{LEGACY_TRAILER}"));
+    assert_eq!(read(&s).task.as_deref(), Some("Use staging"));
+}
+
 #[test]
 fn task_is_one_line_and_clipped() {
     let mut s = Session::new("0190aaaa-0000-7000-8000-000000000003");
@@ -451,4 +462,37 @@ fn overflow_sequence_as_real_pi_writes_it() {
     let sum = read(&s);
     assert_eq!(classify(&sum, s.clock).reason, StateReason::CompletedReply);
     assert_eq!(sum.last_error, None);
+}
+
+#[test]
+fn the_question_the_newest_user_text_and_the_running_tool_come_from_the_tail() {
+    // Waiting: the question is the asking part of the reply, the user text the newest one.
+    let mut s = started();
+    s.user("Now roll it out");
+    s.reply("Input needed: Choose staging or production.\n\n1. staging\n2. production\n");
+    let sum = read(&s);
+    assert_eq!(
+        sum.question.as_deref(),
+        Some("Choose staging or production.\n\n1. staging\n2. production")
+    );
+    assert_eq!(sum.last_user_text.as_deref(), Some("Now roll it out"));
+    assert_eq!(sum.running_tool, None);
+
+    // An ordinary reply asks nothing, whatever its wording.
+    let mut s = started();
+    s.reply("Should I deploy?");
+    assert_eq!(read(&s).question, None);
+
+    // A tool call without its result: that tool runs, since its message was written.
+    let mut s = started();
+    s.tool_call("Running it.");
+    let sum = read(&s);
+    let tool = sum.running_tool.expect("a running tool");
+    assert_eq!(tool.name.as_deref(), Some("bash"));
+    assert_eq!(tool.since, Some(s.clock));
+    assert_eq!(sum.question, None);
+    assert_eq!(sum.last_user_text.as_deref(), Some("Deploy the thing"));
+    // Its result came back: nothing runs now.
+    s.tool_result();
+    assert_eq!(read(&s).running_tool, None);
 }

@@ -188,6 +188,29 @@ impl Herdr {
         }
     }
 
+    /// Take the person to `pane_id`: its workspace first (`workspace.focus`), then the pane
+    /// (`pane.focus`, which also brings its tab forward), then a fresh snapshot must show that
+    /// workspace and pane focused.
+    pub fn jump(&self, pane_id: &str, deadline: Instant) -> Result<(), MuxError> {
+        let pane = self
+            .pane_get(pane_id, deadline)?
+            .ok_or_else(|| err(ErrorCode::PaneNotFound, pane_id))?;
+        self.focus_workspace(&pane.workspace_id, deadline)?;
+        self.focus_pane(pane_id, deadline)?;
+        let now = self.focus(deadline)?;
+        if now.pane == pane_id && now.workspace == pane.workspace_id {
+            Ok(())
+        } else {
+            Err(err(
+                ErrorCode::Failed,
+                format!(
+                    "focus is on {} in {} after focusing {pane_id}",
+                    now.pane, now.workspace
+                ),
+            ))
+        }
+    }
+
     /// Put the focus back as it was in `before`, then check it (`Focus::differences`): the
     /// touched tab's own focused pane (`pane.focus`, which also shows that tab), the tab the
     /// touched workspace showed (`tab.focus`), the person's workspace (`workspace.focus`) and
@@ -323,7 +346,7 @@ impl Herdr {
         self.run(&new.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
         let rect = self.layout(&req.target, deadline)?.rect(&new.pane_id);
-        let pane = Herdr::to_pane_info(&new, info.as_ref(), rect, None, None);
+        let pane = super::listing::to_pane_info(&new, info.as_ref(), rect, None, None);
         Ok((pane, note))
     }
 }
