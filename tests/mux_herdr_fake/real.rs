@@ -1,6 +1,6 @@
 //! A private, headless real Herdr server for the real-Herdr tier (compiled as ignored when
 //! `herdr` is not on PATH): `herdr server` with its own `XDG_CONFIG_HOME` in a temp dir and its
-//! own `HERDR_SESSION`, update checks off, as `fixtures/herdr-0.8.2/behaviour/README.md`
+//! own `HERDR_SESSION` (and `HOME`), update checks off, as `fixtures/herdr-0.8.2/behaviour/README.md`
 //! describes. Stopped with `herdr server stop` (and the child killed) on drop; nothing else of
 //! the machine's Herdr is touched.
 
@@ -46,7 +46,10 @@ impl RealHerdr {
 
     fn command(&self) -> Command {
         let mut c = Command::new("herdr");
+        // HOME too: the panes' shells then read no rc file of the machine's user (one that runs
+        // slow or locking start-up work would hold up every pane of a test).
         c.env("XDG_CONFIG_HOME", self.config.path())
+            .env("HOME", self.config.path())
             .env("HERDR_SESSION", &self.session)
             .env_remove("HERDR_SOCKET_PATH")
             .env_remove("HERDR_ENV")

@@ -674,3 +674,47 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
     assert!(!panes_after.contains(&coord));
     assert_eq!(panes_after.len() + 1, panes_before.len(), "{panes_before:?} {panes_after:?}");
 }
+
+/// Real-Herdr tier: every string handed to Herdr is checked for it. The sidebar's command is
+/// typed into a shell, so a root folder full of shell syntax (`$(…)`, backticks, quotes, `;`,
+/// `#`, a space) reaches the monitor exactly as its `--root` argument and runs nothing; the
+/// environment given to the new pane is the placement's marker only; the label is ours.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_hostile_root_reaches_the_monitor_exactly() {
+    use mux_herdr_fake::real::RealHerdr;
+    use std::time::{Duration, Instant};
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = dir
+        .path()
+        .join("r $(touch PWNED1) `touch PWNED2` 'q\" ;touch PWNED3 #{S} é");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let root = roster(&hostile);
+    let coord = h.background_pane("/tmp", "back");
+    let caller = h.shell_pid(&coord);
+    let o = ensure_command(&h, &root, caller, None).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let rec = wait_stage(&root, "submitted");
+    let pane = rec["pane"].as_str().unwrap().to_string();
+    let end = Instant::now() + Duration::from_secs(10);
+    let argv = loop {
+        let info = h.client().process_info(&pane, soon()).unwrap().unwrap();
+        let fg = info.foreground().cloned();
+        if let Some(f) = fg.filter(|f| Some(f.pid) != info.shell_pid) {
+            break f.argv.unwrap_or_default();
+        }
+        assert!(Instant::now() < end, "the monitor did not start: {info:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let at = argv.iter().position(|a| a == "--root").expect("--root");
+    assert_eq!(argv[at + 1], root.display().to_string(), "{argv:?}");
+    for n in ["PWNED1", "PWNED2", "PWNED3"] {
+        for d in [&root, &hostile, dir.path(), std::path::Path::new("/tmp")] {
+            assert!(!d.join(n).exists(), "{} ran", d.join(n).display());
+        }
+    }
+    let got = h.result(&["pane", "get", &pane]);
+    assert_eq!(got["pane"]["label"], "Intercom monitor");
+}

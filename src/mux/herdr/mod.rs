@@ -196,8 +196,7 @@ impl Herdr {
         if !(0.1..=0.9).contains(&ratio) {
             return Err(err(ErrorCode::BadRequest, "ratio out of 0.1..=0.9"));
         }
-        let env: serde_json::Map<String, Value> =
-            env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let env = env_map(env)?;
         let r = self.call(
             "pane.split",
             json!({
@@ -313,6 +312,21 @@ impl Herdr {
     }
 }
 
+/// Environment for a new pane's shell, as Herdr takes it: names a shell would take as one
+/// identifier, values without NUL (an `execve` environment cannot hold it); anything else is
+/// refused before the request is made.
+fn env_map(env: &[(String, String)]) -> Result<serde_json::Map<String, Value>, MuxError> {
+    env.iter()
+        .map(|(k, v)| {
+            if !super::valid_env_name(k) || v.contains('\0') {
+                Err(err(ErrorCode::BadRequest, "environment name or value Herdr cannot pass"))
+            } else {
+                Ok((k.clone(), json!(v)))
+            }
+        })
+        .collect()
+}
+
 impl Multiplexer for Herdr {
     fn kind(&self) -> MuxKind {
         MuxKind::Herdr
@@ -374,8 +388,7 @@ impl Multiplexer for Herdr {
         let beside = self
             .pane_get(&req.beside, deadline)?
             .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
-        let env: serde_json::Map<String, Value> =
-            req.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let env = env_map(&req.env)?;
         let r = self.call(
             "tab.create",
             json!({"workspace_id": beside.workspace_id, "cwd": cwd, "env": env,
