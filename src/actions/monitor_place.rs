@@ -200,7 +200,9 @@ impl Placement<'_> {
                 // The person's focus before anything moves it (the swap will).
                 let before = h.focus(deadline()).map_err(|e| fail(stage, e))?;
                 rec["focusBefore"] = json!(before);
-                let new = h.split_below(&req, deadline()).map_err(|e| fail(stage, e))?;
+                let new = h
+                    .split_below(&req, deadline())
+                    .map_err(|e| fail(stage, e))?;
                 rec["pane"] = json!(new.pane_id);
                 rec["paneTerminal"] = json!(new.terminal_id);
             }
@@ -220,7 +222,10 @@ impl Placement<'_> {
     fn swap(&self, rec: &mut Value, h: &Herdr) -> Result<FocusNote, EnsureError> {
         let stage = "swap_pending";
         let new = self.own_pane(rec, h).ok_or_else(|| {
-            fail(stage, "the half-made pane is gone or no longer provably ours")
+            fail(
+                stage,
+                "the half-made pane is gone or no longer provably ours",
+            )
         })?;
         let now = h.focus(deadline()).map_err(|e| fail(stage, e))?;
         // The focus to put back: the one recorded before the split, unless the person moved
@@ -253,8 +258,8 @@ impl Placement<'_> {
             .process_info(&pane, deadline())
             .map_err(|e| fail(stage, e))?
             .ok_or_else(|| fail(stage, "the pane is gone"))?;
-        let shell_in_front = info.shell_pid.is_some()
-            && info.foreground().map(|f| f.pid) == info.shell_pid;
+        let shell_in_front =
+            info.shell_pid.is_some() && info.foreground().map(|f| f.pid) == info.shell_pid;
         if !shell_in_front {
             return Ok(());
         }
@@ -297,7 +302,9 @@ impl Placement<'_> {
                     let ours = p.marker.as_deref() == Some(marker)
                         || p.pid
                             .and_then(|pid| crate::proc::environ(pid, &[PLACING_ENV]))
-                            .is_some_and(|e| e.get(PLACING_ENV).map(String::as_str) == Some(marker));
+                            .is_some_and(|e| {
+                                e.get(PLACING_ENV).map(String::as_str) == Some(marker)
+                            });
                     same && ours && self.close(&p)
                 }
                 Err(_) => false,

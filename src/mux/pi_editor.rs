@@ -127,7 +127,10 @@ mod tests {
         let labelled = format!("\u{2500}\u{2500} \u{2191} 3 more {}", rule(20));
         let s = format!("{labelled}\nx\n{}\n", rule(w));
         assert_eq!(read(&s, w), Editor::Draft);
-        let loader = format!("\u{2500}\u{2500} \u{2819} Retrying (2/3) in 3s... {}", rule(10));
+        let loader = format!(
+            "\u{2500}\u{2500} \u{2819} Retrying (2/3) in 3s... {}",
+            rule(10)
+        );
         let s = format!("{loader}\n\n{}\n", rule(w));
         assert_eq!(read(&s, w), Editor::Empty);
         // One border only, or two touching: not the editor's shape.

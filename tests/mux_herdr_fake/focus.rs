@@ -33,7 +33,10 @@ impl State {
     /// The pane an id names now: itself, or the pane it became when moved to another
     /// workspace (captured: the old id stays an alias).
     pub fn resolve(&self, id: &str) -> String {
-        self.aliases.get(id).cloned().unwrap_or_else(|| id.to_string())
+        self.aliases
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
     }
 
     /// Focus a pane: its workspace becomes the focused one, its tab the one the workspace

@@ -522,7 +522,10 @@ fn handle(line: &str, s: &mut State) -> Value {
                 return not_found(Some(pid));
             };
             let tab = s.panes[i].tab_id.clone();
-            ok(id, json!({"layout": s.tab_layout(&tab), "type": "pane_layout"}))
+            ok(
+                id,
+                json!({"layout": s.tab_layout(&tab), "type": "pane_layout"}),
+            )
         }
         "pane.close" => {
             let pid = str_param(&params, "pane_id");

@@ -38,7 +38,11 @@ pub fn move_pane(id: &str, params: &Value, s: &mut State) -> Value {
             let target = str_param(&dest, "target_pane_id")
                 .map(|t| s.resolve(t))
                 .unwrap_or_else(|| s.tab_focused(&tab));
-            let Some(t) = s.panes.iter().position(|p| p.id == target && p.tab_id == tab) else {
+            let Some(t) = s
+                .panes
+                .iter()
+                .position(|p| p.id == target && p.tab_id == tab)
+            else {
                 return error(id, "pane_not_found", &format!("pane {target} not found"));
             };
             let (keep, new) = split_rects(s.panes[t].rect, down, ratio);
@@ -50,7 +54,11 @@ pub fn move_pane(id: &str, params: &Value, s: &mut State) -> Value {
                 .map(str::to_string)
                 .unwrap_or_else(|| prev_ws.clone());
             if !s.workspaces.iter().any(|w| w.id == ws) {
-                return error(id, "workspace_not_found", &format!("workspace {ws} not found"));
+                return error(
+                    id,
+                    "workspace_not_found",
+                    &format!("workspace {ws} not found"),
+                );
             }
             let number = 2 + s.tabs.iter().filter(|t| t.workspace_id == ws).count();
             let tab = format!("{ws}:t{number}");
@@ -129,7 +137,11 @@ pub fn move_pane(id: &str, params: &Value, s: &mut State) -> Value {
         s.focus_pane(&new_id);
     }
     let focused = s.focused.clone();
-    let p = s.panes.iter().find(|p| p.id == new_id).map(|p| pane_json(p, &focused));
+    let p = s
+        .panes
+        .iter()
+        .find(|p| p.id == new_id)
+        .map(|p| pane_json(p, &focused));
     let mut result = json!({
         "changed": true,
         "focused_pane_id": s.tab_focused(&tab),

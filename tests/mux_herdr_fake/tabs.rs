@@ -11,7 +11,6 @@ use serde_json::{json, Value};
 
 use super::{error, ok, pane_json, str_param, FakePane, State, AREA};
 
-
 /// A tab made by `tab.create`.
 #[derive(Debug, Clone)]
 pub struct FakeTab {
@@ -30,7 +29,10 @@ pub struct FakeTab {
 impl State {
     /// `TabInfo` of a created tab.
     pub fn tab_json(&self, t: &FakeTab) -> Value {
-        let focused = self.panes.iter().any(|p| p.id == self.focused && p.tab_id == t.id);
+        let focused = self
+            .panes
+            .iter()
+            .any(|p| p.id == self.focused && p.tab_id == t.id);
         json!({"agent_status": "unknown", "focused": focused,
                "label": t.label, "number": t.number,
                "pane_count": self.panes.iter().filter(|p| p.tab_id == t.id).count(),
@@ -42,7 +44,10 @@ impl State {
         match self.tabs.iter().find(|t| t.id == tab) {
             Some(t) => self.tab_json(t),
             None => {
-                let focused = self.panes.iter().any(|p| p.id == self.focused && p.tab_id == tab);
+                let focused = self
+                    .panes
+                    .iter()
+                    .any(|p| p.id == self.focused && p.tab_id == tab);
                 json!({"agent_status": "unknown", "focused": focused, "label": "1", "number": 1,
                        "pane_count": self.panes.iter().filter(|p| p.tab_id == tab).count(),
                        "tab_id": tab, "workspace_id": tab.split(':').next().unwrap_or("")})

@@ -22,9 +22,9 @@ mod text_cases;
 
 mod real_pi;
 mod real_pi_channel;
+mod real_pi_herdr;
 mod real_pi_hostile;
 mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;
-mod real_pi_herdr;
 mod real_pi_sidebar;

@@ -37,8 +37,10 @@ struct HerdrWorker {
 /// The roster: a coordinator (`coord`, not running) and the workers, on Herdr.
 fn herdr_roster(root: &Path, workers: &[(&str, &str)]) {
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    let mut agents = vec![json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
-        "description": "C.", "port": 1, "projectDirectory": "."})];
+    let mut agents = vec![
+        json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."}),
+    ];
     for (i, (id, name)) in workers.iter().enumerate() {
         agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
             "description": format!("{name}."), "port": 2 + i, "projectDirectory": "."}));
@@ -240,7 +242,14 @@ fn a_moved_herdr_worker_keeps_its_state_and_only_its_pane_is_closed() {
         .to_string();
     // 1. To another workspace: a new id, the same terminal.
     w.herdr.cli(&[
-        "pane", "move", &w.pane, "--tab", &other_tab, "--split", "down", "--no-focus",
+        "pane",
+        "move",
+        &w.pane,
+        "--tab",
+        &other_tab,
+        "--split",
+        "down",
+        "--no-focus",
     ]);
     let moved = w.pane_now(&terminal);
     assert!(!moved.is_empty() && moved != w.pane, "{moved}");
@@ -252,17 +261,29 @@ fn a_moved_herdr_worker_keeps_its_state_and_only_its_pane_is_closed() {
     w.wait_messages(2, &moved);
     w.wait_idle();
     let registered_pane = || {
-        let path = w.record()["registered"]["path"].as_str().unwrap().to_string();
+        let path = w.record()["registered"]["path"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let reg: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         reg["mux"]["paneId"].as_str().unwrap_or("").to_string()
     };
     let followed = wait_for(10_000, || (registered_pane() == moved).then_some(()));
-    assert!(followed.is_some(), "the registration follows: {}", registered_pane());
+    assert!(
+        followed.is_some(),
+        "the registration follows: {}",
+        registered_pane()
+    );
     // 3. To a new tab of that workspace: the same id, another tab.
-    w.herdr.cli(&["pane", "move", &moved, "--new-tab", "--no-focus"]);
+    w.herdr
+        .cli(&["pane", "move", &moved, "--new-tab", "--no-focus"]);
     assert_eq!(w.pane_now(&terminal), moved);
     let r = w.record();
-    assert_eq!((r["state"].clone(), r["registered"]["alive"].clone()), (json!("idle"), json!(true)), "{r}");
+    assert_eq!(
+        (r["state"].clone(), r["registered"]["alive"].clone()),
+        (json!("idle"), json!(true)),
+        "{r}"
+    );
     // 4. A reply through the extension's channel arrives exactly, wherever the pane is.
     w.wait_idle();
     let mut expected = w.user_messages();
@@ -337,7 +358,10 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     assert!(err.contains("draft"), "{err}");
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(w.user_messages(), expected, "nothing was submitted");
-    assert!(w.screen(&w.pane).contains("my unsent draft"), "the draft stays");
+    assert!(
+        w.screen(&w.pane).contains("my unsent draft"),
+        "the draft stays"
+    );
     w.herdr.cli(&["pane", "send-keys", &w.pane, "ctrl+u"]);
     wait_for(5_000, || {
         (!w.screen(&w.pane).contains("my unsent draft")).then_some(())
@@ -345,13 +369,22 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     .expect("draft cleared");
     // 4. Moved to another workspace (a new id): the reply reaches the pi where it is now.
     let terminal = w.terminal_of(&w.pane);
-    let other = w.herdr.background_pane(&w.root.display().to_string(), "other");
+    let other = w
+        .herdr
+        .background_pane(&w.root.display().to_string(), "other");
     let tab = w.herdr.result(&["pane", "get", &other])["pane"]["tab_id"]
         .as_str()
         .unwrap()
         .to_string();
     w.herdr.cli(&[
-        "pane", "move", &w.pane, "--tab", &tab, "--split", "right", "--no-focus",
+        "pane",
+        "move",
+        &w.pane,
+        "--tab",
+        &tab,
+        "--split",
+        "right",
+        "--no-focus",
     ]);
     let moved = w.pane_now(&terminal);
     assert_ne!(moved, w.pane);
@@ -408,7 +441,10 @@ fn a_herdr_roster_is_diagnosed_by_which_seat_and_why() {
     let d = w.doctor();
     let tmux = check(&d, "tmux server");
     assert_eq!(tmux["status"], "skip", "{tmux}");
-    assert!(tmux["detail"].as_str().unwrap().contains("runs on Herdr"), "{tmux}");
+    assert!(
+        tmux["detail"].as_str().unwrap().contains("runs on Herdr"),
+        "{tmux}"
+    );
     assert_eq!(check(&d, "herdr")["status"], "ok", "{d:#}");
 
     // Frozen: the pi lives, its pane cannot be asked.
@@ -418,7 +454,10 @@ fn a_herdr_roster_is_diagnosed_by_which_seat_and_why() {
     let d = w.doctor();
     kill(server, Signal::SIGCONT).unwrap();
     assert_eq!(r["state"], "unknown", "{r}");
-    assert!(r["stateReason"].as_str().unwrap().starts_with("herdr_"), "{r}");
+    assert!(
+        r["stateReason"].as_str().unwrap().starts_with("herdr_"),
+        "{r}"
+    );
     let seats = check(&d, "herdr seats");
     assert!(
         seats["detail"].as_str().unwrap().contains("root/W (herdr_"),
@@ -499,7 +538,10 @@ fn the_coordinators_pi_places_the_monitor_and_again_after_a_server_restart() {
     };
     let focus = |h: &RealHerdr| {
         let s = h.result(&["api", "snapshot"])["snapshot"].clone();
-        (s["focused_workspace_id"].clone(), s["focused_pane_id"].clone())
+        (
+            s["focused_workspace_id"].clone(),
+            s["focused_pane_id"].clone(),
+        )
     };
     let before = focus(&herdr);
     herdr.shell_pid(&pane);

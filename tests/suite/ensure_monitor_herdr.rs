@@ -453,7 +453,15 @@ fn real_herdr_a_background_workspace_keeps_the_tab_it_shows() {
         .unwrap()
         .to_string();
     let tab = h.result(&[
-        "tab", "create", "--workspace", &ws, "--cwd", "/tmp", "--label", "coord", "--no-focus",
+        "tab",
+        "create",
+        "--workspace",
+        &ws,
+        "--cwd",
+        "/tmp",
+        "--label",
+        "coord",
+        "--no-focus",
     ]);
     let coord = tab["root_pane"]["pane_id"].as_str().unwrap().to_string();
     let coord_tab = tab["tab"]["tab_id"].as_str().unwrap().to_string();
@@ -474,11 +482,21 @@ fn real_herdr_a_background_workspace_keeps_the_tab_it_shows() {
         (&after.workspace, &after.tab, &after.pane),
         (&before.workspace, &before.tab, &before.pane)
     );
-    assert_eq!(after.tab_of(&ws), before.tab_of(&ws), "the shown tab is back");
-    assert_eq!(after.pane_of_tab(&coord_tab), before.pane_of_tab(&coord_tab));
+    assert_eq!(
+        after.tab_of(&ws),
+        before.tab_of(&ws),
+        "the shown tab is back"
+    );
+    assert_eq!(
+        after.pane_of_tab(&coord_tab),
+        before.pane_of_tab(&coord_tab)
+    );
     let rec = record(&cfg.root);
     assert_eq!(rec["focus"], "restored", "{rec}");
-    assert!(rec["focusChecked"].as_str().unwrap().contains("tab each workspace shows"));
+    assert!(rec["focusChecked"]
+        .as_str()
+        .unwrap()
+        .contains("tab each workspace shows"));
     // The monitor is above the coordinator, in the coordinator's tab.
     let got = h.result(&["pane", "get", &pane]);
     assert_eq!(got["pane"]["tab_id"], coord_tab.as_str());
@@ -523,10 +541,7 @@ fn monitor_panes(h: &mux_herdr_fake::real::RealHerdr) -> (Vec<String>, Vec<Strin
             .map(|p| p["pane_id"].as_str().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    (
-        ids(&|p| p["label"] == "Intercom monitor"),
-        ids(&|_| true),
-    )
+    (ids(&|p| p["label"] == "Intercom monitor"), ids(&|_| true))
 }
 
 /// Wait (≤ 15 s) until the record reaches `stage`.
@@ -554,7 +569,11 @@ fn wait_stage(root: &std::path::Path, stage: &str) -> serde_json::Value {
 fn wait_file(p: &std::path::Path) {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
     while !p.exists() {
-        assert!(std::time::Instant::now() < end, "{} never appeared", p.display());
+        assert!(
+            std::time::Instant::now() < end,
+            "{} never appeared",
+            p.display()
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
@@ -606,8 +625,14 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
     let (labelled, _) = monitor_panes(&h);
     assert_eq!(labelled, vec![pane.clone()], "{rec}");
     let after = h.client().focus(soon()).unwrap();
-    assert_eq!((&after.workspace, &after.pane), (&before.workspace, &before.pane));
-    assert!(matches!(rec["focus"].as_str(), Some("restored" | "unchanged")), "{rec}");
+    assert_eq!(
+        (&after.workspace, &after.pane),
+        (&before.workspace, &before.pane)
+    );
+    assert!(
+        matches!(rec["focus"].as_str(), Some("restored" | "unchanged")),
+        "{rec}"
+    );
     h.cli(&["pane", "close", &pane]);
 
     // 2. The placement itself is killed outright half-way (labelled, command not typed yet):
@@ -631,7 +656,10 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
     );
     let rec = wait_stage(&root, "submitted");
     assert_eq!(rec["pane"], half["pane"], "the same pane, taken up");
-    assert_eq!(monitor_panes(&h).0, vec![rec["pane"].as_str().unwrap().to_string()]);
+    assert_eq!(
+        monitor_panes(&h).0,
+        vec![rec["pane"].as_str().unwrap().to_string()]
+    );
     let end = Instant::now() + Duration::from_secs(10);
     loop {
         let info = h
@@ -670,9 +698,16 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let (_, panes_after) = monitor_panes(&h);
-    assert!(!panes_after.contains(&split), "the half-made pane is closed: {panes_after:?}");
+    assert!(
+        !panes_after.contains(&split),
+        "the half-made pane is closed: {panes_after:?}"
+    );
     assert!(!panes_after.contains(&coord));
-    assert_eq!(panes_after.len() + 1, panes_before.len(), "{panes_before:?} {panes_after:?}");
+    assert_eq!(
+        panes_after.len() + 1,
+        panes_before.len(),
+        "{panes_before:?} {panes_after:?}"
+    );
 }
 
 /// Real-Herdr tier: every string handed to Herdr is checked for it. The sidebar's command is
@@ -695,7 +730,12 @@ fn real_herdr_a_hostile_root_reaches_the_monitor_exactly() {
     let coord = h.background_pane("/tmp", "back");
     let caller = h.shell_pid(&coord);
     let o = ensure_command(&h, &root, caller, None).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let rec = wait_stage(&root, "submitted");
     let pane = rec["pane"].as_str().unwrap().to_string();
     let end = Instant::now() + Duration::from_secs(10);

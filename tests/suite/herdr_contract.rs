@@ -464,7 +464,13 @@ fn move_facts(v: &Value) -> Value {
     }
     let r = &v["result"];
     let pane = |p: &Value| {
-        json!([p["pane_id"], p["workspace_id"], p["tab_id"], p["label"], p["tokens"]])
+        json!([
+            p["pane_id"],
+            p["workspace_id"],
+            p["tab_id"],
+            p["label"],
+            p["tokens"]
+        ])
     };
     let layouts = |ls: &Value| -> Vec<Value> {
         let mut v: Vec<Value> = ls
@@ -526,10 +532,19 @@ fn move_facts(v: &Value) -> Value {
         }
         "workspace_list" => json!(shown(&r["workspaces"])),
         "workspace_info" => json!(shown(&json!([r["workspace"]]))),
-        "workspace_created" => json!({"ws": shown(&json!([r["workspace"]])), "root": pane(&r["root_pane"])}),
-        "tab_created" => json!({"tab": r["tab"]["tab_id"], "focused": r["tab"]["focused"], "root": pane(&r["root_pane"])}),
+        "workspace_created" => {
+            json!({"ws": shown(&json!([r["workspace"]])), "root": pane(&r["root_pane"])})
+        }
+        "tab_created" => {
+            json!({"tab": r["tab"]["tab_id"], "focused": r["tab"]["focused"], "root": pane(&r["root_pane"])})
+        }
         "tab_info" => json!([r["tab"]["tab_id"], r["tab"]["focused"]]),
-        "pane_read" => json!([r["read"]["pane_id"], r["read"]["tab_id"], r["read"]["source"], r["read"]["format"]]),
+        "pane_read" => json!([
+            r["read"]["pane_id"],
+            r["read"]["tab_id"],
+            r["read"]["source"],
+            r["read"]["format"]
+        ]),
         other => json!({"type": other}),
     }
 }
@@ -584,7 +599,10 @@ fn contract_moves_tabs_and_aliases() {
             .map(|(_, t)| t)
             .collect();
         assert_eq!(ts.len(), 4, "{who}: {ts:?}");
-        assert!(ts.iter().all(|t| *t == ts[0]), "{who}: one terminal: {ts:?}");
+        assert!(
+            ts.iter().all(|t| *t == ts[0]),
+            "{who}: one terminal: {ts:?}"
+        );
     }
 }
 
@@ -598,17 +616,31 @@ fn contract_answer_tick() {
     for (k, v) in t.as_object().unwrap() {
         if k == "after_workspace_create" {
             for seq in v.as_array().unwrap() {
-                real.extend(seq.as_array().unwrap().iter().map(|x| x[1].as_u64().unwrap()));
+                real.extend(
+                    seq.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x[1].as_u64().unwrap()),
+                );
             }
         } else {
             for key in ["after_quiet_ms", "back_to_back_ms"] {
-                real.extend(v[key].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()));
+                real.extend(
+                    v[key]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap()),
+                );
             }
         }
     }
     assert!(real.len() >= 200);
     assert!(real.iter().all(|&ms| ms <= 150), "{real:?}");
-    assert!(real.iter().any(|&ms| ms >= 50), "the capture shows the tick");
+    assert!(
+        real.iter().any(|&ms| ms >= 50),
+        "the capture shows the tick"
+    );
     let fake = FakeHerdr::start(mux_herdr_fake::NO_SHELL);
     fake.with(|s| s.tick = Some(Duration::from_millis(100)));
     let mut times = Vec::new();

@@ -562,7 +562,16 @@ fn real_herdr_when_installed() {
         .as_str()
         .unwrap()
         .to_string();
-    real.cli(&["pane", "move", &target, "--tab", &tab, "--split", "down", "--no-focus"]);
+    real.cli(&[
+        "pane",
+        "move",
+        &target,
+        "--tab",
+        &tab,
+        "--split",
+        "down",
+        "--no-focus",
+    ]);
     let moved = h.find_pane(&target, soon(3000)).unwrap().unwrap();
     assert_ne!(moved.id, target, "a new id in the other workspace");
     assert_eq!(moved.terminal_id, ident.terminal_id, "the same terminal");

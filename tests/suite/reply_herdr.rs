@@ -91,7 +91,9 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
     // typed; an empty editor takes the text (seen empty again afterwards: the fake's screen
     // stays empty, as pi's does once it submitted).
     let rule = "\u{2500}".repeat(94);
-    let screen = |inside: &str| format!("hello\n{rule}\n{inside}\n{rule}\n/tmp\n0.0%/128k (auto)  fake-model\n");
+    let screen = |inside: &str| {
+        format!("hello\n{rule}\n{inside}\n{rule}\n/tmp\n0.0%/128k (auto)  fake-model\n")
+    };
     herdr.with(|s| s.screens.insert("w1:p1".into(), screen("my draft")));
     let sent = prompts(&herdr);
     let (code, receipt, err) = reply(&env, "beside a draft");
@@ -102,7 +104,10 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
     let (code, receipt, err) = reply(&env, "with an empty editor");
     assert_eq!(code, 0, "{receipt} {err}");
     assert!(
-        receipt["stdout"].as_str().unwrap().contains("editor was empty before and took the text"),
+        receipt["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("editor was empty before and took the text"),
         "{receipt}"
     );
 }

@@ -91,7 +91,10 @@ fn a_herdr_seat_is_alive_by_its_registered_pi_in_the_panes_process_tree() {
     assert_eq!(rec["state"], "offline", "{rec}");
     assert_eq!(rec["stateReason"], "registered_pi_gone");
     assert!(
-        rec["stateSource"].as_str().unwrap().contains("herdr not asked"),
+        rec["stateSource"]
+            .as_str()
+            .unwrap()
+            .contains("herdr not asked"),
         "{rec}"
     );
     // A registered pi that lives, its server down: unknown, never a guess.

@@ -204,11 +204,10 @@ impl Guard {
                 return Err(Refusal::CallersTree);
             }
             // The coordinator's pane by its pi, wherever it moved since it registered.
-            if self
-                .coordinator_pi
-                .as_ref()
-                .is_some_and(|c| proc::status(c) == proc::ProcStatus::Alive && (c.pid == pid || proc::is_ancestor(pid, c.pid)))
-            {
+            if self.coordinator_pi.as_ref().is_some_and(|c| {
+                proc::status(c) == proc::ProcStatus::Alive
+                    && (c.pid == pid || proc::is_ancestor(pid, c.pid))
+            }) {
                 return Err(Refusal::Pane {
                     pane: pane.id.clone(),
                     why: "the coordinator's pane (it holds the coordinator's pi)",

@@ -319,7 +319,10 @@ fn env_map(env: &[(String, String)]) -> Result<serde_json::Map<String, Value>, M
     env.iter()
         .map(|(k, v)| {
             if !super::valid_env_name(k) || v.contains('\0') {
-                Err(err(ErrorCode::BadRequest, "environment name or value Herdr cannot pass"))
+                Err(err(
+                    ErrorCode::BadRequest,
+                    "environment name or value Herdr cannot pass",
+                ))
             } else {
                 Ok((k.clone(), json!(v)))
             }

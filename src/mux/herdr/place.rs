@@ -63,7 +63,8 @@ impl Focus {
     /// nothing does. These are exactly the things a restore is checked on.
     fn differences(&self, before: &Focus, t: Touched) -> Vec<String> {
         let mut out = Vec::new();
-        if (&self.workspace, &self.tab, &self.pane) != (&before.workspace, &before.tab, &before.pane)
+        if (&self.workspace, &self.tab, &self.pane)
+            != (&before.workspace, &before.tab, &before.pane)
         {
             out.push(format!(
                 "focus is on {} in {} / {} (was {} in {} / {})",
@@ -291,7 +292,12 @@ impl Herdr {
     }
 
     /// Whether `new` is above `target` in their tab's layout (`Ok(None)`: one is not there).
-    pub fn is_above(&self, target: &str, new: &str, deadline: Instant) -> Result<Option<bool>, MuxError> {
+    pub fn is_above(
+        &self,
+        target: &str,
+        new: &str,
+        deadline: Instant,
+    ) -> Result<Option<bool>, MuxError> {
         let layout = self.layout(target, deadline)?;
         Ok(match (layout.rect(new), layout.rect(target)) {
             (Some(n), Some(t)) => Some(n.y < t.y),

@@ -77,8 +77,9 @@ impl Herdr {
     ) -> Result<Delivery, MuxError> {
         crate::mux::server_is_ours(&self.socket, None)?;
         let (pid, ticks) = pi;
-        let same_process = crate::proc::identity(pid)
-            .is_some_and(|id| ticks.is_none_or(|t| t == id.start_ticks) && crate::proc::is_alive(&id));
+        let same_process = crate::proc::identity(pid).is_some_and(|id| {
+            ticks.is_none_or(|t| t == id.start_ticks) && crate::proc::is_alive(&id)
+        });
         if !same_process {
             return Ok(Delivery::NotThatPi(format!("pi {pid} is gone")));
         }
