@@ -131,6 +131,35 @@ impl RealHerdr {
         ws["root_pane"]["pane_id"].as_str().unwrap().to_string()
     }
 
+    /// Move `pane` into the tab of `beside`, split `direction` (`down` or `right`), without
+    /// focus; the id it has now (a move to another workspace gives a new one). Found by its
+    /// terminal, which a move keeps.
+    pub fn move_beside(&self, pane: &str, beside: &str, direction: &str) -> String {
+        let terminal = self.result(&["pane", "get", pane])["pane"]["terminal_id"].clone();
+        let tab = self.result(&["pane", "get", beside])["pane"]["tab_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        self.result(&[
+            "pane",
+            "move",
+            pane,
+            "--tab",
+            &tab,
+            "--split",
+            direction,
+            "--no-focus",
+        ]);
+        self.result(&["pane", "list"])["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["terminal_id"] == terminal)
+            .and_then(|p| p["pane_id"].as_str())
+            .unwrap()
+            .to_string()
+    }
+
     /// A client for this server.
     pub fn client(&self) -> Herdr {
         Herdr::at_socket(&self.socket)

@@ -186,16 +186,7 @@ impl HerdrWorker {
     }
 
     fn user_messages(&self) -> Vec<String> {
-        let text = std::fs::read_to_string(&self.file).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "message" && v["message"]["role"] == "user")
-            .map(|v| match &v["message"]["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
-                _ => String::new(),
-            })
-            .collect()
+        crate::real_pi_support::user_messages(&self.file)
     }
 
     fn wait_messages(&self, n: usize, pane: &str) -> Vec<String> {
@@ -236,22 +227,8 @@ fn a_moved_herdr_worker_keeps_its_state_and_only_its_pane_is_closed() {
     let other = w
         .herdr
         .background_pane(&w.root.display().to_string(), "other");
-    let other_tab = w.herdr.result(&["pane", "get", &other])["pane"]["tab_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     // 1. To another workspace: a new id, the same terminal.
-    w.herdr.cli(&[
-        "pane",
-        "move",
-        &w.pane,
-        "--tab",
-        &other_tab,
-        "--split",
-        "down",
-        "--no-focus",
-    ]);
-    let moved = w.pane_now(&terminal);
+    let moved = w.herdr.move_beside(&w.pane, &other, "down");
     assert!(!moved.is_empty() && moved != w.pane, "{moved}");
     let r = w.record();
     assert_eq!(r["state"], "idle", "{r}");
@@ -368,25 +345,10 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     })
     .expect("draft cleared");
     // 4. Moved to another workspace (a new id): the reply reaches the pi where it is now.
-    let terminal = w.terminal_of(&w.pane);
     let other = w
         .herdr
         .background_pane(&w.root.display().to_string(), "other");
-    let tab = w.herdr.result(&["pane", "get", &other])["pane"]["tab_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    w.herdr.cli(&[
-        "pane",
-        "move",
-        &w.pane,
-        "--tab",
-        &tab,
-        "--split",
-        "right",
-        "--no-focus",
-    ]);
-    let moved = w.pane_now(&terminal);
+    let moved = w.herdr.move_beside(&w.pane, &other, "right");
     assert_ne!(moved, w.pane);
     let (code, receipt, err) = w.reply("After the move");
     assert_eq!(code, 0, "{receipt} {err}");

@@ -420,12 +420,23 @@ fn real_herdr_background_monitor_keeps_focus_and_survives_a_restart() {
         .filter(|p| p["label"] == "Intercom monitor")
         .count();
     assert_eq!(labelled, 1);
-    // The monitor runs: something other than the shell is in the pane's foreground (≤ 10 s).
+    monitor_argv(&h, &pane);
+}
+
+/// The argv of what runs in the pane's foreground once it is not its shell: the monitor has
+/// started (waited for, ≤ 10 s).
+fn monitor_argv(h: &mux_herdr_fake::real::RealHerdr, pane: &str) -> Vec<String> {
+    use std::time::{Duration, Instant};
     let end = Instant::now() + Duration::from_secs(10);
     loop {
-        let info = h.client().process_info(&pane, soon()).unwrap().unwrap();
-        if info.foreground().map(|f| f.pid) != info.shell_pid {
-            break;
+        let info = h
+            .client()
+            .process_info(pane, Instant::now() + Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
+        let fg = info.foreground().cloned();
+        if let Some(f) = fg.filter(|f| Some(f.pid) != info.shell_pid) {
+            return f.argv.unwrap_or_default();
         }
         assert!(Instant::now() < end, "the monitor did not start: {info:?}");
         std::thread::sleep(Duration::from_millis(100));
@@ -660,19 +671,7 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
         monitor_panes(&h).0,
         vec![rec["pane"].as_str().unwrap().to_string()]
     );
-    let end = Instant::now() + Duration::from_secs(10);
-    loop {
-        let info = h
-            .client()
-            .process_info(rec["pane"].as_str().unwrap(), soon())
-            .unwrap()
-            .unwrap();
-        if info.foreground().map(|f| f.pid) != info.shell_pid {
-            break;
-        }
-        assert!(Instant::now() < end, "the monitor did not start: {info:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    monitor_argv(&h, rec["pane"].as_str().unwrap());
     h.cli(&["pane", "close", rec["pane"].as_str().unwrap()]);
 
     // 3. A placement that cannot finish (the coordinator's pane closed under it) closes the
@@ -718,8 +717,6 @@ fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
 #[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
 fn real_herdr_a_hostile_root_reaches_the_monitor_exactly() {
     use mux_herdr_fake::real::RealHerdr;
-    use std::time::{Duration, Instant};
-    let soon = || Instant::now() + Duration::from_secs(5);
     let h = RealHerdr::start();
     let dir = tempfile::tempdir().unwrap();
     let hostile = dir
@@ -738,16 +735,7 @@ fn real_herdr_a_hostile_root_reaches_the_monitor_exactly() {
     );
     let rec = wait_stage(&root, "submitted");
     let pane = rec["pane"].as_str().unwrap().to_string();
-    let end = Instant::now() + Duration::from_secs(10);
-    let argv = loop {
-        let info = h.client().process_info(&pane, soon()).unwrap().unwrap();
-        let fg = info.foreground().cloned();
-        if let Some(f) = fg.filter(|f| Some(f.pid) != info.shell_pid) {
-            break f.argv.unwrap_or_default();
-        }
-        assert!(Instant::now() < end, "the monitor did not start: {info:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let argv = monitor_argv(&h, &pane);
     let at = argv.iter().position(|a| a == "--root").expect("--root");
     assert_eq!(argv[at + 1], root.display().to_string(), "{argv:?}");
     for n in ["PWNED1", "PWNED2", "PWNED3"] {

@@ -558,21 +558,9 @@ fn real_herdr_when_installed() {
     // Moved to another workspace: a new id; the old identity is refused, the pane stays.
     let ident = PaneIdentity::of(&server, &h.find_pane(&target, soon(3000)).unwrap().unwrap());
     let other = real.background_pane("/tmp", "other");
-    let tab = real.result(&["pane", "get", &other])["pane"]["tab_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    real.cli(&[
-        "pane",
-        "move",
-        &target,
-        "--tab",
-        &tab,
-        "--split",
-        "down",
-        "--no-focus",
-    ]);
+    let now = real.move_beside(&target, &other, "down");
     let moved = h.find_pane(&target, soon(3000)).unwrap().unwrap();
+    assert_eq!(moved.id, now, "the old id answers with the new one");
     assert_ne!(moved.id, target, "a new id in the other workspace");
     assert_eq!(moved.terminal_id, ident.terminal_id, "the same terminal");
     assert_eq!(
