@@ -15,7 +15,7 @@ use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, MuxRecord, Registration};
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, ServerIdentity};
+use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
 
 /// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
@@ -367,16 +367,25 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
     }
 }
 
-/// The pane that holds pi now, as the record's `mux`. On every event, not once per process: a
-/// pane moved since the last event is followed (a Herdr pane moved to another workspace gets a
-/// new id, one moved to another tab keeps its id in another tab; a tmux pane may change
-/// window). The pane the last record named is asked first (one lookup while pi stays put), else
-/// the servers the environment names are listed. `None` when no pane holds pi.
-fn current_mux(env: &MuxEnv, pid: i32, recorded: Option<&MuxRecord>) -> Option<Value> {
+/// The pane that holds pi now, as the record's `mux`. At `session_start`, and on Herdr at every
+/// event: a Herdr pane moved to another workspace gets a new id, one moved to another tab keeps
+/// its id in another tab, so the recorded pane is asked first (three requests while pi stays
+/// put) and else the server is listed. A tmux pane keeps its id wherever it moves, so later
+/// events keep what `session_start` found (no tmux client started per event); the board and
+/// every action follow pi by its process anyway. `None`: look up nothing new.
+fn current_mux(
+    env: &MuxEnv,
+    pid: i32,
+    recorded: Option<&MuxRecord>,
+    event: Event,
+) -> Option<Value> {
     let deadline = Instant::now() + MUX_DEADLINE;
-    if let Some(m) = recorded {
-        if let (Some(kind), Some(socket)) = (m.kind, m.socket.as_deref()) {
-            let server = mux::open(kind, Path::new(socket));
+    if let Some(m) = recorded.filter(|_| event != Event::SessionStart) {
+        if m.kind != Some(MuxKind::Herdr) {
+            return None;
+        }
+        if let Some(socket) = m.socket.as_deref() {
+            let server = mux::open(MuxKind::Herdr, Path::new(socket));
             if let Ok(Some(o)) =
                 mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
             {
@@ -474,7 +483,7 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
         .as_ref()
         .filter(|_| same_process)
         .and_then(|p| p.mux.as_ref());
-    let mux = current_mux(env, id.pid, recorded)
+    let mux = current_mux(env, id.pid, recorded, req.event)
         .or_else(|| previous_mux(&path).filter(|_| same_process))
         .unwrap_or(Value::Null);
     rec.insert("mux".into(), mux);
