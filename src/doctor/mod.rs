@@ -149,7 +149,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     r.checks.push(checks::binary());
     r.checks.push(install::extension_installed());
     r.checks.push(checks::data_root(&opts.data_root));
-    match crate::scan::run(opts, clock, None) {
+    match crate::scan::run(opts, clock, None, None) {
         Ok(pass) => {
             r.checks.extend(checks::roster(&pass));
             r.checks.extend(checks::monitor(&pass));

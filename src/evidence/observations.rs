@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::clock::{parse_strict, Ms};
 use crate::evidence::config::STATE_DIR;
 use crate::evidence::log_line::{field, Fields};
-use crate::evidence::log_tail;
+use crate::evidence::log_tail::{self, LogMemo};
 use crate::fsguard::{self, FsError, Kind};
 
 /// Most directory entries looked at per pass.
@@ -213,9 +213,14 @@ pub fn is_lower_uuid(s: &str) -> bool {
 }
 
 /// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
-/// codes and `truncated`. A missing logs folder is simply no evidence (no error). Shared: an
-/// unchanged pass hands out the previous result without copying its 500 events.
+/// codes and `truncated`. A missing logs folder is simply no evidence (no error).
 pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
+    read_logs_with(root, None)
+}
+
+/// `read_logs`, reusing what `memo` kept: an unchanged pass hands out the previous result
+/// without copying its 500 events, and a grown file is parsed only past what was parsed.
+pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
     let mut snap = LogSnapshot::default();
     let dir = root.join(STATE_DIR).join("logs");
     match fsguard::check_under(root, &dir) {
@@ -276,7 +281,7 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
             .map(|(e, _, _)| (e.name.clone(), e.ino, e.len, e.mtime_ms))
             .collect(),
     );
-    if let Some(same) = log_tail::recall_pass(&key) {
+    if let Some(same) = memo.and_then(|m| m.recall_pass(&key)) {
         return same;
     }
 
@@ -289,7 +294,7 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
     for (i, (entry, _, suffix)) in files.iter().enumerate() {
         let path = dir.join(&entry.name);
         let closed = *suffix == LogSuffix::Closed;
-        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget) {
+        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget, memo) {
             Ok(c) => cursors.push((i, Some(c))),
             // Rotated away between listing and reading: not an error, just gone.
             Err(FsError::NotFound) => continue,
@@ -335,12 +340,16 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
         }
         c.finish();
     }
-    log_tail::keep_only(&dir, &read);
+    if let Some(m) = memo {
+        m.keep_only(&dir, &read);
+    }
     newest.reverse();
     newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
     snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
     let snap = Arc::new(snap);
-    log_tail::remember_pass(key, &snap);
+    if let Some(m) = memo {
+        m.remember_pass(key, &snap);
+    }
     snap
 }
 
@@ -497,12 +506,12 @@ mod tests {
         let n = l.len() as u64;
         std::fs::write(&p, l.repeat(3)).unwrap();
         // The window's first byte is the newline ending the first line: two whole lines.
-        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false);
+        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false, None);
         assert_eq!((ev.len(), whole), (2, false));
         // One byte less: the second line is cut and dropped.
-        let (ev, whole) = log_tail::read_window(&p, 2 * n, false);
+        let (ev, whole) = log_tail::read_window(&p, 2 * n, false, None);
         assert_eq!((ev.len(), whole), (1, false));
-        let (ev, whole) = log_tail::read_window(&p, 100 * n, false);
+        let (ev, whole) = log_tail::read_window(&p, 100 * n, false, None);
         assert_eq!((ev.len(), whole), (3, true));
     }
 
@@ -529,10 +538,9 @@ mod tests {
         std::fs::create_dir_all(&logs).unwrap();
         let a = logs.join(format!("writer-{W}.jsonl"));
         std::fs::write(&a, format!("{}\n", rec(r#","busy":true"#))).unwrap();
-        let fresh = || {
-            log_tail::forget_all();
-            read_logs(root.path())
-        };
+        let memo = log_tail::LogMemo::default();
+        let fresh = || read_logs(root.path());
+        let read_logs = |r: &Path| read_logs_with(r, Some(&memo));
         let first = read_logs(root.path());
         assert_eq!(first.events.len(), 1);
         // Nothing changed: the same result, remembered.

@@ -120,8 +120,9 @@ pub fn report_file_name(session_id: &str) -> String {
     s
 }
 
-/// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up).
-pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
+/// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up),
+/// reusing what `memo` kept of files unchanged since (the sidebar reads every worker's each pass).
+pub fn read_reports(root: &Path, session_ids: &[&str], memo: Option<&ReportMemo>) -> ReportSet {
     let mut set = ReportSet::default();
     let dir = crate::paths::reports_dir(root);
     match fsguard::check_under(root, &dir) {
@@ -143,7 +144,7 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
             continue;
         }
         let path = dir.join(report_file_name(id));
-        let read = match read_one(&path, id) {
+        let read = match read_one(&path, id, memo) {
             Ok(r) => r,
             Err(FsError::NotFound) => continue,
             Err(_) => {
@@ -161,22 +162,26 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
     set
 }
 
-/// Reports of files that did not change since they were read (the sidebar reads every worker's
-/// each pass), with the session id they were checked against.
-static REMEMBERED: Memo<(SettledKey, String), Option<Report>> = Memo::new(2 * MAX_REPORTS);
+/// Reports of files that did not change since they were read, with the session id they were
+/// checked against.
+pub type ReportMemo = Memo<(SettledKey, String), Option<Report>>;
+
+/// Report files a `ReportMemo` keeps.
+pub const REPORTS_KEPT: usize = 2 * MAX_REPORTS;
 
 /// One report file, validated (`None`: it is not a valid report for `id`).
-fn read_one(path: &Path, id: &str) -> Result<Option<Report>, FsError> {
-    // Taken before the read: a change after it gives the next pass another key.
-    let key = REMEMBERED.key(|| Some((fsguard::settled_key_at(path)?, id.to_string())));
-    if let Some(r) = key.as_ref().and_then(|k| REMEMBERED.get(path, k)) {
-        return Ok(r);
-    }
-    let report = parse_report(&fsguard::read_capped(path, MAX_REPORT_BYTES)?, id);
-    if let Some(k) = key {
-        REMEMBERED.put(path, k, report.clone());
-    }
-    Ok(report)
+fn read_one(path: &Path, id: &str, memo: Option<&ReportMemo>) -> Result<Option<Report>, FsError> {
+    Memo::read_through(
+        memo,
+        path,
+        || Some((fsguard::settled_key_at(path)?, id.to_string())),
+        || {
+            Ok(parse_report(
+                &fsguard::read_capped(path, MAX_REPORT_BYTES)?,
+                id,
+            ))
+        },
+    )
 }
 
 /// Validate one report file's bytes against the session id its name was computed from.

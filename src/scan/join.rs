@@ -16,6 +16,7 @@ use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::seen::SeenMarks;
+use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
 use crate::snapshot::{BoardState, Row, RowRole};
@@ -31,6 +32,8 @@ pub(super) struct Pass<'a> {
     pub(super) seats: &'a [SeatSource],
     pub(super) marks: &'a SeenMarks,
     pub(super) probes: Option<&'a ProbeCache>,
+    /// Session files read by earlier passes of the same caller (none: a one-shot pass).
+    pub(super) sessions: Option<&'a SessionMemo>,
     pub(super) now: Ms,
 }
 
@@ -55,11 +58,11 @@ impl Pass<'_> {
         let agent_cfg = seat
             .agent_index
             .and_then(|i| self.config.and_then(|c| c.agents.get(i)));
-        let session = read_seat_session(seat, errors);
+        let session = read_seat_session(seat, self.sessions, errors);
         let reg = match_registration(seat, self.regs, session.summary());
         let reg_alive = reg.and_then(registration_alive);
         let session = match reg.filter(|_| reg_alive == Some(true)) {
-            Some(r) => at_registered_leaf(session, r),
+            Some(r) => at_registered_leaf(session, r, self.sessions),
             None => session,
         };
         let registered_pi = reg.and_then(|r| {

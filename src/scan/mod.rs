@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use crate::board::intercom::{self, WorkerObservation};
 use crate::board::record::SeatRecord;
 use crate::clock::{Clock, Ms};
-use crate::evidence::config::{self, IntercomConfig};
+use crate::evidence::config::{self, ConfigMemo, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenError};
+use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::snapshot::{BoardState, ConnectionView, RosterCode, RosterStatus, Snapshot};
@@ -91,6 +92,8 @@ pub struct Scan {
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
 /// batches, or `status --probe` for its page); without it every connection is `not_checked`.
+/// `memory`: what earlier passes of the same caller read (the sidebar keeps one); one-shot
+/// commands pass none and every file is read fresh.
 ///
 /// Stages: the seen marks (a pass refuses when they are invalid) and the Intercom roster, then
 /// discover seats, join each seat, assemble.
@@ -98,12 +101,13 @@ pub fn run(
     opts: &ScanOptions,
     clock: &dyn Clock,
     probes: Option<&ProbeCache>,
+    memory: Option<&ScanMemory>,
 ) -> Result<Scan, ScanError> {
     let now = clock.now_ms();
     let started = std::time::Instant::now();
     let seen_path = opts.data_root.join("board").join("seen.json");
     let marks = seen::read_seen(&seen_path).map_err(ScanError::Seen)?;
-    let intercom = read_intercom(&opts.root, now);
+    let intercom = read_intercom(&opts.root, now, memory);
     let found = discover::discover_seats(opts, intercom.config.as_ref());
     let mut errors = intercom.errors;
     errors.extend(found.errors.iter().cloned());
@@ -120,6 +124,7 @@ pub fn run(
         seats: &found.seats,
         marks: &marks,
         probes,
+        sessions: memory.map(|m| &m.sessions),
         now,
     };
     let mut git = build::GitRoots::default();
@@ -162,8 +167,8 @@ struct Intercom {
     truncated: bool,
 }
 
-fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
-    let (config, roster) = load_roster(root);
+fn read_intercom(root: &RootChoice, now: Ms, memory: Option<&ScanMemory>) -> Intercom {
+    let (config, roster) = load_roster(root, memory.map(|m| &m.config));
     let mut out = Intercom {
         config: None,
         roster,
@@ -172,11 +177,11 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
         truncated: false,
     };
     if let Some(cfg) = &config {
-        let logs = observations::read_logs(&cfg.root);
+        let logs = observations::read_logs_with(&cfg.root, memory.map(|m| &m.logs));
         out.truncated |= logs.truncated;
         out.errors.extend(logs.errors.iter().map(|e| e.to_string()));
         let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
-        let reps = reports::read_reports(&cfg.root, &ids);
+        let reps = reports::read_reports(&cfg.root, &ids, memory.map(|m| &m.reports));
         out.errors.extend(reps.errors.iter().map(|e| e.to_string()));
         let events = intercom::EventIndex::new(&logs.events);
         out.workers = cfg
@@ -291,7 +296,10 @@ impl Scan {
     }
 }
 
-fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
+fn load_roster(
+    choice: &RootChoice,
+    memo: Option<&ConfigMemo>,
+) -> (Option<IntercomConfig>, RosterStatus) {
     let root = match choice {
         RootChoice::Skip => {
             return (
@@ -304,7 +312,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
         }
         RootChoice::Exact(p) => p.clone(),
         // Discovery has read and validated the config already: it is not read a second time.
-        RootChoice::Discover(start) => match config::discover(start) {
+        RootChoice::Discover(start) => match config::discover_with(start, memo) {
             Ok(Some(cfg)) => {
                 let status = RosterStatus::Available {
                     root: cfg.root.display().to_string(),
@@ -334,7 +342,7 @@ fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
             }
         },
     };
-    match config::load(&root) {
+    match config::load_with(&root, memo) {
         Ok(cfg) => {
             let status = RosterStatus::Available {
                 root: root.display().to_string(),

@@ -64,7 +64,7 @@ fn fixture_root_projects_exactly() {
         .all(|e| e.writer_id.ends_with("0004")));
 
     let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
-    let reports = read_reports(&root, &ids);
+    let reports = read_reports(&root, &ids, None);
     assert!(reports.errors.is_empty(), "{:?}", reports.errors);
     // The tombstone is read (as `clear`) but is not an active report.
     let docs_id = "01a2f000-0000-7000-8000-0000000000b3";

@@ -342,7 +342,7 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
     // Protected targets first, from names and processes only: nothing written or sent yet.
     let (mut target, guard) = protected_check(req, &root, &cfg, &agent)?;
     // The request travels on the reply path: without a live registration nothing starts.
-    let pass = scan::run(req.scan, req.clock, None)
+    let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
     let key = format!("{}/{}", scan::base_name(&root), agent.name);
     if let Err(r) = reply::resolve(&pass, &key) {

@@ -229,7 +229,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     check_fence(req, root, &agent.session_id)?;
     checks.push("no resume in flight".into());
 
-    let pass = scan::run(req.scan, req.clock, None)
+    let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     let key = format!("{}/{}", scan::base_name(root), agent.name);
     let record = pass.records.iter().find(|r| r.key() == key);

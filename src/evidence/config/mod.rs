@@ -360,6 +360,14 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
 
 /// Like `discover_root`, but returns the loaded config (read once).
 pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
+    discover_with(start, None)
+}
+
+/// `discover`, loading the config found through `memo` (see `load_with`).
+pub fn discover_with(
+    start: &Path,
+    memo: Option<&ConfigMemo>,
+) -> Result<Option<IntercomConfig>, ConfigError> {
     let start = if start.is_absolute() {
         start.to_path_buf()
     } else {
@@ -394,7 +402,7 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
             Err(e) => return Err(ConfigError::from_fs(e, &file)),
             Ok(_) => {}
         }
-        return load(dir).map(Some);
+        return load_with(dir, memo).map(Some);
     }
     Ok(None)
 }
@@ -402,25 +410,31 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
 /// Read and validate `<root>/.pi-intercom/config.json` (≤ 1 MiB, ≤ 256 agents, no link in
 /// `.pi-intercom` or `config.json`, never blocking on a FIFO).
 pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
-    let path = config_path(root);
-    fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
-    // Taken before the read: a change after it gives the next pass another key.
-    let key = REMEMBERED.key(|| fsguard::settled_key_at(&path));
-    if let Some(cfg) = key.as_ref().and_then(|k| REMEMBERED.get(&path, k)) {
-        return Ok(cfg);
-    }
-    let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
-        .map_err(|e| ConfigError::from_fs(e, &path))?;
-    let cfg = parse(root, &bytes)?;
-    if let Some(k) = key {
-        REMEMBERED.put(&path, k, cfg.clone());
-    }
-    Ok(cfg)
+    load_with(root, None)
 }
 
-/// The configs last parsed, by path and settled key: the sidebar reads the config every pass
-/// and it rarely changes.
-static REMEMBERED: Memo<fsguard::SettledKey, IntercomConfig> = Memo::new(4);
+/// `load`, reusing what `memo` kept while the file is unchanged (the sidebar reads the config
+/// every pass and it rarely changes).
+pub fn load_with(root: &Path, memo: Option<&ConfigMemo>) -> Result<IntercomConfig, ConfigError> {
+    let path = config_path(root);
+    fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
+    Memo::read_through(
+        memo,
+        &path,
+        || fsguard::settled_key_at(&path),
+        || {
+            let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
+                .map_err(|e| ConfigError::from_fs(e, &path))?;
+            parse(root, &bytes)
+        },
+    )
+}
+
+/// Configs last parsed, by path and settled key (a few roots at most).
+pub type ConfigMemo = Memo<fsguard::SettledKey, IntercomConfig>;
+
+/// Roots a `ConfigMemo` keeps.
+pub const CONFIGS_KEPT: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -438,6 +452,8 @@ mod tests {
         std::fs::create_dir_all(root.path().join(STATE_DIR)).unwrap();
         let path = config_path(root.path());
         std::fs::write(&path, config("Alpha")).unwrap();
+        let memo = ConfigMemo::new(CONFIGS_KEPT);
+        let load = |r: &Path| load_with(r, Some(&memo));
         let names =
             |c: &IntercomConfig| c.agents.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&load(root.path()).unwrap())[1], "Alpha");
