@@ -196,7 +196,7 @@ fn median_ms(opts: &ScanOptions) -> (f64, usize, usize) {
         waiting = s
             .records
             .iter()
-            .filter(|r| r.state == intercom_pane::snapshot::BoardState::Waiting)
+            .filter(|r| r.state == intercom_pane::states::BoardState::Waiting)
             .count();
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());

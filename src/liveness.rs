@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::board::classify::Liveness;
 use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
+use crate::mux::Liveness;
 use crate::mux::{self, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for one server's pane listing.
@@ -322,7 +322,7 @@ fn in_tree(shell: i32, pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{seat_liveness, LivenessMode, PaneCache, SeatHint};
-    use crate::board::classify::Liveness;
+    use crate::mux::Liveness;
     use crate::mux::{ErrorCode, MuxError, MuxKind, PaneInfo, PaneList};
 
     fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {

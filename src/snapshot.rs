@@ -3,41 +3,14 @@
 //! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
+use crate::board::intercom::{Evidence, ObservedStatus};
+use crate::board::provenance::TaskSource;
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::Ms;
-
-/// Board state of a seat (control board semantics, docs/behaviour.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BoardState {
-    Working,
-    Waiting,
-    Error,
-    Offline,
-    Idle,
-    Unknown,
-}
-
-impl BoardState {
-    pub const ALL: [BoardState; 6] = [
-        BoardState::Working,
-        BoardState::Waiting,
-        BoardState::Error,
-        BoardState::Offline,
-        BoardState::Idle,
-        BoardState::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BoardState::Working => "working",
-            BoardState::Waiting => "waiting",
-            BoardState::Error => "error",
-            BoardState::Offline => "offline",
-            BoardState::Idle => "idle",
-            BoardState::Unknown => "unknown",
-        }
-    }
-}
+use crate::states::BoardState;
+use crate::states::CloseState;
+use crate::states::ConnState;
+use crate::states::ReportStatus;
 
 /// What kind of seat a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +23,6 @@ pub enum RowRole {
 }
 
 /// Connection column (loopback health check), separate from activity.
-pub use crate::probe::ConnState;
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionView {
     pub state: ConnState,
@@ -79,10 +50,6 @@ impl ConnectionView {
     }
 }
 
-/// Observed activity and how far it can be trusted (one type for the whole crate).
-pub use crate::board::intercom::{Evidence, ObservedStatus};
-pub use crate::board::provenance::TaskSource;
-
 /// Intercom observed activity (from observation logs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActivityView {
@@ -93,12 +60,6 @@ pub struct ActivityView {
     pub stale: bool,
     pub evidence: Evidence,
 }
-
-/// A close job's stage (one type for the whole crate).
-pub use crate::evidence::config::CloseState;
-
-/// A worker's explicit report status (one type for the whole crate).
-pub use crate::evidence::reports::ReportStatus;
 
 /// An explicit worker report (`blocked | needs_decision | ready_for_review`).
 #[derive(Debug, Clone, PartialEq)]
@@ -229,11 +190,5 @@ impl ConnectionView {
             "checkedAt": self.checked_at.map(crate::clock::format_iso),
             "reason": self.reason,
         })
-    }
-}
-
-impl serde::Serialize for BoardState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }

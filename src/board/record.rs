@@ -12,7 +12,7 @@ use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::RunState;
 use crate::probe::Connection;
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 
 /// A configured worker's Intercom evidence on its record, written as the
 /// `intercom_worker_status` worker object. Kept typed and turned into JSON only when the record

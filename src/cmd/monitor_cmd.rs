@@ -148,7 +148,7 @@ impl ReplySender for ScanReply {
             };
         }
         match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
-            Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {
+            Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {
                 ReplyOutcome::Delivered {
                     at: r.sent_at,
                     target: r.target.describe(),

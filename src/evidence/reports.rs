@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::{parse_iso, Ms};
 use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError, SettledKey};
+use crate::states::ReportStatus;
 
 /// Most session ids looked up per pass.
 pub const MAX_REPORTS: usize = 256;
@@ -22,51 +23,6 @@ pub const MAX_REPORTS: usize = 256;
 pub const MAX_REPORT_BYTES: u64 = 8 * 1024;
 /// Longest accepted summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 2000;
-
-/// A report's explicit, worker-authored status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportStatus {
-    Blocked,
-    NeedsDecision,
-    ReadyForReview,
-    /// A tombstone: the worker withdrew its report.
-    Clear,
-}
-
-impl ReportStatus {
-    /// The wire name (`needs_decision`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReportStatus::Blocked => "blocked",
-            ReportStatus::NeedsDecision => "needs_decision",
-            ReportStatus::ReadyForReview => "ready_for_review",
-            ReportStatus::Clear => "clear",
-        }
-    }
-
-    /// Words for the sidebar (`needs decision`, ...).
-    pub fn label(self) -> &'static str {
-        match self {
-            ReportStatus::Blocked => "blocked",
-            ReportStatus::NeedsDecision => "needs decision",
-            ReportStatus::ReadyForReview => "ready for review",
-            ReportStatus::Clear => "clear",
-        }
-    }
-
-    /// Parse a wire name exactly.
-    pub fn parse(s: &str) -> Option<ReportStatus> {
-        [
-            ReportStatus::Blocked,
-            ReportStatus::NeedsDecision,
-            ReportStatus::ReadyForReview,
-            ReportStatus::Clear,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-    }
-}
 
 /// One validated report. `summary` is raw text: views sanitize it before showing it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

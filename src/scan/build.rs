@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
-use crate::board::classify::{self, Classification, Liveness};
+use crate::board::classify::{self, Classification};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
@@ -15,12 +15,13 @@ use crate::evidence::seen::{self, SeenMarks};
 use crate::evidence::sessions::SessionSummary;
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
+use crate::mux::Liveness;
 use crate::mux::MuxKind;
 use crate::probe::Connection;
 use crate::snapshot::{
-    ActivityView, BoardState, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport,
-    RowRole,
+    ActivityView, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
 };
+use crate::states::BoardState;
 
 /// How long after a marked failure a still-running turn (registration run state) is trusted to be
 /// pi's recovery: covers custom backoffs and slow summaries; past it the file's own rule decides

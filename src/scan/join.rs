@@ -19,7 +19,8 @@ use crate::evidence::seen::SeenMarks;
 use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
-use crate::snapshot::{BoardState, Row, RowRole};
+use crate::snapshot::{Row, RowRole};
+use crate::states::BoardState;
 
 /// What every seat of one pass is joined against (read once per pass).
 pub(super) struct Pass<'a> {

@@ -19,7 +19,8 @@ use crate::evidence::seen::{self, SeenError};
 use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
-use crate::snapshot::{BoardState, ConnectionView, RosterCode, RosterStatus, Snapshot};
+use crate::snapshot::{ConnectionView, RosterCode, RosterStatus, Snapshot};
+use crate::states::BoardState;
 
 mod build;
 mod discover;

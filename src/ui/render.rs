@@ -251,7 +251,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if attention > 0 {
         parts.push((
             format!("{attention} need attention"),
-            t.state(crate::snapshot::BoardState::Waiting),
+            t.state(crate::states::BoardState::Waiting),
         ));
     }
     if app.hide_offline() {

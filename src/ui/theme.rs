@@ -2,7 +2,9 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::snapshot::{BoardState, ConnState, ReportStatus};
+use crate::states::BoardState;
+use crate::states::ConnState;
+use crate::states::ReportStatus;
 
 /// One glyph per board state, distinct without colour.
 pub fn glyph(s: BoardState) -> &'static str {

@@ -11,9 +11,11 @@ use intercom_pane::board::intercom::{
     project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
 use intercom_pane::clock::parse_strict;
-use intercom_pane::evidence::config::{self, CloseState};
+use intercom_pane::evidence::config::{self};
 use intercom_pane::evidence::observations::read_logs;
-use intercom_pane::evidence::reports::{read_reports, ReportStatus};
+use intercom_pane::evidence::reports::read_reports;
+use intercom_pane::states::CloseState;
+use intercom_pane::states::ReportStatus;
 use serde_json::{json, Value};
 
 /// The fixtures, copied into the repo from the project's shared folder.

@@ -18,9 +18,8 @@ use intercom_pane::board::intercom::{
 use intercom_pane::clock::{format_iso, parse_strict, Ms};
 use intercom_pane::evidence::config::{self, ConfigError};
 use intercom_pane::evidence::observations::{self, read_logs};
-use intercom_pane::evidence::reports::{
-    read_reports, report_file_name, ReportMemo, ReportStatus, REPORTS_KEPT,
-};
+use intercom_pane::evidence::reports::{read_reports, report_file_name, ReportMemo, REPORTS_KEPT};
+use intercom_pane::states::ReportStatus;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 

@@ -15,11 +15,12 @@ use serde_json::{json, Value};
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::config::{self, Agent, IntercomConfig};
 use crate::evidence::registrations;
 use crate::mux;
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
+use crate::states::CloseState;
 
 mod guard;
 mod job;

@@ -155,7 +155,7 @@ impl Transport {
     }
 }
 
-pub use crate::mux::pi_channel::Outcome;
+use crate::mux::pi_channel::Outcome;
 
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use crate::evidence::registrations::{self, Registration};
 use crate::fsguard;
-use crate::probe::{self, ConnState};
+use crate::probe::{self};
 use crate::proc::{self, ProcIdentity};
+use crate::states::ConnState;
 
 /// At most this many `/proc` entries are looked at (a machine with more processes is refused
 /// as "cannot tell", never assumed clear).

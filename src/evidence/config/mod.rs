@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::clock::Ms;
 use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError, Kind};
+use crate::states::CloseState;
 use crate::text;
 
 mod parse;
@@ -194,75 +195,6 @@ pub struct CloseJob {
     pub deadline_at: Ms,
     /// Fixed reason for a failed or uncertain outcome.
     pub reason: Option<CloseReason>,
-}
-
-/// `closeJob.state` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CloseState {
-    Requested,
-    AwaitingHandoff,
-    AwaitingSettlement,
-    Ready,
-    Closing,
-    Closed,
-    Failed,
-    TimedOut,
-    Interrupted,
-    Uncertain,
-}
-
-impl CloseState {
-    /// Every state, in wire order.
-    pub const ALL: [CloseState; 10] = [
-        CloseState::Requested,
-        CloseState::AwaitingHandoff,
-        CloseState::AwaitingSettlement,
-        CloseState::Ready,
-        CloseState::Closing,
-        CloseState::Closed,
-        CloseState::Failed,
-        CloseState::TimedOut,
-        CloseState::Interrupted,
-        CloseState::Uncertain,
-    ];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CloseState::Requested => "requested",
-            CloseState::AwaitingHandoff => "awaiting_handoff",
-            CloseState::AwaitingSettlement => "awaiting_settlement",
-            CloseState::Ready => "ready",
-            CloseState::Closing => "closing",
-            CloseState::Closed => "closed",
-            CloseState::Failed => "failed",
-            CloseState::TimedOut => "timed_out",
-            CloseState::Interrupted => "interrupted",
-            CloseState::Uncertain => "uncertain",
-        }
-    }
-
-    /// Parse a wire name exactly.
-    pub fn parse(s: &str) -> Option<CloseState> {
-        CloseState::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-
-    /// A job still in flight (the first five states).
-    pub fn is_pending(self) -> bool {
-        matches!(
-            self,
-            CloseState::Requested
-                | CloseState::AwaitingHandoff
-                | CloseState::AwaitingSettlement
-                | CloseState::Ready
-                | CloseState::Closing
-        )
-    }
-
-    /// A job that blocks a new close: pending, or `uncertain` until a person recovers it.
-    pub fn is_fenced(self) -> bool {
-        self.is_pending() || self == CloseState::Uncertain
-    }
 }
 
 /// `closeJob.reason` values.
