@@ -3,16 +3,15 @@
 use std::path::{Path, PathBuf};
 
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
-use crate::board::classify::{self, Classification};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
-use crate::board::reason::{StateReason, StateSource};
+use crate::board::reason::StateSource;
 use crate::board::record::{RecordIntercom, RegisteredView, SeatRecord, TmuxRef};
+use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
-use crate::evidence::registrations::{Registration, RunEvent, RunRecord, RunState};
+use crate::evidence::registrations::Registration;
 use crate::evidence::seen::{self, SeenMarks};
-use crate::evidence::sessions::SessionSummary;
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
 use crate::mux::Liveness;
@@ -21,12 +20,6 @@ use crate::probe::Connection;
 use crate::snapshot::{
     ActivityView, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
 };
-use crate::states::BoardState;
-
-/// How long after a marked failure a still-running turn (registration run state) is trusted to be
-/// pi's recovery: covers custom backoffs and slow summaries; past it the file's own rule decides
-/// again (a pi without `agent_settled` never reports the end of a run).
-const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
 
 /// Most folder levels the `.git` walk climbs.
 const GIT_WALK_LEVELS: usize = 32;
@@ -67,39 +60,6 @@ fn git_project(dir: &Path) -> Option<String> {
     None
 }
 
-/// What a live seat's registered run state says beyond its session file, if anything.
-fn run_state_verdict(
-    rs: &RunRecord,
-    s: Option<&SessionSummary>,
-    state: BoardState,
-    reason: StateReason,
-    now: Ms,
-) -> Option<(BoardState, StateReason)> {
-    // Recorded after the newest entry: the file has not caught up with the run yet.
-    let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
-    // A turn that started before pi wrote anything is only visible in the registration.
-    if rs.state == RunState::Working && newer && state != BoardState::Working {
-        return Some((BoardState::Working, StateReason::TurnStarted));
-    }
-    // The file alone times pi's recovery by its default backoff, which custom retry settings, a
-    // message typed during the wait, or a slow summary outlast. A run that started before the
-    // marked failure and has not settled since is still recovering.
-    if rs.state == RunState::Working && !newer && state == BoardState::Error {
-        let (_, kind) = s
-            .and_then(classify::recovery_marked_at)
-            .filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)?;
-        return Some((BoardState::Working, kind));
-    }
-    // pi reports `agent_settled` only when no retry will run: a settle after the failed attempt
-    // means the retry was abandoned (Escape during the backoff), so the error stands even while
-    // the backoff window would still read as retrying.
-    let settled = rs.event == Some(RunEvent::AgentSettled);
-    if settled && newer && matches!(reason, StateReason::Retrying | StateReason::Compacting) {
-        return Some((BoardState::Error, StateReason::RetryAbandoned));
-    }
-    None
-}
-
 /// One seat and the evidence joined to it: what its record and row are built from.
 pub(super) struct SeatEvidence<'a> {
     pub(super) seat: &'a SeatSource,
@@ -111,6 +71,8 @@ pub(super) struct SeatEvidence<'a> {
     pub(super) live: &'a SeatLiveness,
     pub(super) obs: Option<&'a WorkerObservation>,
     pub(super) connection: Option<&'a Connection>,
+    /// The seat's pane runs another seat's session (and why that is known).
+    pub(super) other_session: Option<StateSource>,
 }
 
 impl SeatEvidence<'_> {
@@ -124,61 +86,24 @@ impl SeatEvidence<'_> {
     }
 }
 
-/// A seat's state, why, and where that came from.
-struct Verdict {
-    state: BoardState,
-    reason: StateReason,
-    source: StateSource,
-}
-
-/// The state rules in order: the session file, then what makes it unusable, then the
-/// registration's run state, then liveness (which wins when the seat is not alive).
-fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
-    let s = ev.session.summary();
-    let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let mut v = Verdict {
-        state: classify::board_state(ev.live.liveness, classification.as_ref()),
-        reason: classification.map_or(StateReason::NoSessionFile, |c| c.reason),
-        source: match ev.session {
-            SessionRead::NoFile => StateSource::NoSessionFile,
-            SessionRead::AtLeaf(_) => StateSource::SessionFileAtTreeLeaf,
-            _ => StateSource::SessionFile,
+/// The facts the state rules read (`board::verdict`).
+fn facts<'a>(ev: &'a SeatEvidence) -> SeatFacts<'a> {
+    let live_reg = ev.live_reg();
+    SeatFacts {
+        session: ev.session.summary(),
+        at_leaf: matches!(ev.session, SessionRead::AtLeaf(_)),
+        unusable: match ev.session {
+            SessionRead::Unusable(code) => Some(*code),
+            _ => None,
         },
-    };
-    let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
-    // A session file that exists but cannot be used says nothing: unknown, never idle.
-    if let (SessionRead::Unusable(code), true) = (ev.session, shown) {
-        v.state = BoardState::Unknown;
-        v.reason = *code;
+        liveness: ev.live.liveness,
+        liveness_reason: ev.live.reason,
+        liveness_source: &ev.live.source,
+        run: live_reg.and_then(|r| r.run_state.as_ref()),
+        session_closed: ev.reg_alive == Some(true)
+            && live_reg.is_some_and(Registration::session_closed),
+        pane_runs_other_session: ev.other_session.clone(),
     }
-    // The newest lines are damaged (a zero-filled tail, a cut or garbage line): what they would
-    // decide is not known, and damage must never make a seat look calm.
-    if let (Some(d), true) = (s.and_then(|s| s.tail_damage), shown) {
-        v.state = BoardState::Unknown;
-        v.reason = StateReason::SessionTail(d);
-    }
-    // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
-    // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
-    // but not this seat's session.
-    let session_closed = ev.live_reg().is_some_and(Registration::session_closed);
-    if ev.alive() && session_closed && ev.reg_alive == Some(true) {
-        v.state = BoardState::Offline;
-        v.reason = StateReason::SessionClosed;
-        v.source = StateSource::RegistrationRunState;
-    } else if ev.alive() {
-        let run = ev.live_reg().and_then(|r| r.run_state.as_ref());
-        if let Some((st, why)) = run.and_then(|rs| run_state_verdict(rs, s, v.state, v.reason, now))
-        {
-            v.state = st;
-            v.reason = why;
-            v.source = StateSource::RegistrationRunState;
-        }
-    }
-    if !ev.alive() {
-        v.reason = ev.live.reason;
-        v.source = ev.live.source.clone();
-    }
-    v
 }
 
 /// The seat's task and where it came from: a connector's fixed task, the registration's (and
@@ -280,7 +205,7 @@ pub(super) fn build_record(
         state,
         reason,
         source,
-    } = verdict(ev, now);
+    } = verdict::verdict(&facts(ev), now);
     let last_activity = s.and_then(|s| s.last_activity);
     let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
     // seen.json keeps the mark as the ISO text of the activity it saw.
@@ -294,15 +219,9 @@ pub(super) fn build_record(
         state,
         state_reason: reason,
         state_source: source,
-        waiting_on_you: state == BoardState::Waiting && !seen,
+        waiting_on_you: verdict::waiting_on_you(state, seen),
         seen,
-        alive: match ev.live.liveness {
-            // The pane runs pi, but pi closed this session.
-            Liveness::Alive if state == BoardState::Offline => Some(false),
-            Liveness::Alive => Some(true),
-            Liveness::Offline => Some(false),
-            Liveness::Unknown => None,
-        },
+        alive: verdict::alive(ev.live.liveness, state),
         tmux: tmux_of(ev),
         session_file: s.map(|s| s.path.display().to_string()),
         session_id: s

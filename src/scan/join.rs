@@ -10,7 +10,6 @@ use super::seats::{
 };
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
-use crate::board::reason::StateReason;
 use crate::board::record::SeatRecord;
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
@@ -20,7 +19,6 @@ use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
 use crate::snapshot::{Row, RowRole};
-use crate::states::BoardState;
 
 /// What every seat of one pass is joined against (read once per pass).
 pub(super) struct Pass<'a> {
@@ -93,16 +91,9 @@ impl Pass<'_> {
             live: &live,
             obs,
             connection: connection.as_ref(),
+            other_session: other_session_in_pane(seat, reg, self.regs, self.seats),
         };
-        let mut record = build_record(&evidence, self.marks, git, self.now);
-        if let Some(why) = other_session_in_pane(seat, reg, self.regs, self.seats) {
-            if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
-                record.state = BoardState::Unknown;
-                record.waiting_on_you = false;
-                record.state_reason = StateReason::PaneRunsOtherSession;
-                record.state_source = why;
-            }
-        }
+        let record = build_record(&evidence, self.marks, git, self.now);
         let reply = reply_target(seat, reg, reg_alive);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
