@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
-use crate::mux::Liveness;
-use crate::mux::{self, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
+use crate::mux::{self, Liveness, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for one server's pane listing.
 const LIST_DEADLINE: Duration = Duration::from_secs(2);

@@ -3,14 +3,17 @@
 //! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
+use std::fmt;
+use std::path::PathBuf;
+
 use crate::board::intercom::{Evidence, ObservedStatus};
 use crate::board::provenance::TaskSource;
 use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::SeatKey;
 use crate::clock::Ms;
-use crate::states::BoardState;
-use crate::states::CloseState;
-use crate::states::ConnState;
-use crate::states::ReportStatus;
+use crate::evidence::connectors::BindingError;
+use crate::fsguard::FsError;
+use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 
 /// What kind of seat a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +166,61 @@ impl RosterCode {
     }
 }
 
+/// Something a pass could not read or use, as the views list it: fixed codes and names, never
+/// evidence text. Shown and written as its text (`Display`), e.g. `logs_unavailable`,
+/// `sessions_link_refused`, `<project>/<agent>: session_link_refused`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PassError {
+    /// A source as a whole, by its reader's fixed code: the logs or reports folder, a log or
+    /// report file, the roster.
+    Source(&'static str),
+    /// A pi sessions folder could not be searched (`sessions_<code>`).
+    SessionsFolder(FsError),
+    /// One seat's session file cannot be used (`<seat>: <reason>`).
+    SeatSession { seat: SeatKey, reason: StateReason },
+    /// One seat's sessions folder could not be searched (`<seat>: sessions_<code>`).
+    SeatSessions { seat: SeatKey, error: FsError },
+    /// A folder of agent folders (a repo's `.pi/state`, a fleet) could not be listed
+    /// (`<path>: <code>`), or held more than are read (`<path>: too_many_agents`, no error).
+    AgentFolders {
+        path: PathBuf,
+        error: Option<FsError>,
+    },
+    /// A connector binding was refused (`discord/<name>: binding_<code>`).
+    Binding(BindingError),
+}
+
+impl fmt::Display for PassError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PassError::Source(code) => f.write_str(code),
+            PassError::SessionsFolder(e) => write!(f, "sessions_{}", e.code()),
+            PassError::SeatSession { seat, reason } => write!(f, "{seat}: {reason}"),
+            PassError::SeatSessions { seat, error } => {
+                write!(f, "{seat}: sessions_{}", error.code())
+            }
+            PassError::AgentFolders { path, error } => match error {
+                Some(e) => write!(f, "{}: {}", path.display(), e.code()),
+                None => write!(f, "{}: too_many_agents", path.display()),
+            },
+            PassError::Binding(e) => e.fmt(f),
+        }
+    }
+}
+
+impl serde::Serialize for PassError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A fixed code is a whole source's error.
+impl From<&'static str> for PassError {
+    fn from(code: &'static str) -> PassError {
+        PassError::Source(code)
+    }
+}
+
 /// One pass's result. Immutable once built.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
@@ -170,9 +228,9 @@ pub struct Snapshot {
     pub roster: RosterStatus,
     pub rows: Vec<Row>,
     pub truncated: bool,
-    /// Fixed, content-free error codes (`logs_unavailable`, `sessions_not_found`,
+    /// What the pass could not read or use (`logs_unavailable`, `sessions_not_found`,
     /// `<project>/<agent>: session_link_refused`, ...).
-    pub errors: Vec<String>,
+    pub errors: Vec<PassError>,
 }
 
 impl Snapshot {

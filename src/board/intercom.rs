@@ -34,8 +34,7 @@ use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::{Agent, CloseReason};
 use crate::evidence::observations::Event;
 use crate::evidence::reports::ReportSet;
-use crate::states::CloseState;
-use crate::states::ReportStatus;
+use crate::states::{CloseState, ReportStatus};
 use crate::text;
 
 /// Evidence older than this is stale (shown `(old)`).

@@ -6,7 +6,7 @@ use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::StateSource;
-use crate::board::record::{RecordIntercom, RegisteredView, SeatRecord, TmuxRef};
+use crate::board::record::{RecordIntercom, RegisteredView, SeatKey, SeatRecord, TmuxRef};
 use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
@@ -14,8 +14,7 @@ use crate::evidence::registrations::Registration;
 use crate::evidence::seen::{self, SeenMarks};
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
-use crate::mux::Liveness;
-use crate::mux::MuxKind;
+use crate::mux::{Liveness, MuxKind};
 use crate::probe::Connection;
 use crate::snapshot::{
     ActivityView, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
@@ -207,9 +206,13 @@ pub(super) fn build_record(
         source,
     } = verdict::verdict(&facts(ev), now);
     let last_activity = s.and_then(|s| s.last_activity);
-    let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
+    let key = SeatKey::new(&ev.seat.project, &ev.seat.agent);
     // seen.json keeps the mark as the ISO text of the activity it saw.
-    let seen = seen::is_seen(marks, &key, last_activity.map(format_iso).as_deref());
+    let seen = seen::is_seen(
+        marks,
+        key.as_str(),
+        last_activity.map(format_iso).as_deref(),
+    );
     let (task, task_source, task_set_by) = task_of(ev);
     let (workspace, workspace_source) = workspace_of(ev);
     let (active_project, active_project_source) = active_project_of(ev, workspace.as_deref(), git);
@@ -281,8 +284,8 @@ pub(super) fn build_row(
         },
     };
     Row {
-        id: rec.session_id.clone().unwrap_or_else(|| rec.key()),
-        seen_key: rec.key(),
+        id: rec.session_id.clone().unwrap_or_else(|| rec.key().into()),
+        seen_key: rec.key().into(),
         name: ev.seat.agent.clone(),
         project: ev.seat.project.clone(),
         role: ev.seat.role,

@@ -18,7 +18,7 @@ use crate::evidence::seen::SeenMarks;
 use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
-use crate::snapshot::{Row, RowRole};
+use crate::snapshot::{PassError, Row, RowRole};
 
 /// What every seat of one pass is joined against (read once per pass).
 pub(super) struct Pass<'a> {
@@ -52,7 +52,7 @@ impl Pass<'_> {
         &self,
         seat: &SeatSource,
         git: &mut GitRoots,
-        errors: &mut Vec<String>,
+        errors: &mut Vec<PassError>,
     ) -> Joined {
         let agent_cfg = seat
             .agent_index

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::board::intercom::{self, WorkerObservation};
-use crate::board::record::SeatRecord;
+use crate::board::record::{SeatKey, SeatRecord};
 use crate::clock::{Clock, Ms};
 use crate::evidence::config::{self, ConfigMemo, IntercomConfig};
 use crate::evidence::observations;
@@ -19,7 +19,7 @@ use crate::evidence::seen::{self, SeenError};
 use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
-use crate::snapshot::{ConnectionView, RosterCode, RosterStatus, Snapshot};
+use crate::snapshot::{ConnectionView, PassError, RosterCode, RosterStatus, Snapshot};
 use crate::states::BoardState;
 
 mod build;
@@ -83,12 +83,12 @@ pub struct Scan {
     pub workers: Vec<WorkerObservation>,
     pub records: Vec<SeatRecord>,
     pub snapshot: Snapshot,
-    pub registered: Vec<String>,
-    pub registration_stale: Vec<String>,
+    pub registered: Vec<SeatKey>,
+    pub registration_stale: Vec<SeatKey>,
     pub registration_errors: Vec<String>,
-    pub discovery_errors: Vec<String>,
-    /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
-    pub reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
+    pub discovery_errors: Vec<PassError>,
+    /// Per seat: where a reply goes, or why it cannot.
+    pub reply_paths: BTreeMap<SeatKey, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -163,8 +163,8 @@ struct Intercom {
     config: Option<IntercomConfig>,
     roster: RosterStatus,
     workers: Vec<WorkerObservation>,
-    /// Fixed codes of logs and reports that could not be read.
-    errors: Vec<String>,
+    /// Logs and reports that could not be read.
+    errors: Vec<PassError>,
     truncated: bool,
 }
 
@@ -180,10 +180,12 @@ fn read_intercom(root: &RootChoice, now: Ms, memory: Option<&ScanMemory>) -> Int
     if let Some(cfg) = &config {
         let logs = observations::read_logs_with(&cfg.root, memory.map(|m| &m.logs));
         out.truncated |= logs.truncated;
-        out.errors.extend(logs.errors.iter().map(|e| e.to_string()));
+        out.errors
+            .extend(logs.errors.iter().map(|e| PassError::Source(e)));
         let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
         let reps = reports::read_reports(&cfg.root, &ids, memory.map(|m| &m.reports));
-        out.errors.extend(reps.errors.iter().map(|e| e.to_string()));
+        out.errors
+            .extend(reps.errors.iter().map(|e| PassError::Source(e)));
         let events = intercom::EventIndex::new(&logs.events);
         out.workers = cfg
             .workers()
@@ -191,7 +193,7 @@ fn read_intercom(root: &RootChoice, now: Ms, memory: Option<&ScanMemory>) -> Int
             .collect();
     } else if let RosterStatus::Unavailable { code, .. } = &out.roster {
         if *code != RosterCode::NoRoot {
-            out.errors.push(code.as_str().to_string());
+            out.errors.push(PassError::Source(code.as_str()));
         }
     }
     out.config = config;
@@ -202,9 +204,9 @@ fn read_intercom(root: &RootChoice, now: Ms, memory: Option<&ScanMemory>) -> Int
 struct SeatParts {
     records: Vec<SeatRecord>,
     rows: Vec<crate::snapshot::Row>,
-    registered: Vec<String>,
-    registration_stale: Vec<String>,
-    reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
+    registered: Vec<SeatKey>,
+    registration_stale: Vec<SeatKey>,
+    reply_paths: BTreeMap<SeatKey, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 impl SeatParts {

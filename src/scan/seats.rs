@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 
 use crate::board::provenance::FoundBy;
 use crate::board::reason::{StateReason, StateSource};
-use crate::board::record::TmuxRef;
+use crate::board::record::{SeatKey, TmuxRef};
 use crate::evidence::connectors::Binding;
 use crate::evidence::registrations::{Registration, RegistrationSet, RunEvent};
 use crate::evidence::sessions::{self, SessionMemo, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness;
 use crate::mux::MuxKind;
-use crate::snapshot::RowRole;
+use crate::snapshot::{PassError, RowRole};
 
 /// One seat found by discovery, before any session file is read.
 pub(super) struct SeatSource {
@@ -54,7 +54,7 @@ impl SessionRead {
 pub(super) fn read_seat_session(
     seat: &SeatSource,
     memo: Option<&SessionMemo>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<PassError>,
 ) -> SessionRead {
     let Some(path) = seat.session_file.as_ref() else {
         return match &seat.session_refused {
@@ -69,7 +69,10 @@ pub(super) fn read_seat_session(
         },
         Err(e) => StateReason::SessionUnreadable(e),
     };
-    errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
+    errors.push(PassError::SeatSession {
+        seat: SeatKey::new(&seat.project, &seat.agent),
+        reason: code,
+    });
     SessionRead::Unusable(code)
 }
 

@@ -16,10 +16,7 @@ use crate::snapshot::{
     ActivityView, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport,
     RowRole, Snapshot,
 };
-use crate::states::BoardState;
-use crate::states::CloseState;
-use crate::states::ConnState;
-use crate::states::ReportStatus;
+use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
 /// The hostile seat name: OSC title change, clear screen, and a right-to-left override.

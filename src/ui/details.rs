@@ -6,8 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::snapshot::{ReplyPath, Row, RowRole};
-use crate::states::BoardState;
-use crate::states::CloseState;
+use crate::states::{BoardState, CloseState};
 use crate::ui::app::App;
 use crate::ui::fit::{age_text, cell, clean, name_of, wrap};
 use crate::ui::reply_box::receipt_line;

@@ -2,9 +2,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::states::BoardState;
-use crate::states::ConnState;
-use crate::states::ReportStatus;
+use crate::states::{BoardState, ConnState, ReportStatus};
 
 /// One glyph per board state, distinct without colour.
 pub fn glyph(s: BoardState) -> &'static str {

@@ -14,8 +14,7 @@ use intercom_pane::clock::parse_strict;
 use intercom_pane::evidence::config::{self};
 use intercom_pane::evidence::observations::read_logs;
 use intercom_pane::evidence::reports::read_reports;
-use intercom_pane::states::CloseState;
-use intercom_pane::states::ReportStatus;
+use intercom_pane::states::{CloseState, ReportStatus};
 use serde_json::{json, Value};
 
 /// The fixtures, copied into the repo from the project's shared folder.

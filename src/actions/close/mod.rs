@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
+use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, IntercomConfig};
 use crate::evidence::registrations;
@@ -345,7 +346,7 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
-    let key = format!("{}/{}", scan::base_name(&root), agent.name);
+    let key = String::from(SeatKey::new(&scan::base_name(&root), &agent.name));
     if let Err(r) = reply::resolve(&pass, &key) {
         return Err(refused(CloseExit::NoReplyPath, r.to_string()));
     }

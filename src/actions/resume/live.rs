@@ -20,9 +20,33 @@ const CMDLINE_CAP: u64 = 64 * 1024;
 /// One witness that the session still runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Witness {
-    /// `registration`, `process` or `health`.
-    pub kind: &'static str,
+    pub kind: WitnessKind,
     pub detail: String,
+}
+
+/// What shows a worker still runs (shown as its word: `registration`, `process`, `health`,
+/// `pane`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WitnessKind {
+    /// A live registration of the session.
+    Registration,
+    /// A process whose command line or environment names the session.
+    Process,
+    /// The health endpoint answering as the session.
+    Health,
+    /// A pane the board sees alive.
+    Pane,
+}
+
+impl std::fmt::Display for WitnessKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WitnessKind::Registration => "registration",
+            WitnessKind::Process => "process",
+            WitnessKind::Health => "health",
+            WitnessKind::Pane => "pane",
+        })
+    }
 }
 
 /// A live registration of the session: pid, start ticks and boot id of a running process, and
@@ -41,7 +65,7 @@ pub fn live_registration(
             proc::is_alive(&id).then(|| {
                 (
                     Witness {
-                        kind: "registration",
+                        kind: WitnessKind::Registration,
                         detail: format!("pid {} registered this session and still runs", id.pid),
                     },
                     r,
@@ -112,7 +136,7 @@ pub fn process_naming(
                 .any(|a| a == session_id.as_bytes() || a == file || ends_with_id(a, session_id));
             if named {
                 return Ok(Some(Witness {
-                    kind: "process",
+                    kind: WitnessKind::Process,
                     detail: format!("pid {pid}'s command line names the session"),
                 }));
             }
@@ -120,7 +144,7 @@ pub fn process_naming(
         if let Ok(env) = fsguard::read_capped(&dir.join("environ"), CMDLINE_CAP) {
             if env.split(|&b| b == 0).any(|v| v == env_key.as_bytes()) {
                 return Ok(Some(Witness {
-                    kind: "process",
+                    kind: WitnessKind::Process,
                     detail: format!("pid {pid} runs with PI_SESSION_ID of this session"),
                 }));
             }
@@ -147,7 +171,7 @@ pub fn health_answers(port: u16, session_id: &str) -> Result<Option<Witness>, Un
     let deadline = Duration::from_millis(probe::REQUEST_DEADLINE_MS);
     let (state, reason) = rt.block_on(probe::probe_one(port, session_id, deadline));
     Ok((state == ConnState::Connected).then(|| Witness {
-        kind: "health",
+        kind: WitnessKind::Health,
         detail: format!("127.0.0.1:{port} answers as this session ({reason})"),
     }))
 }
