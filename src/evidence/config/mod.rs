@@ -66,12 +66,18 @@ impl ConfigError {
             FsError::NotDirectory => "config_not_directory",
             FsError::Oversize => "config_oversize",
             FsError::Unreadable => "config_unreadable",
+            FsError::NotOwned => "config_not_owned",
+            FsError::OthersWrite => "config_writable_by_others",
         };
         let shown = text::clip(&text::sanitize(&path.to_string_lossy()), 200);
         let why = match e {
             FsError::NotFound => "does not exist".to_string(),
             FsError::Oversize => format!("is larger than {MAX_CONFIG_BYTES} bytes"),
             FsError::Link => "is or passes through a symbolic link (refused)".to_string(),
+            FsError::NotOwned | FsError::OthersWrite => format!(
+                "{}: a roster found by searching upward is used only when it is yours (pass --root to choose one explicitly)",
+                fsguard::trust_reason(e, fsguard::owner_of(path))
+            ),
             other => format!("cannot be read safely ({})", other.code()),
         };
         ConfigError {
@@ -334,7 +340,9 @@ pub fn discover_with(
             Err(e) => return Err(ConfigError::from_fs(e, &file)),
             Ok(_) => {}
         }
-        return load_with(dir, memo).map(Some);
+        // A roster found by climbing may sit in a shared or planted folder: only the caller's
+        // own, not writable by others, is used (an explicit `--root` is the person's choice).
+        return load_checked(dir, true, memo).map(Some);
     }
     Ok(None)
 }
@@ -348,15 +356,37 @@ pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
 /// `load`, reusing what `memo` kept while the file is unchanged (the sidebar reads the config
 /// every pass and it rarely changes).
 pub fn load_with(root: &Path, memo: Option<&ConfigMemo>) -> Result<IntercomConfig, ConfigError> {
+    load_checked(root, false, memo)
+}
+
+/// `load_with`; with `trusted`, the file must also pass `fsguard::trusted` (ours, not writable
+/// by group or others), checked on the file read (a remembered copy: on its current metadata,
+/// whose change time any chown or chmod moves, so the memo's key moves too).
+fn load_checked(
+    root: &Path,
+    trusted: bool,
+    memo: Option<&ConfigMemo>,
+) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
+    if trusted {
+        let meta = std::fs::symlink_metadata(&path)
+            .map_err(|_| ConfigError::from_fs(FsError::Unreadable, &path))?;
+        use std::os::unix::fs::MetadataExt;
+        fsguard::trusted(meta.uid(), meta.mode()).map_err(|e| ConfigError::from_fs(e, &path))?;
+    }
     Memo::read_through(
         memo,
         &path,
         || fsguard::settled_key_at(&path),
         || {
-            let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
-                .map_err(|e| ConfigError::from_fs(e, &path))?;
+            let read = if trusted {
+                fsguard::read_trusted
+            } else {
+                fsguard::read_capped
+            };
+            let bytes =
+                read(&path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::from_fs(e, &path))?;
             parse(root, &bytes)
         },
     )
