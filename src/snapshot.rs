@@ -4,7 +4,7 @@
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::board::intercom::{Evidence, ObservedStatus};
 use crate::board::provenance::TaskSource;
@@ -188,6 +188,15 @@ pub enum PassError {
     },
     /// A connector binding was refused (`discord/<name>: binding_<code>`).
     Binding(BindingError),
+}
+
+impl PassError {
+    pub(crate) fn agent_folders(path: &Path, error: Option<FsError>) -> PassError {
+        PassError::AgentFolders {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
 }
 
 impl fmt::Display for PassError {

@@ -99,17 +99,7 @@ impl<'m> Cursor<'m> {
         let file = fsguard::open_regular(path, None)?;
         let (len, mtime_ms) = (file.len, file.mtime_ms);
         let lo = len.saturating_sub(cap);
-        let prior = remember
-            .and_then(|m| m.files.lock().ok())
-            .and_then(|c| c.get(path).cloned());
-        let reusable = prior.filter(|p| {
-            p.dev == file.dev
-                && p.ino == file.ino
-                && p.closed == closed
-                && len >= p.len
-                && p.parsed_to >= lo
-                && (len > p.len || p.mtime_ms == mtime_ms)
-        });
+        let reusable = remember.and_then(|m| m.recall(path, &file, closed, lo));
         let fresh = reusable.is_none();
         let memo = reusable.unwrap_or(Memo {
             dev: file.dev,
@@ -361,10 +351,24 @@ pub type PassKey = (
 );
 
 impl LogMemo {
+    /// What was parsed of `path` when it is still good for `file` (opened now, its window
+    /// starting at `lo`): the same file, not shrunk, only appended to, parsed far enough back.
+    fn recall(&self, path: &Path, file: &OpenFile, closed: bool, lo: u64) -> Option<Memo> {
+        let files = self.files.lock().ok()?;
+        let p = files.get(path)?;
+        let same = p.dev == file.dev
+            && p.ino == file.ino
+            && p.closed == closed
+            && file.len >= p.len
+            && p.parsed_to >= lo
+            && (file.len > p.len || p.mtime_ms == file.mtime_ms);
+        same.then(|| p.clone())
+    }
+
     /// The previous pass's result when nothing it read has changed since: the same files, none
     /// appended to, rotated or replaced (the same rule as for one file, applied to the whole
     /// pass).
-    pub fn recall_pass(&self, key: &PassKey) -> Option<Arc<LogSnapshot>> {
+    pub(crate) fn recall_pass(&self, key: &PassKey) -> Option<Arc<LogSnapshot>> {
         let last = self.last_pass.lock().ok()?;
         last.as_ref()
             .filter(|(k, _)| k == key)
@@ -372,7 +376,7 @@ impl LogMemo {
     }
 
     /// Remember a pass that read everything it chose without an error.
-    pub fn remember_pass(&self, key: PassKey, snap: &Arc<LogSnapshot>) {
+    pub(crate) fn remember_pass(&self, key: PassKey, snap: &Arc<LogSnapshot>) {
         if let Ok(mut last) = self.last_pass.lock() {
             *last = snap.errors.is_empty().then(|| (key, snap.clone()));
         }
@@ -380,7 +384,7 @@ impl LogMemo {
 
     /// Forget every file under `dir` that this pass did not read (rotated away, no longer among
     /// the newest), so the memo holds what the next pass may need and nothing else.
-    pub fn keep_only(&self, dir: &Path, read: &[PathBuf]) {
+    pub(crate) fn keep_only(&self, dir: &Path, read: &[PathBuf]) {
         if let Ok(mut c) = self.files.lock() {
             c.retain(|p, _| !p.starts_with(dir) || read.contains(p));
         }

@@ -19,7 +19,7 @@ pub struct Memo<K, V> {
 }
 
 impl<K: PartialEq, V: Clone> Memo<K, V> {
-    pub fn new(max: usize) -> Memo<K, V> {
+    pub(crate) fn new(max: usize) -> Memo<K, V> {
         Memo {
             max,
             entries: Mutex::new(HashMap::new()),
@@ -29,7 +29,7 @@ impl<K: PartialEq, V: Clone> Memo<K, V> {
     /// `read()` of `path`, or what it gave before while `key()` is the same. The key is taken
     /// before the read, so a change after it gives the next pass another key. Without a memo (a
     /// one-shot command) no key is taken and nothing is kept.
-    pub fn read_through<E>(
+    pub(crate) fn read_through<E>(
         memo: Option<&Self>,
         path: &Path,
         key: impl FnOnce() -> Option<K>,
@@ -48,14 +48,14 @@ impl<K: PartialEq, V: Clone> Memo<K, V> {
     }
 
     /// What was read from `path` when its key was `key`.
-    pub fn get(&self, path: &Path, key: &K) -> Option<V> {
+    pub(crate) fn get(&self, path: &Path, key: &K) -> Option<V> {
         let entries = self.entries.lock().ok()?;
         let (k, v) = entries.get(path)?;
         (k == key).then(|| v.clone())
     }
 
     /// Remember `value`, read from `path` under `key`.
-    pub fn put(&self, path: &Path, key: K, value: V) {
+    pub(crate) fn put(&self, path: &Path, key: K, value: V) {
         let Ok(mut map) = self.entries.lock() else {
             return;
         };

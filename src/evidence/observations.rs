@@ -243,34 +243,7 @@ pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
         snap.truncated = true;
     }
 
-    // Matching names only. A link, FIFO, device or socket wearing a log name is never opened
-    // and does not take one of the 32 slots (or a row of FIFOs could hide the real logs).
-    let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = Vec::new();
-    for e in &listing.entries {
-        let Some((uuid, suffix)) = e.name_str().and_then(match_log_name) else {
-            continue;
-        };
-        if e.kind == Kind::File {
-            files.push((e, uuid, suffix));
-        } else {
-            snap.error("log_read_failed");
-        }
-    }
-    // Newest mtime first, name as a deterministic tie-break.
-    files.sort_by(|a, b| {
-        b.0.mtime_ms
-            .cmp(&a.0.mtime_ms)
-            .then_with(|| a.0.name.cmp(&b.0.name))
-    });
-    if files.len() > MAX_FILES {
-        files.truncate(MAX_FILES);
-        snap.truncated = true;
-    }
-    for (_, uuid, suffix) in &files {
-        if *suffix == LogSuffix::Closed && !snap.closed_writers.iter().any(|w| w == uuid) {
-            snap.closed_writers.push((*uuid).to_string());
-        }
-    }
+    let files = choose_logs(&listing, &mut snap);
 
     let key: log_tail::PassKey = (
         dir.clone(),
@@ -305,13 +278,78 @@ pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
         }
         read.push(path);
     }
-    // (timestamp, file index, event): equal times keep older files, then earlier lines, first.
+    let mut newest = merge_newest(&mut cursors, &mut budget, &mut snap);
+    for (_, c) in cursors.into_iter() {
+        let Some(c) = c else { continue };
+        if !c.whole_file() {
+            snap.truncated = true;
+        }
+        c.finish();
+    }
+    if let Some(m) = memo {
+        m.keep_only(&dir, &read);
+    }
+    // Equal times keep older files, then earlier lines, first.
+    newest.reverse();
+    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
+    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
+    let snap = Arc::new(snap);
+    if let Some(m) = memo {
+        m.remember_pass(key, &snap);
+    }
+    snap
+}
+
+/// The logs a pass reads: files with a log name only (a link, FIFO, device or socket wearing
+/// one is never opened and does not take one of the 32 slots, or a row of FIFOs could hide the
+/// real logs), newest first; the writers that closed their logs are noted in `snap`.
+fn choose_logs<'l>(
+    listing: &'l fsguard::Listing,
+    snap: &mut LogSnapshot,
+) -> Vec<(&'l fsguard::Entry, &'l str, LogSuffix)> {
+    let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = Vec::new();
+    for e in &listing.entries {
+        let Some((uuid, suffix)) = e.name_str().and_then(match_log_name) else {
+            continue;
+        };
+        if e.kind == Kind::File {
+            files.push((e, uuid, suffix));
+        } else {
+            snap.error("log_read_failed");
+        }
+    }
+    // Newest mtime first, name as a deterministic tie-break.
+    files.sort_by(|a, b| {
+        b.0.mtime_ms
+            .cmp(&a.0.mtime_ms)
+            .then_with(|| a.0.name.cmp(&b.0.name))
+    });
+    if files.len() > MAX_FILES {
+        files.truncate(MAX_FILES);
+        snap.truncated = true;
+    }
+    for (_, uuid, suffix) in &files {
+        if *suffix == LogSuffix::Closed && !snap.closed_writers.iter().any(|w| w == uuid) {
+            snap.closed_writers.push((*uuid).to_string());
+        }
+    }
+
+    files
+}
+
+/// The newest events of all files, taking the newest head of all cursors until 500 are known:
+/// (timestamp, file index, event), newest first.
+fn merge_newest(
+    cursors: &mut [(usize, Option<log_tail::Cursor>)],
+    budget: &mut u64,
+    snap: &mut LogSnapshot,
+) -> Vec<(Ms, usize, Event)> {
     let mut newest: Vec<(Ms, usize, Event)> = Vec::new();
     loop {
         let mut best: Option<(usize, Ms)> = None;
         for (k, (_, slot)) in cursors.iter_mut().enumerate() {
             let Some(c) = slot else { continue };
-            match c.head(&mut budget) {
+            match c.head(budget) {
                 // The strict `>` lets the newer file win a tie (it comes later in time order).
                 Ok(Some(t)) if best.is_none_or(|(_, b)| t > b) => best = Some((k, t)),
                 Ok(_) => {}
@@ -333,24 +371,7 @@ pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
             newest.push((t, *i, e));
         }
     }
-    for (_, c) in cursors.into_iter() {
-        let Some(c) = c else { continue };
-        if !c.whole_file() {
-            snap.truncated = true;
-        }
-        c.finish();
-    }
-    if let Some(m) = memo {
-        m.keep_only(&dir, &read);
-    }
-    newest.reverse();
-    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
-    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
-    let snap = Arc::new(snap);
-    if let Some(m) = memo {
-        m.remember_pass(key, &snap);
-    }
-    snap
+    newest
 }
 
 /// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so

@@ -123,7 +123,7 @@ pub fn read_reports(root: &Path, session_ids: &[&str], memo: Option<&ReportMemo>
 pub type ReportMemo = Memo<(SettledKey, String), Option<Report>>;
 
 /// Report files a `ReportMemo` keeps.
-pub const REPORTS_KEPT: usize = 2 * MAX_REPORTS;
+pub(crate) const REPORTS_KEPT: usize = 2 * MAX_REPORTS;
 
 /// One report file, validated (`None`: it is not a valid report for `id`).
 fn read_one(path: &Path, id: &str, memo: Option<&ReportMemo>) -> Result<Option<Report>, FsError> {

@@ -248,23 +248,33 @@ pub(super) fn build_record(
         last_error: s.and_then(|s| s.last_error.clone()),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: now,
-        intercom: ev.obs.map(|o| RecordIntercom {
-            obs: o.clone(),
-            connection: ev
-                .connection
-                .cloned()
-                .unwrap_or_else(|| Connection::not_checked(&o.session_id)),
-        }),
-        connector: ev.seat.binding.as_ref().map(|b| {
-            serde_json::json!({
-                "binding": b.name,
-                "alive": ev.alive(),
-                "ownerState": ev.live.reason,
-                "braked": serde_json::Value::Null,
-            })
-        }),
+        intercom: intercom_of(ev),
+        connector: connector_of(ev),
         found_by: ev.seat.found_by,
     }
+}
+
+/// A configured worker's Intercom evidence and connection check.
+fn intercom_of(ev: &SeatEvidence) -> Option<RecordIntercom> {
+    ev.obs.map(|o| RecordIntercom {
+        obs: o.clone(),
+        connection: ev
+            .connection
+            .cloned()
+            .unwrap_or_else(|| Connection::not_checked(&o.session_id)),
+    })
+}
+
+/// A connector seat's binding, as the record shows it.
+fn connector_of(ev: &SeatEvidence) -> Option<serde_json::Value> {
+    ev.seat.binding.as_ref().map(|b| {
+        serde_json::json!({
+            "binding": b.name,
+            "alive": ev.alive(),
+            "ownerState": ev.live.reason,
+            "braked": serde_json::Value::Null,
+        })
+    })
 }
 
 /// The seat's sidebar row, from its record and evidence.

@@ -197,19 +197,10 @@ fn discover_agent_dirs(
     let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
         Ok(l) => l,
         Err(fsguard::FsError::NotFound) => return,
-        Err(e) => {
-            errors.push(PassError::AgentFolders {
-                path: parent.to_path_buf(),
-                error: Some(e),
-            });
-            return;
-        }
+        Err(e) => return errors.push(PassError::agent_folders(parent, Some(e))),
     };
     if list.truncated {
-        errors.push(PassError::AgentFolders {
-            path: parent.to_path_buf(),
-            error: None,
-        });
+        errors.push(PassError::agent_folders(parent, None));
     }
     let mut entries: Vec<_> = list
         .entries

@@ -304,62 +304,32 @@ fn load_roster(
     choice: &RootChoice,
     memo: Option<&ConfigMemo>,
 ) -> (Option<IntercomConfig>, RosterStatus) {
-    let root = match choice {
+    let unavailable = |code, reason| (None, RosterStatus::Unavailable { code, reason });
+    let loaded = match choice {
         RootChoice::Skip => {
-            return (
-                None,
-                RosterStatus::Unavailable {
-                    code: RosterCode::NoRoot,
-                    reason: "no Intercom root was given (--no-root)".into(),
-                },
-            )
+            let why = "no Intercom root was given (--no-root)";
+            return unavailable(RosterCode::NoRoot, why.into());
         }
-        RootChoice::Exact(p) => p.clone(),
+        RootChoice::Exact(root) => config::load_with(root, memo),
         // Discovery has read and validated the config already: it is not read a second time.
         RootChoice::Discover(start) => match config::discover_with(start, memo) {
-            Ok(Some(cfg)) => {
-                let status = RosterStatus::Available {
-                    root: cfg.root.display().to_string(),
-                };
-                return (Some(cfg), status);
-            }
+            Ok(Some(cfg)) => Ok(cfg),
             Ok(None) => {
-                return (
-                    None,
-                    RosterStatus::Unavailable {
-                        code: RosterCode::NoRoot,
-                        reason: format!(
-                            "no .pi-intercom/config.json in {} or any folder above it",
-                            start.display()
-                        ),
-                    },
-                )
+                let why = format!(
+                    "no .pi-intercom/config.json in {} or any folder above it",
+                    start.display()
+                );
+                return unavailable(RosterCode::NoRoot, why);
             }
-            Err(e) => {
-                return (
-                    None,
-                    RosterStatus::Unavailable {
-                        code: RosterCode::Config(e.code()),
-                        reason: e.to_string(),
-                    },
-                )
-            }
+            Err(e) => Err(e),
         },
     };
-    match config::load_with(&root, memo) {
+    match loaded {
         Ok(cfg) => {
-            let status = RosterStatus::Available {
-                root: root.display().to_string(),
-            };
-            (Some(cfg), status)
+            let root = cfg.root.display().to_string();
+            (Some(cfg), RosterStatus::Available { root })
         }
-        Err(e) => (
-            None,
-            RosterStatus::Unavailable {
-                code: RosterCode::Config(e.code()),
-                reason: e.to_string(),
-            },
-        ),
+        Err(e) => unavailable(RosterCode::Config(e.code()), e.to_string()),
     }
 }
 

@@ -18,7 +18,8 @@ use intercom_pane::board::intercom::{
 use intercom_pane::clock::{format_iso, parse_strict, Ms};
 use intercom_pane::evidence::config::{self, ConfigError};
 use intercom_pane::evidence::observations::{self, read_logs};
-use intercom_pane::evidence::reports::{read_reports, report_file_name, ReportMemo, REPORTS_KEPT};
+use intercom_pane::evidence::reports::{read_reports, report_file_name};
+use intercom_pane::evidence::ScanMemory;
 use intercom_pane::states::ReportStatus;
 use serde_json::{json, Value};
 use tempfile::TempDir;
@@ -552,8 +553,8 @@ fn an_unchanged_report_is_not_read_again_and_every_change_is_seen() {
     let big = |c: char| c.to_string().repeat(1900);
     std::fs::write(&path, rep(&big('a'))).unwrap();
     // The sidebar's memory, kept across its passes.
-    let memo = ReportMemo::new(REPORTS_KEPT);
-    let read_reports = |r: &Path, ids: &[&str]| read_reports(r, ids, Some(&memo));
+    let memory = ScanMemory::new();
+    let read_reports = |r: &Path, ids: &[&str]| read_reports(r, ids, Some(&memory.reports));
     let summary = |r: &Path| read_reports(r, &[B1]).reports[B1].summary.clone();
     // Just written: read every time (it could change again within the clock's granularity).
     let (s, n) = bytes_read(|| summary(root.path()));

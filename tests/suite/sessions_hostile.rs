@@ -8,8 +8,9 @@ use crate::sessions_common;
 use intercom_pane::board::classify::{classify, Activity};
 use intercom_pane::board::reason::StateReason;
 use intercom_pane::evidence::sessions::{
-    read_session, read_session_with, SessionError, SessionMemo, READ_BUDGET, SESSIONS_KEPT,
+    read_session, read_session_with, SessionError, READ_BUDGET,
 };
+use intercom_pane::evidence::ScanMemory;
 use intercom_pane::fsguard::FsError;
 use serde_json::json;
 use sessions_common::Session;
@@ -482,8 +483,8 @@ fn an_unchanged_session_is_not_read_again_and_every_change_is_seen() {
     std::fs::write(&p, session(&task('a'))).unwrap();
     // The task is shortened for the board; its first letter tells the versions apart.
     // The sidebar's memory, kept across its passes.
-    let memo = SessionMemo::new(SESSIONS_KEPT);
-    let read_session = |p: &Path| read_session_with(p, Some(&memo));
+    let memory = ScanMemory::new();
+    let read_session = |p: &Path| read_session_with(p, Some(&memory.sessions));
     let read = || {
         read_session(&p)
             .unwrap()

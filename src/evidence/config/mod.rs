@@ -396,7 +396,7 @@ fn load_checked(
 pub type ConfigMemo = Memo<fsguard::SettledKey, IntercomConfig>;
 
 /// Roots a `ConfigMemo` keeps.
-pub const CONFIGS_KEPT: usize = 4;
+pub(crate) const CONFIGS_KEPT: usize = 4;
 
 #[cfg(test)]
 mod tests {

@@ -397,7 +397,7 @@ fn read_session_at(
 pub type SessionMemo = Memo<(Option<String>, fsguard::SettledKey), SessionSummary>;
 
 /// Session files a `SessionMemo` keeps: the sidebar reads every seat's each pass.
-pub const SESSIONS_KEPT: usize = 1024;
+pub(crate) const SESSIONS_KEPT: usize = 1024;
 
 fn summarize(
     path: &Path,
