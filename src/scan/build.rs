@@ -202,19 +202,13 @@ pub(super) fn build_record(
     now: Ms,
 ) -> SeatRecord {
     let s = ev.session.summary();
-    let Verdict {
-        state,
-        reason,
-        source,
-    } = verdict::verdict(&facts(ev), now);
+    let v: Verdict = verdict::verdict(&facts(ev), now);
+    let state = v.state;
     let last_activity = s.and_then(|s| s.last_activity);
     let key = SeatKey::new(&ev.seat.project, &ev.seat.agent);
     // seen.json keeps the mark as the ISO text of the activity it saw.
-    let seen = seen::is_seen(
-        marks,
-        key.as_str(),
-        last_activity.map(format_iso).as_deref(),
-    );
+    let seen_iso = last_activity.map(format_iso);
+    let seen = seen::is_seen(marks, key.as_str(), seen_iso.as_deref());
     let (task, task_source, task_set_by) = task_of(ev);
     let (workspace, workspace_source) = workspace_of(ev);
     let (active_project, active_project_source) = active_project_of(ev, workspace.as_deref(), git);
@@ -222,8 +216,8 @@ pub(super) fn build_record(
         agent: ev.seat.agent.clone(),
         project: ev.seat.project.clone(),
         state,
-        state_reason: reason,
-        state_source: source,
+        state_reason: v.reason,
+        state_source: v.source,
         waiting_on_you: verdict::waiting_on_you(state, seen),
         seen,
         alive: verdict::alive(ev.live.liveness, state),
