@@ -27,12 +27,12 @@ const LOCK_POLL: Duration = Duration::from_millis(20);
 const PROC_STAT_CAP: u64 = 1 << 20;
 
 /// The lifecycle event being recorded (one vocabulary with the registrations that read it).
-pub use crate::evidence::registrations::RunEvent as Event;
+use crate::evidence::registrations::RunEvent;
 
 /// What the caller (the extension) tells about itself; the rest is found from the inside.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub event: Event,
+    pub event: RunEvent,
     pub seq: u64,
     /// The pi process; it must be an ancestor of this command.
     pub pi_pid: i32,
@@ -293,9 +293,11 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
         !l.is_empty() && l.len() <= 64 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     };
     match (&req.leaf_id, req.event) {
-        (Some(l), Event::SessionTree) if leaf_ok(l) => {}
-        (None, Event::SessionTree) => return Err(RegisterError::Refused(Refusal::LeafIdMissing)),
-        (Some(l), Event::SessionTree) => {
+        (Some(l), RunEvent::SessionTree) if leaf_ok(l) => {}
+        (None, RunEvent::SessionTree) => {
+            return Err(RegisterError::Refused(Refusal::LeafIdMissing))
+        }
+        (Some(l), RunEvent::SessionTree) => {
             return Err(RegisterError::Refused(Refusal::LeafId(l.clone())))
         }
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
@@ -377,10 +379,10 @@ fn current_mux(
     env: &MuxEnv,
     pid: i32,
     recorded: Option<&MuxRecord>,
-    event: Event,
+    event: RunEvent,
 ) -> Option<Value> {
     let deadline = Instant::now() + MUX_DEADLINE;
-    if let Some(m) = recorded.filter(|_| event != Event::SessionStart) {
+    if let Some(m) = recorded.filter(|_| event != RunEvent::SessionStart) {
         if m.kind != Some(MuxKind::Herdr) {
             return None;
         }
@@ -477,7 +479,7 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("bootId".into(), json!(id.boot_id));
     let started = process_started_at(id.start_ticks).unwrap_or(now);
     rec.insert("startedAt".into(), json!(format_iso(started)));
-    // Where pi is now (followed on every event); a lookup that finds no pane keeps what the
+    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no pane keeps what the
     // last event of this process recorded.
     let recorded = previous
         .as_ref()

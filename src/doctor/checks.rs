@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::Check;
 use crate::actions::store;
+use crate::board::record::SeatKey;
 use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv};
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::{RosterCode, RosterStatus};
@@ -133,6 +134,7 @@ pub fn herdr_seats(pass: &Scan) -> Option<Check> {
             )
         })
         .map(|r| r.key())
+        .map(|k| k.to_string())
         .collect();
     if unanswered.is_empty() && gone.is_empty() {
         return None;
@@ -295,7 +297,7 @@ pub fn roster(pass: &Scan) -> Vec<Check> {
 
 /// Every seat whose pane runs pi has a live registration: the extension is loaded in it.
 pub fn extension_loaded(pass: &Scan) -> Check {
-    let silent: Vec<String> = pass
+    let silent: Vec<SeatKey> = pass
         .records
         .iter()
         .filter(|r| r.alive == Some(true))
