@@ -55,6 +55,32 @@ pub fn resume_lock(root: &Path, session_id: &str) -> PathBuf {
     jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
 }
 
+/// `<root>/.pi-intercom/jobs/spawn-<hash of the lowercase name>.lock`: one spawn of a name at a
+/// time (names are unique ignoring case).
+pub fn spawn_lock(root: &Path, name: &str) -> PathBuf {
+    jobs_dir(root).join(format!("spawn-{}.lock", short_id(&name.to_lowercase())))
+}
+
+/// `<root>/.pi-intercom/workers`: launch specs of the workers `spawn` started.
+pub fn workers_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("workers")
+}
+
+/// `<root>/.pi-intercom/workers/<hash>.json`: one worker's launch spec (mode 0600).
+pub fn launch_spec(root: &Path, session_id: &str) -> PathBuf {
+    workers_dir(root).join(format!("{}.json", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/worktrees`: git worktrees `spawn --worktree` creates, one per worker.
+pub fn worktrees_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("worktrees")
+}
+
+/// `<root>/.pi-intercom/retired`: what `retire` keeps of a worker it removed from the roster.
+pub fn retired_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("retired")
+}
+
 /// `<root>/.pi-intercom/seats`: registrations written under the Intercom root.
 pub fn seats_dir(root: &Path) -> PathBuf {
     state_dir(root).join("seats")

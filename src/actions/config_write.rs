@@ -144,12 +144,19 @@ impl Change {
     }
 }
 
-/// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
-/// config as written and confirmed on disk.
-pub fn update_agent<E>(
+/// One try's new text and how to tell it landed: `confirm` says whether a text read back shows
+/// the change.
+struct Planned<'a> {
+    bytes: Vec<u8>,
+    confirm: Box<dyn Fn(&str) -> Result<bool, SpliceError> + 'a>,
+}
+
+/// The rewrite loop every change shares (see the module notes): under the lock, read, `plan`
+/// the new text from the text read and its config (`None`: nothing to change), validate, swap in
+/// only if the file is still what was read, read back, redo a lost change.
+fn rewrite<'a, E>(
     root: &Path,
-    session_id: &str,
-    edit: AgentEdit<E>,
+    plan: &dyn Fn(&str, &IntercomConfig) -> Result<Option<Planned<'a>>, WriteError<E>>,
 ) -> Result<IntercomConfig, WriteError<E>> {
     let _lock = lock(root).map_err(WriteError::Lock)?;
     let path = config::config_path(root);
@@ -161,14 +168,10 @@ pub fn update_agent<E>(
         }
         let (before, cfg) = read(root)?;
         let text = utf8(&before)?;
-        let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
-        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
-            .map_err(|e| WriteError::Unspliceable(SpliceError::Encode(e)))?;
-        let mut edited = entry.clone();
-        edited.remove("dashboardPort");
-        edit(&mut edited).map_err(WriteError::Refused)?;
-        let change = Change::between(&entry, &edited);
-        let bytes = splice::apply(text, &doc, &change).map_err(WriteError::Unspliceable)?;
+        let Some(planned) = plan(text, &cfg)? else {
+            return Ok(cfg);
+        };
+        let bytes = planned.bytes;
         if bytes == before {
             return Ok(cfg);
         }
@@ -187,14 +190,7 @@ pub fn update_agent<E>(
         }
         std::thread::sleep(CONFIRM_AFTER);
         let (after, _) = read(root)?;
-        let text = utf8(&after)?;
-        let on_disk = scan::document(text, session_id)
-            .and_then(|d| {
-                serde_json::from_str::<Map<String, Value>>(&text[d.target])
-                    .map_err(SpliceError::Encode)
-            })
-            .map_err(WriteError::Unspliceable)?;
-        if change.shown_by(&on_disk) {
+        if (planned.confirm)(utf8(&after)?).map_err(WriteError::Unspliceable)? {
             return Ok(written);
         }
         lost = true; // another writer replaced the file with one made before ours: redo
@@ -204,6 +200,92 @@ pub fn update_agent<E>(
     } else {
         WriteError::KeptChanging
     })
+}
+
+/// The raw entry of the agent with `session_id` in `text`.
+fn entry_of(text: &str, session_id: &str) -> Result<Map<String, Value>, SpliceError> {
+    let d = scan::document(text, session_id)?;
+    serde_json::from_str(&text[d.target]).map_err(SpliceError::Encode)
+}
+
+/// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
+/// config as written and confirmed on disk.
+pub fn update_agent<E>(
+    root: &Path,
+    session_id: &str,
+    edit: AgentEdit<E>,
+) -> Result<IntercomConfig, WriteError<E>> {
+    rewrite(root, &|text, _cfg| {
+        let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
+        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
+            .map_err(|e| WriteError::Unspliceable(SpliceError::Encode(e)))?;
+        let mut edited = entry.clone();
+        edited.remove("dashboardPort");
+        edit(&mut edited).map_err(WriteError::Refused)?;
+        let change = Change::between(&entry, &edited);
+        let bytes = splice::apply(text, &doc, &change).map_err(WriteError::Unspliceable)?;
+        Ok(Some(Planned {
+            bytes,
+            confirm: Box::new(move |t| Ok(change.shown_by(&entry_of(t, session_id)?))),
+        }))
+    })
+}
+
+/// Add one agent entry at the end of `agents`, printed in the style of the entries there (see
+/// `agents::append`). `make` builds the entry from the roster as it is under the lock, or
+/// refuses (a name taken meanwhile, a full roster): nothing is written then. Returns the config
+/// as written and confirmed on disk, and the entry added.
+pub fn append_agent<E>(
+    root: &Path,
+    make: &dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>,
+) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
+    let added = std::cell::RefCell::new(Map::new());
+    let cfg = rewrite(root, &|text, cfg| {
+        let entry = make(cfg).map_err(WriteError::Refused)?;
+        let id = entry
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let bytes = agents::append(text, &entry).map_err(WriteError::Unspliceable)?;
+        let want = entry.clone();
+        *added.borrow_mut() = entry;
+        Ok(Some(Planned {
+            bytes: bytes.into_bytes(),
+            confirm: Box::new(move |t| match entry_of(t, &id) {
+                Ok(on_disk) => Ok(on_disk == want),
+                Err(SpliceError::NoAgent(_)) => Ok(false),
+                Err(e) => Err(e),
+            }),
+        }))
+    })?;
+    Ok((cfg, added.into_inner()))
+}
+
+/// Remove the agent with `session_id` from `agents` (its entry and one separator; every other
+/// byte stays). `check` sees the roster as it is under the lock and may refuse. Returns the
+/// config as written and confirmed, and the entry removed exactly as it was.
+pub fn remove_agent<E>(
+    root: &Path,
+    session_id: &str,
+    check: &dyn Fn(&IntercomConfig) -> Result<(), E>,
+) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
+    let removed = std::cell::RefCell::new(Map::new());
+    let cfg = rewrite(root, &|text, cfg| {
+        check(cfg).map_err(WriteError::Refused)?;
+        let entry = entry_of(text, session_id).map_err(WriteError::Unspliceable)?;
+        let bytes = agents::remove(text, session_id).map_err(WriteError::Unspliceable)?;
+        *removed.borrow_mut() = entry;
+        Ok(Some(Planned {
+            bytes: bytes.into_bytes(),
+            confirm: Box::new(move |t| match scan::document(t, session_id) {
+                Err(SpliceError::NoAgent(_)) => Ok(true),
+                Ok(_) => Ok(false),
+                Err(e) => Err(e),
+            }),
+        }))
+    })?;
+    Ok((cfg, removed.into_inner()))
 }
 
 /// The pause after the `attempt`th try lost a race: random below min(2^attempt, 16) ms.
@@ -217,6 +299,7 @@ fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {
     std::str::from_utf8(bytes).map_err(|_| WriteError::Unspliceable(SpliceError::NotUtf8))
 }
 
+mod agents;
 mod scan;
 mod splice;
 pub use scan::SpliceError;

@@ -7,7 +7,7 @@ use super::scan::{Doc, Obj, SpliceError};
 use super::Change;
 
 /// `value` printed for a member indented by `indent` (pretty when the file is, else compact).
-fn render(value: &Value, indent: Option<&str>) -> Result<String, SpliceError> {
+pub(super) fn render(value: &Value, indent: Option<&str>) -> Result<String, SpliceError> {
     match indent {
         Some(ind) => Ok(serde_json::to_string_pretty(value)
             .map_err(SpliceError::Encode)?
@@ -17,7 +17,7 @@ fn render(value: &Value, indent: Option<&str>) -> Result<String, SpliceError> {
 }
 
 /// The indentation after the last newline of `ws`, or `None` when `ws` has no newline.
-fn indent_of(ws: &str) -> Option<&str> {
+pub(super) fn indent_of(ws: &str) -> Option<&str> {
     ws.rfind('\n').map(|i| &ws[i + 1..])
 }
 
