@@ -3,6 +3,7 @@
 pub mod close;
 pub mod config_write;
 pub mod handoff;
+pub mod launch_spec;
 pub mod monitor_pane;
 pub mod monitor_restart;
 pub mod register;

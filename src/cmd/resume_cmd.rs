@@ -82,6 +82,17 @@ fn print_human(v: &serde_json::Value) {
     if let Some(argv) = v.get("argv") {
         crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
     }
+    match v.get("launchSpec").filter(|s| !s.is_null()) {
+        Some(spec) => crate::cmd::out(format_args!(
+            "  launch spec: {} (spawned {})",
+            sanitize(spec["path"].as_str().unwrap_or("")),
+            sanitize(spec["createdAt"].as_str().unwrap_or(""))
+        )),
+        None if v.get("argv").is_some() => crate::cmd::out(format_args!(
+            "  launch spec: none recorded (not started by spawn): pi --session <file> in its projectDirectory"
+        )),
+        None => {}
+    }
     if let Some(h) = v.get("handoff").filter(|h| !h.is_null()) {
         crate::cmd::out(format_args!(
             "  last handoff ({} s old): {}",
