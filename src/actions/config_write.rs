@@ -144,20 +144,25 @@ impl Change {
     }
 }
 
+/// Whether a text read back shows the change.
+type Confirm<'a> = Box<dyn Fn(&str) -> Result<bool, SpliceError> + 'a>;
+/// One try's plan, from the text read and its config (`None`: nothing to change).
+type Plan<'p, 'a, E> =
+    &'p dyn Fn(&str, &IntercomConfig) -> Result<Option<Planned<'a>>, WriteError<E>>;
+/// Builds a new agent entry from the roster as it is under the lock, or refuses.
+pub type MakeEntry<'a, E> = &'a dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>;
+
 /// One try's new text and how to tell it landed: `confirm` says whether a text read back shows
 /// the change.
 struct Planned<'a> {
     bytes: Vec<u8>,
-    confirm: Box<dyn Fn(&str) -> Result<bool, SpliceError> + 'a>,
+    confirm: Confirm<'a>,
 }
 
 /// The rewrite loop every change shares (see the module notes): under the lock, read, `plan`
 /// the new text from the text read and its config (`None`: nothing to change), validate, swap in
 /// only if the file is still what was read, read back, redo a lost change.
-fn rewrite<'a, E>(
-    root: &Path,
-    plan: &dyn Fn(&str, &IntercomConfig) -> Result<Option<Planned<'a>>, WriteError<E>>,
-) -> Result<IntercomConfig, WriteError<E>> {
+fn rewrite<'a, E>(root: &Path, plan: Plan<'_, 'a, E>) -> Result<IntercomConfig, WriteError<E>> {
     let _lock = lock(root).map_err(WriteError::Lock)?;
     let path = config::config_path(root);
     let mut lost = false;
@@ -237,7 +242,7 @@ pub fn update_agent<E>(
 /// as written and confirmed on disk, and the entry added.
 pub fn append_agent<E>(
     root: &Path,
-    make: &dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>,
+    make: MakeEntry<E>,
 ) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
     let added = std::cell::RefCell::new(Map::new());
     let cfg = rewrite(root, &|text, cfg| {

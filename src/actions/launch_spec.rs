@@ -179,7 +179,8 @@ pub fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
             "not owned by this user, or writable by others".into(),
         ));
     }
-    let bytes = fsguard::read_at(&f.file, 0, SPEC_CAP as usize).map_err(|e| unusable(e.code().into()))?;
+    let bytes =
+        fsguard::read_at(&f.file, 0, SPEC_CAP as usize).map_err(|e| unusable(e.code().into()))?;
     let spec: LaunchSpec =
         serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not a launch spec ({e})")))?;
     spec.check(session_id).map_err(unusable)?;
@@ -283,7 +284,12 @@ mod tests {
             version: 1,
             session_id: "s1".into(),
             name: "W".into(),
-            args: vec!["--session-id".into(), "s1".into(), "--model".into(), "m".into()],
+            args: vec![
+                "--session-id".into(),
+                "s1".into(),
+                "--model".into(),
+                "m".into(),
+            ],
             cwd: PathBuf::from("/tmp"),
             env: vec![("PATH".into(), "/bin".into())],
             placement: None,

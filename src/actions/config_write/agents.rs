@@ -119,12 +119,18 @@ mod tests {
             "{out}"
         );
         let out = append(&comma_first, &entry()).unwrap();
-        assert!(out.contains("}\n  , {\"sessionId\": \"n\", \"name\": \"New\""), "{out}");
+        assert!(
+            out.contains("}\n  , {\"sessionId\": \"n\", \"name\": \"New\""),
+            "{out}"
+        );
         // The first entry removed takes the separator after it.
         let out = remove(&pretty, "c").unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["agents"].as_array().unwrap().len(), 1);
-        assert!(out.contains("[\n    {\n      \"sessionId\": \"w\""), "{out}");
+        assert!(
+            out.contains("[\n    {\n      \"sessionId\": \"w\""),
+            "{out}"
+        );
         // An empty array takes the entry alone.
         let out = append("{\"version\":1,\"agents\":[ ]}", &entry()).unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();

@@ -8,8 +8,8 @@
 //! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
 //! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
 
-mod live;
-mod place;
+pub(crate) mod live;
+pub(crate) mod place;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -176,15 +176,8 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
 pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK";
 
 fn test_pause() {
-    let Some(path) = std::env::var_os(TEST_PAUSE_ENV).map(PathBuf::from) else {
-        return;
-    };
-    if store::write_atomic(&path, b"").is_err() {
-        return;
-    }
-    let end = Instant::now() + Duration::from_secs(10);
-    while fsguard::kind(&path).is_ok() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(20));
+    if let Some(path) = std::env::var_os(TEST_PAUSE_ENV) {
+        crate::actions::pause_for_test(Path::new(&path));
     }
 }
 

@@ -30,7 +30,7 @@ impl std::error::Error for NoPlace {}
 
 /// The coordinator's pane: from its live registration (server incarnation and pane checked, the
 /// registered pi still in that pane), else the pane this command runs in.
-pub(super) fn coordinator_pane(
+pub(crate) fn coordinator_pane(
     cfg: &IntercomConfig,
     root: &Path,
     data_root: &Path,
@@ -89,7 +89,10 @@ pub(super) fn window(
     beside: &PaneInfo,
     spec: Option<&LaunchSpec>,
 ) -> NewWindow {
-    let session = ["--session".to_string(), session_file.to_string_lossy().into_owned()];
+    let session = [
+        "--session".to_string(),
+        session_file.to_string_lossy().into_owned(),
+    ];
     let mut argv = vec![req.pi_program.clone()];
     let env = match spec {
         None => {
@@ -101,7 +104,10 @@ pub(super) fn window(
             let mut env = s.env.clone();
             if let Some(c) = &req.system_config {
                 env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
-                env.push(("INTERCOM_PANE_CONFIG".into(), c.to_string_lossy().into_owned()));
+                env.push((
+                    "INTERCOM_PANE_CONFIG".into(),
+                    c.to_string_lossy().into_owned(),
+                ));
             }
             env
         }
