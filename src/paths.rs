@@ -1,5 +1,6 @@
 //! Where things live in an Intercom root's `.pi-intercom/` folder: the one place that names its
-//! files (docs/interop.md). Pure path arithmetic: nothing here reads or writes.
+//! files (docs/interop.md). Path arithmetic: nothing here reads or writes (`absolute` asks for
+//! the current folder).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,23 @@ pub fn short_id(s: &str) -> String {
         .iter()
         .take(12)
         .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `p` made absolute against the current folder, `.` components dropped (links are not
+/// resolved: the path stays the one the person gave). Unchanged when the folder is unreadable.
+pub fn absolute(p: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(p),
+            Err(_) => return p.to_path_buf(),
+        }
+    };
+    joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect()
 }
 

@@ -147,13 +147,7 @@ fn session_name(root: &Path) -> String {
 
 pub fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
     let usage = |m: String| (InitExit::Usage, m);
-    let root = if req.root.is_absolute() {
-        req.root.clone()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| usage(format!("cannot read the current folder: {e}")))?
-            .join(&req.root)
-    };
+    let root = paths::absolute(&req.root);
     // A worker may not be called coordinator; the coordinator may.
     if req.name.to_lowercase() != "coordinator" {
         spawn::check_name(&req.name).map_err(|e| usage(format!("--name: {e}")))?;

@@ -20,13 +20,6 @@ const PROMPT: TextArg = TextArg {
     usage: "give --prompt TEXT or --prompt-file FILE",
 };
 
-/// `--config` as an absolute path (the new pi runs in another folder).
-fn absolute(p: &std::path::Path) -> PathBuf {
-    std::env::current_dir()
-        .map(|d| d.join(p))
-        .unwrap_or_else(|_| p.to_path_buf())
-}
-
 fn print(v: &Value, json: bool, lines: impl FnOnce(&Value)) {
     if json {
         crate::cmd::out(format_args!(
@@ -45,7 +38,7 @@ pub fn run_init(args: &InitArgs) -> InitExit {
         description: args.description.clone(),
         multiplexer: args.multiplexer.as_deref().and_then(MuxChoice::parse),
         pi_program: args.pi.clone(),
-        system_config: args.config.as_deref().map(absolute),
+        system_config: args.config.as_deref().map(crate::paths::absolute),
     };
     let created = match init::init(&req) {
         Ok(c) => c,
@@ -131,7 +124,7 @@ pub fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         extra_args: args.pi_args.clone(),
         wait_secs: args.wait_secs,
         pi_program: args.pi.clone(),
-        system_config: args.src.config.as_deref().map(absolute),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
         scan: &r.opts,
         clock: r.clock.as_ref(),
         progress: &|l: &str| progress.line(l),
@@ -204,7 +197,7 @@ pub fn run_retire(args: &RetireArgs) -> RetireExit {
         return RetireExit::Usage;
     };
     let end = retire::retire(&RetireRequest {
-        root: absolute(&root),
+        root: crate::paths::absolute(&root),
         name: args.name.clone(),
         remove_worktree: args.remove_worktree,
         data_root: r.opts.data_root.clone(),

@@ -25,6 +25,8 @@ mod probe_common;
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]
 mod sessions_common;
+#[path = "../spawn_support/mod.rs"]
+mod spawn_support;
 
 mod architecture;
 mod close_adversarial;
@@ -75,6 +77,7 @@ mod sessions_fixtures;
 mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
+mod spawn_cli;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

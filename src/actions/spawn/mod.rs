@@ -150,15 +150,7 @@ fn root_of(req: &SpawnRequest) -> Result<PathBuf, Ending> {
             "no Intercom root here (run `intercom-pane init`, or give --root)",
         )
     })?;
-    if root.is_absolute() {
-        return Ok(root);
-    }
-    std::env::current_dir().map(|d| d.join(&root)).map_err(|e| {
-        refused(
-            SpawnExit::Usage,
-            format!("cannot read the current folder: {e}"),
-        )
-    })
+    Ok(paths::absolute(&root))
 }
 
 pub fn spawn(req: &SpawnRequest) -> Ending {

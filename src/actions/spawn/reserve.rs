@@ -240,7 +240,7 @@ fn same_folder(req: &SpawnRequest, spec: &LaunchSpec) -> Result<Tree, Ending> {
     }
     match (&req.folder, &spec.worktree) {
         (Folder::Root, w) => Ok(w.clone().map_or(Tree::None, Tree::Existing)),
-        (Folder::Dir(d), None) if absolute(d) == spec.cwd => Ok(Tree::None),
+        (Folder::Dir(d), None) if paths::absolute(d) == spec.cwd => Ok(Tree::None),
         (Folder::Dir(d), _) => Err(elsewhere(format!("--dir {} differs", d.display()))),
         (Folder::Worktree(b), Some(w)) if b.as_ref().is_none_or(|b| *b == w.branch) => {
             Ok(Tree::Existing(w.clone()))
@@ -257,16 +257,6 @@ fn abandoned(root: &Path, cfg: &IntercomConfig, name: &str) -> Option<LaunchSpec
         .into_iter()
         .filter(|s| s.stage == Stage::Reserved)
         .find(|s| s.name.to_lowercase() == want && cfg.find_by_session(&s.session_id).is_none())
-}
-
-/// `p` absolute, against the current folder.
-fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    std::env::current_dir()
-        .map(|d| d.join(p))
-        .unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// The worker's folder: (`projectDirectory`, absolute folder, worktree step).
@@ -290,7 +280,7 @@ fn folder(
     match &req.folder {
         Folder::Root => Ok((".".into(), root.to_path_buf(), Tree::None)),
         Folder::Dir(d) => {
-            let d = absolute(d);
+            let d = paths::absolute(d);
             let shown = d.display().to_string();
             match fsguard::kind(&d) {
                 Ok(fsguard::Kind::Dir) => {}
