@@ -5,7 +5,8 @@
 //! its executable is a JavaScript runtime's name (`node`: a hard link of Python) and its command
 //! line runs a script under `pi-coding-agent/` (the Python program below). It records every
 //! launch (argv, folder, environment) and every text, and keeps a session file in
-//! `STANDIN_SESSIONS`. Real pi is covered by `tests/real_pi/`.
+//! `STANDIN_SESSIONS`. A file `no-register` in its record folder makes it skip registering (a pi
+//! without the extension). Real pi is covered by `tests/real_pi/`.
 #![allow(dead_code)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -13,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::mux_support::program_named;
+use crate::mux_support::{program_named, TmuxServer};
+use crate::pi_support;
+use crate::scan_support::*;
 
 const STAND_IN: &str = r#"
 import json, os, socket, subprocess, sys, tempfile, time
@@ -42,7 +45,7 @@ path = os.path.join(folder, "reply.sock")
 srv = socket.socket(socket.AF_UNIX)
 srv.bind(path)
 srv.listen(4)
-if os.environ.get("STANDIN_NO_REGISTER") != "1":
+if not os.path.exists(os.path.join(rec, "no-register")):
     cmd = [os.environ["INTERCOM_PANE_BIN"], "register", "--event", "session_start", "--seq", "1",
            "--pi-pid", str(os.getpid()), "--session-id", sid, "--session-file", sfile,
            "--cwd", os.getcwd(), "--channel", path]
@@ -104,4 +107,139 @@ pub fn lines(file: &Path) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// A root made by `init`, its coordinator registered from the pane of a private tmux server,
+/// and the pi stand-in to spawn.
+pub struct Team {
+    pub env: Env,
+    pub root: PathBuf,
+    pub server: TmuxServer,
+    pub pi: PathBuf,
+    pub coordinator: String,
+}
+
+impl Team {
+    pub fn new() -> Team {
+        let env = Env::new().with_system_path();
+        let root = env.path("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let o = env.run(&["init", "--root", "root", "--json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let made = stdout_json(&o);
+        let coordinator = made["sessionId"].as_str().unwrap().to_string();
+        for d in ["sessions", "rec"] {
+            std::fs::create_dir_all(env.path(d)).unwrap();
+        }
+        let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
+        let bin = env!("CARGO_BIN_EXE_intercom-pane");
+        let sys = env.system_config();
+        let script = format!(
+            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} >/dev/null; sleep 600",
+            root.display()
+        );
+        let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let server = TmuxServer::start("coord", &root, &argv);
+        wait_registered(&root.join(".pi-intercom/seats"));
+        Team {
+            env,
+            root,
+            server,
+            pi,
+            coordinator,
+        }
+    }
+
+    pub fn config(&self) -> String {
+        std::fs::read_to_string(self.root.join(".pi-intercom/config.json")).unwrap()
+    }
+
+    pub fn roster(&self) -> Value {
+        serde_json::from_str(&self.config()).unwrap()
+    }
+
+    /// `spawn` with the layout's flags, the stand-in as pi, JSON; (exit, report, stderr).
+    pub fn spawn(&self, args: &[&str]) -> (i32, Value, String) {
+        self.spawn_env(args, &[])
+    }
+
+    /// `spawn` started in the background (stdout and stderr piped).
+    pub fn spawn_child(&self, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
+        let pi = self.pi.display().to_string();
+        let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
+        all.extend_from_slice(args);
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
+        c.args(layout_args(&self.env, &["spawn"], &all))
+            .current_dir(self.env.dir.path())
+            .env_clear()
+            .env("HOME", self.env.path("home"))
+            .env("XDG_STATE_HOME", self.env.path("state"))
+            .env("PATH", &self.env.path_env)
+            .env("TMUX_TMPDIR", self.env.path("tmux-tmp"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        c.spawn().unwrap()
+    }
+
+    pub fn spawn_env(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Value, String) {
+        finished(self.spawn_child(args, vars))
+    }
+
+    /// The names of the windows after the coordinator's (whose name tmux keeps renaming).
+    pub fn windows(&self) -> Vec<String> {
+        self.server
+            .tmux(&["list-windows", "-a", "-F", "#{window_name}"])
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn launches(&self) -> Vec<Value> {
+        lines(&self.env.path("rec/launches.jsonl"))
+    }
+
+    pub fn texts(&self) -> Vec<Value> {
+        lines(&self.env.path("rec/texts.jsonl"))
+    }
+
+    /// Everything under `.pi-intercom/workers/` (launch specs).
+    pub fn specs(&self) -> Vec<Value> {
+        let dir = self.root.join(".pi-intercom/workers");
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                out.push(serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap());
+            }
+        }
+        out
+    }
+}
+
+/// The roster entry named `name`.
+pub fn agent<'a>(roster: &'a Value, name: &str) -> Option<&'a Value> {
+    roster["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+}
+
+/// A finished spawn's (exit, report, stderr).
+pub fn finished(child: std::process::Child) -> (i32, Value, String) {
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        serde_json::from_slice(&o.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }

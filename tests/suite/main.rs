@@ -78,6 +78,7 @@ mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
 mod spawn_cli;
+mod spawn_race;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

@@ -5,136 +5,22 @@
 //! unchanged), the launch spec, the window (its name, folder, focus), the argv, the first task.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::mux_support;
-use crate::pi_support;
 use crate::scan_support;
 use crate::spawn_support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use mux_support::{wait_for, TmuxServer};
 use scan_support::*;
 use serde_json::Value;
-use spawn_support::{lines, stand_in_pi};
-
-/// A root made by `init`, its coordinator registered from the pane of a private tmux server,
-/// and the pi stand-in to spawn.
-pub struct Team {
-    pub env: Env,
-    pub root: PathBuf,
-    pub server: TmuxServer,
-    pub pi: PathBuf,
-    pub coordinator: String,
-}
-
-impl Team {
-    pub fn new() -> Team {
-        let env = Env::new().with_system_path();
-        let root = env.path("root");
-        std::fs::create_dir_all(&root).unwrap();
-        let o = env.run(&["init", "--root", "root", "--json"]);
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-        let made = stdout_json(&o);
-        let coordinator = made["sessionId"].as_str().unwrap().to_string();
-        for d in ["sessions", "rec"] {
-            std::fs::create_dir_all(env.path(d)).unwrap();
-        }
-        let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
-        let bin = env!("CARGO_BIN_EXE_intercom-pane");
-        let sys = env.system_config();
-        let script = format!(
-            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} >/dev/null; sleep 600",
-            root.display()
-        );
-        let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let server = TmuxServer::start("coord", &root, &argv);
-        wait_registered(&root.join(".pi-intercom/seats"));
-        Team {
-            env,
-            root,
-            server,
-            pi,
-            coordinator,
-        }
-    }
-
-    pub fn config(&self) -> String {
-        std::fs::read_to_string(self.root.join(".pi-intercom/config.json")).unwrap()
-    }
-
-    pub fn roster(&self) -> Value {
-        serde_json::from_str(&self.config()).unwrap()
-    }
-
-    /// `spawn` with the layout's flags, the stand-in as pi, JSON; (exit, report, stderr).
-    pub fn spawn(&self, args: &[&str]) -> (i32, Value, String) {
-        self.spawn_env(args, &[])
-    }
-
-    pub fn spawn_env(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Value, String) {
-        let pi = self.pi.display().to_string();
-        let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
-        all.extend_from_slice(args);
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
-        c.args(layout_args(&self.env, &["spawn"], &all))
-            .current_dir(self.env.dir.path())
-            .env_clear()
-            .env("HOME", self.env.path("home"))
-            .env("XDG_STATE_HOME", self.env.path("state"))
-            .env("PATH", &self.env.path_env)
-            .env("TMUX_TMPDIR", self.env.path("tmux-tmp"));
-        for (k, v) in vars {
-            c.env(k, v);
-        }
-        let o = c.output().unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            serde_json::from_slice(&o.stdout).unwrap_or(Value::Null),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    }
-
-    /// The names of the windows after the coordinator's (whose name tmux keeps renaming).
-    pub fn windows(&self) -> Vec<String> {
-        self.server
-            .tmux(&["list-windows", "-a", "-F", "#{window_name}"])
-            .lines()
-            .skip(1)
-            .map(str::to_string)
-            .collect()
-    }
-
-    pub fn launches(&self) -> Vec<Value> {
-        lines(&self.env.path("rec/launches.jsonl"))
-    }
-
-    pub fn texts(&self) -> Vec<Value> {
-        lines(&self.env.path("rec/texts.jsonl"))
-    }
-
-    /// Everything under `.pi-intercom/workers/` (launch specs).
-    pub fn specs(&self) -> Vec<Value> {
-        let dir = self.root.join(".pi-intercom/workers");
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if e.path().extension().is_some_and(|x| x == "json") {
-                out.push(serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap());
-            }
-        }
-        out
-    }
-}
-
-fn agent<'a>(roster: &'a Value, name: &str) -> Option<&'a Value> {
-    roster["agents"].as_array().unwrap().iter().find(|a| a["name"] == name)
-}
+use spawn_support::{agent, Team};
 
 #[test]
 fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_task() {
     let t = Team::new();
     let before = t.config();
-    let active = t.server.tmux(&["display-message", "-p", "-t", "=coord:", "#{window_id}"]);
+    let active = t
+        .server
+        .tmux(&["display-message", "-p", "-t", "=coord:", "#{window_id}"]);
     let (code, out, err) = t.spawn(&[
         "Docs",
         "--model",
@@ -155,7 +41,10 @@ fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_tas
     let after = t.config();
     let cut = before.rfind("\n    }").unwrap() + "\n    }".len();
     assert_eq!(&after[..cut], &before[..cut], "{after}");
-    assert!(after[cut..].starts_with(",\n    {\n      \"sessionId\": "), "{after}");
+    assert!(
+        after[cut..].starts_with(",\n    {\n      \"sessionId\": "),
+        "{after}"
+    );
     let docs = agent(&t.roster(), "Docs").unwrap().clone();
     assert_eq!(docs["sessionId"], id.as_str());
     assert_eq!(docs["projectDirectory"], ".");
@@ -165,7 +54,9 @@ fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_tas
     assert!(port > 1024 && port != t.roster()["agents"][0]["port"].as_u64().unwrap());
     // The window: named after the worker, in the coordinator's session, focus unchanged.
     assert_eq!(t.windows(), ["Docs"]);
-    let now_active = t.server.tmux(&["display-message", "-p", "-t", "=coord:", "#{window_id}"]);
+    let now_active = t
+        .server
+        .tmux(&["display-message", "-p", "-t", "=coord:", "#{window_id}"]);
     assert_eq!(now_active, active, "focus moved");
     // pi ran as an argv with the session, model, thinking and extra flags, in the root, with
     // the environment resume passes.
@@ -173,15 +64,29 @@ fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_tas
     assert_eq!(l.len(), 1, "{l:?}");
     assert_eq!(
         l[0]["argv"],
-        serde_json::json!(["--session-id", id, "--model", "fake/m", "--thinking", "low", "--verbose"])
+        serde_json::json!([
+            "--session-id",
+            id,
+            "--model",
+            "fake/m",
+            "--thinking",
+            "low",
+            "--verbose"
+        ])
     );
     assert_eq!(l[0]["cwd"], t.root.display().to_string());
     assert_eq!(l[0]["env"]["INTERCOM_PANE_CONFIG"], t.env.system_config());
-    assert_eq!(l[0]["env"]["INTERCOM_PANE_BIN"], env!("CARGO_BIN_EXE_intercom-pane"));
+    assert_eq!(
+        l[0]["env"]["INTERCOM_PANE_BIN"],
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
     // The first task: once, through the channel, after the seat registered.
     let texts = t.texts();
     assert_eq!(texts.len(), 1, "{texts:?}");
-    assert!(texts[0]["text"].as_str().unwrap().starts_with("Write the install notes.\n"));
+    assert!(texts[0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Write the install notes.\n"));
     assert_eq!(out["prompt"]["transport"], "channel", "{out}");
     assert_eq!(out["prompt"]["outcome"], "delivered", "{out}");
     // The launch spec: private, typed, at stage registered.
@@ -194,17 +99,34 @@ fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_tas
     assert_eq!(spec["args"], l[0]["argv"]);
     assert_eq!(spec["pane"], out["pane"]);
     assert_eq!(spec["placement"]["multiplexer"], "tmux");
-    let env_names: Vec<&str> = spec["env"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
-    assert!(env_names.contains(&"PATH") && env_names.contains(&"INTERCOM_PANE_CONFIG"), "{env_names:?}");
+    let env_names: Vec<&str> = spec["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    assert!(
+        env_names.contains(&"PATH") && env_names.contains(&"INTERCOM_PANE_CONFIG"),
+        "{env_names:?}"
+    );
     assert!(!env_names.contains(&"HOME"), "{env_names:?}");
     // The board sees it registered and alive.
-    let idx = scan_json(&t.env, &["--tmux-socket", &t.server.sock.display().to_string()]);
+    let idx = scan_json(
+        &t.env,
+        &["--tmux-socket", &t.server.sock.display().to_string()],
+    );
     assert_eq!(record(&idx, "Docs")["registered"]["alive"], true, "{idx}");
     // And a second spawn of the name is refused: nothing written, nothing started.
     let cfg = t.config();
     let (code, out, _) = t.spawn(&["docs"]);
     assert_eq!(code, 4, "{out}");
-    assert!(out["reason"].as_str().unwrap().contains("already in the roster"), "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("already in the roster"),
+        "{out}"
+    );
     assert_eq!(t.config(), cfg);
     assert_eq!(t.windows().len(), 1);
 }
@@ -251,8 +173,14 @@ fn bad_input_is_refused_before_anything_is_written_or_started() {
     // A folder under the root is fine (the control case).
     let (code, out, err) = t.spawn(&["Sub", "--dir", "root/sub"]);
     assert_eq!(code, 0, "{out} {err}");
-    assert_eq!(agent(&t.roster(), "Sub").unwrap()["projectDirectory"], "sub");
-    assert_eq!(t.launches()[0]["cwd"], t.root.join("sub").display().to_string());
+    assert_eq!(
+        agent(&t.roster(), "Sub").unwrap()["projectDirectory"],
+        "sub"
+    );
+    assert_eq!(
+        t.launches()[0]["cwd"],
+        t.root.join("sub").display().to_string()
+    );
 }
 
 /// A roster at its limit refuses another worker; no coordinator pane refuses too.
@@ -262,8 +190,10 @@ fn a_full_roster_or_no_coordinator_pane_is_refused() {
     let mut roster = t.roster();
     let agents = roster["agents"].as_array_mut().unwrap();
     for i in 1..256 {
-        agents.push(serde_json::json!({"sessionId": format!("s-{i}"), "name": format!("W{i}"),
-            "coordinator": false, "description": "W.", "port": 50000 + i, "projectDirectory": "."}));
+        agents.push(
+            serde_json::json!({"sessionId": format!("s-{i}"), "name": format!("W{i}"),
+            "coordinator": false, "description": "W.", "port": 50000 + i, "projectDirectory": "."}),
+        );
     }
     let full = serde_json::to_string_pretty(&roster).unwrap();
     std::fs::write(t.root.join(".pi-intercom/config.json"), &full).unwrap();
@@ -277,9 +207,20 @@ fn a_full_roster_or_no_coordinator_pane_is_refused() {
     std::fs::create_dir_all(env.path("root")).unwrap();
     assert_eq!(env.run(&["init", "--root", "root"]).status.code(), Some(0));
     let cfg = std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap();
-    let o = env.run(&layout_args(&env, &["spawn"], &["W", "--json", "--pi", "/bin/false"]));
-    assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = env.run(&layout_args(
+        &env,
+        &["spawn"],
+        &["W", "--json", "--pi", "/bin/false"],
+    ));
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("no coordinator pane"));
-    assert_eq!(std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(), cfg);
+    assert_eq!(
+        std::fs::read(env.path("root/.pi-intercom/config.json")).unwrap(),
+        cfg
+    );
 }
-

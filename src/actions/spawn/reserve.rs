@@ -180,9 +180,11 @@ fn unfinished(req: &SpawnRequest, root: &Path, a: &Agent) -> Result<LaunchSpec, 
     }
     let spec = match launch_spec::read(root, &a.session_id) {
         Ok(s) if s.stage != Stage::Registered => s,
-        Ok(_) => return Err(taken(format!(
+        Ok(_) => {
+            return Err(taken(format!(
             "{name} is already in the roster (spawned and registered): resume-worker or retire it"
-        ))),
+        )))
+        }
         Err(launch_spec::SpecError::Missing) => {
             return Err(taken(format!("{name} is already in the roster")))
         }
