@@ -27,7 +27,6 @@ def log(name, obj):
         f.write(json.dumps(obj) + "\n")
 env = {k: os.environ.get(k) for k in ["PATH", "PI_CODING_AGENT_DIR", "PI_OFFLINE",
        "INTERCOM_PANE_CONFIG", "INTERCOM_PANE_BIN", "STANDIN_MARK"]}
-log("launches.jsonl", {"argv": args, "cwd": os.getcwd(), "env": env, "pid": os.getpid()})
 now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 if "--session" in args:
     sfile = args[args.index("--session") + 1]
@@ -40,6 +39,7 @@ else:
         with open(sfile, "a") as f:
             f.write(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": now,
                                 "cwd": os.getcwd()}) + "\n")
+log("launches.jsonl", {"argv": args, "cwd": os.getcwd(), "env": env, "pid": os.getpid(), "sid": sid})
 folder = tempfile.mkdtemp(prefix="ip-standin-")
 path = os.path.join(folder, "reply.sock")
 srv = socket.socket(socket.AF_UNIX)

@@ -79,6 +79,7 @@ mod sessions_layouts;
 mod sessions_real_runs;
 mod spawn_cli;
 mod spawn_race;
+mod spawn_retire;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

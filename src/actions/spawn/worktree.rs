@@ -169,7 +169,9 @@ pub fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
         .take(20)
         .map(|e| sanitize(&e[3..]))
         .collect();
-    let exclude = format!("--exclude=refs/heads/{}", w.branch);
+    // `--exclude` before `--branches` takes the name without `refs/heads/` (git's rule); a
+    // branch name holds no glob character (`git check-ref-format`).
+    let exclude = format!("--exclude={}", w.branch);
     let count = git(
         &w.path,
         &[
