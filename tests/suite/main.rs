@@ -40,6 +40,7 @@ mod doctor_cli;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
 mod herdr_contract;
+mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
 mod log_cli;
