@@ -88,16 +88,20 @@ pub fn stand_in_pi(dir: &Path, record: &Path, sessions: &Path) -> PathBuf {
     std::fs::write(
         &pi,
         format!(
-            "#!/bin/bash\nexport PYTHONHOME=/usr STANDIN_RECORD='{}' STANDIN_SESSIONS='{}'\nexec '{}' '{}' \"$@\"\n",
-            record.display(),
-            sessions.display(),
-            node.display(),
-            cli.display()
+            "#!/bin/bash\nexport PYTHONHOME=/usr STANDIN_RECORD={} STANDIN_SESSIONS={}\nexec {} {} \"$@\"\n",
+            quote(record),
+            quote(sessions),
+            quote(&node),
+            quote(&cli)
         ),
     )
     .unwrap();
     std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
     pi
+}
+
+fn quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
 /// The JSON lines of `file` (none when it does not exist).

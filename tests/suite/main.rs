@@ -79,6 +79,7 @@ mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
 mod spawn_cli;
+mod spawn_herdr;
 mod spawn_race;
 mod spawn_retire;
 mod tmux_plugin;

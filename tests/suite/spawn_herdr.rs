@@ -1,0 +1,178 @@
+//! `intercom-pane spawn` on Herdr, against the protocol-faithful fake Herdr server (the real
+//! Herdr 0.8.2 is in `spawn_herdr_real`): the coordinator is registered from its Herdr pane; the
+//! spawn opens one tab in the coordinator's workspace without focus, types the exact quoted pi
+//! command into it once, and the stand-in pi started there registers with its own channel and
+//! gets the first task. The tab's shell is a real bash given the folder and environment the
+//! `tab.create` asked for, as Herdr's shell would be.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_herdr_fake;
+use crate::pi_support;
+use crate::scan_support;
+use crate::spawn_support;
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mux_herdr_fake::FakeHerdr;
+use scan_support::*;
+use serde_json::Value;
+use spawn_support::{lines, stand_in_pi};
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[test]
+fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    for d in ["root", "sessions", "rec"] {
+        std::fs::create_dir_all(env.path(d)).unwrap();
+    }
+    let o = env.run(&["init", "--root", "root", "--multiplexer", "herdr", "--json"]);
+    let coord_id = stdout_json(&o)["sessionId"].as_str().unwrap().to_string();
+    let mut coord = pi_support::FakePi::start(&env);
+    let herdr = FakeHerdr::start(coord.pid() as u32);
+    let sock = herdr.socket.display().to_string();
+    let o = coord.run(
+        "/usr/bin/env",
+        &[
+            &format!("HERDR_SOCKET_PATH={sock}"),
+            "HERDR_PANE_ID=w1:p1",
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            "register",
+            "--config",
+            &env.system_config(),
+            "--event",
+            "session_start",
+            "--seq",
+            "1",
+            "--pi-pid",
+            &coord.pid().to_string(),
+            "--session-id",
+            &coord_id,
+            "--cwd",
+            &root.display().to_string(),
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    wait_registered(&root.join(".pi-intercom/seats"));
+
+    let mut shell = Command::new("/bin/bash")
+        .args(["-c", "while IFS= read -r line; do eval \"$line\"; done"])
+        .current_dir(env.dir.path())
+        .env_clear()
+        .env("HOME", env.path("home"))
+        .env("PATH", &env.path_env)
+        .env("HERDR_ENV", "1")
+        .env("HERDR_SOCKET_PATH", &sock)
+        .stdin(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let shell_pid = shell.id();
+    herdr.with(|s| s.tab_shell = shell_pid);
+    let mut stdin = shell.stdin.take().unwrap();
+    let state = herdr.state.clone();
+    let typist = std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < end {
+            let typed = {
+                let s = state.lock().unwrap();
+                s.tabs.first().and_then(|t| {
+                    let (_, text, keys) = s.inputs.iter().find(|i| i.0 == t.pane)?;
+                    let mut setup = format!("export HERDR_PANE_ID={}", quote(&t.pane));
+                    for (k, v) in &t.env {
+                        setup.push_str(&format!(" {k}={}", quote(v)));
+                    }
+                    setup.push_str(&format!("; cd {}", quote(&t.cwd)));
+                    (keys == &["Enter"]).then(|| format!("{setup}\n{text}\n"))
+                })
+            };
+            if let Some(lines) = typed {
+                stdin.write_all(lines.as_bytes()).unwrap();
+                stdin.flush().unwrap();
+                return Some(stdin);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+
+    let pi = stand_in_pi(
+        &env.path("py pi's"),
+        &env.path("rec"),
+        &env.path("sessions"),
+    );
+    let before = herdr.with(|s| (s.focused_ws.clone(), s.focused.clone()));
+    let o = env.run(&layout_args(
+        &env,
+        &["spawn"],
+        &[
+            "--pi",
+            &pi.display().to_string(),
+            "--json",
+            "--wait-secs",
+            "20",
+            "Docs",
+            "--model",
+            "fake/m",
+            "--prompt",
+            "Start with the README.",
+        ],
+    ));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    let _stdin = typist.join().unwrap();
+    let texts = lines(&env.path("rec/texts.jsonl"));
+    let _ = Command::new("kill")
+        .args(["-TERM", "--", &format!("-{shell_pid}")])
+        .status();
+    let _ = shell.wait();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out} {} launches {:?} registers {:?}",
+        String::from_utf8_lossy(&o.stderr),
+        lines(&env.path("rec/launches.jsonl")),
+        lines(&env.path("rec/registers.jsonl"))
+    );
+    assert_eq!(out["multiplexer"], "herdr");
+    assert_eq!(out["placement"], "tab");
+    assert_eq!(out["beside"], "w1:p1");
+    let create: Vec<Value> = herdr.with(|s| {
+        s.requests
+            .iter()
+            .filter(|r| r["method"] == "tab.create")
+            .map(|r| r["params"].clone())
+            .collect()
+    });
+    assert_eq!(create.len(), 1, "{create:?}");
+    assert_eq!(create[0]["workspace_id"], "w1");
+    assert_eq!(create[0]["focus"], false);
+    assert_eq!(create[0]["label"], "Docs");
+    assert_eq!(create[0]["cwd"], root.display().to_string());
+    let id = out["sessionId"].as_str().unwrap();
+    let inputs = herdr.with(|s| s.inputs.clone());
+    assert_eq!(
+        inputs,
+        [(
+            "w1:p2".to_string(),
+            format!(
+                "{} --session-id {id} --model fake/m",
+                quote(&pi.display().to_string())
+            ),
+            vec!["Enter".to_string()]
+        )]
+    );
+    // The person's focus did not move; the first task went through the channel once.
+    assert_eq!(
+        herdr.with(|s| (s.focused_ws.clone(), s.focused.clone())),
+        before
+    );
+    assert_eq!(out["prompt"]["transport"], "channel", "{out}");
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    drop(coord);
+}
