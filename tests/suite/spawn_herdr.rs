@@ -176,3 +176,79 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
     assert_eq!(texts.len(), 1, "{texts:?}");
     drop(coord);
 }
+
+/// Real-Herdr tier: a private headless `herdr server`, the coordinator registered in a
+/// background workspace while the person works in another: spawn opens one tab there, labelled
+/// after the worker, the focus stays where it was, and the stand-in pi registers from that tab.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_spawn_opens_a_tab_in_the_coordinators_workspace_without_moving_focus() {
+    use mux_herdr_fake::real::RealHerdr;
+    use serde_json::json;
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let h = RealHerdr::start();
+    let env = Env::new().with_system_path();
+    let root = env.path("root");
+    for d in ["root", "sessions", "rec"] {
+        std::fs::create_dir_all(env.path(d)).unwrap();
+    }
+    let o = env.run(&["init", "--root", "root", "--multiplexer", "herdr", "--json"]);
+    let coord_id = stdout_json(&o)["sessionId"].as_str().unwrap().to_string();
+    h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let coord = h.background_pane(&root.display().to_string(), "back");
+    let shell = h.shell_pid(&coord);
+    let id = intercom_pane::proc::identity(shell as i32).unwrap();
+    std::fs::create_dir_all(root.join(".pi-intercom/seats")).unwrap();
+    std::fs::write(
+        root.join(format!(
+            ".pi-intercom/seats/{}.json",
+            intercom_pane::paths::short_id(&coord_id)
+        )),
+        json!({"version": 1, "sessionId": coord_id, "pid": shell, "startTicks": id.start_ticks,
+            "bootId": id.boot_id, "startedAt": "2026-11-29T23:13:00.000Z",
+            "mux": {"kind": "herdr", "socket": h.socket.display().to_string(), "paneId": coord}})
+        .to_string(),
+    )
+    .unwrap();
+    let tabs_before = h.result(&["tab", "list"])["tabs"].as_array().unwrap().len();
+    let before = h.client().focus(soon()).unwrap();
+    let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
+    let o = env.run(&layout_args(
+        &env,
+        &["spawn"],
+        &[
+            "--pi",
+            &pi.display().to_string(),
+            "--json",
+            "--wait-secs",
+            "30",
+            "Docs",
+        ],
+    ));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out} {} {:?}",
+        String::from_utf8_lossy(&o.stderr),
+        lines(&env.path("rec/registers.jsonl"))
+    );
+    let after = h.client().focus(soon()).unwrap();
+    assert_eq!(
+        (&after.workspace, &after.pane),
+        (&before.workspace, &before.pane)
+    );
+    let tabs = h.result(&["tab", "list"]);
+    let tabs = tabs["tabs"].as_array().unwrap();
+    assert_eq!(tabs.len(), tabs_before + 1, "{tabs:?}");
+    let new = tabs
+        .iter()
+        .find(|t| t["label"] == "Docs")
+        .expect("a tab labelled Docs");
+    let ws = h.result(&["pane", "get", &coord])["pane"]["workspace_id"].clone();
+    assert_eq!(new["workspace_id"], ws, "{new}");
+    let l = lines(&env.path("rec/launches.jsonl"));
+    assert_eq!(l.len(), 1, "{l:?}");
+    assert_eq!(l[0]["cwd"], root.display().to_string());
+    assert_eq!(l[0]["argv"], json!(["--session-id", out["sessionId"]]));
+}
