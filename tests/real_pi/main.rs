@@ -16,3 +16,4 @@ mod scan_support;
 mod real_pi;
 mod real_pi_package;
 mod real_pi_reply;
+mod real_pi_spawn;
