@@ -224,3 +224,49 @@ fn a_full_roster_or_no_coordinator_pane_is_refused() {
         cfg
     );
 }
+
+/// A folder this user cannot write (here a read-only bind mount in a private mount namespace:
+/// as root, permissions alone would not stop it) is refused before anything is written.
+#[test]
+fn a_folder_that_cannot_be_written_is_refused() {
+    let t = Team::new();
+    let ro = t.root.join("readonly");
+    std::fs::create_dir_all(&ro).unwrap();
+    let cfg = t.config();
+    let pi = t.pi.display().to_string();
+    let mut args = vec![
+        "-m".to_string(),
+        "sh".into(),
+        "-c".into(),
+        "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && shift && exec \"$@\""
+            .into(),
+        "sh".into(),
+        ro.display().to_string(),
+        env!("CARGO_BIN_EXE_intercom-pane").into(),
+    ];
+    args.extend(layout_args(
+        &t.env,
+        &["spawn"],
+        &["--pi", &pi, "--json", "W", "--dir", "root/readonly"],
+    ));
+    let o = std::process::Command::new("unshare")
+        .args(&args)
+        .current_dir(t.env.dir.path())
+        .env("TMUX_TMPDIR", t.env.path("tmux-tmp"))
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "{out} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out["reason"].as_str().unwrap().contains("cannot write"),
+        "{out}"
+    );
+    assert_eq!(t.config(), cfg);
+    assert!(t.specs().is_empty() && t.windows().is_empty());
+}

@@ -9,28 +9,11 @@ use crate::mux_support;
 use crate::spawn_support;
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::scan_support::git;
 use mux_support::wait_for;
 use serde_json::{json, Value};
 use spawn_support::{agent, Team};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The team's root as a git checkout on `main` with the roster committed (as people keep it).
 fn checkout(t: &Team) {
