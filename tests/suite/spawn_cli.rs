@@ -270,3 +270,66 @@ fn a_folder_that_cannot_be_written_is_refused() {
     assert_eq!(t.config(), cfg);
     assert!(t.specs().is_empty() && t.windows().is_empty());
 }
+
+/// Names and folders a shell or tmux would act on reach tmux and pi as data: no file is ever
+/// created by them, and a worker that starts has exactly its name and folder.
+#[test]
+fn hostile_names_and_folders_are_data_everywhere() {
+    let t = Team::new();
+    let odd = t.root.join("we #(touch pw-dir) $(touch pw-dir2) 'q'");
+    std::fs::create_dir_all(&odd).unwrap();
+    let odd_arg = format!("root/{}", odd.file_name().unwrap().to_string_lossy());
+    let plain = t.root.join("a b; $(touch pw-d3)");
+    std::fs::create_dir_all(&plain).unwrap();
+    let plain_arg = format!("root/{}", plain.file_name().unwrap().to_string_lossy());
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["Doc's \"w\"; $(touch pw1)"],
+        vec!["a`touch pw2`b"],
+        vec!["#(touch pw3)"],
+        vec!["#{session_name}#S"],
+        vec!["W5", "--dir", &odd_arg],
+        vec!["W6", "--dir", &plain_arg],
+    ];
+    for args in cases {
+        let before = t.config();
+        let (code, out, err) = t.spawn(&args);
+        let name = args[0];
+        if code == 0 {
+            assert!(
+                t.windows().iter().any(|w| w == name),
+                "{name}: {:?}",
+                t.windows()
+            );
+            let l = t.launches();
+            let last = l.last().unwrap();
+            assert_eq!(last["sid"], out["sessionId"]);
+            assert_eq!(last["cwd"], out["cwd"], "{out}");
+        } else {
+            assert_eq!(out["result"], "refused", "{name}: {out} {err}");
+            assert_eq!(t.config(), before, "{name}");
+        }
+    }
+    // The two without `#` run; nothing anywhere ran a shell or a tmux format job.
+    assert!(t.windows().iter().any(|w| w == "Doc's \"w\"; $(touch pw1)"));
+    assert!(t.windows().iter().any(|w| w == "W6"));
+    assert_eq!(
+        t.launches()
+            .iter()
+            .find(|l| l["cwd"] == plain.display().to_string())
+            .map(|_| ()),
+        Some(())
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for dir in [
+        t.root.clone(),
+        t.env.dir.path().to_path_buf(),
+        odd,
+        plain,
+        PathBuf::from("/"),
+    ] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            assert!(!n.starts_with("pw"), "{} in {}", n, dir.display());
+        }
+    }
+}

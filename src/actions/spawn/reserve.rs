@@ -139,6 +139,7 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
         beside.id,
         mux.kind().name()
     ));
+    exact_in_tmux(mux.kind(), &req.name, &cwd)?;
     let args = input::pi_args(
         &session_id,
         req.model.as_deref(),
@@ -161,6 +162,31 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
         earlier,
         checks,
     })
+}
+
+/// On tmux the window's name and folder go through arguments tmux expands as formats
+/// (`new-window -n`, `-c`): one holding `#` is refused until they are passed escaped, so no
+/// text of a person's ever runs as a tmux format.
+fn exact_in_tmux(kind: MuxKind, name: &str, cwd: &Path) -> Result<(), Ending> {
+    if kind != MuxKind::Tmux {
+        return Ok(());
+    }
+    if name.contains('#') {
+        return Err(refused(
+            SpawnExit::BadName,
+            "a worker name with # cannot name a tmux window exactly",
+        ));
+    }
+    if cwd.to_string_lossy().contains('#') {
+        return Err(refused(
+            SpawnExit::BadFolder,
+            format!(
+                "{}: a folder with # cannot be given to tmux exactly",
+                cwd.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn tab_or_window(k: MuxKind) -> &'static str {
