@@ -80,6 +80,26 @@ fn two_spawns_of_one_name_one_wins_the_other_is_refused_at_once() {
     assert_eq!(w, ["Docs", "Race"]);
     assert_eq!(t.launches().len(), 2);
     no_orphans(&t);
+    // Two names at once: two workers, each with its own port.
+    let kids: Vec<_> = ["One", "Two"]
+        .iter()
+        .map(|n| t.spawn_child(&[n], &[]))
+        .collect();
+    for k in kids {
+        let (code, out, err) = finished(k);
+        assert_eq!(code, 0, "{out} {err}");
+    }
+    let roster = t.roster();
+    let mut ports: Vec<u64> = roster["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["port"].as_u64().unwrap())
+        .collect();
+    let n = ports.len();
+    ports.sort();
+    ports.dedup();
+    assert_eq!(ports.len(), n, "{roster}");
 }
 
 /// Between a spawn's checks and its roster write another writer adds the name (as the Intercom

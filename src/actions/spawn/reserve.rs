@@ -445,6 +445,7 @@ pub(super) fn reserve(
         }
     }
     let entry = entry(req, plan);
+    let port = std::cell::Cell::new(plan.port);
     let name = req.name.clone();
     let id = plan.session_id.clone();
     let added = config_write::append_agent(root, &|cfg: &IntercomConfig| {
@@ -460,8 +461,22 @@ pub(super) fn reserve(
                 format!("the roster holds {MAX_AGENTS} agents, the most it may"),
             ));
         }
-        Ok(entry.clone())
+        // Another spawn (of another name) may have taken the port since it was chosen.
+        let used: Vec<u16> = cfg.agents.iter().map(|a| a.port).collect();
+        let mut e = entry.clone();
+        if used.contains(&port.get()) {
+            let other = super::free_port(&used).ok_or_else(|| {
+                RosterRefusal(
+                    SpawnExit::Failed,
+                    "no free loopback port for the worker".into(),
+                )
+            })?;
+            port.set(other);
+            e.insert("port".into(), json!(other));
+        }
+        Ok(e)
     });
+    plan.port = port.get();
     if let Err(e) = added {
         let undone = match &created_now {
             Some((repo, w)) => match worktree::undo(repo, w, Instant::now() + GIT_DEADLINE) {
