@@ -214,3 +214,49 @@ pub fn run_retire(args: &RetireArgs) -> RetireExit {
     });
     end.exit
 }
+
+/// The sidebar's spawner: the command's own guarded `spawn`, with the monitor's sources.
+pub struct CommandSpawner {
+    pub opts: crate::scan::ScanOptions,
+    pub system_config: Option<PathBuf>,
+    pub clock: Box<dyn crate::clock::Clock>,
+}
+
+impl crate::ui::ports::Spawner for CommandSpawner {
+    fn spawn(
+        &self,
+        ask: &crate::ui::ports::SpawnAsk,
+        stage: &dyn Fn(&str),
+    ) -> crate::ui::ports::SpawnOutcome {
+        let req = SpawnRequest {
+            name: ask.name.clone(),
+            folder: if ask.worktree {
+                Folder::Worktree(None)
+            } else {
+                Folder::Root
+            },
+            description: None,
+            prompt: ask.prompt.clone(),
+            model: None,
+            thinking: None,
+            extra_args: Vec::new(),
+            wait_secs: 60,
+            pi_program: "pi".into(),
+            system_config: self.system_config.clone(),
+            scan: &self.opts,
+            clock: self.clock.as_ref(),
+            progress: stage,
+        };
+        let end = spawn::spawn(&req);
+        let s = |k: &str| sanitize(end.report[k].as_str().unwrap_or(""));
+        let detail = match end.report.get("reason").and_then(Value::as_str) {
+            Some(r) => sanitize(r),
+            None => format!("running in {}", s("pane")),
+        };
+        crate::ui::ports::SpawnOutcome {
+            ok: end.exit == SpawnExit::Spawned,
+            result: s("result"),
+            detail,
+        }
+    }
+}

@@ -24,6 +24,8 @@ mod reply_box;
 mod reply_flow;
 /// The terminal event loop (`run_monitor`).
 pub mod run;
+/// The spawn form: name, first task, worktree (run through `ports::Spawner`).
+pub mod spawn_form;
 /// Glyphs, words and colours per state.
 pub mod theme;
 

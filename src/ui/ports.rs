@@ -178,6 +178,54 @@ impl ReplySender for NoReplyPath {
     }
 }
 
+/// A worker the person asked the sidebar's form to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnAsk {
+    /// The name as typed (the spawner checks it with the command's rules).
+    pub name: String,
+    /// The first task, when one was typed.
+    pub prompt: Option<String>,
+    /// In a new git worktree (a branch named after the worker).
+    pub worktree: bool,
+}
+
+/// How a spawn from the sidebar ended: the command's result word (`spawned`, `refused`, …), a
+/// one-line detail, and whether the worker runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnOutcome {
+    pub ok: bool,
+    pub result: String,
+    pub detail: String,
+}
+
+/// Runs `spawn` for the sidebar (the real one, in `cmd::monitor_cmd`, is the command's own
+/// guarded code). Called on a worker thread; `stage` reports progress.
+pub trait Spawner: Send + Sync {
+    /// `Some(reason)` when this run can never spawn (no roster, no pane).
+    fn unavailable_reason(&self) -> Option<String> {
+        None
+    }
+    fn spawn(&self, ask: &SpawnAsk, stage: &dyn Fn(&str)) -> SpawnOutcome;
+}
+
+/// A spawner that refuses, with a reason.
+pub struct NoSpawner {
+    pub reason: String,
+}
+
+impl Spawner for NoSpawner {
+    fn unavailable_reason(&self) -> Option<String> {
+        Some(self.reason.clone())
+    }
+    fn spawn(&self, _ask: &SpawnAsk, _stage: &dyn Fn(&str)) -> SpawnOutcome {
+        SpawnOutcome {
+            ok: false,
+            result: "refused".into(),
+            detail: self.reason.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
