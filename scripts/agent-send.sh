@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # agent-send.sh: deliver one message to one pi seat in tmux, as a person typing would.
 #
-#   agent-send.sh -s <target> -S <sender> [-L <socket>] [-p <pi pid>[:<start ticks>]]
+#   agent-send.sh -s <pane id> -S <sender> [-L <socket>] [-p <pi pid>[:<start ticks>]]
 #                 (-m <text> | -f <file> | -)
 #
-# <target> is a tmux pane id (%N) or session name; <socket> is a tmux socket path (contains a /)
-# or a -L name; -p names the pi that must still run in that pane (the pane's process is it or
-# one of its ancestors; with start ticks, the very same process).
+# <pane id> is a tmux pane id (%N: % and 1 to 9 digits, nothing else: tmux expands formats in our
+# filter, so no other text may reach it, and a session name would pick "its active pane");
+# <socket> is a tmux socket path (contains a /) or a -L name; -p names the pi that must still run
+# in that pane (the pane's process is it or one of its ancestors; with start ticks, the very same
+# process).
 #
 # Before anything is typed:
 # - the text rules (the same as intercom-pane's `check_text`): no C0 control but LF and TAB (so no
@@ -36,8 +38,11 @@ INVISIBLE=$'\xc2\xa0|\xc2\xad|\xcd\x8f|\xd8\x9c|\xe1\x85\x9f|\xe1\x85\xa0|\xe1\x
 # status loader).
 RULE=$'\xe2\x94\x80'
 
+# A tmux pane id: the only target accepted, and the only data put in a filter or command string.
+is_pane_id() { [[ $1 =~ ^%[0-9]{1,9}$ ]]; }
+
 usage() {
-  echo "usage: agent-send.sh -s <target> -S <sender> [-L <socket>] [-p <pid>[:<ticks>]] (-m <text> | -f <file> | -)" >&2
+  echo "usage: agent-send.sh -s <pane id> -S <sender> [-L <socket>] [-p <pid>[:<ticks>]] (-m <text> | -f <file> | -)" >&2
   exit 2
 }
 
@@ -58,6 +63,8 @@ if [ "$have_text" = 0 ] && [ "${1:-}" = "-" ]; then
   file=/dev/stdin; have_text=2
 fi
 if [ -z "$target" ] || [ -z "$sender" ] || [ "$have_text" = 0 ]; then usage; fi
+is_pane_id "$target" \
+  || { echo "agent-send: -s wants a tmux pane id (% and digits), not a session name or other text" >&2; exit 2; }
 case "$pi" in
   ''|[1-9]|[1-9][0-9]*) ;;
   *) echo "agent-send: -p wants <pid> or <pid>:<start ticks>" >&2; exit 2 ;;
@@ -99,15 +106,11 @@ tm() {
   fi
 }
 
-# Resolve the target to exactly one existing pane first (a missing session must not be guessed).
-case "$target" in
-  %*) pane=$(tm list-panes -a -f "#{==:#{pane_id},$target}" -F '#{pane_id}' 2>/dev/null | head -n 1) ;;
-  *)  pane=$(tm list-panes -t "=$target:" -F '#{pane_id} #{pane_active}' 2>/dev/null | awk '$2 == 1 {print $1; exit}') ;;
-esac
-case "$pane" in
-  %[0-9]*) ;;
-  *) echo "agent-send: no tmux pane for target $target" >&2; exit 3 ;;
-esac
+# Resolve the target to exactly one existing pane first. Only a pane id (`is_pane_id`) is ever put
+# in a filter or a command string below: nothing a format would expand.
+pane=$(tm list-panes -a -f "#{==:#{pane_id},$target}" -F '#{pane_id}' 2>/dev/null | head -n 1)
+is_pane_id "$pane" && [ "$pane" = "$target" ] \
+  || { echo "agent-send: no tmux pane $target" >&2; exit 3; }
 not_ready() { echo "agent-send: refused: $1; nothing was typed" >&2; exit 6; }
 pane_field() { tm list-panes -a -f "#{==:#{pane_id},$pane}" -F "$1" 2>/dev/null | head -n 1; }
 

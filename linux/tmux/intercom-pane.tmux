@@ -23,6 +23,13 @@ popup_key="$(option @intercom-pane-popup-key m)"
 bin="$(option @intercom-pane-bin intercom-pane)"
 
 # The pane above is opened by a script: it must learn the new pane's id to mark and title it
-# (as `intercom-pane ensure-monitor` does), which a plain key binding cannot.
-tmux bind-key "$key" run-shell -b "$(printf '%q' "$HERE/scripts/open-pane.sh") #{q:pane_id} #{q:pane_current_path}"
-tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$bin" monitor
+# (as `intercom-pane ensure-monitor` does), which a plain key binding cannot. Its shell line holds
+# the script's own location (in single quotes for sh; `#` kept for tmux, which format-expands a
+# run-shell line) and the pane id (`%N`), nothing else: the script asks tmux for the pane's folder.
+. "$HERE/scripts/literal.sh"
+script="$HERE/scripts/open-pane.sh"
+tmux_literal "'${script//\'/\'\\\'\'}'"
+tmux bind-key "$key" run-shell -b "$REPLY #{pane_id}"
+# display-popup -d expands `#{pane_current_path}` once: the folder itself, never read as a format.
+tmux_arg "$bin"
+tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$REPLY" monitor

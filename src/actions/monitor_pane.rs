@@ -82,6 +82,8 @@ pub enum EnsureRefusal {
     LockFailed(String),
     /// Our monitor's pane from before a Herdr restart runs something other than its shell.
     PaneBusy(String),
+    /// The root's folder cannot be handed to tmux exactly (`mux::tmux::literal`).
+    RootFolder(String),
 }
 
 impl std::fmt::Display for EnsureRefusal {
@@ -95,6 +97,7 @@ impl std::fmt::Display for EnsureRefusal {
                 write!(f, "{} cannot be read ({code})", p.display())
             }
             EnsureRefusal::RecordUnencodable(m) | EnsureRefusal::LockFailed(m) => f.write_str(m),
+            EnsureRefusal::RootFolder(d) => write!(f, "the sidebar cannot start in the root: {d}"),
             EnsureRefusal::PaneBusy(pane) => write!(
                 f,
                 "pane {pane} is our monitor's pane from before a Herdr restart, but something other than its shell runs there: not typing into it"
@@ -326,6 +329,11 @@ fn create(
     record: &Path,
     coordinator_session: &str,
 ) -> Result<Outcome, EnsureError> {
+    if owner.kind == MuxKind::Tmux {
+        // A folder tmux would not start in as given is refused before anything is recorded.
+        crate::mux::tmux::literal::start_dir(root)
+            .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
+    }
     let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
     let mut rec = json!({
         "version": 1,

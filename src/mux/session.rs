@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::mux::spawn;
-use crate::mux::tmux::escape_arg;
+use crate::mux::tmux::{escape_arg, literal};
 
 /// Deadline for one tmux command that arranges the server.
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
@@ -49,6 +49,8 @@ pub enum SessionError {
     Failed { command: String, stderr: String },
     /// tmux did not finish (deadline, output cap, spawn failure).
     DidNotRun(spawn::RunError),
+    /// A name or folder tmux would not keep as given (`tmux::literal`); nothing was run.
+    Refused(String),
 }
 
 impl std::fmt::Display for SessionError {
@@ -57,6 +59,7 @@ impl std::fmt::Display for SessionError {
             SessionError::NotInstalled => f.write_str("tmux is not installed (not on PATH)"),
             SessionError::Failed { command, stderr } => write!(f, "tmux {command}: {stderr}"),
             SessionError::DidNotRun(e) => write!(f, "tmux did not run: {e:?}"),
+            SessionError::Refused(d) => write!(f, "refused: {d}"),
         }
     }
 }
@@ -84,6 +87,25 @@ fn run(socket: &Path, args: &[String]) -> Result<String, SessionError> {
     }
 }
 
+/// A session name and folder as tmux's `new-session -s` / `-c` must get them (both expanded).
+fn name_and_dir(name: &str, cwd: &Path) -> Result<(String, String), SessionError> {
+    let refused = |e: crate::mux::MuxError| SessionError::Refused(e.detail);
+    Ok((
+        escape_arg(&literal::session_name(name).map_err(refused)?),
+        escape_arg(&literal::start_dir(cwd).map_err(refused)?),
+    ))
+}
+
+/// The target `=name:` (exactly that session's current window; targets are not expanded, but
+/// a `:` or `.` in the name would split it).
+fn session_target(name: &str, window: bool) -> Result<String, SessionError> {
+    literal::session_name(name).map_err(|e| SessionError::Refused(e.detail))?;
+    Ok(escape_arg(&format!(
+        "={name}{}",
+        if window { ":" } else { "" }
+    )))
+}
+
 fn with_argv(mut args: Vec<String>, argv: &[String]) -> Vec<String> {
     if !argv.is_empty() {
         args.push("--".into());
@@ -102,6 +124,7 @@ impl PrivateServer {
         size: (u16, u16),
         argv: &[String],
     ) -> Result<PrivateServer, SessionError> {
+        let (name, cwd) = name_and_dir(name, cwd)?;
         let args = vec![
             "-f".into(),
             "/dev/null".into(),
@@ -112,9 +135,9 @@ impl PrivateServer {
             "-y".into(),
             size.1.to_string(),
             "-s".into(),
-            escape_arg(name),
+            name,
             "-c".into(),
-            escape_arg(&cwd.display().to_string()),
+            cwd,
         ];
         run(socket, &with_argv(args, argv))?;
         Ok(PrivateServer {
@@ -124,13 +147,14 @@ impl PrivateServer {
 
     /// Add a detached session `name` running `argv`.
     pub fn new_session(&self, name: &str, cwd: &Path, argv: &[String]) -> Result<(), SessionError> {
+        let (name, cwd) = name_and_dir(name, cwd)?;
         let args = vec![
             "new-session".into(),
             "-d".into(),
             "-s".into(),
-            escape_arg(name),
+            name,
             "-c".into(),
-            escape_arg(&cwd.display().to_string()),
+            cwd,
         ];
         run(&self.socket, &with_argv(args, argv)).map(|_| ())
     }
@@ -151,13 +175,14 @@ impl PrivateServer {
             "-l".into(),
             format!("{}%", percent.clamp(10, 90)),
             "-t".into(),
-            escape_arg(&format!("={session}:")),
+            session_target(session, true)?,
         ];
         run(&self.socket, &with_argv(args, argv)).map(|_| ())
     }
 
     /// Set an option of the window of `session` (e.g. `remain-on-exit on`, so an exited agent
-    /// leaves a dead pane behind instead of closing the session).
+    /// leaves a dead pane behind instead of closing the session). tmux expands the option's
+    /// name (ours, fixed) and stores the value as given (no `-F`).
     pub fn set_window_option(
         &self,
         session: &str,
@@ -168,14 +193,16 @@ impl PrivateServer {
             "set-option".into(),
             "-w".into(),
             "-t".into(),
-            escape_arg(&format!("={session}:")),
+            session_target(session, true)?,
             escape_arg(name),
             escape_arg(value),
         ];
         run(&self.socket, &args).map(|_| ())
     }
 
-    /// Set a server-wide session option (`set-option -g`), e.g. the demo's status line.
+    /// Set a server-wide session option (`set-option -g`), e.g. the demo's status line: the
+    /// value is stored as given, and an option tmux reads as a format (`status-right`) expands
+    /// it when drawn, so only fixed text of ours is set here.
     pub fn set_global_option(&self, name: &str, value: &str) -> Result<(), SessionError> {
         let args = vec![
             "set-option".into(),
@@ -188,10 +215,12 @@ impl PrivateServer {
 
     /// Attach this terminal to `session` (interactive; returns when the user detaches).
     pub fn attach(&self, session: &str) -> std::io::Result<std::process::ExitStatus> {
+        let target = session_target(session, false)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         command(&self.socket)
             .arg("attach-session")
             .arg("-t")
-            .arg(escape_arg(&format!("={session}")))
+            .arg(target)
             .status()
     }
 

@@ -64,23 +64,77 @@ fn tmux_cmd(sock: &Path) -> Command {
 impl TmuxServer {
     /// Start a server with one session `session` in `cwd` running `argv` (a shell when empty).
     pub fn start(session: &str, cwd: &Path, argv: &[&str]) -> TmuxServer {
+        let mut s = TmuxServer::unstarted();
+        s.launch(session, cwd, argv);
+        s
+    }
+
+    /// A socket path in a folder of its own, no server yet.
+    fn unstarted() -> TmuxServer {
         let dir = tempfile::Builder::new()
             .prefix("mux-test-")
             .tempdir()
             .unwrap();
         let sock = dir.path().join("sock");
-        let mut s = TmuxServer {
+        TmuxServer {
             dir,
             sock,
             server: None,
-        };
-        s.launch(session, cwd, argv);
+        }
+    }
+
+    /// `start`, the server logging (`tmux -v`) into this server's folder: `jobs_run` then lists
+    /// every shell command tmux ran for a format (`#(…)`), even one it killed at once (tmux ends
+    /// a command client's format jobs when that client exits, so a marker file alone can miss
+    /// one).
+    pub fn start_logged(session: &str, cwd: &Path, argv: &[&str]) -> TmuxServer {
+        let mut s = TmuxServer::unstarted();
+        s.launch_with(session, cwd, argv, true);
+        s
+    }
+
+    /// Every `job_run` line of the server's log (`start_logged`): the commands tmux ran for
+    /// formats, and the folder it ran them in.
+    pub fn jobs_run(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(self.dir.path()).unwrap().flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with("tmux-server-") && n.ends_with(".log") {
+                let text = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned();
+                out.extend(
+                    text.lines()
+                        .filter(|l| l.contains("job_run: cmd="))
+                        .map(str::to_string),
+                );
+            }
+        }
+        out
+    }
+
+    /// A server already running on `sock` (started by the code under test), killed on drop.
+    pub fn adopt(sock: &Path) -> TmuxServer {
+        let mut s = TmuxServer::unstarted();
+        s.sock = sock.to_path_buf();
+        let pid: i32 = s
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
+        s.server = proc::identity(pid);
         s
     }
 
     /// (Re)start the server on the same socket.
     pub fn launch(&mut self, session: &str, cwd: &Path, argv: &[&str]) {
+        self.launch_with(session, cwd, argv, false);
+    }
+
+    fn launch_with(&mut self, session: &str, cwd: &Path, argv: &[&str], logged: bool) {
         let mut c = tmux_cmd(&self.sock);
+        if logged {
+            // The server logs into the folder it starts in (and so does this client).
+            c.arg("-v").current_dir(self.dir.path());
+        }
         c.args([
             "-f",
             "/dev/null",

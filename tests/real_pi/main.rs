@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../hostile_support/mod.rs"]
+mod hostile_support;
 #[path = "../lock_step/mod.rs"]
 mod lock_step;
 #[path = "../mux_support/mod.rs"]
@@ -14,6 +16,7 @@ mod real_pi_support;
 mod scan_support;
 
 mod real_pi;
+mod real_pi_hostile;
 mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_spawn;

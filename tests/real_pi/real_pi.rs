@@ -80,14 +80,7 @@ fn start_real_worker(beside: &str, prompt: &str) -> RealWorker {
     write_roster(&root, &[]);
     prepare_agent_dir(&agent);
     // intercom-pane on the worker's PATH, for its bash tool.
-    // Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
-    let tools = env.path("path-bin");
-    std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_intercom-pane"),
-        tools.join("intercom-pane"),
-    )
-    .unwrap();
+    let tools = binary_on_path(&env);
     let sys = env.system_config();
     let exports = format!(
         "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}",
@@ -132,9 +125,22 @@ fn start_real_worker(beside: &str, prompt: &str) -> RealWorker {
     }
 }
 
+/// A folder holding only this build's `intercom-pane`, for pi's PATH (the extension and pi's
+/// bash tool run it). Not named `tools`: pi reads `<agent dir>/tools` as legacy custom tools.
+pub(crate) fn binary_on_path(env: &Env) -> std::path::PathBuf {
+    let tools = env.path("path-bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_intercom-pane"),
+        tools.join("intercom-pane"),
+    )
+    .unwrap();
+    tools
+}
+
 /// pi's agent folder for a test: the scripted model as the only provider, and the shipped
 /// extension package (which registers the seat with this build's binary).
-fn prepare_agent_dir(agent: &Path) {
+pub(crate) fn prepare_agent_dir(agent: &Path) {
     prepare_plain_agent_dir(agent);
     // The extension as a pi package, as `pi install linux/pi-extension` records it.
     std::fs::write(

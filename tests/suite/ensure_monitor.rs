@@ -48,15 +48,23 @@ fn ensure_in_pane(env: &Env, server: &TmuxServer, extra: &str) -> (i32, String) 
         rc.display()
     );
     server.tmux(&["send-keys", "-t", "=coord:", &cmd, "Enter"]);
+    finished(env)
+}
+
+/// (exit code, output) of an ensure-monitor run in a pane that writes them to `rc` and `out`.
+pub(crate) fn finished(env: &Env) -> (i32, String) {
     let code = wait_for(15_000, || {
-        std::fs::read_to_string(&rc)
+        std::fs::read_to_string(env.path("rc"))
             .ok()?
             .trim()
             .parse::<i32>()
             .ok()
     })
     .expect("ensure-monitor finished");
-    (code, std::fs::read_to_string(&out).unwrap_or_default())
+    (
+        code,
+        std::fs::read_to_string(env.path("out")).unwrap_or_default(),
+    )
 }
 
 /// (pane id, top, active, title, marker, command) for every pane of the coordinator's window.

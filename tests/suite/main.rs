@@ -7,6 +7,8 @@
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
 #[path = "../close_support/mod.rs"]
 mod close_support;
+#[path = "../hostile_support/mod.rs"]
+mod hostile_support;
 #[path = "../intercom_support/mod.rs"]
 mod intercom_support;
 #[path = "../io_count/mod.rs"]
@@ -82,6 +84,8 @@ mod spawn_cli;
 mod spawn_herdr;
 mod spawn_race;
 mod spawn_retire;
+mod tmux_hostile;
+mod tmux_hostile_actions;
 mod tmux_plugin;
 mod ui_app;
 mod ui_arch;

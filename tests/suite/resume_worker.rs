@@ -26,7 +26,7 @@ const COORD: &str = "01a2f000-0000-7000-8000-00000000ee00";
 
 /// Root with a coordinator and one closed worker named `name` in `project`, and the worker's
 /// saved session file.
-fn setup(env: &Env, id: &str, name: &str, project: &str) -> PathBuf {
+pub(crate) fn setup(env: &Env, id: &str, name: &str, project: &str) -> PathBuf {
     let root = env.path("root");
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     std::fs::create_dir_all(root.join(project)).unwrap();
@@ -67,6 +67,14 @@ fn closed_port() -> u16 {
 
 /// The coordinator's pane: the pi stand-in (`pi_support`) registering the coordinator's session.
 fn coordinator(env: &Env) -> TmuxServer {
+    coordinator_on(env, TmuxServer::start)
+}
+
+/// `coordinator`, on a server started by `start` (`TmuxServer::start_logged`, say).
+pub(crate) fn coordinator_on(
+    env: &Env,
+    start: fn(&str, &Path, &[&str]) -> TmuxServer,
+) -> TmuxServer {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
@@ -75,7 +83,7 @@ fn coordinator(env: &Env) -> TmuxServer {
     );
     let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let server = TmuxServer::start("coord", &env.path("root"), &argv);
+    let server = start("coord", &env.path("root"), &argv);
     wait_registered(&env.path("root/.pi-intercom/seats"));
     server
 }
@@ -83,7 +91,7 @@ fn coordinator(env: &Env) -> TmuxServer {
 /// The program the resume launches as pi: records its argv and folder, then becomes the pi
 /// stand-in (`pi_support`), which registers from the inside the way the extension does (binary
 /// and config from the environment the resume passed) and waits.
-fn stand_in_pi(env: &Env) -> PathBuf {
+pub(crate) fn stand_in_pi(env: &Env) -> PathBuf {
     let (node, cli) = pi_support::fake_pi_program(&env.path("pi-bin"));
     let dir = env.path("fake-pi");
     std::fs::create_dir_all(&dir).unwrap();
@@ -106,7 +114,7 @@ fn stand_in_pi(env: &Env) -> PathBuf {
     p
 }
 
-fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, String) {
+pub(crate) fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, String) {
     let pi = pi.display().to_string();
     let mut args = vec!["--pi", &pi, "--json", "--wait-secs", "15"];
     args.extend_from_slice(extra);

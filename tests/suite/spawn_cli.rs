@@ -271,8 +271,9 @@ fn a_folder_that_cannot_be_written_is_refused() {
     assert!(t.specs().is_empty() && t.windows().is_empty());
 }
 
-/// Names and folders a shell or tmux would act on reach tmux and pi as data: no file is ever
-/// created by them, and a worker that starts has exactly its name and folder.
+/// Names and folders a shell or tmux would act on reach tmux and pi as data: every worker starts
+/// with exactly its name (the window's) and folder (pi's and the pane's), and no file is ever
+/// created by them (no shell and no tmux format job ran).
 #[test]
 fn hostile_names_and_folders_are_data_everywhere() {
     let t = Team::new();
@@ -291,34 +292,26 @@ fn hostile_names_and_folders_are_data_everywhere() {
         vec!["W6", "--dir", &plain_arg],
     ];
     for args in cases {
-        let before = t.config();
         let (code, out, err) = t.spawn(&args);
         let name = args[0];
-        if code == 0 {
-            assert!(
-                t.windows().iter().any(|w| w == name),
-                "{name}: {:?}",
-                t.windows()
-            );
-            let l = t.launches();
-            let last = l.last().unwrap();
-            assert_eq!(last["sid"], out["sessionId"]);
-            assert_eq!(last["cwd"], out["cwd"], "{out}");
-        } else {
-            assert_eq!(out["result"], "refused", "{name}: {out} {err}");
-            assert_eq!(t.config(), before, "{name}");
-        }
+        assert_eq!(code, 0, "{name}: {out} {err}");
+        assert!(
+            t.windows().iter().any(|w| w == name),
+            "{name}: {:?}",
+            t.windows()
+        );
+        let l = t.launches();
+        let last = l.last().unwrap();
+        assert_eq!(last["sid"], out["sessionId"]);
+        assert_eq!(last["cwd"], out["cwd"], "{out}");
+        let pane = out["pane"].as_str().unwrap();
+        let path = t
+            .server
+            .tmux(&["display-message", "-p", "-t", pane, "#{pane_current_path}"]);
+        assert_eq!(path.trim_end(), out["cwd"].as_str().unwrap(), "{name}");
     }
-    // The two without `#` run; nothing anywhere ran a shell or a tmux format job.
-    assert!(t.windows().iter().any(|w| w == "Doc's \"w\"; $(touch pw1)"));
-    assert!(t.windows().iter().any(|w| w == "W6"));
-    assert_eq!(
-        t.launches()
-            .iter()
-            .find(|l| l["cwd"] == plain.display().to_string())
-            .map(|_| ()),
-        Some(())
-    );
+    assert_eq!(t.launches()[4]["cwd"], odd.display().to_string());
+    assert_eq!(t.launches()[5]["cwd"], plain.display().to_string());
     std::thread::sleep(std::time::Duration::from_millis(500));
     for dir in [
         t.root.clone(),

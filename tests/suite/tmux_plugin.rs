@@ -2,9 +2,12 @@
 //! private tmux server that a real client is attached to (a nested tmux on another private
 //! server); its keys are pressed through that client: the pane key opens the sidebar above,
 //! titled `Intercom monitor` and marked like ensure-monitor's, focus unchanged; the popup key
-//! opens it in a popup; the options change the keys.
+//! opens it in a popup; the options change the keys. In a pane whose folder holds `#(…)`, `#{…}`,
+//! `#S`, styles, a newline or a TAB, the keys (and the minimal bindings of `intercom-pane.conf`)
+//! start the sidebar in exactly that folder and tmux runs no format job (`hostile_support`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::hostile_support::{folders, reported, wait_cwd, Markers};
 use crate::mux_support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -18,31 +21,50 @@ struct Plugged {
     inner: TmuxServer,
     outer: TmuxServer,
     log: PathBuf,
-    _dir: tempfile::TempDir,
+    /// The folder each run of the program started in, NUL-terminated.
+    cwd_log: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 /// A server with the plugin loaded (after `options`), and a client attached to it.
 fn plugged(options: &[(&str, &str)]) -> Plugged {
+    plugged_by(&["run-shell", PLUGIN], options)
+}
+
+/// A server that ran the tmux command `load` (after `options`), and a client attached to it.
+fn plugged_by(load: &[&str], options: &[(&str, &str)]) -> Plugged {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    // The program the keys run: records how it was called, then is the real sidebar.
+    // The program the keys run: records how it was called and where, then is the real sidebar.
     let log = dir.path().join("calls.log");
+    let cwd_log = dir.path().join("cwd.log");
     let wrapper = dir.path().join("intercom-pane");
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\necho \"$*\" >> '{}'\nprintf '%s\\0' \"$(pwd -P)\" >> '{}'\nexec '{}' \"$@\"\n",
             log.display(),
+            cwd_log.display(),
             env!("CARGO_BIN_EXE_intercom-pane")
         ),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let inner = TmuxServer::start("keys", dir.path(), &[]);
-    // Panes started by the keys see a private HOME and state folder.
-    for (k, v) in [("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))] {
-        inner.tmux(&["set-environment", "-g", k, &v.display().to_string()]);
+    let inner = TmuxServer::start_logged("keys", dir.path(), &[]);
+    // Panes started by the keys see a private HOME and state folder, and the wrapper first on
+    // PATH (the minimal bindings run `intercom-pane` from PATH).
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (k, v) in [
+        ("HOME", home.display().to_string()),
+        ("XDG_STATE_HOME", home.join("state").display().to_string()),
+        ("PATH", path),
+    ] {
+        inner.tmux(&["set-environment", "-g", k, &v]);
     }
     inner.tmux(&[
         "set-option",
@@ -53,7 +75,7 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
     for (k, v) in options {
         inner.tmux(&["set-option", "-g", k, v]);
     }
-    inner.tmux(&["run-shell", PLUGIN]);
+    inner.tmux(load);
     let sock = inner.sock.display().to_string();
     let outer = TmuxServer::start(
         "outer",
@@ -70,7 +92,8 @@ fn plugged(options: &[(&str, &str)]) -> Plugged {
         inner,
         outer,
         log,
-        _dir: dir,
+        cwd_log,
+        dir,
     }
 }
 
@@ -91,6 +114,37 @@ impl Plugged {
             ])
             .lines()
             .map(|l| l.split('|').map(str::to_string).collect())
+            .collect()
+    }
+
+    /// A new window in `dir` (passed to tmux literally), made current so the keys act on its
+    /// pane; its pane id.
+    fn window_in(&self, dir: &Path) -> String {
+        let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
+        let pane = self.inner.tmux(&[
+            "new-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "=keys:",
+            "-c",
+            &lit,
+            "sleep",
+            "600",
+        ]);
+        let pane = pane.trim().to_string();
+        wait_cwd(&self.inner, &pane, dir);
+        pane
+    }
+
+    /// The folders the program started in, in order.
+    fn cwds(&self) -> Vec<String> {
+        std::fs::read(&self.cwd_log)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+            .split_terminator('\0')
+            .map(str::to_string)
             .collect()
     }
 
@@ -173,4 +227,68 @@ fn the_tpm_entry_point_at_the_top_loads_the_same_plugin() {
     let server = TmuxServer::start("tpm", dir.path(), &[]);
     server.tmux(&["run-shell", &top.display().to_string()]);
     assert!(bound(&server, "M").unwrap().contains("open-pane.sh"));
+}
+
+#[test]
+fn the_keys_in_a_pane_whose_folder_is_hostile_run_nothing_and_keep_the_folder() {
+    let p = plugged(&[]);
+    let m = Markers::on(&p.inner);
+    let dirs = folders(p.dir.path(), &m.values("k"));
+    for (i, dir) in dirs.iter().enumerate() {
+        let pane = p.window_in(dir);
+        p.press("M");
+        let monitor = wait_for(10_000, || {
+            let out = p
+                .inner
+                .tmux(&["list-panes", "-t", &pane, "-F", "#{pane_id}"]);
+            out.lines()
+                .find(|id| {
+                    *id != pane && reported(&p.inner, id, "pane_title") == "Intercom monitor"
+                })
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("no sidebar above the pane in {dir:?}"));
+        let marker = p.inner.tmux(&[
+            "show-options",
+            "-p",
+            "-v",
+            "-t",
+            &monitor,
+            "@intercom-pane-owner",
+        ]);
+        assert!(marker.starts_with("intercom-pane:"), "{marker}");
+        wait_for(10_000, || (p.cwds().len() == i + 1).then_some(())).expect("the sidebar started");
+        assert_eq!(p.cwds()[i], dir.to_str().unwrap(), "the sidebar's folder");
+        p.inner.tmux(&["kill-pane", "-t", &monitor]);
+    }
+    // The popup key, in the last folder (a newline and a TAB in it).
+    p.press("m");
+    wait_for(10_000, || (p.cwds().len() == dirs.len() + 1).then_some(()))
+        .expect("the popup started");
+    assert_eq!(
+        p.cwds().last().unwrap(),
+        dirs.last().unwrap().to_str().unwrap()
+    );
+    m.assert_none_ran(&p.inner);
+}
+
+#[test]
+fn the_minimal_bindings_in_a_hostile_folder_run_nothing_and_keep_the_folder() {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/tmux/intercom-pane.conf");
+    let p = plugged_by(&["source-file", conf], &[]);
+    let m = Markers::on(&p.inner);
+    let dirs = folders(p.dir.path(), &m.values("c"));
+    let dir = dirs
+        .iter()
+        .find(|d| d.to_str().unwrap().contains("#("))
+        .unwrap();
+    let pane = p.window_in(dir);
+    p.press("M");
+    wait_for(10_000, || (p.cwds().len() == 1).then_some(())).expect("the sidebar started");
+    assert_eq!(p.cwds()[0], dir.to_str().unwrap());
+    let panes = p
+        .inner
+        .tmux(&["list-panes", "-t", &pane, "-F", "#{pane_id}"]);
+    assert_eq!(panes.lines().count(), 2, "a pane above: {panes}");
+    m.assert_none_ran(&p.inner);
 }

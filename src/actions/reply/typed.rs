@@ -9,6 +9,7 @@ use super::{Outcome, Receipt, Refusal, Transport};
 use crate::clock::Ms;
 use crate::evidence::registrations::{Registration, RunState};
 use crate::mux::tmux::typed::{self, TypedError, TypedExit, TypedRequest};
+use crate::mux::tmux::PaneId;
 use crate::scan::ReplyTarget;
 
 fn host() -> String {
@@ -27,9 +28,16 @@ pub(super) fn send(
     body: &str,
     now: Ms,
 ) -> Result<Receipt, Refusal> {
+    // Only a pane id names exactly one pane: a registration naming a session is no typed path.
+    let pane = PaneId::parse(&t.target).map_err(|_| {
+        Refusal::NoPath(
+            key.into(),
+            "the registration names no tmux pane id (%N) to type into".into(),
+        )
+    })?;
     let sender = format!("{}:intercom-pane", host());
     let req = TypedRequest {
-        target: &t.target,
+        target: &pane,
         socket: t.socket.as_deref(),
         sender: &sender,
         // The pane must still run this very pi (pid and start ticks, checked by the script).

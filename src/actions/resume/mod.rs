@@ -270,6 +270,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         mux.kind().name()
     ));
     let window = place::window(req, &agent, &session_file, &cwd, &beside, spec.as_ref());
+    place::check_exact(mux.kind(), &window).map_err(|e| refused(ResumeExit::Usage, e))?;
     Ok(Plan {
         agent,
         session_file,

@@ -121,6 +121,18 @@ pub(super) fn window(
     }
 }
 
+/// On tmux, the window's name and folder exactly as tmux will keep them, or why they cannot be
+/// (`mux::tmux::literal`): checked before anything is fenced or launched.
+pub(super) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
+    if kind == mux::MuxKind::Tmux {
+        let tmux =
+            |e: mux::MuxError| format!("cannot open the tmux window as configured: {}", e.detail);
+        mux::tmux::literal::window_name(&w.name).map_err(tmux)?;
+        mux::tmux::literal::start_dir(&w.cwd).map_err(tmux)?;
+    }
+    Ok(())
+}
+
 /// What `--dry-run` shows of the launch: exactly what would be asked of the multiplexer.
 pub(super) fn launch_preview(plan: &Plan) -> Value {
     let w = &plan.window;

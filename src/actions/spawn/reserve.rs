@@ -17,6 +17,7 @@ use crate::actions::store;
 use crate::clock::format_iso;
 use crate::evidence::config::{self, Agent, IntercomConfig, MAX_AGENTS};
 use crate::fsguard;
+use crate::mux::tmux::literal;
 use crate::mux::{Multiplexer, MuxKind, PaneInfo};
 use crate::paths;
 use crate::text::sanitize;
@@ -139,7 +140,7 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
         beside.id,
         mux.kind().name()
     ));
-    exact_in_tmux(mux.kind(), &req.name, &cwd)?;
+    exact_in_tmux(mux.kind(), &req.name, &cwd, &tree)?;
     let args = input::pi_args(
         &session_id,
         req.model.as_deref(),
@@ -164,29 +165,24 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
     })
 }
 
-/// On tmux the window's name and folder go through arguments tmux expands as formats
-/// (`new-window -n`, `-c`): one holding `#` is refused until they are passed escaped, so no
-/// text of a person's ever runs as a tmux format.
-fn exact_in_tmux(kind: MuxKind, name: &str, cwd: &Path) -> Result<(), Ending> {
+/// On tmux, the window's name and folder exactly as tmux will keep them (`mux::tmux::literal`,
+/// the one rule for data in expanded arguments), or the refusal, before anything is written.
+/// A worktree's folder does not exist yet: it is checked for UTF-8 here, and tmux gets it once
+/// git made it.
+fn exact_in_tmux(kind: MuxKind, name: &str, cwd: &Path, tree: &Tree) -> Result<(), Ending> {
     if kind != MuxKind::Tmux {
         return Ok(());
     }
-    if name.contains('#') {
-        return Err(refused(
-            SpawnExit::BadName,
-            "a worker name with # cannot name a tmux window exactly",
-        ));
-    }
-    if cwd.to_string_lossy().contains('#') {
-        return Err(refused(
-            SpawnExit::BadFolder,
-            format!(
-                "{}: a folder with # cannot be given to tmux exactly",
-                cwd.display()
-            ),
-        ));
-    }
-    Ok(())
+    let tmux = |e: crate::mux::MuxError| format!("tmux would not keep it exactly: {}", e.detail);
+    literal::window_name(name).map_err(|e| refused(SpawnExit::BadName, tmux(e)))?;
+    let dir = match tree {
+        Tree::Create(_) => cwd
+            .to_str()
+            .map(|_| ())
+            .ok_or_else(|| "the folder is not UTF-8".into()),
+        _ => literal::start_dir(cwd).map(|_| ()).map_err(tmux),
+    };
+    dir.map_err(|why: String| refused(SpawnExit::BadFolder, format!("{}: {why}", cwd.display())))
 }
 
 pub(super) fn tab_or_window(k: MuxKind) -> &'static str {

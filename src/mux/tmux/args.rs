@@ -1,9 +1,10 @@
-//! tmux argv pieces: escaping, ids, versions, socket names, the env-and-program tail and the
+//! tmux argv pieces: escaping a trailing `;`, versions, socket names, the env-and-program tail and the
 //! compare-and-close condition. Pure: nothing here runs tmux.
 
 use std::path::{Path, PathBuf};
 
 use super::super::{valid_env_name, ErrorCode, MuxError, PaneIdentity};
+use super::literal::PaneId;
 
 /// Escape an argv element for tmux: a trailing `;` would end the command, so it becomes `\;`
 /// (tmux turns `x\;` back into `x;`, and `x\\;` into `x\;`).
@@ -56,18 +57,6 @@ pub fn socket_for_name(name: &str, tmux_tmpdir: Option<&str>) -> Option<PathBuf>
     Some(Path::new(base).join(format!("tmux-{uid}")).join(name))
 }
 
-pub(super) fn is_id(s: &str, sigil: char) -> bool {
-    match s.strip_prefix(sigil) {
-        Some(d) => !d.is_empty() && d.len() <= 9 && d.bytes().all(|b| b.is_ascii_digit()),
-        None => false,
-    }
-}
-
-/// A tmux pane id: `%` followed by digits.
-pub fn is_pane_id(s: &str) -> bool {
-    is_id(s, '%')
-}
-
 /// An argv under construction: `arg` escapes.
 #[derive(Debug, Default)]
 pub(super) struct Args(pub(super) Vec<String>);
@@ -79,14 +68,6 @@ impl Args {
     pub(super) fn arg(mut self, a: &str) -> Args {
         self.0.push(escape_arg(a));
         self
-    }
-}
-
-pub(super) fn want_pane_id(id: &str) -> Result<(), MuxError> {
-    if is_pane_id(id) {
-        Ok(())
-    } else {
-        Err(MuxError::new(ErrorCode::BadRequest, "invalid tmux pane id"))
     }
 }
 
@@ -116,7 +97,8 @@ pub(super) fn with_env_and_argv(
     Ok(args)
 }
 
-pub(super) fn filter_for(pane_id: &str) -> String {
+/// The `list-panes -f` filter for one pane (a `PaneId` holds nothing a format would read).
+pub(super) fn filter_for(pane_id: &PaneId) -> String {
     format!("#{{==:#{{pane_id}},{pane_id}}}")
 }
 

@@ -3,8 +3,9 @@
 
 use std::time::Instant;
 
-use super::args::{close_condition, filter_for, is_id, is_pane_id, Args};
+use super::args::{close_condition, filter_for, Args};
 use super::listing::bad;
+use super::literal::{is_id, PaneId};
 use super::{Tmux, SMALL_CAP};
 use crate::mux::{CloseOutcome, ErrorCode, MuxError, PaneIdentity, ServerIdentity};
 
@@ -26,14 +27,13 @@ impl Tmux {
         else {
             return Ok(CloseOutcome::Refused("not_a_tmux_identity".into()));
         };
-        let valid = is_pane_id(&expected.pane_id)
-            && is_id(&expected.session_id, '$')
-            && is_id(&expected.window_id, '@');
-        let Some(pane_pid) = expected.pane_pid.filter(|_| valid) else {
+        let id = PaneId::parse(&expected.pane_id).ok();
+        let valid = is_id(&expected.session_id, '$') && is_id(&expected.window_id, '@');
+        let (Some(id), Some(pane_pid)) = (id, expected.pane_pid.filter(|_| valid)) else {
             return Ok(CloseOutcome::Refused("invalid_identity".into()));
         };
         // 1. A fresh look: gone, or different in any field, ends here without a kill.
-        let list = self.list(Some(&filter_for(&expected.pane_id)), deadline)?;
+        let list = self.list(Some(&filter_for(&id)), deadline)?;
         let Some(pane) = list.panes.iter().find(|p| p.id == expected.pane_id) else {
             return Ok(CloseOutcome::AlreadyGone);
         };
@@ -48,9 +48,9 @@ impl Tmux {
         let args = Args::new("if-shell")
             .arg("-F")
             .arg("-t")
-            .arg(&expected.pane_id)
+            .arg(id.as_str())
             .arg(&cond)
-            .arg(&format!("kill-pane -t {}", expected.pane_id))
+            .arg(&format!("kill-pane -t {id}"))
             .arg(&format!("display-message -p {REFUSED_TOKEN}"));
         let refused = match self.run(args, None, deadline, SMALL_CAP) {
             Ok(out) => String::from_utf8_lossy(&out.stdout).contains(REFUSED_TOKEN),
@@ -58,7 +58,7 @@ impl Tmux {
             Err(e) => return Err(e),
         };
         // 3. Verify from a fresh listing.
-        match self.list(Some(&filter_for(&expected.pane_id)), deadline) {
+        match self.list(Some(&filter_for(&id)), deadline) {
             Ok(l) if l.panes.iter().any(|p| p.id == expected.pane_id) => Ok(if refused {
                 CloseOutcome::Refused("changed_before_close".into())
             } else {

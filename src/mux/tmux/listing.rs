@@ -11,7 +11,8 @@
 
 use std::borrow::Cow;
 
-use super::args::{is_id, parse_version_number, supported};
+use super::args::{parse_version_number, supported};
+use super::literal::is_id;
 use crate::mux::{ErrorCode, MuxError, PaneInfo, PaneList, ServerIdentity, MARKER_OPTION};
 use crate::text::sanitize;
 

@@ -10,6 +10,9 @@
 //!   cannot: tmux starts a server only for commands made to, such as `new-session`); `-u` so
 //!   tmux prints values byte for byte;
 //! - every argv element that ends in `;` is escaped as `\;` (`escape_arg`);
+//! - data never reaches a format: every value in an argument tmux expands (window names,
+//!   folders, titles) goes through `literal` (`#` doubled, or refused when tmux would not keep
+//!   it as given), and every pane target is a `PaneId` (`%N`), also in our filters;
 //! - sizes are `-l N%`, never `-p`; existence is `list-panes -a -f`, never `display -p`;
 //! - panes are listed with ONE `list-panes -a -F`, each field that may hold any byte quoted by
 //!   tmux's `#{q:...}` (see `listing`), each value expanded once; ids and numbers tmux makes
@@ -36,13 +39,16 @@ use super::{
 
 mod args;
 mod close;
+mod create;
 mod listing;
+pub mod literal;
 mod presence;
 pub mod typed;
-pub use args::{escape_arg, is_pane_id, parse_version, socket_for_name};
-use args::{filter_for, want_pane_id, with_env_and_argv, Args};
+pub use args::{escape_arg, parse_version, socket_for_name};
+use args::{filter_for, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
+pub use literal::{format_literal, is_pane_id, PaneId};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
 pub const MIN_VERSION: (u32, u32) = (3, 2);
@@ -300,85 +306,29 @@ impl Multiplexer for Tmux {
     }
 
     fn find_pane(&self, pane_id: &str, deadline: Instant) -> Result<Option<PaneInfo>, MuxError> {
-        want_pane_id(pane_id)?;
-        let list = self.list(Some(&filter_for(pane_id)), deadline)?;
+        let pane = PaneId::parse(pane_id)?;
+        let list = self.list(Some(&filter_for(&pane)), deadline)?;
         Ok(list.panes.into_iter().find(|p| p.id == pane_id))
     }
 
     fn split_above(&self, req: &SplitAbove, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        want_pane_id(&req.target)?;
-        if !(1..=99).contains(&req.percent) {
-            return Err(MuxError::new(
-                ErrorCode::BadRequest,
-                "percent out of 1..=99",
-            ));
-        }
-        if req.argv.is_empty() || req.argv.iter().any(|a| a.contains('\0')) {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
-        }
-        let mut args = Args::new("split-window")
-            .arg("-b")
-            .arg("-v")
-            .arg("-d")
-            .arg("-l")
-            .arg(&format!("{}%", req.percent))
-            .arg("-t")
-            .arg(&req.target)
-            .arg("-P")
-            .arg("-F")
-            .arg("#{pane_id}");
-        if let Some(cwd) = &req.cwd {
-            let cwd = cwd
-                .to_str()
-                .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "cwd not UTF-8"))?;
-            args = args.arg("-c").arg(cwd);
-        }
-        args = with_env_and_argv(args, &req.env, &req.argv)?;
-        self.run_new_pane(args, deadline)
+        self.split_pane_above(req, deadline)
     }
 
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        want_pane_id(&req.beside)?;
-        if req.argv.is_empty() || req.argv.iter().any(|a| a.contains('\0')) {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
-        }
-        if req.name.is_empty() || req.name.chars().any(char::is_control) {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid window name"));
-        }
-        let cwd = req
-            .cwd
-            .to_str()
-            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "cwd not UTF-8"))?;
-        let beside = self.find_pane(&req.beside, deadline)?.ok_or_else(|| {
-            MuxError::new(ErrorCode::PaneNotFound, "the pane to open beside is gone")
-        })?;
-        // `-a -t <window>`: the next free index after that pane's window, in its session; `-d`:
-        // the person's current window stays current.
-        let args = Args::new("new-window")
-            .arg("-a")
-            .arg("-d")
-            .arg("-t")
-            .arg(&beside.window_id)
-            .arg("-n")
-            .arg(&req.name)
-            .arg("-c")
-            .arg(cwd)
-            .arg("-P")
-            .arg("-F")
-            .arg("#{pane_id}");
-        let args = with_env_and_argv(args, &req.env, &req.argv)?;
-        self.run_new_pane(args, deadline)
+        self.open_window(req, deadline)
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {
-        want_pane_id(pane_id)?;
+        let pane = PaneId::parse(pane_id)?;
         if value.is_empty() || value.len() > MAX_MARKER || value.contains(char::is_control) {
             return Err(MuxError::new(ErrorCode::BadRequest, "invalid marker value"));
         }
+        // Without `-F` a `set-option` value is stored as given: no format rule applies.
         let args = Args::new("set-option")
             .arg("-p")
             .arg("-t")
-            .arg(pane_id)
+            .arg(pane.as_str())
             .arg("--")
             .arg(MARKER_OPTION)
             .arg(value);
@@ -393,24 +343,19 @@ impl Multiplexer for Tmux {
     }
 
     fn rename(&self, pane_id: &str, name: &str, deadline: Instant) -> Result<(), MuxError> {
-        want_pane_id(pane_id)?;
-        if name.len() > MAX_MARKER || name.contains(char::is_control) {
-            return Err(MuxError::new(ErrorCode::BadRequest, "invalid name"));
-        }
-        // `select-pane -T` expands formats: `#` must be doubled to stay literal. With -T it only
-        // sets the title and returns, so focus does not move.
-        let title = name.replace('#', "##");
+        let pane = PaneId::parse(pane_id)?;
+        // `select-pane -T` expands formats (`literal`). With -T it only sets the title and
+        // returns, so focus does not move.
         let args = Args::new("select-pane")
             .arg("-t")
-            .arg(pane_id)
+            .arg(pane.as_str())
             .arg("-T")
-            .arg(&title);
+            .arg(&literal::pane_title(name)?);
         self.run(args, None, deadline, SMALL_CAP).map(|_| ())
     }
 
     fn swap(&self, source: &str, target: &str, deadline: Instant) -> Result<bool, MuxError> {
-        want_pane_id(source)?;
-        want_pane_id(target)?;
+        let (source, target) = (PaneId::parse(source)?, PaneId::parse(target)?);
         if source == target {
             return Ok(false);
         }
@@ -420,7 +365,7 @@ impl Multiplexer for Tmux {
         let args = Args::new("if-shell")
             .arg("-F")
             .arg("-t")
-            .arg(target)
+            .arg(target.as_str())
             .arg("#{pane_active}")
             .arg(&format!("swap-pane -s {source} -t {target}"))
             .arg(&format!(
@@ -431,12 +376,12 @@ impl Multiplexer for Tmux {
     }
 
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
-        want_pane_id(pane_id)?;
+        let pane = PaneId::parse(pane_id)?;
         let socket = self
             .socket
             .to_str()
             .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "socket path not UTF-8"))?;
-        typed::send_text(socket, self.path_env.clone(), pane_id, text, deadline)
+        typed::send_text(socket, self.path_env.clone(), &pane, text, deadline)
     }
 
     fn close_if_matches(

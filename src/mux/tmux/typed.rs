@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::super::spawn::{self, RunError};
 use super::super::{ErrorCode, MuxError};
+use super::literal::PaneId;
 
 /// The delivery tool, shipped in `scripts/` and embedded.
 pub const AGENT_SEND: &str = include_str!("../../../scripts/agent-send.sh");
@@ -25,8 +26,8 @@ const STRIPPED_ENV: [&str; 4] = ["MOSAIC_TMUX_SOCKET", "TMUX", "TMUX_PANE", "TMU
 /// One text for one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypedRequest<'a> {
-    /// A tmux pane id (`%N`) or session name.
-    pub target: &'a str,
+    /// The pane (never a session name: only a pane id names exactly one pane).
+    pub target: &'a PaneId,
     /// A socket path (contains a `/`) or a `-L` name; `None`: tmux's default server.
     pub socket: Option<&'a str>,
     /// Who sends (`host:intercom-pane`), shown in the tool's answer.
@@ -118,7 +119,10 @@ pub fn agent_send(req: &TypedRequest<'_>, deadline: Instant) -> Result<TypedAnsw
             c
         }
     };
-    cmd.arg("-s").arg(req.target).arg("-S").arg(req.sender);
+    cmd.arg("-s")
+        .arg(req.target.as_str())
+        .arg("-S")
+        .arg(req.sender);
     if let Some(s) = req.socket {
         cmd.arg("-L").arg(s);
     }
@@ -154,7 +158,7 @@ pub fn agent_send(req: &TypedRequest<'_>, deadline: Instant) -> Result<TypedAnsw
 pub(super) fn send_text(
     socket: &str,
     path_env: Option<OsString>,
-    pane_id: &str,
+    pane_id: &PaneId,
     text: &str,
     deadline: Instant,
 ) -> Result<(), MuxError> {

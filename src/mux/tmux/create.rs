@@ -1,0 +1,81 @@
+//! New panes: the sidebar's split above a pane, and a worker's new window. Their names and folders
+//! are data (a roster's `name` and `projectDirectory`, a coordinator's root): tmux expands both
+//! arguments, so they go through `literal`.
+
+use std::time::Instant;
+
+use super::args::{with_env_and_argv, Args};
+use super::literal::{self, PaneId};
+use super::Tmux;
+use crate::mux::{ErrorCode, Multiplexer, MuxError, NewWindow, PaneInfo, SplitAbove};
+
+fn check_argv(argv: &[String]) -> Result<(), MuxError> {
+    if argv.is_empty() || argv.iter().any(|a| a.contains('\0')) {
+        return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
+    }
+    Ok(())
+}
+
+impl Tmux {
+    pub(super) fn split_pane_above(
+        &self,
+        req: &SplitAbove,
+        deadline: Instant,
+    ) -> Result<PaneInfo, MuxError> {
+        let target = PaneId::parse(&req.target)?;
+        if !(1..=99).contains(&req.percent) {
+            return Err(MuxError::new(
+                ErrorCode::BadRequest,
+                "percent out of 1..=99",
+            ));
+        }
+        check_argv(&req.argv)?;
+        let mut args = Args::new("split-window")
+            .arg("-b")
+            .arg("-v")
+            .arg("-d")
+            .arg("-l")
+            .arg(&format!("{}%", req.percent))
+            .arg("-t")
+            .arg(target.as_str())
+            .arg("-P")
+            .arg("-F")
+            .arg("#{pane_id}");
+        if let Some(cwd) = &req.cwd {
+            args = args.arg("-c").arg(&literal::start_dir(cwd)?);
+        }
+        args = with_env_and_argv(args, &req.env, &req.argv)?;
+        self.run_new_pane(args, deadline)
+    }
+
+    pub(super) fn open_window(
+        &self,
+        req: &NewWindow,
+        deadline: Instant,
+    ) -> Result<PaneInfo, MuxError> {
+        let beside = PaneId::parse(&req.beside)?;
+        check_argv(&req.argv)?;
+        let name = literal::window_name(&req.name)?;
+        let cwd = literal::start_dir(&req.cwd)?;
+        let beside = self.find_pane(beside.as_str(), deadline)?.ok_or_else(|| {
+            MuxError::new(ErrorCode::PaneNotFound, "the pane to open beside is gone")
+        })?;
+        // `-a -t <window>`: the next free index after that pane's window, in its session; `-d`:
+        // the person's current window stays current. The window id is one tmux printed and the
+        // listing checked (`@N`).
+        let args = Args::new("new-window")
+            .arg("-a")
+            .arg("-d")
+            .arg("-t")
+            .arg(&beside.window_id)
+            .arg("-n")
+            .arg(&name)
+            .arg("-c")
+            .arg(&cwd)
+            .arg("-P")
+            .arg("-F")
+            .arg("#{pane_id}");
+        let args = with_env_and_argv(args, &req.env, &req.argv)?;
+        self.run_new_pane(args, deadline)
+    }
+}
