@@ -267,18 +267,21 @@ pub fn append_agent<E>(
     Ok((cfg, added.into_inner()))
 }
 
+/// Sees the roster under the lock and the removed entry's exact text; may refuse.
+pub type RemoveCheck<'a, E> = &'a dyn Fn(&IntercomConfig, &str) -> Result<(), E>;
+
 /// Remove the agent with `session_id` from `agents` (its entry and one separator; every other
-/// byte stays). `check` sees the roster as it is under the lock and may refuse. Returns the
-/// config as written and confirmed, and the entry removed exactly as it was.
+/// byte stays). `check` sees the roster as it is under the lock and the entry's exact text
+/// there, and may refuse. Returns the config as written and confirmed, and the entry's text.
 pub fn remove_agent<E>(
     root: &Path,
     session_id: &str,
-    check: &dyn Fn(&IntercomConfig) -> Result<(), E>,
-) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
-    let removed = std::cell::RefCell::new(Map::new());
+    check: RemoveCheck<E>,
+) -> Result<(IntercomConfig, String), WriteError<E>> {
+    let removed = std::cell::RefCell::new(String::new());
     let cfg = rewrite(root, &|text, cfg| {
-        check(cfg).map_err(WriteError::Refused)?;
-        let entry = entry_of(text, session_id).map_err(WriteError::Unspliceable)?;
+        let entry = agent_text(text, session_id).map_err(WriteError::Unspliceable)?;
+        check(cfg, &entry).map_err(WriteError::Refused)?;
         let bytes = agents::remove(text, session_id).map_err(WriteError::Unspliceable)?;
         *removed.borrow_mut() = entry;
         Ok(Some(Planned {
@@ -291,6 +294,20 @@ pub fn remove_agent<E>(
         }))
     })?;
     Ok((cfg, removed.into_inner()))
+}
+
+/// The exact text of the entry of the agent with `session_id` in config text `text` (every
+/// byte, numbers as written).
+pub fn agent_text(text: &str, session_id: &str) -> Result<String, SpliceError> {
+    let d = scan::document(text, session_id)?;
+    Ok(text[d.target].to_string())
+}
+
+/// The exact text of one agent's entry in the roster on disk now.
+pub fn read_agent_text(root: &Path, session_id: &str) -> Result<String, String> {
+    let (bytes, _) = read::<NoRefusal>(root).map_err(|e| e.to_string())?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| "config.json is not UTF-8".to_string())?;
+    agent_text(text, session_id).map_err(|e| e.to_string())
 }
 
 /// The pause after the `attempt`th try lost a race: random below min(2^attempt, 16) ms.

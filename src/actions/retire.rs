@@ -125,15 +125,6 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
     }
 }
 
-/// The agent entry exactly as the roster holds it now.
-fn raw_entry(cfg: &config::IntercomConfig, session_id: &str) -> Option<Value> {
-    cfg.raw["agents"]
-        .as_array()?
-        .iter()
-        .find(|e| e["sessionId"].as_str() == Some(session_id))
-        .cloned()
-}
-
 pub fn retire(req: &RetireRequest) -> Ending {
     let root = &req.root;
     let cfg = match config::load(root) {
@@ -171,15 +162,24 @@ pub fn retire(req: &RetireRequest) -> Ending {
         Err(launch_spec::SpecError::Missing) => None,
         Err(e) => return refused(RetireExit::Failed, format!("{e}: fix or remove it first")),
     };
-    let Some(entry) = raw_entry(&cfg, &agent.session_id) else {
-        return refused(RetireExit::Failed, "the roster entry could not be read");
+    // The entry's exact text (numbers as written), and the removal only while it is unchanged.
+    let entry_text = match config_write::read_agent_text(root, &agent.session_id) {
+        Ok(t) => t,
+        Err(e) => {
+            return refused(
+                RetireExit::Failed,
+                format!("the roster entry could not be read: {e}"),
+            )
+        }
     };
+    let entry: Value = serde_json::from_str(&entry_text).unwrap_or(Value::Null);
     let now = req.clock.now_ms();
     let archive =
         paths::retired_dir(root).join(format!("{}-{now}.json", paths::short_id(&agent.session_id)));
     let kept = kept_files(root, &agent.session_id);
     let record = json!({"version": 1, "retiredAt": format_iso(now), "name": agent.name,
-        "sessionId": agent.session_id, "entry": entry, "launchSpec": spec, "kept": kept});
+        "sessionId": agent.session_id, "entry": entry, "entryText": entry_text,
+        "launchSpec": spec, "kept": kept});
     let written = store::ensure_dir(root, &paths::retired_dir(root)).and_then(|()| {
         store::write_atomic(
             &archive,
@@ -193,18 +193,20 @@ pub fn retire(req: &RetireRequest) -> Ending {
         );
     }
     let id = agent.session_id.clone();
-    let removed = config_write::remove_agent(root, &id, &|now_cfg| match (
-        now_cfg.find_by_session(&id),
-        raw_entry(now_cfg, &id),
-    ) {
-        (Some(a), Some(e)) if e == entry => match &a.close_job {
+    let removed = config_write::remove_agent(root, &id, &|now_cfg, now_text| {
+        if now_text != entry_text {
+            return Err("the entry changed meanwhile".to_string());
+        }
+        match now_cfg
+            .find_by_session(&id)
+            .and_then(|a| a.close_job.as_ref())
+        {
             Some(j) if j.state.is_pending() || j.state.is_fenced() => Err(format!(
                 "a close job was opened meanwhile ({})",
                 j.state.as_str()
             )),
             _ => Ok(()),
-        },
-        _ => Err("the entry changed meanwhile".to_string()),
+        }
     });
     if let Err(e) = removed {
         let _ = store::remove_file(&archive);

@@ -121,6 +121,8 @@ fn a_worktree_worker_is_made_on_its_branch_and_retired_only_without_work() {
     let archived: Value =
         serde_json::from_slice(&std::fs::read(out["archive"].as_str().unwrap()).unwrap()).unwrap();
     assert_eq!(archived["entry"], feat, "the entry is kept as it was");
+    let text = archived["entryText"].as_str().unwrap();
+    assert!(cfg.contains(text), "its exact text: {text}");
     assert_eq!(archived["launchSpec"]["worktree"]["branch"], "Feat");
     // The roster is back to what it was before the spawn.
     let mut before: Value = serde_json::from_str(&cfg).unwrap();
