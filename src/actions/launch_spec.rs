@@ -144,6 +144,9 @@ impl LaunchSpec {
         if self.session_id != session_id {
             return Err("it names another session".into());
         }
+        if !valid_session_id(&self.session_id) {
+            return Err("its session id is not one pi takes".into());
+        }
         if !self.cwd.is_absolute() {
             return Err("its folder is not absolute".into());
         }
@@ -165,11 +168,28 @@ impl LaunchSpec {
     }
 }
 
+/// A session id pi's `--session-id` takes: letters, digits, `.`, `_`, `-`, starting and ending
+/// with a letter or digit (pi 1.6.0's rule), at most 256 characters.
+pub fn valid_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    (1..=256).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
 /// The launch spec of the worker with `session_id`, when `spawn` recorded one.
 pub fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
-    let path = paths::launch_spec(root, session_id);
+    let spec = load(&paths::launch_spec(root, session_id))?;
+    spec.check(session_id).map_err(SpecError::Unusable)?;
+    Ok(spec)
+}
+
+/// The spec in `path`: a regular file of this user that others cannot write, ≤ 64 KiB, typed.
+fn load(path: &Path) -> Result<LaunchSpec, SpecError> {
     let unusable = |why: String| SpecError::Unusable(why);
-    let f = match fsguard::open_regular(&path, Some(SPEC_CAP)) {
+    let f = match fsguard::open_regular(path, Some(SPEC_CAP)) {
         Ok(f) => f,
         Err(fsguard::FsError::NotFound) => return Err(SpecError::Missing),
         Err(e) => return Err(unusable(e.code().into())),
@@ -181,10 +201,7 @@ pub fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
     }
     let bytes =
         fsguard::read_at(&f.file, 0, SPEC_CAP as usize).map_err(|e| unusable(e.code().into()))?;
-    let spec: LaunchSpec =
-        serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not a launch spec ({e})")))?;
-    spec.check(session_id).map_err(unusable)?;
-    Ok(spec)
+    serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not a launch spec ({e})")))
 }
 
 /// Write (replace) the spec, mode 0600.
@@ -211,10 +228,10 @@ pub fn all(root: &Path) -> Vec<LaunchSpec> {
         .filter(|e| e.kind == fsguard::Kind::File)
         .filter_map(|e| e.name_str().and_then(|n| n.strip_suffix(".json")))
         .filter_map(|stem| {
-            let bytes = fsguard::read_capped(&dir.join(format!("{stem}.json")), SPEC_CAP).ok()?;
-            let spec: LaunchSpec = serde_json::from_slice(&bytes).ok()?;
-            // Only a file named for its own session id counts.
-            (paths::short_id(&spec.session_id) == stem).then_some(spec)
+            let spec = load(&dir.join(format!("{stem}.json"))).ok()?;
+            // Only a usable file named for its own session id counts.
+            let own = paths::short_id(&spec.session_id) == stem;
+            (own && spec.check(&spec.session_id).is_ok()).then_some(spec)
         })
         .collect()
 }
