@@ -117,6 +117,24 @@ fn the_printed_command_runs_pi_in_the_root_and_never_nests_tmux() {
     );
     assert!(!root.join("pwned").exists() && !env.path("pwned").exists());
 
+    // Inside Herdr (its variables set): a Herdr roster, pi itself in the pane, no tmux at all.
+    let root3 = env.path("herdr-team");
+    std::fs::create_dir_all(&root3).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["init", "--root", &root3.display().to_string(), "--json"])
+        .env_remove("TMUX")
+        .env("HERDR_ENV", "1")
+        .env("HERDR_PANE_ID", "w1:p1")
+        .env("HERDR_SOCKET_PATH", env.path("no-herdr.sock"))
+        .output()
+        .unwrap();
+    let made3 = stdout_json(&o);
+    assert_eq!(made3["multiplexer"], "herdr", "{made3}");
+    assert!(
+        !made3["command"].as_str().unwrap().contains("tmux"),
+        "{made3}"
+    );
+
     // Outside any multiplexer: a new tmux session, here on a private tmux folder (the
     // attached client gets a terminal from `script`).
     let root2 = env.path("plain");
