@@ -107,8 +107,13 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
     if let Some((w, _)) = live::live_registration(root, &req.data_root, &a.session_id) {
         return Err(still(w.detail));
     }
+    // No saved file is named here (none need exist): a pi is a witness by its command line,
+    // its PI_SESSION_ID, or by running unregistered in the worker's folder.
     let spec_file = paths::launch_spec(root, &a.session_id);
-    match live::process_naming(&a.session_id, &spec_file) {
+    let folder = launch_spec::read(root, &a.session_id)
+        .map_or_else(|_| root.join(&a.project_directory), |s| s.cwd);
+    let regs = crate::evidence::registrations::read_all(Some(root), &req.data_root);
+    match live::process_naming(&a.session_id, &spec_file, &folder, &regs) {
         Ok(Some(w)) => return Err(still(w.detail)),
         Ok(None) => {}
         Err(e) => {

@@ -247,3 +247,13 @@ pub fn finished(child: std::process::Child) -> (i32, Value, String) {
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// Whether process `pid` has ended: gone, or a zombie its parent (a tmux server) has not reaped
+/// yet.
+pub fn ended(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| {
+        st.rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'))
+    })
+}

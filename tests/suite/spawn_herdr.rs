@@ -36,6 +36,8 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
     let coord_id = stdout_json(&o)["sessionId"].as_str().unwrap().to_string();
     let mut coord = pi_support::FakePi::start(&env);
     let herdr = FakeHerdr::start(coord.pid() as u32);
+    // The coordinator's pi runs in the root (`register` records pi's real folder).
+    coord.cd(&root.display().to_string());
     let sock = herdr.socket.display().to_string();
     let o = coord.run(
         "/usr/bin/env",

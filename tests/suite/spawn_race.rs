@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use mux_support::wait_for;
 use serde_json::Value;
-use spawn_support::{agent, finished, Team};
+use spawn_support::{agent, ended, finished, Team};
 
 const PAUSE: &str = "INTERCOM_PANE_TEST_PAUSE_IN_SPAWN";
 
@@ -236,11 +236,8 @@ fn a_spawn_killed_at_any_stage_leaves_a_valid_roster_and_a_note_and_the_next_spa
             );
             std::fs::remove_file(&no_register).unwrap();
             unsafe { libc::kill(w["pid"].as_i64().unwrap() as i32, libc::SIGKILL) };
-            wait_for(10_000, || {
-                let alive = Path::new(&format!("/proc/{}", w["pid"])).exists();
-                (!alive).then_some(())
-            })
-            .expect("the stand-in ended");
+            let pid = w["pid"].as_i64().unwrap() as i32;
+            wait_for(20_000, || ended(pid).then_some(())).expect("the stand-in ended");
         }
         let (code, out, err) = t.spawn(&[&name]);
         assert_eq!(code, 0, "{stage}: {out} {err}");

@@ -8,12 +8,11 @@
 use crate::mux_support;
 use crate::spawn_support;
 
-use std::path::Path;
 
 use crate::scan_support::git;
 use mux_support::wait_for;
 use serde_json::{json, Value};
-use spawn_support::{agent, Team};
+use spawn_support::{agent, ended, Team};
 
 /// The team's root as a git checkout on `main` with the roster committed (as people keep it).
 fn checkout(t: &Team) {
@@ -33,10 +32,7 @@ fn end_worker(t: &Team, session: &Value) {
         .unwrap_or_else(|| panic!("no launch of {session}"));
     let pid = l["pid"].as_i64().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    wait_for(10_000, || {
-        (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
-    })
-    .expect("the stand-in ended");
+    wait_for(20_000, || ended(pid).then_some(())).expect("the stand-in ended");
 }
 
 fn retire(t: &Team, args: &[&str]) -> (i32, Value) {

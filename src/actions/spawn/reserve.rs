@@ -226,8 +226,11 @@ fn unfinished(req: &SpawnRequest, root: &Path, a: &Agent) -> Result<LaunchSpec, 
             w.detail
         )));
     }
+    // A pi is a witness by its command line, its PI_SESSION_ID, or by running unregistered in
+    // the worker's folder (pi 1.6.0 hides its flags); no saved file is named (none need exist).
     let spec_file = paths::launch_spec(root, &a.session_id);
-    match live::process_naming(&a.session_id, &spec_file) {
+    let regs = crate::evidence::registrations::read_all(Some(root), &req.scan.data_root);
+    match live::process_naming(&a.session_id, &spec_file, &spec.cwd, &regs) {
         Ok(None) => {}
         Ok(Some(w)) => {
             return Err(taken(format!(
