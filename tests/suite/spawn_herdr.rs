@@ -11,12 +11,9 @@ use crate::pi_support;
 use crate::scan_support;
 use crate::spawn_support;
 
-use std::io::Write;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mux_herdr_fake::FakeHerdr;
+use mux_herdr_fake::{FakeHerdr, TabShell};
 use scan_support::*;
 use serde_json::Value;
 use spawn_support::{lines, stand_in_pi};
@@ -63,46 +60,14 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
     assert!(o.status.success(), "{o:?}");
     wait_registered(&root.join(".pi-intercom/seats"));
 
-    let mut shell = Command::new("/bin/bash")
-        .args(["-c", "while IFS= read -r line; do eval \"$line\"; done"])
-        .current_dir(env.dir.path())
-        .env_clear()
-        .env("HOME", env.path("home"))
-        .env("PATH", &env.path_env)
-        .env("HERDR_ENV", "1")
-        .env("HERDR_SOCKET_PATH", &sock)
-        .stdin(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let shell_pid = shell.id();
-    herdr.with(|s| s.tab_shell = shell_pid);
-    let mut stdin = shell.stdin.take().unwrap();
-    let state = herdr.state.clone();
-    let typist = std::thread::spawn(move || {
-        let end = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < end {
-            let typed = {
-                let s = state.lock().unwrap();
-                s.tabs.first().and_then(|t| {
-                    let (_, text, keys) = s.inputs.iter().find(|i| i.0 == t.pane)?;
-                    let mut setup = format!("export HERDR_PANE_ID={}", quote(&t.pane));
-                    for (k, v) in &t.env {
-                        setup.push_str(&format!(" {k}={}", quote(v)));
-                    }
-                    setup.push_str(&format!("; cd {}", quote(&t.cwd)));
-                    (keys == &["Enter"]).then(|| format!("{setup}\n{text}\n"))
-                })
-            };
-            if let Some(lines) = typed {
-                stdin.write_all(lines.as_bytes()).unwrap();
-                stdin.flush().unwrap();
-                return Some(stdin);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    });
+    let mut shell = TabShell::start(
+        &herdr,
+        env.dir.path(),
+        &[
+            ("HOME", env.path("home").display().to_string()),
+            ("PATH", env.path_env.clone()),
+        ],
+    );
 
     let pi = stand_in_pi(
         &env.path("py pi's"),
@@ -127,12 +92,9 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
         ],
     ));
     let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    let _stdin = typist.join().unwrap();
+    assert!(shell.typed(), "nothing was typed into the tab");
     let texts = lines(&env.path("rec/texts.jsonl"));
-    let _ = Command::new("kill")
-        .args(["-TERM", "--", &format!("-{shell_pid}")])
-        .status();
-    let _ = shell.wait();
+    drop(shell);
     assert_eq!(
         o.status.code(),
         Some(0),

@@ -8,7 +8,6 @@
 use crate::mux_support;
 use crate::spawn_support;
 
-
 use crate::scan_support::git;
 use mux_support::wait_for;
 use serde_json::{json, Value};
