@@ -227,7 +227,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
         &self,
         ask: &crate::ui::ports::SpawnAsk,
         stage: &dyn Fn(&str),
-    ) -> crate::ui::ports::SpawnOutcome {
+    ) -> crate::ui::ports::WorkerOutcome {
         let req = SpawnRequest {
             name: ask.name.clone(),
             folder: if ask.worktree {
@@ -253,7 +253,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             Some(r) => sanitize(r),
             None => format!("running in {}", s("pane")),
         };
-        crate::ui::ports::SpawnOutcome {
+        crate::ui::ports::WorkerOutcome {
             ok: end.exit == SpawnExit::Spawned,
             result: s("result"),
             detail,
