@@ -219,10 +219,15 @@ pub fn run_retire(args: &RetireArgs) -> RetireExit {
 pub struct CommandSpawner {
     pub opts: crate::scan::ScanOptions,
     pub system_config: Option<PathBuf>,
-    pub clock: Box<dyn crate::clock::Clock>,
+    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
 }
 
 impl crate::ui::ports::Spawner for CommandSpawner {
+    fn unavailable_reason(&self) -> Option<String> {
+        matches!(self.opts.root, RootChoice::Skip)
+            .then(|| "no Intercom roster (run `intercom-pane init`)".to_string())
+    }
+
     fn spawn(
         &self,
         ask: &crate::ui::ports::SpawnAsk,

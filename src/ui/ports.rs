@@ -245,6 +245,9 @@ pub enum WorkerAction {
     Close,
     /// `resume-worker --confirm-closed`: a closed worker back in a new window.
     Resume,
+    /// `spawn`: a new worker from the form (run through the `Spawner`, never the
+    /// `WorkerControl`); its job shows on the new row once the scan lists it.
+    Spawn,
 }
 
 impl WorkerAction {
@@ -253,6 +256,7 @@ impl WorkerAction {
         match self {
             WorkerAction::Close => "close-worker",
             WorkerAction::Resume => "resume-worker",
+            WorkerAction::Spawn => "spawn",
         }
     }
 }

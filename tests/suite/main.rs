@@ -104,4 +104,5 @@ mod ui_render;
 mod ui_reply;
 mod ui_reply_tmux;
 mod ui_robust;
+mod ui_spawn;
 mod ui_tmux;

@@ -326,3 +326,64 @@ fn hostile_names_and_folders_are_data_everywhere() {
         }
     }
 }
+
+/// The sidebar's form (`+`), in the real monitor in a tmux window: typed name and first task,
+/// Enter; the worker is spawned through the same guarded code (its window, its roster entry,
+/// its first task), and its row appears in the sidebar with the spawn's outcome.
+#[test]
+fn the_sidebars_form_spawns_a_worker_whose_row_appears() {
+    let t = Team::new();
+    let path = format!(
+        "{}:/usr/local/bin:/usr/bin:/bin",
+        t.pi.parent().unwrap().display()
+    );
+    let mut argv: Vec<String> = vec![
+        "env".into(),
+        format!("PATH={path}"),
+        format!("HOME={}", t.env.path("home").display()),
+        format!("TMUX_TMPDIR={}", t.env.path("tmux-tmp").display()),
+        "TERM=xterm-256color".into(),
+        env!("CARGO_BIN_EXE_intercom-pane").into(),
+    ];
+    argv.extend(layout_args(&t.env, &["monitor"], &["--no-probe"]));
+    let mut args: Vec<&str> = vec!["new-window", "-d", "-n", "mon", "-c"];
+    let cwd = t.env.dir.path().display().to_string();
+    args.push(&cwd);
+    args.push("--");
+    args.extend(argv.iter().map(String::as_str));
+    t.server.tmux(&args);
+    let screen = || t.server.tmux(&["capture-pane", "-p", "-t", "=coord:mon"]);
+    crate::mux_support::wait_for(20_000, || screen().contains("seats").then_some(()))
+        .unwrap_or_else(|| panic!("the monitor never drew:\n{}", screen()));
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "+"]);
+    crate::mux_support::wait_for(5_000, || screen().contains("Spawn a worker").then_some(()))
+        .unwrap_or_else(|| panic!("no form:\n{}", screen()));
+    t.server
+        .tmux(&["send-keys", "-t", "=coord:mon", "-l", "Docs"]);
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "Down"]);
+    t.server
+        .tmux(&["send-keys", "-t", "=coord:mon", "-l", "Read the README"]);
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "Enter"]);
+    // The row: the worker's line in the list (not the status line), showing the spawn's end.
+    let row = crate::mux_support::wait_for(40_000, || {
+        let s = screen();
+        if !s.contains("1 seats") {
+            return None;
+        }
+        s.lines()
+            .find(|l| l.contains("Docs") && !l.contains("spawn Docs:"))
+            .map(str::to_string)
+    })
+    .unwrap_or_else(|| panic!("no row for Docs:\n{}", screen()));
+    assert!(row.contains("spawn: spawned"), "{row}\n{}", screen());
+    assert!(t.windows().iter().any(|w| w == "Docs"), "{:?}", t.windows());
+    let docs = agent(&t.roster(), "Docs").unwrap().clone();
+    let texts = t.texts();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(texts[0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Read the README\n"));
+    assert_eq!(t.launches()[0]["sid"], docs["sessionId"]);
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
+}

@@ -21,6 +21,7 @@ fn app() -> App {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     )
 }
