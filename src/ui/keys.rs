@@ -582,9 +582,11 @@ mod tests {
         assert_eq!(
             help_line(Mode::List),
             "⏎ go to pane  n/N next needing you  d details  p preview  r reply  s mark seen  \
-             C close worker  R resume worker  / filter  ↑↓/jk select  o hide offline  \
-             h hide seen  ? help  q quit"
+             C close worker  R resume worker  + spawn worker  / filter  ↑↓/jk select  \
+             o hide offline  h hide seen  ? help  q quit"
         );
+        // The spawn form draws its own keys; only Ctrl+C is the table's there.
+        assert_eq!(help_line(Mode::Spawn), "^C quit");
         assert_eq!(
             help_line(Mode::Reply),
             "⏎ send  Esc close  M-⏎/^J newline  ^C quit"
