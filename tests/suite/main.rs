@@ -44,6 +44,7 @@ mod demo_screen;
 mod doctor_cli;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
+mod fuzz_regressions;
 mod herdr_contract;
 mod init_cli;
 mod intercom_fixture;

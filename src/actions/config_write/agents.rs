@@ -1,11 +1,12 @@
 //! Whole entries of the `agents` array added or removed in place: every other byte of the file
 //! stays, and a new entry is printed in the style of the entries already there (the space after
-//! `{`, between members, around `:`, before `}`, and between entries, comma-first included).
+//! `{`, between members, around `:`, before `}`, and between entries, comma-first included;
+//! nested values in the file's own layout, `style.rs`).
 
 use serde_json::{Map, Value};
 
 use super::scan::{self, Obj, SpliceError};
-use super::splice::{indent_of, render};
+use super::style::{breaks_line, line_indent, Layout};
 
 /// `entry` as an object printed like `like` (another entry of the same file).
 fn styled(text: &str, like: &Obj, entry: &Map<String, Value>) -> Result<String, SpliceError> {
@@ -19,13 +20,21 @@ fn styled(text: &str, like: &Obj, entry: &Map<String, Value>) -> Result<String, 
         n if n >= 2 => text[like.members[n - 2].value.end..last.key_span.start].to_string(),
         _ => format!(",{lead}"),
     };
+    let layout = Layout::of(text, like);
     let mut out = String::from("{");
     for (i, (k, v)) in entry.iter().enumerate() {
         let ws = if i == 0 { lead } else { sep.as_str() };
         out.push_str(ws);
         out.push_str(&serde_json::to_string(k).map_err(SpliceError::Encode)?);
         out.push_str(colon);
-        out.push_str(&render(v, indent_of(ws))?);
+        // A member on a line of its own is indented like that line; one on the brace's line,
+        // like the line the entry it copies starts on.
+        let indent = if breaks_line(ws) {
+            line_indent(ws)
+        } else {
+            line_indent(&text[..like.span.start])
+        };
+        out.push_str(&layout.render(v, indent, breaks_line(ws))?);
     }
     out.push_str(trail);
     out.push('}');
