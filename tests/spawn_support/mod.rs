@@ -64,9 +64,6 @@ while True:
         data += chunk
     req = json.loads(data.split(b"\n")[0])
     n += 1
-    # As the extension does: the trailer, when sent apart, on its own line after the text.
-    if isinstance(req.get("trailer"), str):
-        req["text"] = req["text"] + "\n" + req["trailer"]
     log("texts.jsonl", {"sid": sid, "text": req["text"]})
     with open(sfile, "a") as f:
         f.write(json.dumps({"type": "message", "id": "u%d" % n, "parentId": None, "timestamp": now,

@@ -83,10 +83,8 @@ fn a_worker_is_spawned_in_a_window_beside_the_coordinator_and_gets_its_first_tas
     // The first task: once, through the channel, after the seat registered.
     let texts = t.texts();
     assert_eq!(texts.len(), 1, "{texts:?}");
-    assert!(texts[0]["text"]
-        .as_str()
-        .unwrap()
-        .starts_with("Write the install notes.\n"));
+    // Exactly the text: the reply path adds nothing.
+    assert_eq!(texts[0]["text"], "Write the install notes.");
     assert_eq!(out["prompt"]["transport"], "channel", "{out}");
     assert_eq!(out["prompt"]["outcome"], "delivered", "{out}");
     // The launch spec: private, typed, at stage registered.
@@ -380,10 +378,7 @@ fn the_sidebars_form_spawns_a_worker_whose_row_appears() {
     let docs = agent(&t.roster(), "Docs").unwrap().clone();
     let texts = t.texts();
     assert_eq!(texts.len(), 1, "{texts:?}");
-    assert!(texts[0]["text"]
-        .as_str()
-        .unwrap()
-        .starts_with("Read the README\n"));
+    assert_eq!(texts[0]["text"], "Read the README");
     assert_eq!(t.launches()[0]["sid"], docs["sessionId"]);
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
 }
