@@ -182,7 +182,7 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Valu
         root: RootChoice::Exact(root.to_path_buf()),
         ..req.scan.clone()
     };
-    let pass = match scan::run(&opts, req.clock, None) {
+    let pass = match scan::run(&opts, req.clock, None, None) {
         Ok(p) => p,
         Err(e) => {
             return (
