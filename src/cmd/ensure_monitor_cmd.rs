@@ -93,12 +93,16 @@ fn detach(args: &EnsureMonitorArgs) -> EnsureExit {
     EnsureExit::Done
 }
 
+/// What a reader thread collected of a pipe, and the thread (finished at the pipe's end).
+type Drained = (Arc<Mutex<Vec<u8>>>, Option<std::thread::JoinHandle<()>>);
+
 /// A reader thread collecting a pipe (at most `OUTPUT_CAP` bytes).
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Arc<Mutex<Vec<u8>>> {
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Drained {
     let buf = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = None;
     if let Some(mut p) = pipe {
         let b = buf.clone();
-        std::thread::spawn(move || {
+        reader = Some(std::thread::spawn(move || {
             let mut chunk = [0u8; 4096];
             // Bounded by the pipe's end and the cap.
             while let Ok(n) = p.read(&mut chunk) {
@@ -111,27 +115,22 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Arc<Mutex<Vec<u8>>> {
                     }
                 }
             }
-        });
+        }));
     }
-    buf
+    (buf, reader)
 }
 
-/// Hand the placement's output on, once its pipes are read (at most 500 ms more).
-fn relay(out: &Arc<Mutex<Vec<u8>>>, err: &Arc<Mutex<Vec<u8>>>) {
+/// Hand the placement's output on, once both readers reached their pipe's end (at most 500 ms
+/// more: a process the placement started could hold a pipe open). Not "once the output stopped
+/// growing": on a loaded machine a reader may not have run at all yet, and the output was lost.
+fn relay(out: &Drained, err: &Drained) {
     let end = Instant::now() + Duration::from_millis(500);
-    let mut last = (usize::MAX, usize::MAX);
-    // Bounded by `end`: the readers finish when the placement closes its pipes.
-    while Instant::now() < end {
-        let now = (
-            out.lock().map(|v| v.len()).unwrap_or(0),
-            err.lock().map(|v| v.len()).unwrap_or(0),
-        );
-        if now == last {
-            break;
-        }
-        last = now;
-        std::thread::sleep(Duration::from_millis(20));
+    let done = |d: &Drained| d.1.as_ref().is_none_or(|t| t.is_finished());
+    // Bounded by `end`: the readers finish when the placement's pipes close.
+    while Instant::now() < end && !(done(out) && done(err)) {
+        std::thread::sleep(Duration::from_millis(5));
     }
+    let (out, err) = (&out.0, &err.0);
     if let Ok(v) = out.lock() {
         crate::cmd::out_bytes(&v);
     }

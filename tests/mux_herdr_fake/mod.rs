@@ -126,6 +126,10 @@ pub struct State {
     /// 0.8.2 answers some requests on its loop's ~100 ms tick (`moves/timing.json`).
     pub tick: Option<std::time::Duration>,
     pub started: std::time::Instant,
+    /// While `tick` is set: (method, how long the fake held its answer for the tick) of every
+    /// request, zero for a method off the tick. The fake's own timing, which a loaded machine's
+    /// scheduling does not change.
+    pub tick_waits: Vec<(String, std::time::Duration)>,
 }
 
 /// The methods the tick applies to (the captures show ~100 ms answers for these).
@@ -226,6 +230,7 @@ impl FakeHerdr {
             screens: BTreeMap::new(),
             tick: None,
             started: std::time::Instant::now(),
+            tick_waits: Vec::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (state.clone(), stop.clone());

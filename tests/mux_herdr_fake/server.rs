@@ -49,12 +49,15 @@ fn serve(conn: UnixStream, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
         let method = serde_json::from_str::<serde_json::Value>(line.trim_end())
             .ok()
             .and_then(|v| v["method"].as_str().map(str::to_string));
-        if method.is_some_and(|m| super::TICK_METHODS.contains(&m.as_str())) {
+        let method = method.unwrap_or_default();
+        let mut wait = Duration::ZERO;
+        if super::TICK_METHODS.contains(&method.as_str()) {
             let since = started.elapsed().as_nanos();
             let p = period.as_nanos();
-            let wait = p - since % p;
-            std::thread::sleep(Duration::from_nanos(wait as u64));
+            wait = Duration::from_nanos((p - since % p) as u64);
+            std::thread::sleep(wait);
         }
+        state.lock().unwrap().tick_waits.push((method, wait));
     }
     let reply = match mode {
         Mode::Stall => {

@@ -41,6 +41,19 @@ impl Env {
         self.command(args).output().unwrap()
     }
 
+    /// `run` with these variables added to its environment.
+    pub fn run_with<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: &[S],
+        vars: &[(&str, &std::ffi::OsStr)],
+    ) -> Output {
+        let mut cmd = self.command(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
     /// `run`, killed (and the test failed) when it is still running after `guard`: a hang guard
     /// for inputs that would block a careless reader (a FIFO) forever.
     pub fn run_guarded<S: AsRef<std::ffi::OsStr>>(

@@ -97,8 +97,10 @@ fn case(layout: Layout, k: usize) -> Value {
                 "--tmux-socket",
                 &sock,
                 "Worker",
+                // Far beyond the run's own pace on a loaded runner: a pi that is gone must end
+                // the wait at once, and a deadline reached first would hide whether it did.
                 "--deadline-secs",
-                "6",
+                "60",
                 "--json",
             ],
         ))

@@ -22,6 +22,9 @@ const ID1: &str = "01a2f000-0000-7000-8000-00000000ee01";
 const ID2: &str = "01a2f000-0000-7000-8000-00000000ee02";
 const ID3: &str = "01a2f000-0000-7000-8000-00000000ee03";
 const ID4: &str = "01a2f000-0000-7000-8000-00000000ee04";
+const ID5: &str = "01a2f000-0000-7000-8000-00000000ee05";
+/// The newer session beside ID5's saved file (named by no other test either).
+const ID6: &str = "01a2f000-0000-7000-8000-00000000ee06";
 const COORD: &str = "01a2f000-0000-7000-8000-00000000ee00";
 
 /// Root with a coordinator and one closed worker named `name` in `project`, and the worker's
@@ -393,13 +396,13 @@ fn a_config_changed_between_check_and_launch_is_refused() {
 #[test]
 fn an_unregistered_pi_that_could_run_the_session_blocks_the_resume() {
     let env = Env::new().with_system_path();
-    let file = setup(&env, ID1, "Docs", "docs");
+    let file = setup(&env, ID5, "Docs", "docs");
     let server = coordinator(&env);
     let pi = stand_in_pi(&env);
     let sessions = env.path("sessions");
     std::fs::write(
-        sessions.join(format!("2026-11-30T09-00-00-000Z_{ID2}.jsonl")),
-        json!({"type":"session","version":3,"id":ID2,"timestamp":"2026-11-30T09:00:00.000Z","cwd":"/"})
+        sessions.join(format!("2026-11-30T09-00-00-000Z_{ID6}.jsonl")),
+        json!({"type":"session","version":3,"id":ID6,"timestamp":"2026-11-30T09:00:00.000Z","cwd":"/"})
             .to_string()
             + "\n",
     )

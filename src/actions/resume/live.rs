@@ -203,7 +203,9 @@ fn unproven_pi(
         None => true,
     };
     let in_folder = proc::cwd(pid).is_some_and(|c| registrations::same_path(&c, folder));
-    if !writes_there && !in_folder {
+    // A pi that exited while it was looked at runs nothing; its folder then reads as "cannot be
+    // told" only because its /proc entry is gone.
+    if (!writes_there && !in_folder) || !proc::is_alive(&id) {
         return None;
     }
     Some(Witness {
