@@ -150,7 +150,23 @@ fn killed_handoffs_leave_no_temp_files_torn_config_or_lost_keys() {
     assert_eq!(w["x-note"], json!({"keep": 1}));
     assert_eq!(c["agents"][0]["name"], "Coordinator");
     let left = temps(&env.path("root/.pi-intercom"));
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(left.is_empty(), "left behind: {:?}", described(&env, &left));
+}
+
+/// Each temp file left behind with its inode and owner, and what it holds.
+fn described(env: &Env, left: &[String]) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    left.iter()
+        .map(|n| {
+            let p = env.path("root/.pi-intercom").join(n);
+            let m = std::fs::metadata(&p).unwrap();
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let summary = serde_json::from_str::<Value>(&text)
+                .map(|v| v["agents"][1]["handoff"]["summary"].to_string())
+                .unwrap_or_else(|_| "not JSON".into());
+            format!("{n}: inode {}, uid {}, handoff {summary}", m.ino(), m.uid())
+        })
+        .collect()
 }
 
 /// Set by `killed_seen_writes_leave_no_temp_files_or_torn_file` for the copies of this test

@@ -308,6 +308,12 @@ fn a_server_or_pi_of_another_user_is_never_typed_into() {
         ])
         .spawn()
         .unwrap();
+    // setpriv changes its uid before it runs sleep: until then the process is still ours.
+    let theirs_uid = || intercom_pane::proc::uids(theirs.id() as i32);
+    wait_for(10_000, || {
+        (theirs_uid() == Some((spare(), spare()))).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the other user's process runs as {:?}", theirs_uid()));
     let env2 = Env::new();
     let rec = plant_record(&env2.path("root"), theirs.id() as i32);
     write_roster(&env2.path("root"), &[(ID, "W")]);

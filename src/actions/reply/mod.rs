@@ -316,6 +316,51 @@ fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registr
     Ok(reg)
 }
 
+/// How long a typed reply waits for the records pi has started to land (the extension spawns
+/// one `register` per event without waiting and gives each at most 3 s).
+const RECORDS_WAIT: Duration = Duration::from_secs(3);
+
+/// The registration once every record pi started writing has landed: the typed transports tell
+/// `delivered` from `queued` by its run state, which lags pi by those writes (a turn that has
+/// ended can still read `working` while its records land, out of order). `reg` itself when
+/// none was pending; read and checked again otherwise.
+fn caught_up(
+    scan: &Scan,
+    key: &str,
+    t: &ReplyTarget,
+    reg: Registration,
+) -> Result<Registration, Refusal> {
+    let Some(pid) = reg.pid else {
+        return Ok(reg);
+    };
+    let until = Instant::now() + RECORDS_WAIT;
+    let mut waited = false;
+    // Bounded by RECORDS_WAIT: one look every 10 ms.
+    while recording(pid) && Instant::now() < until {
+        waited = true;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if waited {
+        fresh_registration(scan, key, t)
+    } else {
+        Ok(reg)
+    }
+}
+
+/// pi (`pid`) has a `register --pi-pid <pid>` of its own still running.
+fn recording(pid: i32) -> bool {
+    let me = pid.to_string();
+    crate::proc::children_of(pid)
+        .unwrap_or_default()
+        .into_iter()
+        .any(|c| {
+            crate::proc::cmdline(c).is_some_and(|a| {
+                a.get(1).map(String::as_str) == Some("register")
+                    && a.windows(2).any(|w| w[0] == "--pi-pid" && w[1] == me)
+            })
+        })
+}
+
 /// The transport for this seat, decided before anything is sent.
 fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
     let channel_ready = reg
@@ -341,8 +386,14 @@ pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refu
     }
     match transport {
         Transport::Channel => send_channel(&key, target, &reg, body, now),
-        Transport::Typed => typed::send(&key, target, &reg, body, now),
-        Transport::Herdr => prompt::send(&key, target, &reg, body, now),
+        Transport::Typed => {
+            let reg = caught_up(scan, &key, target, reg)?;
+            typed::send(&key, target, &reg, body, now)
+        }
+        Transport::Herdr => {
+            let reg = caught_up(scan, &key, target, reg)?;
+            prompt::send(&key, target, &reg, body, now)
+        }
     }
 }
 
