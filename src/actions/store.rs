@@ -267,11 +267,23 @@ impl Prepared {
                 .ok()
                 .is_some_and(|b| b == expected)
         };
+        // The file the swap is meant to displace goes into our temp name first: killed between
+        // the swap and the clean-up below, we leave it under a name the next sweep can prove.
+        let Ok(target) = std::fs::symlink_metadata(&self.path) else {
+            return Ok(false);
+        };
+        if let Some(named) = temps::displacing(&self.tmp, target.ino()) {
+            std::fs::rename(&self.tmp, &named).map_err(|e| err("rename_failed", &self.tmp, e))?;
+            self.tmp = named;
+        }
         // Look first: a swap that must be undone shows our file for an instant, and a lockless
         // writer reading it then would build on it and drop the change we swapped back.
         let Ok(seen) = crate::fsguard::open_regular(&self.path, Some(cap)) else {
             return Ok(false);
         };
+        if (seen.dev, seen.ino) != (target.dev(), target.ino()) {
+            return Ok(false);
+        }
         if crate::fsguard::read_at(&seen.file, 0, expected.len() + 1)
             .ok()
             .as_deref()

@@ -81,7 +81,8 @@ impl RealHerdr {
 
     /// `herdr server stop`, then reap the server process (a restart's first half).
     pub fn stop_server(&mut self) {
-        let _ = self.cli(&["server", "stop"]);
+        // Not `cli`: this runs on drop too, where a panic (no `herdr` to run) aborts the suite.
+        let _ = self.command().args(["server", "stop"]).output();
         if let Some(mut c) = self.server.take() {
             let end = Instant::now() + Duration::from_secs(15);
             while Instant::now() < end {

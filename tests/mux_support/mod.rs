@@ -131,6 +131,13 @@ impl TmuxServer {
 
     fn launch_with(&mut self, session: &str, cwd: &Path, argv: &[&str], logged: bool) {
         let mut c = tmux_cmd(&self.sock);
+        // The server's environment is its panes': a HOME of their own, so a shell reads no
+        // start-up file of the machine's user (one doing slow or locking work, such as a
+        // `pyenv rehash` in `.bashrc`, would hold up every pane of a test). The shell itself is
+        // `/bin/sh` (`tmux_cmd`); a test that needs another HOME exports it in its pane.
+        let home = self.dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        c.env("HOME", &home);
         if logged {
             // The server logs into the folder it starts in (and so does this client).
             c.arg("-v").current_dir(self.dir.path());

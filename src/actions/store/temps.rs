@@ -4,9 +4,13 @@
 //! A replacement is written into an unnamed file (`O_TMPFILE`) and named only once it is whole,
 //! right before it is renamed over its target: `<target>.ip-<pid>-<start ticks>-<inode>-<random>.tmp`.
 //! A writer killed in that instant leaves one behind; the next writer into the same folder
-//! removes it only when it can prove it is ours: a regular file of this user whose inode is the
-//! one its name carries (a writer knows the inode before naming; a person's file named like ours,
-//! or a copy of ours, carries another), and whose writer (pid and start ticks) is gone.
+//! removes it only when it can prove it is ours: a regular file of this user (or of the owner of
+//! the file it replaces, whose owner a replacement keeps) whose inode is the one its name carries
+//! (a writer knows the inode before naming; a person's file named like ours, or a copy of ours,
+//! carries another), and whose writer (pid and start ticks) is gone. Right before a
+//! compare-and-swap the name also takes the inode of the file the swap will displace
+//! (`<target>.ip-<pid>-<ticks>-<inode>-<displaced inode>-<random>.tmp`): a writer killed between
+//! the swap and its clean-up leaves that file under the name, proven the same way.
 //! Anything else is never touched: other programs' temp files (the Intercom extension's
 //! `config.json.<uuid>.tmp`), a person's `notes.ip-999999-5-0123456789ab.tmp`, and on a
 //! filesystem without `O_TMPFILE` our own named temp files (`<target>.ip-<pid>-<ticks>-<random>.tmp`,
@@ -64,32 +68,73 @@ pub(super) fn proven_name(target: &str, ino: u64) -> String {
     format!("{target}.ip-{pid}-{ticks}-{ino}-{}.tmp", random12())
 }
 
-/// The writer (pid, start ticks) and inode a proven temp file name carries.
-fn proof_of(file: &str) -> Option<(i32, u64, u64)> {
-    let body = file.strip_suffix(".tmp")?;
-    let at = body.rfind(".ip-")?;
-    let mut parts = body[at + 4..].splitn(4, '-');
-    let pid = parts.next()?.parse().ok()?;
-    let ticks = parts.next()?.parse().ok()?;
-    let ino = parts.next()?.parse().ok()?;
-    let rand = parts.next()?;
-    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks, ino))
+/// `tmp`'s proven name, extended with the inode of the file it is about to displace (`was`),
+/// given right before a swap (`Prepared::commit_if_current`): a writer killed between the swap
+/// and its clean-up leaves that displaced file under this name, and the sweep can prove it too.
+/// `None` for a name that proves nothing (a plain temp name).
+pub(super) fn displacing(tmp: &Path, was: u64) -> Option<PathBuf> {
+    let name = tmp.file_name()?.to_str()?;
+    let proof = proof_of(name)?;
+    if proof.was.is_some() {
+        return None;
+    }
+    let body = name.strip_suffix(".tmp")?;
+    let (head, rand) = body.rsplit_once('-')?;
+    Some(tmp.with_file_name(format!("{head}-{was}-{rand}.tmp")))
 }
 
-/// Is `path` (named `name`) a temp file we can prove a now-dead writer of ours left?
+/// What a proven temp file name carries: its writer (pid, start ticks), the inode of the
+/// replacement it was made for, and (once a swap was about to happen) the inode of the file the
+/// swap displaces.
+struct Proof {
+    pid: i32,
+    ticks: u64,
+    ino: u64,
+    was: Option<u64>,
+    /// The name of the file it replaces.
+    target: String,
+}
+
+fn proof_of(file: &str) -> Option<Proof> {
+    let body = file.strip_suffix(".tmp")?;
+    let at = body.rfind(".ip-")?;
+    let parts: Vec<&str> = body.get(at + 4..)?.split('-').collect();
+    let (pid, ticks, ino, was, rand) = match parts.as_slice() {
+        [p, t, i, r] => (p, t, i, None, r),
+        [p, t, i, w, r] => (p, t, i, Some(w.parse().ok()?), r),
+        _ => return None,
+    };
+    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
+    Some(Proof {
+        pid: pid.parse().ok()?,
+        ticks: ticks.parse().ok()?,
+        ino: ino.parse().ok()?,
+        was,
+        target: body.get(..at)?.to_string(),
+    })
+}
+
+/// Is `path` (named `name`) a temp file we can prove a now-dead writer of ours left: the
+/// replacement it named (its inode), or the file its swap displaced (`was`), owned by this user
+/// or by the owner of the file it replaces (a replacement keeps that owner)?
 fn provably_ours_and_dead(path: &Path, name: &str) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Some((pid, ticks, ino)) = proof_of(name) else {
+    let Some(proof) = proof_of(name) else {
         return false;
     };
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
-    let uid = nix::unistd::getuid().as_raw();
-    if !meta.file_type().is_file() || meta.ino() != ino || meta.uid() != uid {
+    let target_owner = path
+        .parent()
+        .and_then(|d| std::fs::symlink_metadata(d.join(&proof.target)).ok())
+        .map(|m| m.uid());
+    let owner = meta.uid() == nix::unistd::getuid().as_raw() || Some(meta.uid()) == target_owner;
+    let inode = meta.ino() == proof.ino || Some(meta.ino()) == proof.was;
+    if !meta.file_type().is_file() || !inode || !owner {
         return false;
     }
-    proc::read_stat(pid).is_none_or(|s| s.start_ticks != ticks)
+    proc::read_stat(proof.pid).is_none_or(|s| s.start_ticks != proof.ticks)
 }
 
 /// Our temp files in `dir` that a dead writer left (the store removes them; see the module
@@ -339,10 +384,23 @@ mod tests {
     #[test]
     fn proven_names_carry_their_writer_and_inode() {
         let n = proven_name("config.json", 4242);
-        let (pid, ticks, ino) = proof_of(&n).unwrap();
-        assert_eq!(pid as u32, std::process::id());
-        assert_eq!(Some(ticks), proc::read_stat(pid).map(|s| s.start_ticks));
-        assert_eq!(ino, 4242);
+        let p = proof_of(&n).unwrap();
+        assert_eq!(p.pid as u32, std::process::id());
+        assert_eq!(Some(p.ticks), proc::read_stat(p.pid).map(|s| s.start_ticks));
+        assert_eq!(
+            (p.ino, p.was, p.target.as_str()),
+            (4242, None, "config.json")
+        );
+        // Right before a swap it also names the file the swap displaces.
+        let d = displacing(Path::new(&n), 77).unwrap();
+        let d = d.to_str().unwrap();
+        let q = proof_of(d).unwrap();
+        assert_eq!(
+            (q.pid, q.ticks, q.ino, q.was),
+            (p.pid, p.ticks, 4242, Some(77))
+        );
+        assert!(displacing(Path::new(d), 78).is_none(), "named once");
+        assert!(displacing(Path::new(&plain_name("config.json")), 77).is_none());
         assert!(proof_of(&plain_name("config.json")).is_none());
         assert!(proof_of("config.json.0b1d-uuid.tmp").is_none());
         assert!(proof_of("notes.ip-999999-5-0123456789ab.tmp").is_none());
@@ -380,6 +438,47 @@ mod tests {
         }
         assert!(live.exists() && notes.exists() && wrong.exists() && foreign.exists());
         assert!(!dead.exists());
+    }
+
+    /// A writer killed between its swap and its clean-up leaves the displaced file under its
+    /// temp name (owned by the target's owner, as is a replacement that kept it): swept by the
+    /// inode the name carries for it. Another user's file is not, unless it owns the target.
+    #[test]
+    fn a_displaced_file_and_an_owner_kept_replacement_of_a_dead_writer_are_swept() {
+        use std::os::unix::fs::MetadataExt;
+        if !nix::unistd::geteuid().is_root() {
+            return; // chown needs root
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let put = |name: &str, uid: u32| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            std::os::unix::fs::chown(&p, Some(uid), None).unwrap();
+            (p.clone(), std::fs::metadata(&p).unwrap().ino())
+        };
+        let (_, _) = put("a.json", 4321);
+        let (old, was) = put("old", 4321);
+        let displaced = dir
+            .path()
+            .join(format!("a.json.ip-999999999-5-1-{was}-0123456789ab.tmp"));
+        std::fs::rename(&old, &displaced).unwrap();
+        let (mine, ino) = put("mine", 4321);
+        let kept = dir
+            .path()
+            .join(format!("a.json.ip-999999999-5-{ino}-0123456789ab.tmp"));
+        std::fs::rename(&mine, &kept).unwrap();
+        // Of a uid that owns neither us nor the target: never ours.
+        let (theirs, ino3) = put("theirs", 4322);
+        let stranger = dir
+            .path()
+            .join(format!("a.json.ip-999999999-5-{ino3}-0123456789ab.tmp"));
+        std::fs::rename(&theirs, &stranger).unwrap();
+        let mut found = stale(dir.path());
+        found.sort();
+        let mut want = vec![displaced, kept];
+        want.sort();
+        assert_eq!(found, want);
+        assert!(stranger.exists());
     }
 
     #[test]
