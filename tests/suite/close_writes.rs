@@ -81,7 +81,8 @@ fn a_lockless_writer_loses_nothing_and_every_reported_stage_is_on_disk() {
             let server = worker(&env, &file, true);
             server.new_session("bystander", &env.path("root"), &[]);
             let (code, report, err) = close(&env, &server, &["Worker", "--deadline-secs", "30"]);
-            assert_eq!(code, 0, "{report} {err}");
+            let handoff = std::fs::read_to_string(env.path("handoff.out")).unwrap_or_default();
+            assert_eq!(code, 0, "{report} {err} (the handoff said: {handoff:?})");
             assert_eq!(report["state"], "closed", "{report}");
             assert_eq!(report["recorded"], true, "{report}");
             assert_eq!(panes(&server), 1);

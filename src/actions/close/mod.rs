@@ -91,7 +91,8 @@ fn refused(exit: CloseExit, msg: impl Into<String>) -> Ending {
 }
 
 /// Move the worker's close job `job` to `state` (with an optional reason), if the stage rule
-/// allows it from the stage config holds now.
+/// allows it from the stage config holds now (or from one step short of it: a step of the run's
+/// own that a lockless writer undid, `stage::advance_own`).
 fn set_state(
     root: &Path,
     agent: &Agent,
@@ -103,7 +104,7 @@ fn set_state(
     let at = format_iso(now);
     config_write::update_agent(root, &agent.session_id, &|a| {
         let j = stage::this_job(a, job)?;
-        stage::advance(j, state, &at, reason).map_err(JobConflict::Step)
+        stage::advance_own(j, state, &at, reason).map_err(JobConflict::Step)
     })
     .map(|_| ())
 }

@@ -8,6 +8,7 @@
 //! requested | awaiting_handoff → awaiting_settlement          (the worker's handoff)
 //! awaiting_settlement → ready → closing → closed | uncertain
 //! any pending → failed | timed_out | interrupted               (the run ends, or died)
+//! (the run's own `ready` or `closing`, undone by a lockless writer, is written again: `advance_own`)
 //! closing → uncertain                                          (a dead run's close)
 //! uncertain → failed                                           (--recover, after a person looked)
 //! ```
@@ -127,6 +128,38 @@ pub fn advance(
     Ok(())
 }
 
+/// The run's own step right before `to` (`ready` → `closing` → `closed` | `uncertain`).
+fn own_step_before(to: CloseState) -> Option<CloseState> {
+    use CloseState::*;
+    match to {
+        Closing => Some(Ready),
+        Closed | Uncertain => Some(Closing),
+        _ => None,
+    }
+}
+
+/// `advance`, for a run moving its own job on. A job one step short of `to` — at the stage
+/// before the run's own previous step — lost that step: a writer without a lock (the Intercom
+/// extension) replaced config with a copy made before it, after the write was read back. No
+/// stage ever moves back, so that step is written again first, then `to`. Anything further
+/// back is refused, as by `advance`.
+pub fn advance_own(
+    job: &mut Map<String, Value>,
+    to: CloseState,
+    at: &str,
+    reason: Option<&str>,
+) -> Result<(), IllegalStep> {
+    let from = current(Some(job));
+    if !may_follow(from, to) {
+        if let Some(lost) = own_step_before(to)
+            .filter(|&p| may_follow(from, p) && may_follow(Some(p), to))
+        {
+            advance(job, lost, at, None)?;
+        }
+    }
+    advance(job, to, at, reason)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +229,36 @@ mod tests {
         assert_eq!(j["updatedAt"], "t2");
         advance(&mut j, Failed, "t3", None).unwrap();
         assert!(j.get("reason").is_none());
+    }
+
+    #[test]
+    fn a_run_writes_again_its_own_step_a_lockless_writer_undid_and_nothing_further_back() {
+        let at = |s: &str| {
+            let mut j = Map::new();
+            j.insert("state".into(), json!(s));
+            j
+        };
+        // `ready` lost: `closing` writes it again first.
+        let mut j = at("awaiting_settlement");
+        advance_own(&mut j, Closing, "t1", None).unwrap();
+        assert_eq!(j["state"], "closing");
+        // `closing` lost: `closed` and `uncertain` write it again first.
+        for to in [Closed, Uncertain] {
+            let mut j = at("ready");
+            advance_own(&mut j, to, "t1", None).unwrap();
+            assert_eq!(j["state"], to.as_str());
+        }
+        // Two steps back, or a step that is not the run's own (the worker's handoff): refused.
+        for (from, to) in [
+            ("awaiting_handoff", Closing),
+            ("awaiting_settlement", Closed),
+            ("awaiting_handoff", Ready),
+            ("closed", Uncertain),
+        ] {
+            let mut j = at(from);
+            let before = j.clone();
+            assert!(advance_own(&mut j, to, "t1", None).is_err(), "{from} → {to:?}");
+            assert_eq!(j, before);
+        }
     }
 }
