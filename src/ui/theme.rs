@@ -16,10 +16,8 @@ pub fn glyph(s: BoardState) -> &'static str {
     }
 }
 
-/// States a person should look at first.
-pub fn needs_attention(s: BoardState) -> bool {
-    matches!(s, BoardState::Waiting | BoardState::Error)
-}
+/// States a person should look at first (the board's rule, shared with the alerts).
+pub use crate::board::alerts::needs_attention;
 
 /// Styles; with `color == false` no foreground or background colour is ever set.
 #[derive(Debug, Clone, Copy)]
