@@ -165,6 +165,10 @@ pub struct Row {
     pub seen: bool,
     pub alive: Option<bool>,
     pub reply: ReplyPath,
+    /// The evidence the state came from, naming the turn it belongs to (the alerts key on it,
+    /// `scan::build::turn_of`): `entry:<id>` (the deciding session entry), `pi:<pid>:<ticks>`
+    /// (the pi that went away), …; `None` when nothing names it.
+    pub turn: Option<String>,
 }
 
 /// Whether the Intercom roster could be read at all.

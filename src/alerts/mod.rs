@@ -5,3 +5,4 @@
 //! the rest runs it beside a sidebar or `watch`.
 
 pub mod memory;
+pub mod config;
