@@ -123,6 +123,24 @@ pub struct RowCloseJob {
     pub updated_at: Ms,
 }
 
+/// Which multiplexer a pane belongs to (one type for the whole crate).
+pub use crate::mux::MuxKind;
+
+/// Where a seat's pi lives, as the pass saw it: what ⏎ jumps to (re-checked before it acts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatPane {
+    pub kind: MuxKind,
+    /// The server as seats name it: `None` the default tmux server, else a socket path (or a
+    /// tmux `-L` name).
+    pub socket: Option<String>,
+    /// tmux `%N`; Herdr pane id.
+    pub pane_id: String,
+    /// The pane's shell pid as listed.
+    pub shell_pid: Option<i32>,
+    /// The registered pi in it (pid, start ticks, boot id), when a live registration names it.
+    pub pi: Option<(i32, u64, String)>,
+}
+
 /// Whether this row can be replied to, and if not, why (shown in the reply box).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyPath {
@@ -159,6 +177,8 @@ pub struct Row {
     pub provider: Option<String>,
     pub last_error: Option<String>,
     pub last_assistant_text: Option<String>,
+    /// The pane its pi lives in, when the pass found it alive there.
+    pub pane: Option<SeatPane>,
     pub last_activity: Option<Ms>,
     pub relaunched_at: Option<Ms>,
     pub waiting_on_you: bool,

@@ -6,3 +6,7 @@
 
 pub mod memory;
 pub mod config;
+pub mod message;
+pub mod channels;
+pub mod programs;
+pub mod run;

@@ -203,6 +203,11 @@ impl Watch {
             .min()
     }
 
+    /// Whether some turn waits out the settle delay.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Remember that this process handled `key` of `session` (whatever the memory file says).
     pub fn mark_done(&mut self, session: &str, key: &str) {
         let k = (session.to_string(), key.to_string());

@@ -65,6 +65,18 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `watch`.
+    WatchExit {
+        /// Stopped by SIGTERM, SIGHUP or SIGINT.
+        Stopped = 0,
+        /// The passes could not go on (a thread could not be started).
+        Failed = 1,
+        /// Bad flags, settings or data root: nothing started.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `register`.
     RegisterExit {
         /// Written, or a newer record already there.

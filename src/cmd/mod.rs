@@ -1,6 +1,7 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
 //! (`exit`).
 
+pub mod alerts_cmd;
 pub mod close_cmd;
 pub mod docs_cmd;
 pub mod doctor_cmd;

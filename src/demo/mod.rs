@@ -255,6 +255,8 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         ("status-right-length", "100"),
         ("status-right", STATUS_KEYS),
         ("status-style", "bg=blue,fg=white"),
+        // The demo's simulated seats stay in the demo: no desktop notifications for them.
+        ("@intercom-pane-alert-desktop", "off"),
     ] {
         server
             .set_global_option(k, v)

@@ -19,7 +19,7 @@ use crate::mux::MuxKind;
 use crate::probe::Connection;
 use crate::snapshot::{
     ActivityView, BoardState, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport,
-    RowRole,
+    RowRole, SeatPane,
 };
 
 /// How long after a marked failure a still-running turn (registration run state) is trusted to be
@@ -385,6 +385,7 @@ pub(super) fn build_row(
         provider: rec.provider.clone(),
         last_error: rec.last_error.clone(),
         last_assistant_text: rec.last_assistant_text.clone(),
+        pane: seat_pane(ev),
         last_activity: rec.last_activity,
         relaunched_at: rec.relaunched_at,
         waiting_on_you: rec.waiting_on_you,
@@ -393,6 +394,22 @@ pub(super) fn build_row(
         reply,
         turn: turn_of(ev, rec.state),
     }
+}
+
+/// The live pane of the seat's pi and, from a live registration, that pi's identity.
+fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
+    let ((kind, socket), pane_id, shell_pid) = ev.live.pane.clone()?;
+    let pi = ev
+        .live_reg()
+        .filter(|_| ev.reg_alive == Some(true))
+        .and_then(|r| Some((r.pid?, r.start_ticks?, r.boot_id.clone()?)));
+    Some(SeatPane {
+        kind,
+        socket,
+        pane_id,
+        shell_pid,
+        pi,
+    })
 }
 
 /// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3c): a

@@ -94,6 +94,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         provider: Some("anthropic".into()),
         last_error: (state == BoardState::Error).then(|| "provider returned 529".to_string()),
         last_assistant_text: None,
+        pane: None,
         last_activity: Some(now - age_ms),
         relaunched_at: None,
         waiting_on_you: state == BoardState::Waiting,

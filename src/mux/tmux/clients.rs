@@ -109,28 +109,37 @@ impl Tmux {
         self.run(args, None, deadline, SMALL_CAP).map(|_| ())
     }
 
-    /// The global values of user options (`None` for one unset), in one `show-options` per
-    /// name: a value is printed as given with `-v`.
+    /// The global values of user options (`None` for one unset or empty), in one
+    /// `display-message -p` whose format names only the (checked) options: tmux inserts their
+    /// values as they are, never expanding them again.
     pub fn user_options(
         &self,
         names: &[&str],
         deadline: Instant,
     ) -> Result<Vec<Option<String>>, MuxError> {
-        let mut out = Vec::with_capacity(names.len());
-        for name in names {
-            if !valid_user_option(name) {
-                return Err(MuxError::new(ErrorCode::BadRequest, "not a user option"));
-            }
-            let args = Args::new("show-options")
-                .arg("-gqv")
-                .arg("--")
-                .arg(name);
-            let o = self.run(args, None, deadline, SMALL_CAP)?;
-            let text = String::from_utf8_lossy(&o.stdout);
-            let v = text.strip_suffix('\n').unwrap_or(&text);
-            out.push((!v.is_empty() && v.len() <= MAX_OPTION_VALUE).then(|| v.to_string()));
+        if names.is_empty() || names.len() > 32 || !names.iter().all(|n| valid_user_option(n)) {
+            return Err(MuxError::new(ErrorCode::BadRequest, "not user options"));
         }
-        Ok(out)
+        let format = names
+            .iter()
+            .map(|n| format!("#{{{n}}}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        let args = Args::new("display-message").arg("-p").arg(&format);
+        let o = self.run(args, None, deadline, SMALL_CAP)?;
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        let values: Vec<Option<String>> = line
+            .split('\u{1f}')
+            .map(|v| (!v.is_empty() && v.len() <= MAX_OPTION_VALUE).then(|| v.to_string()))
+            .collect();
+        if values.len() != names.len() {
+            return Err(MuxError::new(
+                ErrorCode::BadReply,
+                "an option's value holds a separator or a line break",
+            ));
+        }
+        Ok(values)
     }
 
     /// Show `text` on client `client` for `millis` (`display-message -c -d`): the text is
