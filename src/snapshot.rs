@@ -123,6 +123,9 @@ pub struct RowCloseJob {
     pub updated_at: Ms,
 }
 
+/// A tool call the seat's pi is running (from its session file).
+pub use crate::evidence::sessions::RunningTool;
+
 /// Which multiplexer a pane belongs to (one type for the whole crate).
 pub use crate::mux::MuxKind;
 
@@ -177,6 +180,12 @@ pub struct Row {
     pub provider: Option<String>,
     pub last_error: Option<String>,
     pub last_assistant_text: Option<String>,
+    /// What a waiting seat asks (`board::classify::question_of`), raw.
+    pub question: Option<String>,
+    /// The newest user text on the seat's branch, raw (the preview).
+    pub last_user_text: Option<String>,
+    /// The tool its pi runs now, if one.
+    pub running_tool: Option<RunningTool>,
     /// The pane its pi lives in, when the pass found it alive there.
     pub pane: Option<SeatPane>,
     pub last_activity: Option<Ms>,

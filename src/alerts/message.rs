@@ -55,26 +55,11 @@ pub fn clean_text(s: &str) -> String {
     t.chars().take(MAX_TEXT_CHARS).collect()
 }
 
-/// What a waiting seat asks: the part of its last reply from the `Input needed:` line on.
-fn question(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines
-        .iter()
-        .rposition(|l| crate::board::classify::is_input_request(l.trim_end()))
-        .unwrap_or(0);
-    let rest = lines.get(from..).unwrap_or(&[]);
-    let joined = rest.join("\n");
-    joined
-        .strip_prefix("Input needed: ")
-        .unwrap_or(&joined)
-        .to_string()
-}
-
 impl Alert {
     /// The alert for `row` entering `turn_key`.
     pub fn of(row: &Row, turn_key: &str, at: Ms, jump_flags: &[String]) -> Alert {
         let text = match row.state {
-            BoardState::Waiting => row.last_assistant_text.as_deref().map(question),
+            BoardState::Waiting => row.question.clone(),
             BoardState::Error => row
                 .last_error
                 .clone()
@@ -187,9 +172,7 @@ mod tests {
         r.name = "Bad\u{1b}]0;pwn\u{7}#(touch x)\u{202e}name".into();
         r.state = BoardState::Waiting;
         r.state_reason = StateReason::InputNeeded;
-        r.last_assistant_text = Some(
-            "Done with part one.\nInput needed: \"staging\"\u{1b}[31m or\nprod?\u{0}".into(),
-        );
+        r.question = Some("\"staging\"\u{1b}[31m or\nprod?\u{0}".into());
         r
     }
 

@@ -8,6 +8,7 @@ use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -208,6 +209,20 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         opts: r.opts.clone(),
         clock: clock.clone(),
     };
+    let navigator = ScanNavigator {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        own: own_pane(),
+    };
+    let workers = ScanWorkers {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        system_config: args.src.config.as_ref().map(|c| {
+            std::env::current_dir()
+                .map(|d| d.join(c))
+                .unwrap_or_else(|_| c.clone())
+        }),
+    };
     // Alerts ride on the sidebar's passes (docs/behaviour.md §3c); settings that cannot be used
     // leave the sidebar without them, said on stderr and in the log.
     let alerts =
@@ -234,6 +249,8 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
+        navigator: Arc::new(navigator),
+        workers: Arc::new(workers),
     };
     let result = run_monitor_with(
         source,

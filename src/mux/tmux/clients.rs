@@ -11,8 +11,9 @@ use super::args::Args;
 use super::{literal, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, MuxError};
 
-/// Each client: whether it is a control client, its active pane, its name (last: free text).
-const CLIENT_FORMAT: &str = "#{client_control}|#{pane_id}|#{client_name}";
+/// Each client: whether it is a control client, its active pane, its activity time, its name
+/// (last: the name is the free-text field).
+const CLIENT_FORMAT: &str = "#{client_control}|#{pane_id}|#{client_activity}|#{client_name}";
 /// Longest client name accepted (tty paths, `client-<pid>` for control clients).
 const MAX_CLIENT_NAME: usize = 256;
 /// Longest option value we set or read.
@@ -27,11 +28,13 @@ pub struct Client {
     pub control: bool,
     /// The pane its current window shows as active.
     pub pane: String,
+    /// When the person last used it (seconds since the epoch).
+    pub activity: i64,
     pub name: String,
 }
 
 /// A client name we pass back to tmux as `-c`: printable, no spaces, bounded.
-fn valid_client_name(name: &str) -> bool {
+pub(super) fn valid_client_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_CLIENT_NAME
         && !name.chars().any(|c| c.is_control() || c.is_whitespace())
@@ -52,17 +55,19 @@ pub fn parse_clients(out: &[u8]) -> Vec<Client> {
     String::from_utf8_lossy(out)
         .lines()
         .filter_map(|l| {
-            let mut parts = l.splitn(3, '|');
+            let mut parts = l.splitn(4, '|');
             let control = match parts.next()? {
                 "1" => true,
                 "0" => false,
                 _ => return None,
             };
             let pane = parts.next()?;
+            let activity = parts.next()?.parse().ok()?;
             let name = parts.next()?;
             (super::is_pane_id(pane) && valid_client_name(name)).then(|| Client {
                 control,
                 pane: pane.to_string(),
+                activity,
                 name: name.to_string(),
             })
         })
@@ -178,11 +183,15 @@ mod tests {
 
     #[test]
     fn clients_parse_and_refuse_odd_lines() {
-        let out = b"0|%3|/dev/pts/4\n1|%5|client-99\n0|%x|/dev/pts/5\n0|%4|a b\n2|%1|/dev/pts/1\n0|%6|/dev/pts/9|odd\n";
+        let out = b"0|%3|1700000000|/dev/pts/4\n1|%5|1700000005|client-99\n0|%x|1|/dev/pts/5\n0|%4|1|a b\n2|%1|1|/dev/pts/1\n0|%6|x|/dev/pts/8\n0|%6|1|/dev/pts/9|odd\n";
         let c = parse_clients(out);
         assert_eq!(c.len(), 3, "{c:?}");
         assert!(!c[0].control && c[1].control);
+        assert_eq!(c[1].activity, 1_700_000_005);
+        // The name is the last field: a `|` in it stays in it (and is passed on as is).
         assert_eq!(c[2].name, "/dev/pts/9|odd");
+        assert!(!valid_client_name("x\ty"));
+        assert!(!valid_client_name(""));
     }
 
     #[test]
