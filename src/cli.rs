@@ -26,6 +26,10 @@ pub enum Command {
     /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
     /// SIGHUP or SIGINT (exit 0).
     Watch(WatchArgs),
+    /// Take the person to a seat's pane: the seat that alerted last (`--last`, the tmux
+    /// plugin's key) or the one an alert named (`--session-id`), after checking that its pane
+    /// still runs the same pi.
+    Jump(JumpArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
     /// Send one text (several lines allowed) to one registered seat: through the pi extension's
@@ -154,6 +158,24 @@ pub struct WatchArgs {
     pub src: SourceArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
+}
+
+/// `jump`.
+#[derive(Args, Debug)]
+pub struct JumpArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
+    #[arg(long, conflicts_with = "session_id", required_unless_present = "session_id")]
+    pub last: bool,
+    /// The seat whose session this is (an alert's `sessionId`).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// tmux: move the client that shows this pane (`%N`; the plugin's key passes the pane it
+    /// was pressed in). Default: `$TMUX_PANE` when run in a pane of the seat's server, else the
+    /// attached client used last.
+    #[arg(long, value_name = "PANE")]
+    pub from: Option<String>,
 }
 
 /// How alerts go out (docs/behaviour.md §3c). Each flag wins over the settings file

@@ -44,7 +44,8 @@ pub struct Settings {
     pub on_alert: Option<Vec<String>>,
     pub on_alert_timeout_secs: u64,
     pub on_alert_concurrency: usize,
-    /// The key the tmux plugin bound to jump to the last alert (said in the alert's text).
+    /// The key (after the prefix) the tmux plugin bound to jump to the last alert (said in the
+    /// alert's text; the plugin sets `@intercom-pane-jump-key` to the key it bound).
     pub jump_key: Option<String>,
 }
 
@@ -264,11 +265,11 @@ mod tests {
         let mut vals = vec![None; TMUX_OPTIONS.len()];
         vals[1] = Some("0".into());
         vals[5] = Some("on".into());
-        vals[7] = Some("prefix J".into());
+        vals[7] = Some("J".into());
         s.apply_tmux(&vals).unwrap();
         assert_eq!(s.rules.settle_ms, 0);
         assert!(s.bell && s.display_message);
-        assert_eq!(s.jump_key.as_deref(), Some("prefix J"));
+        assert_eq!(s.jump_key.as_deref(), Some("J"));
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub struct Alert {
     pub pane: Option<PaneRef>,
     /// The jump command's argv (`intercom-pane jump --session-id …` and the run's flags).
     pub jump: Vec<String>,
-    /// The tmux key the plugin bound to the last alert's seat, if known.
+    /// The tmux key (after the prefix) the plugin bound to the last alert's seat, if known.
     pub jump_key: Option<String>,
 }
 
@@ -118,7 +118,7 @@ impl Alert {
     /// How to get there: the plugin's key when known, else the command.
     pub fn how_to_jump(&self) -> String {
         match &self.jump_key {
-            Some(k) => format!("{} jumps there", crate::text::sanitize(k)),
+            Some(k) => format!("prefix {} jumps there", crate::text::sanitize(k)),
             None => format!("{} jumps there", crate::text::sanitize(&self.jump_line())),
         }
     }
@@ -198,7 +198,7 @@ mod tests {
     fn the_message_names_the_way_there() {
         let mut a = Alert::of(&row(), "waiting:entry:e1", 0, &["--config".into(), "/a b".into()]);
         assert!(a.message().contains("jump --config '/a b' --session-id sess-1 jumps there"));
-        a.jump_key = Some("prefix J".into());
+        a.jump_key = Some("J".into());
         let m = a.message();
         assert!(m.starts_with("Bad#(touch x)name is waiting for you: \"staging\" or prod?"));
         assert!(m.ends_with("— prefix J jumps there"), "{m}");

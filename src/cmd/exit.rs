@@ -77,6 +77,22 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `jump`.
+    JumpExit {
+        /// The person's client (tmux) or Herdr now shows the seat's pane.
+        Moved = 0,
+        /// The multiplexer did not do it (no client attached, the switch did not hold).
+        Failed = 1,
+        /// Bad flags or data root.
+        Refused = 2,
+        /// Nothing to go to: no alert recorded, the seat is not on the board or has no live pane.
+        NoTarget = 3,
+        /// The seat's pane or pi changed since the alert: nothing moved.
+        Changed = 4,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `register`.
     RegisterExit {
         /// Written, or a newer record already there.

@@ -102,10 +102,13 @@ impl Fleet {
             .unwrap();
             agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
                 "description": "W.", "port": 2 + i, "projectDirectory": "."}));
-            match &server {
-                None => server = Some(TmuxServer::start(name, &p("root"), &[&pi, "600"])),
-                Some(s) => s.new_session(name, &p("root"), &[&pi, "600"]),
-            }
+            // The session is named like the worker (tmux expands the name: handed over
+            // literally, so hostile names stay themselves).
+            let s = server.get_or_insert_with(|| {
+                TmuxServer::start("base", &p("root"), &["sleep", "600"])
+            });
+            let lit = intercom_pane::mux::tmux::format_literal(name);
+            s.new_session(&lit, &p("root"), &[&pi, "600"]);
             workers.push(Worker {
                 name: name.to_string(),
                 id,
@@ -122,7 +125,7 @@ impl Fleet {
         let server = server.unwrap();
         wait_for(10_000, || {
             let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
-            (l.matches("pi").count() >= names.len()).then_some(())
+            (l.lines().filter(|c| *c == "pi").count() >= names.len()).then_some(())
         })
         .expect("panes run pi");
         Fleet {
@@ -205,6 +208,32 @@ impl Fleet {
             (self.events("scan_pass", Some(pid)).len() >= start + n).then_some(())
         })
         .unwrap_or_else(|| panic!("process {pid} ran no {n} passes"));
+    }
+
+    /// Attach a real client (a nested tmux on another private server, as a person's terminal)
+    /// showing the session of worker `i`.
+    pub fn attach(&self, i: usize) -> TmuxServer {
+        let sock = self.server.sock.display().to_string();
+        let target = format!("={}", self.workers[i].name);
+        let outer = TmuxServer::start(
+            "outer",
+            self.dir.path(),
+            &["env", "-u", "TMUX", "tmux", "-S", &sock, "attach", "-t", &target],
+        );
+        wait_for(10_000, || {
+            (!self.server.tmux(&["list-clients"]).trim().is_empty()).then_some(())
+        })
+        .expect("a client is attached");
+        outer
+    }
+
+    /// The pane of worker `i`.
+    pub fn pane(&self, i: usize) -> String {
+        let target = format!("={}:", self.workers[i].name);
+        self.server
+            .tmux(&["list-panes", "-t", &target, "-F", "#{pane_id}"])
+            .trim()
+            .to_string()
     }
 
     /// The memory file.

@@ -13,7 +13,7 @@ use crate::mux::{ErrorCode, MuxError};
 
 /// Each client: whether it is a control client, its active pane, its activity time, its name
 /// (last: the name is the free-text field).
-const CLIENT_FORMAT: &str = "#{client_control}|#{pane_id}|#{client_activity}|#{client_name}";
+const CLIENT_FORMAT: &str = "#{client_control_mode}|#{pane_id}|#{client_activity}|#{client_name}";
 /// Longest client name accepted (tty paths, `client-<pid>` for control clients).
 const MAX_CLIENT_NAME: usize = 256;
 /// Longest option value we set or read.
@@ -56,9 +56,10 @@ pub fn parse_clients(out: &[u8]) -> Vec<Client> {
         .lines()
         .filter_map(|l| {
             let mut parts = l.splitn(4, '|');
+            // tmux 3.3a prints this flag as `1` or nothing.
             let control = match parts.next()? {
                 "1" => true,
-                "0" => false,
+                "0" | "" => false,
                 _ => return None,
             };
             let pane = parts.next()?;

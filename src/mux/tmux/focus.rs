@@ -15,20 +15,29 @@ use super::{PaneId, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
 impl Tmux {
-    /// Switch the client showing `from` (the caller's own pane) to `target`: its session,
-    /// window and pane. Checked afterwards with a fresh client listing.
-    pub(super) fn jump(&self, target: &str, from: &str, deadline: Instant) -> Result<(), MuxError> {
+    /// Switch the client showing `from` (the caller's own pane; without one, the attached
+    /// client used last) to `target`: its session, window and pane. Checked afterwards with a
+    /// fresh client listing.
+    pub(super) fn jump(
+        &self,
+        target: &str,
+        from: Option<&str>,
+        deadline: Instant,
+    ) -> Result<(), MuxError> {
         let target = PaneId::parse(target)?;
-        let from = PaneId::parse(from)?;
+        let from = from.map(PaneId::parse).transpose()?;
         let client = self
             .clients(deadline)?
             .into_iter()
-            .filter(|c| !c.control && c.pane == from.as_str())
+            .filter(|c| !c.control && from.as_ref().is_none_or(|f| c.pane == f.as_str()))
             .max_by_key(|c| c.activity)
             .ok_or_else(|| {
                 MuxError::new(
                     ErrorCode::Failed,
-                    format!("no tmux client shows the sidebar's pane {from}"),
+                    match &from {
+                        Some(f) => format!("no tmux client shows the pane {f}"),
+                        None => "no tmux client is attached".to_string(),
+                    },
                 )
             })?;
         let args = Args::new("switch-client")

@@ -386,12 +386,6 @@ impl Multiplexer for Tmux {
     }
 
     fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
-        let from = from.ok_or_else(|| {
-            MuxError::new(
-                ErrorCode::BadRequest,
-                "the caller is not in a pane of this tmux server",
-            )
-        })?;
         self.jump(target, from, deadline)
     }
 
