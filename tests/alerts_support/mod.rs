@@ -78,6 +78,15 @@ impl Worker {
 impl Fleet {
     /// A roster of `names` (worker name, its tmux session named like it, running a fake pi).
     pub fn new(names: &[&str]) -> Fleet {
+        Fleet::make(names, false)
+    }
+
+    /// `new`, the tmux server logging the format jobs it runs (`TmuxServer::start_logged`).
+    pub fn logged(names: &[&str]) -> Fleet {
+        Fleet::make(names, true)
+    }
+
+    fn make(names: &[&str], logged: bool) -> Fleet {
         let dir = tempfile::tempdir().unwrap();
         let p = |s: &str| dir.path().join(s);
         for d in ["home", "state", "data", "root/.pi-intercom", "sessions/--work--", "bin"] {
@@ -105,7 +114,11 @@ impl Fleet {
             // The session is named like the worker (tmux expands the name: handed over
             // literally, so hostile names stay themselves).
             let s = server.get_or_insert_with(|| {
-                TmuxServer::start("base", &p("root"), &["sleep", "600"])
+                if logged {
+                    TmuxServer::start_logged("base", &p("root"), &["sleep", "600"])
+                } else {
+                    TmuxServer::start("base", &p("root"), &["sleep", "600"])
+                }
             });
             let lit = intercom_pane::mux::tmux::format_literal(name);
             s.new_session(&lit, &p("root"), &[&pi, "600"]);
@@ -174,16 +187,17 @@ impl Fleet {
 
     /// `watch` with `extra` flags, its `--on-alert` appending each line to `out` (last).
     pub fn watch(&self, extra: &[&str], out: &Path) -> Child {
+        let out = out.display().to_string();
+        self.watch_with(extra, &["/bin/sh", "-c", "cat >> \"$0\"", &out])
+    }
+
+    /// `watch` with `extra` flags and `--on-alert PROGRAM [ARGS…]`.
+    pub fn watch_with(&self, extra: &[&str], on_alert: &[&str]) -> Child {
         let mut args = vec!["watch".to_string()];
         args.extend(self.flags());
         args.extend(extra.iter().map(|s| s.to_string()));
-        args.extend([
-            "--on-alert".to_string(),
-            "/bin/sh".into(),
-            "-c".into(),
-            "cat >> \"$0\"".into(),
-            out.display().to_string(),
-        ]);
+        args.push("--on-alert".into());
+        args.extend(on_alert.iter().map(|s| s.to_string()));
         self.command(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -118,11 +118,11 @@ fn a_restarted_watcher_and_two_watchers_alert_once_per_turn() {
     wait_lines(&out, 1);
     // Restarted mid-turn (the seat still waiting): the new process says nothing more.
     assert_eq!(stop(&mut a).code(), Some(0));
-    let mut b = f.watch(&["--settle-secs", "0"], &out);
+    let b = f.watch(&["--settle-secs", "0"], &out);
     f.passes(b.id(), 3);
     assert_eq!(lines(&out).len(), 1);
     // Two watchers at once: one line per transition between them.
-    let mut c = f.watch(&["--settle-secs", "0"], &out);
+    let c = f.watch(&["--settle-secs", "0"], &out);
     f.passes(c.id(), 1);
     f.workers[0].ask("two?");
     wait_lines(&out, 2);
@@ -165,4 +165,181 @@ fn a_state_that_clears_within_the_settle_delay_alerts_nobody() {
     f.passes(pid, 2);
     assert_eq!(lines(&out).len(), 1);
     assert_eq!(stop(&mut w).code(), Some(0));
+}
+
+/// The board's attention count, as `scan --json` says it (waiting or error, not marked seen).
+fn board_attention(f: &Fleet) -> usize {
+    let mut args = vec!["scan".to_string(), "--json".into()];
+    args.extend(f.flags());
+    let o = f.command(&args).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| (r["state"] == "waiting" || r["state"] == "error") && r["seen"] != true)
+        .count()
+}
+
+/// The status option's count (`⚑2 ✗1` → 3).
+fn status_count(f: &Fleet) -> usize {
+    f.server
+        .tmux(&["show-options", "-gv", "@intercom_pane_status"])
+        .split_whitespace()
+        .map(|p| p.trim_start_matches(['⚑', '✗']).parse::<usize>().unwrap())
+        .sum()
+}
+
+#[test]
+fn the_status_summary_follows_the_board_without_a_process_per_refresh() {
+    let mut f = Fleet::logged(&["Builder", "Docs", "Release"]);
+    // The status line shows the option and is redrawn every second for an attached client.
+    f.server.tmux(&["set-option", "-g", "status-interval", "1"]);
+    f.server.tmux(&["set-option", "-g", "status-right", "#{@intercom_pane_status}"]);
+    let mut outer = f.attach(0);
+    let out = f.path("alerts.jsonl");
+    let mut w = f.watch(&["--settle-secs", "0", "--alert-when-visible"], &out);
+    let pid = w.id();
+    f.passes(pid, 1);
+    let children = || {
+        let o = std::process::Command::new("ps")
+            .args(["-o", "pid=", "--ppid", &f.server.pid().to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).lines().count()
+    };
+    let panes = children();
+    for step in 0..3 {
+        match step {
+            0 => {
+                f.workers[0].ask("a?");
+                f.workers[1].ask("b?");
+            }
+            1 => {
+                f.workers[2].fail("boom");
+            }
+            _ => {
+                f.workers[0].user("answered");
+            }
+        }
+        let before = f.events("scan_pass", Some(pid)).len();
+        // Within one pass of the change the option says what the board says.
+        f.passes(pid, 1);
+        let want = board_attention(&f);
+        wait_for(3_000, || (status_count(&f) == want).then_some(()))
+            .unwrap_or_else(|| panic!("step {step}: status {} != board {want}", status_count(&f)));
+        assert!(f.events("scan_pass", Some(pid)).len() <= before + 2);
+    }
+    assert_eq!(status_count(&f), 2);
+    let value = f.server.tmux(&["show-options", "-gv", "@intercom_pane_status"]);
+    assert_eq!(value.trim(), "⚑1 ✗1");
+    // Several redraws later: the server started no process for its status line (no format job,
+    // no child beyond the panes), and the watcher set the option only when it changed.
+    let sets = f.events("alert_status_set", Some(pid)).len();
+    f.passes(pid, 3);
+    assert_eq!(children(), panes);
+    assert!(
+        f.server.jobs_run().is_empty(),
+        "format jobs: {:?}",
+        f.server.jobs_run()
+    );
+    assert_eq!(f.events("alert_status_set", Some(pid)).len(), sets);
+    assert!(sets <= 5, "{sets} sets for 4 values");
+    assert_eq!(stop(&mut w).code(), Some(0));
+    outer.kill();
+}
+
+#[test]
+fn an_on_alert_program_that_hangs_fails_or_floods_holds_nothing_up() {
+    let mut f = Fleet::new(&["Builder"]);
+    std::fs::create_dir_all(f.path("home/.config/intercom-pane")).unwrap();
+    std::fs::write(
+        f.path("home/.config/intercom-pane/alerts.json"),
+        r#"{"onAlertTimeoutSecs": 3, "onAlertConcurrency": 2}"#,
+    )
+    .unwrap();
+    // Each run records its line, then: the first hangs, the second fails, the third floods.
+    let prog = f.path("bin/misbehave");
+    let out = f.path("alerts.jsonl");
+    std::fs::write(
+        &prog,
+        "#!/bin/sh\ncat >> \"$1\"\nn=$(wc -l < \"$1\")\ncase $n in 1) exec sleep 600;; \
+         2) echo nope >&2; exit 3;; 3) exec yes;; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    f.workers[0].user("start");
+    let (p, o) = (prog.display().to_string(), out.display().to_string());
+    let mut w = f.watch_with(&["--settle-secs", "0"], &[&p, &o]);
+    let pid = w.id();
+    f.passes(pid, 1);
+    for (i, q) in ["one?", "two?", "three?"].iter().enumerate() {
+        f.workers[0].ask(q);
+        wait_lines(&out, i + 1);
+    }
+    f.passes(pid, 2);
+    let failed = wait_for(20_000, || {
+        let e = f.events("alert_channel_failed", Some(pid));
+        (e.len() >= 3).then_some(e)
+    })
+    .unwrap_or_else(|| panic!("{:?}", f.events("alert_channel_failed", None)));
+    let details: Vec<&str> = failed.iter().filter_map(|e| e["detail"].as_str()).collect();
+    assert!(details.iter().any(|d| d.contains("deadline")), "{details:?}");
+    assert!(details.iter().any(|d| d.contains("exit Some(3)") && d.contains("nope")));
+    assert!(details.iter().any(|d| d.contains("stdout")), "{details:?}");
+    // The passes kept their pace all along: never more than the pause, the pass and slack
+    // apart (a loaded machine's slack, not a speed check).
+    let at: Vec<i64> = f
+        .events("scan_pass", Some(pid))
+        .iter()
+        .map(|e| intercom_pane::clock::parse_iso(e["at"].as_str().unwrap()).unwrap())
+        .collect();
+    for pair in at.windows(2) {
+        assert!(pair[1] - pair[0] < 3_000 + 4_000, "{at:?}");
+    }
+    assert_eq!(stop(&mut w).code(), Some(0));
+}
+
+#[test]
+fn hostile_names_and_texts_stay_data() {
+    use crate::hostile_support::Markers;
+    let m = Markers::new();
+    let name = format!("W\"{}x#S", m.job_abs("name"));
+    let mut f = Fleet::logged(&[&name]);
+    m.arm(&f.server);
+    let mut outer = f.attach(0);
+    let docs = "=base";
+    let person = f
+        .server
+        .tmux(&["list-clients", "-F", "#{client_name}"])
+        .trim()
+        .to_string();
+    f.server.tmux(&["switch-client", "-c", &person, "-t", docs]);
+    f.workers[0].user("start");
+    let out = f.path("alerts.jsonl");
+    let mut w = f.watch(&["--settle-secs", "0", "--display-message", "--bell"], &out);
+    f.passes(w.id(), 1);
+    let question = format!(
+        "{} \u{1b}]0;title\u{7}\u{202e}\"quoted\" %d %H {} #[fg=red]",
+        m.job("q"),
+        m.job("q2")
+    );
+    f.workers[0].ask(&question);
+    let l = wait_lines(&out, 1);
+    assert_eq!(l[0]["seat"], name.as_str());
+    let text = l[0]["text"].as_str().unwrap();
+    assert!(text.starts_with(&format!("{} \"quoted\" %d %H", m.job("q"))), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'));
+    // The message on the person's client shows the texts as they are.
+    let shown = wait_for(10_000, || {
+        let s = outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+        s.contains("is waiting for you").then_some(s)
+    })
+    .unwrap_or_else(|| panic!("{}", outer.tmux(&["capture-pane", "-p", "-t", "=outer:"])));
+    assert!(shown.contains("x#S is waiting for you: #(touch"), "{shown}");
+    assert!(shown.contains("%d %H"), "{shown}");
+    m.assert_none_ran(&f.server);
+    assert_eq!(stop(&mut w).code(), Some(0));
+    outer.kill();
 }
