@@ -44,6 +44,7 @@ pub fn seat_of(row: &Row) -> Seat {
         since: row.last_activity,
         seen: row.seen,
         closing: closing(row),
+        ended: row.session_ended,
     }
 }
 

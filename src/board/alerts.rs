@@ -39,15 +39,19 @@ pub struct Seat {
     pub seen: bool,
     /// A close job explains the seat going away.
     pub closing: bool,
+    /// pi recorded the end of the seat's session: it went away on purpose.
+    pub ended: bool,
 }
 
 /// Whether the seat is in a state that needs the person: one the board counts as needing
-/// attention, or offline when nothing the person did explains it (no close job; pi did not
-/// record the end of its session, which only `/new`, `/resume`, `/fork` or quitting do).
+/// attention, or offline when nothing the person did explains it: no close job, and pi did not
+/// record the end of its session (which only quitting, `/new`, `/resume` or `/fork` do; a pi
+/// that crashed or was killed records nothing).
 pub fn needs_person(seat: &Seat) -> bool {
     needs_attention(seat.state)
         || (seat.state == BoardState::Offline
             && !seat.closing
+            && !seat.ended
             && seat.reason != StateReason::SessionClosed)
 }
 
@@ -318,6 +322,7 @@ mod tests {
             since: Some(since),
             seen: false,
             closing: false,
+            ended: false,
         }
     }
 
@@ -481,6 +486,9 @@ mod tests {
         s.closing = true;
         assert!(!needs_person(&s), "a close job explains it");
         s.closing = false;
+        s.ended = true;
+        assert!(!needs_person(&s), "pi quit on purpose");
+        s.ended = false;
         s.reason = StateReason::SessionClosed;
         assert!(!needs_person(&s), "the person ended that session");
         for st in [BoardState::Working, BoardState::Idle, BoardState::Unknown] {

@@ -403,6 +403,7 @@ pub(super) fn build_row(
         alive: rec.alive,
         reply,
         turn: turn_of(ev, rec.state),
+        session_ended: ev.reg.is_some_and(Registration::session_closed),
     }
 }
 
