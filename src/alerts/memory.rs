@@ -72,6 +72,9 @@ pub struct LastAlert {
     pub at: Ms,
     #[serde(default)]
     pub pane: Option<PaneRef>,
+    /// The Intercom root of the board that alerted (the jump reads the same roster).
+    #[serde(default)]
+    pub root: Option<String>,
 }
 
 /// The whole file.

@@ -310,6 +310,10 @@ impl Alerter {
                     state: a.state.as_str().into(),
                     at: now,
                     pane: a.pane.clone(),
+                    root: match &snap.roster {
+                        RosterStatus::Available { root } => Some(root.clone()),
+                        RosterStatus::Unavailable { .. } => None,
+                    },
                 });
             }
             first

@@ -36,6 +36,19 @@ pub fn run(args: &JumpArgs) -> JumpExit {
         Ok(r) => r,
         Err(e) => return refuse(e),
     };
+    // `--last` reads the roster the alerting board read, unless told otherwise (the plugin's
+    // key runs this from wherever tmux runs its commands).
+    let r = match (args.last, &args.src.root, last_root(&r.opts.data_root)) {
+        (true, None, Some(root)) => {
+            let mut src = args.src.clone();
+            src.root = Some(root);
+            match options::resolve(&src) {
+                Ok(r) => r,
+                Err(e) => return refuse(e),
+            }
+        }
+        _ => r,
+    };
     if let Some(f) = &args.from {
         if !mux::tmux::is_pane_id(f) {
             return refuse("--from takes a tmux pane id (% and digits)");
@@ -115,6 +128,12 @@ pub fn run(args: &JumpArgs) -> JumpExit {
             JumpExit::Failed
         }
     }
+}
+
+/// The root recorded with the last alert, when there is one.
+fn last_root(data_root: &std::path::Path) -> Option<std::path::PathBuf> {
+    let last = alert_memory::read(data_root).ok()?.last?;
+    last.root.map(std::path::PathBuf::from)
 }
 
 /// `$TMUX_PANE` when this process runs in a pane of that tmux server.

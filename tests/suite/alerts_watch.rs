@@ -343,3 +343,50 @@ fn hostile_names_and_texts_stay_data() {
     assert_eq!(stop(&mut w).code(), Some(0));
     outer.kill();
 }
+
+const PLUGIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/tmux/intercom-pane.tmux");
+
+#[test]
+fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last() {
+    let mut f = Fleet::logged(&["Builder", "Docs"]);
+    let s = &f.server;
+    s.tmux(&["set-option", "-g", "status-right", "right#S"]);
+    s.tmux(&["set-option", "-g", "@intercom-pane-bin", env!("CARGO_BIN_EXE_intercom-pane")]);
+    let sys = f.path("system.json").display().to_string();
+    s.tmux(&["set-option", "-g", "@intercom-pane-config", &sys]);
+    let state = f.path("state").display().to_string();
+    s.tmux(&["set-environment", "-g", "XDG_STATE_HOME", &state]);
+    for _ in 0..2 {
+        s.tmux(&["run-shell", PLUGIN]);
+    }
+    // The summary in front of status-right, once however often the plugin loads.
+    assert_eq!(
+        s.tmux(&["show-options", "-gv", "status-right"]).trim(),
+        "#{?#{@intercom_pane_status},#{@intercom_pane_status} ,}right#S"
+    );
+    assert_eq!(s.tmux(&["show-options", "-gv", "@intercom-pane-jump-key"]).trim(), "J");
+    assert!(s.tmux(&["list-keys", "-T", "prefix", "J"]).contains("jump-last.sh"));
+    // The person's client shows `base`; Builder asks; the alert names the key.
+    let mut outer = f.attach(0);
+    let person = f.server.tmux(&["list-clients", "-F", "#{client_name}"]).trim().to_string();
+    f.server.tmux(&["switch-client", "-c", &person, "-t", "=base"]);
+    f.workers[0].user("start");
+    let out = f.path("alerts.jsonl");
+    let mut w = f.watch(&["--settle-secs", "0"], &out);
+    f.passes(w.id(), 1);
+    f.workers[0].ask("ready?");
+    let l = wait_lines(&out, 1);
+    assert_eq!(l[0]["jump"]["keys"], "J");
+    assert_eq!(
+        f.server.tmux(&["display-message", "-p", "#{@intercom_pane_status}"]).trim(),
+        "⚑1"
+    );
+    // prefix J in the person's client: it now shows Builder's pane.
+    let builder = f.pane(0);
+    assert_ne!(f.server.client_pane(), builder);
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "J"]);
+    wait_for(15_000, || (f.server.client_pane() == builder).then_some(()))
+        .unwrap_or_else(|| panic!("the client shows {}", f.server.client_pane()));
+    assert_eq!(stop(&mut w).code(), Some(0));
+    outer.kill();
+}
