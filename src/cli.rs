@@ -166,7 +166,11 @@ pub struct JumpArgs {
     #[command(flatten)]
     pub src: SourceArgs,
     /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
-    #[arg(long, conflicts_with = "session_id", required_unless_present = "session_id")]
+    #[arg(
+        long,
+        conflicts_with = "session_id",
+        required_unless_present = "session_id"
+    )]
     pub last: bool,
     /// The seat whose session this is (an alert's `sessionId`).
     #[arg(long, value_name = "ID")]
@@ -178,7 +182,7 @@ pub struct JumpArgs {
     pub from: Option<String>,
 }
 
-/// How alerts go out (docs/behaviour.md §3c). Each flag wins over the settings file
+/// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
 /// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options.
 #[derive(Args, Debug, Clone, Default)]
 pub struct AlertArgs {

@@ -1,4 +1,4 @@
-//! Where alerts go besides `--on-alert` (docs/behaviour.md §3c): the tmux status option, a
+//! Where alerts go besides `--on-alert` (docs/behaviour.md §3b): the tmux status option, a
 //! message on each attached tmux client, the terminal bell, a desktop notification; and which
 //! panes people look at (no alert for those). Every multiplexer call goes through `mux/` under a
 //! short deadline; a failure is logged once per server and kind until it changes, never fatal.
@@ -130,7 +130,8 @@ impl StatusLine {
     pub fn clear(&mut self) {
         for (s, (v, _)) in self.set.drain() {
             if !v.is_empty() {
-                let _ = Tmux::at_socket(&s).set_user_option(STATUS_OPTION, "", Instant::now() + CALL);
+                let _ =
+                    Tmux::at_socket(&s).set_user_option(STATUS_OPTION, "", Instant::now() + CALL);
             }
         }
     }
@@ -145,7 +146,7 @@ pub fn visible(pane: &PaneRef, default_tmux: Option<&Path>) -> Option<bool> {
         MuxKind::Tmux => {
             let s = tmux_socket(pane.socket.as_deref(), default_tmux)?;
             let watched = Tmux::at_socket(&s).watched_panes(deadline).ok()?;
-            Some(watched.iter().any(|p| *p == pane.pane_id))
+            Some(watched.contains(&pane.pane_id))
         }
         MuxKind::Herdr => {
             let s = PathBuf::from(pane.socket.as_ref()?);
@@ -233,7 +234,9 @@ mod tests {
     fn a_desktop_needs_a_session() {
         assert!(!desktop_session(|_| None));
         assert!(!desktop_session(|_| Some(String::new())));
-        assert!(desktop_session(|k| (k == "WAYLAND_DISPLAY").then(|| "wayland-0".into())));
+        assert!(desktop_session(
+            |k| (k == "WAYLAND_DISPLAY").then(|| "wayland-0".into())
+        ));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The alert settings, from one documented place (docs/behaviour.md §3c "Settings"): the file
+//! The alert settings, from one documented place (docs/behaviour.md §3b "Settings"): the file
 //! `$XDG_CONFIG_HOME/intercom-pane/alerts.json` (or `--alert-config`), then the tmux plugin's
 //! options on the run's tmux server, then the command's flags; each later one wins per setting.
 //! Pure: the caller reads the file and the options and passes their text in.
@@ -111,7 +111,9 @@ fn ranged(name: &str, v: u64, lo: u64, hi: u64) -> Result<u64, SettingError> {
     if (lo..=hi).contains(&v) {
         Ok(v)
     } else {
-        Err(SettingError(format!("{name} must be {lo} to {hi}, not {v}")))
+        Err(SettingError(format!(
+            "{name} must be {lo} to {hi}, not {v}"
+        )))
     }
 }
 
@@ -283,11 +285,23 @@ mod tests {
             br#"{"onAlertConcurrency": 0}"#,
             b"not json",
         ] {
-            assert!(s.apply_file(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                s.apply_file(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
-        assert_eq!(s, Settings::default(), "a refused file changes nothing it refused");
+        assert_eq!(
+            s,
+            Settings::default(),
+            "a refused file changes nothing it refused"
+        );
         let mut vals = vec![None; TMUX_OPTIONS.len()];
         vals[2] = Some("maybe".into());
-        assert!(s.apply_tmux(&vals).unwrap_err().0.contains("@intercom-pane-alert-quiet"));
+        assert!(s
+            .apply_tmux(&vals)
+            .unwrap_err()
+            .0
+            .contains("@intercom-pane-alert-quiet"));
     }
 }

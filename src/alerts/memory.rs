@@ -265,7 +265,10 @@ mod tests {
             Memory::parse(br#"{"version": 9}"#),
             Err(MemoryError::Version(9))
         ));
-        let long = format!(r#"{{"version":1,"seats":{{"{}":{{"touched":1}}}}}}"#, "x".repeat(600));
+        let long = format!(
+            r#"{{"version":1,"seats":{{"{}":{{"touched":1}}}}}}"#,
+            "x".repeat(600)
+        );
         assert!(Memory::parse(long.as_bytes()).is_err());
         assert!(Memory::parse(br#"{"version":1}"#).is_ok());
     }

@@ -191,13 +191,23 @@ mod tests {
             v["jump"]["argv"],
             serde_json::json!(["intercom-pane", "jump", "--session-id", "sess-1"])
         );
-        assert_eq!(v["jump"]["command"], "intercom-pane jump --session-id sess-1");
+        assert_eq!(
+            v["jump"]["command"],
+            "intercom-pane jump --session-id sess-1"
+        );
     }
 
     #[test]
     fn the_message_names_the_way_there() {
-        let mut a = Alert::of(&row(), "waiting:entry:e1", 0, &["--config".into(), "/a b".into()]);
-        assert!(a.message().contains("jump --config '/a b' --session-id sess-1 jumps there"));
+        let mut a = Alert::of(
+            &row(),
+            "waiting:entry:e1",
+            0,
+            &["--config".into(), "/a b".into()],
+        );
+        assert!(a
+            .message()
+            .contains("jump --config '/a b' --session-id sess-1 jumps there"));
         a.jump_key = Some("J".into());
         let m = a.message();
         assert!(m.starts_with("Bad#(touch x)name is waiting for you: \"staging\" or prod?"));

@@ -151,7 +151,9 @@ mod tests {
     fn every_ending_is_named() {
         let d = Duration::from_secs(5);
         assert_eq!(run_job(&sh("cat >/dev/null"), d), Ended::Ok);
-        assert!(matches!(run_job(&sh("echo no >&2; exit 3"), d), Ended::Exit(Some(3), e) if e == "no"));
+        assert!(
+            matches!(run_job(&sh("echo no >&2; exit 3"), d), Ended::Exit(Some(3), e) if e == "no")
+        );
         let t = Instant::now();
         assert_eq!(
             run_job(&sh("sleep 30"), Duration::from_millis(300)),

@@ -1,4 +1,4 @@
-//! When a seat deserves an alert (docs/behaviour.md §3c), and the status line's summary. Pure:
+//! When a seat deserves an alert (docs/behaviour.md §3b), and the status line's summary. Pure:
 //! what was alerted before and the time are passed in; nothing is read or sent here.
 //!
 //! The rule is about transitions, not states: an alert fires when a seat *enters* a state that
@@ -297,7 +297,8 @@ mod tests {
             for d in ds {
                 match d {
                     Decision::Alert { index, key } | Decision::Record { index, key, .. } => {
-                        self.handled.insert((seats[*index].session.clone(), key.clone()));
+                        self.handled
+                            .insert((seats[*index].session.clone(), key.clone()));
                         self.known.insert(seats[*index].session.clone());
                     }
                     Decision::Know { index } => {
@@ -395,7 +396,12 @@ mod tests {
         let got = run(
             &mut w,
             &mut mem,
-            &[(Working, "e1"), (Error, "e2"), (Working, "e3"), (Idle, "e4")],
+            &[
+                (Working, "e1"),
+                (Error, "e2"),
+                (Working, "e3"),
+                (Idle, "e4"),
+            ],
             1_000_000,
             &r,
         );
@@ -404,7 +410,12 @@ mod tests {
         let got = run(
             &mut w,
             &mut mem,
-            &[(Waiting, "e5"), (Waiting, "e5"), (Waiting, "e5"), (Waiting, "e5")],
+            &[
+                (Waiting, "e5"),
+                (Waiting, "e5"),
+                (Waiting, "e5"),
+                (Waiting, "e5"),
+            ],
             2_000_000,
             &r,
         );
@@ -434,13 +445,25 @@ mod tests {
         let r = rules(0);
         let mut first = Watch::new();
         assert_eq!(
-            run(&mut first, &mut mem, &[(Idle, "e1"), (Waiting, "e2")], 0, &r),
+            run(
+                &mut first,
+                &mut mem,
+                &[(Idle, "e1"), (Waiting, "e2")],
+                0,
+                &r
+            ),
             vec![0, 1]
         );
         // A new process (no in-process state) over the same memory, same turn: nothing.
         let mut second = Watch::new();
         assert_eq!(
-            run(&mut second, &mut mem, &[(Waiting, "e2"), (Waiting, "e2")], 10_000, &r),
+            run(
+                &mut second,
+                &mut mem,
+                &[(Waiting, "e2"), (Waiting, "e2")],
+                10_000,
+                &r
+            ),
             vec![0, 0]
         );
         // Two watchers between them: whoever records first handles it for both.
@@ -543,10 +566,23 @@ mod tests {
             (Working, false),
         ];
         let s = Summary::of(rows.iter().map(|(st, seen)| (st, *seen)));
-        assert_eq!(s, Summary { waiting: 2, error: 1 });
+        assert_eq!(
+            s,
+            Summary {
+                waiting: 2,
+                error: 1
+            }
+        );
         assert_eq!(s.total(), 3);
         assert_eq!(s.text(), "⚑2 ✗1");
         assert_eq!(Summary::default().text(), "");
-        assert_eq!(Summary { waiting: 0, error: 4 }.text(), "✗4");
+        assert_eq!(
+            Summary {
+                waiting: 0,
+                error: 4
+            }
+            .text(),
+            "✗4"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! `watch`, and the alert settings every command with alerts resolves (`monitor` too): the
-//! settings file, then the tmux plugin's options, then the flags (docs/behaviour.md §3c).
+//! settings file, then the tmux plugin's options, then the flags (docs/behaviour.md §3b).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -133,7 +133,8 @@ pub fn start(
         live: false,
         print,
     };
-    AlertThread::spawn(Alerter::new(s, at, clock, Some(reload))).map_err(|e| format!("no alert thread: {e}"))
+    AlertThread::spawn(Alerter::new(s, at, clock, Some(reload)))
+        .map_err(|e| format!("no alert thread: {e}"))
 }
 
 pub fn watch(args: &WatchArgs) -> WatchExit {

@@ -1,6 +1,6 @@
 //! `intercom-pane jump`: to the pane of the seat that alerted last (the tmux plugin's key) or of
 //! the seat an alert named. Never the wrong target: a fresh pass must show the seat alive in a
-//! pane, and for `--last` in the very pane and pi the alert was about (docs/behaviour.md §3c).
+//! pane, and for `--last` in the very pane and pi the alert was about (docs/behaviour.md §3b).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

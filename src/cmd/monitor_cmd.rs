@@ -223,7 +223,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
-    // Alerts ride on the sidebar's passes (docs/behaviour.md §3c); settings that cannot be used
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
     // leave the sidebar without them, said on stderr and in the log.
     let alerts =
         match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)

@@ -407,7 +407,7 @@ pub(super) fn build_row(
     }
 }
 
-/// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3c): a
+/// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3b): a
 /// seat that went away names the pi that went (its registration), else the entry that decided
 /// the state (its id, or its time in files without ids). The alerts key on it, so two passes,
 /// two processes or a restart agree on "the same turn".

@@ -89,7 +89,14 @@ impl Fleet {
     fn make(names: &[&str], logged: bool) -> Fleet {
         let dir = tempfile::tempdir().unwrap();
         let p = |s: &str| dir.path().join(s);
-        for d in ["home", "state", "data", "root/.pi-intercom", "sessions/--work--", "bin"] {
+        for d in [
+            "home",
+            "state",
+            "data",
+            "root/.pi-intercom",
+            "sessions/--work--",
+            "bin",
+        ] {
             std::fs::create_dir_all(p(d)).unwrap();
         }
         std::fs::write(p("system.json"), json!({"dataRoot": p("data")}).to_string()).unwrap();
@@ -99,7 +106,11 @@ impl Fleet {
         let mut workers = Vec::new();
         let mut server: Option<TmuxServer> = None;
         for (i, name) in names.iter().enumerate() {
-            let id = format!("{:08x}-0000-4000-8000-00000000000{}", 0xa1e7_0000u32 + i as u32, i);
+            let id = format!(
+                "{:08x}-0000-4000-8000-00000000000{}",
+                0xa1e7_0000u32 + i as u32,
+                i
+            );
             let file = p("sessions/--work--").join(format!("2026-12-01T00-00-00-000Z_{id}.jsonl"));
             std::fs::write(
                 &file,
@@ -232,7 +243,9 @@ impl Fleet {
         let outer = TmuxServer::start(
             "outer",
             self.dir.path(),
-            &["env", "-u", "TMUX", "tmux", "-S", &sock, "attach", "-t", &target],
+            &[
+                "env", "-u", "TMUX", "tmux", "-S", &sock, "attach", "-t", &target,
+            ],
         );
         wait_for(10_000, || {
             (!self.server.tmux(&["list-clients"]).trim().is_empty()).then_some(())

@@ -173,7 +173,12 @@ fn a_real_worker_alerts_once_per_turn_not_where_the_person_looks_and_jumps_there
     // moves to W1's pane.
     let desk_pane = server.client_pane();
     assert_ne!(desk_pane, w1_pane);
-    let mut jump = vec!["jump".to_string(), "--last".into(), "--from".into(), desk_pane];
+    let mut jump = vec![
+        "jump".to_string(),
+        "--last".into(),
+        "--from".into(),
+        desk_pane,
+    ];
     jump.extend(common[..10].iter().cloned());
     let o = env.run(&jump);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -192,22 +197,24 @@ fn a_real_worker_alerts_once_per_turn_not_where_the_person_looks_and_jumps_there
     .expect("pi wrote its third question");
     both_pass(&log, 4);
     assert_eq!(lines(&out).len(), 2, "{:?}", lines(&out));
-    let mem: Value = serde_json::from_slice(
-        &std::fs::read(env.path("data/alerts/memory.json")).unwrap(),
-    )
-    .unwrap();
+    let mem: Value =
+        serde_json::from_slice(&std::fs::read(env.path("data/alerts/memory.json")).unwrap())
+            .unwrap();
     let turns = mem["seats"][header_id(&file)]["turns"].as_array().unwrap();
-    let outcomes: Vec<&str> = turns
-        .iter()
-        .filter_map(|t| t["outcome"].as_str())
-        .collect();
+    let outcomes: Vec<&str> = turns.iter().filter_map(|t| t["outcome"].as_str()).collect();
     assert_eq!(outcomes, ["alerted", "alerted", "visible"], "{mem}");
 
     // The pane now runs another pi than the one that alerted: the jump refuses (exit 4).
     server.tmux(&["send-keys", "-t", "=W1:", "C-c"]);
     server.tmux(&["send-keys", "-t", "=W1:", "C-d"]);
     wait_for(30_000, || {
-        let c = server.tmux(&["display-message", "-p", "-t", "=W1:", "#{pane_current_command}"]);
+        let c = server.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "=W1:",
+            "#{pane_current_command}",
+        ]);
         (c.trim() != "node" && c.trim() != "pi").then_some(())
     })
     .expect("pi quit");

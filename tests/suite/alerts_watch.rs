@@ -35,14 +35,19 @@ fn one_line_per_turn_and_a_clean_stop() {
     // A second turn that asks again: a second line.
     f.workers[0].ask("and the region?");
     let l = wait_lines(&out, 2);
-    assert!(l[1]["text"].as_str().unwrap().starts_with("and the region?"));
+    assert!(l[1]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("and the region?"));
     f.passes(pid, 2);
     assert_eq!(lines(&out).len(), 2);
     let st = stop(&mut w);
     assert_eq!(st.code(), Some(0), "SIGTERM ends watch with 0");
     // The count it kept is cleared when it ends: nobody keeps it current any more.
     let v = wait_for(5_000, || {
-        let v = f.server.tmux(&["show-options", "-gv", "@intercom_pane_status"]);
+        let v = f
+            .server
+            .tmux(&["show-options", "-gv", "@intercom_pane_status"]);
         v.trim().is_empty().then_some(v)
     });
     assert!(v.is_some(), "status option left set");
@@ -66,14 +71,22 @@ fn quiet_while_the_person_looks_at_the_pane() {
     // A control-mode client on Builder's pane is a program, not a person: that alerts.
     let mut control = std::process::Command::new("tmux")
         .env_remove("TMUX")
-        .args(["-S", &f.server.sock.display().to_string(), "-C", "attach", "-t"])
+        .args([
+            "-S",
+            &f.server.sock.display().to_string(),
+            "-C",
+            "attach",
+            "-t",
+        ])
         .arg(format!("={}", f.workers[0].name))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     wait_for(10_000, || {
-        let c = f.server.tmux(&["list-clients", "-F", "#{client_control_mode}"]);
+        let c = f
+            .server
+            .tmux(&["list-clients", "-F", "#{client_control_mode}"]);
         (c.trim() == "1").then_some(())
     })
     .expect("a control client");
@@ -82,20 +95,27 @@ fn quiet_while_the_person_looks_at_the_pane() {
     // A person's client shows Builder's pane: its question alerts nobody.
     let mut outer = f.attach(0);
     f.workers[0].ask("shall I?");
-    wait_for(30_000, || (outcome(&f, 0).as_deref() == Some("visible")).then_some(()))
-        .unwrap_or_else(|| panic!("not recorded as visible: {}", f.memory()));
+    wait_for(30_000, || {
+        (outcome(&f, 0).as_deref() == Some("visible")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("not recorded as visible: {}", f.memory()));
     f.passes(pid, 2);
     assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
     // The same turn does not alert later when the person looks away; a new one does.
     let docs = format!("={}", f.workers[1].name);
     let person = f
         .server
-        .tmux(&["list-clients", "-F", "#{client_control_mode}|#{client_name}"])
+        .tmux(&[
+            "list-clients",
+            "-F",
+            "#{client_control_mode}|#{client_name}",
+        ])
         .lines()
         .find(|l| l.starts_with("0|"))
         .unwrap()[2..]
         .to_string();
-    f.server.tmux(&["switch-client", "-c", &person, "-t", &docs]);
+    f.server
+        .tmux(&["switch-client", "-c", &person, "-t", &docs]);
     f.passes(pid, 2);
     assert_eq!(lines(&out).len(), 1);
     f.workers[0].ask("and now?");
@@ -137,7 +157,10 @@ fn a_restarted_watcher_and_two_watchers_alert_once_per_turn() {
     assert_eq!(l[2]["text"], "provider said no");
     // Each watcher recorded what it sent or found handled, one alert per turn in the memory.
     let alerted = f.events("alert", None);
-    let sent: Vec<_> = alerted.iter().filter(|e| e["outcome"] == "alerted").collect();
+    let sent: Vec<_> = alerted
+        .iter()
+        .filter(|e| e["outcome"] == "alerted")
+        .collect();
     assert_eq!(sent.len(), 3, "{alerted:?}");
     for mut p in [b, c] {
         assert_eq!(stop(&mut p).code(), Some(0));
@@ -195,7 +218,12 @@ fn the_status_summary_follows_the_board_without_a_process_per_refresh() {
     let mut f = Fleet::logged(&["Builder", "Docs", "Release"]);
     // The status line shows the option and is redrawn every second for an attached client.
     f.server.tmux(&["set-option", "-g", "status-interval", "1"]);
-    f.server.tmux(&["set-option", "-g", "status-right", "#{@intercom_pane_status}"]);
+    f.server.tmux(&[
+        "set-option",
+        "-g",
+        "status-right",
+        "#{@intercom_pane_status}",
+    ]);
     let mut outer = f.attach(0);
     let out = f.path("alerts.jsonl");
     let mut w = f.watch(&["--settle-secs", "0", "--alert-when-visible"], &out);
@@ -231,7 +259,9 @@ fn the_status_summary_follows_the_board_without_a_process_per_refresh() {
         assert!(f.events("scan_pass", Some(pid)).len() <= before + 2);
     }
     assert_eq!(status_count(&f), 2);
-    let value = f.server.tmux(&["show-options", "-gv", "@intercom_pane_status"]);
+    let value = f
+        .server
+        .tmux(&["show-options", "-gv", "@intercom_pane_status"]);
     assert_eq!(value.trim(), "⚑1 ✗1");
     // Several redraws later: the server started no process for its status line (no format job,
     // no child beyond the panes), and the watcher set the option only when it changed.
@@ -285,8 +315,13 @@ fn an_on_alert_program_that_hangs_fails_or_floods_holds_nothing_up() {
     })
     .unwrap_or_else(|| panic!("{:?}", f.events("alert_channel_failed", None)));
     let details: Vec<&str> = failed.iter().filter_map(|e| e["detail"].as_str()).collect();
-    assert!(details.iter().any(|d| d.contains("deadline")), "{details:?}");
-    assert!(details.iter().any(|d| d.contains("exit Some(3)") && d.contains("nope")));
+    assert!(
+        details.iter().any(|d| d.contains("deadline")),
+        "{details:?}"
+    );
+    assert!(details
+        .iter()
+        .any(|d| d.contains("exit Some(3)") && d.contains("nope")));
     assert!(details.iter().any(|d| d.contains("stdout")), "{details:?}");
     // The passes kept their pace all along: never more than the pause, the pass and slack
     // apart (a loaded machine's slack, not a speed check).
@@ -329,7 +364,10 @@ fn hostile_names_and_texts_stay_data() {
     let l = wait_lines(&out, 1);
     assert_eq!(l[0]["seat"], name.as_str());
     let text = l[0]["text"].as_str().unwrap();
-    assert!(text.starts_with(&format!("{} \"quoted\" %d %H", m.job("q"))), "{text}");
+    assert!(
+        text.starts_with(&format!("{} \"quoted\" %d %H", m.job("q"))),
+        "{text}"
+    );
     assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'));
     // The message on the person's client shows the texts as they are.
     let shown = wait_for(10_000, || {
@@ -351,7 +389,12 @@ fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last(
     let mut f = Fleet::logged(&["Builder", "Docs"]);
     let s = &f.server;
     s.tmux(&["set-option", "-g", "status-right", "right#S"]);
-    s.tmux(&["set-option", "-g", "@intercom-pane-bin", env!("CARGO_BIN_EXE_intercom-pane")]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@intercom-pane-bin",
+        env!("CARGO_BIN_EXE_intercom-pane"),
+    ]);
     let sys = f.path("system.json").display().to_string();
     s.tmux(&["set-option", "-g", "@intercom-pane-config", &sys]);
     let state = f.path("state").display().to_string();
@@ -364,12 +407,23 @@ fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last(
         s.tmux(&["show-options", "-gv", "status-right"]).trim(),
         "#{?#{@intercom_pane_status},#{@intercom_pane_status} ,}right#S"
     );
-    assert_eq!(s.tmux(&["show-options", "-gv", "@intercom-pane-jump-key"]).trim(), "J");
-    assert!(s.tmux(&["list-keys", "-T", "prefix", "J"]).contains("jump-last.sh"));
+    assert_eq!(
+        s.tmux(&["show-options", "-gv", "@intercom-pane-jump-key"])
+            .trim(),
+        "J"
+    );
+    assert!(s
+        .tmux(&["list-keys", "-T", "prefix", "J"])
+        .contains("jump-last.sh"));
     // The person's client shows `base`; Builder asks; the alert names the key.
     let mut outer = f.attach(0);
-    let person = f.server.tmux(&["list-clients", "-F", "#{client_name}"]).trim().to_string();
-    f.server.tmux(&["switch-client", "-c", &person, "-t", "=base"]);
+    let person = f
+        .server
+        .tmux(&["list-clients", "-F", "#{client_name}"])
+        .trim()
+        .to_string();
+    f.server
+        .tmux(&["switch-client", "-c", &person, "-t", "=base"]);
     f.workers[0].user("start");
     let out = f.path("alerts.jsonl");
     let mut w = f.watch(&["--settle-secs", "0"], &out);
@@ -378,7 +432,9 @@ fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last(
     let l = wait_lines(&out, 1);
     assert_eq!(l[0]["jump"]["keys"], "J");
     assert_eq!(
-        f.server.tmux(&["display-message", "-p", "#{@intercom_pane_status}"]).trim(),
+        f.server
+            .tmux(&["display-message", "-p", "#{@intercom_pane_status}"])
+            .trim(),
         "⚑1"
     );
     // prefix J in the person's client: it now shows Builder's pane.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The alerts' part of the intercom-pane tmux plugin (run by intercom-pane.tmux; docs/behaviour.md
-# §3c). Options (set them before the plugin loads):
+# §3b). Options (set them before the plugin loads):
 #   @intercom-pane-status      on: put the attention summary (`⚑2 ✗1`) in front of          (default: on)
 #                              status-right, as `#{@intercom_pane_status}`, which a running
 #                              sidebar or `intercom-pane watch` keeps current (no process per

@@ -1,4 +1,4 @@
-//! What the alerts ask of tmux (docs/behaviour.md §3c): which panes the people attached look at,
+//! What the alerts ask of tmux (docs/behaviour.md §3b): which panes the people attached look at,
 //! the status line's option, a message on each attached client, the plugin's options.
 //!
 //! Data reaches tmux only as: a user option's value without `-F` (stored as given, never
