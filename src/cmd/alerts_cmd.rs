@@ -112,6 +112,22 @@ pub fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
     if let Some(t) = &opts.tmux_socket {
         f.extend(["--tmux-socket".to_string(), t.display().to_string()]);
     }
+    // Seats found through these flags are on the jump's board only with them.
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    for d in &src.sessions_dirs {
+        f.extend(["--sessions-dir".to_string(), abs(d).display().to_string()]);
+    }
+    if let Some(r) = &src.repo {
+        f.extend(["--repo".to_string(), abs(r).display().to_string()]);
+    }
+    match src.fleet.as_deref() {
+        Some("none") => f.extend(["--fleet".to_string(), "none".to_string()]),
+        Some(p) => f.extend([
+            "--fleet".to_string(),
+            abs(Path::new(p)).display().to_string(),
+        ]),
+        None => {}
+    }
     f
 }
 

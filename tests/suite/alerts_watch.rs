@@ -121,6 +121,21 @@ fn quiet_while_the_person_looks_at_the_pane() {
     f.workers[0].ask("and now?");
     let l = wait_lines(&out, 2);
     assert_eq!(l[1]["pane"]["paneId"], f.pane(0));
+    // The command the line names takes the person's client there.
+    let argv: Vec<String> = l[1]["jump"]["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let o = f.command(&argv).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{argv:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(f.server.client_pane(), f.pane(0));
     assert_eq!(stop(&mut w).code(), Some(0));
     outer.kill();
     let _ = control.kill();
@@ -445,4 +460,28 @@ fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last(
         .unwrap_or_else(|| panic!("the client shows {}", f.server.client_pane()));
     assert_eq!(stop(&mut w).code(), Some(0));
     outer.kill();
+}
+
+#[test]
+fn under_herdr_the_focused_pane_is_where_the_person_looks() {
+    use crate::mux_herdr_fake::FakeHerdr;
+    use intercom_pane::alerts::channels::visible;
+    use intercom_pane::alerts::memory::PaneRef;
+    use intercom_pane::mux::MuxKind;
+    let fake = FakeHerdr::start(std::process::id());
+    let pane = |id: &str| PaneRef {
+        kind: MuxKind::Herdr,
+        socket: Some(fake.socket.display().to_string()),
+        pane_id: id.into(),
+        pi: None,
+    };
+    let focused = fake.with(|s| s.focused.clone());
+    assert_eq!(visible(&pane(&focused), None), Some(true));
+    assert_eq!(visible(&pane("w1:p9"), None), Some(false));
+    // A server that cannot be asked says nothing: the alert then goes out.
+    let gone = PaneRef {
+        socket: Some(fake.dir.path().join("none.sock").display().to_string()),
+        ..pane(&focused)
+    };
+    assert_eq!(visible(&gone, None), None);
 }
