@@ -19,7 +19,7 @@ use crate::snapshot::Snapshot;
 /// The tmux user option the status line shows (`#{@intercom_pane_status}`).
 pub const STATUS_OPTION: &str = "@intercom_pane_status";
 /// Deadline of one multiplexer call.
-const CALL: Duration = Duration::from_secs(2);
+const CALL: Duration = Duration::from_secs(5);
 /// Most tmux servers one pass updates.
 const MAX_SERVERS: usize = 16;
 /// The status option is set again this often even when unchanged (a plugin reload or another

@@ -115,11 +115,22 @@ impl Alert {
         crate::text::one_line(&line, max_chars)
     }
 
-    /// How to get there: the plugin's key when known, else the command.
+    /// How to get there, short enough for a message: the plugin's key when known, else
+    /// `intercom-pane jump --last` (with the run's `--config`: the jump reads the roster the
+    /// alert came from). The JSON line carries the full command.
     pub fn how_to_jump(&self) -> String {
         match &self.jump_key {
             Some(k) => format!("prefix {} jumps there", crate::text::sanitize(k)),
-            None => format!("{} jumps there", crate::text::sanitize(&self.jump_line())),
+            None => {
+                let mut argv = vec![PROGRAM.to_string(), "jump".into(), "--last".into()];
+                if let Some(i) = self.jump.iter().position(|a| a == "--config") {
+                    argv.extend(self.jump.iter().skip(i).take(2).cloned());
+                }
+                format!(
+                    "{} jumps there",
+                    crate::text::sanitize(&crate::mux::shell_line(&argv))
+                )
+            }
         }
     }
 
@@ -207,7 +218,7 @@ mod tests {
         );
         assert!(a
             .message()
-            .contains("jump --config '/a b' --session-id sess-1 jumps there"));
+            .ends_with("— intercom-pane jump --last --config '/a b' jumps there"));
         a.jump_key = Some("J".into());
         let m = a.message();
         assert!(m.starts_with("Bad#(touch x)name is waiting for you: \"staging\" or prod?"));

@@ -385,11 +385,17 @@ fn hostile_names_and_texts_stay_data() {
     );
     assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'));
     // The message on the person's client shows the texts as they are.
-    let shown = wait_for(10_000, || {
+    let shown = wait_for(30_000, || {
         let s = outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
         s.contains("is waiting for you").then_some(s)
     })
-    .unwrap_or_else(|| panic!("{}", outer.tmux(&["capture-pane", "-p", "-t", "=outer:"])));
+    .unwrap_or_else(|| {
+        panic!(
+            "no message on the client:\n{}\nfailures: {:?}",
+            outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]).trim(),
+            f.events("alert_channel_failed", None)
+        )
+    });
     assert!(shown.contains("x#S is waiting for you: #(touch"), "{shown}");
     assert!(shown.contains("%d %H"), "{shown}");
     m.assert_none_ran(&f.server);
