@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn the_desktop_body_is_not_markup() {
         let mut row = crate::ui::demo::demo_row(1, 0, 0);
-        row.state = crate::snapshot::BoardState::Error;
+        row.state = crate::states::BoardState::Error;
         row.name = "<b>x</b>".into();
         row.last_error = Some("a <i>&</i> b".into());
         let a = Alert::of(&row, "error:e", 0, &[]);

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use crate::board::alerts::Rules;
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 
 /// Largest settings file read.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;

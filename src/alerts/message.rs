@@ -6,7 +6,8 @@ use serde_json::json;
 use crate::alerts::memory::PaneRef;
 use crate::board::reason::StateReason;
 use crate::clock::{format_iso, Ms};
-use crate::snapshot::{BoardState, Row};
+use crate::snapshot::Row;
+use crate::states::BoardState;
 
 /// The JSON line's schema version.
 pub const VERSION: u32 = 1;

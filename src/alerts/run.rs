@@ -15,7 +15,8 @@ use crate::alerts::message::Alert;
 use crate::alerts::programs::{Job, Pool};
 use crate::board::alerts::{Decision, Outcome, Seat, Summary, Watch};
 use crate::clock::{Clock, Ms};
-use crate::snapshot::{CloseState, RosterStatus, Row, Snapshot};
+use crate::snapshot::{RosterStatus, Row, Snapshot};
+use crate::states::CloseState;
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
 /// Longest the thread sleeps with nothing to do (it re-checks the status option then).

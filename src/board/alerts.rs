@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::board::reason::StateReason;
 use crate::clock::Ms;
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 
 /// States the board counts as needing the person (the sidebar's "N need attention", the
 /// status line's summary): every such state alerts by this rule, not by a list of reasons.

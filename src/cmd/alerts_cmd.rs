@@ -170,7 +170,8 @@ pub fn watch(args: &WatchArgs) -> WatchExit {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
-    let mut source = ScanSource::new(r.opts, clock, false);
+    let memory = std::sync::Arc::new(crate::evidence::ScanMemory::new());
+    let mut source = ScanSource::new(r.opts, clock, false, memory);
     let cancel = source.cancel_token();
     let on_signal = cancel.clone();
     let waiter = std::thread::Builder::new()

@@ -78,7 +78,7 @@ pub fn run(args: &JumpArgs) -> JumpExit {
         let id = args.session_id.clone().unwrap_or_default();
         (id.clone(), None, id)
     };
-    let pass = match scan::run(&r.opts, clock.as_ref(), None) {
+    let pass = match scan::run(&r.opts, clock.as_ref(), None, None) {
         Ok(p) => p,
         Err(e) => return refuse(e),
     };
