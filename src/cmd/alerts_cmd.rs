@@ -103,7 +103,7 @@ pub fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<Setting
 pub fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
     let mut f = Vec::new();
     if let Some(c) = &src.config {
-        let c = std::path::absolute(c).unwrap_or_else(|_| c.clone());
+        let c = crate::paths::absolute(c);
         f.extend(["--config".to_string(), c.display().to_string()]);
     }
     if let RootChoice::Exact(r) = &opts.root {
@@ -113,7 +113,7 @@ pub fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
         f.extend(["--tmux-socket".to_string(), t.display().to_string()]);
     }
     // Seats found through these flags are on the jump's board only with them.
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = crate::paths::absolute;
     for d in &src.sessions_dirs {
         f.extend(["--sessions-dir".to_string(), abs(d).display().to_string()]);
     }

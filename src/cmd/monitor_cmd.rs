@@ -236,6 +236,11 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
+    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        opts: r.opts.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        clock: clock.clone(),
+    };
     // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
     // leave the sidebar without them, said on stderr and in the log.
     let alerts =
@@ -264,6 +269,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         color: None,
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
+        spawner: Arc::new(spawner),
     };
     let result = run_monitor_with(
         source,
