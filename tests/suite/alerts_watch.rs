@@ -491,3 +491,45 @@ fn under_herdr_the_focused_pane_is_where_the_person_looks() {
     };
     assert_eq!(visible(&gone, None), None);
 }
+
+#[test]
+fn bad_settings_stop_watch_before_it_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fleet::new(&["Builder"]);
+    let dir = f.path("home/.config/intercom-pane");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("alerts.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["watch".to_string()];
+        args.extend(f.flags());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        f.command(&args).output().unwrap()
+    };
+    for (text, says) in [
+        (r#"{"settle": 2}"#, "unknown field `settle`"),
+        (r#"{"settleSecs": 9999}"#, "settleSecs must be 0 to 600"),
+        (r#"{"onAlert": []}"#, "onAlert needs a program"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let o = run(&[]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{text}: {err}");
+    }
+    // A settings file others can change names no program to run.
+    std::fs::write(&file, r#"{"onAlert": ["/bin/true"]}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("alert settings"));
+    std::fs::remove_file(&file).unwrap();
+    // A named file must exist; `--on-alert` needs its program.
+    assert_eq!(run(&["--alert-config", "/nonexistent/a.json"]).status.code(), Some(2));
+    assert_eq!(run(&["--on-alert"]).status.code(), Some(2));
+    // A tmux option of the plugin with a value it does not take.
+    f.server
+        .tmux(&["set-option", "-g", "@intercom-pane-alert-bell", "loud"]);
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("@intercom-pane-alert-bell"));
+}
