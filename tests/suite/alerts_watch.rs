@@ -524,7 +524,12 @@ fn bad_settings_stop_watch_before_it_starts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("alert settings"));
     std::fs::remove_file(&file).unwrap();
     // A named file must exist; `--on-alert` needs its program.
-    assert_eq!(run(&["--alert-config", "/nonexistent/a.json"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["--alert-config", "/nonexistent/a.json"])
+            .status
+            .code(),
+        Some(2)
+    );
     assert_eq!(run(&["--on-alert"]).status.code(), Some(2));
     // A tmux option of the plugin with a value it does not take.
     f.server
