@@ -21,5 +21,6 @@ pub mod reply_text;
 pub mod scan;
 pub mod snapshot;
 pub mod text;
+pub mod tools;
 pub mod ui;
 pub mod views;

@@ -5,13 +5,19 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Scan(_) | Command::Status(_)) {
+    if matches!(
+        cli.command,
+        Command::Scan(_) | Command::Status(_) | Command::Board(_)
+    ) {
         intercom_pane::evidence::single_pass();
     }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
         Command::Status(a) => cmd::status_cmd::run(a).code(),
+        Command::Board(a) => cmd::board_cmd::run_board(a).code(),
+        Command::Wait(a) => cmd::board_cmd::run_wait(a).code(),
+        Command::Tool(a) => cmd::tool_cmd::run(a).code(),
         Command::Monitor(a) => cmd::monitor_cmd::run(a).code(),
         Command::Register(a) => cmd::register_cmd::run(a).code(),
         Command::Reply(a) => cmd::reply_cmd::run(a).code(),

@@ -27,6 +27,11 @@ impl BoardState {
         BoardState::Unknown,
     ];
 
+    /// States a person should look at first (waiting or error).
+    pub fn needs_attention(self) -> bool {
+        matches!(self, BoardState::Waiting | BoardState::Error)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             BoardState::Working => "working",

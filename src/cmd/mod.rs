@@ -1,6 +1,7 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
 //! (`exit`).
 
+pub mod board_cmd;
 pub mod close_cmd;
 pub mod docs_cmd;
 pub mod doctor_cmd;
@@ -15,6 +16,7 @@ pub mod resume_cmd;
 pub mod scan_cmd;
 pub mod status_cmd;
 pub mod text_input;
+pub mod tool_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.

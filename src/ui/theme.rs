@@ -18,7 +18,7 @@ pub fn glyph(s: BoardState) -> &'static str {
 
 /// States a person should look at first.
 pub fn needs_attention(s: BoardState) -> bool {
-    matches!(s, BoardState::Waiting | BoardState::Error)
+    s.needs_attention()
 }
 
 /// Whether Intercom's observed activity says the opposite of the board state (busy against
