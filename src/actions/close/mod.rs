@@ -41,7 +41,7 @@ const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Told a recorded job's id and deadline.
-pub type JobTold = dyn Fn(&str, Ms);
+pub type JobTold<'a> = dyn Fn(&str, Ms) + 'a;
 
 pub struct CloseRequest<'a> {
     pub name: String,
@@ -54,7 +54,7 @@ pub struct CloseRequest<'a> {
     pub on_stage: Option<&'a dyn Fn(&str)>,
     /// Told the job id and its deadline once the job is recorded (durable intent in config),
     /// before the worker is asked: the coordinator's tool answers with them at once.
-    pub on_job: Option<&'a JobTold>,
+    pub on_job: Option<&'a JobTold<'a>>,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
 }
