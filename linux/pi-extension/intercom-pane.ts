@@ -413,6 +413,23 @@ export default function (pi: Pi) {
     return finished;
   };
 
+  // The coordinator's tools: loaded on demand, so this file alone (copied without `lib/`) still
+  // registers seats; a load failure only means no tools.
+  let tools: { close(): void } | undefined;
+  const startTools = async (ctx: Ctx) => {
+    try {
+      const m = await import("./lib/coordinator-tools.ts");
+      const got = await m.registerCoordinatorTools(pi as never, {
+        bin,
+        cwd: ctx.cwd,
+        config: process.env.INTERCOM_PANE_CONFIG || undefined,
+      });
+      tools = got.handle;
+    } catch {
+      // No tools; everything else works.
+    }
+  };
+
   // The coordinator's startup hook: place (or keep) the sidebar above it. ensure-monitor itself
   // skips workers, rosters without workers, and anything it cannot verify.
   const ensureMonitor = (ctx: Ctx) => {
@@ -432,8 +449,11 @@ export default function (pi: Pi) {
   pi.on("session_start", async (_e, ctx) => {
     sessionCtx = ctx;
     await openChannel();
-    void record("session_start", ctx);
+    const registered = record("session_start", ctx);
     ensureMonitor(ctx);
+    // The coordinator's tools (lib/coordinator-tools.ts), once this seat is registered: the
+    // binary checks that the roster's coordinator's live registration is this very pi.
+    void registered.then(() => startTools(ctx));
   });
   pi.on("before_agent_start", (e) => {
     const prompt = (e as { prompt?: unknown }).prompt;
@@ -461,6 +481,8 @@ export default function (pi: Pi) {
     if (leaf) void record("session_tree", ctx, ["--leaf-id", leaf]);
   });
   pi.on("session_shutdown", (_e, ctx) => {
+    tools?.close();
+    tools = undefined;
     closeChannel();
     sessionCtx = undefined;
     return record("session_shutdown", ctx);

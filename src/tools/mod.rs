@@ -90,6 +90,17 @@ impl Tool {
         }
     }
 
+    /// One line for the `<tools>` section of pi's system prompt.
+    fn snippet(self) -> &'static str {
+        match self {
+            Tool::Board => "intercom_board: a page of the worker seats with their true state, question or error, report, handoff, close and resume stage",
+            Tool::Reply => "intercom_reply: send one text to one worker and get its receipt (delivered, queued, unconfirmed, failed)",
+            Tool::CloseWorker => "intercom_close_worker: close a worker after its handoff (answers at once; the outcome arrives as a message)",
+            Tool::ResumeWorker => "intercom_resume_worker: bring a closed worker back on its saved session (confirmClosed: true)",
+            Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
+        }
+    }
+
     fn parameters(self) -> Value {
         let name = json!({"type": "string", "minLength": 1, "maxLength": 200,
             "description": "The seat's name as the board shows it (or <project>/<agent>)."});
@@ -129,7 +140,7 @@ impl Tool {
     /// whether the call goes on in the background after its first answer.
     pub fn definition(self) -> Value {
         json!({"name": self.name(), "label": self.label(), "description": self.description(),
-            "parameters": self.parameters(), "timeoutMs": self.timeout_ms(),
+            "promptSnippet": self.snippet(), "parameters": self.parameters(), "timeoutMs": self.timeout_ms(),
             "background": self == Tool::CloseWorker})
     }
 }
