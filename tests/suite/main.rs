@@ -31,6 +31,7 @@ mod sessions_common;
 mod text_cases;
 
 mod architecture;
+mod board_page;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;
@@ -89,6 +90,7 @@ mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
 mod tmux_plugin;
+mod tools_caller;
 mod trust_uid;
 mod ui_app;
 mod ui_arch;
