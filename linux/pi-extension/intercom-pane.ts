@@ -37,6 +37,7 @@ import { dirname, join } from "node:path";
 
 type Ctx = {
   cwd: string;
+  ui?: { setStatus?(key: string, text: string | undefined): void };
   isIdle?(): boolean;
   sessionManager: {
     getSessionId(): string | undefined;
@@ -424,6 +425,8 @@ export default function (pi: Pi) {
         cwd: ctx.cwd,
         config: process.env.INTERCOM_PANE_CONFIG || undefined,
       });
+      // The person sees that this pi's model has the tools (pi's footer).
+      if (got.names.length > 0) ctx.ui?.setStatus?.("intercom-pane-tools", "intercom tools");
       tools = got.handle;
     } catch {
       // No tools; everything else works.

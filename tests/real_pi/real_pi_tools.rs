@@ -1,0 +1,414 @@
+//! The coordinator's tools in real pi 1.6.0: a coordinator and two workers, each a real pi in a
+//! real tmux started on its roster session id, all loading the shipped extension package. The
+//! coordinator's model is scripted (`TOOLCALL <tool> <json>` makes it call that tool) and each
+//! answer is read back from the coordinator's own session file (the tool result pi recorded):
+//! - `intercom_board` shows both workers with their true states, the waiting one's question
+//!   included, and `attention` keeps only that one;
+//! - `intercom_wait` returns when a worker starts working, and on its timeout;
+//! - `intercom_reply` lands exactly once in the worker's transcript (a `delivered` receipt);
+//! - `intercom_close_worker` answers at once with a job id, the worker's pane is closed, and the
+//!   outcome arrives in the coordinator's session as a message;
+//! - the workers' pis were never offered the tools, a call of the tool by a worker's model
+//!   reaches nothing, and forged calls (from outside any pi, and from the coordinator's own bash
+//!   tool) are refused with the roster unchanged.
+//!
+//! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise `cargo test`
+//! reports it as ignored, with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+use crate::real_pi::{binary_on_path, prepare_agent_dir};
+use crate::real_pi_support;
+use crate::scan_support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mux_support::{wait_for, TmuxServer};
+use real_pi_support::{clear_requests, real_pi, requests, wait_ready, SERIAL};
+use scan_support::*;
+use serde_json::{json, Value};
+
+const C: &str = "7c000000-0000-4000-8000-00000000c0c0";
+const W1: &str = "7c000000-0000-4000-8000-0000000000a1";
+const W2: &str = "7c000000-0000-4000-8000-0000000000a2";
+const QUESTION: &str = "Choose staging or production.";
+const TOOLS: [&str; 5] = [
+    "intercom_board",
+    "intercom_reply",
+    "intercom_close_worker",
+    "intercom_resume_worker",
+    "intercom_wait",
+];
+
+struct Desk {
+    env: Env,
+    server: TmuxServer,
+    root: PathBuf,
+    sessions: PathBuf,
+    sys: String,
+}
+
+impl Desk {
+    /// The session file of `id` (pi names it `<time>_<id>.jsonl`), once it exists.
+    fn file(&self, id: &str) -> Option<PathBuf> {
+        let dir = std::fs::read_dir(&self.sessions)
+            .ok()?
+            .flatten()
+            .next()?
+            .path();
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(&format!("_{id}.jsonl")))
+    }
+
+    fn entries(&self, id: &str) -> Vec<Value> {
+        let text = self
+            .file(id)
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The results pi recorded for calls of `tool` in the coordinator's session, parsed.
+    fn results(&self, tool: &str) -> Vec<(Value, bool)> {
+        self.entries(C)
+            .into_iter()
+            .filter(|e| e["message"]["role"] == "toolResult" && e["message"]["toolName"] == tool)
+            .map(|e| {
+                let text = e["message"]["content"][0]["text"].as_str().unwrap_or("");
+                (
+                    serde_json::from_str(text).unwrap_or(json!({"text": text})),
+                    e["message"]["isError"] == true,
+                )
+            })
+            .collect()
+    }
+
+    fn screen(&self, session: &str) -> String {
+        self.server
+            .tmux(&["capture-pane", "-p", "-t", &format!("={session}:")])
+    }
+
+    /// Type a prompt into `session`'s pi and submit it.
+    fn prompt(&self, session: &str, text: &str) {
+        let target = format!("={session}:");
+        self.server.tmux(&["send-keys", "-t", &target, "-l", text]);
+        let head: String = text.chars().take(20).collect();
+        wait_for(5_000, || self.screen(session).contains(&head).then_some(()));
+        self.server.tmux(&["send-keys", "-t", &target, "Enter"]);
+    }
+
+    /// Settled: the newest entry of the session is a finished assistant reply.
+    fn wait_settled(&self, id: &str) {
+        wait_for(60_000, || {
+            let last = self.entries(id).pop()?;
+            (last["message"]["role"] == "assistant" && last["message"]["stopReason"] == "stop")
+                .then_some(())
+        })
+        .unwrap_or_else(|| panic!("{id} never settled:\n{}", self.screen("C")));
+    }
+
+    /// The coordinator's model calls `tool` with `args`; the result pi recorded, and whether pi
+    /// marked it an error. Waits for the coordinator to settle afterwards.
+    fn call(&self, tool: &str, args: &Value, ms: u64) -> (Value, bool) {
+        let before = self.results(tool).len();
+        self.prompt("C", &format!("TOOLCALL {tool} {args}"));
+        let r = wait_for(ms, || self.results(tool).into_iter().nth(before))
+            .unwrap_or_else(|| panic!("no {tool} result:\n{}", self.screen("C")));
+        self.wait_settled(C);
+        r
+    }
+
+    fn config(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.root.join(".pi-intercom/config.json")).unwrap())
+            .unwrap()
+    }
+
+    /// The coordinator pi's pid, from its registration.
+    fn coordinator_pid(&self) -> i64 {
+        let idx = scan_json(
+            &self.env,
+            &["--tmux-socket", &self.server.sock.display().to_string()],
+        );
+        record(&idx, "Coordinator")["registered"]["pid"]
+            .as_i64()
+            .expect("the coordinator is registered")
+    }
+}
+
+fn start_desk() -> Desk {
+    let env = Env::new().with_system_path();
+    let agent = env.path("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    prepare_agent_dir(&agent);
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": [
+        {"sessionId": C, "name": "Coordinator", "coordinator": true, "description": "Coordinates.", "port": 47101, "projectDirectory": "."},
+        {"sessionId": W1, "name": "W1", "coordinator": false, "description": "Builds.", "port": 47102, "projectDirectory": "."},
+        {"sessionId": W2, "name": "W2", "coordinator": false, "description": "Reviews.", "port": 47103, "projectDirectory": "."}]});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    let tools = binary_on_path(&env);
+    let sys = env.system_config();
+    let exports = format!(
+        "export PI_OFFLINE=1 PATH={}:{}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}",
+        tools.display(),
+        real_pi().display(),
+        agent.display()
+    );
+    let server = TmuxServer::start("W1", &root, &[]);
+    server.new_session("W2", &root, &[]);
+    server.new_session("C", &root, &[]);
+    for (session, id) in [("W1", W1), ("W2", W2), ("C", C)] {
+        let target = format!("={session}:");
+        server.tmux(&[
+            "send-keys",
+            "-t",
+            &target,
+            &format!("{exports}; pi --provider fake --model fake-model --session-id {id}"),
+            "Enter",
+        ]);
+        wait_ready(&server, &target);
+    }
+    let desk = Desk {
+        env,
+        server,
+        root,
+        sessions: agent.join("sessions"),
+        sys,
+    };
+    // The coordinator's footer says its model has the tools (registered after its seat).
+    wait_for(30_000, || {
+        desk.screen("C").contains("intercom tools").then_some(())
+    })
+    .unwrap_or_else(|| panic!("the coordinator has no tools:\n{}", desk.screen("C")));
+    for w in ["W1", "W2"] {
+        assert!(!desk.screen(w).contains("intercom tools"), "{w} has tools");
+    }
+    desk
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn the_coordinators_model_drives_the_board_through_its_tools() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    clear_requests();
+    let d = start_desk();
+
+    // W1 asks a question; W2 says hello and goes idle.
+    d.prompt("W1", "deploy it SCENARIO:waiting");
+    d.prompt("W2", "hello W2");
+    d.wait_settled(W1);
+    d.wait_settled(W2);
+
+    // The board: both workers with their true states, the question included.
+    let (page, err) = d.call("intercom_board", &json!({}), 30_000);
+    assert!(!err, "{page}");
+    let seats = page["seats"].as_array().unwrap();
+    let seat = |n: &str| seats.iter().find(|s| s["name"] == n).unwrap().clone();
+    assert_eq!(seats.len(), 2, "{page}");
+    assert_eq!(seat("W1")["state"], "waiting", "{page}");
+    assert_eq!(seat("W1")["question"], QUESTION);
+    assert_eq!(seat("W1")["needsYou"], true);
+    assert_eq!(seat("W2")["state"], "idle", "{page}");
+    assert_eq!(seat("W2")["reply"]["available"], true);
+    let (page, _) = d.call("intercom_board", &json!({"attention": true}), 30_000);
+    let names: Vec<&str> = page["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["W1"], "{page}");
+
+    // The wait returns on the change: W2 starts a long tool while the coordinator waits.
+    let before = d.results("intercom_wait").len();
+    d.prompt(
+        "C",
+        &format!(
+            "TOOLCALL intercom_wait {}",
+            json!({"name": "W2", "states": ["working"], "timeoutSeconds": 120})
+        ),
+    );
+    // The call runs once pi shows it; then W2 gets its work.
+    wait_for(30_000, || {
+        requests()
+            .iter()
+            .any(|(text, _)| text.contains("TOOLCALL intercom_wait"))
+            .then_some(())
+    })
+    .expect("the coordinator's model was asked");
+    std::thread::sleep(Duration::from_secs(2));
+    let asked = Instant::now();
+    d.prompt("W2", "build it SCENARIO:tool");
+    let (v, err) = wait_for(90_000, || {
+        d.results("intercom_wait").into_iter().nth(before)
+    })
+    .expect("the wait ended");
+    let took = asked.elapsed();
+    d.wait_settled(C);
+    assert!(!err, "{v}");
+    assert_eq!(v["reached"], true, "{v}");
+    assert_eq!(v["state"], "working");
+    assert!(
+        took < Duration::from_secs(60),
+        "the wait ended {took:?} after the change"
+    );
+    // And on its timeout.
+    let started = Instant::now();
+    let (v, _) = d.call(
+        "intercom_wait",
+        &json!({"name": "W1", "states": ["offline"], "timeoutSeconds": 3}),
+        60_000,
+    );
+    assert_eq!(v["reached"], false, "{v}");
+    assert_eq!(v["state"], "waiting");
+    assert!(v["waitedMs"].as_u64().unwrap() >= 3000, "{v}");
+    assert!(started.elapsed() >= Duration::from_secs(3));
+
+    // The reply lands exactly once in W1's transcript.
+    let answer = "staging, please";
+    let (receipt, err) = d.call(
+        "intercom_reply",
+        &json!({"name": "W1", "text": answer}),
+        60_000,
+    );
+    assert!(!err, "{receipt}");
+    assert_eq!(receipt["outcome"], "delivered", "{receipt}");
+    d.wait_settled(W1);
+    std::thread::sleep(Duration::from_secs(2));
+    let landed = d
+        .entries(W1)
+        .iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .filter(|e| e["message"].to_string().contains(answer))
+        .count();
+    assert_eq!(landed, 1, "the reply landed {landed} times");
+
+    // Forged calls: from outside any pi, and from the coordinator's own bash tool.
+    let roster_before = d.config();
+    let pid = d.coordinator_pid().to_string();
+    let close = json!({"name": "W1"}).to_string();
+    let o = d.env.run(&[
+        "tool",
+        "intercom_close_worker",
+        "--pi-pid",
+        &pid,
+        "--config",
+        &d.sys,
+        "--args",
+        &close,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("not an ancestor"));
+    // pi's bash tool runs commands in a session of their own: the coordinator's pi is their
+    // ancestor, but it did not start this command itself.
+    let cmd = format!(
+        "intercom-pane tool intercom_close_worker --pi-pid {pid} --config {} --args '{close}'",
+        d.sys
+    );
+    let (out, _) = d.call("bash", &json!({"command": cmd}), 60_000);
+    assert!(
+        out.to_string().contains("not started by that pi"),
+        "from pi's bash tool: {out}"
+    );
+    // A worker's model calling the tool: pi has no such tool there.
+    let before = d.entries(W1).len();
+    d.prompt(
+        "W1",
+        "worker TOOLCALL intercom_close_worker {\"name\":\"W2\"}",
+    );
+    let r = wait_for(30_000, || {
+        d.entries(W1)
+            .into_iter()
+            .skip(before)
+            .find(|e| e["message"]["role"] == "toolResult")
+    })
+    .expect("the worker's call was answered");
+    assert_eq!(r["message"]["isError"], true, "{r}");
+    assert!(
+        r["message"]["content"].to_string().contains("not found"),
+        "{r}"
+    );
+    d.wait_settled(W1);
+    assert_eq!(
+        d.config(),
+        roster_before,
+        "nothing forged changed the roster"
+    );
+    // pi offered the tools to the coordinator's model only.
+    for (text, offered) in requests() {
+        let has = TOOLS.iter().any(|t| offered.iter().any(|o| o == t));
+        let coordinator =
+            text.starts_with("TOOLCALL ") || text.contains("intercom_close_worker finished");
+        if coordinator {
+            assert!(has, "the coordinator was not offered the tools: {text}");
+        } else {
+            assert!(!has, "a worker was offered the tools ({text}): {offered:?}");
+        }
+    }
+
+    // The close: accepted at once with a job id; the worker closed; the outcome arrives.
+    d.wait_settled(W2);
+    let before = d.results("intercom_close_worker").len();
+    let asked = Instant::now();
+    d.prompt(
+        "C",
+        &format!("TOOLCALL intercom_close_worker {}", json!({"name": "W2"})),
+    );
+    let (accepted, err) = wait_for(30_000, || {
+        d.results("intercom_close_worker").into_iter().nth(before)
+    })
+    .expect("the close answered");
+    let answered = asked.elapsed();
+    // The job was still running when the answer was recorded: W2's pane was still there.
+    let sessions_then = d.server.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert!(!err, "{accepted}");
+    assert_eq!(accepted["accepted"], true, "{accepted}");
+    let job = accepted["jobId"].as_str().unwrap().to_string();
+    assert!(
+        sessions_then.lines().any(|s| s == "W2"),
+        "the answer waited for the close: {sessions_then}"
+    );
+    eprintln!("close accepted after {answered:?}");
+    let outcome = wait_for(120_000, || {
+        d.entries(C).into_iter().find(|e| {
+            e["type"] == "custom_message"
+                && e["content"]
+                    .to_string()
+                    .contains("intercom_close_worker finished for W2")
+        })
+    })
+    .unwrap_or_else(|| panic!("no outcome message:\n{}", d.screen("C")));
+    assert!(
+        outcome["content"].to_string().contains("closed."),
+        "{outcome}"
+    );
+    assert!(outcome["content"].to_string().contains(&job), "{outcome}");
+    let sessions = d.server.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert!(
+        !sessions.lines().any(|s| s == "W2"),
+        "W2's pane is gone: {sessions}"
+    );
+    let w2 = d.config()["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "W2")
+        .unwrap()
+        .clone();
+    assert_eq!(w2["closeJob"]["jobId"], job.as_str());
+    assert_eq!(w2["closeJob"]["state"], "closed");
+    // The board shows the close too.
+    d.wait_settled(C);
+    let (page, _) = d.call("intercom_board", &json!({"name": "W2"}), 30_000);
+    assert_eq!(page["seats"][0]["closeJob"]["state"], "closed", "{page}");
+}
