@@ -7,6 +7,11 @@
 // to its session file. At session start it also runs `intercom-pane ensure-monitor`, which
 // places the sidebar above the coordinator (and does nothing for workers).
 //
+// The coordinator's tools: in the roster's coordinator's pi only, once its seat is registered,
+// `lib/coordinator-tools.ts` registers intercom_board, intercom_reply, intercom_close_worker,
+// intercom_resume_worker and intercom_wait for the model (the binary decides who the coordinator
+// is and runs every call; see that file). INTERCOM_PANE_TOOLS=off turns them off.
+//
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
 // (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
 // and INTERCOM_PANE_CONFIG to pass `--config` (the same data root the board reads).
