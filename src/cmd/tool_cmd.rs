@@ -45,7 +45,7 @@ pub fn run(args: &ToolArgs) -> ToolExit {
     let coordinator = match caller::verify(args.pi_pid, &r.opts.data_root) {
         Ok(c) => c,
         Err(e) => {
-            print(&json!({"coordinator": false, "refused": e.to_string()}));
+            print(&json!({"coordinator": false, "code": e.code(), "refused": e.to_string()}));
             return ToolExit::Refused;
         }
     };

@@ -38,8 +38,25 @@ pub enum CallerError {
     NoRoster(String),
     /// The roster names no coordinator.
     NoCoordinator,
+    /// This pi has no live registration at all (yet: its `register` may still be running).
+    NotRegistered,
     /// The coordinator has no live registration of this pi.
     NotTheCoordinator(String),
+}
+
+impl CallerError {
+    /// A fixed code for the extension: only `not_registered` is worth asking again (a moment
+    /// later, once this pi's own registration is written).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallerError::Untrusted(_) => "untrusted",
+            CallerError::CwdUnreadable(_) => "cwd_unreadable",
+            CallerError::NoRoster(_) => "no_roster",
+            CallerError::NoCoordinator => "no_coordinator",
+            CallerError::NotRegistered => "not_registered",
+            CallerError::NotTheCoordinator(_) => "not_coordinator",
+        }
+    }
 }
 
 impl std::fmt::Display for CallerError {
@@ -54,6 +71,9 @@ impl std::fmt::Display for CallerError {
                 "refused: no Intercom roster at or above the folder this pi runs in ({why})"
             ),
             CallerError::NoCoordinator => f.write_str("refused: the roster has no coordinator"),
+            CallerError::NotRegistered => {
+                f.write_str("refused: this pi has no live registration (yet)")
+            }
             CallerError::NotTheCoordinator(why) => write!(
                 f,
                 "refused: this pi is not the roster's coordinator ({why}); the tools are the coordinator's only"
@@ -77,6 +97,9 @@ pub fn verify(pi_pid: i32, data_root: &Path) -> Result<Coordinator, CallerError>
     let me = proc::identity(pi_pid)
         .ok_or_else(|| CallerError::NotTheCoordinator("its identity cannot be read".into()))?;
     let regs = registrations::read_all(Some(&cfg.root), data_root);
+    if !regs.items.iter().any(|r| r.is_process(&me)) {
+        return Err(CallerError::NotRegistered);
+    }
     let Some(reg) = regs.by_session_id(&coordinator.session_id) else {
         return Err(CallerError::NotTheCoordinator(
             "the coordinator's session has no registration".into(),

@@ -127,6 +127,17 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             .contains("not the roster's coordinator"),
         "{v}"
     );
+    assert_eq!(v["code"], "not_coordinator");
+    // A pi not registered (yet): a code the extension asks again on.
+    let mut fresh = FakePi::start(&env);
+    fresh.cd(&root.display().to_string());
+    let fpid = fresh.pid();
+    let (code, v) = tool(&env, &mut fresh, "check", fpid, &json!({}));
+    assert_eq!(
+        (code, v["code"].as_str()),
+        (2, Some("not_registered")),
+        "{v}"
+    );
     // A worker's pi naming the coordinator's pid: not its ancestor.
     let close = json!({"name": "Builder"});
     let (code, v) = tool(&env, &mut worker, "intercom_close_worker", cpid, &close);

@@ -57,8 +57,11 @@ export type ToolsPi = {
 const OUTPUT_CAP = 256 * 1024;
 // Most characters of a tool result or message the model sees.
 const TEXT_CAP = 48 * 1024;
-// `tool check`'s own bound.
+// `tool check`'s own bound, how often it is asked while this pi is not registered yet, and the
+// pause between.
 const CHECK_MS = 10_000;
+const CHECK_ATTEMPTS = 5;
+const CHECK_PAUSE_MS = 1000;
 
 // No C0 control but newline and tab, no DEL or C1, no bidi control, no escape sequence: what a
 // tool result may carry (the binary sanitizes too; this is the second line).
@@ -157,9 +160,17 @@ export const registerCoordinatorTools = async (
   if (process.env.INTERCOM_PANE_TOOLS === "off" || !pi.registerTool) return none;
   const base = ["--pi-pid", String(process.pid)];
   if (opts.config) base.push("--config", opts.config);
-  const checked = await run(opts.bin, ["tool", "check", ...base], opts.cwd, CHECK_MS, { kill: true });
-  const check = parse(checked.lines[0]);
-  if (checked.code !== 0 || check?.coordinator !== true || !Array.isArray(check.tools)) return none;
+  // This pi's own registration may still be on its way (a slow machine): ask again a few times
+  // while the answer is `not_registered`; any other refusal is final.
+  let check: Record<string, unknown> | undefined;
+  for (let attempt = 0; attempt < CHECK_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, CHECK_PAUSE_MS).unref?.());
+    if (!live) return none;
+    const checked = await run(opts.bin, ["tool", "check", ...base], opts.cwd, CHECK_MS, { kill: true });
+    check = parse(checked.lines[0]);
+    if (checked.code === 0 || check?.code !== "not_registered") break;
+  }
+  if (check?.coordinator !== true || !Array.isArray(check.tools)) return none;
 
   // The close's ending, given to the model once the detached job ends.
   const tell = (line: string | undefined, code: number | null) => {
