@@ -8,6 +8,8 @@
 //! - `intercom_reply` lands exactly once in the worker's transcript (a `delivered` receipt);
 //! - `intercom_close_worker` answers at once with a job id, the worker's pane is closed, and the
 //!   outcome arrives in the coordinator's session as a message;
+//! - a close outlives its caller: the coordinator's pi and its process group killed right after
+//!   the answer, the job still closes the worker;
 //! - the workers' pis were never offered the tools, a call of the tool by a worker's model
 //!   reaches nothing, and forged calls (from outside any pi, and from the coordinator's own bash
 //!   tool) are refused with the roster unchanged.
@@ -411,4 +413,59 @@ fn the_coordinators_model_drives_the_board_through_its_tools() {
     d.wait_settled(C);
     let (page, _) = d.call("intercom_board", &json!({"name": "W2"}), 30_000);
     assert_eq!(page["seats"][0]["closeJob"]["state"], "closed", "{page}");
+
+    // A close outlives its caller: once W1's close is accepted, the coordinator's pi and its
+    // whole process group are killed; the job still closes W1.
+    let before = d.results("intercom_close_worker").len();
+    d.prompt(
+        "C",
+        &format!("TOOLCALL intercom_close_worker {}", json!({"name": "W1"})),
+    );
+    let (accepted, _) = wait_for(30_000, || {
+        d.results("intercom_close_worker").into_iter().nth(before)
+    })
+    .expect("the second close answered");
+    assert_eq!(accepted["accepted"], true, "{accepted}");
+    let pgid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap()
+        .rsplit(") ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(2)
+        .unwrap()
+        .to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_for(10_000, || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        (stat.is_empty() || stat.contains(") Z ")).then_some(())
+    })
+    .expect("the coordinator's pi is gone");
+    let closed = wait_for(120_000, || {
+        let w1 = d.config()["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "W1")
+            .unwrap()
+            .clone();
+        matches!(
+            w1["closeJob"]["state"].as_str(),
+            Some("closed" | "failed" | "timed_out")
+        )
+        .then_some(w1)
+    })
+    .expect("the job ended");
+    assert_eq!(closed["closeJob"]["jobId"], accepted["jobId"]);
+    assert_eq!(closed["closeJob"]["state"], "closed", "{closed}");
+    eprintln!("W1 closed with its caller killed: {}", closed["closeJob"]);
+    let sessions = d.server.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert!(
+        !sessions.lines().any(|s| s == "W1"),
+        "W1's pane is gone: {sessions}"
+    );
 }
