@@ -131,6 +131,17 @@ impl Desk {
             .unwrap()
     }
 
+    /// An agent's entry in the roster, as on disk now.
+    fn agent(&self, name: &str) -> Value {
+        self.config()["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()
+            .clone()
+    }
+
     /// The coordinator pi's pid, from its registration.
     fn coordinator_pid(&self) -> i64 {
         let idx = scan_json(
@@ -400,13 +411,7 @@ fn the_coordinators_model_drives_the_board_through_its_tools() {
         !sessions.lines().any(|s| s == "W2"),
         "W2's pane is gone: {sessions}"
     );
-    let w2 = d.config()["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "W2")
-        .unwrap()
-        .clone();
+    let w2 = d.agent("W2");
     assert_eq!(w2["closeJob"]["jobId"], job.as_str());
     assert_eq!(w2["closeJob"]["state"], "closed");
     // The board shows the close too.
@@ -446,13 +451,7 @@ fn the_coordinators_model_drives_the_board_through_its_tools() {
     })
     .expect("the coordinator's pi is gone");
     let closed = wait_for(120_000, || {
-        let w1 = d.config()["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == "W1")
-            .unwrap()
-            .clone();
+        let w1 = d.agent("W1");
         matches!(
             w1["closeJob"]["state"].as_str(),
             Some("closed" | "failed" | "timed_out")

@@ -208,44 +208,35 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
     );
     coord.cd(&root.display().to_string());
 
-    // Unknown tools and bad arguments: refused before anything runs.
-    let (code, v) = tool(&env, &mut coord, "intercom_rm_rf", cpid, &json!({}));
-    assert_eq!(code, 2, "{v}");
-    let (code, v) = tool(
-        &env,
-        &mut coord,
-        "intercom_board",
-        cpid,
-        &json!({"limit": 50}),
-    );
-    assert_eq!(code, 2, "{v}");
-    let (code, v) = tool(
-        &env,
-        &mut coord,
-        "intercom_board",
-        cpid,
-        &json!({"extra": true}),
-    );
-    assert_eq!(code, 2, "{v}");
-    let (code, v) = tool(
-        &env,
-        &mut coord,
-        "intercom_reply",
-        cpid,
-        &json!({"name": "Coordinator", "text": "hi"}),
-    );
-    assert_eq!(code, 2, "{v}");
-    assert!(v["refused"].as_str().unwrap().contains("itself"), "{v}");
-    let (code, v) = tool(
-        &env,
-        &mut coord,
-        "intercom_reply",
-        cpid,
-        &json!({"name": "Builder", "text": "a\u{1b}[2Jb"}),
-    );
-    assert_eq!(code, 2, "{v}");
-    assert_eq!(v["outcome"], "refused");
-    assert!(v["refused"].as_str().unwrap().contains("control"), "{v}");
+    // Unknown tools and bad arguments: refused (exit 2, saying why) before anything runs.
+    let cases = [
+        ("intercom_rm_rf", json!({}), "no tool named"),
+        ("intercom_board", json!({"limit": 50}), "limit"),
+        ("intercom_board", json!({"extra": true}), "unknown field"),
+        (
+            "intercom_reply",
+            json!({"name": "Coordinator", "text": "hi"}),
+            "itself",
+        ),
+        (
+            "intercom_reply",
+            json!({"name": "Builder", "text": "a\u{1b}[2Jb"}),
+            "control",
+        ),
+        (
+            "intercom_wait",
+            json!({"name": "Builder", "states": ["asleep"], "timeoutSeconds": 1}),
+            "states",
+        ),
+    ];
+    for (name, args, why) in cases {
+        let (code, v) = tool(&env, &mut coord, name, cpid, &args);
+        assert_eq!(code, 2, "{name} {args}: {v}");
+        assert!(
+            v["refused"].as_str().unwrap().contains(why),
+            "{name} {args}: {v}"
+        );
+    }
     assert_eq!(std::fs::read(&config).unwrap(), before);
 
     // The calls themselves: the board's page, and a bounded wait.
