@@ -14,6 +14,13 @@
 //!   reaches nothing, and forged calls (from outside any pi, and from the coordinator's own bash
 //!   tool) are refused with the roster unchanged.
 //!
+//!
+//! And the extension's tools module alone, run by Node 22 with a stand-in binary: off with
+//! `INTERCOM_PANE_TOOLS=off` (the binary never asked), the binary asked with this pi's pid, the
+//! config and the arguments as JSON, escape sequences and controls gone from what the model
+//! sees, the close answered at once and its outcome a message 2 s later, a call past its bound
+//! killed.
+//!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise `cargo test`
 //! reports it as ignored, with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -467,4 +474,124 @@ fn the_coordinators_model_drives_the_board_through_its_tools() {
         !sessions.lines().any(|s| s == "W1"),
         "W1's pane is gone: {sessions}"
     );
+}
+
+const MODULE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/linux/pi-extension/lib/coordinator-tools.ts"
+);
+
+/// A stand-in for the binary: answers `tool check` as for a coordinator, prints a board with raw
+/// escape sequences, accepts a close at once and reports it 2 s later, and never ends a wait.
+/// Each argv is logged to `argv.log`.
+const STUB: &str = r#"#!/bin/bash
+printf '%s\n' "$*" >> "$(dirname "$0")/argv.log"
+case "$2" in
+  check) printf '%s\n' '{"coordinator":true,"tools":[
+    {"name":"intercom_board","label":"B","description":"b","parameters":{"type":"object"},"timeoutMs":5000,"background":false},
+    {"name":"intercom_close_worker","label":"C","description":"c","parameters":{"type":"object"},"timeoutMs":5000,"background":true},
+    {"name":"intercom_wait","label":"W","description":"w","parameters":{"type":"object"},"timeoutMs":1000,"background":false}]}' | tr -d '\n'; echo ;;
+  intercom_board) printf '{"seats":[{"name":"W\033[2J\033]0;title\007x\302\233" "31m\342\200\256"}]}\n' ;;
+  intercom_close_worker) echo '{"accepted":true,"jobId":"j1","worker":"W"}'; sleep 2
+    echo '{"done":true,"worker":"W","closed":true,"report":{"state":"closed"}}' ;;
+  intercom_wait) exec sleep 30 ;;
+esac
+"#;
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn the_tools_module_only_runs_the_binary_bounded_and_sanitized() {
+    let node = real_pi().join("node");
+    let dir = tempfile::tempdir().unwrap();
+    let stub = dir.path().join("intercom-pane");
+    std::fs::write(&stub, STUB).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out.json");
+    let script = format!(
+        "const m = await import({module});\n\
+         const fs = await import('node:fs');\n\
+         const tools = []; const msgs = []; const o = {{}};\n\
+         const pi = {{ registerTool: (d) => tools.push(d), sendMessage: (msg, opts) => msgs.push({{msg, opts, at: Date.now()}}) }};\n\
+         process.env.INTERCOM_PANE_TOOLS = 'off';\n\
+         o.off = (await m.registerCoordinatorTools(pi, {{bin: {bin}, cwd: '/'}})).names;\n\
+         o.offLogged = fs.existsSync({log});\n\
+         delete process.env.INTERCOM_PANE_TOOLS;\n\
+         o.on = (await m.registerCoordinatorTools(pi, {{bin: {bin}, cwd: '/', config: '/etc/x.json'}})).names;\n\
+         const t = (n) => tools.find((d) => d.name === n);\n\
+         o.board = await t('intercom_board').execute('1', {{limit: 1}});\n\
+         let at = Date.now(); o.accept = await t('intercom_close_worker').execute('2', {{name: 'W'}});\n\
+         o.acceptMs = Date.now() - at; at = Date.now();\n\
+         for (let i = 0; i < 100 && msgs.length === 0; i++) await new Promise((r) => setTimeout(r, 100));\n\
+         o.msgs = msgs; o.msgMs = msgs.length ? msgs[0].at - at : null;\n\
+         at = Date.now(); o.wait = await t('intercom_wait').execute('3', {{name: 'W'}});\n\
+         o.waitMs = Date.now() - at;\n\
+         fs.writeFileSync({out}, JSON.stringify(o));",
+        module = json!(format!("file://{MODULE}")),
+        bin = json!(stub),
+        log = json!(dir.path().join("argv.log")),
+        out = json!(out),
+    );
+    let o = std::process::Command::new(&node)
+        .args([
+            "--experimental-strip-types",
+            "--no-warnings",
+            "--input-type=module",
+            "-e",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    // Off: nothing registered, the binary never asked.
+    assert_eq!(v["off"], json!([]));
+    assert_eq!(v["offLogged"], false);
+    assert_eq!(
+        v["on"],
+        json!(["intercom_board", "intercom_close_worker", "intercom_wait"])
+    );
+    // The binary is asked with this process's pid, the config, and the arguments as JSON.
+    let argv = std::fs::read_to_string(dir.path().join("argv.log")).unwrap();
+    let lines: Vec<&str> = argv.lines().collect();
+    assert!(lines[0].starts_with("tool check --pi-pid "), "{argv}");
+    assert!(lines[0].ends_with("--config /etc/x.json"), "{argv}");
+    assert!(
+        lines[1].starts_with("tool intercom_board --pi-pid ")
+            && lines[1].ends_with(r#"--args {"limit":1}"#),
+        "{argv}"
+    );
+    // No escape sequence or control reaches the model.
+    let text = v["board"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+        "{text:?}"
+    );
+    assert_eq!(text, r#"{"seats":[{"name":"Wx" "31m"}]}"#);
+    assert_eq!(v["board"]["isError"], false);
+    // The close answers at once; the outcome comes as a message when the job ends.
+    assert_eq!(v["accept"]["details"]["accepted"], true, "{v}");
+    assert!(v["acceptMs"].as_u64().unwrap() < 1500, "{v}");
+    let msg = &v["msgs"][0];
+    assert!(
+        msg["msg"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("intercom_close_worker finished for W: closed."),
+        "{msg}"
+    );
+    assert_eq!(msg["msg"]["customType"], "intercom-pane");
+    assert_eq!(
+        msg["opts"],
+        json!({"triggerTurn": true, "deliverAs": "followUp"})
+    );
+    assert!(v["msgMs"].as_u64().unwrap() >= 1000, "{v}");
+    // A call past its bound is killed and answers an error.
+    assert_eq!(v["wait"]["isError"], true, "{v}");
+    assert!(v["waitMs"].as_u64().unwrap() < 5000, "{v}");
 }
