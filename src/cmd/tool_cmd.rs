@@ -24,9 +24,20 @@ fn print(v: &Value) {
     }
 }
 
-fn refused(why: impl std::fmt::Display) -> ToolExit {
-    print(&json!({"refused": why.to_string()}));
-    ToolExit::Refused
+fn refused(args: &ToolArgs, why: impl std::fmt::Display) -> ToolExit {
+    let v = json!({"refused": why.to_string()});
+    print(&v);
+    logged(args, ToolExit::Refused, &v)
+}
+
+/// The call in the opt-in log (a forged call shows there too), and its exit.
+fn logged(args: &ToolArgs, exit: ToolExit, answer: &Value) -> ToolExit {
+    crate::log::event(
+        crate::log::event::TOOL_CALL,
+        json!({"tool": crate::text::clip(&crate::text::sanitize(&args.tool), 64),
+            "piPid": args.pi_pid, "exit": exit.code(), "refused": answer.get("refused")}),
+    );
+    exit
 }
 
 pub fn run(args: &ToolArgs) -> ToolExit {
@@ -35,18 +46,24 @@ pub fn run(args: &ToolArgs) -> ToolExit {
         "check" => None,
         name => match Tool::from_name(name) {
             Some(t) => Some(t),
-            None => return refused(format!("no tool named {:?}", crate::text::sanitize(name))),
+            None => {
+                return refused(
+                    args,
+                    format!("no tool named {:?}", crate::text::sanitize(name)),
+                )
+            }
         },
     };
     let mut r = match options::resolve(&args.src) {
         Ok(r) => r,
-        Err(e) => return refused(e),
+        Err(e) => return refused(args, e),
     };
     let coordinator = match caller::verify(args.pi_pid, &r.opts.data_root) {
         Ok(c) => c,
         Err(e) => {
-            print(&json!({"coordinator": false, "code": e.code(), "refused": e.to_string()}));
-            return ToolExit::Refused;
+            let v = json!({"coordinator": false, "code": e.code(), "refused": e.to_string()});
+            print(&v);
+            return logged(args, ToolExit::Refused, &v);
         }
     };
     let Some(tool) = tool else {
@@ -56,7 +73,7 @@ pub fn run(args: &ToolArgs) -> ToolExit {
     };
     let call = match tools::parse(tool, &args.args) {
         Ok(c) => c,
-        Err(e) => return refused(e),
+        Err(e) => return refused(args, e),
     };
     // The roster the caller was verified against, whatever else the flags say.
     r.opts.root = RootChoice::Exact(coordinator.root.clone());
@@ -74,5 +91,5 @@ pub fn run(args: &ToolArgs) -> ToolExit {
     };
     let end = tools::run(call, &ctx);
     print(&end.result);
-    end.exit
+    logged(args, end.exit, &end.result)
 }

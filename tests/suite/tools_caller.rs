@@ -164,6 +164,33 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
         v["refused"].as_str().unwrap().contains("not an ancestor"),
         "{v}"
     );
+    // The same forged call, with the opt-in log on: it is there, refused.
+    let log = env.path("intercom-pane.log");
+    let o = std::process::Command::new(BIN)
+        .args(["tool", "intercom_reply", "--pi-pid", &cpid.to_string()])
+        .args([
+            "--config",
+            &sys,
+            "--args",
+            r#"{"name":"Builder","text":"x"}"#,
+        ])
+        .env("INTERCOM_PANE_LOG", &log)
+        .env("HOME", env.path("home"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let line: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(line["event"], "tool_call", "{line}");
+    assert_eq!(line["tool"], "intercom_reply");
+    assert_eq!(line["exit"], 2);
+    assert!(
+        line["refused"]
+            .as_str()
+            .unwrap()
+            .contains("not an ancestor"),
+        "{line}"
+    );
     // The coordinator's pid from a command of another session (what pi's bash tool starts).
     let pid = coord.pid().to_string();
     let o = coord.run(
