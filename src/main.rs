@@ -5,12 +5,6 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        Command::Scan(_) | Command::Status(_) | Command::Board(_)
-    ) {
-        intercom_pane::evidence::single_pass();
-    }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
@@ -25,6 +19,9 @@ fn main() {
         Command::CloseWorker(a) => cmd::close_cmd::run_close(a).code(),
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a).code(),
         Command::ResumeWorker(a) => cmd::resume_cmd::run(a).code(),
+        Command::Init(a) => cmd::spawn_cmd::run_init(a).code(),
+        Command::Spawn(a) => cmd::spawn_cmd::run_spawn(a).code(),
+        Command::Retire(a) => cmd::spawn_cmd::run_retire(a).code(),
         Command::Demo(a) => demo::run(a),
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),

@@ -73,7 +73,7 @@ pub fn run(call: Call, ctx: &Ctx) -> Outcome {
 }
 
 fn board(a: BoardParams, ctx: &Ctx) -> Outcome {
-    let pass = match scan::run(ctx.opts, ctx.clock, None) {
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
         Ok(p) => p,
         Err(e) => return refused(e),
     };
@@ -114,7 +114,7 @@ fn reply_to(a: ReplyParams, ctx: &Ctx) -> Outcome {
     if let Err(r) = reply::check_text(&a.text) {
         return refused_reply(r);
     }
-    let pass = match scan::run(ctx.opts, ctx.clock, None) {
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
         Ok(p) => p,
         Err(e) => return refused(e),
     };

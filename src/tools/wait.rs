@@ -7,8 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::clock::Clock;
+use crate::evidence::ScanMemory;
 use crate::scan::{self, ScanOptions};
-use crate::snapshot::{BoardState, Row};
+use crate::snapshot::Row;
+use crate::states::BoardState;
 use crate::views::board_page::{self, BoardQuery};
 
 /// Pause between passes.
@@ -36,10 +38,13 @@ pub fn wait(req: &WaitRequest) -> Result<Value, String> {
         limit: 1,
         ..BoardQuery::default()
     };
+    // Passes again and again: what an unchanged file gave is remembered, as the sidebar does.
+    let memory = ScanMemory::new();
     let mut passes = 0u32;
     let mut last: Option<Value> = None;
     loop {
-        let pass = scan::run(req.opts, req.clock, None).map_err(|e| e.to_string())?;
+        let pass =
+            scan::run(req.opts, req.clock, None, Some(&memory)).map_err(|e| e.to_string())?;
         passes += 1;
         let now = pass.snapshot.scanned_at;
         let rows = board_page::select(&pass.snapshot, &q).map_err(|e| e.to_string());

@@ -204,6 +204,17 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         crate::ui::help::draw_help(app.help_scroll(), buf, body, &t);
         return cursor;
     }
+    if let Some(form) = app.spawn_form() {
+        // The form takes the body while it is open: nothing else competes for the keys.
+        for (i, l) in form.lines(body.width as usize).iter().enumerate() {
+            let Ok(i) = u16::try_from(i) else { break };
+            if i >= body.height {
+                break;
+            }
+            line(buf, body.y + i, &l.spans);
+        }
+        return cursor;
+    }
     let view = app.list_view();
     if view.items.is_empty() {
         let text = if snap.rows.is_empty() {
@@ -295,7 +306,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if attention > 0 {
         parts.push((
             format!("{attention} need attention"),
-            t.state(crate::snapshot::BoardState::Waiting),
+            t.state(crate::states::BoardState::Waiting),
         ));
     }
     if app.hide_offline() {
@@ -305,7 +316,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         parts.push((format!("{} seen hidden", view.hidden_seen), t.dim()));
     }
     if !snap.errors.is_empty() {
-        let first = clean(&snap.errors[0]);
+        let first = clean(&snap.errors[0].to_string());
         let more = snap.errors.len() - 1;
         let text = if more > 0 {
             format!("⚠ {first} (+{more})")

@@ -106,7 +106,12 @@ pub fn page(
     let end = (start + q.limit).min(total);
     let now = snapshot.scanned_at;
     let all = &snapshot.rows;
-    let errors: Vec<&String> = snapshot.errors.iter().take(MAX_ERRORS).collect();
+    let errors: Vec<String> = snapshot
+        .errors
+        .iter()
+        .take(MAX_ERRORS)
+        .map(|e| sanitize(&e.to_string()))
+        .collect();
     let mut page = json!({
         "version": 1,
         "source": "intercom-pane board",

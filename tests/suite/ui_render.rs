@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{BoardState, RosterCode, RosterStatus, Snapshot};
+use intercom_pane::snapshot::{RosterCode, RosterStatus, Snapshot};
+use intercom_pane::states::BoardState;
 use intercom_pane::ui::app::{App, Msg, Options};
 use intercom_pane::ui::demo::{demo_snapshot, EVIL_NAME};
 use intercom_pane::ui::ports::ReplyOutcome;
@@ -28,6 +29,7 @@ fn app_with(color: bool, snap: Snapshot) -> App {
             color,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));
@@ -250,6 +252,7 @@ fn reply_box_states() {
             color: true,
             reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     c.update(Msg::SnapshotArrived(demo(10)));
@@ -419,7 +422,7 @@ fn a_closed_workers_details_give_the_resume_command() {
     row.state = BoardState::Offline;
     row.close_job = Some(intercom_pane::snapshot::RowCloseJob {
         job_id: "j1".into(),
-        state: intercom_pane::snapshot::CloseState::Closed,
+        state: intercom_pane::states::CloseState::Closed,
         reason: None,
         updated_at: now(),
     });

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{BoardState, ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::states::BoardState;
 use intercom_pane::ui::app::{App, Effect, Msg, Options, Selection, MAX_REPLY_CHARS};
 use intercom_pane::ui::demo::demo_row;
 use intercom_pane::ui::keys::Mode;
@@ -24,6 +25,7 @@ fn app() -> App {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     )
 }
@@ -365,6 +367,7 @@ fn blank_text_and_a_run_without_a_reply_path_send_nothing() {
             color: false,
             reply_unavailable: Some("reply path not available in this build".into()),
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(snap(vec![row("a", BoardState::Waiting)]));
