@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::reply;
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
+use crate::actions::spawn::{self, Folder, SpawnExit, SpawnRequest};
 use crate::clock::{format_iso, Clock, Ms};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, RowRole};
@@ -16,7 +17,8 @@ use crate::views::board_page::{self, BoardQuery};
 use super::caller::Coordinator;
 use super::wait::{self, WaitRequest};
 use super::{
-    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, WaitParams, RESUME_WAIT_SECS,
+    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, SpawnParams, WaitParams,
+    RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
 };
 
 /// What a call needs: the verified coordinator, the scan options (rooted at its roster), the
@@ -68,6 +70,7 @@ pub fn run(call: Call, ctx: &Ctx) -> Outcome {
         Call::Reply(a) => reply_to(a, ctx),
         Call::CloseWorker(a) => close_worker(a, ctx),
         Call::ResumeWorker(a) => resume_worker(a, ctx),
+        Call::SpawnWorker(a) => spawn_worker(a, ctx),
         Call::Wait(a) => wait_for(a, ctx),
     }
 }
@@ -201,9 +204,57 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         ResumeExit::Failed | ResumeExit::LaunchedUnconfirmed => ToolExit::NotDone,
         _ => ToolExit::Refused,
     };
-    let mut result = end.report;
-    result["exitCode"] = json!(end.exit.code());
-    Outcome { exit, result }
+    Outcome {
+        exit,
+        result: with_exit(end.report, end.exit.code()),
+    }
+}
+
+fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
+    let quiet = |_: &str| {};
+    let folder = match (a.dir, a.worktree) {
+        // A folder under the coordinator's root, whatever folder this command runs in.
+        (Some(d), _) => Folder::Dir(ctx.coordinator.root.join(d)),
+        (None, true) => Folder::Worktree(a.branch),
+        (None, false) => Folder::Root,
+    };
+    let req = SpawnRequest {
+        name: a.name,
+        folder,
+        description: a.description,
+        prompt: a.prompt,
+        model: a.model,
+        thinking: a.thinking,
+        extra_args: Vec::new(),
+        wait_secs: SPAWN_WAIT_SECS,
+        pi_program: "pi".into(),
+        system_config: ctx.system_config.clone(),
+        scan: ctx.opts,
+        clock: ctx.clock,
+        progress: &quiet,
+    };
+    let end = spawn::spawn(&req);
+    let exit = match end.exit {
+        SpawnExit::Spawned => ToolExit::Done,
+        SpawnExit::Failed | SpawnExit::LaunchedUnconfirmed | SpawnExit::PromptNotDelivered => {
+            ToolExit::NotDone
+        }
+        _ => ToolExit::Refused,
+    };
+    Outcome {
+        exit,
+        result: with_exit(end.report, end.exit.code()),
+    }
+}
+
+/// A command's report with its exit code; a refusal also says why under `refused`, as every
+/// tool's refusal does.
+fn with_exit(mut report: Value, code: i32) -> Value {
+    report["exitCode"] = json!(code);
+    if report["result"] == "refused" {
+        report["refused"] = report["reason"].clone();
+    }
+    report
 }
 
 fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {

@@ -1,8 +1,8 @@
 //! The coordinator's tools (`intercom_board`, `intercom_reply`, `intercom_close_worker`,
-//! `intercom_resume_worker`, `intercom_wait`): their names, descriptions and JSON Schemas (the
+//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`): their names, descriptions and JSON Schemas (the
 //! shipped pi extension registers exactly these, in the coordinator's pi only), and one call of
 //! one tool, each a thin call into the same code the commands run (the board page, the reply
-//! path, close-worker, resume-worker, the scan), never a second implementation.
+//! path, close-worker, resume-worker, spawn, the scan), never a second implementation.
 //!
 //! Every call is made by `intercom-pane tool NAME --pi-pid P --args JSON`, which first proves the
 //! caller is the roster's coordinator's own pi (`caller`), then checks the arguments again (the
@@ -23,6 +23,8 @@ pub use calls::{run, Ctx, Outcome, ToolExit};
 pub const MAX_WAIT_SECS: u64 = 300;
 /// How long `intercom_resume_worker` waits for the new seat to register.
 pub const RESUME_WAIT_SECS: u64 = 60;
+/// How long `intercom_spawn_worker` waits for the new seat to register.
+pub const SPAWN_WAIT_SECS: u64 = 60;
 
 /// The tools, in the order they are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +33,17 @@ pub enum Tool {
     Reply,
     CloseWorker,
     ResumeWorker,
+    SpawnWorker,
     Wait,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 6] = [
         Tool::Board,
         Tool::Reply,
         Tool::CloseWorker,
         Tool::ResumeWorker,
+        Tool::SpawnWorker,
         Tool::Wait,
     ];
 
@@ -49,6 +53,7 @@ impl Tool {
             Tool::Reply => "intercom_reply",
             Tool::CloseWorker => "intercom_close_worker",
             Tool::ResumeWorker => "intercom_resume_worker",
+            Tool::SpawnWorker => "intercom_spawn_worker",
             Tool::Wait => "intercom_wait",
         }
     }
@@ -66,6 +71,7 @@ impl Tool {
             Tool::Reply => 30_000,
             Tool::CloseWorker => 30_000,
             Tool::ResumeWorker => (RESUME_WAIT_SECS + 60) * 1000,
+            Tool::SpawnWorker => (SPAWN_WAIT_SECS + 60) * 1000,
             Tool::Wait => (MAX_WAIT_SECS + 30) * 1000,
         }
     }
@@ -76,6 +82,7 @@ impl Tool {
             Tool::Reply => "Intercom reply",
             Tool::CloseWorker => "Intercom close worker",
             Tool::ResumeWorker => "Intercom resume worker",
+            Tool::SpawnWorker => "Intercom spawn worker",
             Tool::Wait => "Intercom wait",
         }
     }
@@ -86,6 +93,7 @@ impl Tool {
             Tool::Reply => "Send one text to one worker seat (by name) through the board's guarded reply path (the worker's pi extension channel, or typed into its pane). Returns the receipt: outcome `delivered` (a turn started with it), `queued` (the worker is busy; it gets the text when its turn ends), `unconfirmed` (sent but not confirmed: do not resend) or `failed`. At most 2000 characters, no control characters but newline and tab. Never retried.",
             Tool::CloseWorker => "Close one worker's pane after it has saved its public handoff and its turn has settled, with every identity check of `intercom-pane close-worker`. Returns at once with acceptance and a job id (or the refusal); the close runs in the background and its outcome arrives later as a message, and on the board (`closeJob`). Never closes the coordinator or a monitor.",
             Tool::ResumeWorker => "Bring a closed worker back in a new window on its saved session, never twice, with every check of `intercom-pane resume-worker`. Only with `confirmClosed: true`, after you (or the person) confirmed the worker is really closed. Waits up to 60 s for the new seat to register.",
+            Tool::SpawnWorker => "Start a new worker with every check of `intercom-pane spawn`: it is added to the roster (a fresh session id), its pi starts in a new window beside the coordinator (in the root, a folder under it, or a new git worktree), and once it registers the optional first task is handed to it through the reply path. Waits up to 60 s for the new seat to register. Refused for a taken, reserved or malformed name, a bad folder, a full roster.",
             Tool::Wait => "Wait until one worker seat reaches one of the given board states, or the timeout passes (at most 300 s); returns the seat as the board shows it then, with `reached` true or false. Read-only.",
         }
     }
@@ -97,6 +105,7 @@ impl Tool {
             Tool::Reply => "intercom_reply: send one text to one worker and get its receipt (delivered, queued, unconfirmed, failed)",
             Tool::CloseWorker => "intercom_close_worker: close a worker after its handoff (answers at once; the outcome arrives as a message)",
             Tool::ResumeWorker => "intercom_resume_worker: bring a closed worker back on its saved session (confirmClosed: true)",
+            Tool::SpawnWorker => "intercom_spawn_worker: start a new worker (name, optional first task, folder or git worktree)",
             Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
         }
     }
@@ -126,6 +135,17 @@ impl Tool {
                 json!({"type": "object", "additionalProperties": false, "required": ["name", "confirmClosed"], "properties": {
                 "name": name,
                 "confirmClosed": {"type": "boolean", "description": "Must be true: the worker is confirmed closed."}}})
+            }
+            Tool::SpawnWorker => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The new worker's name (unique; no control, invisible or path-separator characters)."},
+                "description": {"type": "string", "maxLength": 4096, "description": "Its responsibility (the roster's description)."},
+                "prompt": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Its first task, handed to it once it registered."},
+                "dir": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Work in this folder under the root (relative to the root)."},
+                "worktree": {"type": "boolean", "description": "Work in a new git worktree (not with dir)."},
+                "branch": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The worktree's branch (default: one named after the worker)."},
+                "model": {"type": "string", "minLength": 1, "maxLength": 200, "description": "pi's --model for it."},
+                "thinking": {"type": "string", "enum": crate::actions::spawn::THINKING_LEVELS, "description": "pi's --thinking for it."}}})
             }
             Tool::Wait => {
                 json!({"type": "object", "additionalProperties": false, "required": ["name", "states", "timeoutSeconds"], "properties": {
@@ -185,6 +205,20 @@ pub struct ResumeParams {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SpawnParams {
+    pub name: String,
+    pub description: Option<String>,
+    pub prompt: Option<String>,
+    pub dir: Option<String>,
+    #[serde(default)]
+    pub worktree: bool,
+    pub branch: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WaitParams {
     pub name: String,
     pub states: Vec<String>,
@@ -198,6 +232,7 @@ pub enum Call {
     Reply(ReplyParams),
     CloseWorker(CloseParams),
     ResumeWorker(ResumeParams),
+    SpawnWorker(SpawnParams),
     Wait(WaitParams),
 }
 
@@ -246,6 +281,17 @@ pub fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             let a: ResumeParams = serde_json::from_str(args).map_err(bad)?;
             name_ok(&a.name)?;
             Call::ResumeWorker(a)
+        }
+        Tool::SpawnWorker => {
+            let a: SpawnParams = serde_json::from_str(args).map_err(bad)?;
+            // The name's own rules are spawn's; here only what never reaches it.
+            if a.dir.is_some() && a.worktree {
+                return Err("dir and worktree: one or the other".into());
+            }
+            if a.branch.is_some() && !a.worktree {
+                return Err("branch goes with worktree: true".into());
+            }
+            Call::SpawnWorker(a)
         }
         Tool::Wait => {
             let a: WaitParams = serde_json::from_str(args).map_err(bad)?;

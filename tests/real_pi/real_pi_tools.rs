@@ -6,6 +6,7 @@
 //!   included, and `attention` keeps only that one;
 //! - `intercom_wait` returns when a worker starts working, and on its timeout;
 //! - `intercom_reply` lands exactly once in the worker's transcript (a `delivered` receipt);
+//! - `intercom_spawn_worker` starts a new worker that registers and gets its first task once;
 //! - `intercom_close_worker` answers at once with a job id, the worker's pane is closed, and the
 //!   outcome arrives in the coordinator's session as a message;
 //! - a close outlives its caller: the coordinator's pi and its process group killed right after
@@ -42,11 +43,12 @@ const C: &str = "7c000000-0000-4000-8000-00000000c0c0";
 const W1: &str = "7c000000-0000-4000-8000-0000000000a1";
 const W2: &str = "7c000000-0000-4000-8000-0000000000a2";
 const QUESTION: &str = "Choose staging or production.";
-const TOOLS: [&str; 5] = [
+const TOOLS: [&str; 6] = [
     "intercom_board",
     "intercom_reply",
     "intercom_close_worker",
     "intercom_resume_worker",
+    "intercom_spawn_worker",
     "intercom_wait",
 ];
 
@@ -312,6 +314,27 @@ fn the_coordinators_model_drives_the_board_through_its_tools() {
         .filter(|e| e["message"].to_string().contains(answer))
         .count();
     assert_eq!(landed, 1, "the reply landed {landed} times");
+
+    // A new worker: in the roster, its pi in a window beside the coordinator, registered, its
+    // first task in its transcript once; it has no tools either.
+    let (spawned, err) = d.call(
+        "intercom_spawn_worker",
+        &json!({"name": "W3", "description": "Tests.", "prompt": "hello W3"}),
+        150_000,
+    );
+    assert!(!err, "{spawned}");
+    assert_eq!(spawned["result"], "spawned", "{spawned}");
+    let w3 = d.agent("W3")["sessionId"].as_str().unwrap().to_string();
+    d.wait_settled(&w3);
+    let firsts = d
+        .entries(&w3)
+        .iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .filter(|e| e["message"].to_string().contains("hello W3"))
+        .count();
+    assert_eq!(firsts, 1, "the first task landed {firsts} times");
+    let (page, _) = d.call("intercom_board", &json!({"name": "W3"}), 30_000);
+    assert_eq!(page["seats"][0]["reply"]["available"], true, "{page}");
 
     // Forged calls: from outside any pi, and from the coordinator's own bash tool.
     let roster_before = d.config();

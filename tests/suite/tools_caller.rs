@@ -112,6 +112,7 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             "intercom_reply",
             "intercom_close_worker",
             "intercom_resume_worker",
+            "intercom_spawn_worker",
             "intercom_wait"
         ]
     );
@@ -254,6 +255,22 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             "intercom_wait",
             json!({"name": "Builder", "states": ["asleep"], "timeoutSeconds": 1}),
             "states",
+        ),
+        (
+            "intercom_spawn_worker",
+            json!({"name": "New", "dir": "x", "worktree": true}),
+            "one or the other",
+        ),
+        (
+            "intercom_spawn_worker",
+            json!({"name": "builder"}),
+            "already in the roster",
+        ),
+        ("intercom_spawn_worker", json!({"name": "a/b"}), "separator"),
+        (
+            "intercom_resume_worker",
+            json!({"name": "Builder", "confirmClosed": false}),
+            "confirm",
         ),
     ];
     for (name, args, why) in cases {
