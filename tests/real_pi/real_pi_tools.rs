@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mux_support::{wait_for, TmuxServer};
-use real_pi_support::{clear_requests, real_pi, requests, wait_ready, SERIAL};
+use real_pi_support::{clear_requests, real_pi, requests, run_node_script, wait_ready, SERIAL};
 use scan_support::*;
 use serde_json::{json, Value};
 
@@ -527,7 +527,6 @@ esac
     ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
 )]
 fn the_tools_module_only_runs_the_binary_bounded_and_sanitized() {
-    let node = real_pi().join("node");
     let dir = tempfile::tempdir().unwrap();
     let stub = dir.path().join("intercom-pane");
     std::fs::write(&stub, STUB).unwrap();
@@ -558,17 +557,7 @@ fn the_tools_module_only_runs_the_binary_bounded_and_sanitized() {
         log = json!(dir.path().join("argv.log")),
         out = json!(out),
     );
-    let o = std::process::Command::new(&node)
-        .args([
-            "--experimental-strip-types",
-            "--no-warnings",
-            "--input-type=module",
-            "-e",
-            &script,
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_node_script(&script);
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     // Off: nothing registered, the binary never asked.
     assert_eq!(v["off"], json!([]));

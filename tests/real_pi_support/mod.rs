@@ -72,6 +72,22 @@ pub fn real_pi() -> std::path::PathBuf {
     bin
 }
 
+/// Run an ES module script with the real Node 22 (TypeScript types stripped, so it can import the
+/// extension's `.ts` files directly); it must succeed.
+pub fn run_node_script(script: &str) {
+    let o = std::process::Command::new(real_pi().join("node"))
+        .args([
+            "--experimental-strip-types",
+            "--no-warnings",
+            "--input-type=module",
+            "-e",
+            script,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
 /// newest user message (`TOOLCALL <tool> <json>` calls that tool with those arguments,
 /// `SCENARIO:tool` runs `sleep <tool_secs>` through the bash tool,
