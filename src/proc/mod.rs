@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::fsguard;
 
+pub mod pidfd;
 mod program;
 mod tree;
 
@@ -119,7 +120,7 @@ pub fn boot_id() -> Option<String> {
 }
 
 /// One process incarnation: (pid, start ticks, boot id).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ProcIdentity {
     pub pid: i32,
     pub start_ticks: u64,

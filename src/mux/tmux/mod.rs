@@ -39,6 +39,7 @@ use super::{
 
 mod args;
 mod close;
+pub mod control;
 mod create;
 mod listing;
 pub mod literal;

@@ -1,0 +1,226 @@
+//! One listening control-mode client per tmux server the board lists (`mux::tmux::control`), so
+//! a window, pane or session that comes or goes makes the engine list that server's panes again
+//! at once. A server without a listening client (it never attached, or it ended) is listed on a
+//! slow timer instead (`SLOW_LIST`), and its client is started again with a growing pause.
+
+use std::collections::BTreeSet;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::mux::tmux::control::{ControlClient, Notice};
+use crate::mux::tmux::Tmux;
+
+/// How often a server without a listening client is listed again.
+pub const SLOW_LIST: Duration = Duration::from_secs(5);
+/// First pause before a client is started again; it doubles up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A client that listened this long starts the next pause from `FIRST_BACKOFF` again.
+const STEADY: Duration = Duration::from_secs(60);
+/// Deadline for starting one client (its `tmux -V`, the first time).
+const START_DEADLINE: Duration = Duration::from_secs(2);
+/// Most servers watched at once (as many as a pass lists).
+const MAX_SERVERS: usize = 16;
+
+/// A tmux server the board lists, and a session on it to attach to (`$N`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerWatch {
+    pub socket: PathBuf,
+    pub session: Option<String>,
+}
+
+struct Server {
+    socket: PathBuf,
+    session: Option<String>,
+    client: Option<ControlClient>,
+    started: Option<Instant>,
+    retry_at: Instant,
+    backoff: Duration,
+    /// When this server was last marked for a slow listing.
+    listed_at: Instant,
+    /// Starting a client failed with this code (for `doctor` and the log).
+    last_error: Option<String>,
+}
+
+impl Server {
+    fn listening(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.ready() && !c.ended())
+    }
+}
+
+/// What the engine can tell about one server's client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerHealth {
+    pub socket: PathBuf,
+    pub listening: bool,
+    pub last_error: Option<String>,
+}
+
+/// The servers watched now.
+#[derive(Default)]
+pub struct Panes {
+    servers: Vec<Server>,
+}
+
+impl Panes {
+    pub fn new() -> Panes {
+        Panes::default()
+    }
+
+    /// Watch exactly `wanted` (the first `MAX_SERVERS`): start clients for new servers at once,
+    /// end those no longer listed.
+    pub fn sync(&mut self, wanted: &[ServerWatch], now: Instant) {
+        let wanted = &wanted[..wanted.len().min(MAX_SERVERS)];
+        self.servers
+            .retain(|s| wanted.iter().any(|w| w.socket == s.socket));
+        for w in wanted {
+            match self.servers.iter_mut().find(|s| s.socket == w.socket) {
+                Some(s) => s.session = w.session.clone().or(s.session.take()),
+                None => self.servers.push(Server {
+                    socket: w.socket.clone(),
+                    session: w.session.clone(),
+                    client: None,
+                    started: None,
+                    retry_at: now,
+                    backoff: FIRST_BACKOFF,
+                    listed_at: now,
+                    last_error: None,
+                }),
+            }
+        }
+        self.start_due(now);
+    }
+
+    /// Start the clients whose pause is over.
+    fn start_due(&mut self, now: Instant) {
+        for s in &mut self.servers {
+            if s.client.is_some() || s.retry_at > now {
+                continue;
+            }
+            let Some(session) = s.session.clone() else {
+                continue;
+            };
+            match Tmux::at_socket(&s.socket).control_client(&session, now + START_DEADLINE) {
+                Ok(c) => {
+                    s.client = Some(c);
+                    s.started = Some(now);
+                    s.last_error = None;
+                }
+                Err(e) => {
+                    s.last_error = Some(e.code.code().to_string());
+                    s.retry_at = now + s.backoff;
+                    s.backoff = (s.backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// The fds to poll, each with its server's index.
+    pub fn fds(&self) -> Vec<(RawFd, usize)> {
+        self.servers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.client.as_ref().map(|c| (c.raw_fd(), i)))
+            .collect()
+    }
+
+    /// Read server `i`'s client; the servers to list again go into `stale`. True when anything
+    /// changed for the engine (panes to list, or the client ended).
+    pub fn read(&mut self, i: usize, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        let Some(s) = self.servers.get_mut(i) else {
+            return false;
+        };
+        let Some(c) = s.client.as_mut() else {
+            return false;
+        };
+        let mut notices = Vec::new();
+        c.read_notices(&mut notices);
+        let mut changed = false;
+        for n in notices {
+            match n {
+                // Attached: what happened before it listened is not known.
+                Notice::Ready | Notice::Panes => {
+                    stale.insert(s.socket.clone());
+                    changed = true;
+                }
+                Notice::Exit => {
+                    stale.insert(s.socket.clone());
+                    changed = true;
+                }
+            }
+        }
+        if s.client.as_ref().is_some_and(ControlClient::ended) {
+            s.client = None;
+            let steady = s.started.is_some_and(|t| now.duration_since(t) >= STEADY);
+            if steady {
+                s.backoff = FIRST_BACKOFF;
+            }
+            s.retry_at = now + s.backoff;
+            s.backoff = (s.backoff * 2).min(MAX_BACKOFF);
+            s.listed_at = now;
+        }
+        changed
+    }
+
+    /// The next time something is due: a client to start again, or a slow listing.
+    pub fn next_due(&self) -> Option<Instant> {
+        self.servers
+            .iter()
+            .flat_map(|s| {
+                let retry = (s.client.is_none() && s.session.is_some()).then_some(s.retry_at);
+                let slow = (!s.listening()).then_some(s.listed_at + SLOW_LIST);
+                [retry, slow]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Do what is due at `now`: start clients again, and mark servers without a listening
+    /// client for a listing. True when a server was marked.
+    pub fn on_timer(&mut self, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        self.start_due(now);
+        let mut marked = false;
+        for s in &mut self.servers {
+            if !s.listening() && s.listed_at + SLOW_LIST <= now {
+                s.listed_at = now;
+                stale.insert(s.socket.clone());
+                marked = true;
+            }
+        }
+        marked
+    }
+
+    /// Whether `socket`'s panes are known to be unchanged since its last listing unless its
+    /// client said otherwise (a listening client).
+    pub fn listening(&self, socket: &Path) -> bool {
+        self.servers
+            .iter()
+            .any(|s| s.socket == socket && s.listening())
+    }
+
+    /// Every server watched.
+    pub fn sockets(&self) -> Vec<PathBuf> {
+        self.servers.iter().map(|s| s.socket.clone()).collect()
+    }
+
+    pub fn health(&self) -> Vec<ServerHealth> {
+        self.servers
+            .iter()
+            .map(|s| ServerHealth {
+                socket: s.socket.clone(),
+                listening: s.listening(),
+                last_error: s.last_error.clone(),
+            })
+            .collect()
+    }
+
+    /// How many servers are watched.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+}
