@@ -42,6 +42,7 @@ mod ensure_monitor_herdr;
 mod herdr_contract;
 mod intercom_fixture;
 mod intercom_hostile;
+mod live_control;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;

@@ -8,7 +8,7 @@
 //! environment is not updated from ours), `-N` (never starts a server), and never `-d` (no
 //! one else is detached). Nothing is ever written to its stdin; the pipe is held open only
 //! because tmux ends a control client at end of input, so it also ends with us. It shows up in
-//! `list-clients` with `#{client_control}` = 1 and attaches to one session (`session_attached`
+//! `list-clients` with `#{client_control_mode}` = 1 and attaches to one session (`session_attached`
 //! counts it); nothing in intercom-pane reads either.
 //!
 //! What it hears: `%window-add`, `%unlinked-window-add`, `%window-close`,
