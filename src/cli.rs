@@ -272,14 +272,16 @@ pub struct RegisterArgs {
     /// With `--event session_tree`: the entry pi's branch now ends at (`/tree` writes nothing).
     #[arg(long)]
     pub leaf_id: Option<String>,
-    /// pi's working folder (default: the current folder).
+    /// pi's working folder: only compared with the folder pi really runs in (`/proc`), which is
+    /// what is recorded; a different folder is refused.
     #[arg(long)]
     pub cwd: Option<PathBuf>,
     /// The extension's private reply channel (an absolute Unix socket path), while it is open.
     #[arg(long, value_name = "PATH")]
     pub channel: Option<PathBuf>,
-    /// The Intercom root whose `.pi-intercom/seats/` gets the record. Default: the nearest root
-    /// at or above the working folder that configures this session; else the data root.
+    /// Only compared: the record goes under the nearest Intercom root at or above the folder pi
+    /// really runs in when that root configures this session, else under the data root; a
+    /// `--root` that is not that root is refused.
     #[arg(long)]
     pub root: Option<PathBuf>,
     /// System config naming the data root (as for `scan`).

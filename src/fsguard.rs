@@ -23,6 +23,10 @@ pub enum FsError {
     NotDirectory,
     Oversize,
     Unreadable,
+    /// Owned by another user: evidence and state are trusted only from the caller's own uid.
+    NotOwned,
+    /// Writable by group or others: anyone else could have written it.
+    OthersWrite,
 }
 
 impl FsError {
@@ -37,6 +41,8 @@ impl FsError {
             FsError::NotDirectory => "not_directory",
             FsError::Oversize => "oversize",
             FsError::Unreadable => "unreadable",
+            FsError::NotOwned => "not_owned",
+            FsError::OthersWrite => "writable_by_others",
         }
     }
 
@@ -171,10 +177,72 @@ pub fn open_regular(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsErr
     })
 }
 
+/// The effective uid of this process: the one user whose files and processes are trusted.
+pub fn my_uid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// The one "trusted" rule for files and folders we rely on (registrations, state folders, logs,
+/// a discovered roster): owned by this process's effective uid and not writable by group or
+/// others. Anything else could have been planted or changed by another user.
+pub fn trusted(uid: u32, mode: u32) -> Result<(), FsError> {
+    if uid != my_uid() {
+        Err(FsError::NotOwned)
+    } else if mode & 0o022 != 0 {
+        Err(FsError::OthersWrite)
+    } else {
+        Ok(())
+    }
+}
+
+/// `open_regular`, refused unless the opened file passes `trusted` (checked on the open file
+/// itself, so a swap after the check cannot matter).
+pub fn open_trusted(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
+    let f = open_regular(path, max_len)?;
+    trusted(f.uid, f.mode)?;
+    Ok(f)
+}
+
+/// `read_capped` of a file that passes `trusted`.
+pub fn read_trusted(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
+    let f = open_trusted(path, Some(max_len))?;
+    read_open(&f, max_len)
+}
+
+/// A folder (never a link) that passes `trusted`.
+pub fn trusted_dir(path: &Path) -> Result<(), FsError> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| FsError::from_io(&e))?;
+    match kind_of(meta.file_type()) {
+        Kind::Dir => trusted(meta.uid(), meta.mode()),
+        k => Err(refuse_kind_dir(k)),
+    }
+}
+
+/// The owner of a path (not followed), when it can be read: for messages.
+pub fn owner_of(path: &Path) -> Option<u32> {
+    std::fs::symlink_metadata(path).ok().map(|m| m.uid())
+}
+
+/// A plain-words reason for a trust refusal, for messages people read.
+pub fn trust_reason(e: FsError, uid: Option<u32>) -> String {
+    match (e, uid) {
+        (FsError::NotOwned, Some(u)) => {
+            format!("is owned by uid {u}, not by you (uid {})", my_uid())
+        }
+        (FsError::NotOwned, None) => format!("is not owned by you (uid {})", my_uid()),
+        (FsError::OthersWrite, _) => "is writable by group or others (chmod go-w to fix)".into(),
+        (other, _) => format!("cannot be read safely ({})", other.code()),
+    }
+}
+
 /// Read a whole regular file of at most `max_len` bytes. A file that grows past the cap while
 /// being read is refused as oversize, not truncated silently.
 pub fn read_capped(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
     let f = open_regular(path, Some(max_len))?;
+    read_open(&f, max_len)
+}
+
+fn read_open(f: &OpenFile, max_len: u64) -> Result<Vec<u8>, FsError> {
     let mut buf = Vec::with_capacity(f.len.min(max_len) as usize);
     (&f.file)
         .take(max_len + 1)

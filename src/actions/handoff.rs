@@ -19,6 +19,7 @@ use crate::actions::close::stage::{self, JobConflict};
 use crate::actions::config_write::{self, WriteError};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::config::{self, CloseState};
+use crate::evidence::registrations;
 use crate::mux::{self, MuxEnv};
 use crate::proc;
 
@@ -75,6 +76,9 @@ pub enum HandoffError {
         worker: String,
     },
     NotUnderWorkersPi,
+    /// The worker's record in the roster's seats folder is another pi's, or names another
+    /// session file or folder than the job's.
+    NotWorkersRecord(String),
     NotInPane,
     NotInRecordedPane,
     NotSaved(WriteError<JobConflict>),
@@ -114,6 +118,10 @@ impl std::fmt::Display for HandoffError {
             ),
             HandoffError::NotUnderWorkersPi => f.write_str(
                 "refused: this command does not run under the worker's pi that was asked for the handoff",
+            ),
+            HandoffError::NotWorkersRecord(why) => write!(
+                f,
+                "refused: the worker's registration is not the one the job recorded ({why})"
             ),
             HandoffError::NotInPane => f.write_str(
                 "refused: the worker's pi is not in a tmux or Herdr pane (by ancestry)",
@@ -171,6 +179,20 @@ pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffErr
         }
     }
     let pi = recorded_ancestor(req.from_pid, &rec.pi).ok_or(HandoffError::NotUnderWorkersPi)?;
+    // The worker's record in the roster's seats folder, when there is one, must still be the
+    // job's pi, with the job's session file, in the worker's folder.
+    if let Some(r) =
+        registrations::read_path(&registrations::root_record(&req.root, &rec.session_id))
+    {
+        let folder = req.root.join(&agent.project_directory);
+        if !r.is_process(&rec.pi) {
+            return Err(HandoffError::NotWorkersRecord(
+                "it is another process's".into(),
+            ));
+        }
+        r.matches_seat(rec.session_file.as_deref(), Some(&folder))
+            .map_err(HandoffError::NotWorkersRecord)?;
+    }
     let owner = mux::owning_multiplexer(pi, env, Instant::now() + MUX_DEADLINE)
         .ok_or(HandoffError::NotInPane)?;
     if owner.kind != rec.kind

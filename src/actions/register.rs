@@ -41,9 +41,10 @@ pub struct Request {
     pub sessions_dir: Option<PathBuf>,
     /// With `SessionTree`: the entry pi's branch now ends at.
     pub leaf_id: Option<String>,
-    pub cwd: PathBuf,
-    /// Intercom root when one holds this pi's config (`<root>/.pi-intercom/seats/`).
-    pub intercom_root: Option<PathBuf>,
+    /// `--cwd`: only compared with pi's real folder (`/proc/<pi>/cwd`), which is what counts.
+    pub cwd: Option<PathBuf>,
+    /// `--root`: only compared with the Intercom root found from pi's real folder.
+    pub root: Option<PathBuf>,
     /// Data root for pi sessions outside any Intercom root.
     pub data_root: PathBuf,
     /// The private reply channel (Unix socket) the extension has open, if any: recorded as given
@@ -80,6 +81,15 @@ pub enum Refusal {
     LeafIdWithoutTree,
     /// `--cwd` is relative.
     CwdRelative(PathBuf),
+    /// `--cwd` is not the folder pi runs in.
+    CwdNotPis { given: PathBuf, real: PathBuf },
+    /// pi's folder cannot be read from `/proc`.
+    CwdUnreadable(i32),
+    /// `--root` is not the Intercom root found from pi's folder.
+    RootNotPis {
+        given: PathBuf,
+        found: Option<PathBuf>,
+    },
     /// The pid is not an ancestor of this command.
     NotAncestor(i32),
     /// The pid is not a pi this command can trust.
@@ -92,8 +102,12 @@ pub enum Refusal {
     SessionFileOtherSession,
     /// `--session-file` cannot be read to check it (the reader's fixed code).
     SessionFileUnverified(&'static str),
-    /// Another live pi holds the session's record.
-    HeldByOther { session: String, pid: i32 },
+    /// Another live pi holds a record of the session (any place a reader looks).
+    HeldByOther {
+        session: String,
+        pid: i32,
+        at: PathBuf,
+    },
 }
 
 /// Why the named pid is not a pi this command can trust.
@@ -121,6 +135,24 @@ impl std::fmt::Display for Refusal {
                 "--cwd {:?} is not an absolute path",
                 cwd.display().to_string()
             ),
+            Refusal::CwdNotPis { given, real } => write!(
+                f,
+                "--cwd {:?} is not the folder pi runs in ({:?})",
+                quote(&given.to_string_lossy()),
+                quote(&real.to_string_lossy())
+            ),
+            Refusal::CwdUnreadable(pid) => {
+                write!(f, "the folder pi (pid {pid}) runs in cannot be read")
+            }
+            Refusal::RootNotPis { given, found } => write!(
+                f,
+                "--root {:?} is not the Intercom root of the folder pi runs in ({})",
+                quote(&given.to_string_lossy()),
+                match found {
+                    Some(r) => format!("{:?}", quote(&r.to_string_lossy())),
+                    None => "none".into(),
+                }
+            ),
             Refusal::NotAncestor(pid) => write!(
                 f,
                 "pid {pid} is not an ancestor of this command: register runs inside the pi it records"
@@ -145,34 +177,87 @@ impl std::fmt::Display for Refusal {
             Refusal::SessionFileUnverified(code) => {
                 write!(f, "--session-file cannot be verified ({code})")
             }
-            Refusal::HeldByOther { session, pid } => write!(
+            Refusal::HeldByOther { session, pid, at } => write!(
                 f,
-                "session {} is registered by another live pi (pid {pid}); its record is kept",
-                quote(session)
+                "session {} is registered by another live pi (pid {pid}, {}); its record is kept",
+                quote(session),
+                quote(&at.to_string_lossy())
             ),
         }
     }
 }
 
+/// Where this pi is, from the truth (`/proc`), never from a flag: its real folder, the
+/// Intercom root found from there when that root's roster names the session, and every root
+/// above the folder (a reader there could take a record of the session).
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub cwd: PathBuf,
+    pub intercom_root: Option<PathBuf>,
+    pub roots: Vec<PathBuf>,
+}
+
+/// Most folders above pi's folder looked at for Intercom roots.
+const MAX_ROOT_LEVELS: usize = 64;
+
+/// `Place` of `req`'s pi; `--cwd` and `--root`, when given, must agree with it.
+pub fn place(req: &Request) -> Result<Place, Refusal> {
+    let cwd = proc::cwd(req.pi_pid).ok_or(Refusal::CwdUnreadable(req.pi_pid))?;
+    if let Some(given) = &req.cwd {
+        if !given.is_absolute() {
+            return Err(Refusal::CwdRelative(given.clone()));
+        }
+        if !registrations::same_path(given, &cwd) {
+            return Err(Refusal::CwdNotPis {
+                given: given.clone(),
+                real: cwd,
+            });
+        }
+    }
+    // The Intercom root counts only when its config names this session: a pi that merely runs
+    // inside a coordinator's folder is not one of its agents.
+    let found = crate::evidence::config::discover(&cwd).ok().flatten();
+    if let Some(given) = &req.root {
+        if !found
+            .as_ref()
+            .is_some_and(|c| registrations::same_path(given, &c.root))
+        {
+            return Err(Refusal::RootNotPis {
+                given: given.clone(),
+                found: found.map(|c| c.root),
+            });
+        }
+    }
+    let intercom_root = found
+        .filter(|c| c.find_by_session(&req.session_id).is_some())
+        .map(|c| c.root);
+    let roots = cwd
+        .ancestors()
+        .take(MAX_ROOT_LEVELS)
+        .filter(|d| fsguard::kind(&crate::paths::state_dir(d)) == Ok(fsguard::Kind::Dir))
+        .map(Path::to_path_buf)
+        .collect();
+    Ok(Place {
+        cwd,
+        intercom_root,
+        roots,
+    })
+}
+
 /// Where this session's registration lives: an existing record of it stays where it is (so a
 /// session added to the roster mid-run keeps one record, not two); a new one goes under the
 /// Intercom root when that root configures the session, else under the data root.
-pub fn registration_path(req: &Request) -> (PathBuf, PathBuf) {
-    let name = crate::actions::short_id(&req.session_id);
+pub fn registration_path(req: &Request, at: &Place) -> (PathBuf, PathBuf) {
     let in_data = (
         req.data_root.clone(),
-        req.data_root
-            .join("seats")
-            .join("pi")
-            .join(&name)
-            .join("registration.json"),
+        registrations::data_record(&req.data_root, &req.session_id),
     );
-    let Some(root) = &req.intercom_root else {
+    let Some(root) = &at.intercom_root else {
         return in_data;
     };
     let in_root = (
         root.clone(),
-        crate::paths::seat_record(root, &req.session_id),
+        registrations::root_record(root, &req.session_id),
     );
     let exists = |p: &Path| fsguard::kind(p).is_ok();
     if !exists(&in_root.1) && exists(&in_data.1) {
@@ -215,11 +300,6 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
         }
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
         (None, _) => {}
-    }
-    if !req.cwd.is_absolute() {
-        return Err(RegisterError::Refused(Refusal::CwdRelative(
-            req.cwd.clone(),
-        )));
     }
     let me = std::process::id() as i32;
     if req.pi_pid <= 1 || !proc::is_ancestor(req.pi_pid, me) {
@@ -331,30 +411,18 @@ fn acquire(path: &Path) -> Result<store::Lock, RegisterError> {
 /// Record `req`. Returns the path written, or `None` when a newer event was already recorded.
 pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>, RegisterError> {
     validate(req)?;
+    let at = place(req).map_err(RegisterError::Refused)?;
     let id =
         proc::identity(req.pi_pid).ok_or(RegisterError::Refused(Refusal::PiGone(req.pi_pid)))?;
-    let (base, path) = registration_path(req);
+    let (base, path) = registration_path(req, &at);
     let dir = path.parent().unwrap_or(&base).to_path_buf();
     store::ensure_dir(&base, &dir).map_err(|e| RegisterError::Failed(e.to_string()))?;
     let _lock = acquire(&lock_path(&path))?;
+    held_elsewhere(req, &at, &id)?;
 
     // The previous record of the same process incarnation, if any: its newer run state wins.
     let previous = read_previous(&path);
-    let same_process = previous.as_ref().is_some_and(|p| {
-        p.pid == Some(id.pid)
-            && p.start_ticks == Some(id.start_ticks)
-            && p.boot_id.as_deref() == Some(id.boot_id.as_str())
-    });
-    // Another process's record of this session that is still live is never replaced: the seat
-    // is that pi's, whoever else claims it.
-    if let Some(p) = previous.as_ref().filter(|_| !same_process) {
-        if p.pid.is_some_and(|pid| pid != id.pid) && previous_alive(p) {
-            return Err(RegisterError::Refused(Refusal::HeldByOther {
-                session: req.session_id.clone(),
-                pid: p.pid.unwrap_or(0),
-            }));
-        }
-    }
+    let same_process = previous.as_ref().is_some_and(|p| p.is_process(&id));
     if let Some(rs) = previous.as_ref().and_then(|p| p.run_state.as_ref()) {
         if same_process && rs.seq >= req.seq {
             return Ok(None);
@@ -376,7 +444,7 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
         "sessionsDir".into(),
         json!(req.sessions_dir.as_ref().map(|p| p.display().to_string())),
     );
-    rec.insert("cwd".into(), json!(req.cwd.display().to_string()));
+    rec.insert("cwd".into(), json!(at.cwd.display().to_string()));
     rec.insert("pid".into(), json!(id.pid));
     rec.insert("startTicks".into(), json!(id.start_ticks));
     rec.insert("bootId".into(), json!(id.boot_id));
@@ -407,19 +475,26 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
 }
 
 fn read_previous(path: &Path) -> Option<Registration> {
-    let bytes = fsguard::read_capped(path, registrations::MAX_REGISTRATION_BYTES).ok()?;
-    registrations::parse(path, &bytes)
+    registrations::read_path(path)
 }
 
-/// Is the process a record names still the one that wrote it (pid, start ticks, boot id)?
-fn previous_alive(r: &Registration) -> bool {
-    let Some(pid) = r.pid else { return false };
-    let Some(now) = proc::identity(pid) else {
-        return false;
-    };
-    r.start_ticks.is_none_or(|t| t == now.start_ticks)
-        && r.boot_id.as_deref().is_none_or(|b| b == now.boot_id)
-        && proc::is_alive(&now)
+/// One live registration per session: any record of it, wherever a reader could take it (every
+/// Intercom root above pi's folder, every layout under the data root), that another live
+/// process holds refuses this one. A record whose pi recorded the end of the session
+/// (`/new`, `/resume`, quit) holds nothing.
+fn held_elsewhere(req: &Request, at: &Place, id: &proc::ProcIdentity) -> Result<(), RegisterError> {
+    let records = registrations::records_of_session(&at.roots, &req.data_root, &req.session_id);
+    match records
+        .iter()
+        .find(|r| !r.is_process(id) && !r.session_closed() && r.alive() == Some(true))
+    {
+        Some(r) => Err(RegisterError::Refused(Refusal::HeldByOther {
+            session: req.session_id.clone(),
+            pid: r.pid.unwrap_or(0),
+            at: r.path.clone(),
+        })),
+        None => Ok(()),
+    }
 }
 
 fn previous_mux(path: &Path) -> Option<Value> {

@@ -41,7 +41,10 @@ fn err(code: &'static str, path: &Path, e: impl std::fmt::Display) -> StoreError
 }
 
 /// Create `dir` (and parents) with mode 0700 when missing; refuse when any existing component
-/// below `base` is a link or not a folder.
+/// below `base` is a link or not a folder, or (`fsguard::trusted`) is not this user's or is
+/// writable by group or others: a state folder someone else made or can change is never written
+/// into. `.pi-intercom/` itself is Intercom's shared folder and exempt (`doctor` reports a
+/// group- or world-writable one).
 pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
     let rel = dir
         .strip_prefix(base)
@@ -50,7 +53,13 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
     for c in rel.components() {
         cur.push(c);
         match crate::fsguard::kind(&cur) {
-            Ok(crate::fsguard::Kind::Dir) => {}
+            Ok(crate::fsguard::Kind::Dir) if c.as_os_str() == crate::paths::STATE_DIR => {}
+            Ok(crate::fsguard::Kind::Dir) => {
+                if let Err(e) = crate::fsguard::trusted_dir(&cur) {
+                    let why = crate::fsguard::trust_reason(e, crate::fsguard::owner_of(&cur));
+                    return Err(err(e.code(), &cur, why));
+                }
+            }
             Ok(_) => {
                 return Err(err(
                     "not_directory",
@@ -373,12 +382,18 @@ pub fn append_line_capped(path: &Path, line: &[u8], cap: u64) -> Result<(), Stor
             .map_err(|e| err("open_failed", path, e))
     };
     let mut f = open()?;
-    let len = f
+    let meta = f
         .metadata()
         .ok()
         .filter(|m| m.is_file())
-        .map(|m| m.len())
         .ok_or_else(|| err("not_regular", path, "not a regular file"))?;
+    // Another user's log, or one others may write, is never appended to (it could be read or
+    // planted by them): `fsguard::trusted`, on the file opened.
+    if let Err(e) = crate::fsguard::trusted(meta.uid(), meta.mode()) {
+        let why = crate::fsguard::trust_reason(e, Some(meta.uid()));
+        return Err(err(e.code(), path, why));
+    }
+    let len = meta.len();
     if len > 0 && len + line.len() as u64 > cap {
         let mut old = path.as_os_str().to_owned();
         old.push(".1");

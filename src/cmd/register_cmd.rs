@@ -6,7 +6,6 @@ use crate::cli::RegisterArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::cmd::exit::RegisterExit;
 use crate::cmd::{options, refuse};
-use crate::evidence::config;
 use crate::mux::MuxEnv;
 
 pub fn run(args: &RegisterArgs) -> RegisterExit {
@@ -16,25 +15,10 @@ pub fn run(args: &RegisterArgs) -> RegisterExit {
             crate::text::clip(&crate::text::sanitize(&args.event), 40)
         ));
     };
-    let cwd = match args.cwd.clone().or_else(|| std::env::current_dir().ok()) {
-        Some(c) => c,
-        None => return refuse("no --cwd and the current folder cannot be read"),
-    };
     let roots = match options::data_root(args.config.as_deref()) {
         Ok(r) => r,
         Err(e) => return refuse(e),
     };
-    // The Intercom root counts only when its config names this session: a pi that merely runs
-    // inside a coordinator's folder is not one of its agents.
-    let intercom_root = match &args.root {
-        Some(r) => Some(r.clone()),
-        None => config::discover_root(&cwd).ok().flatten(),
-    }
-    .filter(|r| {
-        config::load(r)
-            .map(|c| c.find_by_session(&args.session_id).is_some())
-            .unwrap_or(false)
-    });
     let req = Request {
         event,
         seq: args.seq,
@@ -45,8 +29,8 @@ pub fn run(args: &RegisterArgs) -> RegisterExit {
         session_file: args.session_file.clone(),
         sessions_dir: args.sessions_dir.clone(),
         leaf_id: args.leaf_id.clone(),
-        cwd,
-        intercom_root,
+        cwd: args.cwd.clone(),
+        root: args.root.clone(),
         data_root: roots.data_root,
         channel: args.channel.clone(),
     };

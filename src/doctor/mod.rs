@@ -7,6 +7,7 @@
 
 mod checks;
 mod install;
+mod trust;
 
 use serde_json::{json, Value};
 
@@ -149,9 +150,11 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     r.checks.push(checks::binary());
     r.checks.push(install::extension_installed());
     r.checks.push(checks::data_root(&opts.data_root));
+    r.checks.extend(trust::log());
     match crate::scan::run(opts, clock, None) {
         Ok(pass) => {
             r.checks.extend(checks::roster(&pass));
+            r.checks.extend(trust::state_folders(&pass));
             r.checks.extend(checks::monitor(&pass));
             r.checks.push(checks::extension_loaded(&pass));
         }

@@ -156,6 +156,84 @@ impl Registration {
             .as_ref()
             .is_some_and(|rs| rs.state == RunState::Closed)
     }
+
+    /// The recorded process incarnation, when all three parts were recorded.
+    pub fn identity(&self) -> Option<crate::proc::ProcIdentity> {
+        Some(crate::proc::ProcIdentity {
+            pid: self.pid?,
+            start_ticks: self.start_ticks?,
+            boot_id: self.boot_id.clone()?,
+        })
+    }
+
+    /// The one rule for "is this registration live" (docs/behaviour.md §1): the pid's process
+    /// now has the recorded start ticks and boot id (wherever they were recorded), is not a
+    /// zombie, and runs as this user (another user's process is never trusted, typed into or
+    /// closed). `Some(true)` live, `Some(false)` stale, `None` no pid recorded.
+    pub fn alive(&self) -> Option<bool> {
+        let pid = self.pid?;
+        let Some(now) = crate::proc::identity(pid) else {
+            return Some(false);
+        };
+        Some(
+            self.start_ticks.is_none_or(|t| t == now.start_ticks)
+                && self.boot_id.as_deref().is_none_or(|b| b == now.boot_id)
+                && crate::proc::is_alive(&now)
+                && crate::proc::is_ours(pid),
+        )
+    }
+
+    /// Whether this record was written by the process `id` (pid, start ticks and boot id).
+    pub fn is_process(&self, id: &crate::proc::ProcIdentity) -> bool {
+        self.pid == Some(id.pid)
+            && self.start_ticks == Some(id.start_ticks)
+            && self.boot_id.as_deref() == Some(id.boot_id.as_str())
+    }
+
+    /// Does this record agree with what the board found for the seat: its session file (when
+    /// both name one) and the folder pi runs in (`folder`: the seat's session header's cwd or
+    /// its configured project folder)? Every action checks this right before it acts, so a
+    /// second record of the session (another pi started with the same `--session-id` elsewhere)
+    /// can never steer a reply, a close, a handoff or a resume (docs/behaviour.md §5b).
+    pub fn matches_seat(
+        &self,
+        board_file: Option<&Path>,
+        folder: Option<&Path>,
+    ) -> Result<(), String> {
+        if let (Some(mine), Some(board)) = (self.session_file.as_deref(), board_file) {
+            if !same_path(Path::new(mine), board) {
+                return Err(format!(
+                    "the registration names session file {} but the board found {}",
+                    shown(mine),
+                    shown(&board.to_string_lossy())
+                ));
+            }
+        }
+        if let (Some(cwd), Some(folder)) = (self.cwd.as_deref(), folder) {
+            if !same_path(Path::new(cwd), folder) {
+                return Err(format!(
+                    "the registered pi runs in {}, not in the worker's folder {}",
+                    shown(cwd),
+                    shown(&folder.to_string_lossy())
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn shown(s: &str) -> String {
+    crate::text::clip(&crate::text::sanitize(s), 120)
+}
+
+/// Two paths name the same place: equal, or equal once links are resolved (a folder reached
+/// through a link, as a person's `cd` may have been).
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    a == b
+        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
 }
 
 /// All registrations found, plus content-free errors for the ones refused.
@@ -165,23 +243,71 @@ pub struct RegistrationSet {
     /// `<path>: <code>` (the path is ours to show; the content is not).
     pub errors: Vec<String>,
     pub truncated: bool,
+    /// The roster's own seats folder (`<root>/.pi-intercom/seats`), when a root was read.
+    pub own_dir: Option<PathBuf>,
 }
 
 impl RegistrationSet {
-    /// The freshest record of a session: the newest process start, then the newest run state.
+    /// THE record of a session, the one rule every reader uses (docs/behaviour.md §1, §5b):
+    /// a record in the roster's own seats folder, when there is one, is the only candidate
+    /// (an outside record — the data root, another layout — never overrides it, live or not);
+    /// among the candidates a live one beats a fresher dead one; then the newest process start,
+    /// then the newest run state.
     pub fn by_session_id(&self, id: &str) -> Option<&Registration> {
-        self.items
-            .iter()
-            .filter(|r| r.session_id.as_deref() == Some(id))
-            .max_by_key(|r| freshness(r))
+        self.best(|r| r.session_id.as_deref() == Some(id))
     }
 
+    /// The record whose sessions folder is `dir` or one of its per-cwd subfolders (pi reports
+    /// the subfolder it writes into), by the same rule.
     pub fn by_sessions_dir(&self, dir: &Path) -> Option<&Registration> {
-        self.items
-            .iter()
-            .filter(|r| r.sessions_dir.as_deref().map(Path::new) == Some(dir))
-            .max_by_key(|r| freshness(r))
+        self.best(|r| {
+            r.sessions_dir
+                .as_deref()
+                .is_some_and(|d| in_sessions_dir(Path::new(d), dir))
+        })
     }
+
+    /// The record of a seat (`by_session_id`), unless it comes from outside the roster's own
+    /// seats folder and names another session file or folder than the board found for the seat
+    /// (`Registration::matches_seat`): that is another pi's record of the same session id, and
+    /// the seat has none.
+    pub fn of_seat(
+        &self,
+        id: &str,
+        board_file: Option<&Path>,
+        folder: Option<&Path>,
+    ) -> Option<&Registration> {
+        self.by_session_id(id)
+            .filter(|r| self.is_own(r) || r.matches_seat(board_file, folder).is_ok())
+    }
+
+    /// Is this record in the roster's own seats folder?
+    pub fn is_own(&self, r: &Registration) -> bool {
+        self.own_dir
+            .as_deref()
+            .is_some_and(|d| r.path.parent() == Some(d))
+    }
+
+    fn best(&self, want: impl Fn(&Registration) -> bool) -> Option<&Registration> {
+        let all: Vec<&Registration> = self.items.iter().filter(|r| want(r)).collect();
+        let own = all.iter().any(|r| self.is_own(r));
+        let candidates: Vec<&Registration> =
+            all.into_iter().filter(|r| !own || self.is_own(r)).collect();
+        // One candidate (the common case) needs no look at `/proc`.
+        if let [only] = candidates.as_slice() {
+            return Some(only);
+        }
+        candidates
+            .into_iter()
+            .map(|r| (r.alive() == Some(true), freshness(r), r))
+            .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
+            .map(|(_, _, r)| r)
+    }
+}
+
+/// Is `p` the folder `dir` or one of its per-cwd subfolders?
+pub fn in_sessions_dir(p: &Path, dir: &Path) -> bool {
+    p == dir || p.parent() == Some(dir)
 }
 
 fn freshness(r: &Registration) -> (Ms, Ms) {
@@ -191,20 +317,43 @@ fn freshness(r: &Registration) -> (Ms, Ms) {
     )
 }
 
-/// Read every registration under the Intercom root (if any) and the data root.
+/// The record file of `session_id` in a root's seats folder.
+pub fn root_record(root: &Path, session_id: &str) -> PathBuf {
+    crate::paths::seat_record(root, session_id)
+}
+
+/// The record file of `session_id` that `register` writes under the data root.
+pub fn data_record(data_root: &Path, session_id: &str) -> PathBuf {
+    data_root
+        .join("seats")
+        .join("pi")
+        .join(crate::paths::short_id(session_id))
+        .join("registration.json")
+}
+
+/// Read every registration under the Intercom root (if any) and the data root. Folders and
+/// files that are not this user's, or that others may write, are refused (`fsguard::trusted`),
+/// each with an error naming the path.
 pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
     let mut set = RegistrationSet::default();
     if let Some(root) = intercom_root {
         let dir = crate::paths::seats_dir(root);
-        if fsguard::check_under(root, &dir).is_ok() {
+        set.own_dir = Some(dir.clone());
+        if fsguard::check_under(root, &dir).is_ok() && trusted_dir(&dir, &mut set) {
             read_flat(&dir, &mut set);
         }
     }
     let seats = data_root.join("seats");
+    if !trusted_dir(&seats, &mut set) {
+        return set;
+    }
     if let Ok(layouts) = fsguard::list_dir(&seats, MAX_LAYOUTS) {
         set.truncated |= layouts.truncated;
         for layout in layouts.entries.iter().filter(|e| e.kind == Kind::Dir) {
             let ldir = seats.join(&layout.name);
+            if !trusted_dir(&ldir, &mut set) {
+                continue;
+            }
             let Ok(seat_dirs) = fsguard::list_dir(&ldir, MAX_SEATS) else {
                 continue;
             };
@@ -214,7 +363,11 @@ pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationS
                     set.truncated = true;
                     return set;
                 }
-                let p = ldir.join(&seat.name).join("registration.json");
+                let sdir = ldir.join(&seat.name);
+                if !trusted_dir(&sdir, &mut set) {
+                    continue;
+                }
+                let p = sdir.join("registration.json");
                 match fsguard::kind(&p) {
                     Err(fsguard::FsError::NotFound) => {}
                     _ => read_one(&p, &mut set),
@@ -223,6 +376,41 @@ pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationS
         }
     }
     set
+}
+
+/// Every record of `session_id` that `register` or a reader could take for it: the seats
+/// folder of each root in `roots`, and every layout under the data root. Used by `register`
+/// to refuse a second live registration of a session (docs/behaviour.md §5b).
+pub fn records_of_session(
+    roots: &[PathBuf],
+    data_root: &Path,
+    session_id: &str,
+) -> Vec<Registration> {
+    let mut set = read_all(None, data_root);
+    for root in roots {
+        let p = root_record(root, session_id);
+        if fsguard::check_under(root, &p).is_ok() {
+            read_one(&p, &mut set);
+        }
+    }
+    set.items
+        .into_iter()
+        .filter(|r| r.session_id.as_deref() == Some(session_id))
+        .collect()
+}
+
+/// A state folder we read from: absent is fine (nothing to read), anything else must pass
+/// `fsguard::trusted`; a refusal is recorded as an error.
+fn trusted_dir(dir: &Path, set: &mut RegistrationSet) -> bool {
+    match fsguard::trusted_dir(dir) {
+        Ok(()) => true,
+        Err(fsguard::FsError::NotFound) => false,
+        Err(e) => {
+            set.errors
+                .push(format!("{}: registration_{}", dir.display(), e.code()));
+            false
+        }
+    }
 }
 
 fn read_flat(dir: &Path, set: &mut RegistrationSet) {
@@ -239,7 +427,7 @@ fn read_flat(dir: &Path, set: &mut RegistrationSet) {
 }
 
 fn read_one(path: &Path, set: &mut RegistrationSet) {
-    let f = match fsguard::open_regular(path, Some(MAX_REGISTRATION_BYTES)) {
+    let f = match fsguard::open_trusted(path, Some(MAX_REGISTRATION_BYTES)) {
         Ok(f) => f,
         Err(e) => {
             set.errors
@@ -348,13 +536,80 @@ fn mux_kind(name: &str) -> Option<MuxKind> {
 /// Read one registration file again (the reply path re-reads the seat's record right before
 /// sending); `None` when it is gone, unreadable or invalid.
 pub fn read_path(path: &Path) -> Option<Registration> {
-    let bytes = fsguard::read_capped(path, MAX_REGISTRATION_BYTES).ok()?;
+    let bytes = fsguard::read_trusted(path, MAX_REGISTRATION_BYTES).ok()?;
     parse(path, &bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rec(path: &str, pid: i32, started: &str) -> Registration {
+        let me = crate::proc::identity(pid);
+        let v = serde_json::json!({"version": 1, "sessionId": "s", "pid": pid,
+            "startTicks": me.as_ref().map(|i| i.start_ticks), "bootId": me.map(|i| i.boot_id),
+            "startedAt": started});
+        parse(Path::new(path), v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn one_record_per_session_own_first_then_live_then_newest() {
+        let me = std::process::id() as i32;
+        // A pid that is not running: spawn and reap a child.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id() as i32;
+        c.wait().unwrap();
+        let live_old = rec(
+            "/data/seats/pi/a/registration.json",
+            me,
+            "2026-01-01T00:00:00.000Z",
+        );
+        let dead_new = rec(
+            "/data/seats/pi/b/registration.json",
+            dead,
+            "2026-06-01T00:00:00.000Z",
+        );
+        let set = RegistrationSet {
+            items: vec![dead_new.clone(), live_old.clone()],
+            ..Default::default()
+        };
+        assert_eq!(
+            set.by_session_id("s").unwrap().path,
+            live_old.path,
+            "live beats fresher dead"
+        );
+        // The roster's own record wins, even dead, over a live outside one.
+        let own_dead = rec(
+            "/root/.pi-intercom/seats/x.json",
+            dead,
+            "2026-01-01T00:00:00.000Z",
+        );
+        let set = RegistrationSet {
+            items: vec![live_old.clone(), own_dead.clone()],
+            own_dir: Some(PathBuf::from("/root/.pi-intercom/seats")),
+            ..Default::default()
+        };
+        assert_eq!(set.by_session_id("s").unwrap().path, own_dead.path);
+        // An outside record that names another folder than the seat's is not the seat's.
+        let set = RegistrationSet {
+            items: vec![live_old.clone()],
+            ..Default::default()
+        };
+        assert!(
+            set.of_seat("s", None, Some(Path::new("/nonexistent-folder")))
+                .is_some(),
+            "no cwd recorded: nothing to contradict"
+        );
+        let mut elsewhere = live_old;
+        elsewhere.cwd = Some("/tmp".into());
+        let set = RegistrationSet {
+            items: vec![elsewhere],
+            ..Default::default()
+        };
+        assert!(set
+            .of_seat("s", None, Some(Path::new("/nonexistent-folder")))
+            .is_none());
+    }
 
     #[test]
     fn a_channel_is_an_absolute_socket_path_or_nothing() {

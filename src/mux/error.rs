@@ -21,6 +21,9 @@ pub enum ErrorCode {
     BadRequest,
     /// Herdr refused to prompt an agent that shows a dialog.
     AgentBlocked,
+    /// The server (its socket or its process) belongs to another user: never typed into or
+    /// closed through.
+    NotOurs,
 }
 
 impl ErrorCode {
@@ -36,6 +39,7 @@ impl ErrorCode {
             ErrorCode::BadReply => "bad_reply",
             ErrorCode::BadRequest => "bad_request",
             ErrorCode::AgentBlocked => "agent_blocked",
+            ErrorCode::NotOurs => "not_ours",
         }
     }
 }

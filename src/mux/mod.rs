@@ -17,7 +17,7 @@ pub mod tmux;
 
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
-pub use owner::{owning_multiplexer, MuxEnv, Owner};
+pub use owner::{owning_multiplexer, server_is_ours, MuxEnv, Owner};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{herdr, tmux, Multiplexer, MuxKind, PaneInfo, ServerIdentity};
+use super::{herdr, tmux, ErrorCode, Multiplexer, MuxError, MuxKind, PaneInfo, ServerIdentity};
 use crate::proc;
 
 /// The environment variables that point at candidate multiplexers. They only point: ownership
@@ -98,4 +98,46 @@ pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<O
         }
     }
     best
+}
+
+/// A server we may act through (type into, close a pane of): its socket is ours (owner uid, not
+/// a link) and, when its pid is known, so is its process. Another user's server could show us
+/// anything and would run what we type as that user (docs/behaviour.md §6).
+pub fn server_is_ours(socket: &std::path::Path, server_pid: Option<i32>) -> Result<(), MuxError> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = crate::text::clip(&crate::text::sanitize(&socket.to_string_lossy()), 120);
+    let me = crate::fsguard::my_uid();
+    match std::fs::symlink_metadata(socket) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(MuxError::new(
+                ErrorCode::NotOurs,
+                format!("the server socket {shown} is a link"),
+            ))
+        }
+        Ok(m) if m.uid() != me => {
+            return Err(MuxError::new(
+                ErrorCode::NotOurs,
+                format!(
+                    "the server socket {shown} belongs to uid {}, not to you",
+                    m.uid()
+                ),
+            ))
+        }
+        Ok(_) => {}
+        Err(_) => {
+            return Err(MuxError::new(
+                ErrorCode::NoServer,
+                format!("no server socket at {shown}"),
+            ))
+        }
+    }
+    if let Some(pid) = server_pid {
+        if !proc::is_ours(pid) {
+            return Err(MuxError::new(
+                ErrorCode::NotOurs,
+                format!("the server process {pid} runs as another user"),
+            ));
+        }
+    }
+    Ok(())
 }

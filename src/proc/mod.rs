@@ -170,6 +170,32 @@ pub fn status(id: &ProcIdentity) -> ProcStatus {
     }
 }
 
+/// Largest `/proc/<pid>/status` read (real ones are about 1.5 KiB).
+const STATUS_CAP: u64 = 16 * 1024;
+
+/// The real and effective uid of a process (`Uid:` in `/proc/<pid>/status`); `None` when it is
+/// gone or unreadable.
+pub fn uids(pid: i32) -> Option<(u32, u32)> {
+    if pid <= 0 {
+        return None;
+    }
+    let bytes = fsguard::read_capped(Path::new(&format!("/proc/{pid}/status")), STATUS_CAP).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let mut ids = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_ascii_whitespace()
+        .map(|v| v.parse::<u32>().ok());
+    Some((ids.next()??, ids.next()??))
+}
+
+/// The process runs as this process's user (real and effective uid both ours): the only
+/// processes we type into, signal or trust a record of.
+pub fn is_ours(pid: i32) -> bool {
+    let me = fsguard::my_uid();
+    uids(pid) == Some((me, me))
+}
+
 /// True only when the recorded incarnation is provably still running (same pid, same start
 /// ticks, same boot id, state not Z/X/x).
 pub fn is_alive(id: &ProcIdentity) -> bool {

@@ -56,7 +56,9 @@ impl Pass<'_> {
             .agent_index
             .and_then(|i| self.config.and_then(|c| c.agents.get(i)));
         let session = read_seat_session(seat, errors);
-        let reg = match_registration(seat, self.regs, session.summary());
+        // A roster agent's folder: where its pi must run for a registration to be its own.
+        let folder = agent_cfg.and_then(|a| self.config.map(|c| c.root.join(&a.project_directory)));
+        let reg = match_registration(seat, folder.as_deref(), self.regs, session.summary());
         let reg_alive = reg.and_then(registration_alive);
         let session = match reg.filter(|_| reg_alive == Some(true)) {
             Some(r) => at_registered_leaf(session, r),
@@ -99,7 +101,7 @@ impl Pass<'_> {
                 record.state_source = why;
             }
         }
-        let reply = reply_target(seat, reg, reg_alive);
+        let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
         Joined {

@@ -26,6 +26,7 @@ mod join;
 mod panes;
 mod seats;
 
+pub use panes::pi_session_dir;
 pub use seats::{ReplyTarget, ReplyUnavailable};
 
 /// Where the Intercom roster comes from.

@@ -12,10 +12,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::seats::{in_seat_dir, SeatSource};
+use super::seats::SeatSource;
 use crate::board::provenance::FoundBy;
 use crate::board::reason::StateReason;
 use crate::board::record::TmuxRef;
+use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::sessions;
 use crate::liveness;
@@ -151,6 +152,14 @@ pub(super) fn locate(
             found_by
         },
     }
+}
+
+/// The folder a running pi writes its session into, by `locate` from its command line, the
+/// environment it started with and its cwd; `None` when those cannot be read (another user's pi).
+pub fn pi_session_dir(pid: i32, argv: &[String]) -> Option<PathBuf> {
+    let env = crate::proc::environ(pid, &PI_ENV)?;
+    let cwd = crate::proc::cwd(pid)?;
+    locate(argv, &env, &cwd, &mut Folders::default()).dir
 }
 
 /// The pi of each listed pane (the nearest in its process tree), with the command line it was

@@ -7,7 +7,7 @@ use crate::board::provenance::FoundBy;
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::TmuxRef;
 use crate::evidence::connectors::Binding;
-use crate::evidence::registrations::{Registration, RegistrationSet, RunEvent};
+use crate::evidence::registrations::{in_sessions_dir, Registration, RegistrationSet, RunEvent};
 use crate::evidence::sessions::{self, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness;
@@ -95,8 +95,13 @@ pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> Sess
     }
 }
 
+/// The seat's registration (`RegistrationSet::by_session_id`, the one rule). A record from
+/// outside the roster's own seats folder that names another session file or folder than the
+/// board found for the seat (`folder`: a roster agent's configured folder) is another pi's
+/// record of the same id: the seat has none.
 pub(super) fn match_registration<'a>(
     seat: &SeatSource,
+    folder: Option<&Path>,
     regs: &'a RegistrationSet,
     summary: Option<&SessionSummary>,
 ) -> Option<&'a Registration> {
@@ -108,35 +113,13 @@ pub(super) fn match_registration<'a>(
         .as_deref()
         .or(summary.map(|s| s.session_id.as_str()))
     {
-        if let Some(r) = regs.by_session_id(id) {
-            return Some(r);
+        if regs.by_session_id(id).is_some() {
+            return regs.of_seat(id, seat.session_file.as_deref(), folder);
         }
     }
     seat.sessions_dir
         .as_deref()
-        .and_then(|d| registration_in_dir(regs, d))
-}
-
-/// Is `p` the seat's sessions folder `dir` or one of its per-cwd subfolders (where pi writes
-/// when its agent folder's `sessions/` is the seat's folder)?
-pub(super) fn in_seat_dir(p: &Path, dir: &Path) -> bool {
-    p == dir || p.parent() == Some(dir)
-}
-
-/// The freshest registration whose sessions folder is the seat's folder or one of its per-cwd
-/// subfolders (pi reports the subfolder it writes into).
-pub(super) fn registration_in_dir<'a>(
-    regs: &'a RegistrationSet,
-    dir: &Path,
-) -> Option<&'a Registration> {
-    regs.items
-        .iter()
-        .filter(|r| {
-            r.sessions_dir
-                .as_deref()
-                .is_some_and(|d| in_seat_dir(Path::new(d), dir))
-        })
-        .max_by_key(|r| (r.started_at, r.run_state.as_ref().map(|s| s.at)))
+        .and_then(|d| regs.by_sessions_dir(d))
 }
 
 /// The session file a live registration names for a layout seat, when it differs from the one
@@ -144,30 +127,64 @@ pub(super) fn registration_in_dir<'a>(
 /// is an older-named file; after `/new` it is a file pi has not written yet (`Some(None)`: the
 /// seat is in a fresh session with nothing in it, not in the old one). Only a live registration
 /// whose file sits in the seat's own sessions folder counts; Intercom seats stay pinned to their
-/// configured id. `None`: keep the file found by name.
+/// configured id (`own_session_file`). `None`: keep the file found by name.
 pub(super) fn registered_session_file(
     seat: &SeatSource,
     regs: &RegistrationSet,
 ) -> Option<Option<PathBuf>> {
-    if seat.role != RowRole::Seat || seat.session_id.is_some() {
+    if seat.session_id.is_some() {
+        return own_session_file(seat, regs);
+    }
+    if seat.role != RowRole::Seat {
         return None;
     }
     let dir = seat.sessions_dir.as_deref()?;
-    let r = registration_in_dir(regs, dir)?;
+    let r = regs.by_sessions_dir(dir)?;
     let file = PathBuf::from(r.session_file.as_deref()?);
-    if !file.parent().is_some_and(|p| in_seat_dir(p, dir))
+    if !file.parent().is_some_and(|p| in_sessions_dir(p, dir))
         || file.extension().is_none_or(|e| e != "jsonl")
         || seat.session_file.as_deref() == Some(file.as_path())
-        || registration_alive(r) != Some(true)
+        || r.alive() != Some(true)
     {
         return None;
     }
+    file_named_by_registration(file)
+}
+
+/// The session file a live registration names: `Some(Some)` a regular file, `Some(None)` not
+/// written yet (pi writes nothing before its first prompt), `None` a link, a FIFO, unreadable:
+/// the registration proves nothing readable.
+fn file_named_by_registration(file: PathBuf) -> Option<Option<PathBuf>> {
     match fsguard::kind(&file) {
         Ok(Kind::File) => Some(Some(file)),
         Err(fsguard::FsError::NotFound) => Some(None),
-        // A link, a FIFO, unreadable: the registration proves nothing readable.
         _ => None,
     }
+}
+
+/// A roster agent's file, when several files carry its session id (another pi started with the
+/// same `--session-id` in another folder writes its own): the one its live record in the
+/// roster's own seats folder names, named for the configured id and a regular file. The newest
+/// file by time is only the fallback: it may be the other pi's. Before pi's first prompt the
+/// named file does not exist yet (`Some(None)`): the agent has no transcript, whatever another
+/// pi wrote under the same id.
+fn own_session_file(seat: &SeatSource, regs: &RegistrationSet) -> Option<Option<PathBuf>> {
+    let id = seat.session_id.as_deref()?;
+    let r = regs.by_session_id(id)?;
+    let file = PathBuf::from(r.session_file.as_deref()?);
+    let named = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(sessions::session_id_from_name)
+        == Some(id);
+    if !regs.is_own(r)
+        || !named
+        || seat.session_file.as_deref() == Some(file.as_path())
+        || r.alive() != Some(true)
+    {
+        return None;
+    }
+    file_named_by_registration(file)
 }
 
 /// A configured worker (or coordinator) with no live registration of its own session whose
@@ -184,7 +201,7 @@ pub(super) fn other_session_in_pane(
         return None;
     }
     let want = seat.session_id.as_deref()?;
-    if own.is_some_and(|r| registration_alive(r) == Some(true)) {
+    if own.is_some_and(|r| r.alive() == Some(true)) {
         return None;
     }
     let shown = |id: &str| crate::text::clip(&crate::text::sanitize(id), 80);
@@ -194,7 +211,7 @@ pub(super) fn other_session_in_pane(
                 m.kind == Some(MuxKind::Tmux) && m.session.as_deref() == Some(&seat.agent)
             })
             && !r.session_closed()
-            && registration_alive(r) == Some(true)
+            && r.alive() == Some(true)
     });
     if let Some(r) = registered {
         return Some(StateSource::OtherRegisteredPi {
@@ -226,23 +243,10 @@ pub(super) fn other_session_in_pane(
     })
 }
 
-/// `Some(true)` live, `Some(false)` stale (pid gone or another process), `None` no pid recorded.
+/// `Some(true)` live, `Some(false)` stale (pid gone, another process or another user's),
+/// `None` no pid recorded: `Registration::alive`, the one rule.
 pub(super) fn registration_alive(r: &Registration) -> Option<bool> {
-    let pid = r.pid?;
-    let Some(id) = crate::proc::identity(pid) else {
-        return Some(false);
-    };
-    if let Some(t) = r.start_ticks {
-        if id.start_ticks != t {
-            return Some(false);
-        }
-    }
-    if let Some(b) = &r.boot_id {
-        if &id.boot_id != b {
-            return Some(false);
-        }
-    }
-    Some(crate::proc::is_alive(&id))
+    r.alive()
 }
 
 pub(super) fn seat_hint(
@@ -319,6 +323,11 @@ pub struct ReplyTarget {
     /// The pane id when registered, else the tmux session name.
     pub target: String,
     pub session: Option<String>,
+    /// What the board found for the seat, which the registration must still agree with right
+    /// before anything is sent (`Registration::matches_seat`): its session file, and for a
+    /// roster agent its configured folder.
+    pub session_file: Option<PathBuf>,
+    pub folder: Option<PathBuf>,
 }
 
 impl ReplyTarget {
@@ -346,6 +355,9 @@ pub enum ReplyUnavailable {
     NoPane,
     UnknownMultiplexer,
     NoTarget,
+    /// The registration names another session file or folder than the board found for the
+    /// seat: it is another pi's record of the same session id.
+    NotThisSeat,
 }
 
 impl std::fmt::Display for ReplyUnavailable {
@@ -361,6 +373,9 @@ impl std::fmt::Display for ReplyUnavailable {
             ReplyUnavailable::NoPane => "the registration names no multiplexer pane",
             ReplyUnavailable::UnknownMultiplexer => "the registration names an unknown multiplexer",
             ReplyUnavailable::NoTarget => "the registration names no pane or session",
+            ReplyUnavailable::NotThisSeat => {
+                "the registration's session file or folder is not the one the board found for this seat"
+            }
         })
     }
 }
@@ -371,6 +386,7 @@ impl std::error::Error for ReplyUnavailable {}
 /// process is verifiably alive names where to type.
 pub(super) fn reply_target(
     seat: &SeatSource,
+    folder: Option<&Path>,
     reg: Option<&Registration>,
     reg_alive: Option<bool>,
 ) -> Result<ReplyTarget, ReplyUnavailable> {
@@ -386,6 +402,11 @@ pub(super) fn reply_target(
     if r.session_closed() {
         return Err(ReplyUnavailable::SessionEnded);
     }
+    if r.matches_seat(seat.session_file.as_deref(), folder)
+        .is_err()
+    {
+        return Err(ReplyUnavailable::NotThisSeat);
+    }
     let m = r.mux.as_ref().ok_or(ReplyUnavailable::NoPane)?;
     let kind = m.kind.ok_or(ReplyUnavailable::UnknownMultiplexer)?;
     let target = m
@@ -398,5 +419,7 @@ pub(super) fn reply_target(
         socket: m.socket.clone(),
         target,
         session: m.session.clone(),
+        session_file: seat.session_file.clone(),
+        folder: folder.map(Path::to_path_buf),
     })
 }

@@ -83,27 +83,40 @@ pub fn worker(env: &Env, file: &Path, cooperate: bool) -> TmuxServer {
     worker_in(env, file, cooperate, Layout::Own)
 }
 
+/// The public summary a cooperating worker saves.
+pub const HANDOFF_SUMMARY: &str = "Docs merged; release notes left.";
+
 /// What the worker's pi stand-in runs: register from the inside, then (when `cooperate`) read
 /// the close request typed into its pane, run `handoff` for the named job, complete a reply.
 pub fn worker_script(env: &Env, file: &Path, cooperate: bool) -> String {
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
     let sys = env.system_config();
     let root = env.path("root").display().to_string();
-    let file = file.display().to_string();
+    let fs = file.display().to_string();
     let mut script = format!(
-        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {file} >/dev/null; "
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {root} --session-file {fs} >/dev/null; "
     );
     if cooperate {
-        script.push_str(&format!(
-            "IFS= read -r line; job=$(printf '%s' \"$line\" | sed -n 's/.*(job \\([A-Za-z0-9-]*\\)).*/\\1/p'); \
-             {bin} handoff --job \"$job\" --summary 'Docs merged; release notes left.' --session-id {ID} --session-file {file} --root {root} > {out} 2>&1; \
-             sleep 0.3; ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
-             printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"a3\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"Handoff saved.\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {file}; ",
-            out = env.path("handoff.out").display()
-        ));
+        script.push_str(&cooperate_script(env, ID, file));
+    } else {
+        script.push_str("sleep 600; true");
     }
-    script.push_str("sleep 600; true");
     script
+}
+
+/// A registered worker's part of a close, for session `id` written in `file`: read the close
+/// request typed into its pane, run `handoff` for the named job, complete a reply, stay.
+pub fn cooperate_script(env: &Env, id: &str, file: &Path) -> String {
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let root = env.path("root").display().to_string();
+    let file = file.display().to_string();
+    format!(
+        "IFS= read -r line; job=$(printf '%s' \"$line\" | sed -n 's/.*(job \\([A-Za-z0-9-]*\\)).*/\\1/p'); \
+         {bin} handoff --job \"$job\" --summary '{HANDOFF_SUMMARY}' --session-id {id} --session-file {file} --root {root} > {out} 2>&1; \
+         sleep 0.3; ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
+         printf '%s\\n' \"{{\\\"type\\\":\\\"message\\\",\\\"id\\\":\\\"a3\\\",\\\"parentId\\\":\\\"a2\\\",\\\"timestamp\\\":\\\"$ts\\\",\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":[{{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"Handoff saved.\\\"}}],\\\"stopReason\\\":\\\"stop\\\"}}}}\" >> {file}; sleep 600; true",
+        out = env.path("handoff.out").display()
+    )
 }
 
 pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> TmuxServer {

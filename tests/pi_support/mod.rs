@@ -145,8 +145,21 @@ impl FakePi {
         }
     }
 
-    /// `intercom-pane register --config <system config> args…`, run by this pi.
+    /// Move this pi to `dir` (its real folder, as `/proc/<pid>/cwd` shows it).
+    pub fn cd(&mut self, dir: &str) {
+        let o = self.run("cd", &[dir]);
+        assert!(o.status.success(), "cd {dir}: {o:?}");
+    }
+
+    /// `intercom-pane register --config <system config> args…`, run by this pi. A `--cwd` given
+    /// that is a folder is where this pi runs (it moves there first): `register` records pi's
+    /// real folder and refuses a `--cwd` that is not it.
     pub fn register(&mut self, env: &Env, args: &[&str]) -> Output {
+        if let Some(i) = args.iter().position(|a| *a == "--cwd") {
+            if let Some(dir) = args.get(i + 1).filter(|d| Path::new(d).is_dir()) {
+                self.cd(dir);
+            }
+        }
         let sys = env.system_config();
         let mut all = vec!["register", "--config", sys.as_str()];
         all.extend_from_slice(args);

@@ -192,7 +192,9 @@ fn a_real_pi_is_classified_at_every_step() {
     let env = Env::new().with_system_path();
     // pi's agent folder is the test folder itself, so its `sessions/` is where the scan looks.
     let agent = env.dir.path().to_path_buf();
-    let work = env.path("work");
+    // pi runs in the worker's folder (the roster's `.`): a registration of a pi in another
+    // folder is not the worker's.
+    let work = env.path("root");
     std::fs::create_dir_all(&work).unwrap();
     prepare_agent_dir(&agent);
     let sys = env.system_config();

@@ -41,9 +41,10 @@ fn pi(bin: &Path, env: &Env, agent: &Path, args: &[&str]) -> String {
     text
 }
 
-/// Start pi with this session id in a new tmux session; wait until its editor is up.
-fn start_pi(server: &TmuxServer, name: &str, line: &str) {
-    server.new_session(name, server.dir.path(), &[]);
+/// Start pi with this session id in a new tmux session in `cwd` (the roster's folder: a pi in
+/// another folder is not its agent); wait until its editor is up.
+fn start_pi(server: &TmuxServer, cwd: &Path, name: &str, line: &str) {
+    server.new_session(name, cwd, &[]);
     let target = format!("={name}:");
     server.tmux(&["send-keys", "-t", &target, line, "Enter"]);
     wait_ready(server, &target);
@@ -92,8 +93,10 @@ fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
         )
     };
     let server = TmuxServer::start("idle", env.dir.path(), &[]);
+    let root = env.path("root");
+    std::fs::create_dir_all(&root).unwrap();
     let first = "11111111-2222-4333-8444-555555555555";
-    start_pi(&server, "one", &launch(first));
+    start_pi(&server, &root, "one", &launch(first));
     let reg = wait_for(15_000, || registration(&env, first).exists().then_some(()));
     assert!(
         reg.is_some(),
@@ -103,7 +106,6 @@ fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
     let text = std::fs::read_to_string(registration(&env, first)).unwrap();
     assert!(text.contains(first), "{text}");
     // The doctor agrees: installed, loaded in the live pi, its session found.
-    let root = env.path("root");
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     let roster = |agents: Value| {
         std::fs::write(
@@ -124,7 +126,7 @@ fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
     assert!(out.contains("Removed"), "{out}");
     assert!(!pi(&bin, &env, &agent, &["list"]).contains(PACKAGE));
     let second = "66666666-7777-4888-8999-aaaaaaaaaaaa";
-    start_pi(&server, "Two", &launch(second));
+    start_pi(&server, &root, "Two", &launch(second));
     // Give a loaded extension ample time to have registered; nothing may appear.
     std::thread::sleep(Duration::from_secs(4));
     assert!(

@@ -51,7 +51,9 @@ impl Seat {
             agent.join("extensions/intercom-pane.ts"),
         )
         .unwrap();
-        let work = env.path("work");
+        // pi runs in the worker's folder (the roster's `.`): a registration of a pi in another
+        // folder is not the worker's.
+        let work = env.path("root");
         std::fs::create_dir_all(&work).unwrap();
         let sys = env.system_config();
         let server = TmuxServer::start("W", &work, &[]);

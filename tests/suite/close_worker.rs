@@ -370,9 +370,10 @@ fn herdr_worker(env: &Env, file: &std::path::Path, layout: Layout) -> HerdrWorke
             c
         }
     };
+    // The pi runs in the worker's folder (the roster's `.`): `register` records its real one.
     let mut shell = cmd
         .arg(&cli)
-        .current_dir(env.dir.path())
+        .current_dir(env.path("root"))
         .env("HOME", env.path("home"))
         .env("XDG_STATE_HOME", env.path("state"))
         .env("PATH", &env.path_env)

@@ -135,6 +135,9 @@ fn a_demo_agent_that_ends_says_why() {
         .arg(&root)
         .arg("--register-config")
         .arg(&sys)
+        // The simulated pi runs in the root, as in the demo's panes (`register` records the
+        // folder it really runs in).
+        .current_dir(&root)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

@@ -108,6 +108,8 @@ fn resume_on_herdr_opens_a_tab_in_the_coordinators_workspace_without_focus() {
     // The coordinator: the pi stand-in, the shell of the fake's pane w1:p1, registered from there.
     let mut coord = pi_support::FakePi::start(&env);
     let herdr = FakeHerdr::start(coord.pid() as u32);
+    // The coordinator's pi runs in the root (`register` records pi's real folder).
+    coord.cd(&root.display().to_string());
     let sock = herdr.socket.display().to_string();
     let o = coord.run(
         "/usr/bin/env",

@@ -385,3 +385,56 @@ fn a_config_changed_between_check_and_launch_is_refused() {
         "{out}"
     );
 }
+
+/// pi 1.6.0 hides `--session*` from its command line: a pi without a registration whose
+/// session folder holds the worker's saved file (beside a newer session, which it would seem to
+/// run) could be running the worker's session, and so could one started in the worker's folder.
+/// Not knowing refuses (exit 4, saying why); once that pi is gone, the resume may go ahead.
+#[test]
+fn an_unregistered_pi_that_could_run_the_session_blocks_the_resume() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, ID1, "Docs", "docs");
+    let server = coordinator(&env);
+    let pi = stand_in_pi(&env);
+    let sessions = env.path("sessions");
+    std::fs::write(
+        sessions.join(format!("2026-11-30T09-00-00-000Z_{ID2}.jsonl")),
+        json!({"type":"session","version":3,"id":ID2,"timestamp":"2026-11-30T09:00:00.000Z","cwd":"/"})
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    assert!(file.exists());
+    let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+    assert_eq!(code, 0, "nothing runs it yet: {out}");
+    // A pi writing into the folder that holds the saved file, with no registration.
+    let dir = sessions.display().to_string();
+    let argv = pi_support::pi_pane_argv_with(
+        &env.path("pi-bin"),
+        &[("PI_CODING_AGENT_SESSION_DIR", &dir)],
+        "sleep 600",
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    std::fs::create_dir_all(env.path("elsewhere")).unwrap();
+    server.new_session("hidden", &env.path("elsewhere"), &argv);
+    let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+    assert_eq!(code, 4, "{out}");
+    let why = out["reason"].as_str().unwrap().to_string();
+    assert!(why.starts_with("pi: pid"), "{why}");
+    assert!(why.contains("cannot be told"), "{why}");
+    assert!(
+        windows(&server).iter().all(|w| w != "Docs"),
+        "nothing launched"
+    );
+    server.tmux(&["kill-session", "-t", "hidden"]);
+    wait_for(10_000, || {
+        (resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]).0 == 0).then_some(())
+    })
+    .expect("once that pi is gone, the checks pass");
+    // A pi in the worker's own folder, with no registration: it could be running it too.
+    let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), "sleep 600");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    server.new_session("hidden2", &env.path("root/docs"), &argv);
+    let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+    assert_eq!(code, 4, "{out}");
+}

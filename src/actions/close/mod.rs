@@ -259,7 +259,7 @@ fn protected_check(
     root: &Path,
     cfg: &IntercomConfig,
     agent: &Agent,
-) -> Result<(JobRecord, Guard), Ending> {
+) -> Result<(JobRecord, Guard, PathBuf), Ending> {
     if cfg
         .workers()
         .filter(|a| a.close_job.as_ref().is_some_and(|j| j.state.is_pending()))
@@ -272,9 +272,14 @@ fn protected_check(
         ));
     }
     let regs = registrations::read_all(Some(root), &req.scan.data_root);
-    let Some(target) = regs
-        .by_session_id(&agent.session_id)
-        .and_then(record::from_registration)
+    let folder = root.join(&agent.project_directory);
+    let reg = regs.of_seat(&agent.session_id, None, Some(&folder));
+    // The roster's own record too must be of a pi in the worker's folder: never another's pane.
+    if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
+        return Err(refused(CloseExit::Refused, why));
+    }
+    let Some((target, path)) =
+        reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))
     else {
         return Err(refused(
             CloseExit::NoReplyPath,
@@ -285,7 +290,7 @@ fn protected_check(
     guard
         .check(&target)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
-    Ok((target, guard))
+    Ok((target, guard, path))
 }
 
 /// Record the job: its lock (held by this run), then the worker's identity (`handoff` accepts
@@ -340,13 +345,27 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
         return Ok(end);
     }
     // Protected targets first, from names and processes only: nothing written or sent yet.
-    let (mut target, guard) = protected_check(req, &root, &cfg, &agent)?;
+    let (mut target, guard, reg_path) = protected_check(req, &root, &cfg, &agent)?;
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = scan::run(req.scan, req.clock, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
     let key = format!("{}/{}", scan::base_name(&root), agent.name);
     if let Err(r) = reply::resolve(&pass, &key) {
         return Err(refused(CloseExit::NoReplyPath, r.to_string()));
+    }
+    // The board's reply path holds only a registration that agrees with the session file and
+    // folder it found for the worker: the close targets that very record, or nothing.
+    let boards = pass
+        .records
+        .iter()
+        .find(|r| r.key() == key)
+        .and_then(|r| r.registered.as_ref())
+        .map(|v| PathBuf::from(&v.path));
+    if boards.as_deref() != Some(reg_path.as_path()) {
+        return Err(refused(
+            CloseExit::Refused,
+            "the board found another registration for the worker than the one to close",
+        ));
     }
     // The registered pi must be in the registered pane now, verified from the outside.
     let verified = verify(&target, &agent.session_id, &guard);

@@ -98,7 +98,11 @@ pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), Re
 pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
     use RecordError::Missing;
     let p = path(root, job);
-    let f = fsguard::open_regular(&p, Some(64 * 1024))
+    // The jobs folder and the record must be ours and private (`fsguard::trusted`, and no read
+    // by others either): another user's record could name their pane as the worker's.
+    fsguard::trusted_dir(&crate::paths::jobs_dir(root))
+        .map_err(|e| RecordError::Unreadable(e.code()))?;
+    let f = fsguard::open_trusted(&p, Some(64 * 1024))
         .map_err(|e| RecordError::Unreadable(e.code()))?;
     if f.mode & 0o077 != 0 {
         return Err(RecordError::Exposed);

@@ -36,6 +36,8 @@ pub enum VerifyError {
     /// The pane's terminal is another than when the job started (a restarted Herdr keeps ids).
     PaneTerminalChanged,
     PiNotAlive,
+    /// The recorded pi runs as another user: never signalled, its pane never closed.
+    PiNotOurs,
     PaneHasNoProcess,
     PiNotInPane,
     /// The session file could not be read (an `FsError`/parse code).
@@ -72,6 +74,7 @@ impl std::fmt::Display for VerifyError {
             VerifyError::PiNotAlive => {
                 f.write_str("the recorded pi process is gone, a zombie, or another incarnation")
             }
+            VerifyError::PiNotOurs => f.write_str("the recorded pi runs as another user"),
             VerifyError::PaneHasNoProcess => f.write_str("the pane has no process"),
             VerifyError::PiNotInPane => {
                 f.write_str("the recorded pi process is not in the pane's process tree")
@@ -132,6 +135,12 @@ pub(super) fn verify(
     if !server.same_server(&job.server) {
         return Err(VerifyError::ServerRestarted);
     }
+    // Another user's server (socket or process) is never closed through.
+    let server_pid = match &server {
+        ServerIdentity::Tmux { server_pid, .. } => Some(*server_pid),
+        ServerIdentity::Herdr { .. } => None,
+    };
+    mux::server_is_ours(&job.socket, server_pid).map_err(VerifyError::Server)?;
     let pane = m
         .find_pane(&job.pane_id, deadline)
         .map_err(VerifyError::PaneLookup)?
@@ -150,6 +159,9 @@ pub(super) fn verify(
     guard.check_pane(&pane)?;
     if proc::status(&job.pi) != ProcStatus::Alive {
         return Err(VerifyError::PiNotAlive);
+    }
+    if !proc::is_ours(job.pi.pid) {
+        return Err(VerifyError::PiNotOurs);
     }
     let pane_pid = pane.pid.ok_or(VerifyError::PaneHasNoProcess)?;
     if pane_pid != job.pi.pid && !proc::is_ancestor(pane_pid, job.pi.pid) {

@@ -293,16 +293,16 @@ fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registr
     if reg.pid.is_none() || reg.pid != view.pid || !same_place {
         return Err(no("the seat's registration changed since the scan"));
     }
-    // The scan's rule for a live registration: the pid's process now, with the recorded start
-    // ticks and boot id wherever they were recorded.
-    let alive = reg.pid.and_then(crate::proc::identity).is_some_and(|id| {
-        reg.start_ticks.is_none_or(|t| t == id.start_ticks)
-            && reg.boot_id.as_ref().is_none_or(|b| *b == id.boot_id)
-            && crate::proc::is_alive(&id)
-    });
-    if !alive {
-        return Err(no("the seat's registration is stale (its pi is gone)"));
+    // The scan's rule for a live registration (`Registration::alive`: same incarnation, ours).
+    if reg.alive() != Some(true) {
+        return Err(no(
+            "the seat's registration is stale (its pi is gone or is not yours)",
+        ));
     }
+    // Still the record of the seat the board found (session file, folder): another pi's record
+    // of the same session id never receives a reply meant for this one.
+    reg.matches_seat(t.session_file.as_deref(), t.folder.as_deref())
+        .map_err(|why| no(&why))?;
     if reg.session_closed() {
         return Err(no(
             "the seat's session has ended in its pi (it moved on or is quitting)",

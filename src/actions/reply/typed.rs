@@ -48,6 +48,7 @@ pub(super) fn send(
     let answer = match typed::agent_send(&req, Instant::now() + typed::TOOL_DEADLINE) {
         Ok(a) => a,
         Err(TypedError::NotStarted(e)) => return Err(Refusal::ToolNotStarted(e)),
+        Err(TypedError::NotOurs(e)) => return Err(Refusal::NoPath(key.into(), e)),
         Err(TypedError::Unfinished(e)) => {
             // It started but did not finish: it may have typed. Report that, never retry.
             let mut r = Receipt::new(key, t, Transport::Typed, Outcome::Unconfirmed, now);

@@ -1,14 +1,16 @@
-//! Is anything still running the worker's session? Three independent witnesses, any one of which
-//! refuses a resume: a live registration, a process on this machine that names the session, and
-//! the worker's loopback health endpoint answering with the session id.
+//! Is anything still running the worker's session? Independent witnesses, any one of which
+//! refuses a resume: a live registration, a process on this machine that names the session, a
+//! live pi that cannot be proven to run another session (pi 1.6.0 hides its `--session*` flags,
+//! so a pi without a registration could be running any session: not knowing refuses), and the
+//! worker's loopback health endpoint answering with the session id.
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::evidence::registrations::{self, Registration};
+use crate::evidence::registrations::{self, Registration, RegistrationSet};
 use crate::fsguard;
 use crate::probe::{self, ConnState};
-use crate::proc::{self, ProcIdentity};
+use crate::proc;
 
 /// At most this many `/proc` entries are looked at (a machine with more processes is refused
 /// as "cannot tell", never assumed clear).
@@ -36,25 +38,17 @@ pub fn live_registration(
         .into_iter()
         .filter(|r| r.session_id.as_deref() == Some(session_id) && !r.session_closed())
         .find_map(|r| {
-            let id = identity_of(&r)?;
-            proc::is_alive(&id).then(|| {
+            let pid = r.pid?;
+            (r.identity().is_some() && r.alive() == Some(true)).then(|| {
                 (
                     Witness {
                         kind: "registration",
-                        detail: format!("pid {} registered this session and still runs", id.pid),
+                        detail: format!("pid {pid} registered this session and still runs"),
                     },
                     r,
                 )
             })
         })
-}
-
-pub fn identity_of(r: &Registration) -> Option<ProcIdentity> {
-    Some(ProcIdentity {
-        pid: r.pid?,
-        start_ticks: r.start_ticks?,
-        boot_id: r.boot_id.clone()?,
-    })
 }
 
 /// Why "does anything still run the session" has no answer: unknown is not clear.
@@ -81,11 +75,15 @@ impl std::fmt::Display for Unknowable {
 impl std::error::Error for Unknowable {}
 
 /// A process other than this one whose command line names the session id or its file, or whose
-/// environment says it runs for that session (`PI_SESSION_ID`, which pi gives its tools).
+/// environment says it runs for that session (`PI_SESSION_ID`, which pi gives its tools); or a
+/// live pi of ours that cannot be proven to run another session (`unproven_pi`). `regs`: every
+/// registration read, to prove what a registered pi runs.
 /// `Err` when `/proc` cannot be listed completely: unknown is not clear.
 pub fn process_naming(
     session_id: &str,
     session_file: &Path,
+    folder: &Path,
+    regs: &RegistrationSet,
 ) -> Result<Option<Witness>, Unknowable> {
     let me = std::process::id() as i32;
     let mine: Vec<i32> = proc::ancestors(me, proc::MAX_DEPTH);
@@ -124,8 +122,92 @@ pub fn process_naming(
                 }));
             }
         }
+        if let Some(w) = unproven_pi(pid, session_id, session_file, folder, regs) {
+            return Ok(Some(w));
+        }
     }
     Ok(None)
+}
+
+/// A live pi of ours that could be running `session_id` and is not proven to run another: it is
+/// pi (`proc::pi_command_line`); no live registration of exactly that process (naming another
+/// session, not ended) and no visible command line proves another session; and it writes where
+/// the saved file is (the folder its environment and cwd give holds `session_file`), runs in
+/// the worker's `folder`, or its folder cannot be told. Another user's process cannot write our
+/// session files and is not asked about.
+fn unproven_pi(
+    pid: i32,
+    session_id: &str,
+    session_file: &Path,
+    folder: &Path,
+    regs: &RegistrationSet,
+) -> Option<Witness> {
+    if !proc::is_ours(pid) {
+        return None;
+    }
+    let argv = proc::pi_command_line(pid).ok()?;
+    let id = proc::identity(pid)?;
+    // The sessions this very process has registered and not ended.
+    let open: Vec<&Registration> = regs
+        .items
+        .iter()
+        .filter(|r| r.is_process(&id) && !r.session_closed())
+        .collect();
+    if open
+        .iter()
+        .any(|r| r.session_id.as_deref() == Some(session_id))
+    {
+        return Some(Witness {
+            kind: "pi",
+            detail: format!("pid {pid} is a pi registered for this session"),
+        });
+    }
+    if open.iter().any(|r| r.session_id.is_some()) {
+        return None;
+    }
+    if runs_other_session(&argv, session_id) {
+        return None;
+    }
+    let writes_there = match crate::scan::pi_session_dir(pid, &argv) {
+        Some(dir) => session_file
+            .parent()
+            .is_some_and(|p| registrations::in_sessions_dir(p, &dir)),
+        None => true,
+    };
+    let in_folder = proc::cwd(pid).is_some_and(|c| registrations::same_path(&c, folder));
+    if !writes_there && !in_folder {
+        return None;
+    }
+    Some(Witness {
+        kind: "pi",
+        detail: format!(
+            "pid {pid} is a pi whose session cannot be told (no live registration of it, and pi 1.6.0 hides its --session flags): it could be running this session; quit it, or install the intercom-pane extension in it so it registers"
+        ),
+    })
+}
+
+/// The command line shows a session that is not `session_id`: `--no-session`, or a
+/// `--session`, `--session-id` or `--fork` naming another.
+fn runs_other_session(argv: &[String], session_id: &str) -> bool {
+    let names_it = |v: &str| v == session_id || v.ends_with(&format!("_{session_id}.jsonl"));
+    let mut it = argv.iter().map(String::as_str).peekable();
+    while let Some(a) = it.next() {
+        if a == "--no-session" {
+            return true;
+        }
+        let value = match a.split_once('=') {
+            Some((k, v)) if ["--session", "--session-id", "--fork"].contains(&k) => Some((k, v)),
+            None if ["--session", "--session-id", "--fork"].contains(&a) => {
+                it.next().map(|v| (a, v))
+            }
+            _ => None,
+        };
+        if let Some((k, v)) = value {
+            // A fork starts a new session whatever it forks from.
+            return k == "--fork" || !names_it(v);
+        }
+    }
+    false
 }
 
 /// `--session-id=<id>` or `--session=<…_id.jsonl>` written as one argument.
@@ -164,8 +246,18 @@ mod tests {
     }
 
     #[test]
-    fn this_process_names_no_session() {
-        let r = process_naming("no-such-session-7f3a", Path::new("/nonexistent/x.jsonl"));
-        assert!(matches!(r, Ok(None)), "{r:?}");
+    fn a_visible_command_line_proves_another_session_only_when_it_names_one() {
+        let v = |a: &[&str]| {
+            runs_other_session(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "abc")
+        };
+        assert!(v(&["node", "/x/cli.js", "--session-id", "other"]));
+        assert!(v(&["node", "/x/cli.js", "--session=/s/2026_other.jsonl"]));
+        assert!(v(&["node", "/x/cli.js", "--no-session"]));
+        assert!(v(&["node", "/x/cli.js", "--fork", "abc"]));
+        assert!(!v(&["node", "/x/cli.js", "--session-id", "abc"]));
+        assert!(!v(&["node", "/x/cli.js", "--session", "/s/2026_abc.jsonl"]));
+        // pi 1.6.0's title hides everything: nothing is proven.
+        assert!(!v(&["pi"]));
+        assert!(!v(&["node", "/x/cli.js", "--continue"]));
     }
 }

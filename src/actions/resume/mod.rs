@@ -247,7 +247,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         "saved session {} (header matches)",
         session_file.display()
     ));
-    no_process_or_endpoint(&agent, &session_file)?;
+    no_process_or_endpoint(&agent, &session_file, root, &req.scan.data_root)?;
     checks.push("no live registration, pane, process or health endpoint".into());
     let cwd = root.join(&agent.project_directory);
     if !matches!(fsguard::kind(&cwd), Ok(fsguard::Kind::Dir)) {
@@ -305,8 +305,15 @@ fn saved_session(agent: &Agent, record: Option<&SeatRecord>) -> Result<PathBuf, 
 
 /// No process on this machine names the session, and its health endpoint does not answer as
 /// it; `/proc` that cannot be read completely is not "clear".
-fn no_process_or_endpoint(agent: &Agent, session_file: &Path) -> Result<(), Ending> {
-    match live::process_naming(&agent.session_id, session_file) {
+fn no_process_or_endpoint(
+    agent: &Agent,
+    session_file: &Path,
+    root: &Path,
+    data_root: &Path,
+) -> Result<(), Ending> {
+    let regs = crate::evidence::registrations::read_all(Some(root), data_root);
+    let folder = root.join(&agent.project_directory);
+    match live::process_naming(&agent.session_id, session_file, &folder, &regs) {
         Ok(Some(w)) => return Err(still(w)),
         Ok(None) => {}
         Err(e) => {

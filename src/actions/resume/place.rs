@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{live, Plan, ResumeRequest};
+use super::{Plan, ResumeRequest};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::evidence::registrations;
 use crate::mux::{self, Multiplexer, MuxEnv, NewWindow, PaneInfo, ServerIdentity};
@@ -47,8 +47,12 @@ pub(super) fn coordinator_pane(
     let deadline = Instant::now() + STEP_DEADLINE;
     if let Some(c) = cfg.coordinator() {
         let set = registrations::read_all(Some(root), data_root);
-        if let Some(reg) = set.by_session_id(&c.session_id) {
-            let alive = live::identity_of(reg).is_some_and(|id| proc::is_alive(&id));
+        let folder = root.join(&c.project_directory);
+        if let Some(reg) = set
+            .of_seat(&c.session_id, None, Some(&folder))
+            .filter(|r| r.matches_seat(None, Some(&folder)).is_ok())
+        {
+            let alive = reg.identity().is_some() && reg.alive() == Some(true);
             if let (true, Some(m)) = (alive, &reg.mux) {
                 if let Some(found) = registered_pane(m, reg.pid, deadline) {
                     return Ok(found);
@@ -78,6 +82,8 @@ fn registered_pane(
         if m.server_pid != Some(i64::from(server_pid)) || m.server_start != Some(start_time) {
             return None;
         }
+        // A window is opened only on a server of ours.
+        mux::server_is_ours(client.socket_path(), Some(server_pid)).ok()?;
     }
     let pane = client.find_pane(m.pane_id.as_deref()?, deadline).ok()??;
     let (pp, rp) = (pane.pid?, pid?);

@@ -65,12 +65,18 @@ impl ConfigError {
             FsError::NotDirectory => "config_not_directory",
             FsError::Oversize => "config_oversize",
             FsError::Unreadable => "config_unreadable",
+            FsError::NotOwned => "config_not_owned",
+            FsError::OthersWrite => "config_writable_by_others",
         };
         let shown = text::clip(&text::sanitize(&path.to_string_lossy()), 200);
         let why = match e {
             FsError::NotFound => "does not exist".to_string(),
             FsError::Oversize => format!("is larger than {MAX_CONFIG_BYTES} bytes"),
             FsError::Link => "is or passes through a symbolic link (refused)".to_string(),
+            FsError::NotOwned | FsError::OthersWrite => format!(
+                "{}: a roster found by searching upward is used only when it is yours (pass --root to choose one explicitly)",
+                fsguard::trust_reason(e, fsguard::owner_of(path))
+            ),
             other => format!("cannot be read safely ({})", other.code()),
         };
         ConfigError {
@@ -394,7 +400,9 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
             Err(e) => return Err(ConfigError::from_fs(e, &file)),
             Ok(_) => {}
         }
-        return load(dir).map(Some);
+        // A roster found by climbing may sit in a shared or planted folder: only the caller's
+        // own, not writable by others, is used (an explicit `--root` is the person's choice).
+        return load_checked(dir, true).map(Some);
     }
     Ok(None)
 }
@@ -402,15 +410,32 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
 /// Read and validate `<root>/.pi-intercom/config.json` (≤ 1 MiB, ≤ 256 agents, no link in
 /// `.pi-intercom` or `config.json`, never blocking on a FIFO).
 pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
+    load_checked(root, false)
+}
+
+/// `load`; with `trusted`, the file must also pass `fsguard::trusted` (ours, not writable by
+/// group or others), checked on the file read (a cached copy: on its current metadata, whose
+/// change time any chown or chmod moves, so the cache key moves too).
+fn load_checked(root: &Path, trusted: bool) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
+    if trusted {
+        let meta = std::fs::symlink_metadata(&path)
+            .map_err(|_| ConfigError::from_fs(FsError::Unreadable, &path))?;
+        use std::os::unix::fs::MetadataExt;
+        fsguard::trusted(meta.uid(), meta.mode()).map_err(|e| ConfigError::from_fs(e, &path))?;
+    }
     // Taken before the read: a change after it gives the next pass another key.
     let key = REMEMBERED.key(|| fsguard::settled_key_at(&path));
     if let Some(cfg) = key.as_ref().and_then(|k| REMEMBERED.get(&path, k)) {
         return Ok(cfg);
     }
-    let bytes = fsguard::read_capped(&path, MAX_CONFIG_BYTES)
-        .map_err(|e| ConfigError::from_fs(e, &path))?;
+    let read = if trusted {
+        fsguard::read_trusted
+    } else {
+        fsguard::read_capped
+    };
+    let bytes = read(&path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::from_fs(e, &path))?;
     let cfg = parse(root, &bytes)?;
     if let Some(k) = key {
         REMEMBERED.put(&path, k, cfg.clone());

@@ -508,6 +508,7 @@ impl Multiplexer for Herdr {
     }
 
     fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
+        crate::mux::server_is_ours(self.socket_path(), None)?;
         self.agent_prompt(pane_id, text, deadline)
     }
 
@@ -518,6 +519,7 @@ impl Multiplexer for Herdr {
         expected: &PaneIdentity,
         deadline: Instant,
     ) -> Result<CloseOutcome, MuxError> {
+        crate::mux::server_is_ours(self.socket_path(), None)?;
         let server = self.server_identity(deadline)?;
         if expected.pane_pid.is_none() || expected.terminal_id.is_none() {
             return Ok(CloseOutcome::Refused("invalid_identity".into()));

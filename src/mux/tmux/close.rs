@@ -43,6 +43,9 @@ impl Tmux {
         if let Some(field) = expected.mismatch(server, pane) {
             return Ok(CloseOutcome::Refused(format!("{field}_differs")));
         }
+        // Another user's server is never closed through (its socket, or the process the fresh
+        // look found, which the recorded identity just matched).
+        crate::mux::server_is_ours(&self.socket, Some(server_pid))?;
         // 2. Compare and kill in one server pass: no gap between the check and the kill.
         let cond = close_condition(expected, server_pid, start_time, pane_pid);
         let args = Args::new("if-shell")

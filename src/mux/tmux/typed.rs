@@ -99,9 +99,30 @@ impl TypedAnswer {
     }
 }
 
+/// The server the tool would talk to (`-L` as it resolves it: a path, or a name under the
+/// default socket folder, since the tool runs without `TMUX_TMPDIR`) is ours, socket and process.
+fn server_ours(socket: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
+    let path = match socket {
+        Some(s) if s.contains('/') => std::path::PathBuf::from(s),
+        Some(name) => super::args::socket_for_name(name, None)
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "bad socket name"))?,
+        None => super::args::socket_for_name("default", None)
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "no default socket"))?,
+    };
+    crate::mux::server_is_ours(&path, None)?;
+    use crate::mux::Multiplexer;
+    let pid = match super::Tmux::at_socket(&path).server_identity(deadline)? {
+        crate::mux::ServerIdentity::Tmux { server_pid, .. } => Some(server_pid),
+        _ => None,
+    };
+    crate::mux::server_is_ours(&path, pid)
+}
+
 /// Why the tool gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TypedError {
+    /// The server belongs to another user (socket or process): nothing was typed.
+    NotOurs(String),
     /// It never started (no bash, no script, spawn failed): nothing was typed.
     NotStarted(String),
     /// It started but did not finish (deadline, output cap): it may have typed.
@@ -111,6 +132,8 @@ pub enum TypedError {
 /// Run the delivery tool once for `req` before `deadline` (never retried: a second run could
 /// type twice).
 pub fn agent_send(req: &TypedRequest<'_>, deadline: Instant) -> Result<TypedAnswer, TypedError> {
+    // Never type into another user's server: its socket and its process must be ours.
+    server_ours(req.socket, deadline).map_err(|e| TypedError::NotOurs(e.to_string()))?;
     let mut cmd = match std::env::var_os(AGENT_SEND_ENV) {
         Some(path) => Command::new(path),
         None => {
@@ -173,6 +196,7 @@ pub(super) fn send_text(
     let answer = match agent_send(&req, deadline) {
         Ok(a) => a,
         Err(TypedError::NotStarted(d)) => return Err(MuxError::new(ErrorCode::NotInstalled, d)),
+        Err(TypedError::NotOurs(d)) => return Err(MuxError::new(ErrorCode::NotOurs, d)),
         Err(TypedError::Unfinished(d)) => return Err(MuxError::new(ErrorCode::Timeout, d)),
     };
     let code = match answer.exit() {
