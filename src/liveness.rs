@@ -102,6 +102,9 @@ pub type ServerKey = (MuxKind, Option<String>);
 pub struct PaneCache {
     /// Each listing once, with the first key that named its server.
     listings: Vec<(ServerKey, Listing)>,
+    /// The socket each listing came from (same order as `listings`; `None` for listings taken
+    /// elsewhere).
+    sockets: Vec<Option<PathBuf>>,
     /// Every key asked about, and which listing answers it: keys that resolve to one socket
     /// (the default server and its path, a `-L` name and its path) share one listing.
     keys: Vec<(ServerKey, usize)>,
@@ -117,6 +120,7 @@ impl PaneCache {
     ) -> PaneCache {
         let mut cache = PaneCache {
             listings: Vec::new(),
+            sockets: Vec::new(),
             keys: Vec::new(),
         };
         if mode != LivenessMode::Tmux {
@@ -139,8 +143,11 @@ impl PaneCache {
             }
             let listing =
                 listing_of(mux::open(key.0, &server.1).list_panes(Instant::now() + LIST_DEADLINE));
-            asked.push((server, cache.listings.len()));
+            asked.push((server.clone(), cache.listings.len()));
             cache.push(key.clone(), listing);
+            if let Some(s) = cache.sockets.last_mut() {
+                *s = Some(server.1);
+            }
         }
         cache
     }
@@ -148,12 +155,14 @@ impl PaneCache {
     fn push(&mut self, key: ServerKey, listing: Listing) {
         self.keys.push((key.clone(), self.listings.len()));
         self.listings.push((key, listing));
+        self.sockets.push(None);
     }
 
     /// A cache of listings already taken, one per server (benches and tests take their own).
     pub fn from_listings(listings: Vec<(ServerKey, Result<PaneList, MuxError>)>) -> PaneCache {
         let mut cache = PaneCache {
             listings: Vec::new(),
+            sockets: Vec::new(),
             keys: Vec::new(),
         };
         for (k, l) in listings.into_iter().take(MAX_SERVERS) {
@@ -168,6 +177,19 @@ impl PaneCache {
             .iter()
             .filter_map(|(k, l)| l.as_ref().ok().map(|ps| (k, ps)))
             .flat_map(|(k, ps)| ps.iter().map(move |p| (k, p)))
+    }
+
+    /// Each server that answered: its kind, its socket, and the session of its first pane (a
+    /// live view attaches its listening client there).
+    pub fn answered(&self) -> Vec<(MuxKind, PathBuf, Option<String>)> {
+        self.listings
+            .iter()
+            .zip(&self.sockets)
+            .filter_map(|((k, l), s)| {
+                let panes = l.as_ref().ok()?;
+                Some((k.0, s.clone()?, panes.first().map(|p| p.session_id.clone())))
+            })
+            .collect()
     }
 
     fn server(&self, key: &ServerKey) -> Option<&Listing> {

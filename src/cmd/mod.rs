@@ -6,6 +6,7 @@ pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
+pub mod live_source;
 pub mod monitor_cmd;
 pub mod options;
 pub mod register_cmd;

@@ -8,6 +8,7 @@ use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::live_source::{LiveSource, LogFrames};
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -206,13 +207,23 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         opts: r.opts.clone(),
         clock: clock.clone(),
     };
-    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
+    // The live engine; a process that cannot make an eventfd falls back to timed passes.
+    let source: Box<dyn SnapshotSource> = match LiveSource::new(
+        r.opts.clone(),
+        clock.clone(),
+        !args.no_probe,
+        crate::live::Settings::default(),
+    ) {
+        Ok(s) => Box::new(s),
+        Err(_) => Box::new(ScanSource::new(r.opts, clock.clone(), !args.no_probe)),
+    };
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
+        frame_log: Some(Arc::new(LogFrames)),
     };
     match run_monitor_with(
-        Box::new(source),
+        source,
         Arc::new(DataRootSeen { data_root }),
         Arc::new(replies),
         clock,

@@ -163,6 +163,8 @@ pub struct Engine<P: Passes> {
     /// Consecutive passes that named a pi already gone (a pass after one is enough).
     gone_streak: u32,
     health: Option<Health>,
+    /// What the last pass was for.
+    last_why: Why,
 }
 
 impl<P: Passes> Engine<P> {
@@ -192,6 +194,7 @@ impl<P: Passes> Engine<P> {
             recheck_at: None,
             gone_streak: 0,
             health: None,
+            last_why: Why::default(),
         })
     }
 
@@ -248,7 +251,13 @@ impl<P: Passes> Engine<P> {
                     "exited": why.exited.len()}),
             );
         }
+        self.last_why = why;
         out
+    }
+
+    /// What the last pass was for.
+    pub fn last_why(&self) -> &Why {
+        &self.last_why
     }
 
     /// Watch what the pass said, and note what the watching found already out of date.

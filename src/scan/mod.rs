@@ -88,6 +88,11 @@ pub struct Scan {
     pub discovery_errors: Vec<String>,
     /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
     pub reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
+    /// Every live pi the pass saw (live registrations, and the pis listed panes run): a live
+    /// view holds each by a pidfd.
+    pub pis: Vec<crate::proc::ProcIdentity>,
+    /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux).
+    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>)>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -236,6 +241,8 @@ fn assemble(
     mut snapshot: Snapshot,
 ) -> Scan {
     snapshot.rows = seats.rows;
+    let pis = live_pis(&found);
+    let servers = found.panes.answered();
     // Configured order is kept inside both groups.
     crate::probe::sort_disconnected_last(&mut snapshot.rows, |r| r.connection.state);
     Scan {
@@ -250,7 +257,28 @@ fn assemble(
         registration_errors: found.regs.errors,
         discovery_errors: found.discovery_errors,
         reply_paths: seats.reply_paths,
+        pis,
+        servers,
     }
+}
+
+/// The live registered pis and the pis panes run, each once (identity read now: the pane's pi
+/// was found by this pass a moment ago).
+fn live_pis(found: &discover::Discovered) -> Vec<crate::proc::ProcIdentity> {
+    let mut out: Vec<crate::proc::ProcIdentity> = found
+        .regs
+        .items
+        .iter()
+        .filter_map(|r| r.identity())
+        .filter(crate::proc::is_alive)
+        .collect();
+    for &pid in &found.pane_pis {
+        if out.iter().any(|id| id.pid == pid) {
+            continue;
+        }
+        out.extend(crate::proc::identity(pid));
+    }
+    out
 }
 
 impl Scan {

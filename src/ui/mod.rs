@@ -26,11 +26,13 @@ mod reply_flow;
 pub mod run;
 /// Glyphs, words and colours per state.
 pub mod theme;
+/// When an age on screen changes next.
+pub mod tick;
 
 pub use app::{App, Effect, Msg, Options};
 pub use ports::{
-    CancelToken, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender, SeenWriter,
-    SnapshotSource,
+    CancelToken, FrameLog, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender,
+    SeenWriter, SnapshotSource,
 };
 pub use render::render;
 pub use run::{run_monitor, run_monitor_with, MonitorOptions};

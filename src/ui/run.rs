@@ -1,6 +1,7 @@
 //! The event loop: raw mode + alternate screen, a background pass thread, an input thread, and a
 //! main thread that sleeps on one channel and redraws only when something arrived.
 
+use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,8 @@ use ratatui::Terminal;
 
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
-use crate::ui::ports::{CancelToken, ReplySender, SeenWriter, SnapshotSource};
+use crate::snapshot::BoardState;
+use crate::ui::ports::{CancelToken, FrameLog, ReplySender, SeenWriter, SnapshotSource};
 use crate::ui::render::render;
 
 /// Pause between the end of one pass and the start of the next (docs/behaviour.md §3).
@@ -34,12 +36,14 @@ const SCANNING_SHOWN_AFTER: Duration = Duration::from_millis(300);
 const MAX_BATCH: usize = 256;
 
 /// Loop settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MonitorOptions {
-    /// Pause between passes.
+    /// Pause between passes (a source that waits for changes ignores it).
     pub pass_interval: Duration,
     /// Draw colours; `None` decides from `NO_COLOR` and `TERM`.
     pub color: Option<bool>,
+    /// Told about frames that show new states (the `live_frame` log event).
+    pub frame_log: Option<Arc<dyn FrameLog>>,
 }
 
 impl Default for MonitorOptions {
@@ -47,6 +51,7 @@ impl Default for MonitorOptions {
         MonitorOptions {
             pass_interval: PASS_INTERVAL,
             color: None,
+            frame_log: None,
         }
     }
 }
@@ -125,6 +130,7 @@ pub fn run_monitor_with(
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
     spawn_input(stop_input.clone(), tx.clone())?;
 
+    let mut frames = Frames::new(opts.frame_log);
     let result = event_loop(
         &mut app,
         &mut terminal,
@@ -132,12 +138,53 @@ pub fn run_monitor_with(
         &tx,
         &seen_writer,
         &reply_sender,
+        &mut frames,
     );
     // Quitting cancels the in-flight pass (and its probes) and stops the input thread; neither is
     // joined, so a slow pass can never hold the terminal.
     cancel.cancel();
     stop_input.store(true, Ordering::SeqCst);
     result
+}
+
+/// The states the last frame showed, to tell the `FrameLog` which rows changed.
+struct Frames {
+    log: Option<Arc<dyn FrameLog>>,
+    shown: HashMap<String, BoardState>,
+    scanned_at: Option<crate::clock::Ms>,
+}
+
+impl Frames {
+    fn new(log: Option<Arc<dyn FrameLog>>) -> Frames {
+        Frames {
+            log: log.filter(|l| l.enabled()),
+            shown: HashMap::new(),
+            scanned_at: None,
+        }
+    }
+
+    /// After a frame: say which rows it shows in a new state (only for a new pass).
+    fn drawn(&mut self, app: &App) {
+        let (Some(log), Some(snap)) = (&self.log, app.snapshot()) else {
+            return;
+        };
+        if self.scanned_at == Some(snap.scanned_at) {
+            return;
+        }
+        self.scanned_at = Some(snap.scanned_at);
+        let mut changed = Vec::new();
+        let mut shown = HashMap::with_capacity(snap.rows.len());
+        for r in &snap.rows {
+            if self.shown.get(&r.id) != Some(&r.state) {
+                changed.push((r.id.clone(), r.state.as_str()));
+            }
+            shown.insert(r.id.clone(), r.state);
+        }
+        self.shown = shown;
+        if !changed.is_empty() {
+            log.frame(&changed, snap.scanned_at);
+        }
+    }
 }
 
 fn event_loop(
@@ -147,12 +194,28 @@ fn event_loop(
     tx: &Sender<Event2>,
     seen_writer: &Arc<dyn SeenWriter>,
     reply_sender: &Arc<dyn ReplySender>,
+    frames: &mut Frames,
 ) -> io::Result<()> {
     draw(app, terminal)?;
     loop {
-        // Sleep until something happens: no tick.
-        let Ok(first) = rx.recv() else {
-            return Ok(());
+        // Sleep until something happens, or until an age on screen changes (no pass for that).
+        let tick = app
+            .snapshot()
+            .and_then(|s| crate::ui::tick::next_redraw(s, app.now()))
+            .map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
+        let first = match tick {
+            Some(d) => match rx.recv_timeout(d) {
+                Ok(ev) => ev,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    draw(app, terminal)?;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match rx.recv() {
+                Ok(ev) => ev,
+                Err(_) => return Ok(()),
+            },
         };
         let mut next = Some(first);
         let mut applied = 0;
@@ -195,6 +258,7 @@ fn event_loop(
             break;
         }
         draw(app, terminal)?;
+        frames.drawn(app);
     }
 }
 
@@ -301,7 +365,7 @@ fn spawn_passes(
             if cancel.is_cancelled() || tx.send(Event2::App(Msg::SnapshotArrived(snap))).is_err() {
                 return;
             }
-            if cancel.wait_timeout(interval) {
+            if source.wait_for_change(interval) {
                 return;
             }
         })

@@ -1,0 +1,69 @@
+//! The board's passes for the live engine: the scan, with the probe checks the caller keeps, and
+//! the plan each pass yields (`plan`: folders, pis, tmux servers, time-bound states).
+
+use std::sync::Arc;
+
+use super::engine::{Passes, Plan, Why};
+use super::panes::ServerWatch;
+use crate::clock::Clock;
+use crate::mux::MuxKind;
+use crate::probe::ProbeCache;
+use crate::scan::{self, Scan, ScanError, ScanOptions};
+
+/// Passes of the real scan.
+pub struct BoardPasses {
+    pub opts: ScanOptions,
+    pub clock: Arc<dyn Clock>,
+    /// Connection checks the caller gathers; each pass shows them.
+    pub probes: ProbeCache,
+    /// The folders of the last full pass (a pass for changed files keeps them).
+    folders: Vec<super::files::Spec>,
+}
+
+impl BoardPasses {
+    pub fn new(opts: ScanOptions, clock: Arc<dyn Clock>) -> BoardPasses {
+        BoardPasses {
+            opts,
+            clock,
+            probes: ProbeCache::new(),
+            folders: Vec::new(),
+        }
+    }
+}
+
+impl Passes for BoardPasses {
+    type Out = Result<Scan, ScanError>;
+
+    fn pass(&mut self, why: &Why) -> (Self::Out, Plan) {
+        let result = scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes));
+        let mut plan = Plan::default();
+        match &result {
+            Ok(pass) => {
+                let structure = why.full || self.folders.is_empty();
+                if structure {
+                    self.folders = super::plan::folders(&self.opts, pass);
+                }
+                plan.folders = self.folders.clone();
+                plan.pis = pass.pis.clone();
+                plan.servers = pass
+                    .servers
+                    .iter()
+                    .filter(|(k, _, _)| *k == MuxKind::Tmux)
+                    .map(|(_, socket, session)| ServerWatch {
+                        socket: socket.clone(),
+                        session: session.clone(),
+                    })
+                    .collect();
+                plan.recheck = super::plan::recheck(pass, self.clock.now_ms());
+            }
+            // The pass was refused (an invalid `seen.json`): its fix wakes the engine.
+            Err(_) => {
+                plan.folders = vec![super::files::Spec::only(
+                    self.opts.data_root.join("board"),
+                    &["seen.json"],
+                )];
+            }
+        }
+        (result, plan)
+    }
+}
