@@ -5,7 +5,12 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Scan(_) | Command::Status(_)) {
+    let watching = match &cli.command {
+        Command::Scan(a) => a.watch,
+        Command::Status(a) => a.watch,
+        _ => true,
+    };
+    if !watching {
         intercom_pane::evidence::single_pass();
     }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).

@@ -15,6 +15,7 @@ pub mod resume_cmd;
 pub mod scan_cmd;
 pub mod status_cmd;
 pub mod text_input;
+pub mod watch_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.

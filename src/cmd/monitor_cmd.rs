@@ -212,7 +212,10 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         r.opts.clone(),
         clock.clone(),
         !args.no_probe,
-        crate::live::Settings::default(),
+        crate::live::Settings {
+            full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
+            ..crate::live::Settings::default()
+        },
     ) {
         Ok(s) => Box::new(s),
         Err(_) => Box::new(ScanSource::new(r.opts, clock.clone(), !args.no_probe)),

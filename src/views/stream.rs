@@ -117,9 +117,9 @@ impl Differ {
         super::json::to_string(&Value::Object(m)).unwrap_or_default()
     }
 
-    /// The whole board (`why`: `start`, `resync` after dropped lines, `changed` when something
-    /// outside the seats changed); remembers every seat as sent.
-    pub fn board(&mut self, scan: &Scan, why: &str, at: Ms) -> String {
+    /// The whole board (`why`: `start`, `resync` after `dropped` lines were dropped for a slow
+    /// reader, `changed` when something outside the seats changed); remembers every seat as sent.
+    pub fn board(&mut self, scan: &Scan, why: &str, dropped: u64, at: Ms) -> String {
         let mut index = super::board_files::index_json(scan);
         let mut cut = false;
         let mut last = BTreeMap::new();
@@ -140,6 +140,9 @@ impl Differ {
         self.last_head = Some(head_of(&index));
         let mut rest = Map::new();
         rest.insert("why".into(), json!(why));
+        if dropped > 0 {
+            rest.insert("dropped".into(), json!(dropped));
+        }
         if cut {
             rest.insert("cut".into(), json!(true));
         }
@@ -153,7 +156,7 @@ impl Differ {
     pub fn changes(&mut self, scan: &Scan, at: Ms) -> Vec<String> {
         let head = head_of(&super::board_files::index_json_head(scan));
         if self.last_head.as_ref() != Some(&head) {
-            return vec![self.board(scan, "changed", at)];
+            return vec![self.board(scan, "changed", 0, at)];
         }
         let mut out = Vec::new();
         let mut seen = BTreeMap::new();
