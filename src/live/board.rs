@@ -31,8 +31,18 @@ impl BoardPasses {
     }
 }
 
+impl Drop for BoardPasses {
+    fn drop(&mut self) {
+        super::record::remove(&self.opts.data_root);
+    }
+}
+
 impl Passes for BoardPasses {
     type Out = Result<Scan, ScanError>;
+
+    fn health_changed(&mut self, health: &super::engine::Health) {
+        super::record::write(&self.opts.data_root, health);
+    }
 
     fn pass(&mut self, why: &Why) -> (Self::Out, Plan) {
         let result = scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes));

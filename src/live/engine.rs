@@ -87,9 +87,11 @@ pub trait Passes {
     type Out;
     /// Run one pass over what changed (`why`); say what to watch next.
     fn pass(&mut self, why: &Why) -> (Self::Out, Plan);
-    /// Whether `socket`'s listing may be kept from the last pass (its client listens). The
-    /// engine tells the runner before each pass.
+    /// The tmux servers whose clients listen now (their listings may be kept from the last
+    /// pass unless `Why::servers` names them). The engine tells the runner before each pass.
     fn listening(&mut self, _servers: &[PathBuf]) {}
+    /// How the engine watches changed (`doctor` reads it from the runner's record).
+    fn health_changed(&mut self, _health: &Health) {}
 }
 
 /// Why the engine woke the caller.
@@ -116,8 +118,10 @@ pub struct Health {
     pub limit: Option<&'static str>,
     /// Folders (or parents of missing ones) left unwatched by the limit.
     pub unwatched: usize,
-    /// Kernel queue overflows so far (each made the next pass a full one).
+    /// Kernel queue overflows so far (each made the next pass a full one), and when the last
+    /// one was seen.
     pub overflows: u64,
+    pub last_overflow_at: Option<String>,
     /// pis held by a pidfd.
     pub pids: usize,
     /// tmux servers and whether a control client listens on each.
@@ -165,6 +169,7 @@ pub struct Engine<P: Passes> {
     health: Option<Health>,
     /// What the last pass was for.
     last_why: Why,
+    last_overflow_at: Option<String>,
 }
 
 impl<P: Passes> Engine<P> {
@@ -195,6 +200,7 @@ impl<P: Passes> Engine<P> {
             gone_streak: 0,
             health: None,
             last_why: Why::default(),
+            last_overflow_at: None,
         })
     }
 
@@ -291,6 +297,7 @@ impl<P: Passes> Engine<P> {
                 crate::log::event::LIVE_WATCH,
                 serde_json::to_value(&h).unwrap_or_default(),
             );
+            self.runner.health_changed(&h);
             self.health = Some(h);
         }
     }
@@ -312,6 +319,7 @@ impl<P: Passes> Engine<P> {
             limit,
             unwatched,
             overflows,
+            last_overflow_at: self.last_overflow_at.clone(),
             pids: self.pids.len(),
             servers: self.panes.health().into_iter().map(Into::into).collect(),
             full_every_secs: self.full_interval().as_secs(),
@@ -457,6 +465,9 @@ impl<P: Passes> Engine<P> {
                     self.pending.note("folders");
                 }
                 Change::Overflow => {
+                    self.last_overflow_at = Some(crate::clock::format_iso(
+                        crate::clock::Clock::now_ms(&crate::clock::SystemClock),
+                    ));
                     self.resync = true;
                     self.pending.full = true;
                     self.pending.note("overflow");

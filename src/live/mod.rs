@@ -12,6 +12,7 @@ pub mod files;
 pub mod panes;
 pub mod pids;
 pub mod plan;
+pub mod record;
 pub mod wake;
 
 pub use engine::{Engine, Health, Passes, Plan, Settings, Wake, Why};
