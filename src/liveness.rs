@@ -9,7 +9,9 @@
 //! Herdr names a process by its program (`sleep` for `exec -a pi sleep`), tmux by its `argv[0]`.
 //! Only a seat with no registered process falls back to the pane's foreground command `pi`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::board::classify::Liveness;
@@ -98,6 +100,63 @@ fn listing_of(list: Result<PaneList, MuxError>) -> Listing {
 /// A multiplexer server as seats name it: its kind and socket hint.
 pub type ServerKey = (MuxKind, Option<String>);
 
+/// tmux listings a live view keeps between passes (docs/behaviour.md §3a): a server's listing is
+/// used again, brought up to date from `/proc` (`mux::tmux::current`), while the view's control
+/// client on that server listens and has reported nothing since; any other server is listed.
+#[derive(Default)]
+pub struct KeptPanes {
+    inner: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    lists: HashMap<PathBuf, PaneList>,
+    /// Servers whose kept listing may be used for the next pass.
+    trusted: HashSet<PathBuf>,
+}
+
+impl std::fmt::Debug for KeptPanes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptPanes")
+    }
+}
+
+impl KeptPanes {
+    pub fn new() -> KeptPanes {
+        KeptPanes::default()
+    }
+
+    /// Before a pass: the kept listings of `listening` servers may be used, except those
+    /// `stale` names (their client reported a change, or a pi on them exited).
+    pub fn trust(&self, listening: &[PathBuf], stale: &std::collections::BTreeSet<PathBuf>) {
+        if let Ok(mut k) = self.inner.lock() {
+            k.trusted = listening
+                .iter()
+                .filter(|s| !stale.contains(*s))
+                .cloned()
+                .collect();
+            // Only listings a listening client keeps up to date are worth keeping.
+            let Kept { lists, trusted } = &mut *k;
+            lists.retain(|s, _| trusted.contains(s) || listening.contains(s));
+        }
+    }
+
+    /// A trusted kept listing of `socket`, brought up to date; `None`: list it.
+    fn take(&self, socket: &Path) -> Option<PaneList> {
+        let k = self.inner.lock().ok()?;
+        if !k.trusted.contains(socket) {
+            return None;
+        }
+        mux::tmux::current::refresh(k.lists.get(socket)?)
+    }
+
+    fn keep(&self, socket: &Path, list: &PaneList) {
+        if let Ok(mut k) = self.inner.lock() {
+            k.lists.insert(socket.to_path_buf(), list.clone());
+        }
+    }
+}
+
 /// One pane listing per server, taken once per pass.
 pub struct PaneCache {
     /// Each listing once, with the first key that named its server.
@@ -117,6 +176,7 @@ impl PaneCache {
         mode: LivenessMode,
         servers: &[ServerKey],
         default_socket: Option<&Path>,
+        kept: Option<&KeptPanes>,
     ) -> PaneCache {
         let mut cache = PaneCache {
             listings: Vec::new(),
@@ -141,8 +201,20 @@ impl PaneCache {
                 cache.keys.push((key.clone(), *i));
                 continue;
             }
-            let listing =
-                listing_of(mux::open(key.0, &server.1).list_panes(Instant::now() + LIST_DEADLINE));
+            let kept_list = kept
+                .filter(|_| key.0 == MuxKind::Tmux)
+                .and_then(|k| k.take(&server.1));
+            let list = match kept_list {
+                Some(l) => Ok(l),
+                None => {
+                    let l = mux::open(key.0, &server.1).list_panes(Instant::now() + LIST_DEADLINE);
+                    if let (Some(k), Ok(l)) = (kept, &l) {
+                        k.keep(&server.1, l);
+                    }
+                    l
+                }
+            };
+            let listing = listing_of(list);
             asked.push((server.clone(), cache.listings.len()));
             cache.push(key.clone(), listing);
             if let Some(s) = cache.sockets.last_mut() {

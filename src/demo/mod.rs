@@ -386,6 +386,7 @@ fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
         session_dirs: vec![layout.sessions.clone()],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(sock.to_path_buf()),
+        kept_panes: None,
     };
     let mut pass = 0u32;
     loop {

@@ -1,11 +1,14 @@
 //! The board's passes for the live engine: the scan, with the probe checks the caller keeps, and
 //! the plan each pass yields (`plan`: folders, pis, tmux servers, time-bound states).
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::engine::{Passes, Plan, Why};
 use super::panes::ServerWatch;
 use crate::clock::Clock;
+use crate::liveness::KeptPanes;
 use crate::mux::MuxKind;
 use crate::probe::ProbeCache;
 use crate::scan::{self, Scan, ScanError, ScanOptions};
@@ -21,7 +24,8 @@ pub struct BoardPasses {
 }
 
 impl BoardPasses {
-    pub fn new(opts: ScanOptions, clock: Arc<dyn Clock>) -> BoardPasses {
+    pub fn new(mut opts: ScanOptions, clock: Arc<dyn Clock>) -> BoardPasses {
+        opts.kept_panes = Some(Arc::new(KeptPanes::new()));
         BoardPasses {
             opts,
             clock,
@@ -39,6 +43,12 @@ impl Drop for BoardPasses {
 
 impl Passes for BoardPasses {
     type Out = Result<Scan, ScanError>;
+
+    fn listening(&mut self, servers: &[PathBuf], stale: &BTreeSet<PathBuf>) {
+        if let Some(k) = &self.opts.kept_panes {
+            k.trust(servers, stale);
+        }
+    }
 
     fn health_changed(&mut self, health: &super::engine::Health) {
         super::record::write(&self.opts.data_root, health);

@@ -87,9 +87,10 @@ pub trait Passes {
     type Out;
     /// Run one pass over what changed (`why`); say what to watch next.
     fn pass(&mut self, why: &Why) -> (Self::Out, Plan);
-    /// The tmux servers whose clients listen now (their listings may be kept from the last
-    /// pass unless `Why::servers` names them). The engine tells the runner before each pass.
-    fn listening(&mut self, _servers: &[PathBuf]) {}
+    /// The tmux servers whose clients listen now: their listings may be kept from the last
+    /// pass, except those in `stale` (`Why::servers`). The engine tells the runner before each
+    /// pass.
+    fn listening(&mut self, _servers: &[PathBuf], _stale: &BTreeSet<PathBuf>) {}
     /// How the engine watches changed (`doctor` reads it from the runner's record).
     fn health_changed(&mut self, _health: &Health) {}
 }
@@ -244,7 +245,9 @@ impl<P: Passes> Engine<P> {
             .filter(|s| s.listening)
             .map(|s| s.socket)
             .collect();
-        self.runner.listening(&listening);
+        // Even the timer's full pass keeps what a listening client vouches for (and `/proc`
+        // confirms): no process runs while nothing changes.
+        self.runner.listening(&listening, &why.servers);
         let (out, plan) = self.runner.pass(&why);
         let now = Instant::now();
         self.coalesce.passed(started, now - started, now);

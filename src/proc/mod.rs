@@ -39,6 +39,8 @@ pub struct ProcStat {
     pub pgrp: i32,
     /// Field 6: session id.
     pub session: i32,
+    /// Field 8: the foreground process group of the process's controlling terminal (-1: none).
+    pub tpgid: i32,
     /// Field 22: start time in clock ticks since boot.
     pub start_ticks: u64,
 }
@@ -75,6 +77,7 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
     let ppid: i32 = fields.get(1)?.parse().ok()?;
     let pgrp: i32 = fields.get(2)?.parse().ok()?;
     let session: i32 = fields.get(3)?.parse().ok()?;
+    let tpgid: i32 = fields.get(5)?.parse().ok()?;
     let start_ticks: u64 = fields.get(19)?.parse().ok()?;
     if pid <= 0 || ppid < 0 {
         return None;
@@ -86,6 +89,7 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
         ppid,
         pgrp,
         session,
+        tpgid,
         start_ticks,
     })
 }
@@ -255,6 +259,7 @@ mod tests {
         assert_eq!(st.comm, "a) (b");
         assert_eq!(st.state, 'R');
         assert_eq!(st.ppid, 17);
+        assert_eq!(st.tpgid, -1);
         assert_eq!(st.start_ticks, 987654);
     }
 

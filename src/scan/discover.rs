@@ -73,6 +73,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
         opts.liveness,
         &seat_servers(&seats, &regs),
         opts.tmux_socket.as_deref(),
+        opts.kept_panes.as_deref(),
     );
     // Every other pane whose process tree runs pi is a seat too (no setup needed).
     let mut pane_pis = Vec::new();

@@ -54,6 +54,8 @@ pub struct ScanOptions {
     /// The tmux server seats without an explicit socket live on (default: `$TMUX`, else
     /// `-L default`).
     pub tmux_socket: Option<PathBuf>,
+    /// Pane listings a live view keeps between passes (none: every server is listed).
+    pub kept_panes: Option<std::sync::Arc<crate::liveness::KeptPanes>>,
 }
 
 /// A refusal that stops the pass (exit 2).

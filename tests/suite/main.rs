@@ -43,6 +43,7 @@ mod herdr_contract;
 mod intercom_fixture;
 mod intercom_hostile;
 mod live_control;
+mod live_engine;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;

@@ -41,6 +41,7 @@ mod args;
 mod close;
 pub mod control;
 mod create;
+pub mod current;
 mod listing;
 pub mod literal;
 mod presence;
