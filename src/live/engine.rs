@@ -235,9 +235,6 @@ impl<P: Passes> Engine<P> {
             why.full = true;
             why.note("timer");
         }
-        if why.full {
-            self.next_full = started + self.full_interval();
-        }
         let listening: Vec<PathBuf> = self
             .panes
             .health()
@@ -252,6 +249,10 @@ impl<P: Passes> Engine<P> {
         let now = Instant::now();
         self.coalesce.passed(started, now - started, now);
         self.apply(plan, &why, now);
+        // After `apply`: a limit the sync just met shortens the interval at once.
+        if why.full {
+            self.next_full = started + self.full_interval();
+        }
         if crate::log::enabled() {
             crate::log::event(
                 crate::log::event::LIVE_PASS,

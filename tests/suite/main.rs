@@ -44,6 +44,7 @@ mod intercom_fixture;
 mod intercom_hostile;
 mod live_control;
 mod live_engine;
+mod live_limits;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;
