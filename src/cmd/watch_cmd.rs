@@ -51,6 +51,16 @@ struct Out {
     q: Mutex<Queue>,
     /// Wakes the writer thread.
     wake: Waker,
+    /// `MAX_QUEUE_BYTES`, or less for a test (`INTERCOM_PANE_TEST_WATCH_QUEUE_BYTES`).
+    cap: usize,
+}
+
+/// The queue's size: a test may only make it smaller.
+fn queue_cap() -> usize {
+    std::env::var("INTERCOM_PANE_TEST_WATCH_QUEUE_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(MAX_QUEUE_BYTES, |v| v.clamp(1, MAX_QUEUE_BYTES))
 }
 
 impl Out {
@@ -60,7 +70,7 @@ impl Out {
         let Ok(mut q) = self.q.lock() else {
             return false;
         };
-        if !q.lines.is_empty() && q.bytes + line.len() > MAX_QUEUE_BYTES {
+        if !q.lines.is_empty() && q.bytes + line.len() > self.cap {
             q.dropped += q.lines.len() as u64 + 1;
             q.lines.clear();
             q.bytes = 0;
@@ -168,6 +178,7 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
         Ok(w) => Arc::new(Out {
             q: Mutex::new(Queue::default()),
             wake: w,
+            cap: queue_cap(),
         }),
         Err(e) => return Err(format!("cannot start the watch: {e}")),
     };

@@ -129,11 +129,15 @@ impl Fleet {
         }
     }
 
-    /// Append a user message: the worker is working from then on.
+    /// Append a user message (the `n`th, `n` seconds after the first): the worker is working from
+    /// then on, and its record changes with each one.
     pub fn start_turn(&self, i: usize, n: usize) {
         use std::io::Write;
+        let at = intercom_pane::clock::format_iso(
+            intercom_pane::clock::parse_iso("2026-11-29T23:01:00.000Z").unwrap() + n as i64 * 1000,
+        );
         let line = json!({"type":"message","id":format!("u{n}"),"parentId":"a2",
-            "timestamp":"2026-11-29T23:01:00.000Z","message":{"role":"user","content":"Go on."}});
+            "timestamp":at,"message":{"role":"user","content":"Go on."}});
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(self.file(i))

@@ -45,6 +45,7 @@ mod intercom_hostile;
 mod live_control;
 mod live_engine;
 mod live_limits;
+mod live_watch;
 mod log_cli;
 mod monitor_tmux;
 mod mux_herdr;
