@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::live_engine::{engine, quiet, state, until, Fleet};
+use crate::live_support::{engine, quiet, state, until, Fleet};
 use intercom_pane::live::Settings;
 use intercom_pane::liveness::LivenessMode;
 

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::live_engine::{sid, Fleet};
+use crate::live_support::{sid, Fleet};
 use serde_json::Value;
 
 fn watch_args(f: &Fleet, cmd: &str) -> Vec<String> {

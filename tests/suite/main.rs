@@ -13,6 +13,8 @@ mod hostile_support;
 mod intercom_support;
 #[path = "../io_count/mod.rs"]
 mod io_count;
+#[path = "../live_support/mod.rs"]
+mod live_support;
 #[path = "../lock_step/mod.rs"]
 mod lock_step;
 #[path = "../mux_herdr_fake/mod.rs"]
