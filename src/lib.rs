@@ -14,6 +14,7 @@ pub mod live;
 pub mod liveness;
 pub mod log;
 pub mod mux;
+pub mod names;
 pub mod paths;
 pub mod probe;
 pub mod proc;

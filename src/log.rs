@@ -39,6 +39,8 @@ pub mod event {
     pub const LIVE_OVERFLOW: &str = "live_overflow";
     /// The sidebar drew a frame showing new states: `changed` (`[{id, state}]`), `passAt`.
     pub const LIVE_FRAME: &str = "live_frame";
+    /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
+    pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
 }
 
 fn target() -> Option<&'static PathBuf> {
