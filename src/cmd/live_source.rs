@@ -25,6 +25,8 @@ pub struct LiveSource {
     runtime: Option<tokio::runtime::Runtime>,
     cancel: CancelToken,
     next_probe: Instant,
+    /// Whether the last pass had workers to probe (no timer otherwise).
+    targets: bool,
 }
 
 impl LiveSource {
@@ -50,6 +52,7 @@ impl LiveSource {
             runtime,
             cancel,
             next_probe: Instant::now(),
+            targets: true,
         })
     }
 
@@ -109,6 +112,7 @@ impl SnapshotSource for LiveSource {
     fn next_snapshot(&mut self) -> Snapshot {
         match self.engine.pass() {
             Ok(mut pass) => {
+                self.targets = !pass.probe_targets().is_empty();
                 if self.probe_due() && !self.cancel.is_cancelled() {
                     self.probe_batch(&pass);
                     let now = self.clock.now_ms();
@@ -125,7 +129,7 @@ impl SnapshotSource for LiveSource {
     }
 
     fn wait_for_change(&mut self, _interval: Duration) -> bool {
-        let probe_at = self.probe.then_some(self.next_probe);
+        let probe_at = (self.probe && self.targets).then_some(self.next_probe);
         match self.engine.wait(probe_at) {
             Wake::Pass | Wake::Timer => self.cancel.is_cancelled(),
             Wake::Stop => true,

@@ -273,7 +273,8 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    let age = short_age(age_secs(now, snap.scanned_at));
+    // In steps (`<10s`, `<30s`, …): redrawn when the step changes, not every second.
+    let age = crate::ui::tick::title_age(age_secs(now, snap.scanned_at));
     let scan = if app.scanning() {
         format!("scanned {age} ago, scanning…")
     } else {
