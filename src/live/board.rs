@@ -19,8 +19,9 @@ pub struct BoardPasses {
     pub clock: Arc<dyn Clock>,
     /// Connection checks the caller gathers; each pass shows them.
     pub probes: ProbeCache,
-    /// The folders of the last full pass (a pass for changed files keeps them).
-    folders: Vec<super::files::Spec>,
+    /// The root folders of the last pass that listed them (a pass for changed files keeps
+    /// them; the seats' own folders are worked out every pass).
+    roots: Vec<super::files::Spec>,
 }
 
 impl BoardPasses {
@@ -30,7 +31,7 @@ impl BoardPasses {
             opts,
             clock,
             probes: ProbeCache::new(),
-            folders: Vec::new(),
+            roots: Vec::new(),
         }
     }
 }
@@ -59,11 +60,14 @@ impl Passes for BoardPasses {
         let mut plan = Plan::default();
         match &result {
             Ok(pass) => {
-                let structure = why.full || self.folders.is_empty();
-                if structure {
-                    self.folders = super::plan::folders(&self.opts, pass);
+                if why.full || self.roots.is_empty() {
+                    self.roots = super::plan::roots(&self.opts, pass);
                 }
-                plan.folders = self.folders.clone();
+                let mut folders = self.roots.clone();
+                folders.extend(super::plan::seat_folders(pass));
+                folders.sort_by(|a, b| a.dir.cmp(&b.dir));
+                folders.dedup();
+                plan.folders = folders;
                 plan.pis = pass.pis.clone();
                 plan.servers = pass
                     .servers

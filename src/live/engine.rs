@@ -248,7 +248,7 @@ impl<P: Passes> Engine<P> {
         let (out, plan) = self.runner.pass(&why);
         let now = Instant::now();
         self.coalesce.passed(started, now - started, now);
-        self.apply(plan, &why, now);
+        self.apply(plan, now);
         // After `apply`: a limit the sync just met shortens the interval at once.
         if why.full {
             self.next_full = started + self.full_interval();
@@ -271,9 +271,11 @@ impl<P: Passes> Engine<P> {
     }
 
     /// Watch what the pass said, and note what the watching found already out of date.
-    fn apply(&mut self, plan: Plan, why: &Why, now: Instant) {
+    fn apply(&mut self, plan: Plan, now: Instant) {
         if let Some(files) = self.files.as_mut() {
-            if self.resync || why.full || plan.folders != self.last_folders {
+            // A sync `lstat`s every folder: only when the plan changed, a folder came or went, or
+            // some folder is still unwatched (a limit may allow it now).
+            if self.resync || files.limit().is_some() || plan.folders != self.last_folders {
                 files.sync(&plan.folders);
                 self.last_folders = plan.folders;
                 self.resync = false;

@@ -44,8 +44,18 @@ fn session_root(dir: &Path, out: &mut Vec<Spec>) {
     }
 }
 
-/// Every folder the pass read, with the names in it that matter.
+/// Every folder the pass read, with the names in it that matter: `roots` and `seat_folders`.
 pub fn folders(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
+    let mut out = roots(opts, scan);
+    out.extend(seat_folders(scan));
+    out.sort_by(|a, b| a.dir.cmp(&b.dir));
+    out.dedup();
+    out
+}
+
+/// The folders the options and the roster name, with their subfolders (this lists folders:
+/// worked out again on a pass for a folder that came or went, or the timer's).
+pub fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
     let mut out = Vec::new();
     let data = &opts.data_root;
     out.push(Spec::only(data.join("board"), &["seen.json"]));
@@ -82,16 +92,18 @@ pub fn folders(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
     if let Some(fleet) = &opts.fleet {
         agent_roots(fleet, |a| a.join(".pi").join("agent").join("sessions"), &mut out);
     }
-    // The folder of every session file a seat reads (pane seats' `--<cwd>--` folders, files a
-    // registration names), for `.jsonl` files coming and going there.
-    for r in &scan.records {
-        if let Some(parent) = r.session_file.as_deref().and_then(|f| Path::new(f).parent()) {
-            out.push(Spec::suffix(parent, ".jsonl"));
-        }
-    }
-    out.sort_by(|a, b| a.dir.cmp(&b.dir));
-    out.dedup();
     out
+}
+
+/// The folder of every session file a seat reads (pane seats' `--<cwd>--` folders, files a
+/// registration names), for `.jsonl` files coming and going there. Reads nothing: worked out
+/// from every pass's records.
+pub fn seat_folders(scan: &Scan) -> Vec<Spec> {
+    scan.records
+        .iter()
+        .filter_map(|r| r.session_file.as_deref().and_then(|f| Path::new(f).parent()))
+        .map(|parent| Spec::suffix(parent, ".jsonl"))
+        .collect()
 }
 
 /// A folder of agent folders (a repo's `.pi/state`, a fleet): the folder itself, and each
