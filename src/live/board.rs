@@ -72,10 +72,10 @@ impl Passes for BoardPasses {
                 plan.servers = pass
                     .servers
                     .iter()
-                    .filter(|(k, _, _)| *k == MuxKind::Tmux)
-                    .map(|(_, socket, session)| ServerWatch {
+                    .map(|(kind, socket, session)| ServerWatch {
+                        kind: *kind,
                         socket: socket.clone(),
-                        session: session.clone(),
+                        session: session.clone().filter(|_| *kind == MuxKind::Tmux),
                     })
                     .collect();
                 plan.recheck = super::plan::recheck(pass, self.clock.now_ms());

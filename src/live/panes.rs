@@ -1,15 +1,19 @@
-//! One listening control-mode client per tmux server the board lists (`mux::tmux::control`), so
-//! a window, pane or session that comes or goes makes the engine list that server's panes again
-//! at once. A server without a listening client (it never attached, or it ended) is listed on a
-//! slow timer instead (`SLOW_LIST`), and its client is started again with a growing pause.
+//! One listener per multiplexer server the board lists, so a window, pane or session that comes
+//! or goes makes the engine list that server's panes again at once: a listening tmux control-mode
+//! client (`mux::tmux::control`), or Herdr's event subscription (`mux::herdr::events`). A server
+//! without a listener (it never attached, or it ended) is listed on a slow timer instead
+//! (`SLOW_LIST`), and its listener is started again with a growing pause.
 
 use std::collections::BTreeSet;
 use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::mux::herdr::events::HerdrEvents;
+use crate::mux::herdr::Herdr;
 use crate::mux::tmux::control::{ControlClient, Notice};
 use crate::mux::tmux::Tmux;
+use crate::mux::MuxKind;
 
 /// How often a server without a listening client is listed again.
 pub const SLOW_LIST: Duration = Duration::from_secs(5);
@@ -23,17 +27,53 @@ const START_DEADLINE: Duration = Duration::from_secs(2);
 /// Most servers watched at once (as many as a pass lists).
 const MAX_SERVERS: usize = 16;
 
-/// A tmux server the board lists, and a session on it to attach to (`$N`).
+/// A server the board lists, and (tmux) a session on it to attach to (`$N`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerWatch {
+    pub kind: MuxKind,
     pub socket: PathBuf,
     pub session: Option<String>,
 }
 
+/// A server's listener.
+enum Client {
+    Tmux(ControlClient),
+    Herdr(HerdrEvents),
+}
+
+impl Client {
+    fn raw_fd(&self) -> RawFd {
+        match self {
+            Client::Tmux(c) => c.raw_fd(),
+            Client::Herdr(h) => h.raw_fd(),
+        }
+    }
+    fn ready(&self) -> bool {
+        match self {
+            Client::Tmux(c) => c.ready(),
+            // Confirmed before `subscribe` returned.
+            Client::Herdr(_) => true,
+        }
+    }
+    fn ended(&self) -> bool {
+        match self {
+            Client::Tmux(c) => c.ended(),
+            Client::Herdr(h) => h.ended(),
+        }
+    }
+    fn read_notices(&mut self, out: &mut Vec<Notice>) {
+        match self {
+            Client::Tmux(c) => c.read_notices(out),
+            Client::Herdr(h) => h.read_notices(out),
+        }
+    }
+}
+
 struct Server {
+    kind: MuxKind,
     socket: PathBuf,
     session: Option<String>,
-    client: Option<ControlClient>,
+    client: Option<Client>,
     started: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
@@ -78,6 +118,7 @@ impl Panes {
             match self.servers.iter_mut().find(|s| s.socket == w.socket) {
                 Some(s) => s.session = w.session.clone().or(s.session.take()),
                 None => self.servers.push(Server {
+                    kind: w.kind,
                     socket: w.socket.clone(),
                     session: w.session.clone(),
                     client: None,
@@ -98,10 +139,16 @@ impl Panes {
             if s.client.is_some() || s.retry_at > now {
                 continue;
             }
-            let Some(session) = s.session.clone() else {
-                continue;
+            let started = match (s.kind, s.session.clone()) {
+                (MuxKind::Tmux, Some(session)) => Tmux::at_socket(&s.socket)
+                    .control_client(&session, now + START_DEADLINE)
+                    .map(Client::Tmux),
+                (MuxKind::Tmux, None) => continue,
+                (MuxKind::Herdr, _) => Herdr::at_socket(&s.socket)
+                    .subscribe(now + START_DEADLINE)
+                    .map(Client::Herdr),
             };
-            match Tmux::at_socket(&s.socket).control_client(&session, now + START_DEADLINE) {
+            match started {
                 Ok(c) => {
                     s.client = Some(c);
                     s.started = Some(now);
@@ -150,7 +197,7 @@ impl Panes {
                 }
             }
         }
-        if s.client.as_ref().is_some_and(ControlClient::ended) {
+        if s.client.as_ref().is_some_and(Client::ended) {
             s.client = None;
             let steady = s.started.is_some_and(|t| now.duration_since(t) >= STEADY);
             if steady {
@@ -168,7 +215,8 @@ impl Panes {
         self.servers
             .iter()
             .flat_map(|s| {
-                let retry = (s.client.is_none() && s.session.is_some()).then_some(s.retry_at);
+                let startable = s.kind == MuxKind::Herdr || s.session.is_some();
+                let retry = (s.client.is_none() && startable).then_some(s.retry_at);
                 let slow = (!s.listening()).then_some(s.listed_at + SLOW_LIST);
                 [retry, slow]
             })

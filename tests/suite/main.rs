@@ -49,6 +49,7 @@ mod intercom_fixture;
 mod intercom_hostile;
 mod live_control;
 mod live_engine;
+mod live_herdr;
 mod live_limits;
 mod live_watch;
 mod liveness_silent;

@@ -20,6 +20,7 @@ use super::{
 };
 use crate::text::sanitize;
 
+pub mod events;
 mod place;
 mod types;
 use types::Snapshot;
