@@ -8,6 +8,7 @@ pub mod ensure_monitor_cmd;
 pub mod exit;
 pub mod live_source;
 pub mod monitor_cmd;
+pub mod monitor_ports;
 pub mod options;
 pub mod register_cmd;
 pub mod reply_cmd;

@@ -9,6 +9,7 @@ use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
 use crate::cmd::live_source::{LiveSource, LogFrames};
+use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -209,6 +210,20 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         opts: r.opts.clone(),
         clock: clock.clone(),
     };
+    let navigator = ScanNavigator {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        own: own_pane(),
+    };
+    let workers = ScanWorkers {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        system_config: args.src.config.as_ref().map(|c| {
+            std::env::current_dir()
+                .map(|d| d.join(c))
+                .unwrap_or_else(|_| c.clone())
+        }),
+    };
     // The live engine; a process that cannot make an eventfd falls back to timed passes.
     let source: Box<dyn SnapshotSource> = match LiveSource::new(
         r.opts.clone(),
@@ -225,6 +240,8 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
+        navigator: Arc::new(navigator),
+        workers: Arc::new(workers),
         frame_log: Some(Arc::new(LogFrames)),
     };
     match run_monitor_with(

@@ -65,6 +65,7 @@ pub fn next_redraw(snap: &Snapshot, now: Ms) -> Option<Ms> {
         times.extend(r.report.as_ref().map(|x| x.updated_at));
         times.extend(r.handoff.as_ref().map(|x| x.updated_at));
         times.extend(r.close_job.as_ref().map(|x| x.updated_at));
+        times.extend(r.running_tool.as_ref().and_then(|x| x.since));
     }
     let row = |t: Ms| {
         let at = next_change(now, t);
