@@ -117,7 +117,7 @@ pub struct ScanArgs {
     pub stream: StreamArgs,
 }
 
-/// The `--watch` stream's flags (docs/interop.md §11).
+/// The `--watch` stream's flags (docs/interop.md §10).
 #[derive(Args, Debug, Clone)]
 pub struct StreamArgs {
     /// With `--watch`: one JSON object per line (the whole board, then one line per changed

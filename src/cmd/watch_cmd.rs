@@ -1,5 +1,5 @@
 //! `status --watch [--json-lines]` and `scan --watch [--json-lines]`: the live engine's passes as
-//! a stream (docs/interop.md §11), the same engine as the sidebar, not a loop around `status`.
+//! a stream (docs/interop.md §10), the same engine as the sidebar, not a loop around `status`.
 //!
 //! The stream never grows without bound: lines wait in a queue of at most `MAX_QUEUE_BYTES` for a
 //! writer thread; when a slow reader lets it fill, the queued lines are dropped and the next line

@@ -1,5 +1,5 @@
 //! `status --watch` / `scan --watch`: the board as a stream of JSON lines, version 1
-//! (docs/interop.md §11). The first line is the whole board; then one line per seat whose record
+//! (docs/interop.md §10). The first line is the whole board; then one line per seat whose record
 //! changed, one per seat that left the board, a whole board again when something outside the
 //! seats changed (roster, errors) or lines were dropped for a slow reader, and a heartbeat every
 //! so often:
