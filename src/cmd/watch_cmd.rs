@@ -12,8 +12,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::clock::Clock;
 use crate::cli::StreamArgs;
+use crate::clock::Clock;
 use crate::cmd::options::Resolved;
 use crate::live::board::BoardPasses;
 use crate::live::wake::Waker;
@@ -198,7 +198,10 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
     let mut resync = false;
     let mut last_scanned = clock.now_ms();
     loop {
-        let timer = Some(next_heartbeat).into_iter().chain(probe.then_some(next_probe)).min();
+        let timer = Some(next_heartbeat)
+            .into_iter()
+            .chain(probe.then_some(next_probe))
+            .min();
         match engine.wait(timer) {
             Wake::Stop => break,
             Wake::Timer if Instant::now() >= next_heartbeat => {

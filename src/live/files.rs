@@ -469,7 +469,10 @@ mod tests {
         w.sync(&[Spec::only(&d, &["seen.json"])]);
         assert!(w.watches_folder(&d));
         std::fs::write(d.join("index.json"), "{}").unwrap();
-        assert!(changes(&mut w).is_empty(), "our own board files wake nothing");
+        assert!(
+            changes(&mut w).is_empty(),
+            "our own board files wake nothing"
+        );
         std::fs::write(d.join("seen.json"), "{}").unwrap();
         let c = changes(&mut w);
         assert!(c.contains(&Change::Entry {

@@ -85,7 +85,9 @@ struct Server {
 
 impl Server {
     fn listening(&self) -> bool {
-        self.client.as_ref().is_some_and(|c| c.ready() && !c.ended())
+        self.client
+            .as_ref()
+            .is_some_and(|c| c.ready() && !c.ended())
     }
 }
 

@@ -75,13 +75,14 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let b = std::process::Command::new("true").spawn().unwrap();
+        let mut b = std::process::Command::new("true").spawn().unwrap();
         let ida = crate::proc::identity(a.id() as i32).unwrap();
         let mut idb = ida.clone();
         idb.pid = b.id() as i32;
         idb.start_ticks = 1;
         let mut set = PidSet::new();
         assert_eq!(set.sync(&[ida.clone(), idb]), 1);
+        b.wait().unwrap();
         assert_eq!(set.len(), 1);
         let (fd, _) = set.fds().next().map(|(f, i)| (f, i.clone())).unwrap();
         a.kill().unwrap();

@@ -29,7 +29,7 @@ fn subfolders(dir: &Path, max: usize) -> Vec<PathBuf> {
         .into_iter()
         .filter(|e| e.kind == Kind::Dir)
         .collect();
-    dirs.sort_by(|a, b| b.mtime_ms.cmp(&a.mtime_ms));
+    dirs.sort_by_key(|e| std::cmp::Reverse(e.mtime_ms));
     dirs.into_iter()
         .take(max)
         .map(|e| dir.join(e.name))
@@ -87,10 +87,18 @@ pub fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
         session_root(dir, &mut out);
     }
     if let Some(repo) = &opts.repo {
-        agent_roots(&repo.join(".pi").join("state"), |a| a.join("sessions"), &mut out);
+        agent_roots(
+            &repo.join(".pi").join("state"),
+            |a| a.join("sessions"),
+            &mut out,
+        );
     }
     if let Some(fleet) = &opts.fleet {
-        agent_roots(fleet, |a| a.join(".pi").join("agent").join("sessions"), &mut out);
+        agent_roots(
+            fleet,
+            |a| a.join(".pi").join("agent").join("sessions"),
+            &mut out,
+        );
     }
     out
 }
@@ -101,7 +109,11 @@ pub fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
 pub fn seat_folders(scan: &Scan) -> Vec<Spec> {
     scan.records
         .iter()
-        .filter_map(|r| r.session_file.as_deref().and_then(|f| Path::new(f).parent()))
+        .filter_map(|r| {
+            r.session_file
+                .as_deref()
+                .and_then(|f| Path::new(f).parent())
+        })
         .map(|parent| Spec::suffix(parent, ".jsonl"))
         .collect()
 }

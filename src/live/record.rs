@@ -47,7 +47,9 @@ pub fn write(data_root: &Path, health: &Health) {
         version: 1,
         process,
         command: std::env::args().nth(1).unwrap_or_default(),
-        updated_at: crate::clock::format_iso(crate::clock::Clock::now_ms(&crate::clock::SystemClock)),
+        updated_at: crate::clock::format_iso(crate::clock::Clock::now_ms(
+            &crate::clock::SystemClock,
+        )),
         health: serde_json::to_value(health).unwrap_or_default(),
     };
     let Ok(text) = crate::views::json::to_string_pretty(&rec) else {
@@ -66,7 +68,11 @@ fn prune(data_root: &Path) {
     let Ok(list) = crate::fsguard::list_dir(&d, MAX_RECORDS * 4) else {
         return;
     };
-    for e in list.entries.iter().filter(|e| e.kind == crate::fsguard::Kind::File) {
+    for e in list
+        .entries
+        .iter()
+        .filter(|e| e.kind == crate::fsguard::Kind::File)
+    {
         let p = d.join(&e.name);
         let dead = crate::fsguard::read_capped(&p, CAP)
             .ok()

@@ -37,9 +37,9 @@ pub mod tick;
 
 pub use app::{App, Effect, Msg, Options};
 pub use ports::{
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter, NoWorkerControl,
-    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, WorkerAction,
-    WorkerControl, WorkerOutcome,
+    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter,
+    NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource,
+    WorkerAction, WorkerControl, WorkerOutcome,
 };
 pub use render::render;
 pub use run::{run_monitor, run_monitor_with, MonitorOptions};

@@ -24,8 +24,8 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 use crate::clock::Clock;
-use crate::ui::app::{App, Effect, Msg, Options};
 use crate::snapshot::BoardState;
+use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::ports::{
     CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoWorkerControl, ReplySender,
     SeenWriter, SnapshotSource, WorkerControl, WorkerOutcome,

@@ -42,7 +42,11 @@ pub fn next_change(now: Ms, at: Ms) -> Ms {
     if at > now {
         // Shown as a future time until `at - 1000` (`fit::is_future`); then as `0s`.
         let flip = at.saturating_sub(1000);
-        return if flip > now { flip } else { at.saturating_add(1000) };
+        return if flip > now {
+            flip
+        } else {
+            at.saturating_add(1000)
+        };
     }
     let secs = (now - at) / 1000;
     let unit = match secs {
@@ -91,11 +95,22 @@ mod tests {
     #[test]
     fn the_next_change_is_when_the_shown_age_changes() {
         let at = 1_000_000;
-        for now in [at, at + 500, at + 59_999, at + 60_000, at + 125_000, at + 3_700_000] {
+        for now in [
+            at,
+            at + 500,
+            at + 59_999,
+            at + 60_000,
+            at + 125_000,
+            at + 3_700_000,
+        ] {
             let next = next_change(now, at);
             assert!(next > now);
             let shown = |t: Ms| short_age((t - at) / 1000);
-            assert_eq!(shown(now), shown(next - 1), "unchanged until {next} from {now}");
+            assert_eq!(
+                shown(now),
+                shown(next - 1),
+                "unchanged until {next} from {now}"
+            );
             assert_ne!(shown(now), shown(next), "changed at {next} from {now}");
         }
         // Minutes: a minute later, not a second.

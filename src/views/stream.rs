@@ -51,7 +51,9 @@ fn bounded(v: Value, cut: &mut bool) -> Value {
                     .collect(),
             )
         }
-        Value::Object(m) => Value::Object(m.into_iter().map(|(k, x)| (k, bounded(x, cut))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.into_iter().map(|(k, x)| (k, bounded(x, cut))).collect())
+        }
         other => other,
     }
 }

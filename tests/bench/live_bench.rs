@@ -25,7 +25,10 @@ use intercom_pane::clock::{parse_iso, Clock, Ms, SystemClock};
 use serde_json::Value;
 
 fn env_num(k: &str, d: u64) -> u64 {
-    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
 }
 
 fn now() -> Ms {
@@ -147,7 +150,13 @@ fn pcts(mut v: Vec<Ms>) -> String {
 
 fn pane_pid(server: &TmuxServer, session: &str) -> i32 {
     server
-        .tmux(&["display-message", "-p", "-t", &format!("={session}:"), "#{pane_pid}"])
+        .tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={session}:"),
+            "#{pane_pid}",
+        ])
         .trim()
         .parse()
         .unwrap()
@@ -198,13 +207,18 @@ fn live_bench() {
     };
     // Every seat shown waiting first.
     for k in 0..workers {
-        assert!(log.wait(k, "waiting", 0).is_some(), "w{k} never shown waiting");
+        assert!(
+            log.wait(k, "waiting", 0).is_some(),
+            "w{k} never shown waiting"
+        );
     }
     println!(
         "live bench: {workers} control-board seats live in tmux (a process the pi check \
          accepts in each), the monitor in a {}-row pane; load average {}",
         (workers + 8).min(400),
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
 
     // 1. A transcript line appended → its frame.
@@ -298,7 +312,10 @@ fn live_bench() {
     }
     println!("  pi exits → offline: {}", pcts(exit));
     println!("  session opened (new-session) → shown: {}", pcts(opened));
-    println!("  session closed (kill-session) → offline: {}", pcts(closed));
+    println!(
+        "  session closed (kill-session) → offline: {}",
+        pcts(closed)
+    );
 
     // 4. Idle.
     std::thread::sleep(Duration::from_secs(5));

@@ -64,7 +64,11 @@ impl Fleet {
         let mut f = Fleet::new(0);
         f.layout = true;
         for i in 0..workers {
-            let d = f.root.join(".pi/state").join(format!("w{i}")).join("sessions");
+            let d = f
+                .root
+                .join(".pi/state")
+                .join(format!("w{i}"))
+                .join("sessions");
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(Fleet::file_in(&d, i), transcript(i)).unwrap();
             f.dirs.push(d);
@@ -133,7 +137,11 @@ impl Fleet {
         ]
         .iter()
         .map(|a| a.to_string())
-        .chain([self.dirs[i].display().to_string(), "--session-id".into(), sid(i)])
+        .chain([
+            self.dirs[i].display().to_string(),
+            "--session-id".into(),
+            sid(i),
+        ])
         .collect()
     }
 
@@ -217,15 +225,15 @@ pub fn state(scan: &Scan, agent: &str) -> String {
 }
 
 /// Passes as the engine asks for them, until `pred` holds (bounded); the passes it took.
-pub fn until(
-    e: &mut Engine<BoardPasses>,
-    pred: impl Fn(&Scan) -> bool,
-) -> (Scan, usize) {
+pub fn until(e: &mut Engine<BoardPasses>, pred: impl Fn(&Scan) -> bool) -> (Scan, usize) {
     let end = Instant::now() + BOUND;
     let mut n = 0;
     let mut last = String::new();
     loop {
-        assert!(Instant::now() < end, "no pass showed it in time; last: {last}");
+        assert!(
+            Instant::now() < end,
+            "no pass showed it in time; last: {last}"
+        );
         match e.wait(Some(end)) {
             Wake::Pass => {
                 n += 1;
@@ -251,4 +259,3 @@ pub fn until(
 pub fn quiet(e: &mut Engine<BoardPasses>, d: Duration) -> bool {
     e.wait(Some(Instant::now() + d)) == Wake::Timer
 }
-

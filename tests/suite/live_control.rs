@@ -29,9 +29,15 @@ fn hear(c: &mut ControlClient, want: Notice, ms: u64) -> bool {
 }
 
 fn session_id(s: &TmuxServer, name: &str) -> String {
-    s.tmux(&["display-message", "-p", "-t", &format!("={name}:"), "#{session_id}"])
-        .trim()
-        .to_string()
+    s.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &format!("={name}:"),
+        "#{session_id}",
+    ])
+    .trim()
+    .to_string()
 }
 
 #[test]
@@ -40,16 +46,31 @@ fn a_listening_client_hears_windows_and_sessions_and_changes_nothing() {
     let s = TmuxServer::start("one", dir.path(), &["sleep", "300"]);
     s.new_session("two", dir.path(), &["sleep", "300"]);
     s.tmux(&["set-environment", "-t", "=one:", "MARK", "kept"]);
-    let size = || s.tmux(&["display-message", "-p", "-t", "=one:", "#{window_width}x#{window_height}"]);
+    let size = || {
+        s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "=one:",
+            "#{window_width}x#{window_height}",
+        ])
+    };
     let before = size();
     let tmux = Tmux::at_socket(&s.sock);
     let mut c = tmux
-        .control_client(&session_id(&s, "one"), Instant::now() + Duration::from_secs(5))
+        .control_client(
+            &session_id(&s, "one"),
+            Instant::now() + Duration::from_secs(5),
+        )
         .unwrap();
     assert!(hear(&mut c, Notice::Ready, 5000), "the client attached");
     assert!(c.ready());
     // It is a control client, read-only, ignoring sizes, without output.
-    let clients = s.tmux(&["list-clients", "-F", "#{client_control_mode} #{client_flags}"]);
+    let clients = s.tmux(&[
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{client_flags}",
+    ]);
     let line = clients.lines().find(|l| l.starts_with("1 ")).unwrap();
     for flag in ["read-only", "ignore-size", "no-output"] {
         assert!(line.contains(flag), "{flag} in {line}");
@@ -63,7 +84,10 @@ fn a_listening_client_hears_windows_and_sessions_and_changes_nothing() {
     s.new_session("three", dir.path(), &["sleep", "300"]);
     assert!(hear(&mut c, Notice::Panes, 5000), "session added");
     s.tmux(&["split-window", "-d", "-t", "=one:", "sleep", "300"]);
-    assert!(hear(&mut c, Notice::Panes, 5000), "its own session's layout");
+    assert!(
+        hear(&mut c, Notice::Panes, 5000),
+        "its own session's layout"
+    );
     s.tmux(&["kill-session", "-t", "=three"]);
     assert!(hear(&mut c, Notice::Panes, 5000), "session closed");
     assert!(!c.ended());
@@ -82,7 +106,10 @@ fn a_client_ends_with_its_server_and_a_bad_session_is_refused() {
         .control_client("one", Instant::now() + Duration::from_secs(5))
         .is_err());
     let mut c = tmux
-        .control_client(&session_id(&s, "one"), Instant::now() + Duration::from_secs(5))
+        .control_client(
+            &session_id(&s, "one"),
+            Instant::now() + Duration::from_secs(5),
+        )
         .unwrap();
     assert!(hear(&mut c, Notice::Ready, 5000));
     s.kill();
@@ -99,7 +126,9 @@ fn a_client_ends_with_its_server_and_a_bad_session_is_refused() {
         .unwrap();
     assert!(hear(&mut c2, Notice::Exit, 5000));
     assert!(wait_for(2000, || {
-        (!s2.tmux(&["list-clients", "-F", "#{client_control_mode}"]).contains('1')).then_some(())
+        (!s2.tmux(&["list-clients", "-F", "#{client_control_mode}"])
+            .contains('1'))
+        .then_some(())
     })
     .is_some());
 }

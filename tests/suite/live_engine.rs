@@ -21,7 +21,10 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
         e.pass().unwrap();
         true
     };
-    assert!(quiet(&mut e, Duration::from_millis(1500)), "a pass while nothing changed");
+    assert!(
+        quiet(&mut e, Duration::from_millis(1500)),
+        "a pass while nothing changed"
+    );
     let h = e.health();
     assert_eq!(h.mode, "events");
     assert_eq!(h.pids, 3, "{h:?}");
@@ -34,7 +37,11 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
     let (s, n) = until(&mut e, |s| state(s, "w1") == "working/user_message");
     assert_eq!(n, 1, "one pass");
     assert!(t0.elapsed() < Duration::from_secs(5));
-    assert!(e.last_why().files.contains(&f.file(1)), "{:?}", e.last_why());
+    assert!(
+        e.last_why().files.contains(&f.file(1)),
+        "{:?}",
+        e.last_why()
+    );
     assert_eq!(state(&s, "w0"), "waiting/input_needed");
 
     // A pi exits: its pidfd wakes the engine; the seat is no longer shown waiting (an Intercom
@@ -73,7 +80,11 @@ fn a_session_folder_deleted_made_again_or_replaced_by_a_link_is_right_after_one_
     let saved = std::fs::read(f.file(0)).unwrap();
     std::fs::remove_dir_all(&f.sessions).unwrap();
     let (s, _) = until(&mut e, |s| state(s, "w0") != "waiting/input_needed");
-    assert!(state(&s, "w0").starts_with("idle") || state(&s, "w0").starts_with("unknown"), "{}", state(&s, "w0"));
+    assert!(
+        state(&s, "w0").starts_with("idle") || state(&s, "w0").starts_with("unknown"),
+        "{}",
+        state(&s, "w0")
+    );
     std::fs::create_dir(&f.sessions).unwrap();
     std::fs::write(f.file(0), &saved).unwrap();
     until(&mut e, |s| state(s, "w0") == "waiting/input_needed");
@@ -92,5 +103,8 @@ fn a_session_folder_deleted_made_again_or_replaced_by_a_link_is_right_after_one_
         true
     };
     f.start_turn(0, 2);
-    assert!(quiet(&mut e, Duration::from_millis(800)), "a write behind a link woke a pass");
+    assert!(
+        quiet(&mut e, Duration::from_millis(800)),
+        "a write behind a link woke a pass"
+    );
 }

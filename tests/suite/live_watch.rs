@@ -180,7 +180,11 @@ fn a_reader_that_does_not_read_gets_a_board_again_not_a_growing_queue() {
         .map(parse)
         .find(|v| v["kind"] == "board" && v["why"] == "resync")
         .expect("a board line after the dropped ones");
-    assert!(resync["dropped"].as_u64().unwrap() > 0, "{}", resync["dropped"]);
+    assert!(
+        resync["dropped"].as_u64().unwrap() > 0,
+        "{}",
+        resync["dropped"]
+    );
     assert_eq!(resync["board"]["records"].as_array().unwrap().len(), 65);
 }
 

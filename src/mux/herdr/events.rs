@@ -57,7 +57,10 @@ impl Herdr {
         let mut stream = connect(&self.socket, deadline)?;
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(MuxError::new(ErrorCode::Timeout, "herdr did not answer in time"));
+            return Err(MuxError::new(
+                ErrorCode::Timeout,
+                "herdr did not answer in time",
+            ));
         }
         let io = |e: std::io::Error| MuxError::new(ErrorCode::Failed, e.kind().to_string());
         stream.set_write_timeout(Some(left)).map_err(io)?;
@@ -68,7 +71,10 @@ impl Herdr {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(MuxError::new(ErrorCode::Timeout, "herdr did not answer in time"));
+                return Err(MuxError::new(
+                    ErrorCode::Timeout,
+                    "herdr did not answer in time",
+                ));
             }
             stream.set_read_timeout(Some(left)).map_err(io)?;
             match stream.read(&mut b) {

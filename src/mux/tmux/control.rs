@@ -280,12 +280,7 @@ mod tests {
         );
         assert_eq!(
             n,
-            vec![
-                Notice::Ready,
-                Notice::Panes,
-                Notice::Panes,
-                Notice::Exit
-            ]
+            vec![Notice::Ready, Notice::Panes, Notice::Panes, Notice::Exit]
         );
         assert!(c.ended());
         // A line over the cap is skipped whole, and still counts.

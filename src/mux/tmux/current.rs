@@ -113,7 +113,13 @@ pub fn refresh(list: &PaneList) -> Option<PaneList> {
     let panes = list
         .panes
         .iter()
-        .map(|p| if p.dead { Some(p.clone()) } else { refresh_pane(p) })
+        .map(|p| {
+            if p.dead {
+                Some(p.clone())
+            } else {
+                refresh_pane(p)
+            }
+        })
         .collect::<Option<Vec<_>>>()?;
     Some(PaneList {
         server: list.server.clone(),
