@@ -72,26 +72,36 @@ impl LiveSource {
     fn probe_batch(&mut self, pass: &Scan) {
         let Some(rt) = &self.runtime else { return };
         let targets = pass.probe_targets();
-        let cancel = self.cancel.clone();
-        let clock = self.clock.clone();
         let cache = &mut self.engine.runner().probes;
-        rt.block_on(async move {
-            let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
-            let watcher = tokio::spawn(async move {
-                // Bounded: ends with the batch (aborted below) or when quit is seen.
-                loop {
-                    if cancel.is_cancelled() {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                    tokio::time::sleep(CANCEL_POLL).await;
-                }
-            });
-            cache.run_batch(&targets, || clock.now_ms(), rx).await;
-            watcher.abort();
-        });
+        run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
         self.next_probe = Instant::now() + PROBE_EVERY;
     }
+}
+
+/// One bounded probe batch on `rt`, ended early when `cancel` is set (the sidebar's quit).
+pub fn run_probe_batch(
+    rt: &tokio::runtime::Runtime,
+    cache: &mut crate::probe::ProbeCache,
+    targets: &[crate::probe::ProbeTarget],
+    cancel: &CancelToken,
+    clock: &Arc<dyn Clock>,
+) {
+    let (cancel, clock) = (cancel.clone(), clock.clone());
+    rt.block_on(async move {
+        let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
+        let watcher = tokio::spawn(async move {
+            // Bounded: ends with the batch (aborted below) or when quit is seen.
+            loop {
+                if cancel.is_cancelled() {
+                    let _ = tx.send(true);
+                    return;
+                }
+                tokio::time::sleep(CANCEL_POLL).await;
+            }
+        });
+        cache.run_batch(targets, || clock.now_ms(), rx).await;
+        watcher.abort();
+    });
 }
 
 /// The snapshot shown when a pass was refused.

@@ -2,13 +2,12 @@
 //! batch (cancelled at once when the user quits), then one scan that reads those checks.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
-use crate::cmd::live_source::{LiveSource, LogFrames};
+use crate::cmd::live_source::{run_probe_batch, LiveSource, LogFrames};
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
@@ -18,9 +17,6 @@ use crate::ui::ports::{
     CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
-
-/// How often a running probe batch looks at the quit flag.
-const CANCEL_POLL: Duration = Duration::from_millis(25);
 
 /// Passes of the real scan, with probe checks carried across passes.
 pub struct ScanSource {
@@ -51,24 +47,7 @@ impl ScanSource {
 
     fn probe_batch(&mut self, targets: &[ProbeTarget]) {
         let Some(rt) = &self.runtime else { return };
-        let cancel = self.cancel.clone();
-        let clock = self.clock.clone();
-        let cache = &mut self.probes;
-        rt.block_on(async move {
-            let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
-            let watcher = tokio::spawn(async move {
-                // Bounded: ends with the batch (aborted below) or when quit is seen.
-                loop {
-                    if cancel.is_cancelled() {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                    tokio::time::sleep(CANCEL_POLL).await;
-                }
-            });
-            cache.run_batch(targets, || clock.now_ms(), rx).await;
-            watcher.abort();
-        });
+        run_probe_batch(rt, &mut self.probes, targets, &self.cancel, &self.clock);
     }
 }
 

@@ -28,16 +28,18 @@ pub fn capacity(opts: &ScanOptions, pass: &Scan) -> Check {
     );
     let mut set = match WatchSet::new() {
         Ok(s) => s,
-        Err(e) => return Check::warn(
-            "live updates",
-            format!(
+        Err(e) => {
+            return Check::warn(
+                "live updates",
+                format!(
                 "inotify cannot be used ({e}): the sidebar and --watch run a full pass every 3 s"
             ),
-            format!(
-                "raise fs.inotify.max_user_instances (now {})",
-                sysctl("max_user_instances")
-            ),
-        ),
+                format!(
+                    "raise fs.inotify.max_user_instances (now {})",
+                    sysctl("max_user_instances")
+                ),
+            )
+        }
     };
     set.sync(&folders);
     match set.limit() {

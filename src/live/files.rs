@@ -137,21 +137,16 @@ struct Watch {
     inode: (u64, u64),
 }
 
-/// Every event a folder the pass reads may see.
+/// Every event a folder the pass reads may see: its entries written, and `parent_mask`.
 fn folder_mask() -> AddWatchFlags {
     AddWatchFlags::IN_MODIFY
         | AddWatchFlags::IN_ATTRIB
         | AddWatchFlags::IN_CLOSE_WRITE
-        | AddWatchFlags::IN_CREATE
-        | AddWatchFlags::IN_DELETE
-        | AddWatchFlags::IN_MOVED_FROM
-        | AddWatchFlags::IN_MOVED_TO
-        | AddWatchFlags::IN_DELETE_SELF
-        | AddWatchFlags::IN_MOVE_SELF
-        | guard_flags()
+        | parent_mask()
 }
 
-/// A parent watched only for the name leading to a missing folder: entries coming and going.
+/// A parent watched only for the name leading to a missing folder: entries coming and going,
+/// and the folder itself going.
 fn parent_mask() -> AddWatchFlags {
     AddWatchFlags::IN_CREATE
         | AddWatchFlags::IN_DELETE

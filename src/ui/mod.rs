@@ -14,6 +14,7 @@ pub mod compose;
 pub mod demo;
 mod details;
 mod fit;
+mod frames;
 mod help;
 /// The key binding table (dispatch and help line).
 pub mod keys;

@@ -1,7 +1,6 @@
 //! The event loop: raw mode + alternate screen, a background pass thread, an input thread, and a
 //! main thread that sleeps on one channel and redraws only when something arrived.
 
-use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,8 +23,8 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 use crate::clock::Clock;
-use crate::snapshot::BoardState;
 use crate::ui::app::{App, Effect, Msg, Options};
+use crate::ui::frames::Frames;
 use crate::ui::ports::{
     CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoWorkerControl, ReplySender,
     SeenWriter, SnapshotSource, WorkerControl, WorkerOutcome,
@@ -182,46 +181,6 @@ pub fn run_monitor_with(
     cancel.cancel();
     stop_input.store(true, Ordering::SeqCst);
     result
-}
-
-/// The states the last frame showed, to tell the `FrameLog` which rows changed.
-struct Frames {
-    log: Option<Arc<dyn FrameLog>>,
-    shown: HashMap<String, BoardState>,
-    scanned_at: Option<crate::clock::Ms>,
-}
-
-impl Frames {
-    fn new(log: Option<Arc<dyn FrameLog>>) -> Frames {
-        Frames {
-            log: log.filter(|l| l.enabled()),
-            shown: HashMap::new(),
-            scanned_at: None,
-        }
-    }
-
-    /// After a frame: say which rows it shows in a new state (only for a new pass).
-    fn drawn(&mut self, app: &App) {
-        let (Some(log), Some(snap)) = (&self.log, app.snapshot()) else {
-            return;
-        };
-        if self.scanned_at == Some(snap.scanned_at) {
-            return;
-        }
-        self.scanned_at = Some(snap.scanned_at);
-        let mut changed = Vec::new();
-        let mut shown = HashMap::with_capacity(snap.rows.len());
-        for r in &snap.rows {
-            if self.shown.get(&r.id) != Some(&r.state) {
-                changed.push((r.id.clone(), r.state.as_str()));
-            }
-            shown.insert(r.id.clone(), r.state);
-        }
-        self.shown = shown;
-        if !changed.is_empty() {
-            log.frame(&changed, snap.scanned_at);
-        }
-    }
 }
 
 fn event_loop(

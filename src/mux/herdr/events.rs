@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::wire::{bad, connect};
 use super::Herdr;
+use crate::mux::lines::{Line, Lines};
 use crate::mux::tmux::control::Notice;
 use crate::mux::{ErrorCode, MuxError};
 
@@ -38,8 +39,7 @@ const MAX_READ: usize = 256 * 1024;
 /// An open subscription.
 pub struct HerdrEvents {
     stream: UnixStream,
-    line: Vec<u8>,
-    skipping: bool,
+    lines: Lines,
     ended: bool,
 }
 
@@ -96,8 +96,7 @@ impl Herdr {
         stream.set_nonblocking(true).map_err(io)?;
         Ok(HerdrEvents {
             stream,
-            line: Vec::new(),
-            skipping: false,
+            lines: Lines::new(MAX_LINE),
             ended: false,
         })
     }
@@ -115,44 +114,17 @@ impl HerdrEvents {
 
     /// Read what Herdr sent (bounded, never blocks): `Panes` per event, `Exit` at the end.
     pub fn read_notices(&mut self, out: &mut Vec<Notice>) {
-        let mut buf = [0u8; 16 * 1024];
-        let mut total = 0;
-        while total < MAX_READ && !self.ended {
-            match self.stream.read(&mut buf) {
-                Ok(0) => {
-                    self.ended = true;
-                    out.push(Notice::Exit);
-                }
-                Ok(n) => {
-                    total += n;
-                    for &b in &buf[..n] {
-                        self.byte(b, out);
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(_) => {
-                    self.ended = true;
-                    out.push(Notice::Exit);
-                }
-            }
-        }
-    }
-
-    fn byte(&mut self, b: u8, out: &mut Vec<Notice>) {
-        if b != b'\n' {
-            if self.line.len() >= MAX_LINE {
-                self.line.clear();
-                self.skipping = true;
-            } else if !self.skipping {
-                self.line.push(b);
-            }
+        if self.ended {
             return;
         }
-        if !self.line.is_empty() || self.skipping {
-            out.push(Notice::Panes);
+        let open = self.lines.read(&mut self.stream, MAX_READ, |l| {
+            if l != Line::Full(b"") {
+                out.push(Notice::Panes);
+            }
+        });
+        if !open {
+            self.ended = true;
+            out.push(Notice::Exit);
         }
-        self.line.clear();
-        self.skipping = false;
     }
 }

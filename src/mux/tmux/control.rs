@@ -18,13 +18,14 @@
 //! Every line is treated as data: the only thing any of them can do is make the engine list the
 //! panes again (a forged line costs one listing, never a wrong state). Lines are bounded.
 
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Instant;
 
 use super::args::Args;
 use super::{ErrorCode, MuxError, Tmux};
+use crate::mux::lines::{Line, Lines};
 
 /// Longest line kept; the rest of a longer line is skipped (it still counts as a change).
 const MAX_LINE: usize = 8 * 1024;
@@ -48,11 +49,16 @@ pub struct ControlClient {
     /// Held open: tmux ends a control client at end of input.
     _stdin: ChildStdin,
     stdout: ChildStdout,
-    line: Vec<u8>,
+    lines: Lines,
+    state: State,
+}
+
+/// What the lines so far said.
+#[derive(Default)]
+struct State {
     /// Inside a `%begin`…`%end` block (a command's reply, never a notification).
     in_block: bool,
     ready: bool,
-    skipping: bool,
     ended: bool,
 }
 
@@ -106,11 +112,8 @@ impl Tmux {
             child,
             _stdin: stdin,
             stdout,
-            line: Vec::with_capacity(256),
-            in_block: false,
-            ready: false,
-            skipping: false,
-            ended: false,
+            lines: Lines::new(MAX_LINE),
+            state: State::default(),
         })
     }
 }
@@ -134,36 +137,32 @@ impl ControlClient {
 
     /// Whether the client has ended (`%exit` or end of its output).
     pub fn ended(&self) -> bool {
-        self.ended
+        self.state.ended
     }
 
     /// Whether the attach finished and the client is listening.
     pub fn ready(&self) -> bool {
-        self.ready
+        self.state.ready
     }
 
     /// Read what tmux sent (bounded, never blocks) and say what it means.
     pub fn read_notices(&mut self, out: &mut Vec<Notice>) {
-        let mut buf = [0u8; 16 * 1024];
-        let mut total = 0;
-        while total < MAX_READ && !self.ended {
-            match self.stdout.read(&mut buf) {
-                Ok(0) => {
-                    self.end(out);
-                }
-                Ok(n) => {
-                    total += n;
-                    for &b in &buf[..n] {
-                        self.byte(b, out);
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(_) => self.end(out),
-            }
+        if self.state.ended {
+            return;
+        }
+        let state = &mut self.state;
+        let open = self.lines.read(&mut self.stdout, MAX_READ, |l| match l {
+            Line::Full(line) => state.line(line, out),
+            // A line over the cap still counts as a change.
+            Line::Skipped => out.push(Notice::Panes),
+        });
+        if !open {
+            self.state.end(out);
         }
     }
+}
 
+impl State {
     fn end(&mut self, out: &mut Vec<Notice>) {
         if !self.ended {
             self.ended = true;
@@ -171,31 +170,10 @@ impl ControlClient {
         }
     }
 
-    fn byte(&mut self, b: u8, out: &mut Vec<Notice>) {
-        if b == b'\n' {
-            if self.skipping {
-                self.skipping = false;
-                out.push(Notice::Panes);
-            } else {
-                let line = std::mem::take(&mut self.line);
-                self.line_done(&line, out);
-                self.line = line;
-                self.line.clear();
-            }
+    fn line(&mut self, line: &[u8], out: &mut Vec<Notice>) {
+        if self.ended {
             return;
         }
-        if self.skipping {
-            return;
-        }
-        if self.line.len() >= MAX_LINE {
-            self.line.clear();
-            self.skipping = true;
-            return;
-        }
-        self.line.push(b);
-    }
-
-    fn line_done(&mut self, line: &[u8], out: &mut Vec<Notice>) {
         let word = line.split(|&b| b == b' ').next().unwrap_or(&[]);
         match word {
             b"%begin" => self.in_block = true,
@@ -244,55 +222,39 @@ impl Drop for ControlClient {
 mod tests {
     use super::*;
 
-    fn feed(c: &mut ControlClient, text: &[u8]) -> Vec<Notice> {
+    /// The notices `text` gives, read as the client reads its pipe (then its end).
+    fn notices(text: &[u8]) -> (Vec<Notice>, State) {
         let mut out = Vec::new();
-        for &b in text {
-            c.byte(b, &mut out);
-        }
-        out
-    }
-
-    fn fake() -> ControlClient {
-        let mut child = std::process::Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        ControlClient {
-            _stdin: child.stdin.take().unwrap(),
-            stdout: child.stdout.take().unwrap(),
-            child,
-            line: Vec::new(),
-            in_block: false,
-            ready: false,
-            skipping: false,
-            ended: false,
-        }
+        let mut state = State::default();
+        let mut lines = Lines::new(MAX_LINE);
+        let open = lines.read(&mut &text[..], usize::MAX, |l| match l {
+            Line::Full(line) => state.line(line, &mut out),
+            Line::Skipped => out.push(Notice::Panes),
+        });
+        assert!(!open);
+        state.end(&mut out);
+        (out, state)
     }
 
     #[test]
     fn notifications_become_notices_and_replies_do_not() {
-        let mut c = fake();
-        let n = feed(
-            &mut c,
+        let (n, state) = notices(
             b"%begin 1 2 0\n%window-add @9\n%end 1 2 0\n%session-changed $1 a\n\
-              %output %1 hi\n%unlinked-window-close @3\n%client-detached x\n%exit\n",
+              %output %1 hi\n%unlinked-window-close @3\n%client-detached x\n%exit\n\
+              %window-add @10\n",
         );
         assert_eq!(
             n,
             vec![Notice::Ready, Notice::Panes, Notice::Panes, Notice::Exit]
         );
-        assert!(c.ended());
+        assert!(state.ended && state.ready);
         // A line over the cap is skipped whole, and still counts.
-        let mut c = fake();
         let mut long = vec![b'x'; MAX_LINE * 2];
         long.push(b'\n');
-        assert_eq!(feed(&mut c, &long), vec![Notice::Panes]);
-        assert!(c.line.capacity() <= MAX_LINE * 2);
+        assert_eq!(notices(&long).0, vec![Notice::Panes, Notice::Exit]);
         // A failed attach ends it.
-        let mut c = fake();
         assert_eq!(
-            feed(&mut c, b"%begin 1 2 0\ncan't find session\n%error 1 2 0\n"),
+            notices(b"%begin 1 2 0\ncan't find session\n%error 1 2 0\n").0,
             vec![Notice::Exit]
         );
     }
