@@ -111,7 +111,8 @@ pub struct ScanArgs {
     pub json: bool,
     /// Keep watching: write the board files again whenever a seat changes, until SIGTERM,
     /// SIGHUP, SIGINT (exit 0). With `--json-lines`, stream the board on standard output.
-    #[arg(long)]
+    /// Not with `--print`, `--json`.
+    #[arg(long, conflicts_with_all = ["print", "json"])]
     pub watch: bool,
     #[command(flatten)]
     pub stream: StreamArgs,

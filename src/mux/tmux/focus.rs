@@ -1,7 +1,8 @@
 //! Taking the person to a pane (the sidebar's ⏎) and keeping the sidebar's own pane tall enough.
 //!
 //! Which client: the one whose active pane is the sidebar's own pane (the person just pressed a
-//! key there), the most recently active when several show it. `switch-client -c C -t %N` then
+//! key there), the most recently active when several show it. A control-mode client is never a
+//! person's (the live engine's listening client is one: `control.rs`), so it is never chosen. `switch-client -c C -t %N` then
 //! makes that pane's session the client's, its window the session's current window and the pane
 //! its window's active pane, in one server command (tmux ≥ 3.2); a fresh client listing checks
 //! that the client now shows it. Targets are only validated `%N` ids and a client name checked
@@ -13,8 +14,9 @@ use super::args::Args;
 use super::{PaneId, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
-/// Each client's active pane, activity time and name (last: the name is the free-text field).
-const CLIENT_FORMAT: &str = "#{pane_id}|#{client_activity}|#{client_name}";
+/// Each client's active pane, activity time, whether it is a control-mode client, and name
+/// (last: the name is the free-text field).
+const CLIENT_FORMAT: &str = "#{pane_id}|#{client_activity}|#{client_control_mode}|#{client_name}";
 /// Longest client name accepted (tty paths, `client-<pid>` for control clients).
 const MAX_CLIENT_NAME: usize = 256;
 
@@ -33,14 +35,18 @@ fn valid_client_name(name: &str) -> bool {
         && !name.chars().any(|c| c.is_control() || c.is_whitespace())
 }
 
-/// Parse `list-clients -F CLIENT_FORMAT`; lines that do not validate are skipped.
+/// Parse `list-clients -F CLIENT_FORMAT`; lines that do not validate, and control-mode clients
+/// (no person looks through them), are skipped.
 fn parse_clients(out: &[u8]) -> Vec<Client> {
     String::from_utf8_lossy(out)
         .lines()
         .filter_map(|l| {
-            let mut parts = l.splitn(3, '|');
+            let mut parts = l.splitn(4, '|');
             let pane = parts.next()?;
             let activity = parts.next()?.parse().ok()?;
+            if parts.next()? != "0" {
+                return None;
+            }
             let name = parts.next()?;
             (super::is_pane_id(pane) && valid_client_name(name)).then(|| Client {
                 pane: pane.to_string(),
@@ -126,8 +132,10 @@ mod tests {
 
     #[test]
     fn clients_parse_and_refuse_odd_names() {
-        let out = b"%3|1700000000|/dev/pts/4\n%3|1700000005|client-99\n%x|1|/dev/pts/5\n%4|1|a b\n%5|1|/dev/pts/9|odd\n";
+        let out = b"%3|1700000000|0|/dev/pts/4\n%3|1700000005|0|client-99\n%x|1|0|/dev/pts/5\n\
+            %4|1|0|a b\n%5|1|0|/dev/pts/9|odd\n%3|1700000009|1|client-7\n%3|1|x|/dev/pts/6\n";
         let c = parse_clients(out);
+        // The control-mode client (`client-7`) is never a person's.
         assert_eq!(c.len(), 3, "{c:?}");
         assert_eq!(c[0].name, "/dev/pts/4");
         assert_eq!(c[1].activity, 1_700_000_005);
