@@ -34,9 +34,10 @@ impl LiveSource {
         opts: ScanOptions,
         clock: Arc<dyn Clock>,
         probe: bool,
+        memory: Arc<crate::evidence::ScanMemory>,
         settings: Settings,
     ) -> std::io::Result<LiveSource> {
-        let engine = Engine::new(BoardPasses::new(opts, clock.clone()), settings)?;
+        let engine = Engine::new(BoardPasses::new(opts, clock.clone(), memory), settings)?;
         let cancel = CancelToken::new();
         let waker = engine.waker();
         cancel.on_cancel(Box::new(move || waker.stop()));

@@ -168,7 +168,8 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
         full_every: Duration::from_secs(stream.live.full_pass_secs),
         ..Settings::default()
     };
-    let mut engine = match Engine::new(BoardPasses::new(r.opts, clock.clone()), settings) {
+    let memory = Arc::new(crate::evidence::ScanMemory::new());
+    let mut engine = match Engine::new(BoardPasses::new(r.opts, clock.clone(), memory), settings) {
         Ok(e) => e,
         Err(e) => return Err(format!("cannot start the watch: {e}")),
     };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::engine::{Passes, Plan, Why};
 use super::panes::ServerWatch;
 use crate::clock::Clock;
+use crate::evidence::ScanMemory;
 use crate::liveness::KeptPanes;
 use crate::mux::MuxKind;
 use crate::probe::ProbeCache;
@@ -19,18 +20,26 @@ pub struct BoardPasses {
     pub clock: Arc<dyn Clock>,
     /// Connection checks the caller gathers; each pass shows them.
     pub probes: ProbeCache,
+    /// What earlier passes read from files unchanged since (shared with the sidebar's reply
+    /// checks).
+    pub memory: Arc<ScanMemory>,
     /// The root folders of the last pass that listed them (a pass for changed files keeps
     /// them; the seats' own folders are worked out every pass).
     roots: Vec<super::files::Spec>,
 }
 
 impl BoardPasses {
-    pub fn new(mut opts: ScanOptions, clock: Arc<dyn Clock>) -> BoardPasses {
+    pub fn new(
+        mut opts: ScanOptions,
+        clock: Arc<dyn Clock>,
+        memory: Arc<ScanMemory>,
+    ) -> BoardPasses {
         opts.kept_panes = Some(Arc::new(KeptPanes::new()));
         BoardPasses {
             opts,
             clock,
             probes: ProbeCache::new(),
+            memory,
             roots: Vec::new(),
         }
     }
@@ -56,7 +65,12 @@ impl Passes for BoardPasses {
     }
 
     fn pass(&mut self, why: &Why) -> (Self::Out, Plan) {
-        let result = scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes));
+        let result = scan::run(
+            &self.opts,
+            self.clock.as_ref(),
+            Some(&self.probes),
+            Some(self.memory.as_ref()),
+        );
         let mut plan = Plan::default();
         match &result {
             Ok(pass) => {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 use crate::ui::app::App;
 use crate::ui::ports::FrameLog;
 

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Ms};
 use crate::scan::Scan;
 
@@ -99,7 +100,7 @@ fn seat_value(rec: &crate::board::record::SeatRecord) -> (Value, bool) {
 pub struct Differ {
     seq: u64,
     /// key → the record's steady part, as last sent.
-    last: BTreeMap<String, Value>,
+    last: BTreeMap<SeatKey, Value>,
     last_head: Option<Value>,
 }
 
@@ -177,7 +178,7 @@ impl Differ {
             }
             seen.insert(key, s);
         }
-        let gone: Vec<String> = self
+        let gone: Vec<SeatKey> = self
             .last
             .keys()
             .filter(|k| !seen.contains_key(*k))

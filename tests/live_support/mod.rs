@@ -213,7 +213,12 @@ impl Fleet {
 }
 
 pub fn engine(opts: ScanOptions, settings: Settings) -> Engine<BoardPasses> {
-    Engine::new(BoardPasses::new(opts, Arc::new(SystemClock)), settings).unwrap()
+    let memory = Arc::new(intercom_pane::evidence::ScanMemory::new());
+    Engine::new(
+        BoardPasses::new(opts, Arc::new(SystemClock), memory),
+        settings,
+    )
+    .unwrap()
 }
 
 pub fn state(scan: &Scan, agent: &str) -> String {

@@ -244,7 +244,7 @@ fn navigator_and_row(
         tmux_socket: Some(env.path("no-tmux.sock")),
         kept_panes: None,
     };
-    let pass = scan::run(&opts, &SystemClock, None).unwrap();
+    let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
     let row = pass
         .snapshot
         .rows
