@@ -107,8 +107,19 @@ pub fn read_stat(pid: i32) -> Option<ProcStat> {
     (st.pid == pid).then_some(st)
 }
 
-/// This boot's id (`/proc/sys/kernel/random/boot_id`), validated as a UUID-shaped string.
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), validated as a UUID-shaped string. Read
+/// once per process: it cannot change while the process runs (a live view checks hundreds of
+/// identities a pass). A failed read is not remembered.
 pub fn boot_id() -> Option<String> {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(b) = BOOT.get() {
+        return Some(b.clone());
+    }
+    let b = read_boot_id()?;
+    Some(BOOT.get_or_init(|| b).clone())
+}
+
+fn read_boot_id() -> Option<String> {
     let bytes =
         fsguard::read_capped(Path::new("/proc/sys/kernel/random/boot_id"), BOOT_ID_CAP).ok()?;
     let s = std::str::from_utf8(&bytes).ok()?.trim();

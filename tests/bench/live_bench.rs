@@ -352,3 +352,28 @@ fn live_bench() {
     );
     server.kill();
 }
+
+/// The engine alone (no sidebar): how long from one appended line to the end of the pass it
+/// woke, over `LIVE_BENCH_WORKERS` (255) seats live in tmux. Run it under `perf record -p` to
+/// see where a pass goes.
+#[test]
+#[ignore]
+fn live_pass_profile() {
+    let workers = env_num("LIVE_BENCH_WORKERS", 255) as usize;
+    let f = Fleet::layout(workers);
+    let server = f.tmux(workers);
+    let mut e = crate::live_support::engine(
+        f.opts(&server.sock),
+        intercom_pane::live::Settings::default(),
+    );
+    crate::live_support::until(&mut e, |s| s.records.len() >= workers);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut times = Vec::new();
+    for n in 1..=env_num("LIVE_BENCH_SAMPLES", 30) as usize {
+        f.start_turn(n % workers, n);
+        let t0 = Instant::now();
+        crate::live_support::until(&mut e, |_| true);
+        times.push(t0.elapsed().as_millis() as i64);
+    }
+    println!("pass after one line, {workers} seats: {}", pcts(times));
+}
