@@ -216,6 +216,11 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
+    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        opts: r.opts.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        clock: clock.clone(),
+    };
     // The live engine; a process that cannot make an eventfd falls back to timed passes.
     let source: Box<dyn SnapshotSource> = match LiveSource::new(
         r.opts.clone(),
@@ -240,6 +245,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         color: None,
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
+        spawner: Arc::new(spawner),
         frame_log: Some(Arc::new(LogFrames)),
     };
     match run_monitor_with(
