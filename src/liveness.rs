@@ -269,15 +269,21 @@ impl PaneCache {
             .flat_map(|(k, ps)| ps.iter().map(move |p| (k, p)))
     }
 
-    /// Each server that answered: its kind, its socket, and the session of its first pane (a
-    /// live view attaches its listening client there).
-    pub fn answered(&self) -> Vec<(MuxKind, PathBuf, Option<String>)> {
+    /// Each server that answered: its kind, its socket, the session of its first pane (a live
+    /// view attaches its listening client there) and that pane's process.
+    pub fn answered(&self) -> Vec<(MuxKind, PathBuf, Option<String>, Option<i32>)> {
         self.listings
             .iter()
             .zip(&self.sockets)
             .filter_map(|((k, l), s)| {
                 let panes = l.as_ref().ok()?;
-                Some((k.0, s.clone()?, panes.first().map(|p| p.session_id.clone())))
+                let first = panes.first();
+                Some((
+                    k.0,
+                    s.clone()?,
+                    first.map(|p| p.session_id.clone()),
+                    first.and_then(|p| p.pid),
+                ))
             })
             .collect()
     }

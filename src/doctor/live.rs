@@ -74,7 +74,7 @@ pub fn running(opts: &ScanOptions) -> Vec<Check> {
                 .filter(|s| s.get("listening").and_then(|l| l.as_bool()) == Some(true))
                 .count();
             let mut detail = format!(
-                "{} (pid {}): {mode}, {} folders, {} pis held, tmux control on {listening} of {} servers",
+                "{} (pid {}): {mode}, {} folders, {} pis held, {listening} of {} multiplexer servers watched",
                 crate::text::sanitize(&r.command),
                 r.process.pid,
                 get("watches").as_u64().unwrap_or(0),

@@ -86,10 +86,15 @@ impl Passes for BoardPasses {
                 plan.servers = pass
                     .servers
                     .iter()
-                    .map(|(kind, socket, session)| ServerWatch {
+                    .map(|(kind, socket, session, pane_pid)| ServerWatch {
                         kind: *kind,
                         socket: socket.clone(),
                         session: session.clone().filter(|_| *kind == MuxKind::Tmux),
+                        // A tmux pane's process is a child of the server.
+                        server_pid: pane_pid
+                            .filter(|_| *kind == MuxKind::Tmux)
+                            .and_then(crate::proc::read_stat)
+                            .map(|st| st.ppid),
                     })
                     .collect();
                 plan.recheck = super::plan::recheck(pass, self.clock.now_ms());

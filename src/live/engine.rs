@@ -137,6 +137,7 @@ pub struct Health {
 pub struct ServerHealthView {
     pub socket: String,
     pub listening: bool,
+    pub by: &'static str,
     pub last_error: Option<String>,
 }
 
@@ -145,6 +146,7 @@ impl From<ServerHealth> for ServerHealthView {
         ServerHealthView {
             socket: s.socket.display().to_string(),
             listening: s.listening,
+            by: s.by,
             last_error: s.last_error,
         }
     }

@@ -33,7 +33,17 @@ pub struct ServerWatch {
     pub kind: MuxKind,
     pub socket: PathBuf,
     pub session: Option<String>,
+    /// The tmux server's process (its panes are its children).
+    pub server_pid: Option<i32>,
 }
+
+/// tmux before 3.7 may crash when a control-mode client attaches while another client's command
+/// sends notifications (a client identified as control mode before its control state exists:
+/// tmux GitHub issue 4980, fixed in 3.7). On those, no control client is attached: the server's
+/// child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead.
+pub const CONTROL_FROM: (u32, u32) = (3, 7);
+/// How often a tmux server without a control client has its child processes compared.
+pub const CHILDREN_EVERY: Duration = Duration::from_millis(250);
 
 /// A server's listener.
 enum Client {
@@ -73,6 +83,12 @@ struct Server {
     kind: MuxKind,
     socket: PathBuf,
     session: Option<String>,
+    server_pid: Option<i32>,
+    /// Its child processes when last compared (tmux without a control client).
+    children: Option<Vec<i32>>,
+    checked_at: Instant,
+    /// This tmux is too old for a control client (`CONTROL_FROM`).
+    no_control: bool,
     client: Option<Client>,
     started: Option<Instant>,
     retry_at: Instant,
@@ -89,13 +105,22 @@ impl Server {
             .as_ref()
             .is_some_and(|c| c.ready() && !c.ended())
     }
+
+    /// A tmux too old for a control client, whose child processes are compared instead.
+    fn watched_by_children(&self) -> bool {
+        self.kind == MuxKind::Tmux && self.no_control && self.server_pid.is_some()
+    }
 }
 
 /// What the engine can tell about one server's client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerHealth {
     pub socket: PathBuf,
+    /// Changes on it wake the engine (a listener, or its child processes watched).
     pub listening: bool,
+    /// How: `control-mode`, `herdr-events`, `child-processes` (tmux before 3.7), or
+    /// `listing` (every 5 s: no listener now).
+    pub by: &'static str,
     pub last_error: Option<String>,
 }
 
@@ -118,10 +143,20 @@ impl Panes {
             .retain(|s| wanted.iter().any(|w| w.socket == s.socket));
         for w in wanted {
             match self.servers.iter_mut().find(|s| s.socket == w.socket) {
-                Some(s) => s.session = w.session.clone().or(s.session.take()),
+                Some(s) => {
+                    s.session = w.session.clone().or(s.session.take());
+                    if w.server_pid.is_some() && w.server_pid != s.server_pid {
+                        s.server_pid = w.server_pid;
+                        s.children = None;
+                    }
+                }
                 None => self.servers.push(Server {
                     kind: w.kind,
                     socket: w.socket.clone(),
+                    server_pid: w.server_pid,
+                    children: None,
+                    checked_at: now,
+                    no_control: false,
                     session: w.session.clone(),
                     client: None,
                     started: None,
@@ -141,7 +176,14 @@ impl Panes {
             if s.client.is_some() || s.retry_at > now {
                 continue;
             }
+            if s.kind == MuxKind::Tmux && !s.no_control {
+                // `tmux -V` once per process (cached by program and PATH).
+                s.no_control = Tmux::at_socket(&s.socket)
+                    .version(now + START_DEADLINE)
+                    .map_or(true, |v| v < CONTROL_FROM);
+            }
             let started = match (s.kind, s.session.clone()) {
+                (MuxKind::Tmux, _) if s.no_control => continue,
                 (MuxKind::Tmux, Some(session)) => Tmux::at_socket(&s.socket)
                     .control_client(&session, now + START_DEADLINE)
                     .map(Client::Tmux),
@@ -217,6 +259,9 @@ impl Panes {
         self.servers
             .iter()
             .flat_map(|s| {
+                if s.watched_by_children() {
+                    return [Some(s.checked_at + CHILDREN_EVERY), None];
+                }
                 let startable = s.kind == MuxKind::Herdr || s.session.is_some();
                 let retry = (s.client.is_none() && startable).then_some(s.retry_at);
                 let slow = (!s.listening()).then_some(s.listed_at + SLOW_LIST);
@@ -232,6 +277,24 @@ impl Panes {
         self.start_due(now);
         let mut marked = false;
         for s in &mut self.servers {
+            if s.watched_by_children() {
+                if s.checked_at + CHILDREN_EVERY <= now {
+                    s.checked_at = now;
+                    let mut kids = s.server_pid.and_then(crate::proc::children_of);
+                    if let Some(k) = kids.as_mut() {
+                        k.sort_unstable();
+                    }
+                    if kids != s.children {
+                        // The first look only takes note; a later difference is a change.
+                        if s.children.is_some() {
+                            stale.insert(s.socket.clone());
+                            marked = true;
+                        }
+                        s.children = kids;
+                    }
+                }
+                continue;
+            }
             if !s.listening() && s.listed_at + SLOW_LIST <= now {
                 s.listed_at = now;
                 stale.insert(s.socket.clone());
@@ -246,7 +309,7 @@ impl Panes {
     pub fn listening(&self, socket: &Path) -> bool {
         self.servers
             .iter()
-            .any(|s| s.socket == socket && s.listening())
+            .any(|s| s.socket == socket && (s.listening() || s.watched_by_children()))
     }
 
     /// Every server watched.
@@ -259,7 +322,13 @@ impl Panes {
             .iter()
             .map(|s| ServerHealth {
                 socket: s.socket.clone(),
-                listening: s.listening(),
+                listening: s.listening() || s.watched_by_children(),
+                by: match (&s.client, s.watched_by_children()) {
+                    (_, true) => "child-processes",
+                    (Some(Client::Tmux(_)), _) if s.listening() => "control-mode",
+                    (Some(Client::Herdr(_)), _) => "herdr-events",
+                    _ => "listing",
+                },
                 last_error: s.last_error.clone(),
             })
             .collect()

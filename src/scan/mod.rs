@@ -95,8 +95,9 @@ pub struct Scan {
     /// Every live pi the pass saw (live registrations, and the pis listed panes run): a live
     /// view holds each by a pidfd.
     pub pis: Vec<crate::proc::ProcIdentity>,
-    /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux).
-    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>)>,
+    /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux), the
+    /// process of a pane on it.
+    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background

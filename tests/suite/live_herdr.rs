@@ -44,6 +44,7 @@ fn herdr_events_mark_the_server_and_a_stop_ends_the_listener() {
             kind: MuxKind::Herdr,
             socket: h.socket.clone(),
             session: None,
+            server_pid: None,
         }],
         Instant::now(),
     );
