@@ -43,7 +43,7 @@ pub struct ServerWatch {
 /// child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead.
 pub const CONTROL_FROM: (u32, u32) = (3, 7);
 /// How often a tmux server without a control client has its child processes compared.
-pub const CHILDREN_EVERY: Duration = Duration::from_millis(250);
+pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
 
 /// A server's listener.
 enum Client {
@@ -97,6 +97,19 @@ struct Server {
     listed_at: Instant,
     /// Starting a client failed with this code (for `doctor` and the log).
     last_error: Option<String>,
+}
+
+/// The children of a single-threaded process (the tmux server): its main thread's `children`
+/// file alone, one read.
+fn main_thread_children(pid: i32) -> Option<Vec<i32>> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    let bytes = crate::fsguard::read_capped(Path::new(&path), 64 * 1024).ok()?;
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .split_ascii_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+    )
 }
 
 impl Server {
@@ -280,7 +293,7 @@ impl Panes {
             if s.watched_by_children() {
                 if s.checked_at + CHILDREN_EVERY <= now {
                     s.checked_at = now;
-                    let mut kids = s.server_pid.and_then(crate::proc::children_of);
+                    let mut kids = s.server_pid.and_then(main_thread_children);
                     if let Some(k) = kids.as_mut() {
                         k.sort_unstable();
                     }
