@@ -1,11 +1,13 @@
 //! Explicit mutations. Every byte written goes through `store`.
 
+pub mod alert_memory;
 pub mod close;
 pub mod config_write;
 pub mod handoff;
 pub mod init;
 pub mod launch_spec;
 pub mod monitor_pane;
+pub mod monitor_place;
 pub mod monitor_restart;
 pub mod register;
 pub mod reply;

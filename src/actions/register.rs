@@ -13,9 +13,9 @@ use serde_json::{json, Map, Value};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
-use crate::evidence::registrations::{self, Registration};
+use crate::evidence::registrations::{self, MuxRecord, Registration};
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, ServerIdentity};
+use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
 
 /// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
@@ -155,7 +155,7 @@ impl std::fmt::Display for Refusal {
             ),
             Refusal::NotAncestor(pid) => write!(
                 f,
-                "pid {pid} is not an ancestor of this command: register runs inside the pi it records"
+                "pid {pid} is not an ancestor of this command: it runs only inside the pi it names"
             ),
             Refusal::Untrusted { pid, why } => {
                 write!(f, "pid {pid} is not a pi this command can trust: ")?;
@@ -303,12 +303,19 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
         (None, _) => {}
     }
-    let me = std::process::id() as i32;
-    if req.pi_pid <= 1 || !proc::is_ancestor(req.pi_pid, me) {
-        return Err(RegisterError::Refused(Refusal::NotAncestor(req.pi_pid)));
-    }
-    verify_pi(req.pi_pid, me)?;
+    verify_caller(req.pi_pid).map_err(RegisterError::Refused)?;
     verify_session_file(req)
+}
+
+/// The one rule for "this command was run by that pi itself" (`register`, and the
+/// coordinator's tools, `tools::caller`): `pi` is an ancestor of this process, really pi, and
+/// started this command in its own process group and session (see `verify_pi`).
+pub fn verify_caller(pi: i32) -> Result<(), Refusal> {
+    let me = std::process::id() as i32;
+    if pi <= 1 || !proc::is_ancestor(pi, me) {
+        return Err(Refusal::NotAncestor(pi));
+    }
+    verify_pi(pi, me)
 }
 
 /// The pi named must really be pi (its executable and command line, `proc::pi_verdict`; or
@@ -316,8 +323,8 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
 /// that pi itself: in its process group and session. The shipped extension's spawn is; a shell
 /// in another pane, a job of the same terminal, or anything pi's bash tool or `!` runs (pi
 /// starts those detached, in a session of their own) is not.
-fn verify_pi(pi: i32, me: i32) -> Result<(), RegisterError> {
-    let refuse = |why: Untrusted| RegisterError::Refused(Refusal::Untrusted { pid: pi, why });
+fn verify_pi(pi: i32, me: i32) -> Result<(), Refusal> {
+    let refuse = |why: Untrusted| Refusal::Untrusted { pid: pi, why };
     if !is_demo_agent(pi) {
         proc::is_pi(pi).map_err(|e| refuse(Untrusted::NotPi(e)))?;
     }
@@ -369,10 +376,36 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
     }
 }
 
-fn mux_json(env: &MuxEnv, pid: i32) -> Value {
-    let Some(owner) = mux::owning_multiplexer(pid, env, Instant::now() + MUX_DEADLINE) else {
-        return Value::Null;
-    };
+/// The pane that holds pi now, as the record's `mux`. At `session_start`, and on Herdr at every
+/// event: a Herdr pane moved to another workspace gets a new id, one moved to another tab keeps
+/// its id in another tab, so the recorded pane is asked first (three requests while pi stays
+/// put) and else the server is listed. A tmux pane keeps its id wherever it moves, so later
+/// events keep what `session_start` found (no tmux client started per event); the board and
+/// every action follow pi by its process anyway. `None`: look up nothing new.
+fn current_mux(
+    env: &MuxEnv,
+    pid: i32,
+    recorded: Option<&MuxRecord>,
+    event: RunEvent,
+) -> Option<Value> {
+    let deadline = Instant::now() + MUX_DEADLINE;
+    if let Some(m) = recorded.filter(|_| event != RunEvent::SessionStart) {
+        if m.kind != Some(MuxKind::Herdr) {
+            return None;
+        }
+        if let Some(socket) = m.socket.as_deref() {
+            let server = mux::open(MuxKind::Herdr, Path::new(socket));
+            if let Ok(Some(o)) =
+                mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
+            {
+                return Some(owner_json(&o));
+            }
+        }
+    }
+    mux::owning_multiplexer(pid, env, deadline).map(|o| owner_json(&o))
+}
+
+fn owner_json(owner: &mux::Owner) -> Value {
     let (server_pid, server_start) = match &owner.server {
         ServerIdentity::Tmux {
             server_pid,
@@ -390,6 +423,7 @@ fn mux_json(env: &MuxEnv, pid: i32) -> Value {
         "sessionId": owner.pane.session_id,
         "windowId": owner.pane.window_id,
         "paneId": owner.pane.id,
+        "terminalId": owner.pane.terminal_id,
     })
 }
 
@@ -452,13 +486,15 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("bootId".into(), json!(id.boot_id));
     let started = process_started_at(id.start_ticks).unwrap_or(now);
     rec.insert("startedAt".into(), json!(format_iso(started)));
-    // The pane is found once per process; later events keep what session_start found.
-    let mux = match previous.as_ref() {
-        Some(_) if same_process && req.event != RunEvent::SessionStart => {
-            previous_mux(&path).unwrap_or_else(|| mux_json(env, id.pid))
-        }
-        _ => mux_json(env, id.pid),
-    };
+    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no pane keeps what the
+    // last event of this process recorded.
+    let recorded = previous
+        .as_ref()
+        .filter(|_| same_process)
+        .and_then(|p| p.mux.as_ref());
+    let mux = current_mux(env, id.pid, recorded, req.event)
+        .or_else(|| previous_mux(&path).filter(|_| same_process))
+        .unwrap_or(Value::Null);
     rec.insert("mux".into(), mux);
     rec.insert(
         "channel".into(),

@@ -221,8 +221,23 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),
     };
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+    // leave the sidebar without them, said on stderr and in the log.
+    let alerts =
+        match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)
+        {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("intercom-pane monitor: no alerts: {e}");
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": "settings", "detail": e}),
+                );
+                None
+            }
+        };
     // The live engine; a process that cannot make an eventfd falls back to timed passes.
-    let source: Box<dyn SnapshotSource> = match LiveSource::new(
+    let inner: Box<dyn SnapshotSource> = match LiveSource::new(
         r.opts.clone(),
         clock.clone(),
         !args.no_probe,
@@ -240,6 +255,13 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
             memory,
         )),
     };
+    let source: Box<dyn SnapshotSource> = match &alerts {
+        Some(t) => Box::new(crate::alerts::run::AlertingSource {
+            inner,
+            alerts: t.sender(),
+        }),
+        None => inner,
+    };
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
@@ -248,13 +270,17 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         spawner: Arc::new(spawner),
         frame_log: Some(Arc::new(LogFrames)),
     };
-    match run_monitor_with(
+    let result = run_monitor_with(
         source,
         Arc::new(DataRootSeen { data_root }),
         Arc::new(replies),
         clock,
         opts,
-    ) {
+    );
+    if let Some(t) = alerts {
+        t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+    }
+    match result {
         Ok(()) => MonitorExit::Quit,
         Err(e) => {
             eprintln!("intercom-pane monitor: {e}");

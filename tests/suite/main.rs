@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../alerts_support/mod.rs"]
+mod alerts_support;
 #[path = "../close_support/mod.rs"]
 mod close_support;
 #[path = "../hostile_support/mod.rs"]
@@ -34,7 +36,9 @@ mod spawn_support;
 #[path = "../text_cases/mod.rs"]
 mod text_cases;
 
+mod alerts_watch;
 mod architecture;
+mod board_page;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;
@@ -105,6 +109,7 @@ mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
 mod tmux_plugin;
+mod tools_caller;
 mod trust_uid;
 mod ui_app;
 mod ui_arch;

@@ -42,6 +42,9 @@ const MAX_PENDING_JOBS: usize = 16;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Told a recorded job's id and deadline.
+pub type JobTold<'a> = dyn Fn(&str, Ms) + 'a;
+
 pub struct CloseRequest<'a> {
     pub name: String,
     pub deadline_secs: u64,
@@ -51,6 +54,9 @@ pub struct CloseRequest<'a> {
     pub progress: bool,
     /// Told each stage as the run reaches it (the sidebar shows it on the row).
     pub on_stage: Option<&'a dyn Fn(&str)>,
+    /// Told the job id and its deadline once the job is recorded (durable intent in config),
+    /// before the worker is asked: the coordinator's tool answers with them at once.
+    pub on_job: Option<&'a JobTold<'a>>,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
 }
@@ -282,7 +288,7 @@ fn protected_check(
     if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
         return Err(refused(CloseExit::Refused, why));
     }
-    let Some((target, path)) =
+    let Some((mut target, path)) =
         reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))
     else {
         return Err(refused(
@@ -290,6 +296,7 @@ fn protected_check(
             "the worker has no registration recording its pane and pi: no registered seat to ask",
         ));
     };
+    record::follow(&mut target);
     let guard = Guard::gather(cfg, &regs);
     guard
         .check(&target)
@@ -385,6 +392,9 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
         Err(e) => return Err(refused(CloseExit::Refused, format!("not closing: {e}"))),
     }
     let (_lock, job_id, deadline_at) = start_job(req, &root, &agent, &target)?;
+    if let Some(told) = req.on_job {
+        told(&job_id, deadline_at);
+    }
     Ok(job::run(&job::Job {
         req,
         root: &root,
