@@ -2,6 +2,7 @@
 //! explicit, verified mutations. See README.md "Architecture" for the flow.
 
 pub mod actions;
+pub mod alerts;
 pub mod board;
 pub mod cli;
 pub mod clock;
@@ -10,6 +11,7 @@ pub mod demo;
 pub mod doctor;
 pub mod evidence;
 pub mod fsguard;
+pub mod live;
 pub mod liveness;
 pub mod log;
 pub mod mux;
@@ -22,5 +24,6 @@ pub mod scan;
 pub mod snapshot;
 pub mod states;
 pub mod text;
+pub mod tools;
 pub mod ui;
 pub mod views;

@@ -54,6 +54,27 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `board`.
+    BoardExit {
+        Printed = 0,
+        /// Bad flags or setup, an unknown `--name` or `--host`, a `--limit` out of range.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `wait`.
+    WaitExit {
+        /// The seat showed one of the states.
+        Reached = 0,
+        /// The timeout passed first (the seat as last seen is printed).
+        TimedOut = 1,
+        /// Bad flags or setup, no such seat, a name of several seats.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `monitor`.
     MonitorExit {
         /// The person quit.
@@ -61,6 +82,34 @@ exit_enum! {
         /// The terminal could not be used.
         Failed = 1,
         Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `watch`.
+    WatchExit {
+        /// Stopped by SIGTERM, SIGHUP or SIGINT.
+        Stopped = 0,
+        /// The passes could not go on (a thread could not be started).
+        Failed = 1,
+        /// Bad flags, settings or data root: nothing started.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `jump`.
+    JumpExit {
+        /// The person's client (tmux) or Herdr now shows the seat's pane.
+        Moved = 0,
+        /// The multiplexer did not do it (no client attached, the switch did not hold).
+        Failed = 1,
+        /// Bad flags or data root.
+        Refused = 2,
+        /// Nothing to go to: no alert recorded, the seat is not on the board or has no live pane.
+        NoTarget = 3,
+        /// The seat's pane or pi changed since the alert: nothing moved.
+        Changed = 4,
     } refused: Refused
 }
 

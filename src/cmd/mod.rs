@@ -1,11 +1,15 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
 //! (`exit`).
 
+pub mod alerts_cmd;
+pub mod board_cmd;
 pub mod close_cmd;
 pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
+pub mod jump_cmd;
+pub mod live_source;
 pub mod monitor_cmd;
 pub mod monitor_ports;
 pub mod options;
@@ -16,6 +20,8 @@ pub mod scan_cmd;
 pub mod spawn_cmd;
 pub mod status_cmd;
 pub mod text_input;
+pub mod tool_cmd;
+pub mod watch_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.

@@ -2,12 +2,12 @@
 //! batch (cancelled at once when the user quits), then one scan that reads those checks.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::live_source::{run_probe_batch, LiveSource, LogFrames};
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
@@ -18,9 +18,6 @@ use crate::ui::ports::{
     CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
-
-/// How often a running probe batch looks at the quit flag.
-const CANCEL_POLL: Duration = Duration::from_millis(25);
 
 /// Passes of the real scan, with probe checks and what was read carried across passes.
 pub struct ScanSource {
@@ -58,24 +55,7 @@ impl ScanSource {
 
     fn probe_batch(&mut self, targets: &[ProbeTarget]) {
         let Some(rt) = &self.runtime else { return };
-        let cancel = self.cancel.clone();
-        let clock = self.clock.clone();
-        let cache = &mut self.probes;
-        rt.block_on(async move {
-            let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
-            let watcher = tokio::spawn(async move {
-                // Bounded: ends with the batch (aborted below) or when quit is seen.
-                loop {
-                    if cancel.is_cancelled() {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                    tokio::time::sleep(CANCEL_POLL).await;
-                }
-            });
-            cache.run_batch(targets, || clock.now_ms(), rx).await;
-            watcher.abort();
-        });
+        run_probe_batch(rt, &mut self.probes, targets, &self.cancel, &self.clock);
     }
 }
 
@@ -241,21 +221,66 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),
     };
-    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+    // leave the sidebar without them, said on stderr and in the log.
+    let alerts =
+        match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)
+        {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("intercom-pane monitor: no alerts: {e}");
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": "settings", "detail": e}),
+                );
+                None
+            }
+        };
+    // The live engine; a process that cannot make an eventfd falls back to timed passes.
+    let inner: Box<dyn SnapshotSource> = match LiveSource::new(
+        r.opts.clone(),
+        clock.clone(),
+        !args.no_probe,
+        memory.clone(),
+        crate::live::Settings {
+            full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
+            ..crate::live::Settings::default()
+        },
+    ) {
+        Ok(s) => Box::new(s),
+        Err(_) => Box::new(ScanSource::new(
+            r.opts,
+            clock.clone(),
+            !args.no_probe,
+            memory,
+        )),
+    };
+    let source: Box<dyn SnapshotSource> = match &alerts {
+        Some(t) => Box::new(crate::alerts::run::AlertingSource {
+            inner,
+            alerts: t.sender(),
+        }),
+        None => inner,
+    };
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
         spawner: Arc::new(spawner),
+        frame_log: Some(Arc::new(LogFrames)),
     };
-    match run_monitor_with(
-        Box::new(source),
+    let result = run_monitor_with(
+        source,
         Arc::new(DataRootSeen { data_root }),
         Arc::new(replies),
         clock,
         opts,
-    ) {
+    );
+    if let Some(t) = alerts {
+        t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+    }
+    match result {
         Ok(()) => MonitorExit::Quit,
         Err(e) => {
             eprintln!("intercom-pane monitor: {e}");

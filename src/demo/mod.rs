@@ -279,6 +279,8 @@ fn start_tmux(
         ("status-style", "bg=blue,fg=white"),
         // The sidebar's title shows whether it has the keyboard.
         ("focus-events", "on"),
+        // The demo's simulated seats stay in the demo: no desktop notifications for them.
+        ("@intercom-pane-alert-desktop", "off"),
     ] {
         server
             .set_global_option(k, v)
@@ -418,6 +420,7 @@ fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
         session_dirs: vec![layout.sessions.clone()],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(sock.to_path_buf()),
+        kept_panes: None,
     };
     // Pass after pass, like the sidebar: what was read is kept for the next.
     let memory = crate::evidence::ScanMemory::new();

@@ -17,9 +17,9 @@ pub fn glyph(s: BoardState) -> &'static str {
     }
 }
 
-/// States a person should look at first.
+/// States a person should look at first (the one rule: `BoardState::needs_attention`).
 pub fn needs_attention(s: BoardState) -> bool {
-    matches!(s, BoardState::Waiting | BoardState::Error)
+    s.needs_attention()
 }
 
 /// Whether Intercom's observed activity says the opposite of the board state (busy against

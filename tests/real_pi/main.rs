@@ -21,6 +21,7 @@ mod scan_support;
 mod text_cases;
 
 mod real_pi;
+mod real_pi_alerts;
 mod real_pi_channel;
 mod real_pi_herdr;
 mod real_pi_hostile;
@@ -29,3 +30,4 @@ mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;
 mod real_pi_spawn;
+mod real_pi_tools;
