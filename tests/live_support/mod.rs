@@ -145,7 +145,9 @@ impl Fleet {
         .collect()
     }
 
-    /// A tmux server with one session per worker (`w<i>`), each running its pi.
+    /// A tmux server with one session per worker (`w<i>`), each running its pi: returned once
+    /// every pane's process is its pi (on a loaded machine a pane can still be the `bash` that
+    /// is about to exec it, which the pi check rightly refuses).
     pub fn tmux(&self, workers: usize) -> TmuxServer {
         let a = self.pi_argv(0);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -155,7 +157,25 @@ impl Fleet {
             let a: Vec<&str> = a.iter().map(String::as_str).collect();
             server.new_session(&format!("w{i}"), self.tmp.path(), &a);
         }
+        for i in 0..workers {
+            self.await_pi(&server, &format!("=w{i}:"));
+        }
         server
+    }
+
+    /// Wait (bounded) until the pane `target` runs a pi of this fleet: its process shows pi's
+    /// title and pi's script.
+    pub fn await_pi(&self, server: &TmuxServer, target: &str) {
+        let pid = server.tmux(&["display-message", "-p", "-t", target, "#{pane_pid}"]);
+        let cmdline = format!("/proc/{}/cmdline", pid.trim());
+        crate::mux_support::wait_for(BOUND.as_millis() as u64, || {
+            let argv = std::fs::read(&cmdline).ok()?;
+            let mut args = argv.split(|b| *b == 0);
+            (args.next() == Some(b"pi".as_slice())
+                && args.any(|a| a == self.cli.as_bytes()))
+            .then_some(())
+        })
+        .unwrap_or_else(|| panic!("{target} never ran its pi: {:?}", std::fs::read(&cmdline)));
     }
 
     pub fn opts(&self, sock: &Path) -> ScanOptions {

@@ -51,11 +51,20 @@ pub struct TmuxServer {
     pub server: Option<proc::ProcIdentity>,
 }
 
-fn tmux_cmd(sock: &Path) -> Command {
+/// A tmux client of the test server `sock`, independent of the runner's shell and locale: `-u`
+/// (as the tool's own calls) so what it reads back is UTF-8 even in a C locale (tmux replaces
+/// every non-ASCII character with `_` for a client it thinks cannot show it), and for the
+/// server it starts a UTF-8 `LANG` (its panes are the test's terminal, a UTF-8 one; a client
+/// attached in a pane would otherwise draw `_`) and `/bin/sh` as the shell.
+pub fn tmux_cmd(sock: &Path) -> Command {
     let mut c = Command::new("tmux");
     c.env_remove("TMUX")
         .env_remove("TMUX_PANE")
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
+        .env("LANG", "C.UTF-8")
         .env("SHELL", "/bin/sh")
+        .arg("-u")
         .arg("-S")
         .arg(sock);
     c

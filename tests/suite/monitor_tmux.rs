@@ -7,15 +7,11 @@
 use crate::mux_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use mux_support::{wait_for, TmuxServer};
 
 fn inner(sock: &Path, args: &[&str]) -> String {
-    let out = Command::new("tmux")
-        .env_remove("TMUX")
-        .arg("-S")
-        .arg(sock)
+    let out = mux_support::tmux_cmd(sock)
         .args(args)
         .output()
         .unwrap();
