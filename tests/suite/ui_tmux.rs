@@ -30,7 +30,13 @@ impl Tmux {
             &h.to_string(),
             "-s",
             SESSION,
-            &format!("env PS1='{PROMPT} ' HOME=/nonexistent RUST_BACKTRACE=0 /bin/sh"),
+            // An argv, not a shell command: the pane's process is this `sh` itself whatever
+            // the runner's SHELL (dash, as `sh -c`, forks for its command where bash execs).
+            "env",
+            &format!("PS1={PROMPT} "),
+            "HOME=/nonexistent",
+            "RUST_BACKTRACE=0",
+            "/bin/sh",
         ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
         t.run(&["set-option", "-g", "status", "off"]);
@@ -40,13 +46,10 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.sock)
+        crate::mux_support::tmux_cmd(&self.sock)
             .arg("-f")
             .arg("/dev/null")
             .args(args)
-            .env_remove("TMUX")
             .output()
             .expect("run tmux")
     }
