@@ -15,15 +15,6 @@ use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(20);
 
-/// Held by a test that lowers the system's inotify limits for a moment, and by the tests that
-/// count passes exactly (an engine starting in that moment would fall back to polling).
-pub static INOTIFY_LIMITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Hold `INOTIFY_LIMITS` (a panicking holder does not block the others).
-pub fn limits_held() -> std::sync::MutexGuard<'static, ()> {
-    INOTIFY_LIMITS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 pub struct Fleet {
     pub tmp: tempfile::TempDir,
     /// The Intercom root (roster fleets) or the checkout (layout fleets).

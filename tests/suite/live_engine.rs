@@ -5,12 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::live_support::{engine, limits_held, quiet, state, until, Fleet};
+use crate::live_support::{engine, quiet, state, until, Fleet};
 use intercom_pane::live::Settings;
 
 #[test]
 fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
-    let _limits = limits_held();
     let f = Fleet::new(3);
     let server = f.tmux(3);
     let mut e = engine(f.opts(&server.sock), Settings::default());
@@ -71,7 +70,6 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
 
 #[test]
 fn a_session_folder_deleted_made_again_or_replaced_by_a_link_is_right_after_one_pass() {
-    let _limits = limits_held();
     let f = Fleet::new(1);
     let server = f.tmux(1);
     let mut e = engine(f.opts(&server.sock), Settings::default());
