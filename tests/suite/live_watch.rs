@@ -3,7 +3,7 @@
 //! away (`| head -n 3`) or on SIGTERM; a reader that does not read gets a `board` line again
 //! (`why: resync`, `dropped`) instead of a queue that grows.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -145,8 +145,16 @@ fn a_reader_that_does_not_read_gets_a_board_again_not_a_growing_queue() {
         .spawn()
         .unwrap();
     let mut out = child.stdout.take().unwrap();
-    // Wait for the first line to be there (the pipe holds it), then read nothing.
-    std::thread::sleep(Duration::from_millis(500));
+    // Wait (bounded) for the first line to be there (the pipe holds it), then read nothing.
+    let waiting = |fd: i32| {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through a valid pointer; `fd` is our pipe's end.
+        unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+        n
+    };
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&out);
+    crate::mux_support::wait_for(20_000, || (waiting(fd) > 0).then_some(()))
+        .expect("the first board line");
     // Changes for every seat, again and again: far more lines than the pipe and the queue hold.
     let t0 = Instant::now();
     let mut round = 0;
@@ -161,20 +169,30 @@ fn a_reader_that_does_not_read_gets_a_board_again_not_a_growing_queue() {
     }
     assert!(round > 20);
     assert!(peak > 0 && peak < 64 * 1024, "peak RSS {peak} KiB");
-    // Now read: somewhere after the first lines, a board line says how many were dropped.
-    let mut buf = Vec::new();
+    // Now read: somewhere after the first lines, a board line says how many were dropped. The
+    // watch is stopped once the reader has seen it (bounded), not after a fixed time a loaded
+    // machine may not keep.
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
-        let _ = out.read_to_end(&mut buf);
-        buf
+        let mut text = String::new();
+        for line in BufReader::new(&mut out).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("\"resync\"") {
+                let _ = seen_tx.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
     });
-    std::thread::sleep(Duration::from_secs(2));
+    let _ = seen_rx.recv_timeout(Duration::from_secs(20));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
-    let text = String::from_utf8(reader.join().unwrap()).unwrap();
+    let text = reader.join().unwrap();
     let resync = text
         .lines()
         .map(parse)
