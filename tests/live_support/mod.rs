@@ -162,9 +162,8 @@ impl Fleet {
         crate::mux_support::wait_for(BOUND.as_millis() as u64, || {
             let argv = std::fs::read(&cmdline).ok()?;
             let mut args = argv.split(|b| *b == 0);
-            (args.next() == Some(b"pi".as_slice())
-                && args.any(|a| a == self.cli.as_bytes()))
-            .then_some(())
+            (args.next() == Some(b"pi".as_slice()) && args.any(|a| a == self.cli.as_bytes()))
+                .then_some(())
         })
         .unwrap_or_else(|| panic!("{target} never ran its pi: {:?}", std::fs::read(&cmdline)));
     }

@@ -30,7 +30,10 @@ fn a_queue_overflow_is_caught_up_by_a_full_pass() {
         .trim()
         .parse()
         .unwrap();
-    assert!(max <= 1 << 24, "a queue of {max} events is too long to flood");
+    assert!(
+        max <= 1 << 24,
+        "a queue of {max} events is too long to flood"
+    );
     let mut noise: Vec<std::fs::File> = (0..2)
         .map(|i| std::fs::File::create(f.sessions.join(format!("noise-{i}.txt"))).unwrap())
         .collect();

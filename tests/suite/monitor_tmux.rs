@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 use mux_support::{wait_for, TmuxServer};
 
 fn inner(sock: &Path, args: &[&str]) -> String {
-    let out = mux_support::tmux_cmd(sock)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = mux_support::tmux_cmd(sock).args(args).output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

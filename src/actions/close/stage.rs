@@ -151,8 +151,8 @@ pub fn advance_own(
 ) -> Result<(), IllegalStep> {
     let from = current(Some(job));
     if !may_follow(from, to) {
-        if let Some(lost) = own_step_before(to)
-            .filter(|&p| may_follow(from, p) && may_follow(Some(p), to))
+        if let Some(lost) =
+            own_step_before(to).filter(|&p| may_follow(from, p) && may_follow(Some(p), to))
         {
             advance(job, lost, at, None)?;
         }
@@ -257,7 +257,10 @@ mod tests {
         ] {
             let mut j = at(from);
             let before = j.clone();
-            assert!(advance_own(&mut j, to, "t1", None).is_err(), "{from} → {to:?}");
+            assert!(
+                advance_own(&mut j, to, "t1", None).is_err(),
+                "{from} → {to:?}"
+            );
             assert_eq!(j, before);
         }
     }
