@@ -128,14 +128,17 @@ pub fn advance(
     Ok(())
 }
 
-/// The run's own step right before `to` (`ready` → `closing` → `closed` | `uncertain`).
-fn own_step_before(to: CloseState) -> Option<CloseState> {
+/// The step of the run's own that a job at `from` lost on its way to `to`: `ready` for
+/// `closing`, `closing` for `closed` or `uncertain`, when the job sits right before it.
+fn lost_own_step(from: Option<CloseState>, to: CloseState) -> Option<CloseState> {
     use CloseState::*;
-    match to {
-        Closing => Some(Ready),
-        Closed | Uncertain => Some(Closing),
-        _ => None,
-    }
+    let before = match to {
+        Closing => Ready,
+        Closed | Uncertain => Closing,
+        _ => return None,
+    };
+    (!may_follow(from, to) && may_follow(from, before) && may_follow(Some(before), to))
+        .then_some(before)
 }
 
 /// `advance`, for a run moving its own job on. A job one step short of `to` — at the stage
@@ -149,13 +152,8 @@ pub fn advance_own(
     at: &str,
     reason: Option<&str>,
 ) -> Result<(), IllegalStep> {
-    let from = current(Some(job));
-    if !may_follow(from, to) {
-        if let Some(lost) =
-            own_step_before(to).filter(|&p| may_follow(from, p) && may_follow(Some(p), to))
-        {
-            advance(job, lost, at, None)?;
-        }
+    if let Some(lost) = lost_own_step(current(Some(job)), to) {
+        advance(job, lost, at, None)?;
     }
     advance(job, to, at, reason)
 }
