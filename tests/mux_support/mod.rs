@@ -38,6 +38,36 @@ pub fn program_named(src: &str, dest: &Path) -> PathBuf {
     dest.to_path_buf()
 }
 
+/// A `sleep` standing in for some process (a fresh shell, another program): killed and reaped
+/// when dropped, also when the test fails first, and never holding the harness's output pipes
+/// (a leaked one kept a runner's `$(…)` waiting for its 600 s).
+pub struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    pub fn start(secs: u32) -> Sleeper {
+        Sleeper(
+            Command::new("sleep")
+                .arg(secs.to_string())
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn sleep"),
+        )
+    }
+
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `sleep` named `pi` in `dir`: `#{pane_current_command}` shows `pi` for it.
 pub fn fake_pi(dir: &Path) -> PathBuf {
     program_named("/bin/sleep", &dir.join("pi"))

@@ -555,10 +555,7 @@ fn herdr_a_restarted_pane_with_the_same_id_is_not_the_worker() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let w = herdr_worker(&env, &file, Layout::Own);
-    let fresh = std::process::Command::new("sleep")
-        .arg("600")
-        .spawn()
-        .unwrap();
+    let fresh = mux_support::Sleeper::start(600);
     let fresh_pid = fresh.id();
     // Herdr's stop ends every pane process; the pane comes back under its id as a new shell.
     unsafe { libc::kill(w.pi, libc::SIGKILL) };
@@ -584,9 +581,7 @@ fn herdr_a_restarted_pane_with_the_same_id_is_not_the_worker() {
     assert!(w.herdr.with(|s| s.prompts.is_empty()), "nothing sent");
     assert_eq!(pane_closes(&w.herdr), 0);
     assert_eq!(herdr_panes(&w.herdr).len(), 2);
-    let mut fresh = fresh;
-    let _ = fresh.kill();
-    let _ = fresh.wait();
+    drop(fresh);
 }
 
 /// What changes in the worker's pane once the job recorded a stage.
@@ -620,10 +615,7 @@ fn herdr_a_pane_or_pi_changed_before_the_close_is_never_closed() {
         let file = setup(&env, None);
         let mut w = herdr_worker(&env, &file, layout);
         let relay = relay(&mut w, &env, &file);
-        let mut fresh = std::process::Command::new("sleep")
-            .arg("600")
-            .spawn()
-            .unwrap();
+        let fresh = mux_support::Sleeper::start(600);
         let fresh_pid = fresh.id();
         // The change lands on the first request after the run recorded `at`.
         let cfg_path = env.path("root/.pi-intercom/config.json");
@@ -675,8 +667,7 @@ fn herdr_a_pane_or_pi_changed_before_the_close_is_never_closed() {
             _ => "commit_rejected",
         };
         assert_eq!(report["reason"], want, "{label}: {report}");
-        let _ = fresh.kill();
-        let _ = fresh.wait();
+        drop(fresh);
     }
 }
 

@@ -276,10 +276,7 @@ fn after_a_server_restart_the_monitor_runs_again_in_its_own_pane() {
     assert_eq!(running_monitors(&herdr), 1);
     // The restart: every process of every pane is gone; the coordinator's pane gets a new shell
     // (a real process, so ancestry finds it), the others a shell that is only a label.
-    let mut shell = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
+    let shell = crate::mux_support::Sleeper::start(30);
     let new_shell = shell.id();
     herdr.with(|s| {
         s.restart(|p| {
@@ -304,8 +301,7 @@ fn after_a_server_restart_the_monitor_runs_again_in_its_own_pane() {
         .unwrap();
     // The next start keeps it (marker and record agree again).
     let kept = monitor_pane::ensure(&request(&cfg, new_shell), &env);
-    let _ = shell.kill();
-    let _ = shell.wait();
+    drop(shell);
     assert_eq!(kept.unwrap(), Outcome::Preserved { pane: pane.clone() });
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

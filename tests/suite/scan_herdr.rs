@@ -122,18 +122,14 @@ fn a_registered_pi_outside_its_pane_is_not_proof() {
     let pid = pi.id();
     wait_exec(pid);
     // The pane's shell is a sibling of `pi` (not its ancestor), and the pane even says `pi`.
-    let mut other = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
+    let other = crate::mux_support::Sleeper::start(60);
     let herdr = FakeHerdr::start(other.id());
     herdr.with(|s| s.panes[0].foreground = vec![(other.id(), "pi".into(), vec!["pi".into()])]);
     register(&env, &ids[0].1, pid, &herdr.socket, "w1:p1");
     let rec = record(&scan(&env), "W-idle").clone();
-    for c in [&mut pi, &mut other] {
-        let _ = c.kill();
-        let _ = c.wait();
-    }
+    let _ = pi.kill();
+    let _ = pi.wait();
+    drop(other);
     assert_eq!(rec["state"], "unknown", "{rec}");
     assert_eq!(rec["stateReason"], "pane_not_identified");
 }
