@@ -15,6 +15,7 @@ pub mod liveness;
 pub mod log;
 pub mod mux;
 pub mod names;
+pub mod owned;
 pub mod paths;
 pub mod probe;
 pub mod proc;
