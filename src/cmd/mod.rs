@@ -9,6 +9,7 @@ pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
 pub mod jump_cmd;
+pub mod live_source;
 pub mod monitor_cmd;
 pub mod monitor_ports;
 pub mod options;
@@ -20,6 +21,7 @@ pub mod spawn_cmd;
 pub mod status_cmd;
 pub mod text_input;
 pub mod tool_cmd;
+pub mod watch_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.
