@@ -19,7 +19,7 @@
 //! `actions::store`).
 
 // pub mod close_report;
-// pub mod job_record;
+pub mod job_record;
 pub mod monitor;
 // pub mod resume_fence;
 // pub mod resume_report;
