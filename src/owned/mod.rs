@@ -21,7 +21,7 @@
 // pub mod close_report;
 pub mod job_record;
 pub mod monitor;
-// pub mod resume_fence;
+pub mod resume_fence;
 // pub mod resume_report;
 
 use serde::de::DeserializeOwned;

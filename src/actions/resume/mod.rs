@@ -25,6 +25,8 @@ use crate::evidence::config::{self, Agent};
 use crate::evidence::sessions;
 use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
+use crate::owned;
+use crate::owned::resume_fence::{self, FenceStage, FenceSummary, ResumeFence};
 use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
@@ -372,9 +374,10 @@ fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(),
     let Ok(bytes) = fsguard::read_capped(&path, FENCE_CAP) else {
         return Ok(());
     };
-    let fence: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    // A fence that does not read as one still stands (its launch is unknown).
+    let fence: Option<ResumeFence> = owned::decode(&bytes).ok();
     if let Some((_, r)) = live::live_registration(root, &req.scan.data_root, session_id) {
-        let launched = fence["launchedAtMs"].as_i64().unwrap_or(Ms::MAX);
+        let launched = fence.as_ref().map_or(Ms::MAX, |f| f.launched_at_ms);
         if r.started_at.is_some_and(|s| s + 1000 >= launched) {
             let _ = store::remove_file(&path);
             return Ok(()); // the liveness checks that follow refuse it as live
@@ -383,37 +386,66 @@ fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(),
     if req.recover {
         return Ok(());
     }
+    let f = fence.as_ref();
     Err(refused(
         ResumeExit::Fenced,
         format!(
             "a resume launched at {} ({}, pane {}) has not registered yet: look at that pane, then --recover",
-            fence["launchedAt"].as_str().unwrap_or("?"),
-            fence["stage"].as_str().unwrap_or("?"),
-            fence["pane"].as_str().unwrap_or("?"),
+            f.map_or("?", |f| f.launched_at.as_str()),
+            f.map_or("?", |f| f.stage.as_str()),
+            f.and_then(|f| f.pane.as_deref()).unwrap_or("?"),
         ),
     ))
 }
 
 /// The resume recorded for a worker and not yet confirmed (`launch_pending`, `launched`): its
-/// stage, when, and the pane; `None` when no fence stands. For the board's `resume` field.
+/// stage, when, and the pane; `None` when no fence stands. A fence that does not read as one
+/// stands (resume refuses it): shown with nulls. For the board's `resume` field.
 pub fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
     let bytes = fsguard::read_capped(&fence_path(root, session_id), FENCE_CAP).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    let field = |k: &str| v[k].as_str().map(|s| crate::text::clip(&sanitize(s), 80));
-    Some(json!({"stage": field("stage"), "launchedAt": field("launchedAt"), "pane": field("pane")}))
+    let fence: Option<ResumeFence> = owned::decode(&bytes).ok();
+    let field = |s: &str| crate::text::clip(&sanitize(s), 80);
+    let summary = FenceSummary {
+        stage: fence.as_ref().map(|f| f.stage.as_str().to_string()),
+        launched_at: fence.as_ref().map(|f| field(&f.launched_at)),
+        pane: fence.as_ref().and_then(|f| f.pane.as_deref()).map(field),
+    };
+    serde_json::to_value(summary).ok()
 }
 
-fn write_fence(root: &Path, plan: &Plan, stage: &str, pane: Option<&str>, at: Ms) -> bool {
-    let v = json!({"version": 1, "sessionId": plan.agent.session_id, "name": plan.agent.name,
-        "stage": stage, "pane": pane, "beside": plan.beside.id,
-        "launchedAt": format_iso(at), "launchedAtMs": at, "pid": std::process::id()});
-    let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
+/// Record the fence at `stage` over one at `from` (the stage rule must allow it); `false` when it
+/// was not written.
+fn write_fence(
+    root: &Path,
+    plan: &Plan,
+    (from, stage): (Option<FenceStage>, FenceStage),
+    pane: Option<&str>,
+    at: Ms,
+) -> bool {
+    if !FenceStage::may_follow(from, stage) {
+        return false;
+    }
+    let fence = ResumeFence {
+        version: resume_fence::VERSION,
+        session_id: plan.agent.session_id.clone(),
+        name: plan.agent.name.clone(),
+        stage,
+        pane: pane.map(str::to_string),
+        beside: plan.beside.id.clone(),
+        launched_at: format_iso(at),
+        launched_at_ms: at,
+        pid: std::process::id(),
+    };
+    let Ok(bytes) = owned::encode(&fence) else {
+        return false;
+    };
     store::write_atomic(&fence_path(root, &plan.agent.session_id), &bytes).is_ok()
 }
 
 fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
+    use FenceStage::*;
     let now = req.clock.now_ms();
-    if !write_fence(root, &plan, "launch_pending", None, now) {
+    if !write_fence(root, &plan, (None, LaunchPending), None, now) {
         return refused(
             ResumeExit::Failed,
             "cannot record the fence: nothing launched",
@@ -444,7 +476,13 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
             };
         }
     };
-    let _ = write_fence(root, &plan, "launched", Some(&pane.id), now);
+    let _ = write_fence(
+        root,
+        &plan,
+        (Some(LaunchPending), Launched),
+        Some(&pane.id),
+        now,
+    );
     let mut report = base;
     report["pane"] = json!(pane.id);
     let started = Instant::now();
@@ -508,4 +546,39 @@ fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> Value {
             "path": path,
             "createdAt": s.created_at, "args": s.args, "cwd": s.cwd,
             "env": s.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()}))})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_board_sees_a_standing_fence_even_when_it_does_not_read_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(fence_stage(root, "s-1"), None);
+        std::fs::create_dir_all(jobs_dir(root)).unwrap();
+        let fence = ResumeFence {
+            version: resume_fence::VERSION,
+            session_id: "s-1".into(),
+            name: "w1".into(),
+            stage: FenceStage::Launched,
+            pane: Some("%4\u{1b}[2J".into()),
+            beside: "%1".into(),
+            launched_at: "2026-11-30T00:00:00.000Z".into(),
+            launched_at_ms: 1_764_460_800_000,
+            pid: 1,
+        };
+        let path = fence_path(root, "s-1");
+        std::fs::write(&path, owned::encode(&fence).unwrap()).unwrap();
+        let v = fence_stage(root, "s-1").unwrap();
+        assert_eq!(v["stage"], "launched");
+        assert_eq!(v["launchedAt"], "2026-11-30T00:00:00.000Z");
+        assert!(!v["pane"].as_str().unwrap().contains('\u{1b}'), "{v}");
+        std::fs::write(&path, b"{\"stage\": 5").unwrap();
+        assert_eq!(
+            fence_stage(root, "s-1"),
+            Some(json!({"stage": null, "launchedAt": null, "pane": null}))
+        );
+    }
 }
