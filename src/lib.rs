@@ -10,6 +10,7 @@ pub mod cmd;
 pub mod demo;
 pub mod doctor;
 pub mod evidence;
+pub mod exit_code;
 pub mod fsguard;
 pub mod live;
 pub mod liveness;

@@ -7,6 +7,7 @@
 //! or `$TMUX` / `HERDR_ENV` set) that command is pi itself, run in the pane: never a
 //! `tmux new-session`, so tmux is never nested by accident. Outside, it is a new tmux session.
 
+use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -18,21 +19,16 @@ use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind};
 use crate::paths;
 
-/// The exit code of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InitExit {
-    Created = 0,
-    /// Writing failed, or `--start` could not start pi.
-    Failed = 1,
-    /// A bad flag or folder.
-    Usage = 2,
-    /// The root has a roster already: nothing changed.
-    Exists = 3,
-}
-
-impl InitExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run.
+    InitExit {
+        Created = 0,
+        /// Writing failed, or `--start` could not start pi.
+        Failed = 1,
+        /// A bad flag or folder.
+        Usage = 2,
+        /// The root has a roster already: nothing changed.
+        Exists = 3,
     }
 }
 

@@ -12,6 +12,7 @@
 //! obstacle — it is left alone and ours is placed. An existing monitor is never closed; a pane
 //! this placement made and could not finish is.
 
+use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -119,41 +120,21 @@ impl std::fmt::Display for EnsureRefusal {
     }
 }
 
-/// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnsureExit {
-    /// Placed, kept, relaunched or skipped.
-    Done = 0,
-    /// A step failed (the record is fenced).
-    Failed = 1,
-    Refused = 2,
-    /// Not inside a tmux or Herdr pane.
-    NotInPane = 3,
-    /// Another ensure-monitor holds the lock.
-    Locked = 4,
-    /// A previous launch was left half-done.
-    Fenced = 5,
-}
-
-impl EnsureExit {
-    pub fn code(self) -> i32 {
-        self as i32
-    }
-
-    /// The exit a code names (an unknown code is a failure).
-    pub fn from_code(code: i32) -> EnsureExit {
-        [
-            EnsureExit::Done,
-            EnsureExit::Failed,
-            EnsureExit::Refused,
-            EnsureExit::NotInPane,
-            EnsureExit::Locked,
-            EnsureExit::Fenced,
-        ]
-        .into_iter()
-        .find(|e| e.code() == code)
-        .unwrap_or(EnsureExit::Failed)
-    }
+exit_enum! {
+    /// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
+    EnsureExit {
+        /// Placed, kept, relaunched or skipped.
+        Done = 0,
+        /// A step failed (the record is fenced).
+        Failed = 1,
+        Refused = 2,
+        /// Not inside a tmux or Herdr pane.
+        NotInPane = 3,
+        /// Another ensure-monitor holds the lock.
+        Locked = 4,
+        /// A previous launch was left half-done.
+        Fenced = 5,
+    } refused: Refused
 }
 
 impl EnsureError {

@@ -10,6 +10,7 @@
 //! file and no commit that no other branch or remote-tracking branch has; otherwise it is kept
 //! and the report says why.
 
+use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -28,26 +29,21 @@ use crate::text::sanitize;
 
 const GIT_DEADLINE: Duration = Duration::from_secs(20);
 
-/// The exit code of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetireExit {
-    /// Removed from the roster (and its worktree, when asked and safe).
-    Retired = 0,
-    /// A step failed; nothing was removed (the report says what was written).
-    Failed = 1,
-    /// No root, a bad roster, no such worker, the coordinator.
-    Usage = 2,
-    /// Removed from the roster; the worktree was kept because it holds work (said).
-    WorktreeKept = 3,
-    /// Something still runs the worker's session.
-    StillRuns = 4,
-    /// A close job, a resume or a spawn of it is open.
-    JobOpen = 5,
-}
-
-impl RetireExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run.
+    RetireExit {
+        /// Removed from the roster (and its worktree, when asked and safe).
+        Retired = 0,
+        /// A step failed; nothing was removed (the report says what was written).
+        Failed = 1,
+        /// No root, a bad roster, no such worker, the coordinator.
+        Usage = 2,
+        /// Removed from the roster; the worktree was kept because it holds work (said).
+        WorktreeKept = 3,
+        /// Something still runs the worker's session.
+        StillRuns = 4,
+        /// A close job, a resume or a spawn of it is open.
+        JobOpen = 5,
     }
 }
 

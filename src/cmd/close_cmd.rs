@@ -4,7 +4,7 @@ use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::handoff::{self, HandoffRequest};
 use crate::cli::{CloseWorkerArgs, HandoffArgs};
 use crate::clock::{Clock, SystemClock};
-use crate::cmd::exit::{HandoffExit, Refusable};
+use crate::cmd::exit::HandoffExit;
 use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
@@ -38,10 +38,6 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         _ => crate::cmd::out(format_args!("{text}")),
     }
     end.exit
-}
-
-impl Refusable for CloseExit {
-    const REFUSED: Self = CloseExit::Refused;
 }
 
 pub fn run_handoff(args: &HandoffArgs) -> HandoffExit {

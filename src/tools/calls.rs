@@ -1,5 +1,6 @@
 //! One call of one tool, after `caller::verify`: each runs the commands' own code.
 
+use crate::exit_code::exit_enum;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -32,23 +33,18 @@ pub struct Ctx<'a> {
     pub early: &'a dyn Fn(&Value),
 }
 
-/// How a call ended (the process exit code).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolExit {
-    /// Done: the page, the receipt of a delivered or queued reply, a close that closed, a
-    /// resume that registered, a wait that ended (reached or timed out).
-    Done = 0,
-    /// Ran but did not succeed (a failed or unconfirmed reply, a close not closed, a failed
-    /// resume).
-    NotDone = 1,
-    /// Refused before anything was done (not the coordinator's pi, bad arguments, a refusal of
-    /// the command itself).
-    Refused = 2,
-}
-
-impl ToolExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// How a call ended (the process exit code).
+    ToolExit {
+        /// Done: the page, the receipt of a delivered or queued reply, a close that closed, a
+        /// resume that registered, a wait that ended (reached or timed out).
+        Done = 0,
+        /// Ran but did not succeed (a failed or unconfirmed reply, a close not closed, a failed
+        /// resume).
+        NotDone = 1,
+        /// Refused before anything was done (not the coordinator's pi, bad arguments, a refusal of
+        /// the command itself).
+        Refused = 2,
     }
 }
 

@@ -7,6 +7,7 @@
 //! check that nothing moved since the turn settled, then one compare-and-close and a bounded
 //! check that the pane and the process are gone. Any doubt stops the run; nothing is retried.
 
+use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -61,25 +62,20 @@ pub struct CloseRequest<'a> {
     pub clock: &'a dyn Clock,
 }
 
-/// How a run of close-worker ends: its exit code, one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseExit {
-    /// Closed, a dry run that passed, or a fence recovered.
-    Closed = 0,
-    /// The job ended failed, timed out or uncertain (or a dry run's verification failed).
-    NotClosed = 1,
-    /// Refused before anything was asked.
-    Refused = 2,
-    /// A close job is running, was interrupted or is uncertain.
-    Fenced = 5,
-    /// The worker has no reply path (no live registration) to ask for the handoff.
-    NoReplyPath = 6,
-}
-
-impl CloseExit {
-    pub fn code(self) -> i32 {
-        self as i32
-    }
+exit_enum! {
+    /// How a run of close-worker ends: its exit code, one place.
+    CloseExit {
+        /// Closed, a dry run that passed, or a fence recovered.
+        Closed = 0,
+        /// The job ended failed, timed out or uncertain (or a dry run's verification failed).
+        NotClosed = 1,
+        /// Refused before anything was asked.
+        Refused = 2,
+        /// A close job is running, was interrupted or is uncertain.
+        Fenced = 5,
+        /// The worker has no reply path (no live registration) to ask for the handoff.
+        NoReplyPath = 6,
+    } refused: Refused
 }
 
 /// How a run ended: its exit and the JSON report.

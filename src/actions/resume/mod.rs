@@ -11,6 +11,7 @@
 pub(crate) mod live;
 pub(crate) mod place;
 
+use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -40,32 +41,27 @@ const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 const FENCE_CAP: u64 = 64 * 1024;
 
-/// The exit code of a run, one per way it can end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumeExit {
-    /// Resumed (the new seat registered), a dry run that passed, or a fence re-checked.
-    Resumed = 0,
-    /// The launch failed.
-    Failed = 1,
-    /// Usage: no root, bad config, unknown name, the coordinator, a bad flag value.
-    Usage = 2,
-    /// `--confirm-closed` was not given.
-    NotConfirmed = 3,
-    /// Something still runs the worker's session (registration, process or health endpoint).
-    StillLive = 4,
-    /// A pending or uncertain close job, or another resume in flight or unconfirmed.
-    Fenced = 5,
-    /// The saved session file is missing or its header names another session.
-    NoSession = 6,
-    /// No coordinator pane to open the new window beside.
-    NoPlace = 7,
-    /// Launched, but the new seat did not register before the wait ended.
-    LaunchedUnconfirmed = 8,
-}
-
-impl ResumeExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run, one per way it can end.
+    ResumeExit {
+        /// Resumed (the new seat registered), a dry run that passed, or a fence re-checked.
+        Resumed = 0,
+        /// The launch failed.
+        Failed = 1,
+        /// Usage: no root, bad config, unknown name, the coordinator, a bad flag value.
+        Usage = 2,
+        /// `--confirm-closed` was not given.
+        NotConfirmed = 3,
+        /// Something still runs the worker's session (registration, process or health endpoint).
+        StillLive = 4,
+        /// A pending or uncertain close job, or another resume in flight or unconfirmed.
+        Fenced = 5,
+        /// The saved session file is missing or its header names another session.
+        NoSession = 6,
+        /// No coordinator pane to open the new window beside.
+        NoPlace = 7,
+        /// Launched, but the new seat did not register before the wait ended.
+        LaunchedUnconfirmed = 8,
     }
 }
 
