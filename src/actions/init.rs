@@ -7,7 +7,6 @@
 //! or `$TMUX` / `HERDR_ENV` set) that command is pi itself, run in the pane: never a
 //! `tmux new-session`, so tmux is never nested by accident. Outside, it is a new tmux session.
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,6 +14,7 @@ use serde_json::json;
 
 use crate::actions::{launch_spec, spawn, store};
 use crate::evidence::config::MuxChoice;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind};
 use crate::paths;

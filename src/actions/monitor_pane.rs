@@ -12,7 +12,6 @@
 //! obstacle — it is left alone and ours is placed. An existing monitor is never closed; a pane
 //! this placement made and could not finish is.
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -22,6 +21,7 @@ use crate::actions::monitor_place::{self, Placement};
 use crate::actions::{monitor_restart, store};
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind, Owner};
 use crate::owned::monitor::MonitorRecord;

@@ -10,7 +10,6 @@
 //! file and no commit that no other branch or remote-tracking branch has; otherwise it is kept
 //! and the report says why.
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -23,6 +22,7 @@ use crate::actions::spawn::worktree;
 use crate::actions::store;
 use crate::clock::{format_iso, Clock};
 use crate::evidence::config::{self, Agent};
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::paths;
 use crate::text::sanitize;

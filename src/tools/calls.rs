@@ -1,6 +1,5 @@
 //! One call of one tool, after `caller::verify`: each runs the commands' own code.
 
-use crate::exit_code::exit_enum;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use crate::actions::reply;
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::actions::spawn::{self, Folder, SpawnExit, SpawnRequest};
 use crate::clock::{format_iso, Clock, Ms};
+use crate::exit_code::exit_enum;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, RowRole};
 use crate::views::board_page::{self, BoardQuery};

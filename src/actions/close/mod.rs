@@ -7,7 +7,6 @@
 //! check that nothing moved since the turn settled, then one compare-and-close and a bounded
 //! check that the pane and the process are gone. Any doubt stops the run; nothing is retried.
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,8 +16,9 @@ use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
 use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, IntercomConfig};
+use crate::evidence::config::{self, Agent, CloseReason, IntercomConfig};
 use crate::evidence::registrations;
+use crate::exit_code::exit_enum;
 use crate::mux;
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
@@ -99,7 +99,7 @@ fn set_state(
     agent: &Agent,
     job: &str,
     state: CloseState,
-    reason: Option<&str>,
+    reason: Option<CloseReason>,
     now: Ms,
 ) -> Result<(), WriteError<JobConflict>> {
     let at = format_iso(now);
@@ -175,9 +175,9 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
         ));
     };
     let reason = if next == CloseState::Uncertain {
-        "close_unverified"
+        CloseReason::CloseUnverified
     } else {
-        "interrupted"
+        CloseReason::Interrupted
     };
     let found = req.recover.then(|| recheck(root, &j.job_id));
     let mut recorded = false;
@@ -508,7 +508,7 @@ mod tests {
             &agent,
             "j1",
             CloseState::Uncertain,
-            Some("close_unverified"),
+            Some(CloseReason::CloseUnverified),
             1_000,
         )
         .unwrap();

@@ -19,7 +19,6 @@
 //! the receipt says what happened (`delivered`, `queued`, `unconfirmed`, `failed`) — never
 //! retried, never routed around. One seat per call.
 
-use crate::exit_code::exit_enum;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -27,6 +26,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, Registration};
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};

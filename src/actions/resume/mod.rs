@@ -11,7 +11,6 @@
 pub(crate) mod live;
 pub(crate) mod place;
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -24,6 +23,7 @@ use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
 use crate::evidence::sessions;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
 use crate::owned;

@@ -15,7 +15,6 @@ mod launch;
 mod reserve;
 pub mod worktree;
 
-use crate::exit_code::exit_enum;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -23,6 +22,7 @@ use serde_json::{json, Value};
 use crate::actions::store;
 use crate::clock::Clock;
 use crate::evidence::config;
+use crate::exit_code::exit_enum;
 use crate::paths;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
