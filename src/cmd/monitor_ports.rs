@@ -248,15 +248,11 @@ impl ScanWorkers {
             progress: stage,
         };
         let end = resume::resume_worker(&req);
-        let r = &end.report;
-        let text = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let r = end.report;
         WorkerOutcome {
             ok: end.exit == ResumeExit::Resumed,
-            result: text("result").unwrap_or_else(|| "failed".into()),
-            detail: text("reason")
-                .or_else(|| text("note"))
-                .or_else(|| text("pane"))
-                .unwrap_or_default(),
+            result: r.result.as_str().to_string(),
+            detail: r.reason.or(r.note).or(r.pane).unwrap_or_default(),
         }
     }
 }

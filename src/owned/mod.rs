@@ -22,7 +22,7 @@
 pub mod job_record;
 pub mod monitor;
 pub mod resume_fence;
-// pub mod resume_report;
+pub mod resume_report;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -200,9 +200,10 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         ResumeExit::Failed | ResumeExit::LaunchedUnconfirmed => ToolExit::NotDone,
         _ => ToolExit::Refused,
     };
+    let report = serde_json::to_value(&end.report).unwrap_or_default();
     Outcome {
         exit,
-        result: with_exit(end.report, end.exit.code()),
+        result: with_exit(report, end.exit.code()),
     }
 }
 

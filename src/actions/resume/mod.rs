@@ -14,7 +14,7 @@ pub(crate) mod place;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::actions::store;
@@ -28,6 +28,7 @@ use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
 use crate::owned;
 use crate::owned::resume_fence::{self, FenceStage, FenceSummary, ResumeFence};
+use crate::owned::resume_report::{HandoffSeen, Launch, ResumeReport, ResumeResult, SpecSeen};
 use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
@@ -84,13 +85,14 @@ pub struct ResumeRequest<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: ResumeExit,
-    pub report: Value,
+    /// Boxed: an `Ending` is the error of every check.
+    pub report: Box<ResumeReport>,
 }
 
 fn refused(exit: ResumeExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"result": "refused", "reason": msg.into()}),
+        report: Box::new(ResumeReport::refused(msg.into())),
     }
 }
 
@@ -132,16 +134,24 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
         let cleared = store::remove_file(&fence_path(&root, &first.agent.session_id)).is_ok();
         return Ending {
             exit: ResumeExit::Resumed,
-            report: json!({"result": "recovered", "fenceCleared": cleared,
-                "checks": first.checks, "note": "nothing runs the session; nothing was launched"}),
+            report: Box::new(ResumeReport {
+                fence_cleared: Some(cleared),
+                checks: Some(first.checks),
+                note: Some("nothing runs the session; nothing was launched".into()),
+                ..ResumeReport::new(ResumeResult::Recovered)
+            }),
         };
     }
     if req.dry_run {
         return Ending {
             exit: ResumeExit::Resumed,
-            report: json!({"result": "dry_run", "worker": first.agent.name,
-                "checks": first.checks, "argv": place::launch_preview(&first),
-                "note": "nothing was launched"}),
+            report: Box::new(ResumeReport {
+                worker: Some(first.agent.name.clone()),
+                argv: Some(Launch::Preview(place::launch_preview(&first))),
+                checks: Some(first.checks),
+                note: Some("nothing was launched".into()),
+                ..ResumeReport::new(ResumeResult::DryRun)
+            }),
         };
     }
     let session_id = first.agent.session_id.clone();
@@ -463,12 +473,12 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
             }
             let mut report = base;
-            report["result"] = json!("failed");
-            report["reason"] = json!(format!("launch failed: {e}"));
-            report["fenceKept"] = json!(uncertain);
+            report.result = ResumeResult::Failed;
+            report.reason = Some(format!("launch failed: {e}"));
+            report.fence_kept = Some(uncertain);
             return Ending {
                 exit: ResumeExit::Failed,
-                report,
+                report: Box::new(report),
             };
         }
     };
@@ -480,7 +490,7 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         now,
     );
     let mut report = base;
-    report["pane"] = json!(pane.id);
+    report.pane = Some(pane.id.clone());
     let started = Instant::now();
     let wait = Duration::from_secs(req.wait_secs);
     let mut last_note = Instant::now() - Duration::from_secs(10);
@@ -494,11 +504,11 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
             };
             if in_pane {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
-                report["result"] = json!("resumed");
-                report["registeredPid"] = json!(r.pid);
+                report.result = ResumeResult::Resumed;
+                report.registered_pid = r.pid;
                 return Ending {
                     exit: ResumeExit::Resumed,
-                    report,
+                    report: Box::new(report),
                 };
             }
         }
@@ -517,31 +527,47 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         }
         std::thread::sleep(POLL);
     }
-    report["result"] = json!("launched_unconfirmed");
-    report["reason"] = json!(format!(
+    report.result = ResumeResult::LaunchedUnconfirmed;
+    report.reason = Some(format!(
         "no registration from pane {} within {} s: a launch is not readiness; the fence stays until the seat registers",
         pane.id, req.wait_secs
     ));
     Ending {
         exit: ResumeExit::LaunchedUnconfirmed,
-        report,
+        report: Box::new(report),
     }
 }
 
-/// What every receipt carries: who, where, how, and the worker's last handoff.
-fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> Value {
-    let handoff = plan.agent.handoff.as_ref().map(|h| {
-        json!({"jobId": h.job_id, "summary": h.summary, "updatedAt": format_iso(h.updated_at),
-            "ageSeconds": (now - h.updated_at).max(0) / 1000})
+/// What every receipt carries: who, where, how, and the worker's last handoff (its result is
+/// set by the ending).
+fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> ResumeReport {
+    let handoff = plan.agent.handoff.as_ref().map(|h| HandoffSeen {
+        job_id: h.job_id.clone(),
+        summary: h.summary.clone(),
+        updated_at: format_iso(h.updated_at),
+        age_seconds: (now - h.updated_at).max(0) / 1000,
     });
-    json!({"worker": plan.agent.name, "sessionId": plan.agent.session_id,
-        "sessionFile": plan.session_file, "cwd": plan.cwd,
-        "multiplexer": plan.mux.kind().name(), "beside": plan.beside.id,
-        "argv": plan.window.argv, "checks": plan.checks, "handoff": handoff,
-        "waitSecs": req.wait_secs, "launchSpec": plan.spec.as_ref().map(|(path, s)| json!({
-            "path": path,
-            "createdAt": s.created_at, "args": s.args, "cwd": s.cwd,
-            "env": s.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()}))})
+    let spec = plan.spec.as_ref().map(|(path, s)| SpecSeen {
+        path: path.display().to_string(),
+        created_at: s.created_at.clone(),
+        args: s.args.clone(),
+        cwd: s.cwd.display().to_string(),
+        env: s.env.iter().map(|(k, _)| k.clone()).collect(),
+    });
+    ResumeReport {
+        worker: Some(plan.agent.name.clone()),
+        session_id: Some(plan.agent.session_id.clone()),
+        session_file: Some(plan.session_file.display().to_string()),
+        cwd: Some(plan.cwd.display().to_string()),
+        multiplexer: Some(plan.mux.kind()),
+        beside: Some(plan.beside.id.clone()),
+        argv: Some(Launch::Argv(plan.window.argv.clone())),
+        checks: Some(plan.checks.clone()),
+        handoff: Some(handoff),
+        wait_secs: Some(req.wait_secs),
+        launch_spec: Some(spec),
+        ..ResumeReport::new(ResumeResult::Failed)
+    }
 }
 
 #[cfg(test)]
@@ -574,7 +600,7 @@ mod tests {
         std::fs::write(&path, b"{\"stage\": 5").unwrap();
         assert_eq!(
             fence_stage(root, "s-1"),
-            Some(json!({"stage": null, "launchedAt": null, "pane": null}))
+            Some(serde_json::json!({"stage": null, "launchedAt": null, "pane": null}))
         );
     }
 }
