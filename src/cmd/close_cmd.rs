@@ -32,7 +32,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         serde_json::json!({"worker": args.name, "exit": end.exit.code(), "report": end.report}),
     );
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
-    match end.report.get("refused").and_then(|r| r.as_str()) {
+    match end.report.refused() {
         // With --json every outcome, refusals included, is the one JSON report on stdout.
         Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
         _ => crate::cmd::out(format_args!("{text}")),

@@ -18,7 +18,7 @@
 //! Only schemas live here: reading and writing the files stays with their callers (`fsguard`,
 //! `actions::store`).
 
-// pub mod close_report;
+pub mod close_report;
 pub mod job_record;
 pub mod monitor;
 pub mod resume_fence;

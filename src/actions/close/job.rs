@@ -11,8 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::{json, Value};
-
 use super::guard::Guard;
 use super::pin::{Ended, Pin};
 use super::progress::Progress;
@@ -28,6 +26,7 @@ use crate::clock::Ms;
 use crate::evidence::config::{self, Agent, CloseReason};
 use crate::evidence::{registrations, sessions};
 use crate::mux::{self, CloseOutcome, ErrorCode, PaneIdentity};
+use crate::owned::close_report::{CloseReport, Closed, ClosedPi, JobEnded};
 use crate::proc;
 use crate::scan;
 use crate::states::CloseState;
@@ -54,7 +53,7 @@ impl Job<'_> {
         state: CloseState,
         reason: Option<CloseReason>,
         detail: &str,
-        closed: Option<Value>,
+        closed: Option<Closed>,
     ) -> Ending {
         let saved = set_state(self.root, self.agent, self.id, state, reason, self.now());
         Ending {
@@ -63,9 +62,15 @@ impl Job<'_> {
             } else {
                 CloseExit::NotClosed
             },
-            report: json!({"jobId": self.id, "worker": self.agent.name, "state": state.as_str(),
-                "reason": reason.map(CloseReason::as_str), "detail": crate::text::sanitize(detail),
-                "recorded": saved.is_ok(), "closed": closed.unwrap_or(Value::Null)}),
+            report: Box::new(CloseReport::Ended(JobEnded {
+                job_id: self.id.to_string(),
+                worker: self.agent.name.clone(),
+                state,
+                reason,
+                detail: crate::text::sanitize(detail),
+                recorded: saved.is_ok(),
+                closed,
+            })),
         }
     }
 
@@ -80,7 +85,7 @@ impl Job<'_> {
     }
 
     /// Ended `uncertain`: the close was attempted and its result is not known to be complete.
-    fn uncertain(&self, detail: &str, closed: Option<Value>) -> Ending {
+    fn uncertain(&self, detail: &str, closed: Option<Closed>) -> Ending {
         self.end_with(
             CloseState::Uncertain,
             Some(CloseReason::CloseUnverified),
@@ -270,17 +275,20 @@ fn verify_and_pin(j: &Job, file: &Path) -> Result<(Verified, Pin, SettledEvidenc
 }
 
 /// What was closed, for the report.
-fn what(j: &Job, pin: &Pin, v: &Verified, ended: Option<Ended>) -> Value {
-    json!({
-        "pane": v.pane.id,
-        "paneShellPid": v.pane.pid,
-        "session": v.pane.session_id,
-        "window": v.pane.window_id,
-        "socket": j.record.socket.display().to_string(),
-        "server": v.server,
-        "pi": {"pid": pin.id.pid, "startTicks": pin.id.start_ticks},
-        "piEndedBy": ended.map(Ended::as_str),
-    })
+fn what(j: &Job, pin: &Pin, v: &Verified, ended: Option<Ended>) -> Closed {
+    Closed {
+        pane: v.pane.id.clone(),
+        pane_shell_pid: v.pane.pid,
+        session: v.pane.session_id.clone(),
+        window: v.pane.window_id.clone(),
+        socket: j.record.socket.display().to_string(),
+        server: v.server.clone(),
+        pi: ClosedPi {
+            pid: pin.id.pid,
+            start_ticks: pin.id.start_ticks,
+        },
+        pi_ended_by: ended.map(Ended::as_str),
+    }
 }
 
 /// The single close, in the order that leaves no window for the layout at hand.

@@ -20,6 +20,9 @@ use crate::evidence::config::{self, Agent, CloseReason, IntercomConfig};
 use crate::evidence::registrations;
 use crate::exit_code::exit_enum;
 use crate::mux;
+use crate::owned::close_report::{
+    CloseReport, DryRunVerdict, FenceHandled, Found, JobSeen, NothingToRecover,
+};
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
 use crate::states::CloseState;
@@ -82,13 +85,16 @@ exit_enum! {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: CloseExit,
-    pub report: Value,
+    /// Boxed: an `Ending` is the error of every check.
+    pub report: Box<CloseReport>,
 }
 
 fn refused(exit: CloseExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"refused": msg.into()}),
+        report: Box::new(CloseReport::Refused {
+            refused: msg.into(),
+        }),
     }
 }
 
@@ -142,9 +148,15 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
     let Some(j) = agent.close_job.as_ref().filter(|j| j.state.is_fenced()) else {
         return req.recover.then(|| Ending {
             exit: CloseExit::Closed,
-            report: json!({"worker": agent.name, "fenced": false,
-                "job": agent.close_job.as_ref().map(|j| json!({"jobId": j.job_id, "state": j.state.as_str()})),
-                "note": "nothing to recover; no close was started"}),
+            report: Box::new(CloseReport::NothingToRecover(NothingToRecover {
+                worker: agent.name.clone(),
+                fenced: false,
+                job: agent.close_job.as_ref().map(|j| JobSeen {
+                    job_id: j.job_id.clone(),
+                    state: j.state,
+                }),
+                note: "nothing to recover; no close was started",
+            })),
         });
     };
     let now = req.clock.now_ms();
@@ -194,15 +206,23 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
         } else {
             CloseExit::Fenced
         },
-        report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
-            "found": found, "recorded": recorded, "note": "nothing was replayed or closed"}),
+        report: Box::new(CloseReport::Fence(FenceHandled {
+            job_id: j.job_id.clone(),
+            was: j.state,
+            now: next,
+            found,
+            recorded,
+            note: "nothing was replayed or closed",
+        })),
     })
 }
 
 /// What is left of a fenced job's worker, for the person recovering it: its pane and its pi.
-fn recheck(root: &Path, job: &str) -> Value {
+fn recheck(root: &Path, job: &str) -> Found {
     let Ok(r) = record::read(root, job) else {
-        return json!({"jobRecord": "missing or unreadable"});
+        return Found::NoRecord {
+            job_record: "missing or unreadable",
+        };
     };
     let m = mux::open(r.kind, &r.socket);
     let pane = match m.find_pane(&r.pane_id, Instant::now() + STEP_DEADLINE) {
@@ -217,7 +237,12 @@ fn recheck(root: &Path, job: &str) -> Value {
         ProcStatus::Gone => "gone",
         ProcStatus::Unknown => "unknown",
     };
-    json!({"pane": r.pane_id, "paneState": pane, "piPid": r.pi.pid, "piState": pi})
+    Found::Left {
+        pane: r.pane_id,
+        pane_state: pane,
+        pi_pid: r.pi.pid,
+        pi_state: pi,
+    }
 }
 
 /// The worker a close names, from the roster: never the coordinator; the deadline in range.
@@ -416,28 +441,30 @@ fn dry_run(
         return refused(CloseExit::NoReplyPath, "no reply path");
     };
     let rec = pass.records.iter().find(|r| r.key() == key);
-    let verdict = json!({
-        "worker": agent.name,
-        "sessionId": agent.session_id,
-        "pane": target.target,
-        "multiplexer": target.kind.name(),
-        "socket": target.socket,
-        "registrationAlive": rec.and_then(|r| r.registered.as_ref()).and_then(|r| r.alive),
-        "boardState": rec.map(|r| r.state.as_str()),
-        "identity": match &identity {
+    let verdict = DryRunVerdict {
+        worker: agent.name.clone(),
+        session_id: agent.session_id.clone(),
+        pane: target.target.clone(),
+        multiplexer: target.kind,
+        socket: target.socket.clone(),
+        registration_alive: rec
+            .and_then(|r| r.registered.as_ref())
+            .and_then(|r| r.alive),
+        board_state: rec.map(|r| r.state.as_str()),
+        identity: match &identity {
             Ok(()) => "verified".to_string(),
             Err(e) => crate::text::sanitize(&e.to_string()),
         },
-        "wouldAsk": "intercom-pane handoff --job <new job id> --summary ...",
-        "mutated": false,
-    });
+        would_ask: "intercom-pane handoff --job <new job id> --summary ...",
+        mutated: false,
+    };
     Ending {
         exit: if identity.is_ok() {
             CloseExit::Closed
         } else {
             CloseExit::NotClosed
         },
-        report: verdict,
+        report: Box::new(CloseReport::DryRun(verdict)),
     }
 }
 
