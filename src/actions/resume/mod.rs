@@ -162,7 +162,7 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
     test_pause();
     let _lock = match store::Lock::acquire(&lock_path(&root, &session_id)) {
         Ok(l) => l,
-        Err(e) if e.code == "locked" => {
+        Err(e) if e.code == store::StoreCode::Locked => {
             return refused(
                 ResumeExit::Fenced,
                 "another resume-worker of this worker is running",
