@@ -256,7 +256,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     // A lock whose holder died is free again by itself (flock): `--recover` never breaks one
     // that a live run holds.
     let _guard = store::Lock::acquire(&lock).map_err(|e| {
-        if e.code == store::StoreCode::Locked {
+        if e.code == store::code::StoreCode::Locked {
             EnsureError::Locked(lock.clone())
         } else {
             EnsureError::Refused(EnsureRefusal::LockFailed(e.to_string()))

@@ -147,7 +147,7 @@ pub fn retire(req: &RetireRequest) -> Ending {
     // No spawn of the name may start (or run) while it is retired.
     let _lock = match store::Lock::acquire(&paths::spawn_lock(root, &agent.name)) {
         Ok(l) => l,
-        Err(e) if e.code == store::StoreCode::Locked => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 RetireExit::JobOpen,
                 format!("a spawn of {} is running", sanitize(&agent.name)),

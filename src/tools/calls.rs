@@ -87,7 +87,7 @@ fn board(a: BoardParams, ctx: &Ctx) -> Outcome {
     let root = &ctx.coordinator.root;
     let resume_of = |r: &Row| {
         (r.role == RowRole::Worker)
-            .then(|| resume::fence_stage(root, &r.id))
+            .then(|| resume::fence::fence_stage(root, &r.id))
             .flatten()
     };
     match board_page::page(&pass.snapshot, &q, &resume_of) {

@@ -8,13 +8,12 @@
 //! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
 //! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
 
+pub mod fence;
 pub(crate) mod live;
 pub(crate) mod place;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::actions::store;
@@ -26,13 +25,13 @@ use crate::evidence::sessions;
 use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
-use crate::owned;
-use crate::owned::resume_fence::{self, FenceStage, FenceSummary, ResumeFence};
+use crate::owned::resume_fence::FenceStage;
 use crate::owned::resume_report::{HandoffSeen, Launch, ResumeReport, ResumeResult, SpecSeen};
 use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
+use fence::{check_fence, write_fence};
 
 pub use live::{Witness, WitnessKind};
 
@@ -40,7 +39,6 @@ pub use live::{Witness, WitnessKind};
 pub const MAX_WAIT_SECS: u64 = 120;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
-const FENCE_CAP: u64 = 64 * 1024;
 
 exit_enum! {
     /// The exit code of a run, one per way it can end.
@@ -162,7 +160,7 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
     test_pause();
     let _lock = match store::Lock::acquire(&lock_path(&root, &session_id)) {
         Ok(l) => l,
-        Err(e) if e.code == store::StoreCode::Locked => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 ResumeExit::Fenced,
                 "another resume-worker of this worker is running",
@@ -373,81 +371,6 @@ fn absolute(p: &Path) -> PathBuf {
         .unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// The fence of an earlier launch: lifted when that launch's seat registered, else standing
-/// (refused) unless `--recover`, whose own checks then decide.
-fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(), Ending> {
-    let path = fence_path(root, session_id);
-    let Ok(bytes) = fsguard::read_capped(&path, FENCE_CAP) else {
-        return Ok(());
-    };
-    // A fence that does not read as one still stands (its launch is unknown).
-    let fence: Option<ResumeFence> = owned::decode(&bytes).ok();
-    if let Some((_, r)) = live::live_registration(root, &req.scan.data_root, session_id) {
-        let launched = fence.as_ref().map_or(Ms::MAX, |f| f.launched_at_ms);
-        if r.started_at.is_some_and(|s| s + 1000 >= launched) {
-            let _ = store::remove_file(&path);
-            return Ok(()); // the liveness checks that follow refuse it as live
-        }
-    }
-    if req.recover {
-        return Ok(());
-    }
-    let f = fence.as_ref();
-    Err(refused(
-        ResumeExit::Fenced,
-        format!(
-            "a resume launched at {} ({}, pane {}) has not registered yet: look at that pane, then --recover",
-            f.map_or("?", |f| f.launched_at.as_str()),
-            f.map_or("?", |f| f.stage.as_str()),
-            f.and_then(|f| f.pane.as_deref()).unwrap_or("?"),
-        ),
-    ))
-}
-
-/// The resume recorded for a worker and not yet confirmed (`launch_pending`, `launched`): its
-/// stage, when, and the pane; `None` when no fence stands. A fence that does not read as one
-/// stands (resume refuses it): shown with nulls. For the board's `resume` field.
-pub fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
-    let bytes = fsguard::read_capped(&fence_path(root, session_id), FENCE_CAP).ok()?;
-    let fence: Option<ResumeFence> = owned::decode(&bytes).ok();
-    let field = |s: &str| crate::text::clip(&sanitize(s), 80);
-    let summary = FenceSummary {
-        stage: fence.as_ref().map(|f| f.stage.as_str().to_string()),
-        launched_at: fence.as_ref().map(|f| field(&f.launched_at)),
-        pane: fence.as_ref().and_then(|f| f.pane.as_deref()).map(field),
-    };
-    serde_json::to_value(summary).ok()
-}
-
-/// Record the fence at `stage` over one at `from` (the stage rule must allow it); `false` when it
-/// was not written.
-fn write_fence(
-    root: &Path,
-    plan: &Plan,
-    (from, stage): (Option<FenceStage>, FenceStage),
-    pane: Option<&str>,
-    at: Ms,
-) -> bool {
-    if !FenceStage::may_follow(from, stage) {
-        return false;
-    }
-    let fence = ResumeFence {
-        version: resume_fence::VERSION,
-        session_id: plan.agent.session_id.clone(),
-        name: plan.agent.name.clone(),
-        stage,
-        pane: pane.map(str::to_string),
-        beside: plan.beside.id.clone(),
-        launched_at: format_iso(at),
-        launched_at_ms: at,
-        pid: std::process::id(),
-    };
-    let Ok(bytes) = owned::encode(&fence) else {
-        return false;
-    };
-    store::write_atomic(&fence_path(root, &plan.agent.session_id), &bytes).is_ok()
-}
-
 fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
     use FenceStage::*;
     let now = req.clock.now_ms();
@@ -567,40 +490,5 @@ fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> ResumeReport {
         wait_secs: Some(req.wait_secs),
         launch_spec: Some(spec),
         ..ResumeReport::new(ResumeResult::Failed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_board_sees_a_standing_fence_even_when_it_does_not_read_as_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        assert_eq!(fence_stage(root, "s-1"), None);
-        std::fs::create_dir_all(jobs_dir(root)).unwrap();
-        let fence = ResumeFence {
-            version: resume_fence::VERSION,
-            session_id: "s-1".into(),
-            name: "w1".into(),
-            stage: FenceStage::Launched,
-            pane: Some("%4\u{1b}[2J".into()),
-            beside: "%1".into(),
-            launched_at: "2026-11-30T00:00:00.000Z".into(),
-            launched_at_ms: 1_764_460_800_000,
-            pid: 1,
-        };
-        let path = fence_path(root, "s-1");
-        std::fs::write(&path, owned::encode(&fence).unwrap()).unwrap();
-        let v = fence_stage(root, "s-1").unwrap();
-        assert_eq!(v["stage"], "launched");
-        assert_eq!(v["launchedAt"], "2026-11-30T00:00:00.000Z");
-        assert!(!v["pane"].as_str().unwrap().contains('\u{1b}'), "{v}");
-        std::fs::write(&path, b"{\"stage\": 5").unwrap();
-        assert_eq!(
-            fence_stage(root, "s-1"),
-            Some(serde_json::json!({"stage": null, "launchedAt": null, "pane": null}))
-        );
     }
 }

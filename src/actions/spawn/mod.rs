@@ -166,7 +166,7 @@ pub fn spawn(req: &SpawnRequest) -> Ending {
     // One spawn of a name at a time, held to the end: a second is refused at once.
     let _lock = match store::Lock::acquire(&paths::spawn_lock(&root, &req.name)) {
         Ok(l) => l,
-        Err(e) if e.code == store::StoreCode::Locked => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 SpawnExit::Taken,
                 format!("another spawn of {} is running now", sanitize(&req.name)),
