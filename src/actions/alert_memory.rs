@@ -107,7 +107,7 @@ fn acquire(path: &Path) -> Result<store::Lock, MemoryIoError> {
     loop {
         match store::Lock::acquire(path) {
             Ok(l) => return Ok(l),
-            Err(e) if e.code == "locked" && Instant::now() < deadline => {
+            Err(e) if e.code == store::code::StoreCode::Locked && Instant::now() < deadline => {
                 std::thread::sleep(LOCK_RETRY);
             }
             Err(e) => return Err(MemoryIoError::Store(e)),

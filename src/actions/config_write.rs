@@ -105,7 +105,9 @@ fn lock(root: &Path) -> Result<store::Lock, store::StoreError> {
     loop {
         match store::Lock::acquire(&path) {
             Ok(l) => return Ok(l),
-            Err(e) if e.code == "locked" && Instant::now() < until => std::thread::sleep(LOCK_POLL),
+            Err(e) if e.code == store::code::StoreCode::Locked && Instant::now() < until => {
+                std::thread::sleep(LOCK_POLL)
+            }
             Err(e) => return Err(e),
         }
     }

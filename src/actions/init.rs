@@ -14,25 +14,21 @@ use serde_json::json;
 
 use crate::actions::{launch_spec, spawn, store};
 use crate::evidence::config::MuxChoice;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind};
 use crate::paths;
 
-/// The exit code of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InitExit {
-    Created = 0,
-    /// Writing failed, or `--start` could not start pi.
-    Failed = 1,
-    /// A bad flag or folder.
-    Usage = 2,
-    /// The root has a roster already: nothing changed.
-    Exists = 3,
-}
-
-impl InitExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run.
+    InitExit {
+        Created = 0,
+        /// Writing failed, or `--start` could not start pi.
+        Failed = 1,
+        /// A bad flag or folder.
+        Usage = 2,
+        /// The root has a roster already: nothing changed.
+        Exists = 3,
     }
 }
 

@@ -209,7 +209,7 @@ pub fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
     let dir = paths::workers_dir(root);
     store::ensure_dir(root, &dir)?;
     let bytes = serde_json::to_vec_pretty(spec).map_err(|e| store::StoreError {
-        code: "encode_failed",
+        code: store::code::StoreCode::EncodeFailed,
         path: dir.clone(),
         detail: e.to_string(),
     })?;

@@ -15,14 +15,17 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::actions::monitor_place::{self, Placement};
 use crate::actions::{monitor_restart, store};
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind, Owner};
+use crate::owned::monitor::MonitorRecord;
+use crate::owned::{self, DecodeError};
 
 /// The name every monitor pane gets (a label, never proof of ownership).
 pub const MONITOR_NAME: &str = "Intercom monitor";
@@ -83,8 +86,8 @@ pub enum EnsureError {
 pub enum EnsureRefusal {
     /// The roster names no coordinator to place the monitor for.
     NoCoordinator,
-    /// The monitor record is not JSON.
-    RecordInvalid(PathBuf),
+    /// The monitor record is not one this build can read (not JSON, or not its shape).
+    RecordInvalid(PathBuf, DecodeError),
     /// The monitor record cannot be read (the reader's fixed code).
     RecordUnreadable(PathBuf, &'static str),
     /// The new record could not be encoded.
@@ -101,8 +104,8 @@ impl std::fmt::Display for EnsureRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EnsureRefusal::NoCoordinator => f.write_str("the roster has no coordinator"),
-            EnsureRefusal::RecordInvalid(p) => {
-                write!(f, "{} is not valid JSON: inspect it", p.display())
+            EnsureRefusal::RecordInvalid(p, e) => {
+                write!(f, "{} is not a monitor record ({e}): inspect it", p.display())
             }
             EnsureRefusal::RecordUnreadable(p, code) => {
                 write!(f, "{} cannot be read ({code})", p.display())
@@ -117,41 +120,21 @@ impl std::fmt::Display for EnsureRefusal {
     }
 }
 
-/// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnsureExit {
-    /// Placed, kept, relaunched or skipped.
-    Done = 0,
-    /// A step failed (the record is fenced).
-    Failed = 1,
-    Refused = 2,
-    /// Not inside a tmux or Herdr pane.
-    NotInPane = 3,
-    /// Another ensure-monitor holds the lock.
-    Locked = 4,
-    /// A previous launch was left half-done.
-    Fenced = 5,
-}
-
-impl EnsureExit {
-    pub fn code(self) -> i32 {
-        self as i32
-    }
-
-    /// The exit a code names (an unknown code is a failure).
-    pub fn from_code(code: i32) -> EnsureExit {
-        [
-            EnsureExit::Done,
-            EnsureExit::Failed,
-            EnsureExit::Refused,
-            EnsureExit::NotInPane,
-            EnsureExit::Locked,
-            EnsureExit::Fenced,
-        ]
-        .into_iter()
-        .find(|e| e.code() == code)
-        .unwrap_or(EnsureExit::Failed)
-    }
+exit_enum! {
+    /// How `ensure-monitor` ends: one exit code per outcome, the numbers here only.
+    EnsureExit {
+        /// Placed, kept, relaunched or skipped.
+        Done = 0,
+        /// A step failed (the record is fenced).
+        Failed = 1,
+        Refused = 2,
+        /// Not inside a tmux or Herdr pane.
+        NotInPane = 3,
+        /// Another ensure-monitor holds the lock.
+        Locked = 4,
+        /// A previous launch was left half-done.
+        Fenced = 5,
+    } refused: Refused
 }
 
 impl EnsureError {
@@ -221,11 +204,11 @@ fn lock_path(record: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
+fn read_record(path: &Path) -> Result<Option<MonitorRecord>, EnsureError> {
     match fsguard::read_capped(path, RECORD_CAP) {
-        Ok(b) => serde_json::from_slice(&b)
+        Ok(b) => owned::decode(&b)
             .map(Some)
-            .map_err(|_| EnsureError::Refused(EnsureRefusal::RecordInvalid(path.to_path_buf()))),
+            .map_err(|e| EnsureError::Refused(EnsureRefusal::RecordInvalid(path.to_path_buf(), e))),
         Err(fsguard::FsError::NotFound) => Ok(None),
         Err(e) => Err(EnsureError::Refused(EnsureRefusal::RecordUnreadable(
             path.to_path_buf(),
@@ -234,16 +217,15 @@ fn read_record(path: &Path) -> Result<Option<Value>, EnsureError> {
     }
 }
 
-pub(crate) fn write_record(path: &Path, v: &Value) -> Result<(), EnsureError> {
+pub(crate) fn write_record(path: &Path, r: &MonitorRecord) -> Result<(), EnsureError> {
     crate::log::event(
         crate::log::event::ENSURE_MONITOR_STAGE,
-        json!({"stage": v["stage"], "pane": v["pane"], "record": path.display().to_string()}),
+        json!({"stage": r.stage, "pane": r.pane, "record": path.display().to_string()}),
     );
-    let mut bytes = serde_json::to_vec_pretty(v)
+    let bytes = owned::encode(r)
         .map_err(|e| EnsureError::Refused(EnsureRefusal::RecordUnencodable(e.to_string())))?;
-    bytes.push(b'\n');
     store::write_atomic(path, &bytes).map_err(|e| EnsureError::Failed {
-        stage: v["stage"].as_str().unwrap_or("?").to_string(),
+        stage: r.stage_name().to_string(),
         detail: e.to_string(),
     })
 }
@@ -274,7 +256,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     // A lock whose holder died is free again by itself (flock): `--recover` never breaks one
     // that a live run holds.
     let _guard = store::Lock::acquire(&lock).map_err(|e| {
-        if e.code == "locked" {
+        if e.code == store::code::StoreCode::Locked {
             EnsureError::Locked(lock.clone())
         } else {
             EnsureError::Refused(EnsureRefusal::LockFailed(e.to_string()))
@@ -293,8 +275,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
         now: req.now,
     };
     if let Some(prev) = &previous {
-        let stage = prev["stage"].as_str().unwrap_or("");
-        let pending = !matches!(stage, "submitted" | "observed");
+        let pending = !prev.is_placed();
         // A placement a run left half-done (it died, or was killed by its caller) is taken up
         // where it stopped; only one that cannot be is fenced.
         if pending && !req.recover {
@@ -302,7 +283,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
                 return place.run(Some(prev));
             }
             return Err(EnsureError::Fenced {
-                stage: stage.to_string(),
+                stage: prev.stage_name().to_string(),
                 record: record.clone(),
             });
         }
@@ -316,7 +297,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     // by its label alone) and relaunched. Any other pane, whatever its title, is not ours.
     if let Some(prev) = previous
         .as_ref()
-        .filter(|p| owner.kind == MuxKind::Herdr && p["multiplexer"] == "herdr")
+        .filter(|p| owner.kind == MuxKind::Herdr && p.multiplexer == Some(MuxKind::Herdr))
     {
         let panes = mux
             .list_panes(deadline())
@@ -337,12 +318,10 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
 }
 
 /// The recorded pane, if it is still ours: same server incarnation, same pane id, our marker.
-fn owned_pane(prev: &Value, owner: &Owner, mux: &dyn mux::Multiplexer) -> Option<String> {
-    let pane = prev["pane"].as_str()?;
-    let marker = prev["marker"].as_str()?;
-    let recorded_server: mux::ServerIdentity =
-        serde_json::from_value(prev["server"].clone()).ok()?;
-    if !recorded_server.same_server(&owner.server) {
+fn owned_pane(prev: &MonitorRecord, owner: &Owner, mux: &dyn mux::Multiplexer) -> Option<String> {
+    let pane = prev.pane.as_deref()?;
+    let marker = prev.marker.as_deref()?;
+    if !prev.server.as_ref()?.same_server(&owner.server) {
         return None;
     }
     let found = mux.read_marker(pane, deadline()).ok()??;

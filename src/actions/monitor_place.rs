@@ -21,24 +21,22 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
 use crate::mux::{self, Multiplexer, MuxKind, Owner, PaneIdentity, SplitAbove};
+use crate::owned::monitor::{
+    FocusOutcome, MonitorRecord, MonitorStage, PlacementKind, RecordedStage,
+};
 
 /// The environment variable a new monitor pane is given: the placement's marker.
 pub const PLACING_ENV: &str = "INTERCOM_PANE_PLACING";
 
-/// The stages a placement records, in order (`submitted` ends it).
-pub const PENDING: [&str; 4] = [
-    "split_pending",
-    "swap_pending",
-    "label_pending",
-    "run_pending",
-];
+/// How many stages a placement records at most before `submitted` ends it.
+const STAGES: usize = 4;
 
 /// What one placement needs.
 pub struct Placement<'a> {
@@ -55,61 +53,97 @@ pub struct Placement<'a> {
 /// Whether this run may take up a pending record: one of ours, in a stage of this placement, for
 /// the same coordinator pane on the same server, with its marker. Any other pending record is
 /// fenced.
-pub fn resumable(prev: &Value, owner: &Owner) -> bool {
-    let stage = prev["stage"].as_str().unwrap_or("");
-    let server: Option<mux::ServerIdentity> = serde_json::from_value(prev["server"].clone()).ok();
-    PENDING.contains(&stage)
-        && prev["marker"].as_str().is_some_and(|m| !m.is_empty())
-        && prev["multiplexer"].as_str() == Some(owner.kind.name())
-        && server.is_some_and(|s| s.same_server(&owner.server))
-        && prev["caller"].as_str() == Some(owner.pane.id.as_str())
-        && prev["callerTerminal"].as_str() == owner.pane.terminal_id.as_deref()
+pub fn resumable(prev: &MonitorRecord, owner: &Owner) -> bool {
+    prev.stage().is_some_and(MonitorStage::is_ours_pending)
+        && prev.marker().is_some()
+        && prev.multiplexer == Some(owner.kind)
+        && prev
+            .server
+            .as_ref()
+            .is_some_and(|s| s.same_server(&owner.server))
+        && prev.caller.as_deref() == Some(owner.pane.id.as_str())
+        && prev.caller_terminal == owner.pane.terminal_id
 }
 
-fn fail(stage: &str, e: impl std::fmt::Display) -> EnsureError {
+/// A stage's name, as `fail` says it.
+trait StageName {
+    fn name(&self) -> &str;
+}
+
+impl StageName for MonitorStage {
+    fn name(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl StageName for &str {
+    fn name(&self) -> &str {
+        self
+    }
+}
+
+fn fail(stage: impl StageName, e: impl std::fmt::Display) -> EnsureError {
     EnsureError::Failed {
-        stage: stage.to_string(),
+        stage: stage.name().to_string(),
         detail: e.to_string(),
     }
 }
 
 impl Placement<'_> {
     /// A fresh record at `split_pending`.
-    fn fresh(&self) -> Value {
-        let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
-        json!({
-            "version": 1,
-            "sessionId": self.coordinator_session,
-            "workspace": self.owner.pane.session_id,
-            "caller": self.owner.pane.id,
-            "callerTerminal": self.owner.pane.terminal_id,
-            "stage": "split_pending",
-            "multiplexer": self.owner.kind.name(),
-            "socket": self.owner.socket_path.display().to_string(),
-            "server": self.owner.server,
-            "windowId": self.owner.pane.window_id,
-            "marker": marker,
-            "updatedAt": format_iso(self.now),
-        })
+    fn fresh(&self) -> MonitorRecord {
+        MonitorRecord {
+            version: Some(1),
+            session_id: Some(self.coordinator_session.to_string()),
+            workspace: Some(self.owner.pane.session_id.clone()),
+            caller: Some(self.owner.pane.id.clone()),
+            caller_terminal: self.owner.pane.terminal_id.clone(),
+            stage: Some(RecordedStage::Known(MonitorStage::SplitPending)),
+            multiplexer: Some(self.owner.kind),
+            socket: Some(self.owner.socket_path.display().to_string()),
+            server: Some(self.owner.server.clone()),
+            window_id: Some(self.owner.pane.window_id.clone()),
+            marker: Some(format!("intercom-pane:{}", uuid::Uuid::new_v4())),
+            updated_at: Some(format_iso(self.now)),
+            pane: None,
+            pane_terminal: None,
+            adopted: None,
+            focus_before: None,
+            placement: None,
+            focus: None,
+            focus_checked: None,
+            focus_detail: None,
+            resumed_at: None,
+            relaunched: None,
+            other: serde_json::Map::new(),
+        }
     }
 
     fn herdr(&self) -> Option<Herdr> {
         (self.owner.kind == MuxKind::Herdr).then(|| Herdr::at_socket(&self.owner.socket_path))
     }
 
-    fn write(&self, rec: &mut Value, stage: &str) -> Result<(), EnsureError> {
-        rec["stage"] = json!(stage);
-        rec["updatedAt"] = json!(format_iso(self.now));
+    /// Record `stage` (when the stage rule allows it), before its step is taken.
+    fn write(&self, rec: &mut MonitorRecord, stage: MonitorStage) -> Result<(), EnsureError> {
+        rec.advance(stage, self.owner.kind, &format_iso(self.now))
+            .map_err(|e| fail(stage, e))?;
         write_record(self.record, rec)?;
-        test_pause(stage);
+        test_pause(stage.as_str());
         Ok(())
     }
 
+    /// The stage after `stage` on this multiplexer.
+    fn next(&self, stage: MonitorStage) -> Result<MonitorStage, EnsureError> {
+        stage
+            .next(self.owner.kind)
+            .ok_or_else(|| fail(stage, "not a stage of this multiplexer's placement"))
+    }
+
     /// Place the monitor, from `resume` (a record `resumable` accepted) or from the start.
-    pub fn run(&self, resume: Option<&Value>) -> Result<Outcome, EnsureError> {
+    pub fn run(&self, resume: Option<&MonitorRecord>) -> Result<Outcome, EnsureError> {
         let mut rec = resume.cloned().unwrap_or_else(|| self.fresh());
         if resume.is_some() {
-            rec["resumedAt"] = json!(format_iso(self.now));
+            rec.resumed_at = Some(format_iso(self.now));
         }
         let result = self.stages(&mut rec);
         if let Err(e) = &result {
@@ -117,48 +151,46 @@ impl Placement<'_> {
             let cleaned = self.discard(&rec);
             crate::log::event(
                 crate::log::event::ENSURE_MONITOR_STAGE,
-                json!({"stage": "failed", "pane": rec["pane"], "detail": e.to_string(),
+                json!({"stage": "failed", "pane": rec.pane, "detail": e.to_string(),
                     "cleaned": cleaned}),
             );
         }
         result
     }
 
-    fn stages(&self, rec: &mut Value) -> Result<Outcome, EnsureError> {
+    fn stages(&self, rec: &mut MonitorRecord) -> Result<Outcome, EnsureError> {
+        use MonitorStage::*;
         let herdr = self.herdr();
         let mut note: Option<FocusNote> = None;
         // Bounded: each pass moves the record one stage on or returns.
-        for _ in 0..PENDING.len() + 1 {
-            let stage = rec["stage"].as_str().unwrap_or("").to_string();
-            match stage.as_str() {
-                "split_pending" => self.split(rec, herdr.as_ref())?,
-                "swap_pending" => {
-                    let h = herdr.as_ref().ok_or_else(|| fail(&stage, "not Herdr"))?;
+        for _ in 0..=STAGES {
+            let Some(stage) = rec.stage() else {
+                return Err(fail(rec.stage_name(), "not a placement stage"));
+            };
+            match stage {
+                SplitPending => self.split(rec, herdr.as_ref())?,
+                SwapPending => {
+                    let h = herdr.as_ref().ok_or_else(|| fail(stage, "not Herdr"))?;
                     note = Some(self.swap(rec, h)?);
                 }
-                "label_pending" => {
-                    let pane = pane_of(rec, &stage)?;
-                    let marker = rec["marker"].as_str().unwrap_or("").to_string();
+                LabelPending => {
+                    let pane = pane_of(rec, stage)?;
+                    let marker = rec.marker.clone().unwrap_or_default();
                     self.mux
                         .set_marker(&pane, &marker, deadline())
-                        .map_err(|e| fail(&stage, e))?;
+                        .map_err(|e| fail(stage, e))?;
                     self.mux
                         .rename(&pane, MONITOR_NAME, deadline())
-                        .map_err(|e| fail(&stage, e))?;
-                    let next = if herdr.is_some() {
-                        "run_pending"
-                    } else {
-                        "submitted"
-                    };
-                    self.write(rec, next)?;
+                        .map_err(|e| fail(stage, e))?;
+                    self.write(rec, self.next(stage)?)?;
                 }
-                "run_pending" => {
-                    let h = herdr.as_ref().ok_or_else(|| fail(&stage, "not Herdr"))?;
+                RunPending => {
+                    let h = herdr.as_ref().ok_or_else(|| fail(stage, "not Herdr"))?;
                     self.type_command(rec, h)?;
-                    self.write(rec, "submitted")?;
+                    self.write(rec, self.next(stage)?)?;
                 }
-                "submitted" => {
-                    let pane = pane_of(rec, &stage)?;
+                Submitted => {
+                    let pane = pane_of(rec, stage)?;
                     return Ok(match note {
                         Some(FocusNote::NotRestored(detail)) => {
                             Outcome::CreatedFocusMoved { pane, detail }
@@ -166,26 +198,22 @@ impl Placement<'_> {
                         _ => Outcome::Created { pane },
                     });
                 }
-                other => return Err(fail(other, "not a placement stage")),
+                RenamePending | Observed => return Err(fail(stage, "not a placement stage")),
             }
         }
-        Err(fail("submitted", "the placement did not finish its stages"))
+        Err(fail(Submitted, "the placement did not finish its stages"))
     }
 
     /// `split_pending`: adopt the pane a dead run split (found by its marker), else split.
-    fn split(&self, rec: &mut Value, herdr: Option<&Herdr>) -> Result<(), EnsureError> {
-        let stage = "split_pending";
-        let marker = rec["marker"].as_str().unwrap_or("").to_string();
+    fn split(&self, rec: &mut MonitorRecord, herdr: Option<&Herdr>) -> Result<(), EnsureError> {
+        let stage = MonitorStage::SplitPending;
+        let marker = rec.marker.clone().unwrap_or_default();
         self.write(rec, stage)?;
-        let next = if herdr.is_some() {
-            "swap_pending"
-        } else {
-            "label_pending"
-        };
+        let next = self.next(stage)?;
         if let Some(found) = self.marked_pane(&marker) {
-            rec["pane"] = json!(found.id);
-            rec["paneTerminal"] = json!(found.terminal_id);
-            rec["adopted"] = json!(true);
+            rec.pane = Some(found.id);
+            rec.pane_terminal = found.terminal_id;
+            rec.adopted = Some(true);
             return self.write(rec, next);
         }
         let req = SplitAbove {
@@ -199,28 +227,28 @@ impl Placement<'_> {
             Some(h) => {
                 // The person's focus before anything moves it (the swap will).
                 let before = h.focus(deadline()).map_err(|e| fail(stage, e))?;
-                rec["focusBefore"] = json!(before);
+                rec.focus_before = Some(before);
                 let new = h
                     .split_below(&req, deadline())
                     .map_err(|e| fail(stage, e))?;
-                rec["pane"] = json!(new.pane_id);
-                rec["paneTerminal"] = json!(new.terminal_id);
+                rec.pane = Some(new.pane_id);
+                rec.pane_terminal = Some(new.terminal_id);
             }
             None => {
                 let new = self
                     .mux
                     .split_above(&req, deadline())
                     .map_err(|e| fail(stage, e))?;
-                rec["pane"] = json!(new.id);
-                rec["paneTerminal"] = json!(new.terminal_id);
+                rec.pane = Some(new.id);
+                rec.pane_terminal = new.terminal_id;
             }
         }
         self.write(rec, next)
     }
 
     /// `swap_pending` (Herdr): swap above, focus back, layout checked.
-    fn swap(&self, rec: &mut Value, h: &Herdr) -> Result<FocusNote, EnsureError> {
-        let stage = "swap_pending";
+    fn swap(&self, rec: &mut MonitorRecord, h: &Herdr) -> Result<FocusNote, EnsureError> {
+        let stage = MonitorStage::SwapPending;
         let new = self.own_pane(rec, h).ok_or_else(|| {
             fail(
                 stage,
@@ -230,7 +258,7 @@ impl Placement<'_> {
         let now = h.focus(deadline()).map_err(|e| fail(stage, e))?;
         // The focus to put back: the one recorded before the split, unless the person moved
         // since (then the focus now is theirs: only what the swap below moves is put back).
-        let recorded: Option<Focus> = serde_json::from_value(rec["focusBefore"].clone()).ok();
+        let recorded: Option<Focus> = rec.focus_before.clone();
         let swapped_here = now.pane == self.owner.pane.id;
         let before = match recorded {
             Some(f) if swapped_here || f == now => f,
@@ -239,20 +267,20 @@ impl Placement<'_> {
         let note = h
             .swap_above(&self.owner.pane.id, &new, &before, deadline())
             .map_err(|e| fail(stage, e))?;
-        rec["placement"] = json!("split_down_swap");
-        rec["focus"] = json!(note.code());
-        rec["focusChecked"] = json!(crate::mux::herdr::FOCUS_CHECKED);
+        rec.placement = Some(PlacementKind::SplitDownSwap);
+        rec.focus = Some(FocusOutcome::from(&note));
+        rec.focus_checked = Some(crate::mux::herdr::FOCUS_CHECKED.to_string());
         if let FocusNote::NotRestored(d) = &note {
-            rec["focusDetail"] = json!(d);
+            rec.focus_detail = Some(d.clone());
         }
-        self.write(rec, "label_pending")?;
+        self.write(rec, self.next(stage)?)?;
         Ok(note)
     }
 
     /// `run_pending` (Herdr): type the command while the pane's shell is in the foreground; a
     /// pane already running something (the command a dead run typed) is left alone.
-    fn type_command(&self, rec: &Value, h: &Herdr) -> Result<(), EnsureError> {
-        let stage = "run_pending";
+    fn type_command(&self, rec: &MonitorRecord, h: &Herdr) -> Result<(), EnsureError> {
+        let stage = MonitorStage::RunPending;
         let pane = pane_of(rec, stage)?;
         let info = h
             .process_info(&pane, deadline())
@@ -279,9 +307,9 @@ impl Placement<'_> {
     }
 
     /// The recorded half-made pane, when it is still provably ours: the same id and terminal.
-    fn own_pane(&self, rec: &Value, h: &Herdr) -> Option<HerdrPane> {
-        let id = rec["pane"].as_str()?;
-        let terminal = rec["paneTerminal"].as_str()?;
+    fn own_pane(&self, rec: &MonitorRecord, h: &Herdr) -> Option<HerdrPane> {
+        let id = rec.pane.as_deref()?;
+        let terminal = rec.pane_terminal.as_deref()?;
         let p = h.pane_get(id, deadline()).ok()??;
         (p.pane_id == id && p.terminal_id == terminal).then_some(p)
     }
@@ -289,16 +317,16 @@ impl Placement<'_> {
     /// Close the pane this placement made (its id, its terminal on Herdr, and our marker —
     /// token or environment — all agree), then remove the record. `true` when nothing of
     /// ours is left.
-    fn discard(&self, rec: &Value) -> bool {
-        let marker = rec["marker"].as_str().unwrap_or("");
-        let closed = match rec["pane"].as_str() {
+    fn discard(&self, rec: &MonitorRecord) -> bool {
+        let marker = rec.marker.as_deref().unwrap_or("");
+        let closed = match rec.pane.as_deref() {
             None => true,
             Some(id) => match self.mux.find_pane(id, deadline()) {
                 Ok(None) => true,
                 Ok(Some(p)) => {
                     let same = p.id == id
                         && (self.owner.kind != MuxKind::Herdr
-                            || p.terminal_id.as_deref() == rec["paneTerminal"].as_str());
+                            || p.terminal_id == rec.pane_terminal);
                     let ours = p.marker.as_deref() == Some(marker)
                         || p.pid
                             .and_then(|pid| crate::proc::environ(pid, &[PLACING_ENV]))
@@ -348,9 +376,8 @@ fn test_pause(stage: &str) {
     }
 }
 
-fn pane_of(rec: &Value, stage: &str) -> Result<String, EnsureError> {
-    rec["pane"]
-        .as_str()
-        .map(str::to_string)
+fn pane_of(rec: &MonitorRecord, stage: MonitorStage) -> Result<String, EnsureError> {
+    rec.pane
+        .clone()
         .ok_or_else(|| fail(stage, "the record names no pane"))
 }

@@ -13,38 +13,37 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-
 use super::monitor_pane::{
     deadline, write_record, EnsureError, EnsureRefusal, Outcome, MONITOR_NAME,
 };
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::Herdr;
 use crate::mux::{self, MuxKind, Owner, PaneInfo};
+use crate::owned::monitor::{FocusOutcome, MonitorRecord, MonitorStage, Relaunch};
 
 /// The recorded monitor pane, when it is ours after a restart (see the module comment).
-pub fn survivor<'a>(prev: &Value, owner: &Owner, panes: &'a [PaneInfo]) -> Option<&'a PaneInfo> {
-    if owner.kind != MuxKind::Herdr
-        || prev["multiplexer"].as_str() != Some("herdr")
-        || !matches!(prev["stage"].as_str(), Some("submitted" | "observed"))
+pub fn survivor<'a>(
+    prev: &MonitorRecord,
+    owner: &Owner,
+    panes: &'a [PaneInfo],
+) -> Option<&'a PaneInfo> {
+    if owner.kind != MuxKind::Herdr || prev.multiplexer != Some(MuxKind::Herdr) || !prev.is_placed()
     {
         return None;
     }
-    let recorded_server: mux::ServerIdentity =
-        serde_json::from_value(prev["server"].clone()).ok()?;
-    if !recorded_server.same_server(&owner.server) {
+    if !prev.server.as_ref()?.same_server(&owner.server) {
         return None;
     }
-    let workspace = prev["workspace"].as_str()?;
-    let pane_terminal = prev["paneTerminal"].as_str()?;
-    let caller_terminal = prev["callerTerminal"].as_str()?;
-    if prev["caller"].as_str()? != owner.pane.id
+    let workspace = prev.workspace.as_deref()?;
+    let pane_terminal = prev.pane_terminal.as_deref()?;
+    let caller_terminal = prev.caller_terminal.as_deref()?;
+    if prev.caller.as_deref()? != owner.pane.id
         || owner.pane.session_id != workspace
         || owner.pane.terminal_id.as_deref()? == caller_terminal
     {
         return None;
     }
-    let id = prev["pane"].as_str()?;
+    let id = prev.pane.as_deref()?;
     panes.iter().find(|p| {
         p.id == id
             && p.session_id == workspace
@@ -57,7 +56,7 @@ pub fn survivor<'a>(prev: &Value, owner: &Owner, panes: &'a [PaneInfo]) -> Optio
 /// Start the monitor again in its surviving pane: record `run_pending` (with the new terminal
 /// ids and a new marker), mark, type the command, record `submitted`.
 pub fn relaunch(
-    prev: &Value,
+    prev: &MonitorRecord,
     owner: &Owner,
     pane: &PaneInfo,
     argv: &[String],
@@ -76,25 +75,32 @@ pub fn relaunch(
         )));
     }
     let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
+    let at = format_iso(now);
+    let step = |rec: &mut MonitorRecord, to: MonitorStage| {
+        rec.advance(to, MuxKind::Herdr, &at)
+            .map_err(|e| EnsureError::Failed {
+                stage: to.as_str().into(),
+                detail: e.to_string(),
+            })
+    };
     let mut rec = prev.clone();
-    rec["stage"] = json!("run_pending");
-    rec["marker"] = json!(marker);
-    rec["paneTerminal"] = json!(pane.terminal_id);
-    rec["callerTerminal"] = json!(owner.pane.terminal_id);
-    rec["server"] = json!(owner.server);
-    rec["relaunched"] = json!("after_server_restart");
-    rec["focus"] = json!("unchanged");
-    rec["updatedAt"] = json!(format_iso(now));
+    step(&mut rec, MonitorStage::RunPending)?;
+    rec.marker = Some(marker.clone());
+    rec.pane_terminal = pane.terminal_id.clone();
+    rec.caller_terminal = owner.pane.terminal_id.clone();
+    rec.server = Some(owner.server.clone());
+    rec.relaunched = Some(Relaunch::AfterServerRestart);
+    rec.focus = Some(FocusOutcome::Unchanged);
     write_record(record, &rec)?;
     let fail = |e: mux::MuxError| EnsureError::Failed {
-        stage: "run_pending".into(),
+        stage: MonitorStage::RunPending.as_str().into(),
         detail: e.to_string(),
     };
     mux::Multiplexer::set_marker(&herdr, &pane.id, &marker, deadline()).map_err(fail)?;
     herdr
         .run(&pane.id, &mux::shell_line(argv), deadline())
         .map_err(fail)?;
-    rec["stage"] = json!("submitted");
+    step(&mut rec, MonitorStage::Submitted)?;
     write_record(record, &rec)?;
     Ok(Outcome::Relaunched {
         pane: pane.id.clone(),

@@ -438,7 +438,9 @@ fn acquire(path: &Path) -> Result<store::Lock, RegisterError> {
     loop {
         match store::Lock::acquire(path) {
             Ok(l) => return Ok(l),
-            Err(e) if e.code == "locked" && Instant::now() < until => std::thread::sleep(LOCK_POLL),
+            Err(e) if e.code == store::code::StoreCode::Locked && Instant::now() < until => {
+                std::thread::sleep(LOCK_POLL)
+            }
             Err(e) => return Err(RegisterError::Failed(e.to_string())),
         }
     }

@@ -22,32 +22,28 @@ use crate::actions::spawn::worktree;
 use crate::actions::store;
 use crate::clock::{format_iso, Clock};
 use crate::evidence::config::{self, Agent};
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::paths;
 use crate::text::sanitize;
 
 const GIT_DEADLINE: Duration = Duration::from_secs(20);
 
-/// The exit code of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetireExit {
-    /// Removed from the roster (and its worktree, when asked and safe).
-    Retired = 0,
-    /// A step failed; nothing was removed (the report says what was written).
-    Failed = 1,
-    /// No root, a bad roster, no such worker, the coordinator.
-    Usage = 2,
-    /// Removed from the roster; the worktree was kept because it holds work (said).
-    WorktreeKept = 3,
-    /// Something still runs the worker's session.
-    StillRuns = 4,
-    /// A close job, a resume or a spawn of it is open.
-    JobOpen = 5,
-}
-
-impl RetireExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run.
+    RetireExit {
+        /// Removed from the roster (and its worktree, when asked and safe).
+        Retired = 0,
+        /// A step failed; nothing was removed (the report says what was written).
+        Failed = 1,
+        /// No root, a bad roster, no such worker, the coordinator.
+        Usage = 2,
+        /// Removed from the roster; the worktree was kept because it holds work (said).
+        WorktreeKept = 3,
+        /// Something still runs the worker's session.
+        StillRuns = 4,
+        /// A close job, a resume or a spawn of it is open.
+        JobOpen = 5,
     }
 }
 
@@ -151,7 +147,7 @@ pub fn retire(req: &RetireRequest) -> Ending {
     // No spawn of the name may start (or run) while it is retired.
     let _lock = match store::Lock::acquire(&paths::spawn_lock(root, &agent.name)) {
         Ok(l) => l,
-        Err(e) if e.code == "locked" => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 RetireExit::JobOpen,
                 format!("a spawn of {} is running", sanitize(&agent.name)),

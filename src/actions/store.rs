@@ -10,13 +10,17 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::fsguard::FsError;
+use code::StoreCode;
+
+pub mod code;
 mod temps;
 
 pub use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
 
 #[derive(Debug)]
 pub struct StoreError {
-    pub code: &'static str,
+    pub code: StoreCode,
     pub path: PathBuf,
     pub detail: String,
 }
@@ -35,7 +39,7 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-fn err(code: &'static str, path: &Path, e: impl std::fmt::Display) -> StoreError {
+fn err(code: StoreCode, path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError {
         code,
         path: path.to_path_buf(),
@@ -51,7 +55,7 @@ fn err(code: &'static str, path: &Path, e: impl std::fmt::Display) -> StoreError
 pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
     let rel = dir
         .strip_prefix(base)
-        .map_err(|_| err("path_outside_root", dir, "not under its root"))?;
+        .map_err(|_| err(StoreCode::PathOutsideRoot, dir, "not under its root"))?;
     let mut cur = base.to_path_buf();
     for c in rel.components() {
         cur.push(c);
@@ -60,12 +64,12 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
             Ok(crate::fsguard::Kind::Dir) => {
                 if let Err(e) = crate::fsguard::trusted_dir(&cur) {
                     let why = crate::fsguard::trust_reason(e, crate::fsguard::owner_of(&cur));
-                    return Err(err(e.code(), &cur, why));
+                    return Err(err(StoreCode::Fs(e), &cur, why));
                 }
             }
             Ok(_) => {
                 return Err(err(
-                    "not_directory",
+                    StoreCode::Fs(FsError::NotDirectory),
                     &cur,
                     "exists and is not a real folder",
                 ))
@@ -81,9 +85,9 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
                             Err(e)
                         }
                     })
-                    .map_err(|e| err("mkdir_failed", &cur, e))?;
+                    .map_err(|e| err(StoreCode::MkdirFailed, &cur, e))?;
             }
-            Err(e) => return Err(err(e.code(), &cur, "cannot use as a folder")),
+            Err(e) => return Err(err(StoreCode::Fs(e), &cur, "cannot use as a folder")),
         }
     }
     Ok(())
@@ -96,11 +100,15 @@ pub fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| err("mkdir_failed", dir, e))?;
+        .map_err(|e| err(StoreCode::MkdirFailed, dir, e))?;
     match crate::fsguard::kind(dir) {
         Ok(crate::fsguard::Kind::Dir) => Ok(()),
-        Ok(_) => Err(err("not_directory", dir, "exists and is not a real folder")),
-        Err(e) => Err(err(e.code(), dir, "cannot use as a folder")),
+        Ok(_) => Err(err(
+            StoreCode::Fs(FsError::NotDirectory),
+            dir,
+            "exists and is not a real folder",
+        )),
+        Err(e) => Err(err(StoreCode::Fs(e), dir, "cannot use as a folder")),
     }
 }
 
@@ -139,9 +147,13 @@ pub fn replace_keeping_mode(
     bytes: &[u8],
     flush_first: bool,
 ) -> Result<Prepared, StoreError> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| err("stat_failed", path, e))?;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| err(StoreCode::StatFailed, path, e))?;
     if !meta.is_file() {
-        return Err(err("not_regular", path, "not a regular file"));
+        return Err(err(
+            StoreCode::Fs(FsError::NotRegular),
+            path,
+            "not a regular file",
+        ));
     }
     let like = Like {
         mode: meta.mode() & 0o7777,
@@ -188,7 +200,7 @@ pub fn create_shared_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> 
     match std::fs::hard_link(&p.tmp, path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
-        Err(e) => return Err(err("link_failed", path, e)),
+        Err(e) => return Err(err(StoreCode::LinkFailed, path, e)),
     }
     if let Some(d) = path.parent().and_then(|d| std::fs::File::open(d).ok()) {
         let _ = d.sync_all();
@@ -218,7 +230,8 @@ pub struct Prepared {
 impl Prepared {
     /// Rename over the target, then fsync the folder (when durable).
     pub fn commit(mut self, durable: bool) -> Result<(), StoreError> {
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        std::fs::rename(&self.tmp, &self.path)
+            .map_err(|e| err(StoreCode::RenameFailed, &self.path, e))?;
         self.done = true;
         if durable {
             if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
@@ -291,7 +304,7 @@ impl Prepared {
         {
             return Ok(false);
         }
-        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        exchange(&self.tmp, &self.path).map_err(|e| err(StoreCode::RenameFailed, &self.path, e))?;
         // `tmp` now names the file we displaced. Not the file looked at (its inode number cannot
         // have been reused while `seen` holds it open): swapped back after one `lstat`, keeping
         // that instant short. The same file: its bytes are compared too (an in-place writer).
@@ -303,7 +316,7 @@ impl Prepared {
             if !self.flushed {
                 if let Some(f) = &self.file {
                     f.sync_all()
-                        .map_err(|e| err("fsync_failed", &self.path, e))?;
+                        .map_err(|e| err(StoreCode::FsyncFailed, &self.path, e))?;
                 }
             }
             if let Some(d) = self.path.parent().and_then(|d| std::fs::File::open(d).ok()) {
@@ -311,7 +324,7 @@ impl Prepared {
             }
             return Ok(true);
         }
-        exchange(&self.tmp, &self.path).map_err(|e| err("rename_failed", &self.path, e))?;
+        exchange(&self.tmp, &self.path).map_err(|e| err(StoreCode::RenameFailed, &self.path, e))?;
         Ok(false) // drop removes ours again
     }
 }
@@ -332,20 +345,20 @@ fn prepare(
 ) -> Result<Prepared, StoreError> {
     let dir = path
         .parent()
-        .ok_or_else(|| err("bad_path", path, "no parent folder"))?;
+        .ok_or_else(|| err(StoreCode::BadPath, path, "no parent folder"))?;
     let name = path
         .file_name()
-        .ok_or_else(|| err("bad_path", path, "no file name"))?;
+        .ok_or_else(|| err(StoreCode::BadPath, path, "no file name"))?;
     match crate::fsguard::kind(path) {
         Ok(crate::fsguard::Kind::File) | Err(crate::fsguard::FsError::NotFound) => {}
         Ok(_) => {
             return Err(err(
-                "not_regular",
+                StoreCode::Fs(FsError::NotRegular),
                 path,
                 "target exists and is not a regular file",
             ))
         }
-        Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
+        Err(e) => return Err(err(StoreCode::Fs(e), path, "cannot inspect target")),
     }
     // A writer killed between naming and rename left its temp file: the next writer removes it.
     temps::sweep(dir);
@@ -363,18 +376,26 @@ fn prepare(
     let shown = named.as_deref().unwrap_or(dir);
     if let Some(l) = like {
         use std::os::unix::fs::PermissionsExt;
-        let meta = f.metadata().map_err(|e| err("stat_failed", shown, e))?;
+        let meta = f
+            .metadata()
+            .map_err(|e| err(StoreCode::StatFailed, shown, e))?;
         if (meta.uid(), meta.gid()) != (l.uid, l.gid) {
-            std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid))
-                .map_err(|e| err("chown_failed", path, format!("cannot keep its owner: {e}")))?;
+            std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid)).map_err(|e| {
+                err(
+                    StoreCode::ChownFailed,
+                    path,
+                    format!("cannot keep its owner: {e}"),
+                )
+            })?;
         }
         f.set_permissions(std::fs::Permissions::from_mode(l.mode))
-            .map_err(|e| err("chmod_failed", path, e))?;
+            .map_err(|e| err(StoreCode::ChmodFailed, path, e))?;
     }
     f.write_all(bytes)
-        .map_err(|e| err("write_failed", shown, e))?;
+        .map_err(|e| err(StoreCode::WriteFailed, shown, e))?;
     if durable {
-        f.sync_all().map_err(|e| err("fsync_failed", shown, e))?;
+        f.sync_all()
+            .map_err(|e| err(StoreCode::FsyncFailed, shown, e))?;
     }
     if named.is_none() {
         p.tmp = temps::name(&f, dir, &target)?;
@@ -389,11 +410,15 @@ fn prepare(
 pub fn remove_file(path: &Path) -> Result<(), StoreError> {
     match crate::fsguard::kind(path) {
         Ok(crate::fsguard::Kind::File) => {
-            std::fs::remove_file(path).map_err(|e| err("remove_failed", path, e))
+            std::fs::remove_file(path).map_err(|e| err(StoreCode::RemoveFailed, path, e))
         }
         Err(crate::fsguard::FsError::NotFound) => Ok(()),
-        Ok(_) => Err(err("not_regular", path, "not a regular file")),
-        Err(e) => Err(err(e.code(), path, "cannot inspect")),
+        Ok(_) => Err(err(
+            StoreCode::Fs(FsError::NotRegular),
+            path,
+            "not a regular file",
+        )),
+        Err(e) => Err(err(StoreCode::Fs(e), path, "cannot inspect")),
     }
 }
 
@@ -409,28 +434,31 @@ pub fn append_line_capped(path: &Path, line: &[u8], cap: u64) -> Result<(), Stor
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(path)
-            .map_err(|e| err("open_failed", path, e))
+            .map_err(|e| err(StoreCode::OpenFailed, path, e))
     };
     let mut f = open()?;
-    let meta = f
-        .metadata()
-        .ok()
-        .filter(|m| m.is_file())
-        .ok_or_else(|| err("not_regular", path, "not a regular file"))?;
+    let meta = f.metadata().ok().filter(|m| m.is_file()).ok_or_else(|| {
+        err(
+            StoreCode::Fs(FsError::NotRegular),
+            path,
+            "not a regular file",
+        )
+    })?;
     // Another user's log, or one others may write, is never appended to (it could be read or
     // planted by them): `fsguard::trusted`, on the file opened.
     if let Err(e) = crate::fsguard::trusted(meta.uid(), meta.mode()) {
         let why = crate::fsguard::trust_reason(e, Some(meta.uid()));
-        return Err(err(e.code(), path, why));
+        return Err(err(StoreCode::Fs(e), path, why));
     }
     let len = meta.len();
     if len > 0 && len + line.len() as u64 > cap {
         let mut old = path.as_os_str().to_owned();
         old.push(".1");
-        std::fs::rename(path, &old).map_err(|e| err("rotate_failed", path, e))?;
+        std::fs::rename(path, &old).map_err(|e| err(StoreCode::RotateFailed, path, e))?;
         f = open()?;
     }
-    f.write_all(line).map_err(|e| err("write_failed", path, e))
+    f.write_all(line)
+        .map_err(|e| err(StoreCode::WriteFailed, path, e))
 }
 
 /// An exclusive lock: an advisory `flock` on a lock file (mode 0600, never through a link).
@@ -486,13 +514,18 @@ impl Lock {
     /// Lock `path` (created when missing). Fails with `locked` when a live process holds it.
     pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
         for _ in 0..LOCK_ATTEMPTS {
-            let file = open_lock_file(path, true).map_err(|e| err("lock_failed", path, e))?;
+            let file =
+                open_lock_file(path, true).map_err(|e| err(StoreCode::LockFailed, path, e))?;
             match try_flock(&file, true) {
                 Ok(()) => {}
                 Err(nix::errno::Errno::EWOULDBLOCK) => {
-                    return Err(err("locked", path, "another intercom-pane holds this lock"))
+                    return Err(err(
+                        StoreCode::Locked,
+                        path,
+                        "another intercom-pane holds this lock",
+                    ))
                 }
-                Err(e) => return Err(err("lock_failed", path, e)),
+                Err(e) => return Err(err(StoreCode::LockFailed, path, e)),
             }
             if !same_inode(&file, path) {
                 continue; // removed by its last holder after we opened it: try the new one
@@ -505,7 +538,11 @@ impl Lock {
                 file,
             });
         }
-        Err(err("lock_failed", path, "the lock file kept changing"))
+        Err(err(
+            StoreCode::LockFailed,
+            path,
+            "the lock file kept changing",
+        ))
     }
 }
 
@@ -552,7 +589,10 @@ mod tests {
         std::fs::write(&target, b"keep").unwrap();
         let link = dir.path().join("x.json");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert_eq!(write_atomic(&link, b"new").unwrap_err().code, "not_regular");
+        assert_eq!(
+            write_atomic(&link, b"new").unwrap_err().code,
+            StoreCode::Fs(FsError::NotRegular)
+        );
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
         std::os::unix::fs::symlink(dir.path(), dir.path().join("ln")).unwrap();
         assert!(ensure_dir(dir.path(), &dir.path().join("ln").join("sub")).is_err());
@@ -565,7 +605,7 @@ mod tests {
         assert!(!is_held(&p));
         let l = Lock::acquire(&p).unwrap();
         assert!(is_held(&p));
-        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, StoreCode::Locked);
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         drop(l);
@@ -578,7 +618,7 @@ mod tests {
         drop(l);
         // A dangling link where the lock goes is not followed: refused, nothing created.
         std::os::unix::fs::symlink(dir.path().join("elsewhere"), &p).unwrap();
-        assert_eq!(Lock::acquire(&p).err().unwrap().code, "lock_failed");
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, StoreCode::LockFailed);
         assert!(!dir.path().join("elsewhere").exists());
         assert!(!is_held(&p));
     }
@@ -600,7 +640,7 @@ mod tests {
             assert!(std::time::Instant::now() < end, "flock never took the lock");
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        assert_eq!(Lock::acquire(&p).err().unwrap().code, "locked");
+        assert_eq!(Lock::acquire(&p).err().unwrap().code, StoreCode::Locked);
         // flock(1) forks, and its child shares the locked file until it closes it right before
         // exec'ing `sleep`: wait for that exec (the child's name turns to `sleep`), so the one
         // holder left is the flock(1) this test kills.

@@ -26,7 +26,7 @@ pub fn run_board(args: &BoardArgs) -> BoardExit {
     };
     let root = pass.config.as_ref().map(|c| c.root.clone());
     let resume_of = |r: &Row| match (&root, r.role) {
-        (Some(root), RowRole::Worker) => resume::fence_stage(root, &r.id),
+        (Some(root), RowRole::Worker) => resume::fence::fence_stage(root, &r.id),
         _ => None,
     };
     match board_page::page(&pass.snapshot, &q, &resume_of) {

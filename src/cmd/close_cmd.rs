@@ -4,7 +4,7 @@ use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::handoff::{self, HandoffRequest};
 use crate::cli::{CloseWorkerArgs, HandoffArgs};
 use crate::clock::{Clock, SystemClock};
-use crate::cmd::exit::{HandoffExit, Refusable};
+use crate::cmd::exit::HandoffExit;
 use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
@@ -32,16 +32,12 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         serde_json::json!({"worker": args.name, "exit": end.exit.code(), "report": end.report}),
     );
     let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
-    match end.report.get("refused").and_then(|r| r.as_str()) {
+    match end.report.refused() {
         // With --json every outcome, refusals included, is the one JSON report on stdout.
         Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
         _ => crate::cmd::out(format_args!("{text}")),
     }
     end.exit
-}
-
-impl Refusable for CloseExit {
-    const REFUSED: Self = CloseExit::Refused;
 }
 
 pub fn run_handoff(args: &HandoffArgs) -> HandoffExit {

@@ -17,14 +17,9 @@ use std::time::{Duration, Instant};
 use crate::actions::monitor_pane::{self, EnsureExit, EnsureRequest, Outcome};
 use crate::cli::EnsureMonitorArgs;
 use crate::clock::{Clock, SystemClock};
-use crate::cmd::exit::Refusable;
 use crate::cmd::refuse;
 use crate::evidence::config;
 use crate::mux::MuxEnv;
-
-impl Refusable for EnsureExit {
-    const REFUSED: Self = EnsureExit::Refused;
-}
 
 /// How long the command waits for its placement before leaving it to finish alone.
 const WAIT: Duration = Duration::from_millis(2000);
@@ -80,7 +75,11 @@ fn detach(args: &EnsureMonitorArgs) -> EnsureExit {
         match child.try_wait() {
             Ok(Some(status)) => {
                 relay(&out, &err);
-                return EnsureExit::from_code(status.code().unwrap_or(1));
+                // An unknown code is a failure.
+                return status
+                    .code()
+                    .and_then(EnsureExit::from_code)
+                    .unwrap_or(EnsureExit::Failed);
             }
             Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(20)),
             _ => break,

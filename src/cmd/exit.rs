@@ -1,37 +1,8 @@
-//! Every command's exit codes: one enum per command, each variant naming the outcome, the number
-//! in one place (README's command table lists the same). The commands whose action decides the
-//! outcome keep their enum beside it: `reply` (`actions::reply::ReplyExit`), `ensure-monitor`
-//! (`actions::monitor_pane::EnsureExit`), `close-worker` (`actions::close::CloseExit`),
-//! `resume-worker` (`actions::resume::ResumeExit`).
+//! The exit codes of the commands whose outcome no action decides (`exit_code::exit_enum!`; the
+//! others keep theirs beside their action: `reply`, `ensure-monitor`, `close-worker`,
+//! `resume-worker`, `spawn-worker`, `retire-worker`, `init`, `tool`).
 
-/// An exit enum with a variant for a refusal (bad flags or setup; said on stderr): exit 2.
-pub trait Refusable: Copy {
-    const REFUSED: Self;
-}
-
-macro_rules! exit_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $n:literal,)+ }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name {
-            $($(#[$vm])* $v = $n,)+
-        }
-
-        impl $name {
-            /// The process exit code.
-            pub fn code(self) -> i32 {
-                self as i32
-            }
-        }
-    };
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $n:literal,)+ } refused: $r:ident) => {
-        exit_enum! { $(#[$m])* $name { $($(#[$vm])* $v = $n,)+ } }
-
-        impl Refusable for $name {
-            const REFUSED: Self = $name::$r;
-        }
-    };
-}
+use crate::exit_code::exit_enum;
 
 exit_enum! {
     /// `scan`.
@@ -157,9 +128,16 @@ exit_enum! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::close::CloseExit;
+    use crate::actions::monitor_pane::EnsureExit;
+    use crate::actions::reply::ReplyExit;
+    use crate::exit_code::Refusable;
 
     #[test]
     fn refusals_are_exit_2_everywhere() {
+        assert_eq!(CloseExit::REFUSED.code(), 2);
+        assert_eq!(EnsureExit::REFUSED.code(), 2);
+        assert_eq!(ReplyExit::REFUSED.code(), 2);
         assert_eq!(ScanExit::REFUSED.code(), 2);
         assert_eq!(StatusExit::REFUSED.code(), 2);
         assert_eq!(MonitorExit::REFUSED.code(), 2);

@@ -42,7 +42,7 @@ pub fn out_bytes(bytes: &[u8]) -> bool {
 }
 
 /// A refusal: printed on stderr, exit 2, nothing written.
-pub fn refuse<X: exit::Refusable>(msg: impl std::fmt::Display) -> X {
+pub fn refuse<X: crate::exit_code::Refusable>(msg: impl std::fmt::Display) -> X {
     eprintln!("intercom-pane: {msg}");
     X::REFUSED
 }

@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::clock::Clock;
+use crate::evidence::config::CloseReason;
 use crate::liveness;
 use crate::mux::{self, MuxEnv, MuxKind, Owner};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, SeatPane};
+use crate::states::CloseState;
 use crate::text::sanitize;
 use crate::ui::ports::{
     JumpOutcome, Navigator, SeatRef, WorkerAction, WorkerControl, WorkerOutcome,
@@ -216,16 +218,17 @@ impl ScanWorkers {
                 "from": "sidebar"}),
         );
         let r = &end.report;
-        let text = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let result = match end.exit {
-            CloseExit::Refused | CloseExit::NoReplyPath => "refused".to_string(),
-            CloseExit::Fenced => "fenced".to_string(),
-            _ => text("state").unwrap_or_else(|| "not closed".into()),
-        };
-        let detail = text("refused")
-            .or_else(|| text("message"))
-            .or_else(|| text("reason"))
-            .unwrap_or_default();
+            CloseExit::Refused | CloseExit::NoReplyPath => "refused",
+            CloseExit::Fenced => "fenced",
+            _ => r.state().map_or("not closed", CloseState::as_str),
+        }
+        .to_string();
+        let detail = r
+            .refused()
+            .or_else(|| r.reason().map(CloseReason::as_str))
+            .unwrap_or_default()
+            .to_string();
         WorkerOutcome {
             ok: end.exit == CloseExit::Closed,
             result,
@@ -248,15 +251,11 @@ impl ScanWorkers {
             progress: stage,
         };
         let end = resume::resume_worker(&req);
-        let r = &end.report;
-        let text = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let r = end.report;
         WorkerOutcome {
             ok: end.exit == ResumeExit::Resumed,
-            result: text("result").unwrap_or_else(|| "failed".into()),
-            detail: text("reason")
-                .or_else(|| text("note"))
-                .or_else(|| text("pane"))
-                .unwrap_or_default(),
+            result: r.result.as_str().to_string(),
+            detail: r.reason.or(r.note).or(r.pane).unwrap_or_default(),
         }
     }
 }

@@ -5,13 +5,8 @@
 
 use crate::actions::reply::{self, Refusal, ReplyExit};
 use crate::cli::ReplyArgs;
-use crate::cmd::exit::Refusable;
 use crate::cmd::text_input::{self, REPLY_TEXT};
 use crate::cmd::{options, refuse};
-
-impl Refusable for ReplyExit {
-    const REFUSED: Self = ReplyExit::Usage;
-}
 
 pub fn run(args: &ReplyArgs) -> ReplyExit {
     let text = match text_input::read_text(

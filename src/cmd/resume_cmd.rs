@@ -3,6 +3,7 @@
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::cli::ResumeWorkerArgs;
 use crate::cmd::options;
+use crate::owned::resume_report::{ResumeReport, ResumeResult};
 use crate::text::sanitize;
 
 pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
@@ -44,43 +45,53 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
     end.exit
 }
 
-fn print_human(v: &serde_json::Value) {
-    let s = |k: &str| sanitize(v[k].as_str().unwrap_or(""));
-    let result = s("result");
-    if result == "refused" {
-        eprintln!("intercom-pane: resume-worker: {}", s("reason"));
+fn print_human(v: &ResumeReport) {
+    let result = v.result.as_str();
+    if v.result == ResumeResult::Refused {
+        eprintln!(
+            "intercom-pane: resume-worker: {}",
+            sanitize(v.reason.as_deref().unwrap_or(""))
+        );
         return;
     }
-    crate::cmd::out(format_args!("{result}: {}", s("worker")));
-    if let Some(checks) = v["checks"].as_array() {
-        for c in checks {
-            crate::cmd::out(format_args!("  ok  {}", sanitize(c.as_str().unwrap_or(""))));
-        }
+    crate::cmd::out(format_args!(
+        "{result}: {}",
+        sanitize(v.worker.as_deref().unwrap_or(""))
+    ));
+    for c in v.checks.iter().flatten() {
+        crate::cmd::out(format_args!("  ok  {}", sanitize(c)));
     }
-    for k in ["sessionFile", "beside", "pane", "reason", "note"] {
-        if let Some(x) = v[k].as_str() {
+    for (k, x) in [
+        ("sessionFile", &v.session_file),
+        ("beside", &v.beside),
+        ("pane", &v.pane),
+        ("reason", &v.reason),
+        ("note", &v.note),
+    ] {
+        if let Some(x) = x {
             crate::cmd::out(format_args!("  {k}: {}", sanitize(x)));
         }
     }
-    if let Some(argv) = v.get("argv") {
-        crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
+    if let Some(argv) = &v.argv {
+        let shown = serde_json::to_string(argv).unwrap_or_default();
+        crate::cmd::out(format_args!("  launch: {}", sanitize(&shown)));
     }
-    match v.get("launchSpec").filter(|s| !s.is_null()) {
-        Some(spec) => crate::cmd::out(format_args!(
+    match &v.launch_spec {
+        Some(Some(spec)) => crate::cmd::out(format_args!(
             "  launch spec: {} (spawned {})",
-            sanitize(spec["path"].as_str().unwrap_or("")),
-            sanitize(spec["createdAt"].as_str().unwrap_or(""))
+            sanitize(&spec.path),
+            sanitize(&spec.created_at)
         )),
-        None if v.get("argv").is_some() => crate::cmd::out(format_args!(
+        _ if v.argv.is_some() => crate::cmd::out(format_args!(
             "  launch spec: none recorded (not started by spawn): pi --session <file> in its projectDirectory"
         )),
-        None => {}
+        _ => {}
     }
-    if let Some(h) = v.get("handoff").filter(|h| !h.is_null()) {
+    if let Some(Some(h)) = &v.handoff {
         crate::cmd::out(format_args!(
             "  last handoff ({} s old): {}",
-            h["ageSeconds"],
-            sanitize(h["summary"].as_str().unwrap_or(""))
+            h.age_seconds,
+            sanitize(&h.summary)
         ));
     }
 }

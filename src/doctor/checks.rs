@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use super::Check;
 use crate::actions::store;
 use crate::board::record::SeatKey;
-use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv};
+use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv, MuxKind};
+use crate::owned::monitor::MonitorRecord;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::{RosterCode, RosterStatus};
 
@@ -352,21 +353,29 @@ pub fn monitor(pass: &Scan) -> Option<Check> {
             ))
         }
     };
-    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-    let stage = v["stage"].as_str().unwrap_or("");
-    let pane = crate::text::sanitize(v["pane"].as_str().unwrap_or("?"));
-    Some(match stage {
-        "submitted" | "observed" => Check::ok(
+    let v: MonitorRecord = match crate::owned::decode(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(Check::fail(
+                "monitor",
+                format!("{} is not a monitor record ({e})", record.display()),
+                "inspect it; remove it only when no monitor pane of ours is open",
+            ))
+        }
+    };
+    let stage = v.stage_name();
+    let pane = crate::text::sanitize(v.pane.as_deref().unwrap_or("?"));
+    Some(match v.stage() {
+        Some(s) if s.is_placed() => Check::ok(
             "monitor",
             format!(
                 "placed in {} pane {pane} ({})",
-                crate::text::sanitize(v["multiplexer"].as_str().unwrap_or("?")),
+                v.multiplexer.map_or("?", MuxKind::name),
                 record.display()
             ),
         ),
-        s if crate::actions::monitor_place::PENDING.contains(&s)
-            && v["marker"].as_str().is_some_and(|m| !m.is_empty()) =>
-        {
+        Some(s) if s.is_ours_pending() && v.marker().is_some() => {
+            let s = s.as_str();
             Check::warn(
                 "monitor",
                 format!(

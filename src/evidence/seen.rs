@@ -67,13 +67,7 @@ pub fn read_seen(path: &Path) -> Result<SeenMarks, SeenError> {
 
 /// The marks in `seen.json`'s bytes: a JSON object of string values, else `None`.
 pub fn parse_seen(bytes: &[u8]) -> Option<SeenMarks> {
-    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    let obj = v.as_object()?;
-    let mut out = SeenMarks::new();
-    for (k, v) in obj {
-        out.insert(k.clone(), v.as_str()?.to_string());
-    }
-    Some(out)
+    serde_json::from_slice(bytes).ok()
 }
 
 /// A mark applies only while the seat's newest `lastActivity` is exactly the marked value.
@@ -98,6 +92,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("seen_invalid"));
+        std::fs::write(&p, br#"{"p/a":5}"#).unwrap();
+        assert!(read_seen(&p).is_err(), "a value that is not a string");
         std::fs::write(&p, br#"{"p/a":"2026-11-29T10:00:00.000Z"}"#).unwrap();
         let m = read_seen(&p).unwrap();
         assert!(is_seen(&m, "p/a", Some("2026-11-29T10:00:00.000Z")));

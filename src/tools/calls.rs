@@ -10,6 +10,7 @@ use crate::actions::reply;
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::actions::spawn::{self, Folder, SpawnExit, SpawnRequest};
 use crate::clock::{format_iso, Clock, Ms};
+use crate::exit_code::exit_enum;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, RowRole};
 use crate::views::board_page::{self, BoardQuery};
@@ -32,23 +33,18 @@ pub struct Ctx<'a> {
     pub early: &'a dyn Fn(&Value),
 }
 
-/// How a call ended (the process exit code).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolExit {
-    /// Done: the page, the receipt of a delivered or queued reply, a close that closed, a
-    /// resume that registered, a wait that ended (reached or timed out).
-    Done = 0,
-    /// Ran but did not succeed (a failed or unconfirmed reply, a close not closed, a failed
-    /// resume).
-    NotDone = 1,
-    /// Refused before anything was done (not the coordinator's pi, bad arguments, a refusal of
-    /// the command itself).
-    Refused = 2,
-}
-
-impl ToolExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// How a call ended (the process exit code).
+    ToolExit {
+        /// Done: the page, the receipt of a delivered or queued reply, a close that closed, a
+        /// resume that registered, a wait that ended (reached or timed out).
+        Done = 0,
+        /// Ran but did not succeed (a failed or unconfirmed reply, a close not closed, a failed
+        /// resume).
+        NotDone = 1,
+        /// Refused before anything was done (not the coordinator's pi, bad arguments, a refusal of
+        /// the command itself).
+        Refused = 2,
     }
 }
 
@@ -91,7 +87,7 @@ fn board(a: BoardParams, ctx: &Ctx) -> Outcome {
     let root = &ctx.coordinator.root;
     let resume_of = |r: &Row| {
         (r.role == RowRole::Worker)
-            .then(|| resume::fence_stage(root, &r.id))
+            .then(|| resume::fence::fence_stage(root, &r.id))
             .flatten()
     };
     match board_page::page(&pass.snapshot, &q, &resume_of) {
@@ -204,9 +200,10 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         ResumeExit::Failed | ResumeExit::LaunchedUnconfirmed => ToolExit::NotDone,
         _ => ToolExit::Refused,
     };
+    let report = serde_json::to_value(&end.report).unwrap_or_default();
     Outcome {
         exit,
-        result: with_exit(end.report, end.exit.code()),
+        result: with_exit(report, end.exit.code()),
     }
 }
 

@@ -15,6 +15,7 @@ mod probe_common;
 mod sessions_common;
 
 mod live_bench;
+mod log_line_bench;
 mod monitor_bench;
 mod mux_bench;
 mod probe_bench;

@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::record::JobRecord;
 use super::STEP_DEADLINE;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv};
+use crate::owned::monitor::MonitorRecord;
 use crate::proc;
 
 /// Monitor ownership records read at most (one per coordinator; a few in practice).
@@ -99,13 +98,13 @@ fn monitor_panes(root: &Path) -> Vec<Protected> {
         let Ok(b) = fsguard::read_capped(&dir.join(name), 64 * 1024) else {
             continue;
         };
-        let Ok(v) = serde_json::from_slice::<Value>(&b) else {
+        let Ok(v) = crate::owned::decode::<MonitorRecord>(&b) else {
             continue;
         };
-        if let Some(p) = v["pane"].as_str() {
+        if let Some(p) = v.pane {
             out.push(Protected {
-                socket: v["socket"].as_str().map(PathBuf::from),
-                pane: p.to_string(),
+                socket: v.socket.map(PathBuf::from),
+                pane: p,
                 why: "a monitor pane",
             });
         }

@@ -11,8 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::{json, Value};
-
 use super::guard::Guard;
 use super::pin::{Ended, Pin};
 use super::progress::Progress;
@@ -25,9 +23,10 @@ use super::{
 use crate::actions::config_write::WriteError;
 use crate::actions::reply;
 use crate::clock::Ms;
-use crate::evidence::config::{self, Agent};
+use crate::evidence::config::{self, Agent, CloseReason};
 use crate::evidence::{registrations, sessions};
 use crate::mux::{self, CloseOutcome, ErrorCode, PaneIdentity};
+use crate::owned::close_report::{CloseReport, Closed, ClosedPi, JobEnded};
 use crate::proc;
 use crate::scan;
 use crate::states::CloseState;
@@ -45,16 +44,16 @@ pub(super) struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn end(&self, state: CloseState, reason: Option<&str>, detail: &str) -> Ending {
+    fn end(&self, state: CloseState, reason: Option<CloseReason>, detail: &str) -> Ending {
         self.end_with(state, reason, detail, None)
     }
 
     fn end_with(
         &self,
         state: CloseState,
-        reason: Option<&str>,
+        reason: Option<CloseReason>,
         detail: &str,
-        closed: Option<Value>,
+        closed: Option<Closed>,
     ) -> Ending {
         let saved = set_state(self.root, self.agent, self.id, state, reason, self.now());
         Ending {
@@ -63,27 +62,33 @@ impl Job<'_> {
             } else {
                 CloseExit::NotClosed
             },
-            report: json!({"jobId": self.id, "worker": self.agent.name, "state": state.as_str(),
-                "reason": reason, "detail": crate::text::sanitize(detail),
-                "recorded": saved.is_ok(), "closed": closed.unwrap_or(Value::Null)}),
+            report: Box::new(CloseReport::Ended(JobEnded {
+                job_id: self.id.to_string(),
+                worker: self.agent.name.clone(),
+                state,
+                reason,
+                detail: crate::text::sanitize(detail),
+                recorded: saved.is_ok(),
+                closed,
+            })),
         }
     }
 
     /// Ended `failed` with `reason`, for an error that says why.
-    fn failed(&self, reason: &str, e: &dyn std::fmt::Display) -> Ending {
+    fn failed(&self, reason: CloseReason, e: &dyn std::fmt::Display) -> Ending {
         self.end(CloseState::Failed, Some(reason), &e.to_string())
     }
 
     /// Ended `timed_out`, `detail` saying what was still awaited.
     fn timed_out(&self, detail: &str) -> Ending {
-        self.end(CloseState::TimedOut, Some("timeout"), detail)
+        self.end(CloseState::TimedOut, Some(CloseReason::Timeout), detail)
     }
 
     /// Ended `uncertain`: the close was attempted and its result is not known to be complete.
-    fn uncertain(&self, detail: &str, closed: Option<Value>) -> Ending {
+    fn uncertain(&self, detail: &str, closed: Option<Closed>) -> Ending {
         self.end_with(
             CloseState::Uncertain,
-            Some("close_unverified"),
+            Some(CloseReason::CloseUnverified),
             detail,
             closed,
         )
@@ -102,7 +107,7 @@ impl Job<'_> {
     fn pi_gone(&self) -> Ending {
         self.end(
             CloseState::Failed,
-            Some("identity_failed"),
+            Some(CloseReason::IdentityFailed),
             "the worker's pi exited while this run waited; nothing closed",
         )
     }
@@ -147,10 +152,17 @@ fn ask(j: &Job) -> Result<(), Ending> {
         // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
         // deadline, decides.
         Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {}
-        Ok(r) => return Err(j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr)),
-        Err(e) => return Err(j.failed("delivery_failed", &e)),
+        Ok(r) => {
+            return Err(j.end(
+                CloseState::Failed,
+                Some(CloseReason::DeliveryFailed),
+                &r.stderr,
+            ))
+        }
+        Err(e) => return Err(j.failed(CloseReason::DeliveryFailed, &e)),
     }
-    mark_awaiting_handoff(j.root, j.agent, job, j.now()).map_err(|e| j.failed("save_failed", &e))
+    mark_awaiting_handoff(j.root, j.agent, job, j.now())
+        .map_err(|e| j.failed(CloseReason::SaveFailed, &e))
 }
 
 /// Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement); its time.
@@ -201,7 +213,7 @@ fn session_file(j: &Job) -> Result<PathBuf, Ending> {
         .ok_or_else(|| {
             j.end(
                 CloseState::Failed,
-                Some("identity_failed"),
+                Some(CloseReason::IdentityFailed),
                 "no session file to watch",
             )
         })
@@ -241,21 +253,21 @@ fn verify_and_pin(j: &Job, file: &Path) -> Result<(Verified, Pin, SettledEvidenc
     let Some(settled_evidence) = evidence(file) else {
         return Err(j.end(
             CloseState::Failed,
-            Some("worker_busy"),
+            Some(CloseReason::WorkerBusy),
             "session file unreadable",
         ));
     };
     j.set(CloseState::Ready)
-        .map_err(|e| j.failed("save_failed", &e))?;
+        .map_err(|e| j.failed(CloseReason::SaveFailed, &e))?;
     let regs = registrations::read_all(Some(j.root), &j.req.scan.data_root);
     matches_registration(j.record, regs.by_session_id(&j.agent.session_id))
-        .map_err(|e| j.failed("identity_failed", &e))?;
+        .map_err(|e| j.failed(CloseReason::IdentityFailed, &e))?;
     let v = verify(j.record, &j.agent.session_id, j.guard)
-        .map_err(|e| j.failed("identity_failed", &e))?;
+        .map_err(|e| j.failed(CloseReason::IdentityFailed, &e))?;
     // Pinned once verified: from here on the pi is this one process incarnation or nothing.
-    let pin = Pin::open(&j.record.pi).map_err(|e| j.failed("identity_failed", &e))?;
+    let pin = Pin::open(&j.record.pi).map_err(|e| j.failed(CloseReason::IdentityFailed, &e))?;
     j.set(CloseState::Closing)
-        .map_err(|e| j.failed("save_failed", &e))?;
+        .map_err(|e| j.failed(CloseReason::SaveFailed, &e))?;
     if j.past_deadline() {
         return Err(j.timed_out("the deadline passed before the close"));
     }
@@ -263,17 +275,20 @@ fn verify_and_pin(j: &Job, file: &Path) -> Result<(Verified, Pin, SettledEvidenc
 }
 
 /// What was closed, for the report.
-fn what(j: &Job, pin: &Pin, v: &Verified, ended: Option<Ended>) -> Value {
-    json!({
-        "pane": v.pane.id,
-        "paneShellPid": v.pane.pid,
-        "session": v.pane.session_id,
-        "window": v.pane.window_id,
-        "socket": j.record.socket.display().to_string(),
-        "server": v.server,
-        "pi": {"pid": pin.id.pid, "startTicks": pin.id.start_ticks},
-        "piEndedBy": ended.map(Ended::as_str),
-    })
+fn what(j: &Job, pin: &Pin, v: &Verified, ended: Option<Ended>) -> Closed {
+    Closed {
+        pane: v.pane.id.clone(),
+        pane_shell_pid: v.pane.pid,
+        session: v.pane.session_id.clone(),
+        window: v.pane.window_id.clone(),
+        socket: j.record.socket.display().to_string(),
+        server: v.server.clone(),
+        pi: ClosedPi {
+            pid: pin.id.pid,
+            start_ticks: pin.id.start_ticks,
+        },
+        pi_ended_by: ended.map(Ended::as_str),
+    }
 }
 
 /// The single close, in the order that leaves no window for the layout at hand.
@@ -294,7 +309,7 @@ fn close_pinned(
     settled_evidence: &SettledEvidence,
 ) -> Ending {
     let own_process = v.pane.pid == Some(pin.id.pid);
-    let refuse = |reason: &str, detail: String| {
+    let refuse = |reason: CloseReason, detail: String| {
         j.end(
             CloseState::Failed,
             Some(reason),
@@ -302,11 +317,11 @@ fn close_pinned(
         )
     };
     if let Err(e) = pin.still_same() {
-        return refuse("identity_failed", e.to_string());
+        return refuse(CloseReason::IdentityFailed, e.to_string());
     }
     if !own_process {
         if let Err(e) = pin.freeze() {
-            return refuse("identity_failed", e.to_string());
+            return refuse(CloseReason::IdentityFailed, e.to_string());
         }
     }
     let commit = commit_check(j, pin, v, file, settled_evidence);
@@ -328,7 +343,7 @@ fn close_pinned(
 }
 
 /// Why the close was not committed: the job's reason code and the detail.
-type NotCommitted = (&'static str, String);
+type NotCommitted = (CloseReason, String);
 
 /// The commit condition, with the pi pinned (and frozen when under a shell): nothing moved since
 /// `ready`, the pane is the recorded one and not protected, the pinned pi is still in its tree.
@@ -342,35 +357,40 @@ fn commit_check(
 ) -> Result<(Box<dyn mux::Multiplexer>, PaneIdentity), NotCommitted> {
     if evidence(file).as_ref() != Some(settled_evidence) {
         return Err((
-            "worker_changed",
+            CloseReason::WorkerChanged,
             "new activity after the turn settled".into(),
         ));
     }
     let m = mux::open(j.record.kind, &j.record.socket);
     let pane = match m.find_pane(&v.pane.id, Instant::now() + STEP_DEADLINE) {
         Ok(Some(p)) => p,
-        Ok(None) => return Err(("identity_failed", "the worker's pane is gone".into())),
-        Err(e) => return Err(("identity_failed", format!("pane lookup: {e}"))),
+        Ok(None) => {
+            return Err((
+                CloseReason::IdentityFailed,
+                "the worker's pane is gone".into(),
+            ))
+        }
+        Err(e) => return Err((CloseReason::IdentityFailed, format!("pane lookup: {e}"))),
     };
     let expected = PaneIdentity::of(&v.server, &v.pane);
     if let Some(field) = expected.mismatch(&v.server, &pane) {
         return Err((
-            "commit_rejected",
+            CloseReason::CommitRejected,
             format!("the pane changed ({field} differs)"),
         ));
     }
     j.guard
         .check_pane(&pane)
-        .map_err(|e| ("identity_failed", e.to_string()))?;
+        .map_err(|e| (CloseReason::IdentityFailed, e.to_string()))?;
     let shell = pane.pid.unwrap_or(0);
     if shell != pin.id.pid && !proc::is_ancestor(shell, pin.id.pid) {
         return Err((
-            "identity_failed",
+            CloseReason::IdentityFailed,
             "the pinned pi is no longer in the pane's process tree".into(),
         ));
     }
     pin.still_same()
-        .map_err(|e| ("identity_failed", e.to_string()))?;
+        .map_err(|e| (CloseReason::IdentityFailed, e.to_string()))?;
     Ok((m, expected))
 }
 
@@ -436,7 +456,7 @@ fn close_under_shell(
             pin.thaw();
             j.end(
                 CloseState::Failed,
-                Some("commit_rejected"),
+                Some(CloseReason::CommitRejected),
                 &format!("{why}; nothing was closed"),
             )
         }

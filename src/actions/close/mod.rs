@@ -16,9 +16,13 @@ use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
 use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, IntercomConfig};
+use crate::evidence::config::{self, Agent, CloseReason, IntercomConfig};
 use crate::evidence::registrations;
+use crate::exit_code::exit_enum;
 use crate::mux;
+use crate::owned::close_report::{
+    CloseReport, DryRunVerdict, FenceHandled, Found, JobSeen, NothingToRecover,
+};
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
 use crate::states::CloseState;
@@ -61,38 +65,36 @@ pub struct CloseRequest<'a> {
     pub clock: &'a dyn Clock,
 }
 
-/// How a run of close-worker ends: its exit code, one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseExit {
-    /// Closed, a dry run that passed, or a fence recovered.
-    Closed = 0,
-    /// The job ended failed, timed out or uncertain (or a dry run's verification failed).
-    NotClosed = 1,
-    /// Refused before anything was asked.
-    Refused = 2,
-    /// A close job is running, was interrupted or is uncertain.
-    Fenced = 5,
-    /// The worker has no reply path (no live registration) to ask for the handoff.
-    NoReplyPath = 6,
-}
-
-impl CloseExit {
-    pub fn code(self) -> i32 {
-        self as i32
-    }
+exit_enum! {
+    /// How a run of close-worker ends: its exit code, one place.
+    CloseExit {
+        /// Closed, a dry run that passed, or a fence recovered.
+        Closed = 0,
+        /// The job ended failed, timed out or uncertain (or a dry run's verification failed).
+        NotClosed = 1,
+        /// Refused before anything was asked.
+        Refused = 2,
+        /// A close job is running, was interrupted or is uncertain.
+        Fenced = 5,
+        /// The worker has no reply path (no live registration) to ask for the handoff.
+        NoReplyPath = 6,
+    } refused: Refused
 }
 
 /// How a run ended: its exit and the JSON report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: CloseExit,
-    pub report: Value,
+    /// Boxed: an `Ending` is the error of every check.
+    pub report: Box<CloseReport>,
 }
 
 fn refused(exit: CloseExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"refused": msg.into()}),
+        report: Box::new(CloseReport::Refused {
+            refused: msg.into(),
+        }),
     }
 }
 
@@ -104,7 +106,7 @@ fn set_state(
     agent: &Agent,
     job: &str,
     state: CloseState,
-    reason: Option<&str>,
+    reason: Option<CloseReason>,
     now: Ms,
 ) -> Result<(), WriteError<JobConflict>> {
     let at = format_iso(now);
@@ -147,9 +149,15 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
     let Some(j) = agent.close_job.as_ref().filter(|j| j.state.is_fenced()) else {
         return req.recover.then(|| Ending {
             exit: CloseExit::Closed,
-            report: json!({"worker": agent.name, "fenced": false,
-                "job": agent.close_job.as_ref().map(|j| json!({"jobId": j.job_id, "state": j.state.as_str()})),
-                "note": "nothing to recover; no close was started"}),
+            report: Box::new(CloseReport::NothingToRecover(NothingToRecover {
+                worker: agent.name.clone(),
+                fenced: false,
+                job: agent.close_job.as_ref().map(|j| JobSeen {
+                    job_id: j.job_id.clone(),
+                    state: j.state,
+                }),
+                note: "nothing to recover; no close was started",
+            })),
         });
     };
     let now = req.clock.now_ms();
@@ -180,9 +188,9 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
         ));
     };
     let reason = if next == CloseState::Uncertain {
-        "close_unverified"
+        CloseReason::CloseUnverified
     } else {
-        "interrupted"
+        CloseReason::Interrupted
     };
     let found = req.recover.then(|| recheck(root, &j.job_id));
     let mut recorded = false;
@@ -199,15 +207,23 @@ fn fence(req: &CloseRequest, root: &Path, agent: &Agent) -> Option<Ending> {
         } else {
             CloseExit::Fenced
         },
-        report: json!({"jobId": j.job_id, "was": j.state.as_str(), "now": next.as_str(),
-            "found": found, "recorded": recorded, "note": "nothing was replayed or closed"}),
+        report: Box::new(CloseReport::Fence(FenceHandled {
+            job_id: j.job_id.clone(),
+            was: j.state,
+            now: next,
+            found,
+            recorded,
+            note: "nothing was replayed or closed",
+        })),
     })
 }
 
 /// What is left of a fenced job's worker, for the person recovering it: its pane and its pi.
-fn recheck(root: &Path, job: &str) -> Value {
+fn recheck(root: &Path, job: &str) -> Found {
     let Ok(r) = record::read(root, job) else {
-        return json!({"jobRecord": "missing or unreadable"});
+        return Found::NoRecord {
+            job_record: "missing or unreadable",
+        };
     };
     let m = mux::open(r.kind, &r.socket);
     let pane = match m.find_pane(&r.pane_id, Instant::now() + STEP_DEADLINE) {
@@ -222,7 +238,12 @@ fn recheck(root: &Path, job: &str) -> Value {
         ProcStatus::Gone => "gone",
         ProcStatus::Unknown => "unknown",
     };
-    json!({"pane": r.pane_id, "paneState": pane, "piPid": r.pi.pid, "piState": pi})
+    Found::Left {
+        pane: r.pane_id,
+        pane_state: pane,
+        pi_pid: r.pi.pid,
+        pi_state: pi,
+    }
 }
 
 /// The worker a close names, from the roster: never the coordinator; the deadline in range.
@@ -421,28 +442,30 @@ fn dry_run(
         return refused(CloseExit::NoReplyPath, "no reply path");
     };
     let rec = pass.records.iter().find(|r| r.key() == key);
-    let verdict = json!({
-        "worker": agent.name,
-        "sessionId": agent.session_id,
-        "pane": target.target,
-        "multiplexer": target.kind.name(),
-        "socket": target.socket,
-        "registrationAlive": rec.and_then(|r| r.registered.as_ref()).and_then(|r| r.alive),
-        "boardState": rec.map(|r| r.state.as_str()),
-        "identity": match &identity {
+    let verdict = DryRunVerdict {
+        worker: agent.name.clone(),
+        session_id: agent.session_id.clone(),
+        pane: target.target.clone(),
+        multiplexer: target.kind,
+        socket: target.socket.clone(),
+        registration_alive: rec
+            .and_then(|r| r.registered.as_ref())
+            .and_then(|r| r.alive),
+        board_state: rec.map(|r| r.state.as_str()),
+        identity: match &identity {
             Ok(()) => "verified".to_string(),
             Err(e) => crate::text::sanitize(&e.to_string()),
         },
-        "wouldAsk": "intercom-pane handoff --job <new job id> --summary ...",
-        "mutated": false,
-    });
+        would_ask: "intercom-pane handoff --job <new job id> --summary ...",
+        mutated: false,
+    };
     Ending {
         exit: if identity.is_ok() {
             CloseExit::Closed
         } else {
             CloseExit::NotClosed
         },
-        report: verdict,
+        report: Box::new(CloseReport::DryRun(verdict)),
     }
 }
 
@@ -513,7 +536,7 @@ mod tests {
             &agent,
             "j1",
             CloseState::Uncertain,
-            Some("close_unverified"),
+            Some(CloseReason::CloseUnverified),
             1_000,
         )
         .unwrap();

@@ -3,16 +3,17 @@
 //! its pi (pid, start ticks, boot id), the multiplexer server incarnation and pane, the session id
 //! and file. `handoff` accepts a caller only when that caller's pi is this recorded process, and
 //! the close verifies and pins the same process; neither takes an identity from its caller.
+//! Its shape on disk is `owned::job_record`.
 
 use std::path::{Path, PathBuf};
-
-use serde_json::{json, Value};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::Registration;
 use crate::fsguard;
 use crate::mux::{MuxKind, ServerIdentity};
+use crate::owned;
+use crate::owned::job_record::{self, JobFile, MuxFields, PiFields};
 use crate::proc::ProcIdentity;
 
 pub struct JobRecord {
@@ -41,62 +42,91 @@ pub fn path(root: &Path, job_id: &str) -> PathBuf {
 #[derive(Debug)]
 pub enum RecordError {
     Store(store::StoreError),
-    Encode(serde_json::Error),
+    Encode(owned::EncodeError),
     /// It cannot be opened or read (an `FsError` code).
     Unreadable(&'static str),
     /// Others may read or write it: it is not trusted.
     Exposed,
-    NotJson,
-    /// It names no such field (what is missing).
-    Missing(&'static str),
+    /// It is not JSON, or not a job record's shape (what is missing or wrong).
+    Invalid(owned::DecodeError),
 }
 
 impl std::fmt::Display for RecordError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RecordError::Store(e) => e.fmt(f),
-            RecordError::Encode(e) => write!(f, "job record not encoded: {e}"),
+            RecordError::Encode(e) => write!(f, "job record {e}"),
             RecordError::Unreadable(code) => write!(f, "job record {code}"),
             RecordError::Exposed => f.write_str("job record is readable by others"),
-            RecordError::NotJson => f.write_str("job record is not JSON"),
-            RecordError::Missing(what) => write!(f, "job record names no {what}"),
+            RecordError::Invalid(owned::DecodeError::NotJson) => {
+                f.write_str("job record is not JSON")
+            }
+            RecordError::Invalid(e) => write!(f, "job record is {e}"),
         }
     }
 }
 
 impl std::error::Error for RecordError {}
 
+impl JobRecord {
+    /// The record's file for job `job_id`, saved at `now`.
+    fn to_file(&self, job_id: &str, now: Ms) -> JobFile {
+        JobFile {
+            version: job_record::VERSION,
+            job_id: job_id.to_string(),
+            session_id: self.session_id.clone(),
+            session_file: self.session_file.as_ref().map(|p| p.display().to_string()),
+            pi: PiFields {
+                pid: self.pi.pid,
+                start_ticks: self.pi.start_ticks,
+                boot_id: self.pi.boot_id.clone(),
+            },
+            mux: MuxFields {
+                kind: self.kind,
+                socket: self.socket.display().to_string(),
+                server: self.server.clone(),
+                pane_id: self.pane_id.clone(),
+                session_id: self.mux_session_id.clone(),
+                window_id: self.window_id.clone(),
+                pane_pid: self.pane_pid,
+                terminal_id: self.terminal_id.clone(),
+            },
+            saved_at: format_iso(now),
+        }
+    }
+
+    fn from_file(f: JobFile) -> JobRecord {
+        JobRecord {
+            session_id: f.session_id,
+            session_file: f.session_file.map(PathBuf::from),
+            pi: ProcIdentity {
+                pid: f.pi.pid,
+                start_ticks: f.pi.start_ticks,
+                boot_id: f.pi.boot_id,
+            },
+            kind: f.mux.kind,
+            socket: PathBuf::from(f.mux.socket),
+            server: f.mux.server,
+            pane_id: f.mux.pane_id,
+            mux_session_id: f.mux.session_id,
+            window_id: f.mux.window_id,
+            pane_pid: f.mux.pane_pid,
+            terminal_id: f.mux.terminal_id,
+        }
+    }
+}
+
 /// Write the record (mode 0600) before the job is announced anywhere.
 pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), RecordError> {
-    let v = json!({
-        "version": 2,
-        "jobId": job_id,
-        "sessionId": r.session_id,
-        "sessionFile": r.session_file.as_ref().map(|p| p.display().to_string()),
-        "pi": {"pid": r.pi.pid, "startTicks": r.pi.start_ticks, "bootId": r.pi.boot_id},
-        "mux": {
-            "kind": r.kind.name(),
-            "socket": r.socket.display().to_string(),
-            "server": r.server,
-            "paneId": r.pane_id,
-            "sessionId": r.mux_session_id,
-            "windowId": r.window_id,
-            "panePid": r.pane_pid,
-            "terminalId": r.terminal_id,
-        },
-        "savedAt": format_iso(now),
-    });
+    let bytes = owned::encode(&r.to_file(job_id, now)).map_err(RecordError::Encode)?;
     let p = path(root, job_id);
     let dir = p.parent().unwrap_or(root).to_path_buf();
     store::ensure_dir(root, &dir).map_err(RecordError::Store)?;
-    let mut bytes = serde_json::to_vec_pretty(&v).map_err(RecordError::Encode)?;
-    bytes.push(b'\n');
     store::write_atomic(&p, &bytes).map_err(RecordError::Store)
 }
 
 /// Read the record; refused when others may read or write it.
 pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
-    use RecordError::Missing;
     let p = path(root, job);
     // The jobs folder and the record must be ours and private (`fsguard::trusted`, and no read
     // by others either): another user's record could name their pane as the worker's.
@@ -109,36 +139,8 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
     }
     let bytes = fsguard::read_at(&f.file, 0, f.len as usize)
         .map_err(|e| RecordError::Unreadable(e.code()))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| RecordError::NotJson)?;
-    let s = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
-    let pi = &v["pi"];
-    let m = &v["mux"];
-    let kind = match m["kind"].as_str() {
-        Some("tmux") => MuxKind::Tmux,
-        Some("herdr") => MuxKind::Herdr,
-        _ => return Err(Missing("multiplexer")),
-    };
-    Ok(JobRecord {
-        session_id: s(&v, "sessionId").ok_or(Missing("session"))?,
-        session_file: s(&v, "sessionFile").map(PathBuf::from),
-        pi: ProcIdentity {
-            pid: pi["pid"]
-                .as_i64()
-                .and_then(|p| i32::try_from(p).ok())
-                .ok_or(Missing("pid"))?,
-            start_ticks: pi["startTicks"].as_u64().ok_or(Missing("start ticks"))?,
-            boot_id: s(pi, "bootId").ok_or(Missing("boot id"))?,
-        },
-        kind,
-        socket: s(m, "socket").map(PathBuf::from).ok_or(Missing("socket"))?,
-        server: serde_json::from_value(m["server"].clone())
-            .map_err(|_| Missing("server identity"))?,
-        pane_id: s(m, "paneId").ok_or(Missing("pane"))?,
-        mux_session_id: s(m, "sessionId").ok_or(Missing("session id"))?,
-        window_id: s(m, "windowId").ok_or(Missing("window id"))?,
-        pane_pid: m["panePid"].as_i64().and_then(|p| i32::try_from(p).ok()),
-        terminal_id: s(m, "terminalId"),
-    })
+    let file: JobFile = owned::decode(&bytes).map_err(RecordError::Invalid)?;
+    Ok(JobRecord::from_file(file))
 }
 
 /// What the worker registered about itself (from inside its pi), as a job record.

@@ -15,6 +15,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::evidence::config::CloseReason;
 use crate::states::CloseState;
 
 /// Whether a job in stage `from` (`None`: no job yet) may move to `to`.
@@ -113,7 +114,7 @@ pub fn advance(
     job: &mut Map<String, Value>,
     to: CloseState,
     at: &str,
-    reason: Option<&str>,
+    reason: Option<CloseReason>,
 ) -> Result<(), IllegalStep> {
     let from = current(Some(job));
     if !may_follow(from, to) {
@@ -122,7 +123,7 @@ pub fn advance(
     job.insert("state".into(), json!(to.as_str()));
     job.insert("updatedAt".into(), json!(at));
     match reason {
-        Some(r) => job.insert("reason".into(), json!(r)),
+        Some(r) => job.insert("reason".into(), json!(r.as_str())),
         None => job.remove("reason"),
     };
     Ok(())
@@ -221,7 +222,7 @@ mod tests {
         assert!(e.to_string().contains("from closed to closing"), "{e}");
         assert_eq!(j, before, "nothing changed");
         j.insert("state".into(), json!("closing"));
-        advance(&mut j, Uncertain, "t2", Some("close_unverified")).unwrap();
+        advance(&mut j, Uncertain, "t2", Some(CloseReason::CloseUnverified)).unwrap();
         assert_eq!(j["state"], "uncertain");
         assert_eq!(j["reason"], "close_unverified");
         assert_eq!(j["updatedAt"], "t2");

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, Registration};
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
@@ -54,43 +55,38 @@ pub enum Refusal {
     NotReady(String, String),
 }
 
-/// How `reply` ends: one exit code per outcome, the numbers here only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplyExit {
-    /// Delivered, or queued behind a running turn.
-    Sent = 0,
-    /// Sending failed.
-    Failed = 1,
-    /// Bad flags or setup (no text given, unreadable `-f`, a bad `--config`).
-    Usage = 2,
-    /// The text is blank.
-    Blank = 3,
-    /// The text is too long.
-    TooLong = 4,
-    /// No seat, or more than one, has that name.
-    UnknownSeat = 5,
-    /// No reply path: no or stale registration, no pane, the pane no longer runs the registered
-    /// pi, the channel not reachable.
-    NoPath = 6,
-    /// A connector seat.
-    Connector = 7,
-    /// The delivery tool could not be started.
-    ToolNotStarted = 8,
-    /// A control character in the text.
-    Control = 9,
-    /// The pane is not ready for typing (a draft, a dialog, a mode it would not leave).
-    NotReady = 10,
-    /// Sent with no confirmation: do not resend.
-    Unconfirmed = 11,
-    /// The seat has no channel and the text would be a command in pi's editor, or be changed by
-    /// it (a first `!` or `/`, a TAB).
-    NotTypeable = 12,
-}
-
-impl ReplyExit {
-    pub fn code(self) -> i32 {
-        self as i32
-    }
+exit_enum! {
+    /// How `reply` ends: one exit code per outcome, the numbers here only.
+    ReplyExit {
+        /// Delivered, or queued behind a running turn.
+        Sent = 0,
+        /// Sending failed.
+        Failed = 1,
+        /// Bad flags or setup (no text given, unreadable `-f`, a bad `--config`).
+        Usage = 2,
+        /// The text is blank.
+        Blank = 3,
+        /// The text is too long.
+        TooLong = 4,
+        /// No seat, or more than one, has that name.
+        UnknownSeat = 5,
+        /// No reply path: no or stale registration, no pane, the pane no longer runs the registered
+        /// pi, the channel not reachable.
+        NoPath = 6,
+        /// A connector seat.
+        Connector = 7,
+        /// The delivery tool could not be started.
+        ToolNotStarted = 8,
+        /// A control character in the text.
+        Control = 9,
+        /// The pane is not ready for typing (a draft, a dialog, a mode it would not leave).
+        NotReady = 10,
+        /// Sent with no confirmation: do not resend.
+        Unconfirmed = 11,
+        /// The seat has no channel and the text would be a command in pi's editor, or be changed by
+        /// it (a first `!` or `/`, a TAB).
+        NotTypeable = 12,
+    } refused: Usage
 }
 
 impl From<Outcome> for ReplyExit {

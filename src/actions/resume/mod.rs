@@ -8,13 +8,12 @@
 //! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
 //! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
 
+pub mod fence;
 pub(crate) mod live;
 pub(crate) mod place;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use serde_json::{json, Value};
 
 use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::actions::store;
@@ -23,12 +22,16 @@ use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
 use crate::evidence::sessions;
+use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{Multiplexer, NewWindow, PaneInfo};
+use crate::owned::resume_fence::FenceStage;
+use crate::owned::resume_report::{HandoffSeen, Launch, ResumeReport, ResumeResult, SpecSeen};
 use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
+use fence::{check_fence, write_fence};
 
 pub use live::{Witness, WitnessKind};
 
@@ -36,34 +39,28 @@ pub use live::{Witness, WitnessKind};
 pub const MAX_WAIT_SECS: u64 = 120;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
-const FENCE_CAP: u64 = 64 * 1024;
 
-/// The exit code of a run, one per way it can end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumeExit {
-    /// Resumed (the new seat registered), a dry run that passed, or a fence re-checked.
-    Resumed = 0,
-    /// The launch failed.
-    Failed = 1,
-    /// Usage: no root, bad config, unknown name, the coordinator, a bad flag value.
-    Usage = 2,
-    /// `--confirm-closed` was not given.
-    NotConfirmed = 3,
-    /// Something still runs the worker's session (registration, process or health endpoint).
-    StillLive = 4,
-    /// A pending or uncertain close job, or another resume in flight or unconfirmed.
-    Fenced = 5,
-    /// The saved session file is missing or its header names another session.
-    NoSession = 6,
-    /// No coordinator pane to open the new window beside.
-    NoPlace = 7,
-    /// Launched, but the new seat did not register before the wait ended.
-    LaunchedUnconfirmed = 8,
-}
-
-impl ResumeExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run, one per way it can end.
+    ResumeExit {
+        /// Resumed (the new seat registered), a dry run that passed, or a fence re-checked.
+        Resumed = 0,
+        /// The launch failed.
+        Failed = 1,
+        /// Usage: no root, bad config, unknown name, the coordinator, a bad flag value.
+        Usage = 2,
+        /// `--confirm-closed` was not given.
+        NotConfirmed = 3,
+        /// Something still runs the worker's session (registration, process or health endpoint).
+        StillLive = 4,
+        /// A pending or uncertain close job, or another resume in flight or unconfirmed.
+        Fenced = 5,
+        /// The saved session file is missing or its header names another session.
+        NoSession = 6,
+        /// No coordinator pane to open the new window beside.
+        NoPlace = 7,
+        /// Launched, but the new seat did not register before the wait ended.
+        LaunchedUnconfirmed = 8,
     }
 }
 
@@ -86,13 +83,14 @@ pub struct ResumeRequest<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: ResumeExit,
-    pub report: Value,
+    /// Boxed: an `Ending` is the error of every check.
+    pub report: Box<ResumeReport>,
 }
 
 fn refused(exit: ResumeExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"result": "refused", "reason": msg.into()}),
+        report: Box::new(ResumeReport::refused(msg.into())),
     }
 }
 
@@ -134,16 +132,24 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
         let cleared = store::remove_file(&fence_path(&root, &first.agent.session_id)).is_ok();
         return Ending {
             exit: ResumeExit::Resumed,
-            report: json!({"result": "recovered", "fenceCleared": cleared,
-                "checks": first.checks, "note": "nothing runs the session; nothing was launched"}),
+            report: Box::new(ResumeReport {
+                fence_cleared: Some(cleared),
+                checks: Some(first.checks),
+                note: Some("nothing runs the session; nothing was launched".into()),
+                ..ResumeReport::new(ResumeResult::Recovered)
+            }),
         };
     }
     if req.dry_run {
         return Ending {
             exit: ResumeExit::Resumed,
-            report: json!({"result": "dry_run", "worker": first.agent.name,
-                "checks": first.checks, "argv": place::launch_preview(&first),
-                "note": "nothing was launched"}),
+            report: Box::new(ResumeReport {
+                worker: Some(first.agent.name.clone()),
+                argv: Some(Launch::Preview(place::launch_preview(&first))),
+                checks: Some(first.checks),
+                note: Some("nothing was launched".into()),
+                ..ResumeReport::new(ResumeResult::DryRun)
+            }),
         };
     }
     let session_id = first.agent.session_id.clone();
@@ -154,7 +160,7 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
     test_pause();
     let _lock = match store::Lock::acquire(&lock_path(&root, &session_id)) {
         Ok(l) => l,
-        Err(e) if e.code == "locked" => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 ResumeExit::Fenced,
                 "another resume-worker of this worker is running",
@@ -365,55 +371,10 @@ fn absolute(p: &Path) -> PathBuf {
         .unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// The fence of an earlier launch: lifted when that launch's seat registered, else standing
-/// (refused) unless `--recover`, whose own checks then decide.
-fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(), Ending> {
-    let path = fence_path(root, session_id);
-    let Ok(bytes) = fsguard::read_capped(&path, FENCE_CAP) else {
-        return Ok(());
-    };
-    let fence: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    if let Some((_, r)) = live::live_registration(root, &req.scan.data_root, session_id) {
-        let launched = fence["launchedAtMs"].as_i64().unwrap_or(Ms::MAX);
-        if r.started_at.is_some_and(|s| s + 1000 >= launched) {
-            let _ = store::remove_file(&path);
-            return Ok(()); // the liveness checks that follow refuse it as live
-        }
-    }
-    if req.recover {
-        return Ok(());
-    }
-    Err(refused(
-        ResumeExit::Fenced,
-        format!(
-            "a resume launched at {} ({}, pane {}) has not registered yet: look at that pane, then --recover",
-            fence["launchedAt"].as_str().unwrap_or("?"),
-            fence["stage"].as_str().unwrap_or("?"),
-            fence["pane"].as_str().unwrap_or("?"),
-        ),
-    ))
-}
-
-/// The resume recorded for a worker and not yet confirmed (`launch_pending`, `launched`): its
-/// stage, when, and the pane; `None` when no fence stands. For the board's `resume` field.
-pub fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
-    let bytes = fsguard::read_capped(&fence_path(root, session_id), FENCE_CAP).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    let field = |k: &str| v[k].as_str().map(|s| crate::text::clip(&sanitize(s), 80));
-    Some(json!({"stage": field("stage"), "launchedAt": field("launchedAt"), "pane": field("pane")}))
-}
-
-fn write_fence(root: &Path, plan: &Plan, stage: &str, pane: Option<&str>, at: Ms) -> bool {
-    let v = json!({"version": 1, "sessionId": plan.agent.session_id, "name": plan.agent.name,
-        "stage": stage, "pane": pane, "beside": plan.beside.id,
-        "launchedAt": format_iso(at), "launchedAtMs": at, "pid": std::process::id()});
-    let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
-    store::write_atomic(&fence_path(root, &plan.agent.session_id), &bytes).is_ok()
-}
-
 fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
+    use FenceStage::*;
     let now = req.clock.now_ms();
-    if !write_fence(root, &plan, "launch_pending", None, now) {
+    if !write_fence(root, &plan, (None, LaunchPending), None, now) {
         return refused(
             ResumeExit::Failed,
             "cannot record the fence: nothing launched",
@@ -435,18 +396,24 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
             }
             let mut report = base;
-            report["result"] = json!("failed");
-            report["reason"] = json!(format!("launch failed: {e}"));
-            report["fenceKept"] = json!(uncertain);
+            report.result = ResumeResult::Failed;
+            report.reason = Some(format!("launch failed: {e}"));
+            report.fence_kept = Some(uncertain);
             return Ending {
                 exit: ResumeExit::Failed,
-                report,
+                report: Box::new(report),
             };
         }
     };
-    let _ = write_fence(root, &plan, "launched", Some(&pane.id), now);
+    let _ = write_fence(
+        root,
+        &plan,
+        (Some(LaunchPending), Launched),
+        Some(&pane.id),
+        now,
+    );
     let mut report = base;
-    report["pane"] = json!(pane.id);
+    report.pane = Some(pane.id.clone());
     let started = Instant::now();
     let wait = Duration::from_secs(req.wait_secs);
     let mut last_note = Instant::now() - Duration::from_secs(10);
@@ -460,11 +427,11 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
             };
             if in_pane {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
-                report["result"] = json!("resumed");
-                report["registeredPid"] = json!(r.pid);
+                report.result = ResumeResult::Resumed;
+                report.registered_pid = r.pid;
                 return Ending {
                     exit: ResumeExit::Resumed,
-                    report,
+                    report: Box::new(report),
                 };
             }
         }
@@ -483,29 +450,45 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         }
         std::thread::sleep(POLL);
     }
-    report["result"] = json!("launched_unconfirmed");
-    report["reason"] = json!(format!(
+    report.result = ResumeResult::LaunchedUnconfirmed;
+    report.reason = Some(format!(
         "no registration from pane {} within {} s: a launch is not readiness; the fence stays until the seat registers",
         pane.id, req.wait_secs
     ));
     Ending {
         exit: ResumeExit::LaunchedUnconfirmed,
-        report,
+        report: Box::new(report),
     }
 }
 
-/// What every receipt carries: who, where, how, and the worker's last handoff.
-fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> Value {
-    let handoff = plan.agent.handoff.as_ref().map(|h| {
-        json!({"jobId": h.job_id, "summary": h.summary, "updatedAt": format_iso(h.updated_at),
-            "ageSeconds": (now - h.updated_at).max(0) / 1000})
+/// What every receipt carries: who, where, how, and the worker's last handoff (its result is
+/// set by the ending).
+fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> ResumeReport {
+    let handoff = plan.agent.handoff.as_ref().map(|h| HandoffSeen {
+        job_id: h.job_id.clone(),
+        summary: h.summary.clone(),
+        updated_at: format_iso(h.updated_at),
+        age_seconds: (now - h.updated_at).max(0) / 1000,
     });
-    json!({"worker": plan.agent.name, "sessionId": plan.agent.session_id,
-        "sessionFile": plan.session_file, "cwd": plan.cwd,
-        "multiplexer": plan.mux.kind().name(), "beside": plan.beside.id,
-        "argv": plan.window.argv, "checks": plan.checks, "handoff": handoff,
-        "waitSecs": req.wait_secs, "launchSpec": plan.spec.as_ref().map(|(path, s)| json!({
-            "path": path,
-            "createdAt": s.created_at, "args": s.args, "cwd": s.cwd,
-            "env": s.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()}))})
+    let spec = plan.spec.as_ref().map(|(path, s)| SpecSeen {
+        path: path.display().to_string(),
+        created_at: s.created_at.clone(),
+        args: s.args.clone(),
+        cwd: s.cwd.display().to_string(),
+        env: s.env.iter().map(|(k, _)| k.clone()).collect(),
+    });
+    ResumeReport {
+        worker: Some(plan.agent.name.clone()),
+        session_id: Some(plan.agent.session_id.clone()),
+        session_file: Some(plan.session_file.display().to_string()),
+        cwd: Some(plan.cwd.display().to_string()),
+        multiplexer: Some(plan.mux.kind()),
+        beside: Some(plan.beside.id.clone()),
+        argv: Some(Launch::Argv(plan.window.argv.clone())),
+        checks: Some(plan.checks.clone()),
+        handoff: Some(handoff),
+        wait_secs: Some(req.wait_secs),
+        launch_spec: Some(spec),
+        ..ResumeReport::new(ResumeResult::Failed)
+    }
 }

@@ -1,16 +1,14 @@
 //! Where the resumed worker's window opens, and what runs in it.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
-use serde_json::{json, Value};
-
 use super::{Plan, ResumeRequest};
 use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::evidence::registrations;
 use crate::mux::{self, Multiplexer, MuxEnv, NewWindow, PaneInfo, ServerIdentity};
+use crate::owned::resume_report::LaunchPreview;
 use crate::proc;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -140,10 +138,15 @@ pub(super) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), Strin
 }
 
 /// What `--dry-run` shows of the launch: exactly what would be asked of the multiplexer.
-pub(super) fn launch_preview(plan: &Plan) -> Value {
+pub(super) fn launch_preview(plan: &Plan) -> LaunchPreview {
     let w = &plan.window;
-    json!({"multiplexer": plan.mux.kind().name(), "socket": plan.mux.socket_path(),
-        "beside": w.beside, "name": w.name, "cwd": w.cwd,
-        "env": w.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
-        "argv": w.argv})
+    LaunchPreview {
+        multiplexer: plan.mux.kind(),
+        socket: plan.mux.socket_path().display().to_string(),
+        beside: w.beside.clone(),
+        name: w.name.clone(),
+        cwd: w.cwd.display().to_string(),
+        env: w.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        argv: w.argv.clone(),
+    }
 }

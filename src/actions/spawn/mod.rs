@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::actions::store;
 use crate::clock::Clock;
 use crate::evidence::config;
+use crate::exit_code::exit_enum;
 use crate::paths;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
@@ -31,35 +32,30 @@ pub use input::{check_name, MAX_NAME_CHARS, THINKING_LEVELS};
 /// Longest wait for the new seat's registration.
 pub const MAX_WAIT_SECS: u64 = 120;
 
-/// The exit code of a run, one per way it can end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpawnExit {
-    /// Started and registered (and the first task delivered or queued, when one was given).
-    Spawned = 0,
-    /// A step failed; the report says what was kept.
-    Failed = 1,
-    /// Bad flags or setup: no root, a bad roster, a bad flag value or first task.
-    Usage = 2,
-    /// The name cannot be a worker's (blank, too long, control, invisible or separator
-    /// characters, reserved).
-    BadName = 3,
-    /// The roster has the name, or another spawn of it is running now.
-    Taken = 4,
-    /// The folder: missing, not writable, outside the root; a worktree refused.
-    BadFolder = 5,
-    /// The roster holds the most agents it may.
-    Full = 6,
-    /// No coordinator pane to open the window beside.
-    NoPlace = 7,
-    /// Launched, but the new seat did not register before the wait ended.
-    LaunchedUnconfirmed = 8,
-    /// Registered, but the first task was not delivered.
-    PromptNotDelivered = 9,
-}
-
-impl SpawnExit {
-    pub fn code(self) -> i32 {
-        self as i32
+exit_enum! {
+    /// The exit code of a run, one per way it can end.
+    SpawnExit {
+        /// Started and registered (and the first task delivered or queued, when one was given).
+        Spawned = 0,
+        /// A step failed; the report says what was kept.
+        Failed = 1,
+        /// Bad flags or setup: no root, a bad roster, a bad flag value or first task.
+        Usage = 2,
+        /// The name cannot be a worker's (blank, too long, control, invisible or separator
+        /// characters, reserved).
+        BadName = 3,
+        /// The roster has the name, or another spawn of it is running now.
+        Taken = 4,
+        /// The folder: missing, not writable, outside the root; a worktree refused.
+        BadFolder = 5,
+        /// The roster holds the most agents it may.
+        Full = 6,
+        /// No coordinator pane to open the window beside.
+        NoPlace = 7,
+        /// Launched, but the new seat did not register before the wait ended.
+        LaunchedUnconfirmed = 8,
+        /// Registered, but the first task was not delivered.
+        PromptNotDelivered = 9,
     }
 }
 
@@ -170,7 +166,7 @@ pub fn spawn(req: &SpawnRequest) -> Ending {
     // One spawn of a name at a time, held to the end: a second is refused at once.
     let _lock = match store::Lock::acquire(&paths::spawn_lock(&root, &req.name)) {
         Ok(l) => l,
-        Err(e) if e.code == "locked" => {
+        Err(e) if e.code == store::code::StoreCode::Locked => {
             return refused(
                 SpawnExit::Taken,
                 format!("another spawn of {} is running now", sanitize(&req.name)),

@@ -193,7 +193,7 @@ pub(super) fn open(
                 e.raw_os_error(),
                 Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
             ) => {}
-        Err(e) => return Err(super::err("create_failed", dir, e)),
+        Err(e) => return Err(super::err(super::code::StoreCode::CreateFailed, dir, e)),
     }
     let tmp = dir.join(plain_name(target));
     let f = std::fs::OpenOptions::new()
@@ -202,7 +202,7 @@ pub(super) fn open(
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&tmp)
-        .map_err(|e| super::err("create_failed", &tmp, e))?;
+        .map_err(|e| super::err(super::code::StoreCode::CreateFailed, &tmp, e))?;
     Ok((f, Some(tmp)))
 }
 
@@ -217,15 +217,15 @@ pub(super) fn name(
     use std::os::unix::ffi::OsStrExt;
     let ino = f
         .metadata()
-        .map_err(|e| super::err("stat_failed", dir, e))?
+        .map_err(|e| super::err(super::code::StoreCode::StatFailed, dir, e))?
         .ino();
     let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
-        .map_err(|e| super::err("link_failed", dir, e))?;
+        .map_err(|e| super::err(super::code::StoreCode::LinkFailed, dir, e))?;
     let mut last = String::new();
     for _ in 0..3 {
         let tmp = dir.join(proven_name(target, ino));
         let to = std::ffi::CString::new(tmp.as_os_str().as_bytes())
-            .map_err(|e| super::err("link_failed", &tmp, e))?;
+            .map_err(|e| super::err(super::code::StoreCode::LinkFailed, &tmp, e))?;
         // SAFETY: two valid NUL-terminated paths; AT_SYMLINK_FOLLOW resolves the fd link.
         let r = unsafe {
             libc::linkat(
@@ -241,11 +241,11 @@ pub(super) fn name(
         }
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(super::err("link_failed", &tmp, e));
+            return Err(super::err(super::code::StoreCode::LinkFailed, &tmp, e));
         }
         last = e.to_string();
     }
-    Err(super::err("link_failed", dir, last))
+    Err(super::err(super::code::StoreCode::LinkFailed, dir, last))
 }
 
 /// What a `.pi-intercom/.gitignore` holds of our lines, or why it cannot be kept.

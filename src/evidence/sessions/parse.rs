@@ -1,4 +1,10 @@
 //! Line parsing for pi session entries (see the parent module for why).
+//!
+//! Why a serde visitor and not a derived struct (issue 21): a skimmed line is cut (its first and
+//! last 64 KiB), and a derived reader yields nothing from a cut line where this one keeps every
+//! field before the cut; and an entry's text is capped as it is read (`MaybeStr`, `TEXT_CAP`)
+//! where a derived `String` would hold a tool result of up to `LINE_PARSE_CAP` whole. The JSON
+//! itself is still serde_json's.
 
 use std::fmt;
 

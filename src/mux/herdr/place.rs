@@ -91,7 +91,8 @@ impl Focus {
     }
 }
 
-/// What the placement did to the person's focus (said in the ownership record).
+/// What the placement did to the person's focus (said in the ownership record's `focus`:
+/// `owned::monitor::FocusOutcome`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FocusNote {
     /// The focus never moved.
@@ -104,17 +105,6 @@ pub enum FocusNote {
 
 /// What a `FocusNote` was checked on (the record's `focusChecked`).
 pub const FOCUS_CHECKED: &str = "the focused workspace, tab and pane; the tab each workspace shows; the focused pane of the coordinator's tab";
-
-impl FocusNote {
-    /// The value written in the record's `focus` field.
-    pub fn code(&self) -> &'static str {
-        match self {
-            FocusNote::Unchanged => "unchanged",
-            FocusNote::Restored => "restored",
-            FocusNote::NotRestored(_) => "not_restored",
-        }
-    }
-}
 
 #[derive(Deserialize)]
 struct TabLayout {
