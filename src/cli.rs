@@ -248,8 +248,11 @@ pub struct EnsureMonitorArgs {
 
 #[derive(Args, Debug)]
 pub struct RegisterArgs {
-    /// The lifecycle event: session_start, agent_start, agent_settled (agent_end on older pi),
-    /// session_tree, session_shutdown.
+    /// The event: a lifecycle event (session_start, agent_start, agent_settled, agent_end on
+    /// older pi, session_tree, session_shutdown), or one of pi's other events the extension
+    /// reports with `--pi-state` (ui_prompt_start/end, tool_execution_start/end,
+    /// session_before_compact, session_compact, session_compact_failed, auto_retry_start/end,
+    /// turn_end).
     #[arg(long)]
     pub event: String,
     /// Increases with every event of one pi; an older event never overwrites a newer one.
@@ -279,6 +282,10 @@ pub struct RegisterArgs {
     /// The extension's private reply channel (an absolute Unix socket path), while it is open.
     #[arg(long, value_name = "PATH")]
     pub channel: Option<PathBuf>,
+    /// The extension's current picture of its pi (JSON, ≤ 8 KiB: dialog, retry, compaction,
+    /// tool, settled, context); recorded unless a newer one already is.
+    #[arg(long, value_name = "JSON")]
+    pub pi_state: Option<String>,
     /// Only compared: the record goes under the nearest Intercom root at or above the folder pi
     /// really runs in when that root configures this session, else under the data root; a
     /// `--root` that is not that root is refused.
