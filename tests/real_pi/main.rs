@@ -16,6 +16,7 @@ mod real_pi_support;
 mod scan_support;
 
 mod real_pi;
+mod real_pi_events;
 mod real_pi_hostile;
 mod real_pi_package;
 mod real_pi_reply;

@@ -74,22 +74,32 @@ pub fn real_pi() -> std::path::PathBuf {
 
 /// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
 /// newest user message (`SCENARIO:tool` runs `sleep <tool_secs>` through the bash tool,
-/// `SCENARIO:waiting` asks for input, `SCENARIO:fail` fails as an overloaded provider does, a
-/// close request saves a handoff, anything else is a plain question). Its port.
+/// `SCENARIO:waiting` asks for input, `SCENARIO:fail` fails as an overloaded provider does,
+/// `SCENARIO:flaky` fails so the first `FLAKY_FAILURES` times this model is asked it, then
+/// answers, a close request saves a handoff, anything else is a plain question). Its port.
 pub fn start_model(tool_secs: u32) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    let flaky = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
+            let flaky = flaky.clone();
             std::thread::spawn(move || {
-                let _ = answer(s, tool_secs);
+                let _ = answer(s, tool_secs, &flaky);
             });
         }
     });
     port
 }
 
-fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
+/// How many times `SCENARIO:flaky` fails before it answers.
+pub const FLAKY_FAILURES: usize = 2;
+
+fn answer(
+    s: TcpStream,
+    tool_secs: u32,
+    flaky: &std::sync::atomic::AtomicUsize,
+) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut r = BufReader::new(s.try_clone()?);
     let mut len = 0usize;
@@ -121,7 +131,10 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
         .nth(1)
         .and_then(|rest| rest.split(')').next())
         .map(str::to_string);
-    if last_role == "user" && last_user.contains("SCENARIO:fail") {
+    let flaky_fails = last_role == "user"
+        && last_user.contains("SCENARIO:flaky")
+        && flaky.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < FLAKY_FAILURES;
+    if flaky_fails || (last_role == "user" && last_user.contains("SCENARIO:fail")) {
         // A retryable provider failure: pi writes it, marks it for retry, and waits 2 s.
         let mut w = s;
         let body = r#"{"error":{"message":"overloaded","type":"server_error"}}"#;

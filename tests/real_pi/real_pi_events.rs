@@ -1,0 +1,232 @@
+//! What pi tells its extension, on the board (issue 25): a real pi 1.6.0 with the shipped
+//! extension and a small one that asks `ctx.ui.confirm()` before a bash tool runs reads
+//! `waiting` (reason `dialog`, the title as its question) while the dialog is open and `working`
+//! again after the answer; a scripted model that fails with retryable errors and then succeeds,
+//! one that fails for good, and a run stopped with Escape each read as pi reports them.
+//!
+//! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise it is
+//! reported as ignored, with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+use crate::real_pi_support;
+use crate::scan_support;
+
+use std::path::{Path, PathBuf};
+
+use mux_support::{wait_for, TmuxServer};
+use real_pi_support::{real_pi, start_model, submit_first, wait_ready, SERIAL};
+use scan_support::*;
+use serde_json::{json, Value};
+
+/// An extension that asks before every bash tool call (a permission gate).
+const GATE: &str = r#"export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "bash") return;
+    const ok = await ctx.ui.confirm("Allow bash?", "The model wants to run a command.");
+    if (!ok) return { block: true, reason: "denied" };
+  });
+}
+"#;
+
+/// A real pi with the shipped extension in a private tmux, in a roster's worker `W`.
+struct Seat {
+    env: Env,
+    server: TmuxServer,
+    sock: String,
+}
+
+const PANE: &str = "=W:";
+
+impl Seat {
+    /// `settings`: pi settings besides the package; `gate`: load `GATE` too.
+    fn start(id: &str, settings: Value, gate: bool) -> Seat {
+        let bin = real_pi();
+        let env = Env::new().with_system_path();
+        let agent = env.dir.path().to_path_buf();
+        let port = start_model(3);
+        std::fs::write(
+            agent.join("models.json"),
+            json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
+                "api": "openai-completions", "apiKey": "fake",
+                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+            .to_string(),
+        )
+        .unwrap();
+        let mut s = settings;
+        s["packages"] = json!([Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]);
+        std::fs::write(agent.join("settings.json"), s.to_string()).unwrap();
+        if gate {
+            std::fs::create_dir_all(agent.join("extensions")).unwrap();
+            std::fs::write(agent.join("extensions/gate.ts"), GATE).unwrap();
+        }
+        let root = env.path("root");
+        write_roster(&root, &[(id, "W")]);
+        let sys = env.system_config();
+        let server = TmuxServer::start("W", &root, &[]);
+        server.tmux(&[
+            "send-keys",
+            "-t",
+            PANE,
+            &format!(
+                "export PI_OFFLINE=1 PATH={}:$PATH PI_CODING_AGENT_DIR={} INTERCOM_PANE_BIN={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model --session-id {id}",
+                bin.display(),
+                agent.display(),
+                env!("CARGO_BIN_EXE_intercom-pane")
+            ),
+            "Enter",
+        ]);
+        wait_ready(&server, PANE);
+        let sock = server.sock.display().to_string();
+        Seat { env, server, sock }
+    }
+
+    /// The worker's record from a scan at the real time, reading sessions from `sessions_dir`
+    /// (relative to the test folder).
+    fn record_in(&self, sessions_dir: &str) -> Value {
+        let cfg = self.env.system_config();
+        let idx = stdout_json(&self.env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &cfg,
+            "--root",
+            "root",
+            "--sessions-dir",
+            sessions_dir,
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &self.sock,
+        ]));
+        record(&idx, "W").clone()
+    }
+
+    fn record(&self) -> Value {
+        self.record_in("sessions")
+    }
+
+    /// The registration's `pi` section, as register wrote it.
+    fn pi_section(&self) -> Value {
+        let w = self.record();
+        let Some(path) = w["registered"]["path"].as_str() else {
+            return Value::Null;
+        };
+        std::fs::read(PathBuf::from(path))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map(|v| v["pi"].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Wait until `want` holds for the `pi` section; it, or a panic naming the last one seen.
+    fn wait_pi(&self, what: &str, ms: u64, want: impl Fn(&Value) -> bool) -> Value {
+        wait_for(ms, || {
+            let p = self.pi_section();
+            want(&p).then_some(p)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{what}: pi section {}\nscreen:\n{}",
+                self.pi_section(),
+                self.screen()
+            )
+        })
+    }
+
+    /// Wait until the worker reads `state` (and `reason`, when given); its record.
+    fn wait_state(&self, state: &str, reason: Option<&str>, ms: u64) -> Value {
+        let ok = |w: &Value| w["state"] == state && reason.is_none_or(|r| w["stateReason"] == r);
+        wait_for(ms, || Some(self.record()).filter(ok)).unwrap_or_else(|| {
+            panic!(
+                "never {state} {reason:?}: {}\npi: {}\nscreen:\n{}",
+                self.record(),
+                self.pi_section(),
+                self.screen()
+            )
+        })
+    }
+
+    fn screen(&self) -> String {
+        self.server.tmux(&["capture-pane", "-p", "-t", PANE])
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", PANE];
+        args.extend_from_slice(keys);
+        self.server.tmux(&args);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d1", json!({}), true);
+    submit_first(&seat.server, PANE, "SCENARIO:tool please");
+    let p = seat.wait_pi("the dialog is recorded", 20_000, |p| {
+        p["dialog"]["title"] == "Allow bash?"
+    });
+    assert_eq!(p["dialog"]["kind"], "confirm", "{p}");
+    assert_eq!(p["event"], "ui_prompt_start", "{p}");
+    // The answer: pi's confirm takes Enter on its first choice (Yes).
+    seat.send(&["Enter"]);
+    let p = seat.wait_pi("the dialog is closed and the tool runs", 15_000, |p| {
+        p["dialog"].is_null() && p["tool"]["name"] == "bash"
+    });
+    assert_eq!(p["tool"]["running"], 1, "{p}");
+    let p = seat.wait_pi("the run settled", 20_000, |p| p["settled"].is_object());
+    assert_eq!(p["settled"]["aborted"], false, "{p}");
+    assert!(p["tool"].is_null(), "{p}");
+    assert!(p["context"]["window"] == 128000, "{p}");
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short backoffs (0.5 s, 1 s) and two retries, so a failure for good ends in seconds.
+    let settings = json!({"retry": {"baseDelayMs": 500, "maxRetries": 2}});
+    let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d2", settings, false);
+    // Fails twice, then answers: attempts 1 and 2 are retries, the second succeeds.
+    submit_first(&seat.server, PANE, "SCENARIO:flaky now");
+    let p = seat.wait_pi("a retry is recorded", 20_000, |p| {
+        p["retry"]["attempt"].as_u64().is_some_and(|a| a >= 1)
+    });
+    assert!(
+        ["waiting", "running", "succeeded"].contains(&p["retry"]["phase"].as_str().unwrap()),
+        "{p}"
+    );
+    let p = seat.wait_pi("the retries succeeded", 20_000, |p| {
+        p["retry"]["phase"] == "succeeded" && p["settled"].is_object()
+    });
+    assert_eq!(p["retry"]["attempt"], 2, "{p}");
+    assert_eq!(p["settled"]["error"], false, "{p}");
+
+    // Fails every time: two retries, then pi gives up.
+    seat.send(&["SCENARIO:fail now", "Enter"]);
+    let p = seat.wait_pi("the retries are exhausted", 20_000, |p| {
+        p["retry"]["phase"] == "exhausted"
+    });
+    assert_eq!(p["retry"]["attempt"], 2, "{p}");
+    assert_eq!(p["settled"]["error"], true, "{p}");
+    assert!(
+        p["retry"]["error"].as_str().unwrap().contains("overloaded"),
+        "{p}"
+    );
+
+    // A run stopped with Escape while its tool runs.
+    seat.send(&["SCENARIO:tool again", "Enter"]);
+    seat.wait_pi("the tool runs", 15_000, |p| p["tool"]["name"] == "bash");
+    seat.send(&["Escape"]);
+    let p = seat.wait_pi("the aborted run settled", 15_000, |p| {
+        p["settled"]["aborted"] == true
+    });
+    assert!(p["tool"].is_null(), "{p}");
+}
