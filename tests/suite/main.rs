@@ -55,6 +55,7 @@ mod readers_fuzz;
 mod readme_commands;
 mod readme_paths;
 mod register_cli;
+mod register_events;
 mod register_forged;
 mod register_shadow;
 mod reply_cli;
