@@ -182,6 +182,16 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     assert_eq!(p["settled"]["aborted"], false, "{p}");
     assert!(p["tool"].is_null(), "{p}");
     assert!(p["context"]["window"] == 128000, "{p}");
+
+    // A question in the transcript: waiting. A scan whose environment does not share pi's
+    // session folders reads the same file through the live registration, and the same state.
+    seat.send(&["SCENARIO:waiting now", "Enter"]);
+    let w = seat.wait_state("waiting", Some("input_needed"), 20_000);
+    std::fs::create_dir_all(seat.env.path("elsewhere")).unwrap();
+    let away = seat.record_in("elsewhere");
+    for k in ["state", "stateReason", "sessionFile", "lastActivity"] {
+        assert_eq!(away[k], w[k], "{k}: {away}");
+    }
 }
 
 #[test]

@@ -71,6 +71,7 @@ mod scan_json_escapes;
 mod scan_other_session;
 mod scan_panes;
 mod scan_print_errors;
+mod scan_registered_file;
 mod scan_tmux;
 mod sessions_cases;
 mod sessions_damage;
