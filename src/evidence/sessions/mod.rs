@@ -227,12 +227,16 @@ pub struct SessionSummary {
     pub tail_truncated: bool,
     /// The newest lines could not be read: the state they would decide is unknown.
     pub tail_damage: Option<TailDamage>,
+    /// Tokens and cost of the lines the first read held (`usage::count`): the whole file when
+    /// it was that small, else a start that the scan's memory continues (or "at least").
+    pub usage: usage::UsageTally,
 }
 
 mod index;
 mod parse;
 mod skim;
 mod tail;
+pub mod usage;
 
 pub use index::{
     default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
@@ -369,9 +373,13 @@ fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, Se
     let f = fsguard::open_regular(path, None)?;
     let mut header = read_header(&f.file, f.len)?;
     let rest = std::mem::take(&mut header.rest);
+    // The first read's lines, counted for tokens and cost while they are here anyway.
+    let mut head_usage = usage::UsageTally::starting_at(header.end);
+    usage::count(&mut head_usage, &rest);
     let task = read_task(&f.file, f.len, header.end, rest);
     let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
-    let summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
+    let mut summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
+    summary.usage = head_usage;
     if let Some(k) = key {
         SUMMARIES.put(path, k, summary.clone());
     }
@@ -441,6 +449,7 @@ fn summarize(
         tail_truncated: truncated,
         tail_damage: tail.damage,
         branch: tail.branch.into_iter().map(|e| e.branch).collect(),
+        usage: usage::UsageTally::default(),
     }
 }
 

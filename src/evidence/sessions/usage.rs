@@ -1,0 +1,338 @@
+//! Tokens and cost as pi records them: the `usage` of every assistant message in a session file
+//! (docs/interop.md §6), summed forward from the start, line by line, each byte read once.
+//!
+//! Every assistant message counts, on every branch (an attempt pi retried, a branch left by
+//! `/tree`): each was a provider call that was paid for. A tally says how far it has read
+//! (`counted_to`); it is exact only once that is the file's length. A reader that stops early
+//! (a one-shot command's budget) shows its sums as "at least".
+//!
+//! Finding the numbers: a line is an assistant message when it starts as pi writes one
+//! (`{"type":"message"` … the message's first key `"role":"assistant"`); its usage is the last
+//! `"usage":{` object of the line, which pi writes after the content. Text inside a JSON string
+//! cannot fake either key: quotes there are escaped. A line longer than `LINE_CAP` is judged by
+//! its first and last `SKIM` bytes only.
+
+use std::fs::File;
+
+use memchr::{memchr, memmem};
+use serde::Deserialize;
+
+use crate::fsguard;
+
+/// Longest line read whole; a longer one is judged by its head and tail.
+const LINE_CAP: usize = 1024 * 1024;
+/// What is kept of a long line's head and tail.
+const SKIM: usize = 64 * 1024;
+/// Bytes read per `pread`.
+const CHUNK: usize = 1024 * 1024;
+/// Largest token count and cost believed for one call (anything above is not pi's).
+const MAX_CALL_TOKENS: u64 = 1 << 40;
+const MAX_CALL_COST: f64 = 1e6;
+
+/// Sums of `usage` fields: tokens, and the cost in pi's unit (the model's price currency, US
+/// dollars for pi's built-in prices) kept in billionths so sums are exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Provider calls counted (assistant messages with a usage).
+    pub calls: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub cost_nanos: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.calls = self.calls.saturating_add(o.calls);
+        self.input = self.input.saturating_add(o.input);
+        self.output = self.output.saturating_add(o.output);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.cost_nanos = self.cost_nanos.saturating_add(o.cost_nanos);
+    }
+
+    /// The cost in pi's unit.
+    pub fn cost(&self) -> f64 {
+        self.cost_nanos as f64 / 1e9
+    }
+}
+
+/// How far a file's usage has been counted, and the sums so far.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UsageTally {
+    pub usage: Usage,
+    /// Bytes `[0, counted_to)` are counted (always at a line start, or inside a long line).
+    pub counted_to: u64,
+    /// A line longer than `LINE_CAP` that started before `counted_to` and has not ended yet:
+    /// its first `SKIM` bytes, and its last `SKIM` bytes read so far.
+    long: Option<LongLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LongLine {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl UsageTally {
+    /// A tally that starts at byte `at` (a line start: the header's end).
+    pub fn starting_at(at: u64) -> UsageTally {
+        UsageTally {
+            counted_to: at,
+            ..UsageTally::default()
+        }
+    }
+
+    /// Every byte of a file of `len` bytes is counted.
+    pub fn complete(&self, len: u64) -> bool {
+        self.counted_to >= len && self.long.is_none()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawUsage {
+    #[serde(default)]
+    input: u64,
+    #[serde(default)]
+    output: u64,
+    #[serde(default)]
+    cache_read: u64,
+    #[serde(default)]
+    cache_write: u64,
+    #[serde(default)]
+    cost: Option<RawCost>,
+}
+
+#[derive(Deserialize)]
+struct RawCost {
+    #[serde(default)]
+    total: f64,
+}
+
+/// The usage of one line (whole, or a long line's head and tail), if it is an assistant
+/// message with one.
+fn usage_of(head: &[u8], tail: &[u8]) -> Option<Usage> {
+    let head = head.trim_ascii_start();
+    if !head.starts_with(b"{\"type\":\"message\"") {
+        return None;
+    }
+    // The message's own role: the first `"role":` of the line (pi writes `message` with `role`
+    // first, after the entry's type, id, parentId and timestamp).
+    let r = memmem::find(head, b"\"role\":")?;
+    if !head[r + 7..].starts_with(b"\"assistant\"") {
+        return None;
+    }
+    let key = b"\"usage\":";
+    let at = memmem::rfind(tail, key)?;
+    let mut it =
+        serde_json::Deserializer::from_slice(&tail[at + key.len()..]).into_iter::<RawUsage>();
+    let u = it.next()?.ok()?;
+    let cost = u.cost.map_or(0.0, |c| c.total);
+    let tokens = [u.input, u.output, u.cache_read, u.cache_write];
+    if tokens.iter().any(|t| *t > MAX_CALL_TOKENS)
+        || !cost.is_finite()
+        || !(0.0..=MAX_CALL_COST).contains(&cost)
+    {
+        return None;
+    }
+    Some(Usage {
+        calls: 1,
+        input: u.input,
+        output: u.output,
+        cache_read: u.cache_read,
+        cache_write: u.cache_write,
+        cost_nanos: (cost * 1e9).round() as u64,
+    })
+}
+
+/// Count the lines of `buf`, which starts at `tally.counted_to`, and advance `counted_to` past
+/// every line counted. A line counts once its newline is read (pi writes whole lines, each
+/// ending in one): an unfinished line is left for the next read, a long one carried.
+pub fn count(tally: &mut UsageTally, buf: &[u8]) {
+    let mut pos = 0usize;
+    // Bounded: each iteration consumes at least one byte or ends.
+    while pos < buf.len() {
+        let rest = &buf[pos..];
+        let nl = memchr(b'\n', rest);
+        if let Some(long) = tally.long.as_mut() {
+            let end = nl.unwrap_or(rest.len());
+            keep_tail(&mut long.tail, &rest[..end]);
+            let Some(i) = nl else {
+                tally.counted_to += rest.len() as u64;
+                return;
+            };
+            if let Some(u) = tally.long.take().and_then(|l| usage_of(&l.head, &l.tail)) {
+                tally.usage.add(&u);
+            }
+            tally.counted_to += i as u64 + 1;
+            pos += i + 1;
+            continue;
+        }
+        match nl {
+            Some(i) if i <= LINE_CAP => {
+                let line = &rest[..i];
+                if let Some(u) = usage_of(line, line) {
+                    tally.usage.add(&u);
+                }
+                tally.counted_to += i as u64 + 1;
+                pos += i + 1;
+            }
+            // A line longer than LINE_CAP: carry its head and go on with its tail.
+            _ if nl.is_some() || rest.len() > LINE_CAP => {
+                let skip = SKIM.min(rest.len());
+                tally.long = Some(LongLine {
+                    head: rest[..skip].to_vec(),
+                    tail: Vec::new(),
+                });
+                tally.counted_to += skip as u64;
+                pos += skip;
+            }
+            // An unfinished line that may still fit: read it again whole next time.
+            _ => return,
+        }
+    }
+}
+
+fn keep_tail(tail: &mut Vec<u8>, more: &[u8]) {
+    if more.len() >= SKIM {
+        tail.clear();
+        tail.extend_from_slice(&more[more.len() - SKIM..]);
+        return;
+    }
+    let over = (tail.len() + more.len()).saturating_sub(SKIM);
+    tail.drain(..over);
+    tail.extend_from_slice(more);
+}
+
+/// Read `file` (of `len` bytes) forward from where `tally` stopped, about `budget` bytes (a
+/// line that does not fit is read whole, up to `LINE_CAP`); the bytes read. A read error
+/// leaves the tally where the last good read left it.
+pub fn advance(file: &File, len: u64, tally: &mut UsageTally, budget: u64) -> u64 {
+    let mut read = 0u64;
+    // Bounded: each iteration reads up to CHUNK more and counts at least one line, until
+    // `budget` or the end.
+    while tally.counted_to < len && read < budget {
+        let left = len - tally.counted_to;
+        let want = left
+            .min((budget - read).max(LINE_CAP as u64 + 1))
+            .min(CHUNK as u64 * 2);
+        let Ok(buf) = fsguard::read_at(file, tally.counted_to, want as usize) else {
+            break;
+        };
+        if buf.is_empty() {
+            break;
+        }
+        read += buf.len() as u64;
+        let before = tally.counted_to;
+        count(tally, &buf);
+        if tally.counted_to == before {
+            // An unfinished last line: pi is writing it.
+            break;
+        }
+    }
+    read
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assistant(input: u64, output: u64, cost: f64, text: &str) -> String {
+        serde_json::json!({"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00Z",
+            "message":{"role":"assistant","content":[{"type":"text","text":text}],"provider":"p",
+            "model":"m","usage":{"input":input,"output":output,"cacheRead":1,"cacheWrite":2,
+            "totalTokens":input+output,"cost":{"input":0,"output":0,"total":cost}},"stopReason":"stop"}})
+        .to_string()
+    }
+
+    fn user(text: &str) -> String {
+        serde_json::json!({"type":"message","id":"u","parentId":null,"timestamp":"2026-01-01T00:00:00Z",
+            "message":{"role":"user","content":text,"usage":{"input":999}}})
+        .to_string()
+    }
+
+    fn file_of(lines: &[String]) -> Vec<u8> {
+        lines
+            .iter()
+            .flat_map(|l| format!("{l}\n").into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn assistant_usages_are_summed_and_nothing_else() {
+        let bytes = file_of(&[
+            r#"{"type":"session","version":3,"id":"s","cwd":"/"}"#.into(),
+            user(r#"fake "usage":{"input":5} and "role":"assistant""#),
+            assistant(100, 3, 0.25, r#"text with "usage":{"input":7}"#),
+            assistant(10, 1, 0.5, "x"),
+        ]);
+        let mut t = UsageTally::default();
+        count(&mut t, &bytes);
+        assert_eq!(t.counted_to, bytes.len() as u64);
+        assert!(t.complete(bytes.len() as u64));
+        assert_eq!(
+            t.usage,
+            Usage {
+                calls: 2,
+                input: 110,
+                output: 4,
+                cache_read: 2,
+                cache_write: 4,
+                cost_nanos: 750_000_000
+            }
+        );
+    }
+
+    #[test]
+    fn a_tally_continues_where_it_stopped_and_reads_each_byte_once() {
+        let lines: Vec<String> = (0..50).map(|i| assistant(i, 1, 0.01, "y")).collect();
+        let bytes = file_of(&lines);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, &bytes).unwrap();
+        let f = File::open(&p).unwrap();
+        let len = bytes.len() as u64;
+        let mut t = UsageTally::default();
+        let mut total_read = 0;
+        // Small budgets: many reads, each ending mid-line.
+        for _ in 0..1000 {
+            if t.complete(len) {
+                break;
+            }
+            total_read += advance(&f, len, &mut t, 333);
+        }
+        assert!(t.complete(len));
+        assert_eq!(t.usage.calls, 50);
+        assert_eq!(t.usage.input, (0..50).sum::<u64>());
+        // Each unfinished line is read again once more at most.
+        assert!(total_read < len + 50 * 333, "{total_read}");
+        // Appended later: only the new line is read.
+        let more = format!("{}\n", assistant(1000, 1, 1.0, "z"));
+        let mut all = bytes.clone();
+        all.extend_from_slice(more.as_bytes());
+        std::fs::write(&p, &all).unwrap();
+        let f = File::open(&p).unwrap();
+        let read = advance(&f, all.len() as u64, &mut t, 1 << 20);
+        assert_eq!(read, more.len() as u64);
+        assert_eq!(t.usage.calls, 51);
+    }
+
+    #[test]
+    fn a_huge_line_is_judged_by_its_head_and_tail() {
+        let big = "w".repeat(3 * 1024 * 1024);
+        let bytes = file_of(&[assistant(40, 2, 1.5, &big), assistant(1, 1, 0.0, "s")]);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, &bytes).unwrap();
+        let f = File::open(&p).unwrap();
+        let len = bytes.len() as u64;
+        let mut t = UsageTally::default();
+        for _ in 0..100 {
+            advance(&f, len, &mut t, 1024 * 1024);
+        }
+        assert!(t.complete(len), "{:?}", t.counted_to);
+        assert_eq!((t.usage.calls, t.usage.input, t.usage.cost()), (2, 41, 1.5));
+    }
+}
