@@ -3,6 +3,7 @@
 pub mod classify;
 pub mod intercom;
 pub mod overflow;
+pub mod pi_rules;
 pub mod provenance;
 pub mod reason;
 pub mod record;

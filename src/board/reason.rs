@@ -46,6 +46,15 @@ pub enum StateReason {
     RetryAbandoned,
     /// pi recorded the end of this session while its process still runs.
     SessionClosed,
+    // From what pi told its extension (`board::pi_rules`).
+    /// pi waits on an extension's dialog (confirm, select, input, editor, custom).
+    Dialog,
+    /// pi's retries of a failed provider call are used up.
+    RetriesExhausted,
+    /// A compaction failed and the run ended.
+    CompactionFailed,
+    /// The person (or an extension) stopped the run.
+    RunAborted,
     // The seat's session file.
     /// No session file (pi writes nothing until the first prompt).
     NoSessionFile,
@@ -123,6 +132,10 @@ impl StateReason {
             StateReason::TurnStarted => "a turn started; pi has written nothing yet",
             StateReason::RetryAbandoned => "the retry was cancelled",
             StateReason::SessionClosed => "its pi moved on to another session",
+            StateReason::Dialog => "pi waits on a dialog",
+            StateReason::RetriesExhausted => "pi gave up retrying a provider error",
+            StateReason::CompactionFailed => "summarizing the conversation failed",
+            StateReason::RunAborted => "the run was stopped",
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
@@ -173,6 +186,10 @@ impl StateReason {
             StateReason::TurnStarted => "turn_started",
             StateReason::RetryAbandoned => "retry_abandoned",
             StateReason::SessionClosed => "session_closed",
+            StateReason::Dialog => "dialog",
+            StateReason::RetriesExhausted => "retries_exhausted",
+            StateReason::CompactionFailed => "compaction_failed",
+            StateReason::RunAborted => "run_aborted",
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
@@ -243,8 +260,21 @@ pub enum StateSource {
         session: String,
         configured: String,
     },
+    /// What pi told its extension (the registration's `pi` section).
+    Pi(PiSource),
     /// The demo's simulated seats.
     Demo,
+}
+
+/// Which of pi's reports decided a state (`StateSource::Pi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PiSource {
+    Dialog,
+    Compaction,
+    /// A retry, with its attempt.
+    Retry(u32),
+    /// How the last run settled.
+    Settled,
 }
 
 impl fmt::Display for StateSource {
@@ -279,6 +309,12 @@ impl fmt::Display for StateSource {
                 "pi process: the pi in its pane ({seat}) runs session {session}, not the \
                  configured {configured}"
             ),
+            StateSource::Pi(PiSource::Dialog) => f.write_str("pi extension: dialog"),
+            StateSource::Pi(PiSource::Compaction) => f.write_str("pi extension: compaction"),
+            StateSource::Pi(PiSource::Retry(n)) => {
+                write!(f, "pi extension: retry attempt {n}")
+            }
+            StateSource::Pi(PiSource::Settled) => f.write_str("pi extension: settled run"),
             StateSource::Demo => f.write_str("demo"),
         }
     }
@@ -350,6 +386,10 @@ mod tests {
             TurnStarted,
             RetryAbandoned,
             SessionClosed,
+            Dialog,
+            RetriesExhausted,
+            CompactionFailed,
+            RunAborted,
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,
