@@ -49,6 +49,9 @@ pub enum Command {
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
+    /// The demo's watchdog: starts its tmux server and removes everything once the demo ends.
+    #[command(hide = true)]
+    DemoWatchdog(DemoWatchdogArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -311,6 +314,19 @@ pub struct DemoArgs {
     /// run in a terminal).
     #[arg(long)]
     pub print: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoWatchdogArgs {
+    /// The demo's folder (removed at the end unless --keep).
+    #[arg(long)]
+    pub base: PathBuf,
+    /// What to start, as the demo wrote it (JSON).
+    #[arg(long)]
+    pub plan: String,
+    /// Keep the folder.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 #[derive(Args, Debug)]

@@ -13,6 +13,7 @@ pub mod fsguard;
 pub mod liveness;
 pub mod log;
 pub mod mux;
+pub mod names;
 pub mod paths;
 pub mod probe;
 pub mod proc;

@@ -17,10 +17,13 @@ use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
 use crate::mux::{self, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
 
-/// Deadline for one server's pane listing.
+/// Deadline for the pass's pane listings: every server is asked at once, all under this one
+/// deadline, so servers that accept and never answer cost the pass this much however many there
+/// are.
 const LIST_DEADLINE: Duration = Duration::from_secs(2);
-/// Most servers asked in one pass.
-const MAX_SERVERS: usize = 16;
+/// Most distinct servers asked in one pass (one thread each, for at most `LIST_DEADLINE`); seats
+/// naming more servers read `unknown` (`not_asked`).
+const MAX_SERVERS: usize = 64;
 
 /// `--liveness`: ask tmux (default) or treat every seat as alive (tests, no tmux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +111,8 @@ pub struct PaneCache {
 }
 
 impl PaneCache {
-    /// List the panes of each named server once (at most `MAX_SERVERS` keys). Herdr servers
-    /// are only asked at a recorded socket path.
+    /// List the panes of each named server once, at most `MAX_SERVERS` servers, all at once
+    /// under one deadline. Herdr servers are only asked at a recorded socket path.
     pub fn collect(
         mode: LivenessMode,
         servers: &[ServerKey],
@@ -122,25 +125,48 @@ impl PaneCache {
         if mode != LivenessMode::Tmux {
             return cache;
         }
-        let mut asked: Vec<((MuxKind, PathBuf), usize)> = Vec::new();
-        for key in servers.iter().take(MAX_SERVERS) {
+        // Which server each key names; the first key naming a server gets its listing.
+        let mut asked: Vec<(MuxKind, PathBuf)> = Vec::new();
+        let mut plan: Vec<(ServerKey, Option<usize>)> = Vec::new();
+        for key in servers {
             let path = match key {
                 (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
                 (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
             };
             let Some(path) = path else {
-                cache.push(key.clone(), Err(Unanswered::NoSocket));
+                plan.push((key.clone(), None));
                 continue;
             };
             let server = (key.0, path);
-            if let Some((_, i)) = asked.iter().find(|(s, _)| *s == server) {
-                cache.keys.push((key.clone(), *i));
-                continue;
+            match asked.iter().position(|s| *s == server) {
+                Some(i) => plan.push((key.clone(), Some(i))),
+                None if asked.len() < MAX_SERVERS => {
+                    plan.push((key.clone(), Some(asked.len())));
+                    asked.push(server);
+                }
+                // Past the cap: not asked, so `server()` finds nothing (`not_asked`).
+                None => {}
             }
-            let listing =
-                listing_of(mux::open(key.0, &server.1).list_panes(Instant::now() + LIST_DEADLINE));
-            asked.push((server, cache.listings.len()));
-            cache.push(key.clone(), listing);
+        }
+        let mut lists: Vec<Option<Listing>> = list_all(&asked, Instant::now() + LIST_DEADLINE)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut slot_of: Vec<Option<usize>> = vec![None; asked.len()];
+        for (key, server) in plan {
+            match server {
+                None => cache.push(key, Err(Unanswered::NoSocket)),
+                Some(i) => match slot_of[i] {
+                    Some(slot) => cache.keys.push((key, slot)),
+                    None => {
+                        slot_of[i] = Some(cache.listings.len());
+                        let listing = lists[i]
+                            .take()
+                            .unwrap_or(Err(Unanswered::Failed(mux::ErrorCode::Failed)));
+                        cache.push(key, listing);
+                    }
+                },
+            }
         }
         cache
     }
@@ -174,6 +200,37 @@ impl PaneCache {
         let (_, i) = self.keys.iter().find(|(k, _)| k == key)?;
         self.listings.get(*i).map(|(_, l)| l)
     }
+}
+
+/// Every server's listing, in order, each asked on its own thread (the first on this one) and
+/// all bounded by the same `deadline`. A thread that cannot be started lists on this one.
+fn list_all(servers: &[(MuxKind, PathBuf)], deadline: Instant) -> Vec<Listing> {
+    let list =
+        |(kind, path): &(MuxKind, PathBuf)| listing_of(mux::open(*kind, path).list_panes(deadline));
+    let Some((first, rest)) = servers.split_first() else {
+        return Vec::new();
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rest
+            .iter()
+            .map(|s| {
+                std::thread::Builder::new()
+                    .name("list-panes".into())
+                    .spawn_scoped(scope, move || list(s))
+                    .map_err(|_| s)
+            })
+            .collect();
+        let mut out = vec![list(first)];
+        for h in handles {
+            out.push(match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or(Err(Unanswered::Failed(mux::ErrorCode::Failed))),
+                Err(s) => list(s),
+            });
+        }
+        out
+    })
 }
 
 /// The pi process a seat's registration names, and whether it is that live process (the

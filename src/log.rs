@@ -30,6 +30,8 @@ pub mod event {
     pub const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
     /// close-worker ended: `worker`, `exit`, `report`.
     pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
+    /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
+    pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
 }
 
 fn target() -> Option<&'static PathBuf> {

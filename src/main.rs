@@ -24,6 +24,7 @@ fn main() {
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),
         Command::DemoAgent(a) => demo::agent::run(a),
+        Command::DemoWatchdog(a) => demo::watchdog::serve(a),
     };
     std::process::exit(code);
 }

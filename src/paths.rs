@@ -25,6 +25,11 @@ pub fn state_dir(root: &Path) -> PathBuf {
     root.join(STATE_DIR)
 }
 
+/// `<root>/.pi-intercom/.gitignore`: keeps the machine-local files out of commits.
+pub fn gitignore_file(root: &Path) -> PathBuf {
+    state_dir(root).join(".gitignore")
+}
+
 /// `<root>/.pi-intercom/config.json`: the roster.
 pub fn config_file(root: &Path) -> PathBuf {
     state_dir(root).join(CONFIG_FILE)

@@ -22,7 +22,9 @@
 //   the running turn settles, one text per agent_settled (texts queued inside pi could be pulled
 //   back into the editor by Escape, Alt+Up or /tree, in front of the person's draft);
 // - `unconfirmed`: handed to pi but no turn started within 5 s (it is never sent again);
-// - `failed`: refused (a control character, a full queue, pi threw).
+// - `failed`: refused (a text the reply text rules refuse, a full queue, pi threw).
+// The text rules are src/reply_text.rs's, mirrored in `checkText` below; the channel also caps
+// open connections, the request's size and each connection's time.
 // INTERCOM_PANE_CHANNEL=off opens no channel (replies are then typed into the pane).
 // Node cannot read a connecting peer's SO_PEERCRED; the 0700 folder lets only this user connect,
 // and the intercom-pane side checks the listener's SO_PEERCRED (this pi, this user).
@@ -58,11 +60,67 @@ const TIMEOUT_MS = 3000;
 const CONFIRM_MS = 5000;
 // Texts held while pi is busy; more are refused.
 const QUEUE_CAP = 16;
-// Longest request line read from the channel (a reply is at most 2000 characters plus a trailer).
-const LINE_CAP = 64 * 1024;
-// The reply text rules again (intercom-pane checks them first): C0 but LF and TAB, DEL, C1, bidi
-// embedding/override/isolate controls.
-const REFUSED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+// The channel's own limits, so a client (only this user can connect at all) cannot hold pi's
+// process: open connections at once (more are closed at once), bytes of the one request line
+// (a 2000-character text and its trailer, JSON-escaped, fit well), time for that line to arrive,
+// and time for the whole connection (the answer comes within CONFIRM_MS of the request).
+const CONNECTION_CAP = 16;
+const LINE_CAP = 32 * 1024;
+const REQUEST_MS = 5000;
+const CONNECTION_MS = 15_000;
+// Longest trailer (intercom-pane's fixed line after the text).
+const TRAILER_CAP = 500;
+
+// The reply text rules, mirrored from src/reply_text.rs (the one documented source; the
+// real-pi tier checks both on one table of cases, tests/fixtures/reply_text_cases.json):
+// controls first (C0 but LF and TAB, DEL, C1, bidi embedding/override/isolate), then blank (no
+// character but whitespace and the invisible ones), then at most MAX_REPLY_CHARS characters.
+export const MAX_REPLY_CHARS = 2000;
+// reply_text::is_refused_control.
+const isRefusedControl = (cp: number): boolean =>
+  (cp < 0x20 && cp !== 0x0a && cp !== 0x09) ||
+  (cp >= 0x7f && cp <= 0x9f) ||
+  (cp >= 0x202a && cp <= 0x202e) ||
+  (cp >= 0x2066 && cp <= 0x2069);
+// Rust's char::is_whitespace (Unicode White_Space) and reply_text::INVISIBLE.
+const INVISIBLE = new Set(
+  [
+    0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004,
+    0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+    0x00ad, 0x034f, 0x061c, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x180e, 0x200b, 0x200c, 0x200d, 0x200e,
+    0x200f, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f,
+    0x2800, 0x3164, 0xfeff, 0xffa0,
+  ],
+);
+export type TextVerdict = "ok" | "control" | "blank" | "too_long";
+
+// The verdict of the text rules, with the detail a refusal names. A lone surrogate (JSON can
+// carry one, UTF-8 cannot) is not text at all: refused like a control.
+export const checkText = (text: string): { verdict: TextVerdict; detail: string } => {
+  let count = 0;
+  let visible = false;
+  for (let i = 0; i < text.length; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length) {
+      const lo = text.charCodeAt(i + 1);
+      if (lo >= 0xdc00 && lo <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        i++;
+      }
+    }
+    count++;
+    if ((cp >= 0xd800 && cp <= 0xdfff) || isRefusedControl(cp)) {
+      const name = cp.toString(16).toUpperCase().padStart(4, "0");
+      return { verdict: "control", detail: `refused: the text contains a control character (U+${name}) at character ${count}` };
+    }
+    if (!INVISIBLE.has(cp)) visible = true;
+  }
+  if (!visible) return { verdict: "blank", detail: "refused: blank text" };
+  if (count > MAX_REPLY_CHARS) {
+    return { verdict: "too_long", detail: `refused: the text is ${count} characters; at most ${MAX_REPLY_CHARS} are taken` };
+  }
+  return { verdict: "ok", detail: "" };
+};
 
 type Answer = (outcome: "delivered" | "queued" | "unconfirmed" | "failed", detail: string) => void;
 type Item = { text: string; answer?: Answer };
@@ -405,9 +463,17 @@ export default function (pi: Pi) {
     poll.unref?.();
   };
 
-  const receive = (text: string, answer: Answer) => {
-    if (REFUSED.test(text)) return answer("failed", "refused: the text contains a control character");
-    if (text.trim() === "") return answer("failed", "refused: blank text");
+  // `text` follows the text rules; the trailer (its own line after the text) only has to be
+  // short and free of controls.
+  const receive = (text: string, trailer: string | undefined, answer: Answer) => {
+    const rules = checkText(text);
+    if (rules.verdict !== "ok") return answer("failed", rules.detail);
+    if (trailer !== undefined) {
+      if (trailer.length > TRAILER_CAP || checkText(trailer).verdict === "control") {
+        return answer("failed", "refused: the trailer is too long or holds a control character");
+      }
+      text = `${text}\n${trailer}`;
+    }
     if (!pi.sendUserMessage || !sessionCtx) return answer("failed", "this pi cannot take messages from extensions");
     const idle = sessionCtx.isIdle?.() ?? false;
     if (!idle || inFlight || queue.length > 0) {
@@ -419,27 +485,47 @@ export default function (pi: Pi) {
     handToPi({ text, answer });
   };
 
+  let connections = 0;
   const onConnection = (sock: Socket) => {
-    let buf = "";
+    if (connections >= CONNECTION_CAP) {
+      sock.destroy();
+      return;
+    }
+    connections++;
+    const chunks: Buffer[] = [];
+    let size = 0;
     let done = false;
-    sock.setEncoding("utf8");
-    sock.setTimeout(10_000, () => sock.destroy());
+    // Absolute deadlines (an idle timeout would let a byte every few seconds hold it forever).
+    const requestTimer = setTimeout(() => {
+      if (!done) sock.destroy();
+    }, REQUEST_MS);
+    const lifeTimer = setTimeout(() => sock.destroy(), CONNECTION_MS);
+    requestTimer.unref?.();
+    lifeTimer.unref?.();
+    sock.on("close", () => {
+      connections--;
+      clearTimeout(requestTimer);
+      clearTimeout(lifeTimer);
+    });
     sock.on("error", () => {});
-    sock.on("data", (chunk: string) => {
+    sock.on("data", (chunk: Buffer) => {
       if (done) return;
-      buf += chunk;
-      const nl = buf.indexOf("\n");
-      if (nl < 0) {
-        if (buf.length > LINE_CAP) {
-          done = true;
-          sock.destroy();
-        }
+      const nl = chunk.indexOf(0x0a);
+      size += nl < 0 ? chunk.length : nl;
+      if (size > LINE_CAP) {
+        done = true;
+        sock.destroy();
         return;
       }
+      if (nl < 0) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.push(chunk.subarray(0, nl));
       done = true;
-      let req: { v?: unknown; id?: unknown; text?: unknown } | undefined;
+      let req: { v?: unknown; id?: unknown; text?: unknown; trailer?: unknown } | undefined;
       try {
-        req = JSON.parse(buf.slice(0, nl));
+        req = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       } catch {
         sock.destroy();
         return;
@@ -448,9 +534,11 @@ export default function (pi: Pi) {
       const answer: Answer = (outcome, detail) => {
         if (!sock.destroyed) sock.end(JSON.stringify({ v: 1, id, outcome, detail }) + "\n");
       };
-      if (req?.v !== 1 || typeof req.text !== "string") return answer("failed", "not a reply request");
+      if (req?.v !== 1 || typeof req.text !== "string" || (req.trailer !== undefined && typeof req.trailer !== "string")) {
+        return answer("failed", "not a reply request");
+      }
       try {
-        receive(req.text, answer);
+        receive(req.text, req.trailer as string | undefined, answer);
       } catch {
         answer("failed", "the extension failed");
       }

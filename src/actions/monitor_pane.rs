@@ -3,10 +3,12 @@
 //!
 //! Safety rules, in order: skip when the roster has no worker or the caller is a worker; one lock
 //! per coordinator; a record left in a `*_pending` stage is fenced (reported, never repeated);
-//! an owned pane (record and pane marker agree, on the same server) is preserved; a pane merely
-//! titled like a monitor is not proof of ownership and stops the run; otherwise a new pane is
-//! split above the coordinator without focus, each stage recorded before the step it names.
-//! An existing monitor is never closed.
+//! an owned pane (record and pane marker agree, on the same server) is preserved; otherwise a new
+//! pane is split above the coordinator without focus, each stage recorded before the step it
+//! names. Ownership comes only from our record and marker: a pane's title is set by anyone (a
+//! worker's bash tool can print the escape sequence), so a pane merely titled like a monitor is
+//! neither ours nor an obstacle — it is left alone and ours is placed. An existing monitor is
+//! never closed.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -55,15 +57,13 @@ pub enum Outcome {
 }
 
 /// Why it stopped without placing a monitor. Exit codes: 2 refused, 3 not in a pane, 4 locked,
-/// 5 fenced, 6 an unowned pane is labelled like a monitor (our own pane back from a Herdr
-/// restart is not: `monitor_restart`), 1 a step failed (recorded, fenced).
+/// 5 fenced, 1 a step failed (recorded, fenced).
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnsureError {
     Refused(EnsureRefusal),
     NotInPane,
     Locked(PathBuf),
     Fenced { stage: String, record: PathBuf },
-    Impostor { pane: String },
     Failed { stage: String, detail: String },
 }
 
@@ -120,8 +120,6 @@ pub enum EnsureExit {
     Locked = 4,
     /// A previous launch was left half-done.
     Fenced = 5,
-    /// A pane labelled as the monitor carries no marker of ours.
-    Impostor = 6,
 }
 
 impl EnsureExit {
@@ -137,7 +135,6 @@ impl EnsureError {
             EnsureError::NotInPane => EnsureExit::NotInPane,
             EnsureError::Locked(_) => EnsureExit::Locked,
             EnsureError::Fenced { .. } => EnsureExit::Fenced,
-            EnsureError::Impostor { .. } => EnsureExit::Impostor,
             EnsureError::Failed { .. } => EnsureExit::Failed,
         }
     }
@@ -164,10 +161,6 @@ impl std::fmt::Display for EnsureError {
                 f,
                 "a previous launch stopped at stage {stage} ({}); it may have half-happened, so nothing is repeated: inspect the panes, then run with --recover",
                 record.display()
-            ),
-            EnsureError::Impostor { pane } => write!(
-                f,
-                "pane {pane} is labelled {MONITOR_NAME:?} but carries no ownership marker of ours: not touching it and not creating another"
             ),
             EnsureError::Failed { stage, detail } => {
                 write!(f, "stopped at stage {stage}: {detail} (the record is fenced)")
@@ -278,25 +271,21 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
             }
         }
     }
-    // Our marker is the proof; a title alone is not. Refuse next to an unowned look-alike.
-    let panes = mux
-        .list_panes(deadline())
-        .map_err(|e| EnsureError::Failed {
-            stage: "list".into(),
-            detail: e.to_string(),
-        })?;
-    // After a Herdr restart our pane is back without its marker: recognised, relaunched.
-    if let Some(prev) = &previous {
+    // After a Herdr restart our pane is back without its marker: recognised by the record (not
+    // by its label alone) and relaunched. Any other pane, whatever its title, is not ours.
+    if let Some(prev) = previous
+        .as_ref()
+        .filter(|p| owner.kind == MuxKind::Herdr && p["multiplexer"] == "herdr")
+    {
+        let panes = mux
+            .list_panes(deadline())
+            .map_err(|e| EnsureError::Failed {
+                stage: "list".into(),
+                detail: e.to_string(),
+            })?;
         if let Some(p) = monitor_restart::survivor(prev, &owner, &panes.panes) {
             return monitor_restart::relaunch(prev, &owner, p, &req.monitor_argv, &record, req.now);
         }
-    }
-    if let Some(p) = panes.panes.iter().find(|p| {
-        p.session_id == owner.pane.session_id
-            && p.title.as_deref() == Some(MONITOR_NAME)
-            && p.marker.is_none()
-    }) {
-        return Err(EnsureError::Impostor { pane: p.id.clone() });
     }
     create(
         req,

@@ -1,6 +1,7 @@
-//! The one place that writes files: exclusive temp file (mode 0600, no-follow, named after its
-//! writer so a dead writer's leftovers are recognised and removed), write, fsync, rename over the
-//! target, fsync the folder. Locks are `flock`s on lock files.
+//! The one place that writes files: an unnamed temp file (`O_TMPFILE`, mode 0600; else an
+//! exclusive no-follow one), write, fsync, name it after its writer and inode (so a dead writer's
+//! leftover is provably ours and removed; `store/temps.rs`), rename over the target, fsync the
+//! folder. Locks are `flock`s on lock files.
 //!
 //! Why: a reader (another intercom-pane, the Intercom extension, a person with `cat`) must only
 //! ever see the old or the new whole file, and we must never write through a planted link.
@@ -10,6 +11,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 mod temps;
+
+pub use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
 
 #[derive(Debug)]
 pub struct StoreError {
@@ -203,14 +206,6 @@ impl Prepared {
     }
 }
 
-/// Remove the temp files in `dir` that writers killed mid-write left behind (only ours, only
-/// once their writer is dead).
-fn sweep_temps(dir: &Path) {
-    for stale in temps::stale(dir) {
-        let _ = std::fs::remove_file(stale);
-    }
-}
-
 /// `renameat2(a, b, RENAME_EXCHANGE)`: swap two names atomically.
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
@@ -317,27 +312,23 @@ fn prepare(
         }
         Err(e) => return Err(err(e.code(), path, "cannot inspect target")),
     }
-    // A writer killed between create and rename left its temp file: the next writer removes it.
-    sweep_temps(dir);
+    // A writer killed between naming and rename left its temp file: the next writer removes it.
+    temps::sweep(dir);
     temps::ensure_ignored(path);
-    let tmp = dir.join(temps::name(&name.to_string_lossy()));
+    let target = name.to_string_lossy();
+    let (mut f, named) = temps::open(dir, &target)?;
+    // A plain temp file exists from the start: removed again on any failure below.
     let mut p = Prepared {
-        tmp,
+        tmp: named.clone().unwrap_or_default(),
         path: path.to_path_buf(),
-        done: false,
+        done: named.is_none(),
         file: None,
         flushed: false,
     };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&p.tmp)
-        .map_err(|e| err("create_failed", &p.tmp, e))?;
+    let shown = named.as_deref().unwrap_or(dir);
     if let Some(l) = like {
         use std::os::unix::fs::PermissionsExt;
-        let meta = f.metadata().map_err(|e| err("stat_failed", &p.tmp, e))?;
+        let meta = f.metadata().map_err(|e| err("stat_failed", shown, e))?;
         if (meta.uid(), meta.gid()) != (l.uid, l.gid) {
             std::os::unix::fs::fchown(&f, Some(l.uid), Some(l.gid))
                 .map_err(|e| err("chown_failed", path, format!("cannot keep its owner: {e}")))?;
@@ -346,9 +337,13 @@ fn prepare(
             .map_err(|e| err("chmod_failed", path, e))?;
     }
     f.write_all(bytes)
-        .map_err(|e| err("write_failed", &p.tmp, e))?;
+        .map_err(|e| err("write_failed", shown, e))?;
     if durable {
-        f.sync_all().map_err(|e| err("fsync_failed", &p.tmp, e))?;
+        f.sync_all().map_err(|e| err("fsync_failed", shown, e))?;
+    }
+    if named.is_none() {
+        p.tmp = temps::name(&f, dir, &target)?;
+        p.done = false;
     }
     p.flushed = durable;
     p.file = Some(f);

@@ -3,9 +3,11 @@
 //! board shown pass after pass. No pi needed.
 
 pub mod agent;
+pub mod watchdog;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -16,6 +18,7 @@ use crate::liveness::LivenessMode;
 use crate::mux::session::PrivateServer;
 use crate::scan::{self, RootChoice, ScanOptions};
 use crate::views::print;
+use watchdog::Watchdog;
 
 /// One simulated worker of the demo roster.
 pub struct DemoWorker {
@@ -91,55 +94,65 @@ fn free_port() -> u16 {
         .unwrap_or(0)
 }
 
-/// Create the root, config and folders; returns the layout and (name, session id, port) per worker.
 /// (name, session id, port) of one configured demo worker.
 pub type DemoSeat = (String, String, u16);
 
-pub fn setup(base: &Path) -> std::io::Result<(DemoLayout, Vec<DemoSeat>)> {
-    let root = base.join("coordinator");
-    let sessions = base.join("pi-agent").join("sessions");
-    let data_root = base.join("state");
-    for d in [&crate::paths::logs_dir(&root), &sessions, &data_root] {
+impl DemoLayout {
+    /// The demo's folders under `base` (the watchdog rebuilds the layout from this).
+    pub fn at(base: &Path, coordinator_id: String, coordinator_port: u16) -> DemoLayout {
+        DemoLayout {
+            base: base.to_path_buf(),
+            root: base.join("coordinator"),
+            sessions: base.join("pi-agent").join("sessions"),
+            data_root: base.join("state"),
+            coordinator_id,
+            coordinator_port,
+        }
+    }
+}
+
+/// Choose the demo's session ids and ports (nothing is written yet: the watchdog, which writes
+/// the files, must exist before anything the demo leaves behind does).
+pub fn plan(base: &Path) -> (DemoLayout, Vec<DemoSeat>) {
+    let layout = DemoLayout::at(base, uuid::Uuid::new_v4().to_string(), free_port().max(1));
+    let workers = WORKERS
+        .iter()
+        .map(|w| {
+            let id = uuid::Uuid::new_v4().to_string();
+            (w.name.to_string(), id, free_port().max(1))
+        })
+        .collect();
+    (layout, workers)
+}
+
+/// Create the root, config and folders of a planned demo.
+pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result<()> {
+    for d in [
+        &crate::paths::logs_dir(&layout.root),
+        &layout.sessions,
+        &layout.data_root,
+    ] {
         std::fs::create_dir_all(d)?;
     }
-    let coordinator_id = uuid::Uuid::new_v4().to_string();
-    let coordinator_port = free_port().max(1);
     let mut agents = vec![json!({
-        "sessionId": coordinator_id, "name": "Coordinator", "coordinator": true,
+        "sessionId": layout.coordinator_id, "name": "Coordinator", "coordinator": true,
         "description": "Coordinate workers, delegate work, and manage shared configuration.",
-        "port": coordinator_port, "projectDirectory": "."})];
-    let mut out = Vec::new();
-    for w in &WORKERS {
-        let id = uuid::Uuid::new_v4().to_string();
-        let port = free_port().max(1);
-        agents.push(
-            json!({"sessionId": id, "name": w.name, "coordinator": false,
-            "description": w.description, "port": port, "projectDirectory": "."}),
-        );
-        out.push((w.name.to_string(), id, port));
+        "port": layout.coordinator_port, "projectDirectory": "."})];
+    for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
+        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
+            "description": w.description, "port": port, "projectDirectory": "."}));
     }
     std::fs::write(
-        base.join("system.json"),
-        json!({"dataRoot": data_root.display().to_string(),
-            "sessionDirs": [sessions.display().to_string()]})
+        layout.base.join("system.json"),
+        json!({"dataRoot": layout.data_root.display().to_string(),
+            "sessionDirs": [layout.sessions.display().to_string()]})
         .to_string(),
     )?;
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
     std::fs::write(
-        crate::paths::config_file(&root),
+        crate::paths::config_file(&layout.root),
         serde_json::to_string_pretty(&cfg)? + "\n",
-    )?;
-    Ok((
-        DemoLayout {
-            base: base.to_path_buf(),
-            root,
-            sessions,
-            data_root,
-            coordinator_id,
-            coordinator_port,
-        },
-        out,
-    ))
+    )
 }
 
 /// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
@@ -198,27 +211,6 @@ const COORDINATOR: DemoWorker = DemoWorker {
     step_secs: 2,
     lifetime_secs: None,
 };
-
-/// Everything the demo started, torn down on drop: the private tmux server (and with it the
-/// simulated agents, which live in its panes) and, unless kept, the temporary folder.
-struct Demo {
-    layout: DemoLayout,
-    server: Option<PrivateServer>,
-    keep: bool,
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        if let Some(s) = &self.server {
-            s.kill();
-        }
-        if self.keep {
-            println!("kept: {}", self.layout.base.display());
-        } else {
-            let _ = std::fs::remove_dir_all(&self.layout.base);
-        }
-    }
-}
 
 /// Why the demo's private tmux server could not be built: the tmux step that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,101 +275,117 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
     Ok(server)
 }
 
-/// Clean up when the demo's terminal goes away or it is told to stop (SIGHUP, SIGTERM, SIGINT):
-/// the signals are blocked here and taken by a waiting thread, which kills the private server,
-/// removes the folder and exits. Must run before any other thread starts.
-fn clean_up_on_signal(socket: PathBuf, base: PathBuf, keep: bool) {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGINT] {
-        set.add(s);
+/// The demo's end, however it comes: the watchdog is told (its lifeline closed) and confirms
+/// that everything is gone; if it cannot (it was killed), the demo removes what it can itself.
+fn finish(watchdog: &Watchdog, base: &Path, keep: bool) {
+    if !watchdog.finish() {
+        PrivateServer {
+            socket: base.join("tmux.sock"),
+        }
+        .kill();
+        if !keep {
+            watchdog::remove_folder(base);
+        }
     }
-    if set.thread_block().is_err() {
-        return;
+    if keep {
+        say(&format!("kept: {}", base.display()));
     }
+}
+
+/// A line on stdout that may fail (a closed pipe) without stopping anything.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
+
+/// A line on stderr, likewise.
+fn warn(line: &str) {
+    let _ = writeln!(std::io::stderr(), "intercom-pane demo: {line}");
+}
+
+/// Clean up when the demo's terminal goes away or it is told to stop (SIGHUP, SIGTERM, SIGINT,
+/// or its parent ending: `PR_SET_PDEATHSIG` turns that into SIGHUP). The signals were blocked
+/// before anything started; a waiting thread takes them, lets the watchdog clean up and exits.
+fn clean_up_on_signal(watchdog: Arc<Watchdog>, base: PathBuf, keep: bool) {
+    let set = watchdog::quit_signals();
     std::thread::spawn(move || {
         if let Ok(sig) = set.wait() {
-            // Never race a half-built setup: a new-session after kill-server would start a
-            // fresh server.
-            let _setup = SETUP.lock();
-            PrivateServer { socket }.kill();
-            if !keep {
-                // The agents die with their server (SIGHUP); give them a moment to stop
-                // writing before the folder goes. Bounded: three tries.
-                for _ in 0..3 {
-                    std::thread::sleep(Duration::from_millis(150));
-                    if std::fs::remove_dir_all(&base).is_ok() {
-                        break;
-                    }
-                }
-            }
+            finish(&watchdog, &base, keep);
             std::process::exit(128 + sig as i32);
         }
     });
 }
 
-/// Held while the demo builds its server, so the signal thread cleans up only before or after.
-static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 pub fn run(args: &DemoArgs) -> i32 {
-    let base = std::env::temp_dir().join(format!("intercom-pane-demo-{}", uuid::Uuid::new_v4()));
-    let (layout, workers) = match setup(&base) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("intercom-pane demo: cannot set up {}: {e}", base.display());
-            return 1;
-        }
-    };
-    clean_up_on_signal(
-        layout.base.join("tmux.sock"),
-        layout.base.clone(),
-        args.keep,
-    );
-    let mut demo = Demo {
-        layout,
-        server: None,
-        keep: args.keep,
-    };
-    let setup = SETUP.lock();
-    let started = start_tmux(&demo.layout, &workers);
-    drop(setup);
-    let server = match started {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("intercom-pane demo: {e}");
-            return 1;
-        }
-    };
-    let sock = server.socket.clone();
-    demo.server = Some(server);
-    let interactive =
-        !args.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-    if interactive {
-        return attach_with_monitor(&demo, &sock);
+    // Blocked before any thread or child exists: every thread inherits the mask, so only the
+    // signal thread takes them; children unblock them again.
+    if watchdog::quit_signals().thread_block().is_err() {
+        warn("cannot block the quit signals; not starting");
+        return 1;
     }
-    print_passes(&demo.layout, &sock, args)
+    let parent = nix::unistd::getppid();
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGHUP);
+    if nix::unistd::getppid() != parent {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGHUP);
+    }
+    let base = std::env::temp_dir().join(format!("intercom-pane-demo-{}", uuid::Uuid::new_v4()));
+    let (layout, workers) = plan(&base);
+    let watchdog = match Watchdog::start(&layout, &workers, args.keep) {
+        Ok(w) => Arc::new(w),
+        Err(e) => {
+            warn(&e);
+            return 1;
+        }
+    };
+    clean_up_on_signal(watchdog.clone(), base.clone(), args.keep);
+    let code = match watchdog.wait_ready() {
+        Err(e) => {
+            warn(&e);
+            1
+        }
+        Ok(()) => {
+            let server = PrivateServer {
+                socket: base.join("tmux.sock"),
+            };
+            let interactive =
+                !args.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+            if interactive {
+                attach_with_monitor(&server)
+            } else {
+                print_passes(&layout, &server.socket, args)
+            }
+        }
+    };
+    finish(&watchdog, &base, args.keep);
+    code
 }
 
-fn attach_with_monitor(demo: &Demo, sock: &Path) -> i32 {
-    let Some(server) = &demo.server else { return 1 };
+fn attach_with_monitor(server: &PrivateServer) -> i32 {
     // The instructions are in the coordinator's pane and the status line once attached.
-    println!(
+    say(&format!(
         "intercom-pane demo: attaching to a private tmux server ({})",
-        sock.display()
-    );
+        server.socket.display()
+    ));
     std::thread::sleep(Duration::from_millis(300));
     match server.attach("Coordinator") {
         Ok(_) => 0,
         Err(e) => {
-            eprintln!("intercom-pane demo: cannot attach: {e}");
+            warn(&format!("cannot attach: {e}"));
             1
         }
     }
 }
 
+/// Print the board pass after pass; a closed output (`demo --print | head`) ends it cleanly.
 fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
-    println!("demo root: {}", layout.root.display());
-    println!("tmux server: tmux -S {} attach", sock.display());
+    let head = format!(
+        "demo root: {}\ntmux server: tmux -S {} attach\n",
+        layout.root.display(),
+        sock.display()
+    );
+    if write_out(&head).is_err() {
+        return 0;
+    }
     let opts = ScanOptions {
         data_root: layout.data_root.clone(),
         root: RootChoice::Exact(layout.root.clone()),
@@ -392,21 +400,34 @@ fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
         let pause = if pass == 0 { 1 } else { args.interval.max(1) };
         std::thread::sleep(Duration::from_secs(pause));
         pass += 1;
-        match scan::run(&opts, &SystemClock, None) {
-            Ok(s) => {
-                let board = crate::views::board_files::write_board(&s)
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|e| format!("(not written: {e})"));
-                println!("\n— pass {pass} at {} —", format_iso(SystemClock.now_ms()));
-                print!("{}", print::print_table(&s.records, &board));
-            }
+        let s = match scan::run(&opts, &SystemClock, None) {
+            Ok(s) => s,
             Err(e) => {
-                eprintln!("intercom-pane demo: scan refused: {e}");
+                warn(&format!("scan refused: {e}"));
                 return 2;
             }
+        };
+        let board = crate::views::board_files::write_board(&s)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|e| format!("(not written: {e})"));
+        let text = format!(
+            "\n— pass {pass} at {} —\n{}",
+            format_iso(SystemClock.now_ms()),
+            print::print_table(&s.records, &board)
+        );
+        if write_out(&text).is_err() {
+            // Nobody reads any more: the demo is over, nothing to complain about.
+            return 0;
         }
         if args.passes != 0 && pass >= args.passes {
             return 0;
         }
     }
+}
+
+/// Write to stdout and flush, reporting a closed pipe instead of panicking on it.
+fn write_out(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

@@ -317,3 +317,35 @@ pub fn monitor(pass: &Scan) -> Option<Check> {
         ),
     })
 }
+
+/// The roster's `.pi-intercom/.gitignore`, which keeps machine-local files (seats, jobs, locks,
+/// monitor records) out of commits: every writer keeps it and reports what it cannot keep.
+pub fn gitignore(pass: &Scan) -> Option<Check> {
+    use crate::actions::store::{ignore_state, ignored_lines, IgnoreState};
+    let cfg = pass.config.as_ref()?;
+    let file = crate::paths::gitignore_file(&cfg.root);
+    let shown = file.display();
+    let lines = ignored_lines().join(" ");
+    Some(match ignore_state(&file) {
+        IgnoreState::Complete => Check::ok(
+            "gitignore",
+            format!("{shown} keeps machine-local files out of commits"),
+        ),
+        IgnoreState::Absent => Check::ok(
+            "gitignore",
+            format!("{shown} not written yet (the first write into the folder creates it)"),
+        ),
+        IgnoreState::Lacks(missing, _) => Check::warn(
+            "gitignore",
+            format!("{shown} lacks {}", missing.join(" ")),
+            "the next write into .pi-intercom/ appends them; or add them yourself",
+        ),
+        IgnoreState::Problem(why) => Check::warn(
+            "gitignore",
+            format!(
+                "{shown}: {why}; it is not kept, so machine-local files could end up in a commit"
+            ),
+            format!("make it a regular UTF-8 file under 64 KiB listing: {lines}"),
+        ),
+    })
+}

@@ -41,7 +41,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A fixed name (`tmux`, `tmux server`, `herdr`, `binary`, `extension`, `extension loaded`,
-    /// `roster`, `sessions`, `monitor`, `data root`).
+    /// `roster`, `sessions`, `monitor`, `gitignore`, `data root`).
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
@@ -156,6 +156,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
             r.checks.extend(checks::roster(&pass));
             r.checks.extend(trust::state_folders(&pass));
             r.checks.extend(checks::monitor(&pass));
+            r.checks.extend(checks::gitignore(&pass));
             r.checks.push(checks::extension_loaded(&pass));
         }
         Err(e) => r.checks.push(Check::fail(

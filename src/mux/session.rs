@@ -28,16 +28,22 @@ fn command(socket: &Path) -> Command {
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         c.pre_exec(|| {
-            let empty = nix::sys::signal::SigSet::empty();
-            let _ = nix::sys::signal::sigprocmask(
-                nix::sys::signal::SigmaskHow::SIG_SETMASK,
-                Some(&empty),
-                None,
-            );
+            unblock_signals();
             Ok(())
         });
     }
     c
+}
+
+/// Unblock every signal in this thread. Async-signal-safe (one `sigprocmask`): for `pre_exec`
+/// hooks of children of a process that blocks its quit signals (the demo).
+pub fn unblock_signals() {
+    let empty = nix::sys::signal::SigSet::empty();
+    let _ = nix::sys::signal::sigprocmask(
+        nix::sys::signal::SigmaskHow::SIG_SETMASK,
+        Some(&empty),
+        None,
+    );
 }
 
 /// Why arranging the private server failed.

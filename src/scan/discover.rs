@@ -175,7 +175,7 @@ fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<String>) -> Ve
             });
             SeatSource {
                 project: "fleet".into(),
-                agent: format!("{} (discord: {})", b.seat, b.name),
+                agent: crate::names::visible(&format!("{} (discord: {})", b.seat, b.name)),
                 role: RowRole::Connector,
                 session_file: sessions_dir
                     .as_deref()
@@ -238,7 +238,7 @@ fn discover_agent_dirs(
                 socket: socket_name.map(str::to_string),
                 session: Some(agent.clone()),
             },
-            agent,
+            agent: crate::names::visible(&agent),
             role: RowRole::Seat,
             session_file: file,
             sessions_dir: Some(dir),

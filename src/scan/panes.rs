@@ -284,7 +284,7 @@ pub(super) fn pane_seats(
         let session = pane.session_name.clone().unwrap_or_default();
         out.push(SeatSource {
             project: "panes".into(),
-            agent: format!("{session} {}", pane.id),
+            agent: crate::names::visible(&format!("{session} {}", pane.id)),
             role: RowRole::Seat,
             session_file: found.file.clone(),
             sessions_dir: found.dir.clone(),

@@ -14,8 +14,11 @@ mod mux_support;
 mod real_pi_support;
 #[path = "../scan_support/mod.rs"]
 mod scan_support;
+#[path = "../text_cases/mod.rs"]
+mod text_cases;
 
 mod real_pi;
+mod real_pi_channel;
 mod real_pi_events;
 mod real_pi_hostile;
 mod real_pi_package;

@@ -24,16 +24,16 @@ use scan_support::*;
 use serde_json::{json, Value};
 
 /// One real pi worker `W` in a private tmux server, registered by the shipped extension.
-struct Seat {
-    env: Env,
-    server: TmuxServer,
-    file: PathBuf,
+pub(crate) struct Seat {
+    pub(crate) env: Env,
+    pub(crate) server: TmuxServer,
+    pub(crate) file: PathBuf,
 }
 
-const PANE: &str = "=W:";
+pub(crate) const PANE: &str = "=W:";
 
 impl Seat {
-    fn start(bin: &Path, channel: bool) -> Seat {
+    pub(crate) fn start(bin: &Path, channel: bool) -> Seat {
         let env = Env::new().with_system_path();
         let agent = env.dir.path().to_path_buf();
         let port = start_model(8);
@@ -103,15 +103,15 @@ impl Seat {
         seat
     }
 
-    fn sock(&self) -> String {
+    pub(crate) fn sock(&self) -> String {
         self.server.sock.display().to_string()
     }
 
-    fn record(&self) -> Value {
+    pub(crate) fn record(&self) -> Value {
         record(&scan_json(&self.env, &["--tmux-socket", &self.sock()]), "W").clone()
     }
 
-    fn reply(&self, text: &str) -> (i32, Value, String) {
+    pub(crate) fn reply(&self, text: &str) -> (i32, Value, String) {
         let sock = self.sock();
         let o = self.env.run(&layout_args(
             &self.env,
@@ -126,7 +126,7 @@ impl Seat {
     }
 
     /// The text of every user message in pi's session file, in order.
-    fn user_messages(&self) -> Vec<String> {
+    pub(crate) fn user_messages(&self) -> Vec<String> {
         let text = std::fs::read_to_string(&self.file).unwrap_or_default();
         text.lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -147,7 +147,7 @@ impl Seat {
         self.server.tmux(&["capture-pane", "-p", "-t", PANE])
     }
 
-    fn runs_pi(&self) -> bool {
+    pub(crate) fn runs_pi(&self) -> bool {
         let c = self
             .server
             .tmux(&["list-panes", "-t", PANE, "-F", "#{pane_current_command}"]);
@@ -156,7 +156,7 @@ impl Seat {
 
     /// Idle in the file and settled in the registration (the typed transport tells started from
     /// queued by the registered run state).
-    fn wait_idle(&self) {
+    pub(crate) fn wait_idle(&self) {
         wait_for(30_000, || {
             let w = self.record();
             (w["state"] == "idle" && w["registered"]["runState"] == "idle").then_some(())
@@ -165,7 +165,7 @@ impl Seat {
     }
 
     /// Wait until the user messages are exactly `n`, then return them.
-    fn wait_messages(&self, n: usize) -> Vec<String> {
+    pub(crate) fn wait_messages(&self, n: usize) -> Vec<String> {
         wait_for(30_000, || {
             let m = self.user_messages();
             (m.len() >= n).then_some(m)
@@ -180,7 +180,7 @@ impl Seat {
     }
 }
 
-fn body(text: &str) -> String {
+pub(crate) fn body(text: &str) -> String {
     format!("{text}\n{TRAILER}")
 }
 

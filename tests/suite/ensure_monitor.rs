@@ -1,6 +1,6 @@
 //! `intercom-pane ensure-monitor` on a real tmux server: placed above the coordinator without
-//! focus, owned (record + marker), kept on the next run, fenced after a half launch, never
-//! fooled by a pane that is only labelled like a monitor.
+//! focus, owned (record + marker), kept on the next run, fenced after a half launch; a pane that
+//! is only titled like a monitor is neither taken for ours nor in the way.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support;
@@ -36,11 +36,16 @@ fn roster(env: &Env, workers: bool) {
 
 /// Run ensure-monitor inside the coordinator's pane (so ancestry finds it); (exit code, output).
 fn ensure_in_pane(env: &Env, server: &TmuxServer, extra: &str) -> (i32, String) {
+    ensure_in_pane_with(env, server, "", extra)
+}
+
+/// The same with `vars` (`NAME=value …`) in its environment.
+fn ensure_in_pane_with(env: &Env, server: &TmuxServer, vars: &str, extra: &str) -> (i32, String) {
     let rc = env.path("rc");
     let out = env.path("out");
     let _ = std::fs::remove_file(&rc);
     let cmd = format!(
-        "{} ensure-monitor --root {} --config {} {extra} > {} 2>&1; echo $? > {}",
+        "{vars} {} ensure-monitor --root {} --config {} {extra} > {} 2>&1; echo $? > {}",
         env!("CARGO_BIN_EXE_intercom-pane"),
         env.path("root").display(),
         env.system_config(),
@@ -179,18 +184,70 @@ fn a_half_launch_is_fenced_until_recovered() {
     assert_eq!(panes(&server).len(), 2);
 }
 
+/// A resumed worker opens in a window of the coordinator's session; its bash tool can title its
+/// pane `Intercom monitor` (an escape sequence, no tmux command needed). The sidebar is placed
+/// anyway, kept on the next run, and the look-alike is left exactly as it was.
 #[test]
-fn a_pane_only_labelled_like_a_monitor_is_not_proof() {
+fn a_pane_titled_like_a_monitor_neither_blocks_the_sidebar_nor_is_taken_for_it() {
     let env = Env::new().with_system_path();
     roster(&env, true);
     let server = start(&env);
-    server.tmux(&["split-window", "-d", "-t", "=coord:"]);
-    let other = panes(&server).into_iter().find(|p| !p.2).unwrap().0;
-    server.tmux(&["select-pane", "-t", &other, "-T", "Intercom monitor"]);
+    // The worker's window, its process titling its own pane, then waiting.
+    server.tmux(&[
+        "new-window",
+        "-d",
+        "-t",
+        "=coord:",
+        "-n",
+        "worker",
+        "printf '\\033]2;Intercom monitor\\033\\\\'; exec sleep 600",
+    ]);
+    // And one in the coordinator's own window, titled by tmux.
+    server.tmux(&["split-window", "-d", "-t", "=coord:0"]);
+    let beside = panes(&server).into_iter().find(|p| !p.2).unwrap().0;
+    server.tmux(&["select-pane", "-t", &beside, "-T", "Intercom monitor"]);
+    let titled = |server: &TmuxServer| -> Vec<String> {
+        server
+            .tmux(&[
+                "list-panes",
+                "-s",
+                "-t",
+                "=coord:",
+                "-F",
+                "#{pane_id}\t#{pane_title}\t#{@intercom-pane-owner}",
+            ])
+            .lines()
+            .filter(|l| l.contains("\tIntercom monitor\t"))
+            .map(str::to_string)
+            .collect()
+    };
+    wait_for(5_000, || (titled(&server).len() == 2).then_some(()))
+        .unwrap_or_else(|| panic!("look-alikes: {:?}", titled(&server)));
     let (code, out) = ensure_in_pane(&env, &server, "");
-    assert_eq!(code, 6, "{out}");
-    assert!(out.contains(&other), "{out}");
-    assert_eq!(panes(&server).len(), 2, "nothing created, nothing closed");
+    assert_eq!(code, 0, "{out}");
+    let rec = record(&env);
+    let ours = rec["pane"].as_str().unwrap().to_string();
+    assert!(ours != beside, "{out}");
+    let now = titled(&server);
+    assert_eq!(now.len(), 3, "{now:?}");
+    assert!(
+        now.iter()
+            .any(|l| l.starts_with(&format!("{ours}\t"))
+                && l.ends_with(rec["marker"].as_str().unwrap())),
+        "ours is marked: {now:?}"
+    );
+    // The look-alikes carry no marker and still run what they ran.
+    assert_eq!(
+        now.iter().filter(|l| l.ends_with('\t')).count(),
+        2,
+        "{now:?}"
+    );
+    // The next run keeps ours and creates nothing.
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("kept") || out.contains(&ours), "{out}");
+    assert_eq!(titled(&server).len(), 3);
+    assert_eq!(record(&env)["pane"], ours.as_str());
 }
 
 #[test]
@@ -244,4 +301,78 @@ fn the_shipped_tmux_bindings_load_on_a_real_server() {
 fn start_plain(env: &Env) -> TmuxServer {
     std::fs::create_dir_all(env.path("root")).unwrap();
     TmuxServer::start("keys", &env.path("root"), &[])
+}
+
+/// A `.pi-intercom/.gitignore` the writers cannot keep (a link, a file over 64 KiB) is left as it
+/// is and reported: on the writer's stderr, in the log, and by `doctor`.
+#[test]
+fn a_gitignore_that_cannot_be_kept_is_reported_and_checked_by_doctor() {
+    for case in ["link", "large"] {
+        let env = Env::new().with_system_path();
+        roster(&env, true);
+        let state = env.path("root/.pi-intercom");
+        let ignore = state.join(".gitignore");
+        let elsewhere = env.path("elsewhere.txt");
+        std::fs::write(&elsewhere, "kept\n").unwrap();
+        let big = "# a long list\n".repeat(6000);
+        match case {
+            "link" => std::os::unix::fs::symlink(&elsewhere, &ignore).unwrap(),
+            _ => std::fs::write(&ignore, &big).unwrap(),
+        }
+        let server = start(&env);
+        let log = env.path("ip.log");
+        let (code, out) = ensure_in_pane_with(
+            &env,
+            &server,
+            &format!("INTERCOM_PANE_LOG={}", log.display()),
+            "",
+        );
+        assert_eq!(code, 0, "{out}");
+        let want = if case == "link" {
+            "symbolic link"
+        } else {
+            "larger than 64 KiB"
+        };
+        assert!(
+            out.contains(".gitignore") && out.contains(want),
+            "{case}: {out}"
+        );
+        assert!(out.contains("doctor"), "{out}");
+        // Said once per run, and logged.
+        assert_eq!(out.matches(".gitignore").count(), 1, "{out}");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        let event = logged
+            .lines()
+            .find(|l| l.contains("\"gitignore_problem\""))
+            .unwrap_or_else(|| panic!("{logged}"));
+        assert!(event.contains(want), "{event}");
+        // Left exactly as it was.
+        match case {
+            "link" => {
+                assert!(std::fs::symlink_metadata(&ignore)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink());
+                assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept\n");
+            }
+            _ => assert_eq!(std::fs::read_to_string(&ignore).unwrap(), big),
+        }
+        let o = env.run(&[
+            "doctor",
+            "--root",
+            &env.path("root").display().to_string(),
+            "--config",
+            &env.system_config(),
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &server.sock.display().to_string(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.contains("gitignore:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.starts_with("warn") && line.contains(want), "{line}");
+    }
 }

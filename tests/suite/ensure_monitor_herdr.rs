@@ -337,9 +337,9 @@ fn after_a_server_restart_the_monitor_runs_again_in_its_own_pane() {
 }
 
 /// A pane labelled like our monitor that lost its marker without a restart (same terminal) is
-/// still not proof: refused, exit 6, nothing typed.
+/// not provably ours any more: nothing is typed into it, and a new monitor is placed.
 #[test]
-fn a_lost_marker_without_a_restart_is_still_refused() {
+fn a_lost_marker_without_a_restart_is_not_taken_for_ours() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config::load(&roster(dir.path())).unwrap();
     let me = std::process::id();
@@ -356,10 +356,18 @@ fn a_lost_marker_without_a_restart_is_still_refused() {
             .tokens
             .clear();
     });
-    let inputs = herdr.with(|s| s.inputs.len());
-    let err = monitor_pane::ensure(&request(&cfg, me), &env).unwrap_err();
-    assert_eq!(err.exit_code(), 6, "{err}");
-    assert_eq!(herdr.with(|s| s.inputs.len()), inputs);
+    let typed_there = |h: &FakeHerdr| h.with(|s| s.inputs.iter().filter(|i| i.0 == pane).count());
+    let before = typed_there(&herdr);
+    let again = monitor_pane::ensure(&request(&cfg, me), &env).unwrap();
+    let Outcome::Created { pane: new } = again else {
+        panic!("{again:?}")
+    };
+    assert_ne!(new, pane);
+    assert_eq!(
+        typed_there(&herdr),
+        before,
+        "nothing typed into the unproven pane"
+    );
 }
 
 /// Real-Herdr tier: a private headless `herdr server`. A coordinator in a background workspace

@@ -40,9 +40,23 @@ fn c1_and_bidi_controls_are_escaped_in_every_json_output() {
         lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
     )
     .unwrap();
-    // A configured worker named with the bidi ones (the roster refuses control characters).
+    // A configured worker whose report summary carries the bidi ones (a roster name may not:
+    // it refuses control characters and characters that show nothing, src/names.rs).
     let bidi: String = HOSTILE.iter().filter(|c| !c.is_control()).collect();
-    write_roster(&env.path("root"), &[("w-1", &format!("W{bidi}"))]);
+    write_roster(&env.path("root"), &[("w-1", "W")]);
+    let reports = env.path("root/.pi-intercom/reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    let hash = {
+        use sha2::Digest;
+        hex(&sha2::Sha256::digest(b"w-1"))
+    };
+    std::fs::write(
+        reports.join(format!("{hash}.json")),
+        json!({"version": 1, "sessionId": "w-1", "status": "blocked",
+            "summary": format!("R{bidi}"), "updatedAt": "2026-11-29T23:00:00.000Z"})
+        .to_string(),
+    )
+    .unwrap();
     let repo = env.path("repo").display().to_string();
     let base = [
         "--config",
@@ -68,10 +82,12 @@ fn c1_and_bidi_controls_are_escaped_in_every_json_output() {
         "{text}"
     );
     let idx = stdout_json(&o);
-    let r = record(&idx, &agent);
+    // The folder's name, its characters that show nothing written out (src/names.rs).
+    let shown = intercom_pane::names::visible(&agent);
+    assert!(shown.contains("<U+202E>"), "{shown}");
+    let r = record(&idx, &shown);
     assert_eq!(r["state"], "waiting");
-    // The name read back is the folder's own (found by it above).
-    assert_eq!(r["agent"].as_str().unwrap(), agent);
+    assert_eq!(r["agent"].as_str().unwrap(), shown);
     // The board files.
     let board = env.path("data/board");
     let mut files = vec![board.join("index.json")];
@@ -94,8 +110,15 @@ fn c1_and_bidi_controls_are_escaped_in_every_json_output() {
     let text = String::from_utf8(o.stdout.clone()).unwrap();
     assert_clean("status --json", &text);
     let page = stdout_json(&o);
-    assert!(page["workers"][0]["name"]
-        .as_str()
-        .unwrap()
-        .starts_with('W'));
+    assert_eq!(page["workers"][0]["name"], "W");
+    assert!(
+        page["workers"][0]["report"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with('R')),
+        "{page}"
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

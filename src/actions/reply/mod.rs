@@ -331,23 +331,26 @@ pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refu
     let reg = fresh_registration(scan, &key, target)?;
     let body = message(text);
     match choose(&reg, target) {
-        Transport::Channel => send_channel(&key, target, &reg, &body, now),
+        Transport::Channel => send_channel(&key, target, &reg, text, now),
         Transport::Typed => typed::send(&key, target, &reg, &body, now),
         Transport::Herdr => Ok(send_herdr(&key, target, &body, now)),
     }
 }
 
+/// The channel gets the text and the trailer apart: the extension checks the text by the same
+/// rules and puts the trailer on its own line after it.
 fn send_channel(
     key: &str,
     t: &ReplyTarget,
     reg: &Registration,
-    body: &str,
+    text: &str,
     now: Ms,
 ) -> Result<Receipt, Refusal> {
     let (Some(path), Some(pid)) = (reg.channel.as_deref(), reg.pid) else {
         return Err(Refusal::NoPath(key.into(), "no channel".into()));
     };
-    let answer = pi_channel::send(Path::new(path), pid, body, Instant::now() + SEND_DEADLINE)
+    let deadline = Instant::now() + SEND_DEADLINE;
+    let answer = pi_channel::send(Path::new(path), pid, text, Some(TRAILER), deadline)
         .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
     let outcome = answer.outcome;
     let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);

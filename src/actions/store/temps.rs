@@ -1,12 +1,18 @@
 //! Temp files that say who wrote them, and the `.pi-intercom/.gitignore` that keeps machine-local
 //! files out of commits.
 //!
-//! A temp file is `<target>.ip-<pid>-<start ticks>-<random>.tmp`: a writer killed between create
-//! and rename leaves one behind, and the next writer into the same folder removes it once that
-//! pid no longer names a process with those start ticks. Temp files of other programs (the
-//! Intercom extension's `config.json.<uuid>.tmp`) are never touched: whether their writer still
-//! runs cannot be told.
+//! A replacement is written into an unnamed file (`O_TMPFILE`) and named only once it is whole,
+//! right before it is renamed over its target: `<target>.ip-<pid>-<start ticks>-<inode>-<random>.tmp`.
+//! A writer killed in that instant leaves one behind; the next writer into the same folder
+//! removes it only when it can prove it is ours: a regular file of this user whose inode is the
+//! one its name carries (a writer knows the inode before naming; a person's file named like ours,
+//! or a copy of ours, carries another), and whose writer (pid and start ticks) is gone.
+//! Anything else is never touched: other programs' temp files (the Intercom extension's
+//! `config.json.<uuid>.tmp`), a person's `notes.ip-999999-5-0123456789ab.tmp`, and on a
+//! filesystem without `O_TMPFILE` our own named temp files (`<target>.ip-<pid>-<ticks>-<random>.tmp`,
+//! written under that name from the start, so nothing proves them; `*.tmp` keeps them out of git).
 
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -32,25 +38,53 @@ fn me() -> (u32, u64) {
     })
 }
 
-/// A fresh temp file name for `target`.
-pub(super) fn name(target: &str) -> String {
-    let (pid, ticks) = me();
+fn random12() -> String {
     let r = uuid::Uuid::new_v4().simple().to_string();
-    format!("{target}.ip-{pid}-{ticks}-{}.tmp", &r[..12])
+    r[..12].to_string()
 }
 
-/// The writer (pid, start ticks) named by one of our temp file names.
-fn writer_of(file: &str) -> Option<(i32, u64)> {
+/// The name of a temp file written under its name from the start (no `O_TMPFILE`): never swept.
+pub(super) fn plain_name(target: &str) -> String {
+    let (pid, ticks) = me();
+    format!("{target}.ip-{pid}-{ticks}-{}.tmp", random12())
+}
+
+/// The name of a finished replacement whose inode is `ino`: the proof the sweep checks.
+pub(super) fn proven_name(target: &str, ino: u64) -> String {
+    let (pid, ticks) = me();
+    format!("{target}.ip-{pid}-{ticks}-{ino}-{}.tmp", random12())
+}
+
+/// The writer (pid, start ticks) and inode a proven temp file name carries.
+fn proof_of(file: &str) -> Option<(i32, u64, u64)> {
     let body = file.strip_suffix(".tmp")?;
     let at = body.rfind(".ip-")?;
-    let mut parts = body[at + 4..].splitn(3, '-');
+    let mut parts = body[at + 4..].splitn(4, '-');
     let pid = parts.next()?.parse().ok()?;
     let ticks = parts.next()?.parse().ok()?;
+    let ino = parts.next()?.parse().ok()?;
     let rand = parts.next()?;
-    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks))
+    (rand.len() == 12 && rand.bytes().all(|b| b.is_ascii_hexdigit())).then_some((pid, ticks, ino))
 }
 
-/// Our temp files in `dir` whose writer is dead (the store removes them).
+/// Is `path` (named `name`) a temp file we can prove a now-dead writer of ours left?
+fn provably_ours_and_dead(path: &Path, name: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some((pid, ticks, ino)) = proof_of(name) else {
+        return false;
+    };
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    if !meta.file_type().is_file() || meta.ino() != ino || meta.uid() != uid {
+        return false;
+    }
+    proc::read_stat(pid).is_none_or(|s| s.start_ticks != ticks)
+}
+
+/// Our temp files in `dir` that a dead writer left (the store removes them; see the module
+/// comment for what counts as proof).
 pub(super) fn stale(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(list) = crate::fsguard::list_dir(dir, SWEEP_CAP) else {
@@ -60,19 +94,199 @@ pub(super) fn stale(dir: &Path) -> Vec<PathBuf> {
         if e.kind != crate::fsguard::Kind::File {
             continue;
         }
-        let Some((pid, ticks)) = e.name_str().and_then(writer_of) else {
-            continue;
-        };
-        let alive = proc::read_stat(pid).is_some_and(|s| s.start_ticks == ticks);
-        if !alive {
-            out.push(dir.join(&e.name));
+        let Some(name) = e.name_str() else { continue };
+        let path = dir.join(&e.name);
+        if provably_ours_and_dead(&path, name) {
+            out.push(path);
         }
     }
     out
 }
 
+/// Check a candidate again right before it is removed (the folder may have changed).
+pub(super) fn still_stale(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| provably_ours_and_dead(path, n))
+}
+
+/// Remove the temp files in `dir` that writers killed mid-write left behind (only those provably
+/// ours, only once their writer is dead; each checked again right before).
+pub(super) fn sweep(dir: &Path) {
+    for stale in stale(dir) {
+        if still_stale(&stale) {
+            let _ = std::fs::remove_file(stale);
+        }
+    }
+}
+
+/// A file for a replacement in `dir`: unnamed when the filesystem can (`O_TMPFILE`: nothing is
+/// left behind if we die while writing it), else created under a plain temp name (returned).
+pub(super) fn open(
+    dir: &Path,
+    target: &str,
+) -> Result<(std::fs::File, Option<PathBuf>), super::StoreError> {
+    let unnamed = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir);
+    match unnamed {
+        Ok(f) => return Ok((f, None)),
+        // No O_TMPFILE here (EOPNOTSUPP; EISDIR or EINVAL on kernels or filesystems without it).
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) => {}
+        Err(e) => return Err(super::err("create_failed", dir, e)),
+    }
+    let tmp = dir.join(plain_name(target));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| super::err("create_failed", &tmp, e))?;
+    Ok((f, Some(tmp)))
+}
+
+/// Give a finished unnamed temp file its proven name (`linkat` through `/proc/self/fd`, which
+/// needs no privilege, unlike `AT_EMPTY_PATH`).
+pub(super) fn name(
+    f: &std::fs::File,
+    dir: &Path,
+    target: &str,
+) -> Result<PathBuf, super::StoreError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let ino = f
+        .metadata()
+        .map_err(|e| super::err("stat_failed", dir, e))?
+        .ino();
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .map_err(|e| super::err("link_failed", dir, e))?;
+    let mut last = String::new();
+    for _ in 0..3 {
+        let tmp = dir.join(proven_name(target, ino));
+        let to = std::ffi::CString::new(tmp.as_os_str().as_bytes())
+            .map_err(|e| super::err("link_failed", &tmp, e))?;
+        // SAFETY: two valid NUL-terminated paths; AT_SYMLINK_FOLLOW resolves the fd link.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            return Ok(tmp);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(super::err("link_failed", &tmp, e));
+        }
+        last = e.to_string();
+    }
+    Err(super::err("link_failed", dir, last))
+}
+
+/// What a `.pi-intercom/.gitignore` holds of our lines, or why it cannot be kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreState {
+    /// Every line is there.
+    Complete,
+    /// No file yet (the first write into the folder creates it).
+    Absent,
+    /// These lines are missing (the next write appends them); the file's text.
+    Lacks(Vec<&'static str>, String),
+    /// It cannot be read or extended safely: why, in words (nothing is written then).
+    Problem(String),
+}
+
+/// Read a `.gitignore` (never through a link, at most `IGNORE_CAP` bytes) and compare it with
+/// our lines.
+pub fn ignore_state(file: &Path) -> IgnoreState {
+    use crate::fsguard::FsError;
+    let text = match crate::fsguard::read_capped(file, IGNORE_CAP) {
+        Ok(b) => match String::from_utf8(b) {
+            Ok(t) => t,
+            Err(_) => return IgnoreState::Problem("it is not UTF-8 text".into()),
+        },
+        Err(FsError::NotFound) => return IgnoreState::Absent,
+        Err(FsError::Link) => {
+            return IgnoreState::Problem("it is a symbolic link, which is never followed".into())
+        }
+        Err(FsError::Oversize) => {
+            return IgnoreState::Problem(format!(
+                "it is larger than {} KiB, more than is read",
+                IGNORE_CAP / 1024
+            ))
+        }
+        Err(e) => {
+            return IgnoreState::Problem(format!(
+                "it cannot be read as a regular file ({})",
+                e.code()
+            ))
+        }
+    };
+    let have: Vec<&str> = text.lines().map(str::trim).collect();
+    let missing: Vec<&'static str> = IGNORED
+        .iter()
+        .copied()
+        .filter(|l| !have.contains(l))
+        .collect();
+    if missing.is_empty() {
+        IgnoreState::Complete
+    } else {
+        IgnoreState::Lacks(missing, text)
+    }
+}
+
+/// The lines our `.gitignore` holds.
+pub fn ignored_lines() -> &'static [&'static str] {
+    &IGNORED
+}
+
+/// Whether problems are said on stderr too (not while a terminal UI owns the screen).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn quiet_warnings() {
+    QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Say once per process and file that a `.gitignore` cannot be kept: in the log always, on
+/// stderr unless quiet.
+fn report(file: &Path, why: &str) {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if said.iter().any(|p| p == file) || said.len() >= 64 {
+            return;
+        }
+        said.push(file.to_path_buf());
+    }
+    crate::log::event(
+        crate::log::event::GITIGNORE_PROBLEM,
+        serde_json::json!({"path": file.display().to_string(), "problem": why}),
+    );
+    if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "intercom-pane: {}: {}; not kept, so machine-local files (seats, jobs, locks) could end up in a commit. `intercom-pane doctor` shows the lines it needs.",
+            crate::text::sanitize(&file.display().to_string()),
+            why
+        );
+    }
+}
+
 /// When `path` lies in a `.pi-intercom` folder, make sure that folder's `.gitignore` lists the
-/// machine-local files (missing lines are appended; a person's own lines are kept).
+/// machine-local files (missing lines are appended; a person's own lines are kept). A file that
+/// cannot be kept (a link, too large, not text, not writable) is reported, never replaced.
 pub(super) fn ensure_ignored(path: &Path) {
     let Some(base) = path
         .ancestors()
@@ -85,23 +299,13 @@ pub(super) fn ensure_ignored(path: &Path) {
     if path == file {
         return;
     }
-    let text = match crate::fsguard::read_capped(&file, IGNORE_CAP) {
-        Ok(b) => match String::from_utf8(b) {
-            Ok(t) => t,
-            Err(_) => return,
-        },
-        Err(crate::fsguard::FsError::NotFound) => String::new(),
-        Err(_) => return,
+    let (missing, text) = match ignore_state(&file) {
+        IgnoreState::Complete => return,
+        IgnoreState::Problem(why) => return report(&file, &why),
+        IgnoreState::Absent => (IGNORED.to_vec(), String::new()),
+        IgnoreState::Lacks(missing, text) => (missing, text),
     };
     let have: Vec<&str> = text.lines().map(str::trim).collect();
-    let missing: Vec<&str> = IGNORED
-        .iter()
-        .copied()
-        .filter(|l| !have.contains(l))
-        .collect();
-    if missing.is_empty() {
-        return;
-    }
     let mut out = text.clone();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
@@ -114,7 +318,9 @@ pub(super) fn ensure_ignored(path: &Path) {
         out.push_str(l);
         out.push('\n');
     }
-    let _ = super::write_public(&file, out.as_bytes());
+    if let Err(e) = super::write_public(&file, out.as_bytes()) {
+        report(&file, &format!("it cannot be written ({})", e.code));
+    }
 }
 
 #[cfg(test)]
@@ -122,28 +328,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_carry_their_writer() {
-        let n = name("config.json");
-        let (pid, ticks) = writer_of(&n).unwrap();
+    fn proven_names_carry_their_writer_and_inode() {
+        let n = proven_name("config.json", 4242);
+        let (pid, ticks, ino) = proof_of(&n).unwrap();
         assert_eq!(pid as u32, std::process::id());
         assert_eq!(Some(ticks), proc::read_stat(pid).map(|s| s.start_ticks));
-        assert!(writer_of("config.json.0b1d-uuid.tmp").is_none());
-        assert!(writer_of("config.json.ip-12-34-zz.tmp").is_none());
+        assert_eq!(ino, 4242);
+        assert!(proof_of(&plain_name("config.json")).is_none());
+        assert!(proof_of("config.json.0b1d-uuid.tmp").is_none());
+        assert!(proof_of("notes.ip-999999-5-0123456789ab.tmp").is_none());
+        assert!(proof_of("config.json.ip-12-34-56-zz.tmp").is_none());
     }
 
     #[test]
-    fn a_dead_writers_temp_is_swept_a_live_ones_and_foreign_ones_are_kept() {
+    fn only_a_dead_writers_file_that_carries_its_own_inode_is_swept() {
+        use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().unwrap();
-        let live = dir.path().join(name("a.json"));
-        let dead = dir.path().join("a.json.ip-999999999-5-0123456789ab.tmp");
-        let foreign = dir.path().join("config.json.5f0c9b2e-uuid.tmp");
-        for f in [&live, &dead, &foreign] {
-            std::fs::write(f, b"x").unwrap();
-        }
-        for p in stale(dir.path()) {
+        let put = |name: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            (p.clone(), std::fs::metadata(&p).unwrap().ino())
+        };
+        // A dead writer's file, named with its real inode: renamed to carry it, as we name ours.
+        let (draft, ino) = put("draft");
+        let dead = dir
+            .path()
+            .join(format!("a.json.ip-999999999-5-{ino}-0123456789ab.tmp"));
+        std::fs::rename(&draft, &dead).unwrap();
+        // A live writer's (ours, this process).
+        let (d2, ino2) = put("draft2");
+        let live = dir.path().join(proven_name("a.json", ino2));
+        std::fs::rename(&d2, &live).unwrap();
+        // A person's notes named like an old temp, one named with a wrong inode, a foreign temp.
+        let (notes, _) = put("notes.ip-999999-5-0123456789ab.tmp");
+        let (wrong, _) = put("b.json.ip-999999999-5-1-0123456789ab.tmp");
+        let (foreign, _) = put("config.json.5f0c9b2e-uuid.tmp");
+        let found = stale(dir.path());
+        assert_eq!(found, vec![dead.clone()]);
+        for p in found {
+            assert!(still_stale(&p));
             std::fs::remove_file(p).unwrap();
         }
-        assert!(live.exists() && foreign.exists());
+        assert!(live.exists() && notes.exists() && wrong.exists() && foreign.exists());
         assert!(!dead.exists());
     }
 
@@ -165,5 +391,30 @@ mod tests {
             std::fs::read_to_string(pi.join(".gitignore")).unwrap(),
             text
         );
+    }
+
+    #[test]
+    fn the_ignore_file_state_says_what_it_lacks_or_why_it_cannot_be_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".gitignore");
+        assert_eq!(ignore_state(&f), IgnoreState::Absent);
+        std::fs::write(&f, "mine\n/seats/\n").unwrap();
+        match ignore_state(&f) {
+            IgnoreState::Lacks(missing, text) => {
+                assert!(!missing.contains(&"/seats/") && missing.contains(&"/jobs/"));
+                assert_eq!(text, "mine\n/seats/\n");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&f, b"\xff\xfe").unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("UTF-8")));
+        std::fs::write(&f, "x\n".repeat(40_000)).unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("64 KiB")));
+        std::fs::remove_file(&f).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &f).unwrap();
+        assert!(matches!(ignore_state(&f), IgnoreState::Problem(w) if w.contains("link")));
+        std::fs::remove_file(&f).unwrap();
+        std::fs::write(&f, IGNORED.join("\n")).unwrap();
+        assert_eq!(ignore_state(&f), IgnoreState::Complete);
     }
 }

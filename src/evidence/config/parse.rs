@@ -152,6 +152,16 @@ fn parse_who(i: usize, obj: &Map<String, Value>) -> Result<(String, String, bool
             obj.get("name"),
         ));
     }
+    if let Some((c, pos)) = crate::names::first_invisible(&name) {
+        return Err(ConfigError::invalid(
+            &at("name"),
+            &format!(
+                "holds a character that shows nothing (U+{:04X}) at character {pos}: names that differ only by such characters look the same, so they are refused",
+                c as u32
+            ),
+            Some(&Value::String(crate::names::visible(&name))),
+        ));
+    }
 
     let coordinator = match obj.get("coordinator") {
         Some(Value::Bool(b)) => *b,
