@@ -225,6 +225,24 @@ pub fn advance(file: &File, len: u64, tally: &mut UsageTally, budget: u64) -> u6
             break;
         }
         read += buf.len() as u64;
+        // A hole (a sparse or zero-filled region) where a line should start: pi never writes a
+        // NUL, so it holds no usage. Jump to the next data the file system knows of; what is
+        // left of the region up to the next newline is skipped as one long line.
+        let in_hole = tally
+            .long
+            .as_ref()
+            .is_some_and(|l| l.head.first() == Some(&0));
+        if buf[0] == 0 && (tally.long.is_none() || in_hole) {
+            tally.long = Some(LongLine {
+                head: vec![0],
+                tail: Vec::new(),
+            });
+            if let Some(next) = next_data(file, tally.counted_to).filter(|n| *n > tally.counted_to)
+            {
+                tally.counted_to = next.min(len);
+                continue;
+            }
+        }
         let before = tally.counted_to;
         count(tally, &buf);
         if tally.counted_to == before {
@@ -233,6 +251,19 @@ pub fn advance(file: &File, len: u64, tally: &mut UsageTally, budget: u64) -> u6
         }
     }
     read
+}
+
+/// The next offset at or after `at` that holds data (`SEEK_DATA`); `None` when the file system
+/// cannot say.
+fn next_data(file: &File, at: u64) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let off = nix::unistd::lseek(
+        file.as_raw_fd(),
+        i64::try_from(at).ok()?,
+        nix::unistd::Whence::SeekData,
+    )
+    .ok()?;
+    u64::try_from(off).ok()
 }
 
 #[cfg(test)]
@@ -317,6 +348,35 @@ mod tests {
         let read = advance(&f, all.len() as u64, &mut t, 1 << 20);
         assert_eq!(read, more.len() as u64);
         assert_eq!(t.usage.calls, 51);
+    }
+
+    #[test]
+    fn a_hole_is_jumped_over_and_holds_no_usage() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        let head = format!("{}\n", assistant(5, 1, 0.5, "a"));
+        let tail = format!("\n{}\n", assistant(7, 1, 0.25, "b"));
+        let len: u64 = 1 << 30;
+        f.write_all_at(head.as_bytes(), 0).unwrap();
+        f.set_len(len).unwrap();
+        f.write_all_at(tail.as_bytes(), len - tail.len() as u64)
+            .unwrap();
+        let mut t = UsageTally::default();
+        let mut read = 0;
+        for _ in 0..10 {
+            read += advance(&f, len, &mut t, 8 << 20);
+        }
+        assert!(t.complete(len));
+        assert_eq!((t.usage.calls, t.usage.input), (2, 12));
+        assert!(read < 16 << 20, "read {read} bytes of a 1 GiB sparse file");
     }
 
     #[test]
