@@ -68,6 +68,7 @@ fn main() {
     let opts = MonitorOptions {
         pass_interval: Duration::from_millis(interval_ms),
         color: None,
+        ..MonitorOptions::default()
     };
     if let Err(e) = run_monitor_with(Box::new(source), seen, Arc::new(NoReplyPath), clock, opts) {
         eprintln!("ui_demo: {e}");

@@ -59,6 +59,8 @@ pub struct SeatLiveness {
     pub source: StateSource,
     /// The live pane's cwd, and which multiplexer reported it.
     pub pane_cwd: Option<(String, MuxKind)>,
+    /// The live pane that runs the seat's pi: its server, id and shell pid as listed.
+    pub pane: Option<(ServerKey, String, Option<i32>)>,
 }
 
 impl SeatLiveness {
@@ -68,6 +70,7 @@ impl SeatLiveness {
             reason,
             source,
             pane_cwd: None,
+            pane: None,
         }
     }
 }
@@ -362,6 +365,7 @@ fn pane_liveness(
                 .clone()
                 .filter(|c| !c.is_empty())
                 .map(|c| (c, server.0)),
+            pane: Some((server.clone(), p.id.clone(), p.pid)),
         },
         // The registered pi lives, but not in this pane: which pane it is in is not known.
         None if registered.is_some_and(|r| r.alive) => {

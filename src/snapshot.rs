@@ -123,6 +123,27 @@ pub struct RowCloseJob {
     pub updated_at: Ms,
 }
 
+/// A tool call the seat's pi is running (from its session file).
+pub use crate::evidence::sessions::RunningTool;
+
+/// Which multiplexer a pane belongs to (one type for the whole crate).
+pub use crate::mux::MuxKind;
+
+/// Where a seat's pi lives, as the pass saw it: what ⏎ jumps to (re-checked before it acts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatPane {
+    pub kind: MuxKind,
+    /// The server as seats name it: `None` the default tmux server, else a socket path (or a
+    /// tmux `-L` name).
+    pub socket: Option<String>,
+    /// tmux `%N`; Herdr pane id.
+    pub pane_id: String,
+    /// The pane's shell pid as listed.
+    pub shell_pid: Option<i32>,
+    /// The registered pi in it (pid, start ticks, boot id), when a live registration names it.
+    pub pi: Option<(i32, u64, String)>,
+}
+
 /// Whether this row can be replied to, and if not, why (shown in the reply box).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyPath {
@@ -159,6 +180,14 @@ pub struct Row {
     pub provider: Option<String>,
     pub last_error: Option<String>,
     pub last_assistant_text: Option<String>,
+    /// What a waiting seat asks (`board::classify::question_of`), raw.
+    pub question: Option<String>,
+    /// The newest user text on the seat's branch, raw (the preview).
+    pub last_user_text: Option<String>,
+    /// The tool its pi runs now, if one.
+    pub running_tool: Option<RunningTool>,
+    /// The pane its pi lives in, when the pass found it alive there.
+    pub pane: Option<SeatPane>,
     pub last_activity: Option<Ms>,
     pub relaunched_at: Option<Ms>,
     pub waiting_on_you: bool,

@@ -5,10 +5,13 @@
 # By hand (no TPM):            run-shell /path/to/intercom-pane/linux/tmux/intercom-pane.tmux
 #
 # Options (set them before the plugin loads):
-#   @intercom-pane-key        prefix key that opens the sidebar in a pane above   (default: M)
+#   @intercom-pane-key        prefix key: to this window's sidebar and back, or   (default: M)
+#                             open one above (never a second one)
 #   @intercom-pane-popup-key  prefix key that opens the sidebar in a popup        (default: m)
 #   @intercom-pane-bin        the intercom-pane program                           (default: intercom-pane)
-#   @intercom-pane-size       height of the pane above                            (default: 25%)
+#   @intercom-pane-size       height of a new sidebar pane     (default: 25%, at least 7 lines)
+#   @intercom-pane-focus-events  on: turn tmux's focus-events on, so the sidebar  (default: on)
+#                             shows whether it has the keyboard; off: leave it
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -22,10 +25,17 @@ key="$(option @intercom-pane-key M)"
 popup_key="$(option @intercom-pane-popup-key m)"
 bin="$(option @intercom-pane-bin intercom-pane)"
 
-# The pane above is opened by a script: it must learn the new pane's id to mark and title it
-# (as `intercom-pane ensure-monitor` does), which a plain key binding cannot. Its shell line holds
-# the script's own location (in single quotes for sh; `#` kept for tmux, which format-expands a
-# run-shell line) and the pane id (`%N`), nothing else: the script asks tmux for the pane's folder.
+# The sidebar shows whether it has the keyboard from the terminal's focus reports, which tmux
+# passes to panes only with its server option focus-events on.
+if [ "$(option @intercom-pane-focus-events on)" = on ]; then
+    tmux set-option -s focus-events on
+fi
+
+# The pane key is a script: it finds this window's sidebar (or the session's), goes there and
+# back, and learns a new pane's id to mark and title it (as `intercom-pane ensure-monitor`
+# does), which a plain key binding cannot. Its shell line holds the script's own location (in
+# single quotes for sh; `#` kept for tmux, which format-expands a run-shell line) and the pane
+# id (`%N`), nothing else: the script asks tmux for the pane's folder.
 . "$HERE/scripts/literal.sh"
 script="$HERE/scripts/open-pane.sh"
 tmux_literal "'${script//\'/\'\\\'\'}'"

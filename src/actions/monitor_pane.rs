@@ -26,6 +26,21 @@ use crate::mux::{self, MuxEnv, MuxKind, Owner, SplitAbove};
 pub const MONITOR_NAME: &str = "Intercom monitor";
 /// Height of the new pane, percent of the coordinator's.
 const PERCENT: u8 = 25;
+/// Never more than this share of the coordinator's pane, whatever the sidebar's minimum.
+const MAX_PERCENT: u8 = 50;
+
+/// The share of a pane `height` lines tall that gives the sidebar its usable minimum
+/// (`ui::layout::MIN_HEIGHT`): a quarter, or more in a short pane (at most half).
+fn percent_for(height: Option<u32>) -> u8 {
+    let min = u32::from(crate::ui::layout::MIN_HEIGHT);
+    let need = match height {
+        Some(h) if h > 0 => (min * 100).div_ceil(h),
+        _ => 0,
+    };
+    u8::try_from(need)
+        .unwrap_or(MAX_PERCENT)
+        .clamp(PERCENT, MAX_PERCENT)
+}
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 const RECORD_CAP: u64 = 64 * 1024;
 const PENDING: [&str; 4] = [
@@ -344,7 +359,7 @@ fn create(
     };
     let split = SplitAbove {
         target: owner.pane.id.clone(),
-        percent: PERCENT,
+        percent: percent_for(owner.pane.height),
         cwd: Some(root.to_path_buf()),
         argv: req.monitor_argv.clone(),
         env: Vec::new(),
@@ -381,5 +396,21 @@ fn create(
             detail,
         }),
         _ => Ok(Outcome::Created { pane: new.id }),
+    }
+}
+
+#[cfg(test)]
+mod height_tests {
+    use super::percent_for;
+
+    #[test]
+    fn short_panes_get_the_sidebars_minimum_and_never_more_than_half() {
+        assert_eq!(percent_for(None), 25);
+        assert_eq!(percent_for(Some(44)), 25);
+        // 80×24 with a status line: a 23-line coordinator pane gives 7 lines (23 × 31 %).
+        assert_eq!(percent_for(Some(23)), 31);
+        assert_eq!(23 * 31 / 100, 7);
+        assert_eq!(percent_for(Some(10)), 50);
+        assert_eq!(percent_for(Some(0)), 25);
     }
 }

@@ -85,6 +85,9 @@ pub struct SeatRecord {
     pub provider: Option<String>,
     pub last_assistant_text: Option<String>,
     pub last_error: Option<String>,
+    /// A waiting seat's question: what the reply that asks for input asks (docs/behaviour.md
+    /// §2); `null` in every other state.
+    pub question: Option<String>,
     pub skipped_lines: u32,
     #[serde(serialize_with = "iso")]
     pub scanned_at: Ms,

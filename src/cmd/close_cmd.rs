@@ -21,6 +21,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         dry_run: args.dry_run,
         recover: args.recover,
         progress: !args.json,
+        on_stage: None,
         scan: &r.opts,
         clock: r.clock.as_ref(),
     };

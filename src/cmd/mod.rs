@@ -7,6 +7,7 @@ pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
 pub mod monitor_cmd;
+pub mod monitor_ports;
 pub mod options;
 pub mod register_cmd;
 pub mod reply_cmd;

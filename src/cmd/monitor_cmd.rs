@@ -8,6 +8,7 @@ use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -208,10 +209,26 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         opts: r.opts.clone(),
         clock: clock.clone(),
     };
+    let navigator = ScanNavigator {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        own: own_pane(),
+    };
+    let workers = ScanWorkers {
+        opts: r.opts.clone(),
+        clock: clock.clone(),
+        system_config: args.src.config.as_ref().map(|c| {
+            std::env::current_dir()
+                .map(|d| d.join(c))
+                .unwrap_or_else(|_| c.clone())
+        }),
+    };
     let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
+        navigator: Arc::new(navigator),
+        workers: Arc::new(workers),
     };
     match run_monitor_with(
         Box::new(source),

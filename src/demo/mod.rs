@@ -72,19 +72,37 @@ pub struct DemoLayout {
 }
 
 /// What the demo is and which keys to press: printed in the coordinator's pane and kept short
-/// enough for a 120×40 terminal. The status line repeats the keys.
+/// enough for an 80×24 terminal. The status line repeats the keys.
 pub const INSTRUCTIONS: &str = "\
-intercom-pane demo: a coordinator (this pane, a simulated pi) and four simulated pi workers
-in a private tmux server. The sidebar above shows them, refreshed every few seconds:
-  Builder cycles through work, Reviewer waits for your answer, Docs runs a tool,
-  Release hits a provider error and its pi exits after 25 s (it then reads offline).
-Keys: C-b Up selects the sidebar; there j/k move, r replies to the selected worker
-(try Reviewer: type staging, Enter), Enter shows details, q quits the sidebar.
+intercom-pane demo: a coordinator (this pane, a simulated pi) and four
+simulated pi workers in a private tmux server; the sidebar above shows them.
+  Builder cycles through work, Reviewer waits for your answer, Docs runs a
+  tool, Release hits a provider error and exits after 25 s (then offline).
+Keys: C-b Up selects the sidebar (its title shows ▶ while it has the keys).
+There j/k or n move, Enter goes to the worker's pane, r replies (try
+Reviewer: type staging, Enter), d details, p conversation, ? all keys, q quit.
 C-b d leaves the demo; everything it started is removed.";
 
 /// The keys, for the tmux status line.
 const STATUS_KEYS: &str =
-    " C-b Up: sidebar | r: reply | Enter: details | q: quit sidebar | C-b d: leave demo ";
+    " C-b Up: sidebar | Enter: go to | r: reply | ?: keys | C-b d: leave demo ";
+
+/// The private server's size when the person's terminal cannot be measured (`--print`, tests).
+pub(crate) const DEFAULT_SIZE: (u16, u16) = (160, 45);
+/// The smallest server the demo starts: the sidebar's minimum above a usable coordinator pane.
+const MIN_SIZE: (u16, u16) = (40, 16);
+
+/// The person's terminal size, so the private server (and the sidebar placed in it) starts at
+/// the size the person will see instead of being squeezed on attach.
+pub(crate) fn server_size() -> (u16, u16) {
+    if !std::io::stdout().is_terminal() {
+        return DEFAULT_SIZE;
+    }
+    match crossterm::terminal::size() {
+        Ok((w, h)) if w > 0 && h > 0 => (w.max(MIN_SIZE.0), h.max(MIN_SIZE.1)),
+        _ => DEFAULT_SIZE,
+    }
+}
 
 /// A free loopback port (bound, then released for the agent to take).
 fn free_port() -> u16 {
@@ -226,7 +244,11 @@ impl std::error::Error for TmuxStepFailed {}
 
 /// Start the private tmux server: a `Coordinator` session with a shell, one session per worker
 /// named like it, running the simulated agent (its pane command is `pi`).
-fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer, TmuxStepFailed> {
+fn start_tmux(
+    layout: &DemoLayout,
+    workers: &[DemoSeat],
+    size: (u16, u16),
+) -> Result<PrivateServer, TmuxStepFailed> {
     let sock = layout.base.join("tmux.sock");
     // The coordinator's pane runs the startup hook first, as the pi extension would, then the
     // simulated coordinator pi, which prints the instructions.
@@ -247,7 +269,7 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         crate::mux::shell_line(&agent),
     );
     let coordinator = ["sh".to_string(), "-c".to_string(), hook];
-    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, (160, 45), &coordinator)
+    let server = PrivateServer::start(&sock, "Coordinator", &layout.root, size, &coordinator)
         .map_err(|e| TmuxStepFailed(e.to_string()))?;
     // The keys stay on screen in the status line; the session name is not cut.
     for (k, v) in [
@@ -255,6 +277,8 @@ fn start_tmux(layout: &DemoLayout, workers: &[DemoSeat]) -> Result<PrivateServer
         ("status-right-length", "100"),
         ("status-right", STATUS_KEYS),
         ("status-style", "bg=blue,fg=white"),
+        // The sidebar's title shows whether it has the keyboard.
+        ("focus-events", "on"),
     ] {
         server
             .set_global_option(k, v)

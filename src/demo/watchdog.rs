@@ -47,6 +47,9 @@ struct Plan {
     coordinator_id: String,
     coordinator_port: u16,
     workers: Vec<DemoSeat>,
+    /// The person's terminal size, measured by the demo (the watchdog has no terminal).
+    #[serde(default)]
+    size: Option<(u16, u16)>,
 }
 
 /// The demo's side: the watchdog process, the write end of its lifeline and its output.
@@ -78,6 +81,7 @@ impl Watchdog {
             coordinator_id: layout.coordinator_id.clone(),
             coordinator_port: layout.coordinator_port,
             workers: workers.to_vec(),
+            size: Some(super::server_size()),
         };
         let plan = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
@@ -216,7 +220,8 @@ pub fn serve(args: &DemoWatchdogArgs) -> i32 {
             let layout = DemoLayout::at(&base, plan.coordinator_id.clone(), plan.coordinator_port);
             write_files(&layout, &plan.workers)
                 .map_err(|e| format!("cannot set up {}: {e}", base.display()))?;
-            start_tmux(&layout, &plan.workers).map_err(|e| e.to_string())
+            let size = plan.size.unwrap_or(super::DEFAULT_SIZE);
+            start_tmux(&layout, &plan.workers, size).map_err(|e| e.to_string())
         });
     let mut out = std::io::stdout();
     let _ = match &started {

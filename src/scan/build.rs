@@ -19,7 +19,7 @@ use crate::mux::MuxKind;
 use crate::probe::Connection;
 use crate::snapshot::{
     ActivityView, BoardState, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport,
-    RowRole,
+    RowRole, SeatPane,
 };
 
 /// How long after a marked failure a still-running turn (registration run state) is trusted to be
@@ -323,6 +323,9 @@ pub(super) fn build_record(
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
         last_error: s.and_then(|s| s.last_error.clone()),
+        question: s
+            .and_then(|s| s.question.clone())
+            .filter(|_| state == BoardState::Waiting),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: now,
         intercom: ev.obs.map(|o| RecordIntercom {
@@ -385,6 +388,14 @@ pub(super) fn build_row(
         provider: rec.provider.clone(),
         last_error: rec.last_error.clone(),
         last_assistant_text: rec.last_assistant_text.clone(),
+        question: rec.question.clone(),
+        last_user_text: ev.session.summary().and_then(|s| s.last_user_text.clone()),
+        running_tool: ev
+            .session
+            .summary()
+            .and_then(|s| s.running_tool.clone())
+            .filter(|_| rec.state == BoardState::Working),
+        pane: seat_pane(ev),
         last_activity: rec.last_activity,
         relaunched_at: rec.relaunched_at,
         waiting_on_you: rec.waiting_on_you,
@@ -392,6 +403,22 @@ pub(super) fn build_row(
         alive: rec.alive,
         reply,
     }
+}
+
+/// The live pane of the seat's pi and, from a live registration, that pi's identity.
+fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
+    let ((kind, socket), pane_id, shell_pid) = ev.live.pane.clone()?;
+    let pi = ev
+        .live_reg()
+        .filter(|_| ev.reg_alive == Some(true))
+        .and_then(|r| Some((r.pid?, r.start_ticks?, r.boot_id.clone()?)));
+    Some(SeatPane {
+        kind,
+        socket,
+        pane_id,
+        shell_pid,
+        pi,
+    })
 }
 
 pub(super) fn activity_view(o: &WorkerObservation) -> ActivityView {

@@ -4,13 +4,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::clock::{format_iso, Clock, Ms};
+use crate::clock::{Clock, Ms};
 use crate::snapshot::{BoardState, Row, Snapshot};
+use crate::ui::cockpit::{passes, Cockpit};
 pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
 use crate::ui::keys::{self, Action, Key, Mode};
-use crate::ui::ports::{ReplyOutcome, ReplyRequest, SeenNotSaved};
+use crate::ui::ports::{
+    JumpOutcome, ReplyOutcome, ReplyRequest, SeatRef, SeenNotSaved, WorkerAction, WorkerOutcome,
+};
 
 /// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
 const MAX_REMEMBERED: usize = 512;
@@ -39,6 +42,19 @@ pub enum Msg {
         seen: bool,
         result: Result<(), SeenNotSaved>,
     },
+    /// The terminal says this pane gained (`true`) or lost the keyboard.
+    Focus(bool),
+    /// A mouse event (click, wheel).
+    Mouse(MouseEvent),
+    /// A jump the UI asked for has an outcome (`name`: the seat's name as shown).
+    JumpFinished { name: String, outcome: JumpOutcome },
+    /// A close or resume started from the list reached a stage.
+    WorkerStage { row_id: String, stage: String },
+    /// A close or resume started from the list ended.
+    WorkerFinished {
+        row_id: String,
+        outcome: WorkerOutcome,
+    },
 }
 
 /// Work for the runner.
@@ -55,6 +71,12 @@ pub enum Effect {
     },
     /// Deliver one reply through the `ReplySender`.
     SendReply(ReplyRequest),
+    /// Take the person to the seat's pane through the `Navigator`.
+    Jump(SeatRef),
+    /// Run close-worker or resume-worker on the seat through the `WorkerControl`.
+    Worker { action: WorkerAction, seat: SeatRef },
+    /// Make the sidebar's pane at least this many lines tall (the terminal shrank below it).
+    KeepHeight(u16),
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -83,6 +105,8 @@ pub struct ListView<'a> {
     pub hidden_offline: usize,
     /// Seen rows hidden by "hide seen" (not counting those already hidden as offline).
     pub hidden_seen: usize,
+    /// Rows the name filter hides.
+    pub filtered: usize,
 }
 
 /// The last outcome of a reply to one row.
@@ -94,15 +118,15 @@ pub struct Receipt {
 
 /// A Seen mark written (or being written) but not yet visible in a snapshot.
 #[derive(Debug, Clone)]
-struct SeenOverride {
-    last_activity: Option<Ms>,
+pub(super) struct SeenOverride {
+    pub(super) last_activity: Option<Ms>,
     /// The mark the user asked for last (what the list shows).
-    seen: bool,
+    pub(super) seen: bool,
     /// A write is in flight; a toggle meanwhile only changes `seen`, and the finished write
     /// starts one more if the two differ, so quick presses never get lost or race on disk.
-    pending: bool,
-    key: String,
-    snapshots_after: u8,
+    pub(super) pending: bool,
+    pub(super) key: String,
+    pub(super) snapshots_after: u8,
 }
 
 /// Settings fixed at start.
@@ -112,6 +136,8 @@ pub struct Options {
     pub color: bool,
     /// Why replies can never be sent by this run (the reply box shows it), if so.
     pub reply_unavailable: Option<String>,
+    /// Why close and resume can never run from this sidebar, if so.
+    pub workers_unavailable: Option<String>,
 }
 
 /// The sidebar state.
@@ -122,9 +148,9 @@ pub struct App {
     selection: Option<Selection>,
     /// Index of the selection in the last list, used when the selected row disappears.
     last_index: usize,
-    details_open: bool,
-    details_scroll: usize,
-    seen_expanded: bool,
+    pub(super) details_open: bool,
+    pub(super) details_scroll: usize,
+    pub(super) seen_expanded: bool,
     hide_offline: bool,
     hide_seen: bool,
     pub(super) reply_box: Option<ReplyBox>,
@@ -132,13 +158,14 @@ pub struct App {
     pub(super) receipts: HashMap<String, Receipt>,
     /// Replies in flight: row id → the target they were sent to.
     pub(super) sending: HashMap<String, String>,
-    seen_overrides: HashMap<String, SeenOverride>,
+    pub(super) seen_overrides: HashMap<String, SeenOverride>,
     pub(super) message: Option<String>,
     /// A refusal that holds the keyboard until Enter or Esc (see `Mode::Notice`).
     pub(super) notice: Option<String>,
     size: (u16, u16),
     scanning: bool,
-    quit: bool,
+    pub(super) quit: bool,
+    pub(super) cockpit: Cockpit,
 }
 
 impl App {
@@ -165,6 +192,7 @@ impl App {
             size: (80, 24),
             scanning: false,
             quit: false,
+            cockpit: Cockpit::default(),
         }
     }
 
@@ -181,6 +209,10 @@ impl App {
     /// Why replies cannot be sent at all in this run, if so.
     pub fn reply_unavailable(&self) -> Option<&str> {
         self.options.reply_unavailable.as_deref()
+    }
+    /// Why close and resume cannot run from this sidebar at all, if so.
+    pub fn workers_unavailable(&self) -> Option<&str> {
+        self.options.workers_unavailable.as_deref()
     }
     /// The latest snapshot, if one arrived.
     pub fn snapshot(&self) -> Option<&Snapshot> {
@@ -266,8 +298,14 @@ impl App {
     pub fn mode(&self) -> Mode {
         if self.notice.is_some() {
             Mode::Notice
+        } else if self.cockpit.confirm.is_some() {
+            Mode::Confirm
         } else if self.reply_box.is_some() {
             Mode::Reply
+        } else if self.cockpit.filter_editing {
+            Mode::Filter
+        } else if self.cockpit.help_open {
+            Mode::Help
         } else if self.details_open {
             Mode::Details
         } else {
@@ -289,13 +327,16 @@ impl App {
             items: Vec::new(),
             hidden_offline: 0,
             hidden_seen: 0,
+            filtered: 0,
         };
         let Some(snap) = &self.snapshot else {
             return view;
         };
         let mut seen_rows = Vec::new();
         for row in &snap.rows {
-            if self.hide_offline && row.state == BoardState::Offline {
+            if !passes(&self.cockpit.filter, row) {
+                view.filtered += 1;
+            } else if self.hide_offline && row.state == BoardState::Offline {
                 view.hidden_offline += 1;
             } else if self.is_seen(row) {
                 seen_rows.push(row);
@@ -343,35 +384,22 @@ impl App {
                     self.on_key(k, &mut fx);
                 }
             }
-            Msg::Resize(w, h) => self.size = (w, h),
+            Msg::Resize(w, h) => {
+                self.size = (w, h);
+                self.check_height(h, &mut fx);
+            }
+            Msg::Focus(f) => self.cockpit.focused = Some(f),
+            Msg::Mouse(ev) => self.on_mouse(ev, &mut fx),
+            Msg::JumpFinished { name, outcome } => self.on_jump_finished(name, outcome),
+            Msg::WorkerStage { row_id, stage } => self.on_worker_stage(&row_id, &stage),
+            Msg::WorkerFinished { row_id, outcome } => self.on_worker_finished(&row_id, outcome),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
             Msg::SeenFinished {
                 row_id,
                 seen,
                 result,
-            } => match result {
-                Ok(()) => {
-                    if let Some(o) = self.seen_overrides.get_mut(&row_id) {
-                        if o.seen == seen {
-                            o.pending = false;
-                        } else if let Some(last) = o.last_activity {
-                            // The user toggled again while this write ran: save the latest wish.
-                            fx.push(Effect::WriteSeen {
-                                row_id: row_id.clone(),
-                                key: o.key.clone(),
-                                last_activity_iso: format_iso(last),
-                                seen: o.seen,
-                            });
-                        }
-                    }
-                }
-                Err(e) => {
-                    self.seen_overrides.remove(&row_id);
-                    // The error's own text quotes values sanitized.
-                    self.message = Some(format!("seen not saved: {e}"));
-                }
-            },
+            } => self.on_seen_finished(row_id, seen, result, &mut fx),
         }
         self.sync_selection();
         fx
@@ -449,15 +477,13 @@ impl App {
         }
         match keys::action_for(mode, key) {
             Some(a) => self.on_action(a, fx),
-            // In the editor an unbound printable key is text; elsewhere (the notice above all)
-            // it does nothing.
-            None => {
-                if mode == Mode::Reply {
-                    if let Key::Char(c) = key {
-                        self.insert_char(c);
-                    }
-                }
-            }
+            // In the editor and the filter an unbound printable key is text; elsewhere (the
+            // notice and the confirmation above all) it does nothing.
+            None => match (mode, key) {
+                (Mode::Reply, Key::Char(c)) => self.insert_char(c),
+                (Mode::Filter, Key::Char(c)) => self.filter_char(c),
+                _ => {}
+            },
         }
     }
 
@@ -471,15 +497,27 @@ impl App {
             Action::PageDown => self.move_by(page),
             Action::Top => self.move_by(isize::MIN / 2),
             Action::Bottom => self.move_by(isize::MAX / 2),
-            Action::ToggleDetails => {
-                if matches!(self.selection, Some(Selection::SeenGroup)) {
-                    self.seen_expanded = !self.seen_expanded;
-                } else if self.selection.is_some() {
-                    self.details_open = !self.details_open;
-                    self.details_scroll = 0;
-                }
-            }
+            Action::Jump => self.jump(fx),
+            Action::NextAttention => self.next_attention(true),
+            Action::PrevAttention => self.next_attention(false),
+            Action::ToggleDetails => self.toggle_panel(false),
+            Action::TogglePreview => self.toggle_panel(true),
             Action::CloseDetails => self.details_open = false,
+            Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
+            Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),
+            Action::Confirm => self.confirm_worker_action(fx),
+            Action::Cancel => self.cockpit.confirm = None,
+            Action::OpenHelp => {
+                self.cockpit.help_open = true;
+                self.cockpit.help_scroll = 0;
+            }
+            Action::CloseHelp => self.cockpit.help_open = false,
+            Action::OpenFilter => self.open_filter(),
+            Action::AcceptFilter => self.close_filter(true),
+            Action::ClearFilter => self.close_filter(false),
+            Action::Back => self.back(fx),
+            Action::ScrollDetailsDown if self.mode() == Mode::Help => self.scroll_help(true),
+            Action::ScrollDetailsUp if self.mode() == Mode::Help => self.scroll_help(false),
             Action::ScrollDetailsDown => {
                 // Never past the last screenful, so PgUp always moves back at once.
                 let (w, h) = self.size;
@@ -508,6 +546,7 @@ impl App {
             Action::CursorDown => self.edit(Draft::down),
             Action::CursorHome => self.edit(Draft::home),
             Action::CursorEnd => self.edit(Draft::end),
+            Action::DeleteBack if self.mode() == Mode::Filter => self.filter_back(),
             Action::DeleteBack => self.edit(Draft::delete_back),
             Action::DeleteForward => self.edit(Draft::delete_forward),
             Action::Dismiss => self.notice = None,
@@ -518,12 +557,18 @@ impl App {
     fn details_len(&self) -> usize {
         let theme = crate::ui::theme::Theme { color: false };
         self.selected_row()
-            .map(|r| crate::ui::details::detail_lines(self, r, self.size.0, &theme).len())
+            .map(|r| crate::ui::details::panel_lines(self, r, self.size.0, &theme).len())
             .unwrap_or(0)
             .saturating_sub(1)
     }
 
-    fn move_by(&mut self, delta: isize) {
+    /// Select `sel`, at `idx` of the list as shown.
+    pub(super) fn set_selection(&mut self, sel: Selection, idx: usize) {
+        self.selection = Some(sel);
+        self.last_index = idx;
+    }
+
+    pub(super) fn move_by(&mut self, delta: isize) {
         let view = self.list_view();
         if view.items.is_empty() {
             return;
@@ -537,43 +582,6 @@ impl App {
         }
         self.selection = sel;
         self.last_index = idx;
-    }
-
-    fn toggle_seen(&mut self, fx: &mut Vec<Effect>) {
-        let Some(row) = self.selected_row() else {
-            self.message = Some("select a worker to mark it seen".into());
-            return;
-        };
-        let Some(last) = row.last_activity else {
-            self.message = Some("seen needs a last activity time; this seat has none".into());
-            return;
-        };
-        let seen = !self.is_seen(row);
-        let (row_id, key) = (row.id.clone(), row.seen_key.clone());
-        if let Some(o) = self.seen_overrides.get_mut(&row_id) {
-            if o.pending {
-                // Shown at once; written when the write in flight reports back.
-                o.seen = seen;
-                o.last_activity = Some(last);
-                return;
-            }
-        }
-        self.seen_overrides.insert(
-            row_id.clone(),
-            SeenOverride {
-                last_activity: Some(last),
-                seen,
-                pending: true,
-                key: key.clone(),
-                snapshots_after: 0,
-            },
-        );
-        fx.push(Effect::WriteSeen {
-            row_id,
-            key,
-            last_activity_iso: format_iso(last),
-            seen,
-        });
     }
 }
 

@@ -94,6 +94,24 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         provider: Some("anthropic".into()),
         last_error: (state == BoardState::Error).then(|| "provider returned 529".to_string()),
         last_assistant_text: None,
+        question: (state == BoardState::Waiting).then(|| {
+            "Choose staging or production for the rollout.\n\n1. staging\n2. production".into()
+        }),
+        last_user_text: Some(format!("Demo task {i}: keep the board honest")),
+        running_tool: (state == BoardState::Working).then(|| crate::snapshot::RunningTool {
+            name: Some("bash".into()),
+            since: Some(now - 12_000),
+        }),
+        // A simulated pane for every seat whose pi is alive (⏎ has somewhere to go).
+        pane: (!matches!(state, BoardState::Offline | BoardState::Unknown)).then(|| {
+            crate::snapshot::SeatPane {
+                kind: crate::snapshot::MuxKind::Tmux,
+                socket: None,
+                pane_id: format!("%{}", 10 + i),
+                shell_pid: None,
+                pi: None,
+            }
+        }),
         last_activity: Some(now - age_ms),
         relaunched_at: None,
         waiting_on_you: state == BoardState::Waiting,

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 
 use crate::snapshot::{BoardState, CloseState, ReplyPath, Row, RowRole};
 use crate::ui::app::App;
-use crate::ui::fit::{age_text, cell, clean, name_of, wrap};
+use crate::ui::fit::{age_text, cell, clean, name_of, wrap, wrap_text};
 use crate::ui::reply_box::receipt_line;
 use crate::ui::theme::{self, Theme};
 
@@ -15,10 +15,16 @@ use crate::ui::theme::{self, Theme};
 const DETAIL_ORDER: &[&str] = &[
     // What the user just did comes first, so a short pane shows it without scrolling.
     "Last reply",
+    "Job",
+    // Then what the worker waits for.
+    "Asks",
+    "Last error",
+    "Running",
     "Seat",
     "Responsibility",
     "State",
-    "Last error",
+    "Differs",
+    "Pane",
     "Connection",
     "Activity",
     "Report",
@@ -31,17 +37,22 @@ const DETAIL_ORDER: &[&str] = &[
     "Model",
     "Last activity",
     "Relaunched",
-    "Seen",
+    "Seen mark",
 ];
 
+/// Fields whose value is raw multi-line text, shown with its line breaks on up to this many
+/// lines (other values are one sanitized line wrapped onto up to 3).
+const MULTI_LINE: &[(&str, usize)] = &[("Asks", 10)];
+
 /// One details field: its label (one of `DETAIL_ORDER`), its text, its style.
-type Field = (&'static str, String, Style);
+pub(crate) type Field = (&'static str, String, Style);
 
 /// The details panel as screen lines for a given width (title first).
 pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
     let mut fields = seat_fields(row, t);
     fields.extend(intercom_fields(app, row, t));
     fields.extend(session_fields(app, row, t));
+    fields.extend(cockpit_fields(app, row, t));
     fields.sort_by_key(|(label, _, _)| {
         DETAIL_ORDER
             .iter()
@@ -49,6 +60,89 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
             .unwrap_or(DETAIL_ORDER.len())
     });
     lay_out(fields, format!("Details · {}", name_of(row)), width, t)
+}
+
+/// The open panel's lines: the preview (`p`) or the details (`d`).
+pub(crate) fn panel_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
+    if app.preview_open() {
+        crate::ui::preview::preview_lines(app, row, width, t)
+    } else {
+        detail_lines(app, row, width, t)
+    }
+}
+
+/// What the seat asks, runs, where ⏎ goes, why State and Activity differ, and the close or
+/// resume started from the list.
+fn cockpit_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
+    let now = app.now();
+    let mut out = Vec::new();
+    if let Some(q) = &row.question {
+        out.push(("Asks", q.clone(), t.state(BoardState::Waiting)));
+    }
+    if let Some(run) = &row.running_tool {
+        out.push((
+            "Running",
+            crate::ui::preview::running_text(run, now),
+            Style::default(),
+        ));
+    }
+    if let Some(a) = row
+        .activity
+        .as_ref()
+        .filter(|a| theme::activity_differs(row.state, a.status))
+    {
+        let when = a
+            .observed_at
+            .map(|at| age_text(now, at))
+            .unwrap_or_else(|| "at an unknown time".into());
+        out.push((
+            "Differs",
+            format!(
+                "State {} comes from {}; Activity {} is Intercom's observation log, {when}. They \
+                 read different evidence at different times: the newer one is more likely current.",
+                row.state.as_str(),
+                clean(&row.state_source.to_string()),
+                a.status.as_str()
+            ),
+            t.warn(),
+        ));
+    }
+    let pane = match &row.pane {
+        Some(p) => format!("{} {} (⏎ goes there)", p.kind.name(), clean(&p.pane_id)),
+        None => "no live pane: ⏎ stays here".to_string(),
+    };
+    out.push(("Pane", pane, Style::default()));
+    if let Some(j) = app.job(&row.id) {
+        let (text, warn) = job_text(j, now);
+        let style = if warn { t.warn() } else { Style::default() };
+        out.push(("Job", text, style));
+    }
+    out
+}
+
+/// A close or resume from the list: its stage while it runs, its result after; `true` when it
+/// did not do what was asked.
+pub(crate) fn job_text(j: &crate::ui::cockpit::JobView, now: crate::clock::Ms) -> (String, bool) {
+    let cmd = j.action.command();
+    match &j.outcome {
+        None => (
+            format!(
+                "{cmd}: {} ({} s)",
+                j.stage,
+                crate::ui::fit::age_secs(now, j.started)
+            ),
+            false,
+        ),
+        Some(o) => {
+            let detail = clean(&o.detail);
+            let text = if detail == "-" {
+                format!("{cmd}: {}", clean(&o.result))
+            } else {
+                format!("{cmd}: {} — {detail}", clean(&o.result))
+            };
+            (text, !o.ok)
+        }
+    }
 }
 
 /// What the seat is and why it shows its state.
@@ -213,8 +307,12 @@ fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
     if let Some(e) = &row.last_error {
         out.push(("Last error", clean(e), t.state(BoardState::Error)));
     }
-    let seen = if app.is_seen(row) { "yes" } else { "no" };
-    out.push(("Seen", seen.into(), Style::default()));
+    let seen = if app.is_seen(row) {
+        "yes (s to unmark)"
+    } else {
+        "no (s marks it read)"
+    };
+    out.push(("Seen mark", seen.into(), Style::default()));
     let reply = match &row.reply {
         ReplyPath::Available { target } => format!("to {} (r)", clean(target)),
         ReplyPath::Unavailable { reason } => format!("unavailable: {}", clean(reason)),
@@ -229,16 +327,33 @@ fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
 
 /// The title, then each field: `Label: value` clipped on one line when narrow, else the label
 /// in its column and the value wrapped onto up to three lines.
-fn lay_out(fields: Vec<Field>, title: String, width: u16, t: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn lay_out(
+    fields: Vec<Field>,
+    title: String,
+    width: u16,
+    t: &Theme,
+) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(Span::styled(title, t.header()))];
     let label_w = if width >= 40 { 15 } else { 0 };
     let value_w = (width as usize).saturating_sub(label_w).max(1);
     for (label, value, style) in fields {
+        let multi = MULTI_LINE
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map(|(_, n)| *n);
         if label_w == 0 {
+            let value = match multi {
+                Some(_) => clean(&value),
+                None => value,
+            };
             out.push(Line::from(Span::styled(format!("{label}: {value}"), style)));
             continue;
         }
-        for (i, part) in wrap(&value, value_w, 3).into_iter().enumerate() {
+        let parts = match multi {
+            Some(n) => wrap_text(&value, value_w, n),
+            None => wrap(&value, value_w, 3),
+        };
+        for (i, part) in parts.into_iter().enumerate() {
             let lab = if i == 0 {
                 cell(label, label_w as u16)
             } else {

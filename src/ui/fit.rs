@@ -28,6 +28,17 @@ pub(crate) fn name_of(row: &Row) -> String {
     "(unnamed)".to_string()
 }
 
+/// A seat's name as shown, from what the person saw (sanitized, never blank).
+pub(crate) fn name_of_seat(seat: &crate::ui::ports::SeatRef) -> String {
+    for s in [&seat.name, &seat.seen_key] {
+        let c = sanitize(s);
+        if !c.trim().is_empty() {
+            return c;
+        }
+    }
+    "(unnamed)".to_string()
+}
+
 /// Whole seconds since `at`, never negative, and no overflow whatever the evidence says.
 pub(crate) fn age_secs(now: Ms, at: Ms) -> i64 {
     now.saturating_sub(at).max(0) / 1000
@@ -114,6 +125,39 @@ pub(crate) fn wrap(s: &str, w: usize, max_lines: usize) -> Vec<String> {
     out
 }
 
+/// Raw multi-line evidence text for a panel: each line sanitized and wrapped, blank-line runs
+/// kept as one blank line, at most `max_lines` lines (the last ends with `…` when text remains).
+pub(crate) fn wrap_text(raw: &str, w: usize, max_lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cut = false;
+    for line in raw.lines() {
+        let clean = sanitize(line);
+        if clean.trim().is_empty() {
+            if out.last().is_some_and(|l| !l.is_empty()) {
+                out.push(String::new());
+            }
+            continue;
+        }
+        for part in wrap(clean.trim_end(), w, usize::MAX) {
+            if out.len() == max_lines {
+                cut = true;
+                break;
+            }
+            out.push(part);
+        }
+        if cut {
+            break;
+        }
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    if cut {
+        out = ellipsize(out, w);
+    }
+    out
+}
+
 /// Mark the last kept line as cut: it ends with `…` within `w` columns.
 pub(crate) fn ellipsize(mut lines: Vec<String>, w: usize) -> Vec<String> {
     if let Some(last) = lines.pop() {
@@ -144,6 +188,19 @@ mod tests {
         assert!(wide.iter().all(|l| width(l) <= 6), "{wide:?}");
         assert_eq!(wrap("", 5, 2), vec![String::new()]);
         assert!(wrap("x", 0, 2).is_empty());
+    }
+
+    #[test]
+    fn multi_line_text_keeps_its_paragraphs_and_its_cap() {
+        let t = "Choose:\n\n\n1. staging\x1b[2J\r\n2. production\n";
+        assert_eq!(
+            wrap_text(t, 20, 10),
+            vec!["Choose:", "", "1. staging", "2. production"]
+        );
+        let capped = wrap_text(t, 20, 3);
+        assert_eq!(capped.len(), 3);
+        assert!(capped[2].ends_with('…'));
+        assert!(wrap_text("\n\n", 10, 3).is_empty());
     }
 
     #[test]

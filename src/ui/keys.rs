@@ -26,15 +26,21 @@ pub enum Key {
 /// Which part of the sidebar has the keyboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// The worker list, details closed.
+    /// The worker list, no panel open.
     List,
-    /// The worker list with details open.
+    /// The worker list with the details or the preview panel open.
     Details,
     /// The reply editor (printable keys type text there).
     Reply,
     /// A refusal on screen: only Enter/Esc (dismiss) and Ctrl+C (quit) do anything, so text
     /// typed after a refused `r` can never act as commands.
     Notice,
+    /// The key help overlay.
+    Help,
+    /// Typing the name filter (printable keys are its text).
+    Filter,
+    /// A close or resume waiting for its explicit confirmation.
+    Confirm,
 }
 
 /// What a key does.
@@ -46,19 +52,40 @@ pub enum Action {
     PageDown,
     Top,
     Bottom,
-    /// Enter: open/close details (or expand/collapse the Seen group).
+    /// Enter: go to the selected worker's pane (or expand/collapse the Seen group).
+    Jump,
+    /// Next / previous seat that needs attention, wrapping.
+    NextAttention,
+    PrevAttention,
+    /// Open/close the details panel (or switch the panel to details).
     ToggleDetails,
-    /// Esc with details open.
+    /// Open/close the preview panel (or switch the panel to the preview).
+    TogglePreview,
+    /// Esc with a panel open.
     CloseDetails,
-    /// Scroll the details panel (short panes).
+    /// Scroll the panel (short panes).
     ScrollDetailsUp,
     ScrollDetailsDown,
+    /// Esc in the list: clear the filter, else quit.
+    Back,
     /// Leave the monitor (only the monitor: nothing else is touched).
     Quit,
     ToggleSeen,
     HideOffline,
     HideSeen,
     OpenReply,
+    /// Ask to close / resume the selected worker (a confirmation follows).
+    CloseWorker,
+    ResumeWorker,
+    /// The confirmation's answer.
+    Confirm,
+    Cancel,
+    OpenHelp,
+    CloseHelp,
+    /// `/`: type a name filter; Enter keeps it, Esc clears it.
+    OpenFilter,
+    AcceptFilter,
+    ClearFilter,
     Send,
     CloseReply,
     CursorLeft,
@@ -82,9 +109,10 @@ pub struct Binding {
     pub keys: &'static [Key],
     pub action: Action,
     pub modes: &'static [Mode],
-    /// Key label in the help line; empty keeps the binding out of the help line.
+    /// Key label in the key line; empty keeps the binding out of the key line (the help
+    /// overlay still lists it).
     pub label: &'static str,
-    /// What it does, in the help line.
+    /// What it does, in the key line and the help overlay.
     pub what: &'static str,
 }
 
@@ -93,214 +121,251 @@ const LIST_ONLY: &[Mode] = &[Mode::List];
 const DETAILS_ONLY: &[Mode] = &[Mode::Details];
 const REPLY: &[Mode] = &[Mode::Reply];
 const NOTICE: &[Mode] = &[Mode::Notice];
-const ALL: &[Mode] = &[Mode::List, Mode::Details, Mode::Reply, Mode::Notice];
+const HELP: &[Mode] = &[Mode::Help];
+const FILTER: &[Mode] = &[Mode::Filter];
+const CONFIRM: &[Mode] = &[Mode::Confirm];
+const ALL: &[Mode] = &[
+    Mode::List,
+    Mode::Details,
+    Mode::Reply,
+    Mode::Notice,
+    Mode::Help,
+    Mode::Filter,
+    Mode::Confirm,
+];
 
-/// The table. First match wins; order is also the help line order.
+const fn b(
+    keys: &'static [Key],
+    action: Action,
+    modes: &'static [Mode],
+    label: &'static str,
+    what: &'static str,
+) -> Binding {
+    Binding {
+        keys,
+        action,
+        modes,
+        label,
+        what,
+    }
+}
+
+/// The table. First match wins; order is also the key line's and the overlay's order.
 pub const BINDINGS: &[Binding] = &[
-    Binding {
-        keys: &[Key::Up, Key::Char('k')],
-        action: Action::Up,
-        modes: LIST,
-        label: "↑↓/jk",
-        what: "select",
-    },
-    Binding {
-        keys: &[Key::Down, Key::Char('j')],
-        action: Action::Down,
-        modes: LIST,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Enter],
-        action: Action::ToggleDetails,
-        modes: LIST_ONLY,
-        label: "⏎",
-        what: "details",
-    },
-    Binding {
-        keys: &[Key::Enter, Key::Esc],
-        action: Action::CloseDetails,
-        modes: DETAILS_ONLY,
-        label: "⏎/Esc",
-        what: "close",
-    },
-    Binding {
-        keys: &[Key::PageDown],
-        action: Action::ScrollDetailsDown,
-        modes: DETAILS_ONLY,
-        label: "PgDn/PgUp",
-        what: "scroll",
-    },
-    Binding {
-        keys: &[Key::PageUp],
-        action: Action::ScrollDetailsUp,
-        modes: DETAILS_ONLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Char('s')],
-        action: Action::ToggleSeen,
-        modes: LIST,
-        label: "s",
-        what: "seen",
-    },
-    Binding {
-        keys: &[Key::Char('r')],
-        action: Action::OpenReply,
-        modes: LIST,
-        label: "r",
-        what: "reply",
-    },
-    Binding {
-        keys: &[Key::Char('o')],
-        action: Action::HideOffline,
-        modes: LIST,
-        label: "o",
-        what: "hide offline",
-    },
-    Binding {
-        keys: &[Key::Char('h')],
-        action: Action::HideSeen,
-        modes: LIST,
-        label: "h",
-        what: "hide seen",
-    },
-    Binding {
-        keys: &[Key::PageUp],
-        action: Action::PageUp,
-        modes: LIST,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::PageDown],
-        action: Action::PageDown,
-        modes: LIST,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Home, Key::Char('g')],
-        action: Action::Top,
-        modes: LIST,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::End, Key::Char('G')],
-        action: Action::Bottom,
-        modes: LIST,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Enter],
-        action: Action::Send,
-        modes: REPLY,
-        label: "⏎",
-        what: "send",
-    },
-    Binding {
-        keys: &[Key::Esc],
-        action: Action::CloseReply,
-        modes: REPLY,
-        label: "Esc",
-        what: "close",
-    },
-    Binding {
-        keys: &[Key::AltEnter, Key::Ctrl('j')],
-        action: Action::NewLine,
-        modes: REPLY,
-        label: "M-⏎/^J",
-        what: "newline",
-    },
-    Binding {
-        keys: &[Key::Up],
-        action: Action::CursorUp,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Down],
-        action: Action::CursorDown,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Enter, Key::Esc],
-        action: Action::Dismiss,
-        modes: NOTICE,
-        label: "⏎/Esc",
-        what: "dismiss",
-    },
-    Binding {
-        keys: &[Key::Left],
-        action: Action::CursorLeft,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Right],
-        action: Action::CursorRight,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Home, Key::Ctrl('a')],
-        action: Action::CursorHome,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::End, Key::Ctrl('e')],
-        action: Action::CursorEnd,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Backspace],
-        action: Action::DeleteBack,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    Binding {
-        keys: &[Key::Delete],
-        action: Action::DeleteForward,
-        modes: REPLY,
-        label: "",
-        what: "",
-    },
-    // Esc quits only when nothing is open: in Details mode the CloseDetails row above wins.
-    Binding {
-        keys: &[Key::Esc, Key::Char('q')],
-        action: Action::Quit,
-        modes: LIST_ONLY,
-        label: "q",
-        what: "quit",
-    },
-    Binding {
-        keys: &[Key::Char('q')],
-        action: Action::Quit,
-        modes: DETAILS_ONLY,
-        label: "q",
-        what: "quit",
-    },
-    Binding {
-        keys: &[Key::Ctrl('c')],
-        action: Action::Quit,
-        modes: ALL,
-        label: "^C",
-        what: "quit",
-    },
+    b(&[Key::Enter], Action::Jump, LIST, "⏎", "go to pane"),
+    b(
+        &[Key::Char('n')],
+        Action::NextAttention,
+        LIST,
+        "n/N",
+        "next needing you",
+    ),
+    b(
+        &[Key::Char('N')],
+        Action::PrevAttention,
+        LIST,
+        "",
+        "previous needing you",
+    ),
+    b(
+        &[Key::Char('d')],
+        Action::ToggleDetails,
+        LIST,
+        "d",
+        "details",
+    ),
+    b(
+        &[Key::Char('p')],
+        Action::TogglePreview,
+        LIST,
+        "p",
+        "preview",
+    ),
+    b(&[Key::Char('r')], Action::OpenReply, LIST, "r", "reply"),
+    b(
+        &[Key::Esc],
+        Action::CloseDetails,
+        DETAILS_ONLY,
+        "Esc",
+        "close panel",
+    ),
+    b(
+        &[Key::PageDown],
+        Action::ScrollDetailsDown,
+        DETAILS_ONLY,
+        "PgDn/PgUp",
+        "scroll",
+    ),
+    b(
+        &[Key::PageUp],
+        Action::ScrollDetailsUp,
+        DETAILS_ONLY,
+        "",
+        "scroll up",
+    ),
+    b(
+        &[Key::Char('s')],
+        Action::ToggleSeen,
+        LIST,
+        "s",
+        "mark seen",
+    ),
+    b(
+        &[Key::Char('C')],
+        Action::CloseWorker,
+        LIST,
+        "C",
+        "close worker",
+    ),
+    b(
+        &[Key::Char('R')],
+        Action::ResumeWorker,
+        LIST,
+        "R",
+        "resume worker",
+    ),
+    b(&[Key::Char('/')], Action::OpenFilter, LIST, "/", "filter"),
+    b(
+        &[Key::Up, Key::Char('k')],
+        Action::Up,
+        LIST,
+        "↑↓/jk",
+        "select",
+    ),
+    b(
+        &[Key::Down, Key::Char('j')],
+        Action::Down,
+        LIST,
+        "",
+        "select down",
+    ),
+    b(
+        &[Key::Char('o')],
+        Action::HideOffline,
+        LIST,
+        "o",
+        "hide offline",
+    ),
+    b(&[Key::Char('h')], Action::HideSeen, LIST, "h", "hide seen"),
+    b(&[Key::PageUp], Action::PageUp, LIST, "", "page up"),
+    b(&[Key::PageDown], Action::PageDown, LIST, "", "page down"),
+    b(&[Key::Home, Key::Char('g')], Action::Top, LIST, "", "first"),
+    b(
+        &[Key::End, Key::Char('G')],
+        Action::Bottom,
+        LIST,
+        "",
+        "last",
+    ),
+    b(&[Key::Char('?')], Action::OpenHelp, LIST, "?", "help"),
+    // Esc in the list: clear the filter first, else quit (in Details the row above wins).
+    b(
+        &[Key::Esc],
+        Action::Back,
+        LIST_ONLY,
+        "",
+        "clear filter, else quit",
+    ),
+    b(&[Key::Char('q')], Action::Quit, LIST, "q", "quit"),
+    b(&[Key::Enter], Action::Send, REPLY, "⏎", "send"),
+    b(&[Key::Esc], Action::CloseReply, REPLY, "Esc", "close"),
+    b(
+        &[Key::AltEnter, Key::Ctrl('j')],
+        Action::NewLine,
+        REPLY,
+        "M-⏎/^J",
+        "newline",
+    ),
+    b(&[Key::Up], Action::CursorUp, REPLY, "", "line up"),
+    b(&[Key::Down], Action::CursorDown, REPLY, "", "line down"),
+    b(&[Key::Left], Action::CursorLeft, REPLY, "", "left"),
+    b(&[Key::Right], Action::CursorRight, REPLY, "", "right"),
+    b(
+        &[Key::Home, Key::Ctrl('a')],
+        Action::CursorHome,
+        REPLY,
+        "",
+        "line start",
+    ),
+    b(
+        &[Key::End, Key::Ctrl('e')],
+        Action::CursorEnd,
+        REPLY,
+        "",
+        "line end",
+    ),
+    b(
+        &[Key::Backspace],
+        Action::DeleteBack,
+        REPLY,
+        "",
+        "delete back",
+    ),
+    b(&[Key::Delete], Action::DeleteForward, REPLY, "", "delete"),
+    b(
+        &[Key::Enter, Key::Esc],
+        Action::Dismiss,
+        NOTICE,
+        "⏎/Esc",
+        "dismiss",
+    ),
+    b(
+        &[Key::Char('y')],
+        Action::Confirm,
+        CONFIRM,
+        "y",
+        "yes, do it",
+    ),
+    b(
+        &[Key::Char('n'), Key::Esc],
+        Action::Cancel,
+        CONFIRM,
+        "n/Esc",
+        "cancel",
+    ),
+    b(
+        &[Key::Enter],
+        Action::AcceptFilter,
+        FILTER,
+        "⏎",
+        "keep filter",
+    ),
+    b(
+        &[Key::Esc],
+        Action::ClearFilter,
+        FILTER,
+        "Esc",
+        "clear filter",
+    ),
+    b(
+        &[Key::Backspace],
+        Action::DeleteBack,
+        FILTER,
+        "",
+        "delete back",
+    ),
+    b(
+        &[Key::PageDown, Key::Char('j'), Key::Down],
+        Action::ScrollDetailsDown,
+        HELP,
+        "",
+        "scroll",
+    ),
+    b(
+        &[Key::PageUp, Key::Char('k'), Key::Up],
+        Action::ScrollDetailsUp,
+        HELP,
+        "",
+        "scroll up",
+    ),
+    b(
+        &[Key::Esc, Key::Char('?'), Key::Char('q'), Key::Enter],
+        Action::CloseHelp,
+        HELP,
+        "Esc/?",
+        "close help",
+    ),
+    b(&[Key::Ctrl('c')], Action::Quit, ALL, "^C", "quit"),
 ];
 
 /// The table's action for `key` in `mode`, if any.
@@ -316,13 +381,21 @@ pub fn help_line(mode: Mode) -> String {
     help_parts(mode).join("  ")
 }
 
-/// The help line fitted to `width` columns: entries drop from the end, but how to quit stays.
+/// The key line fitted to `width` columns: entries drop from the end, but how to get help and
+/// how to quit stay.
 pub fn help_line_fitted(mode: Mode, width: usize) -> String {
     let mut parts = help_parts(mode);
-    let quit = parts.pop().unwrap_or_default();
+    let keep = parts
+        .iter()
+        .rev()
+        .take_while(|p| p.starts_with("? ") || p.starts_with("q ") || p.starts_with("^C "))
+        .count()
+        .max(1)
+        .min(parts.len());
+    let tail = parts.split_off(parts.len() - keep);
     loop {
         let mut all = parts.clone();
-        all.push(quit.clone());
+        all.extend(tail.iter().cloned());
         let line = all.join("  ");
         if parts.is_empty() || crate::text::width(&line) <= width {
             return line;
@@ -370,37 +443,109 @@ pub fn key_of(ev: &KeyEvent) -> Option<Key> {
     })
 }
 
+/// How the help overlay names a key.
+pub fn key_name(k: Key) -> String {
+    match k {
+        Key::Char(' ') => "Space".into(),
+        Key::Char(c) => c.to_string(),
+        Key::Ctrl(c) => format!("^{}", c.to_ascii_uppercase()),
+        Key::AltEnter => "M-⏎".into(),
+        Key::Up => "↑".into(),
+        Key::Down => "↓".into(),
+        Key::Left => "←".into(),
+        Key::Right => "→".into(),
+        Key::Enter => "⏎".into(),
+        Key::Esc => "Esc".into(),
+        Key::Backspace => "Backspace".into(),
+        Key::Delete => "Delete".into(),
+        Key::Home => "Home".into(),
+        Key::End => "End".into(),
+        Key::PageUp => "PgUp".into(),
+        Key::PageDown => "PgDn".into(),
+    }
+}
+
+/// Where each part of the sidebar is named in the help overlay, in order.
+const SECTIONS: &[(Mode, &str)] = &[
+    (Mode::List, "List"),
+    (Mode::Details, "With details or preview open"),
+    (Mode::Reply, "Reply box"),
+    (Mode::Filter, "Filter (/)"),
+    (Mode::Confirm, "Close / resume confirmation"),
+    (Mode::Notice, "A refusal on screen"),
+    (Mode::Help, "This help"),
+];
+
+/// The help overlay, built from the table: per part of the sidebar, each binding's keys and
+/// what it does (a binding shared with the list is listed once, under List).
+pub fn overlay() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    SECTIONS
+        .iter()
+        .map(|&(mode, title)| {
+            let rows = BINDINGS
+                .iter()
+                .filter(|b| b.modes.contains(&mode))
+                .filter(|b| mode == Mode::List || !b.modes.contains(&Mode::List))
+                .filter(|b| mode == Mode::List || b.modes != ALL)
+                .map(|b| {
+                    let keys: Vec<String> = b.keys.iter().map(|k| key_name(*k)).collect();
+                    (keys.join(" "), b.what)
+                })
+                .collect();
+            (title, rows)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn esc_closes_details_before_quitting() {
+    fn esc_closes_panels_and_clears_the_filter_before_quitting() {
         assert_eq!(
             action_for(Mode::Details, Key::Esc),
             Some(Action::CloseDetails)
         );
-        assert_eq!(action_for(Mode::List, Key::Esc), Some(Action::Quit));
+        assert_eq!(action_for(Mode::List, Key::Esc), Some(Action::Back));
         assert_eq!(action_for(Mode::Reply, Key::Esc), Some(Action::CloseReply));
-        for m in [Mode::List, Mode::Details, Mode::Reply, Mode::Notice] {
+        assert_eq!(
+            action_for(Mode::Filter, Key::Esc),
+            Some(Action::ClearFilter)
+        );
+        assert_eq!(action_for(Mode::Confirm, Key::Esc), Some(Action::Cancel));
+        for m in [
+            Mode::List,
+            Mode::Details,
+            Mode::Reply,
+            Mode::Notice,
+            Mode::Help,
+            Mode::Filter,
+            Mode::Confirm,
+        ] {
             assert_eq!(action_for(m, Key::Ctrl('c')), Some(Action::Quit));
         }
         // A refusal on screen: only Enter/Esc dismiss it; letters (even `q`, `o`, `r`) do nothing.
         for k in [Key::Enter, Key::Esc] {
             assert_eq!(action_for(Mode::Notice, k), Some(Action::Dismiss));
         }
-        for c in ['q', 'o', 'r', 's', 'h', 'j', 'k', 'g', 'G'] {
+        for c in ['q', 'o', 'r', 's', 'h', 'j', 'k', 'g', 'G', 'y', 'C', 'R'] {
             assert_eq!(action_for(Mode::Notice, Key::Char(c)), None, "{c}");
         }
-        for k in [Key::Up, Key::Down, Key::PageDown, Key::Home, Key::AltEnter] {
-            assert_eq!(action_for(Mode::Notice, k), None, "{k:?}");
+        // The confirmation takes `y` only; every other letter does nothing.
+        for c in ['q', 'C', 'R', 'r', 'Y', 'j'] {
+            assert_eq!(action_for(Mode::Confirm, Key::Char(c)), None, "{c}");
         }
-        // In the editor `q` is text, not quit.
+        assert_eq!(action_for(Mode::Confirm, Key::Enter), None);
+        // In the editor and the filter `q` is text, not quit.
         assert_eq!(action_for(Mode::Reply, Key::Char('q')), None);
+        assert_eq!(action_for(Mode::Filter, Key::Char('q')), None);
         assert_eq!(
             action_for(Mode::Details, Key::Char('q')),
             Some(Action::Quit)
         );
+        assert_eq!(action_for(Mode::List, Key::Enter), Some(Action::Jump));
+        assert_eq!(action_for(Mode::Details, Key::Enter), Some(Action::Jump));
     }
 
     #[test]
@@ -421,21 +566,43 @@ mod tests {
     }
 
     #[test]
-    fn help_line_comes_from_the_table() {
+    fn key_line_and_overlay_come_from_the_table() {
         assert_eq!(
             help_line(Mode::List),
-            "↑↓/jk select  ⏎ details  s seen  r reply  o hide offline  h hide seen  q quit"
+            "⏎ go to pane  n/N next needing you  d details  p preview  r reply  s mark seen  \
+             C close worker  R resume worker  / filter  ↑↓/jk select  o hide offline  \
+             h hide seen  ? help  q quit"
         );
         assert_eq!(
             help_line(Mode::Reply),
             "⏎ send  Esc close  M-⏎/^J newline  ^C quit"
         );
         assert_eq!(help_line(Mode::Notice), "⏎/Esc dismiss  ^C quit");
+        assert_eq!(
+            help_line(Mode::Confirm),
+            "y yes, do it  n/Esc cancel  ^C quit"
+        );
+        // Narrow: help and quit stay.
+        let narrow = help_line_fitted(Mode::List, 30);
+        assert!(narrow.ends_with("? help  q quit"), "{narrow}");
+        assert!(crate::text::width(&narrow) <= 30, "{narrow}");
         // Every labelled binding dispatches to its own action in its modes.
         for b in BINDINGS.iter().filter(|b| !b.label.is_empty()) {
             for &m in b.modes {
                 assert!(b.keys.iter().any(|&k| action_for(m, k) == Some(b.action)));
             }
+        }
+        // The overlay lists every binding of the list, once, with its keys.
+        let o = overlay();
+        let list = &o[0].1;
+        assert!(list.contains(&("⏎".to_string(), "go to pane")));
+        assert!(list.contains(&("Home g".to_string(), "first")));
+        assert!(list.contains(&("^C".to_string(), "quit")));
+        let details = &o[1].1;
+        assert!(details.iter().all(|(_, w)| *w != "select"), "{details:?}");
+        assert!(details.contains(&("Esc".to_string(), "close panel")));
+        for (title, rows) in &o {
+            assert!(!rows.is_empty(), "{title}");
         }
     }
 }

@@ -6,31 +6,38 @@
 
 /// Sidebar state and its update by messages.
 pub mod app;
+/// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.
+pub mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.
 pub mod compose;
 /// A built-in changing fleet for the demo, tests and benchmark.
 pub mod demo;
 mod details;
 mod fit;
+mod help;
 /// The key binding table (dispatch and help line).
 pub mod keys;
 /// Named width breakpoints for the table columns.
 pub mod layout;
+mod list;
 /// Traits the runner passes in: snapshot source, Seen writer, reply sender.
 pub mod ports;
+mod preview;
 /// Pure drawing of the app onto a frame.
 pub mod render;
 mod reply_box;
 mod reply_flow;
 /// The terminal event loop (`run_monitor`).
 pub mod run;
+mod seen_flow;
 /// Glyphs, words and colours per state.
 pub mod theme;
 
 pub use app::{App, Effect, Msg, Options};
 pub use ports::{
-    CancelToken, NoReplyPath, NoSeenWriter, ReplyOutcome, ReplyRequest, ReplySender, SeenWriter,
-    SnapshotSource,
+    CancelToken, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter, NoWorkerControl,
+    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, WorkerAction,
+    WorkerControl, WorkerOutcome,
 };
 pub use render::render;
 pub use run::{run_monitor, run_monitor_with, MonitorOptions};

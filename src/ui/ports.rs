@@ -178,6 +178,123 @@ impl ReplySender for NoReplyPath {
     }
 }
 
+/// A seat as the person saw it when they acted: what the action must find unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatRef {
+    /// `Row::id` (the session id when known).
+    pub row_id: String,
+    /// `<project>/<agent>`.
+    pub seen_key: String,
+    /// The seat's name as configured (raw).
+    pub name: String,
+    /// The pane and pi the row showed (`None`: no live pane).
+    pub pane: Option<crate::snapshot::SeatPane>,
+}
+
+impl SeatRef {
+    /// The seat of a row as shown now.
+    pub fn of(row: &crate::snapshot::Row) -> SeatRef {
+        SeatRef {
+            row_id: row.id.clone(),
+            seen_key: row.seen_key.clone(),
+            name: row.name.clone(),
+            pane: row.pane.clone(),
+        }
+    }
+}
+
+/// What a jump to a seat's pane did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JumpOutcome {
+    /// The person's client (tmux) or Herdr now shows `pane`.
+    Moved { pane: String },
+    /// Nothing moved: why (the seat moved, no pane, another server, …).
+    Refused { reason: String },
+}
+
+/// Moves the person between panes; implemented in `cmd::monitor_cmd` through `mux/`.
+pub trait Navigator: Send + Sync {
+    /// Take the person to the seat's pane, after checking that it is still the pane and the pi
+    /// they saw. Called on a worker thread.
+    fn jump(&self, seat: &SeatRef) -> JumpOutcome;
+    /// Make the sidebar's own pane at least `lines` tall when its window has room; `false`
+    /// when nothing was done.
+    fn keep_height(&self, _lines: u16) -> bool {
+        false
+    }
+}
+
+/// A navigator that never moves anything (runs outside a multiplexer, tests).
+pub struct NoNavigator {
+    /// Shown to the person as is.
+    pub reason: String,
+}
+
+impl Navigator for NoNavigator {
+    fn jump(&self, _seat: &SeatRef) -> JumpOutcome {
+        JumpOutcome::Refused {
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+/// A guarded action on one worker, started from the list after a confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerAction {
+    /// `close-worker`: handoff, settled turn, then the pane closed.
+    Close,
+    /// `resume-worker --confirm-closed`: a closed worker back in a new window.
+    Resume,
+}
+
+impl WorkerAction {
+    /// The command's name, as the row and receipts say it.
+    pub fn command(self) -> &'static str {
+        match self {
+            WorkerAction::Close => "close-worker",
+            WorkerAction::Resume => "resume-worker",
+        }
+    }
+}
+
+/// How a worker action ended: its command's result word (`closed`, `resumed`, `refused`, …), a
+/// one-line summary, and whether it did what was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerOutcome {
+    pub ok: bool,
+    pub result: String,
+    pub detail: String,
+}
+
+/// Runs close-worker and resume-worker; implemented in `cmd::monitor_cmd` through the same
+/// guarded code as the commands. Called on a worker thread; `stage` reports progress.
+pub trait WorkerControl: Send + Sync {
+    /// `Some(reason)` when this run can never act on workers.
+    fn unavailable_reason(&self) -> Option<String> {
+        None
+    }
+    /// Run `action` on the seat (refusing when it is no longer the seat the person saw).
+    fn run(&self, action: WorkerAction, seat: &SeatRef, stage: &dyn Fn(&str)) -> WorkerOutcome;
+}
+
+/// Worker control that refuses everything, with a reason.
+pub struct NoWorkerControl {
+    pub reason: String,
+}
+
+impl WorkerControl for NoWorkerControl {
+    fn unavailable_reason(&self) -> Option<String> {
+        Some(self.reason.clone())
+    }
+    fn run(&self, _a: WorkerAction, _s: &SeatRef, _stage: &dyn Fn(&str)) -> WorkerOutcome {
+        WorkerOutcome {
+            ok: false,
+            result: "refused".into(),
+            detail: self.reason.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

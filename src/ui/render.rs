@@ -8,24 +8,26 @@ use ratatui::text::Span;
 use ratatui::Frame;
 
 use crate::clock::{short_age, Ms};
-use crate::snapshot::{RosterStatus, Row, RowRole, Snapshot};
+use crate::snapshot::{RosterStatus, Snapshot};
 use crate::text::width;
-use crate::ui::app::{App, Item};
-use crate::ui::details::{detail_lines, draw_details};
-use crate::ui::fit::{age_secs, cell, clean, is_future, name_of, put, wrap};
+use crate::ui::app::App;
+use crate::ui::details::{draw_details, panel_lines};
+use crate::ui::fit::{age_secs, clean, put, wrap};
 use crate::ui::keys;
-use crate::ui::layout::{self, Col};
+use crate::ui::list::draw_list;
+pub(crate) use crate::ui::list::item_at;
 pub use crate::ui::reply_box::receipt_text;
-use crate::ui::reply_box::{box_rows, draw_reply, receipt_line};
+use crate::ui::reply_box::{box_rows, draw_reply};
 use crate::ui::theme::{self, Theme};
 
-/// Evidence older than this many seconds is marked `(old)` in the Seen column.
+/// Evidence older than this many seconds is marked `(old)` in the Observed column.
 pub const OLD_AFTER_SECS: i64 = 60;
 
-/// Vertical breakpoints: which chrome lines fit a given height.
-const TITLE_MIN_HEIGHT: u16 = 6;
-const HEADER_MIN_HEIGHT: u16 = 5;
-const HELP_MIN_HEIGHT: u16 = 8;
+/// Vertical breakpoints: which chrome lines fit a given height. At `layout::MIN_HEIGHT` (7)
+/// everything shows: title, header, 3 rows, the overflow line and the key line; below it the
+/// title goes first, then the header, then the key line, so rows stay longest.
+const TITLE_MIN_HEIGHT: u16 = crate::ui::layout::MIN_HEIGHT;
+const HELP_MIN_HEIGHT: u16 = 4;
 /// Below this body height details replace the list instead of sharing the screen.
 const SPLIT_MIN_BODY: u16 = 14;
 /// Lines a refusal or message may wrap onto at the bottom (fewer in short panes).
@@ -56,7 +58,7 @@ pub(crate) struct Plan {
     reply: Option<(Rect, bool)>,
     /// What is left for the list and details.
     body: Rect,
-    list: Option<Rect>,
+    pub(crate) list: Option<Rect>,
     details: Option<Rect>,
 }
 
@@ -78,7 +80,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if let Some(msg) = status_text(app) {
         let room = bottom.saturating_sub(top) as usize;
         // A refusal holds the keyboard, so it may take all but one row (the selected one).
-        let max = if app.notice().is_some() {
+        let max = if app.notice().is_some() || app.confirming().is_some() {
             room.saturating_sub(1).clamp(1, MAX_NOTICE_LINES)
         } else {
             (room.saturating_sub(1) / 2).clamp(1, MAX_STATUS_LINES)
@@ -125,7 +127,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if body.height == 0 || items == 0 {
         return p;
     }
-    let details_row = if app.details_open() {
+    let details_row = if app.details_open() && !app.help_open() {
         app.selected_row()
     } else {
         None
@@ -135,7 +137,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
         Some(row) => {
             // The list keeps at least a third of the body (and its selection); details get the rest.
             let theme = Theme { color: false };
-            let d_len = detail_lines(app, row, body.width, &theme).len();
+            let d_len = panel_lines(app, row, body.width, &theme).len();
             let d_len = u16::try_from(d_len).unwrap_or(u16::MAX);
             let want = (items as u16).saturating_add(2);
             let list_h = want
@@ -175,8 +177,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     let line =
         |buf: &mut Buffer, y: u16, spans: &[Span<'_>]| put(buf, area.x, y, area.width, spans);
     if let Some(y) = p.help {
-        let help = keys::help_line_fitted(app.mode(), area.width as usize);
-        line(buf, y, &[Span::styled(help, t.dim())]);
+        line(buf, y, &[key_line(app, area.width, &t)]);
     }
     for (y, msg) in &p.status {
         line(buf, *y, &[Span::styled(msg.clone(), t.warn())]);
@@ -199,6 +200,10 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     if body.height == 0 {
         return cursor;
     }
+    if app.help_open() {
+        crate::ui::help::draw_help(app.help_scroll(), buf, body, &t);
+        return cursor;
+    }
     let view = app.list_view();
     if view.items.is_empty() {
         let text = if snap.rows.is_empty() {
@@ -209,7 +214,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
             }
         } else {
             format!(
-                "All {} seats hidden (o: offline, h: seen).",
+                "All {} seats hidden (o: offline, h: seen, /: filter).",
                 snap.rows.len()
             )
         };
@@ -225,7 +230,7 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         draw_list(app, &view.items, buf, r, &t, now);
     }
     if let (Some(r), Some(row)) = (p.details, app.selected_row()) {
-        let lines = detail_lines(app, row, r.width, &t);
+        let lines = panel_lines(app, row, r.width, &t);
         draw_details(&lines, app.details_scroll(), buf, r, &t);
     }
     cursor
@@ -237,7 +242,26 @@ fn status_text(app: &App) -> Option<String> {
     if let Some(n) = app.notice() {
         return Some(format!("{n} (⏎/Esc: dismiss)"));
     }
+    if let Some(c) = app.confirm_text() {
+        return Some(c);
+    }
+    if app.filter_editing() {
+        return Some(format!(
+            "/{}▏ (⏎ keep · Esc clear)",
+            crate::text::sanitize(app.filter())
+        ));
+    }
     app.message().map(str::to_string)
+}
+
+/// The key line from the binding table; when the terminal says another pane has the keyboard,
+/// how to come back instead.
+fn key_line(app: &App, w: u16, t: &Theme) -> Span<'static> {
+    if app.focused() == Some(false) {
+        let text = "not focused: select this pane (prefix + arrow, or a click) to use it";
+        return Span::styled(crate::text::clip(text, w as usize), t.dim());
+    }
+    Span::styled(keys::help_line_fitted(app.mode(), w as usize), t.dim())
 }
 
 fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Span<'static>> {
@@ -247,7 +271,27 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         .iter()
         .filter(|r| !app.is_seen(r) && (theme::needs_attention(r.state) || r.waiting_on_you))
         .count();
-    let mut parts: Vec<(String, Style)> = vec![(format!("{} seats", snap.rows.len()), t.header())];
+    // The sidebar has the keyboard: the title says so in reverse video.
+    let head_style = match app.focused() {
+        Some(true) => t.focused(),
+        Some(false) => t.dim(),
+        None => t.header(),
+    };
+    let head = match app.focused() {
+        Some(true) => format!("▶ {} seats", snap.rows.len()),
+        _ => format!("{} seats", snap.rows.len()),
+    };
+    let mut parts: Vec<(String, Style)> = vec![(head, head_style)];
+    if !app.filter().is_empty() {
+        parts.push((
+            format!(
+                "filter \"{}\": {} hidden",
+                crate::text::sanitize(app.filter()),
+                view.filtered
+            ),
+            t.warn(),
+        ));
+    }
     if attention > 0 {
         parts.push((
             format!("{attention} need attention"),
@@ -295,222 +339,4 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         spans.push(Span::styled(text, style));
     }
     spans
-}
-
-fn draw_list(app: &App, items: &[Item<'_>], buf: &mut Buffer, r: Rect, t: &Theme, now: Ms) {
-    let fitted = layout::fit(r.width);
-    let mut y = r.y;
-    let mut rows_h = r.height;
-    if r.height >= HEADER_MIN_HEIGHT - 1 && fitted.name != "tiny" {
-        put(buf, r.x, y, r.width, &header_spans(&fitted, t));
-        y += 1;
-        rows_h -= 1;
-    }
-    if rows_h == 0 {
-        return;
-    }
-    let sel = app.selected_index(items);
-    let total = items.len();
-    // The selected row's reply receipt (or the reply in flight) shows on the line under it.
-    let receipt = match items.get(sel) {
-        Some(Item::Row(row)) => receipt_line(app, &row.id),
-        _ => None,
-    };
-    let extra = usize::from(receipt.is_some());
-    let rows_h = rows_h as usize;
-    let overflow = total + extra > rows_h;
-    let mut cap = if overflow {
-        rows_h.saturating_sub(1).max(1)
-    } else {
-        rows_h
-    };
-    if cap < 1 + extra {
-        // Too short for the row, its receipt and the overflow line: the receipt wins.
-        cap = rows_h;
-    }
-    // Keep the selection (and its receipt) visible: scroll just enough to show them at the bottom.
-    let offset = (sel + 1 + extra).saturating_sub(cap).min(sel);
-    let mut used = 0usize;
-    let mut shown = 0usize;
-    for (i, item) in items.iter().enumerate().skip(offset) {
-        if used >= cap {
-            break;
-        }
-        let selected = i == sel;
-        let spans = match item {
-            Item::Row(row) => row_spans(row, &fitted, t, now, selected),
-            Item::SeenGroup { count, expanded } => seen_group_spans(*count, *expanded, selected, t),
-        };
-        put(buf, r.x, y, r.width, &spans);
-        if selected {
-            buf.set_style(Rect::new(r.x, y, r.width, 1), t.selected());
-        }
-        y += 1;
-        used += 1;
-        shown += 1;
-        if let (true, Some((text, warn))) = (selected, &receipt) {
-            if used < cap {
-                let style = if *warn { t.warn() } else { t.dim() };
-                put(
-                    buf,
-                    r.x,
-                    y,
-                    r.width,
-                    &[Span::styled(format!("   ↳ {text}"), style)],
-                );
-                y += 1;
-                used += 1;
-            }
-        }
-    }
-    if shown < total && rows_h >= 2 && used < rows_h {
-        let line = overflow_line(app, items, sel, offset..offset + shown, r.width, t);
-        put(buf, r.x, y, r.width, &[line]);
-    }
-}
-
-/// The column titles, each at its column.
-fn header_spans(fitted: &layout::Fitted, t: &Theme) -> Vec<Span<'static>> {
-    let mut spans = vec![Span::raw(" ".repeat(layout::PREFIX as usize))];
-    let mut x = layout::PREFIX;
-    for p in &fitted.cols {
-        spans.push(Span::raw(" ".repeat(p.x.saturating_sub(x) as usize)));
-        spans.push(Span::styled(cell(p.col.title(), p.width), t.header()));
-        x = p.x + p.width;
-    }
-    spans
-}
-
-/// The line of the folded group of seen rows.
-fn seen_group_spans(count: usize, expanded: bool, selected: bool, t: &Theme) -> Vec<Span<'static>> {
-    let marker = if selected { "›" } else { " " };
-    let arrow = if expanded { "▾" } else { "▸" };
-    let hint = if expanded {
-        "⏎ collapse"
-    } else {
-        "⏎ expand"
-    };
-    vec![
-        Span::raw(format!("{marker}{arrow} ")),
-        Span::styled(format!("Seen ({count})"), t.header()),
-        Span::styled(format!("  {hint}"), t.dim()),
-    ]
-}
-
-/// The count of rows cut off, the selection's position and how many hidden rows need
-/// attention, in the longest wording that fits `width`.
-fn overflow_line(
-    app: &App,
-    items: &[Item<'_>],
-    sel: usize,
-    shown: std::ops::Range<usize>,
-    width_cells: u16,
-    t: &Theme,
-) -> Span<'static> {
-    let total = items.len();
-    let hidden = total - shown.len();
-    let attn_hidden = items
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !shown.contains(i))
-        .filter(|(_, it)| match it {
-            Item::Row(row) => theme::needs_attention(row.state) && !app.is_seen(row),
-            Item::SeenGroup { .. } => false,
-        })
-        .count();
-    let pos = format!("({}/{})", sel + 1, total);
-    let variants = [
-        if attn_hidden > 0 {
-            format!("+{hidden} more {pos}, {attn_hidden} need attention")
-        } else {
-            format!("+{hidden} more {pos}")
-        },
-        if attn_hidden > 0 {
-            format!("+{hidden} {pos} {attn_hidden}!")
-        } else {
-            format!("+{hidden} {pos}")
-        },
-        format!("+{hidden} {}/{}", sel + 1, total),
-        format!("+{hidden}"),
-    ];
-    let text = variants
-        .iter()
-        .find(|v| width(v) <= width_cells as usize)
-        .cloned()
-        .unwrap_or_else(|| format!("+{hidden}"));
-    let style = if attn_hidden > 0 { t.warn() } else { t.dim() };
-    Span::styled(text, style)
-}
-
-fn row_spans(
-    row: &Row,
-    fitted: &layout::Fitted,
-    t: &Theme,
-    now: Ms,
-    selected: bool,
-) -> Vec<Span<'static>> {
-    let marker = if selected { "›" } else { " " };
-    let mut spans = vec![
-        Span::raw(marker.to_string()),
-        Span::styled(theme::glyph(row.state).to_string(), t.state(row.state)),
-        Span::raw(" "),
-    ];
-    let mut x = layout::PREFIX;
-    for p in &fitted.cols {
-        spans.push(Span::raw(" ".repeat(p.x.saturating_sub(x) as usize)));
-        x = p.x + p.width;
-        let (text, style) = match p.col {
-            Col::Worker => {
-                let mut name = name_of(row);
-                if row.role == RowRole::Connector {
-                    name.push_str(" (connector)");
-                }
-                let style = if row.waiting_on_you {
-                    t.header()
-                } else {
-                    Style::default()
-                };
-                (name, style)
-            }
-            Col::State => (row.state.as_str().to_string(), t.state(row.state)),
-            Col::Connection => (
-                row.connection.state.as_str().to_string(),
-                t.conn(row.connection.state),
-            ),
-            Col::Report => match &row.report {
-                Some(rep) => (rep.status.label().to_string(), t.report(rep.status)),
-                None => (String::new(), Style::default()),
-            },
-            Col::Activity => match &row.activity {
-                Some(a) => {
-                    let style = if a.stale { t.dim() } else { Style::default() };
-                    (a.status.as_str().to_string(), style)
-                }
-                None => ("unknown".to_string(), t.dim()),
-            },
-            Col::Seen => seen_cell(row, now, t),
-            Col::LastActivity => match &row.activity {
-                Some(a) => (clean(&a.label), Style::default()),
-                None => ("-".to_string(), t.dim()),
-            },
-        };
-        spans.push(Span::styled(cell(&text, p.width), style));
-    }
-    spans
-}
-
-/// Seen column: age of the status observation, `(old)` past 60 s; future times are flagged.
-fn seen_cell(row: &Row, now: Ms, t: &Theme) -> (String, Style) {
-    let Some(at) = row.activity.as_ref().and_then(|a| a.observed_at) else {
-        return ("-".to_string(), t.dim());
-    };
-    if is_future(now, at) {
-        return ("future".to_string(), t.warn());
-    }
-    let secs = age_secs(now, at);
-    if secs > OLD_AFTER_SECS {
-        (format!("{} (old)", short_age(secs)), t.dim())
-    } else {
-        (short_age(secs), Style::default())
-    }
 }

@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyEventKind};
+use crossterm::event::{
+    self, DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, Event, KeyEventKind,
+};
 use crossterm::terminal::{
     self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
     LeaveAlternateScreen,
@@ -21,7 +24,10 @@ use ratatui::Terminal;
 
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
-use crate::ui::ports::{CancelToken, ReplySender, SeenWriter, SnapshotSource};
+use crate::ui::ports::{
+    CancelToken, JumpOutcome, Navigator, NoNavigator, NoWorkerControl, ReplySender, SeenWriter,
+    SnapshotSource, WorkerControl, WorkerOutcome,
+};
 use crate::ui::render::render;
 
 /// Pause between the end of one pass and the start of the next (docs/behaviour.md §3).
@@ -34,12 +40,25 @@ const SCANNING_SHOWN_AFTER: Duration = Duration::from_millis(300);
 const MAX_BATCH: usize = 256;
 
 /// Loop settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MonitorOptions {
     /// Pause between passes.
     pub pass_interval: Duration,
     /// Draw colours; `None` decides from `NO_COLOR` and `TERM`.
     pub color: Option<bool>,
+    /// Takes the person to a worker's pane (⏎) and keeps the sidebar's height.
+    pub navigator: Arc<dyn Navigator>,
+    /// Runs close-worker and resume-worker from the list.
+    pub workers: Arc<dyn WorkerControl>,
+}
+
+impl std::fmt::Debug for MonitorOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MonitorOptions")
+            .field("pass_interval", &self.pass_interval)
+            .field("color", &self.color)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for MonitorOptions {
@@ -47,8 +66,22 @@ impl Default for MonitorOptions {
         MonitorOptions {
             pass_interval: PASS_INTERVAL,
             color: None,
+            navigator: Arc::new(NoNavigator {
+                reason: "this sidebar cannot move between panes".into(),
+            }),
+            workers: Arc::new(NoWorkerControl {
+                reason: "this sidebar cannot close or resume workers".into(),
+            }),
         }
     }
+}
+
+/// The ports the loop carries effects out through.
+struct Ports {
+    seen: Arc<dyn SeenWriter>,
+    reply: Arc<dyn ReplySender>,
+    navigator: Arc<dyn Navigator>,
+    workers: Arc<dyn WorkerControl>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -102,6 +135,7 @@ pub fn run_monitor_with(
         Options {
             color,
             reply_unavailable: reply_sender.unavailable_reason(),
+            workers_unavailable: opts.workers.unavailable_reason(),
         },
     );
 
@@ -115,9 +149,11 @@ pub fn run_monitor_with(
     let _signals = SignalGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    if let Ok((w, h)) = terminal::size() {
-        app.update(Msg::Resize(w, h));
-    }
+    // A sidebar started shorter than its minimum asks for its height at once.
+    let first = match terminal::size() {
+        Ok((w, h)) => app.update(Msg::Resize(w, h)),
+        Err(_) => Vec::new(),
+    };
 
     let (tx, rx) = mpsc::channel::<Event2>();
     let cancel = source.cancel_token();
@@ -125,14 +161,16 @@ pub fn run_monitor_with(
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
     spawn_input(stop_input.clone(), tx.clone())?;
 
-    let result = event_loop(
-        &mut app,
-        &mut terminal,
-        &rx,
-        &tx,
-        &seen_writer,
-        &reply_sender,
-    );
+    let ports = Ports {
+        seen: seen_writer,
+        reply: reply_sender,
+        navigator: opts.navigator.clone(),
+        workers: opts.workers.clone(),
+    };
+    for fx in first {
+        perform(fx, &tx, &ports);
+    }
+    let result = event_loop(&mut app, &mut terminal, &rx, &tx, &ports);
     // Quitting cancels the in-flight pass (and its probes) and stops the input thread; neither is
     // joined, so a slow pass can never hold the terminal.
     cancel.cancel();
@@ -145,8 +183,7 @@ fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
     rx: &Receiver<Event2>,
     tx: &Sender<Event2>,
-    seen_writer: &Arc<dyn SeenWriter>,
-    reply_sender: &Arc<dyn ReplySender>,
+    ports: &Ports,
 ) -> io::Result<()> {
     draw(app, terminal)?;
     loop {
@@ -165,7 +202,7 @@ fn event_loop(
                         for fx in app.update(msg) {
                             match fx {
                                 Effect::Quit => return Ok(()),
-                                other => perform(other, tx, seen_writer, reply_sender),
+                                other => perform(other, tx, ports),
                             }
                         }
                     }
@@ -208,12 +245,7 @@ fn draw(app: &App, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io:
 }
 
 /// Carry out a Seen write or a reply on its own thread; the outcome comes back as a message.
-fn perform(
-    fx: Effect,
-    tx: &Sender<Event2>,
-    seen_writer: &Arc<dyn SeenWriter>,
-    reply_sender: &Arc<dyn ReplySender>,
-) {
+fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
     let tx = tx.clone();
     match fx {
         Effect::WriteSeen {
@@ -222,7 +254,7 @@ fn perform(
             last_activity_iso,
             seen,
         } => {
-            let w = seen_writer.clone();
+            let w = ports.seen.clone();
             let (tx2, id2) = (tx.clone(), row_id.clone());
             let spawned = thread::Builder::new()
                 .name("seen-write".into())
@@ -247,7 +279,7 @@ fn perform(
             }
         }
         Effect::SendReply(req) => {
-            let s = reply_sender.clone();
+            let s = ports.reply.clone();
             let (tx2, id2) = (tx.clone(), req.row_id.clone());
             let spawned = thread::Builder::new()
                 .name("reply-send".into())
@@ -270,7 +302,89 @@ fn perform(
                 }));
             }
         }
+        Effect::Jump(seat) => {
+            let nav = ports.navigator.clone();
+            let name = crate::ui::fit::name_of_seat(&seat);
+            let name2 = name.clone();
+            background(
+                tx,
+                "jump",
+                move |_| {
+                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| nav.jump(&seat)))
+                        .unwrap_or_else(|_| JumpOutcome::Refused {
+                            reason: "the navigator failed unexpectedly".into(),
+                        });
+                    Msg::JumpFinished { name, outcome }
+                },
+                |reason| Msg::JumpFinished {
+                    name: name2,
+                    outcome: JumpOutcome::Refused { reason },
+                },
+            );
+        }
+        Effect::Worker { action, seat } => {
+            let w = ports.workers.clone();
+            let row_id = seat.row_id.clone();
+            let id2 = row_id.clone();
+            background(
+                tx,
+                "worker-job",
+                move |tx| {
+                    let stage_tx = tx.clone();
+                    let id = row_id.clone();
+                    let stage = move |s: &str| {
+                        let _ = stage_tx.send(Event2::App(Msg::WorkerStage {
+                            row_id: id.clone(),
+                            stage: s.to_string(),
+                        }));
+                    };
+                    let outcome =
+                        panic::catch_unwind(AssertUnwindSafe(|| w.run(action, &seat, &stage)))
+                            .unwrap_or_else(|_| WorkerOutcome {
+                                ok: false,
+                                result: "failed".into(),
+                                detail: format!("{} failed unexpectedly", action.command()),
+                            });
+                    Msg::WorkerFinished { row_id, outcome }
+                },
+                |reason| Msg::WorkerFinished {
+                    row_id: id2,
+                    outcome: WorkerOutcome {
+                        ok: false,
+                        result: "failed".into(),
+                        detail: reason,
+                    },
+                },
+            );
+        }
+        Effect::KeepHeight(lines) => {
+            let nav = ports.navigator.clone();
+            // Nothing comes back: the resize (if any) arrives as a Resize event.
+            let _ = thread::Builder::new()
+                .name("keep-height".into())
+                .spawn(move || {
+                    let _ = panic::catch_unwind(AssertUnwindSafe(|| nav.keep_height(lines)));
+                });
+        }
         Effect::Quit => {}
+    }
+}
+
+/// Run `job` on its own thread and send its message back; when no thread can start, the
+/// message `failed` makes of the reason is sent instead.
+fn background(
+    tx: Sender<Event2>,
+    name: &str,
+    job: impl FnOnce(&Sender<Event2>) -> Msg + Send + 'static,
+    failed: impl FnOnce(String) -> Msg,
+) {
+    let tx2 = tx.clone();
+    let spawned = thread::Builder::new().name(name.into()).spawn(move || {
+        let msg = job(&tx);
+        let _ = tx.send(Event2::App(msg));
+    });
+    if let Err(e) = spawned {
+        let _ = tx2.send(Event2::App(failed(format!("cannot start a thread: {e}"))));
     }
 }
 
@@ -334,6 +448,9 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
                     Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => Msg::Key(k),
                     Ok(Event::Resize(w, h)) => Msg::Resize(w, h),
                     Ok(Event::Paste(text)) => Msg::Paste(text),
+                    Ok(Event::FocusGained) => Msg::Focus(true),
+                    Ok(Event::FocusLost) => Msg::Focus(false),
+                    Ok(Event::Mouse(m)) => Msg::Mouse(m),
                     Ok(_) => continue,
                     Err(e) => {
                         let _ = tx.send(Event2::InputFailed(e));
@@ -403,10 +520,14 @@ impl TerminalGuard {
             restored: restored.clone(),
         };
         // Bracketed paste: a pasted newline arrives as text, not as an Enter that would send.
+        // Focus reports: the title says whether this pane has the keyboard (tmux forwards
+        // them with `focus-events on`). Mouse: a click selects, a double click goes to the pane.
         if let Err(e) = execute!(
             io::stdout(),
             EnterAlternateScreen,
             EnableBracketedPaste,
+            EnableFocusChange,
+            EnableMouseCapture,
             cursor::Hide
         ) {
             drop(guard);
@@ -443,6 +564,8 @@ fn restore(done: &AtomicBool) {
     let _ = execute!(
         out,
         EndSynchronizedUpdate,
+        DisableMouseCapture,
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show

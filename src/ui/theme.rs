@@ -2,7 +2,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::snapshot::{BoardState, ConnState, ReportStatus};
+use crate::snapshot::{BoardState, ConnState, ObservedStatus, ReportStatus};
 
 /// One glyph per board state, distinct without colour.
 pub fn glyph(s: BoardState) -> &'static str {
@@ -19,6 +19,19 @@ pub fn glyph(s: BoardState) -> &'static str {
 /// States a person should look at first.
 pub fn needs_attention(s: BoardState) -> bool {
     matches!(s, BoardState::Waiting | BoardState::Error)
+}
+
+/// Whether Intercom's observed activity says the opposite of the board state (busy against
+/// not busy). The two come from different evidence at different times: the row marks the
+/// Activity cell and the details explain which is which.
+pub fn activity_differs(state: BoardState, activity: ObservedStatus) -> bool {
+    let busy = matches!(activity, ObservedStatus::Working | ObservedStatus::Thinking);
+    let quiet = matches!(activity, ObservedStatus::Idle | ObservedStatus::Closed);
+    match state {
+        BoardState::Working => quiet,
+        BoardState::Waiting | BoardState::Idle | BoardState::Error | BoardState::Offline => busy,
+        BoardState::Unknown => false,
+    }
 }
 
 /// Styles; with `color == false` no foreground or background colour is ever set.
@@ -80,6 +93,14 @@ impl Theme {
     /// Warnings (status unavailable, scan errors, refusals).
     pub fn warn(&self) -> Style {
         self.fg(Color::Yellow)
+    }
+
+    /// The title line while the sidebar has the keyboard: reverse video, so it shows without
+    /// colour too.
+    pub fn focused(&self) -> Style {
+        Style::default()
+            .add_modifier(Modifier::REVERSED)
+            .add_modifier(Modifier::BOLD)
     }
 
     /// The selected line: reverse video works without colour too.

@@ -145,6 +145,7 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         w["boardStateSource"] = json!(rec.state_source);
         w["sessionFile"] = json!(rec.session_file);
         w["lastSessionActivity"] = json!(rec.last_activity.map(format_iso));
+        w["question"] = json!(rec.question);
     }
     w
 }

@@ -22,6 +22,7 @@ fn render_256_rows_at_120x40() {
         Options {
             color: true,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     );
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();

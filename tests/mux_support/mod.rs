@@ -235,6 +235,66 @@ impl TmuxServer {
         self.tmux(&["resize-window", "-t", "mon", "-x", "120", "-y", &height]);
     }
 
+    /// A real client attached to `session` of this server: an outer private server whose one
+    /// pane (`cols` × `rows`) runs `tmux attach`. Keys sent to the outer pane reach the client;
+    /// dropping the outer server detaches it.
+    pub fn attach_client(&self, session: &str, cols: u16, rows: u16) -> TmuxServer {
+        let sock = self.sock.to_str().unwrap().to_string();
+        let target = format!("={session}");
+        let mut outer = TmuxServer {
+            dir: tempfile::Builder::new()
+                .prefix("mux-client-")
+                .tempdir()
+                .unwrap(),
+            sock: PathBuf::new(),
+            server: None,
+        };
+        outer.sock = outer.dir.path().join("sock");
+        let argv = [
+            "env",
+            "-u",
+            "TMUX",
+            "TERM=xterm-256color",
+            "tmux",
+            "-S",
+            &sock,
+            "attach",
+            "-t",
+            &target,
+        ];
+        outer.launch("client", Path::new("/"), &argv);
+        outer.tmux(&["set-option", "-g", "status", "off"]);
+        let (c, r) = (cols.to_string(), rows.to_string());
+        outer.tmux(&["resize-window", "-t", "client", "-x", &c, "-y", &r]);
+        wait_for(10_000, || {
+            (!self.tmux(&["list-clients"]).trim().is_empty()).then_some(())
+        })
+        .expect("the client attached");
+        outer
+    }
+
+    /// The active pane of `session`.
+    pub fn client_pane_or_active(&self, session: &str) -> String {
+        self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={session}:"),
+            "#{pane_id}",
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// The pane the (first) attached client shows now.
+    pub fn client_pane(&self) -> String {
+        self.tmux(&["list-clients", "-F", "#{pane_id}"])
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }
+
     /// The server's pid.
     pub fn pid(&self) -> i32 {
         self.server.as_ref().map(|s| s.pid).unwrap_or(0)

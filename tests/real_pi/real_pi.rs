@@ -34,7 +34,7 @@ fn first_session_file(sessions: &Path) -> Option<std::path::PathBuf> {
 /// Type the first prompt and wait for pi's session file. pi may still be settling its editor
 /// (its helper-tool downloads fail offline) and drop that Enter: the text stays in the editor,
 /// so Enter again (≤ 5 times) until pi writes its file.
-fn first_prompt(
+pub(crate) fn first_prompt(
     server: &TmuxServer,
     pane: &str,
     text: &str,

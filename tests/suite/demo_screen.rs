@@ -23,8 +23,10 @@ const BUSY_LABELS: [&str; 8] = [
     "Running multiple tools",
 ];
 
-/// (worker, state, activity, last activity) of each sidebar row on the screen.
+/// (worker, state, activity, last activity) of each sidebar row on the screen; the last
+/// activity is empty when the width left that column out.
 fn rows(screen: &str) -> Vec<(String, String, String, String)> {
+    let with_label = screen.lines().any(|l| l.contains("Last activity"));
     let mut out = Vec::new();
     for line in screen.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -37,14 +39,24 @@ fn rows(screen: &str) -> Vec<(String, String, String, String)> {
         if words.len() < at + 5 {
             continue;
         }
-        let Some(act) = words
-            .iter()
-            .rposition(|w| ["working", "thinking", "idle", "closed", "unknown"].contains(w))
-        else {
+        // A `*` marks an activity that differs from the state (the details explain it).
+        let Some(act) = words.iter().rposition(|w| {
+            ["working", "thinking", "idle", "closed", "unknown"].contains(&w.trim_end_matches('*'))
+        }) else {
             continue;
         };
-        // Activity, then Seen (one word), then the Last activity label.
-        let label = words[act + 2..].join(" ");
+        // Activity, then Observed (one word), then the Last activity label (fixed labels).
+        let label = if with_label {
+            let rest = words[act + 2..].join(" ");
+            BUSY_LABELS
+                .iter()
+                .chain(["Runtime closed", "Idle", "Waiting for input", "Ready"].iter())
+                .find(|l| rest.starts_with(*l))
+                .map(|l| l.to_string())
+                .unwrap_or(rest)
+        } else {
+            String::new()
+        };
         out.push((
             words[at].to_string(),
             words[at + 1].to_string(),
@@ -57,15 +69,20 @@ fn rows(screen: &str) -> Vec<(String, String, String, String)> {
 
 fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
     let (name, state, activity, label) = row;
-    let ok = match activity.as_str() {
-        // An idle runtime's last activity is how its turn ended, never the start of one.
-        "idle" => !["Processing", "Thinking"].contains(&label.as_str()),
-        "working" | "thinking" => BUSY_LABELS.contains(&label.as_str()),
-        "closed" => label == "Runtime closed" && state == "offline",
-        _ => true,
-    };
+    let ok = label.is_empty()
+        || match activity.as_str() {
+            // An idle runtime's last activity is how its turn ended, never the start of one.
+            "idle" => !["Processing", "Thinking"].contains(&label.as_str()),
+            "working" | "thinking" => BUSY_LABELS.contains(&label.as_str()),
+            "closed" => label == "Runtime closed" && state == "offline",
+            _ => true,
+        };
     // The session file (State) and the observation log (Activity) tell the same story; an
-    // `unknown` activity (no observation yet, as at the start) claims nothing.
+    // `unknown` activity (no observation yet, as at the start) claims nothing. Read a moment
+    // apart they can differ (a step between the two reads): then the row marks the Activity
+    // `*` and the details explain it; an unmarked difference is a contradiction.
+    let marked = activity.ends_with('*');
+    let activity = &activity.trim_end_matches('*').to_string();
     let agrees = activity == "unknown"
         || match state.as_str() {
             "working" => ["working", "thinking"].contains(&activity.as_str()),
@@ -73,7 +90,7 @@ fn consistent(row: &(String, String, String, String)) -> Result<(), String> {
             "offline" => activity == "closed",
             _ => true,
         };
-    if ok && agrees {
+    if ok && (agrees != marked) {
         Ok(())
     } else {
         Err(format!(
@@ -169,4 +186,54 @@ fn the_demo_explains_itself_and_its_rows_agree() {
         "the demo left {:?} behind",
         std::fs::read_dir(&demo_tmp).map(|d| d.count())
     );
+}
+
+/// In an 80×24 terminal the demo's server starts at that size, and its sidebar keeps a usable
+/// minimum: the header, at least 3 worker rows and the key line.
+#[test]
+fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demo_tmp = tmp.path().join("tmp");
+    std::fs::create_dir_all(&demo_tmp).unwrap();
+    let outer = TmuxServer::start("outer", tmp.path(), &[]);
+    outer.tmux(&["set-option", "-g", "status", "off"]);
+    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "80", "-y", "24"]);
+    let cmd = format!(
+        "env -u TMUX TMPDIR={} {} demo",
+        demo_tmp.display(),
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
+    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
+    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    let screen = wait_for(20_000, || {
+        let s = capture();
+        let workers = s
+            .lines()
+            .filter(|l| {
+                ["Builder", "Reviewer", "Docs", "Release"]
+                    .iter()
+                    .any(|w| l.contains(w))
+            })
+            // A row: selection marker, state glyph, space, name.
+            .filter(|l| {
+                let mut c = l.chars();
+                matches!(c.next(), Some('›' | ' '))
+                    && matches!(c.next(), Some('●' | '!' | '✗' | '○' | '·' | '?'))
+                    && c.next() == Some(' ')
+            })
+            .count();
+        (workers >= 3 && s.contains("Worker") && s.contains("q quit")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("fewer than 3 rows at 80×24:\n{}", capture()));
+    assert!(screen.lines().count() <= 24, "{screen}");
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    wait_for(10_000, || {
+        std::fs::read_dir(&demo_tmp)
+            .ok()?
+            .next()
+            .is_none()
+            .then_some(())
+    })
+    .expect("the demo removed what it started");
 }

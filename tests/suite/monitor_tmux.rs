@@ -75,7 +75,7 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     assert!(screen.contains("Builder") && screen.contains("Docs") && screen.contains("Release"));
 
     // Select the second row and open its details.
-    inner(&sock, &["send-keys", "-t", &pane, "Down", "Enter"]);
+    inner(&sock, &["send-keys", "-t", &pane, "Down", "d"]);
     let details = wait_for(WAIT_MS, || {
         let s = capture(&sock, &pane);
         s.contains("Details").then_some(s)
@@ -211,4 +211,75 @@ fn a_transcript_change_shows_within_one_refresh() {
     // One refresh: the 3 s pause plus a pass, with room for a loaded machine.
     assert!(took < Duration::from_millis(5_000), "{took:?}");
     server.kill();
+}
+
+/// A sidebar started shorter than its usable minimum asks tmux for it (7 lines) at once, and
+/// again when its pane is made shorter, taking the rows from the pane below in a window with
+/// room for both.
+#[test]
+fn the_sidebar_keeps_its_minimum_height_in_tmux() {
+    use crate::scan_support::{pi_root, Env};
+    let env = Env::new();
+    pi_root(&env, &["idle", "waiting"]);
+    let root = env.path("root");
+    let server = mux_support::TmuxServer::start("w", &root, &[]);
+    server.tmux(&["resize-window", "-t", "=w:", "-x", "100", "-y", "30"]);
+    let sys = env.system_config();
+    let (root_s, sessions) = (
+        root.display().to_string(),
+        env.path("sessions").display().to_string(),
+    );
+    let sock = server.sock.display().to_string();
+    let pane = server
+        .tmux(&[
+            "split-window",
+            "-b",
+            "-d",
+            "-l",
+            "4",
+            "-t",
+            "=w:",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "env",
+            "TERM=xterm-256color",
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            "monitor",
+            "--config",
+            &sys,
+            "--root",
+            &root_s,
+            "--sessions-dir",
+            &sessions,
+            "--fleet",
+            "none",
+            "--no-probe",
+            "--tmux-socket",
+            &sock,
+        ])
+        .trim()
+        .to_string();
+    let height = || {
+        server
+            .tmux(&["display-message", "-p", "-t", &pane, "#{pane_height}"])
+            .trim()
+            .to_string()
+    };
+    mux_support::wait_for(10_000, || (height() == "7").then_some(()))
+        .unwrap_or_else(|| panic!("the sidebar stayed {} lines", height()));
+    server.tmux(&["resize-pane", "-t", &pane, "-y", "3"]);
+    mux_support::wait_for(10_000, || (height() == "7").then_some(()))
+        .unwrap_or_else(|| panic!("the sidebar stayed {} lines after shrinking", height()));
+    // Redrawn at its new height: title, header, both rows, the key line.
+    mux_support::wait_for(10_000, || {
+        let s = server.tmux(&["capture-pane", "-p", "-t", &pane]);
+        (s.contains("2 seats")
+            && s.contains("Worker")
+            && s.contains("W-waiting")
+            && s.contains("q quit"))
+        .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{}", server.tmux(&["capture-pane", "-p", "-t", &pane])));
 }

@@ -573,3 +573,28 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_waiting_seat_carries_its_question_in_scan_and_status_json() {
+    let env = Env::new();
+    pi_root(&env, &["waiting", "idle"]);
+    let index = scan_json(&env, &["--liveness", "assume-alive"]);
+    let w = record(&index, "W-waiting");
+    assert_eq!(w["state"], "waiting");
+    let q = w["question"].as_str().expect("a question");
+    assert_eq!(q, "Choose staging or production for the approved test.");
+    assert!(record(&index, "W-idle")["question"].is_null());
+    let args = layout_args(
+        &env,
+        &["status", "--json"],
+        &["--now", NOW, "--liveness", "assume-alive"],
+    );
+    let page = stdout_json(&env.run(&args));
+    let worker = page["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "W-waiting")
+        .unwrap();
+    assert_eq!(worker["question"].as_str(), Some(q));
+}

@@ -452,3 +452,36 @@ fn overflow_sequence_as_real_pi_writes_it() {
     assert_eq!(classify(&sum, s.clock).reason, StateReason::CompletedReply);
     assert_eq!(sum.last_error, None);
 }
+
+#[test]
+fn the_question_the_newest_user_text_and_the_running_tool_come_from_the_tail() {
+    // Waiting: the question is the asking part of the reply, the user text the newest one.
+    let mut s = started();
+    s.user("Now roll it out");
+    s.reply("Input needed: Choose staging or production.\n\n1. staging\n2. production\n");
+    let sum = read(&s);
+    assert_eq!(
+        sum.question.as_deref(),
+        Some("Choose staging or production.\n\n1. staging\n2. production")
+    );
+    assert_eq!(sum.last_user_text.as_deref(), Some("Now roll it out"));
+    assert_eq!(sum.running_tool, None);
+
+    // An ordinary reply asks nothing, whatever its wording.
+    let mut s = started();
+    s.reply("Should I deploy?");
+    assert_eq!(read(&s).question, None);
+
+    // A tool call without its result: that tool runs, since its message was written.
+    let mut s = started();
+    s.tool_call("Running it.");
+    let sum = read(&s);
+    let tool = sum.running_tool.expect("a running tool");
+    assert_eq!(tool.name.as_deref(), Some("bash"));
+    assert_eq!(tool.since, Some(s.clock));
+    assert_eq!(sum.question, None);
+    assert_eq!(sum.last_user_text.as_deref(), Some("Deploy the thing"));
+    // Its result came back: nothing runs now.
+    s.tool_result();
+    assert_eq!(read(&s).running_tool, None);
+}

@@ -1,8 +1,9 @@
 //! The tmux plugin (`linux/tmux/intercom-pane.tmux`), loaded by hand with `run-shell` into a
 //! private tmux server that a real client is attached to (a nested tmux on another private
 //! server); its keys are pressed through that client: the pane key opens the sidebar above,
-//! titled `Intercom monitor` and marked like ensure-monitor's, focus unchanged; the popup key
-//! opens it in a popup; the options change the keys. In a pane whose folder holds `#(…)`, `#{…}`,
+//! titled `Intercom monitor` and marked like ensure-monitor's, and goes there; pressed again it
+//! goes back, and to an existing sidebar (never a second); the popup key opens it in a popup;
+//! the options change the keys. In a pane whose folder holds `#(…)`, `#{…}`,
 //! `#S`, styles, a newline or a TAB, the keys (and the minimal bindings of `intercom-pane.conf`)
 //! start the sidebar in exactly that folder and tmux runs no format job (`hostile_support`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -156,23 +157,43 @@ impl Plugged {
             .collect()
     }
 
-    /// Press `key` and check the sidebar opened in a pane above, titled and marked, focus kept.
+    /// Press `key` and check the sidebar opened in a pane above, titled and marked, at least the
+    /// sidebar's minimum tall, and that the key went there; pressed again it goes back, and
+    /// again to the same sidebar (never a second one).
     fn opens_pane_above(&self, key: &str) {
         let before = self.panes();
         assert_eq!(before.len(), 1);
         self.press(key);
         let panes = wait_for(10_000, || {
             let p = self.panes();
-            (p.len() == 2 && p.iter().any(|p| p[1] == "Intercom monitor")).then_some(p)
+            (p.len() == 2 && p.iter().any(|p| p[1] == "Intercom monitor" && p[4] == "1"))
+                .then_some(p)
         })
         .unwrap_or_else(|| panic!("no sidebar pane after prefix {key}: {:?}", self.panes()));
-        let monitor = panes.iter().find(|p| p[1] == "Intercom monitor").unwrap();
+        let monitor = panes
+            .iter()
+            .find(|p| p[1] == "Intercom monitor")
+            .unwrap()
+            .clone();
         let original = panes.iter().find(|p| p[0] == before[0][0]).unwrap();
         assert!(monitor[2].starts_with("intercom-pane:"), "{monitor:?}");
         assert_eq!(monitor[3], "0", "the sidebar is on top: {panes:?}");
         assert_ne!(original[3], "0", "{panes:?}");
-        assert_eq!(original[4], "1", "focus stays where it was: {panes:?}");
+        let height =
+            self.inner
+                .tmux(&["display-message", "-p", "-t", &monitor[0], "#{pane_height}"]);
+        assert!(height.trim().parse::<u32>().unwrap() >= 7, "{height}");
         assert_eq!(self.calls(), vec!["monitor".to_string()]);
+        // Back to where the person came from, then to the same sidebar again.
+        for want in [&before[0][0], &monitor[0], &before[0][0]] {
+            self.press(key);
+            wait_for(10_000, || {
+                let p = self.panes();
+                (p.len() == 2 && p.iter().any(|p| &p[0] == want && p[4] == "1")).then_some(())
+            })
+            .unwrap_or_else(|| panic!("{want} not active: {:?}", self.panes()));
+        }
+        assert_eq!(self.calls().len(), 1, "one sidebar started");
     }
 }
 
@@ -227,6 +248,38 @@ fn the_tpm_entry_point_at_the_top_loads_the_same_plugin() {
     let server = TmuxServer::start("tpm", dir.path(), &[]);
     server.tmux(&["run-shell", &top.display().to_string()]);
     assert!(bound(&server, "M").unwrap().contains("open-pane.sh"));
+}
+
+#[test]
+fn the_key_goes_to_an_existing_sidebar_in_another_window_of_the_session() {
+    let p = plugged(&[]);
+    // A sidebar marked as ensure-monitor marks it, in window 0; the person is in window 1.
+    let side = p.panes()[0][0].clone();
+    p.inner.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &side,
+        "@intercom-pane-owner",
+        "intercom-pane:x",
+    ]);
+    p.inner.tmux(&["new-window", "-t", "=keys:"]);
+    let work = p.inner.client_pane();
+    assert_ne!(work, side);
+    p.press("M");
+    wait_for(10_000, || (p.inner.client_pane() == side).then_some(()))
+        .unwrap_or_else(|| panic!("not at the sidebar: {}", p.inner.client_pane()));
+    p.press("M");
+    wait_for(10_000, || (p.inner.client_pane() == work).then_some(()))
+        .unwrap_or_else(|| panic!("not back: {}", p.inner.client_pane()));
+    assert!(p.calls().is_empty(), "no second sidebar: {:?}", p.calls());
+    // The plugin turned focus-events on, so the sidebar can show when it has the keys.
+    assert_eq!(
+        p.inner
+            .tmux(&["show-options", "-sv", "focus-events"])
+            .trim(),
+        "on"
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ fn app() -> App {
         Options {
             color: true,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     )
 }
@@ -127,7 +128,7 @@ fn selection_follows_the_id_across_reorder_and_falls_back_by_index() {
 fn esc_closes_details_first_then_quits_and_q_or_ctrl_c_always_quit() {
     let mut a = app();
     a.update(snap(vec![row("a", BoardState::Waiting)]));
-    a.update(key(KeyCode::Enter));
+    a.update(ch('d'));
     assert!(a.details_open());
     assert!(a.update(key(KeyCode::Esc)).is_empty());
     assert!(!a.details_open());
@@ -137,7 +138,7 @@ fn esc_closes_details_first_then_quits_and_q_or_ctrl_c_always_quit() {
 
     let mut a = app();
     a.update(snap(vec![row("a", BoardState::Waiting)]));
-    a.update(key(KeyCode::Enter));
+    a.update(ch('d'));
     assert_eq!(a.update(ch('q')), vec![Effect::Quit]);
 
     // In the reply editor `q` is text, Esc closes the box, Ctrl+C still quits.
@@ -200,7 +201,7 @@ fn seen_group_is_collapsed_but_reachable() {
     assert_eq!(ids(&a), ["a", "Seen(2,true)", "s1", "s2"]);
     a.update(key(KeyCode::End));
     assert_eq!(sel(&a).as_deref(), Some("s2"));
-    a.update(key(KeyCode::Enter));
+    a.update(ch('d'));
     assert!(a.details_open());
 }
 

@@ -27,6 +27,7 @@ fn app_with(color: bool, snap: Snapshot) -> App {
         Options {
             color,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));
@@ -37,7 +38,7 @@ fn press(a: &mut App, code: KeyCode) {
     a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
-fn buffer(a: &App, w: u16, h: u16) -> Buffer {
+pub(crate) fn buffer(a: &App, w: u16, h: u16) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| render(a, f)).unwrap();
     t.backend().buffer().clone()
@@ -45,7 +46,7 @@ fn buffer(a: &App, w: u16, h: u16) -> Buffer {
 
 /// The screen as text, one line per row, framed so widths are visible. Cells hidden behind a
 /// wide character are skipped, as a terminal would show them.
-fn text(b: &Buffer) -> String {
+pub(crate) fn text(b: &Buffer) -> String {
     let mut out = String::new();
     for y in 0..b.area.height {
         let mut line = String::new();
@@ -160,7 +161,7 @@ fn details_open() {
     let mut a = app_with(true, demo(10));
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Down);
-    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('d'));
     insta::assert_snapshot!("details_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("details_120x40", screen(&a, 120, 40));
     // Short pane: details replace the list, and PgDn/PgUp scroll them (title stays).
@@ -248,6 +249,7 @@ fn reply_box_states() {
         Options {
             color: true,
             reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
+            workers_unavailable: None,
         },
     );
     c.update(Msg::SnapshotArrived(demo(10)));
@@ -278,7 +280,7 @@ fn receipts_and_refusals_show_at_every_pane_height() {
         }
     }
     insta::assert_snapshot!("reply_delivered_40x3", screen(&a, 40, 3));
-    enter(&mut a); // details
+    press(&mut a, KeyCode::Char('d')); // details
     assert!(a.details_open());
     for w in [20u16, 40, 80] {
         for h in 2..=30u16 {
@@ -429,7 +431,7 @@ fn a_closed_workers_details_give_the_resume_command() {
         }
         press(&mut a, KeyCode::Down);
     }
-    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('d'));
     let screen = text(&buffer(&a, 120, 40));
     assert!(
         screen.contains("intercom-pane resume-worker 'Doc'\\''s' --confirm-closed"),

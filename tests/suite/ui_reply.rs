@@ -23,6 +23,7 @@ fn app() -> App {
         Options {
             color: true,
             reply_unavailable: None,
+            workers_unavailable: None,
         },
     )
 }
@@ -363,6 +364,7 @@ fn blank_text_and_a_run_without_a_reply_path_send_nothing() {
         Options {
             color: false,
             reply_unavailable: Some("reply path not available in this build".into()),
+            workers_unavailable: None,
         },
     );
     a.update(snap(vec![row("a", BoardState::Waiting)]));

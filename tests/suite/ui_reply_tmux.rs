@@ -247,7 +247,7 @@ fn the_box_keeps_its_seat_while_rows_reorder_closes_after_sending_and_shows_the_
     rig.wait("the receipt at 3 rows", |s| {
         s.lines().count() <= 3 && s.contains("↳ delivered")
     });
-    rig.keys(&["Enter"]);
+    rig.keys(&["d"]);
     rig.wait("the details at 3 rows", |s| {
         s.contains("Details · Alpha") && s.contains("Last reply")
     });

@@ -79,6 +79,7 @@ fn apps() -> Vec<(&'static str, App)> {
             Options {
                 color: true,
                 reply_unavailable: None,
+                workers_unavailable: None,
             },
         );
         a.update(Msg::SnapshotArrived(snap));
@@ -167,13 +168,13 @@ fn no_size_or_input_panics_and_nothing_leaks_controls() {
 
 #[test]
 fn hostile_names_keep_the_columns_aligned() {
-    use intercom_pane::ui::layout::{fit, Col};
+    use intercom_pane::ui::layout::{fit, with_source, Col};
     let (_, app) = apps().into_iter().next().unwrap();
     for w in [60u16, 80, 120] {
         let area = Rect::new(0, 0, w, 24);
         let mut buf = Buffer::empty(area);
         draw(&app, &mut buf, area);
-        let state = fit(w)
+        let state = fit(w, &with_source(&app.snapshot().unwrap().rows))
             .cols
             .into_iter()
             .find(|p| p.col == Col::State)

@@ -147,12 +147,12 @@ fn select_details_escape_resize_and_quit() {
     });
     let header = header_line(&s).expect("header");
     assert!(
-        header.contains("Connection") && header.contains("Seen"),
+        header.contains("Connection") && header.contains("Detail"),
         "{s}"
     );
 
     // The hostile name is plain text: no title change, no cleared screen.
-    assert!(s.contains("evilnameexe.txt"), "{s}");
+    assert!(s.contains("evilnameexe"), "{s}");
     assert!(!s.contains("pwned"), "{s}");
     assert_eq!(t.display("#{pane_title}"), "before-title");
     assert!(s.contains("builder") && s.contains("worker-011"), "{s}");
@@ -170,7 +170,7 @@ fn select_details_escape_resize_and_quit() {
         selected_line(s).is_some_and(|l| l.contains("builder"))
     });
 
-    t.keys(&["Enter"]);
+    t.keys(&["d"]);
     let s = t.wait_for("details", |s| s.contains("Details · builder"));
     assert!(
         s.contains("Responsibility") && s.contains("Connection"),
@@ -191,14 +191,14 @@ fn select_details_escape_resize_and_quit() {
     t.run(&["resize-window", "-t", SESSION, "-x", "50", "-y", "12"]);
     // Until the frame's last line (the overflow line) is drawn too.
     let s = t.wait_for("narrow layout", |s| {
-        header_line(s).is_some_and(|h| h.contains("Report") && !h.contains("Connection"))
+        header_line(s).is_some_and(|h| h.contains("Detail") && !h.contains("Connection"))
             && s.contains("more (")
     });
     assert!(s.lines().all(|l| l.chars().count() <= 50), "{s}");
     assert!(s.contains("more ("), "overflow line at 12 rows:\n{s}");
     t.run(&["resize-window", "-t", SESSION, "-x", "120", "-y", "30"]);
     t.wait_for("full layout", |s| {
-        header_line(s).is_some_and(|h| h.contains("Last activity"))
+        header_line(s).is_some_and(|h| h.contains("Observed"))
     });
 
     t.keys(&["q"]);

@@ -116,7 +116,7 @@ impl Job<'_> {
 }
 
 pub(super) fn run(j: &Job) -> Ending {
-    let mut progress = Progress::new(j.req.progress);
+    let mut progress = Progress::new(j.req.progress, j.req.on_stage);
     let end = match run_stages(j, &mut progress) {
         Ok(end) | Err(end) => end,
     };

@@ -47,6 +47,8 @@ pub struct CloseRequest<'a> {
     pub recover: bool,
     /// Progress lines on stderr while waiting (off with `--json`).
     pub progress: bool,
+    /// Told each stage as the run reaches it (the sidebar shows it on the row).
+    pub on_stage: Option<&'a dyn Fn(&str)>,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
 }

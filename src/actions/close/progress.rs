@@ -10,8 +10,10 @@ use crate::clock::Ms;
 /// Plain (non-terminal) lines repeat at most this often for one stage.
 const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
-pub(super) struct Progress {
+pub(super) struct Progress<'a> {
     on: bool,
+    /// Told each new stage (the sidebar's row), whether or not lines are printed.
+    sink: Option<&'a dyn Fn(&str)>,
     tty: bool,
     started: Instant,
     stage: String,
@@ -19,10 +21,11 @@ pub(super) struct Progress {
     drawn: bool,
 }
 
-impl Progress {
-    pub(super) fn new(on: bool) -> Progress {
+impl<'a> Progress<'a> {
+    pub(super) fn new(on: bool, sink: Option<&'a dyn Fn(&str)>) -> Progress<'a> {
         Progress {
             on,
+            sink,
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
             stage: String::new(),
@@ -33,7 +36,11 @@ impl Progress {
 
     /// Report that the run is at `stage`; `left_ms` is the time to the job's deadline.
     pub(super) fn tick(&mut self, stage: &str, now: Ms, deadline_at: Ms) {
+        if let Some(sink) = self.sink.filter(|_| self.stage != stage) {
+            sink(stage);
+        }
         if !self.on {
+            self.stage = stage.to_string();
             return;
         }
         let elapsed = self.started.elapsed().as_secs_f64();

@@ -49,6 +49,8 @@ const ERROR_CAP: usize = 2 * 1024;
 const TASK_CHARS: usize = 240;
 const ASSISTANT_CHARS: usize = 500;
 const ERROR_CHARS: usize = 500;
+/// The newest user text kept for the sidebar's preview, in characters.
+const USER_CHARS: usize = 1000;
 const FIRST_LINE_CHARS: usize = 512;
 /// Once this many branch entries are known, stop looking further back for assistant text.
 const ENOUGH_BRANCH: usize = 32;
@@ -187,6 +189,14 @@ pub struct BranchEntry {
     pub skimmed: bool,
 }
 
+/// A tool call pi is running: the last call's name (unknown for a skimmed line) and when the
+/// assistant message that made it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningTool {
+    pub name: Option<String>,
+    pub since: Option<Ms>,
+}
+
 /// What the board needs from one pi session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
@@ -214,6 +224,14 @@ pub struct SessionSummary {
     pub last_assistant_text: Option<String>,
     /// `errorMessage` when the newest turn ended in `error` or `aborted`, ≤ 500 chars, raw.
     pub last_error: Option<String>,
+    /// What the newest reply asks when it asks for input (`board::classify::question_of`),
+    /// raw (views sanitize).
+    pub question: Option<String>,
+    /// Newest user text on the branch (within the entries read), ≤ 1000 chars, raw.
+    pub last_user_text: Option<String>,
+    /// The tool the newest turn is running: the deciding entry is an assistant message with
+    /// tool calls and no result has come back yet.
+    pub running_tool: Option<RunningTool>,
     /// Malformed lines met in the tail window.
     pub skipped_lines: u32,
     /// Id of the newest entry (the branch tip).
@@ -430,6 +448,36 @@ fn summarize(
         })
         .and_then(|e| e.error_message.as_deref())
         .map(|t| t.chars().take(ERROR_CHARS).collect::<String>());
+    let reply = decisive.filter(|e| e.branch.role == Some(Role::Assistant));
+    // Only a completed reply whose first line asks is a question (the waiting rule).
+    let question = reply
+        .filter(|e| !e.branch.has_tool_call)
+        .filter(|e| {
+            e.branch
+                .first_text_line
+                .as_deref()
+                .is_some_and(crate::board::classify::is_input_request)
+        })
+        .and_then(|e| e.text.as_deref())
+        .and_then(crate::board::classify::question_of);
+    let running_tool = reply
+        .filter(|e| {
+            e.branch.has_tool_call
+                && !matches!(
+                    e.branch.stop_reason,
+                    Some(StopReason::Error | StopReason::Aborted)
+                )
+        })
+        .map(|e| RunningTool {
+            name: e.tool_name.clone(),
+            since: e.branch.timestamp,
+        });
+    let last_user_text = tail
+        .branch
+        .iter()
+        .filter(|e| e.branch.role == Some(Role::User))
+        .find_map(|e| e.text.as_deref())
+        .map(|t| t.chars().take(USER_CHARS).collect::<String>());
     SessionSummary {
         path: path.to_path_buf(),
         session_id: header.id,
@@ -443,6 +491,9 @@ fn summarize(
         provider,
         last_assistant_text,
         last_error,
+        question,
+        last_user_text,
+        running_tool,
         skipped_lines: tail.skipped,
         newest_entry_id: tail.newest_entry_id,
         linear: tail.linear,

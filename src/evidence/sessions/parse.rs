@@ -32,6 +32,8 @@ pub(super) struct RawMessage {
     pub(super) provider: Option<String>,
     pub(super) model: Option<String>,
     pub(super) has_tool_call: bool,
+    /// `name` of the last `toolCall` block (what a running tool is).
+    pub(super) tool_name: Option<String>,
     pub(super) text: String,
 }
 
@@ -257,7 +259,10 @@ impl<'de> Visitor<'de> for ContentSeed<'_> {
                         push_text(m, &t);
                     }
                 }
-                Some("toolCall") => m.has_tool_call = true,
+                Some("toolCall") => {
+                    m.has_tool_call = true;
+                    m.tool_name = block.name.or(m.tool_name.take());
+                }
                 _ => {}
             }
         }
@@ -288,6 +293,8 @@ impl<'de> Visitor<'de> for ContentSeed<'_> {
 pub(super) struct Block {
     pub(super) typ: Option<String>,
     pub(super) text: Option<String>,
+    /// A `toolCall` block's tool name.
+    pub(super) name: Option<String>,
 }
 
 /// The block, and whether its text is wanted.
@@ -311,6 +318,7 @@ impl<'de> Visitor<'de> for BlockSeed<'_> {
             match key.0.as_deref() {
                 Some("type") => b.typ = a.next_value_seed(MaybeStr(SHORT_CAP))?,
                 Some("text") if self.1 => b.text = a.next_value_seed(MaybeStr(TEXT_CAP))?,
+                Some("name") => b.name = a.next_value_seed(MaybeStr(SHORT_CAP))?,
                 _ => {
                     a.next_value::<IgnoredAny>()?;
                 }
@@ -422,6 +430,8 @@ pub(super) struct Entry {
     pub(super) model: Option<String>,
     pub(super) text: Option<String>,
     pub(super) error_message: Option<String>,
+    /// The last tool call's name (assistant messages with tool calls).
+    pub(super) tool_name: Option<String>,
 }
 
 pub(super) fn role_of(s: &str) -> Role {
@@ -502,5 +512,6 @@ pub(super) fn to_entry(raw: RawEntry, skimmed: bool) -> Entry {
         model,
         text,
         error_message: if is_msg { m.error_message } else { None },
+        tool_name: if has_tool_call { m.tool_name } else { None },
     }
 }

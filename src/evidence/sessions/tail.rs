@@ -94,7 +94,7 @@ impl Tail {
     }
 
     /// True when older entries cannot change the summary: the deciding entries, the model and
-    /// some assistant text are known (or the branch is complete). Past `TEXT_SEARCH_BUDGET`
+    /// some assistant and user text are known (or the branch is complete). Past `TEXT_SEARCH_BUDGET`
     /// bytes `scanned`, the last assistant text is left unknown rather than searched for.
     fn enough(&self, scanned: u64) -> bool {
         if self.branch_done {
@@ -130,12 +130,16 @@ impl Tail {
             return false;
         }
         let has_model = self.branch.iter().any(|e| e.model.is_some());
-        let has_text = self
-            .branch
-            .iter()
-            .any(|e| e.branch.role == Some(Role::Assistant) && e.text.is_some());
+        let has_text = |role| {
+            self.branch
+                .iter()
+                .any(|e| e.branch.role == Some(role) && e.text.is_some())
+        };
+        // The newest user text too (the sidebar's preview), within the same bounds.
         has_model
-            && (has_text || self.branch.len() >= ENOUGH_BRANCH || scanned >= TEXT_SEARCH_BUDGET)
+            && ((has_text(Role::Assistant) && has_text(Role::User))
+                || self.branch.len() >= ENOUGH_BRANCH
+                || scanned >= TEXT_SEARCH_BUDGET)
     }
 }
 

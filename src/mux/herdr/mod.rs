@@ -539,6 +539,22 @@ impl Multiplexer for Herdr {
             Err(e) => Ok(CloseOutcome::Unverified(e.code().to_string())),
         }
     }
+
+    fn jump_to(
+        &self,
+        target: &str,
+        _from: Option<&str>,
+        deadline: Instant,
+    ) -> Result<(), MuxError> {
+        self.jump(target, deadline)
+    }
+
+    fn grow_to(&self, _pane_id: &str, _lines: u16, _deadline: Instant) -> Result<bool, MuxError> {
+        Err(err(
+            ErrorCode::BadRequest,
+            "herdr: resizing a pane is not supported",
+        ))
+    }
 }
 
 #[cfg(test)]

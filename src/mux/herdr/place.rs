@@ -105,6 +105,29 @@ impl Herdr {
         }
     }
 
+    /// Take the person to `pane_id`: its workspace first (`workspace.focus`), then the pane
+    /// (`pane.focus`, which also brings its tab forward), then a fresh snapshot must show that
+    /// workspace and pane focused.
+    pub fn jump(&self, pane_id: &str, deadline: Instant) -> Result<(), MuxError> {
+        let pane = self
+            .pane_get(pane_id, deadline)?
+            .ok_or_else(|| err(ErrorCode::PaneNotFound, pane_id))?;
+        self.focus_workspace(&pane.workspace_id, deadline)?;
+        self.focus_pane(pane_id, deadline)?;
+        let now = self.focus(deadline)?;
+        if now.pane == pane_id && now.workspace == pane.workspace_id {
+            Ok(())
+        } else {
+            Err(err(
+                ErrorCode::Failed,
+                format!(
+                    "focus is on {} in {} after focusing {pane_id}",
+                    now.pane, now.workspace
+                ),
+            ))
+        }
+    }
+
     /// Put the focus back as it was in `before`, then check it.
     pub fn restore_focus(&self, before: &Focus, touched_ws: &str, deadline: Instant) -> FocusNote {
         let after = match self.focus(deadline) {

@@ -40,6 +40,7 @@ use super::{
 mod args;
 mod close;
 mod create;
+mod focus;
 mod listing;
 pub mod literal;
 mod presence;
@@ -381,6 +382,20 @@ impl Multiplexer for Tmux {
         deadline: Instant,
     ) -> Result<CloseOutcome, MuxError> {
         self.compare_and_close(expected, deadline)
+    }
+
+    fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
+        let from = from.ok_or_else(|| {
+            MuxError::new(
+                ErrorCode::BadRequest,
+                "the caller is not in a pane of this tmux server",
+            )
+        })?;
+        self.jump(target, from, deadline)
+    }
+
+    fn grow_to(&self, pane_id: &str, lines: u16, deadline: Instant) -> Result<bool, MuxError> {
+        Tmux::grow_to(self, pane_id, lines, deadline)
     }
 }
 
