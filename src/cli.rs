@@ -39,6 +39,10 @@ pub enum Command {
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
+    /// Why a seat shows its state: every source's evidence (transcript, registration and its
+    /// run state, pi's events, pane and process, observation logs, probe), each with its age,
+    /// and the rule that chose the state.
+    Explain(ExplainArgs),
     /// Check the setup: tmux, Herdr, the binary pi runs, the pi extension, the roster and its
     /// sessions, the data root. Exit 1 when something a feature needs is missing.
     Doctor(DoctorArgs),
@@ -129,6 +133,20 @@ pub struct StatusArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::views::status_json::MAX_LIMIT as u64))]
     pub limit: usize,
     /// Check the connections of this page's workers (loopback health probes).
+    #[arg(long)]
+    pub probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The seat: `<project>/<agent>`, or an agent name (case-insensitive) only one seat has.
+    pub name: String,
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Check the seat's connection first (a loopback health probe of its configured port).
     #[arg(long)]
     pub probe: bool,
 }

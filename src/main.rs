@@ -5,7 +5,10 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Scan(_) | Command::Status(_)) {
+    if matches!(
+        cli.command,
+        Command::Scan(_) | Command::Status(_) | Command::Explain(_)
+    ) {
         intercom_pane::evidence::single_pass();
     }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
@@ -20,6 +23,7 @@ fn main() {
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a).code(),
         Command::ResumeWorker(a) => cmd::resume_cmd::run(a).code(),
         Command::Demo(a) => demo::run(a),
+        Command::Explain(a) => cmd::explain_cmd::run(a).code(),
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),

@@ -320,6 +320,46 @@ impl fmt::Display for StateSource {
     }
 }
 
+impl StateSource {
+    /// Which state rule chose a state from this source (with `reason`), in words: `explain`
+    /// and the sidebar's details say it. The rules and their order are `board::verdict`'s
+    /// (docs/behaviour.md §2).
+    pub fn rule(&self, reason: StateReason) -> &'static str {
+        use StateReason as R;
+        match self {
+            StateSource::SessionFile | StateSource::SessionFileAtTreeLeaf => match reason {
+                R::SessionUnreadable(_) | R::SessionIdMismatch => {
+                    "a session file that cannot be used says nothing: unknown, never idle"
+                }
+                R::SessionTail(_) => "damaged newest lines decide nothing: unknown",
+                _ => "the transcript rules: the newest entry that decides a turn",
+            },
+            StateSource::NoSessionFile => "a live pi that has written nothing yet is idle",
+            StateSource::RegistrationRunState => match reason {
+                R::TurnStarted => {
+                    "the registration's run state is newer than the file: a turn started"
+                }
+                R::SessionClosed => "pi recorded the end of this session while its process runs",
+                R::RetryAbandoned => "pi settled after the failed attempt: no retry will run",
+                _ => "a run that started before the marked failure has not settled: pi recovers",
+            },
+            StateSource::Pi(_) => {
+                "what pi told its extension outranks the file (dialog, compaction, retry, failed \
+                 compaction, exhausted retries, stopped run)"
+            }
+            StateSource::AssumedAlive
+            | StateSource::NoRegistration
+            | StateSource::ConnectorOwnerRecord
+            | StateSource::ConnectorOwnerProcess
+            | StateSource::Mux(_) => "liveness decides a seat whose pi is not seen running",
+            StateSource::OtherRegisteredPi { .. } | StateSource::OtherPaneProcess { .. } => {
+                "its pane runs another session: what its own evidence says is not what runs"
+            }
+            StateSource::Demo => "the demo's simulation",
+        }
+    }
+}
+
 impl Serialize for StateSource {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

@@ -54,6 +54,17 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `explain`.
+    ExplainExit {
+        Printed = 0,
+        /// Bad flags or setup.
+        Refused = 2,
+        /// No seat, or several, of that name.
+        UnknownSeat = 5,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `monitor`.
     MonitorExit {
         /// The person quit.

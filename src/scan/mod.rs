@@ -253,7 +253,34 @@ fn assemble(
     }
 }
 
+/// Why a name names no single seat of a pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatLookup {
+    Unknown,
+    Ambiguous,
+}
+
 impl Scan {
+    /// The key of the seat `who` names: `<project>/<agent>` exactly, else an agent name
+    /// (case-insensitive) that only one seat has (reply, explain).
+    pub fn find_seat(&self, who: &str) -> Result<String, SeatLookup> {
+        if self.records.iter().any(|r| r.key() == who) {
+            return Ok(who.to_string());
+        }
+        let want = who.to_lowercase();
+        let hits: Vec<String> = self
+            .records
+            .iter()
+            .filter(|r| r.agent.to_lowercase() == want)
+            .map(|r| r.key())
+            .collect();
+        match hits.as_slice() {
+            [] => Err(SeatLookup::Unknown),
+            [k] => Ok(k.clone()),
+            _ => Err(SeatLookup::Ambiguous),
+        }
+    }
+
     /// The probe targets of this pass: configured workers in saved order.
     pub fn probe_targets(&self) -> Vec<ProbeTarget> {
         self.config

@@ -1,6 +1,7 @@
 //! Read-only projections of one `Scan`: board files, the printed table, the JSON status page.
 
 pub mod board_files;
+pub mod explain;
 pub mod json;
 pub mod print;
 pub mod status_json;

@@ -110,6 +110,20 @@ pub enum EntryKind {
     Other,
 }
 
+impl EntryKind {
+    /// pi's name for it (`other` for the rest).
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryKind::Message => "message",
+            EntryKind::ModelChange => "model_change",
+            EntryKind::Compaction => "compaction",
+            EntryKind::ContextEdit => "context_edit",
+            EntryKind::BranchSummary => "branch_summary",
+            EntryKind::Other => "other",
+        }
+    }
+}
+
 /// `message.role` of a message entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -125,6 +139,19 @@ pub enum Role {
 }
 
 impl Role {
+    /// pi's name for it (`other` for the rest).
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::BashExecution => "bashExecution",
+            Role::System => "system",
+            Role::Custom => "custom",
+            Role::Other => "other",
+        }
+    }
+
     /// Whether a message of this role decides the seat's turn state. A `bashExecution` is a
     /// command the person ran with `!` in pi: it starts no agent turn, and pi appends it only
     /// when no turn is streaming (it queues it until the turn ends), so it never decides.
@@ -142,6 +169,20 @@ pub enum StopReason {
     Error,
     Aborted,
     Other,
+}
+
+impl StopReason {
+    /// pi's name for it (`other` for the rest).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+            StopReason::Other => "other",
+        }
+    }
 }
 
 /// Why the newest lines of a session file could not be read (met before any readable entry).
