@@ -13,7 +13,10 @@
 # Before anything is typed:
 # - the text rules (the same as intercom-pane's `check_text`): no C0 control but LF and TAB (so no
 #   CR, no ESC, no NUL), no DEL, no C1, no bidi embedding/override/isolate controls, valid UTF-8,
-#   at most 2200 characters (a reply's 2000 plus its trailer), at least one visible character;
+#   at most 2000 characters, at least one visible character;
+# - and the rules of a text typed into pi's editor (`check_for_editor` in src/reply_text.rs): its
+#   first character after leading white space is not `!` (pi runs it as a shell command; `!!`
+#   too) nor `/` (pi takes it as a command), and it has no TAB (pi's editor turns it into spaces);
 # - the pane: taken out of copy mode (or any mode) first, refused if it stays in one; pi's editor
 #   (the lines between its two full-width rulers at the bottom of the screen) must be empty: an
 #   unsent draft is refused, never glued to the message, and so is anything else between those
@@ -30,7 +33,7 @@ set -u
 export LC_ALL=C
 
 MAX_BYTES=65536
-MAX_CHARS=2200
+MAX_CHARS=2000
 # Characters that show nothing on their own, besides ASCII space, TAB and LF (the same list as
 # INVISIBLE and char::is_whitespace in src/reply_text.rs), as UTF-8 byte sequences.
 INVISIBLE=$'\xc2\xa0|\xc2\xad|\xcd\x8f|\xd8\x9c|\xe1\x85\x9f|\xe1\x85\xa0|\xe1\x9a\x80|\xe1\x9e\xb4|\xe1\x9e\xb5|\xe1\xa0\x8e|\xe2\x80[\x80-\x8f]|\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xaf|\xe2\x81\x9f|\xe2\x81[\xa0-\xa4]|\xe2\x81[\xaa-\xaf]|\xe2\xa0\x80|\xe3\x80\x80|\xe3\x85\xa4|\xef\xbb\xbf|\xef\xbe\xa0'
@@ -97,6 +100,15 @@ chars=$(tr -d '\200-\277' < "$tmp" | wc -c)
 [ "$chars" -le "$MAX_CHARS" ] || refuse_text "the text is $chars characters; at most $MAX_CHARS are sent"
 [ "$(sed -E "s/($INVISIBLE)//g" < "$tmp" | tr -d ' \t\n' | wc -c)" != 0 ] \
   || refuse_text "the text is blank (no visible character)"
+! grep -aq $'\t' "$tmp" || refuse_text "the text has a TAB, which pi's editor turns into spaces"
+# The first character pi's editor sees after its own trim (white space, as in INVISIBLE's first
+# entries and JavaScript's trim: the BOM too).
+TRIMMED=$'\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a]|\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xaf|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf'
+first=$(tr '\n' ' ' < "$tmp" | sed -E "s/^(($TRIMMED)|[ ])*//" | head -c 1)
+case "$first" in
+  '!') refuse_text "the text starts with '!', which pi's editor runs as a shell command" ;;
+  /) refuse_text "the text starts with '/', which pi's editor takes as a command" ;;
+esac
 
 tm() {
   # Never inherit the caller's own tmux: the socket comes from the arguments only.

@@ -8,6 +8,30 @@
 //! extension hands it, rendering them raw; C1 controls are 8-bit escapes; bidi embedding,
 //! override and isolate controls make the text read differently from what it is. A text with no
 //! visible character would arrive as an invisible message.
+//!
+//! What pi's editor does to a text it is given and then submitted (pi 1.6.0, `submitValue` and
+//! the interactive submit handler): it drops the surrounding whitespace (JavaScript's `trim`),
+//! turns each TAB into four spaces (and a TAB typed as a key opens its completion), runs a text
+//! whose first character is `!` as a shell command (`!!`: the same, its output kept from the
+//! model), and takes a first `/` as a command (built-in ones like `/quit` and `/new`, extension
+//! commands, prompt templates, skills). So every transport sends the text without its surrounding
+//! whitespace (`trim_like_pi`: what pi would record from a typed one anyway), and the transports
+//! that go through pi's editor — typed keys (`agent-send.sh`) and Herdr's `agent.prompt` — refuse
+//! (`check_for_editor`) a text that would be a command there or that the editor would change. The
+//! channel hands the text to pi as a message (`pi.sendUserMessage`): there `!` and `/` are plain
+//! text, so one text never means a command on one transport and a message on another.
+
+/// The line earlier versions added on its own line after every reply. Session files written
+/// then still end such user messages with it: readers drop it (`without_legacy_trailer`), so the
+/// board never shows it as a worker's task. Nothing sends it any more.
+pub const LEGACY_TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
+
+/// `text` without a `LEGACY_TRAILER` line at its end.
+pub fn without_legacy_trailer(text: &str) -> &str {
+    text.strip_suffix(LEGACY_TRAILER)
+        .and_then(|t| t.strip_suffix('\n'))
+        .unwrap_or(text)
+}
 
 /// Longest text accepted, in characters.
 pub const MAX_REPLY_CHARS: usize = 2000;
@@ -31,6 +55,11 @@ pub enum TextError {
     TooLong(usize),
     /// A control character: the character and its position (1-based, in characters).
     Control(char, usize),
+    /// Through pi's editor only: the text starts with `!` or `/`, which pi's editor takes as a
+    /// shell command or a command (the character).
+    EditorCommand(char),
+    /// Through pi's editor only: a TAB (its position), which pi's editor turns into spaces.
+    EditorTab(usize),
 }
 
 impl std::fmt::Display for TextError {
@@ -47,6 +76,22 @@ impl std::fmt::Display for TextError {
                 f,
                 "text contains a control character ({}) at character {at}; refused",
                 control_name(*c)
+            ),
+            TextError::EditorCommand('!') => f.write_str(
+                "the text starts with `!`, which pi's editor runs as a shell command; this seat \
+                 has no reply channel (its text would be typed), so it is refused: start with \
+                 another character, or give the seat the extension's channel",
+            ),
+            TextError::EditorCommand(c) => write!(
+                f,
+                "the text starts with `{c}`, which pi's editor takes as a command; this seat has \
+                 no reply channel (its text would be typed), so it is refused: start with another \
+                 character, or give the seat the extension's channel"
+            ),
+            TextError::EditorTab(at) => write!(
+                f,
+                "the text has a TAB at character {at}, which pi's editor turns into spaces; this \
+                 seat has no reply channel (its text would be typed), so it is refused: use spaces"
             ),
         }
     }
@@ -83,6 +128,39 @@ pub fn check_text(text: &str) -> Result<(), TextError> {
     let n = text.chars().count();
     if n > MAX_REPLY_CHARS {
         return Err(TextError::TooLong(n));
+    }
+    Ok(())
+}
+
+/// Is `c` dropped from either end of a text by pi's editor? JavaScript's `trim` set: Unicode
+/// white space and the BOM (U+0085, which Rust also counts, is refused as a control anyway).
+pub fn is_trimmed_by_pi(c: char) -> bool {
+    c.is_whitespace() || c == '\u{feff}'
+}
+
+/// The text as pi records it from its editor: without surrounding white space. Every transport
+/// sends this, so the text pi records is the same whichever carries it.
+pub fn trim_like_pi(text: &str) -> &str {
+    text.trim_matches(is_trimmed_by_pi)
+}
+
+/// The first characters pi's editor treats as a command: `!` (and `!!`) a shell command, `/` a
+/// command, prompt template or skill.
+pub const EDITOR_COMMAND_PREFIXES: &[char] = &['!', '/'];
+
+/// The extra rules for a text that goes through pi's editor (typed keys, Herdr's `agent.prompt`),
+/// for a text that passed `check_text`: its first character after the surrounding white space is
+/// not a command prefix, and it has no TAB. What passes arrives as exactly `trim_like_pi(text)`.
+pub fn check_for_editor(text: &str) -> Result<(), TextError> {
+    if let Some(c) = trim_like_pi(text)
+        .chars()
+        .next()
+        .filter(|c| EDITOR_COMMAND_PREFIXES.contains(c))
+    {
+        return Err(TextError::EditorCommand(c));
+    }
+    if let Some(i) = text.chars().position(|c| c == '\t') {
+        return Err(TextError::EditorTab(i + 1));
     }
     Ok(())
 }
@@ -133,6 +211,30 @@ mod tests {
             assert_eq!(check_text(t), Err(TextError::Blank), "{t:?}");
         }
         assert_eq!(check_text("\u{200b}x"), Ok(()));
+    }
+
+    #[test]
+    fn editor_rules_refuse_commands_and_tabs_after_pis_own_trim() {
+        for t in [
+            "!touch x",
+            "!!ls",
+            "  !ls",
+            "\n\u{feff}\u{3000}!x",
+            "/quit",
+            " /new\nmore",
+        ] {
+            assert!(
+                matches!(check_for_editor(t), Err(TextError::EditorCommand(_))),
+                "{t:?}"
+            );
+        }
+        assert_eq!(check_for_editor("a\tb"), Err(TextError::EditorTab(2)));
+        // Not first (after white space): plain text; invisible characters pi keeps count.
+        for t in ["say !x", "a/b", "\u{200b}!x", "ok\n!second line", "é /x"] {
+            assert_eq!(check_for_editor(t), Ok(()), "{t:?}");
+        }
+        assert_eq!(trim_like_pi(" \n\u{feff}hi there\u{a0}\t"), "hi there");
+        assert_eq!(trim_like_pi("\u{200b}x"), "\u{200b}x");
     }
 
     #[test]

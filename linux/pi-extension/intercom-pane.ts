@@ -15,7 +15,9 @@
 // owner-only 0700 folder under $XDG_RUNTIME_DIR, else the temp folder) and advertises it in the
 // registration (`register --channel`). `intercom-pane reply` (and the sidebar, and close-worker)
 // hands a text to it and this extension gives it to pi with `pi.sendUserMessage` — no keystrokes,
-// so a draft in the editor, copy mode, focus or pane size never matter. One JSON line each way
+// so a draft in the editor, copy mode, focus or pane size never matter; the text is the user
+// message exactly (a first `!` or `/` is plain text here), and that it came from the board is
+// shown to the person with `ctx.ui.notify`, outside the conversation. One JSON line each way
 // (see src/mux/pi_channel.rs); the answer says what pi did:
 // - `delivered`: pi was idle and a turn started with the text (seen in before_agent_start);
 // - `queued`: pi was busy; the text waits in this extension's own queue and is handed to pi when
@@ -41,6 +43,7 @@ type Ctx = {
   cwd: string;
   isIdle?(): boolean;
   getContextUsage?(): { tokens: number | null; contextWindow: number; percent: number | null } | undefined;
+  ui?: { notify?(message: string, kind?: "info" | "warning" | "error"): void };
   sessionManager: {
     getSessionId(): string | undefined;
     getSessionFile(): string | undefined;
@@ -62,14 +65,12 @@ const CONFIRM_MS = 5000;
 const QUEUE_CAP = 16;
 // The channel's own limits, so a client (only this user can connect at all) cannot hold pi's
 // process: open connections at once (more are closed at once), bytes of the one request line
-// (a 2000-character text and its trailer, JSON-escaped, fit well), time for that line to arrive,
+// (a 2000-character text, JSON-escaped, fits well), time for that line to arrive,
 // and time for the whole connection (the answer comes within CONFIRM_MS of the request).
 const CONNECTION_CAP = 16;
 const LINE_CAP = 32 * 1024;
 const REQUEST_MS = 5000;
 const CONNECTION_MS = 15_000;
-// Longest trailer (intercom-pane's fixed line after the text).
-const TRAILER_CAP = 500;
 
 // The reply text rules, mirrored from src/reply_text.rs (the one documented source; the
 // real-pi tier checks both on one table of cases, tests/fixtures/reply_text_cases.json):
@@ -463,17 +464,11 @@ export default function (pi: Pi) {
     poll.unref?.();
   };
 
-  // `text` follows the text rules; the trailer (its own line after the text) only has to be
-  // short and free of controls.
-  const receive = (text: string, trailer: string | undefined, answer: Answer) => {
+  // `text` follows the text rules and reaches pi exactly as it is: nothing is added to it (a
+  // `trailer` field that earlier intercom-pane versions sent is ignored).
+  const receive = (text: string, answer: Answer) => {
     const rules = checkText(text);
     if (rules.verdict !== "ok") return answer("failed", rules.detail);
-    if (trailer !== undefined) {
-      if (trailer.length > TRAILER_CAP || checkText(trailer).verdict === "control") {
-        return answer("failed", "refused: the trailer is too long or holds a control character");
-      }
-      text = `${text}\n${trailer}`;
-    }
     if (!pi.sendUserMessage || !sessionCtx) return answer("failed", "this pi cannot take messages from extensions");
     const idle = sessionCtx.isIdle?.() ?? false;
     if (!idle || inFlight || queue.length > 0) {
@@ -523,7 +518,7 @@ export default function (pi: Pi) {
       }
       chunks.push(chunk.subarray(0, nl));
       done = true;
-      let req: { v?: unknown; id?: unknown; text?: unknown; trailer?: unknown } | undefined;
+      let req: { v?: unknown; id?: unknown; text?: unknown } | undefined;
       try {
         req = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       } catch {
@@ -534,11 +529,11 @@ export default function (pi: Pi) {
       const answer: Answer = (outcome, detail) => {
         if (!sock.destroyed) sock.end(JSON.stringify({ v: 1, id, outcome, detail }) + "\n");
       };
-      if (req?.v !== 1 || typeof req.text !== "string" || (req.trailer !== undefined && typeof req.trailer !== "string")) {
+      if (req?.v !== 1 || typeof req.text !== "string") {
         return answer("failed", "not a reply request");
       }
       try {
-        receive(req.text, req.trailer as string | undefined, answer);
+        receive(req.text, answer);
       } catch {
         answer("failed", "the extension failed");
       }
@@ -675,13 +670,20 @@ export default function (pi: Pi) {
     void record("session_start", ctx, withPicture());
     ensureMonitor(ctx);
   });
-  pi.on("before_agent_start", (e) => {
+  pi.on("before_agent_start", (e, ctx) => {
     const prompt = (e as { prompt?: unknown }).prompt;
     if (inFlight && prompt === inFlight.text) {
       clearTimeout(inFlight.timer);
       const was = inFlight;
       inFlight = undefined;
       was.answer?.("delivered", "pi started a turn with it");
+      // Where the text came from, for the person at this pi: shown in pi's window, never part
+      // of the conversation (the model gets exactly the text that was sent, nothing added).
+      try {
+        ctx.ui?.notify?.("intercom-pane: this message was sent from the board (intercom-pane reply)", "info");
+      } catch {
+        // Never disturb pi.
+      }
     }
   });
   pi.on("agent_start", (_e, ctx) => {

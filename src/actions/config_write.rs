@@ -1,12 +1,13 @@
 //! Guarded rewrites of the shared Intercom `config.json` (docs/interop.md §1).
 //!
-//! One agent entry is changed by splicing: only the members the edit changes (and the legacy
-//! `dashboardPort`, dropped from every entry) are rewritten in place; every other byte of the file
-//! — other keys, their formatting, numbers too large for a float such as
-//! `123456789012345678901234567890` — stays exactly as it was. (A parse-and-reprint would round
-//! such numbers; serde_json's `arbitrary_precision` would keep them but change how every other
-//! reader in this crate sees numbers, and still reformat the file.) New values are printed in the
-//! file's own style (indented like their neighbours, or compact). The result must validate.
+//! One agent entry is changed by splicing: only the members the edit changes are rewritten in
+//! place; every other byte of the file — other entries and keys, their formatting, numbers too
+//! large for a float such as `123456789012345678901234567890` — stays exactly as it was. (A
+//! parse-and-reprint would round such numbers; serde_json's `arbitrary_precision` would keep them
+//! but change how every other reader in this crate sees numbers, and still reformat the file.)
+//! New values are printed in the file's own layout (`config_write/style.rs`: comma-first or
+//! comma-last, spaces or TABs, LF or CRLF, on several lines like their neighbours or compact).
+//! The result must validate.
 //!
 //! No silent lost write: the replacement is swapped in atomically only if the file still holds
 //! the bytes we read (`renameat2` exchange, swapped back at once otherwise: a change made meanwhile by
@@ -160,15 +161,7 @@ pub fn update_agent<E>(
             break;
         }
         let (before, cfg) = read(root)?;
-        let text = utf8(&before)?;
-        let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
-        let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
-            .map_err(|e| WriteError::Unspliceable(SpliceError::Encode(e)))?;
-        let mut edited = entry.clone();
-        edited.remove("dashboardPort");
-        edit(&mut edited).map_err(WriteError::Refused)?;
-        let change = Change::between(&entry, &edited);
-        let bytes = splice::apply(text, &doc, &change).map_err(WriteError::Unspliceable)?;
+        let (bytes, change) = edit_text(utf8(&before)?, session_id, edit)?;
         if bytes == before {
             return Ok(cfg);
         }
@@ -206,6 +199,33 @@ pub fn update_agent<E>(
     })
 }
 
+/// `text` (a config's bytes) with the entry of `session_id` changed by `edit`, and what changed.
+fn edit_text<E>(
+    text: &str,
+    session_id: &str,
+    edit: AgentEdit<E>,
+) -> Result<(Vec<u8>, Change), WriteError<E>> {
+    let doc = scan::document(text, session_id).map_err(WriteError::Unspliceable)?;
+    let entry: Map<String, Value> = serde_json::from_str(&text[doc.target.clone()])
+        .map_err(|e| WriteError::Unspliceable(SpliceError::Encode(e)))?;
+    let mut edited = entry.clone();
+    edit(&mut edited).map_err(WriteError::Refused)?;
+    let change = Change::between(&entry, &edited);
+    let bytes = splice::apply(text, &doc, &change).map_err(WriteError::Unspliceable)?;
+    Ok((bytes, change))
+}
+
+/// The splice alone, on text (no file, no lock, no validation): `text` with the agent entry of
+/// `session_id` changed by `edit`. What `update_agent` writes; the fuzz target checks it against
+/// serde_json.
+pub fn splice_agent<E>(
+    text: &str,
+    session_id: &str,
+    edit: AgentEdit<E>,
+) -> Result<Vec<u8>, WriteError<E>> {
+    edit_text(text, session_id, edit).map(|(bytes, _)| bytes)
+}
+
 /// The pause after the `attempt`th try lost a race: random below min(2^attempt, 16) ms.
 fn backoff(attempt: usize) {
     let bound_ms = (1u64 << attempt.min(4)).min(MAX_BACKOFF_MS);
@@ -219,196 +239,8 @@ fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {
 
 mod scan;
 mod splice;
+mod style;
 pub use scan::SpliceError;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn keeps_unknown_keys_drops_dashboard_port_and_refuses_invalid_changes() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-        let original = json!({"version": 1, "future": {"kept": true}, "agents": [
-            {"sessionId": "c", "name": "Coordinator", "coordinator": true, "description": "C.",
-             "port": 1, "projectDirectory": ".", "dashboardPort": 41999},
-            {"sessionId": "w", "name": "W", "coordinator": false, "description": "W.", "port": 2,
-             "projectDirectory": ".", "extra": "kept"}]});
-        std::fs::write(root.join(".pi-intercom/config.json"), original.to_string()).unwrap();
-        update_agent::<NoRefusal>(root, "w", &|o| {
-            o.insert("port".into(), json!(3));
-            Ok(())
-        })
-        .unwrap();
-        let text = std::fs::read_to_string(root.join(".pi-intercom/config.json")).unwrap();
-        // A compact file stays compact: only the changed members are printed anew.
-        assert!(
-            text.starts_with("{\"version\":1,\"future\":{\"kept\":true},"),
-            "{text}"
-        );
-        let v: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["future"]["kept"], true);
-        assert_eq!(v["agents"][1]["extra"], "kept");
-        assert_eq!(v["agents"][1]["port"], 3);
-        assert!(v["agents"][0].get("dashboardPort").is_none());
-        // An edit that breaks validation writes nothing.
-        let before = std::fs::read(root.join(".pi-intercom/config.json")).unwrap();
-        let e = update_agent::<NoRefusal>(root, "w", &|o| {
-            o.insert("port".into(), json!(0));
-            Ok(())
-        })
-        .unwrap_err();
-        assert!(e.to_string().contains("invalid"), "{e}");
-        assert_eq!(
-            std::fs::read(root.join(".pi-intercom/config.json")).unwrap(),
-            before
-        );
-        assert!(update_agent::<NoRefusal>(root, "nobody", &|_| Ok(())).is_err());
-        // No temp or lock file is left behind.
-        let names: Vec<String> = std::fs::read_dir(root.join(".pi-intercom"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        assert!(names.contains(&"config.json".to_string()), "{names:?}");
-        assert!(
-            names
-                .iter()
-                .all(|n| n == "config.json" || n == ".gitignore"),
-            "{names:?}"
-        );
-    }
-
-    /// Pretty text as Intercom writes it, with a huge integer and odd spacing in keys we do not
-    /// own: only our members change; mode 0644 stays 0644.
-    #[test]
-    fn splices_only_the_owned_members_and_keeps_mode_and_huge_numbers() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-        let text = r#"{
-  "version": 1,
-  "big": 123456789012345678901234567890,
-  "agents": [
-    {
-      "sessionId": "c",
-      "name": "Coordinator",
-      "coordinator": true,
-      "description": "C.",
-      "port": 1,
-      "projectDirectory": "."
-    },
-    {
-      "sessionId": "w",
-      "name": "W",
-      "coordinator": false,
-      "description": "W.",
-      "port": 2,
-      "projectDirectory": ".",
-      "extra": {"n":   1.50e3, "huge": 98765432109876543210987654321}
-    }
-  ]
-}
-"#;
-        let p = root.join(".pi-intercom/config.json");
-        std::fs::write(&p, text).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-        update_agent::<NoRefusal>(root, "w", &|o| {
-            o.insert(
-                "closeJob".into(),
-                json!({"jobId": "j", "state": "requested",
-                "createdAt": "2026-11-30T00:00:00.000Z", "updatedAt": "2026-11-30T00:00:00.000Z",
-                "deadlineAt": "2026-11-30T00:00:00.000Z"}),
-            );
-            Ok(())
-        })
-        .unwrap();
-        let after = std::fs::read_to_string(&p).unwrap();
-        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o644);
-        assert!(after.contains("\"big\": 123456789012345678901234567890,"));
-        assert!(after.contains(
-            "\"extra\": {\"n\":   1.50e3, \"huge\": 98765432109876543210987654321},\n      \"closeJob\": {\n        \"jobId\": \"j\","
-        ), "{after}");
-        // Everything before the edited member is byte-identical.
-        let cut = text.find("\n    }\n  ]").unwrap();
-        assert_eq!(&after[..cut], &text[..cut]);
-        // Changing it again replaces only that member; removing it restores the original.
-        update_agent::<NoRefusal>(root, "w", &|o| {
-            o.remove("closeJob");
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
-    }
-
-    /// Every layout a person or another tool may leave: the edited entry ends up exactly as the
-    /// edit says, every other entry and key as they were.
-    #[test]
-    fn splices_correctly_in_any_layout_and_position() {
-        let base = json!({"version": 1, "agents": [
-            {"sessionId": "c", "name": "Coordinator", "coordinator": true, "description": "C.",
-             "port": 1, "projectDirectory": ".", "dashboardPort": 9},
-            {"extra": 1, "sessionId": "w", "name": "W", "coordinator": false, "description": "W.",
-             "port": 2, "projectDirectory": ".", "last": [1, {"a": "}"}]}]});
-        let layouts = [
-            serde_json::to_string(&base).unwrap(),
-            serde_json::to_string_pretty(&base).unwrap(),
-            serde_json::to_string_pretty(&base)
-                .unwrap()
-                .replace("  ", "\t"),
-            serde_json::to_string_pretty(&base)
-                .unwrap()
-                .replace('\n', "\r\n"),
-            serde_json::to_string(&base)
-                .unwrap()
-                .replace(',', " ,  ")
-                .replace(':', " : "),
-        ];
-        let edits: [(&str, AgentEdit<NoRefusal>); 4] = [
-            ("drop first", &|o| {
-                o.remove("extra");
-                Ok(())
-            }),
-            ("drop last, add two", &|o| {
-                o.remove("last");
-                o.insert("closeJob".into(), json!({"jobId": "j", "state": "failed",
-                    "createdAt": "2026-11-30T00:00:00.000Z", "updatedAt": "2026-11-30T00:00:00.000Z",
-                    "deadlineAt": "2026-11-30T00:00:00.000Z", "reason": "timeout"}));
-                o.insert("note".into(), json!("x"));
-                Ok(())
-            }),
-            ("change middle", &|o| {
-                o.insert("port".into(), json!(41002));
-                Ok(())
-            }),
-            ("drop all but required", &|o| {
-                o.remove("extra");
-                o.remove("last");
-                Ok(())
-            }),
-        ];
-        for text in &layouts {
-            for (what, edit) in &edits {
-                let dir = tempfile::tempdir().unwrap();
-                let root = dir.path();
-                std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-                std::fs::write(root.join(".pi-intercom/config.json"), text).unwrap();
-                update_agent(root, "w", edit).unwrap();
-                let out = std::fs::read_to_string(root.join(".pi-intercom/config.json")).unwrap();
-                let got: Value =
-                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: {e}\n{out}"));
-                let mut want = base.clone();
-                want["agents"][0]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("dashboardPort");
-                edit(want["agents"][1].as_object_mut().unwrap()).unwrap();
-                assert_eq!(got, want, "{what} in {text}");
-            }
-        }
-    }
-}
+mod tests;

@@ -294,7 +294,7 @@ fn register_self(args: &DemoAgentArgs, config: &Path, event: &str, seq: u64) {
     let _ = cmd.status();
 }
 
-/// Lines typed into this agent's pane (a reply), minus intercom-pane's trailer; bounded.
+/// Lines typed into this agent's pane (a reply); bounded.
 fn read_replies() -> std::sync::mpsc::Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -303,7 +303,7 @@ fn read_replies() -> std::sync::mpsc::Receiver<String> {
         for line in stdin.lock().lines().take(10_000) {
             let Ok(line) = line else { return };
             let line: String = line.chars().take(2000).collect();
-            if line.trim().is_empty() || line.starts_with("(intercom-pane:") {
+            if line.trim().is_empty() {
                 continue;
             }
             if tx.send(line).is_err() {

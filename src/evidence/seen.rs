@@ -65,7 +65,8 @@ pub fn read_seen(path: &Path) -> Result<SeenMarks, SeenError> {
     })
 }
 
-fn parse_seen(bytes: &[u8]) -> Option<SeenMarks> {
+/// The marks in `seen.json`'s bytes: a JSON object of string values, else `None`.
+pub fn parse_seen(bytes: &[u8]) -> Option<SeenMarks> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let obj = v.as_object()?;
     let mut out = SeenMarks::new();

@@ -3,13 +3,13 @@
 //! registration. One request per connection, one JSON line each way:
 //!
 //! ```text
-//! → {"v":1,"id":"<uuid>","text":"<text>","trailer":"<trailer>"}
+//! → {"v":1,"id":"<uuid>","text":"<text>"}
 //! ← {"v":1,"id":"<uuid>","outcome":"delivered|queued|unconfirmed|failed","detail":"…"}
 //! ```
 //!
 //! The extension checks `text` by the reply text rules again (its own copy of
-//! `src/reply_text.rs`), puts the trailer on its own line after it, hands that to pi with
-//! `pi.sendUserMessage` and answers what pi did: a turn
+//! `src/reply_text.rs`), hands it to pi unchanged with `pi.sendUserMessage` (nothing added: pi
+//! records exactly the text) and answers what pi did: a turn
 //! started (`delivered`), held in its own queue behind the running turn (`queued`), no turn seen
 //! in its bounded wait (`unconfirmed`), or refused (`failed`). No keystrokes: a draft, copy mode,
 //! focus or pane size never matter.
@@ -80,15 +80,8 @@ pub struct NotSent(pub String);
 /// Cap on the detail kept from an answer.
 const DETAIL_CAP: usize = 500;
 
-/// Hand `text` (and `trailer`, its own line after it) to the pi `pi_pid` through the channel at
-/// `socket`, once.
-pub fn send(
-    socket: &Path,
-    pi_pid: i32,
-    text: &str,
-    trailer: Option<&str>,
-    deadline: Instant,
-) -> Result<Answer, NotSent> {
+/// Hand `text` to the pi `pi_pid` through the channel at `socket`, once.
+pub fn send(socket: &Path, pi_pid: i32, text: &str, deadline: Instant) -> Result<Answer, NotSent> {
     check_folder(socket)?;
     let mut stream = wire::connect(socket, deadline).map_err(|e| {
         NotSent(match e.code {
@@ -98,11 +91,7 @@ pub fn send(
     })?;
     check_peer(&stream, pi_pid)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let mut req = json!({"v": 1, "id": id, "text": text});
-    if let Some(t) = trailer {
-        req["trailer"] = json!(t);
-    }
-    let mut line = req.to_string();
+    let mut line = json!({"v": 1, "id": id, "text": text}).to_string();
     line.push('\n');
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {

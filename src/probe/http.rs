@@ -56,6 +56,22 @@ async fn exchange(port: u16, expected: &str) -> Verdict {
     read_response(&mut stream, expected).await
 }
 
+/// Classify a whole response already in memory, as `probe_one` classifies what a peer sends:
+/// the same reader, polled until it ends (an in-memory reader never waits). The fuzz target's
+/// entry (`fuzz/`); `None` only if it somehow would not finish.
+pub fn classify_response(bytes: &[u8], expected: &str) -> Option<(ConnState, &'static str)> {
+    let mut r: &[u8] = bytes;
+    let mut fut = std::pin::pin!(read_response(&mut r, expected));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // Each poll consumes input or ends; the count only backs that up.
+    for _ in 0..=bytes.len() + 16 {
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(fut.as_mut(), &mut cx) {
+            return Some(v);
+        }
+    }
+    None
+}
+
 /// Read and classify one response from any async reader (also used by unit tests).
 pub(crate) async fn read_response<R: AsyncReadExt + Unpin>(r: &mut R, expected: &str) -> Verdict {
     let mut buf: Vec<u8> = Vec::with_capacity(MAX_HEADER_BYTES);
@@ -366,7 +382,9 @@ mod tests {
             .build()
             .expect("runtime");
         let mut r: &[u8] = bytes;
-        rt.block_on(read_response(&mut r, "sid-1"))
+        let v = rt.block_on(read_response(&mut r, "sid-1"));
+        assert_eq!(classify_response(bytes, "sid-1"), Some(v), "{bytes:?}");
+        v
     }
 
     const OK: &str = r#"{"version":1,"sessionId":"sid-1"}"#;

@@ -9,7 +9,7 @@ mod cache;
 mod http;
 
 pub use cache::{BatchStats, ProbeCache, ProbeLimits, ProbeTarget};
-pub use http::probe_one;
+pub use http::{classify_response, probe_one};
 
 use crate::clock::{format_iso, Ms};
 

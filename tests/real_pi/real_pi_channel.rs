@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use intercom_pane::actions::reply::TRAILER;
 use serde_json::{json, Value};
 
 const EXTENSION: &str = concat!(
@@ -106,7 +105,7 @@ fn channel_of(seat: &Seat) -> (PathBuf, i32) {
 fn request(sock: &Path, text: &str) -> Value {
     let mut s = UnixStream::connect(sock).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let line = json!({"v": 1, "id": "t", "text": text, "trailer": TRAILER}).to_string() + "\n";
+    let line = json!({"v": 1, "id": "t", "text": text}).to_string() + "\n";
     // The extension may close at once on a line over its cap: a failed write is an answer too.
     let _ = s.write_all(line.as_bytes());
     let mut out = String::new();
@@ -243,7 +242,7 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
         "an oversized line is held"
     );
 
-    // 5. The channel still works: a reply through intercom-pane arrives once, with its trailer.
+    // 5. The channel still works: a reply through intercom-pane arrives once, exactly as typed.
     assert!(seat.runs_pi());
     let (code, receipt, err) = seat.reply("After the flood");
     assert_eq!(code, 0, "{receipt} {err}");

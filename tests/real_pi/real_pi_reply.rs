@@ -4,7 +4,10 @@
 //! refused and pi keeps running; in copy mode the reply arrives as exactly one identical user
 //! message; a draft in pi's editor is never submitted with a reply; a reply to a pi running a
 //! long tool is `queued` and arrives after the tool as one message; multi-line text, quotes,
-//! `$()`, backticks, non-ASCII and a 2000-character text arrive byte-identical.
+//! `$()`, backticks, non-ASCII and a 2000-character text arrive byte-identical, with nothing
+//! added; a text that pi's editor would run as a command (`!`, `!!`, `/`) is a plain user message
+//! through the channel and refused (exit 12) when it would be typed, and no command ever runs
+//! (a marker file stays absent).
 //!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (a folder holding `pi` and `node` 22; see
 //! tests/real_pi/real_pi.rs); otherwise `cargo test` reports it as ignored, with the reason.
@@ -17,7 +20,6 @@ use crate::scan_support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use intercom_pane::actions::reply::TRAILER;
 use mux_support::{wait_for, TmuxServer};
 use real_pi_support::{real_pi, start_model, wait_ready, SERIAL};
 use scan_support::*;
@@ -180,8 +182,10 @@ impl Seat {
     }
 }
 
+/// What pi records for a reply: the text itself, nothing added (surrounding white space aside,
+/// which every transport drops, as pi's editor does).
 pub(crate) fn body(text: &str) -> String {
-    format!("{text}\n{TRAILER}")
+    intercom_pane::reply_text::trim_like_pi(text).to_string()
 }
 
 /// The texts that must arrive byte-identical.
@@ -300,10 +304,52 @@ fn check_seat(seat: &Seat, typed: bool) {
         );
         assert_eq!(code, 0, "{receipt} {err}");
         assert_eq!(receipt["outcome"], "delivered", "{receipt}");
-        expected.push(body(&text));
+        // What pi records is exactly what was typed.
+        assert_eq!(body(&text), text);
+        expected.push(text.clone());
         assert_eq!(seat.wait_messages(expected.len()), expected);
         seat.wait_idle();
     }
+
+    // 6. Texts pi's editor would run as a command: a message through the channel, refused when
+    //    typed; no command runs either way.
+    let marker = seat.env.path("marker");
+    let commands = [
+        format!("!touch {}", marker.display()),
+        format!("  !!touch {}", marker.display()),
+        "/quit".to_string(),
+    ];
+    for text in &commands {
+        let (code, receipt, err) = seat.reply(text);
+        if typed {
+            assert_eq!(code, 12, "{text:?}: {receipt} {err}");
+            assert!(err.contains("pi's editor"), "{err}");
+        } else {
+            assert_eq!(code, 0, "{text:?}: {receipt} {err}");
+            assert_eq!(receipt["outcome"], "delivered", "{receipt}");
+            expected.push(body(text));
+            assert_eq!(seat.wait_messages(expected.len()), expected);
+            seat.wait_idle();
+        }
+    }
+    if !typed {
+        // Where it came from is shown to the person in pi's window, not added to the text.
+        wait_for(5_000, || {
+            seat.screen()
+                .contains("intercom-pane: this message was sent from the board")
+                .then_some(())
+        })
+        .unwrap_or_else(|| panic!("no notice on screen:\n{}", seat.screen()));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(seat.user_messages(), expected);
+    assert!(!marker.exists(), "a reply ran as a command");
+    assert!(seat.runs_pi(), "a reply quit pi");
+    let file = std::fs::read_to_string(&seat.file).unwrap();
+    assert!(
+        !file.contains("intercom-pane:") && !file.contains("bashExecution"),
+        "nothing of ours and no command in the session"
+    );
     assert!(seat.runs_pi());
 }
 

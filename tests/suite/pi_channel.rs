@@ -67,12 +67,12 @@ fn the_listeners_answer_is_the_outcome() {
             Some(json!({"v": 1, "id": id, "outcome": said, "detail": "pi said so"}).to_string())
         });
         let text = "multi\nline 'q' $(x) é";
-        let a = send(&path, me(), text, Some("the trailer"), soon(3000)).unwrap();
+        let a = send(&path, me(), text, soon(3000)).unwrap();
         assert_eq!(a.outcome, want);
         assert_eq!(a.detail, "pi said so");
         let req = rx.recv_timeout(Duration::from_secs(1)).unwrap();
         assert_eq!(req["text"], text, "the text travels as it is");
-        assert_eq!(req["trailer"], "the trailer", "the trailer beside it");
+        assert!(req.get("trailer").is_none(), "nothing beside it");
         assert_eq!(req["v"], 1);
         assert!(
             rx.try_recv().is_err(),
@@ -85,7 +85,7 @@ fn the_listeners_answer_is_the_outcome() {
 fn silence_or_garbage_is_unconfirmed_and_never_resent() {
     let (_d, path, rx) = listener(|_| None);
     let deadline = soon(800);
-    let a = send(&path, me(), "hello", None, deadline).unwrap();
+    let a = send(&path, me(), "hello", deadline).unwrap();
     let returned = Instant::now();
     // Silence until the deadline: unconfirmed, returned within the promised overrun.
     assert_eq!(a.outcome, Outcome::Unconfirmed);
@@ -103,17 +103,13 @@ fn silence_or_garbage_is_unconfirmed_and_never_resent() {
 
     let (_d, path, _rx) = listener(|_| Some("not json".into()));
     assert_eq!(
-        send(&path, me(), "hello", None, soon(2000))
-            .unwrap()
-            .outcome,
+        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
         Outcome::Unconfirmed
     );
     let (_d, path, _rx) =
         listener(|_| Some(json!({"v": 1, "id": "other", "outcome": "delivered"}).to_string()));
     assert_eq!(
-        send(&path, me(), "hello", None, soon(2000))
-            .unwrap()
-            .outcome,
+        send(&path, me(), "hello", soon(2000)).unwrap().outcome,
         Outcome::Unconfirmed
     );
 }
@@ -123,7 +119,7 @@ fn nothing_is_written_to_a_socket_that_is_not_the_registered_pis_own() {
     // Held by this process, but the registration names another pid.
     let (_d, path, rx) =
         listener(|id| Some(json!({"v": 1, "id": id, "outcome": "delivered"}).to_string()));
-    let e = send(&path, 1, "hello", None, soon(2000)).unwrap_err();
+    let e = send(&path, 1, "hello", soon(2000)).unwrap_err();
     assert!(e.0.contains("not the registered pi"), "{e:?}");
     // A folder others can enter.
     std::fs::set_permissions(
@@ -131,7 +127,7 @@ fn nothing_is_written_to_a_socket_that_is_not_the_registered_pis_own() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    let e = send(&path, me(), "hello", None, soon(2000)).unwrap_err();
+    let e = send(&path, me(), "hello", soon(2000)).unwrap_err();
     assert!(e.0.contains("private"), "{e:?}");
     assert!(
         rx.recv_timeout(Duration::from_millis(300)).is_err(),
@@ -140,13 +136,6 @@ fn nothing_is_written_to_a_socket_that_is_not_the_registered_pis_own() {
     // Gone: nothing listens.
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let e = send(
-        &dir.path().join("reply.sock"),
-        me(),
-        "hello",
-        None,
-        soon(2000),
-    )
-    .unwrap_err();
+    let e = send(&dir.path().join("reply.sock"), me(), "hello", soon(2000)).unwrap_err();
     assert!(e.0.contains("not listening"), "{e:?}");
 }

@@ -63,7 +63,7 @@ fn refusals_come_before_anything_is_sent() {
     let nul = env.path("nul.txt");
     std::fs::write(&nul, b"hello\0world").unwrap();
     let nul = nul.display().to_string();
-    let cases: [(&[&str], i32, &str); 9] = [
+    let cases: [(&[&str], i32, &str); 12] = [
         (&["Worker", "   "], 3, "blank"),
         (&["Worker", "\u{200b}\u{200b}\u{feff}"], 3, "blank"),
         (&["Worker", "-f", &nul], 9, "control character (NUL)"),
@@ -77,6 +77,14 @@ fn refusals_come_before_anything_is_sent() {
         (&["Idle", "hi"], 6, "reply needs a registered seat"),
         (&["Coordinator", "hi"], 6, "reply needs a registered seat"),
         (&["Worker"], 2, "give the text"),
+        // This seat has no channel: what pi's editor would run or change is refused.
+        (
+            &["Worker", "!touch /tmp/never"],
+            12,
+            "starts with `!`, which pi's editor runs as a shell command",
+        ),
+        (&["Worker", " \n/quit"], 12, "takes as a command"),
+        (&["Worker", "a\tb"], 12, "TAB at character 2"),
     ];
     for (args, code, msg) in cases {
         let o = reply(&env, &sock, args);
@@ -132,13 +140,11 @@ fn delivers_to_the_registered_pane_only_and_reports_it() {
     assert!(receipt["target"].as_str().unwrap().starts_with('%'));
     let typed = wait_for(5_000, || {
         let t = std::fs::read_to_string(env.path("typed.txt")).ok()?;
-        t.contains("agent-send").then_some(t)
+        t.ends_with('\n').then_some(t)
     })
     .expect("the text reached the pane");
-    assert_eq!(
-        typed,
-        format!("{text}\n{}\n", intercom_pane::actions::reply::TRAILER)
-    );
+    // Exactly the text: nothing added.
+    assert_eq!(typed, format!("{text}\n"));
 }
 
 #[test]

@@ -1,13 +1,12 @@
 //! `intercom-pane reply` to a Herdr seat (no channel: Herdr's `agent.prompt`), against the
 //! protocol-faithful fake Herdr, which like Herdr 0.8.2 takes a prompt only for a pane with a
-//! detected agent: the whole text up to 2000 characters travels with its trailer; a longer text
+//! detected agent: the whole text up to 2000 characters travels, nothing added; a longer text
 //! or a hostile one is refused before `agent.prompt` is called, with the same codes as on tmux.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_herdr_fake;
 use crate::scan_support;
 
-use intercom_pane::actions::reply::TRAILER;
 use mux_herdr_fake::FakeHerdr;
 use scan_support::*;
 use serde_json::{json, Value};
@@ -63,7 +62,7 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
     assert_eq!(receipt["outcome"], "delivered");
     assert_eq!(
         herdr.with(|s| s.prompts.clone()),
-        vec![("w1:p1".to_string(), format!("{text}\n{TRAILER}"))]
+        vec![("w1:p1".to_string(), text.clone())]
     );
 
     let sent = prompts(&herdr);
@@ -72,6 +71,12 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
     assert!(err.contains("2001 characters"), "{err}");
     let (code, _, err) = reply(&env, "fine\u{1b}[201~\r/quit");
     assert_eq!(code, 9, "{err}");
+    // agent.prompt types into pi's editor: a first `!` or `/` would be a command there.
+    for text in ["!touch /tmp/never", "  /quit", "tab\there"] {
+        let (code, _, err) = reply(&env, text);
+        assert_eq!(code, 12, "{text:?}: {err}");
+        assert!(err.contains("pi's editor"), "{err}");
+    }
     assert_eq!(prompts(&herdr), sent, "agent.prompt was never called");
 
     // An agent at a dialog: Herdr refuses the prompt, the receipt says so.
@@ -143,12 +148,12 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
     )
     .unwrap();
 
-    let text = "Use staging; 'quotes' \"too\" é\ttab";
+    let text = "Use staging; 'quotes' \"too\" é\nsecond line";
     let (code, receipt, err) = reply(&env, text);
     assert_eq!(code, 0, "{receipt} {err}");
     assert_eq!(receipt["transport"], "herdr");
     assert_eq!(receipt["outcome"], "delivered");
-    let want = format!("{text}\n{TRAILER}\r").into_bytes();
+    let want = format!("{text}\r").into_bytes();
     let end = Instant::now() + Duration::from_secs(10);
     while std::fs::read(&got).unwrap_or_default() != want {
         assert!(
@@ -160,6 +165,9 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
     }
     let (code, _, err) = reply(&env, "fine\u{1b}[201~\r/quit");
     assert_eq!(code, 9, "{err}");
+    // What pi's editor would run as a command never reaches the pane either.
+    let (code, _, err) = reply(&env, "  !touch /tmp/never-typed");
+    assert_eq!(code, 12, "{err}");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(std::fs::read(&got).unwrap(), want, "nothing more arrived");
 }

@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use intercom_pane::actions::reply::{
     check_text, is_refused_control, Refusal, TextError, INVISIBLE,
 };
+use intercom_pane::reply_text::check_for_editor;
 use mux_support::{wait_for, TmuxServer};
 
 fn script() -> String {
@@ -125,9 +126,12 @@ fn the_script_and_check_text_agree_on_every_control_and_invisible_character() {
             send_text(&server, absent, &text).status.code()
         };
         let refused = is_refused_control(c);
+        // The script types: it also refuses what pi's editor would change (a TAB).
+        let typeable = check_for_editor(&text).is_ok();
+        assert_eq!(typeable, c != '\t');
         assert_eq!(
             code,
-            Some(if refused { 5 } else { 3 }),
+            Some(if refused || !typeable { 5 } else { 3 }),
             "U+{:04X}",
             c as u32
         );
@@ -147,11 +151,64 @@ fn the_script_and_check_text_agree_on_every_control_and_invisible_character() {
         let o = send_text(&server, absent, &text);
         assert_eq!(o.status.code(), Some(5), "U+{:04X}: {o:?}", c as u32);
         assert!(String::from_utf8_lossy(&o.stderr).contains("blank"));
-        // With a visible character beside it, both let it through.
-        assert_eq!(check_text(&format!("{c}a")), Ok(()));
+        // With a visible character beside it, both let it through (a TAB aside: pi's editor
+        // would turn it into spaces, so the script, which types, refuses it as
+        // `check_for_editor` does).
+        let text = format!("{c}a");
+        assert_eq!(check_text(&text), Ok(()));
+        let typeable = check_for_editor(&text).is_ok();
+        assert_eq!(typeable, c != '\t', "U+{:04X}", c as u32);
         assert_eq!(
-            send_text(&server, absent, &format!("{c}a")).status.code(),
-            Some(3)
+            send_text(&server, absent, &text).status.code(),
+            Some(if typeable { 3 } else { 5 }),
+            "U+{:04X}",
+            c as u32
         );
+    }
+}
+
+/// pi's editor runs a first `!` (after its own trim) as a shell command and takes a first `/`
+/// as a command: the script refuses exactly the texts `check_for_editor` refuses, whatever white
+/// space pi would trim first, and lets the same character elsewhere through.
+#[test]
+fn the_script_and_check_for_editor_agree_on_command_prefixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TmuxServer::start("t", dir.path(), &["cat", "-v"]);
+    let absent = "%999";
+    let mut texts: Vec<String> = vec![
+        "say !x".into(),
+        "a/b".into(),
+        "\u{200b}!x".into(),
+        "ok\n!second".into(),
+        "é /x".into(),
+        "?".into(),
+        "@file".into(),
+        "#x".into(),
+    ];
+    let trimmed = (0u32..0x3001)
+        .filter_map(char::from_u32)
+        .filter(|c| intercom_pane::reply_text::is_trimmed_by_pi(*c) && !is_refused_control(*c))
+        .chain(['\u{feff}']);
+    for c in trimmed {
+        for p in ['!', '/'] {
+            texts.push(format!("{c}{p}x"));
+            texts.push(format!("{c}{c}{p}{p}x"));
+        }
+    }
+    texts.extend(["!x", "!!x", "/quit", "/new more"].map(String::from));
+    for text in texts {
+        let ok = check_text(&text).is_ok() && check_for_editor(&text).is_ok();
+        let o = send_text(&server, absent, &text);
+        assert_eq!(
+            o.status.code(),
+            Some(if ok { 3 } else { 5 }),
+            "{text:?}: {o:?}"
+        );
+        if !ok {
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("pi's editor"),
+                "{text:?}: {o:?}"
+            );
+        }
     }
 }

@@ -392,6 +392,17 @@ fn the_system_message_is_never_the_task() {
     assert_eq!(read(&s).task.as_deref(), Some("The real task"));
 }
 
+/// A reply sent by an earlier version ends with its trailer line: the task is the person's words
+/// only; a message that is only the trailer is no task.
+#[test]
+fn an_old_replys_trailer_is_never_the_task() {
+    use intercom_pane::reply_text::LEGACY_TRAILER;
+    let mut s = Session::new("0190aaaa-0000-7000-8000-000000000003");
+    s.user_str(&format!("\n{LEGACY_TRAILER}"));
+    s.user_str(&format!("Use staging\n{LEGACY_TRAILER}"));
+    assert_eq!(read(&s).task.as_deref(), Some("Use staging"));
+}
+
 #[test]
 fn task_is_one_line_and_clipped() {
     let mut s = Session::new("0190aaaa-0000-7000-8000-000000000003");

@@ -9,6 +9,12 @@
 //!   editor is refused, one bracketed paste, one Enter) (`typed.rs` maps its answer);
 //! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
 //!
+//! What is sent is the text itself, nothing added (no trailer: pi records exactly what the person
+//! typed), without its surrounding white space (`reply_text::trim_like_pi`); the two transports
+//! through pi's editor also refuse a text the editor would run as a command or change
+//! (`reply_text::check_for_editor`), so a text is never a command on one transport and a message
+//! on another.
+//!
 //! Refusals happen before anything is sent, each with its exit code; once something was sent,
 //! the receipt says what happened (`delivered`, `queued`, `unconfirmed`, `failed`) — never
 //! retried, never routed around. One seat per call.
@@ -26,11 +32,8 @@ use crate::scan::{ReplyTarget, Scan};
 
 mod typed;
 pub use crate::reply_text::{
-    is_invisible, is_refused_control, TextError, INVISIBLE, MAX_REPLY_CHARS,
+    is_invisible, is_refused_control, trim_like_pi, TextError, INVISIBLE, MAX_REPLY_CHARS,
 };
-
-/// The fixed trailer sent on its own line after the text.
-pub const TRAILER: &str = "(intercom-pane: answer in your own session as usual; the board reads your transcript. Do not agent-send to intercom-pane.)";
 /// How long a channel or Herdr delivery may take, answer included (the extension waits up to
 /// 5 s for pi to start the turn).
 const SEND_DEADLINE: Duration = Duration::from_secs(8);
@@ -78,6 +81,9 @@ pub enum ReplyExit {
     NotReady = 10,
     /// Sent with no confirmation: do not resend.
     Unconfirmed = 11,
+    /// The seat has no channel and the text would be a command in pi's editor, or be changed by
+    /// it (a first `!` or `/`, a TAB).
+    NotTypeable = 12,
 }
 
 impl ReplyExit {
@@ -103,6 +109,9 @@ impl Refusal {
             Refusal::Text(TextError::Blank) => ReplyExit::Blank,
             Refusal::Text(TextError::TooLong(_)) => ReplyExit::TooLong,
             Refusal::Text(TextError::Control(..)) => ReplyExit::Control,
+            Refusal::Text(TextError::EditorCommand(_) | TextError::EditorTab(_)) => {
+                ReplyExit::NotTypeable
+            }
             Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => ReplyExit::UnknownSeat,
             Refusal::NoPath(..) => ReplyExit::NoPath,
             Refusal::Connector(_) => ReplyExit::Connector,
@@ -258,11 +267,6 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
     }
 }
 
-/// The text as delivered: as typed, then the trailer on its own line.
-pub fn message(text: &str) -> String {
-    format!("{text}\n{TRAILER}")
-}
-
 /// The seat's registration read again right before sending: still the same live pi in the
 /// same place the scan saw, its session not ended.
 fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registration, Refusal> {
@@ -318,16 +322,20 @@ pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refu
     check_text(text)?;
     let (key, target) = resolve(scan, who)?;
     let reg = fresh_registration(scan, &key, target)?;
-    let body = message(text);
-    match choose(&reg, target) {
-        Transport::Channel => send_channel(&key, target, &reg, text, now),
-        Transport::Typed => typed::send(&key, target, &reg, &body, now),
-        Transport::Herdr => Ok(send_herdr(&key, target, &body, now)),
+    let body = trim_like_pi(text);
+    let transport = choose(&reg, target);
+    if transport != Transport::Channel {
+        crate::reply_text::check_for_editor(body).map_err(Refusal::Text)?;
+    }
+    match transport {
+        Transport::Channel => send_channel(&key, target, &reg, body, now),
+        Transport::Typed => typed::send(&key, target, &reg, body, now),
+        Transport::Herdr => Ok(send_herdr(&key, target, body, now)),
     }
 }
 
-/// The channel gets the text and the trailer apart: the extension checks the text by the same
-/// rules and puts the trailer on its own line after it.
+/// The channel gets the text alone: the extension checks it by the same rules and hands it to pi
+/// unchanged.
 fn send_channel(
     key: &str,
     t: &ReplyTarget,
@@ -339,7 +347,7 @@ fn send_channel(
         return Err(Refusal::NoPath(key.into(), "no channel".into()));
     };
     let deadline = Instant::now() + SEND_DEADLINE;
-    let answer = pi_channel::send(Path::new(path), pid, text, Some(TRAILER), deadline)
+    let answer = pi_channel::send(Path::new(path), pid, text, deadline)
         .map_err(|e| Refusal::NoPath(key.into(), format!("pi's reply channel: {}", e.0)))?;
     let outcome = answer.outcome;
     let mut r = Receipt::new(key, t, Transport::Channel, outcome, now);

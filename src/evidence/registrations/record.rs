@@ -357,12 +357,13 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Registration, RecordErr
     r.validate()
 }
 
-/// `mux.kind` is required; a name this tool does not drive reads as `None`.
+/// `mux.kind` is required; a name this tool does not drive (or `null`, as such a record is
+/// written back) reads as `None`.
 fn mux_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MuxKind>, D::Error> {
-    let name = String::deserialize(d)?;
+    let name = Option::<String>::deserialize(d)?;
     Ok([MuxKind::Tmux, MuxKind::Herdr]
         .into_iter()
-        .find(|k| k.name() == name))
+        .find(|k| Some(k.name()) == name.as_deref()))
 }
 
 /// `runState.event`: an unknown name (a newer extension's) reads as `None`.

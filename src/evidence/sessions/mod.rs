@@ -396,10 +396,12 @@ fn task_from(line: &[u8]) -> Option<Option<String>> {
         return Some(None);
     }
     let raw = parse_line(line)?;
+    // A reply sent by an earlier version ends with its trailer line: not the person's words.
+    let said = crate::reply_text::without_legacy_trailer(&raw.msg.text);
     let is_task = raw.typ.as_deref() == Some("message")
         && raw.msg.role.as_deref() == Some("user")
-        && !raw.msg.text.trim().is_empty();
-    Some(is_task.then(|| text::one_line(&raw.msg.text, TASK_CHARS)))
+        && !said.trim().is_empty();
+    Some(is_task.then(|| text::one_line(said, TASK_CHARS)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@
 //! `{"id","error":{"code","message"}}`; a request Herdr cannot parse is answered with an empty id.
 //! Reply shapes follow the captures in `fixtures/herdr-0.8.2` and its API schema (protocol 20).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -20,12 +19,14 @@ use super::{
 };
 use crate::text::sanitize;
 
+mod listing;
 mod place;
 mod types;
 use types::Snapshot;
 pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
+pub use listing::listing_from_replies;
 pub use place::{Focus, FocusNote};
 use wire::{bad, err, expect_type, field};
 
@@ -34,7 +35,7 @@ pub const MIN_PROTOCOL: u32 = 20;
 /// Cap on panes whose process info one listing asks for.
 pub const MAX_PANES: usize = 256;
 /// Bound on one `agent.prompt` text, in bytes. `agent.prompt` carries 20 KB intact (Herdr 0.8.2,
-/// probed); the reply path's own limit (2000 characters plus its trailer, at most about 8 KiB)
+/// probed); the reply path's own limit (2000 characters, at most 8 KiB)
 /// is checked before, so this only bounds the request.
 pub const MAX_PROMPT: usize = 32 * 1024;
 /// Metadata source name and token key for our ownership marker (Herdr has no pane options).
@@ -172,14 +173,11 @@ impl Herdr {
         pane_id: &str,
         deadline: Instant,
     ) -> Result<Option<HerdrProcessInfo>, MuxError> {
-        match self.call("pane.process_info", json!({"pane_id": pane_id}), deadline) {
-            Ok(r) => {
-                expect_type(&r, "pane_process_info")?;
-                field(&r, "process_info").map(Some)
-            }
-            Err(e) if e.code == ErrorCode::PaneNotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        listing::process_info_of(self.call(
+            "pane.process_info",
+            json!({"pane_id": pane_id}),
+            deadline,
+        ))
     }
 
     /// `pane.split` down (`down = true`) or right, without focus; the existing pane keeps
@@ -311,46 +309,6 @@ impl Herdr {
             protocol: pong.1,
         }
     }
-
-    /// A pane with its process info (shell pid, foreground command); geometry and names only
-    /// when given.
-    fn to_pane_info(
-        p: &HerdrPane,
-        info: Option<&HerdrProcessInfo>,
-        rect: Option<Rect>,
-        workspace_label: Option<&str>,
-        tab_label: Option<&str>,
-    ) -> PaneInfo {
-        let fg = info.and_then(HerdrProcessInfo::foreground);
-        PaneInfo {
-            id: p.pane_id.clone(),
-            pid: info
-                .and_then(|i| i.shell_pid)
-                .and_then(|p| i32::try_from(p).ok())
-                .filter(|&p| p > 0),
-            tty: info
-                .and_then(|i| i.tty.clone())
-                .filter(|t| t.starts_with("/dev/")),
-            current_command: fg.map(|f| sanitize(f.command())).filter(|s| !s.is_empty()),
-            cwd: p
-                .foreground_cwd
-                .clone()
-                .or_else(|| p.cwd.clone())
-                .filter(|c| c.starts_with('/')),
-            session_id: p.workspace_id.clone(),
-            session_name: workspace_label.map(str::to_string),
-            window_id: p.tab_id.clone(),
-            window_name: tab_label.map(sanitize),
-            top: rect.map(|r| r.y),
-            left: rect.map(|r| r.x),
-            width: rect.map(|r| r.width),
-            height: rect.map(|r| r.height),
-            dead: false,
-            title: p.label.as_deref().map(sanitize),
-            marker: p.tokens.get(MARKER_TOKEN).map(|m| sanitize(m)),
-            terminal_id: Some(p.terminal_id.clone()),
-        }
-    }
 }
 
 impl Multiplexer for Herdr {
@@ -373,46 +331,8 @@ impl Multiplexer for Herdr {
     fn list_panes(&self, deadline: Instant) -> Result<PaneList, MuxError> {
         let pong = self.ping(deadline)?;
         let snap = self.snapshot(deadline)?;
-        if snap.panes.len() > MAX_PANES {
-            return Err(bad("more panes than we list"));
-        }
-        let ws: HashMap<&str, &str> = snap
-            .workspaces
-            .iter()
-            .filter_map(|w| Some((w.workspace_id.as_deref()?, w.label.as_deref()?)))
-            .collect();
-        let tabs: HashMap<&str, &str> = snap
-            .tabs
-            .iter()
-            .filter_map(|t| Some((t.tab_id.as_deref()?, t.label.as_deref()?)))
-            .collect();
-        let mut panes = Vec::with_capacity(snap.panes.len());
-        for p in &snap.panes {
-            // A pane closed since the snapshot is simply left out.
-            let Some(info) = self.process_info(&p.pane_id, deadline)? else {
-                continue;
-            };
-            let rect = snap.layouts.iter().find_map(|l| l.rect(&p.pane_id));
-            panes.push(Herdr::to_pane_info(
-                p,
-                Some(&info),
-                rect,
-                ws.get(p.workspace_id.as_str()).copied(),
-                tabs.get(p.tab_id.as_str()).copied(),
-            ));
-        }
-        let server = ServerIdentity::Herdr {
-            socket_path: self.socket.to_string_lossy().into_owned(),
-            version: if snap.version.is_empty() {
-                pong.0
-            } else {
-                sanitize(&snap.version)
-            },
-            protocol: snap.protocol,
-        };
-        Ok(PaneList {
-            server: Some(server),
-            panes,
+        listing::assemble(&self.socket, &pong.0, &snap, |pane_id| {
+            self.process_info(pane_id, deadline)
         })
     }
 
@@ -424,7 +344,7 @@ impl Multiplexer for Herdr {
         if info.is_none() {
             return Ok(None);
         }
-        Ok(Some(Herdr::to_pane_info(
+        Ok(Some(listing::to_pane_info(
             &p,
             info.as_ref(),
             None,
@@ -473,7 +393,7 @@ impl Multiplexer for Herdr {
         }
         self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
-        Ok(Herdr::to_pane_info(&new, info.as_ref(), None, None, None))
+        Ok(listing::to_pane_info(&new, info.as_ref(), None, None, None))
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {

@@ -215,7 +215,7 @@ impl Herdr {
         }
         self.run(&new.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
-        let pane = Herdr::to_pane_info(&new, info.as_ref(), Some(new_rect), None, None);
+        let pane = super::listing::to_pane_info(&new, info.as_ref(), Some(new_rect), None, None);
         Ok((pane, note))
     }
 }

@@ -143,7 +143,7 @@ pub(in crate::mux) fn read_line(
 }
 
 /// Check a reply line against the request id; map error replies to fixed codes.
-fn parse_reply(line: &[u8], id: &str) -> Result<Value, MuxError> {
+pub(super) fn parse_reply(line: &[u8], id: &str) -> Result<Value, MuxError> {
     let v: Value = serde_json::from_slice(line).map_err(|_| bad("reply is not JSON"))?;
     let reply_id = v.get("id").and_then(Value::as_str);
     if let Some(e) = v.get("error") {
