@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::WorkerObservation;
+use crate::board::pi_rules;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{RecordIntercom, RegisteredView, SeatRecord, TmuxRef};
@@ -128,6 +129,8 @@ struct Verdict {
     state: BoardState,
     reason: StateReason,
     source: StateSource,
+    /// A dialog's title (pi's events): the seat's question.
+    question: Option<String>,
 }
 
 /// The state rules in order: the session file, then what makes it unusable, then the
@@ -143,6 +146,7 @@ fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
             SessionRead::AtLeaf(_) => StateSource::SessionFileAtTreeLeaf,
             _ => StateSource::SessionFile,
         },
+        question: None,
     };
     let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
     // A session file that exists but cannot be used says nothing: unknown, never idle.
@@ -171,6 +175,19 @@ fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
             v.state = st;
             v.reason = why;
             v.source = StateSource::RegistrationRunState;
+        }
+        // What pi told its extension, from a live registration only.
+        let pi = ev
+            .live_reg()
+            .filter(|_| ev.reg_alive == Some(true))
+            .and_then(|r| r.pi.as_ref());
+        if let Some(p) =
+            pi.and_then(|p| pi_rules::pi_verdict(p, run, s.and_then(|s| s.last_activity)))
+        {
+            v.state = p.state;
+            v.reason = p.reason;
+            v.source = p.source;
+            v.question = p.question;
         }
     }
     if !ev.alive() {
@@ -279,6 +296,7 @@ pub(super) fn build_record(
         state,
         reason,
         source,
+        question,
     } = verdict(ev, now);
     let last_activity = s.and_then(|s| s.last_activity);
     let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
@@ -323,9 +341,12 @@ pub(super) fn build_record(
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
         last_error: s.and_then(|s| s.last_error.clone()),
-        question: s
-            .and_then(|s| s.question.clone())
-            .filter(|_| state == BoardState::Waiting),
+        // A dialog's title when pi waits on a dialog, else what the waiting reply asks.
+        question: match reason {
+            StateReason::Dialog => question,
+            _ => s.and_then(|s| s.question.clone()),
+        }
+        .filter(|_| state == BoardState::Waiting),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: now,
         intercom: ev.obs.map(|o| RecordIntercom {

@@ -147,6 +147,31 @@ impl Seat {
         })
     }
 
+    /// `explain W` (text, or `--json`) at the real time.
+    fn explain(&self, json: bool) -> String {
+        let cfg = self.env.system_config();
+        let mut args = vec![
+            "explain",
+            "W",
+            "--config",
+            &cfg,
+            "--root",
+            "root",
+            "--sessions-dir",
+            "sessions",
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &self.sock,
+        ];
+        if json {
+            args.push("--json");
+        }
+        let o = self.env.run(&args);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    }
+
     fn screen(&self) -> String {
         self.server.tmux(&["capture-pane", "-p", "-t", PANE])
     }
@@ -167,17 +192,34 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d1", json!({}), true);
     submit_first(&seat.server, PANE, "SCENARIO:tool please");
-    let p = seat.wait_pi("the dialog is recorded", 20_000, |p| {
+    // The dialog is on pi's screen: within one refresh (3 s) the board reads waiting.
+    wait_for(20_000, || seat.screen().contains("Allow bash?").then_some(()))
+        .unwrap_or_else(|| panic!("no dialog on screen:\n{}", seat.screen()));
+    let w = seat.wait_state("waiting", Some("dialog"), 3_000);
+    assert_eq!(w["question"], "Allow bash?", "{w}");
+    assert_eq!(w["stateSource"], "pi extension: dialog", "{w}");
+    let p = seat.wait_pi("the dialog is recorded", 5_000, |p| {
         p["dialog"]["title"] == "Allow bash?"
     });
     assert_eq!(p["dialog"]["kind"], "confirm", "{p}");
-    assert_eq!(p["event"], "ui_prompt_start", "{p}");
+    // explain says which source decided, and why.
+    let text = seat.explain(false);
+    assert!(text.contains("pi extension: dialog"), "{text}");
+    assert!(text.contains("outranks the file"), "{text}");
+    assert!(text.contains("dialog confirm \"Allow bash?\""), "{text}");
+    let e: Value = serde_json::from_str(&seat.explain(true)).unwrap();
+    assert_eq!(e["stateReason"], "dialog", "{e}");
+    assert_eq!(e["extension"]["counted"], true, "{e}");
+    assert_eq!(e["registration"]["alive"], true, "{e}");
+    assert_eq!(e["transcript"]["newestEntry"]["toolCall"], true, "{e}");
     // The answer: pi's confirm takes Enter on its first choice (Yes).
     seat.send(&["Enter"]);
     let p = seat.wait_pi("the dialog is closed and the tool runs", 15_000, |p| {
         p["dialog"].is_null() && p["tool"]["name"] == "bash"
     });
     assert_eq!(p["tool"]["running"], 1, "{p}");
+    let w = seat.wait_state("working", Some("tool_running"), 3_000);
+    assert!(w["question"].is_null(), "{w}");
     let p = seat.wait_pi("the run settled", 20_000, |p| p["settled"].is_object());
     assert_eq!(p["settled"]["aborted"], false, "{p}");
     assert!(p["tool"].is_null(), "{p}");
@@ -201,8 +243,8 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
 )]
 fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // Short backoffs (0.5 s, 1 s) and two retries, so a failure for good ends in seconds.
-    let settings = json!({"retry": {"baseDelayMs": 500, "maxRetries": 2}});
+    // Backoffs of 2 s and 4 s and two retries: long enough to read, short enough to end.
+    let settings = json!({"retry": {"baseDelayMs": 2000, "maxRetries": 2}});
     let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d2", settings, false);
     // Fails twice, then answers: attempts 1 and 2 are retries, the second succeeds.
     submit_first(&seat.server, PANE, "SCENARIO:flaky now");
@@ -213,11 +255,21 @@ fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
         ["waiting", "running", "succeeded"].contains(&p["retry"]["phase"].as_str().unwrap()),
         "{p}"
     );
+    // While pi waits out a backoff: working, the attempt in the source.
+    let w = seat.wait_state("working", Some("retrying"), 10_000);
+    assert!(
+        w["stateSource"]
+            .as_str()
+            .unwrap()
+            .starts_with("pi extension: retry attempt"),
+        "{w}"
+    );
     let p = seat.wait_pi("the retries succeeded", 20_000, |p| {
         p["retry"]["phase"] == "succeeded" && p["settled"].is_object()
     });
     assert_eq!(p["retry"]["attempt"], 2, "{p}");
     assert_eq!(p["settled"]["error"], false, "{p}");
+    seat.wait_state("idle", Some("completed_reply"), 5_000);
 
     // Fails every time: two retries, then pi gives up.
     seat.send(&["SCENARIO:fail now", "Enter"]);
@@ -230,6 +282,8 @@ fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
         p["retry"]["error"].as_str().unwrap().contains("overloaded"),
         "{p}"
     );
+    let w = seat.wait_state("error", Some("retries_exhausted"), 5_000);
+    assert_eq!(w["stateSource"], "pi extension: retry attempt 2", "{w}");
 
     // A run stopped with Escape while its tool runs.
     seat.send(&["SCENARIO:tool again", "Enter"]);
@@ -239,4 +293,7 @@ fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
         p["settled"]["aborted"] == true
     });
     assert!(p["tool"].is_null(), "{p}");
+    // Stopped by the person: its own reason, not an error.
+    let w = seat.wait_state("idle", Some("run_aborted"), 5_000);
+    assert_eq!(w["stateSource"], "pi extension: settled run", "{w}");
 }
