@@ -272,8 +272,7 @@ pub struct RegisterArgs {
     /// The event: a lifecycle event (session_start, agent_start, agent_settled, agent_end on
     /// older pi, session_tree, session_shutdown), or one of pi's other events the extension
     /// reports with `--pi-state` (ui_prompt_start/end, tool_execution_start/end,
-    /// session_before_compact, session_compact, session_compact_failed, auto_retry_start/end,
-    /// turn_end).
+    /// session_before_compact, session_compact, session_compact_failed, auto_retry_start/end).
     #[arg(long)]
     pub event: String,
     /// Increases with every event of one pi; an older event never overwrites a newer one.

@@ -198,10 +198,14 @@ const sweepStale = (base: string, mine: string) => {
 // next agent_start runs it; agent_settled ends the retries (exhausted, or cancelled when
 // aborted); a successful call before that ends them too.
 //
-// Cheap and never blocking: each event only updates the picture below; the picture is sent
-// with `register --event <newest event> --pi-state JSON`, one command at a time and at most one
-// per REPORT_GAP_MS, so a burst of events (parallel tools, a dialog opened and closed at once)
-// becomes one command carrying the newest picture. Nothing is awaited on pi's path.
+// Cheap and never blocking: each event only updates the picture below. Every register command
+// of this runtime goes through one sender, one command at a time and in order: the run-state
+// events (session_start, agent_start, agent_settled, session_tree) are each sent, carrying the
+// newest picture; pi's other events are coalesced — at most one command per REPORT_GAP_MS,
+// `register --event <newest event> --pi-state JSON` — so a burst (parallel tools, a dialog
+// opened and closed at once) becomes one command carrying the newest picture. A turn's end
+// only refreshes the context fill, sent with the next command. Nothing is awaited on pi's path
+// but the shutdown record.
 const REPORT_GAP_MS = 150;
 // Most tool calls followed at once; calls beyond it are not counted.
 const TOOLS_CAP = 256;
@@ -220,7 +224,9 @@ const clip = (s: unknown, cap: number): string | undefined =>
 const toolName = (s: unknown): string =>
   (typeof s === "string" ? s : "tool").replace(/[^A-Za-z0-9_.:/-]/g, "_").slice(0, 64) || "tool";
 
-type Send = (event: string, ctx: Ctx, picture: string) => Promise<void>;
+type Send = (event: string, ctx: Ctx, picture: string, extra: string[]) => Promise<void>;
+// Run-state events waiting to be sent (a bound: pi never has this many in flight).
+const RUN_QUEUE_CAP = 64;
 
 // One runtime's picture of its pi and the coalescing sender.
 const makePicture = (send: Send) => {
@@ -254,24 +260,36 @@ const makePicture = (send: Send) => {
     return JSON.stringify(p);
   };
 
+  const runQueue: { event: string; ctx: Ctx; extra: string[] }[] = [];
+  // Send the next command: a queued run-state event first (it carries the newest picture, so a
+  // pending pi event goes with it), else the pending pi event once the gap has passed.
   const pump = () => {
-    if (stopped || sending || gap || pending === undefined || !lastCtx) return;
-    const event = pending;
+    if (stopped || sending) return;
+    const run = runQueue.shift();
+    if (!run && (gap || pending === undefined || !lastCtx)) return;
+    const [event, ctx, extra] = run ? [run.event, run.ctx, run.extra] : [pending as string, lastCtx as Ctx, []];
     pending = undefined;
     sending = true;
     const started = Date.now();
-    send(event, lastCtx, json()).then(() => {
+    send(event, ctx, json(), extra).then(() => {
       sending = false;
+      if (gap) clearTimeout(gap);
       gap = setTimeout(() => {
         gap = undefined;
         pump();
       }, Math.max(0, REPORT_GAP_MS - (Date.now() - started)));
       gap.unref?.();
+      if (runQueue.length > 0) pump();
     });
   };
   const report = (event: string, ctx: Ctx) => {
     lastCtx = ctx;
     pending = event;
+    pump();
+  };
+  const sendRun = (event: string, ctx: Ctx, extra: string[] = []) => {
+    lastCtx = ctx;
+    if (runQueue.length < RUN_QUEUE_CAP) runQueue.push({ event, ctx, extra });
     pump();
   };
 
@@ -288,20 +306,27 @@ const makePicture = (send: Send) => {
     }
   };
 
-  // After a failed run's agent_end: pi marks the failed entry (a context_edit pointing at it)
-  // when it schedules a retry, right before its backoff. Look a few times; stop at the next
-  // run boundary.
+  // pi marks a failed entry (a context_edit pointing at it) when it schedules a retry, right
+  // before its backoff: is the session's leaf such a mark (and no compaction recovers it)?
+  const retryMarked = (ctx: Ctx): boolean => {
+    const leaf = ctx.sessionManager.getLeafEntry?.();
+    const target = leaf?.type === "context_edit" && leaf.targetId ? ctx.sessionManager.getEntry?.(leaf.targetId) : undefined;
+    return target?.message?.role === "assistant" && target.message.stopReason === "error" && compaction?.phase !== "running";
+  };
+  const scheduleRetry = () => {
+    attempt++;
+    retry = { attempt, phase: "waiting", since: iso(Date.now()), error: failed };
+  };
+  // After a failed run's agent_end: look for the mark a few times; stop at the next run
+  // boundary (agent_settled looks once more itself).
   const lookForRetry = (ctx: Ctx) => {
     const mine = generation;
     let looks = 0;
     const look = () => {
       if (stopped || mine !== generation || failed === undefined) return;
       try {
-        const leaf = ctx.sessionManager.getLeafEntry?.();
-        const target = leaf?.type === "context_edit" && leaf.targetId ? ctx.sessionManager.getEntry?.(leaf.targetId) : undefined;
-        if (target?.message?.role === "assistant" && target.message.stopReason === "error" && compaction?.phase !== "running") {
-          attempt++;
-          retry = { attempt, phase: "waiting", since: iso(Date.now()), error: failed };
+        if (retryMarked(ctx)) {
+          scheduleRetry();
           return report("auto_retry_start", ctx);
         }
       } catch {
@@ -315,35 +340,45 @@ const makePicture = (send: Send) => {
   const active = () => retry !== undefined && (retry.phase === "waiting" || retry.phase === "running");
 
   return {
-    report,
     json,
-    // The run-state events are sent by the caller with the picture (`json()`); they only
-    // update it here.
-    agentStart() {
+    sendRun,
+    agentStart(ctx: Ctx) {
       generation++;
       if (retry?.phase === "waiting") retry = { ...retry, phase: "running", since: iso(Date.now()) };
-      pending = undefined;
+      sendRun("agent_start", ctx);
     },
     agentSettled(ctx: Ctx, aborted: boolean) {
       generation++;
       const now = iso(Date.now());
+      // A retry scheduled and stopped before the looks saw it (Escape at once).
+      try {
+        if (failed !== undefined && !active() && retryMarked(ctx)) scheduleRetry();
+      } catch {
+        // Nothing more to learn.
+      }
       if (active() && retry) {
-        retry = { ...retry, phase: aborted ? "cancelled" : failed !== undefined ? "exhausted" : "succeeded", since: now };
+        // Settled while waiting out a backoff: the person stopped the retries (pi reports
+        // `aborted: false` then). Settled after a failed attempt: pi gave up.
+        const phase =
+          retry.phase === "waiting" || aborted ? "cancelled" : failed !== undefined ? "exhausted" : "succeeded";
+        retry = { ...retry, phase, since: now };
       }
       settled = { at: now, aborted, error: failed !== undefined };
       failed = undefined;
       attempt = 0;
       tools.clear();
       readContext(ctx);
-      pending = undefined;
+      sendRun("agent_settled", ctx);
     },
     sessionStart(ctx: Ctx) {
-      lastCtx = ctx;
       readContext(ctx);
+      sendRun("session_start", ctx);
     },
+    // Stop sending: what is queued is dropped (the caller records the shutdown itself).
     stop() {
       stopped = true;
       pending = undefined;
+      runQueue.length = 0;
       if (gap) clearTimeout(gap);
       dialog = undefined;
       retry = undefined;
@@ -404,7 +439,6 @@ const makePicture = (send: Send) => {
     },
     turnEnd(ctx: Ctx) {
       readContext(ctx);
-      report("turn_end", ctx);
     },
   };
 };
@@ -650,7 +684,7 @@ export default function (pi: Pi) {
   };
 
   // What pi tells this extension, sent to the board coalesced (see makePicture).
-  const picture = makePicture((event, ctx, p) => record(event, ctx, ["--pi-state", p]));
+  const picture = makePicture((event, ctx, p, extra) => record(event, ctx, [...extra, "--pi-state", p]));
   const withPicture = (extra: string[] = []) => [...extra, "--pi-state", picture.json()];
   // Never disturb pi: a handler that throws is ignored, and none returns a value (several of
   // these events let a handler's result change what pi does).
@@ -667,7 +701,6 @@ export default function (pi: Pi) {
     sessionCtx = ctx;
     await openChannel();
     picture.sessionStart(ctx);
-    void record("session_start", ctx, withPicture());
     ensureMonitor(ctx);
   });
   pi.on("before_agent_start", (e, ctx) => {
@@ -687,12 +720,10 @@ export default function (pi: Pi) {
     }
   });
   pi.on("agent_start", (_e, ctx) => {
-    picture.agentStart();
-    void record("agent_start", ctx, withPicture());
+    picture.agentStart(ctx);
   });
   pi.on("agent_settled", (e, ctx) => {
     picture.agentSettled(ctx, (e as { aborted?: unknown }).aborted === true);
-    void record("agent_settled", ctx, withPicture());
     // One held text per settled run; pi starts it after every settled handler has finished.
     try {
       drain();
@@ -704,7 +735,7 @@ export default function (pi: Pi) {
   // the board where the branch now ends.
   pi.on("session_tree", (e, ctx) => {
     const leaf = (e as { newLeafId?: string | null }).newLeafId;
-    if (leaf) void record("session_tree", ctx, withPicture(["--leaf-id", leaf]));
+    if (leaf) picture.sendRun("session_tree", ctx, ["--leaf-id", leaf]);
   });
   on<{ kind?: unknown; title?: unknown }>("ui_prompt_start", (e, ctx) => picture.dialogStart(e, ctx));
   on("ui_prompt_end", (_e, ctx) => picture.dialogEnd(ctx));

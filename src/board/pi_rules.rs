@@ -8,14 +8,16 @@
 //! 2. a compaction running → `working` (`compacting`);
 //! 3. a retry waiting or running → `working` (`retrying`, the attempt in the source);
 //! 4. a compaction that failed, the run over → `error` (`compaction_failed`);
-//! 5. retries exhausted → `error` (`retries_exhausted`);
-//! 6. a run the person stopped → `idle` (`run_aborted`), not an error; stopped during a retry's
-//!    wait, the provider's error stands → `error` (`retry_abandoned`).
+//! 5. retries exhausted (the last attempt failed too) → `error` (`retries_exhausted`);
+//! 6. retries the person stopped (pi settles while waiting out a backoff, reporting
+//!    `aborted: false`) → `error` (`retry_abandoned`): the provider's error stands;
+//! 7. a run the person stopped → `idle` (`run_aborted`), not an error (stopped right after a
+//!    failed call, that error stands: `retry_abandoned`).
 //!
 //! Each holds only while the session file has nothing newer than the event (pi moved on and the
 //! file says what to): the extension reports each change within a moment, so an open dialog or
 //! a running compaction that the file has overtaken was closed and its report is still on its
-//! way, or was lost. A run-ending verdict (4–6) holds only while no run started after it.
+//! way, or was lost. A run-ending verdict (4–7) holds only while no run started after it.
 
 use crate::board::reason::{PiSource, StateReason, StateSource};
 use crate::clock::Ms;
@@ -112,7 +114,8 @@ pub fn pi_verdict(
     aborted(pi, run, &current)
 }
 
-/// A settled run the person stopped (and nothing since): idle, with its own reason.
+/// A settled run the person stopped (and nothing since): idle, with its own reason; stopped
+/// after its last provider call failed, that error stands (`retry_abandoned`).
 fn aborted(
     pi: &PiReport,
     run: Option<&RunRecord>,
@@ -123,12 +126,12 @@ fn aborted(
     if later_run || !current(s.at) {
         return None;
     }
-    Some(v(
-        BoardState::Idle,
-        StateReason::RunAborted,
-        PiSource::Settled,
-        s.at,
-    ))
+    let (state, reason) = if s.error {
+        (BoardState::Error, StateReason::RetryAbandoned)
+    } else {
+        (BoardState::Idle, StateReason::RunAborted)
+    };
+    Some(v(state, reason, PiSource::Settled, s.at))
 }
 
 /// The run has settled at or after `at` (a failed compaction may be followed by more work in

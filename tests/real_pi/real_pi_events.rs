@@ -193,8 +193,10 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d1", json!({}), true);
     submit_first(&seat.server, PANE, "SCENARIO:tool please");
     // The dialog is on pi's screen: within one refresh (3 s) the board reads waiting.
-    wait_for(20_000, || seat.screen().contains("Allow bash?").then_some(()))
-        .unwrap_or_else(|| panic!("no dialog on screen:\n{}", seat.screen()));
+    wait_for(20_000, || {
+        seat.screen().contains("Allow bash?").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no dialog on screen:\n{}", seat.screen()));
     let w = seat.wait_state("waiting", Some("dialog"), 3_000);
     assert_eq!(w["question"], "Allow bash?", "{w}");
     assert_eq!(w["stateSource"], "pi extension: dialog", "{w}");

@@ -38,12 +38,10 @@ pub enum PiEvent {
     AutoRetryStart,
     /// The retries ended: a later call succeeded, or pi gave up or was stopped.
     AutoRetryEnd,
-    /// A turn ended: the context fill was read again.
-    TurnEnd,
 }
 
 impl PiEvent {
-    const ALL: [PiEvent; 10] = [
+    const ALL: [PiEvent; 9] = [
         PiEvent::UiPromptStart,
         PiEvent::UiPromptEnd,
         PiEvent::ToolExecutionStart,
@@ -53,7 +51,6 @@ impl PiEvent {
         PiEvent::SessionCompactFailed,
         PiEvent::AutoRetryStart,
         PiEvent::AutoRetryEnd,
-        PiEvent::TurnEnd,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,7 +64,6 @@ impl PiEvent {
             PiEvent::SessionCompactFailed => "session_compact_failed",
             PiEvent::AutoRetryStart => "auto_retry_start",
             PiEvent::AutoRetryEnd => "auto_retry_end",
-            PiEvent::TurnEnd => "turn_end",
         }
     }
 
