@@ -5,12 +5,6 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        Command::Scan(_) | Command::Status(_) | Command::Explain(_)
-    ) {
-        intercom_pane::evidence::single_pass();
-    }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),

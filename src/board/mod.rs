@@ -7,3 +7,4 @@ pub mod pi_rules;
 pub mod provenance;
 pub mod reason;
 pub mod record;
+pub mod verdict;

@@ -24,7 +24,7 @@ use crate::clock::Ms;
 use crate::evidence::registrations::{
     CompactPhase, PiReport, RetryPhase, RunEvent, RunRecord, RunState,
 };
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 
 /// A state from pi's own events.
 #[derive(Debug, Clone, PartialEq)]

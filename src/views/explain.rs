@@ -12,7 +12,8 @@ use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::registrations::{self, PiReport, RunRecord};
 use crate::evidence::sessions;
 use crate::scan::Scan;
-use crate::snapshot::{BoardState, Row, SeatPane};
+use crate::snapshot::{Row, SeatPane};
+use crate::states::BoardState;
 
 /// A time and how old it was when the pass ran.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -164,7 +164,7 @@ impl Transport {
     }
 }
 
-pub use crate::mux::pi_channel::Outcome;
+use crate::mux::pi_channel::Outcome;
 
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,7 +260,7 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
     {
         return Err(Refusal::Connector(key));
     }
-    match scan.reply_paths.get(&key) {
+    match scan.reply_paths.get(key.as_str()) {
         Some(Ok(t)) => Ok((key, t)),
         Some(Err(why)) => Err(Refusal::NoPath(key, why.to_string())),
         None => Err(Refusal::UnknownSeat(who.to_string())),
