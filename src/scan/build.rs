@@ -10,8 +10,9 @@ use crate::board::record::{RecordIntercom, RegisteredView, SeatKey, SeatRecord, 
 use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
-use crate::evidence::registrations::Registration;
+use crate::evidence::registrations::{ContextFill, Registration};
 use crate::evidence::seen::{self, SeenMarks};
+use crate::evidence::sessions::usage::UsageView;
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
 use crate::mux::{Liveness, MuxKind};
@@ -74,6 +75,8 @@ pub(super) struct SeatEvidence<'a> {
     pub(super) connection: Option<&'a Connection>,
     /// The seat's pane runs another seat's session (and why that is known).
     pub(super) other_session: Option<StateSource>,
+    /// Tokens and cost of its session file.
+    pub(super) usage: Option<UsageView>,
 }
 
 impl SeatEvidence<'_> {
@@ -253,11 +256,22 @@ pub(super) fn build_record(
         }
         .filter(|_| state == BoardState::Waiting),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
+        state_at: v.at,
+        usage: ev.usage,
+        context: context_of(ev),
         scanned_at: now,
         intercom: intercom_of(ev),
         connector: connector_of(ev),
         found_by: ev.seat.found_by,
     }
+}
+
+/// The model's context fill as pi reports it, from a verifiably live registration only.
+fn context_of(ev: &SeatEvidence) -> Option<ContextFill> {
+    ev.live_reg()
+        .filter(|_| ev.reg_alive == Some(true))
+        .and_then(|r| r.pi.as_ref())
+        .and_then(|p| p.state.context.clone())
 }
 
 /// A configured worker's Intercom evidence and connection check.
@@ -300,6 +314,9 @@ pub(super) fn build_row(
         },
     };
     Row {
+        usage: rec.usage,
+        context: rec.context.clone(),
+        state_at: rec.state_at,
         id: rec.session_id.clone().unwrap_or_else(|| rec.key().into()),
         seen_key: rec.key().into(),
         name: ev.seat.agent.clone(),

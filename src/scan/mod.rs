@@ -16,6 +16,7 @@ use crate::evidence::config::{self, ConfigMemo, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenError};
+use crate::evidence::sessions::usage::{self, UsageView};
 use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
@@ -127,6 +128,11 @@ pub fn run(
         marks: &marks,
         probes,
         sessions: memory.map(|m| &m.sessions),
+        usage: memory.map(|m| &m.usage),
+        usage_budget: std::cell::Cell::new(match memory {
+            Some(_) => usage::SIDEBAR_PASS_BUDGET,
+            None => usage::ONE_SHOT_BUDGET,
+        }),
         now,
     };
     let mut git = build::GitRoots::default();
@@ -142,6 +148,7 @@ pub fn run(
         rows: Vec::new(),
         truncated: intercom.truncated || found.truncated,
         errors,
+        usage: UsageView::default(),
     };
     let scan = assemble(
         opts,
@@ -244,6 +251,16 @@ fn assemble(
     mut snapshot: Snapshot,
 ) -> Scan {
     snapshot.rows = seats.rows;
+    // Tokens and cost over every seat with a session file (the coordinator too).
+    snapshot.usage =
+        seats
+            .records
+            .iter()
+            .filter_map(|r| r.usage)
+            .fold(UsageView::default(), |mut all, u| {
+                all.add(&u);
+                all
+            });
     // Configured order is kept inside both groups.
     crate::probe::sort_disconnected_last(&mut snapshot.rows, |r| r.connection.state);
     Scan {

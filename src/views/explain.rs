@@ -9,8 +9,9 @@ use serde_json::Value;
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::SeatRecord;
 use crate::clock::{age_seconds, format_iso, Ms};
-use crate::evidence::registrations::{self, PiReport, RunRecord};
+use crate::evidence::registrations::{self, ContextFill, PiReport, RunRecord};
 use crate::evidence::sessions;
+use crate::evidence::sessions::usage::UsageView;
 use crate::scan::Scan;
 use crate::snapshot::{Row, SeatPane};
 use crate::states::BoardState;
@@ -143,6 +144,13 @@ pub struct Explanation {
     pub pane: PaneFacts,
     pub observations: Option<ObservationFacts>,
     pub probe: Option<ProbeFacts>,
+    /// When the evidence that decided the state happened.
+    pub state_evidence: Option<Stamp>,
+    /// Tokens and cost as pi records them in the session file.
+    pub usage: Option<UsageView>,
+    pub model: Option<String>,
+    /// The context fill pi reports (through the extension).
+    pub context: Option<ContextFill>,
 }
 
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
@@ -270,6 +278,10 @@ pub fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
             reason: i.connection.reason,
             checked: i.connection.checked_at.map(|a| Stamp::of(a, now)),
         }),
+        state_evidence: rec.state_at.map(|a| Stamp::of(a, now)),
+        usage: rec.usage,
+        model: rec.model.clone(),
+        context: rec.context.clone(),
     })
 }
 
@@ -293,7 +305,14 @@ pub fn render(e: &Explanation) -> Vec<String> {
             e.state_reason
         ),
         format!("  rule          {}", e.rule),
-        format!("  source        {}", shown(&e.state_source.to_string())),
+        format!(
+            "  source        {}{}",
+            shown(&e.state_source.to_string()),
+            e.state_evidence
+                .as_ref()
+                .map(|s| format!(", evidence {}", ago(s)))
+                .unwrap_or_default()
+        ),
     ];
     if let Some(q) = &e.question {
         out.push(format!("  asks          {}", shown(q)));
@@ -408,6 +427,22 @@ pub fn render(e: &Explanation) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
+    if let Some(u) = &e.usage {
+        out.push(format!(
+            "  usage         {u} over {} calls{}",
+            u.usage.calls,
+            e.model
+                .as_deref()
+                .map(|m| format!(" ({})", shown(m)))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(c) = &e.context {
+        out.push(format!(
+            "  context       {c}, {}",
+            ago(&Stamp::of(c.at, e.scanned_at))
+        ));
+    }
     out
 }
 
@@ -469,10 +504,11 @@ fn picture_words(p: &Value, now: Ms) -> String {
                 .unwrap_or_default()
         ));
     }
-    if let Some(c) = p.get("context").filter(|d| d.is_object()) {
-        if let Some(pct) = c["percent"].as_f64() {
-            parts.push(format!("context {pct:.0}% of {}", c["window"]));
-        }
+    if let Some(c) = p
+        .get("context")
+        .and_then(|c| serde_json::from_value::<ContextFill>(c.clone()).ok())
+    {
+        parts.push(format!("context {c}"));
     }
     if parts.is_empty() {
         "nothing open".into()

@@ -49,7 +49,8 @@ impl Seat {
             agent.join("models.json"),
             json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
                 "api": "openai-completions", "apiKey": "fake",
-                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096,
+                    "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}]}}})
             .to_string(),
         )
         .unwrap();
@@ -104,6 +105,26 @@ impl Seat {
 
     fn record(&self) -> Value {
         self.record_in("sessions")
+    }
+
+    /// The index's tokens and cost over all seats.
+    fn totals(&self) -> Value {
+        let cfg = self.env.system_config();
+        let idx = stdout_json(&self.env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &cfg,
+            "--root",
+            "root",
+            "--sessions-dir",
+            "sessions",
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &self.sock,
+        ]));
+        idx["usage"].clone()
     }
 
     /// The registration's `pi` section, as register wrote it.
@@ -236,6 +257,47 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     for k in ["state", "stateReason", "sessionFile", "lastActivity"] {
         assert_eq!(away[k], w[k], "{k}: {away}");
     }
+
+    // Tokens and cost: the sums of the usage fields pi wrote in the transcript, per seat and
+    // in the index's totals; the context fill as pi reports it.
+    let file = w["sessionFile"].as_str().unwrap().to_string();
+    let (mut calls, mut input, mut output, mut cost) = (0u64, 0u64, 0u64, 0f64);
+    for line in std::fs::read_to_string(&file).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let u = &v["message"]["usage"];
+        if v["type"] == "message" && v["message"]["role"] == "assistant" && u.is_object() {
+            calls += 1;
+            input += u["input"].as_u64().unwrap();
+            output += u["output"].as_u64().unwrap();
+            cost += u["cost"]["total"].as_f64().unwrap();
+        }
+    }
+    assert!(calls >= 3 && cost > 0.0, "{calls} calls, {cost}");
+    let u = &w["usage"];
+    assert_eq!(
+        (
+            u["calls"].as_u64(),
+            u["input"].as_u64(),
+            u["output"].as_u64()
+        ),
+        (Some(calls), Some(input), Some(output)),
+        "{w}"
+    );
+    assert!(
+        (u["cost"].as_f64().unwrap() - cost).abs() < 1e-9,
+        "{u} vs {cost}"
+    );
+    assert_eq!(u["atLeast"], false, "{u}");
+    assert_eq!(w["context"]["window"], 128000, "{w}");
+    assert!(w["context"]["tokens"].as_u64().unwrap() > 0, "{w}");
+    let text = seat.explain(false);
+    assert!(
+        text.contains("usage ") && text.contains("context "),
+        "{text}"
+    );
+    let all = seat.totals();
+    assert_eq!(all["calls"].as_u64(), Some(calls), "{all}");
+    assert!((all["cost"].as_f64().unwrap() - cost).abs() < 1e-9, "{all}");
 }
 
 #[test]

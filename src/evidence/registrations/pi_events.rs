@@ -233,6 +233,23 @@ pub struct ContextFill {
     pub at: Ms,
 }
 
+/// `12% of 128.0k` (or `? of 128.0k` right after a compaction).
+impl std::fmt::Display for ContextFill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let window = crate::evidence::sessions::usage::short_count(self.window);
+        match (self.percent, self.tokens) {
+            (Some(p), _) if p < 10.0 => write!(f, "{p:.1}% of {window}"),
+            (Some(p), _) => write!(f, "{p:.0}% of {window}"),
+            (None, Some(t)) => write!(
+                f,
+                "{} of {window}",
+                crate::evidence::sessions::usage::short_count(t)
+            ),
+            (None, None) => write!(f, "? of {window}"),
+        }
+    }
+}
+
 /// The extension's current picture of its pi (what `--pi-state` carries).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
