@@ -93,98 +93,6 @@ impl From<FsError> for SessionError {
     }
 }
 
-/// What kind of entry a line is (its top-level `type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    /// `message`
-    Message,
-    /// `model_change`
-    ModelChange,
-    /// `compaction`
-    Compaction,
-    /// `context_edit` (pi 1.6.0: written when a retry is scheduled)
-    ContextEdit,
-    /// `branch_summary`
-    BranchSummary,
-    /// Any other type (`thinking_level_change`, `label`, `custom`, ...).
-    Other,
-}
-
-impl EntryKind {
-    /// pi's name for it (`other` for the rest).
-    pub fn name(self) -> &'static str {
-        match self {
-            EntryKind::Message => "message",
-            EntryKind::ModelChange => "model_change",
-            EntryKind::Compaction => "compaction",
-            EntryKind::ContextEdit => "context_edit",
-            EntryKind::BranchSummary => "branch_summary",
-            EntryKind::Other => "other",
-        }
-    }
-}
-
-/// `message.role` of a message entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-    ToolResult,
-    BashExecution,
-    /// pi 1.6.0 writes the system prompt as a message; it is neither user nor assistant.
-    System,
-    /// Legacy `custom` role.
-    Custom,
-    Other,
-}
-
-impl Role {
-    /// pi's name for it (`other` for the rest).
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::ToolResult => "toolResult",
-            Role::BashExecution => "bashExecution",
-            Role::System => "system",
-            Role::Custom => "custom",
-            Role::Other => "other",
-        }
-    }
-
-    /// Whether a message of this role decides the seat's turn state. A `bashExecution` is a
-    /// command the person ran with `!` in pi: it starts no agent turn, and pi appends it only
-    /// when no turn is streaming (it queues it until the turn ends), so it never decides.
-    pub fn decides_turn(self) -> bool {
-        matches!(self, Role::User | Role::Assistant | Role::ToolResult)
-    }
-}
-
-/// `message.stopReason` of an assistant message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Stop,
-    Length,
-    ToolUse,
-    Error,
-    Aborted,
-    Other,
-}
-
-impl StopReason {
-    /// pi's name for it (`other` for the rest).
-    pub fn name(self) -> &'static str {
-        match self {
-            StopReason::Stop => "stop",
-            StopReason::Length => "length",
-            StopReason::ToolUse => "toolUse",
-            StopReason::Error => "error",
-            StopReason::Aborted => "aborted",
-            StopReason::Other => "other",
-        }
-    }
-}
-
 /// Why the newest lines of a session file could not be read (met before any readable entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TailDamage {
@@ -291,12 +199,14 @@ pub struct SessionSummary {
     pub usage: usage::UsageTally,
 }
 
+mod entry;
 mod index;
 mod parse;
 mod skim;
 mod tail;
 pub mod usage;
 
+pub use entry::{EntryKind, Role, StopReason};
 pub use index::{
     default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
     session_id_from_name, IndexError, IndexedFile, SessionIndex,
