@@ -42,6 +42,7 @@ mod demo_screen;
 mod doctor_cli;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
+mod explain_cli;
 mod fuzz_regressions;
 mod herdr_contract;
 mod intercom_fixture;
