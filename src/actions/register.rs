@@ -404,6 +404,7 @@ fn mux_record(env: &MuxEnv, pid: i32) -> Option<MuxRecord> {
         session_id: Some(owner.pane.session_id),
         window_id: Some(owner.pane.window_id),
         pane_id: Some(owner.pane.id),
+        terminal_id: owner.pane.terminal_id,
     })
 }
 

@@ -38,6 +38,9 @@ pub struct MuxRecord {
     pub window_id: Option<String>,
     #[serde(default)]
     pub pane_id: Option<String>,
+    /// Herdr's terminal id of the pane (it changes when the pane is recreated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
 }
 
 /// A registration's `runState.state`: what pi's run was doing at the last recorded event.
@@ -258,6 +261,7 @@ impl Registration {
             capped(&mut m.session_id, 64);
             capped(&mut m.window_id, 64);
             capped(&mut m.pane_id, 64);
+            capped(&mut m.terminal_id, 64);
         }
         if let Some(rs) = self.run_state.as_mut() {
             capped(&mut rs.leaf_id, 64);
