@@ -129,6 +129,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         session_dirs: vec![base.join("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
+        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
     }
 }
 

@@ -100,9 +100,15 @@ impl Pass<'_> {
             obs,
             connection: connection.as_ref(),
             other_session: other_session_in_pane(seat, reg, self.regs, self.seats),
-            usage: session
-                .summary()
-                .map(|s| usage::tally(&s.path, &s.usage, self.usage, &self.usage_budget)),
+            usage: session.summary().map(|s| {
+                usage::tally(
+                    &s.path,
+                    &s.usage,
+                    s.file_len,
+                    self.usage,
+                    &self.usage_budget,
+                )
+            }),
         };
         let record = build_record(&evidence, self.marks, git, self.now);
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);

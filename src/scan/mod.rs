@@ -57,6 +57,10 @@ pub struct ScanOptions {
     /// The tmux server seats without an explicit socket live on (default: `$TMUX`, else
     /// `-L default`).
     pub tmux_socket: Option<PathBuf>,
+    /// Bytes a pass without memory reads forward for tokens and cost, over all seats, beyond
+    /// each session file's first read (`usage::ONE_SHOT_BUDGET`; `status` reads none): what it
+    /// does not reach is marked "at least". A pass with memory reads `SIDEBAR_PASS_BUDGET`.
+    pub usage_reads: u64,
 }
 
 /// A refusal that stops the pass (exit 2).
@@ -131,7 +135,7 @@ pub fn run(
         usage: memory.map(|m| &m.usage),
         usage_budget: std::cell::Cell::new(match memory {
             Some(_) => usage::SIDEBAR_PASS_BUDGET,
-            None => usage::ONE_SHOT_BUDGET,
+            None => opts.usage_reads,
         }),
         now,
     };

@@ -227,7 +227,9 @@ pub fn advance(file: &File, len: u64, tally: &mut UsageTally, budget: u64) -> u6
     // Bounded: each iteration reads up to CHUNK more and counts at least one line, until
     // `budget` or the end.
     while tally.counted_to < len && read < budget {
-        let left = len - tally.counted_to;
+        // A hole right here is jumped over (below); one further on ends this read there.
+        let hole = next_hole(file, tally.counted_to).unwrap_or(len);
+        let left = len.min(hole.max(tally.counted_to + 1)) - tally.counted_to;
         let want = left
             .min((budget - read).max(LINE_CAP as u64 + 1))
             .min(CHUNK as u64 * 2);
@@ -264,6 +266,19 @@ pub fn advance(file: &File, len: u64, tally: &mut UsageTally, budget: u64) -> u6
         }
     }
     read
+}
+
+/// The next hole at or after `at` (`SEEK_HOLE`; the file's end when it has none); `None` when
+/// the file system cannot say.
+fn next_hole(file: &File, at: u64) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let off = nix::unistd::lseek(
+        file.as_raw_fd(),
+        i64::try_from(at).ok()?,
+        nix::unistd::Whence::SeekHole,
+    )
+    .ok()?;
+    u64::try_from(off).ok()
 }
 
 /// The next offset at or after `at` that holds data (`SEEK_DATA`); `None` when the file system
@@ -355,15 +370,20 @@ impl UsageView {
     }
 }
 
-/// The usage of the session file at `path`, whose first read counted `head` (a summary's
-/// `usage`), read forward from where `memo` (or `head`, without one) stopped, within what is
-/// left of the pass's `budget` (which it lowers by what it reads).
+/// The usage of the session file at `path` (`read_len` bytes when its summary was read),
+/// whose first read counted `head` (the summary's `usage`), read forward from where `memo` (or
+/// `head`, without one) stopped, within what is left of the pass's `budget` (which it lowers
+/// by what it reads). Without a memo and a budget, `head` is all: nothing more is looked at.
 pub fn tally(
     path: &Path,
     head: &UsageTally,
+    read_len: u64,
     memo: Option<&UsageMemo>,
     budget: &Cell<u64>,
 ) -> UsageView {
+    if memo.is_none() && budget.get() == 0 {
+        return view(head, read_len);
+    }
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return view(head, u64::MAX);
     };
