@@ -391,6 +391,23 @@ pub fn session_file(data: &[u8]) {
     }
     let leaf = std::str::from_utf8(data.get(..8).unwrap_or_default()).unwrap_or("x");
     let _ = evidence::sessions::read_session_from_leaf(&path, leaf, None);
+    // Tokens and cost: counting the whole file at once, and on in small reads, agree, and never
+    // go past the end.
+    use evidence::sessions::usage::{advance, count, UsageTally};
+    let mut whole = UsageTally::default();
+    count(&mut whole, data);
+    assert!(whole.counted_to <= data.len() as u64);
+    let f = std::fs::File::open(&path).unwrap();
+    let mut steps = UsageTally::default();
+    for _ in 0..64 {
+        if advance(&f, data.len() as u64, &mut steps, 1) == 0 {
+            break;
+        }
+    }
+    assert!(steps.counted_to <= data.len() as u64);
+    if steps.counted_to == whole.counted_to {
+        assert_eq!(steps.usage, whole.usage);
+    }
 }
 
 /// Intercom observation log bytes (the first byte: cut start, closed file): every event has
