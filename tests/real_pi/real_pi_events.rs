@@ -82,24 +82,26 @@ impl Seat {
         Seat { env, server, sock }
     }
 
-    /// The worker's record from a scan at the real time, reading sessions from `sessions_dir`
-    /// (relative to the test folder).
-    fn record_in(&self, sessions_dir: &str) -> Value {
+    /// `cmd` (a `scan --json` or an `explain`) at the real time on the roster, reading
+    /// sessions from `sessions_dir` (relative to the test folder): its output.
+    fn run(&self, cmd: &[&str], sessions_dir: &str) -> std::process::Output {
         let cfg = self.env.system_config();
-        let idx = stdout_json(&self.env.run(&[
-            "scan",
-            "--json",
+        let mut args: Vec<&str> = cmd.to_vec();
+        args.extend([
             "--config",
             &cfg,
             "--root",
             "root",
             "--sessions-dir",
             sessions_dir,
-            "--fleet",
-            "none",
-            "--tmux-socket",
-            &self.sock,
-        ]));
+        ]);
+        args.extend(["--fleet", "none", "--tmux-socket", &self.sock]);
+        self.env.run(&args)
+    }
+
+    /// The worker's record from a scan, reading sessions from `sessions_dir`.
+    fn record_in(&self, sessions_dir: &str) -> Value {
+        let idx = stdout_json(&self.run(&["scan", "--json"], sessions_dir));
         record(&idx, "W").clone()
     }
 
@@ -109,22 +111,7 @@ impl Seat {
 
     /// The index's tokens and cost over all seats.
     fn totals(&self) -> Value {
-        let cfg = self.env.system_config();
-        let idx = stdout_json(&self.env.run(&[
-            "scan",
-            "--json",
-            "--config",
-            &cfg,
-            "--root",
-            "root",
-            "--sessions-dir",
-            "sessions",
-            "--fleet",
-            "none",
-            "--tmux-socket",
-            &self.sock,
-        ]));
-        idx["usage"].clone()
+        stdout_json(&self.run(&["scan", "--json"], "sessions"))["usage"].clone()
     }
 
     /// The registration's `pi` section, as register wrote it.
@@ -170,25 +157,12 @@ impl Seat {
 
     /// `explain W` (text, or `--json`) at the real time.
     fn explain(&self, json: bool) -> String {
-        let cfg = self.env.system_config();
-        let mut args = vec![
-            "explain",
-            "W",
-            "--config",
-            &cfg,
-            "--root",
-            "root",
-            "--sessions-dir",
-            "sessions",
-            "--fleet",
-            "none",
-            "--tmux-socket",
-            &self.sock,
-        ];
-        if json {
-            args.push("--json");
-        }
-        let o = self.env.run(&args);
+        let cmd: &[&str] = if json {
+            &["explain", "W", "--json"]
+        } else {
+            &["explain", "W"]
+        };
+        let o = self.run(cmd, "sessions");
         assert!(o.status.success(), "{o:?}");
         String::from_utf8(o.stdout).unwrap()
     }

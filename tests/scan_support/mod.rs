@@ -105,6 +105,15 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The real time now, as pi writes times.
+pub fn now_iso() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    intercom_pane::clock::format_iso(ms)
+}
+
 pub fn header_id(file: &Path) -> String {
     let text = std::fs::read_to_string(file).unwrap();
     let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();

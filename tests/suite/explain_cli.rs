@@ -16,14 +16,6 @@ use serde_json::{json, Value};
 
 const ID: &str = "01a2f000-0000-7000-8000-00000000e1a1";
 
-fn now_iso() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    intercom_pane::clock::format_iso(ms)
-}
-
 /// A session file whose newest entry is a tool call (the dialog asks before it runs), with
 /// usage on its assistant message.
 fn session(dir: &Path, cwd: &Path) -> std::path::PathBuf {

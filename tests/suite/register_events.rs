@@ -15,14 +15,6 @@ use serde_json::Value;
 
 const ID: &str = "01a2f000-0000-7000-8000-00000000e001";
 
-fn now_iso() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    intercom_pane::clock::format_iso(ms)
-}
-
 fn dialog(title: &str) -> String {
     serde_json::json!({"dialog": {"kind": "confirm", "title": title, "since": now_iso()}})
         .to_string()

@@ -48,6 +48,19 @@ fn registers(env: &Env, id: &str, file: &Path, cwd: &Path) -> String {
     )
 }
 
+/// Wait until a registration is under the data root.
+fn wait_data_root_record(env: &Env, what: &str) {
+    let data_seats = env.path("data/seats/pi");
+    wait_for(15_000, || {
+        std::fs::read_dir(&data_seats)
+            .ok()?
+            .flatten()
+            .any(|d| d.path().join("registration.json").is_file())
+            .then_some(())
+    })
+    .expect(what);
+}
+
 fn count_json(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|rd| {
@@ -74,15 +87,7 @@ fn registered_workers_read_their_own_files_from_any_environment() {
     let argv1 = pi_support::pi_pane_argv(&bin, &registers(&env, W1, &f1, &root));
     let argv2: Vec<&str> = argv2.iter().map(String::as_str).collect();
     let server = TmuxServer::start("W2", &root, &argv2);
-    let data_seats = env.path("data/seats/pi");
-    wait_for(15_000, || {
-        std::fs::read_dir(&data_seats)
-            .ok()?
-            .flatten()
-            .any(|d| d.path().join("registration.json").is_file())
-            .then_some(())
-    })
-    .expect("W2 registered under the data root");
+    wait_data_root_record(&env, "W2 registered under the data root");
     write_roster(&root, &[(W1, "W1"), (W2, "W2")]);
     let argv1: Vec<&str> = argv1.iter().map(String::as_str).collect();
     server.new_session("W1", &root, &argv1);
@@ -119,15 +124,7 @@ fn an_outside_record_of_a_pi_in_another_folder_names_no_file_for_the_worker() {
     let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &registers(&env, W2, &f2, &elsewhere));
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let server = TmuxServer::start("other", &elsewhere, &argv);
-    let data_seats = env.path("data/seats/pi");
-    wait_for(15_000, || {
-        std::fs::read_dir(&data_seats)
-            .ok()?
-            .flatten()
-            .any(|d| d.path().join("registration.json").is_file())
-            .then_some(())
-    })
-    .expect("the other pi registered");
+    wait_data_root_record(&env, "the other pi registered");
     write_roster(&root, &[(W1, "W1"), (W2, "W2")]);
     let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
     let w = record(&idx, "W2");
