@@ -286,6 +286,140 @@ fn seek(file: &File, at: u64, whence: nix::unistd::Whence) -> Option<u64> {
     u64::try_from(off).ok()
 }
 
+/// Each followed session file's tally, by path, with the file's identity (device, inode): a
+/// file replaced under the same name starts over. Kept in the sidebar's `ScanMemory`.
+pub struct UsageMemo {
+    max: usize,
+    entries: Mutex<HashMap<PathBuf, (FileId, UsageTally)>>,
+}
+
+/// A file's device and inode.
+type FileId = (u64, u64);
+
+impl Default for UsageMemo {
+    fn default() -> Self {
+        UsageMemo {
+            max: FILES_KEPT,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// A seat's tokens and cost, and whether every byte of its file is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UsageView {
+    pub usage: Usage,
+    /// Part of the file was not read (a budget): the sums are a lower bound.
+    pub at_least: bool,
+}
+
+impl Serialize for UsageView {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let u = &self.usage;
+        serde_json::json!({
+            "calls": u.calls, "input": u.input, "output": u.output,
+            "cacheRead": u.cache_read, "cacheWrite": u.cache_write,
+            "cost": u.cost(), "atLeast": self.at_least,
+        })
+        .serialize(s)
+    }
+}
+
+/// A count as people read it: `950`, `12.3k`, `4.1M`.
+pub fn short_count(n: u64) -> String {
+    match n {
+        n if n < 1000 => n.to_string(),
+        n if n < 1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// `≥ 12.3k in · 3.1k out · $0.1234` (`≥` while part of a file is not counted yet). The
+/// cost's unit is pi's (US dollars for its built-in prices).
+impl std::fmt::Display for UsageView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let u = &self.usage;
+        let tokens_in = u
+            .input
+            .saturating_add(u.cache_read)
+            .saturating_add(u.cache_write);
+        write!(
+            f,
+            "{}{} in · {} out · ${:.4}",
+            if self.at_least { "≥ " } else { "" },
+            short_count(tokens_in),
+            short_count(u.output),
+            u.cost()
+        )
+    }
+}
+
+impl UsageView {
+    /// Add another seat's (totals).
+    pub fn add(&mut self, o: &UsageView) {
+        self.usage.add(&o.usage);
+        self.at_least |= o.at_least;
+    }
+}
+
+/// The usage of the session file at `path` (`read_len` bytes when its summary was read),
+/// whose first read counted `head` (the summary's `usage`), read forward from where `memo` (or
+/// `head`, without one) stopped, within what is left of the pass's `budget` (which it lowers
+/// by what it reads). Without a memo and a budget, `head` is all: nothing more is looked at.
+pub fn tally(
+    path: &Path,
+    head: &UsageTally,
+    read_len: u64,
+    memo: Option<&UsageMemo>,
+    budget: &Cell<u64>,
+) -> UsageView {
+    if memo.is_none() && budget.get() == 0 {
+        return view(head, read_len);
+    }
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return view(head, u64::MAX);
+    };
+    use std::os::unix::fs::MetadataExt;
+    let (id, len) = ((meta.dev(), meta.ino()), meta.len());
+    let known = memo.and_then(|m| {
+        let map = m.entries.lock().ok()?;
+        map.get(path)
+            .filter(|(k, t)| *k == id && t.counted_to <= len)
+            .map(|(_, t)| t.clone())
+    });
+    // Where to go on from: what was counted before, else the summary's first read (when it is
+    // of this file as it is now: no longer than it).
+    let mut t = match known {
+        Some(t) => t,
+        None if head.counted_to <= len && head.counted_to > 0 => head.clone(),
+        None => UsageTally::default(),
+    };
+    if !t.complete(len) && budget.get() > 0 {
+        if let Ok(f) = fsguard::open_regular(path, None) {
+            if (f.dev, f.ino) == id {
+                let read = advance(&f.file, f.len, &mut t, budget.get());
+                budget.set(budget.get().saturating_sub(read));
+            }
+        }
+    }
+    if let Some(m) = memo {
+        if let Ok(mut map) = m.entries.lock() {
+            if map.len() >= m.max && !map.contains_key(path) {
+                map.clear();
+            }
+            map.insert(path.to_path_buf(), (id, t.clone()));
+        }
+    }
+    view(&t, len)
+}
+
+fn view(t: &UsageTally, len: u64) -> UsageView {
+    UsageView {
+        usage: t.usage,
+        at_least: !t.complete(len),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
