@@ -17,7 +17,7 @@ use crate::evidence::registrations::{
     self, MuxRecord, PiReport, PiState, Registration, RunEvent, RunRecord,
 };
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, ServerIdentity};
+use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
 
 /// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
@@ -385,8 +385,36 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
     }
 }
 
-fn mux_record(env: &MuxEnv, pid: i32) -> Option<MuxRecord> {
-    let owner = mux::owning_multiplexer(pid, env, Instant::now() + MUX_DEADLINE)?;
+/// The pane that holds pi now, as the record's `mux`. At `session_start`, and on Herdr at every
+/// event: a Herdr pane moved to another workspace gets a new id, one moved to another tab keeps
+/// its id in another tab, so the recorded pane is asked first (three requests while pi stays
+/// put) and else the server is listed. A tmux pane keeps its id wherever it moves, so later
+/// events keep what `session_start` found (no tmux client started per event); the board and
+/// every action follow pi by its process anyway. `None`: look up nothing new.
+fn current_mux(
+    env: &MuxEnv,
+    pid: i32,
+    recorded: Option<&MuxRecord>,
+    event: Event,
+) -> Option<MuxRecord> {
+    let deadline = Instant::now() + MUX_DEADLINE;
+    if let Some(m) = recorded.filter(|_| event != Event::Run(RunEvent::SessionStart)) {
+        if m.kind != Some(MuxKind::Herdr) {
+            return None;
+        }
+        if let Some(socket) = m.socket.as_deref() {
+            let server = mux::open(MuxKind::Herdr, Path::new(socket));
+            if let Ok(Some(o)) =
+                mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
+            {
+                return Some(owner_record(o));
+            }
+        }
+    }
+    mux::owning_multiplexer(pid, env, deadline).map(owner_record)
+}
+
+fn owner_record(owner: mux::Owner) -> MuxRecord {
     let (server_pid, server_start) = match &owner.server {
         ServerIdentity::Tmux {
             server_pid,
@@ -395,7 +423,7 @@ fn mux_record(env: &MuxEnv, pid: i32) -> Option<MuxRecord> {
         } => (Some(i64::from(*server_pid)), Some(*start_time)),
         _ => (None, None),
     };
-    Some(MuxRecord {
+    MuxRecord {
         kind: Some(owner.kind),
         socket: Some(owner.socket_path.display().to_string()),
         server_pid,
@@ -405,7 +433,7 @@ fn mux_record(env: &MuxEnv, pid: i32) -> Option<MuxRecord> {
         window_id: Some(owner.pane.window_id),
         pane_id: Some(owner.pane.id),
         terminal_id: owner.pane.terminal_id,
-    })
+    }
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -464,11 +492,10 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.start_ticks = Some(id.start_ticks);
     rec.boot_id = Some(id.boot_id.clone());
     rec.started_at = Some(started.unwrap_or(now));
-    // The pane is found once per process; later events keep what session_start found.
-    rec.mux = match previous.as_ref().and_then(|p| p.mux.clone()) {
-        Some(m) if req.event != Event::Run(RunEvent::SessionStart) => Some(m),
-        _ => mux_record(env, id.pid),
-    };
+    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no
+    // pane keeps what the last event of this process recorded.
+    let recorded = previous.as_ref().and_then(|p| p.mux.as_ref());
+    rec.mux = current_mux(env, id.pid, recorded, req.event).or_else(|| recorded.cloned());
     rec.channel = req.channel.as_ref().map(|p| p.display().to_string());
     rec.run_state = run_state;
     rec.pi = pi;
