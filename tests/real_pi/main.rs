@@ -21,6 +21,7 @@ mod scan_support;
 mod text_cases;
 
 mod real_pi;
+mod real_pi_alerts;
 mod real_pi_channel;
 mod real_pi_events;
 mod real_pi_herdr;
