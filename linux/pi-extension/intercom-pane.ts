@@ -7,9 +7,12 @@
 // to its session file. At session start it also runs `intercom-pane ensure-monitor`, which
 // places the sidebar above the coordinator (and does nothing for workers).
 //
-// It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
-// (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
-// and INTERCOM_PANE_CONFIG to pass `--config` (the same data root the board reads).
+// It never blocks pi: each call is spawned and forgotten, with a short timeout, one at a time
+// (see makePicture), and any failure (no intercom-pane on PATH, a refusal) is ignored. It also
+// reports what pi tells it — dialogs, retries, compaction, tools, how runs settle, the context
+// fill — with the same command (`register --pi-state`), so the board can say what pi waits on.
+// Set INTERCOM_PANE_BIN to use another binary and INTERCOM_PANE_CONFIG to pass `--config` (the
+// same data root the board reads).
 //
 // The reply channel: at session start it opens a private Unix socket for this seat (in a fresh
 // owner-only 0700 folder under $XDG_RUNTIME_DIR, else the temp folder) and advertises it in the
@@ -700,7 +703,11 @@ export default function (pi: Pi) {
   pi.on("session_start", async (_e, ctx) => {
     sessionCtx = ctx;
     await openChannel();
-    picture.sessionStart(ctx);
+    try {
+      picture.sessionStart(ctx);
+    } catch {
+      // Registration is best effort; pi must never notice it.
+    }
     ensureMonitor(ctx);
   });
   pi.on("before_agent_start", (e, ctx) => {
@@ -719,11 +726,13 @@ export default function (pi: Pi) {
       }
     }
   });
-  pi.on("agent_start", (_e, ctx) => {
-    picture.agentStart(ctx);
-  });
+  on("agent_start", (_e, ctx) => picture.agentStart(ctx));
   pi.on("agent_settled", (e, ctx) => {
-    picture.agentSettled(ctx, (e as { aborted?: unknown }).aborted === true);
+    try {
+      picture.agentSettled(ctx, (e as { aborted?: unknown }).aborted === true);
+    } catch {
+      // Registration is best effort.
+    }
     // One held text per settled run; pi starts it after every settled handler has finished.
     try {
       drain();
@@ -733,9 +742,8 @@ export default function (pi: Pi) {
   });
   // `/tree` moves pi's leaf and writes nothing until the next entry (unless summarized): tell
   // the board where the branch now ends.
-  pi.on("session_tree", (e, ctx) => {
-    const leaf = (e as { newLeafId?: string | null }).newLeafId;
-    if (leaf) picture.sendRun("session_tree", ctx, ["--leaf-id", leaf]);
+  on<{ newLeafId?: string | null }>("session_tree", (e, ctx) => {
+    if (e.newLeafId) picture.sendRun("session_tree", ctx, ["--leaf-id", e.newLeafId]);
   });
   on<{ kind?: unknown; title?: unknown }>("ui_prompt_start", (e, ctx) => picture.dialogStart(e, ctx));
   on("ui_prompt_end", (_e, ctx) => picture.dialogEnd(ctx));
