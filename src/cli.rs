@@ -21,6 +21,17 @@ pub enum Command {
     Scan(ScanArgs),
     /// Print a page of configured Intercom workers as JSON (read-only).
     Status(StatusArgs),
+    /// Print a page of the board's seats as JSON: each seat's state, why, the question or error
+    /// text, report, handoff, close and resume stage (read-only; the coordinator's
+    /// `intercom_board` tool).
+    Board(BoardArgs),
+    /// Wait until a seat shows one of the given states, or the timeout passes; prints the seat
+    /// as JSON (read-only; the coordinator's `intercom_wait` tool).
+    Wait(WaitArgs),
+    /// Run one of the coordinator's pi tools (run by the shipped pi extension, in the roster's
+    /// coordinator's pi only; refused for any other caller). `check` says whether the caller
+    /// may use them and lists them.
+    Tool(ToolArgs),
     /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
     Monitor(MonitorArgs),
     /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
@@ -164,6 +175,64 @@ pub struct ExplainArgs {
     /// Check the seat's connection first (a loopback health probe of its configured port).
     #[arg(long)]
     pub probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BoardArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Only seats that need attention: waiting or error (or waiting on you), not marked seen.
+    #[arg(long)]
+    pub attention: bool,
+    /// Only the seat with this name (case-insensitive).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only seats of this host (`local`).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Skip this many seats (the previous page's `nextOffset`).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Seats per page, 1..20.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat's name (case-insensitive), or `<project>/<agent>`.
+    pub name: String,
+    /// The states to wait for (repeat or separate with commas): working, waiting, error,
+    /// offline, idle, unknown.
+    #[arg(
+        long = "state",
+        value_delimiter = ',',
+        required = true,
+        value_name = "STATE"
+    )]
+    pub states: Vec<String>,
+    /// Give up after this many seconds, 1..300.
+    #[arg(long, default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=crate::tools::MAX_WAIT_SECS))]
+    pub timeout_secs: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ToolArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
+    /// intercom_resume_worker, intercom_wait.
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+    /// The pi that runs this command (the coordinator's; verified like `register` verifies).
+    #[arg(long, value_name = "PID")]
+    pub pi_pid: i32,
+    /// The tool's arguments, one JSON object (checked against its schema again).
+    #[arg(long, default_value = "{}", value_name = "JSON")]
+    pub args: String,
 }
 
 #[derive(Args, Debug)]

@@ -23,5 +23,6 @@ pub mod scan;
 pub mod snapshot;
 pub mod states;
 pub mod text;
+pub mod tools;
 pub mod ui;
 pub mod views;

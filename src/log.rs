@@ -30,6 +30,8 @@ pub mod event {
     pub const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
     /// close-worker ended: `worker`, `exit`, `report`.
     pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
+    /// A coordinator's tool call ended (or was refused): `tool`, `piPid`, `exit`, `refused`.
+    pub const TOOL_CALL: &str = "tool_call";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
     pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
     /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`.

@@ -7,6 +7,11 @@
 // to its session file. At session start it also runs `intercom-pane ensure-monitor`, which
 // places the sidebar above the coordinator (and does nothing for workers).
 //
+// The coordinator's tools: in the roster's coordinator's pi only, once its seat is registered,
+// `lib/coordinator-tools.ts` registers intercom_board, intercom_reply, intercom_close_worker,
+// intercom_resume_worker, intercom_spawn_worker and intercom_wait for the model (the binary decides who the coordinator
+// is and runs every call; see that file). INTERCOM_PANE_TOOLS=off turns them off.
+//
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, one at a time
 // (see makePicture), and any failure (no intercom-pane on PATH, a refusal) is ignored. It also
 // reports what pi tells it — dialogs, retries, compaction, tools, how runs settle, the context
@@ -44,9 +49,12 @@ type Entry = { type?: string; targetId?: string; message?: { role?: string; stop
 
 type Ctx = {
   cwd: string;
+  ui?: {
+    setStatus?(key: string, text: string | undefined): void;
+    notify?(message: string, kind?: "info" | "warning" | "error"): void;
+  };
   isIdle?(): boolean;
   getContextUsage?(): { tokens: number | null; contextWindow: number; percent: number | null } | undefined;
-  ui?: { notify?(message: string, kind?: "info" | "warning" | "error"): void };
   sessionManager: {
     getSessionId(): string | undefined;
     getSessionFile(): string | undefined;
@@ -263,7 +271,7 @@ const makePicture = (send: Send) => {
     return JSON.stringify(p);
   };
 
-  const runQueue: { event: string; ctx: Ctx; extra: string[] }[] = [];
+  const runQueue: { event: string; ctx: Ctx; extra: string[]; done: () => void }[] = [];
   // Send the next command: a queued run-state event first (it carries the newest picture, so a
   // pending pi event goes with it), else the pending pi event once the gap has passed.
   const pump = () => {
@@ -276,6 +284,7 @@ const makePicture = (send: Send) => {
     const started = Date.now();
     send(event, ctx, json(), extra).then(() => {
       sending = false;
+      run?.done();
       if (gap) clearTimeout(gap);
       gap = setTimeout(() => {
         gap = undefined;
@@ -290,11 +299,15 @@ const makePicture = (send: Send) => {
     pending = event;
     pump();
   };
-  const sendRun = (event: string, ctx: Ctx, extra: string[] = []) => {
-    lastCtx = ctx;
-    if (runQueue.length < RUN_QUEUE_CAP) runQueue.push({ event, ctx, extra });
-    pump();
-  };
+  // Queue a run-state event; resolves once its command has ended (or at once when it is not
+  // sent: stopped, or the queue is full).
+  const sendRun = (event: string, ctx: Ctx, extra: string[] = []): Promise<void> =>
+    new Promise<void>((done) => {
+      lastCtx = ctx;
+      if (stopped || runQueue.length >= RUN_QUEUE_CAP) return done();
+      runQueue.push({ event, ctx, extra, done });
+      pump();
+    });
 
   const readContext = (ctx: Ctx) => {
     try {
@@ -373,15 +386,15 @@ const makePicture = (send: Send) => {
       readContext(ctx);
       sendRun("agent_settled", ctx);
     },
-    sessionStart(ctx: Ctx) {
+    sessionStart(ctx: Ctx): Promise<void> {
       readContext(ctx);
-      sendRun("session_start", ctx);
+      return sendRun("session_start", ctx);
     },
     // Stop sending: what is queued is dropped (the caller records the shutdown itself).
     stop() {
       stopped = true;
       pending = undefined;
-      runQueue.length = 0;
+      for (const r of runQueue.splice(0)) r.done();
       if (gap) clearTimeout(gap);
       dialog = undefined;
       retry = undefined;
@@ -670,6 +683,25 @@ export default function (pi: Pi) {
     return finished;
   };
 
+  // The coordinator's tools: loaded on demand, so this file alone (copied without `lib/`) still
+  // registers seats; a load failure only means no tools.
+  let tools: { close(): void } | undefined;
+  const startTools = async (ctx: Ctx) => {
+    try {
+      const m = await import("./lib/coordinator-tools.ts");
+      const got = await m.registerCoordinatorTools(pi as never, {
+        bin,
+        cwd: ctx.cwd,
+        config: process.env.INTERCOM_PANE_CONFIG || undefined,
+      });
+      // The person sees that this pi's model has the tools (pi's footer).
+      if (got.names.length > 0) ctx.ui?.setStatus?.("intercom-pane-tools", "intercom tools");
+      tools = got.handle;
+    } catch {
+      // No tools; everything else works.
+    }
+  };
+
   // The coordinator's startup hook: place (or keep) the sidebar above it. ensure-monitor itself
   // skips workers, rosters without workers, and anything it cannot verify.
   const ensureMonitor = (ctx: Ctx) => {
@@ -703,12 +735,16 @@ export default function (pi: Pi) {
   pi.on("session_start", async (_e, ctx) => {
     sessionCtx = ctx;
     await openChannel();
+    let registered: Promise<void> = Promise.resolve();
     try {
-      picture.sessionStart(ctx);
+      registered = picture.sessionStart(ctx);
     } catch {
       // Registration is best effort; pi must never notice it.
     }
     ensureMonitor(ctx);
+    // The coordinator's tools (lib/coordinator-tools.ts), once this seat is registered: the
+    // binary checks that the roster's coordinator's live registration is this very pi.
+    void registered.then(() => startTools(ctx));
   });
   pi.on("before_agent_start", (e, ctx) => {
     const prompt = (e as { prompt?: unknown }).prompt;
@@ -761,6 +797,8 @@ export default function (pi: Pi) {
   on("agent_end", (_e, ctx) => picture.agentEnd(ctx));
   on("turn_end", (_e, ctx) => picture.turnEnd(ctx));
   pi.on("session_shutdown", (_e, ctx) => {
+    tools?.close();
+    tools = undefined;
     closeChannel();
     sessionCtx = undefined;
     picture.stop();

@@ -2,6 +2,7 @@
 //! (`exit`).
 
 pub mod alerts_cmd;
+pub mod board_cmd;
 pub mod close_cmd;
 pub mod docs_cmd;
 pub mod doctor_cmd;
@@ -19,6 +20,7 @@ pub mod scan_cmd;
 pub mod spawn_cmd;
 pub mod status_cmd;
 pub mod text_input;
+pub mod tool_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.

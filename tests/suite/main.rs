@@ -36,6 +36,7 @@ mod text_cases;
 
 mod alerts_watch;
 mod architecture;
+mod board_page;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;
@@ -104,6 +105,7 @@ mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
 mod tmux_plugin;
+mod tools_caller;
 mod trust_uid;
 mod ui_app;
 mod ui_arch;
