@@ -130,6 +130,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
         usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
+        kept_panes: None,
     }
 }
 

@@ -32,7 +32,7 @@ pub enum Command {
     /// coordinator's pi only; refused for any other caller). `check` says whether the caller
     /// may use them and lists them.
     Tool(ToolArgs),
-    /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
+    /// The sidebar: a terminal UI of the scan, redrawn as soon as something changes.
     Monitor(MonitorArgs),
     /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
     /// SIGHUP or SIGINT (exit 0).
@@ -139,6 +139,37 @@ pub struct ScanArgs {
     /// Print the index object (the same as `board/index.json`).
     #[arg(long)]
     pub json: bool,
+    /// Keep watching: write the board files again whenever a seat changes, until SIGTERM,
+    /// SIGHUP, SIGINT (exit 0). With `--json-lines`, stream the board on standard output.
+    /// Not with `--print`, `--json`.
+    #[arg(long, conflicts_with_all = ["print", "json"])]
+    pub watch: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+}
+
+/// The `--watch` stream's flags (docs/interop.md §10).
+#[derive(Args, Debug, Clone)]
+pub struct StreamArgs {
+    /// With `--watch`: one JSON object per line (the whole board, then one line per changed
+    /// seat, schema version 1); the stream ends with exit 0 when its reader goes away.
+    #[arg(long, requires = "watch")]
+    pub json_lines: bool,
+    /// With `--watch`: a heartbeat line this often (seconds).
+    #[arg(long, requires = "watch", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub heartbeat_secs: u64,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// How a live view watches.
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// A full pass this often (seconds) whatever the events said; every 3 s while folders
+    /// cannot all be watched.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub full_pass_secs: u64,
 }
 
 #[derive(Args, Debug)]
@@ -158,9 +189,17 @@ pub struct StatusArgs {
     #[arg(long, default_value_t = 10,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::views::status_json::MAX_LIMIT as u64))]
     pub limit: usize,
-    /// Check the connections of this page's workers (loopback health probes).
+    /// Check the connections of this page's workers (loopback health probes); with `--watch`,
+    /// of every worker, every 15 s.
     #[arg(long)]
     pub probe: bool,
+    /// Keep watching and stream the board as JSON lines (`--json-lines` says so explicitly;
+    /// it is the only format) until the reader goes away or SIGTERM, SIGHUP, SIGINT (exit 0).
+    /// Not with `--name`, `--offset`, `--limit`.
+    #[arg(long, conflicts_with_all = ["name", "offset", "limit"])]
+    pub watch: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -242,6 +281,8 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
 }

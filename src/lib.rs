@@ -11,6 +11,7 @@ pub mod demo;
 pub mod doctor;
 pub mod evidence;
 pub mod fsguard;
+pub mod live;
 pub mod liveness;
 pub mod log;
 pub mod mux;

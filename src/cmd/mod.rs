@@ -10,6 +10,7 @@ pub mod ensure_monitor_cmd;
 pub mod exit;
 pub mod explain_cmd;
 pub mod jump_cmd;
+pub mod live_source;
 pub mod monitor_cmd;
 pub mod monitor_ports;
 pub mod options;
@@ -21,6 +22,7 @@ pub mod spawn_cmd;
 pub mod status_cmd;
 pub mod text_input;
 pub mod tool_cmd;
+pub mod watch_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.
