@@ -189,6 +189,15 @@ pub enum RosterStatus {
 }
 
 /// Why the roster cannot be used (`roster.code` in the JSON).
+impl Row {
+    /// Since when the seat is in its state, as far as the evidence says: when the evidence that
+    /// decided happened (`state_at`; a dialog: when pi opened it), else the session file's newest
+    /// entry (a seat gone offline). The alerts' `since`.
+    pub fn state_since(&self) -> Option<Ms> {
+        self.state_at.or(self.last_activity)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RosterCode {
     /// No Intercom root was found or given: a normal state, not an error.

@@ -355,17 +355,23 @@ pub(super) fn build_row(
         seen: rec.seen,
         alive: rec.alive,
         reply,
-        turn: turn_of(ev, rec.state),
+        turn: turn_of(ev, rec),
         session_ended: ev.reg.is_some_and(Registration::session_closed),
     }
 }
 
 /// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3b): a
-/// seat that went away names the pi that went (its registration), else the entry that decided
-/// the state (its id, or its time in files without ids). The alerts key on it, so two passes,
-/// two processes or a restart agree on "the same turn".
-fn turn_of(ev: &SeatEvidence, state: BoardState) -> Option<String> {
-    if state == BoardState::Offline {
+/// seat that went away names the pi that went (its registration); a dialog pi waits on names
+/// that dialog (when pi opened it: two dialogs before the same tool call are two turns, though
+/// the file's newest entry is the same); else the entry that decided the state (its id, or its
+/// time in files without ids). The alerts key on it, so two passes, two processes or a restart
+/// agree on "the same turn". (pi's other reports end a run the file also ends: its entry names
+/// their turn, and stays the same when the report stops counting.)
+fn turn_of(ev: &SeatEvidence, rec: &SeatRecord) -> Option<String> {
+    if let (StateReason::Dialog, Some(at)) = (rec.state_reason, rec.state_at) {
+        return Some(format!("dialog:{at}"));
+    }
+    if rec.state == BoardState::Offline {
         if let Some((pid, ticks)) = ev.reg.and_then(|r| Some((r.pid?, r.start_ticks?))) {
             return Some(format!("pi:{pid}:{ticks}"));
         }

@@ -171,6 +171,46 @@ impl Seat {
         self.server.tmux(&["capture-pane", "-p", "-t", PANE])
     }
 
+    /// The sidebar: `monitor` on the roster in session `M` of the same server.
+    fn start_monitor(&self) {
+        let (sys, root, sessions) = (
+            self.env.system_config(),
+            self.env.path("root").display().to_string(),
+            self.env.path("sessions").display().to_string(),
+        );
+        let (home, state) = (
+            format!("HOME={}", self.env.path("home").display()),
+            format!("XDG_STATE_HOME={}", self.env.path("state").display()),
+        );
+        let argv = [
+            "env",
+            &home,
+            &state,
+            "TERM=xterm-256color",
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            "monitor",
+            "--config",
+            &sys,
+            "--root",
+            &root,
+            "--sessions-dir",
+            &sessions,
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &self.sock,
+            "--no-probe",
+        ];
+        self.server.new_session("M", &self.env.path("root"), &argv);
+    }
+
+    /// Wait until the sidebar's screen shows `what`; the screen.
+    fn wait_monitor(&self, what: &str, ms: u64) -> String {
+        let screen = || self.server.tmux(&["capture-pane", "-p", "-t", "=M:"]);
+        wait_for(ms, || Some(screen()).filter(|s| s.contains(what)))
+            .unwrap_or_else(|| panic!("the sidebar never showed {what:?}:\n{}", screen()))
+    }
+
     fn send(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", PANE];
         args.extend_from_slice(keys);
@@ -186,6 +226,8 @@ impl Seat {
 fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d1", json!({}), true);
+    seat.start_monitor();
+    seat.wait_monitor(" W ", 20_000);
     submit_first(&seat.server, PANE, "SCENARIO:tool please");
     // The dialog is on pi's screen: within one refresh (3 s) the board reads waiting.
     wait_for(20_000, || {
@@ -195,6 +237,13 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     let w = seat.wait_state("waiting", Some("dialog"), 3_000);
     assert_eq!(w["question"], "Allow bash?", "{w}");
     assert_eq!(w["stateSource"], "pi extension: dialog", "{w}");
+    // The sidebar shows the dialog's title as what the seat asks, on its row.
+    let s = seat.wait_monitor("Allow bash?", 5_000);
+    assert!(
+        s.lines()
+            .any(|l| l.contains(" W ") && l.contains("Allow bash?")),
+        "{s}"
+    );
     let p = seat.wait_pi("the dialog is recorded", 5_000, |p| {
         p["dialog"]["title"] == "Allow bash?"
     });
@@ -217,6 +266,7 @@ fn a_dialog_reads_waiting_with_its_title_and_working_after_the_answer() {
     assert_eq!(p["tool"]["running"], 1, "{p}");
     let w = seat.wait_state("working", Some("tool_running"), 3_000);
     assert!(w["question"].is_null(), "{w}");
+    seat.wait_monitor("running bash", 5_000);
     let p = seat.wait_pi("the run settled", 20_000, |p| p["settled"].is_object());
     assert_eq!(p["settled"]["aborted"], false, "{p}");
     assert!(p["tool"].is_null(), "{p}");

@@ -67,7 +67,7 @@ impl Env {
         child.wait_with_output().unwrap()
     }
 
-    fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+    pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
         cmd.args(args)
             .current_dir(self.dir.path())

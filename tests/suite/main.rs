@@ -36,6 +36,7 @@ mod spawn_support;
 #[path = "../text_cases/mod.rs"]
 mod text_cases;
 
+mod alerts_dialogs;
 mod alerts_watch;
 mod architecture;
 mod board_page;
