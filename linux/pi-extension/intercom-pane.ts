@@ -430,6 +430,9 @@ const makePicture = (send: Send) => {
       report("session_before_compact", ctx);
     },
     compactEnd(e: { reason?: unknown; willRetry?: unknown; aborted?: unknown; errorMessage?: unknown }, ctx: Ctx, ok: boolean) {
+      // pi refuses a compaction before it starts (nothing to compact, already compacted, no
+      // model) with the same failure event, without session_before_compact: nothing ran.
+      if (!ok && compaction?.phase !== "running") return;
       const reason = typeof e.reason === "string" && COMPACT_REASONS.has(e.reason) ? e.reason : compaction?.reason ?? "manual";
       const phase = ok ? "done" : e.aborted === true ? "aborted" : "failed";
       compaction = { reason, phase, since: iso(Date.now()), willRetry: e.willRetry === true, error: ok ? undefined : clip(e.errorMessage, ERROR_CAP) };

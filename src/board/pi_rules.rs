@@ -7,7 +7,8 @@
 //! 1. a dialog pi waits on → `waiting` (`dialog`, its title as the seat's question);
 //! 2. a compaction running → `working` (`compacting`);
 //! 3. a retry waiting or running → `working` (`retrying`, the attempt in the source);
-//! 4. a compaction that failed, the run over → `error` (`compaction_failed`);
+//! 4. a compaction that failed, the run over (a manual one runs outside any run) → `error`
+//!    (`compaction_failed`);
 //! 5. retries exhausted (the last attempt failed too) → `error` (`retries_exhausted`);
 //! 6. retries the person stopped (pi settles while waiting out a backoff, reporting
 //!    `aborted: false`) → `error` (`retry_abandoned`): the provider's error stands;
@@ -22,7 +23,7 @@
 use crate::board::reason::{PiSource, StateReason, StateSource};
 use crate::clock::Ms;
 use crate::evidence::registrations::{
-    CompactPhase, PiReport, RetryPhase, RunEvent, RunRecord, RunState,
+    CompactPhase, CompactReason, PiReport, RetryPhase, RunEvent, RunRecord, RunState,
 };
 use crate::states::BoardState;
 
@@ -92,7 +93,10 @@ pub fn pi_verdict(
         }
     }
     if let Some(c) = st.compaction.as_ref() {
-        if c.phase == CompactPhase::Failed && run_over(c.since) && settled_after(pi, run, c.since) {
+        // A manual one (`/compact`, `ctx.compact()`) runs outside any run (pi stops the run
+        // first): its failure is the last word at once.
+        let last_word = c.reason == CompactReason::Manual || settled_after(pi, run, c.since);
+        if c.phase == CompactPhase::Failed && run_over(c.since) && last_word {
             return Some(v(
                 BoardState::Error,
                 StateReason::CompactionFailed,
@@ -298,6 +302,22 @@ mod tests {
             ..PiState::default()
         });
         assert_eq!(said(pi_verdict(&going_on, Some(&working), Some(900))), None);
+        // A manual one failed: no run to settle, the failure stands at once; a run after it,
+        // or an entry, ends it.
+        let manual = report(PiState {
+            compaction: Some(Compaction {
+                reason: CompactReason::Manual,
+                ..compaction(CompactPhase::Failed)
+            }),
+            ..PiState::default()
+        });
+        assert_eq!(
+            said(pi_verdict(&manual, None, Some(900))),
+            Some((BoardState::Error, StateReason::CompactionFailed))
+        );
+        assert_eq!(said(pi_verdict(&going_on, None, Some(900))), None);
+        assert_eq!(said(pi_verdict(&manual, Some(&again), Some(900))), None);
+        assert_eq!(said(pi_verdict(&manual, None, Some(1600))), None);
 
         let stopped = report(PiState {
             settled: Some(Settled {

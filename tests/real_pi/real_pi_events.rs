@@ -2,7 +2,8 @@
 //! extension and a small one that asks `ctx.ui.confirm()` before a bash tool runs reads
 //! `waiting` (reason `dialog`, the title as its question) while the dialog is open and `working`
 //! again after the answer; a scripted model that fails with retryable errors and then succeeds,
-//! one that fails for good, and a run stopped with Escape each read as pi reports them.
+//! one that fails for good, a run stopped with Escape, and a compaction that runs and one that
+//! fails each read as pi reports them.
 //!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise it is
 //! reported as ignored, with the reason.
@@ -384,4 +385,58 @@ fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
     // Stopped by the person: its own reason, not an error.
     let w = seat.wait_state("idle", Some("run_aborted"), 5_000);
     assert_eq!(w["stateSource"], "pi extension: settled run", "{w}");
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn a_compaction_reads_compacting_while_it_runs_and_a_failed_one_reads_error() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Keep almost nothing: two short turns are enough to compact.
+    let settings = json!({"compaction": {"keepRecentTokens": 1}});
+    let seat = Seat::start("0d1a1090-0000-4000-8000-0000000000d3", settings, false);
+    submit_first(&seat.server, PANE, "hello there");
+    seat.wait_pi("the first run settled", 20_000, |p| {
+        p["settled"].is_object()
+    });
+    let first = seat.pi_section()["settled"]["at"].clone();
+    seat.send(&["and again", "Enter"]);
+    seat.wait_pi("the second run settled", 20_000, |p| {
+        p["settled"].is_object() && p["settled"]["at"] != first
+    });
+    seat.wait_state("idle", Some("completed_reply"), 5_000);
+
+    // A manual compaction whose summary takes 4 s: working (compacting) while it runs, not
+    // stuck on idle; idle again after it.
+    seat.send(&["/compact COMPACTSLOW", "Enter"]);
+    let w = seat.wait_state("working", Some("compacting"), 5_000);
+    assert_eq!(w["stateSource"], "pi extension: compaction", "{w}");
+    let p = seat.wait_pi("the compaction is done", 20_000, |p| {
+        p["compaction"]["phase"] == "done"
+    });
+    assert_eq!(p["compaction"]["reason"], "manual", "{p}");
+    let w = seat.wait_state("idle", None, 5_000);
+    assert_ne!(w["stateReason"], "compacting", "{w}");
+
+    // One whose summary the provider refuses: error (compaction_failed), the error kept.
+    let second = seat.pi_section()["settled"]["at"].clone();
+    seat.send(&["and a third", "Enter"]);
+    seat.wait_pi("the third run settled", 20_000, |p| {
+        p["settled"].is_object() && p["settled"]["at"] != second
+    });
+    seat.wait_state("idle", Some("completed_reply"), 10_000);
+    seat.send(&["/compact COMPACTFAIL", "Enter"]);
+    let p = seat.wait_pi("the compaction failed", 20_000, |p| {
+        p["compaction"]["phase"] == "failed"
+    });
+    assert!(
+        p["compaction"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("Compaction failed")),
+        "{p}"
+    );
+    let w = seat.wait_state("error", Some("compaction_failed"), 5_000);
+    assert_eq!(w["stateSource"], "pi extension: compaction", "{w}");
 }

@@ -183,6 +183,30 @@ fn answer(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push((user_text.clone(), offered));
+    // pi's compaction summary request (its summarization system prompt): answered with a
+    // summary, after 4 s when the person's focus says `COMPACTSLOW`, with a non-retryable
+    // failure when it says `COMPACTFAIL`.
+    let whole = String::from_utf8_lossy(&body);
+    if whole.contains("context summarization assistant") {
+        if whole.contains("COMPACTFAIL") {
+            let mut w = s;
+            let body = r#"{"error":{"message":"summary refused","type":"invalid_request_error"}}"#;
+            write!(
+                w,
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )?;
+            return w.flush();
+        }
+        if whole.contains("COMPACTSLOW") {
+            std::thread::sleep(Duration::from_secs(4));
+        }
+        return stream_reply(
+            s,
+            json!({"role": "assistant", "content": "## Goal\nTalk.\n\n## Progress\n- Talked."}),
+            "stop",
+        );
+    }
     let close_job = last_user
         .split("Intercom close requested (job ")
         .nth(1)
@@ -242,6 +266,11 @@ fn answer(
             "stop",
         )
     };
+    stream_reply(s, delta, finish)
+}
+
+/// One streamed chat-completions reply: `delta`, then the finish with usage.
+fn stream_reply(s: TcpStream, delta: Value, finish: &str) -> std::io::Result<()> {
     let chunk = |delta: Value, finish: Value| {
         let mut c = json!({"id": "c1", "object": "chat.completion.chunk", "model": "fake-model",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
