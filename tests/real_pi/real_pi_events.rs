@@ -172,42 +172,21 @@ impl Seat {
         self.server.tmux(&["capture-pane", "-p", "-t", PANE])
     }
 
-    /// The sidebar: `monitor` on the roster in session `M` of the same server.
+    /// The sidebar: `monitor` on the roster in session `mon` of the same server.
     fn start_monitor(&self) {
-        let (sys, root, sessions) = (
-            self.env.system_config(),
-            self.env.path("root").display().to_string(),
-            self.env.path("sessions").display().to_string(),
-        );
-        let (home, state) = (
-            format!("HOME={}", self.env.path("home").display()),
-            format!("XDG_STATE_HOME={}", self.env.path("state").display()),
-        );
-        let argv = [
-            "env",
-            &home,
-            &state,
-            "TERM=xterm-256color",
-            env!("CARGO_BIN_EXE_intercom-pane"),
-            "monitor",
-            "--config",
-            &sys,
-            "--root",
+        let root = self.env.path("root");
+        self.server.start_monitor(
             &root,
-            "--sessions-dir",
-            &sessions,
-            "--fleet",
-            "none",
-            "--tmux-socket",
-            &self.sock,
-            "--no-probe",
-        ];
-        self.server.new_session("M", &self.env.path("root"), &argv);
+            Path::new(&self.env.system_config()),
+            &root,
+            &self.env.path("sessions"),
+            30,
+        );
     }
 
     /// Wait until the sidebar's screen shows `what`; the screen.
     fn wait_monitor(&self, what: &str, ms: u64) -> String {
-        let screen = || self.server.tmux(&["capture-pane", "-p", "-t", "=M:"]);
+        let screen = || self.server.tmux(&["capture-pane", "-p", "-t", "=mon:"]);
         wait_for(ms, || Some(screen()).filter(|s| s.contains(what)))
             .unwrap_or_else(|| panic!("the sidebar never showed {what:?}:\n{}", screen()))
     }
