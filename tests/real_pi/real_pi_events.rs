@@ -398,6 +398,18 @@ fn a_compaction_reads_compacting_while_it_runs_and_a_failed_one_reads_error() {
     assert_eq!(p["compaction"]["reason"], "manual", "{p}");
     let w = seat.wait_state("idle", None, 5_000);
     assert_ne!(w["stateReason"], "compacting", "{w}");
+    // pi refuses another at once (already compacted): nothing ran, no failure is reported.
+    seat.send(&["/compact", "Enter"]);
+    wait_for(10_000, || {
+        seat.screen().contains("Already compacted").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no refusal on screen:\n{}", seat.screen()));
+    // A report would land within a command's run after pi's event (coalesced by 150 ms).
+    let failed = wait_for(3_000, || {
+        Some(seat.pi_section()).filter(|p| p["compaction"]["phase"] != "done")
+    });
+    assert!(failed.is_none(), "{failed:?}");
+    seat.wait_state("idle", None, 3_000);
 
     // One whose summary the provider refuses: error (compaction_failed), the error kept.
     let second = seat.pi_section()["settled"]["at"].clone();
