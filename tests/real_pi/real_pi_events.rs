@@ -3,7 +3,8 @@
 //! `waiting` (reason `dialog`, the title as its question) while the dialog is open and `working`
 //! again after the answer; a scripted model that fails with retryable errors and then succeeds,
 //! one that fails for good, a run stopped with Escape, and a compaction that runs and one that
-//! fails each read as pi reports them.
+//! fails each read as pi reports them; a dialog the model forges through pi's bash tool is
+//! refused and recorded nowhere.
 //!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise it is
 //! reported as ignored, with the reason.
@@ -364,6 +365,37 @@ fn retries_that_succeed_retries_that_fail_and_an_aborted_run() {
     // Stopped by the person: its own reason, not an error.
     let w = seat.wait_state("idle", Some("run_aborted"), 5_000);
     assert_eq!(w["stateSource"], "pi extension: settled run", "{w}");
+
+    // The model forges a dialog through pi's own bash tool, naming pi (its parent) as the
+    // caller: refused (what the tool runs is not started by pi itself), nothing recorded.
+    let out = seat.env.path("forged.txt");
+    let cmd = format!(
+        "{bin} register --config {sys} --event ui_prompt_start --seq 99999999 --pi-pid $PPID \
+         --session-id 0d1a1090-0000-4000-8000-0000000000d2 --cwd \"$PWD\" \
+         --pi-state '{{\"dialog\":{{\"kind\":\"confirm\",\"title\":\"FORGED\",\"since\":\"2026-01-01T00:00:00Z\"}}}}' \
+         >{out} 2>&1; echo \"exit $?\" >>{out}",
+        bin = env!("CARGO_BIN_EXE_intercom-pane"),
+        sys = seat.env.system_config(),
+        out = out.display(),
+    );
+    let text = format!("TOOLCALL bash {}", json!({ "command": cmd }));
+    seat.server.tmux(&["send-keys", "-t", PANE, "-l", &text]);
+    wait_for(5_000, || {
+        seat.screen().contains("TOOLCALL bash").then_some(())
+    })
+    .unwrap_or_else(|| panic!("not typed:\n{}", seat.screen()));
+    seat.send(&["Enter"]);
+    let said = wait_for(30_000, || {
+        std::fs::read_to_string(&out)
+            .ok()
+            .filter(|t| t.contains("exit "))
+    })
+    .unwrap_or_else(|| panic!("the tool never ran:\n{}", seat.screen()));
+    assert!(said.contains("exit 2"), "{said}");
+    assert!(said.contains("not started by that pi"), "{said}");
+    let p = seat.wait_pi("the run settled", 20_000, |p| p["tool"].is_null());
+    assert!(!p.to_string().contains("FORGED"), "{p}");
+    assert_ne!(seat.record()["stateReason"], "dialog");
 }
 
 #[test]
