@@ -37,6 +37,8 @@ pub struct PiVerdict {
     pub at: Ms,
     /// The dialog's title, raw (views sanitize it).
     pub question: Option<String>,
+    /// A failed compaction's error as pi reported it, raw (the transcript holds none).
+    pub error: Option<String>,
 }
 
 fn v(state: BoardState, reason: StateReason, source: PiSource, at: Ms) -> PiVerdict {
@@ -46,6 +48,7 @@ fn v(state: BoardState, reason: StateReason, source: PiSource, at: Ms) -> PiVerd
         source: StateSource::Pi(source),
         at,
         question: None,
+        error: None,
     }
 }
 
@@ -97,12 +100,14 @@ pub fn pi_verdict(
         // first): its failure is the last word at once.
         let last_word = c.reason == CompactReason::Manual || settled_after(pi, run, c.since);
         if c.phase == CompactPhase::Failed && run_over(c.since) && last_word {
-            return Some(v(
+            let mut out = v(
                 BoardState::Error,
                 StateReason::CompactionFailed,
                 PiSource::Compaction,
                 c.since,
-            ));
+            );
+            out.error = c.error.clone();
+            return Some(out);
         }
     }
     if let Some(r) = st.retry.as_ref() {
@@ -307,6 +312,7 @@ mod tests {
         let manual = report(PiState {
             compaction: Some(Compaction {
                 reason: CompactReason::Manual,
+                error: Some("Compaction failed: refused".into()),
                 ..compaction(CompactPhase::Failed)
             }),
             ..PiState::default()
@@ -314,6 +320,13 @@ mod tests {
         assert_eq!(
             said(pi_verdict(&manual, None, Some(900))),
             Some((BoardState::Error, StateReason::CompactionFailed))
+        );
+        assert_eq!(
+            pi_verdict(&manual, None, Some(900))
+                .and_then(|v| v.error)
+                .as_deref(),
+            Some("Compaction failed: refused"),
+            "pi's error is the seat's error"
         );
         assert_eq!(said(pi_verdict(&going_on, None, Some(900))), None);
         assert_eq!(said(pi_verdict(&manual, Some(&again), Some(900))), None);

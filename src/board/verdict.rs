@@ -50,6 +50,8 @@ pub struct Verdict {
     pub at: Option<Ms>,
     /// A dialog's title when pi waits on one (`dialog`): the seat's question.
     pub question: Option<String>,
+    /// pi's own error text for an error it reported (`compaction_failed`): the seat's error.
+    pub error: Option<String>,
 }
 
 /// The state rules in order: the session file, then what makes it unusable, then the
@@ -68,6 +70,7 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
         },
         at: f.session.and_then(|s| s.last_activity),
         question: None,
+        error: None,
     };
     let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
     // A session file that exists but cannot be used says nothing: unknown, never idle.
@@ -107,6 +110,7 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
             v.source = p.source;
             v.at = Some(p.at);
             v.question = p.question;
+            v.error = p.error;
         }
     }
     if !alive {
@@ -123,6 +127,7 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
             v.source = why.clone();
             v.at = None;
             v.question = None;
+            v.error = None;
         }
     }
     v

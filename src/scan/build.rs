@@ -248,7 +248,11 @@ pub(super) fn build_record(
         model: s.and_then(|s| s.model.clone()),
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
-        last_error: s.and_then(|s| s.last_error.clone()),
+        // pi's own error for an error it reported (a failed compaction), else the file's.
+        last_error: v
+            .error
+            .clone()
+            .or_else(|| s.and_then(|s| s.last_error.clone())),
         // A dialog's title when pi waits on a dialog, else what the waiting reply asks.
         question: match v.reason {
             StateReason::Dialog => v.question,

@@ -462,4 +462,11 @@ fn a_compaction_reads_compacting_while_it_runs_and_a_failed_one_reads_error() {
     );
     let w = seat.wait_state("error", Some("compaction_failed"), 5_000);
     assert_eq!(w["stateSource"], "pi extension: compaction", "{w}");
+    // The seat's error is pi's, not the last reply's text.
+    assert!(
+        w["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("Compaction failed")),
+        "{w}"
+    );
 }
