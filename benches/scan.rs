@@ -2,6 +2,10 @@
 //! 1 GiB each (sparse, valid tail), 32 observation logs of 3 MiB and 256 reports; the same with
 //! 1 MiB session files; median wall time, the ratio, and peak RSS.
 //!
+//! Then tokens and cost (issue 25): the sidebar's passes (one `ScanMemory`) with worker 0's
+//! transcript dense (every line a real assistant message with its usage) at 1 MiB and at
+//! 1 GiB: how many passes the first count takes and what they cost, then the steady pass.
+//!
 //! Run: `cargo bench --bench scan` (prints figures; no assertions, targets are in the issue).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -125,6 +129,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         session_dirs: vec![base.join("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
+        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
         kept_panes: None,
     }
 }
@@ -217,6 +222,90 @@ fn median_ms(opts: &ScanOptions) -> (f64, f64, usize, usize) {
     (times[times.len() / 2], cpu[cpu.len() / 2], rows, waiting)
 }
 
+/// Rewrite worker 0's session file as a dense transcript of `len` bytes: the header, assistant
+/// messages with usage (1 input token each, so the sum counts the lines), then the usual tail.
+fn densify(opts: &ScanOptions, len: u64) -> u64 {
+    let dir = opts.session_dirs[0].join("--bench--");
+    let id = "01a2f000-0000-7000-8000-000000000000";
+    let path = dir.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"));
+    let header = json!({"type":"session","version":3,"id":id,"timestamp":format_iso(NOW - 3_600_000),"cwd":"/work/bench"});
+    let line = json!({"type":"message","id":"d0000001","parentId":null,"timestamp":format_iso(NOW - 3_000_000),
+        "message":{"role":"assistant","content":[{"type":"text","text":"x".repeat(1800)}],
+        "provider":"fake","model":"fake-model","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,
+        "totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.001}},"stopReason":"stop"}})
+    .to_string()
+        + "\n";
+    let tail = session_tail(id, 0);
+    let mut body = format!("{header}\n").into_bytes();
+    let block: Vec<u8> = line.repeat(512).into_bytes();
+    let f = File::create(&path).unwrap();
+    use std::io::Write;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    w.write_all(&body).unwrap();
+    let mut written = body.len() as u64;
+    let mut lines = 0u64;
+    while written + (block.len() as u64) + (tail.len() as u64) <= len {
+        w.write_all(&block).unwrap();
+        written += block.len() as u64;
+        lines += 512;
+    }
+    while written + (line.len() as u64) + (tail.len() as u64) <= len {
+        w.write_all(line.as_bytes()).unwrap();
+        written += line.len() as u64;
+        lines += 1;
+    }
+    body.clear();
+    w.write_all(tail.as_bytes()).unwrap();
+    w.flush().unwrap();
+    lines
+}
+
+/// The sidebar's passes over `opts` with one memory: (passes until every byte is counted, CPU
+/// ms of each of them, median CPU ms of 31 passes after that, calls counted).
+fn usage_passes(opts: &ScanOptions) -> (usize, Vec<f64>, f64, u64) {
+    let clock = FixedClock(NOW);
+    let memory = intercom_pane::evidence::ScanMemory::new();
+    let mut first = Vec::new();
+    let mut calls = 0;
+    for _ in 0..1000 {
+        let c = cpu_ms();
+        let s = scan::run(opts, &clock, None, Some(&memory)).expect("scan");
+        first.push(cpu_ms() - c);
+        calls = s.snapshot.usage.usage.calls;
+        if !s.snapshot.usage.at_least {
+            break;
+        }
+    }
+    // Every file settled (2 s), so the steady passes remember what did not change.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let mut steady = Vec::new();
+    for _ in 0..PASSES {
+        let c = cpu_ms();
+        let _ = scan::run(opts, &clock, None, Some(&memory)).expect("scan");
+        steady.push(cpu_ms() - c);
+    }
+    steady.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (first.len(), first, steady[steady.len() / 2], calls)
+}
+
+fn usage_bench(small: &ScanOptions, big: &ScanOptions) {
+    let lines_small = densify(small, 1 << 20);
+    let lines_big = densify(big, 1 << 30);
+    // Warm the page cache the same way for both.
+    let _ = usage_passes(small);
+    let _ = usage_passes(big);
+    println!("tokens and cost, the sidebar's passes (one memory), worker 0 dense:");
+    for (label, opts, lines) in [("1 MiB", small, lines_small), ("1 GiB", big, lines_big)] {
+        let (n, first, steady, calls) = usage_passes(opts);
+        let catch_up: f64 = first.iter().sum();
+        println!(
+            "  {label}: counted in {n} passes ({catch_up:.0} ms CPU in all, first {:.1} ms, most {:.1} ms), {calls} calls ({lines} dense lines); then median {steady:.2} ms CPU a pass",
+            first[0],
+            first.iter().cloned().fold(0.0, f64::max)
+        );
+    }
+}
+
 fn main() {
     let base = std::env::temp_dir().join(format!("intercom-pane-bench-{}", std::process::id()));
     let big: PathBuf = base.join("big");
@@ -249,6 +338,7 @@ fn main() {
             rss as f64 / 1024.0
         );
     }
+    usage_bench(&opts_small, &opts_big);
     if std::env::var_os("SCAN_BENCH_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&base);
     } else {

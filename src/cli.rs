@@ -65,6 +65,10 @@ pub enum Command {
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
+    /// Why a seat shows its state: every source's evidence (transcript, registration and its
+    /// run state, pi's events, pane and process, observation logs, probe), each with its age,
+    /// and the rule that chose the state.
+    Explain(ExplainArgs),
     /// Check the setup: tmux, Herdr, the binary pi runs, the pi extension, the roster and its
     /// sessions, the data root. Exit 1 when something a feature needs is missing.
     Doctor(DoctorArgs),
@@ -196,6 +200,20 @@ pub struct StatusArgs {
     pub watch: bool,
     #[command(flatten)]
     pub stream: StreamArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The seat: `<project>/<agent>`, or an agent name (case-insensitive) only one seat has.
+    pub name: String,
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Check the seat's connection first (a loopback health probe of its configured port).
+    #[arg(long)]
+    pub probe: bool,
 }
 
 #[derive(Args, Debug)]
@@ -539,8 +557,10 @@ pub struct EnsureMonitorArgs {
 
 #[derive(Args, Debug)]
 pub struct RegisterArgs {
-    /// The lifecycle event: session_start, agent_start, agent_settled (agent_end on older pi),
-    /// session_tree, session_shutdown.
+    /// The event: a lifecycle event (session_start, agent_start, agent_settled, agent_end on
+    /// older pi, session_tree, session_shutdown), or one of pi's other events the extension
+    /// reports with `--pi-state` (ui_prompt_start/end, tool_execution_start/end,
+    /// session_before_compact, session_compact, session_compact_failed, auto_retry_start/end).
     #[arg(long)]
     pub event: String,
     /// Increases with every event of one pi; an older event never overwrites a newer one.
@@ -570,6 +590,10 @@ pub struct RegisterArgs {
     /// The extension's private reply channel (an absolute Unix socket path), while it is open.
     #[arg(long, value_name = "PATH")]
     pub channel: Option<PathBuf>,
+    /// The extension's current picture of its pi (JSON, ≤ 8 KiB: dialog, retry, compaction,
+    /// tool, settled, context); recorded unless a newer one already is.
+    #[arg(long, value_name = "JSON")]
+    pub pi_state: Option<String>,
     /// Only compared: the record goes under the nearest Intercom root at or above the folder pi
     /// really runs in when that root configures this session, else under the data root; a
     /// `--root` that is not that root is refused.

@@ -25,6 +25,7 @@ fn main() {
         Command::Spawn(a) => cmd::spawn_cmd::run_spawn(a).code(),
         Command::Retire(a) => cmd::spawn_cmd::run_retire(a).code(),
         Command::Demo(a) => demo::run(a),
+        Command::Explain(a) => cmd::explain_cmd::run(a).code(),
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),

@@ -12,6 +12,8 @@ use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::SeatKey;
 use crate::clock::Ms;
 use crate::evidence::connectors::BindingError;
+use crate::evidence::registrations::ContextFill;
+pub use crate::evidence::sessions::usage::UsageView;
 use crate::fsguard::FsError;
 use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 
@@ -118,6 +120,12 @@ pub enum ReplyPath {
 /// One seat, as every view shows it. Text fields are raw evidence: views sanitize before display.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// Tokens and cost of its session file (`None`: no file).
+    pub usage: Option<UsageView>,
+    /// Its model's context fill, as pi reports it through the extension.
+    pub context: Option<ContextFill>,
+    /// When the evidence that decided its state happened (`None`: liveness decided).
+    pub state_at: Option<Ms>,
     /// Stable selection key across refreshes: the session id when known, else `seen_key`.
     pub id: String,
     /// `<project>/<agent>`: the key of `seen.json`.
@@ -181,6 +189,15 @@ pub enum RosterStatus {
 }
 
 /// Why the roster cannot be used (`roster.code` in the JSON).
+impl Row {
+    /// Since when the seat is in its state, as far as the evidence says: when the evidence that
+    /// decided happened (`state_at`; a dialog: when pi opened it), else the session file's newest
+    /// entry (a seat gone offline). The alerts' `since`.
+    pub fn state_since(&self) -> Option<Ms> {
+        self.state_at.or(self.last_activity)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RosterCode {
     /// No Intercom root was found or given: a normal state, not an error.
@@ -276,6 +293,9 @@ pub struct Snapshot {
     /// What the pass could not read or use (`logs_unavailable`, `sessions_not_found`,
     /// `<project>/<agent>: session_link_refused`, ...).
     pub errors: Vec<PassError>,
+    /// Tokens and cost over every seat's session file (the coordinator's too), as pi records
+    /// them; `at_least` when a budget left some bytes unread.
+    pub usage: UsageView,
 }
 
 impl Snapshot {

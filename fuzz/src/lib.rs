@@ -391,6 +391,23 @@ pub fn session_file(data: &[u8]) {
     }
     let leaf = std::str::from_utf8(data.get(..8).unwrap_or_default()).unwrap_or("x");
     let _ = evidence::sessions::read_session_from_leaf(&path, leaf, None);
+    // Tokens and cost: counting the whole file at once, and on in small reads, agree, and never
+    // go past the end.
+    use evidence::sessions::usage::{advance, count, UsageTally};
+    let mut whole = UsageTally::default();
+    count(&mut whole, data);
+    assert!(whole.counted_to <= data.len() as u64);
+    let f = std::fs::File::open(&path).unwrap();
+    let mut steps = UsageTally::default();
+    for _ in 0..64 {
+        if advance(&f, data.len() as u64, &mut steps, 1) == 0 {
+            break;
+        }
+    }
+    assert!(steps.counted_to <= data.len() as u64);
+    if steps.counted_to == whole.counted_to {
+        assert_eq!(steps.usage, whole.usage);
+    }
 }
 
 /// Intercom observation log bytes (the first byte: cut start, closed file): every event has
@@ -423,10 +440,32 @@ pub fn report(data: &[u8]) {
 
 /// A seat registration file.
 pub fn registration(data: &[u8]) {
+    use evidence::registrations::{parse_record, Event, PiState, RunEvent};
     let path = Path::new("/fuzz/.pi-intercom/seats/x.json");
-    let _ = evidence::registrations::parse(path, data);
+    if let Ok(r) = parse_record(path, data) {
+        // What the reader accepts, the writer writes back the same (one type for both), and
+        // the caps hold.
+        let bytes = r.to_bytes().expect("an accepted record serializes");
+        let again = parse_record(path, &bytes).expect("a written record reads back");
+        assert_eq!(again, r);
+        assert!(r
+            .channel
+            .as_ref()
+            .is_none_or(|c| c.starts_with('/') && c.len() <= 107));
+        assert!(r.session_id.as_ref().is_none_or(|s| s.len() <= 256));
+        if let Some(pi) = &r.pi {
+            assert!(pi.state.check().is_ok());
+        }
+    }
     if let Ok(s) = std::str::from_utf8(data) {
-        let _ = evidence::registrations::RunEvent::parse(s);
+        let _ = RunEvent::parse(s);
+        let _ = Event::parse(s);
+        // `register --pi-state`: an accepted picture keeps its caps and round-trips.
+        if let Ok(st) = PiState::from_arg(s) {
+            assert!(st.check().is_ok());
+            let text = serde_json::to_string(&st).expect("a picture serializes");
+            assert_eq!(PiState::from_arg(&text).expect("a picture reads back"), st);
+        }
     }
 }
 

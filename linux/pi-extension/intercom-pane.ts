@@ -12,9 +12,12 @@
 // intercom_resume_worker, intercom_spawn_worker and intercom_wait for the model (the binary decides who the coordinator
 // is and runs every call; see that file). INTERCOM_PANE_TOOLS=off turns them off.
 //
-// It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
-// (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
-// and INTERCOM_PANE_CONFIG to pass `--config` (the same data root the board reads).
+// It never blocks pi: each call is spawned and forgotten, with a short timeout, one at a time
+// (see makePicture), and any failure (no intercom-pane on PATH, a refusal) is ignored. It also
+// reports what pi tells it — dialogs, retries, compaction, tools, how runs settle, the context
+// fill — with the same command (`register --pi-state`), so the board can say what pi waits on.
+// Set INTERCOM_PANE_BIN to use another binary and INTERCOM_PANE_CONFIG to pass `--config` (the
+// same data root the board reads).
 //
 // The reply channel: at session start it opens a private Unix socket for this seat (in a fresh
 // owner-only 0700 folder under $XDG_RUNTIME_DIR, else the temp folder) and advertises it in the
@@ -42,15 +45,22 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
+type Entry = { type?: string; targetId?: string; message?: { role?: string; stopReason?: string } };
+
 type Ctx = {
   cwd: string;
-  ui?: { setStatus?(key: string, text: string | undefined): void };
+  ui?: {
+    setStatus?(key: string, text: string | undefined): void;
+    notify?(message: string, kind?: "info" | "warning" | "error"): void;
+  };
   isIdle?(): boolean;
-  ui?: { notify?(message: string, kind?: "info" | "warning" | "error"): void };
+  getContextUsage?(): { tokens: number | null; contextWindow: number; percent: number | null } | undefined;
   sessionManager: {
     getSessionId(): string | undefined;
     getSessionFile(): string | undefined;
     getSessionDir?(): string | undefined;
+    getLeafEntry?(): Entry | undefined;
+    getEntry?(id: string): Entry | undefined;
   };
 };
 
@@ -188,6 +198,268 @@ const sweepStale = (base: string, mine: string) => {
   } catch {
     // Hygiene only.
   }
+};
+
+// What pi tells this extension beyond the run state, for the board (docs/interop.md §4, the
+// registration's `pi` section): an open dialog (ui_prompt_start/end), a retry and its attempt,
+// a compaction, the tool running (its name, never its arguments), how the last run settled
+// (agent_settled, with `aborted`), and the context fill (ctx.getContextUsage()). pi tells
+// extensions nothing of its retries directly: a failed provider call whose run ends
+// (agent_end) and whose entry pi then marks with a `context_edit` is a scheduled retry; the
+// next agent_start runs it; agent_settled ends the retries (exhausted, or cancelled when
+// aborted); a successful call before that ends them too.
+//
+// Cheap and never blocking: each event only updates the picture below. Every register command
+// of this runtime goes through one sender, one command at a time and in order: the run-state
+// events (session_start, agent_start, agent_settled, session_tree) are each sent, carrying the
+// newest picture; pi's other events are coalesced — at most one command per REPORT_GAP_MS,
+// `register --event <newest event> --pi-state JSON` — so a burst (parallel tools, a dialog
+// opened and closed at once) becomes one command carrying the newest picture. A turn's end
+// only refreshes the context fill, sent with the next command. Nothing is awaited on pi's path
+// but the shutdown record.
+const REPORT_GAP_MS = 150;
+// Most tool calls followed at once; calls beyond it are not counted.
+const TOOLS_CAP = 256;
+// How long after a failed run's agent_end to look for pi's retry mark, and how often.
+const RETRY_LOOKS = 10;
+const RETRY_LOOK_MS = 100;
+const TITLE_CAP = 500;
+const ERROR_CAP = 300;
+const DIALOG_KINDS = new Set(["select", "confirm", "input", "editor", "custom"]);
+const COMPACT_REASONS = new Set(["manual", "threshold", "overflow"]);
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const clip = (s: unknown, cap: number): string | undefined =>
+  typeof s === "string" && s.trim() !== "" ? Array.from(s).slice(0, cap).join("") : undefined;
+// A tool's name as the board takes it ([A-Za-z0-9_.:/-], ≤ 64 bytes).
+const toolName = (s: unknown): string =>
+  (typeof s === "string" ? s : "tool").replace(/[^A-Za-z0-9_.:/-]/g, "_").slice(0, 64) || "tool";
+
+type Send = (event: string, ctx: Ctx, picture: string, extra: string[]) => Promise<void>;
+// Run-state events waiting to be sent (a bound: pi never has this many in flight).
+const RUN_QUEUE_CAP = 64;
+
+// One runtime's picture of its pi and the coalescing sender.
+const makePicture = (send: Send) => {
+  let dialog: { kind: string; title?: string; since: string } | undefined;
+  let retry: { attempt: number; phase: string; since: string; error?: string } | undefined;
+  let compaction: { reason: string; phase: string; since: string; willRetry: boolean; error?: string } | undefined;
+  let settled: { at: string; aborted: boolean; error: boolean } | undefined;
+  let context: { tokens: number | null; window: number; percent: number | null; at: string } | undefined;
+  const tools = new Map<string, { name: string; since: number }>();
+  // The current run's last provider call failed (its error), and how many retries pi made.
+  let failed: string | undefined;
+  let attempt = 0;
+  // Changes with every run boundary, so a late look for a retry mark belongs to its run only.
+  let generation = 0;
+  let lastCtx: Ctx | undefined;
+  let pending: string | undefined;
+  let sending = false;
+  let gap: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+
+  const json = (): string => {
+    const p: Record<string, unknown> = {};
+    if (dialog) p.dialog = dialog;
+    if (retry) p.retry = retry;
+    if (compaction) p.compaction = compaction;
+    const running = [...tools.values()];
+    const newest = running[running.length - 1];
+    if (newest) p.tool = { name: newest.name, since: iso(newest.since), running: running.length };
+    if (settled) p.settled = settled;
+    if (context) p.context = context;
+    return JSON.stringify(p);
+  };
+
+  const runQueue: { event: string; ctx: Ctx; extra: string[]; done: () => void }[] = [];
+  // Send the next command: a queued run-state event first (it carries the newest picture, so a
+  // pending pi event goes with it), else the pending pi event once the gap has passed.
+  const pump = () => {
+    if (stopped || sending) return;
+    const run = runQueue.shift();
+    if (!run && (gap || pending === undefined || !lastCtx)) return;
+    const [event, ctx, extra] = run ? [run.event, run.ctx, run.extra] : [pending as string, lastCtx as Ctx, []];
+    pending = undefined;
+    sending = true;
+    const started = Date.now();
+    send(event, ctx, json(), extra).then(() => {
+      sending = false;
+      run?.done();
+      if (gap) clearTimeout(gap);
+      gap = setTimeout(() => {
+        gap = undefined;
+        pump();
+      }, Math.max(0, REPORT_GAP_MS - (Date.now() - started)));
+      gap.unref?.();
+      if (runQueue.length > 0) pump();
+    });
+  };
+  const report = (event: string, ctx: Ctx) => {
+    lastCtx = ctx;
+    pending = event;
+    pump();
+  };
+  // Queue a run-state event; resolves once its command has ended (or at once when it is not
+  // sent: stopped, or the queue is full).
+  const sendRun = (event: string, ctx: Ctx, extra: string[] = []): Promise<void> =>
+    new Promise<void>((done) => {
+      lastCtx = ctx;
+      if (stopped || runQueue.length >= RUN_QUEUE_CAP) return done();
+      runQueue.push({ event, ctx, extra, done });
+      pump();
+    });
+
+  const readContext = (ctx: Ctx) => {
+    try {
+      const u = ctx.getContextUsage?.();
+      if (u && Number.isFinite(u.contextWindow) && u.contextWindow > 0) {
+        const tokens = typeof u.tokens === "number" && Number.isFinite(u.tokens) ? Math.max(0, Math.round(u.tokens)) : null;
+        const percent = typeof u.percent === "number" && Number.isFinite(u.percent) ? Math.max(0, u.percent) : null;
+        context = { tokens, window: Math.round(u.contextWindow), percent, at: iso(Date.now()) };
+      }
+    } catch {
+      // No context figure this time.
+    }
+  };
+
+  // pi marks a failed entry (a context_edit pointing at it) when it schedules a retry, right
+  // before its backoff: is the session's leaf such a mark (and no compaction recovers it)?
+  const retryMarked = (ctx: Ctx): boolean => {
+    const leaf = ctx.sessionManager.getLeafEntry?.();
+    const target = leaf?.type === "context_edit" && leaf.targetId ? ctx.sessionManager.getEntry?.(leaf.targetId) : undefined;
+    return target?.message?.role === "assistant" && target.message.stopReason === "error" && compaction?.phase !== "running";
+  };
+  const scheduleRetry = () => {
+    attempt++;
+    retry = { attempt, phase: "waiting", since: iso(Date.now()), error: failed };
+  };
+  // After a failed run's agent_end: look for the mark a few times; stop at the next run
+  // boundary (agent_settled looks once more itself).
+  const lookForRetry = (ctx: Ctx) => {
+    const mine = generation;
+    let looks = 0;
+    const look = () => {
+      if (stopped || mine !== generation || failed === undefined) return;
+      try {
+        if (retryMarked(ctx)) {
+          scheduleRetry();
+          return report("auto_retry_start", ctx);
+        }
+      } catch {
+        return;
+      }
+      if (++looks < RETRY_LOOKS) setTimeout(look, RETRY_LOOK_MS).unref?.();
+    };
+    setTimeout(look, RETRY_LOOK_MS).unref?.();
+  };
+
+  const active = () => retry !== undefined && (retry.phase === "waiting" || retry.phase === "running");
+
+  return {
+    json,
+    sendRun,
+    agentStart(ctx: Ctx) {
+      generation++;
+      if (retry?.phase === "waiting") retry = { ...retry, phase: "running", since: iso(Date.now()) };
+      sendRun("agent_start", ctx);
+    },
+    agentSettled(ctx: Ctx, aborted: boolean) {
+      generation++;
+      const now = iso(Date.now());
+      // A retry scheduled and stopped before the looks saw it (Escape at once).
+      try {
+        if (failed !== undefined && !active() && retryMarked(ctx)) scheduleRetry();
+      } catch {
+        // Nothing more to learn.
+      }
+      if (active() && retry) {
+        // Settled while waiting out a backoff: the person stopped the retries (pi reports
+        // `aborted: false` then). Settled after a failed attempt: pi gave up.
+        const phase =
+          retry.phase === "waiting" || aborted ? "cancelled" : failed !== undefined ? "exhausted" : "succeeded";
+        retry = { ...retry, phase, since: now };
+      }
+      settled = { at: now, aborted, error: failed !== undefined };
+      failed = undefined;
+      attempt = 0;
+      tools.clear();
+      readContext(ctx);
+      sendRun("agent_settled", ctx);
+    },
+    sessionStart(ctx: Ctx): Promise<void> {
+      readContext(ctx);
+      return sendRun("session_start", ctx);
+    },
+    // Stop sending: what is queued is dropped (the caller records the shutdown itself).
+    stop() {
+      stopped = true;
+      pending = undefined;
+      for (const r of runQueue.splice(0)) r.done();
+      if (gap) clearTimeout(gap);
+      dialog = undefined;
+      retry = undefined;
+      compaction = undefined;
+      tools.clear();
+    },
+    dialogStart(e: { kind?: unknown; title?: unknown }, ctx: Ctx) {
+      const kind = typeof e.kind === "string" && DIALOG_KINDS.has(e.kind) ? e.kind : "custom";
+      dialog = { kind, title: clip(e.title, TITLE_CAP), since: iso(Date.now()) };
+      report("ui_prompt_start", ctx);
+    },
+    dialogEnd(ctx: Ctx) {
+      dialog = undefined;
+      report("ui_prompt_end", ctx);
+    },
+    toolStart(e: { toolCallId?: unknown; toolName?: unknown }, ctx: Ctx) {
+      const id = String(e.toolCallId ?? "");
+      if (tools.size < TOOLS_CAP) tools.set(id, { name: toolName(e.toolName), since: Date.now() });
+      report("tool_execution_start", ctx);
+    },
+    toolEnd(e: { toolCallId?: unknown }, ctx: Ctx) {
+      tools.delete(String(e.toolCallId ?? ""));
+      report("tool_execution_end", ctx);
+    },
+    compactStart(e: { reason?: unknown; willRetry?: unknown }, ctx: Ctx) {
+      const reason = typeof e.reason === "string" && COMPACT_REASONS.has(e.reason) ? e.reason : "manual";
+      // An overflow's recovery marks the failed entry too: that mark was no retry.
+      if (retry?.phase === "waiting" && reason === "overflow") {
+        attempt = Math.max(0, attempt - 1);
+        retry = undefined;
+      }
+      compaction = { reason, phase: "running", since: iso(Date.now()), willRetry: e.willRetry === true };
+      report("session_before_compact", ctx);
+    },
+    compactEnd(e: { reason?: unknown; willRetry?: unknown; aborted?: unknown; errorMessage?: unknown }, ctx: Ctx, ok: boolean) {
+      // pi refuses a compaction before it starts (nothing to compact, already compacted, no
+      // model) with the same failure event, without session_before_compact: nothing ran.
+      if (!ok && compaction?.phase !== "running") return;
+      const reason = typeof e.reason === "string" && COMPACT_REASONS.has(e.reason) ? e.reason : compaction?.reason ?? "manual";
+      const phase = ok ? "done" : e.aborted === true ? "aborted" : "failed";
+      compaction = { reason, phase, since: iso(Date.now()), willRetry: e.willRetry === true, error: ok ? undefined : clip(e.errorMessage, ERROR_CAP) };
+      readContext(ctx);
+      report(ok ? "session_compact" : "session_compact_failed", ctx);
+    },
+    messageEnd(e: { message?: { role?: string; stopReason?: string; errorMessage?: unknown } }, ctx: Ctx) {
+      const m = e.message;
+      if (m?.role !== "assistant") return;
+      if (m.stopReason === "error") {
+        failed = clip(m.errorMessage, ERROR_CAP) ?? "error";
+        return;
+      }
+      failed = undefined;
+      if (active() && retry) {
+        retry = { ...retry, phase: "succeeded", since: iso(Date.now()) };
+        attempt = 0;
+        report("auto_retry_end", ctx);
+      }
+    },
+    agentEnd(ctx: Ctx) {
+      if (failed !== undefined) lookForRetry(ctx);
+    },
+    turnEnd(ctx: Ctx) {
+      readContext(ctx);
+    },
+  };
 };
 
 export default function (pi: Pi) {
@@ -449,10 +721,29 @@ export default function (pi: Pi) {
     }
   };
 
+  // What pi tells this extension, sent to the board coalesced (see makePicture).
+  const picture = makePicture((event, ctx, p, extra) => record(event, ctx, [...extra, "--pi-state", p]));
+  const withPicture = (extra: string[] = []) => [...extra, "--pi-state", picture.json()];
+  // Never disturb pi: a handler that throws is ignored, and none returns a value (several of
+  // these events let a handler's result change what pi does).
+  const on = <E>(event: string, handler: (e: E, ctx: Ctx) => void) =>
+    pi.on(event, (e, ctx) => {
+      try {
+        handler(e as E, ctx);
+      } catch {
+        // Reporting is best effort.
+      }
+    });
+
   pi.on("session_start", async (_e, ctx) => {
     sessionCtx = ctx;
     await openChannel();
-    const registered = record("session_start", ctx);
+    let registered: Promise<void> = Promise.resolve();
+    try {
+      registered = picture.sessionStart(ctx);
+    } catch {
+      // Registration is best effort; pi must never notice it.
+    }
     ensureMonitor(ctx);
     // The coordinator's tools (lib/coordinator-tools.ts), once this seat is registered: the
     // binary checks that the roster's coordinator's live registration is this very pi.
@@ -474,9 +765,13 @@ export default function (pi: Pi) {
       }
     }
   });
-  pi.on("agent_start", (_e, ctx) => { void record("agent_start", ctx); });
-  pi.on("agent_settled", (_e, ctx) => {
-    void record("agent_settled", ctx);
+  on("agent_start", (_e, ctx) => picture.agentStart(ctx));
+  pi.on("agent_settled", (e, ctx) => {
+    try {
+      picture.agentSettled(ctx, (e as { aborted?: unknown }).aborted === true);
+    } catch {
+      // Registration is best effort.
+    }
     // One held text per settled run; pi starts it after every settled handler has finished.
     try {
       drain();
@@ -486,15 +781,30 @@ export default function (pi: Pi) {
   });
   // `/tree` moves pi's leaf and writes nothing until the next entry (unless summarized): tell
   // the board where the branch now ends.
-  pi.on("session_tree", (e, ctx) => {
-    const leaf = (e as { newLeafId?: string | null }).newLeafId;
-    if (leaf) void record("session_tree", ctx, ["--leaf-id", leaf]);
+  on<{ newLeafId?: string | null }>("session_tree", (e, ctx) => {
+    if (e.newLeafId) picture.sendRun("session_tree", ctx, ["--leaf-id", e.newLeafId]);
   });
+  on<{ kind?: unknown; title?: unknown }>("ui_prompt_start", (e, ctx) => picture.dialogStart(e, ctx));
+  on("ui_prompt_end", (_e, ctx) => picture.dialogEnd(ctx));
+  on<{ toolCallId?: unknown; toolName?: unknown }>("tool_execution_start", (e, ctx) => picture.toolStart(e, ctx));
+  on<{ toolCallId?: unknown }>("tool_execution_end", (e, ctx) => picture.toolEnd(e, ctx));
+  on<{ reason?: unknown; willRetry?: unknown }>("session_before_compact", (e, ctx) => picture.compactStart(e, ctx));
+  on<{ reason?: unknown; willRetry?: unknown }>("session_compact", (e, ctx) => picture.compactEnd(e, ctx, true));
+  on<{ reason?: unknown; willRetry?: unknown; aborted?: unknown; errorMessage?: unknown }>(
+    "session_compact_failed",
+    (e, ctx) => picture.compactEnd(e, ctx, false),
+  );
+  on<{ message?: { role?: string; stopReason?: string; errorMessage?: unknown } }>("message_end", (e, ctx) =>
+    picture.messageEnd(e, ctx),
+  );
+  on("agent_end", (_e, ctx) => picture.agentEnd(ctx));
+  on("turn_end", (_e, ctx) => picture.turnEnd(ctx));
   pi.on("session_shutdown", (_e, ctx) => {
     tools?.close();
     tools = undefined;
     closeChannel();
     sessionCtx = undefined;
-    return record("session_shutdown", ctx);
+    picture.stop();
+    return record("session_shutdown", ctx, withPicture());
   });
 }

@@ -4,16 +4,18 @@
 //! `session_shutdown`. It captures what only the inside can know — the pi process (an ancestor
 //! of this command) with its start ticks and boot id, the multiplexer pane that owns it, the
 //! session id and file — and writes one machine-local record (mode 0600) through the store.
-//! Run-state events carry a sequence number: a late, older event never overwrites a newer one.
+//! Events carry a sequence number: a late, older event never overwrites a newer one. Run-state
+//! events set `runState`; every event that carries the extension's picture of pi
+//! (`--pi-state`) sets the `pi` section; each part keeps its own newest sequence number.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
-
 use crate::actions::store;
-use crate::clock::{format_iso, Ms};
-use crate::evidence::registrations::{self, MuxRecord, Registration};
+use crate::clock::Ms;
+use crate::evidence::registrations::{
+    self, MuxRecord, PiReport, PiState, Registration, RunEvent, RunRecord,
+};
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
@@ -26,13 +28,17 @@ const LOCK_POLL: Duration = Duration::from_millis(20);
 /// `/proc/stat` is one line per CPU; this covers very large machines.
 const PROC_STAT_CAP: u64 = 1 << 20;
 
-/// The lifecycle event being recorded (one vocabulary with the registrations that read it).
-use crate::evidence::registrations::RunEvent;
+/// The event being recorded (one vocabulary with the registrations that read it).
+pub use crate::evidence::registrations::Event;
+
+/// How far a time in `--pi-state` may lie ahead of this command's clock (the same machine's:
+/// the extension stamps an event just before it starts this command).
+const PI_STATE_SKEW_MS: Ms = 2_000;
 
 /// What the caller (the extension) tells about itself; the rest is found from the inside.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub event: RunEvent,
+    pub event: Event,
     pub seq: u64,
     /// The pi process; it must be an ancestor of this command.
     pub pi_pid: i32,
@@ -50,6 +56,8 @@ pub struct Request {
     /// The private reply channel (Unix socket) the extension has open, if any: recorded as given
     /// with each event, so a closed channel is no longer advertised.
     pub channel: Option<PathBuf>,
+    /// The extension's current picture of its pi (`--pi-state`), already parsed and capped.
+    pub pi_state: Option<PiState>,
 }
 
 /// A refusal (exit 2) or a failure to write (exit 1), with the reason.
@@ -79,6 +87,10 @@ pub enum Refusal {
     LeafId(String),
     /// `--leaf-id` with another event.
     LeafIdWithoutTree,
+    /// One of pi's other events without `--pi-state`.
+    PiStateMissing(&'static str),
+    /// A time in `--pi-state` before pi started or after now.
+    PiStateTime,
     /// `--cwd` is relative.
     CwdRelative(PathBuf),
     /// `--cwd` is not the folder pi runs in.
@@ -129,6 +141,10 @@ impl std::fmt::Display for Refusal {
             Refusal::LeafId(l) => write!(f, "--leaf-id {:?} is not a pi entry id", quote(l)),
             Refusal::LeafIdWithoutTree => {
                 f.write_str("--leaf-id goes with --event session_tree only")
+            }
+            Refusal::PiStateMissing(event) => write!(f, "--event {event} needs --pi-state"),
+            Refusal::PiStateTime => {
+                f.write_str("--pi-state holds a time before pi started or after now")
             }
             Refusal::CwdRelative(cwd) => write!(
                 f,
@@ -292,16 +308,16 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
     let leaf_ok = |l: &str| {
         !l.is_empty() && l.len() <= 64 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     };
+    const TREE: Event = Event::Run(RunEvent::SessionTree);
     match (&req.leaf_id, req.event) {
-        (Some(l), RunEvent::SessionTree) if leaf_ok(l) => {}
-        (None, RunEvent::SessionTree) => {
-            return Err(RegisterError::Refused(Refusal::LeafIdMissing))
-        }
-        (Some(l), RunEvent::SessionTree) => {
-            return Err(RegisterError::Refused(Refusal::LeafId(l.clone())))
-        }
+        (Some(l), TREE) if leaf_ok(l) => {}
+        (None, TREE) => return Err(RegisterError::Refused(Refusal::LeafIdMissing)),
+        (Some(l), TREE) => return Err(RegisterError::Refused(Refusal::LeafId(l.clone()))),
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
         (None, _) => {}
+    }
+    if let (Event::Pi(e), None) = (req.event, &req.pi_state) {
+        return Err(RegisterError::Refused(Refusal::PiStateMissing(e.name())));
     }
     verify_caller(req.pi_pid).map_err(RegisterError::Refused)?;
     verify_session_file(req)
@@ -386,10 +402,10 @@ fn current_mux(
     env: &MuxEnv,
     pid: i32,
     recorded: Option<&MuxRecord>,
-    event: RunEvent,
-) -> Option<Value> {
+    event: Event,
+) -> Option<MuxRecord> {
     let deadline = Instant::now() + MUX_DEADLINE;
-    if let Some(m) = recorded.filter(|_| event != RunEvent::SessionStart) {
+    if let Some(m) = recorded.filter(|_| event != Event::Run(RunEvent::SessionStart)) {
         if m.kind != Some(MuxKind::Herdr) {
             return None;
         }
@@ -398,33 +414,33 @@ fn current_mux(
             if let Ok(Some(o)) =
                 mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
             {
-                return Some(owner_json(&o));
+                return Some(owner_record(o));
             }
         }
     }
-    mux::owning_multiplexer(pid, env, deadline).map(|o| owner_json(&o))
+    mux::owning_multiplexer(pid, env, deadline).map(owner_record)
 }
 
-fn owner_json(owner: &mux::Owner) -> Value {
+fn owner_record(owner: mux::Owner) -> MuxRecord {
     let (server_pid, server_start) = match &owner.server {
         ServerIdentity::Tmux {
             server_pid,
             start_time,
             ..
-        } => (json!(server_pid), json!(start_time)),
-        _ => (Value::Null, Value::Null),
+        } => (Some(i64::from(*server_pid)), Some(*start_time)),
+        _ => (None, None),
     };
-    json!({
-        "kind": owner.kind.name(),
-        "socket": owner.socket_path.display().to_string(),
-        "serverPid": server_pid,
-        "serverStart": server_start,
-        "session": owner.pane.session_name,
-        "sessionId": owner.pane.session_id,
-        "windowId": owner.pane.window_id,
-        "paneId": owner.pane.id,
-        "terminalId": owner.pane.terminal_id,
-    })
+    MuxRecord {
+        kind: Some(owner.kind),
+        socket: Some(owner.socket_path.display().to_string()),
+        server_pid,
+        server_start,
+        session: owner.pane.session_name,
+        session_id: Some(owner.pane.session_id),
+        window_id: Some(owner.pane.window_id),
+        pane_id: Some(owner.pane.id),
+        terminal_id: owner.pane.terminal_id,
+    }
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -458,60 +474,83 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     let _lock = acquire(&lock_path(&path))?;
     held_elsewhere(req, &at, &id)?;
 
-    // The previous record of the same process incarnation, if any: its newer run state wins.
-    let previous = read_previous(&path);
-    let same_process = previous.as_ref().is_some_and(|p| p.is_process(&id));
-    if let Some(rs) = previous.as_ref().and_then(|p| p.run_state.as_ref()) {
-        if same_process && rs.seq >= req.seq {
-            return Ok(None);
+    // The previous record of the same process incarnation, if any: its newer parts win.
+    let previous = read_previous(&path).filter(|p| p.is_process(&id));
+    let Some((run_state, pi)) = newest_parts(req, previous.as_ref(), now) else {
+        return Ok(None);
+    };
+    let started = process_started_at(id.start_ticks);
+    if let Some(st) = &req.pi_state {
+        let late = started.unwrap_or(Ms::MIN).saturating_sub(PI_STATE_SKEW_MS);
+        if st
+            .times()
+            .iter()
+            .any(|t| *t < late || *t > now + PI_STATE_SKEW_MS)
+        {
+            return Err(RegisterError::Refused(Refusal::PiStateTime));
         }
     }
-    let mut rec = Map::new();
-    rec.insert("version".into(), json!(1));
-    rec.insert(
-        "seat".into(),
-        json!(crate::actions::short_id(&req.session_id)),
-    );
-    rec.insert("harness".into(), json!("pi"));
-    rec.insert("sessionId".into(), json!(req.session_id));
-    rec.insert(
-        "sessionFile".into(),
-        json!(req.session_file.as_ref().map(|p| p.display().to_string())),
-    );
-    rec.insert(
-        "sessionsDir".into(),
-        json!(req.sessions_dir.as_ref().map(|p| p.display().to_string())),
-    );
-    rec.insert("cwd".into(), json!(at.cwd.display().to_string()));
-    rec.insert("pid".into(), json!(id.pid));
-    rec.insert("startTicks".into(), json!(id.start_ticks));
-    rec.insert("bootId".into(), json!(id.boot_id));
-    let started = process_started_at(id.start_ticks).unwrap_or(now);
-    rec.insert("startedAt".into(), json!(format_iso(started)));
-    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no pane keeps what the
-    // last event of this process recorded.
-    let recorded = previous
-        .as_ref()
-        .filter(|_| same_process)
-        .and_then(|p| p.mux.as_ref());
-    let mux = current_mux(env, id.pid, recorded, req.event)
-        .or_else(|| previous_mux(&path).filter(|_| same_process))
-        .unwrap_or(Value::Null);
-    rec.insert("mux".into(), mux);
-    rec.insert(
-        "channel".into(),
-        json!(req.channel.as_ref().map(|p| p.display().to_string())),
-    );
-    rec.insert(
-        "runState".into(),
-        json!({"state": req.event.run_state(), "seq": req.seq, "at": format_iso(now),
-            "event": req.event.name(), "leafId": req.leaf_id}),
-    );
-    let mut bytes = serde_json::to_vec_pretty(&Value::Object(rec))
+    let mut rec = Registration::new(path.clone());
+    rec.seat = Some(crate::actions::short_id(&req.session_id));
+    rec.harness = Some("pi".into());
+    rec.session_id = Some(req.session_id.clone());
+    rec.session_file = req.session_file.as_ref().map(|p| p.display().to_string());
+    rec.sessions_dir = req.sessions_dir.as_ref().map(|p| p.display().to_string());
+    rec.cwd = Some(at.cwd.display().to_string());
+    rec.pid = Some(id.pid);
+    rec.start_ticks = Some(id.start_ticks);
+    rec.boot_id = Some(id.boot_id.clone());
+    rec.started_at = Some(started.unwrap_or(now));
+    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no
+    // pane keeps what the last event of this process recorded.
+    let recorded = previous.as_ref().and_then(|p| p.mux.as_ref());
+    rec.mux = current_mux(env, id.pid, recorded, req.event).or_else(|| recorded.cloned());
+    rec.channel = req.channel.as_ref().map(|p| p.display().to_string());
+    rec.run_state = run_state;
+    rec.pi = pi;
+    let rec = rec
+        .validate()
+        .map_err(|e| RegisterError::Failed(format!("the record is invalid ({e:?})")))?;
+    let bytes = rec
+        .to_bytes()
         .map_err(|e| RegisterError::Failed(e.to_string()))?;
-    bytes.push(b'\n');
     store::write_atomic(&path, &bytes).map_err(|e| RegisterError::Failed(e.to_string()))?;
     Ok(Some(path))
+}
+
+/// The record's run state and `pi` section after `req`: each part is replaced only by a newer
+/// sequence number than the one recorded by the same process. `None` when `req` is older than
+/// both (nothing to write).
+fn newest_parts(
+    req: &Request,
+    previous: Option<&Registration>,
+    now: Ms,
+) -> Option<(Option<RunRecord>, Option<PiReport>)> {
+    let old_run = previous.and_then(|p| p.run_state.clone());
+    let old_pi = previous.and_then(|p| p.pi.clone());
+    let run = match req.event {
+        Event::Run(e) if old_run.as_ref().is_none_or(|r| r.seq < req.seq) => Some(RunRecord {
+            state: e.run_state(),
+            seq: req.seq,
+            at: now,
+            event: Some(e),
+            leaf_id: req.leaf_id.clone(),
+        }),
+        _ => None,
+    };
+    let pi = match &req.pi_state {
+        Some(st) if old_pi.as_ref().is_none_or(|p| p.seq < req.seq) => Some(PiReport {
+            seq: req.seq,
+            at: now,
+            event: Some(req.event),
+            state: st.clone(),
+        }),
+        _ => None,
+    };
+    if run.is_none() && pi.is_none() {
+        return None;
+    }
+    Some((run.or(old_run), pi.or(old_pi)))
 }
 
 fn read_previous(path: &Path) -> Option<Registration> {
@@ -535,10 +574,4 @@ fn held_elsewhere(req: &Request, at: &Place, id: &proc::ProcIdentity) -> Result<
         })),
         None => Ok(()),
     }
-}
-
-fn previous_mux(path: &Path) -> Option<Value> {
-    let bytes = fsguard::read_capped(path, registrations::MAX_REGISTRATION_BYTES).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    v.get("mux").filter(|m| m.is_object()).cloned()
 }

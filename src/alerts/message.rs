@@ -80,7 +80,7 @@ impl Alert {
             state: row.state,
             reason: row.state_reason,
             text,
-            since: row.last_activity,
+            since: row.state_since(),
             at,
             turn_key: turn_key.to_string(),
             pane: row.pane.as_ref().map(|p| PaneRef {

@@ -42,7 +42,7 @@ pub fn seat_of(row: &Row) -> Seat {
         state: row.state,
         reason: row.state_reason,
         turn: row.turn.clone(),
-        since: row.last_activity,
+        since: row.state_since(),
         seen: row.seen,
         closing: closing(row),
         ended: row.session_ended,

@@ -4,6 +4,7 @@ pub mod alerts;
 pub mod classify;
 pub mod intercom;
 pub mod overflow;
+pub mod pi_rules;
 pub mod provenance;
 pub mod reason;
 pub mod record;

@@ -46,6 +46,15 @@ pub enum StateReason {
     RetryAbandoned,
     /// pi recorded the end of this session while its process still runs.
     SessionClosed,
+    // From what pi told its extension (`board::pi_rules`).
+    /// pi waits on an extension's dialog (confirm, select, input, editor, custom).
+    Dialog,
+    /// pi's retries of a failed provider call are used up.
+    RetriesExhausted,
+    /// A compaction failed and the run ended.
+    CompactionFailed,
+    /// The person (or an extension) stopped the run.
+    RunAborted,
     // The seat's session file.
     /// No session file (pi writes nothing until the first prompt).
     NoSessionFile,
@@ -129,6 +138,10 @@ impl StateReason {
             StateReason::TurnStarted => "a turn started; pi has written nothing yet",
             StateReason::RetryAbandoned => "the retry was cancelled",
             StateReason::SessionClosed => "its pi moved on to another session",
+            StateReason::Dialog => "pi waits on a dialog",
+            StateReason::RetriesExhausted => "pi gave up retrying a provider error",
+            StateReason::CompactionFailed => "summarizing the conversation failed",
+            StateReason::RunAborted => "the run was stopped",
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
@@ -185,6 +198,10 @@ impl StateReason {
             StateReason::TurnStarted => "turn_started",
             StateReason::RetryAbandoned => "retry_abandoned",
             StateReason::SessionClosed => "session_closed",
+            StateReason::Dialog => "dialog",
+            StateReason::RetriesExhausted => "retries_exhausted",
+            StateReason::CompactionFailed => "compaction_failed",
+            StateReason::RunAborted => "run_aborted",
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
@@ -260,8 +277,21 @@ pub enum StateSource {
         session: String,
         configured: String,
     },
+    /// What pi told its extension (the registration's `pi` section).
+    Pi(PiSource),
     /// The demo's simulated seats.
     Demo,
+}
+
+/// Which of pi's reports decided a state (`StateSource::Pi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PiSource {
+    Dialog,
+    Compaction,
+    /// A retry, with its attempt.
+    Retry(u32),
+    /// How the last run settled.
+    Settled,
 }
 
 impl fmt::Display for StateSource {
@@ -302,7 +332,56 @@ impl fmt::Display for StateSource {
                 "pi process: the pi in its pane ({seat}) runs session {session}, not the \
                  configured {configured}"
             ),
+            StateSource::Pi(PiSource::Dialog) => f.write_str("pi extension: dialog"),
+            StateSource::Pi(PiSource::Compaction) => f.write_str("pi extension: compaction"),
+            StateSource::Pi(PiSource::Retry(n)) => {
+                write!(f, "pi extension: retry attempt {n}")
+            }
+            StateSource::Pi(PiSource::Settled) => f.write_str("pi extension: settled run"),
             StateSource::Demo => f.write_str("demo"),
+        }
+    }
+}
+
+impl StateSource {
+    /// Which state rule chose a state from this source (with `reason`), in words: `explain`
+    /// and the sidebar's details say it. The rules and their order are `board::verdict`'s
+    /// (docs/behaviour.md §2).
+    pub fn rule(&self, reason: StateReason) -> &'static str {
+        use StateReason as R;
+        match self {
+            StateSource::SessionFile | StateSource::SessionFileAtTreeLeaf => match reason {
+                R::SessionUnreadable(_) | R::SessionIdMismatch => {
+                    "a session file that cannot be used says nothing: unknown, never idle"
+                }
+                R::SessionTail(_) => "damaged newest lines decide nothing: unknown",
+                _ => "the transcript rules: the newest entry that decides a turn",
+            },
+            StateSource::NoSessionFile => "a live pi that has written nothing yet is idle",
+            StateSource::RegistrationRunState => match reason {
+                R::TurnStarted => {
+                    "the registration's run state is newer than the file: a turn started"
+                }
+                R::SessionClosed => "pi recorded the end of this session while its process runs",
+                R::RetryAbandoned => "pi settled after the failed attempt: no retry will run",
+                _ => "a run that started before the marked failure has not settled: pi recovers",
+            },
+            StateSource::Pi(_) => {
+                "what pi told its extension outranks the file (dialog, compaction, retry, failed \
+                 compaction, exhausted retries, stopped run)"
+            }
+            StateSource::AssumedAlive
+            | StateSource::NoRegistration
+            | StateSource::ConnectorOwnerRecord
+            | StateSource::ConnectorOwnerProcess
+            | StateSource::Mux(_)
+            | StateSource::RegisteredPi(..) => {
+                "liveness decides a seat whose pi is not seen running"
+            }
+            StateSource::OtherRegisteredPi { .. } | StateSource::OtherPaneProcess { .. } => {
+                "its pane runs another session: what its own evidence says is not what runs"
+            }
+            StateSource::Demo => "the demo's simulation",
         }
     }
 }
@@ -373,6 +452,10 @@ mod tests {
             TurnStarted,
             RetryAbandoned,
             SessionClosed,
+            Dialog,
+            RetriesExhausted,
+            CompactionFailed,
+            RunAborted,
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,

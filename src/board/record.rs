@@ -10,7 +10,8 @@ use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{FoundBy, ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
-use crate::evidence::registrations::RunState;
+use crate::evidence::registrations::{ContextFill, RunState};
+use crate::evidence::sessions::usage::UsageView;
 use crate::probe::Connection;
 use crate::states::BoardState;
 
@@ -89,6 +90,16 @@ pub struct SeatRecord {
     /// §2); `null` in every other state.
     pub question: Option<String>,
     pub skipped_lines: u32,
+    /// When the evidence that decided `state` happened (the deciding entry, the run state's
+    /// event, pi's report); `null` when liveness decided.
+    #[serde(serialize_with = "iso_opt")]
+    pub state_at: Option<Ms>,
+    /// Tokens and cost as pi records them in the session file's `usage` fields, summed
+    /// (`atLeast` when part of the file was not read); `null` without a session file.
+    pub usage: Option<UsageView>,
+    /// The model's context fill, as pi reports it (`ctx.getContextUsage()`, through the
+    /// extension, from a live registration only).
+    pub context: Option<ContextFill>,
     #[serde(serialize_with = "iso")]
     pub scanned_at: Ms,
     /// For configured Intercom agents: the `intercom_worker_status` worker object (connection,

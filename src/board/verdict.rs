@@ -2,9 +2,10 @@
 //! function of the few facts the scan joined for the seat (`SeatFacts`).
 
 use crate::board::classify::{self, Classification};
+use crate::board::pi_rules;
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::Ms;
-use crate::evidence::registrations::{RunEvent, RunRecord, RunState};
+use crate::evidence::registrations::{PiReport, RunEvent, RunRecord, RunState};
 use crate::evidence::sessions::SessionSummary;
 use crate::mux::Liveness;
 use crate::states::BoardState;
@@ -33,6 +34,9 @@ pub struct SeatFacts<'a> {
     pub session_closed: bool,
     /// The seat's pane runs another seat's session (and why that is known).
     pub pane_runs_other_session: Option<StateSource>,
+    /// What pi told its extension (the registration's `pi` section), only when that
+    /// registration is verifiably live: evidence from a dead pi never counts.
+    pub pi: Option<&'a PiReport>,
 }
 
 /// A seat's state, why, and where that came from.
@@ -41,11 +45,19 @@ pub struct Verdict {
     pub state: BoardState,
     pub reason: StateReason,
     pub source: StateSource,
+    /// When the evidence that decided happened (the deciding entry, the run state's event,
+    /// pi's report), when it has a time; the age every view shows beside the source.
+    pub at: Option<Ms>,
+    /// A dialog's title when pi waits on one (`dialog`): the seat's question.
+    pub question: Option<String>,
+    /// pi's own error text for an error it reported (`compaction_failed`): the seat's error.
+    pub error: Option<String>,
 }
 
 /// The state rules in order: the session file, then what makes it unusable, then the
-/// registration's run state, then liveness (which wins when the seat is not alive), then a pane
-/// that runs another seat's session.
+/// registration's run state, then what pi told its extension (`board::pi_rules`, its own
+/// precedence), then liveness (which wins when the seat is not alive), then a pane that runs
+/// another seat's session.
 pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
     let classification: Option<Classification> = f.session.map(|s| classify::classify(s, now));
     let mut v = Verdict {
@@ -56,6 +68,9 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
             (Some(_), true, _) => StateSource::SessionFileAtTreeLeaf,
             _ => StateSource::SessionFile,
         },
+        at: f.session.and_then(|s| s.last_activity),
+        question: None,
+        error: None,
     };
     let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
     // A session file that exists but cannot be used says nothing: unknown, never idle.
@@ -77,6 +92,7 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
         v.state = BoardState::Offline;
         v.reason = StateReason::SessionClosed;
         v.source = StateSource::RegistrationRunState;
+        v.at = f.run.map(|rs| rs.at);
     } else if alive {
         if let Some((st, why)) = f
             .run
@@ -85,11 +101,22 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
             v.state = st;
             v.reason = why;
             v.source = StateSource::RegistrationRunState;
+            v.at = f.run.map(|rs| rs.at);
+        }
+        let newest = f.session.and_then(|s| s.last_activity);
+        if let Some(p) = f.pi.and_then(|p| pi_rules::pi_verdict(p, f.run, newest)) {
+            v.state = p.state;
+            v.reason = p.reason;
+            v.source = p.source;
+            v.at = Some(p.at);
+            v.question = p.question;
+            v.error = p.error;
         }
     }
     if !alive {
         v.reason = f.liveness_reason;
         v.source = f.liveness_source.clone();
+        v.at = None;
     }
     // Another seat's session runs in this seat's pane: what this seat's evidence says is not
     // what its pane shows.
@@ -98,6 +125,9 @@ pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
             v.state = BoardState::Unknown;
             v.reason = StateReason::PaneRunsOtherSession;
             v.source = why.clone();
+            v.at = None;
+            v.question = None;
+            v.error = None;
         }
     }
     v
@@ -169,15 +199,18 @@ mod tests {
             run: None,
             session_closed: false,
             pane_runs_other_session: None,
+            pi: None,
         }
     }
 
-    fn v(state: BoardState, reason: StateReason, source: StateSource) -> Verdict {
-        Verdict {
-            state,
-            reason,
-            source,
-        }
+    type Said = (BoardState, StateReason, StateSource);
+
+    fn v(state: BoardState, reason: StateReason, source: StateSource) -> Said {
+        (state, reason, source)
+    }
+
+    fn key(v: Verdict) -> Said {
+        (v.state, v.reason, v.source)
     }
 
     #[test]
@@ -186,13 +219,13 @@ mod tests {
         let now = 1_000_000;
         // A live pi that has written nothing yet is idle; a dead one reads as liveness says.
         let idle = v(Idle, StateReason::NoSessionFile, StateSource::NoSessionFile);
-        assert_eq!(verdict(&facts(Liveness::Alive), now), idle);
+        assert_eq!(key(verdict(&facts(Liveness::Alive), now)), idle);
         let offline = v(
             Offline,
             StateReason::PaneNotRunningPi,
             StateSource::Mux(MuxKind::Tmux),
         );
-        assert_eq!(verdict(&facts(Liveness::Offline), now), offline);
+        assert_eq!(key(verdict(&facts(Liveness::Offline), now)), offline);
         // An unusable file says nothing: unknown, never idle; not over an offline seat.
         let unusable = SeatFacts {
             unusable: Some(StateReason::SessionIdMismatch),
@@ -203,12 +236,12 @@ mod tests {
             StateReason::SessionIdMismatch,
             StateSource::SessionFile,
         );
-        assert_eq!(verdict(&unusable, now), want);
+        assert_eq!(key(verdict(&unusable, now)), want);
         let off = SeatFacts {
             liveness: Liveness::Offline,
             ..unusable
         };
-        assert_eq!(verdict(&off, now), offline);
+        assert_eq!(key(verdict(&off, now)), offline);
         // A turn started that the file does not show yet.
         let run = RunRecord {
             state: RunState::Working,
@@ -226,7 +259,7 @@ mod tests {
             StateReason::TurnStarted,
             StateSource::RegistrationRunState,
         );
-        assert_eq!(verdict(&started, now), working);
+        assert_eq!(key(verdict(&started, now)), working);
         // pi closed this session: offline, above the run state.
         let closed = SeatFacts {
             session_closed: true,
@@ -237,7 +270,7 @@ mod tests {
             StateReason::SessionClosed,
             StateSource::RegistrationRunState,
         );
-        assert_eq!(verdict(&closed, now), moved);
+        assert_eq!(key(verdict(&closed, now)), moved);
         // Another seat's session in this seat's pane: unknown, but never over offline.
         let why = StateSource::NoRegistration;
         let other = SeatFacts {
@@ -245,12 +278,82 @@ mod tests {
             ..facts(Liveness::Alive)
         };
         let want = v(Unknown, StateReason::PaneRunsOtherSession, why.clone());
-        assert_eq!(verdict(&other, now), want);
+        assert_eq!(key(verdict(&other, now)), want);
         let closed_other = SeatFacts {
             pane_runs_other_session: Some(why),
             ..closed
         };
-        assert_eq!(verdict(&closed_other, now), moved);
+        assert_eq!(key(verdict(&closed_other, now)), moved);
+    }
+
+    #[test]
+    fn what_pi_told_its_extension_comes_after_the_run_state_and_before_liveness() {
+        use crate::evidence::registrations::{Dialog, DialogKind, PiState};
+        use BoardState::*;
+        let now = 1_000_000;
+        let pi = PiReport {
+            seq: 2,
+            at: now - 5,
+            event: None,
+            state: PiState {
+                dialog: Some(Dialog {
+                    kind: DialogKind::Confirm,
+                    title: Some("Allow bash?".into()),
+                    since: now - 5,
+                }),
+                ..PiState::default()
+            },
+        };
+        let run = RunRecord {
+            state: RunState::Working,
+            seq: 1,
+            at: now - 10,
+            event: Some(RunEvent::AgentStart),
+            leaf_id: None,
+        };
+        let asking = SeatFacts {
+            run: Some(&run),
+            pi: Some(&pi),
+            ..facts(Liveness::Alive)
+        };
+        let got = verdict(&asking, now);
+        assert_eq!(
+            (got.state, got.reason, got.at, got.question.as_deref()),
+            (
+                Waiting,
+                StateReason::Dialog,
+                Some(now - 5),
+                Some("Allow bash?")
+            )
+        );
+        // Its pane no longer runs pi: liveness decides, whatever pi said.
+        let gone = SeatFacts {
+            liveness: Liveness::Offline,
+            pane_runs_other_session: None,
+            ..asking
+        };
+        assert_eq!(
+            key(verdict(&gone, now)),
+            v(
+                Offline,
+                StateReason::PaneNotRunningPi,
+                StateSource::Mux(MuxKind::Tmux)
+            )
+        );
+        // pi closed this session: offline, above pi's report.
+        let closed = SeatFacts {
+            session_closed: true,
+            pane_runs_other_session: None,
+            ..asking
+        };
+        assert_eq!(key(verdict(&closed, now)).1, StateReason::SessionClosed);
+        // Another session in its pane: unknown, and no question.
+        let other = SeatFacts {
+            pane_runs_other_session: Some(StateSource::NoRegistration),
+            ..asking
+        };
+        let got = verdict(&other, now);
+        assert_eq!((got.state, got.question), (Unknown, None));
     }
 
     #[test]

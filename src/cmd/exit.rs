@@ -25,6 +25,17 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `explain`.
+    ExplainExit {
+        Printed = 0,
+        /// Bad flags or setup.
+        Refused = 2,
+        /// No seat, or several, of that name.
+        UnknownSeat = 5,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `board`.
     BoardExit {
         Printed = 0,

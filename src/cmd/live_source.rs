@@ -116,6 +116,7 @@ pub fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
         rows: Vec::new(),
         truncated: false,
         errors: vec!["scan_refused".into()],
+        usage: Default::default(),
     }
 }
 

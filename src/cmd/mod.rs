@@ -8,6 +8,7 @@ pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
+pub mod explain_cmd;
 pub mod jump_cmd;
 pub mod live_source;
 pub mod monitor_cmd;

@@ -80,6 +80,7 @@ impl SnapshotSource for ScanSource {
                 rows: Vec::new(),
                 truncated: false,
                 errors: vec!["scan_refused".into()],
+                usage: Default::default(),
             },
         }
     }
@@ -306,6 +307,7 @@ mod tests {
             rows,
             truncated: false,
             errors: vec![],
+            usage: Default::default(),
         };
         let req = ReplyRequest {
             row_id: row.id.clone(),

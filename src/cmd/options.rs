@@ -232,6 +232,7 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, OptionsError> {
                 LivenessArg::AssumeAlive => LivenessMode::AssumeAlive,
             },
             tmux_socket: src.tmux_socket.clone(),
+            usage_reads: crate::evidence::sessions::usage::ONE_SHOT_BUDGET,
             kept_panes: None,
         },
         clock,

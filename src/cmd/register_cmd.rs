@@ -6,15 +6,20 @@ use crate::cli::RegisterArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::cmd::exit::RegisterExit;
 use crate::cmd::{options, refuse};
-use crate::evidence::registrations::RunEvent;
+use crate::evidence::registrations::{Event, PiState};
 use crate::mux::MuxEnv;
 
 pub fn run(args: &RegisterArgs) -> RegisterExit {
-    let Some(event) = RunEvent::parse(&args.event) else {
+    let Some(event) = Event::parse(&args.event) else {
         return refuse(format!(
-            "--event {:?}: expected session_start, agent_start, agent_settled, agent_end or session_shutdown",
-            crate::text::clip(&crate::text::sanitize(&args.event), 40)
+            "--event {:?}: expected one of {}",
+            crate::text::clip(&crate::text::sanitize(&args.event), 40),
+            Event::names().join(", ")
         ));
+    };
+    let pi_state = match args.pi_state.as_deref().map(PiState::from_arg).transpose() {
+        Ok(p) => p,
+        Err(e) => return refuse(format!("--pi-state: {e}")),
     };
     let roots = match options::data_root(args.config.as_deref()) {
         Ok(r) => r,
@@ -34,6 +39,7 @@ pub fn run(args: &RegisterArgs) -> RegisterExit {
         root: args.root.clone(),
         data_root: roots.data_root,
         channel: args.channel.clone(),
+        pi_state,
     };
     match register::register(&req, &MuxEnv::from_process(), SystemClock.now_ms()) {
         Ok(Some(path)) => {

@@ -26,9 +26,16 @@ pub fn run(args: &StatusArgs) -> StatusExit {
         offset: args.offset,
         limit: args.limit,
     };
-    let (r, pass) = match options::resolve_and_scan(&args.src) {
-        Ok(x) => x,
+    let mut r = match options::resolve(&args.src) {
+        Ok(r) => r,
         Err(e) => return refuse(e),
+    };
+    // A status page reads no transcript further than the scan itself does: its tokens and cost
+    // are those of each file's first read, "at least" beyond (`scan` and `explain` read more).
+    r.opts.usage_reads = 0;
+    let pass = match crate::scan::run(&r.opts, r.clock.as_ref(), None, None) {
+        Ok(p) => p,
+        Err(e) => return refuse(options::OptionsError::Scan(e)),
     };
     let selected = match status_json::select(&pass, &q) {
         Ok(s) => s,

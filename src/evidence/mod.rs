@@ -20,6 +20,8 @@ pub struct ScanMemory {
     pub sessions: sessions::SessionMemo,
     pub reports: reports::ReportMemo,
     pub logs: log_tail::LogMemo,
+    /// How far each session file's tokens and cost are counted (each byte once).
+    pub usage: sessions::usage::UsageMemo,
 }
 
 impl ScanMemory {
@@ -29,6 +31,7 @@ impl ScanMemory {
             sessions: sessions::SessionMemo::new(sessions::SESSIONS_KEPT),
             reports: reports::ReportMemo::new(reports::REPORTS_KEPT),
             logs: log_tail::LogMemo::default(),
+            usage: sessions::usage::UsageMemo::default(),
         }
     }
 }

@@ -18,6 +18,10 @@ const MAX_SUBDIRS: usize = 64;
 const MAX_LIST: usize = 4096;
 /// A state that depends on time (a retry's backoff window) is looked at again this often.
 const TIME_BOUND_EVERY: Duration = Duration::from_secs(1);
+/// While tokens and cost are not counted to the end (a long transcript, `SIDEBAR_PASS_BUDGET`
+/// a pass), the next pass goes on with them this soon: a 1 GiB transcript in about half a
+/// minute, instead of one budget per full pass (30 s) while nothing changes.
+const USAGE_EVERY: Duration = Duration::from_millis(500);
 
 /// The subfolders of `dir` (not links), the most recently changed first, at most `max`.
 fn subfolders(dir: &Path, max: usize) -> Vec<PathBuf> {
@@ -129,7 +133,7 @@ fn agent_roots(parent: &Path, sessions_of: impl Fn(&Path) -> PathBuf, out: &mut 
 
 /// How soon a state shown may change with time alone: a seat retrying or compacting inside its
 /// backoff window (every `TIME_BOUND_EVERY`), an observation turning stale at 60 s, a time ahead
-/// of the clock coming due.
+/// of the clock coming due; and tokens and cost not yet counted to the end (`USAGE_EVERY`).
 pub fn recheck(scan: &Scan, now: Ms) -> Option<Duration> {
     let mut soonest: Option<Ms> = None;
     let mut at = |t: Ms| {
@@ -144,6 +148,9 @@ pub fn recheck(scan: &Scan, now: Ms) -> Option<Duration> {
         )
     }) {
         at(now + TIME_BOUND_EVERY.as_millis() as Ms);
+    }
+    if scan.snapshot.usage.at_least {
+        at(now + USAGE_EVERY.as_millis() as Ms);
     }
     for w in &scan.workers {
         if let Some(t) = w.observed_at {

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
-use crate::board::reason::StateSource;
+use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{RecordIntercom, RegisteredView, SeatKey, SeatRecord, TmuxRef};
 use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
-use crate::evidence::registrations::Registration;
+use crate::evidence::registrations::{ContextFill, Registration};
 use crate::evidence::seen::{self, SeenMarks};
+use crate::evidence::sessions::usage::UsageView;
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
 use crate::mux::{Liveness, MuxKind};
@@ -74,6 +75,8 @@ pub(super) struct SeatEvidence<'a> {
     pub(super) connection: Option<&'a Connection>,
     /// The seat's pane runs another seat's session (and why that is known).
     pub(super) other_session: Option<StateSource>,
+    /// Tokens and cost of its session file.
+    pub(super) usage: Option<UsageView>,
 }
 
 impl SeatEvidence<'_> {
@@ -104,6 +107,10 @@ fn facts<'a>(ev: &'a SeatEvidence) -> SeatFacts<'a> {
         session_closed: ev.reg_alive == Some(true)
             && live_reg.is_some_and(Registration::session_closed),
         pane_runs_other_session: ev.other_session.clone(),
+        // What pi told its extension: from a verifiably live registration only.
+        pi: live_reg
+            .filter(|_| ev.reg_alive == Some(true))
+            .and_then(|r| r.pi.as_ref()),
     }
 }
 
@@ -241,16 +248,34 @@ pub(super) fn build_record(
         model: s.and_then(|s| s.model.clone()),
         provider: s.and_then(|s| s.provider.clone()),
         last_assistant_text: s.and_then(|s| s.last_assistant_text.clone()),
-        last_error: s.and_then(|s| s.last_error.clone()),
-        question: s
-            .and_then(|s| s.question.clone())
-            .filter(|_| state == BoardState::Waiting),
+        // pi's own error for an error it reported (a failed compaction), else the file's.
+        last_error: v
+            .error
+            .clone()
+            .or_else(|| s.and_then(|s| s.last_error.clone())),
+        // A dialog's title when pi waits on a dialog, else what the waiting reply asks.
+        question: match v.reason {
+            StateReason::Dialog => v.question,
+            _ => s.and_then(|s| s.question.clone()),
+        }
+        .filter(|_| state == BoardState::Waiting),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
+        state_at: v.at,
+        usage: ev.usage,
+        context: context_of(ev),
         scanned_at: now,
         intercom: intercom_of(ev),
         connector: connector_of(ev),
         found_by: ev.seat.found_by,
     }
+}
+
+/// The model's context fill as pi reports it, from a verifiably live registration only.
+fn context_of(ev: &SeatEvidence) -> Option<ContextFill> {
+    ev.live_reg()
+        .filter(|_| ev.reg_alive == Some(true))
+        .and_then(|r| r.pi.as_ref())
+        .and_then(|p| p.state.context.clone())
 }
 
 /// A configured worker's Intercom evidence and connection check.
@@ -293,6 +318,9 @@ pub(super) fn build_row(
         },
     };
     Row {
+        usage: rec.usage,
+        context: rec.context.clone(),
+        state_at: rec.state_at,
         id: rec.session_id.clone().unwrap_or_else(|| rec.key().into()),
         seen_key: rec.key().into(),
         name: ev.seat.agent.clone(),
@@ -331,17 +359,23 @@ pub(super) fn build_row(
         seen: rec.seen,
         alive: rec.alive,
         reply,
-        turn: turn_of(ev, rec.state),
+        turn: turn_of(ev, rec),
         session_ended: ev.reg.is_some_and(Registration::session_closed),
     }
 }
 
 /// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3b): a
-/// seat that went away names the pi that went (its registration), else the entry that decided
-/// the state (its id, or its time in files without ids). The alerts key on it, so two passes,
-/// two processes or a restart agree on "the same turn".
-fn turn_of(ev: &SeatEvidence, state: BoardState) -> Option<String> {
-    if state == BoardState::Offline {
+/// seat that went away names the pi that went (its registration); a dialog pi waits on names
+/// that dialog (when pi opened it: two dialogs before the same tool call are two turns, though
+/// the file's newest entry is the same); else the entry that decided the state (its id, or its
+/// time in files without ids). The alerts key on it, so two passes, two processes or a restart
+/// agree on "the same turn". (pi's other reports end a run the file also ends: its entry names
+/// their turn, and stays the same when the report stops counting.)
+fn turn_of(ev: &SeatEvidence, rec: &SeatRecord) -> Option<String> {
+    if let (StateReason::Dialog, Some(at)) = (rec.state_reason, rec.state_at) {
+        return Some(format!("dialog:{at}"));
+    }
+    if rec.state == BoardState::Offline {
         if let Some((pid, ticks)) = ev.reg.and_then(|r| Some((r.pid?, r.start_ticks?))) {
             return Some(format!("pi:{pid}:{ticks}"));
         }

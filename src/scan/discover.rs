@@ -67,7 +67,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
 
     let regs = registrations::read_all(config.map(|c| c.root.as_path()), &opts.data_root);
     truncated |= regs.truncated;
-    follow_registered_files(&mut seats, &regs);
+    follow_registered_files(&mut seats, &regs, config);
     // Multiplexer panes: one list per server, whatever the number of seats.
     let panes = PaneCache::collect(
         opts.liveness,
@@ -78,7 +78,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
     // Every other pane whose process tree runs pi is a seat too (no setup needed).
     let mut pane_pis = Vec::new();
     let mut found = panes::pane_seats(&panes, &mut seats, &regs, &mut pane_pis);
-    follow_registered_files(&mut found, &regs);
+    follow_registered_files(&mut found, &regs, config);
     seats.extend(found);
     Discovered {
         seats,
@@ -91,10 +91,18 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
     }
 }
 
-/// A layout seat follows the session file its live registration names (after `/resume`, `/new`).
-fn follow_registered_files(seats: &mut [SeatSource], regs: &RegistrationSet) {
+/// A seat follows the session file its live registration names: a layout seat after
+/// `/resume` or `/new`, a roster agent wherever pi wrote it.
+fn follow_registered_files(
+    seats: &mut [SeatSource],
+    regs: &RegistrationSet,
+    config: Option<&IntercomConfig>,
+) {
     for seat in seats.iter_mut() {
-        if let Some(f) = registered_session_file(seat, regs) {
+        let folder = seat.agent_index.and_then(|i| {
+            config.and_then(|c| Some(c.root.join(&c.agents.get(i)?.project_directory)))
+        });
+        if let Some(f) = registered_session_file(seat, regs, folder.as_deref()) {
             seat.session_file = f;
         }
     }

@@ -1,6 +1,7 @@
 //! Stage 2 of a pass: each seat joined with its evidence — session file, registration, liveness,
 //! observations and connection — into its record, its row and its reply path.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use super::build::{build_record, build_row, GitRoots, SeatEvidence};
@@ -15,6 +16,7 @@ use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::seen::SeenMarks;
+use crate::evidence::sessions::usage::{self, UsageMemo};
 use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
@@ -33,6 +35,10 @@ pub(super) struct Pass<'a> {
     pub(super) probes: Option<&'a ProbeCache>,
     /// Session files read by earlier passes of the same caller (none: a one-shot pass).
     pub(super) sessions: Option<&'a SessionMemo>,
+    /// How far earlier passes counted each file's tokens and cost (none: a one-shot pass).
+    pub(super) usage: Option<&'a UsageMemo>,
+    /// Bytes this pass may still read forward for tokens and cost, over all its seats.
+    pub(super) usage_budget: Cell<u64>,
     pub(super) now: Ms,
 }
 
@@ -94,6 +100,15 @@ impl Pass<'_> {
             obs,
             connection: connection.as_ref(),
             other_session: other_session_in_pane(seat, reg, self.regs, self.seats),
+            usage: session.summary().map(|s| {
+                usage::tally(
+                    &s.path,
+                    &s.usage,
+                    s.file_len,
+                    self.usage,
+                    &self.usage_budget,
+                )
+            }),
         };
         let record = build_record(&evidence, self.marks, git, self.now);
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);

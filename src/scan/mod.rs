@@ -16,6 +16,7 @@ use crate::evidence::config::{self, ConfigMemo, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenError};
+use crate::evidence::sessions::usage::{self, UsageView};
 use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
@@ -56,6 +57,10 @@ pub struct ScanOptions {
     /// The tmux server seats without an explicit socket live on (default: `$TMUX`, else
     /// `-L default`).
     pub tmux_socket: Option<PathBuf>,
+    /// Bytes a pass without memory reads forward for tokens and cost, over all seats, beyond
+    /// each session file's first read (`usage::ONE_SHOT_BUDGET`; `status` reads none): what it
+    /// does not reach is marked "at least". A pass with memory reads `SIDEBAR_PASS_BUDGET`.
+    pub usage_reads: u64,
     /// Pane listings a live view keeps between passes (none: every server is listed).
     pub kept_panes: Option<std::sync::Arc<crate::liveness::KeptPanes>>,
 }
@@ -135,6 +140,11 @@ pub fn run(
         marks: &marks,
         probes,
         sessions: memory.map(|m| &m.sessions),
+        usage: memory.map(|m| &m.usage),
+        usage_budget: std::cell::Cell::new(match memory {
+            Some(_) => usage::SIDEBAR_PASS_BUDGET,
+            None => opts.usage_reads,
+        }),
         now,
     };
     let mut git = build::GitRoots::default();
@@ -150,6 +160,7 @@ pub fn run(
         rows: Vec::new(),
         truncated: intercom.truncated || found.truncated,
         errors,
+        usage: UsageView::default(),
     };
     let scan = assemble(
         opts,
@@ -252,6 +263,16 @@ fn assemble(
     mut snapshot: Snapshot,
 ) -> Scan {
     snapshot.rows = seats.rows;
+    // Tokens and cost over every seat with a session file (the coordinator too).
+    snapshot.usage =
+        seats
+            .records
+            .iter()
+            .filter_map(|r| r.usage)
+            .fold(UsageView::default(), |mut all, u| {
+                all.add(&u);
+                all
+            });
     let pis = live_pis(&found);
     let servers = found.panes.answered();
     // Configured order is kept inside both groups.
@@ -292,7 +313,34 @@ fn live_pis(found: &discover::Discovered) -> Vec<crate::proc::ProcIdentity> {
     out
 }
 
+/// Why a name names no single seat of a pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatLookup {
+    Unknown,
+    Ambiguous,
+}
+
 impl Scan {
+    /// The key of the seat `who` names: `<project>/<agent>` exactly, else an agent name
+    /// (case-insensitive) that only one seat has (reply, explain).
+    pub fn find_seat(&self, who: &str) -> Result<String, SeatLookup> {
+        if self.records.iter().any(|r| r.key() == who) {
+            return Ok(who.to_string());
+        }
+        let want = who.to_lowercase();
+        let hits: Vec<String> = self
+            .records
+            .iter()
+            .filter(|r| r.agent.to_lowercase() == want)
+            .map(|r| r.key().into())
+            .collect();
+        match hits.as_slice() {
+            [] => Err(SeatLookup::Unknown),
+            [k] => Ok(k.clone()),
+            _ => Err(SeatLookup::Ambiguous),
+        }
+    }
+
     /// The probe targets of this pass: configured workers in saved order.
     pub fn probe_targets(&self) -> Vec<ProbeTarget> {
         self.config

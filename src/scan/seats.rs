@@ -138,13 +138,15 @@ pub(super) fn match_registration<'a>(
 /// is an older-named file; after `/new` it is a file pi has not written yet (`Some(None)`: the
 /// seat is in a fresh session with nothing in it, not in the old one). Only a live registration
 /// whose file sits in the seat's own sessions folder counts; Intercom seats stay pinned to their
-/// configured id (`own_session_file`). `None`: keep the file found by name.
+/// configured id (`own_session_file`; `folder`: a roster agent's configured folder). `None`:
+/// keep the file found by name.
 pub(super) fn registered_session_file(
     seat: &SeatSource,
     regs: &RegistrationSet,
+    folder: Option<&Path>,
 ) -> Option<Option<PathBuf>> {
     if seat.session_id.is_some() {
-        return own_session_file(seat, regs);
+        return own_session_file(seat, regs, folder);
     }
     if seat.role != RowRole::Seat {
         return None;
@@ -173,13 +175,23 @@ fn file_named_by_registration(file: PathBuf) -> Option<Option<PathBuf>> {
     }
 }
 
-/// A roster agent's file, when several files carry its session id (another pi started with the
-/// same `--session-id` in another folder writes its own): the one its live record in the
-/// roster's own seats folder names, named for the configured id and a regular file. The newest
-/// file by time is only the fallback: it may be the other pi's. Before pi's first prompt the
-/// named file does not exist yet (`Some(None)`): the agent has no transcript, whatever another
-/// pi wrote under the same id.
-fn own_session_file(seat: &SeatSource, regs: &RegistrationSet) -> Option<Option<PathBuf>> {
+/// A roster agent's file as its live registration names it (named for the configured id, a
+/// regular file), whatever folders the board's own environment searches: pi wrote it where
+/// pi's environment said (docs/behaviour.md §1).
+/// - The record in the roster's own seats folder names it even when several files carry the
+///   id (another pi started with the same `--session-id` in another folder writes its own):
+///   the newest file by time is only the fallback, it may be the other pi's.
+/// - A record from outside (the data root: pi registered before the roster named it) counts
+///   only when the board found no file of the id at all and the record's pi runs in the
+///   agent's own folder (`Registration::matches_seat`).
+///
+/// Before pi's first prompt the named file does not exist yet (`Some(None)`): the agent has
+/// no transcript, whatever another pi wrote under the same id.
+fn own_session_file(
+    seat: &SeatSource,
+    regs: &RegistrationSet,
+    folder: Option<&Path>,
+) -> Option<Option<PathBuf>> {
     let id = seat.session_id.as_deref()?;
     let r = regs.by_session_id(id)?;
     let file = PathBuf::from(r.session_file.as_deref()?);
@@ -188,7 +200,10 @@ fn own_session_file(seat: &SeatSource, regs: &RegistrationSet) -> Option<Option<
         .and_then(|n| n.to_str())
         .and_then(sessions::session_id_from_name)
         == Some(id);
-    if !regs.is_own(r)
+    let outside_ok = seat.session_file.is_none()
+        && r.cwd.is_some()
+        && folder.is_some_and(|f| r.matches_seat(None, Some(f)).is_ok());
+    if !(regs.is_own(r) || outside_ok)
         || !named
         || seat.session_file.as_deref() == Some(file.as_path())
         || r.alive() != Some(true)

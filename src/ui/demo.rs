@@ -56,6 +56,9 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
     };
     let age_ms = ((i as i64 * 7_000) + pass as i64 * 3_000) % 180_000;
     Row {
+        usage: None,
+        context: None,
+        state_at: None,
         id: format!("session-{i:04}"),
         seen_key: format!("demo/{}", i),
         name,
@@ -202,6 +205,7 @@ pub fn demo_snapshot(workers: usize, pass: u64, now: Ms) -> Snapshot {
         rows: (0..workers).map(|i| demo_row(i, pass, now)).collect(),
         truncated: false,
         errors: Vec::new(),
+        usage: Default::default(),
     }
 }
 

@@ -24,6 +24,7 @@ const DETAIL_ORDER: &[&str] = &[
     "Seat",
     "Responsibility",
     "State",
+    "Why",
     "Differs",
     "Pane",
     "Connection",
@@ -36,6 +37,8 @@ const DETAIL_ORDER: &[&str] = &[
     "Task",
     "Workspace",
     "Model",
+    "Usage",
+    "Context",
     "Last activity",
     "Relaunched",
     "Seen mark",
@@ -50,7 +53,7 @@ pub(crate) type Field = (&'static str, String, Style);
 
 /// The details panel as screen lines for a given width (title first).
 pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
-    let mut fields = seat_fields(row, t);
+    let mut fields = seat_fields(row, app.now(), t);
     fields.extend(intercom_fields(app, row, t));
     fields.extend(session_fields(app, row, t));
     fields.extend(cockpit_fields(app, row, t));
@@ -147,7 +150,7 @@ pub(crate) fn job_text(j: &crate::ui::cockpit::JobView, now: crate::clock::Ms) -
 }
 
 /// What the seat is and why it shows its state.
-fn seat_fields(row: &Row, t: &Theme) -> Vec<Field> {
+fn seat_fields(row: &Row, now: crate::clock::Ms, t: &Theme) -> Vec<Field> {
     let role = match row.role {
         RowRole::Coordinator => "coordinator",
         RowRole::Worker => "worker",
@@ -174,6 +177,13 @@ fn seat_fields(row: &Row, t: &Theme) -> Vec<Field> {
         ),
         t.state(row.state),
     ));
+    // The rule that chose the state, in short (`intercom-pane explain` says it all).
+    let rule = row.state_source.rule(row.state_reason);
+    let why = match row.state_at {
+        Some(at) => format!("{rule} (evidence {})", age_text(now, at)),
+        None => rule.to_string(),
+    };
+    out.push(("Why", why, Style::default()));
     out
 }
 
@@ -299,6 +309,20 @@ fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
         ("Workspace", workspace, Style::default()),
         ("Model", model, Style::default()),
     ];
+    if let Some(u) = &row.usage {
+        out.push((
+            "Usage",
+            format!("{u} over {} calls", u.usage.calls),
+            Style::default(),
+        ));
+    }
+    if let Some(c) = &row.context {
+        out.push((
+            "Context",
+            format!("{c}, {}", age_text(now, c.at)),
+            Style::default(),
+        ));
+    }
     if let Some(at) = row.last_activity {
         out.push(("Last activity", age_text(now, at), Style::default()));
     }

@@ -309,6 +309,10 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
             t.state(crate::states::BoardState::Waiting),
         ));
     }
+    // Tokens and cost over every seat, as pi records them (`≥` while still counting).
+    if snap.usage.usage.calls > 0 {
+        parts.push((snap.usage.to_string(), t.dim()));
+    }
     if app.hide_offline() {
         parts.push((format!("{} offline hidden", view.hidden_offline), t.dim()));
     }

@@ -93,6 +93,7 @@ fn index_head(scan: &Scan) -> Value {
         "errors": scan.snapshot.errors,
         "truncated": scan.snapshot.truncated,
         "roster": roster,
+        "usage": scan.snapshot.usage,
         "records": [],
     })
 }

@@ -3,6 +3,7 @@
 
 pub mod board_files;
 pub mod board_page;
+pub mod explain;
 pub mod json;
 pub mod print;
 pub mod status_json;

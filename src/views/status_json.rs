@@ -97,6 +97,7 @@ pub fn page(
         "errors": errors,
         "roster": roster_json(&scan.snapshot.roster),
         "totalInSnapshot": total,
+        "usage": scan.snapshot.usage,
         "offset": start,
         "workers": [],
     });
@@ -166,6 +167,10 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         w["sessionFile"] = json!(rec.session_file);
         w["lastSessionActivity"] = json!(rec.last_activity.map(format_iso));
         w["question"] = json!(rec.question);
+        w["boardStateAt"] = json!(rec.state_at.map(format_iso));
+        w["model"] = json!(rec.model);
+        w["usage"] = json!(rec.usage);
+        w["context"] = json!(rec.context);
     }
     w
 }

@@ -182,6 +182,7 @@ impl Fleet {
             liveness: intercom_pane::liveness::LivenessMode::Tmux,
             tmux_socket: Some(sock.to_path_buf()),
             kept_panes: None,
+            usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
         }
     }
 

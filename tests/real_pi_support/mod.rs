@@ -91,20 +91,26 @@ pub fn run_node_script(script: &str) {
 /// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
 /// newest user message (`TOOLCALL <tool> <json>` calls that tool with those arguments,
 /// `SCENARIO:tool` runs `sleep <tool_secs>` through the bash tool,
-/// `SCENARIO:waiting` asks for input, `SCENARIO:fail` fails as an overloaded provider does, a
-/// close request saves a handoff, anything else is a plain question). Its port.
+/// `SCENARIO:waiting` asks for input, `SCENARIO:fail` fails as an overloaded provider does,
+/// `SCENARIO:flaky` fails so the first `FLAKY_FAILURES` times this model is asked it, then
+/// answers, a close request saves a handoff, anything else is a plain question). Its port.
 pub fn start_model(tool_secs: u32) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    let flaky = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
+            let flaky = flaky.clone();
             std::thread::spawn(move || {
-                let _ = answer(s, tool_secs);
+                let _ = answer(s, tool_secs, &flaky);
             });
         }
     });
     port
 }
+
+/// How many times `SCENARIO:flaky` fails before it answers.
+pub const FLAKY_FAILURES: usize = 2;
 
 /// Every request the scripted model answered: the newest user text and the tools pi offered.
 static REQUESTS: std::sync::Mutex<Vec<(String, Vec<String>)>> = std::sync::Mutex::new(Vec::new());
@@ -128,7 +134,11 @@ fn text_of(m: &Value) -> String {
     }
 }
 
-fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
+fn answer(
+    s: TcpStream,
+    tool_secs: u32,
+    flaky: &std::sync::atomic::AtomicUsize,
+) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut r = BufReader::new(s.try_clone()?);
     let mut len = 0usize;
@@ -173,12 +183,39 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push((user_text.clone(), offered));
+    // pi's compaction summary request (its summarization system prompt): answered with a
+    // summary, after 4 s when the person's focus says `COMPACTSLOW`, with a non-retryable
+    // failure when it says `COMPACTFAIL`.
+    let whole = String::from_utf8_lossy(&body);
+    if whole.contains("context summarization assistant") {
+        if whole.contains("COMPACTFAIL") {
+            let mut w = s;
+            let body = r#"{"error":{"message":"summary refused","type":"invalid_request_error"}}"#;
+            write!(
+                w,
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )?;
+            return w.flush();
+        }
+        if whole.contains("COMPACTSLOW") {
+            std::thread::sleep(Duration::from_secs(4));
+        }
+        return stream_reply(
+            s,
+            json!({"role": "assistant", "content": "## Goal\nTalk.\n\n## Progress\n- Talked."}),
+            "stop",
+        );
+    }
     let close_job = last_user
         .split("Intercom close requested (job ")
         .nth(1)
         .and_then(|rest| rest.split(')').next())
         .map(str::to_string);
-    if last_role == "user" && last_user.contains("SCENARIO:fail") {
+    let flaky_fails = last_role == "user"
+        && last_user.contains("SCENARIO:flaky")
+        && flaky.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < FLAKY_FAILURES;
+    if flaky_fails || (last_role == "user" && last_user.contains("SCENARIO:fail")) {
         // A retryable provider failure: pi writes it, marks it for retry, and waits 2 s.
         let mut w = s;
         let body = r#"{"error":{"message":"overloaded","type":"server_error"}}"#;
@@ -229,6 +266,11 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
             "stop",
         )
     };
+    stream_reply(s, delta, finish)
+}
+
+/// One streamed chat-completions reply: `delta`, then the finish with usage.
+fn stream_reply(s: TcpStream, delta: Value, finish: &str) -> std::io::Result<()> {
     let chunk = |delta: Value, finish: Value| {
         let mut c = json!({"id": "c1", "object": "chat.completion.chunk", "model": "fake-model",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});

@@ -80,7 +80,7 @@ impl Env {
         child.wait_with_output().unwrap()
     }
 
-    fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+    pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
         cmd.args(args)
             .current_dir(self.dir.path())
@@ -116,6 +116,15 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), &t).unwrap();
         }
     }
+}
+
+/// The real time now, as pi writes times.
+pub fn now_iso() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    intercom_pane::clock::format_iso(ms)
 }
 
 pub fn header_id(file: &Path) -> String {

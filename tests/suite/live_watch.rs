@@ -238,3 +238,63 @@ fn scan_watch_writes_the_board_files_when_a_seat_changes() {
     .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// A transcript longer than a live pass counts (16 MiB a pass) is counted to its end while
+/// nothing changes: the engine looks again soon while the count says "at least", and stops
+/// once it is whole (issue 25: each byte once per sidebar lifetime, and no stale "at least").
+#[test]
+fn a_long_transcript_is_counted_to_its_end_while_nothing_changes() {
+    let f = Fleet::new(1);
+    let header = serde_json::json!({"type":"session","version":3,"id":sid(0),
+        "timestamp":"2026-11-29T23:00:00.000Z","cwd":"/w"});
+    let line = serde_json::json!({"type":"message","id":"d1","parentId":null,
+        "timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"assistant",
+        "content":[{"type":"text","text":"x".repeat(2000)}],"provider":"p","model":"m",
+        "usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,
+        "cost":{"total":0.001}},"stopReason":"stop"}})
+    .to_string();
+    // 40 MiB: the first read, then at least two more passes' budgets.
+    let n = 40 * 1024 * 1024 / (line.len() + 1);
+    let mut text = format!("{header}\n");
+    for _ in 0..n {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    std::fs::write(f.file(0), text).unwrap();
+    let mut child = Command::new(bin())
+        .args(watch_args(&f, "status"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = parse(&lines.next().unwrap().unwrap());
+    let w0 = first["board"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == sid(0))
+        .unwrap()
+        .clone();
+    assert_eq!(w0["usage"]["atLeast"], true, "{w0}");
+    assert!(w0["usage"]["calls"].as_u64().unwrap() < n as u64, "{w0}");
+    // No file changes from here: only the engine's own passes go on counting.
+    let t0 = Instant::now();
+    let whole = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "never counted to the end"
+        );
+        let v = parse(&lines.next().unwrap().unwrap());
+        if v["kind"] == "seat" && v["seat"]["usage"]["atLeast"] == false {
+            break v;
+        }
+    };
+    assert_eq!(whole["seat"]["usage"]["calls"], n as u64, "{whole}");
+    assert_eq!(whole["seat"]["usage"]["input"], n as u64, "{whole}");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = child.wait();
+}

@@ -245,6 +245,7 @@ fn navigator_and_row(
         session_dirs: vec![env.path("sessions")],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(env.path("no-tmux.sock")),
+        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
         kept_panes: None,
     };
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();

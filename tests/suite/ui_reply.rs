@@ -57,6 +57,7 @@ fn snap(rows: Vec<Row>) -> Msg {
         rows,
         truncated: false,
         errors: vec![],
+        usage: Default::default(),
     })
 }
 

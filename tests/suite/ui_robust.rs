@@ -138,6 +138,7 @@ fn apps() -> Vec<(&'static str, App)> {
             rows: vec![demo_row(0, 0, now())],
             truncated: true,
             errors: vec![],
+            usage: Default::default(),
         }),
     ));
     out.push(("many", mk(demo_snapshot(300, 0, now()))));

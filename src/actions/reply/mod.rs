@@ -245,21 +245,10 @@ pub fn check_text(text: &str) -> Result<(), Refusal> {
 /// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name
 /// (case-insensitive) that only one seat has. Returns its key and reply path.
 pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget), Refusal> {
-    let key = if scan.reply_paths.contains_key(who) {
-        who.to_string()
-    } else {
-        let want = who.to_lowercase();
-        let hits: Vec<String> = scan
-            .records
-            .iter()
-            .filter(|r| r.agent.to_lowercase() == want)
-            .map(|r| r.key().into())
-            .collect();
-        match hits.as_slice() {
-            [] => return Err(Refusal::UnknownSeat(who.to_string())),
-            [k] => k.clone(),
-            _ => return Err(Refusal::Ambiguous(who.to_string())),
-        }
+    let key = match scan.find_seat(who) {
+        Ok(k) => k,
+        Err(crate::scan::SeatLookup::Unknown) => return Err(Refusal::UnknownSeat(who.to_string())),
+        Err(crate::scan::SeatLookup::Ambiguous) => return Err(Refusal::Ambiguous(who.to_string())),
     };
     if scan
         .records

@@ -93,57 +93,6 @@ impl From<FsError> for SessionError {
     }
 }
 
-/// What kind of entry a line is (its top-level `type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    /// `message`
-    Message,
-    /// `model_change`
-    ModelChange,
-    /// `compaction`
-    Compaction,
-    /// `context_edit` (pi 1.6.0: written when a retry is scheduled)
-    ContextEdit,
-    /// `branch_summary`
-    BranchSummary,
-    /// Any other type (`thinking_level_change`, `label`, `custom`, ...).
-    Other,
-}
-
-/// `message.role` of a message entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-    ToolResult,
-    BashExecution,
-    /// pi 1.6.0 writes the system prompt as a message; it is neither user nor assistant.
-    System,
-    /// Legacy `custom` role.
-    Custom,
-    Other,
-}
-
-impl Role {
-    /// Whether a message of this role decides the seat's turn state. A `bashExecution` is a
-    /// command the person ran with `!` in pi: it starts no agent turn, and pi appends it only
-    /// when no turn is streaming (it queues it until the turn ends), so it never decides.
-    pub fn decides_turn(self) -> bool {
-        matches!(self, Role::User | Role::Assistant | Role::ToolResult)
-    }
-}
-
-/// `message.stopReason` of an assistant message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Stop,
-    Length,
-    ToolUse,
-    Error,
-    Aborted,
-    Other,
-}
-
 /// Why the newest lines of a session file could not be read (met before any readable entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TailDamage {
@@ -245,13 +194,19 @@ pub struct SessionSummary {
     pub tail_truncated: bool,
     /// The newest lines could not be read: the state they would decide is unknown.
     pub tail_damage: Option<TailDamage>,
+    /// Tokens and cost of the lines the first read held (`usage::count`): the whole file when
+    /// it was that small, else a start that the scan's memory continues (or "at least").
+    pub usage: usage::UsageTally,
 }
 
+mod entry;
 mod index;
 mod parse;
 mod skim;
 mod tail;
+pub mod usage;
 
+pub use entry::{EntryKind, Role, StopReason};
 pub use index::{
     default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
     session_id_from_name, IndexError, IndexedFile, SessionIndex,
@@ -402,11 +357,14 @@ fn read_session_at(
             let f = fsguard::open_regular(path, None)?;
             let mut header = read_header(&f.file, f.len)?;
             let rest = std::mem::take(&mut header.rest);
+            // The first read's lines, counted for tokens and cost while they are here anyway.
+            let mut head_usage = usage::UsageTally::starting_at(header.end);
+            usage::count(&mut head_usage, &rest);
             let task = read_task(&f.file, f.len, header.end, rest);
             let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
-            Ok(summarize(
-                path, header, task, f.len, f.mtime_ms, tail, truncated,
-            ))
+            let mut summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
+            summary.usage = head_usage;
+            Ok(summary)
         },
     )
 }
@@ -507,6 +465,7 @@ fn summarize(
         tail_truncated: truncated,
         tail_damage: tail.damage,
         branch: tail.branch.into_iter().map(|e| e.branch).collect(),
+        usage: usage::UsageTally::default(),
     }
 }
 

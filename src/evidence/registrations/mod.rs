@@ -6,225 +6,23 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-use serde_json::Value;
-
-use crate::clock::{parse_iso, Ms};
+use crate::clock::Ms;
 use crate::fsguard::{self, Kind};
-use crate::mux::MuxKind;
+
+mod pi_events;
+mod record;
+
+pub use pi_events::{
+    CompactPhase, CompactReason, Compaction, ContextFill, Dialog, DialogKind, Event, PiEvent,
+    PiReport, PiState, PiStateError, Retry, RetryPhase, Settled, ToolRun, MAX_PI_STATE_BYTES,
+};
+pub use record::{
+    parse_record, MuxRecord, RecordError, Registration, RunEvent, RunRecord, RunState,
+};
 
 pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 const MAX_LAYOUTS: usize = 64;
 const MAX_SEATS: usize = 512;
-
-/// Which multiplexer pane the pi lives in, as recorded at registration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MuxRecord {
-    /// `kind`: tmux or Herdr; `None` when it names a multiplexer this tool does not drive.
-    pub kind: Option<MuxKind>,
-    pub socket: Option<String>,
-    pub server_pid: Option<i64>,
-    pub server_start: Option<i64>,
-    pub session: Option<String>,
-    pub session_id: Option<String>,
-    pub window_id: Option<String>,
-    pub pane_id: Option<String>,
-}
-
-/// A registration's `runState.state`: what pi's run was doing at the last recorded event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    Working,
-    Idle,
-    Closed,
-}
-
-impl RunState {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Working => "working",
-            RunState::Idle => "idle",
-            RunState::Closed => "closed",
-        }
-    }
-
-    fn parse(s: &str) -> Option<RunState> {
-        [RunState::Working, RunState::Idle, RunState::Closed]
-            .into_iter()
-            .find(|r| r.as_str() == s)
-    }
-}
-
-/// A lifecycle event the extension records (`register --event`, `runState.event`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunEvent {
-    SessionStart,
-    AgentStart,
-    AgentSettled,
-    /// Older pi's `agent_end`: also fired before an automatic retry, so it is not proof that
-    /// the run has settled (older pi has no `agent_settled`; this is its nearest boundary).
-    AgentEnd,
-    /// `/tree` moved pi's leaf (`--leaf-id`), which pi writes nowhere until the next entry.
-    SessionTree,
-    SessionShutdown,
-}
-
-impl RunEvent {
-    const ALL: [RunEvent; 6] = [
-        RunEvent::SessionStart,
-        RunEvent::AgentStart,
-        RunEvent::AgentSettled,
-        RunEvent::AgentEnd,
-        RunEvent::SessionTree,
-        RunEvent::SessionShutdown,
-    ];
-
-    /// The event named `s`, if it is one.
-    pub fn parse(s: &str) -> Option<RunEvent> {
-        RunEvent::ALL.into_iter().find(|e| e.name() == s)
-    }
-
-    /// The wire name.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunEvent::SessionStart => "session_start",
-            RunEvent::AgentStart => "agent_start",
-            RunEvent::AgentSettled => "agent_settled",
-            RunEvent::AgentEnd => "agent_end",
-            RunEvent::SessionTree => "session_tree",
-            RunEvent::SessionShutdown => "session_shutdown",
-        }
-    }
-
-    /// The run state this event establishes.
-    pub fn run_state(self) -> RunState {
-        match self {
-            RunEvent::SessionStart
-            | RunEvent::AgentSettled
-            | RunEvent::AgentEnd
-            | RunEvent::SessionTree => RunState::Idle,
-            RunEvent::AgentStart => RunState::Working,
-            RunEvent::SessionShutdown => RunState::Closed,
-        }
-    }
-}
-
-/// The run state recorded on `agent_start` / `agent_settled` / `session_shutdown`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRecord {
-    pub state: RunState,
-    pub seq: u64,
-    pub at: Ms,
-    /// The event that set it, when recorded and known.
-    pub event: Option<RunEvent>,
-    /// `session_tree`: the entry pi's branch ends at since `/tree`.
-    pub leaf_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Registration {
-    pub path: PathBuf,
-    pub seat: Option<String>,
-    pub session_id: Option<String>,
-    pub session_file: Option<String>,
-    pub sessions_dir: Option<String>,
-    pub cwd: Option<String>,
-    pub pid: Option<i32>,
-    pub start_ticks: Option<u64>,
-    pub boot_id: Option<String>,
-    pub started_at: Option<Ms>,
-    pub harness: Option<String>,
-    pub task: Option<String>,
-    pub task_set_by: Option<String>,
-    pub project: Option<String>,
-    pub workspace: Option<String>,
-    pub mux: Option<MuxRecord>,
-    pub run_state: Option<RunRecord>,
-    /// The private channel (a Unix socket path) the shipped extension opened for this seat: a
-    /// reply is handed to pi through it instead of being typed (docs/behaviour.md §6).
-    pub channel: Option<String>,
-}
-
-impl Registration {
-    /// pi recorded the end of this session (`session_shutdown`): it quit, or moved to another
-    /// session in the same process.
-    pub fn session_closed(&self) -> bool {
-        self.run_state
-            .as_ref()
-            .is_some_and(|rs| rs.state == RunState::Closed)
-    }
-
-    /// The recorded process incarnation, when all three parts were recorded.
-    pub fn identity(&self) -> Option<crate::proc::ProcIdentity> {
-        Some(crate::proc::ProcIdentity {
-            pid: self.pid?,
-            start_ticks: self.start_ticks?,
-            boot_id: self.boot_id.clone()?,
-        })
-    }
-
-    /// The one rule for "is this registration live" (docs/behaviour.md §1): the pid's process
-    /// now has the recorded start ticks and boot id (wherever they were recorded), is not a
-    /// zombie, and runs as this user (another user's process is never trusted, typed into or
-    /// closed). `Some(true)` live, `Some(false)` stale, `None` no pid recorded.
-    pub fn alive(&self) -> Option<bool> {
-        let pid = self.pid?;
-        let Some(now) = crate::proc::identity(pid) else {
-            return Some(false);
-        };
-        Some(
-            self.start_ticks.is_none_or(|t| t == now.start_ticks)
-                && self.boot_id.as_deref().is_none_or(|b| b == now.boot_id)
-                && crate::proc::is_alive(&now)
-                && crate::proc::is_ours(pid),
-        )
-    }
-
-    /// Whether this record was written by the process `id` (pid, start ticks and boot id).
-    pub fn is_process(&self, id: &crate::proc::ProcIdentity) -> bool {
-        self.pid == Some(id.pid)
-            && self.start_ticks == Some(id.start_ticks)
-            && self.boot_id.as_deref() == Some(id.boot_id.as_str())
-    }
-
-    /// Does this record agree with what the board found for the seat: its session file (when
-    /// both name one) and the folder pi runs in (`folder`: the seat's session header's cwd or
-    /// its configured project folder)? Every action checks this right before it acts, so a
-    /// second record of the session (another pi started with the same `--session-id` elsewhere)
-    /// can never steer a reply, a close, a handoff or a resume (docs/behaviour.md §5b).
-    pub fn matches_seat(
-        &self,
-        board_file: Option<&Path>,
-        folder: Option<&Path>,
-    ) -> Result<(), String> {
-        if let (Some(mine), Some(board)) = (self.session_file.as_deref(), board_file) {
-            if !same_path(Path::new(mine), board) {
-                return Err(format!(
-                    "the registration names session file {} but the board found {}",
-                    shown(mine),
-                    shown(&board.to_string_lossy())
-                ));
-            }
-        }
-        if let (Some(cwd), Some(folder)) = (self.cwd.as_deref(), folder) {
-            if !same_path(Path::new(cwd), folder) {
-                return Err(format!(
-                    "the registered pi runs in {}, not in the worker's folder {}",
-                    shown(cwd),
-                    shown(&folder.to_string_lossy())
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn shown(s: &str) -> String {
-    crate::text::clip(&crate::text::sanitize(s), 120)
-}
 
 /// Two paths name the same place: equal, or equal once links are resolved (a folder reached
 /// through a link, as a person's `cd` may have been).
@@ -451,86 +249,9 @@ fn read_one(path: &Path, set: &mut RegistrationSet) {
     }
 }
 
-fn s(v: &Value, k: &str, max: usize) -> Option<String> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .filter(|x| !x.trim().is_empty() && x.len() <= max)
-        .map(str::to_string)
-}
-
-/// Parse one registration. Unknown keys are ignored; a present field of the wrong type makes the
-/// whole record invalid (a half-understood identity is worse than none).
+/// Parse one registration (`record::parse_record`); `None` when it is invalid.
 pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let obj = v.as_object()?;
-    if obj.get("version").and_then(Value::as_u64) != Some(1) {
-        return None;
-    }
-    let pid = match obj.get("pid") {
-        None | Some(Value::Null) => None,
-        Some(p) => Some(i32::try_from(p.as_i64()?).ok().filter(|p| *p > 0)?),
-    };
-    let start_ticks = match obj.get("startTicks") {
-        None | Some(Value::Null) => None,
-        Some(t) => Some(t.as_u64()?),
-    };
-    let started_at = match obj.get("startedAt") {
-        None | Some(Value::Null) => None,
-        Some(t) => Some(parse_iso(t.as_str()?)?),
-    };
-    let mux = match obj.get("mux") {
-        None | Some(Value::Null) => None,
-        Some(m) => Some(MuxRecord {
-            kind: mux_kind(&s(m, "kind", 16)?),
-            socket: s(m, "socket", 4096),
-            server_pid: m.get("serverPid").and_then(Value::as_i64),
-            server_start: m.get("serverStart").and_then(Value::as_i64),
-            session: s(m, "session", 256),
-            session_id: s(m, "sessionId", 64),
-            window_id: s(m, "windowId", 64),
-            pane_id: s(m, "paneId", 64),
-        }),
-    };
-    let run_state = match obj.get("runState") {
-        None | Some(Value::Null) => None,
-        Some(r) => {
-            let state = RunState::parse(&s(r, "state", 16)?)?;
-            Some(RunRecord {
-                state,
-                seq: r.get("seq").and_then(Value::as_u64).unwrap_or(0),
-                at: parse_iso(r.get("at").and_then(Value::as_str)?)?,
-                event: s(r, "event", 32).and_then(|e| RunEvent::parse(&e)),
-                leaf_id: s(r, "leafId", 64),
-            })
-        }
-    };
-    Some(Registration {
-        path: path.to_path_buf(),
-        seat: s(&v, "seat", 128),
-        session_id: s(&v, "sessionId", 256),
-        session_file: s(&v, "sessionFile", 4096),
-        sessions_dir: s(&v, "sessionsDir", 4096),
-        cwd: s(&v, "cwd", 4096),
-        pid,
-        start_ticks,
-        boot_id: s(&v, "bootId", 64),
-        started_at,
-        harness: s(&v, "harness", 64),
-        task: s(&v, "task", 4096),
-        task_set_by: s(&v, "taskSetBy", 128),
-        project: s(&v, "project", 256),
-        workspace: s(&v, "workspace", 4096),
-        mux,
-        run_state,
-        channel: s(&v, "channel", 107).filter(|c| c.starts_with('/')),
-    })
-}
-
-/// The multiplexer a registration's `mux.kind` names, if this tool drives it.
-fn mux_kind(name: &str) -> Option<MuxKind> {
-    [MuxKind::Tmux, MuxKind::Herdr]
-        .into_iter()
-        .find(|k| k.name() == name)
+    parse_record(path, bytes).ok()
 }
 
 /// Read one registration file again (the reply path re-reads the seat's record right before

@@ -1,0 +1,518 @@
+//! `intercom-pane explain NAME`: every source's evidence for one seat, each with its age, and
+//! the rule that chose its state (docs/behaviour.md §2). Built from one pass (the record and
+//! row the board shows) and the two files that pass read for the seat, read again for their
+//! details: the session file's newest entry and the registration with pi's events.
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::SeatRecord;
+use crate::clock::{age_seconds, format_iso, Ms};
+use crate::evidence::registrations::{self, ContextFill, PiReport, RunRecord};
+use crate::evidence::sessions;
+use crate::evidence::sessions::usage::UsageView;
+use crate::scan::Scan;
+use crate::snapshot::{Row, SeatPane};
+use crate::states::BoardState;
+
+/// A time and how old it was when the pass ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stamp {
+    pub at: Ms,
+    pub age_seconds: i64,
+}
+
+impl Stamp {
+    fn of(at: Ms, now: Ms) -> Stamp {
+        Stamp {
+            at,
+            age_seconds: age_seconds(now, at),
+        }
+    }
+}
+
+impl Serialize for Stamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"at": format_iso(self.at), "ageSeconds": self.age_seconds}).serialize(s)
+    }
+}
+
+/// The newest entry of the seat's branch.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryFacts {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub role: Option<&'static str>,
+    pub stop_reason: Option<&'static str>,
+    pub tool_call: bool,
+    pub at: Option<Stamp>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptFacts {
+    pub file: Option<String>,
+    pub bytes: Option<u64>,
+    pub newest_entry: Option<EntryFacts>,
+    pub last_activity: Option<Stamp>,
+    /// Why the file says nothing (unreadable, another session's, gone since the pass).
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFacts {
+    pub state: &'static str,
+    pub event: Option<&'static str>,
+    pub seq: u64,
+    pub at: Stamp,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrationFacts {
+    pub path: String,
+    /// `true` live, `false` stale (its pi is gone), `null` no pid to check.
+    pub alive: Option<bool>,
+    pub pid: Option<i32>,
+    pub started: Option<Stamp>,
+    pub run_state: Option<RunFacts>,
+    pub channel: bool,
+    /// Evidence from a dead pi never counts: `false` when the board ignored this record.
+    pub counted: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionFacts {
+    pub event: Option<&'static str>,
+    pub seq: u64,
+    pub recorded: Stamp,
+    /// The picture as pi's extension sent it (times as ISO text).
+    pub picture: Value,
+    pub counted: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaneFacts {
+    pub alive: Option<bool>,
+    pub multiplexer: Option<&'static str>,
+    pub socket: Option<String>,
+    pub pane: Option<String>,
+    pub shell_pid: Option<i32>,
+    pub pi_pid: Option<i32>,
+    pub tmux_session: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationFacts {
+    pub status: &'static str,
+    pub label: &'static str,
+    pub evidence: &'static str,
+    pub observed: Option<Stamp>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeFacts {
+    pub state: &'static str,
+    pub reason: &'static str,
+    pub checked: Option<Stamp>,
+}
+
+/// Everything `explain` says about one seat.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub seat: String,
+    pub name: String,
+    pub state: BoardState,
+    pub state_reason: StateReason,
+    pub reason_words: &'static str,
+    pub state_source: StateSource,
+    pub rule: &'static str,
+    pub question: Option<String>,
+    #[serde(serialize_with = "iso")]
+    pub scanned_at: Ms,
+    pub transcript: TranscriptFacts,
+    pub registration: Option<RegistrationFacts>,
+    pub extension: Option<ExtensionFacts>,
+    pub pane: PaneFacts,
+    pub observations: Option<ObservationFacts>,
+    pub probe: Option<ProbeFacts>,
+    /// When the evidence that decided the state happened.
+    pub state_evidence: Option<Stamp>,
+    /// Tokens and cost as pi records them in the session file.
+    pub usage: Option<UsageView>,
+    pub model: Option<String>,
+    /// The context fill pi reports (through the extension).
+    pub context: Option<ContextFill>,
+}
+
+fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format_iso(*at))
+}
+
+fn transcript(rec: &SeatRecord, now: Ms) -> TranscriptFacts {
+    let mut t = TranscriptFacts {
+        file: rec.session_file.clone(),
+        bytes: None,
+        newest_entry: None,
+        last_activity: rec.last_activity.map(|a| Stamp::of(a, now)),
+        problem: None,
+    };
+    let Some(file) = rec.session_file.as_deref() else {
+        t.problem = Some(match rec.state_reason {
+            StateReason::NoSessionFile => "pi has written no session file yet".into(),
+            r => r.words().into(),
+        });
+        return t;
+    };
+    match sessions::read_session(std::path::Path::new(file)) {
+        Ok(s) => {
+            t.bytes = Some(s.file_len);
+            t.newest_entry = s.branch.first().map(|e| EntryFacts {
+                kind: e.kind.name(),
+                role: e.role.map(|r| r.name()),
+                stop_reason: e.stop_reason.map(|r| r.name()),
+                tool_call: e.has_tool_call,
+                at: e.timestamp.map(|at| Stamp::of(at, now)),
+            });
+        }
+        Err(e) => t.problem = Some(format!("session_{}", e.code())),
+    }
+    t
+}
+
+fn run_facts(rs: &RunRecord, now: Ms) -> RunFacts {
+    RunFacts {
+        state: rs.state.as_str(),
+        event: rs.event.map(|e| e.name()),
+        seq: rs.seq,
+        at: Stamp::of(rs.at, now),
+    }
+}
+
+fn extension(pi: &PiReport, counted: bool, now: Ms) -> ExtensionFacts {
+    ExtensionFacts {
+        event: pi.event.map(|e| e.name()),
+        seq: pi.seq,
+        recorded: Stamp::of(pi.at, now),
+        picture: serde_json::to_value(&pi.state).unwrap_or(Value::Null),
+        counted,
+    }
+}
+
+fn pane(rec: &SeatRecord, row: Option<&Row>) -> PaneFacts {
+    let p: Option<&SeatPane> = row.and_then(|r| r.pane.as_ref());
+    PaneFacts {
+        alive: rec.alive,
+        multiplexer: p.map(|p| p.kind.name()),
+        socket: p
+            .and_then(|p| p.socket.clone())
+            .or_else(|| rec.tmux.socket.clone()),
+        pane: p.map(|p| p.pane_id.clone()),
+        shell_pid: p.and_then(|p| p.shell_pid),
+        pi_pid: p.and_then(|p| p.pi.as_ref().map(|pi| pi.0)),
+        tmux_session: rec.tmux.session.clone(),
+    }
+}
+
+/// The explanation of the seat `key` in `scan` (none when the pass has no such seat).
+pub fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
+    let rec = scan.records.iter().find(|r| r.key() == key)?;
+    let row = scan.snapshot.rows.iter().find(|r| r.seen_key == key);
+    let reg = rec
+        .registered
+        .as_ref()
+        .and_then(|v| registrations::read_path(std::path::Path::new(&v.path)).map(|r| (v, r)));
+    // Evidence from a dead pi never counts (and a record the board found stale is not read
+    // again as live).
+    let counted = rec
+        .registered
+        .as_ref()
+        .is_some_and(|v| v.alive == Some(true));
+    let registration = rec.registered.as_ref().map(|v| RegistrationFacts {
+        path: v.path.clone(),
+        alive: v.alive,
+        pid: v.pid,
+        started: v.started_at.map(|s| Stamp::of(s, now)),
+        run_state: reg
+            .as_ref()
+            .and_then(|(_, r)| r.run_state.as_ref())
+            .map(|rs| run_facts(rs, now)),
+        channel: reg.as_ref().is_some_and(|(_, r)| r.channel.is_some()),
+        counted: v.alive != Some(false),
+    });
+    let ext = reg
+        .as_ref()
+        .and_then(|(_, r)| r.pi.as_ref())
+        .map(|pi| extension(pi, counted, now));
+    let intercom = rec.intercom.as_ref();
+    Some(Explanation {
+        seat: key.to_string(),
+        name: rec.agent.clone(),
+        state: rec.state,
+        state_reason: rec.state_reason,
+        reason_words: rec.state_reason.words(),
+        state_source: rec.state_source.clone(),
+        rule: rec.state_source.rule(rec.state_reason),
+        question: rec.question.clone(),
+        scanned_at: scan.scanned_at,
+        transcript: transcript(rec, now),
+        registration,
+        extension: ext,
+        pane: pane(rec, row),
+        observations: intercom.map(|i| ObservationFacts {
+            status: i.obs.observed_status.as_str(),
+            label: i.obs.last_activity,
+            evidence: i.obs.evidence.as_str(),
+            observed: i.obs.observed_at.map(|a| Stamp::of(a, now)),
+        }),
+        probe: intercom.map(|i| ProbeFacts {
+            state: i.connection.state.as_str(),
+            reason: i.connection.reason,
+            checked: i.connection.checked_at.map(|a| Stamp::of(a, now)),
+        }),
+        state_evidence: rec.state_at.map(|a| Stamp::of(a, now)),
+        usage: rec.usage,
+        model: rec.model.clone(),
+        context: rec.context.clone(),
+    })
+}
+
+fn ago(s: &Stamp) -> String {
+    format!("{} ago", crate::clock::short_age(s.age_seconds))
+}
+
+fn shown(s: &str) -> String {
+    crate::text::clip(&crate::text::sanitize(s), 200)
+}
+
+/// The explanation as lines of text (all text from files sanitized).
+pub fn render(e: &Explanation) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "{} ({}): {} — {} [{}]",
+            shown(&e.name),
+            shown(&e.seat),
+            e.state.as_str(),
+            e.reason_words,
+            e.state_reason
+        ),
+        format!("  rule          {}", e.rule),
+        format!(
+            "  source        {}{}",
+            shown(&e.state_source.to_string()),
+            e.state_evidence
+                .as_ref()
+                .map(|s| format!(", evidence {}", ago(s)))
+                .unwrap_or_default()
+        ),
+    ];
+    if let Some(q) = &e.question {
+        out.push(format!("  asks          {}", shown(q)));
+    }
+    let t = &e.transcript;
+    let mut line = match &t.file {
+        Some(f) => format!("  transcript    {}", shown(f)),
+        None => "  transcript    none".to_string(),
+    };
+    if let Some(b) = t.bytes {
+        line.push_str(&format!(" ({b} bytes)"));
+    }
+    if let Some(n) = &t.newest_entry {
+        line.push_str(&format!(
+            "; newest entry {}{}{}{}",
+            n.kind,
+            n.role.map(|r| format!(" {r}")).unwrap_or_default(),
+            n.stop_reason
+                .map(|s| format!(" stop {s}"))
+                .unwrap_or_default(),
+            if n.tool_call { " with a tool call" } else { "" }
+        ));
+        if let Some(at) = &n.at {
+            line.push_str(&format!(", {}", ago(at)));
+        }
+    }
+    if let Some(p) = &t.problem {
+        line.push_str(&format!(" ({})", shown(p)));
+    }
+    out.push(line);
+    out.push(match &e.registration {
+        None => "  registration  none (no live extension record)".into(),
+        Some(r) => {
+            let mut l = format!(
+                "  registration  {}: pi {} {}",
+                shown(&r.path),
+                r.pid.map_or("?".into(), |p| p.to_string()),
+                match r.alive {
+                    Some(true) => "live",
+                    Some(false) => "gone (not counted)",
+                    None => "unverifiable",
+                }
+            );
+            if let Some(rs) = &r.run_state {
+                l.push_str(&format!(
+                    "; run {} since {} {}",
+                    rs.state,
+                    rs.event.unwrap_or("?"),
+                    ago(&rs.at)
+                ));
+            }
+            if r.channel {
+                l.push_str("; reply channel open");
+            }
+            l
+        }
+    });
+    out.push(match &e.extension {
+        None => "  pi events     none recorded".into(),
+        Some(x) => format!(
+            "  pi events     {} {}{}: {}",
+            x.event.unwrap_or("?"),
+            ago(&x.recorded),
+            if x.counted {
+                ""
+            } else {
+                " (not counted: its pi is gone)"
+            },
+            picture_words(&x.picture, e.scanned_at)
+        ),
+    });
+    let p = &e.pane;
+    out.push(format!(
+        "  pane          {}{}{}",
+        match p.alive {
+            Some(true) => "runs its pi",
+            Some(false) => "does not run its pi",
+            None => "not known",
+        },
+        match (&p.multiplexer, &p.pane) {
+            (Some(m), Some(id)) => format!(" ({m} {})", shown(id)),
+            _ => p
+                .tmux_session
+                .as_deref()
+                .map(|s| format!(" (tmux session {})", shown(s)))
+                .unwrap_or_default(),
+        },
+        p.pi_pid
+            .map(|pid| format!(", pi {pid}"))
+            .unwrap_or_default()
+    ));
+    if let Some(o) = &e.observations {
+        out.push(format!(
+            "  observations  {} ({}{}): {}",
+            o.status,
+            o.evidence,
+            o.observed
+                .as_ref()
+                .map(|s| format!(", {}", ago(s)))
+                .unwrap_or_default(),
+            o.label
+        ));
+    }
+    if let Some(p) = &e.probe {
+        out.push(format!(
+            "  probe         {} ({}{})",
+            p.state,
+            p.reason,
+            p.checked
+                .as_ref()
+                .map(|s| format!(", {}", ago(s)))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(u) = &e.usage {
+        out.push(format!(
+            "  usage         {u} over {} calls{}",
+            u.usage.calls,
+            e.model
+                .as_deref()
+                .map(|m| format!(" ({})", shown(m)))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(c) = &e.context {
+        out.push(format!(
+            "  context       {c}, {}",
+            ago(&Stamp::of(c.at, e.scanned_at))
+        ));
+    }
+    out
+}
+
+/// pi's picture in a few words, each with its age (at `now`) where it has one.
+fn picture_words(p: &Value, now: Ms) -> String {
+    let mut parts = Vec::new();
+    let age = |v: &Value| {
+        v.as_str()
+            .and_then(crate::clock::parse_iso)
+            .map(|at| format!(" since {}", ago(&Stamp::of(at, now))))
+            .unwrap_or_default()
+    };
+    if let Some(d) = p.get("dialog").filter(|d| d.is_object()) {
+        parts.push(format!(
+            "dialog {} {:?}{}",
+            d["kind"].as_str().unwrap_or("?"),
+            shown(d["title"].as_str().unwrap_or("")),
+            age(&d["since"])
+        ));
+    }
+    if let Some(r) = p.get("retry").filter(|d| d.is_object()) {
+        parts.push(format!(
+            "retry attempt {} {}{}",
+            r["attempt"],
+            r["phase"].as_str().unwrap_or("?"),
+            age(&r["since"])
+        ));
+    }
+    if let Some(c) = p.get("compaction").filter(|d| d.is_object()) {
+        parts.push(format!(
+            "compaction ({}) {}{}",
+            c["reason"].as_str().unwrap_or("?"),
+            c["phase"].as_str().unwrap_or("?"),
+            age(&c["since"])
+        ));
+    }
+    if let Some(t) = p.get("tool").filter(|d| d.is_object()) {
+        parts.push(format!(
+            "tool {} running{} ({} at once)",
+            shown(t["name"].as_str().unwrap_or("?")),
+            age(&t["since"]),
+            t["running"]
+        ));
+    }
+    if let Some(s) = p.get("settled").filter(|d| d.is_object()) {
+        parts.push(format!(
+            "last run {}{}",
+            if s["aborted"] == true {
+                "stopped"
+            } else if s["error"] == true {
+                "ended in an error"
+            } else {
+                "settled"
+            },
+            s["at"]
+                .as_str()
+                .and_then(crate::clock::parse_iso)
+                .map(|at| format!(" {}", ago(&Stamp::of(at, now))))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(c) = p
+        .get("context")
+        .and_then(|c| serde_json::from_value::<ContextFill>(c.clone()).ok())
+    {
+        parts.push(format!("context {c}"));
+    }
+    if parts.is_empty() {
+        "nothing open".into()
+    } else {
+        parts.join("; ")
+    }
+}
