@@ -10,6 +10,7 @@ pub mod demo;
 pub mod doctor;
 pub mod evidence;
 pub mod fsguard;
+pub mod hosts;
 pub mod liveness;
 pub mod log;
 pub mod mux;

@@ -32,6 +32,11 @@ pub mod event {
     pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
     pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
+    /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on
+    /// the screen).
+    pub const HOST_CALL: &str = "host_call";
+    /// A host's state changed on the board: `host`, `state`, `detail`.
+    pub const HOST_STATE: &str = "host_state";
 }
 
 fn target() -> Option<&'static PathBuf> {

@@ -91,6 +91,7 @@ impl SnapshotSource for ScanSource {
                 rows: Vec::new(),
                 truncated: false,
                 errors: vec!["scan_refused".into()],
+                hosts: Vec::new(),
             },
         }
     }

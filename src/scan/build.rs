@@ -344,6 +344,7 @@ pub(super) fn build_record(
             })
         }),
         found_by: ev.seat.found_by,
+        seat: None,
     }
 }
 
@@ -355,14 +356,7 @@ pub(super) fn build_row(
     reply: &Result<ReplyTarget, ReplyUnavailable>,
 ) -> Row {
     let obs = ev.obs;
-    let reply = match reply {
-        Ok(t) => ReplyPath::Available {
-            target: t.describe(),
-        },
-        Err(reason) => ReplyPath::Unavailable {
-            reason: reason.to_string(),
-        },
-    };
+    let reply = reply_path(reply);
     Row {
         id: rec.session_id.clone().unwrap_or_else(|| rec.key()),
         seen_key: rec.key(),
@@ -402,11 +396,24 @@ pub(super) fn build_row(
         seen: rec.seen,
         alive: rec.alive,
         reply,
+        host: None,
+    }
+}
+
+/// A reply path as the views show it.
+pub(super) fn reply_path(reply: &Result<ReplyTarget, ReplyUnavailable>) -> ReplyPath {
+    match reply {
+        Ok(t) => ReplyPath::Available {
+            target: t.describe(),
+        },
+        Err(reason) => ReplyPath::Unavailable {
+            reason: reason.to_string(),
+        },
     }
 }
 
 /// The live pane of the seat's pi and, from a live registration, that pi's identity.
-fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
+pub(super) fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
     let ((kind, socket), pane_id, shell_pid) = ev.live.pane.clone()?;
     let pi = ev
         .live_reg()

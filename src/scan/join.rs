@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::build::{build_record, build_row, GitRoots, SeatEvidence};
+use super::build::{build_record, build_row, seat_pane, GitRoots, SeatEvidence};
 use super::seats::{
     at_registered_leaf, match_registration, other_session_in_pane, read_seat_session,
     registration_alive, reply_target, seat_hint, ReplyTarget, ReplyUnavailable, SeatSource,
@@ -11,7 +11,7 @@ use super::seats::{
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
 use crate::board::reason::StateReason;
-use crate::board::record::SeatRecord;
+use crate::board::record::{SeatExtra, SeatRecord};
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
@@ -104,6 +104,12 @@ impl Pass<'_> {
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
+        record.seat = Some(SeatExtra::new(
+            seat.role,
+            seat_pane(&evidence).as_ref(),
+            &super::build::reply_path(&reply),
+            row.as_ref(),
+        ));
         Joined {
             record,
             row,

@@ -136,6 +136,7 @@ pub fn run(
         rows: Vec::new(),
         truncated: intercom.truncated || found.truncated,
         errors,
+        hosts: Vec::new(),
     };
     let scan = assemble(
         opts,

@@ -118,6 +118,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         seen: false,
         alive: Some(state != BoardState::Offline),
         reply: demo_reply(i),
+        host: None,
     }
 }
 
@@ -197,6 +198,7 @@ pub fn demo_snapshot(workers: usize, pass: u64, now: Ms) -> Snapshot {
         rows: (0..workers).map(|i| demo_row(i, pass, now)).collect(),
         truncated: false,
         errors: Vec::new(),
+        hosts: Vec::new(),
     }
 }
 
