@@ -46,6 +46,12 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout, or write one page per command into a folder.
     Man(ManArgs),
+    /// Say who this program is, as one JSON line (the handshake a board on another machine
+    /// runs first over ssh: version, protocol, whether it streams, the echoed word).
+    Hello(HelloArgs),
+    /// Go to a seat's pane: on this machine, or (--host) a local tmux window attached over ssh
+    /// to that host's tmux session and pane; --print only prints the command.
+    Jump(JumpArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -97,6 +103,11 @@ pub struct SourceArgs {
     /// Pretend the time is this ISO 8601 instant (reproducible output).
     #[arg(long, hide = true, value_name = "ISO")]
     pub now: Option<String>,
+    /// The machine: `local`, a name from the hosts file, or `NAME=DEST` (an ssh destination);
+    /// repeatable for the board, once for an action. The command then runs there, through
+    /// ssh, with that host's flags from the hosts file (docs/behaviour.md §10).
+    #[arg(long = "host", value_name = "NAME|NAME=DEST")]
+    pub hosts: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -157,6 +168,10 @@ pub struct ReplyArgs {
     /// Print the receipt as JSON (for scripts) instead of one line.
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -178,6 +193,10 @@ pub struct CloseWorkerArgs {
     /// Print only the JSON report (no progress lines on stderr).
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -205,6 +224,10 @@ pub struct ResumeWorkerArgs {
     /// Print the receipt as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -373,6 +396,30 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct HelloArgs {
+    /// A word to hand back unchanged (checks that the login shell kept a quoted word).
+    #[arg(long, value_name = "WORD")]
+    pub echo: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct JumpArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
+    pub name: String,
+    /// Only print the command that would attach (nothing is opened).
+    #[arg(long)]
+    pub print: bool,
+    /// With --print: where the seat is, as JSON (what a board on another machine reads).
+    #[arg(long)]
+    pub json: bool,
+    /// Act only if the seat is still the one a board showed; refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,10 @@ fn main() {
     if matches!(cli.command, Command::Scan(_) | Command::Status(_)) {
         intercom_pane::evidence::single_pass();
     }
+    // An action whose --host names another machine runs there (its exit code comes back).
+    if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
+        std::process::exit(code);
+    }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
@@ -23,6 +27,8 @@ fn main() {
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),
+        Command::Hello(a) => cmd::host_cmd::hello(a),
+        Command::Jump(a) => cmd::jump_cmd::run(a),
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
     };

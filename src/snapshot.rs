@@ -203,6 +203,10 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowHost {
     pub name: String,
+    /// The seat's `<project>/<agent>` on that host (what a command there is given).
+    pub key: String,
+    /// Its session id there, when known (carried by `--expect-seat`).
+    pub session_id: Option<String>,
     /// When the host last answered (its board was current then).
     pub answered_at: Ms,
     /// Whether it answers now; when not, the row is not live.

@@ -152,7 +152,8 @@ impl SeatExtra {
                 RowRole::Seat => "seat",
                 RowRole::Connector => "connector",
             },
-            pane: pane.map(|p| PaneExtra {
+            pane: pane.map(|p| {
+                PaneExtra {
                 mux: p.kind.name(),
                 socket: p.socket.clone(),
                 pane_id: p.pane_id.clone(),
@@ -160,15 +161,16 @@ impl SeatExtra {
                 pi: p.pi.as_ref().map(|(pid, ticks, boot)| {
                     serde_json::json!({"pid": pid, "startTicks": ticks, "bootId": boot})
                 }),
+            }
             }),
             reply: match reply {
                 ReplyPath::Available { target } => serde_json::json!({ "target": target }),
                 ReplyPath::Unavailable { reason } => serde_json::json!({ "unavailable": reason }),
             },
             last_user_text: row.and_then(|r| r.last_user_text.clone()),
-            running_tool: row.and_then(|r| r.running_tool.as_ref()).map(|t| {
-                serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})
-            }),
+            running_tool: row
+                .and_then(|r| r.running_tool.as_ref())
+                .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
         }
     }
 }

@@ -6,6 +6,8 @@ pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
+pub mod host_cmd;
+pub mod jump_cmd;
 pub mod monitor_cmd;
 pub mod monitor_ports;
 pub mod options;

@@ -263,6 +263,7 @@ mod tests {
             rows,
             truncated: false,
             errors: vec![],
+            hosts: vec![],
         };
         let req = ReplyRequest {
             row_id: row.id.clone(),

@@ -205,6 +205,8 @@ impl ScanWorkers {
             on_stage: Some(stage),
             scan: &self.opts,
             clock: self.clock.as_ref(),
+            // The fresh pass above compared the pane and pi already.
+            expect: None,
         };
         let end = close::close_worker(&req);
         crate::log::event(
@@ -243,6 +245,7 @@ impl ScanWorkers {
             scan: &self.opts,
             clock: self.clock.as_ref(),
             progress: stage,
+            expect: None,
         };
         let end = resume::resume_worker(&req);
         let r = &end.report;

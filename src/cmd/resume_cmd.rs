@@ -15,6 +15,18 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
             return ResumeExit::Usage;
         }
     };
+    let expect = match args
+        .expect_seat
+        .as_deref()
+        .map(crate::hosts::expect::SeatExpect::parse)
+        .transpose()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("intercom-pane: resume-worker: {e}");
+            return ResumeExit::Usage;
+        }
+    };
     let system_config = args.src.config.as_ref().map(|c| {
         std::env::current_dir()
             .map(|d| d.join(c))
@@ -45,6 +57,7 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
         scan: &r.opts,
         clock: r.clock.as_ref(),
         progress: &progress,
+        expect,
     };
     let end = resume::resume_worker(&req);
     if tty && !args.json {

@@ -219,17 +219,50 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             (r#"{"version":2,"hosts":[]}"#, "version"),
             (r#"{"version":1,"hosts":[],"x":1}"#, "unknown field"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h","port":2}]}"#, "unknown field"),
-            (r#"{"version":1,"hosts":[{"name":"local","ssh":"h"}]}"#, "this machine"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h"},{"name":"A","ssh":"h"}]}"#, "twice"),
-            (r#"{"version":1,"hosts":[{"name":"a b","ssh":"h"}]}"#, "host name"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"-oProxyCommand=x"}]}"#, "starts with '-'"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h;x"}]}"#, "cannot"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h/x"}]}"#, "ssh://"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--pi","x"]}]}"#, "not one of"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--root"]}]}"#, "no value"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h","bin":"a\nb"}]}"#, "control"),
-            (r#"{"version":1,"hosts":[{"name":"a","ssh":"h","sshConfig":"rel"}]}"#, "absolute"),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","port":2}]}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"local","ssh":"h"}]}"#,
+                "this machine",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h"},{"name":"A","ssh":"h"}]}"#,
+                "twice",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a b","ssh":"h"}]}"#,
+                "host name",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"-oProxyCommand=x"}]}"#,
+                "starts with '-'",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h;x"}]}"#,
+                "cannot",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h/x"}]}"#,
+                "ssh://",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--pi","x"]}]}"#,
+                "not one of",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--root"]}]}"#,
+                "no value",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","bin":"a\nb"}]}"#,
+                "control",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","sshConfig":"rel"}]}"#,
+                "absolute",
+            ),
         ];
         for (text, want) in cases {
             let e = parse(text.as_bytes()).unwrap_err();

@@ -113,6 +113,61 @@ pub fn judge_old(version_stdout: &[u8]) -> Refused {
     }
 }
 
+/// A hello must answer within this long (connect included).
+const HELLO_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why a hello did not find a host of this protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failed {
+    /// It answered and is refused (version, shell).
+    Refused(Refused),
+    /// Its program is not there (the shell's exit 127).
+    NotInstalled(String),
+    /// ssh or the program failed otherwise.
+    Call(super::ssh::Call),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Refused(r) => r.fmt(f),
+            Failed::NotInstalled(bin) => write!(f, "{bin} is not installed there (or not on PATH)"),
+            Failed::Call(c) => f.write_str(&c.describe()),
+        }
+    }
+}
+
+/// Ask `host` who it is: `hello --echo PROBE_WORD`, and for a program without `hello` its
+/// `--version` (to name it in the refusal).
+pub fn ask(host: &super::Host) -> Result<Hello, Failed> {
+    use super::ssh::{call, Call};
+    let at = || std::time::Instant::now() + HELLO_DEADLINE;
+    let w = vec![
+        host.bin.clone(),
+        "hello".into(),
+        "--echo".into(),
+        super::quote::PROBE_WORD.into(),
+    ];
+    match call(host, &w, None, at(), MAX_HELLO) {
+        Call::Exited {
+            code: 0, stdout, ..
+        } => judge(&stdout).map_err(Failed::Refused),
+        Call::Exited { code: 2, .. } => {
+            let w = vec![host.bin.clone(), "--version".into()];
+            match call(host, &w, None, at(), MAX_HELLO) {
+                Call::Exited {
+                    code: 0, stdout, ..
+                } => Err(Failed::Refused(judge_old(&stdout))),
+                other => Err(Failed::Call(other)),
+            }
+        }
+        Call::Exited { code: 127, .. } => {
+            Err(Failed::NotInstalled(crate::text::one_line(&host.bin, 120)))
+        }
+        other => Err(Failed::Call(other)),
+    }
+}
+
 fn clean(s: &str) -> String {
     crate::text::one_line(s, 40)
 }
@@ -138,8 +193,14 @@ mod tests {
         assert!(e.contains("9.9.9") && e.contains(version()), "{e}");
         let mangled = line(Some("a'b")).into_bytes();
         assert_eq!(judge(&mangled).unwrap_err(), Refused::ShellChangesWords);
-        assert!(matches!(judge(b"bash: no such command"), Err(Refused::NotHello(_))));
+        assert!(matches!(
+            judge(b"bash: no such command"),
+            Err(Refused::NotHello(_))
+        ));
         let e = judge_old(b"intercom-pane 0.0.3\n").to_string();
-        assert!(e.contains("0.0.3 (no hello)") && e.contains(version()), "{e}");
+        assert!(
+            e.contains("0.0.3 (no hello)") && e.contains(version()),
+            "{e}"
+        );
     }
 }

@@ -5,15 +5,15 @@
 //! `local` is this machine and always exists; every other host is reached only through `ssh`
 //! (`hosts::ssh`), one multiplexed connection per host.
 
-//pub mod board;
-//pub mod delegate;
-//pub mod expect;
+pub mod board;
+pub mod delegate;
+pub mod expect;
 pub mod file;
 pub mod hello;
-//pub mod link;
+pub mod link;
 pub mod quote;
 pub mod ssh;
-//pub mod wire;
+pub mod wire;
 
 use std::path::PathBuf;
 
@@ -247,9 +247,20 @@ mod tests {
         let file = vec![host("a"), host("b")];
         let names = |v: Vec<Target>| v.iter().map(|t| t.name().to_string()).collect::<Vec<_>>();
         assert_eq!(names(choose(&[], &file, false).unwrap()), ["local"]);
-        assert_eq!(names(choose(&[], &file, true).unwrap()), ["local", "a", "b"]);
-        let given = vec!["b".to_string(), "local".into(), "B".into(), "c=u@c.example".into()];
-        assert_eq!(names(choose(&given, &file, true).unwrap()), ["b", "local", "c"]);
+        assert_eq!(
+            names(choose(&[], &file, true).unwrap()),
+            ["local", "a", "b"]
+        );
+        let given = vec![
+            "b".to_string(),
+            "local".into(),
+            "B".into(),
+            "c=u@c.example".into(),
+        ];
+        assert_eq!(
+            names(choose(&given, &file, true).unwrap()),
+            ["b", "local", "c"]
+        );
         assert!(matches!(
             choose(&["z".into()], &file, false),
             Err(HostError::Unknown(_))

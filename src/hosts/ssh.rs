@@ -139,8 +139,7 @@ impl Problem {
             || s.contains("Host key for") && s.contains("has changed")
         {
             Problem::HostKeyChanged
-        } else if s.contains("host key is known for")
-            || s.contains("Host key verification failed")
+        } else if s.contains("host key is known for") || s.contains("Host key verification failed")
         {
             Problem::HostKeyUnknown
         } else if s.contains("Permission denied") || s.contains("Too many authentication failures")
@@ -188,7 +187,11 @@ impl Problem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Call {
     /// The remote program ran and exited with this code (its stdout, capped).
-    Exited { code: i32, stdout: Vec<u8>, stderr: String },
+    Exited {
+        code: i32,
+        stdout: Vec<u8>,
+        stderr: String,
+    },
     /// ssh itself failed (exit 255) or was ended by a signal: the remote program may or may not
     /// have run.
     Ssh(Problem),
@@ -199,6 +202,22 @@ pub enum Call {
     /// `ssh` could not be started, the control folder or a word was refused, or the host's
     /// channels were all busy until the deadline: nothing was sent.
     NotStarted(String),
+}
+
+impl Call {
+    /// What went wrong, in words (for a call that did not exit 0).
+    pub fn describe(&self) -> String {
+        match self {
+            Call::Exited { code, stderr, .. } => format!(
+                "its program failed (exit {code}): {}",
+                crate::text::one_line(stderr, 200)
+            ),
+            Call::Ssh(p) => p.describe(),
+            Call::Timeout { .. } => "no answer before the deadline".into(),
+            Call::Oversize => "its answer was larger than the cap".into(),
+            Call::NotStarted(why) => why.clone(),
+        }
+    }
 }
 
 /// The per-host channel budget of this process.
@@ -253,7 +272,13 @@ fn stderr_text(b: &[u8]) -> String {
 
 /// Run `words` on `host` once: stdin fed from `input`, at most `cap` bytes of answer, killed at
 /// `deadline`.
-pub fn call(host: &Host, words: &[String], input: Option<&[u8]>, deadline: Instant, cap: usize) -> Call {
+pub fn call(
+    host: &Host,
+    words: &[String],
+    input: Option<&[u8]>,
+    deadline: Instant,
+    cap: usize,
+) -> Call {
     let Some(_slot) = ChannelSlot::take(&host.name, deadline) else {
         return Call::NotStarted(format!(
             "all {MAX_CHANNELS} channels to host {} stayed busy",
@@ -317,7 +342,9 @@ impl Stream {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| format!("ssh could not start: {e}"))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("ssh could not start: {e}"))?;
         let (tx, rx) = std::sync::mpsc::sync_channel(64);
         let out = child.stdout.take();
         let err = child.stderr.take();
@@ -387,7 +414,9 @@ fn read_lines(
         let mut line = Vec::new();
         let end = match (&mut r).take(cap as u64 + 1).read_until(b'\n', &mut line) {
             Ok(0) => Some(StreamEnd::Eof),
-            Ok(_) if line.last() != Some(&b'\n') && line.len() > cap => Some(StreamEnd::LineTooLong),
+            Ok(_) if line.last() != Some(&b'\n') && line.len() > cap => {
+                Some(StreamEnd::LineTooLong)
+            }
             Ok(_) if line.last() != Some(&b'\n') => Some(StreamEnd::Eof),
             Ok(_) => None,
             Err(_) => Some(StreamEnd::Unreadable),
@@ -428,7 +457,10 @@ mod tests {
         }
         let n = a.len();
         assert_eq!(a[n - 3..n - 1], ["--".to_string(), "u@b.example".into()]);
-        assert_eq!(a[n - 1], "'intercom-pane' 'reply' 'x; touch /tmp/p' '$(id)'");
+        assert_eq!(
+            a[n - 1],
+            "'intercom-pane' 'reply' 'x; touch /tmp/p' '$(id)'"
+        );
         assert!(a.contains(&"-T".to_string()));
     }
 

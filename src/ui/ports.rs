@@ -62,6 +62,11 @@ pub trait SnapshotSource: Send {
     fn next_snapshot(&mut self) -> Snapshot;
     /// The token this source watches (probes abort when it is cancelled); the runner cancels it on quit.
     fn cancel_token(&self) -> CancelToken;
+    /// Sleep until the next pass is due; true when the token was cancelled meanwhile. A timed
+    /// source waits `interval`; the live source waits for a change (docs/behaviour.md §3a).
+    fn wait_for_change(&mut self, interval: Duration) -> bool {
+        self.cancel_token().wait_timeout(interval)
+    }
 }
 
 /// Why a Seen/Unsee mark was not saved: said to the person (sanitized when shown).

@@ -415,7 +415,7 @@ fn spawn_passes(
             if cancel.is_cancelled() || tx.send(Event2::App(Msg::SnapshotArrived(snap))).is_err() {
                 return;
             }
-            if cancel.wait_timeout(interval) {
+            if source.wait_for_change(interval) {
                 return;
             }
         })

@@ -44,6 +44,7 @@ fn snap(rows: Vec<Row>) -> Msg {
         rows,
         truncated: false,
         errors: vec![],
+        hosts: vec![],
     })
 }
 

@@ -353,6 +353,7 @@ fn empty_and_unavailable_rosters_say_so() {
         rows: vec![],
         truncated: false,
         errors: vec!["config_missing".into()],
+        hosts: vec![],
     };
     let a = app_with(true, unavailable);
     let s = screen(&a, 80, 24);

@@ -137,6 +137,7 @@ fn apps() -> Vec<(&'static str, App)> {
             rows: vec![demo_row(0, 0, now())],
             truncated: true,
             errors: vec![],
+            hosts: vec![],
         }),
     ));
     out.push(("many", mk(demo_snapshot(300, 0, now()))));

@@ -38,6 +38,7 @@ use super::{
 };
 
 mod args;
+mod attach;
 mod close;
 mod create;
 mod focus;
