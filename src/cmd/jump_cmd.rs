@@ -177,42 +177,59 @@ fn place_of(stdout: &[u8]) -> Result<(PathBuf, String, String), String> {
     ))
 }
 
-fn remote(a: &JumpArgs, host: &Host) -> i32 {
+/// What a jump to another host's seat did.
+pub enum RemoteJump {
+    /// A local window shows it (`reused`: the window was already open).
+    Window {
+        id: String,
+        reused: bool,
+        what: String,
+    },
+    /// Not in a tmux pane, or asked to print: the command, for the person to run.
+    Printed(String),
+}
+
+/// Jump to the seat `name` of `host`: the host checks it (its own fresh pass, `expect`) and
+/// says where it is; a local window beside `own` attaches to it over ssh, or (without `own`)
+/// the exact command is given. `Err((exit, why))` when nothing was opened.
+pub fn remote_jump(
+    host: &Host,
+    name: &str,
+    expect: Option<&str>,
+    own: Option<&crate::mux::Owner>,
+) -> Result<RemoteJump, (i32, String)> {
     let mut flags = vec!["--print".to_string(), "--json".into()];
-    if let Some(t) = &a.expect_seat {
-        flags.extend(["--expect-seat".into(), t.clone()]);
+    if let Some(t) = expect {
+        flags.extend(["--expect-seat".into(), t.to_string()]);
     }
-    let words = delegate::words(host, "jump", &flags, std::slice::from_ref(&a.name));
-    let (socket, pane, agent) = match delegate::run(host, &words, None, ASK_DEADLINE) {
+    let words = delegate::words(host, "jump", &flags, &[name.to_string()]);
+    let d = delegate::run(host, &words, None, ASK_DEADLINE);
+    let (socket, pane, agent) = match &d {
         Delegated::Ran {
             code: 0, stdout, ..
-        } => match place_of(&stdout) {
-            Ok(p) => p,
-            Err(why) => return refuse(format!("host {}: {why}", host.name)),
-        },
+        } => place_of(stdout).map_err(|why| (REFUSED, format!("host {}: {why}", host.name)))?,
         Delegated::Ran { code, stderr, .. } => {
-            for l in stderr.lines().take(20) {
-                eprintln!("{}", sanitize(l));
-            }
-            return code;
+            let why = stderr
+                .lines()
+                .take(5)
+                .map(sanitize)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err((*code, why));
         }
-        d @ (Delegated::NotStarted(_) | Delegated::Unknown(_)) => {
-            let (Delegated::NotStarted(why) | Delegated::Unknown(why)) = &d else {
-                return REFUSED;
-            };
-            eprintln!(
-                "intercom-pane: jump: host {}: not moved: {}",
-                host.name,
-                sanitize(why)
-            );
-            return d.code();
+        Delegated::NotStarted(why) | Delegated::Unknown(why) => {
+            return Err((
+                d.code(),
+                format!("host {}: not moved: {}", host.name, sanitize(why)),
+            ))
         }
     };
     // Data, never a format: targets are checked `%N`, the socket is an argument of `-S`.
+    let socket_text = socket.display().to_string();
     let tmux_words: Vec<String> = [
         "tmux",
         "-S",
-        &socket.display().to_string(),
+        &socket_text,
         "attach-session",
         "-t",
         &pane,
@@ -224,46 +241,50 @@ fn remote(a: &JumpArgs, host: &Host) -> i32 {
     .iter()
     .map(|w| w.to_string())
     .collect();
-    let control = match ssh::control_dir() {
-        Ok(c) => c,
-        Err(e) => return refuse(e),
-    };
-    let argv = match ssh::argv(host, &control, &tmux_words, Tty::Yes) {
-        Ok(v) => v,
-        Err(e) => return refuse(e),
-    };
+    let control = ssh::control_dir().map_err(|e| (REFUSED, e))?;
+    let argv =
+        ssh::argv(host, &control, &tmux_words, Tty::Yes).map_err(|e| (REFUSED, e.to_string()))?;
     let mut full = vec!["ssh".to_string()];
     full.extend(argv.iter().map(|a| a.to_string_lossy().into_owned()));
-    let own = own_pane().filter(|o| o.kind == MuxKind::Tmux);
-    let Some(own) = own.filter(|_| !a.print) else {
-        // Not in a tmux pane (or asked to print): the exact command, for the person to run.
-        crate::cmd::out(format_args!("{}", shell_line(&full)));
-        return MOVED;
+    let Some(own) = own.filter(|o| o.kind == MuxKind::Tmux) else {
+        return Ok(RemoteJump::Printed(shell_line(&full)));
     };
     let tag = format!(
         "{}/{}/{}",
         host.name,
-        &crate::paths::short_id(&socket.display().to_string())[..8],
+        crate::paths::short_id(&socket_text).get(..8).unwrap_or("0"),
         pane
     );
-    let name = format!("{}:{agent}", host.name);
+    let title = format!("{}:{agent}", host.name);
     let tmux = Tmux::at_socket(&own.socket_path);
-    match tmux.open_tagged_window(&own.pane.id, &tag, &name, &full, Instant::now() + STEP) {
-        Ok((w, reused)) => {
-            let how = if reused { "selected" } else { "opened" };
-            crate::cmd::out(format_args!(
-                "{how} window {w}: {} {pane} on host {}",
-                sanitize(&agent),
-                host.name
-            ));
+    match tmux.open_tagged_window(&own.pane.id, &tag, &title, &full, Instant::now() + STEP) {
+        Ok((id, reused)) => Ok(RemoteJump::Window {
+            id,
+            reused,
+            what: format!("{} {pane} on host {}", sanitize(&agent), host.name),
+        }),
+        Err(e) => Err((
+            NOT_MOVED,
+            format!("{e}; run it yourself: {}", shell_line(&full)),
+        )),
+    }
+}
+
+fn remote(a: &JumpArgs, host: &Host) -> i32 {
+    let own = if a.print { None } else { own_pane() };
+    match remote_jump(host, &a.name, a.expect_seat.as_deref(), own.as_ref()) {
+        Ok(RemoteJump::Printed(line)) => {
+            crate::cmd::out(format_args!("{line}"));
             MOVED
         }
-        Err(e) => {
-            eprintln!(
-                "intercom-pane: jump: {e}; run it yourself:\n{}",
-                shell_line(&full)
-            );
-            NOT_MOVED
+        Ok(RemoteJump::Window { id, reused, what }) => {
+            let how = if reused { "selected" } else { "opened" };
+            crate::cmd::out(format_args!("{how} window {id}: {what}"));
+            MOVED
+        }
+        Err((code, why)) => {
+            eprintln!("intercom-pane: jump: {why}");
+            code
         }
     }
 }

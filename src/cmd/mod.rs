@@ -9,6 +9,7 @@ pub mod exit;
 pub mod host_cmd;
 pub mod jump_cmd;
 pub mod monitor_cmd;
+pub mod monitor_hosts;
 pub mod monitor_ports;
 pub mod options;
 pub mod register_cmd;

@@ -8,8 +8,10 @@ use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::monitor_hosts::HostPorts;
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
+use crate::hosts::board::HostsSource;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
@@ -109,6 +111,13 @@ pub struct DataRootSeen {
 
 impl SeenWriter for DataRootSeen {
     fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved> {
+        // A row of another host (`hosts::wire::row_id`): its marks live on that host.
+        if key.contains('\u{1f}') {
+            return Err(SeenNotSaved::Failed(
+                "seen marks of another host's rows are kept on that host (not set from here)"
+                    .into(),
+            ));
+        }
         crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
             .map(|_| ())
             .map_err(|e| SeenNotSaved::Failed(e.to_string()))
@@ -225,16 +234,39 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         }),
     };
     let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
-    let opts = MonitorOptions {
+    let mut opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
     };
+    let mut source: Box<dyn SnapshotSource> = Box::new(source);
+    let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
+    // Other machines: each on its own thread; their rows' actions run there.
+    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+        Ok(t) => crate::hosts::remotes(&t),
+        Err(e) => return refuse(e),
+    };
+    if !remotes.is_empty() {
+        source = match HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL) {
+            Ok(s) => Box::new(s),
+            Err(e) => return refuse(format!("cannot start the hosts' threads: {e}")),
+        };
+        let ports = Arc::new(HostPorts {
+            hosts: remotes,
+            reply: replies,
+            navigator: opts.navigator.clone(),
+            workers: opts.workers.clone(),
+            own: own_pane(),
+        });
+        replies = ports.clone();
+        opts.navigator = ports.clone();
+        opts.workers = ports;
+    }
     match run_monitor_with(
-        Box::new(source),
+        source,
         Arc::new(DataRootSeen { data_root }),
-        Arc::new(replies),
+        replies,
         clock,
         opts,
     ) {
@@ -271,6 +303,8 @@ mod tests {
             name: row.name.clone(),
             target: "tmux %3".into(),
             text: "hi".into(),
+            host: None,
+            pane: None,
         };
         assert_eq!(still_bound(&snap(vec![row.clone()]), &req), Ok(()));
         assert_eq!(still_bound(&snap(vec![]), &req), Err(NotBound::Gone));

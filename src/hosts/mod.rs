@@ -215,6 +215,17 @@ pub fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Target>, Ho
     choose(given, &file_hosts()?, all_by_default)
 }
 
+/// The other machines of `targets` (the sidebar always shows this one too).
+pub fn remotes(targets: &[Target]) -> Vec<Host> {
+    targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Remote(h) => Some(h.clone()),
+            Target::Local => None,
+        })
+        .collect()
+}
+
 /// The one machine an action names: `local` when no `--host` was given.
 pub fn one_target(given: &[String]) -> Result<Target, HostError> {
     match targets(given, false)?.as_slice() {

@@ -102,7 +102,7 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
     let ic = r.intercom.as_ref();
     Some(Row {
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),
-        seen_key: format!("{host}:{key}"),
+        seen_key: row_id(host, &key),
         name: r.agent.clone(),
         project: r.project.clone(),
         role,
@@ -330,7 +330,7 @@ mod tests {
     fn a_record_becomes_a_tagged_row() {
         let row = row_of("build", &record(), 5).unwrap();
         assert_eq!(row.id, "build\u{1f}s-1");
-        assert_eq!(row.seen_key, "build:proj/Builder");
+        assert_eq!(row.seen_key, "build\u{1f}proj/Builder");
         assert_eq!(row.state, BoardState::Waiting);
         assert_eq!(row.state_reason, StateReason::InputNeeded);
         assert_eq!(row.state_source.to_string(), "host build: session file");

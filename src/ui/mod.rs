@@ -15,6 +15,7 @@ pub mod demo;
 mod details;
 mod fit;
 mod help;
+mod hosts_view;
 /// The key binding table (dispatch and help line).
 pub mod keys;
 /// Named width breakpoints for the table columns.
