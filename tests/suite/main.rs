@@ -9,6 +9,8 @@
 mod close_support;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
+#[path = "../hosts_support/mod.rs"]
+mod hosts_support;
 #[path = "../intercom_support/mod.rs"]
 mod intercom_support;
 #[path = "../io_count/mod.rs"]
@@ -40,6 +42,7 @@ mod demo_cli;
 mod demo_lifecycle;
 mod demo_screen;
 mod doctor_cli;
+mod hosts_cli;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
 mod fuzz_regressions;
