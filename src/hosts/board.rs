@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::link::{self, Via};
 use super::Host;
@@ -168,14 +168,15 @@ impl Shared {
         });
     }
 
-    /// Wait until the board is newer than `seen` (or `stop`); the new version, `None` on stop.
-    pub fn wait_newer(&self, seen: u64, stop: &CancelToken) -> Option<u64> {
+    /// Wait until the board is newer than `seen` (or `stop`, or `until`); the new version,
+    /// `None` on stop or at `until`.
+    pub fn wait_newer(&self, seen: u64, stop: &CancelToken, until: Option<Instant>) -> Option<u64> {
         let Ok(mut g) = self.inner.lock() else {
             return None;
         };
-        // Bounded: every wake re-checks `stop`, and waits are short slices.
+        // Bounded: every wake re-checks `stop` and `until`, and waits are short slices.
         loop {
-            if stop.is_cancelled() {
+            if stop.is_cancelled() || until.is_some_and(|u| Instant::now() >= u) {
                 return None;
             }
             if g.version != seen && g.local.is_some() {
@@ -279,11 +280,32 @@ impl HostsSource {
     }
 }
 
+impl HostsSource {
+    /// The board once it changed, or `None` when nothing changed within `d` (for views that
+    /// are not the sidebar: `watch`, tests, the bench).
+    pub fn changed_within(&mut self, d: Duration) -> Option<Snapshot> {
+        let until = Instant::now() + d;
+        self.shared.wait_newer(self.seen, &self.cancel, Some(until))?;
+        Some(self.next_snapshot())
+    }
+
+    /// Stop every thread of this board.
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+}
+
+impl Drop for HostsSource {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
 impl SnapshotSource for HostsSource {
     fn next_snapshot(&mut self) -> Snapshot {
         if self.seen == 0 {
             // The first frame waits for this machine's first pass (or quit).
-            let _ = self.shared.wait_newer(0, &self.cancel);
+            let _ = self.shared.wait_newer(0, &self.cancel, None);
         }
         match self.shared.merged() {
             Some((snap, v)) => {
@@ -310,7 +332,7 @@ impl SnapshotSource for HostsSource {
 
     /// Sleep until this machine or a host changed the board.
     fn wait_for_change(&mut self, _interval: Duration) -> bool {
-        match self.shared.wait_newer(self.seen, &self.cancel) {
+        match self.shared.wait_newer(self.seen, &self.cancel, None) {
             Some(_) => self.cancel.wait_timeout(COALESCE),
             None => true,
         }

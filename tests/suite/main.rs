@@ -42,6 +42,7 @@ mod demo_cli;
 mod demo_lifecycle;
 mod demo_screen;
 mod doctor_cli;
+mod hosts_board;
 mod hosts_cli;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
