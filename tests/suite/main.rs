@@ -44,6 +44,7 @@ mod demo_screen;
 mod doctor_cli;
 mod hosts_board;
 mod hosts_cli;
+mod hosts_faults;
 mod ensure_monitor;
 mod ensure_monitor_herdr;
 mod fuzz_regressions;
