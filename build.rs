@@ -31,11 +31,16 @@ fn main() {
             .unwrap_or(false)
     };
     let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
         .unwrap_or(false);
     if root
         && is_file(Path::new("/usr/sbin/sshd"))
-        && ["ssh", "ssh-keygen", "ip", "unshare"].iter().all(|p| on_path(p))
+        && ["ssh", "ssh-keygen", "ip", "unshare"]
+            .iter()
+            .all(|p| on_path(p))
     {
         println!("cargo::rustc-cfg=hosts_tier");
     }

@@ -285,7 +285,8 @@ impl HostsSource {
     /// are not the sidebar: `watch`, tests, the bench).
     pub fn changed_within(&mut self, d: Duration) -> Option<Snapshot> {
         let until = Instant::now() + d;
-        self.shared.wait_newer(self.seen, &self.cancel, Some(until))?;
+        self.shared
+            .wait_newer(self.seen, &self.cancel, Some(until))?;
         Some(self.next_snapshot())
     }
 

@@ -74,7 +74,15 @@ pub struct Net {
 fn keygen(path: &Path) {
     sh(
         "ssh-keygen",
-        &["-q", "-t", "ed25519", "-N", "", "-f", path.to_str().unwrap()],
+        &[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-f",
+            path.to_str().unwrap(),
+        ],
     );
 }
 
@@ -111,11 +119,18 @@ fn worker_script(root: &Path, sys: &Path, w: &Worker) -> String {
 fn roster(dir: &Path, names: &[&str], tag: &str) -> Vec<Worker> {
     let root = dir.join("root");
     let sessions = dir.join("sessions");
-    for d in [root.join(".pi-intercom"), sessions.clone(), dir.join("data"), dir.join("repo")] {
+    for d in [
+        root.join(".pi-intercom"),
+        sessions.clone(),
+        dir.join("data"),
+        dir.join("repo"),
+    ] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let mut agents = vec![json!({"sessionId": format!("coord-{tag}"), "name": "Coordinator",
-        "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."})];
+    let mut agents = vec![
+        json!({"sessionId": format!("coord-{tag}"), "name": "Coordinator",
+        "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."}),
+    ];
     let mut workers = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let id = format!("0000{i:04}-{tag}-7000-8000-000000000000");
@@ -199,7 +214,15 @@ impl SimHost {
             .open(self.dir.join("sshd.log"))
             .unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns, "unshare", "--mount", "--propagation", "private"])
+            .args([
+                "netns",
+                "exec",
+                &self.ns,
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+            ])
             .args(["sh", "-c", &script])
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
@@ -229,8 +252,12 @@ impl SimHost {
         for _ in 0..8 {
             let mut more = Vec::new();
             for e in std::fs::read_dir("/proc").unwrap().flatten() {
-                let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-                let Some(st) = intercom_pane::proc::read_stat(pid) else { continue };
+                let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let Some(st) = intercom_pane::proc::read_stat(pid) else {
+                    continue;
+                };
                 if out.contains(&st.ppid) && !out.contains(&pid) && !more.contains(&pid) {
                     more.push(pid);
                 }
@@ -261,7 +288,10 @@ impl SimHost {
 
     /// Cut the host off (its end of the link down) or put it back.
     pub fn link(&self, up: bool) {
-        sh("ip", &["link", "set", &self.veth, if up { "up" } else { "down" }]);
+        sh(
+            "ip",
+            &["link", "set", &self.veth, if up { "up" } else { "down" }],
+        );
     }
 
     /// A new host key (the old one stays in known_hosts): sshd restarted with it.
@@ -286,6 +316,39 @@ impl SimHost {
         self.tmux = Some(start_workers(&self.dir, &self.workers));
     }
 
+    /// Replace worker `w`'s pi: the old one killed (its pane goes with it), a new one started
+    /// for the same session in a new tmux session; returns the new pi's pid once registered.
+    pub fn replace_pi(&self, w: usize) -> i32 {
+        let old = self.pi_pid(w);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(old),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let root = self.dir.join("root");
+        let worker = &self.workers[w];
+        let argv = pi_support::pi_pane_argv(
+            &self.dir.join("pi-bin"),
+            &worker_script(&root, &self.dir.join("sys.json"), worker),
+        );
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let name = format!(
+            "{}-again-{}",
+            worker.name,
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        self.tmux.as_ref().unwrap().new_session(&name, &root, &argv);
+        wait_for(15_000, || {
+            let p = self.try_pi_pid(w)?;
+            (p != old).then_some(p)
+        })
+        .expect("the new pi registered")
+    }
+
+    /// Take this machine's client key off the host's authorized keys.
+    pub fn deny(&self) {
+        std::fs::write(self.dir.join("authorized_keys"), "").unwrap();
+    }
+
     /// Append a reply that asks for input to `w`'s session (pi's own record of a waiting seat).
     pub fn ask(&self, w: usize, question: &str) {
         let w = &self.workers[w];
@@ -293,7 +356,10 @@ impl SimHost {
             "parentId":null,"timestamp": intercom_pane::clock::format_iso(now_ms()),
             "message":{"role":"assistant","content":[{"type":"text","text":format!("Input needed: {question}")}],
             "provider":"p","model":"m","stopReason":"stop"}});
-        let mut f = std::fs::OpenOptions::new().append(true).open(&w.file).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&w.file)
+            .unwrap();
         writeln!(f, "{line}").unwrap();
     }
 
@@ -304,15 +370,24 @@ impl SimHost {
 
     /// The pid of the stand-in pi of worker `w` (from its registration).
     pub fn pi_pid(&self, w: usize) -> i32 {
+        self.try_pi_pid(w)
+            .unwrap_or_else(|| panic!("worker {w} of {} has no registration", self.name))
+    }
+
+    fn try_pi_pid(&self, w: usize) -> Option<i32> {
         let seats = self.dir.join("root/.pi-intercom/seats");
-        for e in std::fs::read_dir(seats).unwrap().flatten() {
-            let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+        for e in std::fs::read_dir(seats).ok()?.flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
             if v["sessionId"] == self.workers[w].id.as_str() {
-                return v["pid"].as_i64().unwrap() as i32;
+                return v["pid"].as_i64().map(|p| p as i32);
             }
         }
-        panic!("worker {w} of {} has no registration", self.name)
+        None
     }
 }
 
@@ -369,7 +444,10 @@ impl Net {
         let veth = format!("iph{id}");
         let peer = format!("iph{id}p");
         sh("ip", &["netns", "add", &ns]);
-        sh("ip", &["link", "add", &veth, "type", "veth", "peer", "name", &peer]);
+        sh(
+            "ip",
+            &["link", "add", &veth, "type", "veth", "peer", "name", &peer],
+        );
         sh("ip", &["link", "set", &peer, "netns", &ns]);
         sh("ip", &["addr", "add", &format!("{here}/24"), "dev", &veth]);
         sh("ip", &["link", "set", &veth, "up"]);
@@ -446,6 +524,40 @@ impl Net {
             .open(&self.known_hosts)
             .unwrap();
         f.write_all(line.as_bytes()).unwrap();
+    }
+
+    /// Remove every known_hosts line of `h` (its key becomes unknown here).
+    pub fn forget(&self, h: &SimHost) {
+        let prefix = format!("[{}]:{} ", h.addr, h.port);
+        let kh = std::fs::read_to_string(&self.known_hosts).unwrap_or_default();
+        let kept: String = kh
+            .lines()
+            .filter(|l| !l.starts_with(&prefix))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&self.known_hosts, kept).unwrap();
+    }
+
+    /// Every file under this machine's folder with its length and modification time: what a
+    /// remote action must leave exactly as it was.
+    pub fn local_listing(&self) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+        fn walk(d: &Path, out: &mut Vec<(PathBuf, u64, std::time::SystemTime)>) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                let p = e.path();
+                let Ok(m) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                if m.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.push((p, m.len(), m.modified().unwrap()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.local, &mut out);
+        out.sort();
+        out
     }
 
     pub fn host(&self, name: &str) -> &SimHost {
@@ -530,12 +642,21 @@ impl Net {
     /// Run the binary (bounded: killed after 120 s).
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
         let mut c = self.command(args);
-        c.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
         if let Some(text) = stdin {
-            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
         }
         let end = Instant::now() + Duration::from_secs(120);
         while child.try_wait().unwrap().is_none() {
@@ -554,12 +675,20 @@ impl Drop for Net {
         for h in &mut self.hosts {
             // End the shared connections (this net's control folder, and the default one the
             // in-process boards use).
-            for ctl in [self.dir.path().join("run/intercom-pane/ssh"), PathBuf::from(format!(
-                "/tmp/intercom-pane-{}/ssh",
-                intercom_pane::fsguard::my_uid()
-            ))] {
+            for ctl in [
+                self.dir.path().join("run/intercom-pane/ssh"),
+                PathBuf::from(format!(
+                    "/tmp/intercom-pane-{}/ssh",
+                    intercom_pane::fsguard::my_uid()
+                )),
+            ] {
                 let _ = Command::new("ssh")
-                    .args(["-F", &h.dir.join("ssh_config").display().to_string(), "-O", "exit"])
+                    .args([
+                        "-F",
+                        &h.dir.join("ssh_config").display().to_string(),
+                        "-O",
+                        "exit",
+                    ])
                     .arg("-o")
                     .arg(format!("ControlPath={}/%C", ctl.display()))
                     .arg(&h.addr)

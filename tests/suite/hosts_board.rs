@@ -15,7 +15,11 @@ use crate::hosts_support::Net;
 
 /// The board of `net`: this machine's passes every 500 ms and every host of the hosts file.
 pub fn board(net: &Net) -> HostsSource {
-    let mut argv = vec!["intercom-pane".to_string(), "monitor".into(), "--no-probe".into()];
+    let mut argv = vec![
+        "intercom-pane".to_string(),
+        "monitor".into(),
+        "--no-probe".into(),
+    ];
     argv.extend(net.local_args());
     let Command::Monitor(m) = Cli::try_parse_from(argv).unwrap().command else {
         unreachable!()
@@ -33,7 +37,12 @@ pub fn board(net: &Net) -> HostsSource {
 }
 
 /// The board once `pred` holds, within `ms`; the last board in the panic otherwise.
-pub fn until(src: &mut HostsSource, ms: u64, what: &str, pred: impl Fn(&Snapshot) -> bool) -> Snapshot {
+pub fn until(
+    src: &mut HostsSource,
+    ms: u64,
+    what: &str,
+    pred: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
     let end = Instant::now() + Duration::from_millis(ms);
     let mut last = None;
     while Instant::now() < end {
@@ -44,7 +53,10 @@ pub fn until(src: &mut HostsSource, ms: u64, what: &str, pred: impl Fn(&Snapshot
             last = Some(s);
         }
     }
-    panic!("{what}: not within {ms} ms; last board: {:#?}", last.map(|s| (s.hosts, names(&s.rows))));
+    panic!(
+        "{what}: not within {ms} ms; last board: {:#?}",
+        last.map(|s| (s.hosts, names(&s.rows)))
+    );
 }
 
 /// Each row as `host:name state` (`local` for this machine's).
@@ -61,7 +73,11 @@ pub fn names(rows: &[Row]) -> Vec<String> {
 }
 
 pub fn host_state(s: &Snapshot, name: &str) -> HostState {
-    s.hosts.iter().find(|h| h.name == name).map(|h| h.state).unwrap_or(HostState::Connecting)
+    s.hosts
+        .iter()
+        .find(|h| h.name == name)
+        .map(|h| h.state)
+        .unwrap_or(HostState::Connecting)
 }
 
 pub fn row<'a>(s: &'a Snapshot, host: &str, name: &str) -> Option<&'a Row> {
@@ -75,21 +91,35 @@ pub fn all_answering(s: &Snapshot) -> bool {
 }
 
 #[test]
-#[cfg_attr(not(hosts_tier), ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)")]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
 fn rows_of_three_hosts_are_tagged_and_a_question_arrives() {
     let net = Net::new(
-        &[("a", &["Builder", "Reviewer"]), ("b", &["Builder", "Reviewer"]), ("c", &["Builder"])],
+        &[
+            ("a", &["Builder", "Reviewer"]),
+            ("b", &["Builder", "Reviewer"]),
+            ("c", &["Builder"]),
+        ],
         &["Builder"],
     );
     let mut src = board(&net);
-    let s = until(&mut src, 30_000, "every host answering with its rows", |s| {
-        all_answering(s) && s.rows.len() == 6
-    });
+    let s = until(
+        &mut src,
+        30_000,
+        "every host answering with its rows",
+        |s| all_answering(s) && s.rows.len() == 6,
+    );
     assert_eq!(
         names(&s.rows),
         [
-            "a:Builder idle", "a:Reviewer idle", "b:Builder idle", "b:Reviewer idle",
-            "c:Builder idle", "local:Builder idle"
+            "a:Builder idle",
+            "a:Reviewer idle",
+            "b:Builder idle",
+            "b:Reviewer idle",
+            "c:Builder idle",
+            "local:Builder idle"
         ]
     );
     // The same name on four machines is four seats, each keyed with its host.
@@ -97,8 +127,15 @@ fn rows_of_three_hosts_are_tagged_and_a_question_arrives() {
     assert_eq!(ids.len(), 6);
     let b = row(&s, "b", "Builder").unwrap();
     assert_eq!(b.host.as_ref().unwrap().key, "root/Builder");
-    assert!(b.state_source.to_string().starts_with("host b: "), "{}", b.state_source);
-    assert!(b.pane.as_ref().unwrap().pi.is_some(), "the pi the board shows: {b:?}");
+    assert!(
+        b.state_source.to_string().starts_with("host b: "),
+        "{}",
+        b.state_source
+    );
+    assert!(
+        b.pane.as_ref().unwrap().pi.is_some(),
+        "the pi the board shows: {b:?}"
+    );
     // A worker on b asks a question: the board shows it waiting, with the question.
     let t0 = Instant::now();
     net.host("b").ask(0, "staging or production?");
@@ -107,9 +144,16 @@ fn rows_of_three_hosts_are_tagged_and_a_question_arrives() {
     });
     let took = t0.elapsed();
     let via = s.hosts.iter().find(|h| h.name == "b").and_then(|h| h.via);
-    eprintln!("b's Builder read waiting after {} ms (via {via:?})", took.as_millis());
+    eprintln!(
+        "b's Builder read waiting after {} ms (via {via:?})",
+        took.as_millis()
+    );
     let r = row(&s, "b", "Builder").unwrap();
-    assert!(r.question.as_deref().unwrap().contains("staging or production?"));
+    assert!(r
+        .question
+        .as_deref()
+        .unwrap()
+        .contains("staging or production?"));
     // Nothing else moved.
     assert_eq!(row(&s, "a", "Builder").unwrap().state, BoardState::Idle);
     assert_eq!(row(&s, "local", "Builder").unwrap().state, BoardState::Idle);

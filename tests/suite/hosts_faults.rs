@@ -21,10 +21,18 @@ struct Gaps {
 }
 
 /// Watch the board until `pred` holds (within `ms`), measuring the healthy parts' gaps.
-fn watch_until(src: &mut HostsSource, ms: u64, what: &str, pred: impl Fn(&Snapshot) -> bool) -> (Snapshot, Gaps) {
+fn watch_until(
+    src: &mut HostsSource,
+    ms: u64,
+    what: &str,
+    pred: impl Fn(&Snapshot) -> bool,
+) -> (Snapshot, Gaps) {
     let end = Instant::now() + Duration::from_millis(ms);
     let (mut last_local, mut last_a) = (None::<i64>, None::<i64>);
-    let mut gaps = Gaps { local: Duration::ZERO, a: Duration::ZERO };
+    let mut gaps = Gaps {
+        local: Duration::ZERO,
+        a: Duration::ZERO,
+    };
     let gap = |prev: &mut Option<i64>, now: i64, max: &mut Duration| {
         if let Some(p) = *prev {
             if now > p {
@@ -36,9 +44,16 @@ fn watch_until(src: &mut HostsSource, ms: u64, what: &str, pred: impl Fn(&Snapsh
         }
     };
     while Instant::now() < end {
-        let Some(s) = src.changed_within(end.saturating_duration_since(Instant::now())) else { break };
+        let Some(s) = src.changed_within(end.saturating_duration_since(Instant::now())) else {
+            break;
+        };
         gap(&mut last_local, s.scanned_at, &mut gaps.local);
-        if let Some(a) = s.hosts.iter().find(|h| h.name == "a").and_then(|h| h.answered_at) {
+        if let Some(a) = s
+            .hosts
+            .iter()
+            .find(|h| h.name == "a")
+            .and_then(|h| h.answered_at)
+        {
             gap(&mut last_a, a, &mut gaps.a);
         }
         if pred(&s) {
@@ -62,20 +77,37 @@ fn fault(net: &Net, src: &mut HostsSource, what: &str, n: usize) {
         gaps.a.as_millis()
     );
     let b = row(&s, "b", "Builder").expect("b's last rows are kept");
-    assert!(!b.host.as_ref().unwrap().answering, "b's rows are not live: {b:?}");
+    assert!(
+        !b.host.as_ref().unwrap().answering,
+        "b's rows are not live: {b:?}"
+    );
     // This machine passes every 500 ms (plus the pass); host a answers every 2 s: generous
     // bounds for a loaded machine, far below the fault's own timeouts.
-    assert!(gaps.local < Duration::from_millis(3_000), "{what}: local gap {:?}", gaps.local);
-    assert!(gaps.a < Duration::from_millis(6_000), "{what}: host a gap {:?}", gaps.a);
+    assert!(
+        gaps.local < Duration::from_millis(3_000),
+        "{what}: local gap {:?}",
+        gaps.local
+    );
+    assert!(
+        gaps.a < Duration::from_millis(6_000),
+        "{what}: host a gap {:?}",
+        gaps.a
+    );
     // A change on a arrives while b is down.
     let t1 = Instant::now();
     net.host("a").ask(0, &format!("question {n}"));
     let s = until(src, 8_000, &format!("{what}: a's question"), |s| {
         row(s, "a", "Builder").is_some_and(|r| {
-            r.state == BoardState::Waiting && r.question.as_deref().is_some_and(|q| q.contains(&format!("question {n}")))
+            r.state == BoardState::Waiting
+                && r.question
+                    .as_deref()
+                    .is_some_and(|q| q.contains(&format!("question {n}")))
         })
     });
-    eprintln!("{what}: a's change arrived after {} ms", t1.elapsed().as_millis());
+    eprintln!(
+        "{what}: a's change arrived after {} ms",
+        t1.elapsed().as_millis()
+    );
     assert_eq!(host_state(&s, "b"), HostState::NotAnswering);
 }
 
@@ -85,18 +117,30 @@ fn back(src: &mut HostsSource, what: &str) {
         host_state(s, "b") == HostState::Answering
             && row(s, "b", "Builder").is_some_and(|r| r.host.as_ref().unwrap().answering)
     });
-    eprintln!("{what}: b answering again after {} ms", t0.elapsed().as_millis());
+    eprintln!(
+        "{what}: b answering again after {} ms",
+        t0.elapsed().as_millis()
+    );
 }
 
 #[test]
-#[cfg_attr(not(hosts_tier), ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)")]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
 fn a_failing_host_never_holds_up_the_others() {
     let mut net = Net::new(
-        &[("a", &["Builder"]), ("b", &["Builder"]), ("c", &["Builder", "Reviewer"])],
+        &[
+            ("a", &["Builder"]),
+            ("b", &["Builder"]),
+            ("c", &["Builder", "Reviewer"]),
+        ],
         &["Builder"],
     );
     let mut src = board(&net);
-    until(&mut src, 30_000, "every host answering", |s| all_answering(s) && s.rows.len() == 5);
+    until(&mut src, 30_000, "every host answering", |s| {
+        all_answering(s) && s.rows.len() == 5
+    });
 
     net.host_mut("b").kill_sshd();
     fault(&net, &mut src, "sshd killed", 1);
@@ -122,12 +166,19 @@ fn a_failing_host_never_holds_up_the_others() {
     let s = until(&mut src, 15_000, "c's rows with the new pis", |s| {
         ["Builder", "Reviewer"].iter().zip(&new).all(|(n, pid)| {
             row(s, "c", n).is_some_and(|r| {
-                r.state == BoardState::Idle && r.pane.as_ref().and_then(|p| p.pi.as_ref()).map(|p| p.0) == Some(*pid)
+                r.state == BoardState::Idle
+                    && r.pane.as_ref().and_then(|p| p.pi.as_ref()).map(|p| p.0) == Some(*pid)
             })
         })
     });
     assert_eq!(host_state(&s, "c"), HostState::Answering);
-    assert_eq!(s.rows.iter().filter(|r| r.host.as_ref().is_some_and(|h| h.name == "c")).count(), 2);
+    assert_eq!(
+        s.rows
+            .iter()
+            .filter(|r| r.host.as_ref().is_some_and(|h| h.name == "c"))
+            .count(),
+        2
+    );
 
     // b's host key changes: refused, never accepted; its rows stay, not live.
     net.host_mut("b").change_host_key();
@@ -144,7 +195,12 @@ fn a_failing_host_never_holds_up_the_others() {
     assert!(!kh.contains(new_key.split_whitespace().nth(1).unwrap()));
     // An action on b is refused before anything runs there.
     let o = net.run(&["reply", "--host", "b", "Builder", "hello"], None);
-    assert_eq!(o.status.code(), Some(20), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(20),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("host key changed"));
     assert!(!net.host("b").transcript(0).contains("hello"));
 }
