@@ -21,6 +21,7 @@ pub mod proc;
 pub mod reply_text;
 pub mod scan;
 pub mod snapshot;
+pub mod states;
 pub mod text;
 pub mod ui;
 pub mod views;

@@ -12,10 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::board::classify::Liveness;
 use crate::board::reason::{StateReason, StateSource, Unanswered};
 use crate::mux::tmux::Tmux;
-use crate::mux::{self, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
+use crate::mux::{self, Liveness, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for the pass's pane listings: every server is asked at once, all under this one
 /// deadline, so servers that accept and never answer cost the pass this much however many there
@@ -383,7 +382,7 @@ fn in_tree(shell: i32, pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{seat_liveness, LivenessMode, PaneCache, SeatHint};
-    use crate::board::classify::Liveness;
+    use crate::mux::Liveness;
     use crate::mux::{ErrorCode, MuxError, MuxKind, PaneInfo, PaneList};
 
     fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {

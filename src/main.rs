@@ -5,9 +5,6 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Scan(_) | Command::Status(_)) {
-        intercom_pane::evidence::single_pass();
-    }
     // An action whose --host names another machine runs there (its exit code comes back).
     if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
         std::process::exit(code);

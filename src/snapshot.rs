@@ -3,41 +3,17 @@
 //! Why a separate view model: the sidebar, `status --json` and `scan --print` must agree, so they
 //! all read these rows; the evidence-specific types stay in `evidence/` and `board/`.
 
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::board::intercom::{Evidence, ObservedStatus};
+use crate::board::provenance::TaskSource;
 use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::SeatKey;
 use crate::clock::Ms;
-
-/// Board state of a seat (control board semantics, docs/behaviour.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BoardState {
-    Working,
-    Waiting,
-    Error,
-    Offline,
-    Idle,
-    Unknown,
-}
-
-impl BoardState {
-    pub const ALL: [BoardState; 6] = [
-        BoardState::Working,
-        BoardState::Waiting,
-        BoardState::Error,
-        BoardState::Offline,
-        BoardState::Idle,
-        BoardState::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BoardState::Working => "working",
-            BoardState::Waiting => "waiting",
-            BoardState::Error => "error",
-            BoardState::Offline => "offline",
-            BoardState::Idle => "idle",
-            BoardState::Unknown => "unknown",
-        }
-    }
-}
+use crate::evidence::connectors::BindingError;
+use crate::fsguard::FsError;
+use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 
 /// What kind of seat a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +26,6 @@ pub enum RowRole {
 }
 
 /// Connection column (loopback health check), separate from activity.
-pub use crate::probe::ConnState;
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionView {
     pub state: ConnState,
@@ -79,10 +53,6 @@ impl ConnectionView {
     }
 }
 
-/// Observed activity and how far it can be trusted (one type for the whole crate).
-pub use crate::board::intercom::{Evidence, ObservedStatus};
-pub use crate::board::provenance::TaskSource;
-
 /// Intercom observed activity (from observation logs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActivityView {
@@ -93,12 +63,6 @@ pub struct ActivityView {
     pub stale: bool,
     pub evidence: Evidence,
 }
-
-/// A close job's stage (one type for the whole crate).
-pub use crate::evidence::config::CloseState;
-
-/// A worker's explicit report status (one type for the whole crate).
-pub use crate::evidence::reports::ReportStatus;
 
 /// An explicit worker report (`blocked | needs_decision | ready_for_review`).
 #[derive(Debug, Clone, PartialEq)]
@@ -301,6 +265,70 @@ impl RosterCode {
     }
 }
 
+/// Something a pass could not read or use, as the views list it: fixed codes and names, never
+/// evidence text. Shown and written as its text (`Display`), e.g. `logs_unavailable`,
+/// `sessions_link_refused`, `<project>/<agent>: session_link_refused`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PassError {
+    /// A source as a whole, by its reader's fixed code: the logs or reports folder, a log or
+    /// report file, the roster.
+    Source(&'static str),
+    /// A pi sessions folder could not be searched (`sessions_<code>`).
+    SessionsFolder(FsError),
+    /// One seat's session file cannot be used (`<seat>: <reason>`).
+    SeatSession { seat: SeatKey, reason: StateReason },
+    /// One seat's sessions folder could not be searched (`<seat>: sessions_<code>`).
+    SeatSessions { seat: SeatKey, error: FsError },
+    /// A folder of agent folders (a repo's `.pi/state`, a fleet) could not be listed
+    /// (`<path>: <code>`), or held more than are read (`<path>: too_many_agents`, no error).
+    AgentFolders {
+        path: PathBuf,
+        error: Option<FsError>,
+    },
+    /// A connector binding was refused (`discord/<name>: binding_<code>`).
+    Binding(BindingError),
+}
+
+impl PassError {
+    pub(crate) fn agent_folders(path: &Path, error: Option<FsError>) -> PassError {
+        PassError::AgentFolders {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+impl fmt::Display for PassError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PassError::Source(code) => f.write_str(code),
+            PassError::SessionsFolder(e) => write!(f, "sessions_{}", e.code()),
+            PassError::SeatSession { seat, reason } => write!(f, "{seat}: {reason}"),
+            PassError::SeatSessions { seat, error } => {
+                write!(f, "{seat}: sessions_{}", error.code())
+            }
+            PassError::AgentFolders { path, error } => match error {
+                Some(e) => write!(f, "{}: {}", path.display(), e.code()),
+                None => write!(f, "{}: too_many_agents", path.display()),
+            },
+            PassError::Binding(e) => e.fmt(f),
+        }
+    }
+}
+
+impl serde::Serialize for PassError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A fixed code is a whole source's error.
+impl From<&'static str> for PassError {
+    fn from(code: &'static str) -> PassError {
+        PassError::Source(code)
+    }
+}
+
 /// One pass's result. Immutable once built.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
@@ -308,9 +336,9 @@ pub struct Snapshot {
     pub roster: RosterStatus,
     pub rows: Vec<Row>,
     pub truncated: bool,
-    /// Fixed, content-free error codes (`logs_unavailable`, `sessions_not_found`,
+    /// What the pass could not read or use (`logs_unavailable`, `sessions_not_found`,
     /// `<project>/<agent>: session_link_refused`, ...).
-    pub errors: Vec<String>,
+    pub errors: Vec<PassError>,
     /// The other machines on this board, each with its own state (empty: this machine only).
     pub hosts: Vec<HostView>,
 }
@@ -330,11 +358,5 @@ impl ConnectionView {
             "checkedAt": self.checked_at.map(crate::clock::format_iso),
             "reason": self.reason,
         })
-    }
-}
-
-impl serde::Serialize for BoardState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }

@@ -390,7 +390,7 @@ pub fn session_file(data: &[u8]) {
         let _ = intercom_pane::board::classify::classify(&sum, 1_800_000_000_000);
     }
     let leaf = std::str::from_utf8(data.get(..8).unwrap_or_default()).unwrap_or("x");
-    let _ = evidence::sessions::read_session_from_leaf(&path, leaf);
+    let _ = evidence::sessions::read_session_from_leaf(&path, leaf, None);
 }
 
 /// Intercom observation log bytes (the first byte: cut start, closed file): every event has

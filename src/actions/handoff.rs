@@ -18,10 +18,11 @@ use crate::actions::close::record;
 use crate::actions::close::stage::{self, JobConflict};
 use crate::actions::config_write::{self, WriteError};
 use crate::clock::{format_iso, Ms};
-use crate::evidence::config::{self, CloseState};
+use crate::evidence::config;
 use crate::evidence::registrations;
 use crate::mux::{self, MuxEnv};
 use crate::proc;
+use crate::states::CloseState;
 
 /// Longest public handoff summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 4000;

@@ -27,12 +27,12 @@ const LOCK_POLL: Duration = Duration::from_millis(20);
 const PROC_STAT_CAP: u64 = 1 << 20;
 
 /// The lifecycle event being recorded (one vocabulary with the registrations that read it).
-pub use crate::evidence::registrations::RunEvent as Event;
+use crate::evidence::registrations::RunEvent;
 
 /// What the caller (the extension) tells about itself; the rest is found from the inside.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub event: Event,
+    pub event: RunEvent,
     pub seq: u64,
     /// The pi process; it must be an ancestor of this command.
     pub pi_pid: i32,
@@ -293,9 +293,11 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
         !l.is_empty() && l.len() <= 64 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     };
     match (&req.leaf_id, req.event) {
-        (Some(l), Event::SessionTree) if leaf_ok(l) => {}
-        (None, Event::SessionTree) => return Err(RegisterError::Refused(Refusal::LeafIdMissing)),
-        (Some(l), Event::SessionTree) => {
+        (Some(l), RunEvent::SessionTree) if leaf_ok(l) => {}
+        (None, RunEvent::SessionTree) => {
+            return Err(RegisterError::Refused(Refusal::LeafIdMissing))
+        }
+        (Some(l), RunEvent::SessionTree) => {
             return Err(RegisterError::Refused(Refusal::LeafId(l.clone())))
         }
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
@@ -452,7 +454,7 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("startedAt".into(), json!(format_iso(started)));
     // The pane is found once per process; later events keep what session_start found.
     let mux = match previous.as_ref() {
-        Some(_) if same_process && req.event != Event::SessionStart => {
+        Some(_) if same_process && req.event != RunEvent::SessionStart => {
             previous_mux(&path).unwrap_or_else(|| mux_json(env, id.pid))
         }
         _ => mux_json(env, id.pid),

@@ -11,6 +11,8 @@ use crate::board::overflow::is_overflow_error;
 use crate::board::reason::StateReason;
 use crate::clock::Ms;
 use crate::evidence::sessions::{BranchEntry, EntryKind, Role, SessionSummary, StopReason};
+use crate::mux::Liveness;
+use crate::states::BoardState;
 
 /// What the seat's agent is doing, from its session file alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,12 +235,6 @@ fn consecutive_failures(s: &SessionSummary, pos: usize) -> usize {
         .count()
         .max(1)
 }
-
-/// What the board shows for a seat (one type for the whole crate).
-pub use crate::snapshot::BoardState;
-
-/// Whether the seat's pane runs `pi`, as the multiplexer said (one type for the whole crate).
-pub use crate::mux::Liveness;
 
 /// Combine liveness and the session's classification. A live seat with no session file yet is
 /// idle (pi writes nothing until the first prompt).

@@ -31,9 +31,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::clock::{age_seconds, format_iso, Ms};
-use crate::evidence::config::{Agent, CloseReason, CloseState};
+use crate::evidence::config::{Agent, CloseReason};
 use crate::evidence::observations::Event;
-use crate::evidence::reports::{ReportSet, ReportStatus};
+use crate::evidence::reports::ReportSet;
+use crate::states::{CloseState, ReportStatus};
 use crate::text;
 
 /// Evidence older than this is stale (shown `(old)`).

@@ -6,3 +6,4 @@ pub mod overflow;
 pub mod provenance;
 pub mod reason;
 pub mod record;
+pub mod verdict;

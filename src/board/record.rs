@@ -12,7 +12,7 @@ use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::RunState;
 use crate::probe::Connection;
-use crate::snapshot::BoardState;
+use crate::states::BoardState;
 
 /// A configured worker's Intercom evidence on its record, written as the
 /// `intercom_worker_status` worker object. Kept typed and turned into JSON only when the record
@@ -187,8 +187,81 @@ fn iso_opt<S: Serializer>(at: &Option<Ms>, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl SeatRecord {
-    /// `<project>/<agent>`: the key of `seen.json` and of the board file.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.project, self.agent)
+    /// The seat's key: of `seen.json` and of the board file.
+    pub fn key(&self) -> SeatKey {
+        SeatKey::new(&self.project, &self.agent)
+    }
+}
+
+/// A seat's key, `<project>/<agent>`: the one way it is built (the key of `seen.json`, of the
+/// board file, of a pass's reply paths). Written as that text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SeatKey(String);
+
+impl SeatKey {
+    pub fn new(project: &str, agent: &str) -> SeatKey {
+        SeatKey(format!("{project}/{agent}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key of a seat of another host on this machine's board: the host, a unit separator
+    /// (U+001F: no host name, project or agent this machine keys holds one), the key there.
+    /// Names may repeat across hosts; keys never do.
+    pub fn on_host(host: &str, key: &str) -> SeatKey {
+        SeatKey(format!("{host}{HOST_SEPARATOR}{key}"))
+    }
+
+    /// The host of a key made by `on_host` (`None`: a seat of this machine).
+    pub fn host(&self) -> Option<&str> {
+        self.0.split_once(HOST_SEPARATOR).map(|(h, _)| h)
+    }
+}
+
+/// Between a host's name and its seat's key in `SeatKey::on_host`.
+pub const HOST_SEPARATOR: char = '\u{1f}';
+
+impl std::fmt::Display for SeatKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for SeatKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Maps keyed by `SeatKey` are looked up by the text a person or a row names.
+impl std::borrow::Borrow<str> for SeatKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for SeatKey {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SeatKey {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for SeatKey {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl From<SeatKey> for String {
+    fn from(k: SeatKey) -> String {
+        k.0
     }
 }

@@ -11,6 +11,7 @@ use crate::cmd::exit::MonitorExit;
 use crate::cmd::monitor_hosts::HostPorts;
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
+use crate::evidence::ScanMemory;
 use crate::hosts::board::HostsSource;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
@@ -23,18 +24,24 @@ use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 /// How often a running probe batch looks at the quit flag.
 const CANCEL_POLL: Duration = Duration::from_millis(25);
 
-/// Passes of the real scan, with probe checks carried across passes.
+/// Passes of the real scan, with probe checks and what was read carried across passes.
 pub struct ScanSource {
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
     probes: ProbeCache,
+    memory: Arc<ScanMemory>,
     probe: bool,
     runtime: Option<tokio::runtime::Runtime>,
     cancel: CancelToken,
 }
 
 impl ScanSource {
-    pub fn new(opts: ScanOptions, clock: Arc<dyn Clock>, probe: bool) -> ScanSource {
+    pub fn new(
+        opts: ScanOptions,
+        clock: Arc<dyn Clock>,
+        probe: bool,
+        memory: Arc<ScanMemory>,
+    ) -> ScanSource {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -44,6 +51,7 @@ impl ScanSource {
             opts,
             clock,
             probes: ProbeCache::new(),
+            memory,
             probe,
             runtime,
             cancel: CancelToken::new(),
@@ -76,7 +84,8 @@ impl ScanSource {
 impl SnapshotSource for ScanSource {
     fn next_snapshot(&mut self) -> Snapshot {
         // Read the evidence once, probe the workers that pass configured, then show the checks.
-        match scan::run(&self.opts, self.clock.as_ref(), Some(&self.probes)) {
+        let (probes, memory) = (Some(&self.probes), Some(self.memory.as_ref()));
+        match scan::run(&self.opts, self.clock.as_ref(), probes, memory) {
             Ok(mut pass) => {
                 if self.probe && !self.cancel.is_cancelled() {
                     self.probe_batch(&pass.probe_targets());
@@ -112,7 +121,7 @@ pub struct DataRootSeen {
 impl SeenWriter for DataRootSeen {
     fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved> {
         // A row of another host (`hosts::wire::row_id`): its marks live on that host.
-        if key.contains('\u{1f}') {
+        if key.contains(crate::board::record::HOST_SEPARATOR) {
             return Err(SeenNotSaved::Failed(
                 "seen marks of another host's rows are kept on that host (not set from here)"
                     .into(),
@@ -130,11 +139,13 @@ impl SeenWriter for DataRootSeen {
 pub struct ScanReply {
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
+    /// The sidebar's memory: its reply check reads what its passes read.
+    memory: Arc<ScanMemory>,
 }
 
 impl ReplySender for ScanReply {
     fn send(&self, req: &ReplyRequest) -> ReplyOutcome {
-        let pass = match scan::run(&self.opts, self.clock.as_ref(), None) {
+        let pass = match scan::run(&self.opts, self.clock.as_ref(), None, Some(&self.memory)) {
             Ok(p) => p,
             Err(e) => {
                 return ReplyOutcome::Refused {
@@ -148,7 +159,7 @@ impl ReplySender for ScanReply {
             };
         }
         match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
-            Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {
+            Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {
                 ReplyOutcome::Delivered {
                     at: r.sent_at,
                     target: r.target.describe(),
@@ -215,9 +226,11 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
     crate::actions::store::quiet_warnings();
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let data_root = r.opts.data_root.clone();
+    let memory = Arc::new(ScanMemory::new());
     let replies = ScanReply {
         opts: r.opts.clone(),
         clock: clock.clone(),
+        memory: memory.clone(),
     };
     let navigator = ScanNavigator {
         opts: r.opts.clone(),
@@ -233,7 +246,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
-    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe);
+    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
     let mut opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,

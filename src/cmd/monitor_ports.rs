@@ -70,9 +70,10 @@ fn moved(seat: &SeatRef, now: Option<&Row>) -> Option<String> {
     None
 }
 
-/// A fresh pass and the seat's row in it, or why the seat cannot be acted on.
+/// A fresh pass and the seat's row in it, or why the seat cannot be acted on. Fresh: nothing
+/// the sidebar's passes remembered is used right before an action.
 fn recheck(opts: &ScanOptions, clock: &dyn Clock, seat: &SeatRef) -> Result<Row, String> {
-    let pass = scan::run(opts, clock, None).map_err(|e| e.to_string())?;
+    let pass = scan::run(opts, clock, None, None).map_err(|e| e.to_string())?;
     let row = pass.snapshot.row(&seat.row_id).cloned();
     match moved(seat, row.as_ref()) {
         Some(why) => Err(why),

@@ -240,7 +240,8 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, OptionsError> {
 /// Resolve the flags and run one pass (no probes): what `scan` and `status` both start with.
 pub fn resolve_and_scan(src: &SourceArgs) -> Result<(Resolved, crate::scan::Scan), OptionsError> {
     let r = resolve(src)?;
-    let pass = crate::scan::run(&r.opts, r.clock.as_ref(), None).map_err(OptionsError::Scan)?;
+    let pass =
+        crate::scan::run(&r.opts, r.clock.as_ref(), None, None).map_err(OptionsError::Scan)?;
     Ok((r, pass))
 }
 

@@ -1,15 +1,16 @@
 //! `intercom-pane register`: parse, find where the record goes, write it. Exit 0 written (or
 //! already newer), 2 refused, 1 not written.
 
-use crate::actions::register::{self, Event, RegisterError, Request};
+use crate::actions::register::{self, RegisterError, Request};
 use crate::cli::RegisterArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::cmd::exit::RegisterExit;
 use crate::cmd::{options, refuse};
+use crate::evidence::registrations::RunEvent;
 use crate::mux::MuxEnv;
 
 pub fn run(args: &RegisterArgs) -> RegisterExit {
-    let Some(event) = Event::parse(&args.event) else {
+    let Some(event) = RunEvent::parse(&args.event) else {
         return refuse(format!(
             "--event {:?}: expected session_start, agent_start, agent_settled, agent_end or session_shutdown",
             crate::text::clip(&crate::text::sanitize(&args.event), 40)

@@ -419,12 +419,14 @@ fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(sock.to_path_buf()),
     };
+    // Pass after pass, like the sidebar: what was read is kept for the next.
+    let memory = crate::evidence::ScanMemory::new();
     let mut pass = 0u32;
     loop {
         let pause = if pass == 0 { 1 } else { args.interval.max(1) };
         std::thread::sleep(Duration::from_secs(pause));
         pass += 1;
-        let s = match scan::run(&opts, &SystemClock, None) {
+        let s = match scan::run(&opts, &SystemClock, None, Some(&memory)) {
             Ok(s) => s,
             Err(e) => {
                 warn(&format!("scan refused: {e}"));

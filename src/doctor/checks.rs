@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::Check;
 use crate::actions::store;
+use crate::board::record::SeatKey;
 use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv};
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::{RosterCode, RosterStatus};
@@ -239,7 +240,7 @@ pub fn roster(pass: &Scan) -> Vec<Check> {
 
 /// Every seat whose pane runs pi has a live registration: the extension is loaded in it.
 pub fn extension_loaded(pass: &Scan) -> Check {
-    let silent: Vec<String> = pass
+    let silent: Vec<SeatKey> = pass
         .records
         .iter()
         .filter(|r| r.alive == Some(true))

@@ -151,7 +151,7 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     r.checks.push(install::extension_installed());
     r.checks.push(checks::data_root(&opts.data_root));
     r.checks.extend(trust::log());
-    match crate::scan::run(opts, clock, None) {
+    match crate::scan::run(opts, clock, None, None) {
         Ok(pass) => {
             r.checks.extend(checks::roster(&pass));
             r.checks.extend(trust::state_folders(&pass));

@@ -31,8 +31,22 @@ pub struct Binding {
 #[derive(Debug, Default)]
 pub struct BindingSet {
     pub items: Vec<Binding>,
-    /// Fixed, content-free codes: `discord/<name>: binding_<code>`.
-    pub errors: Vec<String>,
+    pub errors: Vec<BindingError>,
+}
+
+/// A binding refused: its name when safe to show, and a fixed code. Shown as
+/// `discord/<name>: binding_<code>` (`?` for a name not safe to show).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BindingError {
+    pub name: Option<String>,
+    pub code: &'static str,
+}
+
+impl std::fmt::Display for BindingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.name.as_deref().unwrap_or("?");
+        write!(f, "discord/{name}: binding_{}", self.code)
+    }
 }
 
 /// A binding or seat name that is safe as a path component and in a row label.
@@ -59,17 +73,25 @@ pub fn read_bindings(data_root: &Path) -> BindingSet {
             continue;
         };
         if !safe_name(name) {
-            set.errors.push("discord/?: binding_unsafe_name".into());
+            set.errors.push(BindingError {
+                name: None,
+                code: "unsafe_name",
+            });
             continue;
         }
         if e.kind != Kind::File {
-            set.errors
-                .push(format!("discord/{name}: binding_{}", kind_code(e.kind)));
+            set.errors.push(BindingError {
+                name: Some(name.to_string()),
+                code: kind_code(e.kind),
+            });
             continue;
         }
         match read_one(&dir.join(file), name) {
             Ok(b) => set.items.push(b),
-            Err(code) => set.errors.push(format!("discord/{name}: binding_{code}")),
+            Err(code) => set.errors.push(BindingError {
+                name: Some(name.to_string()),
+                code,
+            }),
         }
     }
     set
@@ -138,7 +160,7 @@ mod tests {
         assert_eq!(set.items.len(), 1);
         assert_eq!(set.items[0].seat, "rocko");
         assert_eq!(set.items[0].owner.as_ref().unwrap().start_tick, 5);
-        let mut errs = set.errors.clone();
+        let mut errs: Vec<String> = set.errors.iter().map(|e| e.to_string()).collect();
         errs.sort();
         assert_eq!(
             errs,

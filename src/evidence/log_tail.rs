@@ -5,7 +5,8 @@
 //! sidebar's idle CPU. A `Cursor` hands out a file's events newest first and reads an earlier
 //! block (4 KiB, doubling up to 64 KiB) only when the one before is used up.
 //!
-//! What was parsed is remembered per file, known by device, inode, length and mtime: unchanged →
+//! What was parsed is remembered per file (in the `LogMemo` of whoever makes passes again; a
+//! one-shot command keeps none), known by device, inode, length and mtime: unchanged →
 //! reused without reading; grown (the same inode, appended to) → only the bytes after the last
 //! complete line are parsed; anything else (truncated, rotated, replaced, rewritten) → read from
 //! scratch. Either way a file yields exactly the events a fresh read of the same window yields.
@@ -17,7 +18,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use memchr::{memchr, memrchr};
 
@@ -48,13 +49,16 @@ struct Memo {
     events: VecDeque<(u64, Event)>,
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, Memo>> {
-    static C: OnceLock<Mutex<HashMap<PathBuf, Memo>>> = OnceLock::new();
-    C.get_or_init(|| Mutex::new(HashMap::new()))
+/// What passes over a logs folder read: each file's parsed lines, and the last whole pass with
+/// what decided it.
+#[derive(Default)]
+pub struct LogMemo {
+    files: Mutex<HashMap<PathBuf, Memo>>,
+    last_pass: Mutex<Option<(PassKey, Arc<LogSnapshot>)>>,
 }
 
 /// One file's events, newest first, read backwards on demand.
-pub struct Cursor {
+pub struct Cursor<'m> {
     path: PathBuf,
     file: OpenFile,
     memo: Memo,
@@ -78,23 +82,24 @@ pub struct Cursor {
     stopped: bool,
     /// What was read is worth remembering for the next pass.
     keep: bool,
+    /// Where what was read is remembered (none: a one-shot pass).
+    remember: Option<&'m LogMemo>,
 }
 
-impl Cursor {
+impl<'m> Cursor<'m> {
     /// Open `path` with a window of its last `cap` bytes; bytes read count against `budget`.
-    pub fn open(path: &Path, cap: u64, closed: bool, budget: &mut u64) -> Result<Cursor, FsError> {
+    /// What `remember` kept of the file is reused, and `finish` puts it back.
+    pub fn open(
+        path: &Path,
+        cap: u64,
+        closed: bool,
+        budget: &mut u64,
+        remember: Option<&'m LogMemo>,
+    ) -> Result<Cursor<'m>, FsError> {
         let file = fsguard::open_regular(path, None)?;
         let (len, mtime_ms) = (file.len, file.mtime_ms);
         let lo = len.saturating_sub(cap);
-        let prior = cache().lock().ok().and_then(|c| c.get(path).cloned());
-        let reusable = prior.filter(|p| {
-            p.dev == file.dev
-                && p.ino == file.ino
-                && p.closed == closed
-                && len >= p.len
-                && p.parsed_to >= lo
-                && (len > p.len || p.mtime_ms == mtime_ms)
-        });
+        let reusable = remember.and_then(|m| m.recall(path, &file, closed, lo));
         let fresh = reusable.is_none();
         let memo = reusable.unwrap_or(Memo {
             dev: file.dev,
@@ -122,6 +127,7 @@ impl Cursor {
             bottom: false,
             stopped: false,
             keep: true,
+            remember,
         };
         if fresh {
             c.read_last_line_end(budget)?;
@@ -308,11 +314,11 @@ impl Cursor {
 
     /// Remember what was read for the next pass, without the events this pass never reached.
     pub fn finish(mut self) {
-        if !crate::evidence::remembering() {
+        let Some(memo) = self.remember else {
             return;
-        }
+        };
         if self.stopped || !self.keep {
-            if let Ok(mut c) = cache().lock() {
+            if let Ok(mut c) = memo.files.lock() {
                 c.remove(&self.path);
             }
             return;
@@ -326,7 +332,7 @@ impl Cursor {
                 self.memo.scanned = *at;
             }
         }
-        if let Ok(mut c) = cache().lock() {
+        if let Ok(mut c) = memo.files.lock() {
             if c.len() >= MAX_CACHED && !c.contains_key(&self.path) {
                 c.clear();
             }
@@ -344,54 +350,57 @@ pub type PassKey = (
     Vec<(OsString, u64, u64, i64)>,
 );
 
-/// The last pass that read without an error, and what decided it.
-type LastPass = Mutex<Option<(PassKey, Arc<LogSnapshot>)>>;
-
-fn last_pass() -> &'static LastPass {
-    static P: OnceLock<LastPass> = OnceLock::new();
-    P.get_or_init(|| Mutex::new(None))
-}
-
-/// The previous pass's result when nothing it read has changed since: the same files, none
-/// appended to, rotated or replaced (the same rule as for one file, applied to the whole pass).
-pub fn recall_pass(key: &PassKey) -> Option<Arc<LogSnapshot>> {
-    let last = last_pass().lock().ok()?;
-    last.as_ref()
-        .filter(|(k, _)| k == key)
-        .map(|(_, s)| s.clone())
-}
-
-/// Remember a pass that read everything it chose without an error.
-pub fn remember_pass(key: PassKey, snap: &Arc<LogSnapshot>) {
-    if let Ok(mut last) = last_pass().lock() {
-        *last = snap.errors.is_empty().then(|| (key, snap.clone()));
+impl LogMemo {
+    /// What was parsed of `path` when it is still good for `file` (opened now, its window
+    /// starting at `lo`): the same file, not shrunk, only appended to, parsed far enough back.
+    fn recall(&self, path: &Path, file: &OpenFile, closed: bool, lo: u64) -> Option<Memo> {
+        let files = self.files.lock().ok()?;
+        let p = files.get(path)?;
+        let same = p.dev == file.dev
+            && p.ino == file.ino
+            && p.closed == closed
+            && file.len >= p.len
+            && p.parsed_to >= lo
+            && (file.len > p.len || p.mtime_ms == file.mtime_ms);
+        same.then(|| p.clone())
     }
-}
 
-/// Forget every file under `dir` that this pass did not read (rotated away, no longer among the
-/// newest), so the cache holds what the next pass may need and nothing else.
-pub fn keep_only(dir: &Path, read: &[PathBuf]) {
-    if let Ok(mut c) = cache().lock() {
-        c.retain(|p, _| !p.starts_with(dir) || read.contains(p));
+    /// The previous pass's result when nothing it read has changed since: the same files, none
+    /// appended to, rotated or replaced (the same rule as for one file, applied to the whole
+    /// pass).
+    pub(crate) fn recall_pass(&self, key: &PassKey) -> Option<Arc<LogSnapshot>> {
+        let last = self.last_pass.lock().ok()?;
+        last.as_ref()
+            .filter(|(k, _)| k == key)
+            .map(|(_, s)| s.clone())
     }
-}
 
-/// Forget everything remembered (tests compare remembered passes with fresh ones).
-#[cfg(test)]
-pub(crate) fn forget_all() {
-    if let Ok(mut c) = cache().lock() {
-        c.clear();
+    /// Remember a pass that read everything it chose without an error.
+    pub(crate) fn remember_pass(&self, key: PassKey, snap: &Arc<LogSnapshot>) {
+        if let Ok(mut last) = self.last_pass.lock() {
+            *last = snap.errors.is_empty().then(|| (key, snap.clone()));
+        }
     }
-    if let Ok(mut p) = last_pass().lock() {
-        *p = None;
+
+    /// Forget every file under `dir` that this pass did not read (rotated away, no longer among
+    /// the newest), so the memo holds what the next pass may need and nothing else.
+    pub(crate) fn keep_only(&self, dir: &Path, read: &[PathBuf]) {
+        if let Ok(mut c) = self.files.lock() {
+            c.retain(|p, _| !p.starts_with(dir) || read.contains(p));
+        }
     }
 }
 
 /// All events of a file's window, oldest first, and whether the window covered the whole file.
 #[cfg(test)]
-pub(crate) fn read_window(path: &Path, cap: u64, closed: bool) -> (Vec<Event>, bool) {
+pub(crate) fn read_window(
+    path: &Path,
+    cap: u64,
+    closed: bool,
+    memo: Option<&LogMemo>,
+) -> (Vec<Event>, bool) {
     let mut budget = u64::MAX;
-    let mut c = Cursor::open(path, cap, closed, &mut budget).unwrap();
+    let mut c = Cursor::open(path, cap, closed, &mut budget, memo).unwrap();
     let mut out = Vec::new();
     while c.head(&mut budget).unwrap().is_some() {
         out.extend(c.take());

@@ -15,17 +15,14 @@ fn line(i: usize) -> String {
 
 /// What a read without any remembered state gives.
 fn fresh(path: &Path, cap: u64, closed: bool) -> (Vec<Event>, bool) {
-    if let Ok(mut c) = cache().lock() {
-        c.remove(path);
-    }
-    read_window(path, cap, closed)
+    read_window(path, cap, closed, None)
 }
 
 /// A cursor that hands out only the `n` newest events, so the next read starts from a
 /// partly read memo.
-fn read_some(path: &Path, cap: u64, n: usize) {
+fn read_some(path: &Path, cap: u64, n: usize, memo: &LogMemo) {
     let mut budget = u64::MAX;
-    let mut c = Cursor::open(path, cap, false, &mut budget).unwrap();
+    let mut c = Cursor::open(path, cap, false, &mut budget, Some(memo)).unwrap();
     for _ in 0..n {
         if c.head(&mut budget).unwrap().is_none() {
             break;
@@ -41,6 +38,7 @@ fn remembered_reads_equal_fresh_reads_through_appends_cuts_and_rotation() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("writer.jsonl");
     std::fs::write(&path, "").unwrap();
+    let memo = LogMemo::default();
     let mut seed = 0x9e37_79b9_u64;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -85,7 +83,7 @@ fn remembered_reads_equal_fresh_reads_through_appends_cuts_and_rotation() {
             }
             _ => {}
         }
-        let remembered = read_window(&path, cap, false);
+        let remembered = read_window(&path, cap, false, Some(&memo));
         let expect = fresh(&path, cap, false);
         assert_eq!(remembered, expect, "step {step}");
         // The same window parsed in one piece, the old way.
@@ -94,7 +92,7 @@ fn remembered_reads_equal_fresh_reads_through_appends_cuts_and_rotation() {
         let whole = crate::evidence::observations::parse_tail(&bytes[start..], start > 0, false);
         assert_eq!(expect, (whole, start == 0), "step {step}");
         // Leave a partly read memo behind for the next step.
-        read_some(&path, cap, (rnd() % 5) as usize);
+        read_some(&path, cap, (rnd() % 5) as usize, &memo);
     }
 }
 
@@ -149,7 +147,7 @@ fn newest_first_reading_keeps_what_reading_everything_keeps() {
         seed
     };
     for round in 0..12 {
-        forget_all();
+        let memo = LogMemo::default();
         let root = tempfile::tempdir().unwrap();
         let logs = root.path().join(".pi-intercom/logs");
         std::fs::create_dir_all(&logs).unwrap();
@@ -184,13 +182,13 @@ fn newest_first_reading_keeps_what_reading_everything_keeps() {
             out.set_modified(base + std::time::Duration::from_secs(rnd() % 8))
                 .unwrap();
         }
-        let snap = crate::evidence::observations::read_logs(root.path());
+        let snap = crate::evidence::observations::read_logs_with(root.path(), Some(&memo));
         let (events, truncated) = read_all_then_sort(root.path());
         assert_eq!(snap.events, events, "round {round}");
         assert_eq!(snap.truncated, truncated, "round {round}");
         // Remembered: the same again.
         assert_eq!(
-            crate::evidence::observations::read_logs(root.path()).events,
+            crate::evidence::observations::read_logs_with(root.path(), Some(&memo)).events,
             events,
             "round {round}"
         );
@@ -209,7 +207,7 @@ fn a_line_longer_than_a_block_is_skipped_not_read_again_and_again() {
         let expect = crate::evidence::observations::parse_tail(text.as_bytes(), false, false);
         assert_eq!(expect.len(), 20);
         let mut budget = 4 * 1024 * 1024;
-        let mut c = Cursor::open(&path, 1 << 20, false, &mut budget).unwrap();
+        let mut c = Cursor::open(&path, 1 << 20, false, &mut budget, None).unwrap();
         let mut got = Vec::new();
         while c.head(&mut budget).unwrap().is_some() {
             got.extend(c.take());
@@ -220,6 +218,5 @@ fn a_line_longer_than_a_block_is_skipped_not_read_again_and_again() {
         // Each byte read about twice at most, not the budget's worth.
         assert!(4 * 1024 * 1024 - budget < 3 * text.len() as u64, "{budget}");
         c.finish();
-        forget_all();
     }
 }

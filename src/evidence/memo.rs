@@ -2,48 +2,63 @@
 //! for config, session and report files. A file is "unchanged" while its key (at least its
 //! `fsguard::SettledKey`, taken before the read) is the same; a file written in the last 2 s has
 //! no key and is always read again.
+//!
+//! A memo lives in the `ScanMemory` of whoever makes passes again (`evidence/mod.rs`); a one-shot
+//! command has none, and its readers then take no key at all (no `stat` for a pass that never
+//! comes).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Results by path, at most `max` (a full memo starts over rather than grow).
+/// Results by path, at most `max` (a full memo starts over rather than grow). Shared through
+/// `&`: the sidebar's passes and its reply checks may use one memory from two threads.
 pub struct Memo<K, V> {
     max: usize,
-    entries: Mutex<Option<HashMap<PathBuf, (K, V)>>>,
+    entries: Mutex<HashMap<PathBuf, (K, V)>>,
 }
 
 impl<K: PartialEq, V: Clone> Memo<K, V> {
-    pub const fn new(max: usize) -> Memo<K, V> {
+    pub(crate) fn new(max: usize) -> Memo<K, V> {
         Memo {
             max,
-            entries: Mutex::new(None),
+            entries: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The key to remember a read of `path` under: `None` when this process makes one pass
-    /// (nothing is remembered) or the file has no key yet.
-    pub fn key(&self, key: impl FnOnce() -> Option<K>) -> Option<K> {
-        if super::remembering() {
-            key()
-        } else {
-            None
+    /// `read()` of `path`, or what it gave before while `key()` is the same. The key is taken
+    /// before the read, so a change after it gives the next pass another key. Without a memo (a
+    /// one-shot command) no key is taken and nothing is kept.
+    pub(crate) fn read_through<E>(
+        memo: Option<&Self>,
+        path: &Path,
+        key: impl FnOnce() -> Option<K>,
+        read: impl FnOnce() -> Result<V, E>,
+    ) -> Result<V, E> {
+        let Some(memo) = memo else { return read() };
+        let key = key();
+        if let Some(v) = key.as_ref().and_then(|k| memo.get(path, k)) {
+            return Ok(v);
         }
+        let value = read()?;
+        if let Some(k) = key {
+            memo.put(path, k, value.clone());
+        }
+        Ok(value)
     }
 
     /// What was read from `path` when its key was `key`.
-    pub fn get(&self, path: &Path, key: &K) -> Option<V> {
+    pub(crate) fn get(&self, path: &Path, key: &K) -> Option<V> {
         let entries = self.entries.lock().ok()?;
-        let (k, v) = entries.as_ref()?.get(path)?;
+        let (k, v) = entries.get(path)?;
         (k == key).then(|| v.clone())
     }
 
     /// Remember `value`, read from `path` under `key`.
-    pub fn put(&self, path: &Path, key: K, value: V) {
-        let Ok(mut entries) = self.entries.lock() else {
+    pub(crate) fn put(&self, path: &Path, key: K, value: V) {
+        let Ok(mut map) = self.entries.lock() else {
             return;
         };
-        let map = entries.get_or_insert_with(HashMap::new);
         if map.len() >= self.max && !map.contains_key(path) {
             map.clear();
         }

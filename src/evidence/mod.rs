@@ -11,19 +11,30 @@ pub mod reports;
 pub mod seen;
 pub mod sessions;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Whether this process reads the same evidence again (the sidebar's passes, tests): then what
-/// was read is remembered by file identity (sessions, logs, the config) for the next pass.
-static PASSES_REPEAT: AtomicBool = AtomicBool::new(true);
-
-/// This process makes one pass and exits (`scan`, `status`): nothing read is remembered, since
-/// remembering costs a copy and a lookup per file for a pass that never comes.
-pub fn single_pass() {
-    PASSES_REPEAT.store(false, Ordering::Relaxed);
+/// What passes read from files unchanged since (sessions, logs, reports, the config), kept by
+/// whoever makes passes again (the sidebar) and handed to each pass, as the probe cache is. A
+/// one-shot command (`scan`, `status`, the actions' checks) passes none: remembering costs a
+/// copy and a lookup per file for a pass that never comes. Each reader takes only its own part.
+pub struct ScanMemory {
+    pub config: config::ConfigMemo,
+    pub sessions: sessions::SessionMemo,
+    pub reports: reports::ReportMemo,
+    pub logs: log_tail::LogMemo,
 }
 
-/// Whether what a pass read is worth remembering.
-pub(crate) fn remembering() -> bool {
-    PASSES_REPEAT.load(Ordering::Relaxed)
+impl ScanMemory {
+    pub fn new() -> ScanMemory {
+        ScanMemory {
+            config: config::ConfigMemo::new(config::CONFIGS_KEPT),
+            sessions: sessions::SessionMemo::new(sessions::SESSIONS_KEPT),
+            reports: reports::ReportMemo::new(reports::REPORTS_KEPT),
+            logs: log_tail::LogMemo::default(),
+        }
+    }
+}
+
+impl Default for ScanMemory {
+    fn default() -> Self {
+        ScanMemory::new()
+    }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::clock::{parse_strict, Ms};
 use crate::evidence::config::STATE_DIR;
 use crate::evidence::log_line::{field, Fields};
-use crate::evidence::log_tail;
+use crate::evidence::log_tail::{self, LogMemo};
 use crate::fsguard::{self, FsError, Kind};
 
 /// Most directory entries looked at per pass.
@@ -213,9 +213,14 @@ pub fn is_lower_uuid(s: &str) -> bool {
 }
 
 /// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
-/// codes and `truncated`. A missing logs folder is simply no evidence (no error). Shared: an
-/// unchanged pass hands out the previous result without copying its 500 events.
+/// codes and `truncated`. A missing logs folder is simply no evidence (no error).
 pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
+    read_logs_with(root, None)
+}
+
+/// `read_logs`, reusing what `memo` kept: an unchanged pass hands out the previous result
+/// without copying its 500 events, and a grown file is parsed only past what was parsed.
+pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
     let mut snap = LogSnapshot::default();
     let dir = root.join(STATE_DIR).join("logs");
     match fsguard::check_under(root, &dir) {
@@ -238,8 +243,70 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
         snap.truncated = true;
     }
 
-    // Matching names only. A link, FIFO, device or socket wearing a log name is never opened
-    // and does not take one of the 32 slots (or a row of FIFOs could hide the real logs).
+    let files = choose_logs(&listing, &mut snap);
+
+    let key: log_tail::PassKey = (
+        dir.clone(),
+        snap.truncated,
+        snap.errors.clone(),
+        files
+            .iter()
+            .map(|(e, _, _)| (e.name.clone(), e.ino, e.len, e.mtime_ms))
+            .collect(),
+    );
+    if let Some(same) = memo.and_then(|m| m.recall_pass(&key)) {
+        return same;
+    }
+
+    // Every file is read backwards from its end, newest line first; the newest event of all
+    // heads is taken until 500 are known, so only the lines that can matter are parsed. A file's
+    // lines are in the order its writer wrote them.
+    let mut budget = MAX_TAIL_TOTAL;
+    let mut cursors = Vec::new();
+    let mut read = Vec::new();
+    for (i, (entry, _, suffix)) in files.iter().enumerate() {
+        let path = dir.join(&entry.name);
+        let closed = *suffix == LogSuffix::Closed;
+        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget, memo) {
+            Ok(c) => cursors.push((i, Some(c))),
+            // Rotated away between listing and reading: not an error, just gone.
+            Err(FsError::NotFound) => continue,
+            Err(_) => {
+                snap.error("log_read_failed");
+                continue;
+            }
+        }
+        read.push(path);
+    }
+    let mut newest = merge_newest(&mut cursors, &mut budget, &mut snap);
+    for (_, c) in cursors.into_iter() {
+        let Some(c) = c else { continue };
+        if !c.whole_file() {
+            snap.truncated = true;
+        }
+        c.finish();
+    }
+    if let Some(m) = memo {
+        m.keep_only(&dir, &read);
+    }
+    // Equal times keep older files, then earlier lines, first.
+    newest.reverse();
+    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
+    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
+    let snap = Arc::new(snap);
+    if let Some(m) = memo {
+        m.remember_pass(key, &snap);
+    }
+    snap
+}
+
+/// The logs a pass reads: files with a log name only (a link, FIFO, device or socket wearing
+/// one is never opened and does not take one of the 32 slots, or a row of FIFOs could hide the
+/// real logs), newest first; the writers that closed their logs are noted in `snap`.
+fn choose_logs<'l>(
+    listing: &'l fsguard::Listing,
+    snap: &mut LogSnapshot,
+) -> Vec<(&'l fsguard::Entry, &'l str, LogSuffix)> {
     let mut files: Vec<(&fsguard::Entry, &str, LogSuffix)> = Vec::new();
     for e in &listing.entries {
         let Some((uuid, suffix)) = e.name_str().and_then(match_log_name) else {
@@ -267,46 +334,22 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
         }
     }
 
-    let key: log_tail::PassKey = (
-        dir.clone(),
-        snap.truncated,
-        snap.errors.clone(),
-        files
-            .iter()
-            .map(|(e, _, _)| (e.name.clone(), e.ino, e.len, e.mtime_ms))
-            .collect(),
-    );
-    if let Some(same) = log_tail::recall_pass(&key) {
-        return same;
-    }
+    files
+}
 
-    // Every file is read backwards from its end, newest line first; the newest event of all
-    // heads is taken until 500 are known, so only the lines that can matter are parsed. A file's
-    // lines are in the order its writer wrote them.
-    let mut budget = MAX_TAIL_TOTAL;
-    let mut cursors = Vec::new();
-    let mut read = Vec::new();
-    for (i, (entry, _, suffix)) in files.iter().enumerate() {
-        let path = dir.join(&entry.name);
-        let closed = *suffix == LogSuffix::Closed;
-        match log_tail::Cursor::open(&path, MAX_TAIL_PER_FILE, closed, &mut budget) {
-            Ok(c) => cursors.push((i, Some(c))),
-            // Rotated away between listing and reading: not an error, just gone.
-            Err(FsError::NotFound) => continue,
-            Err(_) => {
-                snap.error("log_read_failed");
-                continue;
-            }
-        }
-        read.push(path);
-    }
-    // (timestamp, file index, event): equal times keep older files, then earlier lines, first.
+/// The newest events of all files, taking the newest head of all cursors until 500 are known:
+/// (timestamp, file index, event), newest first.
+fn merge_newest(
+    cursors: &mut [(usize, Option<log_tail::Cursor>)],
+    budget: &mut u64,
+    snap: &mut LogSnapshot,
+) -> Vec<(Ms, usize, Event)> {
     let mut newest: Vec<(Ms, usize, Event)> = Vec::new();
     loop {
         let mut best: Option<(usize, Ms)> = None;
         for (k, (_, slot)) in cursors.iter_mut().enumerate() {
             let Some(c) = slot else { continue };
-            match c.head(&mut budget) {
+            match c.head(budget) {
                 // The strict `>` lets the newer file win a tie (it comes later in time order).
                 Ok(Some(t)) if best.is_none_or(|(_, b)| t > b) => best = Some((k, t)),
                 Ok(_) => {}
@@ -328,20 +371,7 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
             newest.push((t, *i, e));
         }
     }
-    for (_, c) in cursors.into_iter() {
-        let Some(c) = c else { continue };
-        if !c.whole_file() {
-            snap.truncated = true;
-        }
-        c.finish();
-    }
-    log_tail::keep_only(&dir, &read);
-    newest.reverse();
-    newest.sort_by_key(|(t, i, _)| (*t, std::cmp::Reverse(*i)));
-    snap.events = newest.into_iter().map(|(_, _, e)| e).collect();
-    let snap = Arc::new(snap);
-    log_tail::remember_pass(key, &snap);
-    snap
+    newest
 }
 
 /// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
@@ -497,12 +527,12 @@ mod tests {
         let n = l.len() as u64;
         std::fs::write(&p, l.repeat(3)).unwrap();
         // The window's first byte is the newline ending the first line: two whole lines.
-        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false);
+        let (ev, whole) = log_tail::read_window(&p, 2 * n + 1, false, None);
         assert_eq!((ev.len(), whole), (2, false));
         // One byte less: the second line is cut and dropped.
-        let (ev, whole) = log_tail::read_window(&p, 2 * n, false);
+        let (ev, whole) = log_tail::read_window(&p, 2 * n, false, None);
         assert_eq!((ev.len(), whole), (1, false));
-        let (ev, whole) = log_tail::read_window(&p, 100 * n, false);
+        let (ev, whole) = log_tail::read_window(&p, 100 * n, false, None);
         assert_eq!((ev.len(), whole), (3, true));
     }
 
@@ -529,10 +559,9 @@ mod tests {
         std::fs::create_dir_all(&logs).unwrap();
         let a = logs.join(format!("writer-{W}.jsonl"));
         std::fs::write(&a, format!("{}\n", rec(r#","busy":true"#))).unwrap();
-        let fresh = || {
-            log_tail::forget_all();
-            read_logs(root.path())
-        };
+        let memo = log_tail::LogMemo::default();
+        let fresh = || read_logs(root.path());
+        let read_logs = |r: &Path| read_logs_with(r, Some(&memo));
         let first = read_logs(root.path());
         assert_eq!(first.events.len(), 1);
         // Nothing changed: the same result, remembered.

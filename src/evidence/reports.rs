@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::{parse_iso, Ms};
 use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError, SettledKey};
+use crate::states::ReportStatus;
 
 /// Most session ids looked up per pass.
 pub const MAX_REPORTS: usize = 256;
@@ -22,51 +23,6 @@ pub const MAX_REPORTS: usize = 256;
 pub const MAX_REPORT_BYTES: u64 = 8 * 1024;
 /// Longest accepted summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 2000;
-
-/// A report's explicit, worker-authored status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportStatus {
-    Blocked,
-    NeedsDecision,
-    ReadyForReview,
-    /// A tombstone: the worker withdrew its report.
-    Clear,
-}
-
-impl ReportStatus {
-    /// The wire name (`needs_decision`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReportStatus::Blocked => "blocked",
-            ReportStatus::NeedsDecision => "needs_decision",
-            ReportStatus::ReadyForReview => "ready_for_review",
-            ReportStatus::Clear => "clear",
-        }
-    }
-
-    /// Words for the sidebar (`needs decision`, ...).
-    pub fn label(self) -> &'static str {
-        match self {
-            ReportStatus::Blocked => "blocked",
-            ReportStatus::NeedsDecision => "needs decision",
-            ReportStatus::ReadyForReview => "ready for review",
-            ReportStatus::Clear => "clear",
-        }
-    }
-
-    /// Parse a wire name exactly.
-    pub fn parse(s: &str) -> Option<ReportStatus> {
-        [
-            ReportStatus::Blocked,
-            ReportStatus::NeedsDecision,
-            ReportStatus::ReadyForReview,
-            ReportStatus::Clear,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-    }
-}
 
 /// One validated report. `summary` is raw text: views sanitize it before showing it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -120,8 +76,9 @@ pub fn report_file_name(session_id: &str) -> String {
     s
 }
 
-/// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up).
-pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
+/// Read the reports of `session_ids` (the configured workers; only the first 256 are looked up),
+/// reusing what `memo` kept of files unchanged since (the sidebar reads every worker's each pass).
+pub fn read_reports(root: &Path, session_ids: &[&str], memo: Option<&ReportMemo>) -> ReportSet {
     let mut set = ReportSet::default();
     let dir = crate::paths::reports_dir(root);
     match fsguard::check_under(root, &dir) {
@@ -143,7 +100,7 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
             continue;
         }
         let path = dir.join(report_file_name(id));
-        let read = match read_one(&path, id) {
+        let read = match read_one(&path, id, memo) {
             Ok(r) => r,
             Err(FsError::NotFound) => continue,
             Err(_) => {
@@ -161,22 +118,26 @@ pub fn read_reports(root: &Path, session_ids: &[&str]) -> ReportSet {
     set
 }
 
-/// Reports of files that did not change since they were read (the sidebar reads every worker's
-/// each pass), with the session id they were checked against.
-static REMEMBERED: Memo<(SettledKey, String), Option<Report>> = Memo::new(2 * MAX_REPORTS);
+/// Reports of files that did not change since they were read, with the session id they were
+/// checked against.
+pub type ReportMemo = Memo<(SettledKey, String), Option<Report>>;
+
+/// Report files a `ReportMemo` keeps.
+pub(crate) const REPORTS_KEPT: usize = 2 * MAX_REPORTS;
 
 /// One report file, validated (`None`: it is not a valid report for `id`).
-fn read_one(path: &Path, id: &str) -> Result<Option<Report>, FsError> {
-    // Taken before the read: a change after it gives the next pass another key.
-    let key = REMEMBERED.key(|| Some((fsguard::settled_key_at(path)?, id.to_string())));
-    if let Some(r) = key.as_ref().and_then(|k| REMEMBERED.get(path, k)) {
-        return Ok(r);
-    }
-    let report = parse_report(&fsguard::read_capped(path, MAX_REPORT_BYTES)?, id);
-    if let Some(k) = key {
-        REMEMBERED.put(path, k, report.clone());
-    }
-    Ok(report)
+fn read_one(path: &Path, id: &str, memo: Option<&ReportMemo>) -> Result<Option<Report>, FsError> {
+    Memo::read_through(
+        memo,
+        path,
+        || Some((fsguard::settled_key_at(path)?, id.to_string())),
+        || {
+            Ok(parse_report(
+                &fsguard::read_capped(path, MAX_REPORT_BYTES)?,
+                id,
+            ))
+        },
+    )
 }
 
 /// Validate one report file's bytes against the session id its name was computed from.

@@ -8,22 +8,23 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::board::intercom::{Evidence, ObservedStatus};
 use crate::board::reason::{StateReason, StateSource};
+use crate::board::record::SeatKey;
 use crate::clock::{parse_iso, Ms};
-use crate::evidence::config::CloseState;
-use crate::evidence::reports::ReportStatus;
 use crate::snapshot::{
-    ActivityView, BoardState, ConnState, ConnectionView, Evidence, MuxKind, ObservedStatus,
-    ReplyPath, Row, RowCloseJob, RowHandoff, RowHost, RowReport, RowRole, RunningTool, SeatPane,
+    ActivityView, ConnectionView, MuxKind, ReplyPath, Row, RowCloseJob, RowHandoff, RowHost,
+    RowReport, RowRole, RunningTool, SeatPane,
 };
+use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 
 /// Most records taken from one board (a roster has at most 256 agents, plus pane seats).
 pub const MAX_RECORDS: usize = 1024;
 
-/// A row's id on this board: the host, a unit separator, its id there. Ids are never shown;
-/// the separator keeps a host's ids apart from this machine's (session ids and keys).
+/// A row's id (and seen key) on this board: its id there, keyed with its host
+/// (`SeatKey::on_host`), so a host's ids never meet this machine's or another host's.
 pub fn row_id(host: &str, id: &str) -> String {
-    format!("{host}\u{1f}{id}")
+    SeatKey::on_host(host, id).into()
 }
 
 #[derive(Deserialize, Default)]
@@ -69,7 +70,7 @@ fn state_of(s: &str) -> BoardState {
 
 /// The seat's `<project>/<agent>` key in a record.
 pub fn key_of(rec: &Value) -> Option<String> {
-    Some(format!("{}/{}", s(rec, "project")?, s(rec, "agent")?))
+    Some(SeatKey::new(s(rec, "project")?, s(rec, "agent")?).into())
 }
 
 /// The row of one record of host `host`, whose board was current at `answered_at`; `None` for
@@ -90,7 +91,7 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
         None if r.intercom.is_some() => RowRole::Worker,
         None => RowRole::Seat,
     };
-    let key = format!("{}/{}", r.project, r.agent);
+    let key: String = SeatKey::new(&r.project, &r.agent).into();
     let reason = StateReason::from_code(&r.state_reason);
     let mut source = crate::text::one_line(&r.state_source, 200);
     if reason.is_none() {

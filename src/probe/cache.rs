@@ -15,9 +15,10 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
 use super::http::probe_one;
-use super::{reason, valid_target, ConnState, Connection};
+use super::{reason, valid_target, Connection};
 use super::{BATCH_BUDGET_MS, CHECK_TTL_MS, MAX_IN_FLIGHT, MAX_TARGETS, REQUEST_DEADLINE_MS};
 use crate::clock::Ms;
+use crate::states::ConnState;
 
 /// One worker to check: its session id and its configured port.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -11,7 +11,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::reason;
-use super::{valid_target, ConnState, MAX_BODY_BYTES, MAX_HEADER_BYTES};
+use super::{valid_target, MAX_BODY_BYTES, MAX_HEADER_BYTES};
+use crate::states::ConnState;
 
 /// A classification: state plus its fixed reason.
 pub(crate) type Verdict = (ConnState, &'static str);

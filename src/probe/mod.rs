@@ -12,6 +12,7 @@ pub use cache::{BatchStats, ProbeCache, ProbeLimits, ProbeTarget};
 pub use http::{classify_response, probe_one};
 
 use crate::clock::{format_iso, Ms};
+use crate::states::ConnState;
 
 /// Per-request deadline, connect to last body byte (docs/interop.md §5).
 pub const REQUEST_DEADLINE_MS: u64 = 750;
@@ -58,28 +59,6 @@ pub mod reason {
     pub const STALE: &str = "stale";
     /// Port 0, or a blank, over-long or control-character session id.
     pub const INVALID_INPUT: &str = "invalid_input";
-}
-
-/// Connection state of one worker, separate from its activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ConnState {
-    /// The expected session answered the health route.
-    Connected,
-    /// Refused, timed out, or another session answered; never proof the process is gone.
-    Disconnected,
-    /// Not checked, not provable, or no longer fresh.
-    Unknown,
-}
-
-impl ConnState {
-    /// The JSON/UI word: `connected`, `disconnected` or `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnState::Connected => "connected",
-            ConnState::Disconnected => "disconnected",
-            ConnState::Unknown => "unknown",
-        }
-    }
 }
 
 /// One worker's connection as the views show it.

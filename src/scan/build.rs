@@ -3,29 +3,24 @@
 use std::path::{Path, PathBuf};
 
 use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
-use crate::board::classify::{self, Classification, Liveness};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
-use crate::board::reason::{StateReason, StateSource};
-use crate::board::record::{RecordIntercom, RegisteredView, SeatRecord, TmuxRef};
+use crate::board::reason::StateSource;
+use crate::board::record::{RecordIntercom, RegisteredView, SeatKey, SeatRecord, TmuxRef};
+use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
-use crate::evidence::registrations::{Registration, RunEvent, RunRecord, RunState};
+use crate::evidence::registrations::Registration;
 use crate::evidence::seen::{self, SeenMarks};
-use crate::evidence::sessions::SessionSummary;
 use crate::fsguard::{self, Kind};
 use crate::liveness::SeatLiveness;
-use crate::mux::MuxKind;
+use crate::mux::{Liveness, MuxKind};
 use crate::probe::Connection;
 use crate::snapshot::{
-    ActivityView, BoardState, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport,
-    RowRole, SeatPane,
+    ActivityView, ConnectionView, ReplyPath, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
+    SeatPane,
 };
-
-/// How long after a marked failure a still-running turn (registration run state) is trusted to be
-/// pi's recovery: covers custom backoffs and slow summaries; past it the file's own rule decides
-/// again (a pi without `agent_settled` never reports the end of a run).
-const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
+use crate::states::BoardState;
 
 /// Most folder levels the `.git` walk climbs.
 const GIT_WALK_LEVELS: usize = 32;
@@ -66,39 +61,6 @@ fn git_project(dir: &Path) -> Option<String> {
     None
 }
 
-/// What a live seat's registered run state says beyond its session file, if anything.
-fn run_state_verdict(
-    rs: &RunRecord,
-    s: Option<&SessionSummary>,
-    state: BoardState,
-    reason: StateReason,
-    now: Ms,
-) -> Option<(BoardState, StateReason)> {
-    // Recorded after the newest entry: the file has not caught up with the run yet.
-    let newer = s.and_then(|s| s.last_activity).is_none_or(|a| rs.at > a);
-    // A turn that started before pi wrote anything is only visible in the registration.
-    if rs.state == RunState::Working && newer && state != BoardState::Working {
-        return Some((BoardState::Working, StateReason::TurnStarted));
-    }
-    // The file alone times pi's recovery by its default backoff, which custom retry settings, a
-    // message typed during the wait, or a slow summary outlast. A run that started before the
-    // marked failure and has not settled since is still recovering.
-    if rs.state == RunState::Working && !newer && state == BoardState::Error {
-        let (_, kind) = s
-            .and_then(classify::recovery_marked_at)
-            .filter(|(m, _)| rs.at <= *m && now - *m <= RECOVERY_TRUST_MS)?;
-        return Some((BoardState::Working, kind));
-    }
-    // pi reports `agent_settled` only when no retry will run: a settle after the failed attempt
-    // means the retry was abandoned (Escape during the backoff), so the error stands even while
-    // the backoff window would still read as retrying.
-    let settled = rs.event == Some(RunEvent::AgentSettled);
-    if settled && newer && matches!(reason, StateReason::Retrying | StateReason::Compacting) {
-        return Some((BoardState::Error, StateReason::RetryAbandoned));
-    }
-    None
-}
-
 /// One seat and the evidence joined to it: what its record and row are built from.
 pub(super) struct SeatEvidence<'a> {
     pub(super) seat: &'a SeatSource,
@@ -110,6 +72,8 @@ pub(super) struct SeatEvidence<'a> {
     pub(super) live: &'a SeatLiveness,
     pub(super) obs: Option<&'a WorkerObservation>,
     pub(super) connection: Option<&'a Connection>,
+    /// The seat's pane runs another seat's session (and why that is known).
+    pub(super) other_session: Option<StateSource>,
 }
 
 impl SeatEvidence<'_> {
@@ -123,61 +87,24 @@ impl SeatEvidence<'_> {
     }
 }
 
-/// A seat's state, why, and where that came from.
-struct Verdict {
-    state: BoardState,
-    reason: StateReason,
-    source: StateSource,
-}
-
-/// The state rules in order: the session file, then what makes it unusable, then the
-/// registration's run state, then liveness (which wins when the seat is not alive).
-fn verdict(ev: &SeatEvidence, now: Ms) -> Verdict {
-    let s = ev.session.summary();
-    let classification: Option<Classification> = s.map(|s| classify::classify(s, now));
-    let mut v = Verdict {
-        state: classify::board_state(ev.live.liveness, classification.as_ref()),
-        reason: classification.map_or(StateReason::NoSessionFile, |c| c.reason),
-        source: match ev.session {
-            SessionRead::NoFile => StateSource::NoSessionFile,
-            SessionRead::AtLeaf(_) => StateSource::SessionFileAtTreeLeaf,
-            _ => StateSource::SessionFile,
+/// The facts the state rules read (`board::verdict`).
+fn facts<'a>(ev: &'a SeatEvidence) -> SeatFacts<'a> {
+    let live_reg = ev.live_reg();
+    SeatFacts {
+        session: ev.session.summary(),
+        at_leaf: matches!(ev.session, SessionRead::AtLeaf(_)),
+        unusable: match ev.session {
+            SessionRead::Unusable(code) => Some(*code),
+            _ => None,
         },
-    };
-    let shown = !matches!(v.state, BoardState::Offline | BoardState::Unknown);
-    // A session file that exists but cannot be used says nothing: unknown, never idle.
-    if let (SessionRead::Unusable(code), true) = (ev.session, shown) {
-        v.state = BoardState::Unknown;
-        v.reason = *code;
+        liveness: ev.live.liveness,
+        liveness_reason: ev.live.reason,
+        liveness_source: &ev.live.source,
+        run: live_reg.and_then(|r| r.run_state.as_ref()),
+        session_closed: ev.reg_alive == Some(true)
+            && live_reg.is_some_and(Registration::session_closed),
+        pane_runs_other_session: ev.other_session.clone(),
     }
-    // The newest lines are damaged (a zero-filled tail, a cut or garbage line): what they would
-    // decide is not known, and damage must never make a seat look calm.
-    if let (Some(d), true) = (s.and_then(|s| s.tail_damage), shown) {
-        v.state = BoardState::Unknown;
-        v.reason = StateReason::SessionTail(d);
-    }
-    // pi recorded the end of this session (`session_shutdown`) and its process still runs: it
-    // moved to another session (`/new`, `/resume`, `/fork`) or is quitting. The pane runs pi,
-    // but not this seat's session.
-    let session_closed = ev.live_reg().is_some_and(Registration::session_closed);
-    if ev.alive() && session_closed && ev.reg_alive == Some(true) {
-        v.state = BoardState::Offline;
-        v.reason = StateReason::SessionClosed;
-        v.source = StateSource::RegistrationRunState;
-    } else if ev.alive() {
-        let run = ev.live_reg().and_then(|r| r.run_state.as_ref());
-        if let Some((st, why)) = run.and_then(|rs| run_state_verdict(rs, s, v.state, v.reason, now))
-        {
-            v.state = st;
-            v.reason = why;
-            v.source = StateSource::RegistrationRunState;
-        }
-    }
-    if !ev.alive() {
-        v.reason = ev.live.reason;
-        v.source = ev.live.source.clone();
-    }
-    v
 }
 
 /// The seat's task and where it came from: a connector's fixed task, the registration's (and
@@ -275,15 +202,13 @@ pub(super) fn build_record(
     now: Ms,
 ) -> SeatRecord {
     let s = ev.session.summary();
-    let Verdict {
-        state,
-        reason,
-        source,
-    } = verdict(ev, now);
+    let v: Verdict = verdict::verdict(&facts(ev), now);
+    let state = v.state;
     let last_activity = s.and_then(|s| s.last_activity);
-    let key = format!("{}/{}", ev.seat.project, ev.seat.agent);
+    let key = SeatKey::new(&ev.seat.project, &ev.seat.agent);
     // seen.json keeps the mark as the ISO text of the activity it saw.
-    let seen = seen::is_seen(marks, &key, last_activity.map(format_iso).as_deref());
+    let seen_iso = last_activity.map(format_iso);
+    let seen = seen::is_seen(marks, key.as_str(), seen_iso.as_deref());
     let (task, task_source, task_set_by) = task_of(ev);
     let (workspace, workspace_source) = workspace_of(ev);
     let (active_project, active_project_source) = active_project_of(ev, workspace.as_deref(), git);
@@ -291,17 +216,11 @@ pub(super) fn build_record(
         agent: ev.seat.agent.clone(),
         project: ev.seat.project.clone(),
         state,
-        state_reason: reason,
-        state_source: source,
-        waiting_on_you: state == BoardState::Waiting && !seen,
+        state_reason: v.reason,
+        state_source: v.source,
+        waiting_on_you: verdict::waiting_on_you(state, seen),
         seen,
-        alive: match ev.live.liveness {
-            // The pane runs pi, but pi closed this session.
-            Liveness::Alive if state == BoardState::Offline => Some(false),
-            Liveness::Alive => Some(true),
-            Liveness::Offline => Some(false),
-            Liveness::Unknown => None,
-        },
+        alive: verdict::alive(ev.live.liveness, state),
         tmux: tmux_of(ev),
         session_file: s.map(|s| s.path.display().to_string()),
         session_id: s
@@ -328,24 +247,34 @@ pub(super) fn build_record(
             .filter(|_| state == BoardState::Waiting),
         skipped_lines: s.map(|s| s.skipped_lines).unwrap_or(0),
         scanned_at: now,
-        intercom: ev.obs.map(|o| RecordIntercom {
-            obs: o.clone(),
-            connection: ev
-                .connection
-                .cloned()
-                .unwrap_or_else(|| Connection::not_checked(&o.session_id)),
-        }),
-        connector: ev.seat.binding.as_ref().map(|b| {
-            serde_json::json!({
-                "binding": b.name,
-                "alive": ev.alive(),
-                "ownerState": ev.live.reason,
-                "braked": serde_json::Value::Null,
-            })
-        }),
+        intercom: intercom_of(ev),
+        connector: connector_of(ev),
         found_by: ev.seat.found_by,
         seat: None,
     }
+}
+
+/// A configured worker's Intercom evidence and connection check.
+fn intercom_of(ev: &SeatEvidence) -> Option<RecordIntercom> {
+    ev.obs.map(|o| RecordIntercom {
+        obs: o.clone(),
+        connection: ev
+            .connection
+            .cloned()
+            .unwrap_or_else(|| Connection::not_checked(&o.session_id)),
+    })
+}
+
+/// A connector seat's binding, as the record shows it.
+fn connector_of(ev: &SeatEvidence) -> Option<serde_json::Value> {
+    ev.seat.binding.as_ref().map(|b| {
+        serde_json::json!({
+            "binding": b.name,
+            "alive": ev.alive(),
+            "ownerState": ev.live.reason,
+            "braked": serde_json::Value::Null,
+        })
+    })
 }
 
 /// The seat's sidebar row, from its record and evidence.
@@ -358,8 +287,8 @@ pub(super) fn build_row(
     let obs = ev.obs;
     let reply = reply_path(reply);
     Row {
-        id: rec.session_id.clone().unwrap_or_else(|| rec.key()),
-        seen_key: rec.key(),
+        id: rec.session_id.clone().unwrap_or_else(|| rec.key().into()),
+        seen_key: rec.key().into(),
         name: ev.seat.agent.clone(),
         project: ev.seat.project.clone(),
         role: ev.seat.role,

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use super::seats::{registered_session_file, seat_servers, SeatSource};
 use super::{base_name, panes, ScanOptions};
 use crate::board::reason::StateReason;
-use crate::board::record::TmuxRef;
+use crate::board::record::{SeatKey, TmuxRef};
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::connectors;
 use crate::evidence::registrations::{self, RegistrationSet};
 use crate::evidence::sessions::{self, SessionError};
 use crate::fsguard::{self, FsError, Kind};
 use crate::liveness::PaneCache;
-use crate::snapshot::RowRole;
+use crate::snapshot::{PassError, RowRole};
 
 /// Most agent folders listed in a repo's or a fleet's folder.
 const MAX_AGENT_DIRS: usize = 256;
@@ -26,9 +26,9 @@ pub(super) struct Discovered {
     /// One pane listing per multiplexer server.
     pub(super) panes: PaneCache,
     /// Fixed codes for the snapshot (sessions folders that could not be read).
-    pub(super) errors: Vec<String>,
+    pub(super) errors: Vec<PassError>,
     /// Agent folders and connector bindings that could not be read.
-    pub(super) discovery_errors: Vec<String>,
+    pub(super) discovery_errors: Vec<PassError>,
     pub(super) truncated: bool,
 }
 
@@ -99,7 +99,7 @@ fn follow_registered_files(seats: &mut [SeatSource], regs: &RegistrationSet) {
 fn intercom_seats(
     cfg: &IntercomConfig,
     session_dirs: &[PathBuf],
-    errors: &mut Vec<String>,
+    errors: &mut Vec<PassError>,
     truncated: &mut bool,
 ) -> Vec<SeatSource> {
     let index = sessions::index_sessions(session_dirs);
@@ -112,7 +112,7 @@ fn intercom_seats(
             .errors
             .iter()
             .filter(|e| !(e.error == FsError::NotFound && defaults.contains(&e.path)))
-            .map(|e| format!("sessions_{}", e.error.code())),
+            .map(|e| PassError::SessionsFolder(e.error)),
     );
     let project = base_name(&cfg.root);
     let refused = |session_id: &str| {
@@ -153,9 +153,9 @@ fn intercom_seats(
 }
 
 /// One seat per Discord connector binding, its session in the fleet seat's connector folder.
-fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<String>) -> Vec<SeatSource> {
+fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<PassError>) -> Vec<SeatSource> {
     let bindings = connectors::read_bindings(&opts.data_root);
-    discovery_errors.extend(bindings.errors.iter().cloned());
+    discovery_errors.extend(bindings.errors.iter().cloned().map(PassError::Binding));
     bindings
         .items
         .into_iter()
@@ -192,18 +192,15 @@ fn discover_agent_dirs(
     socket_name: Option<&str>,
     sessions_of: impl Fn(&Path) -> PathBuf,
     seats: &mut Vec<SeatSource>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<PassError>,
 ) {
     let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
         Ok(l) => l,
         Err(fsguard::FsError::NotFound) => return,
-        Err(e) => {
-            errors.push(format!("{}: {}", parent.display(), e.code()));
-            return;
-        }
+        Err(e) => return errors.push(PassError::agent_folders(parent, Some(e))),
     };
     if list.truncated {
-        errors.push(format!("{}: too_many_agents", parent.display()));
+        errors.push(PassError::agent_folders(parent, None));
     }
     let mut entries: Vec<_> = list
         .entries
@@ -220,7 +217,10 @@ fn discover_agent_dirs(
             Ok(f) => f,
             Err(fsguard::FsError::NotFound) => continue,
             Err(err) => {
-                errors.push(format!("{}/{}: sessions_{}", project, agent, err.code()));
+                errors.push(PassError::SeatSessions {
+                    seat: SeatKey::new(project, &agent),
+                    error: err,
+                });
                 None
             }
         };

@@ -10,15 +10,15 @@ use super::seats::{
 };
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
-use crate::board::reason::StateReason;
 use crate::board::record::{SeatExtra, SeatRecord};
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::seen::SeenMarks;
+use crate::evidence::sessions::SessionMemo;
 use crate::liveness::{self, PaneCache, RegisteredPi};
 use crate::probe::{Connection, ProbeCache};
-use crate::snapshot::{BoardState, Row, RowRole};
+use crate::snapshot::{PassError, Row, RowRole};
 
 /// What every seat of one pass is joined against (read once per pass).
 pub(super) struct Pass<'a> {
@@ -31,6 +31,8 @@ pub(super) struct Pass<'a> {
     pub(super) seats: &'a [SeatSource],
     pub(super) marks: &'a SeenMarks,
     pub(super) probes: Option<&'a ProbeCache>,
+    /// Session files read by earlier passes of the same caller (none: a one-shot pass).
+    pub(super) sessions: Option<&'a SessionMemo>,
     pub(super) now: Ms,
 }
 
@@ -50,18 +52,18 @@ impl Pass<'_> {
         &self,
         seat: &SeatSource,
         git: &mut GitRoots,
-        errors: &mut Vec<String>,
+        errors: &mut Vec<PassError>,
     ) -> Joined {
         let agent_cfg = seat
             .agent_index
             .and_then(|i| self.config.and_then(|c| c.agents.get(i)));
-        let session = read_seat_session(seat, errors);
+        let session = read_seat_session(seat, self.sessions, errors);
         // A roster agent's folder: where its pi must run for a registration to be its own.
         let folder = agent_cfg.and_then(|a| self.config.map(|c| c.root.join(&a.project_directory)));
         let reg = match_registration(seat, folder.as_deref(), self.regs, session.summary());
         let reg_alive = reg.and_then(registration_alive);
         let session = match reg.filter(|_| reg_alive == Some(true)) {
-            Some(r) => at_registered_leaf(session, r),
+            Some(r) => at_registered_leaf(session, r, self.sessions),
             None => session,
         };
         let registered_pi = reg.and_then(|r| {
@@ -91,16 +93,9 @@ impl Pass<'_> {
             live: &live,
             obs,
             connection: connection.as_ref(),
+            other_session: other_session_in_pane(seat, reg, self.regs, self.seats),
         };
         let mut record = build_record(&evidence, self.marks, git, self.now);
-        if let Some(why) = other_session_in_pane(seat, reg, self.regs, self.seats) {
-            if !matches!(record.state, BoardState::Offline | BoardState::Unknown) {
-                record.state = BoardState::Unknown;
-                record.waiting_on_you = false;
-                record.state_reason = StateReason::PaneRunsOtherSession;
-                record.state_source = why;
-            }
-        }
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));

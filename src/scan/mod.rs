@@ -10,15 +10,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::board::intercom::{self, WorkerObservation};
-use crate::board::record::SeatRecord;
+use crate::board::record::{SeatKey, SeatRecord};
 use crate::clock::{Clock, Ms};
-use crate::evidence::config::{self, IntercomConfig};
+use crate::evidence::config::{self, ConfigMemo, IntercomConfig};
 use crate::evidence::observations;
 use crate::evidence::reports;
 use crate::evidence::seen::{self, SeenError};
+use crate::evidence::ScanMemory;
 use crate::liveness::LivenessMode;
 use crate::probe::{ProbeCache, ProbeTarget};
-use crate::snapshot::{BoardState, ConnectionView, RosterCode, RosterStatus, Snapshot};
+use crate::snapshot::{ConnectionView, PassError, RosterCode, RosterStatus, Snapshot};
+use crate::states::BoardState;
 
 mod build;
 mod discover;
@@ -82,16 +84,18 @@ pub struct Scan {
     pub workers: Vec<WorkerObservation>,
     pub records: Vec<SeatRecord>,
     pub snapshot: Snapshot,
-    pub registered: Vec<String>,
-    pub registration_stale: Vec<String>,
+    pub registered: Vec<SeatKey>,
+    pub registration_stale: Vec<SeatKey>,
     pub registration_errors: Vec<String>,
-    pub discovery_errors: Vec<String>,
-    /// Per seat key (`<project>/<agent>`): where a reply goes, or why it cannot.
-    pub reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
+    pub discovery_errors: Vec<PassError>,
+    /// Per seat: where a reply goes, or why it cannot.
+    pub reply_paths: BTreeMap<SeatKey, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
 /// batches, or `status --probe` for its page); without it every connection is `not_checked`.
+/// `memory`: what earlier passes of the same caller read (the sidebar keeps one); one-shot
+/// commands pass none and every file is read fresh.
 ///
 /// Stages: the seen marks (a pass refuses when they are invalid) and the Intercom roster, then
 /// discover seats, join each seat, assemble.
@@ -99,12 +103,13 @@ pub fn run(
     opts: &ScanOptions,
     clock: &dyn Clock,
     probes: Option<&ProbeCache>,
+    memory: Option<&ScanMemory>,
 ) -> Result<Scan, ScanError> {
     let now = clock.now_ms();
     let started = std::time::Instant::now();
     let seen_path = opts.data_root.join("board").join("seen.json");
     let marks = seen::read_seen(&seen_path).map_err(ScanError::Seen)?;
-    let intercom = read_intercom(&opts.root, now);
+    let intercom = read_intercom(&opts.root, now, memory);
     let found = discover::discover_seats(opts, intercom.config.as_ref());
     let mut errors = intercom.errors;
     errors.extend(found.errors.iter().cloned());
@@ -121,6 +126,7 @@ pub fn run(
         seats: &found.seats,
         marks: &marks,
         probes,
+        sessions: memory.map(|m| &m.sessions),
         now,
     };
     let mut git = build::GitRoots::default();
@@ -159,13 +165,13 @@ struct Intercom {
     config: Option<IntercomConfig>,
     roster: RosterStatus,
     workers: Vec<WorkerObservation>,
-    /// Fixed codes of logs and reports that could not be read.
-    errors: Vec<String>,
+    /// Logs and reports that could not be read.
+    errors: Vec<PassError>,
     truncated: bool,
 }
 
-fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
-    let (config, roster) = load_roster(root);
+fn read_intercom(root: &RootChoice, now: Ms, memory: Option<&ScanMemory>) -> Intercom {
+    let (config, roster) = load_roster(root, memory.map(|m| &m.config));
     let mut out = Intercom {
         config: None,
         roster,
@@ -174,12 +180,14 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
         truncated: false,
     };
     if let Some(cfg) = &config {
-        let logs = observations::read_logs(&cfg.root);
+        let logs = observations::read_logs_with(&cfg.root, memory.map(|m| &m.logs));
         out.truncated |= logs.truncated;
-        out.errors.extend(logs.errors.iter().map(|e| e.to_string()));
+        out.errors
+            .extend(logs.errors.iter().map(|e| PassError::Source(e)));
         let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
-        let reps = reports::read_reports(&cfg.root, &ids);
-        out.errors.extend(reps.errors.iter().map(|e| e.to_string()));
+        let reps = reports::read_reports(&cfg.root, &ids, memory.map(|m| &m.reports));
+        out.errors
+            .extend(reps.errors.iter().map(|e| PassError::Source(e)));
         let events = intercom::EventIndex::new(&logs.events);
         out.workers = cfg
             .workers()
@@ -187,7 +195,7 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
             .collect();
     } else if let RosterStatus::Unavailable { code, .. } = &out.roster {
         if *code != RosterCode::NoRoot {
-            out.errors.push(code.as_str().to_string());
+            out.errors.push(PassError::Source(code.as_str()));
         }
     }
     out.config = config;
@@ -198,9 +206,9 @@ fn read_intercom(root: &RootChoice, now: Ms) -> Intercom {
 struct SeatParts {
     records: Vec<SeatRecord>,
     rows: Vec<crate::snapshot::Row>,
-    registered: Vec<String>,
-    registration_stale: Vec<String>,
-    reply_paths: BTreeMap<String, Result<ReplyTarget, ReplyUnavailable>>,
+    registered: Vec<SeatKey>,
+    registration_stale: Vec<SeatKey>,
+    reply_paths: BTreeMap<SeatKey, Result<ReplyTarget, ReplyUnavailable>>,
 }
 
 impl SeatParts {
@@ -293,63 +301,36 @@ impl Scan {
     }
 }
 
-fn load_roster(choice: &RootChoice) -> (Option<IntercomConfig>, RosterStatus) {
-    let root = match choice {
+fn load_roster(
+    choice: &RootChoice,
+    memo: Option<&ConfigMemo>,
+) -> (Option<IntercomConfig>, RosterStatus) {
+    let unavailable = |code, reason| (None, RosterStatus::Unavailable { code, reason });
+    let loaded = match choice {
         RootChoice::Skip => {
-            return (
-                None,
-                RosterStatus::Unavailable {
-                    code: RosterCode::NoRoot,
-                    reason: "no Intercom root was given (--no-root)".into(),
-                },
-            )
+            let why = "no Intercom root was given (--no-root)";
+            return unavailable(RosterCode::NoRoot, why.into());
         }
-        RootChoice::Exact(p) => p.clone(),
+        RootChoice::Exact(root) => config::load_with(root, memo),
         // Discovery has read and validated the config already: it is not read a second time.
-        RootChoice::Discover(start) => match config::discover(start) {
-            Ok(Some(cfg)) => {
-                let status = RosterStatus::Available {
-                    root: cfg.root.display().to_string(),
-                };
-                return (Some(cfg), status);
-            }
+        RootChoice::Discover(start) => match config::discover_with(start, memo) {
+            Ok(Some(cfg)) => Ok(cfg),
             Ok(None) => {
-                return (
-                    None,
-                    RosterStatus::Unavailable {
-                        code: RosterCode::NoRoot,
-                        reason: format!(
-                            "no .pi-intercom/config.json in {} or any folder above it",
-                            start.display()
-                        ),
-                    },
-                )
+                let why = format!(
+                    "no .pi-intercom/config.json in {} or any folder above it",
+                    start.display()
+                );
+                return unavailable(RosterCode::NoRoot, why);
             }
-            Err(e) => {
-                return (
-                    None,
-                    RosterStatus::Unavailable {
-                        code: RosterCode::Config(e.code()),
-                        reason: e.to_string(),
-                    },
-                )
-            }
+            Err(e) => Err(e),
         },
     };
-    match config::load(&root) {
+    match loaded {
         Ok(cfg) => {
-            let status = RosterStatus::Available {
-                root: root.display().to_string(),
-            };
-            (Some(cfg), status)
+            let root = cfg.root.display().to_string();
+            (Some(cfg), RosterStatus::Available { root })
         }
-        Err(e) => (
-            None,
-            RosterStatus::Unavailable {
-                code: RosterCode::Config(e.code()),
-                reason: e.to_string(),
-            },
-        ),
+        Err(e) => unavailable(RosterCode::Config(e.code()), e.to_string()),
     }
 }
 

@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 
 use crate::board::provenance::FoundBy;
 use crate::board::reason::{StateReason, StateSource};
-use crate::board::record::TmuxRef;
+use crate::board::record::{SeatKey, TmuxRef};
 use crate::evidence::connectors::Binding;
 use crate::evidence::registrations::{in_sessions_dir, Registration, RegistrationSet, RunEvent};
-use crate::evidence::sessions::{self, SessionSummary};
+use crate::evidence::sessions::{self, SessionMemo, SessionSummary};
 use crate::fsguard::{self, Kind};
 use crate::liveness;
 use crate::mux::MuxKind;
-use crate::snapshot::RowRole;
+use crate::snapshot::{PassError, RowRole};
 
 /// One seat found by discovery, before any session file is read.
 pub(super) struct SeatSource {
@@ -51,28 +51,39 @@ impl SessionRead {
     }
 }
 
-pub(super) fn read_seat_session(seat: &SeatSource, errors: &mut Vec<String>) -> SessionRead {
+pub(super) fn read_seat_session(
+    seat: &SeatSource,
+    memo: Option<&SessionMemo>,
+    errors: &mut Vec<PassError>,
+) -> SessionRead {
     let Some(path) = seat.session_file.as_ref() else {
         return match &seat.session_refused {
             Some(code) => SessionRead::Unusable(*code),
             None => SessionRead::NoFile,
         };
     };
-    let code = match sessions::read_session(path) {
+    let code = match sessions::read_session_with(path, memo) {
         Ok(s) => match &seat.session_id {
             Some(want) if &s.session_id != want => StateReason::SessionIdMismatch,
             _ => return SessionRead::Read(Box::new(s)),
         },
         Err(e) => StateReason::SessionUnreadable(e),
     };
-    errors.push(format!("{}/{}: {code}", seat.project, seat.agent));
+    errors.push(PassError::SeatSession {
+        seat: SeatKey::new(&seat.project, &seat.agent),
+        reason: code,
+    });
     SessionRead::Unusable(code)
 }
 
 /// pi's `/tree` moves its leaf without writing anything; a live registration records where
 /// (`session_tree`). While nothing has been written since (the file is no newer than that
 /// record), the seat's branch ends there, not at the last line. Anything else keeps `session`.
-pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> SessionRead {
+pub(super) fn at_registered_leaf(
+    session: SessionRead,
+    r: &Registration,
+    memo: Option<&SessionMemo>,
+) -> SessionRead {
     let SessionRead::Read(s) = &session else {
         return session;
     };
@@ -89,7 +100,7 @@ pub(super) fn at_registered_leaf(session: SessionRead, r: &Registration) -> Sess
     {
         return session;
     }
-    match sessions::read_session_from_leaf(&s.path, leaf) {
+    match sessions::read_session_from_leaf(&s.path, leaf, memo) {
         Ok(Some(at_leaf)) => SessionRead::AtLeaf(Box::new(at_leaf)),
         _ => session,
     }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::clock::{Clock, Ms};
-use crate::snapshot::{BoardState, Row, Snapshot};
+use crate::snapshot::{Row, Snapshot};
+use crate::states::BoardState;
 use crate::ui::cockpit::{passes, Cockpit};
 pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
 use crate::ui::keys::{self, Action, Key, Mode};

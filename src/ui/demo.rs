@@ -7,13 +7,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::board::intercom::Evidence;
+use crate::board::intercom::ObservedStatus;
+use crate::board::provenance::TaskSource;
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{
-    ActivityView, BoardState, CloseState, ConnState, ConnectionView, Evidence, ObservedStatus,
-    ReplyPath, ReportStatus, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport, RowRole,
-    Snapshot, TaskSource,
+    ActivityView, ConnectionView, ReplyPath, RosterStatus, Row, RowCloseJob, RowHandoff, RowReport,
+    RowRole, Snapshot,
 };
+use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
 /// The hostile seat name: OSC title change, clear screen, and a right-to-left override.

@@ -5,7 +5,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::snapshot::{BoardState, CloseState, ReplyPath, Row, RowRole};
+use crate::snapshot::{ReplyPath, Row, RowRole};
+use crate::states::{BoardState, CloseState};
 use crate::ui::app::App;
 use crate::ui::fit::{age_text, cell, clean, name_of, wrap, wrap_text};
 use crate::ui::reply_box::receipt_line;

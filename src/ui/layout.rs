@@ -4,7 +4,8 @@
 //! Every row starts with a 3-column prefix (selection marker, state glyph, space) so that even
 //! the tiniest pane shows who needs attention: glyph + name.
 
-use crate::snapshot::{ConnState, Row};
+use crate::snapshot::Row;
+use crate::states::ConnState;
 
 /// The sidebar's usable minimum height: title, column header, 3 rows, the line that says how
 /// many more there are, and the key line. ensure-monitor places the sidebar at least this tall,

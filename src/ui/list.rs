@@ -7,7 +7,8 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 
 use crate::clock::{short_age, Ms};
-use crate::snapshot::{BoardState, Row, RowRole};
+use crate::snapshot::{Row, RowRole};
+use crate::states::BoardState;
 use crate::text::width;
 use crate::ui::app::{App, Item};
 use crate::ui::details::job_text;

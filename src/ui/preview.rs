@@ -7,7 +7,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::clock::{short_age, Ms};
-use crate::snapshot::{BoardState, Row, RunningTool};
+use crate::snapshot::{Row, RunningTool};
+use crate::states::BoardState;
 use crate::ui::app::App;
 use crate::ui::fit::{age_secs, clean, is_future, name_of, wrap_text};
 use crate::ui::theme::{self, Theme};

@@ -304,7 +304,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if attention > 0 {
         parts.push((
             format!("{attention} need attention"),
-            t.state(crate::snapshot::BoardState::Waiting),
+            t.state(crate::states::BoardState::Waiting),
         ));
     }
     if app.hide_offline() {
@@ -314,7 +314,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         parts.push((format!("{} seen hidden", view.hidden_seen), t.dim()));
     }
     if !snap.errors.is_empty() {
-        let first = clean(&snap.errors[0]);
+        let first = clean(&snap.errors[0].to_string());
         let more = snap.errors.len() - 1;
         let text = if more > 0 {
             format!("⚠ {first} (+{more})")

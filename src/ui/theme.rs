@@ -2,7 +2,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::snapshot::{BoardState, ConnState, ObservedStatus, ReportStatus};
+use crate::board::intercom::ObservedStatus;
+use crate::states::{BoardState, ConnState, ReportStatus};
 
 /// One glyph per board state, distinct without colour.
 pub fn glyph(s: BoardState) -> &'static str {

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::actions::store;
+use crate::board::record::SeatKey;
 use crate::clock::format_iso;
 use crate::scan::{counts, Scan};
 use crate::snapshot::RosterStatus;
@@ -57,13 +58,13 @@ pub fn index_json(scan: &Scan) -> Value {
 
 /// The index without its records (`"records": []`, the last member).
 fn index_head(scan: &Scan) -> Value {
-    let waiting: Vec<String> = scan
+    let waiting: Vec<SeatKey> = scan
         .records
         .iter()
         .filter(|r| r.waiting_on_you)
         .map(|r| r.key())
         .collect();
-    let seen: Vec<String> = scan
+    let seen: Vec<SeatKey> = scan
         .records
         .iter()
         .filter(|r| r.seen)

@@ -10,7 +10,7 @@ pub fn print_table(records: &[SeatRecord], board_dir: &str) -> String {
     let mut out = String::new();
     let name_w = records
         .iter()
-        .map(|r| crate::text::width(&sanitize(&r.key())).min(40))
+        .map(|r| crate::text::width(&sanitize(r.key().as_str())).min(40))
         .max()
         .unwrap_or(0);
     for r in records {
@@ -21,7 +21,7 @@ pub fn print_table(records: &[SeatRecord], board_dir: &str) -> String {
         } else {
             ' '
         };
-        let key = clip(&sanitize(&r.key()), 40);
+        let key = clip(&sanitize(r.key().as_str()), 40);
         let pad = name_w.saturating_sub(crate::text::width(&key));
         let age = r
             .age_seconds

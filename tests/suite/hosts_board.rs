@@ -9,7 +9,8 @@ use intercom_pane::cli::{Cli, Command};
 use intercom_pane::clock::{Clock, SystemClock};
 use intercom_pane::cmd::monitor_cmd::ScanSource;
 use intercom_pane::hosts::board::HostsSource;
-use intercom_pane::snapshot::{BoardState, HostState, Row, Snapshot};
+use intercom_pane::snapshot::{HostState, Row, Snapshot};
+use intercom_pane::states::BoardState;
 
 use crate::hosts_support::Net;
 
@@ -26,7 +27,8 @@ pub fn board(net: &Net) -> HostsSource {
     };
     let r = intercom_pane::cmd::options::resolve(&m.src).unwrap();
     let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
-    let local = ScanSource::new(r.opts, clock.clone(), false);
+    let memory = std::sync::Arc::new(intercom_pane::evidence::ScanMemory::new());
+    let local = ScanSource::new(r.opts, clock.clone(), false, memory);
     HostsSource::start(
         Box::new(local),
         net.board_hosts(),

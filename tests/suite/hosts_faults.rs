@@ -7,7 +7,8 @@
 use std::time::{Duration, Instant};
 
 use intercom_pane::hosts::board::HostsSource;
-use intercom_pane::snapshot::{BoardState, HostState, Snapshot};
+use intercom_pane::snapshot::{HostState, Snapshot};
+use intercom_pane::states::BoardState;
 use nix::sys::signal::Signal;
 
 use crate::hosts_board::{all_answering, board, host_state, row, until};

@@ -11,9 +11,10 @@ use intercom_pane::board::intercom::{
     project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
 use intercom_pane::clock::parse_strict;
-use intercom_pane::evidence::config::{self, CloseState};
+use intercom_pane::evidence::config::{self};
 use intercom_pane::evidence::observations::read_logs;
-use intercom_pane::evidence::reports::{read_reports, ReportStatus};
+use intercom_pane::evidence::reports::read_reports;
+use intercom_pane::states::{CloseState, ReportStatus};
 use serde_json::{json, Value};
 
 /// The fixtures, copied into the repo from the project's shared folder.
@@ -64,7 +65,7 @@ fn fixture_root_projects_exactly() {
         .all(|e| e.writer_id.ends_with("0004")));
 
     let ids: Vec<&str> = cfg.workers().map(|a| a.session_id.as_str()).collect();
-    let reports = read_reports(&root, &ids);
+    let reports = read_reports(&root, &ids, None);
     assert!(reports.errors.is_empty(), "{:?}", reports.errors);
     // The tombstone is read (as `clear`) but is not an active report.
     let docs_id = "01a2f000-0000-7000-8000-0000000000b3";

@@ -18,7 +18,9 @@ use intercom_pane::board::intercom::{
 use intercom_pane::clock::{format_iso, parse_strict, Ms};
 use intercom_pane::evidence::config::{self, ConfigError};
 use intercom_pane::evidence::observations::{self, read_logs};
-use intercom_pane::evidence::reports::{read_reports, report_file_name, ReportStatus};
+use intercom_pane::evidence::reports::{read_reports, report_file_name};
+use intercom_pane::evidence::ScanMemory;
+use intercom_pane::states::ReportStatus;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -118,7 +120,7 @@ fn linked_state_folder_is_refused_everywhere() {
     assert_eq!(l.errors, ["logs_unavailable"]);
     assert!(l.events.is_empty());
     assert_eq!(
-        read_reports(root.path(), &[B1]).errors,
+        read_reports(root.path(), &[B1], None).errors,
         ["reports_unavailable"]
     );
     assert_eq!(listing(root.path()), before);
@@ -170,7 +172,7 @@ fn fifos_never_block() {
 
     let r = root.path().to_path_buf();
     let (l, reps) = within(HANG_GUARD_SECS, move || {
-        (read_logs(&r), read_reports(&r, &[B1, B2, B3]))
+        (read_logs(&r), read_reports(&r, &[B1, B2, B3], None))
     });
     assert_eq!(l.errors, ["log_read_failed"]);
     assert_eq!(l.events.len(), 1);
@@ -514,7 +516,7 @@ fn future_and_equal_timestamp_disagreement() {
     let cfg = config::load(root.path()).unwrap();
     let l = read_logs(root.path());
     assert_eq!(l.closed_writers, std::slice::from_ref(&w3));
-    let reports = read_reports(root.path(), &[B1, B2, B3]);
+    let reports = read_reports(root.path(), &[B1, B2, B3], None);
     let obs: Vec<_> = cfg
         .workers()
         .map(|a| project_worker(a, &EventIndex::new(&l.events), &reports, now))
@@ -550,6 +552,9 @@ fn an_unchanged_report_is_not_read_again_and_every_change_is_seen() {
     };
     let big = |c: char| c.to_string().repeat(1900);
     std::fs::write(&path, rep(&big('a'))).unwrap();
+    // The sidebar's memory, kept across its passes.
+    let memory = ScanMemory::new();
+    let read_reports = |r: &Path, ids: &[&str]| read_reports(r, ids, Some(&memory.reports));
     let summary = |r: &Path| read_reports(r, &[B1]).reports[B1].summary.clone();
     // Just written: read every time (it could change again within the clock's granularity).
     let (s, n) = bytes_read(|| summary(root.path()));
@@ -618,7 +623,7 @@ fn hostile_reports() {
     std::fs::write(reports.join(report_file_name(B3)), bytes).unwrap();
     let before = listing(root.path());
 
-    let set = read_reports(root.path(), &[B1, B2, B3]);
+    let set = read_reports(root.path(), &[B1, B2, B3], None);
     assert_eq!(set.reports.len(), 1);
     assert!(!set.reports.contains_key("ghost"));
     assert!(!set.reports.contains_key(B1));
@@ -649,7 +654,7 @@ fn hostile_reports() {
         reports.join(report_file_name(B1)),
     )
     .unwrap();
-    let set = read_reports(root.path(), &[B1, B2, B3]);
+    let set = read_reports(root.path(), &[B1, B2, B3], None);
     assert_eq!(set.reports.len(), 1);
     assert_eq!(set.errors, ["report_read_failed"]);
 }

@@ -10,10 +10,9 @@ use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use intercom_pane::board::classify::Liveness;
 use intercom_pane::board::reason::{StateReason, Unanswered};
 use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint, ServerKey};
-use intercom_pane::mux::{ErrorCode, MuxKind};
+use intercom_pane::mux::{ErrorCode, Liveness, MuxKind};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 

@@ -81,6 +81,7 @@ mod scan_board_unchanged;
 mod scan_cli;
 mod scan_herdr;
 mod scan_json_escapes;
+mod scan_memory;
 mod scan_other_session;
 mod scan_panes;
 mod scan_print_errors;

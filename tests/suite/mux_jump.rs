@@ -248,7 +248,7 @@ fn navigator_and_row(
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(env.path("no-tmux.sock")),
     };
-    let pass = scan::run(&opts, &SystemClock, None).unwrap();
+    let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
     let row = pass
         .snapshot
         .rows

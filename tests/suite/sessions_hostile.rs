@@ -7,12 +7,16 @@ use crate::sessions_common;
 
 use intercom_pane::board::classify::{classify, Activity};
 use intercom_pane::board::reason::StateReason;
-use intercom_pane::evidence::sessions::{read_session, SessionError, READ_BUDGET};
+use intercom_pane::evidence::sessions::{
+    read_session, read_session_with, SessionError, READ_BUDGET,
+};
+use intercom_pane::evidence::ScanMemory;
 use intercom_pane::fsguard::FsError;
 use serde_json::json;
 use sessions_common::Session;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::time::Duration;
 
 const ID: &str = "0190bbbb-0000-7000-8000-000000000001";
@@ -478,6 +482,9 @@ fn an_unchanged_session_is_not_read_again_and_every_change_is_seen() {
     let task = |c: char| c.to_string().repeat(4000);
     std::fs::write(&p, session(&task('a'))).unwrap();
     // The task is shortened for the board; its first letter tells the versions apart.
+    // The sidebar's memory, kept across its passes.
+    let memory = ScanMemory::new();
+    let read_session = |p: &Path| read_session_with(p, Some(&memory.sessions));
     let read = || {
         read_session(&p)
             .unwrap()

@@ -89,7 +89,9 @@ fn a_tree_leaf_pi_moved_to_is_read_as_the_branch() {
     let now = intercom_pane::clock::parse_iso("2026-11-30T02:19:50.159Z").unwrap();
     let last_line = read_session(&file).unwrap();
     assert_eq!(classify(&last_line, now).activity, Activity::Idle);
-    let leaf = read_session_from_leaf(&file, "e16e1c40").unwrap().unwrap();
+    let leaf = read_session_from_leaf(&file, "e16e1c40", None)
+        .unwrap()
+        .unwrap();
     let c = classify(&leaf, now);
     assert_eq!(
         (c.activity, c.reason),
@@ -106,5 +108,8 @@ fn a_tree_leaf_pi_moved_to_is_read_as_the_branch() {
         .as_deref()
         .is_some_and(|t| t.starts_with("Input needed:")));
     // A leaf the file does not hold: no branch to read.
-    assert_eq!(read_session_from_leaf(&file, "00000000").unwrap(), None);
+    assert_eq!(
+        read_session_from_leaf(&file, "00000000", None).unwrap(),
+        None
+    );
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{BoardState, ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::states::BoardState;
 use intercom_pane::ui::app::{App, Effect, Item, Msg, Options, Selection};
 use intercom_pane::ui::demo::demo_row;
 

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use intercom_pane::clock::{parse_iso, Clock, Ms};
-use intercom_pane::snapshot::{BoardState, ConnectionView, Row, Snapshot};
+use intercom_pane::snapshot::{ConnectionView, Row, Snapshot};
+use intercom_pane::states::BoardState;
 use intercom_pane::ui::app::{App, Effect, Msg, Options, Selection};
 use intercom_pane::ui::demo::{demo_row, demo_snapshot};
 use intercom_pane::ui::ports::{WorkerAction, WorkerOutcome};
@@ -533,11 +534,11 @@ fn intercom_workers_without_observations_get_no_observation_columns() {
     let mut s = plain(3);
     for r in &mut s.rows {
         r.activity = Some(intercom_pane::snapshot::ActivityView {
-            status: intercom_pane::snapshot::ObservedStatus::Unknown,
+            status: intercom_pane::board::intercom::ObservedStatus::Unknown,
             label: "no observation".into(),
             observed_at: None,
             stale: false,
-            evidence: intercom_pane::snapshot::Evidence::Missing,
+            evidence: intercom_pane::board::intercom::Evidence::Missing,
         });
     }
     let (a, _) = app(s);

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{BoardState, RosterCode, RosterStatus, Snapshot};
+use intercom_pane::snapshot::{RosterCode, RosterStatus, Snapshot};
+use intercom_pane::states::BoardState;
 use intercom_pane::ui::app::{App, Msg, Options};
 use intercom_pane::ui::demo::{demo_snapshot, EVIL_NAME};
 use intercom_pane::ui::ports::ReplyOutcome;
@@ -420,7 +421,7 @@ fn a_closed_workers_details_give_the_resume_command() {
     row.state = BoardState::Offline;
     row.close_job = Some(intercom_pane::snapshot::RowCloseJob {
         job_id: "j1".into(),
-        state: intercom_pane::snapshot::CloseState::Closed,
+        state: intercom_pane::states::CloseState::Closed,
         reason: None,
         updated_at: now(),
     });

@@ -25,11 +25,12 @@ use super::{
 use crate::actions::config_write::WriteError;
 use crate::actions::reply;
 use crate::clock::Ms;
-use crate::evidence::config::{self, Agent, CloseState};
+use crate::evidence::config::{self, Agent};
 use crate::evidence::{registrations, sessions};
 use crate::mux::{self, CloseOutcome, ErrorCode, PaneIdentity};
 use crate::proc;
 use crate::scan;
+use crate::states::CloseState;
 
 pub(super) struct Job<'a> {
     pub(super) req: &'a CloseRequest<'a>,
@@ -145,7 +146,7 @@ fn ask(j: &Job) -> Result<(), Ending> {
     match reply::send(j.pass, j.key, &ask, j.now()) {
         // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
         // deadline, decides.
-        Ok(r) if r.delivered || r.outcome == reply::Outcome::Unconfirmed => {}
+        Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {}
         Ok(r) => return Err(j.end(CloseState::Failed, Some("delivery_failed"), &r.stderr)),
         Err(e) => return Err(j.failed("delivery_failed", &e)),
     }

@@ -14,12 +14,14 @@ use serde_json::{json, Value};
 
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::{reply, store};
+use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Clock, Ms};
-use crate::evidence::config::{self, Agent, CloseState, IntercomConfig};
+use crate::evidence::config::{self, Agent, IntercomConfig};
 use crate::evidence::registrations;
 use crate::mux;
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
+use crate::states::CloseState;
 
 mod guard;
 mod job;
@@ -368,9 +370,9 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
             .map_err(|why| refused(CloseExit::SeatChanged, why))?;
     }
     // The request travels on the reply path: without a live registration nothing starts.
-    let pass = scan::run(req.scan, req.clock, None)
+    let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;
-    let key = format!("{}/{}", scan::base_name(&root), agent.name);
+    let key = String::from(SeatKey::new(&scan::base_name(&root), &agent.name));
     if let Err(r) = reply::resolve(&pass, &key) {
         return Err(refused(CloseExit::NoReplyPath, r.to_string()));
     }

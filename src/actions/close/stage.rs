@@ -14,7 +14,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::evidence::config::CloseState;
+use crate::states::CloseState;
 
 /// Whether a job in stage `from` (`None`: no job yet) may move to `to`.
 pub fn may_follow(from: Option<CloseState>, to: CloseState) -> bool {

@@ -172,7 +172,7 @@ impl Transport {
     }
 }
 
-pub use crate::mux::pi_channel::Outcome;
+use crate::mux::pi_channel::Outcome;
 
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,7 +264,7 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
             .records
             .iter()
             .filter(|r| r.agent.to_lowercase() == want)
-            .map(|r| r.key())
+            .map(|r| r.key().into())
             .collect();
         match hits.as_slice() {
             [] => return Err(Refusal::UnknownSeat(who.to_string())),
@@ -279,7 +279,7 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
     {
         return Err(Refusal::Connector(key));
     }
-    match scan.reply_paths.get(&key) {
+    match scan.reply_paths.get(key.as_str()) {
         Some(Ok(t)) => Ok((key, t)),
         Some(Err(why)) => Err(Refusal::NoPath(key, why.to_string())),
         None => Err(Refusal::UnknownSeat(who.to_string())),

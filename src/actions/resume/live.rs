@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use crate::evidence::registrations::{self, Registration, RegistrationSet};
 use crate::fsguard;
-use crate::probe::{self, ConnState};
+use crate::probe;
 use crate::proc;
+use crate::states::ConnState;
 
 /// At most this many `/proc` entries are looked at (a machine with more processes is refused
 /// as "cannot tell", never assumed clear).
@@ -21,9 +22,36 @@ const CMDLINE_CAP: u64 = 64 * 1024;
 /// One witness that the session still runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Witness {
-    /// `registration`, `process` or `health`.
-    pub kind: &'static str,
+    pub kind: WitnessKind,
     pub detail: String,
+}
+
+/// What shows a worker still runs (shown as its word: `registration`, `process`, `pi`,
+/// `health`, `pane`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WitnessKind {
+    /// A live registration of the session.
+    Registration,
+    /// A process whose command line or environment names the session.
+    Process,
+    /// A live pi of ours that could be running the session and is not proven to run another.
+    Pi,
+    /// The health endpoint answering as the session.
+    Health,
+    /// A pane the board sees alive.
+    Pane,
+}
+
+impl std::fmt::Display for WitnessKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WitnessKind::Registration => "registration",
+            WitnessKind::Process => "process",
+            WitnessKind::Pi => "pi",
+            WitnessKind::Health => "health",
+            WitnessKind::Pane => "pane",
+        })
+    }
 }
 
 /// A live registration of the session: pid, start ticks and boot id of a running process, and
@@ -42,7 +70,7 @@ pub fn live_registration(
             (r.identity().is_some() && r.alive() == Some(true)).then(|| {
                 (
                     Witness {
-                        kind: "registration",
+                        kind: WitnessKind::Registration,
                         detail: format!("pid {pid} registered this session and still runs"),
                     },
                     r,
@@ -109,7 +137,7 @@ pub fn process_naming(
                 .any(|a| a == session_id.as_bytes() || a == file || ends_with_id(a, session_id));
             if named {
                 return Ok(Some(Witness {
-                    kind: "process",
+                    kind: WitnessKind::Process,
                     detail: format!("pid {pid}'s command line names the session"),
                 }));
             }
@@ -117,7 +145,7 @@ pub fn process_naming(
         if let Ok(env) = fsguard::read_capped(&dir.join("environ"), CMDLINE_CAP) {
             if env.split(|&b| b == 0).any(|v| v == env_key.as_bytes()) {
                 return Ok(Some(Witness {
-                    kind: "process",
+                    kind: WitnessKind::Process,
                     detail: format!("pid {pid} runs with PI_SESSION_ID of this session"),
                 }));
             }
@@ -158,7 +186,7 @@ fn unproven_pi(
         .any(|r| r.session_id.as_deref() == Some(session_id))
     {
         return Some(Witness {
-            kind: "pi",
+            kind: WitnessKind::Pi,
             detail: format!("pid {pid} is a pi registered for this session"),
         });
     }
@@ -179,7 +207,7 @@ fn unproven_pi(
         return None;
     }
     Some(Witness {
-        kind: "pi",
+        kind: WitnessKind::Pi,
         detail: format!(
             "pid {pid} is a pi whose session cannot be told (no live registration of it, and pi 1.6.0 hides its --session flags): it could be running this session; quit it, or install the intercom-pane extension in it so it registers"
         ),
@@ -228,7 +256,7 @@ pub fn health_answers(port: u16, session_id: &str) -> Result<Option<Witness>, Un
     let deadline = Duration::from_millis(probe::REQUEST_DEADLINE_MS);
     let (state, reason) = rt.block_on(probe::probe_one(port, session_id, deadline));
     Ok((state == ConnState::Connected).then(|| Witness {
-        kind: "health",
+        kind: WitnessKind::Health,
         detail: format!("127.0.0.1:{port} answers as this session ({reason})"),
     }))
 }

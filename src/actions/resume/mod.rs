@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::actions::store;
+use crate::board::record::SeatKey;
 use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent};
@@ -28,7 +29,7 @@ use crate::proc;
 use crate::scan::{self, ScanOptions};
 use crate::text::sanitize;
 
-pub use live::Witness;
+pub use live::{Witness, WitnessKind};
 
 /// Longest wait for the new seat's registration.
 pub const MAX_WAIT_SECS: u64 = 120;
@@ -243,16 +244,16 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     check_fence(req, root, &agent.session_id)?;
     checks.push("no resume in flight".into());
 
-    let pass = scan::run(req.scan, req.clock, None)
+    let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
-    let key = format!("{}/{}", scan::base_name(root), agent.name);
+    let key = SeatKey::new(&scan::base_name(root), &agent.name);
     let record = pass.records.iter().find(|r| r.key() == key);
     if let Some((w, _)) = live::live_registration(root, &req.scan.data_root, &agent.session_id) {
         return Err(still(w));
     }
     if record.is_some_and(|r| r.alive == Some(true)) {
         return Err(still(Witness {
-            kind: "pane",
+            kind: WitnessKind::Pane,
             detail: "the board shows a pane running this worker".into(),
         }));
     }

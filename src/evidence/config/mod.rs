@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::clock::Ms;
 use crate::evidence::memo::Memo;
 use crate::fsguard::{self, FsError, Kind};
+use crate::states::CloseState;
 use crate::text;
 
 mod parse;
@@ -202,75 +203,6 @@ pub struct CloseJob {
     pub reason: Option<CloseReason>,
 }
 
-/// `closeJob.state` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CloseState {
-    Requested,
-    AwaitingHandoff,
-    AwaitingSettlement,
-    Ready,
-    Closing,
-    Closed,
-    Failed,
-    TimedOut,
-    Interrupted,
-    Uncertain,
-}
-
-impl CloseState {
-    /// Every state, in wire order.
-    pub const ALL: [CloseState; 10] = [
-        CloseState::Requested,
-        CloseState::AwaitingHandoff,
-        CloseState::AwaitingSettlement,
-        CloseState::Ready,
-        CloseState::Closing,
-        CloseState::Closed,
-        CloseState::Failed,
-        CloseState::TimedOut,
-        CloseState::Interrupted,
-        CloseState::Uncertain,
-    ];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CloseState::Requested => "requested",
-            CloseState::AwaitingHandoff => "awaiting_handoff",
-            CloseState::AwaitingSettlement => "awaiting_settlement",
-            CloseState::Ready => "ready",
-            CloseState::Closing => "closing",
-            CloseState::Closed => "closed",
-            CloseState::Failed => "failed",
-            CloseState::TimedOut => "timed_out",
-            CloseState::Interrupted => "interrupted",
-            CloseState::Uncertain => "uncertain",
-        }
-    }
-
-    /// Parse a wire name exactly.
-    pub fn parse(s: &str) -> Option<CloseState> {
-        CloseState::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-
-    /// A job still in flight (the first five states).
-    pub fn is_pending(self) -> bool {
-        matches!(
-            self,
-            CloseState::Requested
-                | CloseState::AwaitingHandoff
-                | CloseState::AwaitingSettlement
-                | CloseState::Ready
-                | CloseState::Closing
-        )
-    }
-
-    /// A job that blocks a new close: pending, or `uncertain` until a person recovers it.
-    pub fn is_fenced(self) -> bool {
-        self.is_pending() || self == CloseState::Uncertain
-    }
-}
-
 /// `closeJob.reason` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CloseReason {
@@ -366,6 +298,14 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
 
 /// Like `discover_root`, but returns the loaded config (read once).
 pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
+    discover_with(start, None)
+}
+
+/// `discover`, loading the config found through `memo` (see `load_with`).
+pub fn discover_with(
+    start: &Path,
+    memo: Option<&ConfigMemo>,
+) -> Result<Option<IntercomConfig>, ConfigError> {
     let start = if start.is_absolute() {
         start.to_path_buf()
     } else {
@@ -402,7 +342,7 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
         }
         // A roster found by climbing may sit in a shared or planted folder: only the caller's
         // own, not writable by others, is used (an explicit `--root` is the person's choice).
-        return load_checked(dir, true).map(Some);
+        return load_checked(dir, true, memo).map(Some);
     }
     Ok(None)
 }
@@ -410,13 +350,23 @@ pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
 /// Read and validate `<root>/.pi-intercom/config.json` (≤ 1 MiB, ≤ 256 agents, no link in
 /// `.pi-intercom` or `config.json`, never blocking on a FIFO).
 pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
-    load_checked(root, false)
+    load_with(root, None)
 }
 
-/// `load`; with `trusted`, the file must also pass `fsguard::trusted` (ours, not writable by
-/// group or others), checked on the file read (a cached copy: on its current metadata, whose
-/// change time any chown or chmod moves, so the cache key moves too).
-fn load_checked(root: &Path, trusted: bool) -> Result<IntercomConfig, ConfigError> {
+/// `load`, reusing what `memo` kept while the file is unchanged (the sidebar reads the config
+/// every pass and it rarely changes).
+pub fn load_with(root: &Path, memo: Option<&ConfigMemo>) -> Result<IntercomConfig, ConfigError> {
+    load_checked(root, false, memo)
+}
+
+/// `load_with`; with `trusted`, the file must also pass `fsguard::trusted` (ours, not writable
+/// by group or others), checked on the file read (a remembered copy: on its current metadata,
+/// whose change time any chown or chmod moves, so the memo's key moves too).
+fn load_checked(
+    root: &Path,
+    trusted: bool,
+    memo: Option<&ConfigMemo>,
+) -> Result<IntercomConfig, ConfigError> {
     let path = config_path(root);
     fsguard::check_under(root, &path).map_err(|e| ConfigError::from_fs(e, &path))?;
     if trusted {
@@ -425,27 +375,28 @@ fn load_checked(root: &Path, trusted: bool) -> Result<IntercomConfig, ConfigErro
         use std::os::unix::fs::MetadataExt;
         fsguard::trusted(meta.uid(), meta.mode()).map_err(|e| ConfigError::from_fs(e, &path))?;
     }
-    // Taken before the read: a change after it gives the next pass another key.
-    let key = REMEMBERED.key(|| fsguard::settled_key_at(&path));
-    if let Some(cfg) = key.as_ref().and_then(|k| REMEMBERED.get(&path, k)) {
-        return Ok(cfg);
-    }
-    let read = if trusted {
-        fsguard::read_trusted
-    } else {
-        fsguard::read_capped
-    };
-    let bytes = read(&path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::from_fs(e, &path))?;
-    let cfg = parse(root, &bytes)?;
-    if let Some(k) = key {
-        REMEMBERED.put(&path, k, cfg.clone());
-    }
-    Ok(cfg)
+    Memo::read_through(
+        memo,
+        &path,
+        || fsguard::settled_key_at(&path),
+        || {
+            let read = if trusted {
+                fsguard::read_trusted
+            } else {
+                fsguard::read_capped
+            };
+            let bytes =
+                read(&path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::from_fs(e, &path))?;
+            parse(root, &bytes)
+        },
+    )
 }
 
-/// The configs last parsed, by path and settled key: the sidebar reads the config every pass
-/// and it rarely changes.
-static REMEMBERED: Memo<fsguard::SettledKey, IntercomConfig> = Memo::new(4);
+/// Configs last parsed, by path and settled key (a few roots at most).
+pub type ConfigMemo = Memo<fsguard::SettledKey, IntercomConfig>;
+
+/// Roots a `ConfigMemo` keeps.
+pub(crate) const CONFIGS_KEPT: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -463,6 +414,8 @@ mod tests {
         std::fs::create_dir_all(root.path().join(STATE_DIR)).unwrap();
         let path = config_path(root.path());
         std::fs::write(&path, config("Alpha")).unwrap();
+        let memo = ConfigMemo::new(CONFIGS_KEPT);
+        let load = |r: &Path| load_with(r, Some(&memo));
         let names =
             |c: &IntercomConfig| c.agents.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&load(root.path()).unwrap())[1], "Alpha");

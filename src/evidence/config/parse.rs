@@ -7,10 +7,11 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{
-    Agent, CloseJob, CloseReason, CloseState, ConfigError, Handoff, IntercomConfig, MuxChoice,
-    MAX_AGENTS, MAX_CONFIG_BYTES,
+    Agent, CloseJob, CloseReason, ConfigError, Handoff, IntercomConfig, MuxChoice, MAX_AGENTS,
+    MAX_CONFIG_BYTES,
 };
 use crate::clock::{parse_iso, Ms};
+use crate::states::CloseState;
 use crate::text;
 
 /// Validate config bytes already read (exposed so a writer can re-validate before replacing).

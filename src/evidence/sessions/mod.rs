@@ -365,7 +365,15 @@ fn task_from(line: &[u8]) -> Option<Option<String>> {
 /// Read one pi session file: header, task, and the newest entries on the current branch.
 /// Refuses links, FIFOs and devices; cost does not grow with the file's size.
 pub fn read_session(path: &Path) -> Result<SessionSummary, SessionError> {
-    read_session_at(path, None)
+    read_session_with(path, None)
+}
+
+/// `read_session`, reusing what `memo` kept while the file is unchanged.
+pub fn read_session_with(
+    path: &Path,
+    memo: Option<&SessionMemo>,
+) -> Result<SessionSummary, SessionError> {
+    read_session_at(path, None, memo)
 }
 
 /// Like `read_session`, but the current branch ends at entry `leaf` rather than at the last
@@ -374,37 +382,42 @@ pub fn read_session(path: &Path) -> Result<SessionSummary, SessionError> {
 pub fn read_session_from_leaf(
     path: &Path,
     leaf: &str,
+    memo: Option<&SessionMemo>,
 ) -> Result<Option<SessionSummary>, SessionError> {
-    let s = read_session_at(path, Some(leaf))?;
+    let s = read_session_at(path, Some(leaf), memo)?;
     Ok((!s.branch.is_empty()).then_some(s))
 }
 
-fn read_session_at(path: &Path, leaf: Option<&str>) -> Result<SessionSummary, SessionError> {
-    // Taken before the open: a change after it gives the next pass another key. A link, FIFO or
-    // device has no key, so it always reaches `open_regular`, which refuses it.
-    let key = SUMMARIES.key(|| Some((leaf.map(str::to_string), fsguard::settled_key_at(path)?)));
-    if let Some(s) = key.as_ref().and_then(|k| SUMMARIES.get(path, k)) {
-        return Ok(s);
-    }
-    let f = fsguard::open_regular(path, None)?;
-    let mut header = read_header(&f.file, f.len)?;
-    let rest = std::mem::take(&mut header.rest);
-    let task = read_task(&f.file, f.len, header.end, rest);
-    let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
-    let summary = summarize(path, header, task, f.len, f.mtime_ms, tail, truncated);
-    if let Some(k) = key {
-        SUMMARIES.put(path, k, summary.clone());
-    }
-    Ok(summary)
+fn read_session_at(
+    path: &Path,
+    leaf: Option<&str>,
+    memo: Option<&SessionMemo>,
+) -> Result<SessionSummary, SessionError> {
+    // A link, FIFO or device has no key, so it always reaches `open_regular`, which refuses it.
+    Memo::read_through(
+        memo,
+        path,
+        || Some((leaf.map(str::to_string), fsguard::settled_key_at(path)?)),
+        || {
+            let f = fsguard::open_regular(path, None)?;
+            let mut header = read_header(&f.file, f.len)?;
+            let rest = std::mem::take(&mut header.rest);
+            let task = read_task(&f.file, f.len, header.end, rest);
+            let (tail, truncated) = scan_tail(&f.file, f.len, header.end, leaf);
+            Ok(summarize(
+                path, header, task, f.len, f.mtime_ms, tail, truncated,
+            ))
+        },
+    )
 }
 
-/// What a remembered summary was read from: the leaf asked for and the file's settled key.
-type SummaryKey = (Option<String>, fsguard::SettledKey);
-
 /// Summaries of files that did not change since they were read (pi appends to a session file,
-/// so an unchanged identity, length and times mean unchanged content); at most 1024 files, as
-/// the sidebar reads every seat's each pass.
-static SUMMARIES: Memo<SummaryKey, SessionSummary> = Memo::new(1024);
+/// so an unchanged identity, length and times mean unchanged content), by the leaf asked for
+/// and the file's settled key.
+pub type SessionMemo = Memo<(Option<String>, fsguard::SettledKey), SessionSummary>;
+
+/// Session files a `SessionMemo` keeps: the sidebar reads every seat's each pass.
+pub(crate) const SESSIONS_KEPT: usize = 1024;
 
 fn summarize(
     path: &Path,
@@ -512,6 +525,8 @@ mod tests {
         std::fs::write(&p, format!("{head}{}", line("a1", "first"))).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2100));
         let text = |s: SessionSummary| s.last_assistant_text.unwrap_or_default();
+        let memo = SessionMemo::new(SESSIONS_KEPT);
+        let read_session = |p: &Path| read_session_with(p, Some(&memo));
         assert_eq!(text(read_session(&p).unwrap()), "first");
         assert_eq!(text(read_session(&p).unwrap()), "first");
         // Rewritten in place with the same length: read again (a new ctime).
