@@ -402,6 +402,8 @@ impl Net {
     /// `hosts` simulated machines, each with the workers named, and this machine's own
     /// private folders with `local_workers`.
     pub fn new(hosts: &[(&str, &[&str])], local_workers: &[&str]) -> Net {
+        // sshd's privilege separation folder (a fresh machine may not have it yet).
+        std::fs::create_dir_all("/run/sshd").unwrap();
         let dir = tempfile::Builder::new().prefix("iph-").tempdir().unwrap();
         let client_key = dir.path().join("client_key");
         keygen(&client_key);

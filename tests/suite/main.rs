@@ -50,6 +50,7 @@ mod hosts_actions;
 mod hosts_board;
 mod hosts_cli;
 mod hosts_faults;
+mod hosts_refusals;
 mod intercom_fixture;
 mod intercom_hostile;
 mod liveness_silent;
