@@ -105,7 +105,7 @@ pub struct SourceArgs {
     pub now: Option<String>,
     /// The machine: `local`, a name from the hosts file, or `NAME=DEST` (an ssh destination);
     /// repeatable for the board, once for an action. The command then runs there, through
-    /// ssh, with that host's flags from the hosts file (docs/behaviour.md §10).
+    /// ssh, with that host's flags from the hosts file (docs/behaviour.md §12).
     #[arg(long = "host", value_name = "NAME|NAME=DEST")]
     pub hosts: Vec<String>,
 }

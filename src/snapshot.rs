@@ -158,7 +158,7 @@ pub struct Row {
     pub seen: bool,
     pub alive: Option<bool>,
     pub reply: ReplyPath,
-    /// The machine the seat lives on when it is not this one (docs/behaviour.md §10).
+    /// The machine the seat lives on when it is not this one (docs/behaviour.md §12).
     pub host: Option<RowHost>,
 }
 
@@ -177,7 +177,7 @@ pub struct RowHost {
     pub answering: bool,
 }
 
-/// A remote host's own state on the board (docs/behaviour.md §10).
+/// A remote host's own state on the board (docs/behaviour.md §12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostState {
     /// Not yet answered since the board started.

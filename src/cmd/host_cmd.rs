@@ -1,4 +1,4 @@
-//! `--host` on the commands (docs/behaviour.md §10): an action names one machine and runs
+//! `--host` on the commands (docs/behaviour.md §12): an action names one machine and runs
 //! there, through `hosts::delegate`, as the same guarded command; `scan` reads several
 //! machines' boards at once; `status` pages one machine's workers. `hello` answers a board on
 //! another machine.

@@ -1,5 +1,5 @@
 //! `intercom-pane jump [--host NAME] NAME [--print] [--json] [--expect-seat TOKEN]`: go to a
-//! seat's pane (docs/behaviour.md §10).
+//! seat's pane (docs/behaviour.md §12).
 //!
 //! On this machine: the caller's tmux client is switched to the pane (the sidebar's ⏎, after a
 //! fresh pass shows the same seat). On another host: that host's own `jump --print --json` says

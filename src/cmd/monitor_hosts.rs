@@ -1,4 +1,4 @@
-//! The sidebar over several machines (docs/behaviour.md §10): each action on a row of another
+//! The sidebar over several machines (docs/behaviour.md §12): each action on a row of another
 //! host runs there, as the same guarded command, carrying the seat the row showed
 //! (`--expect-seat`); rows of this machine go to the local ports as before.
 

@@ -1,4 +1,4 @@
-//! The board over several machines (docs/behaviour.md §10): this machine's passes and each
+//! The board over several machines (docs/behaviour.md §12): this machine's passes and each
 //! host's rows, kept apart and merged only when a frame is drawn.
 //!
 //! Each host's thread (`hosts::link`) writes its rows here as they change; this machine's

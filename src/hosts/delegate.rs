@@ -1,4 +1,4 @@
-//! An action on another host, run there as the same guarded command (docs/behaviour.md §10):
+//! An action on another host, run there as the same guarded command (docs/behaviour.md §12):
 //! hello first (a host of another protocol is refused with both versions named), then the
 //! command through ssh with that host's flags, `--host local` (it never fans out further), the
 //! seat the board showed (`--expect-seat`), its text on stdin. The remote exit code and receipt

@@ -1,6 +1,6 @@
 //! `--expect-seat TOKEN`: the seat a person saw on a board, carried to the command that acts on
 //! it (on this machine or another), which refuses when the seat it finds now differs
-//! (compare-and-act, docs/behaviour.md §10). The token is a small JSON object:
+//! (compare-and-act, docs/behaviour.md §12). The token is a small JSON object:
 //!
 //! ```json
 //! {"sessionId":"…","pid":4242,"startTicks":123456,"bootId":"…","pane":"%3"}

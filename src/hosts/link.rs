@@ -1,4 +1,4 @@
-//! One host on the board: its own thread, its own deadlines (docs/behaviour.md §10). It says
+//! One host on the board: its own thread, its own deadlines (docs/behaviour.md §12). It says
 //! hello, then follows the host's board — a `status --watch --json-lines` stream when the host
 //! has one, else `scan --json` every `POLL` — and keeps the host's state: answering, not
 //! answering since when (its last rows kept, shown dimmed), auth failed, host key unknown or

@@ -1,5 +1,5 @@
 //! Reading another host's board: its records (`scan --json`, and the `board`/`seat`/`removed`
-//! lines of `status --watch --json-lines`, docs/interop.md §11–12) made into rows of this board.
+//! lines of `status --watch --json-lines`, docs/interop.md §10 and §12) made into rows of this board.
 //!
 //! Everything here is data from another machine: bounded by the transport (line and answer
 //! caps), parsed leniently (an unknown code becomes `unknown`/`host_reported`, never a guess),

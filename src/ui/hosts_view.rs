@@ -1,4 +1,4 @@
-//! How other machines show on the sidebar (docs/behaviour.md §10): each row of another host
+//! How other machines show on the sidebar (docs/behaviour.md §12): each row of another host
 //! carries the host's name before its own; a host that is not answering gets a line under the
 //! title (since when, and why, in ssh's or the host's words, sanitized), and its last rows stay
 //! listed dimmed with their age — never drawn as live.

@@ -1,4 +1,4 @@
-//! Several machines on one (the multi-host tier, docs/behaviour.md §10): each simulated host is
+//! Several machines on one (the multi-host tier, docs/behaviour.md §12): each simulated host is
 //! a network namespace joined to this one by a veth pair, with its own OpenSSH server (the
 //! distribution's `sshd -D -e -f <its own config>`: a private port and host key, one authorized
 //! key, `UsePAM no`, `StrictModes no` since its files live under /tmp), its own tmux server
@@ -16,6 +16,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+use intercom_pane::cli::{Cli, Command as Cmd};
+use intercom_pane::clock::{Clock, SystemClock};
+use intercom_pane::cmd::monitor_cmd::ScanSource;
+use intercom_pane::hosts::board::HostsSource;
+use intercom_pane::snapshot::{HostState, Row, Snapshot};
 use serde_json::json;
 
 use crate::mux_support::{wait_for, TmuxServer};
@@ -175,7 +181,8 @@ fn start_workers(dir: &Path, workers: &[Worker]) -> TmuxServer {
     }
     let server = server.unwrap();
     let n = workers.len();
-    wait_for(20_000, || {
+    // Each worker's `register` is a process start; a loaded machine needs its time.
+    wait_for(20_000 + 2_000 * n as u64, || {
         let count = std::fs::read_dir(&seats)
             .map(|rd| {
                 rd.flatten()
@@ -492,7 +499,7 @@ impl Net {
         )
         .unwrap();
         let workers = roster(&dir, worker_names, &format!("{:04x}", n & 0xffff));
-        let mut host = SimHost {
+        let host = SimHost {
             name: name.to_string(),
             dir: dir.clone(),
             ns,
@@ -504,9 +511,11 @@ impl Net {
             workers,
         };
         self.trust(&host);
+        // Kept before anything can fail, so that a failure still removes it (drop).
+        self.hosts.push(host);
+        let host = self.hosts.last_mut().unwrap();
         host.start_sshd();
         host.tmux = Some(start_workers(&dir, &host.workers));
-        self.hosts.push(host);
     }
 
     /// Add `h`'s current host key to known_hosts.
@@ -705,3 +714,82 @@ impl Drop for Net {
         }
     }
 }
+
+/// The board of `net`: this machine's passes every 500 ms and every host of the hosts file.
+pub fn board(net: &Net) -> HostsSource {
+    let mut argv = vec![
+        "intercom-pane".to_string(),
+        "monitor".into(),
+        "--no-probe".into(),
+    ];
+    argv.extend(net.local_args());
+    let Cmd::Monitor(m) = Cli::try_parse_from(argv).unwrap().command else {
+        unreachable!()
+    };
+    let r = intercom_pane::cmd::options::resolve(&m.src).unwrap();
+    let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
+    let memory = std::sync::Arc::new(intercom_pane::evidence::ScanMemory::new());
+    let local = ScanSource::new(r.opts, clock.clone(), false, memory);
+    HostsSource::start(
+        Box::new(local),
+        net.board_hosts(),
+        clock,
+        Duration::from_millis(500),
+    )
+    .unwrap()
+}
+
+/// The board once `pred` holds, within `ms`; the last board in the panic otherwise.
+pub fn until(
+    src: &mut HostsSource,
+    ms: u64,
+    what: &str,
+    pred: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
+    let end = Instant::now() + Duration::from_millis(ms);
+    let mut last = None;
+    while Instant::now() < end {
+        if let Some(s) = src.changed_within(end.saturating_duration_since(Instant::now())) {
+            if pred(&s) {
+                return s;
+            }
+            last = Some(s);
+        }
+    }
+    panic!(
+        "{what}: not within {ms} ms; last board: {:#?}",
+        last.map(|s| (s.hosts, names(&s.rows)))
+    );
+}
+
+/// Each row as `host:name state` (`local` for this machine's).
+pub fn names(rows: &[Row]) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let h = r.host.as_ref().map_or("local", |h| h.name.as_str());
+            format!("{h}:{} {}", r.name, r.state.as_str())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn host_state(s: &Snapshot, name: &str) -> HostState {
+    s.hosts
+        .iter()
+        .find(|h| h.name == name)
+        .map(|h| h.state)
+        .unwrap_or(HostState::Connecting)
+}
+
+pub fn row<'a>(s: &'a Snapshot, host: &str, name: &str) -> Option<&'a Row> {
+    s.rows
+        .iter()
+        .find(|r| r.name == name && r.host.as_ref().map_or("local", |h| h.name.as_str()) == host)
+}
+
+pub fn all_answering(s: &Snapshot) -> bool {
+    !s.hosts.is_empty() && s.hosts.iter().all(|h| h.state == HostState::Answering)
+}
+

@@ -2,95 +2,12 @@
 //! without the terminal), against real sshd servers in network namespaces: rows of every host
 //! tagged, names repeating across hosts, a change on a host arriving, and each host's own state.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use clap::Parser;
-use intercom_pane::cli::{Cli, Command};
-use intercom_pane::clock::{Clock, SystemClock};
-use intercom_pane::cmd::monitor_cmd::ScanSource;
-use intercom_pane::hosts::board::HostsSource;
-use intercom_pane::snapshot::{HostState, Row, Snapshot};
 use intercom_pane::states::BoardState;
 
+pub use crate::hosts_support::{all_answering, board, host_state, names, row, until};
 use crate::hosts_support::Net;
-
-/// The board of `net`: this machine's passes every 500 ms and every host of the hosts file.
-pub fn board(net: &Net) -> HostsSource {
-    let mut argv = vec![
-        "intercom-pane".to_string(),
-        "monitor".into(),
-        "--no-probe".into(),
-    ];
-    argv.extend(net.local_args());
-    let Command::Monitor(m) = Cli::try_parse_from(argv).unwrap().command else {
-        unreachable!()
-    };
-    let r = intercom_pane::cmd::options::resolve(&m.src).unwrap();
-    let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
-    let memory = std::sync::Arc::new(intercom_pane::evidence::ScanMemory::new());
-    let local = ScanSource::new(r.opts, clock.clone(), false, memory);
-    HostsSource::start(
-        Box::new(local),
-        net.board_hosts(),
-        clock,
-        Duration::from_millis(500),
-    )
-    .unwrap()
-}
-
-/// The board once `pred` holds, within `ms`; the last board in the panic otherwise.
-pub fn until(
-    src: &mut HostsSource,
-    ms: u64,
-    what: &str,
-    pred: impl Fn(&Snapshot) -> bool,
-) -> Snapshot {
-    let end = Instant::now() + Duration::from_millis(ms);
-    let mut last = None;
-    while Instant::now() < end {
-        if let Some(s) = src.changed_within(end.saturating_duration_since(Instant::now())) {
-            if pred(&s) {
-                return s;
-            }
-            last = Some(s);
-        }
-    }
-    panic!(
-        "{what}: not within {ms} ms; last board: {:#?}",
-        last.map(|s| (s.hosts, names(&s.rows)))
-    );
-}
-
-/// Each row as `host:name state` (`local` for this machine's).
-pub fn names(rows: &[Row]) -> Vec<String> {
-    let mut v: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let h = r.host.as_ref().map_or("local", |h| h.name.as_str());
-            format!("{h}:{} {}", r.name, r.state.as_str())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-pub fn host_state(s: &Snapshot, name: &str) -> HostState {
-    s.hosts
-        .iter()
-        .find(|h| h.name == name)
-        .map(|h| h.state)
-        .unwrap_or(HostState::Connecting)
-}
-
-pub fn row<'a>(s: &'a Snapshot, host: &str, name: &str) -> Option<&'a Row> {
-    s.rows
-        .iter()
-        .find(|r| r.name == name && r.host.as_ref().map_or("local", |h| h.name.as_str()) == host)
-}
-
-pub fn all_answering(s: &Snapshot) -> bool {
-    !s.hosts.is_empty() && s.hosts.iter().all(|h| h.state == HostState::Answering)
-}
 
 #[test]
 #[cfg_attr(

@@ -1,4 +1,4 @@
-//! A local window showing a pane of another host (docs/behaviour.md §10, jump): one window per
+//! A local window showing a pane of another host (docs/behaviour.md §12, jump): one window per
 //! (host, server, pane), tagged with the window option `@intercom-pane-jump`, opened beside the
 //! caller's pane and made current, or selected again when it is still open. The window runs
 //! `ssh -t …` as an argv (never through a shell here); its name is data, so it goes through
