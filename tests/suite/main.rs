@@ -51,6 +51,7 @@ mod hosts_board;
 mod hosts_cli;
 mod hosts_faults;
 mod hosts_refusals;
+mod hosts_ui;
 mod intercom_fixture;
 mod intercom_hostile;
 mod liveness_silent;
