@@ -103,12 +103,14 @@ fn session_lines(id: &str, cwd: &Path) -> String {
     .collect()
 }
 
-/// What a worker's stand-in pi runs: register from the inside (as the extension does), then
+/// What a worker's stand-in pi runs: register from the inside (as the extension does; again
+/// when many workers starting at once kept the registrations' lock past its 1 s wait), then
 /// append every line typed into its pane to its session as a user message (what pi records).
 fn worker_script(root: &Path, sys: &Path, w: &Worker) -> String {
     format!(
-        "{BIN} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {id} \
-         --cwd {root} --session-file {file} >/dev/null 2>&1; n=0; prev=a2; \
+        "for i in $(seq 30); do {BIN} register --config {sys} --event session_start --seq 1 \
+         --pi-pid $$ --session-id {id} --cwd {root} --session-file {file} >/dev/null 2>&1 && break; \
+         sleep 0.3; done; n=0; prev=a2; \
          while IFS= read -r line; do n=$((n+1)); ts=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ); \
          t=${{line//\\\\/\\\\\\\\}}; t=${{t//\\\"/\\\\\\\"}}; \
          printf '{{\"type\":\"message\",\"id\":\"t%s-%s\",\"parentId\":\"%s\",\"timestamp\":\"%s\",\"message\":{{\"role\":\"user\",\"content\":\"%s\"}}}}\\n' \"$$\" \"$n\" \"$prev\" \"$ts\" \"$t\" >> {file}; \
