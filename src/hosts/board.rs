@@ -237,6 +237,21 @@ fn log_state(e: &Entry) {
     );
 }
 
+/// A board that cannot be shown, and why.
+fn refused(now: Ms, why: &str) -> Snapshot {
+    Snapshot {
+        scanned_at: now,
+        roster: crate::snapshot::RosterStatus::Unavailable {
+            code: crate::snapshot::RosterCode::ScanRefused,
+            reason: why.into(),
+        },
+        rows: Vec::new(),
+        truncated: false,
+        errors: Vec::new(),
+        hosts: Vec::new(),
+    }
+}
+
 /// The sidebar's source over several machines: `local` runs its passes on a thread of its own,
 /// each host on its own thread; a snapshot is made when any of them changed.
 pub struct HostsSource {
@@ -265,7 +280,14 @@ impl HostsSource {
             .spawn(move || {
                 // Bounded by the cancel token: each wait returns at once when it is set.
                 while !stop.is_cancelled() {
-                    let snap = local.next_snapshot();
+                    let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        local.next_snapshot()
+                    }));
+                    let Ok(snap) = pass else {
+                        // Never a stale board shown as current: say so, and stop passing.
+                        s.set_local(refused(s.now(), "a scan pass of this machine failed"));
+                        return;
+                    };
                     s.set_local(snap);
                     if local.wait_for_change(interval) {
                         return;
@@ -313,17 +335,7 @@ impl SnapshotSource for HostsSource {
                 self.seen = v;
                 snap
             }
-            None => Snapshot {
-                scanned_at: self.shared.now(),
-                roster: crate::snapshot::RosterStatus::Unavailable {
-                    code: crate::snapshot::RosterCode::ScanRefused,
-                    reason: "the board is not available (quitting)".into(),
-                },
-                rows: Vec::new(),
-                truncated: false,
-                errors: Vec::new(),
-                hosts: Vec::new(),
-            },
+            None => refused(self.shared.now(), "the board is not available (quitting)"),
         }
     }
 
