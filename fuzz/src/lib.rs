@@ -605,11 +605,16 @@ pub fn hosts(data: &[u8]) {
                 wire::Line::Seat { record, .. } => vec![record],
                 _ => Vec::new(),
             };
-            for r in records.iter().chain(serde_json::from_str::<Value>(&text).ok().as_ref()) {
+            for r in records
+                .iter()
+                .chain(serde_json::from_str::<Value>(&text).ok().as_ref())
+            {
                 if let Some(row) = wire::row_of("h-1", r, 5) {
                     let h = row.host.as_ref().expect("tagged");
                     assert_eq!(h.name, "h-1");
-                    assert!(row.id.starts_with("h-1\u{1f}") && row.seen_key.starts_with("h-1\u{1f}"));
+                    assert!(
+                        row.id.starts_with("h-1\u{1f}") && row.seen_key.starts_with("h-1\u{1f}")
+                    );
                     assert!(row.state_source.to_string().starts_with("host h-1: "));
                 }
             }

@@ -24,15 +24,23 @@ const WORKERS: usize = 32;
 
 /// utime + stime (+ cutime + cstime when `children`) of `pid`, in clock ticks.
 fn ticks(pid: i32, children: bool) -> u64 {
-    let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0 };
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
     let Some(i) = s.rfind(')') else { return 0 };
-    let f: Vec<u64> = s[i + 2..].split(' ').map(|x| x.parse().unwrap_or(0)).collect();
+    let f: Vec<u64> = s[i + 2..]
+        .split(' ')
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
     f[11] + f[12] + if children { f[13] + f[14] } else { 0 }
 }
 
 /// The shared ssh connections of this machine (their process title names the control folder).
 fn masters() -> Vec<i32> {
-    let ctl = intercom_pane::hosts::ssh::control_dir().unwrap().display().to_string();
+    let ctl = intercom_pane::hosts::ssh::control_dir()
+        .unwrap()
+        .display()
+        .to_string();
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -53,21 +61,35 @@ fn pct(ticks: u64, secs: f64) -> f64 {
 #[test]
 #[ignore]
 fn eight_hosts_of_32_workers() {
-    let secs: u64 = std::env::var("HOSTS_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let secs: u64 = std::env::var("HOSTS_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
     let names: Vec<String> = (0..WORKERS).map(|i| format!("w{i:02}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let hosts: Vec<String> = (0..HOSTS).map(|i| format!("h{i}")).collect();
     let spec: Vec<(&str, &[&str])> = hosts.iter().map(|h| (h.as_str(), &names[..])).collect();
     let t0 = Instant::now();
     let net = Net::new(&spec, &[]);
-    eprintln!("setup: {} hosts × {WORKERS} workers in {:.1} s", HOSTS, t0.elapsed().as_secs_f64());
+    eprintln!(
+        "setup: {} hosts × {WORKERS} workers in {:.1} s",
+        HOSTS,
+        t0.elapsed().as_secs_f64()
+    );
     let mut src = board(&net);
     let t1 = Instant::now();
-    let s = until(&mut src, 180_000, "every host answering with all its rows", |s| {
-        all_answering(s) && s.rows.len() == HOSTS * WORKERS
-    });
+    let s = until(
+        &mut src,
+        180_000,
+        "every host answering with all its rows",
+        |s| all_answering(s) && s.rows.len() == HOSTS * WORKERS,
+    );
     let via = s.hosts.first().and_then(|h| h.via).unwrap_or("?");
-    eprintln!("board complete ({} rows, via {via}) after {:.1} s", s.rows.len(), t1.elapsed().as_secs_f64());
+    eprintln!(
+        "board complete ({} rows, via {via}) after {:.1} s",
+        s.rows.len(),
+        t1.elapsed().as_secs_f64()
+    );
 
     // Update latency: a question written on a host → the board showing the worker waiting.
     let mut lat = Vec::new();
@@ -94,9 +116,17 @@ fn eight_hosts_of_32_workers() {
     let me = std::process::id() as i32;
     let mut m = masters();
     let remote = |net: &Net| -> u64 {
-        net.hosts.iter().flat_map(|h| h.sshd_tree()).map(|p| ticks(p, true)).sum()
+        net.hosts
+            .iter()
+            .flat_map(|h| h.sshd_tree())
+            .map(|p| ticks(p, true))
+            .sum()
     };
-    let (self0, m0, r0) = (ticks(me, true), m.iter().map(|p| ticks(*p, false)).sum::<u64>(), remote(&net));
+    let (self0, m0, r0) = (
+        ticks(me, true),
+        m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
+        remote(&net),
+    );
     let start = Instant::now();
     let mut frames = 0u32;
     while start.elapsed() < Duration::from_secs(secs) {
@@ -107,7 +137,11 @@ fn eight_hosts_of_32_workers() {
     }
     let wall = start.elapsed().as_secs_f64();
     m.retain(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
-    let (self1, m1, r1) = (ticks(me, true), m.iter().map(|p| ticks(*p, false)).sum::<u64>(), remote(&net));
+    let (self1, m1, r1) = (
+        ticks(me, true),
+        m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
+        remote(&net),
+    );
     eprintln!(
         "idle {wall:.0} s: this process (board threads + reaped ssh clients) {:.2} % of a core, \
          shared ssh connections ({} processes) {:.2} %, together {:.2} %; the hosts' side \

@@ -62,6 +62,8 @@ pub struct SimHost {
     sshd: Option<Child>,
     pub tmux: Option<TmuxServer>,
     pub workers: Vec<Worker>,
+    /// Source flags of a host whose evidence was made elsewhere (`Net::add_bare`).
+    pub args: Option<Vec<String>>,
 }
 
 /// The simulated machines of one test, a client key all of them accept, a known_hosts file
@@ -168,17 +170,32 @@ fn roster(dir: &Path, names: &[&str], tag: &str) -> Vec<Worker> {
 /// Start the workers of `dir` in a tmux server of their own (one session each), wait until each
 /// registered.
 fn start_workers(dir: &Path, workers: &[Worker]) -> TmuxServer {
+    start_workers_in(dir, workers, None)
+}
+
+/// `start_workers`, in `again` (a killed server started again on its own socket) when given.
+fn start_workers_in(dir: &Path, workers: &[Worker], again: Option<TmuxServer>) -> TmuxServer {
     let root = dir.join("root");
     let sys = dir.join("sys.json");
     let seats = root.join(".pi-intercom/seats");
     let _ = std::fs::remove_dir_all(&seats);
+    // Every argv before any worker starts: making one writes the stand-in's entry script,
+    // which a running stand-in may still be reading.
+    let argvs: Vec<Vec<String>> = workers
+        .iter()
+        .map(|w| pi_support::pi_pane_argv(&dir.join("pi-bin"), &worker_script(&root, &sys, w)))
+        .collect();
     let mut server: Option<TmuxServer> = None;
-    for w in workers {
-        let argv = pi_support::pi_pane_argv(&dir.join("pi-bin"), &worker_script(&root, &sys, w));
+    let mut again = again;
+    for (w, argv) in workers.iter().zip(&argvs) {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        match &server {
-            None => server = Some(TmuxServer::start(&w.name, &root, &argv)),
-            Some(s) => s.new_session(&w.name, &root, &argv),
+        match (&server, again.take()) {
+            (None, Some(mut s)) => {
+                s.launch(&w.name, &root, &argv);
+                server = Some(s);
+            }
+            (None, None) => server = Some(TmuxServer::start(&w.name, &root, &argv)),
+            (Some(s), _) => s.new_session(&w.name, &root, &argv),
         }
     }
     let server = server.unwrap();
@@ -194,13 +211,26 @@ fn start_workers(dir: &Path, workers: &[Worker]) -> TmuxServer {
             .unwrap_or(0);
         (count >= n).then_some(())
     })
-    .expect("every worker registered");
+    .unwrap_or_else(|| {
+        let count = std::fs::read_dir(&seats).map(|rd| rd.count()).unwrap_or(0);
+        let last = &workers[workers.len() - 1].name;
+        panic!(
+            "{count} of {n} workers registered; sessions: {}; {last}'s pane: {}",
+            server
+                .tmux(&["list-sessions", "-F", "#{session_name}"])
+                .replace('\n', " "),
+            server.tmux(&["capture-pane", "-p", "-t", &format!("={last}:")])
+        )
+    });
     server
 }
 
 impl SimHost {
     fn tmux_sock(&self) -> String {
-        self.tmux.as_ref().unwrap().sock.display().to_string()
+        self.tmux
+            .as_ref()
+            .map(|t| t.sock.display().to_string())
+            .unwrap_or_else(|| self.dir.join("no-tmux.sock").display().to_string())
     }
 
     /// Start (or start again) this host's sshd in its namespace, with a private mount namespace
@@ -315,14 +345,12 @@ impl SimHost {
 
     /// Restart the host's tmux server with its workers (pane ids are issued again from %0).
     pub fn restart_tmux(&mut self) {
-        if let Some(mut t) = self.tmux.take() {
+        let mut t = self.tmux.take();
+        if let Some(t) = t.as_mut() {
+            // The same socket (the hosts file names it), a new server: pane ids start again.
             t.kill();
-            // Keep the socket path: the hosts file names it.
-            let sock = t.sock.clone();
-            drop(t);
-            let _ = std::fs::remove_file(&sock);
         }
-        self.tmux = Some(start_workers(&self.dir, &self.workers));
+        self.tmux = Some(start_workers_in(&self.dir, &self.workers, t));
     }
 
     /// Replace worker `w`'s pi: the old one killed (its pane goes with it), a new one started
@@ -335,8 +363,10 @@ impl SimHost {
         );
         let root = self.dir.join("root");
         let worker = &self.workers[w];
+        // A folder of its own: the running stand-ins still read theirs.
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let argv = pi_support::pi_pane_argv(
-            &self.dir.join("pi-bin"),
+            &self.dir.join(format!("pi-bin-{n}")),
             &worker_script(&root, &self.dir.join("sys.json"), worker),
         );
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -438,6 +468,14 @@ impl Net {
         net
     }
 
+    /// A host whose evidence and workers are made elsewhere (a real pi's folders), with
+    /// these source flags: its network namespace, sshd and hosts file entry only.
+    pub fn add_bare(&mut self, name: &str, args: Vec<String>) {
+        self.add(name, &[]);
+        self.host_mut(name).args = Some(args);
+        self.write_hosts_file(&[]);
+    }
+
     fn add(&mut self, name: &str, worker_names: &[&str]) {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
@@ -511,13 +549,16 @@ impl Net {
             sshd: None,
             tmux: None,
             workers,
+            args: None,
         };
         self.trust(&host);
         // Kept before anything can fail, so that a failure still removes it (drop).
         self.hosts.push(host);
         let host = self.hosts.last_mut().unwrap();
         host.start_sshd();
-        host.tmux = Some(start_workers(&dir, &host.workers));
+        if !host.workers.is_empty() {
+            host.tmux = Some(start_workers(&dir, &host.workers));
+        }
     }
 
     /// Add `h`'s current host key to known_hosts.
@@ -584,10 +625,14 @@ impl Net {
     /// The hosts file entry of `h` (`bin` overrides the program there).
     pub fn entry(&self, h: &SimHost, bin: Option<&str>) -> serde_json::Value {
         let d = |p: &str| h.dir.join(p).display().to_string();
-        let mut e = json!({"name": h.name, "ssh": h.addr, "sshConfig": d("ssh_config"),
-            "root": d("root"),
-            "args": ["--config", d("sys.json"), "--sessions-dir", d("sessions"), "--fleet", "none",
-                     "--repo", d("repo"), "--tmux-socket", h.tmux_sock()]});
+        let mut e = match &h.args {
+            Some(args) => json!({"name": h.name, "ssh": h.addr, "sshConfig": d("ssh_config"),
+                "args": args}),
+            None => json!({"name": h.name, "ssh": h.addr, "sshConfig": d("ssh_config"),
+                "root": d("root"),
+                "args": ["--config", d("sys.json"), "--sessions-dir", d("sessions"), "--fleet", "none",
+                         "--repo", d("repo"), "--tmux-socket", h.tmux_sock()]}),
+        };
         if let Some(b) = bin {
             e["bin"] = json!(b);
         }
@@ -794,4 +839,3 @@ pub fn row<'a>(s: &'a Snapshot, host: &str, name: &str) -> Option<&'a Row> {
 pub fn all_answering(s: &Snapshot) -> bool {
     !s.hosts.is_empty() && s.hosts.iter().all(|h| h.state == HostState::Answering)
 }
-

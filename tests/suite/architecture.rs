@@ -114,9 +114,10 @@ fn only_mux_spawns_a_shell() {
 fn only_the_transport_runs_ssh() {
     // Every connection to another host goes through `hosts::ssh` (its options, the channel
     // budget, the one quoting rule, stderr kept off the screen).
-    let bad = offenders(&["Command::new(\"ssh\")", "Command::new(\"/usr/bin/ssh\")"], |p| {
-        p == "src/hosts/ssh.rs"
-    });
+    let bad = offenders(
+        &["Command::new(\"ssh\")", "Command::new(\"/usr/bin/ssh\")"],
+        |p| p == "src/hosts/ssh.rs",
+    );
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
 }
 

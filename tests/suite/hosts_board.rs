@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use intercom_pane::states::BoardState;
 
-pub use crate::hosts_support::{all_answering, board, host_state, names, row, until};
 use crate::hosts_support::Net;
+pub use crate::hosts_support::{all_answering, board, host_state, names, row, until};
 
 #[test]
 #[cfg_attr(

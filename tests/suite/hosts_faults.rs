@@ -161,6 +161,20 @@ fn a_failing_host_never_holds_up_the_others() {
     // c's tmux restarts: its workers come back in new panes with new pis; the board shows
     // exactly those, never the old ones.
     let old: Vec<i32> = (0..2).map(|w| net.host("c").pi_pid(w)).collect();
+    let panes_of = |s: &Snapshot| -> Vec<String> {
+        let mut v: Vec<String> = ["Builder", "Reviewer"]
+            .iter()
+            .filter_map(|n| {
+                row(s, "c", n)
+                    .and_then(|r| r.pane.as_ref())
+                    .map(|p| p.pane_id.clone())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let s = until(&mut src, 10_000, "c's panes", |s| panes_of(s).len() == 2);
+    let old_panes = panes_of(&s);
     net.host_mut("c").restart_tmux();
     let new: Vec<i32> = (0..2).map(|w| net.host("c").pi_pid(w)).collect();
     assert!(old.iter().all(|p| !new.contains(p)));
@@ -173,6 +187,8 @@ fn a_failing_host_never_holds_up_the_others() {
         })
     });
     assert_eq!(host_state(&s, "c"), HostState::Answering);
+    // The new server issued the same pane ids again: the board tells the pis apart anyway.
+    assert_eq!(panes_of(&s), old_panes, "pane ids reissued");
     assert_eq!(
         s.rows
             .iter()

@@ -19,16 +19,28 @@ fn script(net: &Net, name: &str, body: &str) -> String {
 }
 
 #[test]
-#[cfg_attr(not(hosts_tier), ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)")]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
 fn refused_hosts_say_why_and_run_nothing() {
     let net = Net::new(
-        &[("old", &["Builder"]), ("future", &["Builder"]), ("unknown", &["Builder"]),
-          ("denied", &["Builder"]), ("missing", &["Builder"])],
+        &[
+            ("old", &["Builder"]),
+            ("future", &["Builder"]),
+            ("unknown", &["Builder"]),
+            ("denied", &["Builder"]),
+            ("missing", &["Builder"]),
+        ],
         &[],
     );
     let old = script(&net, "old-ip", "case \"$1\" in --version) echo 'intercom-pane 0.0.1';; *) echo \"error: unrecognized subcommand '$1'\" >&2; exit 2;; esac");
     let future = script(&net, "future-ip", "printf '%s\\n' '{\"v\":1,\"program\":\"intercom-pane\",\"version\":\"9.0.0\",\"protocol\":99,\"echo\":null}'");
-    net.write_hosts_file(&[("old", &old), ("future", &future), ("missing", "/nonexistent/intercom-pane")]);
+    net.write_hosts_file(&[
+        ("old", &old),
+        ("future", &future),
+        ("missing", "/nonexistent/intercom-pane"),
+    ]);
     net.forget(net.host("unknown"));
     net.host("denied").deny();
     let known_before = std::fs::read(&net.known_hosts).unwrap();
@@ -42,10 +54,26 @@ fn refused_hosts_say_why_and_run_nothing() {
             && host_state(s, "missing") == HostState::Refused
     });
     let detail = |n: &str| s.hosts.iter().find(|h| h.name == n).unwrap().detail.clone();
-    assert!(detail("old").contains("0.0.1") && detail("old").contains(hello::version()), "{}", detail("old"));
-    assert!(detail("future").contains("9.0.0") && detail("future").contains("protocol 99"), "{}", detail("future"));
-    assert!(detail("missing").contains("not installed"), "{}", detail("missing"));
-    assert!(s.rows.is_empty(), "no refused host has rows: {:?}", s.rows.len());
+    assert!(
+        detail("old").contains("0.0.1") && detail("old").contains(hello::version()),
+        "{}",
+        detail("old")
+    );
+    assert!(
+        detail("future").contains("9.0.0") && detail("future").contains("protocol 99"),
+        "{}",
+        detail("future")
+    );
+    assert!(
+        detail("missing").contains("not installed"),
+        "{}",
+        detail("missing")
+    );
+    assert!(
+        s.rows.is_empty(),
+        "no refused host has rows: {:?}",
+        s.rows.len()
+    );
 
     // The commands say the same, in their own words, and run nothing there.
     for (host, words) in [
@@ -58,7 +86,12 @@ fn refused_hosts_say_why_and_run_nothing() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(20), "{host}: {err}");
         assert!(err.contains(words), "{host}: {err}");
-        assert!(!err.contains("@@@") && !err.contains("No ED25519") && !err.contains("Permission denied"), "{host}: ssh's words: {err}");
+        assert!(
+            !err.contains("@@@")
+                && !err.contains("No ED25519")
+                && !err.contains("Permission denied"),
+            "{host}: ssh's words: {err}"
+        );
         assert!(o.stdout.is_empty());
         assert!(!net.host(host).transcript(0).contains("hello there"));
     }

@@ -81,8 +81,14 @@ fn host_rows_are_tagged_and_a_silent_host_is_said_and_dimmed() {
         "{screen}"
     );
     assert!(!screen.contains('\u{1b}'));
-    assert!(screen.contains("host build not answering: as of 1m ago"), "{screen}");
-    assert!(!screen.contains("host gpu"), "an answering host has no line: {screen}");
+    assert!(
+        screen.contains("host build not answering: as of 1m ago"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("host gpu"),
+        "an answering host has no line: {screen}"
+    );
     // The silent host's row is dimmed, cell by cell; the answering host's is not.
     let y_of = |needle: &str| {
         (0..b.area.height)
@@ -93,7 +99,8 @@ fn host_rows_are_tagged_and_a_silent_host_is_said_and_dimmed() {
             .unwrap()
     };
     let (silent, live) = (y_of("build:Builder"), y_of("gpu:Builder"));
-    let dim = |y: u16| (1..60).all(|x| b[(x, y)].fg == Color::DarkGray || b[(x, y)].symbol() == " ");
+    let dim =
+        |y: u16| (1..60).all(|x| b[(x, y)].fg == Color::DarkGray || b[(x, y)].symbol() == " ");
     assert!(dim(silent), "{screen}");
     assert!(!dim(live), "{screen}");
 }
