@@ -23,6 +23,14 @@ pub enum Command {
     Status(StatusArgs),
     /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
     Monitor(MonitorArgs),
+    /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
+    /// SIGHUP or SIGINT (exit 0).
+    Watch(WatchArgs),
+    /// Take the person to a seat's pane: one named, the seat that alerted last (`--last`, the
+    /// tmux plugin's key) or the one an alert named (`--session-id`), after checking that its
+    /// pane still runs the same pi; on another host (--host), a local tmux window attached to
+    /// its pane over ssh; --print only prints the command.
+    Jump(JumpArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
     /// Send one text (several lines allowed) to one registered seat: through the pi extension's
@@ -36,6 +44,14 @@ pub enum Command {
     Handoff(HandoffArgs),
     /// Bring a closed worker back in a new window on its saved session (never twice).
     ResumeWorker(ResumeWorkerArgs),
+    /// Start a roster here: .pi-intercom/config.json with a coordinator entry, and the command
+    /// that starts the coordinator's pi in that session.
+    Init(InitArgs),
+    /// Add a worker to the roster and start its pi in a new window (Herdr: tab) beside the
+    /// coordinator, without focus; wait until it registers; hand it its first task.
+    Spawn(SpawnArgs),
+    /// Remove a closed worker from the roster (its entry kept under .pi-intercom/retired/).
+    Retire(RetireArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -49,9 +65,6 @@ pub enum Command {
     /// Say who this program is, as one JSON line (the handshake a board on another machine
     /// runs first over ssh: version, protocol, whether it streams, the echoed word).
     Hello(HelloArgs),
-    /// Go to a seat's pane: on this machine, or (--host) a local tmux window attached over ssh
-    /// to that host's tmux session and pane; --print only prints the command.
-    Jump(JumpArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -151,6 +164,87 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+    #[command(flatten)]
+    pub alerts: AlertArgs,
+}
+
+/// `watch`: the alerts without a sidebar.
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    #[command(flatten)]
+    pub alerts: AlertArgs,
+}
+
+/// `jump`.
+#[derive(Args, Debug)]
+pub struct JumpArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
+    #[arg(conflicts_with_all = ["last", "session_id"])]
+    pub name: Option<String>,
+    /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
+    #[arg(
+        long,
+        conflicts_with = "session_id",
+        required_unless_present_any = ["session_id", "name"]
+    )]
+    pub last: bool,
+    /// The seat whose session this is (an alert's `sessionId`).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// tmux: move the client that shows this pane (`%N`; the plugin's key passes the pane it
+    /// was pressed in). Default: `$TMUX_PANE` when run in a pane of the seat's server, else the
+    /// attached client used last.
+    #[arg(long, value_name = "PANE")]
+    pub from: Option<String>,
+    /// Only print the command that would go there (nothing is moved or opened).
+    #[arg(long)]
+    pub print: bool,
+    /// With --print: where the seat is, as JSON (what a board on another machine reads).
+    #[arg(long)]
+    pub json: bool,
+    /// Act only if the seat is still the one a board showed; refused with exit 4 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
+}
+
+/// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
+/// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options.
+#[derive(Args, Debug, Clone, Default)]
+pub struct AlertArgs {
+    /// The alert settings file (default: `$XDG_CONFIG_HOME/intercom-pane/alerts.json`, else
+    /// `~/.config/intercom-pane/alerts.json`, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub alert_config: Option<PathBuf>,
+    /// No alerts (the tmux status line's summary is still kept).
+    #[arg(long)]
+    pub no_alerts: bool,
+    /// Seconds a state must hold before it alerts (0 to 600; default 5).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub settle_secs: Option<u64>,
+    /// Alert also for a seat whose pane is the active pane of an attached client.
+    #[arg(long)]
+    pub alert_when_visible: bool,
+    /// Show each alert on every attached tmux client (`display-message`).
+    #[arg(long)]
+    pub display_message: bool,
+    /// Ring the terminal bell on each alert.
+    #[arg(long)]
+    pub bell: bool,
+    /// No desktop notifications (`notify-send`).
+    #[arg(long)]
+    pub no_desktop: bool,
+    /// Do not keep the tmux option `@intercom_pane_status` up to date.
+    #[arg(long)]
+    pub no_status_line: bool,
+    /// Run PROGRAM with ARGS (never through a shell) for each alert, one JSON line on its
+    /// stdin (docs/interop.md §12); bounded in time and number. Takes the rest of the command
+    /// line: put it last.
+    #[arg(long, value_name = "PROGRAM [ARGS]...", num_args = 1.., allow_hyphen_values = true)]
+    pub on_alert: Option<Vec<String>>,
 }
 
 #[derive(Args, Debug)]
@@ -231,6 +325,95 @@ pub struct ResumeWorkerArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The folder to hold the roster (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The coordinator's name.
+    #[arg(long, default_value = "Coordinator")]
+    pub name: String,
+    /// The coordinator's responsibility.
+    #[arg(long, default_value = "Coordinates the workers.")]
+    pub description: String,
+    /// The roster's multiplexer (default: the one this runs in; tmux outside any).
+    #[arg(long, value_parser = ["tmux", "herdr", "none"])]
+    pub multiplexer: Option<String>,
+    /// System config the coordinator's pi extension passes on as `--config` (written into the
+    /// command as INTERCOM_PANE_CONFIG).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Start the coordinator's pi now: in this pane (inside tmux or Herdr), else in a new
+    /// tmux session; without it the command is printed.
+    #[arg(long)]
+    pub start: bool,
+    /// The pi program to run (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SpawnArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The new worker's name: at most 64 characters, no control, invisible or path-separator
+    /// characters, not `coordinator`, not taken (case-insensitive).
+    pub name: String,
+    /// Work in this folder (under the root; default: the root).
+    #[arg(long, value_name = "DIR", conflicts_with = "worktree")]
+    pub dir: Option<PathBuf>,
+    /// Work in a new git worktree at .pi-intercom/worktrees/NAME, on BRANCH (default: a new
+    /// branch named after the worker, from the root checkout's HEAD).
+    #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+    /// The worker's responsibility (the roster's `description`).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The first task, handed to the worker through the reply path once it registered (the
+    /// reply text rules: at most 2000 characters).
+    #[arg(long, conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the first task from this file.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// pi's `--model`.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// pi's `--thinking` (off, minimal, low, medium, high, xhigh, max).
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<String>,
+    /// Seconds to wait for the new seat's registration, 1..120.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
+    pub wait_secs: u64,
+    /// The pi program to run (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the receipt as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// More arguments for pi, after `--` (not the session flags: the roster names the session).
+    #[arg(last = true, value_name = "PI_ARGS")]
+    pub pi_args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RetireArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Also remove the git worktree spawn made for it, when it holds no uncommitted or
+    /// unmerged work (else it is kept, and the report says why).
+    #[arg(long)]
+    pub remove_worktree: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct HandoffArgs {
     /// The close job id the coordinator named.
     #[arg(long)]
@@ -270,6 +453,11 @@ pub struct EnsureMonitorArgs {
     /// broken: it lasts exactly as long as the run holding it).
     #[arg(long)]
     pub recover: bool,
+    /// Internal: this run is the placement itself, started by `ensure-monitor` in a process
+    /// group of its own so that a caller giving up (the pi extension's timeout) cannot stop it
+    /// half-way.
+    #[arg(long, hide = true)]
+    pub in_background: bool,
 }
 
 #[derive(Args, Debug)]
@@ -403,23 +591,6 @@ pub struct HelloArgs {
     /// A word to hand back unchanged (checks that the login shell kept a quoted word).
     #[arg(long, value_name = "WORD")]
     pub echo: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct JumpArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
-    /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
-    pub name: String,
-    /// Only print the command that would attach (nothing is opened).
-    #[arg(long)]
-    pub print: bool,
-    /// With --print: where the seat is, as JSON (what a board on another machine reads).
-    #[arg(long)]
-    pub json: bool,
-    /// Act only if the seat is still the one a board showed; refused with exit 14 otherwise.
-    #[arg(long, value_name = "TOKEN")]
-    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]

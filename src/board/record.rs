@@ -103,7 +103,7 @@ pub struct SeatRecord {
     /// `pi-default-agent-dir`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found_by: Option<FoundBy>,
-    /// What a board on another machine needs beyond the fields above (docs/interop.md §12).
+    /// What a board on another machine needs beyond the fields above (docs/interop.md §13).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seat: Option<SeatExtra>,
 }
@@ -121,6 +121,10 @@ pub struct SeatExtra {
     pub reply: Value,
     pub last_user_text: Option<String>,
     pub running_tool: Option<Value>,
+    /// The turn the state belongs to (the alerts key on it, `snapshot::Row::turn`).
+    pub turn: Option<String>,
+    /// pi recorded the end of the seat's session (`snapshot::Row::session_ended`).
+    pub session_ended: bool,
 }
 
 /// The pane of a seat's pi and the registered pi in it.
@@ -171,6 +175,8 @@ impl SeatExtra {
             running_tool: row
                 .and_then(|r| r.running_tool.as_ref())
                 .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
+            turn: row.and_then(|r| r.turn.clone()),
+            session_ended: row.is_some_and(|r| r.session_ended),
         }
     }
 }

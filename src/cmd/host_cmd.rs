@@ -46,6 +46,14 @@ pub fn elsewhere(cmd: &Command) -> Option<i32> {
             let host = remote_of(&a.src)?;
             Some(host.map(|h| resume(a, &h)).unwrap_or_else(refused))
         }
+        Command::Spawn(a) => {
+            let host = remote_of(&a.src)?;
+            Some(host.and_then(|h| spawn(a, &h)).unwrap_or_else(refused))
+        }
+        Command::Retire(a) => {
+            let host = remote_of(&a.src)?;
+            Some(host.map(|h| retire(a, &h)).unwrap_or_else(refused))
+        }
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
         _ => None,
@@ -148,6 +156,70 @@ fn resume(a: &crate::cli::ResumeWorkerArgs, host: &Host) -> i32 {
     let deadline = Duration::from_secs(a.wait_secs) + SLACK;
     let d = delegate::run(host, &words, None, deadline);
     finish(host, "resume-worker", d, a.json)
+}
+
+fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
+    // The first task is read here (a file of this machine) and checked by the host's own rules.
+    let prompt = match (&a.prompt, &a.prompt_file) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(f)) => Some(
+            text_input::read_text(REPLY_TEXT, None, Some(f), std::io::stdin())
+                .map_err(|e| e.to_string())?,
+        ),
+        (None, None) => None,
+    };
+    let mut flags = vec!["--wait-secs".to_string(), a.wait_secs.to_string()];
+    // A folder there: relative to that host's root, as spawn takes it.
+    push_value(
+        &mut flags,
+        "--dir",
+        a.dir.as_ref().map(|d| d.display().to_string()),
+    );
+    if let Some(b) = &a.worktree {
+        flags.push(if b.is_empty() {
+            "--worktree".into()
+        } else {
+            format!("--worktree={b}")
+        });
+    }
+    push_value(&mut flags, "--description", a.description.clone());
+    push_value(&mut flags, "--prompt", prompt);
+    push_value(&mut flags, "--model", a.model.clone());
+    push_value(&mut flags, "--thinking", a.thinking.clone());
+    push_value(&mut flags, "--pi", Some(a.pi.clone()));
+    push_flag(&mut flags, a.json, "--json");
+    // pi's own arguments follow spawn's `--`, so the name goes before it (never read as a
+    // flag: a worker name cannot start with '-').
+    if a.name.starts_with('-') {
+        return Err(format!("{:?} is not a worker name", sanitize(&a.name)));
+    }
+    let mut words = delegate::words(host, "spawn", &flags, &[]);
+    words.pop();
+    words.push(a.name.clone());
+    if !a.pi_args.is_empty() {
+        words.push("--".into());
+        words.extend(a.pi_args.iter().cloned());
+    }
+    let deadline = Duration::from_secs(a.wait_secs) + SLACK;
+    Ok(finish(
+        host,
+        "spawn",
+        delegate::run(host, &words, None, deadline),
+        a.json,
+    ))
+}
+
+fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.remove_worktree, "--remove-worktree");
+    push_flag(&mut flags, a.json, "--json");
+    let words = delegate::words(host, "retire", &flags, std::slice::from_ref(&a.name));
+    finish(
+        host,
+        "retire",
+        delegate::run(host, &words, None, SLACK),
+        a.json,
+    )
 }
 
 /// Say how a delegated command ended and give its exit code: what the host printed comes back

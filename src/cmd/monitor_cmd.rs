@@ -246,24 +246,54 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
-    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
-    let mut opts = MonitorOptions {
-        pass_interval: PASS_INTERVAL,
-        color: None,
-        navigator: Arc::new(navigator),
-        workers: Arc::new(workers),
-    };
-    let mut source: Box<dyn SnapshotSource> = Box::new(source);
-    let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
     // Other machines: each on its own thread; their rows' actions run there.
     let remotes = match crate::hosts::targets(&args.src.hosts, true) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
+    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        opts: r.opts.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        clock: clock.clone(),
+    };
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+    // leave the sidebar without them, said on stderr and in the log.
+    let alerts =
+        match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)
+        {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("intercom-pane monitor: no alerts: {e}");
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": "settings", "detail": e}),
+                );
+                None
+            }
+        };
+    let mut source: Box<dyn SnapshotSource> = Box::new(ScanSource::new(
+        r.opts,
+        clock.clone(),
+        !args.no_probe,
+        memory,
+    ));
+    let mut opts = MonitorOptions {
+        pass_interval: PASS_INTERVAL,
+        color: None,
+        navigator: Arc::new(navigator),
+        workers: Arc::new(workers),
+        spawner: Arc::new(spawner),
+    };
+    let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
     if !remotes.is_empty() {
         source = match HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL) {
             Ok(s) => Box::new(s),
-            Err(e) => return refuse(format!("cannot start the hosts' threads: {e}")),
+            Err(e) => {
+                if let Some(t) = alerts {
+                    t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+                }
+                return refuse(format!("cannot start the hosts' threads: {e}"));
+            }
         };
         let ports = Arc::new(HostPorts {
             hosts: remotes,
@@ -276,13 +306,25 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         opts.navigator = ports.clone();
         opts.workers = ports;
     }
-    match run_monitor_with(
+    // The alerts see the whole board: this machine's rows and every host's (each alert names
+    // its host).
+    if let Some(t) = &alerts {
+        source = Box::new(crate::alerts::run::AlertingSource {
+            inner: source,
+            alerts: t.sender(),
+        });
+    }
+    let result = run_monitor_with(
         source,
         Arc::new(DataRootSeen { data_root }),
         replies,
         clock,
         opts,
-    ) {
+    );
+    if let Some(t) = alerts {
+        t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+    }
+    match result {
         Ok(()) => MonitorExit::Quit,
         Err(e) => {
             eprintln!("intercom-pane monitor: {e}");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cmd::jump_cmd::{remote_jump, RemoteJump};
+use crate::cmd::jump_cmd::{remote_jump, RemoteJump, Seat};
 use crate::hosts::delegate::{self, Delegated};
 use crate::hosts::expect::SeatExpect;
 use crate::hosts::Host;
@@ -167,7 +167,12 @@ impl Navigator for HostPorts {
             Err(why) => return refused(why),
         };
         let t = token(h, seat.pane.as_ref());
-        match remote_jump(host, &h.key, Some(&t), self.own.as_ref()) {
+        match remote_jump(
+            host,
+            &Seat::Name(h.key.clone()),
+            Some(&t),
+            self.own.as_ref(),
+        ) {
             Ok(RemoteJump::Window { what, .. }) => JumpOutcome::Moved { pane: what },
             Ok(RemoteJump::Printed(line)) => refused(format!("not in a tmux pane; run: {line}")),
             Err((_, why)) => refused(why),
@@ -205,6 +210,9 @@ impl WorkerControl for HostPorts {
         match action {
             WorkerAction::Close => {}
             WorkerAction::Resume => flags.push("--confirm-closed".into()),
+            WorkerAction::Spawn => {
+                return refused("a spawn runs through the sidebar's spawner".into())
+            }
         }
         // A closed seat has no pi to compare: only its session.
         let pane = (action == WorkerAction::Close)
@@ -227,10 +235,10 @@ impl WorkerControl for HostPorts {
                         .unwrap_or_else(|| "done".into()),
                     (_, 2 | 6 | 14) => "refused".into(),
                     (_, 5) => "fenced".into(),
-                    (WorkerAction::Resume, _) => text("result").unwrap_or_else(|| "failed".into()),
                     (WorkerAction::Close, _) => {
                         text("state").unwrap_or_else(|| "not closed".into())
                     }
+                    (_, _) => text("result").unwrap_or_else(|| "failed".into()),
                 };
                 let detail = text("refused")
                     .or_else(|| text("reason"))

@@ -1,4 +1,4 @@
-//! The hosts file (docs/interop.md §12): which machines the board shows, and how to reach each.
+//! The hosts file (docs/interop.md §13): which machines the board shows, and how to reach each.
 //!
 //! ```json
 //! {"version": 1, "hosts": [

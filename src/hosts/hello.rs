@@ -1,4 +1,4 @@
-//! The handshake (docs/interop.md §12): before a host's board is read or an action sent, the
+//! The handshake (docs/interop.md §13): before a host's board is read or an action sent, the
 //! remote program says who it is. `intercom-pane hello --echo WORD` prints one JSON line:
 //!
 //! ```json

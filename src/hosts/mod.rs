@@ -1,4 +1,4 @@
-//! Several machines on one board (docs/behaviour.md §12, docs/interop.md §12): the hosts file,
+//! Several machines on one board (docs/behaviour.md §12, docs/interop.md §13): the hosts file,
 //! `--host`, and the OpenSSH transport that runs this same program on each host and reads its
 //! board, or runs an action there as the same guarded command.
 //!

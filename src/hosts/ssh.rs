@@ -1,5 +1,5 @@
 //! The transport: OpenSSH's own `ssh` client, the only program this crate runs to reach
-//! another host (docs/interop.md §12).
+//! another host (docs/interop.md §13).
 //!
 //! Every call gets the same options: `BatchMode=yes` (never a password or passphrase prompt in
 //! the background), `StrictHostKeyChecking=yes` (an unknown or changed host key is refused,

@@ -143,6 +143,13 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
         waiting_on_you: r.waiting_on_you,
         seen: r.seen,
         alive: r.alive,
+        turn: seat
+            .and_then(|x| s(x, "turn"))
+            .map(|t| crate::text::one_line(t, 200)),
+        session_ended: seat
+            .and_then(|x| x.get("sessionEnded"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         reply: match seat.and_then(|x| x.get("reply")) {
             Some(v) => match (s(v, "target"), s(v, "unavailable")) {
                 (Some(t), _) => ReplyPath::Available {

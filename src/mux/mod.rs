@@ -11,13 +11,14 @@ pub mod herdr;
 mod identity;
 mod owner;
 pub mod pi_channel;
+pub mod pi_editor;
 pub mod session;
 pub mod spawn;
 pub mod tmux;
 
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
-pub use owner::{owning_multiplexer, server_is_ours, MuxEnv, Owner};
+pub use owner::{follow_pane, owning_multiplexer, pane_of_process, server_is_ours, MuxEnv, Owner};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -119,8 +120,9 @@ pub trait Multiplexer: Send + Sync {
         deadline: Instant,
     ) -> Result<CloseOutcome, MuxError>;
     /// Take the person to `target` and check that it worked: tmux switches the client that
-    /// shows `from` (the caller's own pane) to `target`'s session, window and pane; Herdr
-    /// focuses its workspace, tab and pane (`from` unused).
+    /// shows `from` (the caller's own pane; without one, the attached client used last; never a
+    /// control client) to `target`'s session, window and pane; Herdr focuses its workspace, tab
+    /// and pane (`from` unused).
     fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError>;
     /// Make a pane at least `lines` tall, taking rows from its neighbours; `Ok(false)` when it
     /// already is. Herdr: not supported (an error).

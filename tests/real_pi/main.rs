@@ -4,6 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[allow(dead_code)]
+#[path = "../mux_herdr_fake/real.rs"]
+mod herdr_real;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
 #[path = "../hosts_support/mod.rs"]
@@ -22,10 +25,13 @@ mod scan_support;
 mod text_cases;
 
 mod real_pi;
+mod real_pi_alerts;
 mod real_pi_channel;
+mod real_pi_herdr;
 mod real_pi_hostile;
 mod real_pi_hosts;
 mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;
+mod real_pi_spawn;

@@ -38,6 +38,7 @@ fn app(snap: Snapshot) -> App {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));

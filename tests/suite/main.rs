@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../alerts_support/mod.rs"]
+mod alerts_support;
 #[path = "../close_support/mod.rs"]
 mod close_support;
 #[path = "../hostile_support/mod.rs"]
@@ -29,9 +31,12 @@ mod probe_common;
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]
 mod sessions_common;
+#[path = "../spawn_support/mod.rs"]
+mod spawn_support;
 #[path = "../text_cases/mod.rs"]
 mod text_cases;
 
+mod alerts_watch;
 mod architecture;
 mod close_adversarial;
 mod close_kills;
@@ -52,6 +57,7 @@ mod hosts_cli;
 mod hosts_faults;
 mod hosts_refusals;
 mod hosts_ui;
+mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
 mod liveness_silent;
@@ -95,6 +101,10 @@ mod sessions_fixtures;
 mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
+mod spawn_cli;
+mod spawn_herdr;
+mod spawn_race;
+mod spawn_retire;
 mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
@@ -107,4 +117,5 @@ mod ui_render;
 mod ui_reply;
 mod ui_reply_tmux;
 mod ui_robust;
+mod ui_spawn;
 mod ui_tmux;

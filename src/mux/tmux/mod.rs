@@ -39,6 +39,7 @@ use super::{
 
 mod args;
 mod attach;
+pub mod clients;
 mod close;
 mod create;
 mod focus;
@@ -50,7 +51,7 @@ pub use args::{escape_arg, parse_version, socket_for_name};
 use args::{filter_for, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
-pub use literal::{format_literal, is_pane_id, PaneId};
+pub use literal::{format_literal, is_pane_id, message_literal, PaneId};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
 pub const MIN_VERSION: (u32, u32) = (3, 2);
@@ -227,6 +228,15 @@ impl Tmux {
     }
 }
 
+/// Replace this process with a tmux client that starts a session on the person's own default
+/// server (`tmux new-session ARGS…`, attached, as they would type it): `init --start` outside
+/// any multiplexer, the one place a session is started there. Never called inside a pane (no
+/// nesting). Returns only when tmux could not be started.
+pub fn exec_new_session(args: &[String]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    Command::new("tmux").arg("new-session").args(args).exec()
+}
+
 fn run_error(e: RunError) -> MuxError {
     match e {
         RunError::NotFound => MuxError::new(ErrorCode::NotInstalled, "tmux not found"),
@@ -386,12 +396,6 @@ impl Multiplexer for Tmux {
     }
 
     fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
-        let from = from.ok_or_else(|| {
-            MuxError::new(
-                ErrorCode::BadRequest,
-                "the caller is not in a pane of this tmux server",
-            )
-        })?;
         self.jump(target, from, deadline)
     }
 
