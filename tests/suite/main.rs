@@ -56,6 +56,7 @@ mod hosts_board;
 mod hosts_cli;
 mod hosts_faults;
 mod hosts_refusals;
+mod hosts_stream;
 mod hosts_ui;
 mod init_cli;
 mod intercom_fixture;
