@@ -16,12 +16,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         Ok(r) => r,
         Err(e) => return refuse(e),
     };
-    let expect = match args
-        .expect_seat
-        .as_deref()
-        .map(SeatExpect::parse)
-        .transpose()
-    {
+    let expect = match SeatExpect::flag(args.expect_seat.as_deref()) {
         Ok(e) => e,
         Err(e) => return refuse(e),
     };

@@ -72,12 +72,7 @@ fn say(line: String) {
 
 /// Run `jump`; its exit code (a delegated one comes back as the host's).
 pub fn run(args: &JumpArgs) -> i32 {
-    let expect = match args
-        .expect_seat
-        .as_deref()
-        .map(SeatExpect::parse)
-        .transpose()
-    {
+    let expect = match SeatExpect::flag(args.expect_seat.as_deref()) {
         Ok(e) => e,
         Err(e) => return refuse::<JumpExit>(e).code(),
     };

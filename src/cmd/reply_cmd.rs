@@ -27,12 +27,7 @@ pub fn run(args: &ReplyArgs) -> ReplyExit {
     if let Err(r) = reply::check_text(&text) {
         return refused(r);
     }
-    let expect = match args
-        .expect_seat
-        .as_deref()
-        .map(crate::hosts::expect::SeatExpect::parse)
-        .transpose()
-    {
+    let expect = match crate::hosts::expect::SeatExpect::flag(args.expect_seat.as_deref()) {
         Ok(e) => e,
         Err(e) => return refuse(e),
     };

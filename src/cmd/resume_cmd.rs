@@ -13,12 +13,7 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
             return ResumeExit::Usage;
         }
     };
-    let expect = match args
-        .expect_seat
-        .as_deref()
-        .map(crate::hosts::expect::SeatExpect::parse)
-        .transpose()
-    {
+    let expect = match crate::hosts::expect::SeatExpect::flag(args.expect_seat.as_deref()) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("intercom-pane: resume-worker: {e}");

@@ -55,6 +55,11 @@ impl SeatExpect {
         Ok(e)
     }
 
+    /// The `--expect-seat` flag of a command: none, or a token that parses.
+    pub fn flag(token: Option<&str>) -> Result<Option<SeatExpect>, String> {
+        token.map(SeatExpect::parse).transpose()
+    }
+
     pub fn token(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }

@@ -3,15 +3,12 @@
 //! saying since when and why (ssh's words sanitized), and its last rows are dimmed with their
 //! age, never drawn as live. Pure: no ssh here (the real hosts are in hosts_board.rs).
 
-use std::sync::Arc;
-
-use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{HostState, HostView, RowHost, Snapshot};
-use intercom_pane::ui::app::{App, Msg, Options};
+use intercom_pane::clock::{parse_iso, Ms};
+use intercom_pane::snapshot::{HostState, HostView, RowHost};
 use intercom_pane::ui::demo::{demo_row, demo_snapshot};
 use ratatui::style::Color;
 
-use crate::ui_render::{buffer, text};
+use crate::ui_render::{app_with, buffer, text};
 
 fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
@@ -29,20 +26,6 @@ fn host_row(i: usize, host: &str, answering: bool) -> intercom_pane::snapshot::R
         answering,
     });
     r
-}
-
-fn app(snap: Snapshot) -> App {
-    let mut a = App::new(
-        Arc::new(FixedClock(now())),
-        Options {
-            color: true,
-            reply_unavailable: None,
-            workers_unavailable: None,
-            spawn_unavailable: None,
-        },
-    );
-    a.update(Msg::SnapshotArrived(snap));
-    a
 }
 
 #[test]
@@ -72,7 +55,7 @@ fn host_rows_are_tagged_and_a_silent_host_is_said_and_dimmed() {
             seats: 1,
         },
     ];
-    let a = app(snap);
+    let a = app_with(true, snap);
     let b = buffer(&a, 200, 12);
     let screen = text(&b);
     assert!(screen.contains("gpu:Builder"), "{screen}");
