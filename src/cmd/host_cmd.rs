@@ -21,6 +21,9 @@ const REPLY_DEADLINE: Duration = Duration::from_secs(60);
 const SLACK: Duration = Duration::from_secs(60);
 /// A remote `scan --json` or `status --json` must answer within this long.
 const READ_DEADLINE: Duration = Duration::from_secs(20);
+/// `--watch` with another host: the stream is each machine's own.
+const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar and `watch` \
+     follow other hosts (--host), or run it there over ssh";
 /// Largest board read from a host.
 const MAX_BOARD: usize = 32 * 1024 * 1024;
 
@@ -53,6 +56,10 @@ pub fn elsewhere(cmd: &Command) -> Option<i32> {
         Command::Retire(a) => {
             let host = remote_of(&a.src)?;
             Some(host.map(|h| retire(a, &h)).unwrap_or_else(refused))
+        }
+        Command::Board(a) => {
+            let host = remote_of(&a.src)?;
+            Some(host.map(|h| board(a, &h)).unwrap_or_else(refused))
         }
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
@@ -263,12 +270,35 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
     code
 }
 
+/// `board --host NAME`: that one machine's page, as it printed it.
+fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.attention, "--attention");
+    push_value(&mut flags, "--name", a.name.clone());
+    flags.extend([
+        "--offset".into(),
+        a.offset.to_string(),
+        "--limit".into(),
+        a.limit.to_string(),
+    ]);
+    let words = delegate::words(host, "board", &flags, &[]);
+    finish(
+        host,
+        "board",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        true,
+    )
+}
+
 /// `status --json --host NAME`: that one machine's page, as it printed it.
 fn status(a: &StatusArgs) -> Option<i32> {
     let host = match remote_of(&a.src)? {
         Ok(h) => h,
         Err(e) => return Some(refused(e)),
     };
+    if a.watch {
+        return Some(refused(WATCH_HERE.into()));
+    }
     let mut flags = vec!["--json".to_string()];
     push_value(&mut flags, "--name", a.name.clone());
     flags.extend([
@@ -346,6 +376,9 @@ fn scan(a: &ScanArgs) -> Option<i32> {
     };
     if targets == [Target::Local] {
         return None;
+    }
+    if a.watch {
+        return Some(refused(WATCH_HERE.into()));
     }
     let readers: Vec<_> = targets
         .iter()

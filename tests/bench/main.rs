@@ -5,6 +5,8 @@
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
 #[path = "../hosts_support/mod.rs"]
 mod hosts_support;
+#[path = "../live_support/mod.rs"]
+mod live_support;
 #[path = "../mux_herdr_fake/mod.rs"]
 mod mux_herdr_fake;
 #[path = "../mux_support/mod.rs"]
@@ -19,6 +21,7 @@ mod scan_support;
 mod sessions_common;
 
 mod hosts_bench;
+mod live_bench;
 mod monitor_bench;
 mod mux_bench;
 mod probe_bench;
