@@ -17,7 +17,7 @@ use serde_json::json;
 /// The remote protocol this build speaks.
 pub const PROTOCOL: u32 = 1;
 /// Whether this build has `status --watch --json-lines`.
-pub const HAS_WATCH: bool = false;
+pub const HAS_WATCH: bool = true;
 /// Largest hello answer read.
 pub const MAX_HELLO: usize = 16 * 1024;
 

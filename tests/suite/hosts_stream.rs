@@ -1,9 +1,9 @@
-//! The board following a host's stream (`status --watch --json-lines`, schema version 1) over
-//! real ssh: until that command ships, the host's program is a small script that answers hello
-//! with `"watch": true` and streams what the real binary's `scan --json` says as `board` lines
-//! (every 200 ms) with heartbeats, as the stream would. A change there shows within 1 s; a
-//! stream that stops (the script told to go quiet) reads "not answering" within 10 s, its rows
-//! kept but not live.
+//! The board following a host's real stream (`intercom-pane status --watch --json-lines`,
+//! docs/interop.md §10) over real ssh: host `s` runs this build, which streams; host `p` runs
+//! this build behind a wrapper whose hello says `"watch": false` (a program from before the
+//! stream), so its board is read by `scan --json` polls. A change on `s` shows within 1 s; its
+//! stream stopped (the remote `status --watch` process frozen with SIGSTOP, its ssh connection
+//! still up) reads "not answering" within 10 s, its rows kept but not live, and comes back.
 
 use std::time::Instant;
 
@@ -12,39 +12,38 @@ use intercom_pane::states::BoardState;
 
 use crate::hosts_support::{all_answering, board, host_state, row, until, Net};
 
+/// The remote processes running `status --watch` for the board (under host `h`'s sshd).
+fn streams(net: &Net, h: &str) -> Vec<i32> {
+    net.host(h)
+        .sshd_tree()
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            words.contains(&&b"status"[..]) && words.contains(&&b"--watch"[..])
+        })
+        .collect()
+}
+
 #[test]
 #[cfg_attr(
     not(hosts_tier),
     ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
 )]
-fn a_streaming_host_shows_a_change_within_a_second_and_a_silent_stream_is_noticed() {
+fn a_streaming_host_shows_a_change_within_a_second_and_a_frozen_stream_is_noticed() {
     let net = Net::new(&[("s", &["Builder"]), ("p", &["Builder"])], &[]);
-    let quiet = net.dir.path().join("quiet");
-    let script = net.dir.path().join("streaming-ip");
+    let older = net.dir.path().join("older-ip");
     std::fs::write(
-        &script,
+        &older,
         format!(
-            "#!/bin/bash\nREAL={bin}\ncmd=$1; shift\n\
-             case \"$cmd\" in\n\
-             hello) \"$REAL\" hello \"$@\" | sed 's/\"watch\":false/\"watch\":true/';;\n\
-             status) args=(); skip=0; for a in \"$@\"; do if [ $skip = 1 ]; then skip=0; continue; fi;\n\
-               case $a in --watch|--json-lines|--probe) ;; --heartbeat-secs) skip=1;; *) args+=(\"$a\");; esac; done;\n\
-               n=0; while true; do n=$((n+1));\n\
-                 if [ -e {quiet} ]; then sleep 0.2; continue; fi;\n\
-                 b=$(\"$REAL\" scan --json \"${{args[@]}}\" 2>/dev/null | tr -d '\\n');\n\
-                 printf '{{\"v\":1,\"kind\":\"board\",\"seq\":%s,\"at\":\"x\",\"why\":\"pass\",\"board\":%s}}\\n' $n \"$b\" || exit 0;\n\
-                 printf '{{\"v\":1,\"kind\":\"heartbeat\",\"seq\":%s}}\\n' $n || exit 0;\n\
-                 sleep 0.2; done;;\n\
-             *) exec \"$REAL\" \"$cmd\" \"$@\";;\n\
-             esac\n",
+            "#!/bin/sh\nif [ \"$1\" = hello ]; then\n  \"{bin}\" \"$@\" | sed 's/\"watch\":true/\"watch\":false/'\nelse\n  exec \"{bin}\" \"$@\"\nfi\n",
             bin = env!("CARGO_BIN_EXE_intercom-pane"),
-            quiet = quiet.display()
         ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    net.write_hosts_file(&[("s", script.to_str().unwrap())]);
+    std::fs::set_permissions(&older, std::fs::Permissions::from_mode(0o755)).unwrap();
+    net.write_hosts_file(&[("p", older.to_str().unwrap())]);
 
     let mut src = board(&net);
     let s = until(&mut src, 30_000, "both hosts answering", |s| {
@@ -59,6 +58,10 @@ fn a_streaming_host_shows_a_change_within_a_second_and_a_silent_stream_is_notice
         Some("poll"),
         "a host without the stream is polled"
     );
+    // The real program streams on s (one process, through one ssh channel); p runs none.
+    let on_s = streams(&net, "s");
+    assert_eq!(on_s.len(), 1, "{on_s:?}");
+    assert!(streams(&net, "p").is_empty());
 
     let t0 = Instant::now();
     net.host("s").ask(0, "which branch?");
@@ -72,21 +75,39 @@ fn a_streaming_host_shows_a_change_within_a_second_and_a_silent_stream_is_notice
     );
     assert!(took.as_millis() < 1_000, "{took:?}");
 
-    // The stream goes quiet (no line at all): not answering within 10 s, rows kept, not live.
-    std::fs::write(&quiet, "").unwrap();
+    // The polled host's change shows too (within its 2 s poll).
+    net.host("p").ask(0, "which flag?");
+    until(&mut src, 5_000, "p's Builder waiting", |s| {
+        row(s, "p", "Builder").is_some_and(|r| r.state == BoardState::Waiting)
+    });
+
+    // The remote stream freezes (no line, no heartbeat; ssh itself still answers): not
+    // answering within 10 s, rows kept, not live; p unaffected.
+    let frozen = on_s[0];
+    let stop = |sig| {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(frozen), sig);
+    };
+    stop(nix::sys::signal::Signal::SIGSTOP);
     let t1 = Instant::now();
     let s = until(&mut src, 10_000, "s not answering", |s| {
         host_state(s, "s") == HostState::NotAnswering
     });
     eprintln!(
-        "the quiet stream read not answering after {} ms",
+        "the frozen stream read not answering after {} ms",
         t1.elapsed().as_millis()
     );
     let r = row(&s, "s", "Builder").unwrap();
     assert!(!r.host.as_ref().unwrap().answering);
+    assert_eq!(r.state, BoardState::Waiting, "the last rows are kept");
     assert_eq!(host_state(&s, "p"), HostState::Answering);
-    std::fs::remove_file(&quiet).unwrap();
+    stop(nix::sys::signal::Signal::SIGCONT);
     until(&mut src, 20_000, "s answering again", |s| {
         host_state(s, "s") == HostState::Answering
     });
+    // The frozen stream was let go: a new one replaced it, never two.
+    let one = crate::mux_support::wait_for(10_000, || {
+        let now = streams(&net, "s");
+        (now.len() == 1 && !now.contains(&frozen)).then_some(now)
+    });
+    assert!(one.is_some(), "streams on s: {:?}", streams(&net, "s"));
 }
