@@ -254,6 +254,15 @@ impl Link {
             Some(Some(255)) | Some(None) if !stderr.is_empty() => {
                 problem_ended(Problem::classify(&stderr))
             }
+            // The program there ended its stream itself and said why (a flag or file it
+            // refuses): that is the host's answer, not silence.
+            Some(Some(code)) if code != 0 => Ended::Refused(
+                HostState::Refused,
+                format!(
+                    "its status --watch ended with exit {code}: {}",
+                    crate::text::one_line(&stderr, 200)
+                ),
+            ),
             _ => Ended::NotAnswering(why),
         }
     }

@@ -58,6 +58,7 @@ mod hosts_actions;
 mod hosts_board;
 mod hosts_cli;
 mod hosts_faults;
+mod hosts_hostile;
 mod hosts_refusals;
 mod hosts_stream;
 mod hosts_ui;
