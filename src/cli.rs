@@ -76,6 +76,10 @@ pub enum Command {
     /// Say who this program is, as one JSON line (the handshake a board on another machine
     /// runs first over ssh: version, protocol, whether it streams, the echoed word).
     Hello(HelloArgs),
+    /// Mark a seat seen at its last activity (the sidebar's `s`), or unmark it (`--unsee`):
+    /// `KEY` is `<project>/<agent>`; with --host, on that host (a sidebar over several hosts
+    /// marks another host's rows this way).
+    Seen(SeenArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -691,6 +695,21 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct SeenArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat's key, `<project>/<agent>` (as in `board/sessions/`).
+    pub key: String,
+    /// The seat's last activity the mark is for (ISO 8601, as the board shows it): a newer
+    /// activity brings the seat back.
+    #[arg(long, value_name = "ISO")]
+    pub last_activity: String,
+    /// Remove the mark instead.
+    #[arg(long)]
+    pub unsee: bool,
 }
 
 #[derive(Args, Debug)]

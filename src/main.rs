@@ -33,6 +33,7 @@ fn main() {
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),
         Command::Hello(a) => cmd::host_cmd::hello(a),
+        Command::Seen(a) => cmd::host_cmd::seen(a),
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
     };

@@ -33,6 +33,91 @@ pub fn hello(a: &HelloArgs) -> i32 {
     0
 }
 
+/// `seen KEY --last-activity ISO [--unsee]` on this machine: the mark written under the data
+/// root, one JSON line said (exit 0), or refused (exit 2, nothing written).
+pub fn seen(a: &crate::cli::SeenArgs) -> i32 {
+    let key_ok = !a.key.is_empty()
+        && a.key.len() <= 512
+        && a.key.contains('/')
+        && !a.key.chars().any(char::is_control);
+    if !key_ok {
+        return refused(format!(
+            "{:?} is not a seat key (<project>/<agent>)",
+            sanitize(&a.key)
+        ));
+    }
+    let Some(at) = crate::clock::parse_iso(&a.last_activity) else {
+        return refused(format!(
+            "--last-activity {:?} is not an ISO 8601 time",
+            sanitize(&a.last_activity)
+        ));
+    };
+    let r = match crate::cmd::options::resolve(&a.src) {
+        Ok(r) => r,
+        Err(e) => return refused(e.to_string()),
+    };
+    let iso = crate::clock::format_iso(at);
+    match crate::actions::seen::set_seen(&r.opts.data_root, &a.key, &iso, !a.unsee) {
+        Ok(_) => {
+            crate::cmd::out(format_args!(
+                "{}",
+                json!({"key": sanitize(&a.key), "seen": !a.unsee, "lastActivity": iso})
+            ));
+            0
+        }
+        Err(e) => refused(format!("seen not saved: {e}")),
+    }
+}
+
+fn seen_flags(last_activity_iso: &str, seen: bool) -> Vec<String> {
+    let mut flags = vec!["--last-activity".to_string(), last_activity_iso.to_string()];
+    push_flag(&mut flags, !seen, "--unsee");
+    flags
+}
+
+/// `seen --host H`: run there, its answer and exit code unchanged.
+fn seen_remote(a: &crate::cli::SeenArgs, host: &Host) -> i32 {
+    let flags = seen_flags(&a.last_activity, !a.unsee);
+    let words = delegate::words(host, "seen", &flags, std::slice::from_ref(&a.key));
+    finish(
+        host,
+        "seen",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        true,
+    )
+}
+
+/// Mark or unmark `key` seen on `host` (a row of another host in the sidebar).
+pub fn seen_there(
+    host: &Host,
+    key: &str,
+    last_activity_iso: &str,
+    seen: bool,
+) -> Result<(), String> {
+    let words = delegate::words(
+        host,
+        "seen",
+        &seen_flags(last_activity_iso, seen),
+        &[key.to_string()],
+    );
+    match delegate::run(host, &words, None, READ_DEADLINE) {
+        Delegated::Ran { code: 0, .. } => Ok(()),
+        Delegated::Ran { code, stderr, .. } => Err(format!(
+            "host {} refused it (exit {code}): {}",
+            host.name,
+            crate::text::one_line(&stderr, 200)
+        )),
+        Delegated::NotStarted(why) => {
+            Err(format!("host {}: not done: {}", host.name, sanitize(&why)))
+        }
+        Delegated::Unknown(why) => Err(format!(
+            "host {}: unknown whether it was saved: {}",
+            host.name,
+            sanitize(&why)
+        )),
+    }
+}
+
 /// `Some(exit)` when `cmd` names another machine with `--host` (it ran there, or was refused
 /// here); `None` when it runs on this machine as usual.
 pub fn elsewhere(cmd: &Command) -> Option<i32> {
@@ -60,6 +145,10 @@ pub fn elsewhere(cmd: &Command) -> Option<i32> {
         Command::Board(a) => {
             let host = remote_of(&a.src)?;
             Some(host.map(|h| board(a, &h)).unwrap_or_else(refused))
+        }
+        Command::Seen(a) => {
+            let host = remote_of(&a.src)?;
+            Some(host.map(|h| seen_remote(a, &h)).unwrap_or_else(refused))
         }
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),

@@ -96,16 +96,23 @@ impl SnapshotSource for ScanSource {
 pub struct DataRootSeen {
     /// The intercom-pane data root (holds `board/seen.json`).
     pub data_root: std::path::PathBuf,
+    /// The other machines on the board: a mark of one of their rows is kept on that host.
+    pub hosts: Vec<crate::hosts::Host>,
 }
 
 impl SeenWriter for DataRootSeen {
     fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved> {
-        // A row of another host (`hosts::wire::row_id`): its marks live on that host.
-        if key.contains(crate::board::record::HOST_SEPARATOR) {
-            return Err(SeenNotSaved::Failed(
-                "seen marks of another host's rows are kept on that host (not set from here)"
-                    .into(),
-            ));
+        // A row of another host (`hosts::wire::row_id`): its marks live on that host, written
+        // there by its own `seen` (this runs on the sidebar's writer thread, never the UI's).
+        if let Some((name, there)) = key.split_once(crate::board::record::HOST_SEPARATOR) {
+            let Some(host) = self.hosts.iter().find(|h| h.name.as_str() == name) else {
+                return Err(SeenNotSaved::Failed(format!(
+                    "host {} is not on this board",
+                    crate::text::sanitize(name)
+                )));
+            };
+            return crate::cmd::host_cmd::seen_there(host, there, last_activity_iso, seen)
+                .map_err(SeenNotSaved::Failed);
         }
         crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
             .map(|_| ())
@@ -279,6 +286,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         frame_log: Some(Arc::new(LogFrames)),
     };
     let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
+    let seen_hosts = remotes.clone();
     if !remotes.is_empty() {
         source = match HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL) {
             Ok(s) => Box::new(s),
@@ -310,7 +318,10 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
     }
     let result = run_monitor_with(
         source,
-        Arc::new(DataRootSeen { data_root }),
+        Arc::new(DataRootSeen {
+            data_root,
+            hosts: seen_hosts,
+        }),
         replies,
         clock,
         opts,

@@ -287,3 +287,72 @@ fn jump_opens_then_reuses_a_local_window_attached_to_the_hosts_pane() {
     );
     std::thread::sleep(Duration::from_millis(10));
 }
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
+    use intercom_pane::cmd::monitor_cmd::DataRootSeen;
+    use intercom_pane::ui::ports::SeenWriter;
+    let net = Net::new(&[("b", &["Builder"])], &["Builder"]);
+    // b's data root has no `board/` yet: the first mark makes it (its live engine must
+    // notice the folder and what was written in it at once).
+    assert!(!net.host("b").dir.join("data/board").exists());
+    let mut src = board(&net);
+    net.host("b").ask(0, "ship it?");
+    let s = until(&mut src, 30_000, "b's Builder waiting on you", |s| {
+        all_answering(s) && row(s, "b", "Builder").is_some_and(|r| r.waiting_on_you && !r.seen)
+    });
+    let r = row(&s, "b", "Builder").unwrap().clone();
+    let last = intercom_pane::clock::format_iso(r.last_activity.unwrap());
+    // The sidebar's writer (`s` on the row): the mark is written on b, and b's stream brings
+    // the row back seen.
+    let local_before = net.local_listing();
+    let w = DataRootSeen {
+        data_root: net.local.join("data"),
+        hosts: net.board_hosts(),
+    };
+    w.set_seen(&r.seen_key, &last, true).unwrap();
+    let marks = std::fs::read_to_string(net.host("b").dir.join("data/board/seen.json")).unwrap();
+    assert!(marks.contains(&r.host.as_ref().unwrap().key), "{marks}");
+    until(&mut src, 5_000, "b's Builder seen", |s| {
+        row(s, "b", "Builder").is_some_and(|r| r.seen && !r.waiting_on_you)
+    });
+    w.set_seen(&r.seen_key, &last, false).unwrap();
+    until(&mut src, 5_000, "b's Builder unseen", |s| {
+        row(s, "b", "Builder").is_some_and(|r| !r.seen && r.waiting_on_you)
+    });
+    // Nothing of this machine was written.
+    assert_eq!(net.local_listing(), local_before);
+
+    // The command: a key that is not one, or a time that is not one, is refused there (exit 2)
+    // and nothing is written; a host not on the board is refused here.
+    for (key, at) in [
+        ("$(touch x)", last.as_str()),
+        ("root/Builder", "yesterday"),
+        ("root/Builder\u{1b}[2J", last.as_str()),
+    ] {
+        let o = net.run(&["seen", "--host", "b", "--last-activity", at, key], None);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+    }
+    let again = std::fs::read_to_string(net.host("b").dir.join("data/board/seen.json")).unwrap();
+    assert!(!again.contains("touch"), "{again}");
+    let o = net.run(
+        &[
+            "seen",
+            "--host",
+            "b",
+            "--last-activity",
+            &last,
+            "root/Builder",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let said: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(said["seen"], true);
+    let e = w.set_seen("zz\u{1f}root/Builder", &last, true).unwrap_err();
+    assert!(e.to_string().contains("not on this board"), "{e}");
+}

@@ -67,6 +67,9 @@ fn rows_of_three_hosts_are_tagged_and_a_question_arrives() {
         "b's Builder read waiting after {} ms (via {via:?})",
         took.as_millis()
     );
+    // Every host runs this build, which streams: within 1 s (the bar).
+    assert_eq!(via, Some("watch"));
+    assert!(took.as_millis() < 1_000, "{took:?}");
     let r = row(&s, "b", "Builder").unwrap();
     assert!(r
         .question
