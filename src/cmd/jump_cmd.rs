@@ -78,7 +78,7 @@ pub fn run(args: &JumpArgs) -> i32 {
     };
     match hosts::one_target(&args.src.hosts) {
         Ok(Target::Local) => local(args, expect.as_ref()),
-        Ok(Target::Remote(h)) => remote(args, &h, Seat::of(args)),
+        Ok(Target::Remote(h)) => remote(args, &h, Seat::of(args), args.expect_seat.as_deref()),
         Err(e) => refuse::<JumpExit>(e).code(),
     }
 }
@@ -142,7 +142,23 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
         // An alert about another host's row: that host re-checks its seat and says where.
         if let Some((host, id)) = last.session.split_once(HOST_SEPARATOR) {
             return match hosts::one_target(&[host.to_string()]) {
-                Ok(Target::Remote(h)) => remote(args, &h, Seat::Session(id.to_string())),
+                Ok(Target::Remote(h)) => {
+                    // Only the pane and pi it alerted from: that host refuses (exit 4) when its
+                    // seat is in another pane or pi now, as a jump here would.
+                    let alerted = last.pane.as_ref().map(|p| {
+                        let pi = p.pi.as_ref();
+                        SeatExpect {
+                            session_id: None,
+                            pid: pi.map(|x| x.0),
+                            start_ticks: pi.map(|x| x.1),
+                            boot_id: pi.map(|x| x.2.clone()),
+                            pane: Some(p.pane_id.clone()),
+                        }
+                        .token()
+                    });
+                    let expect = args.expect_seat.clone().or(alerted);
+                    remote(args, &h, Seat::Session(id.to_string()), expect.as_deref())
+                }
                 Ok(Target::Local) | Err(_) => {
                     say(format!(
                         "the last alert came from host {}, which is not in the hosts file",
@@ -402,9 +418,9 @@ pub fn remote_jump(
     }
 }
 
-fn remote(a: &JumpArgs, host: &Host, seat: Seat) -> i32 {
+fn remote(a: &JumpArgs, host: &Host, seat: Seat, expect: Option<&str>) -> i32 {
     let own = if a.print { None } else { own_pane() };
-    match remote_jump(host, &seat, a.expect_seat.as_deref(), own.as_ref()) {
+    match remote_jump(host, &seat, expect, own.as_ref()) {
         Ok(RemoteJump::Printed(line)) => {
             crate::cmd::out(format_args!("{line}"));
             JumpExit::Moved.code()

@@ -356,3 +356,58 @@ fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
     let e = w.set_seen("zz\u{1f}root/Builder", &last, true).unwrap_err();
     assert!(e.to_string().contains("not on this board"), "{e}");
 }
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn jump_last_to_another_host_goes_only_to_the_pi_that_alerted() {
+    use intercom_pane::alerts::memory::{LastAlert, Memory, PaneRef};
+    let net = Net::new(&[("b", &["Builder"])], &[]);
+    let mut src = board(&net);
+    net.host("b").ask(0, "deploy?");
+    let s = until(&mut src, 30_000, "b's Builder waiting", |s| {
+        row(s, "b", "Builder")
+            .is_some_and(|r| r.state == intercom_pane::states::BoardState::Waiting)
+    });
+    drop(src);
+    let r = row(&s, "b", "Builder").unwrap().clone();
+    let pane = r.pane.clone().unwrap();
+    assert!(pane.pi.is_some(), "{pane:?}");
+    // The last alert, as watch records it for a row of b (its id keyed with its host).
+    let data_root = net.local.join("data");
+    let memory = Memory {
+        version: 1,
+        seats: Default::default(),
+        last: Some(LastAlert {
+            session: r.id.clone(),
+            seat_key: r.seen_key.clone(),
+            name: r.name.clone(),
+            state: "waiting".into(),
+            at: crate::hosts_support::now_ms(),
+            pane: Some(PaneRef {
+                kind: pane.kind,
+                socket: pane.socket.clone(),
+                pane_id: pane.pane_id.clone(),
+                pi: pane.pi.clone(),
+            }),
+            root: None,
+        }),
+    };
+    let file = intercom_pane::actions::alert_memory::path(&data_root);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, memory.to_bytes()).unwrap();
+    let mut args = vec!["jump", "--last", "--print"];
+    let local = net.local_args();
+    args.extend(local.iter().map(String::as_str));
+    let o = net.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&pane.pane_id));
+    // Its pi is replaced on b: the jump to what alerted is refused there (exit 4), nothing
+    // printed (the same session in another pane and pi is not what the alert was about).
+    net.host("b").replace_pi(0);
+    let o = net.run(&args, None);
+    assert_eq!(o.status.code(), Some(4), "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+}
