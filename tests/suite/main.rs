@@ -62,6 +62,7 @@ mod hosts_hostile;
 mod hosts_refusals;
 mod hosts_stream;
 mod hosts_ui;
+mod hosts_watch;
 mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
