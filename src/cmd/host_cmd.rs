@@ -122,38 +122,27 @@ pub fn seen_there(
 /// here); `None` when it runs on this machine as usual.
 pub fn elsewhere(cmd: &Command) -> Option<i32> {
     match cmd {
-        Command::Reply(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.and_then(|h| reply(a, &h)).unwrap_or_else(refused))
-        }
-        Command::CloseWorker(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.map(|h| close(a, &h)).unwrap_or_else(refused))
-        }
-        Command::ResumeWorker(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.map(|h| resume(a, &h)).unwrap_or_else(refused))
-        }
-        Command::Spawn(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.and_then(|h| spawn(a, &h)).unwrap_or_else(refused))
-        }
-        Command::Retire(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.map(|h| retire(a, &h)).unwrap_or_else(refused))
-        }
-        Command::Board(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.map(|h| board(a, &h)).unwrap_or_else(refused))
-        }
-        Command::Seen(a) => {
-            let host = remote_of(&a.src)?;
-            Some(host.map(|h| seen_remote(a, &h)).unwrap_or_else(refused))
-        }
+        Command::Reply(a) => there(&a.src, a, reply),
+        Command::CloseWorker(a) => there(&a.src, a, |a, h| Ok(close(a, h))),
+        Command::ResumeWorker(a) => there(&a.src, a, |a, h| Ok(resume(a, h))),
+        Command::Spawn(a) => there(&a.src, a, spawn),
+        Command::Retire(a) => there(&a.src, a, |a, h| Ok(retire(a, h))),
+        Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
+        Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
         _ => None,
     }
+}
+
+/// `run` on the one other machine `src` names (`None`: this machine); a refusal is exit 2.
+fn there<A>(
+    src: &SourceArgs,
+    a: &A,
+    run: impl FnOnce(&A, &Host) -> Result<i32, String>,
+) -> Option<i32> {
+    let host = remote_of(src)?;
+    Some(host.and_then(|h| run(a, &h)).unwrap_or_else(refused))
 }
 
 fn refused(msg: String) -> i32 {
