@@ -60,6 +60,7 @@ mod hosts_cli;
 mod hosts_faults;
 mod hosts_hostile;
 mod hosts_refusals;
+mod hosts_sidebar;
 mod hosts_stream;
 mod hosts_ui;
 mod hosts_watch;
