@@ -208,10 +208,12 @@ impl Link {
             };
             let text = match got {
                 Some(Ok(t)) => t,
-                Some(Err(end)) => return self.stream_ended(&mut stream, format!("{end:?}")),
+                Some(Err(end)) => {
+                    return self.stream_ended(&mut stream, end.to_string(), have_board)
+                }
                 None => {
                     let why = format!("no line for {} s", STALL.as_secs());
-                    return self.stream_ended(&mut stream, why);
+                    return self.stream_ended(&mut stream, why, have_board);
                 }
             };
             let now = self.shared.now();
@@ -241,7 +243,8 @@ impl Link {
     }
 
     /// The end of a stream: ssh's own words when it failed, else the given reason.
-    fn stream_ended(&self, stream: &mut Stream, why: String) -> Ended {
+    /// `streamed`: whether a board came before the end.
+    fn stream_ended(&self, stream: &mut Stream, why: String, streamed: bool) -> Ended {
         // Give ssh a moment to exit and say why (bounded: 20 × 10 ms).
         for _ in 0..20 {
             if stream.exited().is_some() {
@@ -254,9 +257,10 @@ impl Link {
             Some(Some(255)) | Some(None) if !stderr.is_empty() => {
                 problem_ended(Problem::classify(&stderr))
             }
-            // The program there ended its stream itself and said why (a flag or file it
-            // refuses): that is the host's answer, not silence.
-            Some(Some(code)) if code != 0 => Ended::Refused(
+            // The program there refused to start its stream and said why (a flag or file of
+            // the hosts file): that is the host's answer, not silence. A stream that ran, or
+            // an exit by a signal (128 + n: killed with its sshd), is a host gone quiet.
+            Some(Some(code)) if !streamed && (1..128).contains(&code) => Ended::Refused(
                 HostState::Refused,
                 format!(
                     "its status --watch ended with exit {code}: {}",

@@ -333,6 +333,16 @@ pub enum StreamEnd {
     Unreadable,
 }
 
+impl std::fmt::Display for StreamEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StreamEnd::Eof => "its stream ended (the connection or its program closed it)",
+            StreamEnd::LineTooLong => "a line of its stream was longer than the cap",
+            StreamEnd::Unreadable => "its stream could not be read",
+        })
+    }
+}
+
 impl Stream {
     /// Start `words` on `host`, one line at most `line_cap` bytes.
     pub fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {

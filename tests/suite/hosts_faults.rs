@@ -44,10 +44,12 @@ fn watch_until(
             *prev = Some(now);
         }
     };
+    let mut last_hosts = Vec::new();
     while Instant::now() < end {
         let Some(s) = src.changed_within(end.saturating_duration_since(Instant::now())) else {
             break;
         };
+        last_hosts = s.hosts.clone();
         gap(&mut last_local, s.scanned_at, &mut gaps.local);
         if let Some(a) = s
             .hosts
@@ -61,7 +63,7 @@ fn watch_until(
             return (s, gaps);
         }
     }
-    panic!("{what}: not within {ms} ms");
+    panic!("{what}: not within {ms} ms; the hosts last: {last_hosts:#?}");
 }
 
 /// One fault of host b: it reads "not answering" within 10 s, its rows kept and marked not
