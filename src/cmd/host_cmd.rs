@@ -348,17 +348,22 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
     code
 }
 
+/// A page's flags (`status`, `board`): the name, offset and limit asked for.
+fn push_page(flags: &mut Vec<String>, name: Option<String>, offset: usize, limit: usize) {
+    push_value(flags, "--name", name);
+    flags.extend([
+        "--offset".into(),
+        offset.to_string(),
+        "--limit".into(),
+        limit.to_string(),
+    ]);
+}
+
 /// `board --host NAME`: that one machine's page, as it printed it.
 fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
     let mut flags = Vec::new();
     push_flag(&mut flags, a.attention, "--attention");
-    push_value(&mut flags, "--name", a.name.clone());
-    flags.extend([
-        "--offset".into(),
-        a.offset.to_string(),
-        "--limit".into(),
-        a.limit.to_string(),
-    ]);
+    push_page(&mut flags, a.name.clone(), a.offset, a.limit);
     let words = delegate::words(host, "board", &flags, &[]);
     finish(
         host,
@@ -378,13 +383,7 @@ fn status(a: &StatusArgs) -> Option<i32> {
         return Some(refused(WATCH_HERE.into()));
     }
     let mut flags = vec!["--json".to_string()];
-    push_value(&mut flags, "--name", a.name.clone());
-    flags.extend([
-        "--offset".into(),
-        a.offset.to_string(),
-        "--limit".into(),
-        a.limit.to_string(),
-    ]);
+    push_page(&mut flags, a.name.clone(), a.offset, a.limit);
     push_flag(&mut flags, a.probe, "--probe");
     let words = delegate::words(&host, "status", &flags, &[]);
     let d = delegate::run(&host, &words, None, READ_DEADLINE);
