@@ -90,4 +90,27 @@ fn scan_reads_three_hosts_and_tags_every_record() {
         assert!(pane["pi"]["pid"].as_i64().unwrap() > 1, "{r}");
         assert!(pane["pi"]["startTicks"].as_u64().is_some(), "{r}");
     }
+
+    // `board --host a`: a's own page (the coordinator's page format), as a printed it.
+    net.host("a").ask(1, "which test?");
+    let o = net.run(&["board", "--host", "a", "--attention"], None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let page = json_of(&o);
+    let names: Vec<&str> = page["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Reviewer"], "{page}");
+    assert_eq!(page["filter"]["host"], "local", "{page}");
+    // A stream is each machine's own: refused with another host, nothing run there.
+    for cmd in [&["status", "--watch"][..], &["scan", "--watch"][..]] {
+        let mut a = cmd.to_vec();
+        a.extend(["--host", "a"]);
+        let o = net.run(&a, None);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr)
+            .contains("--watch streams this machine's board only"));
+    }
 }
