@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_pi)");
     println!("cargo::rustc-check-cfg=cfg(real_herdr)");
+    println!("cargo::rustc-check-cfg=cfg(hosts_tier)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=INTERCOM_PANE_REAL_PI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -21,6 +22,27 @@ fn main() {
         .unwrap_or(false);
     if herdr {
         println!("cargo::rustc-cfg=real_herdr");
+    }
+    // The multi-host tier starts an OpenSSH server per simulated host in a network namespace of
+    // its own: it needs root, sshd, ssh, ssh-keygen, ip and unshare.
+    let on_path = |name: &str| {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).any(|d| is_file(&d.join(name))))
+            .unwrap_or(false)
+    };
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    if root
+        && is_file(Path::new("/usr/sbin/sshd"))
+        && ["ssh", "ssh-keygen", "ip", "unshare"]
+            .iter()
+            .all(|p| on_path(p))
+    {
+        println!("cargo::rustc-cfg=hosts_tier");
     }
 }
 

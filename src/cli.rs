@@ -37,9 +37,10 @@ pub enum Command {
     /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
     /// SIGHUP or SIGINT (exit 0).
     Watch(WatchArgs),
-    /// Take the person to a seat's pane: the seat that alerted last (`--last`, the tmux
-    /// plugin's key) or the one an alert named (`--session-id`), after checking that its pane
-    /// still runs the same pi.
+    /// Take the person to a seat's pane: one named, the seat that alerted last (`--last`, the
+    /// tmux plugin's key) or the one an alert named (`--session-id`), after checking that its
+    /// pane still runs the same pi; on another host (--host), a local tmux window attached to
+    /// its pane over ssh; --print only prints the command.
     Jump(JumpArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
@@ -76,6 +77,13 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout, or write one page per command into a folder.
     Man(ManArgs),
+    /// Say who this program is, as one JSON line (the handshake a board on another machine
+    /// runs first over ssh: version, protocol, whether it streams, the echoed word).
+    Hello(HelloArgs),
+    /// Mark a seat seen at its last activity (the sidebar's `s`), or unmark it (`--unsee`):
+    /// `KEY` is `<project>/<agent>`; with --host, on that host (a sidebar over several hosts
+    /// marks another host's rows this way).
+    Seen(SeenArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -127,6 +135,11 @@ pub struct SourceArgs {
     /// Pretend the time is this ISO 8601 instant (reproducible output).
     #[arg(long, hide = true, value_name = "ISO")]
     pub now: Option<String>,
+    /// The machine: `local`, a name from the hosts file, or `NAME=DEST` (an ssh destination);
+    /// repeatable for the board, once for an action. The command then runs there, through
+    /// ssh, with that host's flags from the hosts file (docs/behaviour.md §12).
+    #[arg(long = "host", value_name = "NAME|NAME=DEST")]
+    pub hosts: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -226,9 +239,6 @@ pub struct BoardArgs {
     /// Only the seat with this name (case-insensitive).
     #[arg(long)]
     pub name: Option<String>,
-    /// Only seats of this host (`local`).
-    #[arg(long)]
-    pub host: Option<String>,
     /// Skip this many seats (the previous page's `nextOffset`).
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
@@ -301,11 +311,14 @@ pub struct WatchArgs {
 pub struct JumpArgs {
     #[command(flatten)]
     pub src: SourceArgs,
+    /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
+    #[arg(conflicts_with_all = ["last", "session_id"])]
+    pub name: Option<String>,
     /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
     #[arg(
         long,
         conflicts_with = "session_id",
-        required_unless_present = "session_id"
+        required_unless_present_any = ["session_id", "name"]
     )]
     pub last: bool,
     /// The seat whose session this is (an alert's `sessionId`).
@@ -316,6 +329,15 @@ pub struct JumpArgs {
     /// attached client used last.
     #[arg(long, value_name = "PANE")]
     pub from: Option<String>,
+    /// Only print the command that would go there (nothing is moved or opened).
+    #[arg(long)]
+    pub print: bool,
+    /// With --print: where the seat is, as JSON (what a board on another machine reads).
+    #[arg(long)]
+    pub json: bool,
+    /// Act only if the seat is still the one a board showed; refused with exit 4 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 /// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
@@ -369,6 +391,10 @@ pub struct ReplyArgs {
     /// Print the receipt as JSON (for scripts) instead of one line.
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -390,6 +416,10 @@ pub struct CloseWorkerArgs {
     /// Print only the JSON report (no progress lines on stderr).
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -417,6 +447,10 @@ pub struct ResumeWorkerArgs {
     /// Print the receipt as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Act only if the seat is still the one a board showed (a token from the board:
+    /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
+    #[arg(long, value_name = "TOKEN")]
+    pub expect_seat: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -688,9 +722,42 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct SeenArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat's key, `<project>/<agent>` (as in `board/sessions/`).
+    pub key: String,
+    /// The seat's last activity the mark is for (ISO 8601, as the board shows it): a newer
+    /// activity brings the seat back.
+    #[arg(long, value_name = "ISO")]
+    pub last_activity: String,
+    /// Remove the mark instead.
+    #[arg(long)]
+    pub unsee: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HelloArgs {
+    /// A word to hand back unchanged (checks that the login shell kept a quoted word).
+    #[arg(long, value_name = "WORD")]
+    pub echo: Option<String>,
+}
+
+#[derive(Args, Debug)]
 pub struct ManArgs {
     /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this
     /// (existing) folder instead of printing the main page.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command's flags are well formed (no flag defined twice, as a flattened
+    /// `SourceArgs` and a command's own field could).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

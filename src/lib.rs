@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod evidence;
 pub mod exit_code;
 pub mod fsguard;
+pub mod hosts;
 pub mod live;
 pub mod liveness;
 pub mod log;

@@ -51,6 +51,11 @@ pub mod event {
     pub const ALERT_STATUS_SET: &str = "alert_status_set";
     /// The alert memory was not usable and was started again: `detail`.
     pub const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
+    /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on
+    /// the screen).
+    pub const HOST_CALL: &str = "host_call";
+    /// A host's state changed on the board: `host`, `state`, `detail`.
+    pub const HOST_STATE: &str = "host_state";
 }
 
 fn target() -> Option<&'static PathBuf> {

@@ -5,6 +5,10 @@ use intercom_pane::{cmd, demo};
 
 fn main() {
     let cli = Cli::parse();
+    // An action whose --host names another machine runs there (its exit code comes back).
+    if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
+        std::process::exit(code);
+    }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
@@ -14,7 +18,7 @@ fn main() {
         Command::Tool(a) => cmd::tool_cmd::run(a).code(),
         Command::Monitor(a) => cmd::monitor_cmd::run(a).code(),
         Command::Watch(a) => cmd::alerts_cmd::watch(a).code(),
-        Command::Jump(a) => cmd::jump_cmd::run(a).code(),
+        Command::Jump(a) => cmd::jump_cmd::run(a),
         Command::Register(a) => cmd::register_cmd::run(a).code(),
         Command::Reply(a) => cmd::reply_cmd::run(a).code(),
         Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a).code(),
@@ -29,6 +33,8 @@ fn main() {
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),
+        Command::Hello(a) => cmd::host_cmd::hello(a),
+        Command::Seen(a) => cmd::host_cmd::seen(a),
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
     };

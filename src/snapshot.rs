@@ -173,6 +173,76 @@ pub struct Row {
     /// pi recorded the end of this seat's session (`session_shutdown`, in its registration):
     /// when the seat is offline, it went away on purpose (quit, `/new`), not by a crash.
     pub session_ended: bool,
+    /// The machine the seat lives on when it is not this one (docs/behaviour.md §12).
+    pub host: Option<RowHost>,
+}
+
+/// The host of a row read from another machine: its name, and whether that host answers now.
+/// Rows of a host that stopped answering are its last known ones, shown dimmed with their age.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowHost {
+    pub name: String,
+    /// The seat's `<project>/<agent>` on that host (what a command there is given).
+    pub key: String,
+    /// Its session id there, when known (carried by `--expect-seat`).
+    pub session_id: Option<String>,
+    /// When the host last answered (its board was current then).
+    pub answered_at: Ms,
+    /// Whether it answers now; when not, the row is not live.
+    pub answering: bool,
+}
+
+/// A remote host's own state on the board (docs/behaviour.md §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostState {
+    /// Not yet answered since the board started.
+    Connecting,
+    /// Its board is current.
+    Answering,
+    /// It stopped answering (or never did): its last rows are dimmed, with their age.
+    NotAnswering,
+    /// The host refused every key this machine may use without a prompt.
+    AuthFailed,
+    /// Its key is not in known_hosts: refused, never accepted silently.
+    HostKeyUnknown,
+    /// Its key differs from known_hosts: refused.
+    HostKeyChanged,
+    /// It runs another protocol version (both named in the detail).
+    WrongVersion,
+    /// Something else refused it (its shell changes quoted words, its scan refused, …).
+    Refused,
+}
+
+impl HostState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostState::Connecting => "connecting",
+            HostState::Answering => "answering",
+            HostState::NotAnswering => "not_answering",
+            HostState::AuthFailed => "auth_failed",
+            HostState::HostKeyUnknown => "host_key_unknown",
+            HostState::HostKeyChanged => "host_key_changed",
+            HostState::WrongVersion => "wrong_version",
+            HostState::Refused => "refused",
+        }
+    }
+}
+
+/// One remote host as the board shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostView {
+    pub name: String,
+    pub state: HostState,
+    /// Since when it has been in this state.
+    pub since: Ms,
+    /// When it last answered, if ever.
+    pub answered_at: Option<Ms>,
+    /// How its board is read: `watch` (a stream) or `poll` (periodic `scan --json`).
+    pub via: Option<&'static str>,
+    /// What ssh or the host said (sanitized by the views).
+    pub detail: String,
+    /// Its seats on the board.
+    pub seats: usize,
 }
 
 /// Whether the Intercom roster could be read at all.
@@ -296,6 +366,8 @@ pub struct Snapshot {
     /// Tokens and cost over every seat's session file (the coordinator's too), as pi records
     /// them; `at_least` when a budget left some bytes unread.
     pub usage: UsageView,
+    /// The other machines on this board, each with its own state (empty: this machine only).
+    pub hosts: Vec<HostView>,
 }
 
 impl Snapshot {

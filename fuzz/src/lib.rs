@@ -35,6 +35,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("peer_answers", peer_answers),
     ("proc_and_names", proc_and_names),
     ("records", records),
+    ("hosts", hosts),
 ];
 
 const SID: &str = "0190aaaa-0000-7000-8000-000000000001";
@@ -625,4 +626,64 @@ pub fn records(data: &[u8]) {
     let _ = intercom_pane::actions::close::record::read(root, "j-fuzz");
     let set = evidence::connectors::read_bindings(root);
     assert!(set.items.len() <= 1);
+}
+
+/// What another host sends (its stream lines and records, its hello) and what the hosts file
+/// and `--expect-seat` give: parsed without a panic; a row made from another host's record is
+/// always tagged with that host and keyed apart from this machine's; a hosts file accepted
+/// names only valid hosts, destinations that are never options and source flags only; every
+/// quoted word is one single-quoted word.
+pub fn hosts(data: &[u8]) {
+    use intercom_pane::hosts::{expect, file, hello, quote, wire};
+    let (which, rest) = data.split_first().unwrap_or((&0, &[]));
+    let text = String::from_utf8_lossy(rest);
+    match which % 5 {
+        0 => {
+            let records: Vec<Value> = match wire::line(&text) {
+                wire::Line::Board(b) => wire::records(&b).into_iter().cloned().collect(),
+                wire::Line::Seat { record, .. } => vec![record],
+                _ => Vec::new(),
+            };
+            for r in records
+                .iter()
+                .chain(serde_json::from_str::<Value>(&text).ok().as_ref())
+            {
+                if let Some(row) = wire::row_of("h-1", r, 5) {
+                    let h = row.host.as_ref().expect("tagged");
+                    assert_eq!(h.name, "h-1");
+                    assert!(
+                        row.id.starts_with("h-1\u{1f}") && row.seen_key.starts_with("h-1\u{1f}")
+                    );
+                    assert!(row.state_source.to_string().starts_with("host h-1: "));
+                }
+            }
+        }
+        1 => {
+            if let Ok(h) = hello::judge(rest) {
+                assert_eq!(h.protocol, hello::PROTOCOL);
+                assert_eq!(h.echo.as_deref(), Some(quote::PROBE_WORD));
+            }
+        }
+        2 => {
+            for h in file::parse(rest).unwrap_or_default() {
+                assert!(!h.name.is_local() && !h.dest.starts_with('-'));
+                assert!(h.args.iter().step_by(2).all(|f| f.starts_with("--")));
+            }
+        }
+        3 => {
+            for w in text.split('\0') {
+                let q = quote::word(w).unwrap();
+                assert!(q.starts_with('\'') && q.ends_with('\''));
+                // Inside, a quote only ever appears as the `'\''` sequence.
+                let inner = &q[1..q.len() - 1];
+                assert!(!inner.replace("'\\''", "").contains('\''), "{q}");
+            }
+            assert!(quote::word("a\0b").is_err());
+        }
+        _ => {
+            if let Ok(e) = expect::SeatExpect::parse(&text) {
+                assert_eq!(expect::SeatExpect::parse(&e.token()).unwrap(), e);
+            }
+        }
+    }
 }

@@ -13,14 +13,17 @@ use crate::states::BoardState;
 pub const VERSION: u32 = 1;
 /// Most characters of the question or error text carried.
 pub const MAX_TEXT_CHARS: usize = 1000;
-/// The host every seat is on for now (several hosts come later).
-pub const HOST: &str = "local";
+/// The host of a seat of this machine (a seat of another host names its own,
+/// docs/behaviour.md §12).
+pub const HOST: &str = crate::hosts::LOCAL;
 /// The program name the jump command names.
 pub const PROGRAM: &str = "intercom-pane";
 
 /// One alert, as every channel says it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Alert {
+    /// The seat's host: `local`, or the host of the hosts file its row came from.
+    pub host: String,
     /// The seat's session (`Row::id`).
     pub session: String,
     /// `<project>/<agent>`.
@@ -56,6 +59,13 @@ pub fn clean_text(s: &str) -> String {
     t.chars().take(MAX_TEXT_CHARS).collect()
 }
 
+/// A key as its host knows it: a seat of another host is keyed here with its host in front
+/// (`SeatKey::on_host`); the JSON line names the host apart and the key as the host has it.
+fn there(key: &str) -> &str {
+    key.split_once(crate::board::record::HOST_SEPARATOR)
+        .map_or(key, |(_, k)| k)
+}
+
 impl Alert {
     /// The alert for `row` entering `turn_key`.
     pub fn of(row: &Row, turn_key: &str, at: Ms, jump_flags: &[String]) -> Alert {
@@ -70,9 +80,26 @@ impl Alert {
         .map(|t| clean_text(&t))
         .filter(|t| !t.is_empty());
         let mut jump = vec![PROGRAM.to_string(), "jump".into()];
-        jump.extend(jump_flags.iter().cloned());
-        jump.extend(["--session-id".to_string(), row.id.clone()]);
+        match &row.host {
+            // Another host's seat: that host re-checks it and says where (its own flags come
+            // from the hosts file, never this run's).
+            Some(h) => {
+                jump.extend(["--host".to_string(), h.name.clone()]);
+                match &h.session_id {
+                    Some(id) => jump.extend(["--session-id".to_string(), id.clone()]),
+                    None => jump.extend(["--".to_string(), h.key.clone()]),
+                }
+            }
+            None => {
+                jump.extend(jump_flags.iter().cloned());
+                jump.extend(["--session-id".to_string(), row.id.clone()]);
+            }
+        }
         Alert {
+            host: row
+                .host
+                .as_ref()
+                .map_or_else(|| HOST.to_string(), |h| h.name.clone()),
             session: row.id.clone(),
             seat_key: row.seen_key.clone(),
             name: row.name.clone(),
@@ -149,11 +176,11 @@ impl Alert {
             "version": VERSION,
             "event": "alert",
             "at": format_iso(self.at),
-            "host": HOST,
+            "host": clean_text(&self.host),
             "seat": clean_text(&self.name),
             "project": clean_text(&self.project),
-            "seatKey": clean_text(&self.seat_key),
-            "sessionId": clean_text(&self.session),
+            "seatKey": clean_text(there(&self.seat_key)),
+            "sessionId": clean_text(there(&self.session)),
             "state": self.state.as_str(),
             "reason": self.reason.code(),
             "reasonText": self.reason.words(),
@@ -186,6 +213,41 @@ mod tests {
         r.state_reason = StateReason::InputNeeded;
         r.question = Some("\"staging\"\u{1b}[31m or\nprod?\u{0}".into());
         r
+    }
+
+    #[test]
+    fn an_alert_of_another_hosts_seat_names_its_host_and_jumps_there() {
+        let mut r = row();
+        r.id = crate::hosts::wire::row_id("gpu", "sess-9");
+        r.seen_key = crate::hosts::wire::row_id("gpu", "proj/W");
+        r.host = Some(crate::snapshot::RowHost {
+            name: "gpu".into(),
+            key: "proj/W".into(),
+            session_id: Some("sess-9".into()),
+            answered_at: 0,
+            answering: true,
+        });
+        let a = Alert::of(
+            &r,
+            "waiting:entry:e1",
+            2_000_000,
+            &["--config".into(), "/c".into()],
+        );
+        let v: serde_json::Value = serde_json::from_str(&a.json_line()).unwrap();
+        assert_eq!(v["host"], "gpu");
+        assert_eq!(v["sessionId"], "sess-9");
+        assert_eq!(v["seatKey"], "proj/W");
+        assert_eq!(
+            v["jump"]["argv"],
+            serde_json::json!([
+                "intercom-pane",
+                "jump",
+                "--host",
+                "gpu",
+                "--session-id",
+                "sess-9"
+            ])
+        );
     }
 
     #[test]

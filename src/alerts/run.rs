@@ -489,7 +489,8 @@ impl SnapshotSource for AlertingSource {
         self.inner.cancel_token()
     }
 
-    /// The inner source decides when the next pass is due (the live engine waits for a change).
+    /// The inner source decides when the next pass is due (the live engine waits for a change;
+    /// a board over several hosts wakes on any host's change).
     fn wait_for_change(&mut self, interval: std::time::Duration) -> bool {
         self.inner.wait_for_change(interval)
     }

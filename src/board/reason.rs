@@ -96,6 +96,9 @@ pub enum StateReason {
     OwnerMissing,
     /// The seat's multiplexer server could not be asked: `<kind>_<code>`.
     MuxUnanswered(MuxKind, Unanswered),
+    /// A seat read from another host whose reason code this version does not know (the code
+    /// itself is kept in its `StateSource::Host`).
+    HostReported,
 }
 
 /// Why a multiplexer server's pane listing is missing from a pass.
@@ -178,6 +181,7 @@ impl StateReason {
             StateReason::MuxUnanswered(_, Unanswered::Failed(_)) => {
                 "its multiplexer could not be asked"
             }
+            StateReason::HostReported => "its host gave a reason this version does not know",
         }
     }
 
@@ -218,6 +222,7 @@ impl StateReason {
             StateReason::OwnerLive => "owner_live",
             StateReason::OwnerGone => "owner_gone",
             StateReason::OwnerMissing => "owner_missing",
+            StateReason::HostReported => "host_reported",
             StateReason::SessionUnreadable(e) => {
                 return Cow::Owned(format!("session_{}", e.code()))
             }
@@ -225,6 +230,49 @@ impl StateReason {
                 return Cow::Owned(format!("{}_{}", kind.name(), why.code()))
             }
         })
+    }
+}
+
+impl StateReason {
+    /// The reason a code names, for the codes that carry nothing else (a board reading another
+    /// host's records); `None` for the others.
+    pub fn from_code(code: &str) -> Option<StateReason> {
+        use StateReason as R;
+        [
+            R::UserMessage,
+            R::ToolResult,
+            R::ToolRunning,
+            R::Retrying,
+            R::Compacting,
+            R::InputNeeded,
+            R::FinalError,
+            R::Aborted,
+            R::Length,
+            R::CompletedReply,
+            R::NoMessages,
+            R::TurnStarted,
+            R::RetryAbandoned,
+            R::SessionClosed,
+            R::NoSessionFile,
+            R::SessionIdMismatch,
+            R::SessionNotLocated,
+            R::SessionTail(TailDamage::Hole),
+            R::SessionTail(TailDamage::Cut),
+            R::SessionTail(TailDamage::Malformed),
+            R::PaneRunsOtherSession,
+            R::AssumedAlive,
+            R::PaneRunsPi,
+            R::PaneNotRunningPi,
+            R::PaneGone,
+            R::NoTmuxSession,
+            R::PaneNotIdentified,
+            R::OwnerLive,
+            R::OwnerGone,
+            R::OwnerMissing,
+            R::HostReported,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
     }
 }
 
@@ -281,6 +329,9 @@ pub enum StateSource {
     Pi(PiSource),
     /// The demo's simulated seats.
     Demo,
+    /// A seat read from another host: what that host said (`source`, and the reason code when
+    /// this version does not know it), sanitized and clipped.
+    Host { host: String, source: String },
 }
 
 /// Which of pi's reports decided a state (`StateSource::Pi`).
@@ -339,6 +390,7 @@ impl fmt::Display for StateSource {
             }
             StateSource::Pi(PiSource::Settled) => f.write_str("pi extension: settled run"),
             StateSource::Demo => f.write_str("demo"),
+            StateSource::Host { host, source } => write!(f, "host {host}: {source}"),
         }
     }
 }

@@ -114,6 +114,82 @@ pub struct SeatRecord {
     /// `pi-default-agent-dir`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found_by: Option<FoundBy>,
+    /// What a board on another machine needs beyond the fields above (docs/interop.md §13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat: Option<SeatExtra>,
+}
+
+/// The seat as a board on another machine shows and acts on it: its role, the pane and pi this
+/// pass found (the identity an action there must find unchanged, `--expect-seat`), where a
+/// reply would go, and the preview the sidebar shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatExtra {
+    /// `coordinator`, `worker`, `seat` or `connector`.
+    pub role: &'static str,
+    pub pane: Option<PaneExtra>,
+    /// `{"target": …}` when it can be replied to, else `{"unavailable": why}`.
+    pub reply: Value,
+    pub last_user_text: Option<String>,
+    pub running_tool: Option<Value>,
+    /// The turn the state belongs to (the alerts key on it, `snapshot::Row::turn`).
+    pub turn: Option<String>,
+    /// pi recorded the end of the seat's session (`snapshot::Row::session_ended`).
+    pub session_ended: bool,
+}
+
+/// The pane of a seat's pi and the registered pi in it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaneExtra {
+    /// `tmux` or `herdr`.
+    pub mux: &'static str,
+    pub socket: Option<String>,
+    pub pane_id: String,
+    pub shell_pid: Option<i32>,
+    /// `{pid, startTicks, bootId}` of the live registered pi.
+    pub pi: Option<Value>,
+}
+
+impl SeatExtra {
+    /// From the row a pass built (or, for the coordinator, its pane and reply path).
+    pub fn new(
+        role: crate::snapshot::RowRole,
+        pane: Option<&crate::snapshot::SeatPane>,
+        reply: &crate::snapshot::ReplyPath,
+        row: Option<&crate::snapshot::Row>,
+    ) -> SeatExtra {
+        use crate::snapshot::{ReplyPath, RowRole};
+        SeatExtra {
+            role: match role {
+                RowRole::Coordinator => "coordinator",
+                RowRole::Worker => "worker",
+                RowRole::Seat => "seat",
+                RowRole::Connector => "connector",
+            },
+            pane: pane.map(|p| {
+                PaneExtra {
+                mux: p.kind.name(),
+                socket: p.socket.clone(),
+                pane_id: p.pane_id.clone(),
+                shell_pid: p.shell_pid,
+                pi: p.pi.as_ref().map(|(pid, ticks, boot)| {
+                    serde_json::json!({"pid": pid, "startTicks": ticks, "bootId": boot})
+                }),
+            }
+            }),
+            reply: match reply {
+                ReplyPath::Available { target } => serde_json::json!({ "target": target }),
+                ReplyPath::Unavailable { reason } => serde_json::json!({ "unavailable": reason }),
+            },
+            last_user_text: row.and_then(|r| r.last_user_text.clone()),
+            running_tool: row
+                .and_then(|r| r.running_tool.as_ref())
+                .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
+            turn: row.and_then(|r| r.turn.clone()),
+            session_ended: row.is_some_and(|r| r.session_ended),
+        }
+    }
 }
 
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
@@ -147,7 +223,22 @@ impl SeatKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The key of a seat of another host on this machine's board: the host, a unit separator
+    /// (U+001F: no host name, project or agent this machine keys holds one), the key there.
+    /// Names may repeat across hosts; keys never do.
+    pub fn on_host(host: &str, key: &str) -> SeatKey {
+        SeatKey(format!("{host}{HOST_SEPARATOR}{key}"))
+    }
+
+    /// The host of a key made by `on_host` (`None`: a seat of this machine).
+    pub fn host(&self) -> Option<&str> {
+        self.0.split_once(HOST_SEPARATOR).map(|(h, _)| h)
+    }
 }
+
+/// Between a host's name and its seat's key in `SeatKey::on_host`.
+pub const HOST_SEPARATOR: char = '\u{1f}';
 
 impl std::fmt::Display for SeatKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -166,12 +166,29 @@ pub fn watch(args: &WatchArgs) -> WatchExit {
         Err(e) => return refuse(e),
     };
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
+    // This machine and every host of the hosts file (`--host` names which): each alert names
+    // its host (docs/behaviour.md §12).
+    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+        Ok(t) => crate::hosts::remotes(&t),
+        Err(e) => return refuse(e),
+    };
     let thread = match start(&args.src, &args.alerts, &r.opts, clock.clone(), true) {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
     let memory = std::sync::Arc::new(crate::evidence::ScanMemory::new());
-    let mut source = ScanSource::new(r.opts, clock, false, memory);
+    let mut source: Box<dyn SnapshotSource> =
+        Box::new(ScanSource::new(r.opts, clock.clone(), false, memory));
+    if !remotes.is_empty() {
+        source =
+            match crate::hosts::board::HostsSource::start(source, remotes, clock, PASS_INTERVAL) {
+                Ok(s) => Box::new(s),
+                Err(e) => {
+                    thread.stop(STOP_GRACE);
+                    return refuse(format!("cannot start the hosts' threads: {e}"));
+                }
+            };
+    }
     let cancel = source.cancel_token();
     let on_signal = cancel.clone();
     let waiter = std::thread::Builder::new()
@@ -193,7 +210,7 @@ pub fn watch(args: &WatchArgs) -> WatchExit {
         if cancel.is_cancelled() || tx.send(Msg::Pass(snap)).is_err() {
             break;
         }
-        if cancel.wait_timeout(PASS_INTERVAL) {
+        if source.wait_for_change(PASS_INTERVAL) {
             break;
         }
     }

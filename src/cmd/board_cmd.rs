@@ -16,7 +16,12 @@ pub fn run_board(args: &BoardArgs) -> BoardExit {
     let q = BoardQuery {
         attention: args.attention,
         name: args.name.clone(),
-        host: args.host.clone(),
+        // Another host's board is that host's own `board` (cmd::host_cmd); here, `local`.
+        host: args
+            .src
+            .hosts
+            .first()
+            .map(|_| crate::hosts::LOCAL.to_string()),
         offset: args.offset,
         limit: args.limit,
     };

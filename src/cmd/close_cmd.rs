@@ -8,11 +8,16 @@ use crate::cmd::exit::HandoffExit;
 use crate::cmd::text_input::{self, HANDOFF_SUMMARY};
 use crate::cmd::{options, refuse};
 use crate::evidence::config;
+use crate::hosts::expect::SeatExpect;
 use crate::mux::MuxEnv;
 
 pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
+        Err(e) => return refuse(e),
+    };
+    let expect = match SeatExpect::flag(args.expect_seat.as_deref()) {
+        Ok(e) => e,
         Err(e) => return refuse(e),
     };
     let req = CloseRequest {
@@ -25,6 +30,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         on_job: None,
         scan: &r.opts,
         clock: r.clock.as_ref(),
+        expect,
     };
     let end = close::close_worker(&req);
     crate::log::event(

@@ -117,6 +117,7 @@ pub fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
         truncated: false,
         errors: vec!["scan_refused".into()],
         usage: Default::default(),
+        hosts: Vec::new(),
     }
 }
 

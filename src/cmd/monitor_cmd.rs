@@ -8,9 +8,11 @@ use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
 use crate::cmd::live_source::{run_probe_batch, LiveSource, LogFrames};
+use crate::cmd::monitor_hosts::HostPorts;
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
+use crate::hosts::board::HostsSource;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
@@ -81,6 +83,7 @@ impl SnapshotSource for ScanSource {
                 truncated: false,
                 errors: vec!["scan_refused".into()],
                 usage: Default::default(),
+                hosts: Vec::new(),
             },
         }
     }
@@ -94,10 +97,24 @@ impl SnapshotSource for ScanSource {
 pub struct DataRootSeen {
     /// The intercom-pane data root (holds `board/seen.json`).
     pub data_root: std::path::PathBuf,
+    /// The other machines on the board: a mark of one of their rows is kept on that host.
+    pub hosts: Vec<crate::hosts::Host>,
 }
 
 impl SeenWriter for DataRootSeen {
     fn set_seen(&self, key: &str, last_activity_iso: &str, seen: bool) -> Result<(), SeenNotSaved> {
+        // A row of another host (`hosts::wire::row_id`): its marks live on that host, written
+        // there by its own `seen` (this runs on the sidebar's writer thread, never the UI's).
+        if let Some((name, there)) = key.split_once(crate::board::record::HOST_SEPARATOR) {
+            let Some(host) = self.hosts.iter().find(|h| h.name.as_str() == name) else {
+                return Err(SeenNotSaved::Failed(format!(
+                    "host {} is not on this board",
+                    crate::text::sanitize(name)
+                )));
+            };
+            return crate::cmd::host_cmd::seen_there(host, there, last_activity_iso, seen)
+                .map_err(SeenNotSaved::Failed);
+        }
         crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
             .map(|_| ())
             .map_err(|e| SeenNotSaved::Failed(e.to_string()))
@@ -217,6 +234,11 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
+    // Other machines: each on its own thread; their rows' actions run there.
+    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+        Ok(t) => crate::hosts::remotes(&t),
+        Err(e) => return refuse(e),
+    };
     let spawner = crate::cmd::spawn_cmd::CommandSpawner {
         opts: r.opts.clone(),
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
@@ -238,7 +260,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
             }
         };
     // The live engine; a process that cannot make an eventfd falls back to timed passes.
-    let inner: Box<dyn SnapshotSource> = match LiveSource::new(
+    let mut source: Box<dyn SnapshotSource> = match LiveSource::new(
         r.opts.clone(),
         clock.clone(),
         !args.no_probe,
@@ -256,14 +278,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
             memory,
         )),
     };
-    let source: Box<dyn SnapshotSource> = match &alerts {
-        Some(t) => Box::new(crate::alerts::run::AlertingSource {
-            inner,
-            alerts: t.sender(),
-        }),
-        None => inner,
-    };
-    let opts = MonitorOptions {
+    let mut opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
         navigator: Arc::new(navigator),
@@ -271,10 +286,44 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         spawner: Arc::new(spawner),
         frame_log: Some(Arc::new(LogFrames)),
     };
+    let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
+    let seen_hosts = remotes.clone();
+    if !remotes.is_empty() {
+        source = match HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL) {
+            Ok(s) => Box::new(s),
+            Err(e) => {
+                if let Some(t) = alerts {
+                    t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+                }
+                return refuse(format!("cannot start the hosts' threads: {e}"));
+            }
+        };
+        let ports = Arc::new(HostPorts {
+            hosts: remotes,
+            reply: replies,
+            navigator: opts.navigator.clone(),
+            workers: opts.workers.clone(),
+            own: own_pane(),
+        });
+        replies = ports.clone();
+        opts.navigator = ports.clone();
+        opts.workers = ports;
+    }
+    // The alerts see the whole board: this machine's rows and every host's (each alert names
+    // its host).
+    if let Some(t) = &alerts {
+        source = Box::new(crate::alerts::run::AlertingSource {
+            inner: source,
+            alerts: t.sender(),
+        });
+    }
     let result = run_monitor_with(
         source,
-        Arc::new(DataRootSeen { data_root }),
-        Arc::new(replies),
+        Arc::new(DataRootSeen {
+            data_root,
+            hosts: seen_hosts,
+        }),
+        replies,
         clock,
         opts,
     );
@@ -308,6 +357,7 @@ mod tests {
             truncated: false,
             errors: vec![],
             usage: Default::default(),
+            hosts: vec![],
         };
         let req = ReplyRequest {
             row_id: row.id.clone(),
@@ -315,6 +365,8 @@ mod tests {
             name: row.name.clone(),
             target: "tmux %3".into(),
             text: "hi".into(),
+            host: None,
+            pane: None,
         };
         assert_eq!(still_bound(&snap(vec![row.clone()]), &req), Ok(()));
         assert_eq!(still_bound(&snap(vec![]), &req), Err(NotBound::Gone));

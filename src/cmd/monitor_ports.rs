@@ -210,6 +210,8 @@ impl ScanWorkers {
             on_job: None,
             scan: &self.opts,
             clock: self.clock.as_ref(),
+            // The fresh pass above compared the pane and pi already.
+            expect: None,
         };
         let end = close::close_worker(&req);
         crate::log::event(
@@ -249,6 +251,7 @@ impl ScanWorkers {
             scan: &self.opts,
             clock: self.clock.as_ref(),
             progress: stage,
+            expect: None,
         };
         let end = resume::resume_worker(&req);
         let r = end.report;

@@ -22,11 +22,15 @@ pub fn run(args: &ReplyArgs) -> ReplyExit {
     if let Err(r) = reply::check_text(&text) {
         return refused(r);
     }
+    let expect = match crate::hosts::expect::SeatExpect::flag(args.expect_seat.as_deref()) {
+        Ok(e) => e,
+        Err(e) => return refuse(e),
+    };
     let (r, pass) = match options::resolve_and_scan(&args.src) {
         Ok(x) => x,
         Err(e) => return refuse(e),
     };
-    match reply::send(&pass, &args.name, &text, r.clock.now_ms()) {
+    match reply::send_expecting(&pass, &args.name, &text, r.clock.now_ms(), expect.as_ref()) {
         Ok(receipt) => {
             if args.json {
                 crate::cmd::out(format_args!(

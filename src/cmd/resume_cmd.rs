@@ -14,6 +14,13 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
             return ResumeExit::Usage;
         }
     };
+    let expect = match crate::hosts::expect::SeatExpect::flag(args.expect_seat.as_deref()) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("intercom-pane: resume-worker: {e}");
+            return ResumeExit::Usage;
+        }
+    };
     let system_config = args.src.config.as_ref().map(|c| {
         std::env::current_dir()
             .map(|d| d.join(c))
@@ -31,6 +38,7 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
         scan: &r.opts,
         clock: r.clock.as_ref(),
         progress: &|l: &str| progress.line(l),
+        expect,
     };
     let end = resume::resume_worker(&req);
     progress.finish();

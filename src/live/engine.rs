@@ -278,9 +278,17 @@ impl<P: Passes> Engine<P> {
             // A sync `lstat`s every folder: only when the plan changed, a folder came or went, or
             // some folder is still unwatched (a limit may allow it now).
             if self.resync || files.limit().is_some() || plan.folders != self.last_folders {
-                files.sync(&plan.folders);
+                let first = self.last_folders.is_empty();
+                let added = files.sync(&plan.folders);
                 self.last_folders = plan.folders;
                 self.resync = false;
+                // A folder that appeared after the engine started (a data root's `board/` made
+                // by the first seen mark) may have been written between the pass that found it
+                // and its watch: one more pass reads what the watch could not see.
+                if added > 0 && !first {
+                    self.pending.note("watched");
+                    self.coalesce.note(now);
+                }
             }
         }
         let gone = self.pids.sync(&plan.pis);

@@ -241,8 +241,11 @@ impl WatchSet {
     }
 
     /// Watch exactly the folders in `specs` (and the parents of missing ones); drop the rest.
-    /// Idempotent: a folder already watched as the same inode keeps its watch.
-    pub fn sync(&mut self, specs: &[Spec]) {
+    /// Idempotent: a folder already watched as the same inode keeps its watch. Returns how many
+    /// folders the pass reads got a watch now (one that just appeared was maybe written before
+    /// its watch existed: the caller passes again).
+    pub fn sync(&mut self, specs: &[Spec]) -> usize {
+        let mut new_folders = 0;
         let wanted = wanted_watches(specs);
         // Drop what is no longer wanted, and watches whose folder is another inode now (replaced,
         // or a link put in its place).
@@ -280,8 +283,9 @@ impl WatchSet {
                 self.unwatched += 1;
                 continue;
             }
+            let folder = names.is_some();
             match self.add(&path, names, leads_to) {
-                Ok(()) => {}
+                Ok(()) => new_folders += usize::from(folder),
                 Err(Some(limit)) => {
                     self.limit = Some(limit);
                     self.unwatched += 1;
@@ -290,6 +294,7 @@ impl WatchSet {
                 Err(None) => {}
             }
         }
+        new_folders
     }
 
     /// Add one watch, checking the folder is the same real folder before and after.
@@ -482,12 +487,15 @@ mod tests {
         let d = t.path().join("sessions");
         let mut w = WatchSet::new().unwrap();
         let spec = [Spec::all(&d)];
-        w.sync(&spec);
+        assert_eq!(w.sync(&spec), 0, "only its parent is watched");
         assert!(!w.watches_folder(&d));
         std::fs::create_dir(&d).unwrap();
         assert_eq!(changes(&mut w), vec![Change::Folder(d.clone())]);
-        w.sync(&spec);
+        // The folder's own watch is new: the engine passes once more for what was written
+        // before it existed.
+        assert_eq!(w.sync(&spec), 1);
         assert!(w.watches_folder(&d));
+        assert_eq!(w.sync(&spec), 0, "a kept watch is not new");
         // Replaced by a link: the old watch ends, the link is not followed.
         let real = t.path().join("elsewhere");
         std::fs::create_dir(&real).unwrap();

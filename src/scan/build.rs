@@ -267,6 +267,7 @@ pub(super) fn build_record(
         intercom: intercom_of(ev),
         connector: connector_of(ev),
         found_by: ev.seat.found_by,
+        seat: None,
     }
 }
 
@@ -309,14 +310,7 @@ pub(super) fn build_row(
     reply: &Result<ReplyTarget, ReplyUnavailable>,
 ) -> Row {
     let obs = ev.obs;
-    let reply = match reply {
-        Ok(t) => ReplyPath::Available {
-            target: t.describe(),
-        },
-        Err(reason) => ReplyPath::Unavailable {
-            reason: reason.to_string(),
-        },
-    };
+    let reply = reply_path(reply);
     Row {
         usage: rec.usage,
         context: rec.context.clone(),
@@ -359,8 +353,21 @@ pub(super) fn build_row(
         seen: rec.seen,
         alive: rec.alive,
         reply,
+        host: None,
         turn: turn_of(ev, rec),
         session_ended: ev.reg.is_some_and(Registration::session_closed),
+    }
+}
+
+/// A reply path as the views show it.
+pub(super) fn reply_path(reply: &Result<ReplyTarget, ReplyUnavailable>) -> ReplyPath {
+    match reply {
+        Ok(t) => ReplyPath::Available {
+            target: t.describe(),
+        },
+        Err(reason) => ReplyPath::Unavailable {
+            reason: reason.to_string(),
+        },
     }
 }
 
@@ -392,7 +399,7 @@ fn turn_of(ev: &SeatEvidence, rec: &SeatRecord) -> Option<String> {
 }
 
 /// The live pane of the seat's pi and, from a live registration, that pi's identity.
-fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
+pub(super) fn seat_pane(ev: &SeatEvidence) -> Option<SeatPane> {
     let ((kind, socket), pane_id, shell_pid) = ev.live.pane.clone()?;
     let pi = ev
         .live_reg()

@@ -4,14 +4,14 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
-use super::build::{build_record, build_row, GitRoots, SeatEvidence};
+use super::build::{build_record, build_row, seat_pane, GitRoots, SeatEvidence};
 use super::seats::{
     at_registered_leaf, match_registration, other_session_in_pane, read_seat_session,
     registration_alive, reply_target, seat_hint, ReplyTarget, ReplyUnavailable, SeatSource,
 };
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
-use crate::board::record::SeatRecord;
+use crate::board::record::{SeatExtra, SeatRecord};
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
@@ -110,10 +110,16 @@ impl Pass<'_> {
                 )
             }),
         };
-        let record = build_record(&evidence, self.marks, git, self.now);
+        let mut record = build_record(&evidence, self.marks, git, self.now);
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
+        record.seat = Some(SeatExtra::new(
+            seat.role,
+            seat_pane(&evidence).as_ref(),
+            &super::build::reply_path(&reply),
+            row.as_ref(),
+        ));
         Joined {
             record,
             row,

@@ -161,6 +161,7 @@ pub fn run(
         truncated: intercom.truncated || found.truncated,
         errors,
         usage: UsageView::default(),
+        hosts: Vec::new(),
     };
     let scan = assemble(
         opts,

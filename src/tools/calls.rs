@@ -158,6 +158,7 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
         progress: false,
         on_stage: None,
         on_job: Some(&accepted),
+        expect: None,
         scan: ctx.opts,
         clock: ctx.clock,
     };
@@ -169,7 +170,10 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
     let exit = match end.exit {
         CloseExit::Closed => ToolExit::Done,
         CloseExit::NotClosed => ToolExit::NotDone,
-        CloseExit::Refused | CloseExit::Fenced | CloseExit::NoReplyPath => ToolExit::Refused,
+        CloseExit::Refused
+        | CloseExit::Fenced
+        | CloseExit::NoReplyPath
+        | CloseExit::SeatChanged => ToolExit::Refused,
     };
     let mut result = json!({"done": true, "worker": worker, "exitCode": end.exit.code(),
         "closed": end.exit == CloseExit::Closed, "report": end.report});
@@ -193,6 +197,7 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         scan: ctx.opts,
         clock: ctx.clock,
         progress: &quiet,
+        expect: None,
     };
     let end = resume::resume_worker(&req);
     let exit = match end.exit {

@@ -126,6 +126,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         reply: demo_reply(i),
         turn: Some(format!("entry:demo-{i}-{pass}")),
         session_ended: false,
+        host: None,
     }
 }
 
@@ -206,6 +207,7 @@ pub fn demo_snapshot(workers: usize, pass: u64, now: Ms) -> Snapshot {
         truncated: false,
         errors: Vec::new(),
         usage: Default::default(),
+        hosts: Vec::new(),
     }
 }
 

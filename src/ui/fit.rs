@@ -17,15 +17,17 @@ pub(crate) fn clean(s: &str) -> String {
     }
 }
 
-/// A row's name as shown: the sanitized name, else its seen key, else `(unnamed)`.
+/// A row's name as shown: the sanitized name, else its seen key, else `(unnamed)`; a row of
+/// another host starts with that host's name (`build:Builder`).
 pub(crate) fn name_of(row: &Row) -> String {
+    let host = crate::ui::hosts_view::prefix(row).unwrap_or_default();
     for s in [&row.name, &row.seen_key] {
         let c = sanitize(s);
         if !c.trim().is_empty() {
-            return c;
+            return format!("{host}{c}");
         }
     }
-    "(unnamed)".to_string()
+    format!("{host}(unnamed)")
 }
 
 /// A seat's name as shown, from what the person saw (sanitized, never blank).

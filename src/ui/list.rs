@@ -263,7 +263,10 @@ fn row_spans(
                 (name, style)
             }
             Col::State => (row.state.as_str().to_string(), t.state(row.state)),
-            Col::Detail => detail_cell(app, row, now, t),
+            Col::Detail => match crate::ui::hosts_view::stale_detail(row, now) {
+                Some(d) => (d, t.dim()),
+                None => detail_cell(app, row, now, t),
+            },
             Col::Connection => (
                 row.connection.state.as_str().to_string(),
                 t.conn(row.connection.state),
@@ -290,6 +293,12 @@ fn row_spans(
             },
         };
         spans.push(Span::styled(cell(&text, p.width), style));
+    }
+    // A row of a host that is not answering is its last known one: dimmed, never live.
+    if row.host.as_ref().is_some_and(|h| !h.answering) {
+        for s in spans.iter_mut() {
+            s.style = t.dim();
+        }
     }
     spans
 }

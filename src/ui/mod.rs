@@ -16,6 +16,7 @@ mod details;
 mod fit;
 mod frames;
 mod help;
+mod hosts_view;
 /// The key binding table (dispatch and help line).
 pub mod keys;
 /// Named width breakpoints for the table columns.

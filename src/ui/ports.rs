@@ -162,6 +162,10 @@ pub struct ReplyRequest {
     pub target: String,
     /// The text exactly as typed.
     pub text: String,
+    /// The seat's host when it is not this machine, and the pane and pi the row showed (the
+    /// identity the host's `reply --expect-seat` must find unchanged).
+    pub host: Option<crate::snapshot::RowHost>,
+    pub pane: Option<crate::snapshot::SeatPane>,
 }
 
 /// What happened to one reply. Never retried by the UI.
@@ -222,6 +226,8 @@ pub struct SeatRef {
     pub name: String,
     /// The pane and pi the row showed (`None`: no live pane).
     pub pane: Option<crate::snapshot::SeatPane>,
+    /// The seat's host when it is not this machine.
+    pub host: Option<crate::snapshot::RowHost>,
 }
 
 impl SeatRef {
@@ -232,6 +238,7 @@ impl SeatRef {
             seen_key: row.seen_key.clone(),
             name: row.name.clone(),
             pane: row.pane.clone(),
+            host: row.host.clone(),
         }
     }
 }

@@ -117,6 +117,15 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
             top += 1;
         }
     }
+    // Other machines that are not answering: one line each (their rows are dimmed below).
+    for text in crate::ui::hosts_view::host_lines(snap, app.now()) {
+        if top + 1 >= bottom {
+            break;
+        }
+        let line = crate::text::clip(&text, area.width as usize);
+        p.notice.push((top, line));
+        top += 1;
+    }
     if let Some((box_h, framed)) = box_rows(app, area.width, bottom.saturating_sub(top)) {
         bottom -= box_h;
         p.reply = Some((Rect::new(area.x, bottom, area.width, box_h), framed));

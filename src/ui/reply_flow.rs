@@ -96,6 +96,8 @@ impl App {
             name: row.name.clone(),
             target: b.target.clone(),
             text,
+            host: row.host.clone(),
+            pane: row.pane.clone(),
         };
         self.sending.insert(b.row_id, b.target);
         // Closed at once: the next keys are commands again, never more text for this seat.

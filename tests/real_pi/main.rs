@@ -9,10 +9,14 @@
 mod herdr_real;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
+#[path = "../hosts_support/mod.rs"]
+mod hosts_support;
 #[path = "../lock_step/mod.rs"]
 mod lock_step;
 #[path = "../mux_support/mod.rs"]
 mod mux_support;
+#[path = "../pi_support/mod.rs"]
+mod pi_support;
 #[path = "../real_pi_support/mod.rs"]
 mod real_pi_support;
 #[path = "../scan_support/mod.rs"]
@@ -26,6 +30,7 @@ mod real_pi_channel;
 mod real_pi_events;
 mod real_pi_herdr;
 mod real_pi_hostile;
+mod real_pi_hosts;
 mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;

@@ -2,7 +2,7 @@
 //! - only `actions/store.rs` (and its own `store/` folder) writes files (the demo, whose
 //!   simulated agent stands in for pi, is exempt);
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
-//!   to Herdr;
+//!   to Herdr; only `hosts/ssh.rs` runs `ssh`;
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
 //!   use `actions/` (mutations come through `ui::ports`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -108,6 +108,17 @@ fn only_mux_spawns_a_shell() {
         |p| p.starts_with("src/mux/"),
     );
     assert!(bad.is_empty(), "a shell spawned outside mux/: {bad:#?}");
+}
+
+#[test]
+fn only_the_transport_runs_ssh() {
+    // Every connection to another host goes through `hosts::ssh` (its options, the channel
+    // budget, the one quoting rule, stderr kept off the screen).
+    let bad = offenders(
+        &["Command::new(\"ssh\")", "Command::new(\"/usr/bin/ssh\")"],
+        |p| p == "src/hosts/ssh.rs",
+    );
+    assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
 }
 
 #[test]

@@ -174,9 +174,13 @@ fn a_page_of_255_workers_stays_within_40_kib_and_next_offset_reaches_the_end() {
     let (code, text) = board(&env, &["--host", "gpu\u{1b}[2J"]);
     assert_eq!(code, 2, "{text}");
     assert!(
-        text.contains("no host named \"gpu\" (hosts: local)"),
+        text.contains("\"gpu\" is not a host name") && !text.contains('\u{1b}'),
         "{text}"
     );
+    // A host the hosts file does not name (another host's page is that host's own `board`).
+    let (code, text) = board(&env, &["--host", "gpu"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("no host named \"gpu\""), "{text}");
     let (code, text) = board(&env, &["--name", "Nobody"]);
     assert_eq!(code, 2, "{text}");
     let (code, _) = board(&env, &["--limit", "21"]);

@@ -11,6 +11,8 @@ mod alerts_support;
 mod close_support;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
+#[path = "../hosts_support/mod.rs"]
+mod hosts_support;
 #[path = "../intercom_support/mod.rs"]
 mod intercom_support;
 #[path = "../io_count/mod.rs"]
@@ -54,6 +56,16 @@ mod ensure_monitor_herdr;
 mod explain_cli;
 mod fuzz_regressions;
 mod herdr_contract;
+mod hosts_actions;
+mod hosts_board;
+mod hosts_cli;
+mod hosts_faults;
+mod hosts_hostile;
+mod hosts_refusals;
+mod hosts_sidebar;
+mod hosts_stream;
+mod hosts_ui;
+mod hosts_watch;
 mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;

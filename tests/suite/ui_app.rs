@@ -47,6 +47,7 @@ fn snap(rows: Vec<Row>) -> Msg {
         truncated: false,
         errors: vec![],
         usage: Default::default(),
+        hosts: vec![],
     })
 }
 

@@ -22,7 +22,7 @@ fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
 }
 
-fn app_with(color: bool, snap: Snapshot) -> App {
+pub(crate) fn app_with(color: bool, snap: Snapshot) -> App {
     let mut a = App::new(
         Arc::new(FixedClock(now())),
         Options {
@@ -357,6 +357,7 @@ fn empty_and_unavailable_rosters_say_so() {
         truncated: false,
         errors: vec!["config_missing".into()],
         usage: Default::default(),
+        hosts: vec![],
     };
     let a = app_with(true, unavailable);
     let s = screen(&a, 80, 24);

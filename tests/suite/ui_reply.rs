@@ -58,6 +58,7 @@ fn snap(rows: Vec<Row>) -> Msg {
         truncated: false,
         errors: vec![],
         usage: Default::default(),
+        hosts: vec![],
     })
 }
 

@@ -139,6 +139,7 @@ fn apps() -> Vec<(&'static str, App)> {
             truncated: true,
             errors: vec![],
             usage: Default::default(),
+            hosts: vec![],
         }),
     ));
     out.push(("many", mk(demo_snapshot(300, 0, now()))));

@@ -63,6 +63,8 @@ pub struct CloseRequest<'a> {
     pub on_job: Option<&'a JobTold<'a>>,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
+    /// The seat a board showed (`--expect-seat`): refused unless the registered pi is it.
+    pub expect: Option<crate::hosts::expect::SeatExpect>,
 }
 
 exit_enum! {
@@ -78,6 +80,9 @@ exit_enum! {
         Fenced = 5,
         /// The worker has no reply path (no live registration) to ask for the handoff.
         NoReplyPath = 6,
+        /// `--expect-seat`: the worker is not the seat the board showed (another pi, pane or
+        /// session); nothing was asked or closed.
+        SeatChanged = 14,
     } refused: Refused
 }
 
@@ -379,6 +384,20 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
     }
     // Protected targets first, from names and processes only: nothing written or sent yet.
     let (mut target, guard, reg_path) = protected_check(req, &root, &cfg, &agent)?;
+    // Compare-and-act: the pi this close would pin is the one the person saw, or nothing.
+    if let Some(e) = &req.expect {
+        let found = crate::hosts::expect::SeatFound {
+            session_id: Some(agent.session_id.clone()),
+            pi: Some((
+                target.pi.pid,
+                target.pi.start_ticks,
+                target.pi.boot_id.clone(),
+            )),
+            pane: Some(target.pane_id.clone()),
+        };
+        e.check(&found)
+            .map_err(|why| refused(CloseExit::SeatChanged, why))?;
+    }
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(CloseExit::Refused, e.to_string()))?;

@@ -53,6 +53,8 @@ pub enum Refusal {
     /// Typed transport: the pane is not ready for typing (a mode it would not leave, a draft or
     /// a dialog in pi's editor). Nothing was typed.
     NotReady(String, String),
+    /// `--expect-seat`: the seat is not the one the board showed (another pi, pane or session).
+    SeatChanged(String, String),
 }
 
 exit_enum! {
@@ -86,6 +88,8 @@ exit_enum! {
         /// The seat has no channel and the text would be a command in pi's editor, or be changed by
         /// it (a first `!` or `/`, a TAB).
         NotTypeable = 12,
+        /// `--expect-seat`: the seat is not the one the board showed; nothing was sent.
+        SeatChanged = 14,
     } refused: Usage
 }
 
@@ -114,6 +118,7 @@ impl Refusal {
             Refusal::Connector(_) => ReplyExit::Connector,
             Refusal::ToolNotStarted(_) => ReplyExit::ToolNotStarted,
             Refusal::NotReady(..) => ReplyExit::NotReady,
+            Refusal::SeatChanged(..) => ReplyExit::SeatChanged,
         }
     }
 }
@@ -134,6 +139,9 @@ impl std::fmt::Display for Refusal {
             Refusal::NoPath(s, why) => write!(f, "cannot reply to {}: {}", clean(s), reason(why)),
             Refusal::ToolNotStarted(e) => write!(f, "the delivery tool could not be started: {e}"),
             Refusal::NotReady(s, why) => {
+                write!(f, "not sent to {}: {}", clean(s), reason(why))
+            }
+            Refusal::SeatChanged(s, why) => {
                 write!(f, "not sent to {}: {}", clean(s), reason(why))
             }
         }
@@ -361,9 +369,30 @@ fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
 
 /// Send `text` to the seat `who` of `scan`, once.
 pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
+    send_expecting(scan, who, text, now, None)
+}
+
+/// `send`, refused unless the seat's live registration is still the seat `expect` names
+/// (compare-and-act: the pi, pane and session a board showed).
+pub fn send_expecting(
+    scan: &Scan,
+    who: &str,
+    text: &str,
+    now: Ms,
+    expect: Option<&crate::hosts::expect::SeatExpect>,
+) -> Result<Receipt, Refusal> {
     check_text(text)?;
     let (key, target) = resolve(scan, who)?;
     let reg = fresh_registration(scan, &key, target)?;
+    if let Some(e) = expect {
+        let found = crate::hosts::expect::SeatFound {
+            session_id: reg.session_id.clone(),
+            pi: reg.identity().map(|i| (i.pid, i.start_ticks, i.boot_id)),
+            pane: reg.mux.as_ref().and_then(|m| m.pane_id.clone()),
+        };
+        e.check(&found)
+            .map_err(|why| Refusal::SeatChanged(key.clone(), why))?;
+    }
     let body = trim_like_pi(text);
     let transport = choose(&reg, target);
     if transport != Transport::Channel {

@@ -61,6 +61,8 @@ exit_enum! {
         NoPlace = 7,
         /// Launched, but the new seat did not register before the wait ended.
         LaunchedUnconfirmed = 8,
+        /// `--expect-seat`: the worker is not the seat the board showed (another session).
+        SeatChanged = 14,
     }
 }
 
@@ -78,6 +80,8 @@ pub struct ResumeRequest<'a> {
     pub clock: &'a dyn Clock,
     /// Progress lines while waiting (stage, elapsed, deadline).
     pub progress: &'a dyn Fn(&str),
+    /// The seat a board showed (`--expect-seat`): its session must be the worker's.
+    pub expect: Option<crate::hosts::expect::SeatExpect>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +213,16 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
             ResumeExit::Usage,
             "the coordinator is not resumed by resume-worker",
         ));
+    }
+    // Compare-and-act: only the session the board showed (a closed seat has no pi to compare).
+    if let Some(e) = &req.expect {
+        let found = crate::hosts::expect::SeatFound {
+            session_id: Some(agent.session_id.clone()),
+            pi: None,
+            pane: None,
+        };
+        e.check(&found)
+            .map_err(|why| refused(ResumeExit::SeatChanged, why))?;
     }
     if !req.confirm_closed {
         return Err(refused(

@@ -38,6 +38,7 @@ use super::{
 };
 
 mod args;
+mod attach;
 pub mod clients;
 mod close;
 pub mod control;

@@ -1,0 +1,550 @@
+//! `--host` on the commands (docs/behaviour.md §12): an action names one machine and runs
+//! there, through `hosts::delegate`, as the same guarded command; `scan` reads several
+//! machines' boards at once; `status` pages one machine's workers. `hello` answers a board on
+//! another machine.
+
+use std::io::IsTerminal;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::cli::{Command, HelloArgs, ScanArgs, SourceArgs, StatusArgs};
+use crate::cmd::text_input::{self, REPLY_TEXT};
+use crate::hosts::delegate::{self, Delegated, EXIT_NOT_STARTED};
+use crate::hosts::{self, hello, Host, Target};
+use crate::text::sanitize;
+
+/// How long a reply there may take (its own deadlines are shorter).
+const REPLY_DEADLINE: Duration = Duration::from_secs(60);
+/// Beyond a close's or resume's own deadline, for the scans and checks around it.
+const SLACK: Duration = Duration::from_secs(60);
+/// A remote `scan --json` or `status --json` must answer within this long.
+const READ_DEADLINE: Duration = Duration::from_secs(20);
+/// `--watch` with another host: the stream is each machine's own.
+const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar and `watch` \
+     follow other hosts (--host), or run it there over ssh";
+/// Largest board read from a host.
+const MAX_BOARD: usize = 32 * 1024 * 1024;
+
+/// `hello`: one JSON line.
+pub fn hello(a: &HelloArgs) -> i32 {
+    crate::cmd::out(format_args!("{}", hello::line(a.echo.as_deref())));
+    0
+}
+
+/// `seen KEY --last-activity ISO [--unsee]` on this machine: the mark written under the data
+/// root, one JSON line said (exit 0), or refused (exit 2, nothing written).
+pub fn seen(a: &crate::cli::SeenArgs) -> i32 {
+    let key_ok = !a.key.is_empty()
+        && a.key.len() <= 512
+        && a.key.contains('/')
+        && !a.key.chars().any(char::is_control);
+    if !key_ok {
+        return refused(format!(
+            "{:?} is not a seat key (<project>/<agent>)",
+            sanitize(&a.key)
+        ));
+    }
+    let Some(at) = crate::clock::parse_iso(&a.last_activity) else {
+        return refused(format!(
+            "--last-activity {:?} is not an ISO 8601 time",
+            sanitize(&a.last_activity)
+        ));
+    };
+    let r = match crate::cmd::options::resolve(&a.src) {
+        Ok(r) => r,
+        Err(e) => return refused(e.to_string()),
+    };
+    let iso = crate::clock::format_iso(at);
+    match crate::actions::seen::set_seen(&r.opts.data_root, &a.key, &iso, !a.unsee) {
+        Ok(_) => {
+            crate::cmd::out(format_args!(
+                "{}",
+                json!({"key": sanitize(&a.key), "seen": !a.unsee, "lastActivity": iso})
+            ));
+            0
+        }
+        Err(e) => refused(format!("seen not saved: {e}")),
+    }
+}
+
+fn seen_flags(last_activity_iso: &str, seen: bool) -> Vec<String> {
+    let mut flags = vec!["--last-activity".to_string(), last_activity_iso.to_string()];
+    push_flag(&mut flags, !seen, "--unsee");
+    flags
+}
+
+/// `seen --host H`: run there, its answer and exit code unchanged.
+fn seen_remote(a: &crate::cli::SeenArgs, host: &Host) -> i32 {
+    let flags = seen_flags(&a.last_activity, !a.unsee);
+    let words = delegate::words(host, "seen", &flags, std::slice::from_ref(&a.key));
+    finish(
+        host,
+        "seen",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        true,
+    )
+}
+
+/// Mark or unmark `key` seen on `host` (a row of another host in the sidebar).
+pub fn seen_there(
+    host: &Host,
+    key: &str,
+    last_activity_iso: &str,
+    seen: bool,
+) -> Result<(), String> {
+    let words = delegate::words(
+        host,
+        "seen",
+        &seen_flags(last_activity_iso, seen),
+        &[key.to_string()],
+    );
+    match delegate::run(host, &words, None, READ_DEADLINE) {
+        Delegated::Ran { code: 0, .. } => Ok(()),
+        Delegated::Ran { code, stderr, .. } => Err(format!(
+            "host {} refused it (exit {code}): {}",
+            host.name,
+            crate::text::one_line(&stderr, 200)
+        )),
+        Delegated::NotStarted(why) => {
+            Err(format!("host {}: not done: {}", host.name, sanitize(&why)))
+        }
+        Delegated::Unknown(why) => Err(format!(
+            "host {}: unknown whether it was saved: {}",
+            host.name,
+            sanitize(&why)
+        )),
+    }
+}
+
+/// `Some(exit)` when `cmd` names another machine with `--host` (it ran there, or was refused
+/// here); `None` when it runs on this machine as usual.
+pub fn elsewhere(cmd: &Command) -> Option<i32> {
+    match cmd {
+        Command::Reply(a) => there(&a.src, a, reply),
+        Command::CloseWorker(a) => there(&a.src, a, |a, h| Ok(close(a, h))),
+        Command::ResumeWorker(a) => there(&a.src, a, |a, h| Ok(resume(a, h))),
+        Command::Spawn(a) => there(&a.src, a, spawn),
+        Command::Retire(a) => there(&a.src, a, |a, h| Ok(retire(a, h))),
+        Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
+        Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
+        Command::Status(a) => status(a),
+        Command::Scan(a) => scan(a),
+        _ => None,
+    }
+}
+
+/// `run` on the one other machine `src` names (`None`: this machine); a refusal is exit 2.
+fn there<A>(
+    src: &SourceArgs,
+    a: &A,
+    run: impl FnOnce(&A, &Host) -> Result<i32, String>,
+) -> Option<i32> {
+    let host = remote_of(src)?;
+    Some(host.and_then(|h| run(a, &h)).unwrap_or_else(refused))
+}
+
+fn refused(msg: String) -> i32 {
+    eprintln!("intercom-pane: {msg}");
+    2
+}
+
+/// `None`: this machine. `Some(Ok(host))`: the one other machine named. `Some(Err(why))`: a bad
+/// `--host`, several of them, or flags that only mean something here.
+fn remote_of(src: &SourceArgs) -> Option<Result<Host, String>> {
+    if src.hosts.is_empty() {
+        return None;
+    }
+    match hosts::one_target(&src.hosts) {
+        Ok(Target::Local) => None,
+        Ok(Target::Remote(h)) => Some(no_local_flags(src).map(|()| h)),
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// A command run on another host takes that host's flags from the hosts file: this machine's
+/// `--config`, `--root`, … would name folders here.
+fn no_local_flags(src: &SourceArgs) -> Result<(), String> {
+    let given = [
+        ("--config", src.config.is_some()),
+        ("--root", src.root.is_some()),
+        ("--repo", src.repo.is_some()),
+        ("--fleet", src.fleet.is_some()),
+        ("--sessions-dir", !src.sessions_dirs.is_empty()),
+        ("--tmux-socket", src.tmux_socket.is_some()),
+        ("--now", src.now.is_some()),
+    ];
+    match given.iter().find(|(_, g)| *g) {
+        Some((flag, _)) => Err(format!(
+            "{flag} names something on this machine; with --host, that host's flags come from \
+             the hosts file (its \"root\" and \"args\")"
+        )),
+        None => Ok(()),
+    }
+}
+
+fn push_flag(flags: &mut Vec<String>, on: bool, flag: &str) {
+    if on {
+        flags.push(flag.to_string());
+    }
+}
+
+fn push_value(flags: &mut Vec<String>, flag: &str, value: Option<String>) {
+    if let Some(v) = value {
+        flags.extend([flag.to_string(), v]);
+    }
+}
+
+fn reply(a: &crate::cli::ReplyArgs, host: &Host) -> Result<i32, String> {
+    let text = text_input::read_text(
+        REPLY_TEXT,
+        a.text.as_deref(),
+        a.file.as_deref(),
+        std::io::stdin(),
+    )
+    .map_err(|e| e.to_string())?;
+    // The text rules here first: a bad text never leaves this machine.
+    if let Err(r) = crate::actions::reply::check_text(&text) {
+        eprintln!("intercom-pane: {r}");
+        return Ok(r.exit().code());
+    }
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.json, "--json");
+    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+    let words = delegate::words(host, "reply", &flags, &[a.name.clone(), "-".into()]);
+    let d = delegate::run(host, &words, Some(text.as_bytes()), REPLY_DEADLINE);
+    Ok(finish(host, "reply", d, a.json))
+}
+
+fn close(a: &crate::cli::CloseWorkerArgs, host: &Host) -> i32 {
+    let mut flags = vec!["--deadline-secs".to_string(), a.deadline_secs.to_string()];
+    push_flag(&mut flags, a.dry_run, "--dry-run");
+    push_flag(&mut flags, a.recover, "--recover");
+    push_flag(&mut flags, a.json, "--json");
+    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+    let words = delegate::words(host, "close-worker", &flags, std::slice::from_ref(&a.name));
+    let deadline = Duration::from_secs(a.deadline_secs) + SLACK;
+    let d = delegate::run(host, &words, None, deadline);
+    finish(host, "close-worker", d, a.json)
+}
+
+fn resume(a: &crate::cli::ResumeWorkerArgs, host: &Host) -> i32 {
+    let mut flags = vec!["--wait-secs".to_string(), a.wait_secs.to_string()];
+    push_flag(&mut flags, a.confirm_closed, "--confirm-closed");
+    push_flag(&mut flags, a.dry_run, "--dry-run");
+    push_flag(&mut flags, a.recover, "--recover");
+    push_flag(&mut flags, a.json, "--json");
+    push_value(&mut flags, "--pi", Some(a.pi.clone()));
+    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+    let words = delegate::words(host, "resume-worker", &flags, std::slice::from_ref(&a.name));
+    let deadline = Duration::from_secs(a.wait_secs) + SLACK;
+    let d = delegate::run(host, &words, None, deadline);
+    finish(host, "resume-worker", d, a.json)
+}
+
+fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
+    // The first task is read here (a file of this machine) and checked by the host's own rules.
+    let prompt = match (&a.prompt, &a.prompt_file) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(f)) => Some(
+            text_input::read_text(REPLY_TEXT, None, Some(f), std::io::stdin())
+                .map_err(|e| e.to_string())?,
+        ),
+        (None, None) => None,
+    };
+    let mut flags = vec!["--wait-secs".to_string(), a.wait_secs.to_string()];
+    // A folder there: relative to that host's root, as spawn takes it.
+    push_value(
+        &mut flags,
+        "--dir",
+        a.dir.as_ref().map(|d| d.display().to_string()),
+    );
+    if let Some(b) = &a.worktree {
+        flags.push(if b.is_empty() {
+            "--worktree".into()
+        } else {
+            format!("--worktree={b}")
+        });
+    }
+    push_value(&mut flags, "--description", a.description.clone());
+    push_value(&mut flags, "--prompt", prompt);
+    push_value(&mut flags, "--model", a.model.clone());
+    push_value(&mut flags, "--thinking", a.thinking.clone());
+    push_value(&mut flags, "--pi", Some(a.pi.clone()));
+    push_flag(&mut flags, a.json, "--json");
+    // pi's own arguments follow spawn's `--`, so the name goes before it (never read as a
+    // flag: a worker name cannot start with '-').
+    if a.name.starts_with('-') {
+        return Err(format!("{:?} is not a worker name", sanitize(&a.name)));
+    }
+    let mut words = delegate::words(host, "spawn", &flags, &[]);
+    words.pop();
+    words.push(a.name.clone());
+    if !a.pi_args.is_empty() {
+        words.push("--".into());
+        words.extend(a.pi_args.iter().cloned());
+    }
+    let deadline = Duration::from_secs(a.wait_secs) + SLACK;
+    Ok(finish(
+        host,
+        "spawn",
+        delegate::run(host, &words, None, deadline),
+        a.json,
+    ))
+}
+
+fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.remove_worktree, "--remove-worktree");
+    push_flag(&mut flags, a.json, "--json");
+    let words = delegate::words(host, "retire", &flags, std::slice::from_ref(&a.name));
+    finish(
+        host,
+        "retire",
+        delegate::run(host, &words, None, SLACK),
+        a.json,
+    )
+}
+
+/// Say how a delegated command ended and give its exit code: what the host printed comes back
+/// as it is (on a terminal, each line sanitized: it is another machine's text); a command that
+/// did not run, or whose outcome is unknown, is said to be so — never done.
+fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
+    let code = d.code();
+    match &d {
+        Delegated::Ran { stdout, stderr, .. } => {
+            if std::io::stdout().is_terminal() {
+                for line in String::from_utf8_lossy(stdout).lines() {
+                    crate::cmd::out(format_args!("{}", sanitize(line)));
+                }
+            } else {
+                crate::cmd::out_bytes(stdout);
+            }
+            for line in stderr.lines().take(200) {
+                eprintln!("{}", sanitize(line));
+            }
+        }
+        Delegated::NotStarted(why) | Delegated::Unknown(why) => {
+            let (outcome, said) = match &d {
+                Delegated::NotStarted(_) => ("not_started", "not done".to_string()),
+                _ => (
+                    "unknown",
+                    format!("the outcome of {what} there is unknown (check the board before doing it again)"),
+                ),
+            };
+            if json {
+                let v = json!({"host": host.name.as_str(), "command": what, "outcome": outcome,
+                    "detail": sanitize(why)});
+                crate::cmd::out(format_args!("{v}"));
+            }
+            eprintln!(
+                "intercom-pane: host {}: {said}: {}",
+                host.name,
+                sanitize(why)
+            );
+        }
+    }
+    code
+}
+
+/// A page's flags (`status`, `board`): the name, offset and limit asked for.
+fn push_page(flags: &mut Vec<String>, name: Option<String>, offset: usize, limit: usize) {
+    push_value(flags, "--name", name);
+    flags.extend([
+        "--offset".into(),
+        offset.to_string(),
+        "--limit".into(),
+        limit.to_string(),
+    ]);
+}
+
+/// `board --host NAME`: that one machine's page, as it printed it.
+fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.attention, "--attention");
+    push_page(&mut flags, a.name.clone(), a.offset, a.limit);
+    let words = delegate::words(host, "board", &flags, &[]);
+    finish(
+        host,
+        "board",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        true,
+    )
+}
+
+/// `status --json --host NAME`: that one machine's page, as it printed it.
+fn status(a: &StatusArgs) -> Option<i32> {
+    let host = match remote_of(&a.src)? {
+        Ok(h) => h,
+        Err(e) => return Some(refused(e)),
+    };
+    if a.watch {
+        return Some(refused(WATCH_HERE.into()));
+    }
+    let mut flags = vec!["--json".to_string()];
+    push_page(&mut flags, a.name.clone(), a.offset, a.limit);
+    push_flag(&mut flags, a.probe, "--probe");
+    let words = delegate::words(&host, "status", &flags, &[]);
+    let d = delegate::run(&host, &words, None, READ_DEADLINE);
+    Some(finish(&host, "status", d, true))
+}
+
+/// One machine's board for `scan`: its records (each with `host`), or why it is missing.
+struct HostBoard {
+    name: String,
+    records: Vec<Value>,
+    problem: Option<(&'static str, String)>,
+}
+
+fn read_board(host: &Host) -> HostBoard {
+    let words = delegate::words(host, "scan", &["--json".into()], &[]);
+    let (records, problem) = match delegate::run(host, &words, None, READ_DEADLINE) {
+        Delegated::Ran {
+            code: 0, stdout, ..
+        } if stdout.len() <= MAX_BOARD => match serde_json::from_slice::<Value>(&stdout) {
+            Ok(b) => (
+                hosts::wire::records(&b).into_iter().cloned().collect(),
+                None,
+            ),
+            Err(_) => (
+                Vec::new(),
+                Some(("refused", "its scan --json is not JSON".into())),
+            ),
+        },
+        Delegated::Ran { code, stderr, .. } => (
+            Vec::new(),
+            Some((
+                "refused",
+                format!(
+                    "its scan ended with exit {code}: {}",
+                    crate::text::one_line(&stderr, 200)
+                ),
+            )),
+        ),
+        Delegated::NotStarted(why) | Delegated::Unknown(why) => {
+            (Vec::new(), Some(("not_answering", why)))
+        }
+    };
+    HostBoard {
+        name: host.name.to_string(),
+        records: records
+            .into_iter()
+            .map(|mut r| {
+                if let Some(o) = r.as_object_mut() {
+                    o.insert("host".into(), json!(host.name.as_str()));
+                }
+                r
+            })
+            .collect(),
+        problem,
+    }
+}
+
+/// `scan --host …` naming another machine: each host's board read at once (each on its own
+/// thread, under its own deadline), this machine's written as usual when it is named.
+fn scan(a: &ScanArgs) -> Option<i32> {
+    if a.src.hosts.is_empty() {
+        return None;
+    }
+    let targets = match hosts::targets(&a.src.hosts, false) {
+        Ok(t) => t,
+        Err(e) => return Some(refused(e.to_string())),
+    };
+    if targets == [Target::Local] {
+        return None;
+    }
+    if a.watch {
+        return Some(refused(WATCH_HERE.into()));
+    }
+    let readers: Vec<_> = targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Remote(h) => {
+                let h = h.clone();
+                Some(thread::spawn(move || read_board(&h)))
+            }
+            Target::Local => None,
+        })
+        .collect();
+    let mut boards = Vec::new();
+    if targets.contains(&Target::Local) {
+        match local_board(&a.src) {
+            Ok(b) => boards.push(b),
+            Err(e) => return Some(refused(e)),
+        }
+    }
+    for r in readers {
+        if let Ok(b) = r.join() {
+            boards.push(b);
+        }
+    }
+    print_boards(&boards, a);
+    let all = boards.iter().all(|b| b.problem.is_none());
+    Some(if all { 0 } else { EXIT_NOT_STARTED })
+}
+
+fn local_board(src: &SourceArgs) -> Result<HostBoard, String> {
+    let (_, pass) = crate::cmd::options::resolve_and_scan(src).map_err(|e| e.to_string())?;
+    crate::views::board_files::write_board_text(&pass)
+        .map_err(|e| format!("board files not written: {e}"))?;
+    let records = pass
+        .records
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .map(|mut r| {
+            if let Some(o) = r.as_object_mut() {
+                o.insert("host".into(), json!(hosts::LOCAL));
+            }
+            r
+        })
+        .collect();
+    Ok(HostBoard {
+        name: hosts::LOCAL.into(),
+        records,
+        problem: None,
+    })
+}
+
+fn print_boards(boards: &[HostBoard], a: &ScanArgs) {
+    if a.json || !a.print {
+        let hosts: Vec<Value> = boards
+            .iter()
+            .map(|b| match &b.problem {
+                None => json!({"name": b.name, "state": "answering", "seats": b.records.len()}),
+                Some((state, why)) => {
+                    json!({"name": b.name, "state": state, "detail": sanitize(why)})
+                }
+            })
+            .collect();
+        let records: Vec<&Value> = boards.iter().flat_map(|b| b.records.iter()).collect();
+        let v = json!({"version": 1, "hosts": hosts, "records": records});
+        crate::cmd::out(format_args!(
+            "{}",
+            crate::views::json::to_string_pretty(&v).unwrap_or_default()
+        ));
+    }
+    if a.print {
+        for b in boards {
+            if let Some((state, why)) = &b.problem {
+                crate::cmd::out(format_args!("! {}: {state}: {}", b.name, sanitize(why)));
+            }
+            for r in &b.records {
+                let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+                let mark = if r["waitingOnYou"] == json!(true) {
+                    '*'
+                } else {
+                    ' '
+                };
+                crate::cmd::out(format_args!(
+                    "{mark} {}:{}/{} {:<8} {}",
+                    b.name,
+                    sanitize(s("project")),
+                    sanitize(s("agent")),
+                    s("state"),
+                    crate::text::clip(&sanitize(s("task")), 80)
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The hosts file (docs/interop.md §13): which machines the board shows, and how to reach each.
+//!
+//! ```json
+//! {"version": 1, "hosts": [
+//!   {"name": "build", "ssh": "me@build.example.com", "bin": "/home/me/.cargo/bin/intercom-pane",
+//!    "root": "/srv/proj", "args": ["--tmux-socket", "/tmp/tmux-1000/default"],
+//!    "sshConfig": "/home/me/.ssh/intercom.conf"}]}
+//! ```
+//!
+//! It names programs to run and where, so it is trusted only when it is the caller's own and
+//! nobody else may write it (`fsguard::read_trusted`, the one trust rule). It is read whole
+//! (at most 64 KiB), strictly: an unknown key, a bad value or a repeated name refuses the file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Host, HostError, HostName};
+use crate::fsguard;
+
+/// Largest hosts file read.
+const MAX_FILE: u64 = 64 * 1024;
+/// Most hosts one file may name.
+pub const MAX_HOSTS: usize = 32;
+/// Most words of a host's `args`.
+const MAX_ARGS: usize = 32;
+/// Longest destination, program, path or argument.
+const MAX_WORD: usize = 1024;
+
+/// The flags a host's `args` may carry: where that machine's evidence is (the shared source
+/// flags, each with its value). Anything else — a flag that changes what an action does — is
+/// refused, so a hosts file can only say where to look, never what to do.
+const SOURCE_FLAGS: &[&str] = &[
+    "--config",
+    "--root",
+    "--repo",
+    "--fleet",
+    "--sessions-dir",
+    "--tmux-socket",
+    "--liveness",
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileV1 {
+    version: u32,
+    hosts: Vec<EntryV1>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EntryV1 {
+    name: String,
+    ssh: String,
+    bin: Option<String>,
+    root: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    ssh_config: Option<PathBuf>,
+}
+
+/// Where the hosts file is: `$INTERCOM_PANE_HOSTS` (an absolute path), else
+/// `$XDG_CONFIG_HOME/intercom-pane/hosts.json`, else `~/.config/intercom-pane/hosts.json`.
+pub fn default_path() -> Option<PathBuf> {
+    let abs = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(p) = std::env::var_os("INTERCOM_PANE_HOSTS").and_then(abs) {
+        return Some(p);
+    }
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").and_then(abs) {
+        return Some(x.join("intercom-pane").join("hosts.json"));
+    }
+    std::env::var_os("HOME")
+        .and_then(abs)
+        .map(|h| h.join(".config").join("intercom-pane").join("hosts.json"))
+}
+
+/// The hosts the file at `path` names; none when there is no such file.
+pub fn read(path: &Path) -> Result<Vec<Host>, HostError> {
+    let bytes = match fsguard::read_trusted(path, MAX_FILE) {
+        Ok(b) => b,
+        Err(fsguard::FsError::NotFound) => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(HostError::File(
+                path.to_path_buf(),
+                fsguard::trust_reason(e, fsguard::owner_of(path)),
+            ))
+        }
+    };
+    parse(&bytes).map_err(|why| HostError::File(path.to_path_buf(), why))
+}
+
+/// The hosts of a file's bytes, or why the file is refused.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, String> {
+    let file: FileV1 = serde_json::from_slice(bytes).map_err(|e| format!("not valid: {e}"))?;
+    if file.version != 1 {
+        return Err(format!("version {} is not 1", file.version));
+    }
+    if file.hosts.len() > MAX_HOSTS {
+        return Err(format!("more than {MAX_HOSTS} hosts"));
+    }
+    let mut out: Vec<Host> = Vec::with_capacity(file.hosts.len());
+    for e in file.hosts {
+        let name = HostName::parse(&e.name).map_err(|e| e.to_string())?;
+        if name.is_local() {
+            return Err("\"local\" is this machine and cannot be a host entry".into());
+        }
+        if out.iter().any(|h| h.name == name) {
+            return Err(format!("host {name} is named twice"));
+        }
+        let mut args = Vec::new();
+        if let Some(root) = e.root {
+            args.extend(["--root".to_string(), root]);
+        }
+        args.extend(e.args);
+        check_args(&args).map_err(|why| format!("host {name}: {why}"))?;
+        let host = Host {
+            dest: check_dest(&e.ssh).map_err(|why| format!("host {name}: {why}"))?,
+            bin: match e.bin {
+                Some(b) => check_word("bin", &b).map_err(|why| format!("host {name}: {why}"))?,
+                None => super::DEFAULT_BIN.to_string(),
+            },
+            args,
+            ssh_config: match e.ssh_config {
+                Some(p) if !p.is_absolute() => {
+                    return Err(format!("host {name}: sshConfig must be an absolute path"))
+                }
+                other => other,
+            },
+            name,
+        };
+        out.push(host);
+    }
+    Ok(out)
+}
+
+/// An ssh destination: `[user@]host` or `ssh://[user@]host[:port]`. Never starts with `-`
+/// (ssh would read it as an option), and holds only what host names, users, IPv6 brackets and
+/// ports are written with.
+pub fn check_dest(d: &str) -> Result<String, String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "._-@:[]%/".contains(c);
+    if d.is_empty() || d.len() > 255 {
+        Err("the ssh destination is empty or too long".into())
+    } else if d.starts_with('-') {
+        Err(format!(
+            "the ssh destination {:?} starts with '-'",
+            crate::text::sanitize(d)
+        ))
+    } else if !d.chars().all(ok_char) {
+        Err(format!(
+            "the ssh destination {:?} holds a character a host name cannot",
+            crate::text::sanitize(d)
+        ))
+    } else if d.contains('/') && !d.starts_with("ssh://") {
+        Err("a '/' in an ssh destination is only allowed in an ssh:// address".into())
+    } else {
+        Ok(d.to_string())
+    }
+}
+
+/// A word passed to the remote program: not empty, no control characters, bounded.
+fn check_word(what: &str, w: &str) -> Result<String, String> {
+    if w.is_empty() || w.len() > MAX_WORD || w.chars().any(char::is_control) {
+        Err(format!(
+            "{what} {:?} is empty, too long or holds a control character",
+            crate::text::sanitize(w)
+        ))
+    } else {
+        Ok(w.to_string())
+    }
+}
+
+/// `args`: pairs of a source flag and its value.
+fn check_args(args: &[String]) -> Result<(), String> {
+    if args.len() > MAX_ARGS {
+        return Err(format!("more than {MAX_ARGS} args"));
+    }
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if !SOURCE_FLAGS.contains(&flag.as_str()) {
+            return Err(format!(
+                "args: {:?} is not one of {}",
+                crate::text::sanitize(flag),
+                SOURCE_FLAGS.join(" ")
+            ));
+        }
+        let value = it
+            .next()
+            .ok_or_else(|| format!("args: {flag} has no value"))?;
+        check_word(flag, value)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_entry_and_defaults() {
+        let hosts = parse(
+            br#"{"version":1,"hosts":[
+              {"name":"build","ssh":"me@build.example.com","bin":"/opt/ip","root":"/srv/p",
+               "args":["--tmux-socket","/tmp/t s"],"sshConfig":"/etc/x.conf"},
+              {"name":"gpu-2","ssh":"ssh://u@[::1]:2222"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(hosts[0].name.as_str(), "build");
+        assert_eq!(hosts[0].bin, "/opt/ip");
+        assert_eq!(
+            hosts[0].args,
+            ["--root", "/srv/p", "--tmux-socket", "/tmp/t s"]
+        );
+        assert_eq!(hosts[1].bin, "intercom-pane");
+        assert!(hosts[1].args.is_empty() && hosts[1].ssh_config.is_none());
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_the_reason() {
+        let cases: &[(&str, &str)] = &[
+            (r#"{"version":2,"hosts":[]}"#, "version"),
+            (r#"{"version":1,"hosts":[],"x":1}"#, "unknown field"),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","port":2}]}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"local","ssh":"h"}]}"#,
+                "this machine",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h"},{"name":"A","ssh":"h"}]}"#,
+                "twice",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a b","ssh":"h"}]}"#,
+                "host name",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"-oProxyCommand=x"}]}"#,
+                "starts with '-'",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h;x"}]}"#,
+                "cannot",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h/x"}]}"#,
+                "ssh://",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--pi","x"]}]}"#,
+                "not one of",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","args":["--root"]}]}"#,
+                "no value",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","bin":"a\nb"}]}"#,
+                "control",
+            ),
+            (
+                r#"{"version":1,"hosts":[{"name":"a","ssh":"h","sshConfig":"rel"}]}"#,
+                "absolute",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse(text.as_bytes()).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_file_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("hosts.json");
+        std::fs::write(&p, br#"{"version":1,"hosts":[{"name":"a","ssh":"h"}]}"#).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read(&p).unwrap().len(), 1);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o622)).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("writable by group or others"), "{e}");
+        assert!(read(&dir.path().join("none.json")).unwrap().is_empty());
+    }
+}

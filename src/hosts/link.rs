@@ -1,0 +1,328 @@
+//! One host on the board: its own thread, its own deadlines (docs/behaviour.md §12). It says
+//! hello, then follows the host's board — a `status --watch --json-lines` stream when the host
+//! has one, else `scan --json` every `POLL` — and keeps the host's state: answering, not
+//! answering since when (its last rows kept, shown dimmed), auth failed, host key unknown or
+//! changed, wrong version. Nothing here ever waits on another host or on the screen: a slow or
+//! dead host only makes its own thread wait, and only until a deadline.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::board::Shared;
+use super::hello::{self, Refused};
+use super::ssh::{self, Call, Problem, Stream};
+use super::{wire, Host};
+use crate::snapshot::{HostState, Row};
+use crate::ui::ports::CancelToken;
+
+/// Without a stream, the board is read this often.
+pub const POLL: Duration = Duration::from_secs(2);
+/// One `scan --json` must answer within this long.
+const POLL_DEADLINE: Duration = Duration::from_secs(5);
+/// Largest `scan --json` answer (255 workers at their largest fit well below).
+const MAX_BOARD: usize = 32 * 1024 * 1024;
+/// Longest stream line (the stream's own cap for a whole board, plus room).
+const MAX_LINE: usize = 17 * 1024 * 1024;
+/// The stream's heartbeat period asked for, and how long without any line means the host
+/// stopped answering.
+const HEARTBEAT_SECS: u64 = 2;
+const STALL: Duration = Duration::from_secs(3 * HEARTBEAT_SECS);
+/// Waits between attempts after a failure: doubling from 1 s to 8 s (a host that comes back is
+/// seen within 8 s); a refused host (key, auth, version) is asked again every 30 s.
+const RETRY_MIN: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(8);
+const RETRY_REFUSED: Duration = Duration::from_secs(30);
+
+/// How a host's board was last read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Watch,
+    Poll,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Watch => "watch",
+            Via::Poll => "poll",
+        }
+    }
+}
+
+/// Start the thread of `host` (index `slot` in `shared`); it ends when `stop` is cancelled.
+pub fn start(
+    host: Host,
+    slot: usize,
+    shared: Arc<Shared>,
+    stop: CancelToken,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(format!("ip-host-{}", host.name))
+        .spawn(move || {
+            Link {
+                host,
+                slot,
+                shared,
+                stop,
+            }
+            .run()
+        })
+        .map(|_| ())
+}
+
+struct Link {
+    host: Host,
+    slot: usize,
+    shared: Arc<Shared>,
+    stop: CancelToken,
+}
+
+/// Why following a host ended.
+enum Ended {
+    /// It stopped answering (or never did): try again after a pause.
+    NotAnswering(String),
+    /// It is refused until something changes (key, auth, version, shell).
+    Refused(HostState, String),
+    Stopped,
+}
+
+impl Link {
+    fn run(self) {
+        let mut wait = RETRY_MIN;
+        // Bounded by `stop`: each turn ends in a wait that returns at once when it is set.
+        loop {
+            if self.stop.is_cancelled() {
+                return;
+            }
+            let ended = match self.hello() {
+                Ok(h) if h.watch => self.follow_stream(),
+                Ok(_) => self.follow_polls(),
+                Err(e) => e,
+            };
+            let pause = match ended {
+                Ended::Stopped => return,
+                Ended::NotAnswering(detail) => {
+                    self.set_state(HostState::NotAnswering, detail, None);
+                    let w = wait;
+                    wait = (wait * 2).min(RETRY_MAX);
+                    w
+                }
+                Ended::Refused(state, detail) => {
+                    self.set_state(state, detail, None);
+                    wait = RETRY_MIN;
+                    RETRY_REFUSED
+                }
+            };
+            if self.stop.wait_timeout(pause) {
+                return;
+            }
+        }
+    }
+
+    fn words(&self, w: &[&str]) -> Vec<String> {
+        ssh::remote_words(&self.host, w)
+    }
+
+    /// The host's words for its own board: `--host local` (a host never fans out further), then
+    /// its flags from the hosts file.
+    fn board_words(&self, cmd: &[&str]) -> Vec<String> {
+        let mut w = self.words(cmd);
+        w.extend(["--host".to_string(), super::LOCAL.to_string()]);
+        w.extend(self.host.args.iter().cloned());
+        w
+    }
+
+    fn hello(&self) -> Result<hello::Hello, Ended> {
+        hello::ask(&self.host).map_err(|f| match f {
+            hello::Failed::Refused(r) => refused(r),
+            hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),
+            hello::Failed::Call(c) => call_ended(c),
+        })
+    }
+
+    /// Read the board with `scan --json` every `POLL` until the host stops answering.
+    fn follow_polls(&self) -> Ended {
+        let words = self.board_words(&["scan", "--json"]);
+        loop {
+            let deadline = Instant::now() + POLL_DEADLINE;
+            match ssh::call(&self.host, &words, None, deadline, MAX_BOARD) {
+                Call::Exited {
+                    code: 0, stdout, ..
+                } => match serde_json::from_slice::<Value>(&stdout) {
+                    Ok(board) => self.replace_board(&board, Via::Poll),
+                    Err(_) => {
+                        return Ended::Refused(
+                            HostState::Refused,
+                            "its scan --json is not JSON".into(),
+                        )
+                    }
+                },
+                Call::Exited { code, stderr, .. } => {
+                    return Ended::Refused(
+                        HostState::Refused,
+                        format!(
+                            "its scan was refused (exit {code}): {}",
+                            crate::text::one_line(&stderr, 200)
+                        ),
+                    )
+                }
+                other => return call_ended(other),
+            }
+            if self.stop.wait_timeout(POLL) {
+                return Ended::Stopped;
+            }
+        }
+    }
+
+    /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering.
+    fn follow_stream(&self) -> Ended {
+        let mut words = self.board_words(&["status", "--watch", "--json-lines", "--probe"]);
+        words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
+        let mut stream = match Stream::start(&self.host, &words, MAX_LINE) {
+            Ok(s) => s,
+            Err(e) => return Ended::NotAnswering(e),
+        };
+        let mut have_board = false;
+        loop {
+            if self.stop.is_cancelled() {
+                return Ended::Stopped;
+            }
+            // Short slices so `stop` is seen promptly; the stall deadline is what counts.
+            let until = Instant::now() + STALL;
+            let got = loop {
+                match stream.lines.recv_timeout(Duration::from_millis(250)) {
+                    Ok(l) => break Some(l),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if self.stop.is_cancelled() {
+                            return Ended::Stopped;
+                        }
+                        if Instant::now() >= until {
+                            break None;
+                        }
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+                }
+            };
+            let text = match got {
+                Some(Ok(t)) => t,
+                Some(Err(end)) => {
+                    return self.stream_ended(&mut stream, end.to_string(), have_board)
+                }
+                None => {
+                    let why = format!("no line for {} s", STALL.as_secs());
+                    return self.stream_ended(&mut stream, why, have_board);
+                }
+            };
+            let now = self.shared.now();
+            let host = self.host.name.as_str();
+            // Each line costs what it carries: one seat's row, or the whole board when it came.
+            match wire::line(&text) {
+                wire::Line::Board(b) => {
+                    have_board = true;
+                    self.shared
+                        .board(self.slot, self.rows_of(&b), Via::Watch, now);
+                }
+                wire::Line::Seat { key, record } if have_board => {
+                    let row = wire::row_of(host, &record, 0);
+                    self.shared.seat(self.slot, key, row, Via::Watch, now);
+                }
+                wire::Line::Removed { key } if have_board => {
+                    self.shared.seat(self.slot, key, None, Via::Watch, now);
+                }
+                wire::Line::Unknown(why) => {
+                    let why = format!("its stream is not understood: {why}");
+                    return Ended::Refused(HostState::Refused, why);
+                }
+                _ if have_board => self.shared.alive(self.slot, Via::Watch, now),
+                _ => {}
+            }
+        }
+    }
+
+    /// The end of a stream: ssh's own words when it failed, else the given reason.
+    /// `streamed`: whether a board came before the end.
+    fn stream_ended(&self, stream: &mut Stream, why: String, streamed: bool) -> Ended {
+        // Give ssh a moment to exit and say why (bounded: 20 × 10 ms).
+        for _ in 0..20 {
+            if stream.exited().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let stderr = stream.stderr();
+        match stream.exited() {
+            Some(Some(255)) | Some(None) if !stderr.is_empty() => {
+                problem_ended(Problem::classify(&stderr))
+            }
+            // The program there refused to start its stream and said why (a flag or file of
+            // the hosts file): that is the host's answer, not silence. A stream that ran, or
+            // an exit by a signal (128 + n: killed with its sshd), is a host gone quiet.
+            Some(Some(code)) if !streamed && (1..128).contains(&code) => Ended::Refused(
+                HostState::Refused,
+                format!(
+                    "its status --watch ended with exit {code}: {}",
+                    crate::text::one_line(&stderr, 200)
+                ),
+            ),
+            _ => Ended::NotAnswering(why),
+        }
+    }
+
+    fn rows_of(&self, board: &Value) -> BTreeMap<String, Row> {
+        wire::records(board)
+            .into_iter()
+            .filter_map(|r| {
+                Some((
+                    wire::key_of(r)?,
+                    wire::row_of(self.host.name.as_str(), r, 0)?,
+                ))
+            })
+            .collect()
+    }
+
+    fn replace_board(&self, board: &Value, via: Via) {
+        let rows = self.rows_of(board);
+        self.shared.board(self.slot, rows, via, self.shared.now());
+    }
+
+    fn set_state(&self, state: HostState, detail: String, via: Option<Via>) {
+        self.shared.set_state(self.slot, state, detail, via);
+    }
+}
+
+fn refused(r: Refused) -> Ended {
+    let state = match r {
+        Refused::WrongVersion { .. } => HostState::WrongVersion,
+        _ => HostState::Refused,
+    };
+    Ended::Refused(state, r.to_string())
+}
+
+fn problem_ended(p: Problem) -> Ended {
+    let detail = p.describe();
+    match p {
+        Problem::HostKeyUnknown => Ended::Refused(HostState::HostKeyUnknown, detail),
+        Problem::HostKeyChanged => Ended::Refused(HostState::HostKeyChanged, detail),
+        Problem::AuthFailed => Ended::Refused(HostState::AuthFailed, detail),
+        Problem::NotAnswering(_) | Problem::Other(_) => Ended::NotAnswering(detail),
+    }
+}
+
+fn call_ended(c: Call) -> Ended {
+    match c {
+        Call::Ssh(p) => problem_ended(p),
+        Call::Timeout { .. } => Ended::NotAnswering("no answer before the deadline".into()),
+        Call::Oversize => Ended::Refused(
+            HostState::Refused,
+            "its answer was larger than the cap".into(),
+        ),
+        Call::NotStarted(why) => Ended::NotAnswering(why),
+        Call::Exited { code, stderr, .. } => Ended::Refused(
+            HostState::Refused,
+            format!("exit {code}: {}", crate::text::one_line(&stderr, 200)),
+        ),
+    }
+}

@@ -1,0 +1,292 @@
+//! Several machines on one board (docs/behaviour.md §12, docs/interop.md §13): the hosts file,
+//! `--host`, and the OpenSSH transport that runs this same program on each host and reads its
+//! board, or runs an action there as the same guarded command.
+//!
+//! `local` is this machine and always exists; every other host is reached only through `ssh`
+//! (`hosts::ssh`), one multiplexed connection per host.
+
+pub mod board;
+pub mod delegate;
+pub mod expect;
+pub mod file;
+pub mod hello;
+pub mod link;
+pub mod quote;
+pub mod ssh;
+pub mod wire;
+
+use std::path::PathBuf;
+
+/// The name of this machine on the board.
+pub const LOCAL: &str = "local";
+/// The remote program when a host names none: `intercom-pane` on that host's PATH.
+pub const DEFAULT_BIN: &str = "intercom-pane";
+/// Longest host name.
+const MAX_NAME: usize = 32;
+
+/// A host's name on the board: `[A-Za-z0-9][A-Za-z0-9_-]*`, at most 32 characters, compared
+/// without case (`local` is this machine).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostName(String);
+
+impl HostName {
+    pub fn parse(s: &str) -> Result<HostName, HostError> {
+        let ok = !s.is_empty()
+            && s.len() <= MAX_NAME
+            && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if ok {
+            Ok(HostName(s.to_ascii_lowercase()))
+        } else {
+            Err(HostError::BadName(crate::text::sanitize(s)))
+        }
+    }
+
+    /// `local`.
+    pub fn local() -> HostName {
+        HostName(LOCAL.into())
+    }
+
+    pub fn is_local(&self) -> bool {
+        self.0 == LOCAL
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for HostName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One remote host: how to reach it and what to run there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    pub name: HostName,
+    /// The ssh destination (`[user@]host`, an alias of the person's ssh config, or `ssh://…`).
+    pub dest: String,
+    /// The program on that host.
+    pub bin: String,
+    /// Source flags given to every command run there (`--root`, `--config`, …).
+    pub args: Vec<String>,
+    /// An ssh config file for this host (`ssh -F`), else the person's own.
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl Host {
+    /// A host given as `--host NAME=DEST`: the default program, no flags.
+    pub fn ad_hoc(name: HostName, dest: String) -> Host {
+        Host {
+            name,
+            dest,
+            bin: DEFAULT_BIN.into(),
+            args: Vec::new(),
+            ssh_config: None,
+        }
+    }
+}
+
+/// Why hosts cannot be used (exit 2, nothing done).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostError {
+    BadName(String),
+    /// The hosts file is refused: where, and why.
+    File(PathBuf, String),
+    Unknown(String),
+    BadDest(String),
+    /// `--host NAME=DEST` for a name the hosts file already has.
+    Shadows(String),
+    /// An action names more than one host, or flags that only apply here.
+    OneHost(String),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostError::BadName(n) => write!(
+                f,
+                "{n:?} is not a host name (letters, digits, '-', '_', at most {MAX_NAME})"
+            ),
+            HostError::File(p, why) => write!(
+                f,
+                "hosts file {}: {}",
+                crate::text::sanitize(&p.display().to_string()),
+                why
+            ),
+            HostError::Unknown(n) => write!(
+                f,
+                "no host named {n:?} (the hosts file names the others; --host NAME=DEST adds one)"
+            ),
+            HostError::BadDest(why) => write!(f, "--host: {why}"),
+            HostError::Shadows(n) => write!(
+                f,
+                "host {n} is in the hosts file: give --host {n} (its own destination is used)"
+            ),
+            HostError::OneHost(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// One machine a command reads or acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Local,
+    Remote(Host),
+}
+
+impl Target {
+    pub fn name(&self) -> HostName {
+        match self {
+            Target::Local => HostName::local(),
+            Target::Remote(h) => h.name.clone(),
+        }
+    }
+}
+
+/// Which machines: the `--host` values given (each `NAME` of the hosts file, `local`, or
+/// `NAME=DEST`), in order, without repeats; none given means `local` and, when `all_by_default`
+/// (the sidebar, `watch`), every host of the file too.
+pub fn choose(
+    given: &[String],
+    file_hosts: &[Host],
+    all_by_default: bool,
+) -> Result<Vec<Target>, HostError> {
+    if given.is_empty() {
+        let mut out = vec![Target::Local];
+        if all_by_default {
+            out.extend(file_hosts.iter().cloned().map(Target::Remote));
+        }
+        return Ok(out);
+    }
+    let mut out: Vec<Target> = Vec::new();
+    for g in given {
+        let t = match g.split_once('=') {
+            Some((n, d)) => {
+                let name = HostName::parse(n)?;
+                if name.is_local() || file_hosts.iter().any(|h| h.name == name) {
+                    return Err(HostError::Shadows(name.to_string()));
+                }
+                Target::Remote(Host::ad_hoc(
+                    name,
+                    file::check_dest(d).map_err(HostError::BadDest)?,
+                ))
+            }
+            None => {
+                let name = HostName::parse(g)?;
+                if name.is_local() {
+                    Target::Local
+                } else {
+                    file_hosts
+                        .iter()
+                        .find(|h| h.name == name)
+                        .cloned()
+                        .map(Target::Remote)
+                        .ok_or_else(|| HostError::Unknown(name.to_string()))?
+                }
+            }
+        };
+        if !out.iter().any(|o| o.name() == t.name()) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+/// The hosts file's hosts (none without a file), for `choose`.
+pub fn file_hosts() -> Result<Vec<Host>, HostError> {
+    match file::default_path() {
+        Some(p) => file::read(&p),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The machines the `--host` values name (see `choose`).
+pub fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Target>, HostError> {
+    // Without --host and outside the sidebar, the file is not even read: one machine, as before.
+    if given.is_empty() && !all_by_default {
+        return Ok(vec![Target::Local]);
+    }
+    choose(given, &file_hosts()?, all_by_default)
+}
+
+/// The other machines of `targets` (the sidebar always shows this one too).
+pub fn remotes(targets: &[Target]) -> Vec<Host> {
+    targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Remote(h) => Some(h.clone()),
+            Target::Local => None,
+        })
+        .collect()
+}
+
+/// The one machine an action names: `local` when no `--host` was given.
+pub fn one_target(given: &[String]) -> Result<Target, HostError> {
+    match targets(given, false)?.as_slice() {
+        [t] => Ok(t.clone()),
+        _ => Err(HostError::OneHost(
+            "an action runs on one host: give --host once".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(n: &str) -> Host {
+        Host::ad_hoc(HostName::parse(n).unwrap(), format!("{n}.example"))
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(HostName::parse("Build-2").unwrap().as_str(), "build-2");
+        for bad in ["", "-a", "a b", "a.b", "a/b", "é", &"x".repeat(33), "a\n"] {
+            assert!(HostName::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(HostName::parse("LOCAL").unwrap().is_local());
+    }
+
+    #[test]
+    fn choosing_hosts() {
+        let file = vec![host("a"), host("b")];
+        let names = |v: Vec<Target>| v.iter().map(|t| t.name().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(choose(&[], &file, false).unwrap()), ["local"]);
+        assert_eq!(
+            names(choose(&[], &file, true).unwrap()),
+            ["local", "a", "b"]
+        );
+        let given = vec![
+            "b".to_string(),
+            "local".into(),
+            "B".into(),
+            "c=u@c.example".into(),
+        ];
+        assert_eq!(
+            names(choose(&given, &file, true).unwrap()),
+            ["b", "local", "c"]
+        );
+        assert!(matches!(
+            choose(&["z".into()], &file, false),
+            Err(HostError::Unknown(_))
+        ));
+        assert!(matches!(
+            choose(&["a=x".into()], &file, false),
+            Err(HostError::Shadows(_))
+        ));
+        assert!(matches!(
+            choose(&["local=x".into()], &file, false),
+            Err(HostError::Shadows(_))
+        ));
+        assert!(matches!(
+            choose(&["c=-oProxyCommand=sh".into()], &file, false),
+            Err(HostError::BadDest(_))
+        ));
+    }
+}

@@ -1,0 +1,513 @@
+//! The transport: OpenSSH's own `ssh` client, the only program this crate runs to reach
+//! another host (docs/interop.md §13).
+//!
+//! Every call gets the same options: `BatchMode=yes` (never a password or passphrase prompt in
+//! the background), `StrictHostKeyChecking=yes` (an unknown or changed host key is refused,
+//! never accepted: the person manages `known_hosts`), a connect timeout, keep-alives that end a
+//! connection whose peer stopped answering within about 6 s, and one multiplexed connection per
+//! host (`ControlMaster=auto`, `ControlPersist`, the control sockets in a private 0700 folder).
+//! What ssh prints on stderr is captured (capped) and classified: it reaches the host's status
+//! line and the log, never the screen. The remote command is one string built by
+//! `hosts::quote` (each word quoted, always); no forwarding of any kind is asked for.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{quote, Host, HostName};
+use crate::mux::spawn::{self, RunError};
+
+/// Give up on a TCP connect (and ssh's own handshake) after this long.
+pub const CONNECT_TIMEOUT_SECS: u32 = 5;
+/// Keep-alive every 2 s; 3 unanswered end the connection (a dead peer is noticed in ~6 s).
+const ALIVE_INTERVAL_SECS: u32 = 2;
+const ALIVE_COUNT: u32 = 3;
+/// The shared connection outlives its last channel by this long.
+const PERSIST_SECS: u32 = 60;
+/// At most this many channels per host from one process (sshd's `MaxSessions` defaults to
+/// 10: a sidebar and a few commands stay well below it).
+pub const MAX_CHANNELS: usize = 4;
+/// Most of ssh's stderr kept for a status line.
+const STDERR_KEEP: usize = 2048;
+
+/// The private folder of the control sockets: `$XDG_RUNTIME_DIR/intercom-pane/ssh`, else
+/// `/tmp/intercom-pane-<uid>/ssh`; created 0700 and used only when it and its parent are the
+/// caller's own and nobody else may write them.
+pub fn control_dir() -> Result<PathBuf, String> {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .map(|p| p.join("intercom-pane"))
+        .unwrap_or_else(|| {
+            PathBuf::from(format!("/tmp/intercom-pane-{}", crate::fsguard::my_uid()))
+        });
+    let dir = base.join("ssh");
+    crate::actions::store::create_dir_all_private(&dir).map_err(|e| e.to_string())?;
+    for d in [&base, &dir] {
+        crate::fsguard::trusted_dir(d).map_err(|e| {
+            format!(
+                "ssh control folder {} {}",
+                crate::text::sanitize(&d.display().to_string()),
+                crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
+            )
+        })?;
+    }
+    Ok(dir)
+}
+
+/// How ssh is asked for a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tty {
+    /// `-T`: commands and streams.
+    No,
+    /// `-t`: an attached tmux client (jump).
+    Yes,
+}
+
+/// The full argv of `ssh` running `words` on `host` (quoted here, each word).
+pub fn argv(
+    host: &Host,
+    control: &Path,
+    words: &[String],
+    tty: Tty,
+) -> Result<Vec<OsString>, quote::NulInWord> {
+    let mut a: Vec<OsString> = Vec::with_capacity(40);
+    if let Some(cfg) = &host.ssh_config {
+        a.push("-F".into());
+        a.push(cfg.clone().into());
+    }
+    let opts = [
+        "BatchMode=yes".to_string(),
+        "StrictHostKeyChecking=yes".into(),
+        format!("ConnectTimeout={CONNECT_TIMEOUT_SECS}"),
+        format!("ServerAliveInterval={ALIVE_INTERVAL_SECS}"),
+        format!("ServerAliveCountMax={ALIVE_COUNT}"),
+        "ControlMaster=auto".into(),
+        format!("ControlPersist={PERSIST_SECS}"),
+        "LogLevel=ERROR".into(),
+        "ForwardAgent=no".into(),
+        "ForwardX11=no".into(),
+        "ClearAllForwardings=yes".into(),
+        "PermitLocalCommand=no".into(),
+    ];
+    for o in opts {
+        a.push("-o".into());
+        a.push(o.into());
+    }
+    // `%C` (a hash of this host, the remote host, port and user) keeps the path short.
+    let mut cp = OsString::from("ControlPath=");
+    cp.push(control.join("%C"));
+    a.push("-o".into());
+    a.push(cp);
+    a.push(if tty == Tty::Yes { "-t" } else { "-T" }.into());
+    a.push("--".into());
+    a.push(host.dest.clone().into());
+    a.push(quote::command(words)?.into());
+    Ok(a)
+}
+
+/// The words of a remote command: the host's program, then `words`.
+pub fn remote_words(host: &Host, words: &[&str]) -> Vec<String> {
+    std::iter::once(host.bin.clone())
+        .chain(words.iter().map(|w| w.to_string()))
+        .collect()
+}
+
+/// What ssh's stderr and exit say about the host (ssh exits 255 on its own errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// No key of that host is in `known_hosts`: refused (the person adds it).
+    HostKeyUnknown,
+    /// The host's key differs from the one in `known_hosts`: refused.
+    HostKeyChanged,
+    /// The host refused every key (or no key could be used without a prompt).
+    AuthFailed,
+    /// Connect refused or timed out, no route, the connection dropped or stopped answering.
+    NotAnswering(String),
+    /// Something else ssh said.
+    Other(String),
+}
+
+impl Problem {
+    /// Classify ssh's own failure from what it printed.
+    pub fn classify(stderr: &str) -> Problem {
+        let s = stderr;
+        let detail = || crate::text::one_line(s, 200);
+        if s.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+            || s.contains("Host key for") && s.contains("has changed")
+        {
+            Problem::HostKeyChanged
+        } else if s.contains("host key is known for") || s.contains("Host key verification failed")
+        {
+            Problem::HostKeyUnknown
+        } else if s.contains("Permission denied") || s.contains("Too many authentication failures")
+        {
+            Problem::AuthFailed
+        } else if [
+            "Connection refused",
+            "Connection timed out",
+            "timed out",
+            "No route to host",
+            "Network is unreachable",
+            "Connection reset",
+            "Connection closed",
+            "not responding",
+            "Broken pipe",
+            "Could not resolve hostname",
+            "kex_exchange_identification",
+            "closed by remote host",
+        ]
+        .iter()
+        .any(|m| s.contains(m))
+        {
+            Problem::NotAnswering(detail())
+        } else {
+            Problem::Other(detail())
+        }
+    }
+
+    /// A short phrase for the host's status.
+    pub fn describe(&self) -> String {
+        match self {
+            Problem::HostKeyUnknown => {
+                "host key unknown (refused: add it to known_hosts after checking it)".into()
+            }
+            Problem::HostKeyChanged => {
+                "host key changed (refused: check the host, then fix known_hosts)".into()
+            }
+            Problem::AuthFailed => "authentication failed (BatchMode: no prompts)".into(),
+            Problem::NotAnswering(d) | Problem::Other(d) => d.clone(),
+        }
+    }
+}
+
+/// How one remote call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// The remote program ran and exited with this code (its stdout, capped).
+    Exited {
+        code: i32,
+        stdout: Vec<u8>,
+        stderr: String,
+    },
+    /// ssh itself failed (exit 255) or was ended by a signal: the remote program may or may not
+    /// have run.
+    Ssh(Problem),
+    /// The deadline passed and ssh was killed: the outcome on the host is unknown.
+    Timeout { stderr: String },
+    /// The answer was larger than the cap: ssh was killed.
+    Oversize,
+    /// `ssh` could not be started, the control folder or a word was refused, or the host's
+    /// channels were all busy until the deadline: nothing was sent.
+    NotStarted(String),
+}
+
+impl Call {
+    /// What went wrong, in words (for a call that did not exit 0).
+    pub fn describe(&self) -> String {
+        match self {
+            Call::Exited { code, stderr, .. } => format!(
+                "its program failed (exit {code}): {}",
+                crate::text::one_line(stderr, 200)
+            ),
+            Call::Ssh(p) => p.describe(),
+            Call::Timeout { .. } => "no answer before the deadline".into(),
+            Call::Oversize => "its answer was larger than the cap".into(),
+            Call::NotStarted(why) => why.clone(),
+        }
+    }
+}
+
+/// The per-host channel budget of this process.
+static CHANNELS: Mutex<Vec<(HostName, usize)>> = Mutex::new(Vec::new());
+static CHANNEL_FREED: Condvar = Condvar::new();
+
+/// One channel of a host, returned when dropped.
+pub struct ChannelSlot(HostName);
+
+impl ChannelSlot {
+    /// Wait (until `deadline`) for one of the host's `MAX_CHANNELS`.
+    pub fn take(host: &HostName, deadline: Instant) -> Option<ChannelSlot> {
+        let mut g = CHANNELS.lock().ok()?;
+        loop {
+            let used = g.iter().find(|(h, _)| h == host).map_or(0, |(_, n)| *n);
+            if used < MAX_CHANNELS {
+                match g.iter_mut().find(|(h, _)| h == host) {
+                    Some((_, n)) => *n += 1,
+                    None => g.push((host.clone(), 1)),
+                }
+                return Some(ChannelSlot(host.clone()));
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            g = CHANNEL_FREED.wait_timeout(g, left).ok()?.0;
+        }
+    }
+}
+
+impl Drop for ChannelSlot {
+    fn drop(&mut self) {
+        if let Ok(mut g) = CHANNELS.lock() {
+            if let Some((_, n)) = g.iter_mut().find(|(h, _)| *h == self.0) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        CHANNEL_FREED.notify_all();
+    }
+}
+
+fn ssh_command(host: &Host, words: &[String], tty: Tty) -> Result<Command, String> {
+    let control = control_dir()?;
+    let argv = argv(host, &control, words, tty).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new("ssh");
+    cmd.args(argv);
+    Ok(cmd)
+}
+
+fn stderr_text(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    s.chars().take(STDERR_KEEP).collect()
+}
+
+/// Run `words` on `host` once: stdin fed from `input`, at most `cap` bytes of answer, killed at
+/// `deadline`.
+pub fn call(
+    host: &Host,
+    words: &[String],
+    input: Option<&[u8]>,
+    deadline: Instant,
+    cap: usize,
+) -> Call {
+    let Some(_slot) = ChannelSlot::take(&host.name, deadline) else {
+        return Call::NotStarted(format!(
+            "all {MAX_CHANNELS} channels to host {} stayed busy",
+            host.name
+        ));
+    };
+    let mut cmd = match ssh_command(host, words, Tty::No) {
+        Ok(c) => c,
+        Err(e) => return Call::NotStarted(e),
+    };
+    let out = match spawn::run(&mut cmd, input, deadline, cap) {
+        Ok(o) => o,
+        Err(RunError::Timeout) => {
+            return Call::Timeout {
+                stderr: String::new(),
+            }
+        }
+        Err(RunError::Oversize) => return Call::Oversize,
+        Err(RunError::NotFound) => return Call::NotStarted("ssh is not installed".into()),
+        Err(RunError::Spawn(e)) => return Call::NotStarted(format!("ssh could not start: {e}")),
+    };
+    let stderr = stderr_text(&out.stderr);
+    crate::log::event(
+        crate::log::event::HOST_CALL,
+        serde_json::json!({"host": host.name.as_str(), "exit": out.status.code(),
+            "stderr": crate::text::one_line(&stderr, 300)}),
+    );
+    match out.status.code() {
+        Some(255) | None => Call::Ssh(Problem::classify(&stderr)),
+        Some(code) => Call::Exited {
+            code,
+            stdout: out.stdout,
+            stderr,
+        },
+    }
+}
+
+/// A long-running remote command whose stdout is read line by line.
+pub struct Stream {
+    child: Child,
+    _slot: ChannelSlot,
+    pub lines: std::sync::mpsc::Receiver<Result<String, StreamEnd>>,
+    stderr: std::sync::Arc<Mutex<String>>,
+}
+
+/// Why a stream's lines ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    Eof,
+    /// A line longer than the cap (the stream is not trusted past it).
+    LineTooLong,
+    Unreadable,
+}
+
+impl std::fmt::Display for StreamEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StreamEnd::Eof => "its stream ended (the connection or its program closed it)",
+            StreamEnd::LineTooLong => "a line of its stream was longer than the cap",
+            StreamEnd::Unreadable => "its stream could not be read",
+        })
+    }
+}
+
+impl Stream {
+    /// Start `words` on `host`, one line at most `line_cap` bytes.
+    pub fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
+        let slot = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(2))
+            .ok_or_else(|| format!("all {MAX_CHANNELS} channels to host {} are busy", host.name))?;
+        let mut cmd = ssh_command(host, words, Tty::No)?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("ssh could not start: {e}"))?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(64);
+        let out = child.stdout.take();
+        let err = child.stderr.take();
+        let stderr = std::sync::Arc::new(Mutex::new(String::new()));
+        if let Some(out) = out {
+            std::thread::Builder::new()
+                .name("ip-host-lines".into())
+                .spawn(move || read_lines(out, line_cap, tx))
+                .map_err(|e| e.to_string())?;
+        }
+        if let Some(mut err) = err {
+            let keep = stderr.clone();
+            std::thread::Builder::new()
+                .name("ip-host-stderr".into())
+                .spawn(move || {
+                    use std::io::Read;
+                    let mut buf = [0u8; 1024];
+                    // Ends when ssh (and anything holding its stderr) closes it.
+                    while let Ok(n) = err.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if let Ok(mut k) = keep.lock() {
+                            if k.len() < STDERR_KEEP {
+                                k.push_str(&String::from_utf8_lossy(buf.get(..n).unwrap_or(&[])));
+                            }
+                        }
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(Stream {
+            child,
+            _slot: slot,
+            lines: rx,
+            stderr,
+        })
+    }
+
+    /// What ssh printed on stderr so far (capped).
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// ssh's exit code once it has exited (`None` while it runs; 255 for its own failures).
+    pub fn exited(&mut self) -> Option<Option<i32>> {
+        self.child.try_wait().ok().flatten().map(|s| s.code())
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send each line (without its newline) until the end, a line over `cap`, or a gone receiver.
+fn read_lines(
+    out: ChildStdout,
+    cap: usize,
+    tx: std::sync::mpsc::SyncSender<Result<String, StreamEnd>>,
+) {
+    use std::io::{BufRead, Read};
+    let mut r = std::io::BufReader::with_capacity(64 * 1024, out);
+    loop {
+        let mut line = Vec::new();
+        let end = match (&mut r).take(cap as u64 + 1).read_until(b'\n', &mut line) {
+            Ok(0) => Some(StreamEnd::Eof),
+            Ok(_) if line.last() != Some(&b'\n') && line.len() > cap => {
+                Some(StreamEnd::LineTooLong)
+            }
+            Ok(_) if line.last() != Some(&b'\n') => Some(StreamEnd::Eof),
+            Ok(_) => None,
+            Err(_) => Some(StreamEnd::Unreadable),
+        };
+        let msg = match end {
+            Some(e) => Err(e),
+            None => {
+                line.pop();
+                Ok(String::from_utf8_lossy(&line).into_owned())
+            }
+        };
+        let last = msg.is_err();
+        if tx.send(msg).is_err() || last {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_argv_carries_every_safety_option_and_one_quoted_command() {
+        let h = Host::ad_hoc(HostName::parse("b").unwrap(), "u@b.example".into());
+        let words = remote_words(&h, &["reply", "x; touch /tmp/p", "$(id)"]);
+        let a = argv(&h, Path::new("/tmp/ctl"), &words, Tty::No).unwrap();
+        let a: Vec<String> = a.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+        for o in [
+            "BatchMode=yes",
+            "StrictHostKeyChecking=yes",
+            "ControlMaster=auto",
+            "ControlPath=/tmp/ctl/%C",
+            "ServerAliveInterval=2",
+            "ClearAllForwardings=yes",
+        ] {
+            assert!(a.iter().any(|x| x == o), "{o} missing from {a:?}");
+        }
+        let n = a.len();
+        assert_eq!(a[n - 3..n - 1], ["--".to_string(), "u@b.example".into()]);
+        assert_eq!(
+            a[n - 1],
+            "'intercom-pane' 'reply' 'x; touch /tmp/p' '$(id)'"
+        );
+        assert!(a.contains(&"-T".to_string()));
+    }
+
+    #[test]
+    fn ssh_messages_are_classified() {
+        let changed = "@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n\
+                       Host key verification failed.\n";
+        assert_eq!(Problem::classify(changed), Problem::HostKeyChanged);
+        let unknown = "No ED25519 host key is known for [10.0.0.2]:2222 and you have requested \
+                       strict checking.\r\nHost key verification failed.\r\n";
+        assert_eq!(Problem::classify(unknown), Problem::HostKeyUnknown);
+        assert_eq!(
+            Problem::classify("root@10.0.0.2: Permission denied (publickey).\r\n"),
+            Problem::AuthFailed
+        );
+        assert!(matches!(
+            Problem::classify("ssh: connect to host 10.0.0.2 port 2222: Connection refused\r\n"),
+            Problem::NotAnswering(_)
+        ));
+        assert!(matches!(
+            Problem::classify("Timeout, server 10.0.0.2 not responding.\r\n"),
+            Problem::NotAnswering(_)
+        ));
+        assert!(matches!(Problem::classify("weird"), Problem::Other(_)));
+    }
+
+    #[test]
+    fn channels_per_host_are_bounded() {
+        let h = HostName::parse("chan-test").unwrap();
+        let soon = || Instant::now() + Duration::from_millis(50);
+        let slots: Vec<ChannelSlot> = (0..MAX_CHANNELS)
+            .map(|_| ChannelSlot::take(&h, soon()).unwrap())
+            .collect();
+        assert!(ChannelSlot::take(&h, soon()).is_none());
+        let other = HostName::parse("chan-other").unwrap();
+        assert!(ChannelSlot::take(&other, soon()).is_some());
+        drop(slots);
+        assert!(ChannelSlot::take(&h, soon()).is_some());
+    }
+}

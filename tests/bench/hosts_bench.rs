@@ -1,0 +1,168 @@
+//! Benchmark (ignored by default): one board over 8 hosts × 32 stand-in workers, each host a
+//! network namespace with its own sshd, tmux server and workers (the multi-host tier's
+//! `hosts_support`), the board in this process as the sidebar runs it (`HostsSource`):
+//! - update latency: a line written to a worker's session file on a host → the board showing
+//!   the new state (16 samples over all hosts);
+//! - this machine's idle CPU: this process (the board's threads, and the ssh clients it ran and
+//!   reaped) plus the shared ssh connections (ControlMaster processes), over a window in which
+//!   nothing changes; the hosts' own CPU (sshd and the commands it runs) beside it;
+//! - frames while idle, and the cost of one frame's merge of 256 rows.
+//!
+//! Run: `cargo test --release --test bench hosts_bench -- --ignored --nocapture`
+//! (`HOSTS_BENCH_SECS` sets the idle window, default 60). Needs root, sshd and `ip netns`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use intercom_pane::states::BoardState;
+use intercom_pane::ui::ports::SnapshotSource;
+
+use crate::hosts_support::{all_answering, board, row, until, Net};
+
+const HOSTS: usize = 8;
+const WORKERS: usize = 32;
+
+/// utime + stime (+ cutime + cstime when `children`) of `pid`, in clock ticks.
+fn ticks(pid: i32, children: bool) -> u64 {
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    let Some(i) = s.rfind(')') else { return 0 };
+    let f: Vec<u64> = s[i + 2..]
+        .split(' ')
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    f[11] + f[12] + if children { f[13] + f[14] } else { 0 }
+}
+
+/// The shared ssh connections of this machine (their process title names the control folder).
+fn masters() -> Vec<i32> {
+    let ctl = intercom_pane::hosts::ssh::control_dir()
+        .unwrap()
+        .display()
+        .to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).starts_with(&format!("ssh: {ctl}")))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+fn pct(ticks: u64, secs: f64) -> f64 {
+    let hz = 100.0; // USER_HZ on Linux
+    ticks as f64 / hz / secs * 100.0
+}
+
+#[test]
+#[ignore]
+fn eight_hosts_of_32_workers() {
+    let secs: u64 = std::env::var("HOSTS_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let names: Vec<String> = (0..WORKERS).map(|i| format!("w{i:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hosts: Vec<String> = (0..HOSTS).map(|i| format!("h{i}")).collect();
+    let spec: Vec<(&str, &[&str])> = hosts.iter().map(|h| (h.as_str(), &names[..])).collect();
+    let t0 = Instant::now();
+    let net = Net::new(&spec, &[]);
+    eprintln!(
+        "setup: {} hosts × {WORKERS} workers in {:.1} s",
+        HOSTS,
+        t0.elapsed().as_secs_f64()
+    );
+    let mut src = board(&net);
+    let t1 = Instant::now();
+    let s = until(
+        &mut src,
+        180_000,
+        "every host answering with all its rows",
+        |s| all_answering(s) && s.rows.len() == HOSTS * WORKERS,
+    );
+    let via = s.hosts.first().and_then(|h| h.via).unwrap_or("?");
+    eprintln!(
+        "board complete ({} rows, via {via}) after {:.1} s",
+        s.rows.len(),
+        t1.elapsed().as_secs_f64()
+    );
+
+    // Update latency: a question written on a host → the board showing the worker waiting.
+    let mut lat = Vec::new();
+    for i in 0..16 {
+        let (h, w) = (i % HOSTS, (i * 5 + i / HOSTS) % WORKERS);
+        let host = &net.hosts[h];
+        let t = Instant::now();
+        host.ask(w, &format!("bench question {i}"));
+        until(&mut src, 20_000, "the question", |s| {
+            row(s, &host.name, names[w]).is_some_and(|r| r.state == BoardState::Waiting)
+        });
+        lat.push(t.elapsed());
+    }
+    lat.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    eprintln!(
+        "update latency (session file write on a host → board), 16 samples: median {:.0} ms, p90 {:.0} ms, max {:.0} ms",
+        ms(lat[8]),
+        ms(lat[14]),
+        ms(lat[15])
+    );
+
+    // Idle: nothing changes anywhere; the board keeps following every host.
+    let me = std::process::id() as i32;
+    let mut m = masters();
+    let remote = |net: &Net| -> u64 {
+        net.hosts
+            .iter()
+            .flat_map(|h| h.sshd_tree())
+            .map(|p| ticks(p, true))
+            .sum()
+    };
+    let (self0, m0, r0) = (
+        ticks(me, true),
+        m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
+        remote(&net),
+    );
+    let start = Instant::now();
+    let mut frames = 0u32;
+    while start.elapsed() < Duration::from_secs(secs) {
+        let left = Duration::from_secs(secs).saturating_sub(start.elapsed());
+        if src.changed_within(left).is_some() {
+            frames += 1;
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    m.retain(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+    let (self1, m1, r1) = (
+        ticks(me, true),
+        m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
+        remote(&net),
+    );
+    eprintln!(
+        "idle {wall:.0} s: this process (board threads + reaped ssh clients) {:.2} % of a core, \
+         shared ssh connections ({} processes) {:.2} %, together {:.2} %; the hosts' side \
+         (8 sshd with what they run) {:.2} %; {frames} frames ({:.1}/s: this machine's passes)",
+        pct(self1 - self0, wall),
+        m.len(),
+        pct(m1.saturating_sub(m0), wall),
+        pct(self1 - self0 + m1.saturating_sub(m0), wall),
+        pct(r1.saturating_sub(r0), wall),
+        frames as f64 / wall
+    );
+    // One frame: 256 remote rows merged into the sidebar's snapshot (what a change costs here,
+    // whatever the number of hosts that did not change).
+    let n = 200;
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(src.next_snapshot());
+    }
+    eprintln!(
+        "one frame's merge of {} rows: {:.0} µs",
+        HOSTS * WORKERS,
+        t.elapsed().as_secs_f64() * 1e6 / n as f64
+    );
+}
