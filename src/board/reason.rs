@@ -197,6 +197,29 @@ impl StateReason {
     }
 }
 
+/// The words for a connection's reason code (`probe::reason`), shown where people read it (the
+/// details, `status`); the code itself stays in the JSON.
+pub fn connection_words(code: &str) -> &'static str {
+    use crate::probe::reason as r;
+    match code {
+        r::VERIFIED => "its health check answered as this session",
+        r::IDENTITY_MISMATCH => "another session answered on its port",
+        r::REFUSED => "nothing listens on its port",
+        r::TIMEOUT => "its health check did not answer in time",
+        r::LEGACY => "its Intercom has no health check route",
+        r::HTTP_ERROR => "its health check answered with an HTTP error",
+        r::MALFORMED => "its health check answered something unreadable",
+        r::UNSUPPORTED_VERSION => "its health check speaks another version",
+        r::OVERSIZE => "its health check answered more than allowed",
+        r::NETWORK_ERROR => "the connection to its port failed",
+        r::ABORTED => "the check was cancelled",
+        r::NOT_CHECKED => "not checked",
+        r::STALE => "the last check is too old",
+        r::INVALID_INPUT => "no valid port or session id to check",
+        _ => "an unrecognised check result",
+    }
+}
+
 impl fmt::Display for StateReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.code())
@@ -330,6 +353,31 @@ mod tests {
             serde_json::to_value(StateSource::Mux(MuxKind::Herdr)).unwrap(),
             "herdr"
         );
+    }
+
+    #[test]
+    fn every_connection_reason_has_words() {
+        use crate::probe::reason as r;
+        for code in [
+            r::VERIFIED,
+            r::IDENTITY_MISMATCH,
+            r::REFUSED,
+            r::TIMEOUT,
+            r::LEGACY,
+            r::HTTP_ERROR,
+            r::MALFORMED,
+            r::UNSUPPORTED_VERSION,
+            r::OVERSIZE,
+            r::NETWORK_ERROR,
+            r::ABORTED,
+            r::NOT_CHECKED,
+            r::STALE,
+            r::INVALID_INPUT,
+        ] {
+            let words = connection_words(code);
+            assert!(!words.contains("unrecognised") && !words.contains('_'), "{code}");
+        }
+        assert_eq!(connection_words("x"), "an unrecognised check result");
     }
 
     #[test]
