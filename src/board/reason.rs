@@ -202,7 +202,7 @@ impl StateReason {
 pub fn connection_words(code: &str) -> &'static str {
     use crate::probe::reason as r;
     match code {
-        r::VERIFIED => "its health check answered as this session",
+        r::VERIFIED => "its port answered as this session",
         r::IDENTITY_MISMATCH => "another session answered on its port",
         r::REFUSED => "nothing listens on its port",
         r::TIMEOUT => "its health check did not answer in time",
