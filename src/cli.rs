@@ -19,7 +19,7 @@ pub struct Cli {
 pub enum Command {
     /// Run one scan pass and write the board files under the data root.
     Scan(ScanArgs),
-    /// Print a page of configured Intercom workers as JSON (read-only).
+    /// Print a page of configured Intercom workers: a list, or JSON with --json (read-only).
     Status(StatusArgs),
     /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
     Monitor(MonitorArgs),
@@ -115,7 +115,7 @@ pub struct ScanArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub src: SourceArgs,
-    /// Print JSON (the only format; kept for compatibility with the seed's command line).
+    /// Print the page as JSON (the shape of Intercom's `intercom_worker_status`) instead of a list.
     #[arg(long)]
     pub json: bool,
     /// Only the worker with this configured name (case-insensitive).
