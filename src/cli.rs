@@ -36,6 +36,14 @@ pub enum Command {
     Handoff(HandoffArgs),
     /// Bring a closed worker back in a new window on its saved session (never twice).
     ResumeWorker(ResumeWorkerArgs),
+    /// Start a roster here: .pi-intercom/config.json with a coordinator entry, and the command
+    /// that starts the coordinator's pi in that session.
+    Init(InitArgs),
+    /// Add a worker to the roster and start its pi in a new window (Herdr: tab) beside the
+    /// coordinator, without focus; wait until it registers; hand it its first task.
+    Spawn(SpawnArgs),
+    /// Remove a closed worker from the roster (its entry kept under .pi-intercom/retired/).
+    Retire(RetireArgs),
     /// A temporary coordinator root with simulated workers in a private tmux server, shown in
     /// the sidebar (or printed pass after pass with --print).
     Demo(DemoArgs),
@@ -203,6 +211,95 @@ pub struct ResumeWorkerArgs {
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
     pub pi: String,
     /// Print the receipt as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The folder to hold the roster (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The coordinator's name.
+    #[arg(long, default_value = "Coordinator")]
+    pub name: String,
+    /// The coordinator's responsibility.
+    #[arg(long, default_value = "Coordinates the workers.")]
+    pub description: String,
+    /// The roster's multiplexer (default: the one this runs in; tmux outside any).
+    #[arg(long, value_parser = ["tmux", "herdr", "none"])]
+    pub multiplexer: Option<String>,
+    /// System config the coordinator's pi extension passes on as `--config` (written into the
+    /// command as INTERCOM_PANE_CONFIG).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Start the coordinator's pi now: in this pane (inside tmux or Herdr), else in a new
+    /// tmux session; without it the command is printed.
+    #[arg(long)]
+    pub start: bool,
+    /// The pi program to run (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SpawnArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The new worker's name: at most 64 characters, no control, invisible or path-separator
+    /// characters, not `coordinator`, not taken (case-insensitive).
+    pub name: String,
+    /// Work in this folder (under the root; default: the root).
+    #[arg(long, value_name = "DIR", conflicts_with = "worktree")]
+    pub dir: Option<PathBuf>,
+    /// Work in a new git worktree at .pi-intercom/worktrees/NAME, on BRANCH (default: a new
+    /// branch named after the worker, from the root checkout's HEAD).
+    #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+    /// The worker's responsibility (the roster's `description`).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The first task, handed to the worker through the reply path once it registered (the
+    /// reply text rules: at most 2000 characters).
+    #[arg(long, conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the first task from this file.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// pi's `--model`.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// pi's `--thinking` (off, minimal, low, medium, high, xhigh, max).
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<String>,
+    /// Seconds to wait for the new seat's registration, 1..120.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
+    pub wait_secs: u64,
+    /// The pi program to run (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the receipt as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// More arguments for pi, after `--` (not the session flags: the roster names the session).
+    #[arg(last = true, value_name = "PI_ARGS")]
+    pub pi_args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RetireArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Also remove the git worktree spawn made for it, when it holds no uncommitted or
+    /// unmerged work (else it is kept, and the report says why).
+    #[arg(long)]
+    pub remove_worktree: bool,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -1,5 +1,6 @@
 //! Where things live in an Intercom root's `.pi-intercom/` folder: the one place that names its
-//! files (docs/interop.md). Pure path arithmetic: nothing here reads or writes.
+//! files (docs/interop.md). Path arithmetic: nothing here reads or writes (`absolute` asks for
+//! the current folder).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,23 @@ pub fn short_id(s: &str) -> String {
         .iter()
         .take(12)
         .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `p` made absolute against the current folder, `.` components dropped (links are not
+/// resolved: the path stays the one the person gave). Unchanged when the folder is unreadable.
+pub fn absolute(p: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(p),
+            Err(_) => return p.to_path_buf(),
+        }
+    };
+    joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect()
 }
 
@@ -58,6 +76,32 @@ pub fn resume_fence(root: &Path, session_id: &str) -> PathBuf {
 /// `<root>/.pi-intercom/jobs/resume-<hash>.lock`: one resume of a worker at a time.
 pub fn resume_lock(root: &Path, session_id: &str) -> PathBuf {
     jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/jobs/spawn-<hash of the lowercase name>.lock`: one spawn of a name at a
+/// time (names are unique ignoring case).
+pub fn spawn_lock(root: &Path, name: &str) -> PathBuf {
+    jobs_dir(root).join(format!("spawn-{}.lock", short_id(&name.to_lowercase())))
+}
+
+/// `<root>/.pi-intercom/workers`: launch specs of the workers `spawn` started.
+pub fn workers_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("workers")
+}
+
+/// `<root>/.pi-intercom/workers/<hash>.json`: one worker's launch spec (mode 0600).
+pub fn launch_spec(root: &Path, session_id: &str) -> PathBuf {
+    workers_dir(root).join(format!("{}.json", short_id(session_id)))
+}
+
+/// `<root>/.pi-intercom/worktrees`: git worktrees `spawn --worktree` creates, one per worker.
+pub fn worktrees_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("worktrees")
+}
+
+/// `<root>/.pi-intercom/retired`: what `retire` keeps of a worker it removed from the roster.
+pub fn retired_dir(root: &Path) -> PathBuf {
+    state_dir(root).join("retired")
 }
 
 /// `<root>/.pi-intercom/seats`: registrations written under the Intercom root.

@@ -145,13 +145,25 @@ impl Change {
     }
 }
 
-/// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
-/// config as written and confirmed on disk.
-pub fn update_agent<E>(
-    root: &Path,
-    session_id: &str,
-    edit: AgentEdit<E>,
-) -> Result<IntercomConfig, WriteError<E>> {
+/// Whether a text read back shows the change.
+type Confirm<'a> = Box<dyn Fn(&str) -> Result<bool, SpliceError> + 'a>;
+/// One try's plan, from the text read and its config (`None`: nothing to change).
+type Plan<'p, 'a, E> =
+    &'p dyn Fn(&str, &IntercomConfig) -> Result<Option<Planned<'a>>, WriteError<E>>;
+/// Builds a new agent entry from the roster as it is under the lock, or refuses.
+pub type MakeEntry<'a, E> = &'a dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>;
+
+/// One try's new text and how to tell it landed: `confirm` says whether a text read back shows
+/// the change.
+struct Planned<'a> {
+    bytes: Vec<u8>,
+    confirm: Confirm<'a>,
+}
+
+/// The rewrite loop every change shares (see the module notes): under the lock, read, `plan`
+/// the new text from the text read and its config (`None`: nothing to change), validate, swap in
+/// only if the file is still what was read, read back, redo a lost change.
+fn rewrite<'a, E>(root: &Path, plan: Plan<'_, 'a, E>) -> Result<IntercomConfig, WriteError<E>> {
     let _lock = lock(root).map_err(WriteError::Lock)?;
     let path = config::config_path(root);
     let mut lost = false;
@@ -161,7 +173,11 @@ pub fn update_agent<E>(
             break;
         }
         let (before, cfg) = read(root)?;
-        let (bytes, change) = edit_text(utf8(&before)?, session_id, edit)?;
+        let text = utf8(&before)?;
+        let Some(planned) = plan(text, &cfg)? else {
+            return Ok(cfg);
+        };
+        let bytes = planned.bytes;
         if bytes == before {
             return Ok(cfg);
         }
@@ -180,14 +196,7 @@ pub fn update_agent<E>(
         }
         std::thread::sleep(CONFIRM_AFTER);
         let (after, _) = read(root)?;
-        let text = utf8(&after)?;
-        let on_disk = scan::document(text, session_id)
-            .and_then(|d| {
-                serde_json::from_str::<Map<String, Value>>(&text[d.target])
-                    .map_err(SpliceError::Encode)
-            })
-            .map_err(WriteError::Unspliceable)?;
-        if change.shown_by(&on_disk) {
+        if (planned.confirm)(utf8(&after)?).map_err(WriteError::Unspliceable)? {
             return Ok(written);
         }
         lost = true; // another writer replaced the file with one made before ours: redo
@@ -197,6 +206,102 @@ pub fn update_agent<E>(
     } else {
         WriteError::KeptChanging
     })
+}
+
+/// The raw entry of the agent with `session_id` in `text`.
+fn entry_of(text: &str, session_id: &str) -> Result<Map<String, Value>, SpliceError> {
+    let d = scan::document(text, session_id)?;
+    serde_json::from_str(&text[d.target]).map_err(SpliceError::Encode)
+}
+
+/// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
+/// config as written and confirmed on disk.
+pub fn update_agent<E>(
+    root: &Path,
+    session_id: &str,
+    edit: AgentEdit<E>,
+) -> Result<IntercomConfig, WriteError<E>> {
+    rewrite(root, &|text, _cfg| {
+        let (bytes, change) = edit_text(text, session_id, edit)?;
+        Ok(Some(Planned {
+            bytes,
+            confirm: Box::new(move |t| Ok(change.shown_by(&entry_of(t, session_id)?))),
+        }))
+    })
+}
+
+/// Add one agent entry at the end of `agents`, printed in the style of the entries there (see
+/// `agents::append`). `make` builds the entry from the roster as it is under the lock, or
+/// refuses (a name taken meanwhile, a full roster): nothing is written then. Returns the config
+/// as written and confirmed on disk, and the entry added.
+pub fn append_agent<E>(
+    root: &Path,
+    make: MakeEntry<E>,
+) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
+    let added = std::cell::RefCell::new(Map::new());
+    let cfg = rewrite(root, &|text, cfg| {
+        let entry = make(cfg).map_err(WriteError::Refused)?;
+        let id = entry
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let bytes = agents::append(text, &entry).map_err(WriteError::Unspliceable)?;
+        let want = entry.clone();
+        *added.borrow_mut() = entry;
+        Ok(Some(Planned {
+            bytes: bytes.into_bytes(),
+            confirm: Box::new(move |t| match entry_of(t, &id) {
+                Ok(on_disk) => Ok(on_disk == want),
+                Err(SpliceError::NoAgent(_)) => Ok(false),
+                Err(e) => Err(e),
+            }),
+        }))
+    })?;
+    Ok((cfg, added.into_inner()))
+}
+
+/// Sees the roster under the lock and the removed entry's exact text; may refuse.
+pub type RemoveCheck<'a, E> = &'a dyn Fn(&IntercomConfig, &str) -> Result<(), E>;
+
+/// Remove the agent with `session_id` from `agents` (its entry and one separator; every other
+/// byte stays). `check` sees the roster as it is under the lock and the entry's exact text
+/// there, and may refuse. Returns the config as written and confirmed, and the entry's text.
+pub fn remove_agent<E>(
+    root: &Path,
+    session_id: &str,
+    check: RemoveCheck<E>,
+) -> Result<(IntercomConfig, String), WriteError<E>> {
+    let removed = std::cell::RefCell::new(String::new());
+    let cfg = rewrite(root, &|text, cfg| {
+        let entry = agent_text(text, session_id).map_err(WriteError::Unspliceable)?;
+        check(cfg, &entry).map_err(WriteError::Refused)?;
+        let bytes = agents::remove(text, session_id).map_err(WriteError::Unspliceable)?;
+        *removed.borrow_mut() = entry;
+        Ok(Some(Planned {
+            bytes: bytes.into_bytes(),
+            confirm: Box::new(move |t| match scan::document(t, session_id) {
+                Err(SpliceError::NoAgent(_)) => Ok(true),
+                Ok(_) => Ok(false),
+                Err(e) => Err(e),
+            }),
+        }))
+    })?;
+    Ok((cfg, removed.into_inner()))
+}
+
+/// The exact text of the entry of the agent with `session_id` in config text `text` (every
+/// byte, numbers as written).
+pub fn agent_text(text: &str, session_id: &str) -> Result<String, SpliceError> {
+    let d = scan::document(text, session_id)?;
+    Ok(text[d.target].to_string())
+}
+
+/// The exact text of one agent's entry in the roster on disk now.
+pub fn read_agent_text(root: &Path, session_id: &str) -> Result<String, String> {
+    let (bytes, _) = read::<NoRefusal>(root).map_err(|e| e.to_string())?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| "config.json is not UTF-8".to_string())?;
+    agent_text(text, session_id).map_err(|e| e.to_string())
 }
 
 /// `text` (a config's bytes) with the entry of `session_id` changed by `edit`, and what changed.
@@ -237,6 +342,7 @@ fn utf8<E>(bytes: &[u8]) -> Result<&str, WriteError<E>> {
     std::str::from_utf8(bytes).map_err(|_| WriteError::Unspliceable(SpliceError::NotUtf8))
 }
 
+mod agents;
 mod scan;
 mod splice;
 mod style;

@@ -173,6 +173,29 @@ fn write_public(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     prepare(path, bytes, true, Some(like))?.commit(true)
 }
 
+/// Create `path` with `bytes` (mode 0644: a file people share, like the roster) only if it does
+/// not exist: written and fsynced beside it, then linked in place, so it appears whole or not at
+/// all, and a file created meanwhile by anyone is never replaced (`Ok(false)`).
+pub fn create_shared_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+    let me = nix::unistd::Uid::current().as_raw();
+    let g = nix::unistd::Gid::current().as_raw();
+    let like = Like {
+        mode: 0o644,
+        uid: me,
+        gid: g,
+    };
+    let p = prepare(path, bytes, true, Some(like))?;
+    match std::fs::hard_link(&p.tmp, path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(err("link_failed", path, e)),
+    }
+    if let Some(d) = path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+        let _ = d.sync_all();
+    }
+    Ok(true) // dropping `p` removes the temp name; the file stays under `path`
+}
+
 /// The mode and owner a replacement must carry.
 #[derive(Clone, Copy)]
 struct Like {

@@ -13,6 +13,7 @@ pub mod register_cmd;
 pub mod reply_cmd;
 pub mod resume_cmd;
 pub mod scan_cmd;
+pub mod spawn_cmd;
 pub mod status_cmd;
 pub mod text_input;
 
@@ -38,4 +39,47 @@ pub fn out_bytes(bytes: &[u8]) -> bool {
 pub fn refuse<X: exit::Refusable>(msg: impl std::fmt::Display) -> X {
     eprintln!("intercom-pane: {msg}");
     X::REFUSED
+}
+
+/// Progress of a command that waits, on stderr: one updating line on a terminal, plain lines
+/// otherwise, nothing with `--json`.
+pub struct Progress {
+    cmd: &'static str,
+    quiet: bool,
+    tty: bool,
+    wrote: std::cell::Cell<bool>,
+}
+
+pub fn progress(cmd: &'static str, json: bool) -> Progress {
+    use std::io::IsTerminal;
+    Progress {
+        cmd,
+        quiet: json,
+        tty: std::io::stderr().is_terminal(),
+        wrote: std::cell::Cell::new(false),
+    }
+}
+
+impl Progress {
+    pub fn line(&self, line: &str) {
+        use std::io::Write;
+        if self.quiet {
+            return;
+        }
+        let mut e = std::io::stderr();
+        if self.tty {
+            let _ = write!(e, "\r\x1b[2K{}: {line}", self.cmd);
+        } else {
+            let _ = writeln!(e, "{}: {line}", self.cmd);
+        }
+        let _ = e.flush();
+        self.wrote.set(true);
+    }
+
+    /// End the updating line (on a terminal) before the receipt.
+    pub fn finish(&self) {
+        if self.tty && self.wrote.get() {
+            eprintln!();
+        }
+    }
 }

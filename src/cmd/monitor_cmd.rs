@@ -236,12 +236,18 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 .unwrap_or_else(|_| c.clone())
         }),
     };
+    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        opts: r.opts.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        clock: clock.clone(),
+    };
     let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
+        spawner: Arc::new(spawner),
     };
     match run_monitor_with(
         Box::new(source),

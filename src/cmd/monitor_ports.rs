@@ -191,6 +191,7 @@ impl WorkerControl for ScanWorkers {
         match action {
             WorkerAction::Close => self.close(&row, stage),
             WorkerAction::Resume => self.resume(&row, stage),
+            WorkerAction::Spawn => refused("a spawn runs through the sidebar's spawner".into()),
         }
     }
 }

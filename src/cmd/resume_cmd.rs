@@ -1,7 +1,5 @@
 //! `intercom-pane resume-worker NAME --confirm-closed [--dry-run] [--recover] [--json]`.
 
-use std::io::{IsTerminal, Write};
-
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::cli::ResumeWorkerArgs;
 use crate::cmd::options;
@@ -20,20 +18,7 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
             .map(|d| d.join(c))
             .unwrap_or_else(|_| c.clone())
     });
-    // Progress: one updating line on a terminal, plain lines otherwise, nothing with --json.
-    let tty = std::io::stderr().is_terminal();
-    let progress = |line: &str| {
-        if args.json {
-            return;
-        }
-        let mut e = std::io::stderr();
-        if tty {
-            let _ = write!(e, "\r\x1b[2Kresume-worker: {line}");
-        } else {
-            let _ = writeln!(e, "resume-worker: {line}");
-        }
-        let _ = e.flush();
-    };
+    let progress = crate::cmd::progress("resume-worker", args.json);
     let req = ResumeRequest {
         name: args.name.clone(),
         confirm_closed: args.confirm_closed,
@@ -44,12 +29,10 @@ pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
         system_config,
         scan: &r.opts,
         clock: r.clock.as_ref(),
-        progress: &progress,
+        progress: &|l: &str| progress.line(l),
     };
     let end = resume::resume_worker(&req);
-    if tty && !args.json {
-        eprintln!();
-    }
+    progress.finish();
     if args.json {
         crate::cmd::out(format_args!(
             "{}",
@@ -81,6 +64,17 @@ fn print_human(v: &serde_json::Value) {
     }
     if let Some(argv) = v.get("argv") {
         crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
+    }
+    match v.get("launchSpec").filter(|s| !s.is_null()) {
+        Some(spec) => crate::cmd::out(format_args!(
+            "  launch spec: {} (spawned {})",
+            sanitize(spec["path"].as_str().unwrap_or("")),
+            sanitize(spec["createdAt"].as_str().unwrap_or(""))
+        )),
+        None if v.get("argv").is_some() => crate::cmd::out(format_args!(
+            "  launch spec: none recorded (not started by spawn): pi --session <file> in its projectDirectory"
+        )),
+        None => {}
     }
     if let Some(h) = v.get("handoff").filter(|h| !h.is_null()) {
         crate::cmd::out(format_args!(

@@ -13,7 +13,8 @@ use crate::ui::cockpit::{passes, Cockpit};
 pub use crate::ui::compose::{Draft, ReplyBox, MAX_REPLY_CHARS};
 use crate::ui::keys::{self, Action, Key, Mode};
 use crate::ui::ports::{
-    JumpOutcome, ReplyOutcome, ReplyRequest, SeatRef, SeenNotSaved, WorkerAction, WorkerOutcome,
+    JumpOutcome, ReplyOutcome, ReplyRequest, SeatRef, SeenNotSaved, SpawnAsk, WorkerAction,
+    WorkerOutcome,
 };
 
 /// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
@@ -56,6 +57,13 @@ pub enum Msg {
         row_id: String,
         outcome: WorkerOutcome,
     },
+    /// A spawn started from the form reached a stage (`name`: as typed).
+    SpawnStage { name: String, stage: String },
+    /// A spawn started from the form ended.
+    SpawnFinished {
+        name: String,
+        outcome: WorkerOutcome,
+    },
 }
 
 /// Work for the runner.
@@ -78,6 +86,8 @@ pub enum Effect {
     Worker { action: WorkerAction, seat: SeatRef },
     /// Make the sidebar's pane at least this many lines tall (the terminal shrank below it).
     KeepHeight(u16),
+    /// Start a worker through the `Spawner`.
+    Spawn(SpawnAsk),
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -139,6 +149,8 @@ pub struct Options {
     pub reply_unavailable: Option<String>,
     /// Why close and resume can never run from this sidebar, if so.
     pub workers_unavailable: Option<String>,
+    /// Why workers can never be spawned from this sidebar, if so.
+    pub spawn_unavailable: Option<String>,
 }
 
 /// The sidebar state.
@@ -167,6 +179,7 @@ pub struct App {
     scanning: bool,
     pub(super) quit: bool,
     pub(super) cockpit: Cockpit,
+    pub(super) spawn: crate::ui::spawn_flow::Spawns,
 }
 
 impl App {
@@ -194,6 +207,7 @@ impl App {
             scanning: false,
             quit: false,
             cockpit: Cockpit::default(),
+            spawn: Default::default(),
         }
     }
 
@@ -214,6 +228,10 @@ impl App {
     /// Why close and resume cannot run from this sidebar at all, if so.
     pub fn workers_unavailable(&self) -> Option<&str> {
         self.options.workers_unavailable.as_deref()
+    }
+    /// Why workers cannot be spawned from this sidebar at all, if so.
+    pub fn spawn_unavailable(&self) -> Option<&str> {
+        self.options.spawn_unavailable.as_deref()
     }
     /// The latest snapshot, if one arrived.
     pub fn snapshot(&self) -> Option<&Snapshot> {
@@ -301,6 +319,8 @@ impl App {
             Mode::Notice
         } else if self.cockpit.confirm.is_some() {
             Mode::Confirm
+        } else if self.spawn.form.is_some() {
+            Mode::Spawn
         } else if self.reply_box.is_some() {
             Mode::Reply
         } else if self.cockpit.filter_editing {
@@ -394,6 +414,9 @@ impl App {
             Msg::JumpFinished { name, outcome } => self.on_jump_finished(name, outcome),
             Msg::WorkerStage { row_id, stage } => self.on_worker_stage(&row_id, &stage),
             Msg::WorkerFinished { row_id, outcome } => self.on_worker_finished(&row_id, outcome),
+            Msg::SpawnStage { name, stage } => self.on_spawn_stage(&name, &stage),
+            Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
+            Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
             Msg::SeenFinished {
@@ -476,6 +499,10 @@ impl App {
         if let Some(b) = &mut self.reply_box {
             b.note = None;
         }
+        if mode == Mode::Spawn && keys::action_for(mode, key).is_none() {
+            self.spawn_key(key, fx);
+            return;
+        }
         match keys::action_for(mode, key) {
             Some(a) => self.on_action(a, fx),
             // In the editor and the filter an unbound printable key is text; elsewhere (the
@@ -506,6 +533,7 @@ impl App {
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),
+            Action::OpenSpawn => self.open_spawn(),
             Action::Confirm => self.confirm_worker_action(fx),
             Action::Cancel => self.cockpit.confirm = None,
             Action::OpenHelp => {

@@ -200,6 +200,8 @@ impl App {
                  beside the coordinator with its saved session (resume-worker). y: resume {name} \
                  · n/Esc: cancel"
             ),
+            // Never asked: the spawn form is its own confirmation.
+            WorkerAction::Spawn => format!("Spawn worker {name}? n/Esc: cancel"),
         })
     }
 
@@ -374,7 +376,10 @@ impl App {
     }
     /// The close or resume started on this row (running or finished), if any.
     pub fn job(&self, row_id: &str) -> Option<&JobView> {
-        self.cockpit.jobs.get(row_id)
+        self.cockpit
+            .jobs
+            .get(row_id)
+            .or_else(|| self.spawn_job_of(row_id))
     }
     /// The name of the seat a jump is going to, while one is in flight.
     pub fn jumping(&self) -> Option<&str> {

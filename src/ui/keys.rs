@@ -41,6 +41,8 @@ pub enum Mode {
     Filter,
     /// A close or resume waiting for its explicit confirmation.
     Confirm,
+    /// The spawn form (printable keys are its text; it handles its own keys).
+    Spawn,
 }
 
 /// What a key does.
@@ -77,6 +79,8 @@ pub enum Action {
     /// Ask to close / resume the selected worker (a confirmation follows).
     CloseWorker,
     ResumeWorker,
+    /// `+`: the spawn form (name, first task, worktree).
+    OpenSpawn,
     /// The confirmation's answer.
     Confirm,
     Cancel,
@@ -132,6 +136,7 @@ const ALL: &[Mode] = &[
     Mode::Help,
     Mode::Filter,
     Mode::Confirm,
+    Mode::Spawn,
 ];
 
 const fn b(
@@ -223,6 +228,13 @@ pub const BINDINGS: &[Binding] = &[
         LIST,
         "R",
         "resume worker",
+    ),
+    b(
+        &[Key::Char('+')],
+        Action::OpenSpawn,
+        LIST,
+        "+",
+        "spawn worker",
     ),
     b(&[Key::Char('/')], Action::OpenFilter, LIST, "/", "filter"),
     b(
@@ -570,9 +582,11 @@ mod tests {
         assert_eq!(
             help_line(Mode::List),
             "⏎ go to pane  n/N next needing you  d details  p preview  r reply  s mark seen  \
-             C close worker  R resume worker  / filter  ↑↓/jk select  o hide offline  \
-             h hide seen  ? help  q quit"
+             C close worker  R resume worker  + spawn worker  / filter  ↑↓/jk select  \
+             o hide offline  h hide seen  ? help  q quit"
         );
+        // The spawn form draws its own keys; only Ctrl+C is the table's there.
+        assert_eq!(help_line(Mode::Spawn), "^C quit");
         assert_eq!(
             help_line(Mode::Reply),
             "⏎ send  Esc close  M-⏎/^J newline  ^C quit"

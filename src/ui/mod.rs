@@ -30,6 +30,9 @@ mod reply_flow;
 /// The terminal event loop (`run_monitor`).
 pub mod run;
 mod seen_flow;
+mod spawn_flow;
+/// The spawn form: name, first task, worktree (run through `ports::Spawner`).
+pub mod spawn_form;
 /// Glyphs, words and colours per state.
 pub mod theme;
 

@@ -245,6 +245,9 @@ pub enum WorkerAction {
     Close,
     /// `resume-worker --confirm-closed`: a closed worker back in a new window.
     Resume,
+    /// `spawn`: a new worker from the form (run through the `Spawner`, never the
+    /// `WorkerControl`); its job shows on the new row once the scan lists it.
+    Spawn,
 }
 
 impl WorkerAction {
@@ -253,6 +256,7 @@ impl WorkerAction {
         match self {
             WorkerAction::Close => "close-worker",
             WorkerAction::Resume => "resume-worker",
+            WorkerAction::Spawn => "spawn",
         }
     }
 }
@@ -287,6 +291,46 @@ impl WorkerControl for NoWorkerControl {
         Some(self.reason.clone())
     }
     fn run(&self, _a: WorkerAction, _s: &SeatRef, _stage: &dyn Fn(&str)) -> WorkerOutcome {
+        WorkerOutcome {
+            ok: false,
+            result: "refused".into(),
+            detail: self.reason.clone(),
+        }
+    }
+}
+
+/// A worker the person asked the sidebar's spawn form to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnAsk {
+    /// The name as typed (the spawner checks it with the command's rules).
+    pub name: String,
+    /// The first task, when one was typed.
+    pub prompt: Option<String>,
+    /// In a new git worktree (a branch named after the worker).
+    pub worktree: bool,
+}
+
+/// Runs `spawn` for the sidebar (the real one, in `cmd::spawn_cmd`, is the command's own
+/// guarded code). Called on a worker thread; `stage` reports progress. The outcome is a worker
+/// action's: the command's result word (`spawned`, `refused`, …) and a one-line detail.
+pub trait Spawner: Send + Sync {
+    /// `Some(reason)` when this run can never spawn (no roster).
+    fn unavailable_reason(&self) -> Option<String> {
+        None
+    }
+    fn spawn(&self, ask: &SpawnAsk, stage: &dyn Fn(&str)) -> WorkerOutcome;
+}
+
+/// A spawner that refuses, with a reason.
+pub struct NoSpawner {
+    pub reason: String,
+}
+
+impl Spawner for NoSpawner {
+    fn unavailable_reason(&self) -> Option<String> {
+        Some(self.reason.clone())
+    }
+    fn spawn(&self, _ask: &SpawnAsk, _stage: &dyn Fn(&str)) -> WorkerOutcome {
         WorkerOutcome {
             ok: false,
             result: "refused".into(),

@@ -204,6 +204,17 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
         crate::ui::help::draw_help(app.help_scroll(), buf, body, &t);
         return cursor;
     }
+    if let Some(form) = app.spawn_form() {
+        // The form takes the body while it is open: nothing else competes for the keys.
+        for (i, l) in form.lines(body.width as usize).iter().enumerate() {
+            let Ok(i) = u16::try_from(i) else { break };
+            if i >= body.height {
+                break;
+            }
+            line(buf, body.y + i, &l.spans);
+        }
+        return cursor;
+    }
     let view = app.list_view();
     if view.items.is_empty() {
         let text = if snap.rows.is_empty() {

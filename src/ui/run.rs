@@ -25,8 +25,8 @@ use ratatui::Terminal;
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::ports::{
-    CancelToken, JumpOutcome, Navigator, NoNavigator, NoWorkerControl, ReplySender, SeenWriter,
-    SnapshotSource, WorkerControl, WorkerOutcome,
+    CancelToken, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl, ReplySender,
+    SeenWriter, SnapshotSource, Spawner, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -50,6 +50,8 @@ pub struct MonitorOptions {
     pub navigator: Arc<dyn Navigator>,
     /// Runs close-worker and resume-worker from the list.
     pub workers: Arc<dyn WorkerControl>,
+    /// Runs spawn from the form (`+`).
+    pub spawner: Arc<dyn Spawner>,
 }
 
 impl std::fmt::Debug for MonitorOptions {
@@ -72,6 +74,9 @@ impl Default for MonitorOptions {
             workers: Arc::new(NoWorkerControl {
                 reason: "this sidebar cannot close or resume workers".into(),
             }),
+            spawner: Arc::new(NoSpawner {
+                reason: "this sidebar cannot spawn workers".into(),
+            }),
         }
     }
 }
@@ -82,6 +87,7 @@ struct Ports {
     reply: Arc<dyn ReplySender>,
     navigator: Arc<dyn Navigator>,
     workers: Arc<dyn WorkerControl>,
+    spawner: Arc<dyn Spawner>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -136,6 +142,7 @@ pub fn run_monitor_with(
             color,
             reply_unavailable: reply_sender.unavailable_reason(),
             workers_unavailable: opts.workers.unavailable_reason(),
+            spawn_unavailable: opts.spawner.unavailable_reason(),
         },
     );
 
@@ -166,6 +173,7 @@ pub fn run_monitor_with(
         reply: reply_sender,
         navigator: opts.navigator.clone(),
         workers: opts.workers.clone(),
+        spawner: opts.spawner.clone(),
     };
     for fx in first {
         perform(fx, &tx, &ports);
@@ -365,6 +373,40 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
                 .spawn(move || {
                     let _ = panic::catch_unwind(AssertUnwindSafe(|| nav.keep_height(lines)));
                 });
+        }
+        Effect::Spawn(ask) => {
+            let sp = ports.spawner.clone();
+            let name = ask.name.clone();
+            let name2 = name.clone();
+            background(
+                tx,
+                "spawn-job",
+                move |tx| {
+                    let stage_tx = tx.clone();
+                    let n = name.clone();
+                    let stage = move |s: &str| {
+                        let _ = stage_tx.send(Event2::App(Msg::SpawnStage {
+                            name: n.clone(),
+                            stage: s.to_string(),
+                        }));
+                    };
+                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| sp.spawn(&ask, &stage)))
+                        .unwrap_or_else(|_| WorkerOutcome {
+                            ok: false,
+                            result: "failed".into(),
+                            detail: "spawn failed unexpectedly".into(),
+                        });
+                    Msg::SpawnFinished { name, outcome }
+                },
+                |reason| Msg::SpawnFinished {
+                    name: name2,
+                    outcome: WorkerOutcome {
+                        ok: false,
+                        result: "failed".into(),
+                        detail: reason,
+                    },
+                },
+            );
         }
         Effect::Quit => {}
     }

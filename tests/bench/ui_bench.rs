@@ -23,6 +23,7 @@ fn render_256_rows_at_120x40() {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -23,7 +23,8 @@ mod server;
 mod tabs;
 use focus::detected_agent;
 use server::accept_loop;
-pub use tabs::FakeTab;
+#[allow(unused_imports)] // Not every test binary that includes this module types into tabs.
+pub use tabs::{FakeTab, TabShell};
 pub mod real;
 
 /// How the fake misbehaves, when asked to.

@@ -116,3 +116,91 @@ pub fn create(id: &str, params: &Value, s: &mut State) -> Value {
         json!({"root_pane": root, "tab": s.tab_json(&tab), "type": "tab_created"}),
     )
 }
+
+/// What Herdr does with a tab the code under test creates: its shell starts in the folder and
+/// with the environment `tab.create` asked for, then runs what is typed into it. Here the shell
+/// is a real bash in its own process group that runs the lines it is given, registered as the
+/// fake's tab shell; a thread types the first created tab's setup and input once (with Enter).
+/// Dropped, the whole group is ended.
+pub struct TabShell {
+    shell: std::process::Child,
+    typist: Option<std::thread::JoinHandle<Option<std::process::ChildStdin>>>,
+    /// Kept open once typed: the shell (the tab's pane) lives until the drop.
+    stdin: Option<std::process::ChildStdin>,
+}
+
+impl TabShell {
+    /// Start it for `herdr`, with this base environment (HOME, PATH, …; `HERDR_ENV` and the
+    /// socket are added), in `dir`.
+    pub fn start(
+        herdr: &super::FakeHerdr,
+        dir: &std::path::Path,
+        env: &[(&str, String)],
+    ) -> TabShell {
+        use std::io::Write;
+        use std::os::unix::process::CommandExt;
+        use std::time::{Duration, Instant};
+        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let mut shell = std::process::Command::new("/bin/bash")
+            .args(["-c", "while IFS= read -r line; do eval \"$line\"; done"])
+            .current_dir(dir)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("HERDR_ENV", "1")
+            .env("HERDR_SOCKET_PATH", &herdr.socket)
+            .stdin(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let shell_pid = shell.id();
+        herdr.with(|s| s.tab_shell = shell_pid);
+        let mut stdin = shell.stdin.take().unwrap();
+        let state = herdr.state.clone();
+        let typist = std::thread::spawn(move || {
+            let end = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < end {
+                let typed = {
+                    let s = state.lock().unwrap();
+                    s.tabs.first().and_then(|t| {
+                        let (_, text, keys) = s.inputs.iter().find(|i| i.0 == t.pane)?;
+                        let mut setup = format!("export HERDR_PANE_ID={}", quote(&t.pane));
+                        for (k, v) in &t.env {
+                            setup.push_str(&format!(" {k}={}", quote(v)));
+                        }
+                        setup.push_str(&format!("; cd {}", quote(&t.cwd)));
+                        (keys == &["Enter"]).then(|| format!("{setup}\n{text}\n"))
+                    })
+                };
+                if let Some(lines) = typed {
+                    stdin.write_all(lines.as_bytes()).unwrap();
+                    stdin.flush().unwrap();
+                    return Some(stdin);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            None
+        });
+        TabShell {
+            shell,
+            typist: Some(typist),
+            stdin: None,
+        }
+    }
+
+    /// Wait for the typist (≤ 20 s); `true` when it typed.
+    pub fn typed(&mut self) -> bool {
+        if let Some(t) = self.typist.take() {
+            self.stdin = t.join().ok().flatten();
+        }
+        self.stdin.is_some()
+    }
+}
+
+impl Drop for TabShell {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", self.shell.id())])
+            .status();
+        let _ = self.shell.wait();
+    }
+}

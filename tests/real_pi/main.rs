@@ -24,3 +24,4 @@ mod real_pi_package;
 mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;
+mod real_pi_spawn;

@@ -230,3 +230,22 @@ pub fn wait_registered(dir: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// `git -C dir ARGS…` with a fixed identity and no global config; its stdout (the test fails
+/// when git does).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

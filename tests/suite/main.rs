@@ -27,6 +27,8 @@ mod probe_common;
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]
 mod sessions_common;
+#[path = "../spawn_support/mod.rs"]
+mod spawn_support;
 #[path = "../text_cases/mod.rs"]
 mod text_cases;
 
@@ -44,6 +46,7 @@ mod ensure_monitor;
 mod ensure_monitor_herdr;
 mod fuzz_regressions;
 mod herdr_contract;
+mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
 mod liveness_silent;
@@ -87,6 +90,10 @@ mod sessions_fixtures;
 mod sessions_hostile;
 mod sessions_layouts;
 mod sessions_real_runs;
+mod spawn_cli;
+mod spawn_herdr;
+mod spawn_race;
+mod spawn_retire;
 mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
@@ -99,4 +106,5 @@ mod ui_render;
 mod ui_reply;
 mod ui_reply_tmux;
 mod ui_robust;
+mod ui_spawn;
 mod ui_tmux;

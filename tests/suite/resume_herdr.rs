@@ -10,15 +10,12 @@ use crate::mux_herdr_fake;
 use crate::pi_support;
 use crate::scan_support;
 
-use std::io::Write;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mux_herdr_fake::FakeHerdr;
+use mux_herdr_fake::{FakeHerdr, TabShell};
 use scan_support::*;
 use serde_json::{json, Value};
 
@@ -135,50 +132,15 @@ fn resume_on_herdr_opens_a_tab_in_the_coordinators_workspace_without_focus() {
     assert!(o.status.success(), "{o:?}");
     wait_registered(&root.join(".pi-intercom/seats"));
 
-    // The new tab's shell: a real bash (its own process group) that runs the lines it is given.
-    let mut shell = Command::new("/bin/bash")
-        .args(["-c", "while IFS= read -r line; do eval \"$line\"; done"])
-        .current_dir(env.dir.path())
-        .env_clear()
-        .env("HOME", env.path("home"))
-        .env("XDG_STATE_HOME", env.path("state"))
-        .env("PATH", &env.path_env)
-        .env("HERDR_ENV", "1")
-        .env("HERDR_SOCKET_PATH", &sock)
-        .stdin(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let shell_pid = shell.id();
-    herdr.with(|s| s.tab_shell = shell_pid);
-    let mut stdin = shell.stdin.take().unwrap();
-    // What Herdr does with a created tab: its shell starts in the asked folder with the asked
-    // environment, then runs what is typed into it.
-    let state = herdr.state.clone();
-    let typist = std::thread::spawn(move || {
-        let end = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < end {
-            let typed = {
-                let s = state.lock().unwrap();
-                s.tabs.first().and_then(|t| {
-                    let (_, text, keys) = s.inputs.iter().find(|i| i.0 == t.pane)?;
-                    let mut setup = format!("export HERDR_PANE_ID={}", quote(&t.pane));
-                    for (k, v) in &t.env {
-                        setup.push_str(&format!(" {k}={}", quote(v)));
-                    }
-                    setup.push_str(&format!("; cd {}", quote(&t.cwd)));
-                    (keys == &["Enter"]).then(|| format!("{setup}\n{text}\n"))
-                })
-            };
-            if let Some(lines) = typed {
-                stdin.write_all(lines.as_bytes()).unwrap();
-                stdin.flush().unwrap();
-                return Some(stdin);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    });
+    let mut shell = TabShell::start(
+        &herdr,
+        env.dir.path(),
+        &[
+            ("HOME", env.path("home").display().to_string()),
+            ("XDG_STATE_HOME", env.path("state").display().to_string()),
+            ("PATH", env.path_env.clone()),
+        ],
+    );
 
     let pi = stand_in_pi(&env);
     let before = focus_state(&herdr);
@@ -196,11 +158,8 @@ fn resume_on_herdr_opens_a_tab_in_the_coordinators_workspace_without_focus() {
         ],
     ));
     let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    let _stdin = typist.join().unwrap();
-    let _ = Command::new("kill")
-        .args(["-TERM", "--", &format!("-{shell_pid}")])
-        .status();
-    let _ = shell.wait();
+    assert!(shell.typed(), "nothing was typed into the tab");
+    drop(shell);
     assert_eq!(
         (o.status.code(), out["result"].as_str()),
         (Some(0), Some("resumed")),

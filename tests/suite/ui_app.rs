@@ -22,6 +22,7 @@ fn app() -> App {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     )
 }

@@ -39,6 +39,7 @@ fn app(snap: Snapshot) -> (App, Arc<Manual>) {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));

@@ -29,6 +29,7 @@ fn app_with(color: bool, snap: Snapshot) -> App {
             color,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(Msg::SnapshotArrived(snap));
@@ -251,6 +252,7 @@ fn reply_box_states() {
             color: true,
             reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     c.update(Msg::SnapshotArrived(demo(10)));

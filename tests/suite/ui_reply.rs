@@ -25,6 +25,7 @@ fn app() -> App {
             color: true,
             reply_unavailable: None,
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     )
 }
@@ -366,6 +367,7 @@ fn blank_text_and_a_run_without_a_reply_path_send_nothing() {
             color: false,
             reply_unavailable: Some("reply path not available in this build".into()),
             workers_unavailable: None,
+            spawn_unavailable: None,
         },
     );
     a.update(snap(vec![row("a", BoardState::Waiting)]));

@@ -80,6 +80,7 @@ fn apps() -> Vec<(&'static str, App)> {
                 color: true,
                 reply_unavailable: None,
                 workers_unavailable: None,
+                spawn_unavailable: None,
             },
         );
         a.update(Msg::SnapshotArrived(snap));

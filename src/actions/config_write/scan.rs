@@ -196,8 +196,9 @@ impl P<'_> {
     }
 }
 
-/// The agents of `text` and which one has `session_id`.
-pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, SpliceError> {
+/// The `agents` array of `text`: its span (`[` to `]`) and its entries (objects only; the
+/// validated config has no others).
+pub(super) fn agents(text: &str) -> Result<(Range<usize>, Vec<Obj>), SpliceError> {
     let mut p = P {
         b: text.as_bytes(),
         i: 0,
@@ -217,7 +218,7 @@ pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, SpliceError>
     let mut list = Vec::new();
     q.ws();
     if q.peek() == Some(b']') {
-        return Err(SpliceError::NoAgent(session_id.to_string()));
+        return Ok((agents.value.clone(), list));
     }
     loop {
         q.ws();
@@ -232,6 +233,15 @@ pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, SpliceError>
             Some(b']') => break,
             _ => return Err(bad("bad agents array")),
         }
+    }
+    Ok((agents.value.clone(), list))
+}
+
+/// The agents of `text` and which one has `session_id`.
+pub(super) fn document(text: &str, session_id: &str) -> Result<Doc, SpliceError> {
+    let (_, list) = agents(text)?;
+    if list.is_empty() {
+        return Err(SpliceError::NoAgent(session_id.to_string()));
     }
     let mut found = None;
     for (i, o) in list.iter().enumerate() {

@@ -276,3 +276,50 @@ fn a_comma_first_entry_gets_comma_first_members() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["agents"][0]["dashboardPort"], 41999);
 }
+
+/// A whole entry added and removed again: the mode, every unknown key and a number too
+/// large for a float stay byte for byte; a refusal under the lock writes nothing.
+#[test]
+fn an_entry_is_added_and_removed_keeping_mode_unknown_keys_and_numbers() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+    let text = "{\n  \"version\": 1,\n  \"big\": 123456789012345678901234567890,\n  \"agents\": [\n    {\n      \"sessionId\": \"c\",\n      \"name\": \"Coordinator\",\n      \"coordinator\": true,\n      \"description\": \"C.\",\n      \"port\": 1,\n      \"projectDirectory\": \".\",\n      \"x\": 1.50e3\n    }\n  ]\n}\n";
+    let p = root.join(".pi-intercom/config.json");
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let entry = json!({"sessionId": "w", "name": "W", "coordinator": false,
+        "description": "W.", "port": 2, "projectDirectory": "."});
+    let e = append_agent::<String>(root, &|cfg| {
+        if cfg.find_by_name("w").is_some() {
+            return Err("taken".into());
+        }
+        Ok(entry.as_object().unwrap().clone())
+    });
+    let (cfg, _) = e.unwrap();
+    assert_eq!(cfg.agents.len(), 2);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        after.starts_with(&text[..text.find("\n    }").unwrap()]),
+        "{after}"
+    );
+    assert!(after.contains("\"big\": 123456789012345678901234567890,"));
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+    // The same name again is refused under the lock: nothing written.
+    let refused = append_agent::<String>(root, &|cfg| {
+        if cfg.find_by_name("w").is_some() {
+            return Err("taken".into());
+        }
+        Ok(entry.as_object().unwrap().clone())
+    });
+    assert!(matches!(refused, Err(WriteError::Refused(ref m)) if m == "taken"));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), after);
+    // Removed again: the original bytes; its exact text is handed back.
+    let (_, gone) = remove_agent::<String>(root, "w", &|_, _| Ok(())).unwrap();
+    assert!(gone.starts_with("{\n      \"sessionId\": \"w\""), "{gone}");
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+}

@@ -8,14 +8,15 @@
 //! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
 //! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
 
-mod live;
-mod place;
+pub(crate) mod live;
+pub(crate) mod place;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::actions::store;
 use crate::board::record::SeatKey;
 use crate::board::record::SeatRecord;
@@ -104,6 +105,8 @@ struct Plan {
     beside: PaneInfo,
     window: NewWindow,
     checks: Vec<String>,
+    /// The launch spec the window follows (its file), when `spawn` recorded one.
+    spec: Option<(PathBuf, LaunchSpec)>,
 }
 
 pub fn resume_worker(req: &ResumeRequest) -> Ending {
@@ -174,15 +177,8 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
 pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK";
 
 fn test_pause() {
-    let Some(path) = std::env::var_os(TEST_PAUSE_ENV).map(PathBuf::from) else {
-        return;
-    };
-    if store::write_atomic(&path, b"").is_err() {
-        return;
-    }
-    let end = Instant::now() + Duration::from_secs(10);
-    while fsguard::kind(&path).is_ok() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(20));
+    if let Some(path) = std::env::var_os(TEST_PAUSE_ENV) {
+        crate::actions::pause_for_test(Path::new(&path));
     }
 }
 
@@ -263,7 +259,17 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     ));
     no_process_or_endpoint(&agent, &session_file, root, &req.scan.data_root)?;
     checks.push("no live registration, pane, process or health endpoint".into());
-    let cwd = root.join(&agent.project_directory);
+    let spec = launch_spec_of(root, &agent)?;
+    if let Some(s) = &spec {
+        checks.push(format!(
+            "launch spec {} (spawned {}): its arguments, folder and environment",
+            crate::paths::launch_spec(root, &agent.session_id).display(),
+            s.created_at
+        ));
+    }
+    let cwd = spec
+        .as_ref()
+        .map_or_else(|| root.join(&agent.project_directory), |s| s.cwd.clone());
     if !matches!(fsguard::kind(&cwd), Ok(fsguard::Kind::Dir)) {
         return Err(refused(
             ResumeExit::Usage,
@@ -277,7 +283,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         beside.id,
         mux.kind().name()
     ));
-    let window = place::window(req, &agent, &session_file, &cwd, &beside);
+    let window = place::window(req, &agent, &session_file, &cwd, &beside, spec.as_ref());
     place::check_exact(mux.kind(), &window).map_err(|e| refused(ResumeExit::Usage, e))?;
     Ok(Plan {
         agent,
@@ -287,7 +293,24 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         beside,
         window,
         checks,
+        spec: spec.map(|s| (crate::paths::launch_spec(root, &s.session_id), s)),
     })
+}
+
+/// The worker's launch spec when `spawn` recorded one; a spec that exists and cannot be used
+/// is refused, never silently replaced by today's launch.
+fn launch_spec_of(root: &Path, agent: &Agent) -> Result<Option<LaunchSpec>, Ending> {
+    match launch_spec::read(root, &agent.session_id) {
+        Ok(s) => Ok(Some(s)),
+        Err(launch_spec::SpecError::Missing) => Ok(None),
+        Err(e) => Err(refused(
+            ResumeExit::Usage,
+            format!(
+                "{e} ({}): fix or remove it to resume without it",
+                crate::paths::launch_spec(root, &agent.session_id).display()
+            ),
+        )),
+    }
 }
 
 /// A witness that the session still runs, as the refusal that reports it.
@@ -520,5 +543,8 @@ fn receipt(req: &ResumeRequest, plan: &Plan, now: Ms) -> Value {
         "sessionFile": plan.session_file, "cwd": plan.cwd,
         "multiplexer": plan.mux.kind().name(), "beside": plan.beside.id,
         "argv": plan.window.argv, "checks": plan.checks, "handoff": handoff,
-        "waitSecs": req.wait_secs})
+        "waitSecs": req.wait_secs, "launchSpec": plan.spec.as_ref().map(|(path, s)| json!({
+            "path": path,
+            "createdAt": s.created_at, "args": s.args, "cwd": s.cwd,
+            "env": s.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()}))})
 }

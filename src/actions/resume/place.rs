@@ -6,22 +6,13 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Plan, ResumeRequest};
+use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::evidence::registrations;
 use crate::mux::{self, Multiplexer, MuxEnv, NewWindow, PaneInfo, ServerIdentity};
 use crate::proc;
 
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
-
-/// Variables the new pi needs from this command's environment: where pi and node are (PATH),
-/// which agent and session folders pi uses, and whether it stays offline (`PI_OFFLINE`: no
-/// helper-tool downloads); the binary and config its extension calls are added below.
-const PASSED_ENV: [&str; 4] = [
-    "PATH",
-    "PI_CODING_AGENT_DIR",
-    "PI_CODING_AGENT_SESSION_DIR",
-    "PI_OFFLINE",
-];
 
 /// No coordinator pane to open the new window beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +30,7 @@ impl std::error::Error for NoPlace {}
 
 /// The coordinator's pane: from its live registration (server incarnation and pane checked, the
 /// registered pi still in that pane), else the pane this command runs in.
-pub(super) fn coordinator_pane(
+pub(crate) fn coordinator_pane(
     cfg: &IntercomConfig,
     root: &Path,
     data_root: &Path,
@@ -90,41 +81,49 @@ fn registered_pane(
     (pp == rp || proc::is_ancestor(pp, rp)).then_some((client, pane))
 }
 
-/// The window: named after the worker, in its project folder, running `pi --session <file>`
-/// (an argv, never a shell line on tmux), with the environment its extension needs.
+/// The window: named after the worker, running `pi --session <file>` (an argv, never a shell
+/// line on tmux). Without a launch spec: in its project folder, with the environment its
+/// extension needs. With one (docs/behaviour.md §10): the recorded arguments with their
+/// `--session-id <id>` replaced by `--session <file>` (the file just verified; pi refuses both
+/// at once), in the recorded folder, with the recorded environment (`INTERCOM_PANE_CONFIG`
+/// replaced by this command's `--config` when given, so the new pi registers where it waits).
 pub(super) fn window(
     req: &ResumeRequest,
     agent: &Agent,
     session_file: &Path,
     cwd: &Path,
     beside: &PaneInfo,
+    spec: Option<&LaunchSpec>,
 ) -> NewWindow {
-    let mut env: Vec<(String, String)> = PASSED_ENV
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-        .collect();
-    if let Ok(exe) = std::env::current_exe() {
-        env.push((
-            "INTERCOM_PANE_BIN".into(),
-            exe.to_string_lossy().into_owned(),
-        ));
-    }
-    if let Some(c) = &req.system_config {
-        env.push((
-            "INTERCOM_PANE_CONFIG".into(),
-            c.to_string_lossy().into_owned(),
-        ));
-    }
+    let session = [
+        "--session".to_string(),
+        session_file.to_string_lossy().into_owned(),
+    ];
+    let mut argv = vec![req.pi_program.clone()];
+    let env = match spec {
+        None => {
+            argv.extend(session);
+            launch_spec::current_env(req.system_config.as_deref())
+        }
+        Some(s) => {
+            argv.extend(launch_spec::with_session_file(&s.args, session_file));
+            let mut env = s.env.clone();
+            if let Some(c) = &req.system_config {
+                env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
+                env.push((
+                    "INTERCOM_PANE_CONFIG".into(),
+                    c.to_string_lossy().into_owned(),
+                ));
+            }
+            env
+        }
+    };
     NewWindow {
         beside: beside.id.clone(),
         name: agent.name.clone(),
-        cwd: cwd.to_path_buf(),
-        argv: vec![
-            req.pi_program.clone(),
-            "--session".into(),
-            session_file.to_string_lossy().into_owned(),
-        ],
-        env,
+        cwd: spec.map_or(cwd, |s| s.cwd.as_path()).to_path_buf(),
+        argv,
+        env: launch_spec::with_this_binary(env),
     }
 }
 

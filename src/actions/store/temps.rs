@@ -24,7 +24,16 @@ const SWEEP_CAP: usize = 4096;
 const IGNORE_CAP: u64 = 64 * 1024;
 
 /// The lines our `.gitignore` holds: everything under `.pi-intercom/` but the shared config.
-const IGNORED: [&str; 5] = ["/seats/", "/jobs/", "/monitor-*.json", "*.tmp", "*.lock"];
+const IGNORED: [&str; 8] = [
+    "/seats/",
+    "/jobs/",
+    "/monitor-*.json",
+    "*.tmp",
+    "*.lock",
+    "/workers/",
+    "/worktrees/",
+    "/retired/",
+];
 const IGNORE_HEADER: &str =
     "# intercom-pane: machine-local files, kept out of commits (config.json stays shared)";
 

@@ -226,6 +226,15 @@ impl Tmux {
     }
 }
 
+/// Replace this process with a tmux client that starts a session on the person's own default
+/// server (`tmux new-session ARGS…`, attached, as they would type it): `init --start` outside
+/// any multiplexer, the one place a session is started there. Never called inside a pane (no
+/// nesting). Returns only when tmux could not be started.
+pub fn exec_new_session(args: &[String]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    Command::new("tmux").arg("new-session").args(args).exec()
+}
+
 fn run_error(e: RunError) -> MuxError {
     match e {
         RunError::NotFound => MuxError::new(ErrorCode::NotInstalled, "tmux not found"),

@@ -1,0 +1,251 @@
+//! `intercom-pane init [--root DIR]`: a new roster with its coordinator (docs/behaviour.md §10).
+//!
+//! Creates `<root>/.pi-intercom/config.json` — version 1, the multiplexer it runs in, one
+//! coordinator entry with a fresh session id and a free loopback port — only when there is none
+//! (created whole or not at all, never replacing one made meanwhile), and says the exact command
+//! that starts the coordinator's pi in that session. Inside a tmux or Herdr pane (by ancestry,
+//! or `$TMUX` / `HERDR_ENV` set) that command is pi itself, run in the pane: never a
+//! `tmux new-session`, so tmux is never nested by accident. Outside, it is a new tmux session.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::actions::{launch_spec, spawn, store};
+use crate::evidence::config::MuxChoice;
+use crate::fsguard;
+use crate::mux::{self, MuxEnv, MuxKind};
+use crate::paths;
+
+/// The exit code of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitExit {
+    Created = 0,
+    /// Writing failed, or `--start` could not start pi.
+    Failed = 1,
+    /// A bad flag or folder.
+    Usage = 2,
+    /// The root has a roster already: nothing changed.
+    Exists = 3,
+}
+
+impl InitExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+pub struct InitRequest {
+    pub root: PathBuf,
+    pub name: String,
+    pub description: String,
+    /// `None`: the multiplexer this command runs in (tmux outside any).
+    pub multiplexer: Option<MuxChoice>,
+    pub pi_program: String,
+    pub system_config: Option<PathBuf>,
+}
+
+/// Where the coordinator's pi starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// In the pane this command runs in (`kind` when its multiplexer is known by ancestry).
+    InPane {
+        kind: Option<MuxKind>,
+        /// pi's argv (program first), run in the root with `env` added.
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// Outside any multiplexer: a new tmux session (the arguments after `tmux new-session`).
+    NewTmuxSession { args: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub root: PathBuf,
+    pub config: PathBuf,
+    pub session_id: String,
+    pub multiplexer: MuxChoice,
+    pub port: u16,
+    pub launch: Launch,
+}
+
+impl Created {
+    /// The command line to type, every word quoted for a POSIX shell.
+    pub fn command_line(&self) -> String {
+        let cd = format!("cd {}", mux::shell_quote(&self.root.to_string_lossy()));
+        match &self.launch {
+            Launch::InPane { argv, env, .. } => {
+                let mut words: Vec<String> = env
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", mux::shell_quote(v)))
+                    .collect();
+                words.push(mux::shell_line(argv));
+                format!("{cd} && {}", words.join(" "))
+            }
+            Launch::NewTmuxSession { args } => {
+                let mut all = vec!["tmux".to_string(), "new-session".into()];
+                all.extend(args.iter().cloned());
+                format!("{cd} && {}", mux::shell_line(&all))
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let (place, argv) = match &self.launch {
+            Launch::InPane { kind, argv, .. } => {
+                (kind.map_or("pane", |k| k.name()).to_string(), argv.clone())
+            }
+            Launch::NewTmuxSession { args } => {
+                let mut a = vec!["tmux".to_string(), "new-session".into()];
+                a.extend(args.iter().cloned());
+                ("new_tmux_session".to_string(), a)
+            }
+        };
+        json!({"result": "created", "root": self.root, "config": self.config,
+            "sessionId": self.session_id, "multiplexer": self.multiplexer.as_str(),
+            "port": self.port, "startIn": place, "argv": argv, "command": self.command_line()})
+    }
+}
+
+/// Whether this command runs inside a multiplexer pane: by ancestry, else by the variables tmux
+/// and Herdr set (a pane whose server cannot be asked still must not get a nested tmux).
+fn inside() -> (bool, Option<MuxKind>) {
+    let env = MuxEnv::from_process();
+    let me = std::process::id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    if let Some(o) = mux::owning_multiplexer(me, &env, deadline) {
+        return (true, Some(o.kind));
+    }
+    let herdr = env.herdr_env || env.herdr_pane_id.is_some();
+    (env.tmux.is_some() || herdr, herdr.then_some(MuxKind::Herdr))
+}
+
+/// A tmux session name from the root's folder name: letters, digits, `-` and `_` only (tmux
+/// expands `#` in names and changes `.` and `:`).
+fn session_name(root: &Path) -> String {
+    let base: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    if base.trim_matches('_').is_empty() {
+        "coordinator".into()
+    } else {
+        format!("{base}-coordinator")
+    }
+}
+
+pub fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
+    let usage = |m: String| (InitExit::Usage, m);
+    let root = paths::absolute(&req.root);
+    // A worker may not be called coordinator; the coordinator may.
+    if req.name.to_lowercase() != "coordinator" {
+        spawn::check_name(&req.name).map_err(|e| usage(format!("--name: {e}")))?;
+    }
+    if req.description.trim().is_empty() || req.description.chars().count() > 4096 {
+        return Err(usage(
+            "--description must be non-blank, at most 4096 characters".into(),
+        ));
+    }
+    match fsguard::kind(&root) {
+        Ok(fsguard::Kind::Dir) => {}
+        _ => return Err(usage(format!("{} is not a folder", root.display()))),
+    }
+    let config = paths::config_file(&root);
+    if !matches!(fsguard::kind(&config), Err(fsguard::FsError::NotFound)) {
+        return Err((
+            InitExit::Exists,
+            format!(
+                "{} exists: this root has a roster already; nothing changed",
+                config.display()
+            ),
+        ));
+    }
+    let (in_pane, kind) = inside();
+    let multiplexer = req.multiplexer.unwrap_or(match kind {
+        Some(MuxKind::Herdr) => MuxChoice::Herdr,
+        _ => MuxChoice::Tmux,
+    });
+    let session_id = uuid::Uuid::new_v4().to_string();
+    let port = spawn::free_port(&[]).ok_or_else(|| {
+        (
+            InitExit::Failed,
+            "no free loopback port for the coordinator".to_string(),
+        )
+    })?;
+    let doc = json!({"version": 1, "multiplexer": multiplexer.as_str(), "agents": [
+        {"sessionId": session_id, "name": req.name, "coordinator": true,
+         "description": req.description, "port": port, "projectDirectory": "."}]});
+    // Intercom's own style: two-space indent, a final newline.
+    let mut bytes =
+        serde_json::to_vec_pretty(&doc).map_err(|e| (InitExit::Failed, e.to_string()))?;
+    bytes.push(b'\n');
+    let fail = |e: store::StoreError| (InitExit::Failed, e.to_string());
+    store::ensure_dir(&root, &paths::state_dir(&root)).map_err(fail)?;
+    if !store::create_shared_new(&config, &bytes).map_err(fail)? {
+        return Err((
+            InitExit::Exists,
+            format!(
+                "{} was created meanwhile; nothing changed",
+                config.display()
+            ),
+        ));
+    }
+    let pi = vec![
+        req.pi_program.clone(),
+        "--session-id".to_string(),
+        session_id.clone(),
+    ];
+    let env: Vec<(String, String)> = launch_spec::current_env(req.system_config.as_deref())
+        .into_iter()
+        .filter(|(k, _)| k == "INTERCOM_PANE_CONFIG")
+        .collect();
+    let launch = if in_pane {
+        Launch::InPane {
+            kind,
+            argv: pi,
+            env,
+        }
+    } else {
+        let mut args = vec!["-s".to_string(), session_name(&root), "--".into()];
+        if !env.is_empty() {
+            args.push("env".into());
+            args.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        }
+        args.extend(pi);
+        Launch::NewTmuxSession { args }
+    };
+    Ok(Created {
+        root,
+        config,
+        session_id,
+        multiplexer,
+        port,
+        launch,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_hold_nothing_tmux_would_expand() {
+        assert_eq!(
+            session_name(Path::new("/x/my proj#1")),
+            "my_proj_1-coordinator"
+        );
+        assert_eq!(session_name(Path::new("/")), "coordinator");
+        assert_eq!(session_name(Path::new("/x/.:.")), "coordinator");
+    }
+}

@@ -1,0 +1,369 @@
+//! A worker's launch spec: how `spawn` started its pi — the arguments after the program, the
+//! folder, the names and values of an allowlist of environment variables, where its window went
+//! — so `resume-worker` starts it again the same way (docs/behaviour.md §10, docs/interop.md §4).
+//!
+//! Why a private file under `<root>/.pi-intercom/workers/` and not the roster: `config.json` is
+//! shared and kept in source control, and public fields never receive machine-local data (PATH,
+//! agent folders, sockets). Why there and not under the data root: it belongs to this roster's
+//! worker (same root, same lifetime; `retire` keeps it with the rest), and a `--config` naming
+//! another data root must not make resume forget how the worker was started. The file is ours,
+//! mode 0600, read only when it is a regular file owned by this user and not writable by others
+//! (it says what runs), at most 64 KiB, typed (serde, unknown keys refused).
+//!
+//! The same file is spawn's note while it works: `stage` says how far the last spawn got, so a
+//! spawn that died or whose pi never registered is explained, and the next `spawn` of that name
+//! picks it up instead of being blocked by it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::actions::store;
+use crate::fsguard;
+use crate::mux::{valid_env_name, MuxKind};
+use crate::paths;
+
+/// Largest launch spec read.
+const SPEC_CAP: u64 = 64 * 1024;
+/// Most arguments recorded (model, thinking, the person's extra arguments).
+pub const MAX_ARGS: usize = 64;
+/// Longest single argument.
+pub const MAX_ARG_BYTES: usize = 4096;
+
+/// The environment a launched pi gets from the command that launches it (and that a spec
+/// records): where pi and node are (PATH), which agent and session folders pi uses, whether it
+/// stays offline (`PI_OFFLINE`: no helper-tool downloads), and the system config its extension
+/// passes on as `--config`. Nothing else is recorded: no keys or tokens. `INTERCOM_PANE_BIN` is
+/// always the binary doing the launch, never a recorded one.
+pub const PASSED_ENV: [&str; 5] = [
+    "PATH",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
+    "PI_OFFLINE",
+    "INTERCOM_PANE_CONFIG",
+];
+
+/// How far a spawn got (each stage is written before the step it names is taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Checked, nothing else yet (a worktree may be being created, the roster entry added).
+    Reserved,
+    /// The roster names the worker; its window is being opened.
+    Launching,
+    /// The window opened (`pane`); the pi has not registered from it yet.
+    Launched,
+    /// The pi registered from its window: the spawn is done.
+    Registered,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Reserved => "reserved",
+            Stage::Launching => "launching",
+            Stage::Launched => "launched",
+            Stage::Registered => "registered",
+        }
+    }
+}
+
+/// The git worktree a spawn created for the worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: String,
+    /// The branch was created by this spawn (else it existed and was only checked out).
+    pub created_branch: bool,
+    /// The commit the worktree started from.
+    pub base: String,
+}
+
+/// Where the window went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Placement {
+    pub multiplexer: MuxKind,
+    /// `window` (tmux) or `tab` (Herdr), beside the coordinator's pane, without focus.
+    pub kind: String,
+    pub socket: PathBuf,
+}
+
+/// One worker's launch spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LaunchSpec {
+    /// Always 1.
+    pub version: u32,
+    pub session_id: String,
+    pub name: String,
+    /// pi's arguments after the program: `--session-id <id>`, the model and thinking flags, the
+    /// person's extra arguments.
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// (name, value) of the `PASSED_ENV` variables set when it was launched.
+    pub env: Vec<(String, String)>,
+    pub placement: Option<Placement>,
+    pub worktree: Option<Worktree>,
+    pub stage: Stage,
+    /// The pane (tmux `%N`, Herdr pane id) of the last launch.
+    pub pane: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// What the last spawn or resume said about it (a launch that never registered, …).
+    pub note: Option<String>,
+}
+
+/// Why a spec could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecError {
+    /// There is none (the worker was not started by `spawn`).
+    Missing,
+    /// It exists and cannot be used (why).
+    Unusable(String),
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::Missing => f.write_str("no launch spec"),
+            SpecError::Unusable(why) => write!(f, "launch spec unusable: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl LaunchSpec {
+    /// Whether what the file says could be launched: the shape `spawn` writes.
+    fn check(&self, session_id: &str) -> Result<(), String> {
+        if self.version != 1 {
+            return Err(format!("version {} (want 1)", self.version));
+        }
+        if self.session_id != session_id {
+            return Err("it names another session".into());
+        }
+        if !valid_session_id(&self.session_id) {
+            return Err("its session id is not one pi takes".into());
+        }
+        if !self.cwd.is_absolute() {
+            return Err("its folder is not absolute".into());
+        }
+        if self.args.len() > MAX_ARGS
+            || self
+                .args
+                .iter()
+                .any(|a| a.len() > MAX_ARG_BYTES || a.contains('\0'))
+        {
+            return Err("its arguments are too many, too long or hold NUL".into());
+        }
+        let bad_env = self.env.iter().any(|(k, v)| {
+            !valid_env_name(k) || !PASSED_ENV.contains(&k.as_str()) || v.contains('\0')
+        });
+        if bad_env {
+            return Err("its environment names a variable outside the allowlist".into());
+        }
+        Ok(())
+    }
+}
+
+/// A session id pi's `--session-id` takes: letters, digits, `.`, `_`, `-`, starting and ending
+/// with a letter or digit (pi 1.6.0's rule), at most 256 characters.
+pub fn valid_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    (1..=256).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// The launch spec of the worker with `session_id`, when `spawn` recorded one.
+pub fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
+    let spec = load(&paths::launch_spec(root, session_id))?;
+    spec.check(session_id).map_err(SpecError::Unusable)?;
+    Ok(spec)
+}
+
+/// The spec in `path`: a regular file of this user that others cannot write, ≤ 64 KiB, typed.
+fn load(path: &Path) -> Result<LaunchSpec, SpecError> {
+    let unusable = |why: String| SpecError::Unusable(why);
+    let f = match fsguard::open_regular(path, Some(SPEC_CAP)) {
+        Ok(f) => f,
+        Err(fsguard::FsError::NotFound) => return Err(SpecError::Missing),
+        Err(e) => return Err(unusable(e.code().into())),
+    };
+    if f.uid != nix::unistd::Uid::current().as_raw() || f.mode & 0o022 != 0 {
+        return Err(unusable(
+            "not owned by this user, or writable by others".into(),
+        ));
+    }
+    let bytes =
+        fsguard::read_at(&f.file, 0, SPEC_CAP as usize).map_err(|e| unusable(e.code().into()))?;
+    serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not a launch spec ({e})")))
+}
+
+/// Write (replace) the spec, mode 0600.
+pub fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
+    let dir = paths::workers_dir(root);
+    store::ensure_dir(root, &dir)?;
+    let bytes = serde_json::to_vec_pretty(spec).map_err(|e| store::StoreError {
+        code: "encode_failed",
+        path: dir.clone(),
+        detail: e.to_string(),
+    })?;
+    store::write_atomic(&paths::launch_spec(root, &spec.session_id), &bytes)
+}
+
+/// Every spec in the folder (at most `MAX_AGENTS * 4` looked at): for a spawn looking for an
+/// earlier, unfinished reservation of a name whose roster entry was never written.
+pub fn all(root: &Path) -> Vec<LaunchSpec> {
+    let dir = paths::workers_dir(root);
+    let Ok(list) = fsguard::list_dir(&dir, crate::evidence::config::MAX_AGENTS * 4) else {
+        return Vec::new();
+    };
+    list.entries
+        .iter()
+        .filter(|e| e.kind == fsguard::Kind::File)
+        .filter_map(|e| e.name_str().and_then(|n| n.strip_suffix(".json")))
+        .filter_map(|stem| {
+            let spec = load(&dir.join(format!("{stem}.json"))).ok()?;
+            // Only a usable file named for its own session id counts.
+            let own = paths::short_id(&spec.session_id) == stem;
+            (own && spec.check(&spec.session_id).is_ok()).then_some(spec)
+        })
+        .collect()
+}
+
+/// The environment to record and pass: the allowlisted variables this process has, and
+/// `INTERCOM_PANE_CONFIG` when this command was given `--config` (the same data root the
+/// command reads; never inherited, so the new pi registers where this command looks).
+pub fn current_env(system_config: Option<&Path>) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = PASSED_ENV
+        .iter()
+        .filter(|k| **k != "INTERCOM_PANE_CONFIG")
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+        .collect();
+    if let Some(c) = system_config {
+        env.push((
+            "INTERCOM_PANE_CONFIG".into(),
+            c.to_string_lossy().into_owned(),
+        ));
+    }
+    env
+}
+
+/// pi's arguments for a resume: `args` with `--session-id <id>` (or `--session-id=<id>`)
+/// replaced by `--session <file>`, in its place; every other argument as recorded.
+pub fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
+    let file = file.to_string_lossy().into_owned();
+    let mut out = Vec::with_capacity(args.len() + 2);
+    let mut replaced = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--session-id" {
+            it.next();
+        } else if !a.starts_with("--session-id=") {
+            out.push(a.clone());
+            continue;
+        }
+        if !replaced {
+            out.push("--session".into());
+            out.push(file.clone());
+            replaced = true;
+        }
+    }
+    if !replaced {
+        out.splice(0..0, ["--session".to_string(), file]);
+    }
+    out
+}
+
+/// `env` with `INTERCOM_PANE_BIN` set to this binary, as every launch passes it.
+pub fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
+    env.retain(|(k, _)| k != "INTERCOM_PANE_BIN");
+    if let Ok(exe) = std::env::current_exe() {
+        env.push((
+            "INTERCOM_PANE_BIN".into(),
+            exe.to_string_lossy().into_owned(),
+        ));
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec {
+            version: 1,
+            session_id: "s1".into(),
+            name: "W".into(),
+            args: vec![
+                "--session-id".into(),
+                "s1".into(),
+                "--model".into(),
+                "m".into(),
+            ],
+            cwd: PathBuf::from("/tmp"),
+            env: vec![("PATH".into(), "/bin".into())],
+            placement: None,
+            worktree: None,
+            stage: Stage::Launched,
+            pane: Some("%3".into()),
+            created_at: "2026-11-29T23:00:00.000Z".into(),
+            updated_at: "2026-11-29T23:00:00.000Z".into(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn a_resume_opens_the_verified_file_with_every_other_argument_kept() {
+        let f = Path::new("/s/x_s1.jsonl");
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            with_session_file(&a(&["--session-id", "s1", "--model", "m"]), f),
+            a(&["--session", "/s/x_s1.jsonl", "--model", "m"])
+        );
+        assert_eq!(
+            with_session_file(&a(&["--thinking", "low", "--session-id=s1"]), f),
+            a(&["--thinking", "low", "--session", "/s/x_s1.jsonl"])
+        );
+        assert_eq!(
+            with_session_file(&a(&["--model", "m"]), f),
+            a(&["--session", "/s/x_s1.jsonl", "--model", "m"])
+        );
+    }
+
+    #[test]
+    fn a_spec_round_trips_and_a_changed_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+        assert_eq!(read(root, "s1"), Err(SpecError::Missing));
+        write(root, &spec()).unwrap();
+        assert_eq!(read(root, "s1").unwrap(), spec());
+        assert_eq!(all(root), vec![spec()]);
+        use std::os::unix::fs::PermissionsExt;
+        let p = paths::launch_spec(root, "s1");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Another session's spec under this name, an env name outside the list, a writable
+        // file: each unusable.
+        let mut other = spec();
+        other.session_id = "s2".into();
+        std::fs::write(&p, serde_json::to_vec(&other).unwrap()).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+        let mut env = spec();
+        env.env.push(("LD_PRELOAD".into(), "/x.so".into()));
+        write(root, &env).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+        write(root, &spec()).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+    }
+}

@@ -1,0 +1,223 @@
+//! The git worktree `spawn --worktree` gives a worker, and what `retire --remove-worktree` checks
+//! before it removes one. Every git call is an argv (never a shell), under a deadline, with git's
+//! own variables that could point it elsewhere removed. The main checkout's files are never
+//! touched: `git worktree add` writes only the new folder and the repository's own records.
+//!
+//! Where: `<root>/.pi-intercom/worktrees/<name>` (docs/behaviour.md §10): under the root, as the
+//! roster's `projectDirectory` must be, and in the folder whose `.gitignore` keeps it out of the
+//! main checkout's status.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::actions::launch_spec::Worktree;
+use crate::fsguard;
+use crate::mux::spawn::{self, RunError};
+use crate::text::sanitize;
+
+/// Cap on what one git call may print.
+const OUT_CAP: usize = 1 << 20;
+
+/// One git call in `dir`; its stdout when it exited 0, else what it said.
+fn git(dir: &Path, args: &[&str], deadline: Instant) -> Result<String, String> {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir).args(args);
+    for v in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+        "GIT_CEILING_DIRECTORIES",
+    ] {
+        c.env_remove(v);
+    }
+    c.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
+    let out = spawn::run(&mut c, None, deadline, OUT_CAP).map_err(|e| match e {
+        RunError::NotFound => "git is not installed".to_string(),
+        RunError::Timeout => "git did not answer in time".to_string(),
+        RunError::Oversize => "git printed too much".to_string(),
+        RunError::Spawn(d) => format!("git could not be started: {d}"),
+    })?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        Err(crate::text::clip(&sanitize(said.trim()), 300))
+    }
+}
+
+/// A worktree about to be created (or taken over from a spawn that died after creating it).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub repo: PathBuf,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The branch exists already (it is checked out, not created).
+    pub branch_exists: bool,
+    /// The commit a new branch starts from: the root checkout's HEAD.
+    pub base: String,
+}
+
+/// Check everything `--worktree` refuses, creating nothing: the root in a git checkout, a valid
+/// branch name that no worktree has checked out, a path that does not exist and that git has no
+/// stale record of.
+pub fn plan(root: &Path, path: &Path, branch: &str, deadline: Instant) -> Result<Planned, String> {
+    let repo = git(root, &["rev-parse", "--show-toplevel"], deadline)
+        .map_err(|e| format!("--worktree needs the root in a git checkout: {e}"))?;
+    let repo = PathBuf::from(repo.trim_end_matches('\n'));
+    if branch.starts_with('-')
+        || git(root, &["check-ref-format", "--branch", branch], deadline).is_err()
+    {
+        return Err(format!(
+            "{:?} is not a valid git branch name (give --worktree BRANCH)",
+            sanitize(branch)
+        ));
+    }
+    if !matches!(fsguard::kind(path), Err(fsguard::FsError::NotFound)) {
+        return Err(format!(
+            "{} exists: the worktree needs a new folder",
+            path.display()
+        ));
+    }
+    let listed = git(&repo, &["worktree", "list", "--porcelain", "-z"], deadline)?;
+    let want_ref = format!("refs/heads/{branch}");
+    let mut current: Option<&str> = None;
+    for field in listed.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            current = Some(p);
+            if Path::new(p) == path {
+                return Err(format!(
+                    "git still records a worktree at {} (run `git worktree prune` if it is gone)",
+                    path.display()
+                ));
+            }
+        } else if field.strip_prefix("branch ") == Some(want_ref.as_str()) {
+            return Err(format!(
+                "branch {} is checked out in {}",
+                sanitize(branch),
+                sanitize(current.unwrap_or("another worktree"))
+            ));
+        }
+    }
+    let branch_exists = git(
+        &repo,
+        &["show-ref", "--verify", "--quiet", &want_ref],
+        deadline,
+    )
+    .is_ok();
+    let base = git(root, &["rev-parse", "--verify", "HEAD^{commit}"], deadline)
+        .map_err(|e| format!("the root checkout has no commit to start from: {e}"))?;
+    Ok(Planned {
+        repo,
+        path: path.to_path_buf(),
+        branch: branch.to_string(),
+        branch_exists,
+        base: base.trim().to_string(),
+    })
+}
+
+/// Create the planned worktree.
+pub fn create(p: &Planned, deadline: Instant) -> Result<Worktree, String> {
+    let path = p.path.to_string_lossy().into_owned();
+    let args: Vec<&str> = if p.branch_exists {
+        vec!["worktree", "add", "--", &path, &p.branch]
+    } else {
+        vec!["worktree", "add", "-b", &p.branch, "--", &path, &p.base]
+    };
+    git(&p.repo, &args, deadline).map_err(|e| format!("git worktree add failed: {e}"))?;
+    Ok(Worktree {
+        path: p.path.clone(),
+        branch: p.branch.clone(),
+        created_branch: !p.branch_exists,
+        base: p.base.clone(),
+    })
+}
+
+/// The worktree at `w.path` is a checkout of `w.branch` (taking over one a dead spawn created).
+pub fn is_checkout_of(w: &Worktree, deadline: Instant) -> bool {
+    git(&w.path, &["symbolic-ref", "--quiet", "HEAD"], deadline)
+        .is_ok_and(|r| r.trim() == format!("refs/heads/{}", w.branch))
+}
+
+/// Work a worktree holds that removing it would lose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    /// `git status` entries: changed, staged or untracked files (at most 20 named).
+    pub uncommitted: Vec<String>,
+    /// Commits on the branch that no other branch and no remote-tracking branch has.
+    pub unmerged_commits: u64,
+}
+
+impl Work {
+    pub fn is_empty(&self) -> bool {
+        self.uncommitted.is_empty() && self.unmerged_commits == 0
+    }
+}
+
+/// What `w` holds that is not safe elsewhere.
+pub fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
+    let status = git(
+        &w.path,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        deadline,
+    )?;
+    let uncommitted: Vec<String> = status
+        .split('\0')
+        .filter(|e| e.len() > 3)
+        .take(20)
+        .map(|e| sanitize(&e[3..]))
+        .collect();
+    // `--exclude` before `--branches` takes the name without `refs/heads/` (git's rule); a
+    // branch name holds no glob character (`git check-ref-format`).
+    let exclude = format!("--exclude={}", w.branch);
+    let count = git(
+        &w.path,
+        &[
+            "rev-list",
+            "--count",
+            &format!("refs/heads/{}", w.branch),
+            "--not",
+            &exclude,
+            "--branches",
+            "--remotes",
+        ],
+        deadline,
+    )?;
+    Ok(Work {
+        uncommitted,
+        unmerged_commits: count.trim().parse().unwrap_or(u64::MAX),
+    })
+}
+
+/// Remove the worktree (git itself refuses one with changes: no `--force`); the branch stays.
+pub fn remove(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
+    let path = w.path.to_string_lossy().into_owned();
+    git(repo, &["worktree", "remove", "--", &path], deadline)
+        .map(|_| ())
+        .map_err(|e| format!("git worktree remove failed: {e}"))
+}
+
+/// Undo a worktree this spawn just created (the roster refused the worker): remove it, and the
+/// branch when this spawn created it and it still points where it started.
+pub fn undo(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
+    remove(repo, w, deadline)?;
+    if w.created_branch {
+        let r = format!("refs/heads/{}", w.branch);
+        git(repo, &["update-ref", "-d", &r, &w.base], deadline)
+            .map_err(|e| format!("branch {} kept: {e}", sanitize(&w.branch)))?;
+    }
+    Ok(())
+}
+
+/// The repository a worktree belongs to (its common git folder's checkout).
+pub fn repo_of(w: &Worktree, deadline: Instant) -> Result<PathBuf, String> {
+    let common = git(
+        &w.path,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        deadline,
+    )?;
+    let common = PathBuf::from(common.trim_end_matches('\n'));
+    Ok(common.parent().map_or(common.clone(), Path::to_path_buf))
+}

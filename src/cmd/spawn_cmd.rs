@@ -1,0 +1,267 @@
+//! `intercom-pane init`, `spawn NAME` and `retire NAME`: flags → the action → the receipt (one
+//! line per fact, or JSON with `--json`). Exit codes are the actions' enums.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::actions::init::{self, InitExit, InitRequest, Launch};
+use crate::actions::retire::{self, RetireExit, RetireRequest};
+use crate::actions::spawn::{self, Folder, SpawnExit, SpawnRequest};
+use crate::cli::{InitArgs, RetireArgs, SpawnArgs};
+use crate::cmd::options;
+use crate::cmd::text_input::{self, TextArg};
+use crate::evidence::config::{self, MuxChoice};
+use crate::scan::RootChoice;
+use crate::text::sanitize;
+
+const PROMPT: TextArg = TextArg {
+    noun: "first task",
+    usage: "give --prompt TEXT or --prompt-file FILE",
+};
+
+fn print(v: &Value, json: bool, lines: impl FnOnce(&Value)) {
+    if json {
+        crate::cmd::out(format_args!(
+            "{}",
+            serde_json::to_string_pretty(v).unwrap_or_default()
+        ));
+    } else {
+        lines(v);
+    }
+}
+
+pub fn run_init(args: &InitArgs) -> InitExit {
+    let req = InitRequest {
+        root: args.root.clone().unwrap_or_else(|| PathBuf::from(".")),
+        name: args.name.clone(),
+        description: args.description.clone(),
+        multiplexer: args.multiplexer.as_deref().and_then(MuxChoice::parse),
+        pi_program: args.pi.clone(),
+        system_config: args.config.as_deref().map(crate::paths::absolute),
+    };
+    let created = match init::init(&req) {
+        Ok(c) => c,
+        Err((exit, why)) => {
+            eprintln!("intercom-pane: init: {}", sanitize(&why));
+            return exit;
+        }
+    };
+    print(&created.to_json(), args.json, |_| {
+        crate::cmd::out(format_args!(
+            "created {} (coordinator {}, session {})",
+            sanitize(&created.config.display().to_string()),
+            sanitize(&args.name),
+            created.session_id
+        ));
+        let where_ = match &created.launch {
+            Launch::InPane { .. } => "in this pane",
+            Launch::NewTmuxSession { .. } => "in a new tmux session",
+        };
+        crate::cmd::out(format_args!("start the coordinator's pi {where_}:"));
+        crate::cmd::out(format_args!("  {}", sanitize(&created.command_line())));
+    });
+    if !args.start {
+        return InitExit::Created;
+    }
+    let e = match &created.launch {
+        Launch::InPane { argv, env, .. } => {
+            use std::os::unix::process::CommandExt;
+            let (prog, rest) = argv
+                .split_first()
+                .map_or(("pi", &[][..]), |(p, r)| (p.as_str(), r));
+            std::process::Command::new(prog)
+                .args(rest)
+                .current_dir(&created.root)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .exec()
+        }
+        Launch::NewTmuxSession { args } => {
+            if let Err(e) = std::env::set_current_dir(&created.root) {
+                eprintln!("intercom-pane: init --start: {e}");
+                return InitExit::Failed;
+            }
+            crate::mux::tmux::exec_new_session(args)
+        }
+    };
+    eprintln!("intercom-pane: init --start: could not start: {e} (the roster is written; run the command above)");
+    InitExit::Failed
+}
+
+pub fn run_spawn(args: &SpawnArgs) -> SpawnExit {
+    let r = match options::resolve(&args.src) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("intercom-pane: spawn: {e}");
+            return SpawnExit::Usage;
+        }
+    };
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (None, None) => None,
+        (p, f) => match text_input::read_text(PROMPT, p.as_deref(), f.as_deref(), std::io::stdin())
+        {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("intercom-pane: spawn: {e}");
+                return SpawnExit::Usage;
+            }
+        },
+    };
+    let folder = match (&args.dir, &args.worktree) {
+        (Some(d), _) => Folder::Dir(d.clone()),
+        (None, Some(b)) if b.is_empty() => Folder::Worktree(None),
+        (None, Some(b)) => Folder::Worktree(Some(b.clone())),
+        (None, None) => Folder::Root,
+    };
+    let progress = crate::cmd::progress("spawn", args.json);
+    let req = SpawnRequest {
+        name: args.name.clone(),
+        folder,
+        description: args.description.clone(),
+        prompt,
+        model: args.model.clone(),
+        thinking: args.thinking.clone(),
+        extra_args: args.pi_args.clone(),
+        wait_secs: args.wait_secs,
+        pi_program: args.pi.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        scan: &r.opts,
+        clock: r.clock.as_ref(),
+        progress: &|l: &str| progress.line(l),
+    };
+    let end = spawn::spawn(&req);
+    progress.finish();
+    print(&end.report, args.json, |v| {
+        receipt_lines(
+            "spawn",
+            v,
+            &["pane", "cwd", "projectDirectory", "launchSpec"],
+        )
+    });
+    if let Some(p) = end
+        .report
+        .get("prompt")
+        .filter(|p| !p.is_null() && !args.json)
+    {
+        crate::cmd::out(format_args!(
+            "  first task: {} via {}{}",
+            sanitize(p["outcome"].as_str().unwrap_or("?")),
+            sanitize(p["transport"].as_str().unwrap_or("-")),
+            p["reason"]
+                .as_str()
+                .map(|r| format!(" ({})", sanitize(r)))
+                .unwrap_or_default()
+        ));
+    }
+    end.exit
+}
+
+/// The human receipt: result and worker, each check, the named fields, the reason.
+fn receipt_lines(cmd: &str, v: &Value, fields: &[&str]) {
+    let s = |k: &str| sanitize(v[k].as_str().unwrap_or(""));
+    if s("result") == "refused" {
+        eprintln!("intercom-pane: {cmd}: {}", s("reason"));
+        return;
+    }
+    crate::cmd::out(format_args!("{}: {}", s("result"), s("worker")));
+    for c in v["checks"].as_array().into_iter().flatten() {
+        crate::cmd::out(format_args!("  ok  {}", sanitize(c.as_str().unwrap_or(""))));
+    }
+    for k in fields.iter().chain(&["reason"]) {
+        match &v[*k] {
+            Value::String(x) => crate::cmd::out(format_args!("  {k}: {}", sanitize(x))),
+            Value::Null => {}
+            other => crate::cmd::out(format_args!("  {k}: {}", sanitize(&other.to_string()))),
+        }
+    }
+    if let Some(argv) = v.get("argv") {
+        crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
+    }
+}
+
+pub fn run_retire(args: &RetireArgs) -> RetireExit {
+    let r = match options::resolve(&args.src) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("intercom-pane: retire: {e}");
+            return RetireExit::Usage;
+        }
+    };
+    let root = match &r.opts.root {
+        RootChoice::Exact(p) => Some(p.clone()),
+        RootChoice::Discover(start) => config::discover_root(start).ok().flatten(),
+        RootChoice::Skip => None,
+    };
+    let Some(root) = root else {
+        eprintln!("intercom-pane: retire: no Intercom root here (give --root)");
+        return RetireExit::Usage;
+    };
+    let end = retire::retire(&RetireRequest {
+        root: crate::paths::absolute(&root),
+        name: args.name.clone(),
+        remove_worktree: args.remove_worktree,
+        data_root: r.opts.data_root.clone(),
+        clock: r.clock.as_ref(),
+    });
+    print(&end.report, args.json, |v| {
+        receipt_lines("retire", v, &["sessionId", "archive"]);
+        if let Some(w) = v.get("worktree").filter(|w| !w.is_null()) {
+            crate::cmd::out(format_args!(
+                "  worktree: {}",
+                sanitize(w["detail"].as_str().unwrap_or(""))
+            ));
+        }
+    });
+    end.exit
+}
+
+/// The sidebar's spawner: the command's own guarded `spawn`, with the monitor's sources.
+pub struct CommandSpawner {
+    pub opts: crate::scan::ScanOptions,
+    pub system_config: Option<PathBuf>,
+    pub clock: std::sync::Arc<dyn crate::clock::Clock>,
+}
+
+impl crate::ui::ports::Spawner for CommandSpawner {
+    fn unavailable_reason(&self) -> Option<String> {
+        matches!(self.opts.root, RootChoice::Skip)
+            .then(|| "no Intercom roster (run `intercom-pane init`)".to_string())
+    }
+
+    fn spawn(
+        &self,
+        ask: &crate::ui::ports::SpawnAsk,
+        stage: &dyn Fn(&str),
+    ) -> crate::ui::ports::WorkerOutcome {
+        let req = SpawnRequest {
+            name: ask.name.clone(),
+            folder: if ask.worktree {
+                Folder::Worktree(None)
+            } else {
+                Folder::Root
+            },
+            description: None,
+            prompt: ask.prompt.clone(),
+            model: None,
+            thinking: None,
+            extra_args: Vec::new(),
+            wait_secs: 60,
+            pi_program: "pi".into(),
+            system_config: self.system_config.clone(),
+            scan: &self.opts,
+            clock: self.clock.as_ref(),
+            progress: stage,
+        };
+        let end = spawn::spawn(&req);
+        let s = |k: &str| sanitize(end.report[k].as_str().unwrap_or(""));
+        let detail = match end.report.get("reason").and_then(Value::as_str) {
+            Some(r) => sanitize(r),
+            None => format!("running in {}", s("pane")),
+        };
+        crate::ui::ports::WorkerOutcome {
+            ok: end.exit == SpawnExit::Spawned,
+            result: s("result"),
+            detail,
+        }
+    }
+}

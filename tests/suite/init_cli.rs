@@ -1,0 +1,286 @@
+//! `intercom-pane init`: the roster it writes, the refusal when there is one, and the command it
+//! prints, run as printed — inside a tmux pane (pi itself, never a nested tmux) and outside any
+//! (a new tmux session, on a private tmux folder); `--start` in a pane starts the coordinator's
+//! pi there, and `spawn` then opens a worker beside it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::mux_support;
+use crate::scan_support;
+use crate::spawn_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use mux_support::{wait_for, TmuxServer};
+use scan_support::*;
+use serde_json::Value;
+use spawn_support::{lines, stand_in_pi};
+
+#[test]
+fn init_writes_one_roster_and_refuses_a_second() {
+    let env = Env::new();
+    let root = env.path("proj");
+    std::fs::create_dir_all(&root).unwrap();
+    let o = env.run(&["init", "--root", "proj", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let made = stdout_json(&o);
+    let path = root.join(".pi-intercom/config.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["multiplexer"], "tmux");
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 1);
+    assert_eq!(agents[0]["coordinator"], true);
+    assert_eq!(agents[0]["name"], "Coordinator");
+    assert_eq!(agents[0]["sessionId"], made["sessionId"]);
+    assert_eq!(agents[0]["projectDirectory"], ".");
+    assert!(
+        text.ends_with("}\n") && text.contains("\n  \"agents\": ["),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "the roster is shared");
+    // A second init changes nothing.
+    let o = env.run(&["init", "--root", "proj"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has a roster already"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    // A missing folder and a bad name are refused.
+    assert_eq!(env.run(&["init", "--root", "nope"]).status.code(), Some(2));
+    std::fs::create_dir_all(env.path("other")).unwrap();
+    let o = env.run(&["init", "--root", "other", "--name", "a/b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!env.path("other/.pi-intercom/config.json").exists());
+}
+
+/// A `pi` that records its folder and arguments, one line each, then exits.
+fn recorder(env: &Env) -> std::path::PathBuf {
+    let p = env.path("rec-pi");
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/bash\npwd > {0}/ran.cwd\nprintf '%s\\n' \"$@\" > {0}/ran.argv\n",
+            env.dir.path().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn the_printed_command_runs_pi_in_the_root_and_never_nests_tmux() {
+    let env = Env::new().with_system_path();
+    // A folder name a shell or tmux would otherwise act on.
+    let root = env.path("p #(touch pwned) $(x) 'q'");
+    std::fs::create_dir_all(&root).unwrap();
+    let pi = recorder(&env).display().to_string();
+    let root_s = root.display().to_string();
+    // Inside tmux ($TMUX set): pi itself, run in this pane.
+    let o = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["init", "--root", &root_s, "--pi", &pi, "--json"])
+        .env("TMUX", "/nonexistent/sock,1,0")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let made = stdout_json(&o);
+    let line = made["command"].as_str().unwrap();
+    assert!(!line.contains("tmux"), "{line}");
+    let ran = Command::new("bash")
+        .args(["-c", line])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{line}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("ran.cwd"))
+            .unwrap()
+            .trim_end(),
+        root_s
+    );
+    let argv = std::fs::read_to_string(env.path("ran.argv")).unwrap();
+    assert_eq!(
+        argv,
+        format!("--session-id\n{}\n", made["sessionId"].as_str().unwrap())
+    );
+    assert!(!root.join("pwned").exists() && !env.path("pwned").exists());
+
+    // Inside Herdr (its variables set): a Herdr roster, pi itself in the pane, no tmux at all.
+    let root3 = env.path("herdr-team");
+    std::fs::create_dir_all(&root3).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["init", "--root", &root3.display().to_string(), "--json"])
+        .env_remove("TMUX")
+        .env("HERDR_ENV", "1")
+        .env("HERDR_PANE_ID", "w1:p1")
+        .env("HERDR_SOCKET_PATH", env.path("no-herdr.sock"))
+        .output()
+        .unwrap();
+    let made3 = stdout_json(&o);
+    assert_eq!(made3["multiplexer"], "herdr", "{made3}");
+    assert!(
+        !made3["command"].as_str().unwrap().contains("tmux"),
+        "{made3}"
+    );
+
+    // Outside any multiplexer: a new tmux session, here on a private tmux folder (the
+    // attached client gets a terminal from `script`).
+    let root2 = env.path("plain");
+    std::fs::create_dir_all(&root2).unwrap();
+    let o = env.run(&["init", "--root", "plain", "--pi", &pi, "--json"]);
+    let made = stdout_json(&o);
+    let line = made["command"].as_str().unwrap().to_string();
+    assert!(
+        line.contains("tmux new-session -s plain-coordinator -- "),
+        "{line}"
+    );
+    let tmpdir = env.path("tmux-tmp");
+    let mut client = Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .current_dir("/")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "xterm")
+        .env("TMUX_TMPDIR", &tmpdir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let uid = nix::unistd::Uid::current().as_raw();
+    let sock = tmpdir.join(format!("tmux-{uid}/default"));
+    let seen = wait_for(10_000, || {
+        let a = std::fs::read_to_string(env.path("ran.argv")).ok()?;
+        a.contains(made["sessionId"].as_str().unwrap())
+            .then_some(())
+    });
+    let _ = Command::new("tmux")
+        .arg("-S")
+        .arg(&sock)
+        .arg("kill-server")
+        .output();
+    let _ = client.kill();
+    let _ = client.wait();
+    seen.expect("the printed tmux command started pi");
+    assert_eq!(
+        std::fs::read_to_string(env.path("ran.cwd"))
+            .unwrap()
+            .trim_end(),
+        root2.display().to_string()
+    );
+}
+
+/// In a tmux pane: `init --start` becomes the coordinator's pi there (it registers from the
+/// pane), and `spawn` opens a worker beside it.
+#[test]
+fn init_start_in_a_pane_runs_the_coordinator_there_and_spawn_opens_beside_it() {
+    let env = Env::new().with_system_path();
+    let root = env.path("team");
+    for d in ["team", "sessions", "rec"] {
+        std::fs::create_dir_all(env.path(d)).unwrap();
+    }
+    let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
+    let server = TmuxServer::start("desk", &root, &[]);
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        "=desk:",
+        &format!(
+            "export INTERCOM_PANE_BIN={bin} PATH=/usr/bin:/bin; {bin} init --start --config {} --pi {} > {}/init.out 2>&1",
+            env.system_config(),
+            pi.display(),
+            env.dir.path().display()
+        ),
+        "Enter",
+    ]);
+    let launch = wait_for(15_000, || {
+        lines(&env.path("rec/launches.jsonl")).into_iter().next()
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "{}",
+            std::fs::read_to_string(env.path("init.out")).unwrap_or_default()
+        )
+    });
+    let roster: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+            .unwrap();
+    let id = roster["agents"][0]["sessionId"].clone();
+    assert_eq!(launch["argv"], serde_json::json!(["--session-id", id]));
+    assert_eq!(launch["cwd"], root.display().to_string());
+    let out = std::fs::read_to_string(env.path("init.out")).unwrap();
+    assert!(!out.contains("tmux new-session"), "{out}");
+    // The pane's own process is that pi (exec, no nested tmux, no extra shell).
+    let pane_pid: i64 = server
+        .tmux(&["display-message", "-p", "-t", "=desk:", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    wait_for(5_000, || {
+        (launch["pid"] == pane_pid || is_child(pane_pid, &launch["pid"])).then_some(())
+    })
+    .expect("pi runs in the pane");
+    wait_registered(&root.join(".pi-intercom/seats"));
+    let o = env.run(&layout_args_for(
+        &env,
+        "team",
+        &[
+            "spawn",
+            "W",
+            "--json",
+            "--wait-secs",
+            "20",
+            "--pi",
+            &pi.display().to_string(),
+        ],
+    ));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{r} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let windows = server.tmux(&["list-windows", "-t", "=desk:", "-F", "#{window_name}"]);
+    assert_eq!(windows.lines().nth(1), Some("W"), "{windows}");
+}
+
+fn is_child(parent: i64, pid: &Value) -> bool {
+    let Some(p) = pid.as_i64() else { return false };
+    std::fs::read_to_string(format!("/proc/{p}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(str::to_string))
+        .and_then(|rest| rest.split_whitespace().nth(1).map(str::to_string))
+        .is_some_and(|pp| pp == parent.to_string())
+}
+
+/// `layout_args` with another root folder.
+fn layout_args_for(env: &Env, root: &str, cmd: &[&str]) -> Vec<String> {
+    let cfg = env.system_config();
+    let (name, rest) = cmd.split_first().unwrap();
+    let mut args = vec![
+        name.to_string(),
+        "--config".into(),
+        cfg,
+        "--root".into(),
+        root.into(),
+        "--sessions-dir".into(),
+        "sessions".into(),
+        "--fleet".into(),
+        "none".into(),
+    ];
+    args.extend(rest.iter().map(|s| s.to_string()));
+    args
+}
