@@ -173,7 +173,8 @@ pub struct CloseWorkerArgs {
     pub src: SourceArgs,
     /// The worker's configured name (case-insensitive).
     pub name: String,
-    /// Give up (timed_out) after this many seconds, 1..120.
+    /// Wait at most this many seconds for the handoff and the turn after it, 1..120 (then
+    /// timed_out, nothing closed). Ctrl-C stops the wait with nothing closed.
     #[arg(long, default_value_t = crate::actions::close::MAX_DEADLINE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=crate::actions::close::MAX_DEADLINE_SECS))]
     pub deadline_secs: u64,
@@ -183,7 +184,7 @@ pub struct CloseWorkerArgs {
     /// Clear a fenced (uncertain or interrupted) job after a person has looked.
     #[arg(long)]
     pub recover: bool,
-    /// Print only the JSON report (no progress lines on stderr).
+    /// Print the JSON report instead of the receipt (and no progress lines on stderr).
     #[arg(long)]
     pub json: bool,
 }

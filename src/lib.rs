@@ -19,6 +19,7 @@ pub mod probe;
 pub mod proc;
 pub mod reply_text;
 pub mod scan;
+pub mod signals;
 pub mod snapshot;
 pub mod states;
 pub mod text;

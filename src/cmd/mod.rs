@@ -2,6 +2,7 @@
 //! (`exit`).
 
 pub mod close_cmd;
+pub mod close_receipt;
 pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
