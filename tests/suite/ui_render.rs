@@ -501,3 +501,33 @@ fn a_zero_setup_seat_shows_plain_words() {
     });
     assert_eq!(code, None, "{details}");
 }
+
+/// The sidebar's header and `scan --print` count the seats that wait on you with the same words
+/// and the same rule, from one pass (errors are counted beside, in words of their own).
+#[test]
+fn the_header_and_scan_print_say_waiting_on_you_alike() {
+    use crate::scan_support::{pi_root, Env};
+    use intercom_pane::clock::SystemClock;
+    use intercom_pane::liveness::LivenessMode;
+    use intercom_pane::scan::{self, RootChoice, ScanOptions};
+    let env = Env::new();
+    pi_root(&env, &["waiting", "error", "idle", "tool"]);
+    let opts = ScanOptions {
+        data_root: env.path("data"),
+        root: RootChoice::Exact(env.path("root")),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![env.path("sessions")],
+        liveness: LivenessMode::AssumeAlive,
+        tmux_socket: None,
+    };
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
+    let printed = intercom_pane::views::print::print_table(&pass.records, "b");
+    assert!(printed.contains(", 1 waiting on you, "), "{printed}");
+    let a = app_with(false, pass.snapshot.clone());
+    let s = screen(&a, 120, 20);
+    let head = s.lines().next().unwrap();
+    assert!(head.contains(" · 1 waiting on you · 1 in error"), "{head}");
+    assert!(!s.contains("need attention"), "{s}");
+}
