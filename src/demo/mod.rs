@@ -83,9 +83,18 @@ There j/k or n move, Enter goes to the worker's pane, r replies (try
 Reviewer: type staging, Enter), d details, p conversation, ? all keys, q quit.
 C-b d leaves the demo; everything it started is removed.";
 
-/// The keys, for the tmux status line.
-const STATUS_KEYS: &str =
-    " C-b Up: sidebar | Enter: go to | r: reply | ?: keys | C-b d: leave demo ";
+/// The keys, for the tmux status line: the sidebar's only while this window has it (a pane with
+/// our marker; `q` closes it), else how to get back or out. A tmux format, evaluated per client;
+/// the texts hold no `,` `#` or `}`.
+fn status_keys() -> String {
+    format!(
+        "#{{?#{{P:#{{{}}}}},{},#{{?#{{==:#{{session_name}},Coordinator}},{},{}}}}}",
+        crate::mux::MARKER_OPTION,
+        " C-b Up: sidebar | Enter: go to | r: reply | ?: keys | C-b d: leave demo ",
+        " sidebar closed (q) | C-b d: leave demo ",
+        " C-b L: back to Coordinator | C-b d: leave demo "
+    )
+}
 
 /// The private server's size when the person's terminal cannot be measured (`--print`, tests).
 pub(crate) const DEFAULT_SIZE: (u16, u16) = (160, 45);
@@ -275,7 +284,7 @@ fn start_tmux(
     for (k, v) in [
         ("status-left-length", "20"),
         ("status-right-length", "100"),
-        ("status-right", STATUS_KEYS),
+        ("status-right", &status_keys()),
         ("status-style", "bg=blue,fg=white"),
         // The sidebar's title shows whether it has the keyboard.
         ("focus-events", "on"),
@@ -312,9 +321,18 @@ fn finish(watchdog: &Watchdog, base: &Path, keep: bool) {
         }
     }
     if keep {
-        say(&format!("kept: {}", base.display()));
+        say(&format!(
+            "intercom-pane demo: ended; its files are kept in {} (its tmux server and simulated agents are gone)",
+            base.display()
+        ));
+    } else {
+        say("intercom-pane demo: ended; its tmux server, simulated agents and files are removed.");
     }
+    say(NEXT);
 }
+
+/// What to do after the demo, said when it ends.
+const NEXT: &str = "Next: run your own coordinator and workers (README, \"Setup\"), then check every link with `intercom-pane doctor`.";
 
 /// A line on stdout that may fail (a closed pipe) without stopping anything.
 fn say(line: &str) {

@@ -237,3 +237,58 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     })
     .expect("the demo removed what it started");
 }
+
+/// `q` in the sidebar closes it: the status line stops advertising its key and says how to
+/// leave instead; leaving the demo then says everything is removed and what to do next.
+#[test]
+fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demo_tmp = tmp.path().join("tmp");
+    std::fs::create_dir_all(&demo_tmp).unwrap();
+    let outer = TmuxServer::start("outer", tmp.path(), &[]);
+    outer.tmux(&["set-option", "-g", "status", "off"]);
+    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "120", "-y", "40"]);
+    let cmd = format!(
+        "env -u TMUX TMPDIR={} {} demo",
+        demo_tmp.display(),
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
+    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
+    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    wait_for(20_000, || {
+        let s = capture();
+        (rows(&s).len() == 4 && s.contains("C-b Up: sidebar")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("no sidebar:\n{}", capture()));
+    // To the sidebar, and quit it.
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "Up"]);
+    std::thread::sleep(Duration::from_millis(300));
+    outer.tmux(&["send-keys", "-t", "=outer:", "q"]);
+    let screen = wait_for(10_000, || {
+        let s = capture();
+        (rows(&s).is_empty() && s.contains("sidebar closed (q) | C-b d: leave demo"))
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("the status line still offers the sidebar:\n{}", capture()));
+    assert!(!screen.contains("C-b Up: sidebar"), "{screen}");
+    // Leave: everything is removed, and the demo says so and what to do next.
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    let end = wait_for(15_000, || {
+        let s = capture();
+        s.contains("Next: run your own coordinator and workers").then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no closing words:\n{}", capture()));
+    assert!(
+        end.contains("intercom-pane demo: ended; its tmux server, simulated agents and files are removed."),
+        "{end}"
+    );
+    wait_for(10_000, || {
+        std::fs::read_dir(&demo_tmp)
+            .ok()?
+            .next()
+            .is_none()
+            .then_some(())
+    })
+    .expect("the demo removed what it started");
+}
