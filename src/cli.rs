@@ -475,8 +475,8 @@ pub struct CompletionsArgs {
 
 #[derive(Args, Debug)]
 pub struct ManArgs {
-    /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this
-    /// (existing) folder instead of printing the main page.
+    /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this folder
+    /// (created when missing) instead of printing the main page.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
 }

@@ -23,6 +23,8 @@ mod mux_support;
 mod pi_support;
 #[path = "../probe_common/mod.rs"]
 mod probe_common;
+#[path = "../readme_support/mod.rs"]
+mod readme_support;
 #[path = "../scan_support/mod.rs"]
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]

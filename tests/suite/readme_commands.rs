@@ -3,6 +3,8 @@
 //! module of it, so a command cannot silently run nothing after tests move.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::readme_support;
+
 use std::path::Path;
 
 #[test]
@@ -82,4 +84,46 @@ fn ci_skips_every_real_pi_module_in_the_main_run() {
         .filter(|m| !ci.contains(&format!("--skip {m}::")))
         .collect();
     assert!(unskipped.is_empty(), ".ci/run runs {unskipped:?} twice");
+}
+
+/// The README's completions and man step, word for word, on a fresh account: an empty HOME, the
+/// binary where `cargo install` puts it, `~/.local/bin` not on PATH. Every file lands where the
+/// shells look, and `man intercom-pane-doctor` finds its page.
+#[test]
+#[cfg_attr(
+    not(has_man),
+    ignore = "man-db's man and manpath are not on PATH (.ci/run installs man-db)"
+)]
+fn the_completions_and_man_step_works_on_a_fresh_account() {
+    let block = readme_support::sh_block("intercom-pane completions bash");
+    let fresh = readme_support::FreshHome::new();
+    let home = fresh.home();
+    let o = std::process::Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &block])
+        .current_dir(&home)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", fresh.path_env(&[]))
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "80")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{block}\n---\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for (file, holds) in [
+        (".local/share/bash-completion/completions/intercom-pane", "close-worker"),
+        (".zfunc/_intercom-pane", "#compdef intercom-pane"),
+        (".config/fish/completions/intercom-pane.fish", "complete -c intercom-pane"),
+    ] {
+        let text = std::fs::read_to_string(home.join(file)).unwrap_or_default();
+        assert!(text.contains(holds), "{file}: {text:.200}");
+    }
+    // The page itself, as man shows it.
+    assert!(out.contains("intercom-pane-doctor"), "{out}");
+    assert!(out.contains("--json"), "{out}");
 }
