@@ -10,6 +10,8 @@ mod hostile_support;
 mod lock_step;
 #[path = "../mux_support/mod.rs"]
 mod mux_support;
+#[path = "../readme_support/mod.rs"]
+mod readme_support;
 #[path = "../real_pi_support/mod.rs"]
 mod real_pi_support;
 #[path = "../scan_support/mod.rs"]
@@ -21,6 +23,7 @@ mod real_pi;
 mod real_pi_channel;
 mod real_pi_hostile;
 mod real_pi_package;
+mod real_pi_readme;
 mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;
