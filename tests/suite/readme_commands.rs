@@ -1,5 +1,5 @@
-//! The test commands the README and CI give still name tests that exist: every
-//! `cargo test --test NAME [MODULE]` a test binary (`tests/NAME/main.rs`) and its module filter a
+//! The test commands the README, the docs and CI give still name tests that exist: every
+//! `cargo test --test NAME [MODULE]` a test binary (`tests/<name>/main.rs`) and its module filter a
 //! module of it, so a command cannot silently run nothing after tests move.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,7 +12,16 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
     let top = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
     let mut checked = 0;
-    for doc in ["README.md", ".ci/run"] {
+    let docs = [
+        "README.md",
+        ".ci/run",
+        "docs/behaviour.md",
+        "docs/interop.md",
+        "linux/README.md",
+        "fuzz/README.md",
+        "CONTRIBUTING.md",
+    ];
+    for doc in docs.into_iter().filter(|d| top.join(d).exists()) {
         let text = std::fs::read_to_string(top.join(doc)).unwrap();
         for (flag, dir) in [("--test ", "tests"), ("--bench ", "benches")] {
             for after in text.split(flag).skip(1) {
