@@ -345,6 +345,11 @@ pub struct EnsureMonitorArgs {
     /// broken: it lasts exactly as long as the run holding it).
     #[arg(long)]
     pub recover: bool,
+    /// Internal: this run is the placement itself, started by `ensure-monitor` in a process
+    /// group of its own so that a caller giving up (the pi extension's timeout) cannot stop it
+    /// half-way.
+    #[arg(long, hide = true)]
+    pub in_background: bool,
 }
 
 #[derive(Args, Debug)]

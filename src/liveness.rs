@@ -322,6 +322,19 @@ fn pane_liveness(
 ) -> SeatLiveness {
     let source = StateSource::Mux(server.0);
     let unknown = |why| {
+        // The server could not be asked, but a registered pi that is provably gone needs no
+        // pane to be offline: its pid is free, or it is ours and another incarnation (or a
+        // zombie). A pid held by another user's process proves nothing either way.
+        if let Some(r) = registered.filter(|r| !r.alive) {
+            let gone = crate::proc::identity(r.pid).is_none() || crate::proc::is_ours(r.pid);
+            if gone {
+                return SeatLiveness::new(
+                    Liveness::Offline,
+                    StateReason::RegisteredPiGone,
+                    StateSource::RegisteredPi(server.0, why),
+                );
+            }
+        }
         SeatLiveness::new(
             Liveness::Unknown,
             StateReason::MuxUnanswered(server.0, why),
@@ -341,6 +354,33 @@ fn pane_liveness(
             .collect(),
         (None, None) => Vec::new(),
     };
+    let runs = |p: &PaneInfo| match registered {
+        Some(r) => r.alive && p.pid.is_some_and(|shell| in_tree(shell, r.pid)),
+        None => p.current_command.as_deref() == Some(mux::PI_COMMAND),
+    };
+    let alive = |p: &PaneInfo, reason: StateReason| SeatLiveness {
+        liveness: Liveness::Alive,
+        reason,
+        source: StateSource::Mux(server.0),
+        pane_cwd: p
+            .cwd
+            .clone()
+            .filter(|c| !c.is_empty())
+            .map(|c| (c, server.0)),
+        pane: Some((server.clone(), p.id.clone(), p.pid)),
+    };
+    if let Some(p) = in_scope.iter().find(|p| !p.dead && runs(p)) {
+        return alive(p, StateReason::PaneRunsPi);
+    }
+    // The registered pi lives, but not in the pane it registered: the pane it is in now, found
+    // by its process (a Herdr pane moved to another workspace has a new id; pi registers the
+    // move only at its next event).
+    if let Some(r) = registered.filter(|r| r.alive) {
+        return match pane_holding(panes, r.pid) {
+            Some(p) => alive(p, StateReason::PaneFollowed),
+            None => SeatLiveness::new(Liveness::Unknown, StateReason::PaneNotIdentified, source),
+        };
+    }
     if in_scope.is_empty() {
         return match (pane_id, session, session_required) {
             (Some(_), _, _) => SeatLiveness::new(Liveness::Offline, StateReason::PaneGone, source),
@@ -350,28 +390,19 @@ fn pane_liveness(
             _ => SeatLiveness::new(Liveness::Unknown, StateReason::PaneNotIdentified, source),
         };
     }
-    let runs = |p: &PaneInfo| match registered {
-        Some(r) => r.alive && p.pid.is_some_and(|shell| in_tree(shell, r.pid)),
-        None => p.current_command.as_deref() == Some(mux::PI_COMMAND),
-    };
-    match in_scope.iter().find(|p| !p.dead && runs(p)) {
-        Some(p) => SeatLiveness {
-            liveness: Liveness::Alive,
-            reason: StateReason::PaneRunsPi,
-            source,
-            pane_cwd: p
-                .cwd
-                .clone()
-                .filter(|c| !c.is_empty())
-                .map(|c| (c, server.0)),
-            pane: Some((server.clone(), p.id.clone(), p.pid)),
-        },
-        // The registered pi lives, but not in this pane: which pane it is in is not known.
-        None if registered.is_some_and(|r| r.alive) => {
-            SeatLiveness::new(Liveness::Unknown, StateReason::PaneNotIdentified, source)
-        }
-        None => SeatLiveness::new(Liveness::Offline, StateReason::PaneNotRunningPi, source),
-    }
+    SeatLiveness::new(Liveness::Offline, StateReason::PaneNotRunningPi, source)
+}
+
+/// The live pane of a listing whose process is `pid` or its nearest ancestor.
+fn pane_holding(panes: &[PaneInfo], pid: i32) -> Option<&PaneInfo> {
+    let mut chain = vec![pid];
+    chain.extend(crate::proc::ancestors(pid, crate::proc::MAX_DEPTH));
+    panes
+        .iter()
+        .filter(|p| !p.dead)
+        .filter_map(|p| Some((chain.iter().position(|&c| Some(c) == p.pid)?, p)))
+        .min_by_key(|(depth, _)| *depth)
+        .map(|(_, p)| p)
 }
 
 /// `pid` is the pane's shell or runs under it.

@@ -6,6 +6,7 @@ pub mod handoff;
 pub mod init;
 pub mod launch_spec;
 pub mod monitor_pane;
+pub mod monitor_place;
 pub mod monitor_restart;
 pub mod register;
 pub mod reply;

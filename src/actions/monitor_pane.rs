@@ -2,25 +2,27 @@
 //! (docs/behaviour.md §5, docs/interop.md §4 and §8).
 //!
 //! Safety rules, in order: skip when the roster has no worker or the caller is a worker; one lock
-//! per coordinator; a record left in a `*_pending` stage is fenced (reported, never repeated);
-//! an owned pane (record and pane marker agree, on the same server) is preserved; otherwise a new
-//! pane is split above the coordinator without focus, each stage recorded before the step it
-//! names. Ownership comes only from our record and marker: a pane's title is set by anyone (a
-//! worker's bash tool can print the escape sequence), so a pane merely titled like a monitor is
-//! neither ours nor an obstacle — it is left alone and ours is placed. An existing monitor is
-//! never closed.
+//! per coordinator; a record left in a `*_pending` stage by a run that died is taken up where it
+//! stopped (`monitor_place`), and only one that cannot be (another server or coordinator pane,
+//! no marker) is fenced (reported, never repeated); an owned pane (record and pane marker
+//! agree, on the same server) is preserved; otherwise a new pane is split above the coordinator
+//! without focus, each stage recorded before the step it names (`monitor_place`). Ownership
+//! comes only from our record and marker: a pane's title is set by anyone (a worker's bash tool
+//! can print the escape sequence), so a pane merely titled like a monitor is neither ours nor an
+//! obstacle — it is left alone and ours is placed. An existing monitor is never closed; a pane
+//! this placement made and could not finish is.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::actions::monitor_place::{self, Placement};
 use crate::actions::{monitor_restart, store};
-use crate::clock::{format_iso, Ms};
+use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::fsguard;
-use crate::mux::herdr::{FocusNote, Herdr};
-use crate::mux::{self, MuxEnv, MuxKind, Owner, SplitAbove};
+use crate::mux::{self, MuxEnv, MuxKind, Owner};
 
 /// The name every monitor pane gets (a label, never proof of ownership).
 pub const MONITOR_NAME: &str = "Intercom monitor";
@@ -43,12 +45,6 @@ fn percent_for(height: Option<u32>) -> u8 {
 }
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 const RECORD_CAP: u64 = 64 * 1024;
-const PENDING: [&str; 4] = [
-    "split_pending",
-    "rename_pending",
-    "swap_pending",
-    "run_pending",
-];
 
 /// What ensure-monitor did.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +68,7 @@ pub enum Outcome {
 }
 
 /// Why it stopped without placing a monitor. Exit codes: 2 refused, 3 not in a pane, 4 locked,
-/// 5 fenced, 1 a step failed (recorded, fenced).
+/// 5 fenced, 1 a step failed (its half-made pane closed, nothing fenced).
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnsureError {
     Refused(EnsureRefusal),
@@ -141,6 +137,21 @@ impl EnsureExit {
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// The exit a code names (an unknown code is a failure).
+    pub fn from_code(code: i32) -> EnsureExit {
+        [
+            EnsureExit::Done,
+            EnsureExit::Failed,
+            EnsureExit::Refused,
+            EnsureExit::NotInPane,
+            EnsureExit::Locked,
+            EnsureExit::Fenced,
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+        .unwrap_or(EnsureExit::Failed)
+    }
 }
 
 impl EnsureError {
@@ -178,7 +189,7 @@ impl std::fmt::Display for EnsureError {
                 record.display()
             ),
             EnsureError::Failed { stage, detail } => {
-                write!(f, "stopped at stage {stage}: {detail} (the record is fenced)")
+                write!(f, "stopped at stage {stage}: {detail}")
             }
         }
     }
@@ -271,16 +282,31 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     })?;
     let mux = mux::open(owner.kind, &owner.socket_path);
     let previous = read_record(&record)?;
+    let place = Placement {
+        owner: &owner,
+        mux: mux.as_ref(),
+        root,
+        record: &record,
+        coordinator_session: &coordinator.session_id,
+        argv: &req.monitor_argv,
+        percent: percent_for(owner.pane.height),
+        now: req.now,
+    };
     if let Some(prev) = &previous {
         let stage = prev["stage"].as_str().unwrap_or("");
-        let fenced = PENDING.contains(&stage) || !matches!(stage, "submitted" | "observed");
-        if fenced && !req.recover {
+        let pending = !matches!(stage, "submitted" | "observed");
+        // A placement a run left half-done (it died, or was killed by its caller) is taken up
+        // where it stopped; only one that cannot be is fenced.
+        if pending && !req.recover {
+            if monitor_place::resumable(prev, &owner) {
+                return place.run(Some(prev));
+            }
             return Err(EnsureError::Fenced {
                 stage: stage.to_string(),
                 record: record.clone(),
             });
         }
-        if !fenced {
+        if !pending {
             if let Some(pane) = owned_pane(prev, &owner, mux.as_ref()) {
                 return Ok(Outcome::Preserved { pane });
             }
@@ -302,14 +328,12 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
             return monitor_restart::relaunch(prev, &owner, p, &req.monitor_argv, &record, req.now);
         }
     }
-    create(
-        req,
-        &owner,
-        mux.as_ref(),
-        root,
-        &record,
-        &coordinator.session_id,
-    )
+    if owner.kind == MuxKind::Tmux {
+        // A folder tmux would not start in as given is refused before anything is recorded.
+        crate::mux::tmux::literal::start_dir(root)
+            .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
+    }
+    place.run(None)
 }
 
 /// The recorded pane, if it is still ours: same server incarnation, same pane id, our marker.
@@ -323,80 +347,6 @@ fn owned_pane(prev: &Value, owner: &Owner, mux: &dyn mux::Multiplexer) -> Option
     }
     let found = mux.read_marker(pane, deadline()).ok()??;
     (found == marker).then(|| pane.to_string())
-}
-
-fn create(
-    req: &EnsureRequest,
-    owner: &Owner,
-    mux: &dyn mux::Multiplexer,
-    root: &Path,
-    record: &Path,
-    coordinator_session: &str,
-) -> Result<Outcome, EnsureError> {
-    if owner.kind == MuxKind::Tmux {
-        // A folder tmux would not start in as given is refused before anything is recorded.
-        crate::mux::tmux::literal::start_dir(root)
-            .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
-    }
-    let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
-    let mut rec = json!({
-        "version": 1,
-        "sessionId": coordinator_session,
-        "workspace": owner.pane.session_id,
-        "caller": owner.pane.id,
-        "stage": "split_pending",
-        "multiplexer": owner.kind.name(),
-        "socket": owner.socket_path.display().to_string(),
-        "server": owner.server,
-        "windowId": owner.pane.window_id,
-        "marker": marker,
-        "updatedAt": format_iso(req.now),
-    });
-    write_record(record, &rec)?;
-    let fail = |stage: &str, e: mux::MuxError| EnsureError::Failed {
-        stage: stage.to_string(),
-        detail: e.to_string(),
-    };
-    let split = SplitAbove {
-        target: owner.pane.id.clone(),
-        percent: percent_for(owner.pane.height),
-        cwd: Some(root.to_path_buf()),
-        argv: req.monitor_argv.clone(),
-        env: Vec::new(),
-    };
-    // On Herdr the swap moves the person's focus: it is put back, and the record says so.
-    let (new, focus) = match owner.kind {
-        MuxKind::Herdr => Herdr::at_socket(&owner.socket_path)
-            .place_above(&split, deadline())
-            .map(|(p, n)| (p, Some(n))),
-        MuxKind::Tmux => mux.split_above(&split, deadline()).map(|p| (p, None)),
-    }
-    .map_err(|e| fail("split_pending", e))?;
-    rec["pane"] = json!(new.id);
-    rec["paneTerminal"] = json!(new.terminal_id);
-    rec["callerTerminal"] = json!(owner.pane.terminal_id);
-    if let Some(n) = &focus {
-        rec["placement"] = json!("split_down_swap");
-        rec["focus"] = json!(n.code());
-        if let FocusNote::NotRestored(d) = n {
-            rec["focusDetail"] = json!(d);
-        }
-    }
-    rec["stage"] = json!("rename_pending");
-    write_record(record, &rec)?;
-    mux.set_marker(&new.id, &marker, deadline())
-        .map_err(|e| fail("rename_pending", e))?;
-    mux.rename(&new.id, MONITOR_NAME, deadline())
-        .map_err(|e| fail("rename_pending", e))?;
-    rec["stage"] = json!("submitted");
-    write_record(record, &rec)?;
-    match focus {
-        Some(FocusNote::NotRestored(detail)) => Ok(Outcome::CreatedFocusMoved {
-            pane: new.id,
-            detail,
-        }),
-        _ => Ok(Outcome::Created { pane: new.id }),
-    }
 }
 
 #[cfg(test)]

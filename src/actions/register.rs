@@ -13,9 +13,9 @@ use serde_json::{json, Map, Value};
 
 use crate::actions::store;
 use crate::clock::{format_iso, Ms};
-use crate::evidence::registrations::{self, Registration};
+use crate::evidence::registrations::{self, MuxRecord, Registration};
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, ServerIdentity};
+use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
 
 /// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
@@ -369,10 +369,36 @@ fn verify_session_file(req: &Request) -> Result<(), RegisterError> {
     }
 }
 
-fn mux_json(env: &MuxEnv, pid: i32) -> Value {
-    let Some(owner) = mux::owning_multiplexer(pid, env, Instant::now() + MUX_DEADLINE) else {
-        return Value::Null;
-    };
+/// The pane that holds pi now, as the record's `mux`. At `session_start`, and on Herdr at every
+/// event: a Herdr pane moved to another workspace gets a new id, one moved to another tab keeps
+/// its id in another tab, so the recorded pane is asked first (three requests while pi stays
+/// put) and else the server is listed. A tmux pane keeps its id wherever it moves, so later
+/// events keep what `session_start` found (no tmux client started per event); the board and
+/// every action follow pi by its process anyway. `None`: look up nothing new.
+fn current_mux(
+    env: &MuxEnv,
+    pid: i32,
+    recorded: Option<&MuxRecord>,
+    event: RunEvent,
+) -> Option<Value> {
+    let deadline = Instant::now() + MUX_DEADLINE;
+    if let Some(m) = recorded.filter(|_| event != RunEvent::SessionStart) {
+        if m.kind != Some(MuxKind::Herdr) {
+            return None;
+        }
+        if let Some(socket) = m.socket.as_deref() {
+            let server = mux::open(MuxKind::Herdr, Path::new(socket));
+            if let Ok(Some(o)) =
+                mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
+            {
+                return Some(owner_json(&o));
+            }
+        }
+    }
+    mux::owning_multiplexer(pid, env, deadline).map(|o| owner_json(&o))
+}
+
+fn owner_json(owner: &mux::Owner) -> Value {
     let (server_pid, server_start) = match &owner.server {
         ServerIdentity::Tmux {
             server_pid,
@@ -390,6 +416,7 @@ fn mux_json(env: &MuxEnv, pid: i32) -> Value {
         "sessionId": owner.pane.session_id,
         "windowId": owner.pane.window_id,
         "paneId": owner.pane.id,
+        "terminalId": owner.pane.terminal_id,
     })
 }
 
@@ -452,13 +479,15 @@ pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>,
     rec.insert("bootId".into(), json!(id.boot_id));
     let started = process_started_at(id.start_ticks).unwrap_or(now);
     rec.insert("startedAt".into(), json!(format_iso(started)));
-    // The pane is found once per process; later events keep what session_start found.
-    let mux = match previous.as_ref() {
-        Some(_) if same_process && req.event != RunEvent::SessionStart => {
-            previous_mux(&path).unwrap_or_else(|| mux_json(env, id.pid))
-        }
-        _ => mux_json(env, id.pid),
-    };
+    // Where pi is now (on Herdr followed at every event: `current_mux`); a lookup that finds no pane keeps what the
+    // last event of this process recorded.
+    let recorded = previous
+        .as_ref()
+        .filter(|_| same_process)
+        .and_then(|p| p.mux.as_ref());
+    let mux = current_mux(env, id.pid, recorded, req.event)
+        .or_else(|| previous_mux(&path).filter(|_| same_process))
+        .unwrap_or(Value::Null);
     rec.insert("mux".into(), mux);
     rec.insert(
         "channel".into(),

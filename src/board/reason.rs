@@ -65,10 +65,16 @@ pub enum StateReason {
     AssumedAlive,
     /// The seat's pane runs its pi.
     PaneRunsPi,
+    /// Its registered pi runs in another pane than the one it registered: the pane moved (a
+    /// Herdr pane moved to another workspace gets a new id), found by the pi's process.
+    PaneFollowed,
     /// The seat's pane runs something else.
     PaneNotRunningPi,
     /// The recorded pane no longer exists.
     PaneGone,
+    /// The seat's multiplexer could not be asked, but its registered pi process is gone (its
+    /// pid is free, or another incarnation of ours).
+    RegisteredPiGone,
     /// No tmux session of the seat's name.
     NoTmuxSession,
     /// Which pane is the seat's is not known.
@@ -137,8 +143,14 @@ impl StateReason {
             StateReason::PaneRunsOtherSession => "its pane runs pi in another session",
             StateReason::AssumedAlive => "assumed alive (--liveness assume-alive)",
             StateReason::PaneRunsPi => "its pane runs pi",
+            StateReason::PaneFollowed => {
+                "its pi runs in another pane than it registered (the pane moved)"
+            }
             StateReason::PaneNotRunningPi => "its pane no longer runs pi",
             StateReason::PaneGone => "its pane is gone",
+            StateReason::RegisteredPiGone => {
+                "its registered pi process is gone (its multiplexer did not answer)"
+            }
             StateReason::NoTmuxSession => "no tmux session of that name",
             StateReason::PaneNotIdentified => "its pane cannot be identified",
             StateReason::OwnerLive => "its connector's owner process runs",
@@ -180,8 +192,10 @@ impl StateReason {
             StateReason::PaneRunsOtherSession => "pane_runs_other_session",
             StateReason::AssumedAlive => "assumed_alive",
             StateReason::PaneRunsPi => "pane_runs_pi",
+            StateReason::PaneFollowed => "pane_followed",
             StateReason::PaneNotRunningPi => "pane_not_running_pi",
             StateReason::PaneGone => "pane_gone",
+            StateReason::RegisteredPiGone => "registered_pi_gone",
             StateReason::NoTmuxSession => "no_tmux_session",
             StateReason::PaneNotIdentified => "pane_not_identified",
             StateReason::OwnerLive => "owner_live",
@@ -253,6 +267,9 @@ pub enum StateSource {
     ConnectorOwnerProcess,
     /// The pane listing of this multiplexer.
     Mux(MuxKind),
+    /// The registration's pi process (pid, start ticks, boot id), checked in `/proc`: this
+    /// multiplexer could not be asked (why).
+    RegisteredPi(MuxKind, Unanswered),
     /// A live registered pi in the worker's pane runs another session. Ids sanitized, clipped.
     OtherRegisteredPi {
         pid: i32,
@@ -284,6 +301,12 @@ impl fmt::Display for StateSource {
             StateSource::ConnectorOwnerRecord => f.write_str("connector owner record"),
             StateSource::ConnectorOwnerProcess => f.write_str("connector owner process"),
             StateSource::Mux(kind) => f.write_str(kind.name()),
+            StateSource::RegisteredPi(kind, why) => write!(
+                f,
+                "registration: its pi process is gone ({} not asked: {})",
+                kind.name(),
+                why.code()
+            ),
             StateSource::OtherRegisteredPi {
                 pid,
                 session,

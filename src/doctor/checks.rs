@@ -138,6 +138,63 @@ pub fn herdr(opts: &ScanOptions) -> Check {
     }
 }
 
+/// The roster runs on Herdr (`"multiplexer": "herdr"`) and no live registered seat is on tmux.
+pub fn herdr_only(pass: &Scan) -> bool {
+    let herdr = pass
+        .config
+        .as_ref()
+        .is_some_and(|c| c.multiplexer == Some(crate::evidence::config::MuxChoice::Herdr));
+    herdr
+        && !pass
+            .reply_paths
+            .values()
+            .any(|p| p.as_ref().is_ok_and(|t| t.kind == mux::MuxKind::Tmux))
+}
+
+/// When Herdr could not be asked: which seats read `unknown` because of it, and which read
+/// `offline` anyway because their registered pi is provably gone (`registered_pi_gone`).
+pub fn herdr_seats(pass: &Scan) -> Option<Check> {
+    let unanswered: Vec<String> = pass
+        .records
+        .iter()
+        .filter(|r| r.state_reason.code().starts_with("herdr_"))
+        .map(|r| format!("{} ({})", r.key(), r.state_reason.code()))
+        .collect();
+    let gone: Vec<String> = pass
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.state_source,
+                crate::board::reason::StateSource::RegisteredPi(mux::MuxKind::Herdr, _)
+            )
+        })
+        .map(|r| r.key())
+        .map(|k| k.to_string())
+        .collect();
+    if unanswered.is_empty() && gone.is_empty() {
+        return None;
+    }
+    let mut detail = Vec::new();
+    if !unanswered.is_empty() {
+        detail.push(format!(
+            "{} read unknown: their Herdr server did not answer, so their panes could not be asked",
+            unanswered.join(", ")
+        ));
+    }
+    if !gone.is_empty() {
+        detail.push(format!(
+            "{} read offline: their Herdr server did not answer, but their registered pi is gone (its pid is free or another process)",
+            gone.join(", ")
+        ));
+    }
+    Some(Check::warn(
+        "herdr seats",
+        detail.join("; "),
+        "start the Herdr server these seats run in (their registrations name its socket), or check that this user may use it",
+    ))
+}
+
 /// Where a program name resolves on `PATH` (a name with a `/` is taken as is).
 pub fn which(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
@@ -392,6 +449,18 @@ pub fn monitor(pass: &Scan) -> Option<Check> {
                 "start the coordinator's pi again (its extension places a new sidebar above it), or press prefix M in the coordinator's pane (the tmux plugin)",
             ),
         },
+        s if crate::actions::monitor_place::PENDING.contains(&s)
+            && v["marker"].as_str().is_some_and(|m| !m.is_empty()) =>
+        {
+            Check::warn(
+                "monitor",
+                format!(
+                    "a sidebar placement is under way or stopped at stage {s} ({})",
+                    record.display()
+                ),
+                "the coordinator's next start (or `intercom-pane ensure-monitor` in its pane) takes it up where it stopped",
+            )
+        }
         _ => Check::fail(
             "monitor",
             format!(

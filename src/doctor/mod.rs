@@ -41,7 +41,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A fixed name (`tmux`, `tmux server`, `herdr`, `binary`, `extension`, `extension loaded`,
-    /// `roster`, `sessions`, `monitor`, `gitignore`, `data root`).
+    /// `roster`, `sessions`, `monitor`, `gitignore`, `data root`, `herdr seats`).
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
@@ -153,6 +153,20 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     r.checks.extend(trust::log());
     match crate::scan::run(opts, clock, None, None) {
         Ok(pass) => {
+            // A roster on Herdr with no seat on tmux needs no tmux server.
+            if checks::herdr_only(&pass) {
+                for c in r.checks.iter_mut().filter(|c| c.name == "tmux server") {
+                    if c.status == Status::Warn {
+                        c.status = Status::Skip;
+                        c.detail = format!(
+                            "{}; none is needed: the roster runs on Herdr and no seat is on tmux",
+                            c.detail
+                        );
+                        c.fix = None;
+                    }
+                }
+            }
+            r.checks.extend(checks::herdr_seats(&pass));
             r.checks.extend(checks::roster(&pass));
             r.checks.extend(trust::state_folders(&pass));
             r.checks.extend(checks::monitor(&pass));

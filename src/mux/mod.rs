@@ -11,13 +11,14 @@ pub mod herdr;
 mod identity;
 mod owner;
 pub mod pi_channel;
+pub mod pi_editor;
 pub mod session;
 pub mod spawn;
 pub mod tmux;
 
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
-pub use owner::{owning_multiplexer, server_is_ours, MuxEnv, Owner};
+pub use owner::{follow_pane, owning_multiplexer, pane_of_process, server_is_ours, MuxEnv, Owner};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

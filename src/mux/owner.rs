@@ -62,8 +62,7 @@ pub struct Owner {
 /// inside a Herdr pane or not: `herdr::socket_from_env`); when both answer, the innermost (nearest ancestor) wins. One listing per
 /// candidate server; `None` when no candidate's pane is an ancestor.
 pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<Owner> {
-    let mut chain = vec![pid];
-    chain.extend(proc::ancestors(pid, proc::MAX_DEPTH));
+    let chain = chain_of(pid);
     let mut candidates: Vec<Box<dyn Multiplexer>> = Vec::new();
     if let Some(t) = env.tmux.as_deref().and_then(tmux::Tmux::from_tmux_env) {
         candidates.push(Box::new(t));
@@ -74,30 +73,88 @@ pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<O
     }
     let mut best: Option<Owner> = None;
     for mux in candidates {
-        let Ok(list) = mux.list_panes(deadline) else {
+        let Ok(Some(found)) = owner_in(mux.as_ref(), &chain, deadline) else {
             continue;
         };
-        let Some(server) = list.server else { continue };
-        for pane in list.panes {
-            let Some(depth) = pane.pid.and_then(|p| chain.iter().position(|&c| c == p)) else {
-                continue;
-            };
-            let better = match &best {
-                None => true,
-                Some(b) => depth < b.depth,
-            };
-            if better {
-                best = Some(Owner {
-                    kind: mux.kind(),
-                    socket_path: mux.socket_path().to_path_buf(),
-                    server: server.clone(),
-                    pane,
-                    depth,
-                });
-            }
+        if best.as_ref().is_none_or(|b| found.depth < b.depth) {
+            best = Some(found);
         }
     }
     best
+}
+
+/// The pane of one server that holds `pid` now: the pane whose process is `pid` or its nearest
+/// ancestor, from one fresh listing. This is how a seat's pane is followed when it moved (a
+/// Herdr pane moved to another workspace gets a new id; a tmux pane may change window):
+/// `Ok(None)` when the server answered and no pane of it holds `pid`.
+pub fn pane_of_process(
+    mux: &dyn Multiplexer,
+    pid: i32,
+    deadline: Instant,
+) -> Result<Option<Owner>, MuxError> {
+    owner_in(mux, &chain_of(pid), deadline)
+}
+
+/// Where `pid` is now on one server: the pane `recorded` names while it still holds `pid`
+/// under that same id (one pane lookup; its session and window as they are now), else the pane
+/// a fresh listing finds holding it (`pane_of_process`). A Herdr pane moved to another
+/// workspace answers its old id with its new one, so it is found by the listing.
+pub fn follow_pane(
+    mux: &dyn Multiplexer,
+    recorded: Option<&str>,
+    pid: i32,
+    deadline: Instant,
+) -> Result<Option<Owner>, MuxError> {
+    let chain = chain_of(pid);
+    if let Some(id) = recorded {
+        if let Some(pane) = mux.find_pane(id, deadline)? {
+            let depth = pane.pid.and_then(|p| chain.iter().position(|&c| c == p));
+            if let (true, Some(depth)) = (pane.id == id, depth) {
+                return Ok(Some(Owner {
+                    kind: mux.kind(),
+                    socket_path: mux.socket_path().to_path_buf(),
+                    server: mux.server_identity(deadline)?,
+                    pane,
+                    depth,
+                }));
+            }
+        }
+    }
+    owner_in(mux, &chain, deadline)
+}
+
+/// `pid` and its ancestors, nearest first.
+fn chain_of(pid: i32) -> Vec<i32> {
+    let mut chain = vec![pid];
+    chain.extend(proc::ancestors(pid, proc::MAX_DEPTH));
+    chain
+}
+
+/// The pane of `mux` whose process is nearest in `chain` (one listing).
+fn owner_in(
+    mux: &dyn Multiplexer,
+    chain: &[i32],
+    deadline: Instant,
+) -> Result<Option<Owner>, MuxError> {
+    let list = mux.list_panes(deadline)?;
+    let server = list
+        .server
+        .ok_or_else(|| MuxError::new(ErrorCode::BadReply, "listing without a server identity"))?;
+    let best = list
+        .panes
+        .into_iter()
+        .filter_map(|pane| {
+            let depth = pane.pid.and_then(|p| chain.iter().position(|&c| c == p))?;
+            Some((depth, pane))
+        })
+        .min_by_key(|(depth, _)| *depth);
+    Ok(best.map(|(depth, pane)| Owner {
+        kind: mux.kind(),
+        socket_path: mux.socket_path().to_path_buf(),
+        server,
+        pane,
+        depth,
+    }))
 }
 
 /// A server we may act through (type into, close a pane of): its socket is ours (owner uid, not

@@ -30,31 +30,102 @@ impl State {
         self.workspaces.iter_mut().find(|w| w.id == ws)
     }
 
-    /// Focus a pane: its workspace becomes the focused one and remembers it.
+    /// The pane an id names now: itself, or the pane it became when moved to another
+    /// workspace (captured: the old id stays an alias).
+    pub fn resolve(&self, id: &str) -> String {
+        self.aliases
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// Focus a pane: its workspace becomes the focused one, its tab the one the workspace
+    /// shows, and it the focused pane of that tab (captured, `moves` 028/029).
     pub fn focus_pane(&mut self, pane_id: &str) {
-        let Some(ws) = self.workspace_of(pane_id) else {
+        let Some(p) = self.panes.iter().find(|p| p.id == pane_id) else {
             return;
         };
+        let (ws, tab) = (p.workspace_id.clone(), p.tab_id.clone());
         if let Some(w) = self.ws_mut(&ws) {
             w.focused_pane = pane_id.to_string();
+            w.active_tab = Some(tab.clone());
         }
+        self.tab_focus.insert(tab, pane_id.to_string());
         self.focused_ws = ws;
         self.focused = pane_id.to_string();
     }
 
-    /// Focus a workspace: its own last focused pane comes back.
+    /// Focus a workspace: its own last focused pane comes back, in the tab it shows.
     pub fn focus_workspace(&mut self, ws: &str) -> bool {
-        let Some(pane) = self
-            .workspaces
-            .iter()
-            .find(|w| w.id == ws)
-            .map(|w| w.focused_pane.clone())
-        else {
+        if !self.workspaces.iter().any(|w| w.id == ws) {
+            return false;
+        }
+        self.focused_ws = ws.to_string();
+        self.focused = self.layout_focus(ws);
+        true
+    }
+
+    /// `tab.focus`: its workspace is focused and shows it, with the tab's own focused pane
+    /// (captured, `moves` 024/025).
+    pub fn focus_tab(&mut self, tab: &str) -> bool {
+        let Some(ws) = self.tab_workspace(tab) else {
             return false;
         };
-        self.focused_ws = ws.to_string();
+        let pane = self.tab_focused(tab);
+        if let Some(w) = self.ws_mut(&ws) {
+            w.active_tab = Some(tab.to_string());
+            w.focused_pane = pane.clone();
+        }
+        self.focused_ws = ws;
         self.focused = pane;
         true
+    }
+
+    /// The tab a workspace shows.
+    pub fn active_tab(&self, ws: &str) -> String {
+        self.workspaces
+            .iter()
+            .find(|w| w.id == ws)
+            .and_then(|w| w.active_tab.clone())
+            .unwrap_or_else(|| format!("{ws}:t1"))
+    }
+
+    /// Every tab of a workspace: its first (implicit) and the created ones.
+    pub fn tabs_of(&self, ws: &str) -> Vec<String> {
+        std::iter::once(format!("{ws}:t1"))
+            .chain(
+                self.tabs
+                    .iter()
+                    .filter(|t| t.workspace_id == ws)
+                    .map(|t| t.id.clone()),
+            )
+            .collect()
+    }
+
+    /// The workspace a tab belongs to.
+    pub fn tab_workspace(&self, tab: &str) -> Option<String> {
+        let ws = tab.split(':').next()?.to_string();
+        self.tabs_of(&ws).contains(&tab.to_string()).then_some(ws)
+    }
+
+    /// A tab's own focused pane: the last one focused in it while it is still there, else the
+    /// workspace's focused pane when it is in this tab, else the tab's first pane.
+    pub fn tab_focused(&self, tab: &str) -> String {
+        let in_tab = |id: &str| self.panes.iter().any(|p| p.id == id && p.tab_id == tab);
+        let ws_focus = self
+            .tab_workspace(tab)
+            .and_then(|ws| self.workspaces.iter().find(|w| w.id == ws))
+            .map(|w| w.focused_pane.clone())
+            .filter(|p| in_tab(p));
+        ws_focus
+            .or_else(|| self.tab_focus.get(tab).cloned().filter(|p| in_tab(p)))
+            .or_else(|| {
+                self.panes
+                    .iter()
+                    .find(|p| p.tab_id == tab)
+                    .map(|p| p.id.clone())
+            })
+            .unwrap_or_default()
     }
 
     /// The next pane id of a workspace (never reused).
@@ -85,6 +156,7 @@ impl State {
             label: label.to_string(),
             focused_pane: pane.clone(),
             next_pane: 2,
+            active_tab: None,
         });
         let terminal_id = self.next_terminal_id();
         self.panes.push(FakePane {
@@ -137,35 +209,37 @@ impl State {
         self.blocked.clear();
     }
 
-    /// The focused pane of each workspace's layout.
+    /// The focused pane of the tab a workspace shows.
     pub fn layout_focus(&self, ws: &str) -> String {
-        self.workspaces
-            .iter()
-            .find(|w| w.id == ws)
-            .map(|w| w.focused_pane.clone())
-            .unwrap_or_default()
+        self.tab_focused(&self.active_tab(ws))
     }
 
-    /// One workspace's tab layout.
-    pub fn layout_json(&self, ws: &str) -> Value {
-        let focus = self.layout_focus(ws);
+    /// One tab's layout (layouts are per tab: captured, `moves` 019).
+    pub fn tab_layout(&self, tab: &str) -> Value {
+        let focus = self.tab_focused(tab);
+        let ws = tab.split(':').next().unwrap_or("");
         json!({
             "area": AREA.json(),
             "focused_pane_id": focus,
-            "panes": self.panes.iter().filter(|p| p.tab_id == format!("{ws}:t1")).map(|p| json!({
+            "panes": self.panes.iter().filter(|p| p.tab_id == tab).map(|p| json!({
                 "focused": p.id == focus, "pane_id": p.id, "rect": p.rect.json()
             })).collect::<Vec<_>>(),
             "splits": [],
-            "tab_id": format!("{ws}:t1"),
+            "tab_id": tab,
             "workspace_id": ws,
             "zoomed": false,
         })
     }
 
+    /// The layout of the tab a workspace shows.
+    pub fn layout_json(&self, ws: &str) -> Value {
+        self.tab_layout(&self.active_tab(ws))
+    }
+
     /// `WorkspaceInfo` as `workspace.list` shows it.
     pub fn workspace_json(&self, w: &FakeWorkspace, number: usize) -> Value {
         let count = self.panes.iter().filter(|p| p.workspace_id == w.id).count();
-        json!({"active_tab_id": format!("{}:t1", w.id), "agent_status": "unknown",
+        json!({"active_tab_id": self.active_tab(&w.id), "agent_status": "unknown",
                "focused": w.id == self.focused_ws, "label": w.label, "number": number,
                "pane_count": count, "workspace_id": w.id,
                "tab_count": 1 + self.tabs.iter().filter(|t| t.workspace_id == w.id).count()})
@@ -179,21 +253,31 @@ impl State {
             .collect()
     }
 
-    /// `session.snapshot`: focus, workspaces, tabs, panes and one layout per workspace.
+    /// `session.snapshot`: focus, workspaces, tabs, panes and one layout per tab.
     pub fn snapshot_json(&self) -> Value {
         let focused = self.focused.clone();
+        let focused_tab = self
+            .panes
+            .iter()
+            .find(|p| p.id == focused)
+            .map(|p| p.tab_id.clone())
+            .unwrap_or_else(|| format!("{}:t1", self.focused_ws));
+        let tabs: Vec<String> = self
+            .workspaces
+            .iter()
+            .flat_map(|w| self.tabs_of(&w.id))
+            .collect();
         json!({
             "agents": [],
             "focused_pane_id": focused,
-            "focused_tab_id": format!("{}:t1", self.focused_ws),
+            "focused_tab_id": focused_tab,
             "focused_workspace_id": self.focused_ws,
-            "layouts": self.workspaces.iter().map(|w| self.layout_json(&w.id))
-                .chain(self.tabs.iter().map(|t| self.tab_layout_json(t))).collect::<Vec<_>>(),
+            "layouts": tabs.iter().map(|t| self.tab_layout(t)).collect::<Vec<_>>(),
             "panes": self.panes.iter().map(|p| pane_json(p, &focused)).collect::<Vec<_>>(),
             "protocol": self.protocol,
             "tabs": self.workspaces.iter().map(|w| json!({
                 "agent_status": "unknown",
-                "focused": w.id == self.focused_ws && !self.tabs.iter().any(|t| t.pane == focused),
+                "focused": format!("{}:t1", w.id) == focused_tab,
                 "label": "1", "number": 1,
                 "pane_count": self.panes.iter().filter(|p| p.tab_id == format!("{}:t1", w.id)).count(),
                 "tab_id": format!("{}:t1", w.id), "workspace_id": w.id}))
@@ -258,11 +342,11 @@ impl State {
             let source = self.panes[a].id.clone();
             self.focus_pane(&source);
         }
-        let ws = self.panes[a].workspace_id.clone();
+        let tab = self.panes[a].tab_id.clone();
         ok(
             id,
-            json!({"swap": {"changed": changed, "focused_pane_id": self.layout_focus(&ws),
-                    "layout": self.layout_json(&ws), "source_pane_id": src, "target_pane_id": dst},
+            json!({"swap": {"changed": changed, "focused_pane_id": self.tab_focused(&tab),
+                    "layout": self.tab_layout(&tab), "source_pane_id": src, "target_pane_id": dst},
                    "type": "pane_swap"}),
         )
     }
@@ -316,6 +400,15 @@ pub fn handle_more(method: &str, id: &str, params: &Value, s: &mut State) -> Opt
     }
     let reply = match method {
         "tab.create" => super::tabs::create(id, params, s),
+        "tab.focus" => {
+            let tab = str_param(params, "tab_id").unwrap_or("");
+            if !s.focus_tab(tab) {
+                return Some(error(id, "tab_not_found", &format!("tab {tab} not found")));
+            }
+            let t = s.tab_info(tab);
+            ok(id, json!({"tab": t, "type": "tab_info"}))
+        }
+        "pane.move" => super::moves::move_pane(id, params, s),
         "workspace.list" => ok(
             id,
             json!({"type": "workspace_list", "workspaces": s.workspaces_json()}),

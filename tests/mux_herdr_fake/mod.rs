@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use serde_json::{json, Value};
 
 mod focus;
+mod moves;
 mod server;
 mod tabs;
 use focus::detected_agent;
@@ -68,15 +69,18 @@ pub struct FakePane {
     pub rect: Rect,
 }
 
-/// A workspace with one tab (`<id>:t1`).
+/// A workspace: its first tab (`<id>:t1`) is implicit, more come from `tab.create` and moves.
 #[derive(Debug, Clone)]
 pub struct FakeWorkspace {
     pub id: String,
     pub label: String,
-    /// This workspace's own focused pane (what `workspace.focus` brings back).
+    /// This workspace's own focused pane (what `workspace.focus` brings back): the focused pane
+    /// of the tab it shows.
     pub focused_pane: String,
     /// Pane numbers are never reused, not even after a restart.
     pub next_pane: u32,
+    /// The tab this workspace shows (`active_tab_id`); `None`: its first tab.
+    pub active_tab: Option<String>,
 }
 
 #[derive(Debug)]
@@ -110,7 +114,22 @@ pub struct State {
     /// The shell pid of a created tab's pane (`NO_SHELL` unless a test that runs the typed
     /// command in a real shell sets that shell's pid).
     pub tab_shell: u32,
+    /// Each tab's own focused pane, once something focused a pane in it (layouts are per tab).
+    pub tab_focus: BTreeMap<String, String>,
+    /// Old pane ids of panes moved to another workspace: `pane.get`, `pane.process_info`,
+    /// `pane.read` and `pane.close` still answer them, with the pane as it is now (captured,
+    /// `moves` 008, 009, 016, 030/031).
+    pub aliases: BTreeMap<String, String>,
+    /// What `pane.read` shows of a pane's screen (empty when unset).
+    pub screens: BTreeMap<String, String>,
+    /// Answer `TICK_METHODS` on the next tick of this period since the fake started, as Herdr
+    /// 0.8.2 answers some requests on its loop's ~100 ms tick (`moves/timing.json`).
+    pub tick: Option<std::time::Duration>,
+    pub started: std::time::Instant,
 }
+
+/// The methods the tick applies to (the captures show ~100 ms answers for these).
+pub const TICK_METHODS: &[&str] = &["ping", "session.snapshot", "pane.get", "pane.process_info"];
 
 /// What a hook runs: the parsed request and the state, under the fake's lock.
 pub type HookFn = dyn FnMut(&Value, &mut State) + Send;
@@ -190,6 +209,7 @@ impl FakeHerdr {
                 label: "acc-ws".into(),
                 focused_pane: "w1:p1".into(),
                 next_pane: 2,
+                active_tab: None,
             }],
             focused_ws: "w1".into(),
             next_terminal: 2,
@@ -201,6 +221,11 @@ impl FakeHerdr {
             tabs: Vec::new(),
             tab_shell: NO_SHELL,
             hook: None,
+            tab_focus: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            screens: BTreeMap::new(),
+            tick: None,
+            started: std::time::Instant::now(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (state.clone(), stop.clone());
@@ -312,7 +337,7 @@ fn handle(line: &str, s: &mut State) -> Value {
     let params = req.get("params").cloned().unwrap_or(json!({}));
     let focused = s.focused.clone();
     let find = |s: &State, pid: Option<&str>| -> Option<usize> {
-        let pid = pid?;
+        let pid = s.resolve(pid?);
         s.panes.iter().position(|p| p.id == pid)
     };
     let not_found = |pid: Option<&str>| {
@@ -365,6 +390,21 @@ fn handle(line: &str, s: &mut State) -> Value {
                 None => not_found(Some(pid)),
             }
         }
+        "pane.read" => {
+            let pid = str_param(&params, "pane_id").unwrap_or(&focused);
+            let Some(i) = find(s, Some(pid)) else {
+                return not_found(Some(pid));
+            };
+            let p = &s.panes[i];
+            let text = s.screens.get(&p.id).cloned().unwrap_or_default();
+            ok(
+                id,
+                json!({"read": {"format": "text", "pane_id": p.id, "revision": 0,
+                        "source": str_param(&params, "source").unwrap_or("recent"),
+                        "tab_id": p.tab_id, "text": text, "truncated": false,
+                        "workspace_id": p.workspace_id}, "type": "pane_read"}),
+            )
+        }
         "pane.process_info" => {
             let pid = str_param(&params, "pane_id").unwrap_or(&focused);
             match find(s, Some(pid)) {
@@ -392,6 +432,7 @@ fn handle(line: &str, s: &mut State) -> Value {
             let (keep, new_rect) = focus::split_rects(s.panes[i].rect, down, ratio);
             s.panes[i].rect = keep;
             let ws = s.panes[i].workspace_id.clone();
+            let tab = s.panes[i].tab_id.clone();
             let pane_id = s.next_pane_id(&ws);
             let terminal_id = s.next_terminal_id();
             let shell = s.panes[i].shell_pid;
@@ -399,7 +440,7 @@ fn handle(line: &str, s: &mut State) -> Value {
                 id: pane_id,
                 terminal_id,
                 workspace_id: ws.clone(),
-                tab_id: format!("{ws}:t1"),
+                tab_id: tab,
                 label: None,
                 cwd: str_param(&params, "cwd").unwrap_or("/tmp").to_string(),
                 tokens: BTreeMap::new(),
@@ -478,14 +519,14 @@ fn handle(line: &str, s: &mut State) -> Value {
         }
         "pane.layout" => {
             let pid = str_param(&params, "pane_id").unwrap_or(&focused);
-            let Some(ws) = s.workspace_of(pid) else {
+            let Some(i) = find(s, Some(pid)) else {
                 return not_found(Some(pid));
             };
-            let layout = match s.tabs.iter().find(|t| t.pane == pid) {
-                Some(t) => s.tab_layout_json(t),
-                None => s.layout_json(&ws),
-            };
-            ok(id, json!({"layout": layout, "type": "pane_layout"}))
+            let tab = s.panes[i].tab_id.clone();
+            ok(
+                id,
+                json!({"layout": s.tab_layout(&tab), "type": "pane_layout"}),
+            )
         }
         "pane.close" => {
             let pid = str_param(&params, "pane_id");
@@ -493,12 +534,10 @@ fn handle(line: &str, s: &mut State) -> Value {
                 return not_found(pid);
             };
             let gone = s.panes.remove(i);
+            s.aliases.retain(|_, now| *now != gone.id);
             // The closed pane's space goes back to a neighbour (simplified: the first pane of
-            // its workspace), which also takes its focus.
-            let heir = s
-                .panes
-                .iter()
-                .position(|p| p.workspace_id == gone.workspace_id);
+            // its tab), which also takes its focus.
+            let heir = s.panes.iter().position(|p| p.tab_id == gone.tab_id);
             if let Some(h) = heir {
                 let first = &mut s.panes[h];
                 first.rect.height += gone.rect.height;

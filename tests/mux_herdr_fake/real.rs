@@ -1,6 +1,6 @@
 //! A private, headless real Herdr server for the real-Herdr tier (compiled as ignored when
 //! `herdr` is not on PATH): `herdr server` with its own `XDG_CONFIG_HOME` in a temp dir and its
-//! own `HERDR_SESSION`, update checks off, as `fixtures/herdr-0.8.2/behaviour/README.md`
+//! own `HERDR_SESSION` (and `HOME`), update checks off, as `fixtures/herdr-0.8.2/behaviour/README.md`
 //! describes. Stopped with `herdr server stop` (and the child killed) on drop; nothing else of
 //! the machine's Herdr is touched.
 
@@ -46,7 +46,10 @@ impl RealHerdr {
 
     fn command(&self) -> Command {
         let mut c = Command::new("herdr");
+        // HOME too: the panes' shells then read no rc file of the machine's user (one that runs
+        // slow or locking start-up work would hold up every pane of a test).
         c.env("XDG_CONFIG_HOME", self.config.path())
+            .env("HOME", self.config.path())
             .env("HERDR_SESSION", &self.session)
             .env_remove("HERDR_SOCKET_PATH")
             .env_remove("HERDR_ENV")
@@ -92,6 +95,11 @@ impl RealHerdr {
         }
     }
 
+    /// The server process's pid, while it runs.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(Child::id)
+    }
+
     /// One `herdr …` call on this server.
     pub fn cli(&self, args: &[&str]) -> Output {
         self.command().args(args).output().expect("herdr cli")
@@ -121,6 +129,35 @@ impl RealHerdr {
             "--no-focus",
         ]);
         ws["root_pane"]["pane_id"].as_str().unwrap().to_string()
+    }
+
+    /// Move `pane` into the tab of `beside`, split `direction` (`down` or `right`), without
+    /// focus; the id it has now (a move to another workspace gives a new one). Found by its
+    /// terminal, which a move keeps.
+    pub fn move_beside(&self, pane: &str, beside: &str, direction: &str) -> String {
+        let terminal = self.result(&["pane", "get", pane])["pane"]["terminal_id"].clone();
+        let tab = self.result(&["pane", "get", beside])["pane"]["tab_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        self.result(&[
+            "pane",
+            "move",
+            pane,
+            "--tab",
+            &tab,
+            "--split",
+            direction,
+            "--no-focus",
+        ]);
+        self.result(&["pane", "list"])["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["terminal_id"] == terminal)
+            .and_then(|p| p["pane_id"].as_str())
+            .unwrap()
+            .to_string()
     }
 
     /// A client for this server.

@@ -40,7 +40,22 @@ fn serve(conn: UnixStream, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
     if reader.read_line(&mut line).is_err() {
         return;
     }
-    let mode = state.lock().unwrap().mode;
+    let (mode, tick, started) = {
+        let st = state.lock().unwrap();
+        (st.mode, st.tick, st.started)
+    };
+    // Some methods wait for the next tick of the server's loop, as Herdr 0.8.2's do.
+    if let Some(period) = tick.filter(|p| !p.is_zero()) {
+        let method = serde_json::from_str::<serde_json::Value>(line.trim_end())
+            .ok()
+            .and_then(|v| v["method"].as_str().map(str::to_string));
+        if method.is_some_and(|m| super::TICK_METHODS.contains(&m.as_str())) {
+            let since = started.elapsed().as_nanos();
+            let p = period.as_nanos();
+            let wait = p - since % p;
+            std::thread::sleep(Duration::from_nanos(wait as u64));
+        }
+    }
     let reply = match mode {
         Mode::Stall => {
             let end = Instant::now() + Duration::from_secs(10);

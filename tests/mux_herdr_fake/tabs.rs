@@ -29,25 +29,35 @@ pub struct FakeTab {
 impl State {
     /// `TabInfo` of a created tab.
     pub fn tab_json(&self, t: &FakeTab) -> Value {
-        json!({"agent_status": "unknown", "focused": self.focused == t.pane,
+        let focused = self
+            .panes
+            .iter()
+            .any(|p| p.id == self.focused && p.tab_id == t.id);
+        json!({"agent_status": "unknown", "focused": focused,
                "label": t.label, "number": t.number,
                "pane_count": self.panes.iter().filter(|p| p.tab_id == t.id).count(),
                "tab_id": t.id, "workspace_id": t.workspace_id})
     }
 
-    /// The layout of a created tab: its one pane over the whole area.
+    /// `TabInfo` of any tab (a workspace's implicit first tab too).
+    pub fn tab_info(&self, tab: &str) -> Value {
+        match self.tabs.iter().find(|t| t.id == tab) {
+            Some(t) => self.tab_json(t),
+            None => {
+                let focused = self
+                    .panes
+                    .iter()
+                    .any(|p| p.id == self.focused && p.tab_id == tab);
+                json!({"agent_status": "unknown", "focused": focused, "label": "1", "number": 1,
+                       "pane_count": self.panes.iter().filter(|p| p.tab_id == tab).count(),
+                       "tab_id": tab, "workspace_id": tab.split(':').next().unwrap_or("")})
+            }
+        }
+    }
+
+    /// The layout of a created tab.
     pub fn tab_layout_json(&self, t: &FakeTab) -> Value {
-        json!({
-            "area": AREA.json(),
-            "focused_pane_id": t.pane,
-            "panes": self.panes.iter().filter(|p| p.tab_id == t.id).map(|p| json!({
-                "focused": true, "pane_id": p.id, "rect": p.rect.json()
-            })).collect::<Vec<_>>(),
-            "splits": [],
-            "tab_id": t.id,
-            "workspace_id": t.workspace_id,
-            "zoomed": false,
-        })
+        self.tab_layout(&t.id)
     }
 }
 

@@ -4,6 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[allow(dead_code)]
+#[path = "../mux_herdr_fake/real.rs"]
+mod herdr_real;
 #[path = "../hostile_support/mod.rs"]
 mod hostile_support;
 #[path = "../lock_step/mod.rs"]
@@ -21,6 +24,7 @@ mod text_cases;
 
 mod real_pi;
 mod real_pi_channel;
+mod real_pi_herdr;
 mod real_pi_hostile;
 mod real_pi_package;
 mod real_pi_readme;

@@ -129,20 +129,7 @@ impl Seat {
 
     /// The text of every user message in pi's session file, in order.
     pub(crate) fn user_messages(&self) -> Vec<String> {
-        let text = std::fs::read_to_string(&self.file).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "message" && v["message"]["role"] == "user")
-            .map(|v| match &v["message"]["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(blocks) => blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                _ => String::new(),
-            })
-            .collect()
+        real_pi_support::user_messages(&self.file)
     }
 
     fn screen(&self) -> String {

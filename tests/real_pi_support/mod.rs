@@ -178,3 +178,21 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
     )?;
     w.flush()
 }
+
+/// The text of every user message in a pi session file, in order.
+pub fn user_messages(file: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "message" && v["message"]["role"] == "user")
+        .map(|v| match &v["message"]["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        })
+        .collect()
+}

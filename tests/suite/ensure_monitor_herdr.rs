@@ -59,7 +59,11 @@ fn places_and_keeps_a_monitor_above_the_coordinator_on_herdr() {
             .unwrap_or_else(|| panic!("{m} not called: {methods:?}"))
     };
     assert!(pos("pane.split") < pos("pane.swap"));
-    assert!(pos("pane.swap") < pos("pane.layout"));
+    // The layout is checked after the swap too (the last layout request).
+    let last = |m: &str| methods.iter().rposition(|x| x == m).unwrap();
+    assert!(pos("pane.swap") < last("pane.layout"));
+    // Labelled before the command is typed (a stage each).
+    assert!(pos("pane.rename") < pos("pane.send_input"));
     let (label, marker) = herdr.with(|s| {
         let p = s.panes.iter().find(|p| p.id == pane).unwrap();
         (p.label.clone(), p.tokens.values().next().cloned())
@@ -234,7 +238,7 @@ fn a_focus_that_cannot_be_put_back_is_said() {
         panic!("{out:?}")
     };
     assert!(
-        detail.contains("focus is on w2:p1 in w2 (was w1:p1 in w1)"),
+        detail.contains("focus is on w2:p1 in w2 / w2:t1 (was w1:p1 in w1 / w1:t1)"),
         "{detail}"
     );
     let rec = record(&cfg.root);
@@ -416,14 +420,329 @@ fn real_herdr_background_monitor_keeps_focus_and_survives_a_restart() {
         .filter(|p| p["label"] == "Intercom monitor")
         .count();
     assert_eq!(labelled, 1);
-    // The monitor runs: something other than the shell is in the pane's foreground (≤ 10 s).
+    monitor_argv(&h, &pane);
+}
+
+/// The argv of what runs in the pane's foreground once it is not its shell: the monitor has
+/// started (waited for, ≤ 10 s).
+fn monitor_argv(h: &mux_herdr_fake::real::RealHerdr, pane: &str) -> Vec<String> {
+    use std::time::{Duration, Instant};
     let end = Instant::now() + Duration::from_secs(10);
     loop {
-        let info = h.client().process_info(&pane, soon()).unwrap().unwrap();
-        if info.foreground().map(|f| f.pid) != info.shell_pid {
-            break;
+        let info = h
+            .client()
+            .process_info(pane, Instant::now() + Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
+        let fg = info.foreground().cloned();
+        if let Some(f) = fg.filter(|f| Some(f.pid) != info.shell_pid) {
+            return f.argv.unwrap_or_default();
         }
         assert!(Instant::now() < end, "the monitor did not start: {info:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Real-Herdr tier: the coordinator's pane is in a tab its background workspace does not show.
+/// Herdr's swap makes that tab the shown one (captured, `moves` 020/021); ensure-monitor puts
+/// the shown tab back as well as the focus, and the record says `restored` only after checking
+/// it (before, it restored the focus alone, left the workspace showing the coordinator's tab,
+/// and still recorded `restored`).
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_background_workspace_keeps_the_tab_it_shows() {
+    use mux_herdr_fake::real::RealHerdr;
+    use std::time::{Duration, Instant};
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config::load(&roster(dir.path())).unwrap();
+    h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let shown = h.background_pane("/tmp", "back");
+    let ws = h.result(&["pane", "get", &shown])["pane"]["workspace_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tab = h.result(&[
+        "tab",
+        "create",
+        "--workspace",
+        &ws,
+        "--cwd",
+        "/tmp",
+        "--label",
+        "coord",
+        "--no-focus",
+    ]);
+    let coord = tab["root_pane"]["pane_id"].as_str().unwrap().to_string();
+    let coord_tab = tab["tab"]["tab_id"].as_str().unwrap().to_string();
+    let env = MuxEnv {
+        herdr_socket_path: Some(h.socket.display().to_string()),
+        ..Default::default()
+    };
+    let mut req = request(&cfg, h.shell_pid(&coord));
+    req.monitor_argv[0] = env!("CARGO_BIN_EXE_intercom-pane").into();
+    let before = h.client().focus(soon()).unwrap();
+    assert_ne!(before.tab_of(&ws), Some(coord_tab.as_str()));
+    let pane = match monitor_pane::ensure(&req, &env).unwrap() {
+        Outcome::Created { pane } => pane,
+        other => panic!("{other:?}"),
+    };
+    let after = h.client().focus(soon()).unwrap();
+    assert_eq!(
+        (&after.workspace, &after.tab, &after.pane),
+        (&before.workspace, &before.tab, &before.pane)
+    );
+    assert_eq!(
+        after.tab_of(&ws),
+        before.tab_of(&ws),
+        "the shown tab is back"
+    );
+    assert_eq!(
+        after.pane_of_tab(&coord_tab),
+        before.pane_of_tab(&coord_tab)
+    );
+    let rec = record(&cfg.root);
+    assert_eq!(rec["focus"], "restored", "{rec}");
+    assert!(rec["focusChecked"]
+        .as_str()
+        .unwrap()
+        .contains("tab each workspace shows"));
+    // The monitor is above the coordinator, in the coordinator's tab.
+    let got = h.result(&["pane", "get", &pane]);
+    assert_eq!(got["pane"]["tab_id"], coord_tab.as_str());
+}
+
+/// `intercom-pane ensure-monitor` for the coordinator whose pane's shell is `caller`, on the
+/// real server `h`; `pause`: the stage after which its placement waits on a file (test hook).
+fn ensure_command(
+    h: &mux_herdr_fake::real::RealHerdr,
+    root: &std::path::Path,
+    caller: u32,
+    pause: Option<(&str, &std::path::Path)>,
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
+    c.args(["ensure-monitor", "--root"])
+        .arg(root)
+        .args(["--session-id", "coord", "--caller-pid", &caller.to_string()])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", root)
+        .env("HERDR_SOCKET_PATH", &h.socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some((stage, file)) = pause {
+        c.env(
+            intercom_pane::actions::monitor_place::TEST_PAUSE_ENV,
+            format!("{stage}:{}", file.display()),
+        );
+    }
+    c
+}
+
+/// The panes labelled `Intercom monitor`, and every pane id.
+fn monitor_panes(h: &mux_herdr_fake::real::RealHerdr) -> (Vec<String>, Vec<String>) {
+    let list = h.result(&["pane", "list"]);
+    let panes = list["panes"].as_array().unwrap();
+    let ids = |f: &dyn Fn(&serde_json::Value) -> bool| {
+        panes
+            .iter()
+            .filter(|p| f(p))
+            .map(|p| p["pane_id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    (ids(&|p| p["label"] == "Intercom monitor"), ids(&|_| true))
+}
+
+/// Wait (≤ 15 s) until the record reaches `stage`.
+fn wait_stage(root: &std::path::Path, stage: &str) -> serde_json::Value {
+    let path = monitor_pane::record_path(root, "coord");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        if let Some(v) = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        {
+            if v["stage"] == stage {
+                return v;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "the record never reached {stage}: {:?}",
+            std::fs::read_to_string(&path)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn wait_file(p: &std::path::Path) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !p.exists() {
+        assert!(
+            std::time::Instant::now() < end,
+            "{} never appeared",
+            p.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The placing process of this root (`ensure-monitor --in-background`), found in /proc.
+fn placing_pid(root: &std::path::Path) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let cmd = String::from_utf8_lossy(&cmd);
+        (cmd.contains("--in-background") && cmd.contains(&*root.to_string_lossy())).then_some(pid)
+    })
+}
+
+/// Real-Herdr tier: the placement does not depend on its caller's patience. The command is
+/// killed (SIGTERM, what the pi extension's 3 s timeout does) right after the split: the
+/// placement goes on and finishes — labelled, running, the focus back, one monitor pane. Then
+/// a placement killed outright (SIGKILL) half-way is taken up by the next run, which finishes it
+/// in the same pane; and a placement that cannot finish closes its own half-made pane and
+/// leaves no fence. Before: the killed placement left an unlabelled pane, the focus moved and a
+/// record that fenced every later start until `--recover`.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_placement_outlives_its_caller_and_is_taken_up_after_a_crash() {
+    use mux_herdr_fake::real::RealHerdr;
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let root = roster(dir.path());
+    let gate = dir.path().join("gate");
+    h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let coord = h.background_pane("/tmp", "back");
+    let caller = h.shell_pid(&coord);
+    let before = h.client().focus(soon()).unwrap();
+
+    // 1. The caller gives up right after the split: the placement finishes anyway.
+    let mut cmd = ensure_command(&h, &root, caller, Some(("swap_pending", &gate)))
+        .spawn()
+        .unwrap();
+    wait_file(&gate);
+    kill(Pid::from_raw(cmd.id() as i32), Signal::SIGTERM).unwrap();
+    let _ = cmd.wait();
+    std::fs::remove_file(&gate).unwrap();
+    let rec = wait_stage(&root, "submitted");
+    let pane = rec["pane"].as_str().unwrap().to_string();
+    let (labelled, _) = monitor_panes(&h);
+    assert_eq!(labelled, vec![pane.clone()], "{rec}");
+    let after = h.client().focus(soon()).unwrap();
+    assert_eq!(
+        (&after.workspace, &after.pane),
+        (&before.workspace, &before.pane)
+    );
+    assert!(
+        matches!(rec["focus"].as_str(), Some("restored" | "unchanged")),
+        "{rec}"
+    );
+    h.cli(&["pane", "close", &pane]);
+
+    // 2. The placement itself is killed outright half-way (labelled, command not typed yet):
+    //    the next run takes it up in the same pane.
+    let mut cmd = ensure_command(&h, &root, caller, Some(("run_pending", &gate)))
+        .spawn()
+        .unwrap();
+    wait_file(&gate);
+    let placing = placing_pid(&root).expect("the placing process");
+    kill(Pid::from_raw(placing), Signal::SIGKILL).unwrap();
+    let _ = cmd.wait();
+    let _ = std::fs::remove_file(&gate);
+    let half = wait_stage(&root, "run_pending");
+    let o = ensure_command(&h, &root, caller, None).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{} {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rec = wait_stage(&root, "submitted");
+    assert_eq!(rec["pane"], half["pane"], "the same pane, taken up");
+    assert_eq!(
+        monitor_panes(&h).0,
+        vec![rec["pane"].as_str().unwrap().to_string()]
+    );
+    monitor_argv(&h, rec["pane"].as_str().unwrap());
+    h.cli(&["pane", "close", rec["pane"].as_str().unwrap()]);
+
+    // 3. A placement that cannot finish (the coordinator's pane closed under it) closes the
+    //    pane it split and leaves no record to fence the next start.
+    let (_, panes_before) = monitor_panes(&h);
+    let mut cmd = ensure_command(&h, &root, caller, Some(("swap_pending", &gate)))
+        .spawn()
+        .unwrap();
+    wait_file(&gate);
+    let half = serde_json::from_slice::<serde_json::Value>(
+        &std::fs::read(monitor_pane::record_path(&root, "coord")).unwrap(),
+    )
+    .unwrap();
+    let split = half["pane"].as_str().unwrap().to_string();
+    h.cli(&["pane", "close", &coord]);
+    std::fs::remove_file(&gate).unwrap();
+    // The command itself stopped waiting long ago (it said the placement goes on); the
+    // placement ends when it has cleaned up.
+    let _ = cmd.wait();
+    let end = Instant::now() + Duration::from_secs(15);
+    while monitor_pane::record_path(&root, "coord").exists() || placing_pid(&root).is_some() {
+        assert!(Instant::now() < end, "the failed placement left its record");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, panes_after) = monitor_panes(&h);
+    assert!(
+        !panes_after.contains(&split),
+        "the half-made pane is closed: {panes_after:?}"
+    );
+    assert!(!panes_after.contains(&coord));
+    assert_eq!(
+        panes_after.len() + 1,
+        panes_before.len(),
+        "{panes_before:?} {panes_after:?}"
+    );
+}
+
+/// Real-Herdr tier: every string handed to Herdr is checked for it. The sidebar's command is
+/// typed into a shell, so a root folder full of shell syntax (`$(…)`, backticks, quotes, `;`,
+/// `#`, a space) reaches the monitor exactly as its `--root` argument and runs nothing; the
+/// environment given to the new pane is the placement's marker only; the label is ours.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_a_hostile_root_reaches_the_monitor_exactly() {
+    use mux_herdr_fake::real::RealHerdr;
+    let h = RealHerdr::start();
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = dir
+        .path()
+        .join("r $(touch PWNED1) `touch PWNED2` 'q\" ;touch PWNED3 #{S} é");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let root = roster(&hostile);
+    let coord = h.background_pane("/tmp", "back");
+    let caller = h.shell_pid(&coord);
+    let o = ensure_command(&h, &root, caller, None).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rec = wait_stage(&root, "submitted");
+    let pane = rec["pane"].as_str().unwrap().to_string();
+    let argv = monitor_argv(&h, &pane);
+    let at = argv.iter().position(|a| a == "--root").expect("--root");
+    assert_eq!(argv[at + 1], root.display().to_string(), "{argv:?}");
+    for n in ["PWNED1", "PWNED2", "PWNED3"] {
+        for d in [&root, &hostile, dir.path(), std::path::Path::new("/tmp")] {
+            assert!(!d.join(n).exists(), "{} ran", d.join(n).display());
+        }
+    }
+    let got = h.result(&["pane", "get", &pane]);
+    assert_eq!(got["pane"]["label"], "Intercom monitor");
 }

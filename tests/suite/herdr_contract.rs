@@ -446,3 +446,215 @@ fn contract_socket_selection() {
     }
     assert!(checked >= 9, "{checked} environments checked");
 }
+
+fn moves_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/herdr-0.8.2/moves")
+}
+
+fn moves_capture(file: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(moves_dir().join(file)).unwrap()).unwrap()
+}
+
+/// What the `moves` captures are about, from one reply: ids, workspaces, tabs, the tab each
+/// workspace shows, each tab's focused pane, aliases, moves and closes (terminal ids, pids,
+/// revisions and screens are the server's own).
+fn move_facts(v: &Value) -> Value {
+    if let Some(e) = v.get("error") {
+        return json!({"error": e["code"]});
+    }
+    let r = &v["result"];
+    let pane = |p: &Value| {
+        json!([
+            p["pane_id"],
+            p["workspace_id"],
+            p["tab_id"],
+            p["label"],
+            p["tokens"]
+        ])
+    };
+    let layouts = |ls: &Value| -> Vec<Value> {
+        let mut v: Vec<Value> = ls
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|l| {
+                        let mut ids: Vec<String> = l["panes"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|p| p["pane_id"].as_str().unwrap().to_string())
+                            .collect();
+                        ids.sort();
+                        json!([l["tab_id"], l["focused_pane_id"], ids])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by_key(|x| x.to_string());
+        v
+    };
+    let shown = |ws: &Value| -> Vec<Value> {
+        ws.as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|w| json!([w["workspace_id"], w["active_tab_id"], w["focused"]]))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    match r["type"].as_str().unwrap_or("") {
+        "pane_info" | "pane_current" => pane(&r["pane"]),
+        "pane_process_info" => json!({"pane": r["process_info"]["pane_id"]}),
+        "pane_list" => {
+            let mut v: Vec<Value> = r["panes"].as_array().unwrap().iter().map(pane).collect();
+            v.sort_by_key(|x| x.to_string());
+            json!(v)
+        }
+        "pane_move" => {
+            let m = &r["move_result"];
+            json!({"changed": m["changed"], "pane": pane(&m["pane"]),
+                   "previous": [m["previous_pane_id"], m["previous_workspace_id"], m["previous_tab_id"]],
+                   "focused": m["focused_pane_id"], "created_tab": m["created_tab"]["tab_id"],
+                   "created_workspace": m["created_workspace"]["workspace_id"],
+                   "closed_tab": m["closed_tab_id"],
+                   "target": layouts(&json!([m["target_layout"]])),
+                   "source": m.get("source_layout").map(|l| layouts(&json!([l])))})
+        }
+        "pane_swap" => {
+            let s = &r["swap"];
+            json!({"changed": s["changed"], "focused": s["focused_pane_id"],
+                   "layout": layouts(&json!([s["layout"]]))})
+        }
+        "session_snapshot" => {
+            let s = &r["snapshot"];
+            json!({"focus": [s["focused_workspace_id"], s["focused_tab_id"], s["focused_pane_id"]],
+                   "shown": shown(&s["workspaces"]), "layouts": layouts(&s["layouts"])})
+        }
+        "workspace_list" => json!(shown(&r["workspaces"])),
+        "workspace_info" => json!(shown(&json!([r["workspace"]]))),
+        "workspace_created" => {
+            json!({"ws": shown(&json!([r["workspace"]])), "root": pane(&r["root_pane"])})
+        }
+        "tab_created" => {
+            json!({"tab": r["tab"]["tab_id"], "focused": r["tab"]["focused"], "root": pane(&r["root_pane"])})
+        }
+        "tab_info" => json!([r["tab"]["tab_id"], r["tab"]["focused"]]),
+        "pane_read" => json!([
+            r["read"]["pane_id"],
+            r["read"]["tab_id"],
+            r["read"]["source"],
+            r["read"]["format"]
+        ]),
+        other => json!({"type": other}),
+    }
+}
+
+/// `moves` 001–032: a pane moved to another workspace gets a new id and keeps its terminal,
+/// label and tokens, its old id stays an alias (`pane.get`, `pane.process_info`, `pane.close`); a
+/// move to a new tab keeps the id; layouts are per tab and each workspace shows one tab, which a
+/// swap in a background tab changes and `tab.focus` puts back. Every step is replayed on the
+/// fake and its facts compared with the real server's reply.
+#[test]
+fn contract_moves_tabs_and_aliases() {
+    let index = moves_capture("index.json");
+    let fake = empty_fake();
+    let mut compared = 0;
+    let mut terminals: Vec<(String, String)> = Vec::new();
+    for row in index.as_array().unwrap() {
+        let req = &row["request"];
+        let want = moves_capture(row["reply_file"].as_str().unwrap());
+        let got = match send(
+            &fake,
+            req["method"].as_str().unwrap(),
+            req["params"].clone(),
+        ) {
+            Ok(r) => json!({"id": "contract", "result": r}),
+            Err(e) => json!({"id": "contract", "error": e}),
+        };
+        assert_eq!(
+            move_facts(&got),
+            move_facts(&want),
+            "step {} ({})",
+            row["step"],
+            row["name"]
+        );
+        // The moved pane keeps its terminal, in the capture and in the fake alike.
+        for (who, v) in [("real", &want), ("fake", &got)] {
+            let t = v["result"]["pane"]["terminal_id"]
+                .as_str()
+                .or(v["result"]["move_result"]["pane"]["terminal_id"].as_str());
+            if let (Some(t), "split-w2" | "move-w2p2-to-w1" | "get-old-id" | "move-to-new-ws") =
+                (t, row["name"].as_str().unwrap())
+            {
+                terminals.push((who.to_string(), t.to_string()));
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 32, "{compared} steps compared");
+    for who in ["real", "fake"] {
+        let ts: Vec<&String> = terminals
+            .iter()
+            .filter(|(w, _)| w == who)
+            .map(|(_, t)| t)
+            .collect();
+        assert_eq!(ts.len(), 4, "{who}: {ts:?}");
+        assert!(
+            ts.iter().all(|t| *t == ts[0]),
+            "{who}: one terminal: {ts:?}"
+        );
+    }
+}
+
+/// `moves/timing.json`: Herdr 0.8.2 answers most requests at once and some on the next tick
+/// of its loop, never later than about one tick; the fake with its tick set answers the same
+/// methods within one tick, and some of them late.
+#[test]
+fn contract_answer_tick() {
+    let t = moves_capture("timing.json");
+    let mut real: Vec<u64> = Vec::new();
+    for (k, v) in t.as_object().unwrap() {
+        if k == "after_workspace_create" {
+            for seq in v.as_array().unwrap() {
+                real.extend(
+                    seq.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x[1].as_u64().unwrap()),
+                );
+            }
+        } else {
+            for key in ["after_quiet_ms", "back_to_back_ms"] {
+                real.extend(
+                    v[key]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap()),
+                );
+            }
+        }
+    }
+    assert!(real.len() >= 200);
+    assert!(real.iter().all(|&ms| ms <= 150), "{real:?}");
+    assert!(
+        real.iter().any(|&ms| ms >= 50),
+        "the capture shows the tick"
+    );
+    let fake = FakeHerdr::start(mux_herdr_fake::NO_SHELL);
+    fake.with(|s| s.tick = Some(Duration::from_millis(100)));
+    let mut times = Vec::new();
+    for m in mux_herdr_fake::TICK_METHODS {
+        for _ in 0..5 {
+            let t0 = std::time::Instant::now();
+            let _ = send(&fake, m, json!({"pane_id": "w1:p1"}));
+            times.push(t0.elapsed().as_millis() as u64);
+        }
+    }
+    assert!(times.iter().all(|&ms| ms <= 150), "{times:?}");
+    assert!(times.iter().any(|&ms| ms >= 50), "{times:?}");
+    // Methods off the tick answer at once.
+    let t0 = std::time::Instant::now();
+    let _ = send(&fake, "workspace.list", json!({}));
+    assert!(t0.elapsed() < Duration::from_millis(50));
+}

@@ -107,7 +107,7 @@ fn ensure_monitor_stages_are_logged() {
         .collect();
     assert_eq!(
         stages,
-        ["split_pending", "rename_pending", "submitted"],
+        ["split_pending", "label_pending", "submitted"],
         "{ev:?}"
     );
     let done = ev

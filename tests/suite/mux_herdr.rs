@@ -329,9 +329,17 @@ fn split_above_is_split_down_swap_layout_check_then_run() {
         .map(String::as_str)
         .filter(|m| m.starts_with("pane.") && *m != "pane.process_info")
         .collect();
+    // The layout is read before the swap (a pane already above is not swapped again) and
+    // checked after it; then the command.
     assert_eq!(
-        &order[..4],
-        ["pane.split", "pane.swap", "pane.layout", "pane.send_input"]
+        &order[..5],
+        [
+            "pane.split",
+            "pane.layout",
+            "pane.swap",
+            "pane.layout",
+            "pane.send_input"
+        ]
     );
 
     // Marker and name.
@@ -505,45 +513,30 @@ fn herdr_session_names_the_server_outside_a_herdr_pane() {
     );
 }
 
-/// Runs against a real Herdr when one is on PATH and its socket answers; read-only unless
-/// `INTERCOM_PANE_REAL_HERDR=1` (then it also splits a pane and closes it again).
+/// Real-Herdr tier: a private headless server of its own (own `XDG_CONFIG_HOME` and
+/// `HERDR_SESSION`, stopped at the end; nothing else of the machine's Herdr is touched). The
+/// client's every read against it: `ping`, the listing and each pane found again by id; then a
+/// pane split above another (split down, swap, layout, command), found, compared and closed by
+/// its identity, and a refused close of a pane whose identity changed (a pane moved to another
+/// workspace answers its old id with its new one: never closed by the old identity).
 #[test]
 #[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
 fn real_herdr_when_installed() {
-    let env = MuxEnv::from_process();
-    let Some(h) = Herdr::from_env(&env) else {
-        eprintln!("skipped real_herdr_when_installed: no Herdr socket path in the environment");
-        return;
-    };
-    let pong = match h.ping(soon(3000)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("skipped real_herdr_when_installed: Herdr socket does not answer ({e})");
-            return;
-        }
-    };
-    eprintln!("real herdr {} protocol {}", pong.0, pong.1);
+    let real = mux_herdr_fake::real::RealHerdr::start();
+    let h = real.client();
+    let (version, protocol) = h.ping(soon(3000)).unwrap();
+    assert_eq!((version.as_str(), protocol), ("0.8.2", 20));
+    let target = real.background_pane("/tmp", "tier");
+    real.shell_pid(&target);
     let list = h.list_panes(soon(10_000)).unwrap();
+    assert!(list.panes.iter().any(|p| p.id == target));
     for p in &list.panes {
         assert_eq!(h.find_pane(&p.id, soon(3000)).unwrap().unwrap().id, p.id);
     }
-    if std::env::var("INTERCOM_PANE_REAL_HERDR").as_deref() != Ok("1") {
-        eprintln!(
-            "real herdr: read-only checks passed; set INTERCOM_PANE_REAL_HERDR=1 for split/close"
-        );
-        return;
-    }
-    let Some(target) = env
-        .herdr_pane_id
-        .clone()
-        .or(list.panes.first().map(|p| p.id.clone()))
-    else {
-        return;
-    };
     let new = h
         .split_above(
             &SplitAbove {
-                target,
+                target: target.clone(),
                 percent: 25,
                 cwd: None,
                 argv: vec!["sleep".into(), "60".into()],
@@ -554,9 +547,25 @@ fn real_herdr_when_installed() {
         .unwrap();
     let server = h.server_identity(soon(3000)).unwrap();
     let fresh = h.find_pane(&new.id, soon(3000)).unwrap().unwrap();
+    let list = h.list_panes(soon(10_000)).unwrap();
+    let top = |id: &str| list.panes.iter().find(|p| p.id == id).unwrap().top.unwrap();
+    assert!(top(&new.id) < top(&target), "the new pane is above");
     let ident = PaneIdentity::of(&server, &fresh);
     assert_eq!(
         h.close_if_matches(&ident, soon(5000)).unwrap(),
         CloseOutcome::Closed
     );
+    // Moved to another workspace: a new id; the old identity is refused, the pane stays.
+    let ident = PaneIdentity::of(&server, &h.find_pane(&target, soon(3000)).unwrap().unwrap());
+    let other = real.background_pane("/tmp", "other");
+    let now = real.move_beside(&target, &other, "down");
+    let moved = h.find_pane(&target, soon(3000)).unwrap().unwrap();
+    assert_eq!(moved.id, now, "the old id answers with the new one");
+    assert_ne!(moved.id, target, "a new id in the other workspace");
+    assert_eq!(moved.terminal_id, ident.terminal_id, "the same terminal");
+    assert_eq!(
+        h.close_if_matches(&ident, soon(5000)).unwrap(),
+        CloseOutcome::Refused("pane_id_differs".into())
+    );
+    assert!(h.find_pane(&moved.id, soon(3000)).unwrap().is_some());
 }

@@ -79,16 +79,35 @@ fn the_whole_text_up_to_the_limit_travels_and_longer_or_hostile_texts_never_leav
     }
     assert_eq!(prompts(&herdr), sent, "agent.prompt was never called");
 
-    // An agent at a dialog: Herdr refuses the prompt, the receipt says so.
+    // An agent at a dialog: Herdr refuses the prompt, nothing is typed, the refusal says so
+    // (exit 10, not ready).
     herdr.with(|s| s.blocked.insert("w1:p1".into()));
-    let (code, receipt, _) = reply(&env, "at a dialog");
-    assert_eq!(code, 1, "{receipt}");
-    assert_eq!(receipt["outcome"], "failed");
+    let (code, receipt, err) = reply(&env, "at a dialog");
+    assert_eq!(code, 10, "{receipt} {err}");
+    assert!(err.contains("dialog"), "{err}");
+    herdr.with(|s| s.blocked.clear());
+
+    // A draft in pi's editor (as pi 1.6.0 draws it, read through `pane.read`): refused, nothing
+    // typed; an empty editor takes the text (seen empty again afterwards: the fake's screen
+    // stays empty, as pi's does once it submitted).
+    let rule = "\u{2500}".repeat(94);
+    let screen = |inside: &str| {
+        format!("hello\n{rule}\n{inside}\n{rule}\n/tmp\n0.0%/128k (auto)  fake-model\n")
+    };
+    herdr.with(|s| s.screens.insert("w1:p1".into(), screen("my draft")));
+    let sent = prompts(&herdr);
+    let (code, receipt, err) = reply(&env, "beside a draft");
+    assert_eq!(code, 10, "{receipt} {err}");
+    assert!(err.contains("draft"), "{err}");
+    assert_eq!(prompts(&herdr), sent, "agent.prompt was never called");
+    herdr.with(|s| s.screens.insert("w1:p1".into(), screen("")));
+    let (code, receipt, err) = reply(&env, "with an empty editor");
+    assert_eq!(code, 0, "{receipt} {err}");
     assert!(
-        receipt["stderr"]
+        receipt["stdout"]
             .as_str()
             .unwrap()
-            .contains("agent_blocked"),
+            .contains("editor was empty before and took the text"),
         "{receipt}"
     );
 }

@@ -82,14 +82,35 @@ fn a_herdr_seat_is_alive_by_its_registered_pi_in_the_panes_process_tree() {
     herdr.with(|s| s.panes.clear());
     assert_eq!(record(&scan(&env), "W-idle")["stateReason"], "pane_gone");
 
+    // The server is down: a registered pi that is provably gone (its pid is free) needs no
+    // pane to read offline, and says why.
+    let socket = herdr.socket.clone();
     drop(herdr);
     let r = scan(&env);
     let rec = record(&r, "W-idle");
-    assert_eq!(rec["state"], "unknown");
+    assert_eq!(rec["state"], "offline", "{rec}");
+    assert_eq!(rec["stateReason"], "registered_pi_gone");
+    assert!(
+        rec["stateSource"]
+            .as_str()
+            .unwrap()
+            .contains("herdr not asked"),
+        "{rec}"
+    );
+    // A registered pi that lives, its server down: unknown, never a guess.
+    let mut pi = exec_a_pi();
+    let pid = pi.id();
+    wait_exec(pid);
+    register(&env, &ids[0].1, pid, &socket, "w1:p1");
+    let r = scan(&env);
+    let rec = record(&r, "W-idle");
+    assert_eq!(rec["state"], "unknown", "{rec}");
     assert!(
         rec["stateReason"].as_str().unwrap().starts_with("herdr_"),
         "{rec}"
     );
+    let _ = pi.kill();
+    let _ = pi.wait();
 }
 
 /// The registered pi lives, but not under the registered pane's shell: unknown, not alive.

@@ -174,12 +174,17 @@ fn fixture_seats_follow_their_panes() {
     assert_eq!(err["taskSetBy"], Value::Null);
     assert_eq!(index["registrationStale"], json!(["root/W-error"]));
 
-    // The server is gone: every seat is unknown, never offline.
+    // The server is gone: every seat is unknown, never offline, but one whose registered pi
+    // is provably gone (its pid free): that needs no pane to be offline, and says why.
     server.kill();
     let index = scan(&env, &server.sock);
-    for agent in ["W-idle", "W-tool", "W-waiting", "W-error", "Coordinator"] {
+    for agent in ["W-idle", "W-tool", "W-waiting", "Coordinator"] {
         assert_eq!(state_of(&index, agent).0, "unknown", "{agent}");
     }
+    assert_eq!(
+        state_of(&index, "W-error"),
+        ("offline".into(), "registered_pi_gone".into())
+    );
     assert!(state_of(&index, "W-idle").1.starts_with("tmux_"));
 }
 

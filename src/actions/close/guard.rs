@@ -187,7 +187,8 @@ impl Guard {
         Ok(())
     }
 
-    /// Refuse a pane that carries a monitor marker of ours (its record may be lost).
+    /// Refuse a pane that carries a monitor marker of ours (its record may be lost), one in the
+    /// caller's own tree, and one that holds the coordinator's pi.
     pub(super) fn check_pane(&self, pane: &mux::PaneInfo) -> Result<(), Refusal> {
         if pane
             .marker
@@ -201,6 +202,16 @@ impl Guard {
         if let Some(pid) = pane.pid {
             if self.caller_chain.contains(&pid) {
                 return Err(Refusal::CallersTree);
+            }
+            // The coordinator's pane by its pi, wherever it moved since it registered.
+            if self.coordinator_pi.as_ref().is_some_and(|c| {
+                proc::status(c) == proc::ProcStatus::Alive
+                    && (c.pid == pid || proc::is_ancestor(pid, c.pid))
+            }) {
+                return Err(Refusal::Pane {
+                    pane: pane.id.clone(),
+                    why: "the coordinator's pane (it holds the coordinator's pi)",
+                });
             }
         }
         Ok(())

@@ -282,7 +282,7 @@ fn protected_check(
     if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
         return Err(refused(CloseExit::Refused, why));
     }
-    let Some((target, path)) =
+    let Some((mut target, path)) =
         reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))
     else {
         return Err(refused(
@@ -290,6 +290,7 @@ fn protected_check(
             "the worker has no registration recording its pane and pi: no registered seat to ask",
         ));
     };
+    record::follow(&mut target);
     let guard = Guard::gather(cfg, &regs);
     guard
         .check(&target)

@@ -181,3 +181,18 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
         terminal_id: None,
     })
 }
+
+/// The pane the recorded pi is in now, on the recorded server (`mux::follow_pane`): the
+/// registration names the pane of pi's last event, and a pane moved since is followed by the
+/// pi's process (a Herdr pane moved to another workspace gets a new id; one moved to another
+/// tab keeps its id in another tab). When the server does not answer or no pane holds the pi,
+/// the record is left as it is, and the outside verification refuses it.
+pub fn follow(r: &mut JobRecord) {
+    let m = crate::mux::open(r.kind, &r.socket);
+    let deadline = std::time::Instant::now() + super::STEP_DEADLINE;
+    if let Ok(Some(o)) = crate::mux::follow_pane(m.as_ref(), Some(&r.pane_id), r.pi.pid, deadline) {
+        r.pane_id = o.pane.id;
+        r.mux_session_id = o.pane.session_id;
+        r.window_id = o.pane.window_id;
+    }
+}

@@ -55,7 +55,7 @@ impl std::fmt::Display for VerifyError {
                 f.write_str("the registered worker is another process than the job's")
             }
             VerifyError::RegisteredElsewherePane => {
-                f.write_str("the registered worker is in another pane than the job's")
+                f.write_str("the registered worker is on another multiplexer server than the job's")
             }
             VerifyError::Protected(r) => r.fmt(f),
             VerifyError::Server(e) => write!(f, "server: {e}"),
@@ -64,7 +64,9 @@ impl std::fmt::Display for VerifyError {
             }
             VerifyError::PaneLookup(e) => write!(f, "pane lookup: {e}"),
             VerifyError::PaneGone => f.write_str("the worker's pane is gone"),
-            VerifyError::PaneMoved => f.write_str("the pane moved to another session or window"),
+            VerifyError::PaneMoved => f.write_str(
+                "the pane moved to another session, window, workspace or tab since the job started",
+            ),
             VerifyError::PaneProcessChanged => {
                 f.write_str("the pane's process changed since the job started")
             }
@@ -114,8 +116,10 @@ pub(super) fn matches_registration(
     if !same {
         return Err(VerifyError::RegisteredElsewhereProcess);
     }
-    if let Some(pane) = r.mux.as_ref().and_then(|m| m.pane_id.as_deref()) {
-        if pane != job.pane_id {
+    // The registered pane is where pi was at its last event: a pane moved since (a Herdr
+    // workspace move renames it) is followed by its process, so only the server must agree.
+    if let Some(socket) = r.mux.as_ref().and_then(|m| m.socket.as_deref()) {
+        if Path::new(socket) != job.socket {
             return Err(VerifyError::RegisteredElsewherePane);
         }
     }
@@ -145,7 +149,12 @@ pub(super) fn verify(
         .find_pane(&job.pane_id, deadline)
         .map_err(VerifyError::PaneLookup)?
         .ok_or(VerifyError::PaneGone)?;
-    if pane.session_id != job.mux_session_id || pane.window_id != job.window_id {
+    // A Herdr pane moved to another workspace answers its old id with its new one: that is
+    // not the pane the job recorded (a close by the old id would still reach it).
+    if pane.id != job.pane_id
+        || pane.session_id != job.mux_session_id
+        || pane.window_id != job.window_id
+    {
         return Err(VerifyError::PaneMoved);
     }
     // The pane incarnation the job started with (recorded once verified): the same id with

@@ -27,9 +27,10 @@ use serde_json::{json, Value};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, Registration};
 use crate::fsguard;
-use crate::mux::{self, pi_channel, MuxKind};
+use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
+mod prompt;
 mod typed;
 pub use crate::reply_text::{
     is_invisible, is_refused_control, trim_like_pi, TextError, INVISIBLE, MAX_REPLY_CHARS,
@@ -391,7 +392,7 @@ pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refu
     match transport {
         Transport::Channel => send_channel(&key, target, &reg, body, now),
         Transport::Typed => typed::send(&key, target, &reg, body, now),
-        Transport::Herdr => Ok(send_herdr(&key, target, body, now)),
+        Transport::Herdr => prompt::send(&key, target, &reg, body, now),
     }
 }
 
@@ -417,28 +418,4 @@ fn send_channel(
         _ => r.stdout = answer.detail,
     }
     Ok(r)
-}
-
-fn send_herdr(key: &str, t: &ReplyTarget, body: &str, now: Ms) -> Receipt {
-    let result = match &t.socket {
-        Some(s) => mux::open(MuxKind::Herdr, Path::new(s)).send_text(
-            &t.target,
-            body,
-            Instant::now() + SEND_DEADLINE,
-        ),
-        None => Err(mux::MuxError::new(
-            mux::ErrorCode::NoServer,
-            "the registration names no Herdr socket",
-        )),
-    };
-    let outcome = match &result {
-        Ok(()) => Outcome::Delivered,
-        // The request went out and no answer came: it may have been typed.
-        Err(e) if e.code == mux::ErrorCode::Timeout => Outcome::Unconfirmed,
-        Err(_) => Outcome::Failed,
-    };
-    let mut r = Receipt::new(key, t, Transport::Herdr, outcome, now);
-    r.exit_code = Some(if result.is_ok() { 0 } else { 1 });
-    r.stderr = result.err().map(|e| e.to_string()).unwrap_or_default();
-    r
 }

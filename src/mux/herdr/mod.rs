@@ -21,13 +21,15 @@ use crate::text::sanitize;
 
 mod listing;
 mod place;
+mod prompt;
+pub use prompt::Delivery;
 mod types;
 use types::Snapshot;
 pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
 pub use listing::listing_from_replies;
-pub use place::{Focus, FocusNote};
+pub use place::{Focus, FocusNote, Touched, FOCUS_CHECKED};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
@@ -194,8 +196,7 @@ impl Herdr {
         if !(0.1..=0.9).contains(&ratio) {
             return Err(err(ErrorCode::BadRequest, "ratio out of 0.1..=0.9"));
         }
-        let env: serde_json::Map<String, Value> =
-            env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let env = env_map(env)?;
         let r = self.call(
             "pane.split",
             json!({
@@ -311,6 +312,24 @@ impl Herdr {
     }
 }
 
+/// Environment for a new pane's shell, as Herdr takes it: names a shell would take as one
+/// identifier, values without NUL (an `execve` environment cannot hold it); anything else is
+/// refused before the request is made.
+fn env_map(env: &[(String, String)]) -> Result<serde_json::Map<String, Value>, MuxError> {
+    env.iter()
+        .map(|(k, v)| {
+            if !super::valid_env_name(k) || v.contains('\0') {
+                Err(err(
+                    ErrorCode::BadRequest,
+                    "environment name or value Herdr cannot pass",
+                ))
+            } else {
+                Ok((k.clone(), json!(v)))
+            }
+        })
+        .collect()
+}
+
 impl Multiplexer for Herdr {
     fn kind(&self) -> MuxKind {
         MuxKind::Herdr
@@ -372,8 +391,7 @@ impl Multiplexer for Herdr {
         let beside = self
             .pane_get(&req.beside, deadline)?
             .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
-        let env: serde_json::Map<String, Value> =
-            req.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let env = env_map(&req.env)?;
         let r = self.call(
             "tab.create",
             json!({"workspace_id": beside.workspace_id, "cwd": cwd, "env": env,

@@ -2,41 +2,92 @@
 //!
 //! Herdr cannot split above: split down (the existing pane keeps `percent`), swap so the new
 //! pane is on top, check the layout, type the command. A swap that changes the layout focuses
-//! the swap's source pane and its workspace — in a background workspace too (captures 005–025 of
-//! `fixtures/herdr-0.8.2/behaviour`). So the focus is read before the swap and put back right
-//! after it: the background workspace's own focused pane (`pane.focus`), then the workspace and
-//! pane the person was on (`workspace.focus`, which brings back that workspace's last focused
-//! pane, and `pane.focus` when that is not enough). A last snapshot says whether it worked.
+//! the swap's source pane, its tab and its workspace — in a background workspace too, where the
+//! swapped tab becomes the one that workspace shows (captures 005–025 of
+//! `fixtures/herdr-0.8.2/behaviour`, 019–029 of `moves`). So the focus is read before the swap
+//! and put back right after it: the touched tab's own focused pane (`pane.focus`), the tab the
+//! touched workspace showed (`tab.focus`), then the workspace and pane the person was on
+//! (`workspace.focus`, `pane.focus` when that is not enough). A last snapshot says whether it
+//! worked, on every one of those (`FOCUS_CHECKED`).
 
 use std::time::Instant;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::wire::{bad, err, expect_type, field};
-use super::{Herdr, PaneInfo};
+use super::{Herdr, HerdrPane, PaneInfo};
 use crate::mux::{ErrorCode, MuxError, SplitAbove};
 
-/// Who has the focus: the focused workspace and pane, and each workspace's own focused pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who has the focus, and what each workspace shows: layouts are per tab (each with its own
+/// focused pane) and each workspace shows one tab (`workspaces[].active_tab_id`), captures
+/// 019–029 of `fixtures/herdr-0.8.2/moves`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Focus {
     pub workspace: String,
+    pub tab: String,
     pub pane: String,
-    /// (workspace, its layout's focused pane).
-    pub per_workspace: Vec<(String, String)>,
+    /// (tab, its layout's focused pane).
+    pub per_tab: Vec<(String, String)>,
+    /// (workspace, the tab it shows).
+    pub visible_tab: Vec<(String, String)>,
+}
+
+/// The workspace and tab a placement touched.
+#[derive(Debug, Clone, Copy)]
+pub struct Touched<'a> {
+    pub workspace: &'a str,
+    pub tab: &'a str,
+}
+
+fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 impl Focus {
-    /// The same person-visible focus, and the same focused pane in workspace `ws`.
-    fn same_as(&self, other: &Focus, ws: &str) -> bool {
-        self.workspace == other.workspace && self.pane == other.pane && self.of(ws) == other.of(ws)
+    /// The focused pane of tab `tab`.
+    pub fn pane_of_tab(&self, tab: &str) -> Option<&str> {
+        lookup(&self.per_tab, tab)
     }
 
-    fn of(&self, ws: &str) -> Option<&str> {
-        self.per_workspace
-            .iter()
-            .find(|(w, _)| w == ws)
-            .map(|(_, p)| p.as_str())
+    /// The tab workspace `ws` shows.
+    pub fn tab_of(&self, ws: &str) -> Option<&str> {
+        lookup(&self.visible_tab, ws)
+    }
+
+    /// What differs from `before` of what a person sees (the focused workspace, tab and pane,
+    /// the tab every workspace shows) and of the touched tab's own focused pane; empty when
+    /// nothing does. These are exactly the things a restore is checked on.
+    fn differences(&self, before: &Focus, t: Touched) -> Vec<String> {
+        let mut out = Vec::new();
+        if (&self.workspace, &self.tab, &self.pane)
+            != (&before.workspace, &before.tab, &before.pane)
+        {
+            out.push(format!(
+                "focus is on {} in {} / {} (was {} in {} / {})",
+                self.pane, self.workspace, self.tab, before.pane, before.workspace, before.tab
+            ));
+        }
+        for (ws, tab) in &before.visible_tab {
+            if self.tab_of(ws).is_some_and(|now| now != tab) {
+                out.push(format!(
+                    "workspace {ws} shows tab {} (was {tab})",
+                    self.tab_of(ws).unwrap_or("")
+                ));
+            }
+        }
+        if self.pane_of_tab(t.tab) != before.pane_of_tab(t.tab) {
+            out.push(format!(
+                "tab {} focuses {} (was {})",
+                t.tab,
+                self.pane_of_tab(t.tab).unwrap_or("none"),
+                before.pane_of_tab(t.tab).unwrap_or("none")
+            ));
+        }
+        out
     }
 }
 
@@ -51,6 +102,9 @@ pub enum FocusNote {
     NotRestored(String),
 }
 
+/// What a `FocusNote` was checked on (the record's `focusChecked`).
+pub const FOCUS_CHECKED: &str = "the focused workspace, tab and pane; the tab each workspace shows; the focused pane of the coordinator's tab";
+
 impl FocusNote {
     /// The value written in the record's `focus` field.
     pub fn code(&self) -> &'static str {
@@ -63,13 +117,31 @@ impl FocusNote {
 }
 
 #[derive(Deserialize)]
+struct TabLayout {
+    tab_id: String,
+    #[serde(default)]
+    focused_pane_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ShownTab {
+    workspace_id: String,
+    #[serde(default)]
+    active_tab_id: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct FocusSnapshot {
     #[serde(default)]
     focused_workspace_id: Option<String>,
     #[serde(default)]
+    focused_tab_id: Option<String>,
+    #[serde(default)]
     focused_pane_id: Option<String>,
     #[serde(default)]
-    layouts: Vec<super::Layout>,
+    layouts: Vec<TabLayout>,
+    #[serde(default)]
+    workspaces: Vec<ShownTab>,
 }
 
 impl Herdr {
@@ -80,11 +152,17 @@ impl Herdr {
         let s: FocusSnapshot = field(&r, "snapshot")?;
         Ok(Focus {
             workspace: s.focused_workspace_id.unwrap_or_default(),
+            tab: s.focused_tab_id.unwrap_or_default(),
             pane: s.focused_pane_id.unwrap_or_default(),
-            per_workspace: s
+            per_tab: s
                 .layouts
                 .into_iter()
-                .map(|l| (l.workspace_id, l.focused_pane_id))
+                .filter_map(|l| Some((l.tab_id, l.focused_pane_id?)))
+                .collect(),
+            visible_tab: s
+                .workspaces
+                .into_iter()
+                .filter_map(|w| Some((w.workspace_id, w.active_tab_id?)))
                 .collect(),
         })
     }
@@ -93,6 +171,12 @@ impl Herdr {
     pub fn focus_workspace(&self, ws: &str, deadline: Instant) -> Result<(), MuxError> {
         let r = self.call("workspace.focus", json!({"workspace_id": ws}), deadline)?;
         expect_type(&r, "workspace_info")
+    }
+
+    /// `tab.focus` (it focuses the tab's workspace too: capture 024/025).
+    pub fn focus_tab(&self, tab: &str, deadline: Instant) -> Result<(), MuxError> {
+        let r = self.call("tab.focus", json!({"tab_id": tab}), deadline)?;
+        expect_type(&r, "tab_info")
     }
 
     /// `pane.focus` (its result type is not pinned by the schema: any success is taken, and the
@@ -128,21 +212,30 @@ impl Herdr {
         }
     }
 
-    /// Put the focus back as it was in `before`, then check it.
-    pub fn restore_focus(&self, before: &Focus, touched_ws: &str, deadline: Instant) -> FocusNote {
+    /// Put the focus back as it was in `before`, then check it (`Focus::differences`): the
+    /// touched tab's own focused pane (`pane.focus`, which also shows that tab), the tab the
+    /// touched workspace showed (`tab.focus`), the person's workspace (`workspace.focus`) and
+    /// pane (`pane.focus`). Only a fresh snapshot that shows no difference says `Restored`.
+    pub fn restore_focus(&self, before: &Focus, t: Touched, deadline: Instant) -> FocusNote {
         let after = match self.focus(deadline) {
             Ok(a) => a,
             Err(e) => return FocusNote::NotRestored(format!("focus unreadable: {e}")),
         };
-        if after.same_as(before, touched_ws) {
+        if after.differences(before, t).is_empty() {
             return FocusNote::Unchanged;
         }
-        // The touched workspace's own focused pane first (this focuses that workspace), then the
-        // person's workspace and pane.
         let mut steps: Vec<Result<(), MuxError>> = Vec::new();
-        if let Some(p) = before.of(touched_ws) {
-            if after.of(touched_ws) != Some(p) {
+        if let Some(p) = before.pane_of_tab(t.tab) {
+            if after.pane_of_tab(t.tab) != Some(p) {
                 steps.push(self.focus_pane(p, deadline));
+            }
+        }
+        if let Some(shown) = before.tab_of(t.workspace) {
+            if self
+                .focus(deadline)
+                .is_ok_and(|now| now.tab_of(t.workspace) != Some(shown))
+            {
+                steps.push(self.focus_tab(shown, deadline));
             }
         }
         if !before.workspace.is_empty() {
@@ -155,29 +248,29 @@ impl Herdr {
             _ => {}
         }
         match self.focus(deadline) {
-            Ok(now) if now.same_as(before, touched_ws) => FocusNote::Restored,
-            Ok(now) => FocusNote::NotRestored(format!(
-                "focus is on {} in {} (was {} in {}){}",
-                now.pane,
-                now.workspace,
-                before.pane,
-                before.workspace,
-                steps
-                    .iter()
-                    .find_map(|s| s.as_ref().err().map(|e| format!("; {e}")))
-                    .unwrap_or_default()
-            )),
+            Ok(now) => {
+                let left = now.differences(before, t);
+                if left.is_empty() {
+                    FocusNote::Restored
+                } else {
+                    FocusNote::NotRestored(format!(
+                        "{}{}",
+                        left.join("; "),
+                        steps
+                            .iter()
+                            .find_map(|s| s.as_ref().err().map(|e| format!("; {e}")))
+                            .unwrap_or_default()
+                    ))
+                }
+            }
             Err(e) => FocusNote::NotRestored(format!("focus unreadable: {e}")),
         }
     }
 
-    /// Split down, swap, restore the focus, check the layout, type the command; the new pane and
-    /// what happened to the focus.
-    pub fn place_above(
-        &self,
-        req: &SplitAbove,
-        deadline: Instant,
-    ) -> Result<(PaneInfo, FocusNote), MuxError> {
+    /// The stages of a placement, each one step a caller can record before it and resume
+    /// after a crash: `split_below` (no focus change), `swap_above` (swap, focus put back,
+    /// layout checked), then `run` the command. `place_above` does all three.
+    pub fn split_below(&self, req: &SplitAbove, deadline: Instant) -> Result<HerdrPane, MuxError> {
         if !(10..=90).contains(&req.percent) {
             return Err(err(
                 ErrorCode::BadRequest,
@@ -195,27 +288,71 @@ impl Herdr {
             None => None,
         };
         let ratio = f64::from(req.percent) / 100.0;
-        let before = self.focus(deadline)?;
-        let new = self.split(&req.target, true, ratio, cwd, &req.env, deadline)?;
-        let swap = self.swap_panes(&req.target, &new.pane_id, deadline);
-        // Put the focus back whatever the swap answered: it may have moved it.
-        let note = self.restore_focus(&before, &new.workspace_id, deadline);
-        let swap = swap?;
-        if !swap.changed {
-            return Err(err(ErrorCode::Failed, "swap did not change the layout"));
-        }
-        let layout = self.layout(&req.target, deadline)?;
-        let (Some(new_rect), Some(old_rect)) =
-            (layout.rect(&new.pane_id), layout.rect(&req.target))
-        else {
-            return Err(bad("layout without the split panes"));
+        self.split(&req.target, true, ratio, cwd, &req.env, deadline)
+    }
+
+    /// Whether `new` is above `target` in their tab's layout (`Ok(None)`: one is not there).
+    pub fn is_above(
+        &self,
+        target: &str,
+        new: &str,
+        deadline: Instant,
+    ) -> Result<Option<bool>, MuxError> {
+        let layout = self.layout(target, deadline)?;
+        Ok(match (layout.rect(new), layout.rect(target)) {
+            (Some(n), Some(t)) => Some(n.y < t.y),
+            _ => None,
+        })
+    }
+
+    /// Swap `new` (split below `target`) above it, put the focus back as it was in `before`,
+    /// and check the layout. A pane already above (a swap done by a run that then died) is not
+    /// swapped again.
+    pub fn swap_above(
+        &self,
+        target: &str,
+        new: &HerdrPane,
+        before: &Focus,
+        deadline: Instant,
+    ) -> Result<FocusNote, MuxError> {
+        let touched = Touched {
+            workspace: &new.workspace_id,
+            tab: &new.tab_id,
         };
-        if new_rect.y >= old_rect.y {
-            return Err(err(ErrorCode::Failed, "new pane is not above the target"));
+        let note = match self.is_above(target, &new.pane_id, deadline)? {
+            Some(true) => self.restore_focus(before, touched, deadline),
+            Some(false) => {
+                let swap = self.swap_panes(target, &new.pane_id, deadline);
+                // Put the focus back whatever the swap answered: it may have moved it.
+                let note = self.restore_focus(before, touched, deadline);
+                if !swap?.changed {
+                    return Err(err(ErrorCode::Failed, "swap did not change the layout"));
+                }
+                note
+            }
+            None => return Err(bad("layout without the split panes")),
+        };
+        match self.is_above(target, &new.pane_id, deadline)? {
+            Some(true) => Ok(note),
+            Some(false) => Err(err(ErrorCode::Failed, "new pane is not above the target")),
+            None => Err(bad("layout without the split panes")),
         }
+    }
+
+    /// Split down, swap, restore the focus, check the layout, type the command; the new pane and
+    /// what happened to the focus.
+    pub fn place_above(
+        &self,
+        req: &SplitAbove,
+        deadline: Instant,
+    ) -> Result<(PaneInfo, FocusNote), MuxError> {
+        let before = self.focus(deadline)?;
+        let new = self.split_below(req, deadline)?;
+        let note = self.swap_above(&req.target, &new, &before, deadline)?;
         self.run(&new.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&new.pane_id, deadline)?;
-        let pane = super::listing::to_pane_info(&new, info.as_ref(), Some(new_rect), None, None);
+        let rect = self.layout(&req.target, deadline)?.rect(&new.pane_id);
+        let pane = super::listing::to_pane_info(&new, info.as_ref(), rect, None, None);
         Ok((pane, note))
     }
 }

@@ -1,0 +1,356 @@
+//! Placing a new monitor pane in stages, each recorded before its step, so that a run that
+//! died half-way (killed by its caller, a crash, a lost machine) is taken up again by the next
+//! run instead of fencing every later start (docs/behaviour.md §5):
+//!
+//! - `split_pending`: split below the coordinator without focus (tmux: `split-window -b -d`,
+//!   already above and running the monitor). The new pane's environment carries this record's
+//!   marker (`PLACING_ENV`), so a pane split by a run that died before recording it is found
+//!   again (its shell's `/proc/<pid>/environ`) and adopted, never split twice;
+//! - `swap_pending` (Herdr): swap it above, put the person's focus back (the focus before the
+//!   split is recorded), check the layout;
+//! - `label_pending`: our marker (a pane option / metadata token) and the label;
+//! - `run_pending` (Herdr): type the monitor's command into the pane's shell, only while that
+//!   shell is in the foreground (a command typed by a run that died just after is not typed
+//!   twice);
+//! - `submitted`.
+//!
+//! A step that fails closes the pane this placement made (proven ours: its id, terminal and
+//! marker) and removes the record, so nothing half-made is left and nothing is fenced. A
+//! pending record that cannot be taken up (no marker, another server, another coordinator pane)
+//! is fenced as before until `--recover`.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
+use crate::actions::store;
+use crate::clock::{format_iso, Ms};
+use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
+use crate::mux::{self, Multiplexer, MuxKind, Owner, PaneIdentity, SplitAbove};
+
+/// The environment variable a new monitor pane is given: the placement's marker.
+pub const PLACING_ENV: &str = "INTERCOM_PANE_PLACING";
+
+/// The stages a placement records, in order (`submitted` ends it).
+pub const PENDING: [&str; 4] = [
+    "split_pending",
+    "swap_pending",
+    "label_pending",
+    "run_pending",
+];
+
+/// What one placement needs.
+pub struct Placement<'a> {
+    pub owner: &'a Owner,
+    pub mux: &'a dyn Multiplexer,
+    pub root: &'a Path,
+    pub record: &'a Path,
+    pub coordinator_session: &'a str,
+    pub argv: &'a [String],
+    pub percent: u8,
+    pub now: Ms,
+}
+
+/// Whether this run may take up a pending record: one of ours, in a stage of this placement, for
+/// the same coordinator pane on the same server, with its marker. Any other pending record is
+/// fenced.
+pub fn resumable(prev: &Value, owner: &Owner) -> bool {
+    let stage = prev["stage"].as_str().unwrap_or("");
+    let server: Option<mux::ServerIdentity> = serde_json::from_value(prev["server"].clone()).ok();
+    PENDING.contains(&stage)
+        && prev["marker"].as_str().is_some_and(|m| !m.is_empty())
+        && prev["multiplexer"].as_str() == Some(owner.kind.name())
+        && server.is_some_and(|s| s.same_server(&owner.server))
+        && prev["caller"].as_str() == Some(owner.pane.id.as_str())
+        && prev["callerTerminal"].as_str() == owner.pane.terminal_id.as_deref()
+}
+
+fn fail(stage: &str, e: impl std::fmt::Display) -> EnsureError {
+    EnsureError::Failed {
+        stage: stage.to_string(),
+        detail: e.to_string(),
+    }
+}
+
+impl Placement<'_> {
+    /// A fresh record at `split_pending`.
+    fn fresh(&self) -> Value {
+        let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
+        json!({
+            "version": 1,
+            "sessionId": self.coordinator_session,
+            "workspace": self.owner.pane.session_id,
+            "caller": self.owner.pane.id,
+            "callerTerminal": self.owner.pane.terminal_id,
+            "stage": "split_pending",
+            "multiplexer": self.owner.kind.name(),
+            "socket": self.owner.socket_path.display().to_string(),
+            "server": self.owner.server,
+            "windowId": self.owner.pane.window_id,
+            "marker": marker,
+            "updatedAt": format_iso(self.now),
+        })
+    }
+
+    fn herdr(&self) -> Option<Herdr> {
+        (self.owner.kind == MuxKind::Herdr).then(|| Herdr::at_socket(&self.owner.socket_path))
+    }
+
+    fn write(&self, rec: &mut Value, stage: &str) -> Result<(), EnsureError> {
+        rec["stage"] = json!(stage);
+        rec["updatedAt"] = json!(format_iso(self.now));
+        write_record(self.record, rec)?;
+        test_pause(stage);
+        Ok(())
+    }
+
+    /// Place the monitor, from `resume` (a record `resumable` accepted) or from the start.
+    pub fn run(&self, resume: Option<&Value>) -> Result<Outcome, EnsureError> {
+        let mut rec = resume.cloned().unwrap_or_else(|| self.fresh());
+        if resume.is_some() {
+            rec["resumedAt"] = json!(format_iso(self.now));
+        }
+        let result = self.stages(&mut rec);
+        if let Err(e) = &result {
+            // Nothing half-made is left behind: our own pane is closed, the record removed.
+            let cleaned = self.discard(&rec);
+            crate::log::event(
+                crate::log::event::ENSURE_MONITOR_STAGE,
+                json!({"stage": "failed", "pane": rec["pane"], "detail": e.to_string(),
+                    "cleaned": cleaned}),
+            );
+        }
+        result
+    }
+
+    fn stages(&self, rec: &mut Value) -> Result<Outcome, EnsureError> {
+        let herdr = self.herdr();
+        let mut note: Option<FocusNote> = None;
+        // Bounded: each pass moves the record one stage on or returns.
+        for _ in 0..PENDING.len() + 1 {
+            let stage = rec["stage"].as_str().unwrap_or("").to_string();
+            match stage.as_str() {
+                "split_pending" => self.split(rec, herdr.as_ref())?,
+                "swap_pending" => {
+                    let h = herdr.as_ref().ok_or_else(|| fail(&stage, "not Herdr"))?;
+                    note = Some(self.swap(rec, h)?);
+                }
+                "label_pending" => {
+                    let pane = pane_of(rec, &stage)?;
+                    let marker = rec["marker"].as_str().unwrap_or("").to_string();
+                    self.mux
+                        .set_marker(&pane, &marker, deadline())
+                        .map_err(|e| fail(&stage, e))?;
+                    self.mux
+                        .rename(&pane, MONITOR_NAME, deadline())
+                        .map_err(|e| fail(&stage, e))?;
+                    let next = if herdr.is_some() {
+                        "run_pending"
+                    } else {
+                        "submitted"
+                    };
+                    self.write(rec, next)?;
+                }
+                "run_pending" => {
+                    let h = herdr.as_ref().ok_or_else(|| fail(&stage, "not Herdr"))?;
+                    self.type_command(rec, h)?;
+                    self.write(rec, "submitted")?;
+                }
+                "submitted" => {
+                    let pane = pane_of(rec, &stage)?;
+                    return Ok(match note {
+                        Some(FocusNote::NotRestored(detail)) => {
+                            Outcome::CreatedFocusMoved { pane, detail }
+                        }
+                        _ => Outcome::Created { pane },
+                    });
+                }
+                other => return Err(fail(other, "not a placement stage")),
+            }
+        }
+        Err(fail("submitted", "the placement did not finish its stages"))
+    }
+
+    /// `split_pending`: adopt the pane a dead run split (found by its marker), else split.
+    fn split(&self, rec: &mut Value, herdr: Option<&Herdr>) -> Result<(), EnsureError> {
+        let stage = "split_pending";
+        let marker = rec["marker"].as_str().unwrap_or("").to_string();
+        self.write(rec, stage)?;
+        let next = if herdr.is_some() {
+            "swap_pending"
+        } else {
+            "label_pending"
+        };
+        if let Some(found) = self.marked_pane(&marker) {
+            rec["pane"] = json!(found.id);
+            rec["paneTerminal"] = json!(found.terminal_id);
+            rec["adopted"] = json!(true);
+            return self.write(rec, next);
+        }
+        let req = SplitAbove {
+            target: self.owner.pane.id.clone(),
+            percent: self.percent,
+            cwd: Some(self.root.to_path_buf()),
+            argv: self.argv.to_vec(),
+            env: vec![(PLACING_ENV.to_string(), marker)],
+        };
+        match herdr {
+            Some(h) => {
+                // The person's focus before anything moves it (the swap will).
+                let before = h.focus(deadline()).map_err(|e| fail(stage, e))?;
+                rec["focusBefore"] = json!(before);
+                let new = h
+                    .split_below(&req, deadline())
+                    .map_err(|e| fail(stage, e))?;
+                rec["pane"] = json!(new.pane_id);
+                rec["paneTerminal"] = json!(new.terminal_id);
+            }
+            None => {
+                let new = self
+                    .mux
+                    .split_above(&req, deadline())
+                    .map_err(|e| fail(stage, e))?;
+                rec["pane"] = json!(new.id);
+                rec["paneTerminal"] = json!(new.terminal_id);
+            }
+        }
+        self.write(rec, next)
+    }
+
+    /// `swap_pending` (Herdr): swap above, focus back, layout checked.
+    fn swap(&self, rec: &mut Value, h: &Herdr) -> Result<FocusNote, EnsureError> {
+        let stage = "swap_pending";
+        let new = self.own_pane(rec, h).ok_or_else(|| {
+            fail(
+                stage,
+                "the half-made pane is gone or no longer provably ours",
+            )
+        })?;
+        let now = h.focus(deadline()).map_err(|e| fail(stage, e))?;
+        // The focus to put back: the one recorded before the split, unless the person moved
+        // since (then the focus now is theirs: only what the swap below moves is put back).
+        let recorded: Option<Focus> = serde_json::from_value(rec["focusBefore"].clone()).ok();
+        let swapped_here = now.pane == self.owner.pane.id;
+        let before = match recorded {
+            Some(f) if swapped_here || f == now => f,
+            _ => now,
+        };
+        let note = h
+            .swap_above(&self.owner.pane.id, &new, &before, deadline())
+            .map_err(|e| fail(stage, e))?;
+        rec["placement"] = json!("split_down_swap");
+        rec["focus"] = json!(note.code());
+        rec["focusChecked"] = json!(crate::mux::herdr::FOCUS_CHECKED);
+        if let FocusNote::NotRestored(d) = &note {
+            rec["focusDetail"] = json!(d);
+        }
+        self.write(rec, "label_pending")?;
+        Ok(note)
+    }
+
+    /// `run_pending` (Herdr): type the command while the pane's shell is in the foreground; a
+    /// pane already running something (the command a dead run typed) is left alone.
+    fn type_command(&self, rec: &Value, h: &Herdr) -> Result<(), EnsureError> {
+        let stage = "run_pending";
+        let pane = pane_of(rec, stage)?;
+        let info = h
+            .process_info(&pane, deadline())
+            .map_err(|e| fail(stage, e))?
+            .ok_or_else(|| fail(stage, "the pane is gone"))?;
+        let shell_in_front =
+            info.shell_pid.is_some() && info.foreground().map(|f| f.pid) == info.shell_pid;
+        if !shell_in_front {
+            return Ok(());
+        }
+        h.run(&pane, &mux::shell_line(self.argv), deadline())
+            .map_err(|e| fail(stage, e))
+    }
+
+    /// The pane on this server whose process environment carries `marker` (a pane a dead run
+    /// split before it could record it): one listing, one bounded read per pane process.
+    fn marked_pane(&self, marker: &str) -> Option<mux::PaneInfo> {
+        let list = self.mux.list_panes(deadline()).ok()?;
+        list.panes.into_iter().find(|p| {
+            p.pid
+                .and_then(|pid| crate::proc::environ(pid, &[PLACING_ENV]))
+                .is_some_and(|env| env.get(PLACING_ENV).map(String::as_str) == Some(marker))
+        })
+    }
+
+    /// The recorded half-made pane, when it is still provably ours: the same id and terminal.
+    fn own_pane(&self, rec: &Value, h: &Herdr) -> Option<HerdrPane> {
+        let id = rec["pane"].as_str()?;
+        let terminal = rec["paneTerminal"].as_str()?;
+        let p = h.pane_get(id, deadline()).ok()??;
+        (p.pane_id == id && p.terminal_id == terminal).then_some(p)
+    }
+
+    /// Close the pane this placement made (its id, its terminal on Herdr, and our marker —
+    /// token or environment — all agree), then remove the record. `true` when nothing of
+    /// ours is left.
+    fn discard(&self, rec: &Value) -> bool {
+        let marker = rec["marker"].as_str().unwrap_or("");
+        let closed = match rec["pane"].as_str() {
+            None => true,
+            Some(id) => match self.mux.find_pane(id, deadline()) {
+                Ok(None) => true,
+                Ok(Some(p)) => {
+                    let same = p.id == id
+                        && (self.owner.kind != MuxKind::Herdr
+                            || p.terminal_id.as_deref() == rec["paneTerminal"].as_str());
+                    let ours = p.marker.as_deref() == Some(marker)
+                        || p.pid
+                            .and_then(|pid| crate::proc::environ(pid, &[PLACING_ENV]))
+                            .is_some_and(|e| {
+                                e.get(PLACING_ENV).map(String::as_str) == Some(marker)
+                            });
+                    same && ours && self.close(&p)
+                }
+                Err(_) => false,
+            },
+        };
+        closed && store::remove_file(self.record).is_ok()
+    }
+
+    fn close(&self, p: &mux::PaneInfo) -> bool {
+        let Ok(server) = self.mux.server_identity(deadline()) else {
+            return false;
+        };
+        matches!(
+            self.mux
+                .close_if_matches(&PaneIdentity::of(&server, p), deadline()),
+            Ok(mux::CloseOutcome::Closed | mux::CloseOutcome::AlreadyGone)
+        )
+    }
+}
+
+/// Test-only, never set in real use: `INTERCOM_PANE_TEST_PAUSE_AT_STAGE=<stage>:<file>` makes a
+/// placement that has just recorded `<stage>` create `<file>` and wait (at most 10 s) until it
+/// is removed, so a test can kill the placement at exactly that point instead of hoping.
+pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_AT_STAGE";
+
+fn test_pause(stage: &str) {
+    let Some(v) = std::env::var_os(TEST_PAUSE_ENV) else {
+        return;
+    };
+    let v = v.to_string_lossy().into_owned();
+    let Some(file) = v.strip_prefix(stage).and_then(|r| r.strip_prefix(':')) else {
+        return;
+    };
+    let path = Path::new(file);
+    if store::write_atomic(path, b"").is_err() {
+        return;
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while crate::fsguard::kind(path).is_ok() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn pane_of(rec: &Value, stage: &str) -> Result<String, EnsureError> {
+    rec["pane"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| fail(stage, "the record names no pane"))
+}
