@@ -398,7 +398,10 @@ mod tests {
             r::INVALID_INPUT,
         ] {
             let words = connection_words(code);
-            assert!(!words.contains("unrecognised") && !words.contains('_'), "{code}");
+            assert!(
+                !words.contains("unrecognised") && !words.contains('_'),
+                "{code}"
+            );
         }
         assert_eq!(connection_words("x"), "an unrecognised check result");
     }

@@ -174,10 +174,21 @@ mod tests {
             "reason": "timeout", "detail": "no handoff before the deadline", "recorded": true,
             "closed": null});
         let text = receipt(&r, "builder");
-        assert!(text.starts_with("not closed: Builder — the deadline passed: it did not save its handoff"), "{text}");
-        assert!(text.contains("nothing was closed; Builder runs on"), "{text}");
+        assert!(
+            text.starts_with(
+                "not closed: Builder — the deadline passed: it did not save its handoff"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("nothing was closed; Builder runs on"),
+            "{text}"
+        );
         assert!(text.contains("next: look at its pane"), "{text}");
-        assert!(text.contains("run `intercom-pane close-worker Builder` again"), "{text}");
+        assert!(
+            text.contains("run `intercom-pane close-worker Builder` again"),
+            "{text}"
+        );
         assert!(!text.contains('{'), "{text}");
     }
 
@@ -197,7 +208,10 @@ mod tests {
             "reason": "delivery_failed", "detail": "gone", "recorded": false, "closed": null});
         let text = receipt(&r, "x");
         assert!(!text.contains('\u{1b}'), "{text}");
-        assert!(text.contains("close-worker 'a b;x'") || text.contains("reply 'a b;x'"), "{text}");
+        assert!(
+            text.contains("close-worker 'a b;x'") || text.contains("reply 'a b;x'"),
+            "{text}"
+        );
         assert!(text.contains("recorded: false"), "{text}");
     }
 }

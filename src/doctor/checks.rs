@@ -95,7 +95,10 @@ fn roster_in_tmux(opts: &ScanOptions) -> Option<String> {
         return None;
     }
     let names: Vec<String> = cfg.agents.iter().map(|a| a.name.clone()).collect();
-    Some(crate::text::clip(&crate::text::sanitize(&names.join(", ")), 120))
+    Some(crate::text::clip(
+        &crate::text::sanitize(&names.join(", ")),
+        120,
+    ))
 }
 
 /// Herdr, when the roster or the environment names it: its socket answers `ping`.
@@ -489,10 +492,14 @@ fn recorded_pane(v: &serde_json::Value) -> Result<(), String> {
         Ok(Some(p)) if p.marker.is_some() && p.marker.as_deref() == v["marker"].as_str() => Ok(()),
         Ok(Some(_)) => Err("that pane id now holds another pane".into()),
         Ok(None) => Err("the pane is gone".into()),
-        Err(e) if e.code == ErrorCode::NoServer => {
-            Err(format!("its {} server ({shown}) no longer answers", kind.name()))
-        }
-        Err(e) => Err(format!("its {} server ({shown}) could not be asked: {e}", kind.name())),
+        Err(e) if e.code == ErrorCode::NoServer => Err(format!(
+            "its {} server ({shown}) no longer answers",
+            kind.name()
+        )),
+        Err(e) => Err(format!(
+            "its {} server ({shown}) could not be asked: {e}",
+            kind.name()
+        )),
     }
 }
 

@@ -18,7 +18,11 @@ pub fn status_text(page: &Value) -> String {
     if page["roster"]["available"] == false {
         out.push_str(&format!(
             "no Intercom roster: {}\n",
-            sanitize(page["roster"]["reason"].as_str().unwrap_or("unknown reason"))
+            sanitize(
+                page["roster"]["reason"]
+                    .as_str()
+                    .unwrap_or("unknown reason")
+            )
         ));
         return out;
     }
@@ -53,7 +57,10 @@ fn worker_lines(w: &Value, name_w: usize) -> String {
         Some(r) => format!(" ({})", sanitize(r).replace('_', " ")),
         None => String::new(),
     };
-    let activity = match (w["observedStatus"].as_str(), ago(&w["observationAgeSeconds"])) {
+    let activity = match (
+        w["observedStatus"].as_str(),
+        ago(&w["observationAgeSeconds"]),
+    ) {
         (Some(a), Some(age)) => format!("activity {a} {age}"),
         (Some(a), None) => format!("activity {a}"),
         (None, _) => "no activity observed".into(),
@@ -112,16 +119,19 @@ fn footer(page: &Value, shown: usize) -> String {
     if let Some(next) = page["nextOffset"].as_u64() {
         line.push_str(&format!("; next page: --offset {next}"));
     }
-    let unchecked = page["workers"].as_array().is_some_and(|ws| {
-        ws.iter()
-            .any(|w| w["connection"]["checkedAt"].is_null())
-    });
+    let unchecked = page["workers"]
+        .as_array()
+        .is_some_and(|ws| ws.iter().any(|w| w["connection"]["checkedAt"].is_null()));
     if unchecked {
         line.push_str("; connections not checked (--probe checks them)");
     }
     let mut out = line + "\n";
     if let Some(errors) = page["errors"].as_array().filter(|e| !e.is_empty()) {
-        let list: Vec<String> = errors.iter().take(5).map(|e| sanitize(&e.to_string())).collect();
+        let list: Vec<String> = errors
+            .iter()
+            .take(5)
+            .map(|e| sanitize(&e.to_string()))
+            .collect();
         out.push_str(&format!("warnings: {}\n", list.join("; ")));
     }
     if page["truncated"] == true {
@@ -162,7 +172,10 @@ mod tests {
             "Builder  waiting (input needed) · activity idle 3s ago · connection unknown (not checked)"
         );
         assert_eq!(lines[1], "         asks: Choose staging or production?");
-        assert_eq!(lines[2], "         report: needs decision 1m ago — two designs");
+        assert_eq!(
+            lines[2],
+            "         report: needs decision 1m ago — two designs"
+        );
         assert!(lines[3].starts_with("Docs     working · "), "{text}");
         assert!(
             lines[3].contains("no activity observed · connection connected (its port answered"),

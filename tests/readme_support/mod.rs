@@ -28,7 +28,11 @@ impl FreshHome {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("home/.cargo/bin");
         std::fs::create_dir_all(&bin).unwrap();
-        std::fs::copy(env!("CARGO_BIN_EXE_intercom-pane"), bin.join("intercom-pane")).unwrap();
+        std::fs::copy(
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            bin.join("intercom-pane"),
+        )
+        .unwrap();
         FreshHome { dir }
     }
 

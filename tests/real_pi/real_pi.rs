@@ -351,7 +351,14 @@ fn a_real_pi_worker_hands_off_and_only_its_pane_is_closed() {
     let o = env.run(&layout_args(
         &env,
         &["close-worker"],
-        &["--tmux-socket", &sock, "W", "--deadline-secs", "60", "--json"],
+        &[
+            "--tmux-socket",
+            &sock,
+            "W",
+            "--deadline-secs",
+            "60",
+            "--json",
+        ],
     ));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     if o.status.code() != Some(0) {

@@ -152,7 +152,14 @@ fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
         panic!("doctor exit {code:?}: {r:#}\n{}", screens())
     });
     assert_eq!(code, Some(0));
-    for name in ["tmux server", "binary", "extension", "roster", "sessions", "extension loaded"] {
+    for name in [
+        "tmux server",
+        "binary",
+        "extension",
+        "roster",
+        "sessions",
+        "extension loaded",
+    ] {
         let c = report["checks"]
             .as_array()
             .unwrap()

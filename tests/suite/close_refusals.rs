@@ -42,7 +42,14 @@ fn forged_handoffs_are_refused_and_config_stays_byte_identical() {
         .args(layout_args(
             &env,
             &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "12", "--json"],
+            &[
+                "--tmux-socket",
+                &sock,
+                "Worker",
+                "--deadline-secs",
+                "12",
+                "--json",
+            ],
         ))
         .current_dir(env.dir.path())
         .env("HOME", env.path("home"))

@@ -189,7 +189,14 @@ fn a_handoff_from_another_process_closes_nothing() {
         .args(layout_args(
             &env,
             &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "5", "--json"],
+            &[
+                "--tmux-socket",
+                &sock,
+                "Worker",
+                "--deadline-secs",
+                "5",
+                "--json",
+            ],
         ))
         .current_dir(env.dir.path())
         .env("HOME", env.path("home"))
@@ -273,7 +280,10 @@ fn ctrl_c_while_waiting_stops_the_job_cleanly() {
         ),
         "{receipt}"
     );
-    assert!(receipt.contains("next: run `intercom-pane close-worker Worker` again"), "{receipt}");
+    assert!(
+        receipt.contains("next: run `intercom-pane close-worker Worker` again"),
+        "{receipt}"
+    );
     let job = &config(&env)["agents"][1]["closeJob"];
     assert_eq!(job["state"], "interrupted", "{job}");
     assert_eq!(job["reason"], "interrupted", "{job}");

@@ -267,8 +267,7 @@ fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_ne
     outer.tmux(&["send-keys", "-t", "=outer:", "q"]);
     let screen = wait_for(10_000, || {
         let s = capture();
-        (rows(&s).is_empty() && s.contains("sidebar closed (q) | C-b d: leave demo"))
-            .then_some(s)
+        (rows(&s).is_empty() && s.contains("sidebar closed (q) | C-b d: leave demo")).then_some(s)
     })
     .unwrap_or_else(|| panic!("the status line still offers the sidebar:\n{}", capture()));
     assert!(!screen.contains("C-b Up: sidebar"), "{screen}");
@@ -276,11 +275,14 @@ fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_ne
     outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
     let end = wait_for(15_000, || {
         let s = capture();
-        s.contains("Next: run your own coordinator and workers").then_some(s)
+        s.contains("Next: run your own coordinator and workers")
+            .then_some(s)
     })
     .unwrap_or_else(|| panic!("no closing words:\n{}", capture()));
     assert!(
-        end.contains("intercom-pane demo: ended; its tmux server, simulated agents and files are removed."),
+        end.contains(
+            "intercom-pane demo: ended; its tmux server, simulated agents and files are removed."
+        ),
         "{end}"
     );
     wait_for(10_000, || {

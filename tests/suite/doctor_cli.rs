@@ -283,7 +283,10 @@ fn a_fenced_sidebar_launch_is_named() {
     let r = checks(&s.doctor(&["--tmux-socket", &sock]));
     let c = check(&r, "monitor");
     assert_eq!(c["status"], "warn", "{r:#}");
-    assert!(c["detail"].as_str().unwrap().contains("another pane"), "{c}");
+    assert!(
+        c["detail"].as_str().unwrap().contains("another pane"),
+        "{c}"
+    );
 }
 
 /// The pane of `server`'s first session, marked as ensure-monitor marks its sidebar.
@@ -292,7 +295,14 @@ fn marked_pane(server: &TmuxServer, marker: &str) -> String {
         .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
         .trim()
         .to_string();
-    server.tmux(&["set-option", "-p", "-t", &pane, "@intercom-pane-owner", marker]);
+    server.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@intercom-pane-owner",
+        marker,
+    ]);
     pane
 }
 
@@ -346,7 +356,10 @@ fn a_killed_tmux_server_fails_and_the_sidebar_is_named_gone() {
         .env("PI_CODING_AGENT_DIR", &s.agent)
         .env("INTERCOM_PANE_BIN", &s.bin);
     let text = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
-    assert!(text.contains("FAIL  tmux server: no tmux server answers"), "{text}");
+    assert!(
+        text.contains("FAIL  tmux server: no tmux server answers"),
+        "{text}"
+    );
     assert!(text.contains("check(s) failed"), "{text}");
     assert!(!text.contains("all needed parts are in place"), "{text}");
     // Without a roster, no server is still only a warning (nothing was set up to run).
@@ -393,7 +406,9 @@ fn a_wrong_session_id_is_one_failure_with_the_exact_cause() {
     let c = fails_only(&s.doctor(&["--tmux-socket", &sock]), "sessions");
     let detail = c["detail"].as_str().unwrap();
     assert!(
-        detail.contains(&format!("runs session {runs}, not the configured {configured}")),
+        detail.contains(&format!(
+            "runs session {runs}, not the configured {configured}"
+        )),
         "{c}"
     );
     assert!(c["fix"].as_str().unwrap().contains(&configured), "{c}");

@@ -125,9 +125,15 @@ fn the_completions_and_man_step_works_on_a_fresh_account() {
         String::from_utf8_lossy(&o.stderr)
     );
     for (file, holds) in [
-        (".local/share/bash-completion/completions/intercom-pane", "close-worker"),
+        (
+            ".local/share/bash-completion/completions/intercom-pane",
+            "close-worker",
+        ),
         (".zfunc/_intercom-pane", "#compdef intercom-pane"),
-        (".config/fish/completions/intercom-pane.fish", "complete -c intercom-pane"),
+        (
+            ".config/fish/completions/intercom-pane.fish",
+            "complete -c intercom-pane",
+        ),
     ] {
         let text = std::fs::read_to_string(home.join(file)).unwrap_or_default();
         assert!(text.contains(holds), "{file}: {text:.200}");

@@ -161,13 +161,21 @@ fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
     // The refusal says where it runs, and what to do instead.
     let why = out["reason"].as_str().unwrap();
     let pane = server
-        .tmux(&["list-panes", "-t", "=coord:Docs", "-F", "#{pane_id} #{window_id}"])
+        .tmux(&[
+            "list-panes",
+            "-t",
+            "=coord:Docs",
+            "-F",
+            "#{pane_id} #{window_id}",
+        ])
         .trim()
         .to_string();
     let (pane, window) = pane.split_once(' ').unwrap();
     assert!(
         why.starts_with("registration: pid")
-            && why.contains(&format!("in tmux pane {pane} (session coord, window {window})"))
+            && why.contains(&format!(
+                "in tmux pane {pane} (session coord, window {window})"
+            ))
             && why.contains("nothing to resume: go to it with the sidebar's ⏎"),
         "{why}"
     );

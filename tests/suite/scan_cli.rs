@@ -193,11 +193,15 @@ fn status_json_projects_the_intercom_fixture_root() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(firsts[..3], ["Builder", "Reviewer", "Docs"], "{text}");
-    for (w, line) in workers.iter().zip(text.lines().filter(|l| !l.starts_with(' '))) {
+    for (w, line) in workers
+        .iter()
+        .zip(text.lines().filter(|l| !l.starts_with(' ')))
+    {
         let state = w["boardState"].as_str().unwrap();
         let activity = w["observedStatus"].as_str().unwrap();
         assert!(
-            line.contains(&format!(" {state} (")) && line.contains(&format!("activity {activity} ")),
+            line.contains(&format!(" {state} ("))
+                && line.contains(&format!("activity {activity} ")),
             "{line}"
         );
         assert!(line.contains("connection unknown (not checked)"), "{line}");
@@ -207,7 +211,10 @@ fn status_json_projects_the_intercom_fixture_root() {
         text.contains("3 of 3 configured workers (1–3), scanned 2026-11-29T10:00:30.000Z"),
         "{text}"
     );
-    assert!(!text.contains('{') && !text.contains("not_checked"), "{text}");
+    assert!(
+        !text.contains('{') && !text.contains("not_checked"),
+        "{text}"
+    );
     assert_eq!(workers[0]["observedStatus"], "thinking");
     assert_eq!(workers[0]["lastActivity"], "Thinking");
     assert_eq!(workers[0]["evidence"], "recent");

@@ -483,10 +483,17 @@ fn a_zero_setup_seat_shows_plain_words() {
         .skip_while(|l| !l.contains("Details · build %3"))
         .collect::<Vec<_>>()
         .join("\n");
-    assert!(details.contains("its pane runs pi (source: tmux)"), "{details}");
-    assert!(details.contains("(source: first user message)"), "{details}");
     assert!(
-        details.contains("install it (pi install <checkout>/linux/pi-extension), then type /reload"),
+        details.contains("its pane runs pi (source: tmux)"),
+        "{details}"
+    );
+    assert!(
+        details.contains("(source: first user message)"),
+        "{details}"
+    );
+    assert!(
+        details
+            .contains("install it (pi install <checkout>/linux/pi-extension), then type /reload"),
         "{details}"
     );
     for absent in ["Connection", "Activity", "Report"] {
@@ -497,7 +504,8 @@ fn a_zero_setup_seat_shows_plain_words() {
         let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
         !w.contains('/')
             && (w.contains('_') || w.matches('-').count() >= 2)
-            && w.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '-')
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c == '-')
     });
     assert_eq!(code, None, "{details}");
 }
