@@ -164,6 +164,24 @@ pub fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, Str
     (code, report, err + &refused)
 }
 
+/// close-worker started in the background on `server` with `extra` (stdout and stderr piped),
+/// for a test that acts while it waits.
+pub fn spawn_close(env: &Env, server: &TmuxServer, extra: &[&str]) -> std::process::Child {
+    let sock = server.sock.display().to_string();
+    let mut args = vec!["--tmux-socket", &sock];
+    args.extend_from_slice(extra);
+    std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(layout_args(env, &["close-worker"], &args))
+        .current_dir(env.dir.path())
+        .env("HOME", env.path("home"))
+        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
+        .env_remove("TMUX")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// close-worker as a person runs it (no `--json`): (exit, stdout, stderr).
 pub fn close_text(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, String, String) {
     let sock = server.sock.display().to_string();

@@ -54,14 +54,7 @@ fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
     // start with, never asked (no prompt is sent).
     let agent = home.join(".pi/agent");
     std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(
-        agent.join("models.json"),
-        json!({"providers": {"fake": {"baseUrl": "http://127.0.0.1:9/v1",
-            "api": "openai-completions", "apiKey": "fake",
-            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    real_pi_support::never_asked_model(&agent);
     std::fs::write(
         agent.join("settings.json"),
         json!({"defaultProvider": "fake", "defaultModel": "fake-model"}).to_string(),

@@ -211,6 +211,26 @@ pub fn layout_args(env: &Env, cmd: &[&str], extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// A live registration of the pi `pid` in tmux pane `pane_id` (session `W` of the server on
+/// `sock`) running session `session`, under the data root, as the extension writes one for a
+/// session no roster names.
+pub fn register_in_pane(env: &Env, session: &str, pid: i32, pane_id: &str, sock: &str) {
+    let id = intercom_pane::proc::identity(pid).unwrap();
+    let seats = env.path("data/seats/pi/other");
+    std::fs::create_dir_all(&seats).unwrap();
+    std::fs::write(
+        seats.join("registration.json"),
+        json!({"version": 1, "seat": "other", "sessionId": session, "pid": pid,
+            "startTicks": id.start_ticks, "bootId": id.boot_id,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "runState": {"state": "idle", "seq": 1, "at": "2026-11-29T23:13:00.000Z",
+                "event": "agent_settled"},
+            "mux": {"kind": "tmux", "socket": sock, "session": "W", "paneId": pane_id}})
+        .to_string(),
+    )
+    .unwrap();
+}
+
 /// Wait until a seat's registration record (not just its lock or temp file) is in `dir`.
 pub fn wait_registered(dir: &Path) {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(10);

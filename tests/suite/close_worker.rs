@@ -184,28 +184,7 @@ fn a_handoff_from_another_process_closes_nothing() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let server = worker(&env, &file, false);
-    let sock = server.sock.display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(layout_args(
-            &env,
-            &["close-worker"],
-            &[
-                "--tmux-socket",
-                &sock,
-                "Worker",
-                "--deadline-secs",
-                "5",
-                "--json",
-            ],
-        ))
-        .current_dir(env.dir.path())
-        .env("HOME", env.path("home"))
-        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
-        .env_remove("TMUX")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_close(&env, &server, &["Worker", "--deadline-secs", "5", "--json"]);
     let job = wait_for(10_000, || {
         let c = config(&env);
         let j = &c["agents"][1]["closeJob"];
@@ -247,21 +226,7 @@ fn ctrl_c_while_waiting_stops_the_job_cleanly() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let server = worker(&env, &file, false);
-    let sock = server.sock.display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(layout_args(
-            &env,
-            &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "60"],
-        ))
-        .current_dir(env.dir.path())
-        .env("HOME", env.path("home"))
-        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
-        .env_remove("TMUX")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_close(&env, &server, &["Worker", "--deadline-secs", "60"]);
     wait_for(10_000, || {
         (config(&env)["agents"][1]["closeJob"]["state"] == "awaiting_handoff").then_some(())
     })

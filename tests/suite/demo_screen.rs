@@ -193,18 +193,7 @@ fn the_demo_explains_itself_and_its_rows_agree() {
 #[test]
 fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     let tmp = tempfile::tempdir().unwrap();
-    let demo_tmp = tmp.path().join("tmp");
-    std::fs::create_dir_all(&demo_tmp).unwrap();
-    let outer = TmuxServer::start("outer", tmp.path(), &[]);
-    outer.tmux(&["set-option", "-g", "status", "off"]);
-    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "80", "-y", "24"]);
-    let cmd = format!(
-        "env -u TMUX TMPDIR={} {} demo",
-        demo_tmp.display(),
-        env!("CARGO_BIN_EXE_intercom-pane")
-    );
-    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
-    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let (outer, demo_tmp) = demo_in_a_terminal(tmp.path(), 80, 24);
     let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
     let screen = wait_for(20_000, || {
         let s = capture();
@@ -228,8 +217,32 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     .unwrap_or_else(|| panic!("fewer than 3 rows at 80×24:\n{}", capture()));
     assert!(screen.lines().count() <= 24, "{screen}");
     outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    all_removed(&demo_tmp);
+}
+
+/// The demo typed into a shell of a `w`×`h` terminal (a pane of a private outer tmux server,
+/// outside any tmux), its temporary files under the returned folder.
+fn demo_in_a_terminal(dir: &std::path::Path, w: u16, h: u16) -> (TmuxServer, std::path::PathBuf) {
+    let demo_tmp = dir.join("tmp");
+    std::fs::create_dir_all(&demo_tmp).unwrap();
+    let outer = TmuxServer::start("outer", dir, &[]);
+    outer.tmux(&["set-option", "-g", "status", "off"]);
+    let (w, h) = (w.to_string(), h.to_string());
+    outer.tmux(&["resize-window", "-t", "=outer:", "-x", &w, "-y", &h]);
+    let cmd = format!(
+        "env -u TMUX TMPDIR={} {} demo",
+        demo_tmp.display(),
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
+    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
+    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    (outer, demo_tmp)
+}
+
+/// Wait until the demo's temporary folder is empty again.
+fn all_removed(demo_tmp: &std::path::Path) {
     wait_for(10_000, || {
-        std::fs::read_dir(&demo_tmp)
+        std::fs::read_dir(demo_tmp)
             .ok()?
             .next()
             .is_none()
@@ -243,18 +256,7 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
 #[test]
 fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_next() {
     let tmp = tempfile::tempdir().unwrap();
-    let demo_tmp = tmp.path().join("tmp");
-    std::fs::create_dir_all(&demo_tmp).unwrap();
-    let outer = TmuxServer::start("outer", tmp.path(), &[]);
-    outer.tmux(&["set-option", "-g", "status", "off"]);
-    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "120", "-y", "40"]);
-    let cmd = format!(
-        "env -u TMUX TMPDIR={} {} demo",
-        demo_tmp.display(),
-        env!("CARGO_BIN_EXE_intercom-pane")
-    );
-    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
-    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let (outer, demo_tmp) = demo_in_a_terminal(tmp.path(), 120, 40);
     let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
     wait_for(20_000, || {
         let s = capture();
@@ -285,12 +287,5 @@ fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_ne
         ),
         "{end}"
     );
-    wait_for(10_000, || {
-        std::fs::read_dir(&demo_tmp)
-            .ok()?
-            .next()
-            .is_none()
-            .then_some(())
-    })
-    .expect("the demo removed what it started");
+    all_removed(&demo_tmp);
 }

@@ -69,6 +69,16 @@ impl Setup {
         }
     }
 
+    /// Where the coordinator's sidebar placement is recorded.
+    fn monitor_record(&self) -> PathBuf {
+        let root = self.env.path("root");
+        let cfg: Value =
+            serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+                .unwrap();
+        let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
+        intercom_pane::actions::monitor_pane::record_path(&root, coordinator)
+    }
+
     /// The doctor on the setup's tmux server, unless `extra` names another.
     fn doctor(&self, extra: &[&str]) -> Output {
         let mut args = layout_args(&self.env, &["doctor", "--json"], &[]);
@@ -254,12 +264,7 @@ fn a_live_pi_without_the_extension_is_named() {
 #[test]
 fn a_fenced_sidebar_launch_is_named() {
     let s = Setup::new();
-    let root = s.env.path("root");
-    let cfg: Value =
-        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
-            .unwrap();
-    let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
-    let record = intercom_pane::actions::monitor_pane::record_path(&root, coordinator);
+    let record = s.monitor_record();
     std::fs::write(
         &record,
         json!({"version": 1, "stage": "split_pending"}).to_string(),
@@ -319,11 +324,7 @@ fn placed(server: &TmuxServer, pane: &str, marker: &str) -> String {
 fn a_killed_tmux_server_fails_and_the_sidebar_is_named_gone() {
     let s = Setup::new();
     let root = s.env.path("root");
-    let cfg: Value =
-        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
-            .unwrap();
-    let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
-    let record = intercom_pane::actions::monitor_pane::record_path(&root, coordinator);
+    let record = s.monitor_record();
     let mut server = TmuxServer::start("Coordinator", s.env.dir.path(), &[]);
     let pane = marked_pane(&server, "intercom-pane:test");
     std::fs::write(&record, placed(&server, &pane, "intercom-pane:test")).unwrap();
@@ -388,21 +389,8 @@ fn a_wrong_session_id_is_one_failure_with_the_exact_cause() {
     let mut parts = line.split_whitespace();
     let pane_id = parts.next().unwrap().to_string();
     let pid: i32 = parts.next().unwrap().parse().unwrap();
-    let id = intercom_pane::proc::identity(pid).unwrap();
     let sock = server.sock.display().to_string();
-    let seats = s.env.path("data/seats/pi/other");
-    std::fs::create_dir_all(&seats).unwrap();
-    std::fs::write(
-        seats.join("registration.json"),
-        json!({"version": 1, "seat": "other", "sessionId": runs, "pid": pid,
-            "startTicks": id.start_ticks, "bootId": id.boot_id,
-            "startedAt": "2026-11-29T23:13:00.000Z",
-            "runState": {"state": "idle", "seq": 1, "at": "2026-11-29T23:13:00.000Z",
-                "event": "agent_settled"},
-            "mux": {"kind": "tmux", "socket": sock, "session": "W", "paneId": pane_id}})
-        .to_string(),
-    )
-    .unwrap();
+    register_in_pane(&s.env, &runs, pid, &pane_id, &sock);
     let c = fails_only(&s.doctor(&["--tmux-socket", &sock]), "sessions");
     let detail = c["detail"].as_str().unwrap();
     assert!(
