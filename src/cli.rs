@@ -23,6 +23,13 @@ pub enum Command {
     Status(StatusArgs),
     /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
     Monitor(MonitorArgs),
+    /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
+    /// SIGHUP or SIGINT (exit 0).
+    Watch(WatchArgs),
+    /// Take the person to a seat's pane: the seat that alerted last (`--last`, the tmux
+    /// plugin's key) or the one an alert named (`--session-id`), after checking that its pane
+    /// still runs the same pi.
+    Jump(JumpArgs),
     /// Record this pi's seat from the inside (run by the shipped pi extension).
     Register(RegisterArgs),
     /// Send one text (several lines allowed) to one registered seat: through the pi extension's
@@ -148,6 +155,75 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+    #[command(flatten)]
+    pub alerts: AlertArgs,
+}
+
+/// `watch`: the alerts without a sidebar.
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    #[command(flatten)]
+    pub alerts: AlertArgs,
+}
+
+/// `jump`.
+#[derive(Args, Debug)]
+pub struct JumpArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
+    #[arg(
+        long,
+        conflicts_with = "session_id",
+        required_unless_present = "session_id"
+    )]
+    pub last: bool,
+    /// The seat whose session this is (an alert's `sessionId`).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// tmux: move the client that shows this pane (`%N`; the plugin's key passes the pane it
+    /// was pressed in). Default: `$TMUX_PANE` when run in a pane of the seat's server, else the
+    /// attached client used last.
+    #[arg(long, value_name = "PANE")]
+    pub from: Option<String>,
+}
+
+/// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
+/// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options.
+#[derive(Args, Debug, Clone, Default)]
+pub struct AlertArgs {
+    /// The alert settings file (default: `$XDG_CONFIG_HOME/intercom-pane/alerts.json`, else
+    /// `~/.config/intercom-pane/alerts.json`, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub alert_config: Option<PathBuf>,
+    /// No alerts (the tmux status line's summary is still kept).
+    #[arg(long)]
+    pub no_alerts: bool,
+    /// Seconds a state must hold before it alerts (0 to 600; default 5).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub settle_secs: Option<u64>,
+    /// Alert also for a seat whose pane is the active pane of an attached client.
+    #[arg(long)]
+    pub alert_when_visible: bool,
+    /// Show each alert on every attached tmux client (`display-message`).
+    #[arg(long)]
+    pub display_message: bool,
+    /// Ring the terminal bell on each alert.
+    #[arg(long)]
+    pub bell: bool,
+    /// No desktop notifications (`notify-send`).
+    #[arg(long)]
+    pub no_desktop: bool,
+    /// Do not keep the tmux option `@intercom_pane_status` up to date.
+    #[arg(long)]
+    pub no_status_line: bool,
+    /// Run PROGRAM with ARGS (never through a shell) for each alert, one JSON line on its
+    /// stdin (docs/interop.md §12); bounded in time and number. Takes the rest of the command
+    /// line: put it last.
+    #[arg(long, value_name = "PROGRAM [ARGS]...", num_args = 1.., allow_hyphen_values = true)]
+    pub on_alert: Option<Vec<String>>,
 }
 
 #[derive(Args, Debug)]

@@ -2,6 +2,7 @@
 //! explicit, verified mutations. See README.md "Architecture" for the flow.
 
 pub mod actions;
+pub mod alerts;
 pub mod board;
 pub mod cli;
 pub mod clock;

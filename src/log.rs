@@ -32,6 +32,14 @@ pub mod event {
     pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
     pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
+    /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`.
+    pub const ALERT: &str = "alert";
+    /// An alert channel failed (never fatal): `channel`, `detail`.
+    pub const ALERT_CHANNEL_FAILED: &str = "alert_channel_failed";
+    /// The tmux status option was set: `value`, `servers`.
+    pub const ALERT_STATUS_SET: &str = "alert_status_set";
+    /// The alert memory was not usable and was started again: `detail`.
+    pub const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
 }
 
 fn target() -> Option<&'static PathBuf> {

@@ -10,6 +10,8 @@ fn main() {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
         Command::Status(a) => cmd::status_cmd::run(a).code(),
         Command::Monitor(a) => cmd::monitor_cmd::run(a).code(),
+        Command::Watch(a) => cmd::alerts_cmd::watch(a).code(),
+        Command::Jump(a) => cmd::jump_cmd::run(a).code(),
         Command::Register(a) => cmd::register_cmd::run(a).code(),
         Command::Reply(a) => cmd::reply_cmd::run(a).code(),
         Command::EnsureMonitor(a) => cmd::ensure_monitor_cmd::run(a).code(),

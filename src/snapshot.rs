@@ -158,6 +158,13 @@ pub struct Row {
     pub seen: bool,
     pub alive: Option<bool>,
     pub reply: ReplyPath,
+    /// The evidence the state came from, naming the turn it belongs to (the alerts key on it,
+    /// `scan::build::turn_of`): `entry:<id>` (the deciding session entry), `pi:<pid>:<ticks>`
+    /// (the pi that went away), …; `None` when nothing names it.
+    pub turn: Option<String>,
+    /// pi recorded the end of this seat's session (`session_shutdown`, in its registration):
+    /// when the seat is offline, it went away on purpose (quit, `/new`), not by a crash.
+    pub session_ended: bool,
 }
 
 /// Whether the Intercom roster could be read at all.

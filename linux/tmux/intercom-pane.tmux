@@ -54,3 +54,5 @@ tmux bind-key "$key" run-shell -b "$REPLY #{pane_id}"
 # display-popup -d expands `#{pane_current_path}` once: the folder itself, never read as a format.
 tmux_arg "$bin"
 tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$REPLY" monitor
+# Alerts: the status line's summary and the key to the seat that alerted last (scripts/alerts.sh).
+"$HERE/scripts/alerts.sh"

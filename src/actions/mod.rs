@@ -1,5 +1,6 @@
 //! Explicit mutations. Every byte written goes through `store`.
 
+pub mod alert_memory;
 pub mod close;
 pub mod config_write;
 pub mod handoff;

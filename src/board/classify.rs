@@ -78,6 +78,12 @@ pub fn is_input_request(first_line: &str) -> bool {
         .is_some_and(|rest| !rest.trim().is_empty())
 }
 
+/// The entry that decides the seat's state (the newest user, assistant or toolResult message on
+/// the branch), if any: what names the turn a state belongs to.
+pub fn deciding_entry(s: &SessionSummary) -> Option<&BranchEntry> {
+    s.branch.iter().find(|e| is_decisive(e))
+}
+
 /// Longest question kept, in characters (the row shows its first line, details all of it).
 pub const QUESTION_CHARS: usize = 1000;
 

@@ -1,5 +1,6 @@
 //! Pure classification and projection of evidence into what the views show.
 
+pub mod alerts;
 pub mod classify;
 pub mod intercom;
 pub mod overflow;

@@ -65,6 +65,34 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `watch`.
+    WatchExit {
+        /// Stopped by SIGTERM, SIGHUP or SIGINT.
+        Stopped = 0,
+        /// The passes could not go on (a thread could not be started).
+        Failed = 1,
+        /// Bad flags, settings or data root: nothing started.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `jump`.
+    JumpExit {
+        /// The person's client (tmux) or Herdr now shows the seat's pane.
+        Moved = 0,
+        /// The multiplexer did not do it (no client attached, the switch did not hold).
+        Failed = 1,
+        /// Bad flags or data root.
+        Refused = 2,
+        /// Nothing to go to: no alert recorded, the seat is not on the board or has no live pane.
+        NoTarget = 3,
+        /// The seat's pane or pi changed since the alert: nothing moved.
+        Changed = 4,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `register`.
     RegisterExit {
         /// Written, or a newer record already there.

@@ -1,12 +1,14 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
 //! (`exit`).
 
+pub mod alerts_cmd;
 pub mod close_cmd;
 pub mod close_receipt;
 pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;
 pub mod exit;
+pub mod jump_cmd;
 pub mod monitor_cmd;
 pub mod monitor_ports;
 pub mod options;

@@ -241,7 +241,29 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),
     };
-    let source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+    // leave the sidebar without them, said on stderr and in the log.
+    let alerts =
+        match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)
+        {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("intercom-pane monitor: no alerts: {e}");
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": "settings", "detail": e}),
+                );
+                None
+            }
+        };
+    let scan_source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
+    let source: Box<dyn SnapshotSource> = match &alerts {
+        Some(t) => Box::new(crate::alerts::run::AlertingSource {
+            inner: Box::new(scan_source),
+            alerts: t.sender(),
+        }),
+        None => Box::new(scan_source),
+    };
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
         color: None,
@@ -249,13 +271,17 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         workers: Arc::new(workers),
         spawner: Arc::new(spawner),
     };
-    match run_monitor_with(
-        Box::new(source),
+    let result = run_monitor_with(
+        source,
         Arc::new(DataRootSeen { data_root }),
         Arc::new(replies),
         clock,
         opts,
-    ) {
+    );
+    if let Some(t) = alerts {
+        t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+    }
+    match result {
         Ok(()) => MonitorExit::Quit,
         Err(e) => {
             eprintln!("intercom-pane monitor: {e}");

@@ -288,6 +288,8 @@ fn start_tmux(
         ("status-style", "bg=blue,fg=white"),
         // The sidebar's title shows whether it has the keyboard.
         ("focus-events", "on"),
+        // The demo's simulated seats stay in the demo: no desktop notifications for them.
+        ("@intercom-pane-alert-desktop", "off"),
     ] {
         server
             .set_global_option(k, v)

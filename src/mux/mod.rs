@@ -120,8 +120,9 @@ pub trait Multiplexer: Send + Sync {
         deadline: Instant,
     ) -> Result<CloseOutcome, MuxError>;
     /// Take the person to `target` and check that it worked: tmux switches the client that
-    /// shows `from` (the caller's own pane) to `target`'s session, window and pane; Herdr
-    /// focuses its workspace, tab and pane (`from` unused).
+    /// shows `from` (the caller's own pane; without one, the attached client used last; never a
+    /// control client) to `target`'s session, window and pane; Herdr focuses its workspace, tab
+    /// and pane (`from` unused).
     fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError>;
     /// Make a pane at least `lines` tall, taking rows from its neighbours; `Ok(false)` when it
     /// already is. Herdr: not supported (an error).

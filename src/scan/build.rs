@@ -331,6 +331,29 @@ pub(super) fn build_row(
         seen: rec.seen,
         alive: rec.alive,
         reply,
+        turn: turn_of(ev, rec.state),
+        session_ended: ev.reg.is_some_and(Registration::session_closed),
+    }
+}
+
+/// The evidence a seat's state came from, as the name of its turn (docs/behaviour.md §3b): a
+/// seat that went away names the pi that went (its registration), else the entry that decided
+/// the state (its id, or its time in files without ids). The alerts key on it, so two passes,
+/// two processes or a restart agree on "the same turn".
+fn turn_of(ev: &SeatEvidence, state: BoardState) -> Option<String> {
+    if state == BoardState::Offline {
+        if let Some((pid, ticks)) = ev.reg.and_then(|r| Some((r.pid?, r.start_ticks?))) {
+            return Some(format!("pi:{pid}:{ticks}"));
+        }
+    }
+    let d = ev
+        .session
+        .summary()
+        .and_then(crate::board::classify::deciding_entry)?;
+    match (&d.id, d.timestamp) {
+        (Some(id), _) => Some(format!("entry:{}", crate::text::clip(id, 128))),
+        (None, Some(at)) => Some(format!("at:{at}")),
+        (None, None) => None,
     }
 }
 

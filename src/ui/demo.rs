@@ -121,6 +121,8 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
         seen: false,
         alive: Some(state != BoardState::Offline),
         reply: demo_reply(i),
+        turn: Some(format!("entry:demo-{i}-{pass}")),
+        session_ended: false,
     }
 }
 

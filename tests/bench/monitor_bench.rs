@@ -4,7 +4,8 @@
 //! CPU use over 60 s of idle running (from /proc/<pid>/stat) and peak RSS (VmHWM).
 //!
 //! Run: `cargo test --release --test bench monitor_bench -- --ignored --nocapture`
-//! (`MONITOR_BENCH_SECS` shortens the measured window.)
+//! (`MONITOR_BENCH_SECS` shortens the measured window; `MONITOR_BENCH_NO_ALERTS=1` runs it
+//! without alerts and the status line.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support;
@@ -182,6 +183,13 @@ fn run_bench(what: &str, pane_argv: &PaneArgv<'_>) {
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         server.new_session(&format!("w{i}"), tmp.path(), &a);
     }
+    // `MONITOR_BENCH_NO_ALERTS=1`: the same run without alerts and status line (the plugin's
+    // options, read by the monitor at start), to weigh what they cost.
+    let alerts = std::env::var_os("MONITOR_BENCH_NO_ALERTS").is_none();
+    if !alerts {
+        server.tmux(&["set-option", "-g", "@intercom-pane-alerts", "off"]);
+        server.tmux(&["set-option", "-g", "@intercom-pane-alert-status", "off"]);
+    }
     server.start_monitor(tmp.path(), &sys, &root, &sessions, 40);
     let pid: i32 = server
         .tmux(&["list-panes", "-t", "=mon:", "-F", "#{pane_pid}"])
@@ -216,7 +224,8 @@ fn run_bench(what: &str, pane_argv: &PaneArgv<'_>) {
     let (own, kids) = (t1.0 - t0.0, t1.1 - t0.1);
     println!(
         "monitor bench: {WORKERS} workers live in tmux ({what} in each pane), probes on closed \
-         ports, {secs} s idle"
+         ports, {secs} s idle, alerts {}",
+        if alerts { "on" } else { "off" }
     );
     println!("  CPU: {:.2} % of one core ({own} ticks)", pct(own));
     println!(

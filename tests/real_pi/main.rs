@@ -23,6 +23,7 @@ mod scan_support;
 mod text_cases;
 
 mod real_pi;
+mod real_pi_alerts;
 mod real_pi_channel;
 mod real_pi_herdr;
 mod real_pi_hostile;

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../alerts_support/mod.rs"]
+mod alerts_support;
 #[path = "../close_support/mod.rs"]
 mod close_support;
 #[path = "../hostile_support/mod.rs"]
@@ -34,6 +36,7 @@ mod spawn_support;
 #[path = "../text_cases/mod.rs"]
 mod text_cases;
 
+mod alerts_watch;
 mod architecture;
 mod close_adversarial;
 mod close_kills;

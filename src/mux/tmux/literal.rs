@@ -48,6 +48,15 @@ pub fn format_literal(s: &str) -> String {
     out
 }
 
+/// The text for `display-message`, which tmux expands and then draws (its status line's
+/// `format_draw`): the text shown is exactly `s`. Drawing turns a run of `2k` `#`s into `k`
+/// (and `#[` into a style), so every `#` is doubled for it; then the expansion rule above; and
+/// display-message runs strftime over its text first, so each `%` is doubled too. Control
+/// characters are the caller's to remove (drawing skips them).
+pub fn message_literal(s: &str) -> String {
+    format_literal(&s.replace('#', "##")).replace('%', "%%")
+}
+
 fn refuse(detail: String) -> MuxError {
     MuxError::new(ErrorCode::BadRequest, detail)
 }
@@ -182,6 +191,14 @@ mod tests {
         assert_eq!(format_literal("c##[d#"), "c##[d##");
         assert_eq!(format_literal("nl\nx\ty"), "nl\nx\ty");
         assert_eq!(format_literal(""), "");
+    }
+
+    #[test]
+    fn messages_are_doubled_for_drawing_expansion_and_strftime() {
+        assert_eq!(message_literal("plain"), "plain");
+        assert_eq!(message_literal("#x"), "####x");
+        assert_eq!(message_literal("#[fg=red]"), "##[fg=red]");
+        assert_eq!(message_literal("100%d #S"), "100%%d ####S");
     }
 
     #[test]

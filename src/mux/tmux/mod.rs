@@ -38,6 +38,7 @@ use super::{
 };
 
 mod args;
+pub mod clients;
 mod close;
 mod create;
 mod focus;
@@ -49,7 +50,7 @@ pub use args::{escape_arg, parse_version, socket_for_name};
 use args::{filter_for, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
-pub use literal::{format_literal, is_pane_id, PaneId};
+pub use literal::{format_literal, is_pane_id, message_literal, PaneId};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
 pub const MIN_VERSION: (u32, u32) = (3, 2);
@@ -394,12 +395,6 @@ impl Multiplexer for Tmux {
     }
 
     fn jump_to(&self, target: &str, from: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
-        let from = from.ok_or_else(|| {
-            MuxError::new(
-                ErrorCode::BadRequest,
-                "the caller is not in a pane of this tmux server",
-            )
-        })?;
         self.jump(target, from, deadline)
     }
 

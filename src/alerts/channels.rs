@@ -1,0 +1,254 @@
+//! Where alerts go besides `--on-alert` (docs/behaviour.md §3b): the tmux status option, a
+//! message on each attached tmux client, the terminal bell, a desktop notification; and which
+//! panes people look at (no alert for those). Every multiplexer call goes through `mux/` under a
+//! short deadline; a failure is logged once per server and kind until it changes, never fatal.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::alerts::memory::PaneRef;
+use crate::alerts::message::Alert;
+use crate::alerts::programs::Job;
+use crate::mux::herdr::Herdr;
+use crate::mux::tmux::Tmux;
+use crate::mux::MuxKind;
+use crate::snapshot::Snapshot;
+
+/// The tmux user option the status line shows (`#{@intercom_pane_status}`).
+pub const STATUS_OPTION: &str = "@intercom_pane_status";
+/// Deadline of one multiplexer call.
+const CALL: Duration = Duration::from_secs(5);
+/// Most tmux servers one pass updates.
+const MAX_SERVERS: usize = 16;
+/// The status option is set again this often even when unchanged (a plugin reload or another
+/// watcher that ended may have cleared it).
+pub const STATUS_REASSERT: Duration = Duration::from_secs(30);
+/// How long a tmux message stays.
+const MESSAGE_MS: u32 = 6_000;
+
+/// Where a tmux seat's server listens (a `-L` name or path resolved as the scan resolves it).
+pub fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Option<PathBuf> {
+    crate::liveness::socket_path(hint, default_tmux)
+}
+
+/// The tmux servers a pass's seats live on, and the run's own server; each once, existing.
+pub fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let hints = snap
+        .rows
+        .iter()
+        .filter_map(|r| r.pane.as_ref())
+        .filter(|p| p.kind == MuxKind::Tmux)
+        .map(|p| p.socket.as_deref());
+    for hint in std::iter::once(None).chain(hints) {
+        let Some(s) = tmux_socket(hint, default_tmux) else {
+            continue;
+        };
+        if out.len() >= MAX_SERVERS || out.iter().any(|o| same_file(o, &s)) {
+            continue;
+        }
+        if crate::fsguard::kind(&s).is_ok() {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a == b
+        || matches!((std::fs::metadata(a), std::fs::metadata(b)),
+            (Ok(x), Ok(y)) if x.dev() == y.dev() && x.ino() == y.ino())
+}
+
+/// Failures said once per (server, what) until they change.
+#[derive(Default)]
+pub struct Failures(HashMap<(PathBuf, &'static str), String>);
+
+impl Failures {
+    pub fn note(&mut self, server: &Path, what: &'static str, r: Result<(), String>) {
+        let key = (server.to_path_buf(), what);
+        match r {
+            Ok(()) => {
+                self.0.remove(&key);
+            }
+            Err(e) => {
+                if self.0.get(&key) != Some(&e) {
+                    crate::log::event(
+                        crate::log::event::ALERT_CHANNEL_FAILED,
+                        serde_json::json!({"channel": what,
+                            "server": server.display().to_string(), "detail": e}),
+                    );
+                    self.0.insert(key, e);
+                }
+            }
+        }
+    }
+}
+
+/// The status option on each server, set only when its value changed (or to reassert it).
+#[derive(Default)]
+pub struct StatusLine {
+    set: HashMap<PathBuf, (String, Instant)>,
+}
+
+impl StatusLine {
+    /// Make `value` what `STATUS_OPTION` holds on `servers`.
+    pub fn update(&mut self, servers: &[PathBuf], value: &str, failures: &mut Failures) {
+        let now = Instant::now();
+        let mut changed = Vec::new();
+        for s in servers {
+            let fresh = self
+                .set
+                .get(s)
+                .is_some_and(|(v, at)| v == value && now.duration_since(*at) < STATUS_REASSERT);
+            if fresh {
+                continue;
+            }
+            let r = Tmux::at_socket(s)
+                .set_user_option(STATUS_OPTION, value, Instant::now() + CALL)
+                .map_err(|e| e.to_string());
+            if r.is_ok() {
+                self.set.insert(s.clone(), (value.to_string(), now));
+                changed.push(s.display().to_string());
+            } else {
+                self.set.remove(s);
+            }
+            failures.note(s, "status_line", r);
+        }
+        if !changed.is_empty() {
+            crate::log::event(
+                crate::log::event::ALERT_STATUS_SET,
+                serde_json::json!({"value": value, "servers": changed}),
+            );
+        }
+    }
+
+    /// Clear what this process set (it ends): a count nobody keeps up to date must not stay.
+    pub fn clear(&mut self) {
+        for (s, (v, _)) in self.set.drain() {
+            if !v.is_empty() {
+                let _ =
+                    Tmux::at_socket(&s).set_user_option(STATUS_OPTION, "", Instant::now() + CALL);
+            }
+        }
+    }
+}
+
+/// Whether someone looks at `pane` now: it is the active pane of an attached tmux client (a
+/// control client is a program, not a person), or Herdr's focused pane. `None` when the
+/// multiplexer could not say (the alert then goes out: better twice seen than missed).
+pub fn visible(pane: &PaneRef, default_tmux: Option<&Path>) -> Option<bool> {
+    let deadline = Instant::now() + CALL;
+    match pane.kind {
+        MuxKind::Tmux => {
+            let s = tmux_socket(pane.socket.as_deref(), default_tmux)?;
+            let watched = Tmux::at_socket(&s).watched_panes(deadline).ok()?;
+            Some(watched.contains(&pane.pane_id))
+        }
+        MuxKind::Herdr => {
+            let s = PathBuf::from(pane.socket.as_ref()?);
+            let f = Herdr::at_socket(&s).focus(deadline).ok()?;
+            Some(f.pane == pane.pane_id)
+        }
+    }
+}
+
+/// `display-message` with the alert on every attached client (control clients left out).
+pub fn display(servers: &[PathBuf], alert: &Alert, failures: &mut Failures) {
+    let text = alert.message();
+    for s in servers {
+        let t = Tmux::at_socket(s);
+        let r = t.clients(Instant::now() + CALL).and_then(|cs| {
+            for c in cs.iter().filter(|c| !c.control) {
+                t.display_message(&c.name, &text, MESSAGE_MS, Instant::now() + CALL)?;
+            }
+            Ok(())
+        });
+        failures.note(s, "display_message", r.map_err(|e| e.to_string()));
+    }
+}
+
+/// The terminal bell on the terminal this process runs in (tmux passes a pane's bell on to its
+/// clients as its `bell-action` says). Nothing when that is not a terminal.
+pub fn bell() {
+    let mut err = std::io::stderr();
+    if err.is_terminal() {
+        // One byte, one write: it cannot split another writer's escape sequence.
+        let _ = err.write_all(b"\x07");
+    }
+}
+
+/// Whether a desktop session is there to notify.
+pub fn desktop_session(env: impl Fn(&str) -> Option<String>) -> bool {
+    ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|k| env(k).is_some_and(|v| !v.is_empty()))
+}
+
+/// `notify-send` on PATH, if there.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The desktop notification: title and body as plain argv words; the body's markup
+/// characters escaped (notification servers may read it as markup).
+pub fn desktop_job(program: &Path, alert: &Alert) -> Job {
+    let title = format!("intercom-pane: {}", alert.headline(80));
+    let mut body = alert
+        .text
+        .as_deref()
+        .map(|t| crate::text::one_line(t, 300))
+        .unwrap_or_default();
+    if !body.is_empty() {
+        body.push('\n');
+    }
+    body.push_str(&alert.how_to_jump());
+    let body = body
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    Job {
+        channel: "desktop",
+        argv: vec![
+            program.display().to_string(),
+            "--app-name=intercom-pane".into(),
+            "--".into(),
+            title,
+            body,
+        ],
+        stdin: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_desktop_needs_a_session() {
+        assert!(!desktop_session(|_| None));
+        assert!(!desktop_session(|_| Some(String::new())));
+        assert!(desktop_session(
+            |k| (k == "WAYLAND_DISPLAY").then(|| "wayland-0".into())
+        ));
+    }
+
+    #[test]
+    fn the_desktop_body_is_not_markup() {
+        let mut row = crate::ui::demo::demo_row(1, 0, 0);
+        row.state = crate::states::BoardState::Error;
+        row.name = "<b>x</b>".into();
+        row.last_error = Some("a <i>&</i> b".into());
+        let a = Alert::of(&row, "error:e", 0, &[]);
+        let j = desktop_job(Path::new("/usr/bin/notify-send"), &a);
+        assert_eq!(j.argv[2], "--");
+        assert!(j.argv[4].starts_with("a &lt;i&gt;&amp;&lt;/i&gt; b\n"));
+        assert!(j.argv[3].contains("<b>x</b>"), "the title is plain text");
+    }
+}

@@ -1,0 +1,229 @@
+//! One alert and the words it goes out with: the short line (tmux message, desktop title), the
+//! `--on-alert` JSON line (docs/interop.md §12), the command that jumps to the seat. Pure.
+
+use serde_json::json;
+
+use crate::alerts::memory::PaneRef;
+use crate::board::reason::StateReason;
+use crate::clock::{format_iso, Ms};
+use crate::snapshot::Row;
+use crate::states::BoardState;
+
+/// The JSON line's schema version.
+pub const VERSION: u32 = 1;
+/// Most characters of the question or error text carried.
+pub const MAX_TEXT_CHARS: usize = 1000;
+/// The host every seat is on for now (several hosts come later).
+pub const HOST: &str = "local";
+/// The program name the jump command names.
+pub const PROGRAM: &str = "intercom-pane";
+
+/// One alert, as every channel says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    /// The seat's session (`Row::id`).
+    pub session: String,
+    /// `<project>/<agent>`.
+    pub seat_key: String,
+    /// Raw names: each channel makes them safe for its consumer.
+    pub name: String,
+    pub project: String,
+    pub state: BoardState,
+    pub reason: StateReason,
+    /// The question (waiting), the error (error), raw; lines kept.
+    pub text: Option<String>,
+    /// When the state's evidence was written.
+    pub since: Option<Ms>,
+    pub at: Ms,
+    /// `board::alerts::turn_key`.
+    pub turn_key: String,
+    pub pane: Option<PaneRef>,
+    /// The jump command's argv (`intercom-pane jump --session-id …` and the run's flags).
+    pub jump: Vec<String>,
+    /// The tmux key (after the prefix) the plugin bound to the last alert's seat, if known.
+    pub jump_key: Option<String>,
+}
+
+/// Text that reaches a person or a program: controls, escape sequences and bidi overrides
+/// removed on every line; lines kept; at most `MAX_TEXT_CHARS` characters.
+pub fn clean_text(s: &str) -> String {
+    let joined = s
+        .lines()
+        .map(crate::text::sanitize)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let t = joined.trim();
+    t.chars().take(MAX_TEXT_CHARS).collect()
+}
+
+impl Alert {
+    /// The alert for `row` entering `turn_key`.
+    pub fn of(row: &Row, turn_key: &str, at: Ms, jump_flags: &[String]) -> Alert {
+        let text = match row.state {
+            BoardState::Waiting => row.question.clone(),
+            BoardState::Error => row
+                .last_error
+                .clone()
+                .or_else(|| row.last_assistant_text.clone()),
+            _ => None,
+        }
+        .map(|t| clean_text(&t))
+        .filter(|t| !t.is_empty());
+        let mut jump = vec![PROGRAM.to_string(), "jump".into()];
+        jump.extend(jump_flags.iter().cloned());
+        jump.extend(["--session-id".to_string(), row.id.clone()]);
+        Alert {
+            session: row.id.clone(),
+            seat_key: row.seen_key.clone(),
+            name: row.name.clone(),
+            project: row.project.clone(),
+            state: row.state,
+            reason: row.state_reason,
+            text,
+            since: row.last_activity,
+            at,
+            turn_key: turn_key.to_string(),
+            pane: row.pane.as_ref().map(|p| PaneRef {
+                kind: p.kind,
+                socket: p.socket.clone(),
+                pane_id: p.pane_id.clone(),
+                pi: p.pi.clone(),
+            }),
+            jump,
+            jump_key: None,
+        }
+    }
+
+    /// The jump command as one shell line (each word quoted).
+    pub fn jump_line(&self) -> String {
+        crate::mux::shell_line(&self.jump)
+    }
+
+    /// `Builder is waiting: which branch?` — one line, safe to show (sanitized, clipped).
+    pub fn headline(&self, max_chars: usize) -> String {
+        let name = crate::text::sanitize(&self.name);
+        let what = match self.state {
+            BoardState::Waiting => "is waiting for you",
+            BoardState::Error => "stopped on an error",
+            BoardState::Offline => "went offline",
+            _ => "needs you",
+        };
+        let mut line = format!("{name} {what}");
+        if let Some(t) = &self.text {
+            line.push_str(": ");
+            line.push_str(&crate::text::sanitize(t));
+        }
+        crate::text::one_line(&line, max_chars)
+    }
+
+    /// How to get there, short enough for a message: the plugin's key when known, else
+    /// `intercom-pane jump --last` (with the run's `--config`: the jump reads the roster the
+    /// alert came from). The JSON line carries the full command.
+    pub fn how_to_jump(&self) -> String {
+        match &self.jump_key {
+            Some(k) => format!("prefix {} jumps there", crate::text::sanitize(k)),
+            None => {
+                let mut argv = vec![PROGRAM.to_string(), "jump".into(), "--last".into()];
+                if let Some(i) = self.jump.iter().position(|a| a == "--config") {
+                    argv.extend(self.jump.iter().skip(i).take(2).cloned());
+                }
+                format!(
+                    "{} jumps there",
+                    crate::text::sanitize(&crate::mux::shell_line(&argv))
+                )
+            }
+        }
+    }
+
+    /// The tmux message: headline and how to jump, one line.
+    pub fn message(&self) -> String {
+        let jump = self.how_to_jump();
+        let room = 300usize.saturating_sub(jump.chars().count() + 3);
+        format!("{} — {jump}", self.headline(room.max(40)))
+    }
+
+    /// The `--on-alert` JSON line (without its newline). Every text member is raw evidence made
+    /// safe for a reader: control characters and bidi overrides removed, then JSON-escaped.
+    pub fn json_line(&self) -> String {
+        let v = json!({
+            "version": VERSION,
+            "event": "alert",
+            "at": format_iso(self.at),
+            "host": HOST,
+            "seat": clean_text(&self.name),
+            "project": clean_text(&self.project),
+            "seatKey": clean_text(&self.seat_key),
+            "sessionId": clean_text(&self.session),
+            "state": self.state.as_str(),
+            "reason": self.reason.code(),
+            "reasonText": self.reason.words(),
+            "text": self.text,
+            "since": self.since.map(format_iso),
+            "turn": clean_text(&self.turn_key),
+            "pane": self.pane.as_ref().map(|p| json!({
+                "mux": p.kind.name(),
+                "paneId": clean_text(&p.pane_id),
+            })),
+            "jump": {
+                "argv": self.jump,
+                "command": self.jump_line(),
+                "keys": self.jump_key,
+            },
+        });
+        serde_json::to_string(&v).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> Row {
+        let mut r = crate::ui::demo::demo_row(1, 0, 1_000_000);
+        r.id = "sess-1".into();
+        r.name = "Bad\u{1b}]0;pwn\u{7}#(touch x)\u{202e}name".into();
+        r.state = BoardState::Waiting;
+        r.state_reason = StateReason::InputNeeded;
+        r.question = Some("\"staging\"\u{1b}[31m or\nprod?\u{0}".into());
+        r
+    }
+
+    #[test]
+    fn the_json_line_is_one_escaped_line() {
+        let a = Alert::of(&row(), "waiting:entry:e1", 2_000_000, &[]);
+        let line = a.json_line();
+        assert!(!line.contains('\n') && !line.contains('\u{1b}') && !line.contains('\u{202e}'));
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["seat"], "Bad#(touch x)name");
+        assert_eq!(v["text"], "\"staging\" or\nprod?");
+        assert_eq!(v["state"], "waiting");
+        assert_eq!(v["reason"], "input_needed");
+        assert_eq!(v["host"], "local");
+        assert_eq!(
+            v["jump"]["argv"],
+            serde_json::json!(["intercom-pane", "jump", "--session-id", "sess-1"])
+        );
+        assert_eq!(
+            v["jump"]["command"],
+            "intercom-pane jump --session-id sess-1"
+        );
+    }
+
+    #[test]
+    fn the_message_names_the_way_there() {
+        let mut a = Alert::of(
+            &row(),
+            "waiting:entry:e1",
+            0,
+            &["--config".into(), "/a b".into()],
+        );
+        assert!(a
+            .message()
+            .ends_with("— intercom-pane jump --last --config '/a b' jumps there"));
+        a.jump_key = Some("J".into());
+        let m = a.message();
+        assert!(m.starts_with("Bad#(touch x)name is waiting for you: \"staging\" or prod?"));
+        assert!(m.ends_with("— prefix J jumps there"), "{m}");
+        assert!(!m.chars().any(char::is_control));
+    }
+}

@@ -1,0 +1,171 @@
+//! Programs an alert runs: the person's `--on-alert PROGRAM [ARGS…]` (one JSON line on its
+//! stdin) and `notify-send`. Each runs as an argv, never through a shell, on a small pool of
+//! threads fed by a bounded queue: at most `concurrency` at once, each killed at its deadline,
+//! its stdout capped (a program that floods it is killed), its failures logged and never
+//! fatal. A full queue drops the new job (logged): a hung program can never hold up the passes
+//! or the next alerts beyond its own slot.
+
+use std::process::Command;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::mux::spawn::{self, RunError};
+
+/// Jobs waiting for a free slot.
+const QUEUE: usize = 64;
+/// Most stdout kept from a program (more kills it: it floods).
+const STDOUT_CAP: usize = 64 * 1024;
+
+/// One program run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// `on_alert`, `desktop`: for the log.
+    pub channel: &'static str,
+    pub argv: Vec<String>,
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// How one run ended (what the log says).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    Ok,
+    Exit(Option<i32>, String),
+    TimedOut,
+    Flooded,
+    NotFound,
+    Failed(String),
+}
+
+/// Run one job now (on the caller's thread), bounded by `timeout`.
+pub fn run_job(job: &Job, timeout: Duration) -> Ended {
+    let Some((prog, args)) = job.argv.split_first() else {
+        return Ended::Failed("no program".into());
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    // Its own process group: a Ctrl-C meant for the sidebar or watcher is not its.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    match spawn::run(
+        &mut cmd,
+        job.stdin.as_deref(),
+        Instant::now() + timeout,
+        STDOUT_CAP,
+    ) {
+        Ok(out) if out.status.success() => Ended::Ok,
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            Ended::Exit(out.status.code(), crate::text::one_line(&err, 200))
+        }
+        Err(RunError::Timeout) => Ended::TimedOut,
+        Err(RunError::Oversize) => Ended::Flooded,
+        Err(RunError::NotFound) => Ended::NotFound,
+        Err(RunError::Spawn(e)) => Ended::Failed(e),
+    }
+}
+
+fn log_ended(job: &Job, ended: &Ended, ms: u128) {
+    if *ended == Ended::Ok {
+        return;
+    }
+    let detail = match ended {
+        Ended::Ok => String::new(),
+        Ended::Exit(code, err) => format!("exit {code:?}: {err}"),
+        Ended::TimedOut => "killed at its deadline".into(),
+        Ended::Flooded => format!("killed: over {STDOUT_CAP} bytes on stdout"),
+        Ended::NotFound => "program not found".into(),
+        Ended::Failed(e) => format!("could not start: {e}"),
+    };
+    crate::log::event(
+        crate::log::event::ALERT_CHANNEL_FAILED,
+        serde_json::json!({"channel": job.channel, "program": job.argv.first(),
+            "detail": detail, "ms": ms as u64}),
+    );
+}
+
+/// A pool of runner threads.
+pub struct Pool {
+    tx: SyncSender<Job>,
+    channel: &'static str,
+}
+
+impl Pool {
+    /// `concurrency` threads (1..=8), each run bounded by `timeout`.
+    pub fn start(channel: &'static str, concurrency: usize, timeout: Duration) -> Pool {
+        let (tx, rx) = mpsc::sync_channel::<Job>(QUEUE);
+        let rx: Arc<Mutex<Receiver<Job>>> = Arc::new(Mutex::new(rx));
+        for i in 0..concurrency.clamp(1, 8) {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("{channel}-{i}"))
+                .spawn(move || loop {
+                    let job = match rx.lock() {
+                        Ok(r) => match r.recv() {
+                            Ok(j) => j,
+                            Err(_) => return,
+                        },
+                        Err(_) => return,
+                    };
+                    let t = Instant::now();
+                    let ended = run_job(&job, timeout);
+                    log_ended(&job, &ended, t.elapsed().as_millis());
+                });
+            if let Err(e) = spawned {
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": channel, "detail": format!("no thread: {e}")}),
+                );
+            }
+        }
+        Pool { tx, channel }
+    }
+
+    /// Queue a job; dropped (and logged) when the queue is full.
+    pub fn submit(&self, job: Job) {
+        match self.tx.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": self.channel,
+                        "detail": format!("{QUEUE} runs already waiting: this one dropped")}),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Job {
+        Job {
+            channel: "on_alert",
+            argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
+            stdin: Some(b"{\"a\":1}\n".to_vec()),
+        }
+    }
+
+    #[test]
+    fn every_ending_is_named() {
+        let d = Duration::from_secs(5);
+        assert_eq!(run_job(&sh("cat >/dev/null"), d), Ended::Ok);
+        assert!(
+            matches!(run_job(&sh("echo no >&2; exit 3"), d), Ended::Exit(Some(3), e) if e == "no")
+        );
+        let t = Instant::now();
+        assert_eq!(
+            run_job(&sh("sleep 30"), Duration::from_millis(300)),
+            Ended::TimedOut
+        );
+        assert!(t.elapsed() < Duration::from_secs(3));
+        assert_eq!(run_job(&sh("yes"), d), Ended::Flooded);
+        let missing = Job {
+            channel: "on_alert",
+            argv: vec!["/nonexistent/x".into()],
+            stdin: None,
+        };
+        assert_eq!(run_job(&missing, d), Ended::NotFound);
+    }
+}

@@ -1,0 +1,491 @@
+//! The alerts beside a running sidebar or `watch`: each pass's snapshot goes to one thread that
+//! keeps the status line current, applies the rule (`board::alerts`), records what it decided in
+//! the shared memory, and sends. Nothing here runs on the pass thread, so no channel (a hung
+//! `--on-alert` program, a tmux that does not answer) can slow the passes down.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use crate::actions::alert_memory;
+use crate::alerts::channels::{self, Failures, StatusLine};
+use crate::alerts::config::{Desktop, Settings};
+use crate::alerts::memory::{LastAlert, Memory};
+use crate::alerts::message::Alert;
+use crate::alerts::programs::{Job, Pool};
+use crate::board::alerts::{Decision, Outcome, Seat, Summary, Watch};
+use crate::clock::{Clock, Ms};
+use crate::snapshot::{RosterStatus, Row, Snapshot};
+use crate::states::CloseState;
+use crate::ui::ports::{CancelToken, SnapshotSource};
+
+/// Longest the thread sleeps with nothing to do (it re-checks the status option then).
+const IDLE: Duration = Duration::from_secs(30);
+/// Desktop notifications: one at a time, each within this.
+const DESKTOP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether a close job explains a seat going away: one that is under way, closed it, or may
+/// have (`uncertain`). A failed, timed-out or interrupted job closed nothing.
+fn closing(row: &Row) -> bool {
+    row.close_job.as_ref().is_some_and(|j| {
+        !matches!(
+            j.state,
+            CloseState::Failed | CloseState::TimedOut | CloseState::Interrupted
+        )
+    })
+}
+
+/// What the rule reads of a row.
+pub fn seat_of(row: &Row) -> Seat {
+    Seat {
+        session: row.id.clone(),
+        state: row.state,
+        reason: row.state_reason,
+        turn: row.turn.clone(),
+        since: row.last_activity,
+        seen: row.seen,
+        closing: closing(row),
+        ended: row.session_ended,
+    }
+}
+
+/// What the alerts need besides the settings.
+#[derive(Debug, Clone)]
+pub struct Where {
+    pub data_root: PathBuf,
+    /// The run's tmux server for seats that name none (`--tmux-socket`).
+    pub default_tmux: Option<PathBuf>,
+    /// The flags the jump command needs to find the same board (`--config`, `--root`, …).
+    pub jump_flags: Vec<String>,
+    /// The snapshot stays true until the next pass (a live engine): a pending state settles
+    /// on time, not at the next pass.
+    pub live: bool,
+    /// Print each alert's JSON line on stdout (`watch`).
+    pub print: bool,
+}
+
+/// The alert state of one sidebar or watcher.
+pub struct Alerter {
+    settings: Settings,
+    at: Where,
+    clock: std::sync::Arc<dyn Clock>,
+    watch: Watch,
+    memory: Memory,
+    fingerprint: Option<(u64, u64, i64, i64)>,
+    status: StatusLine,
+    failures: Failures,
+    /// The `--on-alert` pool and the (concurrency, timeout) it was started with.
+    on_alert: Option<((usize, u64), Pool)>,
+    desktop: Option<(PathBuf, Pool)>,
+    last: Option<Snapshot>,
+    reload: Option<Reload>,
+    loaded_at: Option<std::time::Instant>,
+    reloaded_for_first: bool,
+}
+
+/// Reads the settings again.
+pub type Reload = Box<dyn Fn() -> Result<Settings, String> + Send>;
+
+/// How often the settings are read again at most.
+pub const RELOAD_EVERY: Duration = Duration::from_secs(30);
+
+impl Alerter {
+    /// `reload` reads the settings again (the file and the tmux plugin's options, then the
+    /// flags): before the first alert and at most every `RELOAD_EVERY`, so a changed option
+    /// takes effect without a restart.
+    pub fn new(
+        settings: Settings,
+        at: Where,
+        clock: std::sync::Arc<dyn Clock>,
+        reload: Option<Reload>,
+    ) -> Alerter {
+        Alerter {
+            settings,
+            at,
+            clock,
+            watch: Watch::new(),
+            memory: Memory::default(),
+            fingerprint: None,
+            status: StatusLine::default(),
+            failures: Failures::default(),
+            on_alert: None,
+            desktop: None,
+            last: None,
+            reload,
+            loaded_at: Some(std::time::Instant::now()),
+            reloaded_for_first: false,
+        }
+    }
+
+    /// Read the settings again when due: every `RELOAD_EVERY`, and once when a first state
+    /// starts to settle (so what the first alert does is what the options say by then).
+    fn maybe_reload(&mut self) {
+        let first = !self.reloaded_for_first && self.watch.has_pending();
+        let due = first || self.loaded_at.is_none_or(|t| t.elapsed() >= RELOAD_EVERY);
+        self.reloaded_for_first |= first;
+        let Some(reload) = self.reload.as_ref().filter(|_| due) else {
+            return;
+        };
+        self.loaded_at = Some(std::time::Instant::now());
+        match reload() {
+            Ok(s) => self.settings = s,
+            Err(e) => crate::log::event(
+                crate::log::event::ALERT_CHANNEL_FAILED,
+                serde_json::json!({"channel": "settings", "detail": e}),
+            ),
+        }
+    }
+
+    /// The `--on-alert` pool for the current settings (a new one when its size changed).
+    fn on_alert_pool(&mut self) -> Option<&Pool> {
+        self.settings.on_alert.as_ref()?;
+        let want = (
+            self.settings.on_alert_concurrency,
+            self.settings.on_alert_timeout_secs,
+        );
+        if self.on_alert.as_ref().map(|(k, _)| *k) != Some(want) {
+            let pool = Pool::start("on_alert", want.0, Duration::from_secs(want.1));
+            self.on_alert = Some((want, pool));
+        }
+        self.on_alert.as_ref().map(|(_, p)| p)
+    }
+
+    /// The desktop notifier, when a desktop session is there and `notify-send` runs.
+    fn desktop(&mut self) -> Option<&(PathBuf, Pool)> {
+        if self.settings.desktop != Desktop::Auto
+            || !channels::desktop_session(|k| std::env::var(k).ok())
+        {
+            return None;
+        }
+        if self.desktop.is_none() {
+            let prog = channels::find_program("notify-send")?;
+            self.desktop = Some((prog, Pool::start("desktop", 1, DESKTOP_TIMEOUT)));
+        }
+        self.desktop.as_ref()
+    }
+
+    /// After a pass: the status line, then the rule.
+    pub fn pass(&mut self, snap: Snapshot) {
+        self.maybe_reload();
+        let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
+        if self.settings.status_line {
+            let summary = Summary::of(snap.rows.iter().map(|r| (&r.state, r.seen)));
+            self.status
+                .update(&servers, &summary.text(), &mut self.failures);
+        }
+        let valid = snap.scanned_at;
+        self.decide(&snap, &servers, valid);
+        self.last = Some(snap);
+    }
+
+    /// Between passes: a live engine's last snapshot holds until its next pass, so what has
+    /// settled by now alerts now; a timed loop waits for its next pass instead.
+    pub fn tick(&mut self) {
+        let Some(snap) = self.last.take() else { return };
+        let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
+        if self.settings.status_line {
+            let summary = Summary::of(snap.rows.iter().map(|r| (&r.state, r.seen)));
+            self.status
+                .update(&servers, &summary.text(), &mut self.failures);
+        }
+        if self.at.live {
+            let now = self.clock.now_ms();
+            self.decide(&snap, &servers, now);
+        }
+        self.last = Some(snap);
+    }
+
+    /// When the thread should look again without a pass.
+    pub fn next_due(&self) -> Option<Ms> {
+        self.at
+            .live
+            .then(|| self.watch.next_due(&self.settings.rules))
+            .flatten()
+    }
+
+    /// The process ends: clear the status option it set.
+    pub fn finish(&mut self) {
+        self.status.clear();
+    }
+
+    fn refresh_memory(&mut self) {
+        let fp = alert_memory::fingerprint(&self.at.data_root);
+        if fp.is_some() && fp == self.fingerprint {
+            return;
+        }
+        match alert_memory::read(&self.at.data_root) {
+            Ok(m) => {
+                self.memory = m;
+                self.fingerprint = fp;
+            }
+            // Unreadable or invalid: keep what we had; the next write says why in the log.
+            Err(_) => self.fingerprint = None,
+        }
+    }
+
+    fn decide(&mut self, snap: &Snapshot, servers: &[PathBuf], valid_through: Ms) {
+        if !self.settings.enabled {
+            return;
+        }
+        self.refresh_memory();
+        let seats: Vec<Seat> = snap.rows.iter().map(seat_of).collect();
+        let decisions = self.watch.step(
+            &seats,
+            &self.memory,
+            snap.scanned_at,
+            valid_through,
+            &self.settings.rules,
+        );
+        if decisions.is_empty() {
+            return;
+        }
+        let now = self.clock.now_ms();
+        // The person is looking: asked once per alert, right before it is recorded.
+        let decided: Vec<(usize, String, Outcome)> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Alert { index, key } => {
+                    let row = &snap.rows[*index];
+                    let seen_there = self.settings.quiet_when_visible
+                        && row.pane.as_ref().is_some_and(|p| {
+                            let r = crate::alerts::memory::PaneRef {
+                                kind: p.kind,
+                                socket: p.socket.clone(),
+                                pane_id: p.pane_id.clone(),
+                                pi: p.pi.clone(),
+                            };
+                            channels::visible(&r, self.at.default_tmux.as_deref()) == Some(true)
+                        });
+                    let outcome = if seen_there {
+                        Outcome::Visible
+                    } else {
+                        Outcome::Alerted
+                    };
+                    Some((*index, key.clone(), outcome))
+                }
+                Decision::Record {
+                    index,
+                    key,
+                    outcome,
+                } => Some((*index, key.clone(), *outcome)),
+                Decision::Know { .. } => None,
+            })
+            .collect();
+        let known: Vec<usize> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Know { index } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        // The jump finds the same board: the roster this pass read, when no flag named one.
+        let mut flags = self.at.jump_flags.clone();
+        if let (RosterStatus::Available { root }, false) =
+            (&snap.roster, flags.iter().any(|f| f == "--root"))
+        {
+            flags.extend(["--root".to_string(), root.clone()]);
+        }
+        let alerts: Vec<Alert> = decided
+            .iter()
+            .filter(|(_, _, o)| *o == Outcome::Alerted)
+            .map(|(i, key, _)| {
+                let mut a = Alert::of(&snap.rows[*i], key, now, &flags);
+                a.jump_key = self.settings.jump_key.clone();
+                a
+            })
+            .collect();
+        let rows = &snap.rows;
+        let recorded = alert_memory::update(&self.at.data_root, now, |m| {
+            for i in &known {
+                m.know(&rows[*i].id, now);
+            }
+            let mut first = Vec::new();
+            for (i, key, outcome) in &decided {
+                first.push(m.record(&rows[*i].id, key, *outcome, now));
+            }
+            if let Some(a) = alerts.last() {
+                m.last = Some(LastAlert {
+                    session: a.session.clone(),
+                    seat_key: a.seat_key.clone(),
+                    name: a.name.clone(),
+                    state: a.state.as_str().into(),
+                    at: now,
+                    pane: a.pane.clone(),
+                    root: match &snap.roster {
+                        RosterStatus::Available { root } => Some(root.clone()),
+                        RosterStatus::Unavailable { .. } => None,
+                    },
+                });
+            }
+            first
+        });
+        let first = match recorded {
+            Ok((first, m)) => {
+                self.memory = m;
+                self.fingerprint = alert_memory::fingerprint(&self.at.data_root);
+                first
+            }
+            Err(e) => {
+                // Never miss an alert because the memory could not be kept: send, and say so.
+                crate::log::event(
+                    crate::log::event::ALERT_CHANNEL_FAILED,
+                    serde_json::json!({"channel": "memory", "detail": e.to_string()}),
+                );
+                vec![true; decided.len()]
+            }
+        };
+        let mut alerts = alerts.into_iter();
+        for ((i, key, outcome), first) in decided.iter().zip(first) {
+            self.watch.mark_done(&rows[*i].id, key);
+            let alert = if *outcome == Outcome::Alerted {
+                alerts.next()
+            } else {
+                None
+            };
+            let row = &rows[*i];
+            crate::log::event(
+                crate::log::event::ALERT,
+                serde_json::json!({"seat": row.name, "session": row.id,
+                    "state": row.state.as_str(), "key": key,
+                    "outcome": if first { outcome_word(*outcome) } else { "already_handled" }}),
+            );
+            if let (Some(a), true) = (alert, first) {
+                self.send(&a, servers);
+            }
+        }
+    }
+
+    fn send(&mut self, a: &Alert, servers: &[PathBuf]) {
+        if self.at.print {
+            use std::io::Write;
+            // A reader that went away ends nothing but this line.
+            let _ = writeln!(std::io::stdout().lock(), "{}", a.json_line());
+        }
+        if let Some(argv) = self.settings.on_alert.clone() {
+            let mut line = a.json_line().into_bytes();
+            line.push(b'\n');
+            if let Some(pool) = self.on_alert_pool() {
+                pool.submit(Job {
+                    channel: "on_alert",
+                    argv,
+                    stdin: Some(line),
+                });
+            }
+        }
+        if self.settings.display_message {
+            channels::display(servers, a, &mut self.failures);
+        }
+        if self.settings.bell {
+            channels::bell();
+        }
+        if let Some((prog, pool)) = self.desktop() {
+            pool.submit(channels::desktop_job(prog, a));
+        }
+    }
+}
+
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Alerted => "alerted",
+        Outcome::Visible => "visible",
+        Outcome::Seen => "seen",
+        Outcome::Earlier => "earlier",
+    }
+}
+
+/// What the alert thread is told.
+pub enum Msg {
+    /// A pass's snapshot.
+    Pass(Snapshot),
+    /// Stop (clearing the status option first).
+    Stop,
+}
+
+/// The running alert thread.
+pub struct AlertThread {
+    tx: Sender<Msg>,
+    join: Option<std::thread::JoinHandle<()>>,
+}
+
+impl AlertThread {
+    /// Start the thread: passes arrive on its channel; a live source's settle times wake it.
+    pub fn spawn(mut alerter: Alerter) -> std::io::Result<AlertThread> {
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let join = std::thread::Builder::new()
+            .name("alerts".into())
+            .spawn(move || {
+                thread_loop(&mut alerter, &rx);
+                alerter.finish();
+            })?;
+        Ok(AlertThread {
+            tx,
+            join: Some(join),
+        })
+    }
+
+    /// Where passes go.
+    pub fn sender(&self) -> Sender<Msg> {
+        self.tx.clone()
+    }
+
+    /// Stop the thread and wait for it at most `grace` (it clears the status option it set).
+    pub fn stop(mut self, grace: Duration) {
+        let _ = self.tx.send(Msg::Stop);
+        let Some(j) = self.join.take() else { return };
+        let deadline = std::time::Instant::now() + grace;
+        while !j.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if j.is_finished() {
+            let _ = j.join();
+        }
+    }
+}
+
+fn thread_loop(alerter: &mut Alerter, rx: &Receiver<Msg>) {
+    loop {
+        let wait = alerter
+            .next_due()
+            .map(|due| {
+                let now = alerter.clock.now_ms();
+                Duration::from_millis(due.saturating_sub(now).clamp(1, 30_000) as u64)
+            })
+            .unwrap_or(IDLE);
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Pass(snap)) => {
+                // Only the newest pass matters when several queued up.
+                let mut snap = snap;
+                loop {
+                    match rx.try_recv() {
+                        Ok(Msg::Pass(newer)) => snap = newer,
+                        Ok(Msg::Stop) => return,
+                        Err(_) => break,
+                    }
+                }
+                alerter.pass(snap);
+            }
+            Ok(Msg::Stop) => return,
+            Err(RecvTimeoutError::Timeout) => alerter.tick(),
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// A snapshot source that also hands every pass to the alert thread (the sidebar's passes are
+/// the alerts' passes: one scan, not two).
+pub struct AlertingSource {
+    pub inner: Box<dyn SnapshotSource>,
+    pub alerts: Sender<Msg>,
+}
+
+impl SnapshotSource for AlertingSource {
+    fn next_snapshot(&mut self) -> Snapshot {
+        let snap = self.inner.next_snapshot();
+        let _ = self.alerts.send(Msg::Pass(snap.clone()));
+        snap
+    }
+
+    fn cancel_token(&self) -> CancelToken {
+        self.inner.cancel_token()
+    }
+}
