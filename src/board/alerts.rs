@@ -14,8 +14,8 @@ use crate::board::reason::StateReason;
 use crate::clock::Ms;
 use crate::states::BoardState;
 
-/// States the board counts as needing the person (the sidebar's "N need attention", the
-/// status line's summary): every such state alerts by this rule, not by a list of reasons.
+/// States the board counts as needing the person (the sidebar's header, "N waiting on you ·
+/// M in error", and the status line's summary): every such state alerts by this rule, not by a list of reasons.
 pub fn needs_attention(state: BoardState) -> bool {
     matches!(state, BoardState::Waiting | BoardState::Error)
 }
@@ -253,7 +253,7 @@ impl Summary {
         s
     }
 
-    /// The attention count the sidebar's header shows.
+    /// The seats needing the person, waiting or in error.
     pub fn total(&self) -> usize {
         self.waiting + self.error
     }

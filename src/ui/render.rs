@@ -279,14 +279,10 @@ fn key_line(app: &App, w: u16, t: &Theme) -> Span<'static> {
 fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Span<'static>> {
     let view = app.list_view();
     // The same words and rule as `scan --print` (`N waiting on you`: waiting, not marked seen),
-    // and errors beside them.
-    let unseen_in = |state: BoardState| {
-        snap.rows
-            .iter()
-            .filter(|r| r.state == state && !app.is_seen(r))
-            .count()
-    };
-    let (waiting, errors) = (unseen_in(BoardState::Waiting), unseen_in(BoardState::Error));
+    // errors beside them; counted as the alerts' status summary counts them.
+    let summary =
+        crate::board::alerts::Summary::of(snap.rows.iter().map(|r| (&r.state, app.is_seen(r))));
+    let (waiting, errors) = (summary.waiting, summary.error);
     // The sidebar has the keyboard: the title says so in reverse video.
     let head_style = match app.focused() {
         Some(true) => t.focused(),
