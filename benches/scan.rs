@@ -125,6 +125,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         session_dirs: vec![base.join("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
+        kept_panes: None,
     }
 }
 

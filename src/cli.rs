@@ -21,7 +21,18 @@ pub enum Command {
     Scan(ScanArgs),
     /// Print a page of configured Intercom workers: a list, or JSON with --json (read-only).
     Status(StatusArgs),
-    /// The sidebar: a terminal UI of the scan, refreshed about every 3 seconds.
+    /// Print a page of the board's seats as JSON: each seat's state, why, the question or error
+    /// text, report, handoff, close and resume stage (read-only; the coordinator's
+    /// `intercom_board` tool).
+    Board(BoardArgs),
+    /// Wait until a seat shows one of the given states, or the timeout passes; prints the seat
+    /// as JSON (read-only; the coordinator's `intercom_wait` tool).
+    Wait(WaitArgs),
+    /// Run one of the coordinator's pi tools (run by the shipped pi extension, in the roster's
+    /// coordinator's pi only; refused for any other caller). `check` says whether the caller
+    /// may use them and lists them.
+    Tool(ToolArgs),
+    /// The sidebar: a terminal UI of the scan, redrawn as soon as something changes.
     Monitor(MonitorArgs),
     /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
     /// SIGHUP or SIGINT (exit 0).
@@ -124,6 +135,37 @@ pub struct ScanArgs {
     /// Print the index object (the same as `board/index.json`).
     #[arg(long)]
     pub json: bool,
+    /// Keep watching: write the board files again whenever a seat changes, until SIGTERM,
+    /// SIGHUP, SIGINT (exit 0). With `--json-lines`, stream the board on standard output.
+    /// Not with `--print`, `--json`.
+    #[arg(long, conflicts_with_all = ["print", "json"])]
+    pub watch: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+}
+
+/// The `--watch` stream's flags (docs/interop.md §10).
+#[derive(Args, Debug, Clone)]
+pub struct StreamArgs {
+    /// With `--watch`: one JSON object per line (the whole board, then one line per changed
+    /// seat, schema version 1); the stream ends with exit 0 when its reader goes away.
+    #[arg(long, requires = "watch")]
+    pub json_lines: bool,
+    /// With `--watch`: a heartbeat line this often (seconds).
+    #[arg(long, requires = "watch", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub heartbeat_secs: u64,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// How a live view watches.
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// A full pass this often (seconds) whatever the events said; every 3 s while folders
+    /// cannot all be watched.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub full_pass_secs: u64,
 }
 
 #[derive(Args, Debug)]
@@ -143,9 +185,75 @@ pub struct StatusArgs {
     #[arg(long, default_value_t = 10,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::views::status_json::MAX_LIMIT as u64))]
     pub limit: usize,
-    /// Check the connections of this page's workers (loopback health probes).
+    /// Check the connections of this page's workers (loopback health probes); with `--watch`,
+    /// of every worker, every 15 s.
     #[arg(long)]
     pub probe: bool,
+    /// Keep watching and stream the board as JSON lines (`--json-lines` says so explicitly;
+    /// it is the only format) until the reader goes away or SIGTERM, SIGHUP, SIGINT (exit 0).
+    /// Not with `--name`, `--offset`, `--limit`.
+    #[arg(long, conflicts_with_all = ["name", "offset", "limit"])]
+    pub watch: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BoardArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// Only seats that need attention: waiting or error (or waiting on you), not marked seen.
+    #[arg(long)]
+    pub attention: bool,
+    /// Only the seat with this name (case-insensitive).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only seats of this host (`local`).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Skip this many seats (the previous page's `nextOffset`).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Seats per page, 1..20.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// The seat's name (case-insensitive), or `<project>/<agent>`.
+    pub name: String,
+    /// The states to wait for (repeat or separate with commas): working, waiting, error,
+    /// offline, idle, unknown.
+    #[arg(
+        long = "state",
+        value_delimiter = ',',
+        required = true,
+        value_name = "STATE"
+    )]
+    pub states: Vec<String>,
+    /// Give up after this many seconds, 1..300.
+    #[arg(long, default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=crate::tools::MAX_WAIT_SECS))]
+    pub timeout_secs: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ToolArgs {
+    #[command(flatten)]
+    pub src: SourceArgs,
+    /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
+    /// intercom_resume_worker, intercom_wait.
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+    /// The pi that runs this command (the coordinator's; verified like `register` verifies).
+    #[arg(long, value_name = "PID")]
+    pub pi_pid: i32,
+    /// The tool's arguments, one JSON object (checked against its schema again).
+    #[arg(long, default_value = "{}", value_name = "JSON")]
+    pub args: String,
 }
 
 #[derive(Args, Debug)]
@@ -155,6 +263,8 @@ pub struct MonitorArgs {
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
 }

@@ -9,7 +9,9 @@
 //! Herdr names a process by its program (`sleep` for `exec -a pi sleep`), tmux by its `argv[0]`.
 //! Only a seat with no registered process falls back to the pane's foreground command `pi`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::board::reason::{StateReason, StateSource, Unanswered};
@@ -103,10 +105,70 @@ fn listing_of(list: Result<PaneList, MuxError>) -> Listing {
 /// A multiplexer server as seats name it: its kind and socket hint.
 pub type ServerKey = (MuxKind, Option<String>);
 
+/// tmux listings a live view keeps between passes (docs/behaviour.md §3a): a server's listing is
+/// used again, brought up to date from `/proc` (`mux::tmux::current`), while the view's control
+/// client on that server listens and has reported nothing since; any other server is listed.
+#[derive(Default)]
+pub struct KeptPanes {
+    inner: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    lists: HashMap<PathBuf, PaneList>,
+    /// Servers whose kept listing may be used for the next pass.
+    trusted: HashSet<PathBuf>,
+}
+
+impl std::fmt::Debug for KeptPanes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptPanes")
+    }
+}
+
+impl KeptPanes {
+    pub fn new() -> KeptPanes {
+        KeptPanes::default()
+    }
+
+    /// Before a pass: the kept listings of `listening` servers may be used, except those
+    /// `stale` names (their client reported a change, or a pi on them exited).
+    pub fn trust(&self, listening: &[PathBuf], stale: &std::collections::BTreeSet<PathBuf>) {
+        if let Ok(mut k) = self.inner.lock() {
+            k.trusted = listening
+                .iter()
+                .filter(|s| !stale.contains(*s))
+                .cloned()
+                .collect();
+            // Only listings a listening client keeps up to date are worth keeping.
+            let Kept { lists, trusted } = &mut *k;
+            lists.retain(|s, _| trusted.contains(s) || listening.contains(s));
+        }
+    }
+
+    /// A trusted kept listing of `socket`, brought up to date; `None`: list it.
+    fn take(&self, socket: &Path) -> Option<PaneList> {
+        let k = self.inner.lock().ok()?;
+        if !k.trusted.contains(socket) {
+            return None;
+        }
+        mux::tmux::current::refresh(k.lists.get(socket)?)
+    }
+
+    fn keep(&self, socket: &Path, list: &PaneList) {
+        if let Ok(mut k) = self.inner.lock() {
+            k.lists.insert(socket.to_path_buf(), list.clone());
+        }
+    }
+}
+
 /// One pane listing per server, taken once per pass.
 pub struct PaneCache {
     /// Each listing once, with the first key that named its server.
     listings: Vec<(ServerKey, Listing)>,
+    /// The socket each listing came from (same order as `listings`; `None` for listings taken
+    /// elsewhere).
+    sockets: Vec<Option<PathBuf>>,
     /// Every key asked about, and which listing answers it: keys that resolve to one socket
     /// (the default server and its path, a `-L` name and its path) share one listing.
     keys: Vec<(ServerKey, usize)>,
@@ -119,9 +181,11 @@ impl PaneCache {
         mode: LivenessMode,
         servers: &[ServerKey],
         default_socket: Option<&Path>,
+        kept: Option<&KeptPanes>,
     ) -> PaneCache {
         let mut cache = PaneCache {
             listings: Vec::new(),
+            sockets: Vec::new(),
             keys: Vec::new(),
         };
         if mode != LivenessMode::Tmux {
@@ -150,10 +214,11 @@ impl PaneCache {
                 None => {}
             }
         }
-        let mut lists: Vec<Option<Listing>> = list_all(&asked, Instant::now() + LIST_DEADLINE)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let mut lists: Vec<Option<Listing>> =
+            list_all(&asked, Instant::now() + LIST_DEADLINE, kept)
+                .into_iter()
+                .map(Some)
+                .collect();
         let mut slot_of: Vec<Option<usize>> = vec![None; asked.len()];
         for (key, server) in plan {
             match server {
@@ -166,6 +231,10 @@ impl PaneCache {
                             .take()
                             .unwrap_or(Err(Unanswered::Failed(mux::ErrorCode::Failed)));
                         cache.push(key, listing);
+                        if let (Some(s), Some((_, path))) = (cache.sockets.last_mut(), asked.get(i))
+                        {
+                            *s = Some(path.clone());
+                        }
                     }
                 },
             }
@@ -176,12 +245,14 @@ impl PaneCache {
     fn push(&mut self, key: ServerKey, listing: Listing) {
         self.keys.push((key.clone(), self.listings.len()));
         self.listings.push((key, listing));
+        self.sockets.push(None);
     }
 
     /// A cache of listings already taken, one per server (benches and tests take their own).
     pub fn from_listings(listings: Vec<(ServerKey, Result<PaneList, MuxError>)>) -> PaneCache {
         let mut cache = PaneCache {
             listings: Vec::new(),
+            sockets: Vec::new(),
             keys: Vec::new(),
         };
         for (k, l) in listings.into_iter().take(MAX_SERVERS) {
@@ -198,6 +269,25 @@ impl PaneCache {
             .flat_map(|(k, ps)| ps.iter().map(move |p| (k, p)))
     }
 
+    /// Each server that answered: its kind, its socket, the session of its first pane (a live
+    /// view attaches its listening client there) and that pane's process.
+    pub fn answered(&self) -> Vec<(MuxKind, PathBuf, Option<String>, Option<i32>)> {
+        self.listings
+            .iter()
+            .zip(&self.sockets)
+            .filter_map(|((k, l), s)| {
+                let panes = l.as_ref().ok()?;
+                let first = panes.first();
+                Some((
+                    k.0,
+                    s.clone()?,
+                    first.map(|p| p.session_id.clone()),
+                    first.and_then(|p| p.pid),
+                ))
+            })
+            .collect()
+    }
+
     fn server(&self, key: &ServerKey) -> Option<&Listing> {
         let (_, i) = self.keys.iter().find(|(k, _)| k == key)?;
         self.listings.get(*i).map(|(_, l)| l)
@@ -205,10 +295,24 @@ impl PaneCache {
 }
 
 /// Every server's listing, in order, each asked on its own thread (the first on this one) and
-/// all bounded by the same `deadline`. A thread that cannot be started lists on this one.
-fn list_all(servers: &[(MuxKind, PathBuf)], deadline: Instant) -> Vec<Listing> {
-    let list =
-        |(kind, path): &(MuxKind, PathBuf)| listing_of(mux::open(*kind, path).list_panes(deadline));
+/// all bounded by the same `deadline`. A thread that cannot be started lists on this one. A tmux
+/// server whose kept listing is trusted (`KeptPanes`) is not asked at all.
+fn list_all(
+    servers: &[(MuxKind, PathBuf)],
+    deadline: Instant,
+    kept: Option<&KeptPanes>,
+) -> Vec<Listing> {
+    let list = |(kind, path): &(MuxKind, PathBuf)| {
+        let kept = kept.filter(|_| *kind == MuxKind::Tmux);
+        if let Some(l) = kept.and_then(|k| k.take(path)) {
+            return listing_of(Ok(l));
+        }
+        let l = mux::open(*kind, path).list_panes(deadline);
+        if let (Some(k), Ok(l)) = (kept, &l) {
+            k.keep(path, l);
+        }
+        listing_of(l)
+    };
     let Some((first, rest)) = servers.split_first() else {
         return Vec::new();
     };

@@ -30,6 +30,17 @@ pub mod event {
     pub const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
     /// close-worker ended: `worker`, `exit`, `report`.
     pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
+    /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`.
+    pub const LIVE_PASS: &str = "live_pass";
+    /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
+    /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
+    pub const LIVE_WATCH: &str = "live_watch";
+    /// The kernel's inotify queue overflowed (events lost; a full pass follows): `overflows`.
+    pub const LIVE_OVERFLOW: &str = "live_overflow";
+    /// The sidebar drew a frame showing new states: `changed` (`[{id, state}]`), `passAt`.
+    pub const LIVE_FRAME: &str = "live_frame";
+    /// A coordinator's tool call ended (or was refused): `tool`, `piPid`, `exit`, `refused`.
+    pub const TOOL_CALL: &str = "tool_call";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
     pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
     /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`.

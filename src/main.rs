@@ -9,6 +9,9 @@ fn main() {
     let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
         Command::Status(a) => cmd::status_cmd::run(a).code(),
+        Command::Board(a) => cmd::board_cmd::run_board(a).code(),
+        Command::Wait(a) => cmd::board_cmd::run_wait(a).code(),
+        Command::Tool(a) => cmd::tool_cmd::run(a).code(),
         Command::Monitor(a) => cmd::monitor_cmd::run(a).code(),
         Command::Watch(a) => cmd::alerts_cmd::watch(a).code(),
         Command::Jump(a) => cmd::jump_cmd::run(a).code(),

@@ -24,6 +24,13 @@ impl BoardState {
         BoardState::Unknown,
     ];
 
+    /// States the board counts as needing the person (the sidebar's "N waiting on you · M in error", the
+    /// status line's summary, the alerts): every such state alerts by this rule, not by a list
+    /// of reasons.
+    pub fn needs_attention(self) -> bool {
+        matches!(self, BoardState::Waiting | BoardState::Error)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             BoardState::Working => "working",

@@ -7,6 +7,11 @@
 // to its session file. At session start it also runs `intercom-pane ensure-monitor`, which
 // places the sidebar above the coordinator (and does nothing for workers).
 //
+// The coordinator's tools: in the roster's coordinator's pi only, once its seat is registered,
+// `lib/coordinator-tools.ts` registers intercom_board, intercom_reply, intercom_close_worker,
+// intercom_resume_worker, intercom_spawn_worker and intercom_wait for the model (the binary decides who the coordinator
+// is and runs every call; see that file). INTERCOM_PANE_TOOLS=off turns them off.
+//
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, and any failure
 // (no intercom-pane on PATH, a refusal) is ignored. Set INTERCOM_PANE_BIN to use another binary
 // and INTERCOM_PANE_CONFIG to pass `--config` (the same data root the board reads).
@@ -39,6 +44,7 @@ import { dirname, join } from "node:path";
 
 type Ctx = {
   cwd: string;
+  ui?: { setStatus?(key: string, text: string | undefined): void };
   isIdle?(): boolean;
   ui?: { notify?(message: string, kind?: "info" | "warning" | "error"): void };
   sessionManager: {
@@ -408,6 +414,25 @@ export default function (pi: Pi) {
     return finished;
   };
 
+  // The coordinator's tools: loaded on demand, so this file alone (copied without `lib/`) still
+  // registers seats; a load failure only means no tools.
+  let tools: { close(): void } | undefined;
+  const startTools = async (ctx: Ctx) => {
+    try {
+      const m = await import("./lib/coordinator-tools.ts");
+      const got = await m.registerCoordinatorTools(pi as never, {
+        bin,
+        cwd: ctx.cwd,
+        config: process.env.INTERCOM_PANE_CONFIG || undefined,
+      });
+      // The person sees that this pi's model has the tools (pi's footer).
+      if (got.names.length > 0) ctx.ui?.setStatus?.("intercom-pane-tools", "intercom tools");
+      tools = got.handle;
+    } catch {
+      // No tools; everything else works.
+    }
+  };
+
   // The coordinator's startup hook: place (or keep) the sidebar above it. ensure-monitor itself
   // skips workers, rosters without workers, and anything it cannot verify.
   const ensureMonitor = (ctx: Ctx) => {
@@ -427,8 +452,11 @@ export default function (pi: Pi) {
   pi.on("session_start", async (_e, ctx) => {
     sessionCtx = ctx;
     await openChannel();
-    void record("session_start", ctx);
+    const registered = record("session_start", ctx);
     ensureMonitor(ctx);
+    // The coordinator's tools (lib/coordinator-tools.ts), once this seat is registered: the
+    // binary checks that the roster's coordinator's live registration is this very pi.
+    void registered.then(() => startTools(ctx));
   });
   pi.on("before_agent_start", (e, ctx) => {
     const prompt = (e as { prompt?: unknown }).prompt;
@@ -463,6 +491,8 @@ export default function (pi: Pi) {
     if (leaf) void record("session_tree", ctx, ["--leaf-id", leaf]);
   });
   pi.on("session_shutdown", (_e, ctx) => {
+    tools?.close();
+    tools = undefined;
     closeChannel();
     sessionCtx = undefined;
     return record("session_shutdown", ctx);

@@ -155,7 +155,7 @@ impl std::fmt::Display for Refusal {
             ),
             Refusal::NotAncestor(pid) => write!(
                 f,
-                "pid {pid} is not an ancestor of this command: register runs inside the pi it records"
+                "pid {pid} is not an ancestor of this command: it runs only inside the pi it names"
             ),
             Refusal::Untrusted { pid, why } => {
                 write!(f, "pid {pid} is not a pi this command can trust: ")?;
@@ -303,12 +303,19 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
         (Some(_), _) => return Err(RegisterError::Refused(Refusal::LeafIdWithoutTree)),
         (None, _) => {}
     }
-    let me = std::process::id() as i32;
-    if req.pi_pid <= 1 || !proc::is_ancestor(req.pi_pid, me) {
-        return Err(RegisterError::Refused(Refusal::NotAncestor(req.pi_pid)));
-    }
-    verify_pi(req.pi_pid, me)?;
+    verify_caller(req.pi_pid).map_err(RegisterError::Refused)?;
     verify_session_file(req)
+}
+
+/// The one rule for "this command was run by that pi itself" (`register`, and the
+/// coordinator's tools, `tools::caller`): `pi` is an ancestor of this process, really pi, and
+/// started this command in its own process group and session (see `verify_pi`).
+pub fn verify_caller(pi: i32) -> Result<(), Refusal> {
+    let me = std::process::id() as i32;
+    if pi <= 1 || !proc::is_ancestor(pi, me) {
+        return Err(Refusal::NotAncestor(pi));
+    }
+    verify_pi(pi, me)
 }
 
 /// The pi named must really be pi (its executable and command line, `proc::pi_verdict`; or
@@ -316,8 +323,8 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
 /// that pi itself: in its process group and session. The shipped extension's spawn is; a shell
 /// in another pane, a job of the same terminal, or anything pi's bash tool or `!` runs (pi
 /// starts those detached, in a session of their own) is not.
-fn verify_pi(pi: i32, me: i32) -> Result<(), RegisterError> {
-    let refuse = |why: Untrusted| RegisterError::Refused(Refusal::Untrusted { pid: pi, why });
+fn verify_pi(pi: i32, me: i32) -> Result<(), Refusal> {
+    let refuse = |why: Untrusted| Refusal::Untrusted { pid: pi, why };
     if !is_demo_agent(pi) {
         proc::is_pi(pi).map_err(|e| refuse(Untrusted::NotPi(e)))?;
     }

@@ -488,4 +488,9 @@ impl SnapshotSource for AlertingSource {
     fn cancel_token(&self) -> CancelToken {
         self.inner.cancel_token()
     }
+
+    /// The inner source decides when the next pass is due (the live engine waits for a change).
+    fn wait_for_change(&mut self, interval: std::time::Duration) -> bool {
+        self.inner.wait_for_change(interval)
+    }
 }

@@ -14,12 +14,6 @@ use crate::board::reason::StateReason;
 use crate::clock::Ms;
 use crate::states::BoardState;
 
-/// States the board counts as needing the person (the sidebar's header, "N waiting on you ·
-/// M in error", and the status line's summary): every such state alerts by this rule, not by a list of reasons.
-pub fn needs_attention(state: BoardState) -> bool {
-    matches!(state, BoardState::Waiting | BoardState::Error)
-}
-
 /// Most (session, turn) pairs one process remembers having handled itself (a memory file that
 /// cannot be written must not make it alert again).
 const MAX_DONE: usize = 4096;
@@ -48,7 +42,7 @@ pub struct Seat {
 /// record the end of its session (which only quitting, `/new`, `/resume` or `/fork` do; a pi
 /// that crashed or was killed records nothing).
 pub fn needs_person(seat: &Seat) -> bool {
-    needs_attention(seat.state)
+    seat.state.needs_attention()
         || (seat.state == BoardState::Offline
             && !seat.closing
             && !seat.ended
@@ -242,7 +236,7 @@ impl Summary {
     pub fn of<'a>(seats: impl IntoIterator<Item = (&'a BoardState, bool)>) -> Summary {
         let mut s = Summary::default();
         for (state, seen) in seats {
-            if seen || !needs_attention(*state) {
+            if seen || !state.needs_attention() {
                 continue;
             }
             match state {

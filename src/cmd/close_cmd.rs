@@ -22,6 +22,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         recover: args.recover,
         progress: !args.json,
         on_stage: None,
+        on_job: None,
         scan: &r.opts,
         clock: r.clock.as_ref(),
     };

@@ -54,6 +54,27 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `board`.
+    BoardExit {
+        Printed = 0,
+        /// Bad flags or setup, an unknown `--name` or `--host`, a `--limit` out of range.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `wait`.
+    WaitExit {
+        /// The seat showed one of the states.
+        Reached = 0,
+        /// The timeout passed first (the seat as last seen is printed).
+        TimedOut = 1,
+        /// Bad flags or setup, no such seat, a name of several seats.
+        Refused = 2,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `monitor`.
     MonitorExit {
         /// The person quit.

@@ -2,12 +2,12 @@
 //! batch (cancelled at once when the user quits), then one scan that reads those checks.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::actions::reply;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
+use crate::cmd::live_source::{run_probe_batch, LiveSource, LogFrames};
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
@@ -18,9 +18,6 @@ use crate::ui::ports::{
     CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
-
-/// How often a running probe batch looks at the quit flag.
-const CANCEL_POLL: Duration = Duration::from_millis(25);
 
 /// Passes of the real scan, with probe checks and what was read carried across passes.
 pub struct ScanSource {
@@ -58,24 +55,7 @@ impl ScanSource {
 
     fn probe_batch(&mut self, targets: &[ProbeTarget]) {
         let Some(rt) = &self.runtime else { return };
-        let cancel = self.cancel.clone();
-        let clock = self.clock.clone();
-        let cache = &mut self.probes;
-        rt.block_on(async move {
-            let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
-            let watcher = tokio::spawn(async move {
-                // Bounded: ends with the batch (aborted below) or when quit is seen.
-                loop {
-                    if cancel.is_cancelled() {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                    tokio::time::sleep(CANCEL_POLL).await;
-                }
-            });
-            cache.run_batch(targets, || clock.now_ms(), rx).await;
-            watcher.abort();
-        });
+        run_probe_batch(rt, &mut self.probes, targets, &self.cancel, &self.clock);
     }
 }
 
@@ -256,13 +236,31 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
                 None
             }
         };
-    let scan_source = ScanSource::new(r.opts, clock.clone(), !args.no_probe, memory);
+    // The live engine; a process that cannot make an eventfd falls back to timed passes.
+    let inner: Box<dyn SnapshotSource> = match LiveSource::new(
+        r.opts.clone(),
+        clock.clone(),
+        !args.no_probe,
+        memory.clone(),
+        crate::live::Settings {
+            full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
+            ..crate::live::Settings::default()
+        },
+    ) {
+        Ok(s) => Box::new(s),
+        Err(_) => Box::new(ScanSource::new(
+            r.opts,
+            clock.clone(),
+            !args.no_probe,
+            memory,
+        )),
+    };
     let source: Box<dyn SnapshotSource> = match &alerts {
         Some(t) => Box::new(crate::alerts::run::AlertingSource {
-            inner: Box::new(scan_source),
+            inner,
             alerts: t.sender(),
         }),
-        None => Box::new(scan_source),
+        None => inner,
     };
     let opts = MonitorOptions {
         pass_interval: PASS_INTERVAL,
@@ -270,6 +268,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
         spawner: Arc::new(spawner),
+        frame_log: Some(Arc::new(LogFrames)),
     };
     let result = run_monitor_with(
         source,

@@ -205,6 +205,7 @@ impl ScanWorkers {
             recover: false,
             progress: false,
             on_stage: Some(stage),
+            on_job: None,
             scan: &self.opts,
             clock: self.clock.as_ref(),
         };

@@ -232,6 +232,7 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, OptionsError> {
                 LivenessArg::AssumeAlive => LivenessMode::AssumeAlive,
             },
             tmux_socket: src.tmux_socket.clone(),
+            kept_panes: None,
         },
         clock,
     })

@@ -2,11 +2,22 @@
 
 use crate::cli::ScanArgs;
 use crate::cmd::exit::ScanExit;
+use crate::cmd::watch_cmd::Also;
 use crate::cmd::{options, refuse};
 use crate::snapshot::{RosterCode, RosterStatus};
 use crate::views::{board_files, print};
 
 pub fn run(args: &ScanArgs) -> ScanExit {
+    if args.watch {
+        let r = match options::resolve(&args.src) {
+            Ok(r) => r,
+            Err(e) => return refuse(e),
+        };
+        return match crate::cmd::watch_cmd::run(r, &args.stream, false, Also::BoardFiles) {
+            Ok(()) => ScanExit::Written,
+            Err(e) => refuse(e),
+        };
+    }
     let pass = match options::resolve_and_scan(&args.src) {
         Ok((_, pass)) => pass,
         Err(e) => return refuse(e),

@@ -3,11 +3,25 @@
 
 use crate::cli::StatusArgs;
 use crate::cmd::exit::StatusExit;
+use crate::cmd::watch_cmd::Also;
 use crate::cmd::{options, refuse};
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::views::status_json::{self, StatusQuery};
 
 pub fn run(args: &StatusArgs) -> StatusExit {
+    if args.watch {
+        let r = match options::resolve(&args.src) {
+            Ok(r) => r,
+            Err(e) => return refuse(e),
+        };
+        // `status --watch` is JSON lines whether or not `--json-lines` says so.
+        let mut stream = args.stream.clone();
+        stream.json_lines = true;
+        return match crate::cmd::watch_cmd::run(r, &stream, args.probe, Also::Nothing) {
+            Ok(()) => StatusExit::Printed,
+            Err(e) => refuse(e),
+        };
+    }
     let q = StatusQuery {
         name: args.name.clone(),
         offset: args.offset,

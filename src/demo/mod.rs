@@ -438,6 +438,7 @@ fn print_passes(layout: &DemoLayout, sock: &Path, args: &DemoArgs) -> i32 {
         session_dirs: vec![layout.sessions.clone()],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(sock.to_path_buf()),
+        kept_panes: None,
     };
     // Pass after pass, like the sidebar: what was read is kept for the next.
     let memory = crate::evidence::ScanMemory::new();

@@ -7,6 +7,7 @@
 
 mod checks;
 mod install;
+mod live;
 mod trust;
 
 use serde_json::{json, Value};
@@ -41,7 +42,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A fixed name (`tmux`, `tmux server`, `herdr`, `binary`, `extension`, `extension loaded`,
-    /// `roster`, `sessions`, `monitor`, `gitignore`, `data root`, `herdr seats`).
+    /// `roster`, `sessions`, `monitor`, `gitignore`, `live updates`, `live view`, `data root`, `herdr seats`).
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
@@ -171,6 +172,8 @@ pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
             r.checks.extend(trust::state_folders(&pass));
             r.checks.extend(checks::monitor(&pass));
             r.checks.extend(checks::gitignore(&pass));
+            r.checks.push(live::capacity(opts, &pass));
+            r.checks.extend(live::running(opts));
             r.checks.push(checks::extension_loaded(&pass));
         }
         Err(e) => r.checks.push(Check::fail(

@@ -9,6 +9,7 @@
 mod error;
 pub mod herdr;
 mod identity;
+pub mod lines;
 mod owner;
 pub mod pi_channel;
 pub mod pi_editor;

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::fsguard;
 
+pub mod pidfd;
 mod program;
 mod tree;
 
@@ -38,6 +39,8 @@ pub struct ProcStat {
     pub pgrp: i32,
     /// Field 6: session id.
     pub session: i32,
+    /// Field 8: the foreground process group of the process's controlling terminal (-1: none).
+    pub tpgid: i32,
     /// Field 22: start time in clock ticks since boot.
     pub start_ticks: u64,
 }
@@ -74,6 +77,7 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
     let ppid: i32 = fields.get(1)?.parse().ok()?;
     let pgrp: i32 = fields.get(2)?.parse().ok()?;
     let session: i32 = fields.get(3)?.parse().ok()?;
+    let tpgid: i32 = fields.get(5)?.parse().ok()?;
     let start_ticks: u64 = fields.get(19)?.parse().ok()?;
     if pid <= 0 || ppid < 0 {
         return None;
@@ -85,6 +89,7 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
         ppid,
         pgrp,
         session,
+        tpgid,
         start_ticks,
     })
 }
@@ -102,8 +107,19 @@ pub fn read_stat(pid: i32) -> Option<ProcStat> {
     (st.pid == pid).then_some(st)
 }
 
-/// This boot's id (`/proc/sys/kernel/random/boot_id`), validated as a UUID-shaped string.
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), validated as a UUID-shaped string. Read
+/// once per process: it cannot change while the process runs (a live view checks hundreds of
+/// identities a pass). A failed read is not remembered.
 pub fn boot_id() -> Option<String> {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(b) = BOOT.get() {
+        return Some(b.clone());
+    }
+    let b = read_boot_id()?;
+    Some(BOOT.get_or_init(|| b).clone())
+}
+
+fn read_boot_id() -> Option<String> {
     let bytes =
         fsguard::read_capped(Path::new("/proc/sys/kernel/random/boot_id"), BOOT_ID_CAP).ok()?;
     let s = std::str::from_utf8(&bytes).ok()?.trim();
@@ -119,7 +135,7 @@ pub fn boot_id() -> Option<String> {
 }
 
 /// One process incarnation: (pid, start ticks, boot id).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ProcIdentity {
     pub pid: i32,
     pub start_ticks: u64,
@@ -254,6 +270,7 @@ mod tests {
         assert_eq!(st.comm, "a) (b");
         assert_eq!(st.state, 'R');
         assert_eq!(st.ppid, 17);
+        assert_eq!(st.tpgid, -1);
         assert_eq!(st.start_ticks, 987654);
     }
 

@@ -25,6 +25,8 @@ pub(super) struct Discovered {
     pub(super) regs: RegistrationSet,
     /// One pane listing per multiplexer server.
     pub(super) panes: PaneCache,
+    /// The pid of each pi a listed pane runs.
+    pub(super) pane_pis: Vec<i32>,
     /// Fixed codes for the snapshot (sessions folders that could not be read).
     pub(super) errors: Vec<PassError>,
     /// Agent folders and connector bindings that could not be read.
@@ -71,15 +73,18 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
         opts.liveness,
         &seat_servers(&seats, &regs),
         opts.tmux_socket.as_deref(),
+        opts.kept_panes.as_deref(),
     );
     // Every other pane whose process tree runs pi is a seat too (no setup needed).
-    let mut found = panes::pane_seats(&panes, &mut seats, &regs);
+    let mut pane_pis = Vec::new();
+    let mut found = panes::pane_seats(&panes, &mut seats, &regs, &mut pane_pis);
     follow_registered_files(&mut found, &regs);
     seats.extend(found);
     Discovered {
         seats,
         regs,
         panes,
+        pane_pis,
         errors,
         discovery_errors,
         truncated,

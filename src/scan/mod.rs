@@ -56,6 +56,8 @@ pub struct ScanOptions {
     /// The tmux server seats without an explicit socket live on (default: `$TMUX`, else
     /// `-L default`).
     pub tmux_socket: Option<PathBuf>,
+    /// Pane listings a live view keeps between passes (none: every server is listed).
+    pub kept_panes: Option<std::sync::Arc<crate::liveness::KeptPanes>>,
 }
 
 /// A refusal that stops the pass (exit 2).
@@ -90,6 +92,12 @@ pub struct Scan {
     pub discovery_errors: Vec<PassError>,
     /// Per seat: where a reply goes, or why it cannot.
     pub reply_paths: BTreeMap<SeatKey, Result<ReplyTarget, ReplyUnavailable>>,
+    /// Every live pi the pass saw (live registrations, and the pis listed panes run): a live
+    /// view holds each by a pidfd.
+    pub pis: Vec<crate::proc::ProcIdentity>,
+    /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux), the
+    /// process of a pane on it.
+    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -244,6 +252,8 @@ fn assemble(
     mut snapshot: Snapshot,
 ) -> Scan {
     snapshot.rows = seats.rows;
+    let pis = live_pis(&found);
+    let servers = found.panes.answered();
     // Configured order is kept inside both groups.
     crate::probe::sort_disconnected_last(&mut snapshot.rows, |r| r.connection.state);
     Scan {
@@ -258,7 +268,28 @@ fn assemble(
         registration_errors: found.regs.errors,
         discovery_errors: found.discovery_errors,
         reply_paths: seats.reply_paths,
+        pis,
+        servers,
     }
+}
+
+/// The live registered pis and the pis panes run, each once (identity read now: the pane's pi
+/// was found by this pass a moment ago).
+fn live_pis(found: &discover::Discovered) -> Vec<crate::proc::ProcIdentity> {
+    let mut out: Vec<crate::proc::ProcIdentity> = found
+        .regs
+        .items
+        .iter()
+        .filter_map(|r| r.identity())
+        .filter(crate::proc::is_alive)
+        .collect();
+    for &pid in &found.pane_pis {
+        if out.iter().any(|id| id.pid == pid) {
+            continue;
+        }
+        out.extend(crate::proc::identity(pid));
+    }
+    out
 }
 
 impl Scan {

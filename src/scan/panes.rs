@@ -233,6 +233,7 @@ pub(super) fn pane_seats(
     cache: &liveness::PaneCache,
     seats: &mut [SeatSource],
     regs: &RegistrationSet,
+    pis: &mut Vec<i32>,
 ) -> Vec<SeatSource> {
     let panes: Vec<_> = cache
         .panes()
@@ -243,6 +244,8 @@ pub(super) fn pane_seats(
     let mut folders = Folders::default();
     for (i, pid, argv) in pane_pis(&panes) {
         let (key, pane) = panes[i];
+        // Every pi a pane runs: a live view holds each by a pidfd.
+        pis.push(pid);
         // Without its environment and cwd (another user's pi) its folder is not known: the seat
         // is listed, unknown, rather than guessed idle.
         let found = match (crate::proc::environ(pid, &PI_ENV), crate::proc::cwd(pid)) {

@@ -14,6 +14,7 @@ pub mod compose;
 pub mod demo;
 mod details;
 mod fit;
+mod frames;
 mod help;
 /// The key binding table (dispatch and help line).
 pub mod keys;
@@ -35,12 +36,14 @@ mod spawn_flow;
 pub mod spawn_form;
 /// Glyphs, words and colours per state.
 pub mod theme;
+/// When an age on screen changes next.
+pub mod tick;
 
 pub use app::{App, Effect, Msg, Options};
 pub use ports::{
-    CancelToken, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter, NoWorkerControl,
-    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, WorkerAction,
-    WorkerControl, WorkerOutcome,
+    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter,
+    NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource,
+    WorkerAction, WorkerControl, WorkerOutcome,
 };
 pub use render::render;
 pub use run::{run_monitor, run_monitor_with, MonitorOptions};

@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 use crate::clock::Ms;
 use crate::snapshot::Snapshot;
 
+/// Called once when a token is cancelled (wakes a waiter that sleeps in `poll`, not here).
+type OnCancel = Box<dyn Fn() + Send + Sync>;
+
 /// A shared cancel flag: set once on quit; waiters wake immediately.
 #[derive(Clone, Default)]
 pub struct CancelToken {
     inner: Arc<(Mutex<bool>, Condvar)>,
+    on_cancel: Arc<Mutex<Vec<OnCancel>>>,
 }
 
 impl CancelToken {
@@ -26,6 +30,21 @@ impl CancelToken {
             *g = true;
         }
         cv.notify_all();
+        if let Ok(fs) = self.on_cancel.lock() {
+            for f in fs.iter() {
+                f();
+            }
+        }
+    }
+
+    /// Also call `f` when the token is cancelled (at once if it already is).
+    pub fn on_cancel(&self, f: OnCancel) {
+        if self.is_cancelled() {
+            f();
+        }
+        if let Ok(mut fs) = self.on_cancel.lock() {
+            fs.push(f);
+        }
     }
 
     /// Whether `cancel` was called.
@@ -62,6 +81,20 @@ pub trait SnapshotSource: Send {
     fn next_snapshot(&mut self) -> Snapshot;
     /// The token this source watches (probes abort when it is cancelled); the runner cancels it on quit.
     fn cancel_token(&self) -> CancelToken;
+    /// Sleep until the next pass is due; true when the token was cancelled meanwhile. A timed
+    /// source waits `interval`; the live source waits for a change (docs/behaviour.md §3a).
+    fn wait_for_change(&mut self, interval: Duration) -> bool {
+        self.cancel_token().wait_timeout(interval)
+    }
+}
+
+/// Told about each frame that shows seats in a new state (the `live_frame` log event the
+/// latency bench reads); `enabled` is false when nobody listens, so nothing is compared.
+pub trait FrameLog: Send + Sync {
+    fn enabled(&self) -> bool;
+    /// `changed`: (row id, new state) of each row whose state differs from the last frame;
+    /// `scanned_at`: the pass the frame shows.
+    fn frame(&self, changed: &[(String, &'static str)], scanned_at: Ms);
 }
 
 /// Why a Seen/Unsee mark was not saved: said to the person (sanitized when shown).

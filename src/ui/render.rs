@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::Frame;
 
-use crate::clock::{short_age, Ms};
+use crate::clock::Ms;
 use crate::snapshot::{RosterStatus, Snapshot};
 use crate::states::BoardState;
 use crate::text::width;
@@ -332,7 +332,8 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    let age = short_age(age_secs(now, snap.scanned_at));
+    // In steps (`<10s`, `<30s`, …): redrawn when the step changes, not every second.
+    let age = crate::ui::tick::title_age(age_secs(now, snap.scanned_at));
     let scan = if app.scanning() {
         format!("scanned {age} ago, scanning…")
     } else {

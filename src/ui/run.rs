@@ -23,9 +23,10 @@ use ratatui::Terminal;
 
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
+use crate::ui::frames::Frames;
 use crate::ui::ports::{
-    CancelToken, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl, ReplySender,
-    SeenWriter, SnapshotSource, Spawner, WorkerControl, WorkerOutcome,
+    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl,
+    ReplySender, SeenWriter, SnapshotSource, Spawner, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -51,6 +52,8 @@ pub struct MonitorOptions {
     pub workers: Arc<dyn WorkerControl>,
     /// Runs spawn from the form (`+`).
     pub spawner: Arc<dyn Spawner>,
+    /// Told about frames that show new states (the `live_frame` log event).
+    pub frame_log: Option<Arc<dyn FrameLog>>,
 }
 
 impl std::fmt::Debug for MonitorOptions {
@@ -76,6 +79,7 @@ impl Default for MonitorOptions {
             spawner: Arc::new(NoSpawner {
                 reason: "this sidebar cannot spawn workers".into(),
             }),
+            frame_log: None,
         }
     }
 }
@@ -178,7 +182,8 @@ pub fn run_monitor_with(
     for fx in first {
         perform(fx, &tx, &ports);
     }
-    let result = event_loop(&mut app, &mut terminal, &rx, &tx, &ports);
+    let mut frames = Frames::new(opts.frame_log.clone());
+    let result = event_loop(&mut app, &mut terminal, &rx, &tx, &ports, &mut frames);
     // Quitting cancels the in-flight pass (and its probes) and stops the input thread; neither is
     // joined, so a slow pass can never hold the terminal.
     cancel.cancel();
@@ -192,12 +197,28 @@ fn event_loop(
     rx: &Receiver<Event2>,
     tx: &Sender<Event2>,
     ports: &Ports,
+    frames: &mut Frames,
 ) -> io::Result<()> {
     draw(app, terminal)?;
     loop {
-        // Sleep until something happens: no tick.
-        let Ok(first) = rx.recv() else {
-            return Ok(());
+        // Sleep until something happens, or until an age on screen changes (no pass for that).
+        let tick = app
+            .snapshot()
+            .and_then(|s| crate::ui::tick::next_redraw(s, app.now()))
+            .map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
+        let first = match tick {
+            Some(d) => match rx.recv_timeout(d) {
+                Ok(ev) => ev,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    draw(app, terminal)?;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match rx.recv() {
+                Ok(ev) => ev,
+                Err(_) => return Ok(()),
+            },
         };
         let mut next = Some(first);
         let mut applied = 0;
@@ -240,6 +261,7 @@ fn event_loop(
             break;
         }
         draw(app, terminal)?;
+        frames.drawn(app);
     }
 }
 
@@ -457,7 +479,7 @@ fn spawn_passes(
             if cancel.is_cancelled() || tx.send(Event2::App(Msg::SnapshotArrived(snap))).is_err() {
                 return;
             }
-            if cancel.wait_timeout(interval) {
+            if source.wait_for_change(interval) {
                 return;
             }
         })

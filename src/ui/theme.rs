@@ -17,8 +17,10 @@ pub fn glyph(s: BoardState) -> &'static str {
     }
 }
 
-/// States a person should look at first (the board's rule, shared with the alerts).
-pub use crate::board::alerts::needs_attention;
+/// States a person should look at first (the one rule: `BoardState::needs_attention`).
+pub fn needs_attention(s: BoardState) -> bool {
+    s.needs_attention()
+}
 
 /// Whether Intercom's observed activity says the opposite of the board state (busy against
 /// not busy). The two come from different evidence at different times: the row marks the

@@ -57,6 +57,10 @@ pub fn index_json(scan: &Scan) -> Value {
 }
 
 /// The index without its records (`"records": []`, the last member).
+pub fn index_json_head(scan: &Scan) -> Value {
+    index_head(scan)
+}
+
 fn index_head(scan: &Scan) -> Value {
     let waiting: Vec<SeatKey> = scan
         .records
@@ -210,11 +214,20 @@ fn splice_records(head: &str, record_texts: &[String]) -> Result<String, BoardEr
 /// ages (`scannedAt` minus a timestamp kept in the same record). A seat file that differs only in
 /// these is not rewritten, so it keeps the `scannedAt` (and the ages as of it) of the pass that
 /// last changed it.
-const VOLATILE_KEYS: [&str; 3] = [
-    "\"scannedAt\": ",
-    "\"ageSeconds\": ",
-    "\"observationAgeSeconds\": ",
-];
+const VOLATILE: [&str; 3] = ["scannedAt", "ageSeconds", "observationAgeSeconds"];
+
+/// Whether a record's member `key` follows from the pass's clock alone (the stream of
+/// `--watch` compares records by the same rule).
+pub fn is_volatile(key: &str) -> bool {
+    VOLATILE.contains(&key)
+}
+
+/// Whether a pretty JSON line (indent trimmed) starts with the member `key`.
+fn starts_with_member(line: &str, key: &str) -> bool {
+    line.strip_prefix('"')
+        .and_then(|l| l.strip_prefix(key))
+        .is_some_and(|l| l.starts_with("\": "))
+}
 
 /// Whether the file at `path` already holds `new` (plus the final newline), clock-derived
 /// values aside. Read bounded: a file much larger than the new text cannot match.
@@ -241,9 +254,9 @@ fn same_but_volatile(old: &str, new: &str) -> bool {
             (Some(x), Some(y)) => {
                 let (xt, yt) = (x.trim_start_matches(' '), y.trim_start_matches(' '));
                 let indent_same = x.len() - xt.len() == y.len() - yt.len();
-                let volatile = VOLATILE_KEYS
+                let volatile = VOLATILE
                     .iter()
-                    .any(|k| xt.starts_with(k) && yt.starts_with(k));
+                    .any(|k| starts_with_member(xt, k) && starts_with_member(yt, k));
                 if !(indent_same && volatile) {
                     return false;
                 }

@@ -11,6 +11,8 @@ use crate::snapshot::RosterStatus;
 /// Each page stays under this many bytes before the pagination field is added.
 pub const PAGE_CAP_BYTES: usize = 40 * 1024;
 pub const MAX_LIMIT: usize = 20;
+/// Room kept for the pagination field (`,"nextOffset":N`), so the whole compact page fits too.
+const PAGINATION_RESERVE: usize = 64;
 
 #[derive(Debug, Clone)]
 pub struct StatusQuery {
@@ -98,21 +100,11 @@ pub fn page(
         "offset": start,
         "workers": [],
     });
-    // Add workers while the page stays under the cap; what does not fit starts the next page.
-    let mut kept: Vec<Value> = Vec::new();
-    for (_, w) in workers.drain(..) {
-        kept.push(w);
-        page["workers"] = Value::Array(kept.clone());
-        let size = super::json::to_string(&page)
-            .map(|b| b.len())
-            .unwrap_or(usize::MAX);
-        if size > PAGE_CAP_BYTES && kept.len() > 1 {
-            kept.pop();
-            page["workers"] = Value::Array(kept.clone());
-            break;
-        }
-    }
-    let kept = kept.len();
+    let kept = fill_page(
+        &mut page,
+        "workers",
+        workers.into_iter().map(|(_, w)| w).collect(),
+    );
     let next = start + kept;
     page["nextOffset"] = if next < total {
         json!(next)
@@ -120,6 +112,34 @@ pub fn page(
         Value::Null
     };
     Ok(page)
+}
+
+/// Put `items` under `key` in `page` while the page stays within `PAGE_CAP_BYTES` (at least
+/// one item is kept, however large: callers keep every item well under the cap); what does not
+/// fit starts the next page. Returns how many were kept.
+pub fn fill_page(page: &mut Value, key: &str, items: Vec<Value>) -> usize {
+    page[key] = Value::Array(Vec::new());
+    // The page without items, plus each item and its separating comma: the exact compact size.
+    let mut size = super::json::to_string(&*page)
+        .map(|b| b.len())
+        .unwrap_or(usize::MAX);
+    let mut kept = Vec::new();
+    for item in items {
+        let len = super::json::to_string(&item)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        let grown = size
+            .saturating_add(len)
+            .saturating_add(usize::from(!kept.is_empty()));
+        if grown > PAGE_CAP_BYTES - PAGINATION_RESERVE && !kept.is_empty() {
+            break;
+        }
+        size = grown;
+        kept.push(item);
+    }
+    let n = kept.len();
+    page[key] = Value::Array(kept);
+    n
 }
 
 fn roster_json(r: &RosterStatus) -> Value {

@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).
+#[path = "../live_support/mod.rs"]
+mod live_support;
 #[path = "../mux_herdr_fake/mod.rs"]
 mod mux_herdr_fake;
 #[path = "../mux_support/mod.rs"]
@@ -12,6 +14,7 @@ mod probe_common;
 #[path = "../sessions_common/mod.rs"]
 mod sessions_common;
 
+mod live_bench;
 mod monitor_bench;
 mod mux_bench;
 mod probe_bench;

@@ -48,8 +48,11 @@ impl RealHerdr {
         let mut c = Command::new("herdr");
         // HOME too: the panes' shells then read no rc file of the machine's user (one that runs
         // slow or locking start-up work would hold up every pane of a test).
+        // SHELL: the panes' shell is $SHELL, and the tier's stand-ins use bash's `exec -a pi`; a
+        // CI runner's SHELL may be /bin/sh (dash has no `exec -a`).
         c.env("XDG_CONFIG_HOME", self.config.path())
             .env("HOME", self.config.path())
+            .env("SHELL", "/bin/bash")
             .env("HERDR_SESSION", &self.session)
             .env_remove("HERDR_SOCKET_PATH")
             .env_remove("HERDR_ENV")

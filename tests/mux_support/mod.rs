@@ -267,7 +267,7 @@ impl TmuxServer {
         let (c, r) = (cols.to_string(), rows.to_string());
         outer.tmux(&["resize-window", "-t", "client", "-x", &c, "-y", &r]);
         wait_for(10_000, || {
-            (!self.tmux(&["list-clients"]).trim().is_empty()).then_some(())
+            (!self.person_clients("#{client_name}").is_empty()).then_some(())
         })
         .expect("the client attached");
         outer
@@ -286,13 +286,25 @@ impl TmuxServer {
         .to_string()
     }
 
-    /// The pane the (first) attached client shows now.
+    /// `fmt` of each attached client a person looks through: not the control-mode clients a
+    /// live sidebar listens with.
+    pub fn person_clients(&self, fmt: &str) -> Vec<String> {
+        self.tmux(&[
+            "list-clients",
+            "-F",
+            &format!("#{{client_control_mode}}|{fmt}"),
+        ])
+        .lines()
+        .filter_map(|l| l.strip_prefix("0|").map(str::to_string))
+        .collect()
+    }
+
+    /// The pane the (first) person's client shows now.
     pub fn client_pane(&self) -> String {
-        self.tmux(&["list-clients", "-F", "#{pane_id}"])
-            .lines()
+        self.person_clients("#{pane_id}")
+            .into_iter()
             .next()
-            .unwrap_or("")
-            .to_string()
+            .unwrap_or_default()
     }
 
     /// The server's pid.

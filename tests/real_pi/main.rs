@@ -33,3 +33,4 @@ mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;
 mod real_pi_spawn;
+mod real_pi_tools;

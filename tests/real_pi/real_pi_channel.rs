@@ -12,13 +12,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::real_pi_reply::{body, Seat};
-use crate::real_pi_support::{real_pi, SERIAL};
+use crate::real_pi_support::{real_pi, run_node_script, SERIAL};
 use crate::text_cases::{cases, rust_verdict};
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -29,7 +28,7 @@ const EXTENSION: &str = concat!(
 );
 
 /// The extension's `checkText` verdict for each text, from Node 22 running the module itself.
-fn node_verdicts(node: &Path, texts: &[String]) -> Vec<String> {
+fn node_verdicts(texts: &[String]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("texts.json");
     std::fs::write(&input, serde_json::to_vec(texts).unwrap()).unwrap();
@@ -42,17 +41,7 @@ fn node_verdicts(node: &Path, texts: &[String]) -> Vec<String> {
         inp = json!(input),
         out = json!(dir.path().join("verdicts.json")),
     );
-    let o = Command::new(node.join("node"))
-        .args([
-            "--experimental-strip-types",
-            "--no-warnings",
-            "--input-type=module",
-            "-e",
-            &script,
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_node_script(&script);
     serde_json::from_slice(&std::fs::read(dir.path().join("verdicts.json")).unwrap()).unwrap()
 }
 
@@ -62,10 +51,9 @@ fn node_verdicts(node: &Path, texts: &[String]) -> Vec<String> {
     ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
 )]
 fn the_extensions_text_rules_agree_with_check_text() {
-    let bin = real_pi();
     let table = cases();
     let texts: Vec<String> = table.iter().map(|c| c.text.clone()).collect();
-    for (c, got) in table.iter().zip(node_verdicts(&bin, &texts)) {
+    for (c, got) in table.iter().zip(node_verdicts(&texts)) {
         assert_eq!(got, c.verdict, "the extension on {}", c.what);
     }
     // Every character up to U+2FFFF (surrogates cannot be text), three ways.
@@ -75,7 +63,7 @@ fn the_extensions_text_rules_agree_with_check_text() {
         texts.push(format!("{c}{c}"));
         texts.push(format!("x{c}y"));
     }
-    let got = node_verdicts(&bin, &texts);
+    let got = node_verdicts(&texts);
     let mut differ = Vec::new();
     for (t, v) in texts.iter().zip(&got) {
         if rust_verdict(t) != v {

@@ -303,12 +303,7 @@ fn the_sidebar_shows_the_question_goes_to_the_pane_and_closes_and_resumes_real_w
             f.screen()
         )
     });
-    assert_eq!(
-        f.server
-            .tmux(&["list-clients", "-F", "#{session_name}"])
-            .trim(),
-        "W2"
-    );
+    assert_eq!(f.server.person_clients("#{session_name}").join("\n"), "W2");
     // Back to the sidebar (as the person would, with their own keys).
     f.server.tmux(&["switch-client", "-t", &sidebar]);
     wait_for(5_000, || (f.server.client_pane() == sidebar).then_some(())).unwrap();

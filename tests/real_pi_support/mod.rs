@@ -72,8 +72,25 @@ pub fn real_pi() -> std::path::PathBuf {
     bin
 }
 
+/// Run an ES module script with the real Node 22 (TypeScript types stripped, so it can import the
+/// extension's `.ts` files directly); it must succeed.
+pub fn run_node_script(script: &str) {
+    let o = std::process::Command::new(real_pi().join("node"))
+        .args([
+            "--experimental-strip-types",
+            "--no-warnings",
+            "--input-type=module",
+            "-e",
+            script,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// The scripted model: an OpenAI chat-completions endpoint that streams one reply chosen by the
-/// newest user message (`SCENARIO:tool` runs `sleep <tool_secs>` through the bash tool,
+/// newest user message (`TOOLCALL <tool> <json>` calls that tool with those arguments,
+/// `SCENARIO:tool` runs `sleep <tool_secs>` through the bash tool,
 /// `SCENARIO:waiting` asks for input, `SCENARIO:fail` fails as an overloaded provider does, a
 /// close request saves a handoff, anything else is a plain question). Its port.
 pub fn start_model(tool_secs: u32) -> u16 {
@@ -87,6 +104,28 @@ pub fn start_model(tool_secs: u32) -> u16 {
         }
     });
     port
+}
+
+/// Every request the scripted model answered: the newest user text and the tools pi offered.
+static REQUESTS: std::sync::Mutex<Vec<(String, Vec<String>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The requests so far: (newest user text, names of the tools pi offered the model).
+pub fn requests() -> Vec<(String, Vec<String>)> {
+    REQUESTS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Forget the requests so far (a test that reads `requests` starts with its own).
+pub fn clear_requests() {
+    REQUESTS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The text of a chat message (a string, or text blocks).
+fn text_of(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
+    }
 }
 
 fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
@@ -116,6 +155,24 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
         .find(|m| m["role"] == "user")
         .map(|m| m.to_string())
         .unwrap_or_default();
+    let user_text = msgs
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(text_of)
+        .unwrap_or_default();
+    let offered: Vec<String> = req["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    REQUESTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((user_text.clone(), offered));
     let close_job = last_user
         .split("Intercom close requested (job ")
         .nth(1)
@@ -132,7 +189,18 @@ fn answer(s: TcpStream, tool_secs: u32) -> std::io::Result<()> {
         )?;
         return w.flush();
     }
-    let (delta, finish) = if last_role == "tool" {
+    let tool_call = user_text
+        .split_once("TOOLCALL ")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .map(|(name, args)| (name.to_string(), args.trim().to_string()));
+    let (delta, finish) = if let (Some((name, args)), true) = (tool_call, last_role == "user") {
+        // The scripted coordinator: call the named tool with the given JSON arguments.
+        (
+            json!({"role": "assistant", "content": "Calling it.", "tool_calls": [{"index": 0,
+                "id": "call_t", "type": "function", "function": {"name": name, "arguments": args}}]}),
+            "tool_calls",
+        )
+    } else if last_role == "tool" {
         (json!({"role": "assistant", "content": "done"}), "stop")
     } else if let Some(job) = close_job {
         // What a worker does when asked: save the public handoff with the named job.

@@ -65,7 +65,7 @@ fn twenty_silent_servers_cost_one_deadline_and_a_live_one_past_them_is_still_ask
     assert!(keys.len() > 16);
 
     let started = Instant::now();
-    let cache = PaneCache::collect(LivenessMode::Tmux, &keys, None);
+    let cache = PaneCache::collect(LivenessMode::Tmux, &keys, None, None);
     let took = started.elapsed();
     eprintln!(
         "{} servers (20 silent, 2 stopped, 1 live) listed in {took:?}",
@@ -132,7 +132,7 @@ fn servers_past_the_cap_are_not_asked_and_say_so() {
         })
         .collect();
     let started = Instant::now();
-    let cache = PaneCache::collect(LivenessMode::Tmux, &keys, None);
+    let cache = PaneCache::collect(LivenessMode::Tmux, &keys, None, None);
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",

@@ -15,6 +15,8 @@ mod hostile_support;
 mod intercom_support;
 #[path = "../io_count/mod.rs"]
 mod io_count;
+#[path = "../live_support/mod.rs"]
+mod live_support;
 #[path = "../lock_step/mod.rs"]
 mod lock_step;
 #[path = "../mux_herdr_fake/mod.rs"]
@@ -38,6 +40,7 @@ mod text_cases;
 
 mod alerts_watch;
 mod architecture;
+mod board_page;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;
@@ -54,6 +57,11 @@ mod herdr_contract;
 mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
+mod live_control;
+mod live_engine;
+mod live_herdr;
+mod live_limits;
+mod live_watch;
 mod liveness_silent;
 mod log_cli;
 mod monitor_tmux;
@@ -103,6 +111,7 @@ mod store_sweep;
 mod tmux_hostile;
 mod tmux_hostile_actions;
 mod tmux_plugin;
+mod tools_caller;
 mod trust_uid;
 mod ui_app;
 mod ui_arch;

@@ -35,12 +35,7 @@ fn the_client_showing_the_callers_pane_moves_to_the_target_in_another_session() 
     let t = Tmux::at_socket(&inner.sock);
     t.jump_to(&target, Some(&from), soon(5000)).unwrap();
     assert_eq!(inner.client_pane(), target);
-    assert_eq!(
-        inner
-            .tmux(&["list-clients", "-F", "#{session_name}"])
-            .trim(),
-        "work"
-    );
+    assert_eq!(inner.person_clients("#{session_name}").join("\n"), "work");
     // The caller's pane is no longer what any client shows: nothing to switch.
     let e = t.jump_to(&from, Some(&from), soon(5000)).unwrap_err();
     assert_eq!(e.code, ErrorCode::Failed, "{e:?}");
@@ -250,6 +245,7 @@ fn navigator_and_row(
         session_dirs: vec![env.path("sessions")],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(env.path("no-tmux.sock")),
+        kept_panes: None,
     };
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
     let row = pass

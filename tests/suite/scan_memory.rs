@@ -63,6 +63,7 @@ fn a_pass_with_the_sidebars_memory_equals_a_one_shot_pass_through_every_change()
         session_dirs: vec![env.path("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
+        kept_panes: None,
     };
     let memory = ScanMemory::new();
     // Files written in the last 2 s are always read again: let them settle, so the memory is

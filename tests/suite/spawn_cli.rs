@@ -362,14 +362,20 @@ fn the_sidebars_form_spawns_a_worker_whose_row_appears() {
     t.server
         .tmux(&["send-keys", "-t", "=coord:mon", "-l", "Read the README"]);
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "Enter"]);
-    // The row: the worker's line in the list (not the status line), showing the spawn's end.
+    // The row: the worker's line in the list (not the status line), showing the spawn's end (the
+    // live sidebar shows the row as soon as the roster names it, while the spawn still runs).
     let row = crate::mux_support::wait_for(40_000, || {
         let s = screen();
         if !s.contains("1 seats") {
             return None;
         }
         s.lines()
-            .find(|l| l.contains("Docs") && !l.contains("spawn Docs:"))
+            .find(|l| {
+                l.contains("Docs")
+                    && !l.contains("spawn Docs:")
+                    && !l.contains("spawn: starting")
+                    && !l.contains("spawn: waiting")
+            })
             .map(str::to_string)
     })
     .unwrap_or_else(|| panic!("no row for Docs:\n{}", screen()));

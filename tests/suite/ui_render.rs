@@ -368,7 +368,7 @@ fn empty_and_unavailable_rosters_say_so() {
     // While the next pass runs, the title says so next to the age of the last one.
     a.update(Msg::SnapshotArrived(demo(2)));
     a.update(Msg::PassStarted);
-    assert!(screen(&a, 80, 10).contains("scanned 1s ago, scanning…"));
+    assert!(screen(&a, 80, 10).contains("scanned <10s ago, scanning…"));
     a.update(Msg::SnapshotArrived(demo(2)));
     assert!(!screen(&a, 80, 10).contains("scanning…"));
 }
@@ -528,6 +528,7 @@ fn the_header_and_scan_print_say_waiting_on_you_alike() {
         session_dirs: vec![env.path("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
+        kept_panes: None,
     };
     std::fs::create_dir_all(env.path("data")).unwrap();
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();

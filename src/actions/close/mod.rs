@@ -42,6 +42,9 @@ const MAX_PENDING_JOBS: usize = 16;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Told a recorded job's id and deadline.
+pub type JobTold<'a> = dyn Fn(&str, Ms) + 'a;
+
 pub struct CloseRequest<'a> {
     pub name: String,
     pub deadline_secs: u64,
@@ -51,6 +54,9 @@ pub struct CloseRequest<'a> {
     pub progress: bool,
     /// Told each stage as the run reaches it (the sidebar shows it on the row).
     pub on_stage: Option<&'a dyn Fn(&str)>,
+    /// Told the job id and its deadline once the job is recorded (durable intent in config),
+    /// before the worker is asked: the coordinator's tool answers with them at once.
+    pub on_job: Option<&'a JobTold<'a>>,
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
 }
@@ -386,6 +392,9 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
         Err(e) => return Err(refused(CloseExit::Refused, format!("not closing: {e}"))),
     }
     let (_lock, job_id, deadline_at) = start_job(req, &root, &agent, &target)?;
+    if let Some(told) = req.on_job {
+        told(&job_id, deadline_at);
+    }
     Ok(job::run(&job::Job {
         req,
         root: &root,

@@ -6,13 +6,12 @@
 //! may start (in the same pane, or under the same pid). A pidfd tells "the pinned process has
 //! exited" exactly, and a signal sent through it fails rather than reaching anyone else.
 //!
-//! Why the confirmation comes after the open: a pidfd names whatever process held the pid when
-//! it was opened. If `/proc` then still shows the recorded start ticks, the recorded process held
-//! the pid before the open and still does, so the pidfd names it.
+//! The pidfd itself (opened, then confirmed through `/proc`) is `proc::pidfd`, shared with the
+//! live engine.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use crate::proc::pidfd::{OpenError, PidFd};
 use crate::proc::{self, ProcIdentity};
 
 /// How long a freeze (SIGSTOP) may take to show in `/proc`.
@@ -23,7 +22,7 @@ const TERM_GRACE: Duration = Duration::from_secs(3);
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
 pub(super) struct Pin {
-    fd: OwnedFd,
+    fd: PidFd,
     pub(super) id: ProcIdentity,
     /// The command name at pin time: an `exec` into another program changes it.
     pub(super) comm: String,
@@ -93,91 +92,46 @@ impl std::fmt::Display for PinError {
 
 impl std::error::Error for PinError {}
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+impl From<OpenError> for PinError {
+    fn from(e: OpenError) -> PinError {
+        match e {
+            OpenError::NoValidPid => PinError::NoValidPid,
+            OpenError::Gone => PinError::Gone,
+            OpenError::NotAlive => PinError::NotAlive,
+            OpenError::Open(e) => PinError::Open(e),
+            OpenError::ImpossibleFd => PinError::ImpossibleFd,
+            OpenError::ExitedWhileOpening => PinError::ExitedWhilePinning,
+        }
+    }
 }
 
 impl Pin {
     /// Pin `id`: open a pidfd on its pid, then confirm the identity through `/proc`.
     pub(super) fn open(id: &ProcIdentity) -> Result<Pin, PinError> {
-        if id.pid <= 0 {
-            return Err(PinError::NoValidPid);
-        }
-        // SAFETY: pidfd_open takes (pid_t, unsigned int) and returns a new fd or -1.
-        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, id.pid, 0u32) };
-        if raw < 0 {
-            return Err(match errno() {
-                libc::ESRCH => PinError::Gone,
-                e => PinError::Open(e),
-            });
-        }
-        let Ok(raw) = i32::try_from(raw) else {
-            return Err(PinError::ImpossibleFd);
-        };
-        // SAFETY: `raw` is a fresh fd owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let st = proc::read_stat(id.pid).ok_or(PinError::Gone)?;
-        if proc::status(id) != proc::ProcStatus::Alive {
-            return Err(PinError::NotAlive);
-        }
-        let pin = Pin {
-            fd,
+        let fd = PidFd::open(id)?;
+        Ok(Pin {
             id: id.clone(),
-            comm: st.comm,
-        };
-        if pin.exited() {
-            return Err(PinError::ExitedWhilePinning);
-        }
-        Ok(pin)
+            comm: fd.comm().to_string(),
+            fd,
+        })
     }
 
     /// True once the pinned process has exited (a zombie counts as exited).
     pub(super) fn exited(&self) -> bool {
-        self.wait_exit(Duration::ZERO)
+        self.fd.exited()
     }
 
     /// Wait up to `d` for the pinned process to exit; true when it has.
     pub(super) fn wait_exit(&self, d: Duration) -> bool {
-        let until = Instant::now() + d;
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
-            let mut p = libc::pollfd {
-                fd: self.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, count 1.
-            let n = unsafe { libc::poll(&mut p, 1, ms) };
-            if n > 0 {
-                return true;
-            }
-            if n == 0 || errno() != libc::EINTR || Instant::now() >= until {
-                return false;
-            }
-        }
+        self.fd.wait_exit(d)
     }
 
     /// Send `sig` to the pinned process only. Fails when it has exited.
     pub(super) fn signal(&self, sig: i32) -> Result<(), PinError> {
-        // SAFETY: pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned int flags).
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.fd.as_raw_fd(),
-                sig,
-                std::ptr::null::<libc::siginfo_t>(),
-                0u32,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(match errno() {
-                libc::ESRCH => PinError::Exited,
-                e => PinError::Signal(sig, e),
-            })
-        }
+        self.fd.signal(sig).map_err(|e| match e {
+            libc::ESRCH => PinError::Exited,
+            e => PinError::Signal(sig, e),
+        })
     }
 
     /// Still the pinned incarnation, running the same program, not exited.

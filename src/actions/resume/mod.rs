@@ -442,6 +442,15 @@ fn check_fence(req: &ResumeRequest, root: &Path, session_id: &str) -> Result<(),
     ))
 }
 
+/// The resume recorded for a worker and not yet confirmed (`launch_pending`, `launched`): its
+/// stage, when, and the pane; `None` when no fence stands. For the board's `resume` field.
+pub fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
+    let bytes = fsguard::read_capped(&fence_path(root, session_id), FENCE_CAP).ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    let field = |k: &str| v[k].as_str().map(|s| crate::text::clip(&sanitize(s), 80));
+    Some(json!({"stage": field("stage"), "launchedAt": field("launchedAt"), "pane": field("pane")}))
+}
+
 fn write_fence(root: &Path, plan: &Plan, stage: &str, pane: Option<&str>, at: Ms) -> bool {
     let v = json!({"version": 1, "sessionId": plan.agent.session_id, "name": plan.agent.name,
         "stage": stage, "pane": pane, "beside": plan.beside.id,

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::text::sanitize;
 
+pub mod events;
 mod listing;
 mod place;
 mod prompt;

@@ -40,7 +40,9 @@ use super::{
 mod args;
 pub mod clients;
 mod close;
+pub mod control;
 mod create;
+pub mod current;
 mod focus;
 mod listing;
 pub mod literal;

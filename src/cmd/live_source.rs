@@ -1,0 +1,173 @@
+//! The sidebar's snapshots from the live engine (docs/behaviour.md §3a): a pass when something
+//! changed, the probe checks on their own timer (and after a pi or pane came or went), nothing
+//! while nothing changes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, Ms};
+use crate::live::board::BoardPasses;
+use crate::live::{Engine, Settings, Wake};
+use crate::scan::{Scan, ScanOptions};
+use crate::snapshot::{RosterCode, RosterStatus, Snapshot};
+use crate::ui::ports::{CancelToken, FrameLog, SnapshotSource};
+
+/// Connection checks run this often (a check reads `stale` after 30 s).
+pub const PROBE_EVERY: Duration = Duration::from_secs(15);
+/// How often a running probe batch looks at the quit flag.
+const CANCEL_POLL: Duration = Duration::from_millis(25);
+
+/// Snapshots from the engine, with probe checks.
+pub struct LiveSource {
+    engine: Engine<BoardPasses>,
+    clock: Arc<dyn Clock>,
+    probe: bool,
+    runtime: Option<tokio::runtime::Runtime>,
+    cancel: CancelToken,
+    next_probe: Instant,
+    /// Whether the last pass had workers to probe (no timer otherwise).
+    targets: bool,
+}
+
+impl LiveSource {
+    pub fn new(
+        opts: ScanOptions,
+        clock: Arc<dyn Clock>,
+        probe: bool,
+        memory: Arc<crate::evidence::ScanMemory>,
+        settings: Settings,
+    ) -> std::io::Result<LiveSource> {
+        let engine = Engine::new(BoardPasses::new(opts, clock.clone(), memory), settings)?;
+        let cancel = CancelToken::new();
+        let waker = engine.waker();
+        cancel.on_cancel(Box::new(move || waker.stop()));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .ok();
+        Ok(LiveSource {
+            engine,
+            clock,
+            probe,
+            runtime,
+            cancel,
+            next_probe: Instant::now(),
+            targets: true,
+        })
+    }
+
+    /// Whether this pass should run the probe batch: on its timer, and after pis, panes or
+    /// registrations came or went (a connection follows its pi).
+    fn probe_due(&self) -> bool {
+        if !self.probe {
+            return false;
+        }
+        let why = self.engine.last_why();
+        Instant::now() >= self.next_probe
+            || ["start", "exit", "panes", "gone", "folders"]
+                .iter()
+                .any(|r| why.reasons.contains(r))
+    }
+
+    fn probe_batch(&mut self, pass: &Scan) {
+        let Some(rt) = &self.runtime else { return };
+        let targets = pass.probe_targets();
+        let cache = &mut self.engine.runner().probes;
+        run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
+        self.next_probe = Instant::now() + PROBE_EVERY;
+    }
+}
+
+/// One bounded probe batch on `rt`, ended early when `cancel` is set (the sidebar's quit).
+pub fn run_probe_batch(
+    rt: &tokio::runtime::Runtime,
+    cache: &mut crate::probe::ProbeCache,
+    targets: &[crate::probe::ProbeTarget],
+    cancel: &CancelToken,
+    clock: &Arc<dyn Clock>,
+) {
+    let (cancel, clock) = (cancel.clone(), clock.clone());
+    rt.block_on(async move {
+        let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
+        let watcher = tokio::spawn(async move {
+            // Bounded: ends with the batch (aborted below) or when quit is seen.
+            loop {
+                if cancel.is_cancelled() {
+                    let _ = tx.send(true);
+                    return;
+                }
+                tokio::time::sleep(CANCEL_POLL).await;
+            }
+        });
+        cache.run_batch(targets, || clock.now_ms(), rx).await;
+        watcher.abort();
+    });
+}
+
+/// The snapshot shown when a pass was refused.
+pub fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
+    Snapshot {
+        scanned_at: now,
+        roster: RosterStatus::Unavailable {
+            code: RosterCode::ScanRefused,
+            reason,
+        },
+        rows: Vec::new(),
+        truncated: false,
+        errors: vec!["scan_refused".into()],
+    }
+}
+
+impl SnapshotSource for LiveSource {
+    fn next_snapshot(&mut self) -> Snapshot {
+        match self.engine.pass() {
+            Ok(mut pass) => {
+                self.targets = !pass.probe_targets().is_empty();
+                if self.probe_due() && !self.cancel.is_cancelled() {
+                    self.probe_batch(&pass);
+                    let now = self.clock.now_ms();
+                    pass.apply_connections(&self.engine.runner().probes, now);
+                }
+                pass.snapshot
+            }
+            Err(e) => refused_snapshot(self.clock.now_ms(), e.to_string()),
+        }
+    }
+
+    fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+
+    fn wait_for_change(&mut self, _interval: Duration) -> bool {
+        let probe_at = (self.probe && self.targets).then_some(self.next_probe);
+        match self.engine.wait(probe_at) {
+            Wake::Pass | Wake::Timer => self.cancel.is_cancelled(),
+            Wake::Stop => true,
+        }
+    }
+}
+
+/// Frames that show new states, as `live_frame` log events (the latency bench reads them).
+pub struct LogFrames;
+
+impl FrameLog for LogFrames {
+    fn enabled(&self) -> bool {
+        crate::log::enabled()
+    }
+
+    fn frame(&self, changed: &[(String, &'static str)], scanned_at: Ms) {
+        // The log keeps 32 members of an array: one event per 32 rows.
+        for chunk in changed.chunks(32).take(8) {
+            let changed: Vec<serde_json::Value> = chunk
+                .iter()
+                .map(|(id, state)| serde_json::json!({"id": id, "state": state}))
+                .collect();
+            crate::log::event(
+                crate::log::event::LIVE_FRAME,
+                serde_json::json!({"changed": changed,
+                    "passAt": crate::clock::format_iso(scanned_at)}),
+            );
+        }
+    }
+}

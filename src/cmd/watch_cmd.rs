@@ -1,0 +1,271 @@
+//! `status --watch [--json-lines]` and `scan --watch [--json-lines]`: the live engine's passes as
+//! a stream (docs/interop.md §10), the same engine as the sidebar, not a loop around `status`.
+//!
+//! The stream never grows without bound: lines wait in a queue of at most `MAX_QUEUE_BYTES` for a
+//! writer thread; when a slow reader lets it fill, the queued lines are dropped and the next line
+//! is a whole `board` again (`"why": "resync"`, `"dropped": N`). The writer watches its output
+//! for the reader going away (`POLLERR`), so `status --watch | head -n 3` ends as soon as `head`
+//! does, idle or not: exit 0, as on SIGTERM, SIGHUP and SIGINT.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cli::StreamArgs;
+use crate::clock::Clock;
+use crate::cmd::options::Resolved;
+use crate::live::board::BoardPasses;
+use crate::live::wake::Waker;
+use crate::live::{Engine, Settings, Wake};
+use crate::probe::ProbeTarget;
+use crate::views::stream::Differ;
+
+/// Most bytes waiting for a slow reader (a board line alone may be larger: it is never dropped
+/// when the queue is empty).
+pub const MAX_QUEUE_BYTES: usize = 4 << 20;
+/// Connection checks with `--probe`.
+const PROBE_EVERY: Duration = Duration::from_secs(15);
+
+/// What a watch writes besides the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Also {
+    /// `status --watch`: nothing (read-only).
+    Nothing,
+    /// `scan --watch`: the board files, after every pass that changed a seat.
+    BoardFiles,
+}
+
+#[derive(Default)]
+struct Queue {
+    lines: VecDeque<String>,
+    bytes: usize,
+    /// Lines dropped since the last board line.
+    dropped: u64,
+    /// The reader went away (or writing failed): stop.
+    closed: bool,
+}
+
+/// The bounded queue between the engine and the writer thread.
+struct Out {
+    q: Mutex<Queue>,
+    /// Wakes the writer thread.
+    wake: Waker,
+    /// `MAX_QUEUE_BYTES`, or less for a test (`INTERCOM_PANE_TEST_WATCH_QUEUE_BYTES`).
+    cap: usize,
+}
+
+/// The queue's size: a test may only make it smaller.
+fn queue_cap() -> usize {
+    std::env::var("INTERCOM_PANE_TEST_WATCH_QUEUE_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(MAX_QUEUE_BYTES, |v| v.clamp(1, MAX_QUEUE_BYTES))
+}
+
+impl Out {
+    /// Queue one line; `false` when the queue was full and everything queued was dropped
+    /// (the caller sends a whole board next).
+    fn push(&self, line: String) -> bool {
+        let Ok(mut q) = self.q.lock() else {
+            return false;
+        };
+        if !q.lines.is_empty() && q.bytes + line.len() > self.cap {
+            q.dropped += q.lines.len() as u64 + 1;
+            q.lines.clear();
+            q.bytes = 0;
+            return false;
+        }
+        q.bytes += line.len() + 1;
+        q.lines.push_back(line);
+        drop(q);
+        self.wake.wake();
+        true
+    }
+
+    fn closed(&self) -> bool {
+        self.q.lock().map(|q| q.closed).unwrap_or(true)
+    }
+
+    /// Lines dropped since the last call.
+    fn take_dropped(&self) -> u64 {
+        self.q
+            .lock()
+            .map(|mut q| std::mem::take(&mut q.dropped))
+            .unwrap_or(0)
+    }
+}
+
+/// The writer thread: writes queued lines to stdout; sleeps in `poll` on its waker and on stdout
+/// (for `POLLERR`: the reader closed the pipe). On any write error it closes the queue and stops
+/// the engine.
+fn spawn_writer(out: Arc<Out>, engine: Waker) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("watch-writer".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            loop {
+                // Drained before the queue is looked at: a line queued after the look wakes the
+                // poll below.
+                out.wake.drain();
+                let next = out.q.lock().ok().and_then(|mut q| {
+                    let l = q.lines.pop_front()?;
+                    q.bytes = q.bytes.saturating_sub(l.len() + 1);
+                    Some(l)
+                });
+                let ok = match next {
+                    Some(line) => {
+                        let mut lock = stdout.lock();
+                        lock.write_all(line.as_bytes())
+                            .and_then(|()| lock.write_all(b"\n"))
+                            .and_then(|()| lock.flush())
+                            .is_ok()
+                    }
+                    None => {
+                        if out.wake.stopped() {
+                            return;
+                        }
+                        reader_still_there(&out.wake)
+                    }
+                };
+                if !ok {
+                    if let Ok(mut q) = out.q.lock() {
+                        q.closed = true;
+                    }
+                    engine.stop();
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+/// Sleep until the waker or stdout says something; false when stdout's reader went away.
+fn reader_still_there(wake: &Waker) -> bool {
+    let mut fds = [
+        libc::pollfd {
+            fd: wake.raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        // No events asked: only POLLERR/POLLHUP (a pipe whose reader closed) come back.
+        libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        },
+    ];
+    // SAFETY: two valid pollfds.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+    !(n > 0 && fds[1].revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0)
+}
+
+/// Run the watch until the reader goes away or a stop signal comes (`Ok`, exit 0); `Err` with
+/// the reason when it cannot start or its first pass is refused (exit 2).
+pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<(), String> {
+    let clock: Arc<dyn Clock> = Arc::from(r.clock);
+    let settings = Settings {
+        full_every: Duration::from_secs(stream.live.full_pass_secs),
+        ..Settings::default()
+    };
+    let memory = Arc::new(crate::evidence::ScanMemory::new());
+    let mut engine = match Engine::new(BoardPasses::new(r.opts, clock.clone(), memory), settings) {
+        Ok(e) => e,
+        Err(e) => return Err(format!("cannot start the watch: {e}")),
+    };
+    let waker = engine.waker();
+    waker.stop_on_signals();
+    let out = match Waker::new() {
+        Ok(w) => Arc::new(Out {
+            q: Mutex::new(Queue::default()),
+            wake: w,
+            cap: queue_cap(),
+        }),
+        Err(e) => return Err(format!("cannot start the watch: {e}")),
+    };
+    if let Err(e) = spawn_writer(out.clone(), waker.clone()) {
+        return Err(format!("cannot start the watch: {e}"));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .ok();
+    let heartbeat = Duration::from_secs(stream.heartbeat_secs);
+    let mut differ = Differ::new();
+    let mut next_heartbeat = Instant::now() + heartbeat;
+    let mut next_probe = Instant::now();
+    let mut first = true;
+    let mut resync = false;
+    let mut last_scanned = clock.now_ms();
+    loop {
+        let timer = Some(next_heartbeat)
+            .into_iter()
+            .chain(probe.then_some(next_probe))
+            .min();
+        match engine.wait(timer) {
+            Wake::Stop => break,
+            Wake::Timer if Instant::now() >= next_heartbeat => {
+                let live = serde_json::to_value(engine.health()).unwrap_or_default();
+                let line = differ.heartbeat(last_scanned, live, clock.now_ms());
+                if stream.json_lines && !out.push(line) {
+                    resync = true;
+                }
+                next_heartbeat = Instant::now() + heartbeat;
+                continue;
+            }
+            // The probe timer: a pass shows the new checks.
+            Wake::Timer | Wake::Pass => {}
+        }
+        let mut pass = match engine.pass() {
+            Ok(p) => p,
+            Err(e) if first => {
+                out.wake.stop();
+                return Err(e.to_string());
+            }
+            Err(e) => {
+                eprintln!("intercom-pane: pass refused: {e}");
+                continue;
+            }
+        };
+        if probe && Instant::now() >= next_probe {
+            if let Some(rt) = &runtime {
+                let targets: Vec<ProbeTarget> = pass.probe_targets();
+                let cache = &mut engine.runner().probes;
+                let (_tx, rx) = tokio::sync::watch::channel(false);
+                rt.block_on(cache.run_batch(&targets, || clock.now_ms(), rx));
+                pass.apply_connections(&engine.runner().probes, clock.now_ms());
+            }
+            next_probe = Instant::now() + PROBE_EVERY;
+        }
+        last_scanned = pass.scanned_at;
+        let now = clock.now_ms();
+        let lines = if first || resync {
+            let why = if first { "start" } else { "resync" };
+            vec![differ.board(&pass, why, out.take_dropped(), now)]
+        } else {
+            differ.changes(&pass, now)
+        };
+        let changed = !lines.is_empty();
+        first = false;
+        resync = false;
+        if stream.json_lines {
+            for line in lines {
+                if !out.push(line) {
+                    resync = true;
+                    break;
+                }
+            }
+        }
+        if changed && also == Also::BoardFiles {
+            if let Err(e) = crate::views::board_files::write_board(&pass) {
+                eprintln!("intercom-pane: board files not written: {e}");
+            }
+        }
+        if out.closed() {
+            break;
+        }
+    }
+    out.wake.stop();
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! One listener per multiplexer server the board lists, so a window, pane or session that comes
+//! or goes makes the engine list that server's panes again at once: a listening tmux control-mode
+//! client (`mux::tmux::control`), or Herdr's event subscription (`mux::herdr::events`). A server
+//! without a listener (it never attached, or it ended) is listed on a slow timer instead
+//! (`SLOW_LIST`), and its listener is started again with a growing pause.
+
+use std::collections::BTreeSet;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::mux::herdr::events::HerdrEvents;
+use crate::mux::herdr::Herdr;
+use crate::mux::tmux::control::{ControlClient, Notice};
+use crate::mux::tmux::Tmux;
+use crate::mux::MuxKind;
+
+/// How often a server without a listening client is listed again.
+pub const SLOW_LIST: Duration = Duration::from_secs(5);
+/// First pause before a client is started again; it doubles up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A client that listened this long starts the next pause from `FIRST_BACKOFF` again.
+const STEADY: Duration = Duration::from_secs(60);
+/// Deadline for starting one client (its `tmux -V`, the first time).
+const START_DEADLINE: Duration = Duration::from_secs(2);
+/// Most servers watched at once (as many as a pass lists).
+const MAX_SERVERS: usize = 16;
+
+/// A server the board lists, and (tmux) a session on it to attach to (`$N`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerWatch {
+    pub kind: MuxKind,
+    pub socket: PathBuf,
+    pub session: Option<String>,
+    /// The tmux server's process (its panes are its children).
+    pub server_pid: Option<i32>,
+}
+
+/// tmux before 3.7 may crash when a control-mode client attaches while another client's command
+/// sends notifications (a client identified as control mode before its control state exists:
+/// tmux GitHub issue 4980, fixed in 3.7). On those, no control client is attached: the server's
+/// child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead.
+pub const CONTROL_FROM: (u32, u32) = (3, 7);
+/// How often a tmux server without a control client has its child processes compared.
+pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
+
+/// A server's listener.
+enum Client {
+    Tmux(ControlClient),
+    Herdr(HerdrEvents),
+}
+
+impl Client {
+    fn raw_fd(&self) -> RawFd {
+        match self {
+            Client::Tmux(c) => c.raw_fd(),
+            Client::Herdr(h) => h.raw_fd(),
+        }
+    }
+    fn ready(&self) -> bool {
+        match self {
+            Client::Tmux(c) => c.ready(),
+            // Confirmed before `subscribe` returned.
+            Client::Herdr(_) => true,
+        }
+    }
+    fn ended(&self) -> bool {
+        match self {
+            Client::Tmux(c) => c.ended(),
+            Client::Herdr(h) => h.ended(),
+        }
+    }
+    fn read_notices(&mut self, out: &mut Vec<Notice>) {
+        match self {
+            Client::Tmux(c) => c.read_notices(out),
+            Client::Herdr(h) => h.read_notices(out),
+        }
+    }
+}
+
+struct Server {
+    kind: MuxKind,
+    socket: PathBuf,
+    session: Option<String>,
+    server_pid: Option<i32>,
+    /// Its child processes when last compared (tmux without a control client).
+    children: Option<Vec<i32>>,
+    checked_at: Instant,
+    /// This tmux is too old for a control client (`CONTROL_FROM`).
+    no_control: bool,
+    client: Option<Client>,
+    started: Option<Instant>,
+    retry_at: Instant,
+    backoff: Duration,
+    /// When this server was last marked for a slow listing.
+    listed_at: Instant,
+    /// Starting a client failed with this code (for `doctor` and the log).
+    last_error: Option<String>,
+}
+
+/// The children of a single-threaded process (the tmux server): its main thread's `children`
+/// file alone, one read.
+fn main_thread_children(pid: i32) -> Option<Vec<i32>> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    let bytes = crate::fsguard::read_capped(Path::new(&path), 64 * 1024).ok()?;
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .split_ascii_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+    )
+}
+
+impl Server {
+    fn listening(&self) -> bool {
+        self.client
+            .as_ref()
+            .is_some_and(|c| c.ready() && !c.ended())
+    }
+
+    /// A tmux too old for a control client, whose child processes are compared instead.
+    fn watched_by_children(&self) -> bool {
+        self.kind == MuxKind::Tmux && self.no_control && self.server_pid.is_some()
+    }
+}
+
+/// What the engine can tell about one server's client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerHealth {
+    pub socket: PathBuf,
+    /// Changes on it wake the engine (a listener, or its child processes watched).
+    pub listening: bool,
+    /// How: `control-mode`, `herdr-events`, `child-processes` (tmux before 3.7), or
+    /// `listing` (every 5 s: no listener now).
+    pub by: &'static str,
+    pub last_error: Option<String>,
+}
+
+/// The servers watched now.
+#[derive(Default)]
+pub struct Panes {
+    servers: Vec<Server>,
+}
+
+impl Panes {
+    pub fn new() -> Panes {
+        Panes::default()
+    }
+
+    /// Watch exactly `wanted` (the first `MAX_SERVERS`): start clients for new servers at once,
+    /// end those no longer listed.
+    pub fn sync(&mut self, wanted: &[ServerWatch], now: Instant) {
+        let wanted = &wanted[..wanted.len().min(MAX_SERVERS)];
+        self.servers
+            .retain(|s| wanted.iter().any(|w| w.socket == s.socket));
+        for w in wanted {
+            match self.servers.iter_mut().find(|s| s.socket == w.socket) {
+                Some(s) => {
+                    s.session = w.session.clone().or(s.session.take());
+                    if w.server_pid.is_some() && w.server_pid != s.server_pid {
+                        s.server_pid = w.server_pid;
+                        s.children = None;
+                    }
+                }
+                None => self.servers.push(Server {
+                    kind: w.kind,
+                    socket: w.socket.clone(),
+                    server_pid: w.server_pid,
+                    children: None,
+                    checked_at: now,
+                    no_control: false,
+                    session: w.session.clone(),
+                    client: None,
+                    started: None,
+                    retry_at: now,
+                    backoff: FIRST_BACKOFF,
+                    listed_at: now,
+                    last_error: None,
+                }),
+            }
+        }
+        self.start_due(now);
+    }
+
+    /// Start the clients whose pause is over.
+    fn start_due(&mut self, now: Instant) {
+        for s in &mut self.servers {
+            if s.client.is_some() || s.retry_at > now {
+                continue;
+            }
+            if s.kind == MuxKind::Tmux && !s.no_control {
+                // `tmux -V` once per process (cached by program and PATH).
+                s.no_control = Tmux::at_socket(&s.socket)
+                    .version(now + START_DEADLINE)
+                    .map_or(true, |v| v < CONTROL_FROM);
+            }
+            let started = match (s.kind, s.session.clone()) {
+                (MuxKind::Tmux, _) if s.no_control => continue,
+                (MuxKind::Tmux, Some(session)) => Tmux::at_socket(&s.socket)
+                    .control_client(&session, now + START_DEADLINE)
+                    .map(Client::Tmux),
+                (MuxKind::Tmux, None) => continue,
+                (MuxKind::Herdr, _) => Herdr::at_socket(&s.socket)
+                    .subscribe(now + START_DEADLINE)
+                    .map(Client::Herdr),
+            };
+            match started {
+                Ok(c) => {
+                    s.client = Some(c);
+                    s.started = Some(now);
+                    s.last_error = None;
+                }
+                Err(e) => {
+                    s.last_error = Some(e.code.code().to_string());
+                    s.retry_at = now + s.backoff;
+                    s.backoff = (s.backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// The fds to poll, each with its server's index.
+    pub fn fds(&self) -> Vec<(RawFd, usize)> {
+        self.servers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.client.as_ref().map(|c| (c.raw_fd(), i)))
+            .collect()
+    }
+
+    /// Read server `i`'s client; the servers to list again go into `stale`. True when anything
+    /// changed for the engine (panes to list, or the client ended).
+    pub fn read(&mut self, i: usize, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        let Some(s) = self.servers.get_mut(i) else {
+            return false;
+        };
+        let Some(c) = s.client.as_mut() else {
+            return false;
+        };
+        let mut notices = Vec::new();
+        c.read_notices(&mut notices);
+        let mut changed = false;
+        for n in notices {
+            match n {
+                // Attached: what happened before it listened is not known.
+                Notice::Ready | Notice::Panes => {
+                    stale.insert(s.socket.clone());
+                    changed = true;
+                }
+                Notice::Exit => {
+                    stale.insert(s.socket.clone());
+                    changed = true;
+                }
+            }
+        }
+        if s.client.as_ref().is_some_and(Client::ended) {
+            s.client = None;
+            let steady = s.started.is_some_and(|t| now.duration_since(t) >= STEADY);
+            if steady {
+                s.backoff = FIRST_BACKOFF;
+            }
+            s.retry_at = now + s.backoff;
+            s.backoff = (s.backoff * 2).min(MAX_BACKOFF);
+            s.listed_at = now;
+        }
+        changed
+    }
+
+    /// The next time something is due: a client to start again, or a slow listing.
+    pub fn next_due(&self) -> Option<Instant> {
+        self.servers
+            .iter()
+            .flat_map(|s| {
+                if s.watched_by_children() {
+                    return [Some(s.checked_at + CHILDREN_EVERY), None];
+                }
+                let startable = s.kind == MuxKind::Herdr || s.session.is_some();
+                let retry = (s.client.is_none() && startable).then_some(s.retry_at);
+                let slow = (!s.listening()).then_some(s.listed_at + SLOW_LIST);
+                [retry, slow]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Do what is due at `now`: start clients again, and mark servers without a listening
+    /// client for a listing. True when a server was marked.
+    pub fn on_timer(&mut self, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        self.start_due(now);
+        let mut marked = false;
+        for s in &mut self.servers {
+            if s.watched_by_children() {
+                if s.checked_at + CHILDREN_EVERY <= now {
+                    s.checked_at = now;
+                    let mut kids = s.server_pid.and_then(main_thread_children);
+                    if let Some(k) = kids.as_mut() {
+                        k.sort_unstable();
+                    }
+                    if kids != s.children {
+                        // The first look only takes note; a later difference is a change.
+                        if s.children.is_some() {
+                            stale.insert(s.socket.clone());
+                            marked = true;
+                        }
+                        s.children = kids;
+                    }
+                }
+                continue;
+            }
+            if !s.listening() && s.listed_at + SLOW_LIST <= now {
+                s.listed_at = now;
+                stale.insert(s.socket.clone());
+                marked = true;
+            }
+        }
+        marked
+    }
+
+    /// Whether `socket`'s panes are known to be unchanged since its last listing unless its
+    /// client said otherwise (a listening client).
+    pub fn listening(&self, socket: &Path) -> bool {
+        self.servers
+            .iter()
+            .any(|s| s.socket == socket && (s.listening() || s.watched_by_children()))
+    }
+
+    /// Every server watched.
+    pub fn sockets(&self) -> Vec<PathBuf> {
+        self.servers.iter().map(|s| s.socket.clone()).collect()
+    }
+
+    pub fn health(&self) -> Vec<ServerHealth> {
+        self.servers
+            .iter()
+            .map(|s| ServerHealth {
+                socket: s.socket.clone(),
+                listening: s.listening() || s.watched_by_children(),
+                by: match (&s.client, s.watched_by_children()) {
+                    (_, true) => "child-processes",
+                    (Some(Client::Tmux(_)), _) if s.listening() => "control-mode",
+                    (Some(Client::Herdr(_)), _) => "herdr-events",
+                    _ => "listing",
+                },
+                last_error: s.last_error.clone(),
+            })
+            .collect()
+    }
+
+    /// How many servers are watched.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+}

@@ -1,0 +1,123 @@
+//! Waking the engine's `poll` from another thread or a signal handler: an eventfd. Writing to it
+//! is async-signal-safe, so SIGTERM, SIGHUP and SIGINT end a `--watch` at once, not at its next
+//! timer.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+/// One eventfd and a stop flag, shared by the engine and whoever may end it.
+#[derive(Clone)]
+pub struct Waker {
+    fd: Arc<OwnedFd>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Waker {
+    pub fn new() -> std::io::Result<Waker> {
+        // SAFETY: eventfd(initval, flags) returns a new fd or -1.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh fd owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        Ok(Waker {
+            fd: Arc::new(fd),
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Wake the engine (it looks at what changed and sleeps again).
+    pub fn wake(&self) {
+        poke(self.raw_fd());
+    }
+
+    /// Ask the engine to stop, and wake it.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst) || SIGNALLED.load(Ordering::SeqCst)
+    }
+
+    /// Empty the counter after a wake.
+    pub fn drain(&self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a valid buffer from our own non-blocking eventfd.
+        let _ = unsafe { libc::read(self.raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    }
+
+    /// Make SIGTERM, SIGHUP and SIGINT stop this engine (`--watch`: a clean exit 0). The previous
+    /// handlers are not restored: the process ends with the watch.
+    pub fn stop_on_signals(&self) {
+        SIGNAL_FD.store(self.raw_fd(), Ordering::SeqCst);
+        let action = nix::sys::signal::SigAction::new(
+            nix::sys::signal::SigHandler::Handler(on_signal),
+            nix::sys::signal::SaFlags::SA_RESTART,
+            nix::sys::signal::SigSet::empty(),
+        );
+        for sig in [
+            nix::sys::signal::Signal::SIGTERM,
+            nix::sys::signal::Signal::SIGHUP,
+            nix::sys::signal::Signal::SIGINT,
+        ] {
+            // SAFETY: the handler only stores to atomics and writes to an eventfd, both
+            // async-signal-safe.
+            let _ = unsafe { nix::sys::signal::sigaction(sig, &action) };
+        }
+    }
+}
+
+/// Set by a stop signal; read by every engine.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The eventfd a stop signal writes to (-1: none).
+static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
+
+fn poke(fd: RawFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a valid u64 to an eventfd (async-signal-safe).
+    let _ = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+    let fd = SIGNAL_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        poke(fd);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wake_makes_the_fd_readable_until_drained() {
+        let w = Waker::new().unwrap();
+        let readable = |w: &Waker| {
+            let mut p = libc::pollfd {
+                fd: w.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut p, 1, 0) == 1 }
+        };
+        assert!(!readable(&w));
+        w.wake();
+        w.wake();
+        assert!(readable(&w));
+        w.drain();
+        assert!(!readable(&w));
+        let w2 = w.clone();
+        w2.stop();
+        assert!(w.stopped() && readable(&w));
+    }
+}

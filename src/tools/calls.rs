@@ -1,0 +1,279 @@
+//! One call of one tool, after `caller::verify`: each runs the commands' own code.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::actions::close::{self, CloseExit, CloseRequest};
+use crate::actions::reply;
+use crate::actions::resume::{self, ResumeExit, ResumeRequest};
+use crate::actions::spawn::{self, Folder, SpawnExit, SpawnRequest};
+use crate::clock::{format_iso, Clock, Ms};
+use crate::scan::{self, ScanOptions};
+use crate::snapshot::{Row, RowRole};
+use crate::views::board_page::{self, BoardQuery};
+
+use super::caller::Coordinator;
+use super::wait::{self, WaitRequest};
+use super::{
+    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, SpawnParams, WaitParams,
+    RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
+};
+
+/// What a call needs: the verified coordinator, the scan options (rooted at its roster), the
+/// clock, the `--config` a resumed pi passes on, and where an early answer goes (the close's
+/// acceptance, printed before the job runs on).
+pub struct Ctx<'a> {
+    pub coordinator: &'a Coordinator,
+    pub opts: &'a ScanOptions,
+    pub clock: &'a dyn Clock,
+    pub system_config: Option<PathBuf>,
+    pub early: &'a dyn Fn(&Value),
+}
+
+/// How a call ended (the process exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolExit {
+    /// Done: the page, the receipt of a delivered or queued reply, a close that closed, a
+    /// resume that registered, a wait that ended (reached or timed out).
+    Done = 0,
+    /// Ran but did not succeed (a failed or unconfirmed reply, a close not closed, a failed
+    /// resume).
+    NotDone = 1,
+    /// Refused before anything was done (not the coordinator's pi, bad arguments, a refusal of
+    /// the command itself).
+    Refused = 2,
+}
+
+impl ToolExit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+pub struct Outcome {
+    pub exit: ToolExit,
+    pub result: Value,
+}
+
+fn refused(why: impl std::fmt::Display) -> Outcome {
+    Outcome {
+        exit: ToolExit::Refused,
+        result: json!({"refused": why.to_string()}),
+    }
+}
+
+pub fn run(call: Call, ctx: &Ctx) -> Outcome {
+    match call {
+        Call::Board(a) => board(a, ctx),
+        Call::Reply(a) => reply_to(a, ctx),
+        Call::CloseWorker(a) => close_worker(a, ctx),
+        Call::ResumeWorker(a) => resume_worker(a, ctx),
+        Call::SpawnWorker(a) => spawn_worker(a, ctx),
+        Call::Wait(a) => wait_for(a, ctx),
+    }
+}
+
+fn board(a: BoardParams, ctx: &Ctx) -> Outcome {
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let q = BoardQuery {
+        attention: a.attention,
+        name: a.name,
+        host: a.host,
+        offset: a.offset,
+        limit: a.limit.unwrap_or(10),
+    };
+    // The resume stage of configured workers, for the page's seats only (bounded by the page).
+    let root = &ctx.coordinator.root;
+    let resume_of = |r: &Row| {
+        (r.role == RowRole::Worker)
+            .then(|| resume::fence_stage(root, &r.id))
+            .flatten()
+    };
+    match board_page::page(&pass.snapshot, &q, &resume_of) {
+        Ok(page) => Outcome {
+            exit: ToolExit::Done,
+            result: page,
+        },
+        Err(e) => refused(e),
+    }
+}
+
+/// Whether `who` names the coordinator's own seat (it never replies to itself).
+fn is_coordinator(ctx: &Ctx, who: &str) -> bool {
+    let c = ctx.coordinator;
+    let key = format!("{}/{}", scan::base_name(&c.root), c.name);
+    who.to_lowercase() == c.name.to_lowercase() || who.to_lowercase() == key.to_lowercase()
+}
+
+fn reply_to(a: ReplyParams, ctx: &Ctx) -> Outcome {
+    if is_coordinator(ctx, &a.name) {
+        return refused("the coordinator does not reply to itself");
+    }
+    if let Err(r) = reply::check_text(&a.text) {
+        return refused_reply(r);
+    }
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    match reply::send(&pass, &a.name, &a.text, ctx.clock.now_ms()) {
+        Ok(receipt) => Outcome {
+            exit: if receipt.delivered {
+                ToolExit::Done
+            } else {
+                ToolExit::NotDone
+            },
+            result: receipt.to_json(),
+        },
+        Err(r) => refused_reply(r),
+    }
+}
+
+fn refused_reply(r: reply::Refusal) -> Outcome {
+    Outcome {
+        exit: ToolExit::Refused,
+        result: json!({"outcome": "refused", "refused": r.to_string(), "exitCode": r.exit().code()}),
+    }
+}
+
+/// The close: answers with the job id once the job is recorded (`ctx.early`), then runs the job
+/// to its end, detached from pi's process group and session, so neither pi's tool timeout, a
+/// signal to pi's group, nor pi exiting stops it half-way. The ending is the last line.
+fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
+    // A new session of its own (this command is never a group leader: pi spawned it in pi's
+    // group). Failure only means the job stays in pi's group; it still runs.
+    let detached = nix::unistd::setsid().is_ok();
+    let worker = crate::text::sanitize(&a.name);
+    let accepted = |job: &str, deadline_at: Ms| {
+        (ctx.early)(&json!({"accepted": true, "jobId": job, "worker": worker,
+            "deadlineAt": format_iso(deadline_at), "detached": detached,
+            "note": "the close runs in the background; its outcome arrives as a message and on the board (closeJob)"}));
+    };
+    let req = CloseRequest {
+        name: a.name.clone(),
+        deadline_secs: a.deadline_seconds.unwrap_or(close::MAX_DEADLINE_SECS),
+        dry_run: false,
+        recover: false,
+        progress: false,
+        on_stage: None,
+        on_job: Some(&accepted),
+        scan: ctx.opts,
+        clock: ctx.clock,
+    };
+    let end = close::close_worker(&req);
+    crate::log::event(
+        crate::log::event::CLOSE_WORKER_DONE,
+        json!({"worker": a.name, "exit": end.exit.code(), "report": end.report, "by": "intercom_close_worker"}),
+    );
+    let exit = match end.exit {
+        CloseExit::Closed => ToolExit::Done,
+        CloseExit::NotClosed => ToolExit::NotDone,
+        CloseExit::Refused | CloseExit::Fenced | CloseExit::NoReplyPath => ToolExit::Refused,
+    };
+    let mut result = json!({"done": true, "worker": worker, "exitCode": end.exit.code(),
+        "closed": end.exit == CloseExit::Closed, "report": end.report});
+    if let Some(why) = result["report"]["refused"].as_str().map(str::to_string) {
+        result["accepted"] = json!(false);
+        result["refused"] = json!(why);
+    }
+    Outcome { exit, result }
+}
+
+fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
+    let quiet = |_: &str| {};
+    let req = ResumeRequest {
+        name: a.name,
+        confirm_closed: a.confirm_closed,
+        dry_run: false,
+        recover: false,
+        wait_secs: RESUME_WAIT_SECS,
+        pi_program: "pi".into(),
+        system_config: ctx.system_config.clone(),
+        scan: ctx.opts,
+        clock: ctx.clock,
+        progress: &quiet,
+    };
+    let end = resume::resume_worker(&req);
+    let exit = match end.exit {
+        ResumeExit::Resumed => ToolExit::Done,
+        ResumeExit::Failed | ResumeExit::LaunchedUnconfirmed => ToolExit::NotDone,
+        _ => ToolExit::Refused,
+    };
+    Outcome {
+        exit,
+        result: with_exit(end.report, end.exit.code()),
+    }
+}
+
+fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
+    let quiet = |_: &str| {};
+    let folder = match (a.dir, a.worktree) {
+        // A folder under the coordinator's root, whatever folder this command runs in.
+        (Some(d), _) => Folder::Dir(ctx.coordinator.root.join(d)),
+        (None, true) => Folder::Worktree(a.branch),
+        (None, false) => Folder::Root,
+    };
+    let req = SpawnRequest {
+        name: a.name,
+        folder,
+        description: a.description,
+        prompt: a.prompt,
+        model: a.model,
+        thinking: a.thinking,
+        extra_args: Vec::new(),
+        wait_secs: SPAWN_WAIT_SECS,
+        pi_program: "pi".into(),
+        system_config: ctx.system_config.clone(),
+        scan: ctx.opts,
+        clock: ctx.clock,
+        progress: &quiet,
+    };
+    let end = spawn::spawn(&req);
+    let exit = match end.exit {
+        SpawnExit::Spawned => ToolExit::Done,
+        SpawnExit::Failed | SpawnExit::LaunchedUnconfirmed | SpawnExit::PromptNotDelivered => {
+            ToolExit::NotDone
+        }
+        _ => ToolExit::Refused,
+    };
+    Outcome {
+        exit,
+        result: with_exit(end.report, end.exit.code()),
+    }
+}
+
+/// A command's report with its exit code; a refusal also says why under `refused`, as every
+/// tool's refusal does.
+fn with_exit(mut report: Value, code: i32) -> Value {
+    report["exitCode"] = json!(code);
+    if report["result"] == "refused" {
+        report["refused"] = report["reason"].clone();
+    }
+    report
+}
+
+fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {
+    let req = WaitRequest {
+        name: a.name,
+        states: a
+            .states
+            .iter()
+            .filter_map(|s| wait::state_named(s))
+            .collect(),
+        timeout: Duration::from_secs(a.timeout_seconds),
+        opts: ctx.opts,
+        clock: ctx.clock,
+    };
+    match wait::wait(&req) {
+        Ok(v) => Outcome {
+            exit: ToolExit::Done,
+            result: v,
+        },
+        Err(e) => refused(e),
+    }
+}

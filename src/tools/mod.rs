@@ -1,0 +1,389 @@
+//! The coordinator's tools (`intercom_board`, `intercom_reply`, `intercom_close_worker`,
+//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`): their names, descriptions and JSON Schemas (the
+//! shipped pi extension registers exactly these, in the coordinator's pi only), and one call of
+//! one tool, each a thin call into the same code the commands run (the board page, the reply
+//! path, close-worker, resume-worker, spawn, the scan), never a second implementation.
+//!
+//! Every call is made by `intercom-pane tool NAME --pi-pid P --args JSON`, which first proves the
+//! caller is the roster's coordinator's own pi (`caller`), then checks the arguments again (the
+//! extension's schema is the first check), then runs the call under its time bound. Every string
+//! in a result is sanitized (no control character, no escape sequence) and every result is one
+//! JSON line well under 64 KiB.
+
+pub mod caller;
+mod calls;
+pub mod wait;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub use calls::{run, Ctx, Outcome, ToolExit};
+
+/// Longest `timeoutSeconds` of `intercom_wait`.
+pub const MAX_WAIT_SECS: u64 = 300;
+/// How long `intercom_resume_worker` waits for the new seat to register.
+pub const RESUME_WAIT_SECS: u64 = 60;
+/// How long `intercom_spawn_worker` waits for the new seat to register.
+pub const SPAWN_WAIT_SECS: u64 = 60;
+
+/// The tools, in the order they are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Board,
+    Reply,
+    CloseWorker,
+    ResumeWorker,
+    SpawnWorker,
+    Wait,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 6] = [
+        Tool::Board,
+        Tool::Reply,
+        Tool::CloseWorker,
+        Tool::ResumeWorker,
+        Tool::SpawnWorker,
+        Tool::Wait,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Board => "intercom_board",
+            Tool::Reply => "intercom_reply",
+            Tool::CloseWorker => "intercom_close_worker",
+            Tool::ResumeWorker => "intercom_resume_worker",
+            Tool::SpawnWorker => "intercom_spawn_worker",
+            Tool::Wait => "intercom_wait",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The longest the extension lets one call run before it kills it (the call bounds itself
+    /// well within this). The close answers at once; its job runs on, detached, on its own
+    /// deadline.
+    pub fn timeout_ms(self) -> u64 {
+        match self {
+            Tool::Board => 30_000,
+            Tool::Reply => 30_000,
+            Tool::CloseWorker => 30_000,
+            Tool::ResumeWorker => (RESUME_WAIT_SECS + 60) * 1000,
+            Tool::SpawnWorker => (SPAWN_WAIT_SECS + 60) * 1000,
+            Tool::Wait => (MAX_WAIT_SECS + 30) * 1000,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Tool::Board => "Intercom board",
+            Tool::Reply => "Intercom reply",
+            Tool::CloseWorker => "Intercom close worker",
+            Tool::ResumeWorker => "Intercom resume worker",
+            Tool::SpawnWorker => "Intercom spawn worker",
+            Tool::Wait => "Intercom wait",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Tool::Board => "A page of the worker seats on the intercom-pane board, read fresh: each seat's state (working, waiting, error, offline, idle, unknown), why (reason code and words), where that came from and how old it is, the question a waiting worker asks or the error text, its report, handoff, close-job and resume stage, and whether it can be replied to. Filter by attention (waiting or error, not marked seen), name or host. Pages of at most `limit` seats (1-20, default 10) and 40 KiB; follow `nextOffset` (null at the end). Read-only.",
+            Tool::Reply => "Send one text to one worker seat (by name) through the board's guarded reply path (the worker's pi extension channel, or typed into its pane). Returns the receipt: outcome `delivered` (a turn started with it), `queued` (the worker is busy; it gets the text when its turn ends), `unconfirmed` (sent but not confirmed: do not resend) or `failed`. At most 2000 characters, no control characters but newline and tab. Never retried.",
+            Tool::CloseWorker => "Close one worker's pane after it has saved its public handoff and its turn has settled, with every identity check of `intercom-pane close-worker`. Returns at once with acceptance and a job id (or the refusal); the close runs in the background and its outcome arrives later as a message, and on the board (`closeJob`). Never closes the coordinator or a monitor.",
+            Tool::ResumeWorker => "Bring a closed worker back in a new window on its saved session, never twice, with every check of `intercom-pane resume-worker`. Only with `confirmClosed: true`, after you (or the person) confirmed the worker is really closed. Waits up to 60 s for the new seat to register.",
+            Tool::SpawnWorker => "Start a new worker with every check of `intercom-pane spawn`: it is added to the roster (a fresh session id), its pi starts in a new window beside the coordinator (in the root, a folder under it, or a new git worktree), and once it registers the optional first task is handed to it through the reply path. Waits up to 60 s for the new seat to register. Refused for a taken, reserved or malformed name, a bad folder, a full roster.",
+            Tool::Wait => "Wait until one worker seat reaches one of the given board states, or the timeout passes (at most 300 s); returns the seat as the board shows it then, with `reached` true or false. Read-only.",
+        }
+    }
+
+    /// One line for the `<tools>` section of pi's system prompt.
+    fn snippet(self) -> &'static str {
+        match self {
+            Tool::Board => "intercom_board: a page of the worker seats with their true state, question or error, report, handoff, close and resume stage",
+            Tool::Reply => "intercom_reply: send one text to one worker and get its receipt (delivered, queued, unconfirmed, failed)",
+            Tool::CloseWorker => "intercom_close_worker: close a worker after its handoff (answers at once; the outcome arrives as a message)",
+            Tool::ResumeWorker => "intercom_resume_worker: bring a closed worker back on its saved session (confirmClosed: true)",
+            Tool::SpawnWorker => "intercom_spawn_worker: start a new worker (name, optional first task, folder or git worktree)",
+            Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
+        }
+    }
+
+    fn parameters(self) -> Value {
+        let name = json!({"type": "string", "minLength": 1, "maxLength": 200,
+            "description": "The seat's name as the board shows it (or <project>/<agent>)."});
+        let states = json!(["working", "waiting", "error", "offline", "idle", "unknown"]);
+        match self {
+            Tool::Board => json!({"type": "object", "additionalProperties": false, "properties": {
+                "attention": {"type": "boolean", "description": "Only seats that need attention: waiting or error, not marked seen."},
+                "name": name,
+                "host": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Only seats of this host (`local`)."},
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Where the page starts (`nextOffset` of the previous page)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Seats per page, 1-20 (default 10)."}}}),
+            Tool::Reply => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name", "text"], "properties": {
+                "name": name,
+                "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The text (at most 2000 characters)."}}})
+            }
+            Tool::CloseWorker => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": name,
+                "deadlineSeconds": {"type": "integer", "minimum": 1, "maximum": 120, "description": "How long the job may take (default 120)."}}})
+            }
+            Tool::ResumeWorker => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name", "confirmClosed"], "properties": {
+                "name": name,
+                "confirmClosed": {"type": "boolean", "description": "Must be true: the worker is confirmed closed."}}})
+            }
+            Tool::SpawnWorker => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The new worker's name (unique; no control, invisible or path-separator characters)."},
+                "description": {"type": "string", "maxLength": 4096, "description": "Its responsibility (the roster's description)."},
+                "prompt": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Its first task, handed to it once it registered."},
+                "dir": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Work in this folder under the root (relative to the root)."},
+                "worktree": {"type": "boolean", "description": "Work in a new git worktree (not with dir)."},
+                "branch": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The worktree's branch (default: one named after the worker)."},
+                "model": {"type": "string", "minLength": 1, "maxLength": 200, "description": "pi's --model for it."},
+                "thinking": {"type": "string", "enum": crate::actions::spawn::THINKING_LEVELS, "description": "pi's --thinking for it."}}})
+            }
+            Tool::Wait => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name", "states", "timeoutSeconds"], "properties": {
+                "name": name,
+                "states": {"type": "array", "minItems": 1, "maxItems": 6, "items": {"type": "string", "enum": states}, "description": "Return when the seat is in one of these states."},
+                "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECS, "description": "Give up after this many seconds (1-300)."}}})
+            }
+        }
+    }
+
+    /// What the extension registers: name, label, description, JSON Schema, time bound, and
+    /// whether the call goes on in the background after its first answer.
+    pub fn definition(self) -> Value {
+        json!({"name": self.name(), "label": self.label(), "description": self.description(),
+            "promptSnippet": self.snippet(), "parameters": self.parameters(), "timeoutMs": self.timeout_ms(),
+            "background": self == Tool::CloseWorker})
+    }
+}
+
+/// Every tool's definition, in order.
+pub fn definitions() -> Vec<Value> {
+    Tool::ALL.into_iter().map(Tool::definition).collect()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BoardParams {
+    #[serde(default)]
+    pub attention: bool,
+    pub name: Option<String>,
+    pub host: Option<String>,
+    #[serde(default)]
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplyParams {
+    pub name: String,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CloseParams {
+    pub name: String,
+    pub deadline_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResumeParams {
+    pub name: String,
+    pub confirm_closed: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SpawnParams {
+    pub name: String,
+    pub description: Option<String>,
+    pub prompt: Option<String>,
+    pub dir: Option<String>,
+    #[serde(default)]
+    pub worktree: bool,
+    pub branch: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitParams {
+    pub name: String,
+    pub states: Vec<String>,
+    pub timeout_seconds: u64,
+}
+
+/// One call: the tool and its arguments, checked.
+#[derive(Debug)]
+pub enum Call {
+    Board(BoardParams),
+    Reply(ReplyParams),
+    CloseWorker(CloseParams),
+    ResumeWorker(ResumeParams),
+    SpawnWorker(SpawnParams),
+    Wait(WaitParams),
+}
+
+/// Longest `--args` accepted (a 2000-character text, JSON-escaped, fits many times).
+pub const MAX_ARGS_BYTES: usize = 64 * 1024;
+
+/// Parse a tool's arguments (unknown fields, wrong types and out-of-range values refused).
+pub fn parse(tool: Tool, args: &str) -> Result<Call, String> {
+    if args.len() > MAX_ARGS_BYTES {
+        return Err(format!("arguments over {MAX_ARGS_BYTES} bytes"));
+    }
+    let bad = |e: serde_json::Error| format!("bad arguments for {}: {e}", tool.name());
+    let name_ok = |n: &str| -> Result<(), String> {
+        if n.trim().is_empty() || n.chars().count() > 200 || n.chars().any(char::is_control) {
+            return Err("name: 1-200 characters, no control characters".into());
+        }
+        Ok(())
+    };
+    let call = match tool {
+        Tool::Board => {
+            let a: BoardParams = serde_json::from_str(args).map_err(bad)?;
+            if let Some(n) = &a.name {
+                name_ok(n)?;
+            }
+            if a.limit.is_some_and(|l| !(1..=20).contains(&l)) {
+                return Err("limit: 1-20".into());
+            }
+            Call::Board(a)
+        }
+        Tool::Reply => {
+            let a: ReplyParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            Call::Reply(a)
+        }
+        Tool::CloseWorker => {
+            let a: CloseParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            if a.deadline_seconds
+                .is_some_and(|d| !(1..=crate::actions::close::MAX_DEADLINE_SECS).contains(&d))
+            {
+                return Err("deadlineSeconds: 1-120".into());
+            }
+            Call::CloseWorker(a)
+        }
+        Tool::ResumeWorker => {
+            let a: ResumeParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            Call::ResumeWorker(a)
+        }
+        Tool::SpawnWorker => {
+            let a: SpawnParams = serde_json::from_str(args).map_err(bad)?;
+            // The name's own rules are spawn's; here only what never reaches it.
+            if a.dir.is_some() && a.worktree {
+                return Err("dir and worktree: one or the other".into());
+            }
+            if a.branch.is_some() && !a.worktree {
+                return Err("branch goes with worktree: true".into());
+            }
+            Call::SpawnWorker(a)
+        }
+        Tool::Wait => {
+            let a: WaitParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            if !(1..=MAX_WAIT_SECS).contains(&a.timeout_seconds) {
+                return Err(format!("timeoutSeconds: 1-{MAX_WAIT_SECS}"));
+            }
+            if a.states.is_empty() || a.states.len() > 6 {
+                return Err(
+                    "states: 1-6 of working, waiting, error, offline, idle, unknown".into(),
+                );
+            }
+            for s in &a.states {
+                if wait::state_named(s).is_none() {
+                    return Err(format!(
+                        "states: {:?} is not one of working, waiting, error, offline, idle, unknown",
+                        crate::text::sanitize(s)
+                    ));
+                }
+            }
+            Call::Wait(a)
+        }
+    };
+    Ok(call)
+}
+
+/// Every string in `v` sanitized (no control character, no escape sequence, one line): what a
+/// tool result may carry.
+pub fn sanitized(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::text::sanitize(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(sanitized).collect()),
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (crate::text::sanitize(&k), sanitized(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked_again() {
+        assert!(parse(Tool::Board, "{}").is_ok());
+        assert!(parse(Tool::Board, r#"{"limit": 21}"#).is_err());
+        assert!(parse(Tool::Board, r#"{"sneaky": 1}"#).is_err());
+        assert!(parse(Tool::Reply, r#"{"name": "W"}"#).is_err());
+        assert!(parse(Tool::Reply, r#"{"name": "W\u001b", "text": "x"}"#).is_err());
+        assert!(parse(Tool::CloseWorker, r#"{"name": "W", "deadlineSeconds": 0}"#).is_err());
+        assert!(parse(Tool::ResumeWorker, r#"{"name": "W"}"#).is_err());
+        assert!(parse(
+            Tool::Wait,
+            r#"{"name": "W", "states": ["waiting"], "timeoutSeconds": 301}"#
+        )
+        .is_err());
+        assert!(parse(
+            Tool::Wait,
+            r#"{"name": "W", "states": ["sleeping"], "timeoutSeconds": 5}"#
+        )
+        .is_err());
+        assert!(parse(
+            Tool::Wait,
+            r#"{"name": "W", "states": ["waiting", "error"], "timeoutSeconds": 5}"#
+        )
+        .is_ok());
+        assert!(parse(Tool::Board, &" ".repeat(MAX_ARGS_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn results_carry_no_escape_sequences() {
+        let v = sanitized(json!({"a\u{1b}": ["x\u{1b}[2Jy", {"q": "\u{9b}31m"}], "n": 1}));
+        let text = v.to_string();
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{9b}'),
+            "{text}"
+        );
+        assert!(!text.contains("\\u001b"), "{text}");
+        assert_eq!(v["n"], 1);
+    }
+
+    #[test]
+    fn every_tool_has_a_closed_object_schema_and_a_bound() {
+        for t in Tool::ALL {
+            let d = t.definition();
+            assert_eq!(Tool::from_name(d["name"].as_str().unwrap()), Some(t));
+            assert_eq!(d["parameters"]["type"], "object");
+            assert_eq!(d["parameters"]["additionalProperties"], false);
+            assert!(d["timeoutMs"].as_u64().unwrap() <= 330_000);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! When an age on screen changes next (`12s` → `13s`, `1m` → `2m`): the loop redraws then, and
+//! only then, so ages tick at render time without a pass and nothing is drawn while nothing
+//! shown changes (docs/behaviour.md §3a).
+//!
+//! Two rules keep an idle sidebar from drawing every second: the title's age of the last pass
+//! is shown in steps (`<10s`, `<30s`, `<1m`, then minutes), each a true upper bound until the
+//! next step, since with the live engine a pass runs whenever something changed and every 30 s
+//! anyway; and a row age counted in minutes or more is redrawn within `COARSE_BATCH` of its
+//! change (so the rows of a quiet board are redrawn together, a few times a minute at most).
+
+use crate::clock::{short_age, Ms};
+use crate::snapshot::Snapshot;
+
+/// A row age in minutes or more changes on screen at most this long after it changes.
+pub const COARSE_BATCH: Ms = 5_000;
+
+/// The title's age of the last pass, in steps: each text is true until the next step.
+pub fn title_age(secs: i64) -> String {
+    match secs {
+        s if s < 10 => "<10s".into(),
+        s if s < 30 => "<30s".into(),
+        s if s < 60 => "<1m".into(),
+        s => short_age(s),
+    }
+}
+
+/// When `title_age` of `at` next changes, after `now`.
+fn title_change(now: Ms, at: Ms) -> Ms {
+    let age = now.saturating_sub(at).max(0);
+    for step in [10_000, 30_000, 60_000] {
+        if age < step {
+            return at + step;
+        }
+    }
+    next_change(now, at)
+}
+
+/// The next time after `now` at which the age of `at` is shown differently (`short_age`: seconds
+/// below a minute, then minutes, hours, days; a time ahead of the clock reads "in the future"
+/// until it is less than a second ahead).
+pub fn next_change(now: Ms, at: Ms) -> Ms {
+    if at > now {
+        // Shown as a future time until `at - 1000` (`fit::is_future`); then as `0s`.
+        let flip = at.saturating_sub(1000);
+        return if flip > now {
+            flip
+        } else {
+            at.saturating_add(1000)
+        };
+    }
+    let secs = (now - at) / 1000;
+    let unit = match secs {
+        s if s < 60 => 1,
+        s if s < 3600 => 60,
+        s if s < 86_400 => 3600,
+        _ => 86_400,
+    };
+    at.saturating_add((secs / unit + 1) * unit * 1000)
+}
+
+/// The earliest time any age the sidebar shows from `snap` changes, if it shows one.
+pub fn next_redraw(snap: &Snapshot, now: Ms) -> Option<Ms> {
+    let mut times = Vec::new();
+    for r in &snap.rows {
+        times.extend(r.last_activity);
+        times.extend(r.relaunched_at);
+        times.extend(r.connection.checked_at);
+        times.extend(r.activity.as_ref().and_then(|a| a.observed_at));
+        times.extend(r.report.as_ref().map(|x| x.updated_at));
+        times.extend(r.handoff.as_ref().map(|x| x.updated_at));
+        times.extend(r.close_job.as_ref().map(|x| x.updated_at));
+        times.extend(r.running_tool.as_ref().and_then(|x| x.since));
+    }
+    let row = |t: Ms| {
+        let at = next_change(now, t);
+        if at - t >= 60_000 {
+            // A minute-level change: redrawn with the others of the same few seconds.
+            at.div_euclid(COARSE_BATCH) * COARSE_BATCH + COARSE_BATCH
+        } else {
+            at
+        }
+    };
+    times
+        .into_iter()
+        .map(row)
+        .chain([title_change(now, snap.scanned_at)])
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::short_age;
+
+    #[test]
+    fn the_next_change_is_when_the_shown_age_changes() {
+        let at = 1_000_000;
+        for now in [
+            at,
+            at + 500,
+            at + 59_999,
+            at + 60_000,
+            at + 125_000,
+            at + 3_700_000,
+        ] {
+            let next = next_change(now, at);
+            assert!(next > now);
+            let shown = |t: Ms| short_age((t - at) / 1000);
+            assert_eq!(
+                shown(now),
+                shown(next - 1),
+                "unchanged until {next} from {now}"
+            );
+            assert_ne!(shown(now), shown(next), "changed at {next} from {now}");
+        }
+        // Minutes: a minute later, not a second.
+        assert_eq!(next_change(at + 125_000, at), at + 180_000);
+        // A time ahead of the clock: when it stops being "in the future".
+        assert_eq!(next_change(at, at + 5_000), at + 4_000);
+    }
+
+    #[test]
+    fn the_title_steps_and_each_step_stays_true_until_the_next() {
+        let at = 1_000_000;
+        assert_eq!(title_age(0), "<10s");
+        assert_eq!(title_age(29), "<30s");
+        assert_eq!(title_age(59), "<1m");
+        assert_eq!(title_age(61), "1m");
+        for now in [at, at + 9_999, at + 10_000, at + 45_000, at + 61_000] {
+            let next = title_change(now, at);
+            assert!(next > now);
+            let shown = |t: Ms| title_age((t - at) / 1000);
+            assert_eq!(shown(now), shown(next - 1));
+            assert_ne!(shown(now), shown(next));
+        }
+    }
+}
