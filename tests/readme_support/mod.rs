@@ -48,3 +48,8 @@ impl FreshHome {
         parts.join(":")
     }
 }
+
+/// `s` as one shell word (single quotes; a `'` inside closed, escaped and reopened).
+pub fn shell_word(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}

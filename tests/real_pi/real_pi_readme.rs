@@ -1,9 +1,11 @@
 //! The README's setup, word for word, on a fresh account, with a real pi 1.6.0: an empty HOME,
-//! a terminal outside tmux (a pane of a private outer server, `$TMUX` unset), the binary where
-//! `cargo install` puts it. The block runs as written (the one line a test cannot run, the
-//! release build of `cargo install`, is checked instead); the coordinator's pi places the
-//! sidebar, no pi warns about tmux's extended keys, and `intercom-pane doctor` finds every link
-//! in place.
+//! the binary where `cargo install` puts it, and a terminal outside tmux (a pane of a private
+//! outer server, `$TMUX` unset) or inside it (a session of the person's own tmux server, attached
+//! in that terminal). The block runs as written (the one line a test cannot run, the release
+//! build of `cargo install`, is checked instead); the coordinator's pi places the sidebar, no pi
+//! warns about tmux's extended keys, `intercom-pane doctor` finds every link in place, inside tmux
+//! the person's own session is kept and their client switched (no nested tmux), and the README's
+//! restart block brings an exited coordinator back beside the sidebar it kept.
 //!
 //! Runs only when `INTERCOM_PANE_REAL_PI` names a folder holding `pi` and `node` (22); otherwise
 //! `cargo test` reports it as ignored, with the reason.
@@ -25,7 +27,20 @@ use serde_json::{json, Value};
     not(real_pi),
     ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
 )]
-fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
+fn the_readme_setup_runs_word_for_word_on_a_fresh_account_outside_tmux() {
+    setup_word_for_word(false);
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn the_readme_setup_runs_word_for_word_on_a_fresh_account_inside_tmux() {
+    setup_word_for_word(true);
+}
+
+fn setup_word_for_word(inside_tmux: bool) {
     let _one = real_pi_support::SERIAL
         .lock()
         .unwrap_or_else(|e| e.into_inner());
@@ -70,17 +85,35 @@ fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
         home.display(),
         tmux_tmp.display()
     );
-    // The terminal, outside tmux, in the checkout (the README's commands start there).
+    // The terminal, in the checkout (the README's commands start there): outside tmux the
+    // block runs in it; inside, in a session of the person's own tmux server attached there.
     let checkout = env!("CARGO_MANIFEST_DIR");
-    let run = format!(
-        "cd {checkout} && {env_line} bash -e {} > {}/setup.out 2>&1; sleep 600",
+    let block_run = format!(
+        "bash -e {} > {}/setup.out 2>&1; sleep 600",
         script_path.display(),
         fresh.dir.path().display()
     );
+    let run = if inside_tmux {
+        format!(
+            "cd {checkout} && {env_line} tmux new-session -s mine {}",
+            readme_support::shell_word(&block_run)
+        )
+    } else {
+        format!("cd {checkout} && {env_line} {block_run}")
+    };
     let outer = TmuxServer::start("terminal", fresh.dir.path(), &["bash", "-c", &run]);
     outer.tmux(&["resize-window", "-t", "=terminal:", "-x", "160", "-y", "50"]);
     let sock = tmux_tmp.join(format!("tmux-{}/default", nix::unistd::getuid()));
-    wait_for(30_000, || sock.exists().then_some(())).unwrap_or_else(|| {
+    // The socket is there a moment before its server answers.
+    let answers = || {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&sock)
+            .args(["list-sessions"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    wait_for(30_000, || answers().then_some(())).unwrap_or_else(|| {
         panic!(
             "the README's tmux made no server:\n{}",
             std::fs::read_to_string(fresh.dir.path().join("setup.out")).unwrap_or_default()
@@ -136,9 +169,17 @@ fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
         let r: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
         (o.status.code(), r)
     };
+    // The placement's last stages (label, run) may still be under way when doctor first
+    // passes: wait for the monitor's row too.
+    let monitor_ok = |r: &Value| {
+        r["checks"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["name"] == "monitor" && c["status"] == "ok")
+        })
+    };
     let (code, report) = wait_for(30_000, || {
         let (code, r) = doctor();
-        (code == Some(0)).then_some((code, r))
+        (code == Some(0) && monitor_ok(&r)).then_some((code, r))
     })
     .unwrap_or_else(|| {
         let (code, r) = doctor();
@@ -171,6 +212,119 @@ fn the_readme_setup_runs_word_for_word_on_a_fresh_account() {
     let shown = screens();
     assert!(!shown.contains("extended-keys is off"), "{shown}");
     assert!(Path::new(&home.join(".tmux.conf")).exists());
+    if inside_tmux {
+        // No nested tmux: the person's own session is still there, and their one client now
+        // shows the coordinator.
+        let clients = wait_for(10_000, || {
+            let c = inner.tmux(&["list-clients", "-F", "#{client_session}"]);
+            (c.trim() == "Coordinator").then_some(c)
+        });
+        assert!(
+            clients.is_some(),
+            "{}",
+            inner.tmux(&["list-clients", "-F", "#{client_session}"])
+        );
+        assert!(inner.tmux(&["list-sessions", "-F", "#S"]).contains("mine"));
+    }
+    restart_the_coordinator(&inner, &outer, &fresh, &env_line, inside_tmux, &doctor);
     drop(inner);
     drop(outer);
+}
+
+/// The coordinator's pi exits (its pane closed); the README's restart block, run from the
+/// roster's folder in a new terminal window, starts it again on its session in the session the
+/// sidebar kept open: the same sidebar pane stays, and doctor finds every link again.
+fn restart_the_coordinator(
+    inner: &TmuxServer,
+    outer: &TmuxServer,
+    fresh: &readme_support::FreshHome,
+    env_line: &str,
+    inside_tmux: bool,
+    doctor: &dyn Fn() -> (Option<i32>, Value),
+) {
+    let panes = || {
+        inner.tmux(&[
+            "list-panes",
+            "-t",
+            "=Coordinator:",
+            "-F",
+            "#{pane_id} #{@intercom-pane-owner}#{?pane_dead, dead,}",
+        ])
+    };
+    let listed = panes();
+    let sidebar = listed
+        .lines()
+        .find(|l| l.contains(" intercom-pane:"))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no sidebar: {listed}"))
+        .to_string();
+    let pi_pane = listed
+        .lines()
+        .find(|l| !l.contains(" intercom-pane:"))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no coordinator pane: {listed}"))
+        .to_string();
+    inner.tmux(&["kill-pane", "-t", &pi_pane]);
+    let block = readme_support::sh_block("tmux split-window -t '=Coordinator:'");
+    let path = fresh.dir.path().join("restart.sh");
+    std::fs::write(&path, &block).unwrap();
+    let proj = fresh.home().join("proj");
+    let run = format!(
+        "cd {} && bash -e {} > {}/restart.out 2>&1; sleep 600",
+        proj.display(),
+        path.display(),
+        fresh.dir.path().display()
+    );
+    // The person's environment (the test's own PATH has no pi; tmux gives a window made by
+    // an unattached client that client's PATH).
+    let person = env_line.replacen("env -i ", "env ", 1);
+    let line = format!("{person} bash -c {}", readme_support::shell_word(&run));
+    if inside_tmux {
+        // A new window of the person's own session: `$TMUX` is set there.
+        inner.tmux(&["new-window", "-d", "-t", "=mine:", "bash", "-c", &line]);
+    } else {
+        let line = format!("env -u TMUX {line}");
+        outer.tmux(&["new-window", "-d", "-t", "=terminal:", "bash", "-c", &line]);
+    }
+    let back = wait_for(60_000, || {
+        let l = panes();
+        let pi = l.lines().find(|l| !l.contains(" intercom-pane:"))?;
+        (pi.split(' ').next() != Some(pi_pane.as_str())
+            && !pi.ends_with(" dead")
+            && l.contains(&sidebar))
+        .then_some(())
+    });
+    assert!(
+        back.is_some(),
+        "the restart block: {}\n{}\n{}\n{}",
+        panes(),
+        inner.tmux(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{session_name} #{window_index} #{pane_id} #{pane_dead} #{pane_current_command}"
+        ]),
+        inner.tmux(&["capture-pane", "-p", "-t", "=Coordinator:"])
+            + &inner.tmux(&["capture-pane", "-p", "-t", "=mine:1"]),
+        std::fs::read_to_string(fresh.dir.path().join("restart.out")).unwrap_or_default()
+    );
+    let ok = wait_for(30_000, || {
+        let (code, r) = doctor();
+        let monitor = r["checks"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["name"] == "monitor" && c["status"] == "ok")
+        });
+        (code == Some(0) && monitor).then_some(())
+    });
+    assert!(ok.is_some(), "doctor after the restart: {:#}", doctor().1);
+    assert_eq!(
+        panes()
+            .lines()
+            .filter(|l| l.contains(" intercom-pane:"))
+            .count(),
+        1,
+        "one sidebar, the one kept: {}",
+        panes()
+    );
+    assert!(panes().contains(&sidebar), "{}", panes());
 }

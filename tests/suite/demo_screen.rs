@@ -221,8 +221,19 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
 }
 
 /// The demo typed into a shell of a `w`×`h` terminal (a pane of a private outer tmux server,
-/// outside any tmux), its temporary files under the returned folder.
+/// outside any tmux: `$TMUX` unset), its temporary files under the returned folder.
 fn demo_in_a_terminal(dir: &std::path::Path, w: u16, h: u16) -> (TmuxServer, std::path::PathBuf) {
+    demo_in(dir, w, h, false)
+}
+
+/// The same, inside tmux when `inside_tmux`: the shell is a pane of the person's own tmux (the
+/// outer server, its `$TMUX` set, prefix `C-b`).
+fn demo_in(
+    dir: &std::path::Path,
+    w: u16,
+    h: u16,
+    inside_tmux: bool,
+) -> (TmuxServer, std::path::PathBuf) {
     let demo_tmp = dir.join("tmp");
     std::fs::create_dir_all(&demo_tmp).unwrap();
     let outer = TmuxServer::start("outer", dir, &[]);
@@ -230,7 +241,8 @@ fn demo_in_a_terminal(dir: &std::path::Path, w: u16, h: u16) -> (TmuxServer, std
     let (w, h) = (w.to_string(), h.to_string());
     outer.tmux(&["resize-window", "-t", "=outer:", "-x", &w, "-y", &h]);
     let cmd = format!(
-        "env -u TMUX TMPDIR={} {} demo",
+        "env {}TMPDIR={} {} demo",
+        if inside_tmux { "" } else { "-u TMUX " },
         demo_tmp.display(),
         env!("CARGO_BIN_EXE_intercom-pane")
     );
@@ -288,4 +300,28 @@ fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_ne
         "{end}"
     );
     all_removed(&demo_tmp);
+}
+
+/// Inside the person's own tmux the demo's keys do not reach that tmux: its prefix is `C-a`
+/// (the status line and the instructions say so, no `C-b` anywhere), `C-a Up` gives the sidebar
+/// the keys, and `C-a d` leaves the demo (everything removed) while the person's session stays.
+#[test]
+fn inside_tmux_the_demo_has_a_prefix_of_its_own_and_leaving_keeps_the_persons_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (outer, demo_tmp) = demo_in(tmp.path(), 120, 40, true);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    let screen = wait_for(20_000, || {
+        let s = capture();
+        (s.contains("C-a Up: sidebar") && s.contains("Worker") && s.contains("C-a d leaves"))
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no C-a keys on screen:\n{}", capture()));
+    assert!(!screen.contains("C-b"), "{screen}");
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-a", "Up"]);
+    wait_for(10_000, || capture().contains("▶ 4 seats").then_some(()))
+        .unwrap_or_else(|| panic!("C-a Up did not select the sidebar:\n{}", capture()));
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-a", "d"]);
+    all_removed(&demo_tmp);
+    let sessions = outer.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert_eq!(sessions.trim(), "outer");
 }
