@@ -52,7 +52,8 @@ pub enum Command {
     CloseWorker(CloseWorkerArgs),
     /// Run by a worker when asked: save its public handoff for a close job.
     Handoff(HandoffArgs),
-    /// Bring a closed worker back in a new window on its saved session (never twice).
+    /// Bring a closed worker back on its saved session (never twice): on tmux in a session of
+    /// its own named like it, on Herdr in a tab beside the coordinator.
     ResumeWorker(ResumeWorkerArgs),
     /// Start a roster here: .pi-intercom/config.json with a coordinator entry, and the command
     /// that starts the coordinator's pi in that session.

@@ -126,16 +126,28 @@ pub(crate) fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, Strin
     )
 }
 
+/// The coordinator's window first, then every other window's name (the resumed workers open in
+/// sessions of their own, which tmux may list before `coord`).
 fn windows(server: &TmuxServer) -> Vec<String> {
-    server
-        .tmux(&["list-windows", "-a", "-F", "#{window_name}"])
+    let listed = server.tmux(&[
+        "list-windows",
+        "-a",
+        "-F",
+        "#{session_name}\t#{window_name}",
+    ]);
+    let (coord, others): (Vec<_>, Vec<_>) = listed
         .lines()
-        .map(str::to_string)
+        .filter_map(|l| l.split_once('\t'))
+        .partition(|(s, _)| *s == "coord");
+    coord
+        .into_iter()
+        .chain(others)
+        .map(|(_, w)| w.to_string())
         .collect()
 }
 
 #[test]
-fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
+fn a_closed_worker_resumes_once_in_a_session_of_its_own_that_outlives_the_coordinators() {
     let env = Env::new().with_system_path();
     let file = setup(&env, ID1, "Docs", "docs");
     let server = coordinator(&env);
@@ -164,7 +176,7 @@ fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
         .tmux(&[
             "list-panes",
             "-t",
-            "=coord:Docs",
+            "=Docs:",
             "-F",
             "#{pane_id} #{window_id}",
         ])
@@ -174,11 +186,15 @@ fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
     assert!(
         why.starts_with("registration: pid")
             && why.contains(&format!(
-                "in tmux pane {pane} (session coord, window {window})"
+                "in tmux pane {pane} (session Docs, window {window})"
             ))
             && why.contains("nothing to resume: go to it with the sidebar's ⏎"),
         "{why}"
     );
+    // Ending the coordinator's session (as restarting the coordinator may) leaves it running.
+    server.tmux(&["kill-session", "-t", "=coord"]);
+    let still = server.tmux(&["list-panes", "-t", "=Docs:", "-F", "#{pane_id}"]);
+    assert_eq!(still.trim(), pane);
 }
 
 #[test]

@@ -279,7 +279,11 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
         .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
     checks.push(format!(
-        "new window beside the coordinator's pane {} ({})",
+        "new {} on the server of the coordinator's pane {} ({})",
+        match mux.kind() {
+            crate::mux::MuxKind::Tmux => "tmux session named like the worker",
+            _ => "tab beside it",
+        },
         beside.id,
         mux.kind().name()
     ));
