@@ -5,6 +5,7 @@ pub mod actions;
 pub mod alerts;
 pub mod board;
 pub mod cli;
+pub mod cli_help;
 pub mod clock;
 pub mod cmd;
 pub mod demo;

@@ -41,6 +41,7 @@ mod text_cases;
 mod alerts_watch;
 mod architecture;
 mod board_page;
+mod cli_help;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;
