@@ -454,7 +454,12 @@ fn an_unregistered_pi_that_could_run_the_session_blocks_the_resume() {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     std::fs::create_dir_all(env.path("elsewhere")).unwrap();
     server.new_session("hidden", &env.path("elsewhere"), &argv);
-    let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+    // The pane's pi starts a moment after its session (on a loaded machine, a while).
+    let (code, out) = wait_for(15_000, || {
+        let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+        (code != 0).then_some((code, out))
+    })
+    .unwrap_or((0, json!("the pi in session hidden was never seen")));
     assert_eq!(code, 4, "{out}");
     let why = out["reason"].as_str().unwrap().to_string();
     assert!(why.starts_with("pi: pid"), "{why}");
