@@ -30,7 +30,7 @@ impl Tmux {
             &h.to_string(),
             "-s",
             SESSION,
-            &format!("env PS1='{PROMPT} ' HOME=/nonexistent RUST_BACKTRACE=0 /bin/sh"),
+            &format!("exec env PS1='{PROMPT} ' HOME=/nonexistent RUST_BACKTRACE=0 /bin/sh"),
         ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
         t.run(&["set-option", "-g", "status", "off"]);
