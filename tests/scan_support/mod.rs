@@ -9,6 +9,21 @@ use serde_json::{json, Value};
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 pub const NOW: &str = "2026-11-29T23:20:00.000Z";
 
+/// In-process scan options for the `pi_root` layout at `root`: its data root and session folder,
+/// every seat taken as alive (tests that ask tmux replace `liveness` and `tmux_socket`).
+pub fn scan_options(env: &Env, root: PathBuf) -> intercom_pane::scan::ScanOptions {
+    intercom_pane::scan::ScanOptions {
+        data_root: env.path("data"),
+        root: intercom_pane::scan::RootChoice::Exact(root),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![env.path("sessions")],
+        liveness: intercom_pane::liveness::LivenessMode::AssumeAlive,
+        tmux_socket: None,
+        kept_panes: None,
+    }
+}
+
 pub struct Env {
     pub dir: tempfile::TempDir,
     /// PATH for the binary: empty (no tmux) unless `with_system_path` was called.

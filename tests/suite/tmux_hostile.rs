@@ -36,14 +36,21 @@ fn unescaped_the_values_do_run_so_the_log_can_tell() {
     assert_ne!(reported(&server, "=h:1", "window_name"), name);
 }
 
-#[test]
-fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
+/// A logged server with session `h`, its markers armed, our client for it and its first pane.
+fn logged_server() -> (tempfile::TempDir, TmuxServer, Markers, Tmux, String) {
     let base = tempfile::tempdir().unwrap();
     let server = TmuxServer::start_logged("h", base.path(), &[]);
     let m = Markers::on(&server);
     let t = Tmux::at_socket(&server.sock);
     let first = server.tmux(&["display-message", "-p", "-t", "=h:", "#{pane_id}"]);
-    let first = first.trim();
+    let first = first.trim().to_string();
+    (base, server, m, t, first)
+}
+
+#[test]
+fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
+    let (base, server, m, t, first) = logged_server();
+    let first = first.as_str();
     let names = m.values("n");
     let dirs = folders(base.path(), &m.values("d"));
     let titles = m.values("t");
@@ -133,12 +140,8 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
 /// session outlives the one it was opened beside.
 #[test]
 fn own_sessions_keep_hostile_names_exactly_and_outlive_the_first_session() {
-    let base = tempfile::tempdir().unwrap();
-    let server = TmuxServer::start_logged("h", base.path(), &[]);
-    let m = Markers::on(&server);
-    let t = Tmux::at_socket(&server.sock);
-    let first = server.tmux(&["display-message", "-p", "-t", "=h:", "#{pane_id}"]);
-    let first = first.trim();
+    let (base, server, m, t, first) = logged_server();
+    let first = first.as_str();
     let names = m.name_values("o");
     let dirs = folders(base.path(), &m.values("e"));
     let mut made = Vec::new();

@@ -514,22 +514,12 @@ fn a_zero_setup_seat_shows_plain_words() {
 /// and the same rule, from one pass (errors are counted beside, in words of their own).
 #[test]
 fn the_header_and_scan_print_say_waiting_on_you_alike() {
-    use crate::scan_support::{pi_root, Env};
+    use crate::scan_support::{pi_root, scan_options, Env};
     use intercom_pane::clock::SystemClock;
-    use intercom_pane::liveness::LivenessMode;
-    use intercom_pane::scan::{self, RootChoice, ScanOptions};
+    use intercom_pane::scan;
     let env = Env::new();
     pi_root(&env, &["waiting", "error", "idle", "tool"]);
-    let opts = ScanOptions {
-        data_root: env.path("data"),
-        root: RootChoice::Exact(env.path("root")),
-        repo: None,
-        fleet: None,
-        session_dirs: vec![env.path("sessions")],
-        liveness: LivenessMode::AssumeAlive,
-        tmux_socket: None,
-        kept_panes: None,
-    };
+    let opts = scan_options(&env, env.path("root"));
     std::fs::create_dir_all(env.path("data")).unwrap();
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
     let printed = intercom_pane::views::print::print_table(&pass.records, "b");
