@@ -1,5 +1,5 @@
 //! intercom-pane: one bounded scan of a pi/Intercom fleet, several read-only views, and a few
-//! explicit, verified mutations. See README.md "Architecture" for the flow.
+//! explicit, verified mutations. See docs/architecture.md for the flow.
 
 pub mod actions;
 pub mod alerts;

@@ -1,5 +1,6 @@
 //! Every command's exit codes: one enum per command, each variant naming the outcome, the number
-//! in one place (README's command table lists the same). The commands whose action decides the
+//! in one place (`--help` lists them, checked by `tests/suite/cli_help.rs`, and
+//! docs/commands.md). The commands whose action decides the
 //! outcome keep their enum beside it: `reply` (`actions::reply::ReplyExit`), `ensure-monitor`
 //! (`actions::monitor_pane::EnsureExit`), `close-worker` (`actions::close::CloseExit`),
 //! `resume-worker` (`actions::resume::ResumeExit`).

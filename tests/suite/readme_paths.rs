@@ -79,8 +79,9 @@ fn files_under(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 fn every_path_the_readme_quotes_exists() {
     let top = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (missing, checked) = missing_in(top, &top.join("README.md"));
+    // The README is short (the reference is in docs/), but still names a dozen places.
     assert!(
-        checked >= 20,
+        checked >= 10,
         "only {checked} paths found: the check itself broke"
     );
     assert!(
