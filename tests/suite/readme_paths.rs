@@ -117,3 +117,20 @@ fn every_path_the_docs_and_tests_quote_exists() {
         "paths quoted that do not exist: {missing:#?}"
     );
 }
+
+/// The README stays the short way in (the reference is `docs/`, which says so).
+#[test]
+fn the_readme_stays_short_and_docs_say_they_are_the_reference() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(top.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 160,
+        "README.md has {lines} lines: move reference into docs/"
+    );
+    for link in ["docs/README.md", "CONTRIBUTING.md", "docs/commands.md"] {
+        assert!(readme.contains(link), "README.md does not link {link}");
+    }
+    let docs = std::fs::read_to_string(top.join("docs/README.md")).unwrap();
+    assert!(docs.contains("`docs/` is the reference"), "{docs}");
+}
