@@ -1,6 +1,6 @@
 //! Test tiers that need programs this machine may not have (a real pi with Node 22, a real
-//! Herdr) are compiled as ignored, with the reason, when those programs are absent, so a tier
-//! that did not run is reported as `ignored` by `cargo test`, never as a pass.
+//! Herdr, man-db's `man`) are compiled as ignored, with the reason, when those programs are
+//! absent, so a tier that did not run is reported as `ignored` by `cargo test`, never as a pass.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +8,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_pi)");
     println!("cargo::rustc-check-cfg=cfg(real_herdr)");
     println!("cargo::rustc-check-cfg=cfg(hosts_tier)");
+    println!("cargo::rustc-check-cfg=cfg(has_man)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=INTERCOM_PANE_REAL_PI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -17,19 +18,11 @@ fn main() {
             println!("cargo::rustc-cfg=real_pi");
         }
     }
-    let herdr = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| is_file(&d.join("herdr"))))
-        .unwrap_or(false);
-    if herdr {
+    if on_path("herdr") {
         println!("cargo::rustc-cfg=real_herdr");
     }
     // The multi-host tier starts an OpenSSH server per simulated host in a network namespace of
     // its own: it needs root, sshd, ssh, ssh-keygen, ip and unshare.
-    let on_path = |name: &str| {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| is_file(&d.join(name))))
-            .unwrap_or(false)
-    };
     let root = std::fs::read_to_string("/proc/self/status")
         .map(|s| {
             s.lines()
@@ -44,6 +37,16 @@ fn main() {
     {
         println!("cargo::rustc-cfg=hosts_tier");
     }
+    // The README's man step is run by a test with man-db's own `man`.
+    if on_path("man") && on_path("manpath") {
+        println!("cargo::rustc-cfg=has_man");
+    }
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| is_file(&d.join(name))))
+        .unwrap_or(false)
 }
 
 fn is_file(p: &Path) -> bool {

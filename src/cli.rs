@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     name = "intercom-pane",
     version,
-    about = "Truthful status and safe pane control for several pi coding agents in tmux or Herdr"
+    about = "Truthful status and safe pane control for several pi coding agents in tmux or Herdr",
+    after_help = "Start with `intercom-pane demo`; set up with the README's \"Setup\"; check with `intercom-pane doctor`.\n`intercom-pane help COMMAND` shows a command's options, examples and exit codes."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -17,73 +18,79 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run one scan pass and write the board files under the data root.
-    Scan(ScanArgs),
-    /// Print a page of configured Intercom workers as JSON (read-only).
-    Status(StatusArgs),
-    /// Print a page of the board's seats as JSON: each seat's state, why, the question or error
-    /// text, report, handoff, close and resume stage (read-only; the coordinator's
-    /// `intercom_board` tool).
-    Board(BoardArgs),
-    /// Wait until a seat shows one of the given states, or the timeout passes; prints the seat
-    /// as JSON (read-only; the coordinator's `intercom_wait` tool).
-    Wait(WaitArgs),
-    /// Run one of the coordinator's pi tools (run by the shipped pi extension, in the roster's
-    /// coordinator's pi only; refused for any other caller). `check` says whether the caller
-    /// may use them and lists them.
-    Tool(ToolArgs),
-    /// The sidebar: a terminal UI of the scan, redrawn as soon as something changes.
-    Monitor(MonitorArgs),
-    /// Alerts without a sidebar: the sidebar's passes and alerts, headless, until SIGTERM,
-    /// SIGHUP or SIGINT (exit 0).
-    Watch(WatchArgs),
-    /// Take the person to a seat's pane: one named, the seat that alerted last (`--last`, the
-    /// tmux plugin's key) or the one an alert named (`--session-id`), after checking that its
-    /// pane still runs the same pi; on another host (--host), a local tmux window attached to
-    /// its pane over ssh; --print only prints the command.
-    Jump(JumpArgs),
-    /// Record this pi's seat from the inside (run by the shipped pi extension).
-    Register(RegisterArgs),
-    /// Send one text (several lines allowed) to one registered seat: through the pi extension's
-    /// channel, typed into its tmux pane (bracketed paste, then Enter), or Herdr's agent.prompt.
-    Reply(ReplyArgs),
-    /// Coordinator startup hook: place (or keep) the sidebar pane above the coordinator.
-    EnsureMonitor(EnsureMonitorArgs),
-    /// Close one worker's pane after its public handoff is saved and its turn settled.
-    CloseWorker(CloseWorkerArgs),
-    /// Run by a worker when asked: save its public handoff for a close job.
-    Handoff(HandoffArgs),
-    /// Bring a closed worker back in a new window on its saved session (never twice).
-    ResumeWorker(ResumeWorkerArgs),
-    /// Start a roster here: .pi-intercom/config.json with a coordinator entry, and the command
-    /// that starts the coordinator's pi in that session.
-    Init(InitArgs),
-    /// Add a worker to the roster and start its pi in a new window (Herdr: tab) beside the
-    /// coordinator, without focus; wait until it registers; hand it its first task.
-    Spawn(SpawnArgs),
-    /// Remove a closed worker from the roster (its entry kept under .pi-intercom/retired/).
-    Retire(RetireArgs),
-    /// A temporary coordinator root with simulated workers in a private tmux server, shown in
-    /// the sidebar (or printed pass after pass with --print).
+    // For people first, in the order they meet them; then what pi and scripts run.
+    /// Try it: simulated workers in a private tmux server, shown in the sidebar.
+    #[command(after_help = crate::cli_help::DEMO)]
     Demo(DemoArgs),
-    /// Why a seat shows its state: every source's evidence (transcript, registration and its
-    /// run state, pi's events, pane and process, observation logs, probe), each with its age,
-    /// and the rule that chose the state.
-    Explain(ExplainArgs),
-    /// Check the setup: tmux, Herdr, the binary pi runs, the pi extension, the roster and its
-    /// sessions, the data root. Exit 1 when something a feature needs is missing.
+    /// Check the setup, one line per part, each problem with its fix.
+    #[command(after_help = crate::cli_help::DOCTOR)]
     Doctor(DoctorArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    /// The sidebar: every seat's state, live.
+    #[command(after_help = crate::cli_help::MONITOR)]
+    Monitor(MonitorArgs),
+    /// The configured workers, as a list (or JSON with --json).
+    #[command(after_help = crate::cli_help::STATUS)]
+    Status(StatusArgs),
+    /// Why a seat shows its state: each source's evidence, its age, and the rule.
+    #[command(after_help = crate::cli_help::EXPLAIN)]
+    Explain(ExplainArgs),
+    /// Send one text to one seat's pi.
+    #[command(after_help = crate::cli_help::REPLY)]
+    Reply(ReplyArgs),
+    /// Close one worker after its public handoff is saved and its turn settled.
+    #[command(after_help = crate::cli_help::CLOSE_WORKER)]
+    CloseWorker(CloseWorkerArgs),
+    /// Bring a closed worker back on its saved session (never twice).
+    #[command(after_help = crate::cli_help::RESUME_WORKER)]
+    ResumeWorker(ResumeWorkerArgs),
+    /// Start a roster here, with its coordinator.
+    #[command(after_help = crate::cli_help::INIT)]
+    Init(InitArgs),
+    /// Add a worker and start its pi beside the coordinator.
+    #[command(after_help = crate::cli_help::SPAWN)]
+    Spawn(SpawnArgs),
+    /// Remove a closed worker from the roster.
+    #[command(after_help = crate::cli_help::RETIRE)]
+    Retire(RetireArgs),
+    /// One scan pass: write the board files (and print them).
+    #[command(after_help = crate::cli_help::SCAN)]
+    Scan(ScanArgs),
+    /// The board's seats as JSON, a page at a time (read-only).
+    #[command(after_help = crate::cli_help::BOARD)]
+    Board(BoardArgs),
+    /// Wait until a seat shows one of the given states (read-only).
+    #[command(after_help = crate::cli_help::WAIT)]
+    Wait(WaitArgs),
+    /// Alerts without a sidebar, until SIGTERM, SIGHUP or SIGINT.
+    #[command(after_help = crate::cli_help::WATCH)]
+    Watch(WatchArgs),
+    /// Go to the pane of the seat that alerted (the tmux plugin's key).
+    #[command(after_help = crate::cli_help::JUMP)]
+    Jump(JumpArgs),
+    /// Run by the pi extension: record this pi's seat from the inside.
+    #[command(after_help = crate::cli_help::REGISTER)]
+    Register(RegisterArgs),
+    /// Run by the pi extension: place (or keep) the sidebar above the coordinator.
+    #[command(after_help = crate::cli_help::ENSURE_MONITOR)]
+    EnsureMonitor(EnsureMonitorArgs),
+    /// Run by a worker when asked: save its public handoff for a close job.
+    #[command(after_help = crate::cli_help::HANDOFF)]
+    Handoff(HandoffArgs),
+    /// Run by the pi extension: one of the coordinator's pi tools.
+    #[command(after_help = crate::cli_help::TOOL)]
+    Tool(ToolArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = crate::cli_help::COMPLETIONS)]
     Completions(CompletionsArgs),
-    /// Print the man page (roff) on stdout, or write one page per command into a folder.
+    /// Print the man page, or write one page per command into a folder.
+    #[command(after_help = crate::cli_help::MAN)]
     Man(ManArgs),
-    /// Say who this program is, as one JSON line (the handshake a board on another machine
-    /// runs first over ssh: version, protocol, whether it streams, the echoed word).
-    Hello(HelloArgs),
-    /// Mark a seat seen at its last activity (the sidebar's `s`), or unmark it (`--unsee`):
-    /// `KEY` is `<project>/<agent>`; with --host, on that host (a sidebar over several hosts
-    /// marks another host's rows this way).
+    /// Mark a seat seen (the sidebar's `s`), or unmark it.
+    #[command(after_help = crate::cli_help::SEEN)]
     Seen(SeenArgs),
+    /// Run by a board on another machine (over ssh): who this program is, as one JSON line.
+    #[command(after_help = crate::cli_help::HELLO)]
+    Hello(HelloArgs),
     /// A simulated pi agent (used by the demo and the tests).
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -92,44 +99,46 @@ pub enum Command {
     DemoWatchdog(DemoWatchdogArgs),
 }
 
+/// The heading of the flags every scanning command shares (`SourceArgs`).
+pub const SHARED_HEADING: &str =
+    "Where to look (every command that reads the board; defaults suit the setup)";
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LivenessArg {
     Tmux,
     AssumeAlive,
 }
 
-/// Where the evidence is: shared by every command that scans.
+/// Where the evidence is: shared by every command that scans. Listed after each command's own
+/// options, under a heading of their own.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = SHARED_HEADING)]
 pub struct SourceArgs {
-    /// System config file naming an absolute `dataRoot` (and optional `sessionDirs`,
-    /// `intercomRoot`). Without it the data root is `$XDG_STATE_HOME/intercom-pane`.
+    /// A system config file (JSON): where the board is kept (`dataRoot`) and more session
+    /// folders (`sessionDirs`). Default: none; the board goes under $XDG_STATE_HOME/intercom-pane.
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Intercom coordinator root (the folder holding `.pi-intercom/config.json`). Default: the
-    /// nearest such folder at or above the current folder.
+    /// The roster's folder (the one holding .pi-intercom/config.json). Default: the nearest one
+    /// at or above this folder.
     #[arg(long, value_name = "PATH")]
     pub root: Option<PathBuf>,
-    /// Project checkout whose `.pi/state/<agent>/sessions` folders are seats, one per agent; each
-    /// is read with its per-cwd subfolders (`--<cwd>--/`), newest session. Default: the current
+    /// A checkout whose agents keep pi sessions in .pi/state/<agent>/sessions. Default: this
     /// folder.
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
-    /// Fleet agents folder: each `<fleet>/<agent>/.pi/agent/sessions` (and its per-cwd
-    /// subfolders) is a seat, or `none`. Default: `~/.mosaic/fleet/agents`.
+    /// A fleet's agents folder (<agent>/.pi/agent/sessions each), or `none`. Default:
+    /// ~/.mosaic/fleet/agents.
     #[arg(long, value_name = "PATH|none")]
     pub fleet: Option<String>,
-    /// Extra pi session folder (repeatable), searched with its per-cwd subfolders (one level)
-    /// for the session files of the Intercom roster's agents by session id (and by close-worker
-    /// for the worker's file when its registration names none); it adds no seats of its own.
-    /// Also searched: the `--config` file's `sessionDirs`, `$PI_CODING_AGENT_SESSION_DIR`, and
-    /// `$PI_CODING_AGENT_DIR/sessions` or `~/.pi/agent/sessions`.
+    /// One more folder of pi session files (repeatable); pi's own folders are always searched
+    /// (docs/behaviour.md §1).
     #[arg(long = "sessions-dir", value_name = "DIR")]
     pub sessions_dirs: Vec<PathBuf>,
-    /// The tmux server to ask for seats that name no socket (default: `$TMUX`'s server, else
-    /// `tmux -L default`).
+    /// The tmux server to ask. Default: the one this runs in, else tmux's default server.
     #[arg(long = "tmux-socket", value_name = "PATH")]
     pub tmux_socket: Option<PathBuf>,
-    /// How to decide whether a seat is alive.
+    /// tmux: a seat is alive while its pane runs its pi; assume-alive: every seat is (tests,
+    /// copied boards).
     #[arg(long, value_enum, default_value = "tmux")]
     pub liveness: LivenessArg,
     /// Pretend the time is this ISO 8601 instant (reproducible output).
@@ -144,8 +153,6 @@ pub struct SourceArgs {
 
 #[derive(Args, Debug)]
 pub struct ScanArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// Also print one line per seat.
     #[arg(long)]
     pub print: bool,
@@ -159,6 +166,9 @@ pub struct ScanArgs {
     pub watch: bool,
     #[command(flatten)]
     pub stream: StreamArgs,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 /// The `--watch` stream's flags (docs/interop.md §10).
@@ -169,7 +179,7 @@ pub struct StreamArgs {
     #[arg(long, requires = "watch")]
     pub json_lines: bool,
     /// With `--watch`: a heartbeat line this often (seconds).
-    #[arg(long, requires = "watch", default_value_t = 15,
+    #[arg(long, value_name = "SECS", requires = "watch", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub heartbeat_secs: u64,
     #[command(flatten)]
@@ -181,15 +191,13 @@ pub struct StreamArgs {
 pub struct LiveArgs {
     /// A full pass this often (seconds) whatever the events said; every 3 s while folders
     /// cannot all be watched.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub full_pass_secs: u64,
 }
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
-    /// Print JSON (the only format; kept for compatibility with the seed's command line).
+    /// Print the page as JSON (the shape of Intercom's `intercom_worker_status`) instead of a list.
     #[arg(long)]
     pub json: bool,
     /// Only the worker with this configured name (case-insensitive).
@@ -213,26 +221,28 @@ pub struct StatusArgs {
     pub watch: bool,
     #[command(flatten)]
     pub stream: StreamArgs,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
     /// The seat: `<project>/<agent>`, or an agent name (case-insensitive) only one seat has.
     pub name: String,
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
     /// Check the seat's connection first (a loopback health probe of its configured port).
     #[arg(long)]
     pub probe: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct BoardArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// Only seats that need attention: waiting or error (or waiting on you), not marked seen.
     #[arg(long)]
     pub attention: bool,
@@ -245,12 +255,13 @@ pub struct BoardArgs {
     /// Seats per page, 1..20.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct WaitArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The seat's name (case-insensitive), or `<project>/<agent>`.
     pub name: String,
     /// The states to wait for (repeat or separate with commas): working, waiting, error,
@@ -263,15 +274,16 @@ pub struct WaitArgs {
     )]
     pub states: Vec<String>,
     /// Give up after this many seconds, 1..300.
-    #[arg(long, default_value_t = 60,
+    #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..=crate::tools::MAX_WAIT_SECS))]
     pub timeout_secs: u64,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct ToolArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
     /// intercom_resume_worker, intercom_wait.
     #[arg(value_name = "TOOL")]
@@ -282,12 +294,13 @@ pub struct ToolArgs {
     /// The tool's arguments, one JSON object (checked against its schema again).
     #[arg(long, default_value = "{}", value_name = "JSON")]
     pub args: String,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct MonitorArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// Do not run loopback health checks (the Connection column stays `unknown`).
     #[arg(long)]
     pub no_probe: bool,
@@ -295,22 +308,24 @@ pub struct MonitorArgs {
     pub live: LiveArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 /// `watch`: the alerts without a sidebar.
 #[derive(Args, Debug)]
 pub struct WatchArgs {
     #[command(flatten)]
-    pub src: SourceArgs,
-    #[command(flatten)]
     pub alerts: AlertArgs,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 /// `jump`.
 #[derive(Args, Debug)]
 pub struct JumpArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
     #[arg(conflicts_with_all = ["last", "session_id"])]
     pub name: Option<String>,
@@ -338,11 +353,17 @@ pub struct JumpArgs {
     /// Act only if the seat is still the one a board showed; refused with exit 4 otherwise.
     #[arg(long, value_name = "TOKEN")]
     pub expect_seat: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 /// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
 /// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options.
 #[derive(Args, Debug, Clone, Default)]
+#[command(
+    next_help_heading = "Alerts (each wins over the settings file and the tmux plugin's options)"
+)]
 pub struct AlertArgs {
     /// The alert settings file (default: `$XDG_CONFIG_HOME/intercom-pane/alerts.json`, else
     /// `~/.config/intercom-pane/alerts.json`, when it exists).
@@ -372,14 +393,12 @@ pub struct AlertArgs {
     /// Run PROGRAM with ARGS (never through a shell) for each alert, one JSON line on its
     /// stdin (docs/interop.md §12); bounded in time and number. Takes the rest of the command
     /// line: put it last.
-    #[arg(long, value_name = "PROGRAM [ARGS]...", num_args = 1.., allow_hyphen_values = true)]
+    #[arg(long, value_name = "PROGRAM", num_args = 1.., allow_hyphen_values = true)]
     pub on_alert: Option<Vec<String>>,
 }
 
 #[derive(Args, Debug)]
 pub struct ReplyArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
     pub name: String,
     /// The text; `-` reads it from standard input.
@@ -395,16 +414,18 @@ pub struct ReplyArgs {
     /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
     #[arg(long, value_name = "TOKEN")]
     pub expect_seat: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct CloseWorkerArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The worker's configured name (case-insensitive).
     pub name: String,
-    /// Give up (timed_out) after this many seconds, 1..120.
-    #[arg(long, default_value_t = crate::actions::close::MAX_DEADLINE_SECS,
+    /// Wait at most this many seconds for the handoff and the turn after it, 1..120 (then
+    /// timed_out, nothing closed). Ctrl-C stops the wait with nothing closed.
+    #[arg(long, value_name = "SECS", default_value_t = crate::actions::close::MAX_DEADLINE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=crate::actions::close::MAX_DEADLINE_SECS))]
     pub deadline_secs: u64,
     /// Run every check and print the verdict as JSON; change nothing.
@@ -413,19 +434,20 @@ pub struct CloseWorkerArgs {
     /// Clear a fenced (uncertain or interrupted) job after a person has looked.
     #[arg(long)]
     pub recover: bool,
-    /// Print only the JSON report (no progress lines on stderr).
+    /// Print the JSON report instead of the receipt (and no progress lines on stderr).
     #[arg(long)]
     pub json: bool,
     /// Act only if the seat is still the one a board showed (a token from the board:
     /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
     #[arg(long, value_name = "TOKEN")]
     pub expect_seat: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct ResumeWorkerArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The worker's configured name (case-insensitive).
     pub name: String,
     /// Confirm that the worker is closed (required: a resume is never a guess).
@@ -439,7 +461,7 @@ pub struct ResumeWorkerArgs {
     #[arg(long)]
     pub recover: bool,
     /// Seconds to wait for the new seat's registration, 1..120.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=crate::actions::resume::MAX_WAIT_SECS))]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=crate::actions::resume::MAX_WAIT_SECS))]
     pub wait_secs: u64,
     /// The pi program to run (a name on PATH, or a path).
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
@@ -451,6 +473,9 @@ pub struct ResumeWorkerArgs {
     /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
     #[arg(long, value_name = "TOKEN")]
     pub expect_seat: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -485,8 +510,6 @@ pub struct InitArgs {
 
 #[derive(Args, Debug)]
 pub struct SpawnArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The new worker's name: at most 64 characters, no control, invisible or path-separator
     /// characters, not `coordinator`, not taken (case-insensitive).
     pub name: String,
@@ -514,7 +537,7 @@ pub struct SpawnArgs {
     #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<String>,
     /// Seconds to wait for the new seat's registration, 1..120.
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
     pub wait_secs: u64,
     /// The pi program to run (a name on PATH, or a path).
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
@@ -525,12 +548,13 @@ pub struct SpawnArgs {
     /// More arguments for pi, after `--` (not the session flags: the roster names the session).
     #[arg(last = true, value_name = "PI_ARGS")]
     pub pi_args: Vec<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct RetireArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The worker's configured name (case-insensitive).
     pub name: String,
     /// Also remove the git worktree spawn made for it, when it holds no uncommitted or
@@ -540,6 +564,9 @@ pub struct RetireArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -707,11 +734,12 @@ pub struct DemoAgentArgs {
 
 #[derive(Args, Debug)]
 pub struct DoctorArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// Print the checks as JSON.
     #[arg(long)]
     pub json: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -723,8 +751,6 @@ pub struct CompletionsArgs {
 
 #[derive(Args, Debug)]
 pub struct SeenArgs {
-    #[command(flatten)]
-    pub src: SourceArgs,
     /// The seat's key, `<project>/<agent>` (as in `board/sessions/`).
     pub key: String,
     /// The seat's last activity the mark is for (ISO 8601, as the board shows it): a newer
@@ -734,6 +760,9 @@ pub struct SeenArgs {
     /// Remove the mark instead.
     #[arg(long)]
     pub unsee: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -745,8 +774,8 @@ pub struct HelloArgs {
 
 #[derive(Args, Debug)]
 pub struct ManArgs {
-    /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this
-    /// (existing) folder instead of printing the main page.
+    /// Write `intercom-pane.1` and one `intercom-pane-<command>.1` per command into this folder
+    /// (created when missing) instead of printing the main page.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
 }

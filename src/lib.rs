@@ -1,10 +1,11 @@
 //! intercom-pane: one bounded scan of a pi/Intercom fleet, several read-only views, and a few
-//! explicit, verified mutations. See README.md "Architecture" for the flow.
+//! explicit, verified mutations. See docs/architecture.md for the flow.
 
 pub mod actions;
 pub mod alerts;
 pub mod board;
 pub mod cli;
+pub mod cli_help;
 pub mod clock;
 pub mod cmd;
 pub mod demo;
@@ -24,6 +25,7 @@ pub mod probe;
 pub mod proc;
 pub mod reply_text;
 pub mod scan;
+pub mod signals;
 pub mod snapshot;
 pub mod states;
 pub mod text;

@@ -24,7 +24,7 @@ impl BoardState {
         BoardState::Unknown,
     ];
 
-    /// States the board counts as needing the person (the sidebar's "N need attention", the
+    /// States the board counts as needing the person (the sidebar's "N waiting on you · M in error", the
     /// status line's summary, the alerts): every such state alerts by this rule, not by a list
     /// of reasons.
     pub fn needs_attention(self) -> bool {

@@ -12,6 +12,9 @@
 #   @intercom-pane-size       height of a new sidebar pane     (default: 25%, at least 7 lines)
 #   @intercom-pane-focus-events  on: turn tmux's focus-events on, so the sidebar  (default: on)
 #                             shows whether it has the keyboard; off: leave it
+#   @intercom-pane-extended-keys on: turn tmux's extended-keys on (and on tmux 3.5+ (default: on)
+#                             extended-keys-format csi-u), as pi asks in every pane
+#                             (its docs/tmux.md); off: leave them
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -29,6 +32,14 @@ bin="$(option @intercom-pane-bin intercom-pane)"
 # passes to panes only with its server option focus-events on.
 if [ "$(option @intercom-pane-focus-events on)" = on ]; then
     tmux set-option -s focus-events on
+fi
+
+# pi tells Shift+Enter from Enter only with tmux's extended keys, and warns in every pane
+# without them. tmux before 3.5 has no extended-keys-format (pi then reads xterm's
+# modifyOtherKeys), so that one may fail quietly.
+if [ "$(option @intercom-pane-extended-keys on)" = on ]; then
+    tmux set-option -s extended-keys on
+    tmux set-option -s extended-keys-format csi-u 2>/dev/null || true
 fi
 
 # The pane key is a script: it finds this window's sidebar (or the session's), goes there and

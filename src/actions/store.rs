@@ -286,7 +286,8 @@ impl Prepared {
             return Ok(false);
         };
         if let Some(named) = temps::displacing(&self.tmp, target.ino()) {
-            std::fs::rename(&self.tmp, &named).map_err(|e| err("rename_failed", &self.tmp, e))?;
+            std::fs::rename(&self.tmp, &named)
+                .map_err(|e| err(StoreCode::RenameFailed, &self.tmp, e))?;
             self.tmp = named;
         }
         // Look first: a swap that must be undone shows our file for an instant, and a lockless

@@ -247,7 +247,7 @@ impl Summary {
         s
     }
 
-    /// The attention count the sidebar's header shows.
+    /// The seats needing the person, waiting or in error.
     pub fn total(&self) -> usize {
         self.waiting + self.error
     }

@@ -253,6 +253,10 @@ impl StateReason {
             R::TurnStarted,
             R::RetryAbandoned,
             R::SessionClosed,
+            R::Dialog,
+            R::RetriesExhausted,
+            R::CompactionFailed,
+            R::RunAborted,
             R::NoSessionFile,
             R::SessionIdMismatch,
             R::SessionNotLocated,
@@ -262,8 +266,10 @@ impl StateReason {
             R::PaneRunsOtherSession,
             R::AssumedAlive,
             R::PaneRunsPi,
+            R::PaneFollowed,
             R::PaneNotRunningPi,
             R::PaneGone,
+            R::RegisteredPiGone,
             R::NoTmuxSession,
             R::PaneNotIdentified,
             R::OwnerLive,
@@ -273,6 +279,29 @@ impl StateReason {
         ]
         .into_iter()
         .find(|r| r.code() == code)
+    }
+}
+
+/// The words for a connection's reason code (`probe::reason`), shown where people read it (the
+/// details, `status`); the code itself stays in the JSON.
+pub fn connection_words(code: &str) -> &'static str {
+    use crate::probe::reason as r;
+    match code {
+        r::VERIFIED => "its port answered as this session",
+        r::IDENTITY_MISMATCH => "another session answered on its port",
+        r::REFUSED => "nothing listens on its port",
+        r::TIMEOUT => "its health check did not answer in time",
+        r::LEGACY => "its Intercom has no health check route",
+        r::HTTP_ERROR => "its health check answered with an HTTP error",
+        r::MALFORMED => "its health check answered something unreadable",
+        r::UNSUPPORTED_VERSION => "its health check speaks another version",
+        r::OVERSIZE => "its health check answered more than allowed",
+        r::NETWORK_ERROR => "the connection to its port failed",
+        r::ABORTED => "the check was cancelled",
+        r::NOT_CHECKED => "not checked",
+        r::STALE => "the last check is too old",
+        r::INVALID_INPUT => "no valid port or session id to check",
+        _ => "an unrecognised check result",
     }
 }
 
@@ -418,6 +447,7 @@ impl StateSource {
                 R::RetryAbandoned => "pi settled after the failed attempt: no retry will run",
                 _ => "a run that started before the marked failure has not settled: pi recovers",
             },
+            StateSource::Host { .. } => "the other host's own rules chose it (its board says why)",
             StateSource::Pi(_) => {
                 "what pi told its extension outranks the file (dialog, compaction, retry, failed \
                  compaction, exhausted retries, stopped run)"
@@ -484,6 +514,34 @@ mod tests {
             serde_json::to_value(StateSource::Mux(MuxKind::Herdr)).unwrap(),
             "herdr"
         );
+    }
+
+    #[test]
+    fn every_connection_reason_has_words() {
+        use crate::probe::reason as r;
+        for code in [
+            r::VERIFIED,
+            r::IDENTITY_MISMATCH,
+            r::REFUSED,
+            r::TIMEOUT,
+            r::LEGACY,
+            r::HTTP_ERROR,
+            r::MALFORMED,
+            r::UNSUPPORTED_VERSION,
+            r::OVERSIZE,
+            r::NETWORK_ERROR,
+            r::ABORTED,
+            r::NOT_CHECKED,
+            r::STALE,
+            r::INVALID_INPUT,
+        ] {
+            let words = connection_words(code);
+            assert!(
+                !words.contains("unrecognised") && !words.contains('_'),
+                "{code}"
+            );
+        }
+        assert_eq!(connection_words("x"), "an unrecognised check result");
     }
 
     #[test]

@@ -32,16 +32,29 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         clock: r.clock.as_ref(),
         expect,
     };
+    // Ctrl-C (or a hangup) while it waits ends the job `interrupted`, recorded, nothing closed.
+    let _stop = crate::signals::StopGuard::install();
     let end = close::close_worker(&req);
     crate::log::event(
         crate::log::event::CLOSE_WORKER_DONE,
         serde_json::json!({"worker": args.name, "exit": end.exit.code(), "report": end.report}),
     );
-    let text = serde_json::to_string_pretty(&end.report).unwrap_or_default();
     match end.report.refused() {
         // With --json every outcome, refusals included, is the one JSON report on stdout.
-        Some(why) if !args.json => eprintln!("intercom-pane: close-worker: {why}"),
-        _ => crate::cmd::out(format_args!("{text}")),
+        _ if args.json => crate::cmd::out(format_args!(
+            "{}",
+            serde_json::to_string_pretty(&end.report).unwrap_or_default()
+        )),
+        Some(why) => eprintln!("intercom-pane: close-worker: {why}"),
+        None => {
+            crate::cmd::out_bytes(
+                crate::cmd::close_receipt::receipt(
+                    &serde_json::to_value(&*end.report).unwrap_or_default(),
+                    &args.name,
+                )
+                .as_bytes(),
+            );
+        }
     }
     end.exit
 }

@@ -58,6 +58,11 @@ pub fn man(args: &ManArgs) -> DocsExit {
         let main = pages.first().map(|p| p.1.as_slice()).unwrap_or_default();
         return written(crate::cmd::out_bytes(main));
     };
+    // A fresh account has no man folder yet.
+    if let Err(e) = store::create_dir_all_private(dir) {
+        eprintln!("intercom-pane: man: {e}");
+        return DocsExit::Failed;
+    }
     for (file, bytes) in &pages {
         if let Err(e) = store::write_atomic_derived(&Path::new(dir).join(file), bytes) {
             eprintln!("intercom-pane: man: {e}");

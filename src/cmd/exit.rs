@@ -1,6 +1,8 @@
-//! The exit codes of the commands whose outcome no action decides (`exit_code::exit_enum!`; the
-//! others keep theirs beside their action: `reply`, `ensure-monitor`, `close-worker`,
-//! `resume-worker`, `spawn-worker`, `retire-worker`, `init`, `tool`).
+//! The exit codes of the commands whose outcome no action decides (`exit_code::exit_enum!`), one
+//! enum per command, each variant naming the outcome, the number in one place (`--help` lists
+//! them, checked by `tests/suite/cli_help.rs`, and docs/commands.md). The others keep theirs
+//! beside their action: `reply`, `ensure-monitor`, `close-worker`, `resume-worker`,
+//! `spawn-worker`, `retire-worker`, `init`, `tool`.
 
 use crate::exit_code::exit_enum;
 

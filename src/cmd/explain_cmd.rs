@@ -19,7 +19,7 @@ pub fn run(args: &ExplainArgs) -> ExplainExit {
                 "intercom-pane: {} {:?}",
                 match why {
                     SeatLookup::Unknown => "no seat named",
-                    SeatLookup::Ambiguous => "several seats are named (use <project>/<agent>)",
+                    SeatLookup::Ambiguous(_) => "several seats are named (use <project>/<agent>)",
                 },
                 crate::text::clip(&crate::text::sanitize(&args.name), 80)
             );

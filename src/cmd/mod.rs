@@ -4,6 +4,7 @@
 pub mod alerts_cmd;
 pub mod board_cmd;
 pub mod close_cmd;
+pub mod close_receipt;
 pub mod docs_cmd;
 pub mod doctor_cmd;
 pub mod ensure_monitor_cmd;

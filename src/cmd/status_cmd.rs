@@ -1,4 +1,5 @@
-//! `intercom-pane status --json [--name N] [--offset N] [--limit 1..20] [--probe]`.
+//! `intercom-pane status [--json] [--name N] [--offset N] [--limit 1..20] [--probe]`: the page as a
+//! list, or as JSON with `--json`.
 
 use crate::cli::StatusArgs;
 use crate::cmd::exit::StatusExit;
@@ -75,11 +76,15 @@ pub fn run(args: &StatusArgs) -> StatusExit {
         }
     };
     match status_json::page(&pass, &q, &connection, args.probe) {
-        Ok(v) => {
+        Ok(v) if args.json => {
             crate::cmd::out(format_args!(
                 "{}",
                 crate::views::json::to_string_pretty(&v).unwrap_or_default()
             ));
+            StatusExit::Printed
+        }
+        Ok(v) => {
+            crate::cmd::out_bytes(crate::views::status_text::status_text(&v).as_bytes());
             StatusExit::Printed
         }
         Err(e) => refuse(e),

@@ -72,8 +72,9 @@ pub struct DemoLayout {
 }
 
 /// What the demo is and which keys to press: printed in the coordinator's pane and kept short
-/// enough for an 80×24 terminal. The status line repeats the keys.
-pub const INSTRUCTIONS: &str = "\
+/// enough for an 80×24 terminal. The status line repeats the keys. `C-b` stands for the demo's
+/// prefix key (`demo_prefix`).
+const INSTRUCTIONS: &str = "\
 intercom-pane demo: a coordinator (this pane, a simulated pi) and four
 simulated pi workers in a private tmux server; the sidebar above shows them.
   Builder cycles through work, Reviewer waits for your answer, Docs runs a
@@ -83,9 +84,40 @@ There j/k or n move, Enter goes to the worker's pane, r replies (try
 Reviewer: type staging, Enter), d details, p conversation, ? all keys, q quit.
 C-b d leaves the demo; everything it started is removed.";
 
-/// The keys, for the tmux status line.
-const STATUS_KEYS: &str =
-    " C-b Up: sidebar | Enter: go to | r: reply | ?: keys | C-b d: leave demo ";
+/// The instructions with the demo's prefix key.
+pub fn instructions(prefix: &str) -> String {
+    let text = INSTRUCTIONS.replace("C-b", prefix);
+    if prefix == "C-b" {
+        return text;
+    }
+    format!("{text}\n(Inside your tmux the demo's prefix is {prefix}: your own keeps its own.)")
+}
+
+/// The demo's tmux prefix key: tmux's `C-b`, but inside the person's own tmux (whose keys come
+/// first: `C-b d` would detach the person's session and leave the demo running) `C-a`, unless
+/// that is the person's own prefix.
+pub fn demo_prefix(inside_tmux: bool, person_prefix: Option<&str>) -> &'static str {
+    if inside_tmux && person_prefix != Some("C-a") {
+        "C-a"
+    } else {
+        "C-b"
+    }
+}
+
+/// The keys, for the tmux status line: the sidebar's only while this window has it (a pane with
+/// our marker; `q` closes it), else how to get back or out. A tmux format, evaluated per client;
+/// the texts hold no `,` `#` or `}` (the prefix is one of ours: `C-a` or `C-b`).
+fn status_keys(prefix: &str) -> String {
+    let here = format!(
+        " {prefix} Up: sidebar | Enter: go to | r: reply | ?: keys | {prefix} d: leave demo "
+    );
+    let closed = format!(" sidebar closed (q) | {prefix} d: leave demo ");
+    let away = format!(" {prefix} L: back to Coordinator | {prefix} d: leave demo ");
+    format!(
+        "#{{?#{{P:#{{{}}}}},{here},#{{?#{{==:#{{session_name}},Coordinator}},{closed},{away}}}}}",
+        crate::mux::MARKER_OPTION,
+    )
+}
 
 /// The private server's size when the person's terminal cannot be measured (`--print`, tests).
 pub(crate) const DEFAULT_SIZE: (u16, u16) = (160, 45);
@@ -175,7 +207,13 @@ pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result
 
 /// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
 /// simulated coordinator, whose pane shows the instructions).
-pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -> Vec<String> {
+pub fn agent_command(
+    layout: &DemoLayout,
+    w: &DemoWorker,
+    id: &str,
+    port: u16,
+    prefix: &str,
+) -> Vec<String> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "intercom-pane".into());
@@ -207,7 +245,7 @@ pub fn agent_command(layout: &DemoLayout, w: &DemoWorker, id: &str, port: u16) -
         layout.base.join("system.json").display().to_string(),
     ];
     if w.name == "Coordinator" {
-        argv.extend(["--banner".into(), INSTRUCTIONS.into()]);
+        argv.extend(["--banner".into(), instructions(prefix)]);
     }
     if let Some(secs) = w.lifetime_secs {
         argv.extend([
@@ -248,6 +286,7 @@ fn start_tmux(
     layout: &DemoLayout,
     workers: &[DemoSeat],
     size: (u16, u16),
+    prefix: &str,
 ) -> Result<PrivateServer, TmuxStepFailed> {
     let sock = layout.base.join("tmux.sock");
     // The coordinator's pane runs the startup hook first, as the pi extension would, then the
@@ -260,6 +299,7 @@ fn start_tmux(
         &COORDINATOR,
         &layout.coordinator_id,
         layout.coordinator_port,
+        prefix,
     );
     let hook = format!(
         "{} ensure-monitor --root {} --config {} >/dev/null; exec {}",
@@ -275,7 +315,8 @@ fn start_tmux(
     for (k, v) in [
         ("status-left-length", "20"),
         ("status-right-length", "100"),
-        ("status-right", STATUS_KEYS),
+        ("status-right", &status_keys(prefix)),
+        ("prefix", prefix),
         ("status-style", "bg=blue,fg=white"),
         // The sidebar's title shows whether it has the keyboard.
         ("focus-events", "on"),
@@ -287,7 +328,7 @@ fn start_tmux(
             .map_err(|e| TmuxStepFailed(e.to_string()))?;
     }
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
-        let argv = agent_command(layout, w, id, *port);
+        let argv = agent_command(layout, w, id, *port, prefix);
         server
             .new_session(name, &layout.root, &argv)
             .map_err(|e| TmuxStepFailed(e.to_string()))?;
@@ -314,9 +355,18 @@ fn finish(watchdog: &Watchdog, base: &Path, keep: bool) {
         }
     }
     if keep {
-        say(&format!("kept: {}", base.display()));
+        say(&format!(
+            "intercom-pane demo: ended; its files are kept in {} (its tmux server and simulated agents are gone)",
+            base.display()
+        ));
+    } else {
+        say("intercom-pane demo: ended; its tmux server, simulated agents and files are removed.");
     }
+    say(NEXT);
 }
+
+/// What to do after the demo, said when it ends.
+const NEXT: &str = "Next: run your own coordinator and workers (README, \"Setup\"), then check every link with `intercom-pane doctor`.";
 
 /// A line on stdout that may fail (a closed pipe) without stopping anything.
 fn say(line: &str) {
@@ -356,7 +406,15 @@ pub fn run(args: &DemoArgs) -> i32 {
     }
     let base = std::env::temp_dir().join(format!("intercom-pane-demo-{}", uuid::Uuid::new_v4()));
     let (layout, workers) = plan(&base);
-    let watchdog = match Watchdog::start(&layout, &workers, args.keep) {
+    let interactive =
+        !args.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let inside_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    let prefix = if interactive && inside_tmux {
+        demo_prefix(true, crate::mux::session::person_prefix().as_deref())
+    } else {
+        demo_prefix(false, None)
+    };
+    let watchdog = match Watchdog::start(&layout, &workers, args.keep, prefix) {
         Ok(w) => Arc::new(w),
         Err(e) => {
             warn(&e);
@@ -373,10 +431,8 @@ pub fn run(args: &DemoArgs) -> i32 {
             let server = PrivateServer {
                 socket: base.join("tmux.sock"),
             };
-            let interactive =
-                !args.print && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
             if interactive {
-                attach_with_monitor(&server)
+                attach_with_monitor(&server, prefix)
             } else {
                 print_passes(&layout, &server.socket, args)
             }
@@ -386,10 +442,10 @@ pub fn run(args: &DemoArgs) -> i32 {
     code
 }
 
-fn attach_with_monitor(server: &PrivateServer) -> i32 {
+fn attach_with_monitor(server: &PrivateServer, prefix: &str) -> i32 {
     // The instructions are in the coordinator's pane and the status line once attached.
     say(&format!(
-        "intercom-pane demo: attaching to a private tmux server ({})",
+        "intercom-pane demo: attaching to a private tmux server ({}); its prefix key is {prefix}",
         server.socket.display()
     ));
     std::thread::sleep(Duration::from_millis(300));
@@ -460,4 +516,21 @@ fn write_out(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_prefix_is_c_b_outside_tmux_and_never_the_persons_inside() {
+        assert_eq!(demo_prefix(false, None), "C-b");
+        assert_eq!(demo_prefix(true, Some("C-b")), "C-a");
+        assert_eq!(demo_prefix(true, None), "C-a");
+        assert_eq!(demo_prefix(true, Some("C-a")), "C-b");
+        assert_eq!(instructions("C-b"), INSTRUCTIONS);
+        let inside = instructions("C-a");
+        assert!(!inside.contains("C-b") && inside.contains("C-a Up selects the sidebar"));
+        assert!(!status_keys("C-a").contains("C-b"));
+    }
 }

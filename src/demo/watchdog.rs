@@ -50,6 +50,9 @@ struct Plan {
     /// The person's terminal size, measured by the demo (the watchdog has no terminal).
     #[serde(default)]
     size: Option<(u16, u16)>,
+    /// The demo's tmux prefix key (`super::demo_prefix`).
+    #[serde(default)]
+    prefix: Option<String>,
 }
 
 /// The demo's side: the watchdog process, the write end of its lifeline and its output.
@@ -75,6 +78,7 @@ impl Watchdog {
         layout: &DemoLayout,
         workers: &[DemoSeat],
         keep: bool,
+        prefix: &str,
     ) -> Result<Watchdog, String> {
         use std::os::unix::process::CommandExt;
         let plan = Plan {
@@ -82,6 +86,7 @@ impl Watchdog {
             coordinator_port: layout.coordinator_port,
             workers: workers.to_vec(),
             size: Some(super::server_size()),
+            prefix: Some(prefix.to_string()),
         };
         let plan = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
@@ -221,7 +226,12 @@ pub fn serve(args: &DemoWatchdogArgs) -> i32 {
             write_files(&layout, &plan.workers)
                 .map_err(|e| format!("cannot set up {}: {e}", base.display()))?;
             let size = plan.size.unwrap_or(super::DEFAULT_SIZE);
-            start_tmux(&layout, &plan.workers, size).map_err(|e| e.to_string())
+            // Only a prefix of ours reaches tmux (the plan is data, however it came).
+            let prefix = match plan.prefix.as_deref() {
+                Some("C-a") => "C-a",
+                _ => "C-b",
+            };
+            start_tmux(&layout, &plan.workers, size, prefix).map_err(|e| e.to_string())
         });
     let mut out = std::io::stdout();
     let _ = match &started {

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::Check;
 use crate::actions::store;
+use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::SeatKey;
 use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv, MuxKind};
 use crate::owned::monitor::MonitorRecord;
@@ -49,11 +50,23 @@ pub fn tmux(opts: &ScanOptions) -> Vec<Check> {
             "tmux server",
             format!("{} answers ({} panes)", socket.display(), list.panes.len()),
         ),
-        Err(e) if e.code == ErrorCode::NoServer => Check::warn(
-            "tmux server",
-            format!("no tmux server answers on {}", socket.display()),
-            "start tmux (the agents run in its panes), or pass --tmux-socket for another server",
-        ),
+        // Nothing runs yet is fine on a fresh machine; with a tmux roster its agents are not
+        // running, and every seat of it reads offline or unknown.
+        Err(e) if e.code == ErrorCode::NoServer => match roster_in_tmux(opts) {
+            Some(names) => Check::fail(
+                "tmux server",
+                format!(
+                    "no tmux server answers on {}: the roster's agents ({names}) run in its panes, so none of them runs now",
+                    socket.display()
+                ),
+                "start the agents' tmux sessions (README, Setup step 3a: `tmux new-session -d -s <name> \"pi --session-id <id>\"`), or pass --tmux-socket for the server they run on",
+            ),
+            None => Check::warn(
+                "tmux server",
+                format!("no tmux server answers on {}", socket.display()),
+                "start tmux (the agents run in its panes), or pass --tmux-socket for another server",
+            ),
+        },
         Err(e) => Check::fail(
             "tmux server",
             format!("{}: {e}", socket.display()),
@@ -61,6 +74,32 @@ pub fn tmux(opts: &ScanOptions) -> Vec<Check> {
         ),
     });
     out
+}
+
+/// The roster the options find, if any (unreadable counts as none: the roster check says why).
+fn roster_of(opts: &ScanOptions) -> Option<crate::evidence::config::IntercomConfig> {
+    match &opts.root {
+        crate::scan::RootChoice::Exact(r) => crate::evidence::config::load(r).ok(),
+        crate::scan::RootChoice::Discover(start) => {
+            crate::evidence::config::discover(start).ok().flatten()
+        }
+        crate::scan::RootChoice::Skip => None,
+    }
+}
+
+/// The names of the roster's agents (clipped) when the roster runs them in tmux (its
+/// `multiplexer` says `tmux` or nothing).
+fn roster_in_tmux(opts: &ScanOptions) -> Option<String> {
+    use crate::evidence::config::MuxChoice;
+    let cfg = roster_of(opts)?;
+    if !matches!(cfg.multiplexer, None | Some(MuxChoice::Tmux)) || cfg.agents.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = cfg.agents.iter().map(|a| a.name.clone()).collect();
+    Some(crate::text::clip(
+        &crate::text::sanitize(&names.join(", ")),
+        120,
+    ))
 }
 
 /// Herdr, when the roster or the environment names it: its socket answers `ping`.
@@ -192,7 +231,7 @@ pub fn binary() -> Check {
                 Some(p) => format!("INTERCOM_PANE_BIN={p} is not a runnable file"),
                 None => "intercom-pane is not on PATH: the pi extension cannot register seats or place the sidebar".into(),
             },
-            "cargo install --path <intercom-pane checkout> (puts it in ~/.cargo/bin, which must be on PATH), or export INTERCOM_PANE_BIN=/path/to/intercom-pane for pi",
+            "cargo install --locked --path <intercom-pane checkout> (puts it in ~/.cargo/bin, which must be on PATH), or export INTERCOM_PANE_BIN=/path/to/intercom-pane for pi",
         );
     };
     let mut cmd = std::process::Command::new(&path);
@@ -209,12 +248,12 @@ pub fn binary() -> Check {
                 "{} says {v:?}, this doctor is {mine:?}",
                 crate::text::sanitize(&path.display().to_string())
             ),
-            "reinstall so pi runs the same build (cargo install --path <checkout>)",
+            "reinstall so pi runs the same build (cargo install --locked --path <checkout>)",
         ),
         None => Check::fail(
             "binary",
             format!("{} does not answer --version", path.display()),
-            "reinstall it (cargo install --path <intercom-pane checkout>)",
+            "reinstall it (cargo install --locked --path <intercom-pane checkout>)",
         ),
     }
 }
@@ -270,46 +309,88 @@ pub fn roster(pass: &Scan) -> Vec<Check> {
             cfg.workers().count()
         ),
     )];
-    let missing: Vec<String> = cfg
-        .agents
-        .iter()
-        .filter(|a| {
-            !pass.records.iter().any(|r| {
-                r.session_id.as_deref() == Some(a.session_id.as_str())
-                    && (r.session_file.is_some() || r.registered.is_some())
-            })
-        })
-        .map(|a| format!("{} ({})", a.name, crate::text::clip(&a.session_id, 40)))
-        .collect();
-    out.push(if missing.is_empty() {
-        Check::ok("sessions", "every configured agent's pi session was found")
-    } else {
-        Check::fail(
+    let mut missing = Vec::new();
+    for a in &cfg.agents {
+        let mine = || {
+            pass.records
+                .iter()
+                .filter(|r| r.session_id.as_deref() == Some(a.session_id.as_str()))
+        };
+        if mine().any(|r| r.session_file.is_some() || r.registered.is_some()) {
+            continue;
+        }
+        // The scan knows the exact cause when the agent's pane runs a pi in another session:
+        // say that, not "no session" (and the extension check leaves that pane alone).
+        match mine().find_map(|r| other_session(&r.state_source)) {
+            Some((session, configured)) => out.push(Check::fail(
+                "sessions",
+                format!(
+                    "{}: the pi in its pane runs session {session}, not the configured {configured}",
+                    crate::text::sanitize(&a.name)
+                ),
+                format!(
+                    "put the session id that pi runs into the roster as {}'s sessionId, or restart the pi in that pane with `pi --session-id {}`",
+                    crate::text::sanitize(&a.name),
+                    crate::text::sanitize(&a.session_id)
+                ),
+            )),
+            None => missing.push(format!(
+                "{} ({})",
+                a.name,
+                crate::text::clip(&a.session_id, 40)
+            )),
+        }
+    }
+    if !missing.is_empty() {
+        out.push(Check::fail(
             "sessions",
             format!(
                 "no pi session file or registration for: {}",
                 missing.join(", ")
             ),
             "start each agent's pi with `pi --session-id <its sessionId>` (or copy the id pi prints into the roster); pass --sessions-dir when pi keeps sessions elsewhere",
-        )
-    });
+        ));
+    } else if !out.iter().any(|c| c.name == "sessions") {
+        out.push(Check::ok(
+            "sessions",
+            "every configured agent's pi session was found",
+        ));
+    }
     out
+}
+
+/// (the session the pane's pi runs, the configured one) when that is why a seat has no session.
+fn other_session(source: &StateSource) -> Option<(&str, &str)> {
+    match source {
+        StateSource::OtherRegisteredPi {
+            session,
+            configured,
+            ..
+        }
+        | StateSource::OtherPaneProcess {
+            session,
+            configured,
+            ..
+        } => Some((session, configured)),
+        _ => None,
+    }
 }
 
 /// Every seat whose pane runs pi has a live registration: the extension is loaded in it.
 pub fn extension_loaded(pass: &Scan) -> Check {
-    let silent: Vec<SeatKey> = pass
-        .records
-        .iter()
-        .filter(|r| r.alive == Some(true))
+    // A pane whose pi runs another session is not this seat's pi: that pi is its own seat,
+    // checked as such (and the sessions check names the mix-up).
+    let live_seats = || {
+        pass.records
+            .iter()
+            .filter(|r| r.alive == Some(true))
+            .filter(|r| r.state_reason != StateReason::PaneRunsOtherSession)
+    };
+    let silent: Vec<SeatKey> = live_seats()
         .filter(|r| r.registered.as_ref().and_then(|g| g.alive) != Some(true))
         .map(|r| r.key())
         .collect();
-    let live = pass
-        .records
-        .iter()
-        .filter(|r| r.alive == Some(true))
-        .count();
+    let live = live_seats().count();
     if live == 0 {
         return Check::skip("extension loaded", "no live pi seat to ask");
     }
@@ -365,15 +446,22 @@ pub fn monitor(pass: &Scan) -> Option<Check> {
     };
     let stage = v.stage_name();
     let pane = crate::text::sanitize(v.pane.as_deref().unwrap_or("?"));
+    let kind = v.multiplexer.map_or("?", MuxKind::name);
     Some(match v.stage() {
-        Some(s) if s.is_placed() => Check::ok(
-            "monitor",
-            format!(
-                "placed in {} pane {pane} ({})",
-                v.multiplexer.map_or("?", MuxKind::name),
-                record.display()
+        Some(s) if s.is_placed() => match recorded_pane(&v) {
+            Ok(()) => Check::ok(
+                "monitor",
+                format!("placed in {kind} pane {pane} ({})", record.display()),
             ),
-        ),
+            Err(why) => Check::warn(
+                "monitor",
+                format!(
+                    "the sidebar recorded in {kind} pane {pane} ({}) is not there: {why}",
+                    record.display()
+                ),
+                "start the coordinator's pi again (its extension places a new sidebar above it), or press prefix M in the coordinator's pane (the tmux plugin)",
+            ),
+        },
         Some(s) if s.is_ours_pending() && v.marker().is_some() => {
             let s = s.as_str();
             Check::warn(
@@ -395,6 +483,31 @@ pub fn monitor(pass: &Scan) -> Option<Check> {
             "look at the coordinator's window (close a half-made pane yourself), then run `intercom-pane ensure-monitor --recover` in the coordinator's pane",
         ),
     })
+}
+
+/// Is the sidebar pane a monitor record names still there: its multiplexer answers, the pane
+/// exists and carries the record's marker (a pane id can come back after a restart).
+fn recorded_pane(v: &MonitorRecord) -> Result<(), String> {
+    let Some(kind) = v.multiplexer else {
+        return Err("the record names no multiplexer".into());
+    };
+    let (Some(socket), Some(pane)) = (v.socket.as_deref(), v.pane.as_deref()) else {
+        return Err("the record names no server or pane".into());
+    };
+    let shown = crate::text::sanitize(socket);
+    match mux::open(kind, Path::new(socket)).find_pane(pane, deadline()) {
+        Ok(Some(p)) if p.marker.is_some() && p.marker.as_deref() == v.marker() => Ok(()),
+        Ok(Some(_)) => Err("that pane id now holds another pane".into()),
+        Ok(None) => Err("the pane is gone".into()),
+        Err(e) if e.code == ErrorCode::NoServer => Err(format!(
+            "its {} server ({shown}) no longer answers",
+            kind.name()
+        )),
+        Err(e) => Err(format!(
+            "its {} server ({shown}) could not be asked: {e}",
+            kind.name()
+        )),
+    }
 }
 
 /// The roster's `.pi-intercom/.gitignore`, which keeps machine-local files (seats, jobs, locks,

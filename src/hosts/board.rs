@@ -248,6 +248,7 @@ fn refused(now: Ms, why: &str) -> Snapshot {
         rows: Vec::new(),
         truncated: false,
         errors: Vec::new(),
+        usage: Default::default(),
         hosts: Vec::new(),
     }
 }

@@ -48,6 +48,8 @@ struct Rec {
     question: Option<String>,
     last_activity: Option<String>,
     relaunched_at: Option<String>,
+    state_at: Option<String>,
+    context: Option<crate::evidence::registrations::ContextFill>,
     intercom: Option<Value>,
     connector: Option<Value>,
     seat: Option<Value>,
@@ -102,6 +104,10 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
     }
     let ic = r.intercom.as_ref();
     Some(Row {
+        // Tokens and cost stay on their host: its index carries them, this row does not.
+        usage: None,
+        context: r.context,
+        state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),
         seen_key: row_id(host, &key),
         name: r.agent.clone(),

@@ -71,6 +71,10 @@ pub struct SplitAbove {
 pub struct NewWindow {
     /// A pane whose session (tmux) or workspace (Herdr) gets the new window.
     pub beside: String,
+    /// tmux: a detached session of its own on `beside`'s server instead, named like the window
+    /// (`name`, then `name-2` … when taken), so it outlives the session of `beside` as the
+    /// setup's one session per agent does. Herdr: ignored (a tab in the workspace).
+    pub own_session: bool,
     /// The window or tab name.
     pub name: String,
     pub cwd: PathBuf,

@@ -46,6 +46,23 @@ pub fn unblock_signals() {
     );
 }
 
+/// The prefix key of the tmux server this process runs inside (`$TMUX`), as tmux names it
+/// (`C-b`); `None` outside tmux or when that server does not answer in time.
+pub fn person_prefix() -> Option<String> {
+    if std::env::var_os("TMUX").is_none_or(|v| v.is_empty()) {
+        return None;
+    }
+    let mut c = Command::new("tmux");
+    c.args(["show-options", "-gv", "prefix"]);
+    match spawn::run(&mut c, None, Instant::now() + STEP_DEADLINE, 1024) {
+        Ok(out) if out.status.success() => {
+            let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            (!key.is_empty()).then_some(key)
+        }
+        _ => None,
+    }
+}
+
 /// Why arranging the private server failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionError {

@@ -111,7 +111,10 @@ impl Pass<'_> {
             }),
         };
         let mut record = build_record(&evidence, self.marks, git, self.now);
-        let reply = reply_target(seat, folder.as_deref(), reg, reg_alive);
+        // A pane whose pi runs another session is not this seat's pi running.
+        let pi_runs = record.alive == Some(true)
+            && record.state_reason != crate::board::reason::StateReason::PaneRunsOtherSession;
+        let reply = reply_target(seat, folder.as_deref(), reg, reg_alive, pi_runs);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
         record.seat = Some(SeatExtra::new(

@@ -318,7 +318,8 @@ fn live_pis(found: &discover::Discovered) -> Vec<crate::proc::ProcIdentity> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SeatLookup {
     Unknown,
-    Ambiguous,
+    /// Several seats have that agent name: their keys.
+    Ambiguous(Vec<String>),
 }
 
 impl Scan {
@@ -338,7 +339,7 @@ impl Scan {
         match hits.as_slice() {
             [] => Err(SeatLookup::Unknown),
             [k] => Ok(k.clone()),
-            _ => Err(SeatLookup::Ambiguous),
+            _ => Err(SeatLookup::Ambiguous(hits)),
         }
     }
 

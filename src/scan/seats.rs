@@ -372,7 +372,10 @@ impl ReplyTarget {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplyUnavailable {
     Connector,
+    /// No pi registered the seat, and none is seen running it.
     NotRegistered,
+    /// A pi runs the seat but never registered: the extension is not loaded in it.
+    NoExtension,
     Stale,
     NoProcess,
     /// The pane still runs that pi, but in another session (or it is quitting): text typed
@@ -390,7 +393,12 @@ impl std::fmt::Display for ReplyUnavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             ReplyUnavailable::Connector => "connector rows cannot be replied to",
-            ReplyUnavailable::NotRegistered => "reply needs a registered seat",
+            ReplyUnavailable::NotRegistered => {
+                "no pi has registered this seat: start its pi with the intercom-pane extension installed (pi install <checkout>/linux/pi-extension)"
+            }
+            ReplyUnavailable::NoExtension => {
+                "its pi runs without the intercom-pane extension: install it (pi install <checkout>/linux/pi-extension), then type /reload in that pi"
+            }
             ReplyUnavailable::Stale => "the seat's registration is stale (its pi is gone)",
             ReplyUnavailable::NoProcess => "the registration records no process to verify",
             ReplyUnavailable::SessionEnded => {
@@ -409,17 +417,23 @@ impl std::fmt::Display for ReplyUnavailable {
 impl std::error::Error for ReplyUnavailable {}
 
 /// The reply path of a seat, or why it has none. Never a guess: only a registration whose
-/// process is verifiably alive names where to type.
+/// process is verifiably alive names where to type. `pi_runs`: the board sees the seat's pi
+/// running (so a missing registration means the extension is not loaded in it).
 pub(super) fn reply_target(
     seat: &SeatSource,
     folder: Option<&Path>,
     reg: Option<&Registration>,
     reg_alive: Option<bool>,
+    pi_runs: bool,
 ) -> Result<ReplyTarget, ReplyUnavailable> {
     if seat.role == RowRole::Connector {
         return Err(ReplyUnavailable::Connector);
     }
-    let r = reg.ok_or(ReplyUnavailable::NotRegistered)?;
+    let r = reg.ok_or(if pi_runs {
+        ReplyUnavailable::NoExtension
+    } else {
+        ReplyUnavailable::NotRegistered
+    })?;
     match reg_alive {
         Some(true) => {}
         Some(false) => return Err(ReplyUnavailable::Stale),

@@ -196,9 +196,9 @@ impl App {
                  its pane is closed (close-worker). y: close {name} · n/Esc: cancel"
             ),
             WorkerAction::Resume => format!(
-                "Resume worker {name}? You confirm it is closed; it starts again in a new window \
-                 beside the coordinator with its saved session (resume-worker). y: resume {name} \
-                 · n/Esc: cancel"
+                "Resume worker {name}? You confirm it is closed; it starts again with its saved \
+                 session in a tmux session (Herdr: tab) of its own (resume-worker). y: resume \
+                 {name} · n/Esc: cancel"
             ),
             // Never asked: the spawn form is its own confirmation.
             WorkerAction::Spawn => format!("Spawn worker {name}? n/Esc: cancel"),

@@ -167,12 +167,12 @@ fn seat_fields(row: &Row, now: crate::clock::Ms, t: &Theme) -> Vec<Field> {
     }
     out.push((
         "State",
+        // Words only: the code (`stateReason`) is in the board files and JSON for scripts.
         format!(
-            "{} {} — {} ({}; source: {})",
+            "{} {} — {} (source: {})",
             theme::glyph(row.state),
             row.state.as_str(),
             row.state_reason.words(),
-            row.state_reason,
             clean(&row.state_source.to_string())
         ),
         t.state(row.state),
@@ -189,18 +189,19 @@ fn seat_fields(row: &Row, now: crate::clock::Ms, t: &Theme) -> Vec<Field> {
 
 /// The Intercom worker's connection, observed activity, report, handoff and close job.
 fn intercom_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
+    // A seat found without a roster has no port, observation log or report to show.
+    if row.role == RowRole::Seat {
+        return Vec::new();
+    }
     let now = app.now();
+    let words = crate::board::reason::connection_words(&row.connection.reason);
     let checked = match row.connection.checked_at {
-        Some(at) => format!("checked {}", age_text(now, at)),
-        None => "never checked".to_string(),
+        Some(at) => format!(", checked {}", age_text(now, at)),
+        None => String::new(),
     };
     let mut out = vec![(
         "Connection",
-        format!(
-            "{} — {}, {checked}",
-            row.connection.state.as_str(),
-            clean(&row.connection.reason)
-        ),
+        format!("{} — {words}{checked}", row.connection.state.as_str()),
         t.conn(row.connection.state),
     )];
     out.push(match &row.activity {
@@ -215,7 +216,7 @@ fn intercom_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
                     "{} — {}, {when} (evidence: {})",
                     a.status.as_str(),
                     clean(&a.label),
-                    a.evidence.as_str()
+                    a.evidence.as_str().replace('_', " ")
                 ),
                 Style::default(),
             )
@@ -258,13 +259,13 @@ fn close_fields(app: &App, row: &Row) -> Vec<Field> {
     let reason = cj
         .reason
         .as_deref()
-        .map(|r| format!(" ({})", clean(r)))
+        .map(|r| format!(" ({})", clean(r).replace('_', " ")))
         .unwrap_or_default();
     let mut out = vec![(
         "Close",
         format!(
             "{}{reason}, {} (job {})",
-            cj.state.as_str(),
+            cj.state.as_str().replace('_', " "),
             age_text(app.now(), cj.updated_at),
             clean(&cj.job_id)
         ),
@@ -289,7 +290,11 @@ fn close_fields(app: &App, row: &Row) -> Vec<Field> {
 fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
     let now = app.now();
     let task = match (&row.task, &row.task_source) {
-        (Some(task), Some(src)) => format!("{} (source: {})", clean(task), src.as_str()),
+        (Some(task), Some(src)) => format!(
+            "{} (source: {})",
+            clean(task),
+            src.as_str().replace('-', " ")
+        ),
         (Some(task), None) => clean(task),
         (None, _) => "unknown".into(),
     };

@@ -210,7 +210,7 @@ fn overflow_line(
     let pos = format!("({}/{})", sel + 1, total);
     let variants = [
         if attn_hidden > 0 {
-            format!("+{hidden} more {pos}, {attn_hidden} need attention")
+            format!("+{hidden} more {pos}, {attn_hidden} waiting or in error")
         } else {
             format!("+{hidden} more {pos}")
         },

@@ -283,7 +283,7 @@ impl Navigator for NoNavigator {
 pub enum WorkerAction {
     /// `close-worker`: handoff, settled turn, then the pane closed.
     Close,
-    /// `resume-worker --confirm-closed`: a closed worker back in a new window.
+    /// `resume-worker --confirm-closed`: a closed worker back in a session (Herdr: tab) of its own.
     Resume,
     /// `spawn`: a new worker from the form (run through the `Spawner`, never the
     /// `WorkerControl`); its job shows on the new row once the scan lists it.

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use crate::clock::Ms;
 use crate::snapshot::{RosterStatus, Snapshot};
+use crate::states::BoardState;
 use crate::text::width;
 use crate::ui::app::App;
 use crate::ui::details::{draw_details, panel_lines};
@@ -18,7 +19,7 @@ use crate::ui::list::draw_list;
 pub(crate) use crate::ui::list::item_at;
 pub use crate::ui::reply_box::receipt_text;
 use crate::ui::reply_box::{box_rows, draw_reply};
-use crate::ui::theme::{self, Theme};
+use crate::ui::theme::Theme;
 
 /// Evidence older than this many seconds is marked `(old)` in the Observed column.
 pub const OLD_AFTER_SECS: i64 = 60;
@@ -286,11 +287,11 @@ fn key_line(app: &App, w: u16, t: &Theme) -> Span<'static> {
 
 fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Span<'static>> {
     let view = app.list_view();
-    let attention = snap
-        .rows
-        .iter()
-        .filter(|r| !app.is_seen(r) && (theme::needs_attention(r.state) || r.waiting_on_you))
-        .count();
+    // The same words and rule as `scan --print` (`N waiting on you`: waiting, not marked seen),
+    // errors beside them; counted as the alerts' status summary counts them.
+    let summary =
+        crate::board::alerts::Summary::of(snap.rows.iter().map(|r| (&r.state, app.is_seen(r))));
+    let (waiting, errors) = (summary.waiting, summary.error);
     // The sidebar has the keyboard: the title says so in reverse video.
     let head_style = match app.focused() {
         Some(true) => t.focused(),
@@ -312,11 +313,14 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
             t.warn(),
         ));
     }
-    if attention > 0 {
+    if waiting > 0 {
         parts.push((
-            format!("{attention} need attention"),
-            t.state(crate::states::BoardState::Waiting),
+            format!("{waiting} waiting on you"),
+            t.state(BoardState::Waiting),
         ));
+    }
+    if errors > 0 {
+        parts.push((format!("{errors} in error"), t.state(BoardState::Error)));
     }
     // Tokens and cost over every seat, as pi records them (`≥` while still counting).
     if snap.usage.usage.calls > 0 {

@@ -18,7 +18,6 @@ use crossterm::terminal::{
     LeaveAlternateScreen,
 };
 use crossterm::{cursor, execute, queue};
-use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -157,7 +156,8 @@ pub fn run_monitor_with(
         ));
     }
     let _guard = TerminalGuard::enter()?;
-    let _signals = SignalGuard::install();
+    // Quit signals end the loop cleanly (the input thread polls them).
+    let _signals = crate::signals::StopGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
     // A sidebar started shorter than its minimum asks for its height at once.
@@ -493,7 +493,7 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
         .spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 let ready = event::poll(INPUT_POLL);
-                if TERMINATE.load(Ordering::SeqCst) {
+                if crate::signals::stop_requested() {
                     let _ = tx.send(Event2::Terminated);
                     return;
                 }
@@ -527,48 +527,6 @@ fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
             }
         })
         .map(|_| ())
-}
-
-/// Set by the signal handler; read by the input thread (at most INPUT_POLL later).
-static TERMINATE: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_terminate(_sig: libc::c_int) {
-    // Only an atomic store: the one thing a signal handler may safely do here.
-    TERMINATE.store(true, Ordering::SeqCst);
-}
-
-/// Turns SIGTERM/SIGHUP/SIGINT into a clean quit (terminal restored) while the monitor runs;
-/// the previous handlers come back on drop.
-struct SignalGuard {
-    prev: Vec<(Signal, SigAction)>,
-}
-
-impl SignalGuard {
-    fn install() -> Self {
-        TERMINATE.store(false, Ordering::SeqCst);
-        let action = SigAction::new(
-            SigHandler::Handler(on_terminate),
-            SaFlags::SA_RESTART,
-            SigSet::empty(),
-        );
-        let mut prev = Vec::new();
-        for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
-            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-            if let Ok(old) = unsafe { sigaction(sig, &action) } {
-                prev.push((sig, old));
-            }
-        }
-        SignalGuard { prev }
-    }
-}
-
-impl Drop for SignalGuard {
-    fn drop(&mut self) {
-        for (sig, old) in self.prev.drain(..) {
-            // SAFETY: restores the handler that was installed before ours.
-            let _ = unsafe { sigaction(sig, &old) };
-        }
-    }
 }
 
 /// Restores the terminal when dropped, and from a panic hook while it lives.

@@ -1,5 +1,5 @@
-//! Read-only projections of one `Scan`: board files, the printed table, the JSON status page,
-//! the board page, the `--watch` stream.
+//! Read-only projections of one `Scan`: board files, the printed table, the status page (JSON
+//! and as text), the board page, the `--watch` stream.
 
 pub mod board_files;
 pub mod board_page;
@@ -7,4 +7,5 @@ pub mod explain;
 pub mod json;
 pub mod print;
 pub mod status_json;
+pub mod status_text;
 pub mod stream;

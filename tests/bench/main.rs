@@ -1,5 +1,5 @@
 //! Benchmarks, all ignored by default; run one module at a time so they do not load each other:
-//! `cargo test --release --test bench MODULE -- --ignored --nocapture` (see README.md).
+//! `cargo test --release --test bench MODULE -- --ignored --nocapture` (see docs/benchmarks.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers shared by the test binaries (tests/<name>/mod.rs).

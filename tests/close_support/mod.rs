@@ -152,15 +152,45 @@ pub fn worker_in(env: &Env, file: &Path, cooperate: bool, layout: Layout) -> Tmu
     server
 }
 
+/// close-worker with `--json`: (exit, the JSON report, stderr followed by the refusal if any).
 pub fn close(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, Value, String) {
+    let mut extra = extra.to_vec();
+    if !extra.contains(&"--json") {
+        extra.push("--json");
+    }
+    let (code, out, err) = close_text(env, server, &extra);
+    let report: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    let refused = report["refused"].as_str().unwrap_or_default().to_string();
+    (code, report, err + &refused)
+}
+
+/// close-worker started in the background on `server` with `extra` (stdout and stderr piped),
+/// for a test that acts while it waits.
+pub fn spawn_close(env: &Env, server: &TmuxServer, extra: &[&str]) -> std::process::Child {
+    let sock = server.sock.display().to_string();
+    let mut args = vec!["--tmux-socket", &sock];
+    args.extend_from_slice(extra);
+    std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(layout_args(env, &["close-worker"], &args))
+        .current_dir(env.dir.path())
+        .env("HOME", env.path("home"))
+        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
+        .env_remove("TMUX")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// close-worker as a person runs it (no `--json`): (exit, stdout, stderr).
+pub fn close_text(env: &Env, server: &TmuxServer, extra: &[&str]) -> (i32, String, String) {
     let sock = server.sock.display().to_string();
     let mut args = vec!["--tmux-socket", &sock];
     args.extend_from_slice(extra);
     let o = env.run(&layout_args(env, &["close-worker"], &args));
-    let out: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     (
         o.status.code().unwrap_or(-1),
-        out,
+        String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }

@@ -17,6 +17,8 @@ mod lock_step;
 mod mux_support;
 #[path = "../pi_support/mod.rs"]
 mod pi_support;
+#[path = "../readme_support/mod.rs"]
+mod readme_support;
 #[path = "../real_pi_support/mod.rs"]
 mod real_pi_support;
 #[path = "../scan_support/mod.rs"]
@@ -32,6 +34,7 @@ mod real_pi_herdr;
 mod real_pi_hostile;
 mod real_pi_hosts;
 mod real_pi_package;
+mod real_pi_readme;
 mod real_pi_reply;
 mod real_pi_shadow;
 mod real_pi_sidebar;

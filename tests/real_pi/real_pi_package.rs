@@ -70,14 +70,7 @@ fn pi_install_loads_the_extension_and_pi_remove_unloads_it() {
     let agent = env.path("agent");
     std::fs::create_dir_all(&agent).unwrap();
     // A provider that is never asked (no prompt is sent): pi only needs a model to start.
-    std::fs::write(
-        agent.join("models.json"),
-        json!({"providers": {"fake": {"baseUrl": "http://127.0.0.1:9/v1",
-            "api": "openai-completions", "apiKey": "fake",
-            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    real_pi_support::never_asked_model(&agent);
     let out = pi(&bin, &env, &agent, &["install", PACKAGE]);
     assert!(out.contains("Installed"), "{out}");
     assert!(pi(&bin, &env, &agent, &["list"]).contains(PACKAGE));

@@ -306,3 +306,16 @@ pub fn user_messages(file: &std::path::Path) -> Vec<String> {
         })
         .collect()
 }
+
+/// A provider pi can start with but is never asked (no prompt is sent): `fake` / `fake-model` in
+/// the agent folder's `models.json`.
+pub fn never_asked_model(agent: &std::path::Path) {
+    std::fs::write(
+        agent.join("models.json"),
+        serde_json::json!({"providers": {"fake": {"baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions", "apiKey": "fake",
+            "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}]}}})
+        .to_string(),
+    )
+    .unwrap();
+}

@@ -9,6 +9,22 @@ use serde_json::{json, Value};
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 pub const NOW: &str = "2026-11-29T23:20:00.000Z";
 
+/// In-process scan options for the `pi_root` layout at `root`: its data root and session folder,
+/// every seat taken as alive (tests that ask tmux replace `liveness` and `tmux_socket`).
+pub fn scan_options(env: &Env, root: PathBuf) -> intercom_pane::scan::ScanOptions {
+    intercom_pane::scan::ScanOptions {
+        data_root: env.path("data"),
+        root: intercom_pane::scan::RootChoice::Exact(root),
+        repo: None,
+        fleet: None,
+        session_dirs: vec![env.path("sessions")],
+        liveness: intercom_pane::liveness::LivenessMode::AssumeAlive,
+        tmux_socket: None,
+        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
+        kept_panes: None,
+    }
+}
+
 pub struct Env {
     pub dir: tempfile::TempDir,
     /// PATH for the binary: empty (no tmux) unless `with_system_path` was called.
@@ -231,6 +247,26 @@ pub fn layout_args(env: &Env, cmd: &[&str], extra: &[&str]) -> Vec<String> {
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     args
+}
+
+/// A live registration of the pi `pid` in tmux pane `pane_id` (session `W` of the server on
+/// `sock`) running session `session`, under the data root, as the extension writes one for a
+/// session no roster names.
+pub fn register_in_pane(env: &Env, session: &str, pid: i32, pane_id: &str, sock: &str) {
+    let id = intercom_pane::proc::identity(pid).unwrap();
+    let seats = env.path("data/seats/pi/other");
+    std::fs::create_dir_all(&seats).unwrap();
+    std::fs::write(
+        seats.join("registration.json"),
+        json!({"version": 1, "seat": "other", "sessionId": session, "pid": pid,
+            "startTicks": id.start_ticks, "bootId": id.boot_id,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "runState": {"state": "idle", "seq": 1, "at": "2026-11-29T23:13:00.000Z",
+                "event": "agent_settled"},
+            "mux": {"kind": "tmux", "socket": sock, "session": "W", "paneId": pane_id}})
+        .to_string(),
+    )
+    .unwrap();
 }
 
 /// Wait until a seat's registration record (not just its lock or temp file) is in `dir`.

@@ -200,15 +200,24 @@ fn a_pi_under_a_shell_is_closed_with_its_pane_and_nothing_else_runs() {
     let file = setup(&env, None);
     let server = worker_in(&env, &file, true, Layout::Shell);
     server.new_session("bystander", &env.path("root"), &[]);
-    let (code, report, err) = close(&env, &server, &["Worker", "--deadline-secs", "30"]);
-    assert_eq!(code, 0, "{report} {err}");
-    assert_eq!(report["state"], "closed");
-    assert!(report["closed"]["pane"].is_string(), "{report}");
-    assert!(report["closed"]["pi"]["pid"].is_i64(), "{report}");
+    // As a person runs it: progress on stderr, a readable receipt on stdout.
+    let (code, receipt, err) = close_text(&env, &server, &["Worker", "--deadline-secs", "30"]);
+    assert_eq!(code, 0, "{receipt} {err}");
+    assert!(receipt.starts_with("closed: Worker (job "), "{receipt}");
+    assert!(
+        receipt.contains("\n  pane %") && receipt.contains(", pi pid "),
+        "the receipt names the pane and pi closed: {receipt}"
+    );
+    assert!(!receipt.contains('{'), "no JSON without --json: {receipt}");
     assert_eq!(panes(&server), 1, "only the worker's pane is gone");
     assert!(
         err.contains("close-worker: awaiting"),
         "progress lines without --json: {err}"
+    );
+    assert!(
+        err.contains("close-worker: asked Worker (delivered through typed) to save its handoff: its model must run `intercom-pane handoff --job ")
+            && err.contains("Ctrl-C stops waiting, nothing is closed"),
+        "the progress says what it waits for: {err}"
     );
     // No impostor was ever started by the shell.
     let impostors = std::fs::read_dir("/proc")

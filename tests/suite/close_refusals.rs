@@ -46,21 +46,11 @@ fn forged_handoffs_are_refused_and_config_stays_byte_identical() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let server = worker(&env, &file, false);
-    let sock = server.sock.display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(layout_args(
-            &env,
-            &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "12"],
-        ))
-        .current_dir(env.dir.path())
-        .env("HOME", env.path("home"))
-        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
-        .env_remove("TMUX")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_close(
+        &env,
+        &server,
+        &["Worker", "--deadline-secs", "12", "--json"],
+    );
     let job = wait_for(10_000, || {
         let c = config(&env);
         let j = &c["agents"][1]["closeJob"];

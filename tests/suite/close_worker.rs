@@ -184,21 +184,7 @@ fn a_handoff_from_another_process_closes_nothing() {
     let env = Env::new().with_system_path();
     let file = setup(&env, None);
     let server = worker(&env, &file, false);
-    let sock = server.sock.display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(layout_args(
-            &env,
-            &["close-worker"],
-            &["--tmux-socket", &sock, "Worker", "--deadline-secs", "5"],
-        ))
-        .current_dir(env.dir.path())
-        .env("HOME", env.path("home"))
-        .env("TMUX_TMPDIR", env.path("tmux-tmp"))
-        .env_remove("TMUX")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_close(&env, &server, &["Worker", "--deadline-secs", "5", "--json"]);
     let job = wait_for(10_000, || {
         let c = config(&env);
         let j = &c["agents"][1]["closeJob"];
@@ -231,6 +217,45 @@ fn a_handoff_from_another_process_closes_nothing() {
     assert_eq!(report["state"], "timed_out", "{report}");
     assert!(config(&env)["agents"][1].get("handoff").is_none());
     assert_eq!(panes(&server), 2, "neither pane was closed");
+}
+
+/// Ctrl-C while close-worker waits for the handoff ends the job `interrupted`, recorded, with
+/// nothing closed, and says so; the next close starts afresh instead of meeting a fence.
+#[test]
+fn ctrl_c_while_waiting_stops_the_job_cleanly() {
+    let env = Env::new().with_system_path();
+    let file = setup(&env, None);
+    let server = worker(&env, &file, false);
+    let child = spawn_close(&env, &server, &["Worker", "--deadline-secs", "60"]);
+    wait_for(10_000, || {
+        (config(&env)["agents"][1]["closeJob"]["state"] == "awaiting_handoff").then_some(())
+    })
+    .expect("the close job awaits the handoff");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let receipt = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{receipt}");
+    assert!(
+        receipt.starts_with(
+            "not closed: Worker — stopped while waiting for the handoff; nothing was closed"
+        ),
+        "{receipt}"
+    );
+    assert!(
+        receipt.contains("next: run `intercom-pane close-worker Worker` again"),
+        "{receipt}"
+    );
+    let job = &config(&env)["agents"][1]["closeJob"];
+    assert_eq!(job["state"], "interrupted", "{job}");
+    assert_eq!(job["reason"], "interrupted", "{job}");
+    assert_eq!(panes(&server), 1, "nothing was closed");
+    // The next close is not fenced by it: it asks anew (and times out here).
+    let (code, report, err) = close(&env, &server, &["Worker", "--deadline-secs", "1"]);
+    assert_eq!((code, &report["state"]), (1, &json!("timed_out")), "{err}");
 }
 
 /// Two close-worker runs for one worker at the same moment: exactly one asks and runs the job;
@@ -307,7 +332,16 @@ fn progress_on_a_terminal_is_one_updating_line() {
     })
     .expect("close-worker ran on the terminal");
     assert!(report.contains("rc=1"), "{report}");
-    assert!(report.contains("timed_out"), "{report}");
+    // The receipt, readable: what happened and what to do next.
+    assert!(
+        report.starts_with("not closed: Worker — the deadline passed: it did not save its handoff"),
+        "{report}"
+    );
+    assert!(
+        report.contains("nothing was closed; Worker runs on")
+            && report.contains("next: look at its pane"),
+        "{report}"
+    );
     let shown = term.tmux(&["capture-pane", "-p", "-t", "term"]);
     let lines: Vec<&str> = shown
         .lines()

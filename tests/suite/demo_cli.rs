@@ -43,6 +43,16 @@ fn demo_prints_changing_states_from_real_tmux_and_cleans_up() {
     // Nothing is left behind: no demo folder, so no socket and no server.
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+    // And it says so, and what to do next.
+    let end: Vec<&str> = text.lines().rev().take(2).collect();
+    assert_eq!(
+        end,
+        [
+            "Next: run your own coordinator and workers (README, \"Setup\"), then check every link with `intercom-pane doctor`.",
+            "intercom-pane demo: ended; its tmux server, simulated agents and files are removed.",
+        ],
+        "{text}"
+    );
 }
 
 #[test]

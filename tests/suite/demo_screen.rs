@@ -193,18 +193,7 @@ fn the_demo_explains_itself_and_its_rows_agree() {
 #[test]
 fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     let tmp = tempfile::tempdir().unwrap();
-    let demo_tmp = tmp.path().join("tmp");
-    std::fs::create_dir_all(&demo_tmp).unwrap();
-    let outer = TmuxServer::start("outer", tmp.path(), &[]);
-    outer.tmux(&["set-option", "-g", "status", "off"]);
-    outer.tmux(&["resize-window", "-t", "=outer:", "-x", "80", "-y", "24"]);
-    let cmd = format!(
-        "env -u TMUX TMPDIR={} {} demo",
-        demo_tmp.display(),
-        env!("CARGO_BIN_EXE_intercom-pane")
-    );
-    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
-    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    let (outer, demo_tmp) = demo_in_a_terminal(tmp.path(), 80, 24);
     let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
     let screen = wait_for(20_000, || {
         let s = capture();
@@ -228,12 +217,111 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     .unwrap_or_else(|| panic!("fewer than 3 rows at 80×24:\n{}", capture()));
     assert!(screen.lines().count() <= 24, "{screen}");
     outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    all_removed(&demo_tmp);
+}
+
+/// The demo typed into a shell of a `w`×`h` terminal (a pane of a private outer tmux server,
+/// outside any tmux: `$TMUX` unset), its temporary files under the returned folder.
+fn demo_in_a_terminal(dir: &std::path::Path, w: u16, h: u16) -> (TmuxServer, std::path::PathBuf) {
+    demo_in(dir, w, h, false)
+}
+
+/// The same, inside tmux when `inside_tmux`: the shell is a pane of the person's own tmux (the
+/// outer server, its `$TMUX` set, prefix `C-b`).
+fn demo_in(
+    dir: &std::path::Path,
+    w: u16,
+    h: u16,
+    inside_tmux: bool,
+) -> (TmuxServer, std::path::PathBuf) {
+    let demo_tmp = dir.join("tmp");
+    std::fs::create_dir_all(&demo_tmp).unwrap();
+    let outer = TmuxServer::start("outer", dir, &[]);
+    outer.tmux(&["set-option", "-g", "status", "off"]);
+    let (w, h) = (w.to_string(), h.to_string());
+    outer.tmux(&["resize-window", "-t", "=outer:", "-x", &w, "-y", &h]);
+    let cmd = format!(
+        "env {}TMPDIR={} {} demo",
+        if inside_tmux { "" } else { "-u TMUX " },
+        demo_tmp.display(),
+        env!("CARGO_BIN_EXE_intercom-pane")
+    );
+    outer.tmux(&["send-keys", "-t", "=outer:", "-l", &cmd]);
+    outer.tmux(&["send-keys", "-t", "=outer:", "Enter"]);
+    (outer, demo_tmp)
+}
+
+/// Wait until the demo's temporary folder is empty again.
+fn all_removed(demo_tmp: &std::path::Path) {
     wait_for(10_000, || {
-        std::fs::read_dir(&demo_tmp)
+        std::fs::read_dir(demo_tmp)
             .ok()?
             .next()
             .is_none()
             .then_some(())
     })
     .expect("the demo removed what it started");
+}
+
+/// `q` in the sidebar closes it: the status line stops advertising its key and says how to
+/// leave instead; leaving the demo then says everything is removed and what to do next.
+#[test]
+fn after_q_the_status_line_no_longer_offers_the_sidebar_and_the_end_says_what_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (outer, demo_tmp) = demo_in_a_terminal(tmp.path(), 120, 40);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    wait_for(20_000, || {
+        let s = capture();
+        (rows(&s).len() == 4 && s.contains("C-b Up: sidebar")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("no sidebar:\n{}", capture()));
+    // To the sidebar, and quit it.
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "Up"]);
+    std::thread::sleep(Duration::from_millis(300));
+    outer.tmux(&["send-keys", "-t", "=outer:", "q"]);
+    let screen = wait_for(10_000, || {
+        let s = capture();
+        (rows(&s).is_empty() && s.contains("sidebar closed (q) | C-b d: leave demo")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("the status line still offers the sidebar:\n{}", capture()));
+    assert!(!screen.contains("C-b Up: sidebar"), "{screen}");
+    // Leave: everything is removed, and the demo says so and what to do next.
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
+    let end = wait_for(15_000, || {
+        let s = capture();
+        s.contains("Next: run your own coordinator and workers")
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no closing words:\n{}", capture()));
+    assert!(
+        end.contains(
+            "intercom-pane demo: ended; its tmux server, simulated agents and files are removed."
+        ),
+        "{end}"
+    );
+    all_removed(&demo_tmp);
+}
+
+/// Inside the person's own tmux the demo's keys do not reach that tmux: its prefix is `C-a`
+/// (the status line and the instructions say so, no `C-b` anywhere), `C-a Up` gives the sidebar
+/// the keys, and `C-a d` leaves the demo (everything removed) while the person's session stays.
+#[test]
+fn inside_tmux_the_demo_has_a_prefix_of_its_own_and_leaving_keeps_the_persons_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (outer, demo_tmp) = demo_in(tmp.path(), 120, 40, true);
+    let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
+    let screen = wait_for(20_000, || {
+        let s = capture();
+        (s.contains("C-a Up: sidebar") && s.contains("Worker") && s.contains("C-a d leaves"))
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no C-a keys on screen:\n{}", capture()));
+    assert!(!screen.contains("C-b"), "{screen}");
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-a", "Up"]);
+    wait_for(10_000, || capture().contains("▶ 4 seats").then_some(()))
+        .unwrap_or_else(|| panic!("C-a Up did not select the sidebar:\n{}", capture()));
+    outer.tmux(&["send-keys", "-t", "=outer:", "C-a", "d"]);
+    all_removed(&demo_tmp);
+    let sessions = outer.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert_eq!(sessions.trim(), "outer");
 }

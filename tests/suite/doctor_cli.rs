@@ -22,6 +22,8 @@ struct Setup {
     agent: PathBuf,
     bin: String,
     extra: Vec<(String, String)>,
+    /// A tmux server for the roster's agents to run on (none of them runs here yet).
+    tmux: TmuxServer,
 }
 
 impl Setup {
@@ -57,16 +59,32 @@ impl Setup {
             json!({"packages": [PACKAGE]}).to_string(),
         )
         .unwrap();
+        let tmux = TmuxServer::start("other", env.dir.path(), &[]);
         Setup {
             env,
             agent,
             bin: env!("CARGO_BIN_EXE_intercom-pane").to_string(),
             extra: Vec::new(),
+            tmux,
         }
     }
 
+    /// Where the coordinator's sidebar placement is recorded.
+    fn monitor_record(&self) -> PathBuf {
+        let root = self.env.path("root");
+        let cfg: Value =
+            serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
+                .unwrap();
+        let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
+        intercom_pane::actions::monitor_pane::record_path(&root, coordinator)
+    }
+
+    /// The doctor on the setup's tmux server, unless `extra` names another.
     fn doctor(&self, extra: &[&str]) -> Output {
         let mut args = layout_args(&self.env, &["doctor", "--json"], &[]);
+        if !extra.contains(&"--tmux-socket") {
+            args.extend(["--tmux-socket".into(), self.tmux.sock.display().to_string()]);
+        }
         args.extend(extra.iter().map(|s| s.to_string()));
         let mut c = Command::new(&self.bin);
         c.args(&args)
@@ -85,14 +103,25 @@ impl Setup {
     }
 }
 
+/// The JSON report; every failure and warning in it carries a fix (in every test that reads one).
 fn checks(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: {}\n{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         )
-    })
+    });
+    for c in r["checks"].as_array().unwrap() {
+        if c["status"] == "fail" || c["status"] == "warn" {
+            assert!(
+                c["fix"].as_str().is_some_and(|f| !f.trim().is_empty()),
+                "a {} without a fix: {c}",
+                c["status"]
+            );
+        }
+    }
+    r
 }
 
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -235,12 +264,7 @@ fn a_live_pi_without_the_extension_is_named() {
 #[test]
 fn a_fenced_sidebar_launch_is_named() {
     let s = Setup::new();
-    let root = s.env.path("root");
-    let cfg: Value =
-        serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
-            .unwrap();
-    let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
-    let record = intercom_pane::actions::monitor_pane::record_path(&root, coordinator);
+    let record = s.monitor_record();
     std::fs::write(
         &record,
         json!({"version": 1, "stage": "split_pending"}).to_string(),
@@ -252,14 +276,130 @@ fn a_fenced_sidebar_launch_is_named() {
         "{c}"
     );
     assert!(c["fix"].as_str().unwrap().contains("--recover"), "{c}");
-    std::fs::write(
-        &record,
-        json!({"version": 1, "stage": "submitted", "pane": "%3", "multiplexer": "tmux"})
-            .to_string(),
-    )
-    .unwrap();
-    let r = checks(&s.doctor(&[]));
+    // A finished placement is ok only while its pane is there, with the record's marker.
+    let server = TmuxServer::start("Coordinator", s.env.dir.path(), &[]);
+    let pane = marked_pane(&server, "intercom-pane:test");
+    std::fs::write(&record, placed(&server, &pane, "intercom-pane:test")).unwrap();
+    let sock = server.sock.display().to_string();
+    let r = checks(&s.doctor(&["--tmux-socket", &sock]));
     assert_eq!(check(&r, "monitor")["status"], "ok", "{r:#}");
+    // The same pane id without our marker is not our sidebar.
+    std::fs::write(&record, placed(&server, &pane, "intercom-pane:other")).unwrap();
+    let r = checks(&s.doctor(&["--tmux-socket", &sock]));
+    let c = check(&r, "monitor");
+    assert_eq!(c["status"], "warn", "{r:#}");
+    assert!(
+        c["detail"].as_str().unwrap().contains("another pane"),
+        "{c}"
+    );
+}
+
+/// The pane of `server`'s first session, marked as ensure-monitor marks its sidebar.
+fn marked_pane(server: &TmuxServer, marker: &str) -> String {
+    let pane = server
+        .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    server.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@intercom-pane-owner",
+        marker,
+    ]);
+    pane
+}
+
+/// A monitor record of a finished placement in `pane` of `server`.
+fn placed(server: &TmuxServer, pane: &str, marker: &str) -> String {
+    json!({"version": 1, "stage": "submitted", "pane": pane, "multiplexer": "tmux",
+        "socket": server.sock, "marker": marker})
+    .to_string()
+}
+
+/// With the tmux server gone, a tmux roster's agents are not running: the doctor fails and says
+/// so, and the sidebar it recorded is named as gone, not "placed".
+#[test]
+fn a_killed_tmux_server_fails_and_the_sidebar_is_named_gone() {
+    let s = Setup::new();
+    let root = s.env.path("root");
+    let record = s.monitor_record();
+    let mut server = TmuxServer::start("Coordinator", s.env.dir.path(), &[]);
+    let pane = marked_pane(&server, "intercom-pane:test");
+    std::fs::write(&record, placed(&server, &pane, "intercom-pane:test")).unwrap();
+    let sock = server.sock.display().to_string();
+    let o = s.doctor(&["--tmux-socket", &sock]);
+    assert_eq!(o.status.code(), Some(0), "{:#}", checks(&o));
+    server.kill();
+    let c = fails_only(&s.doctor(&["--tmux-socket", &sock]), "tmux server");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("no tmux server answers") && detail.contains("Coordinator, W"),
+        "{c}"
+    );
+    assert!(c["fix"].as_str().unwrap().contains("new-session"), "{c}");
+    let r = checks(&s.doctor(&["--tmux-socket", &sock]));
+    let m = check(&r, "monitor");
+    assert_eq!(m["status"], "warn", "{r:#}");
+    assert!(
+        m["detail"].as_str().unwrap().contains("no longer answers")
+            && !m["detail"].as_str().unwrap().starts_with("placed"),
+        "{m}"
+    );
+    // The text form says it failed, never that all parts are in place.
+    let mut c = Command::new(&s.bin);
+    let mut args = layout_args(&s.env, &["doctor"], &["--tmux-socket", &sock]);
+    args.retain(|a| a != "--json");
+    c.args(&args)
+        .current_dir(s.env.dir.path())
+        .env("HOME", s.env.path("home"))
+        .env("PI_CODING_AGENT_DIR", &s.agent)
+        .env("INTERCOM_PANE_BIN", &s.bin);
+    let text = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
+    assert!(
+        text.contains("FAIL  tmux server: no tmux server answers"),
+        "{text}"
+    );
+    assert!(text.contains("check(s) failed"), "{text}");
+    assert!(!text.contains("all needed parts are in place"), "{text}");
+    // Without a roster, no server is still only a warning (nothing was set up to run).
+    std::fs::remove_file(root.join(".pi-intercom/config.json")).unwrap();
+    let r = checks(&s.doctor(&["--tmux-socket", &sock]));
+    assert_eq!(check(&r, "tmux server")["status"], "warn", "{r:#}");
+}
+
+/// A roster session id that differs from the one the pi in the agent's pane runs is one failure
+/// that names both ids, not also "the extension is not loaded".
+#[test]
+fn a_wrong_session_id_is_one_failure_with_the_exact_cause() {
+    let s = Setup::new();
+    let p = s.env.path("root/.pi-intercom/config.json");
+    let mut cfg: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let runs = cfg["agents"][1]["sessionId"].as_str().unwrap().to_string();
+    let configured = format!("{}-fc8", &runs[..runs.len() - 4]);
+    cfg["agents"][1]["sessionId"] = json!(configured);
+    std::fs::write(&p, cfg.to_string()).unwrap();
+    // The worker's tmux session runs a pi registered (by the extension) in the other session.
+    let bin = s.env.path("fake");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pi = fake_pi(&bin);
+    let server = TmuxServer::start("W", s.env.dir.path(), &[pi.to_str().unwrap(), "600"]);
+    let line = server.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"]);
+    let mut parts = line.split_whitespace();
+    let pane_id = parts.next().unwrap().to_string();
+    let pid: i32 = parts.next().unwrap().parse().unwrap();
+    let sock = server.sock.display().to_string();
+    register_in_pane(&s.env, &runs, pid, &pane_id, &sock);
+    let c = fails_only(&s.doctor(&["--tmux-socket", &sock]), "sessions");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!(
+            "runs session {runs}, not the configured {configured}"
+        )),
+        "{c}"
+    );
+    assert!(c["fix"].as_str().unwrap().contains(&configured), "{c}");
 }
 
 #[test]

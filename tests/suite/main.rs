@@ -29,6 +29,8 @@ mod mux_support;
 mod pi_support;
 #[path = "../probe_common/mod.rs"]
 mod probe_common;
+#[path = "../readme_support/mod.rs"]
+mod readme_support;
 #[path = "../scan_support/mod.rs"]
 mod scan_support;
 #[path = "../sessions_common/mod.rs"]
@@ -42,6 +44,7 @@ mod alerts_dialogs;
 mod alerts_watch;
 mod architecture;
 mod board_page;
+mod cli_help;
 mod close_adversarial;
 mod close_kills;
 mod close_refusals;

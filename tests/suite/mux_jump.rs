@@ -236,17 +236,11 @@ fn navigator_and_row(
 ) {
     use intercom_pane::clock::SystemClock;
     use intercom_pane::liveness::LivenessMode;
-    use intercom_pane::scan::{self, RootChoice, ScanOptions};
+    use intercom_pane::scan::{self, ScanOptions};
     let opts = ScanOptions {
-        data_root: env.path("data"),
-        root: RootChoice::Exact(env.path("root")),
-        repo: None,
-        fleet: None,
-        session_dirs: vec![env.path("sessions")],
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(env.path("no-tmux.sock")),
-        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
-        kept_panes: None,
+        ..crate::scan_support::scan_options(env, env.path("root"))
     };
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
     let row = pass

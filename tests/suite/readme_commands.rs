@@ -1,7 +1,9 @@
-//! The test commands the README and CI give still name tests that exist: every
-//! `cargo test --test NAME [MODULE]` a test binary (`tests/NAME/main.rs`) and its module filter a
+//! The test commands the README, the docs and CI give still name tests that exist: every
+//! `cargo test --test NAME [MODULE]` a test binary (`tests/<name>/main.rs`) and its module filter a
 //! module of it, so a command cannot silently run nothing after tests move.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::readme_support;
 
 use std::path::Path;
 
@@ -10,7 +12,24 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
     let top = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
     let mut checked = 0;
-    for doc in ["README.md", ".ci/run"] {
+    let mut docs: Vec<String> = [
+        "README.md",
+        ".ci/run",
+        "linux/README.md",
+        "fuzz/README.md",
+        "CONTRIBUTING.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Every page of the reference.
+    for e in std::fs::read_dir(top.join("docs")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            docs.push(format!("docs/{name}"));
+        }
+    }
+    assert!(docs.len() >= 8, "{docs:?}");
+    for doc in docs.iter().filter(|d| top.join(d).exists()) {
         let text = std::fs::read_to_string(top.join(doc)).unwrap();
         for (flag, dir) in [("--test ", "tests"), ("--bench ", "benches")] {
             for after in text.split(flag).skip(1) {
@@ -23,6 +42,11 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
                     .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .next()
                     .unwrap_or("");
+                // A placeholder (`NAME`, `MODULE`) names nothing to check.
+                let placeholder = |w: &str| w.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+                if placeholder(name) {
+                    continue;
+                }
                 checked += 1;
                 let target = if dir == "tests" {
                     top.join(dir).join(name).join("main.rs")
@@ -35,7 +59,12 @@ fn every_test_command_names_a_binary_and_module_that_exist() {
                 }
                 let is_name = |w: &&str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 // A module filter follows the name only when the command goes on after it.
-                if let Some(module) = words.next().filter(is_name).filter(|_| word == name) {
+                if let Some(module) = words
+                    .next()
+                    .filter(is_name)
+                    .filter(|m| !placeholder(m))
+                    .filter(|_| word == name)
+                {
                     if !top
                         .join(dir)
                         .join(name)
@@ -82,4 +111,52 @@ fn ci_skips_every_real_pi_module_in_the_main_run() {
         .filter(|m| !ci.contains(&format!("--skip {m}::")))
         .collect();
     assert!(unskipped.is_empty(), ".ci/run runs {unskipped:?} twice");
+}
+
+/// The README's completions and man step, word for word, on a fresh account: an empty HOME, the
+/// binary where `cargo install` puts it, `~/.local/bin` not on PATH. Every file lands where the
+/// shells look, and `man intercom-pane-doctor` finds its page.
+#[test]
+#[cfg_attr(
+    not(has_man),
+    ignore = "man-db's man and manpath are not on PATH (.ci/run installs man-db)"
+)]
+fn the_completions_and_man_step_works_on_a_fresh_account() {
+    let block = readme_support::sh_block("intercom-pane completions bash");
+    let fresh = readme_support::FreshHome::new();
+    let home = fresh.home();
+    let o = std::process::Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &block])
+        .current_dir(&home)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", fresh.path_env(&[]))
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "80")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{block}\n---\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for (file, holds) in [
+        (
+            ".local/share/bash-completion/completions/intercom-pane",
+            "close-worker",
+        ),
+        (".zfunc/_intercom-pane", "#compdef intercom-pane"),
+        (
+            ".config/fish/completions/intercom-pane.fish",
+            "complete -c intercom-pane",
+        ),
+    ] {
+        let text = std::fs::read_to_string(home.join(file)).unwrap_or_default();
+        assert!(text.contains(holds), "{file}: {text:.200}");
+    }
+    // The page itself, as man shows it.
+    assert!(out.contains("intercom-pane-doctor"), "{out}");
+    assert!(out.contains("--json"), "{out}");
 }

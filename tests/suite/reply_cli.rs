@@ -73,9 +73,9 @@ fn refusals_come_before_anything_is_sent() {
             "control character (ESC) at character 3",
         ),
         (&["Worker", &"x".repeat(2001)], 4, "2001 characters"),
-        (&["Nobody", "hi"], 5, "no seat named"),
-        (&["Idle", "hi"], 6, "reply needs a registered seat"),
-        (&["Coordinator", "hi"], 6, "reply needs a registered seat"),
+        (&["Nobody", "hi"], 5, "no seat named \"Nobody\"; the board knows: "),
+        (&["Idle", "hi"], 6, "no pi has registered this seat: start its pi with the intercom-pane extension installed"),
+        (&["Coordinator", "hi"], 6, "no pi has registered this seat"),
         (&["Worker"], 2, "give the text"),
         // This seat has no channel: what pi's editor would run or change is refused.
         (
@@ -93,9 +93,38 @@ fn refusals_come_before_anything_is_sent() {
         assert!(err.contains(msg), "{args:?}: {err}");
         assert!(o.stdout.is_empty());
     }
+    // An unknown name lists the names reply takes.
+    let err = String::from_utf8_lossy(&reply(&env, &sock, &["Nobody", "hi"]).stderr).into_owned();
+    for name in ["Coordinator", "Worker", "Idle"] {
+        assert!(err.contains(name), "{err}");
+    }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let typed = std::fs::read_to_string(env.path("typed.txt")).unwrap_or_default();
     assert_eq!(typed, "", "nothing reached the pane");
+}
+
+/// A pi that runs in the worker's pane but never registered (no extension loaded): the refusal
+/// says what to do, install the extension and `/reload` in that pi.
+#[test]
+fn a_pi_without_the_extension_is_told_how_to_get_it() {
+    let env = Env::new().with_system_path();
+    roster(&env);
+    let bin = env.path("fake");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pi = mux_support::fake_pi(&bin);
+    let server = TmuxServer::start("Idle", &env.path("root"), &[pi.to_str().unwrap(), "600"]);
+    wait_for(10_000, || {
+        let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+        (l.trim() == "pi").then_some(())
+    })
+    .expect("the pane runs pi");
+    let o = reply(&env, &server.sock, &["Idle", "hi"]);
+    assert_eq!(o.status.code(), Some(6), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot reply to root/Idle: its pi runs without the intercom-pane extension: install it (pi install <checkout>/linux/pi-extension), then type /reload in that pi"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -129,16 +129,28 @@ pub(crate) fn resume(env: &Env, pi: &Path, extra: &[&str]) -> (i32, Value, Strin
     )
 }
 
+/// The coordinator's window first, then every other window's name (the resumed workers open in
+/// sessions of their own, which tmux may list before `coord`).
 fn windows(server: &TmuxServer) -> Vec<String> {
-    server
-        .tmux(&["list-windows", "-a", "-F", "#{window_name}"])
+    let listed = server.tmux(&[
+        "list-windows",
+        "-a",
+        "-F",
+        "#{session_name}\t#{window_name}",
+    ]);
+    let (coord, others): (Vec<_>, Vec<_>) = listed
         .lines()
-        .map(str::to_string)
+        .filter_map(|l| l.split_once('\t'))
+        .partition(|(s, _)| *s == "coord");
+    coord
+        .into_iter()
+        .chain(others)
+        .map(|(_, w)| w.to_string())
         .collect()
 }
 
 #[test]
-fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
+fn a_closed_worker_resumes_once_in_a_session_of_its_own_that_outlives_the_coordinators() {
     let env = Env::new().with_system_path();
     let file = setup(&env, ID1, "Docs", "docs");
     let server = coordinator(&env);
@@ -161,6 +173,31 @@ fn a_closed_worker_resumes_once_in_a_new_window_of_the_coordinators_session() {
     let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed"]);
     assert_eq!(code, 4, "{out}");
     assert_eq!(windows(&server)[1..], ["Docs"]);
+    // The refusal says where it runs, and what to do instead.
+    let why = out["reason"].as_str().unwrap();
+    let pane = server
+        .tmux(&[
+            "list-panes",
+            "-t",
+            "=Docs:",
+            "-F",
+            "#{pane_id} #{window_id}",
+        ])
+        .trim()
+        .to_string();
+    let (pane, window) = pane.split_once(' ').unwrap();
+    assert!(
+        why.starts_with("registration: pid")
+            && why.contains(&format!(
+                "in tmux pane {pane} (session Docs, window {window})"
+            ))
+            && why.contains("nothing to resume: go to it with the sidebar's ⏎"),
+        "{why}"
+    );
+    // Ending the coordinator's session (as restarting the coordinator may) leaves it running.
+    server.tmux(&["kill-session", "-t", "=coord"]);
+    let still = server.tmux(&["list-panes", "-t", "=Docs:", "-F", "#{pane_id}"]);
+    assert_eq!(still.trim(), pane);
 }
 
 #[test]
@@ -420,7 +457,12 @@ fn an_unregistered_pi_that_could_run_the_session_blocks_the_resume() {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     std::fs::create_dir_all(env.path("elsewhere")).unwrap();
     server.new_session("hidden", &env.path("elsewhere"), &argv);
-    let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+    // The pane's pi starts a moment after its session (on a loaded machine, a while).
+    let (code, out) = wait_for(15_000, || {
+        let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed", "--dry-run"]);
+        (code != 0).then_some((code, out))
+    })
+    .unwrap_or((0, json!("the pi in session hidden was never seen")));
     assert_eq!(code, 4, "{out}");
     let why = out["reason"].as_str().unwrap().to_string();
     assert!(why.starts_with("pi: pid"), "{why}");

@@ -182,6 +182,39 @@ fn status_json_projects_the_intercom_fixture_root() {
         .map(|w| w["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Builder", "Reviewer", "Docs"]);
+    // Without --json: the same page as a list, one line per worker in the same order.
+    let plain: Vec<&str> = base.iter().copied().filter(|a| *a != "--json").collect();
+    let o = env.run(&plain);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    let firsts: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(firsts[..3], ["Builder", "Reviewer", "Docs"], "{text}");
+    for (w, line) in workers
+        .iter()
+        .zip(text.lines().filter(|l| !l.starts_with(' ')))
+    {
+        let state = w["boardState"].as_str().unwrap();
+        let activity = w["observedStatus"].as_str().unwrap();
+        assert!(
+            line.contains(&format!(" {state} ("))
+                && line.contains(&format!("activity {activity} ")),
+            "{line}"
+        );
+        assert!(line.contains("connection unknown (not checked)"), "{line}");
+    }
+    assert!(text.contains("report: needs decision"), "{text}");
+    assert!(
+        text.contains("3 of 3 configured workers (1–3), scanned 2026-11-29T10:00:30.000Z"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('{') && !text.contains("not_checked"),
+        "{text}"
+    );
     assert_eq!(workers[0]["observedStatus"], "thinking");
     assert_eq!(workers[0]["lastActivity"], "Thinking");
     assert_eq!(workers[0]["evidence"], "recent");

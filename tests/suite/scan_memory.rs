@@ -11,8 +11,7 @@ use std::time::Duration;
 use intercom_pane::clock::{parse_iso, FixedClock};
 use intercom_pane::evidence::reports::report_file_name;
 use intercom_pane::evidence::ScanMemory;
-use intercom_pane::liveness::LivenessMode;
-use intercom_pane::scan::{self, RootChoice, ScanOptions};
+use intercom_pane::scan::{self, ScanOptions};
 use scan_support::*;
 use serde_json::{json, Value};
 
@@ -55,17 +54,7 @@ fn a_pass_with_the_sidebars_memory_equals_a_one_shot_pass_through_every_change()
     }
     let log = logs.join(format!("writer-{WRITER}.jsonl"));
     std::fs::write(&log, log_line(&ids[0].1, 1, true)).unwrap();
-    let opts = ScanOptions {
-        data_root: env.path("data"),
-        root: RootChoice::Exact(root.clone()),
-        repo: None,
-        fleet: None,
-        session_dirs: vec![env.path("sessions")],
-        liveness: LivenessMode::AssumeAlive,
-        tmux_socket: None,
-        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
-        kept_panes: None,
-    };
+    let opts = scan_options(&env, root.clone());
     let memory = ScanMemory::new();
     // Files written in the last 2 s are always read again: let them settle, so the memory is
     // used.

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use mux_support::{fake_pi, wait_for, TmuxServer};
 use scan_support::*;
-use serde_json::json;
 
 #[test]
 fn a_worker_whose_pane_runs_another_session_is_unknown_not_idle() {
@@ -49,20 +48,7 @@ fn a_worker_whose_pane_runs_another_session_is_unknown_not_idle() {
     let mut parts = line.split_whitespace();
     let pane_id = parts.next().unwrap().to_string();
     let pid: i32 = parts.next().unwrap().parse().unwrap();
-    let id = intercom_pane::proc::identity(pid).unwrap();
-    let seats = env.path("data/seats/pi/other");
-    std::fs::create_dir_all(&seats).unwrap();
-    std::fs::write(
-        seats.join("registration.json"),
-        json!({"version": 1, "seat": "other", "sessionId": "other-2", "pid": pid,
-            "startTicks": id.start_ticks, "bootId": id.boot_id,
-            "startedAt": "2026-11-29T23:13:00.000Z",
-            "runState": {"state": "idle", "seq": 1, "at": "2026-11-29T23:13:00.000Z",
-                "event": "agent_settled"},
-            "mux": {"kind": "tmux", "socket": sock, "session": "W", "paneId": pane_id}})
-        .to_string(),
-    )
-    .unwrap();
+    register_in_pane(&env, "other-2", pid, &pane_id, &sock);
     let (state, reason, source) = st(&scan_json(&env, &["--tmux-socket", &sock]));
     assert_eq!(
         (state.as_str(), reason.as_str()),

@@ -36,14 +36,21 @@ fn unescaped_the_values_do_run_so_the_log_can_tell() {
     assert_ne!(reported(&server, "=h:1", "window_name"), name);
 }
 
-#[test]
-fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
+/// A logged server with session `h`, its markers armed, our client for it and its first pane.
+fn logged_server() -> (tempfile::TempDir, TmuxServer, Markers, Tmux, String) {
     let base = tempfile::tempdir().unwrap();
     let server = TmuxServer::start_logged("h", base.path(), &[]);
     let m = Markers::on(&server);
     let t = Tmux::at_socket(&server.sock);
     let first = server.tmux(&["display-message", "-p", "-t", "=h:", "#{pane_id}"]);
-    let first = first.trim();
+    let first = first.trim().to_string();
+    (base, server, m, t, first)
+}
+
+#[test]
+fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
+    let (base, server, m, t, first) = logged_server();
+    let first = first.as_str();
     let names = m.values("n");
     let dirs = folders(base.path(), &m.values("d"));
     let titles = m.values("t");
@@ -51,6 +58,7 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
     for (i, name) in names.iter().enumerate() {
         let req = NewWindow {
             beside: first.to_string(),
+            own_session: false,
             name: name.clone(),
             cwd: dirs[i].clone(),
             argv: sleeper(),
@@ -103,6 +111,7 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
     let tabbed = dirs.last().unwrap();
     let req = NewWindow {
         beside: first.to_string(),
+        own_session: false,
         name: "plain".into(),
         cwd: tabbed.clone(),
         argv: sleeper(),
@@ -122,6 +131,55 @@ fn windows_splits_titles_and_markers_keep_hostile_values_exactly() {
         t.new_window(&gone, soon(5000)).unwrap_err().code,
         ErrorCode::BadRequest
     );
+    m.assert_none_ran(&server);
+}
+
+/// A window in a session of its own (`resume-worker`'s placement): the session is named like
+/// the hostile name exactly (only `:` `.` `\\` `$`, which tmux would change, become `_`), a taken
+/// name gets `-2`, the window keeps the name and the folder exactly, nothing is expanded, and the
+/// session outlives the one it was opened beside.
+#[test]
+fn own_sessions_keep_hostile_names_exactly_and_outlive_the_first_session() {
+    let (base, server, m, t, first) = logged_server();
+    let first = first.as_str();
+    let names = m.name_values("o");
+    let dirs = folders(base.path(), &m.values("e"));
+    let mut made = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if name.contains(['\n', '\t']) {
+            continue;
+        }
+        let req = NewWindow {
+            beside: first.to_string(),
+            own_session: true,
+            name: name.clone(),
+            cwd: dirs[i].clone(),
+            argv: sleeper(),
+            env: Vec::new(),
+        };
+        let w = t
+            .new_window(&req, soon(10_000))
+            .unwrap_or_else(|e| panic!("own session {name:?}: {e:?}"));
+        let like = intercom_pane::mux::tmux::literal::session_name_like(name);
+        assert_eq!(reported(&server, &w.id, "session_name"), like);
+        assert_eq!(reported(&server, &w.id, "window_name"), *name);
+        wait_cwd(&server, &w.id, &dirs[i]);
+        // The same name again: a session of its own beside it, never the same one.
+        let again = t.new_window(&req, soon(10_000)).unwrap();
+        assert_eq!(
+            reported(&server, &again.id, "session_name"),
+            format!("{like}-2")
+        );
+        made.push(w.id);
+    }
+    assert!(made.len() >= 3, "{names:?}");
+    server.tmux(&["kill-session", "-t", "=h"]);
+    for id in &made {
+        assert!(
+            t.find_pane(id, soon(5000)).unwrap().is_some(),
+            "{id} ended with the first session"
+        );
+    }
     m.assert_none_ran(&server);
 }
 
@@ -180,6 +238,7 @@ fn every_target_but_a_pane_id_is_refused_before_tmux_runs() {
         bad(t.split_above(&req, soon(5000)).map(|_| ()), "split_above");
         let w = NewWindow {
             beside: target.clone(),
+            own_session: false,
             name: "w".into(),
             cwd: base.path().to_path_buf(),
             argv: sleeper(),

@@ -250,6 +250,23 @@ fn the_tpm_entry_point_at_the_top_loads_the_same_plugin() {
     assert!(bound(&server, "M").unwrap().contains("open-pane.sh"));
 }
 
+/// pi warns in every pane while tmux's extended keys are off (it reads `tmux show -gv
+/// extended-keys`, and wants `on` or `always`): the plugin turns them on, unless told not to.
+#[test]
+fn the_plugin_turns_extended_keys_on_as_pi_asks_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TmuxServer::start("ek", dir.path(), &[]);
+    assert_eq!(server.tmux(&["show", "-gv", "extended-keys"]).trim(), "off");
+    server.tmux(&["run-shell", PLUGIN]);
+    assert_eq!(server.tmux(&["show", "-gv", "extended-keys"]).trim(), "on");
+    let dir = tempfile::tempdir().unwrap();
+    let server = TmuxServer::start("ek", dir.path(), &[]);
+    server.tmux(&["set-option", "-g", "@intercom-pane-extended-keys", "off"]);
+    server.tmux(&["run-shell", PLUGIN]);
+    assert_eq!(server.tmux(&["show", "-gv", "extended-keys"]).trim(), "off");
+    assert!(bound(&server, "M").unwrap().contains("open-pane.sh"));
+}
+
 #[test]
 fn the_key_goes_to_an_existing_sidebar_in_another_window_of_the_session() {
     let p = plugged(&[]);

@@ -443,3 +443,92 @@ fn a_closed_workers_details_give_the_resume_command() {
         "{screen}"
     );
 }
+
+/// A seat found without any setup (a pi in a pane: no roster, no extension) shows its details in
+/// plain words: no raw codes (`not_checked`, `first-user-message`, `pane_runs_pi`), no Intercom
+/// fields it cannot have, and a reply refusal that says what to do.
+#[test]
+fn a_zero_setup_seat_shows_plain_words() {
+    use intercom_pane::board::provenance::TaskSource;
+    use intercom_pane::board::reason::{StateReason, StateSource};
+    use intercom_pane::scan::ReplyUnavailable;
+    use intercom_pane::snapshot::{ConnectionView, ReplyPath, RowRole};
+    let mut snap = demo(3);
+    {
+        let r = &mut snap.rows[1];
+        r.name = "build %3".into();
+        r.role = RowRole::Seat;
+        r.state = BoardState::Idle;
+        r.state_reason = StateReason::PaneRunsPi;
+        r.state_source = StateSource::Mux(intercom_pane::mux::MuxKind::Tmux);
+        r.connection = ConnectionView::not_checked();
+        r.activity = None;
+        r.report = None;
+        r.handoff = None;
+        r.close_job = None;
+        r.question = None;
+        r.last_error = None;
+        r.responsibility = None;
+        r.task_source = Some(TaskSource::FirstUserMessage);
+        r.reply = ReplyPath::Unavailable {
+            reason: ReplyUnavailable::NoExtension.to_string(),
+        };
+    }
+    let mut a = app_with(false, snap);
+    while !screen(&a, 120, 40).contains("›· build %3") {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Char('d'));
+    let s = screen(&a, 160, 40);
+    let details: String = s
+        .lines()
+        .skip_while(|l| !l.contains("Details · build %3"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        details.contains("its pane runs pi (source: tmux)"),
+        "{details}"
+    );
+    assert!(
+        details.contains("(source: first user message)"),
+        "{details}"
+    );
+    assert!(
+        details
+            .contains("install it (pi install <checkout>/linux/pi-extension), then type /reload"),
+        "{details}"
+    );
+    for absent in ["Connection", "Activity", "Report"] {
+        assert!(!details.contains(absent), "{absent}: {details}");
+    }
+    // No snake_case or dashed code anywhere in it (paths aside).
+    let code = details.split_whitespace().find(|w| {
+        let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        !w.contains('/')
+            && (w.contains('_') || w.matches('-').count() >= 2)
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c == '-')
+    });
+    assert_eq!(code, None, "{details}");
+}
+
+/// The sidebar's header and `scan --print` count the seats that wait on you with the same words
+/// and the same rule, from one pass (errors are counted beside, in words of their own).
+#[test]
+fn the_header_and_scan_print_say_waiting_on_you_alike() {
+    use crate::scan_support::{pi_root, scan_options, Env};
+    use intercom_pane::clock::SystemClock;
+    use intercom_pane::scan;
+    let env = Env::new();
+    pi_root(&env, &["waiting", "error", "idle", "tool"]);
+    let opts = scan_options(&env, env.path("root"));
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
+    let printed = intercom_pane::views::print::print_table(&pass.records, "b");
+    assert!(printed.contains(", 1 waiting on you, "), "{printed}");
+    let a = app_with(false, pass.snapshot.clone());
+    let s = screen(&a, 120, 20);
+    let head = s.lines().next().unwrap();
+    assert!(head.contains(" · 1 waiting on you · 1 in error"), "{head}");
+    assert!(!s.contains("need attention"), "{s}");
+}

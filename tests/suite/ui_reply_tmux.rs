@@ -177,7 +177,7 @@ fn r_on_an_offline_row_then_o_r_text_enter_sends_nothing_to_anyone() {
     assert!(selected(&s).contains("offline"), "{s}");
     rig.keys(&["r"]);
     rig.wait("the refusal", |s| {
-        s.contains("no reply to Gone: reply needs a registered seat")
+        s.contains("no reply to Gone: no pi has registered this seat")
     });
     rig.keys(&["o", "r"]);
     rig.text("hello there");

@@ -84,6 +84,16 @@ impl Job<'_> {
         self.end(CloseState::TimedOut, Some(CloseReason::Timeout), detail)
     }
 
+    /// Ended `interrupted`: a quit signal (Ctrl-C) stopped the wait; nothing was closed, and the
+    /// job is recorded as over, so the next close starts afresh instead of meeting a fence.
+    fn stopped(&self, while_: &str) -> Ending {
+        self.end(
+            CloseState::Interrupted,
+            Some(CloseReason::Interrupted),
+            &format!("stopped while {while_}; nothing was closed"),
+        )
+    }
+
     /// Ended `uncertain`: the close was attempted and its result is not known to be complete.
     fn uncertain(&self, detail: &str, closed: Option<Closed>) -> Ending {
         self.end_with(
@@ -132,8 +142,18 @@ pub(super) fn run(j: &Job) -> Ending {
 
 /// The stages in order; each returns the run's ending when it stops the run.
 fn run_stages(j: &Job, progress: &mut Progress) -> Result<Ending, Ending> {
-    ask(j)?;
+    let asked = ask(j)?;
+    progress.note(&format!(
+        "asked {} ({asked}) to save its handoff: its model must run `intercom-pane handoff --job {}`; waiting up to {} s (Ctrl-C stops waiting, nothing is closed)",
+        crate::text::sanitize(&j.agent.name),
+        j.id,
+        (j.deadline_at - j.now()).max(0) / 1000
+    ));
     let handoff_at = await_handoff(j, progress)?;
+    progress.note(&format!(
+        "{} saved its handoff; waiting for its turn to end",
+        crate::text::sanitize(&j.agent.name)
+    ));
     let file = session_file(j)?;
     await_settlement(j, progress, &file, handoff_at)?;
     progress.tick("verifying", j.now(), j.deadline_at);
@@ -142,16 +162,27 @@ fn run_stages(j: &Job, progress: &mut Progress) -> Result<Ending, Ending> {
     Ok(close_pinned(j, &pin, &v, &file, &settled_evidence))
 }
 
-/// Ask the worker, on its reply path, to save its handoff; the job then awaits it.
-fn ask(j: &Job) -> Result<(), Ending> {
+/// Ask the worker, on its reply path, to save its handoff; the job then awaits it. Returns how
+/// the request went (`delivered through channel`, `queued behind its running turn …`).
+fn ask(j: &Job) -> Result<String, Ending> {
     let job = j.id;
     let ask = format!(
         "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
     );
-    match reply::send(j.pass, j.key, &ask, j.now()) {
+    use crate::mux::pi_channel::Outcome;
+    let how = match reply::send(j.pass, j.key, &ask, j.now()) {
         // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
         // deadline, decides.
-        Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {}
+        Ok(r) if r.delivered || r.outcome == Outcome::Unconfirmed => {
+            let via = r.transport.name();
+            match r.outcome {
+                Outcome::Queued => {
+                    format!("queued through {via}: it is busy, so the request waits for its turn to end")
+                }
+                Outcome::Unconfirmed => format!("sent through {via}, not confirmed"),
+                _ => format!("delivered through {via}"),
+            }
+        }
         Ok(r) => {
             return Err(j.end(
                 CloseState::Failed,
@@ -160,9 +191,10 @@ fn ask(j: &Job) -> Result<(), Ending> {
             ))
         }
         Err(e) => return Err(j.failed(CloseReason::DeliveryFailed, &e)),
-    }
+    };
     mark_awaiting_handoff(j.root, j.agent, job, j.now())
-        .map_err(|e| j.failed(CloseReason::SaveFailed, &e))
+        .map_err(|e| j.failed(CloseReason::SaveFailed, &e))?;
+    Ok(how)
 }
 
 /// Wait for the handoff (the worker's `handoff` moves the job to awaiting_settlement); its time.
@@ -170,6 +202,9 @@ fn await_handoff(j: &Job, progress: &mut Progress) -> Result<Ms, Ending> {
     loop {
         if j.past_deadline() {
             return Err(j.timed_out("no handoff before the deadline"));
+        }
+        if crate::signals::stop_requested() {
+            return Err(j.stopped("waiting for the handoff"));
         }
         progress.tick("awaiting handoff", j.now(), j.deadline_at);
         if !j.pi_runs() {
@@ -229,6 +264,9 @@ fn await_settlement(
     loop {
         if j.past_deadline() {
             return Err(j.timed_out("the turn did not settle before the deadline"));
+        }
+        if crate::signals::stop_requested() {
+            return Err(j.stopped("waiting for the turn to end after the handoff"));
         }
         progress.tick("awaiting settlement", j.now(), j.deadline_at);
         if !j.pi_runs() {

@@ -59,6 +59,20 @@ impl<'a> Progress<'a> {
         self.stage = stage.to_string();
     }
 
+    /// One plain line that stays (what the run waits for and why), printed above the updating
+    /// line; off with `--json`.
+    pub(super) fn note(&mut self, text: &str) {
+        if !self.on {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        if self.tty && self.drawn {
+            let _ = write!(err, "\r\x1b[K");
+            self.drawn = false;
+        }
+        let _ = writeln!(err, "close-worker: {}", crate::text::sanitize(text));
+    }
+
     /// End the updating line (terminal only) before the report is printed.
     pub(super) fn done(&mut self) {
         if self.on && self.tty && self.drawn {

@@ -151,7 +151,7 @@ pub fn advance_own(
     job: &mut Map<String, Value>,
     to: CloseState,
     at: &str,
-    reason: Option<&str>,
+    reason: Option<CloseReason>,
 ) -> Result<(), IllegalStep> {
     if let Some(lost) = lost_own_step(current(Some(job)), to) {
         advance(job, lost, at, None)?;

@@ -45,8 +45,10 @@ const SEND_DEADLINE: Duration = Duration::from_secs(8);
 pub enum Refusal {
     /// The text breaks a text rule (`reply_text.rs`).
     Text(TextError),
-    UnknownSeat(String),
-    Ambiguous(String),
+    /// No seat has that name: the name given, and the names the board knows.
+    UnknownSeat(String, Vec<String>),
+    /// More than one seat has that name: the name given, and their `<project>/<agent>` keys.
+    Ambiguous(String, Vec<String>),
     Connector(String),
     NoPath(String, String),
     ToolNotStarted(String),
@@ -113,7 +115,7 @@ impl Refusal {
             Refusal::Text(TextError::EditorCommand(_) | TextError::EditorTab(_)) => {
                 ReplyExit::NotTypeable
             }
-            Refusal::UnknownSeat(_) | Refusal::Ambiguous(_) => ReplyExit::UnknownSeat,
+            Refusal::UnknownSeat(..) | Refusal::Ambiguous(..) => ReplyExit::UnknownSeat,
             Refusal::NoPath(..) => ReplyExit::NoPath,
             Refusal::Connector(_) => ReplyExit::Connector,
             Refusal::ToolNotStarted(_) => ReplyExit::ToolNotStarted,
@@ -129,11 +131,22 @@ impl std::fmt::Display for Refusal {
         let reason = |s: &str| crate::text::clip(&crate::text::sanitize(s), 300);
         match self {
             Refusal::Text(e) => e.fmt(f),
-            Refusal::UnknownSeat(s) => write!(f, "no seat named {:?}", clean(s)),
-            Refusal::Ambiguous(s) => write!(
+            Refusal::UnknownSeat(s, known) if known.is_empty() => write!(
                 f,
-                "{:?} names more than one seat; give <project>/<agent>",
+                "no seat named {:?}: the board shows no seat at all (`intercom-pane doctor` says why)",
                 clean(s)
+            ),
+            Refusal::UnknownSeat(s, known) => write!(
+                f,
+                "no seat named {:?}; the board knows: {}",
+                clean(s),
+                name_list(known)
+            ),
+            Refusal::Ambiguous(s, keys) => write!(
+                f,
+                "{:?} names more than one seat ({}); give one of them as <project>/<agent>",
+                clean(s),
+                name_list(keys)
             ),
             Refusal::Connector(s) => write!(f, "{} is a connector row: not replied to", clean(s)),
             Refusal::NoPath(s, why) => write!(f, "cannot reply to {}: {}", clean(s), reason(why)),
@@ -146,6 +159,20 @@ impl std::fmt::Display for Refusal {
             }
         }
     }
+}
+
+/// Names for a message: sanitized, at most 20, then how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut out: Vec<String> = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| crate::text::clip(&crate::text::sanitize(n), 60))
+        .collect();
+    if names.len() > SHOWN {
+        out.push(format!("and {} more", names.len() - SHOWN));
+    }
+    out.join(", ")
 }
 
 /// How the text travelled.
@@ -255,8 +282,12 @@ pub fn check_text(text: &str) -> Result<(), Refusal> {
 pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget), Refusal> {
     let key = match scan.find_seat(who) {
         Ok(k) => k,
-        Err(crate::scan::SeatLookup::Unknown) => return Err(Refusal::UnknownSeat(who.to_string())),
-        Err(crate::scan::SeatLookup::Ambiguous) => return Err(Refusal::Ambiguous(who.to_string())),
+        Err(crate::scan::SeatLookup::Unknown) => {
+            return Err(Refusal::UnknownSeat(who.to_string(), known_names(scan)))
+        }
+        Err(crate::scan::SeatLookup::Ambiguous(keys)) => {
+            return Err(Refusal::Ambiguous(who.to_string(), keys))
+        }
     };
     if scan
         .records
@@ -268,8 +299,31 @@ pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget
     match scan.reply_paths.get(key.as_str()) {
         Some(Ok(t)) => Ok((key, t)),
         Some(Err(why)) => Err(Refusal::NoPath(key, why.to_string())),
-        None => Err(Refusal::UnknownSeat(who.to_string())),
+        None => Err(Refusal::UnknownSeat(who.to_string(), known_names(scan))),
     }
+}
+
+/// The names `reply` takes, in board order, each once: an agent name only one seat has, else
+/// the seats' `<project>/<agent>` keys.
+fn known_names(scan: &Scan) -> Vec<String> {
+    let count = |agent: &str| {
+        scan.records
+            .iter()
+            .filter(|r| r.agent.to_lowercase() == agent.to_lowercase())
+            .count()
+    };
+    let mut out: Vec<String> = Vec::new();
+    for r in scan.records.iter().filter(|r| r.connector.is_none()) {
+        let name = if count(&r.agent) == 1 {
+            r.agent.clone()
+        } else {
+            r.key().to_string()
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 /// The seat's registration read again right before sending: still the same live pi in the

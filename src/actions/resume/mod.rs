@@ -250,13 +250,26 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     let key = SeatKey::new(&scan::base_name(root), &agent.name);
     let record = pass.records.iter().find(|r| r.key() == key);
-    if let Some((w, _)) = live::live_registration(root, &req.scan.data_root, &agent.session_id) {
+    if let Some((mut w, reg)) =
+        live::live_registration(root, &req.scan.data_root, &agent.session_id)
+    {
+        if let Some(m) = &reg.mux {
+            w.detail.push_str(&where_registered(m));
+        }
         return Err(still(w));
     }
     if record.is_some_and(|r| r.alive == Some(true)) {
+        let pane = pass
+            .snapshot
+            .rows
+            .iter()
+            .find(|r| r.seen_key == key.as_str())
+            .and_then(|r| r.pane.as_ref())
+            .map(|p| format!(" ({} pane {})", p.kind.name(), sanitize(&p.pane_id)))
+            .unwrap_or_default();
         return Err(still(Witness {
             kind: WitnessKind::Pane,
-            detail: "the board shows a pane running this worker".into(),
+            detail: format!("the board shows a pane running this worker{pane}"),
         }));
     }
     let session_file = saved_session(&agent, record)?;
@@ -286,7 +299,11 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
         .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
     checks.push(format!(
-        "new window beside the coordinator's pane {} ({})",
+        "new {} on the server of the coordinator's pane {} ({})",
+        match mux.kind() {
+            crate::mux::MuxKind::Tmux => "tmux session named like the worker",
+            _ => "tab beside it",
+        },
         beside.id,
         mux.kind().name()
     ));
@@ -322,7 +339,42 @@ fn launch_spec_of(root: &Path, agent: &Agent) -> Result<Option<LaunchSpec>, Endi
 
 /// A witness that the session still runs, as the refusal that reports it.
 fn still(w: Witness) -> Ending {
-    refused(ResumeExit::StillLive, format!("{}: {}", w.kind, w.detail))
+    let next = match w.kind {
+        WitnessKind::Registration | WitnessKind::Pane => {
+            "it still runs, so there is nothing to resume: go to it with the sidebar's ⏎, or close it first (close-worker) to start it again"
+        }
+        _ => "it may still run, so nothing is resumed: end that process first if it is a leftover",
+    };
+    refused(
+        ResumeExit::StillLive,
+        format!("{}: {}; {next}", w.kind, w.detail),
+    )
+}
+
+/// Where a registered pi runs, from its registration: ` in tmux pane %5 (session Docs, window
+/// @2)`.
+fn where_registered(m: &crate::evidence::registrations::MuxRecord) -> String {
+    let Some(pane) = &m.pane_id else {
+        return String::new();
+    };
+    let kind = m.kind.map(|k| k.name()).unwrap_or("its multiplexer's");
+    let (session_word, window_word) = match m.kind {
+        Some(crate::mux::MuxKind::Herdr) => ("workspace", "tab"),
+        _ => ("session", "window"),
+    };
+    let mut parts = Vec::new();
+    if let Some(s) = &m.session {
+        parts.push(format!("{session_word} {}", sanitize(s)));
+    }
+    if let Some(w) = &m.window_id {
+        parts.push(format!("{window_word} {}", sanitize(w)));
+    }
+    let place = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
+    format!(" in {kind} pane {}{place}", sanitize(pane))
 }
 
 /// The worker's saved session file, as the board found it, whose header names its session.

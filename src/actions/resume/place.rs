@@ -118,6 +118,9 @@ pub(super) fn window(
     };
     NewWindow {
         beside: beside.id.clone(),
+        // A session of its own (tmux): the worker outlives the coordinator's session, which a
+        // restart of the coordinator may end.
+        own_session: true,
         name: agent.name.clone(),
         cwd: spec.map_or(cwd, |s| s.cwd.as_path()).to_path_buf(),
         argv,

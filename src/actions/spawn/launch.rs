@@ -52,6 +52,7 @@ pub(super) fn window(req: &SpawnRequest, plan: &Plan) -> NewWindow {
     argv.extend(plan.args.iter().cloned());
     NewWindow {
         beside: plan.beside.id.clone(),
+        own_session: false,
         name: req.name.clone(),
         cwd: plan.cwd.clone(),
         argv,

@@ -60,6 +60,9 @@ impl Tmux {
         let beside = self.find_pane(beside.as_str(), deadline)?.ok_or_else(|| {
             MuxError::new(ErrorCode::PaneNotFound, "the pane to open beside is gone")
         })?;
+        if req.own_session {
+            return self.open_session(req, &name, &cwd, deadline);
+        }
         // `-a -t <window>`: the next free index after that pane's window, in its session; `-d`:
         // the person's current window stays current. The window id is one tmux printed and the
         // listing checked (`@N`).
@@ -77,5 +80,42 @@ impl Tmux {
             .arg("#{pane_id}");
         let args = with_env_and_argv(args, &req.env, &req.argv)?;
         self.run_new_pane(args, deadline)
+    }
+
+    /// `new-session -d` on this server (the one `beside` is on), named like the window; a taken
+    /// name gets `-2` … `-9` (tmux refuses a duplicate: nothing is created then).
+    fn open_session(
+        &self,
+        req: &NewWindow,
+        window: &str,
+        cwd: &str,
+        deadline: Instant,
+    ) -> Result<PaneInfo, MuxError> {
+        let base = literal::session_name_like(&req.name);
+        let mut last = None;
+        for n in 1..=9 {
+            let name = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let args = Args::new("new-session")
+                .arg("-d")
+                .arg("-s")
+                .arg(&literal::session_name(&name)?)
+                .arg("-n")
+                .arg(window)
+                .arg("-c")
+                .arg(cwd)
+                .arg("-P")
+                .arg("-F")
+                .arg("#{pane_id}");
+            let args = with_env_and_argv(args, &req.env, &req.argv)?;
+            match self.run_new_pane(args, deadline) {
+                Err(e) if e.detail.contains("duplicate session") => last = Some(e),
+                other => return other,
+            }
+        }
+        Err(last.unwrap_or_else(|| MuxError::new(ErrorCode::Failed, "no free session name")))
     }
 }

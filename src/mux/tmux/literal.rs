@@ -105,6 +105,20 @@ pub fn session_name(name: &str) -> Result<String, MuxError> {
     Ok(format_literal(name))
 }
 
+/// A session name tmux keeps as given, made from any name: the characters `session_name`
+/// refuses (`:` `.` `\\` `$`) become `_`.
+pub fn session_name_like(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if matches!(c, ':' | '.' | '\\' | '$') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// The value for `select-pane -T` (an empty title is allowed: it clears the title).
 pub fn pane_title(title: &str) -> Result<String, MuxError> {
     if !title.is_empty() {
