@@ -258,7 +258,6 @@ pub enum RosterStatus {
     },
 }
 
-/// Why the roster cannot be used (`roster.code` in the JSON).
 impl Row {
     /// Since when the seat is in its state, as far as the evidence says: when the evidence that
     /// decided happened (`state_at`; a dialog: when pi opened it), else the session file's newest
@@ -268,6 +267,7 @@ impl Row {
     }
 }
 
+/// Why the roster cannot be used (`roster.code` in the JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RosterCode {
     /// No Intercom root was found or given: a normal state, not an error.

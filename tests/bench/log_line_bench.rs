@@ -120,44 +120,73 @@ fn lines() -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn median_ns_per_line(lines: &[Vec<u8>], read: impl Fn(&[u8]) -> usize) -> f64 {
-    let mut runs: Vec<f64> = (0..ROUNDS)
-        .map(|_| {
+type Reader = fn(&[u8]) -> usize;
+
+fn hand(l: &[u8]) -> usize {
+    let f = Fields::parse(l).unwrap();
+    usize::from(f.str_at(const { field("event") }).is_some())
+        + usize::from(f.u64_at(const { field("version") }).is_some())
+}
+
+fn typed(l: &[u8]) -> usize {
+    let t: Typed = serde_json::from_slice(l).unwrap();
+    usize::from(t.event.is_some()) + usize::from(t.version.is_some())
+}
+
+fn raw(l: &[u8]) -> usize {
+    let r: Raw = serde_json::from_slice(l).unwrap();
+    usize::from(r.event.is_some()) + usize::from(r.version.is_some())
+}
+
+fn value(l: &[u8]) -> usize {
+    let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+    usize::from(v["event"].is_string()) + usize::from(v["version"].is_u64())
+}
+
+/// ns per line of each reader, the median of `ROUNDS` rounds run interleaved (a shared machine's
+/// load then weighs on every reader alike).
+fn interleaved(lines: &[&[u8]], readers: &[Reader]) -> Vec<f64> {
+    let mut runs = vec![Vec::new(); readers.len()];
+    for _ in 0..ROUNDS {
+        for (i, read) in readers.iter().enumerate() {
             let t = Instant::now();
             let mut n = 0;
             for l in lines {
                 n += read(black_box(l));
             }
             assert!(n >= lines.len(), "every line must read ({n})");
-            t.elapsed().as_nanos() as f64 / lines.len() as f64
+            runs[i].push(t.elapsed().as_nanos() as f64 / lines.len() as f64);
+        }
+    }
+    runs.into_iter()
+        .map(|mut r| {
+            r.sort_by(|a, b| a.total_cmp(b));
+            r[ROUNDS / 2]
         })
-        .collect();
-    runs.sort_by(|a, b| a.total_cmp(b));
-    runs[ROUNDS / 2]
+        .collect()
 }
 
 #[test]
 #[ignore = "benchmark: cargo test --release --test bench log_line_bench -- --ignored --nocapture"]
 fn hand_reader_against_derived_readers() {
-    let lines = lines();
-    let hand = median_ns_per_line(&lines, |l| {
-        let f = Fields::parse(l).unwrap();
-        usize::from(f.str_at(const { field("event") }).is_some())
-            + usize::from(f.u64_at(const { field("version") }).is_some())
-    });
-    let typed = median_ns_per_line(&lines, |l| {
-        let t: Typed = serde_json::from_slice(l).unwrap();
-        usize::from(t.event.is_some()) + usize::from(t.version.is_some())
-    });
-    let raw = median_ns_per_line(&lines, |l| {
-        let r: Raw = serde_json::from_slice(l).unwrap();
-        usize::from(r.event.is_some()) + usize::from(r.version.is_some())
-    });
-    let value = median_ns_per_line(&lines, |l| {
-        let v: serde_json::Value = serde_json::from_slice(l).unwrap();
-        usize::from(v["event"].is_string()) + usize::from(v["version"].is_u64())
-    });
-    println!(
-        "ns per observation line ({LINES} lines, median of {ROUNDS}): hand {hand:.0}, derived typed {typed:.0}, derived raw {raw:.0}, Value {value:.0}"
-    );
+    let all = lines();
+    let mixed: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+    // Only the flat lines (no escape, nothing nested): the hand scan's own path.
+    let flat: Vec<&[u8]> = all
+        .iter()
+        .step_by(4)
+        .map(Vec::as_slice)
+        .chain(all.iter().skip(1).step_by(4).map(Vec::as_slice))
+        .chain(all.iter().skip(2).step_by(4).map(Vec::as_slice))
+        .collect();
+    for (name, lines) in [
+        ("mixed (1 in 4 escaped and nested)", &mixed),
+        ("flat", &flat),
+    ] {
+        let r = interleaved(lines, &[hand, typed, raw, value]);
+        println!(
+            "ns per observation line, {name}, {} lines, median of {ROUNDS} interleaved rounds: hand {:.0}, derived typed {:.0} ({:.2}x), derived raw {:.0} ({:.2}x), Value {:.0} ({:.2}x)",
+            lines.len(), r[0], r[1], r[1] / r[0], r[2], r[2] / r[0], r[3], r[3] / r[0]
+        );
+    }
 }

@@ -357,6 +357,12 @@ impl SimHost {
     /// for the same session in a new tmux session; returns the new pi's pid once registered.
     pub fn replace_pi(&self, w: usize) -> i32 {
         let old = self.pi_pid(w);
+        // The old pi's pane may be the server's last: kept alive, the new session is not raced
+        // by a server shutting down ("server exited unexpectedly").
+        self.tmux
+            .as_ref()
+            .unwrap()
+            .tmux(&["set-option", "-s", "exit-empty", "off"]);
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(old),
             nix::sys::signal::Signal::SIGKILL,

@@ -312,7 +312,12 @@ fn agent_prompt_replies_arrive_exactly_or_are_refused() {
     let (code, receipt, err) = w.reply(text);
     assert_eq!(code, 0, "{receipt} {err}");
     assert_eq!(receipt["transport"], "herdr", "{receipt}");
-    assert_eq!(receipt["outcome"], "delivered", "{receipt}");
+    // `queued` too: the label comes from the registration's run state, which can trail pi under
+    // load (docs/behaviour.md, the reply transports); that it arrived exactly once is checked below.
+    assert!(
+        receipt["outcome"] == "delivered" || receipt["outcome"] == "queued",
+        "{receipt}"
+    );
     expected.push(body(text));
     assert_eq!(w.wait_messages(expected.len(), &w.pane), expected);
     w.wait_idle();
