@@ -411,7 +411,7 @@ impl<P: Passes> Engine<P> {
         for (fd, i) in self.panes.fds() {
             push(fd, Src::Client(i));
         }
-        for (fd, _) in self.pids.fds() {
+        for fd in self.pids.fds() {
             push(fd, Src::Pid);
         }
         let timeout = match deadline {
@@ -447,8 +447,9 @@ impl<P: Passes> Engine<P> {
                     }
                 }
                 Src::Pid => {
-                    if let Some(id) = self.pids.take(p.fd) {
-                        self.pending.exited.push(id);
+                    let exited = self.pids.ready(p.fd);
+                    if !exited.is_empty() {
+                        self.pending.exited.extend(exited);
                         self.pending.note("exit");
                         // Its pane may have closed with it, or shows its shell now.
                         self.pending.servers.extend(self.panes.sockets());

@@ -86,6 +86,7 @@ struct Server {
     server_pid: Option<i32>,
     /// Its child processes when last compared (tmux without a control client).
     children: Option<Vec<i32>>,
+    children_file: ChildrenFile,
     checked_at: Instant,
     /// This tmux is too old for a control client (`CONTROL_FROM`).
     no_control: bool,
@@ -99,17 +100,55 @@ struct Server {
     last_error: Option<String>,
 }
 
+/// Most bytes of a children list read (about 9,000 pids).
+const CHILDREN_CAP: usize = 64 * 1024;
+
 /// The children of a single-threaded process (the tmux server): its main thread's `children`
-/// file alone, one read.
-fn main_thread_children(pid: i32) -> Option<Vec<i32>> {
-    let path = format!("/proc/{pid}/task/{pid}/children");
-    let bytes = crate::fsguard::read_capped(Path::new(&path), 64 * 1024).ok()?;
-    Some(
-        String::from_utf8_lossy(&bytes)
+/// file, kept open, so each compare is one `pread` from its start (no path lookup, open or close
+/// a wake; the kernel makes the list afresh for a read from offset 0).
+#[derive(Default)]
+struct ChildrenFile {
+    open: Option<(i32, std::fs::File)>,
+}
+
+impl ChildrenFile {
+    fn read(&mut self, pid: i32) -> Option<Vec<i32>> {
+        use std::os::unix::fs::FileExt;
+        if self.open.as_ref().map(|(p, _)| *p) != Some(pid) {
+            let path = format!("/proc/{pid}/task/{pid}/children");
+            self.open = std::fs::File::open(path).ok().map(|f| (pid, f));
+        }
+        let (_, file) = self.open.as_ref()?;
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // Bounded by CHILDREN_CAP; a short read is the end (the kernel fills what it can).
+        while bytes.len() < CHILDREN_CAP {
+            match file.read_at(&mut chunk, bytes.len() as u64) {
+                Ok(n) => {
+                    bytes.extend_from_slice(&chunk[..n]);
+                    if n < chunk.len() {
+                        break;
+                    }
+                }
+                Err(_) => {
+                    // The process is gone (or its file unreadable): open afresh next time.
+                    self.open = None;
+                    return None;
+                }
+            }
+        }
+        let kids: Vec<i32> = String::from_utf8_lossy(&bytes)
             .split_ascii_whitespace()
             .filter_map(|p| p.parse().ok())
-            .collect(),
-    )
+            .collect();
+        // A reaped process's file reads empty, not an error, and its pid may come back for
+        // another process: an empty list (a tmux server with no pane has ended) opens the path
+        // afresh next time.
+        if kids.is_empty() {
+            self.open = None;
+        }
+        Some(kids)
+    }
 }
 
 impl Server {
@@ -168,6 +207,7 @@ impl Panes {
                     socket: w.socket.clone(),
                     server_pid: w.server_pid,
                     children: None,
+                    children_file: ChildrenFile::default(),
                     checked_at: now,
                     no_control: false,
                     session: w.session.clone(),
@@ -293,7 +333,7 @@ impl Panes {
             if s.watched_by_children() {
                 if s.checked_at + CHILDREN_EVERY <= now {
                     s.checked_at = now;
-                    let mut kids = s.server_pid.and_then(main_thread_children);
+                    let mut kids = s.server_pid.and_then(|p| s.children_file.read(p));
                     if let Some(k) = kids.as_mut() {
                         k.sort_unstable();
                     }
@@ -354,5 +394,46 @@ impl Panes {
 
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kids_of(pid: i32, f: &mut ChildrenFile, want: usize) -> Vec<i32> {
+        // Bounded: the shell starts its children within moments.
+        for _ in 0..200 {
+            match f.read(pid) {
+                Some(k) if k.len() == want => return k,
+                _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+        f.read(pid).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_kept_children_file_reads_each_change_and_a_gone_process_reads_none() {
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let pid = sh.id() as i32;
+        let mut f = ChildrenFile::default();
+        let two = kids_of(pid, &mut f, 2);
+        assert_eq!(two.len(), 2, "{two:?}");
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(two[0]),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let one = kids_of(pid, &mut f, 1);
+        assert_eq!(one, vec![two[1]]);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(two[1]),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        sh.wait().unwrap();
+        assert!(f.read(pid).is_none_or(|k| k.is_empty()));
+        assert_eq!(f.read(pid), None, "opened afresh: the process is gone");
     }
 }
