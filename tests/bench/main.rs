@@ -2,22 +2,22 @@
 //! `cargo test --release --test bench MODULE -- --ignored --nocapture` (see docs/benchmarks.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-// Helpers shared by the test binaries (tests/<name>/mod.rs).
-#[path = "../hosts_support/mod.rs"]
+// Helpers shared by the test binaries (tests/support/<name>/mod.rs).
+#[path = "../support/hosts_support/mod.rs"]
 mod hosts_support;
-#[path = "../live_support/mod.rs"]
+#[path = "../support/live_support/mod.rs"]
 mod live_support;
-#[path = "../mux_herdr_fake/mod.rs"]
+#[path = "../support/mux_herdr_fake/mod.rs"]
 mod mux_herdr_fake;
-#[path = "../mux_support/mod.rs"]
+#[path = "../support/mux_support/mod.rs"]
 mod mux_support;
-#[path = "../pi_support/mod.rs"]
+#[path = "../support/pi_support/mod.rs"]
 mod pi_support;
-#[path = "../probe_common/mod.rs"]
+#[path = "../support/probe_common/mod.rs"]
 mod probe_common;
-#[path = "../scan_support/mod.rs"]
+#[path = "../support/scan_support/mod.rs"]
 mod scan_support;
-#[path = "../sessions_common/mod.rs"]
+#[path = "../support/sessions_common/mod.rs"]
 mod sessions_common;
 
 mod hosts_bench;

@@ -3,27 +3,27 @@
 //! compiled as ignored, with the reason. Run: `cargo test --test real_pi`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-// Helpers shared by the test binaries (tests/<name>/mod.rs).
+// Helpers shared by the test binaries (tests/support/<name>/mod.rs).
 #[allow(dead_code)]
-#[path = "../mux_herdr_fake/real.rs"]
+#[path = "../support/mux_herdr_fake/real.rs"]
 mod herdr_real;
-#[path = "../hostile_support/mod.rs"]
+#[path = "../support/hostile_support/mod.rs"]
 mod hostile_support;
-#[path = "../hosts_support/mod.rs"]
+#[path = "../support/hosts_support/mod.rs"]
 mod hosts_support;
-#[path = "../lock_step/mod.rs"]
+#[path = "../support/lock_step/mod.rs"]
 mod lock_step;
-#[path = "../mux_support/mod.rs"]
+#[path = "../support/mux_support/mod.rs"]
 mod mux_support;
-#[path = "../pi_support/mod.rs"]
+#[path = "../support/pi_support/mod.rs"]
 mod pi_support;
-#[path = "../readme_support/mod.rs"]
+#[path = "../support/readme_support/mod.rs"]
 mod readme_support;
-#[path = "../real_pi_support/mod.rs"]
+#[path = "../support/real_pi_support/mod.rs"]
 mod real_pi_support;
-#[path = "../scan_support/mod.rs"]
+#[path = "../support/scan_support/mod.rs"]
 mod scan_support;
-#[path = "../text_cases/mod.rs"]
+#[path = "../support/text_cases/mod.rs"]
 mod text_cases;
 
 mod real_pi;

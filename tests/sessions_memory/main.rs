@@ -2,7 +2,7 @@
 //! binary (one test) so the process's peak resident size measures this read alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../sessions_common/mod.rs"]
+#[path = "../support/sessions_common/mod.rs"]
 mod sessions_common;
 
 use intercom_pane::board::classify::{classify, Activity};

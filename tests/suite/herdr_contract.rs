@@ -1,5 +1,5 @@
-//! Contract tests: the fake Herdr server (tests/mux_herdr_fake) against the real Herdr 0.8.2
-//! captures in `fixtures/herdr-0.8.2/behaviour` (read its README). One test per capture group:
+//! Contract tests: the fake Herdr server (tests/support/mux_herdr_fake) against the real Herdr
+//! 0.8.2 captures in `fixtures/herdr-0.8.2/behaviour` (read its README). One test per capture group:
 //! each replays the captured steps on the fake, as socket requests, and compares what the
 //! capture shows (focus, pane ids, changed/reason, agents, errors, restart invariants, socket
 //! paths) with what the fake answers. When the fake drifts from the real server, these fail.

@@ -4,40 +4,40 @@
 //! tests among them are compiled as ignored, with the reason, when no `herdr` is on PATH.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-// Helpers shared by the test binaries (tests/<name>/mod.rs).
-#[path = "../alerts_support/mod.rs"]
+// Helpers shared by the test binaries (tests/support/<name>/mod.rs).
+#[path = "../support/alerts_support/mod.rs"]
 mod alerts_support;
-#[path = "../close_support/mod.rs"]
+#[path = "../support/close_support/mod.rs"]
 mod close_support;
-#[path = "../hostile_support/mod.rs"]
+#[path = "../support/hostile_support/mod.rs"]
 mod hostile_support;
-#[path = "../hosts_support/mod.rs"]
+#[path = "../support/hosts_support/mod.rs"]
 mod hosts_support;
-#[path = "../intercom_support/mod.rs"]
+#[path = "../support/intercom_support/mod.rs"]
 mod intercom_support;
-#[path = "../io_count/mod.rs"]
+#[path = "../support/io_count/mod.rs"]
 mod io_count;
-#[path = "../live_support/mod.rs"]
+#[path = "../support/live_support/mod.rs"]
 mod live_support;
-#[path = "../lock_step/mod.rs"]
+#[path = "../support/lock_step/mod.rs"]
 mod lock_step;
-#[path = "../mux_herdr_fake/mod.rs"]
+#[path = "../support/mux_herdr_fake/mod.rs"]
 mod mux_herdr_fake;
-#[path = "../mux_support/mod.rs"]
+#[path = "../support/mux_support/mod.rs"]
 mod mux_support;
-#[path = "../pi_support/mod.rs"]
+#[path = "../support/pi_support/mod.rs"]
 mod pi_support;
-#[path = "../probe_common/mod.rs"]
+#[path = "../support/probe_common/mod.rs"]
 mod probe_common;
-#[path = "../readme_support/mod.rs"]
+#[path = "../support/readme_support/mod.rs"]
 mod readme_support;
-#[path = "../scan_support/mod.rs"]
+#[path = "../support/scan_support/mod.rs"]
 mod scan_support;
-#[path = "../sessions_common/mod.rs"]
+#[path = "../support/sessions_common/mod.rs"]
 mod sessions_common;
-#[path = "../spawn_support/mod.rs"]
+#[path = "../support/spawn_support/mod.rs"]
 mod spawn_support;
-#[path = "../text_cases/mod.rs"]
+#[path = "../support/text_cases/mod.rs"]
 mod text_cases;
 
 mod alerts_dialogs;

@@ -535,13 +535,30 @@ fn values_with_control_characters_and_separators_round_trip_and_one_listing_is_o
     // A second pane, so a value that swallowed a separator would show in the next row.
     srv.new_session("t|x y", work.path(), &["/bin/sh"]);
     // tmux learns a pane's cwd from its running process: on a loaded machine the new pane can
-    // be listed before its shell runs. Wait (bounded) until tmux knows both, outside the shim.
+    // be listed before its shell runs (no cwd yet), or before its child has changed into the
+    // pane's folder (a wrong one). Wait (bounded) until tmux reports both panes in the folders
+    // they were started in, outside the shim, so the counted listings below see a settled server.
     let plain = Tmux::at_socket(&srv.sock);
+    let expected = [
+        ("s", odd.to_str().unwrap()),
+        ("t|x y", work.path().to_str().unwrap()),
+    ];
+    let mut last = None;
     let both_known = wait_for(10_000, || {
         let l = plain.list_panes(soon(5000)).ok()?;
-        (l.panes.len() == 2 && l.panes.iter().all(|p| p.cwd.is_some())).then_some(())
+        let settled = l.panes.len() == 2
+            && expected.iter().all(|(session, cwd)| {
+                l.panes.iter().any(|p| {
+                    p.session_name.as_deref() == Some(*session) && p.cwd.as_deref() == Some(*cwd)
+                })
+            });
+        last = Some(l);
+        settled.then_some(())
     });
-    assert!(both_known.is_some(), "tmux never reported both panes' cwd");
+    assert!(
+        both_known.is_some(),
+        "tmux never reported both panes in their folders: {last:?}"
+    );
 
     // tmux run through a shim on PATH that logs each call and runs the real one.
     let shim_dir = work.path().join("shim");

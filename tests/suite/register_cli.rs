@@ -9,7 +9,7 @@ use crate::scan_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use mux_support::{wait_for, TmuxServer};
 use pi_support::{pi_pane_command, FakePi};
@@ -43,6 +43,64 @@ fn register_line(env: &Env, id: &str, event: &str, seq: u32, extra: &str) -> Str
     )
 }
 
+/// The `Worker` record of one scan that lists the tmux server at `sock`.
+fn scanned_worker(env: &Env, sock: &str) -> Value {
+    record(&scan_json(env, &["--tmux-socket", sock]), "Worker").clone()
+}
+
+/// One pi's `register` calls as the extension makes them: the seat's pi, session and cwd once
+/// (`seat`), then per call the event, `--seq` and any further flag; `send` runs the call as a
+/// child of the pi stand-in.
+#[derive(Clone, Debug)]
+struct Register {
+    seat: Vec<String>,
+    event: String,
+    more: Vec<String>,
+}
+
+impl Register {
+    fn seat(pi_pid: i32, session_id: &str, cwd: &str) -> Register {
+        let seat = [
+            "--pi-pid",
+            &pi_pid.to_string(),
+            "--session-id",
+            session_id,
+            "--cwd",
+            cwd,
+        ];
+        Register {
+            seat: seat.map(str::to_string).to_vec(),
+            event: String::new(),
+            more: Vec::new(),
+        }
+    }
+
+    /// A call for `event` from this seat.
+    fn event(&self, event: &str) -> Register {
+        Register {
+            event: event.to_string(),
+            ..self.clone()
+        }
+    }
+
+    fn seq(self, seq: u32) -> Register {
+        self.flag("--seq", &seq.to_string())
+    }
+
+    fn flag(mut self, name: &str, value: &str) -> Register {
+        self.more.extend([name.to_string(), value.to_string()]);
+        self
+    }
+
+    fn send(&self, pi: &mut FakePi, env: &Env) -> Output {
+        let args: Vec<&str> = ["--event", self.event.as_str()]
+            .into_iter()
+            .chain(self.seat.iter().chain(&self.more).map(String::as_str))
+            .collect();
+        pi.register(env, &args)
+    }
+}
+
 /// A tmux session `name` whose one pane runs the pi stand-in: `script`, then it stays.
 fn pi_pane(env: &Env, name: &str, script: &str) -> TmuxServer {
     let inner = pi_pane_command(&env.path("pi-bin"), script);
@@ -53,27 +111,15 @@ fn pi_pane(env: &Env, name: &str, script: &str) -> TmuxServer {
 fn records_identity_and_keeps_the_newest_run_state() {
     let env = Env::new();
     let mut pi = FakePi::start(&env);
-    let me = pi.pid().to_string();
     let cwd = env.path("work");
     std::fs::create_dir_all(&cwd).unwrap();
     let cwd_s = cwd.display().to_string();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_start",
-            "--seq",
-            "1",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "sess-1",
-            "--cwd",
-            &cwd_s,
-            "--session-file",
-            "/x/s_sess-1.jsonl",
-        ],
-    );
+    let seat = Register::seat(pi.pid(), "sess-1", &cwd_s);
+    let o = seat
+        .event("session_start")
+        .seq(1)
+        .flag("--session-file", "/x/s_sess-1.jsonl")
+        .send(&mut pi, &env);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let path = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
     assert!(
@@ -101,58 +147,16 @@ fn records_identity_and_keeps_the_newest_run_state() {
     assert!(r["startedAt"].as_str().unwrap().ends_with('Z'));
 
     // A turn starts: working, seq 3.
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "agent_start",
-            "--seq",
-            "3",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "sess-1",
-            "--cwd",
-            &cwd_s,
-        ],
-    );
+    let o = seat.event("agent_start").seq(3).send(&mut pi, &env);
     assert!(o.status.success());
     assert_eq!(read(&path)["runState"]["state"], "working");
     // A late, older event (seq 2) changes nothing.
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "agent_settled",
-            "--seq",
-            "2",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "sess-1",
-            "--cwd",
-            &cwd_s,
-        ],
-    );
+    let o = seat.event("agent_settled").seq(2).send(&mut pi, &env);
     assert!(o.status.success());
     assert!(o.stdout.is_empty());
     assert_eq!(read(&path)["runState"]["state"], "working");
     assert_eq!(read(&path)["runState"]["seq"], 3);
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_shutdown",
-            "--seq",
-            "4",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "sess-1",
-            "--cwd",
-            &cwd_s,
-        ],
-    );
+    let o = seat.event("session_shutdown").seq(4).send(&mut pi, &env);
     assert!(o.status.success());
     assert_eq!(read(&path)["runState"]["state"], "closed");
     // No lock or temp file is left behind.
@@ -171,58 +175,19 @@ fn refuses_what_it_cannot_verify_and_writes_nothing() {
     let cwd = env.path("work").display().to_string();
     // A process that is not our ancestor (a sibling) cannot be registered from here.
     let mut sibling = Command::new("sleep").arg("30").spawn().unwrap();
-    let pid = sibling.id().to_string();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_start",
-            "--pi-pid",
-            &pid,
-            "--session-id",
-            "s",
-            "--cwd",
-            &cwd,
-        ],
-    );
+    let o = Register::seat(sibling.id() as i32, "s", &cwd)
+        .event("session_start")
+        .send(&mut pi, &env);
     let _ = sibling.kill();
     let _ = sibling.wait();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not an ancestor"));
-    let me = pi.pid().to_string();
     for bad in [
-        vec![
-            "--event",
-            "nap",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "s",
-            "--cwd",
-            &cwd,
-        ],
-        vec![
-            "--event",
-            "session_start",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            " ",
-            "--cwd",
-            &cwd,
-        ],
-        vec![
-            "--event",
-            "session_start",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "s",
-            "--cwd",
-            "rel",
-        ],
+        Register::seat(pi.pid(), "s", &cwd).event("nap"),
+        Register::seat(pi.pid(), " ", &cwd).event("session_start"),
+        Register::seat(pi.pid(), "s", "rel").event("session_start"),
     ] {
-        let o = pi.register(&env, &bad);
+        let o = bad.send(&mut pi, &env);
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
     assert!(!env.path("data/seats").exists());
@@ -272,7 +237,6 @@ fn a_registered_pane_is_trusted_by_the_scan() {
 fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
     let env = Env::new();
     let mut pi = FakePi::start(&env);
-    let me = pi.pid().to_string();
     let root = env.path("root");
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
     let coord = json!({"sessionId": "c", "name": "Coordinator", "coordinator": true,
@@ -282,22 +246,8 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
         json!({"version": 1, "agents": [coord]}).to_string(),
     )
     .unwrap();
-    let cwd = root.display().to_string();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_start",
-            "--seq",
-            "1",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "late",
-            "--cwd",
-            &cwd,
-        ],
-    );
+    let seat = Register::seat(pi.pid(), "late", &root.display().to_string());
+    let o = seat.event("session_start").seq(1).send(&mut pi, &env);
     let first = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
     assert!(
         first.starts_with(env.path("data")),
@@ -311,21 +261,7 @@ fn a_session_added_to_the_roster_mid_run_keeps_one_record() {
         .to_string(),
     )
     .unwrap();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "agent_start",
-            "--seq",
-            "2",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "late",
-            "--cwd",
-            &cwd,
-        ],
-    );
+    let o = seat.event("agent_start").seq(2).send(&mut pi, &env);
     let second = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
     assert_eq!(second, first);
     assert_eq!(read(&first)["runState"]["state"], "working");
@@ -356,8 +292,7 @@ fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
     let sessions = env.path("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
     wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", sock.as_str()]);
-        (record(&idx, "Worker")["registered"]["runState"] == "working").then_some(())
+        (scanned_worker(&env, &sock)["registered"]["runState"] == "working").then_some(())
     })
     .expect("the turn's start reached the board");
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -479,27 +414,13 @@ fn a_live_registration_picks_the_resumed_session_file() {
 
     // The stand-in is the pi that resumed the older session.
     let mut pi = FakePi::start(&env);
-    let me = pi.pid().to_string();
     let (f, d) = (resumed.display().to_string(), dir.display().to_string());
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_start",
-            "--seq",
-            "1",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            old_id,
-            "--session-file",
-            &f,
-            "--sessions-dir",
-            &d,
-            "--cwd",
-            "/",
-        ],
-    );
+    let o = Register::seat(pi.pid(), old_id, "/")
+        .event("session_start")
+        .seq(1)
+        .flag("--session-file", &f)
+        .flag("--sessions-dir", &d)
+        .send(&mut pi, &env);
     assert!(o.status.success(), "{o:?}");
     let w = scan();
     assert_eq!(w["sessionFile"], f);
@@ -511,25 +432,12 @@ fn a_live_registration_picks_the_resumed_session_file() {
     // in that fresh session (nothing in it yet), not in either old one.
     let fresh = dir.join("2026-11-29T11-00-00-000Z_01a2f000-0000-7000-8000-00000000ac03.jsonl");
     let f = fresh.display().to_string();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_start",
-            "--seq",
-            "2",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            "01a2f000-0000-7000-8000-00000000ac03",
-            "--session-file",
-            &f,
-            "--sessions-dir",
-            &d,
-            "--cwd",
-            "/",
-        ],
-    );
+    let o = Register::seat(pi.pid(), "01a2f000-0000-7000-8000-00000000ac03", "/")
+        .event("session_start")
+        .seq(2)
+        .flag("--session-file", &f)
+        .flag("--sessions-dir", &d)
+        .send(&mut pi, &env);
     assert!(o.status.success(), "{o:?}");
     let w = scan();
     assert_eq!(w["sessionFile"], Value::Null, "{w}");
@@ -553,8 +461,7 @@ fn a_session_pi_closed_while_running_on_is_offline_and_not_replied_to() {
     let server = pi_pane(&env, "w", &script);
     let sock = server.sock.display().to_string();
     let w = wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", &sock]);
-        let w = record(&idx, "Worker").clone();
+        let w = scanned_worker(&env, &sock);
         (w["registered"]["runState"] == "closed").then_some(w)
     })
     .expect("the shutdown reached the board");
@@ -599,11 +506,10 @@ fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
     let server = pi_pane(&env, "w", &script);
     let sock = server.sock.display().to_string();
     let w = wait_for(15_000, || {
-        let idx = scan_json(&env, &["--tmux-socket", &sock]);
-        let w = record(&idx, "Worker").clone();
+        let w = scanned_worker(&env, &sock);
         (w["state"] == "waiting").then_some(w)
     })
-    .unwrap_or_else(|| record(&scan_json(&env, &["--tmux-socket", &sock]), "Worker").clone());
+    .unwrap_or_else(|| scanned_worker(&env, &sock));
     assert_eq!(w["state"], "waiting", "{w}");
     assert_eq!(w["stateReason"], "input_needed");
     assert!(w["stateSource"].as_str().unwrap().contains("/tree"), "{w}");
@@ -618,7 +524,7 @@ fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
         .unwrap();
     std::io::Write::write_all(&mut f, format!("{next}\n").as_bytes()).unwrap();
     drop(f);
-    let w = record(&scan_json(&env, &["--tmux-socket", &sock]), "Worker").clone();
+    let w = scanned_worker(&env, &sock);
     assert_eq!(
         (
             w["state"].as_str(),
@@ -630,21 +536,9 @@ fn a_tree_leaf_recorded_by_the_extension_is_the_seats_branch_until_pi_writes() {
     );
     // A leaf id that is not an entry id is refused, and changes nothing.
     let mut pi = FakePi::start(&env);
-    let me = pi.pid().to_string();
-    let o = pi.register(
-        &env,
-        &[
-            "--event",
-            "session_tree",
-            "--pi-pid",
-            &me,
-            "--session-id",
-            id,
-            "--cwd",
-            "/",
-            "--leaf-id",
-            "x\u{1b}]0;y",
-        ],
-    );
+    let o = Register::seat(pi.pid(), id, "/")
+        .event("session_tree")
+        .flag("--leaf-id", "x\u{1b}]0;y")
+        .send(&mut pi, &env);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
 }

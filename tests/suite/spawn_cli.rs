@@ -1,6 +1,6 @@
 //! `intercom-pane init`, `spawn NAME` and `retire NAME` on a real tmux server: the roster made by
 //! `init`, the coordinator registered from its pane, workers started by `spawn` as the pi
-//! stand-in of `tests/spawn_support` (its own reply channel, registration from inside its
+//! stand-in of `tests/support/spawn_support` (its own reply channel, registration from inside its
 //! window). What lands on disk and in tmux is checked: the roster (bytes outside the new entry
 //! unchanged), the launch spec, the window (its name, folder, focus), the argv, the first task.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
