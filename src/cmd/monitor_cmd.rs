@@ -211,7 +211,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         Err(e) => return refuse(e),
     };
     // The sidebar owns the terminal: a writer's warnings go to the log only.
-    crate::actions::store::quiet_warnings();
+    crate::store::quiet_warnings();
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let data_root = r.opts.data_root.clone();
     let memory = Arc::new(ScanMemory::new());
