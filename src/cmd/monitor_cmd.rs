@@ -28,7 +28,7 @@ pub struct ScanSource {
     probes: ProbeCache,
     memory: Arc<ScanMemory>,
     probe: bool,
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<crate::probe::Blocking>,
     cancel: CancelToken,
 }
 
@@ -39,11 +39,7 @@ impl ScanSource {
         probe: bool,
         memory: Arc<ScanMemory>,
     ) -> ScanSource {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .ok();
+        let runtime = crate::probe::Blocking::new().ok();
         ScanSource {
             opts,
             clock,

@@ -5,6 +5,8 @@
 //!   no `cmd/`, … (infrastructure sits below its users);
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
 //!   to Herdr; only `hosts/ssh.rs` runs `ssh`;
+//! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
+//!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
 //!   use `actions/` (mutations come through `ui::ports`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -172,6 +174,15 @@ fn only_the_transport_runs_ssh() {
         |p| p == "src/hosts/ssh.rs",
     );
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
+}
+
+#[test]
+fn only_probe_builds_a_runtime() {
+    // Blocking code runs probes through `probe::Blocking`: one runtime kind, one place.
+    let bad = offenders(&["tokio::runtime", "block_on("], |p| {
+        p.starts_with("src/probe/")
+    });
+    assert!(bad.is_empty(), "a tokio runtime outside probe/: {bad:#?}");
 }
 
 #[test]
