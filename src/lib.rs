@@ -28,6 +28,7 @@ pub mod scan;
 pub mod signals;
 pub mod snapshot;
 pub mod states;
+pub mod store;
 pub mod text;
 pub mod tools;
 pub mod ui;

@@ -107,5 +107,5 @@ pub fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
 pub fn event(name: &str, fields: Value) {
     let Some(path) = target() else { return };
     let bytes = line(name, fields, SystemClock.now_ms());
-    let _ = crate::actions::store::append_line_capped(path, &bytes, CAP);
+    let _ = crate::store::append_line_capped(path, &bytes, CAP);
 }

@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::actions::store::{self, StoreError};
 use crate::alerts::memory::{Memory, MemoryError, MAX_BYTES};
 use crate::clock::Ms;
 use crate::fsguard::FsError;
+use crate::store::{self, StoreError};
 
 /// Longest wait for another watcher's lock.
 const LOCK_WAIT: Duration = Duration::from_secs(2);

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::actions::store;
 use crate::evidence::config::{self, IntercomConfig, MAX_CONFIG_BYTES};
 use crate::fsguard;
+use crate::store;
 
 /// Longer than a slow fsync or a person's editor save; a writer holding it longer is stuck.
 const LOCK_WAIT: Duration = Duration::from_secs(5);

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::actions::{launch_spec, spawn, store};
+use crate::actions::{launch_spec, spawn};
 use crate::evidence::config::MuxChoice;
 use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind};
 use crate::paths;
+use crate::store;
 
 exit_enum! {
     /// The exit code of a run.

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::actions::store;
 use crate::fsguard;
 use crate::mux::{valid_env_name, MuxKind};
 use crate::paths;
+use crate::store;
 
 /// Largest launch spec read.
 const SPEC_CAP: u64 = 64 * 1024;

@@ -1,4 +1,4 @@
-//! Explicit mutations. Every byte written goes through `store`.
+//! Explicit mutations. Every byte written goes through `crate::store`.
 
 pub mod alert_memory;
 pub mod close;
@@ -15,14 +15,13 @@ pub mod resume;
 pub mod retire;
 pub mod seen;
 pub mod spawn;
-pub mod store;
 
 pub use crate::paths::short_id;
 
 /// A test hook's wait (never reached in real use: only when a test names `file` through its
 /// variable): create `file`, then wait, at most 10 s, until the test removes it.
 pub(crate) fn pause_for_test(file: &std::path::Path) {
-    if store::write_atomic(file, b"").is_err() {
+    if crate::store::write_atomic(file, b"").is_err() {
         return;
     }
     let end = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::actions::monitor_place::{self, Placement};
-use crate::actions::{monitor_restart, store};
+use crate::actions::monitor_restart;
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::exit_code::exit_enum;
@@ -26,6 +26,7 @@ use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind, Owner};
 use crate::owned::monitor::MonitorRecord;
 use crate::owned::{self, DecodeError};
+use crate::store;
 
 /// The name every monitor pane gets (a label, never proof of ownership).
 pub const MONITOR_NAME: &str = "Intercom monitor";

@@ -24,13 +24,13 @@ use std::path::Path;
 use serde_json::json;
 
 use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
-use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
 use crate::mux::{self, Multiplexer, MuxKind, Owner, PaneIdentity, SplitAbove};
 use crate::owned::monitor::{
     FocusOutcome, MonitorRecord, MonitorStage, PlacementKind, RecordedStage,
 };
+use crate::store;
 
 /// The environment variable a new monitor pane is given: the placement's marker.
 pub const PLACING_ENV: &str = "INTERCOM_PANE_PLACING";

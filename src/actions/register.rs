@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::actions::store;
 use crate::clock::Ms;
 use crate::evidence::registrations::{
     self, MuxRecord, PiReport, PiState, Registration, RunEvent, RunRecord,
@@ -19,6 +18,7 @@ use crate::evidence::registrations::{
 use crate::fsguard;
 use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
 use crate::proc;
+use crate::store;
 
 /// Deadline for asking the multiplexers who owns the pi (registration must never hold pi up).
 const MUX_DEADLINE: Duration = Duration::from_millis(1500);

@@ -19,12 +19,12 @@ use crate::actions::config_write::{self, WriteError};
 use crate::actions::launch_spec;
 use crate::actions::resume::live;
 use crate::actions::spawn::worktree;
-use crate::actions::store;
 use crate::clock::{format_iso, Clock};
 use crate::evidence::config::{self, Agent};
 use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::paths;
+use crate::store;
 use crate::text::sanitize;
 
 const GIT_DEADLINE: Duration = Duration::from_secs(20);

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use crate::actions::store;
 use crate::evidence::seen::{read_seen, SeenError, SeenMarks};
+use crate::store;
 
 /// Mark (`seen = true`) or unmark `key` at `last_activity`. Re-reads the file first and refuses
 /// to replace an invalid one.

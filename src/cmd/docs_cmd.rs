@@ -5,9 +5,9 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use crate::actions::store;
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::cmd::exit::DocsExit;
+use crate::store;
 
 fn written(ok: bool) -> DocsExit {
     if ok {

@@ -14,15 +14,13 @@ use crate::ui::ports::{CancelToken, FrameLog, SnapshotSource};
 
 /// Connection checks run this often (a check reads `stale` after 30 s).
 pub const PROBE_EVERY: Duration = Duration::from_secs(15);
-/// How often a running probe batch looks at the quit flag.
-const CANCEL_POLL: Duration = Duration::from_millis(25);
 
 /// Snapshots from the engine, with probe checks.
 pub struct LiveSource {
     engine: Engine<BoardPasses>,
     clock: Arc<dyn Clock>,
     probe: bool,
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<crate::probe::Blocking>,
     cancel: CancelToken,
     next_probe: Instant,
     /// Whether the last pass had workers to probe (no timer otherwise).
@@ -41,11 +39,7 @@ impl LiveSource {
         let cancel = CancelToken::new();
         let waker = engine.waker();
         cancel.on_cancel(Box::new(move || waker.stop()));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .ok();
+        let runtime = crate::probe::Blocking::new().ok();
         Ok(LiveSource {
             engine,
             clock,
@@ -81,28 +75,19 @@ impl LiveSource {
 
 /// One bounded probe batch on `rt`, ended early when `cancel` is set (the sidebar's quit).
 pub fn run_probe_batch(
-    rt: &tokio::runtime::Runtime,
+    rt: &crate::probe::Blocking,
     cache: &mut crate::probe::ProbeCache,
     targets: &[crate::probe::ProbeTarget],
     cancel: &CancelToken,
     clock: &Arc<dyn Clock>,
 ) {
-    let (cancel, clock) = (cancel.clone(), clock.clone());
-    rt.block_on(async move {
-        let (tx, rx) = tokio::sync::watch::channel(cancel.is_cancelled());
-        let watcher = tokio::spawn(async move {
-            // Bounded: ends with the batch (aborted below) or when quit is seen.
-            loop {
-                if cancel.is_cancelled() {
-                    let _ = tx.send(true);
-                    return;
-                }
-                tokio::time::sleep(CANCEL_POLL).await;
-            }
-        });
-        cache.run_batch(targets, || clock.now_ms(), rx).await;
-        watcher.abort();
-    });
+    let cancel = cancel.clone();
+    rt.run_batch_until(
+        cache,
+        targets,
+        || clock.now_ms(),
+        move || cancel.is_cancelled(),
+    );
 }
 
 /// The snapshot shown when a pass was refused.

@@ -28,7 +28,7 @@ pub struct ScanSource {
     probes: ProbeCache,
     memory: Arc<ScanMemory>,
     probe: bool,
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<crate::probe::Blocking>,
     cancel: CancelToken,
 }
 
@@ -39,11 +39,7 @@ impl ScanSource {
         probe: bool,
         memory: Arc<ScanMemory>,
     ) -> ScanSource {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .ok();
+        let runtime = crate::probe::Blocking::new().ok();
         ScanSource {
             opts,
             clock,
@@ -211,7 +207,7 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         Err(e) => return refuse(e),
     };
     // The sidebar owns the terminal: a writer's warnings go to the log only.
-    crate::actions::store::quiet_warnings();
+    crate::store::quiet_warnings();
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let data_root = r.opts.data_root.clone();
     let memory = Arc::new(ScanMemory::new());

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::actions::store;
 use crate::cli::{LivenessArg, SourceArgs};
 use crate::clock::{parse_iso, Clock, FixedClock, SystemClock};
 use crate::fsguard::{self, Kind};
 use crate::liveness::LivenessMode;
 use crate::scan::{RootChoice, ScanOptions};
+use crate::store;
 use crate::text::sanitize;
 
 const MAX_SYSTEM_CONFIG: u64 = 256 * 1024;

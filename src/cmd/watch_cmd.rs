@@ -186,11 +186,7 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
     if let Err(e) = spawn_writer(out.clone(), waker.clone()) {
         return Err(format!("cannot start the watch: {e}"));
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .ok();
+    let runtime = crate::probe::Blocking::new().ok();
     let heartbeat = Duration::from_secs(stream.heartbeat_secs);
     let mut differ = Differ::new();
     let mut next_heartbeat = Instant::now() + heartbeat;
@@ -233,7 +229,7 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
                 let targets: Vec<ProbeTarget> = pass.probe_targets();
                 let cache = &mut engine.runner().probes;
                 let (_tx, rx) = tokio::sync::watch::channel(false);
-                rt.block_on(cache.run_batch(&targets, || clock.now_ms(), rx));
+                rt.run_batch(cache, &targets, || clock.now_ms(), rx);
                 pass.apply_connections(&engine.runner().probes, clock.now_ms());
             }
             next_probe = Instant::now() + PROBE_EVERY;

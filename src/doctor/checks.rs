@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::Check;
-use crate::actions::store;
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::SeatKey;
 use crate::mux::{self, ErrorCode, Multiplexer, MuxEnv, MuxKind};
 use crate::owned::monitor::MonitorRecord;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::{RosterCode, RosterStatus};
+use crate::store;
 
 const DEADLINE: Duration = Duration::from_secs(3);
 const INSTALL_TMUX: &str = "install tmux 3.2 or newer (Debian/Ubuntu: sudo apt-get install tmux) and make sure it is on PATH";
@@ -513,7 +513,7 @@ fn recorded_pane(v: &MonitorRecord) -> Result<(), String> {
 /// The roster's `.pi-intercom/.gitignore`, which keeps machine-local files (seats, jobs, locks,
 /// monitor records) out of commits: every writer keeps it and reports what it cannot keep.
 pub fn gitignore(pass: &Scan) -> Option<Check> {
-    use crate::actions::store::{ignore_state, ignored_lines, IgnoreState};
+    use crate::store::{ignore_state, ignored_lines, IgnoreState};
     let cfg = pass.config.as_ref()?;
     let file = crate::paths::gitignore_file(&cfg.root);
     let shown = file.display();

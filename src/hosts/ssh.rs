@@ -44,7 +44,7 @@ pub fn control_dir() -> Result<PathBuf, String> {
             PathBuf::from(format!("/tmp/intercom-pane-{}", crate::fsguard::my_uid()))
         });
     let dir = base.join("ssh");
-    crate::actions::store::create_dir_all_private(&dir).map_err(|e| e.to_string())?;
+    crate::store::create_dir_all_private(&dir).map_err(|e| e.to_string())?;
     for d in [&base, &dir] {
         crate::fsguard::trusted_dir(d).map_err(|e| {
             format!(

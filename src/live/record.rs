@@ -55,9 +55,9 @@ pub fn write(data_root: &Path, health: &Health) {
     let Ok(text) = crate::views::json::to_string_pretty(&rec) else {
         return;
     };
-    if crate::actions::store::ensure_dir(data_root, &dir(data_root)).is_ok() {
+    if crate::store::ensure_dir(data_root, &dir(data_root)).is_ok() {
         prune(data_root);
-        let _ = crate::actions::store::write_atomic_derived(&own_path(data_root), text.as_bytes());
+        let _ = crate::store::write_atomic_derived(&own_path(data_root), text.as_bytes());
     }
 }
 
@@ -79,14 +79,14 @@ fn prune(data_root: &Path) {
             .and_then(|b| serde_json::from_slice::<LiveRecord>(&b).ok())
             .is_some_and(|r| !crate::proc::is_alive(&r.process));
         if dead {
-            let _ = crate::actions::store::remove_file(&p);
+            let _ = crate::store::remove_file(&p);
         }
     }
 }
 
 /// Remove this process's record.
 pub fn remove(data_root: &Path) {
-    let _ = crate::actions::store::remove_file(&own_path(data_root));
+    let _ = crate::store::remove_file(&own_path(data_root));
 }
 
 /// The records of live views that still run (dead ones are left alone and not shown).

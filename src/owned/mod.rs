@@ -16,7 +16,7 @@
 //! (`actions::config_write`), and the registration (`evidence::registrations`).
 //!
 //! Only schemas live here: reading and writing the files stays with their callers (`fsguard`,
-//! `actions::store`).
+//! `store`).
 
 pub mod close_report;
 pub mod job_record;

@@ -335,11 +335,7 @@ impl ProbeCache {
         now_ms: impl Fn() -> Ms,
         cancel: watch::Receiver<bool>,
     ) -> std::io::Result<BatchStats> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()?;
-        Ok(rt.block_on(self.run_batch(targets, now_ms, cancel)))
+        Ok(super::Blocking::new()?.run_batch(self, targets, now_ms, cancel))
     }
 }
 

@@ -5,9 +5,11 @@
 //! `unknown`; only a refusal, a missed deadline or another session answering is `disconnected`,
 //! and even that never proves the process is gone. Probes write nothing anywhere.
 
+mod blocking;
 mod cache;
 mod http;
 
+pub use blocking::Blocking;
 pub use cache::{BatchStats, ProbeCache, ProbeLimits, ProbeTarget};
 pub use http::{classify_response, probe_one};
 

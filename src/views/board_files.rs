@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::actions::store;
 use crate::board::record::SeatKey;
 use crate::clock::format_iso;
 use crate::scan::{counts, Scan};
 use crate::snapshot::RosterStatus;
+use crate::store;
 
 /// Why the board could not be written.
 #[derive(Debug)]

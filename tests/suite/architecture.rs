@@ -1,8 +1,12 @@
-//! Boundaries of the design, checked on the source text (design/architecture.md):
-//! - only `actions/store.rs` (and its own `store/` folder) writes files (the demo, whose
-//!   simulated agent stands in for pi, is exempt);
+//! Boundaries of the design, checked on the source text (docs/architecture.md):
+//! - only `store/` writes files (the demo, whose simulated agent stands in for pi, is exempt);
+//! - the ground floor (`GROUND_FLOOR`: the store, the log, bounded reads, paths, text, clock,
+//!   process identity, state words, signals) names nothing of the crate above it: no `actions/`,
+//!   no `cmd/`, … (infrastructure sits below its users);
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
 //!   to Herdr; only `hosts/ssh.rs` runs `ssh`;
+//! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
+//!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
 //!   use `actions/` (mutations come through `ui::ports`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -75,15 +79,66 @@ fn only_the_store_writes_files() {
             "fs::create_dir",
             "DirBuilder",
         ],
-        |p| {
-            p == "src/actions/store.rs"
-                || p.starts_with("src/actions/store/")
-                || p.starts_with("src/demo/")
-        },
+        |p| p.starts_with("src/store/") || p.starts_with("src/demo/"),
     );
+    assert!(bad.is_empty(), "file writes outside store/: {bad:#?}");
+}
+
+/// The ground floor: infrastructure every layer may use, which itself uses only the ground
+/// floor. A folder ends with `/`.
+const GROUND_FLOOR: &[&str] = &[
+    "src/store/",
+    "src/log.rs",
+    "src/fsguard.rs",
+    "src/paths.rs",
+    "src/text.rs",
+    "src/clock.rs",
+    "src/proc/",
+    "src/states.rs",
+    "src/signals.rs",
+];
+
+fn on_ground_floor(p: &str) -> bool {
+    GROUND_FLOOR.iter().any(|f| {
+        if f.ends_with('/') {
+            p.starts_with(f)
+        } else {
+            p == *f
+        }
+    })
+}
+
+/// The crate's top-level module a ground-floor path names, as `src/<name>.rs` or `src/<name>/`.
+fn floor_of(module: &str) -> bool {
+    on_ground_floor(&format!("src/{module}.rs")) || on_ground_floor(&format!("src/{module}/"))
+}
+
+#[test]
+fn the_ground_floor_uses_only_the_ground_floor() {
+    // Above all no `crate::actions`: the store once lived there and the log called up into it.
+    let mut bad = Vec::new();
+    for (path, text) in all() {
+        if !on_ground_floor(&path) {
+            continue;
+        }
+        for (i, _) in text.match_indices("crate::") {
+            let rest = &text[i + "crate::".len()..];
+            let module: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            // `crate::{a, b}` would hide its names from this check: name each path whole.
+            if module.is_empty() || !floor_of(&module) {
+                bad.push(format!(
+                    "{path}: crate::{}",
+                    rest.chars().take(24).collect::<String>()
+                ));
+            }
+        }
+    }
     assert!(
         bad.is_empty(),
-        "file writes outside actions/store.rs: {bad:#?}"
+        "the ground floor reaches above itself: {bad:#?}"
     );
 }
 
@@ -119,6 +174,15 @@ fn only_the_transport_runs_ssh() {
         |p| p == "src/hosts/ssh.rs",
     );
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
+}
+
+#[test]
+fn only_probe_builds_a_runtime() {
+    // Blocking code runs probes through `probe::Blocking`: one runtime kind, one place.
+    let bad = offenders(&["tokio::runtime", "block_on("], |p| {
+        p.starts_with("src/probe/")
+    });
+    assert!(bad.is_empty(), "a tokio runtime outside probe/: {bad:#?}");
 }
 
 #[test]

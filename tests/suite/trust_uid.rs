@@ -145,12 +145,12 @@ fn registrations_and_state_folders_of_another_user_are_refused() {
     let jobs = root.join(".pi-intercom/jobs");
     std::fs::create_dir_all(&jobs).unwrap();
     chown(&jobs, spare());
-    let e = intercom_pane::actions::store::ensure_dir(&root, &jobs).unwrap_err();
+    let e = intercom_pane::store::ensure_dir(&root, &jobs).unwrap_err();
     assert_eq!(e.code.as_str(), "not_owned", "{e}");
     assert!(e.to_string().contains("not by you"), "{e}");
     chown(&jobs, 0);
     chmod(&jobs, 0o777);
-    let e = intercom_pane::actions::store::ensure_dir(&root, &jobs).unwrap_err();
+    let e = intercom_pane::store::ensure_dir(&root, &jobs).unwrap_err();
     assert_eq!(e.code.as_str(), "writable_by_others", "{e}");
 }
 

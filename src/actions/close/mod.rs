@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::actions::config_write::{self, WriteError};
-use crate::actions::{reply, store};
+use crate::actions::reply;
 use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Clock, Ms};
 use crate::evidence::config::{self, Agent, CloseReason, IntercomConfig};
@@ -26,6 +26,7 @@ use crate::owned::close_report::{
 use crate::proc::{self, ProcStatus};
 use crate::scan::{self, ScanOptions};
 use crate::states::CloseState;
+use crate::store;
 
 mod guard;
 mod job;

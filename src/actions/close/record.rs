@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::Registration;
 use crate::fsguard;
@@ -15,6 +14,7 @@ use crate::mux::{MuxKind, ServerIdentity};
 use crate::owned;
 use crate::owned::job_record::{self, JobFile, MuxFields, PiFields};
 use crate::proc::ProcIdentity;
+use crate::store;
 
 pub struct JobRecord {
     pub session_id: String,

@@ -7,12 +7,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{live, refused, Ending, Plan, ResumeExit, ResumeRequest};
-use crate::actions::store;
 use crate::clock::{format_iso, Ms};
 use crate::fsguard;
 use crate::owned;
 use crate::owned::resume_fence::{self, FenceStage, FenceSummary, ResumeFence};
 use crate::paths::resume_fence as fence_path;
+use crate::store;
 use crate::text::sanitize;
 
 /// Largest fence read.

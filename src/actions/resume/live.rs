@@ -251,12 +251,9 @@ fn ends_with_id(arg: &[u8], session_id: &str) -> bool {
 
 /// The worker's health endpoint answers with its session id (one bounded probe).
 pub fn health_answers(port: u16, session_id: &str) -> Result<Option<Witness>, Unknowable> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(Unknowable::NoRuntime)?;
+    let probes = probe::Blocking::new().map_err(Unknowable::NoRuntime)?;
     let deadline = Duration::from_millis(probe::REQUEST_DEADLINE_MS);
-    let (state, reason) = rt.block_on(probe::probe_one(port, session_id, deadline));
+    let (state, reason) = probes.probe_one(port, session_id, deadline);
     Ok((state == ConnState::Connected).then(|| Witness {
         kind: WitnessKind::Health,
         detail: format!("127.0.0.1:{port} answers as this session ({reason})"),

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::actions::launch_spec::{self, LaunchSpec};
-use crate::actions::store;
 use crate::board::record::SeatKey;
 use crate::board::record::SeatRecord;
 use crate::clock::{format_iso, Clock, Ms};
@@ -30,6 +29,7 @@ use crate::owned::resume_report::{HandoffSeen, Launch, ResumeReport, ResumeResul
 use crate::paths::{jobs_dir, resume_fence as fence_path, resume_lock as lock_path};
 use crate::proc;
 use crate::scan::{self, ScanOptions};
+use crate::store;
 use crate::text::sanitize;
 use fence::{check_fence, write_fence};
 

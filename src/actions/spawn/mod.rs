@@ -19,12 +19,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::actions::store;
 use crate::clock::Clock;
 use crate::evidence::config;
 use crate::exit_code::exit_enum;
 use crate::paths;
 use crate::scan::{self, ScanOptions};
+use crate::store;
 use crate::text::sanitize;
 
 pub use input::{check_name, MAX_NAME_CHARS, THINKING_LEVELS};

@@ -13,13 +13,13 @@ use super::{input, refused, Ending, Folder, SpawnExit, SpawnRequest};
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::launch_spec::{self, LaunchSpec, Placement, Stage, Worktree};
 use crate::actions::resume::{live, place};
-use crate::actions::store;
 use crate::clock::format_iso;
 use crate::evidence::config::{self, Agent, IntercomConfig, MAX_AGENTS};
 use crate::fsguard;
 use crate::mux::tmux::literal;
 use crate::mux::{Multiplexer, MuxKind, PaneInfo};
 use crate::paths;
+use crate::store;
 use crate::text::sanitize;
 
 /// Deadline of one git call.
