@@ -49,7 +49,9 @@ struct Rec {
     last_activity: Option<String>,
     relaunched_at: Option<String>,
     state_at: Option<String>,
-    context: Option<crate::evidence::registrations::ContextFill>,
+    // Read leniently: a member this version cannot read leaves it out, not the row.
+    context: Option<Value>,
+    usage: Option<Value>,
     intercom: Option<Value>,
     connector: Option<Value>,
     seat: Option<Value>,
@@ -104,9 +106,11 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
     }
     let ic = r.intercom.as_ref();
     Some(Row {
-        // Tokens and cost stay on their host: its index carries them, this row does not.
-        usage: None,
-        context: r.context,
+        usage: r
+            .usage
+            .as_ref()
+            .and_then(crate::snapshot::UsageView::from_json),
+        context: r.context.and_then(|v| serde_json::from_value(v).ok()),
         state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),
         seen_key: row_id(host, &key),
@@ -338,6 +342,27 @@ mod tests {
                          "pi": {"pid": 42, "startTicks": 7, "bootId": "b"}},
                 "lastUserText": "go", "runningTool": null}
         })
+    }
+
+    #[test]
+    fn tokens_cost_context_and_the_states_time_come_along_and_a_bad_one_only_drops_itself() {
+        let mut rec = record();
+        rec["stateAt"] = json!("2026-01-01T00:00:01.000Z");
+        rec["usage"] = json!({"calls": 2, "input": 1000, "output": 200, "cacheRead": 0,
+            "cacheWrite": 0, "cost": 0.25, "atLeast": false});
+        rec["context"] = json!({"tokens": 5000, "window": 128000, "percent": 3.9,
+            "at": "2026-01-01T00:00:01.000Z"});
+        let row = row_of("build", &rec, 5).unwrap();
+        let usage = row.usage.unwrap();
+        assert_eq!((usage.usage.input, usage.usage.output), (1000, 200));
+        assert_eq!(usage.usage.cost_nanos, 250_000_000);
+        assert_eq!(row.context.unwrap().window, 128000);
+        assert_eq!(row.state_at, parse_iso("2026-01-01T00:00:01.000Z"));
+        rec["usage"] = json!({"calls": "many"});
+        rec["context"] = json!({"window": -1});
+        let row = row_of("build", &rec, 5).unwrap();
+        assert_eq!((row.usage, row.context), (None, None));
+        assert_eq!(row.state, BoardState::Waiting);
     }
 
     #[test]

@@ -355,6 +355,28 @@ impl std::fmt::Display for UsageView {
 }
 
 impl UsageView {
+    /// The view a record's `usage` member holds (as `Serialize` writes it; another host's
+    /// board): `None` unless every count is a whole number and the cost a finite number ≥ 0,
+    /// each within what one seat could hold.
+    pub fn from_json(v: &serde_json::Value) -> Option<UsageView> {
+        let n = |k: &str| v.get(k)?.as_u64().filter(|n| *n <= MAX_CALL_TOKENS << 20);
+        let cost = v.get("cost")?.as_f64().filter(|c| c.is_finite())?;
+        if !(0.0..=MAX_CALL_COST * 1e6).contains(&cost) {
+            return None;
+        }
+        Some(UsageView {
+            usage: Usage {
+                calls: n("calls")?,
+                input: n("input")?,
+                output: n("output")?,
+                cache_read: n("cacheRead")?,
+                cache_write: n("cacheWrite")?,
+                cost_nanos: (cost * 1e9).round() as u64,
+            },
+            at_least: v.get("atLeast")?.as_bool()?,
+        })
+    }
+
     /// Add another seat's (totals).
     pub fn add(&mut self, o: &UsageView) {
         self.usage.add(&o.usage);
@@ -443,6 +465,33 @@ mod tests {
             .iter()
             .flat_map(|l| format!("{l}\n").into_bytes())
             .collect()
+    }
+
+    #[test]
+    fn a_view_reads_back_what_it_wrote_and_refuses_what_no_seat_holds() {
+        let v = UsageView {
+            usage: Usage {
+                calls: 3,
+                input: 1200,
+                output: 340,
+                cache_read: 5,
+                cache_write: 7,
+                cost_nanos: 123_456_789,
+            },
+            at_least: true,
+        };
+        let json = serde_json::to_value(v).unwrap();
+        assert_eq!(UsageView::from_json(&json), Some(v));
+        for bad in [
+            serde_json::json!({"calls": -1, "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0, "atLeast": false}),
+            serde_json::json!({"calls": 1, "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": -0.5, "atLeast": false}),
+            serde_json::json!({"calls": 1, "input": "9", "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0, "atLeast": false}),
+            serde_json::json!({"calls": 1, "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 1e300, "atLeast": false}),
+            serde_json::json!({"calls": 1}),
+            serde_json::json!(null),
+        ] {
+            assert_eq!(UsageView::from_json(&bad), None, "{bad}");
+        }
     }
 
     #[test]
