@@ -15,6 +15,8 @@ use crate::mux::tmux::control::{ControlClient, Notice};
 use crate::mux::tmux::Tmux;
 use crate::mux::MuxKind;
 
+use super::pts::PtsWatch;
+
 /// How often a server without a listening client is listed again.
 pub const SLOW_LIST: Duration = Duration::from_secs(5);
 /// First pause before a client is started again; it doubles up to `MAX_BACKOFF`.
@@ -42,8 +44,18 @@ pub struct ServerWatch {
 /// tmux GitHub issue 4980, fixed in 3.7). On those, no control client is attached: the server's
 /// child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead.
 pub const CONTROL_FROM: (u32, u32) = (3, 7);
-/// How often a tmux server without a control client has its child processes compared.
+/// How often a tmux server without a control client has its child processes compared, unless
+/// the pty folder is watched for it (`pts`).
 pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
+/// With the pty folder watched: a compare this often all the same (a change that makes or
+/// removes no pty, say a pane's process replaced in place).
+const CHILDREN_BACKSTOP: Duration = Duration::from_secs(5);
+/// After a pty came or went: compares this often for `BURST` (tmux makes a pane's pty just
+/// before it starts the pane's process, so the first compare can be too early).
+const BURST_EVERY: Duration = Duration::from_millis(100);
+const BURST: Duration = Duration::from_secs(1);
+/// The fd index `fds` gives the pty watch (server indexes are below `MAX_SERVERS`).
+const PTS_INDEX: usize = usize::MAX;
 
 /// A server's listener.
 enum Client {
@@ -87,6 +99,10 @@ struct Server {
     /// Its child processes when last compared (tmux without a control client).
     children: Option<Vec<i32>>,
     children_file: ChildrenFile,
+    /// The server pid the pty watch was checked for, and whether it covers that server.
+    pts_checked: Option<(i32, bool)>,
+    /// Compares every `BURST_EVERY` until then (a pty came or went).
+    burst_until: Option<Instant>,
     checked_at: Instant,
     /// This tmux is too old for a control client (`CONTROL_FROM`).
     no_control: bool,
@@ -162,6 +178,39 @@ impl Server {
     fn watched_by_children(&self) -> bool {
         self.kind == MuxKind::Tmux && self.no_control && self.server_pid.is_some()
     }
+
+    /// The pty watch tells when its panes come or go.
+    fn pty_watched(&self) -> bool {
+        self.watched_by_children()
+            && matches!(self.pts_checked, Some((pid, true)) if Some(pid) == self.server_pid)
+    }
+
+    /// How long after the last compare the next is due.
+    fn compare_every(&self, now: Instant) -> Duration {
+        if !self.pty_watched() {
+            CHILDREN_EVERY
+        } else if self.burst_until.is_some_and(|t| now < t) {
+            BURST_EVERY
+        } else {
+            CHILDREN_BACKSTOP
+        }
+    }
+
+    /// Compare the server's children with the last look: true when they changed (the first
+    /// look only takes note).
+    fn compare(&mut self, now: Instant) -> bool {
+        self.checked_at = now;
+        let mut kids = self.server_pid.and_then(|p| self.children_file.read(p));
+        if let Some(k) = kids.as_mut() {
+            k.sort_unstable();
+        }
+        if kids == self.children {
+            return false;
+        }
+        let changed = self.children.is_some();
+        self.children = kids;
+        changed
+    }
 }
 
 /// What the engine can tell about one server's client.
@@ -170,8 +219,9 @@ pub struct ServerHealth {
     pub socket: PathBuf,
     /// Changes on it wake the engine (a listener, or its child processes watched).
     pub listening: bool,
-    /// How: `control-mode`, `herdr-events`, `child-processes` (tmux before 3.7), or
-    /// `listing` (every 5 s: no listener now).
+    /// How: `control-mode`, `herdr-events`, `pty-events` (tmux before 3.7: its children
+    /// compared when a pty comes or goes), `child-processes` (the same, every 400 ms: the pty
+    /// folder is not watched for it), or `listing` (every 5 s: no listener now).
     pub by: &'static str,
     pub last_error: Option<String>,
 }
@@ -180,6 +230,10 @@ pub struct ServerHealth {
 #[derive(Default)]
 pub struct Panes {
     servers: Vec<Server>,
+    /// The pty folder's watch, opened when a server first needs it (`None` after a failed try
+    /// too: `pts_tried`).
+    pts: Option<PtsWatch>,
+    pts_tried: bool,
 }
 
 impl Panes {
@@ -208,6 +262,8 @@ impl Panes {
                     server_pid: w.server_pid,
                     children: None,
                     children_file: ChildrenFile::default(),
+                    pts_checked: None,
+                    burst_until: None,
                     checked_at: now,
                     no_control: false,
                     session: w.session.clone(),
@@ -221,6 +277,28 @@ impl Panes {
             }
         }
         self.start_due(now);
+        self.check_pts();
+    }
+
+    /// Open the pty watch once a server needs it, and note for each such server whether the
+    /// watch covers it (again when its pid changed).
+    fn check_pts(&mut self) {
+        if !self.servers.iter().any(Server::watched_by_children) {
+            return;
+        }
+        if !self.pts_tried {
+            self.pts_tried = true;
+            self.pts = PtsWatch::open();
+        }
+        for s in &mut self.servers {
+            let Some(pid) = s.server_pid.filter(|_| s.watched_by_children()) else {
+                continue;
+            };
+            if s.pts_checked.map(|(p, _)| p) != Some(pid) {
+                let covered = self.pts.as_ref().is_some_and(|w| w.covers(pid));
+                s.pts_checked = Some((pid, covered));
+            }
+        }
     }
 
     /// Start the clients whose pause is over.
@@ -260,18 +338,46 @@ impl Panes {
         }
     }
 
-    /// The fds to poll, each with its server's index.
+    /// The fds to poll, each with its server's index (the pty watch's own index when a server
+    /// relies on it).
     pub fn fds(&self) -> Vec<(RawFd, usize)> {
-        self.servers
+        let mut fds: Vec<(RawFd, usize)> = self
+            .servers
             .iter()
             .enumerate()
             .filter_map(|(i, s)| s.client.as_ref().map(|c| (c.raw_fd(), i)))
-            .collect()
+            .collect();
+        if let Some(w) = &self.pts {
+            if self.servers.iter().any(Server::pty_watched) {
+                fds.push((w.raw_fd(), PTS_INDEX));
+            }
+        }
+        fds
+    }
+
+    /// A pty came or went: every server the watch covers compares its children now, and often
+    /// for a moment after. True when one changed (its socket is in `stale`).
+    fn on_pty(&mut self, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        if !self.pts.as_ref().is_some_and(PtsWatch::drain) {
+            return false;
+        }
+        let mut changed = false;
+        for s in self.servers.iter_mut().filter(|s| s.pty_watched()) {
+            s.burst_until = Some(now + BURST);
+            if s.compare(now) {
+                stale.insert(s.socket.clone());
+                changed = true;
+            }
+        }
+        changed
     }
 
     /// Read server `i`'s client; the servers to list again go into `stale`. True when anything
     /// changed for the engine (panes to list, or the client ended).
     pub fn read(&mut self, i: usize, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
+        if i == PTS_INDEX {
+            return self.on_pty(now, stale);
+        }
         let Some(s) = self.servers.get_mut(i) else {
             return false;
         };
@@ -313,7 +419,7 @@ impl Panes {
             .iter()
             .flat_map(|s| {
                 if s.watched_by_children() {
-                    return [Some(s.checked_at + CHILDREN_EVERY), None];
+                    return [Some(s.checked_at + s.compare_every(Instant::now())), None];
                 }
                 let startable = s.kind == MuxKind::Herdr || s.session.is_some();
                 let retry = (s.client.is_none() && startable).then_some(s.retry_at);
@@ -328,23 +434,13 @@ impl Panes {
     /// client for a listing. True when a server was marked.
     pub fn on_timer(&mut self, now: Instant, stale: &mut BTreeSet<PathBuf>) -> bool {
         self.start_due(now);
+        self.check_pts();
         let mut marked = false;
         for s in &mut self.servers {
             if s.watched_by_children() {
-                if s.checked_at + CHILDREN_EVERY <= now {
-                    s.checked_at = now;
-                    let mut kids = s.server_pid.and_then(|p| s.children_file.read(p));
-                    if let Some(k) = kids.as_mut() {
-                        k.sort_unstable();
-                    }
-                    if kids != s.children {
-                        // The first look only takes note; a later difference is a change.
-                        if s.children.is_some() {
-                            stale.insert(s.socket.clone());
-                            marked = true;
-                        }
-                        s.children = kids;
-                    }
+                if s.checked_at + s.compare_every(now) <= now && s.compare(now) {
+                    stale.insert(s.socket.clone());
+                    marked = true;
                 }
                 continue;
             }
@@ -377,6 +473,7 @@ impl Panes {
                 socket: s.socket.clone(),
                 listening: s.listening() || s.watched_by_children(),
                 by: match (&s.client, s.watched_by_children()) {
+                    (_, true) if s.pty_watched() => "pty-events",
                     (_, true) => "child-processes",
                     (Some(Client::Tmux(_)), _) if s.listening() => "control-mode",
                     (Some(Client::Herdr(_)), _) => "herdr-events",

@@ -29,6 +29,12 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
     assert_eq!(h.pids, 3, "{h:?}");
     assert_eq!(h.servers.len(), 1);
     assert!(h.servers[0].listening, "{h:?}");
+    // tmux 3.7+: its control client; before: the pty folder's events (never the 400 ms timer
+    // where /dev/pts can be watched, as here).
+    assert!(
+        ["control-mode", "pty-events"].contains(&h.servers[0].by),
+        "{h:?}"
+    );
 
     // A transcript line: one pass shows it.
     let t0 = Instant::now();
@@ -63,8 +69,11 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
     let argv = f.pi_argv(2);
     let mut args = vec!["new-window", "-d", "-t", "=w0:", "--"];
     args.extend(argv.iter().map(String::as_str));
+    let t0 = Instant::now();
     server.tmux(&args);
     until(&mut e, |s| state(s, "w2") == "waiting/input_needed");
+    // Told, not found by the 5 s backstop compare or the 30 s full pass.
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     assert_eq!(e.health().pids, 3);
 }
 
