@@ -23,8 +23,9 @@ const CALL: Duration = Duration::from_secs(5);
 /// Most tmux servers one pass updates.
 const MAX_SERVERS: usize = 16;
 /// The status option is set again this often even when unchanged (a plugin reload or another
-/// watcher that ended may have cleared it).
-pub const STATUS_REASSERT: Duration = Duration::from_secs(30);
+/// watcher that ended may have cleared it). Rare: each time runs `tmux`, and an idle sidebar
+/// should start next to no process.
+pub const STATUS_REASSERT: Duration = Duration::from_secs(600);
 /// How long a tmux message stays.
 const MESSAGE_MS: u32 = 6_000;
 

@@ -91,8 +91,8 @@ pub const RELOAD_EVERY: Duration = Duration::from_secs(30);
 
 impl Alerter {
     /// `reload` reads the settings again (the file and the tmux plugin's options, then the
-    /// flags): before the first alert and at most every `RELOAD_EVERY`, so a changed option
-    /// takes effect without a restart.
+    /// flags): before the first alert and, while states settle, at most every `RELOAD_EVERY`,
+    /// so a changed option takes effect without a restart.
     pub fn new(
         settings: Settings,
         at: Where,
@@ -117,11 +117,14 @@ impl Alerter {
         }
     }
 
-    /// Read the settings again when due: every `RELOAD_EVERY`, and once when a first state
-    /// starts to settle (so what the first alert does is what the options say by then).
+    /// Read the settings again when due: once when a first state starts to settle (so what
+    /// the first alert does is what the options say by then), then while a state settles, at
+    /// most every `RELOAD_EVERY`. Never while nothing settles: reading the tmux plugin's
+    /// options runs `tmux`, and an idle sidebar starts no process.
     fn maybe_reload(&mut self) {
-        let first = !self.reloaded_for_first && self.watch.has_pending();
-        let due = first || self.loaded_at.is_none_or(|t| t.elapsed() >= RELOAD_EVERY);
+        let pending = self.watch.has_pending();
+        let first = !self.reloaded_for_first && pending;
+        let due = first || (pending && self.loaded_at.is_none_or(|t| t.elapsed() >= RELOAD_EVERY));
         self.reloaded_for_first |= first;
         let Some(reload) = self.reload.as_ref().filter(|_| due) else {
             return;

@@ -138,6 +138,7 @@ pub fn start(
     opts: &ScanOptions,
     clock: Arc<dyn Clock>,
     print: bool,
+    live: bool,
 ) -> Result<AlertThread, String> {
     let s = settings(args, opts.tmux_socket.as_deref())?;
     let (args2, tmux) = (args.clone(), opts.tmux_socket.clone());
@@ -146,7 +147,7 @@ pub fn start(
         data_root: opts.data_root.clone(),
         default_tmux: opts.tmux_socket.clone(),
         jump_flags: jump_flags(src, opts),
-        live: false,
+        live,
         print,
     };
     AlertThread::spawn(Alerter::new(s, at, clock, Some(reload)))
@@ -172,7 +173,8 @@ pub fn watch(args: &WatchArgs) -> WatchExit {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
-    let thread = match start(&args.src, &args.alerts, &r.opts, clock.clone(), true) {
+    // Timed passes: what settles between two passes alerts at the next one.
+    let thread = match start(&args.src, &args.alerts, &r.opts, clock.clone(), true, false) {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };

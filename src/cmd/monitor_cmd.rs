@@ -240,23 +240,8 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),
     };
-    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
-    // leave the sidebar without them, said on stderr and in the log.
-    let alerts =
-        match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, &r.opts, clock.clone(), false)
-        {
-            Ok(t) => Some(t),
-            Err(e) => {
-                eprintln!("intercom-pane monitor: no alerts: {e}");
-                crate::log::event(
-                    crate::log::event::ALERT_CHANNEL_FAILED,
-                    serde_json::json!({"channel": "settings", "detail": e}),
-                );
-                None
-            }
-        };
     // The live engine; a process that cannot make an eventfd falls back to timed passes.
-    let mut source: Box<dyn SnapshotSource> = match LiveSource::new(
+    let live = LiveSource::new(
         r.opts.clone(),
         clock.clone(),
         !args.no_probe,
@@ -265,7 +250,30 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
             full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
             ..crate::live::Settings::default()
         },
+    );
+    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+    // leave the sidebar without them, said on stderr and in the log. With the live engine a
+    // snapshot holds until the next pass (any change makes one), so a state alerts as soon as
+    // it has settled, not at the next pass (up to the 30 s full pass when nothing else moves).
+    let alerts = match crate::cmd::alerts_cmd::start(
+        &args.src,
+        &args.alerts,
+        &r.opts,
+        clock.clone(),
+        false,
+        live.is_ok(),
     ) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("intercom-pane monitor: no alerts: {e}");
+            crate::log::event(
+                crate::log::event::ALERT_CHANNEL_FAILED,
+                serde_json::json!({"channel": "settings", "detail": e}),
+            );
+            None
+        }
+    };
+    let mut source: Box<dyn SnapshotSource> = match live {
         Ok(s) => Box::new(s),
         Err(_) => Box::new(ScanSource::new(
             r.opts,

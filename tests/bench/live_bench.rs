@@ -162,13 +162,47 @@ fn pane_pid(server: &TmuxServer, session: &str) -> i32 {
         .unwrap()
 }
 
+/// The file the tmux wrapper appends one line to per run.
+fn tmux_runs(f: &Fleet) -> PathBuf {
+    f.tmp.path().join("tmux-runs.txt")
+}
+
+fn count_lines(p: &Path) -> usize {
+    std::fs::read_to_string(p).map_or(0, |s| s.lines().count())
+}
+
 fn start_monitor(f: &Fleet, server: &TmuxServer, rows: usize, log: &Path) -> i32 {
     let sys = f.tmp.path().join("sys.json");
     std::fs::write(&sys, serde_json::json!({"dataRoot": f.data}).to_string()).unwrap();
     let home = f.tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
+    // Every tmux the monitor runs goes through a wrapper that counts it (a sampled process
+    // list misses a `tmux` that lives a few milliseconds).
+    let wrap = f.tmp.path().join("wrap");
+    std::fs::create_dir_all(&wrap).unwrap();
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("tmux"))
+        .find(|p| p.is_file())
+        .expect("tmux on PATH");
+    let script = wrap.join("tmux");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            tmux_runs(f).display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "PATH={}:{}",
+        wrap.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let argv = [
         "env".to_string(),
+        path,
         format!("INTERCOM_PANE_LOG={}", log.display()),
         format!("HOME={}", home.display()),
         env!("CARGO_BIN_EXE_intercom-pane").to_string(),
@@ -317,10 +351,11 @@ fn live_bench() {
         pcts(closed)
     );
 
-    // 4. Idle.
-    std::thread::sleep(Duration::from_secs(5));
+    // 4. Idle: after the alerts for the last changes went out (they wait 5 s to settle).
+    std::thread::sleep(Duration::from_secs(10));
     log.read();
     let passes_before = log.passes.len();
+    let runs_before = count_lines(&tmux_runs(&f));
     let kids0: BTreeSet<i32> = children(mon).into_iter().collect();
     let t0 = tree_ticks(mon);
     let mut seen = kids0.clone();
@@ -330,6 +365,8 @@ fn live_bench() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let t1 = tree_ticks(mon);
+    let runs = std::fs::read_to_string(tmux_runs(&f)).unwrap_or_default();
+    let idle_runs: Vec<&str> = runs.lines().skip(runs_before).collect();
     log.read();
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
@@ -342,10 +379,12 @@ fn live_bench() {
         .collect();
     println!(
         "  idle {idle_secs} s: CPU of the monitor and its children {pct:.3} % of a core ({} ticks); \
-         processes started {} (children seen {:?}); passes {} {:?}; peak RSS {:.1} MiB",
+         processes started {} (children seen {:?}; tmux runs {} {:?}); passes {} {:?}; peak RSS {:.1} MiB",
         t1 - t0,
         seen.len() - kids0.len(),
         seen,
+        idle_runs.len(),
+        idle_runs.iter().map(|l| l.split_whitespace().take(6).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
         idle_passes.len(),
         idle_passes,
         status_kib(mon, "VmHWM:") as f64 / 1024.0

@@ -41,6 +41,7 @@ mod spawn_support;
 mod text_cases;
 
 mod alerts_dialogs;
+mod alerts_sidebar;
 mod alerts_watch;
 mod architecture;
 mod board_page;
