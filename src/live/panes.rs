@@ -47,9 +47,10 @@ pub const CONTROL_FROM: (u32, u32) = (3, 7);
 /// How often a tmux server without a control client has its child processes compared, unless
 /// the pty folder is watched for it (`pts`).
 pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
-/// With the pty folder watched: a compare this often all the same (a change that makes or
-/// removes no pty, say a pane's process replaced in place).
-const CHILDREN_BACKSTOP: Duration = Duration::from_secs(5);
+/// With the pty folder watched: a compare this often all the same, in case an event was lost
+/// (every pane change seen here makes or removes a pty: open, close, `respawn-pane`; the
+/// engine's full pass compares too).
+const CHILDREN_BACKSTOP: Duration = Duration::from_secs(30);
 /// After a pty came or went: compares this often for `BURST` (tmux makes a pane's pty just
 /// before it starts the pane's process, so the first compare can be too early).
 const BURST_EVERY: Duration = Duration::from_millis(100);
