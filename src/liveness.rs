@@ -521,25 +521,7 @@ mod tests {
     use crate::mux::{ErrorCode, MuxError, MuxKind, PaneInfo, PaneList};
 
     fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {
-        PaneInfo {
-            id: id.into(),
-            pid: Some(100),
-            tty: None,
-            current_command: Some(cmd.into()),
-            cwd: Some("/w".into()),
-            session_id: "$0".into(),
-            session_name: Some(session.into()),
-            window_id: "@0".into(),
-            window_name: None,
-            top: None,
-            left: None,
-            width: None,
-            height: None,
-            dead: false,
-            title: None,
-            marker: None,
-            terminal_id: None,
-        }
+        PaneInfo::sample(id, session, cmd)
     }
 
     fn verdict(

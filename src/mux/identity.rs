@@ -153,10 +153,10 @@ pub enum CloseOutcome {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{PaneIdentity, PaneInfo, ServerIdentity};
-
-    fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {
+impl PaneInfo {
+    /// A listed pane for unit tests: pid 100 running `cmd` in `/w`, in session `session` (`$0`),
+    /// window `@0`.
+    pub(crate) fn sample(id: &str, session: &str, cmd: &str) -> PaneInfo {
         PaneInfo {
             id: id.into(),
             pid: Some(100),
@@ -176,6 +176,15 @@ mod tests {
             marker: None,
             terminal_id: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PaneIdentity, PaneInfo, ServerIdentity};
+
+    fn pane(id: &str, session: &str, cmd: &str) -> PaneInfo {
+        PaneInfo::sample(id, session, cmd)
     }
 
     #[test]

@@ -46,20 +46,7 @@ pub(crate) fn setup(env: &Env, id: &str, name: &str, project: &str) -> PathBuf {
         .to_string(),
     )
     .unwrap();
-    let sessions = env.path("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let file = sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"));
-    let lines = [
-        json!({"type":"session","version":3,"id":id,"timestamp":"2026-11-29T23:00:00.000Z","cwd":root.display().to_string()}),
-        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"user","content":"Write the docs."}}),
-        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Docs written."}],"provider":"p","model":"m","stopReason":"stop"}}),
-    ];
-    std::fs::write(
-        &file,
-        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
-    )
-    .unwrap();
-    file
+    settled_session(env, id, &root)
 }
 
 /// A loopback port nothing listens on.

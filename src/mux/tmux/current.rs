@@ -156,23 +156,10 @@ mod tests {
             .spawn()
             .unwrap();
         let pane = PaneInfo {
-            id: "%1".into(),
             pid: Some(child.id() as i32),
-            tty: None,
-            current_command: Some("listed".into()),
             cwd: Some("/listed".into()),
-            session_id: "$0".into(),
             session_name: None,
-            window_id: "@0".into(),
-            window_name: None,
-            top: None,
-            left: None,
-            width: None,
-            height: None,
-            dead: false,
-            title: None,
-            marker: None,
-            terminal_id: None,
+            ..PaneInfo::sample("%1", "", "listed")
         };
         let list = PaneList {
             server: None,

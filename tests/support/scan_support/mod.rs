@@ -121,6 +121,25 @@ impl Env {
     }
 }
 
+/// A settled pi session `id` under `env`'s `sessions/` folder, started in `cwd`: the header, a
+/// user message and the completed reply to it. Its path.
+pub fn settled_session(env: &Env, id: &str, cwd: &Path) -> PathBuf {
+    let sessions = env.path("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join(format!("2026-11-29T23-00-00-000Z_{id}.jsonl"));
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":"2026-11-29T23:00:00.000Z","cwd":cwd.display().to_string()}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z","message":{"role":"user","content":"Write the docs."}}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-29T23:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Docs written."}],"provider":"p","model":"m","stopReason":"stop"}}),
+    ];
+    std::fs::write(
+        &file,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    file
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
