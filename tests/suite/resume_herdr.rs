@@ -108,27 +108,7 @@ fn resume_on_herdr_opens_a_tab_in_the_coordinators_workspace_without_focus() {
     // The coordinator's pi runs in the root (`register` records pi's real folder).
     coord.cd(&root.display().to_string());
     let sock = herdr.socket.display().to_string();
-    let o = coord.run(
-        "/usr/bin/env",
-        &[
-            &format!("HERDR_SOCKET_PATH={sock}"),
-            "HERDR_PANE_ID=w1:p1",
-            env!("CARGO_BIN_EXE_intercom-pane"),
-            "register",
-            "--config",
-            &env.system_config(),
-            "--event",
-            "session_start",
-            "--seq",
-            "1",
-            "--pi-pid",
-            &coord.pid().to_string(),
-            "--session-id",
-            COORD,
-            "--cwd",
-            &root.display().to_string(),
-        ],
-    );
+    let o = coord.register_in_herdr(&env, &sock, "w1:p1", COORD, &root);
     assert!(o.status.success(), "{o:?}");
     wait_registered(&root.join(".pi-intercom/seats"));
 

@@ -36,27 +36,7 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
     // The coordinator's pi runs in the root (`register` records pi's real folder).
     coord.cd(&root.display().to_string());
     let sock = herdr.socket.display().to_string();
-    let o = coord.run(
-        "/usr/bin/env",
-        &[
-            &format!("HERDR_SOCKET_PATH={sock}"),
-            "HERDR_PANE_ID=w1:p1",
-            env!("CARGO_BIN_EXE_intercom-pane"),
-            "register",
-            "--config",
-            &env.system_config(),
-            "--event",
-            "session_start",
-            "--seq",
-            "1",
-            "--pi-pid",
-            &coord.pid().to_string(),
-            "--session-id",
-            &coord_id,
-            "--cwd",
-            &root.display().to_string(),
-        ],
-    );
+    let o = coord.register_in_herdr(&env, &sock, "w1:p1", &coord_id, &root);
     assert!(o.status.success(), "{o:?}");
     wait_registered(&root.join(".pi-intercom/seats"));
 

@@ -111,6 +111,41 @@ impl FakePi {
 
     /// Run `program args…` as a child of this pi; its output (≤ 60 s: a bound against hanging,
     /// generous for the kill loops some tests run through it on a loaded runner).
+    /// `register --event session_start` for session `session_id` run by this pi from Herdr's
+    /// pane `pane` of the server at `sock` (as the extension does at start), in `cwd`.
+    pub fn register_in_herdr(
+        &mut self,
+        env: &Env,
+        sock: &str,
+        pane: &str,
+        session_id: &str,
+        cwd: &std::path::Path,
+    ) -> Output {
+        let pid = self.pid().to_string();
+        let (config, cwd) = (env.system_config(), cwd.display().to_string());
+        self.run(
+            "/usr/bin/env",
+            &[
+                &format!("HERDR_SOCKET_PATH={sock}"),
+                &format!("HERDR_PANE_ID={pane}"),
+                env!("CARGO_BIN_EXE_intercom-pane"),
+                "register",
+                "--config",
+                &config,
+                "--event",
+                "session_start",
+                "--seq",
+                "1",
+                "--pi-pid",
+                &pid,
+                "--session-id",
+                session_id,
+                "--cwd",
+                &cwd,
+            ],
+        )
+    }
+
     pub fn run(&mut self, program: &str, args: &[&str]) -> Output {
         self.n += 1;
         let n = self.n;
