@@ -12,6 +12,7 @@ use crate::board::intercom::{Evidence, ObservedStatus};
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::SeatKey;
 use crate::clock::{parse_iso, Ms};
+use crate::evidence::registrations::ContextFill;
 use crate::snapshot::{
     ActivityView, ConnectionView, MuxKind, ReplyPath, Row, RowCloseJob, RowHandoff, RowHost,
     RowReport, RowRole, RunningTool, SeatPane,
@@ -110,7 +111,10 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
             .usage
             .as_ref()
             .and_then(crate::snapshot::UsageView::from_json),
-        context: r.context.and_then(|v| serde_json::from_value(v).ok()),
+        context: r
+            .context
+            .and_then(|v| serde_json::from_value::<ContextFill>(v).ok())
+            .filter(|c| c.window_ok() && c.percent_ok()),
         state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),
         seen_key: row_id(host, &key),
@@ -360,6 +364,10 @@ mod tests {
         assert_eq!(row.state_at, parse_iso("2026-01-01T00:00:01.000Z"));
         rec["usage"] = json!({"calls": "many"});
         rec["context"] = json!({"window": -1});
+        let row = row_of("build", &rec, 5).unwrap();
+        assert_eq!(row.context, None);
+        rec["context"] = json!({"tokens": 5, "window": 100, "percent": 1e300,
+            "at": "2026-01-01T00:00:01.000Z"});
         let row = row_of("build", &rec, 5).unwrap();
         assert_eq!((row.usage, row.context), (None, None));
         assert_eq!(row.state, BoardState::Waiting);

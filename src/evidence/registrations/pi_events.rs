@@ -233,6 +233,20 @@ pub struct ContextFill {
     pub at: Ms,
 }
 
+impl ContextFill {
+    /// A window and token count pi could report (the window above zero, both within
+    /// `MAX_TOKENS`).
+    pub fn window_ok(&self) -> bool {
+        self.window > 0 && self.window <= MAX_TOKENS && self.tokens.is_none_or(|t| t <= MAX_TOKENS)
+    }
+
+    /// A fill percentage pi could report (finite, 0 to 1000), or none.
+    pub fn percent_ok(&self) -> bool {
+        self.percent
+            .is_none_or(|p| p.is_finite() && (0.0..=1000.0).contains(&p))
+    }
+}
+
 /// `12% of 128.0k` (or `? of 128.0k` right after a compaction).
 impl std::fmt::Display for ContextFill {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -379,13 +393,10 @@ impl PiState {
             }
         }
         if let Some(c) = &self.context {
-            let pct_ok = c
-                .percent
-                .is_none_or(|p| p.is_finite() && (0.0..=1000.0).contains(&p));
-            if c.window == 0 || c.window > MAX_TOKENS || c.tokens.is_some_and(|t| t > MAX_TOKENS) {
+            if !c.window_ok() {
                 return Err(PiStateError::Field("context.window"));
             }
-            if !pct_ok {
+            if !c.percent_ok() {
                 return Err(PiStateError::Field("context.percent"));
             }
         }
