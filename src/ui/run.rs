@@ -32,8 +32,12 @@ use crate::ui::render::render;
 
 /// Pause between the end of one pass and the start of the next (docs/behaviour.md §3).
 pub const PASS_INTERVAL: Duration = Duration::from_secs(3);
-/// How often the input thread re-checks whether the monitor has ended (it is otherwise asleep).
-const INPUT_POLL: Duration = Duration::from_millis(1000);
+/// The input thread's longest sleep: it re-checks then whether the monitor has ended. Quit
+/// signals do not wait for it (their own thread sleeps on the signal's eventfd), and a quit
+/// from the list ends the process; so an idle sidebar's input thread wakes once an hour.
+const INPUT_POLL: Duration = Duration::from_secs(3600);
+/// The signal thread's longest sleep before it looks again (bounded, like every wait).
+const SIGNAL_WAIT: Duration = Duration::from_secs(3600);
 /// A pass still running after this long shows "scanning…"; a shorter one is drawn once, done.
 const SCANNING_SHOWN_AFTER: Duration = Duration::from_millis(300);
 /// At most this many messages are applied before a redraw, so a flood cannot starve the screen.
@@ -156,7 +160,7 @@ pub fn run_monitor_with(
         ));
     }
     let _guard = TerminalGuard::enter()?;
-    // Quit signals end the loop cleanly (the input thread polls them).
+    // Quit signals end the loop cleanly (a thread sleeps on their eventfd).
     let _signals = crate::signals::StopGuard::install();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
@@ -171,6 +175,7 @@ pub fn run_monitor_with(
     let stop_input = Arc::new(AtomicBool::new(false));
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
     spawn_input(stop_input.clone(), tx.clone())?;
+    spawn_signal_watch(stop_input.clone(), tx.clone())?;
 
     let ports = Ports {
         seen: seen_writer,
@@ -486,17 +491,29 @@ fn spawn_passes(
         .map(|_| ())
 }
 
-/// Keys and resizes; wakes at most once a second when idle to notice the end of the monitor.
+/// Ends the loop when a quit signal arrives (SIGTERM, SIGHUP, SIGINT), at once: it sleeps on the
+/// signal's eventfd, so nothing wakes while nothing happens.
+fn spawn_signal_watch(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
+    thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                if crate::signals::wait_for_stop(SIGNAL_WAIT) {
+                    let _ = tx.send(Event2::Terminated);
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+/// Keys and resizes; idle, it sleeps in crossterm's poll (see `INPUT_POLL`).
 fn spawn_input(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
     thread::Builder::new()
         .name("input".into())
         .spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 let ready = event::poll(INPUT_POLL);
-                if crate::signals::stop_requested() {
-                    let _ = tx.send(Event2::Terminated);
-                    return;
-                }
                 match ready {
                     Ok(false) => continue,
                     Ok(true) => {}
