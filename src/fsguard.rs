@@ -242,8 +242,19 @@ pub fn read_capped(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
     read_open(&f, max_len)
 }
 
+/// Room made before reading a file whose size the kernel does not tell (`/proc` files say 0):
+/// one `read` takes a command line, an environment or a `stat` line whole, where growing from
+/// nothing took five to ten.
+const UNKNOWN_SIZE_START: u64 = 4096;
+
 fn read_open(f: &OpenFile, max_len: u64) -> Result<Vec<u8>, FsError> {
-    let mut buf = Vec::with_capacity(f.len.min(max_len) as usize);
+    let room = if f.len == 0 {
+        UNKNOWN_SIZE_START
+    } else {
+        f.len
+    };
+    // One byte more than the size: the read that finds the end needs no second allocation.
+    let mut buf = Vec::with_capacity(room.min(max_len).saturating_add(1) as usize);
     (&f.file)
         .take(max_len + 1)
         .read_to_end(&mut buf)

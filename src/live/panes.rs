@@ -51,9 +51,12 @@ pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
 /// (every pane change seen here makes or removes a pty: open, close, `respawn-pane`; the
 /// engine's full pass compares too).
 const CHILDREN_BACKSTOP: Duration = Duration::from_secs(30);
-/// After a pty came or went: compares this often for `BURST` (tmux makes a pane's pty just
-/// before it starts the pane's process, so the first compare can be too early).
-const BURST_EVERY: Duration = Duration::from_millis(100);
+/// After a pty came or went: compares for `BURST`, the first `BURST_FIRST` after the one at
+/// once, each gap then as long as the time since the pty event (25, 50, 100 … 800 ms: seven
+/// compares). tmux makes a pane's pty just before it starts the pane's process, so the compare
+/// at once can be too early; a machine whose ptys churn (builds, other terminals) costs seven
+/// reads of one small file per pty, not ten.
+const BURST_FIRST: Duration = Duration::from_millis(25);
 const BURST: Duration = Duration::from_secs(1);
 /// The fd index `fds` gives the pty watch (server indexes are below `MAX_SERVERS`).
 const PTS_INDEX: usize = usize::MAX;
@@ -102,8 +105,8 @@ struct Server {
     children_file: ChildrenFile,
     /// The server pid the pty watch was checked for, and whether it covers that server.
     pts_checked: Option<(i32, bool)>,
-    /// Compares every `BURST_EVERY` until then (a pty came or went).
-    burst_until: Option<Instant>,
+    /// When a pty came or went last: compares often for `BURST` after it.
+    burst_from: Option<Instant>,
     checked_at: Instant,
     /// This tmux is too old for a control client (`CONTROL_FROM`).
     no_control: bool,
@@ -190,8 +193,10 @@ impl Server {
     fn compare_every(&self, now: Instant) -> Duration {
         if !self.pty_watched() {
             CHILDREN_EVERY
-        } else if self.burst_until.is_some_and(|t| now < t) {
-            BURST_EVERY
+        } else if let Some(from) = self.burst_from.filter(|&t| now < t + BURST) {
+            self.checked_at
+                .saturating_duration_since(from)
+                .max(BURST_FIRST)
         } else {
             CHILDREN_BACKSTOP
         }
@@ -264,7 +269,7 @@ impl Panes {
                     children: None,
                     children_file: ChildrenFile::default(),
                     pts_checked: None,
-                    burst_until: None,
+                    burst_from: None,
                     checked_at: now,
                     no_control: false,
                     session: w.session.clone(),
@@ -364,7 +369,7 @@ impl Panes {
         }
         let mut changed = false;
         for s in self.servers.iter_mut().filter(|s| s.pty_watched()) {
-            s.burst_until = Some(now + BURST);
+            s.burst_from = Some(now);
             if s.compare(now) {
                 stale.insert(s.socket.clone());
                 changed = true;

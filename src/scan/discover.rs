@@ -39,6 +39,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
     let mut errors = Vec::new();
     let mut discovery_errors = Vec::new();
     let mut truncated = false;
+    let mut folders = panes::Folders::default();
     let mut seats = match config {
         Some(cfg) => intercom_seats(cfg, &opts.session_dirs, &mut errors, &mut truncated),
         None => Vec::new(),
@@ -51,6 +52,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
             |agent_dir| agent_dir.join("sessions"),
             &mut seats,
             &mut discovery_errors,
+            &mut folders,
         );
     }
     if let Some(fleet) = &opts.fleet {
@@ -61,9 +63,10 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
             |agent_dir| agent_dir.join(".pi").join("agent").join("sessions"),
             &mut seats,
             &mut discovery_errors,
+            &mut folders,
         );
     }
-    seats.extend(connector_seats(opts, &mut discovery_errors));
+    seats.extend(connector_seats(opts, &mut discovery_errors, &mut folders));
 
     let regs = registrations::read_all(config.map(|c| c.root.as_path()), &opts.data_root);
     truncated |= regs.truncated;
@@ -77,7 +80,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
     );
     // Every other pane whose process tree runs pi is a seat too (no setup needed).
     let mut pane_pis = Vec::new();
-    let mut found = panes::pane_seats(&panes, &mut seats, &regs, &mut pane_pis);
+    let mut found = panes::pane_seats(&panes, &mut seats, &regs, &mut pane_pis, &mut folders);
     follow_registered_files(&mut found, &regs, config);
     seats.extend(found);
     Discovered {
@@ -166,7 +169,11 @@ fn intercom_seats(
 }
 
 /// One seat per Discord connector binding, its session in the fleet seat's connector folder.
-fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<PassError>) -> Vec<SeatSource> {
+fn connector_seats(
+    opts: &ScanOptions,
+    discovery_errors: &mut Vec<PassError>,
+    folders: &mut panes::Folders,
+) -> Vec<SeatSource> {
     let bindings = connectors::read_bindings(&opts.data_root);
     discovery_errors.extend(bindings.errors.iter().cloned().map(PassError::Binding));
     bindings
@@ -184,7 +191,7 @@ fn connector_seats(opts: &ScanOptions, discovery_errors: &mut Vec<PassError>) ->
                 role: RowRole::Connector,
                 session_file: sessions_dir
                     .as_deref()
-                    .and_then(|d| sessions::newest_session_in(d).ok().flatten()),
+                    .and_then(|d| folders.newest_in(d).ok().flatten()),
                 sessions_dir,
                 session_id: None,
                 session_refused: None,
@@ -206,6 +213,7 @@ fn discover_agent_dirs(
     sessions_of: impl Fn(&Path) -> PathBuf,
     seats: &mut Vec<SeatSource>,
     errors: &mut Vec<PassError>,
+    folders: &mut panes::Folders,
 ) {
     let list = match fsguard::list_dir(parent, MAX_AGENT_DIRS) {
         Ok(l) => l,
@@ -226,7 +234,7 @@ fn discover_agent_dirs(
             continue;
         };
         let dir = sessions_of(&parent.join(&agent));
-        let file = match sessions::newest_session_in(&dir) {
+        let file = match folders.newest_in(&dir) {
             Ok(f) => f,
             Err(fsguard::FsError::NotFound) => continue,
             Err(err) => {

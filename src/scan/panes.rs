@@ -19,6 +19,7 @@ use crate::board::record::TmuxRef;
 use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::evidence::registrations::RegistrationSet;
 use crate::evidence::sessions;
+use crate::fsguard::FsError;
 use crate::liveness;
 use crate::mux::{MuxKind, PaneInfo};
 use crate::snapshot::RowRole;
@@ -66,20 +67,26 @@ fn expand_home(p: &str, home: Option<&str>) -> PathBuf {
 }
 
 /// What one pass learned about session folders: each distinct folder is listed at most once
-/// for its newest file and once for its index, however many pis write into it (64 pis sharing
-/// one folder of 64 files took 8,000 file checks a pass).
+/// for its newest file and once for its index, however many seats and pis look at it (64 pis
+/// sharing one folder of 64 files took 8,000 file checks a pass; an agent folder's seat and the
+/// pi in its pane each listed it).
 #[derive(Default)]
 pub(super) struct Folders {
-    newest: HashMap<PathBuf, Option<PathBuf>>,
+    newest: HashMap<PathBuf, Result<Option<PathBuf>, FsError>>,
     index: HashMap<PathBuf, sessions::SessionIndex>,
 }
 
 impl Folders {
-    fn newest(&mut self, dir: &Path) -> Option<PathBuf> {
+    /// The newest session file in `dir` (`sessions::newest_session_in`), listed once a pass.
+    pub(super) fn newest_in(&mut self, dir: &Path) -> Result<Option<PathBuf>, FsError> {
         self.newest
             .entry(dir.to_path_buf())
-            .or_insert_with(|| sessions::newest_session_in(dir).ok().flatten())
+            .or_insert_with(|| sessions::newest_session_in(dir))
             .clone()
+    }
+
+    fn newest(&mut self, dir: &Path) -> Option<PathBuf> {
+        self.newest_in(dir).ok().flatten()
     }
 
     fn by_id(&mut self, dir: &Path, id: &str) -> Option<PathBuf> {
@@ -234,6 +241,7 @@ pub(super) fn pane_seats(
     seats: &mut [SeatSource],
     regs: &RegistrationSet,
     pis: &mut Vec<i32>,
+    folders: &mut Folders,
 ) -> Vec<SeatSource> {
     let panes: Vec<_> = cache
         .panes()
@@ -241,7 +249,6 @@ pub(super) fn pane_seats(
         .take(MAX_PANES)
         .collect();
     let mut out: Vec<SeatSource> = Vec::new();
-    let mut folders = Folders::default();
     for (i, pid, argv) in pane_pis(&panes) {
         let (key, pane) = panes[i];
         // Every pi a pane runs: a live view holds each by a pidfd.
@@ -249,7 +256,7 @@ pub(super) fn pane_seats(
         // Without its environment and cwd (another user's pi) its folder is not known: the seat
         // is listed, unknown, rather than guessed idle.
         let found = match (crate::proc::environ(pid, &PI_ENV), crate::proc::cwd(pid)) {
-            (Some(env), Some(cwd)) => locate(&argv, &env, &cwd, &mut folders),
+            (Some(env), Some(cwd)) => locate(&argv, &env, &cwd, folders),
             _ => PiSession {
                 file: None,
                 dir: None,
