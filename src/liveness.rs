@@ -15,8 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::board::reason::{StateReason, StateSource, Unanswered};
-use crate::mux::tmux::Tmux;
-use crate::mux::{self, Liveness, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
+use crate::mux::{self, Liveness, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for the pass's pane listings: every server is asked at once, all under this one
 /// deadline, so servers that accept and never answer cost the pass this much however many there
@@ -76,22 +75,8 @@ impl SeatLiveness {
     }
 }
 
-/// Resolve a socket hint to a socket path. `None` is the default server: `default_socket` when
-/// given (e.g. `--tmux-socket`), else the first field of `$TMUX`, else `-L default`.
-pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
-    let tmpdir = std::env::var("TMUX_TMPDIR").ok();
-    match hint {
-        Some(s) if s.contains('/') => Some(PathBuf::from(s)),
-        Some(name) => mux::tmux::socket_for_name(name, tmpdir.as_deref()),
-        None => default_socket.map(Path::to_path_buf).or_else(|| {
-            std::env::var("TMUX")
-                .ok()
-                .and_then(|t| Tmux::from_tmux_env(&t))
-                .map(|t| t.socket_path().to_path_buf())
-                .or_else(|| mux::tmux::socket_for_name("default", tmpdir.as_deref()))
-        }),
-    }
-}
+/// Resolve a tmux socket hint to a socket path (`mux::tmux::resolve_socket`).
+pub use crate::mux::tmux::resolve_socket as socket_path;
 
 /// One server's listing: its panes, or why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, Unanswered>;
