@@ -32,6 +32,9 @@ pub struct Caps {
     pub transport: &'static str,
     /// How long `Multiplexer::deliver` may take.
     pub deliver_within: Duration,
+    /// Window names and start folders go into arguments it expands: `check_window_name` and
+    /// `check_start_dir` refuse what it would not keep exactly.
+    pub exact_names: bool,
     /// `split_above` splits above directly; else below, then the two panes are swapped (the
     /// monitor's `swap_pending` stage).
     pub splits_above: bool,
@@ -70,6 +73,7 @@ const TMUX: Caps = Caps {
     resume_place: "tmux session named like the worker",
     transport: "typed",
     deliver_within: super::tmux::typed::TOOL_DEADLINE,
+    exact_names: true,
     splits_above: true,
     split_runs_argv: true,
     panes_survive_restart: false,
@@ -90,6 +94,7 @@ const HERDR: Caps = Caps {
     resume_place: "tab beside it",
     transport: "herdr",
     deliver_within: Duration::from_secs(8),
+    exact_names: false,
     splits_above: false,
     split_runs_argv: false,
     panes_survive_restart: true,

@@ -279,6 +279,12 @@ impl Herdr {
         }
     }
 
+    /// A client for the server at `socket` when it is a Herdr server (`kind`): for the steps
+    /// only Herdr has (a placement's swap and typed command, a relaunch after a restart).
+    pub fn of(kind: MuxKind, socket: &Path) -> Option<Herdr> {
+        (kind == MuxKind::Herdr).then(|| Herdr::at_socket(socket))
+    }
+
     /// Type `text` and Enter into the agent in a pane of a server of ours (`agent_prompt`),
     /// with no pi or editor to check: the layer under `Multiplexer::deliver`.
     pub fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {

@@ -143,6 +143,12 @@ impl Tmux {
         self
     }
 
+    /// A client for the server at `socket` when it is a tmux server (`kind`): for what only
+    /// tmux has (a window that attaches to another host, status alerts).
+    pub fn of(kind: MuxKind, socket: &Path) -> Option<Tmux> {
+        (kind == MuxKind::Tmux).then(|| Tmux::at_socket(socket))
+    }
+
     /// Type `text` into the pane as one bracketed paste, then a separate Enter, through the
     /// same tool as `deliver` (`tmux::typed`) with its checks, but no pi to check: for a pane
     /// that runs no registered pi. As a `MuxError`.
