@@ -180,10 +180,7 @@ impl PaneCache {
         let mut asked: Vec<(MuxKind, PathBuf)> = Vec::new();
         let mut plan: Vec<(ServerKey, Option<usize>)> = Vec::new();
         for key in servers {
-            let path = match key {
-                (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
-                (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
-            };
+            let path = key.0.server_socket(key.1.as_deref(), default_socket);
             let Some(path) = path else {
                 plan.push((key.clone(), None));
                 continue;
@@ -288,7 +285,7 @@ fn list_all(
     kept: Option<&KeptPanes>,
 ) -> Vec<Listing> {
     let list = |(kind, path): &(MuxKind, PathBuf)| {
-        let kept = kept.filter(|_| *kind == MuxKind::Tmux);
+        let kept = kept.filter(|_| kind.caps().listing_kept);
         if let Some(l) = kept.and_then(|k| k.take(path)) {
             return listing_of(Ok(l));
         }
@@ -392,7 +389,7 @@ pub fn seat_liveness_registered(
         ),
         Some(SeatHint::Conventional { session }) => pane_liveness(
             cache,
-            &(MuxKind::Tmux, None),
+            &(MuxKind::ROSTER, None),
             None,
             Some(session),
             false,

@@ -8,6 +8,7 @@
 
 mod deliver;
 mod error;
+pub mod events;
 pub mod herdr;
 mod identity;
 mod kind;
