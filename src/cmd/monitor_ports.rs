@@ -264,6 +264,7 @@ impl ScanWorkers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mux::MuxKind;
 
     #[test]
     fn a_seat_that_moved_or_changed_its_pi_is_refused_by_name() {
