@@ -15,8 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::board::reason::{StateReason, StateSource, Unanswered};
-use crate::mux::tmux::Tmux;
-use crate::mux::{self, Liveness, Multiplexer, MuxError, MuxKind, PaneInfo, PaneList};
+use crate::mux::{self, Liveness, MuxError, MuxKind, PaneInfo, PaneList};
 
 /// Deadline for the pass's pane listings: every server is asked at once, all under this one
 /// deadline, so servers that accept and never answer cost the pass this much however many there
@@ -76,22 +75,8 @@ impl SeatLiveness {
     }
 }
 
-/// Resolve a socket hint to a socket path. `None` is the default server: `default_socket` when
-/// given (e.g. `--tmux-socket`), else the first field of `$TMUX`, else `-L default`.
-pub fn socket_path(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
-    let tmpdir = std::env::var("TMUX_TMPDIR").ok();
-    match hint {
-        Some(s) if s.contains('/') => Some(PathBuf::from(s)),
-        Some(name) => mux::tmux::socket_for_name(name, tmpdir.as_deref()),
-        None => default_socket.map(Path::to_path_buf).or_else(|| {
-            std::env::var("TMUX")
-                .ok()
-                .and_then(|t| Tmux::from_tmux_env(&t))
-                .map(|t| t.socket_path().to_path_buf())
-                .or_else(|| mux::tmux::socket_for_name("default", tmpdir.as_deref()))
-        }),
-    }
-}
+/// Resolve a tmux socket hint to a socket path (`mux::tmux::resolve_socket`).
+pub use crate::mux::tmux::resolve_socket as socket_path;
 
 /// One server's listing: its panes, or why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, Unanswered>;
@@ -195,10 +180,7 @@ impl PaneCache {
         let mut asked: Vec<(MuxKind, PathBuf)> = Vec::new();
         let mut plan: Vec<(ServerKey, Option<usize>)> = Vec::new();
         for key in servers {
-            let path = match key {
-                (MuxKind::Tmux, s) => socket_path(s.as_deref(), default_socket),
-                (MuxKind::Herdr, s) => s.as_ref().map(PathBuf::from),
-            };
+            let path = key.0.server_socket(key.1.as_deref(), default_socket);
             let Some(path) = path else {
                 plan.push((key.clone(), None));
                 continue;
@@ -303,7 +285,7 @@ fn list_all(
     kept: Option<&KeptPanes>,
 ) -> Vec<Listing> {
     let list = |(kind, path): &(MuxKind, PathBuf)| {
-        let kept = kept.filter(|_| *kind == MuxKind::Tmux);
+        let kept = kept.filter(|_| kind.caps().listing_kept);
         if let Some(l) = kept.and_then(|k| k.take(path)) {
             return listing_of(Ok(l));
         }
@@ -407,7 +389,7 @@ pub fn seat_liveness_registered(
         ),
         Some(SeatHint::Conventional { session }) => pane_liveness(
             cache,
-            &(MuxKind::Tmux, None),
+            &(MuxKind::ROSTER, None),
             None,
             Some(session),
             false,

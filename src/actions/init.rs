@@ -114,8 +114,7 @@ fn inside() -> (bool, Option<MuxKind>) {
     if let Some(o) = mux::owning_multiplexer(me, &env, deadline) {
         return (true, Some(o.kind));
     }
-    let herdr = env.herdr_env || env.herdr_pane_id.is_some();
-    (env.tmux.is_some() || herdr, herdr.then_some(MuxKind::Herdr))
+    env.inside()
 }
 
 /// A tmux session name from the root's folder name: letters, digits, `-` and `_` only (tmux
@@ -169,9 +168,10 @@ pub fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
         ));
     }
     let (in_pane, kind) = inside();
-    let multiplexer = req.multiplexer.unwrap_or(match kind {
-        Some(MuxKind::Herdr) => MuxChoice::Herdr,
-        _ => MuxChoice::Tmux,
+    // The multiplexer this runs in, else tmux.
+    let multiplexer = req.multiplexer.unwrap_or_else(|| {
+        kind.and_then(|k| MuxChoice::parse(k.name()))
+            .unwrap_or(MuxChoice::Tmux)
     });
     let session_id = uuid::Uuid::new_v4().to_string();
     let port = spawn::free_port(&[]).ok_or_else(|| {

@@ -23,7 +23,7 @@ use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::exit_code::exit_enum;
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, MuxKind, Owner};
+use crate::mux::{self, MuxEnv, Owner};
 use crate::owned::monitor::MonitorRecord;
 use crate::owned::{self, DecodeError};
 use crate::store;
@@ -298,7 +298,7 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
     // by its label alone) and relaunched. Any other pane, whatever its title, is not ours.
     if let Some(prev) = previous
         .as_ref()
-        .filter(|p| owner.kind == MuxKind::Herdr && p.multiplexer == Some(MuxKind::Herdr))
+        .filter(|p| owner.kind.caps().panes_survive_restart && p.multiplexer == Some(owner.kind))
     {
         let panes = mux
             .list_panes(deadline())
@@ -310,11 +310,12 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
             return monitor_restart::relaunch(prev, &owner, p, &req.monitor_argv, &record, req.now);
         }
     }
-    if owner.kind == MuxKind::Tmux {
-        // A folder tmux would not start in as given is refused before anything is recorded.
-        crate::mux::tmux::literal::start_dir(root)
-            .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
-    }
+    // A folder the multiplexer would not start in as given (tmux) is refused before anything
+    // is recorded.
+    owner
+        .kind
+        .check_start_dir(root)
+        .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
     place.run(None)
 }
 

@@ -26,7 +26,7 @@ use serde_json::json;
 use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
-use crate::mux::{self, Multiplexer, MuxKind, Owner, PaneIdentity, SplitAbove};
+use crate::mux::{self, Multiplexer, Owner, PaneIdentity, SplitAbove};
 use crate::owned::monitor::{
     FocusOutcome, MonitorRecord, MonitorStage, PlacementKind, RecordedStage,
 };
@@ -120,7 +120,7 @@ impl Placement<'_> {
     }
 
     fn herdr(&self) -> Option<Herdr> {
-        (self.owner.kind == MuxKind::Herdr).then(|| Herdr::at_socket(&self.owner.socket_path))
+        Herdr::of(self.owner.kind, &self.owner.socket_path)
     }
 
     /// Record `stage` (when the stage rule allows it), before its step is taken.
@@ -325,7 +325,7 @@ impl Placement<'_> {
                 Ok(None) => true,
                 Ok(Some(p)) => {
                     let same = p.id == id
-                        && (self.owner.kind != MuxKind::Herdr
+                        && (!self.owner.kind.caps().terminal_ids
                             || p.terminal_id == rec.pane_terminal);
                     let ours = p.marker.as_deref() == Some(marker)
                         || p.pid

@@ -18,7 +18,7 @@ use super::monitor_pane::{
 };
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::Herdr;
-use crate::mux::{self, MuxKind, Owner, PaneInfo};
+use crate::mux::{self, Owner, PaneInfo};
 use crate::owned::monitor::{FocusOutcome, MonitorRecord, MonitorStage, Relaunch};
 
 /// The recorded monitor pane, when it is ours after a restart (see the module comment).
@@ -27,7 +27,9 @@ pub fn survivor<'a>(
     owner: &Owner,
     panes: &'a [PaneInfo],
 ) -> Option<&'a PaneInfo> {
-    if owner.kind != MuxKind::Herdr || prev.multiplexer != Some(MuxKind::Herdr) || !prev.is_placed()
+    if !owner.kind.caps().panes_survive_restart
+        || prev.multiplexer != Some(owner.kind)
+        || !prev.is_placed()
     {
         return None;
     }
@@ -63,7 +65,11 @@ pub fn relaunch(
     record: &Path,
     now: Ms,
 ) -> Result<Outcome, EnsureError> {
-    let herdr = Herdr::at_socket(&owner.socket_path);
+    // Only a Herdr server brings panes back after a restart (`survivor`).
+    let herdr = Herdr::of(owner.kind, &owner.socket_path).ok_or_else(|| EnsureError::Failed {
+        stage: MonitorStage::RunPending.as_str().into(),
+        detail: "not a Herdr server".into(),
+    })?;
     let idle = herdr
         .process_info(&pane.id, deadline())
         .ok()
@@ -77,7 +83,7 @@ pub fn relaunch(
     let marker = format!("intercom-pane:{}", uuid::Uuid::new_v4());
     let at = format_iso(now);
     let step = |rec: &mut MonitorRecord, to: MonitorStage| {
-        rec.advance(to, MuxKind::Herdr, &at)
+        rec.advance(to, owner.kind, &at)
             .map_err(|e| EnsureError::Failed {
                 stage: to.as_str().into(),
                 detail: e.to_string(),

@@ -16,7 +16,7 @@ use crate::evidence::registrations::{
     self, MuxRecord, PiReport, PiState, Registration, RunEvent, RunRecord,
 };
 use crate::fsguard;
-use crate::mux::{self, MuxEnv, MuxKind, ServerIdentity};
+use crate::mux::{self, MuxEnv, ServerIdentity};
 use crate::proc;
 use crate::store;
 
@@ -406,11 +406,10 @@ fn current_mux(
 ) -> Option<MuxRecord> {
     let deadline = Instant::now() + MUX_DEADLINE;
     if let Some(m) = recorded.filter(|_| event != Event::Run(RunEvent::SessionStart)) {
-        if m.kind != Some(MuxKind::Herdr) {
-            return None;
-        }
+        // A pane that keeps its id wherever it moves (tmux) is not looked up again.
+        let kind = m.kind.filter(|k| !k.caps().stable_pane_ids)?;
         if let Some(socket) = m.socket.as_deref() {
-            let server = mux::open(MuxKind::Herdr, Path::new(socket));
+            let server = mux::open(kind, Path::new(socket));
             if let Ok(Some(o)) =
                 mux::follow_pane(server.as_ref(), m.pane_id.as_deref(), pid, deadline)
             {

@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 use crate::alerts::memory::PaneRef;
 use crate::alerts::message::Alert;
 use crate::alerts::programs::Job;
-use crate::mux::herdr::Herdr;
 use crate::mux::tmux::Tmux;
-use crate::mux::MuxKind;
 use crate::snapshot::Snapshot;
 
 /// The tmux user option the status line shows (`#{@intercom_pane_status}`).
@@ -41,7 +39,7 @@ pub fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf
         .rows
         .iter()
         .filter_map(|r| r.pane.as_ref())
-        .filter(|p| p.kind == MuxKind::Tmux)
+        .filter(|p| p.kind.caps().status_alerts)
         .map(|p| p.socket.as_deref());
     for hint in std::iter::once(None).chain(hints) {
         let Some(s) = tmux_socket(hint, default_tmux) else {
@@ -143,18 +141,12 @@ impl StatusLine {
 /// multiplexer could not say (the alert then goes out: better twice seen than missed).
 pub fn visible(pane: &PaneRef, default_tmux: Option<&Path>) -> Option<bool> {
     let deadline = Instant::now() + CALL;
-    match pane.kind {
-        MuxKind::Tmux => {
-            let s = tmux_socket(pane.socket.as_deref(), default_tmux)?;
-            let watched = Tmux::at_socket(&s).watched_panes(deadline).ok()?;
-            Some(watched.contains(&pane.pane_id))
-        }
-        MuxKind::Herdr => {
-            let s = PathBuf::from(pane.socket.as_ref()?);
-            let f = Herdr::at_socket(&s).focus(deadline).ok()?;
-            Some(f.pane == pane.pane_id)
-        }
-    }
+    let s = pane
+        .kind
+        .server_socket(pane.socket.as_deref(), default_tmux)?;
+    crate::mux::open(pane.kind, &s)
+        .looked_at(&pane.pane_id, deadline)
+        .ok()
 }
 
 /// `display-message` with the alert on every attached client (control clients left out).

@@ -44,8 +44,7 @@ impl WorkspaceSource {
     pub fn as_str(self) -> &'static str {
         match self {
             WorkspaceSource::Registration => "registration",
-            WorkspaceSource::Pane(MuxKind::Tmux) => "tmux-pane",
-            WorkspaceSource::Pane(MuxKind::Herdr) => "herdr-pane",
+            WorkspaceSource::Pane(kind) => kind.pane_source(),
             WorkspaceSource::SessionCwd => "session-cwd",
         }
     }

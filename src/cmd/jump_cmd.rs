@@ -18,7 +18,6 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 use crate::actions::alert_memory;
-use crate::alerts::channels::tmux_socket;
 use crate::alerts::memory::PaneRef;
 use crate::board::record::HOST_SEPARATOR;
 use crate::cli::JumpArgs;
@@ -30,8 +29,8 @@ use crate::hosts::delegate::{self, Delegated};
 use crate::hosts::expect::{SeatExpect, SeatFound};
 use crate::hosts::ssh::{self, Tty};
 use crate::hosts::{self, Host, Target};
+use crate::mux;
 use crate::mux::tmux::{is_pane_id, Tmux};
-use crate::mux::{self, MuxKind};
 use crate::scan;
 use crate::snapshot::{Row, SeatPane};
 use crate::text::sanitize;
@@ -106,22 +105,9 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Result<&'a Row, String> {
 }
 
 fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
-    let r = match options::resolve(&args.src) {
+    let r = match options_for(args) {
         Ok(r) => r,
-        Err(e) => return refuse::<JumpExit>(e).code(),
-    };
-    // `--last` reads the roster the alerting board read, unless told otherwise (the plugin's
-    // key runs this from wherever tmux runs its commands).
-    let r = match (args.last, &args.src.root, last_root(&r.opts.data_root)) {
-        (true, None, Some(root)) => {
-            let mut src = args.src.clone();
-            src.root = Some(root);
-            match options::resolve(&src) {
-                Ok(r) => r,
-                Err(e) => return refuse::<JumpExit>(e).code(),
-            }
-        }
-        _ => r,
+        Err(code) => return code,
     };
     if let Some(f) = &args.from {
         if !mux::tmux::is_pane_id(f) {
@@ -129,77 +115,134 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
         }
     }
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
-    // Which seat, and (for --last) where it was when it alerted.
-    let (session, recorded, name) = if args.last {
-        let memory = match alert_memory::read(&r.opts.data_root) {
-            Ok(m) => m,
-            Err(e) => return refuse::<JumpExit>(e).code(),
-        };
-        let Some(last) = memory.last else {
-            say("no alert recorded yet".into());
-            return JumpExit::NoTarget.code();
-        };
-        // An alert about another host's row: that host re-checks its seat and says where.
-        if let Some((host, id)) = last.session.split_once(HOST_SEPARATOR) {
-            return match hosts::one_target(&[host.to_string()]) {
-                Ok(Target::Remote(h)) => {
-                    // Only the pane and pi it alerted from: that host refuses (exit 4) when its
-                    // seat is in another pane or pi now, as a jump here would.
-                    let alerted = last.pane.as_ref().map(|p| {
-                        let pi = p.pi.as_ref();
-                        SeatExpect {
-                            session_id: None,
-                            pid: pi.map(|x| x.0),
-                            start_ticks: pi.map(|x| x.1),
-                            boot_id: pi.map(|x| x.2.clone()),
-                            pane: Some(p.pane_id.clone()),
-                        }
-                        .token()
-                    });
-                    let expect = args.expect_seat.clone().or(alerted);
-                    remote(args, &h, Seat::Session(id.to_string()), expect.as_deref())
-                }
-                Ok(Target::Local) | Err(_) => {
-                    say(format!(
-                        "the last alert came from host {}, which is not in the hosts file",
-                        sanitize(host)
-                    ));
-                    JumpExit::NoTarget.code()
-                }
-            };
+    let opts = &r.opts;
+    let found = which_seat(args, opts).and_then(|(session, recorded, name)| {
+        seat_now(
+            args,
+            opts,
+            clock.as_ref(),
+            expect,
+            &session,
+            recorded.as_ref(),
+            &name,
+        )
+    });
+    let (row, session, now) = match found {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let Some(socket) = now
+        .kind
+        .server_socket(now.socket.as_deref(), opts.tmux_socket.as_deref())
+    else {
+        say("the seat's server socket is not known".into());
+        return JumpExit::NoTarget.code();
+    };
+    if args.print || args.json {
+        print_place(args.json, &now, &socket, session.as_deref(), &row.name);
+        return JumpExit::Moved.code();
+    }
+    go(args, &now, &socket, &row.name)
+}
+
+/// The options to scan with: `--last` reads the roster the alerting board read, unless told
+/// otherwise (the plugin's key runs this from wherever tmux runs its commands). `Err`: the exit
+/// code of a refusal.
+fn options_for(args: &JumpArgs) -> Result<options::Resolved, i32> {
+    let r = options::resolve(&args.src).map_err(|e| refuse::<JumpExit>(e).code())?;
+    match (args.last, &args.src.root, last_root(&r.opts.data_root)) {
+        (true, None, Some(root)) => {
+            let mut src = args.src.clone();
+            src.root = Some(root);
+            options::resolve(&src).map_err(|e| refuse::<JumpExit>(e).code())
         }
-        let Some(pane) = last.pane else {
-            say(format!(
-                "{} alerted without a live pane ({}): nowhere to go",
-                sanitize(&last.name),
-                sanitize(&last.state)
-            ));
-            return JumpExit::NoTarget.code();
-        };
-        (last.session, Some(pane), last.name)
-    } else {
+        _ => Ok(r),
+    }
+}
+
+/// Which seat (session id, or the name given), and for `--last` where it was when it alerted:
+/// (session, the pane it alerted from, the name to show). `Err`: the exit code, of a refusal or
+/// of the other host a last alert came from (which re-checks its seat and says where).
+fn which_seat(
+    args: &JumpArgs,
+    opts: &scan::ScanOptions,
+) -> Result<(String, Option<PaneRef>, String), i32> {
+    if !args.last {
         let id = args.session_id.clone().unwrap_or_default();
-        (id.clone(), None, id)
+        return Ok((id.clone(), None, id));
+    }
+    let memory = alert_memory::read(&opts.data_root).map_err(|e| refuse::<JumpExit>(e).code())?;
+    let Some(last) = memory.last else {
+        say("no alert recorded yet".into());
+        return Err(JumpExit::NoTarget.code());
     };
-    let pass = match scan::run(&r.opts, clock.as_ref(), None, None) {
-        Ok(p) => p,
-        Err(e) => return refuse::<JumpExit>(e).code(),
+    if let Some((host, id)) = last.session.split_once(HOST_SEPARATOR) {
+        return Err(last_on_host(args, host, id, last.pane.as_ref()));
+    }
+    let Some(pane) = last.pane else {
+        say(format!(
+            "{} alerted without a live pane ({}): nowhere to go",
+            sanitize(&last.name),
+            sanitize(&last.state)
+        ));
+        return Err(JumpExit::NoTarget.code());
     };
+    Ok((last.session, Some(pane), last.name))
+}
+
+/// A last alert about another host's row: that host re-checks its seat and says where; its
+/// exit code.
+fn last_on_host(args: &JumpArgs, host: &str, id: &str, pane: Option<&PaneRef>) -> i32 {
+    match hosts::one_target(&[host.to_string()]) {
+        Ok(Target::Remote(h)) => {
+            // Only the pane and pi it alerted from: that host refuses (exit 4) when its seat
+            // is in another pane or pi now, as a jump here would.
+            let alerted = pane.map(|p| {
+                let pi = p.pi.as_ref();
+                SeatExpect {
+                    session_id: None,
+                    pid: pi.map(|x| x.0),
+                    start_ticks: pi.map(|x| x.1),
+                    boot_id: pi.map(|x| x.2.clone()),
+                    pane: Some(p.pane_id.clone()),
+                }
+                .token()
+            });
+            let expect = args.expect_seat.clone().or(alerted);
+            remote(args, &h, Seat::Session(id.to_string()), expect.as_deref())
+        }
+        Ok(Target::Local) | Err(_) => {
+            say(format!(
+                "the last alert came from host {}, which is not in the hosts file",
+                sanitize(host)
+            ));
+            JumpExit::NoTarget.code()
+        }
+    }
+}
+
+/// The seat on a fresh pass, checked: still the seat `expect` names, alive in a pane, and for
+/// `--last` in the pane and pi it alerted from (`recorded`). Its row, session id and pane; `Err`:
+/// the exit code.
+fn seat_now(
+    args: &JumpArgs,
+    opts: &scan::ScanOptions,
+    clock: &dyn Clock,
+    expect: Option<&SeatExpect>,
+    session: &str,
+    recorded: Option<&PaneRef>,
+    name: &str,
+) -> Result<(Row, Option<String>, SeatPane), i32> {
+    let pass = scan::run(opts, clock, None, None).map_err(|e| refuse::<JumpExit>(e).code())?;
     let row = match &args.name {
-        Some(n) => match find(&pass.snapshot.rows, n) {
-            Ok(row) => row,
-            Err(why) => {
-                say(why);
-                return JumpExit::NoTarget.code();
-            }
-        },
-        None => match pass.snapshot.row(&session) {
-            Some(row) => row,
-            None => {
-                say(format!("{} is not on the board", sanitize(&name)));
-                return JumpExit::NoTarget.code();
-            }
-        },
+        Some(n) => find(&pass.snapshot.rows, n).map_err(|why| {
+            say(why);
+            JumpExit::NoTarget.code()
+        })?,
+        None => pass.snapshot.row(session).ok_or_else(|| {
+            say(format!("{} is not on the board", sanitize(name)));
+            JumpExit::NoTarget.code()
+        })?,
     };
     let session = pass
         .records
@@ -209,14 +252,14 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
     if let Some(e) = expect {
         if let Err(why) = e.check(&SeatFound::of_row(row, session.as_deref())) {
             say(why);
-            return JumpExit::Changed.code();
+            return Err(JumpExit::Changed.code());
         }
     }
     let Some(now) = row.pane.clone() else {
         say(format!("{} has no live pane", sanitize(&row.name)));
-        return JumpExit::NoTarget.code();
+        return Err(JumpExit::NoTarget.code());
     };
-    if let Some(rec) = &recorded {
+    if let Some(rec) = recorded {
         if !same(rec, &now) {
             say(format!(
                 "{} is no longer where it alerted from (was {} {}, now {} {}): nothing moved",
@@ -226,50 +269,41 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
                 now.kind.name(),
                 sanitize(&now.pane_id)
             ));
-            return JumpExit::Changed.code();
+            return Err(JumpExit::Changed.code());
         }
     }
-    let socket = match now.kind {
-        MuxKind::Tmux => tmux_socket(now.socket.as_deref(), r.opts.tmux_socket.as_deref()),
-        MuxKind::Herdr => now.socket.as_ref().map(std::path::PathBuf::from),
-    };
-    let Some(socket) = socket else {
-        say("the seat's server socket is not known".into());
-        return JumpExit::NoTarget.code();
-    };
-    if args.print || args.json {
+    Ok((row.clone(), session, now))
+}
+
+/// `--print` / `--json`: where the seat is, for a person or another host's `jump`.
+fn print_place(
+    json: bool,
+    now: &SeatPane,
+    socket: &std::path::Path,
+    session: Option<&str>,
+    agent: &str,
+) {
+    if json {
         let v = serde_json::json!({"mux": now.kind.name(), "socket": socket.display().to_string(),
-            "pane": now.pane_id, "sessionId": session, "agent": row.name});
-        if args.json {
-            crate::cmd::out(format_args!("{v}"));
-        } else if now.kind == MuxKind::Tmux {
-            let argv = [
-                "tmux".to_string(),
-                "-S".into(),
-                socket.display().to_string(),
-                "switch-client".into(),
-                "-t".into(),
-                now.pane_id.clone(),
-            ];
-            crate::cmd::out(format_args!("{}", shell_line(&argv)));
-        } else {
-            crate::cmd::out(format_args!(
-                "herdr pane {} (socket {})",
-                sanitize(&now.pane_id),
-                sanitize(&socket.display().to_string())
-            ));
-        }
-        return JumpExit::Moved.code();
+            "pane": now.pane_id, "sessionId": session, "agent": agent});
+        crate::cmd::out(format_args!("{v}"));
+    } else {
+        crate::cmd::out(format_args!("{}", now.kind.jump_hint(socket, &now.pane_id)));
     }
-    let from = args.from.clone().or_else(|| own_pane_on(&socket, now.kind));
-    let m = mux::open(now.kind, &socket);
+}
+
+/// Move to the seat's pane (from `--from`, else this process's own pane on that server when the
+/// multiplexer moves a client); the exit code.
+fn go(args: &JumpArgs, now: &SeatPane, socket: &std::path::Path, agent: &str) -> i32 {
+    let from = args.from.clone().or_else(|| now.kind.own_pane_on(socket));
+    let m = mux::open(now.kind, socket);
     match m.jump_to(&now.pane_id, from.as_deref(), Instant::now() + STEP) {
         Ok(()) => {
             crate::cmd::out(format_args!(
                 "{} {} ({})",
                 now.kind.name(),
                 now.pane_id,
-                sanitize(&row.name)
+                sanitize(agent)
             ));
             JumpExit::Moved.code()
         }
@@ -394,7 +428,8 @@ pub fn remote_jump(
         ssh::argv(host, &control, &tmux_words, Tty::Yes).map_err(|e| (refused, e.to_string()))?;
     let mut full = vec!["ssh".to_string()];
     full.extend(argv.iter().map(|a| a.to_string_lossy().into_owned()));
-    let Some(own) = own.filter(|o| o.kind == MuxKind::Tmux) else {
+    // A window that attaches over ssh: tmux only (`Tmux::open_tagged_window`).
+    let Some((own, tmux)) = own.and_then(|o| Some((o, Tmux::of(o.kind, &o.socket_path)?))) else {
         return Ok(RemoteJump::Printed(shell_line(&full)));
     };
     let tag = format!(
@@ -404,7 +439,6 @@ pub fn remote_jump(
         pane
     );
     let title = format!("{}:{agent}", host.name);
-    let tmux = Tmux::at_socket(&own.socket_path);
     match tmux.open_tagged_window(&own.pane.id, &tag, &title, &full, Instant::now() + STEP) {
         Ok((id, reused)) => Ok(RemoteJump::Window {
             id,
@@ -441,22 +475,6 @@ fn remote(a: &JumpArgs, host: &Host, seat: Seat, expect: Option<&str>) -> i32 {
 fn last_root(data_root: &std::path::Path) -> Option<std::path::PathBuf> {
     let last = alert_memory::read(data_root).ok()?.last?;
     last.root.map(std::path::PathBuf::from)
-}
-
-/// `$TMUX_PANE` when this process runs in a pane of that tmux server.
-fn own_pane_on(socket: &std::path::Path, kind: MuxKind) -> Option<String> {
-    if kind != MuxKind::Tmux {
-        return None;
-    }
-    let ours = std::env::var("TMUX")
-        .ok()
-        .and_then(|t| mux::tmux::Tmux::from_tmux_env(&t))?;
-    use crate::mux::Multiplexer;
-    let same = ours.socket_path() == socket
-        || matches!((std::fs::canonicalize(ours.socket_path()), std::fs::canonicalize(socket)),
-            (Ok(a), Ok(b)) if a == b);
-    let pane = std::env::var("TMUX_PANE").ok()?;
-    (same && mux::tmux::is_pane_id(&pane)).then_some(pane)
 }
 
 #[cfg(test)]

@@ -14,8 +14,7 @@ use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::resume::{self, ResumeExit, ResumeRequest};
 use crate::clock::Clock;
 use crate::evidence::config::CloseReason;
-use crate::liveness;
-use crate::mux::{self, MuxEnv, MuxKind, Owner};
+use crate::mux::{self, MuxEnv, Owner};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, SeatPane};
 use crate::states::CloseState;
@@ -85,10 +84,7 @@ fn recheck(opts: &ScanOptions, clock: &dyn Clock, seat: &SeatRef) -> Result<Row,
 
 /// Where a seat's server listens: a tmux hint resolved as the scan resolves it.
 fn server_socket(p: &SeatPane, default_tmux: Option<&Path>) -> Option<PathBuf> {
-    match p.kind {
-        MuxKind::Tmux => liveness::socket_path(p.socket.as_deref(), default_tmux),
-        MuxKind::Herdr => p.socket.as_ref().map(PathBuf::from),
-    }
+    p.kind.server_socket(p.socket.as_deref(), default_tmux)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -120,21 +116,23 @@ impl Navigator for ScanNavigator {
         let Some(socket) = server_socket(&p, self.opts.tmux_socket.as_deref()) else {
             return refuse("its server's socket is not known".into());
         };
-        let from = match (&self.own, p.kind) {
-            (Some(o), MuxKind::Tmux) if o.kind == MuxKind::Tmux => {
+        // A jump that moves a client moves the sidebar's own, on the seat's server.
+        let label = p.kind.caps().label;
+        let from = match &self.own {
+            _ if !p.kind.caps().jump_moves_a_client => None,
+            Some(o) if o.kind == p.kind => {
                 if !same_file(&o.socket_path, &socket) {
                     return refuse(format!(
-                        "its pane is on another tmux server ({}); this sidebar's client cannot \
+                        "its pane is on another {label} server ({}); this sidebar's client cannot \
                          switch there",
                         sanitize(&socket.display().to_string())
                     ));
                 }
                 Some(o.pane.id.clone())
             }
-            (_, MuxKind::Tmux) => {
-                return refuse("this sidebar does not run in a tmux pane".into());
+            _ => {
+                return refuse(format!("this sidebar does not run in a {label} pane"));
             }
-            (_, MuxKind::Herdr) => None,
         };
         let m = mux::open(p.kind, &socket);
         match m.jump_to(&p.pane_id, from.as_deref(), Instant::now() + STEP) {
@@ -146,10 +144,10 @@ impl Navigator for ScanNavigator {
     }
 
     fn keep_height(&self, lines: u16) -> bool {
-        let Some(o) = self.own.as_ref().filter(|o| o.kind == MuxKind::Tmux) else {
+        let Some(o) = self.own.as_ref().filter(|o| o.kind.caps().can_grow) else {
             return false;
         };
-        let m = mux::open(MuxKind::Tmux, &o.socket_path);
+        let m = mux::open(o.kind, &o.socket_path);
         let deadline = Instant::now() + STEP;
         let Ok(list) = m.list_panes(deadline) else {
             return false;
@@ -266,6 +264,7 @@ impl ScanWorkers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mux::MuxKind;
 
     #[test]
     fn a_seat_that_moved_or_changed_its_pi_is_refused_by_name() {

@@ -188,11 +188,7 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
 }
 
 fn pane_of(p: &Value) -> Option<SeatPane> {
-    let kind = match s(p, "mux")? {
-        "tmux" => MuxKind::Tmux,
-        "herdr" => MuxKind::Herdr,
-        _ => return None,
-    };
+    let kind = MuxKind::parse(s(p, "mux")?)?;
     let pi = p.get("pi").and_then(|pi| {
         Some((
             i32::try_from(pi.get("pid")?.as_i64()?).ok()?,

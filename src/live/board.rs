@@ -10,7 +10,6 @@ use super::panes::ServerWatch;
 use crate::clock::Clock;
 use crate::evidence::ScanMemory;
 use crate::liveness::KeptPanes;
-use crate::mux::MuxKind;
 use crate::probe::ProbeCache;
 use crate::scan::{self, Scan, ScanError, ScanOptions};
 
@@ -89,10 +88,11 @@ impl Passes for BoardPasses {
                     .map(|(kind, socket, session, pane_pid)| ServerWatch {
                         kind: *kind,
                         socket: socket.clone(),
-                        session: session.clone().filter(|_| *kind == MuxKind::Tmux),
+                        // A listener attaches to a session (tmux).
+                        session: session.clone().filter(|_| kind.caps().events_per_session),
                         // A tmux pane's process is a child of the server.
                         server_pid: pane_pid
-                            .filter(|_| *kind == MuxKind::Tmux)
+                            .filter(|_| kind.caps().panes_are_server_children)
                             .and_then(crate::proc::read_stat)
                             .map(|st| st.ppid),
                     })

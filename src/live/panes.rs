@@ -9,10 +9,7 @@ use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::mux::herdr::events::HerdrEvents;
-use crate::mux::herdr::Herdr;
-use crate::mux::tmux::control::{ControlClient, Notice};
-use crate::mux::tmux::Tmux;
+use crate::mux::events::{Notice, PaneEvents};
 use crate::mux::MuxKind;
 
 use super::pts::PtsWatch;
@@ -39,11 +36,9 @@ pub struct ServerWatch {
     pub server_pid: Option<i32>,
 }
 
-/// tmux before 3.7 may crash when a control-mode client attaches while another client's command
-/// sends notifications (a client identified as control mode before its control state exists:
-/// tmux GitHub issue 4980, fixed in 3.7). On those, no control client is attached: the server's
-/// child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead.
-pub const CONTROL_FROM: (u32, u32) = (3, 7);
+/// Oldest tmux a control client is attached to (`mux::events::CONTROL_FROM`; on older ones the
+/// server's child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead).
+pub use crate::mux::events::CONTROL_FROM;
 /// How often a tmux server without a control client has its child processes compared, unless
 /// the pty folder is watched for it (`pts`).
 pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
@@ -61,40 +56,6 @@ const BURST: Duration = Duration::from_secs(1);
 /// The fd index `fds` gives the pty watch (server indexes are below `MAX_SERVERS`).
 const PTS_INDEX: usize = usize::MAX;
 
-/// A server's listener.
-enum Client {
-    Tmux(ControlClient),
-    Herdr(HerdrEvents),
-}
-
-impl Client {
-    fn raw_fd(&self) -> RawFd {
-        match self {
-            Client::Tmux(c) => c.raw_fd(),
-            Client::Herdr(h) => h.raw_fd(),
-        }
-    }
-    fn ready(&self) -> bool {
-        match self {
-            Client::Tmux(c) => c.ready(),
-            // Confirmed before `subscribe` returned.
-            Client::Herdr(_) => true,
-        }
-    }
-    fn ended(&self) -> bool {
-        match self {
-            Client::Tmux(c) => c.ended(),
-            Client::Herdr(h) => h.ended(),
-        }
-    }
-    fn read_notices(&mut self, out: &mut Vec<Notice>) {
-        match self {
-            Client::Tmux(c) => c.read_notices(out),
-            Client::Herdr(h) => h.read_notices(out),
-        }
-    }
-}
-
 struct Server {
     kind: MuxKind,
     socket: PathBuf,
@@ -110,7 +71,7 @@ struct Server {
     checked_at: Instant,
     /// This tmux is too old for a control client (`CONTROL_FROM`).
     no_control: bool,
-    client: Option<Client>,
+    client: Option<PaneEvents>,
     started: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
@@ -180,7 +141,7 @@ impl Server {
 
     /// A tmux too old for a control client, whose child processes are compared instead.
     fn watched_by_children(&self) -> bool {
-        self.kind == MuxKind::Tmux && self.no_control && self.server_pid.is_some()
+        self.no_control && self.server_pid.is_some()
     }
 
     /// The pty watch tells when its panes come or go.
@@ -313,21 +274,18 @@ impl Panes {
             if s.client.is_some() || s.retry_at > now {
                 continue;
             }
-            if s.kind == MuxKind::Tmux && !s.no_control {
-                // `tmux -V` once per process (cached by program and PATH).
-                s.no_control = Tmux::at_socket(&s.socket)
-                    .version(now + START_DEADLINE)
-                    .map_or(true, |v| v < CONTROL_FROM);
+            if !s.no_control {
+                // tmux: `tmux -V` once per process (cached by program and PATH).
+                s.no_control = !PaneEvents::supported(s.kind, &s.socket, now + START_DEADLINE);
             }
-            let started = match (s.kind, s.session.clone()) {
-                (MuxKind::Tmux, _) if s.no_control => continue,
-                (MuxKind::Tmux, Some(session)) => Tmux::at_socket(&s.socket)
-                    .control_client(&session, now + START_DEADLINE)
-                    .map(Client::Tmux),
-                (MuxKind::Tmux, None) => continue,
-                (MuxKind::Herdr, _) => Herdr::at_socket(&s.socket)
-                    .subscribe(now + START_DEADLINE)
-                    .map(Client::Herdr),
+            if s.no_control {
+                continue;
+            }
+            let deadline = now + START_DEADLINE;
+            let Some(started) =
+                PaneEvents::start(s.kind, &s.socket, s.session.as_deref(), deadline)
+            else {
+                continue;
             };
             match started {
                 Ok(c) => {
@@ -406,7 +364,7 @@ impl Panes {
                 }
             }
         }
-        if s.client.as_ref().is_some_and(Client::ended) {
+        if s.client.as_ref().is_some_and(PaneEvents::ended) {
             s.client = None;
             let steady = s.started.is_some_and(|t| now.duration_since(t) >= STEADY);
             if steady {
@@ -427,7 +385,7 @@ impl Panes {
                 if s.watched_by_children() {
                     return [Some(s.checked_at + s.compare_every(Instant::now())), None];
                 }
-                let startable = s.kind == MuxKind::Herdr || s.session.is_some();
+                let startable = !s.kind.caps().events_per_session || s.session.is_some();
                 let retry = (s.client.is_none() && startable).then_some(s.retry_at);
                 let slow = (!s.listening()).then_some(s.listed_at + SLOW_LIST);
                 [retry, slow]
@@ -481,8 +439,7 @@ impl Panes {
                 by: match (&s.client, s.watched_by_children()) {
                     (_, true) if s.pty_watched() => "pty-events",
                     (_, true) => "child-processes",
-                    (Some(Client::Tmux(_)), _) if s.listening() => "control-mode",
-                    (Some(Client::Herdr(_)), _) => "herdr-events",
+                    (Some(c), _) => c.shown_as(s.listening()).unwrap_or("listing"),
                     _ => "listing",
                 },
                 last_error: s.last_error.clone(),

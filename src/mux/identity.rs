@@ -57,6 +57,29 @@ pub enum ServerIdentity {
 }
 
 impl ServerIdentity {
+    /// The identity a registration recorded from inside its pane (`register`): tmux's needs
+    /// the server's pid and start time (`None` without them); Herdr's is its socket (the
+    /// version and protocol unknown: empty and 0).
+    pub fn registered(
+        kind: MuxKind,
+        socket: &str,
+        server_pid: Option<i64>,
+        server_start: Option<i64>,
+    ) -> Option<ServerIdentity> {
+        Some(match kind {
+            MuxKind::Tmux => ServerIdentity::Tmux {
+                socket_path: socket.to_string(),
+                server_pid: i32::try_from(server_pid?).ok()?,
+                start_time: server_start?,
+            },
+            MuxKind::Herdr => ServerIdentity::Herdr {
+                socket_path: socket.to_string(),
+                version: String::new(),
+                protocol: 0,
+            },
+        })
+    }
+
     /// Which multiplexer.
     pub fn kind(&self) -> MuxKind {
         match self {

@@ -6,9 +6,12 @@
 //! is blocking and takes a deadline; a multiplexer that cannot be asked yields an error whose
 //! fixed code the scan turns into `unknown`, never into a guess.
 
+mod deliver;
 mod error;
+pub mod events;
 pub mod herdr;
 mod identity;
+mod kind;
 pub mod lines;
 mod owner;
 pub mod pi_channel;
@@ -17,8 +20,10 @@ pub mod session;
 pub mod spawn;
 pub mod tmux;
 
+pub use deliver::{PiText, Typed, Untyped};
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
+pub use kind::{Caps, MuxKind};
 pub use owner::{follow_pane, owning_multiplexer, pane_of_process, server_is_ours, MuxEnv, Owner};
 
 use std::path::{Path, PathBuf};
@@ -34,24 +39,6 @@ pub const DEADLINE_OVERRUN: std::time::Duration = std::time::Duration::from_mill
 
 /// The tmux user option (and Herdr metadata token) that marks a pane we created and own.
 pub const MARKER_OPTION: &str = "@intercom-pane-owner";
-
-/// Which multiplexer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MuxKind {
-    Tmux,
-    Herdr,
-}
-
-impl MuxKind {
-    /// Lowercase name, as JSON shows it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MuxKind::Tmux => "tmux",
-            MuxKind::Herdr => "herdr",
-        }
-    }
-}
 
 /// A new pane above an existing one, without taking focus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,9 +100,12 @@ pub trait Multiplexer: Send + Sync {
     fn rename(&self, pane_id: &str, name: &str, deadline: Instant) -> Result<(), MuxError>;
     /// Swap two panes' places, focus unchanged; `true` when the layout changed.
     fn swap(&self, source: &str, target: &str, deadline: Instant) -> Result<bool, MuxError>;
-    /// Deliver text to the pane as one bracketed paste, then a separate Enter (tmux: through
-    /// `scripts/agent-send.sh`, `tmux::typed`, with its checks; Herdr: `agent.prompt`).
-    fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError>;
+    /// Type a reply into the pi `req.pi` in the pane `req.pane`, after every check made right
+    /// before (the pane still holds that pi, nothing in pi's editor, no dialog), then submit it
+    /// and check pi took it: `reply`'s path whenever no pi channel is ready (tmux:
+    /// `scripts/agent-send.sh`, `tmux::typed`; Herdr: `agent.prompt`, `herdr::prompt`). Never
+    /// retried. `Err` when nothing was typed.
+    fn deliver(&self, req: &PiText<'_>, deadline: Instant) -> Result<Typed, Untyped>;
     /// A new window (tab) beside `req.beside` without taking focus; returns its pane.
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError>;
     /// Close the pane only if it still matches `expected` in every field, then verify.
@@ -132,6 +122,9 @@ pub trait Multiplexer: Send + Sync {
     /// Make a pane at least `lines` tall, taking rows from its neighbours; `Ok(false)` when it
     /// already is. Herdr: not supported (an error).
     fn grow_to(&self, pane_id: &str, lines: u16, deadline: Instant) -> Result<bool, MuxError>;
+    /// Whether someone looks at the pane now (tmux: the active pane of an attached client, a
+    /// control client being a program; Herdr: the focused pane).
+    fn looked_at(&self, pane_id: &str, deadline: Instant) -> Result<bool, MuxError>;
 }
 
 /// Open a client for a server of `kind` listening on `socket`.

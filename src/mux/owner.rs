@@ -24,6 +24,16 @@ pub struct MuxEnv {
 }
 
 impl MuxEnv {
+    /// By the variables alone: whether they say this runs in a multiplexer pane, and Herdr when
+    /// Herdr's say so (`None` otherwise: the caller's default).
+    pub fn inside(&self) -> (bool, Option<MuxKind>) {
+        let herdr = self.herdr_env || self.herdr_pane_id.is_some();
+        (
+            self.tmux.is_some() || herdr,
+            herdr.then_some(MuxKind::Herdr),
+        )
+    }
+
     /// Read the variables through `get` (e.g. `|k| std::env::var(k).ok()`); empty counts as unset.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> MuxEnv {
         let g = |k: &str| get(k).filter(|v| !v.is_empty());

@@ -73,14 +73,15 @@ impl MonitorStage {
     /// this is not a stage of ours).
     pub fn next(self, kind: MuxKind) -> Option<MonitorStage> {
         use MonitorStage::*;
-        let herdr = kind == MuxKind::Herdr;
+        // Herdr cannot split above (split below, then swap) nor run the split's argv (typed).
+        let (swap, typed) = (!kind.caps().splits_above, !kind.caps().split_runs_argv);
         match self {
-            SplitPending if herdr => Some(SwapPending),
+            SplitPending if swap => Some(SwapPending),
             SplitPending => Some(LabelPending),
-            SwapPending if herdr => Some(LabelPending),
-            LabelPending if herdr => Some(RunPending),
+            SwapPending if swap => Some(LabelPending),
+            LabelPending if typed => Some(RunPending),
             LabelPending => Some(Submitted),
-            RunPending if herdr => Some(Submitted),
+            RunPending if typed => Some(Submitted),
             _ => None,
         }
     }
@@ -92,7 +93,7 @@ pub fn may_follow(from: Option<MonitorStage>, to: MonitorStage, kind: MuxKind) -
     use MonitorStage::*;
     match (from, to) {
         (None | Some(SplitPending), SplitPending) => true,
-        (Some(Submitted | Observed), RunPending) => kind == MuxKind::Herdr,
+        (Some(Submitted | Observed), RunPending) => kind.caps().panes_survive_restart,
         (Some(f), t) => f.next(kind) == Some(t),
         (None, _) => false,
     }

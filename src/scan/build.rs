@@ -191,7 +191,7 @@ fn tmux_of(ev: &SeatEvidence) -> TmuxRef {
     match ev
         .reg
         .and_then(|r| r.mux.as_ref())
-        .filter(|m| m.kind == Some(MuxKind::Tmux))
+        .filter(|m| m.kind == Some(MuxKind::ROSTER))
     {
         Some(m) => TmuxRef {
             socket: m.socket.clone(),

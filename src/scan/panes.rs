@@ -271,7 +271,7 @@ pub(super) fn pane_seats(
                 found.file.is_none()
                     && s.session_file.is_none()
                     && matches!(s.role, RowRole::Worker | RowRole::Coordinator)
-                    && *key == (MuxKind::Tmux, None)
+                    && *key == (MuxKind::ROSTER, None)
                     && pane.session_name.as_deref() == Some(s.agent.as_str())
             })
         };
@@ -279,7 +279,7 @@ pub(super) fn pane_seats(
             let seat = &mut seats[i];
             if seat.pane.is_none() && seat.binding.is_none() {
                 seat.pane = Some((key.clone(), pane.id.clone()));
-                if key.0 == MuxKind::Tmux {
+                if key.0 == MuxKind::ROSTER {
                     seat.tmux = TmuxRef {
                         socket: key.1.clone(),
                         session: pane.session_name.clone(),

@@ -234,7 +234,7 @@ pub(super) fn other_session_in_pane(
     let registered = regs.items.iter().find(|r| {
         r.session_id.as_deref().is_some_and(|id| id != want)
             && r.mux.as_ref().is_some_and(|m| {
-                m.kind == Some(MuxKind::Tmux) && m.session.as_deref() == Some(&seat.agent)
+                m.kind == Some(MuxKind::ROSTER) && m.session.as_deref() == Some(&seat.agent)
             })
             && !r.session_closed()
             && r.alive() == Some(true)
@@ -251,7 +251,7 @@ pub(super) fn other_session_in_pane(
         o.found_by.is_some()
             && o.pane
                 .as_ref()
-                .is_some_and(|((kind, socket), _)| *kind == MuxKind::Tmux && socket.is_none())
+                .is_some_and(|((kind, socket), _)| *kind == MuxKind::ROSTER && socket.is_none())
             && o.tmux.session.as_deref() == Some(&seat.agent)
     })?;
     // Only a session known to differ counts (a pi with no file yet may be the worker's own).
@@ -309,7 +309,7 @@ pub(super) fn seat_hint(
         .session
         .as_ref()
         .map(|s| liveness::SeatHint::Pane {
-            kind: MuxKind::Tmux,
+            kind: MuxKind::ROSTER,
             socket: seat.tmux.socket.clone(),
             pane_id: None,
             session: Some(s.clone()),
@@ -321,14 +321,14 @@ pub(super) fn seat_servers(
     seats: &[SeatSource],
     regs: &RegistrationSet,
 ) -> Vec<liveness::ServerKey> {
-    let mut out: Vec<liveness::ServerKey> = vec![(MuxKind::Tmux, None)];
+    let mut out: Vec<liveness::ServerKey> = vec![(MuxKind::ROSTER, None)];
     let mut add = |k: liveness::ServerKey| {
         if !out.contains(&k) {
             out.push(k);
         }
     };
     for s in seats {
-        add((MuxKind::Tmux, s.tmux.socket.clone()));
+        add((MuxKind::ROSTER, s.tmux.socket.clone()));
     }
     for r in &regs.items {
         if let Some(m) = &r.mux {

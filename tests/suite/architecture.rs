@@ -5,6 +5,8 @@
 //!   no `cmd/`, … (infrastructure sits below its users);
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
 //!   to Herdr; only `hosts/ssh.rs` runs `ssh`;
+//! - only `mux/` branches on which multiplexer (`MuxKind::Tmux`, `MuxKind::Herdr`): the rest asks
+//!   `MuxKind`'s `Caps` and methods or the `Multiplexer` trait;
 //! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
 //!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
@@ -148,6 +150,17 @@ fn only_mux_spawns_tmux_or_talks_to_herdr() {
         p.starts_with("src/mux/")
     });
     assert!(bad.is_empty(), "tmux/Herdr outside mux/: {bad:#?}");
+}
+
+/// Multiplexer differences live behind `mux/` (docs/architecture.md, "Adding a multiplexer").
+/// Two files name one by purpose: `doctor`'s Herdr checks report on Herdr seats, and the demo's
+/// simulated panes are on its private tmux server.
+#[test]
+fn only_mux_branches_on_the_multiplexer() {
+    let bad = offenders(&["MuxKind::Tmux", "MuxKind::Herdr"], |p| {
+        p.starts_with("src/mux/") || p == "src/doctor/checks.rs" || p == "src/ui/demo.rs"
+    });
+    assert!(bad.is_empty(), "a multiplexer named outside mux/: {bad:#?}");
 }
 
 #[test]

@@ -147,24 +147,8 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
 pub fn from_registration(r: &Registration) -> Option<JobRecord> {
     let m = r.mux.as_ref()?;
     let socket = m.socket.clone()?;
-    let (kind, server) = match m.kind? {
-        MuxKind::Tmux => (
-            MuxKind::Tmux,
-            ServerIdentity::Tmux {
-                socket_path: socket.clone(),
-                server_pid: i32::try_from(m.server_pid?).ok()?,
-                start_time: m.server_start?,
-            },
-        ),
-        MuxKind::Herdr => (
-            MuxKind::Herdr,
-            ServerIdentity::Herdr {
-                socket_path: socket.clone(),
-                version: String::new(),
-                protocol: 0,
-            },
-        ),
-    };
+    let kind = m.kind?;
+    let server = ServerIdentity::registered(kind, &socket, m.server_pid, m.server_start)?;
     Some(JobRecord {
         session_id: r.session_id.clone()?,
         session_file: r.session_file.as_ref().map(PathBuf::from),

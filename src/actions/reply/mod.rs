@@ -4,10 +4,12 @@
 //! delivered twice:
 //! - `channel`: the registration advertises the shipped extension's private socket and it is
 //!   there: the text is handed to pi itself (`pi.sendUserMessage`, `mux::pi_channel`);
-//! - `typed`: a tmux seat without a channel: `scripts/agent-send.sh`, run by `mux::tmux::typed`,
-//!   types it (the pane must still run the registered pi, copy mode is left, a draft in pi's
-//!   editor is refused, one bracketed paste, one Enter) (`typed.rs` maps its answer);
-//! - `herdr`: a Herdr seat without a channel: Herdr's `agent.prompt`.
+//! - a seat without a channel: its multiplexer types it into the pane (`Multiplexer::deliver`;
+//!   `typed.rs` maps its answer), named after the multiplexer's path (`Caps::transport`):
+//!   - `typed` on tmux: `scripts/agent-send.sh`, run by `mux::tmux::typed` (the pane must still
+//!     run the registered pi, copy mode is left, a draft in pi's editor is refused, one
+//!     bracketed paste, one Enter);
+//!   - `herdr` on Herdr: Herdr's `agent.prompt`, with the same checks (`mux::herdr::prompt`).
 //!
 //! What is sent is the text itself, nothing added (no trailer: pi records exactly what the person
 //! typed), without its surrounding white space (`reply_text::trim_like_pi`); the two transports
@@ -31,7 +33,6 @@ use crate::fsguard;
 use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
-mod prompt;
 mod typed;
 pub use crate::reply_text::{
     is_invisible, is_refused_control, trim_like_pi, TextError, INVISIBLE, MAX_REPLY_CHARS,
@@ -180,18 +181,16 @@ fn name_list(names: &[String]) -> String {
 pub enum Transport {
     /// Handed to pi by the shipped extension's private channel.
     Channel,
-    /// Typed into the tmux pane by `agent-send.sh`.
-    Typed,
-    /// Herdr's `agent.prompt`.
-    Herdr,
+    /// Typed into the pane by its multiplexer (`Multiplexer::deliver`): `typed` on tmux
+    /// (`agent-send.sh`), `herdr` on Herdr (`agent.prompt`).
+    Pane(MuxKind),
 }
 
 impl Transport {
     pub fn name(self) -> &'static str {
         match self {
             Transport::Channel => "channel",
-            Transport::Typed => "typed",
-            Transport::Herdr => "herdr",
+            Transport::Pane(kind) => kind.caps().transport,
         }
     }
 }
@@ -414,10 +413,10 @@ fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
         .channel
         .as_deref()
         .is_some_and(|c| matches!(fsguard::kind(Path::new(c)), Ok(fsguard::Kind::Socket)));
-    match (channel_ready, t.kind) {
-        (true, _) => Transport::Channel,
-        (false, MuxKind::Tmux) => Transport::Typed,
-        (false, MuxKind::Herdr) => Transport::Herdr,
+    if channel_ready {
+        Transport::Channel
+    } else {
+        Transport::Pane(t.kind)
     }
 }
 
@@ -454,13 +453,9 @@ pub fn send_expecting(
     }
     match transport {
         Transport::Channel => send_channel(&key, target, &reg, body, now),
-        Transport::Typed => {
+        Transport::Pane(_) => {
             let reg = caught_up(scan, &key, target, reg)?;
             typed::send(&key, target, &reg, body, now)
-        }
-        Transport::Herdr => {
-            let reg = caught_up(scan, &key, target, reg)?;
-            prompt::send(&key, target, &reg, body, now)
         }
     }
 }

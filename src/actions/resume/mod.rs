@@ -300,10 +300,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
     checks.push(format!(
         "new {} on the server of the coordinator's pane {} ({})",
-        match mux.kind() {
-            crate::mux::MuxKind::Tmux => "tmux session named like the worker",
-            _ => "tab beside it",
-        },
+        mux.kind().caps().resume_place,
         beside.id,
         mux.kind().name()
     ));
@@ -358,10 +355,9 @@ fn where_registered(m: &crate::evidence::registrations::MuxRecord) -> String {
         return String::new();
     };
     let kind = m.kind.map(|k| k.name()).unwrap_or("its multiplexer's");
-    let (session_word, window_word) = match m.kind {
-        Some(crate::mux::MuxKind::Herdr) => ("workspace", "tab"),
-        _ => ("session", "window"),
-    };
+    let (session_word, window_word) = m.kind.map_or(("session", "window"), |k| {
+        (k.caps().session_word, k.caps().window_word)
+    });
     let mut parts = Vec::new();
     if let Some(s) = &m.session {
         parts.push(format!("{session_word} {}", sanitize(s)));

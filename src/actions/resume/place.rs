@@ -128,16 +128,19 @@ pub(super) fn window(
     }
 }
 
-/// On tmux, the window's name and folder exactly as tmux will keep them, or why they cannot be
-/// (`mux::tmux::literal`): checked before anything is fenced or launched.
+/// The window's name and folder exactly as the multiplexer will keep them, or why they cannot
+/// be (tmux: `mux::tmux::literal`): checked before anything is fenced or launched.
 pub(super) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
-    if kind == mux::MuxKind::Tmux {
-        let tmux =
-            |e: mux::MuxError| format!("cannot open the tmux window as configured: {}", e.detail);
-        mux::tmux::literal::window_name(&w.name).map_err(tmux)?;
-        mux::tmux::literal::start_dir(&w.cwd).map_err(tmux)?;
-    }
-    Ok(())
+    let why = |e: mux::MuxError| {
+        format!(
+            "cannot open the {} {} as configured: {}",
+            kind.caps().label,
+            kind.caps().window_word,
+            e.detail
+        )
+    };
+    kind.check_window_name(&w.name).map_err(why)?;
+    kind.check_start_dir(&w.cwd).map_err(why)
 }
 
 /// What `--dry-run` shows of the launch: exactly what would be asked of the multiplexer.

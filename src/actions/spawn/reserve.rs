@@ -16,7 +16,6 @@ use crate::actions::resume::{live, place};
 use crate::clock::format_iso;
 use crate::evidence::config::{self, Agent, IntercomConfig, MAX_AGENTS};
 use crate::fsguard;
-use crate::mux::tmux::literal;
 use crate::mux::{Multiplexer, MuxKind, PaneInfo};
 use crate::paths;
 use crate::store;
@@ -140,7 +139,7 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
         beside.id,
         mux.kind().name()
     ));
-    exact_in_tmux(mux.kind(), &req.name, &cwd, &tree)?;
+    exact_in_mux(mux.kind(), &req.name, &cwd, &tree)?;
     let args = input::pi_args(
         &session_id,
         req.model.as_deref(),
@@ -165,31 +164,30 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
     })
 }
 
-/// On tmux, the window's name and folder exactly as tmux will keep them (`mux::tmux::literal`,
-/// the one rule for data in expanded arguments), or the refusal, before anything is written.
-/// A worktree's folder does not exist yet: it is checked for UTF-8 here, and tmux gets it once
-/// git made it.
-fn exact_in_tmux(kind: MuxKind, name: &str, cwd: &Path, tree: &Tree) -> Result<(), Ending> {
-    if kind != MuxKind::Tmux {
+/// The window's name and folder exactly as the multiplexer will keep them (tmux:
+/// `mux::tmux::literal`, the one rule for data in expanded arguments), or the refusal, before
+/// anything is written. A worktree's folder does not exist yet: it is checked for UTF-8 here,
+/// and the multiplexer gets it once git made it.
+fn exact_in_mux(kind: MuxKind, name: &str, cwd: &Path, tree: &Tree) -> Result<(), Ending> {
+    if !kind.caps().exact_names {
         return Ok(());
     }
-    let tmux = |e: crate::mux::MuxError| format!("tmux would not keep it exactly: {}", e.detail);
-    literal::window_name(name).map_err(|e| refused(SpawnExit::BadName, tmux(e)))?;
+    let label = kind.caps().label;
+    let why = |e: crate::mux::MuxError| format!("{label} would not keep it exactly: {}", e.detail);
+    kind.check_window_name(name)
+        .map_err(|e| refused(SpawnExit::BadName, why(e)))?;
     let dir = match tree {
         Tree::Create(_) => cwd
             .to_str()
             .map(|_| ())
             .ok_or_else(|| "the folder is not UTF-8".into()),
-        _ => literal::start_dir(cwd).map(|_| ()).map_err(tmux),
+        _ => kind.check_start_dir(cwd).map_err(why),
     };
     dir.map_err(|why: String| refused(SpawnExit::BadFolder, format!("{}: {why}", cwd.display())))
 }
 
 pub(super) fn tab_or_window(k: MuxKind) -> &'static str {
-    match k {
-        MuxKind::Tmux => "window",
-        MuxKind::Herdr => "tab",
-    }
+    k.caps().window_word
 }
 
 /// The roster already names `a`: only an unfinished spawn of it, with nothing running its

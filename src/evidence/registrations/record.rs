@@ -365,9 +365,7 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Registration, RecordErr
 /// written back) reads as `None`.
 fn mux_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MuxKind>, D::Error> {
     let name = Option::<String>::deserialize(d)?;
-    Ok([MuxKind::Tmux, MuxKind::Herdr]
-        .into_iter()
-        .find(|k| Some(k.name()) == name.as_deref()))
+    Ok(name.as_deref().and_then(MuxKind::parse))
 }
 
 /// `runState.event`: an unknown name (a newer extension's) reads as `None`.

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::{
     CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, NewWindow, PaneIdentity,
-    PaneInfo, PaneList, ServerIdentity, SplitAbove,
+    PaneInfo, PaneList, PiText, ServerIdentity, SplitAbove, Typed, Untyped,
 };
 use crate::text::sanitize;
 
@@ -23,7 +23,6 @@ pub mod events;
 mod listing;
 mod place;
 mod prompt;
-pub use prompt::Delivery;
 mod types;
 use types::Snapshot;
 pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
@@ -280,6 +279,19 @@ impl Herdr {
         }
     }
 
+    /// A client for the server at `socket` when it is a Herdr server (`kind`): for the steps
+    /// only Herdr has (a placement's swap and typed command, a relaunch after a restart).
+    pub fn of(kind: MuxKind, socket: &Path) -> Option<Herdr> {
+        (kind == MuxKind::Herdr).then(|| Herdr::at_socket(socket))
+    }
+
+    /// Type `text` and Enter into the agent in a pane of a server of ours (`agent_prompt`),
+    /// with no pi or editor to check: the layer under `Multiplexer::deliver`.
+    pub fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
+        crate::mux::server_is_ours(self.socket_path(), None)?;
+        self.agent_prompt(pane_id, text, deadline)
+    }
+
     /// `agent.prompt`: text + Enter to the agent in a pane; `AgentBlocked` at a dialog.
     pub fn agent_prompt(
         &self,
@@ -446,9 +458,8 @@ impl Multiplexer for Herdr {
         self.swap_panes(source, target, deadline).map(|s| s.changed)
     }
 
-    fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
-        crate::mux::server_is_ours(self.socket_path(), None)?;
-        self.agent_prompt(pane_id, text, deadline)
+    fn deliver(&self, req: &PiText<'_>, deadline: Instant) -> Result<Typed, Untyped> {
+        self.deliver_prompt(req, deadline)
     }
 
     /// A fresh `pane.get` + `pane.process_info` compared with the record, then `pane.close`
@@ -493,6 +504,10 @@ impl Multiplexer for Herdr {
             ErrorCode::BadRequest,
             "herdr: resizing a pane is not supported",
         ))
+    }
+
+    fn looked_at(&self, pane_id: &str, deadline: Instant) -> Result<bool, MuxError> {
+        Ok(self.focus(deadline)?.pane == pane_id)
     }
 }
 

@@ -10,8 +10,9 @@ use serde_json::json;
 
 use super::wire::{expect_type, field};
 use super::Herdr;
+use crate::mux::pi_channel::Outcome;
 use crate::mux::pi_editor::{self, Editor};
-use crate::mux::{ErrorCode, MuxError};
+use crate::mux::{ErrorCode, MuxError, PiText, Typed, Untyped};
 
 /// How long pi may take to empty its editor after the prompt.
 const TAKEN_WAIT: Duration = Duration::from_secs(2);
@@ -21,7 +22,7 @@ const SCREEN_CAP: usize = 256 * 1024;
 
 /// What a checked prompt did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
+enum Delivery {
     /// Typed and submitted; `checked`: pi's editor was seen empty before and after.
     Delivered { pane: String, checked: bool },
     /// Nothing typed: no pane of this server holds the pi (gone, or another incarnation).
@@ -65,10 +66,67 @@ impl Herdr {
         Ok(pi_editor::read(&text, pi_editor::widest(&text)))
     }
 
+    /// `Multiplexer::deliver` on Herdr: `prompt_pi`, its answer as the receipt's fields.
+    pub(super) fn deliver_prompt(
+        &self,
+        req: &PiText<'_>,
+        deadline: Instant,
+    ) -> Result<Typed, Untyped> {
+        let (pid, ticks) = req
+            .pi
+            .ok_or_else(|| Untyped::NotThatPi("the registration records no process".into()))?;
+        let typed = |outcome, pane: String, detail: String| {
+            let ok = outcome != Outcome::Failed;
+            Typed {
+                outcome,
+                pane,
+                exit_code: Some(i32::from(!ok)),
+                signal: None,
+                stdout: if outcome == Outcome::Delivered {
+                    detail.clone()
+                } else {
+                    String::new()
+                },
+                stderr: if outcome == Outcome::Delivered {
+                    String::new()
+                } else {
+                    detail
+                },
+            }
+        };
+        match self.prompt_pi(req.pane, (pid, ticks), req.text, deadline) {
+            Ok(Delivery::NotThatPi(why)) => Err(Untyped::NotThatPi(why)),
+            Ok(Delivery::NotReady(why)) => Err(Untyped::NotReady(why)),
+            Ok(Delivery::Delivered { pane, checked }) => {
+                let detail = if checked {
+                    format!("typed into {pane}; pi's editor was empty before and took the text")
+                } else {
+                    format!("typed into {pane}; no pi editor on its screen to check for a draft: not checked")
+                };
+                Ok(typed(Outcome::Delivered, pane, detail))
+            }
+            Ok(Delivery::NotConfirmed { pane }) => {
+                let detail =
+                    format!("typed into {pane}, but pi's editor still shows text: not confirmed");
+                Ok(typed(Outcome::Unconfirmed, pane, detail))
+            }
+            // Nothing was typed: the server could not be asked, or refused before the prompt.
+            Err(e) if e.code != ErrorCode::Timeout => {
+                Ok(typed(Outcome::Failed, req.pane.to_string(), e.to_string()))
+            }
+            // The request went out and no answer came: it may have been typed.
+            Err(e) => Ok(typed(
+                Outcome::Unconfirmed,
+                req.pane.to_string(),
+                e.to_string(),
+            )),
+        }
+    }
+
     /// Type `text` to the pi `pi` (pid, start ticks) last registered in `recorded`, after the
     /// checks in the module comment. `Err` only when the server could not be asked before
     /// anything was typed, or the prompt itself failed (`Timeout`: it may have been typed).
-    pub fn deliver(
+    fn prompt_pi(
         &self,
         recorded: &str,
         pi: (i32, Option<u64>),

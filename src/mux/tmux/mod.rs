@@ -34,7 +34,7 @@ use std::time::Instant;
 use super::spawn::{self, RunError};
 use super::{
     CloseOutcome, ErrorCode, Multiplexer, MuxError, MuxKind, NewWindow, PaneIdentity, PaneInfo,
-    PaneList, ServerIdentity, SplitAbove, MARKER_OPTION,
+    PaneList, PiText, ServerIdentity, SplitAbove, Typed, Untyped, MARKER_OPTION,
 };
 
 mod args;
@@ -63,6 +63,35 @@ const LIST_CAP: usize = 16 << 20;
 const SMALL_CAP: usize = 1 << 20;
 /// Largest marker value.
 const MAX_MARKER: usize = 1024;
+
+/// Resolve a socket hint to a socket path. `None` is the default server: `default_socket` when
+/// given (e.g. `--tmux-socket`), else the first field of `$TMUX`, else `-L default`.
+pub fn resolve_socket(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
+    let tmpdir = std::env::var("TMUX_TMPDIR").ok();
+    match hint {
+        Some(s) if s.contains('/') => Some(PathBuf::from(s)),
+        Some(name) => socket_for_name(name, tmpdir.as_deref()),
+        None => default_socket.map(Path::to_path_buf).or_else(|| {
+            std::env::var("TMUX")
+                .ok()
+                .and_then(|t| Tmux::from_tmux_env(&t))
+                .map(|t| t.socket)
+                .or_else(|| socket_for_name("default", tmpdir.as_deref()))
+        }),
+    }
+}
+
+/// `$TMUX_PANE` when this process runs in a pane of the tmux server at `socket`.
+pub fn own_pane_on(socket: &Path) -> Option<String> {
+    let ours = std::env::var("TMUX")
+        .ok()
+        .and_then(|t| Tmux::from_tmux_env(&t))?;
+    let same = ours.socket == socket
+        || matches!((std::fs::canonicalize(&ours.socket), std::fs::canonicalize(socket)),
+            (Ok(a), Ok(b)) if a == b);
+    let pane = std::env::var("TMUX_PANE").ok()?;
+    (same && is_pane_id(&pane)).then_some(pane)
+}
 
 /// (program, PATH) → the version `tmux -V` printed.
 type VersionCache = Mutex<HashMap<(OsString, Option<OsString>), (u32, u32)>>;
@@ -112,6 +141,24 @@ impl Tmux {
     pub fn with_program(mut self, program: impl Into<OsString>) -> Tmux {
         self.program = program.into();
         self
+    }
+
+    /// A client for the server at `socket` when it is a tmux server (`kind`): for what only
+    /// tmux has (a window that attaches to another host, status alerts).
+    pub fn of(kind: MuxKind, socket: &Path) -> Option<Tmux> {
+        (kind == MuxKind::Tmux).then(|| Tmux::at_socket(socket))
+    }
+
+    /// Type `text` into the pane as one bracketed paste, then a separate Enter, through the
+    /// same tool as `deliver` (`tmux::typed`) with its checks, but no pi to check: for a pane
+    /// that runs no registered pi. As a `MuxError`.
+    pub fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
+        let pane = PaneId::parse(pane_id)?;
+        let socket = self
+            .socket
+            .to_str()
+            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "socket path not UTF-8"))?;
+        typed::send_text(socket, self.path_env.clone(), &pane, text, deadline)
     }
 
     /// Run tmux with this PATH (also used to look the program up).
@@ -380,13 +427,11 @@ impl Multiplexer for Tmux {
         self.run(args, None, deadline, SMALL_CAP).map(|_| true)
     }
 
-    fn send_text(&self, pane_id: &str, text: &str, deadline: Instant) -> Result<(), MuxError> {
-        let pane = PaneId::parse(pane_id)?;
-        let socket = self
-            .socket
-            .to_str()
-            .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "socket path not UTF-8"))?;
-        typed::send_text(socket, self.path_env.clone(), &pane, text, deadline)
+    fn deliver(&self, req: &PiText<'_>, deadline: Instant) -> Result<Typed, Untyped> {
+        let socket = self.socket.to_str().ok_or_else(|| {
+            Untyped::NotThatPi(MuxError::new(ErrorCode::BadRequest, "bad socket name").to_string())
+        })?;
+        typed::deliver(socket, self.path_env.clone(), req, deadline)
     }
 
     fn close_if_matches(
@@ -403,6 +448,10 @@ impl Multiplexer for Tmux {
 
     fn grow_to(&self, pane_id: &str, lines: u16, deadline: Instant) -> Result<bool, MuxError> {
         Tmux::grow_to(self, pane_id, lines, deadline)
+    }
+
+    fn looked_at(&self, pane_id: &str, deadline: Instant) -> Result<bool, MuxError> {
+        Ok(self.watched_panes(deadline)?.iter().any(|p| p == pane_id))
     }
 }
 

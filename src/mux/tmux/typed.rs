@@ -1,15 +1,17 @@
 //! Typing text into a tmux pane, the one way it is done: `scripts/agent-send.sh` (embedded, so an
 //! installed binary needs no file) makes every check right before it types — the text rules, the
 //! pane still runs the named pi, no mode, nothing in pi's editor — then one bracketed paste and a
-//! separate Enter (docs/behaviour.md §6). `reply`'s typed transport and `Tmux::send_text` both
-//! run it through `agent_send`; nothing else spawns it, or any shell, outside `mux/`.
+//! separate Enter (docs/behaviour.md §6). `Multiplexer::deliver` on tmux (`reply`'s typed
+//! transport, `deliver` here) and `Tmux::send_text` both run it through `agent_send`; nothing
+//! else spawns it, or any shell, outside `mux/`.
 
 use std::ffi::OsString;
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+use super::super::pi_channel::Outcome;
 use super::super::spawn::{self, RunError};
-use super::super::{ErrorCode, MuxError};
+use super::super::{ErrorCode, MuxError, PiText, Typed, Untyped};
 use super::literal::PaneId;
 
 /// The delivery tool, shipped in `scripts/` and embedded.
@@ -99,16 +101,22 @@ impl TypedAnswer {
     }
 }
 
-/// The server the tool would talk to (`-L` as it resolves it: a path, or a name under the
-/// default socket folder, since the tool runs without `TMUX_TMPDIR`) is ours, socket and process.
-fn server_ours(socket: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
-    let path = match socket {
+/// The server the tool talks to for a registration's socket hint (`-L` as it resolves it: a
+/// path, or a name under the default socket folder, since the tool runs without
+/// `TMUX_TMPDIR`; none: the default server).
+pub fn tool_socket(socket: Option<&str>) -> Result<std::path::PathBuf, MuxError> {
+    Ok(match socket {
         Some(s) if s.contains('/') => std::path::PathBuf::from(s),
         Some(name) => super::args::socket_for_name(name, None)
             .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "bad socket name"))?,
         None => super::args::socket_for_name("default", None)
             .ok_or_else(|| MuxError::new(ErrorCode::BadRequest, "no default socket"))?,
-    };
+    })
+}
+
+/// The server the tool would talk to (`tool_socket`) is ours, socket and process.
+fn server_ours(socket: Option<&str>, deadline: Instant) -> Result<(), MuxError> {
+    let path = tool_socket(socket)?;
     crate::mux::server_is_ours(&path, None)?;
     use crate::mux::Multiplexer;
     let pid = match super::Tmux::at_socket(&path).server_identity(deadline)? {
@@ -177,7 +185,61 @@ pub fn agent_send(req: &TypedRequest<'_>, deadline: Instant) -> Result<TypedAnsw
     }
 }
 
-/// `Multiplexer::send_text` on tmux: the same tool, with no pi to check, as a `MuxError`.
+/// `Multiplexer::deliver` on tmux: the tool once, its answer as the receipt's fields; a refusal
+/// before anything was typed as `Untyped`.
+pub(super) fn deliver(
+    socket: &str,
+    path_env: Option<OsString>,
+    req: &PiText<'_>,
+    deadline: Instant,
+) -> Result<Typed, Untyped> {
+    // Only a pane id names exactly one pane: a registration naming a session is no typed path.
+    let pane = PaneId::parse(req.pane).map_err(|_| {
+        Untyped::NotThatPi("the registration names no tmux pane id (%N) to type into".into())
+    })?;
+    let tool = TypedRequest {
+        target: &pane,
+        socket: Some(socket),
+        sender: req.sender,
+        // The pane must still run this very pi (pid and start ticks, checked by the script).
+        pi: req.pi,
+        text: req.text,
+        path_env,
+    };
+    let typed = |outcome, stderr| Typed {
+        outcome,
+        pane: req.pane.to_string(),
+        exit_code: None,
+        signal: None,
+        stdout: String::new(),
+        stderr,
+    };
+    let answer = match agent_send(&tool, deadline) {
+        Ok(a) => a,
+        Err(TypedError::NotStarted(e)) => return Err(Untyped::NotStarted(e)),
+        Err(TypedError::NotOurs(e)) => return Err(Untyped::NotThatPi(e)),
+        // It started but did not finish: it may have typed. Report that, never retry.
+        Err(TypedError::Unfinished(e)) => return Ok(typed(Outcome::Unconfirmed, e)),
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let outcome = match answer.exit() {
+        TypedExit::Delivered => Outcome::Delivered,
+        TypedExit::NotReady => return Err(Untyped::NotReady(answer.reason())),
+        TypedExit::NotThatPi => return Err(Untyped::NotThatPi(answer.reason())),
+        // Typed, but pi's editor still shows text: it may not have been submitted.
+        TypedExit::NotConfirmed => Outcome::Unconfirmed,
+        _ => Outcome::Failed,
+    };
+    Ok(Typed {
+        exit_code: answer.status.code(),
+        signal: answer.status.signal(),
+        stdout: answer.stdout,
+        stderr: answer.stderr,
+        ..typed(outcome, String::new())
+    })
+}
+
+/// `Tmux::send_text`: the same tool, with no pi to check, as a `MuxError`.
 pub(super) fn send_text(
     socket: &str,
     path_env: Option<OsString>,
