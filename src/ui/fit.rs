@@ -3,6 +3,8 @@
 use ratatui::buffer::Buffer;
 use ratatui::text::{Line, Span};
 
+use std::cell::RefCell;
+
 use crate::clock::{format_iso, short_age, Ms};
 use crate::snapshot::Row;
 use crate::text::{clip, sanitize, width};
@@ -41,13 +43,59 @@ pub(crate) fn name_of_seat(seat: &crate::ui::ports::SeatRef) -> String {
     "(unnamed)".to_string()
 }
 
-/// Whole seconds since `at`, never negative, and no overflow whatever the evidence says.
+/// A time a frame showed text from, and how that text changes by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shown {
+    /// An age of `at` (`short_age`, or "in the future" while it is ahead of the clock).
+    Age(Ms),
+    /// Text that stays until this time, then changes (a finished job's line goes).
+    Until(Ms),
+}
+
+thread_local! {
+    /// While `drawing` runs: what the frame showed that changes with time alone. Noted where
+    /// the text is made, so the loop redraws when the screen would differ and never for an age
+    /// nobody sees (a row's last activity while only its observation age is listed). Only the
+    /// drawing thread's own frame is noted; `None` otherwise (tests, `views/`).
+    static SHOWN: RefCell<Option<Vec<Shown>>> = const { RefCell::new(None) };
+}
+
+/// Note something the frame being drawn shows that changes with time.
+pub(crate) fn note_shown(s: Shown) {
+    SHOWN.with(|c| {
+        if let Some(v) = c.borrow_mut().as_mut() {
+            // Bounded: a frame shows a few hundred cells at most.
+            if v.len() < 4096 {
+                v.push(s);
+            }
+        }
+    });
+}
+
+/// Run `draw` and return what it showed that changes with time.
+pub(crate) fn drawing<R>(draw: impl FnOnce() -> R) -> (R, Vec<Shown>) {
+    let outer = SHOWN.with(|c| c.replace(Some(Vec::new())));
+    let out = draw();
+    let shown = SHOWN.with(|c| c.replace(outer)).unwrap_or_default();
+    (out, shown)
+}
+
+/// Whole seconds since `at`, never negative, and no overflow whatever the evidence says. The
+/// caller shows it: it is noted for the next redraw.
 pub(crate) fn age_secs(now: Ms, at: Ms) -> i64 {
+    note_shown(Shown::Age(at));
+    elapsed_secs(now, at)
+}
+
+/// `age_secs` for text that changes in its own steps (the title's `<10s`, `<30s`, `<1m`): not
+/// noted; the caller's steps are the loop's to know.
+pub(crate) fn elapsed_secs(now: Ms, at: Ms) -> i64 {
     now.saturating_sub(at).max(0) / 1000
 }
 
 /// More than a second ahead of our clock: shown as such, never as a fresh age.
 pub(crate) fn is_future(now: Ms, at: Ms) -> bool {
+    note_shown(Shown::Age(at));
     at > now.saturating_add(1_000)
 }
 

@@ -307,6 +307,11 @@ fn row_spans(
 /// the seat asks, its error, the tool it runs, why it is offline or unknown, or its task.
 fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
     if let Some(j) = app.job(&row.id) {
+        if let Some(f) = j.finished {
+            crate::ui::fit::note_shown(crate::ui::fit::Shown::Until(
+                f.saturating_add(JOB_SHOWN_MS + 1),
+            ));
+        }
         if j.finished.is_none_or(|f| now - f <= JOB_SHOWN_MS) {
             let (text, warn) = job_text(j, now);
             return (text, if warn { t.warn() } else { t.header() });

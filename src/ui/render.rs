@@ -13,7 +13,7 @@ use crate::states::BoardState;
 use crate::text::width;
 use crate::ui::app::App;
 use crate::ui::details::{draw_details, panel_lines};
-use crate::ui::fit::{age_secs, clean, put, wrap};
+use crate::ui::fit::{clean, elapsed_secs, put, wrap};
 use crate::ui::keys;
 use crate::ui::list::draw_list;
 pub(crate) use crate::ui::list::item_at;
@@ -346,7 +346,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         parts.push(("⚠ truncated".into(), t.warn()));
     }
     // In steps (`<10s`, `<30s`, …): redrawn when the step changes, not every second.
-    let age = crate::ui::tick::title_age(age_secs(now, snap.scanned_at));
+    let age = crate::ui::tick::title_age(elapsed_secs(now, snap.scanned_at));
     let scan = if app.scanning() {
         format!("scanned {age} ago, scanning…")
     } else {

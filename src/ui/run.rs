@@ -204,18 +204,16 @@ fn event_loop(
     ports: &Ports,
     frames: &mut Frames,
 ) -> io::Result<()> {
-    draw(app, terminal)?;
+    let mut redraw_at = draw(app, terminal)?;
     loop {
         // Sleep until something happens, or until an age on screen changes (no pass for that).
-        let tick = app
-            .snapshot()
-            .and_then(|s| crate::ui::tick::next_redraw(s, app.now()))
-            .map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
+        let tick =
+            redraw_at.map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
         let first = match tick {
             Some(d) => match rx.recv_timeout(d) {
                 Ok(ev) => ev,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    draw(app, terminal)?;
+                    redraw_at = draw(app, terminal)?;
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
@@ -265,18 +263,24 @@ fn event_loop(
             }
             break;
         }
-        draw(app, terminal)?;
+        redraw_at = draw(app, terminal)?;
         frames.drawn(app);
     }
 }
 
 /// One frame, wrapped in a synchronized update so the terminal shows it whole (no flicker).
-fn draw(app: &App, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+/// Returns when it next changes by time alone (an age it shows ticks over), if it does.
+fn draw(
+    app: &App,
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+) -> io::Result<Option<crate::clock::Ms>> {
     queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
     // ratatui shows the cursor only when the frame placed it (the reply editor), else hides it.
-    let drawn = terminal.draw(|f| render(app, f)).map(|_| ());
+    let now = app.now();
+    let (drawn, shown) = crate::ui::fit::drawing(|| terminal.draw(|f| render(app, f)).map(|_| ()));
     execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
-    drawn
+    drawn?;
+    Ok(crate::ui::tick::next_redraw(app.snapshot(), &shown, now))
 }
 
 /// Carry out a Seen write or a reply on its own thread; the outcome comes back as a message.

@@ -7,9 +7,11 @@
 //! next step, since with the live engine a pass runs whenever something changed and every 30 s
 //! anyway; and a row age counted in minutes or more is redrawn within `COARSE_BATCH` of its
 //! change (so the rows of a quiet board are redrawn together, a few times a minute at most).
+//! And only the ages a frame drew count (`fit::drawing` notes them as their text is made).
 
 use crate::clock::{short_age, Ms};
 use crate::snapshot::Snapshot;
+use crate::ui::fit::Shown;
 
 /// A row age in minutes or more changes on screen at most this long after it changes.
 pub const COARSE_BATCH: Ms = 5_000;
@@ -58,32 +60,28 @@ pub fn next_change(now: Ms, at: Ms) -> Ms {
     at.saturating_add((secs / unit + 1) * unit * 1000)
 }
 
-/// The earliest time any age the sidebar shows from `snap` changes, if it shows one.
-pub fn next_redraw(snap: &Snapshot, now: Ms) -> Option<Ms> {
-    let mut times = Vec::new();
-    for r in &snap.rows {
-        times.extend(r.last_activity);
-        times.extend(r.relaunched_at);
-        times.extend(r.connection.checked_at);
-        times.extend(r.activity.as_ref().and_then(|a| a.observed_at));
-        times.extend(r.report.as_ref().map(|x| x.updated_at));
-        times.extend(r.handoff.as_ref().map(|x| x.updated_at));
-        times.extend(r.close_job.as_ref().map(|x| x.updated_at));
-        times.extend(r.running_tool.as_ref().and_then(|x| x.since));
-    }
-    let row = |t: Ms| {
-        let at = next_change(now, t);
-        if at - t >= 60_000 {
-            // A minute-level change: redrawn with the others of the same few seconds.
-            at.div_euclid(COARSE_BATCH) * COARSE_BATCH + COARSE_BATCH
-        } else {
-            at
+/// The earliest time, after `now`, at which the frame drawn at `now` from `snap` would look
+/// different by time alone: an age it showed (`shown`, noted while drawing) ticks over, a line
+/// it showed goes, or the title's step changes. Ages nobody sees (a row's other times, a
+/// closed details pane) do not wake the loop.
+pub(crate) fn next_redraw(snap: Option<&Snapshot>, shown: &[Shown], now: Ms) -> Option<Ms> {
+    let at = |s: &Shown| match *s {
+        Shown::Age(t) => {
+            let at = next_change(now, t);
+            if at - t >= 60_000 {
+                // A minute-level change: redrawn with the others of the same few seconds.
+                at.div_euclid(COARSE_BATCH) * COARSE_BATCH + COARSE_BATCH
+            } else {
+                at
+            }
         }
+        Shown::Until(t) => t,
     };
-    times
-        .into_iter()
-        .map(row)
-        .chain([title_change(now, snap.scanned_at)])
+    shown
+        .iter()
+        .map(at)
+        .filter(|&t| t > now)
+        .chain(snap.map(|s| title_change(now, s.scanned_at)))
         .min()
 }
 
@@ -133,5 +131,39 @@ mod tests {
             assert_eq!(shown(now), shown(next - 1));
             assert_ne!(shown(now), shown(next));
         }
+    }
+    #[test]
+    fn only_what_the_frame_showed_wakes_the_loop() {
+        let now = 10_000_000;
+        // Nothing shown that changes, no snapshot: no redraw.
+        assert_eq!(next_redraw(None, &[], now), None);
+        // An age in seconds: the next second.
+        let shown = [Shown::Age(now - 12_500)];
+        assert_eq!(next_redraw(None, &shown, now), Some(now + 500));
+        // An age in minutes: its minute, batched.
+        let shown = [Shown::Age(now - 125_000)];
+        let at = next_redraw(None, &shown, now).unwrap();
+        assert!(
+            at >= now + 55_000 && at <= now + 55_000 + COARSE_BATCH,
+            "{at}"
+        );
+        // A line shown until a time: that time; one already past is not a reason.
+        let shown = [Shown::Until(now + 7_000), Shown::Until(now - 1)];
+        assert_eq!(next_redraw(None, &shown, now), Some(now + 7_000));
+    }
+
+    #[test]
+    fn a_frame_notes_the_ages_it_draws_and_nothing_else() {
+        use crate::ui::fit::{age_secs, drawing, elapsed_secs};
+        let now = 10_000_000;
+        let ((), shown) = drawing(|| {
+            age_secs(now, now - 3_000);
+            elapsed_secs(now, now - 4_000);
+        });
+        assert_eq!(shown, vec![Shown::Age(now - 3_000)]);
+        // Outside a frame nothing is kept.
+        age_secs(now, now - 5_000);
+        let ((), shown) = drawing(|| ());
+        assert!(shown.is_empty());
     }
 }

@@ -494,3 +494,36 @@ fn no_color_and_dumb_terminals_get_words_and_glyphs_only() {
         t.wait_for("the prompt", back_at_prompt);
     }
 }
+
+/// Ages on screen tick with the clock, without a pass: the demo runs one pass only (a
+/// ten-minute interval), and its observation ages in seconds still move on.
+#[test]
+fn an_age_on_screen_ticks_without_a_pass() {
+    let t = Tmux::new(100, 24);
+    let bin = demo_bin();
+    t.type_line(&format!(
+        "{} --workers 3 --pass-ms 20 --interval-ms 600000",
+        bin.display()
+    ));
+    let ages = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .filter(|w| {
+                w.len() > 1
+                    && w.ends_with('s')
+                    && w[..w.len() - 1].chars().all(|c| c.is_ascii_digit())
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let first = t.wait_for("the list with ages in seconds", |s| {
+        header_line(s).is_some() && !ages(s).is_empty()
+    });
+    let before = ages(&first);
+    let later = t.wait_for("an age that ticked", |s| {
+        let now = ages(s);
+        now.len() == before.len() && now != before
+    });
+    assert_ne!(ages(&later), before, "{later}");
+    t.keys(&["q"]);
+    t.wait_for("the shell prompt back", back_at_prompt);
+}
