@@ -40,11 +40,5 @@ pub mod theme;
 /// When an age on screen changes next.
 pub mod tick;
 
-pub use app::{App, Effect, Msg, Options};
-pub use ports::{
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter,
-    NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource,
-    WorkerAction, WorkerControl, WorkerOutcome,
-};
-pub use render::render;
-pub use run::{run_monitor, run_monitor_with, MonitorOptions};
+pub use ports::{JumpOutcome, NoReplyPath, NoSeenWriter, SeenWriter};
+pub use run::{run_monitor_with, MonitorOptions};

@@ -53,7 +53,7 @@ pub use args::{escape_arg, parse_version, socket_for_name};
 use args::{filter_for, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
-pub use literal::{format_literal, is_pane_id, message_literal, PaneId};
+pub use literal::{format_literal, is_pane_id, PaneId};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
 pub const MIN_VERSION: (u32, u32) = (3, 2);
