@@ -260,7 +260,7 @@ pub fn read_path(path: &Path) -> Option<Registration> {
 
 /// The parts of a pi report the board's unit tests build reports from.
 #[cfg(test)]
-pub use pi_events::{Compaction, Dialog, DialogKind, Retry, Settled};
+pub(crate) use pi_events::{Compaction, Dialog, DialogKind, Retry, Settled};
 
 #[cfg(test)]
 mod tests {
