@@ -15,9 +15,8 @@ use std::time::{Duration, Instant};
 use intercom_pane::seam::clock::{Clock, Ms, SystemClock};
 use intercom_pane::seam::cmd::monitor_cmd::DataRootSeen;
 use intercom_pane::seam::ui::demo::DemoSource;
-use intercom_pane::seam::ui::{
-    run_monitor_with, MonitorOptions, NoReplyPath, NoSeenWriter, SeenWriter,
-};
+use intercom_pane::seam::ui::ports::{NoReplyPath, NoSeenWriter, SeenWriter};
+use intercom_pane::seam::ui::{run_monitor_with, MonitorOptions};
 
 fn main() {
     let mut workers = 8usize;

@@ -9,7 +9,6 @@
 //! the dead-code lint off for it). An item nobody outside uses any more leaves this list.
 
 pub mod actions {
-    pub use crate::actions::short_id;
     pub mod alert_memory {
         pub use crate::actions::alert_memory::path;
     }
@@ -34,9 +33,7 @@ pub mod actions {
         pub use crate::actions::monitor_place::TEST_PAUSE_ENV;
     }
     pub mod reply {
-        pub use crate::actions::reply::{
-            check_text, is_refused_control, Refusal, ReplyExit, TextError, INVISIBLE,
-        };
+        pub use crate::actions::reply::{check_text, Refusal, ReplyExit};
     }
     pub mod resume {
         pub use crate::actions::resume::ResumeExit;
@@ -234,7 +231,8 @@ pub mod proc {
 pub mod reply_text {
     pub use crate::reply_text::{
         check_for_editor, check_text, is_invisible, is_refused_control, is_trimmed_by_pi,
-        trim_like_pi, without_legacy_trailer, TextError, LEGACY_TRAILER, MAX_REPLY_CHARS,
+        trim_like_pi, without_legacy_trailer, TextError, INVISIBLE, LEGACY_TRAILER,
+        MAX_REPLY_CHARS,
     };
 }
 pub mod scan {
@@ -259,11 +257,9 @@ pub mod tools {
     pub use crate::tools::ToolExit;
 }
 pub mod ui {
-    pub use crate::ui::{
-        run_monitor_with, JumpOutcome, MonitorOptions, NoReplyPath, NoSeenWriter, SeenWriter,
-    };
+    pub use crate::ui::{run_monitor_with, MonitorOptions};
     pub mod app {
-        pub use crate::ui::app::{App, Effect, Item, Msg, Options, Selection, MAX_REPLY_CHARS};
+        pub use crate::ui::app::{App, Effect, Item, Msg, Options, Selection};
     }
     pub mod demo {
         pub use crate::ui::demo::{demo_row, demo_snapshot, DemoSource, EVIL_NAME};
@@ -276,9 +272,9 @@ pub mod ui {
     }
     pub mod ports {
         pub use crate::ui::ports::{
-            JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoWorkerControl, ReplyOutcome,
-            ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk, WorkerAction,
-            WorkerControl, WorkerOutcome, NO_REPLY_PATH_REASON,
+            JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter, NoWorkerControl,
+            ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
+            WorkerAction, WorkerControl, WorkerOutcome, NO_REPLY_PATH_REASON,
         };
     }
     pub mod render {

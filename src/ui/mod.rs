@@ -40,5 +40,4 @@ pub mod theme;
 /// When an age on screen changes next.
 pub mod tick;
 
-pub use ports::{JumpOutcome, NoReplyPath, NoSeenWriter, SeenWriter};
 pub use run::{run_monitor_with, MonitorOptions};

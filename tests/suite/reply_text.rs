@@ -9,10 +9,8 @@ use crate::mux_support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use intercom_pane::seam::actions::reply::{
-    check_text, is_refused_control, Refusal, TextError, INVISIBLE,
-};
-use intercom_pane::seam::reply_text::check_for_editor;
+use intercom_pane::seam::actions::reply::{check_text, Refusal};
+use intercom_pane::seam::reply_text::{check_for_editor, is_refused_control, TextError, INVISIBLE};
 use mux_support::{wait_for, TmuxServer};
 
 fn script() -> String {

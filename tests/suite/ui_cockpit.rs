@@ -251,7 +251,7 @@ fn enter_goes_to_the_pane_or_says_why_it_stays() {
     assert!(screen(&a, 80, 24).contains("going to builder…"));
     a.update(Msg::JumpFinished {
         name: "builder".into(),
-        outcome: intercom_pane::seam::ui::JumpOutcome::Refused {
+        outcome: intercom_pane::seam::ui::ports::JumpOutcome::Refused {
             reason: "builder moved since you saw it (was tmux %11, now tmux %40)".into(),
         },
     });

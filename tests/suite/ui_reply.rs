@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::seam::reply_text::MAX_REPLY_CHARS;
 use intercom_pane::seam::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
 use intercom_pane::seam::states::BoardState;
-use intercom_pane::seam::ui::app::{App, Effect, Msg, Options, Selection, MAX_REPLY_CHARS};
+use intercom_pane::seam::ui::app::{App, Effect, Msg, Options, Selection};
 use intercom_pane::seam::ui::demo::demo_row;
 use intercom_pane::seam::ui::keys::Mode;
 use intercom_pane::seam::ui::ports::{ReplyOutcome, ReplyRequest};

@@ -33,7 +33,7 @@ use crate::scan::{ReplyTarget, Scan};
 
 mod prompt;
 mod typed;
-pub use crate::reply_text::{is_refused_control, trim_like_pi, TextError, INVISIBLE};
+pub use crate::reply_text::{trim_like_pi, TextError};
 /// How long a channel or Herdr delivery may take, answer included (the extension waits up to
 /// 5 s for pi to start the turn).
 const SEND_DEADLINE: Duration = Duration::from_secs(8);
