@@ -29,7 +29,7 @@ mod preview;
 pub mod render;
 mod reply_box;
 mod reply_flow;
-/// The terminal event loop (`run_monitor`).
+/// The terminal event loop (`run_monitor_with`).
 pub mod run;
 mod seen_flow;
 mod spawn_flow;
