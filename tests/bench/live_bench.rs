@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::live_support::{sid, Fleet};
 use crate::mux_support::TmuxServer;
-use intercom_pane::clock::{parse_iso, Clock, Ms, SystemClock};
+use intercom_pane::seam::clock::{parse_iso, Clock, Ms, SystemClock};
 use serde_json::Value;
 
 fn env_num(k: &str, d: u64) -> u64 {
@@ -115,7 +115,7 @@ fn ticks(pid: i32) -> (u64, u64) {
 }
 
 fn children(pid: i32) -> Vec<i32> {
-    intercom_pane::proc::children_of(pid).unwrap_or_default()
+    intercom_pane::seam::proc::children_of(pid).unwrap_or_default()
 }
 
 /// CPU ticks of `pid` and every live descendant, plus what they reaped.
@@ -423,7 +423,7 @@ fn live_pass_profile() {
     let server = f.tmux(workers);
     let mut e = crate::live_support::engine(
         f.opts(&server.sock),
-        intercom_pane::live::Settings::default(),
+        intercom_pane::seam::live::Settings::default(),
     );
     crate::live_support::until(&mut e, |s| s.records.len() >= workers);
     std::thread::sleep(Duration::from_secs(3));
