@@ -87,7 +87,7 @@ pub(crate) fn age_secs(now: Ms, at: Ms) -> i64 {
     elapsed_secs(now, at)
 }
 
-/// `age_secs` for text that changes in its own steps (the title's `<10s`, `<30s`, `<1m`): not
+/// `age_secs` for text that changes in its own steps (the title's `<1m`, then minutes): not
 /// noted; the caller's steps are the loop's to know.
 pub(crate) fn elapsed_secs(now: Ms, at: Ms) -> i64 {
     now.saturating_sub(at).max(0) / 1000

@@ -344,7 +344,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    // In steps (`<10s`, `<30s`, …): redrawn when the step changes, not every second.
+    // `<1m`, then minutes: redrawn when that changes, not every second.
     let age = crate::ui::tick::title_age(elapsed_secs(now, snap.scanned_at));
     let scan = if app.scanning() {
         format!("scanned {age} ago, scanning…")

@@ -3,9 +3,8 @@
 //! shown changes (docs/behaviour.md §3a).
 //!
 //! Two rules keep an idle sidebar from drawing every second: the title's age of the last pass
-//! is shown in steps (`<10s`, `<30s`, `<1m`, then minutes), each a true upper bound until the
-//! next step, since with the live engine a pass runs whenever something changed and every 30 s
-//! anyway; and a row age counted in minutes or more is redrawn within `COARSE_BATCH` of its
+//! is `<1m` until a minute has passed, then minutes (a true upper bound; with the live engine a
+//! pass runs whenever something changed and every 30 s anyway); and a row age counted in minutes or more is redrawn within `COARSE_BATCH` of its
 //! change (so the rows of a quiet board are redrawn together, a few times a minute at most).
 //! And only the ages a frame drew count (`fit::drawing` notes them as their text is made).
 
@@ -16,11 +15,12 @@ use crate::ui::fit::Shown;
 /// A row age in minutes or more changes on screen at most this long after it changes.
 pub const COARSE_BATCH: Ms = 5_000;
 
-/// The title's age of the last pass, in steps: each text is true until the next step.
+/// The title's age of the last pass: `<1m` under a minute, then minutes. With the live engine a
+/// pass runs whenever something changed and every 30 s anyway, so `<1m` stays true while the
+/// sidebar runs, and an idle sidebar is not redrawn for the title (finer steps cost two more
+/// frames every 30 s, each a full render of the list).
 pub fn title_age(secs: i64) -> String {
     match secs {
-        s if s < 10 => "<10s".into(),
-        s if s < 30 => "<30s".into(),
         s if s < 60 => "<1m".into(),
         s => short_age(s),
     }
@@ -29,10 +29,8 @@ pub fn title_age(secs: i64) -> String {
 /// When `title_age` of `at` next changes, after `now`.
 fn title_change(now: Ms, at: Ms) -> Ms {
     let age = now.saturating_sub(at).max(0);
-    for step in [10_000, 30_000, 60_000] {
-        if age < step {
-            return at + step;
-        }
+    if age < 60_000 {
+        return at + 60_000;
     }
     next_change(now, at)
 }
@@ -120,8 +118,8 @@ mod tests {
     #[test]
     fn the_title_steps_and_each_step_stays_true_until_the_next() {
         let at = 1_000_000;
-        assert_eq!(title_age(0), "<10s");
-        assert_eq!(title_age(29), "<30s");
+        assert_eq!(title_age(0), "<1m");
+        assert_eq!(title_age(29), "<1m");
         assert_eq!(title_age(59), "<1m");
         assert_eq!(title_age(61), "1m");
         for now in [at, at + 9_999, at + 10_000, at + 45_000, at + 61_000] {

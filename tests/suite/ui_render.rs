@@ -370,7 +370,7 @@ fn empty_and_unavailable_rosters_say_so() {
     // While the next pass runs, the title says so next to the age of the last one.
     a.update(Msg::SnapshotArrived(demo(2)));
     a.update(Msg::PassStarted);
-    assert!(screen(&a, 80, 10).contains("scanned <10s ago, scanning…"));
+    assert!(screen(&a, 80, 10).contains("scanned <1m ago, scanning…"));
     a.update(Msg::SnapshotArrived(demo(2)));
     assert!(!screen(&a, 80, 10).contains("scanning…"));
 }
