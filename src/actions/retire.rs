@@ -234,6 +234,16 @@ fn keep_entry(
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
+    let cannot_keep = |e: String| {
+        refused(
+            RetireExit::Failed,
+            format!("nothing removed: cannot keep the entry: {e}"),
+        )
+    };
+    let launch_spec = spec
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| cannot_keep(e.to_string()))?;
     let record = RetireRecord {
         version: retire_record::VERSION,
         retired_at: format_iso(now),
@@ -241,24 +251,14 @@ fn keep_entry(
         session_id: agent.session_id.clone(),
         entry: serde_json::from_str(entry_text).unwrap_or(Value::Null),
         entry_text: entry_text.to_string(),
-        launch_spec: spec.cloned(),
+        launch_spec,
         kept,
     };
-    let written = record
-        .to_bytes()
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| {
-            store::ensure_dir(root, &paths::retired_dir(root))
-                .and_then(|()| store::write_atomic(&archive, &bytes))
-                .map_err(|e| e.to_string())
-        });
-    match written {
-        Ok(()) => Ok((archive, record.kept)),
-        Err(e) => Err(refused(
-            RetireExit::Failed,
-            format!("nothing removed: cannot keep the entry: {e}"),
-        )),
-    }
+    let bytes = record.to_bytes().map_err(|e| cannot_keep(e.to_string()))?;
+    store::ensure_dir(root, &paths::retired_dir(root))
+        .and_then(|()| store::write_atomic(&archive, &bytes))
+        .map_err(|e| cannot_keep(e.to_string()))?;
+    Ok((archive, record.kept))
 }
 
 /// Take the entry out of the roster, only while its text is `entry_text` and no close job was
@@ -386,5 +386,61 @@ fn remove_if_clean(w: &launch_spec::Worktree) -> (WorktreeAction, String) {
             format!("removed; branch {} kept", sanitize(&w.branch)),
         ),
         Err(e) => (WorktreeAction::Kept, format!("kept: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::launch_spec::{Placement, Stage, Worktree};
+    use crate::mux::MuxKind;
+
+    /// The record is the bytes the `json!` builder before its schema wrote, launch spec and all.
+    #[test]
+    fn the_typed_record_writes_what_the_json_builder_wrote() {
+        let spec = LaunchSpec {
+            version: 1,
+            session_id: "s1".into(),
+            name: "W".into(),
+            args: vec!["--session-id".into(), "s1".into()],
+            cwd: PathBuf::from("/r/wt"),
+            env: vec![("INTERCOM_PANE_BIN".into(), "/bin/ip".into())],
+            placement: Some(Placement {
+                multiplexer: MuxKind::Tmux,
+                kind: "window".into(),
+                socket: PathBuf::from("/tmp/tmux-0/default"),
+            }),
+            worktree: Some(Worktree {
+                path: PathBuf::from("/r/wt"),
+                branch: "w".into(),
+                created_branch: true,
+                base: "abc".into(),
+            }),
+            stage: Stage::Registered,
+            pane: Some("%3".into()),
+            created_at: "2026-11-29T23:00:00.000Z".into(),
+            updated_at: "2026-11-29T23:00:01.000Z".into(),
+            note: None,
+        };
+        let entry_text = r#"{"sessionId": "s1", "name": "W", "port": 47001.0}"#;
+        let entry: Value = serde_json::from_str(entry_text).unwrap();
+        let kept = vec![PathBuf::from("/r/.pi-intercom/seats/s1.json")];
+        let old = serde_json::json!({"version": 1, "retiredAt": format_iso(1_000), "name": "W",
+            "sessionId": "s1", "entry": entry, "entryText": entry_text,
+            "launchSpec": Some(&spec), "kept": kept});
+        let record = RetireRecord {
+            version: retire_record::VERSION,
+            retired_at: format_iso(1_000),
+            name: "W".into(),
+            session_id: "s1".into(),
+            entry,
+            entry_text: entry_text.into(),
+            launch_spec: Some(serde_json::to_value(&spec).unwrap()),
+            kept: kept.iter().map(|p| p.display().to_string()).collect(),
+        };
+        assert_eq!(
+            record.to_bytes().unwrap(),
+            serde_json::to_vec_pretty(&old).unwrap()
+        );
     }
 }

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{cap, EncodeError, FieldError, Validate, MAX_ID, MAX_TEXT};
-use crate::actions::launch_spec::LaunchSpec;
 use crate::evidence::config::MAX_CONFIG_BYTES;
 
 /// The version this build writes.
@@ -29,8 +28,9 @@ pub struct RetireRecord {
     pub entry: Value,
     /// The roster entry exactly as it was written (numbers as written).
     pub entry_text: String,
-    /// Its launch spec (`null`: it was not started by `spawn`).
-    pub launch_spec: Option<LaunchSpec>,
+    /// Its launch spec as its own file holds it (`null`: it was not started by `spawn`). Kept
+    /// as JSON here: its schema is `actions::launch_spec`'s, which `owned` does not depend on.
+    pub launch_spec: Option<Value>,
     /// The worker's files left where they are (its seat record, its report).
     pub kept: Vec<String>,
 }

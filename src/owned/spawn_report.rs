@@ -12,7 +12,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::actions::launch_spec::Worktree;
 use crate::mux::MuxKind;
 
 /// How the run ended.
@@ -100,7 +99,7 @@ pub struct SpawnReceipt {
     pub project_directory: String,
     pub cwd: String,
     /// The worktree made (or picked up) for the worker; `null` without one.
-    pub worktree: Option<Worktree>,
+    pub worktree: Option<WorktreeMade>,
     pub multiplexer: MuxKind,
     /// `window` (tmux) or `tab` (Herdr).
     pub placement: &'static str,
@@ -115,6 +114,18 @@ pub struct SpawnReceipt {
     pub picked_up: Option<&'static str>,
     /// The checks that passed, in order.
     pub checks: Vec<String>,
+}
+
+/// The worker's git worktree (as its launch spec records it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeMade {
+    pub path: String,
+    pub branch: String,
+    /// The branch was created by the spawn (else it existed and was only checked out).
+    pub created_branch: bool,
+    /// The commit the worktree started from.
+    pub base: String,
 }
 
 /// What became of the first task.

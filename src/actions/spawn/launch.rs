@@ -5,12 +5,12 @@ use std::time::{Duration, Instant};
 
 use super::reserve::{tab_or_window, Plan};
 use super::{Ending, SpawnExit, SpawnRequest};
-use crate::actions::launch_spec::{self, LaunchSpec, Stage, Worktree};
+use crate::actions::launch_spec::{self, LaunchSpec, Stage};
 use crate::actions::reply;
 use crate::actions::resume::live;
 use crate::clock::format_iso;
 use crate::mux::{ErrorCode, MuxError, NewWindow, PaneInfo};
-use crate::owned::spawn_report::{FirstTask, SpawnReceipt, SpawnReport, SpawnResult};
+use crate::owned::spawn_report::{FirstTask, SpawnReceipt, SpawnReport, SpawnResult, WorktreeMade};
 use crate::paths;
 use crate::proc;
 use crate::scan::{self, RootChoice, ScanOptions};
@@ -46,13 +46,19 @@ pub(super) fn receipt(
     }
 }
 
-fn launch_spec_worktree(plan: &Plan) -> Option<Worktree> {
+fn launch_spec_worktree(plan: &Plan) -> Option<WorktreeMade> {
     use super::reserve::Tree;
+    let path = |p: &Path| p.to_string_lossy().into_owned();
     match &plan.tree {
         Tree::None => None,
-        Tree::Existing(w) => Some(w.clone()),
-        Tree::Create(p) => Some(Worktree {
-            path: p.path.clone(),
+        Tree::Existing(w) => Some(WorktreeMade {
+            path: path(&w.path),
+            branch: w.branch.clone(),
+            created_branch: w.created_branch,
+            base: w.base.clone(),
+        }),
+        Tree::Create(p) => Some(WorktreeMade {
+            path: path(&p.path),
             branch: p.branch.clone(),
             created_branch: !p.branch_exists,
             base: p.base.clone(),
