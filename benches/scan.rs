@@ -17,9 +17,9 @@ use std::time::Instant;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use intercom_pane::clock::{format_iso, FixedClock};
-use intercom_pane::liveness::LivenessMode;
-use intercom_pane::scan::{self, RootChoice, ScanOptions};
+use intercom_pane::seam::clock::{format_iso, FixedClock};
+use intercom_pane::seam::liveness::LivenessMode;
+use intercom_pane::seam::scan::{self, RootChoice, ScanOptions};
 
 // 255 workers + the coordinator = 256 agents, the config limit.
 const WORKERS: usize = 255;
@@ -129,7 +129,7 @@ fn build(base: &Path, session_len: u64) -> ScanOptions {
         session_dirs: vec![base.join("sessions")],
         liveness: LivenessMode::AssumeAlive,
         tmux_socket: None,
-        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
+        usage_reads: intercom_pane::seam::evidence::sessions::usage::ONE_SHOT_BUDGET,
         kept_panes: None,
     }
 }
@@ -214,7 +214,7 @@ fn median_ms(opts: &ScanOptions) -> (f64, f64, usize, usize) {
         waiting = s
             .records
             .iter()
-            .filter(|r| r.state == intercom_pane::states::BoardState::Waiting)
+            .filter(|r| r.state == intercom_pane::seam::states::BoardState::Waiting)
             .count();
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -264,7 +264,7 @@ fn densify(opts: &ScanOptions, len: u64) -> u64 {
 /// ms of each of them, median CPU ms of 31 passes after that, calls counted).
 fn usage_passes(opts: &ScanOptions) -> (usize, Vec<f64>, f64, u64) {
     let clock = FixedClock(NOW);
-    let memory = intercom_pane::evidence::ScanMemory::new();
+    let memory = intercom_pane::seam::evidence::ScanMemory::new();
     let mut first = Vec::new();
     let mut calls = 0;
     for _ in 0..1000 {

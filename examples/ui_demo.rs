@@ -12,10 +12,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use intercom_pane::clock::{Clock, Ms, SystemClock};
-use intercom_pane::cmd::monitor_cmd::DataRootSeen;
-use intercom_pane::ui::demo::DemoSource;
-use intercom_pane::ui::{run_monitor_with, MonitorOptions, NoReplyPath, NoSeenWriter, SeenWriter};
+use intercom_pane::seam::clock::{Clock, Ms, SystemClock};
+use intercom_pane::seam::cmd::monitor_cmd::DataRootSeen;
+use intercom_pane::seam::ui::demo::DemoSource;
+use intercom_pane::seam::ui::ports::{NoReplyPath, NoSeenWriter, SeenWriter};
+use intercom_pane::seam::ui::{run_monitor_with, MonitorOptions};
 
 fn main() {
     let mut workers = 8usize;

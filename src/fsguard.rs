@@ -282,14 +282,6 @@ pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, FsError>
     Ok(buf)
 }
 
-/// The last `max_tail` bytes of a regular file: (bytes, offset they start at, file length).
-pub fn read_tail(path: &Path, max_tail: u64) -> Result<(Vec<u8>, u64, u64), FsError> {
-    let f = open_regular(path, None)?;
-    let start = f.len.saturating_sub(max_tail);
-    let bytes = read_at(&f.file, start, (f.len - start) as usize)?;
-    Ok((bytes, start, f.len))
-}
-
 /// A file's device, inode, length, mtime and ctime (nanoseconds): what tells that a file read
 /// before is still the same file with the same content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,19 +430,6 @@ mod tests {
             list_dir(&dir.path().join("via"), 10).err(),
             Some(FsError::Link)
         );
-    }
-
-    #[test]
-    fn tail_of_sparse_file_is_cheap() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("sparse");
-        let f = File::create(&p).unwrap();
-        f.set_len(4 << 30).unwrap();
-        f.write_at(b"tail\n", (4 << 30) - 5).unwrap();
-        let (bytes, start, len) = read_tail(&p, 16).unwrap();
-        assert_eq!(len, 4 << 30);
-        assert_eq!(start, len - 16);
-        assert!(bytes.ends_with(b"tail\n"));
     }
 
     #[test]

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use intercom_pane::actions::config_write::{splice_agent, NoRefusal};
-use intercom_pane::evidence;
-use intercom_pane::reply_text;
+use intercom_pane::seam::actions::config_write::{splice_agent, NoRefusal};
+use intercom_pane::seam::evidence;
+use intercom_pane::seam::reply_text;
 
 /// A target's body.
 pub type Target = fn(&[u8]);
@@ -109,7 +109,7 @@ pub fn config(data: &[u8]) {
         for (what, edit) in edits {
             let _ = check_splice(text, &v, &a.session_id, what, edit);
         }
-        let _ = intercom_pane::actions::config_write::splice_agent::<NoRefusal>(
+        let _ = intercom_pane::seam::actions::config_write::splice_agent::<NoRefusal>(
             text,
             &a.session_id,
             &|o| {
@@ -388,7 +388,7 @@ pub fn session_file(data: &[u8]) {
             no_controls(t, "the task");
             assert!(!t.contains('\n'));
         }
-        let _ = intercom_pane::board::classify::classify(&sum, 1_800_000_000_000);
+        let _ = intercom_pane::seam::board::classify::classify(&sum, 1_800_000_000_000);
     }
     let leaf = std::str::from_utf8(data.get(..8).unwrap_or_default()).unwrap_or("x");
     let _ = evidence::sessions::read_session_from_leaf(&path, leaf, None);
@@ -483,10 +483,14 @@ pub fn seen(data: &[u8]) {
 
 /// A tmux `list-panes` listing: accepted panes are `%N` ids of one server.
 pub fn tmux_listing(data: &[u8]) {
-    let _ = intercom_pane::mux::tmux::parse_rows(data);
-    if let Ok(list) = intercom_pane::mux::tmux::parse_listing(data, || Ok(())) {
+    let _ = intercom_pane::seam::mux::tmux::parse_rows(data);
+    if let Ok(list) = intercom_pane::seam::mux::tmux::parse_listing(data, || Ok(())) {
         for p in &list.panes {
-            assert!(intercom_pane::mux::tmux::is_pane_id(&p.id), "{:?}", p.id);
+            assert!(
+                intercom_pane::seam::mux::tmux::is_pane_id(&p.id),
+                "{:?}",
+                p.id
+            );
         }
     }
 }
@@ -496,8 +500,8 @@ pub fn herdr_listing(data: &[u8]) {
     let mut lines = data.split(|&b| b == b'\n');
     let snapshot = lines.next().unwrap_or_default();
     let infos: Vec<&[u8]> = lines.take(300).collect();
-    if let Ok(list) = intercom_pane::mux::herdr::listing_from_replies(snapshot, &infos) {
-        assert!(list.panes.len() <= intercom_pane::mux::herdr::MAX_PANES);
+    if let Ok(list) = intercom_pane::seam::mux::herdr::listing_from_replies(snapshot, &infos) {
+        assert!(list.panes.len() <= intercom_pane::seam::mux::herdr::MAX_PANES);
         for p in &list.panes {
             for s in [&p.title, &p.window_name, &p.current_command, &p.marker]
                 .into_iter()
@@ -513,13 +517,13 @@ pub fn herdr_listing(data: &[u8]) {
 pub fn peer_answers(data: &[u8]) {
     let (which, rest) = data.split_first().unwrap_or((&0, &[]));
     if which % 2 == 0 {
-        let a = intercom_pane::mux::pi_channel::parse_answer(rest, "id-1");
+        let a = intercom_pane::seam::mux::pi_channel::parse_answer(rest, "id-1");
         // Shown to the person: bounded (500 characters and an ellipsis) and sanitized.
         assert!(a.detail.chars().count() <= 501, "{:?}", a.detail);
         no_controls(&a.detail, "a channel answer");
     } else {
         assert!(
-            intercom_pane::probe::classify_response(rest, "sid-1").is_some(),
+            intercom_pane::seam::probe::classify_response(rest, "sid-1").is_some(),
             "an in-memory response always ends"
         );
     }
@@ -564,14 +568,14 @@ pub fn reply_text(data: &[u8]) {
         }
     }
     assert!(t.starts_with(reply_text::without_legacy_trailer(t)));
-    let clean = intercom_pane::text::sanitize(t);
+    let clean = intercom_pane::seam::text::sanitize(t);
     no_controls(&clean, "sanitize");
     assert!(!clean.contains(['\n', '\t']));
-    let line = intercom_pane::text::one_line(t, 240);
+    let line = intercom_pane::seam::text::one_line(t, 240);
     assert!(line.chars().count() <= 240 && !line.contains('\n'));
-    let _ = intercom_pane::text::clip(t, 40);
+    let _ = intercom_pane::seam::text::clip(t, 40);
     // One shell word: left bare only when every byte is safe, else quoted whole.
-    let q = intercom_pane::text::shell_quote(t);
+    let q = intercom_pane::seam::text::shell_quote(t);
     assert!(
         q == t
             && !t.is_empty()
@@ -585,14 +589,14 @@ pub fn reply_text(data: &[u8]) {
 /// `/proc/<pid>/stat`, a command line (NUL-separated) judged as pi or not, and the names read
 /// from folders (session files, observation logs, seat and connector names).
 pub fn proc_and_names(data: &[u8]) {
-    let _ = intercom_pane::proc::parse_stat(data);
+    let _ = intercom_pane::seam::proc::parse_stat(data);
     let argv: Vec<String> = data
         .split(|&b| b == 0)
         .take(64)
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     if let Some((exe, rest)) = argv.split_first() {
-        let _ = intercom_pane::proc::pi_verdict(Path::new(exe), rest);
+        let _ = intercom_pane::seam::proc::pi_verdict(Path::new(exe), rest);
     }
     let s = String::from_utf8_lossy(data);
     if let Some(id) = evidence::sessions::session_id_from_name(&s) {
@@ -610,7 +614,7 @@ pub fn records(data: &[u8]) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let root = scratch();
-    let job = intercom_pane::actions::close::record::path(root, "j-fuzz");
+    let job = intercom_pane::seam::actions::close::record::path(root, "j-fuzz");
     let binding = root.join("discord/fuzz.json");
     std::fs::create_dir_all(root.join("discord")).unwrap();
     for p in [&job, &binding] {
@@ -623,7 +627,7 @@ pub fn records(data: &[u8]) {
             .unwrap();
         f.write_all(data).unwrap();
     }
-    let _ = intercom_pane::actions::close::record::read(root, "j-fuzz");
+    let _ = intercom_pane::seam::actions::close::record::read(root, "j-fuzz");
     let set = evidence::connectors::read_bindings(root);
     assert!(set.items.len() <= 1);
 }
@@ -634,7 +638,7 @@ pub fn records(data: &[u8]) {
 /// names only valid hosts, destinations that are never options and source flags only; every
 /// quoted word is one single-quoted word.
 pub fn hosts(data: &[u8]) {
-    use intercom_pane::hosts::{expect, file, hello, quote, wire};
+    use intercom_pane::seam::hosts::{expect, file, hello, quote, wire};
     let (which, rest) = data.split_first().unwrap_or((&0, &[]));
     let text = String::from_utf8_lossy(rest);
     match which % 5 {

@@ -247,11 +247,6 @@ impl Summary {
         s
     }
 
-    /// The seats needing the person, waiting or in error.
-    pub fn total(&self) -> usize {
-        self.waiting + self.error
-    }
-
     /// `⚑2 ✗1`; empty when nobody needs the person. Only fixed glyphs and digits: safe in a
     /// tmux status line as it is.
     pub fn text(&self) -> String {
@@ -567,7 +562,6 @@ mod tests {
                 error: 1
             }
         );
-        assert_eq!(s.total(), 3);
         assert_eq!(s.text(), "⚑2 ✗1");
         assert_eq!(Summary::default().text(), "");
         assert_eq!(

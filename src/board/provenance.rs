@@ -70,6 +70,8 @@ impl ProjectSource {
 }
 
 /// How the session of a seat found only from a pane's pi process was located (`foundBy`).
+// Each variant names its `foundBy` word, and every one of those starts with `pi-`.
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FoundBy {
     /// `--session <path|id>` or `--session-id <id>` on pi's command line.

@@ -26,6 +26,7 @@ const POLL_DEADLINE: Duration = Duration::from_secs(5);
 const MAX_BOARD: usize = 32 * 1024 * 1024;
 /// Longest stream line (the stream's own cap for a whole board, plus room).
 const MAX_LINE: usize = 17 * 1024 * 1024;
+const _: () = assert!(MAX_LINE > crate::views::stream::MAX_BOARD_LINE);
 /// The stream's heartbeat period asked for, and how long without any line means the host
 /// stopped answering.
 const HEARTBEAT_SECS: u64 = 2;

@@ -213,10 +213,6 @@ impl WatchSet {
         self.watches.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.watches.is_empty()
-    }
-
     /// Why some wanted folder is not watched, if one is not.
     pub fn limit(&self) -> Option<Limit> {
         self.limit
@@ -230,14 +226,6 @@ impl WatchSet {
     /// Queue overflows seen so far.
     pub fn overflows(&self) -> u64 {
         self.overflows
-    }
-
-    /// Whether `dir` is watched as a folder the pass reads (tests and doctor).
-    pub fn watches_folder(&self, dir: &Path) -> bool {
-        self.by_path
-            .get(dir)
-            .and_then(|wd| self.watches.get(wd))
-            .is_some_and(|w| w.names.is_some())
     }
 
     /// Watch exactly the folders in `specs` (and the parents of missing ones); drop the rest.
@@ -452,6 +440,16 @@ fn wanted_watches(specs: &[Spec]) -> Wanted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl WatchSet {
+        /// Whether `dir` is watched as a folder the pass reads.
+        fn watches_folder(&self, dir: &Path) -> bool {
+            self.by_path
+                .get(dir)
+                .and_then(|wd| self.watches.get(wd))
+                .is_some_and(|w| w.names.is_some())
+        }
+    }
 
     fn changes(w: &mut WatchSet) -> Vec<Change> {
         // The kernel queues events synchronously with the write: one drain sees them.

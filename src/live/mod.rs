@@ -16,4 +16,4 @@ pub mod pts;
 pub mod record;
 pub mod wake;
 
-pub use engine::{Engine, Health, Passes, Plan, Settings, Wake, Why};
+pub use engine::{Engine, Settings, Wake};

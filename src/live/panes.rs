@@ -36,9 +36,6 @@ pub struct ServerWatch {
     pub server_pid: Option<i32>,
 }
 
-/// Oldest tmux a control client is attached to (`mux::events::CONTROL_FROM`; on older ones the
-/// server's child processes (one `/proc` read) are compared every `CHILDREN_EVERY` instead).
-pub use crate::mux::events::CONTROL_FROM;
 /// How often a tmux server without a control client has its child processes compared, unless
 /// the pty folder is watched for it (`pts`).
 pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
@@ -69,7 +66,7 @@ struct Server {
     /// When a pty came or went last: compares often for `BURST` after it.
     burst_from: Option<Instant>,
     checked_at: Instant,
-    /// This tmux is too old for a control client (`CONTROL_FROM`).
+    /// This tmux is too old for a control client (`mux::events::CONTROL_FROM`).
     no_control: bool,
     client: Option<PaneEvents>,
     started: Option<Instant>,

@@ -33,9 +33,9 @@ pub struct Typed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Untyped {
     /// No pane of that server holds that pi (or the server is not ours): no path to it.
-    NotThatPi(String),
+    NoPath(String),
     /// pi's editor holds a draft or shows a dialog, or the pane is in a mode.
-    NotReady(String),
+    Busy(String),
     /// The delivery tool never started.
-    NotStarted(String),
+    ToolNotStarted(String),
 }

@@ -23,8 +23,8 @@ pub mod tmux;
 pub use deliver::{PiText, Typed, Untyped};
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
-pub use kind::{Caps, MuxKind};
-pub use owner::{follow_pane, owning_multiplexer, pane_of_process, server_is_ours, MuxEnv, Owner};
+pub use kind::MuxKind;
+pub use owner::{follow_pane, owning_multiplexer, server_is_ours, MuxEnv, Owner};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

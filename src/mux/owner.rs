@@ -93,21 +93,10 @@ pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<O
     best
 }
 
-/// The pane of one server that holds `pid` now: the pane whose process is `pid` or its nearest
-/// ancestor, from one fresh listing. This is how a seat's pane is followed when it moved (a
-/// Herdr pane moved to another workspace gets a new id; a tmux pane may change window):
-/// `Ok(None)` when the server answered and no pane of it holds `pid`.
-pub fn pane_of_process(
-    mux: &dyn Multiplexer,
-    pid: i32,
-    deadline: Instant,
-) -> Result<Option<Owner>, MuxError> {
-    owner_in(mux, &chain_of(pid), deadline)
-}
-
 /// Where `pid` is now on one server: the pane `recorded` names while it still holds `pid`
 /// under that same id (one pane lookup; its session and window as they are now), else the pane
-/// a fresh listing finds holding it (`pane_of_process`). A Herdr pane moved to another
+/// a fresh listing finds holding it (the pane whose process is `pid` or its nearest ancestor;
+/// a tmux pane may change window). A Herdr pane moved to another
 /// workspace answers its old id with its new one, so it is found by the listing.
 pub fn follow_pane(
     mux: &dyn Multiplexer,

@@ -21,18 +21,6 @@ pub enum Editor {
     Unknown,
 }
 
-impl Editor {
-    /// The fixed word (`empty`, `draft`, `none`, `unknown`), as agent-send.sh prints it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Editor::Empty => "empty",
-            Editor::Draft => "draft",
-            Editor::None => "none",
-            Editor::Unknown => "unknown",
-        }
-    }
-}
-
 const RULE: char = '\u{2500}';
 
 /// A border line of a pane `width` columns wide.

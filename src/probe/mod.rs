@@ -10,7 +10,7 @@ mod cache;
 mod http;
 
 pub use blocking::Blocking;
-pub use cache::{BatchStats, ProbeCache, ProbeLimits, ProbeTarget};
+pub use cache::{ProbeCache, ProbeLimits, ProbeTarget};
 pub use http::{classify_response, probe_one};
 
 use crate::clock::{format_iso, Ms};

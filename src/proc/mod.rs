@@ -14,9 +14,7 @@ mod program;
 mod tree;
 
 pub use program::{cmdline, cwd, environ, exe, is_pi, pi_command_line, pi_verdict, NotPi};
-pub use tree::{
-    children_map, children_of, descendants, descendants_in, find_in_subtree, parent_map, subtree,
-};
+pub use tree::{children_of, descendants, find_in_subtree, parent_map};
 
 /// Largest `/proc/<pid>/stat` we accept (real ones are a few hundred bytes).
 pub(crate) const STAT_CAP: u64 = 4096;

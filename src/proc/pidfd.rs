@@ -7,7 +7,7 @@
 //! it was opened. If `/proc` then still shows the recorded start ticks and boot, the recorded
 //! process held the pid before the open and still does, so the pidfd names it.
 
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::{read_stat, status, ProcIdentity, ProcStatus};
@@ -32,7 +32,6 @@ pub enum OpenError {
 /// A pidfd confirmed to name `id`.
 pub struct PidFd {
     fd: OwnedFd,
-    id: ProcIdentity,
     /// The command name at open time: an `exec` into another program changes it.
     comm: String,
 }
@@ -64,31 +63,16 @@ impl PidFd {
         if status(id) != ProcStatus::Alive {
             return Err(OpenError::NotAlive);
         }
-        let held = PidFd {
-            fd,
-            id: id.clone(),
-            comm: st.comm,
-        };
+        let held = PidFd { fd, comm: st.comm };
         if held.exited() {
             return Err(OpenError::ExitedWhileOpening);
         }
         Ok(held)
     }
 
-    /// The identity this fd was confirmed to name.
-    pub fn identity(&self) -> &ProcIdentity {
-        &self.id
-    }
-
     /// The command name when the fd was opened.
     pub fn comm(&self) -> &str {
         &self.comm
-    }
-
-    /// The fd, for `poll(2)`: readable once the process has exited.
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        use std::os::fd::AsFd;
-        self.fd.as_fd()
     }
 
     /// The raw fd (for `pidfd_send_signal` and `poll`).

@@ -24,8 +24,6 @@ use crate::text::sanitize;
 pub struct Coordinator {
     pub root: PathBuf,
     pub name: String,
-    pub session_id: String,
-    pub pid: i32,
 }
 
 #[derive(Debug)]
@@ -118,7 +116,5 @@ pub fn verify(pi_pid: i32, data_root: &Path) -> Result<Coordinator, CallerError>
     Ok(Coordinator {
         root: cfg.root.clone(),
         name: coordinator.name.clone(),
-        session_id: coordinator.session_id.clone(),
-        pid: pi_pid,
     })
 }

@@ -17,7 +17,7 @@ pub mod wait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use calls::{run, Ctx, Outcome, ToolExit};
+pub use calls::{run, Ctx, ToolExit};
 
 /// Longest `timeoutSeconds` of `intercom_wait`.
 pub const MAX_WAIT_SECS: u64 = 300;

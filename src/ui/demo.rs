@@ -1,5 +1,6 @@
-//! A built-in changing snapshot source: simulated seats whose states move each pass. Used by
-//! `examples/ui_demo.rs`, the snapshot tests and the benchmark; never by the real monitor.
+//! A built-in changing snapshot source: simulated seats whose states move each pass. A fixture:
+//! used by unit tests, and through `seam` by `examples/ui_demo.rs` (which `tests/suite/ui_tmux.rs`
+//! drives), the snapshot tests and the benchmark; never by the binary.
 //!
 //! One seat is deliberately named with terminal escape sequences and a bidi override so every
 //! view can show that hostile names render as harmless text.

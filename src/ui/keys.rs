@@ -388,11 +388,6 @@ pub fn action_for(mode: Mode, key: Key) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// The help line for `mode`, built from the same table (`^C quit` is shown only where `q` is not).
-pub fn help_line(mode: Mode) -> String {
-    help_parts(mode).join("  ")
-}
-
 /// The key line fitted to `width` columns: entries drop from the end, but how to get help and
 /// how to quit stay.
 pub fn help_line_fitted(mode: Mode, width: usize) -> String {
@@ -512,6 +507,12 @@ pub fn overlay() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole help line for `mode`, built from the table (`^C quit` is shown only where `q`
+    /// is not).
+    fn help_line(mode: Mode) -> String {
+        help_parts(mode).join("  ")
+    }
 
     #[test]
     fn esc_closes_panels_and_clears_the_filter_before_quitting() {

@@ -29,7 +29,7 @@ mod preview;
 pub mod render;
 mod reply_box;
 mod reply_flow;
-/// The terminal event loop (`run_monitor`).
+/// The terminal event loop (`run_monitor_with`).
 pub mod run;
 mod seen_flow;
 mod spawn_flow;
@@ -40,11 +40,4 @@ pub mod theme;
 /// When an age on screen changes next.
 pub mod tick;
 
-pub use app::{App, Effect, Msg, Options};
-pub use ports::{
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter,
-    NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource,
-    WorkerAction, WorkerControl, WorkerOutcome,
-};
-pub use render::render;
-pub use run::{run_monitor, run_monitor_with, MonitorOptions};
+pub use run::{run_monitor_with, MonitorOptions};

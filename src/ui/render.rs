@@ -17,7 +17,6 @@ use crate::ui::fit::{clean, elapsed_secs, put, wrap};
 use crate::ui::keys;
 use crate::ui::list::draw_list;
 pub(crate) use crate::ui::list::item_at;
-pub use crate::ui::reply_box::receipt_text;
 use crate::ui::reply_box::{box_rows, draw_reply};
 use crate::ui::theme::Theme;
 

@@ -103,22 +103,6 @@ pub fn color_from_env(no_color: Option<&std::ffi::OsStr>, term: Option<&str>) ->
     no_color.is_none() && term != Some("dumb")
 }
 
-/// Run the sidebar until the user quits, with the default pass interval and colour from the env.
-pub fn run_monitor(
-    source: Box<dyn SnapshotSource>,
-    seen_writer: Arc<dyn SeenWriter>,
-    reply_sender: Arc<dyn ReplySender>,
-    clock: Arc<dyn Clock>,
-) -> io::Result<()> {
-    run_monitor_with(
-        source,
-        seen_writer,
-        reply_sender,
-        clock,
-        MonitorOptions::default(),
-    )
-}
-
 /// Messages the loop handles besides the app's own.
 enum Event2 {
     App(Msg),
@@ -130,7 +114,7 @@ enum Event2 {
     Terminated,
 }
 
-/// `run_monitor` with explicit settings.
+/// Run the sidebar until the user quits.
 pub fn run_monitor_with(
     source: Box<dyn SnapshotSource>,
     seen_writer: Arc<dyn SeenWriter>,

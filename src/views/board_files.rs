@@ -126,8 +126,6 @@ pub struct Written {
     pub board: PathBuf,
     /// The text of `board/index.json` (what `scan --json` prints).
     pub index_text: String,
-    /// Per-seat files replaced this pass (the others already held the same content).
-    pub rewritten: usize,
 }
 
 /// Write every board file atomically. Returns the board folder.
@@ -145,7 +143,6 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
     // Folders checked once per pass, not once per file.
     let mut checked: HashSet<PathBuf> = HashSet::new();
     let mut texts = Vec::with_capacity(scan.records.len());
-    let mut rewritten = 0;
     for rec in &scan.records {
         let dir = sessions.join(file_name_for(&rec.project));
         if !checked.contains(&dir) {
@@ -159,7 +156,6 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
             bytes.extend_from_slice(text.as_bytes());
             bytes.push(b'\n');
             store::write_atomic_derived(&path, &bytes)?;
-            rewritten += 1;
         }
         texts.push(text);
     }
@@ -168,11 +164,7 @@ pub fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
     bytes.extend_from_slice(index_text.as_bytes());
     bytes.push(b'\n');
     store::write_atomic(&board.join("index.json"), &bytes)?;
-    Ok(Written {
-        board,
-        index_text,
-        rewritten,
-    })
+    Ok(Written { board, index_text })
 }
 
 /// The pretty index text, with the records' own pretty texts spliced in (indented by the two

@@ -293,8 +293,23 @@ fn shown(s: &str) -> String {
     crate::text::clip(&crate::text::sanitize(s), 200)
 }
 
-/// The explanation as lines of text (all text from files sanitized).
+/// The explanation as lines of text (all text from files sanitized): the seat's state and why,
+/// then one line per source of evidence.
 pub fn render(e: &Explanation) -> Vec<String> {
+    let mut out = state_lines(e);
+    out.push(transcript_line(&e.transcript));
+    out.push(registration_line(e.registration.as_ref()));
+    out.push(extension_line(e.extension.as_ref(), e.scanned_at));
+    out.push(pane_line(&e.pane));
+    out.extend(e.observations.as_ref().map(observations_line));
+    out.extend(e.probe.as_ref().map(probe_line));
+    out.extend(e.usage.as_ref().map(|u| usage_line(u, e.model.as_deref())));
+    out.extend(e.context.as_ref().map(|c| context_line(c, e.scanned_at)));
+    out
+}
+
+/// The seat, its state and the reason; the rule; the deciding source; the question it asks.
+fn state_lines(e: &Explanation) -> Vec<String> {
     let mut out = vec![
         format!(
             "{} ({}): {} — {} [{}]",
@@ -317,7 +332,11 @@ pub fn render(e: &Explanation) -> Vec<String> {
     if let Some(q) = &e.question {
         out.push(format!("  asks          {}", shown(q)));
     }
-    let t = &e.transcript;
+    out
+}
+
+/// The session file, its newest entry, and why it says nothing if it does not.
+fn transcript_line(t: &TranscriptFacts) -> String {
     let mut line = match &t.file {
         Some(f) => format!("  transcript    {}", shown(f)),
         None => "  transcript    none".to_string(),
@@ -342,35 +361,41 @@ pub fn render(e: &Explanation) -> Vec<String> {
     if let Some(p) = &t.problem {
         line.push_str(&format!(" ({})", shown(p)));
     }
-    out.push(line);
-    out.push(match &e.registration {
-        None => "  registration  none (no live extension record)".into(),
-        Some(r) => {
-            let mut l = format!(
-                "  registration  {}: pi {} {}",
-                shown(&r.path),
-                r.pid.map_or("?".into(), |p| p.to_string()),
-                match r.alive {
-                    Some(true) => "live",
-                    Some(false) => "gone (not counted)",
-                    None => "unverifiable",
-                }
-            );
-            if let Some(rs) = &r.run_state {
-                l.push_str(&format!(
-                    "; run {} since {} {}",
-                    rs.state,
-                    rs.event.unwrap_or("?"),
-                    ago(&rs.at)
-                ));
-            }
-            if r.channel {
-                l.push_str("; reply channel open");
-            }
-            l
+    line
+}
+
+/// The registration: its pi and whether it lives, the run state, the reply channel.
+fn registration_line(r: Option<&RegistrationFacts>) -> String {
+    let Some(r) = r else {
+        return "  registration  none (no live extension record)".into();
+    };
+    let mut l = format!(
+        "  registration  {}: pi {} {}",
+        shown(&r.path),
+        r.pid.map_or("?".into(), |p| p.to_string()),
+        match r.alive {
+            Some(true) => "live",
+            Some(false) => "gone (not counted)",
+            None => "unverifiable",
         }
-    });
-    out.push(match &e.extension {
+    );
+    if let Some(rs) = &r.run_state {
+        l.push_str(&format!(
+            "; run {} since {} {}",
+            rs.state,
+            rs.event.unwrap_or("?"),
+            ago(&rs.at)
+        ));
+    }
+    if r.channel {
+        l.push_str("; reply channel open");
+    }
+    l
+}
+
+/// pi's newest event and its picture (ages as of `scanned_at`).
+fn extension_line(x: Option<&ExtensionFacts>, scanned_at: Ms) -> String {
+    match x {
         None => "  pi events     none recorded".into(),
         Some(x) => format!(
             "  pi events     {} {}{}: {}",
@@ -381,11 +406,14 @@ pub fn render(e: &Explanation) -> Vec<String> {
             } else {
                 " (not counted: its pi is gone)"
             },
-            picture_words(&x.picture, e.scanned_at)
+            picture_words(&x.picture, scanned_at)
         ),
-    });
-    let p = &e.pane;
-    out.push(format!(
+    }
+}
+
+/// Whether the pane runs its pi, which pane, and pi's pid.
+fn pane_line(p: &PaneFacts) -> String {
+    format!(
         "  pane          {}{}{}",
         match p.alive {
             Some(true) => "runs its pi",
@@ -403,47 +431,46 @@ pub fn render(e: &Explanation) -> Vec<String> {
         p.pi_pid
             .map(|pid| format!(", pi {pid}"))
             .unwrap_or_default()
-    ));
-    if let Some(o) = &e.observations {
-        out.push(format!(
-            "  observations  {} ({}{}): {}",
-            o.status,
-            o.evidence,
-            o.observed
-                .as_ref()
-                .map(|s| format!(", {}", ago(s)))
-                .unwrap_or_default(),
-            o.label
-        ));
-    }
-    if let Some(p) = &e.probe {
-        out.push(format!(
-            "  probe         {} ({}{})",
-            p.state,
-            p.reason,
-            p.checked
-                .as_ref()
-                .map(|s| format!(", {}", ago(s)))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some(u) = &e.usage {
-        out.push(format!(
-            "  usage         {u} over {} calls{}",
-            u.usage.calls,
-            e.model
-                .as_deref()
-                .map(|m| format!(" ({})", shown(m)))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some(c) = &e.context {
-        out.push(format!(
-            "  context       {c}, {}",
-            ago(&Stamp::of(c.at, e.scanned_at))
-        ));
-    }
-    out
+    )
+}
+
+fn observations_line(o: &ObservationFacts) -> String {
+    format!(
+        "  observations  {} ({}{}): {}",
+        o.status,
+        o.evidence,
+        o.observed
+            .as_ref()
+            .map(|s| format!(", {}", ago(s)))
+            .unwrap_or_default(),
+        o.label
+    )
+}
+
+fn probe_line(p: &ProbeFacts) -> String {
+    format!(
+        "  probe         {} ({}{})",
+        p.state,
+        p.reason,
+        p.checked
+            .as_ref()
+            .map(|s| format!(", {}", ago(s)))
+            .unwrap_or_default()
+    )
+}
+
+fn usage_line(u: &UsageView, model: Option<&str>) -> String {
+    format!(
+        "  usage         {u} over {} calls{}",
+        u.usage.calls,
+        model
+            .map(|m| format!(" ({})", shown(m)))
+            .unwrap_or_default()
+    )
+}
+
+fn context_line(c: &ContextFill, scanned_at: Ms) -> String {
+    format!("  context       {c}, {}", ago(&Stamp::of(c.at, scanned_at)))
 }
 
 /// pi's picture in a few words, each with its age (at `now`) where it has one.

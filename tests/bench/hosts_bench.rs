@@ -14,8 +14,8 @@
 
 use std::time::{Duration, Instant};
 
-use intercom_pane::states::BoardState;
-use intercom_pane::ui::ports::SnapshotSource;
+use intercom_pane::seam::states::BoardState;
+use intercom_pane::seam::ui::ports::SnapshotSource;
 
 use crate::hosts_support::{all_answering, board, row, until, Net};
 
@@ -37,7 +37,7 @@ fn ticks(pid: i32, children: bool) -> u64 {
 
 /// The shared ssh connections of this machine (their process title names the control folder).
 fn masters() -> Vec<i32> {
-    let ctl = intercom_pane::hosts::ssh::control_dir()
+    let ctl = intercom_pane::seam::hosts::ssh::control_dir()
         .unwrap()
         .display()
         .to_string();

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::live_support::{sid, Fleet};
 use crate::mux_support::TmuxServer;
-use intercom_pane::clock::{parse_iso, Clock, Ms, SystemClock};
+use intercom_pane::seam::clock::{parse_iso, Clock, Ms, SystemClock};
 use serde_json::Value;
 
 fn env_num(k: &str, d: u64) -> u64 {
@@ -115,13 +115,28 @@ fn ticks(pid: i32) -> (u64, u64) {
 }
 
 fn children(pid: i32) -> Vec<i32> {
-    intercom_pane::proc::children_of(pid).unwrap_or_default()
+    intercom_pane::seam::proc::children_of(pid).unwrap_or_default()
 }
 
 /// CPU ticks of `pid` and every live descendant, plus what they reaped.
 fn tree_ticks(pid: i32) -> u64 {
     let (own, reaped) = ticks(pid);
     own + reaped + children(pid).into_iter().map(tree_ticks).sum::<u64>()
+}
+
+/// Nanoseconds on a CPU of every live thread of `pid` and of its live descendants
+/// (`/proc/<pid>/task/*/schedstat`, exact where ticks are 10 ms steps); threads and children
+/// that ended are not in it, so the idle figure also says how many processes started (none).
+fn tree_cpu_ns(pid: i32) -> u64 {
+    let own: u64 = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    own + children(pid).into_iter().map(tree_cpu_ns).sum::<u64>()
 }
 
 fn status_kib(pid: i32, key: &str) -> u64 {
@@ -358,6 +373,7 @@ fn live_bench() {
     let runs_before = count_lines(&tmux_runs(&f));
     let kids0: BTreeSet<i32> = children(mon).into_iter().collect();
     let t0 = tree_ticks(mon);
+    let ns0 = tree_cpu_ns(mon);
     let mut seen = kids0.clone();
     let end = Instant::now() + Duration::from_secs(idle_secs);
     while Instant::now() < end {
@@ -365,6 +381,7 @@ fn live_bench() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let t1 = tree_ticks(mon);
+    let ns1 = tree_cpu_ns(mon);
     let runs = std::fs::read_to_string(tmux_runs(&f)).unwrap_or_default();
     let idle_runs: Vec<&str> = runs.lines().skip(runs_before).collect();
     log.read();
@@ -378,9 +395,12 @@ fn live_bench() {
         .map(|p| format!("{} ms {}", p["ms"], p["why"]))
         .collect();
     println!(
-        "  idle {idle_secs} s: CPU of the monitor and its children {pct:.3} % of a core ({} ticks); \
+        "  idle {idle_secs} s: CPU of the monitor and its children {pct:.3} % of a core ({} ticks; \
+         {:.3} % by the threads' own clocks, {:.1} ms); \
          processes started {} (children seen {:?}; tmux runs {} {:?}); passes {} {:?}; peak RSS {:.1} MiB",
         t1 - t0,
+        ns1.saturating_sub(ns0) as f64 / 1e9 / idle_secs as f64 * 100.0,
+        ns1.saturating_sub(ns0) as f64 / 1e6,
         seen.len() - kids0.len(),
         seen,
         idle_runs.len(),
@@ -403,7 +423,7 @@ fn live_pass_profile() {
     let server = f.tmux(workers);
     let mut e = crate::live_support::engine(
         f.opts(&server.sock),
-        intercom_pane::live::Settings::default(),
+        intercom_pane::seam::live::Settings::default(),
     );
     crate::live_support::until(&mut e, |s| s.records.len() >= workers);
     std::thread::sleep(Duration::from_secs(3));

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::hint::black_box;
 use std::time::Instant;
 
-use intercom_pane::evidence::log_line::{field, Fields};
+use intercom_pane::seam::evidence::log_line::{field, Fields};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 

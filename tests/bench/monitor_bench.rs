@@ -166,7 +166,9 @@ fn run_bench(what: &str, pane_argv: &PaneArgv<'_>) {
         let rep = json!({"version": 1, "sessionId": id, "status": "blocked",
             "summary": "Waiting for the schema decision.", "updatedAt": "2026-11-29T23:00:03.000Z"});
         std::fs::write(
-            reports.join(intercom_pane::evidence::reports::report_file_name(&id)),
+            reports.join(intercom_pane::seam::evidence::reports::report_file_name(
+                &id,
+            )),
             rep.to_string(),
         )
         .unwrap();

@@ -10,10 +10,10 @@ use crate::mux_support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
-use intercom_pane::mux::herdr::Herdr;
-use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{Liveness, Multiplexer, MuxKind};
+use intercom_pane::seam::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
+use intercom_pane::seam::mux::herdr::Herdr;
+use intercom_pane::seam::mux::tmux::Tmux;
+use intercom_pane::seam::mux::{Liveness, Multiplexer, MuxKind};
 use mux_herdr_fake::FakeHerdr;
 use mux_support::{fake_pi, soon, TmuxServer};
 

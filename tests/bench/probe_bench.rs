@@ -10,8 +10,8 @@ use crate::probe_common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use intercom_pane::probe::{ProbeCache, ProbeTarget};
-use intercom_pane::states::ConnState;
+use intercom_pane::seam::probe::{ProbeCache, ProbeTarget};
+use intercom_pane::seam::states::ConnState;
 use probe_common::{closed_ports, healthy, wall_ms, Behaviour, Servers, Tracker};
 use tokio::sync::watch;
 

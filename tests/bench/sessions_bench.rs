@@ -4,8 +4,8 @@
 
 use crate::sessions_common;
 
-use intercom_pane::board::classify::{classify, Activity};
-use intercom_pane::evidence::sessions::read_session;
+use intercom_pane::seam::board::classify::{classify, Activity};
+use intercom_pane::seam::evidence::sessions::read_session;
 use sessions_common::Session;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::clock::{parse_iso, FixedClock};
-use intercom_pane::ui::app::{App, Msg, Options};
-use intercom_pane::ui::demo::demo_snapshot;
-use intercom_pane::ui::render::render;
+use intercom_pane::seam::clock::{parse_iso, FixedClock};
+use intercom_pane::seam::ui::app::{App, Msg, Options};
+use intercom_pane::seam::ui::demo::demo_snapshot;
+use intercom_pane::seam::ui::render::render;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -67,7 +67,7 @@ fn draw_only_256_rows_at_120x40() {
     let start = Instant::now();
     for _ in 0..FRAMES {
         buf.reset();
-        intercom_pane::ui::render::draw(&app, &mut buf, area);
+        intercom_pane::seam::ui::render::draw(&app, &mut buf, area);
     }
     println!(
         "draw only (no terminal diff) 256 rows 120x40: {:?}/frame",
@@ -112,7 +112,7 @@ fn draw_with_a_full_multi_line_reply_draft() {
         };
         app.update(Msg::Key(KeyEvent::new(k, KeyModifiers::NONE)));
         buf.reset();
-        intercom_pane::ui::render::draw(&app, &mut buf, area);
+        intercom_pane::seam::ui::render::draw(&app, &mut buf, area);
     }
     println!(
         "update+draw with a 2000-character 80-line draft, 256 rows 120x40: {:?}/frame",

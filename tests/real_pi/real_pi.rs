@@ -293,8 +293,8 @@ fn a_real_pi_is_classified_at_every_step() {
     })
     .expect("pi marked the failure for retry");
     server.tmux(&["send-keys", "-t", pane, "Escape"]);
-    let one_second_later = intercom_pane::clock::format_iso(
-        intercom_pane::clock::parse_iso(&edit_at).unwrap() + 1_000,
+    let one_second_later = intercom_pane::seam::clock::format_iso(
+        intercom_pane::seam::clock::parse_iso(&edit_at).unwrap() + 1_000,
     );
     let at = |t: &str| {
         let idx = stdout_json(&env.run(&layout_args(

@@ -487,7 +487,7 @@ fn the_coordinators_pi_places_the_monitor_and_again_after_a_server_restart() {
         bin.display(),
         agent.display()
     );
-    let record_path = intercom_pane::actions::monitor_pane::record_path(&root, &coord);
+    let record_path = intercom_pane::seam::actions::monitor_pane::record_path(&root, &coord);
     let record = || -> Value {
         std::fs::read(&record_path)
             .ok()

@@ -54,7 +54,7 @@ fn a_reply_to_a_real_pi_on_another_host_arrives_once() {
         "{w:?}"
     );
     assert!(
-        matches!(&w.reply, intercom_pane::snapshot::ReplyPath::Available { target } if target.ends_with(" on gpu"))
+        matches!(&w.reply, intercom_pane::seam::snapshot::ReplyPath::Available { target } if target.ends_with(" on gpu"))
     );
 
     let before = seat.user_messages().len();

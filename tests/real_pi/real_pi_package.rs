@@ -52,7 +52,7 @@ fn start_pi(server: &TmuxServer, cwd: &Path, name: &str, line: &str) {
 
 fn registration(env: &Env, id: &str) -> PathBuf {
     env.path("data/seats/pi")
-        .join(intercom_pane::actions::short_id(id))
+        .join(intercom_pane::seam::paths::short_id(id))
         .join("registration.json")
 }
 

@@ -172,7 +172,7 @@ impl Seat {
 /// What pi records for a reply: the text itself, nothing added (surrounding white space aside,
 /// which every transport drops, as pi's editor does).
 pub(crate) fn body(text: &str) -> String {
-    intercom_pane::reply_text::trim_like_pi(text).to_string()
+    intercom_pane::seam::reply_text::trim_like_pi(text).to_string()
 }
 
 /// The texts that must arrive byte-identical.

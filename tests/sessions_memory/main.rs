@@ -5,8 +5,8 @@
 #[path = "../support/sessions_common/mod.rs"]
 mod sessions_common;
 
-use intercom_pane::board::classify::{classify, Activity};
-use intercom_pane::evidence::sessions::read_session;
+use intercom_pane::seam::board::classify::{classify, Activity};
+use intercom_pane::seam::evidence::sessions::read_session;
 use sessions_common::Session;
 use std::io::Write;
 

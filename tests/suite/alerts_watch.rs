@@ -343,7 +343,7 @@ fn an_on_alert_program_that_hangs_fails_or_floods_holds_nothing_up() {
     let at: Vec<i64> = f
         .events("scan_pass", Some(pid))
         .iter()
-        .map(|e| intercom_pane::clock::parse_iso(e["at"].as_str().unwrap()).unwrap())
+        .map(|e| intercom_pane::seam::clock::parse_iso(e["at"].as_str().unwrap()).unwrap())
         .collect();
     for pair in at.windows(2) {
         assert!(pair[1] - pair[0] < 3_000 + 4_000, "{at:?}");
@@ -471,9 +471,9 @@ fn the_plugin_shows_the_summary_and_its_key_jumps_to_the_seat_that_alerted_last(
 #[test]
 fn under_herdr_the_focused_pane_is_where_the_person_looks() {
     use crate::mux_herdr_fake::FakeHerdr;
-    use intercom_pane::alerts::channels::visible;
-    use intercom_pane::alerts::memory::PaneRef;
-    use intercom_pane::mux::MuxKind;
+    use intercom_pane::seam::alerts::channels::visible;
+    use intercom_pane::seam::alerts::memory::PaneRef;
+    use intercom_pane::seam::mux::MuxKind;
     let fake = FakeHerdr::start(std::process::id());
     let pane = |id: &str| PaneRef {
         kind: MuxKind::Herdr,

@@ -10,7 +10,10 @@
 //! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
 //!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
-//!   use `actions/` (mutations come through `ui::ports`).
+//!   use `actions/` (mutations come through `ui::ports`);
+//! - the library exposes only `main_entry` and the test seam (`src/seam.rs`), and the seam
+//!   re-exports items on their own paths, never a whole module, so the dead-code lint sees
+//!   everything else.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -220,4 +223,110 @@ fn views_and_ui_read_nothing_themselves() {
         |p| !(p.starts_with("src/ui/") || p.starts_with("src/views/")),
     );
     assert!(bad.is_empty(), "I/O in a view: {bad:#?}");
+}
+
+#[test]
+fn the_library_exposes_only_the_entry_and_the_seam() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(top.join("src/lib.rs")).unwrap();
+    let public: Vec<&str> = lib
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("pub ") || l.starts_with("pub("))
+        .collect();
+    assert_eq!(
+        public,
+        ["pub mod seam;", "pub fn main_entry() -> i32 {"],
+        "src/lib.rs exposes more than main_entry and the seam"
+    );
+    assert!(
+        lib.lines().filter(|l| l.starts_with("mod ")).count() > 20,
+        "the crate's modules are not declared in src/lib.rs"
+    );
+}
+
+#[test]
+fn the_seam_re_exports_items_on_their_own_paths() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seam = std::fs::read_to_string(top.join("src/seam.rs")).unwrap();
+    // The `pub mod` nesting at each line, and every `pub use` statement joined onto one line.
+    let mut nest: Vec<String> = Vec::new();
+    let mut uses: Vec<(Vec<String>, String)> = Vec::new();
+    let mut open: Option<String> = None;
+    for line in seam.lines().map(str::trim) {
+        if line.starts_with("//") || line.is_empty() {
+            continue;
+        }
+        if let Some(u) = open.as_mut() {
+            u.push_str(line);
+            if line.ends_with(';') {
+                uses.push((nest.clone(), open.take().unwrap()));
+            }
+        } else if let Some(name) = line
+            .strip_prefix("pub mod ")
+            .and_then(|l| l.strip_suffix(" {"))
+        {
+            nest.push(name.to_string());
+        } else if line == "}" {
+            nest.pop().expect("a `}` closes no module");
+        } else if line.starts_with("pub use ") {
+            if line.ends_with(';') {
+                uses.push((nest.clone(), line.to_string()));
+            } else {
+                open = Some(line.to_string());
+            }
+        } else {
+            panic!("src/seam.rs holds only `pub mod` mirrors and `pub use`: {line:?}");
+        }
+    }
+    assert!(
+        nest.is_empty() && open.is_none(),
+        "src/seam.rs is cut short"
+    );
+    assert!(uses.len() > 50, "no re-exports found in src/seam.rs");
+    for (nest, u) in uses {
+        let body = u
+            .strip_prefix("pub use crate::")
+            .and_then(|b| b.strip_suffix(';'))
+            .unwrap_or_else(|| panic!("not a re-export from the crate: {u}"));
+        let (path, names) = match body.split_once("::{") {
+            Some((path, list)) => (path, list.trim_end_matches('}').split(',').collect()),
+            None => body
+                .rsplit_once("::")
+                .map_or(("", vec![body]), |(p, n)| (p, vec![n])),
+        };
+        assert_eq!(
+            path,
+            nest.join("::"),
+            "{u}: the seam re-exports an item at the path it lives at"
+        );
+        for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            assert!(
+                name != "*" && name != "self" && !is_visible_module(top, path, name),
+                "{u}: the seam re-exports a whole module ({name}); name the items a test uses"
+            );
+        }
+    }
+}
+
+/// Whether `crate::<path>::<name>` is a module the seam can see: one of the crate's top-level
+/// modules, or one its parent declares `pub` (a private `mod parse;` beside a re-exported
+/// `fn parse` is not).
+fn is_visible_module(top: &Path, path: &str, name: &str) -> bool {
+    let parent = if path.is_empty() {
+        vec![top.join("src/lib.rs")]
+    } else {
+        let dir = top.join("src").join(path.replace("::", "/"));
+        vec![dir.with_extension("rs"), dir.join("mod.rs")]
+    };
+    let declared = |l: &str| {
+        let l = l.trim();
+        (l.starts_with("pub") || path.is_empty())
+            && [format!("mod {name};"), format!("mod {name} {{")]
+                .iter()
+                .any(|d| l.ends_with(d.as_str()))
+    };
+    parent
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|text| text.lines().any(declared)))
 }

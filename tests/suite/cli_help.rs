@@ -7,16 +7,16 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use intercom_pane::actions::close::CloseExit;
-use intercom_pane::actions::init::InitExit;
-use intercom_pane::actions::monitor_pane::EnsureExit;
-use intercom_pane::actions::reply::ReplyExit;
-use intercom_pane::actions::resume::ResumeExit;
-use intercom_pane::actions::retire::RetireExit;
-use intercom_pane::actions::spawn::SpawnExit;
-use intercom_pane::cli::SHARED_HEADING;
-use intercom_pane::cmd::exit::*;
-use intercom_pane::tools::ToolExit;
+use intercom_pane::seam::actions::close::CloseExit;
+use intercom_pane::seam::actions::init::InitExit;
+use intercom_pane::seam::actions::monitor_pane::EnsureExit;
+use intercom_pane::seam::actions::reply::ReplyExit;
+use intercom_pane::seam::actions::resume::ResumeExit;
+use intercom_pane::seam::actions::retire::RetireExit;
+use intercom_pane::seam::actions::spawn::SpawnExit;
+use intercom_pane::seam::cli::SHARED_HEADING;
+use intercom_pane::seam::cmd::exit::*;
+use intercom_pane::seam::tools::ToolExit;
 
 /// Every command a person may type, and the codes its exit enum holds.
 fn commands() -> Vec<(&'static str, Vec<i32>)> {

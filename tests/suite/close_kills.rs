@@ -182,8 +182,12 @@ fn seen_writer_child() {
     };
     let root = PathBuf::from(root);
     for i in 0..100_000u32 {
-        let _ =
-            intercom_pane::actions::seen::set_seen(&root, &format!("k/{}", i % 40), AT, i % 3 != 0);
+        let _ = intercom_pane::seam::actions::seen::set_seen(
+            &root,
+            &format!("k/{}", i % 40),
+            AT,
+            i % 3 != 0,
+        );
     }
 }
 
@@ -195,7 +199,7 @@ fn killed_seen_writes_leave_no_temp_files_or_torn_file() {
     const KILLS: u64 = 300;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    intercom_pane::actions::seen::set_seen(root, "keep/me", AT, true).unwrap();
+    intercom_pane::seam::actions::seen::set_seen(root, "keep/me", AT, true).unwrap();
     let seen = root.join("board/seen.json");
     let me = std::env::current_exe().unwrap();
     let finished = AtomicBool::new(false);
@@ -232,7 +236,7 @@ fn killed_seen_writes_leave_no_temp_files_or_torn_file() {
         finished.store(true, Ordering::SeqCst);
     });
     let left_before = temps(&root.join("board")).len();
-    intercom_pane::actions::seen::set_seen(root, "k/next", AT, true).unwrap();
+    intercom_pane::seam::actions::seen::set_seen(root, "k/next", AT, true).unwrap();
     eprintln!(
         "{KILLS} killed Seen writers in {:.1} s left {left_before} temp files before the next write (at most {left_max} at once)",
         started.elapsed().as_secs_f64()

@@ -498,7 +498,7 @@ fn relay(
             .unwrap()
             .as_millis() as i64;
         let line = json!({"type":"message","id":"a3","parentId":"a2",
-            "timestamp": intercom_pane::clock::format_iso(now),
+            "timestamp": intercom_pane::seam::clock::format_iso(now),
             "message":{"role":"assistant","content":[{"type":"text","text":"Handoff saved."}],"stopReason":"stop"}});
         let mut f = std::fs::OpenOptions::new()
             .append(true)
@@ -722,7 +722,7 @@ fn real_herdr_closes_exactly_the_workers_pane_after_its_handoff() {
     let bystander = split["pane"]["pane_id"].as_str().unwrap().to_string();
     h.shell_pid(&pane);
     let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &worker_script(&env, &file, true));
-    let line = format!("exec {}", intercom_pane::mux::shell_line(&argv));
+    let line = format!("exec {}", intercom_pane::seam::mux::shell_line(&argv));
     h.cli(&["pane", "run", &pane, &line]);
     wait_registered(&env.path("root/.pi-intercom/seats"));
     // Herdr detects the agent a moment after it starts (`agent get` fails until then).

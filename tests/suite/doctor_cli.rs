@@ -76,7 +76,7 @@ impl Setup {
             serde_json::from_slice(&std::fs::read(root.join(".pi-intercom/config.json")).unwrap())
                 .unwrap();
         let coordinator = cfg["agents"][0]["sessionId"].as_str().unwrap();
-        intercom_pane::actions::monitor_pane::record_path(&root, coordinator)
+        intercom_pane::seam::actions::monitor_pane::record_path(&root, coordinator)
     }
 
     /// The doctor on the setup's tmux server, unless `extra` names another.

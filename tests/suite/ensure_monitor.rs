@@ -168,7 +168,7 @@ fn a_half_launch_is_fenced_until_recovered() {
     let env = Env::new().with_system_path();
     roster(&env, true);
     let server = start(&env);
-    let path = intercom_pane::actions::monitor_pane::record_path(&env.path("root"), COORD);
+    let path = intercom_pane::seam::actions::monitor_pane::record_path(&env.path("root"), COORD);
     std::fs::write(
         &path,
         json!({"version": 1, "sessionId": COORD, "caller": "%0", "stage": "split_pending"})
@@ -270,7 +270,7 @@ fn skips_without_workers_or_for_a_worker_and_refuses_outside_a_pane() {
     let o = env.run(&["ensure-monitor", "--root", &root, "--config", &sys]);
     assert_eq!(o.status.code(), Some(3));
     assert!(
-        !Path::new(&intercom_pane::actions::monitor_pane::record_path(
+        !Path::new(&intercom_pane::seam::actions::monitor_pane::record_path(
             &env.path("root"),
             COORD
         ))

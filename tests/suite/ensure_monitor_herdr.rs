@@ -4,9 +4,9 @@
 
 use crate::mux_herdr_fake;
 
-use intercom_pane::actions::monitor_pane::{self, EnsureRequest, Outcome};
-use intercom_pane::evidence::config;
-use intercom_pane::mux::MuxEnv;
+use intercom_pane::seam::actions::monitor_pane::{self, EnsureRequest, Outcome};
+use intercom_pane::seam::evidence::config;
+use intercom_pane::seam::mux::MuxEnv;
 use mux_herdr_fake::FakeHerdr;
 use serde_json::json;
 
@@ -530,7 +530,7 @@ fn ensure_command(
         .stderr(std::process::Stdio::piped());
     if let Some((stage, file)) = pause {
         c.env(
-            intercom_pane::actions::monitor_place::TEST_PAUSE_ENV,
+            intercom_pane::seam::actions::monitor_place::TEST_PAUSE_ENV,
             format!("{stage}:{}", file.display()),
         );
     }

@@ -10,8 +10,8 @@ use crate::mux_herdr_fake;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use intercom_pane::mux::herdr::Herdr;
-use intercom_pane::mux::MuxEnv;
+use intercom_pane::seam::mux::herdr::Herdr;
+use intercom_pane::seam::mux::MuxEnv;
 use mux_herdr_fake::FakeHerdr;
 use serde_json::{json, Value};
 

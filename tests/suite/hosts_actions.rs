@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use intercom_pane::cmd::monitor_hosts::HostPorts;
-use intercom_pane::hosts::expect::SeatExpect;
-use intercom_pane::ui::ports::{
+use intercom_pane::seam::cmd::monitor_hosts::HostPorts;
+use intercom_pane::seam::hosts::expect::SeatExpect;
+use intercom_pane::seam::ui::ports::{
     NoReplyPath, NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, WorkerAction,
     WorkerControl,
 };
@@ -39,7 +39,7 @@ fn ports(net: &Net) -> HostPorts {
     HostPorts {
         hosts: net.board_hosts(),
         reply: std::sync::Arc::new(NoReplyPath),
-        navigator: std::sync::Arc::new(intercom_pane::ui::ports::NoNavigator {
+        navigator: std::sync::Arc::new(intercom_pane::seam::ui::ports::NoNavigator {
             reason: "local".into(),
         }),
         workers: std::sync::Arc::new(NoWorkerControl {
@@ -152,7 +152,7 @@ fn replies_arrive_once_and_a_replaced_pi_is_never_closed() {
             .contains("not the one the board showed"),
         "{report}"
     );
-    assert!(intercom_pane::proc::read_stat(new_pid).is_some_and(|s| !s.is_gone_state()));
+    assert!(intercom_pane::seam::proc::read_stat(new_pid).is_some_and(|s| !s.is_gone_state()));
     // The sidebar's close of the row it still shows: refused the same way.
     let outcome = p.run(WorkerAction::Close, &SeatRef::of(&seen), &|_| {});
     assert!(!outcome.ok && outcome.result == "refused", "{outcome:?}");
@@ -160,7 +160,7 @@ fn replies_arrive_once_and_a_replaced_pi_is_never_closed() {
         outcome.detail.contains("not the one the board showed"),
         "{outcome:?}"
     );
-    assert!(intercom_pane::proc::read_stat(new_pid).is_some_and(|s| !s.is_gone_state()));
+    assert!(intercom_pane::seam::proc::read_stat(new_pid).is_some_and(|s| !s.is_gone_state()));
     let cfg =
         std::fs::read_to_string(net.host("b").dir.join("root/.pi-intercom/config.json")).unwrap();
     assert!(
@@ -294,8 +294,8 @@ fn jump_opens_then_reuses_a_local_window_attached_to_the_hosts_pane() {
     ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
 )]
 fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
-    use intercom_pane::cmd::monitor_cmd::DataRootSeen;
-    use intercom_pane::ui::ports::SeenWriter;
+    use intercom_pane::seam::cmd::monitor_cmd::DataRootSeen;
+    use intercom_pane::seam::ui::ports::SeenWriter;
     let net = Net::new(&[("b", &["Builder"])], &["Builder"]);
     // b's data root has no `board/` yet: the first mark makes it (its live engine must
     // notice the folder and what was written in it at once).
@@ -306,7 +306,7 @@ fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
         all_answering(s) && row(s, "b", "Builder").is_some_and(|r| r.waiting_on_you && !r.seen)
     });
     let r = row(&s, "b", "Builder").unwrap().clone();
-    let last = intercom_pane::clock::format_iso(r.last_activity.unwrap());
+    let last = intercom_pane::seam::clock::format_iso(r.last_activity.unwrap());
     // The sidebar's writer (`s` on the row): the mark is written on b, and b's stream brings
     // the row back seen.
     let local_before = net.local_listing();
@@ -363,13 +363,13 @@ fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
     ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
 )]
 fn jump_last_to_another_host_goes_only_to_the_pi_that_alerted() {
-    use intercom_pane::alerts::memory::{LastAlert, Memory, PaneRef};
+    use intercom_pane::seam::alerts::memory::{LastAlert, Memory, PaneRef};
     let net = Net::new(&[("b", &["Builder"])], &[]);
     let mut src = board(&net);
     net.host("b").ask(0, "deploy?");
     let s = until(&mut src, 30_000, "b's Builder waiting", |s| {
         row(s, "b", "Builder")
-            .is_some_and(|r| r.state == intercom_pane::states::BoardState::Waiting)
+            .is_some_and(|r| r.state == intercom_pane::seam::states::BoardState::Waiting)
     });
     drop(src);
     let r = row(&s, "b", "Builder").unwrap().clone();
@@ -395,7 +395,7 @@ fn jump_last_to_another_host_goes_only_to_the_pi_that_alerted() {
             root: None,
         }),
     };
-    let file = intercom_pane::actions::alert_memory::path(&data_root);
+    let file = intercom_pane::seam::actions::alert_memory::path(&data_root);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, memory.to_bytes()).unwrap();
     let mut args = vec!["jump", "--last", "--print"];

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use intercom_pane::states::BoardState;
+use intercom_pane::seam::states::BoardState;
 
 use crate::hosts_support::Net;
 pub use crate::hosts_support::{all_answering, board, host_state, names, row, until};

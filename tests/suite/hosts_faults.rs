@@ -6,9 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use intercom_pane::hosts::board::HostsSource;
-use intercom_pane::snapshot::{HostState, Snapshot};
-use intercom_pane::states::BoardState;
+use intercom_pane::seam::hosts::board::HostsSource;
+use intercom_pane::seam::snapshot::{HostState, Snapshot};
+use intercom_pane::seam::states::BoardState;
 use nix::sys::signal::Signal;
 
 use crate::hosts_board::{all_answering, board, host_state, row, until};

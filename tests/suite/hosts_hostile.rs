@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use intercom_pane::snapshot::HostState;
-use intercom_pane::states::BoardState;
+use intercom_pane::seam::snapshot::HostState;
+use intercom_pane::seam::states::BoardState;
 
 use crate::hosts_support::{all_answering, board, row, until, Net};
 

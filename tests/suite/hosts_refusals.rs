@@ -4,8 +4,8 @@
 //! versions named), a program that is not there. Their state is said on the board and by the
 //! commands; ssh's own words never reach the screen; nothing runs there.
 
-use intercom_pane::hosts::hello;
-use intercom_pane::snapshot::HostState;
+use intercom_pane::seam::hosts::hello;
+use intercom_pane::seam::snapshot::HostState;
 
 use crate::hosts_board::{board, host_state, until};
 use crate::hosts_support::Net;

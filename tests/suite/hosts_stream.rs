@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use intercom_pane::snapshot::HostState;
-use intercom_pane::states::BoardState;
+use intercom_pane::seam::snapshot::HostState;
+use intercom_pane::seam::states::BoardState;
 
 use crate::hosts_support::{all_answering, board, host_state, row, until, Net};
 
@@ -49,7 +49,7 @@ fn a_streaming_host_shows_a_change_within_a_second_and_a_frozen_stream_is_notice
     let s = until(&mut src, 30_000, "both hosts answering", |s| {
         all_answering(s) && s.rows.len() == 2
     });
-    let via = |s: &intercom_pane::snapshot::Snapshot, h: &str| {
+    let via = |s: &intercom_pane::seam::snapshot::Snapshot, h: &str| {
         s.hosts.iter().find(|x| x.name == h).and_then(|x| x.via)
     };
     assert_eq!(via(&s, "s"), Some("watch"));

@@ -3,9 +3,9 @@
 //! saying since when and why (ssh's words sanitized), and its last rows are dimmed with their
 //! age, never drawn as live. Pure: no ssh here (the real hosts are in hosts_board.rs).
 
-use intercom_pane::clock::{parse_iso, Ms};
-use intercom_pane::snapshot::{HostState, HostView, RowHost};
-use intercom_pane::ui::demo::{demo_row, demo_snapshot};
+use intercom_pane::seam::clock::{parse_iso, Ms};
+use intercom_pane::seam::snapshot::{HostState, HostView, RowHost};
+use intercom_pane::seam::ui::demo::{demo_row, demo_snapshot};
 use ratatui::style::Color;
 
 use crate::ui_render::{app_with, buffer, text};
@@ -14,7 +14,7 @@ fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
 }
 
-fn host_row(i: usize, host: &str, answering: bool) -> intercom_pane::snapshot::Row {
+fn host_row(i: usize, host: &str, answering: bool) -> intercom_pane::seam::snapshot::Row {
     let mut r = demo_row(i, 0, now());
     r.name = "Builder".into();
     r.id = format!("{host}\u{1f}{i}");

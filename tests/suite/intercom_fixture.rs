@@ -7,14 +7,14 @@ use intercom_support::listing;
 
 use std::path::{Path, PathBuf};
 
-use intercom_pane::board::intercom::{
+use intercom_pane::seam::board::intercom::{
     project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
-use intercom_pane::clock::parse_strict;
-use intercom_pane::evidence::config::{self};
-use intercom_pane::evidence::observations::read_logs;
-use intercom_pane::evidence::reports::read_reports;
-use intercom_pane::states::{CloseState, ReportStatus};
+use intercom_pane::seam::clock::parse_strict;
+use intercom_pane::seam::evidence::config::{self};
+use intercom_pane::seam::evidence::observations::read_logs;
+use intercom_pane::seam::evidence::reports::read_reports;
+use intercom_pane::seam::states::{CloseState, ReportStatus};
 use serde_json::{json, Value};
 
 /// The fixtures, copied into the repo from the project's shared folder.

@@ -12,15 +12,15 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
-use intercom_pane::board::intercom::{
+use intercom_pane::seam::board::intercom::{
     project_worker, worker_status_json, EventIndex, Evidence, ObservedStatus,
 };
-use intercom_pane::clock::{format_iso, parse_strict, Ms};
-use intercom_pane::evidence::config::{self, ConfigError};
-use intercom_pane::evidence::observations::{self, read_logs};
-use intercom_pane::evidence::reports::{read_reports, report_file_name};
-use intercom_pane::evidence::ScanMemory;
-use intercom_pane::states::ReportStatus;
+use intercom_pane::seam::clock::{format_iso, parse_strict, Ms};
+use intercom_pane::seam::evidence::config::{self, ConfigError};
+use intercom_pane::seam::evidence::observations::{self, read_logs};
+use intercom_pane::seam::evidence::reports::{read_reports, report_file_name};
+use intercom_pane::seam::evidence::ScanMemory;
+use intercom_pane::seam::states::ReportStatus;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 

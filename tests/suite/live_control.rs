@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use crate::mux_support::{wait_for, TmuxServer};
-use intercom_pane::mux::tmux::control::{ControlClient, Notice};
-use intercom_pane::mux::tmux::Tmux;
+use intercom_pane::seam::mux::tmux::control::{ControlClient, Notice};
+use intercom_pane::seam::mux::tmux::Tmux;
 
 /// Read notices until `want` is among them (bounded).
 fn hear(c: &mut ControlClient, want: Notice, ms: u64) -> bool {

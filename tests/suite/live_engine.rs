@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::live_support::{engine, quiet, state, until, Fleet};
-use intercom_pane::live::Settings;
+use intercom_pane::seam::live::Settings;
 
 #[test]
 fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {

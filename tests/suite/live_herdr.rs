@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::mux_herdr_fake::real::RealHerdr;
-use intercom_pane::live::panes::{Panes, ServerWatch};
-use intercom_pane::mux::MuxKind;
+use intercom_pane::seam::live::panes::{Panes, ServerWatch};
+use intercom_pane::seam::mux::MuxKind;
 
 /// Poll the listeners' fds until `socket` is marked (bounded).
 fn marked(p: &mut Panes, ms: u64) -> bool {

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::live_support::{engine, state, until, Fleet};
-use intercom_pane::live::Settings;
-use intercom_pane::liveness::LivenessMode;
+use intercom_pane::seam::live::Settings;
+use intercom_pane::seam::liveness::LivenessMode;
 
 #[test]
 fn a_queue_overflow_is_caught_up_by_a_full_pass() {

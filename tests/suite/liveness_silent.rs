@@ -10,9 +10,9 @@ use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use intercom_pane::board::reason::{StateReason, Unanswered};
-use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint, ServerKey};
-use intercom_pane::mux::{ErrorCode, Liveness, MuxKind};
+use intercom_pane::seam::board::reason::{StateReason, Unanswered};
+use intercom_pane::seam::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint, ServerKey};
+use intercom_pane::seam::mux::{ErrorCode, Liveness, MuxKind};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 

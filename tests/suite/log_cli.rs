@@ -126,7 +126,7 @@ fn the_log_rotates_at_its_cap() {
     let p = dir.path().join("x.log");
     let line = [b'a'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
     for _ in 0..35 {
-        intercom_pane::store::append_line_capped(&p, &line, 1000).unwrap();
+        intercom_pane::seam::store::append_line_capped(&p, &line, 1000).unwrap();
     }
     let now = std::fs::metadata(&p).unwrap().len();
     let old = std::fs::metadata(dir.path().join("x.log.1")).unwrap().len();
@@ -137,9 +137,11 @@ fn the_log_rotates_at_its_cap() {
     let target = dir.path().join("target");
     std::fs::write(&target, b"").unwrap();
     std::os::unix::fs::symlink(&target, dir.path().join("link.log")).unwrap();
-    assert!(
-        intercom_pane::store::append_line_capped(&dir.path().join("link.log"), &line, 1000)
-            .is_err()
-    );
+    assert!(intercom_pane::seam::store::append_line_capped(
+        &dir.path().join("link.log"),
+        &line,
+        1000
+    )
+    .is_err());
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 0);
 }

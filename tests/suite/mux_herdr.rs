@@ -9,9 +9,9 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
-use intercom_pane::mux::herdr::{self, Herdr};
-use intercom_pane::mux::{
+use intercom_pane::seam::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint};
+use intercom_pane::seam::mux::herdr::{self, Herdr};
+use intercom_pane::seam::mux::{
     CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxEnv, MuxError, MuxKind, PaneIdentity,
     PaneInfo, PaneList, ServerIdentity, SplitAbove,
 };
@@ -244,7 +244,7 @@ fn unreachable_or_misbehaving_servers_are_unknown_within_the_deadline() {
     assert_eq!(r.as_ref().unwrap_err().code, ErrorCode::Timeout);
     assert!(returned >= deadline, "a timeout before the deadline");
     assert!(
-        returned < deadline + intercom_pane::mux::DEADLINE_OVERRUN,
+        returned < deadline + intercom_pane::seam::mux::DEADLINE_OVERRUN,
         "{:?} past the deadline",
         returned - deadline
     );
@@ -502,14 +502,19 @@ fn herdr_session_names_the_server_outside_a_herdr_pane() {
             _ => None,
         })
     };
-    let owner = intercom_pane::mux::owning_multiplexer(me() as i32, &vars(Some("acc")), soon(3000))
-        .expect("owner on the acc session");
+    let owner =
+        intercom_pane::seam::mux::owning_multiplexer(me() as i32, &vars(Some("acc")), soon(3000))
+            .expect("owner on the acc session");
     assert_eq!(owner.kind, MuxKind::Herdr);
     assert_eq!(owner.pane.id, "w1:p1");
     assert_eq!(owner.socket_path, fake.socket);
-    assert!(intercom_pane::mux::owning_multiplexer(me() as i32, &vars(None), soon(3000)).is_none());
     assert!(
-        intercom_pane::mux::owning_multiplexer(me() as i32, &vars(Some("")), soon(3000)).is_none()
+        intercom_pane::seam::mux::owning_multiplexer(me() as i32, &vars(None), soon(3000))
+            .is_none()
+    );
+    assert!(
+        intercom_pane::seam::mux::owning_multiplexer(me() as i32, &vars(Some("")), soon(3000))
+            .is_none()
     );
 }
 

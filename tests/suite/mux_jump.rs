@@ -7,8 +7,8 @@ use crate::mux_support;
 
 use std::path::Path;
 
-use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{ErrorCode, Multiplexer};
+use intercom_pane::seam::mux::tmux::Tmux;
+use intercom_pane::seam::mux::{ErrorCode, Multiplexer};
 use mux_support::{soon, TmuxServer};
 
 #[test]
@@ -85,7 +85,7 @@ fn grow_to_takes_rows_from_the_neighbour_and_never_shrinks() {
 }
 
 use crate::mux_herdr_fake;
-use intercom_pane::mux::herdr::Herdr;
+use intercom_pane::seam::mux::herdr::Herdr;
 
 #[test]
 fn herdr_jump_focuses_the_workspace_and_pane_and_says_when_it_did_not() {
@@ -149,7 +149,7 @@ fn real_herdr_jump_focuses_a_pane_in_a_background_workspace() {
 #[test]
 fn the_sidebar_navigator_focuses_a_herdr_seat_and_refuses_one_that_moved() {
     use crate::scan_support::{pi_root, Env};
-    use intercom_pane::ui::ports::{JumpOutcome, Navigator, SeatRef};
+    use intercom_pane::seam::ui::ports::{JumpOutcome, Navigator, SeatRef};
 
     let env = Env::new();
     let ids = pi_root(&env, &["idle"]);
@@ -213,7 +213,7 @@ fn register_herdr(
     socket: &std::path::Path,
     pane: &str,
 ) {
-    let me = intercom_pane::proc::identity(pid as i32).unwrap();
+    let me = intercom_pane::seam::proc::identity(pid as i32).unwrap();
     let seat_dir = env.path("data/seats/herdr/idle");
     std::fs::create_dir_all(&seat_dir).unwrap();
     std::fs::write(
@@ -231,12 +231,12 @@ fn register_herdr(
 fn navigator_and_row(
     env: &crate::scan_support::Env,
 ) -> (
-    intercom_pane::cmd::monitor_ports::ScanNavigator,
-    intercom_pane::snapshot::Row,
+    intercom_pane::seam::cmd::monitor_ports::ScanNavigator,
+    intercom_pane::seam::snapshot::Row,
 ) {
-    use intercom_pane::clock::SystemClock;
-    use intercom_pane::liveness::LivenessMode;
-    use intercom_pane::scan::{self, ScanOptions};
+    use intercom_pane::seam::clock::SystemClock;
+    use intercom_pane::seam::liveness::LivenessMode;
+    use intercom_pane::seam::scan::{self, ScanOptions};
     let opts = ScanOptions {
         liveness: LivenessMode::Tmux,
         tmux_socket: Some(env.path("no-tmux.sock")),
@@ -250,7 +250,7 @@ fn navigator_and_row(
         .find(|r| r.name == "W-idle")
         .unwrap()
         .clone();
-    let nav = intercom_pane::cmd::monitor_ports::ScanNavigator {
+    let nav = intercom_pane::seam::cmd::monitor_ports::ScanNavigator {
         opts,
         clock: std::sync::Arc::new(SystemClock),
         own: None,
@@ -264,7 +264,7 @@ fn navigator_and_row(
 #[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
 fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
     use crate::scan_support::{pi_root, Env};
-    use intercom_pane::ui::ports::{JumpOutcome, Navigator, SeatRef};
+    use intercom_pane::seam::ui::ports::{JumpOutcome, Navigator, SeatRef};
     let h = mux_herdr_fake::real::RealHerdr::start();
     let env = Env::new();
     let ids = pi_root(&env, &["idle"]);

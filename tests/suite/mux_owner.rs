@@ -4,9 +4,9 @@
 use crate::mux_herdr_fake;
 use crate::mux_support;
 
-use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{owning_multiplexer, Multiplexer, MuxEnv, MuxKind};
-use intercom_pane::proc;
+use intercom_pane::seam::mux::tmux::Tmux;
+use intercom_pane::seam::mux::{owning_multiplexer, Multiplexer, MuxEnv, MuxKind};
+use intercom_pane::seam::proc;
 use mux_herdr_fake::FakeHerdr;
 use mux_support::{fake_pi, soon, wait_for, TmuxServer};
 

@@ -6,13 +6,15 @@ use crate::mux_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use intercom_pane::liveness::{seat_liveness, LivenessMode, PaneCache, SeatHint, SeatLiveness};
-use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{
+use intercom_pane::seam::liveness::{
+    seat_liveness, LivenessMode, PaneCache, SeatHint, SeatLiveness,
+};
+use intercom_pane::seam::mux::tmux::Tmux;
+use intercom_pane::seam::mux::{
     CloseOutcome, ErrorCode, Liveness, Multiplexer, MuxError, MuxKind, PaneIdentity, PaneInfo,
     PaneList, ServerIdentity, SplitAbove,
 };
-use intercom_pane::proc;
+use intercom_pane::seam::proc;
 use mux_support::{fake_pi, soon, wait_for, TmuxServer};
 
 const HOSTILE_SESSION: &str = "a b'c\"d;é ü;";
@@ -488,7 +490,7 @@ fn a_stopped_server_times_out_within_the_deadline() {
     assert_eq!(r.unwrap_err().code, ErrorCode::Timeout);
     assert!(returned >= deadline, "a timeout before the deadline");
     assert!(
-        returned < deadline + intercom_pane::mux::DEADLINE_OVERRUN,
+        returned < deadline + intercom_pane::seam::mux::DEADLINE_OVERRUN,
         "{:?} past the deadline",
         returned - deadline
     );
@@ -599,7 +601,7 @@ fn values_with_control_characters_and_separators_round_trip_and_one_listing_is_o
     // The marker is read as text: its control characters turned into spaces, nothing else lost.
     assert_eq!(
         p.marker.as_deref(),
-        Some(intercom_pane::text::sanitize(marker).as_str())
+        Some(intercom_pane::seam::text::sanitize(marker).as_str())
     );
     assert_eq!(p.marker.as_deref(), Some("m|a\\r;k#{x} |"));
     assert_eq!(

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use intercom_pane::mux::pi_channel::{send, Outcome};
+use intercom_pane::seam::mux::pi_channel::{send, Outcome};
 use serde_json::{json, Value};
 
 /// A listener that reads one request per connection, reports it, and answers with `reply(id)`
@@ -91,7 +91,7 @@ fn silence_or_garbage_is_unconfirmed_and_never_resent() {
     assert_eq!(a.outcome, Outcome::Unconfirmed);
     assert!(returned >= deadline, "gave up before the deadline");
     assert!(
-        returned < deadline + intercom_pane::mux::DEADLINE_OVERRUN,
+        returned < deadline + intercom_pane::seam::mux::DEADLINE_OVERRUN,
         "{:?} past the deadline",
         returned - deadline
     );

@@ -7,8 +7,8 @@ use crate::probe_common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use intercom_pane::probe::{sort_disconnected_last, ProbeCache, ProbeLimits, ProbeTarget};
-use intercom_pane::states::ConnState;
+use intercom_pane::seam::probe::{sort_disconnected_last, ProbeCache, ProbeLimits, ProbeTarget};
+use intercom_pane::seam::states::ConnState;
 use probe_common::{closed_ports, healthy, wall_ms, Behaviour, Servers, Tracker};
 use tokio::sync::watch;
 

@@ -6,8 +6,8 @@ use crate::probe_common;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use intercom_pane::probe::probe_one;
-use intercom_pane::states::ConnState;
+use intercom_pane::seam::probe::probe_one;
+use intercom_pane::seam::states::ConnState;
 use probe_common::{closed_ports, healthy, http, Behaviour, Servers};
 
 const SID: &str = "0b1d5c2e-6f7a-4b8c-9d0e-1f2a3b4c5d6e";

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use intercom_pane::proc::{self, ProcStatus};
+use intercom_pane::seam::proc::{self, ProcStatus};
 
 fn wait_for<T>(ms: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let end = Instant::now() + Duration::from_millis(ms);

@@ -4,8 +4,8 @@
 //! failure repeats).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use intercom_pane::board::classify::classify;
-use intercom_pane::evidence::sessions::read_session;
+use intercom_pane::seam::board::classify::classify;
+use intercom_pane::seam::evidence::sessions::read_session;
 use std::io::Write;
 use std::path::Path;
 
@@ -97,7 +97,7 @@ fn mutated_real_sessions_never_panic_the_reader() {
         drop(f);
         if let Ok(s) = read_session(&p) {
             let _ = classify(&s, 1_796_000_000_000);
-            let _ = intercom_pane::board::classify::recovery_marked_at(&s);
+            let _ = intercom_pane::seam::board::classify::recovery_marked_at(&s);
         }
     }
 }
@@ -155,13 +155,16 @@ fn mutated_intercom_files_never_panic_their_parsers() {
                 }
             }
         }
-        let _ = intercom_pane::evidence::config::parse(Path::new("/r"), &b);
-        let _ =
-            intercom_pane::evidence::observations::parse_tail(&b, rnd() % 2 == 0, rnd() % 2 == 0);
-        let _ = intercom_pane::evidence::reports::parse_report(
+        let _ = intercom_pane::seam::evidence::config::parse(Path::new("/r"), &b);
+        let _ = intercom_pane::seam::evidence::observations::parse_tail(
+            &b,
+            rnd() % 2 == 0,
+            rnd() % 2 == 0,
+        );
+        let _ = intercom_pane::seam::evidence::reports::parse_report(
             &b,
             "0b1d0000-0000-7000-8000-000000000001",
         );
-        let _ = intercom_pane::evidence::registrations::parse(Path::new("/r/x.json"), &b);
+        let _ = intercom_pane::seam::evidence::registrations::parse(Path::new("/r/x.json"), &b);
     }
 }

@@ -21,7 +21,9 @@ fn read(path: &Path) -> Value {
 }
 
 fn ticks(pid: i32) -> u64 {
-    intercom_pane::proc::identity(pid).unwrap().start_ticks
+    intercom_pane::seam::proc::identity(pid)
+        .unwrap()
+        .start_ticks
 }
 
 /// An Intercom root (`root`) configuring a coordinator and one worker, `Worker`, whose session
@@ -298,7 +300,7 @@ fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     // The failed attempt, as pi 1.6.0 writes it, stamped now: after the run's start, as in a
     // real pi.
-    let now = intercom_pane::clock::format_iso(
+    let now = intercom_pane::seam::clock::format_iso(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -319,7 +321,9 @@ fn a_retry_abandoned_by_a_settle_reads_error_not_retrying() {
     // Scans pinned at a time after the failure: +1 s is inside pi's first backoff; +60 s is past
     // it (custom retry settings or a slow summary); +10 min is past the trust in a running turn.
     let at = |ms: i64| {
-        intercom_pane::clock::format_iso(intercom_pane::clock::parse_iso(&now).unwrap() + ms)
+        intercom_pane::seam::clock::format_iso(
+            intercom_pane::seam::clock::parse_iso(&now).unwrap() + ms,
+        )
     };
     let scan_at = |ms: i64| {
         let t = at(ms);

@@ -15,7 +15,7 @@ fn herdr_seat(env: &Env) -> FakeHerdr {
     let ids = pi_root(env, &["idle"]);
     let me = std::process::id();
     let herdr = FakeHerdr::start(me);
-    let ticks = intercom_pane::proc::identity(me as i32)
+    let ticks = intercom_pane::seam::proc::identity(me as i32)
         .unwrap()
         .start_ticks;
     let seat = env.path("data/seats/herdr/idle");
@@ -127,7 +127,7 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
     let got = env.path("typed.bin");
     let line = format!(
         "stty raw -echo; exec -a pi cat > {}",
-        intercom_pane::text::shell_quote(&got.display().to_string())
+        intercom_pane::seam::text::shell_quote(&got.display().to_string())
     );
     h.cli(&["pane", "run", &pane, &line]);
     let end = Instant::now() + Duration::from_secs(20);
@@ -153,7 +153,7 @@ fn real_herdr_reply_arrives_byte_for_byte_and_hostile_text_never_leaves() {
         );
         std::thread::sleep(Duration::from_millis(200));
     };
-    let ticks = intercom_pane::proc::identity(pid as i32)
+    let ticks = intercom_pane::seam::proc::identity(pid as i32)
         .unwrap()
         .start_ticks;
     let seat = env.path("data/seats/herdr/idle");

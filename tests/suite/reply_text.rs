@@ -9,10 +9,8 @@ use crate::mux_support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use intercom_pane::actions::reply::{
-    check_text, is_refused_control, Refusal, TextError, INVISIBLE,
-};
-use intercom_pane::reply_text::check_for_editor;
+use intercom_pane::seam::actions::reply::{check_text, Refusal};
+use intercom_pane::seam::reply_text::{check_for_editor, is_refused_control, TextError, INVISIBLE};
 use mux_support::{wait_for, TmuxServer};
 
 fn script() -> String {
@@ -187,7 +185,9 @@ fn the_script_and_check_for_editor_agree_on_command_prefixes() {
     ];
     let trimmed = (0u32..0x3001)
         .filter_map(char::from_u32)
-        .filter(|c| intercom_pane::reply_text::is_trimmed_by_pi(*c) && !is_refused_control(*c))
+        .filter(|c| {
+            intercom_pane::seam::reply_text::is_trimmed_by_pi(*c) && !is_refused_control(*c)
+        })
         .chain(['\u{feff}']);
     for c in trimmed {
         for p in ['!', '/'] {

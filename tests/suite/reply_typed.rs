@@ -147,7 +147,7 @@ fn the_given_pi_must_run_in_that_pane() {
     assert_eq!(o.status.code(), Some(7), "{o:?}");
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(typed(&out), "");
-    let ticks = intercom_pane::proc::identity(pane_pid.parse().unwrap())
+    let ticks = intercom_pane::seam::proc::identity(pane_pid.parse().unwrap())
         .unwrap()
         .start_ticks;
     let o = send(

@@ -198,7 +198,7 @@ fn resume_on_herdr_opens_a_tab_in_the_coordinators_workspace_without_focus() {
 /// one; an unknown workspace is refused and creates nothing.
 #[test]
 fn the_fakes_tab_create_answers_as_the_schema_says() {
-    use intercom_pane::mux::herdr::Herdr;
+    use intercom_pane::seam::mux::herdr::Herdr;
     let schema = mux_herdr_fake::fixture("31-api-schema.json");
     let defs = &schema["schemas"]["success_response"]["$defs"];
     let required = |v: &Value| -> Vec<String> {

@@ -269,7 +269,7 @@ fn status_json_projects_the_intercom_fixture_root() {
 }
 
 fn own_start_ticks() -> u64 {
-    intercom_pane::proc::identity(std::process::id() as i32)
+    intercom_pane::seam::proc::identity(std::process::id() as i32)
         .unwrap()
         .start_ticks
 }

@@ -24,7 +24,7 @@ fn exec_a_pi() -> std::process::Child {
 }
 
 fn register(env: &Env, session: &str, pid: u32, socket: &std::path::Path, pane: &str) {
-    let ticks = intercom_pane::proc::identity(pid as i32)
+    let ticks = intercom_pane::seam::proc::identity(pid as i32)
         .unwrap()
         .start_ticks;
     let seat = env.path("data/seats/herdr/idle");

@@ -83,7 +83,7 @@ fn c1_and_bidi_controls_are_escaped_in_every_json_output() {
     );
     let idx = stdout_json(&o);
     // The folder's name, its characters that show nothing written out (src/names.rs).
-    let shown = intercom_pane::names::visible(&agent);
+    let shown = intercom_pane::seam::names::visible(&agent);
     assert!(shown.contains("<U+202E>"), "{shown}");
     let r = record(&idx, &shown);
     assert_eq!(r["state"], "waiting");

@@ -8,10 +8,10 @@ use crate::scan_support;
 use std::io::Write;
 use std::time::Duration;
 
-use intercom_pane::clock::{parse_iso, FixedClock};
-use intercom_pane::evidence::reports::report_file_name;
-use intercom_pane::evidence::ScanMemory;
-use intercom_pane::scan::{self, ScanOptions};
+use intercom_pane::seam::clock::{parse_iso, FixedClock};
+use intercom_pane::seam::evidence::reports::report_file_name;
+use intercom_pane::seam::evidence::ScanMemory;
+use intercom_pane::seam::scan::{self, ScanOptions};
 use scan_support::*;
 use serde_json::{json, Value};
 

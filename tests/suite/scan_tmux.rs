@@ -25,7 +25,9 @@ fn state_of(index: &Value, agent: &str) -> (String, String) {
 }
 
 fn start_ticks(pid: i32) -> u64 {
-    intercom_pane::proc::identity(pid).unwrap().start_ticks
+    intercom_pane::seam::proc::identity(pid)
+        .unwrap()
+        .start_ticks
 }
 
 /// Put a `tmux` on the binary's PATH that logs each call's arguments to `<env>/tmux-calls`
@@ -158,7 +160,9 @@ fn fixture_seats_follow_their_panes() {
     // The registered pane goes away: the seat is offline, and its registration is stale.
     server.tmux(&["kill-pane", "-t", &pane_id]);
     wait_for(10_000, || {
-        intercom_pane::proc::identity(pid).is_none().then_some(())
+        intercom_pane::seam::proc::identity(pid)
+            .is_none()
+            .then_some(())
     });
     let index = scan(&env, &server.sock);
     assert_eq!(

@@ -4,10 +4,10 @@
 
 use crate::sessions_common;
 
-use intercom_pane::board::classify::{classify, Activity, Classification};
-use intercom_pane::board::reason::StateReason;
-use intercom_pane::clock::Ms;
-use intercom_pane::evidence::sessions::{read_session, SessionSummary};
+use intercom_pane::seam::board::classify::{classify, Activity, Classification};
+use intercom_pane::seam::board::reason::StateReason;
+use intercom_pane::seam::clock::Ms;
+use intercom_pane::seam::evidence::sessions::{read_session, SessionSummary};
 use serde_json::json;
 use sessions_common::Session;
 
@@ -396,7 +396,7 @@ fn the_system_message_is_never_the_task() {
 /// only; a message that is only the trailer is no task.
 #[test]
 fn an_old_replys_trailer_is_never_the_task() {
-    use intercom_pane::reply_text::LEGACY_TRAILER;
+    use intercom_pane::seam::reply_text::LEGACY_TRAILER;
     let mut s = Session::new("0190aaaa-0000-7000-8000-000000000003");
     s.user_str(&format!("\n{LEGACY_TRAILER}"));
     s.user_str(&format!("Use staging\n{LEGACY_TRAILER}"));

@@ -4,10 +4,10 @@
 
 use crate::sessions_common;
 
-use intercom_pane::evidence::sessions::{
+use intercom_pane::seam::evidence::sessions::{
     index_sessions, newest_session_in, read_session, session_dirs_from,
 };
-use intercom_pane::fsguard::FsError;
+use intercom_pane::seam::fsguard::FsError;
 use nix::sys::stat::{utimensat, Mode, UtimensatFlags};
 use nix::sys::time::TimeSpec;
 use sessions_common::Session;

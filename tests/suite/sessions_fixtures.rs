@@ -4,12 +4,12 @@
 
 use crate::sessions_common;
 
-use intercom_pane::board::classify::{board_state, classify, Activity};
-use intercom_pane::board::reason::StateReason;
-use intercom_pane::clock::parse_strict;
-use intercom_pane::evidence::sessions::{index_sessions, read_session, SessionSummary};
-use intercom_pane::mux::Liveness;
-use intercom_pane::states::BoardState;
+use intercom_pane::seam::board::classify::{board_state, classify, Activity};
+use intercom_pane::seam::board::reason::StateReason;
+use intercom_pane::seam::clock::parse_strict;
+use intercom_pane::seam::evidence::sessions::{index_sessions, read_session, SessionSummary};
+use intercom_pane::seam::mux::Liveness;
+use intercom_pane::seam::states::BoardState;
 use std::path::PathBuf;
 
 /// Copy one fixture into a fresh sessions folder as pi names it, index the folder, and read the

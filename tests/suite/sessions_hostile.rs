@@ -5,13 +5,13 @@
 use crate::io_count::bytes_read;
 use crate::sessions_common;
 
-use intercom_pane::board::classify::{classify, Activity};
-use intercom_pane::board::reason::StateReason;
-use intercom_pane::evidence::sessions::{
+use intercom_pane::seam::board::classify::{classify, Activity};
+use intercom_pane::seam::board::reason::StateReason;
+use intercom_pane::seam::evidence::sessions::{
     read_session, read_session_with, SessionError, READ_BUDGET,
 };
-use intercom_pane::evidence::ScanMemory;
-use intercom_pane::fsguard::FsError;
+use intercom_pane::seam::evidence::ScanMemory;
+use intercom_pane::seam::fsguard::FsError;
 use serde_json::json;
 use sessions_common::Session;
 use std::io::Write;

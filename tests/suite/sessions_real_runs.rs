@@ -4,7 +4,7 @@
 
 use crate::scan_support;
 
-use intercom_pane::board::reason::StateReason;
+use intercom_pane::seam::board::reason::StateReason;
 use std::path::Path;
 
 use scan_support::*;
@@ -82,11 +82,11 @@ fn real_pi_sessions_classify_by_the_rules() {
 /// waiting, as pi's screen shows.
 #[test]
 fn a_tree_leaf_pi_moved_to_is_read_as_the_branch() {
-    use intercom_pane::board::classify::{classify, Activity};
-    use intercom_pane::evidence::sessions::{read_session, read_session_from_leaf};
+    use intercom_pane::seam::board::classify::{classify, Activity};
+    use intercom_pane::seam::evidence::sessions::{read_session, read_session_from_leaf};
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/pi-1.6.0-runs/tree_nav_to_waiting_nosummary.jsonl");
-    let now = intercom_pane::clock::parse_iso("2026-11-30T02:19:50.159Z").unwrap();
+    let now = intercom_pane::seam::clock::parse_iso("2026-11-30T02:19:50.159Z").unwrap();
     let last_line = read_session(&file).unwrap();
     assert_eq!(classify(&last_line, now).activity, Activity::Idle);
     let leaf = read_session_from_leaf(&file, "e16e1c40", None)

@@ -141,12 +141,12 @@ fn real_herdr_spawn_opens_a_tab_in_the_coordinators_workspace_without_moving_foc
     h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
     let coord = h.background_pane(&root.display().to_string(), "back");
     let shell = h.shell_pid(&coord);
-    let id = intercom_pane::proc::identity(shell as i32).unwrap();
+    let id = intercom_pane::seam::proc::identity(shell as i32).unwrap();
     std::fs::create_dir_all(root.join(".pi-intercom/seats")).unwrap();
     std::fs::write(
         root.join(format!(
             ".pi-intercom/seats/{}.json",
-            intercom_pane::paths::short_id(&coord_id)
+            intercom_pane::seam::paths::short_id(&coord_id)
         )),
         json!({"version": 1, "sessionId": coord_id, "pid": shell, "startTicks": id.start_ticks,
             "bootId": id.boot_id, "startedAt": "2026-11-29T23:13:00.000Z",

@@ -11,9 +11,9 @@ use crate::mux_support::{soon, wait_for, TmuxServer};
 
 use std::path::Path;
 
-use intercom_pane::mux::session::{PrivateServer, SessionError};
-use intercom_pane::mux::tmux::Tmux;
-use intercom_pane::mux::{
+use intercom_pane::seam::mux::session::{PrivateServer, SessionError};
+use intercom_pane::seam::mux::tmux::Tmux;
+use intercom_pane::seam::mux::{
     ErrorCode, Multiplexer, NewWindow, PaneIdentity, ServerIdentity, SplitAbove,
 };
 
@@ -160,7 +160,7 @@ fn own_sessions_keep_hostile_names_exactly_and_outlive_the_first_session() {
         let w = t
             .new_window(&req, soon(10_000))
             .unwrap_or_else(|e| panic!("own session {name:?}: {e:?}"));
-        let like = intercom_pane::mux::tmux::literal::session_name_like(name);
+        let like = intercom_pane::seam::mux::tmux::literal::session_name_like(name);
         assert_eq!(reported(&server, &w.id, "session_name"), like);
         assert_eq!(reported(&server, &w.id, "window_name"), *name);
         wait_cwd(&server, &w.id, &dirs[i]);
@@ -217,7 +217,7 @@ fn every_target_but_a_pane_id_is_refused_before_tmux_runs() {
         terminal_id: None,
     };
     for target in &targets {
-        let bad = |r: Result<(), intercom_pane::mux::MuxError>, what: &str| {
+        let bad = |r: Result<(), intercom_pane::seam::mux::MuxError>, what: &str| {
             let e = r.expect_err(what);
             assert_eq!(e.code, ErrorCode::BadRequest, "{what} {target:?}: {e:?}");
         };
@@ -248,7 +248,7 @@ fn every_target_but_a_pane_id_is_refused_before_tmux_runs() {
         let closed = t.close_if_matches(&ident(target), soon(5000)).unwrap();
         assert_eq!(
             closed,
-            intercom_pane::mux::CloseOutcome::Refused("invalid_identity".into())
+            intercom_pane::seam::mux::CloseOutcome::Refused("invalid_identity".into())
         );
     }
     // Nothing was typed into the first pane, nothing created, nothing titled.

@@ -121,7 +121,7 @@ impl Plugged {
     /// A new window in `dir` (passed to tmux literally), made current so the keys act on its
     /// pane; its pane id.
     fn window_in(&self, dir: &Path) -> String {
-        let lit = intercom_pane::mux::tmux::format_literal(dir.to_str().unwrap());
+        let lit = intercom_pane::seam::mux::tmux::format_literal(dir.to_str().unwrap());
         let pane = self.inner.tmux(&[
             "new-window",
             "-P",

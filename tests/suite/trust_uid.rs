@@ -72,7 +72,7 @@ fn plant_record(root: &Path, pid: i32) -> std::path::PathBuf {
         .parse()
         .unwrap();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    let p = seats.join(format!("{}.json", intercom_pane::paths::short_id(ID)));
+    let p = seats.join(format!("{}.json", intercom_pane::seam::paths::short_id(ID)));
     std::fs::write(
         &p,
         json!({"version": 1, "seat": "x", "harness": "pi", "sessionId": ID, "pid": pid,
@@ -145,12 +145,12 @@ fn registrations_and_state_folders_of_another_user_are_refused() {
     let jobs = root.join(".pi-intercom/jobs");
     std::fs::create_dir_all(&jobs).unwrap();
     chown(&jobs, spare());
-    let e = intercom_pane::store::ensure_dir(&root, &jobs).unwrap_err();
+    let e = intercom_pane::seam::store::ensure_dir(&root, &jobs).unwrap_err();
     assert_eq!(e.code.as_str(), "not_owned", "{e}");
     assert!(e.to_string().contains("not by you"), "{e}");
     chown(&jobs, 0);
     chmod(&jobs, 0o777);
-    let e = intercom_pane::store::ensure_dir(&root, &jobs).unwrap_err();
+    let e = intercom_pane::seam::store::ensure_dir(&root, &jobs).unwrap_err();
     assert_eq!(e.code.as_str(), "writable_by_others", "{e}");
 }
 
@@ -309,7 +309,7 @@ fn a_server_or_pi_of_another_user_is_never_typed_into() {
         .spawn()
         .unwrap();
     // setpriv changes its uid before it runs sleep: until then the process is still ours.
-    let theirs_uid = || intercom_pane::proc::uids(theirs.id() as i32);
+    let theirs_uid = || intercom_pane::seam::proc::uids(theirs.id() as i32);
     wait_for(10_000, || {
         (theirs_uid() == Some((spare(), spare()))).then_some(())
     })
@@ -323,7 +323,7 @@ fn a_server_or_pi_of_another_user_is_never_typed_into() {
     let o = env2.run(&layout_args(&env2, &["reply"], &["W", "hi"]));
     assert_eq!(o.status.code(), Some(6));
     // The server check itself: a server process of another uid is refused even on our socket.
-    use intercom_pane::mux::{server_is_ours, ErrorCode};
+    use intercom_pane::seam::mux::{server_is_ours, ErrorCode};
     let theirs_pid = theirs.id() as i32;
     assert_eq!(
         server_is_ours(&server.sock, Some(theirs_pid))

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
-use intercom_pane::states::BoardState;
-use intercom_pane::ui::app::{App, Effect, Item, Msg, Options, Selection};
-use intercom_pane::ui::demo::demo_row;
+use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::seam::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::seam::states::BoardState;
+use intercom_pane::seam::ui::app::{App, Effect, Item, Msg, Options, Selection};
+use intercom_pane::seam::ui::demo::demo_row;
 
 fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
@@ -221,7 +221,7 @@ fn seen_mark_writes_the_exact_last_activity_and_reverts_on_failure() {
         vec![Effect::WriteSeen {
             row_id: "a".into(),
             key: "p/a".into(),
-            last_activity_iso: intercom_pane::clock::format_iso(last),
+            last_activity_iso: intercom_pane::seam::clock::format_iso(last),
             seen: true,
         }]
     );
@@ -296,7 +296,7 @@ fn a_toggle_while_a_seen_write_runs_is_shown_at_once_and_saved_after_it() {
         vec![Effect::WriteSeen {
             row_id: "a".into(),
             key: "p/a".into(),
-            last_activity_iso: intercom_pane::clock::format_iso(last),
+            last_activity_iso: intercom_pane::seam::clock::format_iso(last),
             seen: false,
         }]
     );

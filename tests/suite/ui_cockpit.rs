@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use intercom_pane::clock::{parse_iso, Clock, Ms};
-use intercom_pane::snapshot::{ConnectionView, Row, Snapshot};
-use intercom_pane::states::BoardState;
-use intercom_pane::ui::app::{App, Effect, Msg, Options, Selection};
-use intercom_pane::ui::demo::{demo_row, demo_snapshot};
-use intercom_pane::ui::ports::{WorkerAction, WorkerOutcome};
+use intercom_pane::seam::clock::{parse_iso, Clock, Ms};
+use intercom_pane::seam::snapshot::{ConnectionView, Row, Snapshot};
+use intercom_pane::seam::states::BoardState;
+use intercom_pane::seam::ui::app::{App, Effect, Msg, Options, Selection};
+use intercom_pane::seam::ui::demo::{demo_row, demo_snapshot};
+use intercom_pane::seam::ui::ports::{WorkerAction, WorkerOutcome};
 use ratatui::buffer::Buffer;
 use ratatui::style::Modifier;
 
@@ -251,7 +251,7 @@ fn enter_goes_to_the_pane_or_says_why_it_stays() {
     assert!(screen(&a, 80, 24).contains("going to builder…"));
     a.update(Msg::JumpFinished {
         name: "builder".into(),
-        outcome: intercom_pane::ui::JumpOutcome::Refused {
+        outcome: intercom_pane::seam::ui::ports::JumpOutcome::Refused {
             reason: "builder moved since you saw it (was tmux %11, now tmux %40)".into(),
         },
     });
@@ -261,7 +261,7 @@ fn enter_goes_to_the_pane_or_says_why_it_stays() {
         "{s}"
     );
     // An offline seat has no live pane: nothing is asked, the sidebar says so and stays.
-    select(&mut a, intercom_pane::ui::demo::EVIL_NAME);
+    select(&mut a, intercom_pane::seam::ui::demo::EVIL_NAME);
     assert!(key(&mut a, KeyCode::Enter).is_empty());
     let s = screen(&a, 80, 24);
     assert!(
@@ -350,7 +350,7 @@ fn help_is_the_key_table_and_filter_narrows_by_name() {
         all.push_str(&screen(&a, 80, 24));
         key(&mut a, KeyCode::PageDown);
     }
-    for b in intercom_pane::ui::keys::BINDINGS {
+    for b in intercom_pane::seam::ui::keys::BINDINGS {
         assert!(all.contains(b.what), "{} missing from the overlay", b.what);
     }
     insta::assert_snapshot!("cockpit_help_80x24", {
@@ -534,12 +534,12 @@ fn intercom_workers_without_observations_get_no_observation_columns() {
     // Configured workers always carry an activity view; without an observation it is no source.
     let mut s = plain(3);
     for r in &mut s.rows {
-        r.activity = Some(intercom_pane::snapshot::ActivityView {
-            status: intercom_pane::board::intercom::ObservedStatus::Unknown,
+        r.activity = Some(intercom_pane::seam::snapshot::ActivityView {
+            status: intercom_pane::seam::board::intercom::ObservedStatus::Unknown,
             label: "no observation".into(),
             observed_at: None,
             stale: false,
-            evidence: intercom_pane::board::intercom::Evidence::Missing,
+            evidence: intercom_pane::seam::board::intercom::Evidence::Missing,
         });
     }
     let (a, _) = app(s);

@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{RosterCode, RosterStatus, Snapshot};
-use intercom_pane::states::BoardState;
-use intercom_pane::ui::app::{App, Msg, Options};
-use intercom_pane::ui::demo::{demo_snapshot, EVIL_NAME};
-use intercom_pane::ui::ports::ReplyOutcome;
-use intercom_pane::ui::render::render;
+use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::seam::snapshot::{RosterCode, RosterStatus, Snapshot};
+use intercom_pane::seam::states::BoardState;
+use intercom_pane::seam::ui::app::{App, Msg, Options};
+use intercom_pane::seam::ui::demo::{demo_snapshot, EVIL_NAME};
+use intercom_pane::seam::ui::ports::ReplyOutcome;
+use intercom_pane::seam::ui::render::render;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
@@ -59,7 +59,7 @@ pub(crate) fn text(b: &Buffer) -> String {
                 skip -= 1;
                 continue;
             }
-            skip = intercom_pane::text::width(sym).saturating_sub(1);
+            skip = intercom_pane::seam::text::width(sym).saturating_sub(1);
             line.push_str(sym);
         }
         out.push_str(&format!("|{line}|\n"));
@@ -250,7 +250,7 @@ fn reply_box_states() {
         Arc::new(FixedClock(now())),
         Options {
             color: true,
-            reply_unavailable: Some(intercom_pane::ui::ports::NO_REPLY_PATH_REASON.into()),
+            reply_unavailable: Some(intercom_pane::seam::ui::ports::NO_REPLY_PATH_REASON.into()),
             workers_unavailable: None,
             spawn_unavailable: None,
         },
@@ -410,7 +410,7 @@ fn toggles_show_counts_and_the_seen_group() {
     let v = a.list_view();
     assert!(v.hidden_offline > 0 && v.hidden_seen > 0);
     assert!(a.list_view().items.iter().all(
-        |it| !matches!(it, intercom_pane::ui::app::Item::Row(r) if r.state == BoardState::Offline)
+        |it| !matches!(it, intercom_pane::seam::ui::app::Item::Row(r) if r.state == BoardState::Offline)
     ));
 }
 
@@ -422,9 +422,9 @@ fn a_closed_workers_details_give_the_resume_command() {
     let row = &mut snap.rows[0];
     row.name = "Doc's".into();
     row.state = BoardState::Offline;
-    row.close_job = Some(intercom_pane::snapshot::RowCloseJob {
+    row.close_job = Some(intercom_pane::seam::snapshot::RowCloseJob {
         job_id: "j1".into(),
-        state: intercom_pane::states::CloseState::Closed,
+        state: intercom_pane::seam::states::CloseState::Closed,
         reason: None,
         updated_at: now(),
     });
@@ -449,10 +449,10 @@ fn a_closed_workers_details_give_the_resume_command() {
 /// fields it cannot have, and a reply refusal that says what to do.
 #[test]
 fn a_zero_setup_seat_shows_plain_words() {
-    use intercom_pane::board::provenance::TaskSource;
-    use intercom_pane::board::reason::{StateReason, StateSource};
-    use intercom_pane::scan::ReplyUnavailable;
-    use intercom_pane::snapshot::{ConnectionView, ReplyPath, RowRole};
+    use intercom_pane::seam::board::provenance::TaskSource;
+    use intercom_pane::seam::board::reason::{StateReason, StateSource};
+    use intercom_pane::seam::scan::ReplyUnavailable;
+    use intercom_pane::seam::snapshot::{ConnectionView, ReplyPath, RowRole};
     let mut snap = demo(3);
     {
         let r = &mut snap.rows[1];
@@ -460,7 +460,7 @@ fn a_zero_setup_seat_shows_plain_words() {
         r.role = RowRole::Seat;
         r.state = BoardState::Idle;
         r.state_reason = StateReason::PaneRunsPi;
-        r.state_source = StateSource::Mux(intercom_pane::mux::MuxKind::Tmux);
+        r.state_source = StateSource::Mux(intercom_pane::seam::mux::MuxKind::Tmux);
         r.connection = ConnectionView::not_checked();
         r.activity = None;
         r.report = None;
@@ -517,14 +517,14 @@ fn a_zero_setup_seat_shows_plain_words() {
 #[test]
 fn the_header_and_scan_print_say_waiting_on_you_alike() {
     use crate::scan_support::{pi_root, scan_options, Env};
-    use intercom_pane::clock::SystemClock;
-    use intercom_pane::scan;
+    use intercom_pane::seam::clock::SystemClock;
+    use intercom_pane::seam::scan;
     let env = Env::new();
     pi_root(&env, &["waiting", "error", "idle", "tool"]);
     let opts = scan_options(&env, env.path("root"));
     std::fs::create_dir_all(env.path("data")).unwrap();
     let pass = scan::run(&opts, &SystemClock, None, None).unwrap();
-    let printed = intercom_pane::views::print::print_table(&pass.records, "b");
+    let printed = intercom_pane::seam::views::print::print_table(&pass.records, "b");
     assert!(printed.contains(", 1 waiting on you, "), "{printed}");
     let a = app_with(false, pass.snapshot.clone());
     let s = screen(&a, 120, 20);

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
-use intercom_pane::states::BoardState;
-use intercom_pane::ui::app::{App, Effect, Msg, Options, Selection, MAX_REPLY_CHARS};
-use intercom_pane::ui::demo::demo_row;
-use intercom_pane::ui::keys::Mode;
-use intercom_pane::ui::ports::{ReplyOutcome, ReplyRequest};
+use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::seam::reply_text::MAX_REPLY_CHARS;
+use intercom_pane::seam::snapshot::{ReplyPath, RosterStatus, Row, Snapshot};
+use intercom_pane::seam::states::BoardState;
+use intercom_pane::seam::ui::app::{App, Effect, Msg, Options, Selection};
+use intercom_pane::seam::ui::demo::demo_row;
+use intercom_pane::seam::ui::keys::Mode;
+use intercom_pane::seam::ui::ports::{ReplyOutcome, ReplyRequest};
 
 fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()

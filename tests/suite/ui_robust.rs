@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::board::reason::StateSource;
-use intercom_pane::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
-use intercom_pane::ui::app::{App, Msg, Options};
-use intercom_pane::ui::demo::{demo_row, demo_snapshot};
-use intercom_pane::ui::ports::ReplyOutcome;
-use intercom_pane::ui::render::draw;
+use intercom_pane::seam::board::reason::StateSource;
+use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
+use intercom_pane::seam::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
+use intercom_pane::seam::ui::app::{App, Msg, Options};
+use intercom_pane::seam::ui::demo::{demo_row, demo_snapshot};
+use intercom_pane::seam::ui::ports::ReplyOutcome;
+use intercom_pane::seam::ui::render::draw;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -171,7 +171,7 @@ fn no_size_or_input_panics_and_nothing_leaks_controls() {
 
 #[test]
 fn hostile_names_keep_the_columns_aligned() {
-    use intercom_pane::ui::layout::{fit, with_source, Col};
+    use intercom_pane::seam::ui::layout::{fit, with_source, Col};
     let (_, app) = apps().into_iter().next().unwrap();
     for w in [60u16, 80, 120] {
         let area = Rect::new(0, 0, w, 24);

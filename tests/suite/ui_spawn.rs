@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::clock::{parse_iso, Clock, Ms};
-use intercom_pane::snapshot::Snapshot;
-use intercom_pane::ui::app::{App, Effect, Msg, Options};
-use intercom_pane::ui::demo::{demo_row, demo_snapshot};
-use intercom_pane::ui::keys::Mode;
-use intercom_pane::ui::ports::{SpawnAsk, WorkerAction, WorkerOutcome};
+use intercom_pane::seam::clock::{parse_iso, Clock, Ms};
+use intercom_pane::seam::snapshot::Snapshot;
+use intercom_pane::seam::ui::app::{App, Effect, Msg, Options};
+use intercom_pane::seam::ui::demo::{demo_row, demo_snapshot};
+use intercom_pane::seam::ui::keys::Mode;
+use intercom_pane::seam::ui::ports::{SpawnAsk, WorkerAction, WorkerOutcome};
 
 struct Fixed(AtomicI64);
 

@@ -34,9 +34,7 @@ use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
 mod typed;
-pub use crate::reply_text::{
-    is_invisible, is_refused_control, trim_like_pi, TextError, INVISIBLE, MAX_REPLY_CHARS,
-};
+pub use crate::reply_text::{trim_like_pi, TextError};
 /// How long a channel or Herdr delivery may take, answer included (the extension waits up to
 /// 5 s for pi to start the turn).
 const SEND_DEADLINE: Duration = Duration::from_secs(8);

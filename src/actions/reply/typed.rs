@@ -42,9 +42,9 @@ pub(super) fn send(
     let deadline = Instant::now() + t.kind.caps().deliver_within;
     let typed = match mux::open(t.kind, &socket).deliver(&req, deadline) {
         Ok(typed) => typed,
-        Err(Untyped::NotThatPi(why)) => return Err(Refusal::NoPath(key.into(), why)),
-        Err(Untyped::NotReady(why)) => return Err(Refusal::NotReady(key.into(), why)),
-        Err(Untyped::NotStarted(why)) => return Err(Refusal::ToolNotStarted(why)),
+        Err(Untyped::NoPath(why)) => return Err(Refusal::NoPath(key.into(), why)),
+        Err(Untyped::Busy(why)) => return Err(Refusal::NotReady(key.into(), why)),
+        Err(Untyped::ToolNotStarted(why)) => return Err(Refusal::ToolNotStarted(why)),
     };
     // pi takes a message submitted during a turn as a follow-up: queued, not started.
     let busy = reg

@@ -26,7 +26,7 @@ use crate::scan::{self, ScanOptions};
 use crate::store;
 use crate::text::sanitize;
 
-pub use input::{check_name, MAX_NAME_CHARS, THINKING_LEVELS};
+pub use input::{check_name, THINKING_LEVELS};
 
 /// Longest wait for the new seat's registration.
 pub const MAX_WAIT_SECS: u64 = 120;

@@ -17,7 +17,7 @@ use crate::states::CloseState;
 use crate::text;
 
 mod parse;
-pub use parse::{parse, valid_job_id, valid_role};
+pub use parse::{parse, valid_job_id};
 
 /// Largest accepted `config.json`, in bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;

@@ -13,12 +13,9 @@ mod pi_events;
 mod record;
 
 pub use pi_events::{
-    CompactPhase, CompactReason, Compaction, ContextFill, Dialog, DialogKind, Event, PiEvent,
-    PiReport, PiState, PiStateError, Retry, RetryPhase, Settled, ToolRun, MAX_PI_STATE_BYTES,
+    CompactPhase, CompactReason, ContextFill, Event, PiReport, PiState, RetryPhase,
 };
-pub use record::{
-    parse_record, MuxRecord, RecordError, Registration, RunEvent, RunRecord, RunState,
-};
+pub use record::{parse_record, MuxRecord, Registration, RunEvent, RunRecord, RunState};
 
 pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 const MAX_LAYOUTS: usize = 64;
@@ -260,6 +257,10 @@ pub fn read_path(path: &Path) -> Option<Registration> {
     let bytes = fsguard::read_trusted(path, MAX_REGISTRATION_BYTES).ok()?;
     parse(path, &bytes)
 }
+
+/// The parts of a pi report the board's unit tests build reports from.
+#[cfg(test)]
+pub(crate) use pi_events::{Compaction, Dialog, DialogKind, Retry, Settled};
 
 #[cfg(test)]
 mod tests {

@@ -209,7 +209,7 @@ pub mod usage;
 pub use entry::{EntryKind, Role, StopReason};
 pub use index::{
     default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
-    session_id_from_name, IndexError, IndexedFile, SessionIndex,
+    session_id_from_name, SessionIndex,
 };
 use parse::parse_line;
 use tail::{scan_tail, Tail};

@@ -25,11 +25,11 @@ mod place;
 mod prompt;
 mod types;
 use types::Snapshot;
-pub use types::{HerdrPane, HerdrProcess, HerdrProcessInfo, Layout, LayoutPane, Rect, SwapResult};
+pub use types::{HerdrPane, HerdrProcessInfo, Layout, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
 pub use listing::listing_from_replies;
-pub use place::{Focus, FocusNote, Touched, FOCUS_CHECKED};
+pub use place::{Focus, FocusNote, FOCUS_CHECKED};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
@@ -513,6 +513,7 @@ impl Multiplexer for Herdr {
 
 #[cfg(test)]
 mod tests {
+    use super::types::HerdrProcess;
     use super::*;
 
     #[test]

@@ -74,7 +74,7 @@ impl Herdr {
     ) -> Result<Typed, Untyped> {
         let (pid, ticks) = req
             .pi
-            .ok_or_else(|| Untyped::NotThatPi("the registration records no process".into()))?;
+            .ok_or_else(|| Untyped::NoPath("the registration records no process".into()))?;
         let typed = |outcome, pane: String, detail: String| {
             let ok = outcome != Outcome::Failed;
             Typed {
@@ -95,8 +95,8 @@ impl Herdr {
             }
         };
         match self.prompt_pi(req.pane, (pid, ticks), req.text, deadline) {
-            Ok(Delivery::NotThatPi(why)) => Err(Untyped::NotThatPi(why)),
-            Ok(Delivery::NotReady(why)) => Err(Untyped::NotReady(why)),
+            Ok(Delivery::NotThatPi(why)) => Err(Untyped::NoPath(why)),
+            Ok(Delivery::NotReady(why)) => Err(Untyped::Busy(why)),
             Ok(Delivery::Delivered { pane, checked }) => {
                 let detail = if checked {
                     format!("typed into {pane}; pi's editor was empty before and took the text")

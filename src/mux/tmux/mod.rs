@@ -53,7 +53,7 @@ pub use args::{escape_arg, parse_version, socket_for_name};
 use args::{filter_for, Args};
 use listing::bad;
 pub use listing::{list_format, parse_listing, parse_rows};
-pub use literal::{format_literal, is_pane_id, message_literal, PaneId};
+pub use literal::{format_literal, is_pane_id, PaneId};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
 pub const MIN_VERSION: (u32, u32) = (3, 2);
@@ -429,7 +429,7 @@ impl Multiplexer for Tmux {
 
     fn deliver(&self, req: &PiText<'_>, deadline: Instant) -> Result<Typed, Untyped> {
         let socket = self.socket.to_str().ok_or_else(|| {
-            Untyped::NotThatPi(MuxError::new(ErrorCode::BadRequest, "bad socket name").to_string())
+            Untyped::NoPath(MuxError::new(ErrorCode::BadRequest, "bad socket name").to_string())
         })?;
         typed::deliver(socket, self.path_env.clone(), req, deadline)
     }

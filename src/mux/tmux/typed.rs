@@ -195,7 +195,7 @@ pub(super) fn deliver(
 ) -> Result<Typed, Untyped> {
     // Only a pane id names exactly one pane: a registration naming a session is no typed path.
     let pane = PaneId::parse(req.pane).map_err(|_| {
-        Untyped::NotThatPi("the registration names no tmux pane id (%N) to type into".into())
+        Untyped::NoPath("the registration names no tmux pane id (%N) to type into".into())
     })?;
     let tool = TypedRequest {
         target: &pane,
@@ -216,16 +216,16 @@ pub(super) fn deliver(
     };
     let answer = match agent_send(&tool, deadline) {
         Ok(a) => a,
-        Err(TypedError::NotStarted(e)) => return Err(Untyped::NotStarted(e)),
-        Err(TypedError::NotOurs(e)) => return Err(Untyped::NotThatPi(e)),
+        Err(TypedError::NotStarted(e)) => return Err(Untyped::ToolNotStarted(e)),
+        Err(TypedError::NotOurs(e)) => return Err(Untyped::NoPath(e)),
         // It started but did not finish: it may have typed. Report that, never retry.
         Err(TypedError::Unfinished(e)) => return Ok(typed(Outcome::Unconfirmed, e)),
     };
     use std::os::unix::process::ExitStatusExt;
     let outcome = match answer.exit() {
         TypedExit::Delivered => Outcome::Delivered,
-        TypedExit::NotReady => return Err(Untyped::NotReady(answer.reason())),
-        TypedExit::NotThatPi => return Err(Untyped::NotThatPi(answer.reason())),
+        TypedExit::NotReady => return Err(Untyped::Busy(answer.reason())),
+        TypedExit::NotThatPi => return Err(Untyped::NoPath(answer.reason())),
         // Typed, but pi's editor still shows text: it may not have been submitted.
         TypedExit::NotConfirmed => Outcome::Unconfirmed,
         _ => Outcome::Failed,

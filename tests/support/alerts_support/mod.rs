@@ -33,7 +33,7 @@ fn now_iso() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    intercom_pane::clock::format_iso(ms)
+    intercom_pane::seam::clock::format_iso(ms)
 }
 
 impl Worker {
@@ -131,7 +131,7 @@ impl Fleet {
                     TmuxServer::start("base", &p("root"), &["sleep", "600"])
                 }
             });
-            let lit = intercom_pane::mux::tmux::format_literal(name);
+            let lit = intercom_pane::seam::mux::tmux::format_literal(name);
             s.new_session(&lit, &p("root"), &[&pi, "600"]);
             workers.push(Worker {
                 name: name.to_string(),

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use intercom_pane::cli::{Cli, Command as Cmd};
-use intercom_pane::clock::{Clock, SystemClock};
-use intercom_pane::cmd::monitor_cmd::ScanSource;
-use intercom_pane::hosts::board::HostsSource;
-use intercom_pane::snapshot::{HostState, Row, Snapshot};
+use intercom_pane::seam::cli::{Cli, Command as Cmd};
+use intercom_pane::seam::clock::{Clock, SystemClock};
+use intercom_pane::seam::cmd::monitor_cmd::ScanSource;
+use intercom_pane::seam::hosts::board::HostsSource;
+use intercom_pane::seam::snapshot::{HostState, Row, Snapshot};
 use serde_json::json;
 
 use crate::mux_support::{wait_for, TmuxServer};
@@ -294,7 +294,7 @@ impl SimHost {
                 let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
                     continue;
                 };
-                let Some(st) = intercom_pane::proc::read_stat(pid) else {
+                let Some(st) = intercom_pane::seam::proc::read_stat(pid) else {
                     continue;
                 };
                 if out.contains(&st.ppid) && !out.contains(&pid) && !more.contains(&pid) {
@@ -398,7 +398,7 @@ impl SimHost {
     pub fn ask(&self, w: usize, question: &str) {
         let w = &self.workers[w];
         let line = json!({"type":"message","id":format!("q{}", NEXT.fetch_add(1, Ordering::Relaxed)),
-            "parentId":null,"timestamp": intercom_pane::clock::format_iso(now_ms()),
+            "parentId":null,"timestamp": intercom_pane::seam::clock::format_iso(now_ms()),
             "message":{"role":"assistant","content":[{"type":"text","text":format!("Input needed: {question}")}],
             "provider":"p","model":"m","stopReason":"stop"}});
         let mut f = std::fs::OpenOptions::new()
@@ -663,8 +663,8 @@ impl Net {
     }
 
     /// The hosts of the hosts file, as the board takes them.
-    pub fn board_hosts(&self) -> Vec<intercom_pane::hosts::Host> {
-        intercom_pane::hosts::file::read(&self.hosts_file).unwrap()
+    pub fn board_hosts(&self) -> Vec<intercom_pane::seam::hosts::Host> {
+        intercom_pane::seam::hosts::file::read(&self.hosts_file).unwrap()
     }
 
     /// This machine's flags (its own roster, data root and tmux server).
@@ -743,7 +743,7 @@ impl Drop for Net {
                 self.dir.path().join("run/intercom-pane/ssh"),
                 PathBuf::from(format!(
                     "/tmp/intercom-pane-{}/ssh",
-                    intercom_pane::fsguard::my_uid()
+                    intercom_pane::seam::fsguard::my_uid()
                 )),
             ] {
                 let _ = Command::new("ssh")
@@ -779,9 +779,9 @@ pub fn board(net: &Net) -> HostsSource {
     let Cmd::Monitor(m) = Cli::try_parse_from(argv).unwrap().command else {
         unreachable!()
     };
-    let r = intercom_pane::cmd::options::resolve(&m.src).unwrap();
+    let r = intercom_pane::seam::cmd::options::resolve(&m.src).unwrap();
     let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
-    let memory = std::sync::Arc::new(intercom_pane::evidence::ScanMemory::new());
+    let memory = std::sync::Arc::new(intercom_pane::seam::evidence::ScanMemory::new());
     let local = ScanSource::new(r.opts, clock.clone(), false, memory);
     HostsSource::start(
         Box::new(local),

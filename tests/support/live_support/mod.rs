@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::mux_support::{program_named, TmuxServer};
-use intercom_pane::clock::SystemClock;
-use intercom_pane::live::board::BoardPasses;
-use intercom_pane::live::{Engine, Settings, Wake};
-use intercom_pane::scan::{RootChoice, Scan, ScanOptions};
+use intercom_pane::seam::clock::SystemClock;
+use intercom_pane::seam::live::board::BoardPasses;
+use intercom_pane::seam::live::{Engine, Settings, Wake};
+use intercom_pane::seam::scan::{RootChoice, Scan, ScanOptions};
 use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(20);
@@ -179,18 +179,19 @@ impl Fleet {
             repo: self.layout.then(|| self.root.clone()),
             fleet: None,
             session_dirs: vec![self.sessions.clone()],
-            liveness: intercom_pane::liveness::LivenessMode::Tmux,
+            liveness: intercom_pane::seam::liveness::LivenessMode::Tmux,
             tmux_socket: Some(sock.to_path_buf()),
             kept_panes: None,
-            usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
+            usage_reads: intercom_pane::seam::evidence::sessions::usage::ONE_SHOT_BUDGET,
         }
     }
 
     /// Append a user message (the `n`th, `n` seconds after the first): the worker is working from
     /// then on, and its record changes with each one.
     pub fn start_turn(&self, i: usize, n: usize) {
-        let at = intercom_pane::clock::format_iso(
-            intercom_pane::clock::parse_iso("2026-11-29T23:01:00.000Z").unwrap() + n as i64 * 1000,
+        let at = intercom_pane::seam::clock::format_iso(
+            intercom_pane::seam::clock::parse_iso("2026-11-29T23:01:00.000Z").unwrap()
+                + n as i64 * 1000,
         );
         self.append(
             i,
@@ -201,8 +202,9 @@ impl Fleet {
 
     /// Append an assistant reply asking for input (after `start_turn(i, n)`): waiting again.
     pub fn ask(&self, i: usize, n: usize) {
-        let at = intercom_pane::clock::format_iso(
-            intercom_pane::clock::parse_iso("2026-11-29T23:01:00.500Z").unwrap() + n as i64 * 1000,
+        let at = intercom_pane::seam::clock::format_iso(
+            intercom_pane::seam::clock::parse_iso("2026-11-29T23:01:00.500Z").unwrap()
+                + n as i64 * 1000,
         );
         self.append(
             i,
@@ -224,7 +226,7 @@ impl Fleet {
 }
 
 pub fn engine(opts: ScanOptions, settings: Settings) -> Engine<BoardPasses> {
-    let memory = Arc::new(intercom_pane::evidence::ScanMemory::new());
+    let memory = Arc::new(intercom_pane::seam::evidence::ScanMemory::new());
     Engine::new(
         BoardPasses::new(opts, Arc::new(SystemClock), memory),
         settings,

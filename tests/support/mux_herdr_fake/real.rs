@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use intercom_pane::mux::herdr::Herdr;
+use intercom_pane::seam::mux::herdr::Herdr;
 use serde_json::Value;
 
 pub struct RealHerdr {

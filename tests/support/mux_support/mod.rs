@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use intercom_pane::mux::tmux::escape_arg;
-use intercom_pane::proc;
+use intercom_pane::seam::mux::tmux::escape_arg;
+use intercom_pane::seam::proc;
 
 /// A deadline `ms` milliseconds from now.
 pub fn soon(ms: u64) -> Instant {

@@ -11,16 +11,16 @@ pub const NOW: &str = "2026-11-29T23:20:00.000Z";
 
 /// In-process scan options for the `pi_root` layout at `root`: its data root and session folder,
 /// every seat taken as alive (tests that ask tmux replace `liveness` and `tmux_socket`).
-pub fn scan_options(env: &Env, root: PathBuf) -> intercom_pane::scan::ScanOptions {
-    intercom_pane::scan::ScanOptions {
+pub fn scan_options(env: &Env, root: PathBuf) -> intercom_pane::seam::scan::ScanOptions {
+    intercom_pane::seam::scan::ScanOptions {
         data_root: env.path("data"),
-        root: intercom_pane::scan::RootChoice::Exact(root),
+        root: intercom_pane::seam::scan::RootChoice::Exact(root),
         repo: None,
         fleet: None,
         session_dirs: vec![env.path("sessions")],
-        liveness: intercom_pane::liveness::LivenessMode::AssumeAlive,
+        liveness: intercom_pane::seam::liveness::LivenessMode::AssumeAlive,
         tmux_socket: None,
-        usage_reads: intercom_pane::evidence::sessions::usage::ONE_SHOT_BUDGET,
+        usage_reads: intercom_pane::seam::evidence::sessions::usage::ONE_SHOT_BUDGET,
         kept_panes: None,
     }
 }
@@ -159,7 +159,7 @@ pub fn now_iso() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    intercom_pane::clock::format_iso(ms)
+    intercom_pane::seam::clock::format_iso(ms)
 }
 
 pub fn header_id(file: &Path) -> String {
@@ -272,7 +272,7 @@ pub fn layout_args(env: &Env, cmd: &[&str], extra: &[&str]) -> Vec<String> {
 /// `sock`) running session `session`, under the data root, as the extension writes one for a
 /// session no roster names.
 pub fn register_in_pane(env: &Env, session: &str, pid: i32, pane_id: &str, sock: &str) {
-    let id = intercom_pane::proc::identity(pid).unwrap();
+    let id = intercom_pane::seam::proc::identity(pid).unwrap();
     let seats = env.path("data/seats/pi/other");
     std::fs::create_dir_all(&seats).unwrap();
     std::fs::write(

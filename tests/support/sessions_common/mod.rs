@@ -1,7 +1,7 @@
 //! Shared helpers for the session tests: a builder that writes pi-shaped JSONL like pi 1.6.0.
 #![allow(dead_code)]
 
-use intercom_pane::clock::{format_iso, parse_strict, Ms};
+use intercom_pane::seam::clock::{format_iso, parse_strict, Ms};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! the same verdicts.
 #![allow(dead_code)]
 
-use intercom_pane::reply_text::{check_text, TextError};
+use intercom_pane::seam::reply_text::{check_text, TextError};
 
 /// One case: what it shows, the text, the verdict both sides must give.
 pub struct Case {
