@@ -13,16 +13,18 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::actions::config_write::{self, WriteError};
-use crate::actions::launch_spec;
+use crate::actions::launch_spec::{self, LaunchSpec};
 use crate::actions::resume::live;
 use crate::actions::spawn::worktree;
 use crate::clock::{format_iso, Clock};
 use crate::evidence::config::{self, Agent};
 use crate::exit_code::exit_enum;
 use crate::fsguard;
+use crate::owned::retire_record::{self, RetireRecord};
+use crate::owned::retire_report::{RetireReport, RetireResult, WorktreeAction, WorktreeOutcome};
 use crate::paths;
 use crate::store;
 use crate::text::sanitize;
@@ -58,13 +60,13 @@ pub struct RetireRequest<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: RetireExit,
-    pub report: Value,
+    pub report: Box<RetireReport>,
 }
 
 fn refused(exit: RetireExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"result": "refused", "reason": msg.into()}),
+        report: Box::new(RetireReport::refused(msg.into())),
     }
 }
 
@@ -128,22 +130,10 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
 
 pub fn retire(req: &RetireRequest) -> Ending {
     let root = &req.root;
-    let cfg = match config::load(root) {
-        Ok(c) => c,
-        Err(e) => return refused(RetireExit::Usage, e.to_string()),
+    let agent = match worker_of(req) {
+        Ok(a) => a,
+        Err(e) => return e,
     };
-    let Some(agent) = cfg.find_by_name(&req.name).cloned() else {
-        return refused(
-            RetireExit::Usage,
-            format!("no agent named {:?} in config", sanitize(&req.name)),
-        );
-    };
-    if agent.coordinator {
-        return refused(RetireExit::Usage, "the coordinator is not retired");
-    }
-    if let Err(e) = store::ensure_dir(root, &paths::jobs_dir(root)) {
-        return refused(RetireExit::Failed, e.to_string());
-    }
     // No spawn of the name may start (or run) while it is retired.
     let _lock = match store::Lock::acquire(&paths::spawn_lock(root, &agent.name)) {
         Ok(l) => l,
@@ -158,48 +148,128 @@ pub fn retire(req: &RetireRequest) -> Ending {
     if let Err(e) = open_or_running(req, &agent) {
         return e;
     }
+    let (spec, entry_text) = match spec_and_entry(root, &agent) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let (archive, kept) = match keep_entry(req, &agent, spec.as_ref(), &entry_text) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    if let Err(e) = remove_entry(root, &agent.session_id, &entry_text) {
+        let _ = store::remove_file(&archive);
+        return e;
+    }
+    let _ = store::remove_file(&paths::launch_spec(root, &agent.session_id));
+    let tree = spec.and_then(|s| s.worktree);
+    let (exit, worktree) = worktree_outcome(tree, req.remove_worktree);
+    Ending {
+        exit,
+        report: Box::new(RetireReport {
+            result: RetireResult::Retired,
+            reason: None,
+            worker: Some(agent.name),
+            session_id: Some(agent.session_id),
+            archive: Some(archive.to_string_lossy().into_owned()),
+            kept: Some(kept),
+            worktree: Some(worktree),
+        }),
+    }
+}
+
+/// The roster's entry of the worker named, when it may be retired at all (not the coordinator),
+/// with the jobs folder the locks live in ready.
+fn worker_of(req: &RetireRequest) -> Result<Agent, Ending> {
+    let root = &req.root;
+    let cfg = config::load(root).map_err(|e| refused(RetireExit::Usage, e.to_string()))?;
+    let Some(agent) = cfg.find_by_name(&req.name).cloned() else {
+        return Err(refused(
+            RetireExit::Usage,
+            format!("no agent named {:?} in config", sanitize(&req.name)),
+        ));
+    };
+    if agent.coordinator {
+        return Err(refused(RetireExit::Usage, "the coordinator is not retired"));
+    }
+    store::ensure_dir(root, &paths::jobs_dir(root))
+        .map_err(|e| refused(RetireExit::Failed, e.to_string()))?;
+    Ok(agent)
+}
+
+/// The worker's launch spec (`None`: it has none) and its roster entry's exact text (numbers as
+/// written), which the removal must still find.
+fn spec_and_entry(root: &Path, agent: &Agent) -> Result<(Option<LaunchSpec>, String), Ending> {
     let spec = match launch_spec::read(root, &agent.session_id) {
         Ok(s) => Some(s),
         Err(launch_spec::SpecError::Missing) => None,
-        Err(e) => return refused(RetireExit::Failed, format!("{e}: fix or remove it first")),
-    };
-    // The entry's exact text (numbers as written), and the removal only while it is unchanged.
-    let entry_text = match config_write::read_agent_text(root, &agent.session_id) {
-        Ok(t) => t,
         Err(e) => {
-            return refused(
+            return Err(refused(
                 RetireExit::Failed,
-                format!("the roster entry could not be read: {e}"),
-            )
+                format!("{e}: fix or remove it first"),
+            ))
         }
     };
-    let entry: Value = serde_json::from_str(&entry_text).unwrap_or(Value::Null);
+    let entry_text = config_write::read_agent_text(root, &agent.session_id).map_err(|e| {
+        refused(
+            RetireExit::Failed,
+            format!("the roster entry could not be read: {e}"),
+        )
+    })?;
+    Ok((spec, entry_text))
+}
+
+/// Write the retired record (the entry exactly as it is, its launch spec, the files kept); its
+/// path and the files kept.
+fn keep_entry(
+    req: &RetireRequest,
+    agent: &Agent,
+    spec: Option<&LaunchSpec>,
+    entry_text: &str,
+) -> Result<(PathBuf, Vec<String>), Ending> {
+    let root = &req.root;
     let now = req.clock.now_ms();
     let archive =
         paths::retired_dir(root).join(format!("{}-{now}.json", paths::short_id(&agent.session_id)));
-    let kept = kept_files(root, &agent.session_id);
-    let record = json!({"version": 1, "retiredAt": format_iso(now), "name": agent.name,
-        "sessionId": agent.session_id, "entry": entry, "entryText": entry_text,
-        "launchSpec": spec, "kept": kept});
-    let written = store::ensure_dir(root, &paths::retired_dir(root)).and_then(|()| {
-        store::write_atomic(
-            &archive,
-            &serde_json::to_vec_pretty(&record).unwrap_or_default(),
-        )
-    });
-    if let Err(e) = written {
-        return refused(
+    let kept: Vec<String> = kept_files(root, &agent.session_id)
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let cannot_keep = |e: String| {
+        refused(
             RetireExit::Failed,
             format!("nothing removed: cannot keep the entry: {e}"),
-        );
-    }
-    let id = agent.session_id.clone();
-    let removed = config_write::remove_agent(root, &id, &|now_cfg, now_text| {
+        )
+    };
+    let launch_spec = spec
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| cannot_keep(e.to_string()))?;
+    let record = RetireRecord {
+        version: retire_record::VERSION,
+        retired_at: format_iso(now),
+        name: agent.name.clone(),
+        session_id: agent.session_id.clone(),
+        entry: serde_json::from_str(entry_text).unwrap_or(Value::Null),
+        entry_text: entry_text.to_string(),
+        launch_spec,
+        kept,
+    };
+    let bytes = record.to_bytes().map_err(|e| cannot_keep(e.to_string()))?;
+    store::ensure_dir(root, &paths::retired_dir(root))
+        .and_then(|()| store::write_atomic(&archive, &bytes))
+        .map_err(|e| cannot_keep(e.to_string()))?;
+    Ok((archive, record.kept))
+}
+
+/// Take the entry out of the roster, only while its text is `entry_text` and no close job was
+/// opened on it meanwhile.
+fn remove_entry(root: &Path, id: &str, entry_text: &str) -> Result<(), Ending> {
+    let removed = config_write::remove_agent(root, id, &|now_cfg, now_text| {
         if now_text != entry_text {
             return Err("the entry changed meanwhile".to_string());
         }
         match now_cfg
-            .find_by_session(&id)
+            .find_by_session(id)
             .and_then(|a| a.close_job.as_ref())
         {
             Some(j) if j.state.is_pending() || j.state.is_fenced() => Err(format!(
@@ -209,33 +279,52 @@ pub fn retire(req: &RetireRequest) -> Ending {
             _ => Ok(()),
         }
     });
-    if let Err(e) = removed {
-        let _ = store::remove_file(&archive);
+    removed.map(|_| ()).map_err(|e| {
         let why = match e {
             WriteError::Refused(w) => w,
             other => other.to_string(),
         };
-        return refused(RetireExit::Failed, format!("nothing removed: {why}"));
-    }
-    let _ = store::remove_file(&paths::launch_spec(root, &agent.session_id));
-    let mut report = json!({"result": "retired", "worker": agent.name,
-        "sessionId": agent.session_id, "archive": archive, "kept": record["kept"]});
-    let mut exit = RetireExit::Retired;
-    let tree = spec.as_ref().and_then(|s| s.worktree.clone());
-    report["worktree"] = match (tree, req.remove_worktree) {
-        (None, asked) => json!({"action": "none", "detail": if asked {
-            "no worktree recorded for this worker: nothing removed"} else {"none recorded"}}),
-        (Some(w), false) => json!({"action": "kept", "path": w.path, "branch": w.branch,
-            "detail": "kept (no --remove-worktree)"}),
-        (Some(w), true) => {
-            let (action, detail) = remove_if_clean(&w);
-            if action != "removed" {
-                exit = RetireExit::WorktreeKept;
-            }
-            json!({"action": action, "path": w.path, "branch": w.branch, "detail": detail})
-        }
+        refused(RetireExit::Failed, format!("nothing removed: {why}"))
+    })
+}
+
+/// The worktree's fate: kept unless asked to remove it, and then removed only when it holds no
+/// work (else the run ends `WorktreeKept`).
+fn worktree_outcome(
+    tree: Option<launch_spec::Worktree>,
+    remove: bool,
+) -> (RetireExit, WorktreeOutcome) {
+    let Some(w) = tree else {
+        let detail = if remove {
+            "no worktree recorded for this worker: nothing removed"
+        } else {
+            "none recorded"
+        };
+        let none = WorktreeOutcome {
+            action: WorktreeAction::None,
+            path: None,
+            branch: None,
+            detail: detail.into(),
+        };
+        return (RetireExit::Retired, none);
     };
-    Ending { exit, report }
+    let (action, detail) = if remove {
+        remove_if_clean(&w)
+    } else {
+        (WorktreeAction::Kept, "kept (no --remove-worktree)".into())
+    };
+    let exit = if remove && action != WorktreeAction::Removed {
+        RetireExit::WorktreeKept
+    } else {
+        RetireExit::Retired
+    };
+    let outcome = WorktreeOutcome {
+        action,
+        path: Some(w.path.to_string_lossy().into_owned()),
+        branch: Some(w.branch),
+        detail,
+    };
+    (exit, outcome)
 }
 
 /// Files of the worker that stay where they are (their paths, when present).
@@ -250,16 +339,19 @@ fn kept_files(root: &Path, session_id: &str) -> Vec<PathBuf> {
 }
 
 /// Remove the worktree when it holds no work; else keep it and say what it holds.
-fn remove_if_clean(w: &launch_spec::Worktree) -> (&'static str, String) {
+fn remove_if_clean(w: &launch_spec::Worktree) -> (WorktreeAction, String) {
     let deadline = Instant::now() + GIT_DEADLINE;
     if fsguard::kind(&w.path).is_err() {
-        return ("gone", "the worktree folder is already gone".into());
+        return (
+            WorktreeAction::Gone,
+            "the worktree folder is already gone".into(),
+        );
     }
     let work = match worktree::work_in(w, deadline) {
         Ok(work) => work,
         Err(e) => {
             return (
-                "kept",
+                WorktreeAction::Kept,
                 format!("kept: git could not tell what it holds: {e}"),
             )
         }
@@ -279,17 +371,76 @@ fn remove_if_clean(w: &launch_spec::Worktree) -> (&'static str, String) {
                 sanitize(&w.branch)
             ));
         }
-        return ("kept", format!("kept: it holds {}", why.join(" and ")));
+        return (
+            WorktreeAction::Kept,
+            format!("kept: it holds {}", why.join(" and ")),
+        );
     }
     let repo = match worktree::repo_of(w, deadline) {
         Ok(r) => r,
-        Err(e) => return ("kept", format!("kept: {e}")),
+        Err(e) => return (WorktreeAction::Kept, format!("kept: {e}")),
     };
     match worktree::remove(&repo, w, deadline) {
         Ok(()) => (
-            "removed",
+            WorktreeAction::Removed,
             format!("removed; branch {} kept", sanitize(&w.branch)),
         ),
-        Err(e) => ("kept", format!("kept: {e}")),
+        Err(e) => (WorktreeAction::Kept, format!("kept: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::launch_spec::{Placement, Stage, Worktree};
+    use crate::mux::MuxKind;
+
+    /// The record is the bytes the `json!` builder before its schema wrote, launch spec and all.
+    #[test]
+    fn the_typed_record_writes_what_the_json_builder_wrote() {
+        let spec = LaunchSpec {
+            version: 1,
+            session_id: "s1".into(),
+            name: "W".into(),
+            args: vec!["--session-id".into(), "s1".into()],
+            cwd: PathBuf::from("/r/wt"),
+            env: vec![("INTERCOM_PANE_BIN".into(), "/bin/ip".into())],
+            placement: Some(Placement {
+                multiplexer: MuxKind::Tmux,
+                kind: "window".into(),
+                socket: PathBuf::from("/tmp/tmux-0/default"),
+            }),
+            worktree: Some(Worktree {
+                path: PathBuf::from("/r/wt"),
+                branch: "w".into(),
+                created_branch: true,
+                base: "abc".into(),
+            }),
+            stage: Stage::Registered,
+            pane: Some("%3".into()),
+            created_at: "2026-11-29T23:00:00.000Z".into(),
+            updated_at: "2026-11-29T23:00:01.000Z".into(),
+            note: None,
+        };
+        let entry_text = r#"{"sessionId": "s1", "name": "W", "port": 47001.0}"#;
+        let entry: Value = serde_json::from_str(entry_text).unwrap();
+        let kept = vec![PathBuf::from("/r/.pi-intercom/seats/s1.json")];
+        let old = serde_json::json!({"version": 1, "retiredAt": format_iso(1_000), "name": "W",
+            "sessionId": "s1", "entry": entry, "entryText": entry_text,
+            "launchSpec": Some(&spec), "kept": kept});
+        let record = RetireRecord {
+            version: retire_record::VERSION,
+            retired_at: format_iso(1_000),
+            name: "W".into(),
+            session_id: "s1".into(),
+            entry,
+            entry_text: entry_text.into(),
+            launch_spec: Some(serde_json::to_value(&spec).unwrap()),
+            kept: kept.iter().map(|p| p.display().to_string()).collect(),
+        };
+        assert_eq!(
+            record.to_bytes().unwrap(),
+            serde_json::to_vec_pretty(&old).unwrap()
+        );
     }
 }

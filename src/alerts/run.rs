@@ -243,23 +243,36 @@ impl Alerter {
             return;
         }
         let now = self.clock.now_ms();
-        // The person is looking: asked once per alert, right before it is recorded.
-        let decided: Vec<(usize, String, Outcome)> = decisions
+        let decided = self.outcomes(snap, &decisions);
+        let known: Vec<usize> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Know { index } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        let flags = self.jump_flags(snap);
+        let alerts: Vec<Alert> = decided
+            .iter()
+            .filter(|(_, _, o)| *o == Outcome::Alerted)
+            .map(|(i, key, _)| {
+                let mut a = Alert::of(&snap.rows[*i], key, now, &flags);
+                a.jump_key = self.settings.jump_key.clone();
+                a
+            })
+            .collect();
+        let first = self.record(snap, now, &known, &decided, alerts.last());
+        self.deliver(&snap.rows, &decided, first, alerts, servers);
+    }
+
+    /// What becomes of each decision that alerts or records (the person is looking: asked once
+    /// per alert, right before it is recorded): (row, key, outcome).
+    fn outcomes(&self, snap: &Snapshot, decisions: &[Decision]) -> Vec<(usize, String, Outcome)> {
+        decisions
             .iter()
             .filter_map(|d| match d {
                 Decision::Alert { index, key } => {
-                    let row = &snap.rows[*index];
-                    let seen_there = self.settings.quiet_when_visible
-                        && row.pane.as_ref().is_some_and(|p| {
-                            let r = crate::alerts::memory::PaneRef {
-                                kind: p.kind,
-                                socket: p.socket.clone(),
-                                pane_id: p.pane_id.clone(),
-                                pi: p.pi.clone(),
-                            };
-                            channels::visible(&r, self.at.default_tmux.as_deref()) == Some(true)
-                        });
-                    let outcome = if seen_there {
+                    let outcome = if self.seen_there(&snap.rows[*index]) {
                         Outcome::Visible
                     } else {
                         Outcome::Alerted
@@ -273,40 +286,55 @@ impl Alerter {
                 } => Some((*index, key.clone(), *outcome)),
                 Decision::Know { .. } => None,
             })
-            .collect();
-        let known: Vec<usize> = decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Know { index } => Some(*index),
-                _ => None,
+            .collect()
+    }
+
+    /// The row's pane is on screen now, and the settings keep quiet then.
+    fn seen_there(&self, row: &Row) -> bool {
+        self.settings.quiet_when_visible
+            && row.pane.as_ref().is_some_and(|p| {
+                let r = crate::alerts::memory::PaneRef {
+                    kind: p.kind,
+                    socket: p.socket.clone(),
+                    pane_id: p.pane_id.clone(),
+                    pi: p.pi.clone(),
+                };
+                channels::visible(&r, self.at.default_tmux.as_deref()) == Some(true)
             })
-            .collect();
-        // The jump finds the same board: the roster this pass read, when no flag named one.
+    }
+
+    /// The jump finds the same board: the roster this pass read, when no flag named one.
+    fn jump_flags(&self, snap: &Snapshot) -> Vec<String> {
         let mut flags = self.at.jump_flags.clone();
         if let (RosterStatus::Available { root }, false) =
             (&snap.roster, flags.iter().any(|f| f == "--root"))
         {
             flags.extend(["--root".to_string(), root.clone()]);
         }
-        let alerts: Vec<Alert> = decided
-            .iter()
-            .filter(|(_, _, o)| *o == Outcome::Alerted)
-            .map(|(i, key, _)| {
-                let mut a = Alert::of(&snap.rows[*i], key, now, &flags);
-                a.jump_key = self.settings.jump_key.clone();
-                a
-            })
-            .collect();
+        flags
+    }
+
+    /// Record the decisions (and the last alert) in the alert memory; for each decision,
+    /// whether it was the first to handle its key (another process may have). A memory that
+    /// cannot be kept never costs an alert: every one is sent, and that is logged.
+    fn record(
+        &mut self,
+        snap: &Snapshot,
+        now: Ms,
+        known: &[usize],
+        decided: &[(usize, String, Outcome)],
+        last: Option<&Alert>,
+    ) -> Vec<bool> {
         let rows = &snap.rows;
         let recorded = alert_memory::update(&self.at.data_root, now, |m| {
-            for i in &known {
+            for i in known {
                 m.know(&rows[*i].id, now);
             }
             let mut first = Vec::new();
-            for (i, key, outcome) in &decided {
+            for (i, key, outcome) in decided {
                 first.push(m.record(&rows[*i].id, key, *outcome, now));
             }
-            if let Some(a) = alerts.last() {
+            if let Some(a) = last {
                 m.last = Some(LastAlert {
                     session: a.session.clone(),
                     seat_key: a.seat_key.clone(),
@@ -322,7 +350,7 @@ impl Alerter {
             }
             first
         });
-        let first = match recorded {
+        match recorded {
             Ok((first, m)) => {
                 self.memory = m;
                 self.fingerprint = alert_memory::fingerprint(&self.at.data_root);
@@ -336,7 +364,18 @@ impl Alerter {
                 );
                 vec![true; decided.len()]
             }
-        };
+        }
+    }
+
+    /// Log each decision and send the alerts this process was first to record.
+    fn deliver(
+        &mut self,
+        rows: &[Row],
+        decided: &[(usize, String, Outcome)],
+        first: Vec<bool>,
+        alerts: Vec<Alert>,
+        servers: &[PathBuf],
+    ) {
         let mut alerts = alerts.into_iter();
         for ((i, key, outcome), first) in decided.iter().zip(first) {
             self.watch.mark_done(&rows[*i].id, key);

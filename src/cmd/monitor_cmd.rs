@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::actions::reply;
+use crate::alerts::run::AlertThread;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
@@ -13,6 +14,7 @@ use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
 use crate::hosts::board::HostsSource;
+use crate::hosts::Host;
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
@@ -211,125 +213,34 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let data_root = r.opts.data_root.clone();
     let memory = Arc::new(ScanMemory::new());
-    let replies = ScanReply {
-        opts: r.opts.clone(),
-        clock: clock.clone(),
-        memory: memory.clone(),
-    };
-    let navigator = ScanNavigator {
-        opts: r.opts.clone(),
-        clock: clock.clone(),
-        own: own_pane(),
-    };
-    let workers = ScanWorkers {
-        opts: r.opts.clone(),
-        clock: clock.clone(),
-        system_config: args.src.config.as_ref().map(|c| {
-            std::env::current_dir()
-                .map(|d| d.join(c))
-                .unwrap_or_else(|_| c.clone())
-        }),
-    };
+    let (replies, opts) = local_ports(args, &r.opts, &clock, &memory);
     // Other machines: each on its own thread; their rows' actions run there.
     let remotes = match crate::hosts::targets(&args.src.hosts, true) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
-    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
-        opts: r.opts.clone(),
-        system_config: args.src.config.as_deref().map(crate::paths::absolute),
-        clock: clock.clone(),
-    };
-    // The live engine; a process that cannot make an eventfd falls back to timed passes.
-    let live = LiveSource::new(
-        r.opts.clone(),
-        clock.clone(),
-        !args.no_probe,
-        memory.clone(),
-        crate::live::Settings {
-            full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
-            ..crate::live::Settings::default()
-        },
-    );
-    // Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
-    // leave the sidebar without them, said on stderr and in the log. With the live engine a
-    // snapshot holds until the next pass (any change makes one), so a state alerts as soon as
-    // it has settled, not at the next pass (up to the 30 s full pass when nothing else moves).
-    let alerts = match crate::cmd::alerts_cmd::start(
-        &args.src,
-        &args.alerts,
-        &r.opts,
-        clock.clone(),
-        false,
-        live.is_ok(),
-    ) {
-        Ok(t) => Some(t),
+    let (source, alerts) = local_source(args, r.opts, &clock, memory);
+    let seen_hosts = remotes.clone();
+    let wired = match with_hosts(source, remotes, replies, opts, &clock) {
+        Ok(w) => w,
         Err(e) => {
-            eprintln!("intercom-pane monitor: no alerts: {e}");
-            crate::log::event(
-                crate::log::event::ALERT_CHANNEL_FAILED,
-                serde_json::json!({"channel": "settings", "detail": e}),
-            );
-            None
+            if let Some(t) = alerts {
+                t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
+            }
+            return refuse(format!("cannot start the hosts' threads: {e}"));
         }
     };
-    let mut source: Box<dyn SnapshotSource> = match live {
-        Ok(s) => Box::new(s),
-        Err(_) => Box::new(ScanSource::new(
-            r.opts,
-            clock.clone(),
-            !args.no_probe,
-            memory,
-        )),
-    };
-    let mut opts = MonitorOptions {
-        pass_interval: PASS_INTERVAL,
-        color: None,
-        navigator: Arc::new(navigator),
-        workers: Arc::new(workers),
-        spawner: Arc::new(spawner),
-        frame_log: Some(Arc::new(LogFrames)),
-    };
-    let mut replies: Arc<dyn ReplySender> = Arc::new(replies);
-    let seen_hosts = remotes.clone();
-    if !remotes.is_empty() {
-        source = match HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL) {
-            Ok(s) => Box::new(s),
-            Err(e) => {
-                if let Some(t) = alerts {
-                    t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
-                }
-                return refuse(format!("cannot start the hosts' threads: {e}"));
-            }
-        };
-        let ports = Arc::new(HostPorts {
-            hosts: remotes,
-            reply: replies,
-            navigator: opts.navigator.clone(),
-            workers: opts.workers.clone(),
-            own: own_pane(),
-        });
-        replies = ports.clone();
-        opts.navigator = ports.clone();
-        opts.workers = ports;
-    }
     // The alerts see the whole board: this machine's rows and every host's (each alert names
     // its host).
-    if let Some(t) = &alerts {
-        source = Box::new(crate::alerts::run::AlertingSource {
-            inner: source,
-            alerts: t.sender(),
-        });
-    }
     let result = run_monitor_with(
-        source,
+        with_alerts(wired.source, alerts.as_ref()),
         Arc::new(DataRootSeen {
             data_root,
             hosts: seen_hosts,
         }),
-        replies,
+        wired.replies,
         clock,
-        opts,
+        wired.opts,
     );
     if let Some(t) = alerts {
         t.stop(crate::cmd::alerts_cmd::STOP_GRACE);
@@ -340,6 +251,151 @@ pub fn run(args: &MonitorArgs) -> MonitorExit {
             eprintln!("intercom-pane monitor: {e}");
             MonitorExit::Failed
         }
+    }
+}
+
+/// This machine's ports: replies, navigation, close/resume and spawn, through the scan.
+fn local_ports(
+    args: &MonitorArgs,
+    opts: &ScanOptions,
+    clock: &Arc<dyn Clock>,
+    memory: &Arc<ScanMemory>,
+) -> (ScanReply, MonitorOptions) {
+    let replies = ScanReply {
+        opts: opts.clone(),
+        clock: clock.clone(),
+        memory: memory.clone(),
+    };
+    let navigator = ScanNavigator {
+        opts: opts.clone(),
+        clock: clock.clone(),
+        own: own_pane(),
+    };
+    let workers = ScanWorkers {
+        opts: opts.clone(),
+        clock: clock.clone(),
+        system_config: args.src.config.as_ref().map(|c| {
+            std::env::current_dir()
+                .map(|d| d.join(c))
+                .unwrap_or_else(|_| c.clone())
+        }),
+    };
+    let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        opts: opts.clone(),
+        system_config: args.src.config.as_deref().map(crate::paths::absolute),
+        clock: clock.clone(),
+    };
+    let monitor = MonitorOptions {
+        pass_interval: PASS_INTERVAL,
+        color: None,
+        navigator: Arc::new(navigator),
+        workers: Arc::new(workers),
+        spawner: Arc::new(spawner),
+        frame_log: Some(Arc::new(LogFrames)),
+    };
+    (replies, monitor)
+}
+
+/// This machine's board (the live engine, else timed passes) and the alerts riding on it.
+fn local_source(
+    args: &MonitorArgs,
+    opts: ScanOptions,
+    clock: &Arc<dyn Clock>,
+    memory: Arc<ScanMemory>,
+) -> (Box<dyn SnapshotSource>, Option<AlertThread>) {
+    // The live engine; a process that cannot make an eventfd falls back to timed passes.
+    let live = LiveSource::new(
+        opts.clone(),
+        clock.clone(),
+        !args.no_probe,
+        memory.clone(),
+        crate::live::Settings {
+            full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
+            ..crate::live::Settings::default()
+        },
+    );
+    let alerts = start_alerts(args, &opts, clock, live.is_ok());
+    let source: Box<dyn SnapshotSource> = match live {
+        Ok(s) => Box::new(s),
+        Err(_) => Box::new(ScanSource::new(opts, clock.clone(), !args.no_probe, memory)),
+    };
+    (source, alerts)
+}
+
+/// Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
+/// leave the sidebar without them, said on stderr and in the log. With the live engine a
+/// snapshot holds until the next pass (any change makes one), so a state alerts as soon as it
+/// has settled, not at the next pass (up to the 30 s full pass when nothing else moves).
+fn start_alerts(
+    args: &MonitorArgs,
+    opts: &ScanOptions,
+    clock: &Arc<dyn Clock>,
+    live: bool,
+) -> Option<AlertThread> {
+    match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, opts, clock.clone(), false, live) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("intercom-pane monitor: no alerts: {e}");
+            crate::log::event(
+                crate::log::event::ALERT_CHANNEL_FAILED,
+                serde_json::json!({"channel": "settings", "detail": e}),
+            );
+            None
+        }
+    }
+}
+
+/// What the sidebar runs on: the board's source, the reply path and the other ports.
+struct Wiring {
+    source: Box<dyn SnapshotSource>,
+    replies: Arc<dyn ReplySender>,
+    opts: MonitorOptions,
+}
+
+/// With other machines: their boards joined to this one's, and replies, navigation and
+/// close/resume of their rows sent to them. Unchanged without any.
+fn with_hosts(
+    source: Box<dyn SnapshotSource>,
+    remotes: Vec<Host>,
+    replies: ScanReply,
+    mut opts: MonitorOptions,
+    clock: &Arc<dyn Clock>,
+) -> std::io::Result<Wiring> {
+    if remotes.is_empty() {
+        return Ok(Wiring {
+            source,
+            replies: Arc::new(replies),
+            opts,
+        });
+    }
+    let source = HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL)?;
+    let ports = Arc::new(HostPorts {
+        hosts: remotes,
+        reply: Arc::new(replies),
+        navigator: opts.navigator.clone(),
+        workers: opts.workers.clone(),
+        own: own_pane(),
+    });
+    opts.navigator = ports.clone();
+    opts.workers = ports.clone();
+    Ok(Wiring {
+        source: Box::new(source),
+        replies: ports,
+        opts,
+    })
+}
+
+/// The board, also handed to the alerts when they run.
+fn with_alerts(
+    source: Box<dyn SnapshotSource>,
+    alerts: Option<&AlertThread>,
+) -> Box<dyn SnapshotSource> {
+    match alerts {
+        Some(t) => Box::new(crate::alerts::run::AlertingSource {
+            inner: source,
+            alerts: t.sender(),
+        }),
+        None => source,
     }
 }
 

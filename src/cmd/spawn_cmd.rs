@@ -131,18 +131,15 @@ pub fn run_spawn(args: &SpawnArgs) -> SpawnExit {
     };
     let end = spawn::spawn(&req);
     progress.finish();
-    print(&end.report, args.json, |v| {
+    let report = serde_json::to_value(&end.report).unwrap_or_default();
+    print(&report, args.json, |v| {
         receipt_lines(
             "spawn",
             v,
             &["pane", "cwd", "projectDirectory", "launchSpec"],
         )
     });
-    if let Some(p) = end
-        .report
-        .get("prompt")
-        .filter(|p| !p.is_null() && !args.json)
-    {
+    if let Some(p) = report.get("prompt").filter(|p| !p.is_null() && !args.json) {
         crate::cmd::out(format_args!(
             "  first task: {} via {}{}",
             sanitize(p["outcome"].as_str().unwrap_or("?")),
@@ -203,7 +200,8 @@ pub fn run_retire(args: &RetireArgs) -> RetireExit {
         data_root: r.opts.data_root.clone(),
         clock: r.clock.as_ref(),
     });
-    print(&end.report, args.json, |v| {
+    let report = serde_json::to_value(&end.report).unwrap_or_default();
+    print(&report, args.json, |v| {
         receipt_lines("retire", v, &["sessionId", "archive"]);
         if let Some(w) = v.get("worktree").filter(|w| !w.is_null()) {
             crate::cmd::out(format_args!(
@@ -253,14 +251,16 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             progress: stage,
         };
         let end = spawn::spawn(&req);
-        let s = |k: &str| sanitize(end.report[k].as_str().unwrap_or(""));
-        let detail = match end.report.get("reason").and_then(Value::as_str) {
+        let detail = match &end.report.reason {
             Some(r) => sanitize(r),
-            None => format!("running in {}", s("pane")),
+            None => format!(
+                "running in {}",
+                sanitize(end.report.pane.as_deref().unwrap_or(""))
+            ),
         };
         crate::ui::ports::WorkerOutcome {
             ok: end.exit == SpawnExit::Spawned,
-            result: s("result"),
+            result: end.report.result.as_str().to_string(),
             detail,
         }
     }

@@ -19,6 +19,7 @@ use crate::live::board::BoardPasses;
 use crate::live::wake::Waker;
 use crate::live::{Engine, Settings, Wake};
 use crate::probe::ProbeTarget;
+use crate::scan::{Scan, ScanOptions};
 use crate::views::stream::Differ;
 
 /// Most bytes waiting for a slow reader (a board line alone may be larger: it is never dropped
@@ -164,12 +165,75 @@ fn reader_still_there(wake: &Waker) -> bool {
 /// the reason when it cannot start or its first pass is refused (exit 2).
 pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<(), String> {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
+    let (mut engine, out) = start(r.opts, &clock, stream)?;
+    let runtime = crate::probe::Blocking::new().ok();
+    let heartbeat = Duration::from_secs(stream.heartbeat_secs);
+    let mut lines = Lines {
+        differ: Differ::new(),
+        first: true,
+        resync: false,
+        last_scanned: clock.now_ms(),
+    };
+    let mut next_heartbeat = Instant::now() + heartbeat;
+    let mut next_probe = Instant::now();
+    loop {
+        let timer = Some(next_heartbeat)
+            .into_iter()
+            .chain(probe.then_some(next_probe))
+            .min();
+        match engine.wait(timer) {
+            Wake::Stop => break,
+            Wake::Timer if Instant::now() >= next_heartbeat => {
+                lines.heartbeat(&engine, &clock, stream, &out);
+                next_heartbeat = Instant::now() + heartbeat;
+                continue;
+            }
+            // The probe timer: a pass shows the new checks.
+            Wake::Timer | Wake::Pass => {}
+        }
+        let mut pass = match engine.pass() {
+            Ok(p) => p,
+            Err(e) if lines.first => {
+                out.wake.stop();
+                return Err(e.to_string());
+            }
+            Err(e) => {
+                eprintln!("intercom-pane: pass refused: {e}");
+                continue;
+            }
+        };
+        if probe && Instant::now() >= next_probe {
+            if let Some(rt) = &runtime {
+                probe_into(&mut engine, &mut pass, rt, &clock);
+            }
+            next_probe = Instant::now() + PROBE_EVERY;
+        }
+        let changed = lines.pass(&pass, &clock, stream, &out);
+        if changed && also == Also::BoardFiles {
+            if let Err(e) = crate::views::board_files::write_board(&pass) {
+                eprintln!("intercom-pane: board files not written: {e}");
+            }
+        }
+        if out.closed() {
+            break;
+        }
+    }
+    out.wake.stop();
+    Ok(())
+}
+
+/// The live engine (stopped by the stop signals) and the queue its writer thread drains.
+fn start(
+    opts: ScanOptions,
+    clock: &Arc<dyn Clock>,
+    stream: &StreamArgs,
+) -> Result<(Engine<BoardPasses>, Arc<Out>), String> {
     let settings = Settings {
         full_every: Duration::from_secs(stream.live.full_pass_secs),
         ..Settings::default()
     };
     let memory = Arc::new(crate::evidence::ScanMemory::new());
-    let mut engine = match Engine::new(BoardPasses::new(r.opts, clock.clone(), memory), settings) {
+    let engine = match Engine::new(BoardPasses::new(opts, clock.clone(), memory), settings) {
         Ok(e) => e,
         Err(e) => return Err(format!("cannot start the watch: {e}")),
     };
@@ -186,82 +250,77 @@ pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<
     if let Err(e) = spawn_writer(out.clone(), waker.clone()) {
         return Err(format!("cannot start the watch: {e}"));
     }
-    let runtime = crate::probe::Blocking::new().ok();
-    let heartbeat = Duration::from_secs(stream.heartbeat_secs);
-    let mut differ = Differ::new();
-    let mut next_heartbeat = Instant::now() + heartbeat;
-    let mut next_probe = Instant::now();
-    let mut first = true;
-    let mut resync = false;
-    let mut last_scanned = clock.now_ms();
-    loop {
-        let timer = Some(next_heartbeat)
-            .into_iter()
-            .chain(probe.then_some(next_probe))
-            .min();
-        match engine.wait(timer) {
-            Wake::Stop => break,
-            Wake::Timer if Instant::now() >= next_heartbeat => {
-                let live = serde_json::to_value(engine.health()).unwrap_or_default();
-                let line = differ.heartbeat(last_scanned, live, clock.now_ms());
-                if stream.json_lines && !out.push(line) {
-                    resync = true;
-                }
-                next_heartbeat = Instant::now() + heartbeat;
-                continue;
-            }
-            // The probe timer: a pass shows the new checks.
-            Wake::Timer | Wake::Pass => {}
+    Ok((engine, out))
+}
+
+/// Check the pass's connections now, and show them on it.
+fn probe_into(
+    engine: &mut Engine<BoardPasses>,
+    pass: &mut Scan,
+    rt: &crate::probe::Blocking,
+    clock: &Arc<dyn Clock>,
+) {
+    let targets: Vec<ProbeTarget> = pass.probe_targets();
+    let cache = &mut engine.runner().probes;
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    rt.run_batch(cache, &targets, || clock.now_ms(), rx);
+    pass.apply_connections(&engine.runner().probes, clock.now_ms());
+}
+
+/// The stream's lines: a whole board first (and after lines were dropped), then the changes.
+struct Lines {
+    differ: Differ,
+    first: bool,
+    /// Lines were dropped: the next pass sends a whole board.
+    resync: bool,
+    last_scanned: crate::clock::Ms,
+}
+
+impl Lines {
+    /// The heartbeat line: the last pass's time and the engine's health.
+    fn heartbeat(
+        &mut self,
+        engine: &Engine<BoardPasses>,
+        clock: &Arc<dyn Clock>,
+        stream: &StreamArgs,
+        out: &Out,
+    ) {
+        let live = serde_json::to_value(engine.health()).unwrap_or_default();
+        let line = self
+            .differ
+            .heartbeat(self.last_scanned, live, clock.now_ms());
+        if stream.json_lines && !out.push(line) {
+            self.resync = true;
         }
-        let mut pass = match engine.pass() {
-            Ok(p) => p,
-            Err(e) if first => {
-                out.wake.stop();
-                return Err(e.to_string());
-            }
-            Err(e) => {
-                eprintln!("intercom-pane: pass refused: {e}");
-                continue;
-            }
-        };
-        if probe && Instant::now() >= next_probe {
-            if let Some(rt) = &runtime {
-                let targets: Vec<ProbeTarget> = pass.probe_targets();
-                let cache = &mut engine.runner().probes;
-                let (_tx, rx) = tokio::sync::watch::channel(false);
-                rt.run_batch(cache, &targets, || clock.now_ms(), rx);
-                pass.apply_connections(&engine.runner().probes, clock.now_ms());
-            }
-            next_probe = Instant::now() + PROBE_EVERY;
-        }
-        last_scanned = pass.scanned_at;
+    }
+
+    /// The lines of a pass, queued; whether a seat changed.
+    fn pass(
+        &mut self,
+        pass: &Scan,
+        clock: &Arc<dyn Clock>,
+        stream: &StreamArgs,
+        out: &Out,
+    ) -> bool {
+        self.last_scanned = pass.scanned_at;
         let now = clock.now_ms();
-        let lines = if first || resync {
-            let why = if first { "start" } else { "resync" };
-            vec![differ.board(&pass, why, out.take_dropped(), now)]
+        let lines = if self.first || self.resync {
+            let why = if self.first { "start" } else { "resync" };
+            vec![self.differ.board(pass, why, out.take_dropped(), now)]
         } else {
-            differ.changes(&pass, now)
+            self.differ.changes(pass, now)
         };
         let changed = !lines.is_empty();
-        first = false;
-        resync = false;
+        self.first = false;
+        self.resync = false;
         if stream.json_lines {
             for line in lines {
                 if !out.push(line) {
-                    resync = true;
+                    self.resync = true;
                     break;
                 }
             }
         }
-        if changed && also == Also::BoardFiles {
-            if let Err(e) = crate::views::board_files::write_board(&pass) {
-                eprintln!("intercom-pane: board files not written: {e}");
-            }
-        }
-        if out.closed() {
-            break;
-        }
+        changed
     }
-    out.wake.stop();
-    Ok(())
 }

@@ -15,9 +15,10 @@ use crate::clock::{parse_iso, Ms};
 use crate::evidence::registrations::ContextFill;
 use crate::snapshot::{
     ActivityView, ConnectionView, MuxKind, ReplyPath, Row, RowCloseJob, RowHandoff, RowHost,
-    RowReport, RowRole, RunningTool, SeatPane,
+    RowReport, RowRole, RunningTool, SeatPane, UsageView,
 };
 use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
+use crate::text::one_line;
 
 /// Most records taken from one board (a roster has at most 256 agents, plus pane seats).
 pub const MAX_RECORDS: usize = 1024;
@@ -87,34 +88,13 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
         return None;
     }
     let seat = r.seat.as_ref();
-    let role = match seat.and_then(|x| s(x, "role")) {
-        Some("coordinator") => return None,
-        Some("worker") => RowRole::Worker,
-        Some("connector") => RowRole::Connector,
-        Some(_) => RowRole::Seat,
-        None if r.connector.is_some() => RowRole::Connector,
-        None if r.intercom.is_some() => RowRole::Worker,
-        None => RowRole::Seat,
-    };
+    let role = role_of(seat, &r)?;
     let key: String = SeatKey::new(&r.project, &r.agent).into();
-    let reason = StateReason::from_code(&r.state_reason);
-    let mut source = crate::text::one_line(&r.state_source, 200);
-    if reason.is_none() {
-        source.push_str(&format!(
-            "; reason {}",
-            crate::text::one_line(&r.state_reason, 60)
-        ));
-    }
+    let (state_reason, state_source) = reason_of(host, &r);
     let ic = r.intercom.as_ref();
     Some(Row {
-        usage: r
-            .usage
-            .as_ref()
-            .and_then(crate::snapshot::UsageView::from_json),
-        context: r
-            .context
-            .and_then(|v| serde_json::from_value::<ContextFill>(v).ok())
-            .filter(|c| c.window_ok() && c.percent_ok()),
+        usage: r.usage.as_ref().and_then(UsageView::from_json),
+        context: context_of(r.context),
         state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),
         seen_key: row_id(host, &key),
@@ -123,19 +103,13 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
         role,
         responsibility: None,
         state: state_of(&r.state),
-        state_reason: reason.unwrap_or(StateReason::HostReported),
-        state_source: StateSource::Host {
-            host: host.to_string(),
-            source,
-        },
-        connection: ic
-            .and_then(|i| i.get("connection"))
-            .map(connection_of)
-            .unwrap_or_else(ConnectionView::not_checked),
+        state_reason,
+        state_source,
+        connection: connection_in(ic),
         activity: ic.map(activity_of),
-        report: ic.and_then(|i| i.get("report")).and_then(report_of),
-        handoff: ic.and_then(|i| i.get("handoff")).and_then(handoff_of),
-        close_job: ic.and_then(|i| i.get("closeJob")).and_then(close_job_of),
+        report: member(ic, "report").and_then(report_of),
+        handoff: member(ic, "handoff").and_then(handoff_of),
+        close_job: member(ic, "closeJob").and_then(close_job_of),
         task: r.task,
         task_source: None,
         workspace: r.workspace,
@@ -145,38 +119,16 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
         last_assistant_text: r.last_assistant_text,
         question: r.question,
         last_user_text: seat.and_then(|x| s(x, "lastUserText")).map(str::to_string),
-        running_tool: seat
-            .and_then(|x| x.get("runningTool"))
-            .map(|t| RunningTool {
-                name: s(t, "name").map(str::to_string),
-                since: iso(t, "since"),
-            }),
-        pane: seat.and_then(|x| x.get("pane")).and_then(pane_of),
+        running_tool: member(seat, "runningTool").map(running_tool_of),
+        pane: member(seat, "pane").and_then(pane_of),
         last_activity: r.last_activity.as_deref().and_then(parse_iso),
         relaunched_at: r.relaunched_at.as_deref().and_then(parse_iso),
         waiting_on_you: r.waiting_on_you,
         seen: r.seen,
         alive: r.alive,
-        turn: seat
-            .and_then(|x| s(x, "turn"))
-            .map(|t| crate::text::one_line(t, 200)),
-        session_ended: seat
-            .and_then(|x| x.get("sessionEnded"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        reply: match seat.and_then(|x| x.get("reply")) {
-            Some(v) => match (s(v, "target"), s(v, "unavailable")) {
-                (Some(t), _) => ReplyPath::Available {
-                    target: format!("{t} on {host}"),
-                },
-                (None, why) => ReplyPath::Unavailable {
-                    reason: why.unwrap_or("no reply path").to_string(),
-                },
-            },
-            None => ReplyPath::Unavailable {
-                reason: format!("host {host} does not say where a reply would go"),
-            },
-        },
+        turn: seat.and_then(|x| s(x, "turn")).map(|t| one_line(t, 200)),
+        session_ended: session_ended_in(seat),
+        reply: reply_of(host, seat),
         host: Some(RowHost {
             name: host.to_string(),
             key,
@@ -185,6 +137,81 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
             answering: true,
         }),
     })
+}
+
+/// The member `k` of `v`, when both are there.
+fn member<'a>(v: Option<&'a Value>, k: &str) -> Option<&'a Value> {
+    v.and_then(|v| v.get(k))
+}
+
+/// The row's role; `None` for the coordinator (a board seat, not a sidebar row).
+fn role_of(seat: Option<&Value>, r: &Rec) -> Option<RowRole> {
+    Some(match seat.and_then(|x| s(x, "role")) {
+        Some("coordinator") => return None,
+        Some("worker") => RowRole::Worker,
+        Some("connector") => RowRole::Connector,
+        Some(_) => RowRole::Seat,
+        None if r.connector.is_some() => RowRole::Connector,
+        None if r.intercom.is_some() => RowRole::Worker,
+        None => RowRole::Seat,
+    })
+}
+
+/// Why the host says the row is in its state: its reason (`host_reported` when this version
+/// does not know the code, which the source then quotes) and its source, as the host's.
+fn reason_of(host: &str, r: &Rec) -> (StateReason, StateSource) {
+    let reason = StateReason::from_code(&r.state_reason);
+    let mut source = one_line(&r.state_source, 200);
+    if reason.is_none() {
+        source.push_str(&format!("; reason {}", one_line(&r.state_reason, 60)));
+    }
+    let source = StateSource::Host {
+        host: host.to_string(),
+        source,
+    };
+    (reason.unwrap_or(StateReason::HostReported), source)
+}
+
+/// The context fill, when it reads and its numbers are possible.
+fn context_of(v: Option<Value>) -> Option<ContextFill> {
+    v.and_then(|v| serde_json::from_value::<ContextFill>(v).ok())
+        .filter(|c| c.window_ok() && c.percent_ok())
+}
+
+fn connection_in(ic: Option<&Value>) -> ConnectionView {
+    member(ic, "connection")
+        .map(connection_of)
+        .unwrap_or_else(ConnectionView::not_checked)
+}
+
+fn running_tool_of(t: &Value) -> RunningTool {
+    RunningTool {
+        name: s(t, "name").map(str::to_string),
+        since: iso(t, "since"),
+    }
+}
+
+fn session_ended_in(seat: Option<&Value>) -> bool {
+    member(seat, "sessionEnded")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Where a reply to the row goes on its host, or why none can.
+fn reply_of(host: &str, seat: Option<&Value>) -> ReplyPath {
+    match member(seat, "reply") {
+        Some(v) => match (s(v, "target"), s(v, "unavailable")) {
+            (Some(t), _) => ReplyPath::Available {
+                target: format!("{t} on {host}"),
+            },
+            (None, why) => ReplyPath::Unavailable {
+                reason: why.unwrap_or("no reply path").to_string(),
+            },
+        },
+        None => ReplyPath::Unavailable {
+            reason: format!("host {host} does not say where a reply would go"),
+        },
+    }
 }
 
 fn pane_of(p: &Value) -> Option<SeatPane> {

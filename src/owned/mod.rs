@@ -7,8 +7,11 @@
 //!   with Intercom's own Herdr launcher (its stages and fields read, foreign keys kept);
 //! - `job_record`: the close job's machine-local record `<root>/.pi-intercom/jobs/<job>.json`;
 //! - `resume_fence`: a resume's fence `<root>/.pi-intercom/jobs/resume-<hash>.json`;
+//! - `retire_record`: what `retire` keeps of a worker, `<root>/.pi-intercom/retired/<id>-<ms>.json`;
 //! - `close_report`, `resume_report`: what close-worker and resume-worker print (`--json`), log
-//!   and hand to the sidebar and the coordinator's tools.
+//!   and hand to the sidebar and the coordinator's tools;
+//! - `spawn_report`, `retire_report`: what `spawn` and `retire` print (`--json`) and hand to the
+//!   sidebar.
 //!
 //! Typed elsewhere already, with the same rules: the launch spec (`actions::launch_spec`), the
 //! alert memory (`alerts::memory`), seen marks (`evidence::seen`). Not here: `config.json`, which
@@ -23,6 +26,9 @@ pub mod job_record;
 pub mod monitor;
 pub mod resume_fence;
 pub mod resume_report;
+pub mod retire_record;
+pub mod retire_report;
+pub mod spawn_report;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

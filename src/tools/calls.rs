@@ -245,7 +245,10 @@ fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
     };
     Outcome {
         exit,
-        result: with_exit(end.report, end.exit.code()),
+        result: with_exit(
+            serde_json::to_value(&end.report).unwrap_or_default(),
+            end.exit.code(),
+        ),
     }
 }
 

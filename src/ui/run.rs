@@ -26,7 +26,8 @@ use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
 use crate::ui::ports::{
     CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl,
-    ReplySender, SeenWriter, SnapshotSource, Spawner, WorkerControl, WorkerOutcome,
+    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
+    Spawner, WorkerAction, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -267,7 +268,7 @@ fn draw(
     Ok(crate::ui::tick::next_redraw(app.snapshot(), &shown, now))
 }
 
-/// Carry out a Seen write or a reply on its own thread; the outcome comes back as a message.
+/// Carry out an effect on its own thread; its outcome comes back as a message.
 fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
     let tx = tx.clone();
     match fx {
@@ -276,155 +277,183 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
             key,
             last_activity_iso,
             seen,
-        } => {
-            let w = ports.seen.clone();
-            let (tx2, id2) = (tx.clone(), row_id.clone());
-            let spawned = thread::Builder::new()
-                .name("seen-write".into())
-                .spawn(move || {
-                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                        w.set_seen(&key, &last_activity_iso, seen)
-                    }))
-                    .unwrap_or_else(|_| Err("seen writer failed unexpectedly".into()));
-                    let _ = tx.send(Event2::App(Msg::SeenFinished {
-                        row_id,
-                        seen,
-                        result,
-                    }));
-                });
-            if let Err(e) = spawned {
-                // No thread: report it like any failed write so the optimistic mark is undone.
-                let _ = tx2.send(Event2::App(Msg::SeenFinished {
-                    row_id: id2,
-                    seen,
-                    result: Err(format!("cannot start the seen writer: {e}").into()),
-                }));
-            }
-        }
-        Effect::SendReply(req) => {
-            let s = ports.reply.clone();
-            let (tx2, id2) = (tx.clone(), req.row_id.clone());
-            let spawned = thread::Builder::new()
-                .name("reply-send".into())
-                .spawn(move || {
-                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| s.send(&req)))
-                        .unwrap_or_else(|_| crate::ui::ports::ReplyOutcome::Refused {
-                            reason: "reply sender failed unexpectedly".into(),
-                        });
-                    let _ = tx.send(Event2::App(Msg::ReplyFinished {
-                        row_id: req.row_id,
-                        outcome,
-                    }));
-                });
-            if let Err(e) = spawned {
-                let _ = tx2.send(Event2::App(Msg::ReplyFinished {
-                    row_id: id2,
-                    outcome: crate::ui::ports::ReplyOutcome::Refused {
-                        reason: format!("cannot start the reply sender: {e}"),
-                    },
-                }));
-            }
-        }
-        Effect::Jump(seat) => {
-            let nav = ports.navigator.clone();
-            let name = crate::ui::fit::name_of_seat(&seat);
-            let name2 = name.clone();
-            background(
-                tx,
-                "jump",
-                move |_| {
-                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| nav.jump(&seat)))
-                        .unwrap_or_else(|_| JumpOutcome::Refused {
-                            reason: "the navigator failed unexpectedly".into(),
-                        });
-                    Msg::JumpFinished { name, outcome }
-                },
-                |reason| Msg::JumpFinished {
-                    name: name2,
-                    outcome: JumpOutcome::Refused { reason },
-                },
-            );
-        }
-        Effect::Worker { action, seat } => {
-            let w = ports.workers.clone();
-            let row_id = seat.row_id.clone();
-            let id2 = row_id.clone();
-            background(
-                tx,
-                "worker-job",
-                move |tx| {
-                    let stage_tx = tx.clone();
-                    let id = row_id.clone();
-                    let stage = move |s: &str| {
-                        let _ = stage_tx.send(Event2::App(Msg::WorkerStage {
-                            row_id: id.clone(),
-                            stage: s.to_string(),
-                        }));
-                    };
-                    let outcome =
-                        panic::catch_unwind(AssertUnwindSafe(|| w.run(action, &seat, &stage)))
-                            .unwrap_or_else(|_| WorkerOutcome {
-                                ok: false,
-                                result: "failed".into(),
-                                detail: format!("{} failed unexpectedly", action.command()),
-                            });
-                    Msg::WorkerFinished { row_id, outcome }
-                },
-                |reason| Msg::WorkerFinished {
-                    row_id: id2,
-                    outcome: WorkerOutcome {
-                        ok: false,
-                        result: "failed".into(),
-                        detail: reason,
-                    },
-                },
-            );
-        }
-        Effect::KeepHeight(lines) => {
-            let nav = ports.navigator.clone();
-            // Nothing comes back: the resize (if any) arrives as a Resize event.
-            let _ = thread::Builder::new()
-                .name("keep-height".into())
-                .spawn(move || {
-                    let _ = panic::catch_unwind(AssertUnwindSafe(|| nav.keep_height(lines)));
-                });
-        }
-        Effect::Spawn(ask) => {
-            let sp = ports.spawner.clone();
-            let name = ask.name.clone();
-            let name2 = name.clone();
-            background(
-                tx,
-                "spawn-job",
-                move |tx| {
-                    let stage_tx = tx.clone();
-                    let n = name.clone();
-                    let stage = move |s: &str| {
-                        let _ = stage_tx.send(Event2::App(Msg::SpawnStage {
-                            name: n.clone(),
-                            stage: s.to_string(),
-                        }));
-                    };
-                    let outcome = panic::catch_unwind(AssertUnwindSafe(|| sp.spawn(&ask, &stage)))
-                        .unwrap_or_else(|_| WorkerOutcome {
-                            ok: false,
-                            result: "failed".into(),
-                            detail: "spawn failed unexpectedly".into(),
-                        });
-                    Msg::SpawnFinished { name, outcome }
-                },
-                |reason| Msg::SpawnFinished {
-                    name: name2,
-                    outcome: WorkerOutcome {
-                        ok: false,
-                        result: "failed".into(),
-                        detail: reason,
-                    },
-                },
-            );
-        }
+        } => write_seen(tx, ports, row_id, key, last_activity_iso, seen),
+        Effect::SendReply(req) => send_reply(tx, ports, req),
+        Effect::Jump(seat) => jump(tx, ports, seat),
+        Effect::Worker { action, seat } => run_worker(tx, ports, action, seat),
+        Effect::KeepHeight(lines) => keep_height(ports, lines),
+        Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
         Effect::Quit => {}
     }
+}
+
+/// Write a Seen mark; `SeenFinished` comes back (a failure undoes the optimistic mark).
+fn write_seen(
+    tx: Sender<Event2>,
+    ports: &Ports,
+    row_id: String,
+    key: String,
+    last_activity_iso: String,
+    seen: bool,
+) {
+    let w = ports.seen.clone();
+    let (tx2, id2) = (tx.clone(), row_id.clone());
+    let spawned = thread::Builder::new()
+        .name("seen-write".into())
+        .spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                w.set_seen(&key, &last_activity_iso, seen)
+            }))
+            .unwrap_or_else(|_| Err("seen writer failed unexpectedly".into()));
+            let _ = tx.send(Event2::App(Msg::SeenFinished {
+                row_id,
+                seen,
+                result,
+            }));
+        });
+    if let Err(e) = spawned {
+        // No thread: report it like any failed write so the optimistic mark is undone.
+        let _ = tx2.send(Event2::App(Msg::SeenFinished {
+            row_id: id2,
+            seen,
+            result: Err(format!("cannot start the seen writer: {e}").into()),
+        }));
+    }
+}
+
+/// Deliver one reply; `ReplyFinished` comes back.
+fn send_reply(tx: Sender<Event2>, ports: &Ports, req: ReplyRequest) {
+    let s = ports.reply.clone();
+    let (tx2, id2) = (tx.clone(), req.row_id.clone());
+    let spawned =
+        thread::Builder::new()
+            .name("reply-send".into())
+            .spawn(move || {
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| s.send(&req)))
+                    .unwrap_or_else(|_| ReplyOutcome::Refused {
+                        reason: "reply sender failed unexpectedly".into(),
+                    });
+                let _ = tx.send(Event2::App(Msg::ReplyFinished {
+                    row_id: req.row_id,
+                    outcome,
+                }));
+            });
+    if let Err(e) = spawned {
+        let _ = tx2.send(Event2::App(Msg::ReplyFinished {
+            row_id: id2,
+            outcome: ReplyOutcome::Refused {
+                reason: format!("cannot start the reply sender: {e}"),
+            },
+        }));
+    }
+}
+
+/// Take the person to the seat's pane; `JumpFinished` comes back.
+fn jump(tx: Sender<Event2>, ports: &Ports, seat: SeatRef) {
+    let nav = ports.navigator.clone();
+    let name = crate::ui::fit::name_of_seat(&seat);
+    let name2 = name.clone();
+    background(
+        tx,
+        "jump",
+        move |_| {
+            let outcome =
+                panic::catch_unwind(AssertUnwindSafe(|| nav.jump(&seat))).unwrap_or_else(|_| {
+                    JumpOutcome::Refused {
+                        reason: "the navigator failed unexpectedly".into(),
+                    }
+                });
+            Msg::JumpFinished { name, outcome }
+        },
+        |reason| Msg::JumpFinished {
+            name: name2,
+            outcome: JumpOutcome::Refused { reason },
+        },
+    );
+}
+
+/// Run close-worker or resume-worker on the seat; its stages come back as `WorkerStage`, its
+/// end as `WorkerFinished`.
+fn run_worker(tx: Sender<Event2>, ports: &Ports, action: WorkerAction, seat: SeatRef) {
+    let w = ports.workers.clone();
+    let row_id = seat.row_id.clone();
+    let id2 = row_id.clone();
+    background(
+        tx,
+        "worker-job",
+        move |tx| {
+            let stage_tx = tx.clone();
+            let id = row_id.clone();
+            let stage = move |s: &str| {
+                let _ = stage_tx.send(Event2::App(Msg::WorkerStage {
+                    row_id: id.clone(),
+                    stage: s.to_string(),
+                }));
+            };
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| w.run(action, &seat, &stage)))
+                .unwrap_or_else(|_| WorkerOutcome {
+                    ok: false,
+                    result: "failed".into(),
+                    detail: format!("{} failed unexpectedly", action.command()),
+                });
+            Msg::WorkerFinished { row_id, outcome }
+        },
+        |reason| Msg::WorkerFinished {
+            row_id: id2,
+            outcome: WorkerOutcome {
+                ok: false,
+                result: "failed".into(),
+                detail: reason,
+            },
+        },
+    );
+}
+
+/// Make the sidebar's pane at least `lines` tall. Nothing comes back: the resize (if any)
+/// arrives as a Resize event.
+fn keep_height(ports: &Ports, lines: u16) {
+    let nav = ports.navigator.clone();
+    let _ = thread::Builder::new()
+        .name("keep-height".into())
+        .spawn(move || {
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| nav.keep_height(lines)));
+        });
+}
+
+/// Start a worker; its stages come back as `SpawnStage`, its end as `SpawnFinished`.
+fn spawn_worker(tx: Sender<Event2>, ports: &Ports, ask: SpawnAsk) {
+    let sp = ports.spawner.clone();
+    let name = ask.name.clone();
+    let name2 = name.clone();
+    background(
+        tx,
+        "spawn-job",
+        move |tx| {
+            let stage_tx = tx.clone();
+            let n = name.clone();
+            let stage = move |s: &str| {
+                let _ = stage_tx.send(Event2::App(Msg::SpawnStage {
+                    name: n.clone(),
+                    stage: s.to_string(),
+                }));
+            };
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| sp.spawn(&ask, &stage)))
+                .unwrap_or_else(|_| WorkerOutcome {
+                    ok: false,
+                    result: "failed".into(),
+                    detail: "spawn failed unexpectedly".into(),
+                });
+            Msg::SpawnFinished { name, outcome }
+        },
+        |reason| Msg::SpawnFinished {
+            name: name2,
+            outcome: WorkerOutcome {
+                ok: false,
+                result: "failed".into(),
+                detail: reason,
+            },
+        },
+    );
 }
 
 /// Run `job` on its own thread and send its message back; when no thread can start, the

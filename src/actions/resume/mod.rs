@@ -196,6 +196,50 @@ fn test_pause() {
 /// session id the first check found (the re-check refuses a worker whose session changed).
 fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result<Plan, Ending> {
     let cfg = config::load(root).map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
+    let agent = worker_of(req, &cfg, expected)?;
+    let mut checks = vec![format!("worker {} is configured", sanitize(&agent.name))];
+    if let Some(j) = &agent.close_job {
+        if j.state.is_pending() || j.state.is_fenced() {
+            return Err(refused(
+                ResumeExit::Fenced,
+                format!("close job {} is {}", j.job_id, j.state.as_str()),
+            ));
+        }
+    }
+    checks.push("no pending or uncertain close job".into());
+    check_fence(req, root, &agent.session_id)?;
+    checks.push("no resume in flight".into());
+    let session_file = closed_with_saved_session(req, root, &agent, &mut checks)?;
+    let (spec, cwd) = folder_of(root, &agent, &mut checks)?;
+    let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
+        .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
+    checks.push(format!(
+        "new {} on the server of the coordinator's pane {} ({})",
+        mux.kind().caps().resume_place,
+        beside.id,
+        mux.kind().name()
+    ));
+    let window = place::window(req, &agent, &session_file, &cwd, &beside, spec.as_ref());
+    place::check_exact(mux.kind(), &window).map_err(|e| refused(ResumeExit::Usage, e))?;
+    Ok(Plan {
+        agent,
+        session_file,
+        cwd,
+        mux,
+        beside,
+        window,
+        checks,
+        spec: spec.map(|s| (crate::paths::launch_spec(root, &s.session_id), s)),
+    })
+}
+
+/// The worker named, when it may be resumed by this request: the session the first check found,
+/// not the coordinator, the seat the board showed, and confirmed closed.
+fn worker_of(
+    req: &ResumeRequest,
+    cfg: &config::IntercomConfig,
+    expected: Option<&str>,
+) -> Result<Agent, Ending> {
     let agent = cfg.find_by_name(&req.name).cloned().ok_or_else(|| {
         refused(
             ResumeExit::Usage,
@@ -233,19 +277,17 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
             ),
         ));
     }
-    let mut checks = vec![format!("worker {} is configured", sanitize(&agent.name))];
-    if let Some(j) = &agent.close_job {
-        if j.state.is_pending() || j.state.is_fenced() {
-            return Err(refused(
-                ResumeExit::Fenced,
-                format!("close job {} is {}", j.job_id, j.state.as_str()),
-            ));
-        }
-    }
-    checks.push("no pending or uncertain close job".into());
-    check_fence(req, root, &agent.session_id)?;
-    checks.push("no resume in flight".into());
+    Ok(agent)
+}
 
+/// Nothing runs the worker's session (no live registration, no pane on the board, no process,
+/// no health endpoint), and its saved session is there; that session file.
+fn closed_with_saved_session(
+    req: &ResumeRequest,
+    root: &Path,
+    agent: &Agent,
+    checks: &mut Vec<String>,
+) -> Result<PathBuf, Ending> {
     let pass = scan::run(req.scan, req.clock, None, None)
         .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     let key = SeatKey::new(&scan::base_name(root), &agent.name);
@@ -272,14 +314,24 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
             detail: format!("the board shows a pane running this worker{pane}"),
         }));
     }
-    let session_file = saved_session(&agent, record)?;
+    let session_file = saved_session(agent, record)?;
     checks.push(format!(
         "saved session {} (header matches)",
         session_file.display()
     ));
-    no_process_or_endpoint(&agent, &session_file, root, &req.scan.data_root)?;
+    no_process_or_endpoint(agent, &session_file, root, &req.scan.data_root)?;
     checks.push("no live registration, pane, process or health endpoint".into());
-    let spec = launch_spec_of(root, &agent)?;
+    Ok(session_file)
+}
+
+/// The worker's launch spec (when `spawn` recorded one) and the folder it runs in, which must
+/// be a folder.
+fn folder_of(
+    root: &Path,
+    agent: &Agent,
+    checks: &mut Vec<String>,
+) -> Result<(Option<LaunchSpec>, PathBuf), Ending> {
+    let spec = launch_spec_of(root, agent)?;
     if let Some(s) = &spec {
         checks.push(format!(
             "launch spec {} (spawned {}): its arguments, folder and environment",
@@ -296,26 +348,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
             format!("projectDirectory {} is not a folder", cwd.display()),
         ));
     }
-    let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
-        .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
-    checks.push(format!(
-        "new {} on the server of the coordinator's pane {} ({})",
-        mux.kind().caps().resume_place,
-        beside.id,
-        mux.kind().name()
-    ));
-    let window = place::window(req, &agent, &session_file, &cwd, &beside, spec.as_ref());
-    place::check_exact(mux.kind(), &window).map_err(|e| refused(ResumeExit::Usage, e))?;
-    Ok(Plan {
-        agent,
-        session_file,
-        cwd,
-        mux,
-        beside,
-        window,
-        checks,
-        spec: spec.map(|s| (crate::paths::launch_spec(root, &s.session_id), s)),
-    })
+    Ok((spec, cwd))
 }
 
 /// The worker's launch spec when `spawn` recorded one; a spec that exists and cannot be used

@@ -3,15 +3,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
 use super::reserve::{tab_or_window, Plan};
 use super::{Ending, SpawnExit, SpawnRequest};
 use crate::actions::launch_spec::{self, LaunchSpec, Stage};
 use crate::actions::reply;
 use crate::actions::resume::live;
 use crate::clock::format_iso;
-use crate::mux::{ErrorCode, NewWindow};
+use crate::mux::{ErrorCode, MuxError, NewWindow, PaneInfo};
+use crate::owned::spawn_report::{FirstTask, SpawnReceipt, SpawnReport, SpawnResult, WorktreeMade};
 use crate::paths;
 use crate::proc;
 use crate::scan::{self, RootChoice, ScanOptions};
@@ -21,28 +20,49 @@ const STEP_DEADLINE: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(250);
 
 /// What every receipt carries.
-pub(super) fn receipt(req: &SpawnRequest, root: &Path, plan: &Plan, window: &NewWindow) -> Value {
-    json!({"worker": req.name, "sessionId": plan.session_id, "port": plan.port,
-        "projectDirectory": plan.project_directory, "cwd": plan.cwd,
-        "worktree": launch_spec_worktree(plan),
-        "multiplexer": plan.mux.kind().name(), "placement": tab_or_window(plan.mux.kind()),
-        "beside": plan.beside.id, "argv": window.argv,
-        "env": window.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-        "launchSpec": paths::launch_spec(root, &plan.session_id),
-        "pickedUp": plan.earlier.as_ref().map(|s| s.stage.as_str()),
-        "checks": plan.checks})
+pub(super) fn receipt(
+    req: &SpawnRequest,
+    root: &Path,
+    plan: &Plan,
+    window: &NewWindow,
+) -> SpawnReceipt {
+    SpawnReceipt {
+        worker: req.name.clone(),
+        session_id: plan.session_id.clone(),
+        port: plan.port,
+        project_directory: plan.project_directory.clone(),
+        cwd: plan.cwd.to_string_lossy().into_owned(),
+        worktree: launch_spec_worktree(plan),
+        multiplexer: plan.mux.kind(),
+        placement: tab_or_window(plan.mux.kind()),
+        beside: plan.beside.id.clone(),
+        argv: window.argv.clone(),
+        env: window.env.iter().map(|(k, _)| k.clone()).collect(),
+        launch_spec: paths::launch_spec(root, &plan.session_id)
+            .to_string_lossy()
+            .into_owned(),
+        picked_up: plan.earlier.as_ref().map(|s| s.stage.as_str()),
+        checks: plan.checks.clone(),
+    }
 }
 
-fn launch_spec_worktree(plan: &Plan) -> Value {
+fn launch_spec_worktree(plan: &Plan) -> Option<WorktreeMade> {
     use super::reserve::Tree;
+    let path = |p: &Path| p.to_string_lossy().into_owned();
     match &plan.tree {
-        Tree::None => Value::Null,
-        Tree::Existing(w) => {
-            json!({"path": w.path, "branch": w.branch, "createdBranch": w.created_branch, "base": w.base})
-        }
-        Tree::Create(p) => {
-            json!({"path": p.path, "branch": p.branch, "createdBranch": !p.branch_exists, "base": p.base})
-        }
+        Tree::None => None,
+        Tree::Existing(w) => Some(WorktreeMade {
+            path: path(&w.path),
+            branch: w.branch.clone(),
+            created_branch: w.created_branch,
+            base: w.base.clone(),
+        }),
+        Tree::Create(p) => Some(WorktreeMade {
+            path: path(&p.path),
+            branch: p.branch.clone(),
+            created_branch: !p.branch_exists,
+            base: p.base.clone(),
+        }),
     }
 }
 
@@ -62,65 +82,109 @@ pub(super) fn window(req: &SpawnRequest, plan: &Plan) -> NewWindow {
 
 /// Record how far it got (the note the next spawn, resume and retire read). A failure to
 /// record is said in the report, never hidden.
-fn record(root: &Path, spec: &mut LaunchSpec, req: &SpawnRequest, report: &mut Value) {
+fn record(root: &Path, spec: &mut LaunchSpec, req: &SpawnRequest, report: &mut SpawnReport) {
     spec.updated_at = format_iso(req.clock.now_ms());
     if let Err(e) = launch_spec::write(root, spec) {
-        report["specNotUpdated"] = json!(e.to_string());
+        report.spec_not_updated = Some(e.to_string());
     }
 }
 
 /// Open the window, wait for the registration, hand over the first task.
 pub(super) fn launch(req: &SpawnRequest, root: &Path, plan: &Plan, mut spec: LaunchSpec) -> Ending {
     let w = window(req, plan);
-    let mut report = receipt(req, root, plan, &w);
+    let mut report = Box::new(SpawnReport::launching(receipt(req, root, plan, &w)));
     let pane = match plan.mux.new_window(&w, Instant::now() + STEP_DEADLINE) {
         Ok(p) => p,
-        Err(e) => {
-            // A timeout or an unreadable answer may have opened it anyway: said, and the next
-            // spawn of the name checks that nothing runs the session before it opens another.
-            let maybe = matches!(e.code, ErrorCode::Timeout | ErrorCode::BadReply);
-            spec.note = Some(format!(
-                "the {} was {}: {e}",
-                tab_or_window(plan.mux.kind()),
-                if maybe {
-                    "perhaps not opened"
-                } else {
-                    "not opened"
-                }
-            ));
-            record(root, &mut spec, req, &mut report);
-            report["result"] = json!("failed");
-            report["reason"] = json!(format!(
-                "{}; {} stays in the roster: spawn it again to retry, or retire it",
-                spec.note.as_deref().unwrap_or_default(),
-                sanitize(&req.name)
-            ));
-            return Ending {
-                exit: SpawnExit::Failed,
-                report,
-            };
-        }
+        Err(e) => return not_opened(req, root, plan, &mut spec, report, &e),
     };
     spec.stage = Stage::Launched;
     spec.pane = Some(pane.id.clone());
     record(root, &mut spec, req, &mut report);
-    report["pane"] = json!(pane.id);
+    report.pane = Some(pane.id.clone());
     super::test_pause("launched");
+    let Some(pid) = wait_for_registration(req, root, plan, &pane) else {
+        return unconfirmed(req, root, &mut spec, report, &pane.id);
+    };
+    spec.stage = Stage::Registered;
+    spec.note = None;
+    record(root, &mut spec, req, &mut report);
+    report.registered_pid = Some(pid);
+    report.result = SpawnResult::Spawned;
+    let Some(prompt) = &req.prompt else {
+        return Ending {
+            exit: SpawnExit::Spawned,
+            report,
+        };
+    };
+    let (exit, receipt) = first_task(req, root, prompt);
+    report.prompt = Some(receipt);
+    if exit != SpawnExit::Spawned {
+        report.reason = Some(format!(
+            "{} runs and registered, but its first task was not delivered (see prompt): send it with `intercom-pane reply`",
+            sanitize(&req.name)
+        ));
+    }
+    Ending { exit, report }
+}
+
+/// The window was not opened (or perhaps was): noted on the spec, and the worker stays in the
+/// roster.
+fn not_opened(
+    req: &SpawnRequest,
+    root: &Path,
+    plan: &Plan,
+    spec: &mut LaunchSpec,
+    mut report: Box<SpawnReport>,
+    e: &MuxError,
+) -> Ending {
+    // A timeout or an unreadable answer may have opened it anyway: said, and the next spawn of
+    // the name checks that nothing runs the session before it opens another.
+    let maybe = matches!(e.code, ErrorCode::Timeout | ErrorCode::BadReply);
+    spec.note = Some(format!(
+        "the {} was {}: {e}",
+        tab_or_window(plan.mux.kind()),
+        if maybe {
+            "perhaps not opened"
+        } else {
+            "not opened"
+        }
+    ));
+    record(root, spec, req, &mut report);
+    report.result = SpawnResult::Failed;
+    report.reason = Some(format!(
+        "{}; {} stays in the roster: spawn it again to retry, or retire it",
+        spec.note.as_deref().unwrap_or_default(),
+        sanitize(&req.name)
+    ));
+    Ending {
+        exit: SpawnExit::Failed,
+        report,
+    }
+}
+
+/// Wait (at most `--wait-secs`) for a live registration of the session from inside `pane`; its
+/// pid.
+fn wait_for_registration(
+    req: &SpawnRequest,
+    root: &Path,
+    plan: &Plan,
+    pane: &PaneInfo,
+) -> Option<i32> {
     let started = Instant::now();
     let wait = Duration::from_secs(req.wait_secs);
     let mut last_note = started - Duration::from_secs(10);
-    let registered = loop {
+    loop {
         if let Some((_, r)) = live::live_registration(root, &req.scan.data_root, &plan.session_id) {
             let in_pane = match (pane.pid, r.pid) {
                 (Some(pp), Some(rp)) => pp == rp || proc::is_ancestor(pp, rp),
                 _ => false,
             };
             if in_pane {
-                break r.pid;
+                return r.pid;
             }
         }
         if started.elapsed() >= wait {
-            break None;
+            return None;
         }
         if last_note.elapsed() >= Duration::from_secs(1) {
             (req.progress)(&format!(
@@ -133,52 +197,41 @@ pub(super) fn launch(req: &SpawnRequest, root: &Path, plan: &Plan, mut spec: Lau
             last_note = Instant::now();
         }
         std::thread::sleep(POLL);
-    };
-    let Some(pid) = registered else {
-        spec.note = Some(format!(
-            "launched in {} at {}; no registration from it within {} s (is the pi extension installed, pi on PATH?)",
-            pane.id,
-            format_iso(req.clock.now_ms()),
-            req.wait_secs
-        ));
-        record(root, &mut spec, req, &mut report);
-        report["result"] = json!("launched_unconfirmed");
-        report["reason"] = json!(format!(
-            "no registration from {} within {} s: a launch is not readiness. {} stays in the roster with a note; once its pi runs there it registers, else end it and spawn again",
-            pane.id,
-            req.wait_secs,
-            sanitize(&req.name)
-        ));
-        return Ending {
-            exit: SpawnExit::LaunchedUnconfirmed,
-            report,
-        };
-    };
-    spec.stage = Stage::Registered;
-    spec.note = None;
-    record(root, &mut spec, req, &mut report);
-    report["registeredPid"] = json!(pid);
-    report["result"] = json!("spawned");
-    let Some(prompt) = &req.prompt else {
-        return Ending {
-            exit: SpawnExit::Spawned,
-            report,
-        };
-    };
-    let (exit, receipt) = first_task(req, root, prompt);
-    report["prompt"] = receipt;
-    if exit != SpawnExit::Spawned {
-        report["reason"] = json!(format!(
-            "{} runs and registered, but its first task was not delivered (see prompt): send it with `intercom-pane reply`",
-            sanitize(&req.name)
-        ));
     }
-    Ending { exit, report }
+}
+
+/// Launched, and no registration from the pane in time: noted on the spec (a launch is not
+/// readiness).
+fn unconfirmed(
+    req: &SpawnRequest,
+    root: &Path,
+    spec: &mut LaunchSpec,
+    mut report: Box<SpawnReport>,
+    pane: &str,
+) -> Ending {
+    spec.note = Some(format!(
+        "launched in {} at {}; no registration from it within {} s (is the pi extension installed, pi on PATH?)",
+        pane,
+        format_iso(req.clock.now_ms()),
+        req.wait_secs
+    ));
+    record(root, spec, req, &mut report);
+    report.result = SpawnResult::LaunchedUnconfirmed;
+    report.reason = Some(format!(
+        "no registration from {} within {} s: a launch is not readiness. {} stays in the roster with a note; once its pi runs there it registers, else end it and spawn again",
+        pane,
+        req.wait_secs,
+        sanitize(&req.name)
+    ));
+    Ending {
+        exit: SpawnExit::LaunchedUnconfirmed,
+        report,
+    }
 }
 
 /// The first task through the reply path (the extension's channel when the seat advertises
 /// one): one fresh scan, one send, never retried.
-fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Value) {
+fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, FirstTask) {
     let opts = ScanOptions {
         root: RootChoice::Exact(root.to_path_buf()),
         ..req.scan.clone()
@@ -188,7 +241,7 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Valu
         Err(e) => {
             return (
                 SpawnExit::PromptNotDelivered,
-                json!({"outcome": "not_sent", "reason": e.to_string()}),
+                FirstTask::not_sent(e.to_string()),
             )
         }
     };
@@ -200,11 +253,11 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Valu
             } else {
                 SpawnExit::PromptNotDelivered
             };
-            (exit, r.to_json())
+            (exit, FirstTask::Sent(r.to_json()))
         }
         Err(refusal) => (
             SpawnExit::PromptNotDelivered,
-            json!({"outcome": "not_sent", "reason": refusal.to_string()}),
+            FirstTask::not_sent(refusal.to_string()),
         ),
     }
 }

@@ -17,11 +17,10 @@ pub mod worktree;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use crate::clock::Clock;
 use crate::evidence::config;
 use crate::exit_code::exit_enum;
+use crate::owned::spawn_report::SpawnReport;
 use crate::paths;
 use crate::scan::{self, ScanOptions};
 use crate::store;
@@ -94,13 +93,13 @@ pub struct SpawnRequest<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
     pub exit: SpawnExit,
-    pub report: Value,
+    pub report: Box<SpawnReport>,
 }
 
 pub(crate) fn refused(exit: SpawnExit, msg: impl Into<String>) -> Ending {
     Ending {
         exit,
-        report: json!({"result": "refused", "reason": msg.into()}),
+        report: Box::new(SpawnReport::refused(msg.into())),
     }
 }
 

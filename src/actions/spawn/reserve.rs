@@ -416,31 +416,65 @@ pub(super) fn reserve(
     if matches!(plan.kind, Kind::Relaunch) {
         return Ok(spec);
     }
-    let mut created_now = None;
-    if let Tree::Create(p) = &plan.tree {
-        let made = store::ensure_dir(root, &paths::worktrees_dir(root))
-            .map_err(|e| e.to_string())
-            .and_then(|()| worktree::create(p, Instant::now() + GIT_DEADLINE));
-        match made {
-            Ok(w) => {
-                plan.checks.push(format!(
-                    "worktree {} on branch {} ({})",
-                    w.path.display(),
-                    sanitize(&w.branch),
-                    if w.created_branch {
-                        "new branch"
-                    } else {
-                        "existing branch"
-                    }
-                ));
-                created_now = Some((p.repo.clone(), w));
-            }
-            Err(e) => {
-                let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
-                return Err(refused(SpawnExit::BadFolder, e));
-            }
+    let created_now = make_worktree(root, plan)?;
+    if let Err(e) = add_entry(req, root, plan) {
+        return Err(undo_reservation(root, plan, created_now.as_ref(), e));
+    }
+    plan.checks.push(format!(
+        "roster entry added (port {}, projectDirectory {})",
+        plan.port,
+        sanitize(&plan.project_directory)
+    ));
+    spec.stage = Stage::Launching;
+    spec.updated_at = format_iso(req.clock.now_ms());
+    launch_spec::write(root, &spec).map_err(|e| {
+        failed(format!(
+            "{} is in the roster, but its launch spec could not be updated: {e}",
+            sanitize(&req.name)
+        ))
+    })?;
+    super::test_pause("launching");
+    Ok(spec)
+}
+
+/// Create the worktree the plan asks for (the spec is removed again if that fails); the repo
+/// and the worktree this run created, if it did.
+fn make_worktree(root: &Path, plan: &mut Plan) -> Result<Option<(PathBuf, Worktree)>, Ending> {
+    let Tree::Create(p) = &plan.tree else {
+        return Ok(None);
+    };
+    let made = store::ensure_dir(root, &paths::worktrees_dir(root))
+        .map_err(|e| e.to_string())
+        .and_then(|()| worktree::create(p, Instant::now() + GIT_DEADLINE));
+    match made {
+        Ok(w) => {
+            plan.checks.push(format!(
+                "worktree {} on branch {} ({})",
+                w.path.display(),
+                sanitize(&w.branch),
+                if w.created_branch {
+                    "new branch"
+                } else {
+                    "existing branch"
+                }
+            ));
+            Ok(Some((p.repo.clone(), w)))
+        }
+        Err(e) => {
+            let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
+            Err(refused(SpawnExit::BadFolder, e))
         }
     }
+}
+
+/// Append the worker's entry under the roster's lock, re-checking there that the name, the
+/// session and the roster's room are still free (and moving to another port if this one was
+/// taken meanwhile: `plan.port` is the one written).
+fn add_entry(
+    req: &SpawnRequest,
+    root: &Path,
+    plan: &mut Plan,
+) -> Result<(), WriteError<RosterRefusal>> {
     let entry = entry(req, plan);
     let port = std::cell::Cell::new(plan.port);
     let name = req.name.clone();
@@ -474,40 +508,32 @@ pub(super) fn reserve(
         Ok(e)
     });
     plan.port = port.get();
-    if let Err(e) = added {
-        let undone = match &created_now {
-            Some((repo, w)) => match worktree::undo(repo, w, Instant::now() + GIT_DEADLINE) {
-                Ok(()) => "; the worktree it created is removed again".to_string(),
-                Err(u) => format!("; the worktree it created is kept: {u}"),
-            },
-            None => String::new(),
-        };
-        let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
-        return Err(match e {
-            WriteError::Refused(RosterRefusal(exit, why)) => {
-                refused(exit, format!("{why}{undone}"))
-            }
-            other => refused(
-                SpawnExit::Failed,
-                format!("the roster was not changed: {other}{undone}"),
-            ),
-        });
+    added.map(|_| ())
+}
+
+/// The roster refused the entry (or could not be written): undo the worktree this run created
+/// and the spec, and say what was undone.
+fn undo_reservation(
+    root: &Path,
+    plan: &Plan,
+    created_now: Option<&(PathBuf, Worktree)>,
+    e: WriteError<RosterRefusal>,
+) -> Ending {
+    let undone = match created_now {
+        Some((repo, w)) => match worktree::undo(repo, w, Instant::now() + GIT_DEADLINE) {
+            Ok(()) => "; the worktree it created is removed again".to_string(),
+            Err(u) => format!("; the worktree it created is kept: {u}"),
+        },
+        None => String::new(),
+    };
+    let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
+    match e {
+        WriteError::Refused(RosterRefusal(exit, why)) => refused(exit, format!("{why}{undone}")),
+        other => refused(
+            SpawnExit::Failed,
+            format!("the roster was not changed: {other}{undone}"),
+        ),
     }
-    plan.checks.push(format!(
-        "roster entry added (port {}, projectDirectory {})",
-        plan.port,
-        sanitize(&plan.project_directory)
-    ));
-    spec.stage = Stage::Launching;
-    spec.updated_at = format_iso(req.clock.now_ms());
-    launch_spec::write(root, &spec).map_err(|e| {
-        failed(format!(
-            "{} is in the roster, but its launch spec could not be updated: {e}",
-            sanitize(&req.name)
-        ))
-    })?;
-    super::test_pause("launching");
-    Ok(spec)
 }
 
 /// The roster refused the entry under its lock (the exit and why).

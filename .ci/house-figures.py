@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""House figures for issue 21: lines per top-level module, functions over 60 / 100 lines,
+`pub` items (declared, and reachable from the crate root), `json!` calls outside the wire and
+splice code, and cycles between top-level modules and between files of one folder.
+Run from the repository root: python3 .ci/house-figures.py"""
+import os, re, sys, collections
+
+SRC = "src"
+
+def rust_files():
+    for d, _, fs in os.walk(SRC):
+        for f in fs:
+            if f.endswith(".rs"):
+                yield os.path.join(d, f)
+
+def strip(text):
+    """Text with comments, strings and chars blanked (lines kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i)); i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2); j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j])); i = j
+        elif c == "r" and re.match(r'r#*"', text[i:i+10]) and (i == 0 or not (text[i-1].isalnum() or text[i-1] == "_")):
+            m = re.match(r'r(#*)"', text[i:]); hashes = m.group(1)
+            end = text.find('"' + hashes, i + len(m.group(0)))
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append(re.sub(r"[^\n]", " ", text[i:end])); i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j+1])); i = j + 1
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'|'\\u\{[0-9a-fA-F]+\}'|'\\x[0-9a-fA-F]{2}'", text[i:i+12]):
+            m = re.match(r"'(\\.|[^\\'])'|'\\u\{[0-9a-fA-F]+\}'|'\\x[0-9a-fA-F]{2}'", text[i:])
+            out.append(" " * len(m.group(0))); i += len(m.group(0))
+        else:
+            out.append(c); i += 1
+    return "".join(out)
+
+def in_tests(lines, idx, test_ranges):
+    return any(a <= idx <= b for a, b in test_ranges)
+
+def block_end(clean, start):
+    """Index of the line where the `{` block opened at or after line `start` closes."""
+    depth, opened = 0, False
+    for k in range(start, len(clean)):
+        for ch in clean[k]:
+            if ch == "{": depth += 1; opened = True
+            elif ch == "}": depth -= 1
+            elif ch == ";" and not opened and depth == 0: return None
+        if opened and depth == 0: return k
+    return None
+
+lines_per_mod = collections.Counter()
+long60, long100, pubs, jsons = [], [], 0, []
+deps = collections.defaultdict(set)
+file_deps = collections.defaultdict(set)
+for path in sorted(rust_files()):
+    text = open(path).read()
+    clean = strip(text).split("\n")
+    rel = path[len(SRC) + 1:]
+    top = rel.split("/")[0].removesuffix(".rs")
+    # test modules: `#[cfg(test)]` followed by `mod x {`
+    tests = []
+    for i, l in enumerate(clean):
+        if l.strip().startswith("#[cfg(test)]"):
+            for j in range(i + 1, min(i + 3, len(clean))):
+                if re.match(r"\s*(pub(\(\w+\))?\s+)?mod\s+\w+\s*\{", clean[j]):
+                    e = block_end(clean, j)
+                    if e is not None: tests.append((i, e))
+                    break
+    test_lines = sum(b - a + 1 for a, b in tests)
+    lines_per_mod[top] += len(clean) - test_lines
+    for i, l in enumerate(clean):
+        if in_tests(clean, i, tests): continue
+        m = re.match(r"\s*(pub(\([^)]*\))?\s+)?(const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+(\w+)", l)
+        if m:
+            e = block_end(clean, i)
+            if e is not None:
+                body = [x for x in clean[i:e + 1] if x.strip()]
+                if len(body) > 60: long60.append((len(body), f"{rel}:{i+1} {m.group(4)}"))
+                if len(body) > 100: long100.append((len(body), f"{rel}:{i+1} {m.group(4)}"))
+        if re.match(r"\s*pub\s+(fn|struct|enum|trait|const|static|type|mod|use|unsafe fn|async fn)\b", l) or re.match(r"\s*pub\s+\w+\s*:", l):
+            pubs += 1
+        if "json!" in l and not re.search(r"wire|splice", rel):
+            jsons.append(f"{rel}:{i+1}")
+        for dep in re.findall(r"crate::(\w+)", l):
+            if dep != top and os.path.exists(os.path.join(SRC, dep)) or os.path.exists(os.path.join(SRC, dep + ".rs")):
+                if dep != top: deps[top].add(dep)
+        if "/" in rel:
+            folder = os.path.dirname(rel)
+            me = os.path.basename(rel).removesuffix(".rs")
+            for sib in re.findall(r"(?:super|crate::" + re.escape(folder.replace("/", "::")) + r")::(\w+)", l):
+                if sib != me and (os.path.exists(os.path.join(SRC, folder, sib + ".rs")) or os.path.isdir(os.path.join(SRC, folder, sib))) and me != "mod":
+                    file_deps[(folder, me)].add(sib)
+
+def sccs(graph):
+    index, low, stack, on, out, c = {}, {}, [], set(), [], [0]
+    def strong(v):
+        index[v] = low[v] = c[0]; c[0] += 1; stack.append(v); on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index: strong(w); low[v] = min(low[v], low[w])
+            elif w in on: low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v: break
+            if len(comp) > 1: out.append(sorted(comp))
+    sys.setrecursionlimit(10000)
+    for v in list(graph):
+        if v not in index: strong(v)
+    return out
+
+print("lines per top-level module (without #[cfg(test)] modules):")
+for k, v in sorted(lines_per_mod.items(), key=lambda x: -x[1]):
+    print(f"  {k:14} {v}")
+print(f"  total          {sum(lines_per_mod.values())}")
+print(f"functions over 60 lines (non-blank, tests excluded): {len(long60)}")
+print(f"functions over 100 lines: {len(long100)}")
+for n, w in sorted(long100, reverse=True): print(f"  {n:4} {w}")
+print(f"pub items and fields declared in src/: {pubs}")
+print(f"json! outside wire/splice code (tests excluded): {len(jsons)}")
+top_cycles = sccs(deps)
+print(f"cycles between top-level modules: {len(top_cycles)}")
+for c in top_cycles: print("  " + " <-> ".join(c))
+fg = collections.defaultdict(set)
+for (folder, me), sibs in file_deps.items():
+    for s in sibs: fg[f"{folder}/{me}"].add(f"{folder}/{s}")
+file_cycles = sccs(fg)
+print(f"cycles between files of one folder: {len(file_cycles)}")
+for c in file_cycles: print("  " + " <-> ".join(c))
+if "-v" in sys.argv:
+    for n, w in sorted(long60, reverse=True): print(f"  60+ {n:4} {w}")
+    for j in jsons: print("  json!", j)
