@@ -10,7 +10,8 @@ SRC = "src"
 def rust_files():
     for d, _, fs in os.walk(SRC):
         for f in fs:
-            if f.endswith(".rs"):
+            # `*tests.rs` files are `#[cfg(test)]` modules declared by their parent.
+            if f.endswith(".rs") and not f.endswith("tests.rs"):
                 yield os.path.join(d, f)
 
 def strip(text):
@@ -88,7 +89,18 @@ for path in sorted(rust_files()):
         if re.match(r"\s*pub\s+(fn|struct|enum|trait|const|static|type|mod|use|unsafe fn|async fn)\b", l) or re.match(r"\s*pub\s+\w+\s*:", l):
             pubs += 1
         if "json!" in l and not re.search(r"wire|splice", rel):
-            jsons.append(f"{rel}:{i+1}")
+            near = " ".join(clean[max(0, i - 2):i + 1])
+            if "log::event" in near or "log::event" in text.split("\n")[max(0, i - 2)]:
+                kind = "log event"
+            elif re.match(r"(views|tools|hosts|mux/herdr|mux/pi_channel|cmd/(host|tool|jump)_cmd)", rel):
+                kind = "wire (command output, Herdr/pi/ssh protocol)"
+            elif rel.startswith("demo/"):
+                kind = "demo (its simulated pi's transcripts)"
+            elif re.match(r"actions/(close/(stage|mod)|handoff|spawn/reserve|init)", rel):
+                kind = "Intercom's own files (roster, config: spliced)"
+            else:
+                kind = "other"
+            jsons.append((kind, f"{rel}:{i+1}"))
         for dep in re.findall(r"crate::(\w+)", l):
             if dep != top and os.path.exists(os.path.join(SRC, dep)) or os.path.exists(os.path.join(SRC, dep + ".rs")):
                 if dep != top: deps[top].add(dep)
@@ -126,6 +138,8 @@ print(f"functions over 100 lines: {len(long100)}")
 for n, w in sorted(long100, reverse=True): print(f"  {n:4} {w}")
 print(f"pub items and fields declared in src/: {pubs}")
 print(f"json! outside wire/splice code (tests excluded): {len(jsons)}")
+for kind, n in collections.Counter(k for k, _ in jsons).most_common():
+    print(f"  {n:4} {kind}")
 top_cycles = sccs(deps)
 print(f"cycles between top-level modules: {len(top_cycles)}")
 for c in top_cycles: print("  " + " <-> ".join(c))
@@ -137,4 +151,4 @@ print(f"cycles between files of one folder: {len(file_cycles)}")
 for c in file_cycles: print("  " + " <-> ".join(c))
 if "-v" in sys.argv:
     for n, w in sorted(long60, reverse=True): print(f"  60+ {n:4} {w}")
-    for j in jsons: print("  json!", j)
+    for k, j in jsons: print("  json!", k, j)

@@ -45,37 +45,73 @@ fn stop_fd() -> Option<i32> {
         .map(|fd| fd.as_raw_fd())
 }
 
-/// Sleep until a quit signal arrives (true) or `limit` passes (false), in one `poll`, not on a
-/// timer: an idle sidebar's signal thread costs nothing while it waits.
-pub fn wait_for_stop(limit: Duration) -> bool {
+/// Why `wait_for_stop` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    /// SIGTERM, SIGHUP or SIGINT arrived.
+    Signal,
+    /// The watched terminal hung up (its other side closed) or is not valid any more.
+    HungUp,
+    /// The time given passed.
+    Timeout,
+}
+
+/// Sleep until a quit signal arrives, `tty` (if given) hangs up, or `limit` passes, in one
+/// `poll`, not on a timer: an idle sidebar's signal thread costs nothing while it waits. The
+/// terminal is polled for nothing but its hangup and error bits, so no key is read away from
+/// the input thread. A terminal that closes without a SIGHUP reaching us (our parent shell
+/// ignored it) is noticed here: crossterm's reader spins on a dead terminal instead of failing
+/// (crossterm issue 793), so the sidebar must not wait for it to say so.
+pub fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
     let fd = stop_fd();
     let end = Instant::now() + limit;
     loop {
         if stop_requested() {
-            return true;
+            return Woke::Signal;
         }
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return false;
+            return Woke::Timeout;
         }
-        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        match fd {
-            Some(fd) => {
-                let mut p = libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd for the duration of the call.
-                if unsafe { libc::poll(&mut p, 1, ms) } == 1 {
-                    // Emptied, so that a signal before this guard does not make it spin.
-                    let mut buf = [0u8; 8];
-                    // SAFETY: reads at most 8 bytes into a valid buffer from our eventfd.
-                    let _ = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-                }
+        let mut fds = Vec::with_capacity(2);
+        if let Some(fd) = fd {
+            fds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        if let Some(t) = tty {
+            // No events asked: only POLLHUP, POLLERR and POLLNVAL come back.
+            fds.push(libc::pollfd {
+                fd: t,
+                events: 0,
+                revents: 0,
+            });
+        }
+        // Without an eventfd (fd limit) the flag is looked at twice a second.
+        let cap = if fd.is_some() {
+            left
+        } else {
+            left.min(Duration::from_millis(500))
+        };
+        let ms = cap.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n <= 0 {
+            continue;
+        }
+        for p in &fds {
+            if Some(p.fd) == fd && p.revents & libc::POLLIN != 0 {
+                // Emptied, so that a signal before this guard does not make it spin.
+                let mut buf = [0u8; 8];
+                // SAFETY: reads at most 8 bytes into a valid buffer from our eventfd.
+                let _ = unsafe { libc::read(p.fd, buf.as_mut_ptr().cast(), buf.len()) };
+            } else if Some(p.fd) == tty
+                && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+            {
+                return Woke::HungUp;
             }
-            // No eventfd (fd limit): look at the flag twice a second.
-            None => std::thread::sleep(left.min(Duration::from_millis(500))),
         }
     }
 }
@@ -117,5 +153,47 @@ impl Drop for StopGuard {
             // SAFETY: restores the handler that was installed before ours.
             let _ = unsafe { sigaction(sig, &old) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real pty pair: (master, slave), both owned.
+    fn pty() -> (OwnedFd, OwnedFd) {
+        // SAFETY: plain libc calls on a fresh master fd; every result is checked.
+        unsafe {
+            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            assert!(m >= 0, "posix_openpt");
+            let master = OwnedFd::from_raw_fd(m);
+            assert_eq!(libc::grantpt(m), 0);
+            assert_eq!(libc::unlockpt(m), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+            let s = libc::open(
+                name.as_ptr(),
+                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+            );
+            assert!(s >= 0, "open the slave");
+            (master, OwnedFd::from_raw_fd(s))
+        }
+    }
+
+    #[test]
+    fn a_terminal_whose_other_side_closed_wakes_the_wait_with_no_signal() {
+        let (master, slave) = pty();
+        // Open: nothing to say within the limit (no key is read: only hangup bits are asked).
+        assert_eq!(
+            wait_for_stop(Some(slave.as_raw_fd()), Duration::from_millis(50)),
+            Woke::Timeout
+        );
+        drop(master);
+        let t = Instant::now();
+        assert_eq!(
+            wait_for_stop(Some(slave.as_raw_fd()), Duration::from_secs(10)),
+            Woke::HungUp
+        );
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 }

@@ -508,16 +508,31 @@ fn spawn_passes(
         .map(|_| ())
 }
 
-/// Ends the loop when a quit signal arrives (SIGTERM, SIGHUP, SIGINT), at once: it sleeps on the
-/// signal's eventfd, so nothing wakes while nothing happens.
+/// Ends the loop when a quit signal arrives (SIGTERM, SIGHUP, SIGINT) or the terminal goes away,
+/// at once: it sleeps on the signal's eventfd and the terminal's hangup bit, so nothing wakes
+/// while nothing happens, and a sidebar whose terminal closed without a SIGHUP reaching it
+/// (a parent shell that ignores it) ends instead of spinning in crossterm's reader.
 fn spawn_signal_watch(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    // The terminal crossterm reads: stdin when it is one, else `/dev/tty` (kept open for the
+    // life of the sidebar so its number stays valid).
+    let tty = if io::stdin().is_terminal() {
+        Some(io::stdin().as_raw_fd())
+    } else {
+        std::fs::File::open("/dev/tty")
+            .ok()
+            .map(IntoRawFd::into_raw_fd)
+    };
     thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
             while !stop.load(Ordering::SeqCst) {
-                if crate::signals::wait_for_stop(SIGNAL_WAIT) {
-                    let _ = tx.send(Event2::Terminated);
-                    return;
+                match crate::signals::wait_for_stop(tty, SIGNAL_WAIT) {
+                    crate::signals::Woke::Timeout => continue,
+                    crate::signals::Woke::Signal | crate::signals::Woke::HungUp => {
+                        let _ = tx.send(Event2::Terminated);
+                        return;
+                    }
                 }
             }
         })

@@ -527,3 +527,45 @@ fn an_age_on_screen_ticks_without_a_pass() {
     t.keys(&["q"]);
     t.wait_for("the shell prompt back", back_at_prompt);
 }
+
+/// The terminal closes under a shell that ignores SIGHUP: the sidebar ends within a few seconds
+/// and leaves nothing spinning. It watches its terminal's hangup itself (`signals::wait_for_stop`,
+/// whose unit test shows a closed pty wakes it with no signal at all), so it does not depend on a
+/// SIGHUP reaching it; crossterm's reader alone would spin a core on the dead terminal (crossterm
+/// issue 793).
+#[test]
+fn a_closed_terminal_ends_the_sidebar() {
+    let t = Tmux::new(80, 24);
+    let bin = demo_bin();
+    t.type_line("trap '' HUP");
+    t.type_line(&format!("{} --workers 3 --pass-ms 20", bin.display()));
+    t.wait_for("the list", |s| header_line(s).is_some());
+    let sh: i32 = t.display("#{pane_pid}").parse().expect("pane pid");
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    let pid: i32 = children
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("the sidebar under the shell");
+    // Closing the server closes every pane's terminal; the kernel signals only the session
+    // leader (the shell, which ignores it).
+    let out = t.run(&["kill-server"]);
+    assert!(out.status.success(), "kill-server: {out:?}");
+    let start = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // A zombie has ended (its parent shell may be gone too).
+        if stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'))
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the sidebar {pid} still runs 5 s after its terminal closed"
+        );
+        sleep(Duration::from_millis(50));
+    }
+}
