@@ -2,7 +2,7 @@
 //! command's exit enum (`cmd::exit` and the actions' enums); `tests/suite/cli_help.rs` checks
 //! that every code listed here is one the command can return and that none is missing.
 
-pub const SCAN: &str = "\
+pub(crate) const SCAN: &str = "\
 Examples:
   intercom-pane scan --print                 one pass, one line per seat
   intercom-pane scan --json                  the index (board/index.json) on stdout
@@ -12,7 +12,7 @@ Exit codes:
   0  the board files were written (--watch: ended by SIGTERM, SIGHUP, SIGINT or the reader)
   2  refused: bad flags or setup, a roster that cannot be used (said on stderr)";
 
-pub const STATUS: &str = "\
+pub(crate) const STATUS: &str = "\
 Examples:
   intercom-pane status                       the configured workers, as a list
   intercom-pane status --json --limit 20     the same page as JSON (Intercom's worker status)
@@ -22,7 +22,7 @@ Exit codes:
   0  printed (--watch: ended by SIGTERM, SIGHUP, SIGINT or the reader going away)
   2  refused: bad flags or setup, an unknown --name, an offset past the end";
 
-pub const BOARD: &str = "\
+pub(crate) const BOARD: &str = "\
 Examples:
   intercom-pane board --attention            the seats waiting on you or in error, as JSON
   intercom-pane board --name Builder         one seat
@@ -31,7 +31,7 @@ Exit codes:
   0  printed
   2  refused: bad flags or setup, an unknown --name or --host, a --limit out of range";
 
-pub const WAIT: &str = "\
+pub(crate) const WAIT: &str = "\
 Examples:
   intercom-pane wait Builder --state waiting,error --timeout-secs 120
 
@@ -40,7 +40,7 @@ Exit codes:
   1  timed out (the seat as last seen is printed)
   2  refused: bad flags or setup, no such seat, a name of several seats";
 
-pub const TOOL: &str = "\
+pub(crate) const TOOL: &str = "\
 Examples (run by the pi extension, in the coordinator's pi):
   intercom-pane tool check --pi-pid 4242
   intercom-pane tool intercom_board --pi-pid 4242 --args '{\"attention\": true}'
@@ -50,7 +50,7 @@ Exit codes:
   1  ran but did not succeed (a reply not delivered, a close not closed, …)
   2  refused: not the roster's coordinator's pi, bad arguments; nothing run";
 
-pub const MONITOR: &str = "\
+pub(crate) const MONITOR: &str = "\
 Examples:
   intercom-pane monitor                      the sidebar for the roster at or above this folder
   intercom-pane monitor --no-probe           without loopback health checks
@@ -60,7 +60,7 @@ Exit codes:
   1  the terminal could not be used
   2  refused: bad flags or setup";
 
-pub const WATCH: &str = "\
+pub(crate) const WATCH: &str = "\
 Examples:
   intercom-pane watch --bell
   intercom-pane watch --on-alert notify.sh   each alert's JSON line on the program's stdin
@@ -70,7 +70,7 @@ Exit codes:
   1  the passes could not go on
   2  refused: bad flags, settings or data root; nothing started";
 
-pub const JUMP: &str = "\
+pub(crate) const JUMP: &str = "\
 Examples:
   intercom-pane jump --last                  to the seat that alerted last (the plugin's prefix J)
 
@@ -81,7 +81,7 @@ Exit codes:
   3  nothing to go to
   4  the seat's pane or pi changed since the alert: nothing moved";
 
-pub const REGISTER: &str = "\
+pub(crate) const REGISTER: &str = "\
 Run by the pi extension in linux/pi-extension/, not by hand.
 
 Exit codes:
@@ -89,7 +89,7 @@ Exit codes:
   1  checked but not written
   2  refused: not pi, not its ancestor, another session's file, another live pi's seat";
 
-pub const REPLY: &str = "\
+pub(crate) const REPLY: &str = "\
 Examples:
   intercom-pane reply Builder 'use staging'
   printf 'line one\\nline two\\n' | intercom-pane reply Builder -
@@ -111,7 +111,7 @@ Exit codes:
   12  a first ! or / or a TAB, on a seat without the extension's channel
   14  --expect-seat: the seat is not the one the board showed; nothing was sent";
 
-pub const ENSURE_MONITOR: &str = "\
+pub(crate) const ENSURE_MONITOR: &str = "\
 Run by the pi extension when the coordinator's pi starts; by hand, in the coordinator's pane:
   intercom-pane ensure-monitor
   intercom-pane ensure-monitor --recover     after a placement that stopped half-way
@@ -124,7 +124,7 @@ Exit codes:
   4  another ensure-monitor holds the lock
   5  a placement was left half-done: look, then --recover";
 
-pub const CLOSE_WORKER: &str = "\
+pub(crate) const CLOSE_WORKER: &str = "\
 Examples:
   intercom-pane close-worker Builder --dry-run   every check, nothing changed
   intercom-pane close-worker Builder
@@ -138,7 +138,7 @@ Exit codes:
   6   the worker has no reply path to ask for its handoff
   14  --expect-seat: the worker is not the seat the board showed; nothing was asked";
 
-pub const HANDOFF: &str = "\
+pub(crate) const HANDOFF: &str = "\
 Run by the worker's pi when close-worker asks it (the request names the job):
   intercom-pane handoff --job JOB_ID --summary 'Merged the fix; notes in NOTES.md.'
 
@@ -146,7 +146,7 @@ Exit codes:
   0  saved
   2  refused: not from the worker that was asked, no such open job, a bad summary";
 
-pub const RESUME_WORKER: &str = "\
+pub(crate) const RESUME_WORKER: &str = "\
 Examples:
   intercom-pane resume-worker Builder --confirm-closed --dry-run
   intercom-pane resume-worker Builder --confirm-closed
@@ -163,7 +163,7 @@ Exit codes:
   8   launched, but the new seat did not register in time
   14  --expect-seat: the worker is not the seat the board showed";
 
-pub const INIT: &str = "\
+pub(crate) const INIT: &str = "\
 Examples:
   intercom-pane init                          print the command that starts the coordinator
   intercom-pane init --start                  start it now
@@ -174,7 +174,7 @@ Exit codes:
   2  a bad flag or folder
   3  this folder has a roster already: nothing changed";
 
-pub const SPAWN: &str = "\
+pub(crate) const SPAWN: &str = "\
 Examples:
   intercom-pane spawn Tester --prompt 'Run the test suite and report failures.'
   intercom-pane spawn Docs --worktree docs-pass --model sonnet
@@ -191,7 +191,7 @@ Exit codes:
   8  launched, but the new seat did not register in time
   9  registered, but the first task was not delivered";
 
-pub const RETIRE: &str = "\
+pub(crate) const RETIRE: &str = "\
 Examples:
   intercom-pane retire Tester
   intercom-pane retire Docs --remove-worktree
@@ -204,7 +204,7 @@ Exit codes:
   4  something still runs the worker's session
   5  a close job, a resume or a spawn of it is open";
 
-pub const DEMO: &str = "\
+pub(crate) const DEMO: &str = "\
 Examples:
   intercom-pane demo                          the sidebar on simulated workers (keys on screen)
   intercom-pane demo --print --passes 3       the board printed three times, then gone
@@ -215,7 +215,7 @@ Exit codes:
   2    (--print) the scan refused the demo's root
   128+N  ended by signal N, after removing everything";
 
-pub const EXPLAIN: &str = "\
+pub(crate) const EXPLAIN: &str = "\
 Examples:
   intercom-pane explain Builder              each source's evidence, its age, and the rule
   intercom-pane explain Builder --json --probe
@@ -225,7 +225,7 @@ Exit codes:
   2  refused: bad flags or setup
   5  no seat, or several, of that name";
 
-pub const DOCTOR: &str = "\
+pub(crate) const DOCTOR: &str = "\
 Examples:
   intercom-pane doctor                        one line per check, with a fix for each problem
   intercom-pane doctor --json
@@ -234,7 +234,7 @@ Exit codes:
   0  every needed part is in place
   1  a check failed (each failure names its fix)";
 
-pub const SEEN: &str = "\
+pub(crate) const SEEN: &str = "\
 Examples:
   intercom-pane seen demo/Builder --last-activity 2026-12-01T10:00:00Z
   intercom-pane seen demo/Builder --last-activity 2026-12-01T10:00:00Z --unsee --host lab
@@ -245,14 +245,14 @@ Exit codes:
   20  --host: the host was not reached (nothing ran)
   21  --host: the host stopped answering (whether it was saved is unknown)";
 
-pub const HELLO: &str = "\
+pub(crate) const HELLO: &str = "\
 Run by a board on another machine, over ssh (docs/interop.md §13), not by hand:
   intercom-pane hello --echo 'a quoted word'
 
 Exit codes:
   0  printed";
 
-pub const COMPLETIONS: &str = "\
+pub(crate) const COMPLETIONS: &str = "\
 Examples:
   intercom-pane completions bash > ~/.local/share/bash-completion/completions/intercom-pane
 
@@ -261,7 +261,7 @@ Exit codes:
   1  writing failed
   2  refused";
 
-pub const MAN: &str = "\
+pub(crate) const MAN: &str = "\
 Examples:
   intercom-pane man | man -l -
   intercom-pane man --out-dir ~/.cargo/share/man/man1

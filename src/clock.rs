@@ -70,33 +70,33 @@ pub fn format_iso(ms: Ms) -> String {
 
 /// Serde for an `Ms` written as an ISO time (`format_iso`, read back with `parse_iso`): the
 /// owned records' times.
-pub mod iso_ms {
+pub(crate) mod iso_ms {
     use super::{format_iso, parse_iso, Ms};
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format_iso(*at))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Ms, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Ms, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         parse_iso(&text).ok_or_else(|| serde::de::Error::custom("not an ISO time"))
     }
 }
 
 /// `iso_ms` for an optional time (`null` or absent is `None`; use with `#[serde(default)]`).
-pub mod iso_ms_opt {
+pub(crate) mod iso_ms_opt {
     use super::{format_iso, parse_iso, Ms};
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(at: &Option<Ms>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(at: &Option<Ms>, s: S) -> Result<S::Ok, S::Error> {
         match at {
             Some(ms) => s.serialize_str(&format_iso(*ms)),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Ms>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Ms>, D::Error> {
         match <Option<std::borrow::Cow<'de, str>>>::deserialize(d)? {
             None => Ok(None),
             Some(text) => parse_iso(&text)
@@ -107,12 +107,12 @@ pub mod iso_ms_opt {
 }
 
 /// Whole seconds from `then` to `now`, never negative (a future time is reported separately).
-pub fn age_seconds(now: Ms, then: Ms) -> i64 {
+pub(crate) fn age_seconds(now: Ms, then: Ms) -> i64 {
     ((now - then).max(0)) / 1000
 }
 
 /// A short human age: `12s`, `5m`, `3h`, `2d`.
-pub fn short_age(secs: i64) -> String {
+pub(crate) fn short_age(secs: i64) -> String {
     match secs {
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m", s / 60),

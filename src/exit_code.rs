@@ -4,7 +4,7 @@
 //! `actions::close::CloseExit`, …), the others in `cmd::exit`.
 
 /// An exit enum with a variant for a refusal (bad flags or setup; said on stderr): exit 2.
-pub trait Refusable: Copy {
+pub(crate) trait Refusable: Copy {
     const REFUSED: Self;
 }
 

@@ -68,7 +68,7 @@ impl std::error::Error for FsError {}
 
 /// What kind of entry `lstat` saw, with links never resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     Link,
@@ -105,7 +105,7 @@ fn refuse_kind(kind: Kind) -> FsError {
 }
 
 /// `lstat` a path: never follows the last component.
-pub fn kind(path: &Path) -> Result<Kind, FsError> {
+pub(crate) fn kind(path: &Path) -> Result<Kind, FsError> {
     std::fs::symlink_metadata(path)
         .map(|m| kind_of(m.file_type()))
         .map_err(|e| FsError::from_io(&e))
@@ -113,7 +113,7 @@ pub fn kind(path: &Path) -> Result<Kind, FsError> {
 
 /// Check every component of `path` below `base` (not `base` itself, which the user chose):
 /// each must exist and not be a link; all but the last must be directories.
-pub fn check_under(base: &Path, path: &Path) -> Result<(), FsError> {
+pub(crate) fn check_under(base: &Path, path: &Path) -> Result<(), FsError> {
     let rel = path.strip_prefix(base).map_err(|_| FsError::Unreadable)?;
     let mut cur = base.to_path_buf();
     let comps: Vec<Component> = rel.components().collect();
@@ -136,7 +136,7 @@ pub fn check_under(base: &Path, path: &Path) -> Result<(), FsError> {
 }
 
 /// An open regular file with its length at open time.
-pub struct OpenFile {
+pub(crate) struct OpenFile {
     pub file: File,
     pub len: u64,
     pub mtime_ms: i64,
@@ -150,7 +150,7 @@ pub struct OpenFile {
 /// Open a regular file without following a final link and without blocking on a FIFO.
 /// `max_len`: refuse files larger than this many bytes (None = any size; callers then read
 /// bounded windows only).
-pub fn open_regular(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
+pub(crate) fn open_regular(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
@@ -185,7 +185,7 @@ pub fn my_uid() -> u32 {
 /// The one "trusted" rule for files and folders we rely on (registrations, state folders, logs,
 /// a discovered roster): owned by this process's effective uid and not writable by group or
 /// others. Anything else could have been planted or changed by another user.
-pub fn trusted(uid: u32, mode: u32) -> Result<(), FsError> {
+pub(crate) fn trusted(uid: u32, mode: u32) -> Result<(), FsError> {
     if uid != my_uid() {
         Err(FsError::NotOwned)
     } else if mode & 0o022 != 0 {
@@ -197,20 +197,20 @@ pub fn trusted(uid: u32, mode: u32) -> Result<(), FsError> {
 
 /// `open_regular`, refused unless the opened file passes `trusted` (checked on the open file
 /// itself, so a swap after the check cannot matter).
-pub fn open_trusted(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
+pub(crate) fn open_trusted(path: &Path, max_len: Option<u64>) -> Result<OpenFile, FsError> {
     let f = open_regular(path, max_len)?;
     trusted(f.uid, f.mode)?;
     Ok(f)
 }
 
 /// `read_capped` of a file that passes `trusted`.
-pub fn read_trusted(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
+pub(crate) fn read_trusted(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
     let f = open_trusted(path, Some(max_len))?;
     read_open(&f, max_len)
 }
 
 /// A folder (never a link) that passes `trusted`.
-pub fn trusted_dir(path: &Path) -> Result<(), FsError> {
+pub(crate) fn trusted_dir(path: &Path) -> Result<(), FsError> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| FsError::from_io(&e))?;
     match kind_of(meta.file_type()) {
         Kind::Dir => trusted(meta.uid(), meta.mode()),
@@ -219,12 +219,12 @@ pub fn trusted_dir(path: &Path) -> Result<(), FsError> {
 }
 
 /// The owner of a path (not followed), when it can be read: for messages.
-pub fn owner_of(path: &Path) -> Option<u32> {
+pub(crate) fn owner_of(path: &Path) -> Option<u32> {
     std::fs::symlink_metadata(path).ok().map(|m| m.uid())
 }
 
 /// A plain-words reason for a trust refusal, for messages people read.
-pub fn trust_reason(e: FsError, uid: Option<u32>) -> String {
+pub(crate) fn trust_reason(e: FsError, uid: Option<u32>) -> String {
     match (e, uid) {
         (FsError::NotOwned, Some(u)) => {
             format!("is owned by uid {u}, not by you (uid {})", my_uid())
@@ -237,7 +237,7 @@ pub fn trust_reason(e: FsError, uid: Option<u32>) -> String {
 
 /// Read a whole regular file of at most `max_len` bytes. A file that grows past the cap while
 /// being read is refused as oversize, not truncated silently.
-pub fn read_capped(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
+pub(crate) fn read_capped(path: &Path, max_len: u64) -> Result<Vec<u8>, FsError> {
     let f = open_regular(path, Some(max_len))?;
     read_open(&f, max_len)
 }
@@ -266,7 +266,7 @@ fn read_open(f: &OpenFile, max_len: u64) -> Result<Vec<u8>, FsError> {
 }
 
 /// Read up to `len` bytes at `offset` (fewer at end of file).
-pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, FsError> {
+pub(crate) fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, FsError> {
     let mut buf = vec![0u8; len];
     let mut got = 0usize;
     // Bounded: each iteration either makes progress or ends.
@@ -297,7 +297,7 @@ pub struct SettledKey {
 /// file written within the clock's granularity of now could change again under the same key,
 /// so it must be read again. Take the key before reading: a change after it gives the next
 /// pass another key.
-pub fn settled_key(meta: &std::fs::Metadata) -> Option<SettledKey> {
+pub(crate) fn settled_key(meta: &std::fs::Metadata) -> Option<SettledKey> {
     use std::os::unix::fs::MetadataExt;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -314,13 +314,13 @@ pub fn settled_key(meta: &std::fs::Metadata) -> Option<SettledKey> {
 }
 
 /// `settled_key` of the file at `path` itself (a link is never followed and has no key).
-pub fn settled_key_at(path: &Path) -> Option<SettledKey> {
+pub(crate) fn settled_key_at(path: &Path) -> Option<SettledKey> {
     settled_key(&std::fs::symlink_metadata(path).ok()?)
 }
 
 /// One directory entry as `lstat` saw it.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub name: OsString,
     pub kind: Kind,
     pub len: u64,
@@ -330,19 +330,19 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn name_str(&self) -> Option<&str> {
+    pub(crate) fn name_str(&self) -> Option<&str> {
         self.name.to_str()
     }
 }
 
 /// List at most `max_entries` entries of a directory that is not a link. `truncated` is true when
 /// more entries existed. Entries are `lstat`ed, never followed.
-pub struct Listing {
+pub(crate) struct Listing {
     pub entries: Vec<Entry>,
     pub truncated: bool,
 }
 
-pub fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsError> {
+pub(crate) fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsError> {
     match kind(dir)? {
         Kind::Dir => {}
         k => return Err(refuse_kind_dir(k)),

@@ -5,6 +5,8 @@
 //! `src/main.rs`) and `seam`, the items tests, benches, examples and fuzz targets outside the
 //! crate reach. Every module is private, so the dead-code lint sees the whole crate.
 
+#![warn(unreachable_pub)]
+
 mod actions;
 mod alerts;
 mod board;

@@ -76,7 +76,7 @@ impl SeatLiveness {
 }
 
 /// Resolve a tmux socket hint to a socket path (`mux::tmux::resolve_socket`).
-pub use crate::mux::tmux::resolve_socket as socket_path;
+pub(crate) use crate::mux::tmux::resolve_socket as socket_path;
 
 /// One server's listing: its panes, or why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, Unanswered>;
@@ -324,7 +324,7 @@ fn list_all(
 /// The pi process a seat's registration names, and whether it is that live process (the
 /// registration's identity check, made once by the scan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegisteredPi {
+pub(crate) struct RegisteredPi {
     pub pid: i32,
     pub alive: bool,
 }
@@ -339,7 +339,7 @@ pub fn seat_liveness(
 }
 
 /// Decide one seat's liveness from the pass's pane listings and its registered pi process.
-pub fn seat_liveness_registered(
+pub(crate) fn seat_liveness_registered(
     cache: &PaneCache,
     hint: Option<&SeatHint>,
     mode: LivenessMode,

@@ -14,48 +14,48 @@ use serde_json::{json, Map, Value};
 use crate::clock::{format_iso, Clock, SystemClock};
 
 /// Rotate at 1 MiB.
-pub const CAP: u64 = 1024 * 1024;
+pub(crate) const CAP: u64 = 1024 * 1024;
 /// One line is at most this long; longer field values are cut.
 const MAX_FIELD_CHARS: usize = 1000;
 
 /// The events, by name (each name is fixed; fields vary).
-pub mod event {
+pub(crate) mod event {
     /// One scan pass: `ms`, `seats`, `errors`.
-    pub const SCAN_PASS: &str = "scan_pass";
+    pub(crate) const SCAN_PASS: &str = "scan_pass";
     /// A tmux or Herdr call failed: `code`, `detail`.
-    pub const MUX_ERROR: &str = "mux_error";
+    pub(crate) const MUX_ERROR: &str = "mux_error";
     /// ensure-monitor recorded a stage: `stage`, `record`.
-    pub const ENSURE_MONITOR_STAGE: &str = "ensure_monitor_stage";
+    pub(crate) const ENSURE_MONITOR_STAGE: &str = "ensure_monitor_stage";
     /// ensure-monitor ended: `outcome`, `detail`, `exit`.
-    pub const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
+    pub(crate) const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
     /// close-worker ended: `worker`, `exit`, `report`.
-    pub const CLOSE_WORKER_DONE: &str = "close_worker_done";
+    pub(crate) const CLOSE_WORKER_DONE: &str = "close_worker_done";
     /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`.
-    pub const LIVE_PASS: &str = "live_pass";
+    pub(crate) const LIVE_PASS: &str = "live_pass";
     /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
     /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
-    pub const LIVE_WATCH: &str = "live_watch";
+    pub(crate) const LIVE_WATCH: &str = "live_watch";
     /// The kernel's inotify queue overflowed (events lost; a full pass follows): `overflows`.
-    pub const LIVE_OVERFLOW: &str = "live_overflow";
+    pub(crate) const LIVE_OVERFLOW: &str = "live_overflow";
     /// The sidebar drew a frame showing new states: `changed` (`[{id, state}]`), `passAt`.
-    pub const LIVE_FRAME: &str = "live_frame";
+    pub(crate) const LIVE_FRAME: &str = "live_frame";
     /// A coordinator's tool call ended (or was refused): `tool`, `piPid`, `exit`, `refused`.
-    pub const TOOL_CALL: &str = "tool_call";
+    pub(crate) const TOOL_CALL: &str = "tool_call";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
-    pub const GITIGNORE_PROBLEM: &str = "gitignore_problem";
+    pub(crate) const GITIGNORE_PROBLEM: &str = "gitignore_problem";
     /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`.
-    pub const ALERT: &str = "alert";
+    pub(crate) const ALERT: &str = "alert";
     /// An alert channel failed (never fatal): `channel`, `detail`.
-    pub const ALERT_CHANNEL_FAILED: &str = "alert_channel_failed";
+    pub(crate) const ALERT_CHANNEL_FAILED: &str = "alert_channel_failed";
     /// The tmux status option was set: `value`, `servers`.
-    pub const ALERT_STATUS_SET: &str = "alert_status_set";
+    pub(crate) const ALERT_STATUS_SET: &str = "alert_status_set";
     /// The alert memory was not usable and was started again: `detail`.
-    pub const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
+    pub(crate) const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
     /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on
     /// the screen).
-    pub const HOST_CALL: &str = "host_call";
+    pub(crate) const HOST_CALL: &str = "host_call";
     /// A host's state changed on the board: `host`, `state`, `detail`.
-    pub const HOST_STATE: &str = "host_state";
+    pub(crate) const HOST_STATE: &str = "host_state";
 }
 
 fn target() -> Option<&'static PathBuf> {
@@ -70,7 +70,7 @@ fn target() -> Option<&'static PathBuf> {
 }
 
 /// Whether the log is on (lets a caller skip building costly fields).
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     target().is_some()
 }
 
@@ -86,7 +86,7 @@ fn bounded(v: Value) -> Value {
 }
 
 /// The line for one event: time, pid, command, event name, then `fields` (an object).
-pub fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
+pub(crate) fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
     let mut m = Map::new();
     m.insert("at".into(), json!(format_iso(now_ms)));
     m.insert("pid".into(), json!(std::process::id()));
@@ -104,7 +104,7 @@ pub fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
 }
 
 /// Record one event when `INTERCOM_PANE_LOG` names an absolute path; otherwise nothing.
-pub fn event(name: &str, fields: Value) {
+pub(crate) fn event(name: &str, fields: Value) {
     let Some(path) = target() else { return };
     let bytes = line(name, fields, SystemClock.now_ms());
     let _ = crate::store::append_line_capped(path, &bytes, CAP);

@@ -25,7 +25,7 @@ fn shows_nothing(prev: Option<char>, c: char) -> bool {
 }
 
 /// The first character of `name` that shows nothing, and its place (1-based, in characters).
-pub fn first_invisible(name: &str) -> Option<(char, usize)> {
+pub(crate) fn first_invisible(name: &str) -> Option<(char, usize)> {
     let mut prev = None;
     for (i, c) in name.chars().enumerate() {
         if shows_nothing(prev, c) {

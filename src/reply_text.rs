@@ -146,7 +146,7 @@ pub fn trim_like_pi(text: &str) -> &str {
 
 /// The first characters pi's editor treats as a command: `!` (and `!!`) a shell command, `/` a
 /// command, prompt template or skill.
-pub const EDITOR_COMMAND_PREFIXES: &[char] = &['!', '/'];
+pub(crate) const EDITOR_COMMAND_PREFIXES: &[char] = &['!', '/'];
 
 /// The extra rules for a text that goes through pi's editor (typed keys, Herdr's `agent.prompt`),
 /// for a text that passed `check_text`: its first character after the surrounding white space is

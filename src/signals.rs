@@ -45,9 +45,23 @@ fn stop_fd() -> Option<i32> {
         .map(|fd| fd.as_raw_fd())
 }
 
+/// The terminal an interactive view reads keys from, to watch for its hangup: stdin when it is
+/// one, else `/dev/tty` (as crossterm picks it), kept open for the life of the process so the
+/// number stays valid. `None` when there is none.
+pub(crate) fn terminal_fd() -> Option<i32> {
+    use std::io::IsTerminal;
+    use std::os::fd::IntoRawFd;
+    if std::io::stdin().is_terminal() {
+        return Some(std::io::stdin().as_raw_fd());
+    }
+    std::fs::File::open("/dev/tty")
+        .ok()
+        .map(IntoRawFd::into_raw_fd)
+}
+
 /// Why `wait_for_stop` returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
+pub(crate) enum Woke {
     /// SIGTERM, SIGHUP or SIGINT arrived.
     Signal,
     /// The watched terminal hung up (its other side closed) or is not valid any more.
@@ -62,7 +76,7 @@ pub enum Woke {
 /// the input thread. A terminal that closes without a SIGHUP reaching us (our parent shell
 /// ignored it) is noticed here: crossterm's reader spins on a dead terminal instead of failing
 /// (crossterm issue 793), so the sidebar must not wait for it to say so.
-pub fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
+pub(crate) fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
     let fd = stop_fd();
     let end = Instant::now() + limit;
     loop {
@@ -117,17 +131,17 @@ pub fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
 }
 
 /// Whether a quit signal arrived since the guard was installed.
-pub fn stop_requested() -> bool {
+pub(crate) fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
 
 /// While it lives, the quit signals only set the flag; the previous handlers come back on drop.
-pub struct StopGuard {
+pub(crate) struct StopGuard {
     prev: Vec<(Signal, SigAction)>,
 }
 
 impl StopGuard {
-    pub fn install() -> Self {
+    pub(crate) fn install() -> Self {
         STOP.store(false, Ordering::SeqCst);
         // Made before the handler, so that every signal it sees can wake `wait_for_stop`.
         stop_fd();

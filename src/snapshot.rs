@@ -13,7 +13,7 @@ use crate::board::record::SeatKey;
 use crate::clock::Ms;
 use crate::evidence::connectors::BindingError;
 use crate::evidence::registrations::ContextFill;
-pub use crate::evidence::sessions::usage::UsageView;
+pub(crate) use crate::evidence::sessions::usage::UsageView;
 use crate::fsguard::FsError;
 use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 
@@ -90,10 +90,10 @@ pub struct RowCloseJob {
 }
 
 /// A tool call the seat's pi is running (from its session file).
-pub use crate::evidence::sessions::RunningTool;
+pub(crate) use crate::evidence::sessions::RunningTool;
 
 /// Which multiplexer a pane belongs to (one type for the whole crate).
-pub use crate::mux::MuxKind;
+pub(crate) use crate::mux::MuxKind;
 
 /// Where a seat's pi lives, as the pass saw it: what ⏎ jumps to (re-checked before it acts).
 #[derive(Debug, Clone, PartialEq)]

@@ -19,7 +19,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 const LOCK_RETRY: Duration = Duration::from_millis(15);
 
 /// The alerts folder under the data root.
-pub fn dir(data_root: &Path) -> PathBuf {
+pub(crate) fn dir(data_root: &Path) -> PathBuf {
     data_root.join("alerts")
 }
 
@@ -34,7 +34,7 @@ fn lock_path(data_root: &Path) -> PathBuf {
 
 /// Why the memory could not be read or written.
 #[derive(Debug)]
-pub enum MemoryIoError {
+pub(crate) enum MemoryIoError {
     /// The file exists and cannot be read (a link, too large, not ours, …): its fixed code.
     Unreadable(&'static str),
     /// Read, and not a memory file we can use.
@@ -55,7 +55,7 @@ impl std::fmt::Display for MemoryIoError {
 
 /// The memory as it is on disk now (empty when there is none yet). Read without the lock: a
 /// reader sees the old or the new whole file.
-pub fn read(data_root: &Path) -> Result<Memory, MemoryIoError> {
+pub(crate) fn read(data_root: &Path) -> Result<Memory, MemoryIoError> {
     match crate::fsguard::read_trusted(&path(data_root), MAX_BYTES) {
         Ok(bytes) => Memory::parse(&bytes).map_err(MemoryIoError::Invalid),
         Err(FsError::NotFound) => Ok(Memory::default()),
@@ -65,7 +65,7 @@ pub fn read(data_root: &Path) -> Result<Memory, MemoryIoError> {
 
 /// A cheap fingerprint of the file (inode, length, change time): a reader that kept the last
 /// memory reads it again only when this changed.
-pub fn fingerprint(data_root: &Path) -> Option<(u64, u64, i64, i64)> {
+pub(crate) fn fingerprint(data_root: &Path) -> Option<(u64, u64, i64, i64)> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(path(data_root)).ok()?;
     Some((m.ino(), m.len(), m.ctime(), m.ctime_nsec()))
@@ -75,7 +75,7 @@ pub fn fingerprint(data_root: &Path) -> Option<(u64, u64, i64, i64)> {
 /// An invalid file (not ours to read as memory, e.g. hand-edited) is replaced by a fresh one
 /// built from `change`, and said so in the log: it only ever holds what we wrote; a file we
 /// cannot read at all (a link, another user's) is left alone and the update refused.
-pub fn update<R>(
+pub(crate) fn update<R>(
     data_root: &Path,
     now: Ms,
     change: impl FnOnce(&mut Memory) -> R,

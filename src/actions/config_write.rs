@@ -114,7 +114,7 @@ fn lock(root: &Path) -> Result<store::Lock, store::StoreError> {
 }
 
 /// An edit of one agent entry (its raw JSON object); an error `E` stops the rewrite.
-pub type AgentEdit<'a, E> = &'a dyn Fn(&mut Map<String, Value>) -> Result<(), E>;
+pub(crate) type AgentEdit<'a, E> = &'a dyn Fn(&mut Map<String, Value>) -> Result<(), E>;
 
 /// An edit that never refuses.
 pub type NoRefusal = std::convert::Infallible;
@@ -153,7 +153,7 @@ type Confirm<'a> = Box<dyn Fn(&str) -> Result<bool, SpliceError> + 'a>;
 type Plan<'p, 'a, E> =
     &'p dyn Fn(&str, &IntercomConfig) -> Result<Option<Planned<'a>>, WriteError<E>>;
 /// Builds a new agent entry from the roster as it is under the lock, or refuses.
-pub type MakeEntry<'a, E> = &'a dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>;
+pub(crate) type MakeEntry<'a, E> = &'a dyn Fn(&IntercomConfig) -> Result<Map<String, Value>, E>;
 
 /// One try's new text and how to tell it landed: `confirm` says whether a text read back shows
 /// the change.
@@ -218,7 +218,7 @@ fn entry_of(text: &str, session_id: &str) -> Result<Map<String, Value>, SpliceEr
 
 /// Change the agent with `session_id` through `edit` (given the raw entry object). Returns the
 /// config as written and confirmed on disk.
-pub fn update_agent<E>(
+pub(crate) fn update_agent<E>(
     root: &Path,
     session_id: &str,
     edit: AgentEdit<E>,
@@ -236,7 +236,7 @@ pub fn update_agent<E>(
 /// `agents::append`). `make` builds the entry from the roster as it is under the lock, or
 /// refuses (a name taken meanwhile, a full roster): nothing is written then. Returns the config
 /// as written and confirmed on disk, and the entry added.
-pub fn append_agent<E>(
+pub(crate) fn append_agent<E>(
     root: &Path,
     make: MakeEntry<E>,
 ) -> Result<(IntercomConfig, Map<String, Value>), WriteError<E>> {
@@ -264,12 +264,12 @@ pub fn append_agent<E>(
 }
 
 /// Sees the roster under the lock and the removed entry's exact text; may refuse.
-pub type RemoveCheck<'a, E> = &'a dyn Fn(&IntercomConfig, &str) -> Result<(), E>;
+pub(crate) type RemoveCheck<'a, E> = &'a dyn Fn(&IntercomConfig, &str) -> Result<(), E>;
 
 /// Remove the agent with `session_id` from `agents` (its entry and one separator; every other
 /// byte stays). `check` sees the roster as it is under the lock and the entry's exact text
 /// there, and may refuse. Returns the config as written and confirmed, and the entry's text.
-pub fn remove_agent<E>(
+pub(crate) fn remove_agent<E>(
     root: &Path,
     session_id: &str,
     check: RemoveCheck<E>,
@@ -294,13 +294,13 @@ pub fn remove_agent<E>(
 
 /// The exact text of the entry of the agent with `session_id` in config text `text` (every
 /// byte, numbers as written).
-pub fn agent_text(text: &str, session_id: &str) -> Result<String, SpliceError> {
+pub(crate) fn agent_text(text: &str, session_id: &str) -> Result<String, SpliceError> {
     let d = scan::document(text, session_id)?;
     Ok(text[d.target].to_string())
 }
 
 /// The exact text of one agent's entry in the roster on disk now.
-pub fn read_agent_text(root: &Path, session_id: &str) -> Result<String, String> {
+pub(crate) fn read_agent_text(root: &Path, session_id: &str) -> Result<String, String> {
     let (bytes, _) = read::<NoRefusal>(root).map_err(|e| e.to_string())?;
     let text = std::str::from_utf8(&bytes).map_err(|_| "config.json is not UTF-8".to_string())?;
     agent_text(text, session_id).map_err(|e| e.to_string())
@@ -348,7 +348,7 @@ mod agents;
 mod scan;
 mod splice;
 mod style;
-pub use scan::SpliceError;
+pub(crate) use scan::SpliceError;
 
 #[cfg(test)]
 mod tests;

@@ -25,11 +25,11 @@ use crate::proc;
 use crate::states::CloseState;
 
 /// Longest public handoff summary, in characters.
-pub const MAX_SUMMARY_CHARS: usize = 4000;
+pub(crate) const MAX_SUMMARY_CHARS: usize = 4000;
 const MUX_DEADLINE: Duration = Duration::from_secs(2);
 
 /// What the worker says.
-pub struct HandoffRequest {
+pub(crate) struct HandoffRequest {
     pub root: PathBuf,
     pub job_id: String,
     pub summary: String,
@@ -52,7 +52,7 @@ fn recorded_ancestor(from: i32, pi: &proc::ProcIdentity) -> Option<i32> {
 
 /// Why a handoff was refused (nothing written) or not saved.
 #[derive(Debug)]
-pub enum HandoffError {
+pub(crate) enum HandoffError {
     BadJobId(String),
     BadSummary {
         chars: usize,
@@ -138,7 +138,7 @@ impl std::fmt::Display for HandoffError {
 impl std::error::Error for HandoffError {}
 
 /// Save the handoff. Returns the job record's path. Every error is a refusal: nothing written.
-pub fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffError> {
+pub(crate) fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, HandoffError> {
     // Checked before it is used in any path or message.
     if !config::valid_job_id(&req.job_id) {
         return Err(HandoffError::BadJobId(req.job_id.clone()));

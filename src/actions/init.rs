@@ -33,7 +33,7 @@ exit_enum! {
     }
 }
 
-pub struct InitRequest {
+pub(crate) struct InitRequest {
     pub root: PathBuf,
     pub name: String,
     pub description: String,
@@ -45,7 +45,7 @@ pub struct InitRequest {
 
 /// Where the coordinator's pi starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Launch {
+pub(crate) enum Launch {
     /// In the pane this command runs in (`kind` when its multiplexer is known by ancestry).
     InPane {
         kind: Option<MuxKind>,
@@ -58,7 +58,7 @@ pub enum Launch {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Created {
+pub(crate) struct Created {
     pub root: PathBuf,
     pub config: PathBuf,
     pub session_id: String,
@@ -69,7 +69,7 @@ pub struct Created {
 
 impl Created {
     /// The command line to type, every word quoted for a POSIX shell.
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         let cd = format!("cd {}", mux::shell_quote(&self.root.to_string_lossy()));
         match &self.launch {
             Launch::InPane { argv, env, .. } => {
@@ -88,7 +88,7 @@ impl Created {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let (place, argv) = match &self.launch {
             Launch::InPane { kind, argv, .. } => {
                 (kind.map_or("pane", |k| k.name()).to_string(), argv.clone())
@@ -141,7 +141,7 @@ fn session_name(root: &Path) -> String {
     }
 }
 
-pub fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
+pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
     let usage = |m: String| (InitExit::Usage, m);
     let root = paths::absolute(&req.root);
     // A worker may not be called coordinator; the coordinator may.

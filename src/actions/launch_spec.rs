@@ -26,16 +26,16 @@ use crate::store;
 /// Largest launch spec read.
 const SPEC_CAP: u64 = 64 * 1024;
 /// Most arguments recorded (model, thinking, the person's extra arguments).
-pub const MAX_ARGS: usize = 64;
+pub(crate) const MAX_ARGS: usize = 64;
 /// Longest single argument.
-pub const MAX_ARG_BYTES: usize = 4096;
+pub(crate) const MAX_ARG_BYTES: usize = 4096;
 
 /// The environment a launched pi gets from the command that launches it (and that a spec
 /// records): where pi and node are (PATH), which agent and session folders pi uses, whether it
 /// stays offline (`PI_OFFLINE`: no helper-tool downloads), and the system config its extension
 /// passes on as `--config`. Nothing else is recorded: no keys or tokens. `INTERCOM_PANE_BIN` is
 /// always the binary doing the launch, never a recorded one.
-pub const PASSED_ENV: [&str; 5] = [
+pub(crate) const PASSED_ENV: [&str; 5] = [
     "PATH",
     "PI_CODING_AGENT_DIR",
     "PI_CODING_AGENT_SESSION_DIR",
@@ -46,7 +46,7 @@ pub const PASSED_ENV: [&str; 5] = [
 /// How far a spawn got (each stage is written before the step it names is taken).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Checked, nothing else yet (a worktree may be being created, the roster entry added).
     Reserved,
     /// The roster names the worker; its window is being opened.
@@ -58,7 +58,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Stage::Reserved => "reserved",
             Stage::Launching => "launching",
@@ -71,7 +71,7 @@ impl Stage {
 /// The git worktree a spawn created for the worker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Worktree {
+pub(crate) struct Worktree {
     pub path: PathBuf,
     pub branch: String,
     /// The branch was created by this spawn (else it existed and was only checked out).
@@ -83,7 +83,7 @@ pub struct Worktree {
 /// Where the window went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Placement {
+pub(crate) struct Placement {
     pub multiplexer: MuxKind,
     /// `window` (tmux) or `tab` (Herdr), beside the coordinator's pane, without focus.
     pub kind: String,
@@ -93,7 +93,7 @@ pub struct Placement {
 /// One worker's launch spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LaunchSpec {
+pub(crate) struct LaunchSpec {
     /// Always 1.
     pub version: u32,
     pub session_id: String,
@@ -117,7 +117,7 @@ pub struct LaunchSpec {
 
 /// Why a spec could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SpecError {
+pub(crate) enum SpecError {
     /// There is none (the worker was not started by `spawn`).
     Missing,
     /// It exists and cannot be used (why).
@@ -170,7 +170,7 @@ impl LaunchSpec {
 
 /// A session id pi's `--session-id` takes: letters, digits, `.`, `_`, `-`, starting and ending
 /// with a letter or digit (pi 1.6.0's rule), at most 256 characters.
-pub fn valid_session_id(id: &str) -> bool {
+pub(crate) fn valid_session_id(id: &str) -> bool {
     let b = id.as_bytes();
     (1..=256).contains(&b.len())
         && b.iter()
@@ -180,7 +180,7 @@ pub fn valid_session_id(id: &str) -> bool {
 }
 
 /// The launch spec of the worker with `session_id`, when `spawn` recorded one.
-pub fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
+pub(crate) fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
     let spec = load(&paths::launch_spec(root, session_id))?;
     spec.check(session_id).map_err(SpecError::Unusable)?;
     Ok(spec)
@@ -205,7 +205,7 @@ fn load(path: &Path) -> Result<LaunchSpec, SpecError> {
 }
 
 /// Write (replace) the spec, mode 0600.
-pub fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
+pub(crate) fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
     let dir = paths::workers_dir(root);
     store::ensure_dir(root, &dir)?;
     let bytes = serde_json::to_vec_pretty(spec).map_err(|e| store::StoreError {
@@ -218,7 +218,7 @@ pub fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
 
 /// Every spec in the folder (at most `MAX_AGENTS * 4` looked at): for a spawn looking for an
 /// earlier, unfinished reservation of a name whose roster entry was never written.
-pub fn all(root: &Path) -> Vec<LaunchSpec> {
+pub(crate) fn all(root: &Path) -> Vec<LaunchSpec> {
     let dir = paths::workers_dir(root);
     let Ok(list) = fsguard::list_dir(&dir, crate::evidence::config::MAX_AGENTS * 4) else {
         return Vec::new();
@@ -239,7 +239,7 @@ pub fn all(root: &Path) -> Vec<LaunchSpec> {
 /// The environment to record and pass: the allowlisted variables this process has, and
 /// `INTERCOM_PANE_CONFIG` when this command was given `--config` (the same data root the
 /// command reads; never inherited, so the new pi registers where this command looks).
-pub fn current_env(system_config: Option<&Path>) -> Vec<(String, String)> {
+pub(crate) fn current_env(system_config: Option<&Path>) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = PASSED_ENV
         .iter()
         .filter(|k| **k != "INTERCOM_PANE_CONFIG")
@@ -256,7 +256,7 @@ pub fn current_env(system_config: Option<&Path>) -> Vec<(String, String)> {
 
 /// pi's arguments for a resume: `args` with `--session-id <id>` (or `--session-id=<id>`)
 /// replaced by `--session <file>`, in its place; every other argument as recorded.
-pub fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
+pub(crate) fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
     let file = file.to_string_lossy().into_owned();
     let mut out = Vec::with_capacity(args.len() + 2);
     let mut replaced = false;
@@ -281,7 +281,7 @@ pub fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
 }
 
 /// `env` with `INTERCOM_PANE_BIN` set to this binary, as every launch passes it.
-pub fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
+pub(crate) fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
     env.retain(|(k, _)| k != "INTERCOM_PANE_BIN");
     if let Ok(exe) = std::env::current_exe() {
         env.push((

@@ -1,22 +1,22 @@
 //! Explicit mutations. Every byte written goes through `crate::store`.
 
-pub mod alert_memory;
-pub mod close;
-pub mod config_write;
-pub mod handoff;
-pub mod init;
-pub mod launch_spec;
-pub mod monitor_pane;
-pub mod monitor_place;
-pub mod monitor_restart;
-pub mod register;
-pub mod reply;
-pub mod resume;
-pub mod retire;
-pub mod seen;
-pub mod spawn;
+pub(crate) mod alert_memory;
+pub(crate) mod close;
+pub(crate) mod config_write;
+pub(crate) mod handoff;
+pub(crate) mod init;
+pub(crate) mod launch_spec;
+pub(crate) mod monitor_pane;
+pub(crate) mod monitor_place;
+pub(crate) mod monitor_restart;
+pub(crate) mod register;
+pub(crate) mod reply;
+pub(crate) mod resume;
+pub(crate) mod retire;
+pub(crate) mod seen;
+pub(crate) mod spawn;
 
-pub use crate::paths::short_id;
+pub(crate) use crate::paths::short_id;
 
 /// A test hook's wait (never reached in real use: only when a test names `file` through its
 /// variable): create `file`, then wait, at most 10 s, until the test removes it.

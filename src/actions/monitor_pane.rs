@@ -29,7 +29,7 @@ use crate::owned::{self, DecodeError};
 use crate::store;
 
 /// The name every monitor pane gets (a label, never proof of ownership).
-pub const MONITOR_NAME: &str = "Intercom monitor";
+pub(crate) const MONITOR_NAME: &str = "Intercom monitor";
 /// Height of the new pane, percent of the coordinator's.
 const PERCENT: u8 = 25;
 /// Never more than this share of the coordinator's pane, whatever the sidebar's minimum.

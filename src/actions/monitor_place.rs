@@ -33,13 +33,13 @@ use crate::owned::monitor::{
 use crate::store;
 
 /// The environment variable a new monitor pane is given: the placement's marker.
-pub const PLACING_ENV: &str = "INTERCOM_PANE_PLACING";
+pub(crate) const PLACING_ENV: &str = "INTERCOM_PANE_PLACING";
 
 /// How many stages a placement records at most before `submitted` ends it.
 const STAGES: usize = 4;
 
 /// What one placement needs.
-pub struct Placement<'a> {
+pub(crate) struct Placement<'a> {
     pub owner: &'a Owner,
     pub mux: &'a dyn Multiplexer,
     pub root: &'a Path,
@@ -53,7 +53,7 @@ pub struct Placement<'a> {
 /// Whether this run may take up a pending record: one of ours, in a stage of this placement, for
 /// the same coordinator pane on the same server, with its marker. Any other pending record is
 /// fenced.
-pub fn resumable(prev: &MonitorRecord, owner: &Owner) -> bool {
+pub(crate) fn resumable(prev: &MonitorRecord, owner: &Owner) -> bool {
     prev.stage().is_some_and(MonitorStage::is_ours_pending)
         && prev.marker().is_some()
         && prev.multiplexer == Some(owner.kind)
@@ -140,7 +140,7 @@ impl Placement<'_> {
     }
 
     /// Place the monitor, from `resume` (a record `resumable` accepted) or from the start.
-    pub fn run(&self, resume: Option<&MonitorRecord>) -> Result<Outcome, EnsureError> {
+    pub(crate) fn run(&self, resume: Option<&MonitorRecord>) -> Result<Outcome, EnsureError> {
         let mut rec = resume.cloned().unwrap_or_else(|| self.fresh());
         if resume.is_some() {
             rec.resumed_at = Some(format_iso(self.now));

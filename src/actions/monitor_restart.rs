@@ -22,7 +22,7 @@ use crate::mux::{self, Owner, PaneInfo};
 use crate::owned::monitor::{FocusOutcome, MonitorRecord, MonitorStage, Relaunch};
 
 /// The recorded monitor pane, when it is ours after a restart (see the module comment).
-pub fn survivor<'a>(
+pub(crate) fn survivor<'a>(
     prev: &MonitorRecord,
     owner: &Owner,
     panes: &'a [PaneInfo],
@@ -57,7 +57,7 @@ pub fn survivor<'a>(
 
 /// Start the monitor again in its surviving pane: record `run_pending` (with the new terminal
 /// ids and a new marker), mark, type the command, record `submitted`.
-pub fn relaunch(
+pub(crate) fn relaunch(
     prev: &MonitorRecord,
     owner: &Owner,
     pane: &PaneInfo,

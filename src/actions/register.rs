@@ -29,7 +29,7 @@ const LOCK_POLL: Duration = Duration::from_millis(20);
 const PROC_STAT_CAP: u64 = 1 << 20;
 
 /// The event being recorded (one vocabulary with the registrations that read it).
-pub use crate::evidence::registrations::Event;
+pub(crate) use crate::evidence::registrations::Event;
 
 /// How far a time in `--pi-state` may lie ahead of this command's clock (the same machine's:
 /// the extension stamps an event just before it starts this command).
@@ -37,7 +37,7 @@ const PI_STATE_SKEW_MS: Ms = 2_000;
 
 /// What the caller (the extension) tells about itself; the rest is found from the inside.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     pub event: Event,
     pub seq: u64,
     /// The pi process; it must be an ancestor of this command.
@@ -62,7 +62,7 @@ pub struct Request {
 
 /// A refusal (exit 2) or a failure to write (exit 1), with the reason.
 #[derive(Debug)]
-pub enum RegisterError {
+pub(crate) enum RegisterError {
     Refused(Refusal),
     Failed(String),
 }
@@ -78,7 +78,7 @@ impl std::fmt::Display for RegisterError {
 
 /// Why a registration is refused. Values quoted in the message are sanitized and clipped there.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// `--session-id` is blank, too long or holds control characters.
     SessionId(String),
     /// `--event session_tree` without `--leaf-id`.
@@ -124,7 +124,7 @@ pub enum Refusal {
 
 /// Why the named pid is not a pi this command can trust.
 #[derive(Debug)]
-pub enum Untrusted {
+pub(crate) enum Untrusted {
     NotPi(proc::NotPi),
     StateUnreadable,
     OtherGroup,
@@ -207,7 +207,7 @@ impl std::fmt::Display for Refusal {
 /// Intercom root found from there when that root's roster names the session, and every root
 /// above the folder (a reader there could take a record of the session).
 #[derive(Debug, Clone)]
-pub struct Place {
+pub(crate) struct Place {
     pub cwd: PathBuf,
     pub intercom_root: Option<PathBuf>,
     pub roots: Vec<PathBuf>,
@@ -217,7 +217,7 @@ pub struct Place {
 const MAX_ROOT_LEVELS: usize = 64;
 
 /// `Place` of `req`'s pi; `--cwd` and `--root`, when given, must agree with it.
-pub fn place(req: &Request) -> Result<Place, Refusal> {
+pub(crate) fn place(req: &Request) -> Result<Place, Refusal> {
     let cwd = proc::cwd(req.pi_pid).ok_or(Refusal::CwdUnreadable(req.pi_pid))?;
     if let Some(given) = &req.cwd {
         if !given.is_absolute() {
@@ -263,7 +263,7 @@ pub fn place(req: &Request) -> Result<Place, Refusal> {
 /// Where this session's registration lives: an existing record of it stays where it is (so a
 /// session added to the roster mid-run keeps one record, not two); a new one goes under the
 /// Intercom root when that root configures the session, else under the data root.
-pub fn registration_path(req: &Request, at: &Place) -> (PathBuf, PathBuf) {
+pub(crate) fn registration_path(req: &Request, at: &Place) -> (PathBuf, PathBuf) {
     let in_data = (
         req.data_root.clone(),
         registrations::data_record(&req.data_root, &req.session_id),
@@ -326,7 +326,7 @@ fn validate(req: &Request) -> Result<(), RegisterError> {
 /// The one rule for "this command was run by that pi itself" (`register`, and the
 /// coordinator's tools, `tools::caller`): `pi` is an ancestor of this process, really pi, and
 /// started this command in its own process group and session (see `verify_pi`).
-pub fn verify_caller(pi: i32) -> Result<(), Refusal> {
+pub(crate) fn verify_caller(pi: i32) -> Result<(), Refusal> {
     let me = std::process::id() as i32;
     if pi <= 1 || !proc::is_ancestor(pi, me) {
         return Err(Refusal::NotAncestor(pi));
@@ -462,7 +462,11 @@ fn acquire(path: &Path) -> Result<store::Lock, RegisterError> {
 }
 
 /// Record `req`. Returns the path written, or `None` when a newer event was already recorded.
-pub fn register(req: &Request, env: &MuxEnv, now: Ms) -> Result<Option<PathBuf>, RegisterError> {
+pub(crate) fn register(
+    req: &Request,
+    env: &MuxEnv,
+    now: Ms,
+) -> Result<Option<PathBuf>, RegisterError> {
     validate(req)?;
     let at = place(req).map_err(RegisterError::Refused)?;
     let id =

@@ -49,7 +49,7 @@ exit_enum! {
     }
 }
 
-pub struct RetireRequest<'a> {
+pub(crate) struct RetireRequest<'a> {
     pub root: PathBuf,
     pub name: String,
     pub remove_worktree: bool,
@@ -58,7 +58,7 @@ pub struct RetireRequest<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ending {
+pub(crate) struct Ending {
     pub exit: RetireExit,
     pub report: Box<RetireReport>,
 }
@@ -128,7 +128,7 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
     }
 }
 
-pub fn retire(req: &RetireRequest) -> Ending {
+pub(crate) fn retire(req: &RetireRequest) -> Ending {
     let root = &req.root;
     let agent = match worker_of(req) {
         Ok(a) => a,

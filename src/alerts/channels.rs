@@ -15,7 +15,7 @@ use crate::mux::tmux::Tmux;
 use crate::snapshot::Snapshot;
 
 /// The tmux user option the status line shows (`#{@intercom_pane_status}`).
-pub const STATUS_OPTION: &str = "@intercom_pane_status";
+pub(crate) const STATUS_OPTION: &str = "@intercom_pane_status";
 /// Deadline of one multiplexer call.
 const CALL: Duration = Duration::from_secs(5);
 /// Most tmux servers one pass updates.
@@ -23,17 +23,17 @@ const MAX_SERVERS: usize = 16;
 /// The status option is set again this often even when unchanged (a plugin reload or another
 /// watcher that ended may have cleared it). Rare: each time runs `tmux`, and an idle sidebar
 /// should start next to no process.
-pub const STATUS_REASSERT: Duration = Duration::from_secs(600);
+pub(crate) const STATUS_REASSERT: Duration = Duration::from_secs(600);
 /// How long a tmux message stays.
 const MESSAGE_MS: u32 = 6_000;
 
 /// Where a tmux seat's server listens (a `-L` name or path resolved as the scan resolves it).
-pub fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Option<PathBuf> {
     crate::liveness::socket_path(hint, default_tmux)
 }
 
 /// The tmux servers a pass's seats live on, and the run's own server; each once, existing.
-pub fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let hints = snap
         .rows
@@ -64,10 +64,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Failures said once per (server, what) until they change.
 #[derive(Default)]
-pub struct Failures(HashMap<(PathBuf, &'static str), String>);
+pub(crate) struct Failures(HashMap<(PathBuf, &'static str), String>);
 
 impl Failures {
-    pub fn note(&mut self, server: &Path, what: &'static str, r: Result<(), String>) {
+    pub(crate) fn note(&mut self, server: &Path, what: &'static str, r: Result<(), String>) {
         let key = (server.to_path_buf(), what);
         match r {
             Ok(()) => {
@@ -89,13 +89,13 @@ impl Failures {
 
 /// The status option on each server, set only when its value changed (or to reassert it).
 #[derive(Default)]
-pub struct StatusLine {
+pub(crate) struct StatusLine {
     set: HashMap<PathBuf, (String, Instant)>,
 }
 
 impl StatusLine {
     /// Make `value` what `STATUS_OPTION` holds on `servers`.
-    pub fn update(&mut self, servers: &[PathBuf], value: &str, failures: &mut Failures) {
+    pub(crate) fn update(&mut self, servers: &[PathBuf], value: &str, failures: &mut Failures) {
         let now = Instant::now();
         let mut changed = Vec::new();
         for s in servers {
@@ -126,7 +126,7 @@ impl StatusLine {
     }
 
     /// Clear what this process set (it ends): a count nobody keeps up to date must not stay.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for (s, (v, _)) in self.set.drain() {
             if !v.is_empty() {
                 let _ =
@@ -150,7 +150,7 @@ pub fn visible(pane: &PaneRef, default_tmux: Option<&Path>) -> Option<bool> {
 }
 
 /// `display-message` with the alert on every attached client (control clients left out).
-pub fn display(servers: &[PathBuf], alert: &Alert, failures: &mut Failures) {
+pub(crate) fn display(servers: &[PathBuf], alert: &Alert, failures: &mut Failures) {
     let text = alert.message();
     for s in servers {
         let t = Tmux::at_socket(s);
@@ -166,7 +166,7 @@ pub fn display(servers: &[PathBuf], alert: &Alert, failures: &mut Failures) {
 
 /// The terminal bell on the terminal this process runs in (tmux passes a pane's bell on to its
 /// clients as its `bell-action` says). Nothing when that is not a terminal.
-pub fn bell() {
+pub(crate) fn bell() {
     let mut err = std::io::stderr();
     if err.is_terminal() {
         // One byte, one write: it cannot split another writer's escape sequence.
@@ -175,14 +175,14 @@ pub fn bell() {
 }
 
 /// Whether a desktop session is there to notify.
-pub fn desktop_session(env: impl Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn desktop_session(env: impl Fn(&str) -> Option<String>) -> bool {
     ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|k| env(k).is_some_and(|v| !v.is_empty()))
 }
 
 /// `notify-send` on PATH, if there.
-pub fn find_program(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))
@@ -191,7 +191,7 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
 
 /// The desktop notification: title and body as plain argv words; the body's markup
 /// characters escaped (notification servers may read it as markup).
-pub fn desktop_job(program: &Path, alert: &Alert) -> Job {
+pub(crate) fn desktop_job(program: &Path, alert: &Alert) -> Job {
     let title = format!("intercom-pane: {}", alert.headline(80));
     let mut body = alert
         .text

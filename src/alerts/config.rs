@@ -9,16 +9,16 @@ use crate::board::alerts::Rules;
 use crate::states::BoardState;
 
 /// Largest settings file read.
-pub const MAX_FILE_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// Most arguments of the `onAlert` program (with the program).
-pub const MAX_ARGV: usize = 32;
+pub(crate) const MAX_ARGV: usize = 32;
 /// Longest `onAlert` argument.
-pub const MAX_ARG: usize = 4096;
+pub(crate) const MAX_ARG: usize = 4096;
 
 /// Whether to show desktop notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Desktop {
+pub(crate) enum Desktop {
     /// When a desktop session is there (`DBUS_SESSION_BUS_ADDRESS`, `DISPLAY` or
     /// `WAYLAND_DISPLAY` set) and `notify-send` runs.
     Auto,
@@ -27,7 +27,7 @@ pub enum Desktop {
 
 /// Every setting, resolved.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Alerts at all (the status line still counts).
     pub enabled: bool,
     pub rules: Rules,
@@ -86,7 +86,7 @@ struct File {
 }
 
 /// The tmux options the plugin documents, in the order `apply_tmux` takes their values.
-pub const TMUX_OPTIONS: [&str; 8] = [
+pub(crate) const TMUX_OPTIONS: [&str; 8] = [
     "@intercom-pane-alerts",
     "@intercom-pane-alert-settle",
     "@intercom-pane-alert-quiet",
@@ -99,7 +99,7 @@ pub const TMUX_OPTIONS: [&str; 8] = [
 
 /// A setting that breaks its rule, named.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingError(pub String);
+pub(crate) struct SettingError(pub String);
 
 impl std::fmt::Display for SettingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,7 +130,7 @@ fn state_word(w: &str) -> Result<BoardState, SettingError> {
 }
 
 /// The `onAlert` program: a non-empty argv of bounded words without NUL.
-pub fn check_argv(argv: &[String]) -> Result<(), SettingError> {
+pub(crate) fn check_argv(argv: &[String]) -> Result<(), SettingError> {
     if argv.is_empty() || argv[0].is_empty() {
         return Err(SettingError("onAlert needs a program".into()));
     }
@@ -144,7 +144,7 @@ pub fn check_argv(argv: &[String]) -> Result<(), SettingError> {
 
 impl Settings {
     /// Apply a settings file's text; nothing changes when any of it is refused.
-    pub fn apply_file(&mut self, text: &[u8]) -> Result<(), SettingError> {
+    pub(crate) fn apply_file(&mut self, text: &[u8]) -> Result<(), SettingError> {
         let f: File = serde_json::from_slice(text).map_err(|e| SettingError(e.to_string()))?;
         let mut next = self.clone();
         next.apply_file_members(f)?;
@@ -195,7 +195,7 @@ impl Settings {
 
     /// Apply the tmux options' values (`TMUX_OPTIONS` order; `None` = unset); nothing changes
     /// when any of them is refused.
-    pub fn apply_tmux(&mut self, values: &[Option<String>]) -> Result<(), SettingError> {
+    pub(crate) fn apply_tmux(&mut self, values: &[Option<String>]) -> Result<(), SettingError> {
         let mut next = self.clone();
         next.apply_tmux_values(values)?;
         *self = next;

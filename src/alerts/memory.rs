@@ -13,17 +13,17 @@ use crate::clock::Ms;
 use crate::mux::MuxKind;
 
 /// The file's version.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// Largest memory file read or written.
-pub const MAX_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BYTES: u64 = 1 << 20;
 /// Most seats remembered (the least recently touched go first).
-pub const MAX_SEATS: usize = 2048;
+pub(crate) const MAX_SEATS: usize = 2048;
 /// Most turns remembered per seat (the oldest go first).
-pub const MAX_TURNS: usize = 8;
+pub(crate) const MAX_TURNS: usize = 8;
 /// A seat untouched this long is forgotten (its next state is then judged as a first sight).
-pub const FORGET_AFTER_MS: Ms = 14 * 24 * 3600 * 1000;
+pub(crate) const FORGET_AFTER_MS: Ms = 14 * 24 * 3600 * 1000;
 /// Longest session id, turn key, name or pane field kept.
-pub const MAX_FIELD: usize = 512;
+pub(crate) const MAX_FIELD: usize = 512;
 
 /// One handled turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,18 +10,18 @@ use crate::snapshot::Row;
 use crate::states::BoardState;
 
 /// The JSON line's schema version.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// Most characters of the question or error text carried.
-pub const MAX_TEXT_CHARS: usize = 1000;
+pub(crate) const MAX_TEXT_CHARS: usize = 1000;
 /// The host of a seat of this machine (a seat of another host names its own,
 /// docs/behaviour.md §12).
-pub const HOST: &str = crate::hosts::LOCAL;
+pub(crate) const HOST: &str = crate::hosts::LOCAL;
 /// The program name the jump command names.
-pub const PROGRAM: &str = "intercom-pane";
+pub(crate) const PROGRAM: &str = "intercom-pane";
 
 /// One alert, as every channel says it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Alert {
+pub(crate) struct Alert {
     /// The seat's host: `local`, or the host of the hosts file its row came from.
     pub host: String,
     /// The seat's session (`Row::id`).
@@ -49,7 +49,7 @@ pub struct Alert {
 
 /// Text that reaches a person or a program: controls, escape sequences and bidi overrides
 /// removed on every line; lines kept; at most `MAX_TEXT_CHARS` characters.
-pub fn clean_text(s: &str) -> String {
+pub(crate) fn clean_text(s: &str) -> String {
     let joined = s
         .lines()
         .map(crate::text::sanitize)
@@ -68,7 +68,7 @@ fn there(key: &str) -> &str {
 
 impl Alert {
     /// The alert for `row` entering `turn_key`.
-    pub fn of(row: &Row, turn_key: &str, at: Ms, jump_flags: &[String]) -> Alert {
+    pub(crate) fn of(row: &Row, turn_key: &str, at: Ms, jump_flags: &[String]) -> Alert {
         let text = match row.state {
             BoardState::Waiting => row.question.clone(),
             BoardState::Error => row
@@ -122,12 +122,12 @@ impl Alert {
     }
 
     /// The jump command as one shell line (each word quoted).
-    pub fn jump_line(&self) -> String {
+    pub(crate) fn jump_line(&self) -> String {
         crate::mux::shell_line(&self.jump)
     }
 
     /// `Builder is waiting: which branch?` — one line, safe to show (sanitized, clipped).
-    pub fn headline(&self, max_chars: usize) -> String {
+    pub(crate) fn headline(&self, max_chars: usize) -> String {
         let name = crate::text::sanitize(&self.name);
         let what = match self.state {
             BoardState::Waiting => "is waiting for you",
@@ -146,7 +146,7 @@ impl Alert {
     /// How to get there, short enough for a message: the plugin's key when known, else
     /// `intercom-pane jump --last` (with the run's `--config`: the jump reads the roster the
     /// alert came from). The JSON line carries the full command.
-    pub fn how_to_jump(&self) -> String {
+    pub(crate) fn how_to_jump(&self) -> String {
         match &self.jump_key {
             Some(k) => format!("prefix {} jumps there", crate::text::sanitize(k)),
             None => {
@@ -163,7 +163,7 @@ impl Alert {
     }
 
     /// The tmux message: headline and how to jump, one line.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         let jump = self.how_to_jump();
         let room = 300usize.saturating_sub(jump.chars().count() + 3);
         format!("{} — {jump}", self.headline(room.max(40)))
@@ -171,7 +171,7 @@ impl Alert {
 
     /// The `--on-alert` JSON line (without its newline). Every text member is raw evidence made
     /// safe for a reader: control characters and bidi overrides removed, then JSON-escaped.
-    pub fn json_line(&self) -> String {
+    pub(crate) fn json_line(&self) -> String {
         let v = json!({
             "version": VERSION,
             "event": "alert",

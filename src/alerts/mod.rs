@@ -4,9 +4,9 @@
 //! `board::alerts` holds the rule (pure); `memory` what every watcher remembers together;
 //! the rest runs it beside a sidebar or `watch`.
 
-pub mod channels;
-pub mod config;
-pub mod memory;
-pub mod message;
-pub mod programs;
-pub mod run;
+pub(crate) mod channels;
+pub(crate) mod config;
+pub(crate) mod memory;
+pub(crate) mod message;
+pub(crate) mod programs;
+pub(crate) mod run;

@@ -19,7 +19,7 @@ const STDOUT_CAP: usize = 64 * 1024;
 
 /// One program run.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub(crate) struct Job {
     /// `on_alert`, `desktop`: for the log.
     pub channel: &'static str,
     pub argv: Vec<String>,
@@ -28,7 +28,7 @@ pub struct Job {
 
 /// How one run ended (what the log says).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     Ok,
     Exit(Option<i32>, String),
     TimedOut,
@@ -38,7 +38,7 @@ pub enum Ended {
 }
 
 /// Run one job now (on the caller's thread), bounded by `timeout`.
-pub fn run_job(job: &Job, timeout: Duration) -> Ended {
+pub(crate) fn run_job(job: &Job, timeout: Duration) -> Ended {
     let Some((prog, args)) = job.argv.split_first() else {
         return Ended::Failed("no program".into());
     };
@@ -84,14 +84,14 @@ fn log_ended(job: &Job, ended: &Ended, ms: u128) {
 }
 
 /// A pool of runner threads.
-pub struct Pool {
+pub(crate) struct Pool {
     tx: SyncSender<Job>,
     channel: &'static str,
 }
 
 impl Pool {
     /// `concurrency` threads (1..=8), each run bounded by `timeout`.
-    pub fn start(channel: &'static str, concurrency: usize, timeout: Duration) -> Pool {
+    pub(crate) fn start(channel: &'static str, concurrency: usize, timeout: Duration) -> Pool {
         let (tx, rx) = mpsc::sync_channel::<Job>(QUEUE);
         let rx: Arc<Mutex<Receiver<Job>>> = Arc::new(Mutex::new(rx));
         for i in 0..concurrency.clamp(1, 8) {
@@ -121,7 +121,7 @@ impl Pool {
     }
 
     /// Queue a job; dropped (and logged) when the queue is full.
-    pub fn submit(&self, job: Job) {
+    pub(crate) fn submit(&self, job: Job) {
         match self.tx.try_send(job) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {

@@ -36,7 +36,7 @@ fn closing(row: &Row) -> bool {
 }
 
 /// What the rule reads of a row.
-pub fn seat_of(row: &Row) -> Seat {
+pub(crate) fn seat_of(row: &Row) -> Seat {
     Seat {
         session: row.id.clone(),
         state: row.state,
@@ -51,7 +51,7 @@ pub fn seat_of(row: &Row) -> Seat {
 
 /// What the alerts need besides the settings.
 #[derive(Debug, Clone)]
-pub struct Where {
+pub(crate) struct Where {
     pub data_root: PathBuf,
     /// The run's tmux server for seats that name none (`--tmux-socket`).
     pub default_tmux: Option<PathBuf>,
@@ -65,7 +65,7 @@ pub struct Where {
 }
 
 /// The alert state of one sidebar or watcher.
-pub struct Alerter {
+pub(crate) struct Alerter {
     settings: Settings,
     at: Where,
     clock: std::sync::Arc<dyn Clock>,
@@ -84,16 +84,16 @@ pub struct Alerter {
 }
 
 /// Reads the settings again.
-pub type Reload = Box<dyn Fn() -> Result<Settings, String> + Send>;
+pub(crate) type Reload = Box<dyn Fn() -> Result<Settings, String> + Send>;
 
 /// How often the settings are read again at most.
-pub const RELOAD_EVERY: Duration = Duration::from_secs(30);
+pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(30);
 
 impl Alerter {
     /// `reload` reads the settings again (the file and the tmux plugin's options, then the
     /// flags): before the first alert and, while states settle, at most every `RELOAD_EVERY`,
     /// so a changed option takes effect without a restart.
-    pub fn new(
+    pub(crate) fn new(
         settings: Settings,
         at: Where,
         clock: std::sync::Arc<dyn Clock>,
@@ -168,7 +168,7 @@ impl Alerter {
     }
 
     /// After a pass: the status line, then the rule.
-    pub fn pass(&mut self, snap: Snapshot) {
+    pub(crate) fn pass(&mut self, snap: Snapshot) {
         self.maybe_reload();
         let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
         if self.settings.status_line {
@@ -183,7 +183,7 @@ impl Alerter {
 
     /// Between passes: a live engine's last snapshot holds until its next pass, so what has
     /// settled by now alerts now; a timed loop waits for its next pass instead.
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         let Some(snap) = self.last.take() else { return };
         let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
         if self.settings.status_line {
@@ -199,7 +199,7 @@ impl Alerter {
     }
 
     /// When the thread should look again without a pass.
-    pub fn next_due(&self) -> Option<Ms> {
+    pub(crate) fn next_due(&self) -> Option<Ms> {
         self.at
             .live
             .then(|| self.watch.next_due(&self.settings.rules))
@@ -207,7 +207,7 @@ impl Alerter {
     }
 
     /// The process ends: clear the status option it set.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.status.clear();
     }
 
@@ -436,7 +436,7 @@ fn outcome_word(o: Outcome) -> &'static str {
 }
 
 /// What the alert thread is told.
-pub enum Msg {
+pub(crate) enum Msg {
     /// A pass's snapshot.
     Pass(Snapshot),
     /// Stop (clearing the status option first).
@@ -444,14 +444,14 @@ pub enum Msg {
 }
 
 /// The running alert thread.
-pub struct AlertThread {
+pub(crate) struct AlertThread {
     tx: Sender<Msg>,
     join: Option<std::thread::JoinHandle<()>>,
 }
 
 impl AlertThread {
     /// Start the thread: passes arrive on its channel; a live source's settle times wake it.
-    pub fn spawn(mut alerter: Alerter) -> std::io::Result<AlertThread> {
+    pub(crate) fn spawn(mut alerter: Alerter) -> std::io::Result<AlertThread> {
         let (tx, rx) = mpsc::channel::<Msg>();
         let join = std::thread::Builder::new()
             .name("alerts".into())
@@ -466,12 +466,12 @@ impl AlertThread {
     }
 
     /// Where passes go.
-    pub fn sender(&self) -> Sender<Msg> {
+    pub(crate) fn sender(&self) -> Sender<Msg> {
         self.tx.clone()
     }
 
     /// Stop the thread and wait for it at most `grace` (it clears the status option it set).
-    pub fn stop(mut self, grace: Duration) {
+    pub(crate) fn stop(mut self, grace: Duration) {
         let _ = self.tx.send(Msg::Stop);
         let Some(j) = self.join.take() else { return };
         let deadline = std::time::Instant::now() + grace;
@@ -515,7 +515,7 @@ fn thread_loop(alerter: &mut Alerter, rx: &Receiver<Msg>) {
 
 /// A snapshot source that also hands every pass to the alert thread (the sidebar's passes are
 /// the alerts' passes: one scan, not two).
-pub struct AlertingSource {
+pub(crate) struct AlertingSource {
     pub inner: Box<dyn SnapshotSource>,
     pub alerts: Sender<Msg>,
 }

@@ -20,7 +20,7 @@ const MAX_DONE: usize = 4096;
 
 /// What the alert rule reads of one seat.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Seat {
+pub(crate) struct Seat {
     /// The seat's identity across passes and processes: its session id when known (`Row::id`).
     pub session: String,
     pub state: BoardState,
@@ -41,7 +41,7 @@ pub struct Seat {
 /// attention, or offline when nothing the person did explains it: no close job, and pi did not
 /// record the end of its session (which only quitting, `/new`, `/resume` or `/fork` do; a pi
 /// that crashed or was killed records nothing).
-pub fn needs_person(seat: &Seat) -> bool {
+pub(crate) fn needs_person(seat: &Seat) -> bool {
     seat.state.needs_attention()
         || (seat.state == BoardState::Offline
             && !seat.closing
@@ -50,7 +50,7 @@ pub fn needs_person(seat: &Seat) -> bool {
 }
 
 /// The key of the turn a seat needs the person in: `<state>:<turn>`; `None` when it does not.
-pub fn turn_key(seat: &Seat) -> Option<String> {
+pub(crate) fn turn_key(seat: &Seat) -> Option<String> {
     if !needs_person(seat) {
         return None;
     }
@@ -63,7 +63,7 @@ pub fn turn_key(seat: &Seat) -> Option<String> {
 
 /// The rule's settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// How long a state must hold before it alerts.
     pub settle_ms: Ms,
     /// A seat no watcher has seen before alerts only for a state entered at most this long ago
@@ -85,7 +85,7 @@ impl Default for Rules {
 
 /// What every watcher remembers together (the memory file): which turns were handled, which
 /// seats were seen before.
-pub trait Remembered {
+pub(crate) trait Remembered {
     /// This turn of this seat was handled (alerted, or deliberately not).
     fn handled(&self, session: &str, key: &str) -> bool;
     /// Some watcher has seen this seat before.
@@ -108,7 +108,7 @@ pub enum Outcome {
 
 /// What one step decided for one seat (by its index in the step's input).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Alert for this turn now (unless the person is looking: then record `Visible`).
     Alert { index: usize, key: String },
     /// Record this turn as handled without an alert.
@@ -123,7 +123,7 @@ pub enum Decision {
 
 /// One process's view over passes: which turns wait out the settle delay, which it handled.
 #[derive(Debug, Default)]
-pub struct Watch {
+pub(crate) struct Watch {
     /// session → (turn key, when the pass that first showed it ran).
     pending: HashMap<String, (String, Ms)>,
     done: HashSet<(String, String)>,
@@ -131,14 +131,14 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn new() -> Watch {
+    pub(crate) fn new() -> Watch {
         Watch::default()
     }
 
     /// Decide for one pass's seats. `pass_at`: when the pass ran; `valid_through`: until when
     /// its result is known to hold (the pass time for a timed loop; now for a live engine,
     /// whose next pass would have come if anything had changed).
-    pub fn step(
+    pub(crate) fn step(
         &mut self,
         seats: &[Seat],
         memory: &dyn Remembered,
@@ -194,7 +194,7 @@ impl Watch {
     }
 
     /// When the earliest pending turn has settled (a live loop wakes then).
-    pub fn next_due(&self, rules: &Rules) -> Option<Ms> {
+    pub(crate) fn next_due(&self, rules: &Rules) -> Option<Ms> {
         self.pending
             .values()
             .map(|(_, at)| at.saturating_add(rules.settle_ms))
@@ -202,12 +202,12 @@ impl Watch {
     }
 
     /// Whether some turn waits out the settle delay.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
 
     /// Remember that this process handled `key` of `session` (whatever the memory file says).
-    pub fn mark_done(&mut self, session: &str, key: &str) {
+    pub(crate) fn mark_done(&mut self, session: &str, key: &str) {
         let k = (session.to_string(), key.to_string());
         if self.done.insert(k.clone()) {
             self.done_order.push_back(k);
@@ -226,14 +226,14 @@ impl Watch {
 
 /// The status line's summary: seats needing attention, by state, as the board counts them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub waiting: usize,
     pub error: usize,
 }
 
 impl Summary {
     /// Count the seats the board says need attention (not marked seen).
-    pub fn of<'a>(seats: impl IntoIterator<Item = (&'a BoardState, bool)>) -> Summary {
+    pub(crate) fn of<'a>(seats: impl IntoIterator<Item = (&'a BoardState, bool)>) -> Summary {
         let mut s = Summary::default();
         for (state, seen) in seats {
             if seen || !state.needs_attention() {
@@ -249,7 +249,7 @@ impl Summary {
 
     /// `⚑2 ✗1`; empty when nobody needs the person. Only fixed glyphs and digits: safe in a
     /// tmux status line as it is.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut parts = Vec::new();
         if self.waiting > 0 {
             parts.push(format!("⚑{}", self.waiting));

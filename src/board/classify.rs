@@ -72,7 +72,7 @@ fn is_failed_turn(e: &BranchEntry) -> bool {
 }
 
 /// Does this first non-blank line ask for input? Column zero, exact marker, non-empty request.
-pub fn is_input_request(first_line: &str) -> bool {
+pub(crate) fn is_input_request(first_line: &str) -> bool {
     first_line
         .strip_prefix(INPUT_MARKER)
         .is_some_and(|rest| !rest.trim().is_empty())
@@ -80,18 +80,18 @@ pub fn is_input_request(first_line: &str) -> bool {
 
 /// The entry that decides the seat's state (the newest user, assistant or toolResult message on
 /// the branch), if any: what names the turn a state belongs to.
-pub fn deciding_entry(s: &SessionSummary) -> Option<&BranchEntry> {
+pub(crate) fn deciding_entry(s: &SessionSummary) -> Option<&BranchEntry> {
     s.branch.iter().find(|e| is_decisive(e))
 }
 
 /// Longest question kept, in characters (the row shows its first line, details all of it).
-pub const QUESTION_CHARS: usize = 1000;
+pub(crate) const QUESTION_CHARS: usize = 1000;
 
 /// What a reply that asks for input asks: its text from the last line that starts with the
 /// marker (the marker itself dropped) to the end; without such a line, its last paragraph.
 /// Trailing spaces and runs of blank lines are dropped; at most `QUESTION_CHARS` characters.
 /// Raw text: views sanitize it.
-pub fn question_of(text: &str) -> Option<String> {
+pub(crate) fn question_of(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l).trim_end())

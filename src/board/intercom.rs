@@ -38,7 +38,7 @@ use crate::states::{CloseState, ReportStatus};
 use crate::text;
 
 /// Evidence older than this is stale (shown `(old)`).
-pub const STALE_AFTER_MS: Ms = 60_000;
+pub(crate) const STALE_AFTER_MS: Ms = 60_000;
 
 /// Last observed runtime activity of a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -165,7 +165,7 @@ pub struct WorkerObservation {
 }
 
 /// The fixed public label for an activity `detail`.
-pub fn detail_label(detail: &str) -> Option<&'static str> {
+pub(crate) fn detail_label(detail: &str) -> Option<&'static str> {
     Some(match detail {
         "processing" => "Processing",
         "thinking" => "Thinking",
@@ -414,7 +414,7 @@ pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
 
 /// Stable partition: items for which `is_disconnected` is false first, then the rest, each group
 /// in its original (configured) order.
-pub fn sort_disconnected_last<T>(items: &mut [T], is_disconnected: impl Fn(&T) -> bool) {
+pub(crate) fn sort_disconnected_last<T>(items: &mut [T], is_disconnected: impl Fn(&T) -> bool) {
     // `sort_by_key` is stable, so configured order survives inside both groups.
     items.sort_by_key(|x| is_disconnected(x));
 }

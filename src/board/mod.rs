@@ -1,11 +1,11 @@
 //! Pure classification and projection of evidence into what the views show.
 
-pub mod alerts;
-pub mod classify;
-pub mod intercom;
-pub mod overflow;
-pub mod pi_rules;
-pub mod provenance;
-pub mod reason;
-pub mod record;
-pub mod verdict;
+pub(crate) mod alerts;
+pub(crate) mod classify;
+pub(crate) mod intercom;
+pub(crate) mod overflow;
+pub(crate) mod pi_rules;
+pub(crate) mod provenance;
+pub(crate) mod reason;
+pub(crate) mod record;
+pub(crate) mod verdict;

@@ -36,7 +36,7 @@ const NOT_OVERFLOW: &[&str] = &["rate limit", "too many requests"];
 const NOT_OVERFLOW_PREFIX: &[&str] = &["throttling error:", "service unavailable:"];
 
 /// Is this `errorMessage` a context overflow (including an HTTP 413 request-size refusal)?
-pub fn is_overflow_error(message: &str) -> bool {
+pub(crate) fn is_overflow_error(message: &str) -> bool {
     let m = message.to_lowercase();
     if NOT_OVERFLOW.iter().any(|p| m.contains(p))
         || NOT_OVERFLOW_PREFIX.iter().any(|p| m.starts_with(p))

@@ -29,7 +29,7 @@ use crate::states::BoardState;
 
 /// A state from pi's own events.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PiVerdict {
+pub(crate) struct PiVerdict {
     pub state: BoardState,
     pub reason: StateReason,
     pub source: StateSource,
@@ -54,7 +54,7 @@ fn v(state: BoardState, reason: StateReason, source: PiSource, at: Ms) -> PiVerd
 
 /// The verdict of `pi`'s picture, if it decides. `run`: the registration's run state;
 /// `file_newest`: the time of the session file's newest entry.
-pub fn pi_verdict(
+pub(crate) fn pi_verdict(
     pi: &PiReport,
     run: Option<&RunRecord>,
     file_newest: Option<Ms>,

@@ -284,7 +284,7 @@ impl StateReason {
 
 /// The words for a connection's reason code (`probe::reason`), shown where people read it (the
 /// details, `status`); the code itself stays in the JSON.
-pub fn connection_words(code: &str) -> &'static str {
+pub(crate) fn connection_words(code: &str) -> &'static str {
     use crate::probe::reason as r;
     match code {
         r::VERIFIED => "its port answered as this session",

@@ -238,7 +238,7 @@ impl SeatKey {
 }
 
 /// Between a host's name and its seat's key in `SeatKey::on_host`.
-pub const HOST_SEPARATOR: char = '\u{1f}';
+pub(crate) const HOST_SEPARATOR: char = '\u{1f}';
 
 impl std::fmt::Display for SeatKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

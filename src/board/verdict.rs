@@ -16,7 +16,7 @@ use crate::states::BoardState;
 const RECOVERY_TRUST_MS: Ms = 5 * 60 * 1000;
 
 /// What the state rules read of one seat, as the scan joined it.
-pub struct SeatFacts<'a> {
+pub(crate) struct SeatFacts<'a> {
     /// The seat's session file, when it was read.
     pub session: Option<&'a SessionSummary>,
     /// The session was read with its branch ending at the leaf pi's `/tree` moved to.
@@ -41,7 +41,7 @@ pub struct SeatFacts<'a> {
 
 /// A seat's state, why, and where that came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub state: BoardState,
     pub reason: StateReason,
     pub source: StateSource,
@@ -58,7 +58,7 @@ pub struct Verdict {
 /// registration's run state, then what pi told its extension (`board::pi_rules`, its own
 /// precedence), then liveness (which wins when the seat is not alive), then a pane that runs
 /// another seat's session.
-pub fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
+pub(crate) fn verdict(f: &SeatFacts, now: Ms) -> Verdict {
     let classification: Option<Classification> = f.session.map(|s| classify::classify(s, now));
     let mut v = Verdict {
         state: classify::board_state(f.liveness, classification.as_ref()),
@@ -168,7 +168,7 @@ fn run_state_verdict(
 
 /// Whether the seat's pi runs, as its record says: the pane runs pi but pi closed this session
 /// reads as not running.
-pub fn alive(liveness: Liveness, state: BoardState) -> Option<bool> {
+pub(crate) fn alive(liveness: Liveness, state: BoardState) -> Option<bool> {
     match liveness {
         Liveness::Alive if state == BoardState::Offline => Some(false),
         Liveness::Alive => Some(true),
@@ -178,7 +178,7 @@ pub fn alive(liveness: Liveness, state: BoardState) -> Option<bool> {
 }
 
 /// Whether the seat waits on the person: waiting, and its activity not marked seen.
-pub fn waiting_on_you(state: BoardState, seen: bool) -> bool {
+pub(crate) fn waiting_on_you(state: BoardState, seen: bool) -> bool {
     state == BoardState::Waiting && !seen
 }
 

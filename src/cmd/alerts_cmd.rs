@@ -19,7 +19,7 @@ use crate::ui::run::PASS_INTERVAL;
 
 /// How long a stopping watcher or sidebar waits for the alert thread (it clears the status
 /// option it set, one tmux call per server).
-pub const STOP_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
 /// Deadline for reading the plugin's options at start.
 const OPTIONS_DEADLINE: Duration = Duration::from_secs(3);
 
@@ -41,7 +41,7 @@ fn settings_file(args: &AlertArgs) -> Option<(PathBuf, bool)> {
 }
 
 /// The settings for a run whose default tmux server is `default_tmux`.
-pub fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<Settings, String> {
+pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<Settings, String> {
     let mut s = Settings::default();
     if let Some((path, named)) = settings_file(args) {
         // Read only when it is this user's and nobody else can change it: it names a program
@@ -100,7 +100,7 @@ pub fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<Setting
 }
 
 /// The flags a `jump` needs to find the same board (absolute paths).
-pub fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
+pub(crate) fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
     let mut f = Vec::new();
     if let Some(c) = &src.config {
         let c = crate::paths::absolute(c);
@@ -132,7 +132,7 @@ pub fn jump_flags(src: &SourceArgs, opts: &ScanOptions) -> Vec<String> {
 }
 
 /// The alert thread for a run with these options.
-pub fn start(
+pub(crate) fn start(
     src: &SourceArgs,
     args: &AlertArgs,
     opts: &ScanOptions,
@@ -154,7 +154,7 @@ pub fn start(
         .map_err(|e| format!("no alert thread: {e}"))
 }
 
-pub fn watch(args: &WatchArgs) -> WatchExit {
+pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     // Blocked before any thread exists, so only the signal thread below takes them (children
     // start with them unblocked: `programs` and std reset the mask).
     let quit = crate::demo::watchdog::quit_signals();

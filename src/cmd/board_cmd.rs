@@ -12,7 +12,7 @@ use crate::snapshot::{Row, RowRole};
 use crate::tools::wait::{self, WaitRequest};
 use crate::views::board_page::{self, BoardQuery};
 
-pub fn run_board(args: &BoardArgs) -> BoardExit {
+pub(crate) fn run_board(args: &BoardArgs) -> BoardExit {
     let q = BoardQuery {
         attention: args.attention,
         name: args.name.clone(),
@@ -46,7 +46,7 @@ pub fn run_board(args: &BoardArgs) -> BoardExit {
     }
 }
 
-pub fn run_wait(args: &WaitArgs) -> WaitExit {
+pub(crate) fn run_wait(args: &WaitArgs) -> WaitExit {
     let mut states = Vec::new();
     for s in &args.states {
         match wait::state_named(s) {

@@ -11,7 +11,7 @@ use crate::evidence::config;
 use crate::hosts::expect::SeatExpect;
 use crate::mux::MuxEnv;
 
-pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
+pub(crate) fn run_close(args: &CloseWorkerArgs) -> CloseExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => return refuse(e),
@@ -59,7 +59,7 @@ pub fn run_close(args: &CloseWorkerArgs) -> CloseExit {
     end.exit
 }
 
-pub fn run_handoff(args: &HandoffArgs) -> HandoffExit {
+pub(crate) fn run_handoff(args: &HandoffArgs) -> HandoffExit {
     let text = match text_input::read_text(
         HANDOFF_SUMMARY,
         args.summary.as_deref(),

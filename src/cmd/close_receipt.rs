@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::text::{sanitize, shell_quote};
 
 /// The receipt for one run's report, for the worker named `name`.
-pub fn receipt(report: &Value, name: &str) -> String {
+pub(crate) fn receipt(report: &Value, name: &str) -> String {
     let worker = report["worker"]
         .as_str()
         .map(sanitize)

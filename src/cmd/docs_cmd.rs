@@ -17,7 +17,7 @@ fn written(ok: bool) -> DocsExit {
     }
 }
 
-pub fn completions(args: &CompletionsArgs) -> DocsExit {
+pub(crate) fn completions(args: &CompletionsArgs) -> DocsExit {
     let mut cmd = Cli::command();
     // Into memory first: clap_complete panics when its writer fails (a closed pipe).
     let mut script = Vec::new();
@@ -46,7 +46,7 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
     Ok(pages)
 }
 
-pub fn man(args: &ManArgs) -> DocsExit {
+pub(crate) fn man(args: &ManArgs) -> DocsExit {
     let pages = match pages() {
         Ok(p) => p,
         Err(e) => {

@@ -6,7 +6,7 @@ use crate::cmd::exit::DoctorExit;
 use crate::cmd::options;
 use crate::doctor::{self, Check, Report};
 
-pub fn run(args: &DoctorArgs) -> DoctorExit {
+pub(crate) fn run(args: &DoctorArgs) -> DoctorExit {
     let report = match options::resolve(&args.src) {
         Ok(r) => doctor::run(&r.opts, r.clock.as_ref()),
         Err(e) => Report {

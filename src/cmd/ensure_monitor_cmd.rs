@@ -26,7 +26,7 @@ const WAIT: Duration = Duration::from_millis(2000);
 /// Cap on the placement's output relayed (a few lines in practice).
 const OUTPUT_CAP: usize = 64 * 1024;
 
-pub fn run(args: &EnsureMonitorArgs) -> EnsureExit {
+pub(crate) fn run(args: &EnsureMonitorArgs) -> EnsureExit {
     if args.in_background {
         return place(args);
     }

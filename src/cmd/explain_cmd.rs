@@ -7,7 +7,7 @@ use crate::cmd::{options, refuse};
 use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::SeatLookup;
 
-pub fn run(args: &ExplainArgs) -> ExplainExit {
+pub(crate) fn run(args: &ExplainArgs) -> ExplainExit {
     let (r, mut pass) = match options::resolve_and_scan(&args.src) {
         Ok(x) => x,
         Err(e) => return refuse(e),

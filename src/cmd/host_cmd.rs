@@ -28,14 +28,14 @@ const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar
 const MAX_BOARD: usize = 32 * 1024 * 1024;
 
 /// `hello`: one JSON line.
-pub fn hello(a: &HelloArgs) -> i32 {
+pub(crate) fn hello(a: &HelloArgs) -> i32 {
     crate::cmd::out(format_args!("{}", hello::line(a.echo.as_deref())));
     0
 }
 
 /// `seen KEY --last-activity ISO [--unsee]` on this machine: the mark written under the data
 /// root, one JSON line said (exit 0), or refused (exit 2, nothing written).
-pub fn seen(a: &crate::cli::SeenArgs) -> i32 {
+pub(crate) fn seen(a: &crate::cli::SeenArgs) -> i32 {
     let key_ok = !a.key.is_empty()
         && a.key.len() <= 512
         && a.key.contains('/')
@@ -88,7 +88,7 @@ fn seen_remote(a: &crate::cli::SeenArgs, host: &Host) -> i32 {
 }
 
 /// Mark or unmark `key` seen on `host` (a row of another host in the sidebar).
-pub fn seen_there(
+pub(crate) fn seen_there(
     host: &Host,
     key: &str,
     last_activity_iso: &str,
@@ -120,7 +120,7 @@ pub fn seen_there(
 
 /// `Some(exit)` when `cmd` names another machine with `--host` (it ran there, or was refused
 /// here); `None` when it runs on this machine as usual.
-pub fn elsewhere(cmd: &Command) -> Option<i32> {
+pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
     match cmd {
         Command::Reply(a) => there(&a.src, a, reply),
         Command::CloseWorker(a) => there(&a.src, a, |a, h| Ok(close(a, h))),

@@ -42,7 +42,7 @@ const ASK_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Which seat a jump names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seat {
+pub(crate) enum Seat {
     Name(String),
     Session(String),
     Last,
@@ -70,7 +70,7 @@ fn say(line: String) {
 }
 
 /// Run `jump`; its exit code (a delegated one comes back as the host's).
-pub fn run(args: &JumpArgs) -> i32 {
+pub(crate) fn run(args: &JumpArgs) -> i32 {
     let expect = match SeatExpect::flag(args.expect_seat.as_deref()) {
         Ok(e) => e,
         Err(e) => return refuse::<JumpExit>(e).code(),
@@ -343,7 +343,7 @@ fn place_of(stdout: &[u8]) -> Result<(PathBuf, String, String), String> {
 }
 
 /// What a jump to another host's seat did.
-pub enum RemoteJump {
+pub(crate) enum RemoteJump {
     /// A local window shows it (`reused`: the window was already open).
     Window {
         id: String,
@@ -357,7 +357,7 @@ pub enum RemoteJump {
 /// Jump to the seat `name` of `host`: the host checks it (its own fresh pass, `expect`) and
 /// says where it is; a local window beside `own` attaches to it over ssh, or (without `own`)
 /// the exact command is given. `Err((exit, why))` when nothing was opened.
-pub fn remote_jump(
+pub(crate) fn remote_jump(
     host: &Host,
     seat: &Seat,
     expect: Option<&str>,

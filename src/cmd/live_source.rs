@@ -13,10 +13,10 @@ use crate::snapshot::{RosterCode, RosterStatus, Snapshot};
 use crate::ui::ports::{CancelToken, FrameLog, SnapshotSource};
 
 /// Connection checks run this often (a check reads `stale` after 30 s).
-pub const PROBE_EVERY: Duration = Duration::from_secs(15);
+pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(15);
 
 /// Snapshots from the engine, with probe checks.
-pub struct LiveSource {
+pub(crate) struct LiveSource {
     engine: Engine<BoardPasses>,
     clock: Arc<dyn Clock>,
     probe: bool,
@@ -28,7 +28,7 @@ pub struct LiveSource {
 }
 
 impl LiveSource {
-    pub fn new(
+    pub(crate) fn new(
         opts: ScanOptions,
         clock: Arc<dyn Clock>,
         probe: bool,
@@ -74,7 +74,7 @@ impl LiveSource {
 }
 
 /// One bounded probe batch on `rt`, ended early when `cancel` is set (the sidebar's quit).
-pub fn run_probe_batch(
+pub(crate) fn run_probe_batch(
     rt: &crate::probe::Blocking,
     cache: &mut crate::probe::ProbeCache,
     targets: &[crate::probe::ProbeTarget],
@@ -91,7 +91,7 @@ pub fn run_probe_batch(
 }
 
 /// The snapshot shown when a pass was refused.
-pub fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
+pub(crate) fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
     Snapshot {
         scanned_at: now,
         roster: RosterStatus::Unavailable {
@@ -136,7 +136,7 @@ impl SnapshotSource for LiveSource {
 }
 
 /// Frames that show new states, as `live_frame` log events (the latency bench reads them).
-pub struct LogFrames;
+pub(crate) struct LogFrames;
 
 impl FrameLog for LogFrames {
     fn enabled(&self) -> bool {

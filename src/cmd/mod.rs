@@ -1,42 +1,42 @@
 //! Command runners: turn parsed flags into a scan and a view. Each returns its exit enum
 //! (`exit`).
 
-pub mod alerts_cmd;
-pub mod board_cmd;
-pub mod close_cmd;
-pub mod close_receipt;
-pub mod docs_cmd;
-pub mod doctor_cmd;
-pub mod ensure_monitor_cmd;
-pub mod exit;
-pub mod explain_cmd;
-pub mod host_cmd;
-pub mod jump_cmd;
-pub mod live_source;
-pub mod monitor_cmd;
-pub mod monitor_hosts;
-pub mod monitor_ports;
-pub mod options;
-pub mod register_cmd;
-pub mod reply_cmd;
-pub mod resume_cmd;
-pub mod scan_cmd;
-pub mod spawn_cmd;
-pub mod status_cmd;
-pub mod text_input;
-pub mod tool_cmd;
-pub mod watch_cmd;
+pub(crate) mod alerts_cmd;
+pub(crate) mod board_cmd;
+pub(crate) mod close_cmd;
+pub(crate) mod close_receipt;
+pub(crate) mod docs_cmd;
+pub(crate) mod doctor_cmd;
+pub(crate) mod ensure_monitor_cmd;
+pub(crate) mod exit;
+pub(crate) mod explain_cmd;
+pub(crate) mod host_cmd;
+pub(crate) mod jump_cmd;
+pub(crate) mod live_source;
+pub(crate) mod monitor_cmd;
+pub(crate) mod monitor_hosts;
+pub(crate) mod monitor_ports;
+pub(crate) mod options;
+pub(crate) mod register_cmd;
+pub(crate) mod reply_cmd;
+pub(crate) mod resume_cmd;
+pub(crate) mod scan_cmd;
+pub(crate) mod spawn_cmd;
+pub(crate) mod status_cmd;
+pub(crate) mod text_input;
+pub(crate) mod tool_cmd;
+pub(crate) mod watch_cmd;
 
 /// One line on standard output. A reader that went away (`status --json | head`) ends the
 /// output, never the process with a panic, as `println!` would.
-pub fn out(line: std::fmt::Arguments) {
+pub(crate) fn out(line: std::fmt::Arguments) {
     use std::io::Write;
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// Bytes on standard output; `false` only when writing failed for another reason than the
 /// reader going away.
-pub fn out_bytes(bytes: &[u8]) -> bool {
+pub(crate) fn out_bytes(bytes: &[u8]) -> bool {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     match o.write_all(bytes).and_then(|()| o.flush()) {
@@ -46,21 +46,21 @@ pub fn out_bytes(bytes: &[u8]) -> bool {
 }
 
 /// A refusal: printed on stderr, exit 2, nothing written.
-pub fn refuse<X: crate::exit_code::Refusable>(msg: impl std::fmt::Display) -> X {
+pub(crate) fn refuse<X: crate::exit_code::Refusable>(msg: impl std::fmt::Display) -> X {
     eprintln!("intercom-pane: {msg}");
     X::REFUSED
 }
 
 /// Progress of a command that waits, on stderr: one updating line on a terminal, plain lines
 /// otherwise, nothing with `--json`.
-pub struct Progress {
+pub(crate) struct Progress {
     cmd: &'static str,
     quiet: bool,
     tty: bool,
     wrote: std::cell::Cell<bool>,
 }
 
-pub fn progress(cmd: &'static str, json: bool) -> Progress {
+pub(crate) fn progress(cmd: &'static str, json: bool) -> Progress {
     use std::io::IsTerminal;
     Progress {
         cmd,
@@ -71,7 +71,7 @@ pub fn progress(cmd: &'static str, json: bool) -> Progress {
 }
 
 impl Progress {
-    pub fn line(&self, line: &str) {
+    pub(crate) fn line(&self, line: &str) {
         use std::io::Write;
         if self.quiet {
             return;
@@ -87,7 +87,7 @@ impl Progress {
     }
 
     /// End the updating line (on a terminal) before the receipt.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if self.tty && self.wrote.get() {
             eprintln!();
         }

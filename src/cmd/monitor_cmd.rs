@@ -122,7 +122,7 @@ impl SeenWriter for DataRootSeen {
 /// Replies from the sidebar: each send runs a fresh pass, so the seat's registration must be live
 /// at the moment of sending, not when the row was drawn, and that pass must still show the seat
 /// the box was bound to (same row id and key) at the target the box named.
-pub struct ScanReply {
+pub(crate) struct ScanReply {
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
     /// The sidebar's memory: its reply check reads what its passes read.
@@ -203,7 +203,7 @@ fn still_bound(snap: &Snapshot, req: &ReplyRequest) -> Result<(), NotBound> {
     }
 }
 
-pub fn run(args: &MonitorArgs) -> MonitorExit {
+pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => return refuse(e),

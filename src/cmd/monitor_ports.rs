@@ -31,7 +31,7 @@ const OWN_PANE: Duration = Duration::from_secs(3);
 const RESUME_WAIT_SECS: u64 = 30;
 
 /// The sidebar's own pane, found once by process ancestry (`None`: not in a pane).
-pub fn own_pane() -> Option<Owner> {
+pub(crate) fn own_pane() -> Option<Owner> {
     mux::owning_multiplexer(
         std::process::id() as i32,
         &MuxEnv::from_process(),
@@ -169,7 +169,7 @@ impl Navigator for ScanNavigator {
 }
 
 /// close-worker and resume-worker from the list, through the commands' own code.
-pub struct ScanWorkers {
+pub(crate) struct ScanWorkers {
     pub opts: ScanOptions,
     pub clock: Arc<dyn Clock>,
     /// The system config (`--config`), absolute, passed to a resumed pi's extension.

@@ -21,7 +21,7 @@ fn home() -> Option<PathBuf> {
 }
 
 /// `$XDG_STATE_HOME/intercom-pane`, else `~/.local/state/intercom-pane`.
-pub fn default_data_root() -> Option<PathBuf> {
+pub(crate) fn default_data_root() -> Option<PathBuf> {
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
         let p = PathBuf::from(x);
         if p.is_absolute() {
@@ -32,7 +32,7 @@ pub fn default_data_root() -> Option<PathBuf> {
 }
 
 /// What `--config` names.
-pub struct SystemConfig {
+pub(crate) struct SystemConfig {
     pub data_root: PathBuf,
     pub session_dirs: Vec<PathBuf>,
     pub intercom_root: Option<PathBuf>,
@@ -165,7 +165,7 @@ fn read_system_config(path: &Path) -> Result<SystemConfig, OptionsError> {
 
 /// The data root (and what a `--config` adds), checked: a given `--config` is strict; without
 /// one, the XDG state folder is created on first use.
-pub fn data_root(config: Option<&Path>) -> Result<SystemConfig, OptionsError> {
+pub(crate) fn data_root(config: Option<&Path>) -> Result<SystemConfig, OptionsError> {
     match config {
         Some(path) => {
             let c = read_system_config(path)?;
@@ -240,7 +240,9 @@ pub fn resolve(src: &SourceArgs) -> Result<Resolved, OptionsError> {
 }
 
 /// Resolve the flags and run one pass (no probes): what `scan` and `status` both start with.
-pub fn resolve_and_scan(src: &SourceArgs) -> Result<(Resolved, crate::scan::Scan), OptionsError> {
+pub(crate) fn resolve_and_scan(
+    src: &SourceArgs,
+) -> Result<(Resolved, crate::scan::Scan), OptionsError> {
     let r = resolve(src)?;
     let pass =
         crate::scan::run(&r.opts, r.clock.as_ref(), None, None).map_err(OptionsError::Scan)?;

@@ -9,7 +9,7 @@ use crate::cmd::{options, refuse};
 use crate::evidence::registrations::{Event, PiState};
 use crate::mux::MuxEnv;
 
-pub fn run(args: &RegisterArgs) -> RegisterExit {
+pub(crate) fn run(args: &RegisterArgs) -> RegisterExit {
     let Some(event) = Event::parse(&args.event) else {
         return refuse(format!(
             "--event {:?}: expected one of {}",

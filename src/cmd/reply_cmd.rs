@@ -8,7 +8,7 @@ use crate::cli::ReplyArgs;
 use crate::cmd::text_input::{self, REPLY_TEXT};
 use crate::cmd::{options, refuse};
 
-pub fn run(args: &ReplyArgs) -> ReplyExit {
+pub(crate) fn run(args: &ReplyArgs) -> ReplyExit {
     let text = match text_input::read_text(
         REPLY_TEXT,
         args.text.as_deref(),

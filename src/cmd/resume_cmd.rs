@@ -6,7 +6,7 @@ use crate::cmd::options;
 use crate::owned::resume_report::{ResumeReport, ResumeResult};
 use crate::text::sanitize;
 
-pub fn run(args: &ResumeWorkerArgs) -> ResumeExit {
+pub(crate) fn run(args: &ResumeWorkerArgs) -> ResumeExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => {

@@ -7,7 +7,7 @@ use crate::cmd::{options, refuse};
 use crate::snapshot::{RosterCode, RosterStatus};
 use crate::views::{board_files, print};
 
-pub fn run(args: &ScanArgs) -> ScanExit {
+pub(crate) fn run(args: &ScanArgs) -> ScanExit {
     if args.watch {
         let r = match options::resolve(&args.src) {
             Ok(r) => r,

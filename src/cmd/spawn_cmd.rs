@@ -31,7 +31,7 @@ fn print(v: &Value, json: bool, lines: impl FnOnce(&Value)) {
     }
 }
 
-pub fn run_init(args: &InitArgs) -> InitExit {
+pub(crate) fn run_init(args: &InitArgs) -> InitExit {
     let req = InitRequest {
         root: args.root.clone().unwrap_or_else(|| PathBuf::from(".")),
         name: args.name.clone(),
@@ -88,7 +88,7 @@ pub fn run_init(args: &InitArgs) -> InitExit {
     InitExit::Failed
 }
 
-pub fn run_spawn(args: &SpawnArgs) -> SpawnExit {
+pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => {
@@ -176,7 +176,7 @@ fn receipt_lines(cmd: &str, v: &Value, fields: &[&str]) {
     }
 }
 
-pub fn run_retire(args: &RetireArgs) -> RetireExit {
+pub(crate) fn run_retire(args: &RetireArgs) -> RetireExit {
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => {
@@ -214,7 +214,7 @@ pub fn run_retire(args: &RetireArgs) -> RetireExit {
 }
 
 /// The sidebar's spawner: the command's own guarded `spawn`, with the monitor's sources.
-pub struct CommandSpawner {
+pub(crate) struct CommandSpawner {
     pub opts: crate::scan::ScanOptions,
     pub system_config: Option<PathBuf>,
     pub clock: std::sync::Arc<dyn crate::clock::Clock>,

@@ -8,7 +8,7 @@ use crate::cmd::{options, refuse};
 use crate::probe::{Connection, ProbeCache, ProbeTarget};
 use crate::views::status_json::{self, StatusQuery};
 
-pub fn run(args: &StatusArgs) -> StatusExit {
+pub(crate) fn run(args: &StatusArgs) -> StatusExit {
     if args.watch {
         let r = match options::resolve(&args.src) {
             Ok(r) => r,

@@ -9,29 +9,29 @@ use crate::text::sanitize;
 
 /// Bytes read from a file or standard input; more is refused (the texts themselves are then
 /// limited to a few thousand characters).
-pub const INPUT_CAP: u64 = 64 * 1024;
+pub(crate) const INPUT_CAP: u64 = 64 * 1024;
 
 /// What the text is called in messages, and how to give it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TextArg {
+pub(crate) struct TextArg {
     /// `text`, `summary`.
     pub noun: &'static str,
     /// The usage hint when nothing was given.
     pub usage: &'static str,
 }
 
-pub const REPLY_TEXT: TextArg = TextArg {
+pub(crate) const REPLY_TEXT: TextArg = TextArg {
     noun: "text",
     usage: "give the text, `-` for standard input, or -f FILE",
 };
 
-pub const HANDOFF_SUMMARY: TextArg = TextArg {
+pub(crate) const HANDOFF_SUMMARY: TextArg = TextArg {
     noun: "summary",
     usage: "give --summary TEXT, --summary - or -f FILE",
 };
 
 #[derive(Debug)]
-pub enum InputError {
+pub(crate) enum InputError {
     /// Neither an inline text nor a file.
     Missing(TextArg),
     /// The file could not be read (a fixed `fsguard` code: missing, a link, over the cap, …).
@@ -64,7 +64,7 @@ impl std::error::Error for InputError {}
 
 /// The text from `inline` (`-` reads `stdin`) or `file` (which wins when both are given; clap
 /// refuses that combination anyway).
-pub fn read_text(
+pub(crate) fn read_text(
     arg: TextArg,
     inline: Option<&str>,
     file: Option<&Path>,

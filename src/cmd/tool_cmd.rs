@@ -40,7 +40,7 @@ fn logged(args: &ToolArgs, exit: ToolExit, answer: &Value) -> ToolExit {
     exit
 }
 
-pub fn run(args: &ToolArgs) -> ToolExit {
+pub(crate) fn run(args: &ToolArgs) -> ToolExit {
     // Known names first: nothing about the caller is looked at for a call that cannot run.
     let tool = match args.tool.as_str() {
         "check" => None,

@@ -24,13 +24,13 @@ use crate::views::stream::Differ;
 
 /// Most bytes waiting for a slow reader (a board line alone may be larger: it is never dropped
 /// when the queue is empty).
-pub const MAX_QUEUE_BYTES: usize = 4 << 20;
+pub(crate) const MAX_QUEUE_BYTES: usize = 4 << 20;
 /// Connection checks with `--probe`.
 const PROBE_EVERY: Duration = Duration::from_secs(15);
 
 /// What a watch writes besides the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Also {
+pub(crate) enum Also {
     /// `status --watch`: nothing (read-only).
     Nothing,
     /// `scan --watch`: the board files, after every pass that changed a seat.
@@ -163,7 +163,7 @@ fn reader_still_there(wake: &Waker) -> bool {
 
 /// Run the watch until the reader goes away or a stop signal comes (`Ok`, exit 0); `Err` with
 /// the reason when it cannot start or its first pass is refused (exit 2).
-pub fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<(), String> {
+pub(crate) fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<(), String> {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     let (mut engine, out) = start(r.opts, &clock, stream)?;
     let runtime = crate::probe::Blocking::new().ok();

@@ -338,7 +338,7 @@ fn reexec_as_pi() {
     }
 }
 
-pub fn run(args: &DemoAgentArgs) -> i32 {
+pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
     reexec_as_pi();
     name_self_pi();
     let writer_id = uuid::Uuid::new_v4().to_string();

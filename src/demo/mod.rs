@@ -2,8 +2,8 @@
 //! that write pi-shaped sessions, observation logs and reports and answer health checks, and the
 //! board shown pass after pass. No pi needed.
 
-pub mod agent;
-pub mod watchdog;
+pub(crate) mod agent;
+pub(crate) mod watchdog;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ use crate::views::print;
 use watchdog::Watchdog;
 
 /// One simulated worker of the demo roster.
-pub struct DemoWorker {
+pub(crate) struct DemoWorker {
     pub name: &'static str,
     pub description: &'static str,
     pub scenario: &'static str,
@@ -30,7 +30,7 @@ pub struct DemoWorker {
     pub lifetime_secs: Option<u64>,
 }
 
-pub const WORKERS: [DemoWorker; 4] = [
+pub(crate) const WORKERS: [DemoWorker; 4] = [
     DemoWorker {
         name: "Builder",
         description: "Owns the build scripts and CI.",
@@ -62,7 +62,7 @@ pub const WORKERS: [DemoWorker; 4] = [
 ];
 
 /// The folders of a demo setup, and the coordinator's session id and port.
-pub struct DemoLayout {
+pub(crate) struct DemoLayout {
     pub base: PathBuf,
     pub root: PathBuf,
     pub sessions: PathBuf,
@@ -85,7 +85,7 @@ Reviewer: type staging, Enter), d details, p conversation, ? all keys, q quit.
 C-b d leaves the demo; everything it started is removed.";
 
 /// The instructions with the demo's prefix key.
-pub fn instructions(prefix: &str) -> String {
+pub(crate) fn instructions(prefix: &str) -> String {
     let text = INSTRUCTIONS.replace("C-b", prefix);
     if prefix == "C-b" {
         return text;
@@ -96,7 +96,7 @@ pub fn instructions(prefix: &str) -> String {
 /// The demo's tmux prefix key: tmux's `C-b`, but inside the person's own tmux (whose keys come
 /// first: `C-b d` would detach the person's session and leave the demo running) `C-a`, unless
 /// that is the person's own prefix.
-pub fn demo_prefix(inside_tmux: bool, person_prefix: Option<&str>) -> &'static str {
+pub(crate) fn demo_prefix(inside_tmux: bool, person_prefix: Option<&str>) -> &'static str {
     if inside_tmux && person_prefix != Some("C-a") {
         "C-a"
     } else {
@@ -145,11 +145,11 @@ fn free_port() -> u16 {
 }
 
 /// (name, session id, port) of one configured demo worker.
-pub type DemoSeat = (String, String, u16);
+pub(crate) type DemoSeat = (String, String, u16);
 
 impl DemoLayout {
     /// The demo's folders under `base` (the watchdog rebuilds the layout from this).
-    pub fn at(base: &Path, coordinator_id: String, coordinator_port: u16) -> DemoLayout {
+    pub(crate) fn at(base: &Path, coordinator_id: String, coordinator_port: u16) -> DemoLayout {
         DemoLayout {
             base: base.to_path_buf(),
             root: base.join("coordinator"),
@@ -163,7 +163,7 @@ impl DemoLayout {
 
 /// Choose the demo's session ids and ports (nothing is written yet: the watchdog, which writes
 /// the files, must exist before anything the demo leaves behind does).
-pub fn plan(base: &Path) -> (DemoLayout, Vec<DemoSeat>) {
+pub(crate) fn plan(base: &Path) -> (DemoLayout, Vec<DemoSeat>) {
     let layout = DemoLayout::at(base, uuid::Uuid::new_v4().to_string(), free_port().max(1));
     let workers = WORKERS
         .iter()
@@ -176,7 +176,7 @@ pub fn plan(base: &Path) -> (DemoLayout, Vec<DemoSeat>) {
 }
 
 /// Create the root, config and folders of a planned demo.
-pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result<()> {
+pub(crate) fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result<()> {
     for d in [
         &crate::paths::logs_dir(&layout.root),
         &layout.sessions,
@@ -207,7 +207,7 @@ pub fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io::Result
 
 /// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
 /// simulated coordinator, whose pane shows the instructions).
-pub fn agent_command(
+pub(crate) fn agent_command(
     layout: &DemoLayout,
     w: &DemoWorker,
     id: &str,
@@ -270,7 +270,7 @@ const COORDINATOR: DemoWorker = DemoWorker {
 
 /// Why the demo's private tmux server could not be built: the tmux step that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TmuxStepFailed(pub String);
+pub(crate) struct TmuxStepFailed(pub String);
 
 impl std::fmt::Display for TmuxStepFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -392,7 +392,7 @@ fn clean_up_on_signal(watchdog: Arc<Watchdog>, base: PathBuf, keep: bool) {
     });
 }
 
-pub fn run(args: &DemoArgs) -> i32 {
+pub(crate) fn run(args: &DemoArgs) -> i32 {
     // Blocked before any thread or child exists: every thread inherits the mask, so only the
     // signal thread takes them; children unblock them again.
     if watchdog::quit_signals().thread_block().is_err() {

@@ -32,9 +32,9 @@ use crate::mux::session::PrivateServer;
 use super::{start_tmux, write_files, DemoLayout, DemoSeat};
 
 /// How long the watchdog may take to build the server (about ten tmux steps, 5 s each at most).
-pub const START_DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const START_DEADLINE: Duration = Duration::from_secs(60);
 /// How long the demo waits for `cleaned` before cleaning up itself.
-pub const FINISH_DEADLINE: Duration = Duration::from_secs(15);
+pub(crate) const FINISH_DEADLINE: Duration = Duration::from_secs(15);
 /// How long the watchdog gives its children to end, SIGTERM first, then SIGKILL.
 const END_DEADLINE: Duration = Duration::from_secs(5);
 const TERM_GRACE: Duration = Duration::from_millis(800);
@@ -56,14 +56,14 @@ struct Plan {
 }
 
 /// The demo's side: the watchdog process, the write end of its lifeline and its output.
-pub struct Watchdog {
+pub(crate) struct Watchdog {
     lifeline: Mutex<Option<OwnedFd>>,
     out: Mutex<(Option<ChildStdout>, Vec<u8>)>,
     child: Mutex<Child>,
 }
 
 /// Signals the demo takes on its signal thread; the watchdog and tmux start with them unblocked.
-pub fn quit_signals() -> nix::sys::signal::SigSet {
+pub(crate) fn quit_signals() -> nix::sys::signal::SigSet {
     use nix::sys::signal::{SigSet, Signal};
     let mut set = SigSet::empty();
     for s in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGINT] {
@@ -74,7 +74,7 @@ pub fn quit_signals() -> nix::sys::signal::SigSet {
 
 impl Watchdog {
     /// Start the watchdog for the demo at `layout` (its folder already set up).
-    pub fn start(
+    pub(crate) fn start(
         layout: &DemoLayout,
         workers: &[DemoSeat],
         keep: bool,
@@ -126,7 +126,7 @@ impl Watchdog {
     }
 
     /// Wait for the watchdog to say the server is up (`Ok`) or why not.
-    pub fn wait_ready(&self) -> Result<(), String> {
+    pub(crate) fn wait_ready(&self) -> Result<(), String> {
         match self.read_line(Instant::now() + START_DEADLINE) {
             Some(l) if l == "ready" => Ok(()),
             Some(l) => Err(l.strip_prefix("error: ").unwrap_or(&l).to_string()),
@@ -136,7 +136,7 @@ impl Watchdog {
 
     /// Tell the watchdog the demo ends and wait (bounded) until it says everything is gone.
     /// `true` when it confirmed; safe to call more than once and from any thread.
-    pub fn finish(&self) -> bool {
+    pub(crate) fn finish(&self) -> bool {
         drop(lock(&self.lifeline).take());
         let deadline = Instant::now() + FINISH_DEADLINE;
         let mut confirmed = false;
@@ -210,7 +210,7 @@ fn wait_readable(fd: i32, deadline: Instant) -> bool {
 }
 
 /// `intercom-pane demo-watchdog`: start the server, wait for the demo to end, clean up.
-pub fn serve(args: &DemoWatchdogArgs) -> i32 {
+pub(crate) fn serve(args: &DemoWatchdogArgs) -> i32 {
     use nix::sys::signal::{signal, SigHandler, Signal};
     // Signals meant for a terminal or a process group are not meant for us.
     for s in [Signal::SIGINT, Signal::SIGHUP, Signal::SIGQUIT] {
@@ -321,7 +321,7 @@ fn end_children() {
 }
 
 /// Remove the demo's folder; an agent that was still writing may have added a file: retried.
-pub fn remove_folder(base: &Path) {
+pub(crate) fn remove_folder(base: &Path) {
     for _ in 0..5 {
         match std::fs::remove_dir_all(base) {
             Ok(()) => return,

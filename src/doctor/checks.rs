@@ -21,7 +21,7 @@ fn deadline() -> Instant {
 
 /// `tmux -V` on PATH, then the server the board asks by default (`--tmux-socket`, `$TMUX`, else
 /// `tmux -L default`). No server yet is only a warning: nothing runs to be shown.
-pub fn tmux(opts: &ScanOptions) -> Vec<Check> {
+pub(super) fn tmux(opts: &ScanOptions) -> Vec<Check> {
     let socket = crate::liveness::socket_path(None, opts.tmux_socket.as_deref());
     let probe = mux::tmux::Tmux::at_socket(socket.as_deref().unwrap_or(Path::new("/")));
     let (major, minor) = match probe.version(deadline()) {
@@ -103,7 +103,7 @@ fn roster_in_tmux(opts: &ScanOptions) -> Option<String> {
 }
 
 /// Herdr, when the roster or the environment names it: its socket answers `ping`.
-pub fn herdr(opts: &ScanOptions) -> Check {
+pub(super) fn herdr(opts: &ScanOptions) -> Check {
     let env = MuxEnv::from_process();
     let roster_wants = match &opts.root {
         crate::scan::RootChoice::Exact(r) => crate::evidence::config::load(r).ok(),
@@ -143,7 +143,7 @@ pub fn herdr(opts: &ScanOptions) -> Check {
 }
 
 /// The roster runs on Herdr (`"multiplexer": "herdr"`) and no live registered seat is on tmux.
-pub fn herdr_only(pass: &Scan) -> bool {
+pub(super) fn herdr_only(pass: &Scan) -> bool {
     let herdr = pass
         .config
         .as_ref()
@@ -157,7 +157,7 @@ pub fn herdr_only(pass: &Scan) -> bool {
 
 /// When Herdr could not be asked: which seats read `unknown` because of it, and which read
 /// `offline` anyway because their registered pi is provably gone (`registered_pi_gone`).
-pub fn herdr_seats(pass: &Scan) -> Option<Check> {
+pub(super) fn herdr_seats(pass: &Scan) -> Option<Check> {
     let unanswered: Vec<String> = pass
         .records
         .iter()
@@ -200,7 +200,7 @@ pub fn herdr_seats(pass: &Scan) -> Option<Check> {
 }
 
 /// Where a program name resolves on `PATH` (a name with a `/` is taken as is).
-pub fn which(program: &str) -> Option<PathBuf> {
+pub(super) fn which(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| {
         std::fs::metadata(p)
@@ -219,7 +219,7 @@ pub fn which(program: &str) -> Option<PathBuf> {
 }
 
 /// The program the pi extension runs: `$INTERCOM_PANE_BIN`, else `intercom-pane` on PATH.
-pub fn binary() -> Check {
+pub(super) fn binary() -> Check {
     let named = std::env::var("INTERCOM_PANE_BIN")
         .ok()
         .filter(|v| !v.is_empty());
@@ -259,7 +259,7 @@ pub fn binary() -> Check {
 }
 
 /// The data root exists and takes a file (one probe file, written and removed by the store).
-pub fn data_root(root: &Path) -> Check {
+pub(super) fn data_root(root: &Path) -> Check {
     let probe = root.join(format!(".doctor-probe-{}", std::process::id()));
     match store::write_atomic_derived(&probe, b"intercom-pane doctor\n") {
         Ok(()) => {
@@ -276,7 +276,7 @@ pub fn data_root(root: &Path) -> Check {
 
 /// The roster reads, and every configured agent's session is found (a session file or a
 /// registration with its id).
-pub fn roster(pass: &Scan) -> Vec<Check> {
+pub(super) fn roster(pass: &Scan) -> Vec<Check> {
     let cfg = match (&pass.config, &pass.snapshot.roster) {
         (Some(c), _) => c,
         (None, RosterStatus::Unavailable { code, reason }) if *code == RosterCode::NoRoot => {
@@ -377,7 +377,7 @@ fn other_session(source: &StateSource) -> Option<(&str, &str)> {
 }
 
 /// Every seat whose pane runs pi has a live registration: the extension is loaded in it.
-pub fn extension_loaded(pass: &Scan) -> Check {
+pub(super) fn extension_loaded(pass: &Scan) -> Check {
     // A pane whose pi runs another session is not this seat's pi: that pi is its own seat,
     // checked as such (and the sessions check names the mix-up).
     let live_seats = || {
@@ -412,7 +412,7 @@ pub fn extension_loaded(pass: &Scan) -> Check {
 
 /// The coordinator's sidebar placement: a launch that stopped half-way fences ensure-monitor
 /// until a person looked (`--recover`), so no sidebar appears until then.
-pub fn monitor(pass: &Scan) -> Option<Check> {
+pub(super) fn monitor(pass: &Scan) -> Option<Check> {
     let cfg = pass.config.as_ref()?;
     // Without a worker there is nothing to show, so no sidebar to place.
     cfg.workers().next()?;
@@ -512,7 +512,7 @@ fn recorded_pane(v: &MonitorRecord) -> Result<(), String> {
 
 /// The roster's `.pi-intercom/.gitignore`, which keeps machine-local files (seats, jobs, locks,
 /// monitor records) out of commits: every writer keeps it and reports what it cannot keep.
-pub fn gitignore(pass: &Scan) -> Option<Check> {
+pub(super) fn gitignore(pass: &Scan) -> Option<Check> {
     use crate::store::{ignore_state, ignored_lines, IgnoreState};
     let cfg = pass.config.as_ref()?;
     let file = crate::paths::gitignore_file(&cfg.root);

@@ -13,11 +13,11 @@ use crate::fsguard::{self, Kind};
 const SETTINGS_CAP: u64 = 1024 * 1024;
 const MANIFEST_CAP: u64 = 64 * 1024;
 /// The `name` in `linux/pi-extension/package.json`.
-pub const PACKAGE_NAME: &str = "intercom-pane";
+pub(super) const PACKAGE_NAME: &str = "intercom-pane";
 const EXTENSION_FILE: &str = "intercom-pane.ts";
 
 /// pi's agent folder: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
-pub fn agent_dir() -> Option<PathBuf> {
+pub(super) fn agent_dir() -> Option<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     var("PI_CODING_AGENT_DIR")
         .map(PathBuf::from)
@@ -83,7 +83,7 @@ fn packages_in(settings: &Path) -> Vec<String> {
 }
 
 /// Every place pi would load the extension from, for pi's agent folder and the project `cwd`.
-pub fn installed_at(agent: Option<&Path>, cwd: Option<&Path>) -> Vec<String> {
+pub(super) fn installed_at(agent: Option<&Path>, cwd: Option<&Path>) -> Vec<String> {
     let mut found = Vec::new();
     let dirs = agent
         .map(Path::to_path_buf)
@@ -102,7 +102,7 @@ pub fn installed_at(agent: Option<&Path>, cwd: Option<&Path>) -> Vec<String> {
     found
 }
 
-pub fn extension_installed() -> Check {
+pub(super) fn extension_installed() -> Check {
     let agent = agent_dir();
     let cwd = std::env::current_dir().ok();
     let found = installed_at(agent.as_deref(), cwd.as_deref());

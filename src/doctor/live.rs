@@ -19,7 +19,7 @@ fn sysctl(name: &str) -> String {
 }
 
 /// Can this pass's folders all be watched?
-pub fn capacity(opts: &ScanOptions, pass: &Scan) -> Check {
+pub(super) fn capacity(opts: &ScanOptions, pass: &Scan) -> Check {
     let folders = crate::live::plan::folders(opts, pass);
     let limits = format!(
         "fs.inotify.max_user_watches {}, max_queued_events {}",
@@ -60,7 +60,7 @@ pub fn capacity(opts: &ScanOptions, pass: &Scan) -> Check {
 }
 
 /// How each running live view watches.
-pub fn running(opts: &ScanOptions) -> Vec<Check> {
+pub(super) fn running(opts: &ScanOptions) -> Vec<Check> {
     crate::live::record::running(&opts.data_root)
         .into_iter()
         .map(|r| {

@@ -17,7 +17,7 @@ use crate::scan::ScanOptions;
 
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Ok,
     /// Works, but worth a look (nothing a feature needs is missing).
     Warn,
@@ -28,7 +28,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Warn => "warn",
@@ -40,7 +40,7 @@ impl Status {
 
 /// One check's line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
+pub(crate) struct Check {
     /// A fixed name (`tmux`, `tmux server`, `herdr`, `binary`, `extension`, `extension loaded`,
     /// `roster`, `sessions`, `monitor`, `gitignore`, `live updates`, `live view`, `data root`, `herdr seats`).
     pub name: &'static str,
@@ -51,7 +51,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+    pub(crate) fn ok(name: &'static str, detail: impl Into<String>) -> Check {
         Check {
             name,
             status: Status::Ok,
@@ -59,7 +59,7 @@ impl Check {
             fix: None,
         }
     }
-    pub fn skip(name: &'static str, detail: impl Into<String>) -> Check {
+    pub(crate) fn skip(name: &'static str, detail: impl Into<String>) -> Check {
         Check {
             name,
             status: Status::Skip,
@@ -67,7 +67,11 @@ impl Check {
             fix: None,
         }
     }
-    pub fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn fail(
+        name: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
         Check {
             name,
             status: Status::Fail,
@@ -75,7 +79,11 @@ impl Check {
             fix: Some(fix.into()),
         }
     }
-    pub fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn warn(
+        name: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
         Check {
             name,
             status: Status::Warn,
@@ -87,16 +95,16 @@ impl Check {
 
 /// Every check, in the order a newcomer sets things up.
 #[derive(Debug, Clone, Default)]
-pub struct Report {
+pub(crate) struct Report {
     pub checks: Vec<Check>,
 }
 
 impl Report {
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.checks.iter().any(|c| c.status == Status::Fail)
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "ok": !self.failed(),
             "checks": self.checks.iter().map(|c| json!({
@@ -109,7 +117,7 @@ impl Report {
     }
 
     /// `ok    tmux: ...` lines, a `fix:` line under each failure or warning, and a summary.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         for c in &self.checks {
             let tag = match c.status {
@@ -136,7 +144,7 @@ impl Report {
 }
 
 /// Run every check against the resolved options (the same ones `scan` would use).
-pub fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
+pub(crate) fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     let mut r = Report::default();
     let herdr = checks::herdr(opts);
     let mut tmux = checks::tmux(opts);

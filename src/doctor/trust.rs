@@ -14,7 +14,7 @@ const FIX_MODE: &str = "chmod go-w the folder (and make sure it is yours: chown 
 /// `.pi-intercom/` of the roster's root may not be writable by group or others (anyone who can
 /// write it can replace the roster, the state folders or the records in them); `seats/` and
 /// `jobs/` must be ours and not writable by others, or every reader and writer refuses them.
-pub fn state_folders(pass: &Scan) -> Vec<Check> {
+pub(super) fn state_folders(pass: &Scan) -> Vec<Check> {
     let Some(cfg) = &pass.config else {
         return Vec::new();
     };
@@ -56,7 +56,7 @@ pub fn state_folders(pass: &Scan) -> Vec<Check> {
 
 /// `INTERCOM_PANE_LOG`, when set and present, is a file of ours that others cannot write:
 /// otherwise nothing is appended to it.
-pub fn log() -> Option<Check> {
+pub(super) fn log() -> Option<Check> {
     let path = std::env::var_os("INTERCOM_PANE_LOG").filter(|v| !v.is_empty())?;
     let path = Path::new(&path);
     let meta = match std::fs::symlink_metadata(path) {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::fsguard::{self, Kind};
 
-pub const MAX_BINDING_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BINDING_BYTES: u64 = 1 << 20;
 const MAX_BINDINGS: usize = 64;
 
 /// The process that owns a connector, as its binding records it.

@@ -58,7 +58,7 @@ pub struct LogMemo {
 }
 
 /// One file's events, newest first, read backwards on demand.
-pub struct Cursor<'m> {
+pub(crate) struct Cursor<'m> {
     path: PathBuf,
     file: OpenFile,
     memo: Memo,
@@ -89,7 +89,7 @@ pub struct Cursor<'m> {
 impl<'m> Cursor<'m> {
     /// Open `path` with a window of its last `cap` bytes; bytes read count against `budget`.
     /// What `remember` kept of the file is reused, and `finish` puts it back.
-    pub fn open(
+    pub(crate) fn open(
         path: &Path,
         cap: u64,
         closed: bool,
@@ -254,7 +254,7 @@ impl<'m> Cursor<'m> {
 
     /// The newest event not handed out yet, parsing staged lines and reading earlier blocks
     /// only as needed.
-    pub fn head(&mut self, budget: &mut u64) -> Result<Option<Ms>, FsError> {
+    pub(crate) fn head(&mut self, budget: &mut u64) -> Result<Option<Ms>, FsError> {
         while self.next == self.skip {
             if let Some((s, e)) = self.lines.pop() {
                 let at = self.staged_at + s as u64;
@@ -298,7 +298,7 @@ impl<'m> Cursor<'m> {
     }
 
     /// Hand out the head (call `head` first).
-    pub fn take(&mut self) -> Option<Event> {
+    pub(crate) fn take(&mut self) -> Option<Event> {
         if self.next == self.skip {
             return None;
         }
@@ -308,12 +308,12 @@ impl<'m> Cursor<'m> {
     }
 
     /// Every line of the file was considered: read down to its first byte, nothing stopped it.
-    pub fn whole_file(&self) -> bool {
+    pub(crate) fn whole_file(&self) -> bool {
         self.bottom && self.lo == 0 && !self.stopped
     }
 
     /// Remember what was read for the next pass, without the events this pass never reached.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         let Some(memo) = self.remember else {
             return;
         };
@@ -343,7 +343,7 @@ impl<'m> Cursor<'m> {
 
 /// What decides a whole pass over a logs folder: the folder, what the listing already said
 /// (truncation, errors) and each chosen file's name, inode, length and mtime.
-pub type PassKey = (
+pub(crate) type PassKey = (
     PathBuf,
     bool,
     Vec<&'static str>,

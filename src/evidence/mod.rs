@@ -1,15 +1,15 @@
 //! Evidence readers: bounded, read-only, never follow links. Each returns plain data.
 
-pub mod config;
-pub mod connectors;
-pub mod log_line;
-pub mod log_tail;
-pub mod memo;
-pub mod observations;
-pub mod registrations;
-pub mod reports;
-pub mod seen;
-pub mod sessions;
+pub(crate) mod config;
+pub(crate) mod connectors;
+pub(crate) mod log_line;
+pub(crate) mod log_tail;
+pub(crate) mod memo;
+pub(crate) mod observations;
+pub(crate) mod registrations;
+pub(crate) mod reports;
+pub(crate) mod seen;
+pub(crate) mod sessions;
 
 /// What passes read from files unchanged since (sessions, logs, reports, the config), kept by
 /// whoever makes passes again (the sidebar) and handed to each pass, as the probe cache is. A

@@ -19,20 +19,20 @@ use crate::evidence::log_tail::{self, LogMemo};
 use crate::fsguard::{self, FsError, Kind};
 
 /// Most directory entries looked at per pass.
-pub const MAX_DIR_ENTRIES: usize = 512;
+pub(crate) const MAX_DIR_ENTRIES: usize = 512;
 /// Most log files read per pass (the newest by mtime).
 pub const MAX_FILES: usize = 32;
 /// Most bytes read from the end of one file.
-pub const MAX_TAIL_PER_FILE: u64 = 128 * 1024;
+pub(crate) const MAX_TAIL_PER_FILE: u64 = 128 * 1024;
 /// Most bytes read from all files together.
 pub const MAX_TAIL_TOTAL: u64 = 2 * 1024 * 1024;
 /// Longest accepted record line, in bytes (newline excluded).
-pub const MAX_LINE: usize = 4096;
+pub(crate) const MAX_LINE: usize = 4096;
 /// Most events kept (the newest).
 pub const MAX_EVENTS: usize = 500;
 
 /// Allowlisted `event` values.
-pub const EVENTS: &[&str] = &[
+pub(crate) const EVENTS: &[&str] = &[
     "runtime.starting",
     "runtime.ready",
     "runtime.closed",
@@ -52,7 +52,7 @@ pub const EVENTS: &[&str] = &[
     "host.ui_prompt",
 ];
 /// Allowlisted `kind` values.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     "message",
     "report",
     "registration",
@@ -69,9 +69,9 @@ pub const KINDS: &[&str] = &[
     "close_commit",
 ];
 /// Allowlisted `phase` values.
-pub const PHASES: &[&str] = &["working", "thinking", "responding", "tool", "idle"];
+pub(crate) const PHASES: &[&str] = &["working", "thinking", "responding", "tool", "idle"];
 /// Allowlisted `detail` values.
-pub const DETAILS: &[&str] = &[
+pub(crate) const DETAILS: &[&str] = &[
     "processing",
     "thinking",
     "responding",
@@ -83,9 +83,9 @@ pub const DETAILS: &[&str] = &[
     "settled",
 ];
 /// Allowlisted `role` values (also applied to `piRole`, which the spec lists without its own list).
-pub const ROLES: &[&str] = &["coordinator", "worker", "anonymous"];
+pub(crate) const ROLES: &[&str] = &["coordinator", "worker", "anonymous"];
 /// Allowlisted `outcome` values.
-pub const OUTCOMES: &[&str] = &[
+pub(crate) const OUTCOMES: &[&str] = &[
     "attempted",
     "returned",
     "failed",
@@ -100,7 +100,7 @@ pub const OUTCOMES: &[&str] = &[
     "ready",
 ];
 /// Allowlisted `errorCode` values.
-pub const ERROR_CODES: &[&str] = &[
+pub(crate) const ERROR_CODES: &[&str] = &[
     "operation_failed",
     "ECONNREFUSED",
     "ECONNRESET",
@@ -112,7 +112,7 @@ pub const ERROR_CODES: &[&str] = &[
     "ENOSPC",
 ];
 /// Allowlisted `operation` values.
-pub const OPERATIONS: &[&str] = &[
+pub(crate) const OPERATIONS: &[&str] = &[
     "configure_worker",
     "set_multiplexer",
     "remove_worker",
@@ -220,7 +220,7 @@ pub fn read_logs(root: &Path) -> Arc<LogSnapshot> {
 
 /// `read_logs`, reusing what `memo` kept: an unchanged pass hands out the previous result
 /// without copying its 500 events, and a grown file is parsed only past what was parsed.
-pub fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
+pub(crate) fn read_logs_with(root: &Path, memo: Option<&LogMemo>) -> Arc<LogSnapshot> {
     let mut snap = LogSnapshot::default();
     let dir = root.join(STATE_DIR).join("logs");
     match fsguard::check_under(root, &dir) {
@@ -390,7 +390,7 @@ pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event>
 
 /// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
 /// is missing or invalid.
-pub fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
+pub(crate) fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty() || line.len() > MAX_LINE {
         return None;

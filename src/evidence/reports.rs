@@ -18,11 +18,11 @@ use crate::fsguard::{self, FsError, SettledKey};
 use crate::states::ReportStatus;
 
 /// Most session ids looked up per pass.
-pub const MAX_REPORTS: usize = 256;
+pub(crate) const MAX_REPORTS: usize = 256;
 /// Largest accepted report file, in bytes.
-pub const MAX_REPORT_BYTES: u64 = 8 * 1024;
+pub(crate) const MAX_REPORT_BYTES: u64 = 8 * 1024;
 /// Longest accepted summary, in characters.
-pub const MAX_SUMMARY_CHARS: usize = 2000;
+pub(crate) const MAX_SUMMARY_CHARS: usize = 2000;
 
 /// One validated report. `summary` is raw text: views sanitize it before showing it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -120,7 +120,7 @@ pub fn read_reports(root: &Path, session_ids: &[&str], memo: Option<&ReportMemo>
 
 /// Reports of files that did not change since they were read, with the session id they were
 /// checked against.
-pub type ReportMemo = Memo<(SettledKey, String), Option<Report>>;
+pub(crate) type ReportMemo = Memo<(SettledKey, String), Option<Report>>;
 
 /// Report files a `ReportMemo` keeps.
 pub(crate) const REPORTS_KEPT: usize = 2 * MAX_REPORTS;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use crate::fsguard::{self, FsError};
 use crate::text::sanitize;
 
-pub const MAX_SEEN_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SEEN_BYTES: u64 = 1 << 20;
 
-pub type SeenMarks = BTreeMap<String, String>;
+pub(crate) type SeenMarks = BTreeMap<String, String>;
 
 /// Why Seen marks could not be read or saved. Its text starts with a fixed code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl std::fmt::Display for SeenError {
 impl std::error::Error for SeenError {}
 
 /// Read `seen.json`; a missing file is an empty map.
-pub fn read_seen(path: &Path) -> Result<SeenMarks, SeenError> {
+pub(crate) fn read_seen(path: &Path) -> Result<SeenMarks, SeenError> {
     let bytes = match fsguard::read_capped(path, MAX_SEEN_BYTES) {
         Ok(b) => b,
         Err(FsError::NotFound) => return Ok(SeenMarks::new()),
@@ -71,7 +71,7 @@ pub fn parse_seen(bytes: &[u8]) -> Option<SeenMarks> {
 }
 
 /// A mark applies only while the seat's newest `lastActivity` is exactly the marked value.
-pub fn is_seen(marks: &SeenMarks, key: &str, last_activity: Option<&str>) -> bool {
+pub(crate) fn is_seen(marks: &SeenMarks, key: &str, last_activity: Option<&str>) -> bool {
     match (marks.get(key), last_activity) {
         (Some(m), Some(a)) => m == a,
         _ => false,

@@ -37,14 +37,14 @@ struct Inner {
 }
 
 /// What the host threads and this machine's passes write, and frames read.
-pub struct Shared {
+pub(crate) struct Shared {
     clock: Arc<dyn Clock>,
     inner: Mutex<Inner>,
     changed: Condvar,
 }
 
 impl Shared {
-    pub fn new(hosts: &[Host], clock: Arc<dyn Clock>) -> Arc<Shared> {
+    pub(crate) fn new(hosts: &[Host], clock: Arc<dyn Clock>) -> Arc<Shared> {
         let now = clock.now_ms();
         let hosts = hosts
             .iter()
@@ -69,7 +69,7 @@ impl Shared {
         })
     }
 
-    pub fn now(&self) -> Ms {
+    pub(crate) fn now(&self) -> Ms {
         self.clock.now_ms()
     }
 
@@ -97,7 +97,7 @@ impl Shared {
     }
 
     /// Host `slot` answered with its whole board.
-    pub fn board(&self, slot: usize, rows: BTreeMap<String, Row>, via: Via, now: Ms) {
+    pub(crate) fn board(&self, slot: usize, rows: BTreeMap<String, Row>, via: Via, now: Ms) {
         self.update(|g| {
             let Some(e) = g.hosts.get_mut(slot) else {
                 return false;
@@ -110,7 +110,7 @@ impl Shared {
     }
 
     /// Host `slot` said one seat changed (`None`: it left the board).
-    pub fn seat(&self, slot: usize, key: String, row: Option<Row>, via: Via, now: Ms) {
+    pub(crate) fn seat(&self, slot: usize, key: String, row: Option<Row>, via: Via, now: Ms) {
         self.update(|g| {
             let Some(e) = g.hosts.get_mut(slot) else {
                 return false;
@@ -129,7 +129,7 @@ impl Shared {
     }
 
     /// Host `slot` is alive and nothing changed.
-    pub fn alive(&self, slot: usize, via: Via, now: Ms) {
+    pub(crate) fn alive(&self, slot: usize, via: Via, now: Ms) {
         self.update(|g| {
             g.hosts
                 .get_mut(slot)
@@ -138,7 +138,13 @@ impl Shared {
     }
 
     /// Host `slot` is in another state than answering; its rows are kept (shown dimmed).
-    pub fn set_state(&self, slot: usize, state: HostState, detail: String, via: Option<Via>) {
+    pub(crate) fn set_state(
+        &self,
+        slot: usize,
+        state: HostState,
+        detail: String,
+        via: Option<Via>,
+    ) {
         let now = self.now();
         self.update(|g| {
             let Some(e) = g.hosts.get_mut(slot) else {
@@ -161,7 +167,7 @@ impl Shared {
     }
 
     /// This machine's newest pass.
-    pub fn set_local(&self, snap: Snapshot) {
+    pub(crate) fn set_local(&self, snap: Snapshot) {
         self.update(|g| {
             g.local = Some(snap);
             true
@@ -170,7 +176,12 @@ impl Shared {
 
     /// Wait until the board is newer than `seen` (or `stop`, or `until`); the new version,
     /// `None` on stop or at `until`.
-    pub fn wait_newer(&self, seen: u64, stop: &CancelToken, until: Option<Instant>) -> Option<u64> {
+    pub(crate) fn wait_newer(
+        &self,
+        seen: u64,
+        stop: &CancelToken,
+        until: Option<Instant>,
+    ) -> Option<u64> {
         let Ok(mut g) = self.inner.lock() else {
             return None;
         };
@@ -192,7 +203,7 @@ impl Shared {
 
     /// The frame's snapshot: this machine's pass, then each host's rows (tagged, with its
     /// state), and the hosts' own states.
-    pub fn merged(&self) -> Option<(Snapshot, u64)> {
+    pub(crate) fn merged(&self) -> Option<(Snapshot, u64)> {
         let g = self.inner.lock().ok()?;
         let mut snap = g.local.clone()?;
         let extra: usize = g.hosts.iter().map(|e| e.rows.len()).sum();

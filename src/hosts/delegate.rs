@@ -13,16 +13,16 @@ use super::ssh::{self, Call, Problem};
 use super::Host;
 
 /// Exit code of a delegated command whose host was not reached: nothing was done there.
-pub const EXIT_NOT_STARTED: i32 = 20;
+pub(crate) const EXIT_NOT_STARTED: i32 = 20;
 /// Exit code of a delegated command whose host stopped answering while it ran: its outcome is
 /// unknown (check the board before trying again).
-pub const EXIT_UNKNOWN: i32 = 21;
+pub(crate) const EXIT_UNKNOWN: i32 = 21;
 /// Largest answer kept (a close report, a receipt).
 const MAX_ANSWER: usize = 1024 * 1024;
 
 /// How a delegated command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delegated {
+pub(crate) enum Delegated {
     /// It ran there: its exit code, stdout and stderr, unchanged (stderr capped).
     Ran {
         code: i32,
@@ -37,7 +37,7 @@ pub enum Delegated {
 
 impl Delegated {
     /// The exit code this machine's command ends with.
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         match self {
             Delegated::Ran { code, .. } => *code,
             Delegated::NotStarted(_) => EXIT_NOT_STARTED,
@@ -48,7 +48,12 @@ impl Delegated {
 
 /// The words of `command` on `host`: the program, the command, `--host local`, the host's own
 /// flags, `flags`, then `--` and the positional words (so a name is never read as a flag).
-pub fn words(host: &Host, command: &str, flags: &[String], positional: &[String]) -> Vec<String> {
+pub(crate) fn words(
+    host: &Host,
+    command: &str,
+    flags: &[String],
+    positional: &[String],
+) -> Vec<String> {
     let mut w = vec![
         host.bin.clone(),
         command.to_string(),
@@ -80,7 +85,12 @@ fn before_running(p: &Problem) -> bool {
 }
 
 /// Run `words` (from `words()`) on `host` after a hello, feeding `input`, within `deadline`.
-pub fn run(host: &Host, words: &[String], input: Option<&[u8]>, deadline: Duration) -> Delegated {
+pub(crate) fn run(
+    host: &Host,
+    words: &[String],
+    input: Option<&[u8]>,
+    deadline: Duration,
+) -> Delegated {
     if let Err(why) = hello::ask(host) {
         return Delegated::NotStarted(why.to_string());
     }

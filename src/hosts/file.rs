@@ -21,7 +21,7 @@ use crate::fsguard;
 /// Largest hosts file read.
 const MAX_FILE: u64 = 64 * 1024;
 /// Most hosts one file may name.
-pub const MAX_HOSTS: usize = 32;
+pub(crate) const MAX_HOSTS: usize = 32;
 /// Most words of a host's `args`.
 const MAX_ARGS: usize = 32;
 /// Longest destination, program, path or argument.
@@ -61,7 +61,7 @@ struct EntryV1 {
 
 /// Where the hosts file is: `$INTERCOM_PANE_HOSTS` (an absolute path), else
 /// `$XDG_CONFIG_HOME/intercom-pane/hosts.json`, else `~/.config/intercom-pane/hosts.json`.
-pub fn default_path() -> Option<PathBuf> {
+pub(crate) fn default_path() -> Option<PathBuf> {
     let abs = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     if let Some(p) = std::env::var_os("INTERCOM_PANE_HOSTS").and_then(abs) {
         return Some(p);
@@ -136,7 +136,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, String> {
 /// An ssh destination: `[user@]host` or `ssh://[user@]host[:port]`. Never starts with `-`
 /// (ssh would read it as an option), and holds only what host names, users, IPv6 brackets and
 /// ports are written with.
-pub fn check_dest(d: &str) -> Result<String, String> {
+pub(crate) fn check_dest(d: &str) -> Result<String, String> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || "._-@:[]%/".contains(c);
     if d.is_empty() || d.len() > 255 {
         Err("the ssh destination is empty or too long".into())

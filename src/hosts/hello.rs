@@ -17,9 +17,9 @@ use serde_json::json;
 /// The remote protocol this build speaks.
 pub const PROTOCOL: u32 = 1;
 /// Whether this build has `status --watch --json-lines`.
-pub const HAS_WATCH: bool = true;
+pub(crate) const HAS_WATCH: bool = true;
 /// Largest hello answer read.
-pub const MAX_HELLO: usize = 16 * 1024;
+pub(crate) const MAX_HELLO: usize = 16 * 1024;
 
 /// This build's version.
 pub fn version() -> &'static str {
@@ -27,7 +27,7 @@ pub fn version() -> &'static str {
 }
 
 /// The hello line this build prints.
-pub fn line(echo: Option<&str>) -> String {
+pub(crate) fn line(echo: Option<&str>) -> String {
     json!({
         "v": 1,
         "program": "intercom-pane",
@@ -99,7 +99,7 @@ pub fn judge(stdout: &[u8]) -> Result<Hello, Refused> {
 }
 
 /// A program that has no `hello` (an older intercom-pane): its `--version` line names it.
-pub fn judge_old(version_stdout: &[u8]) -> Refused {
+pub(crate) fn judge_old(version_stdout: &[u8]) -> Refused {
     let text = String::from_utf8_lossy(version_stdout);
     let v = text
         .lines()
@@ -118,7 +118,7 @@ const HELLO_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Why a hello did not find a host of this protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failed {
+pub(crate) enum Failed {
     /// It answered and is refused (version, shell).
     Refused(Refused),
     /// Its program is not there (the shell's exit 127).
@@ -139,7 +139,7 @@ impl std::fmt::Display for Failed {
 
 /// Ask `host` who it is: `hello --echo PROBE_WORD`, and for a program without `hello` its
 /// `--version` (to name it in the refusal).
-pub fn ask(host: &super::Host) -> Result<Hello, Failed> {
+pub(crate) fn ask(host: &super::Host) -> Result<Hello, Failed> {
     use super::ssh::{call, Call};
     let at = || std::time::Instant::now() + HELLO_DEADLINE;
     let w = vec![

@@ -19,7 +19,7 @@ use crate::snapshot::{HostState, Row};
 use crate::ui::ports::CancelToken;
 
 /// Without a stream, the board is read this often.
-pub const POLL: Duration = Duration::from_secs(2);
+pub(crate) const POLL: Duration = Duration::from_secs(2);
 /// One `scan --json` must answer within this long.
 const POLL_DEADLINE: Duration = Duration::from_secs(5);
 /// Largest `scan --json` answer (255 workers at their largest fit well below).
@@ -39,13 +39,13 @@ const RETRY_REFUSED: Duration = Duration::from_secs(30);
 
 /// How a host's board was last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Via {
+pub(crate) enum Via {
     Watch,
     Poll,
 }
 
 impl Via {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Via::Watch => "watch",
             Via::Poll => "poll",
@@ -54,7 +54,7 @@ impl Via {
 }
 
 /// Start the thread of `host` (index `slot` in `shared`); it ends when `stop` is cancelled.
-pub fn start(
+pub(crate) fn start(
     host: Host,
     slot: usize,
     shared: Arc<Shared>,

@@ -5,22 +5,22 @@
 //! `local` is this machine and always exists; every other host is reached only through `ssh`
 //! (`hosts::ssh`), one multiplexed connection per host.
 
-pub mod board;
-pub mod delegate;
-pub mod expect;
-pub mod file;
-pub mod hello;
-pub mod link;
-pub mod quote;
-pub mod ssh;
-pub mod wire;
+pub(crate) mod board;
+pub(crate) mod delegate;
+pub(crate) mod expect;
+pub(crate) mod file;
+pub(crate) mod hello;
+pub(crate) mod link;
+pub(crate) mod quote;
+pub(crate) mod ssh;
+pub(crate) mod wire;
 
 use std::path::PathBuf;
 
 /// The name of this machine on the board.
-pub const LOCAL: &str = "local";
+pub(crate) const LOCAL: &str = "local";
 /// The remote program when a host names none: `intercom-pane` on that host's PATH.
-pub const DEFAULT_BIN: &str = "intercom-pane";
+pub(crate) const DEFAULT_BIN: &str = "intercom-pane";
 /// Longest host name.
 const MAX_NAME: usize = 32;
 
@@ -135,13 +135,13 @@ impl std::error::Error for HostError {}
 
 /// One machine a command reads or acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Local,
     Remote(Host),
 }
 
 impl Target {
-    pub fn name(&self) -> HostName {
+    pub(crate) fn name(&self) -> HostName {
         match self {
             Target::Local => HostName::local(),
             Target::Remote(h) => h.name.clone(),
@@ -152,7 +152,7 @@ impl Target {
 /// Which machines: the `--host` values given (each `NAME` of the hosts file, `local`, or
 /// `NAME=DEST`), in order, without repeats; none given means `local` and, when `all_by_default`
 /// (the sidebar, `watch`), every host of the file too.
-pub fn choose(
+pub(crate) fn choose(
     given: &[String],
     file_hosts: &[Host],
     all_by_default: bool,
@@ -199,7 +199,7 @@ pub fn choose(
 }
 
 /// The hosts file's hosts (none without a file), for `choose`.
-pub fn file_hosts() -> Result<Vec<Host>, HostError> {
+pub(crate) fn file_hosts() -> Result<Vec<Host>, HostError> {
     match file::default_path() {
         Some(p) => file::read(&p),
         None => Ok(Vec::new()),
@@ -207,7 +207,7 @@ pub fn file_hosts() -> Result<Vec<Host>, HostError> {
 }
 
 /// The machines the `--host` values name (see `choose`).
-pub fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Target>, HostError> {
+pub(crate) fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Target>, HostError> {
     // Without --host and outside the sidebar, the file is not even read: one machine, as before.
     if given.is_empty() && !all_by_default {
         return Ok(vec![Target::Local]);
@@ -216,7 +216,7 @@ pub fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Target>, Ho
 }
 
 /// The other machines of `targets` (the sidebar always shows this one too).
-pub fn remotes(targets: &[Target]) -> Vec<Host> {
+pub(crate) fn remotes(targets: &[Target]) -> Vec<Host> {
     targets
         .iter()
         .filter_map(|t| match t {
@@ -227,7 +227,7 @@ pub fn remotes(targets: &[Target]) -> Vec<Host> {
 }
 
 /// The one machine an action names: `local` when no `--host` was given.
-pub fn one_target(given: &[String]) -> Result<Target, HostError> {
+pub(crate) fn one_target(given: &[String]) -> Result<Target, HostError> {
     match targets(given, false)?.as_slice() {
         [t] => Ok(t.clone()),
         _ => Err(HostError::OneHost(

@@ -24,7 +24,7 @@ pub fn word(w: &str) -> Result<String, NulInWord> {
 }
 
 /// A whole command line: each word quoted, joined by spaces.
-pub fn command<S: AsRef<str>>(argv: &[S]) -> Result<String, NulInWord> {
+pub(crate) fn command<S: AsRef<str>>(argv: &[S]) -> Result<String, NulInWord> {
     let words: Result<Vec<String>, NulInWord> = argv.iter().map(|w| word(w.as_ref())).collect();
     Ok(words?.join(" "))
 }

@@ -20,7 +20,7 @@ use super::{quote, Host, HostName};
 use crate::mux::spawn::{self, RunError};
 
 /// Give up on a TCP connect (and ssh's own handshake) after this long.
-pub const CONNECT_TIMEOUT_SECS: u32 = 5;
+pub(crate) const CONNECT_TIMEOUT_SECS: u32 = 5;
 /// Keep-alive every 2 s; 3 unanswered end the connection (a dead peer is noticed in ~6 s).
 const ALIVE_INTERVAL_SECS: u32 = 2;
 const ALIVE_COUNT: u32 = 3;
@@ -28,7 +28,7 @@ const ALIVE_COUNT: u32 = 3;
 const PERSIST_SECS: u32 = 60;
 /// At most this many channels per host from one process (sshd's `MaxSessions` defaults to
 /// 10: a sidebar and a few commands stay well below it).
-pub const MAX_CHANNELS: usize = 4;
+pub(crate) const MAX_CHANNELS: usize = 4;
 /// Most of ssh's stderr kept for a status line.
 const STDERR_KEEP: usize = 2048;
 
@@ -59,7 +59,7 @@ pub fn control_dir() -> Result<PathBuf, String> {
 
 /// How ssh is asked for a terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tty {
+pub(crate) enum Tty {
     /// `-T`: commands and streams.
     No,
     /// `-t`: an attached tmux client (jump).
@@ -67,7 +67,7 @@ pub enum Tty {
 }
 
 /// The full argv of `ssh` running `words` on `host` (quoted here, each word).
-pub fn argv(
+pub(crate) fn argv(
     host: &Host,
     control: &Path,
     words: &[String],
@@ -109,7 +109,7 @@ pub fn argv(
 }
 
 /// The words of a remote command: the host's program, then `words`.
-pub fn remote_words(host: &Host, words: &[&str]) -> Vec<String> {
+pub(crate) fn remote_words(host: &Host, words: &[&str]) -> Vec<String> {
     std::iter::once(host.bin.clone())
         .chain(words.iter().map(|w| w.to_string()))
         .collect()
@@ -117,7 +117,7 @@ pub fn remote_words(host: &Host, words: &[&str]) -> Vec<String> {
 
 /// What ssh's stderr and exit say about the host (ssh exits 255 on its own errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// No key of that host is in `known_hosts`: refused (the person adds it).
     HostKeyUnknown,
     /// The host's key differs from the one in `known_hosts`: refused.
@@ -132,7 +132,7 @@ pub enum Problem {
 
 impl Problem {
     /// Classify ssh's own failure from what it printed.
-    pub fn classify(stderr: &str) -> Problem {
+    pub(crate) fn classify(stderr: &str) -> Problem {
         let s = stderr;
         let detail = || crate::text::one_line(s, 200);
         if s.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
@@ -169,7 +169,7 @@ impl Problem {
     }
 
     /// A short phrase for the host's status.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Problem::HostKeyUnknown => {
                 "host key unknown (refused: add it to known_hosts after checking it)".into()
@@ -185,7 +185,7 @@ impl Problem {
 
 /// How one remote call ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Call {
+pub(crate) enum Call {
     /// The remote program ran and exited with this code (its stdout, capped).
     Exited {
         code: i32,
@@ -206,7 +206,7 @@ pub enum Call {
 
 impl Call {
     /// What went wrong, in words (for a call that did not exit 0).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Call::Exited { code, stderr, .. } => format!(
                 "its program failed (exit {code}): {}",
@@ -225,11 +225,11 @@ static CHANNELS: Mutex<Vec<(HostName, usize)>> = Mutex::new(Vec::new());
 static CHANNEL_FREED: Condvar = Condvar::new();
 
 /// One channel of a host, returned when dropped.
-pub struct ChannelSlot(HostName);
+pub(crate) struct ChannelSlot(HostName);
 
 impl ChannelSlot {
     /// Wait (until `deadline`) for one of the host's `MAX_CHANNELS`.
-    pub fn take(host: &HostName, deadline: Instant) -> Option<ChannelSlot> {
+    pub(crate) fn take(host: &HostName, deadline: Instant) -> Option<ChannelSlot> {
         let mut g = CHANNELS.lock().ok()?;
         loop {
             let used = g.iter().find(|(h, _)| h == host).map_or(0, |(_, n)| *n);
@@ -272,7 +272,7 @@ fn stderr_text(b: &[u8]) -> String {
 
 /// Run `words` on `host` once: stdin fed from `input`, at most `cap` bytes of answer, killed at
 /// `deadline`.
-pub fn call(
+pub(crate) fn call(
     host: &Host,
     words: &[String],
     input: Option<&[u8]>,
@@ -317,7 +317,7 @@ pub fn call(
 }
 
 /// A long-running remote command whose stdout is read line by line.
-pub struct Stream {
+pub(crate) struct Stream {
     child: Child,
     _slot: ChannelSlot,
     pub lines: std::sync::mpsc::Receiver<Result<String, StreamEnd>>,
@@ -326,7 +326,7 @@ pub struct Stream {
 
 /// Why a stream's lines ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamEnd {
+pub(crate) enum StreamEnd {
     Eof,
     /// A line longer than the cap (the stream is not trusted past it).
     LineTooLong,
@@ -345,7 +345,7 @@ impl std::fmt::Display for StreamEnd {
 
 impl Stream {
     /// Start `words` on `host`, one line at most `line_cap` bytes.
-    pub fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
+    pub(crate) fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
         let slot = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(2))
             .ok_or_else(|| format!("all {MAX_CHANNELS} channels to host {} are busy", host.name))?;
         let mut cmd = ssh_command(host, words, Tty::No)?;
@@ -395,12 +395,12 @@ impl Stream {
     }
 
     /// What ssh printed on stderr so far (capped).
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
     /// ssh's exit code once it has exited (`None` while it runs; 255 for its own failures).
-    pub fn exited(&mut self) -> Option<Option<i32>> {
+    pub(crate) fn exited(&mut self) -> Option<Option<i32>> {
         self.child.try_wait().ok().flatten().map(|s| s.code())
     }
 }

@@ -21,11 +21,11 @@ use crate::states::{BoardState, CloseState, ConnState, ReportStatus};
 use crate::text::one_line;
 
 /// Most records taken from one board (a roster has at most 256 agents, plus pane seats).
-pub const MAX_RECORDS: usize = 1024;
+pub(crate) const MAX_RECORDS: usize = 1024;
 
 /// A row's id (and seen key) on this board: its id there, keyed with its host
 /// (`SeatKey::on_host`), so a host's ids never meet this machine's or another host's.
-pub fn row_id(host: &str, id: &str) -> String {
+pub(crate) fn row_id(host: &str, id: &str) -> String {
     SeatKey::on_host(host, id).into()
 }
 
@@ -75,7 +75,7 @@ fn state_of(s: &str) -> BoardState {
 }
 
 /// The seat's `<project>/<agent>` key in a record.
-pub fn key_of(rec: &Value) -> Option<String> {
+pub(crate) fn key_of(rec: &Value) -> Option<String> {
     Some(SeatKey::new(s(rec, "project")?, s(rec, "agent")?).into())
 }
 

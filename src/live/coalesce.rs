@@ -7,17 +7,17 @@
 use std::time::{Duration, Instant};
 
 /// Quiet time that ends a burst.
-pub const QUIET: Duration = Duration::from_millis(8);
+pub(crate) const QUIET: Duration = Duration::from_millis(8);
 /// Longest wait after the first event of a burst.
-pub const MAX_DELAY: Duration = Duration::from_millis(30);
+pub(crate) const MAX_DELAY: Duration = Duration::from_millis(30);
 /// Shortest time between the end of one pass and the start of the next.
-pub const MIN_GAP: Duration = Duration::from_millis(15);
+pub(crate) const MIN_GAP: Duration = Duration::from_millis(15);
 /// Longest forced gap, however slow the last pass was.
 const MAX_GAP: Duration = Duration::from_millis(500);
 
 /// Pending events and the pass they call for.
 #[derive(Debug, Default)]
-pub struct Coalescer {
+pub(crate) struct Coalescer {
     first: Option<Instant>,
     last: Option<Instant>,
     /// No pass starts before this (the spacing after the last pass).
@@ -25,23 +25,23 @@ pub struct Coalescer {
 }
 
 impl Coalescer {
-    pub fn new() -> Coalescer {
+    pub(crate) fn new() -> Coalescer {
         Coalescer::default()
     }
 
     /// An event arrived at `now`.
-    pub fn note(&mut self, now: Instant) {
+    pub(crate) fn note(&mut self, now: Instant) {
         self.first.get_or_insert(now);
         self.last = Some(now);
     }
 
     /// Whether events are waiting for a pass.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         self.first.is_some()
     }
 
     /// When the pass for the pending events should start (`None`: nothing pending).
-    pub fn due(&self) -> Option<Instant> {
+    pub(crate) fn due(&self) -> Option<Instant> {
         let (first, last) = (self.first?, self.last?);
         let at = (last + QUIET).min(first + MAX_DELAY);
         Some(match self.not_before {
@@ -51,7 +51,7 @@ impl Coalescer {
     }
 
     /// A pass that took `took` ended at `now`, covering everything noted before it started.
-    pub fn passed(&mut self, started: Instant, took: Duration, now: Instant) {
+    pub(crate) fn passed(&mut self, started: Instant, took: Duration, now: Instant) {
         // Events noted while the pass ran are kept for the next one.
         if self.last.is_some_and(|l| l <= started) {
             self.first = None;

@@ -22,9 +22,9 @@ use super::wake::Waker;
 use crate::proc::ProcIdentity;
 
 /// A full pass this often, whatever the events said (docs/behaviour.md §3a).
-pub const FULL_EVERY: Duration = Duration::from_secs(30);
+pub(crate) const FULL_EVERY: Duration = Duration::from_secs(30);
 /// A full pass this often while folders are not all watched (no inotify, or a limit reached).
-pub const DEGRADED_EVERY: Duration = Duration::from_secs(3);
+pub(crate) const DEGRADED_EVERY: Duration = Duration::from_secs(3);
 /// Most changed file paths remembered between passes; more make the next pass a full one.
 const MAX_DIRTY: usize = 4096;
 /// Most fds polled at once (waker, inotify, clients, pidfds).

@@ -26,7 +26,7 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 
 /// Most watches one engine holds (a roster of 255 workers with their per-cwd folders needs a few
 /// hundred); more are not added and the engine falls back to timed full passes.
-pub const MAX_WATCHES: usize = 4096;
+pub(crate) const MAX_WATCHES: usize = 4096;
 /// How far up a missing folder's parent is looked for.
 const MAX_CLIMB: usize = 2;
 /// Most 4 KiB reads in one drain; the fd stays readable for the next turn of the loop.
@@ -97,7 +97,7 @@ impl Spec {
 
 /// What the kernel told, in the engine's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// An entry that matters was written, created, removed or renamed (`dir/name`).
     Entry { dir: PathBuf, name: OsString },
     /// A folder came or went (a watched folder, a subfolder of one, or the way to a missing
@@ -109,7 +109,7 @@ pub enum Change {
 
 /// Why not every folder is watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     /// The kernel refused a watch (`ENOSPC`: `fs.inotify.max_user_watches` reached).
     Kernel,
     /// `MAX_WATCHES` (or a test's lower cap) reached.
@@ -117,7 +117,7 @@ pub enum Limit {
 }
 
 impl Limit {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Limit::Kernel => "inotify_watch_limit",
             Limit::Own => "watch_cap",
@@ -171,7 +171,7 @@ fn real_dir(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// The inotify instance and the folders it watches.
-pub struct WatchSet {
+pub(crate) struct WatchSet {
     ino: Inotify,
     watches: HashMap<WatchDescriptor, Watch>,
     by_path: HashMap<PathBuf, WatchDescriptor>,
@@ -185,12 +185,12 @@ pub struct WatchSet {
 
 impl WatchSet {
     /// A new inotify instance (non-blocking, close-on-exec), with the default cap.
-    pub fn new() -> nix::Result<WatchSet> {
+    pub(crate) fn new() -> nix::Result<WatchSet> {
         WatchSet::with_cap(MAX_WATCHES)
     }
 
     /// A new instance holding at most `cap` watches (tests lower it to force the fallback).
-    pub fn with_cap(cap: usize) -> nix::Result<WatchSet> {
+    pub(crate) fn with_cap(cap: usize) -> nix::Result<WatchSet> {
         let ino = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         Ok(WatchSet {
             ino,
@@ -204,27 +204,27 @@ impl WatchSet {
     }
 
     /// The fd to poll: readable when events are queued.
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.ino.as_fd().as_raw_fd()
     }
 
     /// Folders watched now.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.watches.len()
     }
 
     /// Why some wanted folder is not watched, if one is not.
-    pub fn limit(&self) -> Option<Limit> {
+    pub(crate) fn limit(&self) -> Option<Limit> {
         self.limit
     }
 
     /// How many wanted folders have no watch because of the limit.
-    pub fn unwatched(&self) -> usize {
+    pub(crate) fn unwatched(&self) -> usize {
         self.unwatched
     }
 
     /// Queue overflows seen so far.
-    pub fn overflows(&self) -> u64 {
+    pub(crate) fn overflows(&self) -> u64 {
         self.overflows
     }
 
@@ -232,7 +232,7 @@ impl WatchSet {
     /// Idempotent: a folder already watched as the same inode keeps its watch. Returns how many
     /// folders the pass reads got a watch now (one that just appeared was maybe written before
     /// its watch existed: the caller passes again).
-    pub fn sync(&mut self, specs: &[Spec]) -> usize {
+    pub(crate) fn sync(&mut self, specs: &[Spec]) -> usize {
         let mut new_folders = 0;
         let wanted = wanted_watches(specs);
         // Drop what is no longer wanted, and watches whose folder is another inode now (replaced,
@@ -335,7 +335,7 @@ impl WatchSet {
     }
 
     /// Read what the kernel queued (bounded) and say what it means. Never blocks.
-    pub fn drain(&mut self, out: &mut Vec<Change>) {
+    pub(crate) fn drain(&mut self, out: &mut Vec<Change>) {
         for _ in 0..MAX_READS {
             let events = match self.ino.read_events() {
                 Ok(e) if !e.is_empty() => e,

@@ -5,15 +5,15 @@
 //! signals use); `engine` is the loop that ties them to a pass; `board` the scan as that pass,
 //! `plan` what each pass says to watch next.
 
-pub mod board;
-pub mod coalesce;
-pub mod engine;
-pub mod files;
-pub mod panes;
-pub mod pids;
-pub mod plan;
-pub mod pts;
-pub mod record;
-pub mod wake;
+pub(crate) mod board;
+pub(crate) mod coalesce;
+pub(crate) mod engine;
+pub(crate) mod files;
+pub(crate) mod panes;
+pub(crate) mod pids;
+pub(crate) mod plan;
+pub(crate) mod pts;
+pub(crate) mod record;
+pub(crate) mod wake;
 
 pub use engine::{Engine, Settings, Wake};

@@ -15,7 +15,7 @@ use crate::mux::MuxKind;
 use super::pts::PtsWatch;
 
 /// How often a server without a listening client is listed again.
-pub const SLOW_LIST: Duration = Duration::from_secs(5);
+pub(crate) const SLOW_LIST: Duration = Duration::from_secs(5);
 /// First pause before a client is started again; it doubles up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -38,7 +38,7 @@ pub struct ServerWatch {
 
 /// How often a tmux server without a control client has its child processes compared, unless
 /// the pty folder is watched for it (`pts`).
-pub const CHILDREN_EVERY: Duration = Duration::from_millis(400);
+pub(crate) const CHILDREN_EVERY: Duration = Duration::from_millis(400);
 /// With the pty folder watched: a compare this often all the same, in case an event was lost
 /// (every pane change seen here makes or removes a pty: open, close, `respawn-pane`; the
 /// engine's full pass compares too).

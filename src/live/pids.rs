@@ -11,11 +11,11 @@ use crate::proc::pidfd::PidFd;
 use crate::proc::ProcIdentity;
 
 /// Most processes held at once (a roster's 256 seats plus panes' own pis).
-pub const MAX_HELD: usize = 1024;
+pub(crate) const MAX_HELD: usize = 1024;
 
 /// The pis held now.
 #[derive(Default)]
-pub struct PidSet {
+pub(crate) struct PidSet {
     held: HashMap<ProcIdentity, PidFd>,
     /// The epoll instance over every held pidfd (`None`: it could not be made; each pidfd is
     /// then polled on its own).
@@ -23,7 +23,7 @@ pub struct PidSet {
 }
 
 impl PidSet {
-    pub fn new() -> PidSet {
+    pub(crate) fn new() -> PidSet {
         // SAFETY: epoll_create1 returns a new fd or -1.
         let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         // SAFETY: a fresh fd owned by nobody else.
@@ -56,7 +56,7 @@ impl PidSet {
     /// Hold exactly `ids` (at most `MAX_HELD`): open what is new, close what is no longer
     /// wanted. Returns how many wanted processes could not be held because they are gone already
     /// (a pass should look again: the one that named them is out of date).
-    pub fn sync(&mut self, ids: &[ProcIdentity]) -> usize {
+    pub(crate) fn sync(&mut self, ids: &[ProcIdentity]) -> usize {
         let wanted: Vec<&ProcIdentity> = ids.iter().take(MAX_HELD).collect();
         let dropped: Vec<ProcIdentity> = self
             .held
@@ -85,7 +85,7 @@ impl PidSet {
     }
 
     /// The fds to poll: the epoll instance, else every pidfd.
-    pub fn fds(&self) -> Vec<RawFd> {
+    pub(crate) fn fds(&self) -> Vec<RawFd> {
         match &self.epoll {
             Some(ep) => vec![ep.as_raw_fd()],
             None => self.held.values().map(PidFd::raw).collect(),
@@ -93,7 +93,7 @@ impl PidSet {
     }
 
     /// `fd` (one of `fds`) is readable: the processes that exited, no longer held.
-    pub fn ready(&mut self, fd: RawFd) -> Vec<ProcIdentity> {
+    pub(crate) fn ready(&mut self, fd: RawFd) -> Vec<ProcIdentity> {
         let Some(ep) = &self.epoll else {
             return self.take(fd).into_iter().collect();
         };
@@ -125,7 +125,7 @@ impl PidSet {
         self.held.remove(id);
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.held.len()
     }
 }

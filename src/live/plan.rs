@@ -49,7 +49,7 @@ fn session_root(dir: &Path, out: &mut Vec<Spec>) {
 }
 
 /// Every folder the pass read, with the names in it that matter: `roots` and `seat_folders`.
-pub fn folders(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
+pub(crate) fn folders(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
     let mut out = roots(opts, scan);
     out.extend(seat_folders(scan));
     out.sort_by(|a, b| a.dir.cmp(&b.dir));
@@ -59,7 +59,7 @@ pub fn folders(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
 
 /// The folders the options and the roster name, with their subfolders (this lists folders:
 /// worked out again on a pass for a folder that came or went, or the timer's).
-pub fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
+pub(crate) fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
     let mut out = Vec::new();
     let data = &opts.data_root;
     out.push(Spec::only(data.join("board"), &["seen.json"]));
@@ -110,7 +110,7 @@ pub fn roots(opts: &ScanOptions, scan: &Scan) -> Vec<Spec> {
 /// The folder of every session file a seat reads (pane seats' `--<cwd>--` folders, files a
 /// registration names), for `.jsonl` files coming and going there. Reads nothing: worked out
 /// from every pass's records.
-pub fn seat_folders(scan: &Scan) -> Vec<Spec> {
+pub(crate) fn seat_folders(scan: &Scan) -> Vec<Spec> {
     scan.records
         .iter()
         .filter_map(|r| {
@@ -134,7 +134,7 @@ fn agent_roots(parent: &Path, sessions_of: impl Fn(&Path) -> PathBuf, out: &mut 
 /// How soon a state shown may change with time alone: a seat retrying or compacting inside its
 /// backoff window (every `TIME_BOUND_EVERY`), an observation turning stale at 60 s, a time ahead
 /// of the clock coming due; and tokens and cost not yet counted to the end (`USAGE_EVERY`).
-pub fn recheck(scan: &Scan, now: Ms) -> Option<Duration> {
+pub(crate) fn recheck(scan: &Scan, now: Ms) -> Option<Duration> {
     let mut soonest: Option<Ms> = None;
     let mut at = |t: Ms| {
         if t > now {

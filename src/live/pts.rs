@@ -18,14 +18,14 @@ const PTS: &str = "/dev/pts";
 const MAX_READS: usize = 16;
 
 /// The watch, and the devpts instance it is on.
-pub struct PtsWatch {
+pub(crate) struct PtsWatch {
     ino: Inotify,
     dev: u64,
 }
 
 impl PtsWatch {
     /// `None` when `/dev/pts` cannot be watched (no devpts, no inotify left): the timer stays.
-    pub fn open() -> Option<PtsWatch> {
+    pub(crate) fn open() -> Option<PtsWatch> {
         let dev = std::fs::metadata(PTS).ok()?.dev();
         let ino = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()?;
         ino.add_watch(PTS, AddWatchFlags::IN_CREATE | AddWatchFlags::IN_DELETE)
@@ -33,12 +33,12 @@ impl PtsWatch {
         Some(PtsWatch { ino, dev })
     }
 
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.ino.as_fd().as_raw_fd()
     }
 
     /// Empty the queue (bounded): true when a pty came or went, or events were lost.
-    pub fn drain(&self) -> bool {
+    pub(crate) fn drain(&self) -> bool {
         let mut any = false;
         for _ in 0..MAX_READS {
             match self.ino.read_events() {
@@ -51,7 +51,7 @@ impl PtsWatch {
 
     /// Whether process `pid` (a tmux server of ours) makes its ptys in the watched instance:
     /// its own `/dev/pts` is the same filesystem as ours.
-    pub fn covers(&self, pid: i32) -> bool {
+    pub(crate) fn covers(&self, pid: i32) -> bool {
         std::fs::metadata(format!("/proc/{pid}/root{PTS}")).is_ok_and(|m| m.dev() == self.dev)
     }
 }

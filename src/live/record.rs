@@ -18,7 +18,7 @@ const MAX_RECORDS: usize = 64;
 /// One live view's record.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct LiveRecord {
+pub(crate) struct LiveRecord {
     pub version: u32,
     /// The view's process (the record counts only while it lives).
     pub process: ProcIdentity,
@@ -29,17 +29,17 @@ pub struct LiveRecord {
 }
 
 /// `<data root>/live`.
-pub fn dir(data_root: &Path) -> PathBuf {
+pub(crate) fn dir(data_root: &Path) -> PathBuf {
     data_root.join("live")
 }
 
 /// This process's record path.
-pub fn own_path(data_root: &Path) -> PathBuf {
+pub(crate) fn own_path(data_root: &Path) -> PathBuf {
     dir(data_root).join(format!("{}.json", std::process::id()))
 }
 
 /// Write this process's record (best effort: a view that cannot write it still runs).
-pub fn write(data_root: &Path, health: &Health) {
+pub(crate) fn write(data_root: &Path, health: &Health) {
     let Some(process) = crate::proc::identity(std::process::id() as i32) else {
         return;
     };
@@ -85,12 +85,12 @@ fn prune(data_root: &Path) {
 }
 
 /// Remove this process's record.
-pub fn remove(data_root: &Path) {
+pub(crate) fn remove(data_root: &Path) {
     let _ = crate::store::remove_file(&own_path(data_root));
 }
 
 /// The records of live views that still run (dead ones are left alone and not shown).
-pub fn running(data_root: &Path) -> Vec<LiveRecord> {
+pub(crate) fn running(data_root: &Path) -> Vec<LiveRecord> {
     let Ok(list) = crate::fsguard::list_dir(&dir(data_root), MAX_RECORDS * 4) else {
         return Vec::new();
     };

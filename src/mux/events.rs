@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::herdr::events::HerdrEvents;
 use super::herdr::Herdr;
 use super::tmux::control::ControlClient;
-pub use super::tmux::control::Notice;
+pub(crate) use super::tmux::control::Notice;
 use super::tmux::Tmux;
 use super::{MuxError, MuxKind};
 
@@ -17,10 +17,10 @@ use super::{MuxError, MuxKind};
 /// sends notifications (a client identified as control mode before its control state exists:
 /// tmux GitHub issue 4980, fixed in 3.7). On those, no control client is attached: the live
 /// engine compares the server's child processes instead.
-pub const CONTROL_FROM: (u32, u32) = (3, 7);
+pub(crate) const CONTROL_FROM: (u32, u32) = (3, 7);
 
 /// A server's listener.
-pub enum PaneEvents {
+pub(crate) enum PaneEvents {
     Tmux(ControlClient),
     Herdr(HerdrEvents),
 }
@@ -28,7 +28,7 @@ pub enum PaneEvents {
 impl PaneEvents {
     /// Whether the server at `socket` can have a listener at all: tmux from `CONTROL_FROM`
     /// (`tmux -V` once per program and PATH; `false` when it cannot say); Herdr always.
-    pub fn supported(kind: MuxKind, socket: &Path, deadline: Instant) -> bool {
+    pub(crate) fn supported(kind: MuxKind, socket: &Path, deadline: Instant) -> bool {
         match kind {
             MuxKind::Tmux => Tmux::at_socket(socket)
                 .version(deadline)
@@ -39,7 +39,7 @@ impl PaneEvents {
 
     /// Start one (`None`: nothing to start it on — tmux attaches to a session, `$N`, and none is
     /// known; `Caps::events_per_session`).
-    pub fn start(
+    pub(crate) fn start(
         kind: MuxKind,
         socket: &Path,
         session: Option<&str>,
@@ -59,14 +59,14 @@ impl PaneEvents {
         }
     }
 
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         match self {
             PaneEvents::Tmux(c) => c.raw_fd(),
             PaneEvents::Herdr(h) => h.raw_fd(),
         }
     }
 
-    pub fn ready(&self) -> bool {
+    pub(crate) fn ready(&self) -> bool {
         match self {
             PaneEvents::Tmux(c) => c.ready(),
             // Confirmed before `subscribe` returned.
@@ -74,14 +74,14 @@ impl PaneEvents {
         }
     }
 
-    pub fn ended(&self) -> bool {
+    pub(crate) fn ended(&self) -> bool {
         match self {
             PaneEvents::Tmux(c) => c.ended(),
             PaneEvents::Herdr(h) => h.ended(),
         }
     }
 
-    pub fn read_notices(&mut self, out: &mut Vec<Notice>) {
+    pub(crate) fn read_notices(&mut self, out: &mut Vec<Notice>) {
         match self {
             PaneEvents::Tmux(c) => c.read_notices(out),
             PaneEvents::Herdr(h) => h.read_notices(out),
@@ -89,7 +89,7 @@ impl PaneEvents {
     }
 
     /// How `doctor` names what watches the server (`control-mode` only while it listens).
-    pub fn shown_as(&self, listening: bool) -> Option<&'static str> {
+    pub(crate) fn shown_as(&self, listening: bool) -> Option<&'static str> {
         match self {
             PaneEvents::Tmux(_) => listening.then_some("control-mode"),
             PaneEvents::Herdr(_) => Some("herdr-events"),

@@ -7,21 +7,21 @@ use std::io::{ErrorKind, Read};
 
 /// One line read.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line<'a> {
+pub(crate) enum Line<'a> {
     Full(&'a [u8]),
     /// A line over the cap (its bytes were dropped).
     Skipped,
 }
 
 /// The partial line between reads.
-pub struct Lines {
+pub(crate) struct Lines {
     buf: Vec<u8>,
     skipping: bool,
     cap: usize,
 }
 
 impl Lines {
-    pub fn new(cap: usize) -> Lines {
+    pub(crate) fn new(cap: usize) -> Lines {
         Lines {
             buf: Vec::new(),
             skipping: false,
@@ -31,7 +31,12 @@ impl Lines {
 
     /// Read what `r` has (at most `max_read` bytes), calling `f` for each complete line. False
     /// when the stream ended (end of file or an error other than "nothing yet").
-    pub fn read(&mut self, r: &mut impl Read, max_read: usize, mut f: impl FnMut(Line)) -> bool {
+    pub(crate) fn read(
+        &mut self,
+        r: &mut impl Read,
+        max_read: usize,
+        mut f: impl FnMut(Line),
+    ) -> bool {
         let mut chunk = [0u8; 16 * 1024];
         let mut total = 0;
         while total < max_read {

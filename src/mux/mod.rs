@@ -8,23 +8,24 @@
 
 mod deliver;
 mod error;
-pub mod events;
-pub mod herdr;
+pub(crate) mod events;
+pub(crate) mod herdr;
 mod identity;
 mod kind;
-pub mod lines;
+pub(crate) mod lines;
 mod owner;
-pub mod pi_channel;
-pub mod pi_editor;
-pub mod session;
-pub mod spawn;
-pub mod tmux;
+pub(crate) mod pi_channel;
+pub(crate) mod pi_editor;
+pub(crate) mod session;
+pub(crate) mod spawn;
+pub(crate) mod tmux;
 
-pub use deliver::{PiText, Typed, Untyped};
+pub(crate) use deliver::{PiText, Typed, Untyped};
 pub use error::{ErrorCode, MuxError};
 pub use identity::{CloseOutcome, PaneIdentity, PaneInfo, PaneList, ServerIdentity};
 pub use kind::MuxKind;
-pub use owner::{follow_pane, owning_multiplexer, server_is_ours, MuxEnv, Owner};
+pub(crate) use owner::{follow_pane, Owner};
+pub use owner::{owning_multiplexer, server_is_ours, MuxEnv};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -38,7 +39,7 @@ use serde::{Deserialize, Serialize};
 pub const DEADLINE_OVERRUN: std::time::Duration = std::time::Duration::from_millis(1200);
 
 /// The tmux user option (and Herdr metadata token) that marks a pane we created and own.
-pub const MARKER_OPTION: &str = "@intercom-pane-owner";
+pub(crate) const MARKER_OPTION: &str = "@intercom-pane-owner";
 
 /// A new pane above an existing one, without taking focus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,7 @@ pub struct NewWindow {
 }
 
 /// Environment names a multiplexer may be asked to set: a shell-safe identifier.
-pub fn valid_env_name(k: &str) -> bool {
+pub(crate) fn valid_env_name(k: &str) -> bool {
     !k.is_empty()
         && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && k.bytes().next().is_some_and(|b| !b.is_ascii_digit())
@@ -128,7 +129,7 @@ pub trait Multiplexer: Send + Sync {
 }
 
 /// Open a client for a server of `kind` listening on `socket`.
-pub fn open(kind: MuxKind, socket: &Path) -> Box<dyn Multiplexer> {
+pub(crate) fn open(kind: MuxKind, socket: &Path) -> Box<dyn Multiplexer> {
     match kind {
         MuxKind::Tmux => Box::new(tmux::Tmux::at_socket(socket)),
         MuxKind::Herdr => Box::new(herdr::Herdr::at_socket(socket)),
@@ -145,9 +146,9 @@ pub enum Liveness {
 }
 
 /// The process name pi gives itself, as `pane_current_command` shows it.
-pub const PI_COMMAND: &str = "pi";
+pub(crate) const PI_COMMAND: &str = "pi";
 
-pub use crate::text::shell_quote;
+pub(crate) use crate::text::shell_quote;
 
 /// A command line for a shell that runs exactly `argv` (each word quoted).
 pub fn shell_line(argv: &[String]) -> String {

@@ -98,7 +98,7 @@ pub fn owning_multiplexer(pid: i32, env: &MuxEnv, deadline: Instant) -> Option<O
 /// a fresh listing finds holding it (the pane whose process is `pid` or its nearest ancestor;
 /// a tmux pane may change window). A Herdr pane moved to another
 /// workspace answers its old id with its new one, so it is found by the listing.
-pub fn follow_pane(
+pub(crate) fn follow_pane(
     mux: &dyn Multiplexer,
     recorded: Option<&str>,
     pid: i32,

@@ -10,7 +10,7 @@
 
 /// One look at pi's editor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Editor {
+pub(crate) enum Editor {
     /// The editor is there and holds nothing.
     Empty,
     /// A draft, or a selector or dialog, between the borders.
@@ -52,7 +52,7 @@ fn scrolled(line: &str) -> bool {
 /// width, so they are the widest lines whenever they are there. Why: a headless Herdr keeps a
 /// pane's terminal at its own size (94×39 in 0.8.2) whatever its rectangle in the layout, and
 /// says neither; `stty size` in a pane whose rectangle is 47×19 prints `39 94`.
-pub fn widest(screen: &str) -> usize {
+pub(crate) fn widest(screen: &str) -> usize {
     screen
         .lines()
         .map(|l| l.trim_end_matches('\r').chars().count())
@@ -61,7 +61,7 @@ pub fn widest(screen: &str) -> usize {
 }
 
 /// Read pi's editor from a screen (its lines, top to bottom) `width` columns wide.
-pub fn read(screen: &str, width: usize) -> Editor {
+pub(crate) fn read(screen: &str, width: usize) -> Editor {
     let lines: Vec<&str> = screen.lines().map(|l| l.trim_end_matches('\r')).collect();
     let Some(b) = lines.iter().rposition(|l| is_rule(l, width)) else {
         return Editor::None;

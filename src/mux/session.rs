@@ -37,7 +37,7 @@ fn command(socket: &Path) -> Command {
 
 /// Unblock every signal in this thread. Async-signal-safe (one `sigprocmask`): for `pre_exec`
 /// hooks of children of a process that blocks its quit signals (the demo).
-pub fn unblock_signals() {
+pub(crate) fn unblock_signals() {
     let empty = nix::sys::signal::SigSet::empty();
     let _ = nix::sys::signal::sigprocmask(
         nix::sys::signal::SigmaskHow::SIG_SETMASK,
@@ -48,7 +48,7 @@ pub fn unblock_signals() {
 
 /// The prefix key of the tmux server this process runs inside (`$TMUX`), as tmux names it
 /// (`C-b`); `None` outside tmux or when that server does not answer in time.
-pub fn person_prefix() -> Option<String> {
+pub(crate) fn person_prefix() -> Option<String> {
     if std::env::var_os("TMUX").is_none_or(|v| v.is_empty()) {
         return None;
     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// What a finished child left behind.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -153,7 +153,7 @@ impl Pipes<'_> {
 
 /// Run `cmd` to completion before `deadline`, feeding `stdin` (if any) and keeping at most
 /// `stdout_cap` bytes of stdout.
-pub fn run(
+pub(crate) fn run(
     cmd: &mut Command,
     stdin: Option<&[u8]>,
     deadline: Instant,

@@ -12,7 +12,7 @@ use crate::states::CloseState;
 /// The report: which ending, and what it says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum CloseReport {
+pub(crate) enum CloseReport {
     /// Nothing was written or sent.
     Refused { refused: String },
     /// A close job ran and ended in `state`.
@@ -27,7 +27,7 @@ pub enum CloseReport {
 
 impl CloseReport {
     /// The refusal's words, when the close was refused.
-    pub fn refused(&self) -> Option<&str> {
+    pub(crate) fn refused(&self) -> Option<&str> {
         match self {
             CloseReport::Refused { refused } => Some(refused),
             _ => None,
@@ -35,7 +35,7 @@ impl CloseReport {
     }
 
     /// The state a job ended in, when one ran.
-    pub fn state(&self) -> Option<CloseState> {
+    pub(crate) fn state(&self) -> Option<CloseState> {
         match self {
             CloseReport::Ended(e) => Some(e.state),
             _ => None,
@@ -43,7 +43,7 @@ impl CloseReport {
     }
 
     /// Why it ended where it did, when the job says.
-    pub fn reason(&self) -> Option<CloseReason> {
+    pub(crate) fn reason(&self) -> Option<CloseReason> {
         match self {
             CloseReport::Ended(e) => e.reason,
             _ => None,
@@ -54,7 +54,7 @@ impl CloseReport {
 /// A job's end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct JobEnded {
+pub(crate) struct JobEnded {
     pub job_id: String,
     pub worker: String,
     #[serde(serialize_with = "state_name")]
@@ -71,7 +71,7 @@ pub struct JobEnded {
 /// Exactly what was closed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Closed {
+pub(crate) struct Closed {
     pub pane: String,
     pub pane_shell_pid: Option<i32>,
     pub session: String,
@@ -86,7 +86,7 @@ pub struct Closed {
 /// The pi that was ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ClosedPi {
+pub(crate) struct ClosedPi {
     pub pid: i32,
     pub start_ticks: u64,
 }
@@ -94,7 +94,7 @@ pub struct ClosedPi {
 /// `--recover` found no fenced job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NothingToRecover {
+pub(crate) struct NothingToRecover {
     pub worker: String,
     /// Always `false`.
     pub fenced: bool,
@@ -106,7 +106,7 @@ pub struct NothingToRecover {
 /// A job as config names it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct JobSeen {
+pub(crate) struct JobSeen {
     pub job_id: String,
     #[serde(serialize_with = "state_name")]
     pub state: CloseState,
@@ -115,7 +115,7 @@ pub struct JobSeen {
 /// A fenced job handled.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FenceHandled {
+pub(crate) struct FenceHandled {
     pub job_id: String,
     #[serde(serialize_with = "state_name")]
     pub was: CloseState,
@@ -130,7 +130,7 @@ pub struct FenceHandled {
 /// What is left of a fenced job's worker.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Found {
+pub(crate) enum Found {
     /// The job record cannot be read.
     NoRecord {
         #[serde(rename = "jobRecord")]
@@ -150,7 +150,7 @@ pub enum Found {
 /// Every check a close would make, and what it found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DryRunVerdict {
+pub(crate) struct DryRunVerdict {
     pub worker: String,
     pub session_id: String,
     pub pane: String,

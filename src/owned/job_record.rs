@@ -17,13 +17,13 @@ use super::{cap, cap_opt, FieldError, Validate, MAX_ID, MAX_TEXT};
 use crate::mux::{MuxKind, ServerIdentity};
 
 /// The version this build writes (reading does not depend on it).
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 
 /// The record as it is on disk. `version`, `jobId` and `savedAt` are written always and not
 /// needed to read it; everything the close re-checks is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct JobFile {
+pub(crate) struct JobFile {
     #[serde(default)]
     pub version: u32,
     #[serde(default)]
@@ -40,7 +40,7 @@ pub struct JobFile {
 /// The worker's pi process: (pid, start ticks, boot id).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PiFields {
+pub(crate) struct PiFields {
     pub pid: i32,
     pub start_ticks: u64,
     pub boot_id: String,
@@ -49,7 +49,7 @@ pub struct PiFields {
 /// Where the worker's pane was, on which server incarnation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MuxFields {
+pub(crate) struct MuxFields {
     pub kind: MuxKind,
     pub socket: String,
     pub server: ServerIdentity,

@@ -21,14 +21,14 @@
 //! Only schemas live here: reading and writing the files stays with their callers (`fsguard`,
 //! `store`).
 
-pub mod close_report;
-pub mod job_record;
-pub mod monitor;
-pub mod resume_fence;
-pub mod resume_report;
-pub mod retire_record;
-pub mod retire_report;
-pub mod spawn_report;
+pub(crate) mod close_report;
+pub(crate) mod job_record;
+pub(crate) mod monitor;
+pub(crate) mod resume_fence;
+pub(crate) mod resume_report;
+pub(crate) mod retire_record;
+pub(crate) mod retire_report;
+pub(crate) mod spawn_report;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -50,17 +50,17 @@ impl std::fmt::Display for FieldError {
 impl std::error::Error for FieldError {}
 
 /// The one check of every field of a file, run before it is written and after it is read.
-pub trait Validate {
+pub(crate) trait Validate {
     fn validate(&self) -> Result<(), FieldError>;
 }
 
 /// Longest id (pane, window, workspace, job, session, marker, terminal) in an owned file.
-pub const MAX_ID: usize = 512;
+pub(crate) const MAX_ID: usize = 512;
 /// Longest path or free text (socket, session file, a detail) in an owned file.
-pub const MAX_TEXT: usize = 4096;
+pub(crate) const MAX_TEXT: usize = 4096;
 
 /// `s` is at most `max` bytes and holds no NUL.
-pub fn cap(field: &'static str, s: &str, max: usize) -> Result<(), FieldError> {
+pub(crate) fn cap(field: &'static str, s: &str, max: usize) -> Result<(), FieldError> {
     if s.len() > max {
         return Err(FieldError {
             field,
@@ -77,7 +77,7 @@ pub fn cap(field: &'static str, s: &str, max: usize) -> Result<(), FieldError> {
 }
 
 /// `cap` for a field that may be absent.
-pub fn cap_opt(field: &'static str, s: Option<&str>, max: usize) -> Result<(), FieldError> {
+pub(crate) fn cap_opt(field: &'static str, s: Option<&str>, max: usize) -> Result<(), FieldError> {
     s.map_or(Ok(()), |s| cap(field, s, max))
 }
 
@@ -105,7 +105,7 @@ impl std::fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 /// Decode and validate a file's bytes.
-pub fn decode<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, DecodeError> {
+pub(crate) fn decode<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, DecodeError> {
     let t: T = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
         serde_json::error::Category::Data => DecodeError::Shape(e.to_string()),
         _ => DecodeError::NotJson,
@@ -115,7 +115,7 @@ pub fn decode<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, DecodeE
 }
 
 /// Validate and encode a record for its file: pretty JSON and a final newline.
-pub fn encode<T: Serialize + Validate>(t: &T) -> Result<Vec<u8>, EncodeError> {
+pub(crate) fn encode<T: Serialize + Validate>(t: &T) -> Result<Vec<u8>, EncodeError> {
     t.validate().map_err(EncodeError::Field)?;
     let mut bytes = serde_json::to_vec_pretty(t).map_err(|e| EncodeError::Json(e.to_string()))?;
     bytes.push(b'\n');

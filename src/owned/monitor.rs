@@ -27,7 +27,7 @@ use crate::mux::{MuxKind, ServerIdentity};
 /// A placement's stage, as the record names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MonitorStage {
+pub(crate) enum MonitorStage {
     SplitPending,
     /// Intercom's launcher only (between its split and its rename): never written here.
     RenamePending,
@@ -41,7 +41,7 @@ pub enum MonitorStage {
 
 impl MonitorStage {
     /// The name in the record.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MonitorStage::SplitPending => "split_pending",
             MonitorStage::RenamePending => "rename_pending",
@@ -54,12 +54,12 @@ impl MonitorStage {
     }
 
     /// A placement that ended: the pane was placed and the monitor started in it.
-    pub fn is_placed(self) -> bool {
+    pub(crate) fn is_placed(self) -> bool {
         matches!(self, MonitorStage::Submitted | MonitorStage::Observed)
     }
 
     /// A stage of our own placement that a later run may take up where it stopped.
-    pub fn is_ours_pending(self) -> bool {
+    pub(crate) fn is_ours_pending(self) -> bool {
         matches!(
             self,
             MonitorStage::SplitPending
@@ -71,7 +71,7 @@ impl MonitorStage {
 
     /// The stage our placement records after this one's step on `kind` (`None`: it ended, or
     /// this is not a stage of ours).
-    pub fn next(self, kind: MuxKind) -> Option<MonitorStage> {
+    pub(crate) fn next(self, kind: MuxKind) -> Option<MonitorStage> {
         use MonitorStage::*;
         // Herdr cannot split above (split below, then swap) nor run the split's argv (typed).
         let (swap, typed) = (!kind.caps().splits_above, !kind.caps().split_runs_argv);
@@ -89,7 +89,7 @@ impl MonitorStage {
 
 /// Whether our placement on `kind` may record `to` over a record at `from` (`None`: a fresh
 /// record).
-pub fn may_follow(from: Option<MonitorStage>, to: MonitorStage, kind: MuxKind) -> bool {
+pub(crate) fn may_follow(from: Option<MonitorStage>, to: MonitorStage, kind: MuxKind) -> bool {
     use MonitorStage::*;
     match (from, to) {
         (None | Some(SplitPending), SplitPending) => true,
@@ -103,7 +103,7 @@ pub fn may_follow(from: Option<MonitorStage>, to: MonitorStage, kind: MuxKind) -
 /// fenced as a launch this build cannot take up).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum RecordedStage {
+pub(crate) enum RecordedStage {
     Known(MonitorStage),
     Other(String),
 }
@@ -111,7 +111,7 @@ pub enum RecordedStage {
 /// How the pane was placed (Herdr cannot split above).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PlacementKind {
+pub(crate) enum PlacementKind {
     /// Split down, then swapped above.
     SplitDownSwap,
 }
@@ -119,7 +119,7 @@ pub enum PlacementKind {
 /// What the placement did to the person's focus (`mux::herdr::FocusNote` without its detail).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FocusOutcome {
+pub(crate) enum FocusOutcome {
     Unchanged,
     Restored,
     NotRestored,
@@ -138,7 +138,7 @@ impl From<&FocusNote> for FocusOutcome {
 /// Why a placed monitor was started again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Relaunch {
+pub(crate) enum Relaunch {
     /// Its pane came back from a Herdr server restart as a fresh shell.
     AfterServerRestart,
 }
@@ -149,7 +149,7 @@ pub enum Relaunch {
 /// the same, here and in Intercom, which does not read it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MonitorRecord {
+pub(crate) struct MonitorRecord {
     /// 1 (Intercom's launcher writes 1 too).
     pub version: Option<u32>,
     /// The coordinator's pi session.
@@ -201,7 +201,7 @@ pub struct MonitorRecord {
 
 /// A step the stage rule does not allow.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IllegalStep {
+pub(crate) struct IllegalStep {
     pub from: String,
     pub to: MonitorStage,
 }
@@ -221,7 +221,7 @@ impl std::error::Error for IllegalStep {}
 
 impl MonitorRecord {
     /// The stage, when it is one this build knows.
-    pub fn stage(&self) -> Option<MonitorStage> {
+    pub(crate) fn stage(&self) -> Option<MonitorStage> {
         match &self.stage {
             Some(RecordedStage::Known(s)) => Some(*s),
             _ => None,
@@ -229,7 +229,7 @@ impl MonitorRecord {
     }
 
     /// The stage's name as recorded (`""` when there is none).
-    pub fn stage_name(&self) -> &str {
+    pub(crate) fn stage_name(&self) -> &str {
         match &self.stage {
             Some(RecordedStage::Known(s)) => s.as_str(),
             Some(RecordedStage::Other(s)) => s,
@@ -238,18 +238,18 @@ impl MonitorRecord {
     }
 
     /// The placement ended (`submitted`, or Intercom's `observed`).
-    pub fn is_placed(&self) -> bool {
+    pub(crate) fn is_placed(&self) -> bool {
         self.stage().is_some_and(MonitorStage::is_placed)
     }
 
     /// The marker, when the record names a non-empty one.
-    pub fn marker(&self) -> Option<&str> {
+    pub(crate) fn marker(&self) -> Option<&str> {
         self.marker.as_deref().filter(|m| !m.is_empty())
     }
 
     /// Move to `to` at `at` (an ISO time), when the rule allows it for a placement on `kind`;
     /// else nothing changes.
-    pub fn advance(
+    pub(crate) fn advance(
         &mut self,
         to: MonitorStage,
         kind: MuxKind,

@@ -16,12 +16,12 @@ use super::{cap, cap_opt, FieldError, Validate, MAX_ID, MAX_TEXT};
 use crate::clock::Ms;
 
 /// The version this build writes (reading does not depend on it).
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// How far a resume's launch got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FenceStage {
+pub(crate) enum FenceStage {
     /// Recorded before the launch: it may have happened or not.
     LaunchPending,
     /// The multiplexer answered with the new pane.
@@ -30,7 +30,7 @@ pub enum FenceStage {
 
 impl FenceStage {
     /// The name in the file.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FenceStage::LaunchPending => "launch_pending",
             FenceStage::Launched => "launched",
@@ -38,7 +38,7 @@ impl FenceStage {
     }
 
     /// Whether a fence at `from` (`None`: no fence) may be written at `to`.
-    pub fn may_follow(from: Option<FenceStage>, to: FenceStage) -> bool {
+    pub(crate) fn may_follow(from: Option<FenceStage>, to: FenceStage) -> bool {
         matches!(
             (from, to),
             (None, FenceStage::LaunchPending)
@@ -50,7 +50,7 @@ impl FenceStage {
 /// The fence as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResumeFence {
+pub(crate) struct ResumeFence {
     #[serde(default)]
     pub version: u32,
     /// The worker's pi session (the file's name is its hash).
@@ -87,7 +87,7 @@ impl Validate for ResumeFence {
 /// What the board's `resume` field says of a standing fence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FenceSummary {
+pub(crate) struct FenceSummary {
     pub stage: Option<String>,
     pub launched_at: Option<String>,
     pub pane: Option<String>,

@@ -13,7 +13,7 @@ use crate::mux::MuxKind;
 /// How the run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResumeResult {
+pub(crate) enum ResumeResult {
     /// Nothing was launched; `reason` says why.
     Refused,
     /// `--recover`: the fence was re-checked (and cleared); nothing launched.
@@ -30,7 +30,7 @@ pub enum ResumeResult {
 
 impl ResumeResult {
     /// The name in the report.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ResumeResult::Refused => "refused",
             ResumeResult::Recovered => "recovered",
@@ -45,7 +45,7 @@ impl ResumeResult {
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResumeReport {
+pub(crate) struct ResumeReport {
     pub result: ResumeResult,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -89,7 +89,7 @@ pub struct ResumeReport {
 
 impl ResumeReport {
     /// An ending that says only its result.
-    pub fn new(result: ResumeResult) -> ResumeReport {
+    pub(crate) fn new(result: ResumeResult) -> ResumeReport {
         ResumeReport {
             result,
             reason: None,
@@ -113,7 +113,7 @@ impl ResumeReport {
     }
 
     /// A refusal and why.
-    pub fn refused(reason: String) -> ResumeReport {
+    pub(crate) fn refused(reason: String) -> ResumeReport {
         ResumeReport {
             reason: Some(reason),
             ..ResumeReport::new(ResumeResult::Refused)
@@ -124,7 +124,7 @@ impl ResumeReport {
 /// What was (or would be) launched.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Launch {
+pub(crate) enum Launch {
     /// The program and its arguments (a launch).
     Argv(Vec<String>),
     /// `--dry-run`: exactly what would be asked of the multiplexer.
@@ -133,7 +133,7 @@ pub enum Launch {
 
 /// `--dry-run`'s window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LaunchPreview {
+pub(crate) struct LaunchPreview {
     pub multiplexer: MuxKind,
     pub socket: String,
     pub beside: String,
@@ -147,7 +147,7 @@ pub struct LaunchPreview {
 /// The worker's last handoff.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HandoffSeen {
+pub(crate) struct HandoffSeen {
     pub job_id: String,
     pub summary: String,
     pub updated_at: String,
@@ -157,7 +157,7 @@ pub struct HandoffSeen {
 /// The launch spec the window follows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpecSeen {
+pub(crate) struct SpecSeen {
     pub path: String,
     pub created_at: String,
     pub args: Vec<String>,

@@ -13,12 +13,12 @@ use super::{cap, EncodeError, FieldError, Validate, MAX_ID, MAX_TEXT};
 use crate::evidence::config::MAX_CONFIG_BYTES;
 
 /// The version this build writes.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The record as it is on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RetireRecord {
+pub(crate) struct RetireRecord {
     pub version: u32,
     /// When it was retired (ISO).
     pub retired_at: String,
@@ -50,7 +50,7 @@ impl Validate for RetireRecord {
 
 impl RetireRecord {
     /// Validate and encode for its file: pretty JSON, no final newline (see the module's note).
-    pub fn to_bytes(&self) -> Result<Vec<u8>, EncodeError> {
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, EncodeError> {
         self.validate().map_err(EncodeError::Field)?;
         serde_json::to_vec_pretty(self).map_err(|e| EncodeError::Json(e.to_string()))
     }

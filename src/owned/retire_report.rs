@@ -9,7 +9,7 @@ use serde::Serialize;
 /// How the run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RetireResult {
+pub(crate) enum RetireResult {
     /// Nothing was removed; `reason` says why.
     Refused,
     /// Removed from the roster (the worktree as `worktree` says).
@@ -19,7 +19,7 @@ pub enum RetireResult {
 /// The report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RetireReport {
+pub(crate) struct RetireReport {
     pub result: RetireResult,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -39,7 +39,7 @@ pub struct RetireReport {
 
 impl RetireReport {
     /// A refusal and why.
-    pub fn refused(reason: String) -> RetireReport {
+    pub(crate) fn refused(reason: String) -> RetireReport {
         RetireReport {
             result: RetireResult::Refused,
             reason: Some(reason),
@@ -55,7 +55,7 @@ impl RetireReport {
 /// What became of the worker's worktree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WorktreeAction {
+pub(crate) enum WorktreeAction {
     /// No worktree recorded.
     None,
     /// Kept: not asked to remove it, or it holds work, or git could not tell.
@@ -67,7 +67,7 @@ pub enum WorktreeAction {
 
 /// The report's `worktree`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WorktreeOutcome {
+pub(crate) struct WorktreeOutcome {
     pub action: WorktreeAction,
     /// The worktree's folder and branch (absent when none was recorded).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -17,7 +17,7 @@ use crate::mux::MuxKind;
 /// How the run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SpawnResult {
+pub(crate) enum SpawnResult {
     /// Nothing was started; `reason` says why.
     Refused,
     /// A step failed; `reason` says what was kept.
@@ -30,7 +30,7 @@ pub enum SpawnResult {
 
 impl SpawnResult {
     /// The name in the report.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpawnResult::Refused => "refused",
             SpawnResult::Failed => "failed",
@@ -43,7 +43,7 @@ impl SpawnResult {
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpawnReport {
+pub(crate) struct SpawnReport {
     /// What every ending but a refusal carries.
     #[serde(flatten)]
     pub receipt: Option<SpawnReceipt>,
@@ -66,7 +66,7 @@ pub struct SpawnReport {
 
 impl SpawnReport {
     /// A refusal and why.
-    pub fn refused(reason: String) -> SpawnReport {
+    pub(crate) fn refused(reason: String) -> SpawnReport {
         SpawnReport {
             receipt: None,
             spec_not_updated: None,
@@ -79,7 +79,7 @@ impl SpawnReport {
     }
 
     /// The receipt, before the launch has got anywhere (`result` is set as it ends).
-    pub fn launching(receipt: SpawnReceipt) -> SpawnReport {
+    pub(crate) fn launching(receipt: SpawnReceipt) -> SpawnReport {
         SpawnReport {
             receipt: Some(receipt),
             result: SpawnResult::Failed,
@@ -92,7 +92,7 @@ impl SpawnReport {
 /// What was launched, how and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpawnReceipt {
+pub(crate) struct SpawnReceipt {
     pub worker: String,
     pub session_id: String,
     pub port: u16,
@@ -119,7 +119,7 @@ pub struct SpawnReceipt {
 /// The worker's git worktree (as its launch spec records it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WorktreeMade {
+pub(crate) struct WorktreeMade {
     pub path: String,
     pub branch: String,
     /// The branch was created by the spawn (else it existed and was only checked out).
@@ -131,7 +131,7 @@ pub struct WorktreeMade {
 /// What became of the first task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum FirstTask {
+pub(crate) enum FirstTask {
     /// Never sent: no fresh scan, or the reply path refused.
     NotSent {
         /// Always `not_sent`.
@@ -143,7 +143,7 @@ pub enum FirstTask {
 }
 
 impl FirstTask {
-    pub fn not_sent(reason: String) -> FirstTask {
+    pub(crate) fn not_sent(reason: String) -> FirstTask {
         FirstTask::NotSent {
             outcome: "not_sent",
             reason,

@@ -15,13 +15,13 @@ use crate::states::ConnState;
 const CANCEL_POLL: Duration = Duration::from_millis(25);
 
 /// Runs probes to completion from blocking code.
-pub struct Blocking {
+pub(crate) struct Blocking {
     rt: tokio::runtime::Runtime,
 }
 
 impl Blocking {
     /// A fresh current-thread runtime; an error when the OS refuses its drivers.
-    pub fn new() -> std::io::Result<Blocking> {
+    pub(crate) fn new() -> std::io::Result<Blocking> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -30,7 +30,7 @@ impl Blocking {
     }
 
     /// One probe ([`super::probe_one`]), blocking until its verdict.
-    pub fn probe_one(
+    pub(crate) fn probe_one(
         &self,
         port: u16,
         session_id: &str,
@@ -42,7 +42,7 @@ impl Blocking {
 
     /// One batch ([`ProbeCache::run_batch`]), blocking until it ends; `cancel` flipping to true
     /// ends it early.
-    pub fn run_batch(
+    pub(crate) fn run_batch(
         &self,
         cache: &mut ProbeCache,
         targets: &[ProbeTarget],
@@ -54,7 +54,7 @@ impl Blocking {
 
     /// One batch, blocking, ended early once `cancelled` says true (asked every 25 ms while the
     /// batch runs: the sidebar's quit).
-    pub fn run_batch_until(
+    pub(crate) fn run_batch_until(
         &self,
         cache: &mut ProbeCache,
         targets: &[ProbeTarget],

@@ -9,7 +9,7 @@ mod blocking;
 mod cache;
 mod http;
 
-pub use blocking::Blocking;
+pub(crate) use blocking::Blocking;
 pub use cache::{ProbeCache, ProbeLimits, ProbeTarget};
 pub use http::{classify_response, probe_one};
 
@@ -17,50 +17,50 @@ use crate::clock::{format_iso, Ms};
 use crate::states::ConnState;
 
 /// Per-request deadline, connect to last body byte (docs/interop.md §5).
-pub const REQUEST_DEADLINE_MS: u64 = 750;
+pub(crate) const REQUEST_DEADLINE_MS: u64 = 750;
 /// Wall-time budget of one batch.
-pub const BATCH_BUDGET_MS: u64 = 4_000;
+pub(crate) const BATCH_BUDGET_MS: u64 = 4_000;
 /// Probes in flight at once.
-pub const MAX_IN_FLIGHT: usize = 16;
+pub(crate) const MAX_IN_FLIGHT: usize = 16;
 /// Only the first this many targets of a roster are ever probed.
-pub const MAX_TARGETS: usize = 256;
+pub(crate) const MAX_TARGETS: usize = 256;
 /// A check older than this (or dated in the future) reads as `unknown`/`stale`.
-pub const CHECK_TTL_MS: Ms = 30_000;
+pub(crate) const CHECK_TTL_MS: Ms = 30_000;
 /// Response header section cap (status line through the blank line).
-pub const MAX_HEADER_BYTES: usize = 4 * 1024;
+pub(crate) const MAX_HEADER_BYTES: usize = 4 * 1024;
 /// Response body cap.
-pub const MAX_BODY_BYTES: usize = 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 1024;
 
 /// The fixed reason strings, one per classification in docs/interop.md §5.
-pub mod reason {
+pub(crate) mod reason {
     /// 200 with version 1 and the expected session id.
-    pub const VERIFIED: &str = "verified";
+    pub(crate) const VERIFIED: &str = "verified";
     /// Another session id answered on the configured port.
-    pub const IDENTITY_MISMATCH: &str = "identity_mismatch";
+    pub(crate) const IDENTITY_MISMATCH: &str = "identity_mismatch";
     /// Nothing listens on the port (connect refused).
-    pub const REFUSED: &str = "refused";
+    pub(crate) const REFUSED: &str = "refused";
     /// The request did not finish within its deadline (slow bodies included).
-    pub const TIMEOUT: &str = "timeout";
+    pub(crate) const TIMEOUT: &str = "timeout";
     /// 404: an extension without the health route.
-    pub const LEGACY: &str = "legacy";
+    pub(crate) const LEGACY: &str = "legacy";
     /// Any other status, redirects included (never followed).
-    pub const HTTP_ERROR: &str = "http_error";
+    pub(crate) const HTTP_ERROR: &str = "http_error";
     /// Not HTTP/1.x, bad headers, not JSON, or JSON without the expected fields.
-    pub const MALFORMED: &str = "malformed";
+    pub(crate) const MALFORMED: &str = "malformed";
     /// JSON with an integer `version` other than 1.
-    pub const UNSUPPORTED_VERSION: &str = "unsupported_version";
+    pub(crate) const UNSUPPORTED_VERSION: &str = "unsupported_version";
     /// Headers over 4 KiB or body over 1 KiB.
-    pub const OVERSIZE: &str = "oversize";
+    pub(crate) const OVERSIZE: &str = "oversize";
     /// The connection failed after connecting (reset, early close) or could not be made.
-    pub const NETWORK_ERROR: &str = "network_error";
+    pub(crate) const NETWORK_ERROR: &str = "network_error";
     /// The batch was cancelled while this probe was in flight.
-    pub const ABORTED: &str = "aborted";
+    pub(crate) const ABORTED: &str = "aborted";
     /// No check has been made (or it was skipped for budget, or dropped by a port change).
-    pub const NOT_CHECKED: &str = "not_checked";
+    pub(crate) const NOT_CHECKED: &str = "not_checked";
     /// The last check is older than 30 s or dated in the future.
-    pub const STALE: &str = "stale";
+    pub(crate) const STALE: &str = "stale";
     /// Port 0, or a blank, over-long or control-character session id.
-    pub const INVALID_INPUT: &str = "invalid_input";
+    pub(crate) const INVALID_INPUT: &str = "invalid_input";
 }
 
 /// One worker's connection as the views show it.
@@ -102,7 +102,7 @@ impl Connection {
 const MAX_SESSION_ID_BYTES: usize = 256;
 
 /// Whether a (session id, port) pair can be probed at all; otherwise it is `invalid_input`.
-pub fn valid_target(session_id: &str, port: u16) -> bool {
+pub(crate) fn valid_target(session_id: &str, port: u16) -> bool {
     port != 0
         && !session_id.trim().is_empty()
         && session_id.len() <= MAX_SESSION_ID_BYTES

@@ -9,19 +9,21 @@ use std::path::Path;
 
 use crate::fsguard;
 
-pub mod pidfd;
+pub(crate) mod pidfd;
 mod program;
 mod tree;
 
-pub use program::{cmdline, cwd, environ, exe, is_pi, pi_command_line, pi_verdict, NotPi};
-pub use tree::{children_of, descendants, find_in_subtree, parent_map};
+pub use program::pi_verdict;
+pub(crate) use program::{cmdline, cwd, environ, exe, is_pi, pi_command_line, NotPi};
+pub use tree::{children_of, descendants};
+pub(crate) use tree::{find_in_subtree, parent_map};
 
 /// Largest `/proc/<pid>/stat` we accept (real ones are a few hundred bytes).
 pub(crate) const STAT_CAP: u64 = 4096;
 /// Largest boot id file we accept (a UUID plus newline is 37 bytes).
 const BOOT_ID_CAP: u64 = 128;
 /// Default bound on ancestry depth used by `is_ancestor`.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// The fields of `/proc/<pid>/stat` the product needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,7 +206,7 @@ pub fn uids(pid: i32) -> Option<(u32, u32)> {
 
 /// The process runs as this process's user (real and effective uid both ours): the only
 /// processes we type into, signal or trust a record of.
-pub fn is_ours(pid: i32) -> bool {
+pub(crate) fn is_ours(pid: i32) -> bool {
     let me = fsguard::my_uid();
     uids(pid) == Some((me, me))
 }

@@ -14,7 +14,7 @@ use super::{read_stat, status, ProcIdentity, ProcStatus};
 
 /// Why a pidfd could not be opened on a recorded identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpenError {
+pub(crate) enum OpenError {
     /// The recorded pid is not a valid pid.
     NoValidPid,
     /// No process holds the pid.
@@ -30,7 +30,7 @@ pub enum OpenError {
 }
 
 /// A pidfd confirmed to name `id`.
-pub struct PidFd {
+pub(crate) struct PidFd {
     fd: OwnedFd,
     /// The command name at open time: an `exec` into another program changes it.
     comm: String,
@@ -42,7 +42,7 @@ fn errno() -> i32 {
 
 impl PidFd {
     /// Open a pidfd on `id.pid`, then confirm the identity through `/proc`.
-    pub fn open(id: &ProcIdentity) -> Result<PidFd, OpenError> {
+    pub(crate) fn open(id: &ProcIdentity) -> Result<PidFd, OpenError> {
         if id.pid <= 0 {
             return Err(OpenError::NoValidPid);
         }
@@ -71,22 +71,22 @@ impl PidFd {
     }
 
     /// The command name when the fd was opened.
-    pub fn comm(&self) -> &str {
+    pub(crate) fn comm(&self) -> &str {
         &self.comm
     }
 
     /// The raw fd (for `pidfd_send_signal` and `poll`).
-    pub fn raw(&self) -> RawFd {
+    pub(crate) fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
     /// True once the process has exited (a zombie counts as exited).
-    pub fn exited(&self) -> bool {
+    pub(crate) fn exited(&self) -> bool {
         self.wait_exit(Duration::ZERO)
     }
 
     /// Wait up to `d` for the process to exit; true when it has.
-    pub fn wait_exit(&self, d: Duration) -> bool {
+    pub(crate) fn wait_exit(&self, d: Duration) -> bool {
         let until = Instant::now() + d;
         loop {
             let left = until.saturating_duration_since(Instant::now());
@@ -108,7 +108,7 @@ impl PidFd {
     }
 
     /// Send `sig` to this process only: `Err(errno)` when it fails (`ESRCH`: it has exited).
-    pub fn signal(&self, sig: i32) -> Result<(), i32> {
+    pub(crate) fn signal(&self, sig: i32) -> Result<(), i32> {
         // SAFETY: pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned int flags).
         let r = unsafe {
             libc::syscall(

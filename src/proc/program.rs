@@ -12,7 +12,7 @@ const CMDLINE_CAP: u64 = 64 * 1024;
 const JS_RUNTIMES: [&str; 3] = ["node", "nodejs", "bun"];
 
 /// The executable a process runs (`/proc/<pid>/exe`), as the kernel names it.
-pub fn exe(pid: i32) -> Option<std::path::PathBuf> {
+pub(crate) fn exe(pid: i32) -> Option<std::path::PathBuf> {
     if pid <= 0 {
         return None;
     }
@@ -21,7 +21,7 @@ pub fn exe(pid: i32) -> Option<std::path::PathBuf> {
 
 /// The command line of a process (`/proc/<pid>/cmdline`), split at NULs, empty parts dropped
 /// (a retitled process pads its title with NULs). Capped at 64 KiB.
-pub fn cmdline(pid: i32) -> Option<Vec<String>> {
+pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
     if pid <= 0 {
         return None;
     }
@@ -108,12 +108,12 @@ impl std::fmt::Display for NotPi {
 impl std::error::Error for NotPi {}
 
 /// `pi_verdict` for a running process.
-pub fn is_pi(pid: i32) -> Result<(), NotPi> {
+pub(crate) fn is_pi(pid: i32) -> Result<(), NotPi> {
     pi_command_line(pid).map(|_| ())
 }
 
 /// `is_pi`, with the command line it judged (the one read, not a second read that could differ).
-pub fn pi_command_line(pid: i32) -> Result<Vec<String>, NotPi> {
+pub(crate) fn pi_command_line(pid: i32) -> Result<Vec<String>, NotPi> {
     let exe = exe(pid).ok_or(NotPi::ExeUnreadable)?;
     // Most processes a pass checks (shells, editors) fail here: their command line is not read.
     js_runtime(&exe)?;
@@ -130,7 +130,7 @@ const ENVIRON_CAP: u64 = 256 * 1024;
 /// its first value, as `getenv` (and so pi) reads it. Only the asked names are kept: a pass
 /// looks at three of a pi's variables, every pass, for every pi. `None` when unreadable
 /// (another user's process).
-pub fn environ(pid: i32, keys: &[&str]) -> Option<HashMap<String, String>> {
+pub(crate) fn environ(pid: i32, keys: &[&str]) -> Option<HashMap<String, String>> {
     if pid <= 0 {
         return None;
     }
@@ -157,7 +157,7 @@ fn env_from(bytes: &[u8], keys: &[&str]) -> HashMap<String, String> {
 }
 
 /// The current folder of a process (`/proc/<pid>/cwd`).
-pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
+pub(crate) fn cwd(pid: i32) -> Option<std::path::PathBuf> {
     if pid <= 0 {
         return None;
     }

@@ -10,7 +10,7 @@ use crate::fsguard;
 const PROC_SCAN_CAP: usize = 65_536;
 
 /// One `/proc` pass: pid → ppid for every readable process (bounded by `PROC_SCAN_CAP`).
-pub fn parent_map() -> HashMap<i32, i32> {
+pub(crate) fn parent_map() -> HashMap<i32, i32> {
     let mut map = HashMap::new();
     let Ok(listing) = fsguard::list_dir(Path::new("/proc"), PROC_SCAN_CAP) else {
         return map;
@@ -35,14 +35,14 @@ pub fn descendants(pid: i32, max: usize) -> Vec<i32> {
 }
 
 /// Descendants of `pid` computed from an existing pid → ppid map (no `/proc` reads).
-pub fn descendants_in(map: &HashMap<i32, i32>, pid: i32, max: usize) -> Vec<i32> {
+pub(super) fn descendants_in(map: &HashMap<i32, i32>, pid: i32, max: usize) -> Vec<i32> {
     let mut tree = subtree(&children_map(map), pid, max.saturating_add(1));
     tree.remove(0);
     tree
 }
 
 /// ppid → its children (sorted), from a pid → ppid map.
-pub fn children_map(map: &HashMap<i32, i32>) -> HashMap<i32, Vec<i32>> {
+pub(super) fn children_map(map: &HashMap<i32, i32>) -> HashMap<i32, Vec<i32>> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (&child, &parent) in map {
         children.entry(parent).or_default().push(child);
@@ -92,7 +92,11 @@ pub fn children_of(pid: i32) -> Option<Vec<i32>> {
 /// The first of `pid` and its descendants (in `subtree`'s order, at most `max` looked at) for
 /// which `hit` holds. Children are read only for the processes the walk goes past, so a pane
 /// that runs its program directly costs one check instead of a whole `/proc` pass.
-pub fn find_in_subtree(pid: i32, max: usize, mut hit: impl FnMut(i32) -> bool) -> Option<i32> {
+pub(crate) fn find_in_subtree(
+    pid: i32,
+    max: usize,
+    mut hit: impl FnMut(i32) -> bool,
+) -> Option<i32> {
     let mut whole: Option<HashMap<i32, Vec<i32>>> = None;
     let mut order = vec![pid];
     let mut seen = std::collections::HashSet::from([pid]);
@@ -131,7 +135,7 @@ pub fn find_in_subtree(pid: i32, max: usize, mut hit: impl FnMut(i32) -> bool) -
 }
 
 /// `pid` and its descendants, breadth-first (nearest first), at most `max` in all.
-pub fn subtree(children: &HashMap<i32, Vec<i32>>, pid: i32, max: usize) -> Vec<i32> {
+pub(super) fn subtree(children: &HashMap<i32, Vec<i32>>, pid: i32, max: usize) -> Vec<i32> {
     let mut out = Vec::new();
     if max == 0 {
         return out;

@@ -29,8 +29,9 @@ mod join;
 mod panes;
 mod seats;
 
-pub use panes::pi_session_dir;
-pub use seats::{ReplyTarget, ReplyUnavailable};
+pub(crate) use panes::pi_session_dir;
+pub(crate) use seats::ReplyTarget;
+pub use seats::ReplyUnavailable;
 
 /// Where the Intercom roster comes from.
 #[derive(Debug, Clone)]
@@ -422,7 +423,7 @@ pub(crate) fn base_name(p: &Path) -> String {
 }
 
 /// Counts per state, in the fixed state order.
-pub fn counts(records: &[SeatRecord]) -> BTreeMap<&'static str, usize> {
+pub(crate) fn counts(records: &[SeatRecord]) -> BTreeMap<&'static str, usize> {
     let mut m: BTreeMap<&'static str, usize> =
         BoardState::ALL.iter().map(|s| (s.as_str(), 0)).collect();
     for r in records {

@@ -163,7 +163,7 @@ pub(super) fn locate(
 
 /// The folder a running pi writes its session into, by `locate` from its command line, the
 /// environment it started with and its cwd; `None` when those cannot be read (another user's pi).
-pub fn pi_session_dir(pid: i32, argv: &[String]) -> Option<PathBuf> {
+pub(crate) fn pi_session_dir(pid: i32, argv: &[String]) -> Option<PathBuf> {
     let env = crate::proc::environ(pid, &PI_ENV)?;
     let cwd = crate::proc::cwd(pid)?;
     locate(argv, &env, &cwd, &mut Folders::default()).dir

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use crate::fsguard::FsError;
 use code::StoreCode;
 
-pub mod code;
+pub(crate) mod code;
 mod temps;
 
-pub use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
+pub(crate) use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
 
 #[derive(Debug)]
 pub struct StoreError {
@@ -95,7 +95,7 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> Result<(), StoreError> {
 
 /// Create `dir` and any missing parents (new ones mode 0700); the result must be a real folder,
 /// not a link. Used for the default data root, whose parents may not exist on a new machine.
-pub fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -114,18 +114,18 @@ pub fn create_dir_all_private(dir: &Path) -> Result<(), StoreError> {
 
 /// What `path` holds now, if it is a regular file of at most `cap` bytes: for a writer that skips
 /// a replacement that would change nothing (board files).
-pub fn current(path: &Path, cap: u64) -> Option<Vec<u8>> {
+pub(crate) fn current(path: &Path, cap: u64) -> Option<Vec<u8>> {
     crate::fsguard::read_capped(path, cap).ok()
 }
 
 /// Atomically replace `path` with `bytes` (mode 0600), fsynced. The folder must already exist.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_replace(path, bytes, true)
 }
 
 /// Atomically replace a derived, rewritable file (board records): readers still see the old or
 /// the new whole file, but the data is not forced to disk, since the next scan rewrites it.
-pub fn write_atomic_derived(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn write_atomic_derived(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_replace(path, bytes, false)
 }
 
@@ -142,7 +142,7 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StoreEr
 /// the data is flushed right after the swap instead: a writer that must win a race against a
 /// lockless writer rewriting every few milliseconds cannot hold an fsync (often ~10 ms) between
 /// reading the file and swapping it.
-pub fn replace_keeping_mode(
+pub(crate) fn replace_keeping_mode(
     path: &Path,
     bytes: &[u8],
     flush_first: bool,
@@ -188,7 +188,7 @@ fn write_public(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Create `path` with `bytes` (mode 0644: a file people share, like the roster) only if it does
 /// not exist: written and fsynced beside it, then linked in place, so it appears whole or not at
 /// all, and a file created meanwhile by anyone is never replaced (`Ok(false)`).
-pub fn create_shared_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+pub(crate) fn create_shared_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
     let me = nix::unistd::Uid::current().as_raw();
     let g = nix::unistd::Gid::current().as_raw();
     let like = Like {
@@ -218,7 +218,7 @@ struct Like {
 
 /// A replacement written and fsynced beside its target, renamed over it only by `commit`, so a
 /// caller can re-check the target right before the rename. Dropped uncommitted, it is removed.
-pub struct Prepared {
+pub(crate) struct Prepared {
     tmp: PathBuf,
     path: PathBuf,
     done: bool,
@@ -229,7 +229,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Rename over the target, then fsync the folder (when durable).
-    pub fn commit(mut self, durable: bool) -> Result<(), StoreError> {
+    pub(crate) fn commit(mut self, durable: bool) -> Result<(), StoreError> {
         std::fs::rename(&self.tmp, &self.path)
             .map_err(|e| err(StoreCode::RenameFailed, &self.path, e))?;
         self.done = true;
@@ -273,7 +273,7 @@ impl Prepared {
     /// since it was read), it is swapped back at once and `Ok(false)` says nothing was replaced.
     /// Bytes are compared; an inode number only while the file it names is held open (a
     /// filesystem reuses a freed inode number at once).
-    pub fn commit_if_current(mut self, expected: &[u8]) -> Result<bool, StoreError> {
+    pub(crate) fn commit_if_current(mut self, expected: &[u8]) -> Result<bool, StoreError> {
         let cap = expected.len() as u64;
         let holds = |p: &Path| {
             crate::fsguard::read_capped(p, cap)
@@ -408,7 +408,7 @@ fn prepare(
 }
 
 /// Remove a regular file (never a link's target, never a folder). Missing is fine.
-pub fn remove_file(path: &Path) -> Result<(), StoreError> {
+pub(crate) fn remove_file(path: &Path) -> Result<(), StoreError> {
     match crate::fsguard::kind(path) {
         Ok(crate::fsguard::Kind::File) => {
             std::fs::remove_file(path).map_err(|e| err(StoreCode::RemoveFailed, path, e))
@@ -469,7 +469,7 @@ pub fn append_line_capped(path: &Path, line: &[u8], cap: u64) -> Result<(), Stor
 /// "is the holder alive" has an exact answer (`is_held`) with no pid to reuse. The file is
 /// removed on drop; an acquirer that locked a file someone removed meanwhile notices (the path
 /// no longer names its inode) and tries again, so two holders never coexist.
-pub struct Lock {
+pub(crate) struct Lock {
     path: PathBuf,
     file: std::fs::File,
 }
@@ -513,7 +513,7 @@ fn same_inode(f: &std::fs::File, path: &Path) -> bool {
 
 impl Lock {
     /// Lock `path` (created when missing). Fails with `locked` when a live process holds it.
-    pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
+    pub(crate) fn acquire(path: &Path) -> Result<Lock, StoreError> {
         for _ in 0..LOCK_ATTEMPTS {
             let file =
                 open_lock_file(path, true).map_err(|e| err(StoreCode::LockFailed, path, e))?;
@@ -548,7 +548,7 @@ impl Lock {
 }
 
 /// Whether a live process holds the lock at `path` right now. A missing file is not held.
-pub fn is_held(path: &Path) -> bool {
+pub(crate) fn is_held(path: &Path) -> bool {
     match open_lock_file(path, false) {
         Ok(f) => matches!(try_flock(&f, false), Err(nix::errno::Errno::EWOULDBLOCK)),
         Err(_) => false,

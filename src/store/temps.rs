@@ -250,7 +250,7 @@ pub(super) fn name(
 
 /// What a `.pi-intercom/.gitignore` holds of our lines, or why it cannot be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IgnoreState {
+pub(crate) enum IgnoreState {
     /// Every line is there.
     Complete,
     /// No file yet (the first write into the folder creates it).
@@ -263,7 +263,7 @@ pub enum IgnoreState {
 
 /// Read a `.gitignore` (never through a link, at most `IGNORE_CAP` bytes) and compare it with
 /// our lines.
-pub fn ignore_state(file: &Path) -> IgnoreState {
+pub(crate) fn ignore_state(file: &Path) -> IgnoreState {
     use crate::fsguard::FsError;
     let text = match crate::fsguard::read_capped(file, IGNORE_CAP) {
         Ok(b) => match String::from_utf8(b) {
@@ -301,14 +301,14 @@ pub fn ignore_state(file: &Path) -> IgnoreState {
 }
 
 /// The lines our `.gitignore` holds.
-pub fn ignored_lines() -> &'static [&'static str] {
+pub(crate) fn ignored_lines() -> &'static [&'static str] {
     &IGNORED
 }
 
 /// Whether problems are said on stderr too (not while a terminal UI owns the screen).
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-pub fn quiet_warnings() {
+pub(crate) fn quiet_warnings() {
     QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 

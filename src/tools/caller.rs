@@ -21,13 +21,13 @@ use crate::text::sanitize;
 
 /// The verified caller: the roster's coordinator, in this root.
 #[derive(Debug, Clone)]
-pub struct Coordinator {
+pub(crate) struct Coordinator {
     pub root: PathBuf,
     pub name: String,
 }
 
 #[derive(Debug)]
-pub enum CallerError {
+pub(crate) enum CallerError {
     /// Not this command's own pi (register's refusal says why).
     Untrusted(Refusal),
     /// The folder pi runs in cannot be read.
@@ -45,7 +45,7 @@ pub enum CallerError {
 impl CallerError {
     /// A fixed code for the extension: only `not_registered` is worth asking again (a moment
     /// later, once this pi's own registration is written).
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             CallerError::Untrusted(_) => "untrusted",
             CallerError::CwdUnreadable(_) => "cwd_unreadable",
@@ -83,7 +83,7 @@ impl std::fmt::Display for CallerError {
 impl std::error::Error for CallerError {}
 
 /// Verify that `pi_pid` is the roster's coordinator's pi and started this command.
-pub fn verify(pi_pid: i32, data_root: &Path) -> Result<Coordinator, CallerError> {
+pub(crate) fn verify(pi_pid: i32, data_root: &Path) -> Result<Coordinator, CallerError> {
     register::verify_caller(pi_pid).map_err(CallerError::Untrusted)?;
     let cwd = proc::cwd(pi_pid).ok_or(CallerError::CwdUnreadable(pi_pid))?;
     let cfg = match config::discover(&cwd) {

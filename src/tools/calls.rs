@@ -25,7 +25,7 @@ use super::{
 /// What a call needs: the verified coordinator, the scan options (rooted at its roster), the
 /// clock, the `--config` a resumed pi passes on, and where an early answer goes (the close's
 /// acceptance, printed before the job runs on).
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub coordinator: &'a Coordinator,
     pub opts: &'a ScanOptions,
     pub clock: &'a dyn Clock,
@@ -48,7 +48,7 @@ exit_enum! {
     }
 }
 
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub exit: ToolExit,
     pub result: Value,
 }
@@ -60,7 +60,7 @@ fn refused(why: impl std::fmt::Display) -> Outcome {
     }
 }
 
-pub fn run(call: Call, ctx: &Ctx) -> Outcome {
+pub(crate) fn run(call: Call, ctx: &Ctx) -> Outcome {
     match call {
         Call::Board(a) => board(a, ctx),
         Call::Reply(a) => reply_to(a, ctx),

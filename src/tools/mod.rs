@@ -10,25 +10,26 @@
 //! in a result is sanitized (no control character, no escape sequence) and every result is one
 //! JSON line well under 64 KiB.
 
-pub mod caller;
+pub(crate) mod caller;
 mod calls;
-pub mod wait;
+pub(crate) mod wait;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use calls::{run, Ctx, ToolExit};
+pub use calls::ToolExit;
+pub(crate) use calls::{run, Ctx};
 
 /// Longest `timeoutSeconds` of `intercom_wait`.
-pub const MAX_WAIT_SECS: u64 = 300;
+pub(crate) const MAX_WAIT_SECS: u64 = 300;
 /// How long `intercom_resume_worker` waits for the new seat to register.
-pub const RESUME_WAIT_SECS: u64 = 60;
+pub(crate) const RESUME_WAIT_SECS: u64 = 60;
 /// How long `intercom_spawn_worker` waits for the new seat to register.
-pub const SPAWN_WAIT_SECS: u64 = 60;
+pub(crate) const SPAWN_WAIT_SECS: u64 = 60;
 
 /// The tools, in the order they are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
+pub(crate) enum Tool {
     Board,
     Reply,
     CloseWorker,
@@ -38,7 +39,7 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 6] = [
+    pub(crate) const ALL: [Tool; 6] = [
         Tool::Board,
         Tool::Reply,
         Tool::CloseWorker,
@@ -47,7 +48,7 @@ impl Tool {
         Tool::Wait,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tool::Board => "intercom_board",
             Tool::Reply => "intercom_reply",
@@ -58,14 +59,14 @@ impl Tool {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Tool> {
+    pub(crate) fn from_name(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The longest the extension lets one call run before it kills it (the call bounds itself
     /// well within this). The close answers at once; its job runs on, detached, on its own
     /// deadline.
-    pub fn timeout_ms(self) -> u64 {
+    pub(crate) fn timeout_ms(self) -> u64 {
         match self {
             Tool::Board => 30_000,
             Tool::Reply => 30_000,
@@ -158,7 +159,7 @@ impl Tool {
 
     /// What the extension registers: name, label, description, JSON Schema, time bound, and
     /// whether the call goes on in the background after its first answer.
-    pub fn definition(self) -> Value {
+    pub(crate) fn definition(self) -> Value {
         json!({"name": self.name(), "label": self.label(), "description": self.description(),
             "promptSnippet": self.snippet(), "parameters": self.parameters(), "timeoutMs": self.timeout_ms(),
             "background": self == Tool::CloseWorker})
@@ -166,13 +167,13 @@ impl Tool {
 }
 
 /// Every tool's definition, in order.
-pub fn definitions() -> Vec<Value> {
+pub(crate) fn definitions() -> Vec<Value> {
     Tool::ALL.into_iter().map(Tool::definition).collect()
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct BoardParams {
+pub(crate) struct BoardParams {
     #[serde(default)]
     pub attention: bool,
     pub name: Option<String>,
@@ -184,28 +185,28 @@ pub struct BoardParams {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReplyParams {
+pub(crate) struct ReplyParams {
     pub name: String,
     pub text: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CloseParams {
+pub(crate) struct CloseParams {
     pub name: String,
     pub deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ResumeParams {
+pub(crate) struct ResumeParams {
     pub name: String,
     pub confirm_closed: bool,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SpawnParams {
+pub(crate) struct SpawnParams {
     pub name: String,
     pub description: Option<String>,
     pub prompt: Option<String>,
@@ -219,7 +220,7 @@ pub struct SpawnParams {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct WaitParams {
+pub(crate) struct WaitParams {
     pub name: String,
     pub states: Vec<String>,
     pub timeout_seconds: u64,
@@ -227,7 +228,7 @@ pub struct WaitParams {
 
 /// One call: the tool and its arguments, checked.
 #[derive(Debug)]
-pub enum Call {
+pub(crate) enum Call {
     Board(BoardParams),
     Reply(ReplyParams),
     CloseWorker(CloseParams),
@@ -237,10 +238,10 @@ pub enum Call {
 }
 
 /// Longest `--args` accepted (a 2000-character text, JSON-escaped, fits many times).
-pub const MAX_ARGS_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ARGS_BYTES: usize = 64 * 1024;
 
 /// Parse a tool's arguments (unknown fields, wrong types and out-of-range values refused).
-pub fn parse(tool: Tool, args: &str) -> Result<Call, String> {
+pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
     if args.len() > MAX_ARGS_BYTES {
         return Err(format!("arguments over {MAX_ARGS_BYTES} bytes"));
     }
@@ -320,7 +321,7 @@ pub fn parse(tool: Tool, args: &str) -> Result<Call, String> {
 
 /// Every string in `v` sanitized (no control character, no escape sequence, one line): what a
 /// tool result may carry.
-pub fn sanitized(v: Value) -> Value {
+pub(crate) fn sanitized(v: Value) -> Value {
     match v {
         Value::String(s) => Value::String(crate::text::sanitize(&s)),
         Value::Array(a) => Value::Array(a.into_iter().map(sanitized).collect()),

@@ -16,11 +16,11 @@ use crate::views::board_page::{self, BoardQuery};
 /// Pause between passes.
 const POLL: Duration = Duration::from_millis(1000);
 
-pub fn state_named(s: &str) -> Option<BoardState> {
+pub(crate) fn state_named(s: &str) -> Option<BoardState> {
     BoardState::ALL.into_iter().find(|b| b.as_str() == s)
 }
 
-pub struct WaitRequest<'a> {
+pub(crate) struct WaitRequest<'a> {
     pub name: String,
     pub states: Vec<BoardState>,
     pub timeout: Duration,
@@ -30,7 +30,7 @@ pub struct WaitRequest<'a> {
 
 /// How a wait ended: `Ok` with `reached` true or false (the timeout), or a refusal (no such
 /// seat, or more than one).
-pub fn wait(req: &WaitRequest) -> Result<Value, String> {
+pub(crate) fn wait(req: &WaitRequest) -> Result<Value, String> {
     let started = Instant::now();
     let deadline = started + req.timeout;
     let q = BoardQuery {

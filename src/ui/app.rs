@@ -10,7 +10,7 @@ use crate::clock::{Clock, Ms};
 use crate::snapshot::{Row, Snapshot};
 use crate::states::BoardState;
 use crate::ui::cockpit::{passes, Cockpit};
-pub use crate::ui::compose::{Draft, ReplyBox};
+pub(crate) use crate::ui::compose::{Draft, ReplyBox};
 use crate::ui::keys::{self, Action, Key, Mode};
 use crate::ui::ports::{
     JumpOutcome, ReplyOutcome, ReplyRequest, SeatRef, SeenNotSaved, SpawnAsk, WorkerAction,

@@ -6,7 +6,7 @@ use crate::text::{sanitize, width};
 
 /// Longest reply accepted by the editor: the reply path's own limit, defined once with the text
 /// rules (docs/behaviour.md §6).
-pub use crate::reply_text::MAX_REPLY_CHARS;
+pub(crate) use crate::reply_text::MAX_REPLY_CHARS;
 
 /// A reply being typed (cursor counted in chars). May hold line breaks (`\n`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -123,7 +123,7 @@ impl Draft {
 /// A pasted text as it goes into a draft: line endings become `\n` (terminals paste CR), and
 /// nothing else is changed. A paste holding a character a reply may not carry (another control
 /// character, ESC, DEL, a bidi control) is refused whole, never silently altered.
-pub fn paste_text(raw: &str) -> Result<String, PasteRefused> {
+pub(crate) fn paste_text(raw: &str) -> Result<String, PasteRefused> {
     let text = raw.replace("\r\n", "\n").replace('\r', "\n");
     let bad = text
         .chars()
@@ -136,7 +136,7 @@ pub fn paste_text(raw: &str) -> Result<String, PasteRefused> {
 
 /// A paste refused whole for the character it holds (named by its code point, never printed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PasteRefused(pub char);
+pub(crate) struct PasteRefused(pub char);
 
 impl std::fmt::Display for PasteRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,7 +162,7 @@ fn is_bidi_control(c: char) -> bool {
 /// A draft laid out on lines `width` columns wide: line breaks start a new line, long lines wrap
 /// by character. Returns the screen lines and the cursor's (line, column); a cursor right after a
 /// full line sits at the start of the next, so there is always a cell for it.
-pub fn layout(d: &Draft, width_cols: usize) -> (Vec<String>, (usize, usize)) {
+pub(crate) fn layout(d: &Draft, width_cols: usize) -> (Vec<String>, (usize, usize)) {
     let w = width_cols.max(1);
     let mut lines = vec![String::new()];
     let mut col = 0usize;

@@ -381,7 +381,7 @@ pub const BINDINGS: &[Binding] = &[
 ];
 
 /// The table's action for `key` in `mode`, if any.
-pub fn action_for(mode: Mode, key: Key) -> Option<Action> {
+pub(crate) fn action_for(mode: Mode, key: Key) -> Option<Action> {
     BINDINGS
         .iter()
         .find(|b| b.modes.contains(&mode) && b.keys.contains(&key))
@@ -390,7 +390,7 @@ pub fn action_for(mode: Mode, key: Key) -> Option<Action> {
 
 /// The key line fitted to `width` columns: entries drop from the end, but how to get help and
 /// how to quit stay.
-pub fn help_line_fitted(mode: Mode, width: usize) -> String {
+pub(crate) fn help_line_fitted(mode: Mode, width: usize) -> String {
     let mut parts = help_parts(mode);
     let keep = parts
         .iter()
@@ -426,7 +426,7 @@ fn help_parts(mode: Mode) -> Vec<String> {
 }
 
 /// Translate a crossterm key event; `None` for keys the sidebar does not use.
-pub fn key_of(ev: &KeyEvent) -> Option<Key> {
+pub(crate) fn key_of(ev: &KeyEvent) -> Option<Key> {
     if ev.modifiers.contains(KeyModifiers::ALT) {
         return (ev.code == KeyCode::Enter).then_some(Key::AltEnter);
     }
@@ -451,7 +451,7 @@ pub fn key_of(ev: &KeyEvent) -> Option<Key> {
 }
 
 /// How the help overlay names a key.
-pub fn key_name(k: Key) -> String {
+pub(crate) fn key_name(k: Key) -> String {
     match k {
         Key::Char(' ') => "Space".into(),
         Key::Char(c) => c.to_string(),
@@ -485,7 +485,7 @@ const SECTIONS: &[(Mode, &str)] = &[
 
 /// The help overlay, built from the table: per part of the sidebar, each binding's keys and
 /// what it does (a binding shared with the list is listed once, under List).
-pub fn overlay() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+pub(crate) fn overlay() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     SECTIONS
         .iter()
         .map(|&(mode, title)| {

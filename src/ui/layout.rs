@@ -10,7 +10,7 @@ use crate::states::ConnState;
 /// The sidebar's usable minimum height: title, column header, 3 rows, the line that says how
 /// many more there are, and the key line. ensure-monitor places the sidebar at least this tall,
 /// and the sidebar asks for it again when its terminal shrinks below it.
-pub const MIN_HEIGHT: u16 = 7;
+pub(crate) const MIN_HEIGHT: u16 = 7;
 
 /// One table column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl Col {
 }
 
 /// Columns before the worker name: marker, glyph, space.
-pub const PREFIX: u16 = 3;
+pub(crate) const PREFIX: u16 = 3;
 const WORKER_MIN: u16 = 12;
 /// The worker column grows to this before `Detail` takes the rest.
 const WORKER_COMFORT: u16 = 24;
@@ -68,7 +68,7 @@ const DETAIL_SHARE: u16 = 3;
 use Col::*;
 
 /// Most important first: when the width is short, columns drop from the end.
-pub const IMPORTANCE: [Col; 8] = [
+pub(crate) const IMPORTANCE: [Col; 8] = [
     Worker,
     State,
     Detail,

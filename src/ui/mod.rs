@@ -5,39 +5,39 @@
 //! reads files, runs tmux or probes: it talks through the traits in `ports`.
 
 /// Sidebar state and its update by messages.
-pub mod app;
+pub(crate) mod app;
 /// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.
-pub mod cockpit;
+pub(crate) mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.
-pub mod compose;
+pub(crate) mod compose;
 /// A built-in changing fleet for the demo, tests and benchmark.
-pub mod demo;
+pub(crate) mod demo;
 mod details;
 mod fit;
 mod frames;
 mod help;
 mod hosts_view;
 /// The key binding table (dispatch and help line).
-pub mod keys;
+pub(crate) mod keys;
 /// Named width breakpoints for the table columns.
-pub mod layout;
+pub(crate) mod layout;
 mod list;
 /// Traits the runner passes in: snapshot source, Seen writer, reply sender.
-pub mod ports;
+pub(crate) mod ports;
 mod preview;
 /// Pure drawing of the app onto a frame.
-pub mod render;
+pub(crate) mod render;
 mod reply_box;
 mod reply_flow;
 /// The terminal event loop (`run_monitor_with`).
-pub mod run;
+pub(crate) mod run;
 mod seen_flow;
 mod spawn_flow;
 /// The spawn form: name, first task, worktree (run through `ports::Spawner`).
-pub mod spawn_form;
+pub(crate) mod spawn_form;
 /// Glyphs, words and colours per state.
-pub mod theme;
+pub(crate) mod theme;
 /// When an age on screen changes next.
-pub mod tick;
+pub(crate) mod tick;
 
 pub use run::{run_monitor_with, MonitorOptions};

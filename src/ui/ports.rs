@@ -362,7 +362,7 @@ pub trait Spawner: Send + Sync {
 }
 
 /// A spawner that refuses, with a reason.
-pub struct NoSpawner {
+pub(crate) struct NoSpawner {
     pub reason: String,
 }
 

@@ -21,7 +21,7 @@ use crate::ui::reply_box::{box_rows, draw_reply};
 use crate::ui::theme::Theme;
 
 /// Evidence older than this many seconds is marked `(old)` in the Observed column.
-pub const OLD_AFTER_SECS: i64 = 60;
+pub(crate) const OLD_AFTER_SECS: i64 = 60;
 
 /// Vertical breakpoints: which chrome lines fit a given height. At `layout::MIN_HEIGHT` (7)
 /// everything shows: title, header, 3 rows, the overflow line and the key line; below it the

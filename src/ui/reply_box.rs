@@ -15,7 +15,7 @@ use crate::ui::theme::Theme;
 
 /// `delivered|queued|unconfirmed <time> to <target>` / `failed (exit N): <stderr>` /
 /// `not sent: <reason>`.
-pub fn receipt_text(o: &ReplyOutcome) -> String {
+pub(super) fn receipt_text(o: &ReplyOutcome) -> String {
     match o {
         ReplyOutcome::Delivered {
             at,

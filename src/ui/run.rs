@@ -32,7 +32,7 @@ use crate::ui::ports::{
 use crate::ui::render::render;
 
 /// Pause between the end of one pass and the start of the next (docs/behaviour.md §3).
-pub const PASS_INTERVAL: Duration = Duration::from_secs(3);
+pub(crate) const PASS_INTERVAL: Duration = Duration::from_secs(3);
 /// The input thread's longest sleep: it re-checks then whether the monitor has ended. Quit
 /// signals do not wait for it (their own thread sleeps on the signal's eventfd), and a quit
 /// from the list ends the process; so an idle sidebar's input thread wakes once an hour.
@@ -99,7 +99,7 @@ struct Ports {
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
-pub fn color_from_env(no_color: Option<&std::ffi::OsStr>, term: Option<&str>) -> bool {
+pub(crate) fn color_from_env(no_color: Option<&std::ffi::OsStr>, term: Option<&str>) -> bool {
     no_color.is_none() && term != Some("dumb")
 }
 
@@ -513,16 +513,7 @@ fn spawn_passes(
 /// while nothing happens, and a sidebar whose terminal closed without a SIGHUP reaching it
 /// (a parent shell that ignores it) ends instead of spinning in crossterm's reader.
 fn spawn_signal_watch(stop: Arc<AtomicBool>, tx: Sender<Event2>) -> io::Result<()> {
-    use std::os::fd::{AsRawFd, IntoRawFd};
-    // The terminal crossterm reads: stdin when it is one, else `/dev/tty` (kept open for the
-    // life of the sidebar so its number stays valid).
-    let tty = if io::stdin().is_terminal() {
-        Some(io::stdin().as_raw_fd())
-    } else {
-        std::fs::File::open("/dev/tty")
-            .ok()
-            .map(IntoRawFd::into_raw_fd)
-    };
+    let tty = crate::signals::terminal_fd();
     thread::Builder::new()
         .name("signals".into())
         .spawn(move || {

@@ -6,7 +6,7 @@ use crate::board::intercom::ObservedStatus;
 use crate::states::{BoardState, ConnState, ReportStatus};
 
 /// One glyph per board state, distinct without colour.
-pub fn glyph(s: BoardState) -> &'static str {
+pub(crate) fn glyph(s: BoardState) -> &'static str {
     match s {
         BoardState::Working => "●",
         BoardState::Waiting => "!",
@@ -18,14 +18,14 @@ pub fn glyph(s: BoardState) -> &'static str {
 }
 
 /// States a person should look at first (the one rule: `BoardState::needs_attention`).
-pub fn needs_attention(s: BoardState) -> bool {
+pub(crate) fn needs_attention(s: BoardState) -> bool {
     s.needs_attention()
 }
 
 /// Whether Intercom's observed activity says the opposite of the board state (busy against
 /// not busy). The two come from different evidence at different times: the row marks the
 /// Activity cell and the details explain which is which.
-pub fn activity_differs(state: BoardState, activity: ObservedStatus) -> bool {
+pub(crate) fn activity_differs(state: BoardState, activity: ObservedStatus) -> bool {
     let busy = matches!(activity, ObservedStatus::Working | ObservedStatus::Thinking);
     let quiet = matches!(activity, ObservedStatus::Idle | ObservedStatus::Closed);
     match state {
@@ -37,7 +37,7 @@ pub fn activity_differs(state: BoardState, activity: ObservedStatus) -> bool {
 
 /// Styles; with `color == false` no foreground or background colour is ever set.
 #[derive(Debug, Clone, Copy)]
-pub struct Theme {
+pub(crate) struct Theme {
     pub color: bool,
 }
 
@@ -51,7 +51,7 @@ impl Theme {
     }
 
     /// Board state glyph and word.
-    pub fn state(&self, s: BoardState) -> Style {
+    pub(crate) fn state(&self, s: BoardState) -> Style {
         match s {
             BoardState::Working => self.fg(Color::Green),
             BoardState::Waiting => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
@@ -63,7 +63,7 @@ impl Theme {
     }
 
     /// Connection word.
-    pub fn conn(&self, c: ConnState) -> Style {
+    pub(crate) fn conn(&self, c: ConnState) -> Style {
         match c {
             ConnState::Connected => self.fg(Color::Green),
             ConnState::Disconnected => self.fg(Color::Red),
@@ -72,7 +72,7 @@ impl Theme {
     }
 
     /// Report word.
-    pub fn report(&self, status: ReportStatus) -> Style {
+    pub(crate) fn report(&self, status: ReportStatus) -> Style {
         match status {
             ReportStatus::Blocked => self.fg(Color::Red).add_modifier(Modifier::BOLD),
             ReportStatus::NeedsDecision => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
@@ -82,30 +82,30 @@ impl Theme {
     }
 
     /// Old or missing evidence.
-    pub fn dim(&self) -> Style {
+    pub(crate) fn dim(&self) -> Style {
         self.fg(Color::DarkGray)
     }
 
     /// Table header and section titles.
-    pub fn header(&self) -> Style {
+    pub(crate) fn header(&self) -> Style {
         Style::default().add_modifier(Modifier::BOLD)
     }
 
     /// Warnings (status unavailable, scan errors, refusals).
-    pub fn warn(&self) -> Style {
+    pub(crate) fn warn(&self) -> Style {
         self.fg(Color::Yellow)
     }
 
     /// The title line while the sidebar has the keyboard: reverse video, so it shows without
     /// colour too.
-    pub fn focused(&self) -> Style {
+    pub(crate) fn focused(&self) -> Style {
         Style::default()
             .add_modifier(Modifier::REVERSED)
             .add_modifier(Modifier::BOLD)
     }
 
     /// The selected line: reverse video works without colour too.
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         Style::default().add_modifier(Modifier::REVERSED)
     }
 }

@@ -13,13 +13,13 @@ use crate::snapshot::Snapshot;
 use crate::ui::fit::Shown;
 
 /// A row age in minutes or more changes on screen at most this long after it changes.
-pub const COARSE_BATCH: Ms = 5_000;
+pub(crate) const COARSE_BATCH: Ms = 5_000;
 
 /// The title's age of the last pass: `<1m` under a minute, then minutes. With the live engine a
 /// pass runs whenever something changed and every 30 s anyway, so `<1m` stays true while the
 /// sidebar runs, and an idle sidebar is not redrawn for the title (finer steps cost two more
 /// frames every 30 s, each a full render of the list).
-pub fn title_age(secs: i64) -> String {
+pub(crate) fn title_age(secs: i64) -> String {
     match secs {
         s if s < 60 => "<1m".into(),
         s => short_age(s),
@@ -38,7 +38,7 @@ fn title_change(now: Ms, at: Ms) -> Ms {
 /// The next time after `now` at which the age of `at` is shown differently (`short_age`: seconds
 /// below a minute, then minutes, hours, days; a time ahead of the clock reads "in the future"
 /// until it is less than a second ahead).
-pub fn next_change(now: Ms, at: Ms) -> Ms {
+pub(crate) fn next_change(now: Ms, at: Ms) -> Ms {
     if at > now {
         // Shown as a future time until `at - 1000` (`fit::is_future`); then as `0s`.
         let flip = at.saturating_sub(1000);

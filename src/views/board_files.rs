@@ -14,7 +14,7 @@ use crate::store;
 
 /// Why the board could not be written.
 #[derive(Debug)]
-pub enum BoardError {
+pub(crate) enum BoardError {
     /// A folder or file could not be created or replaced.
     Store(store::StoreError),
     /// A record or the index could not be serialized.
@@ -48,7 +48,7 @@ impl From<serde_json::Error> for BoardError {
 }
 
 /// The index object: the same value `scan --json` prints.
-pub fn index_json(scan: &Scan) -> Value {
+pub(crate) fn index_json(scan: &Scan) -> Value {
     let mut v = index_head(scan);
     if let Some(obj) = v.as_object_mut() {
         obj.insert("records".into(), json!(scan.records));
@@ -57,7 +57,7 @@ pub fn index_json(scan: &Scan) -> Value {
 }
 
 /// The index without its records (`"records": []`, the last member).
-pub fn index_json_head(scan: &Scan) -> Value {
+pub(crate) fn index_json_head(scan: &Scan) -> Value {
     index_head(scan)
 }
 
@@ -100,7 +100,7 @@ fn index_head(scan: &Scan) -> Value {
 
 /// A folder or file name for a project or agent: the name itself when it is plainly safe, else a
 /// cleaned name with a short hash so two different names never share a file.
-pub fn file_name_for(name: &str) -> String {
+pub(crate) fn file_name_for(name: &str) -> String {
     let safe = !name.is_empty()
         && name.len() <= 100
         && !name.starts_with('.')
@@ -121,7 +121,7 @@ pub fn file_name_for(name: &str) -> String {
 }
 
 /// What one board write did.
-pub struct Written {
+pub(crate) struct Written {
     /// The board folder.
     pub board: PathBuf,
     /// The text of `board/index.json` (what `scan --json` prints).
@@ -129,13 +129,13 @@ pub struct Written {
 }
 
 /// Write every board file atomically. Returns the board folder.
-pub fn write_board(scan: &Scan) -> Result<PathBuf, BoardError> {
+pub(crate) fn write_board(scan: &Scan) -> Result<PathBuf, BoardError> {
     write_board_text(scan).map(|w| w.board)
 }
 
 /// Write the board: each seat's file only when its content changed (see `same_but_volatile`),
 /// `board/index.json` every pass. Each record is serialized once; the index text reuses it.
-pub fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
+pub(crate) fn write_board_text(scan: &Scan) -> Result<Written, BoardError> {
     let root = &scan.data_root;
     let board = root.join("board");
     let sessions = board.join("sessions");
@@ -211,7 +211,7 @@ const VOLATILE: [&str; 3] = ["scannedAt", "ageSeconds", "observationAgeSeconds"]
 
 /// Whether a record's member `key` follows from the pass's clock alone (the stream of
 /// `--watch` compares records by the same rule).
-pub fn is_volatile(key: &str) -> bool {
+pub(crate) fn is_volatile(key: &str) -> bool {
     VOLATILE.contains(&key)
 }
 

@@ -17,7 +17,7 @@ use crate::text::sanitize;
 use super::status_json::{fill_page, MAX_LIMIT};
 
 /// The host of every seat until seats from other machines exist.
-pub const LOCAL_HOST: &str = "local";
+pub(crate) const LOCAL_HOST: &str = "local";
 /// Most errors of the pass listed on a page (the rest are counted).
 const MAX_ERRORS: usize = 16;
 
@@ -28,7 +28,7 @@ const SUMMARY_CHARS: usize = 500;
 const SHORT_CHARS: usize = 200;
 
 #[derive(Debug, Clone, Default)]
-pub struct BoardQuery {
+pub(crate) struct BoardQuery {
     /// Only the seats that need the person: waiting or in error (or waiting on you), not
     /// marked seen — the sidebar's `n` rule.
     pub attention: bool,
@@ -41,7 +41,7 @@ pub struct BoardQuery {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BoardError {
+pub(crate) enum BoardError {
     LimitOutOfRange(usize),
     NoSuchSeat(String),
     NoSuchHost(String),
@@ -62,12 +62,15 @@ impl std::fmt::Display for BoardError {
 impl std::error::Error for BoardError {}
 
 /// Whether the row needs the person (the sidebar's rule for `n`/`N`).
-pub fn needs_you(row: &Row) -> bool {
+pub(crate) fn needs_you(row: &Row) -> bool {
     !row.seen && (row.state.needs_attention() || row.waiting_on_you)
 }
 
 /// The rows a query selects, in the sidebar's order (the coordinator is never a row).
-pub fn select<'a>(snapshot: &'a Snapshot, q: &BoardQuery) -> Result<Vec<&'a Row>, BoardError> {
+pub(crate) fn select<'a>(
+    snapshot: &'a Snapshot,
+    q: &BoardQuery,
+) -> Result<Vec<&'a Row>, BoardError> {
     if !(1..=MAX_LIMIT).contains(&q.limit) {
         return Err(BoardError::LimitOutOfRange(q.limit));
     }
@@ -95,7 +98,7 @@ pub fn select<'a>(snapshot: &'a Snapshot, q: &BoardQuery) -> Result<Vec<&'a Row>
 
 /// One page. `resume(row)` is the seat's resume stage, when a resume is recorded for it (the
 /// caller reads it; views read no files).
-pub fn page(
+pub(crate) fn page(
     snapshot: &Snapshot,
     q: &BoardQuery,
     resume: &dyn Fn(&Row) -> Option<Value>,
@@ -160,7 +163,7 @@ fn opt_text(s: Option<&str>, max: usize) -> Value {
 }
 
 /// One seat as the page shows it (also `intercom_wait`'s answer).
-pub fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
+pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
     let role = match r.role {
         RowRole::Coordinator => "coordinator",
         RowRole::Worker => "worker",

@@ -18,7 +18,7 @@ use crate::states::BoardState;
 
 /// A time and how old it was when the pass ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub at: Ms,
     pub age_seconds: i64,
 }
@@ -41,7 +41,7 @@ impl Serialize for Stamp {
 /// The newest entry of the seat's branch.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EntryFacts {
+pub(crate) struct EntryFacts {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub role: Option<&'static str>,
@@ -52,7 +52,7 @@ pub struct EntryFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TranscriptFacts {
+pub(crate) struct TranscriptFacts {
     pub file: Option<String>,
     pub bytes: Option<u64>,
     pub newest_entry: Option<EntryFacts>,
@@ -63,7 +63,7 @@ pub struct TranscriptFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RunFacts {
+pub(crate) struct RunFacts {
     pub state: &'static str,
     pub event: Option<&'static str>,
     pub seq: u64,
@@ -72,7 +72,7 @@ pub struct RunFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RegistrationFacts {
+pub(crate) struct RegistrationFacts {
     pub path: String,
     /// `true` live, `false` stale (its pi is gone), `null` no pid to check.
     pub alive: Option<bool>,
@@ -86,7 +86,7 @@ pub struct RegistrationFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ExtensionFacts {
+pub(crate) struct ExtensionFacts {
     pub event: Option<&'static str>,
     pub seq: u64,
     pub recorded: Stamp,
@@ -97,7 +97,7 @@ pub struct ExtensionFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PaneFacts {
+pub(crate) struct PaneFacts {
     pub alive: Option<bool>,
     pub multiplexer: Option<&'static str>,
     pub socket: Option<String>,
@@ -109,7 +109,7 @@ pub struct PaneFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ObservationFacts {
+pub(crate) struct ObservationFacts {
     pub status: &'static str,
     pub label: &'static str,
     pub evidence: &'static str,
@@ -118,7 +118,7 @@ pub struct ObservationFacts {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ProbeFacts {
+pub(crate) struct ProbeFacts {
     pub state: &'static str,
     pub reason: &'static str,
     pub checked: Option<Stamp>,
@@ -127,7 +127,7 @@ pub struct ProbeFacts {
 /// Everything `explain` says about one seat.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Explanation {
+pub(crate) struct Explanation {
     pub seat: String,
     pub name: String,
     pub state: BoardState,
@@ -223,7 +223,7 @@ fn pane(rec: &SeatRecord, row: Option<&Row>) -> PaneFacts {
 }
 
 /// The explanation of the seat `key` in `scan` (none when the pass has no such seat).
-pub fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
+pub(crate) fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
     let rec = scan.records.iter().find(|r| r.key() == key)?;
     let row = scan.snapshot.rows.iter().find(|r| r.seen_key == key);
     let reg = rec
@@ -295,7 +295,7 @@ fn shown(s: &str) -> String {
 
 /// The explanation as lines of text (all text from files sanitized): the seat's state and why,
 /// then one line per source of evidence.
-pub fn render(e: &Explanation) -> Vec<String> {
+pub(crate) fn render(e: &Explanation) -> Vec<String> {
     let mut out = state_lines(e);
     out.push(transcript_line(&e.transcript));
     out.push(registration_line(e.registration.as_ref()));

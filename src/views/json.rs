@@ -33,12 +33,12 @@ fn escape(text: String) -> String {
 }
 
 /// Pretty JSON text, escaped.
-pub fn to_string_pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
+pub(crate) fn to_string_pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(v).map(escape)
 }
 
 /// Compact JSON text, escaped.
-pub fn to_string<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
+pub(crate) fn to_string<T: Serialize + ?Sized>(v: &T) -> Result<String, serde_json::Error> {
     serde_json::to_string(v).map(escape)
 }
 

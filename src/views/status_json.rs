@@ -9,13 +9,13 @@ use crate::scan::Scan;
 use crate::snapshot::RosterStatus;
 
 /// Each page stays under this many bytes before the pagination field is added.
-pub const PAGE_CAP_BYTES: usize = 40 * 1024;
-pub const MAX_LIMIT: usize = 20;
+pub(crate) const PAGE_CAP_BYTES: usize = 40 * 1024;
+pub(crate) const MAX_LIMIT: usize = 20;
 /// Room kept for the pagination field (`,"nextOffset":N`), so the whole compact page fits too.
 const PAGINATION_RESERVE: usize = 64;
 
 #[derive(Debug, Clone)]
-pub struct StatusQuery {
+pub(crate) struct StatusQuery {
     pub name: Option<String>,
     pub offset: usize,
     pub limit: usize,
@@ -23,7 +23,7 @@ pub struct StatusQuery {
 
 /// Why a status query selects nothing to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StatusError {
+pub(crate) enum StatusError {
     /// `--limit` outside `1..=MAX_LIMIT`.
     LimitOutOfRange(usize),
     /// No configured worker has this name (as given; sanitized when shown).
@@ -46,7 +46,7 @@ impl std::fmt::Display for StatusError {
 impl std::error::Error for StatusError {}
 
 /// Indexes (into `scan.workers`) of the workers this query selects, before paging.
-pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, StatusError> {
+pub(crate) fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, StatusError> {
     if !(1..=MAX_LIMIT).contains(&q.limit) {
         return Err(StatusError::LimitOutOfRange(q.limit));
     }
@@ -69,7 +69,7 @@ pub fn select(scan: &Scan, q: &StatusQuery) -> Result<Vec<usize>, StatusError> {
 
 /// Build one page. `connection(i)` gives the connection object for worker `i` (not_checked when
 /// no probe ran). The page keeps configured order; with probes, disconnected sort last within it.
-pub fn page(
+pub(crate) fn page(
     scan: &Scan,
     q: &StatusQuery,
     connection: &dyn Fn(usize) -> Value,
@@ -118,7 +118,7 @@ pub fn page(
 /// Put `items` under `key` in `page` while the page stays within `PAGE_CAP_BYTES` (at least
 /// one item is kept, however large: callers keep every item well under the cap); what does not
 /// fit starts the next page. Returns how many were kept.
-pub fn fill_page(page: &mut Value, key: &str, items: Vec<Value>) -> usize {
+pub(crate) fn fill_page(page: &mut Value, key: &str, items: Vec<Value>) -> usize {
     page[key] = Value::Array(Vec::new());
     // The page without items, plus each item and its separating comma: the exact compact size.
     let mut size = super::json::to_string(&*page)

@@ -13,7 +13,7 @@ use crate::text::{clip, sanitize, width};
 const NAME_W: usize = 24;
 
 /// The page as text lines.
-pub fn status_text(page: &Value) -> String {
+pub(crate) fn status_text(page: &Value) -> String {
     let mut out = String::new();
     if page["roster"]["available"] == false {
         out.push_str(&format!(

@@ -26,13 +26,13 @@ use crate::clock::{format_iso, Ms};
 use crate::scan::Scan;
 
 /// The schema version every line carries (`v`).
-pub const VERSION: u64 = 1;
+pub(crate) const VERSION: u64 = 1;
 /// Longest string kept in a streamed record (characters).
-pub const MAX_STRING: usize = 4096;
+pub(crate) const MAX_STRING: usize = 4096;
 /// Longest seat line (bytes): a record's strings are cut to fit.
-pub const MAX_SEAT_LINE: usize = 64 * 1024;
+pub(crate) const MAX_SEAT_LINE: usize = 64 * 1024;
 /// Longest board line (bytes): 256 seats at most, each within `MAX_SEAT_LINE`.
-pub const MAX_BOARD_LINE: usize = 256 * MAX_SEAT_LINE + 64 * 1024;
+pub(crate) const MAX_BOARD_LINE: usize = 256 * MAX_SEAT_LINE + 64 * 1024;
 /// Most array members kept in a streamed record.
 const MAX_ITEMS: usize = 64;
 
@@ -97,7 +97,7 @@ fn seat_value(rec: &crate::board::record::SeatRecord) -> (Value, bool) {
 
 /// Turns successive passes into lines. Keeps the last record of each seat (≤ 256).
 #[derive(Default)]
-pub struct Differ {
+pub(crate) struct Differ {
     seq: u64,
     /// key → the record's steady part, as last sent.
     last: BTreeMap<SeatKey, Value>,
@@ -105,7 +105,7 @@ pub struct Differ {
 }
 
 impl Differ {
-    pub fn new() -> Differ {
+    pub(crate) fn new() -> Differ {
         Differ::default()
     }
 
@@ -122,7 +122,7 @@ impl Differ {
 
     /// The whole board (`why`: `start`, `resync` after `dropped` lines were dropped for a slow
     /// reader, `changed` when something outside the seats changed); remembers every seat as sent.
-    pub fn board(&mut self, scan: &Scan, why: &str, dropped: u64, at: Ms) -> String {
+    pub(crate) fn board(&mut self, scan: &Scan, why: &str, dropped: u64, at: Ms) -> String {
         let mut index = super::board_files::index_json(scan);
         let mut cut = false;
         let mut last = BTreeMap::new();
@@ -156,7 +156,7 @@ impl Differ {
     /// The lines for what changed since the last board or change lines: a board line when
     /// something outside the seats changed, else one `seat` line per changed seat and one
     /// `removed` line per seat gone.
-    pub fn changes(&mut self, scan: &Scan, at: Ms) -> Vec<String> {
+    pub(crate) fn changes(&mut self, scan: &Scan, at: Ms) -> Vec<String> {
         let head = head_of(&super::board_files::index_json_head(scan));
         if self.last_head.as_ref() != Some(&head) {
             return vec![self.board(scan, "changed", 0, at)];
@@ -194,7 +194,7 @@ impl Differ {
     }
 
     /// A heartbeat: the time of the last pass and how the engine watches (`live`).
-    pub fn heartbeat(&mut self, scanned_at: Ms, live: Value, at: Ms) -> String {
+    pub(crate) fn heartbeat(&mut self, scanned_at: Ms, live: Value, at: Ms) -> String {
         let mut rest = Map::new();
         rest.insert("scannedAt".into(), json!(format_iso(scanned_at)));
         rest.insert("live".into(), live);

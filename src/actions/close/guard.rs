@@ -27,7 +27,7 @@ pub(super) struct Protected {
 
 /// Why a target is never closed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// A protected pane (the caller's own, the coordinator's, a monitor's).
     Pane { pane: String, why: &'static str },
     /// The target's pi is the coordinator's.

@@ -32,8 +32,8 @@ mod guard;
 mod job;
 mod pin;
 mod progress;
-pub mod record;
-pub mod stage;
+pub(crate) mod record;
+pub(crate) mod stage;
 mod verify;
 use guard::Guard;
 use record::JobRecord;
@@ -41,16 +41,16 @@ use stage::JobConflict;
 use verify::{verify, VerifyError};
 
 /// Longest deadline a close job may have.
-pub const MAX_DEADLINE_SECS: u64 = 120;
+pub(crate) const MAX_DEADLINE_SECS: u64 = 120;
 /// At most this many close jobs pending at once.
 const MAX_PENDING_JOBS: usize = 16;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Told a recorded job's id and deadline.
-pub type JobTold<'a> = dyn Fn(&str, Ms) + 'a;
+pub(crate) type JobTold<'a> = dyn Fn(&str, Ms) + 'a;
 
-pub struct CloseRequest<'a> {
+pub(crate) struct CloseRequest<'a> {
     pub name: String,
     pub deadline_secs: u64,
     pub dry_run: bool,
@@ -89,7 +89,7 @@ exit_enum! {
 
 /// How a run ended: its exit and the JSON report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ending {
+pub(crate) struct Ending {
     pub exit: CloseExit,
     /// Boxed: an `Ending` is the error of every check.
     pub report: Box<CloseReport>,
@@ -372,7 +372,7 @@ fn start_job(
     Ok((lock, job_id, deadline_at))
 }
 
-pub fn close_worker(req: &CloseRequest) -> Ending {
+pub(crate) fn close_worker(req: &CloseRequest) -> Ending {
     match close_worker_steps(req) {
         Ok(end) | Err(end) => end,
     }

@@ -51,7 +51,7 @@ impl Ended {
 
 /// Why the pi could not be pinned, signalled, or is no longer the pinned one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PinError {
+pub(super) enum PinError {
     NoValidPid,
     Gone,
     /// gone, a zombie, or another incarnation

@@ -117,7 +117,7 @@ impl JobRecord {
 }
 
 /// Write the record (mode 0600) before the job is announced anywhere.
-pub fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), RecordError> {
+pub(crate) fn write(root: &Path, job_id: &str, r: &JobRecord, now: Ms) -> Result<(), RecordError> {
     let bytes = owned::encode(&r.to_file(job_id, now)).map_err(RecordError::Encode)?;
     let p = path(root, job_id);
     let dir = p.parent().unwrap_or(root).to_path_buf();
@@ -144,7 +144,7 @@ pub fn read(root: &Path, job: &str) -> Result<JobRecord, RecordError> {
 }
 
 /// What the worker registered about itself (from inside its pi), as a job record.
-pub fn from_registration(r: &Registration) -> Option<JobRecord> {
+pub(crate) fn from_registration(r: &Registration) -> Option<JobRecord> {
     let m = r.mux.as_ref()?;
     let socket = m.socket.clone()?;
     let kind = m.kind?;
@@ -173,7 +173,7 @@ pub fn from_registration(r: &Registration) -> Option<JobRecord> {
 /// pi's process (a Herdr pane moved to another workspace gets a new id; one moved to another
 /// tab keeps its id in another tab). When the server does not answer or no pane holds the pi,
 /// the record is left as it is, and the outside verification refuses it.
-pub fn follow(r: &mut JobRecord) {
+pub(crate) fn follow(r: &mut JobRecord) {
     let m = crate::mux::open(r.kind, &r.socket);
     let deadline = std::time::Instant::now() + super::STEP_DEADLINE;
     if let Ok(Some(o)) = crate::mux::follow_pane(m.as_ref(), Some(&r.pane_id), r.pi.pid, deadline) {

@@ -19,7 +19,7 @@ use crate::evidence::config::CloseReason;
 use crate::states::CloseState;
 
 /// Whether a job in stage `from` (`None`: no job yet) may move to `to`.
-pub fn may_follow(from: Option<CloseState>, to: CloseState) -> bool {
+pub(crate) fn may_follow(from: Option<CloseState>, to: CloseState) -> bool {
     use CloseState::*;
     match to {
         Requested => !from.is_some_and(CloseState::is_fenced),
@@ -36,7 +36,7 @@ pub fn may_follow(from: Option<CloseState>, to: CloseState) -> bool {
 
 /// A step the rule does not allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IllegalStep {
+pub(crate) struct IllegalStep {
     pub from: Option<CloseState>,
     pub to: CloseState,
 }
@@ -57,7 +57,7 @@ impl std::error::Error for IllegalStep {}
 /// Why a write of a close job's stage was refused under the config lock: the job is not the one
 /// this run (or this handoff) is about, or not where it must be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JobConflict {
+pub(crate) enum JobConflict {
     /// The agent entry has no `closeJob` any more.
     Gone,
     /// Its `closeJob` is another job.
@@ -87,7 +87,7 @@ impl std::fmt::Display for JobConflict {
 impl std::error::Error for JobConflict {}
 
 /// The agent entry's `closeJob` object, if it is still job `job`.
-pub fn this_job<'a>(
+pub(crate) fn this_job<'a>(
     agent: &'a mut Map<String, Value>,
     job: &str,
 ) -> Result<&'a mut Map<String, Value>, JobConflict> {
@@ -102,7 +102,7 @@ pub fn this_job<'a>(
 }
 
 /// The stage recorded in a `closeJob` object (`None` when it names none this build knows).
-pub fn current(job: Option<&Map<String, Value>>) -> Option<CloseState> {
+pub(crate) fn current(job: Option<&Map<String, Value>>) -> Option<CloseState> {
     job.and_then(|j| j.get("state"))
         .and_then(Value::as_str)
         .and_then(CloseState::parse)
@@ -110,7 +110,7 @@ pub fn current(job: Option<&Map<String, Value>>) -> Option<CloseState> {
 
 /// Move the `closeJob` object `job` to `to` at `at` (an ISO time), with `reason` (or none), when
 /// the rule allows it; else nothing changes.
-pub fn advance(
+pub(crate) fn advance(
     job: &mut Map<String, Value>,
     to: CloseState,
     at: &str,
@@ -147,7 +147,7 @@ fn lost_own_step(from: Option<CloseState>, to: CloseState) -> Option<CloseState>
 /// extension) replaced config with a copy made before it, after the write was read back. No
 /// stage ever moves back, so that step is written again first, then `to`. Anything further
 /// back is refused, as by `advance`.
-pub fn advance_own(
+pub(crate) fn advance_own(
     job: &mut Map<String, Value>,
     to: CloseState,
     at: &str,

@@ -21,7 +21,7 @@ use crate::proc::{self, ProcStatus};
 
 /// Why the worker is not (or no longer) the one the job recorded.
 #[derive(Debug)]
-pub enum VerifyError {
+pub(super) enum VerifyError {
     NoRegistration,
     RegisteredElsewhereProcess,
     RegisteredElsewherePane,

@@ -34,7 +34,7 @@ use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
 mod typed;
-pub use crate::reply_text::{trim_like_pi, TextError};
+pub(crate) use crate::reply_text::{trim_like_pi, TextError};
 /// How long a channel or Herdr delivery may take, answer included (the extension waits up to
 /// 5 s for pi to start the turn).
 const SEND_DEADLINE: Duration = Duration::from_secs(8);
@@ -176,7 +176,7 @@ fn name_list(names: &[String]) -> String {
 
 /// How the text travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     /// Handed to pi by the shipped extension's private channel.
     Channel,
     /// Typed into the pane by its multiplexer (`Multiplexer::deliver`): `typed` on tmux
@@ -185,7 +185,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Transport::Channel => "channel",
             Transport::Pane(kind) => kind.caps().transport,
@@ -197,7 +197,7 @@ use crate::mux::pi_channel::Outcome;
 
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Receipt {
+pub(crate) struct Receipt {
     /// pi has the text: it started a turn or is queued behind the running one.
     pub delivered: bool,
     pub outcome: Outcome,
@@ -227,7 +227,7 @@ impl Receipt {
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "outcome": self.outcome.name(),
             "delivered": self.delivered,
@@ -246,7 +246,7 @@ impl Receipt {
     }
 
     /// One line for people: `queued via channel to root/W (tmux %3) at …`, plus the detail.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let detail = [self.stdout.as_str(), self.stderr.as_str()]
             .into_iter()
             .filter(|s| !s.is_empty())
@@ -276,7 +276,7 @@ pub fn check_text(text: &str) -> Result<(), Refusal> {
 
 /// Find the seat `who` names: `<project>/<agent>` exactly, else an agent name
 /// (case-insensitive) that only one seat has. Returns its key and reply path.
-pub fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget), Refusal> {
+pub(crate) fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a ReplyTarget), Refusal> {
     let key = match scan.find_seat(who) {
         Ok(k) => k,
         Err(crate::scan::SeatLookup::Unknown) => {
@@ -419,13 +419,13 @@ fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
 }
 
 /// Send `text` to the seat `who` of `scan`, once.
-pub fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
+pub(crate) fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
     send_expecting(scan, who, text, now, None)
 }
 
 /// `send`, refused unless the seat's live registration is still the seat `expect` names
 /// (compare-and-act: the pi, pane and session a board showed).
-pub fn send_expecting(
+pub(crate) fn send_expecting(
     scan: &Scan,
     who: &str,
     text: &str,

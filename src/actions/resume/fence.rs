@@ -56,7 +56,7 @@ pub(super) fn check_fence(
 /// The resume recorded for a worker and not yet confirmed (`launch_pending`, `launched`): its
 /// stage, when, and the pane; `None` when no fence stands. A fence that does not read as one
 /// stands (resume refuses it): shown with nulls. For the board's `resume` field.
-pub fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
+pub(crate) fn fence_stage(root: &Path, session_id: &str) -> Option<Value> {
     let bytes = fsguard::read_capped(&fence_path(root, session_id), FENCE_CAP).ok()?;
     let fence: Option<ResumeFence> = owned::decode(&bytes).ok();
     let field = |s: &str| crate::text::clip(&sanitize(s), 80);

@@ -21,7 +21,7 @@ const CMDLINE_CAP: u64 = 64 * 1024;
 
 /// One witness that the session still runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Witness {
+pub(crate) struct Witness {
     pub kind: WitnessKind,
     pub detail: String,
 }
@@ -29,7 +29,7 @@ pub struct Witness {
 /// What shows a worker still runs (shown as its word: `registration`, `process`, `pi`,
 /// `health`, `pane`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WitnessKind {
+pub(crate) enum WitnessKind {
     /// A live registration of the session.
     Registration,
     /// A process whose command line or environment names the session.
@@ -56,7 +56,7 @@ impl std::fmt::Display for WitnessKind {
 
 /// A live registration of the session: pid, start ticks and boot id of a running process, and
 /// pi did not record the end of the session.
-pub fn live_registration(
+pub(crate) fn live_registration(
     root: &Path,
     data_root: &Path,
     session_id: &str,
@@ -81,7 +81,7 @@ pub fn live_registration(
 
 /// Why "does anything still run the session" has no answer: unknown is not clear.
 #[derive(Debug)]
-pub enum Unknowable {
+pub(crate) enum Unknowable {
     /// `/proc` cannot be listed (an `FsError` code).
     ProcUnlisted(&'static str),
     /// `/proc` has more entries than are read.
@@ -107,7 +107,7 @@ impl std::error::Error for Unknowable {}
 /// live pi of ours that cannot be proven to run another session (`unproven_pi`). `regs`: every
 /// registration read, to prove what a registered pi runs.
 /// `Err` when `/proc` cannot be listed completely: unknown is not clear.
-pub fn process_naming(
+pub(crate) fn process_naming(
     session_id: &str,
     session_file: &Path,
     folder: &Path,
@@ -250,7 +250,7 @@ fn ends_with_id(arg: &[u8], session_id: &str) -> bool {
 }
 
 /// The worker's health endpoint answers with its session id (one bounded probe).
-pub fn health_answers(port: u16, session_id: &str) -> Result<Option<Witness>, Unknowable> {
+pub(crate) fn health_answers(port: u16, session_id: &str) -> Result<Option<Witness>, Unknowable> {
     let probes = probe::Blocking::new().map_err(Unknowable::NoRuntime)?;
     let deadline = Duration::from_millis(probe::REQUEST_DEADLINE_MS);
     let (state, reason) = probes.probe_one(port, session_id, deadline);

@@ -8,7 +8,7 @@
 //! seat's registration from inside the new pane → fence lifted. A launch is not readiness: no
 //! registration in time is `launched_unconfirmed`, and the fence stays until the seat registers.
 
-pub mod fence;
+pub(crate) mod fence;
 pub(crate) mod live;
 pub(crate) mod place;
 
@@ -33,10 +33,10 @@ use crate::store;
 use crate::text::sanitize;
 use fence::{check_fence, write_fence};
 
-pub use live::{Witness, WitnessKind};
+pub(crate) use live::{Witness, WitnessKind};
 
 /// Longest wait for the new seat's registration.
-pub const MAX_WAIT_SECS: u64 = 120;
+pub(crate) const MAX_WAIT_SECS: u64 = 120;
 const POLL: Duration = Duration::from_millis(250);
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -66,7 +66,7 @@ exit_enum! {
     }
 }
 
-pub struct ResumeRequest<'a> {
+pub(crate) struct ResumeRequest<'a> {
     pub name: String,
     pub confirm_closed: bool,
     pub dry_run: bool,
@@ -85,7 +85,7 @@ pub struct ResumeRequest<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ending {
+pub(crate) struct Ending {
     pub exit: ResumeExit,
     /// Boxed: an `Ending` is the error of every check.
     pub report: Box<ResumeReport>,
@@ -111,7 +111,7 @@ struct Plan {
     spec: Option<(PathBuf, LaunchSpec)>,
 }
 
-pub fn resume_worker(req: &ResumeRequest) -> Ending {
+pub(crate) fn resume_worker(req: &ResumeRequest) -> Ending {
     if !(1..=MAX_WAIT_SECS).contains(&req.wait_secs) {
         return refused(
             ResumeExit::Usage,
@@ -184,7 +184,7 @@ pub fn resume_worker(req: &ResumeRequest) -> Ending {
 /// resume that passed its first checks create `<file>` and wait (at most 10 s) until it is
 /// removed, so a test can change the config between the first check and the re-check under the
 /// lock without sleeping and hoping.
-pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK";
+pub(crate) const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK";
 
 fn test_pause() {
     if let Some(path) = std::env::var_os(TEST_PAUSE_ENV) {

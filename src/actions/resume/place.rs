@@ -14,7 +14,7 @@ const STEP_DEADLINE: Duration = Duration::from_secs(5);
 
 /// No coordinator pane to open the new window beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoPlace;
+pub(crate) struct NoPlace;
 
 impl std::fmt::Display for NoPlace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

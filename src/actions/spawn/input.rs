@@ -7,11 +7,12 @@ use crate::reply_text::{self, INVISIBLE};
 
 /// Longest worker name, in characters: it names a tmux window, a Herdr tab, a git branch and a
 /// folder, and sits in a sidebar column.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(super) const MAX_NAME_CHARS: usize = 64;
 /// Longest description (the roster's own limit).
-pub const MAX_DESCRIPTION_CHARS: usize = 4096;
+pub(super) const MAX_DESCRIPTION_CHARS: usize = 4096;
 /// pi's thinking levels (`pi --help`, 1.6.0).
-pub const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+pub(crate) const THINKING_LEVELS: [&str; 7] =
+    ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// pi flags that would bind the new pi to another session, or make it leave at once: the
 /// session is the one the roster names, and the worker is interactive.
@@ -32,7 +33,7 @@ const SESSION_FLAGS: [&str; 13] = [
 ];
 
 /// Why the name cannot be a worker's.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let n = name.chars().count();
     if name.trim().is_empty() {
         return Err("the name is blank".into());
@@ -76,7 +77,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The description given, or one made from the name; it must fit the roster's rule.
-pub fn description(given: Option<&str>, name: &str) -> Result<String, String> {
+pub(super) fn description(given: Option<&str>, name: &str) -> Result<String, String> {
     let d = match given {
         Some(d) => d.to_string(),
         None => format!("Worker {name}, started by intercom-pane spawn."),
@@ -93,13 +94,13 @@ pub fn description(given: Option<&str>, name: &str) -> Result<String, String> {
 }
 
 /// The first task: the reply path's text rules (it travels that way).
-pub fn check_prompt(prompt: &str) -> Result<(), String> {
+pub(super) fn check_prompt(prompt: &str) -> Result<(), String> {
     reply_text::check_text(prompt).map_err(|e| format!("--prompt: {e}"))
 }
 
 /// pi's arguments after the program: the session, the model and thinking flags, then the extra
 /// arguments as given.
-pub fn pi_args(
+pub(super) fn pi_args(
     session_id: &str,
     model: Option<&str>,
     thinking: Option<&str>,

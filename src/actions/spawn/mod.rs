@@ -13,7 +13,7 @@
 mod input;
 mod launch;
 mod reserve;
-pub mod worktree;
+pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};
 
@@ -26,10 +26,10 @@ use crate::scan::{self, ScanOptions};
 use crate::store;
 use crate::text::sanitize;
 
-pub use input::{check_name, THINKING_LEVELS};
+pub(crate) use input::{check_name, THINKING_LEVELS};
 
 /// Longest wait for the new seat's registration.
-pub const MAX_WAIT_SECS: u64 = 120;
+pub(crate) const MAX_WAIT_SECS: u64 = 120;
 
 exit_enum! {
     /// The exit code of a run, one per way it can end.
@@ -60,7 +60,7 @@ exit_enum! {
 
 /// Where the worker works.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Folder {
+pub(crate) enum Folder {
     /// The root itself (`projectDirectory` `.`).
     Root,
     /// A folder under the root.
@@ -69,7 +69,7 @@ pub enum Folder {
     Worktree(Option<String>),
 }
 
-pub struct SpawnRequest<'a> {
+pub(crate) struct SpawnRequest<'a> {
     pub name: String,
     pub folder: Folder,
     pub description: Option<String>,
@@ -91,7 +91,7 @@ pub struct SpawnRequest<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ending {
+pub(crate) struct Ending {
     pub exit: SpawnExit,
     pub report: Box<SpawnReport>,
 }
@@ -148,7 +148,7 @@ fn root_of(req: &SpawnRequest) -> Result<PathBuf, Ending> {
     Ok(paths::absolute(&root))
 }
 
-pub fn spawn(req: &SpawnRequest) -> Ending {
+pub(crate) fn spawn(req: &SpawnRequest) -> Ending {
     if let Err(e) = check_input(req) {
         return e;
     }
@@ -194,7 +194,7 @@ const PORT_TRIES: u16 = 64;
 /// roster's own convention, 47001 in an empty one), else one the kernel picks; never one another
 /// agent has. The format requires a port on every entry; the Intercom extension saves the one
 /// it listens on.
-pub fn free_port(used: &[u16]) -> Option<u16> {
+pub(crate) fn free_port(used: &[u16]) -> Option<u16> {
     use std::net::TcpListener;
     let free = |p: u16| !used.contains(&p) && TcpListener::bind(("127.0.0.1", p)).is_ok();
     let start = used
@@ -220,7 +220,7 @@ pub fn free_port(used: &[u16]) -> Option<u16> {
 /// window opened, before the wait) create `<file>` and wait (at most 10 s) until it is removed,
 /// so a test can race a second spawn or a config writer against it, or kill it there, without
 /// sleeping and hoping.
-pub const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_IN_SPAWN";
+pub(crate) const TEST_PAUSE_ENV: &str = "INTERCOM_PANE_TEST_PAUSE_IN_SPAWN";
 
 pub(super) fn test_pause(stage: &str) {
     let Some(v) = std::env::var_os(TEST_PAUSE_ENV) else {

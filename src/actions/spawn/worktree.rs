@@ -50,7 +50,7 @@ fn git(dir: &Path, args: &[&str], deadline: Instant) -> Result<String, String> {
 
 /// A worktree about to be created (or taken over from a spawn that died after creating it).
 #[derive(Debug, Clone)]
-pub struct Planned {
+pub(crate) struct Planned {
     pub repo: PathBuf,
     pub path: PathBuf,
     pub branch: String,
@@ -63,7 +63,12 @@ pub struct Planned {
 /// Check everything `--worktree` refuses, creating nothing: the root in a git checkout, a valid
 /// branch name that no worktree has checked out, a path that does not exist and that git has no
 /// stale record of.
-pub fn plan(root: &Path, path: &Path, branch: &str, deadline: Instant) -> Result<Planned, String> {
+pub(crate) fn plan(
+    root: &Path,
+    path: &Path,
+    branch: &str,
+    deadline: Instant,
+) -> Result<Planned, String> {
     let repo = git(root, &["rev-parse", "--show-toplevel"], deadline)
         .map_err(|e| format!("--worktree needs the root in a git checkout: {e}"))?;
     let repo = PathBuf::from(repo.trim_end_matches('\n'));
@@ -119,7 +124,7 @@ pub fn plan(root: &Path, path: &Path, branch: &str, deadline: Instant) -> Result
 }
 
 /// Create the planned worktree.
-pub fn create(p: &Planned, deadline: Instant) -> Result<Worktree, String> {
+pub(crate) fn create(p: &Planned, deadline: Instant) -> Result<Worktree, String> {
     let path = p.path.to_string_lossy().into_owned();
     let args: Vec<&str> = if p.branch_exists {
         vec!["worktree", "add", "--", &path, &p.branch]
@@ -136,14 +141,14 @@ pub fn create(p: &Planned, deadline: Instant) -> Result<Worktree, String> {
 }
 
 /// The worktree at `w.path` is a checkout of `w.branch` (taking over one a dead spawn created).
-pub fn is_checkout_of(w: &Worktree, deadline: Instant) -> bool {
+pub(crate) fn is_checkout_of(w: &Worktree, deadline: Instant) -> bool {
     git(&w.path, &["symbolic-ref", "--quiet", "HEAD"], deadline)
         .is_ok_and(|r| r.trim() == format!("refs/heads/{}", w.branch))
 }
 
 /// Work a worktree holds that removing it would lose.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Work {
+pub(crate) struct Work {
     /// `git status` entries: changed, staged or untracked files (at most 20 named).
     pub uncommitted: Vec<String>,
     /// Commits on the branch that no other branch and no remote-tracking branch has.
@@ -151,13 +156,13 @@ pub struct Work {
 }
 
 impl Work {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.uncommitted.is_empty() && self.unmerged_commits == 0
     }
 }
 
 /// What `w` holds that is not safe elsewhere.
-pub fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
+pub(crate) fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
     let status = git(
         &w.path,
         &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
@@ -192,7 +197,7 @@ pub fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
 }
 
 /// Remove the worktree (git itself refuses one with changes: no `--force`); the branch stays.
-pub fn remove(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
+pub(crate) fn remove(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
     let path = w.path.to_string_lossy().into_owned();
     git(repo, &["worktree", "remove", "--", &path], deadline)
         .map(|_| ())
@@ -201,7 +206,7 @@ pub fn remove(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String
 
 /// Undo a worktree this spawn just created (the roster refused the worker): remove it, and the
 /// branch when this spawn created it and it still points where it started.
-pub fn undo(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
+pub(crate) fn undo(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> {
     remove(repo, w, deadline)?;
     if w.created_branch {
         let r = format!("refs/heads/{}", w.branch);
@@ -212,7 +217,7 @@ pub fn undo(repo: &Path, w: &Worktree, deadline: Instant) -> Result<(), String> 
 }
 
 /// The repository a worktree belongs to (its common git folder's checkout).
-pub fn repo_of(w: &Worktree, deadline: Instant) -> Result<PathBuf, String> {
+pub(crate) fn repo_of(w: &Worktree, deadline: Instant) -> Result<PathBuf, String> {
     let common = git(
         &w.path,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],

@@ -17,16 +17,17 @@ use crate::states::CloseState;
 use crate::text;
 
 mod parse;
-pub use parse::{parse, valid_job_id};
+pub use parse::parse;
+pub(crate) use parse::valid_job_id;
 
 /// Largest accepted `config.json`, in bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// Most agents a roster may hold.
-pub const MAX_AGENTS: usize = 256;
+pub(crate) const MAX_AGENTS: usize = 256;
 /// Most folder levels root discovery climbs.
-pub const MAX_DISCOVERY_LEVELS: usize = 64;
+pub(crate) const MAX_DISCOVERY_LEVELS: usize = 64;
 
-pub use crate::paths::{CONFIG_FILE, STATE_DIR};
+pub(crate) use crate::paths::{CONFIG_FILE, STATE_DIR};
 
 /// Why a config could not be used: a fixed `code` for JSON/tests and a human `message` that names
 /// the field path and quotes the value (sanitized and clipped).
@@ -284,7 +285,7 @@ impl IntercomConfig {
 }
 
 /// `<root>/.pi-intercom/config.json`.
-pub fn config_path(root: &Path) -> PathBuf {
+pub(crate) fn config_path(root: &Path) -> PathBuf {
     crate::paths::config_file(root)
 }
 
@@ -297,12 +298,12 @@ pub fn discover_root(start: &Path) -> Result<Option<PathBuf>, ConfigError> {
 }
 
 /// Like `discover_root`, but returns the loaded config (read once).
-pub fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
+pub(crate) fn discover(start: &Path) -> Result<Option<IntercomConfig>, ConfigError> {
     discover_with(start, None)
 }
 
 /// `discover`, loading the config found through `memo` (see `load_with`).
-pub fn discover_with(
+pub(crate) fn discover_with(
     start: &Path,
     memo: Option<&ConfigMemo>,
 ) -> Result<Option<IntercomConfig>, ConfigError> {
@@ -355,7 +356,10 @@ pub fn load(root: &Path) -> Result<IntercomConfig, ConfigError> {
 
 /// `load`, reusing what `memo` kept while the file is unchanged (the sidebar reads the config
 /// every pass and it rarely changes).
-pub fn load_with(root: &Path, memo: Option<&ConfigMemo>) -> Result<IntercomConfig, ConfigError> {
+pub(crate) fn load_with(
+    root: &Path,
+    memo: Option<&ConfigMemo>,
+) -> Result<IntercomConfig, ConfigError> {
     load_checked(root, false, memo)
 }
 
@@ -393,7 +397,7 @@ fn load_checked(
 }
 
 /// Configs last parsed, by path and settled key (a few roots at most).
-pub type ConfigMemo = Memo<fsguard::SettledKey, IntercomConfig>;
+pub(crate) type ConfigMemo = Memo<fsguard::SettledKey, IntercomConfig>;
 
 /// Roots a `ConfigMemo` keeps.
 pub(crate) const CONFIGS_KEPT: usize = 4;

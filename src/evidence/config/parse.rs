@@ -458,12 +458,12 @@ fn valid_project_dir(s: &str) -> bool {
 }
 
 /// `[A-Za-z0-9-]{1,128}`.
-pub fn valid_job_id(s: &str) -> bool {
+pub(crate) fn valid_job_id(s: &str) -> bool {
     (1..=128).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 /// `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
-pub fn valid_role(s: &str) -> bool {
+pub(super) fn valid_role(s: &str) -> bool {
     let b = s.as_bytes();
     (1..=64).contains(&b.len())
         && b[0].is_ascii_alphanumeric()

@@ -12,18 +12,18 @@ use crate::fsguard::{self, Kind};
 mod pi_events;
 mod record;
 
-pub use pi_events::{
-    CompactPhase, CompactReason, ContextFill, Event, PiReport, PiState, RetryPhase,
-};
-pub use record::{parse_record, MuxRecord, Registration, RunEvent, RunRecord, RunState};
+pub(crate) use pi_events::{CompactPhase, CompactReason, ContextFill, PiReport, RetryPhase};
+pub use pi_events::{Event, PiState};
+pub use record::{parse_record, RunEvent};
+pub(crate) use record::{MuxRecord, Registration, RunRecord, RunState};
 
-pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 const MAX_LAYOUTS: usize = 64;
 const MAX_SEATS: usize = 512;
 
 /// Two paths name the same place: equal, or equal once links are resolved (a folder reached
 /// through a link, as a person's `cd` may have been).
-pub fn same_path(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
     a == b
         || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
             (Ok(x), Ok(y)) => x == y,
@@ -33,7 +33,7 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
 
 /// All registrations found, plus content-free errors for the ones refused.
 #[derive(Debug, Default)]
-pub struct RegistrationSet {
+pub(crate) struct RegistrationSet {
     pub items: Vec<Registration>,
     /// `<path>: <code>` (the path is ours to show; the content is not).
     pub errors: Vec<String>,
@@ -48,13 +48,13 @@ impl RegistrationSet {
     /// (an outside record — the data root, another layout — never overrides it, live or not);
     /// among the candidates a live one beats a fresher dead one; then the newest process start,
     /// then the newest run state.
-    pub fn by_session_id(&self, id: &str) -> Option<&Registration> {
+    pub(crate) fn by_session_id(&self, id: &str) -> Option<&Registration> {
         self.best(|r| r.session_id.as_deref() == Some(id))
     }
 
     /// The record whose sessions folder is `dir` or one of its per-cwd subfolders (pi reports
     /// the subfolder it writes into), by the same rule.
-    pub fn by_sessions_dir(&self, dir: &Path) -> Option<&Registration> {
+    pub(crate) fn by_sessions_dir(&self, dir: &Path) -> Option<&Registration> {
         self.best(|r| {
             r.sessions_dir
                 .as_deref()
@@ -66,7 +66,7 @@ impl RegistrationSet {
     /// seats folder and names another session file or folder than the board found for the seat
     /// (`Registration::matches_seat`): that is another pi's record of the same session id, and
     /// the seat has none.
-    pub fn of_seat(
+    pub(crate) fn of_seat(
         &self,
         id: &str,
         board_file: Option<&Path>,
@@ -77,7 +77,7 @@ impl RegistrationSet {
     }
 
     /// Is this record in the roster's own seats folder?
-    pub fn is_own(&self, r: &Registration) -> bool {
+    pub(crate) fn is_own(&self, r: &Registration) -> bool {
         self.own_dir
             .as_deref()
             .is_some_and(|d| r.path.parent() == Some(d))
@@ -101,7 +101,7 @@ impl RegistrationSet {
 }
 
 /// Is `p` the folder `dir` or one of its per-cwd subfolders?
-pub fn in_sessions_dir(p: &Path, dir: &Path) -> bool {
+pub(crate) fn in_sessions_dir(p: &Path, dir: &Path) -> bool {
     p == dir || p.parent() == Some(dir)
 }
 
@@ -113,12 +113,12 @@ fn freshness(r: &Registration) -> (Ms, Ms) {
 }
 
 /// The record file of `session_id` in a root's seats folder.
-pub fn root_record(root: &Path, session_id: &str) -> PathBuf {
+pub(crate) fn root_record(root: &Path, session_id: &str) -> PathBuf {
     crate::paths::seat_record(root, session_id)
 }
 
 /// The record file of `session_id` that `register` writes under the data root.
-pub fn data_record(data_root: &Path, session_id: &str) -> PathBuf {
+pub(crate) fn data_record(data_root: &Path, session_id: &str) -> PathBuf {
     data_root
         .join("seats")
         .join("pi")
@@ -129,7 +129,7 @@ pub fn data_record(data_root: &Path, session_id: &str) -> PathBuf {
 /// Read every registration under the Intercom root (if any) and the data root. Folders and
 /// files that are not this user's, or that others may write, are refused (`fsguard::trusted`),
 /// each with an error naming the path.
-pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
+pub(crate) fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
     let mut set = RegistrationSet::default();
     if let Some(root) = intercom_root {
         let dir = crate::paths::seats_dir(root);
@@ -176,7 +176,7 @@ pub fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationS
 /// Every record of `session_id` that `register` or a reader could take for it: the seats
 /// folder of each root in `roots`, and every layout under the data root. Used by `register`
 /// to refuse a second live registration of a session (docs/behaviour.md §5b).
-pub fn records_of_session(
+pub(crate) fn records_of_session(
     roots: &[PathBuf],
     data_root: &Path,
     session_id: &str,
@@ -253,7 +253,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Option<Registration> {
 
 /// Read one registration file again (the reply path re-reads the seat's record right before
 /// sending); `None` when it is gone, unreadable or invalid.
-pub fn read_path(path: &Path) -> Option<Registration> {
+pub(crate) fn read_path(path: &Path) -> Option<Registration> {
     let bytes = fsguard::read_trusted(path, MAX_REGISTRATION_BYTES).ok()?;
     parse(path, &bytes)
 }

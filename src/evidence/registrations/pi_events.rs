@@ -11,11 +11,11 @@ use super::record::RunEvent;
 use crate::clock::{iso_ms, Ms};
 
 /// Longest `--pi-state` accepted, in bytes.
-pub const MAX_PI_STATE_BYTES: usize = 8 * 1024;
+pub(super) const MAX_PI_STATE_BYTES: usize = 8 * 1024;
 /// Longest dialog title kept, in characters (the board shows it as the seat's question).
-pub const TITLE_CHARS: usize = 500;
+pub(super) const TITLE_CHARS: usize = 500;
 /// Longest error text kept (a retry's or a compaction's), in characters.
-pub const ERROR_CHARS: usize = 300;
+pub(super) const ERROR_CHARS: usize = 300;
 /// Highest retry attempt believed.
 const MAX_ATTEMPT: u32 = 1000;
 /// Most tools believed running at once.

@@ -15,7 +15,7 @@ use crate::clock::{iso_ms, iso_ms_opt, Ms};
 use crate::mux::MuxKind;
 
 /// The only record version.
-pub const VERSION: u32 = 1;
+pub(super) const VERSION: u32 = 1;
 
 /// Which multiplexer pane the pi lives in, as recorded at registration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

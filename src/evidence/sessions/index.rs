@@ -20,7 +20,7 @@ const MAX_FILES: usize = 65_536;
 
 /// Session folders to index: `$PI_CODING_AGENT_SESSION_DIR` (flat) when set, then
 /// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
-pub fn default_session_dirs() -> Vec<PathBuf> {
+pub(crate) fn default_session_dirs() -> Vec<PathBuf> {
     session_dirs_from(|k| std::env::var(k).ok())
 }
 

@@ -204,13 +204,11 @@ mod index;
 mod parse;
 mod skim;
 mod tail;
-pub mod usage;
+pub(crate) mod usage;
 
-pub use entry::{EntryKind, Role, StopReason};
-pub use index::{
-    default_session_dirs, index_sessions, newest_session_in, session_dirs_from,
-    session_id_from_name, SessionIndex,
-};
+pub(crate) use entry::{EntryKind, Role, StopReason};
+pub(crate) use index::{default_session_dirs, SessionIndex};
+pub use index::{index_sessions, newest_session_in, session_dirs_from, session_id_from_name};
 use parse::parse_line;
 use tail::{scan_tail, Tail};
 // The observation logs split lines with the same word-at-a-time search.
@@ -372,7 +370,7 @@ fn read_session_at(
 /// Summaries of files that did not change since they were read (pi appends to a session file,
 /// so an unchanged identity, length and times mean unchanged content), by the leaf asked for
 /// and the file's settled key.
-pub type SessionMemo = Memo<(Option<String>, fsguard::SettledKey), SessionSummary>;
+pub(crate) type SessionMemo = Memo<(Option<String>, fsguard::SettledKey), SessionSummary>;
 
 /// Session files a `SessionMemo` keeps: the sidebar reads every seat's each pass.
 pub(crate) const SESSIONS_KEPT: usize = 1024;

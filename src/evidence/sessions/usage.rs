@@ -25,12 +25,12 @@ use crate::fsguard;
 
 /// Bytes a pass of the sidebar (which keeps a `UsageMemo`) reads forward for usage, over all
 /// its seats: a file bigger than what is left is counted on over later passes, each byte once.
-pub const SIDEBAR_PASS_BUDGET: u64 = 16 * 1024 * 1024;
+pub(crate) const SIDEBAR_PASS_BUDGET: u64 = 16 * 1024 * 1024;
 /// Bytes a one-shot command (`scan`, `status`, `explain`) reads forward for usage, over all its
 /// seats; what it could not reach is marked "at least".
 pub const ONE_SHOT_BUDGET: u64 = 4 * 1024 * 1024;
 /// Most files a `UsageMemo` follows (a full memo starts over).
-pub const FILES_KEPT: usize = 4096;
+pub(crate) const FILES_KEPT: usize = 4096;
 
 /// Longest line read whole; a longer one is judged by its head and tail.
 const LINE_CAP: usize = 1024 * 1024;
@@ -326,7 +326,7 @@ impl Serialize for UsageView {
 }
 
 /// A count as people read it: `950`, `12.3k`, `4.1M`.
-pub fn short_count(n: u64) -> String {
+pub(crate) fn short_count(n: u64) -> String {
     match n {
         n if n < 1000 => n.to_string(),
         n if n < 1_000_000 => format!("{:.1}k", n as f64 / 1e3),
@@ -388,7 +388,7 @@ impl UsageView {
 /// whose first read counted `head` (the summary's `usage`), read forward from where `memo` (or
 /// `head`, without one) stopped, within what is left of the pass's `budget` (which it lowers
 /// by what it reads). Without a memo and a budget, `head` is all: nothing more is looked at.
-pub fn tally(
+pub(crate) fn tally(
     path: &Path,
     head: &UsageTally,
     read_len: u64,

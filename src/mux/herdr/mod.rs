@@ -19,21 +19,21 @@ use super::{
 };
 use crate::text::sanitize;
 
-pub mod events;
+pub(crate) mod events;
 mod listing;
 mod place;
 mod prompt;
 mod types;
 use types::Snapshot;
-pub use types::{HerdrPane, HerdrProcessInfo, Layout, Rect, SwapResult};
+pub(crate) use types::{HerdrPane, HerdrProcessInfo, Layout, Rect, SwapResult};
 mod socket;
 pub(in crate::mux) mod wire;
 pub use listing::listing_from_replies;
-pub use place::{Focus, FocusNote, FOCUS_CHECKED};
+pub(crate) use place::{Focus, FocusNote, FOCUS_CHECKED};
 use wire::{bad, err, expect_type, field};
 
 /// Oldest socket protocol we speak (Herdr 0.8.2 reports 20).
-pub const MIN_PROTOCOL: u32 = 20;
+pub(crate) const MIN_PROTOCOL: u32 = 20;
 /// Cap on panes whose process info one listing asks for.
 pub const MAX_PANES: usize = 256;
 /// Bound on one `agent.prompt` text, in bytes. `agent.prompt` carries 20 KB intact (Herdr 0.8.2,

@@ -104,7 +104,7 @@ pub enum FocusNote {
 }
 
 /// What a `FocusNote` was checked on (the record's `focusChecked`).
-pub const FOCUS_CHECKED: &str = "the focused workspace, tab and pane; the tab each workspace shows; the focused pane of the coordinator's tab";
+pub(crate) const FOCUS_CHECKED: &str = "the focused workspace, tab and pane; the tab each workspace shows; the focused pane of the coordinator's tab";
 
 #[derive(Deserialize)]
 struct TabLayout {

@@ -37,7 +37,7 @@ fn config_dir(env: &MuxEnv) -> Option<PathBuf> {
 
 /// The socket Herdr's CLI would use in this environment; `None` when it would refuse (an empty
 /// or unusable `HERDR_SESSION`) or when no config folder can be named.
-pub fn socket_from_env(env: &MuxEnv) -> Option<PathBuf> {
+pub(super) fn socket_from_env(env: &MuxEnv) -> Option<PathBuf> {
     if let Some(p) = &env.herdr_socket_path {
         return Some(PathBuf::from(p));
     }

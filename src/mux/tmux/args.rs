@@ -16,12 +16,12 @@ pub fn escape_arg(s: &str) -> String {
 }
 
 /// Parse `tmux -V` output (`tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`) to (major, minor).
-pub fn parse_version(s: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_version(s: &str) -> Option<(u32, u32)> {
     parse_version_number(s.trim().strip_prefix("tmux ")?)
 }
 
 /// Parse a version as `#{version}` prints it (`3.3a`, `next-3.4`, `3.2-rc2`) to (major, minor).
-pub fn parse_version_number(v: &str) -> Option<(u32, u32)> {
+pub(super) fn parse_version_number(v: &str) -> Option<(u32, u32)> {
     let v = v.strip_prefix("next-").unwrap_or(v);
     let (major, rest) = v.split_once('.')?;
     let major: u32 = major.parse().ok()?;
@@ -48,7 +48,7 @@ pub(super) fn supported(v: (u32, u32)) -> Result<(), MuxError> {
 }
 
 /// Where `tmux -L name` puts its socket: `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/<name>`.
-pub fn socket_for_name(name: &str, tmux_tmpdir: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn socket_for_name(name: &str, tmux_tmpdir: Option<&str>) -> Option<PathBuf> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
         return None;
     }

@@ -17,9 +17,9 @@ const CLIENT_FORMAT: &str = "#{client_control_mode}|#{pane_id}|#{client_activity
 /// Longest client name accepted (tty paths, `client-<pid>` for control clients).
 const MAX_CLIENT_NAME: usize = 256;
 /// Longest option value we set or read.
-pub const MAX_OPTION_VALUE: usize = 1024;
+pub(crate) const MAX_OPTION_VALUE: usize = 1024;
 /// Longest message shown.
-pub const MAX_MESSAGE: usize = 400;
+pub(crate) const MAX_MESSAGE: usize = 400;
 
 /// One attached client as `list-clients` prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,7 @@ fn valid_user_option(name: &str) -> bool {
 }
 
 /// Parse `list-clients -F CLIENT_FORMAT`; lines that do not validate are skipped.
-pub fn parse_clients(out: &[u8]) -> Vec<Client> {
+pub(crate) fn parse_clients(out: &[u8]) -> Vec<Client> {
     String::from_utf8_lossy(out)
         .lines()
         .filter_map(|l| {

@@ -19,7 +19,7 @@ const CMDLINE_CAP: u64 = 64 * 1024;
 /// tmux's `parse_window_name`: drop a leading `"` and everything from the next `"`, an `exec `
 /// prefix, leading spaces and dashes, everything from the first space, trailing characters that
 /// are neither alphanumeric nor punctuation, and take the base name of a path.
-pub fn parse_window_name(input: &str) -> String {
+pub(crate) fn parse_window_name(input: &str) -> String {
     // Byte by byte, as tmux does.
     let mut name = input.as_bytes();
     name = name.strip_prefix(b"\"").unwrap_or(name);
@@ -106,7 +106,7 @@ fn same_panes(list: &PaneList) -> bool {
 
 /// `list` with every pane's command and folder as tmux would print them now, or `None` when a
 /// pane's shell is gone or the server has a process no listed pane runs (list again).
-pub fn refresh(list: &PaneList) -> Option<PaneList> {
+pub(crate) fn refresh(list: &PaneList) -> Option<PaneList> {
     if !same_panes(list) {
         return None;
     }

@@ -67,7 +67,7 @@ const FIELDS: [(&str, Shape); 20] = [
 const MAX_PLAIN: usize = 24;
 
 /// The `-F` format of a listing: plain fields as is, the others `#{q:...}`, `|` between fields.
-pub fn list_format() -> String {
+pub(crate) fn list_format() -> String {
     FIELDS
         .iter()
         .map(|(f, shape)| match shape {
@@ -133,7 +133,7 @@ fn quoted_at(out: &[u8], i: usize) -> Result<(Cow<'_, [u8]>, usize), MuxError> {
 }
 
 /// One row's fields, in `FIELDS` order.
-pub type Row<'a> = Vec<Cow<'a, [u8]>>;
+pub(super) type Row<'a> = Vec<Cow<'a, [u8]>>;
 
 /// Split a listing into rows of exactly `FIELDS.len()` fields.
 pub fn parse_rows(out: &[u8]) -> Result<Vec<Row<'_>>, MuxError> {

@@ -22,7 +22,7 @@ use std::path::Path;
 use super::super::{ErrorCode, MuxError};
 
 /// Longest name or title we hand to tmux.
-pub const MAX_NAME: usize = 1024;
+pub(crate) const MAX_NAME: usize = 1024;
 
 /// The text that tmux's format expansion (format.c, `format_expand1`) turns back into exactly
 /// `s`. There `##` is one `#`, and every other `#` starts a format, except a run of `#` right
@@ -53,7 +53,7 @@ pub fn format_literal(s: &str) -> String {
 /// (and `#[` into a style), so every `#` is doubled for it; then the expansion rule above; and
 /// display-message runs strftime over its text first, so each `%` is doubled too. Control
 /// characters are the caller's to remove (drawing skips them).
-pub fn message_literal(s: &str) -> String {
+pub(crate) fn message_literal(s: &str) -> String {
     format_literal(&s.replace('#', "##")).replace('%', "%%")
 }
 
@@ -81,7 +81,7 @@ fn check_name(what: &str, s: &str) -> Result<(), MuxError> {
 }
 
 /// The value for `new-window -n` / `new-session -n`.
-pub fn window_name(name: &str) -> Result<String, MuxError> {
+pub(crate) fn window_name(name: &str) -> Result<String, MuxError> {
     check_name("window name", name)?;
     Ok(format_literal(name))
 }
@@ -90,7 +90,7 @@ pub fn window_name(name: &str) -> Result<String, MuxError> {
 /// `session_check_name`, and utf8.c, `utf8_strvis`): `:` and `.` (which separate a target's
 /// parts) become `_`, a `\` becomes `\\`, and a `$` before a letter, `_` or `{` gets a `\`.
 /// Such a name is refused rather than changed.
-pub fn session_name(name: &str) -> Result<String, MuxError> {
+pub(crate) fn session_name(name: &str) -> Result<String, MuxError> {
     check_name("session name", name)?;
     let dollar = name
         .as_bytes()
@@ -120,7 +120,7 @@ pub fn session_name_like(name: &str) -> String {
 }
 
 /// The value for `select-pane -T` (an empty title is allowed: it clears the title).
-pub fn pane_title(title: &str) -> Result<String, MuxError> {
+pub(crate) fn pane_title(title: &str) -> Result<String, MuxError> {
     if !title.is_empty() {
         check_name("pane title", title)?;
     }
@@ -131,7 +131,7 @@ pub fn pane_title(title: &str) -> Result<String, MuxError> {
 /// UTF-8, made absolute against our own folder (as tmux would, from its client's folder). A
 /// newline or TAB in it is kept (tmux passes it to `chdir` as is); a missing folder (tmux would
 /// silently start the pane in the home folder) is refused rather than changed.
-pub fn start_dir(dir: &Path) -> Result<String, MuxError> {
+pub(crate) fn start_dir(dir: &Path) -> Result<String, MuxError> {
     let dir = if dir.is_absolute() {
         dir.to_path_buf()
     } else {
@@ -153,11 +153,11 @@ pub fn start_dir(dir: &Path) -> Result<String, MuxError> {
 /// A tmux pane id, `%` and 1 to 9 digits: the only pane target accepted anywhere, so no target
 /// can name a session or window, pick "the active pane", or carry a format into a filter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PaneId(String);
+pub(crate) struct PaneId(String);
 
 impl PaneId {
     /// `s` as a pane id, or a `bad_request` refusal.
-    pub fn parse(s: &str) -> Result<PaneId, MuxError> {
+    pub(crate) fn parse(s: &str) -> Result<PaneId, MuxError> {
         if is_pane_id(s) {
             Ok(PaneId(s.to_string()))
         } else {
@@ -167,7 +167,7 @@ impl PaneId {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }

@@ -39,24 +39,27 @@ use super::{
 
 mod args;
 mod attach;
-pub mod clients;
+pub(crate) mod clients;
 mod close;
-pub mod control;
+pub(crate) mod control;
 mod create;
-pub mod current;
+pub(crate) mod current;
 mod focus;
 mod listing;
-pub mod literal;
+pub(crate) mod literal;
 mod presence;
-pub mod typed;
-pub use args::{escape_arg, parse_version, socket_for_name};
+pub(crate) mod typed;
+pub use args::escape_arg;
 use args::{filter_for, Args};
+pub(crate) use args::{parse_version, socket_for_name};
 use listing::bad;
-pub use listing::{list_format, parse_listing, parse_rows};
-pub use literal::{format_literal, is_pane_id, PaneId};
+pub(crate) use listing::list_format;
+pub use listing::{parse_listing, parse_rows};
+pub(crate) use literal::PaneId;
+pub use literal::{format_literal, is_pane_id};
 
 /// Oldest tmux we drive (argv-form commands, `-e` repeats, `list-panes -f`, `-l N%`).
-pub const MIN_VERSION: (u32, u32) = (3, 2);
+pub(crate) const MIN_VERSION: (u32, u32) = (3, 2);
 /// Cap on one listing's output (128 panes take about 40 KiB).
 const LIST_CAP: usize = 16 << 20;
 /// Cap on output of commands that print little.
@@ -66,7 +69,7 @@ const MAX_MARKER: usize = 1024;
 
 /// Resolve a socket hint to a socket path. `None` is the default server: `default_socket` when
 /// given (e.g. `--tmux-socket`), else the first field of `$TMUX`, else `-L default`.
-pub fn resolve_socket(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn resolve_socket(hint: Option<&str>, default_socket: Option<&Path>) -> Option<PathBuf> {
     let tmpdir = std::env::var("TMUX_TMPDIR").ok();
     match hint {
         Some(s) if s.contains('/') => Some(PathBuf::from(s)),
@@ -82,7 +85,7 @@ pub fn resolve_socket(hint: Option<&str>, default_socket: Option<&Path>) -> Opti
 }
 
 /// `$TMUX_PANE` when this process runs in a pane of the tmux server at `socket`.
-pub fn own_pane_on(socket: &Path) -> Option<String> {
+pub(crate) fn own_pane_on(socket: &Path) -> Option<String> {
     let ours = std::env::var("TMUX")
         .ok()
         .and_then(|t| Tmux::from_tmux_env(&t))?;
@@ -281,7 +284,7 @@ impl Tmux {
 /// server (`tmux new-session ARGS…`, attached, as they would type it): `init --start` outside
 /// any multiplexer, the one place a session is started there. Never called inside a pane (no
 /// nesting). Returns only when tmux could not be started.
-pub fn exec_new_session(args: &[String]) -> std::io::Error {
+pub(crate) fn exec_new_session(args: &[String]) -> std::io::Error {
     use std::os::unix::process::CommandExt;
     Command::new("tmux").arg("new-session").args(args).exec()
 }

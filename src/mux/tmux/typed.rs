@@ -15,11 +15,11 @@ use super::super::{ErrorCode, MuxError, PiText, Typed, Untyped};
 use super::literal::PaneId;
 
 /// The delivery tool, shipped in `scripts/` and embedded.
-pub const AGENT_SEND: &str = include_str!("../../../scripts/agent-send.sh");
+pub(crate) const AGENT_SEND: &str = include_str!("../../../scripts/agent-send.sh");
 /// Set to a path to run another agent-send script instead of the embedded one.
-pub const AGENT_SEND_ENV: &str = "INTERCOM_PANE_AGENT_SEND";
+pub(crate) const AGENT_SEND_ENV: &str = "INTERCOM_PANE_AGENT_SEND";
 /// Longest the delivery tool may take (its tmux calls have 5 s each; its waits are about 3 s).
-pub const TOOL_DEADLINE: Duration = Duration::from_secs(15);
+pub(crate) const TOOL_DEADLINE: Duration = Duration::from_secs(15);
 /// Cap on the tool's output we keep.
 const OUTPUT_CAP: usize = 16 * 1024;
 /// Environment a delivery must never inherit: the request is the only source of the target.
@@ -27,7 +27,7 @@ const STRIPPED_ENV: [&str; 4] = ["MOSAIC_TMUX_SOCKET", "TMUX", "TMUX_PANE", "TMU
 
 /// One text for one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypedRequest<'a> {
+pub(crate) struct TypedRequest<'a> {
     /// The pane (never a session name: only a pane id names exactly one pane).
     pub target: &'a PaneId,
     /// A socket path (contains a `/`) or a `-L` name; `None`: tmux's default server.
@@ -43,7 +43,7 @@ pub struct TypedRequest<'a> {
 
 /// The tool's exit codes (see the script's header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypedExit {
+pub(crate) enum TypedExit {
     /// 0: typed and submitted.
     Delivered,
     /// 2: bad arguments.
@@ -66,7 +66,7 @@ pub enum TypedExit {
 
 /// What the tool answered.
 #[derive(Debug)]
-pub struct TypedAnswer {
+pub(crate) struct TypedAnswer {
     pub status: ExitStatus,
     /// Trimmed, lossily decoded.
     pub stdout: String,
@@ -75,7 +75,7 @@ pub struct TypedAnswer {
 
 impl TypedAnswer {
     /// The exit status as the tool's contract names it.
-    pub fn exit(&self) -> TypedExit {
+    pub(crate) fn exit(&self) -> TypedExit {
         match self.status.code() {
             Some(0) => TypedExit::Delivered,
             Some(2) => TypedExit::Usage,
@@ -90,7 +90,7 @@ impl TypedAnswer {
     }
 
     /// The tool's own words for a refusal, without its `agent-send: refused: ` prefix.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let line = self
             .stderr
             .lines()
@@ -104,7 +104,7 @@ impl TypedAnswer {
 /// The server the tool talks to for a registration's socket hint (`-L` as it resolves it: a
 /// path, or a name under the default socket folder, since the tool runs without
 /// `TMUX_TMPDIR`; none: the default server).
-pub fn tool_socket(socket: Option<&str>) -> Result<std::path::PathBuf, MuxError> {
+pub(crate) fn tool_socket(socket: Option<&str>) -> Result<std::path::PathBuf, MuxError> {
     Ok(match socket {
         Some(s) if s.contains('/') => std::path::PathBuf::from(s),
         Some(name) => super::args::socket_for_name(name, None)
@@ -128,7 +128,7 @@ fn server_ours(socket: Option<&str>, deadline: Instant) -> Result<(), MuxError> 
 
 /// Why the tool gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TypedError {
+pub(crate) enum TypedError {
     /// The server belongs to another user (socket or process): nothing was typed.
     NotOurs(String),
     /// It never started (no bash, no script, spawn failed): nothing was typed.
@@ -139,7 +139,10 @@ pub enum TypedError {
 
 /// Run the delivery tool once for `req` before `deadline` (never retried: a second run could
 /// type twice).
-pub fn agent_send(req: &TypedRequest<'_>, deadline: Instant) -> Result<TypedAnswer, TypedError> {
+pub(crate) fn agent_send(
+    req: &TypedRequest<'_>,
+    deadline: Instant,
+) -> Result<TypedAnswer, TypedError> {
     // Never type into another user's server: its socket and its process must be ours.
     server_ours(req.socket, deadline).map_err(|e| TypedError::NotOurs(e.to_string()))?;
     let mut cmd = match std::env::var_os(AGENT_SEND_ENV) {
