@@ -12,6 +12,8 @@
 //!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
 //!   use `actions/` (mutations come through `ui::ports`);
+//! - `evidence/` (facts) names neither `board/` (the rules) nor `snapshot` (the view model), and
+//!   `board/` does not name `snapshot`;
 //! - the library exposes only `main_entry` and the test seam (`src/seam.rs`), and the seam
 //!   re-exports items on their own paths, never a whole module, so the dead-code lint sees
 //!   everything else.
@@ -203,6 +205,19 @@ fn only_probe_builds_a_runtime() {
         p.starts_with("src/probe/")
     });
     assert!(bad.is_empty(), "a tokio runtime outside probe/: {bad:#?}");
+}
+
+/// Facts below the rules below the view model: `evidence/` names neither `board/` nor
+/// `snapshot`, and `board/` does not name `snapshot` (the pass in `scan/` joins them).
+#[test]
+fn evidence_board_and_snapshot_go_one_way() {
+    let mut bad = offenders(&["crate::board", "crate::snapshot"], |p| {
+        !p.starts_with("src/evidence/")
+    });
+    bad.extend(offenders(&["crate::snapshot"], |p| {
+        !p.starts_with("src/board/")
+    }));
+    assert!(bad.is_empty(), "a layer names one above it: {bad:#?}");
 }
 
 #[test]
