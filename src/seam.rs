@@ -9,9 +9,6 @@
 //! the dead-code lint off for it). An item nobody outside uses any more leaves this list.
 
 pub mod actions {
-    pub mod alert_memory {
-        pub use crate::actions::alert_memory::path;
-    }
     pub mod close {
         pub use crate::actions::close::CloseExit;
         pub mod record {
@@ -54,6 +51,9 @@ pub mod alerts {
     }
     pub mod memory {
         pub use crate::alerts::memory::{LastAlert, Memory, PaneRef};
+    }
+    pub mod memory_file {
+        pub use crate::alerts::memory_file::path;
     }
 }
 pub mod board {

@@ -1,6 +1,5 @@
 //! Explicit mutations. Every byte written goes through `crate::store`.
 
-pub(crate) mod alert_memory;
 pub(crate) mod close;
 pub(crate) mod config_write;
 pub(crate) mod handoff;

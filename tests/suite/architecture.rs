@@ -11,7 +11,7 @@
 //! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
 //!   facade for probes);
 //! - `ui/` and `views/` read no files and touch no multiplexer, process or probe; `ui/` does not
-//!   use `actions/` (mutations come through `ui::ports`);
+//!   use `actions/` (mutations come through `ui::ports`), nor do `alerts/`;
 //! - `evidence/` (facts) names neither `board/` (the rules) nor `snapshot` (the view model), and
 //!   `board/` does not name `snapshot`;
 //! - the library exposes only `main_entry` and the test seam (`src/seam.rs`), and the seam
@@ -218,6 +218,13 @@ fn evidence_board_and_snapshot_go_one_way() {
         !p.starts_with("src/board/")
     }));
     assert!(bad.is_empty(), "a layer names one above it: {bad:#?}");
+}
+
+/// The alert memory's file is read and written in `alerts/memory_file.rs`: alerts use no action.
+#[test]
+fn alerts_do_not_use_actions() {
+    let bad = offenders(&["crate::actions"], |p| !p.starts_with("src/alerts/"));
+    assert!(bad.is_empty(), "alerts/ uses actions/: {bad:#?}");
 }
 
 #[test]
