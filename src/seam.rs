@@ -22,12 +22,13 @@ pub mod actions {
         pub use crate::actions::init::InitExit;
     }
     pub mod monitor_pane {
-        pub use crate::actions::monitor_pane::{
-            ensure, record_path, EnsureExit, EnsureRequest, Outcome,
-        };
+        pub use crate::actions::monitor_pane::{ensure, record_path, EnsureRequest};
     }
     pub mod monitor_place {
         pub use crate::actions::monitor_place::TEST_PAUSE_ENV;
+    }
+    pub mod monitor_run {
+        pub use crate::actions::monitor_run::{EnsureExit, Outcome};
     }
     pub mod reply {
         pub use crate::actions::reply::{check_text, Refusal, ReplyExit};

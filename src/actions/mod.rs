@@ -8,6 +8,7 @@ pub(crate) mod launch_spec;
 pub(crate) mod monitor_pane;
 pub(crate) mod monitor_place;
 pub(crate) mod monitor_restart;
+pub(crate) mod monitor_run;
 pub(crate) mod register;
 pub(crate) mod reply;
 pub(crate) mod resume;
