@@ -91,7 +91,7 @@ pub mod cmd {
         };
     }
     pub mod monitor_cmd {
-        pub use crate::cmd::monitor_cmd::{DataRootSeen, ScanSource};
+        pub use crate::cmd::monitor_cmd::DataRootSeen;
     }
     pub mod monitor_hosts {
         pub use crate::cmd::monitor_hosts::HostPorts;
@@ -101,6 +101,9 @@ pub mod cmd {
     }
     pub mod options {
         pub use crate::cmd::options::resolve;
+    }
+    pub mod scan_source {
+        pub use crate::cmd::scan_source::ScanSource;
     }
 }
 pub mod evidence {
