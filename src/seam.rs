@@ -116,13 +116,15 @@ pub mod evidence {
     pub mod connectors {
         pub use crate::evidence::connectors::{read_bindings, safe_name};
     }
+    pub mod log_event {
+        pub use crate::evidence::log_event::{is_lower_uuid, parse_tail};
+    }
     pub mod log_line {
         pub use crate::evidence::log_line::{field, Fields};
     }
     pub mod observations {
         pub use crate::evidence::observations::{
-            is_lower_uuid, match_log_name, parse_tail, read_logs, MAX_EVENTS, MAX_FILES,
-            MAX_TAIL_TOTAL,
+            match_log_name, read_logs, MAX_EVENTS, MAX_FILES, MAX_TAIL_TOTAL,
         };
     }
     pub mod registrations {
