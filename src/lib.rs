@@ -50,6 +50,8 @@ use cli::{Cli, Command};
 /// back the process exit code.
 pub fn main_entry() -> i32 {
     let cli = Cli::parse();
+    // The store names nothing above it: it tells the log of a `.gitignore` it cannot keep.
+    store::on_ignore_problem(log::gitignore_problem);
     // An action whose --host names another machine runs there (its exit code comes back).
     if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
         return code;

@@ -103,6 +103,15 @@ pub(crate) fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
     out
 }
 
+/// A `.gitignore` under `.pi-intercom/` cannot be kept (the store tells, through
+/// `store::on_ignore_problem`): `path`, `problem`.
+pub(crate) fn gitignore_problem(file: &std::path::Path, why: &str) {
+    event(
+        event::GITIGNORE_PROBLEM,
+        json!({"path": file.display().to_string(), "problem": why}),
+    );
+}
+
 /// Record one event when `INTERCOM_PANE_LOG` names an absolute path; otherwise nothing.
 pub(crate) fn event(name: &str, fields: Value) {
     let Some(path) = target() else { return };

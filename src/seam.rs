@@ -9,9 +9,6 @@
 //! the dead-code lint off for it). An item nobody outside uses any more leaves this list.
 
 pub mod actions {
-    pub mod alert_memory {
-        pub use crate::actions::alert_memory::path;
-    }
     pub mod close {
         pub use crate::actions::close::CloseExit;
         pub mod record {
@@ -25,12 +22,13 @@ pub mod actions {
         pub use crate::actions::init::InitExit;
     }
     pub mod monitor_pane {
-        pub use crate::actions::monitor_pane::{
-            ensure, record_path, EnsureExit, EnsureRequest, Outcome,
-        };
+        pub use crate::actions::monitor_pane::{ensure, record_path, EnsureRequest};
     }
     pub mod monitor_place {
         pub use crate::actions::monitor_place::TEST_PAUSE_ENV;
+    }
+    pub mod monitor_run {
+        pub use crate::actions::monitor_run::{EnsureExit, Outcome};
     }
     pub mod reply {
         pub use crate::actions::reply::{check_text, Refusal, ReplyExit};
@@ -54,6 +52,9 @@ pub mod alerts {
     }
     pub mod memory {
         pub use crate::alerts::memory::{LastAlert, Memory, PaneRef};
+    }
+    pub mod memory_file {
+        pub use crate::alerts::memory_file::path;
     }
 }
 pub mod board {
@@ -90,7 +91,7 @@ pub mod cmd {
         };
     }
     pub mod monitor_cmd {
-        pub use crate::cmd::monitor_cmd::{DataRootSeen, ScanSource};
+        pub use crate::cmd::monitor_cmd::DataRootSeen;
     }
     pub mod monitor_hosts {
         pub use crate::cmd::monitor_hosts::HostPorts;
@@ -100,6 +101,9 @@ pub mod cmd {
     }
     pub mod options {
         pub use crate::cmd::options::resolve;
+    }
+    pub mod scan_source {
+        pub use crate::cmd::scan_source::ScanSource;
     }
 }
 pub mod evidence {
@@ -112,13 +116,15 @@ pub mod evidence {
     pub mod connectors {
         pub use crate::evidence::connectors::{read_bindings, safe_name};
     }
+    pub mod log_event {
+        pub use crate::evidence::log_event::{is_lower_uuid, parse_tail};
+    }
     pub mod log_line {
         pub use crate::evidence::log_line::{field, Fields};
     }
     pub mod observations {
         pub use crate::evidence::observations::{
-            is_lower_uuid, match_log_name, parse_tail, read_logs, MAX_EVENTS, MAX_FILES,
-            MAX_TAIL_TOTAL,
+            match_log_name, read_logs, MAX_EVENTS, MAX_FILES, MAX_TAIL_TOTAL,
         };
     }
     pub mod registrations {

@@ -152,7 +152,7 @@ pub struct Row {
     pub provider: Option<String>,
     pub last_error: Option<String>,
     pub last_assistant_text: Option<String>,
-    /// What a waiting seat asks (`board::classify::question_of`), raw.
+    /// What a waiting seat asks (`evidence::sessions::question::question_of`), raw.
     pub question: Option<String>,
     /// The newest user text on the seat's branch, raw (the preview).
     pub last_user_text: Option<String>,

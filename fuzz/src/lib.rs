@@ -415,7 +415,7 @@ pub fn session_file(data: &[u8]) {
 /// its required fields; every line's fields parse without panic.
 pub fn observation_log(data: &[u8]) {
     let (flags, rest) = data.split_first().unwrap_or((&0, &[]));
-    for e in evidence::observations::parse_tail(rest, flags & 1 == 1, flags & 2 == 2) {
+    for e in evidence::log_event::parse_tail(rest, flags & 1 == 1, flags & 2 == 2) {
         assert!(!e.writer_id.is_empty() && !e.session_id.is_empty());
     }
     for line in rest.split(|&b| b == b'\n').take(64) {
@@ -603,7 +603,7 @@ pub fn proc_and_names(data: &[u8]) {
         assert!(s.contains(id));
     }
     let _ = evidence::observations::match_log_name(&s);
-    let _ = evidence::observations::is_lower_uuid(&s);
+    let _ = evidence::log_event::is_lower_uuid(&s);
     let _ = evidence::connectors::safe_name(&s);
     let _ = evidence::reports::report_file_name(&s);
 }

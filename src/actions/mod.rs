@@ -1,6 +1,5 @@
 //! Explicit mutations. Every byte written goes through `crate::store`.
 
-pub(crate) mod alert_memory;
 pub(crate) mod close;
 pub(crate) mod config_write;
 pub(crate) mod handoff;
@@ -9,6 +8,7 @@ pub(crate) mod launch_spec;
 pub(crate) mod monitor_pane;
 pub(crate) mod monitor_place;
 pub(crate) mod monitor_restart;
+pub(crate) mod monitor_run;
 pub(crate) mod register;
 pub(crate) mod reply;
 pub(crate) mod resume;

@@ -23,7 +23,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::monitor_pane::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
+use super::monitor_run::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
 use crate::mux::{self, Multiplexer, Owner, PaneIdentity, SplitAbove};

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::monitor_pane::{
+use super::monitor_run::{
     deadline, write_record, EnsureError, EnsureRefusal, Outcome, MONITOR_NAME,
 };
 use crate::clock::{format_iso, Ms};

@@ -1,7 +1,7 @@
 //! What every sidebar and watcher on a data root remembers together about alerts
 //! (`<data root>/alerts/memory.json`, docs/interop.md §12): the turns each seat was alerted for
 //! (or deliberately not), the seats seen before, and the last alert (what the tmux plugin's
-//! jump key goes to). Pure: the type, its caps and pruning; `actions::alert_memory` reads and
+//! jump key goes to). Pure: the type, its caps and pruning; `alerts::memory_file` reads and
 //! writes it under a lock.
 
 use std::collections::BTreeMap;

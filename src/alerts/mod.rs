@@ -1,12 +1,14 @@
 //! Alerts (docs/behaviour.md §3b): a seat that enters a state needing the person reaches them
 //! once per turn, through the channels they chose, and not where they already look.
 //!
-//! `board::alerts` holds the rule (pure); `memory` what every watcher remembers together;
+//! `board::alerts` holds the rule (pure); `memory` what every watcher remembers together
+//! (`memory_file` reads and writes it);
 //! the rest runs it beside a sidebar or `watch`.
 
 pub(crate) mod channels;
 pub(crate) mod config;
 pub(crate) mod memory;
+pub(crate) mod memory_file;
 pub(crate) mod message;
 pub(crate) mod programs;
 pub(crate) mod run;

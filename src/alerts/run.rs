@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
-use crate::actions::alert_memory;
 use crate::alerts::channels::{self, Failures, StatusLine};
 use crate::alerts::config::{Desktop, Settings};
 use crate::alerts::memory::{LastAlert, Memory};
+use crate::alerts::memory_file;
 use crate::alerts::message::Alert;
 use crate::alerts::programs::{Job, Pool};
 use crate::board::alerts::{Decision, Outcome, Seat, Summary, Watch};
@@ -212,11 +212,11 @@ impl Alerter {
     }
 
     fn refresh_memory(&mut self) {
-        let fp = alert_memory::fingerprint(&self.at.data_root);
+        let fp = memory_file::fingerprint(&self.at.data_root);
         if fp.is_some() && fp == self.fingerprint {
             return;
         }
-        match alert_memory::read(&self.at.data_root) {
+        match memory_file::read(&self.at.data_root) {
             Ok(m) => {
                 self.memory = m;
                 self.fingerprint = fp;
@@ -326,7 +326,7 @@ impl Alerter {
         last: Option<&Alert>,
     ) -> Vec<bool> {
         let rows = &snap.rows;
-        let recorded = alert_memory::update(&self.at.data_root, now, |m| {
+        let recorded = memory_file::update(&self.at.data_root, now, |m| {
             for i in known {
                 m.know(&rows[*i].id, now);
             }
@@ -353,7 +353,7 @@ impl Alerter {
         match recorded {
             Ok((first, m)) => {
                 self.memory = m;
-                self.fingerprint = alert_memory::fingerprint(&self.at.data_root);
+                self.fingerprint = memory_file::fingerprint(&self.at.data_root);
                 first
             }
             Err(e) => {

@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::{Agent, CloseReason};
-use crate::evidence::observations::Event;
+use crate::evidence::log_event::Event;
 use crate::evidence::reports::ReportSet;
 use crate::states::{CloseState, ReportStatus};
 use crate::text;

@@ -151,47 +151,6 @@ pub struct PaneExtra {
     pub pi: Option<Value>,
 }
 
-impl SeatExtra {
-    /// From the row a pass built (or, for the coordinator, its pane and reply path).
-    pub fn new(
-        role: crate::snapshot::RowRole,
-        pane: Option<&crate::snapshot::SeatPane>,
-        reply: &crate::snapshot::ReplyPath,
-        row: Option<&crate::snapshot::Row>,
-    ) -> SeatExtra {
-        use crate::snapshot::{ReplyPath, RowRole};
-        SeatExtra {
-            role: match role {
-                RowRole::Coordinator => "coordinator",
-                RowRole::Worker => "worker",
-                RowRole::Seat => "seat",
-                RowRole::Connector => "connector",
-            },
-            pane: pane.map(|p| {
-                PaneExtra {
-                mux: p.kind.name(),
-                socket: p.socket.clone(),
-                pane_id: p.pane_id.clone(),
-                shell_pid: p.shell_pid,
-                pi: p.pi.as_ref().map(|(pid, ticks, boot)| {
-                    serde_json::json!({"pid": pid, "startTicks": ticks, "bootId": boot})
-                }),
-            }
-            }),
-            reply: match reply {
-                ReplyPath::Available { target } => serde_json::json!({ "target": target }),
-                ReplyPath::Unavailable { reason } => serde_json::json!({ "unavailable": reason }),
-            },
-            last_user_text: row.and_then(|r| r.last_user_text.clone()),
-            running_tool: row
-                .and_then(|r| r.running_tool.as_ref())
-                .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
-            turn: row.and_then(|r| r.turn.clone()),
-            session_ended: row.is_some_and(|r| r.session_ended),
-        }
-    }
-}
-
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format_iso(*at))
 }

@@ -10,7 +10,7 @@ use crate::alerts::run::{AlertThread, Alerter, Msg, Where};
 use crate::cli::{AlertArgs, SourceArgs, WatchArgs};
 use crate::clock::Clock;
 use crate::cmd::exit::WatchExit;
-use crate::cmd::monitor_cmd::ScanSource;
+use crate::cmd::scan_source::ScanSource;
 use crate::cmd::{options, refuse};
 use crate::mux::tmux::Tmux;
 use crate::scan::{RootChoice, ScanOptions};

@@ -1,5 +1,5 @@
 //! `intercom-pane ensure-monitor`: exit 0 placed, kept or skipped (said on stdout); otherwise the
-//! codes of `actions::monitor_pane::EnsureError`.
+//! codes of `actions::monitor_run::EnsureError`.
 //!
 //! The placement never depends on the caller's patience: the command starts a copy of itself
 //! (`--in-background`) in a process group of its own, which does all the work under the lock,
@@ -14,7 +14,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::actions::monitor_pane::{self, EnsureExit, EnsureRequest, Outcome};
+use crate::actions::monitor_pane::{self, EnsureRequest};
+use crate::actions::monitor_run::{EnsureExit, Outcome};
 use crate::cli::EnsureMonitorArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::cmd::refuse;

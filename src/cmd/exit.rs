@@ -142,7 +142,7 @@ exit_enum! {
 mod tests {
     use super::*;
     use crate::actions::close::CloseExit;
-    use crate::actions::monitor_pane::EnsureExit;
+    use crate::actions::monitor_run::EnsureExit;
     use crate::actions::reply::ReplyExit;
     use crate::exit_code::Refusable;
 

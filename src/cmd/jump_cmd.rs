@@ -17,8 +17,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-use crate::actions::alert_memory;
 use crate::alerts::memory::PaneRef;
+use crate::alerts::memory_file;
 use crate::board::record::HOST_SEPARATOR;
 use crate::cli::JumpArgs;
 use crate::clock::Clock;
@@ -171,7 +171,7 @@ fn which_seat(
         let id = args.session_id.clone().unwrap_or_default();
         return Ok((id.clone(), None, id));
     }
-    let memory = alert_memory::read(&opts.data_root).map_err(|e| refuse::<JumpExit>(e).code())?;
+    let memory = memory_file::read(&opts.data_root).map_err(|e| refuse::<JumpExit>(e).code())?;
     let Some(last) = memory.last else {
         say("no alert recorded yet".into());
         return Err(JumpExit::NoTarget.code());
@@ -473,7 +473,7 @@ fn remote(a: &JumpArgs, host: &Host, seat: Seat, expect: Option<&str>) -> i32 {
 
 /// The root recorded with the last alert, when there is one.
 fn last_root(data_root: &std::path::Path) -> Option<std::path::PathBuf> {
-    let last = alert_memory::read(data_root).ok()?.last?;
+    let last = memory_file::read(data_root).ok()?.last?;
     last.root.map(std::path::PathBuf::from)
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod register_cmd;
 pub(crate) mod reply_cmd;
 pub(crate) mod resume_cmd;
 pub(crate) mod scan_cmd;
+pub(crate) mod scan_source;
 pub(crate) mod spawn_cmd;
 pub(crate) mod status_cmd;
 pub(crate) mod text_input;

@@ -8,88 +8,20 @@ use crate::alerts::run::AlertThread;
 use crate::cli::MonitorArgs;
 use crate::clock::Clock;
 use crate::cmd::exit::MonitorExit;
-use crate::cmd::live_source::{run_probe_batch, LiveSource, LogFrames};
+use crate::cmd::live_source::{LiveSource, LogFrames};
 use crate::cmd::monitor_hosts::HostPorts;
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
+use crate::cmd::scan_source::ScanSource;
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
 use crate::hosts::board::HostsSource;
 use crate::hosts::Host;
-use crate::probe::{ProbeCache, ProbeTarget};
 use crate::scan::{self, ScanOptions};
-use crate::snapshot::{ReplyPath, RosterCode, RosterStatus, Snapshot};
+use crate::snapshot::{ReplyPath, Snapshot};
 use crate::ui::ports::{
-    CancelToken, ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
+    ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
-
-/// Passes of the real scan, with probe checks and what was read carried across passes.
-pub struct ScanSource {
-    opts: ScanOptions,
-    clock: Arc<dyn Clock>,
-    probes: ProbeCache,
-    memory: Arc<ScanMemory>,
-    probe: bool,
-    runtime: Option<crate::probe::Blocking>,
-    cancel: CancelToken,
-}
-
-impl ScanSource {
-    pub fn new(
-        opts: ScanOptions,
-        clock: Arc<dyn Clock>,
-        probe: bool,
-        memory: Arc<ScanMemory>,
-    ) -> ScanSource {
-        let runtime = crate::probe::Blocking::new().ok();
-        ScanSource {
-            opts,
-            clock,
-            probes: ProbeCache::new(),
-            memory,
-            probe,
-            runtime,
-            cancel: CancelToken::new(),
-        }
-    }
-
-    fn probe_batch(&mut self, targets: &[ProbeTarget]) {
-        let Some(rt) = &self.runtime else { return };
-        run_probe_batch(rt, &mut self.probes, targets, &self.cancel, &self.clock);
-    }
-}
-
-impl SnapshotSource for ScanSource {
-    fn next_snapshot(&mut self) -> Snapshot {
-        // Read the evidence once, probe the workers that pass configured, then show the checks.
-        let (probes, memory) = (Some(&self.probes), Some(self.memory.as_ref()));
-        match scan::run(&self.opts, self.clock.as_ref(), probes, memory) {
-            Ok(mut pass) => {
-                if self.probe && !self.cancel.is_cancelled() {
-                    self.probe_batch(&pass.probe_targets());
-                    pass.apply_connections(&self.probes, self.clock.now_ms());
-                }
-                pass.snapshot
-            }
-            Err(e) => Snapshot {
-                scanned_at: self.clock.now_ms(),
-                roster: RosterStatus::Unavailable {
-                    code: RosterCode::ScanRefused,
-                    reason: e.to_string(),
-                },
-                rows: Vec::new(),
-                truncated: false,
-                errors: vec!["scan_refused".into()],
-                usage: Default::default(),
-                hosts: Vec::new(),
-            },
-        }
-    }
-
-    fn cancel_token(&self) -> CancelToken {
-        self.cancel.clone()
-    }
-}
 
 /// The sidebar's Seen writer: `seen.json` under the data root, written atomically by the store.
 pub struct DataRootSeen {
@@ -402,6 +334,7 @@ fn with_alerts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::RosterStatus;
 
     #[test]
     fn a_send_goes_only_to_the_seat_and_target_the_box_named() {

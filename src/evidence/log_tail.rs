@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use memchr::{memchr, memrchr};
 
 use crate::clock::Ms;
-use crate::evidence::observations::{parse_line, Event, LogSnapshot};
+use crate::evidence::log_event::{parse_line, Event, LogSnapshot};
 use crate::fsguard::{self, FsError, OpenFile};
 
 /// Files remembered at most (a few passes' worth of the 32 newest logs).

@@ -89,7 +89,7 @@ fn remembered_reads_equal_fresh_reads_through_appends_cuts_and_rotation() {
         // The same window parsed in one piece, the old way.
         let bytes = std::fs::read(&path).unwrap();
         let start = bytes.len().saturating_sub(cap as usize);
-        let whole = crate::evidence::observations::parse_tail(&bytes[start..], start > 0, false);
+        let whole = crate::evidence::log_event::parse_tail(&bytes[start..], start > 0, false);
         assert_eq!(expect, (whole, start == 0), "step {step}");
         // Leave a partly read memo behind for the next step.
         read_some(&path, cap, (rnd() % 5) as usize, &memo);
@@ -121,7 +121,7 @@ fn read_all_then_sort(root: &Path) -> (Vec<Event>, bool) {
             .len()
             .saturating_sub(crate::evidence::observations::MAX_TAIL_PER_FILE as usize);
         truncated |= start > 0;
-        per_file.push(crate::evidence::observations::parse_tail(
+        per_file.push(crate::evidence::log_event::parse_tail(
             &b[start..],
             start > 0,
             false,
@@ -204,7 +204,7 @@ fn a_line_longer_than_a_block_is_skipped_not_read_again_and_again() {
         (0..10).map(line).collect::<String>() + &long + &(10..20).map(line).collect::<String>();
     for text in [body.clone(), format!("{body}{}", &long[..long.len() - 1])] {
         std::fs::write(&path, &text).unwrap();
-        let expect = crate::evidence::observations::parse_tail(text.as_bytes(), false, false);
+        let expect = crate::evidence::log_event::parse_tail(text.as_bytes(), false, false);
         assert_eq!(expect.len(), 20);
         let mut budget = 4 * 1024 * 1024;
         let mut c = Cursor::open(&path, 1 << 20, false, &mut budget, None).unwrap();

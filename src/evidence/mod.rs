@@ -2,6 +2,7 @@
 
 pub(crate) mod config;
 pub(crate) mod connectors;
+pub(crate) mod log_event;
 pub(crate) mod log_line;
 pub(crate) mod log_tail;
 pub(crate) mod memo;

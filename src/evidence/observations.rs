@@ -10,11 +10,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
-
-use crate::clock::{parse_strict, Ms};
+use crate::clock::Ms;
 use crate::evidence::config::STATE_DIR;
-use crate::evidence::log_line::{field, Fields};
+use crate::evidence::log_event::{is_lower_uuid, Event, LogSnapshot};
 use crate::evidence::log_tail::{self, LogMemo};
 use crate::fsguard::{self, FsError, Kind};
 
@@ -26,152 +24,8 @@ pub const MAX_FILES: usize = 32;
 pub(crate) const MAX_TAIL_PER_FILE: u64 = 128 * 1024;
 /// Most bytes read from all files together.
 pub const MAX_TAIL_TOTAL: u64 = 2 * 1024 * 1024;
-/// Longest accepted record line, in bytes (newline excluded).
-pub(crate) const MAX_LINE: usize = 4096;
 /// Most events kept (the newest).
 pub const MAX_EVENTS: usize = 500;
-
-/// Allowlisted `event` values.
-pub(crate) const EVENTS: &[&str] = &[
-    "runtime.starting",
-    "runtime.ready",
-    "runtime.closed",
-    "runtime.failed",
-    "config.changed",
-    "config.reloaded",
-    "transport.send",
-    "transport.receipt",
-    "transport.failed",
-    "transport.received",
-    "transport.rejected",
-    "registration.received",
-    "status.received",
-    "launch.result",
-    "host.submission",
-    "host.activity",
-    "host.ui_prompt",
-];
-/// Allowlisted `kind` values.
-pub(crate) const KINDS: &[&str] = &[
-    "message",
-    "report",
-    "registration",
-    "status",
-    "request_status",
-    "reload",
-    "stop",
-    "close",
-    "close_prepare",
-    "close_identity",
-    "close_request",
-    "handoff_report",
-    "close_ready",
-    "close_commit",
-];
-/// Allowlisted `phase` values.
-pub(crate) const PHASES: &[&str] = &["working", "thinking", "responding", "tool", "idle"];
-/// Allowlisted `detail` values.
-pub(crate) const DETAILS: &[&str] = &[
-    "processing",
-    "thinking",
-    "responding",
-    "reading_files",
-    "editing_files",
-    "running_command",
-    "using_tool",
-    "multiple_tools",
-    "settled",
-];
-/// Allowlisted `role` values (also applied to `piRole`, which the spec lists without its own list).
-pub(crate) const ROLES: &[&str] = &["coordinator", "worker", "anonymous"];
-/// Allowlisted `outcome` values.
-pub(crate) const OUTCOMES: &[&str] = &[
-    "attempted",
-    "returned",
-    "failed",
-    "http_receipt",
-    "handler_failed",
-    "started",
-    "settled",
-    "snapshot",
-    "ended",
-    "written",
-    "removed",
-    "ready",
-];
-/// Allowlisted `errorCode` values.
-pub(crate) const ERROR_CODES: &[&str] = &[
-    "operation_failed",
-    "ECONNREFUSED",
-    "ECONNRESET",
-    "ETIMEDOUT",
-    "EADDRINUSE",
-    "EACCES",
-    "EPERM",
-    "ENOENT",
-    "ENOSPC",
-];
-/// Allowlisted `operation` values.
-pub(crate) const OPERATIONS: &[&str] = &[
-    "configure_worker",
-    "set_multiplexer",
-    "remove_worker",
-    "create_worker",
-    "resume_worker",
-    "port_update",
-    "initialize",
-];
-
-/// One validated observation record. Only allowlisted fields exist here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Event {
-    /// Observation time (writer's clock).
-    pub timestamp: Ms,
-    /// Ephemeral log-writer UUID (one pi runtime start), not agent identity.
-    pub writer_id: String,
-    /// The writer's pi session id.
-    pub session_id: String,
-    /// Event type from `EVENTS`.
-    pub event: &'static str,
-    pub peer_session_id: Option<String>,
-    pub peer_name: Option<String>,
-    pub correlation_id: Option<String>,
-    pub kind: Option<&'static str>,
-    pub busy: Option<bool>,
-    pub phase: Option<&'static str>,
-    pub detail: Option<&'static str>,
-    pub port: Option<u16>,
-    pub role: Option<&'static str>,
-    pub pi_role: Option<&'static str>,
-    pub outcome: Option<&'static str>,
-    pub error_code: Option<&'static str>,
-    pub operation: Option<&'static str>,
-    /// The record came from a `.jsonl.closed` file: its writer ended cleanly.
-    pub writer_closed: bool,
-}
-
-/// What one pass over the logs found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LogSnapshot {
-    /// At most `MAX_EVENTS` valid events, oldest first.
-    pub events: Vec<Event>,
-    /// Writers (UUIDs) whose file was seen with the `.closed` suffix.
-    pub closed_writers: Vec<String>,
-    /// Some bound was hit: history may be incomplete.
-    pub truncated: bool,
-    /// Fixed codes, each at most once: `logs_unavailable`, `log_read_failed`.
-    pub errors: Vec<&'static str>,
-}
-
-impl LogSnapshot {
-    fn error(&mut self, code: &'static str) {
-        if !self.errors.contains(&code) {
-            self.errors.push(code);
-        }
-    }
-}
 
 /// Which file of a writer's group a name denotes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,16 +54,6 @@ pub fn match_log_name(name: &str) -> Option<(&str, LogSuffix)> {
         _ => return None,
     };
     Some((uuid, suffix))
-}
-
-/// `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`.
-pub fn is_lower_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
-        })
 }
 
 /// Read `<root>/.pi-intercom/logs` within every bound. Never fails: problems become `errors`
@@ -374,85 +218,10 @@ fn merge_newest(
     newest
 }
 
-/// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
-/// its first line is probably cut and is dropped. A last line without `\n` is still being written
-/// (or was cut) and is dropped too.
-pub fn parse_tail(bytes: &[u8], partial_start: bool, closed: bool) -> Vec<Event> {
-    let Some(last) = memchr::memrchr(b'\n', bytes) else {
-        return Vec::new();
-    };
-    let mut lines = bytes.get(..last).unwrap_or_default().split(|&b| b == b'\n');
-    if partial_start {
-        lines.next();
-    }
-    lines.filter_map(|l| parse_line(l, closed)).collect()
-}
-
-/// Parse one record line (≤ `MAX_LINE` bytes) into an `Event`, or `None` when a required field
-/// is missing or invalid.
-pub(crate) fn parse_line(line: &[u8], closed: bool) -> Option<Event> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.is_empty() || line.len() > MAX_LINE {
-        return None;
-    }
-    let o = Fields::parse(line)?;
-    if o.u64_at(const { field("version") })? != 1 {
-        return None;
-    }
-    let timestamp = parse_strict(&o.str_at(const { field("timestamp") })?)?;
-    let writer_id = o.str_at(const { field("writerId") })?;
-    if !is_lower_uuid(&writer_id) {
-        return None;
-    }
-    let session_id = bounded_text(&o, const { field("sessionId") }, 256)?;
-    let event = allowed(&o, const { field("event") }, EVENTS)?;
-    Some(Event {
-        timestamp,
-        writer_id: writer_id.into_owned(),
-        session_id,
-        event,
-        peer_session_id: bounded_text(&o, const { field("peerSessionId") }, 256),
-        peer_name: bounded_text(&o, const { field("peerName") }, 128),
-        correlation_id: o
-            .str_at(const { field("correlationId") })
-            .filter(|s| crate::evidence::config::valid_job_id(s))
-            .map(|s| s.into_owned()),
-        kind: allowed(&o, const { field("kind") }, KINDS),
-        busy: o.bool_at(const { field("busy") }),
-        phase: allowed(&o, const { field("phase") }, PHASES),
-        detail: allowed(&o, const { field("detail") }, DETAILS),
-        port: o
-            .u64_at(const { field("port") })
-            .filter(|p| (1..=65535).contains(p))
-            .and_then(|p| u16::try_from(p).ok()),
-        role: allowed(&o, const { field("role") }, ROLES),
-        pi_role: allowed(&o, const { field("piRole") }, ROLES),
-        outcome: allowed(&o, const { field("outcome") }, OUTCOMES),
-        error_code: allowed(&o, const { field("errorCode") }, ERROR_CODES),
-        operation: allowed(&o, const { field("operation") }, OPERATIONS),
-        writer_closed: closed,
-    })
-}
-
-/// The field's value when it is one of `list` (the allowlists hold every value shown).
-fn allowed(o: &Fields, slot: usize, list: &[&'static str]) -> Option<&'static str> {
-    let s = o.str_at(slot)?;
-    list.iter().copied().find(|x| *x == s)
-}
-
-/// A string field of 1..=max characters without control characters.
-fn bounded_text(o: &Fields, slot: usize, max: usize) -> Option<String> {
-    let s = o.str_at(slot)?;
-    let n = s.chars().count();
-    if n == 0 || n > max || s.chars().any(char::is_control) {
-        return None;
-    }
-    Some(s.into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::log_event::{parse_line, parse_tail};
 
     const W: &str = "0190aaaa-0000-7000-8000-000000000002";
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::board::Shared;
 use super::hello::{self, Refused};
+use super::shared::{Shared, Via};
 use super::ssh::{self, Call, Problem, Stream};
 use super::{wire, Host};
 use crate::snapshot::{HostState, Row};
@@ -36,22 +36,6 @@ const STALL: Duration = Duration::from_secs(3 * HEARTBEAT_SECS);
 const RETRY_MIN: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(8);
 const RETRY_REFUSED: Duration = Duration::from_secs(30);
-
-/// How a host's board was last read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Via {
-    Watch,
-    Poll,
-}
-
-impl Via {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Via::Watch => "watch",
-            Via::Poll => "poll",
-        }
-    }
-}
 
 /// Start the thread of `host` (index `slot` in `shared`); it ends when `stop` is cancelled.
 pub(crate) fn start(

@@ -12,6 +12,7 @@ pub(crate) mod file;
 pub(crate) mod hello;
 pub(crate) mod link;
 pub(crate) mod quote;
+pub(crate) mod shared;
 pub(crate) mod ssh;
 pub(crate) mod wire;
 

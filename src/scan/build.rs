@@ -6,7 +6,9 @@ use super::seats::{ReplyTarget, ReplyUnavailable, SeatSource, SessionRead};
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
-use crate::board::record::{RecordIntercom, RegisteredView, SeatKey, SeatRecord, TmuxRef};
+use crate::board::record::{
+    PaneExtra, RecordIntercom, RegisteredView, SeatExtra, SeatKey, SeatRecord, TmuxRef,
+};
 use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::Agent;
@@ -447,6 +449,45 @@ pub(super) fn close_job_view(o: &WorkerObservation) -> Option<RowCloseJob> {
         reason: c.reason.map(|r| r.as_str().to_string()),
         updated_at: c.updated_at,
     })
+}
+
+/// A seat record's `seat` object, from the row a pass built (or, for the coordinator, its pane
+/// and reply path). Here, not on `SeatExtra`: the board's record names no view-model type.
+pub(super) fn seat_extra(
+    role: RowRole,
+    pane: Option<&SeatPane>,
+    reply: &ReplyPath,
+    row: Option<&Row>,
+) -> SeatExtra {
+    SeatExtra {
+        role: match role {
+            RowRole::Coordinator => "coordinator",
+            RowRole::Worker => "worker",
+            RowRole::Seat => "seat",
+            RowRole::Connector => "connector",
+        },
+        pane: pane.map(|p| {
+            PaneExtra {
+            mux: p.kind.name(),
+            socket: p.socket.clone(),
+            pane_id: p.pane_id.clone(),
+            shell_pid: p.shell_pid,
+            pi: p.pi.as_ref().map(|(pid, ticks, boot)| {
+                serde_json::json!({"pid": pid, "startTicks": ticks, "bootId": boot})
+            }),
+        }
+        }),
+        reply: match reply {
+            ReplyPath::Available { target } => serde_json::json!({ "target": target }),
+            ReplyPath::Unavailable { reason } => serde_json::json!({ "unavailable": reason }),
+        },
+        last_user_text: row.and_then(|r| r.last_user_text.clone()),
+        running_tool: row
+            .and_then(|r| r.running_tool.as_ref())
+            .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
+        turn: row.and_then(|r| r.turn.clone()),
+        session_ended: row.is_some_and(|r| r.session_ended),
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::seats::{
 };
 use super::ScanOptions;
 use crate::board::intercom::WorkerObservation;
-use crate::board::record::{SeatExtra, SeatRecord};
+use crate::board::record::SeatRecord;
 use crate::clock::Ms;
 use crate::evidence::config::IntercomConfig;
 use crate::evidence::registrations::RegistrationSet;
@@ -117,7 +117,7 @@ impl Pass<'_> {
         let reply = reply_target(seat, folder.as_deref(), reg, reg_alive, pi_runs);
         let row = (seat.role != RowRole::Coordinator)
             .then(|| build_row(&evidence, &record, agent_cfg, &reply));
-        record.seat = Some(SeatExtra::new(
+        record.seat = Some(super::build::seat_extra(
             seat.role,
             seat_pane(&evidence).as_ref(),
             &super::build::reply_path(&reply),

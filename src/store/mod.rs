@@ -16,7 +16,9 @@ use code::StoreCode;
 pub(crate) mod code;
 mod temps;
 
-pub(crate) use temps::{ignore_state, ignored_lines, quiet_warnings, IgnoreState};
+pub(crate) use temps::{
+    ignore_state, ignored_lines, on_ignore_problem, quiet_warnings, IgnoreState,
+};
 
 #[derive(Debug)]
 pub struct StoreError {

@@ -312,8 +312,17 @@ pub(crate) fn quiet_warnings() {
     QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Say once per process and file that a `.gitignore` cannot be kept: in the log always, on
-/// stderr unless quiet.
+/// Who else hears that a `.gitignore` cannot be kept: the log, told by `main_entry`
+/// (`on_ignore_problem`). The store is the ground floor and names nothing above it.
+static TELL: OnceLock<fn(&Path, &str)> = OnceLock::new();
+
+/// Have `tell` hear each `.gitignore` problem (once per process and file, as stderr does).
+pub(crate) fn on_ignore_problem(tell: fn(&Path, &str)) {
+    let _ = TELL.set(tell);
+}
+
+/// Say once per process and file that a `.gitignore` cannot be kept: to whoever listens (the
+/// log) always, on stderr unless quiet.
 fn report(file: &Path, why: &str) {
     static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     {
@@ -323,10 +332,9 @@ fn report(file: &Path, why: &str) {
         }
         said.push(file.to_path_buf());
     }
-    crate::log::event(
-        crate::log::event::GITIGNORE_PROBLEM,
-        serde_json::json!({"path": file.display().to_string(), "problem": why}),
-    );
+    if let Some(tell) = TELL.get() {
+        tell(file, why);
+    }
     if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
         use std::io::Write;
         let _ = writeln!(

@@ -19,10 +19,15 @@ pub(crate) fn clean(s: &str) -> String {
     }
 }
 
+/// The name prefix of a row of another host (`build:`).
+pub(crate) fn prefix(row: &Row) -> Option<String> {
+    row.host.as_ref().map(|h| format!("{}:", clean(&h.name)))
+}
+
 /// A row's name as shown: the sanitized name, else its seen key, else `(unnamed)`; a row of
 /// another host starts with that host's name (`build:Builder`).
 pub(crate) fn name_of(row: &Row) -> String {
-    let host = crate::ui::hosts_view::prefix(row).unwrap_or_default();
+    let host = prefix(row).unwrap_or_default();
     for s in [&row.name, &row.seen_key] {
         let c = sanitize(s);
         if !c.trim().is_empty() {

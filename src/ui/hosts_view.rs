@@ -73,15 +73,11 @@ pub(crate) fn stale_detail(row: &Row, now: Ms) -> Option<String> {
     ))
 }
 
-/// The name prefix of a row of another host (`build:`).
-pub(crate) fn prefix(row: &Row) -> Option<String> {
-    row.host.as_ref().map(|h| format!("{}:", clean(&h.name)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::snapshot::RowHost;
+    use crate::ui::fit::prefix;
 
     fn view(state: HostState) -> HostView {
         HostView {

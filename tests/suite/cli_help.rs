@@ -9,7 +9,7 @@ use std::process::Command;
 
 use intercom_pane::seam::actions::close::CloseExit;
 use intercom_pane::seam::actions::init::InitExit;
-use intercom_pane::seam::actions::monitor_pane::EnsureExit;
+use intercom_pane::seam::actions::monitor_run::EnsureExit;
 use intercom_pane::seam::actions::reply::ReplyExit;
 use intercom_pane::seam::actions::resume::ResumeExit;
 use intercom_pane::seam::actions::retire::RetireExit;

@@ -4,7 +4,8 @@
 
 use crate::mux_herdr_fake;
 
-use intercom_pane::seam::actions::monitor_pane::{self, EnsureRequest, Outcome};
+use intercom_pane::seam::actions::monitor_pane::{self, EnsureRequest};
+use intercom_pane::seam::actions::monitor_run::Outcome;
 use intercom_pane::seam::evidence::config;
 use intercom_pane::seam::mux::MuxEnv;
 use mux_herdr_fake::FakeHerdr;

@@ -395,7 +395,7 @@ fn jump_last_to_another_host_goes_only_to_the_pi_that_alerted() {
             root: None,
         }),
     };
-    let file = intercom_pane::seam::actions::alert_memory::path(&data_root);
+    let file = intercom_pane::seam::alerts::memory_file::path(&data_root);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, memory.to_bytes()).unwrap();
     let mut args = vec!["jump", "--last", "--print"];

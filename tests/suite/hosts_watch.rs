@@ -64,7 +64,7 @@ fn watch_alerts_about_another_hosts_worker_and_names_the_host() {
     }
     // Watch learned b's seat as it is (a seat first seen is recorded in its memory, not
     // alerted): its key there, with its host.
-    let memory = intercom_pane::seam::actions::alert_memory::path(&net.local.join("data"));
+    let memory = intercom_pane::seam::alerts::memory_file::path(&net.local.join("data"));
     let end = Instant::now() + Duration::from_secs(15);
     while !std::fs::read_to_string(&memory).is_ok_and(|m| m.contains("b\\u001f")) {
         assert!(

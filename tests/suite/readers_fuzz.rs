@@ -156,7 +156,7 @@ fn mutated_intercom_files_never_panic_their_parsers() {
             }
         }
         let _ = intercom_pane::seam::evidence::config::parse(Path::new("/r"), &b);
-        let _ = intercom_pane::seam::evidence::observations::parse_tail(
+        let _ = intercom_pane::seam::evidence::log_event::parse_tail(
             &b,
             rnd() % 2 == 0,
             rnd() % 2 == 0,

@@ -11,11 +11,14 @@ use crate::fsguard::{self, Kind};
 
 mod pi_events;
 mod record;
+mod run_state;
 
 pub(crate) use pi_events::{CompactPhase, CompactReason, ContextFill, PiReport, RetryPhase};
 pub use pi_events::{Event, PiState};
-pub use record::{parse_record, RunEvent};
-pub(crate) use record::{MuxRecord, Registration, RunRecord, RunState};
+pub use record::parse_record;
+pub(crate) use record::{MuxRecord, Registration, RunRecord};
+pub use run_state::RunEvent;
+pub(crate) use run_state::RunState;
 
 pub(crate) const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 const MAX_LAYOUTS: usize = 64;

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::record::RunEvent;
+use super::run_state::RunEvent;
 use crate::clock::{iso_ms, Ms};
 
 /// Longest `--pi-state` accepted, in bytes.

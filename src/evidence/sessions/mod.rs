@@ -173,7 +173,7 @@ pub struct SessionSummary {
     pub last_assistant_text: Option<String>,
     /// `errorMessage` when the newest turn ended in `error` or `aborted`, ≤ 500 chars, raw.
     pub last_error: Option<String>,
-    /// What the newest reply asks when it asks for input (`board::classify::question_of`),
+    /// What the newest reply asks when it asks for input (`question::question_of`),
     /// raw (views sanitize).
     pub question: Option<String>,
     /// Newest user text on the branch (within the entries read), ≤ 1000 chars, raw.
@@ -202,6 +202,7 @@ pub struct SessionSummary {
 mod entry;
 mod index;
 mod parse;
+pub(crate) mod question;
 mod skim;
 mod tail;
 pub(crate) mod usage;
@@ -419,10 +420,10 @@ fn summarize(
             e.branch
                 .first_text_line
                 .as_deref()
-                .is_some_and(crate::board::classify::is_input_request)
+                .is_some_and(question::is_input_request)
         })
         .and_then(|e| e.text.as_deref())
-        .and_then(crate::board::classify::question_of);
+        .and_then(question::question_of);
     let running_tool = reply
         .filter(|e| {
             e.branch.has_tool_call

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use super::skim::find;
 use super::{
     BranchEntry, EntryKind, Role, StopReason, ERROR_CAP, FIRST_LINE_CHARS, SHORT_CAP, TEXT_CAP,
 };
@@ -393,13 +394,6 @@ pub(super) fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     (0..=hay.len() - needle.len())
         .rev()
         .find(|&i| &hay[i..i + needle.len()] == needle)
-}
-
-pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || hay.len() < needle.len() {
-        return None;
-    }
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Fields of a line too long to parse: its head parsed as a prefix, stop reason and error from

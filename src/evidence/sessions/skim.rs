@@ -12,12 +12,18 @@
 //! held is not known: a text block there (several blocks in one multi-MiB line) would be missed,
 //! the same limit the tail's `stopReason` already has.
 
-use super::parse::find;
-
 const CONTENT_BLOCKS: &[u8] = b"\"content\":[";
 const CONTENT_STRING: &[u8] = b"\"content\":\"";
 const TEXT_BLOCK: &[u8] = b"{\"type\":\"text\",\"text\":\"";
 const BLOCK_START: &[u8] = b"{\"type\":\"";
+
+/// Where `needle` first occurs in `hay` (never for an empty needle).
+pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return None;
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
 
 /// The text the head and tail windows of a skimmed message line show, if any.
 pub(super) fn skimmed_text(head: &[u8], tail: &[u8]) -> Option<String> {

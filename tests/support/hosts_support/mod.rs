@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use intercom_pane::seam::cli::{Cli, Command as Cmd};
 use intercom_pane::seam::clock::{Clock, SystemClock};
-use intercom_pane::seam::cmd::monitor_cmd::ScanSource;
+use intercom_pane::seam::cmd::scan_source::ScanSource;
 use intercom_pane::seam::hosts::board::HostsSource;
 use intercom_pane::seam::snapshot::{HostState, Row, Snapshot};
 use serde_json::json;
