@@ -9,13 +9,13 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{Row, Snapshot};
 use crate::states::BoardState;
-use crate::ui::cockpit::{passes, Cockpit};
 pub(crate) use crate::ui::compose::{Draft, ReplyBox};
 use crate::ui::keys::{self, Action, Key, Mode};
 use crate::ui::ports::{
     JumpOutcome, ReplyOutcome, ReplyRequest, SeatRef, SeenNotSaved, SpawnAsk, WorkerAction,
     WorkerOutcome,
 };
+use crate::ui::state::{passes, Cockpit, Spawns};
 
 /// Bound on remembered drafts/receipts; past it, entries for rows no longer present are dropped.
 const MAX_REMEMBERED: usize = 512;
@@ -163,6 +163,8 @@ pub struct App {
     last_index: usize,
     pub(super) details_open: bool,
     pub(super) details_scroll: usize,
+    /// The last frame's details (`note_details_view`): where scrolling down stops.
+    details_view: std::cell::Cell<Option<(usize, usize)>>,
     pub(super) seen_expanded: bool,
     hide_offline: bool,
     hide_seen: bool,
@@ -179,7 +181,7 @@ pub struct App {
     scanning: bool,
     pub(super) quit: bool,
     pub(super) cockpit: Cockpit,
-    pub(super) spawn: crate::ui::spawn_flow::Spawns,
+    pub(super) spawn: Spawns,
 }
 
 impl App {
@@ -193,6 +195,7 @@ impl App {
             last_index: 0,
             details_open: false,
             details_scroll: 0,
+            details_view: std::cell::Cell::new(None),
             seen_expanded: false,
             hide_offline: false,
             hide_seen: false,
@@ -548,11 +551,12 @@ impl App {
             Action::ScrollDetailsDown if self.mode() == Mode::Help => self.scroll_help(true),
             Action::ScrollDetailsUp if self.mode() == Mode::Help => self.scroll_help(false),
             Action::ScrollDetailsDown => {
-                // Never past the last screenful, so PgUp always moves back at once.
-                let (w, h) = self.size;
+                // Never past the last screenful the person saw, so PgUp always moves back at
+                // once (before any frame, the frame clamps what it shows).
                 let max = self
-                    .details_len()
-                    .saturating_sub(crate::ui::render::details_capacity(self, w, h));
+                    .details_view
+                    .get()
+                    .map_or(usize::MAX, |(len, fits)| len.saturating_sub(fits));
                 self.details_scroll = (self.details_scroll + half_page).min(max);
             }
             Action::ScrollDetailsUp => {
@@ -582,13 +586,11 @@ impl App {
         }
     }
 
-    /// Lines in the selected row's details at the current width (below the pinned title).
-    fn details_len(&self) -> usize {
-        let theme = crate::ui::theme::Theme { color: false };
-        self.selected_row()
-            .map(|r| crate::ui::details::panel_lines(self, r, self.size.0, &theme).len())
-            .unwrap_or(0)
-            .saturating_sub(1)
+    /// What the last frame's details showed: (lines below the pinned title, lines that fit). Told
+    /// by the frame (`render::draw`): the app does not measure its own layout, since the views
+    /// sit above it.
+    pub(crate) fn note_details_view(&self, len: usize, fits: usize) {
+        self.details_view.set(Some((len, fits)));
     }
 
     /// Select `sel`, at `idx` of the list as shown.

@@ -5,8 +5,6 @@
 //! list after a confirmation that names the worker. Every multiplexer call and every action goes
 //! out as an effect; the outcome comes back as a message.
 
-use std::collections::HashMap;
-
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 
 use crate::clock::Ms;
@@ -15,6 +13,7 @@ use crate::ui::app::{App, Effect, Item, Selection};
 use crate::ui::fit::name_of;
 use crate::ui::layout::MIN_HEIGHT;
 use crate::ui::ports::{JumpOutcome, SeatRef, WorkerAction, WorkerOutcome};
+use crate::ui::state::JobView;
 use crate::ui::theme;
 
 /// Two clicks on the same row within this many milliseconds are a double click.
@@ -24,47 +23,9 @@ const MAX_FILTER_CHARS: usize = 64;
 /// Bound on remembered worker jobs (running or finished).
 const MAX_JOBS: usize = 256;
 
-/// A close or resume started from the list: its stage while it runs, its outcome after.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobView {
-    pub action: WorkerAction,
-    /// The seat's name as shown when it started.
-    pub name: String,
-    pub stage: String,
-    pub started: Ms,
-    pub outcome: Option<WorkerOutcome>,
-    pub finished: Option<Ms>,
-}
-
-/// The cockpit's state inside `App`.
-#[derive(Debug, Default)]
-pub(crate) struct Cockpit {
-    /// Whether the terminal says this pane has the keyboard (`None`: it never said).
-    pub(crate) focused: Option<bool>,
-    pub(crate) filter: String,
-    pub(crate) filter_editing: bool,
-    pub(crate) help_open: bool,
-    pub(crate) help_scroll: usize,
-    /// The open panel shows the preview instead of the details.
-    pub(crate) preview: bool,
-    /// A close or resume waiting for `y`.
-    pub(crate) confirm: Option<(WorkerAction, SeatRef)>,
-    /// A jump in flight: the seat's name.
-    pub(crate) jumping: Option<String>,
-    pub(crate) jobs: HashMap<String, JobView>,
-    last_click: Option<(Ms, String)>,
-    /// The last height the sidebar asked to keep, so a shrink asks once.
-    height_asked: Option<u16>,
-}
-
 /// Whether a row needs the person: waiting or in error, and not marked seen.
 pub(crate) fn needs_you(app: &App, row: &Row) -> bool {
     !app.is_seen(row) && (theme::needs_attention(row.state) || row.waiting_on_you)
-}
-
-/// Whether a row's name passes the filter (case-insensitive, on the name as shown).
-pub(crate) fn passes(filter: &str, row: &Row) -> bool {
-    filter.is_empty() || name_of(row).to_lowercase().contains(&filter.to_lowercase())
 }
 
 impl App {

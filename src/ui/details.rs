@@ -126,7 +126,7 @@ fn cockpit_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
 
 /// A close or resume from the list: its stage while it runs, its result after; `true` when it
 /// did not do what was asked.
-pub(crate) fn job_text(j: &crate::ui::cockpit::JobView, now: crate::clock::Ms) -> (String, bool) {
+pub(crate) fn job_text(j: &crate::ui::state::JobView, now: crate::clock::Ms) -> (String, bool) {
     let cmd = j.action.command();
     match &j.outcome {
         None => (

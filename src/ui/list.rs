@@ -14,9 +14,11 @@ use crate::ui::app::{App, Item};
 use crate::ui::details::job_text;
 use crate::ui::fit::{age_secs, cell, clean, is_future, name_of, put};
 use crate::ui::layout::{self, Col};
-use crate::ui::render::{plan, OLD_AFTER_SECS};
 use crate::ui::reply_box::receipt_line;
 use crate::ui::theme::{self, Theme};
+
+/// Evidence older than this many seconds is marked `(old)` in the Observed column.
+const OLD_AFTER_SECS: i64 = 60;
 
 /// A finished close or resume shows on its row for this long (its details keep it).
 const JOB_SHOWN_MS: Ms = 120_000;
@@ -25,18 +27,18 @@ const HEADER_MIN_HEIGHT: u16 = 4;
 
 /// Where each line of the list goes in `r`: the header, each shown item, the selected row's
 /// receipt line, the overflow line. Pure: drawing and mouse clicks both follow it.
-struct ListGeom {
+pub(crate) struct ListGeom {
     fitted: layout::Fitted,
     header_y: Option<u16>,
     /// (y, index into the items) of each shown item.
-    rows: Vec<(u16, usize)>,
+    pub(crate) rows: Vec<(u16, usize)>,
     receipt: Option<(u16, String, bool)>,
     /// The overflow line's y and the range of items shown.
     overflow: Option<(u16, std::ops::Range<usize>)>,
     sel: usize,
 }
 
-fn list_geom(app: &App, items: &[Item<'_>], r: Rect) -> ListGeom {
+pub(crate) fn list_geom(app: &App, items: &[Item<'_>], r: Rect) -> ListGeom {
     let shown_cols = app
         .snapshot()
         .map(|s| layout::with_source(&s.rows))
@@ -103,20 +105,6 @@ fn list_geom(app: &App, items: &[Item<'_>], r: Rect) -> ListGeom {
         g.overflow = Some((y, offset..offset + shown));
     }
     g
-}
-
-/// The item of the list under screen cell (`x`, `y`) on a `w × h` screen, if any.
-pub(crate) fn item_at(app: &App, w: u16, h: u16, x: u16, y: u16) -> Option<usize> {
-    if app.help_open() || x >= w {
-        return None;
-    }
-    let r = plan(app, Rect::new(0, 0, w, h)).list?;
-    let view = app.list_view();
-    list_geom(app, &view.items, r)
-        .rows
-        .iter()
-        .find(|(ry, _)| *ry == y)
-        .map(|(_, i)| *i)
 }
 
 pub(crate) fn draw_list(

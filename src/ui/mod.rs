@@ -35,6 +35,7 @@ mod seen_flow;
 mod spawn_flow;
 /// The spawn form: name, first task, worktree (run through `ports::Spawner`).
 pub(crate) mod spawn_form;
+mod state;
 /// Glyphs, words and colours per state.
 pub(crate) mod theme;
 /// When an age on screen changes next.

@@ -15,13 +15,9 @@ use crate::ui::app::App;
 use crate::ui::details::{draw_details, panel_lines};
 use crate::ui::fit::{clean, elapsed_secs, put, wrap};
 use crate::ui::keys;
-use crate::ui::list::draw_list;
-pub(crate) use crate::ui::list::item_at;
+use crate::ui::list::{draw_list, list_geom};
 use crate::ui::reply_box::{box_rows, draw_reply};
 use crate::ui::theme::Theme;
-
-/// Evidence older than this many seconds is marked `(old)` in the Observed column.
-pub(crate) const OLD_AFTER_SECS: i64 = 60;
 
 /// Vertical breakpoints: which chrome lines fit a given height. At `layout::MIN_HEIGHT` (7)
 /// everything shows: title, header, 3 rows, the overflow line and the key line; below it the
@@ -167,12 +163,18 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     p
 }
 
-/// How many details lines (below the pinned title) fit on a `width × height` screen now.
-pub(crate) fn details_capacity(app: &App, width: u16, height: u16) -> usize {
-    plan(app, Rect::new(0, 0, width, height))
-        .details
-        .map(|r| r.height.saturating_sub(1) as usize)
-        .unwrap_or(0)
+/// The item of the list under screen cell (`x`, `y`) on a `w × h` screen, if any.
+pub(crate) fn item_at(app: &App, w: u16, h: u16, x: u16, y: u16) -> Option<usize> {
+    if app.help_open() || x >= w {
+        return None;
+    }
+    let r = plan(app, Rect::new(0, 0, w, h)).list?;
+    let view = app.list_view();
+    list_geom(app, &view.items, r)
+        .rows
+        .iter()
+        .find(|(ry, _)| *ry == y)
+        .map(|(_, i)| *i)
 }
 
 /// Draw into a buffer; returns where the text cursor belongs (reply editor), if anywhere.
@@ -251,7 +253,14 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     }
     if let (Some(r), Some(row)) = (p.details, app.selected_row()) {
         let lines = panel_lines(app, row, r.width, &t);
-        draw_details(&lines, app.details_scroll(), buf, r, &t);
+        let (len, fits) = (
+            lines.len().saturating_sub(1),
+            r.height.saturating_sub(1) as usize,
+        );
+        // The app stops scrolling where this frame ends (it does not measure its own layout).
+        app.note_details_view(len, fits);
+        let scroll = app.details_scroll().min(len.saturating_sub(fits));
+        draw_details(&lines, scroll, buf, r, &t);
     }
     cursor
 }

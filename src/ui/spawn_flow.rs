@@ -4,20 +4,13 @@
 //! row and in its details, as a close or resume from the list does.
 
 use crate::ui::app::{App, Effect};
-use crate::ui::cockpit::JobView;
 use crate::ui::keys::Key;
 use crate::ui::ports::{SpawnAsk, WorkerAction, WorkerOutcome};
 use crate::ui::spawn_form::{FormKey, SpawnForm};
+use crate::ui::state::JobView;
 
 /// Spawns remembered (running or finished); the oldest finished go first.
 const MAX_SPAWNS: usize = 32;
-
-/// The form, and the spawns it started (by the name typed).
-#[derive(Debug, Default)]
-pub(crate) struct Spawns {
-    pub(crate) form: Option<SpawnForm>,
-    pub(crate) jobs: Vec<(String, JobView)>,
-}
 
 fn clean(s: &str) -> String {
     crate::text::one_line(&crate::text::sanitize(s), 160)

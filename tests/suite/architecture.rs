@@ -235,6 +235,23 @@ fn ui_does_not_use_actions() {
 }
 
 #[test]
+fn the_sidebar_state_names_none_of_its_views() {
+    // `App` is the model: the files that draw it and add its behaviour name it, never the
+    // other way round (the app learns the details viewport from the frame it drew).
+    let views = [
+        "crate::ui::render",
+        "crate::ui::details",
+        "crate::ui::list",
+        "crate::ui::preview",
+        "crate::ui::reply_box",
+        "crate::ui::cockpit",
+        "crate::ui::spawn_flow",
+    ];
+    let bad = offenders(&views, |p| p != "src/ui/app.rs" && p != "src/ui/state.rs");
+    assert!(bad.is_empty(), "the sidebar's state names a view: {bad:#?}");
+}
+
+#[test]
 fn views_and_ui_read_nothing_themselves() {
     let bad = offenders(
         &[
