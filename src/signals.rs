@@ -17,29 +17,48 @@ static STOP: AtomicBool = AtomicBool::new(false);
 static STOP_FD: AtomicI32 = AtomicI32::new(-1);
 static STOP_FD_OWNED: OnceLock<Option<OwnedFd>> = OnceLock::new();
 
+/// A new non-blocking eventfd: what a signal handler or another thread writes to wake a
+/// `poll` (this module's quit signals, the live engine's `Waker`).
+pub(crate) fn eventfd() -> std::io::Result<OwnedFd> {
+    // SAFETY: eventfd(initval, flags) returns a new fd or -1.
+    let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Make `fd` (an eventfd) readable. Async-signal-safe: one `write`.
+pub(crate) fn poke(fd: i32) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a valid u64 to an eventfd.
+    let _ = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+}
+
+/// Empty `fd`'s counter (an eventfd) after a wake.
+pub(crate) fn drain(fd: i32) {
+    let mut buf = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into a valid buffer from a non-blocking eventfd.
+    let _ = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+}
+
 extern "C" fn on_stop(_sig: libc::c_int) {
     // An atomic store and an eventfd write: both async-signal-safe.
     STOP.store(true, Ordering::SeqCst);
     let fd = STOP_FD.load(Ordering::SeqCst);
     if fd >= 0 {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a valid u64 to our own eventfd.
-        let _ = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+        poke(fd);
     }
 }
 
-/// The eventfd a quit signal writes to, made on first use.
+/// The eventfd a quit signal writes to, made on first use and kept for the life of the process.
 fn stop_fd() -> Option<i32> {
     STOP_FD_OWNED
         .get_or_init(|| {
-            // SAFETY: eventfd(initval, flags) returns a new fd or -1.
-            let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-            if raw < 0 {
-                return None;
-            }
-            STOP_FD.store(raw, Ordering::SeqCst);
-            // SAFETY: a fresh fd owned by nobody else; kept for the life of the process.
-            Some(unsafe { OwnedFd::from_raw_fd(raw) })
+            let fd = eventfd().ok()?;
+            STOP_FD.store(fd.as_raw_fd(), Ordering::SeqCst);
+            Some(fd)
         })
         .as_ref()
         .map(|fd| fd.as_raw_fd())
@@ -118,9 +137,7 @@ pub(crate) fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
         for p in &fds {
             if Some(p.fd) == fd && p.revents & libc::POLLIN != 0 {
                 // Emptied, so that a signal before this guard does not make it spin.
-                let mut buf = [0u8; 8];
-                // SAFETY: reads at most 8 bytes into a valid buffer from our eventfd.
-                let _ = unsafe { libc::read(p.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                drain(p.fd);
             } else if Some(p.fd) == tty
                 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
             {

@@ -2,7 +2,7 @@
 //! is async-signal-safe, so SIGTERM, SIGHUP and SIGINT end a `--watch` at once, not at its next
 //! timer.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 
@@ -15,15 +15,8 @@ pub struct Waker {
 
 impl Waker {
     pub fn new() -> std::io::Result<Waker> {
-        // SAFETY: eventfd(initval, flags) returns a new fd or -1.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a fresh fd owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         Ok(Waker {
-            fd: Arc::new(fd),
+            fd: Arc::new(crate::signals::eventfd()?),
             stop: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -34,7 +27,7 @@ impl Waker {
 
     /// Wake the engine (it looks at what changed and sleeps again).
     pub fn wake(&self) {
-        poke(self.raw_fd());
+        crate::signals::poke(self.raw_fd());
     }
 
     /// Ask the engine to stop, and wake it.
@@ -49,9 +42,7 @@ impl Waker {
 
     /// Empty the counter after a wake.
     pub fn drain(&self) {
-        let mut buf = [0u8; 8];
-        // SAFETY: reads at most 8 bytes into a valid buffer from our own non-blocking eventfd.
-        let _ = unsafe { libc::read(self.raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        crate::signals::drain(self.raw_fd());
     }
 
     /// Make SIGTERM, SIGHUP and SIGINT stop this engine (`--watch`: a clean exit 0). The previous
@@ -80,17 +71,11 @@ static SIGNALLED: AtomicBool = AtomicBool::new(false);
 /// The eventfd a stop signal writes to (-1: none).
 static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
 
-fn poke(fd: RawFd) {
-    let one: u64 = 1;
-    // SAFETY: writes 8 bytes from a valid u64 to an eventfd (async-signal-safe).
-    let _ = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-}
-
 extern "C" fn on_signal(_sig: libc::c_int) {
     SIGNALLED.store(true, Ordering::SeqCst);
     let fd = SIGNAL_FD.load(Ordering::SeqCst);
     if fd >= 0 {
-        poke(fd);
+        crate::signals::poke(fd);
     }
 }
 
