@@ -75,9 +75,6 @@ impl SeatLiveness {
     }
 }
 
-/// Resolve a tmux socket hint to a socket path (`mux::tmux::resolve_socket`).
-pub(crate) use crate::mux::tmux::resolve_socket as socket_path;
-
 /// One server's listing: its panes, or why it could not be asked.
 type Listing = Result<Vec<PaneInfo>, Unanswered>;
 

@@ -29,7 +29,7 @@ const MESSAGE_MS: u32 = 6_000;
 
 /// Where a tmux seat's server listens (a `-L` name or path resolved as the scan resolves it).
 pub(crate) fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Option<PathBuf> {
-    crate::liveness::socket_path(hint, default_tmux)
+    crate::mux::tmux::resolve_socket(hint, default_tmux)
 }
 
 /// The tmux servers a pass's seats live on, and the run's own server; each once, existing.

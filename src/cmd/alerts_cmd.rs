@@ -63,7 +63,7 @@ pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<
             }
         }
     }
-    let server = crate::liveness::socket_path(None, default_tmux)
+    let server = crate::mux::tmux::resolve_socket(None, default_tmux)
         .filter(|p| crate::fsguard::kind(p).is_ok());
     if let Some(sock) = server {
         let deadline = std::time::Instant::now() + OPTIONS_DEADLINE;

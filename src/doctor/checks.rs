@@ -22,7 +22,7 @@ fn deadline() -> Instant {
 /// `tmux -V` on PATH, then the server the board asks by default (`--tmux-socket`, `$TMUX`, else
 /// `tmux -L default`). No server yet is only a warning: nothing runs to be shown.
 pub(super) fn tmux(opts: &ScanOptions) -> Vec<Check> {
-    let socket = crate::liveness::socket_path(None, opts.tmux_socket.as_deref());
+    let socket = crate::mux::tmux::resolve_socket(None, opts.tmux_socket.as_deref());
     let probe = mux::tmux::Tmux::at_socket(socket.as_deref().unwrap_or(Path::new("/")));
     let (major, minor) = match probe.version(deadline()) {
         Ok(v) => v,
