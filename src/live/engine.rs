@@ -173,6 +173,9 @@ pub struct Engine<P: Passes> {
     /// What the last pass was for.
     last_why: Why,
     last_overflow_at: Option<String>,
+    /// `poll` calls since the last pass (the pass log's `polls`: a quiet engine polls about
+    /// once per pass).
+    polls: u32,
 }
 
 impl<P: Passes> Engine<P> {
@@ -204,6 +207,7 @@ impl<P: Passes> Engine<P> {
             health: None,
             last_why: Why::default(),
             last_overflow_at: None,
+            polls: 0,
         })
     }
 
@@ -260,10 +264,11 @@ impl<P: Passes> Engine<P> {
                 crate::log::event::LIVE_PASS,
                 serde_json::json!({"ms": (now - started).as_millis() as u64,
                     "full": why.full, "why": why.reasons, "files": why.files.len(),
-                    "exited": why.exited.len()}),
+                    "exited": why.exited.len(), "polls": self.polls}),
             );
         }
         self.last_why = why;
+        self.polls = 0;
         out
     }
 
@@ -369,9 +374,12 @@ impl<P: Passes> Engine<P> {
             if extra.is_some_and(|t| t <= now) {
                 return Wake::Timer;
             }
+            // A full pass already noted waits for the coalescer, not for its own time, which
+            // is past: as a deadline it would make `poll` return at once until the pass starts.
+            let full = (!self.coalesce.pending()).then_some(self.next_full);
             let deadline = [
                 self.coalesce.due(),
-                Some(self.next_full),
+                full,
                 self.recheck_at,
                 self.panes.next_due(),
                 extra,
@@ -422,6 +430,7 @@ impl<P: Passes> Engine<P> {
                 i32::try_from(left.as_micros().div_ceil(1000)).unwrap_or(i32::MAX)
             }
         };
+        self.polls = self.polls.saturating_add(1);
         // SAFETY: `fds` is a valid, initialized slice of pollfd for its whole length.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if n <= 0 {
@@ -601,5 +610,29 @@ mod tests {
         assert_eq!(e.wait(None), Wake::Pass);
         e.pass();
         assert!(e.runner().passes[1].reasons.contains("recheck"));
+    }
+
+    #[test]
+    fn a_due_full_pass_sleeps_until_it_starts() {
+        let mut e = Engine::new(
+            Fake {
+                plan: Plan::default(),
+                passes: Vec::new(),
+            },
+            Settings {
+                full_every: Duration::from_millis(40),
+                degraded_every: Duration::from_millis(40),
+            },
+        )
+        .unwrap();
+        assert_eq!(e.wait(None), Wake::Pass);
+        e.pass();
+        assert_eq!(e.wait(None), Wake::Pass);
+        // One poll until the full pass is due, one for the coalescer's quiet time: a past
+        // deadline would have made `poll` return at once, hundreds of times.
+        assert!(e.polls <= 4, "{} polls", e.polls);
+        e.pass();
+        assert!(e.runner().passes[1].full);
+        assert!(e.runner().passes[1].reasons.contains("timer"));
     }
 }
