@@ -342,33 +342,87 @@ pub(crate) struct Listing {
     pub truncated: bool,
 }
 
+/// The entries of `dir` (not a link), each `lstat`ed: at most `max_entries`.
 pub(crate) fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsError> {
-    match kind(dir)? {
-        Kind::Dir => {}
-        k => return Err(refuse_kind_dir(k)),
-    }
-    let rd = std::fs::read_dir(dir).map_err(|e| FsError::from_io(&e))?;
     let mut entries = Vec::new();
-    let mut truncated = false;
-    for item in rd {
-        if entries.len() >= max_entries {
-            truncated = true;
-            break;
-        }
-        let Ok(item) = item else { continue };
-        let name = item.file_name();
-        let Ok(meta) = std::fs::symlink_metadata(item.path()) else {
-            continue;
+    let truncated = each_name(dir, max_entries, |fd, name| {
+        let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+        let Ok(st) = rustix::fs::statat(fd, name, flags) else {
+            return false;
         };
         entries.push(Entry {
-            name: OsString::from_vec(name.into_vec()),
-            kind: kind_of(meta.file_type()),
-            len: meta.len(),
-            mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
-            ino: meta.ino(),
+            name: OsString::from_vec(name.to_bytes().to_vec()),
+            kind: kind_of_mode(st.st_mode),
+            len: st.st_size as u64,
+            mtime_ms: st.st_mtime * 1000 + st.st_mtime_nsec as i64 / 1_000_000,
+            ino: st.st_ino,
         });
-    }
+        true
+    })?;
     Ok(Listing { entries, truncated })
+}
+
+/// The names in `dir` (not a link), at most `max`, not `lstat`ed (`/proc/<pid>/task`).
+pub(crate) fn list_names(dir: &Path, max: usize) -> Result<Vec<OsString>, FsError> {
+    let mut names = Vec::new();
+    each_name(dir, max, |_, name| {
+        names.push(OsString::from_vec(name.to_bytes().to_vec()));
+        true
+    })?;
+    Ok(names)
+}
+
+/// Call `take` with the open folder and each name in it but `.` and `..`, until it has taken
+/// `max` (it says whether it took one); true when names were left over.
+///
+/// Read with `getdents64` into a buffer on the stack: `std::fs::read_dir` (glibc's `opendir`)
+/// allocates 32 KiB per folder, and a live board lists hundreds of folders a full pass; in a
+/// heap that a pass has just filled with small blocks, that allocation was the top of the idle
+/// profile (docs/benchmarks.md).
+fn each_name(
+    dir: &Path,
+    max: usize,
+    mut take: impl FnMut(&rustix::fd::OwnedFd, &std::ffi::CStr) -> bool,
+) -> Result<bool, FsError> {
+    use rustix::fs::{Mode, OFlags, RawDir, CWD};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // A link, a FIFO, a file: say which (opening with these flags never blocks).
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+            return Err(refuse_kind_dir(kind(dir)?));
+        }
+        Err(e) => return Err(FsError::from_io(&e.into())),
+    };
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+    let mut names = RawDir::new(&fd, &mut buf);
+    let mut taken = 0;
+    // An error reading the folder ends the listing with what was read.
+    while let Some(Ok(item)) = names.next() {
+        let name = item.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        if taken >= max {
+            return Ok(true);
+        }
+        if take(&fd, name) {
+            taken += 1;
+        }
+    }
+    Ok(false)
+}
+
+/// `kind_of` for a raw `st_mode`.
+fn kind_of_mode(mode: u32) -> Kind {
+    match rustix::fs::FileType::from_raw_mode(mode) {
+        rustix::fs::FileType::Symlink => Kind::Link,
+        rustix::fs::FileType::Directory => Kind::Dir,
+        rustix::fs::FileType::RegularFile => Kind::File,
+        rustix::fs::FileType::Fifo => Kind::Fifo,
+        rustix::fs::FileType::Socket => Kind::Socket,
+        _ => Kind::Device,
+    }
 }
 
 fn refuse_kind_dir(k: Kind) -> FsError {
@@ -444,5 +498,47 @@ mod tests {
         let l = list_dir(dir.path(), 50).unwrap();
         assert_eq!(l.entries.len(), 20);
         assert!(!l.truncated);
+    }
+
+    #[test]
+    fn list_dir_says_what_each_entry_is_and_refuses_what_is_not_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), b"hello").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.join("file"), d.join("link")).unwrap();
+        nix::unistd::mkfifo(&d.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // More names than one getdents64 buffer holds.
+        let long = "n".repeat(200);
+        for i in 0..100 {
+            std::fs::write(d.join(format!("{long}{i}")), b"").unwrap();
+        }
+        let l = list_dir(d, 1000).unwrap();
+        assert_eq!(l.entries.len(), 104);
+        let of = |n: &str| l.entries.iter().find(|e| e.name_str() == Some(n)).unwrap();
+        let f = of("file");
+        assert_eq!((f.kind, f.len), (Kind::File, 5));
+        let meta = std::fs::symlink_metadata(d.join("file")).unwrap();
+        assert_eq!(f.ino, meta.ino());
+        assert_eq!(
+            f.mtime_ms,
+            meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+        );
+        assert_eq!(of("sub").kind, Kind::Dir);
+        assert_eq!(of("link").kind, Kind::Link);
+        assert_eq!(of("fifo").kind, Kind::Fifo);
+        assert!(l.entries.iter().all(|e| e.name_str() != Some(".")));
+        // Not folders: said as what they are, and a FIFO does not block the open.
+        assert_eq!(
+            list_dir(&d.join("file"), 10).err(),
+            Some(FsError::NotDirectory)
+        );
+        assert_eq!(list_dir(&d.join("fifo"), 10).err(), Some(FsError::Fifo));
+        assert_eq!(list_dir(&d.join("link"), 10).err(), Some(FsError::Link));
+        assert_eq!(list_dir(&d.join("gone"), 10).err(), Some(FsError::NotFound));
+        assert_eq!(
+            list_dir(&d.join("file/x"), 10).err(),
+            Some(FsError::NotDirectory)
+        );
     }
 }

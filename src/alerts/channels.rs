@@ -35,13 +35,15 @@ pub(crate) fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Op
 /// The tmux servers a pass's seats live on, and the run's own server; each once, existing.
 pub(crate) fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    let hints = snap
-        .rows
-        .iter()
-        .filter_map(|r| r.pane.as_ref())
-        .filter(|p| p.kind.caps().status_alerts)
-        .map(|p| p.socket.as_deref());
-    for hint in std::iter::once(None).chain(hints) {
+    // Most seats share a server: each hint is resolved (and looked up on disk) once.
+    let mut hints: Vec<Option<&str>> = vec![None];
+    for p in snap.rows.iter().filter_map(|r| r.pane.as_ref()) {
+        let hint = p.socket.as_deref();
+        if p.kind.caps().status_alerts && !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    for hint in hints {
         let Some(s) = tmux_socket(hint, default_tmux) else {
             continue;
         };

@@ -19,8 +19,11 @@ use crate::snapshot::{RosterStatus, Row, Snapshot};
 use crate::states::CloseState;
 use crate::ui::ports::{CancelToken, SnapshotSource};
 
-/// Longest the thread sleeps with nothing to do (it re-checks the status option then).
-const IDLE: Duration = Duration::from_secs(30);
+/// Longest the thread sleeps with nothing to do: it re-checks the status option then (as
+/// often as the option is set again anyway; every pass re-checks it too, and a live board's
+/// full pass comes every 30 s). Nothing to do is the idle board's usual state: each wake costs
+/// a summary and a look at the alert memory.
+const IDLE: Duration = channels::STATUS_REASSERT;
 /// Desktop notifications: one at a time, each within this.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(5);
 

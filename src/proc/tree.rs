@@ -59,10 +59,10 @@ const TASK_CAP: usize = 4096;
 /// The child processes of `pid`, sorted, from its threads' `children` files; `None` when the
 /// kernel offers no such files (then only a whole `/proc` pass can tell).
 pub fn children_of(pid: i32) -> Option<Vec<i32>> {
-    let tasks: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+    let tasks: Vec<String> = fsguard::list_names(Path::new(&format!("/proc/{pid}/task")), TASK_CAP)
         .ok()?
-        .take(TASK_CAP)
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
         .collect();
     let mut kids = Vec::new();
     let mut any = false;
