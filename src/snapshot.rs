@@ -374,6 +374,27 @@ impl Snapshot {
     pub fn row(&self, id: &str) -> Option<&Row> {
         self.rows.iter().find(|r| r.id == id)
     }
+
+    /// Whether `self` shows exactly what `other` does but for when it was scanned: a pass that
+    /// found nothing new (the live engine's timer pass on a quiet board). Every field is named,
+    /// so a field added later is compared too.
+    pub fn same_board(&self, other: &Snapshot) -> bool {
+        let Snapshot {
+            scanned_at: _,
+            roster,
+            rows,
+            truncated,
+            errors,
+            usage,
+            hosts,
+        } = self;
+        *roster == other.roster
+            && *rows == other.rows
+            && *truncated == other.truncated
+            && *errors == other.errors
+            && *usage == other.usage
+            && *hosts == other.hosts
+    }
 }
 
 impl ConnectionView {

@@ -526,8 +526,16 @@ pub(crate) struct AlertingSource {
 impl SnapshotSource for AlertingSource {
     fn next_snapshot(&mut self) -> Snapshot {
         let snap = self.inner.next_snapshot();
-        let _ = self.alerts.send(Msg::Pass(snap.clone()));
+        // A live pass that found nothing new tells the alerts nothing: the snapshot they have
+        // still holds (a live board's alerts settle on the thread's own time, `tick`).
+        if !self.inner.unchanged() {
+            let _ = self.alerts.send(Msg::Pass(snap.clone()));
+        }
         snap
+    }
+
+    fn unchanged(&self) -> bool {
+        self.inner.unchanged()
     }
 
     fn cancel_token(&self) -> CancelToken {

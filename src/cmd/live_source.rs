@@ -25,6 +25,9 @@ pub(crate) struct LiveSource {
     next_probe: Instant,
     /// Whether the last pass had workers to probe (no timer otherwise).
     targets: bool,
+    /// The last snapshot that showed something new, and whether the newest showed the same.
+    shown: Option<Snapshot>,
+    unchanged: bool,
 }
 
 impl LiveSource {
@@ -47,6 +50,8 @@ impl LiveSource {
             runtime,
             cancel,
             next_probe: Instant::now(),
+            shown: None,
+            unchanged: false,
             targets: true,
         })
     }
@@ -108,7 +113,7 @@ pub(crate) fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
 
 impl SnapshotSource for LiveSource {
     fn next_snapshot(&mut self) -> Snapshot {
-        match self.engine.pass() {
+        let snap = match self.engine.pass() {
             Ok(mut pass) => {
                 self.targets = !pass.probe_targets().is_empty();
                 if self.probe_due() && !self.cancel.is_cancelled() {
@@ -119,7 +124,16 @@ impl SnapshotSource for LiveSource {
                 pass.snapshot
             }
             Err(e) => refused_snapshot(self.clock.now_ms(), e.to_string()),
+        };
+        self.unchanged = self.shown.as_ref().is_some_and(|s| s.same_board(&snap));
+        if !self.unchanged {
+            self.shown = Some(snap.clone());
         }
+        snap
+    }
+
+    fn unchanged(&self) -> bool {
+        self.unchanged
     }
 
     fn cancel_token(&self) -> CancelToken {

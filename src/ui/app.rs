@@ -27,6 +27,9 @@ pub enum Msg {
     PassStarted,
     /// A scan pass finished.
     SnapshotArrived(Snapshot),
+    /// A scan pass finished and found nothing new (`SnapshotSource::unchanged`): the shown
+    /// snapshot holds, as of this time.
+    PassUnchanged { scanned_at: Ms },
     /// A key was pressed.
     Key(KeyEvent),
     /// Text pasted with bracketed paste: goes into the reply draft, never sends by itself.
@@ -402,6 +405,14 @@ impl App {
             Msg::SnapshotArrived(s) => {
                 self.scanning = false;
                 self.on_snapshot(s);
+            }
+            Msg::PassUnchanged { scanned_at } => {
+                // Only the time moves: the rows, and so the Seen marks the person just set,
+                // are what the last snapshot said (a new seen.json makes a pass that differs).
+                self.scanning = false;
+                if let Some(s) = self.snapshot.as_mut() {
+                    s.scanned_at = scanned_at;
+                }
             }
             Msg::Key(ev) => {
                 if let Some(k) = keys::key_of(&ev) {

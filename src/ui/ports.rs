@@ -86,6 +86,12 @@ pub trait SnapshotSource: Send {
     fn wait_for_change(&mut self, interval: Duration) -> bool {
         self.cancel_token().wait_timeout(interval)
     }
+    /// Whether the last snapshot shows exactly what the one before did but for its time
+    /// (`Snapshot::same_board`): its views then only note the new time, and draw nothing new.
+    /// Only the live source says so; a timed source's every pass is shown as new.
+    fn unchanged(&self) -> bool {
+        false
+    }
 }
 
 /// Told about each frame that shows seats in a new state (the `live_frame` log event the

@@ -353,14 +353,7 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
     if snap.truncated {
         parts.push(("⚠ truncated".into(), t.warn()));
     }
-    // `<1m`, then minutes: redrawn when that changes, not every second.
-    let age = crate::ui::tick::title_age(elapsed_secs(now, snap.scanned_at));
-    let scan = if app.scanning() {
-        format!("scanned {age} ago, scanning…")
-    } else {
-        format!("scanned {age} ago")
-    };
-    parts.push((scan, t.dim()));
+    parts.push((title_scan(app, snap, now), t.dim()));
     // Keep parts in priority order while they fit; later ones drop first.
     let mut spans = Vec::new();
     let mut used = 0usize;
@@ -376,4 +369,16 @@ fn title_spans(app: &App, snap: &Snapshot, now: Ms, w: u16, t: &Theme) -> Vec<Sp
         spans.push(Span::styled(text, style));
     }
     spans
+}
+
+/// The title's word on the last pass: its age (`<1m`, then minutes: redrawn when that changes,
+/// not every second) and whether one runs now. A pass that found nothing new changes the frame
+/// only if it changes this (`run::event_loop`).
+pub(crate) fn title_scan(app: &App, snap: &Snapshot, now: Ms) -> String {
+    let age = crate::ui::tick::title_age(elapsed_secs(now, snap.scanned_at));
+    if app.scanning() {
+        format!("scanned {age} ago, scanning…")
+    } else {
+        format!("scanned {age} ago")
+    }
 }

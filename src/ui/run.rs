@@ -189,16 +189,17 @@ fn event_loop(
     ports: &Ports,
     frames: &mut Frames,
 ) -> io::Result<()> {
-    let mut redraw_at = draw(app, terminal)?;
+    let mut last = draw(app, terminal)?;
     loop {
         // Sleep until something happens, or until an age on screen changes (no pass for that).
-        let tick =
-            redraw_at.map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
+        let tick = last
+            .redraw_at
+            .map(|at| Duration::from_millis(at.saturating_sub(app.now()).max(1) as u64));
         let first = match tick {
             Some(d) => match rx.recv_timeout(d) {
                 Ok(ev) => ev,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    redraw_at = draw(app, terminal)?;
+                    last = draw(app, terminal)?;
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
@@ -210,10 +211,16 @@ fn event_loop(
         };
         let mut next = Some(first);
         let mut applied = 0;
+        // Whether every message was a pass starting or one that found nothing new.
+        let mut only_passes = true;
         loop {
             let mut only_pass_started = true;
             while let Some(ev) = next.take() {
                 only_pass_started &= matches!(ev, Event2::App(Msg::PassStarted));
+                only_passes &= matches!(
+                    ev,
+                    Event2::App(Msg::PassStarted | Msg::PassUnchanged { .. })
+                );
                 match ev {
                     Event2::App(msg) => {
                         for fx in app.update(msg) {
@@ -248,24 +255,46 @@ fn event_loop(
             }
             break;
         }
-        redraw_at = draw(app, terminal)?;
+        // A quiet board's timer pass changes nothing on screen unless it changes the title's
+        // word on the last pass: no frame then (a frame renders and compares the whole screen),
+        // only a new time for the next tick of an age the last frame showed.
+        if only_passes && last.title == title_now(app, app.now()) {
+            last.redraw_at = crate::ui::tick::next_redraw(app.snapshot(), &last.shown, app.now());
+            continue;
+        }
+        last = draw(app, terminal)?;
         frames.drawn(app);
     }
 }
 
+/// What the last frame showed that matters to the next.
+struct Drawn {
+    /// When it next changes by time alone (an age it shows ticks over), if it does.
+    redraw_at: Option<crate::clock::Ms>,
+    /// The ages and timed lines it showed.
+    shown: Vec<crate::ui::fit::Shown>,
+    /// The title's word on the last pass (`render::title_scan`).
+    title: Option<String>,
+}
+
+fn title_now(app: &App, now: crate::clock::Ms) -> Option<String> {
+    app.snapshot()
+        .map(|s| crate::ui::render::title_scan(app, s, now))
+}
+
 /// One frame, wrapped in a synchronized update so the terminal shows it whole (no flicker).
-/// Returns when it next changes by time alone (an age it shows ticks over), if it does.
-fn draw(
-    app: &App,
-    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
-) -> io::Result<Option<crate::clock::Ms>> {
+fn draw(app: &App, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<Drawn> {
     queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
     // ratatui shows the cursor only when the frame placed it (the reply editor), else hides it.
     let now = app.now();
     let (drawn, shown) = crate::ui::fit::drawing(|| terminal.draw(|f| render(app, f)).map(|_| ()));
     execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     drawn?;
-    Ok(crate::ui::tick::next_redraw(app.snapshot(), &shown, now))
+    Ok(Drawn {
+        redraw_at: crate::ui::tick::next_redraw(app.snapshot(), &shown, now),
+        shown,
+        title: title_now(app, now),
+    })
 }
 
 /// Carry out an effect on its own thread; its outcome comes back as a message.
@@ -498,7 +527,14 @@ fn spawn_passes(
                     return;
                 }
             };
-            if cancel.is_cancelled() || tx.send(Event2::App(Msg::SnapshotArrived(snap))).is_err() {
+            let msg = if source.unchanged() {
+                Msg::PassUnchanged {
+                    scanned_at: snap.scanned_at,
+                }
+            } else {
+                Msg::SnapshotArrived(snap)
+            };
+            if cancel.is_cancelled() || tx.send(Event2::App(msg)).is_err() {
                 return;
             }
             if source.wait_for_change(interval) {

@@ -313,3 +313,47 @@ fn a_toggle_while_a_seen_write_runs_is_shown_at_once_and_saved_after_it() {
     a.update(snap(vec![stale]));
     assert_eq!(ids(&a), ["a"]);
 }
+
+/// A pass that found nothing new moves only the snapshot's time: the rows, the selection and
+/// the Seen marks stay, and the title says no pass runs.
+#[test]
+fn a_pass_that_found_nothing_new_moves_only_the_time() {
+    let mut a = app();
+    a.update(snap(vec![
+        row("a", BoardState::Waiting),
+        row("b", BoardState::Working),
+    ]));
+    a.update(key(KeyCode::Down));
+    let rows = a.snapshot().unwrap().rows.clone();
+    let selected = a.selection().cloned();
+    a.update(Msg::PassStarted);
+    assert!(a.scanning());
+    a.update(Msg::PassUnchanged {
+        scanned_at: now() + 30_000,
+    });
+    assert!(!a.scanning());
+    let s = a.snapshot().unwrap();
+    assert_eq!(s.scanned_at, now() + 30_000);
+    assert_eq!(s.rows, rows);
+    assert_eq!(a.selection().cloned(), selected);
+}
+
+/// `same_board` tells a pass that found nothing new (only its time moved) from any other.
+#[test]
+fn same_board_ignores_only_the_time() {
+    let Msg::SnapshotArrived(s) = snap(vec![row("a", BoardState::Waiting)]) else {
+        unreachable!()
+    };
+    let mut later = s.clone();
+    later.scanned_at += 30_000;
+    assert!(later.same_board(&s));
+    let mut moved = later.clone();
+    moved.rows[0].state = BoardState::Working;
+    assert!(!moved.same_board(&s));
+    let mut aged = later.clone();
+    aged.rows[0].connection.checked_at = Some(now());
+    assert!(!aged.same_board(&s));
+    let mut erred = later;
+    erred.truncated = true;
+    assert!(!erred.same_board(&s));
+}
