@@ -528,9 +528,10 @@ fn spawn_passes(
                 }
             };
             let msg = if source.unchanged() {
-                Msg::PassUnchanged {
-                    scanned_at: snap.scanned_at,
-                }
+                let scanned_at = snap.scanned_at;
+                // Freed now, before the source sleeps (its memory is sorted out then).
+                drop(snap);
+                Msg::PassUnchanged { scanned_at }
             } else {
                 Msg::SnapshotArrived(snap)
             };

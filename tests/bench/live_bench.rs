@@ -15,7 +15,7 @@
 //! Run: `cargo test --release --test bench live_bench -- --ignored --nocapture --test-threads 1`
 //! (`LIVE_BENCH_WORKERS`: 64 by default, 255 for the large case; `LIVE_BENCH_SAMPLES`: 40.)
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -137,6 +137,24 @@ fn tree_cpu_ns(pid: i32) -> u64 {
         })
         .unwrap_or(0);
     own + children(pid).into_iter().map(tree_cpu_ns).sum::<u64>()
+}
+
+/// Nanoseconds on a CPU of each live thread of `pid`, by thread name.
+fn threads_cpu_ns(pid: i32) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        *out.entry(name.trim().to_string()).or_insert(0) += ns;
+    }
+    out
 }
 
 fn status_kib(pid: i32, key: &str) -> u64 {
@@ -374,6 +392,11 @@ fn live_bench() {
     let kids0: BTreeSet<i32> = children(mon).into_iter().collect();
     let t0 = tree_ticks(mon);
     let ns0 = tree_cpu_ns(mon);
+    let threads0 = threads_cpu_ns(mon);
+    // This machine's memory after the same idle window, for reading the figure: a process
+    // that wakes touches memory left alone since its last wake (measured slow and very
+    // variable in virtual machines).
+    let mut probe = vec![1u8; 8 << 20];
     let mut seen = kids0.clone();
     let end = Instant::now() + Duration::from_secs(idle_secs);
     while Instant::now() < end {
@@ -382,6 +405,23 @@ fn live_bench() {
     }
     let t1 = tree_ticks(mon);
     let ns1 = tree_cpu_ns(mon);
+    let read_all = |v: &mut Vec<u8>| {
+        let t = Instant::now();
+        let sum = v.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>();
+        v[0] = v[0].wrapping_add(sum as u8);
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let (cold, hot) = (read_all(&mut probe), read_all(&mut probe));
+    println!(
+        "  this machine: 8 MiB read after the idle window untouched {cold:.1} ms, at once again {hot:.1} ms"
+    );
+    let threads: Vec<String> = threads_cpu_ns(mon)
+        .into_iter()
+        .map(|(name, ns)| {
+            let was = threads0.get(&name).copied().unwrap_or(0);
+            format!("{name} {:.1} ms", ns.saturating_sub(was) as f64 / 1e6)
+        })
+        .collect();
     let runs = std::fs::read_to_string(tmux_runs(&f)).unwrap_or_default();
     let idle_runs: Vec<&str> = runs.lines().skip(runs_before).collect();
     log.read();
@@ -397,6 +437,7 @@ fn live_bench() {
     println!(
         "  idle {idle_secs} s: CPU of the monitor and its children {pct:.3} % of a core ({} ticks; \
          {:.3} % by the threads' own clocks, {:.1} ms); \
+         by thread {threads:?}; \
          processes started {} (children seen {:?}; tmux runs {} {:?}); passes {} {:?}; peak RSS {:.1} MiB",
         t1 - t0,
         ns1.saturating_sub(ns0) as f64 / 1e9 / idle_secs as f64 * 100.0,
