@@ -354,7 +354,11 @@ pub(crate) fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsErro
             name: OsString::from_vec(name.to_bytes().to_vec()),
             kind: kind_of_mode(st.st_mode),
             len: st.st_size as u64,
-            mtime_ms: st.st_mtime * 1000 + st.st_mtime_nsec as i64 / 1_000_000,
+            // Saturating: a file's time is whatever its owner set.
+            mtime_ms: st
+                .st_mtime
+                .saturating_mul(1000)
+                .saturating_add(st.st_mtime_nsec as i64 / 1_000_000),
             ino: st.st_ino,
         });
         true
