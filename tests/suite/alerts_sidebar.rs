@@ -13,43 +13,25 @@ use crate::mux_support::wait_for;
 fn a_settled_state_alerts_at_once_not_at_the_next_full_pass() {
     let f = Fleet::new(2);
     let server = f.tmux(2);
-    let sys = f.tmp.path().join("sys.json");
-    std::fs::write(&sys, serde_json::json!({"dataRoot": f.data}).to_string()).unwrap();
-    let home = f.tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
     let out = f.tmp.path().join("alerts.jsonl");
-    let argv: Vec<String> = [
-        "env".to_string(),
-        format!("HOME={}", home.display()),
-        "TERM=xterm-256color".into(),
-        env!("CARGO_BIN_EXE_intercom-pane").into(),
-        "monitor".into(),
-        "--config".into(),
-        sys.display().to_string(),
-        "--root".into(),
-        f.root.display().to_string(),
-        "--sessions-dir".into(),
-        f.sessions.display().to_string(),
-        "--fleet".into(),
-        "none".into(),
-        "--tmux-socket".into(),
-        server.sock.display().to_string(),
-        "--no-probe".into(),
-        "--full-pass-secs".into(),
-        "300".into(),
-        "--settle-secs".into(),
-        "2".into(),
-        "--no-desktop".into(),
-        "--no-status-line".into(),
-        "--on-alert".into(),
-        "/bin/sh".into(),
-        "-c".into(),
-        "cat >> \"$0\"".into(),
-        out.display().to_string(),
-    ]
-    .into();
-    let a: Vec<&str> = argv.iter().map(String::as_str).collect();
-    server.new_session("mon", &f.root, &a);
+    let out_s = out.display().to_string();
+    f.start_monitor(
+        &server,
+        &[],
+        &[
+            "--full-pass-secs",
+            "300",
+            "--settle-secs",
+            "2",
+            "--no-desktop",
+            "--no-status-line",
+            "--on-alert",
+            "/bin/sh",
+            "-c",
+            "cat >> \"$0\"",
+            &out_s,
+        ],
+    );
     // The sidebar has seen both seats (their turns from before it started are not alerted).
     let memory = f.data.join("alerts/memory.json");
     wait_for(15_000, || {

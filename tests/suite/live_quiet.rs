@@ -30,37 +30,12 @@ fn size(p: &Path) -> u64 {
 fn a_timer_pass_that_finds_nothing_new_draws_nothing() {
     let f = Fleet::new(2);
     let server = f.tmux(2);
-    let sys = f.tmp.path().join("sys.json");
-    std::fs::write(&sys, serde_json::json!({"dataRoot": f.data}).to_string()).unwrap();
-    let home = f.tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
     let log = f.tmp.path().join("monitor.log");
-    let argv: Vec<String> = [
-        "env".to_string(),
-        format!("HOME={}", home.display()),
-        format!("INTERCOM_PANE_LOG={}", log.display()),
-        "TERM=xterm-256color".into(),
-        env!("CARGO_BIN_EXE_intercom-pane").into(),
-        "monitor".into(),
-        "--config".into(),
-        sys.display().to_string(),
-        "--root".into(),
-        f.root.display().to_string(),
-        "--sessions-dir".into(),
-        f.sessions.display().to_string(),
-        "--fleet".into(),
-        "none".into(),
-        "--tmux-socket".into(),
-        server.sock.display().to_string(),
-        "--no-probe".into(),
-        "--full-pass-secs".into(),
-        "1".into(),
-        "--no-desktop".into(),
-        "--no-status-line".into(),
-    ]
-    .into();
-    let a: Vec<&str> = argv.iter().map(String::as_str).collect();
-    server.new_session("mon", &f.root, &a);
+    f.start_monitor(
+        &server,
+        &[format!("INTERCOM_PANE_LOG={}", log.display())],
+        &["--full-pass-secs", "1", "--no-desktop", "--no-status-line"],
+    );
     // Everything the sidebar writes to its terminal from now on.
     let out = f.tmp.path().join("terminal.out");
     let pipe = format!("cat >> '{}'", out.display());

@@ -225,6 +225,42 @@ impl Fleet {
     }
 }
 
+impl Fleet {
+    /// Start the real sidebar over this fleet in session `mon` of `server` (its own data root
+    /// and HOME, no probes), with `env` before it and `extra` flags after its own.
+    pub fn start_monitor(&self, server: &TmuxServer, env: &[String], extra: &[&str]) {
+        let sys = self.tmp.path().join("sys.json");
+        std::fs::write(&sys, json!({"dataRoot": self.data}).to_string()).unwrap();
+        let home = self.tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut argv: Vec<String> = vec!["env".into(), format!("HOME={}", home.display())];
+        argv.extend(env.iter().cloned());
+        argv.extend(
+            [
+                "TERM=xterm-256color",
+                env!("CARGO_BIN_EXE_intercom-pane"),
+                "monitor",
+                "--config",
+                &sys.display().to_string(),
+                "--root",
+                &self.root.display().to_string(),
+                "--sessions-dir",
+                &self.sessions.display().to_string(),
+                "--fleet",
+                "none",
+                "--tmux-socket",
+                &server.sock.display().to_string(),
+                "--no-probe",
+            ]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string()),
+        );
+        let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+        server.new_session("mon", &self.root, &a);
+    }
+}
+
 pub fn engine(opts: ScanOptions, settings: Settings) -> Engine<BoardPasses> {
     let memory = Arc::new(intercom_pane::seam::evidence::ScanMemory::new());
     Engine::new(
