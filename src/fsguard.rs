@@ -386,20 +386,33 @@ pub(crate) fn list_names(dir: &Path, max: usize) -> Result<Vec<OsString>, FsErro
 fn each_name(
     dir: &Path,
     max: usize,
-    mut take: impl FnMut(&rustix::fd::OwnedFd, &std::ffi::CStr) -> bool,
+    take: impl FnMut(&rustix::fd::OwnedFd, &std::ffi::CStr) -> bool,
 ) -> Result<bool, FsError> {
-    use rustix::fs::{Mode, OFlags, RawDir, CWD};
+    each_name_in(&open_dir(dir)?, max, take)
+}
+
+/// `dir` opened for listing: a link, FIFO or file is refused without a race or a block.
+fn open_dir(dir: &Path) -> Result<rustix::fd::OwnedFd, FsError> {
+    use rustix::fs::{Mode, OFlags, CWD};
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
-        Ok(fd) => fd,
+    match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
+        Ok(fd) => Ok(fd),
         // A link, a FIFO, a file: say which (opening with these flags never blocks).
         Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
-            return Err(refuse_kind_dir(kind(dir)?));
+            Err(refuse_kind_dir(kind(dir)?))
         }
-        Err(e) => return Err(FsError::from_io(&e.into())),
-    };
+        Err(e) => Err(FsError::from_io(&e.into())),
+    }
+}
+
+/// `each_name` over a folder already open.
+fn each_name_in(
+    fd: &rustix::fd::OwnedFd,
+    max: usize,
+    mut take: impl FnMut(&rustix::fd::OwnedFd, &std::ffi::CStr) -> bool,
+) -> Result<bool, FsError> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
-    let mut names = RawDir::new(&fd, &mut buf);
+    let mut names = rustix::fs::RawDir::new(fd, &mut buf);
     let mut taken = 0;
     // An error reading the folder ends the listing with what was read.
     while let Some(Ok(item)) = names.next() {
@@ -410,11 +423,56 @@ fn each_name(
         if taken >= max {
             return Ok(true);
         }
-        if take(&fd, name) {
+        if take(fd, name) {
             taken += 1;
         }
     }
     Ok(false)
+}
+
+/// What a folder (not a link) holds now, fed to `hash` without keeping it: the folder's own
+/// inode and times (an entry added, removed or renamed moves them), then each entry `wanted`
+/// names, in listing order — name, type, inode, length, mtime and ctime in ns — and whether
+/// more than `max` were there. Returns the newest second any of these times names, for a
+/// caller that must not trust a change within the clock's granularity (`settled_key`).
+pub(crate) fn hash_dir(
+    dir: &Path,
+    max: usize,
+    wanted: impl Fn(&std::ffi::OsStr) -> bool,
+    hash: &mut impl std::hash::Hasher,
+) -> Result<i64, FsError> {
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open_dir(dir)?;
+    let mut newest = i64::MIN;
+    let mut feed = |st: &rustix::fs::Stat, hash: &mut dyn std::hash::Hasher| {
+        hash.write_u32(st.st_mode);
+        hash.write_u64(st.st_ino);
+        hash.write_i64(st.st_size);
+        hash.write_i64(st.st_mtime);
+        hash.write_i64(st.st_mtime_nsec as i64);
+        hash.write_i64(st.st_ctime);
+        hash.write_i64(st.st_ctime_nsec as i64);
+        newest = newest.max(st.st_mtime).max(st.st_ctime);
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| FsError::from_io(&e.into()))?;
+    feed(&st, hash);
+    let more = each_name_in(&fd, max, |fd, name| {
+        let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+        if !wanted(name) {
+            return false;
+        }
+        hash.write(name.as_bytes());
+        hash.write_u8(0);
+        let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+        match rustix::fs::statat(fd, name, flags) {
+            Ok(st) => feed(&st, hash),
+            // Gone between the listing and the `lstat`: the folder's times moved too.
+            Err(_) => hash.write_u8(1),
+        }
+        true
+    })?;
+    hash.write_u8(u8::from(more));
+    Ok(newest)
 }
 
 /// `kind_of` for a raw `st_mode`.

@@ -100,7 +100,11 @@ struct Kept {
     lists: HashMap<PathBuf, PaneList>,
     /// Servers whose kept listing may be used for the next pass.
     trusted: HashSet<PathBuf>,
+    /// What of `/proc` the listing each server's last pass used rested on, when that pass
+    /// brought a kept listing up to date (the live view's timer check, `same_as_used`).
+    used: HashMap<PathBuf, mux::tmux::current::ProcSide>,
 }
+
 
 impl std::fmt::Debug for KeptPanes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -123,24 +127,44 @@ impl KeptPanes {
                 .cloned()
                 .collect();
             // Only listings a listening client keeps up to date are worth keeping.
-            let Kept { lists, trusted } = &mut *k;
+            let Kept { lists, trusted, used } = &mut *k;
             lists.retain(|s, _| trusted.contains(s) || listening.contains(s));
+            used.retain(|s, _| lists.contains_key(s));
         }
     }
 
     /// A trusted kept listing of `socket`, brought up to date; `None`: list it.
     fn take(&self, socket: &Path) -> Option<PaneList> {
-        let k = self.inner.lock().ok()?;
+        let mut k = self.inner.lock().ok()?;
         if !k.trusted.contains(socket) {
             return None;
         }
-        mux::tmux::current::refresh(k.lists.get(socket)?)
+        let Some((list, side)) = mux::tmux::current::refresh(k.lists.get(socket)?) else {
+            k.used.remove(socket);
+            return None;
+        };
+        k.used.insert(socket.to_path_buf(), side);
+        Some(list)
     }
 
     fn keep(&self, socket: &Path, list: &PaneList) {
         if let Ok(mut k) = self.inner.lock() {
             k.lists.insert(socket.to_path_buf(), list.clone());
+            // Listed by tmux just now: its `/proc` side is not read (a check asks for a pass).
+            k.used.remove(socket);
         }
+    }
+
+    /// Whether each of `sockets` has a trusted kept listing whose `/proc` side is what the last
+    /// pass used: no pane came, went or changed its foreground process or folder since (the
+    /// listing itself is not touched). Changes nothing.
+    pub fn same_as_used(&self, sockets: &[PathBuf]) -> bool {
+        let Ok(k) = self.inner.lock() else {
+            return false;
+        };
+        sockets
+            .iter()
+            .all(|s| k.trusted.contains(s) && k.used.get(s).is_some_and(|u| u.holds()))
     }
 }
 
@@ -151,6 +175,8 @@ pub struct PaneCache {
     /// The socket each listing came from (same order as `listings`; `None` for listings taken
     /// elsewhere).
     sockets: Vec<Option<PathBuf>>,
+    /// More servers were named than `MAX_SERVERS`: some were not asked.
+    over_cap: bool,
     /// Every key asked about, and which listing answers it: keys that resolve to one socket
     /// (the default server and its path, a `-L` name and its path) share one listing.
     keys: Vec<(ServerKey, usize)>,
@@ -169,6 +195,7 @@ impl PaneCache {
             listings: Vec::new(),
             sockets: Vec::new(),
             keys: Vec::new(),
+            over_cap: false,
         };
         if mode != LivenessMode::Tmux {
             return cache;
@@ -190,7 +217,7 @@ impl PaneCache {
                     asked.push(server);
                 }
                 // Past the cap: not asked, so `server()` finds nothing (`not_asked`).
-                None => {}
+                None => cache.over_cap = true,
             }
         }
         let mut lists: Vec<Option<Listing>> =
@@ -233,11 +260,18 @@ impl PaneCache {
             listings: Vec::new(),
             sockets: Vec::new(),
             keys: Vec::new(),
+            over_cap: false,
         };
         for (k, l) in listings.into_iter().take(MAX_SERVERS) {
             cache.push(k, listing_of(l));
         }
         cache
+    }
+
+    /// Whether every server a seat named was asked and answered (no seat is `unknown` for want
+    /// of a listing).
+    pub fn all_answered(&self) -> bool {
+        !self.over_cap && self.listings.iter().all(|(_, l)| l.is_ok())
     }
 
     /// Every pane of every server that answered, once, with the first key that named its server.

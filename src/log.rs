@@ -32,6 +32,9 @@ pub(crate) mod event {
     pub(crate) const CLOSE_WORKER_DONE: &str = "close_worker_done";
     /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`.
     pub(crate) const LIVE_PASS: &str = "live_pass";
+    /// The long timer's check (docs/behaviour.md §3a): `same` (no pass needed), `ms`, `inRow`,
+    /// `us` (µs on `panes`, `procs`, `folders`; `count` folders).
+    pub(crate) const LIVE_CHECK: &str = "live_check";
     /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
     /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
     pub(crate) const LIVE_WATCH: &str = "live_watch";

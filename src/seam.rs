@@ -179,7 +179,7 @@ pub mod hosts {
 pub mod live {
     pub use crate::live::{Engine, Settings, Wake};
     pub mod board {
-        pub use crate::live::board::BoardPasses;
+        pub use crate::live::board::{BoardPass, BoardPasses};
     }
     pub mod panes {
         pub use crate::live::panes::{Panes, ServerWatch};

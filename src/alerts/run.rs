@@ -17,7 +17,7 @@ use crate::board::alerts::{Decision, Outcome, Seat, Summary, Watch};
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{RosterStatus, Row, Snapshot};
 use crate::states::CloseState;
-use crate::ui::ports::{CancelToken, SnapshotSource};
+use crate::ui::ports::{CancelToken, Pass, SnapshotSource};
 
 /// Longest the thread sleeps with nothing to do: it re-checks the status option then (as
 /// often as the option is set again anyway; every pass re-checks it too, and a live board's
@@ -526,16 +526,18 @@ pub(crate) struct AlertingSource {
 impl SnapshotSource for AlertingSource {
     fn next_snapshot(&mut self) -> Snapshot {
         let snap = self.inner.next_snapshot();
-        // A live pass that found nothing new tells the alerts nothing: the snapshot they have
-        // still holds (a live board's alerts settle on the thread's own time, `tick`).
-        if !self.inner.unchanged() {
-            let _ = self.alerts.send(Msg::Pass(snap.clone()));
-        }
+        let _ = self.alerts.send(Msg::Pass(snap.clone()));
         snap
     }
 
-    fn unchanged(&self) -> bool {
-        self.inner.unchanged()
+    fn next_pass(&mut self) -> Pass {
+        let pass = self.inner.next_pass();
+        // A live pass that found nothing new tells the alerts nothing: the snapshot they have
+        // still holds (a live board's alerts settle on the thread's own time, `tick`).
+        if let Pass::New(snap) = &pass {
+            let _ = self.alerts.send(Msg::Pass(snap.clone()));
+        }
+        pass
     }
 
     fn cancel_token(&self) -> CancelToken {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Ms};
-use crate::live::board::BoardPasses;
+use crate::live::board::{BoardPass, BoardPasses};
 use crate::live::{Engine, Settings, Wake};
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::{RosterCode, RosterStatus, Snapshot};
-use crate::ui::ports::{CancelToken, FrameLog, SnapshotSource};
+use crate::ui::ports::{CancelToken, FrameLog, Pass, SnapshotSource};
 
 /// Connection checks run this often (a check reads `stale` after 30 s).
 pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(15);
@@ -25,9 +25,8 @@ pub(crate) struct LiveSource {
     next_probe: Instant,
     /// Whether the last pass had workers to probe (no timer otherwise).
     targets: bool,
-    /// The last snapshot that showed something new, and whether the newest showed the same.
+    /// The last snapshot that showed something new.
     shown: Option<Snapshot>,
-    unchanged: bool,
 }
 
 impl LiveSource {
@@ -51,7 +50,6 @@ impl LiveSource {
             cancel,
             next_probe: Instant::now(),
             shown: None,
-            unchanged: false,
             targets: true,
         })
     }
@@ -113,8 +111,30 @@ pub(crate) fn refused_snapshot(now: Ms, reason: String) -> Snapshot {
 
 impl SnapshotSource for LiveSource {
     fn next_snapshot(&mut self) -> Snapshot {
+        match self.next_pass() {
+            Pass::New(snap) => snap,
+            Pass::Same { scanned_at } => match &self.shown {
+                Some(shown) => Snapshot {
+                    scanned_at,
+                    ..shown.clone()
+                },
+                None => refused_snapshot(scanned_at, "no pass has run yet".into()),
+            },
+        }
+    }
+
+    fn next_pass(&mut self) -> Pass {
         let snap = match self.engine.pass() {
-            Ok(mut pass) => {
+            BoardPass::Same { checked_at } if self.shown.is_some() => {
+                return Pass::Same {
+                    scanned_at: checked_at,
+                }
+            }
+            // Not reached (a check needs a full pass before it), but never an empty board.
+            BoardPass::Same { checked_at } => {
+                refused_snapshot(checked_at, "no pass has run yet".into())
+            }
+            BoardPass::Scanned(Ok(mut pass)) => {
                 self.targets = !pass.probe_targets().is_empty();
                 if self.probe_due() && !self.cancel.is_cancelled() {
                     self.probe_batch(&pass);
@@ -123,17 +143,15 @@ impl SnapshotSource for LiveSource {
                 }
                 pass.snapshot
             }
-            Err(e) => refused_snapshot(self.clock.now_ms(), e.to_string()),
+            BoardPass::Scanned(Err(e)) => refused_snapshot(self.clock.now_ms(), e.to_string()),
         };
-        self.unchanged = self.shown.as_ref().is_some_and(|s| s.same_board(&snap));
-        if !self.unchanged {
-            self.shown = Some(snap.clone());
+        if self.shown.as_ref().is_some_and(|s| s.same_board(&snap)) {
+            return Pass::Same {
+                scanned_at: snap.scanned_at,
+            };
         }
-        snap
-    }
-
-    fn unchanged(&self) -> bool {
-        self.unchanged
+        self.shown = Some(snap.clone());
+        Pass::New(snap)
     }
 
     fn cancel_token(&self) -> CancelToken {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::cli::StreamArgs;
 use crate::clock::Clock;
 use crate::cmd::options::Resolved;
-use crate::live::board::BoardPasses;
+use crate::live::board::{BoardPass, BoardPasses};
 use crate::live::wake::Waker;
 use crate::live::{Engine, Settings, Wake};
 use crate::probe::ProbeTarget;
@@ -192,12 +192,17 @@ pub(crate) fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> 
             Wake::Timer | Wake::Pass => {}
         }
         let mut pass = match engine.pass() {
-            Ok(p) => p,
-            Err(e) if lines.first => {
+            // The long timer's check made no pass: the board sent still holds, as of now.
+            BoardPass::Same { checked_at } => {
+                lines.last_scanned = checked_at;
+                continue;
+            }
+            BoardPass::Scanned(Ok(p)) => p,
+            BoardPass::Scanned(Err(e)) if lines.first => {
                 out.wake.stop();
                 return Err(e.to_string());
             }
-            Err(e) => {
+            BoardPass::Scanned(Err(e)) => {
                 eprintln!("intercom-pane: pass refused: {e}");
                 continue;
             }

@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::check::{Baseline, REBUILD_AFTER};
 use super::engine::{Passes, Plan, Why};
 use super::panes::ServerWatch;
-use crate::clock::Clock;
+use crate::clock::{Clock, Ms};
 use crate::evidence::ScanMemory;
 use crate::liveness::KeptPanes;
 use crate::probe::ProbeCache;
@@ -25,6 +26,32 @@ pub struct BoardPasses {
     /// The root folders of the last pass that listed them (a pass for changed files keeps
     /// them; the seats' own folders are worked out every pass).
     roots: Vec<super::files::Spec>,
+    /// What the last full pass rested on, while no other pass ran since (`check`).
+    baseline: Option<Baseline>,
+    /// Checks in a row that found nothing moved.
+    checks_in_row: u32,
+    /// pis the engine holds by a pidfd (their exits wake it: a check need not look).
+    held_pis: usize,
+}
+
+/// One pass of the board.
+// One value a pass, moved once to its caller: boxing the scan would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum BoardPass {
+    /// The scan ran (or was refused).
+    Scanned(Result<Scan, ScanError>),
+    /// The long timer's check found everything the last full pass rested on as it was: that
+    /// pass's board still holds, as of `checked_at`.
+    Same { checked_at: Ms },
+}
+
+/// Whether only the long timer asks for this pass (nothing else changed since the last one).
+fn timer_only(why: &Why) -> bool {
+    why.reasons.len() == 1
+        && why.reasons.contains("timer")
+        && why.files.is_empty()
+        && why.servers.is_empty()
+        && why.exited.is_empty()
 }
 
 impl BoardPasses {
@@ -40,7 +67,36 @@ impl BoardPasses {
             probes: ProbeCache::new(),
             memory,
             roots: Vec::new(),
+            baseline: None,
+            checks_in_row: 0,
+            held_pis: 0,
         }
+    }
+
+    /// The long timer's check: `Same` when a full pass now would rest on what the last one did.
+    fn check(&mut self, why: &Why) -> Option<BoardPass> {
+        if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER {
+            return None;
+        }
+        let base = self.baseline.as_ref()?;
+        // A pi the engine does not hold could end unheard.
+        if self.held_pis < base.pis() {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        let (same, [panes, procs, folders]) = base.holds(self.opts.kept_panes.as_deref());
+        if same {
+            self.checks_in_row += 1;
+        }
+        crate::log::event(
+            crate::log::event::LIVE_CHECK,
+            serde_json::json!({"same": same, "ms": started.elapsed().as_millis() as u64,
+                "inRow": self.checks_in_row, "us": {"panes": panes, "procs": procs,
+                "folders": folders, "count": base.folder_count()}}),
+        );
+        same.then(|| BoardPass::Same {
+            checked_at: self.clock.now_ms(),
+        })
     }
 }
 
@@ -51,7 +107,7 @@ impl Drop for BoardPasses {
 }
 
 impl Passes for BoardPasses {
-    type Out = Result<Scan, ScanError>;
+    type Out = BoardPass;
 
     fn listening(&mut self, servers: &[PathBuf], stale: &BTreeSet<PathBuf>) {
         if let Some(k) = &self.opts.kept_panes {
@@ -60,10 +116,15 @@ impl Passes for BoardPasses {
     }
 
     fn health_changed(&mut self, health: &super::engine::Health) {
+        self.held_pis = health.pids;
         super::record::write(&self.opts.data_root, health);
     }
 
-    fn pass(&mut self, why: &Why) -> (Self::Out, Plan) {
+    fn pass(&mut self, why: &Why) -> (Self::Out, Option<Plan>) {
+        if let Some(same) = self.check(why) {
+            return (same, None);
+        }
+        let started = std::time::Instant::now();
         let result = scan::run(
             &self.opts,
             self.clock.as_ref(),
@@ -107,6 +168,17 @@ impl Passes for BoardPasses {
                 )];
             }
         }
-        (result, plan)
+        // Only a full pass is a baseline; any other pass ends it until the next full one.
+        self.baseline = match (&result, why.full) {
+            (Ok(pass), true) => Baseline::after(
+                pass,
+                &plan.folders,
+                started.elapsed().as_millis(),
+                plan.recheck.is_some(),
+            ),
+            _ => None,
+        };
+        self.checks_in_row = 0;
+        (BoardPass::Scanned(result), Some(plan))
     }
 }

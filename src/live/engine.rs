@@ -108,8 +108,9 @@ pub struct Plan {
 /// One pass of whatever the caller shows.
 pub trait Passes {
     type Out;
-    /// Run one pass over what changed (`why`); say what to watch next.
-    fn pass(&mut self, why: &Why) -> (Self::Out, Plan);
+    /// Run one pass over what changed (`why`); say what to watch next (`None`: what is watched
+    /// now, untouched — a pass that found nothing moved).
+    fn pass(&mut self, why: &Why) -> (Self::Out, Option<Plan>);
     /// The tmux servers whose clients listen now: their listings may be kept from the last
     /// pass, except those in `stale` (`Why::servers`). The engine tells the runner before each
     /// pass.
@@ -280,7 +281,9 @@ impl<P: Passes> Engine<P> {
         let (out, plan) = self.runner.pass(&why);
         let now = Instant::now();
         self.coalesce.passed(started, now - started, now);
-        self.apply(plan, now);
+        if let Some(plan) = plan {
+            self.apply(plan, now);
+        }
         // After `apply`: a limit the sync just met shortens the interval at once.
         if why.full {
             self.next_full = started + self.full_interval();
@@ -551,9 +554,9 @@ mod tests {
 
     impl Passes for Fake {
         type Out = usize;
-        fn pass(&mut self, why: &Why) -> (usize, Plan) {
+        fn pass(&mut self, why: &Why) -> (usize, Option<Plan>) {
             self.passes.push(why.clone());
-            (self.passes.len(), self.plan.clone())
+            (self.passes.len(), Some(self.plan.clone()))
         }
     }
 

@@ -44,7 +44,7 @@ pub enum Names {
 }
 
 impl Names {
-    fn matches(&self, name: &OsString) -> bool {
+    pub(crate) fn matches(&self, name: &std::ffi::OsStr) -> bool {
         match self {
             Names::All => true,
             Names::Only(set) => set.contains(name),

@@ -3,9 +3,10 @@
 //! a pass reads), `pids` (each seat's pi held by a pidfd), `panes` (a listening tmux control-mode
 //! client per server; `pts`, the pty folder, for a tmux too old for one), `coalesce` (when the next pass runs), `wake` (an eventfd other threads and
 //! signals use); `engine` is the loop that ties them to a pass; `board` the scan as that pass,
-//! `plan` what each pass says to watch next.
+//! `plan` what each pass says to watch next, `check` the long timer's look before a full pass.
 
 pub(crate) mod board;
+pub(crate) mod check;
 pub(crate) mod coalesce;
 pub(crate) mod engine;
 pub(crate) mod files;

@@ -41,7 +41,7 @@ pub struct PaneInfo {
 
 /// Which server a pane lives on. tmux ids are unique only within one server lifetime, so a tmux
 /// identity carries the server pid and start time; Herdr pane ids are never reused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ServerIdentity {
     Tmux {

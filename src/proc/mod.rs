@@ -67,18 +67,21 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
         .ok()?;
     let comm = String::from_utf8_lossy(bytes.get(open + 1..close)?).into_owned();
     let rest = std::str::from_utf8(bytes.get(close + 1..)?).ok()?;
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-    // After `)`: index 0 is field 3 (state), 1 is field 4 (ppid), 19 is field 22 (starttime).
-    let mut state_chars = fields.first()?.chars();
+    // After `)`: field 3 (state), 4 (ppid), 5 (pgrp), 6 (session), 7 (tty), 8 (tpgid), ...,
+    // 22 (starttime). Taken in order, never collected.
+    let mut fields = rest.split_ascii_whitespace();
+    let mut state_chars = fields.next()?.chars();
     let state = state_chars.next()?;
     if state_chars.next().is_some() {
         return None;
     }
-    let ppid: i32 = fields.get(1)?.parse().ok()?;
-    let pgrp: i32 = fields.get(2)?.parse().ok()?;
-    let session: i32 = fields.get(3)?.parse().ok()?;
-    let tpgid: i32 = fields.get(5)?.parse().ok()?;
-    let start_ticks: u64 = fields.get(19)?.parse().ok()?;
+    let ppid: i32 = fields.next()?.parse().ok()?;
+    let pgrp: i32 = fields.next()?.parse().ok()?;
+    let session: i32 = fields.next()?.parse().ok()?;
+    let _tty = fields.next()?;
+    let tpgid: i32 = fields.next()?.parse().ok()?;
+    // Fields 9 to 21 skipped.
+    let start_ticks: u64 = fields.nth(13)?.parse().ok()?;
     if pid <= 0 || ppid < 0 {
         return None;
     }
@@ -94,15 +97,52 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
     })
 }
 
+/// Read `/proc/<pid>/<leaf>` into `buf` without allocating: what was read, and whether that is
+/// the whole file (`false`: `buf` filled up first). `None` when it cannot be opened or read (the
+/// process is gone). A live view reads hundreds of these every pass; on an idle machine each
+/// heap allocation touched memory that had gone cold (docs/benchmarks.md). Bounded: each
+/// `read` takes at least one byte or ends the loop.
+pub(crate) fn read_into<'a>(pid: i32, leaf: &str, buf: &'a mut [u8]) -> Option<(&'a [u8], bool)> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write;
+    if pid <= 0 {
+        return None;
+    }
+    let mut path = [0u8; 96];
+    let room = path.len();
+    let mut w = &mut path[..];
+    write!(w, "/proc/{pid}/{leaf}").ok()?;
+    let len = room - w.len();
+    let path = std::str::from_utf8(&path[..len]).ok()?;
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::read(&fd, &mut buf[got..]) {
+            Ok(0) => return Some((&buf[..got], true)),
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    Some((&buf[..got], false))
+}
+
 /// Read and parse `/proc/<pid>/stat`. `None` when the process does not exist or the file is
 /// unreadable or malformed.
 pub fn read_stat(pid: i32) -> Option<ProcStat> {
     if pid <= 0 {
         return None;
     }
-    let path = format!("/proc/{pid}/stat");
-    let bytes = fsguard::read_capped(Path::new(&path), STAT_CAP).ok()?;
-    let st = parse_stat(&bytes)?;
+    let mut buf = [0u8; 1024];
+    let st = match read_into(pid, "stat", &mut buf)? {
+        (bytes, true) => parse_stat(bytes)?,
+        // Longer than a stat line ever is: read it capped.
+        (_, false) => {
+            let path = format!("/proc/{pid}/stat");
+            parse_stat(&fsguard::read_capped(Path::new(&path), STAT_CAP).ok()?)?
+        }
+    };
     // A stat file always names its own pid; anything else is not what we asked for.
     (st.pid == pid).then_some(st)
 }

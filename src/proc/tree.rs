@@ -66,18 +66,26 @@ pub fn children_of(pid: i32) -> Option<Vec<i32>> {
         .collect();
     let mut kids = Vec::new();
     let mut any = false;
+    let mut buf = [0u8; 4096];
     for tid in &tasks {
-        let Ok(text) = fsguard::read_capped(
-            Path::new(&format!("/proc/{pid}/task/{tid}/children")),
-            STAT_CAP * 16,
-        ) else {
-            continue;
+        let leaf = format!("task/{tid}/children");
+        let capped;
+        let text = match super::read_into(pid, &leaf, &mut buf) {
+            Some((text, true)) => text,
+            Some((_, false)) => {
+                let path = format!("/proc/{pid}/{leaf}");
+                let Ok(t) = fsguard::read_capped(Path::new(&path), STAT_CAP * 16) else {
+                    continue;
+                };
+                capped = t;
+                &capped[..]
+            }
+            None => continue,
         };
         any = true;
         kids.extend(
-            String::from_utf8_lossy(&text)
-                .split_ascii_whitespace()
-                .filter_map(|w| w.parse::<i32>().ok()),
+            text.split(|b| b.is_ascii_whitespace())
+                .filter_map(|w| std::str::from_utf8(w).ok()?.parse::<i32>().ok()),
         );
     }
     // A process that vanished has no task folder: no children, not "unsupported".

@@ -36,6 +36,11 @@ const GIT_MEMO_CAP: usize = 4096;
 pub(super) struct GitRoots(std::collections::HashMap<PathBuf, Option<String>>);
 
 impl GitRoots {
+    /// Every folder looked up, with what was found.
+    pub(super) fn into_lookups(self) -> Vec<(PathBuf, Option<String>)> {
+        self.0.into_iter().collect()
+    }
+
     pub(super) fn project(&mut self, dir: &Path) -> Option<String> {
         if let Some(p) = self.0.get(dir) {
             return p.clone();
@@ -49,7 +54,7 @@ impl GitRoots {
 }
 
 /// Basename of the nearest git checkout (a `.git` folder or worktree file) at or above `dir`.
-fn git_project(dir: &Path) -> Option<String> {
+pub(super) fn git_project(dir: &Path) -> Option<String> {
     let mut cur = Some(dir);
     for _ in 0..GIT_WALK_LEVELS {
         let d = cur?;

@@ -24,11 +24,13 @@ use crate::snapshot::{ConnectionView, PassError, RosterCode, RosterStatus, Snaps
 use crate::states::BoardState;
 
 mod build;
+mod checks;
 mod discover;
 mod join;
 mod panes;
 mod seats;
 
+pub(crate) use checks::Checks;
 pub(crate) use panes::pi_session_dir;
 pub(crate) use seats::ReplyTarget;
 pub use seats::ReplyUnavailable;
@@ -103,7 +105,8 @@ pub struct Scan {
     pub pis: Vec<crate::proc::ProcIdentity>,
     /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux), the
     /// process of a pane on it.
-    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,
+    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,    /// What the states rest on beyond files and pane listings (a live view's timer check).
+    pub checks: Checks,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -171,6 +174,7 @@ pub fn run(
         found,
         seats,
         snapshot,
+        git,
     );
     crate::log::event(
         crate::log::event::SCAN_PASS,
@@ -263,6 +267,7 @@ fn assemble(
     found: discover::Discovered,
     seats: SeatParts,
     mut snapshot: Snapshot,
+    git: build::GitRoots,
 ) -> Scan {
     snapshot.rows = seats.rows;
     // Tokens and cost over every seat with a session file (the coordinator too).
@@ -276,6 +281,7 @@ fn assemble(
                 all
             });
     let pis = live_pis(&found);
+    let checks = Checks::of(&found, git);
     let servers = found.panes.answered();
     // Configured order is kept inside both groups.
     crate::probe::sort_disconnected_last(&mut snapshot.rows, |r| r.connection.state);
@@ -293,6 +299,7 @@ fn assemble(
         reply_paths: seats.reply_paths,
         pis,
         servers,
+        checks,
     }
 }
 

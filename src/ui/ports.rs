@@ -75,22 +75,31 @@ impl CancelToken {
     }
 }
 
+/// One pass of a source.
+pub enum Pass {
+    /// A snapshot to show.
+    New(Snapshot),
+    /// The board is exactly what the last `New` snapshot showed, as of `scanned_at`: its views
+    /// only note the new time and draw nothing new. Only the live source says so (a pass that
+    /// found nothing new, `Snapshot::same_board`, or the long timer's check that made none).
+    Same { scanned_at: Ms },
+}
+
 /// Where snapshots come from: one bounded pass per call, run on a background thread.
 pub trait SnapshotSource: Send {
     /// Run one pass and return its snapshot. Should return early once `cancel_token()` is set.
     fn next_snapshot(&mut self) -> Snapshot;
+    /// Run one pass; a source that can tell says when it found nothing new. A timed source's
+    /// every pass is new.
+    fn next_pass(&mut self) -> Pass {
+        Pass::New(self.next_snapshot())
+    }
     /// The token this source watches (probes abort when it is cancelled); the runner cancels it on quit.
     fn cancel_token(&self) -> CancelToken;
     /// Sleep until the next pass is due; true when the token was cancelled meanwhile. A timed
     /// source waits `interval`; the live source waits for a change (docs/behaviour.md §3a).
     fn wait_for_change(&mut self, interval: Duration) -> bool {
         self.cancel_token().wait_timeout(interval)
-    }
-    /// Whether the last snapshot shows exactly what the one before did but for its time
-    /// (`Snapshot::same_board`): its views then only note the new time, and draw nothing new.
-    /// Only the live source says so; a timed source's every pass is shown as new.
-    fn unchanged(&self) -> bool {
-        false
     }
 }
 

@@ -25,6 +25,7 @@ use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
 use crate::ui::ports::{
+    Pass,
     CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl,
     ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
     Spawner, WorkerAction, WorkerControl, WorkerOutcome,
@@ -520,20 +521,16 @@ fn spawn_passes(
             if tx.send(Event2::App(Msg::PassStarted)).is_err() {
                 return;
             }
-            let snap = match panic::catch_unwind(AssertUnwindSafe(|| source.next_snapshot())) {
-                Ok(s) => s,
+            let pass = match panic::catch_unwind(AssertUnwindSafe(|| source.next_pass())) {
+                Ok(p) => p,
                 Err(_) => {
                     let _ = tx.send(Event2::SourceFailed("a scan pass panicked".into()));
                     return;
                 }
             };
-            let msg = if source.unchanged() {
-                let scanned_at = snap.scanned_at;
-                // Freed now, before the source sleeps (its memory is sorted out then).
-                drop(snap);
-                Msg::PassUnchanged { scanned_at }
-            } else {
-                Msg::SnapshotArrived(snap)
+            let msg = match pass {
+                Pass::Same { scanned_at } => Msg::PassUnchanged { scanned_at },
+                Pass::New(snap) => Msg::SnapshotArrived(snap),
             };
             if cancel.is_cancelled() || tx.send(Event2::App(msg)).is_err() {
                 return;

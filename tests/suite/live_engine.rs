@@ -17,7 +17,7 @@ fn a_line_a_pi_exit_and_a_window_each_wake_one_pass_and_quiet_wakes_none() {
     assert_eq!(state(&first, "w2"), "waiting/input_needed");
     // Settle: the client attaches (it says so once), then nothing happens.
     let _ = quiet(&mut e, Duration::from_millis(1500)) || {
-        e.pass().unwrap();
+        let _ = e.pass();
         true
     };
     assert!(
@@ -106,7 +106,7 @@ fn a_session_folder_deleted_made_again_or_replaced_by_a_link_is_right_after_one_
     assert!(!shown.starts_with("working"), "{shown}");
     // Writes behind the link wake nothing (the link is not watched).
     let _ = quiet(&mut e, Duration::from_millis(500)) || {
-        e.pass().unwrap();
+        let _ = e.pass();
         true
     };
     f.start_turn(0, 2);

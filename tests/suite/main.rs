@@ -73,6 +73,7 @@ mod hosts_watch;
 mod init_cli;
 mod intercom_fixture;
 mod intercom_hostile;
+mod live_check;
 mod live_control;
 mod live_engine;
 mod live_herdr;

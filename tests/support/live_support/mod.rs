@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::mux_support::{program_named, TmuxServer};
 use intercom_pane::seam::clock::SystemClock;
-use intercom_pane::seam::live::board::BoardPasses;
+use intercom_pane::seam::live::board::{BoardPass, BoardPasses};
 use intercom_pane::seam::live::{Engine, Settings, Wake};
 use intercom_pane::seam::scan::{RootChoice, Scan, ScanOptions};
 use serde_json::json;
@@ -291,7 +291,13 @@ pub fn until(e: &mut Engine<BoardPasses>, pred: impl Fn(&Scan) -> bool) -> (Scan
         match e.wait(Some(end)) {
             Wake::Pass => {
                 n += 1;
-                let scan = e.pass().unwrap();
+                let scan = match e.pass() {
+                    BoardPass::Scanned(scan) => scan.unwrap(),
+                    BoardPass::Same { .. } => {
+                        last.push_str(" (the timer's check: same)");
+                        continue;
+                    }
+                };
                 if pred(&scan) {
                     return (scan, n);
                 }
