@@ -366,14 +366,14 @@ pub(crate) fn list_dir(dir: &Path, max_entries: usize) -> Result<Listing, FsErro
     Ok(Listing { entries, truncated })
 }
 
-/// The names in `dir` (not a link), at most `max`, not `lstat`ed (`/proc/<pid>/task`).
-pub(crate) fn list_names(dir: &Path, max: usize) -> Result<Vec<OsString>, FsError> {
-    let mut names = Vec::new();
-    each_name(dir, max, |_, name| {
-        names.push(OsString::from_vec(name.to_bytes().to_vec()));
-        true
-    })?;
-    Ok(names)
+/// Call `take` with each name in `dir` (not a link) but `.` and `..`, at most `max` (it says
+/// whether it took one), without allocating; true when names were left over.
+pub(crate) fn for_each_name(
+    dir: &Path,
+    max: usize,
+    mut take: impl FnMut(&std::ffi::CStr) -> bool,
+) -> Result<bool, FsError> {
+    each_name(dir, max, |_, name| take(name))
 }
 
 /// Call `take` with the open folder and each name in it but `.` and `..`, until it has taken

@@ -105,7 +105,6 @@ struct Kept {
     used: HashMap<PathBuf, mux::tmux::current::ProcSide>,
 }
 
-
 impl std::fmt::Debug for KeptPanes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("KeptPanes")
@@ -121,13 +120,24 @@ impl KeptPanes {
     /// `stale` names (their client reported a change, or a pi on them exited).
     pub fn trust(&self, listening: &[PathBuf], stale: &std::collections::BTreeSet<PathBuf>) {
         if let Ok(mut k) = self.inner.lock() {
+            // As before (the timer's pass while nothing changed): nothing to rebuild.
+            if stale.is_empty()
+                && k.trusted.len() == listening.len()
+                && listening.iter().all(|s| k.trusted.contains(s))
+            {
+                return;
+            }
             k.trusted = listening
                 .iter()
                 .filter(|s| !stale.contains(*s))
                 .cloned()
                 .collect();
             // Only listings a listening client keeps up to date are worth keeping.
-            let Kept { lists, trusted, used } = &mut *k;
+            let Kept {
+                lists,
+                trusted,
+                used,
+            } = &mut *k;
             lists.retain(|s, _| trusted.contains(s) || listening.contains(s));
             used.retain(|s, _| lists.contains_key(s));
         }

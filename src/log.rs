@@ -30,11 +30,10 @@ pub(crate) mod event {
     pub(crate) const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
     /// close-worker ended: `worker`, `exit`, `report`.
     pub(crate) const CLOSE_WORKER_DONE: &str = "close_worker_done";
-    /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`.
+    /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`, `polls`;
+    /// `check` when the long timer's check ran first (docs/behaviour.md §3a): `same` (then no
+    /// scan ran), `inRow`, `us` (µs on `panes`, `procs`, `folders`), `folders`.
     pub(crate) const LIVE_PASS: &str = "live_pass";
-    /// The long timer's check (docs/behaviour.md §3a): `same` (no pass needed), `ms`, `inRow`,
-    /// `us` (µs on `panes`, `procs`, `folders`; `count` folders).
-    pub(crate) const LIVE_CHECK: &str = "live_check";
     /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
     /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
     pub(crate) const LIVE_WATCH: &str = "live_watch";

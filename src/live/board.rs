@@ -32,6 +32,17 @@ pub struct BoardPasses {
     checks_in_row: u32,
     /// pis the engine holds by a pidfd (their exits wake it: a check need not look).
     held_pis: usize,
+    /// What the check before the last pass found (for the pass's log event).
+    check: Option<CheckNote>,
+}
+
+/// One check, for the log: whether it found everything as it was, the µs it spent on panes,
+/// processes and git, and folders, how many folders, and how many checks in a row found so.
+struct CheckNote {
+    same: bool,
+    us: [u64; 3],
+    folders: usize,
+    in_row: u32,
 }
 
 /// One pass of the board.
@@ -70,11 +81,13 @@ impl BoardPasses {
             baseline: None,
             checks_in_row: 0,
             held_pis: 0,
+            check: None,
         }
     }
 
     /// The long timer's check: `Same` when a full pass now would rest on what the last one did.
     fn check(&mut self, why: &Why) -> Option<BoardPass> {
+        self.check = None;
         if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER {
             return None;
         }
@@ -83,17 +96,16 @@ impl BoardPasses {
         if self.held_pis < base.pis() {
             return None;
         }
-        let started = std::time::Instant::now();
         let (same, [panes, procs, folders]) = base.holds(self.opts.kept_panes.as_deref());
         if same {
             self.checks_in_row += 1;
         }
-        crate::log::event(
-            crate::log::event::LIVE_CHECK,
-            serde_json::json!({"same": same, "ms": started.elapsed().as_millis() as u64,
-                "inRow": self.checks_in_row, "us": {"panes": panes, "procs": procs,
-                "folders": folders, "count": base.folder_count()}}),
-        );
+        self.check = Some(CheckNote {
+            same,
+            us: [panes, procs, folders],
+            folders: base.folder_count(),
+            in_row: self.checks_in_row,
+        });
         same.then(|| BoardPass::Same {
             checked_at: self.clock.now_ms(),
         })
@@ -113,6 +125,13 @@ impl Passes for BoardPasses {
         if let Some(k) = &self.opts.kept_panes {
             k.trust(servers, stale);
         }
+    }
+
+    fn check_note(&self) -> Option<serde_json::Value> {
+        let c = self.check.as_ref()?;
+        let [panes, procs, folders] = c.us;
+        Some(serde_json::json!({"same": c.same, "inRow": c.in_row,
+            "us": {"panes": panes, "procs": procs, "folders": folders}, "folders": c.folders}))
     }
 
     fn health_changed(&mut self, health: &super::engine::Health) {

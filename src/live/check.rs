@@ -12,9 +12,11 @@
 //! `REBUILD_AFTER` checks in a row a full pass runs anyway, for what no check looks at.
 
 use std::hash::Hasher;
-use std::path::PathBuf;
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
-use super::files::Spec;
+use super::files::{Names, Spec};
 use crate::liveness::KeptPanes;
 use crate::scan::{Checks, Scan};
 
@@ -31,7 +33,7 @@ const SLOW_PASS_MS: u128 = 1000;
 pub(crate) struct Baseline {
     /// pis the pass saw alive (the engine holds each by a pidfd: their exits are events).
     pis: usize,
-    folders: Vec<Spec>,
+    folders: Packed,
     files: u64,
     sockets: Vec<PathBuf>,
     checks: Checks,
@@ -57,8 +59,8 @@ impl Baseline {
             .collect::<Option<Vec<_>>>()?;
         Some(Baseline {
             pis: pass.pis.len(),
-            folders: folders.to_vec(),
-            files: folders_now(folders, SETTLE_SECS)?,
+            folders: Packed::of(folders),
+            files: folders_now(&Packed::of(folders), SETTLE_SECS)?,
             sockets,
             checks: pass.checks.clone(),
         })
@@ -71,7 +73,7 @@ impl Baseline {
 
     /// Folders looked at.
     pub(crate) fn folder_count(&self) -> usize {
-        self.folders.len()
+        self.folders.specs.len()
     }
 
     /// Whether a full pass now would rest on exactly what the last one did; with the time
@@ -93,19 +95,78 @@ impl Baseline {
     }
 }
 
+/// The folders of a baseline and the names that matter in each, in one buffer: a check reads
+/// them all, and as separate paths and name sets they had gone cold in as many places.
+struct Packed {
+    bytes: Vec<u8>,
+    specs: Vec<(Range<usize>, Rule)>,
+}
+
+/// `Names`, as ranges of `Packed::bytes`.
+enum Rule {
+    All,
+    Suffix(Range<usize>),
+    /// Names, each followed by a NUL.
+    Only(Range<usize>),
+}
+
+impl Packed {
+    fn of(folders: &[Spec]) -> Packed {
+        let mut bytes = Vec::new();
+        let put = |b: &[u8], bytes: &mut Vec<u8>| {
+            let start = bytes.len();
+            bytes.extend_from_slice(b);
+            start..bytes.len()
+        };
+        let specs = folders
+            .iter()
+            .map(|spec| {
+                let dir = put(spec.dir.as_os_str().as_bytes(), &mut bytes);
+                let rule = match &spec.names {
+                    Names::All => Rule::All,
+                    Names::Suffix(sfx) => Rule::Suffix(put(sfx.as_bytes(), &mut bytes)),
+                    Names::Only(set) => {
+                        let start = bytes.len();
+                        for n in set {
+                            bytes.extend_from_slice(n.as_bytes());
+                            bytes.push(0);
+                        }
+                        Rule::Only(start..bytes.len())
+                    }
+                };
+                (dir, rule)
+            })
+            .collect();
+        Packed { bytes, specs }
+    }
+
+    /// Whether `name` matters under `rule` (as `Names::matches`).
+    fn matches(&self, rule: &Rule, name: &[u8]) -> bool {
+        match rule {
+            Rule::All => true,
+            Rule::Suffix(r) => {
+                std::str::from_utf8(name).is_ok() && name.ends_with(&self.bytes[r.clone()])
+            }
+            Rule::Only(r) => self.bytes[r.clone()].split(|&b| b == 0).any(|n| n == name),
+        }
+    }
+}
+
 /// One hash of every folder in `folders` as it is now; `None` when any time in them is within
 /// `settle` seconds of now (or the clock is unreadable).
-fn folders_now(folders: &[Spec], settle: i64) -> Option<u64> {
+fn folders_now(folders: &Packed, settle: i64) -> Option<u64> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
         .as_secs() as i64;
     let mut hash = std::collections::hash_map::DefaultHasher::new();
-    for spec in folders {
-        hash.write(spec.dir.as_os_str().as_encoded_bytes());
+    for (dir, rule) in &folders.specs {
+        let dir = &folders.bytes[dir.clone()];
+        hash.write(dir);
         hash.write_u8(0);
-        match crate::fsguard::hash_dir(&spec.dir, MAX_ENTRIES, |n| spec.names.matches(n), &mut hash)
-        {
+        let dir = Path::new(std::ffi::OsStr::from_bytes(dir));
+        let wanted = |n: &std::ffi::OsStr| folders.matches(rule, n.as_bytes());
+        match crate::fsguard::hash_dir(dir, MAX_ENTRIES, wanted, &mut hash) {
             Ok(newest) if newest > now - settle => return None,
             Ok(_) => hash.write_u8(1),
             // A missing or refused folder: which one it is is part of what the pass saw.
@@ -126,15 +187,23 @@ mod tests {
         std::fs::create_dir(&s).unwrap();
         std::fs::write(s.join("a.jsonl"), "one\n").unwrap();
         std::fs::write(s.join("notes.txt"), "x").unwrap();
-        let specs = vec![
+        let specs = Packed::of(&[
             Spec::suffix(&s, ".jsonl"),
             Spec::all(dir.path().join("missing")),
-        ];
+            Spec::only(&s, &["notes.md", "other"]),
+        ]);
         // Just written: not trusted.
         assert_eq!(folders_now(&specs, SETTLE_SECS), None);
         // (Times are compared to the ns; the settle rule is the one above.)
         let before = folders_now(&specs, 0).expect("read");
         assert_eq!(folders_now(&specs, 0), Some(before));
+
+        // The packed rules say what `Names` says.
+        let (_, only) = &specs.specs[2];
+        assert!(specs.matches(only, b"notes.md") && specs.matches(only, b"other"));
+        assert!(!specs.matches(only, b"notes") && !specs.matches(only, b"a.jsonl"));
+        let (_, sfx) = &specs.specs[0];
+        assert!(specs.matches(sfx, b"a.jsonl") && !specs.matches(sfx, b"a.json"));
 
         // A file that does not match changes in place: the same.
         std::fs::write(s.join("notes.txt"), "y").unwrap();

@@ -117,6 +117,11 @@ pub trait Passes {
     fn listening(&mut self, _servers: &[PathBuf], _stale: &BTreeSet<PathBuf>) {}
     /// How the engine watches changed (`doctor` reads it from the runner's record).
     fn health_changed(&mut self, _health: &Health) {}
+    /// What the pass just made found before it ran, for its log event (`check`); asked only
+    /// while the log is on.
+    fn check_note(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Why the engine woke the caller.
@@ -202,6 +207,17 @@ pub struct Engine<P: Passes> {
     polls: u32,
     /// The memory the last pass freed was handed back (`trim_freed_memory`).
     trimmed: bool,
+    /// The fds `poll` waits on and what each is, kept between sleeps.
+    poll_set: (Vec<libc::pollfd>, Vec<Src>),
+}
+
+/// What a polled fd is.
+#[derive(Clone, Copy)]
+enum Src {
+    Waker,
+    Files,
+    Client(usize),
+    Pid,
 }
 
 impl<P: Passes> Engine<P> {
@@ -235,6 +251,7 @@ impl<P: Passes> Engine<P> {
             last_overflow_at: None,
             polls: 0,
             trimmed: false,
+            poll_set: (Vec::new(), Vec::new()),
         })
     }
 
@@ -289,12 +306,13 @@ impl<P: Passes> Engine<P> {
             self.next_full = started + self.full_interval();
         }
         if crate::log::enabled() {
-            crate::log::event(
-                crate::log::event::LIVE_PASS,
-                serde_json::json!({"ms": (now - started).as_millis() as u64,
-                    "full": why.full, "why": why.reasons, "files": why.files.len(),
-                    "exited": why.exited.len(), "polls": self.polls}),
-            );
+            let mut fields = serde_json::json!({"ms": (now - started).as_millis() as u64,
+                "full": why.full, "why": why.reasons, "files": why.files.len(),
+                "exited": why.exited.len(), "polls": self.polls});
+            if let Some(check) = self.runner.check_note() {
+                fields["check"] = check;
+            }
+            crate::log::event(crate::log::event::LIVE_PASS, fields);
         }
         self.last_why = why;
         self.polls = 0;
@@ -423,15 +441,20 @@ impl<P: Passes> Engine<P> {
 
     /// One `poll` until `deadline` (or forever), then take in what is ready.
     fn sleep(&mut self, deadline: Option<Instant>) {
-        #[derive(Clone, Copy)]
-        enum Src {
-            Waker,
-            Files,
-            Client(usize),
-            Pid,
-        }
-        let mut fds: Vec<libc::pollfd> = Vec::new();
-        let mut srcs: Vec<Src> = Vec::new();
+        // Kept between sleeps: an idle engine allocates nothing to sleep.
+        let (mut fds, mut srcs) = std::mem::take(&mut self.poll_set);
+        fds.clear();
+        srcs.clear();
+        self.sleep_on(deadline, &mut fds, &mut srcs);
+        self.poll_set = (fds, srcs);
+    }
+
+    fn sleep_on(
+        &mut self,
+        deadline: Option<Instant>,
+        fds: &mut Vec<libc::pollfd>,
+        srcs: &mut Vec<Src>,
+    ) {
         let mut push = |fd, s| {
             if fds.len() < MAX_FDS {
                 fds.push(libc::pollfd {
@@ -472,7 +495,7 @@ impl<P: Passes> Engine<P> {
         }
         let now = Instant::now();
         let mut changes = Vec::new();
-        for (p, s) in fds.iter().zip(srcs) {
+        for (p, s) in fds.iter().zip(srcs.iter().copied()) {
             if p.revents == 0 {
                 continue;
             }

@@ -59,37 +59,53 @@ const TASK_CAP: usize = 4096;
 /// The child processes of `pid`, sorted, from its threads' `children` files; `None` when the
 /// kernel offers no such files (then only a whole `/proc` pass can tell).
 pub fn children_of(pid: i32) -> Option<Vec<i32>> {
-    let tasks: Vec<String> = fsguard::list_names(Path::new(&format!("/proc/{pid}/task")), TASK_CAP)
-        .ok()?
-        .into_iter()
-        .filter_map(|n| n.into_string().ok())
-        .collect();
     let mut kids = Vec::new();
     let mut any = false;
+    let mut tasks = 0;
     let mut buf = [0u8; 4096];
-    for tid in &tasks {
-        let leaf = format!("task/{tid}/children");
+    // Each task's children file, read into `buf` (read capped when it does not fit).
+    let listed = fsguard::for_each_name(Path::new(&format!("/proc/{pid}/task")), TASK_CAP, |tid| {
+        let Some(tid) = tid
+            .to_str()
+            .ok()
+            .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            return false;
+        };
+        tasks += 1;
+        let mut leaf = [0u8; 48];
+        let room = leaf.len();
+        let mut w = &mut leaf[..];
+        if std::io::Write::write_fmt(&mut w, format_args!("task/{tid}/children")).is_err() {
+            return true;
+        }
+        let len = room - w.len();
+        let Ok(leaf) = std::str::from_utf8(&leaf[..len]) else {
+            return true;
+        };
         let capped;
-        let text = match super::read_into(pid, &leaf, &mut buf) {
+        let text = match super::read_into(pid, leaf, &mut buf) {
             Some((text, true)) => text,
             Some((_, false)) => {
                 let path = format!("/proc/{pid}/{leaf}");
                 let Ok(t) = fsguard::read_capped(Path::new(&path), STAT_CAP * 16) else {
-                    continue;
+                    return true;
                 };
                 capped = t;
                 &capped[..]
             }
-            None => continue,
+            None => return true,
         };
         any = true;
         kids.extend(
             text.split(|b| b.is_ascii_whitespace())
                 .filter_map(|w| std::str::from_utf8(w).ok()?.parse::<i32>().ok()),
         );
-    }
+        true
+    });
+    listed.ok()?;
     // A process that vanished has no task folder: no children, not "unsupported".
-    if !any && !tasks.is_empty() {
+    if !any && tasks > 0 {
         return None;
     }
     kids.sort_unstable();

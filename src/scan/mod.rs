@@ -105,7 +105,8 @@ pub struct Scan {
     pub pis: Vec<crate::proc::ProcIdentity>,
     /// Each multiplexer server that answered: kind, socket, a session on it (`$N`, tmux), the
     /// process of a pane on it.
-    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,    /// What the states rest on beyond files and pane listings (a live view's timer check).
+    pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,
+    /// What the states rest on beyond files and pane listings (a live view's timer check).
     pub checks: Checks,
 }
 

@@ -25,8 +25,7 @@ use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
 use crate::ui::ports::{
-    Pass,
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl,
+    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl, Pass,
     ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
     Spawner, WorkerAction, WorkerControl, WorkerOutcome,
 };

@@ -69,7 +69,7 @@ impl Log {
                         self.frames.entry((id, st)).or_default().push(at);
                     }
                 }
-                Some("live_pass" | "live_check") => self.passes.push(v),
+                Some("live_pass") => self.passes.push(v),
                 _ => {}
             }
         }
@@ -430,13 +430,15 @@ fn live_bench() {
         .flatten()
         .unwrap_or(100) as f64;
     let pct = (t1 - t0) as f64 / hz / idle_secs as f64 * 100.0;
-    // The engine's passes (a check that found nothing moved is one too, `why` the timer) and,
-    // before each, the long timer's check: whether it found everything the same.
+    // The engine's passes; a timer's pass whose check found everything as it was ran no scan.
     let idle_passes: Vec<String> = log.passes[passes_before..]
         .iter()
-        .map(|p| match p["event"].as_str() {
-            Some("live_check") => format!("check {} ms same={} µs {}", p["ms"], p["same"], p["us"]),
-            _ => format!("{} ms {}", p["ms"], p["why"]),
+        .map(|p| match p["check"]["same"].as_bool() {
+            Some(same) => format!(
+                "{} ms {} (check: same={same}, µs {})",
+                p["ms"], p["why"], p["check"]["us"]
+            ),
+            None => format!("{} ms {}", p["ms"], p["why"]),
         })
         .collect();
     println!(
