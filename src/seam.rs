@@ -177,6 +177,7 @@ pub mod hosts {
     }
 }
 pub mod live {
+    pub use crate::live::engine::{Passes, Why};
     pub use crate::live::{Engine, Settings, Wake};
     pub mod board {
         pub use crate::live::board::{BoardPass, BoardPasses};

@@ -1,15 +1,16 @@
 //! The timer's check (docs/behaviour.md §3a): before the long timer's full pass, look again at
 //! everything the last full pass rested on — each folder it read (the folder's times, each file
-//! that matters: inode, length, mtime, ctime), each server's panes brought up to date from
-//! `/proc`, the processes and git checkouts its states rest on — and make the pass only when
-//! something moved. An idle board then touches a few hundred `lstat`s' worth of memory every
+//! that matters: inode, length, mtime, ctime), each server's panes on the `/proc` side, the
+//! processes its states rest on that no pidfd holds, each workspace's git checkout — and make
+//! the pass only when something moved. An idle board then touches a few hundred `lstat`s' worth of memory every
 //! 30 s instead of rebuilding every row (on a machine whose memory is slow after idle, that
 //! rebuild was most of the idle CPU: docs/benchmarks.md).
 //!
 //! Never trusted: a change younger than `SETTLE_SECS` (file times have a granularity; a second
 //! write within it could keep the same times), a pass that was refused or slow, a server that did
-//! not answer or whose listing is not kept, a state that depends on time (`Plan::recheck`). Every
-//! `REBUILD_AFTER` checks in a row a full pass runs anyway, for what no check looks at.
+//! not answer or whose listing is not kept, a state that depends on time (`Plan::recheck`), a pi
+//! the engine does not hold by a pidfd (`BoardPasses`). Every `REBUILD_AFTER` checks in a row a
+//! full pass runs anyway, for what no check looks at.
 
 use std::hash::Hasher;
 use std::ops::Range;

@@ -1,6 +1,7 @@
 //! The long timer's check (docs/behaviour.md §3a) on real files and a real tmux server: while
 //! nothing moved the timer makes no pass (the check says `same`), and a change no event reports
-//! — a pi started in a shell pane, writing nothing — is found by the next timer all the same.
+//! — a pi started in a shell pane, writing nothing; a session file written where nothing
+//! listens — is found by the next timer all the same.
 
 use std::time::{Duration, Instant};
 
@@ -52,4 +53,47 @@ fn the_timer_makes_no_pass_while_nothing_moved_and_finds_a_pi_started_in_a_shell
         why.contains("timer"),
         "found by the timer's pass, not an event: {why:?}"
     );
+}
+
+/// The board's passes driven by hand: a file rewritten where no event is heard (nothing here
+/// listens) is found by the timer's check, which then makes the pass; untouched, it makes none.
+#[test]
+fn the_check_finds_a_file_that_moved_without_an_event() {
+    use intercom_pane::seam::live::{Passes, Why};
+    use intercom_pane::seam::liveness::LivenessMode;
+    let f = Fleet::new(1);
+    let mut opts = f.opts(&f.tmp.path().join("no-tmux"));
+    opts.liveness = LivenessMode::AssumeAlive;
+    let mut board = crate::live_support::board_passes(opts);
+    let why = |reason: &'static str| {
+        let mut w = Why {
+            full: true,
+            ..Why::default()
+        };
+        w.reasons.insert(reason);
+        w
+    };
+    // The fleet's files are fresh: a check would not trust their times yet.
+    std::thread::sleep(Duration::from_millis(2100));
+    let (first, _) = board.pass(&why("start"));
+    assert!(matches!(first, BoardPass::Scanned(Ok(_))));
+    let (checked, plan) = board.pass(&why("timer"));
+    assert!(matches!(checked, BoardPass::Same { .. }), "nothing moved");
+    assert!(
+        plan.is_none(),
+        "a check that found nothing keeps what is watched"
+    );
+
+    f.start_turn(0, 1);
+    let (moved, plan) = board.pass(&why("timer"));
+    let BoardPass::Scanned(Ok(scan)) = moved else {
+        panic!("the check let a moved file pass");
+    };
+    assert!(plan.is_some());
+    assert_eq!(state(&scan, "w0"), "working/user_message");
+
+    // Another kind of pass since the last full one: the next timer makes a full pass again.
+    let _ = board.pass(&Why::default());
+    let (after, _) = board.pass(&why("timer"));
+    assert!(matches!(after, BoardPass::Scanned(Ok(_))));
 }
