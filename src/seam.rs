@@ -177,8 +177,10 @@ pub mod hosts {
     }
 }
 pub mod live {
-    pub use crate::live::engine::{Passes, Why};
     pub use crate::live::{Engine, Settings, Wake};
+    pub mod engine {
+        pub use crate::live::engine::{Passes, Why};
+    }
     pub mod board {
         pub use crate::live::board::{BoardPass, BoardPasses};
     }

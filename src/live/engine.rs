@@ -298,8 +298,14 @@ impl<P: Passes> Engine<P> {
         let (out, plan) = self.runner.pass(&why);
         let now = Instant::now();
         self.coalesce.passed(started, now - started, now);
-        if let Some(plan) = plan {
-            self.apply(plan, now);
+        match plan {
+            Some(plan) => self.apply(plan, now),
+            // A pass that found nothing moved keeps what is watched; while some folder is not,
+            // it tries again all the same (a limit may allow it now).
+            None => {
+                self.sync_folders(None, now);
+                self.report_health();
+            }
         }
         // After `apply`: a limit the sync just met shortens the interval at once.
         if why.full {
@@ -327,23 +333,7 @@ impl<P: Passes> Engine<P> {
 
     /// Watch what the pass said, and note what the watching found already out of date.
     fn apply(&mut self, plan: Plan, now: Instant) {
-        if let Some(files) = self.files.as_mut() {
-            // A sync `lstat`s every folder: only when the plan changed, a folder came or went, or
-            // some folder is still unwatched (a limit may allow it now).
-            if self.resync || files.limit().is_some() || plan.folders != self.last_folders {
-                let first = self.last_folders.is_empty();
-                let added = files.sync(&plan.folders);
-                self.last_folders = plan.folders;
-                self.resync = false;
-                // A folder that appeared after the engine started (a data root's `board/` made
-                // by the first seen mark) may have been written between the pass that found it
-                // and its watch: one more pass reads what the watch could not see.
-                if added > 0 && !first {
-                    self.pending.note("watched");
-                    self.coalesce.note(now);
-                }
-            }
-        }
+        self.sync_folders(Some(plan.folders), now);
         let gone = self.pids.sync(&plan.pis);
         if gone > 0 && self.gone_streak == 0 {
             // The pass saw a pi alive that is gone now: one more pass says so.
@@ -356,6 +346,32 @@ impl<P: Passes> Engine<P> {
         self.panes.sync(&plan.servers, now);
         self.recheck_at = plan.recheck.map(|d| now + d);
         self.report_health();
+    }
+
+    /// Watch `folders` (`None`: the ones watched now). A sync `lstat`s every folder: only when
+    /// they changed, a folder came or went, or some folder is still unwatched (a limit may allow
+    /// it now).
+    fn sync_folders(&mut self, folders: Option<Vec<Spec>>, now: Instant) {
+        let Some(files) = self.files.as_mut() else {
+            return;
+        };
+        let changed = folders.as_ref().is_some_and(|f| *f != self.last_folders);
+        if !(self.resync || files.limit().is_some() || changed) {
+            return;
+        }
+        let first = self.last_folders.is_empty();
+        if let Some(f) = folders {
+            self.last_folders = f;
+        }
+        let added = files.sync(&self.last_folders);
+        self.resync = false;
+        // A folder that appeared after the engine started (a data root's `board/` made by the
+        // first seen mark) may have been written between the pass that found it and its watch:
+        // one more pass reads what the watch could not see.
+        if added > 0 && !first {
+            self.pending.note("watched");
+            self.coalesce.note(now);
+        }
     }
 
     /// Log the health when it changed (`live_watch`), and an overflow each time.

@@ -59,7 +59,7 @@ fn the_timer_makes_no_pass_while_nothing_moved_and_finds_a_pi_started_in_a_shell
 /// listens) is found by the timer's check, which then makes the pass; untouched, it makes none.
 #[test]
 fn the_check_finds_a_file_that_moved_without_an_event() {
-    use intercom_pane::seam::live::{Passes, Why};
+    use intercom_pane::seam::live::engine::{Passes, Why};
     use intercom_pane::seam::liveness::LivenessMode;
     let f = Fleet::new(1);
     let mut opts = f.opts(&f.tmp.path().join("no-tmux"));
