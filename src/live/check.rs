@@ -2,9 +2,9 @@
 //! everything the last full pass rested on — each folder it read (the folder's times, each file
 //! that matters: inode, length, mtime, ctime), each server's panes on the `/proc` side, the
 //! processes its states rest on that no pidfd holds, each workspace's git checkout — and make
-//! the pass only when something moved. An idle board then touches a few hundred `lstat`s' worth of memory every
-//! 30 s instead of rebuilding every row (on a machine whose memory is slow after idle, that
-//! rebuild was most of the idle CPU: docs/benchmarks.md).
+//! the pass only when something moved. An idle board then touches a few hundred `lstat`s' worth
+//! of memory every 30 s instead of rebuilding every row (on a machine whose memory is slow after
+//! idle, that rebuild was most of the idle CPU: docs/benchmarks.md).
 //!
 //! Never trusted: a change younger than `SETTLE_SECS` (file times have a granularity; a second
 //! write within it could keep the same times), a pass that was refused or slow, a server that did
@@ -58,10 +58,11 @@ impl Baseline {
             .iter()
             .map(|(kind, socket, _, _)| kind.caps().listing_kept.then(|| socket.clone()))
             .collect::<Option<Vec<_>>>()?;
+        let folders = Packed::of(folders);
         Some(Baseline {
             pis: pass.pis.len(),
-            folders: Packed::of(folders),
-            files: folders_now(&Packed::of(folders), SETTLE_SECS)?,
+            files: folders_now(&folders, SETTLE_SECS)?,
+            folders,
             sockets,
             checks: pass.checks.clone(),
         })
