@@ -146,9 +146,7 @@ impl Packed {
     fn matches(&self, rule: &Rule, name: &[u8]) -> bool {
         match rule {
             Rule::All => true,
-            Rule::Suffix(r) => {
-                std::str::from_utf8(name).is_ok() && name.ends_with(&self.bytes[r.clone()])
-            }
+            Rule::Suffix(r) => super::files::suffix_matches(name, &self.bytes[r.clone()]),
             Rule::Only(r) => self.bytes[r.clone()].split(|&b| b == 0).any(|n| n == name),
         }
     }

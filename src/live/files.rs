@@ -43,12 +43,18 @@ pub enum Names {
     Suffix(String),
 }
 
+/// `Names::Suffix`'s rule (also the timer's check's, `live/check.rs`): a name that is text and
+/// ends with `suffix`.
+pub(crate) fn suffix_matches(name: &[u8], suffix: &[u8]) -> bool {
+    std::str::from_utf8(name).is_ok() && name.ends_with(suffix)
+}
+
 impl Names {
     pub(crate) fn matches(&self, name: &std::ffi::OsStr) -> bool {
         match self {
             Names::All => true,
             Names::Only(set) => set.contains(name),
-            Names::Suffix(s) => name.to_str().is_some_and(|n| n.ends_with(s.as_str())),
+            Names::Suffix(s) => suffix_matches(name.as_encoded_bytes(), s.as_bytes()),
         }
     }
 
