@@ -27,7 +27,14 @@ pub fn fake_pi_program(dir: &Path) -> (PathBuf, PathBuf) {
     }
     let cli = dir.join("lib/node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
     std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
-    std::fs::write(&cli, CLI_JS).unwrap();
+    // Written once, and by rename: a stand-in already started from it may be reading it, and a
+    // second call that truncated it in place made that stand-in read nothing and exit (a seat
+    // that never registered, seen once in CI).
+    if std::fs::read(&cli).ok().as_deref() != Some(CLI_JS.as_bytes()) {
+        let staging = cli.with_extension("js.new");
+        std::fs::write(&staging, CLI_JS).unwrap();
+        std::fs::rename(&staging, &cli).unwrap();
+    }
     (node, cli)
 }
 
