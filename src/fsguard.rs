@@ -433,17 +433,18 @@ fn each_name_in(
 /// What a folder (not a link) holds now, fed to `hash` without keeping it: the folder's own
 /// inode and times (an entry added, removed or renamed moves them), then each entry `wanted`
 /// names, in listing order — name, type, inode, length, mtime and ctime in ns — and whether
-/// more than `max` were there. Returns the newest second any of these times names, for a
+/// more than `max` were there. Returns the newest of these times (ns since the epoch), for a
 /// caller that must not trust a change within the clock's granularity (`settled_key`).
 pub(crate) fn hash_dir(
     dir: &Path,
     max: usize,
     wanted: impl Fn(&std::ffi::OsStr) -> bool,
     hash: &mut impl std::hash::Hasher,
-) -> Result<i64, FsError> {
+) -> Result<i128, FsError> {
     use std::os::unix::ffi::OsStrExt;
     let fd = open_dir(dir)?;
-    let mut newest = i64::MIN;
+    let mut newest = i128::MIN;
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
     let mut feed = |st: &rustix::fs::Stat, hash: &mut dyn std::hash::Hasher| {
         hash.write_u32(st.st_mode);
         hash.write_u64(st.st_ino);
@@ -452,7 +453,8 @@ pub(crate) fn hash_dir(
         hash.write_i64(st.st_mtime_nsec as i64);
         hash.write_i64(st.st_ctime);
         hash.write_i64(st.st_ctime_nsec as i64);
-        newest = newest.max(st.st_mtime).max(st.st_ctime);
+        let m = ns(st.st_mtime, st.st_mtime_nsec as i64);
+        newest = newest.max(m).max(ns(st.st_ctime, st.st_ctime_nsec as i64));
     };
     let st = rustix::fs::fstat(&fd).map_err(|e| FsError::from_io(&e.into()))?;
     feed(&st, hash);

@@ -160,21 +160,43 @@ impl KeptPanes {
     fn keep(&self, socket: &Path, list: &PaneList) {
         if let Ok(mut k) = self.inner.lock() {
             k.lists.insert(socket.to_path_buf(), list.clone());
-            // Listed by tmux just now: its `/proc` side is not read (a check asks for a pass).
+            // Listed by tmux just now: its `/proc` side is read by the next check, if any.
             k.used.remove(socket);
         }
     }
 
     /// Whether each of `sockets` has a trusted kept listing whose `/proc` side is what the last
     /// pass used: no pane came, went or changed its foreground process or folder since (the
-    /// listing itself is not touched). Changes nothing.
+    /// listing itself is not touched). A listing tmux gave that pass has no side yet: it holds
+    /// when brought up to date from `/proc` it reads as tmux gave it, and that side is kept
+    /// for the next check.
     pub fn same_as_used(&self, sockets: &[PathBuf]) -> bool {
-        let Ok(k) = self.inner.lock() else {
+        let Ok(mut k) = self.inner.lock() else {
             return false;
         };
-        sockets
-            .iter()
-            .all(|s| k.trusted.contains(s) && k.used.get(s).is_some_and(|u| u.holds()))
+        let Kept {
+            lists,
+            trusted,
+            used,
+        } = &mut *k;
+        sockets.iter().all(|s| {
+            if !trusted.contains(s) {
+                return false;
+            }
+            if let Some(side) = used.get(s) {
+                return side.holds();
+            }
+            let Some(list) = lists.get(s) else {
+                return false;
+            };
+            match mux::tmux::current::refresh(list) {
+                Some((now, side)) if now == *list => {
+                    used.insert(s.clone(), side);
+                    true
+                }
+                _ => false,
+            }
+        })
     }
 }
 

@@ -24,9 +24,11 @@ pub struct BoardPasses {
     /// checks).
     pub memory: Arc<ScanMemory>,
     /// The root folders of the last pass that listed them (a pass for changed files keeps
-    /// them; the seats' own folders are worked out every pass).
+    /// them unless the roster's root moved; the seats' own folders are worked out every pass).
     roots: Vec<super::files::Spec>,
-    /// What the last full pass rested on, while no other pass ran since (`check`).
+    /// The roster's root that pass found (the roots rest on it).
+    roots_of: Option<PathBuf>,
+    /// What the last pass rested on (`check`).
     baseline: Option<Baseline>,
     /// Checks in a row that found nothing moved.
     checks_in_row: u32,
@@ -40,6 +42,8 @@ pub struct BoardPasses {
 /// processes and git, and folders, how many folders, and how many checks in a row found so.
 struct CheckNote {
     same: bool,
+    /// The first check after its pass (it hashes the folders: `Baseline`).
+    first: bool,
     us: [u64; 3],
     folders: usize,
     in_row: u32,
@@ -78,6 +82,7 @@ impl BoardPasses {
             probes: ProbeCache::new(),
             memory,
             roots: Vec::new(),
+            roots_of: None,
             baseline: None,
             checks_in_row: 0,
             held_pis: 0,
@@ -91,17 +96,19 @@ impl BoardPasses {
         if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER {
             return None;
         }
-        let base = self.baseline.as_ref()?;
+        let base = self.baseline.as_mut()?;
         // A pi the engine does not hold could end unheard.
         if self.held_pis < base.pis() {
             return None;
         }
+        let first = !base.hashed();
         let (same, [panes, procs, folders]) = base.holds(self.opts.kept_panes.as_deref());
         if same {
             self.checks_in_row += 1;
         }
         self.check = Some(CheckNote {
             same,
+            first,
             us: [panes, procs, folders],
             folders: base.folder_count(),
             in_row: self.checks_in_row,
@@ -130,8 +137,10 @@ impl Passes for BoardPasses {
     fn check_note(&self) -> Option<serde_json::Value> {
         let c = self.check.as_ref()?;
         let [panes, procs, folders] = c.us;
-        Some(serde_json::json!({"same": c.same, "inRow": c.in_row,
-            "us": {"panes": panes, "procs": procs, "folders": folders}, "folders": c.folders}))
+        Some(
+            serde_json::json!({"same": c.same, "first": c.first, "inRow": c.in_row,
+            "us": {"panes": panes, "procs": procs, "folders": folders}, "folders": c.folders}),
+        )
     }
 
     fn health_changed(&mut self, health: &super::engine::Health) {
@@ -144,6 +153,7 @@ impl Passes for BoardPasses {
             return (same, None);
         }
         let started = std::time::Instant::now();
+        let began = super::check::file_clock_ns();
         let result = scan::run(
             &self.opts,
             self.clock.as_ref(),
@@ -153,8 +163,12 @@ impl Passes for BoardPasses {
         let mut plan = Plan::default();
         match &result {
             Ok(pass) => {
-                if why.full || self.roots.is_empty() {
+                // Subfolders coming and going make a full pass (`files`); the roster appearing
+                // or moving does not, and moves the roots.
+                let root = pass.config.as_ref().map(|c| c.root.clone());
+                if why.full || self.roots.is_empty() || root != self.roots_of {
                     self.roots = super::plan::roots(&self.opts, pass);
+                    self.roots_of = root;
                 }
                 let mut folders = self.roots.clone();
                 folders.extend(super::plan::seat_folders(pass));
@@ -187,15 +201,15 @@ impl Passes for BoardPasses {
                 )];
             }
         }
-        // Only a full pass is a baseline; any other pass ends it until the next full one.
-        self.baseline = match (&result, why.full) {
-            (Ok(pass), true) => Baseline::after(
+        self.baseline = match &result {
+            Ok(pass) => Baseline::of(
                 pass,
                 &plan.folders,
+                began,
                 started.elapsed().as_millis(),
                 plan.recheck.is_some(),
             ),
-            _ => None,
+            Err(_) => None,
         };
         self.checks_in_row = 0;
         (BoardPass::Scanned(result), Some(plan))

@@ -6,11 +6,18 @@
 //! of memory every 30 s instead of rebuilding every row (on a machine whose memory is slow after
 //! idle, that rebuild was most of the idle CPU: docs/benchmarks.md).
 //!
+//! Any pass that was not refused is a baseline, not only a full one (the last pass after activity
+//! is almost always for a changed file): its folders are hashed by the first check, which trusts
+//! them only when every time in them is older than the pass's start on the clock file times come
+//! from (`file_clock_ns`) — a write after that start gets a time no older than it, so nothing the
+//! pass read has moved since. Later checks compare with that hash.
+//!
 //! Never trusted: a change younger than `SETTLE_SECS` (file times have a granularity; a second
 //! write within it could keep the same times), a pass that was refused or slow, a server that did
 //! not answer or whose listing is not kept, a state that depends on time (`Plan::recheck`), a pi
 //! the engine does not hold by a pidfd (`BoardPasses`). Every `REBUILD_AFTER` checks in a row a
-//! full pass runs anyway, for what no check looks at.
+//! full pass runs anyway, for what no check looks at (and for file times that lie: a clock set
+//! back, a network filesystem whose server's clock is behind).
 
 use std::hash::Hasher;
 use std::ops::Range;
@@ -30,23 +37,34 @@ const MAX_ENTRIES: usize = 4096;
 /// A pass slower than this is no baseline (a server that took its deadline, a huge folder).
 const SLOW_PASS_MS: u128 = 1000;
 
-/// What the last full pass rested on, to compare with now.
+/// What the last pass rested on, to compare with now.
 pub(crate) struct Baseline {
     /// pis the pass saw alive (the engine holds each by a pidfd: their exits are events).
     pis: usize,
     folders: Packed,
-    files: u64,
+    /// The folders' hash, from the first check that found nothing in them younger than `began`.
+    files: Option<u64>,
+    /// When the pass began, on the clock file times come from (ns since the epoch).
+    began: i128,
     sockets: Vec<PathBuf>,
     checks: Checks,
 }
 
+/// Now on the clock file times come from (`CLOCK_REALTIME_COARSE`, ns since the epoch): a file
+/// written after this reading gets a time no older than it (multigrain times on newer kernels
+/// included: a fine time is never behind the coarse one).
+pub(crate) fn file_clock_ns() -> i128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+}
+
 impl Baseline {
-    /// The baseline of a full pass that just ran (`None`: nothing of it can be trusted later):
-    /// taken after the pass, so anything that changed while it ran is either younger than
-    /// `SETTLE_SECS` now (not trusted) or changes what the next check sees.
-    pub(crate) fn after(
+    /// The baseline of a pass that just ran and began at `began` (`file_clock_ns`); `None`:
+    /// nothing of it can be trusted later. Reads nothing: the first check hashes the folders.
+    pub(crate) fn of(
         pass: &Scan,
         folders: &[Spec],
+        began: i128,
         took_ms: u128,
         recheck: bool,
     ) -> Option<Baseline> {
@@ -58,11 +76,11 @@ impl Baseline {
             .iter()
             .map(|(kind, socket, _, _)| kind.caps().listing_kept.then(|| socket.clone()))
             .collect::<Option<Vec<_>>>()?;
-        let folders = Packed::of(folders);
         Some(Baseline {
             pis: pass.pis.len(),
-            files: folders_now(&folders, SETTLE_SECS)?,
-            folders,
+            folders: Packed::of(folders),
+            files: None,
+            began,
             sockets,
             checks: pass.checks.clone(),
         })
@@ -78,22 +96,36 @@ impl Baseline {
         self.folders.specs.len()
     }
 
+    /// Whether the first check already found the folders as the pass read them.
+    pub(crate) fn hashed(&self) -> bool {
+        self.files.is_some()
+    }
+
     /// Whether a full pass now would rest on exactly what the last one did; with the time
     /// (µs) each part took (panes, processes and git, folders), for the log.
-    pub(crate) fn holds(&self, kept: Option<&KeptPanes>) -> (bool, [u64; 3]) {
+    pub(crate) fn holds(&mut self, kept: Option<&KeptPanes>) -> (bool, [u64; 3]) {
         let mut took = [0u64; 3];
-        let mut timed = |i: usize, f: &dyn Fn() -> bool| {
+        let mut timed = |i: usize, f: &mut dyn FnMut() -> bool| {
             let t = std::time::Instant::now();
             let ok = f();
             took[i] = t.elapsed().as_micros() as u64;
             ok
         };
-        let same = timed(0, &|| kept.is_some_and(|k| k.same_as_used(&self.sockets)))
-            && timed(1, &|| self.checks.still_hold())
-            && timed(2, &|| {
-                folders_now(&self.folders, SETTLE_SECS) == Some(self.files)
-            });
+        let same = timed(0, &mut || {
+            kept.is_some_and(|k| k.same_as_used(&self.sockets))
+        }) && timed(1, &mut || self.checks.still_hold())
+            && timed(2, &mut || self.folders_hold());
         (same, took)
+    }
+
+    /// The folders as the pass read them: the hash the first check took, or (the first check)
+    /// nothing in them younger than the pass's start.
+    fn folders_hold(&mut self) -> bool {
+        let Some(now) = realtime_ns() else {
+            return false;
+        };
+        let settled = now - i128::from(SETTLE_SECS) * 1_000_000_000;
+        folders_hold(&self.folders, &mut self.files, self.began, settled)
     }
 }
 
@@ -152,13 +184,30 @@ impl Packed {
     }
 }
 
-/// One hash of every folder in `folders` as it is now; `None` when any time in them is within
-/// `settle` seconds of now (or the clock is unreadable).
-fn folders_now(folders: &Packed, settle: i64) -> Option<u64> {
-    let now = std::time::SystemTime::now()
+/// `Baseline::folders_hold` with the times given (ns): nothing newer than `settled` is
+/// trusted; the first time (`files` empty) nothing as new as `began` either, and the hash is
+/// kept.
+fn folders_hold(folders: &Packed, files: &mut Option<u64>, began: i128, settled: i128) -> bool {
+    match *files {
+        Some(h) => folders_now(folders, settled) == Some(h),
+        None => {
+            *files = folders_now(folders, settled.min(began - 1));
+            files.is_some()
+        }
+    }
+}
+
+/// Now (ns since the epoch), `None` if the clock is before it.
+fn realtime_ns() -> Option<i128> {
+    let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs() as i64;
+        .ok()?;
+    Some(d.as_nanos() as i128)
+}
+
+/// One hash of every folder in `folders` as it is now; `None` when any time in them is newer
+/// than `newest` (ns since the epoch).
+fn folders_now(folders: &Packed, newest: i128) -> Option<u64> {
     let mut hash = std::collections::hash_map::DefaultHasher::new();
     for (dir, rule) in &folders.specs {
         let dir = &folders.bytes[dir.clone()];
@@ -167,7 +216,7 @@ fn folders_now(folders: &Packed, settle: i64) -> Option<u64> {
         let dir = Path::new(std::ffi::OsStr::from_bytes(dir));
         let wanted = |n: &std::ffi::OsStr| folders.matches(rule, n.as_bytes());
         match crate::fsguard::hash_dir(dir, MAX_ENTRIES, wanted, &mut hash) {
-            Ok(newest) if newest > now - settle => return None,
+            Ok(t) if t > newest => return None,
             Ok(_) => hash.write_u8(1),
             // A missing or refused folder: which one it is is part of what the pass saw.
             Err(e) => hash.write(e.code().as_bytes()),
@@ -193,10 +242,12 @@ mod tests {
             Spec::only(&s, &["notes.md", "other"]),
         ]);
         // Just written: not trusted.
-        assert_eq!(folders_now(&specs, SETTLE_SECS), None);
+        let settled = realtime_ns().unwrap() - i128::from(SETTLE_SECS) * 1_000_000_000;
+        assert_eq!(folders_now(&specs, settled), None);
         // (Times are compared to the ns; the settle rule is the one above.)
-        let before = folders_now(&specs, 0).expect("read");
-        assert_eq!(folders_now(&specs, 0), Some(before));
+        let any = i128::MAX;
+        let before = folders_now(&specs, any).expect("read");
+        assert_eq!(folders_now(&specs, any), Some(before));
 
         // The packed rules say what `Names` says.
         let (_, only) = &specs.specs[2];
@@ -207,7 +258,7 @@ mod tests {
 
         // A file that does not match changes in place: the same.
         std::fs::write(s.join("notes.txt"), "y").unwrap();
-        assert_eq!(folders_now(&specs, 0), Some(before));
+        assert_eq!(folders_now(&specs, any), Some(before));
 
         // The file that matters grows: not the same.
         let mut f = std::fs::OpenOptions::new()
@@ -215,17 +266,60 @@ mod tests {
             .open(s.join("a.jsonl"))
             .unwrap();
         std::io::Write::write_all(&mut f, b"two\n").unwrap();
-        let grown = folders_now(&specs, 0).expect("read");
+        let grown = folders_now(&specs, any).expect("read");
         assert_ne!(grown, before);
 
         // Replaced by a link to the same content: not the same.
         std::fs::rename(s.join("a.jsonl"), s.join("b.old")).unwrap();
         std::os::unix::fs::symlink(s.join("b.old"), s.join("a.jsonl")).unwrap();
-        let linked = folders_now(&specs, 0).expect("read");
+        let linked = folders_now(&specs, any).expect("read");
         assert_ne!(linked, grown);
 
         // A missing folder that appears: not the same.
         std::fs::create_dir(dir.path().join("missing")).unwrap();
-        assert_ne!(folders_now(&specs, 0), Some(linked));
+        assert_ne!(folders_now(&specs, any), Some(linked));
+    }
+
+    #[test]
+    fn the_first_check_trusts_only_what_is_older_than_the_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "one\n").unwrap();
+        let specs = Packed::of(&[Spec::suffix(dir.path(), ".jsonl")]);
+        let any = i128::MAX;
+
+        // The file was written after the pass began (the pass may have read it before): no
+        // hash, not the same.
+        let began_before = file_clock_ns() - 1_000_000_000;
+        let mut files = None;
+        assert!(!folders_hold(&specs, &mut files, began_before, any));
+        assert_eq!(files, None);
+
+        // A pass that began after the write read it as it is: the same, and hashed.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let began_after = file_clock_ns();
+        assert!(folders_hold(&specs, &mut files, began_after, any));
+        assert!(files.is_some());
+        assert!(folders_hold(&specs, &mut files, began_after, any));
+
+        // Later checks compare with that hash: a line appended is seen.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("a.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"two\n").unwrap();
+        assert!(!folders_hold(&specs, &mut files, began_after, any));
+    }
+
+    #[test]
+    fn a_write_after_the_reading_of_the_file_clock_is_never_older_than_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        for _ in 0..200 {
+            let before = file_clock_ns();
+            std::fs::write(&file, "x").unwrap();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let newest = crate::fsguard::hash_dir(dir.path(), 8, |_| true, &mut h).unwrap();
+            assert!(newest >= before, "a time {newest} older than {before}");
+        }
     }
 }

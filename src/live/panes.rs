@@ -242,6 +242,14 @@ impl Panes {
         }
         self.start_due(now);
         self.check_pts();
+        // The first look at a server's children at once, as the pass just listed its panes:
+        // taken at the first pty event instead, it only took note, and a pane opened then
+        // waited for the timer's pass.
+        for s in &mut self.servers {
+            if s.watched_by_children() && s.children.is_none() {
+                s.compare(now);
+            }
+        }
     }
 
     /// Open the pty watch once a server needs it, and note for each such server whether the

@@ -41,6 +41,31 @@ fn the_timer_makes_no_pass_while_nothing_moved_and_finds_a_pi_started_in_a_shell
         "no timer found the board unchanged: {outcomes:?}"
     );
 
+    // A session opened (not a pi): its pass lists the server with tmux. The next timer's check
+    // reads that listing's `/proc` side, finds it as tmux gave it, and makes no pass either.
+    server.new_session("idle", f.tmp.path(), &["sleep", "600"]);
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut after: Vec<(Vec<&str>, &str)> = Vec::new();
+    while Instant::now() < end && !after.iter().any(|(why, _)| why == &["timer"]) {
+        if e.wait(Some(end)) == Wake::Pass {
+            let out = match e.pass() {
+                BoardPass::Same { .. } => "same",
+                BoardPass::Scanned(Ok(_)) => "scanned",
+                BoardPass::Scanned(Err(_)) => "refused",
+            };
+            after.push((e.last_why().reasons.iter().copied().collect(), out));
+        }
+    }
+    assert!(
+        after.first().is_some_and(|(why, _)| why != &["timer"]),
+        "the session woke a pass of its own: {after:?}"
+    );
+    assert_eq!(
+        after.last().map(|(_, out)| *out),
+        Some("same"),
+        "the timer after a listing tmux gave: {after:?}"
+    );
+
     // A pi started in the shell pane: no file written, no pane opened or closed.
     let argv = f.pi_argv(1);
     let command = format!("exec -a pi {}", argv[4..].join(" "));
@@ -92,8 +117,28 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
     assert!(plan.is_some());
     assert_eq!(state(&scan, "w0"), "working/user_message");
 
-    // Another kind of pass since the last full one: the next timer makes a full pass again.
-    let _ = board.pass(&Why::default());
-    let (after, _) = board.pass(&why("timer"));
-    assert!(matches!(after, BoardPass::Scanned(Ok(_))));
+    // A pass for a changed file is a baseline too, once what it read has settled: the first
+    // timer after activity need not scan again.
+    f.start_turn(0, 2);
+    std::thread::sleep(Duration::from_millis(50));
+    let (event, _) = board.pass(&Why::default());
+    assert!(matches!(event, BoardPass::Scanned(Ok(_))));
+    std::thread::sleep(Duration::from_millis(2100));
+    let (after_event, _) = board.pass(&why("timer"));
+    assert!(
+        matches!(after_event, BoardPass::Same { .. }),
+        "a settled event pass holds"
+    );
+
+    // A file written after a pass began (it may have read the file before) is never vouched
+    // for: the next timer scans, however long ago the write was.
+    let (event, _) = board.pass(&Why::default());
+    assert!(matches!(event, BoardPass::Scanned(Ok(_))));
+    f.ask(0, 3);
+    std::thread::sleep(Duration::from_millis(2100));
+    let (after_write, _) = board.pass(&why("timer"));
+    let BoardPass::Scanned(Ok(scan)) = after_write else {
+        panic!("the check vouched for a file written after its pass began");
+    };
+    assert_eq!(state(&scan, "w0"), "waiting/input_needed");
 }
