@@ -433,8 +433,9 @@ fn each_name_in(
 /// What a folder (not a link) holds now, fed to `hash` without keeping it: the folder's own
 /// inode and times (an entry added, removed or renamed moves them), then each entry `wanted`
 /// names, in listing order — name, type, inode, length, mtime and ctime in ns — and whether
-/// more than `max` were there. Returns the newest of these times (ns since the epoch), for a
-/// caller that must not trust a change within the clock's granularity (`settled_key`).
+/// more than `max` were there. Returns the newest of these times (ns since the epoch) plus
+/// what its filesystem may have cut from it (`cut_at_most`), for a caller that must not trust
+/// a change within the clock's granularity (`settled_key`).
 pub(crate) fn hash_dir(
     dir: &Path,
     max: usize,
@@ -444,7 +445,7 @@ pub(crate) fn hash_dir(
     use std::os::unix::ffi::OsStrExt;
     let fd = open_dir(dir)?;
     let mut newest = i128::MIN;
-    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n) + cut_at_most(n);
     let mut feed = |st: &rustix::fs::Stat, hash: &mut dyn std::hash::Hasher| {
         hash.write_u32(st.st_mode);
         hash.write_u64(st.st_ino);
@@ -477,6 +478,23 @@ pub(crate) fn hash_dir(
     Ok(newest)
 }
 
+/// How much a file time with `nsec` nanoseconds may have been cut short by its filesystem's
+/// granularity (ns): a filesystem keeps times to the ns, µs, second or two seconds (FAT), so a
+/// time of a whole second may have been up to 2 s later, one of whole µs up to 1 µs later. A
+/// time that happens to end in zeros on a ns filesystem only makes its reader more careful.
+fn cut_at_most(nsec: i64) -> i128 {
+    if nsec == 0 {
+        return 2_000_000_000;
+    }
+    let (mut n, mut grain) = (nsec, 1i128);
+    // At most 8 steps: 0 < nsec < 10^9.
+    while n % 10 == 0 {
+        n /= 10;
+        grain *= 10;
+    }
+    grain
+}
+
 /// `kind_of` for a raw `st_mode`.
 fn kind_of_mode(mode: u32) -> Kind {
     match rustix::fs::FileType::from_raw_mode(mode) {
@@ -502,6 +520,15 @@ fn refuse_kind_dir(k: Kind) -> FsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_cut_to_the_second_or_the_microsecond_counts_as_up_to_that_much_later() {
+        assert_eq!(cut_at_most(0), 2_000_000_000);
+        assert_eq!(cut_at_most(123_456_789), 1);
+        assert_eq!(cut_at_most(123_456_000), 1_000);
+        assert_eq!(cut_at_most(500_000_000), 100_000_000);
+        assert_eq!(cut_at_most(999_999_999), 1);
+    }
 
     #[test]
     fn refuses_links_fifos_and_oversize() {

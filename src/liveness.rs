@@ -300,10 +300,22 @@ impl PaneCache {
         cache
     }
 
-    /// Whether every server a seat named was asked and answered (no seat is `unknown` for want
-    /// of a listing).
-    pub fn all_answered(&self) -> bool {
-        !self.over_cap && self.listings.iter().all(|(_, l)| l.is_ok())
+    /// The socket of each server a seat named that did not answer because nothing listens
+    /// there; `None` when some server was not asked, has no known socket, or failed otherwise (a
+    /// deadline, an error, another user's: only asking again can tell what it holds now).
+    pub fn not_listening(&self) -> Option<Vec<PathBuf>> {
+        if self.over_cap {
+            return None;
+        }
+        let mut out = Vec::new();
+        for ((_, listing), socket) in self.listings.iter().zip(&self.sockets) {
+            match listing {
+                Ok(_) => {}
+                Err(Unanswered::Failed(mux::ErrorCode::NoServer)) => out.push(socket.clone()?),
+                Err(_) => return None,
+            }
+        }
+        Some(out)
     }
 
     /// Every pane of every server that answered, once, with the first key that named its server.

@@ -1,7 +1,7 @@
 //! What a pass's states rest on beyond the files it read and the panes it listed, kept so that a
 //! live view's timer can ask "would a new pass find the same?" without making one
 //! (docs/behaviour.md §3a): the processes whose liveness a state rests on, each folder's git
-//! checkout, and whether every multiplexer server a seat named answered.
+//! checkout, and each multiplexer server a seat named that nothing answered for.
 
 use std::path::PathBuf;
 
@@ -15,8 +15,25 @@ pub struct Checks {
     pub procs: Vec<(ProcIdentity, bool)>,
     /// Each workspace folder's nearest git checkout, as the pass found it.
     pub git: Vec<(PathBuf, Option<String>)>,
-    /// Every server a seat named was asked and answered.
-    pub servers_answered: bool,
+    /// Each server a seat named that did not answer because nothing listens on its socket,
+    /// with what was at that path (`None`: nothing; a server that starts makes its socket
+    /// anew). `None` when some server failed otherwise: only a full pass asks it again.
+    pub not_listening: Option<Vec<(PathBuf, Option<SocketMark>)>>,
+}
+
+/// What is at a socket's path: device, inode, type and ctime (s, ns).
+pub(crate) type SocketMark = (u64, u64, u32, i64, i64);
+
+/// What is at `path` now, never following a link (`None`: nothing, or it cannot be looked at).
+fn socket_mark(path: &std::path::Path) -> Option<SocketMark> {
+    let st = rustix::fs::lstat(path).ok()?;
+    Some((
+        st.st_dev,
+        st.st_ino,
+        st.st_mode,
+        st.st_ctime,
+        st.st_ctime_nsec as i64,
+    ))
 }
 
 impl Checks {
@@ -40,14 +57,25 @@ impl Checks {
         Checks {
             procs,
             git,
-            servers_answered: found.panes.all_answered(),
+            not_listening: found.panes.not_listening().map(|sockets| {
+                sockets
+                    .into_iter()
+                    .map(|s| {
+                        let mark = socket_mark(&s);
+                        (s, mark)
+                    })
+                    .collect()
+            }),
         }
     }
 
-    /// Whether all of it still holds now: every server answered, every process as alive as it
-    /// was, every folder in the same git checkout. Reads `/proc` and `lstat`s; changes nothing.
+    /// Whether all of it still holds now: every server that did not answer has the same (or
+    /// no) socket, every process is as alive as it was, every folder in the same git checkout.
+    /// Reads `/proc` and `lstat`s; changes nothing.
     pub fn still_hold(&self) -> bool {
-        self.servers_answered
+        self.not_listening
+            .as_ref()
+            .is_some_and(|s| s.iter().all(|(path, mark)| socket_mark(path) == *mark))
             && self
                 .procs
                 .iter()
@@ -72,7 +100,7 @@ mod tests {
         let checks = Checks {
             procs: vec![(me.clone(), true)],
             git: vec![(work.clone(), super::super::build::git_project(&work))],
-            servers_answered: true,
+            not_listening: Some(vec![(dir.path().join("gone.sock"), None)]),
         };
         assert!(checks.still_hold());
 
@@ -85,10 +113,27 @@ mod tests {
         assert!(!ended.still_hold());
 
         let unanswered = Checks {
-            servers_answered: false,
+            not_listening: None,
             ..checks.clone()
         };
         assert!(!unanswered.still_hold());
+
+        // A server started where nothing listened makes its socket: no longer the same.
+        let listener = std::os::unix::net::UnixListener::bind(dir.path().join("gone.sock"));
+        assert!(listener.is_ok());
+        assert!(!checks.still_hold(), "a socket made where none was");
+        let now = Checks {
+            not_listening: Some(vec![(
+                dir.path().join("gone.sock"),
+                socket_mark(&dir.path().join("gone.sock")),
+            )]),
+            ..checks.clone()
+        };
+        assert!(now.still_hold());
+        drop(listener);
+        std::fs::remove_file(dir.path().join("gone.sock")).unwrap();
+        let _again = std::os::unix::net::UnixListener::bind(dir.path().join("gone.sock")).unwrap();
+        assert!(!now.still_hold(), "made anew by another server");
 
         std::fs::create_dir(work.join(".git")).unwrap();
         assert!(!checks.still_hold(), "a checkout made in the folder");

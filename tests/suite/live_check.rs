@@ -142,3 +142,50 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
     };
     assert_eq!(state(&scan, "w0"), "waiting/input_needed");
 }
+
+/// A seat whose tmux server is gone (nothing listens on its socket) no longer makes every timer
+/// a full pass: the check looks at the socket's path, and a server started there (which makes
+/// the socket anew) is found by the next timer, though nothing watches that server.
+#[test]
+fn a_server_nothing_listens_for_is_checked_by_its_socket_and_found_when_it_starts() {
+    use intercom_pane::seam::live::engine::{Passes, Why};
+    let f = Fleet::new(1);
+    let mut server = f.tmux(1);
+    // (tmux may leave its socket behind: nothing listens on it either way.)
+    server.tmux(&["kill-server"]);
+    let mut board = crate::live_support::board_passes(f.opts(&server.sock));
+    let why = |reason: &'static str| {
+        let mut w = Why {
+            full: true,
+            ..Why::default()
+        };
+        w.reasons.insert(reason);
+        w
+    };
+    // The fleet's files are fresh: a check would not trust their times yet.
+    std::thread::sleep(Duration::from_millis(2100));
+    let (first, _) = board.pass(&why("start"));
+    let BoardPass::Scanned(Ok(scan)) = first else {
+        panic!("the first pass was refused");
+    };
+    assert!(
+        !state(&scan, "w0").starts_with("waiting"),
+        "no server, no pi: {}",
+        state(&scan, "w0")
+    );
+    let (checked, _) = board.pass(&why("timer"));
+    assert!(
+        matches!(checked, BoardPass::Same { .. }),
+        "nothing listens on the socket, as before"
+    );
+
+    let argv = f.pi_argv(0);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    server.launch("w0", f.tmp.path(), &argv);
+    f.await_pi(&server, "=w0:");
+    let (found, _) = board.pass(&why("timer"));
+    let BoardPass::Scanned(Ok(scan)) = found else {
+        panic!("the check let a server started on the socket pass");
+    };
+    assert_eq!(state(&scan, "w0"), "waiting/input_needed");
+}
