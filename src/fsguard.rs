@@ -482,7 +482,7 @@ pub(crate) fn hash_dir(
 /// granularity (ns): a filesystem keeps times to the ns, µs, second or two seconds (FAT), so a
 /// time of a whole second may have been up to 2 s later, one of whole µs up to 1 µs later. A
 /// time that happens to end in zeros on a ns filesystem only makes its reader more careful.
-fn cut_at_most(nsec: i64) -> i128 {
+pub(crate) fn cut_at_most(nsec: i64) -> i128 {
     if nsec == 0 {
         return 2_000_000_000;
     }

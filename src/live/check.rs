@@ -68,7 +68,7 @@ impl Baseline {
         took_ms: u128,
         recheck: bool,
     ) -> Option<Baseline> {
-        if took_ms > SLOW_PASS_MS || recheck || pass.checks.not_listening.is_none() {
+        if took_ms > SLOW_PASS_MS || recheck || !pass.checks.sockets_made_before(began) {
             return None;
         }
         let sockets = pass

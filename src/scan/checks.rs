@@ -69,6 +69,23 @@ impl Checks {
         }
     }
 
+    /// Whether every socket kept in `not_listening` was made before `t` (ns since the epoch, on
+    /// the clock file times come from): one made later, by a server starting while the pass
+    /// asked, may answer now though the pass saw nothing listening. False when there is no
+    /// such list.
+    pub(crate) fn sockets_made_before(&self, t: i128) -> bool {
+        self.not_listening.as_ref().is_some_and(|s| {
+            s.iter().all(|(_, mark)| {
+                mark.is_none_or(|(_, _, _, secs, ns)| {
+                    i128::from(secs) * 1_000_000_000
+                        + i128::from(ns)
+                        + crate::fsguard::cut_at_most(ns)
+                        < t
+                })
+            })
+        })
+    }
+
     /// Whether all of it still holds now: every server that did not answer has the same (or
     /// no) socket, every process is as alive as it was, every folder in the same git checkout.
     /// Reads `/proc` and `lstat`s; changes nothing.
@@ -130,6 +147,10 @@ mod tests {
             ..checks.clone()
         };
         assert!(now.still_hold());
+        // Made after a pass began: that pass is no baseline.
+        assert!(!now.sockets_made_before(0), "made after the epoch");
+        assert!(now.sockets_made_before(i128::MAX));
+        assert!(checks.sockets_made_before(0), "nothing there: nothing made");
         drop(listener);
         std::fs::remove_file(dir.path().join("gone.sock")).unwrap();
         let _again = std::os::unix::net::UnixListener::bind(dir.path().join("gone.sock")).unwrap();
