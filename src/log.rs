@@ -32,7 +32,8 @@ pub(crate) mod event {
     pub(crate) const CLOSE_WORKER_DONE: &str = "close_worker_done";
     /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`, `polls`;
     /// `check` when the long timer's check ran first (docs/behaviour.md §3a): `same` (then no
-    /// scan ran), `inRow`, `us` (µs on `panes`, `procs`, `folders`), `folders`.
+    /// scan ran), `first` (the first check after its pass), `inRow`, `us` (µs on `panes`,
+    /// `procs`, `folders`), `folders`.
     pub(crate) const LIVE_PASS: &str = "live_pass";
     /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
     /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
