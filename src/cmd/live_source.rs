@@ -25,6 +25,11 @@ pub(crate) struct LiveSource {
     next_probe: Instant,
     /// Whether the last pass had workers to probe (no timer otherwise).
     targets: bool,
+    /// The roster the last scan read: its workers are probed when a check found nothing else
+    /// moved (no scan then).
+    config: Option<crate::evidence::config::IntercomConfig>,
+    /// The last wait ended for the probe timer, not for a pass.
+    probe_wake: bool,
     /// The last snapshot that showed something new.
     shown: Option<Snapshot>,
 }
@@ -51,6 +56,8 @@ impl LiveSource {
             next_probe: Instant::now(),
             shown: None,
             targets: true,
+            config: None,
+            probe_wake: false,
         })
     }
 
@@ -73,6 +80,26 @@ impl LiveSource {
         let cache = &mut self.engine.runner().probes;
         run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
         self.next_probe = Instant::now() + PROBE_EVERY;
+    }
+
+    /// The probe timer's pass when the board's check found nothing else moved: the roster's
+    /// workers probed, and the new checks shown on the rows shown (what a scan would show: its
+    /// rows are those, its checks these). `None`: nothing to probe with.
+    fn probe_shown(&mut self, checked_at: Ms) -> Option<Snapshot> {
+        let cfg = self.config.as_ref()?;
+        let mut snap = self.shown.clone()?;
+        let rt = self.runtime.as_ref()?;
+        if self.cancel.is_cancelled() {
+            return None;
+        }
+        let targets = crate::scan::probe_targets(cfg);
+        let cache = &mut self.engine.runner().probes;
+        run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
+        self.next_probe = Instant::now() + PROBE_EVERY;
+        snap.scanned_at = checked_at;
+        let now = self.clock.now_ms();
+        crate::scan::connections_onto(&mut snap.rows, cfg, &self.engine.runner().probes, now);
+        Some(snap)
     }
 }
 
@@ -124,7 +151,19 @@ impl SnapshotSource for LiveSource {
     }
 
     fn next_pass(&mut self) -> Pass {
+        let probing = std::mem::take(&mut self.probe_wake) && self.probe && self.shown.is_some();
+        if probing {
+            self.engine.ask("probe");
+        }
         let snap = match self.engine.pass() {
+            BoardPass::Same { checked_at } if probing => match self.probe_shown(checked_at) {
+                Some(snap) => snap,
+                None => {
+                    return Pass::Same {
+                        scanned_at: checked_at,
+                    }
+                }
+            },
             BoardPass::Same { checked_at } if self.shown.is_some() => {
                 return Pass::Same {
                     scanned_at: checked_at,
@@ -136,6 +175,9 @@ impl SnapshotSource for LiveSource {
             }
             BoardPass::Scanned(Ok(mut pass)) => {
                 self.targets = !pass.probe_targets().is_empty();
+                if self.probe {
+                    self.config = pass.config.clone();
+                }
                 if self.probe_due() && !self.cancel.is_cancelled() {
                     self.probe_batch(&pass);
                     let now = self.clock.now_ms();
@@ -161,7 +203,11 @@ impl SnapshotSource for LiveSource {
     fn wait_for_change(&mut self, _interval: Duration) -> bool {
         let probe_at = (self.probe && self.targets).then_some(self.next_probe);
         match self.engine.wait(probe_at) {
-            Wake::Pass | Wake::Timer => self.cancel.is_cancelled(),
+            Wake::Pass => self.cancel.is_cancelled(),
+            Wake::Timer => {
+                self.probe_wake = true;
+                self.cancel.is_cancelled()
+            }
             Wake::Stop => true,
         }
     }

@@ -60,10 +60,11 @@ pub enum BoardPass {
     Same { checked_at: Ms },
 }
 
-/// Whether only the long timer asks for this pass (nothing else changed since the last one).
+/// Whether only timers ask for this pass — the long timer, the sidebar's probe timer — and
+/// nothing changed since the last one.
 fn timer_only(why: &Why) -> bool {
-    why.reasons.len() == 1
-        && why.reasons.contains("timer")
+    !why.reasons.is_empty()
+        && why.reasons.iter().all(|r| matches!(*r, "timer" | "probe"))
         && why.files.is_empty()
         && why.servers.is_empty()
         && why.exited.is_empty()

@@ -75,7 +75,8 @@ pub struct Why {
     /// Everything may have changed: list every server again, trust nothing remembered.
     pub full: bool,
     /// Short names of what woke the engine (`start`, `timer`, `files`, `folders`, `overflow`,
-    /// `panes`, `exit`, `recheck`, `gone`), for the log.
+    /// `panes`, `exit`, `recheck`, `gone`; `probe` when the sidebar's probe timer asked), for
+    /// the log.
     pub reasons: BTreeSet<&'static str>,
     /// Files written, created, removed or renamed.
     pub files: BTreeSet<PathBuf>,
@@ -409,6 +410,12 @@ impl<P: Passes> Engine<P> {
             servers: self.panes.health().into_iter().map(Into::into).collect(),
             full_every_secs: self.full_interval().as_secs(),
         }
+    }
+
+    /// A pass the caller's own timer asks for (the sidebar's probes): `reason` is noted for the
+    /// next pass, which the board may answer with its check when nothing else is pending.
+    pub fn ask(&mut self, reason: &'static str) {
+        self.pending.note(reason);
     }
 
     /// Sleep until a pass is due (`Pass`), `extra` comes (`Timer`), or the engine is stopped.

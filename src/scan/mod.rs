@@ -354,40 +354,61 @@ impl Scan {
 
     /// The probe targets of this pass: configured workers in saved order.
     pub fn probe_targets(&self) -> Vec<ProbeTarget> {
-        self.config
-            .iter()
-            .flat_map(|c| c.workers())
-            .map(|a| ProbeTarget {
-                session_id: a.session_id.clone(),
-                port: a.port,
-            })
-            .collect()
+        self.config.as_ref().map(probe_targets).unwrap_or_default()
     }
 
     /// Show the connection checks in `probes` (taken after this pass read its evidence) on the
     /// worker rows and records, then sort disconnected workers last again.
     pub fn apply_connections(&mut self, probes: &ProbeCache, now: Ms) {
         let Some(cfg) = &self.config else { return };
-        let connection = |sid: &str| {
-            cfg.find_by_session(sid)
-                .filter(|a| !a.coordinator)
-                .map(|a| probes.get(&a.session_id, a.port, now))
-        };
-        for row in &mut self.snapshot.rows {
-            if let Some(c) = connection(&row.id) {
-                row.connection = ConnectionView::from_connection(&c);
-            }
-        }
         for rec in &mut self.records {
             let (Some(sid), Some(obj)) = (rec.session_id.as_deref(), rec.intercom.as_mut()) else {
                 continue;
             };
-            if let Some(c) = connection(sid) {
+            if let Some(c) = connection_of(cfg, sid, probes, now) {
                 obj.connection = c;
             }
         }
-        crate::probe::sort_disconnected_last(&mut self.snapshot.rows, |r| r.connection.state);
+        connections_onto(&mut self.snapshot.rows, cfg, probes, now);
     }
+}
+
+/// The roster's workers, as probe targets.
+pub(crate) fn probe_targets(cfg: &IntercomConfig) -> Vec<ProbeTarget> {
+    cfg.workers()
+        .map(|a| ProbeTarget {
+            session_id: a.session_id.clone(),
+            port: a.port,
+        })
+        .collect()
+}
+
+/// A worker's connection check in `probes`, as of `now` (`None`: not a worker).
+fn connection_of(
+    cfg: &IntercomConfig,
+    sid: &str,
+    probes: &ProbeCache,
+    now: Ms,
+) -> Option<crate::probe::Connection> {
+    cfg.find_by_session(sid)
+        .filter(|a| !a.coordinator)
+        .map(|a| probes.get(&a.session_id, a.port, now))
+}
+
+/// Show the connection checks in `probes` on the worker rows, then sort disconnected workers
+/// last again (a pass's rows, or the rows shown when a check found nothing else moved).
+pub(crate) fn connections_onto(
+    rows: &mut [crate::snapshot::Row],
+    cfg: &IntercomConfig,
+    probes: &ProbeCache,
+    now: Ms,
+) {
+    for row in rows.iter_mut() {
+        if let Some(c) = connection_of(cfg, &row.id, probes, now) {
+            row.connection = ConnectionView::from_connection(&c);
+        }
+    }
+    crate::probe::sort_disconnected_last(rows, |r| r.connection.state);
 }
 
 fn load_roster(

@@ -78,6 +78,7 @@ mod live_control;
 mod live_engine;
 mod live_herdr;
 mod live_limits;
+mod live_probe;
 mod live_quiet;
 mod live_watch;
 mod liveness_silent;

@@ -229,6 +229,17 @@ impl Fleet {
     /// Start the real sidebar over this fleet in session `mon` of `server` (its own data root
     /// and HOME, no probes), with `env` before it and `extra` flags after its own.
     pub fn start_monitor(&self, server: &TmuxServer, env: &[String], extra: &[&str]) {
+        self.start_monitor_with(server, env, extra, false);
+    }
+
+    /// `start_monitor`, probing the workers' ports when `probe`.
+    pub fn start_monitor_with(
+        &self,
+        server: &TmuxServer,
+        env: &[String],
+        extra: &[&str],
+        probe: bool,
+    ) {
         let sys = self.tmp.path().join("sys.json");
         std::fs::write(&sys, json!({"dataRoot": self.data}).to_string()).unwrap();
         let home = self.tmp.path().join("home");
@@ -250,9 +261,9 @@ impl Fleet {
                 "none",
                 "--tmux-socket",
                 &server.sock.display().to_string(),
-                "--no-probe",
             ]
             .iter()
+            .chain((!probe).then_some(&"--no-probe"))
             .chain(extra)
             .map(|a| a.to_string()),
         );
