@@ -38,17 +38,29 @@ fn events(log: &Path, name: &str, command: &str) -> usize {
         .count()
 }
 
-/// Wait until both the sidebar and the watcher ran `n` more passes.
+/// Wait until both the sidebar and the watcher ran `n` more passes (the sidebar's live engine:
+/// `live_pass`, a scan or a timer's or probe wake's check that found nothing moved; the
+/// watcher: `scan_pass`).
 fn both_pass(log: &Path, n: usize) {
     let (m, w) = (
-        events(log, "scan_pass", "monitor"),
+        events(log, "live_pass", "monitor"),
         events(log, "scan_pass", "watch"),
     );
     wait_for(60_000, || {
-        (events(log, "scan_pass", "monitor") >= m + n && events(log, "scan_pass", "watch") >= w + n)
+        (events(log, "live_pass", "monitor") >= m + n && events(log, "scan_pass", "watch") >= w + n)
             .then_some(())
     })
-    .expect("both ran their passes");
+    .unwrap_or_else(|| {
+        let mut seen = std::collections::BTreeMap::new();
+        for l in std::fs::read_to_string(log).unwrap_or_default().lines() {
+            if let Ok(v) = serde_json::from_str::<Value>(l) {
+                *seen
+                    .entry(format!("{} {}", v["command"], v["event"]))
+                    .or_insert(0) += 1;
+            }
+        }
+        panic!("both did not run {n} more passes: {seen:?}")
+    });
 }
 
 fn ask(server: &TmuxServer, text: &str) {
