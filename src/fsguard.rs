@@ -445,7 +445,7 @@ pub(crate) fn hash_dir(
     use std::os::unix::ffi::OsStrExt;
     let fd = open_dir(dir)?;
     let mut newest = i128::MIN;
-    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n) + cut_at_most(n);
+    let ns = latest_ns;
     let mut feed = |st: &rustix::fs::Stat, hash: &mut dyn std::hash::Hasher| {
         hash.write_u32(st.st_mode);
         hash.write_u64(st.st_ino);
@@ -478,11 +478,17 @@ pub(crate) fn hash_dir(
     Ok(newest)
 }
 
+/// The latest moment (ns since the epoch) a file time of `secs` and `nsec` may stand for: the
+/// time plus what its filesystem may have cut from it (`cut_at_most`).
+pub(crate) fn latest_ns(secs: i64, nsec: i64) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(nsec) + cut_at_most(nsec)
+}
+
 /// How much a file time with `nsec` nanoseconds may have been cut short by its filesystem's
 /// granularity (ns): a filesystem keeps times to the ns, µs, second or two seconds (FAT), so a
 /// time of a whole second may have been up to 2 s later, one of whole µs up to 1 µs later. A
 /// time that happens to end in zeros on a ns filesystem only makes its reader more careful.
-pub(crate) fn cut_at_most(nsec: i64) -> i128 {
+fn cut_at_most(nsec: i64) -> i128 {
     if nsec == 0 {
         return 2_000_000_000;
     }

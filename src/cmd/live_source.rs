@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, Ms};
 use crate::live::board::{BoardPass, BoardPasses};
 use crate::live::{Engine, Settings, Wake};
-use crate::scan::{Scan, ScanOptions};
+use crate::scan::ScanOptions;
 use crate::snapshot::{RosterCode, RosterStatus, Snapshot};
 use crate::ui::ports::{CancelToken, FrameLog, Pass, SnapshotSource};
 
@@ -74,11 +74,10 @@ impl LiveSource {
                 .any(|r| why.reasons.contains(r))
     }
 
-    fn probe_batch(&mut self, pass: &Scan) {
+    fn probe_batch(&mut self, targets: &[crate::probe::ProbeTarget]) {
         let Some(rt) = &self.runtime else { return };
-        let targets = pass.probe_targets();
         let cache = &mut self.engine.runner().probes;
-        run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
+        run_probe_batch(rt, cache, targets, &self.cancel, &self.clock);
         self.next_probe = Instant::now() + PROBE_EVERY;
     }
 
@@ -86,16 +85,13 @@ impl LiveSource {
     /// workers probed, and the new checks shown on the rows shown (what a scan would show: its
     /// rows are those, its checks these). `None`: nothing to probe with.
     fn probe_shown(&mut self, checked_at: Ms) -> Option<Snapshot> {
-        let cfg = self.config.as_ref()?;
+        let targets = crate::scan::probe_targets(self.config.as_ref()?);
         let mut snap = self.shown.clone()?;
-        let rt = self.runtime.as_ref()?;
-        if self.cancel.is_cancelled() {
+        if self.runtime.is_none() || self.cancel.is_cancelled() {
             return None;
         }
-        let targets = crate::scan::probe_targets(cfg);
-        let cache = &mut self.engine.runner().probes;
-        run_probe_batch(rt, cache, &targets, &self.cancel, &self.clock);
-        self.next_probe = Instant::now() + PROBE_EVERY;
+        self.probe_batch(&targets);
+        let cfg = self.config.as_ref()?;
         snap.scanned_at = checked_at;
         let now = self.clock.now_ms();
         crate::scan::connections_onto(&mut snap.rows, cfg, &self.engine.runner().probes, now);
@@ -179,7 +175,7 @@ impl SnapshotSource for LiveSource {
                     self.config = pass.config.clone();
                 }
                 if self.probe_due() && !self.cancel.is_cancelled() {
-                    self.probe_batch(&pass);
+                    self.probe_batch(&pass.probe_targets());
                     let now = self.clock.now_ms();
                     pass.apply_connections(&self.engine.runner().probes, now);
                 }

@@ -76,12 +76,7 @@ impl Checks {
     pub(crate) fn sockets_made_before(&self, t: i128) -> bool {
         self.not_listening.as_ref().is_some_and(|s| {
             s.iter().all(|(_, mark)| {
-                mark.is_none_or(|(_, _, _, secs, ns)| {
-                    i128::from(secs) * 1_000_000_000
-                        + i128::from(ns)
-                        + crate::fsguard::cut_at_most(ns)
-                        < t
-                })
+                mark.is_none_or(|(_, _, _, secs, ns)| crate::fsguard::latest_ns(secs, ns) < t)
             })
         })
     }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::live_support::{engine, state, until, Fleet};
 use intercom_pane::seam::live::board::BoardPass;
+use intercom_pane::seam::live::engine::Why;
 use intercom_pane::seam::live::{Settings, Wake};
 
 #[test]
@@ -84,25 +85,17 @@ fn the_timer_makes_no_pass_while_nothing_moved_and_finds_a_pi_started_in_a_shell
 /// listens) is found by the timer's check, which then makes the pass; untouched, it makes none.
 #[test]
 fn the_check_finds_a_file_that_moved_without_an_event() {
-    use intercom_pane::seam::live::engine::{Passes, Why};
+    use intercom_pane::seam::live::engine::Passes;
     use intercom_pane::seam::liveness::LivenessMode;
     let f = Fleet::new(1);
     let mut opts = f.opts(&f.tmp.path().join("no-tmux"));
     opts.liveness = LivenessMode::AssumeAlive;
     let mut board = crate::live_support::board_passes(opts);
-    let why = |reason: &'static str| {
-        let mut w = Why {
-            full: true,
-            ..Why::default()
-        };
-        w.reasons.insert(reason);
-        w
-    };
     // The fleet's files are fresh: a check would not trust their times yet.
     std::thread::sleep(Duration::from_millis(2100));
-    let (first, _) = board.pass(&why("start"));
+    let (first, _) = board.pass(&full_why("start"));
     assert!(matches!(first, BoardPass::Scanned(Ok(_))));
-    let (checked, plan) = board.pass(&why("timer"));
+    let (checked, plan) = board.pass(&full_why("timer"));
     assert!(matches!(checked, BoardPass::Same { .. }), "nothing moved");
     assert!(
         plan.is_none(),
@@ -110,7 +103,7 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
     );
 
     f.start_turn(0, 1);
-    let (moved, plan) = board.pass(&why("timer"));
+    let (moved, plan) = board.pass(&full_why("timer"));
     let BoardPass::Scanned(Ok(scan)) = moved else {
         panic!("the check let a moved file pass");
     };
@@ -124,7 +117,7 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
     let (event, _) = board.pass(&Why::default());
     assert!(matches!(event, BoardPass::Scanned(Ok(_))));
     std::thread::sleep(Duration::from_millis(2100));
-    let (after_event, _) = board.pass(&why("timer"));
+    let (after_event, _) = board.pass(&full_why("timer"));
     assert!(
         matches!(after_event, BoardPass::Same { .. }),
         "a settled event pass holds"
@@ -136,7 +129,7 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
     assert!(matches!(event, BoardPass::Scanned(Ok(_))));
     f.ask(0, 3);
     std::thread::sleep(Duration::from_millis(2100));
-    let (after_write, _) = board.pass(&why("timer"));
+    let (after_write, _) = board.pass(&full_why("timer"));
     let BoardPass::Scanned(Ok(scan)) = after_write else {
         panic!("the check vouched for a file written after its pass began");
     };
@@ -148,23 +141,15 @@ fn the_check_finds_a_file_that_moved_without_an_event() {
 /// the socket anew) is found by the next timer, though nothing watches that server.
 #[test]
 fn a_server_nothing_listens_for_is_checked_by_its_socket_and_found_when_it_starts() {
-    use intercom_pane::seam::live::engine::{Passes, Why};
+    use intercom_pane::seam::live::engine::Passes;
     let f = Fleet::new(1);
     let mut server = f.tmux(1);
     // (tmux may leave its socket behind: nothing listens on it either way.)
     server.tmux(&["kill-server"]);
     let mut board = crate::live_support::board_passes(f.opts(&server.sock));
-    let why = |reason: &'static str| {
-        let mut w = Why {
-            full: true,
-            ..Why::default()
-        };
-        w.reasons.insert(reason);
-        w
-    };
     // The fleet's files are fresh: a check would not trust their times yet.
     std::thread::sleep(Duration::from_millis(2100));
-    let (first, _) = board.pass(&why("start"));
+    let (first, _) = board.pass(&full_why("start"));
     let BoardPass::Scanned(Ok(scan)) = first else {
         panic!("the first pass was refused");
     };
@@ -173,7 +158,7 @@ fn a_server_nothing_listens_for_is_checked_by_its_socket_and_found_when_it_start
         "no server, no pi: {}",
         state(&scan, "w0")
     );
-    let (checked, _) = board.pass(&why("timer"));
+    let (checked, _) = board.pass(&full_why("timer"));
     assert!(
         matches!(checked, BoardPass::Same { .. }),
         "nothing listens on the socket, as before"
@@ -183,9 +168,19 @@ fn a_server_nothing_listens_for_is_checked_by_its_socket_and_found_when_it_start
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     server.launch("w0", f.tmp.path(), &argv);
     f.await_pi(&server, "=w0:");
-    let (found, _) = board.pass(&why("timer"));
+    let (found, _) = board.pass(&full_why("timer"));
     let BoardPass::Scanned(Ok(scan)) = found else {
         panic!("the check let a server started on the socket pass");
     };
     assert_eq!(state(&scan, "w0"), "waiting/input_needed");
+}
+
+/// What the engine hands the board for a full pass asked for by `reason` alone.
+fn full_why(reason: &'static str) -> Why {
+    let mut w = Why {
+        full: true,
+        ..Default::default()
+    };
+    w.reasons.insert(reason);
+    w
 }
