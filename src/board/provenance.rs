@@ -105,6 +105,52 @@ impl FoundBy {
     }
 }
 
+/// What ties a seat found from a pane's pi process to its session file (`sessionTie`): only
+/// evidence that names the file, never "the newest file in its folder" (several pis share a
+/// folder: two rosters with `projectDirectory "."`, a one-shot `pi -p`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionTie {
+    /// A live registration of this very process (pid, start ticks, boot id), from any roster
+    /// on this machine or the data root: the extension knows the file.
+    Registration,
+    /// `--session <file|id>` or `--session-id <id>` on its command line (pi replaces its
+    /// command line with its title, so only a pi that has not yet).
+    CommandLine,
+    /// The process holds the file open now (`/proc/<pid>/fd`).
+    OpenFile,
+    /// Its session folder holds no session file: it has written none yet.
+    NoneInFolder,
+    /// Files in its folder could be its session and nothing names one: the state is unknown
+    /// (`explain` lists the candidates).
+    Undecided,
+}
+
+impl SessionTie {
+    /// The code as the board files show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionTie::Registration => "registration",
+            SessionTie::CommandLine => "command-line",
+            SessionTie::OpenFile => "open-file",
+            SessionTie::NoneInFolder => "none-in-folder",
+            SessionTie::Undecided => "undecided",
+        }
+    }
+
+    /// How `explain` says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            SessionTie::Registration => "its live registration names the file",
+            SessionTie::CommandLine => "its command line names the file",
+            SessionTie::OpenFile => "it holds the file open",
+            SessionTie::NoneInFolder => "its session folder holds no file yet",
+            SessionTie::Undecided => {
+                "nothing names its file (no registration: install the extension)"
+            }
+        }
+    }
+}
+
 macro_rules! serialize_as_str {
     ($($t:ty),*) => {$(
         impl Serialize for $t {
@@ -114,7 +160,13 @@ macro_rules! serialize_as_str {
         }
     )*};
 }
-serialize_as_str!(TaskSource, WorkspaceSource, ProjectSource, FoundBy);
+serialize_as_str!(
+    TaskSource,
+    WorkspaceSource,
+    ProjectSource,
+    FoundBy,
+    SessionTie
+);
 
 #[cfg(test)]
 mod tests {

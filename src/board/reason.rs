@@ -63,6 +63,9 @@ pub enum StateReason {
     /// A pi found in a pane whose session folder cannot be worked out (its environment or
     /// cwd could not be read).
     SessionNotLocated,
+    /// A pi found in a pane whose folder holds session files, none named by any evidence (no
+    /// live registration, no command line, no open file): which is its own is not known.
+    SessionUndecided,
     /// The session file was refused or could not be read: `session_<code>`.
     SessionUnreadable(SessionError),
     /// The newest lines of the session file are damaged (`session_tail_*`).
@@ -148,6 +151,9 @@ impl StateReason {
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
+            StateReason::SessionUndecided => {
+                "nothing ties its pi to one of the session files in its folder"
+            }
             StateReason::SessionUnreadable(_) => "its session file cannot be read",
             StateReason::SessionTail(TailDamage::Hole) => {
                 "the newest lines of its session file are zero-filled"
@@ -209,6 +215,7 @@ impl StateReason {
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
+            StateReason::SessionUndecided => "session_undecided",
             StateReason::SessionTail(d) => d.code(),
             StateReason::PaneRunsOtherSession => "pane_runs_other_session",
             StateReason::AssumedAlive => "assumed_alive",
@@ -260,6 +267,7 @@ impl StateReason {
             R::NoSessionFile,
             R::SessionIdMismatch,
             R::SessionNotLocated,
+            R::SessionUndecided,
             R::SessionTail(TailDamage::Hole),
             R::SessionTail(TailDamage::Cut),
             R::SessionTail(TailDamage::Malformed),
@@ -569,6 +577,7 @@ mod tests {
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,
+            SessionUndecided,
             PaneRunsOtherSession,
             AssumedAlive,
             PaneRunsPi,

@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::board::intercom::WorkerObservation;
-use crate::board::provenance::{FoundBy, ProjectSource, TaskSource, WorkspaceSource};
+use crate::board::provenance::{FoundBy, ProjectSource, SessionTie, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{ContextFill, RunState};
@@ -114,6 +114,13 @@ pub struct SeatRecord {
     /// `pi-default-agent-dir`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found_by: Option<FoundBy>,
+    /// For the same seats: what ties the pi to its session file (`registration`,
+    /// `command-line`, `open-file`, `none-in-folder`, `undecided`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_tie: Option<SessionTie>,
+    /// With `undecided`: the files that could be its session (at most 8, newest name first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub session_candidates: Vec<String>,
     /// What a board on another machine needs beyond the fields above (docs/interop.md §13).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seat: Option<SeatExtra>,

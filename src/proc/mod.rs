@@ -14,7 +14,9 @@ mod program;
 mod tree;
 
 pub use program::pi_verdict;
-pub(crate) use program::{cmdline, cwd, environ, exe, is_pi, pi_command_line, NotPi};
+pub(crate) use program::{
+    cmdline, cwd, environ, exe, is_pi, open_session_files, pi_command_line, NotPi,
+};
 pub use tree::{children_of, descendants};
 pub(crate) use tree::{find_in_subtree, parent_map};
 

@@ -156,6 +156,34 @@ fn env_from(bytes: &[u8], keys: &[&str]) -> HashMap<String, String> {
     env
 }
 
+/// Most descriptors of one process looked at for an open session file.
+const MAX_FDS: usize = 1024;
+
+/// The `*.jsonl` files directly in `dir` that the process holds open now (`/proc/<pid>/fd`),
+/// each once. Empty when the descriptors cannot be read (another user's process, gone).
+pub(crate) fn open_session_files(pid: i32, dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    if pid <= 0 {
+        return out;
+    }
+    let fds = Path::new("/proc").join(pid.to_string()).join("fd");
+    let Ok(list) = fsguard::list_dir(&fds, MAX_FDS) else {
+        return out;
+    };
+    for e in &list.entries {
+        let Ok(target) = std::fs::read_link(fds.join(&e.name)) else {
+            continue;
+        };
+        if target.parent() == Some(dir)
+            && target.extension().is_some_and(|x| x == "jsonl")
+            && !out.contains(&target)
+        {
+            out.push(target);
+        }
+    }
+    out
+}
+
 /// The current folder of a process (`/proc/<pid>/cwd`).
 pub(crate) fn cwd(pid: i32) -> Option<std::path::PathBuf> {
     if pid <= 0 {

@@ -274,6 +274,13 @@ pub(super) fn build_record(
         intercom: intercom_of(ev),
         connector: connector_of(ev),
         found_by: ev.seat.found_by,
+        session_tie: ev.seat.tie,
+        session_candidates: ev
+            .seat
+            .candidates
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
         seat: None,
     }
 }

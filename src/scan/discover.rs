@@ -164,6 +164,8 @@ fn intercom_seats(
             binding: None,
             pane: None,
             found_by: None,
+            tie: None,
+            candidates: Vec::new(),
         })
         .collect()
 }
@@ -200,6 +202,8 @@ fn connector_seats(
                 binding: Some(b),
                 pane: None,
                 found_by: None,
+                tie: None,
+                candidates: Vec::new(),
             }
         })
         .collect()
@@ -261,6 +265,8 @@ fn discover_agent_dirs(
             binding: None,
             pane: None,
             found_by: None,
+            tie: None,
+            candidates: Vec::new(),
         });
     }
 }

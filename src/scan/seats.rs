@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::board::provenance::FoundBy;
+use crate::board::provenance::{FoundBy, SessionTie};
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{SeatKey, TmuxRef};
 use crate::evidence::connectors::Binding;
@@ -31,6 +31,10 @@ pub(super) struct SeatSource {
     /// Seats found from a pane's pi process: the pane, and where its session was found.
     pub(super) pane: Option<(liveness::ServerKey, String)>,
     pub(super) found_by: Option<FoundBy>,
+    /// Seats found from a pane's pi: what ties it to its session file, and with `Undecided`
+    /// the files that could be its.
+    pub(super) tie: Option<SessionTie>,
+    pub(super) candidates: Vec<PathBuf>,
 }
 
 /// A seat's session file: read, absent, or present but unusable (then the state is unknown).
@@ -167,7 +171,7 @@ pub(super) fn registered_session_file(
 /// The session file a live registration names: `Some(Some)` a regular file, `Some(None)` not
 /// written yet (pi writes nothing before its first prompt), `None` a link, a FIFO, unreadable:
 /// the registration proves nothing readable.
-fn file_named_by_registration(file: PathBuf) -> Option<Option<PathBuf>> {
+pub(super) fn file_named_by_registration(file: PathBuf) -> Option<Option<PathBuf>> {
     match fsguard::kind(&file) {
         Ok(Kind::File) => Some(Some(file)),
         Err(fsguard::FsError::NotFound) => Some(None),

@@ -306,29 +306,32 @@ fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
         }
     }
     let one = |s: &str| crate::text::one_line(&crate::text::sanitize(s), 300);
-    match row.state {
-        BoardState::Waiting => match &row.question {
-            Some(q) => (one(q), t.state(BoardState::Waiting)),
-            None => (row.state_reason.words().to_string(), Style::default()),
-        },
-        BoardState::Error => match &row.last_error {
-            Some(e) => (one(e), t.state(BoardState::Error)),
-            None => (row.state_reason.words().to_string(), Style::default()),
-        },
-        BoardState::Working => match &row.running_tool {
-            Some(run) => (
-                format!("running {}", crate::ui::preview::running_text(run, now)),
-                Style::default(),
-            ),
-            None => (row.state_reason.words().to_string(), Style::default()),
-        },
-        BoardState::Offline | BoardState::Unknown => {
-            (row.state_reason.words().to_string(), t.dim())
+    let h = crate::views::headline::headline(row, now);
+    if let Some(at) = crate::views::headline::Headline::quiet_at(row).filter(|at| *at > now) {
+        crate::ui::fit::note_shown(crate::ui::fit::Shown::Until(at));
+    }
+    use crate::views::headline::HeadlineSource as H;
+    match (row.state, h.source) {
+        (_, H::Reason) => (
+            h.text,
+            match row.state {
+                BoardState::Offline | BoardState::Unknown | BoardState::Idle => t.dim(),
+                _ => Style::default(),
+            },
+        ),
+        (BoardState::Waiting, _) => (one(&h.text), t.state(BoardState::Waiting)),
+        (BoardState::Error, _) => (one(&h.text), t.state(BoardState::Error)),
+        (BoardState::Working, _) => {
+            // The step's age changes on screen: noted for the next redraw.
+            if let Some(at) = row.running_tool.as_ref().and_then(|r| r.since) {
+                crate::ui::fit::note_shown(crate::ui::fit::Shown::Age(at));
+            }
+            let line = format!("running {}", one(&h.line()));
+            (line, if h.quiet { t.warn() } else { Style::default() })
         }
-        BoardState::Idle => match &row.task {
-            Some(task) => (one(task), t.dim()),
-            None => (row.state_reason.words().to_string(), t.dim()),
-        },
+        (_, H::LastResult) => (format!("→ {}", one(&h.text)), t.dim()),
+        (_, H::LatestRequest) => (format!("asked: {}", one(&h.text)), t.dim()),
+        _ => (one(&h.text), t.dim()),
     }
 }
 

@@ -163,6 +163,13 @@ fn opt_text(s: Option<&str>, max: usize) -> Value {
 }
 
 /// One seat as the page shows it (also `intercom_wait`'s answer).
+/// The row's one line (`board::headline`), its text clipped as the question's.
+fn board_headline(r: &Row, now: Ms) -> crate::views::headline::Headline {
+    let mut h = crate::views::headline::headline(r, now);
+    h.text = text(&h.text, QUESTION_CHARS);
+    h
+}
+
 pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
     let role = match r.role {
         RowRole::Coordinator => "coordinator",
@@ -213,6 +220,7 @@ pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
         "error": opt_text(r.last_error.as_deref(), ERROR_CHARS),
         "task": opt_text(r.task.as_deref(), SHORT_CHARS),
         "runningTool": tool,
+        "headline": board_headline(r, now),
         "activity": activity,
         "connection": r.connection.state.as_str(),
         "report": report,

@@ -59,6 +59,12 @@ pub(crate) struct TranscriptFacts {
     pub last_activity: Option<Stamp>,
     /// Why the file says nothing (unreadable, another session's, gone since the pass).
     pub problem: Option<String>,
+    /// A seat found from a pane's pi: what ties the pi to this file (`SessionTie` code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tie: Option<crate::board::provenance::SessionTie>,
+    /// With tie `undecided`: the files that could be the pi's session.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,6 +142,8 @@ pub(crate) struct Explanation {
     pub state_source: StateSource,
     pub rule: &'static str,
     pub question: Option<String>,
+    /// What the row says beside its state, and where from (`views::headline`).
+    pub headline: Option<crate::views::headline::Headline>,
     #[serde(serialize_with = "iso")]
     pub scanned_at: Ms,
     pub transcript: TranscriptFacts,
@@ -164,6 +172,8 @@ fn transcript(rec: &SeatRecord, now: Ms) -> TranscriptFacts {
         newest_entry: None,
         last_activity: rec.last_activity.map(|a| Stamp::of(a, now)),
         problem: None,
+        tie: rec.session_tie,
+        candidates: rec.session_candidates.clone(),
     };
     let Some(file) = rec.session_file.as_deref() else {
         t.problem = Some(match rec.state_reason {
@@ -262,6 +272,7 @@ pub(crate) fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
         state_source: rec.state_source.clone(),
         rule: rec.state_source.rule(rec.state_reason),
         question: rec.question.clone(),
+        headline: row.map(|r| crate::views::headline::headline(r, now)),
         scanned_at: scan.scanned_at,
         transcript: transcript(rec, now),
         registration,
@@ -297,6 +308,7 @@ fn shown(s: &str) -> String {
 /// then one line per source of evidence.
 pub(crate) fn render(e: &Explanation) -> Vec<String> {
     let mut out = state_lines(e);
+    out.extend(e.headline.as_ref().map(headline_line));
     out.push(transcript_line(&e.transcript));
     out.push(registration_line(e.registration.as_ref()));
     out.push(extension_line(e.extension.as_ref(), e.scanned_at));
@@ -306,6 +318,28 @@ pub(crate) fn render(e: &Explanation) -> Vec<String> {
     out.extend(e.usage.as_ref().map(|u| usage_line(u, e.model.as_deref())));
     out.extend(e.context.as_ref().map(|c| context_line(c, e.scanned_at)));
     out
+}
+
+/// What the row says beside its state, where that came from, and the quiet rule for a step.
+fn headline_line(h: &crate::views::headline::Headline) -> String {
+    use crate::views::headline::HeadlineSource as H;
+    let from = match h.source {
+        H::Question => "its question",
+        H::Error => "its error",
+        H::RunningTool => "the step running now",
+        H::LastResult => "its last result (the newest reply's first line)",
+        H::LatestRequest => "its latest request (the newest user message)",
+        H::Task => "its task",
+        H::Reason => "the reason's words",
+    };
+    let mut line = format!("  row says      {} ({from})", shown(&h.line()));
+    if h.source == H::RunningTool {
+        line.push_str(&format!(
+            "; a step with no new event for {} reads `quiet`, the state stays working",
+            crate::clock::short_age(crate::views::headline::QUIET_AFTER_MS / 1000)
+        ));
+    }
+    line
 }
 
 /// The seat, its state and the reason; the rule; the deciding source; the question it asks.
@@ -360,6 +394,12 @@ fn transcript_line(t: &TranscriptFacts) -> String {
     }
     if let Some(p) = &t.problem {
         line.push_str(&format!(" ({})", shown(p)));
+    }
+    if let Some(tie) = t.tie {
+        line.push_str(&format!("\n  tied by       {}", tie.words()));
+    }
+    for c in &t.candidates {
+        line.push_str(&format!("\n  could be      {}", shown(c)));
     }
     line
 }

@@ -4,6 +4,7 @@
 pub(crate) mod board_files;
 pub(crate) mod board_page;
 pub(crate) mod explain;
+pub(crate) mod headline;
 pub(crate) mod json;
 pub(crate) mod print;
 pub(crate) mod status_json;

@@ -171,6 +171,12 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         w["model"] = json!(rec.model);
         w["usage"] = json!(rec.usage);
         w["context"] = json!(rec.context);
+        let row = scan
+            .snapshot
+            .rows
+            .iter()
+            .find(|r| r.seen_key == rec.key().as_str());
+        w["headline"] = json!(row.map(|r| crate::views::headline::headline(r, scan.scanned_at)));
     }
     w
 }

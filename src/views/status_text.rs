@@ -79,6 +79,24 @@ fn worker_lines(w: &Value, name_w: usize) -> String {
     if let Some(q) = w["question"].as_str() {
         more("asks", sanitize(q));
     }
+    // What is current for a working or idle seat (a waiting one's is its question above).
+    let h = &w["headline"];
+    let label = match h["source"].as_str() {
+        Some("running-tool") => Some("running"),
+        Some("last-result") => Some("result"),
+        Some("latest-request") => Some("asked"),
+        _ => None,
+    };
+    if let Some(label) = label {
+        let mut line = s(&h["text"]);
+        if let Some(secs) = h["stepSeconds"].as_i64() {
+            line.push_str(&format!(" for {}", short_age(secs.max(0))));
+        }
+        if h["quiet"] == true {
+            line.push_str(" · quiet (no new event for 5m)");
+        }
+        more(label, line);
+    }
     if let Some(r) = w["report"].as_object() {
         let age = ago(&r["ageSeconds"]).unwrap_or_default();
         let status = s(&r["status"]).replace('_', " ");

@@ -116,6 +116,7 @@ mod scan_other_session;
 mod scan_panes;
 mod scan_print_errors;
 mod scan_registered_file;
+mod scan_rosters;
 mod scan_tmux;
 mod sessions_cases;
 mod sessions_damage;

@@ -60,11 +60,13 @@ fn a_worker_whose_pane_runs_another_session_is_unknown_not_idle() {
     );
 }
 
-/// The same with no registration at all: the pi in the worker's pane is found from its process
-/// (its session folder from its environment), and it runs another session (waiting for input).
-#[test]
-fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own_seat() {
-    let env = Env::new().with_system_path();
+/// The worker's pane runs the stand-in with `extra` words after its script (where a real pi's
+/// own flags would be), its sessions in `flat` holding one file of another session; returns
+/// the scan and that session's id.
+fn scan_with_pane_pi(
+    env: &Env,
+    extra: impl Fn(&Path) -> Vec<String>,
+) -> (serde_json::Value, String) {
     let root = env.path("root");
     write_roster(&root, &[("configured-1", "W")]);
     std::fs::create_dir_all(env.path("sessions")).unwrap();
@@ -72,17 +74,15 @@ fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own
     std::fs::create_dir_all(&flat).unwrap();
     let src = Path::new(FIXTURES).join("pi-sessions/waiting.jsonl");
     let other = header_id(&src);
-    std::fs::copy(
-        &src,
-        flat.join(format!("2026-11-29T23-13-49-000Z_{other}.jsonl")),
-    )
-    .unwrap();
+    let file = flat.join(format!("2026-11-29T23-13-49-000Z_{other}.jsonl"));
+    std::fs::copy(&src, &file).unwrap();
     let flat_s = flat.display().to_string();
-    let argv = pi_support::pi_pane_argv_with(
+    let mut argv = pi_support::pi_pane_argv_with(
         &env.path("pi-bin"),
         &[("PI_CODING_AGENT_SESSION_DIR", &flat_s)],
         "sleep 600",
     );
+    argv.extend(extra(&file));
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let server = TmuxServer::start("W", &root, &argv);
     wait_for(10_000, || {
@@ -90,7 +90,51 @@ fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own
         (l.trim() == "pi").then_some(())
     })
     .expect("the pane runs pi");
-    let idx = scan_json(&env, &["--tmux-socket", &server.sock.display().to_string()]);
+    let idx = scan_json(env, &["--tmux-socket", &server.sock.display().to_string()]);
+    drop(server);
+    (idx, other)
+}
+
+/// Nothing ties the pi in the worker's pane to a session (no registration, no `--session` on
+/// its command line, no open file), though its folder holds another session's file: that file
+/// is not taken to be its ("never the newest file in the folder"). The pane is the worker's by
+/// the roster's layout: the worker's row is its own evidence (no file yet: idle), live, and
+/// the pane is not listed a second time.
+#[test]
+fn a_pi_nothing_ties_to_a_session_in_the_workers_pane_is_not_given_a_file_of_its_folder() {
+    let env = Env::new().with_system_path();
+    let (idx, other) = scan_with_pane_pi(&env, |_| Vec::new());
+    let w = record(&idx, "W");
+    assert_eq!(
+        (w["state"].as_str(), w["stateReason"].as_str()),
+        (Some("idle"), Some("no_session_file")),
+        "{w}"
+    );
+    assert_eq!(w["alive"], true, "{w}");
+    let text = idx.to_string();
+    assert!(
+        !text.contains(&other),
+        "no row names the other session: {idx:#}"
+    );
+    assert!(
+        !idx["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["project"] == "panes"),
+        "{idx:#}"
+    );
+}
+
+/// With no registration, the pi in the worker's pane names its session on its command line
+/// (`--session <file>`): it runs another session (waiting for input), so the worker is unknown
+/// and that pi is its own seat, tied by its command line.
+#[test]
+fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own_seat() {
+    let env = Env::new().with_system_path();
+    let (idx, other) = scan_with_pane_pi(&env, |file| {
+        vec!["--session".into(), file.display().to_string()]
+    });
     let w = record(&idx, "W");
     assert_eq!(w["state"], "unknown", "{w}");
     assert_eq!(w["stateReason"], "pane_runs_other_session", "{w}");
@@ -107,6 +151,7 @@ fn a_worker_whose_pane_pi_runs_another_session_is_unknown_and_that_pi_is_its_own
         .unwrap_or_else(|| panic!("{idx:#}"));
     assert_eq!(pane["state"], "waiting", "{pane}");
     assert_eq!(pane["sessionId"], other.as_str());
+    assert_eq!(pane["sessionTie"], "command-line", "{pane}");
 }
 
 /// A pi with no file yet in the worker's pane cannot be told apart by its session: it is taken

@@ -1,8 +1,11 @@
 //! Zero-setup seats: with no roster, no layout and no extension, every pane of a real tmux
-//! server (private socket) whose process tree runs pi is on the board, its session found from
-//! the pi process (its environment and cwd) and marked with where; a pi a layout seat already
-//! shows is not listed twice (that seat is live in the pi's pane); a bash merely named `pi` is not a seat. The pis are the stand-in
-//! of `pi_support` (real transcripts as their session files).
+//! server (private socket) whose process tree runs pi is on the board, its session folder found
+//! from the pi process (its environment and cwd) and marked with where. Its session file only
+//! by evidence that names it (here: its command line); a pi whose folder holds files nothing
+//! ties to it is unknown with the files as candidates, and two pis sharing a folder are two
+//! rows. A pi a layout seat already shows is not listed twice (that seat is live in the pi's
+//! pane); a bash merely named `pi` is not a seat. The pis are the stand-in of `pi_support`
+//! (real transcripts as their session files).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support;
@@ -53,7 +56,7 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
         &home.join(".pi/agent/sessions").join(folder(&w1)),
     );
     let agent_b = env.path("agent-b");
-    put("tool.jsonl", &agent_b.join("sessions").join(folder(&w2)));
+    let tool = put("tool.jsonl", &agent_b.join("sessions").join(folder(&w2)));
     let flat = env.path("flat");
     put("error.jsonl", &flat);
     let repo = env.path("repo");
@@ -67,6 +70,8 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
             cli.display()
         )
     };
+    // A pi whose command line names its session (as a real pi's does until it sets its title).
+    let run_named = |exports: &str, id: &str| format!("{} --session-id {id}", run(exports));
     let server = TmuxServer::start("one", &w1, &["bash", "-c", &run("")]);
     server.new_session(
         "two",
@@ -74,7 +79,7 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
         &[
             "bash",
             "-c",
-            &run(&format!("PI_CODING_AGENT_DIR={}", agent_b.display())),
+            &run_named(&format!("PI_CODING_AGENT_DIR={}", agent_b.display()), &tool),
         ],
     );
     server.new_session(
@@ -95,6 +100,16 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
             &run(&format!("PI_CODING_AGENT_DIR={}", seat_dir.display())),
         ],
     );
+    // A second pi in the same flat folder: its own row, never folded into the first.
+    server.new_session(
+        "six",
+        &w3,
+        &[
+            "bash",
+            "-c",
+            &run(&format!("PI_CODING_AGENT_SESSION_DIR={}", flat.display())),
+        ],
+    );
     server.new_session(
         "five",
         &w1,
@@ -102,7 +117,7 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     );
     wait_for(10_000, || {
         let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
-        (l.lines().filter(|c| c.trim() == "pi").count() == 5).then_some(())
+        (l.lines().filter(|c| c.trim() == "pi").count() == 6).then_some(())
     })
     .unwrap_or_else(|| {
         panic!(
@@ -150,19 +165,26 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
             r["alive"]
         )
     };
-    assert_eq!(
-        brief(pane("one").expect("pane one")),
-        "waiting/pi-default-agent-dir/true"
-    );
-    assert_eq!(pane("one").unwrap()["sessionId"], waiting);
-    assert_eq!(
-        brief(pane("two").expect("pane two")),
-        "working/pi-agent-dir-env/true"
-    );
-    assert_eq!(
-        brief(pane("three").expect("pane three")),
-        "error/pi-session-dir-env/true"
-    );
+    // Nothing names the file of a pi whose folder holds one (no registration, no flag, no
+    // open file): unknown, with the file as a candidate, never taken to be its.
+    let one = pane("one").expect("pane one");
+    assert_eq!(brief(one), "unknown/pi-default-agent-dir/true");
+    assert_eq!(one["stateReason"], "session_undecided", "{one}");
+    assert_eq!(one["sessionTie"], "undecided", "{one}");
+    assert_eq!(one["sessionId"], Value::Null, "{one}");
+    let cands = one["sessionCandidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 1, "{one}");
+    assert!(cands[0].as_str().unwrap().contains(&waiting), "{one}");
+    // Its command line names its session: read.
+    let two = pane("two").expect("pane two");
+    assert_eq!(brief(two), "working/pi-session-flag/true");
+    assert_eq!(two["sessionTie"], "command-line", "{two}");
+    assert_eq!(two["sessionId"], tool.as_str());
+    for p in ["three", "six"] {
+        let r = pane(p).unwrap_or_else(|| panic!("pane {p}: {recs:#?}"));
+        assert_eq!(brief(r), "unknown/pi-session-dir-env/true", "{p}");
+        assert_eq!(r["stateReason"], "session_undecided", "{r}");
+    }
     assert!(pane("four").is_none(), "shown by its repo seat only");
     assert!(pane("five").is_none(), "a bash named pi is not pi");
     let r1 = record(&idx, "r1");
@@ -170,5 +192,5 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     assert_eq!(r1["state"], "idle", "{r1}");
     assert_eq!(r1["tmux"]["session"], "four", "{r1}");
     assert_eq!(r1["foundBy"], Value::Null);
-    assert_eq!(recs.len(), 4, "{:#?}", recs);
+    assert_eq!(recs.len(), 5, "{:#?}", recs);
 }

@@ -133,14 +133,10 @@ pub(crate) fn data_record(data_root: &Path, session_id: &str) -> PathBuf {
 /// files that are not this user's, or that others may write, are refused (`fsguard::trusted`),
 /// each with an error naming the path.
 pub(crate) fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> RegistrationSet {
-    let mut set = RegistrationSet::default();
-    if let Some(root) = intercom_root {
-        let dir = crate::paths::seats_dir(root);
-        set.own_dir = Some(dir.clone());
-        if fsguard::check_under(root, &dir).is_ok() && trusted_dir(&dir, &mut set) {
-            read_flat(&dir, &mut set);
-        }
-    }
+    let mut set = match intercom_root {
+        Some(root) => read_roster(root),
+        None => RegistrationSet::default(),
+    };
     let seats = data_root.join("seats");
     if !trusted_dir(&seats, &mut set) {
         return set;
@@ -172,6 +168,18 @@ pub(crate) fn read_all(intercom_root: Option<&Path>, data_root: &Path) -> Regist
                 }
             }
         }
+    }
+    set
+}
+
+/// The records in one roster's own seats folder (`<root>/.pi-intercom/seats/*.json`) only: a
+/// board's own roster, or another roster on this machine whose pi runs in a listed pane.
+pub(crate) fn read_roster(root: &Path) -> RegistrationSet {
+    let mut set = RegistrationSet::default();
+    let dir = crate::paths::seats_dir(root);
+    set.own_dir = Some(dir.clone());
+    if fsguard::check_under(root, &dir).is_ok() && trusted_dir(&dir, &mut set) {
+        read_flat(&dir, &mut set);
     }
     set
 }
