@@ -119,6 +119,12 @@ pub(crate) fn seat_folders(scan: &Scan) -> Vec<Spec> {
                 .and_then(|f| Path::new(f).parent())
         })
         .map(|parent| Spec::suffix(parent, ".jsonl"))
+        // What pane pis were judged by (`Scan::pane_folders`).
+        .chain(
+            scan.pane_folders
+                .iter()
+                .map(|(dir, suffix)| Spec::suffix(dir, suffix)),
+        )
         .collect()
 }
 

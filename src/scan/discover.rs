@@ -32,6 +32,8 @@ pub(super) struct Discovered {
     /// Agent folders and connector bindings that could not be read.
     pub(super) discovery_errors: Vec<PassError>,
     pub(super) truncated: bool,
+    /// `Scan::pane_folders`.
+    pub(super) pane_folders: Vec<(PathBuf, &'static str)>,
 }
 
 /// Find every seat of the pass.
@@ -80,7 +82,15 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
     );
     // Every other pane whose process tree runs pi is a seat too (no setup needed).
     let mut pane_pis = Vec::new();
-    let mut found = panes::pane_seats(&panes, &mut seats, &regs, &mut pane_pis, &mut folders);
+    let mut pane_folders = Vec::new();
+    let mut found = panes::pane_seats(
+        &panes,
+        &mut seats,
+        &regs,
+        &mut pane_pis,
+        &mut folders,
+        &mut pane_folders,
+    );
     follow_registered_files(&mut found, &regs, config);
     seats.extend(found);
     Discovered {
@@ -91,6 +101,7 @@ pub(super) fn discover_seats(opts: &ScanOptions, config: Option<&IntercomConfig>
         errors,
         discovery_errors,
         truncated,
+        pane_folders,
     }
 }
 

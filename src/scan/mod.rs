@@ -108,6 +108,11 @@ pub struct Scan {
     pub servers: Vec<(crate::mux::MuxKind, PathBuf, Option<String>, Option<i32>)>,
     /// What the states rest on beyond files and pane listings (a live view's timer check).
     pub checks: Checks,
+    /// Folders a pane's pi was judged by beyond the seats' own files, each with the suffix of
+    /// the names that matter: an undecided pi's session folder (`.jsonl`: a file its evidence
+    /// may soon name), another roster's seats folder (`.json`: its registration appearing
+    /// moves that pi off this board). A live view watches them.
+    pub pane_folders: Vec<(PathBuf, &'static str)>,
 }
 
 /// Run one pass. `probes`: connection checks gathered by the caller (the sidebar's background
@@ -301,6 +306,7 @@ fn assemble(
         pis,
         servers,
         checks,
+        pane_folders: found.pane_folders,
     }
 }
 

@@ -329,6 +329,14 @@ impl OtherRosters {
         false
     }
 
+    /// The seats folders of the other rosters this pass looked at.
+    fn seats_folders(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.seen
+            .iter()
+            .filter(|(_, set)| set.is_some())
+            .map(|(root, _)| crate::paths::seats_dir(root))
+    }
+
     /// Is `session` (a tmux session of the default server) named like an agent of the roster
     /// found from `cwd`, when that roster is not this board's?
     fn laid_out(&mut self, cwd: &Path, session: &str, own_dir: Option<&Path>) -> bool {
@@ -416,6 +424,7 @@ pub(super) fn pane_seats(
     regs: &RegistrationSet,
     pis: &mut Vec<i32>,
     folders: &mut Folders,
+    watch: &mut Vec<(PathBuf, &'static str)>,
 ) -> Vec<SeatSource> {
     let panes: Vec<_> = cache
         .panes()
@@ -451,6 +460,11 @@ pub(super) fn pane_seats(
         let shown = known(&found, seats);
         if shown.is_none() {
             found = tie(found, pid, reg, folders);
+            // A pi its evidence does not name a file for yet: its folder's files coming and
+            // going may change that (a file it opens, a registration naming one).
+            if let (Some(dir), None) = (&found.dir, &found.file) {
+                watch.push((dir.clone(), ".jsonl"));
+            }
         }
         // A pi that nothing ties to a session, in the pane named like a configured agent, is
         // taken to be that agent's (the README's layout), not listed as a second seat: the
@@ -492,6 +506,9 @@ pub(super) fn pane_seats(
         }
         out.push(pane_seat(key, pane, found));
     }
+    watch.extend(rosters.seats_folders().map(|d| (d, ".json")));
+    watch.sort();
+    watch.dedup();
     out
 }
 

@@ -152,7 +152,7 @@ pub(crate) fn prepare_agent_dir(agent: &Path) {
 }
 
 /// pi's agent folder with the scripted model as the only provider, and nothing else.
-fn prepare_plain_agent_dir(agent: &Path) {
+pub(crate) fn prepare_plain_agent_dir(agent: &Path) {
     let port = start_model(15);
     std::fs::write(
         agent.join("models.json"),

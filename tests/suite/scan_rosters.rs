@@ -297,3 +297,86 @@ fn with_no_roster_every_pi_is_its_own_row_and_only_evidence_ties_a_file() {
         "{out}"
     );
 }
+
+/// A live board follows another roster's registration appearing: the pi it listed (unknown,
+/// nothing tied it to a file) leaves this board in the same stream, without waiting for a
+/// timer, because the pass watches the seats folder of every roster above a pane's pi.
+#[test]
+fn a_live_board_drops_a_pi_as_soon_as_another_roster_registers_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let env = Env::new().with_system_path();
+    let home = env.path("pi-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let proj2 = project(
+        &home,
+        &env.path("proj2"),
+        &[("Coordinator", "tool.jsonl"), ("W1", "waiting.jsonl")],
+        &[],
+    );
+    let server = TmuxServer::start("scratch", &env.path("proj2"), &[]);
+    let sock = server.sock.display().to_string();
+    let (pane, pid) = start_pi(&server, &env, "proj2-W1", &proj2.root, &home);
+    let elsewhere = env.path("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let sessions = home.join(".pi/agent/sessions").display().to_string();
+    let mut child = env
+        .command(&[
+            "scan",
+            "--watch",
+            "--json-lines",
+            "--config",
+            &env.system_config(),
+            "--root",
+            &elsewhere.display().to_string(),
+            "--sessions-dir",
+            &sessions,
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &sock,
+            "--heartbeat-secs",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let key = format!("panes/proj2-W1 {pane}");
+    let listed = first["board"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["agent"] == format!("proj2-W1 {pane}") && r["state"] == "unknown");
+    assert!(listed, "{first:#}");
+    // Let the start settle: two heartbeats with nothing else (no pass of the start's own is
+    // left to pick up the record by chance).
+    let mut quiet = 0;
+    while quiet < 2 {
+        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        quiet = if v["kind"] == "heartbeat" {
+            quiet + 1
+        } else {
+            0
+        };
+    }
+    let t0 = Instant::now();
+    proj2.register(&home, "W1", pid, &pane, &sock);
+    let mut removed = false;
+    while !removed {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the pi was never dropped"
+        );
+        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        removed = v["kind"] == "removed" && v["key"] == key.as_str();
+    }
+    // Well before the 30 s timer: the seats folder woke the pass.
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    let _ = child.kill();
+    let _ = child.wait();
+}
