@@ -76,7 +76,7 @@ pub(crate) fn run_wait(args: &WaitArgs) -> WaitExit {
                 "{}",
                 crate::views::json::to_string(&v).unwrap_or_default()
             ));
-            if v["reached"] == true {
+            if v.reached {
                 WaitExit::Reached
             } else {
                 WaitExit::TimedOut

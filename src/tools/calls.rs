@@ -277,7 +277,7 @@ fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {
     match wait::wait(&req) {
         Ok(v) => Outcome {
             exit: ToolExit::Done,
-            result: v,
+            result: serde_json::to_value(v).unwrap_or_default(),
         },
         Err(e) => refused(e),
     }

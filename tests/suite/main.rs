@@ -144,3 +144,4 @@ mod ui_reply_tmux;
 mod ui_robust;
 mod ui_spawn;
 mod ui_tmux;
+mod wait_live;
