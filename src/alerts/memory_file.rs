@@ -102,6 +102,13 @@ pub(crate) fn update<R>(
     Ok((r, memory))
 }
 
+/// The memory's lock, held by the caller (who changes something every watcher shares, such as
+/// which boards run: `alerts::boards`).
+pub(crate) fn lock(data_root: &Path) -> Result<store::Lock, MemoryIoError> {
+    store::ensure_dir(data_root, &dir(data_root)).map_err(MemoryIoError::Store)?;
+    acquire(&lock_path(data_root))
+}
+
 fn acquire(path: &Path) -> Result<store::Lock, MemoryIoError> {
     let deadline = Instant::now() + LOCK_WAIT;
     loop {

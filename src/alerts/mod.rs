@@ -5,6 +5,7 @@
 //! (`memory_file` reads and writes it);
 //! the rest runs it beside a sidebar or `watch`.
 
+pub(crate) mod boards;
 pub(crate) mod channels;
 pub(crate) mod config;
 pub(crate) mod memory;
