@@ -24,8 +24,19 @@ use crate::ui::ports::{CancelToken, Pass, SnapshotSource};
 /// full pass comes every 30 s). Nothing to do is the idle board's usual state: each wake costs
 /// a summary and a look at the alert memory.
 const IDLE: Duration = channels::STATUS_REASSERT;
-/// Desktop notifications: one at a time, each within this.
+/// Desktop notifications: one at a time, each within this (with a Jump button: the wait for a
+/// click, and this).
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most notifications waiting for a click at once (a later one shows when one ends).
+const DESKTOP_WAITING: usize = 8;
+
+/// `notify-send`, its pool, and whether it offers the Jump button.
+struct DesktopNotifier {
+    program: PathBuf,
+    pool: Pool,
+    actions: bool,
+    jump_secs: u64,
+}
 
 /// Whether a close job explains a seat going away: one that is under way, closed it, or may
 /// have (`uncertain`). A failed, timed-out or interrupted job closed nothing.
@@ -81,7 +92,7 @@ pub(crate) struct Alerter {
     failures: Failures,
     /// The `--on-alert` pool and the (concurrency, timeout) it was started with.
     on_alert: Option<((usize, u64), Pool)>,
-    desktop: Option<(PathBuf, Pool)>,
+    desktop: Option<DesktopNotifier>,
     last: Option<Snapshot>,
     reload: Option<Reload>,
     loaded_at: Option<std::time::Instant>,
@@ -159,16 +170,34 @@ impl Alerter {
         self.on_alert.as_ref().map(|(_, p)| p)
     }
 
-    /// The desktop notifier, when a desktop session is there and `notify-send` runs.
-    fn desktop(&mut self) -> Option<&(PathBuf, Pool)> {
+    /// The desktop notifier, when a desktop session is there and `notify-send` runs; a new one
+    /// when the Jump wait changed (its pool's slots and deadline follow it).
+    fn desktop(&mut self) -> Option<&DesktopNotifier> {
         if self.settings.desktop != Desktop::Auto
             || !channels::desktop_session(|k| std::env::var(k).ok())
         {
             return None;
         }
-        if self.desktop.is_none() {
-            let prog = channels::find_program("notify-send")?;
-            self.desktop = Some((prog, Pool::start("desktop", 1, DESKTOP_TIMEOUT)));
+        let want = self.settings.desktop_jump_secs;
+        if self.desktop.as_ref().map(|d| d.jump_secs) != Some(want) {
+            let program = channels::find_program("notify-send")?;
+            let actions = want > 0 && channels::notify_send_has_actions(&program);
+            // A notification that waits for a click holds its slot until then: several at once.
+            let pool = if actions {
+                Pool::start(
+                    "desktop",
+                    DESKTOP_WAITING,
+                    Duration::from_secs(want) + DESKTOP_TIMEOUT,
+                )
+            } else {
+                Pool::start("desktop", 1, DESKTOP_TIMEOUT)
+            };
+            self.desktop = Some(DesktopNotifier {
+                program,
+                pool,
+                actions,
+                jump_secs: want,
+            });
         }
         self.desktop.as_ref()
     }
@@ -480,6 +509,9 @@ impl Alerter {
                     channel: "on_alert",
                     argv,
                     stdin: Some(line),
+                    env: a.env(),
+                    then: None,
+                    waits: false,
                 });
             }
         }
@@ -490,8 +522,16 @@ impl Alerter {
             channels::bell();
         }
         if on(DESKTOP) {
-            if let Some((prog, pool)) = self.desktop() {
-                pool.submit(channels::desktop_job(prog, a));
+            if let Some(d) = self.desktop() {
+                let click = match (d.actions, std::env::current_exe()) {
+                    (true, Ok(exe)) => a.click_jump(&exe).map(|jump| channels::Click {
+                        wait: Duration::from_secs(d.jump_secs),
+                        jump,
+                    }),
+                    _ => None,
+                };
+                d.pool
+                    .submit(channels::desktop_job(&d.program, a, click));
             }
         }
     }
