@@ -79,7 +79,10 @@ mod tests {
         let mut cleared = false;
         leave(root, Some(me), || cleared = true);
         assert!(!cleared, "another board still keeps the count");
-        assert!(!super::dir(root).join("2.lock").exists(), "a dead board's file is removed");
+        assert!(
+            !super::dir(root).join("2.lock").exists(),
+            "a dead board's file is removed"
+        );
         let mut cleared = false;
         drop(other);
         leave(root, None, || cleared = true);

@@ -134,9 +134,10 @@ impl Memory {
         let bad_turn = |t: &Turn| {
             long(&t.key) || t.channels.len() > MAX_CHANNELS || t.channels.iter().any(|c| long(c))
         };
-        let bad_seat = m.seats.iter().any(|(k, s)| {
-            long(k) || s.turns.len() > 4 * MAX_TURNS || s.turns.iter().any(bad_turn)
-        });
+        let bad_seat = m
+            .seats
+            .iter()
+            .any(|(k, s)| long(k) || s.turns.len() > 4 * MAX_TURNS || s.turns.iter().any(bad_turn));
         if bad_seat || m.seats.len() > 4 * MAX_SEATS {
             return Err(MemoryError::Invalid("a field is over its cap".into()));
         }
@@ -288,10 +289,16 @@ mod tests {
     fn each_channel_claims_an_alerted_turn_once() {
         let mut m = Memory::default();
         let ch = |s: &[&str]| s.iter().map(|c| c.to_string()).collect::<Vec<_>>();
-        assert!(m.claim("s", "waiting:1", &ch(&["stdout"])).is_empty(), "not recorded");
+        assert!(
+            m.claim("s", "waiting:1", &ch(&["stdout"])).is_empty(),
+            "not recorded"
+        );
         m.record("s", "waiting:1", Outcome::Alerted, 10);
         // A sidebar with no program of its own claims the desktop only.
-        assert_eq!(m.claim("s", "waiting:1", &ch(&["desktop"])), ch(&["desktop"]));
+        assert_eq!(
+            m.claim("s", "waiting:1", &ch(&["desktop"])),
+            ch(&["desktop"])
+        );
         // A watcher with a program still gets to run it; a second with the same one does not.
         let hook = ch(&["desktop", "on_alert:ab"]);
         assert_eq!(m.claim("s", "waiting:1", &hook), ch(&["on_alert:ab"]));

@@ -342,7 +342,14 @@ mod tests {
         let argv = a.click_jump(std::path::Path::new("/opt/ip")).unwrap();
         assert_eq!(
             argv[..6],
-            ["/opt/ip", "jump", "--config", "/c", "--session-id", "sess-1"]
+            [
+                "/opt/ip",
+                "jump",
+                "--config",
+                "/c",
+                "--session-id",
+                "sess-1"
+            ]
         );
         assert_eq!(argv[6], "--expect-seat");
         let e = crate::hosts::expect::SeatExpect::parse(&argv[7]).unwrap();

@@ -254,7 +254,10 @@ mod tests {
             ("INTERCOM_PANE_ALERT_TEXT", "two\nlines".into()),
         ];
         let then = dir.path().join("then");
-        job.then = Some(("jump", vec!["/bin/touch".into(), then.display().to_string()]));
+        job.then = Some((
+            "jump",
+            vec!["/bin/touch".into(), then.display().to_string()],
+        ));
         run_and_follow(&job, Duration::from_secs(5));
         assert_eq!(std::fs::read_to_string(&seen).unwrap(), hostile);
         assert!(!mark.exists(), "a variable's value ran as code");

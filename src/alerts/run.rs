@@ -530,8 +530,7 @@ impl Alerter {
                     }),
                     _ => None,
                 };
-                d.pool
-                    .submit(channels::desktop_job(&d.program, a, click));
+                d.pool.submit(channels::desktop_job(&d.program, a, click));
             }
         }
     }

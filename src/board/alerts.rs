@@ -596,7 +596,9 @@ mod tests {
         );
         assert_eq!(w.late(&[s.clone()], &m, 2_000, &r), vec![(0, key.clone())]);
         // Too old, or the seat moved on, or muted, or done here: nothing.
-        assert!(w.late(&[s.clone()], &m, 1_500 + r.catch_up_ms + 1, &r).is_empty());
+        assert!(w
+            .late(&[s.clone()], &m, 1_500 + r.catch_up_ms + 1, &r)
+            .is_empty());
         let moved = seat(BoardState::Waiting, "e2", 1_000);
         assert!(w.late(&[moved], &m, 2_000, &r).is_empty());
         let muted = Rules {

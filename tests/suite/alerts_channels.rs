@@ -177,3 +177,137 @@ fn the_status_count_stays_while_any_board_runs() {
     wait_for(15_000, || status(&f).is_empty().then_some(()))
         .unwrap_or_else(|| panic!("status left set: {:?}", status(&f)));
 }
+
+/// A recording stand-in for `notify-send` in `dir`: `--help` names `--action` and `--wait` (as
+/// libnotify 0.7.10 and later do); each call's argv goes to `dir/call.N` (NUL between words);
+/// a call with `--wait` then reports a click on Jump (prints `jump`) once `dir/go.N` exists,
+/// as a person clicking would (bounded: 30 s, then it ends as a closed notification).
+fn stand_in_notify_send(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir.display();
+    let script = format!(
+        r#"#!/bin/sh
+case "$1" in --help) printf '  --action=[NAME=]Text\n  -w, --wait\n'; exit 0;; esac
+n=$(ls "{d}" | grep -c '^call\.')
+printf '%s\0' "$@" > "{d}/call.$n.tmp" && mv "{d}/call.$n.tmp" "{d}/call.$n"
+case " $* " in *" --wait "*) ;; *) exit 0;; esac
+i=0
+while [ ! -e "{d}/go.$n" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+[ -e "{d}/go.$n" ] && echo jump
+exit 0
+"#
+    );
+    let p = dir.join("notify-send");
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The stand-in's call `n`, its words.
+fn call(dir: &std::path::Path, n: usize) -> Vec<String> {
+    let p = dir.join(format!("call.{n}"));
+    wait_for(60_000, || std::fs::read(&p).ok())
+        .unwrap_or_else(|| panic!("no notify-send call {n}"))
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8(w.to_vec()).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_click_on_the_desktop_notification_jumps_to_the_seat_it_alerted_from() {
+    let mut f = Fleet::new(&["Builder", "Docs"]);
+    let notify = f.path("notify");
+    std::fs::create_dir_all(&notify).unwrap();
+    stand_in_notify_send(&notify);
+    // The person's client shows another session.
+    let mut outer = f.attach(1);
+    f.workers[0].user("start");
+    let mut args = vec!["watch".to_string()];
+    args.extend(f.flags());
+    args.extend([
+        "--settle-secs".into(),
+        "0".into(),
+        "--desktop-jump-secs".into(),
+        "60".into(),
+    ]);
+    let mut w = f
+        .command(&args)
+        .env(
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", notify.display()),
+        )
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    f.passes(w.id(), 1);
+    let marker = f.path("ran");
+    f.workers[0].ask(&format!("<b>bold</b> & $(touch {}) ok?", marker.display()));
+    let words = call(&notify, 0);
+    let at = words.iter().position(|w| w == "--").unwrap();
+    assert_eq!(
+        words[..at],
+        [
+            "--app-name=intercom-pane",
+            "--action=jump=Jump",
+            "--wait",
+            "--expire-time=60000"
+        ]
+    );
+    let (title, body) = (&words[at + 1], &words[at + 2]);
+    assert!(
+        title.starts_with("intercom-pane: Builder is waiting for you: <b>bold</b>"),
+        "{title}"
+    );
+    assert!(
+        body.starts_with("&lt;b&gt;bold&lt;/b&gt; &amp; $(touch"),
+        "{body}"
+    );
+    assert_eq!(f.server.client_pane(), f.pane(1));
+    // The person clicks Jump: the client now shows Builder's pane.
+    std::fs::write(notify.join("go.0"), b"").unwrap();
+    let builder = f.pane(0);
+    wait_for(30_000, || (f.server.client_pane() == builder).then_some(())).unwrap_or_else(|| {
+        panic!(
+            "the client shows {}: {:?}",
+            f.server.client_pane(),
+            f.events("alert_desktop_jump", None)
+        )
+    });
+    let jumped = wait_for(30_000, || {
+        Some(f.events("alert_desktop_jump", Some(w.id()))).filter(|e| !e.is_empty())
+    })
+    .expect("the jump's end is logged");
+    assert_eq!(jumped.len(), 1, "{jumped:?}");
+    assert_eq!(jumped[0]["detail"], "moved");
+    assert!(!marker.exists(), "the question's text ran");
+
+    // A second question; before the click, Builder's pane is replaced (a new pane, the same
+    // name): the click refuses and nobody moves.
+    f.server
+        .tmux(&["switch-client", "-t", &format!("={}", f.workers[1].name)]);
+    f.workers[0].user("go on");
+    f.passes(w.id(), 1);
+    f.workers[0].ask("second?");
+    call(&notify, 1);
+    let pi = f.path("bin/pi").display().to_string();
+    f.server.tmux(&["kill-session", "-t", "=Builder"]);
+    f.server
+        .new_session("Builder", &f.path("root"), &[&pi, "600"]);
+    wait_for(10_000, || {
+        (f.pane(0) != builder && !f.pane(0).is_empty()).then_some(())
+    })
+    .expect("a new pane");
+    std::fs::write(notify.join("go.1"), b"").unwrap();
+    let refused = wait_for(30_000, || {
+        let e = f.events("alert_desktop_jump", Some(w.id()));
+        (e.len() >= 2).then_some(e)
+    })
+    .expect("the second click ran nothing");
+    let detail = refused[1]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("exit Some(4)"), "{detail}");
+    assert_eq!(f.server.client_pane(), f.pane(1));
+    assert_eq!(stop(&mut w).code(), Some(0));
+    outer.kill();
+}
