@@ -311,3 +311,220 @@ fn a_click_on_the_desktop_notification_jumps_to_the_seat_it_alerted_from() {
     assert_eq!(stop(&mut w).code(), Some(0));
     outer.kill();
 }
+
+/// One request the loopback server received.
+#[derive(Debug, Clone)]
+struct Request {
+    method: String,
+    path: String,
+    /// Lower-case names.
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A loopback HTTP server (127.0.0.1 only) that answers 200 to everything and records each
+/// request; it stops when dropped.
+struct Recorder {
+    port: u16,
+    got: std::sync::Arc<std::sync::Mutex<Vec<Request>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Recorder {
+    fn start() -> Recorder {
+        use std::sync::atomic::Ordering;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (g, s) = (got.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((c, _)) => {
+                        if let Some(r) = Recorder::serve(c) {
+                            g.lock().unwrap().push(r);
+                        }
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        Recorder { port, got, stop }
+    }
+
+    /// Read one request (bounded: 64 KiB, 5 s), answer 200.
+    fn serve(mut c: std::net::TcpStream) -> Option<Request> {
+        use std::io::{Read, Write};
+        c.set_nonblocking(false).ok()?;
+        c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .ok()?;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let head_end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            let n = c.read(&mut chunk).ok()?;
+            if n == 0 || buf.len() > 64 * 1024 {
+                return None;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+        let mut lines = head.split("\r\n");
+        let mut first = lines.next()?.split(' ');
+        let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let len: usize = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
+            .min(64 * 1024);
+        if headers
+            .iter()
+            .any(|(n, v)| n == "expect" && v.eq_ignore_ascii_case("100-continue"))
+        {
+            c.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").ok()?;
+        }
+        let mut body = buf[head_end..].to_vec();
+        while body.len() < len {
+            let n = c.read(&mut chunk).ok()?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+        c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .ok()?;
+        Some(Request {
+            method,
+            path,
+            headers,
+            body,
+        })
+    }
+
+    fn at(&self, path: &str) -> Vec<Request> {
+        self.got
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path == path)
+            .cloned()
+            .collect()
+    }
+
+    fn wait(&self, path: &str, n: usize) -> Vec<Request> {
+        wait_for(60_000, || Some(self.at(path)).filter(|r| r.len() >= n))
+            .unwrap_or_else(|| panic!("no {n} requests to {path}: {:?}", self.got.lock().unwrap()))
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The recipes of docs/behaviour.md §3b "Webhooks and ntfy", word for word but the address:
+/// the alert's JSON line posted as it is, and an ntfy-style message made from the alert's
+/// variables (quoted, so a seat named `@secret` or a question with `$(…)` stays data: curl's
+/// `--data-raw` never reads a file).
+#[test]
+#[cfg_attr(not(has_curl), ignore = "needs curl on PATH when the tests are built")]
+fn the_webhook_and_ntfy_recipes_post_once_per_alert() {
+    let mut f = Fleet::new(&["@secret"]);
+    std::fs::write(f.path("secret"), b"LEAKED").unwrap();
+    let http = Recorder::start();
+    let base = format!("http://127.0.0.1:{}", http.port);
+    f.workers[0].user("start");
+    let hook = format!("{base}/hook");
+    let mut webhook = f.watch_with(
+        &["--settle-secs", "0"],
+        &[
+            "curl",
+            "-fsS",
+            "--max-time",
+            "8",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+            &hook,
+        ],
+    );
+    let topic = format!("{base}/topic");
+    let mut ntfy = f.watch_with(
+        &["--settle-secs", "0"],
+        &[
+            "sh",
+            "-c",
+            r#"exec curl -fsS --max-time 8 -H "Title: $INTERCOM_PANE_ALERT_SEAT" -H "Tags: warning" --data-raw "$INTERCOM_PANE_ALERT_HEADLINE" "$0""#,
+            &topic,
+        ],
+    );
+    f.passes(webhook.id(), 1);
+    f.passes(ntfy.id(), 1);
+    let marker = f.path("ran");
+    let question = format!("deploy \"$(touch {})\" `id` now?", marker.display());
+    f.workers[0].ask(&question);
+    let posted = http.wait("/hook", 1);
+    let told = http.wait("/topic", 1);
+    f.passes(webhook.id(), 2);
+    f.passes(ntfy.id(), 2);
+    assert_eq!(http.at("/hook").len(), 1);
+    assert_eq!(http.at("/topic").len(), 1);
+    let r = &posted[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["event"], "alert");
+    assert_eq!(v["seat"], "@secret");
+    assert_eq!(v["state"], "waiting");
+    assert_eq!(v["text"], format!("{question}\nDetails follow."));
+    let r = &told[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.header("title"), Some("@secret"));
+    assert_eq!(r.header("tags"), Some("warning"));
+    assert_eq!(
+        String::from_utf8_lossy(&r.body),
+        format!("@secret is waiting for you: {question} Details follow.")
+    );
+    assert!(!marker.exists(), "the question ran as a command");
+    // Another alert: one more of each.
+    f.workers[0].user("go on");
+    f.workers[0].fail("provider said no");
+    http.wait("/hook", 2);
+    let told = http.wait("/topic", 2);
+    f.passes(webhook.id(), 2);
+    f.passes(ntfy.id(), 2);
+    assert_eq!(http.at("/hook").len(), 2);
+    assert_eq!(http.at("/topic").len(), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&told[1].body),
+        "@secret stopped on an error: provider said no"
+    );
+    for r in http.got.lock().unwrap().iter() {
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains("LEAKED"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(stop(&mut webhook).code(), Some(0));
+    assert_eq!(stop(&mut ntfy).code(), Some(0));
+}
