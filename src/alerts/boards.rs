@@ -55,7 +55,7 @@ fn others_running(d: &Path) -> bool {
         if store::is_held(&p) {
             any = true;
         } else {
-            let _ = std::fs::remove_file(&p);
+            let _ = store::remove_file(&p);
         }
     }
     any || listing.truncated

@@ -582,32 +582,30 @@ mod tests {
     fn another_process_alert_is_owed_while_the_turn_holds_and_is_recent() {
         let mut w = Watch::new();
         let mut m = Mem::default();
-        let s = seat(BoardState::Waiting, "e1", 1_000);
-        let key = turn_key(&s).unwrap();
+        let s = [seat(BoardState::Waiting, "e1", 1_000)];
+        let key = turn_key(&s[0]).unwrap();
         m.handled.insert(("s1".into(), key.clone()));
         m.known.insert("s1".into());
         let r = rules(0);
         // Handled without an alert (visible, seen, earlier): nothing owed.
-        assert!(w.late(&[s.clone()], &m, 2_000, &r).is_empty());
+        assert!(w.late(&s, &m, 2_000, &r).is_empty());
         m.alerted.insert(("s1".into(), key.clone()), 1_500);
         assert!(
-            w.step(&[s.clone()], &m, 2_000, 2_000, &r).is_empty(),
+            w.step(&s, &m, 2_000, 2_000, &r).is_empty(),
             "the rule itself does not alert twice"
         );
-        assert_eq!(w.late(&[s.clone()], &m, 2_000, &r), vec![(0, key.clone())]);
+        assert_eq!(w.late(&s, &m, 2_000, &r), vec![(0, key.clone())]);
         // Too old, or the seat moved on, or muted, or done here: nothing.
-        assert!(w
-            .late(&[s.clone()], &m, 1_500 + r.catch_up_ms + 1, &r)
-            .is_empty());
+        assert!(w.late(&s, &m, 1_500 + r.catch_up_ms + 1, &r).is_empty());
         let moved = seat(BoardState::Waiting, "e2", 1_000);
         assert!(w.late(&[moved], &m, 2_000, &r).is_empty());
         let muted = Rules {
             muted: vec![BoardState::Waiting],
             ..rules(0)
         };
-        assert!(w.late(&[s.clone()], &m, 2_000, &muted).is_empty());
+        assert!(w.late(&s, &m, 2_000, &muted).is_empty());
         w.mark_done("s1", &key);
-        assert!(w.late(&[s], &m, 2_000, &r).is_empty());
+        assert!(w.late(&s, &m, 2_000, &r).is_empty());
     }
 
     #[test]
