@@ -92,7 +92,9 @@ pub(crate) struct Alerter {
     failures: Failures,
     /// The `--on-alert` pool and the (concurrency, timeout) it was started with.
     on_alert: Option<((usize, u64), Pool)>,
-    desktop: Option<DesktopNotifier>,
+    /// The notifier for a Jump wait (`None` inside: no `notify-send` on PATH; looked up once
+    /// per wait setting, not per pass).
+    desktop: Option<(u64, Option<DesktopNotifier>)>,
     last: Option<Snapshot>,
     reload: Option<Reload>,
     loaded_at: Option<std::time::Instant>,
@@ -179,27 +181,30 @@ impl Alerter {
             return None;
         }
         let want = self.settings.desktop_jump_secs;
-        if self.desktop.as_ref().map(|d| d.jump_secs) != Some(want) {
-            let program = channels::find_program("notify-send")?;
-            let actions = want > 0 && channels::notify_send_has_actions(&program);
-            // A notification that waits for a click holds its slot until then: several at once.
-            let pool = if actions {
-                Pool::start(
-                    "desktop",
-                    DESKTOP_WAITING,
-                    Duration::from_secs(want) + DESKTOP_TIMEOUT,
-                )
-            } else {
-                Pool::start("desktop", 1, DESKTOP_TIMEOUT)
-            };
-            self.desktop = Some(DesktopNotifier {
-                program,
-                pool,
-                actions,
-                jump_secs: want,
+        if self.desktop.as_ref().map(|(secs, _)| *secs) != Some(want) {
+            let notifier = channels::find_program("notify-send").map(|program| {
+                let actions = want > 0 && channels::notify_send_has_actions(&program);
+                // A notification that waits for a click holds its slot until then: several
+                // at once.
+                let pool = if actions {
+                    Pool::start(
+                        "desktop",
+                        DESKTOP_WAITING,
+                        Duration::from_secs(want) + DESKTOP_TIMEOUT,
+                    )
+                } else {
+                    Pool::start("desktop", 1, DESKTOP_TIMEOUT)
+                };
+                DesktopNotifier {
+                    program,
+                    pool,
+                    actions,
+                    jump_secs: want,
+                }
             });
+            self.desktop = Some((want, notifier));
         }
-        self.desktop.as_ref()
+        self.desktop.as_ref().and_then(|(_, d)| d.as_ref())
     }
 
     /// After a pass: the status line, then the rule.
@@ -288,10 +293,15 @@ impl Alerter {
             &self.settings.rules,
         );
         let now = self.clock.now_ms();
-        // Alerts another process sent whose channels here may still owe the person them.
-        let late = self
-            .watch
-            .late(&seats, &self.memory, now, &self.settings.rules);
+        let channels = self.channels();
+        // Alerts another process sent whose channels here may still owe the person them (none
+        // without a channel: then nothing is claimed, and a channel added later still can).
+        let late = if channels.is_empty() {
+            Vec::new()
+        } else {
+            self.watch
+                .late(&seats, &self.memory, now, &self.settings.rules)
+        };
         if decisions.is_empty() && late.is_empty() {
             return;
         }
@@ -328,7 +338,6 @@ impl Alerter {
             key,
             outcome: None,
         }));
-        let channels = self.channels();
         let claims = self.record(snap, now, &known, &items, &channels, own_last.as_ref());
         for (item, (first, claimed)) in items.iter().zip(claims) {
             let row = &snap.rows[item.index];
