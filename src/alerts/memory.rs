@@ -35,8 +35,9 @@ pub struct Turn {
     pub key: String,
     pub outcome: Outcome,
     pub at: Ms,
-    /// The channels that sent this alert (`alerts::run::channel ids`): each channel sends
-    /// an alerted turn once, whichever sidebar or watcher runs it (the first to claim it here).
+    /// The channels that sent this alert (their ids: `alerts::run::STDOUT`, `on_alert_id`, …):
+    /// each channel sends an alerted turn once, whichever sidebar or watcher runs it (the first
+    /// process to claim it here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<String>,
 }

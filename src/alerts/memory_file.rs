@@ -1,6 +1,6 @@
 //! The only writer of `<data root>/alerts/memory.json` (`alerts::memory`): read, change and write
 //! it back under one lock, so that two sidebars or watchers on the same data root never both
-//! record (and both send) the same turn.
+//! record the same turn, nor both send it on the same channel.
 //!
 //! The lock is `store::Lock` (a `flock`: a holder that dies releases it); it is tried again for
 //! at most `LOCK_WAIT`, since another watcher holds it only for one small read and write.

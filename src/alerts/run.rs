@@ -358,7 +358,7 @@ impl Alerter {
         }
     }
 
-    /// This process's channels now, by the ids their claims carry (`channel_id`).
+    /// This process's channels now, by the ids their claims carry (`STDOUT`, `on_alert_id`, …).
     fn channels(&mut self) -> Vec<String> {
         let mut c = Vec::new();
         if self.at.print {
