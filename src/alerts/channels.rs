@@ -271,6 +271,23 @@ mod tests {
     }
 
     #[test]
+    fn actions_only_where_notify_send_says_it_has_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let prog = |name: &str, help: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\nprintf '{help}'\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let new = prog("new", "  -A, --action=[NAME=]Text\\n  -w, --wait\\n");
+        let old = prog("old", "  -u, --urgency=LEVEL\\n  -t, --expire-time=TIME\\n");
+        assert!(notify_send_has_actions(&new));
+        assert!(!notify_send_has_actions(&old));
+        assert!(!notify_send_has_actions(&dir.path().join("missing")));
+    }
+
+    #[test]
     fn the_desktop_body_is_not_markup() {
         let mut row = crate::ui::demo::demo_row(1, 0, 0);
         row.state = crate::states::BoardState::Error;
