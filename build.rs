@@ -9,6 +9,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_herdr)");
     println!("cargo::rustc-check-cfg=cfg(hosts_tier)");
     println!("cargo::rustc-check-cfg=cfg(has_man)");
+    println!("cargo::rustc-check-cfg=cfg(has_curl)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=INTERCOM_PANE_REAL_PI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -36,6 +37,10 @@ fn main() {
             .all(|p| on_path(p))
     {
         println!("cargo::rustc-cfg=hosts_tier");
+    }
+    // The documented webhook and ntfy recipes for `--on-alert` run curl.
+    if on_path("curl") {
+        println!("cargo::rustc-cfg=has_curl");
     }
     // The README's man step is run by a test with man-db's own `man`.
     if on_path("man") && on_path("manpath") {

@@ -387,6 +387,10 @@ pub struct AlertArgs {
     /// No desktop notifications (`notify-send`).
     #[arg(long)]
     pub no_desktop: bool,
+    /// Seconds a desktop notification offers a Jump button that goes to the seat (where
+    /// `notify-send` has `--action` and `--wait`); 0: no button (0 to 3600; default 300).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub desktop_jump_secs: Option<u64>,
     /// Do not keep the tmux option `@intercom_pane_status` up to date.
     #[arg(long)]
     pub no_status_line: bool,

@@ -46,12 +46,15 @@ pub(crate) mod event {
     pub(crate) const TOOL_CALL: &str = "tool_call";
     /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
     pub(crate) const GITIGNORE_PROBLEM: &str = "gitignore_problem";
-    /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`.
+    /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`,
+    /// `channels` (the channels this process sent it on).
     pub(crate) const ALERT: &str = "alert";
     /// An alert channel failed (never fatal): `channel`, `detail`.
     pub(crate) const ALERT_CHANNEL_FAILED: &str = "alert_channel_failed";
     /// The tmux status option was set: `value`, `servers`.
     pub(crate) const ALERT_STATUS_SET: &str = "alert_status_set";
+    /// A desktop notification's Jump was clicked and the jump ran: `argv`, `detail`.
+    pub(crate) const ALERT_DESKTOP_JUMP: &str = "alert_desktop_jump";
     /// The alert memory was not usable and was started again: `detail`.
     pub(crate) const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
     /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on

@@ -191,9 +191,34 @@ pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The desktop notification: title and body as plain argv words; the body's markup
-/// characters escaped (notification servers may read it as markup).
-pub(crate) fn desktop_job(program: &Path, alert: &Alert) -> Job {
+/// Whether this `notify-send` offers actions and waits for them (libnotify 0.7.10 and later:
+/// `--action` and `--wait` in its help). Asked once per process, bounded.
+pub(crate) fn notify_send_has_actions(program: &Path) -> bool {
+    let job = Job {
+        channel: "desktop",
+        argv: vec![program.display().to_string(), "--help".into()],
+        stdin: None,
+        env: Vec::new(),
+        then: None,
+        waits: false,
+    };
+    crate::alerts::programs::output(&job, Duration::from_secs(3)).is_some_and(|out| {
+        let help = String::from_utf8_lossy(&out);
+        help.contains("--action") && help.contains("--wait")
+    })
+}
+
+/// A Jump button on the notification: how long it is offered, and the jump a click runs.
+pub(crate) struct Click {
+    pub wait: Duration,
+    pub jump: Vec<String>,
+}
+
+/// The desktop notification: title and body as plain argv words after `--`; the body's markup
+/// characters escaped (notification servers may read it as markup). With `click`, a Jump
+/// action that `notify-send --wait` reports by printing `jump`, then runs the jump; the
+/// notification expires when the wait ends, and the program is killed shortly after.
+pub(crate) fn desktop_job(program: &Path, alert: &Alert, click: Option<Click>) -> Job {
     let title = format!("intercom-pane: {}", alert.headline(80));
     let mut body = alert
         .text
@@ -208,16 +233,27 @@ pub(crate) fn desktop_job(program: &Path, alert: &Alert) -> Job {
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;");
+    let mut argv = vec![
+        program.display().to_string(),
+        "--app-name=intercom-pane".into(),
+    ];
+    let then = click.map(|c| {
+        argv.extend([
+            "--action=jump=Jump".to_string(),
+            "--wait".into(),
+            format!("--expire-time={}", c.wait.as_millis()),
+        ]);
+        ("jump", c.jump)
+    });
+    let waits = then.is_some();
+    argv.extend(["--".to_string(), title, body]);
     Job {
         channel: "desktop",
-        argv: vec![
-            program.display().to_string(),
-            "--app-name=intercom-pane".into(),
-            "--".into(),
-            title,
-            body,
-        ],
+        argv,
         stdin: None,
+        env: Vec::new(),
+        then,
+        waits,
     }
 }
 
@@ -235,15 +271,43 @@ mod tests {
     }
 
     #[test]
+    fn actions_only_where_notify_send_says_it_has_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let prog = |name: &str, help: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\nprintf '{help}'\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let new = prog("new", "  -A, --action=[NAME=]Text\\n  -w, --wait\\n");
+        let old = prog("old", "  -u, --urgency=LEVEL\\n  -t, --expire-time=TIME\\n");
+        assert!(notify_send_has_actions(&new));
+        assert!(!notify_send_has_actions(&old));
+        assert!(!notify_send_has_actions(&dir.path().join("missing")));
+    }
+
+    #[test]
     fn the_desktop_body_is_not_markup() {
         let mut row = crate::ui::demo::demo_row(1, 0, 0);
         row.state = crate::states::BoardState::Error;
         row.name = "<b>x</b>".into();
         row.last_error = Some("a <i>&</i> b".into());
         let a = Alert::of(&row, "error:e", 0, &[]);
-        let j = desktop_job(Path::new("/usr/bin/notify-send"), &a);
+        let j = desktop_job(Path::new("/usr/bin/notify-send"), &a, None);
         assert_eq!(j.argv[2], "--");
         assert!(j.argv[4].starts_with("a &lt;i&gt;&amp;&lt;/i&gt; b\n"));
         assert!(j.argv[3].contains("<b>x</b>"), "the title is plain text");
+        assert!(j.then.is_none());
+        let click = Click {
+            wait: Duration::from_secs(60),
+            jump: vec!["/bin/ip".into(), "jump".into()],
+        };
+        let j = desktop_job(Path::new("/usr/bin/notify-send"), &a, Some(click));
+        assert_eq!(
+            j.argv[2..6],
+            ["--action=jump=Jump", "--wait", "--expire-time=60000", "--"]
+        );
+        assert!(j.waits && j.then.as_ref().is_some_and(|(w, _)| *w == "jump"));
     }
 }

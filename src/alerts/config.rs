@@ -14,6 +14,8 @@ pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024;
 pub(crate) const MAX_ARGV: usize = 32;
 /// Longest `onAlert` argument.
 pub(crate) const MAX_ARG: usize = 4096;
+/// Longest wait for a click on a desktop notification's Jump.
+pub(crate) const MAX_DESKTOP_JUMP_SECS: u64 = 3600;
 
 /// Whether to show desktop notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -40,6 +42,9 @@ pub(crate) struct Settings {
     /// The terminal bell (on the terminal the sidebar or watcher runs in).
     pub bell: bool,
     pub desktop: Desktop,
+    /// How long a desktop notification offers its Jump action (`notify-send --wait`, where it
+    /// can); 0: no action, the notification only says how to jump.
+    pub desktop_jump_secs: u64,
     /// Run this program (argv) with one JSON line on stdin per alert.
     pub on_alert: Option<Vec<String>>,
     pub on_alert_timeout_secs: u64,
@@ -59,6 +64,7 @@ impl Default for Settings {
             display_message: false,
             bell: false,
             desktop: Desktop::Auto,
+            desktop_jump_secs: 300,
             on_alert: None,
             on_alert_timeout_secs: 10,
             on_alert_concurrency: 2,
@@ -80,6 +86,7 @@ struct File {
     display_message: Option<bool>,
     bell: Option<bool>,
     desktop: Option<Desktop>,
+    desktop_jump_secs: Option<u64>,
     on_alert: Option<Vec<String>>,
     on_alert_timeout_secs: Option<u64>,
     on_alert_concurrency: Option<usize>,
@@ -180,6 +187,9 @@ impl Settings {
         if let Some(v) = f.desktop {
             self.desktop = v;
         }
+        if let Some(v) = f.desktop_jump_secs {
+            self.desktop_jump_secs = ranged("desktopJumpSecs", v, 0, MAX_DESKTOP_JUMP_SECS)?;
+        }
         if let Some(argv) = f.on_alert {
             check_argv(&argv)?;
             self.on_alert = Some(argv);
@@ -257,12 +267,13 @@ mod tests {
         let mut s = Settings::default();
         s.apply_file(
             br#"{"settleSecs": 2, "mute": ["offline"], "displayMessage": true,
-                 "onAlert": ["notify", "--to", "me"], "desktop": "off"}"#,
+                 "onAlert": ["notify", "--to", "me"], "desktop": "off", "desktopJumpSecs": 0}"#,
         )
         .unwrap();
         assert_eq!(s.rules.settle_ms, 2_000);
         assert_eq!(s.rules.muted, vec![BoardState::Offline]);
         assert!(s.display_message && s.desktop == Desktop::Off);
+        assert_eq!(s.desktop_jump_secs, 0);
         assert_eq!(s.on_alert.as_ref().unwrap()[0], "notify");
         let mut vals = vec![None; TMUX_OPTIONS.len()];
         vals[1] = Some("0".into());
@@ -283,6 +294,7 @@ mod tests {
             br#"{"mute": ["working"]}"#,
             br#"{"onAlert": []}"#,
             br#"{"onAlertConcurrency": 0}"#,
+            br#"{"desktopJumpSecs": 3601}"#,
             b"not json",
         ] {
             assert!(

@@ -24,6 +24,8 @@ pub(crate) const MAX_TURNS: usize = 8;
 pub(crate) const FORGET_AFTER_MS: Ms = 14 * 24 * 3600 * 1000;
 /// Longest session id, turn key, name or pane field kept.
 pub(crate) const MAX_FIELD: usize = 512;
+/// Most channels that claim one alerted turn (each `--on-alert` program, the desktop, …).
+pub(crate) const MAX_CHANNELS: usize = 16;
 
 /// One handled turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +35,11 @@ pub struct Turn {
     pub key: String,
     pub outcome: Outcome,
     pub at: Ms,
+    /// The channels that sent this alert (their ids: `alerts::run::STDOUT`, `on_alert_id`, …):
+    /// each channel sends an alerted turn once, whichever sidebar or watcher runs it (the first
+    /// process to claim it here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
 }
 
 /// What is remembered of one seat.
@@ -125,9 +132,13 @@ impl Memory {
             return Err(MemoryError::Version(m.version));
         }
         let long = |s: &str| s.len() > MAX_FIELD;
-        let bad_seat = m.seats.iter().any(|(k, s)| {
-            long(k) || s.turns.len() > 4 * MAX_TURNS || s.turns.iter().any(|t| long(&t.key))
-        });
+        let bad_turn = |t: &Turn| {
+            long(&t.key) || t.channels.len() > MAX_CHANNELS || t.channels.iter().any(|c| long(c))
+        };
+        let bad_seat = m
+            .seats
+            .iter()
+            .any(|(k, s)| long(k) || s.turns.len() > 4 * MAX_TURNS || s.turns.iter().any(bad_turn));
         if bad_seat || m.seats.len() > 4 * MAX_SEATS {
             return Err(MemoryError::Invalid("a field is over its cap".into()));
         }
@@ -175,12 +186,41 @@ impl Memory {
             key: key.to_string(),
             outcome,
             at: now,
+            channels: Vec::new(),
         });
         if seat.turns.len() > MAX_TURNS {
             let extra = seat.turns.len() - MAX_TURNS;
             seat.turns.drain(..extra);
         }
         true
+    }
+
+    /// Claim an alerted turn for each of `channels` not yet claimed by another process; the
+    /// ones claimed now (only these send). Nothing for a turn not recorded as alerted (a turn
+    /// handled without an alert goes out on no channel), nor beyond `MAX_CHANNELS`.
+    pub fn claim(&mut self, session: &str, key: &str, channels: &[String]) -> Vec<String> {
+        let Some(turn) = self
+            .seats
+            .get_mut(session)
+            .and_then(|s| s.turns.iter_mut().find(|t| t.key == key))
+        else {
+            return Vec::new();
+        };
+        if turn.outcome != Outcome::Alerted {
+            return Vec::new();
+        }
+        let mut claimed = Vec::new();
+        for c in channels {
+            if c.len() > MAX_FIELD || turn.channels.contains(c) || claimed.contains(c) {
+                continue;
+            }
+            if turn.channels.len() >= MAX_CHANNELS {
+                break;
+            }
+            turn.channels.push(c.clone());
+            claimed.push(c.clone());
+        }
+        claimed
     }
 
     /// Forget seats untouched for `FORGET_AFTER_MS`, then the least recently touched beyond
@@ -219,6 +259,15 @@ impl Remembered for Memory {
     fn knows(&self, session: &str) -> bool {
         self.seats.contains_key(session)
     }
+
+    fn alerted_at(&self, session: &str, key: &str) -> Option<Ms> {
+        self.seats
+            .get(session)?
+            .turns
+            .iter()
+            .find(|t| t.key == key && t.outcome == Outcome::Alerted)
+            .map(|t| t.at)
+    }
 }
 
 #[cfg(test)]
@@ -235,6 +284,40 @@ mod tests {
         assert!(m.knows("s"));
         let back = Memory::parse(&m.to_bytes()).unwrap();
         assert_eq!(back, m);
+    }
+
+    #[test]
+    fn each_channel_claims_an_alerted_turn_once() {
+        let mut m = Memory::default();
+        let ch = |s: &[&str]| s.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        assert!(
+            m.claim("s", "waiting:1", &ch(&["stdout"])).is_empty(),
+            "not recorded"
+        );
+        m.record("s", "waiting:1", Outcome::Alerted, 10);
+        // A sidebar with no program of its own claims the desktop only.
+        assert_eq!(
+            m.claim("s", "waiting:1", &ch(&["desktop"])),
+            ch(&["desktop"])
+        );
+        // A watcher with a program still gets to run it; a second with the same one does not.
+        let hook = ch(&["desktop", "on_alert:ab"]);
+        assert_eq!(m.claim("s", "waiting:1", &hook), ch(&["on_alert:ab"]));
+        assert!(m.claim("s", "waiting:1", &hook).is_empty());
+        assert_eq!(
+            m.claim("s", "waiting:1", &ch(&["on_alert:cd"])),
+            ch(&["on_alert:cd"])
+        );
+        let back = Memory::parse(&m.to_bytes()).unwrap();
+        assert_eq!(back, m);
+        // A turn handled without an alert goes out nowhere.
+        m.record("s", "waiting:2", Outcome::Visible, 20);
+        assert!(m.claim("s", "waiting:2", &hook).is_empty());
+        // Bounded.
+        let many: Vec<String> = (0..40).map(|i| format!("on_alert:{i}")).collect();
+        m.record("s", "waiting:3", Outcome::Alerted, 30);
+        assert_eq!(m.claim("s", "waiting:3", &many).len(), MAX_CHANNELS);
+        assert!(Memory::parse(&m.to_bytes()).is_ok());
     }
 
     #[test]

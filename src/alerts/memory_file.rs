@@ -1,6 +1,6 @@
 //! The only writer of `<data root>/alerts/memory.json` (`alerts::memory`): read, change and write
 //! it back under one lock, so that two sidebars or watchers on the same data root never both
-//! record (and both send) the same turn.
+//! record the same turn, nor both send it on the same channel.
 //!
 //! The lock is `store::Lock` (a `flock`: a holder that dies releases it); it is tried again for
 //! at most `LOCK_WAIT`, since another watcher holds it only for one small read and write.
@@ -100,6 +100,13 @@ pub(crate) fn update<R>(
         store::write_atomic(&path(data_root), &memory.to_bytes()).map_err(MemoryIoError::Store)?;
     }
     Ok((r, memory))
+}
+
+/// The memory's lock, held by the caller (who changes something every watcher shares, such as
+/// which boards run: `alerts::boards`).
+pub(crate) fn lock(data_root: &Path) -> Result<store::Lock, MemoryIoError> {
+    store::ensure_dir(data_root, &dir(data_root)).map_err(MemoryIoError::Store)?;
+    acquire(&lock_path(data_root))
 }
 
 fn acquire(path: &Path) -> Result<store::Lock, MemoryIoError> {

@@ -169,6 +169,49 @@ impl Alert {
         format!("{} — {jump}", self.headline(room.max(40)))
     }
 
+    /// The `--on-alert` program's variables (docs/interop.md §12): the main fields as one line
+    /// of plain text each (controls and escape sequences removed, clipped), for a program that
+    /// takes its words from the environment (a `curl` recipe quoting `"$INTERCOM_PANE_…"`).
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
+        let one = crate::text::one_line;
+        vec![
+            ("INTERCOM_PANE_ALERT_HEADLINE", self.headline(200)),
+            ("INTERCOM_PANE_ALERT_SEAT", one(&self.name, 100)),
+            ("INTERCOM_PANE_ALERT_PROJECT", one(&self.project, 100)),
+            ("INTERCOM_PANE_ALERT_HOST", one(&self.host, 100)),
+            ("INTERCOM_PANE_ALERT_STATE", self.state.as_str().into()),
+            (
+                "INTERCOM_PANE_ALERT_TEXT",
+                one(self.text.as_deref().unwrap_or(""), MAX_TEXT_CHARS),
+            ),
+            (
+                "INTERCOM_PANE_ALERT_SESSION_ID",
+                one(there(&self.session), 200),
+            ),
+            ("INTERCOM_PANE_ALERT_JUMP", one(&self.jump_line(), 1000)),
+        ]
+    }
+
+    /// The jump a click on the alert's desktop notification runs: this very program (`exe`),
+    /// to the seat's session, and only while it is still in the pane and pi it alerted from
+    /// (`--expect-seat`: the jump refuses with exit 4 otherwise). `None` without a pane.
+    pub(crate) fn click_jump(&self, exe: &std::path::Path) -> Option<Vec<String>> {
+        let pane = self.pane.as_ref()?;
+        let pi = pane.pi.as_ref();
+        let token = crate::hosts::expect::SeatExpect {
+            session_id: None,
+            pid: pi.map(|p| p.0),
+            start_ticks: pi.map(|p| p.1),
+            boot_id: pi.map(|p| p.2.clone()),
+            pane: Some(pane.pane_id.clone()),
+        }
+        .token();
+        let mut argv = vec![exe.display().to_string()];
+        argv.extend(self.jump.iter().skip(1).cloned());
+        argv.extend(["--expect-seat".to_string(), token]);
+        Some(argv)
+    }
+
     /// The `--on-alert` JSON line (without its newline). Every text member is raw evidence made
     /// safe for a reader: control characters and bidi overrides removed, then JSON-escaped.
     pub(crate) fn json_line(&self) -> String {
@@ -269,6 +312,51 @@ mod tests {
             v["jump"]["command"],
             "intercom-pane jump --session-id sess-1"
         );
+    }
+
+    #[test]
+    fn the_variables_are_one_clean_line_each() {
+        let a = Alert::of(&row(), "waiting:entry:e1", 2_000_000, &[]);
+        let env = a.env();
+        let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+        for (k, v) in &env {
+            assert!(!v.chars().any(char::is_control), "{k}: {v:?}");
+        }
+        assert_eq!(get("INTERCOM_PANE_ALERT_SEAT"), "Bad#(touch x)name");
+        assert_eq!(get("INTERCOM_PANE_ALERT_TEXT"), "\"staging\" or prod?");
+        assert_eq!(get("INTERCOM_PANE_ALERT_STATE"), "waiting");
+        assert!(get("INTERCOM_PANE_ALERT_HEADLINE").starts_with("Bad#(touch x)name is waiting"));
+    }
+
+    #[test]
+    fn a_click_jumps_with_this_program_and_the_seat_it_alerted_from() {
+        let mut r = row();
+        r.pane = Some(crate::snapshot::SeatPane {
+            kind: crate::mux::MuxKind::Tmux,
+            socket: None,
+            pane_id: "%3".into(),
+            shell_pid: None,
+            pi: Some((42, 7, "boot".into())),
+        });
+        let a = Alert::of(&r, "waiting:entry:e1", 0, &["--config".into(), "/c".into()]);
+        let argv = a.click_jump(std::path::Path::new("/opt/ip")).unwrap();
+        assert_eq!(
+            argv[..6],
+            [
+                "/opt/ip",
+                "jump",
+                "--config",
+                "/c",
+                "--session-id",
+                "sess-1"
+            ]
+        );
+        assert_eq!(argv[6], "--expect-seat");
+        let e = crate::hosts::expect::SeatExpect::parse(&argv[7]).unwrap();
+        assert_eq!((e.pid, e.start_ticks), (Some(42), Some(7)));
+        r.pane = None;
+        let a = Alert::of(&r, "waiting:entry:e1", 0, &[]);
+        assert!(a.click_jump(std::path::Path::new("/opt/ip")).is_none());
     }
 
     #[test]

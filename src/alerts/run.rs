@@ -24,8 +24,19 @@ use crate::ui::ports::{CancelToken, Pass, SnapshotSource};
 /// full pass comes every 30 s). Nothing to do is the idle board's usual state: each wake costs
 /// a summary and a look at the alert memory.
 const IDLE: Duration = channels::STATUS_REASSERT;
-/// Desktop notifications: one at a time, each within this.
+/// Desktop notifications: one at a time, each within this (with a Jump button: the wait for a
+/// click, and this).
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most notifications waiting for a click at once (a later one shows when one ends).
+const DESKTOP_WAITING: usize = 8;
+
+/// `notify-send`, its pool, and whether it offers the Jump button.
+struct DesktopNotifier {
+    program: PathBuf,
+    pool: Pool,
+    actions: bool,
+    jump_secs: u64,
+}
 
 /// Whether a close job explains a seat going away: one that is under way, closed it, or may
 /// have (`uncertain`). A failed, timed-out or interrupted job closed nothing.
@@ -76,10 +87,14 @@ pub(crate) struct Alerter {
     memory: Memory,
     fingerprint: Option<(u64, u64, i64, i64)>,
     status: StatusLine,
+    /// This board keeps the status count (`alerts::boards`); `Some(None)`: joining failed.
+    presence: Option<Option<crate::alerts::boards::Presence>>,
     failures: Failures,
     /// The `--on-alert` pool and the (concurrency, timeout) it was started with.
     on_alert: Option<((usize, u64), Pool)>,
-    desktop: Option<(PathBuf, Pool)>,
+    /// The notifier for a Jump wait (`None` inside: no `notify-send` on PATH; looked up once
+    /// per wait setting, not per pass).
+    desktop: Option<(u64, Option<DesktopNotifier>)>,
     last: Option<Snapshot>,
     reload: Option<Reload>,
     loaded_at: Option<std::time::Instant>,
@@ -110,6 +125,7 @@ impl Alerter {
             memory: Memory::default(),
             fingerprint: None,
             status: StatusLine::default(),
+            presence: None,
             failures: Failures::default(),
             on_alert: None,
             desktop: None,
@@ -156,18 +172,39 @@ impl Alerter {
         self.on_alert.as_ref().map(|(_, p)| p)
     }
 
-    /// The desktop notifier, when a desktop session is there and `notify-send` runs.
-    fn desktop(&mut self) -> Option<&(PathBuf, Pool)> {
+    /// The desktop notifier, when a desktop session is there and `notify-send` runs; a new one
+    /// when the Jump wait changed (its pool's slots and deadline follow it).
+    fn desktop(&mut self) -> Option<&DesktopNotifier> {
         if self.settings.desktop != Desktop::Auto
             || !channels::desktop_session(|k| std::env::var(k).ok())
         {
             return None;
         }
-        if self.desktop.is_none() {
-            let prog = channels::find_program("notify-send")?;
-            self.desktop = Some((prog, Pool::start("desktop", 1, DESKTOP_TIMEOUT)));
+        let want = self.settings.desktop_jump_secs;
+        if self.desktop.as_ref().map(|(secs, _)| *secs) != Some(want) {
+            let notifier = channels::find_program("notify-send").map(|program| {
+                let actions = want > 0 && channels::notify_send_has_actions(&program);
+                // A notification that waits for a click holds its slot until then: several
+                // at once.
+                let pool = if actions {
+                    Pool::start(
+                        "desktop",
+                        DESKTOP_WAITING,
+                        Duration::from_secs(want) + DESKTOP_TIMEOUT,
+                    )
+                } else {
+                    Pool::start("desktop", 1, DESKTOP_TIMEOUT)
+                };
+                DesktopNotifier {
+                    program,
+                    pool,
+                    actions,
+                    jump_secs: want,
+                }
+            });
+            self.desktop = Some((want, notifier));
         }
-        self.desktop.as_ref()
+        self.desktop.as_ref().and_then(|(_, d)| d.as_ref())
     }
 
     /// After a pass: the status line, then the rule.
@@ -175,6 +212,16 @@ impl Alerter {
         self.maybe_reload();
         let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
         if self.settings.status_line {
+            if self.presence.is_none() {
+                let joined = crate::alerts::boards::join(&self.at.data_root);
+                if let Err(e) = &joined {
+                    crate::log::event(
+                        crate::log::event::ALERT_CHANNEL_FAILED,
+                        serde_json::json!({"channel": "status_line", "detail": e.to_string()}),
+                    );
+                }
+                self.presence = Some(joined.ok());
+            }
             let summary = Summary::of(snap.rows.iter().map(|r| (&r.state, r.seen)));
             self.status
                 .update(&servers, &summary.text(), &mut self.failures);
@@ -209,9 +256,12 @@ impl Alerter {
             .flatten()
     }
 
-    /// The process ends: clear the status option it set.
+    /// The process ends: clear the status option it set, unless another board on the data
+    /// root still keeps it current (`alerts::boards`).
     pub(crate) fn finish(&mut self) {
-        self.status.clear();
+        let presence = self.presence.take().flatten();
+        let status = &mut self.status;
+        crate::alerts::boards::leave(&self.at.data_root, presence, || status.clear());
     }
 
     fn refresh_memory(&mut self) {
@@ -242,10 +292,19 @@ impl Alerter {
             valid_through,
             &self.settings.rules,
         );
-        if decisions.is_empty() {
+        let now = self.clock.now_ms();
+        let channels = self.channels();
+        // Alerts another process sent whose channels here may still owe the person them (none
+        // without a channel: then nothing is claimed, and a channel added later still can).
+        let late = if channels.is_empty() {
+            Vec::new()
+        } else {
+            self.watch
+                .late(&seats, &self.memory, now, &self.settings.rules)
+        };
+        if decisions.is_empty() && late.is_empty() {
             return;
         }
-        let now = self.clock.now_ms();
         let decided = self.outcomes(snap, &decisions);
         let known: Vec<usize> = decisions
             .iter()
@@ -255,17 +314,69 @@ impl Alerter {
             })
             .collect();
         let flags = self.jump_flags(snap);
-        let alerts: Vec<Alert> = decided
+        let jump_key = self.settings.jump_key.clone();
+        let make = |i: usize, key: &str| {
+            let mut a = Alert::of(&snap.rows[i], key, now, &flags);
+            a.jump_key = jump_key.clone();
+            a
+        };
+        let own_last = decided
             .iter()
-            .filter(|(_, _, o)| *o == Outcome::Alerted)
-            .map(|(i, key, _)| {
-                let mut a = Alert::of(&snap.rows[*i], key, now, &flags);
-                a.jump_key = self.settings.jump_key.clone();
-                a
+            .rev()
+            .find(|(_, _, o)| *o == Outcome::Alerted)
+            .map(|(i, key, _)| make(*i, key));
+        let mut items: Vec<Item> = decided
+            .into_iter()
+            .map(|(index, key, outcome)| Item {
+                index,
+                key,
+                outcome: Some(outcome),
             })
             .collect();
-        let first = self.record(snap, now, &known, &decided, alerts.last());
-        self.deliver(&snap.rows, &decided, first, alerts, servers);
+        items.extend(late.into_iter().map(|(index, key)| Item {
+            index,
+            key,
+            outcome: None,
+        }));
+        let claims = self.record(snap, now, &known, &items, &channels, own_last.as_ref());
+        for (item, (first, claimed)) in items.iter().zip(claims) {
+            let row = &snap.rows[item.index];
+            self.watch.mark_done(&row.id, &item.key);
+            let outcome = match item.outcome {
+                Some(o) if first => outcome_word(o),
+                _ => "already_handled",
+            };
+            crate::log::event(
+                crate::log::event::ALERT,
+                serde_json::json!({"seat": row.name, "session": row.id,
+                    "state": row.state.as_str(), "key": item.key,
+                    "outcome": outcome, "channels": claimed}),
+            );
+            if !claimed.is_empty() {
+                self.send(&make(item.index, &item.key), servers, &claimed);
+            }
+        }
+    }
+
+    /// This process's channels now, by the ids their claims carry (`STDOUT`, `on_alert_id`, …).
+    fn channels(&mut self) -> Vec<String> {
+        let mut c = Vec::new();
+        if self.at.print {
+            c.push(STDOUT.to_string());
+        }
+        if let Some(argv) = &self.settings.on_alert {
+            c.push(on_alert_id(argv));
+        }
+        if self.settings.display_message {
+            c.push(DISPLAY.to_string());
+        }
+        if self.settings.bell {
+            c.push(BELL.to_string());
+        }
+        if self.desktop().is_some() {
+            c.push(DESKTOP.to_string());
+        }
+        c
     }
 
     /// What becomes of each decision that alerts or records (the person is looking: asked once
@@ -317,25 +428,34 @@ impl Alerter {
         flags
     }
 
-    /// Record the decisions (and the last alert) in the alert memory; for each decision,
-    /// whether it was the first to handle its key (another process may have). A memory that
-    /// cannot be kept never costs an alert: every one is sent, and that is logged.
+    /// Record the decisions (and the last alert) in the alert memory, and claim each alerted
+    /// turn for this process's channels; for each item, whether this process was the first to
+    /// handle its key, and the channels it claimed (only those send). A memory that cannot be
+    /// kept never costs an alert: this process's own alerts go out on every channel it has,
+    /// and that is logged.
     fn record(
         &mut self,
         snap: &Snapshot,
         now: Ms,
         known: &[usize],
-        decided: &[(usize, String, Outcome)],
+        items: &[Item],
+        channels: &[String],
         last: Option<&Alert>,
-    ) -> Vec<bool> {
+    ) -> Vec<(bool, Vec<String>)> {
         let rows = &snap.rows;
         let recorded = memory_file::update(&self.at.data_root, now, |m| {
             for i in known {
                 m.know(&rows[*i].id, now);
             }
-            let mut first = Vec::new();
-            for (i, key, outcome) in decided {
-                first.push(m.record(&rows[*i].id, key, *outcome, now));
+            let mut out = Vec::new();
+            for it in items {
+                let id = &rows[it.index].id;
+                let first = match it.outcome {
+                    Some(o) => m.record(id, &it.key, o, now),
+                    None => false,
+                };
+                // Whoever recorded the turn, each channel sends it once.
+                out.push((first, m.claim(id, &it.key, channels)));
             }
             if let Some(a) = last {
                 m.last = Some(LastAlert {
@@ -351,13 +471,13 @@ impl Alerter {
                     },
                 });
             }
-            first
+            out
         });
         match recorded {
-            Ok((first, m)) => {
+            Ok((out, m)) => {
                 self.memory = m;
                 self.fingerprint = memory_file::fingerprint(&self.at.data_root);
-                first
+                out
             }
             Err(e) => {
                 // Never miss an alert because the memory could not be kept: send, and say so.
@@ -365,48 +485,32 @@ impl Alerter {
                     crate::log::event::ALERT_CHANNEL_FAILED,
                     serde_json::json!({"channel": "memory", "detail": e.to_string()}),
                 );
-                vec![true; decided.len()]
+                items
+                    .iter()
+                    .map(|it| match it.outcome {
+                        Some(Outcome::Alerted) => (true, channels.to_vec()),
+                        Some(_) => (true, Vec::new()),
+                        None => (false, Vec::new()),
+                    })
+                    .collect()
             }
         }
     }
 
-    /// Log each decision and send the alerts this process was first to record.
-    fn deliver(
-        &mut self,
-        rows: &[Row],
-        decided: &[(usize, String, Outcome)],
-        first: Vec<bool>,
-        alerts: Vec<Alert>,
-        servers: &[PathBuf],
-    ) {
-        let mut alerts = alerts.into_iter();
-        for ((i, key, outcome), first) in decided.iter().zip(first) {
-            self.watch.mark_done(&rows[*i].id, key);
-            let alert = if *outcome == Outcome::Alerted {
-                alerts.next()
-            } else {
-                None
-            };
-            let row = &rows[*i];
-            crate::log::event(
-                crate::log::event::ALERT,
-                serde_json::json!({"seat": row.name, "session": row.id,
-                    "state": row.state.as_str(), "key": key,
-                    "outcome": if first { outcome_word(*outcome) } else { "already_handled" }}),
-            );
-            if let (Some(a), true) = (alert, first) {
-                self.send(&a, servers);
-            }
-        }
-    }
-
-    fn send(&mut self, a: &Alert, servers: &[PathBuf]) {
-        if self.at.print {
+    /// Send `a` on the channels claimed for it.
+    fn send(&mut self, a: &Alert, servers: &[PathBuf], claimed: &[String]) {
+        let on = |id: &str| claimed.iter().any(|c| c == id);
+        if self.at.print && on(STDOUT) {
             use std::io::Write;
             // A reader that went away ends nothing but this line.
             let _ = writeln!(std::io::stdout().lock(), "{}", a.json_line());
         }
-        if let Some(argv) = self.settings.on_alert.clone() {
+        if let Some(argv) = self
+            .settings
+            .on_alert
+            .clone()
+            .filter(|argv| on(&on_alert_id(argv)))
+        {
             let mut line = a.json_line().into_bytes();
             line.push(b'\n');
             if let Some(pool) = self.on_alert_pool() {
@@ -414,19 +518,52 @@ impl Alerter {
                     channel: "on_alert",
                     argv,
                     stdin: Some(line),
+                    env: a.env(),
+                    then: None,
+                    waits: false,
                 });
             }
         }
-        if self.settings.display_message {
+        if self.settings.display_message && on(DISPLAY) {
             channels::display(servers, a, &mut self.failures);
         }
-        if self.settings.bell {
+        if self.settings.bell && on(BELL) {
             channels::bell();
         }
-        if let Some((prog, pool)) = self.desktop() {
-            pool.submit(channels::desktop_job(prog, a));
+        if on(DESKTOP) {
+            if let Some(d) = self.desktop() {
+                let click = match (d.actions, std::env::current_exe()) {
+                    (true, Ok(exe)) => a.click_jump(&exe).map(|jump| channels::Click {
+                        wait: Duration::from_secs(d.jump_secs),
+                        jump,
+                    }),
+                    _ => None,
+                };
+                d.pool.submit(channels::desktop_job(&d.program, a, click));
+            }
         }
     }
+}
+
+/// One turn this pass handles: decided here (`outcome`), or alerted by another process and
+/// perhaps still owed on this one's channels (`None`).
+struct Item {
+    index: usize,
+    key: String,
+    outcome: Option<Outcome>,
+}
+
+/// Channel ids (what a claim in the alert memory names): the same channel, whichever process
+/// runs it, sends each alert once. `watch`'s standard output is one channel among watchers.
+pub(crate) const STDOUT: &str = "stdout";
+pub(crate) const DISPLAY: &str = "display_message";
+pub(crate) const BELL: &str = "bell";
+pub(crate) const DESKTOP: &str = "desktop";
+
+/// An `--on-alert` program's channel: the same argv is the same channel (two watchers with the
+/// same program run it once per alert; two different programs each run).
+pub(crate) fn on_alert_id(argv: &[String]) -> String {
+    format!("on_alert:{}", crate::paths::short_id(&argv.join("\0")))
 }
 
 fn outcome_word(o: Outcome) -> &'static str {

@@ -90,6 +90,8 @@ pub(crate) trait Remembered {
     fn handled(&self, session: &str, key: &str) -> bool;
     /// Some watcher has seen this seat before.
     fn knows(&self, session: &str) -> bool;
+    /// When this turn of this seat was recorded as alerted (by any process), if it was.
+    fn alerted_at(&self, session: &str, key: &str) -> Option<Ms>;
 }
 
 /// Why a turn was handled without an alert, or that it was alerted.
@@ -193,6 +195,35 @@ impl Watch {
         out
     }
 
+    /// Turns another process alerted for that this one has not handled yet: its own channels
+    /// may still owe the person that alert (a sidebar without a program alerted first, and a
+    /// watcher's `--on-alert` must still run). Only while the seat is still in that turn, and
+    /// only for an alert at most `catch_up_ms` old (a watcher started in the morning does not
+    /// send last night's alerts).
+    pub(crate) fn late(
+        &self,
+        seats: &[Seat],
+        memory: &dyn Remembered,
+        now: Ms,
+        rules: &Rules,
+    ) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (index, seat) in seats.iter().enumerate() {
+            let key = turn_key(seat).filter(|_| !rules.muted.contains(&seat.state));
+            let Some(key) = key else { continue };
+            if seat.seen || self.is_done(&seat.session, &key) {
+                continue;
+            }
+            let recent = memory
+                .alerted_at(&seat.session, &key)
+                .is_some_and(|at| now.saturating_sub(at) <= rules.catch_up_ms);
+            if recent {
+                out.push((index, key));
+            }
+        }
+        out
+    }
+
     /// When the earliest pending turn has settled (a live loop wakes then).
     pub(crate) fn next_due(&self, rules: &Rules) -> Option<Ms> {
         self.pending
@@ -269,6 +300,7 @@ mod tests {
     struct Mem {
         handled: HashSet<(String, String)>,
         known: HashSet<String>,
+        alerted: HashMap<(String, String), Ms>,
     }
 
     impl Remembered for Mem {
@@ -277,6 +309,9 @@ mod tests {
         }
         fn knows(&self, s: &str) -> bool {
             self.known.contains(s)
+        }
+        fn alerted_at(&self, s: &str, k: &str) -> Option<Ms> {
+            self.alerted.get(&(s.into(), k.into())).copied()
         }
     }
 
@@ -541,6 +576,36 @@ mod tests {
         assert_eq!(alerts(&ds), 1);
         w.mark_done("s1", "waiting:e1");
         assert_eq!(alerts(&w.step(&s, &mem, 3_000, 3_000, &rules(0))), 0);
+    }
+
+    #[test]
+    fn another_process_alert_is_owed_while_the_turn_holds_and_is_recent() {
+        let mut w = Watch::new();
+        let mut m = Mem::default();
+        let s = [seat(BoardState::Waiting, "e1", 1_000)];
+        let key = turn_key(&s[0]).unwrap();
+        m.handled.insert(("s1".into(), key.clone()));
+        m.known.insert("s1".into());
+        let r = rules(0);
+        // Handled without an alert (visible, seen, earlier): nothing owed.
+        assert!(w.late(&s, &m, 2_000, &r).is_empty());
+        m.alerted.insert(("s1".into(), key.clone()), 1_500);
+        assert!(
+            w.step(&s, &m, 2_000, 2_000, &r).is_empty(),
+            "the rule itself does not alert twice"
+        );
+        assert_eq!(w.late(&s, &m, 2_000, &r), vec![(0, key.clone())]);
+        // Too old, or the seat moved on, or muted, or done here: nothing.
+        assert!(w.late(&s, &m, 1_500 + r.catch_up_ms + 1, &r).is_empty());
+        let moved = seat(BoardState::Waiting, "e2", 1_000);
+        assert!(w.late(&[moved], &m, 2_000, &r).is_empty());
+        let muted = Rules {
+            muted: vec![BoardState::Waiting],
+            ..rules(0)
+        };
+        assert!(w.late(&s, &m, 2_000, &muted).is_empty());
+        w.mark_done("s1", &key);
+        assert!(w.late(&s, &m, 2_000, &r).is_empty());
     }
 
     #[test]

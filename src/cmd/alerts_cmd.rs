@@ -89,6 +89,9 @@ pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<
     if args.no_desktop {
         s.desktop = Desktop::Off;
     }
+    if let Some(v) = args.desktop_jump_secs {
+        s.desktop_jump_secs = v;
+    }
     if args.no_status_line {
         s.status_line = false;
     }

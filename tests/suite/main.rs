@@ -40,6 +40,7 @@ mod spawn_support;
 #[path = "../support/text_cases/mod.rs"]
 mod text_cases;
 
+mod alerts_channels;
 mod alerts_dialogs;
 mod alerts_sidebar;
 mod alerts_watch;

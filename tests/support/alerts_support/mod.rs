@@ -216,6 +216,35 @@ impl Fleet {
             .unwrap()
     }
 
+    /// A sidebar (`monitor`) in a tmux session `mon` of the fleet's server, with the fleet's
+    /// flags, environment and log, and `extra` flags.
+    pub fn sidebar(&self, extra: &[&str]) {
+        let p = |s: &str| self.path(s).display().to_string();
+        let mut argv: Vec<String> = vec![
+            "env".into(),
+            format!("HOME={}", p("home")),
+            format!("XDG_STATE_HOME={}", p("state")),
+            format!("INTERCOM_PANE_LOG={}", p("log.jsonl")),
+            "TERM=xterm-256color".into(),
+            env!("CARGO_BIN_EXE_intercom-pane").into(),
+            "monitor".into(),
+            "--no-probe".into(),
+        ];
+        argv.extend(self.flags());
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+        self.server.new_session("mon", self.dir.path(), &a);
+    }
+
+    /// The pid of the sidebar `sidebar` started (the process in session `mon`).
+    pub fn sidebar_pid(&self) -> u32 {
+        self.server
+            .tmux(&["list-panes", "-t", "=mon:", "-F", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     /// The log's events named `name` (of process `pid` when given).
     pub fn events(&self, name: &str, pid: Option<u32>) -> Vec<Value> {
         std::fs::read_to_string(self.path("log.jsonl"))
