@@ -120,11 +120,11 @@ pub(crate) fn headline(row: &Row, now: Ms) -> Headline {
 }
 
 impl Headline {
-    /// As one line of text: `bash 6m · quiet` for a running step, else the text.
+    /// As one line of text: `bash for 6m · quiet` for a running step, else the text.
     pub(crate) fn line(&self) -> String {
         match (self.source, self.step_seconds) {
             (HeadlineSource::RunningTool, Some(s)) => format!(
-                "{} {}{}",
+                "{} for {}{}",
                 self.text,
                 short_age(s),
                 if self.quiet { " · quiet" } else { "" }
@@ -194,7 +194,7 @@ mod tests {
         let h = headline(&r, start + 6 * 60_000 - 1);
         assert_eq!(h.step_seconds, Some(359));
         assert!(h.quiet);
-        assert_eq!(h.line(), "bash 5m · quiet");
+        assert_eq!(h.line(), "bash for 5m · quiet");
         let h = headline(&r, start + QUIET_AFTER_MS - 1);
         assert!(!h.quiet, "not before the threshold");
         assert_eq!(Headline::quiet_at(&r), Some(start + QUIET_AFTER_MS));
@@ -202,7 +202,7 @@ mod tests {
         r.last_activity = Some(start + 4 * 60_000);
         let h = headline(&r, start + 6 * 60_000);
         assert!(!h.quiet);
-        assert_eq!(h.line(), "bash 6m");
+        assert_eq!(h.line(), "bash for 6m");
         assert_eq!(r.state, BoardState::Working);
     }
 }

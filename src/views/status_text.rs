@@ -92,6 +92,7 @@ fn worker_lines(w: &Value, name_w: usize) -> String {
         if let Some(secs) = h["stepSeconds"].as_i64() {
             line.push_str(&format!(" for {}", short_age(secs.max(0))));
         }
+        // `quiet` is the headline's own rule (no new event for 5 minutes).
         if h["quiet"] == true {
             line.push_str(" · quiet (no new event for 5m)");
         }
