@@ -290,6 +290,11 @@ impl StateReason {
     }
 }
 
+/// Whether a connection's reason code says it was checked at all (`not_checked`: no probe ran).
+pub(crate) fn connection_checked(code: &str) -> bool {
+    code != crate::probe::reason::NOT_CHECKED
+}
+
 /// The words for a connection's reason code (`probe::reason`), shown where people read it (the
 /// details, `status`); the code itself stays in the JSON.
 pub(crate) fn connection_words(code: &str) -> &'static str {

@@ -379,15 +379,7 @@ fn transcript_line(t: &TranscriptFacts) -> String {
         line.push_str(&format!(" ({b} bytes)"));
     }
     if let Some(n) = &t.newest_entry {
-        line.push_str(&format!(
-            "; newest entry {}{}{}{}",
-            n.kind,
-            n.role.map(|r| format!(" {r}")).unwrap_or_default(),
-            n.stop_reason
-                .map(|s| format!(" stop {s}"))
-                .unwrap_or_default(),
-            if n.tool_call { " with a tool call" } else { "" }
-        ));
+        line.push_str(&format!("; newest entry: {}", entry_words(n)));
         if let Some(at) = &n.at {
             line.push_str(&format!(", {}", ago(at)));
         }
@@ -402,6 +394,25 @@ fn transcript_line(t: &TranscriptFacts) -> String {
         line.push_str(&format!("\n  could be      {}", shown(c)));
     }
     line
+}
+
+/// The newest entry in words: `a finished reply`, `a reply calling a tool`, `a user message`…
+fn entry_words(n: &EntryFacts) -> String {
+    match (n.kind, n.role, n.stop_reason) {
+        ("message", Some("user"), _) => "a user message".into(),
+        ("message", Some("toolResult"), _) => "a tool's result".into(),
+        ("message", Some("bashExecution"), _) => "a command the person ran with !".into(),
+        ("message", Some("assistant"), _) if n.tool_call => "a reply calling a tool".into(),
+        ("message", Some("assistant"), Some("stop")) => "a finished reply".into(),
+        ("message", Some("assistant"), Some("length")) => "a reply cut at the length limit".into(),
+        ("message", Some("assistant"), Some("aborted")) => "a stopped reply".into(),
+        ("message", Some("assistant"), Some("error")) => "a failed reply".into(),
+        ("message", Some("assistant"), _) => "a reply".into(),
+        ("message", Some(role), _) => format!("a {role} message"),
+        ("model_change", ..) => "a model change".into(),
+        ("compaction", ..) => "a compaction summary".into(),
+        (kind, ..) => format!("a {} entry", kind.replace('_', " ")),
+    }
 }
 
 /// The registration: its pi and whether it lives, the run state, the reply channel.
@@ -488,13 +499,16 @@ fn observations_line(o: &ObservationFacts) -> String {
 }
 
 fn probe_line(p: &ProbeFacts) -> String {
+    if !crate::board::reason::connection_checked(p.reason) {
+        return "  connection    not checked by this command (the sidebar checks it every 15 s; `status --probe` once)".into();
+    }
     format!(
-        "  probe         {} ({}{})",
+        "  connection    {}: {}{}",
         p.state,
-        p.reason,
+        crate::board::reason::connection_words(p.reason),
         p.checked
             .as_ref()
-            .map(|s| format!(", {}", ago(s)))
+            .map(|s| format!(", checked {}", ago(s)))
             .unwrap_or_default()
     )
 }

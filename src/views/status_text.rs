@@ -57,21 +57,29 @@ fn worker_lines(w: &Value, name_w: usize) -> String {
         Some(r) => format!(" ({})", sanitize(r).replace('_', " ")),
         None => String::new(),
     };
+    // Only what was observed: no Intercom log says nothing about activity, and a connection
+    // nobody checked is said once, in the footer.
     let activity = match (
         w["observedStatus"].as_str(),
         ago(&w["observationAgeSeconds"]),
     ) {
-        (Some(a), Some(age)) => format!("activity {a} {age}"),
-        (Some(a), None) => format!("activity {a}"),
-        (None, _) => "no activity observed".into(),
+        (Some(a), Some(age)) => Some(format!("activity {a} {age}")),
+        (Some("unknown"), None) | (None, _) => None,
+        (Some(a), None) => Some(format!("activity {a}")),
     };
     let conn = &w["connection"];
-    let connection = format!(
-        "connection {} ({})",
-        s(&conn["state"]),
-        connection_words(conn["reason"].as_str().unwrap_or(""))
-    );
-    let mut out = format!("{name}{pad}  {state}{why} · {activity} · {connection}\n");
+    let connection = (!conn["checkedAt"].is_null()).then(|| {
+        format!(
+            "connection {} ({})",
+            s(&conn["state"]),
+            connection_words(conn["reason"].as_str().unwrap_or(""))
+        )
+    });
+    let mut out = format!("{name}{pad}  {state}{why}");
+    for part in [activity, connection].into_iter().flatten() {
+        out.push_str(&format!(" · {part}"));
+    }
+    out.push('\n');
     let indent = " ".repeat(name_w + 2);
     let mut more = |label: &str, text: String| {
         out.push_str(&format!("{indent}{label}: {}\n", clip(&text, 160)));

@@ -94,7 +94,7 @@ fn explain_names_every_source_and_the_rule_and_a_dead_pis_report_stops_counting(
         "rule          what pi told its extension outranks the file",
         "source        pi extension: dialog, evidence",
         "asks          Allow rm -rf build?",
-        "newest entry message assistant stop toolUse with a tool call",
+        "newest entry: a reply calling a tool",
         "registration ",
         " live; run idle since session_start",
         "pi events     ui_prompt_start",
@@ -102,7 +102,7 @@ fn explain_names_every_source_and_the_rule_and_a_dead_pis_report_stops_counting(
         "tool bash running",
         "pane          runs its pi (tmux %",
         "observations  unknown (missing)",
-        "probe         unknown (not_checked)",
+        "connection    not checked by this command (the sidebar checks it every 15 s; `status --probe` once)",
         "usage         120 in · 7 out · $0.2500 over 1 calls (m)",
     ] {
         assert!(text.contains(want), "{want:?} in\n{text}");

@@ -345,12 +345,17 @@ impl std::fmt::Display for UsageView {
             .saturating_add(u.cache_write);
         write!(
             f,
-            "{}{} in · {} out · ${:.4}",
+            "{}{} in · {} out · ",
             if self.at_least { "≥ " } else { "" },
             short_count(tokens_in),
             short_count(u.output),
-            u.cost()
-        )
+        )?;
+        // pi records a cost only for a model with pricing: none at all is not "$0.0000".
+        match u.cost() {
+            c if c > 0.0 => write!(f, "${c:.4}"),
+            _ if u.calls > 0 => f.write_str("cost unknown (no pricing)"),
+            _ => f.write_str("$0"),
+        }
     }
 }
 
