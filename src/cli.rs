@@ -52,6 +52,12 @@ pub enum Command {
     /// Remove a closed worker from the roster.
     #[command(after_help = crate::cli_help::RETIRE)]
     Retire(RetireArgs),
+    /// What a worker changed: commits, files, merge check, overlap with other workers (read-only).
+    #[command(after_help = crate::cli_help::REVIEW)]
+    Review(ReviewArgs),
+    /// Merge settled workers' branches into the main checkout's branch, one at a time.
+    #[command(after_help = crate::cli_help::LAND)]
+    Land(LandArgs),
     /// One scan pass: write the board files (and print them).
     #[command(after_help = crate::cli_help::SCAN)]
     Scan(ScanArgs),
@@ -562,6 +568,43 @@ pub struct RetireArgs {
     #[arg(long)]
     pub remove_worktree: bool,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Print the review as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the diff: committed changes since the base, then uncommitted ones.
+    #[arg(long, conflicts_with = "json")]
+    pub patch: bool,
+    /// Compare with this branch instead of the main checkout's.
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct LandArgs {
+    /// The workers' configured names, landed in this order; the first refusal stops the rest.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// The branch to land on (default: the main checkout's; it must be checked out there).
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// Run every check and say what would happen; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the receipt as JSON.
     #[arg(long)]
     pub json: bool,
     // Last: the shared flags come after the command's own in --help.

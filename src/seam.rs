@@ -86,8 +86,8 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, MonitorExit,
-            RegisterExit, ScanExit, StatusExit, WaitExit, WatchExit,
+            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit,
+            MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
         };
     }
     pub mod monitor_cmd {

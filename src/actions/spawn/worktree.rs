@@ -8,44 +8,17 @@
 //! main checkout's status.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use crate::actions::launch_spec::Worktree;
 use crate::fsguard;
-use crate::mux::spawn::{self, RunError};
 use crate::text::sanitize;
 
-/// Cap on what one git call may print.
-const OUT_CAP: usize = 1 << 20;
-
-/// One git call in `dir`; its stdout when it exited 0, else what it said.
+/// One git call in `dir` (`crate::git`); its stdout when it exited 0, else what it said.
 fn git(dir: &Path, args: &[&str], deadline: Instant) -> Result<String, String> {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(dir).args(args);
-    for v in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_COMMON_DIR",
-        "GIT_CEILING_DIRECTORIES",
-    ] {
-        c.env_remove(v);
-    }
-    c.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
-    let out = spawn::run(&mut c, None, deadline, OUT_CAP).map_err(|e| match e {
-        RunError::NotFound => "git is not installed".to_string(),
-        RunError::Timeout => "git did not answer in time".to_string(),
-        RunError::Oversize => "git printed too much".to_string(),
-        RunError::Spawn(d) => format!("git could not be started: {d}"),
-    })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        let said = String::from_utf8_lossy(&out.stderr);
-        Err(crate::text::clip(&sanitize(said.trim()), 300))
-    }
+    crate::git::run(dir, args, deadline, crate::git::OUT_CAP)
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// A worktree about to be created (or taken over from a spawn that died after creating it).

@@ -1,0 +1,351 @@
+//! `intercom-pane review NAME` and `intercom-pane land NAME…` (docs/behaviour.md §14): one scan
+//! for the roster and the board's states, then `review` (read-only) or `land` per worker.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::cli::{LandArgs, ReviewArgs};
+use crate::cmd::exit::{LandExit, ReviewExit};
+use crate::cmd::{options, out, refuse};
+use crate::evidence::config::{Agent, IntercomConfig};
+use crate::review::land::{self, Outcome, Step};
+use crate::review::{self, locate, MergeState, Review, Where};
+use crate::scan::Scan;
+use crate::states::BoardState;
+use crate::text::sanitize;
+
+/// The longest a review (with its overlap checks) or one landing may take.
+const DEADLINE: Duration = Duration::from_secs(60);
+/// Largest diff `--patch` prints, per part (committed, uncommitted).
+const PATCH_CAP: usize = 8 << 20;
+
+/// The board's state of the roster's agent, when it has a seat.
+fn state_of(pass: &Scan, a: &Agent) -> Option<BoardState> {
+    pass.records
+        .iter()
+        .find(|r| r.session_id.as_deref() == Some(a.session_id.as_str()))
+        .map(|r| r.state)
+}
+
+/// The roster of the pass and the agent named, or how the command ends.
+fn roster_agent<'a, X: crate::exit_code::Refusable>(
+    pass: &'a Scan,
+    name: &str,
+    unknown: X,
+) -> Result<(&'a IntercomConfig, &'a Agent), X> {
+    let Some(cfg) = pass.config.as_ref() else {
+        return Err(refuse(
+            "no Intercom roster here (run `intercom-pane init`, or give --root)",
+        ));
+    };
+    match cfg.find_by_name(name) {
+        Some(a) => Ok((cfg, a)),
+        None => {
+            eprintln!(
+                "intercom-pane: no worker named {:?}",
+                crate::text::clip(&sanitize(name), 80)
+            );
+            Err(unknown)
+        }
+    }
+}
+
+/// The review of one agent, and its repository (for overlaps) when it has a checkout.
+fn review_agent(
+    root: &std::path::Path,
+    a: &Agent,
+    state: Option<BoardState>,
+    into: Option<&str>,
+    deadline: Instant,
+) -> (Review, Option<(locate::Checkout, PathBuf)>) {
+    let state_s = state.map(|s| s.as_str().to_string());
+    let (folder, tree) = locate::folder_of(root, a);
+    match locate::checkout(&folder, tree.as_ref(), deadline) {
+        Ok(co) => {
+            let r = review::review(&a.name, state_s, &co, into, deadline);
+            let common = co.common.clone();
+            (r, Some((co, common)))
+        }
+        Err(m) => (Review::empty(&a.name, state_s, m.to_string()), None),
+    }
+}
+
+pub(crate) fn run_review(args: &ReviewArgs) -> ReviewExit {
+    let (_, pass) = match options::resolve_and_scan(&args.src) {
+        Ok(x) => x,
+        Err(e) => return refuse(e),
+    };
+    let (cfg, agent) = match roster_agent(&pass, &args.name, ReviewExit::UnknownWorker) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let deadline = Instant::now() + DEADLINE;
+    let into = args.into.as_deref();
+    let (mut rev, found) = review_agent(&cfg.root, agent, state_of(&pass, agent), into, deadline);
+    // Overlap: with every other live worker (a seat on the board that is not offline).
+    if let Some((_, repo)) = &found {
+        let others: Vec<(Review, PathBuf)> = cfg
+            .workers()
+            .filter(|o| o.session_id != agent.session_id)
+            .filter(|o| state_of(&pass, o).is_some_and(|s| s != BoardState::Offline))
+            .filter_map(|o| {
+                let (r, f) = review_agent(&cfg.root, o, state_of(&pass, o), into, deadline);
+                f.map(|(_, repo)| (r, repo))
+            })
+            .collect();
+        let mut all: Vec<(&Review, &std::path::Path)> = vec![(&rev, repo.as_path())];
+        all.extend(others.iter().map(|(r, p)| (r, p.as_path())));
+        let pairs = review::overlaps(&all);
+        rev.overlaps = pairs;
+    }
+    if args.json {
+        out(format_args!(
+            "{}",
+            crate::views::json::to_string_pretty(&rev).unwrap_or_default()
+        ));
+        return ReviewExit::Printed;
+    }
+    for line in render(&rev) {
+        out(format_args!("{line}"));
+    }
+    if args.patch {
+        if let Some((co, _)) = &found {
+            print_patch(&review::patch(co, &rev, PATCH_CAP, deadline));
+        }
+    }
+    ReviewExit::Printed
+}
+
+/// The diff: as it is into a pipe (for `git apply`), each line sanitized on a terminal.
+fn print_patch(bytes: &[u8]) {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        for line in String::from_utf8_lossy(bytes).lines() {
+            out(format_args!("{}", sanitize(line)));
+        }
+    } else {
+        crate::cmd::out_bytes(bytes);
+    }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..10).unwrap_or(id)
+}
+
+fn lines(added: Option<u64>, removed: Option<u64>, binary: bool) -> String {
+    match (added, removed) {
+        _ if binary => "binary".into(),
+        (Some(a), Some(r)) => format!("+{a} −{r}"),
+        _ => "lines unknown".into(),
+    }
+}
+
+/// The human page of a review (every string sanitized).
+pub(crate) fn render(r: &Review) -> Vec<String> {
+    let s = |x: &str| sanitize(x);
+    let mut v = Vec::new();
+    let state = r.state.as_deref().unwrap_or("not on the board");
+    let Some(co) = &r.checkout else {
+        v.push(format!("{} ({state}): nothing to review", s(&r.worker)));
+        if let Some(n) = &r.note {
+            v.push(format!("  {}", s(n)));
+        }
+        return v;
+    };
+    v.push(format!(
+        "{} ({state}) · {} · {}{}",
+        s(&r.worker),
+        r.branch
+            .as_deref()
+            .map_or("detached HEAD".into(), |b| format!("branch {}", s(b))),
+        if r.worktree { "worktree " } else { "checkout " },
+        s(co)
+    ));
+    if let Some(b) = &r.base {
+        let from = match r.base_source {
+            Some(review::BaseSource::Spawn) => "recorded at spawn",
+            _ => "merge-base",
+        };
+        let moved = match (r.target.as_deref(), r.base_moved_by) {
+            (Some(t), Some(n)) if n > 0 => format!(" · {} moved on by {n} commit(s)", s(t)),
+            (Some(t), Some(_)) => format!(" · {} has not moved", s(t)),
+            _ => String::new(),
+        };
+        v.push(format!("  base {} ({from}){moved}", short(b)));
+    }
+    let into = r.target.as_deref().map(s).unwrap_or_else(|| "?".into());
+    let merge = match r.merge.state {
+        MergeState::UpToDate => "nothing to land (already in it)".to_string(),
+        MergeState::FastForward => "fast-forward".into(),
+        MergeState::Clean => "a merge commit, no conflicts".into(),
+        MergeState::Conflicts => format!(
+            "CONFLICTS in {}",
+            r.merge
+                .conflicts
+                .iter()
+                .map(|f| s(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        MergeState::Unknown => format!(
+            "unknown ({})",
+            s(r.merge.detail.as_deref().unwrap_or("not checked"))
+        ),
+    };
+    v.push(format!("  merge into {into}: {merge}"));
+    let t = &r.totals;
+    v.push(format!(
+        "  +{} −{} · {} file(s) · {} committed · {} uncommitted · {} untracked",
+        t.added, t.removed, t.files, t.committed, t.uncommitted, t.untracked
+    ));
+    if r.commits_total > 0 {
+        v.push(format!("  commits ({}):", r.commits_total));
+        for c in &r.commits {
+            v.push(format!(
+                "    {}  {}  {}",
+                short(&c.id),
+                c.time,
+                s(&c.subject)
+            ));
+        }
+    }
+    if !r.files.is_empty() {
+        v.push("  files:".into());
+        for f in &r.files {
+            let place = match f.place {
+                Where::Committed => "committed  ",
+                Where::Uncommitted => "uncommitted",
+                Where::Untracked => "untracked  ",
+            };
+            v.push(format!(
+                "    {place}  {:>14}  {}",
+                lines(f.added, f.removed, f.binary),
+                s(&f.path)
+            ));
+        }
+        if r.files_truncated {
+            v.push(format!("    (only the first {} listed)", review::MAX_FILES));
+        }
+    }
+    for o in &r.overlaps {
+        v.push(format!(
+            "  OVERLAP: {} and {} both changed {}",
+            s(&o.workers[0]),
+            s(&o.workers[1]),
+            o.files.iter().map(|f| s(f)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(n) = &r.note {
+        v.push(format!("  note: {}", s(n)));
+    }
+    v
+}
+
+/// Why the worker may not be landed now (by the board and the roster), if it may not.
+fn not_settled(pass: &Scan, a: &Agent) -> Option<String> {
+    if let Some(j) = &a.close_job {
+        if j.state.is_pending() || j.state.is_fenced() {
+            return Some(format!("its close job is {}", j.state.as_str()));
+        }
+    }
+    match state_of(pass, a) {
+        Some(BoardState::Working) => Some("it is working (land it once it settled)".into()),
+        Some(BoardState::Unknown) => Some("the board cannot tell whether it settled".into()),
+        _ => None,
+    }
+}
+
+pub(crate) fn run_land(args: &LandArgs) -> LandExit {
+    let (_, pass) = match options::resolve_and_scan(&args.src) {
+        Ok(x) => x,
+        Err(e) => return refuse(e),
+    };
+    let mut agents = Vec::new();
+    for name in &args.names {
+        match roster_agent(&pass, name, LandExit::UnknownWorker) {
+            Ok((_, a)) if a.coordinator => return refuse("the coordinator is not landed"),
+            Ok((cfg, a)) => agents.push((cfg, a)),
+            Err(e) => return e,
+        }
+    }
+    let mut steps: Vec<Step> = Vec::new();
+    let mut stopped = false;
+    for (cfg, a) in agents {
+        if stopped {
+            steps.push(Step::new(&a.name, Outcome::NotTried, None));
+            continue;
+        }
+        let deadline = Instant::now() + DEADLINE;
+        let step = if let Some(why) = not_settled(&pass, a) {
+            Step::new(&a.name, Outcome::Refused, Some(why))
+        } else {
+            let (folder, tree) = locate::folder_of(&cfg.root, a);
+            match locate::checkout(&folder, tree.as_ref(), deadline) {
+                Ok(co) => {
+                    land::land_one(&a.name, &co, args.into.as_deref(), args.dry_run, deadline)
+                }
+                Err(m) => Step::new(&a.name, Outcome::Refused, Some(m.to_string())),
+            }
+        };
+        stopped = step.outcome.stops_queue();
+        steps.push(step);
+    }
+    let exit = if steps.iter().any(|s| s.outcome == Outcome::Failed) {
+        LandExit::Failed
+    } else if stopped {
+        LandExit::NotLanded
+    } else {
+        LandExit::Landed
+    };
+    if args.json {
+        let receipt = LandReceipt {
+            version: 1,
+            dry_run: args.dry_run,
+            steps,
+        };
+        out(format_args!(
+            "{}",
+            crate::views::json::to_string_pretty(&receipt).unwrap_or_default()
+        ));
+    } else {
+        for s in &steps {
+            out(format_args!("{}", step_line(s)));
+        }
+    }
+    exit
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LandReceipt {
+    version: u32,
+    dry_run: bool,
+    steps: Vec<Step>,
+}
+
+fn step_line(st: &Step) -> String {
+    let s = |x: &str| sanitize(x);
+    let what = match st.outcome {
+        Outcome::FastForward => "landed (fast-forward)",
+        Outcome::Merged => "landed (merge commit)",
+        Outcome::UpToDate => "already landed",
+        Outcome::WouldFastForward => "would land (fast-forward)",
+        Outcome::WouldMerge => "would land (merge commit)",
+        Outcome::Refused => "refused",
+        Outcome::Failed => "FAILED",
+        Outcome::NotTried => "not tried (the queue stopped)",
+    };
+    let mut line = format!("{}: {what}", s(&st.worker));
+    if let (Some(b), Some(i)) = (&st.branch, &st.into) {
+        line.push_str(&format!(" · {} → {}", s(b), s(i)));
+    }
+    if let (Some(b), Some(a)) = (&st.before, &st.after) {
+        if b != a {
+            line.push_str(&format!(" · {}..{}", short(b), short(a)));
+        }
+    }
+    if let Some(d) = &st.detail {
+        line.push_str(&format!(" · {}", s(d)));
+    }
+    line
+}
