@@ -563,10 +563,14 @@ pub struct SpawnArgs {
 pub struct RetireArgs {
     /// The worker's configured name (case-insensitive).
     pub name: String,
-    /// Also remove the git worktree spawn made for it, when it holds no uncommitted or
-    /// unmerged work (else it is kept, and the report says why).
+    /// Also remove the git worktree spawn made for it, when it holds no uncommitted change and
+    /// no commit outside its base (else it is kept, and the report says what it holds).
     #[arg(long)]
     pub remove_worktree: bool,
+    /// With --remove-worktree: remove it even when it holds work; its uncommitted changes are
+    /// lost (the report names them), its branch and commits stay.
+    #[arg(long, requires = "remove_worktree")]
+    pub discard: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

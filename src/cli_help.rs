@@ -195,6 +195,7 @@ pub(crate) const RETIRE: &str = "\
 Examples:
   intercom-pane retire Tester
   intercom-pane retire Docs --remove-worktree
+  intercom-pane retire Docs --remove-worktree --discard
 
 Exit codes:
   0  removed from the roster

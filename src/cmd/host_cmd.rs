@@ -299,6 +299,7 @@ fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
 fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
     let mut flags = Vec::new();
     push_flag(&mut flags, a.remove_worktree, "--remove-worktree");
+    push_flag(&mut flags, a.discard, "--discard");
     push_flag(&mut flags, a.json, "--json");
     let words = delegate::words(host, "retire", &flags, std::slice::from_ref(&a.name));
     finish(

@@ -349,3 +349,29 @@ fn step_line(st: &Step) -> String {
     }
     line
 }
+
+/// One receipt line naming the uncommitted changes in the checkout of the worker `name` (none
+/// when it has none, or no checkout, or no roster): what `close-worker` adds to its receipt.
+pub(crate) fn uncommitted_note(opts: &crate::scan::ScanOptions, name: &str) -> Option<String> {
+    use crate::scan::RootChoice;
+    let root = match &opts.root {
+        RootChoice::Exact(p) => p.clone(),
+        RootChoice::Discover(start) => crate::evidence::config::discover_root(start).ok()??,
+        RootChoice::Skip => return None,
+    };
+    let cfg = crate::evidence::config::load(&root).ok()?;
+    let a = cfg.find_by_name(name)?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (folder, tree) = locate::folder_of(&cfg.root, a);
+    let co = locate::checkout(&folder, tree.as_ref(), deadline).ok()?;
+    let files = review::uncommitted(&co.dir, true, deadline).ok()?;
+    (!files.is_empty()).then(|| {
+        format!(
+            "  note: its checkout {} has {} uncommitted file(s): {} (see `intercom-pane review {}`)\n",
+            sanitize(&co.dir.display().to_string()),
+            files.len(),
+            review::name_list(&files),
+            crate::text::shell_quote(&sanitize(&a.name))
+        )
+    })
+}

@@ -76,28 +76,8 @@ impl Step {
     }
 }
 
-/// Files `git status -z` lists as changed (tracked files only), relative to the checkout.
 fn changed_tracked(dir: &Path, deadline: Instant) -> Result<Vec<String>, String> {
-    let out = git::run(
-        dir,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=no"],
-        deadline,
-        git::OUT_CAP,
-    )
-    .map_err(|e| e.to_string())?;
-    // `XY PATH\0`, and a rename's old name as one more field.
-    let mut files = Vec::new();
-    let mut fields = out.split(|b| *b == 0);
-    while let Some(f) = fields.next() {
-        if f.len() < 4 {
-            continue;
-        }
-        if matches!(f[0], b'R' | b'C') {
-            let _from = fields.next();
-        }
-        files.push(String::from_utf8_lossy(&f[3..]).into_owned());
-    }
-    Ok(files)
+    super::uncommitted(dir, false, deadline).map_err(|e| e.to_string())
 }
 
 /// A merge, rebase, cherry-pick or revert in progress in the checkout `dir`.
@@ -125,13 +105,7 @@ fn operation_in_progress(dir: &Path, deadline: Instant) -> Option<&'static str> 
 }
 
 fn list(files: &[String]) -> String {
-    let shown: Vec<String> = files.iter().take(10).map(|f| sanitize(f)).collect();
-    let more = files.len().saturating_sub(10);
-    if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
+    super::name_list(files)
 }
 
 /// Land the worker whose checkout is `co` into `into` (default: the main checkout's branch).

@@ -182,6 +182,52 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The files `git status -z` names as changed in the checkout `dir` (tracked files; untracked
+/// ones too when `untracked`), relative to its top, at most `MAX_FILES`.
+pub(crate) fn uncommitted(
+    dir: &Path,
+    untracked: bool,
+    deadline: Instant,
+) -> Result<Vec<String>, GitError> {
+    let mode = if untracked {
+        "--untracked-files=all"
+    } else {
+        "--untracked-files=no"
+    };
+    let out = git::run(
+        dir,
+        &["status", "--porcelain=v1", "-z", mode],
+        deadline,
+        NUMSTAT_CAP,
+    )?;
+    // `XY PATH\0`; a rename or copy has its old name as one more field.
+    let mut files = Vec::new();
+    let mut fields = out.split(|b| *b == 0);
+    while let Some(f) = fields.next() {
+        if f.len() < 4 || files.len() >= MAX_FILES {
+            continue;
+        }
+        if matches!(f[0], b'R' | b'C') || matches!(f[1], b'R' | b'C') {
+            let _from = fields.next();
+        }
+        files.push(lossy(&f[3..]));
+    }
+    Ok(files)
+}
+
+/// Up to ten names, sanitized, and how many more.
+pub(crate) fn name_list(files: &[String]) -> String {
+    let shown: Vec<String> = files
+        .iter()
+        .take(10)
+        .map(|f| crate::text::sanitize(f))
+        .collect();
+    match files.len().saturating_sub(10) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 /// The commit to compare with: the recorded one while it is an ancestor of HEAD, else the
 /// merge-base with the target's tip.
 fn base_of(

@@ -312,3 +312,53 @@ fn land_fast_forwards_and_refuses_a_worker_with_uncommitted_work() {
         .unwrap()
         .contains("checked out"));
 }
+
+#[test]
+fn retire_keeps_a_worktree_with_work_unless_discard_and_close_names_uncommitted_files() {
+    let t = Team::new();
+    checkout(&t);
+    let (sa, a) = spawn(&t, "A", None);
+    let (sb, b) = spawn(&t, "B", None);
+    for d in [&a, &b] {
+        commit(d, "w.txt", b"work\n", "the work");
+        std::fs::write(d.join("notes.txt"), "half done\n").unwrap();
+    }
+    // close-worker's receipt (a dry run here) names the uncommitted files.
+    let (code, out, err) = run(&t, "close-worker", &["A", "--dry-run"]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(
+        out.contains("has 1 uncommitted file(s): notes.txt"),
+        "{out}"
+    );
+    end_worker(&t, &sa);
+    end_worker(&t, &sb);
+
+    let (code, r) = json(&t, "retire", &["A", "--remove-worktree"]);
+    assert_eq!(code, 3, "{r}");
+    let detail = r["worktree"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("1 uncommitted file(s): notes.txt"),
+        "{detail}"
+    );
+    assert!(detail.contains("1 commit(s) not in main"), "{detail}");
+    assert!(detail.contains("the work"), "{detail}");
+    assert!(detail.contains("--discard"), "{detail}");
+    assert!(a.join("notes.txt").exists());
+
+    let tip = git(&b, &["rev-parse", "HEAD"]).trim().to_string();
+    let (code, r) = json(&t, "retire", &["B", "--remove-worktree", "--discard"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["worktree"]["action"], "removed", "{r}");
+    let detail = r["worktree"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("discarded (--discard): 1 uncommitted file(s): notes.txt"),
+        "{detail}"
+    );
+    assert!(detail.contains("they stay on branch B"), "{detail}");
+    assert!(!b.exists());
+    // The branch and its commit stay.
+    assert_eq!(git(&t.root, &["rev-parse", "refs/heads/B"]).trim(), tip);
+    // --discard alone is refused by the flags.
+    let (code, _, err) = run(&t, "retire", &["A", "--discard"]);
+    assert_eq!(code, 2, "{err}");
+}
