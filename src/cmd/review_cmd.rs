@@ -1,7 +1,6 @@
 //! `intercom-pane review NAME` and `intercom-pane land NAME…` (docs/behaviour.md §14): one scan
 //! for the roster and the board's states, then `review` (read-only) or `land` per worker.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cli::{LandArgs, ReviewArgs};
@@ -9,6 +8,7 @@ use crate::cmd::exit::{LandExit, ReviewExit};
 use crate::cmd::{options, out, refuse};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::review::land::{self, Outcome, Step};
+use crate::review::worker::{self, state_of};
 use crate::review::{self, locate, MergeState, Review, Where};
 use crate::scan::Scan;
 use crate::states::BoardState;
@@ -18,14 +18,6 @@ use crate::text::sanitize;
 const DEADLINE: Duration = Duration::from_secs(60);
 /// Largest diff `--patch` prints, per part (committed, uncommitted).
 const PATCH_CAP: usize = 8 << 20;
-
-/// The board's state of the roster's agent, when it has a seat.
-fn state_of(pass: &Scan, a: &Agent) -> Option<BoardState> {
-    pass.records
-        .iter()
-        .find(|r| r.session_id.as_deref() == Some(a.session_id.as_str()))
-        .map(|r| r.state)
-}
 
 /// The roster of the pass and the agent named, or how the command ends.
 fn roster_agent<'a, X: crate::exit_code::Refusable>(
@@ -50,26 +42,6 @@ fn roster_agent<'a, X: crate::exit_code::Refusable>(
     }
 }
 
-/// The review of one agent, and its repository (for overlaps) when it has a checkout.
-fn review_agent(
-    root: &std::path::Path,
-    a: &Agent,
-    state: Option<BoardState>,
-    into: Option<&str>,
-    deadline: Instant,
-) -> (Review, Option<(locate::Checkout, PathBuf)>) {
-    let state_s = state.map(|s| s.as_str().to_string());
-    let (folder, tree) = locate::folder_of(root, a);
-    match locate::checkout(&folder, tree.as_ref(), deadline) {
-        Ok(co) => {
-            let r = review::review(&a.name, state_s, &co, into, deadline);
-            let common = co.common.clone();
-            (r, Some((co, common)))
-        }
-        Err(m) => (Review::empty(&a.name, state_s, m.to_string()), None),
-    }
-}
-
 pub(crate) fn run_review(args: &ReviewArgs) -> ReviewExit {
     let (_, pass) = match options::resolve_and_scan(&args.src) {
         Ok(x) => x,
@@ -80,24 +52,8 @@ pub(crate) fn run_review(args: &ReviewArgs) -> ReviewExit {
         Err(e) => return e,
     };
     let deadline = Instant::now() + DEADLINE;
-    let into = args.into.as_deref();
-    let (mut rev, found) = review_agent(&cfg.root, agent, state_of(&pass, agent), into, deadline);
-    // Overlap: with every other live worker (a seat on the board that is not offline).
-    if let Some((_, repo)) = &found {
-        let others: Vec<(Review, PathBuf)> = cfg
-            .workers()
-            .filter(|o| o.session_id != agent.session_id)
-            .filter(|o| state_of(&pass, o).is_some_and(|s| s != BoardState::Offline))
-            .filter_map(|o| {
-                let (r, f) = review_agent(&cfg.root, o, state_of(&pass, o), into, deadline);
-                f.map(|(_, repo)| (r, repo))
-            })
-            .collect();
-        let mut all: Vec<(&Review, &std::path::Path)> = vec![(&rev, repo.as_path())];
-        all.extend(others.iter().map(|(r, p)| (r, p.as_path())));
-        let pairs = review::overlaps(&all);
-        rev.overlaps = pairs;
-    }
+    let (rev, found) =
+        worker::review_with_overlaps(&pass, cfg, agent, args.into.as_deref(), deadline);
     if args.json {
         out(format_args!(
             "{}",
@@ -109,7 +65,7 @@ pub(crate) fn run_review(args: &ReviewArgs) -> ReviewExit {
         out(format_args!("{line}"));
     }
     if args.patch {
-        if let Some((co, _)) = &found {
+        if let Some(co) = &found {
             print_patch(&review::patch(co, &rev, PATCH_CAP, deadline));
         }
     }

@@ -5,6 +5,7 @@
 
 pub(crate) mod land;
 pub(crate) mod locate;
+pub(crate) mod worker;
 
 use std::path::Path;
 use std::time::Instant;
