@@ -1,4 +1,4 @@
-//! `intercom-pane review NAME` and `intercom-pane land NAME…` (docs/behaviour.md §14): one scan
+//! `intercom-pane review NAME` and `intercom-pane land NAME…` (docs/behaviour.md §11): one scan
 //! for the roster and the board's states, then `review` (read-only) or `land` per worker.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! What a worker changed (docs/behaviour.md §14): its commits since its base, each file with
+//! What a worker changed (docs/behaviour.md §11): its commits since its base, each file with
 //! lines added and removed (committed, uncommitted, untracked), whether the branch it lands on
 //! moved on, whether merging would conflict (`git merge-tree`, which touches no checkout), and
 //! which files it shares with other live workers. Read-only: every git call here reads.
