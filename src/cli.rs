@@ -605,6 +605,10 @@ pub struct LandArgs {
     /// The branch to land on (default: the main checkout's; it must be checked out there).
     #[arg(long, value_name = "BRANCH")]
     pub into: Option<String>,
+    /// Instead of a merge commit, replay the worker's commits onto the branch (git replay, git
+    /// 2.44+) and fast-forward it; the worker's own branch is left as it is.
+    #[arg(long)]
+    pub rebase: bool,
     /// Run every check and say what would happen; change nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -221,6 +221,7 @@ Examples:
   intercom-pane land Tester --dry-run
   intercom-pane land Tester Docs
   intercom-pane land Docs --into release
+  intercom-pane land Docs --rebase
 
 Exit codes:
   0  every worker landed (or was already in the branch), or --dry-run found nothing refused

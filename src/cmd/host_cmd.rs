@@ -327,6 +327,7 @@ fn review(a: &crate::cli::ReviewArgs, host: &Host) -> i32 {
 fn land(a: &crate::cli::LandArgs, host: &Host) -> i32 {
     let mut flags = Vec::new();
     push_flag(&mut flags, a.dry_run, "--dry-run");
+    push_flag(&mut flags, a.rebase, "--rebase");
     push_flag(&mut flags, a.json, "--json");
     push_value(&mut flags, "--into", a.into.clone());
     let words = delegate::words(host, "land", &flags, &a.names);

@@ -238,7 +238,11 @@ pub(crate) fn run_land(args: &LandArgs) -> LandExit {
             let (folder, tree) = locate::folder_of(&cfg.root, a);
             match locate::checkout(&folder, tree.as_ref(), deadline) {
                 Ok(co) => {
-                    land::land_one(&a.name, &co, args.into.as_deref(), args.dry_run, deadline)
+                    let how = land::How {
+                        dry_run: args.dry_run,
+                        rebase: args.rebase,
+                    };
+                    land::land_one(&a.name, &co, args.into.as_deref(), how, deadline)
                 }
                 Err(m) => Step::new(&a.name, Outcome::Refused, Some(m.to_string())),
             }
@@ -284,9 +288,11 @@ fn step_line(st: &Step) -> String {
     let what = match st.outcome {
         Outcome::FastForward => "landed (fast-forward)",
         Outcome::Merged => "landed (merge commit)",
+        Outcome::Rebased => "landed (rebased onto it, then fast-forward)",
         Outcome::UpToDate => "already landed",
         Outcome::WouldFastForward => "would land (fast-forward)",
         Outcome::WouldMerge => "would land (merge commit)",
+        Outcome::WouldRebase => "would land (rebased onto it, then fast-forward)",
         Outcome::Refused => "refused",
         Outcome::Failed => "FAILED",
         Outcome::NotTried => "not tried (the queue stopped)",

@@ -3,8 +3,10 @@
 //! change outside `.pi-intercom/` and no merge, rebase, cherry-pick or revert in progress; the
 //! worker's checkout holds no uncommitted change to a tracked file; `git merge-tree` finds no
 //! conflict; and neither tip moved since those checks. Then a fast-forward, else a merge commit
-//! of exactly the commit checked. Never a force, never a reset: every tip before is an ancestor
-//! of the tip after.
+//! of exactly the commit checked, or with `--rebase` the worker's commits replayed onto the
+//! target (`git replay`, which touches no checkout and leaves the worker's branch as it is) and
+//! the target fast-forwarded to them. Never a force, never a reset: every tip before is an
+//! ancestor of a tip after.
 
 use std::path::Path;
 use std::time::Instant;
@@ -24,12 +26,16 @@ pub(crate) enum Outcome {
     FastForward,
     /// A merge commit was made.
     Merged,
+    /// `--rebase`: its commits were replayed onto the target, which was fast-forwarded.
+    Rebased,
     /// Every commit was there already.
     UpToDate,
     /// `--dry-run`: it would fast-forward.
     WouldFastForward,
     /// `--dry-run`: it would make a merge commit.
     WouldMerge,
+    /// `--dry-run --rebase`: it would replay its commits onto the target.
+    WouldRebase,
     /// Not done, nothing changed (`detail` says why; `conflicts` names files).
     Refused,
     /// git failed while merging; the merge was undone (`detail` says).
@@ -109,11 +115,19 @@ fn list(files: &[String]) -> String {
 }
 
 /// Land the worker whose checkout is `co` into `into` (default: the main checkout's branch).
+/// How to land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct How {
+    pub dry_run: bool,
+    /// Replay the worker's commits onto the target instead of a merge commit.
+    pub rebase: bool,
+}
+
 pub(crate) fn land_one(
     worker: &str,
     co: &Checkout,
     into: Option<&str>,
-    dry_run: bool,
+    how: How,
     deadline: Instant,
 ) -> Step {
     let refuse = |d: String| Step::new(worker, Outcome::Refused, Some(d));
@@ -202,11 +216,15 @@ pub(crate) fn land_one(
             return refused(step, format!("cannot check the merge: {}", sanitize(&why)));
         }
     };
-    if dry_run {
-        step.outcome = if ff {
-            Outcome::WouldFastForward
-        } else {
-            Outcome::WouldMerge
+    let rebase = how.rebase && !ff;
+    if rebase && git::version(deadline).is_none_or(|v| v < (2, 44)) {
+        return refused(step, "--rebase needs git 2.44 or later (git replay)".into());
+    }
+    if how.dry_run {
+        step.outcome = match (ff, rebase) {
+            (true, _) => Outcome::WouldFastForward,
+            (false, true) => Outcome::WouldRebase,
+            (false, false) => Outcome::WouldMerge,
         };
         return step;
     }
@@ -221,7 +239,62 @@ pub(crate) fn land_one(
             "a branch moved while it was checked: try again".into(),
         );
     }
+    if rebase {
+        return match replayed(&main, &target, &commit, &before, deadline) {
+            Ok(new_tip) => {
+                step.commit = Some(new_tip);
+                let mut s = merge(step, &main, true, deadline);
+                if s.outcome == Outcome::FastForward {
+                    s.outcome = Outcome::Rebased;
+                    s.detail = Some(format!(
+                        "its commits were replayed onto {}; branch {} stays at {}",
+                        sanitize(&target),
+                        sanitize(&branch),
+                        commit.get(..10).unwrap_or(&commit)
+                    ));
+                }
+                s
+            }
+            Err(why) => refused(step, why),
+        };
+    }
     merge(step, &main, ff, deadline)
+}
+
+/// The worker's commits since the merge-base replayed onto `target` (at `before`): the new tip.
+/// Only new objects are written; no ref and no checkout changes.
+fn replayed(
+    main: &Path,
+    target: &str,
+    commit: &str,
+    before: &str,
+    deadline: Instant,
+) -> Result<String, String> {
+    let base = git::line(
+        main,
+        &["merge-base", "--end-of-options", before, commit],
+        deadline,
+    )
+    .map_err(|e| format!("no merge-base: {e}"))?;
+    let refname = format!("refs/heads/{target}");
+    let range = format!("{base}..{commit}");
+    let out =
+        git::line(main, &["replay", "--advance", &refname, &range], deadline).map_err(|e| {
+            format!(
+                "its commits cannot be replayed onto {}: {e}",
+                sanitize(target)
+            )
+        })?;
+    // `update REF NEW OLD` (the input `git update-ref --stdin` takes; a ref name has no space).
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    match fields.as_slice() {
+        ["update", r, new, old]
+            if *r == refname && *old == before && crate::git::parse::is_object_id(new) =>
+        {
+            Ok((*new).to_string())
+        }
+        _ => Err("git replay answered something unexpected: nothing changed".into()),
+    }
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

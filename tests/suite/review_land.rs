@@ -281,9 +281,10 @@ fn land_merges_settled_workers_one_at_a_time_and_stops_at_a_conflict() {
 }
 
 #[test]
-fn land_fast_forwards_and_refuses_a_worker_with_uncommitted_work() {
+fn land_fast_forwards_rebases_when_asked_and_refuses_a_worker_with_uncommitted_work() {
     let t = Team::new();
     checkout(&t);
+    identity(&t);
     let (sa, a) = spawn(&t, "A", None);
     commit(&a, "a.txt", b"a\n", "a");
     std::fs::write(a.join("a.txt"), "changed\n").unwrap();
@@ -303,6 +304,32 @@ fn land_fast_forwards_and_refuses_a_worker_with_uncommitted_work() {
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["steps"][0]["outcome"], "fast-forward");
     assert_eq!(git(&t.root, &["rev-parse", "HEAD"]).trim(), tip);
+    // --rebase: B's commit replayed onto main (which moved), main fast-forwarded, B untouched.
+    let (sb, b) = spawn(&t, "B", None);
+    commit(&b, "b.txt", b"b\n", "b's work");
+    commit(&t.root, "m.txt", b"m\n", "main moves");
+    end_worker(&t, &sb);
+    let b_tip = git(&b, &["rev-parse", "HEAD"]).trim().to_string();
+    let main_tip = git(&t.root, &["rev-parse", "HEAD"]).trim().to_string();
+    let (code, r) = json(&t, "land", &["B", "--rebase", "--dry-run"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["steps"][0]["outcome"], "would-rebase", "{r}");
+    assert_eq!(git(&t.root, &["rev-parse", "HEAD"]).trim(), main_tip);
+    let (code, r) = json(&t, "land", &["B", "--rebase"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["steps"][0]["outcome"], "rebased", "{r}");
+    assert_eq!(
+        git(&t.root, &["log", "--format=%s|%P", "-2"]),
+        format!("b's work|{main_tip}\nmain moves|{tip}\n")
+    );
+    assert!(t.root.join("b.txt").exists());
+    assert_eq!(
+        git(&b, &["rev-parse", "HEAD"]).trim(),
+        b_tip,
+        "B's branch is untouched"
+    );
+    nothing_lost(&t.root, &[tip.clone(), main_tip, b_tip]);
+
     // Into a branch the main checkout does not have checked out: refused.
     git(&t.root, &["branch", "release"]);
     let (code, r) = json(&t, "land", &["A", "--into", "release"]);
