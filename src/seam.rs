@@ -152,6 +152,11 @@ pub mod evidence {
 pub mod fsguard {
     pub use crate::fsguard::{my_uid, FsError};
 }
+pub mod git {
+    pub mod parse {
+        pub use crate::git::parse::{commits, merge_tree, names, numstat, text_lines, worktrees};
+    }
+}
 pub mod hosts {
     pub use crate::hosts::Host;
     pub mod board {

@@ -2,12 +2,12 @@
 //! pure functions with their tests here. Nothing here reads text meant for people.
 
 /// A 40 (SHA-1) or 64 (SHA-256) hex digit object id.
-pub(crate) fn is_object_id(s: &str) -> bool {
+pub fn is_object_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// `git version 2.47.3` → (2, 47).
-pub(crate) fn version(s: &str) -> Option<(u32, u32)> {
+pub fn version(s: &str) -> Option<(u32, u32)> {
     let rest = s.trim().strip_prefix("git version ")?;
     let mut parts = rest.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;
@@ -17,7 +17,7 @@ pub(crate) fn version(s: &str) -> Option<(u32, u32)> {
 
 /// One file of `git diff --numstat -z`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NumStat {
+pub struct NumStat {
     pub path: Vec<u8>,
     /// Lines added and removed; `None` for a binary file (git prints `-`).
     pub lines: Option<(u64, u64)>,
@@ -25,7 +25,7 @@ pub(crate) struct NumStat {
 
 /// `git diff --numstat -z` (with `--no-renames`: `A\tD\tPATH\0`; a rename, should one appear,
 /// is `A\tD\t\0FROM\0TO\0` and counts as its new name). Entries that do not parse are skipped.
-pub(crate) fn numstat(out: &[u8]) -> Vec<NumStat> {
+pub fn numstat(out: &[u8]) -> Vec<NumStat> {
     let mut files = Vec::new();
     let mut fields = out.split(|b| *b == 0);
     while let Some(f) = fields.next() {
@@ -63,7 +63,7 @@ pub(crate) fn numstat(out: &[u8]) -> Vec<NumStat> {
 
 /// The NUL-separated names of `git ls-files -z` (and of `merge-tree --name-only -z` after its
 /// tree id).
-pub(crate) fn names(out: &[u8]) -> Vec<Vec<u8>> {
+pub fn names(out: &[u8]) -> Vec<Vec<u8>> {
     out.split(|b| *b == 0)
         .filter(|n| !n.is_empty())
         .map(<[u8]>::to_vec)
@@ -72,7 +72,7 @@ pub(crate) fn names(out: &[u8]) -> Vec<Vec<u8>> {
 
 /// One commit of `git log -z --format=%H%x00%ct%x00%s`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Commit {
+pub struct Commit {
     pub id: String,
     /// Committer time, seconds since the epoch.
     pub time: i64,
@@ -81,7 +81,7 @@ pub(crate) struct Commit {
 
 /// `git log -z --format=%H%x00%ct%x00%s`: three NUL-ended fields per commit (a subject holds no
 /// NUL). A record that does not parse ends the list (what follows cannot be trusted).
-pub(crate) fn commits(out: &[u8]) -> Vec<Commit> {
+pub fn commits(out: &[u8]) -> Vec<Commit> {
     let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
     let mut list = Vec::new();
     for rec in fields.chunks(3) {
@@ -104,7 +104,7 @@ pub(crate) fn commits(out: &[u8]) -> Vec<Commit> {
 
 /// What `git merge-tree --write-tree -z --name-only --no-messages` said: the merged tree and the
 /// conflicted files (each once). `None` when the first field is no object id.
-pub(crate) fn merge_tree(out: &[u8]) -> Option<(String, Vec<Vec<u8>>)> {
+pub fn merge_tree(out: &[u8]) -> Option<(String, Vec<Vec<u8>>)> {
     let mut fields = out.split(|b| *b == 0);
     let tree = String::from_utf8_lossy(fields.next()?).into_owned();
     if !is_object_id(&tree) {
@@ -121,7 +121,7 @@ pub(crate) fn merge_tree(out: &[u8]) -> Option<(String, Vec<Vec<u8>>)> {
 
 /// One entry of `git worktree list --porcelain -z`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct WorktreeEntry {
+pub struct WorktreeEntry {
     pub path: Vec<u8>,
     pub head: Option<String>,
     /// The branch checked out (`refs/heads/…`), none when detached.
@@ -131,7 +131,7 @@ pub(crate) struct WorktreeEntry {
 
 /// `git worktree list --porcelain -z`: `key value` fields, each entry ended by an empty field;
 /// the first entry is the main checkout.
-pub(crate) fn worktrees(out: &[u8]) -> Vec<WorktreeEntry> {
+pub fn worktrees(out: &[u8]) -> Vec<WorktreeEntry> {
     let mut list = Vec::new();
     let mut cur: Option<WorktreeEntry> = None;
     for f in out.split(|b| *b == 0) {
@@ -161,7 +161,7 @@ pub(crate) fn worktrees(out: &[u8]) -> Vec<WorktreeEntry> {
 
 /// Lines in a file's bytes as git counts added lines: newlines, plus one for a last line without
 /// one. `None` for a binary file (a NUL in its first 8000 bytes, git's own rule).
-pub(crate) fn text_lines(bytes: &[u8]) -> Option<u64> {
+pub fn text_lines(bytes: &[u8]) -> Option<u64> {
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return None;
     }
