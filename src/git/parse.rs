@@ -2,12 +2,12 @@
 //! pure functions with their tests here. Nothing here reads text meant for people.
 
 /// A 40 (SHA-1) or 64 (SHA-256) hex digit object id.
-pub fn is_object_id(s: &str) -> bool {
+pub(crate) fn is_object_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// `git version 2.47.3` → (2, 47).
-pub fn version(s: &str) -> Option<(u32, u32)> {
+pub(crate) fn version(s: &str) -> Option<(u32, u32)> {
     let rest = s.trim().strip_prefix("git version ")?;
     let mut parts = rest.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;
