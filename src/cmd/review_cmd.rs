@@ -26,9 +26,17 @@ fn roster_agent<'a, X: crate::exit_code::Refusable>(
     unknown: X,
 ) -> Result<(&'a IntercomConfig, &'a Agent), X> {
     let Some(cfg) = pass.config.as_ref() else {
-        return Err(refuse(
-            "no Intercom roster here (run `intercom-pane init`, or give --root)",
-        ));
+        use crate::snapshot::{RosterCode, RosterStatus};
+        return Err(match &pass.snapshot.roster {
+            RosterStatus::Unavailable { code, reason } if *code != RosterCode::NoRoot => {
+                refuse(format!(
+                    "the Intercom roster cannot be used ({}): {}",
+                    code.as_str(),
+                    sanitize(reason)
+                ))
+            }
+            _ => refuse("no Intercom roster here (run `intercom-pane init`, or give --root)"),
+        });
     };
     match cfg.find_by_name(name) {
         Some(a) => Ok((cfg, a)),

@@ -147,6 +147,13 @@ pub(crate) fn commit_id(dir: &Path, rev: &str, deadline: Instant) -> Option<Stri
     .filter(|id| parse::is_object_id(id))
 }
 
+/// Whether `name` is a valid branch name (`refs/heads/NAME` passes `git check-ref-format`;
+/// given whole, it can never be read as an option).
+pub(crate) fn is_branch_name(dir: &Path, name: &str, deadline: Instant) -> bool {
+    let full = format!("refs/heads/{name}");
+    !name.is_empty() && run(dir, &["check-ref-format", full.as_str()], deadline, OUT_CAP).is_ok()
+}
+
 /// Whether `a` is an ancestor of (or is) `b`. `None`: git could not tell.
 pub(crate) fn is_ancestor(dir: &Path, a: &str, b: &str, deadline: Instant) -> Option<bool> {
     let r = run_any(

@@ -143,6 +143,9 @@ pub(crate) fn land_one(
     let Some(target) = into.map(str::to_string).or_else(|| co.main_branch.clone()) else {
         return refuse("the main checkout has no branch checked out (give --into)".into());
     };
+    if !git::is_branch_name(&main, &target, deadline) {
+        return refuse(format!("{:?} is not a branch name", sanitize(&target)));
+    }
     let mut step = Step::new(worker, Outcome::Refused, None);
     step.branch = Some(branch.clone());
     step.into = Some(target.clone());

@@ -405,7 +405,18 @@ pub(crate) fn review(
         return r;
     };
     r.head = Some(head.clone());
-    r.target = into.map(str::to_string).or_else(|| co.main_branch.clone());
+    r.target = into
+        .filter(|i| git::is_branch_name(dir, i, deadline))
+        .or(co.main_branch.as_deref().filter(|_| into.is_none()))
+        .map(str::to_string);
+    if r.target.is_none() {
+        if let Some(i) = into {
+            r.note = Some(format!(
+                "{:?} is not a branch name",
+                crate::text::sanitize(i)
+            ));
+        }
+    }
     r.target_tip = r
         .target
         .as_deref()

@@ -338,6 +338,25 @@ fn land_fast_forwards_rebases_when_asked_and_refuses_a_worker_with_uncommitted_w
         .as_str()
         .unwrap()
         .contains("checked out"));
+    for bad in ["a..b", "-x y", "x\ny"] {
+        let into = format!("--into={bad}");
+        let (code, r) = json(&t, "land", &["A", &into]);
+        assert_eq!(code, 3, "{bad:?}: {r}");
+        assert!(
+            r["steps"][0]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("not a branch name"),
+            "{bad:?}: {r}"
+        );
+    }
+    let (code, r) = json(&t, "review", &["A", "--into", "a..b"]);
+    assert_eq!(code, 0, "{r}");
+    assert!(r["target"].is_null(), "{r}");
+    assert!(
+        r["note"].as_str().unwrap().contains("not a branch name"),
+        "{r}"
+    );
 }
 
 #[test]
