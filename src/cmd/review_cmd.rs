@@ -345,3 +345,51 @@ pub(crate) fn uncommitted_note(opts: &crate::scan::ScanOptions, name: &str) -> O
         )
     })
 }
+
+/// The sidebar's Changes column: every roster worker's review (no merge check), by session id.
+pub(crate) struct GitChanges {
+    pub root: crate::scan::RootChoice,
+}
+
+impl crate::ui::ports::ChangesSource for GitChanges {
+    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges> {
+        use crate::scan::RootChoice;
+        let mut out = std::collections::BTreeMap::new();
+        let root = match &self.root {
+            RootChoice::Exact(p) => Some(p.clone()),
+            RootChoice::Discover(start) => {
+                crate::evidence::config::discover_root(start).ok().flatten()
+            }
+            RootChoice::Skip => None,
+        };
+        let Some(cfg) = root.and_then(|r| crate::evidence::config::load(&r).ok()) else {
+            return out;
+        };
+        let deadline = Instant::now() + DEADLINE;
+        for a in cfg.workers() {
+            let (folder, tree) = locate::folder_of(&cfg.root, a);
+            let Ok(co) = locate::checkout(&folder, tree.as_ref(), deadline) else {
+                continue;
+            };
+            let r = review::review(&a.name, None, &co, None, false, deadline);
+            out.insert(
+                a.session_id.clone(),
+                crate::ui::changes::RowChanges {
+                    added: r.totals.added,
+                    removed: r.totals.removed,
+                    files: r.totals.files,
+                    uncommitted: r
+                        .files
+                        .iter()
+                        .filter(|f| f.place != Where::Committed)
+                        .map(|f| f.path.as_str())
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .len() as u64,
+                    repo: co.common.display().to_string(),
+                    paths: r.files.into_iter().map(|f| f.path).collect(),
+                },
+            );
+        }
+        out
+    }
+}

@@ -31,7 +31,7 @@ pub(crate) fn review_agent(
     let (folder, tree) = locate::folder_of(root, a);
     match locate::checkout(&folder, tree.as_ref(), deadline) {
         Ok(co) => {
-            let r = review(&a.name, state_s, &co, into, deadline);
+            let r = review(&a.name, state_s, &co, into, true, deadline);
             let common = co.common.clone();
             (r, Some((co, common)))
         }

@@ -67,6 +67,8 @@ pub enum Msg {
         name: String,
         outcome: WorkerOutcome,
     },
+    /// The Changes column's new read (by row id).
+    ChangesArrived(std::collections::BTreeMap<String, crate::ui::changes::RowChanges>),
 }
 
 /// Work for the runner.
@@ -185,6 +187,7 @@ pub struct App {
     pub(super) quit: bool,
     pub(super) cockpit: Cockpit,
     pub(super) spawn: Spawns,
+    pub(super) changes: crate::ui::changes::Changes,
 }
 
 impl App {
@@ -214,6 +217,7 @@ impl App {
             quit: false,
             cockpit: Cockpit::default(),
             spawn: Default::default(),
+            changes: Default::default(),
         }
     }
 
@@ -430,6 +434,7 @@ impl App {
             Msg::WorkerFinished { row_id, outcome } => self.on_worker_finished(&row_id, outcome),
             Msg::SpawnStage { name, stage } => self.on_spawn_stage(&name, &stage),
             Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
+            Msg::ChangesArrived(by_row) => self.changes.set(by_row),
             Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),

@@ -75,6 +75,12 @@ impl CancelToken {
     }
 }
 
+/// What each roster worker changed in git (by row id), read off the UI thread every so often
+/// for the Changes column (docs/behaviour.md §11). Read-only; bounded by its own deadlines.
+pub trait ChangesSource: Send + Sync {
+    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges>;
+}
+
 /// One pass of a source.
 pub enum Pass {
     /// A snapshot to show.

@@ -25,9 +25,9 @@ use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
 use crate::ui::ports::{
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl, Pass,
-    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
-    Spawner, WorkerAction, WorkerControl, WorkerOutcome,
+    CancelToken, ChangesSource, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner,
+    NoWorkerControl, Pass, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter,
+    SnapshotSource, SpawnAsk, Spawner, WorkerAction, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -59,6 +59,8 @@ pub struct MonitorOptions {
     pub spawner: Arc<dyn Spawner>,
     /// Told about frames that show new states (the `live_frame` log event).
     pub frame_log: Option<Arc<dyn FrameLog>>,
+    /// What the workers changed in git (the Changes column); none: no column.
+    pub changes: Option<Arc<dyn ChangesSource>>,
 }
 
 impl std::fmt::Debug for MonitorOptions {
@@ -85,6 +87,7 @@ impl Default for MonitorOptions {
                 reason: "this sidebar cannot spawn workers".into(),
             }),
             frame_log: None,
+            changes: None,
         }
     }
 }
@@ -159,6 +162,9 @@ pub fn run_monitor_with(
     let cancel = source.cancel_token();
     let stop_input = Arc::new(AtomicBool::new(false));
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
+    if let Some(changes) = opts.changes.clone() {
+        spawn_changes(changes, cancel.clone(), tx.clone())?;
+    }
     spawn_input(stop_input.clone(), tx.clone())?;
     spawn_signal_watch(stop_input.clone(), tx.clone())?;
 
@@ -504,6 +510,41 @@ fn background(
 }
 
 /// Passes back to back with a pause between them, never overlapping (one thread, one at a time).
+/// How often the Changes column is read again.
+const CHANGES_EVERY: Duration = Duration::from_secs(15);
+
+/// Read what the workers changed now and then, off the UI thread; a new read only when it
+/// differs. Ends with the sidebar (the cancel token) or when a read panics.
+fn spawn_changes(
+    source: Arc<dyn ChangesSource>,
+    cancel: CancelToken,
+    tx: Sender<Event2>,
+) -> io::Result<()> {
+    thread::Builder::new()
+        .name("changes".into())
+        .spawn(move || {
+            let mut last = None;
+            loop {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                let Ok(now) = panic::catch_unwind(AssertUnwindSafe(|| source.read())) else {
+                    return;
+                };
+                if last.as_ref() != Some(&now) {
+                    last = Some(now.clone());
+                    if tx.send(Event2::App(Msg::ChangesArrived(now))).is_err() {
+                        return;
+                    }
+                }
+                if cancel.wait_timeout(CHANGES_EVERY) {
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+}
+
 fn spawn_passes(
     mut source: Box<dyn SnapshotSource>,
     cancel: CancelToken,

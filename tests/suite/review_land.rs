@@ -408,3 +408,56 @@ fn retire_keeps_a_worktree_with_work_unless_discard_and_close_names_uncommitted_
     let (code, _, err) = run(&t, "retire", &["A", "--discard"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// The sidebar's Changes column, in the real monitor in a tmux window: each worker's lines and
+/// files since its base, its uncommitted files, and the overlap mark on both rows that changed a
+/// same file; a worker outside git shows nothing there.
+#[test]
+fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
+    let t = Team::new();
+    checkout(&t);
+    let (_, a) = spawn(&t, "Alpha", None);
+    let (_, b) = spawn(&t, "Beta", None);
+    let (_, c) = spawn(&t, "Gamma", None);
+    commit(&a, "a.txt", b"one\ntwo\nthree\n", "a");
+    std::fs::write(a.join("README"), "project\nmore\n").unwrap();
+    commit(&b, "README", b"project by B\n", "b");
+    commit(&c, "c.txt", b"c\n", "c");
+    let mut argv: Vec<String> = vec![
+        "env".into(),
+        format!("HOME={}", t.env.path("home").display()),
+        format!("TMUX_TMPDIR={}", t.env.path("tmux-tmp").display()),
+        "PATH=/usr/local/bin:/usr/bin:/bin".into(),
+        "TERM=xterm-256color".into(),
+        env!("CARGO_BIN_EXE_intercom-pane").into(),
+    ];
+    argv.extend(layout_args(&t.env, &["monitor"], &["--no-probe"]));
+    let cwd = t.env.dir.path().display().to_string();
+    let mut args: Vec<&str> = vec!["new-window", "-d", "-n", "mon", "-c", &cwd, "--"];
+    args.extend(argv.iter().map(String::as_str));
+    t.server.tmux(&args);
+    t.server
+        .tmux(&["resize-window", "-t", "=coord:mon", "-x", "120", "-y", "20"]);
+    let screen = || t.server.tmux(&["capture-pane", "-p", "-t", "=coord:mon"]);
+    let row = |s: &str, name: &str| {
+        s.lines()
+            .find(|l| l.contains(name) && l.contains('+'))
+            .map(str::to_string)
+    };
+    let s = crate::mux_support::wait_for(30_000, || {
+        let s = screen();
+        (s.contains("Changes") && row(&s, "Alpha").is_some() && row(&s, "Gamma").is_some())
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no Changes column:\n{}", screen()));
+    let header = s.lines().find(|l| l.contains("Worker")).unwrap_or("");
+    assert!(header.contains("Changes"), "{s:?}");
+    let alpha = row(&s, "Alpha").unwrap();
+    assert!(alpha.contains("⚠ +4 −0 · 2f · 1u"), "{alpha}\n{s}");
+    let beta = row(&s, "Beta").unwrap();
+    assert!(beta.contains("⚠ +1 −1 · 1 files"), "{beta}\n{s}");
+    let gamma = row(&s, "Gamma").unwrap();
+    assert!(gamma.contains("+1 −0 · 1 files"), "{gamma}\n{s}");
+    assert!(!gamma.contains('⚠'), "{gamma}\n{s}");
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
+}
