@@ -351,10 +351,14 @@ pub(crate) struct GitChanges {
     pub root: crate::scan::RootChoice,
 }
 
-impl crate::ui::ports::ChangesSource for GitChanges {
-    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges> {
+/// Lines of the review view's diff at most (the rest is said, not shown).
+const VIEW_DIFF_LINES: usize = 5000;
+/// Largest diff the review view reads, per part.
+const VIEW_DIFF_CAP: usize = 1 << 20;
+
+impl GitChanges {
+    fn roster(&self) -> Option<IntercomConfig> {
         use crate::scan::RootChoice;
-        let mut out = std::collections::BTreeMap::new();
         let root = match &self.root {
             RootChoice::Exact(p) => Some(p.clone()),
             RootChoice::Discover(start) => {
@@ -362,7 +366,58 @@ impl crate::ui::ports::ChangesSource for GitChanges {
             }
             RootChoice::Skip => None,
         };
-        let Some(cfg) = root.and_then(|r| crate::evidence::config::load(&r).ok()) else {
+        root.and_then(|r| crate::evidence::config::load(&r).ok())
+    }
+}
+
+impl crate::ui::ports::ChangesSource for GitChanges {
+    fn review(&self, row_id: &str) -> Option<crate::ui::changes::ReviewText> {
+        let cfg = self.roster()?;
+        let a = cfg.workers().find(|a| a.session_id == row_id)?;
+        let deadline = Instant::now() + DEADLINE;
+        let (folder, tree) = locate::folder_of(&cfg.root, a);
+        let co = locate::checkout(&folder, tree.as_ref(), deadline).ok()?;
+        let r = review::review(&a.name, None, &co, None, false, deadline);
+        let mut lines = render(&r);
+        // The row shows the board's state; the view reads git without the merge check.
+        if let Some(first) = lines.first_mut() {
+            *first = first.replacen(" (not on the board)", "", 1);
+        }
+        lines.retain(|l| !l.starts_with("  merge into "));
+        // The page's own file list is the view's: the summary lines stay above it.
+        let files_at = lines
+            .iter()
+            .position(|l| l == "  files:")
+            .unwrap_or(lines.len());
+        let files: Vec<String> = lines
+            .drain(files_at..)
+            .skip(1)
+            .map(|l| l.trim_start().to_string())
+            .collect();
+        let patch = review::patch(&co, &r, VIEW_DIFF_CAP, deadline);
+        let text = String::from_utf8_lossy(&patch);
+        let total = text.lines().count();
+        let mut diff: Vec<String> = text
+            .lines()
+            .take(VIEW_DIFF_LINES)
+            .map(str::to_string)
+            .collect();
+        if total > VIEW_DIFF_LINES {
+            diff.push(format!(
+                "… {} more lines (`intercom-pane review --patch`)",
+                total - VIEW_DIFF_LINES
+            ));
+        }
+        Some(crate::ui::changes::ReviewText {
+            summary: lines.iter().map(|l| l.trim_start().to_string()).collect(),
+            files,
+            diff,
+        })
+    }
+
+    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges> {
+        let mut out = std::collections::BTreeMap::new();
+        let Some(cfg) = self.roster() else {
             return out;
         };
         let deadline = Instant::now() + DEADLINE;

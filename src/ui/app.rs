@@ -69,6 +69,11 @@ pub enum Msg {
     },
     /// The Changes column's new read (by row id).
     ChangesArrived(std::collections::BTreeMap<String, crate::ui::changes::RowChanges>),
+    /// The review view's files and diff for a row (`None`: nothing to review).
+    ReviewArrived {
+        row_id: String,
+        review: Option<crate::ui::changes::ReviewText>,
+    },
 }
 
 /// Work for the runner.
@@ -93,6 +98,8 @@ pub enum Effect {
     KeepHeight(u16),
     /// Start a worker through the `Spawner`.
     Spawn(SpawnAsk),
+    /// Read the review view's files and diff of a row through the `ChangesSource`.
+    LoadReview { row_id: String },
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -252,6 +259,10 @@ impl App {
         self.selection.as_ref()
     }
     /// The selected row, if a row (not the group header) is selected.
+    /// The review view's state for a row.
+    pub(crate) fn review_of(&self, id: &str) -> crate::ui::changes::ReviewState<'_> {
+        self.changes.review_of(id)
+    }
     pub fn selected_row(&self) -> Option<&Row> {
         match (&self.selection, &self.snapshot) {
             (Some(Selection::Row(id)), Some(s)) => s.row(id),
@@ -435,6 +446,7 @@ impl App {
             Msg::SpawnStage { name, stage } => self.on_spawn_stage(&name, &stage),
             Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
             Msg::ChangesArrived(by_row) => self.changes.set(by_row),
+            Msg::ReviewArrived { row_id, review } => self.changes.arrived(row_id, review),
             Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
@@ -549,6 +561,7 @@ impl App {
             Action::PrevAttention => self.next_attention(false),
             Action::ToggleDetails => self.toggle_panel(false),
             Action::TogglePreview => self.toggle_panel(true),
+            Action::ToggleReview => self.toggle_review(fx),
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),

@@ -4,8 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ratatui::text::{Line, Span};
+
 use crate::snapshot::Row;
 use crate::states::BoardState;
+use crate::ui::theme::Theme;
 
 /// One worker's changes since its base (committed, uncommitted and untracked together).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -21,13 +24,52 @@ pub struct RowChanges {
     pub paths: BTreeSet<String>,
 }
 
-/// The last read, by row id (a worker's session id).
+/// The review view (`v`) of one worker: summary lines, one line per changed file, the diff
+/// (raw text from git: sanitized when drawn).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReviewText {
+    pub summary: Vec<String>,
+    pub files: Vec<String>,
+    pub diff: Vec<String>,
+}
+
+/// Where the review view of a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReviewState<'a> {
+    Loading,
+    /// No git checkout (or it could not be read).
+    Nothing,
+    Ready(&'a ReviewText),
+}
+
+/// The last read, by row id (a worker's session id), and the review view's row.
 #[derive(Debug, Default)]
 pub(crate) struct Changes {
     by_row: BTreeMap<String, RowChanges>,
+    /// The row the review view was asked for, and what arrived (`None`: still loading).
+    review: Option<(String, Option<Option<ReviewText>>)>,
 }
 
 impl Changes {
+    pub(crate) fn loading(&mut self, id: &str) {
+        self.review = Some((id.to_string(), None));
+    }
+
+    /// A review arrived: kept only when it is the one the view still waits for.
+    pub(crate) fn arrived(&mut self, id: String, review: Option<ReviewText>) {
+        if self.review.as_ref().is_some_and(|(r, _)| *r == id) {
+            self.review = Some((id, Some(review)));
+        }
+    }
+
+    pub(crate) fn review_of(&self, id: &str) -> ReviewState<'_> {
+        match &self.review {
+            Some((r, Some(Some(text)))) if r == id => ReviewState::Ready(text),
+            Some((r, Some(None))) if r == id => ReviewState::Nothing,
+            _ => ReviewState::Loading,
+        }
+    }
+
     pub(crate) fn set(&mut self, by_row: BTreeMap<String, RowChanges>) {
         self.by_row = by_row;
     }
@@ -52,6 +94,56 @@ impl Changes {
             .filter_map(|o| self.of(&o.id))
             .any(|c| c.repo == mine.repo && !c.paths.is_disjoint(&mine.paths))
     }
+}
+
+/// The review view's lines: a title, the summary, the files, then the diff coloured by line.
+pub(crate) fn review_lines(state: ReviewState<'_>, name: &str, t: &Theme) -> Vec<Line<'static>> {
+    let clean = |s: &str| crate::text::sanitize(s);
+    let mut out = vec![Line::from(Span::styled(
+        format!("Review: {} (v closes, PgUp/PgDn scroll)", clean(name)),
+        t.header(),
+    ))];
+    let r = match state {
+        ReviewState::Loading => {
+            out.push(Line::from(Span::styled("reading git…", t.dim())));
+            return out;
+        }
+        ReviewState::Nothing => {
+            out.push(Line::from(Span::styled(
+                "nothing to review: no git checkout",
+                t.dim(),
+            )));
+            return out;
+        }
+        ReviewState::Ready(r) => r,
+    };
+    out.extend(r.summary.iter().map(|l| Line::from(clean(l))));
+    if !r.files.is_empty() {
+        out.push(Line::from(Span::styled("Files", t.header())));
+        out.extend(
+            r.files
+                .iter()
+                .map(|l| Line::from(format!("  {}", clean(l)))),
+        );
+    }
+    if !r.diff.is_empty() {
+        out.push(Line::from(Span::styled("Diff", t.header())));
+    }
+    for l in &r.diff {
+        let style = if l.starts_with("+++") || l.starts_with("---") || l.starts_with("diff ") {
+            t.header()
+        } else if l.starts_with('+') {
+            t.state(BoardState::Working)
+        } else if l.starts_with('-') {
+            t.state(BoardState::Error)
+        } else if l.starts_with("@@") {
+            t.report(crate::states::ReportStatus::ReadyForReview)
+        } else {
+            ratatui::style::Style::default()
+        };
+        out.push(Line::from(Span::styled(clean(l), style)));
+    }
+    out
 }
 
 /// The cell: the longest form that fits `width` (the overlap mark first, so it is never cut).

@@ -79,6 +79,8 @@ impl CancelToken {
 /// for the Changes column (docs/behaviour.md §11). Read-only; bounded by its own deadlines.
 pub trait ChangesSource: Send + Sync {
     fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges>;
+    /// The review view (`v`) of one row: its files and its diff; `None` when it has no checkout.
+    fn review(&self, row_id: &str) -> Option<crate::ui::changes::ReviewText>;
 }
 
 /// One pass of a source.

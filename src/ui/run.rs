@@ -99,6 +99,7 @@ struct Ports {
     navigator: Arc<dyn Navigator>,
     workers: Arc<dyn WorkerControl>,
     spawner: Arc<dyn Spawner>,
+    changes: Option<Arc<dyn ChangesSource>>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -174,6 +175,7 @@ pub fn run_monitor_with(
         navigator: opts.navigator.clone(),
         workers: opts.workers.clone(),
         spawner: opts.spawner.clone(),
+        changes: opts.changes.clone(),
     };
     for fx in first {
         perform(fx, &tx, &ports);
@@ -318,6 +320,7 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
         Effect::Worker { action, seat } => run_worker(tx, ports, action, seat),
         Effect::KeepHeight(lines) => keep_height(ports, lines),
         Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
+        Effect::LoadReview { row_id } => load_review(tx, ports, row_id),
         Effect::Quit => {}
     }
 }
@@ -493,6 +496,28 @@ fn spawn_worker(tx: Sender<Event2>, ports: &Ports, ask: SpawnAsk) {
 
 /// Run `job` on its own thread and send its message back; when no thread can start, the
 /// message `failed` makes of the reason is sent instead.
+/// The review view's files and diff for one row; `ReviewArrived` comes back.
+fn load_review(tx: Sender<Event2>, ports: &Ports, row_id: String) {
+    let src = ports.changes.clone();
+    let id2 = row_id.clone();
+    background(
+        tx,
+        "review",
+        move |_| {
+            let review = src.and_then(|s| {
+                panic::catch_unwind(AssertUnwindSafe(|| s.review(&row_id)))
+                    .ok()
+                    .flatten()
+            });
+            Msg::ReviewArrived { row_id, review }
+        },
+        |_| Msg::ReviewArrived {
+            row_id: id2,
+            review: None,
+        },
+    );
+}
+
 fn background(
     tx: Sender<Event2>,
     name: &str,
@@ -509,7 +534,6 @@ fn background(
     }
 }
 
-/// Passes back to back with a pause between them, never overlapping (one thread, one at a time).
 /// How often the Changes column is read again.
 const CHANGES_EVERY: Duration = Duration::from_secs(15);
 
@@ -545,6 +569,7 @@ fn spawn_changes(
         .map(|_| ())
 }
 
+/// Passes back to back with a pause between them, never overlapping (one thread, one at a time).
 fn spawn_passes(
     mut source: Box<dyn SnapshotSource>,
     cancel: CancelToken,

@@ -437,7 +437,7 @@ fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
     args.extend(argv.iter().map(String::as_str));
     t.server.tmux(&args);
     t.server
-        .tmux(&["resize-window", "-t", "=coord:mon", "-x", "120", "-y", "20"]);
+        .tmux(&["resize-window", "-t", "=coord:mon", "-x", "120", "-y", "45"]);
     let screen = || t.server.tmux(&["capture-pane", "-p", "-t", "=coord:mon"]);
     let row = |s: &str, name: &str| {
         s.lines()
@@ -459,5 +459,28 @@ fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
     let gamma = row(&s, "Gamma").unwrap();
     assert!(gamma.contains("+1 −0 · 1 files"), "{gamma}\n{s}");
     assert!(!gamma.contains('⚠'), "{gamma}\n{s}");
+
+    // `v` on the selected row (Alpha, the first): its files and its diff, coloured by line.
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "v"]);
+    let s = crate::mux_support::wait_for(20_000, || {
+        let s = screen();
+        (s.contains("Review: Alpha") && s.contains("+three")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no review view:\n{}", screen()));
+    assert!(
+        s.lines()
+            .any(|l| l.contains("committed") && l.contains("a.txt")),
+        "{s}"
+    );
+    assert!(
+        s.lines()
+            .any(|l| l.contains("uncommitted") && l.contains("README")),
+        "{s}"
+    );
+    t.server.tmux(&["send-keys", "-t", "=coord:mon", "v"]);
+    crate::mux_support::wait_for(5_000, || {
+        (!screen().contains("Review: Alpha")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("v did not close the view:\n{}", screen()));
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
 }
