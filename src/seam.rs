@@ -275,6 +275,9 @@ pub mod ui {
     pub mod app {
         pub use crate::ui::app::{App, Effect, Item, Msg, Options, Selection};
     }
+    pub mod changes {
+        pub use crate::ui::changes::{ReviewState, ReviewText};
+    }
     pub mod demo {
         pub use crate::ui::demo::{demo_row, demo_snapshot, DemoSource, EVIL_NAME};
     }

@@ -260,7 +260,7 @@ impl App {
     }
     /// The selected row, if a row (not the group header) is selected.
     /// The review view's state for a row.
-    pub(crate) fn review_of(&self, id: &str) -> crate::ui::changes::ReviewState<'_> {
+    pub fn review_of(&self, id: &str) -> crate::ui::changes::ReviewState<'_> {
         self.changes.review_of(id)
     }
     pub fn selected_row(&self) -> Option<&Row> {
@@ -457,7 +457,22 @@ impl App {
             } => self.on_seen_finished(row_id, seen, result, &mut fx),
         }
         self.sync_selection();
+        self.follow_review(&mut fx);
         fx
+    }
+
+    /// The review view follows the selection: another row selected reads that row's review.
+    fn follow_review(&mut self, fx: &mut Vec<Effect>) {
+        if !self.review_open() {
+            return;
+        }
+        let Some(id) = self.selected_row().map(|r| r.id.clone()) else {
+            return;
+        };
+        if !self.changes.is_for(&id) {
+            self.changes.loading(&id);
+            fx.push(Effect::LoadReview { row_id: id });
+        }
     }
 
     fn on_snapshot(&mut self, snap: Snapshot) {

@@ -35,7 +35,7 @@ pub struct ReviewText {
 
 /// Where the review view of a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReviewState<'a> {
+pub enum ReviewState<'a> {
     Loading,
     /// No git checkout (or it could not be read).
     Nothing,
@@ -51,6 +51,11 @@ pub(crate) struct Changes {
 }
 
 impl Changes {
+    /// Whether the review view holds (or waits for) this row's review.
+    pub(crate) fn is_for(&self, id: &str) -> bool {
+        self.review.as_ref().is_some_and(|(r, _)| r == id)
+    }
+
     pub(crate) fn loading(&mut self, id: &str) {
         self.review = Some((id.to_string(), None));
     }
