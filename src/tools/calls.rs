@@ -287,6 +287,8 @@ fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {
 /// Files and commits a tool answer lists (it must stay well under 64 KiB).
 const REVIEW_FILES: usize = 100;
 const REVIEW_COMMITS: usize = 30;
+/// The answer's size the lists are cut to (a tool line is at most 64 KiB).
+const REVIEW_MAX_BYTES: usize = 40 * 1024;
 
 fn review(a: ReviewParams, ctx: &Ctx) -> Outcome {
     let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
@@ -312,6 +314,21 @@ fn review(a: ReviewParams, ctx: &Ctx) -> Outcome {
     rev.overlaps.truncate(20);
     for o in &mut rev.overlaps {
         o.files.truncate(50);
+    }
+    // Long names could still make the answer too long for one tool line: halve the lists until
+    // it fits (the totals still count everything; `filesTruncated` says so).
+    let size = |r: &crate::review::Review| serde_json::to_vec(r).map_or(usize::MAX, |v| v.len());
+    for _ in 0..16 {
+        if size(&rev) <= REVIEW_MAX_BYTES {
+            break;
+        }
+        rev.files_truncated = true;
+        rev.files.truncate(rev.files.len() / 2);
+        rev.merge.conflicts.truncate(rev.merge.conflicts.len() / 2);
+        rev.commits.truncate(rev.commits.len() / 2);
+        for o in &mut rev.overlaps {
+            o.files.truncate(o.files.len() / 2);
+        }
     }
     Outcome {
         exit: ToolExit::Done,
