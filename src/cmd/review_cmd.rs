@@ -234,13 +234,36 @@ pub(crate) fn run_land(args: &LandArgs) -> LandExit {
     }
     let mut steps: Vec<Step> = Vec::new();
     let mut stopped = false;
+    let mut fresh: Option<Scan> = None;
     for (cfg, a) in agents {
         if stopped {
             steps.push(Step::new(&a.name, Outcome::NotTried, None));
             continue;
         }
         let deadline = Instant::now() + DEADLINE;
-        let step = if let Some(why) = not_settled(&pass, a) {
+        // Right before each worker after the first, the board is read again: a worker that
+        // started working (or a close job opened) while the ones before it landed is refused.
+        if !steps.is_empty() {
+            match options::resolve_and_scan(&args.src) {
+                Ok((_, p)) => fresh = Some(p),
+                Err(e) => {
+                    let why = format!("cannot read the board again: {e}");
+                    steps.push(Step::new(&a.name, Outcome::Refused, Some(why)));
+                    stopped = true;
+                    continue;
+                }
+            }
+        }
+        let board = fresh.as_ref().unwrap_or(&pass);
+        let now = board
+            .config
+            .as_ref()
+            .and_then(|c| c.find_by_session(&a.session_id));
+        let settled = match now {
+            Some(now) => not_settled(board, now),
+            None => Some("it is no longer in the roster".into()),
+        };
+        let step = if let Some(why) = settled {
             Step::new(&a.name, Outcome::Refused, Some(why))
         } else {
             let (folder, tree) = locate::folder_of(&cfg.root, a);

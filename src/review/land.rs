@@ -256,12 +256,39 @@ pub(crate) fn land_one(
                         commit.get(..10).unwrap_or(&commit)
                     ));
                 }
+                untracked_note(&mut s, co, deadline);
                 s
             }
             Err(why) => refused(step, why),
         };
     }
-    merge(step, &main, ff, deadline)
+    let mut s = merge(step, &main, ff, deadline);
+    untracked_note(&mut s, co, deadline);
+    s
+}
+
+/// A landing says what it left behind: untracked files of the worker's checkout (tracked
+/// changes were refused before).
+fn untracked_note(step: &mut Step, co: &Checkout, deadline: Instant) {
+    if !matches!(
+        step.outcome,
+        Outcome::FastForward | Outcome::Merged | Outcome::Rebased
+    ) {
+        return;
+    }
+    if let Ok(left) = super::uncommitted(&co.dir, true, deadline) {
+        if !left.is_empty() {
+            let note = format!(
+                "{} untracked file(s) in its checkout were not landed: {}",
+                left.len(),
+                list(&left)
+            );
+            step.detail = Some(match step.detail.take() {
+                Some(d) => format!("{d}; {note}"),
+                None => note,
+            });
+        }
+    }
 }
 
 /// The worker's commits since the merge-base replayed onto `target` (at `before`): the new tip.

@@ -299,10 +299,18 @@ fn land_fast_forwards_rebases_when_asked_and_refuses_a_worker_with_uncommitted_w
         "{r}"
     );
     git(&a, &["checkout", "--", "a.txt"]);
+    std::fs::write(a.join("scratch.log"), "not for landing\n").unwrap();
     let tip = git(&a, &["rev-parse", "HEAD"]).trim().to_string();
     let (code, r) = json(&t, "land", &["A"]);
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["steps"][0]["outcome"], "fast-forward");
+    assert!(
+        r["steps"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 untracked file(s) in its checkout were not landed: scratch.log"),
+        "{r}"
+    );
     assert_eq!(git(&t.root, &["rev-parse", "HEAD"]).trim(), tip);
     // --rebase: B's commit replayed onto main (which moved), main fast-forwarded, B untouched.
     let (sb, b) = spawn(&t, "B", None);
@@ -483,4 +491,28 @@ fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
     })
     .unwrap_or_else(|| panic!("v did not close the view:\n{}", screen()));
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
+}
+
+/// A worker the board shows working (a task just handed to it) is not landed: refused, nothing
+/// changed, the queue stopped there.
+#[test]
+fn land_refuses_a_worker_that_is_working() {
+    let t = Team::new();
+    checkout(&t);
+    let (_, a) = spawn(&t, "A", None);
+    commit(&a, "a.txt", b"a\n", "a");
+    let (code, out, err) = run(&t, "reply", &["A", "start on the next task"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let main_before = git(&t.root, &["rev-parse", "HEAD"]).trim().to_string();
+    let (code, r) = json(&t, "land", &["A"]);
+    assert_eq!(code, 3, "{r}");
+    assert_eq!(r["steps"][0]["outcome"], "refused");
+    assert!(
+        r["steps"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("working"),
+        "{r}"
+    );
+    assert_eq!(git(&t.root, &["rev-parse", "HEAD"]).trim(), main_before);
 }
