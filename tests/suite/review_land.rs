@@ -178,6 +178,32 @@ fn review_shows_what_a_worker_changed_where_and_who_else_touched_it() {
     assert!(out.contains("+three\n"), "{out}");
     assert!(out.contains("+more\n"), "{out}");
 
+    // Huge: an untracked file over the count's cap is listed with its lines unknown; a diff
+    // over `--patch`'s cap is said, not printed, and the rest still shows.
+    std::fs::write(a.join("huge.txt"), "x\n".repeat(3 << 20)).unwrap();
+    commit(
+        &a,
+        "huge-committed.txt",
+        "y\n".repeat(5 << 20).as_bytes(),
+        "huge",
+    );
+    let (code, r) = json(&t, "review", &["A"]);
+    assert_eq!(code, 0, "{r}");
+    let f = file(&r, "huge.txt", "untracked");
+    assert!(f["added"].is_null() && f["binary"] == false, "{f}");
+    assert_eq!(
+        file(&r, "huge-committed.txt", "committed")["added"],
+        5 << 20
+    );
+    let (code, out, _) = run(&t, "review", &["A", "--patch"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("(the diff is larger than 8388608 bytes: not shown)"),
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+    assert!(out.contains("+more\n"), "the uncommitted part still shows");
+
     // The worktree deleted under the tool: said, not guessed.
     std::fs::rename(&b, t.env.path("moved-away")).unwrap();
     let (code, rb) = json(&t, "review", &["B"]);
