@@ -52,6 +52,12 @@ pub enum Command {
     /// Remove a closed worker from the roster.
     #[command(after_help = crate::cli_help::RETIRE)]
     Retire(RetireArgs),
+    /// What a worker changed: commits, files, merge check, overlap with other workers (read-only).
+    #[command(after_help = crate::cli_help::REVIEW)]
+    Review(ReviewArgs),
+    /// Merge settled workers' branches into the main checkout's branch, one at a time.
+    #[command(after_help = crate::cli_help::LAND)]
+    Land(LandArgs),
     /// One scan pass: write the board files (and print them).
     #[command(after_help = crate::cli_help::SCAN)]
     Scan(ScanArgs),
@@ -285,7 +291,7 @@ pub struct WaitArgs {
 #[derive(Args, Debug)]
 pub struct ToolArgs {
     /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
-    /// intercom_resume_worker, intercom_wait.
+    /// intercom_resume_worker, intercom_spawn_worker, intercom_wait, intercom_review.
     #[arg(value_name = "TOOL")]
     pub tool: String,
     /// The pi that runs this command (the coordinator's; verified like `register` verifies).
@@ -561,11 +567,56 @@ pub struct SpawnArgs {
 pub struct RetireArgs {
     /// The worker's configured name (case-insensitive).
     pub name: String,
-    /// Also remove the git worktree spawn made for it, when it holds no uncommitted or
-    /// unmerged work (else it is kept, and the report says why).
+    /// Also remove the git worktree spawn made for it, when it holds no uncommitted change and
+    /// no commit outside its base (else it is kept, and the report says what it holds).
     #[arg(long)]
     pub remove_worktree: bool,
+    /// With --remove-worktree: remove it even when it holds work; its uncommitted changes are
+    /// lost (the report names them), its branch and commits stay.
+    #[arg(long, requires = "remove_worktree")]
+    pub discard: bool,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// The worker's configured name (case-insensitive).
+    pub name: String,
+    /// Print the review as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the diff: committed changes since the base, then uncommitted ones.
+    #[arg(long, conflicts_with = "json")]
+    pub patch: bool,
+    /// Compare with this branch instead of the main checkout's.
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct LandArgs {
+    /// The workers' configured names, landed in this order; the first refusal stops the rest.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// The branch to land on (default: the main checkout's; it must be checked out there).
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// Instead of a merge commit, replay the worker's commits onto the branch (git replay, git
+    /// 2.44+) and fast-forward it; the worker's own branch is left as it is.
+    #[arg(long)]
+    pub rebase: bool,
+    /// Run every check and say what would happen; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the receipt as JSON.
     #[arg(long)]
     pub json: bool,
     // Last: the shared flags come after the command's own in --help.

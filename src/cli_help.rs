@@ -195,6 +195,7 @@ pub(crate) const RETIRE: &str = "\
 Examples:
   intercom-pane retire Tester
   intercom-pane retire Docs --remove-worktree
+  intercom-pane retire Docs --remove-worktree --discard
 
 Exit codes:
   0  removed from the roster
@@ -203,6 +204,31 @@ Exit codes:
   3  removed; its worktree kept because it holds work
   4  something still runs the worker's session
   5  a close job, a resume or a spawn of it is open";
+
+pub(crate) const REVIEW: &str = "\
+Examples:
+  intercom-pane review Tester
+  intercom-pane review Docs --json
+  intercom-pane review Docs --patch | less -R
+
+Exit codes:
+  0  printed (a worker outside git is printed with a note)
+  2  bad flags or setup, no roster
+  5  no worker of that name";
+
+pub(crate) const LAND: &str = "\
+Examples:
+  intercom-pane land Tester --dry-run
+  intercom-pane land Tester Docs
+  intercom-pane land Docs --into release
+  intercom-pane land Docs --rebase
+
+Exit codes:
+  0  every worker landed (or was already in the branch), or --dry-run found nothing refused
+  1  git failed while merging (the merge was undone; the receipt says)
+  2  bad flags or setup, no roster
+  3  refused (still working, conflicts, a checkout with changes); nothing changed from there on
+  5  no worker of that name";
 
 pub(crate) const DEMO: &str = "\
 Examples:

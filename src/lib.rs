@@ -19,6 +19,7 @@ mod doctor;
 mod evidence;
 mod exit_code;
 mod fsguard;
+mod git;
 mod hosts;
 mod live;
 mod liveness;
@@ -30,6 +31,7 @@ mod paths;
 mod probe;
 mod proc;
 mod reply_text;
+mod review;
 mod scan;
 #[doc(hidden)]
 pub mod seam;
@@ -75,6 +77,8 @@ pub fn main_entry() -> i32 {
         Command::Init(a) => cmd::spawn_cmd::run_init(a).code(),
         Command::Spawn(a) => cmd::spawn_cmd::run_spawn(a).code(),
         Command::Retire(a) => cmd::spawn_cmd::run_retire(a).code(),
+        Command::Review(a) => cmd::review_cmd::run_review(a).code(),
+        Command::Land(a) => cmd::review_cmd::run_land(a).code(),
         Command::Demo(a) => demo::run(a),
         Command::Explain(a) => cmd::explain_cmd::run(a).code(),
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),

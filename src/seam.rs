@@ -86,8 +86,8 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, MonitorExit,
-            RegisterExit, ScanExit, StatusExit, WaitExit, WatchExit,
+            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit,
+            MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
         };
     }
     pub mod monitor_cmd {
@@ -151,6 +151,11 @@ pub mod evidence {
 }
 pub mod fsguard {
     pub use crate::fsguard::{my_uid, FsError};
+}
+pub mod git {
+    pub mod parse {
+        pub use crate::git::parse::{commits, merge_tree, names, numstat, text_lines, worktrees};
+    }
 }
 pub mod hosts {
     pub use crate::hosts::Host;
@@ -269,6 +274,9 @@ pub mod ui {
     pub use crate::ui::{run_monitor_with, MonitorOptions};
     pub mod app {
         pub use crate::ui::app::{App, Effect, Item, Msg, Options, Selection};
+    }
+    pub mod changes {
+        pub use crate::ui::changes::{ReviewState, ReviewText};
     }
     pub mod demo {
         pub use crate::ui::demo::{demo_row, demo_snapshot, DemoSource, EVIL_NAME};

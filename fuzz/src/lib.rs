@@ -36,6 +36,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("proc_and_names", proc_and_names),
     ("records", records),
     ("hosts", hosts),
+    ("git_outputs", git_outputs),
 ];
 
 const SID: &str = "0190aaaa-0000-7000-8000-000000000001";
@@ -687,6 +688,51 @@ pub fn hosts(data: &[u8]) {
         _ => {
             if let Ok(e) = expect::SeatExpect::parse(&text) {
                 assert_eq!(expect::SeatExpect::parse(&e.token()).unwrap(), e);
+            }
+        }
+    }
+}
+
+/// git's `-z` outputs (`src/git/parse.rs`): the first byte picks the parser. Whatever the bytes,
+/// no panic; every name is whole (no NUL, not empty), every commit id is 40 or 64 hex digits,
+/// a merge's conflicted files are listed once each.
+pub fn git_outputs(data: &[u8]) {
+    use intercom_pane::seam::git::parse;
+    let (which, rest) = data.split_first().unwrap_or((&0, &[]));
+    let whole = |n: &[u8]| !n.is_empty() && !n.contains(&0);
+    match which % 5 {
+        0 => {
+            for f in parse::numstat(rest) {
+                assert!(whole(&f.path), "{f:?}");
+            }
+        }
+        1 => {
+            for c in parse::commits(rest) {
+                assert!(matches!(c.id.len(), 40 | 64), "{c:?}");
+                assert!(!c.subject.contains('\0'));
+            }
+        }
+        2 => {
+            if let Some((tree, files)) = parse::merge_tree(rest) {
+                assert!(matches!(tree.len(), 40 | 64));
+                for (i, f) in files.iter().enumerate() {
+                    assert!(whole(f));
+                    assert!(!files[..i].contains(f), "listed twice: {f:?}");
+                }
+            }
+        }
+        3 => {
+            for w in parse::worktrees(rest) {
+                assert!(!w.path.contains(&0));
+            }
+            for n in parse::names(rest) {
+                assert!(whole(&n));
+            }
+        }
+        _ => {
+            let lines = parse::text_lines(rest);
+            if let Some(n) = lines {
+                assert!(n <= rest.len() as u64);
             }
         }
     }

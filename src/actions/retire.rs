@@ -7,8 +7,9 @@
 //! and close job included), with its launch spec, to `.pi-intercom/retired/`; the removal is
 //! refused if the entry changed since. Registrations and reports stay where they are.
 //! `--remove-worktree` removes the worktree `spawn` made only when git shows no uncommitted
-//! file and no commit that no other branch or remote-tracking branch has; otherwise it is kept
-//! and the report says why.
+//! file and no commit outside its base (the main checkout's branch; without one, every other
+//! branch and remote-tracking branch); otherwise it is kept and the report says exactly what
+//! removing it would lose. `--discard` removes it anyway, asked by name, and says what went.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -53,6 +54,8 @@ pub(crate) struct RetireRequest<'a> {
     pub root: PathBuf,
     pub name: String,
     pub remove_worktree: bool,
+    /// Remove the worktree even when it holds work (what goes is said).
+    pub discard: bool,
     pub data_root: PathBuf,
     pub clock: &'a dyn Clock,
 }
@@ -162,7 +165,7 @@ pub(crate) fn retire(req: &RetireRequest) -> Ending {
     }
     let _ = store::remove_file(&paths::launch_spec(root, &agent.session_id));
     let tree = spec.and_then(|s| s.worktree);
-    let (exit, worktree) = worktree_outcome(tree, req.remove_worktree);
+    let (exit, worktree) = worktree_outcome(tree, req.remove_worktree, req.discard);
     Ending {
         exit,
         report: Box::new(RetireReport {
@@ -293,6 +296,7 @@ fn remove_entry(root: &Path, id: &str, entry_text: &str) -> Result<(), Ending> {
 fn worktree_outcome(
     tree: Option<launch_spec::Worktree>,
     remove: bool,
+    discard: bool,
 ) -> (RetireExit, WorktreeOutcome) {
     let Some(w) = tree else {
         let detail = if remove {
@@ -309,7 +313,7 @@ fn worktree_outcome(
         return (RetireExit::Retired, none);
     };
     let (action, detail) = if remove {
-        remove_if_clean(&w)
+        remove_if_clean(&w, discard)
     } else {
         (WorktreeAction::Kept, "kept (no --remove-worktree)".into())
     };
@@ -338,8 +342,37 @@ fn kept_files(root: &Path, session_id: &str) -> Vec<PathBuf> {
     .collect()
 }
 
-/// Remove the worktree when it holds no work; else keep it and say what it holds.
-fn remove_if_clean(w: &launch_spec::Worktree) -> (WorktreeAction, String) {
+/// What removing the worktree loses or leaves: its uncommitted files (lost), and its commits
+/// not in the base (kept by its branch, or lost with a detached HEAD).
+fn what_is_held(work: &worktree::Work) -> (Vec<String>, Vec<String>) {
+    let (mut lost, mut stays) = (Vec::new(), Vec::new());
+    if !work.uncommitted.is_empty() {
+        lost.push(format!(
+            "{} uncommitted file(s): {}",
+            work.uncommitted.len(),
+            crate::review::name_list(&work.uncommitted)
+        ));
+    }
+    if work.unmerged_commits > 0 {
+        let commits = format!(
+            "{} commit(s) not in {}: {}",
+            work.unmerged_commits,
+            sanitize(&work.base),
+            sanitize(&work.commits.join("; "))
+        );
+        match &work.on_branch {
+            Some(b) => stays.push(format!("{commits} (they stay on branch {})", sanitize(b))),
+            None => lost.push(format!(
+                "{commits} (its HEAD is detached: no branch keeps them)"
+            )),
+        }
+    }
+    (lost, stays)
+}
+
+/// Remove the worktree when it holds no work (or `discard`); else keep it and say exactly what
+/// removing it would lose.
+fn remove_if_clean(w: &launch_spec::Worktree, discard: bool) -> (WorktreeAction, String) {
     let deadline = Instant::now() + GIT_DEADLINE;
     if fsguard::kind(&w.path).is_err() {
         return (
@@ -356,35 +389,36 @@ fn remove_if_clean(w: &launch_spec::Worktree) -> (WorktreeAction, String) {
             )
         }
     };
-    if !work.is_empty() {
-        let mut why = Vec::new();
-        if !work.uncommitted.is_empty() {
-            why.push(format!(
-                "uncommitted changes ({})",
-                work.uncommitted.join(", ")
-            ));
-        }
-        if work.unmerged_commits > 0 {
-            why.push(format!(
-                "{} commit(s) on {} that no other branch or remote has",
-                work.unmerged_commits,
-                sanitize(&w.branch)
-            ));
-        }
+    let (lost, stays) = what_is_held(&work);
+    if !work.is_empty() && !discard {
+        let mut why = lost.clone();
+        why.extend(stays);
         return (
             WorktreeAction::Kept,
-            format!("kept: it holds {}", why.join(" and ")),
+            format!(
+                "kept: it holds {} (review it with `intercom-pane review`, land it, or give --discard to remove it anyway)",
+                why.join(" and ")
+            ),
         );
     }
     let repo = match worktree::repo_of(w, deadline) {
         Ok(r) => r,
         Err(e) => return (WorktreeAction::Kept, format!("kept: {e}")),
     };
-    match worktree::remove(&repo, w, deadline) {
-        Ok(()) => (
-            WorktreeAction::Removed,
-            format!("removed; branch {} kept", sanitize(&w.branch)),
-        ),
+    let removed = if work.is_empty() {
+        worktree::remove(&repo, w, deadline)
+    } else {
+        worktree::remove_discarding(&repo, w, deadline)
+    };
+    let mut detail = format!("removed; branch {} kept", sanitize(&w.branch));
+    if !lost.is_empty() {
+        detail.push_str(&format!("; discarded (--discard): {}", lost.join(" and ")));
+    }
+    if !stays.is_empty() {
+        detail.push_str(&format!("; {}", stays.join(" and ")));
+    }
+    match removed {
+        Ok(()) => (WorktreeAction::Removed, detail),
         Err(e) => (WorktreeAction::Kept, format!("kept: {e}")),
     }
 }

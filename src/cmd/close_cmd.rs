@@ -47,13 +47,15 @@ pub(crate) fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         )),
         Some(why) => eprintln!("intercom-pane: close-worker: {why}"),
         None => {
-            crate::cmd::out_bytes(
-                crate::cmd::close_receipt::receipt(
-                    &serde_json::to_value(&*end.report).unwrap_or_default(),
-                    &args.name,
-                )
-                .as_bytes(),
+            let mut text = crate::cmd::close_receipt::receipt(
+                &serde_json::to_value(&*end.report).unwrap_or_default(),
+                &args.name,
             );
+            // What a person must not forget once the worker is gone: work not yet committed.
+            if let Some(note) = crate::cmd::review_cmd::uncommitted_note(&r.opts, &args.name) {
+                text.push_str(&note);
+            }
+            crate::cmd::out_bytes(text.as_bytes());
         }
     }
     end.exit

@@ -138,6 +138,33 @@ exit_enum! {
     } refused: Refused
 }
 
+exit_enum! {
+    /// `review`.
+    ReviewExit {
+        Printed = 0,
+        /// Bad flags or setup, no roster.
+        Refused = 2,
+        /// No worker of that name.
+        UnknownWorker = 5,
+    } refused: Refused
+}
+
+exit_enum! {
+    /// `land`.
+    LandExit {
+        /// Every worker named landed, or was in the branch already (`--dry-run`: none refused).
+        Landed = 0,
+        /// git failed while merging (the merge was taken back).
+        Failed = 1,
+        /// Bad flags or setup, no roster.
+        Refused = 2,
+        /// A worker was refused; it and the rest of the queue were not landed.
+        NotLanded = 3,
+        /// No worker of that name.
+        UnknownWorker = 5,
+    } refused: Refused
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

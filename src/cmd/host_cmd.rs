@@ -127,6 +127,8 @@ pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
         Command::ResumeWorker(a) => there(&a.src, a, |a, h| Ok(resume(a, h))),
         Command::Spawn(a) => there(&a.src, a, spawn),
         Command::Retire(a) => there(&a.src, a, |a, h| Ok(retire(a, h))),
+        Command::Review(a) => there(&a.src, a, |a, h| Ok(review(a, h))),
+        Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h))),
         Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
         Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
         Command::Status(a) => status(a),
@@ -297,12 +299,43 @@ fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
 fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
     let mut flags = Vec::new();
     push_flag(&mut flags, a.remove_worktree, "--remove-worktree");
+    push_flag(&mut flags, a.discard, "--discard");
     push_flag(&mut flags, a.json, "--json");
     let words = delegate::words(host, "retire", &flags, std::slice::from_ref(&a.name));
     finish(
         host,
         "retire",
         delegate::run(host, &words, None, SLACK),
+        a.json,
+    )
+}
+
+fn review(a: &crate::cli::ReviewArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.json, "--json");
+    push_flag(&mut flags, a.patch, "--patch");
+    push_value(&mut flags, "--into", a.into.clone());
+    let words = delegate::words(host, "review", &flags, std::slice::from_ref(&a.name));
+    finish(
+        host,
+        "review",
+        delegate::run(host, &words, None, SLACK),
+        a.json,
+    )
+}
+
+fn land(a: &crate::cli::LandArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.dry_run, "--dry-run");
+    push_flag(&mut flags, a.rebase, "--rebase");
+    push_flag(&mut flags, a.json, "--json");
+    push_value(&mut flags, "--into", a.into.clone());
+    let words = delegate::words(host, "land", &flags, &a.names);
+    let deadline = SLACK * u32::try_from(a.names.len()).unwrap_or(u32::MAX).max(1);
+    finish(
+        host,
+        "land",
+        delegate::run(host, &words, None, deadline),
         a.json,
     )
 }

@@ -224,6 +224,9 @@ fn local_ports(
         workers: Arc::new(workers),
         spawner: Arc::new(spawner),
         frame_log: Some(Arc::new(LogFrames)),
+        changes: Some(Arc::new(crate::cmd::review_cmd::GitChanges {
+            root: opts.root.clone(),
+        })),
     };
     (replies, monitor)
 }

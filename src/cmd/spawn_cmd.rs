@@ -197,6 +197,7 @@ pub(crate) fn run_retire(args: &RetireArgs) -> RetireExit {
         root: crate::paths::absolute(&root),
         name: args.name.clone(),
         remove_worktree: args.remove_worktree,
+        discard: args.discard,
         data_root: r.opts.data_root.clone(),
         clock: r.clock.as_ref(),
     });

@@ -18,8 +18,8 @@ use crate::views::board_page::{self, BoardQuery};
 use super::caller::Coordinator;
 use super::wait::{self, WaitRequest};
 use super::{
-    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, SpawnParams, WaitParams,
-    RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
+    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, ReviewParams, SpawnParams,
+    WaitParams, RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
 };
 
 /// What a call needs: the verified coordinator, the scan options (rooted at its roster), the
@@ -68,6 +68,7 @@ pub(crate) fn run(call: Call, ctx: &Ctx) -> Outcome {
         Call::ResumeWorker(a) => resume_worker(a, ctx),
         Call::SpawnWorker(a) => spawn_worker(a, ctx),
         Call::Wait(a) => wait_for(a, ctx),
+        Call::Review(a) => review(a, ctx),
     }
 }
 
@@ -280,5 +281,57 @@ fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {
             result: serde_json::to_value(v).unwrap_or_default(),
         },
         Err(e) => refused(e),
+    }
+}
+
+/// Files and commits a tool answer lists (it must stay well under 64 KiB).
+const REVIEW_FILES: usize = 100;
+const REVIEW_COMMITS: usize = 30;
+/// The answer's size the lists are cut to (a tool line is at most 64 KiB).
+const REVIEW_MAX_BYTES: usize = 40 * 1024;
+
+fn review(a: ReviewParams, ctx: &Ctx) -> Outcome {
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let Some(cfg) = pass.config.as_ref() else {
+        return refused("no Intercom roster");
+    };
+    let Some(agent) = cfg.find_by_name(&a.name) else {
+        return refused(format!(
+            "no worker named {:?}",
+            crate::text::sanitize(&a.name)
+        ));
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let (mut rev, _) =
+        crate::review::worker::review_with_overlaps(&pass, cfg, agent, a.into.as_deref(), deadline);
+    rev.files_truncated |= rev.files.len() > REVIEW_FILES;
+    rev.files.truncate(REVIEW_FILES);
+    rev.commits.truncate(REVIEW_COMMITS);
+    rev.merge.conflicts.truncate(REVIEW_FILES);
+    rev.overlaps.truncate(20);
+    for o in &mut rev.overlaps {
+        o.files.truncate(50);
+    }
+    // Long names could still make the answer too long for one tool line: halve the lists until
+    // it fits (the totals still count everything; `filesTruncated` says so).
+    let size = |r: &crate::review::Review| serde_json::to_vec(r).map_or(usize::MAX, |v| v.len());
+    for _ in 0..16 {
+        if size(&rev) <= REVIEW_MAX_BYTES {
+            break;
+        }
+        rev.files_truncated = true;
+        rev.files.truncate(rev.files.len() / 2);
+        rev.merge.conflicts.truncate(rev.merge.conflicts.len() / 2);
+        rev.commits.truncate(rev.commits.len() / 2);
+        for o in &mut rev.overlaps {
+            o.files.truncate(o.files.len() / 2);
+        }
+    }
+    Outcome {
+        exit: ToolExit::Done,
+        result: serde_json::to_value(&rev).unwrap_or_default(),
     }
 }

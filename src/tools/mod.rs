@@ -1,5 +1,5 @@
 //! The coordinator's tools (`intercom_board`, `intercom_reply`, `intercom_close_worker`,
-//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`): their names, descriptions and JSON Schemas (the
+//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`, `intercom_review`): their names, descriptions and JSON Schemas (the
 //! shipped pi extension registers exactly these, in the coordinator's pi only), and one call of
 //! one tool, each a thin call into the same code the commands run (the board page, the reply
 //! path, close-worker, resume-worker, spawn, the scan), never a second implementation.
@@ -36,16 +36,18 @@ pub(crate) enum Tool {
     ResumeWorker,
     SpawnWorker,
     Wait,
+    Review,
 }
 
 impl Tool {
-    pub(crate) const ALL: [Tool; 6] = [
+    pub(crate) const ALL: [Tool; 7] = [
         Tool::Board,
         Tool::Reply,
         Tool::CloseWorker,
         Tool::ResumeWorker,
         Tool::SpawnWorker,
         Tool::Wait,
+        Tool::Review,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -56,6 +58,7 @@ impl Tool {
             Tool::ResumeWorker => "intercom_resume_worker",
             Tool::SpawnWorker => "intercom_spawn_worker",
             Tool::Wait => "intercom_wait",
+            Tool::Review => "intercom_review",
         }
     }
 
@@ -74,6 +77,7 @@ impl Tool {
             Tool::ResumeWorker => (RESUME_WAIT_SECS + 60) * 1000,
             Tool::SpawnWorker => (SPAWN_WAIT_SECS + 60) * 1000,
             Tool::Wait => (MAX_WAIT_SECS + 30) * 1000,
+            Tool::Review => 90_000,
         }
     }
 
@@ -85,6 +89,7 @@ impl Tool {
             Tool::ResumeWorker => "Intercom resume worker",
             Tool::SpawnWorker => "Intercom spawn worker",
             Tool::Wait => "Intercom wait",
+            Tool::Review => "Intercom review",
         }
     }
 
@@ -96,6 +101,7 @@ impl Tool {
             Tool::ResumeWorker => "Bring a closed worker back on its saved session (on tmux in a session of its own named like it), never twice, with every check of `intercom-pane resume-worker`. Only with `confirmClosed: true`, after you (or the person) confirmed the worker is really closed. Waits up to 60 s for the new seat to register.",
             Tool::SpawnWorker => "Start a new worker with every check of `intercom-pane spawn`: it is added to the roster (a fresh session id), its pi starts in a new window beside the coordinator (in the root, a folder under it, or a new git worktree), and once it registers the optional first task is handed to it through the reply path. Waits up to 60 s for the new seat to register. Refused for a taken, reserved or malformed name, a bad folder, a full roster.",
             Tool::Wait => "Wait until one worker seat reaches one of the given board states, or the timeout passes (at most 300 s); returns the seat as the board shows it then, with `reached` true or false. Read-only.",
+            Tool::Review => "What one worker changed in its git checkout (its `spawn --worktree` worktree, else the checkout of its folder), as `intercom-pane review NAME --json` gives it: its branch, the commit it started from and whether the branch it lands on moved on since, its commits since (subject, time), each changed file with lines added and removed as committed, uncommitted or untracked, whether merging it would conflict (and in which files), and the files it shares with other live workers (overlaps). At most 100 files and 30 commits listed (totals count them all). Read-only: nothing is merged or changed; landing is the person's `intercom-pane land`.",
         }
     }
 
@@ -108,6 +114,7 @@ impl Tool {
             Tool::ResumeWorker => "intercom_resume_worker: bring a closed worker back on its saved session (confirmClosed: true)",
             Tool::SpawnWorker => "intercom_spawn_worker: start a new worker (name, optional first task, folder or git worktree)",
             Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
+            Tool::Review => "intercom_review: what a worker changed in git (commits, files, merge conflicts, overlap with other workers), read-only",
         }
     }
 
@@ -153,6 +160,11 @@ impl Tool {
                 "name": name,
                 "states": {"type": "array", "minItems": 1, "maxItems": 6, "items": {"type": "string", "enum": states}, "description": "Return when the seat is in one of these states."},
                 "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECS, "description": "Give up after this many seconds (1-300)."}}})
+            }
+            Tool::Review => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The worker's configured name."},
+                "into": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Compare with this branch instead of the main checkout's."}}})
             }
         }
     }
@@ -226,6 +238,13 @@ pub(crate) struct WaitParams {
     pub timeout_seconds: u64,
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ReviewParams {
+    pub name: String,
+    pub into: Option<String>,
+}
+
 /// One call: the tool and its arguments, checked.
 #[derive(Debug)]
 pub(crate) enum Call {
@@ -235,6 +254,7 @@ pub(crate) enum Call {
     ResumeWorker(ResumeParams),
     SpawnWorker(SpawnParams),
     Wait(WaitParams),
+    Review(ReviewParams),
 }
 
 /// Longest `--args` accepted (a 2000-character text, JSON-escaped, fits many times).
@@ -315,6 +335,14 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             }
             Call::Wait(a)
         }
+        Tool::Review => {
+            let a: ReviewParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            if let Some(i) = &a.into {
+                name_ok(i)?;
+            }
+            Call::Review(a)
+        }
     };
     Ok(call)
 }
@@ -363,6 +391,9 @@ mod tests {
         )
         .is_ok());
         assert!(parse(Tool::Board, &" ".repeat(MAX_ARGS_BYTES + 1)).is_err());
+        assert!(parse(Tool::Review, r#"{"name": "W"}"#).is_ok());
+        assert!(parse(Tool::Review, r#"{"name": "W", "into": "a\nb"}"#).is_err());
+        assert!(parse(Tool::Review, r#"{"name": "W", "patch": true}"#).is_err());
     }
 
     #[test]

@@ -67,6 +67,13 @@ pub enum Msg {
         name: String,
         outcome: WorkerOutcome,
     },
+    /// The Changes column's new read (by row id).
+    ChangesArrived(std::collections::BTreeMap<String, crate::ui::changes::RowChanges>),
+    /// The review view's files and diff for a row (`None`: nothing to review).
+    ReviewArrived {
+        row_id: String,
+        review: Option<crate::ui::changes::ReviewText>,
+    },
 }
 
 /// Work for the runner.
@@ -91,6 +98,8 @@ pub enum Effect {
     KeepHeight(u16),
     /// Start a worker through the `Spawner`.
     Spawn(SpawnAsk),
+    /// Read the review view's files and diff of a row through the `ChangesSource`.
+    LoadReview { row_id: String },
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -185,6 +194,7 @@ pub struct App {
     pub(super) quit: bool,
     pub(super) cockpit: Cockpit,
     pub(super) spawn: Spawns,
+    pub(super) changes: crate::ui::changes::Changes,
 }
 
 impl App {
@@ -214,6 +224,7 @@ impl App {
             quit: false,
             cockpit: Cockpit::default(),
             spawn: Default::default(),
+            changes: Default::default(),
         }
     }
 
@@ -248,6 +259,10 @@ impl App {
         self.selection.as_ref()
     }
     /// The selected row, if a row (not the group header) is selected.
+    /// The review view's state for a row.
+    pub fn review_of(&self, id: &str) -> crate::ui::changes::ReviewState<'_> {
+        self.changes.review_of(id)
+    }
     pub fn selected_row(&self) -> Option<&Row> {
         match (&self.selection, &self.snapshot) {
             (Some(Selection::Row(id)), Some(s)) => s.row(id),
@@ -430,6 +445,8 @@ impl App {
             Msg::WorkerFinished { row_id, outcome } => self.on_worker_finished(&row_id, outcome),
             Msg::SpawnStage { name, stage } => self.on_spawn_stage(&name, &stage),
             Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
+            Msg::ChangesArrived(by_row) => self.changes.set(by_row),
+            Msg::ReviewArrived { row_id, review } => self.changes.arrived(row_id, review),
             Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
@@ -440,7 +457,22 @@ impl App {
             } => self.on_seen_finished(row_id, seen, result, &mut fx),
         }
         self.sync_selection();
+        self.follow_review(&mut fx);
         fx
+    }
+
+    /// The review view follows the selection: another row selected reads that row's review.
+    fn follow_review(&mut self, fx: &mut Vec<Effect>) {
+        if !self.review_open() {
+            return;
+        }
+        let Some(id) = self.selected_row().map(|r| r.id.clone()) else {
+            return;
+        };
+        if !self.changes.is_for(&id) {
+            self.changes.loading(&id);
+            fx.push(Effect::LoadReview { row_id: id });
+        }
     }
 
     fn on_snapshot(&mut self, snap: Snapshot) {
@@ -544,6 +576,7 @@ impl App {
             Action::PrevAttention => self.next_attention(false),
             Action::ToggleDetails => self.toggle_panel(false),
             Action::TogglePreview => self.toggle_panel(true),
+            Action::ToggleReview => self.toggle_review(fx),
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),

@@ -104,13 +104,33 @@ impl App {
             self.message = Some("select a worker first".into());
             return;
         }
-        if self.details_open && self.cockpit.preview == preview {
+        if self.details_open && !self.cockpit.review && self.cockpit.preview == preview {
             self.details_open = false;
         } else {
             self.details_open = true;
             self.cockpit.preview = preview;
         }
+        self.cockpit.review = false;
         self.details_scroll = 0;
+    }
+
+    /// `v`: open the panel with the selected worker's files and diff (read through the
+    /// `ChangesSource`), or close it.
+    pub(super) fn toggle_review(&mut self, fx: &mut Vec<Effect>) {
+        let Some(id) = self.selected_row().map(|r| r.id.clone()) else {
+            self.message = Some("select a worker first".into());
+            return;
+        };
+        self.details_scroll = 0;
+        if self.details_open && self.cockpit.review {
+            self.details_open = false;
+            self.cockpit.review = false;
+            return;
+        }
+        self.details_open = true;
+        self.cockpit.review = true;
+        self.changes.loading(&id);
+        fx.push(Effect::LoadReview { row_id: id });
     }
 
     /// `C` / `R`: put up the confirmation that names the worker (or refuse at once).
@@ -329,7 +349,11 @@ impl App {
     }
     /// Whether the open panel is the preview (else the details).
     pub fn preview_open(&self) -> bool {
-        self.details_open && self.cockpit.preview
+        self.details_open && self.cockpit.preview && !self.cockpit.review
+    }
+    /// Whether the open panel is the review view (`v`).
+    pub fn review_open(&self) -> bool {
+        self.details_open && self.cockpit.review
     }
     /// The close or resume waiting for its confirmation, if one.
     pub fn confirming(&self) -> Option<(WorkerAction, &SeatRef)> {

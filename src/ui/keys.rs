@@ -63,6 +63,8 @@ pub enum Action {
     ToggleDetails,
     /// Open/close the preview panel (or switch the panel to the preview).
     TogglePreview,
+    /// Open/close the review view: the worker's changed files and diff.
+    ToggleReview,
     /// Esc with a panel open.
     CloseDetails,
     /// Scroll the panel (short panes).
@@ -187,6 +189,13 @@ pub const BINDINGS: &[Binding] = &[
         "preview",
     ),
     b(&[Key::Char('r')], Action::OpenReply, LIST, "r", "reply"),
+    b(
+        &[Key::Char('v')],
+        Action::ToggleReview,
+        LIST,
+        "",
+        "review: changed files and diff",
+    ),
     b(
         &[Key::Esc],
         Action::CloseDetails,

@@ -25,6 +25,8 @@ pub enum Col {
     /// How old the Intercom observation is (not the person's Seen mark).
     Observed,
     LastActivity,
+    /// What the worker changed in git (docs/behaviour.md §11).
+    Changes,
 }
 
 impl Col {
@@ -39,6 +41,7 @@ impl Col {
             Col::Activity => "Activity",
             Col::Observed => "Observed",
             Col::LastActivity => "Last activity",
+            Col::Changes => "Changes",
         }
     }
 
@@ -53,6 +56,7 @@ impl Col {
             Col::Activity => 9,      // "thinking" + a mark when it differs from State
             Col::Observed => 9,      // "59m (old)"
             Col::LastActivity => 17, // "Waiting for input"
+            Col::Changes => 20,      // "⚠ +1200 −80 · 50f · 3u"
         }
     }
 }
@@ -68,21 +72,23 @@ const DETAIL_SHARE: u16 = 3;
 use Col::*;
 
 /// Most important first: when the width is short, columns drop from the end.
-pub(crate) const IMPORTANCE: [Col; 8] = [
+pub(crate) const IMPORTANCE: [Col; 9] = [
     Worker,
     State,
     Detail,
     Report,
     Connection,
+    Changes,
     Activity,
     Observed,
     LastActivity,
 ];
 
 /// Left to right on screen.
-const ORDER: [Col; 8] = [
+const ORDER: [Col; 9] = [
     Worker,
     State,
+    Changes,
     Report,
     Connection,
     Activity,
@@ -107,6 +113,8 @@ pub fn with_source(rows: &[Row]) -> Vec<Col> {
         .into_iter()
         .filter(|c| match c {
             Worker | State | Detail => true,
+            // Added by the list when the Changes source has something for a shown row.
+            Changes => false,
             Report => reported,
             Connection => observed || connected,
             Activity | Observed | LastActivity => observed,
@@ -214,6 +222,12 @@ mod tests {
         assert_eq!(at80, vec![Worker, State, Report, Connection, Detail]);
         assert_eq!(
             names(&fit(120, &all)),
+            vec![Worker, State, Changes, Report, Connection, Detail]
+        );
+        // Without the Changes column (no worker changed anything in git), as before it.
+        let no_changes: Vec<Col> = all.iter().copied().filter(|c| *c != Changes).collect();
+        assert_eq!(
+            names(&fit(120, &no_changes)),
             vec![Worker, State, Report, Connection, Activity, Observed, Detail]
         );
         assert_eq!(names(&fit(40, &all)), vec![Worker, State, Detail]);

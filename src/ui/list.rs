@@ -41,7 +41,13 @@ pub(crate) struct ListGeom {
 pub(crate) fn list_geom(app: &App, items: &[Item<'_>], r: Rect) -> ListGeom {
     let shown_cols = app
         .snapshot()
-        .map(|s| layout::with_source(&s.rows))
+        .map(|s| {
+            let mut cols = layout::with_source(&s.rows);
+            if app.changes.any(&s.rows) {
+                cols.push(Col::Changes);
+            }
+            cols
+        })
         .unwrap_or_default();
     let fitted = layout::fit(r.width, &shown_cols);
     let sel = app.selected_index(items);
@@ -275,6 +281,15 @@ fn row_spans(
                 None => ("-".to_string(), t.dim()),
             },
             Col::Observed => observed_cell(row, now, t),
+            Col::Changes => match app.changes.of(&row.id) {
+                Some(c) => {
+                    let rows = app.snapshot().map_or(&[][..], |s| &s.rows[..]);
+                    let overlap = app.changes.overlaps(row, rows);
+                    let style = if overlap { t.warn() } else { Style::default() };
+                    (crate::ui::changes::cell(c, overlap, p.width), style)
+                }
+                None => (String::new(), Style::default()),
+            },
             Col::LastActivity => match &row.activity {
                 Some(a) => (clean(&a.label), Style::default()),
                 None => ("-".to_string(), t.dim()),

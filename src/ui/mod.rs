@@ -6,6 +6,8 @@
 
 /// Sidebar state and its update by messages.
 pub(crate) mod app;
+/// The Changes column: what each worker changed in git, and overlaps between live workers.
+pub(crate) mod changes;
 /// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.
 pub(crate) mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.

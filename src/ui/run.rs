@@ -25,9 +25,9 @@ use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
 use crate::ui::ports::{
-    CancelToken, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner, NoWorkerControl, Pass,
-    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
-    Spawner, WorkerAction, WorkerControl, WorkerOutcome,
+    CancelToken, ChangesSource, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner,
+    NoWorkerControl, Pass, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter,
+    SnapshotSource, SpawnAsk, Spawner, WorkerAction, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -59,6 +59,8 @@ pub struct MonitorOptions {
     pub spawner: Arc<dyn Spawner>,
     /// Told about frames that show new states (the `live_frame` log event).
     pub frame_log: Option<Arc<dyn FrameLog>>,
+    /// What the workers changed in git (the Changes column); none: no column.
+    pub changes: Option<Arc<dyn ChangesSource>>,
 }
 
 impl std::fmt::Debug for MonitorOptions {
@@ -85,6 +87,7 @@ impl Default for MonitorOptions {
                 reason: "this sidebar cannot spawn workers".into(),
             }),
             frame_log: None,
+            changes: None,
         }
     }
 }
@@ -96,6 +99,7 @@ struct Ports {
     navigator: Arc<dyn Navigator>,
     workers: Arc<dyn WorkerControl>,
     spawner: Arc<dyn Spawner>,
+    changes: Option<Arc<dyn ChangesSource>>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -159,6 +163,9 @@ pub fn run_monitor_with(
     let cancel = source.cancel_token();
     let stop_input = Arc::new(AtomicBool::new(false));
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
+    if let Some(changes) = opts.changes.clone() {
+        spawn_changes(changes, cancel.clone(), tx.clone())?;
+    }
     spawn_input(stop_input.clone(), tx.clone())?;
     spawn_signal_watch(stop_input.clone(), tx.clone())?;
 
@@ -168,6 +175,7 @@ pub fn run_monitor_with(
         navigator: opts.navigator.clone(),
         workers: opts.workers.clone(),
         spawner: opts.spawner.clone(),
+        changes: opts.changes.clone(),
     };
     for fx in first {
         perform(fx, &tx, &ports);
@@ -312,6 +320,7 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
         Effect::Worker { action, seat } => run_worker(tx, ports, action, seat),
         Effect::KeepHeight(lines) => keep_height(ports, lines),
         Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
+        Effect::LoadReview { row_id } => load_review(tx, ports, row_id),
         Effect::Quit => {}
     }
 }
@@ -487,6 +496,28 @@ fn spawn_worker(tx: Sender<Event2>, ports: &Ports, ask: SpawnAsk) {
 
 /// Run `job` on its own thread and send its message back; when no thread can start, the
 /// message `failed` makes of the reason is sent instead.
+/// The review view's files and diff for one row; `ReviewArrived` comes back.
+fn load_review(tx: Sender<Event2>, ports: &Ports, row_id: String) {
+    let src = ports.changes.clone();
+    let id2 = row_id.clone();
+    background(
+        tx,
+        "review",
+        move |_| {
+            let review = src.and_then(|s| {
+                panic::catch_unwind(AssertUnwindSafe(|| s.review(&row_id)))
+                    .ok()
+                    .flatten()
+            });
+            Msg::ReviewArrived { row_id, review }
+        },
+        |_| Msg::ReviewArrived {
+            row_id: id2,
+            review: None,
+        },
+    );
+}
+
 fn background(
     tx: Sender<Event2>,
     name: &str,
@@ -501,6 +532,41 @@ fn background(
     if let Err(e) = spawned {
         let _ = tx2.send(Event2::App(failed(format!("cannot start a thread: {e}"))));
     }
+}
+
+/// How often the Changes column is read again.
+const CHANGES_EVERY: Duration = Duration::from_secs(15);
+
+/// Read what the workers changed now and then, off the UI thread; a new read only when it
+/// differs. Ends with the sidebar (the cancel token) or when a read panics.
+fn spawn_changes(
+    source: Arc<dyn ChangesSource>,
+    cancel: CancelToken,
+    tx: Sender<Event2>,
+) -> io::Result<()> {
+    thread::Builder::new()
+        .name("changes".into())
+        .spawn(move || {
+            let mut last = None;
+            loop {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                let Ok(now) = panic::catch_unwind(AssertUnwindSafe(|| source.read())) else {
+                    return;
+                };
+                if last.as_ref() != Some(&now) {
+                    last = Some(now.clone());
+                    if tx.send(Event2::App(Msg::ChangesArrived(now))).is_err() {
+                        return;
+                    }
+                }
+                if cancel.wait_timeout(CHANGES_EVERY) {
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
 }
 
 /// Passes back to back with a pause between them, never overlapping (one thread, one at a time).

@@ -33,6 +33,8 @@ pub(crate) struct Cockpit {
     pub(crate) help_scroll: usize,
     /// The open panel shows the preview instead of the details.
     pub(crate) preview: bool,
+    /// The open panel shows the review view (`v`: files and diff) instead of either.
+    pub(crate) review: bool,
     /// A close or resume waiting for `y`.
     pub(crate) confirm: Option<(WorkerAction, SeatRef)>,
     /// A jump in flight: the seat's name.

@@ -26,5 +26,6 @@ mod log_line_bench;
 mod monitor_bench;
 mod mux_bench;
 mod probe_bench;
+mod review_bench;
 mod sessions_bench;
 mod ui_bench;

@@ -3,7 +3,9 @@
 //! one in a git worktree, one with a model flag and a first task — each in its own window, in
 //! its roster session; `close-worker` then `resume-worker` brings the second back with the same
 //! model flag and folder; `retire` removes the first and keeps its worktree because it holds an
-//! uncommitted file. The truth about what runs comes from tmux (`#{pane_start_command}`,
+//! uncommitted file. Two more in worktrees commit through their bash tool; `review` shows their
+//! work and the file both changed, `land` lands one and refuses the other's conflict. The truth
+//! about what runs comes from tmux (`#{pane_start_command}`,
 //! `#{pane_current_path}`: pi 1.6.0 replaces its visible command line with its title) and from
 //! each pi's own registration and session file.
 //!
@@ -324,4 +326,89 @@ fn real_pis_are_spawned_resumed_with_their_flags_and_retired() {
     assert!(names.contains(&json!("Writer")));
     s.server.tmux(&["send-keys", "-t", pane, "C-c"]);
     s.server.tmux(&["send-keys", "-t", pane, "C-d"]);
+}
+
+/// Two real pis spawned in worktrees commit through their bash tool (the scripted model calls
+/// it); `review` shows each one's commit and files and the file both changed (overlap), and
+/// `land A B` lands A and refuses B, whose change to that file conflicts, changing nothing.
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn real_pis_commit_in_their_worktrees_are_reviewed_and_landed() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Setup::start();
+    let work = |name: &str| {
+        let cmd = format!(
+            "echo {name} > {name}.txt && echo 'line by {name}' >> README && git add -A && \
+             git -c user.name={name} -c user.email={name}@example.org commit -qm 'work of {name}'"
+        );
+        format!("TOOLCALL bash {}", json!({ "command": cmd }))
+    };
+    for name in ["A", "B"] {
+        let (code, out, err) = s.run(
+            "spawn",
+            &[
+                name,
+                "--worktree",
+                "--prompt",
+                &work(name),
+                "--wait-secs",
+                "90",
+                "--json",
+            ],
+        );
+        assert_eq!(code, 0, "{out} {err}");
+    }
+    // Each committed in its own worktree, and its turn ended.
+    let review = |name: &str| s.run("review", &[name, "--json"]);
+    for name in ["A", "B"] {
+        wait_for(90_000, || {
+            let (_, r, _) = review(name);
+            (r["commitsTotal"] == 1 && r["state"] == "idle").then_some(())
+        })
+        .unwrap_or_else(|| panic!("{name} never committed and settled: {}", review(name).1));
+    }
+    let (code, r, err) = review("A");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["commits"][0]["subject"], "work of A", "{r}");
+    let files: Vec<(String, String)> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["where"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(files.contains(&("A.txt".into(), "committed".into())), "{r}");
+    assert!(
+        files.contains(&("README".into(), "committed".into())),
+        "{r}"
+    );
+    assert_eq!(r["merge"]["state"], "fast-forward", "{r}");
+    assert_eq!(r["overlaps"][0]["workers"], json!(["A", "B"]), "{r}");
+    assert_eq!(r["overlaps"][0]["files"], json!(["README"]), "{r}");
+
+    // land A B: A fast-forwards main; B's README line now conflicts: refused, nothing changed.
+    let (code, l, err) = s.run("land", &["A", "B", "--json"]);
+    assert_eq!(code, 3, "{l} {err}");
+    assert_eq!(l["steps"][0]["outcome"], "fast-forward", "{l}");
+    assert_eq!(l["steps"][1]["outcome"], "refused", "{l}");
+    assert_eq!(l["steps"][1]["conflicts"], json!(["README"]), "{l}");
+    let main_tip = git(&s.root, &["rev-parse", "HEAD"]).trim().to_string();
+    let a_tip = git(
+        &s.root.join(".pi-intercom/worktrees/A"),
+        &["rev-parse", "HEAD"],
+    );
+    assert_eq!(main_tip, a_tip.trim());
+    assert!(s.root.join("A.txt").exists() && !s.root.join("B.txt").exists());
+    let merge_head = git(&s.root, &["rev-parse", "--git-path", "MERGE_HEAD"]);
+    assert!(
+        !s.root.join(merge_head.trim()).exists(),
+        "no merge left half done"
+    );
 }

@@ -5,7 +5,7 @@
 //!   no `cmd/`, … (infrastructure sits below its users); within it the log writes through the
 //!   store, so the store never names the log;
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
-//!   to Herdr; only `hosts/ssh.rs` runs `ssh`;
+//!   to Herdr; only `hosts/ssh.rs` runs `ssh`; only `git/mod.rs` runs `git`;
 //! - only `mux/` branches on which multiplexer (`MuxKind::Tmux`, `MuxKind::Herdr`): the rest asks
 //!   `MuxKind`'s `Caps` and methods or the `Multiplexer` trait;
 //! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
@@ -196,6 +196,14 @@ fn only_the_transport_runs_ssh() {
         |p| p == "src/hosts/ssh.rs",
     );
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
+}
+
+#[test]
+fn only_the_git_runner_runs_git() {
+    // Every git call goes through `git::run_any` (a deadline, an output cap, git's redirecting
+    // variables removed, no pager, no optional locks).
+    let bad = offenders(&["Command::new(\"git\")"], |p| p == "src/git/mod.rs");
+    assert!(bad.is_empty(), "git run outside src/git/mod.rs: {bad:#?}");
 }
 
 #[test]

@@ -411,3 +411,58 @@ fn jump_last_to_another_host_goes_only_to_the_pi_that_alerted() {
     assert_eq!(o.status.code(), Some(4), "{o:?}");
     assert!(o.stdout.is_empty(), "{o:?}");
 }
+
+/// `review --host` and `land --host` run there, on that host's roster and git checkout, their
+/// answers and exit codes unchanged; nothing here is touched.
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn review_and_land_run_on_the_host_named() {
+    let net = Net::new(&[("b", &["Builder"])], &[]);
+    let before = net.local_listing();
+    let root = net.host("b").dir.join("root");
+    crate::scan_support::git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("notes.txt"), "one\n").unwrap();
+    crate::scan_support::git(&root, &["add", "notes.txt"]);
+    crate::scan_support::git(&root, &["commit", "-qm", "start"]);
+    std::fs::write(
+        root.join("notes.txt"),
+        "one\ntwo $(touch /tmp/ip-hosts-pwned)\n",
+    )
+    .unwrap();
+
+    let o = net.run(&["review", "--host", "b", "--json", "Builder"], None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["worker"], "Builder");
+    assert_eq!(r["checkout"], root.display().to_string().as_str());
+    let f = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "notes.txt")
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(
+        (f["where"].as_str(), f["added"].as_u64()),
+        (Some("uncommitted"), Some(1))
+    );
+
+    // It works in the host's main checkout itself: nothing to land, refused there (exit 3).
+    let o = net.run(
+        &["land", "--host", "b", "--json", "--dry-run", "Builder"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        r["steps"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("main checkout itself"),
+        "{r}"
+    );
+    assert!(!std::path::Path::new("/tmp/ip-hosts-pwned").exists());
+    assert_eq!(net.local_listing(), before, "nothing here was touched");
+}

@@ -108,6 +108,7 @@ mod reply_text_table;
 mod reply_typed;
 mod resume_herdr;
 mod resume_worker;
+mod review_land;
 mod scan_board_unchanged;
 mod scan_cli;
 mod scan_herdr;

@@ -5,34 +5,11 @@
 //! resumed one starts with the flags, folder and environment it was spawned with.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::mux_support;
 use crate::spawn_support;
 
 use crate::scan_support::git;
-use mux_support::wait_for;
 use serde_json::{json, Value};
-use spawn_support::{agent, ended, Team};
-
-/// The team's root as a git checkout on `main` with the roster committed (as people keep it).
-fn checkout(t: &Team) {
-    git(&t.root, &["init", "-q", "-b", "main"]);
-    std::fs::write(t.root.join("README"), "project\n").unwrap();
-    git(&t.root, &["add", "-A"]);
-    git(&t.root, &["commit", "-qm", "start"]);
-}
-
-/// End the stand-in pi that runs `session` and wait until it is gone.
-fn end_worker(t: &Team, session: &Value) {
-    let l = t
-        .launches()
-        .into_iter()
-        .rev()
-        .find(|l| l["sid"] == *session)
-        .unwrap_or_else(|| panic!("no launch of {session}"));
-    let pid = l["pid"].as_i64().unwrap() as i32;
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    wait_for(20_000, || ended(pid).then_some(())).expect("the stand-in ended");
-}
+use spawn_support::{agent, checkout, end_worker, Team};
 
 fn retire(t: &Team, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["--json"];

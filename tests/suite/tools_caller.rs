@@ -113,7 +113,8 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             "intercom_close_worker",
             "intercom_resume_worker",
             "intercom_spawn_worker",
-            "intercom_wait"
+            "intercom_wait",
+            "intercom_review"
         ]
     );
 
@@ -281,6 +282,38 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             "{name} {args}: {v}"
         );
     }
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+
+    // intercom_review: a worker outside git is answered with a note (no guess), read-only.
+    let (code, v) = tool(
+        &env,
+        &mut coord,
+        "intercom_review",
+        cpid,
+        &json!({"name": "Builder"}),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["worker"], "Builder");
+    assert!(v["checkout"].is_null(), "{v}");
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .contains("not in a git checkout"),
+        "{v}"
+    );
+    let (code, v) = tool(
+        &env,
+        &mut coord,
+        "intercom_review",
+        cpid,
+        &json!({"name": "Nobody"}),
+    );
+    assert_eq!(code, 2, "{v}");
+    assert!(
+        v["refused"].as_str().unwrap().contains("no worker named"),
+        "{v}"
+    );
     assert_eq!(std::fs::read(&config).unwrap(), before);
 
     // The calls themselves: the board's page, and a bounded wait.

@@ -357,3 +357,44 @@ fn same_board_ignores_only_the_time() {
     erred.truncated = true;
     assert!(!erred.same_board(&s));
 }
+
+/// `v`: the review view reads the selected row's review, follows the selection to another row,
+/// ignores a review that arrives for a row it no longer shows, and closes on `v` again.
+#[test]
+fn the_review_view_follows_the_selection_and_drops_stale_answers() {
+    use intercom_pane::seam::ui::changes::{ReviewState, ReviewText};
+    let mut a = app();
+    a.update(snap(vec![
+        row("a", BoardState::Idle),
+        row("b", BoardState::Idle),
+    ]));
+    let fx = a.update(ch('v'));
+    assert_eq!(fx, vec![Effect::LoadReview { row_id: "a".into() }]);
+    assert!(a.review_open());
+    let fx = a.update(key(KeyCode::Down));
+    assert_eq!(fx, vec![Effect::LoadReview { row_id: "b".into() }]);
+    // The answer for `a` comes late: not shown for `b`.
+    let text = ReviewText {
+        summary: vec!["a's".into()],
+        files: vec![],
+        diff: vec![],
+    };
+    assert!(a
+        .update(Msg::ReviewArrived {
+            row_id: "a".into(),
+            review: Some(text.clone())
+        })
+        .is_empty());
+    assert_eq!(
+        a.review_of("b"),
+        ReviewState::Loading,
+        "a stale answer is not b's"
+    );
+    a.update(Msg::ReviewArrived {
+        row_id: "b".into(),
+        review: None,
+    });
+    assert_eq!(a.review_of("b"), ReviewState::Nothing);
+    assert!(a.update(ch('v')).is_empty());
+    assert!(!a.review_open());
+}

@@ -1,5 +1,6 @@
 // intercom-pane's tools for the coordinator's model: intercom_board, intercom_reply,
-// intercom_close_worker, intercom_resume_worker, intercom_spawn_worker, intercom_wait.
+// intercom_close_worker, intercom_resume_worker, intercom_spawn_worker, intercom_wait,
+// intercom_review.
 //
 // Loaded by ../intercom-pane.ts at session_start. Registered only when the intercom-pane binary
 // says this pi is the roster's coordinator (`intercom-pane tool check --pi-pid <this pi>`: the

@@ -8,44 +8,17 @@
 //! main checkout's status.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use crate::actions::launch_spec::Worktree;
 use crate::fsguard;
-use crate::mux::spawn::{self, RunError};
 use crate::text::sanitize;
 
-/// Cap on what one git call may print.
-const OUT_CAP: usize = 1 << 20;
-
-/// One git call in `dir`; its stdout when it exited 0, else what it said.
+/// One git call in `dir` (`crate::git`); its stdout when it exited 0, else what it said.
 fn git(dir: &Path, args: &[&str], deadline: Instant) -> Result<String, String> {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(dir).args(args);
-    for v in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_COMMON_DIR",
-        "GIT_CEILING_DIRECTORIES",
-    ] {
-        c.env_remove(v);
-    }
-    c.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
-    let out = spawn::run(&mut c, None, deadline, OUT_CAP).map_err(|e| match e {
-        RunError::NotFound => "git is not installed".to_string(),
-        RunError::Timeout => "git did not answer in time".to_string(),
-        RunError::Oversize => "git printed too much".to_string(),
-        RunError::Spawn(d) => format!("git could not be started: {d}"),
-    })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        let said = String::from_utf8_lossy(&out.stderr);
-        Err(crate::text::clip(&sanitize(said.trim()), 300))
-    }
+    crate::git::run(dir, args, deadline, crate::git::OUT_CAP)
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// A worktree about to be created (or taken over from a spawn that died after creating it).
@@ -146,13 +119,19 @@ pub(crate) fn is_checkout_of(w: &Worktree, deadline: Instant) -> bool {
         .is_ok_and(|r| r.trim() == format!("refs/heads/{}", w.branch))
 }
 
-/// Work a worktree holds that removing it would lose.
+/// Work a worktree holds that is not safe in its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Work {
-    /// `git status` entries: changed, staged or untracked files (at most 20 named).
+    /// Changed, staged or untracked files (`git status`), exact names.
     pub uncommitted: Vec<String>,
-    /// Commits on the branch that no other branch and no remote-tracking branch has.
+    /// Commits of its HEAD not in the base, `id subject` (at most 20, newest first).
+    pub commits: Vec<String>,
+    /// How many commits of its HEAD are not in the base.
     pub unmerged_commits: u64,
+    /// What "the base" is: the main checkout's branch, else every other branch and remote.
+    pub base: String,
+    /// The branch its HEAD is on (none: detached), which keeps those commits when it goes.
+    pub on_branch: Option<String>,
 }
 
 impl Work {
@@ -161,39 +140,70 @@ impl Work {
     }
 }
 
-/// What `w` holds that is not safe elsewhere.
+/// What `w` holds that is not in its base: the branch the main checkout has checked out (where
+/// `land` brings it), else any other branch or remote-tracking branch.
 pub(crate) fn work_in(w: &Worktree, deadline: Instant) -> Result<Work, String> {
-    let status = git(
-        &w.path,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        deadline,
-    )?;
-    let uncommitted: Vec<String> = status
-        .split('\0')
-        .filter(|e| e.len() > 3)
-        .take(20)
-        .map(|e| sanitize(&e[3..]))
+    let uncommitted =
+        crate::review::uncommitted(&w.path, true, deadline).map_err(|e| e.to_string())?;
+    let co =
+        crate::review::locate::checkout(&w.path, Some(w), deadline).map_err(|e| e.to_string())?;
+    let mut range = vec!["HEAD".to_string(), "--not".to_string()];
+    let base = match co.main_branch.as_deref() {
+        Some(m) if co.branch.as_deref() != Some(m) => {
+            range.push(format!("refs/heads/{m}"));
+            m.to_string()
+        }
+        _ => {
+            // `--exclude` before `--branches` takes the name without `refs/heads/` (git's
+            // rule); a branch name holds no glob character (`git check-ref-format`).
+            if let Some(b) = &co.branch {
+                range.push(format!("--exclude={b}"));
+            }
+            range.extend(["--branches".to_string(), "--remotes".to_string()]);
+            "any other branch or remote".to_string()
+        }
+    };
+    let mut count_args = vec!["rev-list".to_string(), "--count".to_string()];
+    count_args.extend(range.iter().cloned());
+    let count = git(&w.path, &as_strs(&count_args), deadline)?;
+    let mut log_args: Vec<String> = ["log", "-z", "--format=%H%x00%ct%x00%s", "--max-count=20"]
+        .iter()
+        .map(|s| s.to_string())
         .collect();
-    // `--exclude` before `--branches` takes the name without `refs/heads/` (git's rule); a
-    // branch name holds no glob character (`git check-ref-format`).
-    let exclude = format!("--exclude={}", w.branch);
-    let count = git(
-        &w.path,
-        &[
-            "rev-list",
-            "--count",
-            &format!("refs/heads/{}", w.branch),
-            "--not",
-            &exclude,
-            "--branches",
-            "--remotes",
-        ],
-        deadline,
-    )?;
+    log_args.extend(range);
+    let commits = crate::git::run(&w.path, &as_strs(&log_args), deadline, crate::git::OUT_CAP)
+        .map(|o| crate::git::parse::commits(&o))
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|c| format!("{} {}", c.id.get(..10).unwrap_or(&c.id), c.subject))
+        .collect();
     Ok(Work {
         uncommitted,
+        commits,
         unmerged_commits: count.trim().parse().unwrap_or(u64::MAX),
+        base,
+        on_branch: co.branch,
     })
+}
+
+fn as_strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// Remove the worktree even with changes (`retire --discard`: asked by name); the branch stays.
+pub(crate) fn remove_discarding(
+    repo: &Path,
+    w: &Worktree,
+    deadline: Instant,
+) -> Result<(), String> {
+    let path = w.path.to_string_lossy().into_owned();
+    git(
+        repo,
+        &["worktree", "remove", "--force", "--", &path],
+        deadline,
+    )
+    .map(|_| ())
+    .map_err(|e| format!("git worktree remove failed: {e}"))
 }
 
 /// Remove the worktree (git itself refuses one with changes: no `--force`); the branch stays.

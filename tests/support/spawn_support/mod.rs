@@ -257,3 +257,24 @@ pub fn ended(pid: i32) -> bool {
             .is_some_and(|r| r.trim_start().starts_with('Z'))
     })
 }
+
+/// The team's root as a git checkout on `main` with the roster committed (as people keep it).
+pub fn checkout(t: &Team) {
+    git(&t.root, &["init", "-q", "-b", "main"]);
+    std::fs::write(t.root.join("README"), "project\n").unwrap();
+    git(&t.root, &["add", "-A"]);
+    git(&t.root, &["commit", "-qm", "start"]);
+}
+
+/// End the stand-in pi that runs `session` and wait until it is gone.
+pub fn end_worker(t: &Team, session: &Value) {
+    let l = t
+        .launches()
+        .into_iter()
+        .rev()
+        .find(|l| l["sid"] == *session)
+        .unwrap_or_else(|| panic!("no launch of {session}"));
+    let pid = l["pid"].as_i64().unwrap() as i32;
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    crate::mux_support::wait_for(20_000, || ended(pid).then_some(())).expect("the stand-in ended");
+}
