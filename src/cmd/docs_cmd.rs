@@ -37,10 +37,12 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
     let mut pages = vec![("intercom-pane.1".to_string(), render(top.clone())?)];
     for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("intercom-pane-{}", sub.get_name());
+        // The page is named `intercom-pane-<command>` (as man looks it up); its SYNOPSIS shows
+        // the command as typed: `intercom-pane <command>`.
         let page = sub
             .clone()
             .display_name(name.clone())
-            .bin_name(name.clone());
+            .bin_name(format!("intercom-pane {}", sub.get_name()));
         pages.push((format!("{name}.1"), render(page)?));
     }
     Ok(pages)

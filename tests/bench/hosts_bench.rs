@@ -59,7 +59,7 @@ fn pct(ticks: u64, secs: f64) -> f64 {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn eight_hosts_of_32_workers() {
     let secs: u64 = std::env::var("HOSTS_BENCH_SECS")
         .ok()

@@ -257,7 +257,7 @@ fn start_monitor(f: &Fleet, server: &TmuxServer, rows: usize, log: &Path) -> i32
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn live_bench() {
     let workers = env_num("LIVE_BENCH_WORKERS", 64) as usize;
     let samples = env_num("LIVE_BENCH_SAMPLES", 40) as usize;
@@ -464,7 +464,7 @@ fn live_bench() {
 /// woke, over `LIVE_BENCH_WORKERS` (255) seats live in tmux. Run it under `perf record -p` to
 /// see where a pass goes.
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn live_pass_profile() {
     let workers = env_num("LIVE_BENCH_WORKERS", 255) as usize;
     let f = Fleet::layout(workers);

@@ -43,7 +43,7 @@ fn vm_hwm_kib(pid: i32) -> u64 {
 type PaneArgv<'a> = dyn Fn(&str, &std::path::Path) -> Vec<String> + 'a;
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn monitor_idle_cpu_and_rss_with_64_workers() {
     // `sleep` named `pi`: the pi check refuses it, so each pass walks every pane's tree.
     let bin = tempfile::tempdir().unwrap();
@@ -58,7 +58,7 @@ fn monitor_idle_cpu_and_rss_with_64_workers() {
 /// setup starts workers: `pi --session-id <id>`), so each pass also works out where each pi
 /// writes its session.
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn monitor_idle_cpu_with_64_pi_processes() {
     let bin = tempfile::tempdir().unwrap();
     // A JavaScript runtime's name (a link of bash) running a script at pi's entry path.

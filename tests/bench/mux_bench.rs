@@ -28,7 +28,7 @@ fn real_tmux() -> String {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn tmux_spawns_per_liveness_pass_are_constant() {
     let work = tempfile::tempdir().unwrap();
     let pi = fake_pi(work.path());

@@ -34,7 +34,7 @@ fn count(cache: &ProbeCache, r: &[ProbeTarget], state: ConnState) -> usize {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn bench_256_closed_ports() {
     let r = roster(&closed_ports(256));
     let (_tx, rx) = watch::channel(false);
@@ -56,7 +56,7 @@ fn bench_256_closed_ports() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn bench_256_silent_servers() {
     let servers = Servers::new();
     let tracker = Arc::new(Tracker::default());
@@ -89,7 +89,7 @@ fn bench_256_silent_servers() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn bench_256_healthy_servers() {
     let servers = Servers::new();
     let tracker = Arc::new(Tracker::default());

@@ -89,7 +89,7 @@ fn median_pass_ms(files: &[PathBuf]) -> f64 {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn read_session_cost_does_not_grow_with_file_size() {
     let dir = tempfile::tempdir().unwrap();
     let dense_dir = dir.path().join("dense");

@@ -14,7 +14,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn render_256_rows_at_120x40() {
     let now = parse_iso("2026-11-29T10:00:03.000Z").unwrap();
     let mut app = App::new(
@@ -54,7 +54,7 @@ fn render_256_rows_at_120x40() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn draw_only_256_rows_at_120x40() {
     use ratatui::buffer::Buffer;
     use ratatui::layout::Rect;
@@ -76,7 +76,7 @@ fn draw_only_256_rows_at_120x40() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a benchmark: run by hand in release, one module at a time (docs/benchmarks.md)"]
 fn draw_with_a_full_multi_line_reply_draft() {
     use ratatui::buffer::Buffer;
     use ratatui::layout::Rect;

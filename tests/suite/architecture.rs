@@ -381,3 +381,26 @@ fn is_visible_module(top: &Path, path: &str, name: &str) -> bool {
         .iter()
         .any(|f| std::fs::read_to_string(f).is_ok_and(|text| text.lines().any(declared)))
 }
+
+/// Every ignored test says why (`#[ignore = "…"]` or `cfg_attr(…, ignore = "…")`): `cargo test`
+/// then prints the reason beside `ignored`, as the README promises.
+#[test]
+fn every_ignored_test_says_why() {
+    let mut files = Vec::new();
+    for dir in ["tests", "src", "benches"] {
+        sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), &mut files);
+    }
+    let bare = ["#[ignore]", ", ignore)]"];
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|p| !p.ends_with("architecture.rs"))
+        .flat_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            bare.iter()
+                .filter(|b| text.contains(*b))
+                .map(|b| format!("{}: {b}", rel(p)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(bad.is_empty(), "an ignored test without its reason: {bad:#?}");
+}

@@ -452,5 +452,9 @@ fn completions_and_man_pages_are_generated() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = std::fs::read_to_string(dir.join("intercom-pane-doctor.1")).unwrap();
     assert!(page.contains("\\-\\-json"), "{page}");
+    // The page is `intercom-pane-doctor`; its synopsis is the command as typed.
+    assert!(page.contains(".TH intercom-pane-doctor 1"), "{page}");
+    let synopsis = page.split(".SH SYNOPSIS").nth(1).unwrap();
+    assert!(synopsis.starts_with("\n\\fBintercom\\-pane doctor\\fR"), "{synopsis}");
     assert!(dir.join("intercom-pane.1").exists());
 }
