@@ -464,6 +464,7 @@ fn two_rosters_on_one_server_every_row_from_its_own_evidence() {
     // doctor: proj2 has nothing wrong with its seats; proj names the one true cause (Reviewer's
     // pi runs without the extension), never proj2's pis.
     let d2 = r.doctor(&proj2);
+    assert_eq!(d2["ok"], true, "{d2:#}");
     assert_eq!(check(&d2, "extension loaded")["status"], "ok", "{d2:#}");
     assert_eq!(check(&d2, "sessions")["status"], "ok", "{d2:#}");
     let d = r.doctor(&proj);
