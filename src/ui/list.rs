@@ -306,8 +306,8 @@ fn row_spans(
     spans
 }
 
-/// The Detail cell: a close or resume from the list (running, or just finished), else what
-/// the seat asks, its error, the tool it runs, why it is offline or unknown, or its task.
+/// The Detail cell: a close, resume or spawn from the list (running, or just finished and the
+/// seat needs nothing from the person), else the row's headline (`views::headline`).
 fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
     if let Some(j) = app.job(&row.id) {
         if let Some(f) = j.finished {
@@ -315,7 +315,12 @@ fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
                 f.saturating_add(JOB_SHOWN_MS + 1),
             ));
         }
-        if j.finished.is_none_or(|f| now - f <= JOB_SHOWN_MS) {
+        // A finished job never hides what needs the person: a question or an error shows as
+        // soon as the seat has one (the job stays in the details).
+        let needs_you = matches!(row.state, BoardState::Waiting | BoardState::Error);
+        if j.finished
+            .is_none_or(|f| now - f <= JOB_SHOWN_MS && !needs_you)
+        {
             let (text, warn) = job_text(j, now);
             return (text, if warn { t.warn() } else { t.header() });
         }

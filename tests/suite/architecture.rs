@@ -402,5 +402,8 @@ fn every_ignored_test_says_why() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert!(bad.is_empty(), "an ignored test without its reason: {bad:#?}");
+    assert!(
+        bad.is_empty(),
+        "an ignored test without its reason: {bad:#?}"
+    );
 }

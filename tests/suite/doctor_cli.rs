@@ -455,6 +455,9 @@ fn completions_and_man_pages_are_generated() {
     // The page is `intercom-pane-doctor`; its synopsis is the command as typed.
     assert!(page.contains(".TH intercom-pane-doctor 1"), "{page}");
     let synopsis = page.split(".SH SYNOPSIS").nth(1).unwrap();
-    assert!(synopsis.starts_with("\n\\fBintercom\\-pane doctor\\fR"), "{synopsis}");
+    assert!(
+        synopsis.starts_with("\n\\fBintercom\\-pane doctor\\fR"),
+        "{synopsis}"
+    );
     assert!(dir.join("intercom-pane.1").exists());
 }

@@ -4,6 +4,7 @@
 //! once a snapshot lists the new worker, on its row; a sidebar that cannot spawn says why.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use intercom_pane::seam::states::BoardState;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -112,6 +113,19 @@ fn the_form_asks_for_one_spawn_and_its_progress_shows_until_the_row_does() {
     let s = screen(&a, 120, 30);
     assert!(s.contains("spawn Docs: spawned — running in %7"), "{s}");
     assert!(a.job("docs-session").unwrap().outcome.as_ref().unwrap().ok);
+    // The new worker asks at once: its row shows the question, not the finished spawn.
+    let mut snap: Snapshot = demo_snapshot(3, 1, t0());
+    let mut row = demo_row(5, 1, t0());
+    row.name = "Docs".into();
+    row.id = "docs-session".into();
+    row.state = BoardState::Waiting;
+    row.question = Some("Which branch should Docs use?".into());
+    snap.rows.push(row);
+    a.update(Msg::SnapshotArrived(snap));
+    let s = screen(&a, 120, 30);
+    let line = s.lines().find(|l| l.contains("! Docs")).unwrap_or_default();
+    assert!(line.contains("Which branch should Docs use?"), "{s}");
+    assert!(!line.contains("spawned"), "{s}");
 }
 
 #[test]
