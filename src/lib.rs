@@ -54,10 +54,11 @@ pub fn main_entry() -> i32 {
     store::on_ignore_problem(log::gitignore_problem);
     // An action whose --host names another machine runs there (its exit code comes back).
     if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
+        hosts::ssh::end_masters();
         return code;
     }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
-    match &cli.command {
+    let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
         Command::Status(a) => cmd::status_cmd::run(a).code(),
         Command::Board(a) => cmd::board_cmd::run_board(a).code(),
@@ -84,5 +85,8 @@ pub fn main_entry() -> i32 {
         Command::Seen(a) => cmd::host_cmd::seen(a),
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
-    }
+    };
+    // Nothing of this command stays connected to another host.
+    hosts::ssh::end_masters();
+    code
 }

@@ -43,7 +43,7 @@ pub(crate) fn start(
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
-) -> std::io::Result<()> {
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("ip-host-{}", host.name))
         .spawn(move || {
@@ -55,7 +55,6 @@ pub(crate) fn start(
             }
             .run()
         })
-        .map(|_| ())
 }
 
 struct Link {
@@ -71,6 +70,8 @@ enum Ended {
     NotAnswering(String),
     /// It is refused until something changes (key, auth, version, shell).
     Refused(HostState, String),
+    /// A stream lived out its lifetime there (`ssh::STREAM_LIFETIME_SECS`): start a new one.
+    Renew,
     Stopped,
 }
 
@@ -89,6 +90,7 @@ impl Link {
             };
             let pause = match ended {
                 Ended::Stopped => return,
+                Ended::Renew => continue,
                 Ended::NotAnswering(detail) => {
                     self.set_state(HostState::NotAnswering, detail, None);
                     let w = wait;
@@ -162,7 +164,8 @@ impl Link {
         }
     }
 
-    /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering.
+    /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering;
+    /// then end it there too before anything else is tried (a hung program never notices).
     fn follow_stream(&self) -> Ended {
         let mut words = self.board_words(&["status", "--watch", "--json-lines", "--probe"]);
         words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
@@ -170,6 +173,16 @@ impl Link {
             Ok(s) => s,
             Err(e) => return Ended::NotAnswering(e),
         };
+        let ended = self.read_stream(&mut stream);
+        // The state first: ending it there may wait on a host that is gone.
+        if let Ended::NotAnswering(detail) = &ended {
+            self.set_state(HostState::NotAnswering, detail.clone(), None);
+        }
+        stream.end();
+        ended
+    }
+
+    fn read_stream(&self, stream: &mut Stream) -> Ended {
         let mut have_board = false;
         loop {
             if self.stop.is_cancelled() {
@@ -193,12 +206,10 @@ impl Link {
             };
             let text = match got {
                 Some(Ok(t)) => t,
-                Some(Err(end)) => {
-                    return self.stream_ended(&mut stream, end.to_string(), have_board)
-                }
+                Some(Err(end)) => return self.stream_ended(stream, end.to_string(), have_board),
                 None => {
                     let why = format!("no line for {} s", STALL.as_secs());
-                    return self.stream_ended(&mut stream, why, have_board);
+                    return self.stream_ended(stream, why, have_board);
                 }
             };
             let now = self.shared.now();
@@ -236,6 +247,9 @@ impl Link {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+        if streamed && stream.lived_out() {
+            return Ended::Renew;
         }
         let stderr = stream.stderr();
         match stream.exited() {

@@ -31,6 +31,67 @@ const PERSIST_SECS: u32 = 60;
 pub(crate) const MAX_CHANNELS: usize = 4;
 /// Most of ssh's stderr kept for a status line.
 const STDERR_KEEP: usize = 2048;
+/// The host's own `timeout` ends a remote command with TERM at its limit and with KILL this
+/// many seconds later: bounded there even when this machine can no longer reach it.
+const REMOTE_KILL_AFTER: u64 = 1;
+/// Longest life of a stream there (`status --watch`); the board starts a new one when it ends.
+pub(crate) const STREAM_LIFETIME_SECS: u64 = 3600;
+/// The exit codes of `timeout` when it ended its command (TERM; KILL).
+const TIMED_OUT: [i32; 2] = [124, 137];
+/// The environment variable that marks every process of one remote command (its token), so
+/// that exactly those can be ended there (`end_remote`).
+const CALL_VAR: &str = "INTERCOM_PANE_CALL";
+
+/// What bounds one remote command on its host: its time limit (the host's `timeout`) and the
+/// token in its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limit {
+    secs: u64,
+    token: String,
+}
+
+impl Limit {
+    pub(crate) fn new(secs: u64) -> Limit {
+        let t = uuid::Uuid::new_v4().simple().to_string();
+        Limit {
+            secs: secs.max(1),
+            token: t.get(..20).unwrap_or(&t).to_string(),
+        }
+    }
+
+    /// A limit that ends the command there (KILL included) before `deadline` here.
+    fn before(deadline: Instant) -> Limit {
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+        Limit::new(left.saturating_sub(REMOTE_KILL_AFTER + 1))
+    }
+
+    /// The remote command line: the token in its environment, the host's `timeout`, then the
+    /// words (each quoted). The token is hex: it needs no quoting.
+    fn line(&self, words: &[String]) -> Result<String, quote::NulInWord> {
+        let mut all = vec![
+            "timeout".to_string(),
+            "-k".into(),
+            REMOTE_KILL_AFTER.to_string(),
+            self.secs.to_string(),
+        ];
+        all.extend(words.iter().cloned());
+        Ok(format!(
+            "{CALL_VAR}={} {}",
+            self.token,
+            quote::command(&all)?
+        ))
+    }
+
+    /// A shell line for the host that ends every process still carrying this command's token
+    /// (its `timeout`, its program and what that started), and nothing else.
+    fn end_line(&self) -> String {
+        format!(
+            "for f in $(grep -ls '{CALL_VAR}={tok}' /proc/[0-9]*/environ); do p=${{f#/proc/}}; \
+             kill -KILL \"${{p%/environ}}\" 2>/dev/null; done; exit 0",
+            tok = self.token
+        )
+    }
+}
 
 /// The private folder of the control sockets: `$XDG_RUNTIME_DIR/intercom-pane/ssh`, else
 /// `/tmp/intercom-pane-<uid>/ssh`; created 0700 and used only when it and its parent are the
@@ -66,13 +127,8 @@ pub(crate) enum Tty {
     Yes,
 }
 
-/// The full argv of `ssh` running `words` on `host` (quoted here, each word).
-pub(crate) fn argv(
-    host: &Host,
-    control: &Path,
-    words: &[String],
-    tty: Tty,
-) -> Result<Vec<OsString>, quote::NulInWord> {
+/// The options every ssh call gets (before the destination).
+fn options(host: &Host, control: &Path) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::with_capacity(40);
     if let Some(cfg) = &host.ssh_config {
         a.push("-F".into());
@@ -101,10 +157,29 @@ pub(crate) fn argv(
     cp.push(control.join("%C"));
     a.push("-o".into());
     a.push(cp);
+    a
+}
+
+/// The full argv of `ssh` running `words` on `host` (quoted here, each word), under `limit`
+/// there when given (every command but an attached terminal's, which ends with its pty).
+pub(crate) fn argv(
+    host: &Host,
+    control: &Path,
+    words: &[String],
+    tty: Tty,
+    limit: Option<&Limit>,
+) -> Result<Vec<OsString>, quote::NulInWord> {
+    let mut a = options(host, control);
     a.push(if tty == Tty::Yes { "-t" } else { "-T" }.into());
     a.push("--".into());
     a.push(host.dest.clone().into());
-    a.push(quote::command(words)?.into());
+    a.push(
+        match limit {
+            Some(l) => l.line(words)?,
+            None => quote::command(words)?,
+        }
+        .into(),
+    );
     Ok(a)
 }
 
@@ -257,12 +332,91 @@ impl Drop for ChannelSlot {
     }
 }
 
-fn ssh_command(host: &Host, words: &[String], tty: Tty) -> Result<Command, String> {
+fn ssh_command(host: &Host, words: &[String], limit: &Limit) -> Result<Command, String> {
     let control = control_dir()?;
-    let argv = argv(host, &control, words, tty).map_err(|e| e.to_string())?;
+    let argv = argv(host, &control, words, Tty::No, Some(limit)).map_err(|e| e.to_string())?;
+    used(host);
     let mut cmd = Command::new("ssh");
     cmd.args(argv);
     Ok(cmd)
+}
+
+/// The hosts this process reached (their shared connections are stopped when it ends).
+static USED: Mutex<Vec<Host>> = Mutex::new(Vec::new());
+
+fn used(host: &Host) {
+    if let Ok(mut g) = USED.lock() {
+        if !g.iter().any(|h| h == host) {
+            g.push(host.clone());
+        }
+    }
+}
+
+/// Stop the shared connection of every host this process reached (`ssh -O stop`): it takes no
+/// new channel and ends once the channels still open (another command's) are done — so a
+/// board or command that ends leaves no connection of its own behind, and never cuts one that
+/// another command is using. Bounded: 3 s per host.
+pub(crate) fn end_masters() {
+    let hosts = USED
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    stop_masters(&hosts);
+}
+
+/// `end_masters` for these hosts only (a board that ends, in a process that goes on).
+pub(crate) fn stop_masters(hosts: &[Host]) {
+    if let Ok(mut g) = USED.lock() {
+        g.retain(|h| !hosts.contains(h));
+    }
+    let Ok(control) = control_dir() else { return };
+    for host in hosts {
+        let mut a = options(host, &control);
+        a.extend([
+            "-O".into(),
+            "stop".into(),
+            "--".into(),
+            host.dest.clone().into(),
+        ]);
+        let mut cmd = Command::new("ssh");
+        cmd.args(a);
+        let r = spawn::run(
+            &mut cmd,
+            None,
+            Instant::now() + Duration::from_secs(3),
+            4096,
+        );
+        crate::log::event(
+            crate::log::event::HOST_CALL,
+            serde_json::json!({"host": host.name.as_str(), "stop": true,
+                "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
+        );
+    }
+}
+
+/// End every process on `host` that still carries `limit`'s token (a stream this machine gave
+/// up on: its program there may hang and never notice). Bounded by a 4 s deadline.
+fn end_remote(host: &Host, limit: &Limit) {
+    let Ok(control) = control_dir() else { return };
+    let mut a = options(host, &control);
+    a.extend(["-T".into(), "--".into(), host.dest.clone().into()]);
+    a.push(limit.end_line().into());
+    let Some(_slot) = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(1)) else {
+        return;
+    };
+    let mut cmd = Command::new("ssh");
+    cmd.args(a);
+    let r = spawn::run(
+        &mut cmd,
+        None,
+        Instant::now() + Duration::from_secs(4),
+        4096,
+    );
+    crate::log::event(
+        crate::log::event::HOST_CALL,
+        serde_json::json!({"host": host.name.as_str(), "endRemote": true,
+            "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
+    );
 }
 
 fn stderr_text(b: &[u8]) -> String {
@@ -271,7 +425,7 @@ fn stderr_text(b: &[u8]) -> String {
 }
 
 /// Run `words` on `host` once: stdin fed from `input`, at most `cap` bytes of answer, killed at
-/// `deadline`.
+/// `deadline` here and ended by its own time limit there just before it.
 pub(crate) fn call(
     host: &Host,
     words: &[String],
@@ -285,7 +439,8 @@ pub(crate) fn call(
             host.name
         ));
     };
-    let mut cmd = match ssh_command(host, words, Tty::No) {
+    let limit = Limit::before(deadline);
+    let mut cmd = match ssh_command(host, words, &limit) {
         Ok(c) => c,
         Err(e) => return Call::NotStarted(e),
     };
@@ -308,6 +463,8 @@ pub(crate) fn call(
     );
     match out.status.code() {
         Some(255) | None => Call::Ssh(Problem::classify(&stderr)),
+        // The host's `timeout` ended it: its time limit passed there.
+        Some(code) if TIMED_OUT.contains(&code) => Call::Timeout { stderr },
         Some(code) => Call::Exited {
             code,
             stdout: out.stdout,
@@ -319,6 +476,8 @@ pub(crate) fn call(
 /// A long-running remote command whose stdout is read line by line.
 pub(crate) struct Stream {
     child: Child,
+    host: Host,
+    limit: Limit,
     _slot: ChannelSlot,
     pub lines: std::sync::mpsc::Receiver<Result<String, StreamEnd>>,
     stderr: std::sync::Arc<Mutex<String>>,
@@ -348,7 +507,8 @@ impl Stream {
     pub(crate) fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
         let slot = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(2))
             .ok_or_else(|| format!("all {MAX_CHANNELS} channels to host {} are busy", host.name))?;
-        let mut cmd = ssh_command(host, words, Tty::No)?;
+        let limit = Limit::new(STREAM_LIFETIME_SECS);
+        let mut cmd = ssh_command(host, words, &limit)?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -388,6 +548,8 @@ impl Stream {
         }
         Ok(Stream {
             child,
+            host: host.clone(),
+            limit,
             _slot: slot,
             lines: rx,
             stderr,
@@ -402,6 +564,19 @@ impl Stream {
     /// ssh's exit code once it has exited (`None` while it runs; 255 for its own failures).
     pub(crate) fn exited(&mut self) -> Option<Option<i32>> {
         self.child.try_wait().ok().flatten().map(|s| s.code())
+    }
+
+    /// Whether the host's `timeout` ended it at its lifetime (a stream to start again).
+    pub(crate) fn lived_out(&mut self) -> bool {
+        matches!(self.exited(), Some(Some(c)) if TIMED_OUT.contains(&c))
+    }
+
+    /// Give up on this stream: ssh ended here, then every process of it still there (a program
+    /// that hangs never notices its channel closed), so a retry never runs beside it.
+    pub(crate) fn end(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        end_remote(&self.host, &self.limit);
     }
 }
 
@@ -453,7 +628,8 @@ mod tests {
     fn the_argv_carries_every_safety_option_and_one_quoted_command() {
         let h = Host::ad_hoc(HostName::parse("b").unwrap(), "u@b.example".into());
         let words = remote_words(&h, &["reply", "x; touch /tmp/p", "$(id)"]);
-        let a = argv(&h, Path::new("/tmp/ctl"), &words, Tty::No).unwrap();
+        let limit = Limit::new(7);
+        let a = argv(&h, Path::new("/tmp/ctl"), &words, Tty::No, Some(&limit)).unwrap();
         let a: Vec<String> = a.iter().map(|s| s.to_string_lossy().into_owned()).collect();
         for o in [
             "BatchMode=yes",
@@ -469,6 +645,16 @@ mod tests {
         assert_eq!(a[n - 3..n - 1], ["--".to_string(), "u@b.example".into()]);
         assert_eq!(
             a[n - 1],
+            format!(
+                "INTERCOM_PANE_CALL={} 'timeout' '-k' '1' '7' 'intercom-pane' 'reply' \
+                 'x; touch /tmp/p' '$(id)'",
+                limit.token
+            )
+        );
+        assert!(limit.token.chars().all(|c| c.is_ascii_hexdigit()));
+        let tty = argv(&h, Path::new("/tmp/ctl"), &words, Tty::Yes, None).unwrap();
+        assert_eq!(
+            tty.last().unwrap().to_string_lossy(),
             "'intercom-pane' 'reply' 'x; touch /tmp/p' '$(id)'"
         );
         assert!(a.contains(&"-T".to_string()));

@@ -62,6 +62,7 @@ mod fuzz_regressions;
 mod herdr_contract;
 mod hosts_actions;
 mod hosts_board;
+mod hosts_bounds;
 mod hosts_cli;
 mod hosts_faults;
 mod hosts_hostile;
