@@ -57,6 +57,8 @@ pub(crate) mod event {
     /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on
     /// the screen).
     pub(crate) const HOST_CALL: &str = "host_call";
+    /// The usual ssh control folder was refused and the fallback is used: `dir`, `refused`.
+    pub(crate) const HOST_CONTROL: &str = "host_control";
     /// A host's state changed on the board: `host`, `state`, `detail`.
     pub(crate) const HOST_STATE: &str = "host_state";
 }

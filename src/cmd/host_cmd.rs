@@ -398,6 +398,13 @@ struct HostBoard {
 }
 
 fn read_board(host: &Host) -> HostBoard {
+    if let Err(e) = hosts::ssh::control() {
+        return HostBoard {
+            name: host.name.to_string(),
+            records: Vec::new(),
+            problem: Some(("refused", e.to_string())),
+        };
+    }
     let words = delegate::words(host, "scan", &["--json".into()], &[]);
     let (records, problem) = match delegate::run(host, &words, None, READ_DEADLINE) {
         Delegated::Ran {

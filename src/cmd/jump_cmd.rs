@@ -423,7 +423,7 @@ pub(crate) fn remote_jump(
     .map(|w| w.to_string())
     .collect();
     let refused = JumpExit::Refused.code();
-    let control = ssh::control_dir().map_err(|e| (refused, e))?;
+    let control = ssh::control_dir().map_err(|e| (refused, e.to_string()))?;
     let argv = ssh::argv(host, &control, &tmux_words, Tty::Yes, None)
         .map_err(|e| (refused, e.to_string()))?;
     let mut full = vec!["ssh".to_string()];

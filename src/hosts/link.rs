@@ -123,6 +123,10 @@ impl Link {
     }
 
     fn hello(&self) -> Result<hello::Hello, Ended> {
+        // No private control folder: refused (nothing can be sent), never "not answering".
+        if let Err(e) = ssh::control() {
+            return Err(Ended::Refused(HostState::Refused, e.to_string()));
+        }
         hello::ask(&self.host).map_err(|f| match f {
             hello::Failed::Refused(r) => refused(r),
             hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),

@@ -93,29 +93,102 @@ impl Limit {
     }
 }
 
+/// Longest control folder: ssh binds `<folder>/<%C: 40 hex>.<16 random>` first, and a socket
+/// path has at most 107 bytes.
+const MAX_CONTROL_DIR: usize = 107 - 1 - 40 - 17;
+
+/// Where the control sockets are, and why the usual folder was not used (when it was not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Control {
+    pub dir: PathBuf,
+    /// The usual folder and why it was refused, when this is the fallback.
+    pub fallback_for: Option<String>,
+}
+
+/// No control folder can be used: every candidate and why (nothing is sent to any host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlRefused(pub String);
+
+impl std::fmt::Display for ControlRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no private ssh control folder: {}", self.0)
+    }
+}
+
+impl std::error::Error for ControlRefused {}
+
+/// `<base>/ssh`, created 0700, when it and `base` are the caller's own and nobody else may
+/// write them (another local user may have made `base` first), and short enough for a socket.
+fn private_ssh_dir(base: &Path) -> Result<PathBuf, String> {
+    let dir = base.join("ssh");
+    let shown = |d: &Path| crate::text::sanitize(&d.display().to_string());
+    if dir.as_os_str().len() > MAX_CONTROL_DIR {
+        return Err(format!(
+            "{} is too long for a socket path (at most {MAX_CONTROL_DIR} bytes)",
+            shown(&dir)
+        ));
+    }
+    // Each folder is judged before anything is made inside it.
+    for d in [base, &dir] {
+        crate::store::create_dir_all_private(d).map_err(|e| format!("{}: {e}", shown(d)))?;
+        crate::fsguard::trusted_dir(d).map_err(|e| {
+            format!(
+                "{} {}",
+                shown(d),
+                crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
+            )
+        })?;
+    }
+    Ok(dir)
+}
+
 /// The private folder of the control sockets: `$XDG_RUNTIME_DIR/intercom-pane/ssh`, else
-/// `/tmp/intercom-pane-<uid>/ssh`; created 0700 and used only when it and its parent are the
-/// caller's own and nobody else may write them.
-pub fn control_dir() -> Result<PathBuf, String> {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
+/// `/tmp/intercom-pane-<uid>/ssh`; when that one is refused (another user made it first, its
+/// mode lets others write), `<data root>/ssh` (`$XDG_STATE_HOME/intercom-pane`, else
+/// `~/.local/state/intercom-pane`), which the log (`host_control`) and the doctor name.
+pub(crate) fn control() -> Result<Control, ControlRefused> {
+    let usual = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .map(|p| p.join("intercom-pane"))
         .unwrap_or_else(|| {
             PathBuf::from(format!("/tmp/intercom-pane-{}", crate::fsguard::my_uid()))
         });
-    let dir = base.join("ssh");
-    crate::store::create_dir_all_private(&dir).map_err(|e| e.to_string())?;
-    for d in [&base, &dir] {
-        crate::fsguard::trusted_dir(d).map_err(|e| {
-            format!(
-                "ssh control folder {} {}",
-                crate::text::sanitize(&d.display().to_string()),
-                crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
-            )
-        })?;
+    let first = match private_ssh_dir(&usual) {
+        Ok(dir) => {
+            return Ok(Control {
+                dir,
+                fallback_for: None,
+            })
+        }
+        Err(why) => why,
+    };
+    let Some(root) = crate::cmd::options::default_data_root() else {
+        return Err(ControlRefused(format!(
+            "{first}; and no data root (set HOME or XDG_STATE_HOME)"
+        )));
+    };
+    match private_ssh_dir(&root) {
+        Ok(dir) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                crate::log::event(
+                    crate::log::event::HOST_CONTROL,
+                    serde_json::json!({"dir": dir.display().to_string(), "refused": first}),
+                )
+            });
+            Ok(Control {
+                dir,
+                fallback_for: Some(first),
+            })
+        }
+        Err(second) => Err(ControlRefused(format!("{first}; and {second}"))),
     }
-    Ok(dir)
+}
+
+/// `control`'s folder.
+pub fn control_dir() -> Result<PathBuf, ControlRefused> {
+    control().map(|c| c.dir)
 }
 
 /// How ssh is asked for a terminal.
@@ -333,7 +406,7 @@ impl Drop for ChannelSlot {
 }
 
 fn ssh_command(host: &Host, words: &[String], limit: &Limit) -> Result<Command, String> {
-    let control = control_dir()?;
+    let control = control_dir().map_err(|e| e.to_string())?;
     let argv = argv(host, &control, words, Tty::No, Some(limit)).map_err(|e| e.to_string())?;
     used(host);
     let mut cmd = Command::new("ssh");

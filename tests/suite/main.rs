@@ -64,6 +64,7 @@ mod hosts_actions;
 mod hosts_board;
 mod hosts_bounds;
 mod hosts_cli;
+mod hosts_control;
 mod hosts_faults;
 mod hosts_hostile;
 mod hosts_refusals;
