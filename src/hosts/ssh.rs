@@ -492,6 +492,45 @@ fn end_remote(host: &Host, limit: &Limit) {
     );
 }
 
+/// How ssh's own messages begin or what they hold (OpenSSH's client and its connection
+/// sharing), as opposed to what the program there wrote on its stderr.
+const SSH_OWN_START: [&str; 12] = [
+    "mux_",
+    "muxclient",
+    "Control socket",
+    "ControlSocket ",
+    "ssh: ",
+    "ssh_",
+    "client_loop:",
+    "Warning: Permanently added",
+    "Shared connection to ",
+    "Connection to ",
+    "Timeout, server ",
+    "kex_exchange_identification",
+];
+const SSH_OWN_HOLD: [&str; 4] = [
+    "disabling multiplexing",
+    "master hello exchange failed",
+    ": open failed: ",
+    "Host key verification failed",
+];
+
+/// Split what came on ssh's stderr into ssh's own lines and the remote program's.
+fn split_stderr(text: &str) -> (String, String) {
+    let (mut own, mut theirs) = (String::new(), String::new());
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_start_matches('\r');
+        let is_ssh = SSH_OWN_START.iter().any(|m| l.starts_with(m))
+            || SSH_OWN_HOLD.iter().any(|m| l.contains(m));
+        if is_ssh {
+            own.push_str(line);
+        } else {
+            theirs.push_str(line);
+        }
+    }
+    (own, theirs)
+}
+
 fn stderr_text(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     s.chars().take(STDERR_KEEP).collect()
@@ -529,13 +568,21 @@ pub(crate) fn call(
         Err(RunError::Spawn(e)) => return Call::NotStarted(format!("ssh could not start: {e}")),
     };
     let stderr = stderr_text(&out.stderr);
+    // Exit 255 is ssh's own failure: all it printed is its own. Otherwise ssh's lines (a stale
+    // shared connection, a warning) go to the log only, never on with the program's.
+    let (ssh_said, program_said) = match out.status.code() {
+        Some(255) | None => (stderr.clone(), String::new()),
+        Some(_) => split_stderr(&stderr),
+    };
     crate::log::event(
         crate::log::event::HOST_CALL,
         serde_json::json!({"host": host.name.as_str(), "exit": out.status.code(),
-            "stderr": crate::text::one_line(&stderr, 300)}),
+            "ssh": crate::text::one_line(&ssh_said, 300),
+            "stderr": crate::text::one_line(&program_said, 300)}),
     );
+    let stderr = program_said;
     match out.status.code() {
-        Some(255) | None => Call::Ssh(Problem::classify(&stderr)),
+        Some(255) | None => Call::Ssh(Problem::classify(&ssh_said)),
         // The host's `timeout` ended it: its time limit passed there.
         Some(code) if TIMED_OUT.contains(&code) => Call::Timeout { stderr },
         Some(code) => Call::Exited {
@@ -754,6 +801,22 @@ mod tests {
             Problem::NotAnswering(_)
         ));
         assert!(matches!(Problem::classify("weird"), Problem::Other(_)));
+    }
+
+    #[test]
+    fn ssh_own_lines_are_told_from_the_programs() {
+        let text = "ControlSocket /tmp/x/ab already exists, disabling multiplexing\r\n\
+                    intercom-pane: reply: no seat named \"Zed\"\n\
+                    mux_client_request_session: read from master failed: Broken pipe\n\
+                    Shared connection to 10.0.0.2 closed.\r\n\
+                    the program's last words\n";
+        let (own, theirs) = split_stderr(text);
+        assert_eq!(
+            theirs,
+            "intercom-pane: reply: no seat named \"Zed\"\nthe program's last words\n"
+        );
+        assert_eq!(own.lines().count(), 3, "{own}");
+        assert!(own.contains("disabling multiplexing") && own.contains("mux_client"));
     }
 
     #[test]

@@ -69,6 +69,7 @@ mod hosts_faults;
 mod hosts_hostile;
 mod hosts_refusals;
 mod hosts_sidebar;
+mod hosts_ssh_words;
 mod hosts_stream;
 mod hosts_ui;
 mod hosts_watch;
