@@ -314,6 +314,8 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
     let code = d.code();
     match &d {
         Delegated::Ran { stdout, stderr, .. } => {
+            let tagged = with_host(stdout, host.name.as_str(), ACTIONS.contains(&what));
+            let stdout = &tagged;
             if std::io::stdout().is_terminal() {
                 for line in String::from_utf8_lossy(stdout).lines() {
                     crate::cmd::out(format_args!("{}", sanitize(line)));
@@ -346,6 +348,60 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
         }
     }
     code
+}
+
+/// The commands that act (their receipts name the host they acted on).
+const ACTIONS: [&str; 5] = ["reply", "close-worker", "resume-worker", "spawn", "retire"];
+
+/// What a host printed, naming that host: a JSON object (the whole answer, or each line) gets
+/// `"host": NAME` when it has no `host` of its own; an action's text receipt gets `host NAME: `
+/// before each line. Anything else comes back unchanged.
+fn with_host(stdout: &[u8], name: &str, action: bool) -> Vec<u8> {
+    let tag = |v: &mut Value| -> bool {
+        match v.as_object_mut() {
+            Some(o) => {
+                if !o.contains_key("host") {
+                    o.insert("host".into(), json!(name));
+                }
+                true
+            }
+            None => false,
+        }
+    };
+    if let Ok(mut v) = serde_json::from_slice::<Value>(stdout) {
+        return if tag(&mut v) {
+            format!("{v}\n").into_bytes()
+        } else {
+            stdout.to_vec()
+        };
+    }
+    let text = String::from_utf8_lossy(stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut objects = Vec::with_capacity(lines.len());
+    for l in &lines {
+        let Ok(mut v) = serde_json::from_str::<Value>(l) else {
+            break;
+        };
+        if !tag(&mut v) {
+            break;
+        }
+        objects.push(v.to_string());
+    }
+    if !lines.is_empty() && objects.len() == lines.len() {
+        return objects
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .into_bytes();
+    }
+    if action {
+        return text
+            .lines()
+            .map(|l| format!("host {name}: {l}\n"))
+            .collect::<String>()
+            .into_bytes();
+    }
+    stdout.to_vec()
 }
 
 /// A page's flags (`status`, `board`): the name, offset and limit asked for.
@@ -553,5 +609,27 @@ fn print_boards(boards: &[HostBoard], a: &ScanArgs) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_host_printed_names_the_host() {
+        let one = with_host(b"{\"outcome\":\"delivered\"}\n", "b", true);
+        assert_eq!(one, b"{\"outcome\":\"delivered\",\"host\":\"b\"}\n");
+        let own = with_host(b"{\"host\":\"local\"}", "b", true);
+        assert_eq!(own, b"{\"host\":\"local\"}\n");
+        let lines = with_host(b"{\"a\":1}\n{\"a\":2}\n", "b", false);
+        assert_eq!(
+            lines,
+            b"{\"a\":1,\"host\":\"b\"}\n{\"a\":2,\"host\":\"b\"}\n"
+        );
+        let text = with_host(b"delivered to root/Builder\n", "b", true);
+        assert_eq!(text, b"host b: delivered to root/Builder\n");
+        let page = b"Builder  idle\n";
+        assert_eq!(with_host(page, "b", false), page);
     }
 }

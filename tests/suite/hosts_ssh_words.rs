@@ -75,6 +75,12 @@ fn a_stale_master_says_nothing_on_the_terminal_of_reply_and_close_worker() {
         ssh_words(&err).is_empty(),
         "ssh's words on the terminal: {err}"
     );
+    // The receipt names the host it acted on.
+    let receipt = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !receipt.trim().is_empty() && receipt.lines().all(|l| l.starts_with("host a: ")),
+        "{receipt}"
+    );
     wait_for(10_000, || {
         net.host("a")
             .transcript(0)
