@@ -49,7 +49,9 @@ use cli::{Cli, Command};
 /// The binary's one entry (`src/main.rs`): parse the command line, run the command, and give
 /// back the process exit code.
 pub fn main_entry() -> i32 {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `HOST:NAME`, as the board shows another host's row, names that host's seat.
+    cmd::host_cmd::qualify(&mut cli.command);
     // The store names nothing above it: it tells the log of a `.gitignore` it cannot keep.
     store::on_ignore_problem(log::gitignore_problem);
     // An action whose --host names another machine runs there (its exit code comes back).

@@ -120,6 +120,43 @@ pub(crate) fn seen_there(
 
 /// `Some(exit)` when `cmd` names another machine with `--host` (it ran there, or was refused
 /// here); `None` when it runs on this machine as usual.
+/// A seat named as the board shows another host's row, `HOST:NAME` (`build:W1`, `local:W1`),
+/// is that host's seat: `--host HOST` and the name there.
+pub(crate) fn qualify(cmd: &mut Command) {
+    let (name, src) = match cmd {
+        Command::Reply(a) => (&mut a.name, &mut a.src),
+        Command::CloseWorker(a) => (&mut a.name, &mut a.src),
+        Command::ResumeWorker(a) => (&mut a.name, &mut a.src),
+        Command::Retire(a) => (&mut a.name, &mut a.src),
+        Command::Jump(a) => match a.name.as_mut() {
+            Some(n) => (n, &mut a.src),
+            None => return,
+        },
+        _ => return,
+    };
+    let Some((host, seat)) = name.split_once(':') else {
+        return;
+    };
+    let Ok(h) = hosts::HostName::parse(host) else {
+        return;
+    };
+    if seat.is_empty() || src.hosts.len() > 1 {
+        return;
+    }
+    // Only a host this machine knows (and the one --host names, when given): a seat whose own
+    // name holds a ':' stays as it is.
+    let known = h.is_local() || hosts::file_hosts().is_ok_and(|f| f.iter().any(|x| x.name == h));
+    let same = src
+        .hosts
+        .first()
+        .is_none_or(|g| hosts::HostName::parse(g).is_ok_and(|g| g == h));
+    if known && same {
+        let seat = seat.to_string();
+        *name = seat;
+        src.hosts = vec![h.to_string()];
+    }
+}
+
 pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
     match cmd {
         Command::Reply(a) => there(&a.src, a, reply),

@@ -68,6 +68,7 @@ mod hosts_control;
 mod hosts_faults;
 mod hosts_hostile;
 mod hosts_local_paths;
+mod hosts_names;
 mod hosts_refusals;
 mod hosts_sidebar;
 mod hosts_ssh_words;
