@@ -498,8 +498,17 @@ fn read_board(host: &Host) -> HostBoard {
             problem: Some(("refused", e.to_string())),
         };
     }
+    // The hello's failure is judged as the board judges it: one state vocabulary.
+    if let Err(f) = hello::ask(host) {
+        let (state, why) = hosts::link::hello_state(f);
+        return HostBoard {
+            name: host.name.to_string(),
+            records: Vec::new(),
+            problem: Some((state.as_str(), why)),
+        };
+    }
     let words = delegate::words(host, "scan", &["--json".into()], &[]);
-    let (records, problem) = match delegate::run(host, &words, None, READ_DEADLINE) {
+    let (records, problem) = match delegate::after_hello(host, &words, None, READ_DEADLINE) {
         Delegated::Ran {
             code: 0, stdout, ..
         } if stdout.len() <= MAX_BOARD => match serde_json::from_slice::<Value>(&stdout) {

@@ -127,11 +127,7 @@ impl Link {
         if let Err(e) = ssh::control() {
             return Err(Ended::Refused(HostState::Refused, e.to_string()));
         }
-        hello::ask(&self.host).map_err(|f| match f {
-            hello::Failed::Refused(r) => refused(r),
-            hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),
-            hello::Failed::Call(c) => call_ended(c),
-        })
+        hello::ask(&self.host).map_err(hello_ended)
     }
 
     /// Read the board with `scan --json` every `POLL` until the host stops answering.
@@ -293,6 +289,24 @@ impl Link {
 
     fn set_state(&self, state: HostState, detail: String, via: Option<Via>) {
         self.shared.set_state(self.slot, state, detail, via);
+    }
+}
+
+/// A host's state and its words when its hello failed: the board's own rule, for a command
+/// that reads the host once (`scan --host`).
+pub(crate) fn hello_state(f: hello::Failed) -> (HostState, String) {
+    match hello_ended(f) {
+        Ended::Refused(state, detail) => (state, detail),
+        Ended::NotAnswering(detail) => (HostState::NotAnswering, detail),
+        Ended::Renew | Ended::Stopped => (HostState::NotAnswering, String::new()),
+    }
+}
+
+fn hello_ended(f: hello::Failed) -> Ended {
+    match f {
+        hello::Failed::Refused(r) => refused(r),
+        hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),
+        hello::Failed::Call(c) => call_ended(c),
     }
 }
 
