@@ -19,7 +19,7 @@ use crate::ui::ports::{CancelToken, SnapshotSource};
 /// After a change, wait this long for more before a frame is made (a burst is one frame).
 const COALESCE: Duration = Duration::from_millis(20);
 /// When the board ends, how long its host threads get to end what they run on their hosts.
-const END_WAIT: Duration = Duration::from_secs(6);
+const END_WAIT: Duration = Duration::from_secs(2);
 
 /// A board that cannot be shown, and why.
 fn refused(now: Ms, why: &str) -> Snapshot {

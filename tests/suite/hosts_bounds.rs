@@ -1,8 +1,9 @@
 //! Nothing left behind on a host that hangs (docs/behaviour.md §12), on real sshd servers in
 //! network namespaces: host h answers hello but its board program hangs. Counted on h before,
 //! during and after: at most one hung program at a time while the board retries, none and no
-//! sshd session once the board ends; and a command whose host was cut off mid-call is ended
-//! there by the host's own time limit.
+//! sshd session once the board ends; a command whose host was cut off mid-call is ended there
+//! by the host's own time limit; a host whose program floods is refused and its program ended
+//! there.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -31,6 +32,30 @@ fn hang_bin(net: &Net) -> String {
     .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path.display().to_string()
+}
+
+/// A program for f: `hello` answered by the real one, everything else floods its stdout.
+fn flood_bin(net: &Net) -> String {
+    let path = net.host("f").dir.join("flood-bin");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\ncase \"$1\" in hello|--version) exec intercom-pane \"$@\";; esac\n\
+         exec yes flood\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// The flooding programs running on `h`.
+fn floods(h: &SimHost) -> usize {
+    h.sshd_tree()
+        .iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmd.starts_with(b"yes\0flood")
+        })
+        .count()
 }
 
 /// What runs on `h` under its sshd: (hung programs, sshd processes besides the listener).
@@ -144,5 +169,43 @@ fn a_call_cut_off_mid_way_is_ended_by_the_hosts_own_time_limit() {
     eprintln!(
         "the hung program ended on h {} ms after the call began",
         took.as_millis()
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn a_flooding_host_is_refused_and_its_program_ended_there() {
+    let net = Net::new(&[("f", &["Builder"])], &[]);
+    let bin = flood_bin(&net);
+    net.write_hosts_file(&[("f", bin.as_str())]);
+    assert_eq!(floods(net.host("f")), 0);
+    let mut src = board(&net);
+    let s = until(
+        &mut src,
+        30_000,
+        "f refused (its stream is not understood)",
+        |s| host_state(s, "f") == HostState::Refused,
+    );
+    let detail = &s.hosts.iter().find(|h| h.name == "f").unwrap().detail;
+    assert!(detail.contains("not understood"), "{detail}");
+    // Given up on: its program there is ended, not left flooding a closed channel.
+    let gone = wait_for(8_000, || (floods(net.host("f")) == 0).then_some(()));
+    assert!(
+        gone.is_some(),
+        "{} flooding programs still on f",
+        floods(net.host("f"))
+    );
+    drop(src);
+    let after = wait_for(10_000, || {
+        let c = on_host(net.host("f"));
+        (c == (0, 0) && floods(net.host("f")) == 0).then_some(c)
+    });
+    assert!(
+        after.is_some(),
+        "after the board: {:?}",
+        on_host(net.host("f"))
     );
 }
