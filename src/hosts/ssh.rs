@@ -442,54 +442,37 @@ pub(crate) fn stop_masters(hosts: &[Host]) {
     if let Ok(mut g) = USED.lock() {
         g.retain(|h| !hosts.contains(h));
     }
-    let Ok(control) = control_dir() else { return };
     for host in hosts {
-        let mut a = options(host, &control);
-        a.extend([
-            "-O".into(),
-            "stop".into(),
-            "--".into(),
-            host.dest.clone().into(),
-        ]);
-        let mut cmd = Command::new("ssh");
-        cmd.args(a);
-        let r = spawn::run(
-            &mut cmd,
-            None,
-            Instant::now() + Duration::from_secs(3),
-            4096,
-        );
-        crate::log::event(
-            crate::log::event::HOST_CALL,
-            serde_json::json!({"host": host.name.as_str(), "stop": true,
-                "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
-        );
+        housekeeping(host, &["-O", "stop"], None, "stop", Duration::from_secs(3));
     }
+}
+
+/// One short ssh call of this crate's own (`-O stop`, ending a stream's processes): `flags`
+/// before the destination, `line` run there when given; logged as `host_call` with `what`.
+fn housekeeping(host: &Host, flags: &[&str], line: Option<String>, what: &str, within: Duration) {
+    let Ok(control) = control_dir() else { return };
+    let mut a = options(host, &control);
+    a.extend(flags.iter().map(OsString::from));
+    a.extend(["--".into(), host.dest.clone().into()]);
+    a.extend(line.map(OsString::from));
+    let mut cmd = Command::new("ssh");
+    cmd.args(a);
+    let r = spawn::run(&mut cmd, None, Instant::now() + within, 4096);
+    crate::log::event(
+        crate::log::event::HOST_CALL,
+        serde_json::json!({"host": host.name.as_str(), "what": what,
+            "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
+    );
 }
 
 /// End every process on `host` that still carries `limit`'s token (a stream this machine gave
 /// up on: its program there may hang and never notice). Bounded by a 4 s deadline.
 fn end_remote(host: &Host, limit: &Limit) {
-    let Ok(control) = control_dir() else { return };
-    let mut a = options(host, &control);
-    a.extend(["-T".into(), "--".into(), host.dest.clone().into()]);
-    a.push(limit.end_line().into());
     let Some(_slot) = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(1)) else {
         return;
     };
-    let mut cmd = Command::new("ssh");
-    cmd.args(a);
-    let r = spawn::run(
-        &mut cmd,
-        None,
-        Instant::now() + Duration::from_secs(4),
-        4096,
-    );
-    crate::log::event(
-        crate::log::event::HOST_CALL,
-        serde_json::json!({"host": host.name.as_str(), "endRemote": true,
-            "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
-    );
+    let line = Some(limit.end_line());
+    housekeeping(host, &["-T"], line, "end_remote", Duration::from_secs(4));
 }
 
 /// How ssh's own messages begin or what they hold (OpenSSH's client and its connection

@@ -6,11 +6,8 @@
 //! server at a's path, and a question of a's worker alerts: that a client here looks at a pane
 //! `%N` says nothing about the pane `%N` of host a.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use crate::hosts_support::Net;
 use crate::mux_support::wait_for;
@@ -51,31 +48,7 @@ fn watch_never_sets_or_asks_the_server_at_a_remote_rows_socket_path() {
     .expect("a client attached at a's path");
 
     let log = net.dir.path().join("log.jsonl");
-    let mut args = vec![
-        "watch".to_string(),
-        "--settle-secs".into(),
-        "0".into(),
-        "--no-desktop".into(),
-    ];
-    args.extend(net.local_args());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = net
-        .command(&args)
-        .env("INTERCOM_PANE_LOG", &log)
-        .env("XDG_CONFIG_HOME", net.dir.path().join("config"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
+    let w = net.watch(&[], &log);
     // a's seat known (recorded in the memory as first seen, not alerted).
     let memory = intercom_pane::seam::alerts::memory_file::path(&net.local.join("data"));
     let end = Instant::now() + Duration::from_secs(30);
@@ -84,7 +57,8 @@ fn watch_never_sets_or_asks_the_server_at_a_remote_rows_socket_path() {
         std::thread::sleep(Duration::from_millis(100));
     }
     net.host("a").ask(0, "ship it?");
-    let alert = rx
+    let alert = w
+        .alerts
         .recv_timeout(Duration::from_secs(15))
         .expect("a's question alerts: a client here looking at a pane of the same id is not someone looking at a's pane");
     assert_eq!(alert["host"], "a", "{alert}");
@@ -102,12 +76,7 @@ fn watch_never_sets_or_asks_the_server_at_a_remote_rows_socket_path() {
     for l in logged.lines().filter(|l| l.contains("alert_")) {
         assert!(!l.contains(&a_sock), "a's socket path used here: {l}");
     }
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let _ = child.wait();
-    reader.join().unwrap();
+    w.stop();
     let _ = client.kill();
     let _ = client.wait();
 }
