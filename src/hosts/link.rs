@@ -52,16 +52,23 @@ pub(crate) fn start(
                 slot,
                 shared,
                 stop,
+                unended: std::cell::RefCell::new(Vec::new()),
             }
             .run()
         })
 }
+
+/// Most streams remembered whose processes there could not be ended yet.
+const MAX_UNENDED: usize = 8;
 
 struct Link {
     host: Host,
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
+    /// Streams given up on while the host was out of reach: their processes there are ended
+    /// once it answers again (a cut link leaves them running until sshd notices).
+    unended: std::cell::RefCell<Vec<ssh::Limit>>,
 }
 
 /// Why following a host ended.
@@ -84,8 +91,14 @@ impl Link {
                 return;
             }
             let ended = match self.hello() {
-                Ok(h) if h.watch => self.follow_stream(),
-                Ok(_) => self.follow_polls(),
+                Ok(h) => {
+                    self.end_unended();
+                    if h.watch {
+                        self.follow_stream()
+                    } else {
+                        self.follow_polls()
+                    }
+                }
                 Err(e) => e,
             };
             let pause = match ended {
@@ -107,6 +120,16 @@ impl Link {
                 return;
             }
         }
+    }
+
+    /// End there what earlier streams left when the host was out of reach.
+    fn end_unended(&self) {
+        let pending = std::mem::take(&mut *self.unended.borrow_mut());
+        let left: Vec<ssh::Limit> = pending
+            .into_iter()
+            .filter(|l| !ssh::end_remote(&self.host, l))
+            .collect();
+        self.unended.borrow_mut().extend(left);
     }
 
     fn words(&self, w: &[&str]) -> Vec<String> {
@@ -178,7 +201,13 @@ impl Link {
         if let Ended::NotAnswering(detail) = &ended {
             self.set_state(HostState::NotAnswering, detail.clone(), None);
         }
-        stream.end();
+        if let Some(limit) = stream.end() {
+            let mut u = self.unended.borrow_mut();
+            if u.len() >= MAX_UNENDED {
+                u.remove(0);
+            }
+            u.push(limit);
+        }
         ended
     }
 

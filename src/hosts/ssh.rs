@@ -443,14 +443,23 @@ pub(crate) fn stop_masters(hosts: &[Host]) {
         g.retain(|h| !hosts.contains(h));
     }
     for host in hosts {
-        housekeeping(host, &["-O", "stop"], None, "stop", Duration::from_secs(3));
+        let _ = housekeeping(host, &["-O", "stop"], None, "stop", Duration::from_secs(3));
     }
 }
 
 /// One short ssh call of this crate's own (`-O stop`, ending a stream's processes): `flags`
 /// before the destination, `line` run there when given; logged as `host_call` with `what`.
-fn housekeeping(host: &Host, flags: &[&str], line: Option<String>, what: &str, within: Duration) {
-    let Ok(control) = control_dir() else { return };
+/// Whether it ran there and ended well (exit 0).
+fn housekeeping(
+    host: &Host,
+    flags: &[&str],
+    line: Option<String>,
+    what: &str,
+    within: Duration,
+) -> bool {
+    let Ok(control) = control_dir() else {
+        return false;
+    };
     let mut a = options(host, &control);
     a.extend(flags.iter().map(OsString::from));
     a.extend(["--".into(), host.dest.clone().into()]);
@@ -463,16 +472,18 @@ fn housekeeping(host: &Host, flags: &[&str], line: Option<String>, what: &str, w
         serde_json::json!({"host": host.name.as_str(), "what": what,
             "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
     );
+    r.is_ok_and(|o| o.status.success())
 }
 
 /// End every process on `host` that still carries `limit`'s token (a stream this machine gave
-/// up on: its program there may hang and never notice). Bounded by a 4 s deadline.
-fn end_remote(host: &Host, limit: &Limit) {
+/// up on: its program there may hang and never notice). Bounded by a 4 s deadline. Whether it
+/// ran there (when not, the host was out of reach: ask again once it answers).
+pub(crate) fn end_remote(host: &Host, limit: &Limit) -> bool {
     let Some(_slot) = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(1)) else {
-        return;
+        return false;
     };
     let line = Some(limit.end_line());
-    housekeeping(host, &["-T"], line, "end_remote", Duration::from_secs(4));
+    housekeeping(host, &["-T"], line, "end_remote", Duration::from_secs(4))
 }
 
 /// How ssh's own messages begin or what they hold (OpenSSH's client and its connection
@@ -676,10 +687,11 @@ impl Stream {
 
     /// Give up on this stream: ssh ended here, then every process of it still there (a program
     /// that hangs never notices its channel closed), so a retry never runs beside it.
-    pub(crate) fn end(mut self) {
+    /// The limit back when its processes could not be ended there (the host out of reach).
+    pub(crate) fn end(mut self) -> Option<Limit> {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        end_remote(&self.host, &self.limit);
+        (!end_remote(&self.host, &self.limit)).then(|| self.limit.clone())
     }
 }
 

@@ -209,3 +209,63 @@ fn a_flooding_host_is_refused_and_its_program_ended_there() {
         on_host(net.host("f"))
     );
 }
+
+/// The hung programs' pids on `h`.
+fn hung_pids(h: &SimHost) -> Vec<i32> {
+    h.sshd_tree()
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            words.first().is_some_and(|w| w.ends_with(b"sleep"))
+                && words.get(1) == Some(&HANG.as_bytes())
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn a_stream_left_while_the_link_was_down_is_ended_when_the_host_is_back() {
+    let net = Net::new(&[("h", &["Builder"])], &[]);
+    let bin = hang_bin(&net);
+    net.write_hosts_file(&[("h", bin.as_str())]);
+    let mut src = board(&net);
+    let first = wait_for(30_000, || {
+        let _ = src.changed_within(Duration::from_millis(50));
+        hung_pids(net.host("h")).first().copied()
+    })
+    .expect("a hung stream on h");
+    // Cut off while it runs: giving it up cannot reach h.
+    net.host("h").link(false);
+    let detail = |s: &intercom_pane::seam::snapshot::Snapshot| {
+        s.hosts
+            .iter()
+            .find(|x| x.name == "h")
+            .map(|x| x.detail.clone())
+            .unwrap_or_default()
+    };
+    // The stream was given up on (stalled), and a later attempt failed on the cut link.
+    until(
+        &mut src,
+        40_000,
+        "h's stream given up and h out of reach",
+        |s| host_state(s, "h") == HostState::NotAnswering && !detail(s).contains("no line for"),
+    );
+    assert!(
+        hung_pids(net.host("h")).contains(&first),
+        "the program there outlived its stream (nothing could reach it)"
+    );
+    net.host("h").link(true);
+    let gone = wait_for(40_000, || {
+        let _ = src.changed_within(Duration::from_millis(50));
+        (!hung_pids(net.host("h")).contains(&first)).then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "the program of the stream given up on still runs on h"
+    );
+    assert!(hung_pids(net.host("h")).len() <= 1);
+}
