@@ -119,24 +119,25 @@ impl std::error::Error for ControlRefused {}
 
 /// `<base>/ssh`, created 0700, when it and `base` are the caller's own and nobody else may
 /// write them (another local user may have made `base` first), and short enough for a socket.
-fn private_ssh_dir(base: &Path) -> Result<PathBuf, String> {
+fn private_ssh_dir(base: &Path) -> Result<PathBuf, ControlRefused> {
     let dir = base.join("ssh");
     let shown = |d: &Path| crate::text::sanitize(&d.display().to_string());
     if dir.as_os_str().len() > MAX_CONTROL_DIR {
-        return Err(format!(
+        return Err(ControlRefused(format!(
             "{} is too long for a socket path (at most {MAX_CONTROL_DIR} bytes)",
             shown(&dir)
-        ));
+        )));
     }
     // Each folder is judged before anything is made inside it.
     for d in [base, &dir] {
-        crate::store::create_dir_all_private(d).map_err(|e| format!("{}: {e}", shown(d)))?;
+        crate::store::create_dir_all_private(d)
+            .map_err(|e| ControlRefused(format!("{}: {e}", shown(d))))?;
         crate::fsguard::trusted_dir(d).map_err(|e| {
-            format!(
+            ControlRefused(format!(
                 "{} {}",
                 shown(d),
                 crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
-            )
+            ))
         })?;
     }
     Ok(dir)
@@ -161,7 +162,7 @@ pub(crate) fn control() -> Result<Control, ControlRefused> {
                 fallback_for: None,
             })
         }
-        Err(why) => why,
+        Err(why) => why.0,
     };
     let Some(root) = crate::cmd::options::default_data_root() else {
         return Err(ControlRefused(format!(
@@ -182,7 +183,7 @@ pub(crate) fn control() -> Result<Control, ControlRefused> {
                 fallback_for: Some(first),
             })
         }
-        Err(second) => Err(ControlRefused(format!("{first}; and {second}"))),
+        Err(second) => Err(ControlRefused(format!("{first}; and {}", second.0))),
     }
 }
 
