@@ -398,7 +398,7 @@ fn with_host(stdout: &[u8], name: &str, action: bool) -> Vec<u8> {
         match v.as_object_mut() {
             Some(o) => {
                 if !o.contains_key("host") {
-                    o.insert("host".into(), json!(name));
+                    o.insert("host".into(), Value::from(name));
                 }
                 true
             }
