@@ -58,6 +58,20 @@ fn floods(h: &SimHost) -> usize {
         .count()
 }
 
+/// The commands this machine runs on `h` at once (each under the host's `timeout`: one per
+/// channel).
+fn channels(h: &SimHost) -> usize {
+    h.sshd_tree()
+        .iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmd.split(|b| *b == 0)
+                .next()
+                .is_some_and(|w| w.ends_with(b"timeout"))
+        })
+        .count()
+}
+
 /// What runs on `h` under its sshd: (hung programs, sshd processes besides the listener).
 fn on_host(h: &SimHost) -> (usize, usize) {
     let tree = h.sshd_tree();
@@ -101,16 +115,24 @@ fn a_hung_host_holds_one_program_at_most_and_nothing_after_the_board_ends() {
         },
     );
     // 25 s: the board retries h (1, 2, 4, 8 s apart) several times meanwhile.
-    let (mut max_hung, mut max_sshd, mut seen_hung) = (0, 0, false);
+    let (mut max_hung, mut max_sshd, mut seen_hung, mut max_channels) = (0, 0, false, 0);
     let end = Instant::now() + Duration::from_secs(25);
     while Instant::now() < end {
         let (hung, sshd) = on_host(net.host("h"));
         max_hung = max_hung.max(hung);
+        max_channels = max_channels.max(channels(net.host("h")));
         max_sshd = max_sshd.max(sshd);
         seen_hung |= hung > 0;
         let _ = src.changed_within(Duration::from_millis(100));
     }
-    eprintln!("during: at most {max_hung} hung programs, {max_sshd} sshd processes on h");
+    eprintln!(
+        "during: at most {max_hung} hung programs, {max_channels} commands, {max_sshd} sshd \
+         processes on h"
+    );
+    assert!(
+        max_channels <= 4,
+        "{max_channels} commands at once on h (the cap is 4)"
+    );
     assert!(seen_hung, "the board did retry h (a hung program was seen)");
     assert!(max_hung <= 1, "{max_hung} hung programs at once on h");
     // One shared connection: sshd's own processes for it (privilege separation included).
