@@ -31,6 +31,11 @@ fn run_shadowed(
     log: &Path,
     args: &[&str],
 ) -> std::process::Output {
+    shadowed(net, evil, state, log, args).output().unwrap()
+}
+
+/// `run_shadowed`'s command, not started.
+fn shadowed(net: &Net, evil: &Path, state: &Path, log: &Path, args: &[&str]) -> Command {
     let usual = format!(
         "/tmp/intercom-pane-{}",
         intercom_pane::seam::fsguard::my_uid()
@@ -54,7 +59,7 @@ fn run_shadowed(
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .stdin(Stdio::null());
-    c.output().unwrap()
+    c
 }
 
 #[test]
@@ -125,5 +130,51 @@ fn a_refused_control_folder_falls_back_to_the_data_root_and_says_so() {
     assert!(
         detail.contains("no private ssh control folder") && detail.contains("owned by uid 65534"),
         "{detail}"
+    );
+
+    // The board (`watch` follows every host) says `refused` too, never `not_answering`.
+    let log2 = net.dir.path().join("log2.jsonl");
+    let mut args = vec![
+        "watch",
+        "--settle-secs",
+        "0",
+        "--no-desktop",
+        "--no-status-line",
+    ];
+    let local = net.local_args();
+    args.extend(local.iter().map(String::as_str));
+    let mut child = shadowed(&net, &evil, &state2, &log2, &args)
+        .env("XDG_CONFIG_HOME", net.dir.path().join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let states = || -> Vec<Value> {
+        std::fs::read_to_string(&log2)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["event"] == "host_state" && v["host"] == "a")
+            .collect()
+    };
+    let seen = crate::mux_support::wait_for(15_000, || {
+        let s = states();
+        (!s.is_empty()).then_some(s)
+    });
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = child.wait();
+    let seen = seen.expect("watch said a's state");
+    assert!(
+        seen.iter().all(|v| v["state"] == "refused"),
+        "the board's states of a: {seen:?}"
+    );
+    assert!(
+        seen[0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("no private ssh control folder")),
+        "{seen:?}"
     );
 }
