@@ -431,6 +431,7 @@ fn used(host: &Host) {
 /// board or command that ends leaves no connection of its own behind, and never cuts one that
 /// another command is using. Bounded: 3 s per host.
 pub(crate) fn end_masters() {
+    end_streams();
     let hosts = USED
         .lock()
         .map(|mut g| std::mem::take(&mut *g))
@@ -590,7 +591,9 @@ pub(crate) fn call(
 
 /// A long-running remote command whose stdout is read line by line.
 pub(crate) struct Stream {
-    child: Child,
+    /// Shared with `LIVE`, so that a process that ends can end it too (`Child::kill` never
+    /// signals a child already reaped: never another process that took its pid).
+    child: std::sync::Arc<Mutex<Child>>,
     host: Host,
     limit: Limit,
     _slot: ChannelSlot,
@@ -661,6 +664,15 @@ impl Stream {
                 })
                 .map_err(|e| e.to_string())?;
         }
+        let child = std::sync::Arc::new(Mutex::new(child));
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|(_, _, c)| c.strong_count() > 0);
+            live.push((
+                host.clone(),
+                limit.clone(),
+                std::sync::Arc::downgrade(&child),
+            ));
+        }
         Ok(Stream {
             child,
             host: host.clone(),
@@ -678,7 +690,15 @@ impl Stream {
 
     /// ssh's exit code once it has exited (`None` while it runs; 255 for its own failures).
     pub(crate) fn exited(&mut self) -> Option<Option<i32>> {
-        self.child.try_wait().ok().flatten().map(|s| s.code())
+        let mut c = self.child.lock().ok()?;
+        c.try_wait().ok().flatten().map(|s| s.code())
+    }
+
+    fn kill_here(&self) {
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 
     /// Whether the host's `timeout` ended it at its lifetime (a stream to start again).
@@ -689,17 +709,48 @@ impl Stream {
     /// Give up on this stream: ssh ended here, then every process of it still there (a program
     /// that hangs never notices its channel closed), so a retry never runs beside it.
     /// The limit back when its processes could not be ended there (the host out of reach).
-    pub(crate) fn end(mut self) -> Option<Limit> {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(crate) fn end(self) -> Option<Limit> {
+        self.kill_here();
         (!end_remote(&self.host, &self.limit)).then(|| self.limit.clone())
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill_here();
+    }
+}
+
+/// The streams this process runs (each host's, its limit, its ssh here).
+type Live = Vec<(Host, Limit, std::sync::Weak<Mutex<Child>>)>;
+static LIVE: Mutex<Live> = Mutex::new(Vec::new());
+
+/// End every stream this process still runs, here and on its host: a process that ends may
+/// not wait for the threads that own them.
+fn end_streams() {
+    let live = LIVE
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    // One thread each: a host out of reach costs its own deadline, not the others'.
+    let ends: Vec<_> = live
+        .into_iter()
+        .filter_map(|(host, limit, child)| {
+            let child = child.upgrade()?;
+            if let Ok(mut c) = child.lock() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            std::thread::Builder::new()
+                .name("ip-host-end".into())
+                .spawn(move || {
+                    let _ = end_remote(&host, &limit);
+                })
+                .ok()
+        })
+        .collect();
+    for e in ends {
+        let _ = e.join();
     }
 }
 

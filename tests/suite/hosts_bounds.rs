@@ -291,3 +291,60 @@ fn a_stream_left_while_the_link_was_down_is_ended_when_the_host_is_back() {
     );
     assert!(hung_pids(net.host("h")).len() <= 1);
 }
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
+    let net = Net::new(&[("h", &["Builder"])], &["Local"]);
+    let bin = hang_bin(&net);
+    net.write_hosts_file(&[("h", bin.as_str())]);
+    let exe = env!("CARGO_BIN_EXE_intercom-pane");
+    let hosts_file = format!("INTERCOM_PANE_HOSTS={}", net.hosts_file.display());
+    let run = format!("XDG_RUNTIME_DIR={}", net.dir.path().join("run").display());
+    let cfg = format!(
+        "XDG_CONFIG_HOME={}",
+        net.dir.path().join("config").display()
+    );
+    let mut argv = vec![
+        "env",
+        &hosts_file,
+        &run,
+        &cfg,
+        "TERM=xterm-256color",
+        exe,
+        "monitor",
+        "--no-probe",
+        "--no-alerts",
+    ];
+    let local = net.local_args();
+    argv.extend(local.iter().map(String::as_str));
+    let screen = crate::mux_support::TmuxServer::start("mon", net.dir.path(), &argv);
+    screen.tmux(&["set-option", "-s", "exit-empty", "off"]);
+    let pid: i32 = screen
+        .tmux(&["display-message", "-p", "-t", "mon", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    // The sidebar quits while a hung stream of it runs on h.
+    wait_for(30_000, || {
+        (!hung_pids(net.host("h")).is_empty()).then_some(())
+    })
+    .expect("a hung stream on h");
+    screen.tmux(&["send-keys", "-t", "mon", "q"]);
+    wait_for(10_000, || {
+        (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+    })
+    .expect("the sidebar quit");
+    let after = wait_for(5_000, || {
+        let c = on_host(net.host("h"));
+        (c == (0, 0)).then_some(c)
+    });
+    assert!(
+        after.is_some(),
+        "after the sidebar quit: (hung, sshd) on h = {:?}",
+        on_host(net.host("h"))
+    );
+}
