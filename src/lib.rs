@@ -51,15 +51,18 @@ use cli::{Cli, Command};
 /// The binary's one entry (`src/main.rs`): parse the command line, run the command, and give
 /// back the process exit code.
 pub fn main_entry() -> i32 {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `HOST:NAME`, as the board shows another host's row, names that host's seat.
+    cmd::host_cmd::qualify(&mut cli.command);
     // The store names nothing above it: it tells the log of a `.gitignore` it cannot keep.
     store::on_ignore_problem(log::gitignore_problem);
     // An action whose --host names another machine runs there (its exit code comes back).
     if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
+        hosts::ssh::end_masters();
         return code;
     }
     // Each command's outcome is its own exit enum (`cmd::exit` and the actions' enums).
-    match &cli.command {
+    let code = match &cli.command {
         Command::Scan(a) => cmd::scan_cmd::run(a).code(),
         Command::Status(a) => cmd::status_cmd::run(a).code(),
         Command::Board(a) => cmd::board_cmd::run_board(a).code(),
@@ -88,5 +91,8 @@ pub fn main_entry() -> i32 {
         Command::Seen(a) => cmd::host_cmd::seen(a),
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
-    }
+    };
+    // Nothing of this command stays connected to another host.
+    hosts::ssh::end_masters();
+    code
 }

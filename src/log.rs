@@ -57,9 +57,11 @@ pub(crate) mod event {
     pub(crate) const ALERT_DESKTOP_JUMP: &str = "alert_desktop_jump";
     /// The alert memory was not usable and was started again: `detail`.
     pub(crate) const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
-    /// One ssh call to a host ended: `host`, `exit`, `stderr` (ssh's own words, never shown on
-    /// the screen).
+    /// One ssh call to a host ended: `host`, `exit`, `ssh` (ssh's own words, never shown on the
+    /// screen), `stderr` (the program's there).
     pub(crate) const HOST_CALL: &str = "host_call";
+    /// The usual ssh control folder was refused and the fallback is used: `dir`, `refused`.
+    pub(crate) const HOST_CONTROL: &str = "host_control";
     /// A host's state changed on the board: `host`, `state`, `detail`.
     pub(crate) const HOST_STATE: &str = "host_state";
 }

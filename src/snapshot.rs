@@ -265,6 +265,13 @@ impl Row {
     pub fn state_since(&self) -> Option<Ms> {
         self.state_at.or(self.last_activity)
     }
+
+    /// Its pane when it is on this machine. Another host's row names a socket, pane and pid
+    /// of that host: the same path here (`/tmp/tmux-1000/default`) is a local server, so they
+    /// are used only through ssh on that host, never here.
+    pub fn local_pane(&self) -> Option<&SeatPane> {
+        self.pane.as_ref().filter(|_| self.host.is_none())
+    }
 }
 
 /// Why the roster cannot be used (`roster.code` in the JSON).

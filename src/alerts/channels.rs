@@ -32,12 +32,13 @@ pub(crate) fn tmux_socket(hint: Option<&str>, default_tmux: Option<&Path>) -> Op
     crate::mux::tmux::resolve_socket(hint, default_tmux)
 }
 
-/// The tmux servers a pass's seats live on, and the run's own server; each once, existing.
+/// The tmux servers this machine's seats live on, and the run's own server; each once,
+/// existing. Another host's rows never name a server here (`Row::local_pane`).
 pub(crate) fn tmux_servers(snap: &Snapshot, default_tmux: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     // Most seats share a server: each hint is resolved (and looked up on disk) once.
     let mut hints: Vec<Option<&str>> = vec![None];
-    for p in snap.rows.iter().filter_map(|r| r.pane.as_ref()) {
+    for p in snap.rows.iter().filter_map(|r| r.local_pane()) {
         let hint = p.socket.as_deref();
         if p.kind.caps().status_alerts && !hints.contains(&hint) {
             hints.push(hint);

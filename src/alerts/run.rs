@@ -403,10 +403,11 @@ impl Alerter {
             .collect()
     }
 
-    /// The row's pane is on screen now, and the settings keep quiet then.
+    /// The row's pane is on screen now, and the settings keep quiet then. Another host's pane
+    /// is never judged by a client here (its `%N` names a pane of that host): it alerts.
     fn seen_there(&self, row: &Row) -> bool {
         self.settings.quiet_when_visible
-            && row.pane.as_ref().is_some_and(|p| {
+            && row.local_pane().is_some_and(|p| {
                 let r = crate::alerts::memory::PaneRef {
                     kind: p.kind,
                     socket: p.socket.clone(),

@@ -120,6 +120,43 @@ pub(crate) fn seen_there(
 
 /// `Some(exit)` when `cmd` names another machine with `--host` (it ran there, or was refused
 /// here); `None` when it runs on this machine as usual.
+/// A seat named as the board shows another host's row, `HOST:NAME` (`build:W1`, `local:W1`),
+/// is that host's seat: `--host HOST` and the name there.
+pub(crate) fn qualify(cmd: &mut Command) {
+    let (name, src) = match cmd {
+        Command::Reply(a) => (&mut a.name, &mut a.src),
+        Command::CloseWorker(a) => (&mut a.name, &mut a.src),
+        Command::ResumeWorker(a) => (&mut a.name, &mut a.src),
+        Command::Retire(a) => (&mut a.name, &mut a.src),
+        Command::Jump(a) => match a.name.as_mut() {
+            Some(n) => (n, &mut a.src),
+            None => return,
+        },
+        _ => return,
+    };
+    let Some((host, seat)) = name.split_once(':') else {
+        return;
+    };
+    let Ok(h) = hosts::HostName::parse(host) else {
+        return;
+    };
+    if seat.is_empty() || src.hosts.len() > 1 {
+        return;
+    }
+    // Only a host this machine knows (and the one --host names, when given): a seat whose own
+    // name holds a ':' stays as it is.
+    let known = h.is_local() || hosts::file_hosts().is_ok_and(|f| f.iter().any(|x| x.name == h));
+    let same = src
+        .hosts
+        .first()
+        .is_none_or(|g| hosts::HostName::parse(g).is_ok_and(|g| g == h));
+    if known && same {
+        let seat = seat.to_string();
+        *name = seat;
+        src.hosts = vec![h.to_string()];
+    }
+}
+
 pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
     match cmd {
         Command::Reply(a) => there(&a.src, a, reply),
@@ -347,6 +384,8 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
     let code = d.code();
     match &d {
         Delegated::Ran { stdout, stderr, .. } => {
+            let tagged = with_host(stdout, host.name.as_str(), ACTIONS.contains(&what));
+            let stdout = &tagged;
             if std::io::stdout().is_terminal() {
                 for line in String::from_utf8_lossy(stdout).lines() {
                     crate::cmd::out(format_args!("{}", sanitize(line)));
@@ -379,6 +418,60 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
         }
     }
     code
+}
+
+/// The commands that act (their receipts name the host they acted on).
+const ACTIONS: [&str; 5] = ["reply", "close-worker", "resume-worker", "spawn", "retire"];
+
+/// What a host printed, naming that host: a JSON object (the whole answer, or each line) gets
+/// `"host": NAME` when it has no `host` of its own; an action's text receipt gets `host NAME: `
+/// before each line. Anything else comes back unchanged.
+fn with_host(stdout: &[u8], name: &str, action: bool) -> Vec<u8> {
+    let tag = |v: &mut Value| -> bool {
+        match v.as_object_mut() {
+            Some(o) => {
+                if !o.contains_key("host") {
+                    o.insert("host".into(), Value::from(name));
+                }
+                true
+            }
+            None => false,
+        }
+    };
+    if let Ok(mut v) = serde_json::from_slice::<Value>(stdout) {
+        return if tag(&mut v) {
+            format!("{v}\n").into_bytes()
+        } else {
+            stdout.to_vec()
+        };
+    }
+    let text = String::from_utf8_lossy(stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut objects = Vec::with_capacity(lines.len());
+    for l in &lines {
+        let Ok(mut v) = serde_json::from_str::<Value>(l) else {
+            break;
+        };
+        if !tag(&mut v) {
+            break;
+        }
+        objects.push(v.to_string());
+    }
+    if !lines.is_empty() && objects.len() == lines.len() {
+        return objects
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .into_bytes();
+    }
+    if action {
+        return text
+            .lines()
+            .map(|l| format!("host {name}: {l}\n"))
+            .collect::<String>()
+            .into_bytes();
+    }
+    stdout.to_vec()
 }
 
 /// A page's flags (`status`, `board`): the name, offset and limit asked for.
@@ -431,8 +524,24 @@ struct HostBoard {
 }
 
 fn read_board(host: &Host) -> HostBoard {
+    if let Err(e) = hosts::ssh::control() {
+        return HostBoard {
+            name: host.name.to_string(),
+            records: Vec::new(),
+            problem: Some(("refused", e.to_string())),
+        };
+    }
+    // The hello's failure is judged as the board judges it: one state vocabulary.
+    if let Err(f) = hello::ask(host) {
+        let (state, why) = hosts::link::hello_state(f);
+        return HostBoard {
+            name: host.name.to_string(),
+            records: Vec::new(),
+            problem: Some((state.as_str(), why)),
+        };
+    }
     let words = delegate::words(host, "scan", &["--json".into()], &[]);
-    let (records, problem) = match delegate::run(host, &words, None, READ_DEADLINE) {
+    let (records, problem) = match delegate::after_hello(host, &words, None, READ_DEADLINE) {
         Delegated::Ran {
             code: 0, stdout, ..
         } if stdout.len() <= MAX_BOARD => match serde_json::from_slice::<Value>(&stdout) {
@@ -579,5 +688,27 @@ fn print_boards(boards: &[HostBoard], a: &ScanArgs) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_host_printed_names_the_host() {
+        let one = with_host(b"{\"outcome\":\"delivered\"}\n", "b", true);
+        assert_eq!(one, b"{\"outcome\":\"delivered\",\"host\":\"b\"}\n");
+        let own = with_host(b"{\"host\":\"local\"}", "b", true);
+        assert_eq!(own, b"{\"host\":\"local\"}\n");
+        let lines = with_host(b"{\"a\":1}\n{\"a\":2}\n", "b", false);
+        assert_eq!(
+            lines,
+            b"{\"a\":1,\"host\":\"b\"}\n{\"a\":2,\"host\":\"b\"}\n"
+        );
+        let text = with_host(b"delivered to root/Builder\n", "b", true);
+        assert_eq!(text, b"host b: delivered to root/Builder\n");
+        let page = b"Builder  idle\n";
+        assert_eq!(with_host(page, "b", false), page);
     }
 }

@@ -423,9 +423,9 @@ pub(crate) fn remote_jump(
     .map(|w| w.to_string())
     .collect();
     let refused = JumpExit::Refused.code();
-    let control = ssh::control_dir().map_err(|e| (refused, e))?;
-    let argv =
-        ssh::argv(host, &control, &tmux_words, Tty::Yes).map_err(|e| (refused, e.to_string()))?;
+    let control = ssh::control_dir().map_err(|e| (refused, e.to_string()))?;
+    let argv = ssh::argv(host, &control, &tmux_words, Tty::Yes, None)
+        .map_err(|e| (refused, e.to_string()))?;
     let mut full = vec!["ssh".to_string()];
     full.extend(argv.iter().map(|a| a.to_string_lossy().into_owned()));
     // A window that attaches over ssh: tmux only (`Tmux::open_tagged_window`).

@@ -103,6 +103,10 @@ pub struct ScanNavigator {
 impl Navigator for ScanNavigator {
     fn jump(&self, seat: &SeatRef) -> JumpOutcome {
         let refuse = |reason: String| JumpOutcome::Refused { reason };
+        // Another host's pane is reached through ssh on that host (`HostPorts`), never here.
+        if seat.host.is_some() {
+            return refuse("its pane is on another host".into());
+        }
         if seat.pane.is_none() {
             return refuse("it has no live pane".into());
         }

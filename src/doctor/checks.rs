@@ -274,6 +274,29 @@ pub(super) fn data_root(root: &Path) -> Check {
     }
 }
 
+/// The ssh control folder, when the hosts file names other hosts: which one is used (the
+/// fallback said with why the usual one was refused), or why none can be.
+pub(super) fn ssh_control() -> Option<Check> {
+    if crate::hosts::file_hosts().map_or(true, |h| h.is_empty()) {
+        return None;
+    }
+    Some(match crate::hosts::ssh::control() {
+        Ok(c) => match c.fallback_for {
+            None => Check::ok("ssh control folder", c.dir.display().to_string()),
+            Some(why) => Check::warn(
+                "ssh control folder",
+                format!("{} (the usual folder was refused: {why})", c.dir.display()),
+                "remove or fix the usual folder (it must be yours, 0700), or set XDG_RUNTIME_DIR",
+            ),
+        },
+        Err(e) => Check::fail(
+            "ssh control folder",
+            e.to_string(),
+            "set XDG_RUNTIME_DIR to a folder of your own, or fix the folders named",
+        ),
+    })
+}
+
 /// The roster reads, and every configured agent's session is found (a session file or a
 /// registration with its id).
 pub(super) fn roster(pass: &Scan) -> Vec<Check> {

@@ -159,6 +159,7 @@ pub(crate) fn run(opts: &ScanOptions, clock: &dyn Clock) -> Report {
     r.checks.push(checks::binary());
     r.checks.push(install::extension_installed());
     r.checks.push(checks::data_root(&opts.data_root));
+    r.checks.extend(checks::ssh_control());
     r.checks.extend(trust::log());
     match crate::scan::run(opts, clock, None, None) {
         Ok(pass) => {

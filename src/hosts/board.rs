@@ -18,6 +18,8 @@ use crate::ui::ports::{CancelToken, SnapshotSource};
 
 /// After a change, wait this long for more before a frame is made (a burst is one frame).
 const COALESCE: Duration = Duration::from_millis(20);
+/// When the board ends, how long its host threads get to end what they run on their hosts.
+const END_WAIT: Duration = Duration::from_secs(2);
 
 /// A board that cannot be shown, and why.
 fn refused(now: Ms, why: &str) -> Snapshot {
@@ -41,6 +43,8 @@ pub struct HostsSource {
     shared: Arc<Shared>,
     cancel: CancelToken,
     seen: u64,
+    hosts: Vec<Host>,
+    links: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl HostsSource {
@@ -53,8 +57,14 @@ impl HostsSource {
     ) -> std::io::Result<HostsSource> {
         let shared = Shared::new(&hosts, clock);
         let cancel = local.cancel_token();
-        for (slot, h) in hosts.into_iter().enumerate() {
-            link::start(h, slot, shared.clone(), cancel.clone())?;
+        let mut links = Vec::with_capacity(hosts.len());
+        for (slot, h) in hosts.iter().enumerate() {
+            links.push(link::start(
+                h.clone(),
+                slot,
+                shared.clone(),
+                cancel.clone(),
+            )?);
         }
         let s = shared.clone();
         let stop = cancel.clone();
@@ -81,6 +91,8 @@ impl HostsSource {
             shared,
             cancel,
             seen: 0,
+            hosts,
+            links,
         })
     }
 }
@@ -102,8 +114,19 @@ impl HostsSource {
 }
 
 impl Drop for HostsSource {
+    /// The board ends with what it started: each host thread ends its stream there (bounded
+    /// by `END_WAIT` in all), then the shared connections are stopped.
     fn drop(&mut self) {
         self.cancel.cancel();
+        let until = Instant::now() + END_WAIT;
+        // Bounded by `until`: polled every 20 ms.
+        while self.links.iter().any(|l| !l.is_finished()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for l in self.links.drain(..).filter(|l| l.is_finished()) {
+            let _ = l.join();
+        }
+        super::ssh::stop_masters(&self.hosts);
     }
 }
 

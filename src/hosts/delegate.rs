@@ -94,6 +94,16 @@ pub(crate) fn run(
     if let Err(why) = hello::ask(host) {
         return Delegated::NotStarted(why.to_string());
     }
+    after_hello(host, words, input, deadline)
+}
+
+/// `run` once the host's hello was answered (the caller asked it).
+pub(crate) fn after_hello(
+    host: &Host,
+    words: &[String],
+    input: Option<&[u8]>,
+    deadline: Duration,
+) -> Delegated {
     match ssh::call(host, words, input, Instant::now() + deadline, MAX_ANSWER) {
         Call::Exited {
             code,

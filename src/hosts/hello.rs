@@ -131,7 +131,10 @@ impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failed::Refused(r) => r.fmt(f),
-            Failed::NotInstalled(bin) => write!(f, "{bin} is not installed there (or not on PATH)"),
+            Failed::NotInstalled(bin) => write!(
+                f,
+                "{bin} (or coreutils' timeout) is not installed there (or not on PATH)"
+            ),
             Failed::Call(c) => f.write_str(&c.describe()),
         }
     }

@@ -43,7 +43,7 @@ pub(crate) fn start(
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
-) -> std::io::Result<()> {
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("ip-host-{}", host.name))
         .spawn(move || {
@@ -52,17 +52,23 @@ pub(crate) fn start(
                 slot,
                 shared,
                 stop,
+                unended: std::cell::RefCell::new(Vec::new()),
             }
             .run()
         })
-        .map(|_| ())
 }
+
+/// Most streams remembered whose processes there could not be ended yet.
+const MAX_UNENDED: usize = 8;
 
 struct Link {
     host: Host,
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
+    /// Streams given up on while the host was out of reach: their processes there are ended
+    /// once it answers again (a cut link leaves them running until sshd notices).
+    unended: std::cell::RefCell<Vec<ssh::Limit>>,
 }
 
 /// Why following a host ended.
@@ -71,6 +77,8 @@ enum Ended {
     NotAnswering(String),
     /// It is refused until something changes (key, auth, version, shell).
     Refused(HostState, String),
+    /// A stream lived out its lifetime there (`ssh::STREAM_LIFETIME_SECS`): start a new one.
+    Renew,
     Stopped,
 }
 
@@ -83,12 +91,19 @@ impl Link {
                 return;
             }
             let ended = match self.hello() {
-                Ok(h) if h.watch => self.follow_stream(),
-                Ok(_) => self.follow_polls(),
+                Ok(h) => {
+                    self.end_unended();
+                    if h.watch {
+                        self.follow_stream()
+                    } else {
+                        self.follow_polls()
+                    }
+                }
                 Err(e) => e,
             };
             let pause = match ended {
                 Ended::Stopped => return,
+                Ended::Renew => continue,
                 Ended::NotAnswering(detail) => {
                     self.set_state(HostState::NotAnswering, detail, None);
                     let w = wait;
@@ -107,6 +122,16 @@ impl Link {
         }
     }
 
+    /// End there what earlier streams left when the host was out of reach.
+    fn end_unended(&self) {
+        let pending = std::mem::take(&mut *self.unended.borrow_mut());
+        let left: Vec<ssh::Limit> = pending
+            .into_iter()
+            .filter(|l| !ssh::end_remote(&self.host, l))
+            .collect();
+        self.unended.borrow_mut().extend(left);
+    }
+
     fn words(&self, w: &[&str]) -> Vec<String> {
         ssh::remote_words(&self.host, w)
     }
@@ -121,11 +146,11 @@ impl Link {
     }
 
     fn hello(&self) -> Result<hello::Hello, Ended> {
-        hello::ask(&self.host).map_err(|f| match f {
-            hello::Failed::Refused(r) => refused(r),
-            hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),
-            hello::Failed::Call(c) => call_ended(c),
-        })
+        // No private control folder: refused (nothing can be sent), never "not answering".
+        if let Err(e) = ssh::control() {
+            return Err(Ended::Refused(HostState::Refused, e.to_string()));
+        }
+        hello::ask(&self.host).map_err(hello_ended)
     }
 
     /// Read the board with `scan --json` every `POLL` until the host stops answering.
@@ -162,7 +187,8 @@ impl Link {
         }
     }
 
-    /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering.
+    /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering;
+    /// then end it there too before anything else is tried (a hung program never notices).
     fn follow_stream(&self) -> Ended {
         let mut words = self.board_words(&["status", "--watch", "--json-lines", "--probe"]);
         words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
@@ -170,6 +196,22 @@ impl Link {
             Ok(s) => s,
             Err(e) => return Ended::NotAnswering(e),
         };
+        let ended = self.read_stream(&mut stream);
+        // The state first: ending it there may wait on a host that is gone.
+        if let Ended::NotAnswering(detail) = &ended {
+            self.set_state(HostState::NotAnswering, detail.clone(), None);
+        }
+        if let Some(limit) = stream.end() {
+            let mut u = self.unended.borrow_mut();
+            if u.len() >= MAX_UNENDED {
+                u.remove(0);
+            }
+            u.push(limit);
+        }
+        ended
+    }
+
+    fn read_stream(&self, stream: &mut Stream) -> Ended {
         let mut have_board = false;
         loop {
             if self.stop.is_cancelled() {
@@ -193,12 +235,10 @@ impl Link {
             };
             let text = match got {
                 Some(Ok(t)) => t,
-                Some(Err(end)) => {
-                    return self.stream_ended(&mut stream, end.to_string(), have_board)
-                }
+                Some(Err(end)) => return self.stream_ended(stream, end.to_string(), have_board),
                 None => {
                     let why = format!("no line for {} s", STALL.as_secs());
-                    return self.stream_ended(&mut stream, why, have_board);
+                    return self.stream_ended(stream, why, have_board);
                 }
             };
             let now = self.shared.now();
@@ -236,6 +276,9 @@ impl Link {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+        if streamed && stream.lived_out() {
+            return Ended::Renew;
         }
         let stderr = stream.stderr();
         match stream.exited() {
@@ -275,6 +318,24 @@ impl Link {
 
     fn set_state(&self, state: HostState, detail: String, via: Option<Via>) {
         self.shared.set_state(self.slot, state, detail, via);
+    }
+}
+
+/// A host's state and its words when its hello failed: the board's own rule, for a command
+/// that reads the host once (`scan --host`).
+pub(crate) fn hello_state(f: hello::Failed) -> (HostState, String) {
+    match hello_ended(f) {
+        Ended::Refused(state, detail) => (state, detail),
+        Ended::NotAnswering(detail) => (HostState::NotAnswering, detail),
+        Ended::Renew | Ended::Stopped => (HostState::NotAnswering, String::new()),
+    }
+}
+
+fn hello_ended(f: hello::Failed) -> Ended {
+    match f {
+        hello::Failed::Refused(r) => refused(r),
+        hello::Failed::NotInstalled(_) => Ended::Refused(HostState::Refused, f.to_string()),
+        hello::Failed::Call(c) => call_ended(c),
     }
 }
 

@@ -31,30 +31,165 @@ const PERSIST_SECS: u32 = 60;
 pub(crate) const MAX_CHANNELS: usize = 4;
 /// Most of ssh's stderr kept for a status line.
 const STDERR_KEEP: usize = 2048;
+/// The host's own `timeout` ends a remote command with TERM at its limit and with KILL this
+/// many seconds later: bounded there even when this machine can no longer reach it.
+const REMOTE_KILL_AFTER: u64 = 1;
+/// Longest life of a stream there (`status --watch`); the board starts a new one when it ends.
+pub(crate) const STREAM_LIFETIME_SECS: u64 = 3600;
+/// The exit codes of `timeout` when it ended its command (TERM; KILL).
+const TIMED_OUT: [i32; 2] = [124, 137];
+/// The environment variable that marks every process of one remote command (its token), so
+/// that exactly those can be ended there (`end_remote`).
+const CALL_VAR: &str = "INTERCOM_PANE_CALL";
+
+/// What bounds one remote command on its host: its time limit (the host's `timeout`) and the
+/// token in its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limit {
+    secs: u64,
+    token: String,
+}
+
+impl Limit {
+    pub(crate) fn new(secs: u64) -> Limit {
+        let t = uuid::Uuid::new_v4().simple().to_string();
+        Limit {
+            secs: secs.max(1),
+            token: t.get(..20).unwrap_or(&t).to_string(),
+        }
+    }
+
+    /// A limit that ends the command there (KILL included) before `deadline` here.
+    fn before(deadline: Instant) -> Limit {
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+        Limit::new(left.saturating_sub(REMOTE_KILL_AFTER + 1))
+    }
+
+    /// The remote command line: the token in its environment, the host's `timeout`, then the
+    /// words (each quoted). The token is hex: it needs no quoting.
+    fn line(&self, words: &[String]) -> Result<String, quote::NulInWord> {
+        let mut all = vec![
+            "timeout".to_string(),
+            "-k".into(),
+            REMOTE_KILL_AFTER.to_string(),
+            self.secs.to_string(),
+        ];
+        all.extend(words.iter().cloned());
+        Ok(format!(
+            "{CALL_VAR}={} {}",
+            self.token,
+            quote::command(&all)?
+        ))
+    }
+
+    /// A shell line for the host that ends every process still carrying this command's token
+    /// (its `timeout`, its program and what that started), and nothing else.
+    fn end_line(&self) -> String {
+        format!(
+            "for f in $(grep -ls '{CALL_VAR}={tok}' /proc/[0-9]*/environ); do p=${{f#/proc/}}; \
+             kill -KILL \"${{p%/environ}}\" 2>/dev/null; done; exit 0",
+            tok = self.token
+        )
+    }
+}
+
+/// Longest control folder: ssh binds `<folder>/<%C: 40 hex>.<16 random>` first, and a socket
+/// path has at most 107 bytes.
+const MAX_CONTROL_DIR: usize = 107 - 1 - 40 - 17;
+
+/// Where the control sockets are, and why the usual folder was not used (when it was not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Control {
+    pub dir: PathBuf,
+    /// The usual folder and why it was refused, when this is the fallback.
+    pub fallback_for: Option<String>,
+}
+
+/// No control folder can be used: every candidate and why (nothing is sent to any host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlRefused(pub String);
+
+impl std::fmt::Display for ControlRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no private ssh control folder: {}", self.0)
+    }
+}
+
+impl std::error::Error for ControlRefused {}
+
+/// `<base>/ssh`, created 0700, when it and `base` are the caller's own and nobody else may
+/// write them (another local user may have made `base` first), and short enough for a socket.
+fn private_ssh_dir(base: &Path) -> Result<PathBuf, ControlRefused> {
+    let dir = base.join("ssh");
+    let shown = |d: &Path| crate::text::sanitize(&d.display().to_string());
+    if dir.as_os_str().len() > MAX_CONTROL_DIR {
+        return Err(ControlRefused(format!(
+            "{} is too long for a socket path (at most {MAX_CONTROL_DIR} bytes)",
+            shown(&dir)
+        )));
+    }
+    // Each folder is judged before anything is made inside it.
+    for d in [base, &dir] {
+        crate::store::create_dir_all_private(d)
+            .map_err(|e| ControlRefused(format!("{}: {e}", shown(d))))?;
+        crate::fsguard::trusted_dir(d).map_err(|e| {
+            ControlRefused(format!(
+                "{} {}",
+                shown(d),
+                crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
+            ))
+        })?;
+    }
+    Ok(dir)
+}
 
 /// The private folder of the control sockets: `$XDG_RUNTIME_DIR/intercom-pane/ssh`, else
-/// `/tmp/intercom-pane-<uid>/ssh`; created 0700 and used only when it and its parent are the
-/// caller's own and nobody else may write them.
-pub fn control_dir() -> Result<PathBuf, String> {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
+/// `/tmp/intercom-pane-<uid>/ssh`; when that one is refused (another user made it first, its
+/// mode lets others write), `<data root>/ssh` (`$XDG_STATE_HOME/intercom-pane`, else
+/// `~/.local/state/intercom-pane`), which the log (`host_control`) and the doctor name.
+pub(crate) fn control() -> Result<Control, ControlRefused> {
+    let usual = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .map(|p| p.join("intercom-pane"))
         .unwrap_or_else(|| {
             PathBuf::from(format!("/tmp/intercom-pane-{}", crate::fsguard::my_uid()))
         });
-    let dir = base.join("ssh");
-    crate::store::create_dir_all_private(&dir).map_err(|e| e.to_string())?;
-    for d in [&base, &dir] {
-        crate::fsguard::trusted_dir(d).map_err(|e| {
-            format!(
-                "ssh control folder {} {}",
-                crate::text::sanitize(&d.display().to_string()),
-                crate::fsguard::trust_reason(e, crate::fsguard::owner_of(d))
-            )
-        })?;
+    let first = match private_ssh_dir(&usual) {
+        Ok(dir) => {
+            return Ok(Control {
+                dir,
+                fallback_for: None,
+            })
+        }
+        Err(why) => why.0,
+    };
+    let Some(root) = crate::cmd::options::default_data_root() else {
+        return Err(ControlRefused(format!(
+            "{first}; and no data root (set HOME or XDG_STATE_HOME)"
+        )));
+    };
+    match private_ssh_dir(&root) {
+        Ok(dir) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                crate::log::event(
+                    crate::log::event::HOST_CONTROL,
+                    serde_json::json!({"dir": dir.display().to_string(), "refused": first}),
+                )
+            });
+            Ok(Control {
+                dir,
+                fallback_for: Some(first),
+            })
+        }
+        Err(second) => Err(ControlRefused(format!("{first}; and {}", second.0))),
     }
-    Ok(dir)
+}
+
+/// `control`'s folder.
+pub fn control_dir() -> Result<PathBuf, ControlRefused> {
+    control().map(|c| c.dir)
 }
 
 /// How ssh is asked for a terminal.
@@ -66,13 +201,8 @@ pub(crate) enum Tty {
     Yes,
 }
 
-/// The full argv of `ssh` running `words` on `host` (quoted here, each word).
-pub(crate) fn argv(
-    host: &Host,
-    control: &Path,
-    words: &[String],
-    tty: Tty,
-) -> Result<Vec<OsString>, quote::NulInWord> {
+/// The options every ssh call gets (before the destination).
+fn options(host: &Host, control: &Path) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::with_capacity(40);
     if let Some(cfg) = &host.ssh_config {
         a.push("-F".into());
@@ -101,10 +231,29 @@ pub(crate) fn argv(
     cp.push(control.join("%C"));
     a.push("-o".into());
     a.push(cp);
+    a
+}
+
+/// The full argv of `ssh` running `words` on `host` (quoted here, each word), under `limit`
+/// there when given (every command but an attached terminal's, which ends with its pty).
+pub(crate) fn argv(
+    host: &Host,
+    control: &Path,
+    words: &[String],
+    tty: Tty,
+    limit: Option<&Limit>,
+) -> Result<Vec<OsString>, quote::NulInWord> {
+    let mut a = options(host, control);
     a.push(if tty == Tty::Yes { "-t" } else { "-T" }.into());
     a.push("--".into());
     a.push(host.dest.clone().into());
-    a.push(quote::command(words)?.into());
+    a.push(
+        match limit {
+            Some(l) => l.line(words)?,
+            None => quote::command(words)?,
+        }
+        .into(),
+    );
     Ok(a)
 }
 
@@ -257,12 +406,125 @@ impl Drop for ChannelSlot {
     }
 }
 
-fn ssh_command(host: &Host, words: &[String], tty: Tty) -> Result<Command, String> {
-    let control = control_dir()?;
-    let argv = argv(host, &control, words, tty).map_err(|e| e.to_string())?;
+fn ssh_command(host: &Host, words: &[String], limit: &Limit) -> Result<Command, String> {
+    let control = control_dir().map_err(|e| e.to_string())?;
+    let argv = argv(host, &control, words, Tty::No, Some(limit)).map_err(|e| e.to_string())?;
+    used(host);
     let mut cmd = Command::new("ssh");
     cmd.args(argv);
     Ok(cmd)
+}
+
+/// The hosts this process reached (their shared connections are stopped when it ends).
+static USED: Mutex<Vec<Host>> = Mutex::new(Vec::new());
+
+fn used(host: &Host) {
+    if let Ok(mut g) = USED.lock() {
+        if !g.iter().any(|h| h == host) {
+            g.push(host.clone());
+        }
+    }
+}
+
+/// Stop the shared connection of every host this process reached (`ssh -O stop`): it takes no
+/// new channel and ends once the channels still open (another command's) are done — so a
+/// board or command that ends leaves no connection of its own behind, and never cuts one that
+/// another command is using. Bounded: 3 s per host.
+pub(crate) fn end_masters() {
+    end_streams();
+    let hosts = USED
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    stop_masters(&hosts);
+}
+
+/// `end_masters` for these hosts only (a board that ends, in a process that goes on).
+pub(crate) fn stop_masters(hosts: &[Host]) {
+    if let Ok(mut g) = USED.lock() {
+        g.retain(|h| !hosts.contains(h));
+    }
+    for host in hosts {
+        let _ = housekeeping(host, &["-O", "stop"], None, "stop", Duration::from_secs(3));
+    }
+}
+
+/// One short ssh call of this crate's own (`-O stop`, ending a stream's processes): `flags`
+/// before the destination, `line` run there when given; logged as `host_call` with `what`.
+/// Whether it ran there and ended well (exit 0).
+fn housekeeping(
+    host: &Host,
+    flags: &[&str],
+    line: Option<String>,
+    what: &str,
+    within: Duration,
+) -> bool {
+    let Ok(control) = control_dir() else {
+        return false;
+    };
+    let mut a = options(host, &control);
+    a.extend(flags.iter().map(OsString::from));
+    a.extend(["--".into(), host.dest.clone().into()]);
+    a.extend(line.map(OsString::from));
+    let mut cmd = Command::new("ssh");
+    cmd.args(a);
+    let r = spawn::run(&mut cmd, None, Instant::now() + within, 4096);
+    crate::log::event(
+        crate::log::event::HOST_CALL,
+        serde_json::json!({"host": host.name.as_str(), "what": what,
+            "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
+    );
+    r.is_ok_and(|o| o.status.success())
+}
+
+/// End every process on `host` that still carries `limit`'s token (a stream this machine gave
+/// up on: its program there may hang and never notice). Bounded by a 4 s deadline. Whether it
+/// ran there (when not, the host was out of reach: ask again once it answers).
+pub(crate) fn end_remote(host: &Host, limit: &Limit) -> bool {
+    let Some(_slot) = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(1)) else {
+        return false;
+    };
+    let line = Some(limit.end_line());
+    housekeeping(host, &["-T"], line, "end_remote", Duration::from_secs(4))
+}
+
+/// How ssh's own messages begin or what they hold (OpenSSH's client and its connection
+/// sharing), as opposed to what the program there wrote on its stderr.
+const SSH_OWN_START: [&str; 12] = [
+    "mux_",
+    "muxclient",
+    "Control socket",
+    "ControlSocket ",
+    "ssh: ",
+    "ssh_",
+    "client_loop:",
+    "Warning: Permanently added",
+    "Shared connection to ",
+    "Connection to ",
+    "Timeout, server ",
+    "kex_exchange_identification",
+];
+const SSH_OWN_HOLD: [&str; 4] = [
+    "disabling multiplexing",
+    "master hello exchange failed",
+    ": open failed: ",
+    "Host key verification failed",
+];
+
+/// Split what came on ssh's stderr into ssh's own lines and the remote program's.
+fn split_stderr(text: &str) -> (String, String) {
+    let (mut own, mut theirs) = (String::new(), String::new());
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_start_matches('\r');
+        let is_ssh = SSH_OWN_START.iter().any(|m| l.starts_with(m))
+            || SSH_OWN_HOLD.iter().any(|m| l.contains(m));
+        if is_ssh {
+            own.push_str(line);
+        } else {
+            theirs.push_str(line);
+        }
+    }
+    (own, theirs)
 }
 
 fn stderr_text(b: &[u8]) -> String {
@@ -271,7 +533,7 @@ fn stderr_text(b: &[u8]) -> String {
 }
 
 /// Run `words` on `host` once: stdin fed from `input`, at most `cap` bytes of answer, killed at
-/// `deadline`.
+/// `deadline` here and ended by its own time limit there just before it.
 pub(crate) fn call(
     host: &Host,
     words: &[String],
@@ -285,7 +547,8 @@ pub(crate) fn call(
             host.name
         ));
     };
-    let mut cmd = match ssh_command(host, words, Tty::No) {
+    let limit = Limit::before(deadline);
+    let mut cmd = match ssh_command(host, words, &limit) {
         Ok(c) => c,
         Err(e) => return Call::NotStarted(e),
     };
@@ -301,13 +564,23 @@ pub(crate) fn call(
         Err(RunError::Spawn(e)) => return Call::NotStarted(format!("ssh could not start: {e}")),
     };
     let stderr = stderr_text(&out.stderr);
+    // Exit 255 is ssh's own failure: all it printed is its own. Otherwise ssh's lines (a stale
+    // shared connection, a warning) go to the log only, never on with the program's.
+    let (ssh_said, program_said) = match out.status.code() {
+        Some(255) | None => (stderr.clone(), String::new()),
+        Some(_) => split_stderr(&stderr),
+    };
     crate::log::event(
         crate::log::event::HOST_CALL,
         serde_json::json!({"host": host.name.as_str(), "exit": out.status.code(),
-            "stderr": crate::text::one_line(&stderr, 300)}),
+            "ssh": crate::text::one_line(&ssh_said, 300),
+            "stderr": crate::text::one_line(&program_said, 300)}),
     );
+    let stderr = program_said;
     match out.status.code() {
-        Some(255) | None => Call::Ssh(Problem::classify(&stderr)),
+        Some(255) | None => Call::Ssh(Problem::classify(&ssh_said)),
+        // The host's `timeout` ended it: its time limit passed there.
+        Some(code) if TIMED_OUT.contains(&code) => Call::Timeout { stderr },
         Some(code) => Call::Exited {
             code,
             stdout: out.stdout,
@@ -318,7 +591,11 @@ pub(crate) fn call(
 
 /// A long-running remote command whose stdout is read line by line.
 pub(crate) struct Stream {
-    child: Child,
+    /// Shared with `LIVE`, so that a process that ends can end it too (`Child::kill` never
+    /// signals a child already reaped: never another process that took its pid).
+    child: std::sync::Arc<Mutex<Child>>,
+    host: Host,
+    limit: Limit,
     _slot: ChannelSlot,
     pub lines: std::sync::mpsc::Receiver<Result<String, StreamEnd>>,
     stderr: std::sync::Arc<Mutex<String>>,
@@ -348,7 +625,8 @@ impl Stream {
     pub(crate) fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
         let slot = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(2))
             .ok_or_else(|| format!("all {MAX_CHANNELS} channels to host {} are busy", host.name))?;
-        let mut cmd = ssh_command(host, words, Tty::No)?;
+        let limit = Limit::new(STREAM_LIFETIME_SECS);
+        let mut cmd = ssh_command(host, words, &limit)?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -386,8 +664,19 @@ impl Stream {
                 })
                 .map_err(|e| e.to_string())?;
         }
+        let child = std::sync::Arc::new(Mutex::new(child));
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|(_, _, c)| c.strong_count() > 0);
+            live.push((
+                host.clone(),
+                limit.clone(),
+                std::sync::Arc::downgrade(&child),
+            ));
+        }
         Ok(Stream {
             child,
+            host: host.clone(),
+            limit,
             _slot: slot,
             lines: rx,
             stderr,
@@ -401,14 +690,67 @@ impl Stream {
 
     /// ssh's exit code once it has exited (`None` while it runs; 255 for its own failures).
     pub(crate) fn exited(&mut self) -> Option<Option<i32>> {
-        self.child.try_wait().ok().flatten().map(|s| s.code())
+        let mut c = self.child.lock().ok()?;
+        c.try_wait().ok().flatten().map(|s| s.code())
+    }
+
+    fn kill_here(&self) {
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Whether the host's `timeout` ended it at its lifetime (a stream to start again).
+    pub(crate) fn lived_out(&mut self) -> bool {
+        matches!(self.exited(), Some(Some(c)) if TIMED_OUT.contains(&c))
+    }
+
+    /// Give up on this stream: ssh ended here, then every process of it still there (a program
+    /// that hangs never notices its channel closed), so a retry never runs beside it.
+    /// The limit back when its processes could not be ended there (the host out of reach).
+    pub(crate) fn end(self) -> Option<Limit> {
+        self.kill_here();
+        (!end_remote(&self.host, &self.limit)).then(|| self.limit.clone())
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill_here();
+    }
+}
+
+/// The streams this process runs (each host's, its limit, its ssh here).
+type Live = Vec<(Host, Limit, std::sync::Weak<Mutex<Child>>)>;
+static LIVE: Mutex<Live> = Mutex::new(Vec::new());
+
+/// End every stream this process still runs, here and on its host: a process that ends may
+/// not wait for the threads that own them.
+fn end_streams() {
+    let live = LIVE
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    // One thread each: a host out of reach costs its own deadline, not the others'.
+    let ends: Vec<_> = live
+        .into_iter()
+        .filter_map(|(host, limit, child)| {
+            let child = child.upgrade()?;
+            if let Ok(mut c) = child.lock() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            std::thread::Builder::new()
+                .name("ip-host-end".into())
+                .spawn(move || {
+                    let _ = end_remote(&host, &limit);
+                })
+                .ok()
+        })
+        .collect();
+    for e in ends {
+        let _ = e.join();
     }
 }
 
@@ -453,7 +795,8 @@ mod tests {
     fn the_argv_carries_every_safety_option_and_one_quoted_command() {
         let h = Host::ad_hoc(HostName::parse("b").unwrap(), "u@b.example".into());
         let words = remote_words(&h, &["reply", "x; touch /tmp/p", "$(id)"]);
-        let a = argv(&h, Path::new("/tmp/ctl"), &words, Tty::No).unwrap();
+        let limit = Limit::new(7);
+        let a = argv(&h, Path::new("/tmp/ctl"), &words, Tty::No, Some(&limit)).unwrap();
         let a: Vec<String> = a.iter().map(|s| s.to_string_lossy().into_owned()).collect();
         for o in [
             "BatchMode=yes",
@@ -469,6 +812,16 @@ mod tests {
         assert_eq!(a[n - 3..n - 1], ["--".to_string(), "u@b.example".into()]);
         assert_eq!(
             a[n - 1],
+            format!(
+                "INTERCOM_PANE_CALL={} 'timeout' '-k' '1' '7' 'intercom-pane' 'reply' \
+                 'x; touch /tmp/p' '$(id)'",
+                limit.token
+            )
+        );
+        assert!(limit.token.chars().all(|c| c.is_ascii_hexdigit()));
+        let tty = argv(&h, Path::new("/tmp/ctl"), &words, Tty::Yes, None).unwrap();
+        assert_eq!(
+            tty.last().unwrap().to_string_lossy(),
             "'intercom-pane' 'reply' 'x; touch /tmp/p' '$(id)'"
         );
         assert!(a.contains(&"-T".to_string()));
@@ -495,6 +848,22 @@ mod tests {
             Problem::NotAnswering(_)
         ));
         assert!(matches!(Problem::classify("weird"), Problem::Other(_)));
+    }
+
+    #[test]
+    fn ssh_own_lines_are_told_from_the_programs() {
+        let text = "ControlSocket /tmp/x/ab already exists, disabling multiplexing\r\n\
+                    intercom-pane: reply: no seat named \"Zed\"\n\
+                    mux_client_request_session: read from master failed: Broken pipe\n\
+                    Shared connection to 10.0.0.2 closed.\r\n\
+                    the program's last words\n";
+        let (own, theirs) = split_stderr(text);
+        assert_eq!(
+            theirs,
+            "intercom-pane: reply: no seat named \"Zed\"\nthe program's last words\n"
+        );
+        assert_eq!(own.lines().count(), 3, "{own}");
+        assert!(own.contains("disabling multiplexing") && own.contains("mux_client"));
     }
 
     #[test]

@@ -60,10 +60,12 @@ impl MuxError {
             code,
             detail: clean.trim().chars().take(200).collect(),
         };
-        crate::log::event(
-            crate::log::event::MUX_ERROR,
-            serde_json::json!({"code": e.code(), "detail": e.detail}),
-        );
+        if let Some(repeated) = first_in_a_while(e.code(), &e.detail) {
+            crate::log::event(
+                crate::log::event::MUX_ERROR,
+                serde_json::json!({"code": e.code(), "detail": e.detail, "repeated": repeated}),
+            );
+        }
         e
     }
 
@@ -71,6 +73,39 @@ impl MuxError {
     pub fn code(&self) -> &'static str {
         self.code.code()
     }
+}
+
+/// The same error (code and detail) is logged at most once per this long: a server that is
+/// not there (the default tmux socket of a roster that runs on Herdr) fails every pass.
+const LOG_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+/// Most distinct errors remembered (the oldest is forgotten first).
+const LOG_MEMORY: usize = 64;
+
+type LogMemory = Vec<(&'static str, String, std::time::Instant, u64)>;
+static LOGGED: std::sync::Mutex<LogMemory> = std::sync::Mutex::new(Vec::new());
+
+/// Whether to log this error now: `Some(n)`, the times it came since it was last logged (not
+/// logged), or `None` while it was logged less than `LOG_AGAIN_AFTER` ago.
+fn first_in_a_while(code: &'static str, detail: &str) -> Option<u64> {
+    let Ok(mut g) = LOGGED.lock() else {
+        return Some(0);
+    };
+    let now = std::time::Instant::now();
+    if let Some(e) = g.iter_mut().find(|e| e.0 == code && e.1 == detail) {
+        if now.duration_since(e.2) < LOG_AGAIN_AFTER {
+            e.3 += 1;
+            return None;
+        }
+        let n = e.3;
+        e.2 = now;
+        e.3 = 0;
+        return Some(n);
+    }
+    if g.len() >= LOG_MEMORY {
+        g.remove(0);
+    }
+    g.push((code, detail.to_string(), now, 0));
+    Some(0)
 }
 
 impl std::fmt::Display for MuxError {
@@ -84,3 +119,21 @@ impl std::fmt::Display for MuxError {
 }
 
 impl std::error::Error for MuxError {}
+
+#[cfg(test)]
+mod log_tests {
+    use super::*;
+
+    #[test]
+    fn the_same_error_is_logged_once_a_while() {
+        let d = "no server at /tmp/log-once-test.sock";
+        assert_eq!(first_in_a_while("no_server", d), Some(0));
+        assert_eq!(first_in_a_while("no_server", d), None);
+        assert_eq!(first_in_a_while("no_server", d), None);
+        assert_eq!(first_in_a_while("timeout", d), Some(0), "another code");
+        assert_eq!(
+            first_in_a_while("no_server", "no server at /tmp/other.sock"),
+            Some(0)
+        );
+    }
+}

@@ -10,6 +10,21 @@ use crate::ui::fit::{age_secs, clean, clock_time};
 /// At most this many host lines; the rest are counted on the last one.
 const MAX_HOST_LINES: usize = 3;
 
+/// A host's state in the board's words: the JSON's `state` (`HostState::as_str`) in plain
+/// words, one vocabulary for the host's line, its rows and the JSON.
+pub(crate) fn phrase(state: HostState) -> &'static str {
+    match state {
+        HostState::Answering => "answering",
+        HostState::Connecting => "connecting",
+        HostState::NotAnswering => "not answering",
+        HostState::AuthFailed => "authentication failed",
+        HostState::HostKeyUnknown => "host key unknown",
+        HostState::HostKeyChanged => "HOST KEY CHANGED",
+        HostState::WrongVersion => "wrong version",
+        HostState::Refused => "refused",
+    }
+}
+
 /// What a host's state says, in words.
 fn words(h: &HostView, now: Ms) -> String {
     let since = format!(
@@ -27,11 +42,10 @@ fn words(h: &HostView, now: Ms) -> String {
             ),
             None => format!("not answering since {since}"),
         },
-        HostState::AuthFailed => "authentication failed".into(),
-        HostState::HostKeyUnknown => "host key unknown: refused".into(),
-        HostState::HostKeyChanged => "HOST KEY CHANGED: refused".into(),
-        HostState::WrongVersion => "wrong version".into(),
-        HostState::Refused => "refused".into(),
+        HostState::HostKeyUnknown | HostState::HostKeyChanged => {
+            format!("{}: refused", phrase(h.state))
+        }
+        s => phrase(s).into(),
     }
 }
 
@@ -62,12 +76,23 @@ pub(crate) fn host_lines(snap: &Snapshot, now: Ms) -> Vec<String> {
     out
 }
 
-/// The Detail cell of a row whose host is not answering: how old it is, and its last state.
-pub(crate) fn stale_detail(row: &Row, now: Ms) -> Option<String> {
+/// The Detail cell of a row whose host is not answering: the host's state in the host line's
+/// words (`hosts`: the board's), how old the row is, and its last state.
+pub(crate) fn stale_detail(row: &Row, hosts: &[HostView], now: Ms) -> Option<String> {
     let h = row.host.as_ref().filter(|h| !h.answering)?;
+    let state = hosts
+        .iter()
+        .find(|v| v.name == h.name)
+        .map_or(HostState::NotAnswering, |v| v.state);
+    // A host answering again whose row is not yet refreshed is still this row's last word.
+    let state = match state {
+        HostState::Answering | HostState::Connecting => HostState::NotAnswering,
+        s => s,
+    };
     Some(format!(
-        "host {} not answering: as of {} ago, {}",
+        "host {} {}: as of {} ago, {}",
         clean(&h.name),
+        phrase(state),
         short_age(age_secs(now, h.answered_at)),
         row.state.as_str()
     ))
@@ -117,7 +142,7 @@ mod tests {
     #[test]
     fn a_row_of_a_silent_host_says_so() {
         let mut row = crate::ui::demo::demo_row(1, 0, 70_000);
-        assert_eq!(stale_detail(&row, 70_000), None);
+        assert_eq!(stale_detail(&row, &[], 70_000), None);
         row.host = Some(RowHost {
             name: "gpu".into(),
             key: "p/a".into(),
@@ -125,8 +150,15 @@ mod tests {
             answered_at: 10_000,
             answering: false,
         });
-        let d = stale_detail(&row, 70_000).unwrap();
+        let d = stale_detail(&row, &[], 70_000).unwrap();
         assert!(d.starts_with("host gpu not answering: as of 1m ago"), "{d}");
+        let mut changed = view(HostState::HostKeyChanged);
+        changed.name = "gpu".into();
+        let d = stale_detail(&row, &[changed], 70_000).unwrap();
+        assert!(
+            d.starts_with("host gpu HOST KEY CHANGED: as of 1m ago"),
+            "{d}"
+        );
         assert_eq!(prefix(&row).as_deref(), Some("gpu:"));
     }
 }

@@ -257,7 +257,11 @@ fn row_spans(
                 (name, style)
             }
             Col::State => (row.state.as_str().to_string(), t.state(row.state)),
-            Col::Detail => match crate::ui::hosts_view::stale_detail(row, now) {
+            Col::Detail => match crate::ui::hosts_view::stale_detail(
+                row,
+                app.snapshot().map_or(&[], |s| s.hosts.as_slice()),
+                now,
+            ) {
                 Some(d) => (d, t.dim()),
                 None => detail_cell(app, row, now, t),
             },

@@ -77,6 +77,10 @@ fn replies_arrive_once_and_a_replaced_pi_is_never_closed() {
     assert_eq!(receipt["transport"], "typed", "{receipt}");
     assert_eq!(receipt["agent"], "root/Builder");
     assert_eq!(
+        receipt["host"], "b",
+        "the receipt names the host: {receipt}"
+    );
+    assert_eq!(
         arrivals(
             &net,
             "b",

@@ -95,6 +95,22 @@ fn refused_hosts_say_why_and_run_nothing() {
         assert!(o.stdout.is_empty());
         assert!(!net.host(host).transcript(0).contains("hello there"));
     }
+    // `scan --json --host …` says each host's state in the board's own words (one vocabulary).
+    let mut args = vec!["scan", "--json"];
+    for h in ["old", "future", "unknown", "denied", "missing"] {
+        args.extend(["--host", h]);
+    }
+    let o = net.run(&args, None);
+    assert_eq!(o.status.code(), Some(20), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for h in v["hosts"].as_array().unwrap() {
+        let name = h["name"].as_str().unwrap();
+        assert_eq!(
+            h["state"],
+            host_state(&s, name).as_str(),
+            "{name}: the command's state and the board's differ: {h}"
+        );
+    }
     // No key was ever accepted.
     assert_eq!(std::fs::read(&net.known_hosts).unwrap(), known_before);
 }

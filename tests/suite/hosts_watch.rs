@@ -3,8 +3,6 @@
 //! host b asking a question becomes one alert line naming b, its seat key there and the jump
 //! command that goes to it; a host that stops answering never stops this machine's alerts.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -19,32 +17,7 @@ use crate::hosts_support::Net;
 fn watch_alerts_about_another_hosts_worker_and_names_the_host() {
     let net = Net::new(&[("a", &["Builder"]), ("b", &["Builder"])], &[]);
     let log = net.dir.path().join("log.jsonl");
-    let mut args = vec![
-        "watch".to_string(),
-        "--settle-secs".into(),
-        "0".into(),
-        "--no-desktop".into(),
-        "--no-status-line".into(),
-    ];
-    args.extend(net.local_args());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = net
-        .command(&args)
-        .env("INTERCOM_PANE_LOG", &log)
-        .env("XDG_CONFIG_HOME", net.dir.path().join("config"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
+    let w = net.watch(&["--no-status-line"], &log);
     // Both hosts answering (the log says each host's state).
     let answering = |h: &str| {
         std::fs::read_to_string(&log)
@@ -77,7 +50,8 @@ fn watch_alerts_about_another_hosts_worker_and_names_the_host() {
     // a stops answering; b's worker asks.
     net.host("a").link(false);
     net.host("b").ask(0, "merge now?");
-    let alert = rx
+    let alert = w
+        .alerts
         .recv_timeout(Duration::from_secs(15))
         .expect("no alert line within 15 s");
     net.host("a").link(true);
@@ -92,12 +66,6 @@ fn watch_alerts_about_another_hosts_worker_and_names_the_host() {
         .collect();
     assert!(jump.windows(2).any(|w| w == ["--host", "b"]), "{jump:?}");
     // One alert for one question: nothing else arrives meanwhile.
-    assert!(rx.recv_timeout(Duration::from_secs(2)).is_err());
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0));
-    reader.join().unwrap();
+    assert!(w.alerts.recv_timeout(Duration::from_secs(2)).is_err());
+    assert_eq!(w.stop().code(), Some(0));
 }

@@ -734,6 +734,65 @@ impl Net {
     }
 }
 
+/// `watch` running over a net's hosts: its alert lines as they come.
+pub struct Watching {
+    pub child: Child,
+    pub alerts: std::sync::mpsc::Receiver<serde_json::Value>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watching {
+    /// SIGTERM, then its exit status once its lines are read.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let status = self.child.wait().unwrap();
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        status
+    }
+}
+
+impl Net {
+    /// `watch --settle-secs 0 --no-desktop` with `extra` flags and this machine's flags, its
+    /// log at `log`; each JSON line it prints arrives on `alerts`.
+    pub fn watch(&self, extra: &[&str], log: &Path) -> Watching {
+        let mut args: Vec<String> = ["watch", "--settle-secs", "0", "--no-desktop"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(self.local_args());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = self
+            .command(&args)
+            .env("INTERCOM_PANE_LOG", log)
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        Watching {
+            child,
+            alerts: rx,
+            reader: Some(reader),
+        }
+    }
+}
+
 impl Drop for Net {
     fn drop(&mut self) {
         for h in &mut self.hosts {
