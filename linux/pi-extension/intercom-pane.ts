@@ -625,6 +625,18 @@ export default function (pi: Pi) {
         server = srv;
         folder = dir;
         channel = path;
+        // pi ends on SIGHUP or SIGTERM (its tmux server killed) through process.exit, without
+        // waiting for session_shutdown: the folder goes with the process all the same. Only
+        // synchronous work runs in an exit listener; the folder is this runtime's own.
+        process.once("exit", () => {
+          if (folder === dir) {
+            try {
+              rmSync(dir, { recursive: true, force: true });
+            } catch {
+              // Best effort: the next pi's sweep removes what is left.
+            }
+          }
+        });
       } catch {
         resolve(undefined);
       }

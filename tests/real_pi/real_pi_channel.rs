@@ -241,3 +241,30 @@ fn the_channel_in_real_pi_refuses_what_the_rules_refuse_and_holds_no_flood() {
     seat.server
         .tmux(&["send-keys", "-t", crate::real_pi_reply::PANE, "C-d"]);
 }
+
+/// A pi whose tmux server is killed (SIGHUP: pi exits through its own handler, with no
+/// session_shutdown for its extension) leaves no channel folder behind.
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn a_killed_tmux_server_leaves_no_channel_folder() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = real_pi();
+    let seat = Seat::start(&bin, true);
+    seat.wait_idle();
+    let (sock, pid) = channel_of(&seat);
+    let folder = sock.parent().unwrap().to_path_buf();
+    assert!(folder.is_dir(), "{folder:?}");
+    seat.server.tmux(&["kill-server"]);
+    let end = Instant::now() + Duration::from_secs(15);
+    while (folder.exists() || Path::new(&format!("/proc/{pid}")).exists()) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "pi {pid} still runs"
+    );
+    assert!(!folder.exists(), "{folder:?} left behind");
+}
