@@ -41,6 +41,9 @@ pub(crate) struct InitRequest {
     pub multiplexer: Option<MuxChoice>,
     pub pi_program: String,
     pub system_config: Option<PathBuf>,
+    /// The data root: the rosters made here before, whose ports a new one avoids (`None`: none
+    /// known; the port is only checked free).
+    pub data_root: Option<PathBuf>,
 }
 
 /// Where the coordinator's pi starts.
@@ -65,6 +68,8 @@ pub(crate) struct Created {
     pub multiplexer: MuxChoice,
     pub port: u16,
     pub launch: Launch,
+    /// Something the person should know that did not stop the roster.
+    pub warning: Option<String>,
 }
 
 impl Created {
@@ -174,7 +179,13 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
             .unwrap_or(MuxChoice::Tmux)
     });
     let session_id = uuid::Uuid::new_v4().to_string();
-    let port = spawn::free_port(&[]).ok_or_else(|| {
+    // Another roster on this machine may have its agents' ports saved but not listening now.
+    let used = req
+        .data_root
+        .as_deref()
+        .map(super::rosters::ports_in_use)
+        .unwrap_or_default();
+    let port = spawn::free_port(&used).ok_or_else(|| {
         (
             InitExit::Failed,
             "no free loopback port for the coordinator".to_string(),
@@ -198,6 +209,17 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
             ),
         ));
     }
+    // Only a later `init`'s choice of port depends on it: a failure to remember is said, and
+    // is no reason to undo the roster.
+    let warning = req
+        .data_root
+        .as_deref()
+        .and_then(|d| super::rosters::remember(d, &root).err())
+        .map(|e| {
+            format!(
+                "this roster is not in the list of rosters (a later init may pick its port): {e}"
+            )
+        });
     let pi = vec![
         req.pi_program.clone(),
         "--session-id".to_string(),
@@ -229,6 +251,7 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
         multiplexer,
         port,
         launch,
+        warning,
     })
 }
 

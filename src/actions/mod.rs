@@ -13,6 +13,7 @@ pub(crate) mod register;
 pub(crate) mod reply;
 pub(crate) mod resume;
 pub(crate) mod retire;
+pub(crate) mod rosters;
 pub(crate) mod seen;
 pub(crate) mod spawn;
 

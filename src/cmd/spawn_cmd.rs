@@ -39,6 +39,9 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
         multiplexer: args.multiplexer.as_deref().and_then(MuxChoice::parse),
         pi_program: args.pi.clone(),
         system_config: args.config.as_deref().map(crate::paths::absolute),
+        data_root: crate::cmd::options::data_root(args.config.as_deref())
+            .ok()
+            .map(|c| c.data_root),
     };
     let created = match init::init(&req) {
         Ok(c) => c,
@@ -47,6 +50,9 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
             return exit;
         }
     };
+    if let Some(w) = &created.warning {
+        eprintln!("intercom-pane: init: {}", sanitize(w));
+    }
     print(&created.to_json(), args.json, |_| {
         crate::cmd::out(format_args!(
             "created {} (coordinator {}, session {})",

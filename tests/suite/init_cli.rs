@@ -284,3 +284,45 @@ fn layout_args_for(env: &Env, root: &str, cmd: &[&str]) -> Vec<String> {
     args.extend(rest.iter().map(|s| s.to_string()));
     args
 }
+
+/// A second roster on the same machine never gets a port another roster's agent has, though
+/// nothing listens on it (the first roster's pis are not running): `init` remembers the rosters
+/// it made (`<dataRoot>/rosters.json`) and avoids their agents' ports. A roster that is gone
+/// frees its ports again.
+#[test]
+fn a_second_roster_gets_its_own_port() {
+    let env = Env::new();
+    let port = |dir: &str| {
+        std::fs::create_dir_all(env.path(dir)).unwrap();
+        let o = env.run(&["init", "--root", dir, "--json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        stdout_json(&o)["port"].as_u64().unwrap()
+    };
+    let first = port("proj");
+    let second = port("proj2");
+    let third = port("proj3");
+    assert_ne!(first, second);
+    assert!(
+        third != first && third != second,
+        "{first} {second} {third}"
+    );
+    // A worker added by hand to proj takes a port; the next roster avoids it too.
+    let cfg = env.path("proj/.pi-intercom/config.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+    let taken = third + 1;
+    v["agents"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"sessionId": "w", "name": "W",
+        "coordinator": false, "description": "W.", "port": taken, "projectDirectory": "."}));
+    std::fs::write(&cfg, v.to_string()).unwrap();
+    let fourth = port("proj4");
+    assert!(![first, second, third, taken].contains(&fourth), "{fourth}");
+    let list = std::fs::read_to_string(env.path("state/intercom-pane/rosters.json")).unwrap();
+    assert!(list.contains("proj4"), "{list}");
+}
