@@ -319,9 +319,12 @@ fn detail_cell(app: &App, row: &Row, now: Ms, t: &Theme) -> (String, Style) {
                 f.saturating_add(JOB_SHOWN_MS + 1),
             ));
         }
-        // A finished job never hides what needs the person: a question or an error shows as
-        // soon as the seat has one (the job stays in the details).
-        let needs_you = matches!(row.state, BoardState::Waiting | BoardState::Error);
+        // A finished spawn or resume never hides what needs the person: the worker it started
+        // shows its question or error as soon as it has one (the job stays in the details). A
+        // finished close stays: its row is about to go offline, and until the next pass shows
+        // that, "closed" is the news.
+        let needs_you = matches!(row.state, BoardState::Waiting | BoardState::Error)
+            && j.action != crate::ui::ports::WorkerAction::Close;
         if j.finished
             .is_none_or(|f| now - f <= JOB_SHOWN_MS && !needs_you)
         {
