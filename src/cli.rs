@@ -103,6 +103,16 @@ pub enum Command {
     /// The demo's watchdog: starts its tmux server and removes everything once the demo ends.
     #[command(hide = true)]
     DemoWatchdog(DemoWatchdogArgs),
+    /// The roster's agent names, one per line (run by the shell completions).
+    #[command(hide = true)]
+    Names(NamesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NamesArgs {
+    /// The roster's root (default: found upward from the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// The heading of the flags every scanning command shares (`SourceArgs`).

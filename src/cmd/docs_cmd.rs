@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::cli::{Cli, CompletionsArgs, ManArgs, NamesArgs};
 use crate::cmd::exit::DocsExit;
 use crate::store;
 
@@ -22,7 +22,27 @@ pub(crate) fn completions(args: &CompletionsArgs) -> DocsExit {
     // Into memory first: clap_complete panics when its writer fails (a closed pipe).
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "intercom-pane", &mut script);
+    let script = super::completion_names::with_names(args.shell, script);
     written(crate::cmd::out_bytes(&script))
+}
+
+/// `intercom-pane names`: the roster's agent names, one per line, for the shell completions.
+/// A name a line cannot hold (a control character) is left out; no roster prints nothing.
+pub(crate) fn names(args: &NamesArgs) -> DocsExit {
+    let found = match &args.root {
+        Some(r) => crate::evidence::config::load(r).ok(),
+        None => std::env::current_dir()
+            .ok()
+            .and_then(|d| crate::evidence::config::discover(&d).ok().flatten()),
+    };
+    let mut out = String::new();
+    for a in found.iter().flat_map(|c| c.agents.iter()) {
+        if !a.name.is_empty() && !a.name.chars().any(char::is_control) {
+            out.push_str(&a.name);
+            out.push('\n');
+        }
+    }
+    written(crate::cmd::out_bytes(out.as_bytes()))
 }
 
 fn render(cmd: clap::Command) -> Result<Vec<u8>, std::io::Error> {
