@@ -113,6 +113,10 @@ pub(crate) struct LaunchSpec {
     pub updated_at: String,
     /// What the last spawn or resume said about it (a launch that never registered, …).
     pub note: Option<String>,
+    /// The pi program it was started with (`--pi`: a name on PATH or a path), so `restore`
+    /// starts the same one; absent in specs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// Why a spec could not be used.
@@ -158,6 +162,16 @@ impl LaunchSpec {
         {
             return Err("its arguments are too many, too long or hold NUL".into());
         }
+        if !binds_only_its_session(&self.args, &self.session_id) {
+            return Err("its arguments name another session (or a session flag)".into());
+        }
+        if self
+            .program
+            .as_deref()
+            .is_some_and(|p| p.is_empty() || p.starts_with('-') || p.contains(['\0', '\n']))
+        {
+            return Err("its program is not one to run".into());
+        }
         let bad_env = self.env.iter().any(|(k, v)| {
             !valid_env_name(k) || !PASSED_ENV.contains(&k.as_str()) || v.contains('\0')
         });
@@ -166,6 +180,32 @@ impl LaunchSpec {
         }
         Ok(())
     }
+}
+
+/// The arguments bind pi to `session_id` and to nothing else: `--session-id <id>` (or
+/// `--session-id=<id>`) at most once, naming it, and no other flag that picks or leaves a session
+/// (`--session <file>`, `--fork`, `--continue`, …: an edited spec must not move the worker to
+/// another session's file).
+fn binds_only_its_session(args: &[String], session_id: &str) -> bool {
+    let mut seen = 0;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        // The rule spawn applies to the person's arguments: a flag is what precedes any `=`.
+        let (flag, value) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if flag == "--session-id" {
+            let v = value.or_else(|| it.next().map(String::as_str));
+            seen += 1;
+            if v != Some(session_id) || seen > 1 {
+                return false;
+            }
+        } else if crate::actions::spawn::SESSION_FLAGS.contains(&flag) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A session id pi's `--session-id` takes: letters, digits, `.`, `_`, `-`, starting and ending
@@ -316,6 +356,7 @@ mod tests {
             created_at: "2026-11-29T23:00:00.000Z".into(),
             updated_at: "2026-11-29T23:00:00.000Z".into(),
             note: None,
+            program: Some("pi".into()),
         }
     }
 
@@ -361,6 +402,26 @@ mod tests {
         let mut env = spec();
         env.env.push(("LD_PRELOAD".into(), "/x.so".into()));
         write(root, &env).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+        // An edited spec that moves the worker to another session's file, or adds a session flag.
+        for args in [
+            vec!["--session-id", "s1", "--session", "/s/x_s2.jsonl"],
+            vec!["--session-id", "s2"],
+            vec!["--session-id=s1", "--session-id", "s1"],
+            vec!["--session-id", "s1", "--fork=s2"],
+            vec!["--session-id", "s1", "-c"],
+        ] {
+            let mut moved = spec();
+            moved.args = args.iter().map(|a| a.to_string()).collect();
+            write(root, &moved).unwrap();
+            assert!(
+                matches!(read(root, "s1"), Err(SpecError::Unusable(_))),
+                "{args:?}"
+            );
+        }
+        let mut prog = spec();
+        prog.program = Some("--help".into());
+        write(root, &prog).unwrap();
         assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
         write(root, &spec()).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();

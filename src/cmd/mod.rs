@@ -19,6 +19,7 @@ pub(crate) mod monitor_ports;
 pub(crate) mod options;
 pub(crate) mod register_cmd;
 pub(crate) mod reply_cmd;
+pub(crate) mod restore_cmd;
 pub(crate) mod resume_cmd;
 pub(crate) mod scan_cmd;
 pub(crate) mod scan_source;

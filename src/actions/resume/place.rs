@@ -130,7 +130,7 @@ pub(super) fn window(
 
 /// The window's name and folder exactly as the multiplexer will keep them, or why they cannot
 /// be (tmux: `mux::tmux::literal`): checked before anything is fenced or launched.
-pub(super) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
+pub(crate) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
     let why = |e: mux::MuxError| {
         format!(
             "cannot open the {} {} as configured: {}",

@@ -1,0 +1,420 @@
+//! Starting what the checks let through: the coordinator in a session of its own on its
+//! server, the workers in windows beside its pane (as `spawn` places them), one bounded wait for
+//! every registration, the launch records, and `--continue`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::check::{self, Plan};
+use super::{RestoreRequest, POLL};
+use crate::actions::launch_spec::{self, LaunchSpec, Placement, Stage, PASSED_ENV};
+use crate::actions::reply;
+use crate::actions::resume::{live, place};
+use crate::clock::{format_iso, Ms};
+use crate::evidence::config::{Agent, IntercomConfig};
+use crate::evidence::registrations::Registration;
+use crate::mux::{self, tmux::Tmux, Multiplexer, MuxKind, NewWindow, PaneInfo};
+use crate::owned::restore_report::{AgentRestore, ContinueSent, RestoreOutcome, RestoreReport};
+use crate::proc;
+use crate::scan::{self, RootChoice, ScanOptions};
+use crate::text::sanitize;
+
+const STEP_DEADLINE: Duration = Duration::from_secs(5);
+/// What `--continue` sends.
+const CONTINUE_TEXT: &str = "continue";
+
+/// One started agent, waiting for its registration.
+struct Started {
+    line: AgentRestore,
+    plan: Plan,
+    pane: PaneInfo,
+    window: NewWindow,
+    mux: MuxKind,
+    socket: PathBuf,
+}
+
+fn base_line(root: &Path, plan: &Plan, window: &NewWindow) -> AgentRestore {
+    let a = &plan.agent;
+    let mut l = AgentRestore::new(&a.name, &a.session_id, a.coordinator);
+    l.cut_off = plan.cut_off;
+    l.session_file = Some(plan.session_file.display().to_string());
+    l.cwd = Some(plan.cwd.display().to_string());
+    l.argv = Some(window.argv.clone());
+    l.env = Some(window.env.iter().map(|(k, _)| k.clone()).collect());
+    l.launch_spec = plan.spec.as_ref().map(|s| {
+        crate::paths::launch_spec(root, &s.session_id)
+            .display()
+            .to_string()
+    });
+    l
+}
+
+fn window_of(plan: &Plan, beside: &str, own_session: bool) -> NewWindow {
+    NewWindow {
+        beside: beside.to_string(),
+        own_session,
+        name: plan.agent.name.clone(),
+        cwd: plan.cwd.clone(),
+        argv: plan.argv.clone(),
+        env: launch_spec::with_this_binary(plan.env.clone()),
+    }
+}
+
+fn fail(mut l: AgentRestore, outcome: RestoreOutcome, why: String) -> AgentRestore {
+    l.outcome = outcome;
+    l.reason = Some(why);
+    l
+}
+
+/// Start every plan (or, with `--dry-run`, say what would be started); every agent's line.
+pub(super) fn start_all(
+    req: &RestoreRequest,
+    root: &Path,
+    cfg: &IntercomConfig,
+    plans: Vec<Plan>,
+    report: &mut RestoreReport,
+) -> Vec<AgentRestore> {
+    let mut lines = Vec::new();
+    let mut started: Vec<Started> = Vec::new();
+    let (coordinator, workers): (Vec<Plan>, Vec<Plan>) =
+        plans.into_iter().partition(|p| p.agent.coordinator);
+    // Where the workers go: beside the coordinator's new pane, else its running one.
+    let mut beside: Option<(Box<dyn Multiplexer>, PaneInfo)> = None;
+    for plan in coordinator {
+        let w = window_of(&plan, "", true);
+        let l = base_line(root, &plan, &w);
+        let socket = match coordinator_server(req, root, &plan) {
+            Ok(s) => s,
+            Err(why) => {
+                lines.push(fail(l, RestoreOutcome::Cannot, why));
+                continue;
+            }
+        };
+        report.server = Some(socket.display().to_string());
+        if let Err(why) = place::check_exact(MuxKind::Tmux, &w) {
+            lines.push(fail(l, RestoreOutcome::Cannot, why));
+            continue;
+        }
+        if req.dry_run {
+            lines.push(fail(
+                l,
+                RestoreOutcome::WouldRestore,
+                "nothing was started".into(),
+            ));
+            continue;
+        }
+        let client = Tmux::at_socket(&socket);
+        match open_on(&client, &w) {
+            Ok(pane) => {
+                beside = Some((mux::open(MuxKind::Tmux, &socket), pane.clone()));
+                report.started_nothing = false;
+                started.push(Started {
+                    line: l,
+                    plan,
+                    pane,
+                    window: w,
+                    mux: MuxKind::Tmux,
+                    socket,
+                });
+            }
+            Err(why) => lines.push(fail(l, RestoreOutcome::Failed, why)),
+        }
+    }
+    if !workers.is_empty() && beside.is_none() {
+        match place::coordinator_pane(cfg, root, &req.scan.data_root) {
+            Ok(found) => beside = Some(found),
+            Err(e) if req.dry_run => report.reason = Some(format!("no coordinator pane yet: {e}")),
+            Err(e) => {
+                for plan in workers {
+                    let w = window_of(&plan, "", false);
+                    let why = format!("no coordinator pane to open beside: {e}");
+                    lines.push(fail(
+                        base_line(root, &plan, &w),
+                        RestoreOutcome::Cannot,
+                        why,
+                    ));
+                }
+                return finish(req, root, started, lines);
+            }
+        }
+    }
+    for plan in workers {
+        let beside_id = beside
+            .as_ref()
+            .map(|(_, p)| p.id.clone())
+            .unwrap_or_default();
+        let w = window_of(&plan, &beside_id, false);
+        let l = base_line(root, &plan, &w);
+        let kind = beside.as_ref().map_or(MuxKind::Tmux, |(m, _)| m.kind());
+        if let Err(why) = place::check_exact(kind, &w) {
+            lines.push(fail(l, RestoreOutcome::Cannot, why));
+            continue;
+        }
+        let Some((m, _)) = beside.as_ref().filter(|_| !req.dry_run) else {
+            lines.push(fail(
+                l,
+                RestoreOutcome::WouldRestore,
+                "nothing was started".into(),
+            ));
+            continue;
+        };
+        match m.new_window(&w, Instant::now() + STEP_DEADLINE) {
+            Ok(pane) => {
+                report.started_nothing = false;
+                started.push(Started {
+                    line: l,
+                    plan,
+                    pane,
+                    window: w,
+                    mux: m.kind(),
+                    socket: m.socket_path().to_path_buf(),
+                });
+            }
+            Err(e) => lines.push(fail(
+                l,
+                RestoreOutcome::Failed,
+                format!("the {} was not opened: {e}", m.kind().caps().window_word),
+            )),
+        }
+    }
+    finish(req, root, started, lines)
+}
+
+/// `new-session` on the coordinator's server (started by it when none runs), after checking
+/// that a server already there is ours.
+fn open_on(client: &Tmux, w: &NewWindow) -> Result<PaneInfo, String> {
+    let deadline = Instant::now() + STEP_DEADLINE;
+    if let Ok(mux::ServerIdentity::Tmux { server_pid, .. }) = client.server_identity(deadline) {
+        mux::server_is_ours(client.socket_path(), Some(server_pid)).map_err(|e| e.to_string())?;
+    }
+    client
+        .open_first_session(w, deadline)
+        .map_err(|e| format!("the session was not opened: {e}"))
+}
+
+/// The tmux server the coordinator is started on: `--tmux-socket`, else the one it was last
+/// registered on, else the one its launch record names, else the one this command runs in.
+fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<PathBuf, String> {
+    if let Some(s) = &req.tmux_socket {
+        return Ok(s.clone());
+    }
+    let last = check::last_registration(root, &req.scan.data_root, &plan.agent.session_id);
+    if let Some(m) = last.as_ref().and_then(|r| r.mux.as_ref()) {
+        match (m.kind, m.socket.as_deref()) {
+            (Some(MuxKind::Tmux), Some(s)) => return Ok(PathBuf::from(s)),
+            (Some(MuxKind::Herdr), _) => {
+                return Err("it ran in Herdr: restore starts a coordinator on tmux only; start it in Herdr (the README's \"Later\" block), then run restore again for the workers".into())
+            }
+            _ => {}
+        }
+    }
+    if let Some(p) = plan.spec.as_ref().and_then(|s| s.placement.as_ref()) {
+        if p.multiplexer == MuxKind::Tmux {
+            return Ok(p.socket.clone());
+        }
+    }
+    std::env::var("TMUX")
+        .ok()
+        .and_then(|t| t.split(',').next().map(PathBuf::from))
+        .filter(|p| p.is_absolute())
+        .ok_or_else(|| {
+            "no tmux server known for it (never registered in one): give --tmux-socket".into()
+        })
+}
+
+/// Wait for the registrations, record the launches, send `--continue`; every line.
+fn finish(
+    req: &RestoreRequest,
+    root: &Path,
+    started: Vec<Started>,
+    mut lines: Vec<AgentRestore>,
+) -> Vec<AgentRestore> {
+    let mut pending: Vec<(Started, Option<i32>)> = started.into_iter().map(|s| (s, None)).collect();
+    let begun = Instant::now();
+    let wait = Duration::from_secs(req.wait_secs);
+    let mut last_note = begun - Duration::from_secs(10);
+    loop {
+        for (s, pid) in pending.iter_mut().filter(|(_, p)| p.is_none()) {
+            *pid = registered_in(req, root, &s.plan.agent.session_id, &s.pane);
+        }
+        let waiting = pending.iter().filter(|(_, p)| p.is_none()).count();
+        if waiting == 0 || begun.elapsed() >= wait {
+            break;
+        }
+        if last_note.elapsed() >= Duration::from_secs(1) {
+            (req.progress)(&format!(
+                "waiting for {waiting} agent(s) to register ({:.0} s of {} s)",
+                begun.elapsed().as_secs_f64(),
+                req.wait_secs
+            ));
+            last_note = Instant::now();
+        }
+        std::thread::sleep(POLL);
+    }
+    let now = req.clock.now_ms();
+    for (mut s, pid) in pending {
+        s.line.pane = Some(s.pane.id.clone());
+        s.line.registered_pid = pid;
+        if pid.is_some() {
+            s.line.outcome = RestoreOutcome::Restored;
+            if s.plan.cut_off {
+                s.line.reason = Some(if req.continue_cut_off {
+                    "cut off mid-turn: sent \"continue\" (see continued)".into()
+                } else {
+                    "cut off mid-turn: started, not prompted (--continue sends \"continue\")".into()
+                });
+            }
+        } else {
+            s.line.outcome = RestoreOutcome::LaunchedUnconfirmed;
+            s.line.reason = Some(format!(
+                "no registration from pane {} within {} s: a launch is not readiness",
+                s.pane.id, req.wait_secs
+            ));
+        }
+        let spec_path = record_started(root, &s, pid.is_some(), now);
+        s.line.launch_spec = spec_path;
+        if req.continue_cut_off && s.plan.cut_off && pid.is_some() {
+            s.line.continued = Some(send_continue(req, root, &s.plan.agent));
+        }
+        lines.push(s.line);
+    }
+    lines
+}
+
+/// The pid of a live registration of the session from inside `pane`.
+fn registered_in(
+    req: &RestoreRequest,
+    root: &Path,
+    session_id: &str,
+    pane: &PaneInfo,
+) -> Option<i32> {
+    let (_, r) = live::live_registration(root, &req.scan.data_root, session_id)?;
+    match (pane.pid, r.pid) {
+        (Some(pp), Some(rp)) if pp == rp || proc::is_ancestor(pp, rp) => Some(rp),
+        _ => None,
+    }
+}
+
+/// The launch record after a start: the one used, with its new pane and stage; or, for an agent
+/// that had none, one that says what it was started with now. Its path, or why it was not
+/// written.
+fn record_started(root: &Path, s: &Started, registered: bool, now: Ms) -> Option<String> {
+    let at = format_iso(now);
+    let mut spec = s.plan.spec.clone().unwrap_or_else(|| LaunchSpec {
+        version: 1,
+        session_id: s.plan.agent.session_id.clone(),
+        name: s.plan.agent.name.clone(),
+        args: vec!["--session-id".into(), s.plan.agent.session_id.clone()],
+        cwd: s.plan.cwd.clone(),
+        env: s.plan.env.clone(),
+        placement: None,
+        worktree: None,
+        stage: Stage::Launched,
+        pane: None,
+        created_at: at.clone(),
+        updated_at: at.clone(),
+        note: None,
+        program: s.window.argv.first().cloned(),
+    });
+    spec.placement = Some(Placement {
+        multiplexer: s.mux,
+        kind: s.mux.caps().window_word.into(),
+        socket: s.socket.clone(),
+    });
+    spec.stage = if registered {
+        Stage::Registered
+    } else {
+        Stage::Launched
+    };
+    spec.pane = Some(s.pane.id.clone());
+    spec.updated_at = at.clone();
+    spec.note =
+        (!registered).then(|| format!("restored into {} at {at}; no registration yet", s.pane.id));
+    let path = crate::paths::launch_spec(root, &spec.session_id);
+    match launch_spec::write(root, &spec) {
+        Ok(()) => Some(path.display().to_string()),
+        Err(e) => Some(format!("not written: {e}")),
+    }
+}
+
+/// A pi the person started by hand (no launch record yet), seen running: record what can be
+/// known of its start from its live registration (its folder, its allowlisted environment, its
+/// server), so a later restore starts it the same way. pi 1.6.0 hides its own flags: its model
+/// and thinking are not known here (pi takes them back from the session file).
+pub(super) fn record_running(root: &Path, agent: &Agent, reg: &Registration, now: Ms) {
+    if !matches!(
+        launch_spec::read(root, &agent.session_id),
+        Err(launch_spec::SpecError::Missing)
+    ) {
+        return;
+    }
+    let Some(pid) = reg.pid else { return };
+    let Some(cwd) = proc::cwd(pid).or_else(|| reg.cwd.as_ref().map(PathBuf::from)) else {
+        return;
+    };
+    let env = proc::environ(pid, &PASSED_ENV)
+        .map(|m| {
+            let mut v: Vec<(String, String)> = m.into_iter().collect();
+            v.sort();
+            v
+        })
+        .unwrap_or_default();
+    let at = format_iso(now);
+    let placement = reg.mux.as_ref().and_then(|m| {
+        Some(Placement {
+            multiplexer: m.kind?,
+            kind: m.kind?.caps().window_word.into(),
+            socket: PathBuf::from(m.socket.as_deref()?),
+        })
+    });
+    let spec = LaunchSpec {
+        version: 1,
+        session_id: agent.session_id.clone(),
+        name: agent.name.clone(),
+        args: vec!["--session-id".into(), agent.session_id.clone()],
+        cwd,
+        env,
+        placement,
+        worktree: None,
+        stage: Stage::Registered,
+        pane: reg.mux.as_ref().and_then(|m| m.pane_id.clone()),
+        created_at: at.clone(),
+        updated_at: at,
+        note: Some("recorded by restore from its live registration".into()),
+        program: None,
+    };
+    // Only a spec that reads back as usable is kept (a folder with a NUL, say, is not).
+    if launch_spec::write(root, &spec).is_ok()
+        && launch_spec::read(root, &agent.session_id).is_err()
+    {
+        let _ = crate::store::remove_file(&crate::paths::launch_spec(root, &agent.session_id));
+    }
+}
+
+/// "continue" through the reply path: one fresh scan, one send, never retried.
+fn send_continue(req: &RestoreRequest, root: &Path, agent: &Agent) -> ContinueSent {
+    let opts = ScanOptions {
+        root: RootChoice::Exact(root.to_path_buf()),
+        ..req.scan.clone()
+    };
+    let pass = match scan::run(&opts, req.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => {
+            return ContinueSent {
+                delivered: false,
+                reason: Some(e.to_string()),
+            }
+        }
+    };
+    let key = format!("{}/{}", scan::base_name(root), agent.name);
+    match reply::send(&pass, &key, CONTINUE_TEXT, req.clock.now_ms()) {
+        Ok(r) => ContinueSent {
+            delivered: r.delivered,
+            reason: (!r.delivered).then(|| sanitize(&r.stderr)),
+        },
+        Err(refusal) => ContinueSent {
+            delivered: false,
+            reason: Some(refusal.to_string()),
+        },
+    }
+}
