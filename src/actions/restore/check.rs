@@ -101,7 +101,8 @@ pub(super) fn agent(
     let found = record.and_then(|r| r.session_file.clone());
     let (session_file, summary) =
         own_session(agent, found.as_deref()).map_err(|why| line(agent, Cannot, why))?;
-    let folder = root.join(&agent.project_directory);
+    // `.` (the root itself) is not kept as a component: the folder as a person writes it.
+    let folder: PathBuf = root.join(&agent.project_directory).components().collect();
     let regs = crate::evidence::registrations::read_all(Some(root), &req.scan.data_root);
     match live::process_naming(&agent.session_id, &session_file, &folder, &regs) {
         Ok(Some(w)) => {

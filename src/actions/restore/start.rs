@@ -138,10 +138,13 @@ pub(super) fn start_all(
             }
         }
     }
+    // Each worker's window after the one before (tmux opens a window right after the one it is
+    // given), so the windows keep the roster's order.
+    let mut after: Option<String> = None;
     for plan in workers {
-        let beside_id = beside
-            .as_ref()
-            .map(|(_, p)| p.id.clone())
+        let beside_id = after
+            .clone()
+            .or_else(|| beside.as_ref().map(|(_, p)| p.id.clone()))
             .unwrap_or_default();
         let w = window_of(&plan, &beside_id, false);
         let l = base_line(root, &plan, &w);
@@ -161,6 +164,7 @@ pub(super) fn start_all(
         match m.new_window(&w, Instant::now() + STEP_DEADLINE) {
             Ok(pane) => {
                 report.started_nothing = false;
+                after = Some(pane.id.clone());
                 started.push(Started {
                     line: l,
                     plan,

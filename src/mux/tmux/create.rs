@@ -83,7 +83,7 @@ impl Tmux {
     }
 
     /// A detached session of its own named like `req.name` (`beside` unused), on this server or,
-    /// when no server listens on the socket, on the one tmux starts for it: `restore` after the
+    /// when no server answers on the socket, on the one tmux starts for it: `restore` after the
     /// server died has nothing to open beside.
     pub(crate) fn open_first_session(
         &self,
@@ -93,8 +93,9 @@ impl Tmux {
         check_argv(&req.argv)?;
         let window = literal::window_name(&req.name)?;
         let cwd = literal::start_dir(&req.cwd)?;
-        let no_server = matches!(self.server_may_listen(), Err(e) if e.code == ErrorCode::NoServer);
-        if !no_server {
+        // A server that answers gets the session; else (no socket, or a stale one left by a
+        // server that died) this `new-session` starts one.
+        if self.server_identity(deadline).is_ok() {
             return self.open_session(req, &window, &cwd, deadline);
         }
         let name = literal::session_name(&literal::session_name_like(&req.name))?;
