@@ -416,3 +416,90 @@ fn hostile_records_are_refused_and_names_stay_data() {
     assert_eq!(l.len(), 5, "{l:?}"); // the coordinator, W2, both shell names, -x
     let _ = agent(&t.roster(), "W1").unwrap();
 }
+
+const PLUGIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/linux/tmux/intercom-pane.tmux");
+
+#[test]
+fn the_plugin_option_restores_the_roster_when_the_tmux_server_starts() {
+    let t = Team::new();
+    let coord_file = coordinator_session(&t);
+    let (docs, docs_file) = spawned(&t, &["Docs"]);
+    kill_server(&t);
+    let before = t.launches().len();
+    // The program the plugin runs: intercom-pane with the test layout's flags after its own.
+    let wrapper = t.env.path("ip-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\" --config '{}' --sessions-dir '{}' --fleet none --pi '{}' --json\n",
+            env!("CARGO_BIN_EXE_intercom-pane"),
+            t.env.system_config(),
+            t.env.path("sessions").display(),
+            t.pi.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let conf = t.env.path("tmux.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "set -g @intercom-pane-restore on\nset -g @intercom-pane-restore-root '{}'\nset -g @intercom-pane-bin '{}'\nrun-shell '{PLUGIN}'\n",
+            t.root.display(),
+            wrapper.display()
+        ),
+    )
+    .unwrap();
+    // A new server, as after a reboot: the person's first session, the config loaded.
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("sock");
+    let o = tmux_cmd(&sock)
+        .args([
+            "-f",
+            conf.to_str().unwrap(),
+            "new-session",
+            "-d",
+            "-s",
+            "first",
+            "sleep 600",
+        ])
+        .env("HOME", t.env.path("home"))
+        .env("XDG_STATE_HOME", t.env.path("state"))
+        .env("PATH", &t.env.path_env)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let server = crate::mux_support::TmuxServer::adopt(&sock);
+    wait_for(30_000, || (t.launches().len() >= before + 2).then_some(()))
+        .unwrap_or_else(|| panic!("nothing restored: {:?}", t.launches()));
+    let l = launched_since(&t, before);
+    let s = |p: &Path| p.display().to_string();
+    let by = |id: &str| l.iter().find(|x| x["sid"] == id).unwrap().clone();
+    assert_eq!(
+        by(&t.coordinator)["argv"],
+        json!(["--session", s(&coord_file)])
+    );
+    assert_eq!(by(&docs)["argv"], json!(["--session", s(&docs_file)]));
+    // On this new server: the coordinator's session, the worker's window in it.
+    let windows = server.tmux(&[
+        "list-windows",
+        "-a",
+        "-F",
+        "#{session_name}\t#{window_name}",
+    ]);
+    assert!(
+        windows.lines().any(|w| w == "Coordinator\tDocs"),
+        "{windows}"
+    );
+    // It says how it ended (and a person attached sees it in the message line).
+    wait_for(20_000, || {
+        let o = tmux_cmd(&sock)
+            .args(["show-option", "-gqv", "@intercom-pane-restore-exit"])
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&o.stdout).trim() == "0").then_some(())
+    })
+    .expect("the plugin never said how restore ended");
+    drop(server);
+}
