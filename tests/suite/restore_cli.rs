@@ -503,3 +503,54 @@ fn the_plugin_option_restores_the_roster_when_the_tmux_server_starts() {
     .expect("the plugin never said how restore ended");
     drop(server);
 }
+
+#[test]
+fn continue_prompts_only_the_cut_off_and_only_and_include_closed_pick_the_agents() {
+    let t = Team::new();
+    coordinator_session(&t);
+    let (cut, cut_file) = spawned(&t, &["Cut"]);
+    let (settled, _) = spawned(&t, &["Settled"]);
+    let (closed, _) = spawned(&t, &["Closed"]);
+    // Cut: the person's message never got an answer.
+    append(
+        &cut_file,
+        json!({"type":"message","id":"m1","parentId":null,"timestamp":"2026-11-29T23:00:01.000Z",
+               "message":{"role":"user","content":"Fix the build."}}),
+    );
+    edit_agent(&t, "Closed", |a| {
+        a["closeJob"] = json!({"jobId": "j2", "state": "closed", "createdAt": "2026-11-29T23:00:00.000Z",
+            "updatedAt": "2026-11-29T23:01:00.000Z", "deadlineAt": "2026-11-29T23:02:00.000Z"});
+    });
+    kill_server(&t);
+    let before = t.launches().len();
+    // An unknown name is refused before anything.
+    let (code, out, _) = restore(&t, &["--only", "Nobody"], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(t.launches().len(), before);
+    // Only the coordinator and Cut, with --continue: Cut alone gets "continue".
+    let (code, out, err) = restore(&t, &["--only", "coordinator", "cut", "--continue"], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    let names: Vec<&str> = out["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Coordinator", "Cut"], "{out}");
+    assert_eq!(line(&out, "Cut")["continued"]["delivered"], true, "{out}");
+    assert!(line(&out, "Coordinator")["continued"].is_null(), "{out}");
+    let texts = t.texts();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts[0]["sid"], cut.as_str());
+    assert_eq!(texts[0]["text"], "continue");
+    // The rest, the closed one too when asked; nobody else is prompted.
+    let (code, out, err) = restore(&t, &["--include-closed"], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Cut")["outcome"], "already_running", "{out}");
+    assert_eq!(line(&out, "Settled")["outcome"], "restored", "{out}");
+    assert_eq!(line(&out, "Closed")["outcome"], "restored", "{out}");
+    let sids: Vec<Value> = launched_since(&t, before).iter().map(|l| l["sid"].clone()).collect();
+    assert_eq!(sids.len(), 4, "{sids:?}");
+    assert!(sids.contains(&json!(settled)) && sids.contains(&json!(closed)));
+    assert_eq!(t.texts().len(), 1);
+}
