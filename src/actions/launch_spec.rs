@@ -320,6 +320,85 @@ pub(crate) fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
     out
 }
 
+/// One start by `resume-worker` or `restore`, as its launch record keeps it.
+pub(crate) struct Start<'a> {
+    pub session_id: &'a str,
+    pub name: &'a str,
+    /// Program and arguments as launched (`--session <file>` in place of `--session-id`).
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    /// The environment passed (`INTERCOM_PANE_BIN` is not kept: every launch sets its own).
+    pub env: &'a [(String, String)],
+    pub multiplexer: MuxKind,
+    pub socket: &'a Path,
+    pub pane: &'a str,
+    pub registered: bool,
+    pub at: String,
+}
+
+/// Record a start: the spec it followed (`earlier`) with its new pane, server and stage; or,
+/// for an agent that had none, one that says what it was started with (its session by id, so a
+/// later resume or restore checks the file again). Returns the spec's path.
+pub(crate) fn record_start(
+    root: &Path,
+    earlier: Option<&LaunchSpec>,
+    s: &Start,
+) -> Result<PathBuf, store::StoreError> {
+    let mut spec = earlier.cloned().unwrap_or_else(|| {
+        let mut args = vec!["--session-id".to_string(), s.session_id.to_string()];
+        // The arguments after `--session <file>` (none for a plain `pi --session <file>`).
+        let mut it = s.argv.iter().skip(1);
+        while let Some(a) = it.next() {
+            if a == "--session" {
+                it.next();
+            } else {
+                args.push(a.clone());
+            }
+        }
+        LaunchSpec {
+            version: 1,
+            session_id: s.session_id.to_string(),
+            name: s.name.to_string(),
+            args,
+            cwd: s.cwd.to_path_buf(),
+            env: s
+                .env
+                .iter()
+                .filter(|(k, _)| PASSED_ENV.contains(&k.as_str()))
+                .cloned()
+                .collect(),
+            placement: None,
+            worktree: None,
+            stage: Stage::Launched,
+            pane: None,
+            created_at: s.at.clone(),
+            updated_at: s.at.clone(),
+            note: None,
+            program: s.argv.first().cloned(),
+        }
+    });
+    spec.placement = Some(Placement {
+        multiplexer: s.multiplexer,
+        kind: s.multiplexer.caps().window_word.into(),
+        socket: s.socket.to_path_buf(),
+    });
+    spec.stage = if s.registered {
+        Stage::Registered
+    } else {
+        Stage::Launched
+    };
+    spec.pane = Some(s.pane.to_string());
+    spec.updated_at = s.at.clone();
+    spec.note = (!s.registered).then(|| {
+        format!(
+            "started in {} at {}; no registration from it yet",
+            s.pane, s.at
+        )
+    });
+    write(root, &spec)?;
+    Ok(paths::launch_spec(root, s.session_id))
+}
+
 /// `env` with `INTERCOM_PANE_BIN` set to this binary, as every launch passes it.
 pub(crate) fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
     env.retain(|(k, _)| k != "INTERCOM_PANE_BIN");

@@ -549,7 +549,10 @@ fn continue_prompts_only_the_cut_off_and_only_and_include_closed_pick_the_agents
     assert_eq!(line(&out, "Cut")["outcome"], "already_running", "{out}");
     assert_eq!(line(&out, "Settled")["outcome"], "restored", "{out}");
     assert_eq!(line(&out, "Closed")["outcome"], "restored", "{out}");
-    let sids: Vec<Value> = launched_since(&t, before).iter().map(|l| l["sid"].clone()).collect();
+    let sids: Vec<Value> = launched_since(&t, before)
+        .iter()
+        .map(|l| l["sid"].clone())
+        .collect();
     assert_eq!(sids.len(), 4, "{sids:?}");
     assert!(sids.contains(&json!(settled)) && sids.contains(&json!(closed)));
     assert_eq!(t.texts().len(), 1);

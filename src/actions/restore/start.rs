@@ -299,46 +299,27 @@ fn registered_in(
     }
 }
 
-/// The launch record after a start: the one used, with its new pane and stage; or, for an agent
-/// that had none, one that says what it was started with now. Its path, or why it was not
+/// The launch record after a start (`launch_spec::record_start`): its path, or why it was not
 /// written.
 fn record_started(root: &Path, s: &Started, registered: bool, now: Ms) -> Option<String> {
-    let at = format_iso(now);
-    let mut spec = s.plan.spec.clone().unwrap_or_else(|| LaunchSpec {
-        version: 1,
-        session_id: s.plan.agent.session_id.clone(),
-        name: s.plan.agent.name.clone(),
-        args: vec!["--session-id".into(), s.plan.agent.session_id.clone()],
-        cwd: s.plan.cwd.clone(),
-        env: s.plan.env.clone(),
-        placement: None,
-        worktree: None,
-        stage: Stage::Launched,
-        pane: None,
-        created_at: at.clone(),
-        updated_at: at.clone(),
-        note: None,
-        program: s.window.argv.first().cloned(),
-    });
-    spec.placement = Some(Placement {
+    let start = launch_spec::Start {
+        session_id: &s.plan.agent.session_id,
+        name: &s.plan.agent.name,
+        argv: &s.window.argv,
+        cwd: &s.plan.cwd,
+        env: &s.plan.env,
         multiplexer: s.mux,
-        kind: s.mux.caps().window_word.into(),
-        socket: s.socket.clone(),
-    });
-    spec.stage = if registered {
-        Stage::Registered
-    } else {
-        Stage::Launched
+        socket: &s.socket,
+        pane: &s.pane.id,
+        registered,
+        at: format_iso(now),
     };
-    spec.pane = Some(s.pane.id.clone());
-    spec.updated_at = at.clone();
-    spec.note =
-        (!registered).then(|| format!("restored into {} at {at}; no registration yet", s.pane.id));
-    let path = crate::paths::launch_spec(root, &spec.session_id);
-    match launch_spec::write(root, &spec) {
-        Ok(()) => Some(path.display().to_string()),
-        Err(e) => Some(format!("not written: {e}")),
-    }
+    Some(
+        match launch_spec::record_start(root, s.plan.spec.as_ref(), &start) {
+            Ok(p) => p.display().to_string(),
+            Err(e) => format!("not written: {e}"),
+        },
+    )
 }
 
 /// A pi the person started by hand (no launch record yet), seen running: record what can be
