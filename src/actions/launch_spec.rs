@@ -320,6 +320,34 @@ pub(crate) fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
     out
 }
 
+/// pi's arguments and environment for a start on `session_file`: with a spec, its arguments
+/// with `--session-id <id>` replaced by `--session <file>` (`with_session_file`) and its
+/// environment (`INTERCOM_PANE_CONFIG` replaced by `system_config` when given, so the new pi
+/// registers where the command waits); without one, `--session <file>` and this process's
+/// allowlisted environment (`current_env`).
+pub(crate) fn start_on(
+    spec: Option<&LaunchSpec>,
+    session_file: &Path,
+    system_config: Option<&Path>,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let Some(s) = spec else {
+        let args = vec![
+            "--session".to_string(),
+            session_file.to_string_lossy().into_owned(),
+        ];
+        return (args, current_env(system_config));
+    };
+    let mut env = s.env.clone();
+    if let Some(c) = system_config {
+        env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
+        env.push((
+            "INTERCOM_PANE_CONFIG".into(),
+            c.to_string_lossy().into_owned(),
+        ));
+    }
+    (with_session_file(&s.args, session_file), env)
+}
+
 /// One start by `resume-worker` or `restore`, as its launch record keeps it.
 pub(crate) struct Start<'a> {
     pub session_id: &'a str,

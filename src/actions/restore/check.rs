@@ -99,8 +99,7 @@ pub(super) fn agent(
         ));
     }
     let found = record.and_then(|r| r.session_file.clone());
-    let (session_file, summary) =
-        own_session(agent, found.as_deref()).map_err(|why| line(agent, Cannot, why))?;
+    let (session_file, summary) = own_session(agent, found.as_deref())?;
     // `.` (the root itself) is not kept as a component: the folder as a person writes it.
     let folder: PathBuf = root.join(&agent.project_directory).components().collect();
     let regs = crate::evidence::registrations::read_all(Some(root), &req.scan.data_root);
@@ -152,28 +151,10 @@ pub(super) fn agent(
         .as_ref()
         .and_then(|s| s.program.clone())
         .unwrap_or_else(|| req.pi_program.clone());
+    let (args, env) =
+        launch_spec::start_on(spec.as_ref(), &session_file, req.system_config.as_deref());
     let mut argv = vec![program];
-    let env = match &spec {
-        Some(s) => {
-            argv.extend(launch_spec::with_session_file(&s.args, &session_file));
-            let mut env = s.env.clone();
-            if let Some(c) = &req.system_config {
-                env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
-                env.push((
-                    "INTERCOM_PANE_CONFIG".into(),
-                    c.to_string_lossy().into_owned(),
-                ));
-            }
-            env
-        }
-        None => {
-            argv.extend([
-                "--session".to_string(),
-                session_file.to_string_lossy().into_owned(),
-            ]);
-            launch_spec::current_env(req.system_config.as_deref())
-        }
-    };
+    argv.extend(args);
     Ok(Plan {
         agent: agent.clone(),
         session_file,
@@ -187,24 +168,26 @@ pub(super) fn agent(
 
 /// The agent's saved session file, as the board found it: a regular file of this user (not a
 /// link) whose header names the agent's session. Its summary.
-fn own_session(agent: &Agent, found: Option<&str>) -> Result<(PathBuf, SessionSummary), String> {
+fn own_session(agent: &Agent, found: Option<&str>) -> Result<(PathBuf, SessionSummary), Refusal> {
+    let cannot = |why: String| line(agent, RestoreOutcome::Cannot, why);
     let file = found
         .map(|f| paths::absolute(Path::new(f)))
         .ok_or_else(|| {
-            format!(
+            cannot(format!(
                 "no saved session file for {} in the session folders",
                 agent.session_id
-            )
+            ))
         })?;
     let shown = file.display();
-    let f = fsguard::open_regular(&file, None).map_err(|e| format!("{shown}: {}", e.code()))?;
+    let f =
+        fsguard::open_regular(&file, None).map_err(|e| cannot(format!("{shown}: {}", e.code())))?;
     if f.uid != fsguard::my_uid() {
-        return Err(format!("{shown}: not owned by this user"));
+        return Err(cannot(format!("{shown}: not owned by this user")));
     }
     match sessions::read_session(&file) {
         Ok(s) if s.session_id == agent.session_id => Ok((file, s)),
-        Ok(_) => Err(format!("{shown}: its header names another session")),
-        Err(e) => Err(format!("{shown}: {}", e.code())),
+        Ok(_) => Err(cannot(format!("{shown}: its header names another session"))),
+        Err(e) => Err(cannot(format!("{shown}: {}", e.code()))),
     }
 }
 

@@ -85,8 +85,8 @@ pub(super) fn start_all(
         let l = base_line(root, &plan, &w);
         let socket = match coordinator_server(req, root, &plan) {
             Ok(s) => s,
-            Err(why) => {
-                lines.push(fail(l, RestoreOutcome::Cannot, why));
+            Err(e) => {
+                lines.push(fail(l, RestoreOutcome::Cannot, e.to_string()));
                 continue;
             }
         };
@@ -117,7 +117,10 @@ pub(super) fn start_all(
                     socket,
                 });
             }
-            Err(why) => lines.push(fail(l, RestoreOutcome::Failed, why)),
+            Err(e) => {
+                let why = format!("the session was not opened: {e}");
+                lines.push(fail(l, RestoreOutcome::Failed, why))
+            }
         }
     }
     if !workers.is_empty() && beside.is_none() {
@@ -186,19 +189,37 @@ pub(super) fn start_all(
 
 /// `new-session` on the coordinator's server (started by it when none runs), after checking
 /// that a server already there is ours.
-fn open_on(client: &Tmux, w: &NewWindow) -> Result<PaneInfo, String> {
+fn open_on(client: &Tmux, w: &NewWindow) -> Result<PaneInfo, mux::MuxError> {
     let deadline = Instant::now() + STEP_DEADLINE;
     if let Ok(mux::ServerIdentity::Tmux { server_pid, .. }) = client.server_identity(deadline) {
-        mux::server_is_ours(client.socket_path(), Some(server_pid)).map_err(|e| e.to_string())?;
+        mux::server_is_ours(client.socket_path(), Some(server_pid))?;
     }
-    client
-        .open_first_session(w, deadline)
-        .map_err(|e| format!("the session was not opened: {e}"))
+    client.open_first_session(w, deadline)
 }
+
+/// Why the coordinator has no server to be started on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoServer {
+    /// It last ran in Herdr: restore opens no Herdr workspace.
+    Herdr,
+    /// Nothing names a tmux server for it.
+    Unknown,
+}
+
+impl std::fmt::Display for NoServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoServer::Herdr => "it ran in Herdr: restore starts a coordinator on tmux only; start it in Herdr (the README's \"Later\" block), then run restore again for the workers",
+            NoServer::Unknown => "no tmux server known for it (never registered in one): give --tmux-socket",
+        })
+    }
+}
+
+impl std::error::Error for NoServer {}
 
 /// The tmux server the coordinator is started on: `--tmux-socket`, else the one it was last
 /// registered on, else the one its launch record names, else the one this command runs in.
-fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<PathBuf, String> {
+fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<PathBuf, NoServer> {
     if let Some(s) = &req.tmux_socket {
         return Ok(s.clone());
     }
@@ -206,9 +227,7 @@ fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<
     if let Some(m) = last.as_ref().and_then(|r| r.mux.as_ref()) {
         match (m.kind, m.socket.as_deref()) {
             (Some(MuxKind::Tmux), Some(s)) => return Ok(PathBuf::from(s)),
-            (Some(MuxKind::Herdr), _) => {
-                return Err("it ran in Herdr: restore starts a coordinator on tmux only; start it in Herdr (the README's \"Later\" block), then run restore again for the workers".into())
-            }
+            (Some(MuxKind::Herdr), _) => return Err(NoServer::Herdr),
             _ => {}
         }
     }
@@ -221,9 +240,7 @@ fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<
         .ok()
         .and_then(|t| t.split(',').next().map(PathBuf::from))
         .filter(|p| p.is_absolute())
-        .ok_or_else(|| {
-            "no tmux server known for it (never registered in one): give --tmux-socket".into()
-        })
+        .ok_or(NoServer::Unknown)
 }
 
 /// Wait for the registrations, record the launches, send `--continue`; every line.
