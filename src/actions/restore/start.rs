@@ -16,7 +16,6 @@ use crate::evidence::registrations::Registration;
 use crate::mux::{self, tmux::Tmux, Multiplexer, MuxKind, NewWindow, PaneInfo};
 use crate::owned::restore_report::{AgentRestore, ContinueSent, RestoreOutcome, RestoreReport};
 use crate::proc;
-use crate::scan::{self, RootChoice, ScanOptions};
 use crate::text::sanitize;
 
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
@@ -395,28 +394,16 @@ pub(super) fn record_running(root: &Path, agent: &Agent, reg: &Registration, now
 
 /// "continue" through the reply path: one fresh scan, one send, never retried.
 fn send_continue(req: &RestoreRequest, root: &Path, agent: &Agent) -> ContinueSent {
-    let opts = ScanOptions {
-        root: RootChoice::Exact(root.to_path_buf()),
-        ..req.scan.clone()
+    let not = |reason: String| ContinueSent {
+        delivered: false,
+        reason: Some(reason),
     };
-    let pass = match scan::run(&opts, req.clock, None, None) {
-        Ok(p) => p,
-        Err(e) => {
-            return ContinueSent {
-                delivered: false,
-                reason: Some(e.to_string()),
-            }
-        }
-    };
-    let key = format!("{}/{}", scan::base_name(root), agent.name);
-    match reply::send(&pass, &key, CONTINUE_TEXT, req.clock.now_ms()) {
-        Ok(r) => ContinueSent {
+    match reply::send_after_scan(req.scan, root, req.clock, &agent.name, CONTINUE_TEXT) {
+        Err(e) => not(e.to_string()),
+        Ok(Err(refusal)) => not(refusal.to_string()),
+        Ok(Ok(r)) => ContinueSent {
             delivered: r.delivered,
             reason: (!r.delivered).then(|| sanitize(&r.stderr)),
-        },
-        Err(refusal) => ContinueSent {
-            delivered: false,
-            reason: Some(refusal.to_string()),
         },
     }
 }
