@@ -557,3 +557,59 @@ fn continue_prompts_only_the_cut_off_and_only_and_include_closed_pick_the_agents
     assert!(sids.contains(&json!(settled)) && sids.contains(&json!(closed)));
     assert_eq!(t.texts().len(), 1);
 }
+
+#[test]
+fn a_pi_started_by_hand_gets_its_launch_record_from_its_live_registration() {
+    let t = Team::new();
+    coordinator_session(&t);
+    let spec_of = |t: &Team| {
+        t.specs()
+            .into_iter()
+            .find(|s| s["sessionId"] == t.coordinator.as_str())
+    };
+    // A dry run writes nothing.
+    let (code, out, err) = restore(&t, &["--dry-run"], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(
+        line(&out, "Coordinator")["outcome"],
+        "already_running",
+        "{out}"
+    );
+    assert!(spec_of(&t).is_none());
+    // A run sees it running, starts nothing, and records what its registration tells.
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(out["startedNothing"], true, "{out}");
+    let spec = spec_of(&t).expect("no launch record for the hand-started coordinator");
+    assert_eq!(spec["args"], json!(["--session-id", t.coordinator]));
+    assert_eq!(spec["cwd"], t.root.display().to_string());
+    assert_eq!(spec["stage"], "registered");
+    assert_eq!(
+        spec["placement"]["socket"],
+        t.server.sock.display().to_string()
+    );
+    assert!(spec["program"].is_null(), "{spec}");
+    let names: Vec<&str> = spec["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"PATH"), "{spec}");
+    assert!(
+        names.iter().all(|n| [
+            "PATH",
+            "PI_CODING_AGENT_DIR",
+            "PI_CODING_AGENT_SESSION_DIR",
+            "PI_OFFLINE",
+            "INTERCOM_PANE_CONFIG"
+        ]
+        .contains(n)),
+        "{spec}"
+    );
+    // After the server died, it comes back from that record.
+    kill_server(&t);
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
+}
