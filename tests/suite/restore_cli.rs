@@ -613,3 +613,26 @@ fn a_pi_started_by_hand_gets_its_launch_record_from_its_live_registration() {
     assert_eq!(code, 0, "{out} {err}");
     assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
 }
+
+#[test]
+fn a_retired_worker_is_listed_as_retired_and_never_started() {
+    let t = Team::new();
+    coordinator_session(&t);
+    spawned(&t, &["Old"]);
+    kill_server(&t);
+    let o = t
+        .env
+        .run(&layout_args(&t.env, &["retire"], &["Old", "--json"]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &["--only", "Old"], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Old")["outcome"], "retired", "{out}");
+    assert_eq!(out["agents"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(t.launches().len(), before);
+}
