@@ -13,7 +13,7 @@ use crate::actions::resume::{live, place};
 use crate::clock::{format_iso, Ms};
 use crate::evidence::config::{Agent, IntercomConfig};
 use crate::evidence::registrations::Registration;
-use crate::mux::{self, tmux::Tmux, Multiplexer, MuxKind, NewWindow, PaneInfo};
+use crate::mux::{self, Multiplexer, MuxKind, NewWindow, PaneInfo};
 use crate::owned::restore_report::{AgentRestore, ContinueSent, RestoreOutcome, RestoreReport};
 use crate::proc;
 use crate::text::sanitize;
@@ -79,18 +79,22 @@ pub(super) fn start_all(
         plans.into_iter().partition(|p| p.agent.coordinator);
     // Where the workers go: beside the coordinator's new pane, else its running one.
     let mut beside: Option<(Box<dyn Multiplexer>, PaneInfo)> = None;
+    // The kind of server the coordinator goes on (the workers' names are checked for it too
+    // when its pane is not there yet, on a dry run).
+    let mut coord_kind = None;
     for plan in coordinator {
         let w = window_of(&plan, "", true);
         let l = base_line(root, &plan, &w);
-        let socket = match coordinator_server(req, root, &plan) {
+        let (kind, socket) = match coordinator_server(req, root, &plan) {
             Ok(s) => s,
             Err(e) => {
                 lines.push(fail(l, RestoreOutcome::Cannot, e.to_string()));
                 continue;
             }
         };
+        coord_kind = Some(kind);
         report.server = Some(socket.display().to_string());
-        if let Err(why) = place::check_exact(MuxKind::Tmux, &w) {
+        if let Err(why) = place::check_exact(kind, &w) {
             lines.push(fail(l, RestoreOutcome::Cannot, why));
             continue;
         }
@@ -102,17 +106,16 @@ pub(super) fn start_all(
             ));
             continue;
         }
-        let client = Tmux::at_socket(&socket);
-        match open_on(&client, &w) {
+        match mux::open_first_session(kind, &socket, &w, Instant::now() + STEP_DEADLINE) {
             Ok(pane) => {
-                beside = Some((mux::open(MuxKind::Tmux, &socket), pane.clone()));
+                beside = Some((mux::open(kind, &socket), pane.clone()));
                 report.started_nothing = false;
                 started.push(Started {
                     line: l,
                     plan,
                     pane,
                     window: w,
-                    mux: MuxKind::Tmux,
+                    mux: kind,
                     socket,
                 });
             }
@@ -150,7 +153,11 @@ pub(super) fn start_all(
             .unwrap_or_default();
         let w = window_of(&plan, &beside_id, false);
         let l = base_line(root, &plan, &w);
-        let kind = beside.as_ref().map_or(MuxKind::Tmux, |(m, _)| m.kind());
+        let kind = beside
+            .as_ref()
+            .map(|(m, _)| m.kind())
+            .or(coord_kind)
+            .unwrap_or(MuxKind::SOCKET_FLAG);
         if let Err(why) = place::check_exact(kind, &w) {
             lines.push(fail(l, RestoreOutcome::Cannot, why));
             continue;
@@ -186,60 +193,63 @@ pub(super) fn start_all(
     finish(req, root, started, lines)
 }
 
-/// `new-session` on the coordinator's server (started by it when none runs), after checking
-/// that a server already there is ours.
-fn open_on(client: &Tmux, w: &NewWindow) -> Result<PaneInfo, mux::MuxError> {
-    let deadline = Instant::now() + STEP_DEADLINE;
-    if let Ok(mux::ServerIdentity::Tmux { server_pid, .. }) = client.server_identity(deadline) {
-        mux::server_is_ours(client.socket_path(), Some(server_pid))?;
-    }
-    client.open_first_session(w, deadline)
-}
-
 /// Why the coordinator has no server to be started on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NoServer {
-    /// It last ran in Herdr: restore opens no Herdr workspace.
-    Herdr,
-    /// Nothing names a tmux server for it.
+    /// It last ran on a multiplexer that opens no session from outside (Herdr): its label.
+    Unsupported(&'static str),
+    /// Nothing names a server for it.
     Unknown,
 }
 
 impl std::fmt::Display for NoServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NoServer::Herdr => "it ran in Herdr: restore starts a coordinator on tmux only; start it in Herdr (the README's \"Later\" block), then run restore again for the workers",
-            NoServer::Unknown => "no tmux server known for it (never registered in one): give --tmux-socket",
-        })
+        match self {
+            NoServer::Unsupported(label) => write!(
+                f,
+                "it ran in {label}, where restore cannot open a place for it: start it there (the README's \"Later\" block), then run restore again for the workers"
+            ),
+            NoServer::Unknown => f.write_str(
+                "no tmux server known for it (never registered in one): give --tmux-socket",
+            ),
+        }
     }
 }
 
 impl std::error::Error for NoServer {}
 
-/// The tmux server the coordinator is started on: `--tmux-socket`, else the one it was last
+/// The server the coordinator is started on: `--tmux-socket`, else the one it was last
 /// registered on, else the one its launch record names, else the one this command runs in.
-fn coordinator_server(req: &RestoreRequest, root: &Path, plan: &Plan) -> Result<PathBuf, NoServer> {
+fn coordinator_server(
+    req: &RestoreRequest,
+    root: &Path,
+    plan: &Plan,
+) -> Result<(MuxKind, PathBuf), NoServer> {
+    let usable = |kind: MuxKind, socket: PathBuf| {
+        if kind.caps().starts_sessions {
+            Ok((kind, socket))
+        } else {
+            Err(NoServer::Unsupported(kind.caps().label))
+        }
+    };
     if let Some(s) = &req.tmux_socket {
-        return Ok(s.clone());
+        return Ok((MuxKind::SOCKET_FLAG, s.clone()));
     }
     let last = check::last_registration(root, &req.scan.data_root, &plan.agent.session_id);
     if let Some(m) = last.as_ref().and_then(|r| r.mux.as_ref()) {
-        match (m.kind, m.socket.as_deref()) {
-            (Some(MuxKind::Tmux), Some(s)) => return Ok(PathBuf::from(s)),
-            (Some(MuxKind::Herdr), _) => return Err(NoServer::Herdr),
-            _ => {}
+        if let (Some(kind), Some(socket)) = (m.kind, m.socket.as_deref()) {
+            return usable(kind, PathBuf::from(socket));
         }
     }
     if let Some(p) = plan.spec.as_ref().and_then(|s| s.placement.as_ref()) {
-        if p.multiplexer == MuxKind::Tmux {
-            return Ok(p.socket.clone());
-        }
+        return usable(p.multiplexer, p.socket.clone());
     }
-    std::env::var("TMUX")
-        .ok()
-        .and_then(|t| t.split(',').next().map(PathBuf::from))
-        .filter(|p| p.is_absolute())
-        .ok_or(NoServer::Unknown)
+    let me = std::process::id() as i32;
+    let deadline = Instant::now() + STEP_DEADLINE;
+    match mux::owning_multiplexer(me, &mux::MuxEnv::from_process(), deadline) {
+        Some(owner) => usable(owner.kind, owner.socket_path),
+        None => Err(NoServer::Unknown),
+    }
 }
 
 /// Wait for the registrations, record the launches, send `--continue`; every line.
