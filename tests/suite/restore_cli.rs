@@ -607,6 +607,18 @@ fn a_pi_started_by_hand_gets_its_launch_record_from_its_live_registration() {
         .contains(n)),
         "{spec}"
     );
+    // In words: one line per agent, then what happened.
+    let pi = t.pi.display().to_string();
+    let o = t
+        .env
+        .run(&layout_args(&t.env, &["restore"], &["--pi", &pi]));
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("already_running: Coordinator (coordinator)\n  reason: pid ")
+            && text.ends_with("nothing was started\n"),
+        "{text}"
+    );
     // After the server died, it comes back from that record.
     kill_server(&t);
     let (code, out, err) = restore(&t, &[], &[]);
