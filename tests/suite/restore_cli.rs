@@ -163,6 +163,7 @@ fn after_kill_server_the_fleet_comes_back_on_its_own_sessions_and_a_second_run_s
     let (code, out, err) = restore(&t, &["--dry-run"], &[]);
     assert_eq!(code, 0, "{out} {err}");
     assert_eq!(out["dryRun"], true);
+    assert!(out["reason"].is_null(), "{out}");
     assert_eq!(line(&out, "Docs")["outcome"], "would_restore", "{out}");
     assert_eq!(line(&out, "Closed")["outcome"], "closed", "{out}");
     assert_eq!(t.launches().len(), before);

@@ -128,6 +128,8 @@ pub(super) fn start_all(
     if !workers.is_empty() && beside.is_none() {
         match place::coordinator_pane(cfg, root, &req.scan.data_root) {
             Ok(found) => beside = Some(found),
+            // A dry run whose coordinator would be started first has its pane then.
+            Err(_) if req.dry_run && coord_kind.is_some() => {}
             Err(e) if req.dry_run => report.reason = Some(format!("no coordinator pane yet: {e}")),
             Err(e) => {
                 for plan in workers {
