@@ -43,6 +43,9 @@ pub enum Command {
     /// Bring a closed worker back on its saved session (never twice).
     #[command(after_help = crate::cli_help::RESUME_WORKER)]
     ResumeWorker(ResumeWorkerArgs),
+    /// Bring the roster's agents back after tmux or the machine restarted.
+    #[command(after_help = crate::cli_help::RESTORE)]
+    Restore(RestoreArgs),
     /// Start a roster here, with its coordinator.
     #[command(after_help = crate::cli_help::INIT)]
     Init(InitArgs),
@@ -493,6 +496,35 @@ pub struct ResumeWorkerArgs {
     /// session id, pi pid, start ticks, boot id, pane); refused with exit 14 otherwise.
     #[arg(long, value_name = "TOKEN")]
     pub expect_seat: Option<String>,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    /// Run every check and print what would be started; start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only these agents (configured names, case-insensitive; repeatable).
+    #[arg(long, value_name = "NAME", num_args = 1..)]
+    pub only: Vec<String>,
+    /// Also start workers the person closed (close-worker).
+    #[arg(long)]
+    pub include_closed: bool,
+    /// Send "continue" to the agents cut off mid-turn once they registered (through the reply
+    /// path and its checks); without it they are started and left waiting.
+    #[arg(long = "continue")]
+    pub continue_cut_off: bool,
+    /// Seconds to wait for the new seats' registrations, 1..120.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=crate::actions::restore::MAX_WAIT_SECS))]
+    pub wait_secs: u64,
+    /// The pi program for an agent whose launch record names none (a name on PATH, or a path).
+    #[arg(long, default_value = "pi", value_name = "PROGRAM")]
+    pub pi: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
     // Last: the shared flags come after the command's own in --help.
     #[command(flatten)]
     pub src: SourceArgs,

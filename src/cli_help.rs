@@ -163,6 +163,19 @@ Exit codes:
   8   launched, but the new seat did not register in time
   14  --expect-seat: the worker is not the seat the board showed";
 
+pub(crate) const RESTORE: &str = "\
+Examples:
+  intercom-pane restore --dry-run
+  intercom-pane restore
+  intercom-pane restore --only Builder --continue
+
+Exit codes:
+  0  every agent asked for runs now, or was left out on purpose (closed, retired)
+  1  a launch failed
+  2  bad flags or setup, a name the roster does not have
+  3  an agent could not be started, or did not register in time
+  5  another restore of this roster is running";
+
 pub(crate) const INIT: &str = "\
 Examples:
   intercom-pane init                          print the command that starts the coordinator

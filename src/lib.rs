@@ -77,6 +77,7 @@ pub fn main_entry() -> i32 {
         Command::CloseWorker(a) => cmd::close_cmd::run_close(a).code(),
         Command::Handoff(a) => cmd::close_cmd::run_handoff(a).code(),
         Command::ResumeWorker(a) => cmd::resume_cmd::run(a).code(),
+        Command::Restore(a) => cmd::restore_cmd::run(a).code(),
         Command::Init(a) => cmd::spawn_cmd::run_init(a).code(),
         Command::Spawn(a) => cmd::spawn_cmd::run_spawn(a).code(),
         Command::Retire(a) => cmd::spawn_cmd::run_retire(a).code(),

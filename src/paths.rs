@@ -78,6 +78,11 @@ pub(crate) fn resume_lock(root: &Path, session_id: &str) -> PathBuf {
     jobs_dir(root).join(format!("resume-{}.lock", short_id(session_id)))
 }
 
+/// `<root>/.pi-intercom/jobs/restore.lock`: one `restore` of a roster at a time.
+pub(crate) fn restore_lock(root: &Path) -> PathBuf {
+    jobs_dir(root).join("restore.lock")
+}
+
 /// `<root>/.pi-intercom/jobs/spawn-<hash of the lowercase name>.lock`: one spawn of a name at a
 /// time (names are unique ignoring case).
 pub(crate) fn spawn_lock(root: &Path, name: &str) -> PathBuf {

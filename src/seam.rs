@@ -33,6 +33,9 @@ pub mod actions {
     pub mod reply {
         pub use crate::actions::reply::{check_text, Refusal, ReplyExit};
     }
+    pub mod restore {
+        pub use crate::actions::restore::RestoreExit;
+    }
     pub mod resume {
         pub use crate::actions::resume::ResumeExit;
     }

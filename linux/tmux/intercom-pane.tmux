@@ -15,6 +15,9 @@
 #   @intercom-pane-extended-keys on: turn tmux's extended-keys on (and on tmux 3.5+ (default: on)
 #                             extended-keys-format csi-u), as pi asks in every pane
 #                             (its docs/tmux.md); off: leave them
+#   @intercom-pane-restore    on: when the tmux server starts, bring the roster   (default: off)
+#                             of @intercom-pane-restore-root back on it
+#                             (`intercom-pane restore`; scripts/restore.sh)
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -54,5 +57,7 @@ tmux bind-key "$key" run-shell -b "$REPLY #{pane_id}"
 # display-popup -d expands `#{pane_current_path}` once: the folder itself, never read as a format.
 tmux_arg "$bin"
 tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$REPLY" monitor
+# Restore at the server's start, when asked (scripts/restore.sh; it returns at once).
+"$HERE/scripts/restore.sh"
 # Alerts: the status line's summary and the key to the seat that alerted last (scripts/alerts.sh).
 "$HERE/scripts/alerts.sh"

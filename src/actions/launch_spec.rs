@@ -113,6 +113,10 @@ pub(crate) struct LaunchSpec {
     pub updated_at: String,
     /// What the last spawn or resume said about it (a launch that never registered, …).
     pub note: Option<String>,
+    /// The pi program it was started with (`--pi`: a name on PATH or a path), so `restore`
+    /// starts the same one; absent in specs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// Why a spec could not be used.
@@ -158,6 +162,16 @@ impl LaunchSpec {
         {
             return Err("its arguments are too many, too long or hold NUL".into());
         }
+        if !binds_only_its_session(&self.args, &self.session_id) {
+            return Err("its arguments name another session (or a session flag)".into());
+        }
+        if self
+            .program
+            .as_deref()
+            .is_some_and(|p| p.is_empty() || p.starts_with('-') || p.contains(['\0', '\n']))
+        {
+            return Err("its program is not one to run".into());
+        }
         let bad_env = self.env.iter().any(|(k, v)| {
             !valid_env_name(k) || !PASSED_ENV.contains(&k.as_str()) || v.contains('\0')
         });
@@ -166,6 +180,32 @@ impl LaunchSpec {
         }
         Ok(())
     }
+}
+
+/// The arguments bind pi to `session_id` and to nothing else: `--session-id <id>` (or
+/// `--session-id=<id>`) at most once, naming it, and no other flag that picks or leaves a session
+/// (`--session <file>`, `--fork`, `--continue`, …: an edited spec must not move the worker to
+/// another session's file).
+fn binds_only_its_session(args: &[String], session_id: &str) -> bool {
+    let mut seen = 0;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        // The rule spawn applies to the person's arguments: a flag is what precedes any `=`.
+        let (flag, value) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if flag == "--session-id" {
+            let v = value.or_else(|| it.next().map(String::as_str));
+            seen += 1;
+            if v != Some(session_id) || seen > 1 {
+                return false;
+            }
+        } else if crate::actions::spawn::SESSION_FLAGS.contains(&flag) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A session id pi's `--session-id` takes: letters, digits, `.`, `_`, `-`, starting and ending
@@ -280,6 +320,113 @@ pub(crate) fn with_session_file(args: &[String], file: &Path) -> Vec<String> {
     out
 }
 
+/// pi's arguments and environment for a start on `session_file`: with a spec, its arguments
+/// with `--session-id <id>` replaced by `--session <file>` (`with_session_file`) and its
+/// environment (`INTERCOM_PANE_CONFIG` replaced by `system_config` when given, so the new pi
+/// registers where the command waits); without one, `--session <file>` and this process's
+/// allowlisted environment (`current_env`).
+pub(crate) fn start_on(
+    spec: Option<&LaunchSpec>,
+    session_file: &Path,
+    system_config: Option<&Path>,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let Some(s) = spec else {
+        let args = vec![
+            "--session".to_string(),
+            session_file.to_string_lossy().into_owned(),
+        ];
+        return (args, current_env(system_config));
+    };
+    let mut env = s.env.clone();
+    if let Some(c) = system_config {
+        env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
+        env.push((
+            "INTERCOM_PANE_CONFIG".into(),
+            c.to_string_lossy().into_owned(),
+        ));
+    }
+    (with_session_file(&s.args, session_file), env)
+}
+
+/// One start by `resume-worker` or `restore`, as its launch record keeps it.
+pub(crate) struct Start<'a> {
+    pub session_id: &'a str,
+    pub name: &'a str,
+    /// Program and arguments as launched (`--session <file>` in place of `--session-id`).
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    /// The environment passed (`INTERCOM_PANE_BIN` is not kept: every launch sets its own).
+    pub env: &'a [(String, String)],
+    pub multiplexer: MuxKind,
+    pub socket: &'a Path,
+    pub pane: &'a str,
+    pub registered: bool,
+    pub at: String,
+}
+
+/// Record a start: the spec it followed (`earlier`) with its new pane, server and stage; or,
+/// for an agent that had none, one that says what it was started with (its session by id, so a
+/// later resume or restore checks the file again). Returns the spec's path.
+pub(crate) fn record_start(
+    root: &Path,
+    earlier: Option<&LaunchSpec>,
+    s: &Start,
+) -> Result<PathBuf, store::StoreError> {
+    let mut spec = earlier.cloned().unwrap_or_else(|| {
+        let mut args = vec!["--session-id".to_string(), s.session_id.to_string()];
+        // The arguments after `--session <file>` (none for a plain `pi --session <file>`).
+        let mut it = s.argv.iter().skip(1);
+        while let Some(a) = it.next() {
+            if a == "--session" {
+                it.next();
+            } else {
+                args.push(a.clone());
+            }
+        }
+        LaunchSpec {
+            version: 1,
+            session_id: s.session_id.to_string(),
+            name: s.name.to_string(),
+            args,
+            cwd: s.cwd.to_path_buf(),
+            env: s
+                .env
+                .iter()
+                .filter(|(k, _)| PASSED_ENV.contains(&k.as_str()))
+                .cloned()
+                .collect(),
+            placement: None,
+            worktree: None,
+            stage: Stage::Launched,
+            pane: None,
+            created_at: s.at.clone(),
+            updated_at: s.at.clone(),
+            note: None,
+            program: s.argv.first().cloned(),
+        }
+    });
+    spec.placement = Some(Placement {
+        multiplexer: s.multiplexer,
+        kind: s.multiplexer.caps().window_word.into(),
+        socket: s.socket.to_path_buf(),
+    });
+    spec.stage = if s.registered {
+        Stage::Registered
+    } else {
+        Stage::Launched
+    };
+    spec.pane = Some(s.pane.to_string());
+    spec.updated_at = s.at.clone();
+    spec.note = (!s.registered).then(|| {
+        format!(
+            "started in {} at {}; no registration from it yet",
+            s.pane, s.at
+        )
+    });
+    write(root, &spec)?;
+    Ok(paths::launch_spec(root, s.session_id))
+}
+
 /// `env` with `INTERCOM_PANE_BIN` set to this binary, as every launch passes it.
 pub(crate) fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
     env.retain(|(k, _)| k != "INTERCOM_PANE_BIN");
@@ -316,6 +463,7 @@ mod tests {
             created_at: "2026-11-29T23:00:00.000Z".into(),
             updated_at: "2026-11-29T23:00:00.000Z".into(),
             note: None,
+            program: Some("pi".into()),
         }
     }
 
@@ -361,6 +509,26 @@ mod tests {
         let mut env = spec();
         env.env.push(("LD_PRELOAD".into(), "/x.so".into()));
         write(root, &env).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+        // An edited spec that moves the worker to another session's file, or adds a session flag.
+        for args in [
+            vec!["--session-id", "s1", "--session", "/s/x_s2.jsonl"],
+            vec!["--session-id", "s2"],
+            vec!["--session-id=s1", "--session-id", "s1"],
+            vec!["--session-id", "s1", "--fork=s2"],
+            vec!["--session-id", "s1", "-c"],
+        ] {
+            let mut moved = spec();
+            moved.args = args.iter().map(|a| a.to_string()).collect();
+            write(root, &moved).unwrap();
+            assert!(
+                matches!(read(root, "s1"), Err(SpecError::Unusable(_))),
+                "{args:?}"
+            );
+        }
+        let mut prog = spec();
+        prog.program = Some("--help".into());
+        write(root, &prog).unwrap();
         assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
         write(root, &spec()).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();

@@ -11,6 +11,7 @@ pub(crate) mod monitor_restart;
 pub(crate) mod monitor_run;
 pub(crate) mod register;
 pub(crate) mod reply;
+pub(crate) mod restore;
 pub(crate) mod resume;
 pub(crate) mod retire;
 pub(crate) mod rosters;

@@ -455,6 +455,7 @@ mod tests {
             created_at: "2026-11-29T23:00:00.000Z".into(),
             updated_at: "2026-11-29T23:00:01.000Z".into(),
             note: None,
+            program: None,
         };
         let entry_text = r#"{"sessionId": "s1", "name": "W", "port": 47001.0}"#;
         let entry: Value = serde_json::from_str(entry_text).unwrap();

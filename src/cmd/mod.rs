@@ -20,6 +20,7 @@ pub(crate) mod monitor_ports;
 pub(crate) mod options;
 pub(crate) mod register_cmd;
 pub(crate) mod reply_cmd;
+pub(crate) mod restore_cmd;
 pub(crate) mod resume_cmd;
 pub(crate) mod review_cmd;
 pub(crate) mod scan_cmd;

@@ -64,6 +64,10 @@ pub struct Caps {
     pub can_grow: bool,
     /// A status line and client messages the alerts use (`alerts::channels`).
     pub status_alerts: bool,
+    /// A session of its own can be opened on its server from outside any pane, starting the
+    /// server when none answers (`restore`'s coordinator; tmux `new-session`). Herdr opens no
+    /// workspace from outside.
+    pub starts_sessions: bool,
 }
 
 const TMUX: Caps = Caps {
@@ -85,6 +89,7 @@ const TMUX: Caps = Caps {
     listing_kept: true,
     can_grow: true,
     status_alerts: true,
+    starts_sessions: true,
 };
 
 const HERDR: Caps = Caps {
@@ -106,6 +111,7 @@ const HERDR: Caps = Caps {
     listing_kept: false,
     can_grow: false,
     status_alerts: false,
+    starts_sessions: false,
 };
 
 impl MuxKind {
@@ -115,6 +121,9 @@ impl MuxKind {
     /// The multiplexer the Intercom roster's own seat hints name: a seat's `tmux` socket and
     /// session, and the conventional session named like the agent on the default server.
     pub const ROSTER: MuxKind = MuxKind::Tmux;
+
+    /// The multiplexer the shared `--tmux-socket` flag names.
+    pub const SOCKET_FLAG: MuxKind = MuxKind::Tmux;
 
     /// Lowercase name, as JSON shows it.
     pub fn name(self) -> &'static str {

@@ -136,6 +136,30 @@ pub(crate) fn open(kind: MuxKind, socket: &Path) -> Box<dyn Multiplexer> {
     }
 }
 
+/// A detached session of its own named like `req.name` on the server of `kind` at `socket`
+/// (`beside` unused), that server started when none answers there; a server that answers must
+/// be ours (`restore`'s coordinator, after the server died). Only where `caps().starts_sessions`.
+pub(crate) fn open_first_session(
+    kind: MuxKind,
+    socket: &Path,
+    req: &NewWindow,
+    deadline: Instant,
+) -> Result<PaneInfo, MuxError> {
+    match kind {
+        MuxKind::Tmux => {
+            let client = tmux::Tmux::at_socket(socket);
+            if let Ok(ServerIdentity::Tmux { server_pid, .. }) = client.server_identity(deadline) {
+                server_is_ours(socket, Some(server_pid))?;
+            }
+            client.open_first_session(req, deadline)
+        }
+        MuxKind::Herdr => Err(MuxError::new(
+            ErrorCode::BadRequest,
+            "Herdr opens no workspace from outside",
+        )),
+    }
+}
+
 /// Whether a seat's agent is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -24,6 +24,7 @@
 pub(crate) mod close_report;
 pub(crate) mod job_record;
 pub(crate) mod monitor;
+pub(crate) mod restore_report;
 pub(crate) mod resume_fence;
 pub(crate) mod resume_report;
 pub(crate) mod retire_record;

@@ -36,6 +36,7 @@ mod real_pi_hosts;
 mod real_pi_package;
 mod real_pi_readme;
 mod real_pi_reply;
+mod real_pi_restore;
 mod real_pi_rosters;
 mod real_pi_shadow;
 mod real_pi_sidebar;

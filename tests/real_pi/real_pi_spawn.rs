@@ -25,17 +25,19 @@ use real_pi_support::{real_pi, start_model, SERIAL};
 use scan_support::*;
 use serde_json::{json, Value};
 
-struct Setup {
-    env: Env,
-    root: PathBuf,
-    agent: PathBuf,
-    server: TmuxServer,
+/// A git checkout with a roster whose coordinator (`init --start`) is a real pi in tmux (also
+/// used by `real_pi_restore`).
+pub(crate) struct Setup {
+    pub env: Env,
+    pub root: PathBuf,
+    pub agent: PathBuf,
+    pub server: TmuxServer,
     /// The environment the spawning commands run with (what a person's shell would have).
-    vars: Vec<(String, String)>,
+    pub vars: Vec<(String, String)>,
 }
 
 impl Setup {
-    fn start() -> Setup {
+    pub(crate) fn start() -> Setup {
         let bin = real_pi();
         let env = Env::new().with_system_path();
         let agent = env.path("agent");
@@ -118,7 +120,7 @@ impl Setup {
 
     /// `intercom-pane CMD --config … --root … --sessions-dir … --fleet none ARGS…` with the
     /// person's environment, outside tmux; (exit, JSON report, stderr).
-    fn run(&self, cmd: &str, args: &[&str]) -> (i32, Value, String) {
+    pub(crate) fn run(&self, cmd: &str, args: &[&str]) -> (i32, Value, String) {
         let sessions = self.agent.join("sessions").display().to_string();
         let root = self.root.display().to_string();
         let o = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
@@ -152,7 +154,7 @@ impl Setup {
     }
 
     /// The live registration the scan shows for `name`.
-    fn registered(&self, name: &str) -> Value {
+    pub(crate) fn registered(&self, name: &str) -> Value {
         let sock = self.server.sock.display().to_string();
         let sessions = self.agent.join("sessions").display().to_string();
         let o = self.env.run(&[

@@ -11,6 +11,7 @@ use intercom_pane::seam::actions::close::CloseExit;
 use intercom_pane::seam::actions::init::InitExit;
 use intercom_pane::seam::actions::monitor_run::EnsureExit;
 use intercom_pane::seam::actions::reply::ReplyExit;
+use intercom_pane::seam::actions::restore::RestoreExit;
 use intercom_pane::seam::actions::resume::ResumeExit;
 use intercom_pane::seam::actions::retire::RetireExit;
 use intercom_pane::seam::actions::spawn::SpawnExit;
@@ -42,6 +43,10 @@ fn commands() -> Vec<(&'static str, Vec<i32>)> {
         (
             "resume-worker",
             ResumeExit::ALL.iter().map(|e| e.code()).collect(),
+        ),
+        (
+            "restore",
+            RestoreExit::ALL.iter().map(|e| e.code()).collect(),
         ),
         ("init", InitExit::ALL.iter().map(|e| e.code()).collect()),
         ("spawn", SpawnExit::ALL.iter().map(|e| e.code()).collect()),

@@ -112,6 +112,7 @@ mod reply_herdr;
 mod reply_text;
 mod reply_text_table;
 mod reply_typed;
+mod restore_cli;
 mod resume_herdr;
 mod resume_worker;
 mod review_land;

@@ -156,6 +156,23 @@ fn a_closed_worker_resumes_once_in_a_session_of_its_own_that_outlives_the_coordi
     assert_eq!(argv, format!("--session\n{}\n", file.display()));
     let cwd = std::fs::read_to_string(env.path("launched.cwd")).unwrap();
     assert_eq!(cwd.trim(), env.path("root/docs").display().to_string());
+    // A launch record now says what it was started with (for `restore`): its session by id,
+    // the program, the folder, the server and pane.
+    let specs: Vec<Value> = std::fs::read_dir(env.path("root/.pi-intercom/workers"))
+        .unwrap()
+        .flatten()
+        .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
+        .collect();
+    assert_eq!(specs.len(), 1, "{specs:?}");
+    assert_eq!(specs[0]["sessionId"], ID1);
+    assert_eq!(specs[0]["args"], json!(["--session-id", ID1]));
+    assert_eq!(specs[0]["program"], pi.display().to_string());
+    assert_eq!(specs[0]["cwd"], env.path("root/docs").display().to_string());
+    assert_eq!(specs[0]["stage"], "registered");
+    assert_eq!(
+        specs[0]["placement"]["socket"],
+        server.sock.display().to_string()
+    );
     // The fence is lifted by the registration; a second resume sees the worker live.
     let (code, out, _) = resume(&env, &pi, &["Docs", "--confirm-closed"]);
     assert_eq!(code, 4, "{out}");

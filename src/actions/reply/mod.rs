@@ -418,6 +418,25 @@ fn choose(reg: &Registration, t: &ReplyTarget) -> Transport {
     }
 }
 
+/// One fresh scan pass of the roster at `root`, then one `send` of `text` to its agent `name`,
+/// never retried: how `spawn` hands over a first task and `restore --continue` its "continue".
+/// `Err` when the pass could not run.
+pub(crate) fn send_after_scan(
+    opts: &crate::scan::ScanOptions,
+    root: &Path,
+    clock: &dyn crate::clock::Clock,
+    name: &str,
+    text: &str,
+) -> Result<Result<Receipt, Refusal>, crate::scan::ScanError> {
+    let opts = crate::scan::ScanOptions {
+        root: crate::scan::RootChoice::Exact(root.to_path_buf()),
+        ..opts.clone()
+    };
+    let pass = crate::scan::run(&opts, clock, None, None)?;
+    let key = format!("{}/{}", crate::scan::base_name(root), name);
+    Ok(send(&pass, &key, text, clock.now_ms()))
+}
+
 /// Send `text` to the seat `who` of `scan`, once.
 pub(crate) fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
     send_expecting(scan, who, text, now, None)

@@ -522,6 +522,7 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
             };
             if in_pane {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
+                record_start(root, &plan, &pane.id, true, req.clock.now_ms());
                 report.result = ResumeResult::Resumed;
                 report.registered_pid = r.pid;
                 return Ending {
@@ -545,6 +546,7 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         }
         std::thread::sleep(POLL);
     }
+    record_start(root, &plan, &pane.id, false, req.clock.now_ms());
     report.result = ResumeResult::LaunchedUnconfirmed;
     report.reason = Some(format!(
         "no registration from pane {} within {} s: a launch is not readiness; the fence stays until the seat registers",
@@ -554,6 +556,32 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         exit: ResumeExit::LaunchedUnconfirmed,
         report: Box::new(report),
     }
+}
+
+/// The launch record of this start (`launch_spec::record_start`): the spec followed, with its
+/// new pane; or, for a worker that had none, what it was started with, so `restore` starts it
+/// the same way. Best effort: the resume happened either way.
+fn record_start(root: &Path, plan: &Plan, pane: &str, registered: bool, now: Ms) {
+    let env: Vec<(String, String)> = plan
+        .window
+        .env
+        .iter()
+        .filter(|(k, _)| k != "INTERCOM_PANE_BIN")
+        .cloned()
+        .collect();
+    let start = launch_spec::Start {
+        session_id: &plan.agent.session_id,
+        name: &plan.agent.name,
+        argv: &plan.window.argv,
+        cwd: &plan.window.cwd,
+        env: &env,
+        multiplexer: plan.mux.kind(),
+        socket: plan.mux.socket_path(),
+        pane,
+        registered,
+        at: format_iso(now),
+    };
+    let _ = launch_spec::record_start(root, plan.spec.as_ref().map(|(_, s)| s), &start);
 }
 
 /// What every receipt carries: who, where, how, and the worker's last handoff (its result is

@@ -93,29 +93,9 @@ pub(super) fn window(
     beside: &PaneInfo,
     spec: Option<&LaunchSpec>,
 ) -> NewWindow {
-    let session = [
-        "--session".to_string(),
-        session_file.to_string_lossy().into_owned(),
-    ];
+    let (args, env) = launch_spec::start_on(spec, session_file, req.system_config.as_deref());
     let mut argv = vec![req.pi_program.clone()];
-    let env = match spec {
-        None => {
-            argv.extend(session);
-            launch_spec::current_env(req.system_config.as_deref())
-        }
-        Some(s) => {
-            argv.extend(launch_spec::with_session_file(&s.args, session_file));
-            let mut env = s.env.clone();
-            if let Some(c) = &req.system_config {
-                env.retain(|(k, _)| k != "INTERCOM_PANE_CONFIG");
-                env.push((
-                    "INTERCOM_PANE_CONFIG".into(),
-                    c.to_string_lossy().into_owned(),
-                ));
-            }
-            env
-        }
-    };
+    argv.extend(args);
     NewWindow {
         beside: beside.id.clone(),
         // A session of its own (tmux): the worker outlives the coordinator's session, which a
@@ -130,7 +110,7 @@ pub(super) fn window(
 
 /// The window's name and folder exactly as the multiplexer will keep them, or why they cannot
 /// be (tmux: `mux::tmux::literal`): checked before anything is fenced or launched.
-pub(super) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
+pub(crate) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
     let why = |e: mux::MuxError| {
         format!(
             "cannot open the {} {} as configured: {}",

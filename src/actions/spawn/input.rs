@@ -16,7 +16,7 @@ pub(crate) const THINKING_LEVELS: [&str; 7] =
 
 /// pi flags that would bind the new pi to another session, or make it leave at once: the
 /// session is the one the roster names, and the worker is interactive.
-const SESSION_FLAGS: [&str; 13] = [
+pub(crate) const SESSION_FLAGS: [&str; 13] = [
     "--session",
     "--session-id",
     "--session-dir",

@@ -13,7 +13,6 @@ use crate::mux::{ErrorCode, MuxError, NewWindow, PaneInfo};
 use crate::owned::spawn_report::{FirstTask, SpawnReceipt, SpawnReport, SpawnResult, WorktreeMade};
 use crate::paths;
 use crate::proc;
-use crate::scan::{self, RootChoice, ScanOptions};
 use crate::text::sanitize;
 
 const STEP_DEADLINE: Duration = Duration::from_secs(5);
@@ -232,22 +231,12 @@ fn unconfirmed(
 /// The first task through the reply path (the extension's channel when the seat advertises
 /// one): one fresh scan, one send, never retried.
 fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, FirstTask) {
-    let opts = ScanOptions {
-        root: RootChoice::Exact(root.to_path_buf()),
-        ..req.scan.clone()
-    };
-    let pass = match scan::run(&opts, req.clock, None, None) {
-        Ok(p) => p,
-        Err(e) => {
-            return (
-                SpawnExit::PromptNotDelivered,
-                FirstTask::not_sent(e.to_string()),
-            )
-        }
-    };
-    let key = format!("{}/{}", scan::base_name(root), req.name);
-    match reply::send(&pass, &key, prompt, req.clock.now_ms()) {
-        Ok(r) => {
+    match reply::send_after_scan(req.scan, root, req.clock, &req.name, prompt) {
+        Err(e) => (
+            SpawnExit::PromptNotDelivered,
+            FirstTask::not_sent(e.to_string()),
+        ),
+        Ok(Ok(r)) => {
             let exit = if r.delivered {
                 SpawnExit::Spawned
             } else {
@@ -255,7 +244,7 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Firs
             };
             (exit, FirstTask::Sent(r.to_json()))
         }
-        Err(refusal) => (
+        Ok(Err(refusal)) => (
             SpawnExit::PromptNotDelivered,
             FirstTask::not_sent(refusal.to_string()),
         ),

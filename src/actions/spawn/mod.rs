@@ -26,7 +26,7 @@ use crate::scan::{self, ScanOptions};
 use crate::store;
 use crate::text::sanitize;
 
-pub(crate) use input::{check_name, THINKING_LEVELS};
+pub(crate) use input::{check_name, SESSION_FLAGS, THINKING_LEVELS};
 
 /// Longest wait for the new seat's registration.
 pub(crate) const MAX_WAIT_SECS: u64 = 120;

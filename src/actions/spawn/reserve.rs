@@ -397,6 +397,7 @@ pub(super) fn first_spec(req: &SpawnRequest, plan: &Plan, now: &str) -> LaunchSp
             .map_or_else(|| now.to_string(), |s| s.created_at.clone()),
         updated_at: now.to_string(),
         note: None,
+        program: Some(req.pi_program.clone()),
     }
 }
 

@@ -82,6 +82,28 @@ impl Tmux {
         self.run_new_pane(args, deadline)
     }
 
+    /// A detached session of its own named like `req.name` (`beside` unused), on this server or,
+    /// when no server answers on the socket, on the one tmux starts for it: `restore` after the
+    /// server died has nothing to open beside.
+    pub(crate) fn open_first_session(
+        &self,
+        req: &NewWindow,
+        deadline: Instant,
+    ) -> Result<PaneInfo, MuxError> {
+        check_argv(&req.argv)?;
+        let window = literal::window_name(&req.name)?;
+        let cwd = literal::start_dir(&req.cwd)?;
+        // A server that answers gets the session; else (no socket, or a stale one left by a
+        // server that died) this `new-session` starts one.
+        if self.server_identity(deadline).is_ok() {
+            return self.open_session(req, &window, &cwd, deadline);
+        }
+        let name = literal::session_name(&literal::session_name_like(&req.name))?;
+        let args = session_args(&name, &window, &cwd);
+        let args = with_env_and_argv(args, &req.env, &req.argv)?;
+        self.run_new_pane_starting(args, deadline)
+    }
+
     /// `new-session -d` on this server (the one `beside` is on), named like the window; a taken
     /// name gets `-2` … `-9` (tmux refuses a duplicate: nothing is created then).
     fn open_session(
@@ -99,17 +121,7 @@ impl Tmux {
             } else {
                 format!("{base}-{n}")
             };
-            let args = Args::new("new-session")
-                .arg("-d")
-                .arg("-s")
-                .arg(&literal::session_name(&name)?)
-                .arg("-n")
-                .arg(window)
-                .arg("-c")
-                .arg(cwd)
-                .arg("-P")
-                .arg("-F")
-                .arg("#{pane_id}");
+            let args = session_args(&literal::session_name(&name)?, window, cwd);
             let args = with_env_and_argv(args, &req.env, &req.argv)?;
             match self.run_new_pane(args, deadline) {
                 Err(e) if e.detail.contains("duplicate session") => last = Some(e),
@@ -118,4 +130,20 @@ impl Tmux {
         }
         Err(last.unwrap_or_else(|| MuxError::new(ErrorCode::Failed, "no free session name")))
     }
+}
+
+/// `new-session -d -s <session> -n <window> -c <cwd> -P -F #{pane_id}` (every value already
+/// made literal).
+fn session_args(session: &str, window: &str, cwd: &str) -> Args {
+    Args::new("new-session")
+        .arg("-d")
+        .arg("-s")
+        .arg(session)
+        .arg("-n")
+        .arg(window)
+        .arg("-c")
+        .arg(cwd)
+        .arg("-P")
+        .arg("-F")
+        .arg("#{pane_id}")
 }

@@ -243,6 +243,18 @@ impl Tmux {
     /// pane is then looked up like any other, through the one listing format.
     fn run_new_pane(&self, args: Args, deadline: Instant) -> Result<PaneInfo, MuxError> {
         let out = self.run(args, None, deadline, SMALL_CAP)?;
+        self.printed_pane(&out, deadline)
+    }
+
+    /// `run_new_pane` for the one command that may start a server: `new-session` on a socket no
+    /// server listens on (`restore` after the server died).
+    fn run_new_pane_starting(&self, args: Args, deadline: Instant) -> Result<PaneInfo, MuxError> {
+        self.version(deadline)?;
+        let out = self.exec(args, None, deadline, SMALL_CAP, false)?;
+        self.printed_pane(&out, deadline)
+    }
+
+    fn printed_pane(&self, out: &spawn::Output, deadline: Instant) -> Result<PaneInfo, MuxError> {
         let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if !is_pane_id(&id) {
             return Err(bad("the new pane's id was not printed"));
