@@ -88,7 +88,9 @@ fn zsh(script: Vec<u8>) -> Vec<u8> {
             block = NAMED.iter().find(|n| **n == cmd).copied();
         }
         let named_arg = block.is_some()
-            && (line.starts_with("':name -- ") || line.starts_with("'*::names -- "))
+            && ["':name -- ", "'::name -- ", "'*::names -- "]
+                .iter()
+                .any(|p| line.starts_with(p))
             && line.ends_with(":_default' \\");
         if named_arg {
             out.push_str(&line.replace(":_default' \\", ":_intercom_pane_names' \\"));
