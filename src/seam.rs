@@ -86,8 +86,8 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, MonitorExit,
-            RegisterExit, ScanExit, StatusExit, WaitExit, WatchExit,
+            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LogExit,
+            MonitorExit, RegisterExit, ScanExit, StatusExit, WaitExit, WatchExit,
         };
     }
     pub mod monitor_cmd {
@@ -142,6 +142,13 @@ pub mod evidence {
             read_session_with, session_dirs_from, session_id_from_name, SessionError,
             SessionSummary, READ_BUDGET,
         };
+        pub mod timeline {
+            pub use crate::evidence::sessions::backward::Limits;
+            pub use crate::evidence::sessions::timeline::{
+                follow_timeline, read_timeline, LogEntry, Sender, Skipped, Timeline, ToolCall,
+                ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
+            };
+        }
         pub mod usage {
             pub use crate::evidence::sessions::usage::{
                 advance, count, UsageTally, ONE_SHOT_BUDGET,

@@ -147,6 +147,37 @@ pub(crate) fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
     }
 }
 
+/// Sleep until `fd` is readable (true), a quit signal arrives or `limit` passes (false): a
+/// follower's wait on its inotify fd that a quit still ends at once.
+pub(crate) fn wait_readable(fd: i32, limit: Duration) -> bool {
+    if stop_requested() {
+        return false;
+    }
+    let mut fds = vec![libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    let stop = stop_fd();
+    if let Some(s) = stop {
+        fds.push(libc::pollfd {
+            fd: s,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+    }
+    // Without an eventfd (fd limit) the flag is looked at twice a second.
+    let cap = if stop.is_some() {
+        limit
+    } else {
+        limit.min(Duration::from_millis(500))
+    };
+    let ms = cap.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the duration of the call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    n > 0 && fds[0].revents & libc::POLLIN != 0 && !stop_requested()
+}
+
 /// Whether a quit signal arrived since the guard was installed.
 pub(crate) fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
