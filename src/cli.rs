@@ -307,7 +307,7 @@ pub struct WaitArgs {
 #[derive(Args, Debug)]
 pub struct ToolArgs {
     /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
-    /// intercom_resume_worker, intercom_wait.
+    /// intercom_resume_worker, intercom_spawn_worker, intercom_wait, intercom_log.
     #[arg(value_name = "TOOL")]
     pub tool: String,
     /// The pi that runs this command (the coordinator's; verified like `register` verifies).

@@ -12,10 +12,8 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use crate::cli::LogArgs;
 use crate::cmd::exit::LogExit;
 use crate::cmd::{options, refuse};
-use crate::evidence::sessions::timeline::{self, Builder, Follower, LogEntry, READ_LIMITS};
-use crate::fsguard;
-use crate::scan::SeatLookup;
-use crate::views::timeline::{line, render, LogView};
+use crate::evidence::sessions::timeline::{self, Builder, Follower, LogEntry};
+use crate::views::timeline::{line, render, seat_log, LogRefusal, LogView, SeatLog};
 
 /// Bytes a follower reads per wake (the rest waits for the next one, at once).
 const FOLLOW_WAKE_BYTES: u64 = 16 * 1024 * 1024;
@@ -40,41 +38,22 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
             }
         },
     };
-    let key = match pass.find_seat(&args.name) {
-        Ok(k) => k,
-        Err(why) => {
-            eprintln!(
-                "intercom-pane: {} {:?}",
-                match why {
-                    SeatLookup::Unknown => "no seat named",
-                    SeatLookup::Ambiguous(_) => "several seats are named (use <project>/<agent>)",
-                },
-                crate::text::clip(&crate::text::sanitize(&args.name), 80)
-            );
-            return LogExit::UnknownSeat;
+    let SeatLog {
+        key,
+        file,
+        opened,
+        read,
+    } = match seat_log(&pass, &args.name, since) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("intercom-pane: {e}");
+            return match e {
+                LogRefusal::Unknown(_) | LogRefusal::Ambiguous(_) => LogExit::UnknownSeat,
+                LogRefusal::NoSessionFile(_) | LogRefusal::Unreadable(..) => LogExit::NoSession,
+            };
         }
     };
-    let file = pass
-        .records
-        .iter()
-        .find(|rec| rec.key() == key)
-        .and_then(|rec| rec.session_file.clone());
-    let Some(file) = file else {
-        eprintln!(
-            "intercom-pane: {} has no session file yet (pi writes one at its first prompt)",
-            crate::text::sanitize(&key)
-        );
-        return LogExit::NoSession;
-    };
     let path = Path::new(&file);
-    let opened = match fsguard::open_regular(path, None) {
-        Ok(f) => f,
-        Err(e) => return no_session(&file, e.code()),
-    };
-    let read = match timeline::read_open(&opened.file, opened.len, since, &READ_LIMITS) {
-        Ok(r) => r,
-        Err(e) => return no_session(&file, e.code()),
-    };
     let view = LogView {
         seat: &key,
         file: &file,

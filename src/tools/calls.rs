@@ -14,11 +14,12 @@ use crate::exit_code::exit_enum;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, RowRole};
 use crate::views::board_page::{self, BoardQuery};
+use crate::views::timeline as timeline_view;
 
 use super::caller::Coordinator;
 use super::wait::{self, WaitRequest};
 use super::{
-    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, SpawnParams, WaitParams,
+    BoardParams, Call, CloseParams, LogParams, ReplyParams, ResumeParams, SpawnParams, WaitParams,
     RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
 };
 
@@ -68,6 +69,35 @@ pub(crate) fn run(call: Call, ctx: &Ctx) -> Outcome {
         Call::ResumeWorker(a) => resume_worker(a, ctx),
         Call::SpawnWorker(a) => spawn_worker(a, ctx),
         Call::Wait(a) => wait_for(a, ctx),
+        Call::Log(a) => log(a, ctx),
+    }
+}
+
+/// A page of one worker's timeline, newest first (`log NAME`'s entries).
+fn log(a: LogParams, ctx: &Ctx) -> Outcome {
+    let now = ctx.clock.now_ms();
+    let since = match a.since.as_deref() {
+        None => None,
+        Some(s) => match crate::evidence::sessions::timeline::parse_since(s, now) {
+            Some(at) => Some(at),
+            None => return refused("since: a duration (45s, 30m, 2h, 1d) or an ISO time"),
+        },
+    };
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let log = match timeline_view::seat_log(&pass, &a.name, since) {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let page = timeline_view::page(&log, since, a.offset, a.limit.unwrap_or(20));
+    match serde_json::to_value(&page) {
+        Ok(v) => Outcome {
+            exit: ToolExit::Done,
+            result: v,
+        },
+        Err(e) => refused(e),
     }
 }
 

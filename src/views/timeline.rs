@@ -1,13 +1,18 @@
 //! A worker's timeline as people and scripts read it (`log NAME`, `intercom_log`): one line per
 //! entry, newest last, every transcript string sanitized for the terminal; or a JSON document.
 
+use std::fmt;
+use std::path::Path;
+
 use serde::Serialize;
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::sessions::timeline::{
-    LogEntry, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What,
+    self, LogEntry, Read, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
 };
 use crate::evidence::sessions::usage::short_count;
+use crate::fsguard::{self, OpenFile};
+use crate::scan::{Scan, SeatLookup};
 use crate::text;
 
 /// `log --json`: the seat, what was read, the entries.
@@ -24,6 +29,130 @@ pub(crate) struct LogView<'a> {
     pub truncated: bool,
     pub skipped: Skipped,
     pub entries: Vec<&'a LogEntry>,
+}
+
+/// Why a seat's timeline cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LogRefusal {
+    /// No seat has that name (the name given).
+    Unknown(String),
+    /// Several seats have it.
+    Ambiguous(String),
+    /// The seat (its key) has no session file yet.
+    NoSessionFile(String),
+    /// Its session file (path) cannot be read: the `FsError` code.
+    Unreadable(String, &'static str),
+}
+
+impl fmt::Display for LogRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |t: &str| text::clip(&text::sanitize(t), 200);
+        match self {
+            LogRefusal::Unknown(n) => write!(f, "no seat named {:?}", s(n)),
+            LogRefusal::Ambiguous(n) => write!(
+                f,
+                "several seats are named {:?} (use <project>/<agent>)",
+                s(n)
+            ),
+            LogRefusal::NoSessionFile(k) => write!(
+                f,
+                "{} has no session file yet (pi writes one at its first prompt)",
+                s(k)
+            ),
+            LogRefusal::Unreadable(p, code) => {
+                write!(f, "cannot read the session file {}: {code}", s(p))
+            }
+        }
+    }
+}
+
+/// A seat's timeline as read now, and the open file `--follow` goes on reading.
+pub(crate) struct SeatLog {
+    pub key: String,
+    pub file: String,
+    pub opened: OpenFile,
+    pub read: Read,
+}
+
+/// The timeline of the seat `name` of `pass` since `since`: the seat found as `explain` finds
+/// it, its session file the one the scan tied to it (never a guess).
+pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<SeatLog, LogRefusal> {
+    let key = pass.find_seat(name).map_err(|why| match why {
+        SeatLookup::Unknown => LogRefusal::Unknown(name.to_string()),
+        SeatLookup::Ambiguous(_) => LogRefusal::Ambiguous(name.to_string()),
+    })?;
+    let file = pass
+        .records
+        .iter()
+        .find(|rec| rec.key() == key)
+        .and_then(|rec| rec.session_file.clone())
+        .ok_or_else(|| LogRefusal::NoSessionFile(key.clone()))?;
+    let opened = fsguard::open_regular(Path::new(&file), None)
+        .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
+    let read = timeline::read_open(&opened.file, opened.len, since, &READ_LIMITS)
+        .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
+    Ok(SeatLog {
+        key,
+        file,
+        opened,
+        read,
+    })
+}
+
+/// Bytes of entries on one `intercom_log` page at most (as `intercom_board`'s 40 KiB).
+const PAGE_BYTES: usize = 40 * 1024;
+
+/// `intercom_log`'s answer: a page of a seat's timeline, newest first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LogPage<'a> {
+    pub version: u32,
+    pub source: &'static str,
+    pub seat: &'a str,
+    #[serde(with = "crate::clock::iso_ms_opt")]
+    pub since: Option<Ms>,
+    pub order: &'static str,
+    /// Entries read in the window (all pages).
+    pub total_in_window: usize,
+    pub offset: usize,
+    /// Where the next (older) page starts; `None` at the oldest.
+    pub next_offset: Option<usize>,
+    /// A read budget ran out before the cutoff: older entries were not read.
+    pub truncated: bool,
+    pub skipped: Skipped,
+    pub entries: Vec<&'a LogEntry>,
+}
+
+/// The page of `log` that starts `offset` entries from the newest: at most `limit` entries and
+/// `PAGE_BYTES` of them (at least one, whatever its size, so paging always moves on).
+pub(crate) fn page(log: &SeatLog, since: Option<Ms>, offset: usize, limit: usize) -> LogPage<'_> {
+    let b = &log.read.builder;
+    let newest_first: Vec<&LogEntry> = b.entries().rev().collect();
+    let total = newest_first.len();
+    let mut entries = Vec::new();
+    let mut bytes = 0usize;
+    for e in newest_first.iter().skip(offset).take(limit) {
+        let size = serde_json::to_string(e).map_or(0, |s| s.len());
+        if !entries.is_empty() && bytes + size > PAGE_BYTES {
+            break;
+        }
+        bytes += size;
+        entries.push(*e);
+    }
+    let end = offset.saturating_add(entries.len());
+    LogPage {
+        version: 1,
+        source: "intercom-pane log",
+        seat: &log.key,
+        since,
+        order: "newestFirst",
+        total_in_window: total,
+        offset,
+        next_offset: (end < total).then_some(end),
+        truncated: log.read.truncated,
+        skipped: b.skipped,
+        entries,
+    }
 }
 
 /// `12ms`, `4.2s`, `3m05s`, `1h02m`.

@@ -171,7 +171,7 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &LogEntry> {
+    pub(crate) fn entries(&self) -> impl DoubleEndedIterator<Item = &LogEntry> {
         self.entries.iter()
     }
 
