@@ -179,6 +179,87 @@ fn real_pi_sessions_give_their_turns_tools_and_questions() {
     );
 }
 
+/// A roster whose one worker is the real pi run `name` (tests/fixtures/pi-1.6.0-runs).
+fn env_with_run(name: &str) -> Env {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    let src = Path::new(FIXTURES).join(format!("pi-1.6.0-runs/{name}.jsonl"));
+    let id = header_id(&src);
+    write_roster(&env.path("root"), &[(&id, "Worker")]);
+    let dir = env.path("sessions/--work--");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        &src,
+        dir.join(format!("2026-11-30T02-00-00-000Z_{id}.jsonl")),
+    )
+    .unwrap();
+    env
+}
+
+#[test]
+fn real_pi_runs_give_retries_aborts_failed_tools_and_compactions() {
+    let text = |name: &str| {
+        let env = env_with_run(name);
+        let o = log(&env, "Worker", &[]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // Three HTTP 500s, pi inside its backoff; then the fourth, final.
+    assert_eq!(
+        text("retry500k9_fail3"),
+        "2026-11-30 02:08:02  turn     retried 6.1s · fake-model · 0 in · 0 out · $0.0000 · 3 retries · error: 500: {\"message\":\"fake 500 #3\",\"type\":\"server_error\"} · “SCENARIO:err500k9 go”\n"
+    );
+    assert_eq!(
+        text("retry500k9_fail4"),
+        "2026-11-30 02:08:02  turn     error 14.1s · fake-model · 0 in · 0 out · $0.0000 · 3 retries · error: 500: {\"message\":\"fake 500 #4\",\"type\":\"server_error\"} · “SCENARIO:err500k9 go”\n"
+    );
+    // Escape while streaming, then while the bash tool ran.
+    assert_eq!(
+        text("abort_tool"),
+        "2026-11-30 02:09:27  turn     aborted 2.3s · fake-model · 0 in · 0 out · $0.0000 · error: Operation aborted · “SCENARIO:slow go”\n\
+         2026-11-30 02:09:30  turn     aborted 2.1s · fake-model · 100 in · 3 out · $0.0000 · 1 tool · error: Operation aborted · “SCENARIO:slowtool go”\n\
+         2026-11-30 02:09:30  tool     bash FAILED 2.1s · sleep 30\n"
+    );
+    assert_eq!(
+        text("fail_tool_then_text"),
+        "2026-11-30 02:07:12  turn     settled 161ms · fake-model · 200 in · 6 out · $0.0000 · 1 tool · “SCENARIO:fail go”\n\
+         2026-11-30 02:07:12  tool     bash FAILED 18ms · echo oops; exit 1\n"
+    );
+    // A context overflow: the failed call is compacted and retried.
+    let v = stdout_json(&log(
+        &env_with_run("overflow_compacted_retrying"),
+        "Worker",
+        &["--json"],
+    ));
+    assert_eq!(
+        kinds(&v),
+        [
+            "turn:settled",
+            "turn:settled",
+            "turn:compacted",
+            "compaction"
+        ]
+    );
+    assert_eq!(v["entries"][2]["retries"], 1);
+    // A question, then a manual compaction.
+    let v = stdout_json(&log(
+        &env_with_run("compact_after_waiting"),
+        "Worker",
+        &["--json"],
+    ));
+    assert_eq!(
+        kinds(&v),
+        [
+            "turn:settled",
+            "turn:settled",
+            "compaction",
+            "turn:settled",
+            "question",
+            "compaction"
+        ]
+    );
+}
+
 #[test]
 fn every_kind_of_entry_in_order_with_durations_costs_and_the_answer() {
     let (env, file) = env_with_seat();
