@@ -438,7 +438,7 @@ pub fn session_timeline(data: &[u8]) {
                     assert_eq!(d, end - at);
                 }
             }
-            What::Compaction {} => {}
+            What::Compaction {} | What::Event { .. } => {}
         }
     }
     // Tight budgets: kept, never a panic.

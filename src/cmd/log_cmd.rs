@@ -43,6 +43,7 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         file,
         opened,
         read,
+        entries,
     } = match seat_log(&pass, &args.name, since) {
         Ok(l) => l,
         Err(e) => {
@@ -61,7 +62,7 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         bytes_read: read.bytes,
         truncated: read.truncated,
         skipped: read.builder.skipped,
-        entries: read.builder.entries().collect(),
+        entries: entries.iter().collect(),
     };
     if args.follow && args.json {
         for e in &view.entries {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::sessions::timeline::{
-    self, LogEntry, Read, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
+    self, EventKind, LogEntry, Read, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
 };
 use crate::evidence::sessions::usage::short_count;
 use crate::fsguard::{self, OpenFile};
@@ -72,7 +72,47 @@ pub(crate) struct SeatLog {
     pub file: String,
     pub opened: OpenFile,
     pub read: Read,
+    /// The transcript's entries with this tool's own records of the seat among them, oldest
+    /// first.
+    pub entries: Vec<LogEntry>,
 }
+
+/// This tool's records of the seat, as the pass read them from the roster: its handoff and its
+/// close job (the newest of each; older ones are not kept anywhere).
+fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
+    let Some(row) = pass.snapshot.rows.iter().find(|r| r.seen_key == key) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(h) = &row.handoff {
+        out.push((
+            h.updated_at,
+            EventKind::Handoff,
+            format!("job {}: {}", h.job_id, h.summary),
+        ));
+    }
+    if let Some(c) = &row.close_job {
+        let mut detail = format!("job {}: {}", c.job_id, c.state.as_str());
+        if let Some(r) = &c.reason {
+            detail.push_str(&format!(" ({r})"));
+        }
+        out.push((c.updated_at, EventKind::Close, detail));
+    }
+    out.into_iter()
+        .zip(first_seq..)
+        .map(|((at, event, detail), seq)| LogEntry {
+            seq,
+            at: Some(at),
+            what: What::Event {
+                event,
+                detail: text::one_line(&detail, LINE_CHARS),
+            },
+        })
+        .collect()
+}
+
+/// Characters kept of an event's detail.
+const LINE_CHARS: usize = 300;
 
 /// The timeline of the seat `name` of `pass` since `since`: the seat found as `explain` finds
 /// it, its session file the one the scan tied to it (never a guess).
@@ -91,11 +131,15 @@ pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<Sea
         .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
     let read = timeline::read_open(&opened.file, opened.len, since, &READ_LIMITS)
         .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
+    // Their seqs follow the transcript's, far enough on not to meet what `--follow` adds.
+    let events = events_of(pass, &key, u64::MAX / 2);
+    let entries = timeline::merge_events(read.builder.entries().cloned().collect(), events, since);
     Ok(SeatLog {
         key,
         file,
         opened,
         read,
+        entries,
     })
 }
 
@@ -127,7 +171,7 @@ pub(crate) struct LogPage<'a> {
 /// `PAGE_BYTES` of them (at least one, whatever its size, so paging always moves on).
 pub(crate) fn page(log: &SeatLog, since: Option<Ms>, offset: usize, limit: usize) -> LogPage<'_> {
     let b = &log.read.builder;
-    let newest_first: Vec<&LogEntry> = b.entries().rev().collect();
+    let newest_first: Vec<&LogEntry> = log.entries.iter().rev().collect();
     let total = newest_first.len();
     let mut entries = Vec::new();
     let mut bytes = 0usize;
@@ -264,6 +308,13 @@ pub(crate) fn line(e: &LogEntry) -> String {
             format!("{} · {}", safe(text, 160), sender.words()),
         ),
         What::Compaction {} => ("compact", "pi compacted the context".into()),
+        What::Event { event, detail } => (
+            match event {
+                EventKind::Handoff => "handoff",
+                EventKind::Close => "close",
+            },
+            safe(detail, 300),
+        ),
     };
     format!("{}  {kind:<8} {words}", when(e.at))
 }

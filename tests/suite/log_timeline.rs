@@ -137,6 +137,7 @@ fn kinds(v: &Value) -> Vec<String> {
                     e["name"].as_str().unwrap(),
                     e["outcome"].as_str().unwrap()
                 ),
+                "event" => e["event"].as_str().unwrap().to_string(),
                 k => k.to_string(),
             }
         })
@@ -311,6 +312,39 @@ fn every_kind_of_entry_in_order_with_durations_costs_and_the_answer() {
         lines[6].contains("settled 5.0s") && lines[6].contains("1 retry"),
         "{text}"
     );
+}
+
+#[test]
+fn the_handoff_and_close_job_in_the_roster_are_among_the_entries() {
+    let (env, file) = env_with_seat();
+    write_lines(&file, &full_session());
+    let root = env.path("root");
+    let cfg = json!({"version": 1, "agents": [
+        {"sessionId": "coord", "name": "Coordinator", "coordinator": true, "description": "C.", "port": 1, "projectDirectory": "."},
+        {"sessionId": ID, "name": "Worker", "coordinator": false, "description": "W.", "port": 2, "projectDirectory": ".",
+         "handoff": {"version": 1, "jobId": "job-1", "summary": "Built for arm.\n\u{1b}[2JAll green.", "updatedAt": at(77)},
+         "closeJob": {"jobId": "job-1", "state": "timed_out", "reason": "timeout", "createdAt": at(76), "updatedAt": at(90), "deadlineAt": at(196)}}]});
+    std::fs::write(root.join(".pi-intercom/config.json"), cfg.to_string()).unwrap();
+    let v = log_json(&env, &[]);
+    let k = kinds(&v);
+    assert_eq!(
+        k[k.len() - 4..],
+        ["turn:settled", "handoff", "compaction", "close"],
+        "{v:#}"
+    );
+    let text = String::from_utf8(log(&env, "Worker", &[]).stdout).unwrap();
+    assert!(
+        text.contains("handoff  job job-1: Built for arm. All green."),
+        "{text}"
+    );
+    assert!(
+        text.contains("close    job job-1: timed_out (timeout)"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'));
+    // Older than --since: left out with the rest.
+    let v = log_json(&env, &["--since", &at(85)]);
+    assert_eq!(kinds(&v), ["close"]);
 }
 
 #[test]

@@ -128,6 +128,48 @@ pub enum What {
     },
     /// pi compacted the context.
     Compaction {},
+    /// This tool's own record of the worker (`handoff`, `closeJob` in the roster): the newest of
+    /// each, at its time.
+    Event {
+        event: EventKind,
+        detail: String,
+    },
+}
+
+/// Which of this tool's records an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EventKind {
+    /// The worker saved its public handoff for a close job.
+    Handoff,
+    /// A close job's state (`closeJob.state`, and its reason).
+    Close,
+}
+
+/// Put `events` among `entries` (both oldest first) by time, each before the first entry that is
+/// newer; the entries keep their order. Events without a time, or older than `since`, are left
+/// out.
+pub(crate) fn merge_events(
+    entries: Vec<LogEntry>,
+    mut events: Vec<LogEntry>,
+    since: Option<Ms>,
+) -> Vec<LogEntry> {
+    events.retain(|e| e.at.is_some_and(|at| since.is_none_or(|s| at >= s)));
+    events.sort_by_key(|e| e.at);
+    let mut out = Vec::with_capacity(entries.len() + events.len());
+    let mut ev = events.into_iter().peekable();
+    for e in entries {
+        while let Some(next) = ev.peek() {
+            if matches!((next.at, e.at), (Some(n), Some(a)) if n < a) {
+                out.extend(ev.next());
+            } else {
+                break;
+            }
+        }
+        out.push(e);
+    }
+    out.extend(ev);
+    out
 }
 
 /// One entry of a timeline.
