@@ -433,7 +433,7 @@ pub fn session_timeline(data: &[u8]) {
             }
             What::Tool(t) => assert!(t.args.chars().count() <= 161 && !t.args.contains('\n')),
             What::Turn(t) => {
-                assert!(t.cost.is_finite() && t.cost >= 0.0);
+                assert!(t.usage.usage.cost().is_finite() && !t.usage.at_least);
                 if let (Some(d), Some(at), Some(end)) = (t.duration_ms, e.at, t.ended) {
                     assert_eq!(d, end - at);
                 }

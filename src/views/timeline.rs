@@ -242,17 +242,8 @@ fn turn_words(t: &Turn) -> String {
     if let Some(m) = &t.model {
         parts.push(safe(m, 60));
     }
-    if t.calls > 0 {
-        let tokens_in = t
-            .input
-            .saturating_add(t.cache_read)
-            .saturating_add(t.cache_write);
-        parts.push(format!(
-            "{} in · {} out · ${:.4}",
-            short_count(tokens_in),
-            short_count(t.output),
-            t.cost
-        ));
+    if t.usage.usage.calls > 0 {
+        parts.push(t.usage.to_string());
     }
     if t.tools > 0 {
         parts.push(format!(

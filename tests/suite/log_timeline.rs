@@ -162,7 +162,7 @@ fn real_pi_sessions_give_their_turns_tools_and_questions() {
         (&tool["durationMs"], &tool["ended"]),
         (&json!(120021), &json!("2026-11-29T23:16:04.519Z"))
     );
-    assert_eq!(v["entries"][0]["calls"], 2);
+    assert_eq!(v["entries"][0]["usage"]["calls"], 2);
     let v = stdout_json(&log(&env, "W-waiting", &["--json"]));
     assert_eq!(kinds(&v), ["turn:settled", "question"]);
     assert_eq!(
@@ -226,39 +226,36 @@ fn real_pi_runs_give_retries_aborts_failed_tools_and_compactions() {
         "2026-11-30 02:07:12  turn     settled 161ms · fake-model · 200 in · 6 out · $0.0000 · 1 tool · “SCENARIO:fail go”\n\
          2026-11-30 02:07:12  tool     bash FAILED 18ms · echo oops; exit 1\n"
     );
-    // A context overflow: the failed call is compacted and retried.
-    let v = stdout_json(&log(
-        &env_with_run("overflow_compacted_retrying"),
-        "Worker",
-        &["--json"],
-    ));
-    assert_eq!(
-        kinds(&v),
-        [
-            "turn:settled",
-            "turn:settled",
-            "turn:compacted",
-            "compaction"
-        ]
-    );
-    assert_eq!(v["entries"][2]["retries"], 1);
-    // A question, then a manual compaction.
-    let v = stdout_json(&log(
-        &env_with_run("compact_after_waiting"),
-        "Worker",
-        &["--json"],
-    ));
-    assert_eq!(
-        kinds(&v),
-        [
-            "turn:settled",
-            "turn:settled",
-            "compaction",
-            "turn:settled",
-            "question",
-            "compaction"
-        ]
-    );
+    // A context overflow: the failed call is compacted and retried; a question, then a manual
+    // compaction.
+    for (name, want) in [
+        (
+            "overflow_compacted_retrying",
+            &[
+                "turn:settled",
+                "turn:settled",
+                "turn:compacted",
+                "compaction",
+            ][..],
+        ),
+        (
+            "compact_after_waiting",
+            &[
+                "turn:settled",
+                "turn:settled",
+                "compaction",
+                "turn:settled",
+                "question",
+                "compaction",
+            ][..],
+        ),
+    ] {
+        let v = stdout_json(&log(&env_with_run(name), "Worker", &["--json"]));
+        assert_eq!(kinds(&v), want, "{name}");
+        if name.starts_with("overflow") {
+            assert_eq!(v["entries"][2]["retries"], 1);
+        }
+    }
 }
 
 #[test]
@@ -283,7 +280,8 @@ fn every_kind_of_entry_in_order_with_durations_costs_and_the_answer() {
     let e = &v["entries"];
     assert_eq!(e[0]["durationMs"], 10_000);
     assert_eq!(e[0]["tools"], 2);
-    assert_eq!(e[0]["cost"], 0.02);
+    assert_eq!(e[0]["usage"]["cost"], 0.02);
+    assert_eq!(e[0]["usage"]["input"], 200);
     assert_eq!(e[1]["args"], "cargo build…");
     assert_eq!(e[1]["durationMs"], 3000);
     assert_eq!(e[2]["args"], "src/lib.rs");
@@ -296,7 +294,7 @@ fn every_kind_of_entry_in_order_with_durations_costs_and_the_answer() {
         (&e[6]["retries"], &e[6]["durationMs"]),
         (&json!(1), &json!(5000))
     );
-    assert_eq!(e[6]["calls"], 2);
+    assert_eq!(e[6]["usage"]["calls"], 2);
     let text = String::from_utf8(log(&env, "Worker", &[]).stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 8, "{text}");

@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use super::backward::{self, Flow, Limits};
 use super::question::{is_input_request, question_of};
-use super::timeline_line::{first_line, line_fact, CallFact, Fact, LineFact};
-use super::usage::Usage;
+use super::timeline_line::{first_line, line_fact, AssistantFact, Fact, LineFact};
+use super::usage::UsageView;
 use crate::clock::Ms;
 use crate::fsguard::{self, FsError};
 
@@ -86,18 +86,12 @@ pub struct Turn {
     /// The first line of the message that started it.
     pub prompt: Option<String>,
     pub model: Option<String>,
-    pub calls: u64,
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    /// In pi's unit (US dollars for its built-in prices).
-    pub cost: f64,
+    /// The `usage` of its assistant messages, summed (every attempt was a paid call); the cost
+    /// in pi's unit (US dollars for its built-in prices).
+    pub usage: UsageView,
     pub tools: u32,
     pub retries: u32,
     pub error: Option<String>,
-    #[serde(skip)]
-    cost_nanos: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -312,15 +306,7 @@ impl Builder {
                 self.failed = None;
                 self.turn = Some(self.push(at, What::Turn(new_turn(Some(prompt), false))));
             }
-            Fact::Assistant {
-                id,
-                stop,
-                error,
-                model,
-                usage,
-                calls,
-                text,
-            } => self.assistant(at, id, stop, error, model, usage, calls, text),
+            Fact::Assistant(a) => self.assistant(at, a),
             Fact::ToolResult {
                 call_id,
                 name,
@@ -356,22 +342,20 @@ impl Builder {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn assistant(
-        &mut self,
-        at: Option<Ms>,
-        id: Option<String>,
-        stop: Option<String>,
-        error: Option<String>,
-        model: Option<String>,
-        usage: Usage,
-        calls: Vec<CallFact>,
-        text: String,
-    ) {
+    fn assistant(&mut self, at: Option<Ms>, a: AssistantFact) {
+        let AssistantFact {
+            id,
+            stop,
+            error,
+            model,
+            usage,
+            calls,
+            text,
+        } = a;
         self.ensure_turn(at);
         let n_calls = calls.len();
         if let Some(t) = self.turn_mut() {
-            add_usage(t, &usage);
+            t.usage.usage.add(&usage);
             if model.is_some() {
                 t.model = model;
             }
@@ -479,27 +463,11 @@ fn new_turn(prompt: Option<String>, partial: bool) -> Turn {
         partial,
         prompt,
         model: None,
-        calls: 0,
-        input: 0,
-        output: 0,
-        cache_read: 0,
-        cache_write: 0,
-        cost: 0.0,
+        usage: UsageView::default(),
         tools: 0,
         retries: 0,
         error: None,
-        cost_nanos: 0,
     }
-}
-
-fn add_usage(t: &mut Turn, u: &Usage) {
-    t.calls = t.calls.saturating_add(u.calls);
-    t.input = t.input.saturating_add(u.input);
-    t.output = t.output.saturating_add(u.output);
-    t.cache_read = t.cache_read.saturating_add(u.cache_read);
-    t.cache_write = t.cache_write.saturating_add(u.cache_write);
-    t.cost_nanos = t.cost_nanos.saturating_add(u.cost_nanos);
-    t.cost = t.cost_nanos as f64 / 1e9;
 }
 
 /// A timeline read from a file, and where reading can go on (`--follow`).
@@ -741,9 +709,11 @@ mod tests {
         let e: Vec<_> = b.entries().cloned().collect();
         let What::Turn(t) = &e[0].what else { panic!() };
         assert_eq!(
-            (t.outcome, t.duration_ms, t.calls, t.input, t.cost, t.tools),
-            (TurnEnd::Settled, Some(5000), 2, 20, 0.5, 1)
+            (t.outcome, t.duration_ms, t.tools),
+            (TurnEnd::Settled, Some(5000), 1)
         );
+        let u = t.usage.usage;
+        assert_eq!((u.calls, u.input, u.cost()), (2, 20, 0.5));
         assert_eq!(t.prompt.as_deref(), Some("do it"));
         let What::Tool(tool) = &e[1].what else {
             panic!()

@@ -30,21 +30,26 @@ pub(crate) struct CallFact {
     pub args: String,
 }
 
+/// An assistant message: how it stopped, its usage, its tool calls and text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AssistantFact {
+    /// The entry's id (a `context_edit` aims at it when pi retries).
+    pub id: Option<String>,
+    pub stop: Option<String>,
+    pub error: Option<String>,
+    pub model: Option<String>,
+    pub usage: Usage,
+    pub calls: Vec<CallFact>,
+    pub text: String,
+}
+
 /// What one line says.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Fact {
     User {
         text: String,
     },
-    Assistant {
-        id: Option<String>,
-        stop: Option<String>,
-        error: Option<String>,
-        model: Option<String>,
-        usage: Usage,
-        calls: Vec<CallFact>,
-        text: String,
-    },
+    Assistant(AssistantFact),
     ToolResult {
         call_id: Option<String>,
         name: Option<String>,
@@ -196,7 +201,7 @@ fn message(m: RawMsg, id: Option<String>) -> Fact {
                     }
                 }
             }
-            Fact::Assistant {
+            Fact::Assistant(AssistantFact {
                 id,
                 stop: m.stop_reason,
                 error: m.error_message.map(|e| cap_str(&e, TEXT_KEEP)),
@@ -204,7 +209,7 @@ fn message(m: RawMsg, id: Option<String>) -> Fact {
                 usage: m.usage.and_then(usage_of).unwrap_or_default(),
                 calls,
                 text: text_of(m.content),
-            }
+            })
         }
         Some("toolResult") => Fact::ToolResult {
             call_id: m.tool_call_id,
@@ -309,9 +314,9 @@ mod tests {
         let a = br#"{"type":"message","id":"a1","timestamp":"2026-11-29T23:14:04.490Z","message":{"role":"assistant","content":[{"type":"text","text":"Running."},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"sleep 1\nls"}}],"model":"m","usage":{"input":100,"output":5,"cacheRead":2,"cacheWrite":0,"cost":{"total":0.5}},"stopReason":"toolUse"}}"#;
         let f = line_fact(a).unwrap();
         assert!(f.at.is_some());
-        let Fact::Assistant {
+        let Fact::Assistant(AssistantFact {
             calls, usage, stop, ..
-        } = f.fact
+        }) = f.fact
         else {
             panic!("{f:?}")
         };
