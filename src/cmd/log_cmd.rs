@@ -12,7 +12,7 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use crate::cli::LogArgs;
 use crate::cmd::exit::LogExit;
 use crate::cmd::{options, refuse};
-use crate::evidence::sessions::timeline::{self, Builder, Follower, LogEntry};
+use crate::evidence::sessions::timeline::{self, Builder, Follower, LogEntry, What};
 use crate::views::timeline::{line, render, seat_log, LogRefusal, LogView, SeatLog};
 
 /// Bytes a follower reads per wake (the rest waits for the next one, at once).
@@ -43,6 +43,7 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         file,
         opened,
         read,
+        session_id,
         entries,
     } = match seat_log(&pass, &args.name, since) {
         Ok(l) => l,
@@ -82,11 +83,16 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         return LogExit::Printed;
     }
     let mut builder = read.builder;
+    let senders = Senders {
+        data_root: &pass.data_root,
+        session_id: session_id.as_deref(),
+    };
     follow(
         path,
         &opened.file,
         Follower::at(read.end),
         &mut builder,
+        &senders,
         args.json,
     )
 }
@@ -115,7 +121,37 @@ fn json_line(e: &LogEntry) -> bool {
 
 /// Print each new or changed entry until a quit signal, the reader going away, or the file
 /// being replaced or cut (then pi writes elsewhere: run `log` again).
-fn follow(path: &Path, file: &File, mut f: Follower, b: &mut Builder, json: bool) -> LogExit {
+/// Where the reply path's records of the seat are: who sent a message `--follow` prints.
+struct Senders<'a> {
+    data_root: &'a Path,
+    session_id: Option<&'a str>,
+}
+
+impl Senders<'_> {
+    /// Name the senders of `entries`, reading the records only when a new message is among them.
+    fn attribute(&self, entries: &mut [LogEntry]) {
+        let Some(sid) = self.session_id else { return };
+        let wanted = entries.iter().any(|e| {
+            matches!(&e.what, What::Turn(t) if !t.from.sha256.is_empty())
+                || matches!(&e.what, What::Answer { .. })
+        });
+        if wanted {
+            timeline::attribute(
+                entries,
+                &crate::actions::reply::sent::read(self.data_root, sid),
+            );
+        }
+    }
+}
+
+fn follow(
+    path: &Path,
+    file: &File,
+    mut f: Follower,
+    b: &mut Builder,
+    senders: &Senders,
+    json: bool,
+) -> LogExit {
     let _signals = crate::signals::StopGuard::install();
     let dir = path.parent().unwrap_or(Path::new("."));
     let ino = match Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC) {
@@ -148,7 +184,9 @@ fn follow(path: &Path, file: &File, mut f: Follower, b: &mut Builder, json: bool
         if let Err(e) = f.advance(file, len, b, FOLLOW_WAKE_BYTES) {
             return no_session(&path.display().to_string(), e.code());
         }
-        for e in b.take_changed() {
+        let mut changed = b.take_changed();
+        senders.attribute(&mut changed);
+        for e in changed {
             let ok = if json { json_line(&e) } else { emit(&line(&e)) };
             if !ok {
                 return LogExit::Printed;

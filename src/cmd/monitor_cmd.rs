@@ -76,7 +76,13 @@ impl ReplySender for ScanReply {
                 reason: why.to_string(),
             };
         }
-        match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
+        match reply::send(
+            &pass,
+            &req.seen_key,
+            &req.text,
+            self.clock.now_ms(),
+            crate::evidence::sessions::timeline::Sender::Sidebar,
+        ) {
             Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {
                 ReplyOutcome::Delivered {
                     at: r.sent_at,

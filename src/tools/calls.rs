@@ -147,7 +147,13 @@ fn reply_to(a: ReplyParams, ctx: &Ctx) -> Outcome {
         Ok(p) => p,
         Err(e) => return refused(e),
     };
-    match reply::send(&pass, &a.name, &a.text, ctx.clock.now_ms()) {
+    match reply::send(
+        &pass,
+        &a.name,
+        &a.text,
+        ctx.clock.now_ms(),
+        crate::evidence::sessions::timeline::Sender::CoordinatorTool,
+    ) {
         Ok(receipt) => Outcome {
             exit: if receipt.delivered {
                 ToolExit::Done

@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::sessions::timeline::{
-    self, EventKind, LogEntry, Read, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
+    self, EventKind, LogEntry, Read, Sender, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What,
+    READ_LIMITS,
 };
 use crate::evidence::sessions::usage::short_count;
 use crate::fsguard::{self, OpenFile};
@@ -72,6 +73,8 @@ pub(crate) struct SeatLog {
     pub file: String,
     pub opened: OpenFile,
     pub read: Read,
+    /// The seat's pi session id (what the reply path's records are kept under).
+    pub session_id: Option<String>,
     /// The transcript's entries with this tool's own records of the seat among them, oldest
     /// first.
     pub entries: Vec<LogEntry>,
@@ -133,12 +136,25 @@ pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<Sea
         .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
     // Their seqs follow the transcript's, far enough on not to meet what `--follow` adds.
     let events = events_of(pass, &key, u64::MAX / 2);
-    let entries = timeline::merge_events(read.builder.entries().cloned().collect(), events, since);
+    let mut entries: Vec<LogEntry> = read.builder.entries().cloned().collect();
+    let session_id = pass
+        .records
+        .iter()
+        .find(|rec| rec.key() == key)
+        .and_then(|rec| rec.session_id.clone());
+    if let Some(sid) = &session_id {
+        timeline::attribute(
+            &mut entries,
+            &crate::actions::reply::sent::read(&pass.data_root, sid),
+        );
+    }
+    let entries = timeline::merge_events(entries, events, since);
     Ok(SeatLog {
         key,
         file,
         opened,
         read,
+        session_id,
         entries,
     })
 }
@@ -263,6 +279,9 @@ fn turn_words(t: &Turn) -> String {
         parts.push(format!("error: {}", safe(e, 120)));
     }
     match &t.prompt {
+        Some(p) if !p.is_empty() && t.from.sender != Sender::Unknown => {
+            parts.push(format!("“{}” {}", safe(p, 80), t.from.sender.words()))
+        }
         Some(p) if !p.is_empty() => parts.push(format!("“{}”", safe(p, 80))),
         _ if t.partial => parts.push("(began before the window)".into()),
         _ => {}
@@ -294,9 +313,9 @@ pub(crate) fn line(e: &LogEntry) -> String {
         What::Turn(t) => ("turn", turn_words(t)),
         What::Tool(t) => ("tool", tool_words(t)),
         What::Question { text } => ("question", safe(text, 160)),
-        What::Answer { text, sender } => (
+        What::Answer { text, from } => (
             "answer",
-            format!("{} · {}", safe(text, 160), sender.words()),
+            format!("{} · {}", safe(text, 160), from.sender.words()),
         ),
         What::Compaction {} => ("compact", "pi compacted the context".into()),
         What::Event { event, detail } => (

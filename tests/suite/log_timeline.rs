@@ -345,6 +345,91 @@ fn the_handoff_and_close_job_in_the_roster_are_among_the_entries() {
     assert_eq!(kinds(&v), ["close"]);
 }
 
+/// An answer sent with `reply` is named as such: the reply path records who sent which text
+/// (`<dataRoot>/replies/<sessionId>.jsonl`, a digest, not the text), and `log` matches the
+/// message pi wrote to it. A message nobody recorded stays `unknown`.
+#[test]
+fn an_answer_sent_with_reply_names_its_sender() {
+    let env = Env::new().with_system_path();
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    let root = env.path("root");
+    write_roster(&root, &[(ID, "Worker")]);
+    let dir = env.path("sessions/--work--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("2026-12-01T10-00-00-000Z_{ID}.jsonl"));
+    let now = intercom_pane::seam::clock::SystemClock;
+    let now_ms = intercom_pane::seam::clock::Clock::now_ms(&now);
+    let t = |d: i64| ts(now_ms + d);
+    let mut lines = vec![
+        header(),
+        json!({"type":"message","id":"u1","timestamp":t(-60_000),"message":{"role":"user","content":"Deploy it"}}),
+        json!({"type":"message","id":"a1","timestamp":t(-50_000),"message":{"role":"assistant","content":[{"type":"text","text":"Input needed: staging or production?"}],"stopReason":"stop"}}),
+    ];
+    write_lines(&file, &lines);
+    // A registered seat in a private tmux server: what it is typed goes to typed.txt.
+    let sys = env.system_config();
+    let script = format!(
+        "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {ID} --cwd {} >/dev/null; cat > {}; true",
+        root.display(),
+        env.path("typed.txt").display(),
+        bin = env!("CARGO_BIN_EXE_intercom-pane"),
+    );
+    let argv = crate::pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let server = crate::mux_support::TmuxServer::start("seat", &root, &argv);
+    let sock = server.sock.display().to_string();
+    wait_registered(&root.join(".pi-intercom/seats"));
+    let text = "staging, $(touch x)";
+    let o = env.run(&layout_args(
+        &env,
+        &["reply", "worker", text],
+        &["--tmux-socket", &sock, "--json"],
+    ));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rec = std::fs::read_to_string(env.path(&format!("data/replies/{ID}.jsonl"))).unwrap();
+    assert!(
+        rec.contains("\"from\":\"reply\"") && !rec.contains("staging"),
+        "{rec}"
+    );
+    // pi writes the message it received; and one typed by hand that nobody recorded.
+    lines.push(json!({"type":"message","id":"u2","timestamp":t(1_000),"message":{"role":"user","content":[{"type":"text","text":text}]}}));
+    lines.push(json!({"type":"message","id":"a2","timestamp":t(2_000),"message":{"role":"assistant","content":[{"type":"text","text":"Input needed: sure?"}],"stopReason":"stop"}}));
+    lines.push(json!({"type":"message","id":"u3","timestamp":t(3_000),"message":{"role":"user","content":"yes"}}));
+    write_lines(&file, &lines);
+    let o = env.run(&layout_args(
+        &env,
+        &["log", "Worker", "--json"],
+        &["--tmux-socket", &sock],
+    ));
+    let v = stdout_json(&o);
+    let answers: Vec<&Value> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "answer")
+        .collect();
+    assert_eq!(answers.len(), 2, "{v:#}");
+    assert_eq!(answers[0]["sender"], "reply", "{v:#}");
+    assert!(answers[0]["sentAt"].is_string());
+    assert_eq!(answers[1]["sender"], "unknown");
+    let o = env.run(&layout_args(
+        &env,
+        &["log", "Worker"],
+        &["--tmux-socket", &sock],
+    ));
+    let text_out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text_out.contains("answer   staging, $(touch x) · from `reply`"),
+        "{text_out}"
+    );
+    assert!(!env.path("x").exists() && !root.join("x").exists());
+}
+
 #[test]
 fn a_retry_still_pending_and_a_compaction_that_recovers_say_so() {
     let (env, file) = env_with_seat();

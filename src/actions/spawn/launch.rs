@@ -246,7 +246,13 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Firs
         }
     };
     let key = format!("{}/{}", scan::base_name(root), req.name);
-    match reply::send(&pass, &key, prompt, req.clock.now_ms()) {
+    match reply::send(
+        &pass,
+        &key,
+        prompt,
+        req.clock.now_ms(),
+        crate::evidence::sessions::timeline::Sender::Spawn,
+    ) {
         Ok(r) => {
             let exit = if r.delivered {
                 SpawnExit::Spawned

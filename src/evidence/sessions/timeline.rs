@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::backward::{self, Flow, Limits};
 use super::question::{is_input_request, question_of};
@@ -57,19 +57,57 @@ pub enum ToolEnd {
     Error,
 }
 
-/// Who sent a message pi recorded. Nothing records the sender of a message today (the reply
-/// paths send the text itself, and pi records only the text), so it is `unknown`: a guess would
-/// be worse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Who sent a message pi recorded: what the reply path's own record says
+/// (`actions::reply::sent`), matched by the text's digest; `unknown` when nothing recorded it
+/// (a person typing in pi, another tool, a record older than a day or from before records
+/// were kept). pi records only the text, so a guess would be worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Sender {
     Unknown,
+    /// The sidebar's reply box.
+    Sidebar,
+    /// `intercom-pane reply` (also a board on another machine, through ssh).
+    Reply,
+    /// The coordinator's `intercom_reply` tool.
+    CoordinatorTool,
+    /// close-worker asking for the handoff.
+    CloseWorker,
+    /// spawn handing over the first task.
+    Spawn,
+}
+
+/// Who sent a user message, and when the reply path handed it over (known from its record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SentBy {
+    pub sender: Sender,
+    #[serde(with = "crate::clock::iso_ms_opt")]
+    pub sent_at: Option<Ms>,
+    /// The message's SHA-256: what finds its record.
+    #[serde(skip)]
+    pub sha256: String,
+}
+
+impl SentBy {
+    fn unknown(sha256: String) -> SentBy {
+        SentBy {
+            sender: Sender::Unknown,
+            sent_at: None,
+            sha256,
+        }
+    }
 }
 
 impl Sender {
     pub fn words(self) -> &'static str {
         match self {
             Sender::Unknown => "unknown sender",
+            Sender::Sidebar => "from the sidebar",
+            Sender::Reply => "from `reply`",
+            Sender::CoordinatorTool => "from the coordinator's intercom_reply",
+            Sender::CloseWorker => "from close-worker",
+            Sender::Spawn => "from spawn (first task)",
         }
     }
 }
@@ -85,6 +123,9 @@ pub struct Turn {
     pub partial: bool,
     /// The first line of the message that started it.
     pub prompt: Option<String>,
+    /// Who sent that message.
+    #[serde(flatten)]
+    pub from: SentBy,
     pub model: Option<String>,
     /// The `usage` of its assistant messages, summed (every attempt was a paid call); the cost
     /// in pi's unit (US dollars for its built-in prices).
@@ -118,7 +159,8 @@ pub enum What {
     /// The message that followed a question.
     Answer {
         text: String,
-        sender: Sender,
+        #[serde(flatten)]
+        from: SentBy,
     },
     /// pi compacted the context.
     Compaction {},
@@ -138,6 +180,36 @@ pub enum EventKind {
     Handoff,
     /// A close job's state (`closeJob.state`, and its reason).
     Close,
+}
+
+/// Name the sender of each user message (turn prompts, answers) that `records` (the reply
+/// path's, oldest first) hold, by the message's digest and time.
+pub(crate) fn attribute(
+    entries: &mut [LogEntry],
+    records: &[crate::actions::reply::sent::SentRecord],
+) {
+    if records.is_empty() {
+        return;
+    }
+    for e in entries.iter_mut() {
+        let (Some(at), from) = (
+            e.at,
+            match &mut e.what {
+                What::Turn(t) => &mut t.from,
+                What::Answer { from, .. } => from,
+                _ => continue,
+            },
+        ) else {
+            continue;
+        };
+        if from.sha256.is_empty() || from.sender != Sender::Unknown {
+            continue;
+        }
+        if let Some(r) = crate::actions::reply::sent::sender_of(records, &from.sha256, at) {
+            from.sender = r.from;
+            from.sent_at = Some(r.at);
+        }
+    }
 }
 
 /// Put `events` among `entries` (both oldest first) by time, each before the first entry that is
@@ -292,19 +364,21 @@ impl Builder {
     pub(crate) fn feed(&mut self, f: LineFact) {
         let at = f.at;
         match f.fact {
-            Fact::User { text } => {
+            Fact::User { text, sha256 } => {
                 let prompt = first_line(&text, LINE_CHARS);
                 if std::mem::take(&mut self.question) {
                     self.push(
                         at,
                         What::Answer {
                             text: prompt.clone(),
-                            sender: Sender::Unknown,
+                            from: SentBy::unknown(sha256.clone()),
                         },
                     );
                 }
                 self.failed = None;
-                self.turn = Some(self.push(at, What::Turn(new_turn(Some(prompt), false))));
+                let mut turn = new_turn(Some(prompt), false);
+                turn.from = SentBy::unknown(sha256);
+                self.turn = Some(self.push(at, What::Turn(turn)));
             }
             Fact::Assistant(a) => self.assistant(at, a),
             Fact::ToolResult {
@@ -462,6 +536,7 @@ fn new_turn(prompt: Option<String>, partial: bool) -> Turn {
         outcome: TurnEnd::Running,
         partial,
         prompt,
+        from: SentBy::unknown(String::new()),
         model: None,
         usage: UsageView::default(),
         tools: 0,
@@ -732,7 +807,7 @@ mod tests {
             e[3].what,
             What::Answer {
                 text: "the first".into(),
-                sender: Sender::Unknown
+                from: SentBy::unknown(crate::actions::reply::sent::digest("the first"))
             }
         );
         assert!(matches!(&e[4].what, What::Turn(t) if t.outcome == TurnEnd::Running));

@@ -48,6 +48,8 @@ pub(crate) struct AssistantFact {
 pub(crate) enum Fact {
     User {
         text: String,
+        /// SHA-256 of the whole text (what the reply path's records hold).
+        sha256: String,
     },
     Assistant(AssistantFact),
     ToolResult {
@@ -179,9 +181,13 @@ pub(crate) fn line_fact(line: &[u8]) -> Option<LineFact> {
 
 fn message(m: RawMsg, id: Option<String>) -> Fact {
     match m.role.as_deref() {
-        Some("user") => Fact::User {
-            text: text_of(m.content),
-        },
+        Some("user") => {
+            let full = full_text(m.content.as_ref());
+            Fact::User {
+                text: cap_str(&full, TEXT_KEEP),
+                sha256: crate::actions::reply::sent::digest(&full),
+            }
+        }
         Some("assistant") => {
             let mut calls = Vec::new();
             if let Some(RawContent::Blocks(bs)) = &m.content {
@@ -221,6 +227,23 @@ fn message(m: RawMsg, id: Option<String>) -> Fact {
                 .map(|d| d as i64),
         },
         _ => Fact::Other,
+    }
+}
+
+/// A user message's whole text (its blocks joined by newlines): at most a line's length, since
+/// lines are capped before they are parsed.
+fn full_text(c: Option<&RawContent>) -> String {
+    match c {
+        Some(RawContent::Text(t)) => t.clone(),
+        Some(RawContent::Blocks(bs)) => bs
+            .iter()
+            .filter_map(|b| match b {
+                BlockOr::Block(b) if b.typ.as_deref() == Some("text") => b.text.as_deref(),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -337,7 +360,13 @@ mod tests {
         );
         // Odd shapes: blocks that are not objects, a string content, a header.
         let u = br#"{"type":"message","message":{"role":"user","content":[1,"x",{"type":"text","text":"hi"}]}}"#;
-        assert_eq!(line_fact(u).unwrap().fact, Fact::User { text: "hi".into() });
+        assert_eq!(
+            line_fact(u).unwrap().fact,
+            Fact::User {
+                text: "hi".into(),
+                sha256: crate::actions::reply::sent::digest("hi")
+            }
+        );
         assert_eq!(
             line_fact(br#"{"type":"session","id":"x"}"#).unwrap().fact,
             Fact::Other
