@@ -345,6 +345,12 @@ pub(crate) fn render(v: &LogView) -> Vec<String> {
             s.unreadable, s.huge
         ));
     }
+    if s.dropped > 0 {
+        out.push(format!(
+            "({} older entries not kept: use --since)",
+            s.dropped
+        ));
+    }
     if v.truncated {
         out.push(format!(
             "(read the newest {} only: older entries were not read)",

@@ -530,7 +530,7 @@ fn torn_huge_and_hostile_lines_are_skipped_and_counted() {
     let v = log_json(&env, &[]);
     assert_eq!(
         v["skipped"],
-        json!({"unreadable": 3, "huge": 1, "torn": 1}),
+        json!({"unreadable": 3, "huge": 1, "torn": 1, "dropped": 0}),
         "{v:#}"
     );
     assert_eq!(

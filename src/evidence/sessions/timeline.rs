@@ -261,6 +261,8 @@ pub struct Skipped {
     pub huge: u32,
     /// The last line has no newline yet (pi is writing it, or it was cut).
     pub torn: u32,
+    /// Entries dropped, oldest first, past the most kept (`MAX_ENTRIES`).
+    pub dropped: u32,
 }
 
 /// Turns lines (oldest first) into entries.
@@ -309,6 +311,7 @@ impl Builder {
         self.next_seq += 1;
         if self.entries.len() >= MAX_ENTRIES {
             self.entries.pop_front();
+            self.skipped.dropped = self.skipped.dropped.saturating_add(1);
         }
         self.entries.push_back(LogEntry { seq, at, what });
         self.changed.push(seq);
@@ -847,6 +850,19 @@ mod tests {
         let e: Vec<_> = b.entries().cloned().collect();
         assert!(matches!(&e[0].what, What::Turn(t) if t.outcome == TurnEnd::Compacted));
         assert_eq!(e[1].what, What::Compaction {});
+    }
+
+    #[test]
+    fn the_oldest_entries_go_first_and_are_counted() {
+        let mut b = Builder::default();
+        for i in 0..MAX_ENTRIES + 10 {
+            b.feed_line(user(1, &format!("p{i}")).as_bytes());
+        }
+        assert_eq!(b.entries().count(), MAX_ENTRIES);
+        assert_eq!(b.skipped.dropped, 10);
+        assert!(
+            matches!(&b.entries().next().unwrap().what, What::Turn(t) if t.prompt.as_deref() == Some("p10"))
+        );
     }
 
     #[test]
