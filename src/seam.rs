@@ -142,8 +142,10 @@ pub mod evidence {
             read_session_with, session_dirs_from, session_id_from_name, SessionError,
             SessionSummary, READ_BUDGET,
         };
-        pub mod timeline {
+        pub mod backward {
             pub use crate::evidence::sessions::backward::Limits;
+        }
+        pub mod timeline {
             pub use crate::evidence::sessions::timeline::{
                 follow_timeline, read_timeline, LogEntry, Sender, Skipped, Timeline, ToolCall,
                 ToolEnd, Turn, TurnEnd, What, READ_LIMITS,

@@ -416,7 +416,8 @@ pub fn session_file(data: &[u8]) {
 /// few bytes at a time as `--follow` sees pi append it. Both give the same entries and the same
 /// skipped-line counts; tight budgets are kept; no panic, whatever the bytes.
 pub fn session_timeline(data: &[u8]) {
-    use evidence::sessions::timeline::{follow_timeline, read_timeline, Limits, What, READ_LIMITS};
+    use evidence::sessions::backward::Limits;
+    use evidence::sessions::timeline::{follow_timeline, read_timeline, What, READ_LIMITS};
     let path = scratch().join("timeline.jsonl");
     std::fs::write(&path, data).unwrap();
     let back = read_timeline(&path, None, &READ_LIMITS).unwrap();

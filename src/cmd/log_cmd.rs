@@ -41,7 +41,6 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
     let SeatLog {
         key,
         file,
-        opened,
         read,
         session_id,
         entries,
@@ -83,13 +82,14 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         return LogExit::Printed;
     }
     let mut builder = read.builder;
+    let opened = read.file;
     let senders = Senders {
         data_root: &pass.data_root,
         session_id: session_id.as_deref(),
     };
     follow(
         path,
-        &opened.file,
+        &opened,
         Follower::at(read.end),
         &mut builder,
         &senders,

@@ -12,7 +12,6 @@ use crate::evidence::sessions::timeline::{
     READ_LIMITS,
 };
 use crate::evidence::sessions::usage::short_count;
-use crate::fsguard::{self, OpenFile};
 use crate::scan::{Scan, SeatLookup};
 use crate::text;
 
@@ -71,7 +70,6 @@ impl fmt::Display for LogRefusal {
 pub(crate) struct SeatLog {
     pub key: String,
     pub file: String,
-    pub opened: OpenFile,
     pub read: Read,
     /// The seat's pi session id (what the reply path's records are kept under).
     pub session_id: Option<String>,
@@ -130,9 +128,7 @@ pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<Sea
         .find(|rec| rec.key() == key)
         .and_then(|rec| rec.session_file.clone())
         .ok_or_else(|| LogRefusal::NoSessionFile(key.clone()))?;
-    let opened = fsguard::open_regular(Path::new(&file), None)
-        .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
-    let read = timeline::read_open(&opened.file, opened.len, since, &READ_LIMITS)
+    let read = timeline::read_path(Path::new(&file), since, &READ_LIMITS)
         .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
     // Their seqs follow the transcript's, far enough on not to meet what `--follow` adds.
     let events = events_of(pass, &key, u64::MAX / 2);
@@ -152,7 +148,6 @@ pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<Sea
     Ok(SeatLog {
         key,
         file,
-        opened,
         read,
         session_id,
         entries,

@@ -551,6 +551,8 @@ fn new_turn(prompt: Option<String>, partial: bool) -> Turn {
 /// A timeline read from a file, and where reading can go on (`--follow`).
 #[derive(Debug)]
 pub(crate) struct Read {
+    /// The file, open: `--follow` goes on reading it (the same file even if renamed).
+    pub file: File,
     pub builder: Builder,
     /// Just past the last complete line read.
     pub end: u64,
@@ -583,8 +585,14 @@ impl Read {
 /// The timeline of the session file at `path` from `since` (all of it within the budgets
 /// when `None`), read backward.
 pub fn read_timeline(path: &Path, since: Option<Ms>, lim: &Limits) -> Result<Timeline, FsError> {
+    Ok(read_path(path, since, lim)?.timeline())
+}
+
+/// The timeline of the session file at `path` (opened without following a link, never
+/// blocking on a FIFO), with the file kept open.
+pub(crate) fn read_path(path: &Path, since: Option<Ms>, lim: &Limits) -> Result<Read, FsError> {
     let f = fsguard::open_regular(path, None)?;
-    Ok(read_open(&f.file, f.len, since, lim)?.timeline())
+    read_open(f.file, f.len, since, lim)
 }
 
 /// The same file read forward from its start by a [`Follower`], `step` bytes at a time (what
@@ -610,16 +618,11 @@ pub fn follow_timeline(path: &Path, step: u64) -> Result<Timeline, FsError> {
     })
 }
 
-pub(crate) fn read_open(
-    file: &File,
-    len: u64,
-    since: Option<Ms>,
-    lim: &Limits,
-) -> Result<Read, FsError> {
-    let end = backward::complete_end(file, len, lim.max_bytes)?;
+fn read_open(file: File, len: u64, since: Option<Ms>, lim: &Limits) -> Result<Read, FsError> {
+    let end = backward::complete_end(&file, len, lim.max_bytes)?;
     let mut facts: Vec<LineFact> = Vec::new();
     let mut unreadable = 0u32;
-    let st = backward::read_back(file, end, lim, |line| match line_fact(line) {
+    let st = backward::read_back(&file, end, lim, |line| match line_fact(line) {
         Some(f) => {
             if let (Some(cut), Some(at)) = (since, f.at) {
                 if at < cut {
@@ -643,6 +646,7 @@ pub(crate) fn read_open(
     b.skipped.huge = st.huge;
     b.skipped.torn = u32::from(end < len);
     Ok(Read {
+        file,
         builder: b,
         end,
         bytes: st.bytes,
