@@ -67,6 +67,11 @@ pub enum Msg {
         name: String,
         outcome: WorkerOutcome,
     },
+    /// The timeline the `l` panel asked for (its lines, or why none).
+    TimelineRead {
+        row_id: String,
+        result: Result<Vec<String>, String>,
+    },
 }
 
 /// Work for the runner.
@@ -91,6 +96,8 @@ pub enum Effect {
     KeepHeight(u16),
     /// Start a worker through the `Spawner`.
     Spawn(SpawnAsk),
+    /// Read the seat's timeline through the `TimelineReader`.
+    ReadTimeline(SeatRef),
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -430,6 +437,7 @@ impl App {
             Msg::WorkerFinished { row_id, outcome } => self.on_worker_finished(&row_id, outcome),
             Msg::SpawnStage { name, stage } => self.on_spawn_stage(&name, &stage),
             Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
+            Msg::TimelineRead { row_id, result } => self.on_timeline_read(&row_id, result),
             Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
@@ -544,6 +552,7 @@ impl App {
             Action::PrevAttention => self.next_attention(false),
             Action::ToggleDetails => self.toggle_panel(false),
             Action::TogglePreview => self.toggle_panel(true),
+            Action::ToggleTimeline => self.toggle_timeline(fx),
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),

@@ -68,7 +68,9 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
 
 /// The open panel's lines: the preview (`p`) or the details (`d`).
 pub(crate) fn panel_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
-    if app.preview_open() {
+    if let Some(p) = app.timeline_panel() {
+        crate::ui::log_panel::timeline_lines(p, row, width, t)
+    } else if app.preview_open() {
         crate::ui::preview::preview_lines(app, row, width, t)
     } else {
         detail_lines(app, row, width, t)

@@ -63,6 +63,8 @@ pub enum Action {
     ToggleDetails,
     /// Open/close the preview panel (or switch the panel to the preview).
     TogglePreview,
+    /// Open/close the panel with the worker's timeline (`log NAME`).
+    ToggleTimeline,
     /// Esc with a panel open.
     CloseDetails,
     /// Scroll the panel (short panes).
@@ -185,6 +187,14 @@ pub const BINDINGS: &[Binding] = &[
         LIST,
         "p",
         "preview",
+    ),
+    // Not on the key line (it is full); the `?` overlay lists it.
+    b(
+        &[Key::Char('l')],
+        Action::ToggleTimeline,
+        LIST,
+        "",
+        "timeline: turns, tools, questions (log)",
     ),
     b(&[Key::Char('r')], Action::OpenReply, LIST, "r", "reply"),
     b(
