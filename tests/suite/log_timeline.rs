@@ -18,7 +18,11 @@ use serde_json::{json, Value};
 const ID: &str = "01a2f000-0000-7000-8000-0000000038aa";
 
 fn env_with_seat() -> (Env, PathBuf) {
-    let env = Env::new();
+    seat_in(Env::new())
+}
+
+/// In `env`: a roster whose worker `Worker` is session `ID`; where its session file goes.
+fn seat_in(env: Env) -> (Env, PathBuf) {
     std::fs::create_dir_all(env.path("data")).unwrap();
     let root = env.path("root");
     write_roster(&root, &[(ID, "Worker")]);
@@ -350,13 +354,8 @@ fn the_handoff_and_close_job_in_the_roster_are_among_the_entries() {
 /// message pi wrote to it. A message nobody recorded stays `unknown`.
 #[test]
 fn an_answer_sent_with_reply_names_its_sender() {
-    let env = Env::new().with_system_path();
-    std::fs::create_dir_all(env.path("data")).unwrap();
+    let (env, file) = seat_in(Env::new().with_system_path());
     let root = env.path("root");
-    write_roster(&root, &[(ID, "Worker")]);
-    let dir = env.path("sessions/--work--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("2026-12-01T10-00-00-000Z_{ID}.jsonl"));
     let now = intercom_pane::seam::clock::SystemClock;
     let now_ms = intercom_pane::seam::clock::Clock::now_ms(&now);
     let t = |d: i64| ts(now_ms + d);
