@@ -34,6 +34,9 @@ pub enum Command {
     /// Why a seat shows its state: each source's evidence, its age, and the rule.
     #[command(after_help = crate::cli_help::EXPLAIN)]
     Explain(ExplainArgs),
+    /// What a worker did: its turns, tool calls, questions and answers (newest last).
+    #[command(after_help = crate::cli_help::LOG)]
+    Log(LogArgs),
     /// Send one text to one seat's pi.
     #[command(after_help = crate::cli_help::REPLY)]
     Reply(ReplyArgs),
@@ -261,6 +264,25 @@ pub struct ExplainArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct LogArgs {
+    /// The seat: `<project>/<agent>`, or an agent name (case-insensitive) only one seat has.
+    pub name: String,
+    /// Only what happened since then: a duration back from now (`45s`, `30m`, `2h`, `1d`) or an
+    /// ISO time. Default: everything the read budget reaches.
+    #[arg(long, value_name = "DURATION|ISO")]
+    pub since: Option<String>,
+    /// Print JSON (with `--follow`: one entry per line).
+    #[arg(long)]
+    pub json: bool,
+    /// Keep printing entries as pi writes them, until SIGTERM, SIGHUP or SIGINT.
+    #[arg(long)]
+    pub follow: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct BoardArgs {
     /// Only seats that need attention: waiting or error (or waiting on you), not marked seen.
     #[arg(long)]
@@ -304,7 +326,7 @@ pub struct WaitArgs {
 #[derive(Args, Debug)]
 pub struct ToolArgs {
     /// `check`, or a tool: intercom_board, intercom_reply, intercom_close_worker,
-    /// intercom_resume_worker, intercom_spawn_worker, intercom_wait, intercom_review.
+    /// intercom_resume_worker, intercom_spawn_worker, intercom_wait, intercom_review, intercom_log.
     #[arg(value_name = "TOOL")]
     pub tool: String,
     /// The pi that runs this command (the coordinator's; verified like `register` verifies).

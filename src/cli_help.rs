@@ -264,6 +264,18 @@ Exit codes:
   2  refused: bad flags or setup
   5  no seat, or several, of that name";
 
+pub(crate) const LOG: &str = "\
+Examples:
+  intercom-pane log Builder --since 30m      its turns, tools, questions and answers
+  intercom-pane log Builder --follow         and then each new one as pi writes it
+  intercom-pane log Builder --since 2026-12-01T09:00:00Z --json
+
+Exit codes:
+  0  printed
+  2  refused: bad flags or setup, a --since that is neither a duration nor a time
+  5  no seat, or several, of that name
+  6  the seat has no session file yet, or it cannot be read";
+
 pub(crate) const DOCTOR: &str = "\
 Examples:
   intercom-pane doctor                        one line per check, with a fix for each problem

@@ -85,6 +85,7 @@ pub fn main_entry() -> i32 {
         Command::Land(a) => cmd::review_cmd::run_land(a).code(),
         Command::Demo(a) => demo::run(a),
         Command::Explain(a) => cmd::explain_cmd::run(a).code(),
+        Command::Log(a) => cmd::log_cmd::run(a).code(),
         Command::Doctor(a) => cmd::doctor_cmd::run(a).code(),
         Command::Completions(a) => cmd::docs_cmd::completions(a).code(),
         Command::Man(a) => cmd::docs_cmd::man(a).code(),

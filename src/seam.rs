@@ -89,7 +89,7 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit,
+            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit, LogExit,
             MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
         };
     }
@@ -145,6 +145,15 @@ pub mod evidence {
             read_session_with, session_dirs_from, session_id_from_name, SessionError,
             SessionSummary, READ_BUDGET,
         };
+        pub mod backward {
+            pub use crate::evidence::sessions::backward::Limits;
+        }
+        pub mod timeline {
+            pub use crate::evidence::sessions::timeline::{
+                follow_timeline, read_timeline, LogEntry, Sender, Skipped, Timeline, ToolCall,
+                ToolEnd, Turn, TurnEnd, What, READ_LIMITS,
+            };
+        }
         pub mod usage {
             pub use crate::evidence::sessions::usage::{
                 advance, count, UsageTally, ONE_SHOT_BUDGET,

@@ -96,7 +96,6 @@ pub(crate) enum Woke {
 /// ignored it) is noticed here: crossterm's reader spins on a dead terminal instead of failing
 /// (crossterm issue 793), so the sidebar must not wait for it to say so.
 pub(crate) fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
-    let fd = stop_fd();
     let end = Instant::now() + limit;
     loop {
         if stop_requested() {
@@ -106,45 +105,64 @@ pub(crate) fn wait_for_stop(tty: Option<i32>, limit: Duration) -> Woke {
         if left.is_zero() {
             return Woke::Timeout;
         }
-        let mut fds = Vec::with_capacity(2);
-        if let Some(fd) = fd {
-            fds.push(libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        if let Some(t) = tty {
-            // No events asked: only POLLHUP, POLLERR and POLLNVAL come back.
-            fds.push(libc::pollfd {
-                fd: t,
-                events: 0,
-                revents: 0,
-            });
-        }
-        // Without an eventfd (fd limit) the flag is looked at twice a second.
-        let cap = if fd.is_some() {
-            left
-        } else {
-            left.min(Duration::from_millis(500))
-        };
-        let ms = cap.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the duration of the call.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if n <= 0 {
-            continue;
-        }
-        for p in &fds {
-            if Some(p.fd) == fd && p.revents & libc::POLLIN != 0 {
-                // Emptied, so that a signal before this guard does not make it spin.
-                drain(p.fd);
-            } else if Some(p.fd) == tty
-                && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
-            {
-                return Woke::HungUp;
-            }
+        // No events asked of the terminal: only POLLHUP, POLLERR and POLLNVAL come back.
+        let got = poll_with_stop(tty.map(|t| (t, 0)), left);
+        if got & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            return Woke::HungUp;
         }
     }
+}
+
+/// Sleep until `fd` is readable (true), a quit signal arrives or `limit` passes (false): a
+/// follower's wait on its inotify fd that a quit still ends at once.
+pub(crate) fn wait_readable(fd: i32, limit: Duration) -> bool {
+    if stop_requested() {
+        return false;
+    }
+    poll_with_stop(Some((fd, libc::POLLIN)), limit) & libc::POLLIN != 0 && !stop_requested()
+}
+
+/// One `poll` of the quit eventfd and of `extra` (an fd and the events asked of it), for at most
+/// `limit`: what came back on `extra` (0 for nothing, or a timeout). The eventfd is emptied when
+/// it fired, so that a signal before this guard does not make a caller spin.
+fn poll_with_stop(extra: Option<(i32, libc::c_short)>, limit: Duration) -> libc::c_short {
+    let fd = stop_fd();
+    let mut fds = Vec::with_capacity(2);
+    if let Some(fd) = fd {
+        fds.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+    }
+    if let Some((x, events)) = extra {
+        fds.push(libc::pollfd {
+            fd: x,
+            events,
+            revents: 0,
+        });
+    }
+    // Without an eventfd (fd limit) the flag is looked at twice a second.
+    let cap = if fd.is_some() {
+        limit
+    } else {
+        limit.min(Duration::from_millis(500))
+    };
+    let ms = cap.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the duration of the call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if n <= 0 {
+        return 0;
+    }
+    let mut got = 0;
+    for p in &fds {
+        if Some(p.fd) == fd && p.revents & libc::POLLIN != 0 {
+            drain(p.fd);
+        } else if extra.is_some_and(|(x, _)| x == p.fd) {
+            got = p.revents;
+        }
+    }
+    got
 }
 
 /// Whether a quit signal arrived since the guard was installed.

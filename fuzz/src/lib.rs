@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("config", config),
     ("splice", splice),
     ("session_file", session_file),
+    ("session_timeline", session_timeline),
     ("observation_log", observation_log),
     ("report", report),
     ("registration", registration),
@@ -410,6 +411,50 @@ pub fn session_file(data: &[u8]) {
     if steps.counted_to == whole.counted_to {
         assert_eq!(steps.usage, whole.usage);
     }
+}
+
+/// A pi session file as `log NAME` reads it: backward from its end (`--since`), and forward a
+/// few bytes at a time as `--follow` sees pi append it. Both give the same entries and the same
+/// skipped-line counts; tight budgets are kept; no panic, whatever the bytes.
+pub fn session_timeline(data: &[u8]) {
+    use evidence::sessions::backward::Limits;
+    use evidence::sessions::timeline::{follow_timeline, read_timeline, What, READ_LIMITS};
+    let path = scratch().join("timeline.jsonl");
+    std::fs::write(&path, data).unwrap();
+    let back = read_timeline(&path, None, &READ_LIMITS).unwrap();
+    assert!(back.bytes <= data.len() as u64);
+    assert!(!back.truncated);
+    let step = 1 + u64::from(data.first().copied().unwrap_or(0) % 64);
+    let fwd = follow_timeline(&path, step).unwrap();
+    assert_eq!(back.entries, fwd.entries);
+    assert_eq!(back.skipped, fwd.skipped);
+    for e in &back.entries {
+        match &e.what {
+            What::Question { text } | What::Answer { text, .. } => {
+                assert!(text.chars().count() <= 200 && !text.contains('\n'));
+            }
+            What::Tool(t) => assert!(t.args.chars().count() <= 161 && !t.args.contains('\n')),
+            What::Turn(t) => {
+                assert!(t.usage.usage.cost().is_finite() && !t.usage.at_least);
+                if let (Some(d), Some(at), Some(end)) = (t.duration_ms, e.at, t.ended) {
+                    assert_eq!(d, end - at);
+                }
+            }
+            What::Compaction {} | What::Event { .. } => {}
+        }
+    }
+    // Tight budgets: kept, never a panic.
+    let tight = Limits {
+        max_bytes: 257,
+        max_lines: 3,
+        line_cap: 100,
+    };
+    let t = read_timeline(&path, None, &tight).unwrap();
+    assert!(t.bytes <= 257);
+    // A cutoff keeps only entries at or after it (those with a time).
+    let cut = 1_796_119_230_000;
+    let since = read_timeline(&path, Some(cut), &READ_LIMITS).unwrap();
+    assert!(since.entries.len() <= back.entries.len());
 }
 
 /// Intercom observation log bytes (the first byte: cut start, closed file): every event has

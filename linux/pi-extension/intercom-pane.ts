@@ -9,7 +9,7 @@
 //
 // The coordinator's tools: in the roster's coordinator's pi only, once its seat is registered,
 // `lib/coordinator-tools.ts` registers intercom_board, intercom_reply, intercom_close_worker,
-// intercom_resume_worker, intercom_spawn_worker and intercom_wait for the model (the binary decides who the coordinator
+// intercom_resume_worker, intercom_spawn_worker, intercom_wait and intercom_log for the model (the binary decides who the coordinator
 // is and runs every call; see that file). INTERCOM_PANE_TOOLS=off turns them off.
 //
 // It never blocks pi: each call is spawned and forgotten, with a short timeout, one at a time

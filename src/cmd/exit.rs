@@ -38,6 +38,20 @@ exit_enum! {
 }
 
 exit_enum! {
+    /// `log`.
+    LogExit {
+        /// Printed (with `--follow`: streamed until SIGTERM, SIGHUP or SIGINT).
+        Printed = 0,
+        /// Bad flags or setup, a `--since` that is neither a duration nor a time.
+        Refused = 2,
+        /// No seat, or several, of that name.
+        UnknownSeat = 5,
+        /// The seat has no session file yet, or it cannot be read.
+        NoSession = 6,
+    } refused: Refused
+}
+
+exit_enum! {
     /// `board`.
     BoardExit {
         Printed = 0,

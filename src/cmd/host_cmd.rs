@@ -167,6 +167,7 @@ pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
         Command::Review(a) => there(&a.src, a, |a, h| Ok(review(a, h))),
         Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h))),
         Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
+        Command::Log(a) => there(&a.src, a, log),
         Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
@@ -483,6 +484,24 @@ fn push_page(flags: &mut Vec<String>, name: Option<String>, offset: usize, limit
         "--limit".into(),
         limit.to_string(),
     ]);
+}
+
+/// `log NAME --host H`: that machine's timeline of its seat, as it printed it. Not `--follow`:
+/// a stream is not one bounded call over ssh.
+fn log(a: &crate::cli::LogArgs, host: &Host) -> Result<i32, String> {
+    if a.follow {
+        return Err("--follow follows a session file on this machine only".into());
+    }
+    // `--since=V` in one word: a value starting with `-` stays a value.
+    let mut flags: Vec<String> = a.since.iter().map(|v| format!("--since={v}")).collect();
+    push_flag(&mut flags, a.json, "--json");
+    let words = delegate::words(host, "log", &flags, std::slice::from_ref(&a.name));
+    Ok(finish(
+        host,
+        "log",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        a.json,
+    ))
 }
 
 /// `board --host NAME`: that one machine's page, as it printed it.

@@ -14,6 +14,7 @@ pub(crate) mod explain_cmd;
 pub(crate) mod host_cmd;
 pub(crate) mod jump_cmd;
 pub(crate) mod live_source;
+pub(crate) mod log_cmd;
 pub(crate) mod monitor_cmd;
 pub(crate) mod monitor_hosts;
 pub(crate) mod monitor_ports;

@@ -19,7 +19,8 @@ use crate::hosts::Host;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, Snapshot};
 use crate::ui::ports::{
-    ReplyOutcome, ReplyRequest, ReplySender, SeenNotSaved, SeenWriter, SnapshotSource,
+    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenNotSaved, SeenWriter, SnapshotSource,
+    TimelineReader,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 
@@ -76,7 +77,13 @@ impl ReplySender for ScanReply {
                 reason: why.to_string(),
             };
         }
-        match reply::send(&pass, &req.seen_key, &req.text, self.clock.now_ms()) {
+        match reply::send(
+            &pass,
+            &req.seen_key,
+            &req.text,
+            self.clock.now_ms(),
+            crate::evidence::sessions::timeline::Sender::Sidebar,
+        ) {
             Ok(r) if r.delivered || r.outcome == crate::mux::pi_channel::Outcome::Unconfirmed => {
                 ReplyOutcome::Delivered {
                     at: r.sent_at,
@@ -93,6 +100,51 @@ impl ReplySender for ScanReply {
                 reason: refusal.to_string(),
             },
         }
+    }
+}
+
+/// The `l` panel's timelines: a fresh pass finds the seat (it must still be the row the panel
+/// was opened on) and its session file, read as `log NAME --since 24h` reads it.
+pub(crate) struct ScanTimeline {
+    opts: ScanOptions,
+    clock: Arc<dyn Clock>,
+    memory: Arc<ScanMemory>,
+}
+
+/// How far back the panel reads.
+const TIMELINE_SINCE_MS: i64 = 24 * 3_600_000;
+
+impl TimelineReader for ScanTimeline {
+    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, String> {
+        if seat.host.is_some() {
+            return Err(format!(
+                "another machine's worker: run `intercom-pane log {} --host HOST` there",
+                crate::text::sanitize(&seat.name)
+            ));
+        }
+        let pass = scan::run(&self.opts, self.clock.as_ref(), None, Some(&self.memory))
+            .map_err(|e| e.to_string())?;
+        if !pass
+            .snapshot
+            .rows
+            .iter()
+            .any(|r| r.id == seat.row_id && r.seen_key == seat.seen_key)
+        {
+            return Err("the worker is gone from the board".into());
+        }
+        let since = Some(self.clock.now_ms() - TIMELINE_SINCE_MS);
+        let log = crate::views::timeline::seat_log(&pass, &seat.seen_key, since)
+            .map_err(|e| e.to_string())?;
+        let view = crate::views::timeline::LogView {
+            seat: &log.key,
+            file: &log.file,
+            since,
+            bytes_read: log.read.bytes,
+            truncated: log.read.truncated,
+            skipped: log.read.builder.skipped,
+            entries: log.entries.iter().collect(),
+        };
+        Ok(crate::views::timeline::render(&view))
     }
 }
 
@@ -223,6 +275,11 @@ fn local_ports(
         navigator: Arc::new(navigator),
         workers: Arc::new(workers),
         spawner: Arc::new(spawner),
+        timeline: Arc::new(ScanTimeline {
+            opts: opts.clone(),
+            clock: clock.clone(),
+            memory: memory.clone(),
+        }),
         frame_log: Some(Arc::new(LogFrames)),
         changes: Some(Arc::new(crate::cmd::review_cmd::GitChanges {
             root: opts.root.clone(),

@@ -30,7 +30,14 @@ pub(crate) fn run(args: &ReplyArgs) -> ReplyExit {
         Ok(x) => x,
         Err(e) => return refuse(e),
     };
-    match reply::send_expecting(&pass, &args.name, &text, r.clock.now_ms(), expect.as_ref()) {
+    match reply::send_expecting(
+        &pass,
+        &args.name,
+        &text,
+        r.clock.now_ms(),
+        expect.as_ref(),
+        crate::evidence::sessions::timeline::Sender::Reply,
+    ) {
         Ok(receipt) => {
             if args.json {
                 crate::cmd::out(format_args!(

@@ -14,12 +14,13 @@ use crate::exit_code::exit_enum;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{Row, RowRole};
 use crate::views::board_page::{self, BoardQuery};
+use crate::views::timeline as timeline_view;
 
 use super::caller::Coordinator;
 use super::wait::{self, WaitRequest};
 use super::{
-    BoardParams, Call, CloseParams, ReplyParams, ResumeParams, ReviewParams, SpawnParams,
-    WaitParams, RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
+    BoardParams, Call, CloseParams, LogParams, ReplyParams, ResumeParams, ReviewParams,
+    SpawnParams, WaitParams, RESUME_WAIT_SECS, SPAWN_WAIT_SECS,
 };
 
 /// What a call needs: the verified coordinator, the scan options (rooted at its roster), the
@@ -69,6 +70,35 @@ pub(crate) fn run(call: Call, ctx: &Ctx) -> Outcome {
         Call::SpawnWorker(a) => spawn_worker(a, ctx),
         Call::Wait(a) => wait_for(a, ctx),
         Call::Review(a) => review(a, ctx),
+        Call::Log(a) => log(a, ctx),
+    }
+}
+
+/// A page of one worker's timeline, newest first (`log NAME`'s entries).
+fn log(a: LogParams, ctx: &Ctx) -> Outcome {
+    let now = ctx.clock.now_ms();
+    let since = match a.since.as_deref() {
+        None => None,
+        Some(s) => match crate::evidence::sessions::timeline::parse_since(s, now) {
+            Some(at) => Some(at),
+            None => return refused("since: a duration (45s, 30m, 2h, 1d) or an ISO time"),
+        },
+    };
+    let pass = match scan::run(ctx.opts, ctx.clock, None, None) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let log = match timeline_view::seat_log(&pass, &a.name, since) {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let page = timeline_view::page(&log, since, a.offset, a.limit.unwrap_or(20));
+    match serde_json::to_value(&page) {
+        Ok(v) => Outcome {
+            exit: ToolExit::Done,
+            result: v,
+        },
+        Err(e) => refused(e),
     }
 }
 
@@ -118,7 +148,13 @@ fn reply_to(a: ReplyParams, ctx: &Ctx) -> Outcome {
         Ok(p) => p,
         Err(e) => return refused(e),
     };
-    match reply::send(&pass, &a.name, &a.text, ctx.clock.now_ms()) {
+    match reply::send(
+        &pass,
+        &a.name,
+        &a.text,
+        ctx.clock.now_ms(),
+        crate::evidence::sessions::timeline::Sender::CoordinatorTool,
+    ) {
         Ok(receipt) => Outcome {
             exit: if receipt.delivered {
                 ToolExit::Done

@@ -1,5 +1,5 @@
 //! The coordinator's tools (`intercom_board`, `intercom_reply`, `intercom_close_worker`,
-//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`, `intercom_review`): their names, descriptions and JSON Schemas (the
+//! `intercom_resume_worker`, `intercom_spawn_worker`, `intercom_wait`, `intercom_review`, `intercom_log`): their names, descriptions and JSON Schemas (the
 //! shipped pi extension registers exactly these, in the coordinator's pi only), and one call of
 //! one tool, each a thin call into the same code the commands run (the board page, the reply
 //! path, close-worker, resume-worker, spawn, the scan), never a second implementation.
@@ -37,10 +37,14 @@ pub(crate) enum Tool {
     SpawnWorker,
     Wait,
     Review,
+    Log,
 }
 
+/// Most entries on one `intercom_log` page.
+pub(crate) const MAX_LOG_LIMIT: usize = 50;
+
 impl Tool {
-    pub(crate) const ALL: [Tool; 7] = [
+    pub(crate) const ALL: [Tool; 8] = [
         Tool::Board,
         Tool::Reply,
         Tool::CloseWorker,
@@ -48,6 +52,7 @@ impl Tool {
         Tool::SpawnWorker,
         Tool::Wait,
         Tool::Review,
+        Tool::Log,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -59,6 +64,7 @@ impl Tool {
             Tool::SpawnWorker => "intercom_spawn_worker",
             Tool::Wait => "intercom_wait",
             Tool::Review => "intercom_review",
+            Tool::Log => "intercom_log",
         }
     }
 
@@ -78,6 +84,7 @@ impl Tool {
             Tool::SpawnWorker => (SPAWN_WAIT_SECS + 60) * 1000,
             Tool::Wait => (MAX_WAIT_SECS + 30) * 1000,
             Tool::Review => 90_000,
+            Tool::Log => 30_000,
         }
     }
 
@@ -90,6 +97,7 @@ impl Tool {
             Tool::SpawnWorker => "Intercom spawn worker",
             Tool::Wait => "Intercom wait",
             Tool::Review => "Intercom review",
+            Tool::Log => "Intercom log",
         }
     }
 
@@ -102,6 +110,7 @@ impl Tool {
             Tool::SpawnWorker => "Start a new worker with every check of `intercom-pane spawn`: it is added to the roster (a fresh session id), its pi starts in a new window beside the coordinator (in the root, a folder under it, or a new git worktree), and once it registers the optional first task is handed to it through the reply path. Waits up to 60 s for the new seat to register. Refused for a taken, reserved or malformed name, a bad folder, a full roster.",
             Tool::Wait => "Wait until one worker seat reaches one of the given board states, or the timeout passes (at most 300 s); returns the seat as the board shows it then, with `reached` true or false. Read-only.",
             Tool::Review => "What one worker changed in its git checkout (its `spawn --worktree` worktree, else the checkout of its folder), as `intercom-pane review NAME --json` gives it: its branch, the commit it started from and whether the branch it lands on moved on since, its commits since (subject, time), each changed file with lines added and removed as committed, uncommitted or untracked, whether merging it would conflict (and in which files), and the files it shares with other live workers (overlaps). At most 100 files and 30 commits listed (totals count them all). Read-only: nothing is merged or changed; landing is the person's `intercom-pane land`.",
+            Tool::Log => "What one worker did, from its pi session file: each turn (start, end, duration, how it ended: settled, aborted, error, retried, compacted, running; model, tokens, cost, the prompt's first line), each tool call (name, one-line arguments, duration, ok or error), each question it asked (`Input needed:`) and the message that answered it, each compaction. Newest first, pages of at most `limit` entries (1-50, default 20) and 40 KiB; follow `nextOffset` to older entries (null at the end). `since`: a duration back from now (45s, 30m, 2h, 1d) or an ISO time. Read-only.",
         }
     }
 
@@ -115,6 +124,7 @@ impl Tool {
             Tool::SpawnWorker => "intercom_spawn_worker: start a new worker (name, optional first task, folder or git worktree)",
             Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
             Tool::Review => "intercom_review: what a worker changed in git (commits, files, merge conflicts, overlap with other workers), read-only",
+            Tool::Log => "intercom_log: a worker's turns, tool calls, questions and answers, newest first",
         }
     }
 
@@ -123,6 +133,13 @@ impl Tool {
             "description": "The seat's name as the board shows it (or <project>/<agent>)."});
         let states = json!(["working", "waiting", "error", "offline", "idle", "unknown"]);
         match self {
+            Tool::Log => {
+                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": name,
+                "since": {"type": "string", "minLength": 1, "maxLength": 40, "description": "Only entries since then: a duration back from now (45s, 30m, 2h, 1d) or an ISO time."},
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Entries to skip from the newest (`nextOffset` of the previous page)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LIMIT, "description": "Entries per page, 1-50 (default 20)."}}})
+            }
             Tool::Board => json!({"type": "object", "additionalProperties": false, "properties": {
                 "attention": {"type": "boolean", "description": "Only seats that need attention: waiting or error, not marked seen."},
                 "name": name,
@@ -197,6 +214,16 @@ pub(crate) struct BoardParams {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct LogParams {
+    pub name: String,
+    pub since: Option<String>,
+    #[serde(default)]
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ReplyParams {
     pub name: String,
     pub text: String,
@@ -255,6 +282,7 @@ pub(crate) enum Call {
     SpawnWorker(SpawnParams),
     Wait(WaitParams),
     Review(ReviewParams),
+    Log(LogParams),
 }
 
 /// Longest `--args` accepted (a 2000-character text, JSON-escaped, fits many times).
@@ -282,6 +310,17 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
                 return Err("limit: 1-20".into());
             }
             Call::Board(a)
+        }
+        Tool::Log => {
+            let a: LogParams = serde_json::from_str(args).map_err(bad)?;
+            name_ok(&a.name)?;
+            if a.limit.is_some_and(|l| !(1..=MAX_LOG_LIMIT).contains(&l)) {
+                return Err("limit: 1-50".into());
+            }
+            if a.since.as_ref().is_some_and(|s| s.chars().count() > 40) {
+                return Err("since: at most 40 characters".into());
+            }
+            Call::Log(a)
         }
         Tool::Reply => {
             let a: ReplyParams = serde_json::from_str(args).map_err(bad)?;
@@ -371,6 +410,9 @@ mod tests {
         assert!(parse(Tool::Board, "{}").is_ok());
         assert!(parse(Tool::Board, r#"{"limit": 21}"#).is_err());
         assert!(parse(Tool::Board, r#"{"sneaky": 1}"#).is_err());
+        assert!(parse(Tool::Log, r#"{"name": "W", "since": "30m", "limit": 50}"#).is_ok());
+        assert!(parse(Tool::Log, r#"{"name": "W", "limit": 51}"#).is_err());
+        assert!(parse(Tool::Log, r#"{"limit": 5}"#).is_err());
         assert!(parse(Tool::Reply, r#"{"name": "W"}"#).is_err());
         assert!(parse(Tool::Reply, r#"{"name": "W\u001b", "text": "x"}"#).is_err());
         assert!(parse(Tool::CloseWorker, r#"{"name": "W", "deadlineSeconds": 0}"#).is_err());

@@ -74,6 +74,11 @@ pub enum Msg {
         row_id: String,
         review: Option<crate::ui::changes::ReviewText>,
     },
+    /// The timeline the `l` panel asked for (its lines, or why none).
+    TimelineRead {
+        row_id: String,
+        result: Result<Vec<String>, String>,
+    },
 }
 
 /// Work for the runner.
@@ -100,6 +105,8 @@ pub enum Effect {
     Spawn(SpawnAsk),
     /// Read the review view's files and diff of a row through the `ChangesSource`.
     LoadReview { row_id: String },
+    /// Read the seat's timeline through the `TimelineReader`.
+    ReadTimeline(SeatRef),
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -447,6 +454,7 @@ impl App {
             Msg::SpawnFinished { name, outcome } => self.on_spawn_finished(&name, outcome),
             Msg::ChangesArrived(by_row) => self.changes.set(by_row),
             Msg::ReviewArrived { row_id, review } => self.changes.arrived(row_id, review),
+            Msg::TimelineRead { row_id, result } => self.on_timeline_read(&row_id, result),
             Msg::Paste(text) if self.mode() == Mode::Spawn => self.spawn_paste(&text),
             Msg::Paste(text) => self.on_paste(&text),
             Msg::ReplyFinished { row_id, outcome } => self.on_reply_finished(row_id, outcome),
@@ -577,6 +585,7 @@ impl App {
             Action::ToggleDetails => self.toggle_panel(false),
             Action::TogglePreview => self.toggle_panel(true),
             Action::ToggleReview => self.toggle_review(fx),
+            Action::ToggleTimeline => self.toggle_timeline(fx),
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),

@@ -13,7 +13,7 @@ use crate::ui::app::{App, Effect, Item, Selection};
 use crate::ui::fit::name_of;
 use crate::ui::layout::MIN_HEIGHT;
 use crate::ui::ports::{JumpOutcome, SeatRef, WorkerAction, WorkerOutcome};
-use crate::ui::state::JobView;
+use crate::ui::state::{JobView, TimelinePanel};
 use crate::ui::theme;
 
 /// Two clicks on the same row within this many milliseconds are a double click.
@@ -104,13 +104,18 @@ impl App {
             self.message = Some("select a worker first".into());
             return;
         }
-        if self.details_open && !self.cockpit.review && self.cockpit.preview == preview {
+        if self.details_open
+            && !self.cockpit.review
+            && self.cockpit.timeline.is_none()
+            && self.cockpit.preview == preview
+        {
             self.details_open = false;
         } else {
             self.details_open = true;
             self.cockpit.preview = preview;
         }
         self.cockpit.review = false;
+        self.cockpit.timeline = None;
         self.details_scroll = 0;
     }
 
@@ -129,8 +134,55 @@ impl App {
         }
         self.details_open = true;
         self.cockpit.review = true;
+        self.cockpit.timeline = None;
         self.changes.loading(&id);
         fx.push(Effect::LoadReview { row_id: id });
+    }
+
+    /// `l`: open the panel with the selected worker's timeline (read in the background, as
+    /// `log NAME` reads it), or close it.
+    pub(super) fn toggle_timeline(&mut self, fx: &mut Vec<Effect>) {
+        let Some(row) = self.selected_row() else {
+            self.message = Some("select a worker first".into());
+            return;
+        };
+        if self.timeline_open() {
+            self.details_open = false;
+            self.cockpit.timeline = None;
+            return;
+        }
+        let seat = SeatRef::of(row);
+        self.cockpit.timeline = Some(TimelinePanel {
+            row_id: seat.row_id.clone(),
+            name: name_of(row),
+            lines: None,
+        });
+        self.cockpit.review = false;
+        self.details_open = true;
+        self.details_scroll = usize::MAX / 2;
+        fx.push(Effect::ReadTimeline(seat));
+    }
+
+    /// The lines the `l` panel asked for arrived (ignored once it closed or moved on).
+    pub(super) fn on_timeline_read(&mut self, row_id: &str, result: Result<Vec<String>, String>) {
+        if let Some(p) = self
+            .cockpit
+            .timeline
+            .as_mut()
+            .filter(|p| p.row_id == row_id)
+        {
+            p.lines = Some(result);
+        }
+    }
+
+    /// Whether the open panel is a worker's timeline.
+    pub fn timeline_open(&self) -> bool {
+        self.details_open && self.cockpit.timeline.is_some()
+    }
+
+    /// The `l` panel, when open.
+    pub(crate) fn timeline_panel(&self) -> Option<&TimelinePanel> {
+        self.cockpit.timeline.as_ref().filter(|_| self.details_open)
     }
 
     /// `C` / `R`: put up the confirmation that names the worker (or refuse at once).
@@ -349,7 +401,10 @@ impl App {
     }
     /// Whether the open panel is the preview (else the details).
     pub fn preview_open(&self) -> bool {
-        self.details_open && self.cockpit.preview && !self.cockpit.review
+        self.details_open
+            && self.cockpit.preview
+            && !self.cockpit.review
+            && self.cockpit.timeline.is_none()
     }
     /// Whether the open panel is the review view (`v`).
     pub fn review_open(&self) -> bool {

@@ -70,6 +70,8 @@ pub(crate) fn detail_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<L
 pub(crate) fn panel_lines(app: &App, row: &Row, width: u16, t: &Theme) -> Vec<Line<'static>> {
     if app.review_open() {
         crate::ui::changes::review_lines(app.review_of(&row.id), &row.name, t)
+    } else if let Some(p) = app.timeline_panel() {
+        crate::ui::log_panel::timeline_lines(p, row, width, t)
     } else if app.preview_open() {
         crate::ui::preview::preview_lines(app, row, width, t)
     } else {

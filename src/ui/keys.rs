@@ -65,6 +65,8 @@ pub enum Action {
     TogglePreview,
     /// Open/close the review view: the worker's changed files and diff.
     ToggleReview,
+    /// Open/close the panel with the worker's timeline (`log NAME`).
+    ToggleTimeline,
     /// Esc with a panel open.
     CloseDetails,
     /// Scroll the panel (short panes).
@@ -187,6 +189,14 @@ pub const BINDINGS: &[Binding] = &[
         LIST,
         "p",
         "preview",
+    ),
+    // Not on the key line (it is full); the `?` overlay lists it.
+    b(
+        &[Key::Char('l')],
+        Action::ToggleTimeline,
+        LIST,
+        "",
+        "timeline: turns, tools, questions (log)",
     ),
     b(&[Key::Char('r')], Action::OpenReply, LIST, "r", "reply"),
     b(

@@ -24,6 +24,7 @@ pub(crate) mod keys;
 /// Named width breakpoints for the table columns.
 pub(crate) mod layout;
 mod list;
+mod log_panel;
 /// Traits the runner passes in: snapshot source, Seen writer, reply sender.
 pub(crate) mod ports;
 mod preview;

@@ -402,6 +402,21 @@ impl Spawner for NoSpawner {
     }
 }
 
+/// Reads a worker's timeline for the sidebar's `l` panel (`log NAME`'s lines, newest last).
+pub trait TimelineReader: Send + Sync {
+    /// The lines, or why there are none (the seat gone, no session file, another machine's).
+    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, String>;
+}
+
+/// No timeline in this run (tests, the demo).
+pub(crate) struct NoTimeline;
+
+impl TimelineReader for NoTimeline {
+    fn read(&self, _seat: &SeatRef) -> Result<Vec<String>, String> {
+        Err("this sidebar cannot read timelines".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,10 +24,11 @@ use ratatui::Terminal;
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
 use crate::ui::frames::Frames;
+use crate::ui::ports::NoTimeline;
 use crate::ui::ports::{
     CancelToken, ChangesSource, FrameLog, JumpOutcome, Navigator, NoNavigator, NoSpawner,
     NoWorkerControl, Pass, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter,
-    SnapshotSource, SpawnAsk, Spawner, WorkerAction, WorkerControl, WorkerOutcome,
+    SnapshotSource, SpawnAsk, Spawner, TimelineReader, WorkerAction, WorkerControl, WorkerOutcome,
 };
 use crate::ui::render::render;
 
@@ -57,6 +58,8 @@ pub struct MonitorOptions {
     pub workers: Arc<dyn WorkerControl>,
     /// Runs spawn from the form (`+`).
     pub spawner: Arc<dyn Spawner>,
+    /// Reads a worker's timeline for the `l` panel.
+    pub timeline: Arc<dyn TimelineReader>,
     /// Told about frames that show new states (the `live_frame` log event).
     pub frame_log: Option<Arc<dyn FrameLog>>,
     /// What the workers changed in git (the Changes column); none: no column.
@@ -86,6 +89,7 @@ impl Default for MonitorOptions {
             spawner: Arc::new(NoSpawner {
                 reason: "this sidebar cannot spawn workers".into(),
             }),
+            timeline: Arc::new(NoTimeline),
             frame_log: None,
             changes: None,
         }
@@ -100,6 +104,7 @@ struct Ports {
     workers: Arc<dyn WorkerControl>,
     spawner: Arc<dyn Spawner>,
     changes: Option<Arc<dyn ChangesSource>>,
+    timeline: Arc<dyn TimelineReader>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -176,6 +181,7 @@ pub fn run_monitor_with(
         workers: opts.workers.clone(),
         spawner: opts.spawner.clone(),
         changes: opts.changes.clone(),
+        timeline: opts.timeline.clone(),
     };
     for fx in first {
         perform(fx, &tx, &ports);
@@ -321,6 +327,7 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
         Effect::KeepHeight(lines) => keep_height(ports, lines),
         Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
         Effect::LoadReview { row_id } => load_review(tx, ports, row_id),
+        Effect::ReadTimeline(seat) => read_timeline(tx, ports, seat),
         Effect::Quit => {}
     }
 }
@@ -387,6 +394,25 @@ fn send_reply(tx: Sender<Event2>, ports: &Ports, req: ReplyRequest) {
 }
 
 /// Take the person to the seat's pane; `JumpFinished` comes back.
+/// Read a worker's timeline off the UI thread; `TimelineRead` comes back.
+fn read_timeline(tx: Sender<Event2>, ports: &Ports, seat: SeatRef) {
+    let reader = ports.timeline.clone();
+    let (row_id, row_id2) = (seat.row_id.clone(), seat.row_id.clone());
+    background(
+        tx,
+        "timeline",
+        move |_| {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| reader.read(&seat)))
+                .unwrap_or_else(|_| Err("the timeline reader failed unexpectedly".into()));
+            Msg::TimelineRead { row_id, result }
+        },
+        |reason| Msg::TimelineRead {
+            row_id: row_id2,
+            result: Err(reason),
+        },
+    );
+}
+
 fn jump(tx: Sender<Event2>, ports: &Ports, seat: SeatRef) {
     let nav = ports.navigator.clone();
     let name = crate::ui::fit::name_of_seat(&seat);

@@ -35,6 +35,8 @@ pub(crate) struct Cockpit {
     pub(crate) preview: bool,
     /// The open panel shows the review view (`v`: files and diff) instead of either.
     pub(crate) review: bool,
+    /// The open panel shows a worker's timeline (`l`) instead: whose, and its lines once read.
+    pub(crate) timeline: Option<TimelinePanel>,
     /// A close or resume waiting for `y`.
     pub(crate) confirm: Option<(WorkerAction, SeatRef)>,
     /// A jump in flight: the seat's name.
@@ -43,6 +45,14 @@ pub(crate) struct Cockpit {
     pub(crate) last_click: Option<(Ms, String)>,
     /// The last height the sidebar asked to keep, so a shrink asks once.
     pub(crate) height_asked: Option<u16>,
+}
+
+/// The `l` panel: the row it was asked for, and its lines (`None` while they are read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TimelinePanel {
+    pub(crate) row_id: String,
+    pub(crate) name: String,
+    pub(crate) lines: Option<Result<Vec<String>, String>>,
 }
 
 /// Whether a row's name passes the filter (case-insensitive, on the name as shown).

@@ -10,3 +10,4 @@ pub(crate) mod print;
 pub(crate) mod status_json;
 pub(crate) mod status_text;
 pub(crate) mod stream;
+pub(crate) mod timeline;

@@ -23,6 +23,7 @@ mod sessions_common;
 mod hosts_bench;
 mod live_bench;
 mod log_line_bench;
+mod log_timeline_bench;
 mod monitor_bench;
 mod mux_bench;
 mod probe_bench;

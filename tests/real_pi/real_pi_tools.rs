@@ -43,13 +43,14 @@ const C: &str = "7c000000-0000-4000-8000-00000000c0c0";
 const W1: &str = "7c000000-0000-4000-8000-0000000000a1";
 const W2: &str = "7c000000-0000-4000-8000-0000000000a2";
 const QUESTION: &str = "Choose staging or production.";
-const TOOLS: [&str; 6] = [
+const TOOLS: [&str; 7] = [
     "intercom_board",
     "intercom_reply",
     "intercom_close_worker",
     "intercom_resume_worker",
     "intercom_spawn_worker",
     "intercom_wait",
+    "intercom_log",
 ];
 
 struct Desk {

@@ -33,6 +33,7 @@ fn commands() -> Vec<(&'static str, Vec<i32>)> {
             "explain",
             ExplainExit::ALL.iter().map(|e| e.code()).collect(),
         ),
+        ("log", LogExit::ALL.iter().map(|e| e.code()).collect()),
         ("seen", vec![0, 2, 20, 21]),
         ("hello", vec![0]),
         ("reply", ReplyExit::ALL.iter().map(|e| e.code()).collect()),

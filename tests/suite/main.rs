@@ -90,6 +90,7 @@ mod live_quiet;
 mod live_watch;
 mod liveness_silent;
 mod log_cli;
+mod log_timeline;
 mod monitor_tmux;
 mod mux_herdr;
 mod mux_jump;

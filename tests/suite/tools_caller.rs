@@ -114,7 +114,8 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
             "intercom_resume_worker",
             "intercom_spawn_worker",
             "intercom_wait",
-            "intercom_review"
+            "intercom_review",
+            "intercom_log"
         ]
     );
 
@@ -269,6 +270,22 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
         ),
         ("intercom_spawn_worker", json!({"name": "a/b"}), "separator"),
         (
+            "intercom_log",
+            json!({"name": "Builder", "limit": 51}),
+            "limit",
+        ),
+        (
+            "intercom_log",
+            json!({"name": "Builder", "since": "soon"}),
+            "since",
+        ),
+        (
+            "intercom_log",
+            json!({"name": "Builder"}),
+            "no session file yet",
+        ),
+        ("intercom_log", json!({"name": "Nobody"}), "no seat named"),
+        (
             "intercom_resume_worker",
             json!({"name": "Builder", "confirmClosed": false}),
             "confirm",
@@ -361,4 +378,78 @@ fn only_the_coordinators_own_pi_reaches_the_tools() {
         &json!({"name": "Nobody", "states": ["idle"], "timeoutSeconds": 2}),
     );
     assert_eq!(code, 2, "{v}");
+}
+
+/// `intercom_log`: the worker's timeline from its session file, newest first, in pages that
+/// follow `nextOffset`; transcript text sanitized.
+#[test]
+fn intercom_log_pages_a_workers_timeline_newest_first() {
+    let env = Env::new().with_system_path();
+    let root = roster(&env);
+    let dir = env.path("home/.pi/agent/sessions/--root--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = |s: u32| format!("2026-12-01T10:00:{s:02}.000Z");
+    let mut lines = vec![
+        json!({"type":"session","version":3,"id":WORKER,"timestamp":t(0),"cwd":root.display().to_string()}),
+    ];
+    for i in 0..5u32 {
+        let s = 1 + i * 10;
+        lines.push(json!({"type":"message","id":format!("u{i}"),"timestamp":t(s),"message":{"role":"user","content":format!("task {i}")}}));
+        lines.push(json!({"type":"message","id":format!("a{i}"),"timestamp":t(s + 1),"message":{"role":"assistant",
+            "content":[{"type":"toolCall","id":format!("c{i}"),"name":"bash","arguments":{"command":format!("make \u{1b}[2J{i}")}}],
+            "model":"m","usage":{"input":1,"output":1,"cost":{"total":0.001}},"stopReason":"toolUse"}}));
+        lines.push(json!({"type":"message","id":format!("r{i}"),"timestamp":t(s + 2),"message":{"role":"toolResult","toolCallId":format!("c{i}"),"toolName":"bash","content":[],"isError":i == 3}}));
+        lines.push(json!({"type":"message","id":format!("b{i}"),"timestamp":t(s + 3),"message":{"role":"assistant","content":[{"type":"text","text":"done"}],"model":"m","stopReason":"stop"}}));
+    }
+    std::fs::write(
+        dir.join(format!("2026-12-01T10-00-00-000Z_{WORKER}.jsonl")),
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let mut coord = seat(&env, &root, COORD);
+    let cpid = coord.pid();
+    let (code, p1) = tool(
+        &env,
+        &mut coord,
+        "intercom_log",
+        cpid,
+        &json!({"name": "Builder", "limit": 4}),
+    );
+    assert_eq!(code, 0, "{p1}");
+    assert_eq!(
+        (&p1["order"], &p1["totalInWindow"], &p1["nextOffset"]),
+        (&json!("newestFirst"), &json!(10), &json!(4)),
+        "{p1}"
+    );
+    let kinds: Vec<&str> = p1["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tool", "turn", "tool", "turn"], "{p1}");
+    assert_eq!(p1["entries"][0]["args"], "make 4");
+    assert_eq!(p1["entries"][2]["outcome"], "error");
+    assert_eq!(p1["entries"][1]["prompt"], "task 4");
+    let (code, p3) = tool(
+        &env,
+        &mut coord,
+        "intercom_log",
+        cpid,
+        &json!({"name": "Builder", "limit": 4, "offset": 8}),
+    );
+    assert_eq!(code, 0, "{p3}");
+    assert_eq!(
+        (p3["entries"].as_array().unwrap().len(), &p3["nextOffset"]),
+        (2, &Value::Null)
+    );
+    assert_eq!(p3["entries"][1]["prompt"], "task 0");
+    let (code, w) = tool(
+        &env,
+        &mut coord,
+        "intercom_log",
+        cpid,
+        &json!({"name": "Builder", "since": "2026-12-01T10:00:40Z"}),
+    );
+    assert_eq!((code, &w["totalInWindow"]), (0, &json!(2)), "{w}");
 }

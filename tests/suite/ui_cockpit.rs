@@ -341,6 +341,53 @@ fn the_preview_shows_the_conversation_and_scrolls() {
 }
 
 #[test]
+fn the_timeline_panel_asks_for_the_workers_log_and_shows_it_newest_last() {
+    let (mut a, _) = app(demo_snapshot(10, 0, t0()));
+    select(&mut a, "builder");
+    let fx = ch(&mut a, 'l');
+    let seat = match fx.as_slice() {
+        [Effect::ReadTimeline(seat)] => seat.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(seat.name, "builder");
+    assert!(a.timeline_open() && !a.preview_open());
+    assert!(screen(&a, 80, 24).contains("reading…"));
+    // A reply for another row (the panel moved on) is dropped; this row's is shown.
+    a.update(Msg::TimelineRead {
+        row_id: "elsewhere".into(),
+        result: Ok(vec!["not this one".into()]),
+    });
+    let mut lines: Vec<String> = (0..40)
+        .map(|i| format!("2026-11-29 09:{i:02}:00  tool     bash ok 1.0s · step {i}"))
+        .collect();
+    lines.push("2026-11-29 09:59:00  question pick \u{1b}]0;owned\u{7}one".into());
+    a.update(Msg::TimelineRead {
+        row_id: seat.row_id.clone(),
+        result: Ok(lines),
+    });
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Timeline · builder"), "{s}");
+    assert!(!s.contains("not this one"));
+    // Opened at its end: the newest entry shows, the oldest is scrolled away.
+    assert!(s.contains("question pick one"), "{s}");
+    assert!(!s.contains("step 0 ") && !s.contains('\u{1b}'), "{s}");
+    // `l` again closes it; `d` after `l` shows the details instead.
+    ch(&mut a, 'l');
+    assert!(!a.details_open());
+    ch(&mut a, 'l');
+    ch(&mut a, 'd');
+    assert!(!a.timeline_open() && screen(&a, 80, 24).contains("Details · builder"));
+    // Why there is none.
+    ch(&mut a, 'd');
+    ch(&mut a, 'l');
+    a.update(Msg::TimelineRead {
+        row_id: seat.row_id,
+        result: Err("root/builder has no session file yet".into()),
+    });
+    assert!(screen(&a, 80, 24).contains("no timeline: root/builder has no session file yet"));
+}
+
+#[test]
 fn help_is_the_key_table_and_filter_narrows_by_name() {
     let (mut a, _) = app(demo_snapshot(10, 0, t0()));
     ch(&mut a, '?');

@@ -1,6 +1,6 @@
 // intercom-pane's tools for the coordinator's model: intercom_board, intercom_reply,
 // intercom_close_worker, intercom_resume_worker, intercom_spawn_worker, intercom_wait,
-// intercom_review.
+// intercom_review, intercom_log.
 //
 // Loaded by ../intercom-pane.ts at session_start. Registered only when the intercom-pane binary
 // says this pi is the roster's coordinator (`intercom-pane tool check --pi-pid <this pi>`: the
@@ -9,7 +9,7 @@
 // them. Nothing here decides anything: names, descriptions, JSON Schemas and time bounds come
 // from the binary, and every call runs `intercom-pane tool NAME --pi-pid <this pi> --args JSON`,
 // which verifies the caller again and runs the commands' own code (board page, reply path,
-// close-worker, resume-worker, spawn, wait). pi validates the arguments by the schema first; the binary
+// close-worker, resume-worker, spawn, wait, log). pi validates the arguments by the schema first; the binary
 // checks them again.
 //
 // Every call is bounded (the binary's own deadlines, and a kill at the tool's `timeoutMs`), its

@@ -170,7 +170,13 @@ fn ask(j: &Job) -> Result<String, Ending> {
         "Intercom close requested (job {job}): save your public handoff now by running `intercom-pane handoff --job {job} --summary \"<what you did, what is left>\"`, then finish your turn."
     );
     use crate::mux::pi_channel::Outcome;
-    let how = match reply::send(j.pass, j.key, &ask, j.now()) {
+    let how = match reply::send(
+        j.pass,
+        j.key,
+        &ask,
+        j.now(),
+        crate::evidence::sessions::timeline::Sender::CloseWorker,
+    ) {
         // Unconfirmed: the request may have arrived (never resent); the handoff itself, or the
         // deadline, decides.
         Ok(r) if r.delivered || r.outcome == Outcome::Unconfirmed => {

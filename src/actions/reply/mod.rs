@@ -28,11 +28,13 @@ use serde_json::{json, Value};
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, Registration};
+use crate::evidence::sessions::timeline::Sender;
 use crate::exit_code::exit_enum;
 use crate::fsguard;
 use crate::mux::{pi_channel, MuxKind};
 use crate::scan::{ReplyTarget, Scan};
 
+pub(crate) mod sent;
 mod typed;
 pub(crate) use crate::reply_text::{trim_like_pi, TextError};
 /// How long a channel or Herdr delivery may take, answer included (the extension waits up to
@@ -427,6 +429,7 @@ pub(crate) fn send_after_scan(
     clock: &dyn crate::clock::Clock,
     name: &str,
     text: &str,
+    from: Sender,
 ) -> Result<Result<Receipt, Refusal>, crate::scan::ScanError> {
     let opts = crate::scan::ScanOptions {
         root: crate::scan::RootChoice::Exact(root.to_path_buf()),
@@ -434,12 +437,18 @@ pub(crate) fn send_after_scan(
     };
     let pass = crate::scan::run(&opts, clock, None, None)?;
     let key = format!("{}/{}", crate::scan::base_name(root), name);
-    Ok(send(&pass, &key, text, clock.now_ms()))
+    Ok(send(&pass, &key, text, clock.now_ms(), from))
 }
 
 /// Send `text` to the seat `who` of `scan`, once.
-pub(crate) fn send(scan: &Scan, who: &str, text: &str, now: Ms) -> Result<Receipt, Refusal> {
-    send_expecting(scan, who, text, now, None)
+pub(crate) fn send(
+    scan: &Scan,
+    who: &str,
+    text: &str,
+    now: Ms,
+    from: Sender,
+) -> Result<Receipt, Refusal> {
+    send_expecting(scan, who, text, now, None, from)
 }
 
 /// `send`, refused unless the seat's live registration is still the seat `expect` names
@@ -450,6 +459,7 @@ pub(crate) fn send_expecting(
     text: &str,
     now: Ms,
     expect: Option<&crate::hosts::expect::SeatExpect>,
+    from: Sender,
 ) -> Result<Receipt, Refusal> {
     check_text(text)?;
     let (key, target) = resolve(scan, who)?;
@@ -468,13 +478,32 @@ pub(crate) fn send_expecting(
     if transport != Transport::Channel {
         crate::reply_text::check_for_editor(body).map_err(Refusal::Text)?;
     }
-    match transport {
-        Transport::Channel => send_channel(&key, target, &reg, body, now),
+    let session_id = reg.session_id.clone();
+    let receipt = match transport {
+        Transport::Channel => send_channel(&key, target, &reg, body, now)?,
         Transport::Pane(_) => {
             let reg = caught_up(scan, &key, target, reg)?;
-            typed::send(&key, target, &reg, body, now)
+            typed::send(&key, target, &reg, body, now)?
+        }
+    };
+    // pi may have the text: say who sent it, for `log NAME` (never fails the reply).
+    if receipt.outcome != Outcome::Failed {
+        if let Some(sid) = session_id.as_deref() {
+            sent::record(
+                &scan.data_root,
+                sid,
+                &sent::SentRecord {
+                    version: 1,
+                    at: now,
+                    from,
+                    transport: transport.name().to_string(),
+                    outcome: receipt.outcome.name().to_string(),
+                    sha256: sent::digest(body),
+                },
+            );
         }
     }
+    Ok(receipt)
 }
 
 /// The channel gets the text alone: the extension checks it by the same rules and hands it to pi

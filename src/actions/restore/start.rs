@@ -410,7 +410,14 @@ fn send_continue(req: &RestoreRequest, root: &Path, agent: &Agent) -> ContinueSe
         delivered: false,
         reason: Some(reason),
     };
-    match reply::send_after_scan(req.scan, root, req.clock, &agent.name, CONTINUE_TEXT) {
+    match reply::send_after_scan(
+        req.scan,
+        root,
+        req.clock,
+        &agent.name,
+        CONTINUE_TEXT,
+        crate::evidence::sessions::timeline::Sender::Restore,
+    ) {
         Err(e) => not(e.to_string()),
         Ok(Err(refusal)) => not(refusal.to_string()),
         Ok(Ok(r)) => ContinueSent {

@@ -231,7 +231,14 @@ fn unconfirmed(
 /// The first task through the reply path (the extension's channel when the seat advertises
 /// one): one fresh scan, one send, never retried.
 fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, FirstTask) {
-    match reply::send_after_scan(req.scan, root, req.clock, &req.name, prompt) {
+    match reply::send_after_scan(
+        req.scan,
+        root,
+        req.clock,
+        &req.name,
+        prompt,
+        crate::evidence::sessions::timeline::Sender::Spawn,
+    ) {
         Err(e) => (
             SpawnExit::PromptNotDelivered,
             FirstTask::not_sent(e.to_string()),

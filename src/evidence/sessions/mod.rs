@@ -199,12 +199,15 @@ pub struct SessionSummary {
     pub usage: usage::UsageTally,
 }
 
+pub(crate) mod backward;
 mod entry;
 mod index;
 mod parse;
 pub(crate) mod question;
 mod skim;
 mod tail;
+pub(crate) mod timeline;
+mod timeline_line;
 pub(crate) mod usage;
 
 pub(crate) use entry::{EntryKind, Role, StopReason};
