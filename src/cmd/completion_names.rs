@@ -9,9 +9,10 @@
 use clap_complete::Shell;
 
 /// The commands whose first positional is a seat or worker NAME of the roster.
-pub(crate) const NAMED: [&str; 9] = [
+pub(crate) const NAMED: [&str; 10] = [
     "reply",
     "jump",
+    "log",
     "close-worker",
     "resume-worker",
     "retire",
