@@ -395,6 +395,63 @@ fn real_pis_commit_in_their_worktrees_are_reviewed_and_landed() {
     assert_eq!(r["overlaps"][0]["workers"], json!(["A", "B"]), "{r}");
     assert_eq!(r["overlaps"][0]["files"], json!(["README"]), "{r}");
 
+    // The sidebar's Changes column on the real repository: both rows show their lines and files,
+    // and both are flagged, since both changed README.
+    let sessions = s.agent.join("sessions").display().to_string();
+    let root = s.root.display().to_string();
+    let sys = s.env.system_config();
+    let mut argv: Vec<String> = vec!["env".into()];
+    argv.extend(s.vars.iter().map(|(k, v)| format!("{k}={v}")));
+    argv.push(format!("TMUX_TMPDIR={}", s.env.path("tmux-tmp").display()));
+    argv.push("TERM=xterm-256color".into());
+    argv.push(env!("CARGO_BIN_EXE_intercom-pane").into());
+    for a in [
+        "monitor",
+        "--no-probe",
+        "--config",
+        &sys,
+        "--root",
+        &root,
+        "--sessions-dir",
+        &sessions,
+        "--fleet",
+        "none",
+    ] {
+        argv.push(a.to_string());
+    }
+    let mut args: Vec<&str> = vec!["new-window", "-d", "-t", "=desk:", "-n", "changes", "--"];
+    args.extend(argv.iter().map(String::as_str));
+    s.server.tmux(&args);
+    s.server.tmux(&[
+        "resize-window",
+        "-t",
+        "=desk:changes",
+        "-x",
+        "140",
+        "-y",
+        "40",
+    ]);
+    let screen = || {
+        s.server
+            .tmux(&["capture-pane", "-p", "-t", "=desk:changes"])
+    };
+    let row = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {name} ")) && l.contains('+'))
+            .map(str::to_string)
+    };
+    let shown = wait_for(40_000, || {
+        let text = screen();
+        (text.contains("Changes") && row(&text, "A").is_some() && row(&text, "B").is_some())
+            .then_some(text)
+    })
+    .unwrap_or_else(|| panic!("no Changes column:\n{}", screen()));
+    for name in ["A", "B"] {
+        let r = row(&shown, name).unwrap();
+        assert!(r.contains("⚠ +2 −0 · 2 files"), "{r}\n{shown}");
+    }
+    s.server.tmux(&["send-keys", "-t", "=desk:changes", "q"]);
+
     // land A B: A fast-forwards main; B's README line now conflicts: refused, nothing changed.
     let (code, l, err) = s.run("land", &["A", "B", "--json"]);
     assert_eq!(code, 3, "{l} {err}");
