@@ -33,6 +33,7 @@ mod real_pi_events;
 mod real_pi_herdr;
 mod real_pi_hostile;
 mod real_pi_hosts;
+mod real_pi_log;
 mod real_pi_package;
 mod real_pi_readme;
 mod real_pi_reply;
