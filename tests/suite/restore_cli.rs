@@ -104,6 +104,24 @@ fn kill_server(t: &Team) {
         (!o.status.success()).then_some(())
     };
     wait_for(10_000, gone).expect("the server stayed");
+    // And every other process that ran in this team's folders (a pi the stand-in did not log
+    // yet, a child of one): under load they outlive the server a moment, and a live pi there
+    // is rightly taken by restore as one that could be running the session.
+    let base = t.env.dir.path().to_path_buf();
+    let me = std::process::id() as i32;
+    let lingering = || {
+        let left: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| *pid != me && !ended(*pid))
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(&base))
+            })
+            .collect();
+        left.is_empty().then_some(())
+    };
+    wait_for(10_000, lingering).expect("a process of the team outlived its server");
 }
 
 /// The line of the agent named `name`.
