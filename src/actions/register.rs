@@ -25,8 +25,6 @@ const MUX_DEADLINE: Duration = Duration::from_millis(1500);
 /// How long to wait for another `register` of the same seat to finish its write.
 const LOCK_WAIT: Duration = Duration::from_millis(1000);
 const LOCK_POLL: Duration = Duration::from_millis(20);
-/// `/proc/stat` is one line per CPU; this covers very large machines.
-const PROC_STAT_CAP: u64 = 1 << 20;
 
 /// The event being recorded (one vocabulary with the registrations that read it).
 pub(crate) use crate::evidence::registrations::Event;
@@ -283,23 +281,6 @@ pub(crate) fn registration_path(req: &Request, at: &Place) -> (PathBuf, PathBuf)
     }
 }
 
-/// When the process started, in ms since the epoch (boot time + start ticks).
-fn process_started_at(start_ticks: u64) -> Option<Ms> {
-    let bytes = fsguard::read_capped(Path::new("/proc/stat"), PROC_STAT_CAP).ok()?;
-    let text = std::str::from_utf8(&bytes).ok()?;
-    let btime: i64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .filter(|h| *h > 0)? as i64;
-    Some(btime * 1000 + (start_ticks as i64) * 1000 / hz)
-}
-
 fn validate(req: &Request) -> Result<(), RegisterError> {
     let id = &req.session_id;
     if id.trim().is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
@@ -482,7 +463,7 @@ pub(crate) fn register(
     let Some((run_state, pi)) = newest_parts(req, previous.as_ref(), now) else {
         return Ok(None);
     };
-    let started = process_started_at(id.start_ticks);
+    let started = crate::proc::started_at_ms(id.start_ticks);
     if let Some(st) = &req.pi_state {
         let late = started.unwrap_or(Ms::MIN).saturating_sub(PI_STATE_SKEW_MS);
         if st

@@ -118,6 +118,10 @@ pub enum SessionTie {
     CommandLine,
     /// The process holds the file open now (`/proc/<pid>/fd`).
     OpenFile,
+    /// No other pi runs in its session folder, and of the folder's files exactly one was
+    /// written since this pi started and had begun (its name's time) by then: its own new
+    /// session, or the one it resumed (a pi started with no extension, alone in its folder).
+    OnlyWritten,
     /// Its session folder holds no session file: it has written none yet.
     NoneInFolder,
     /// Files in its folder could be its session and nothing names one: the state is unknown
@@ -132,6 +136,7 @@ impl SessionTie {
             SessionTie::Registration => "registration",
             SessionTie::CommandLine => "command-line",
             SessionTie::OpenFile => "open-file",
+            SessionTie::OnlyWritten => "only-written",
             SessionTie::NoneInFolder => "none-in-folder",
             SessionTie::Undecided => "undecided",
         }
@@ -143,6 +148,9 @@ impl SessionTie {
             SessionTie::Registration => "its live registration names the file",
             SessionTie::CommandLine => "its command line names the file",
             SessionTie::OpenFile => "it holds the file open",
+            SessionTie::OnlyWritten => {
+                "the only file written in its folder since it started (no other pi runs there)"
+            }
             SessionTie::NoneInFolder => "its session folder holds no file yet",
             SessionTie::Undecided => {
                 "nothing names its file (no registration: install the extension)"

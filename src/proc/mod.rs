@@ -198,6 +198,27 @@ pub fn identity(pid: i32) -> Option<ProcIdentity> {
     })
 }
 
+/// `/proc/stat` is one line per CPU; this covers very large machines.
+const PROC_STAT_CAP: u64 = 1 << 20;
+
+/// When a process with these start ticks started, in ms since the epoch (boot time + start
+/// ticks); `None` when `/proc/stat` or the clock rate cannot be read.
+pub(crate) fn started_at_ms(start_ticks: u64) -> Option<crate::clock::Ms> {
+    let bytes = fsguard::read_capped(Path::new("/proc/stat"), PROC_STAT_CAP).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let btime: i64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|h| *h > 0)? as i64;
+    Some(btime * 1000 + (start_ticks as i64) * 1000 / hz)
+}
+
 /// What a recorded identity looks like now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcStatus {

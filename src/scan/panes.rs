@@ -7,7 +7,8 @@
 //!
 //! Its session FILE is tied to it only by evidence that names the file (`SessionTie`): a live
 //! registration of this very process (from this roster, the data root, or any roster above
-//! its folder), `--session`/`--session-id` on its command line, or the file it holds open.
+//! its folder), `--session`/`--session-id` on its command line, the file it holds open, or —
+//! alone in its folder — the one file written there since it started.
 //! Never "the newest file in its folder": several pis share a folder (two rosters with
 //! `projectDirectory "."`, a one-shot `pi -p`), and pi replaces its command line with its
 //! title. When files could be its and nothing names one, the seat is `unknown`
@@ -28,6 +29,7 @@ use super::seats::{file_named_by_registration, SeatSource};
 use crate::board::provenance::{FoundBy, SessionTie};
 use crate::board::reason::StateReason;
 use crate::board::record::TmuxRef;
+use crate::clock::Ms;
 use crate::evidence::registrations::in_sessions_dir as in_seat_dir;
 use crate::evidence::registrations::{self, Registration, RegistrationSet};
 use crate::evidence::sessions::{self, SessionError};
@@ -48,6 +50,44 @@ const MAX_FOLDER_ENTRIES: usize = 4096;
 pub(super) const MAX_CANDIDATES: usize = 8;
 /// Most folders above a pi's folder looked at for another roster's seats folder.
 const MAX_ROOT_LEVELS: usize = 64;
+
+/// A session file of a folder, with when it was last written.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct SessionFile {
+    pub(super) path: PathBuf,
+    pub(super) mtime_ms: Ms,
+}
+
+/// What makes the only file written in a folder a pi's (`SessionTie::OnlyWritten`): the pi is
+/// the one live pi whose session folder it is, and when it started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Alone {
+    pub(super) started_at: Ms,
+}
+
+/// How far a file's time may lie before the pi's start and still be "written since it
+/// started" (file times and process start ticks come from different clocks).
+const WRITTEN_SLACK_MS: Ms = 2_000;
+/// How long after its start a pi may begin a new session (its start-up).
+const BEGUN_SLACK_MS: Ms = 10_000;
+
+/// When pi began the session of a file, from its name `<ISO start with : and . as ->_<id>`.
+fn begun_at(path: &Path) -> Option<Ms> {
+    let name = path.file_name()?.to_str()?;
+    let stamp = name.split('_').next()?;
+    let b = stamp.as_bytes();
+    if b.len() != 24 || b[13] != b'-' || b[16] != b'-' || b[19] != b'-' {
+        return None;
+    }
+    let iso = format!(
+        "{}:{}:{}.{}",
+        &stamp[..13],
+        &stamp[14..16],
+        &stamp[17..19],
+        &stamp[20..]
+    );
+    crate::clock::parse_iso(&iso)
+}
 
 /// Where a pane's pi keeps its session, and what ties it to its file.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +153,7 @@ fn expand_home(p: &str, home: Option<&str>) -> PathBuf {
 #[derive(Default)]
 pub(super) struct Folders {
     newest: HashMap<PathBuf, Result<Option<PathBuf>, FsError>>,
-    files: HashMap<PathBuf, Result<Vec<PathBuf>, FsError>>,
+    files: HashMap<PathBuf, Result<Vec<SessionFile>, FsError>>,
     index: HashMap<PathBuf, sessions::SessionIndex>,
 }
 
@@ -127,22 +167,26 @@ impl Folders {
             .clone()
     }
 
-    /// Every `*.jsonl` regular file directly in `dir`, newest name first (pi names files by
-    /// their start time), listed once a pass.
-    fn files_in(&mut self, dir: &Path) -> Result<Vec<PathBuf>, FsError> {
+    /// Every `*.jsonl` regular file directly in `dir` with its modification time, newest name
+    /// first (pi names files by their start time), listed once a pass.
+    fn files_in(&mut self, dir: &Path) -> Result<Vec<SessionFile>, FsError> {
         self.files
             .entry(dir.to_path_buf())
             .or_insert_with(|| {
                 let list = fsguard::list_dir(dir, MAX_FOLDER_ENTRIES)?;
-                let mut names: Vec<&str> = list
+                let mut files: Vec<SessionFile> = list
                     .entries
                     .iter()
                     .filter(|e| e.kind == Kind::File)
-                    .filter_map(|e| e.name_str())
-                    .filter(|n| n.ends_with(".jsonl"))
+                    .filter_map(|e| Some((e.name_str()?, e.mtime_ms)))
+                    .filter(|(n, _)| n.ends_with(".jsonl"))
+                    .map(|(n, m)| SessionFile {
+                        path: dir.join(n),
+                        mtime_ms: m,
+                    })
                     .collect();
-                names.sort_unstable_by(|a, b| b.cmp(a));
-                Ok(names.into_iter().map(|n| dir.join(n)).collect())
+                files.sort_unstable_by(|a, b| b.path.cmp(&a.path));
+                Ok(files)
             })
             .clone()
     }
@@ -228,7 +272,13 @@ fn live_registration(pid: i32, regs: &RegistrationSet) -> Option<&Registration> 
 /// Tie `found` to a file by the evidence that names one (`decide`): the pi's live
 /// registration, else the file it holds open in its folder; else the folder's files are only
 /// candidates.
-fn tie(found: PiSession, pid: i32, reg: Option<&Registration>, folders: &mut Folders) -> PiSession {
+fn tie(
+    found: PiSession,
+    pid: i32,
+    reg: Option<&Registration>,
+    alone: Option<Alone>,
+    folders: &mut Folders,
+) -> PiSession {
     let registered = reg.and_then(|r| {
         let id = r.session_id.clone()?;
         let file = r.session_file.as_deref().map(PathBuf::from).filter(|f| {
@@ -249,19 +299,23 @@ fn tie(found: PiSession, pid: i32, reg: Option<&Registration>, folders: &mut Fol
                 .unwrap_or_default()
         },
         |d| folders.files_in(d),
+        alone,
     )
 }
 
 /// The one rule that ties a pane's pi to a session file, pure: a command line that names it
 /// (already in `found`), else its live registration's file (`registered`: the file, `None`
 /// when pi has not written it yet, and its session id), else the one session file of its
-/// folder it holds open (`open`), else nothing: the folder's files (`folder`) are candidates
-/// (`Undecided`), or there are none (`NoneInFolder`). Never a file by its age.
+/// folder it holds open (`open`), else — only for a pi `alone` in its folder — the one file of
+/// the folder written since it started that it could have begun (`OnlyWritten`); else nothing:
+/// the folder's files (`folder`) are candidates (`Undecided`), or there are none
+/// (`NoneInFolder`). Never a file for being the newest.
 fn decide(
     mut found: PiSession,
     registered: Option<(Option<PathBuf>, String)>,
     open: impl FnOnce() -> Vec<PathBuf>,
-    folder: impl FnOnce(&Path) -> Result<Vec<PathBuf>, FsError>,
+    folder: impl FnOnce(&Path) -> Result<Vec<SessionFile>, FsError>,
+    alone: Option<Alone>,
 ) -> PiSession {
     if found.tie.is_some() {
         return found;
@@ -282,7 +336,25 @@ fn decide(
     }
     match folder(&dir) {
         Ok(files) if !files.is_empty() => {
-            found.candidates = files.into_iter().take(MAX_CANDIDATES).collect();
+            if let Some(a) = alone {
+                let written: Vec<&SessionFile> = files
+                    .iter()
+                    .filter(|f| f.mtime_ms >= a.started_at - WRITTEN_SLACK_MS)
+                    .filter(|f| {
+                        begun_at(&f.path).is_some_and(|b| b <= a.started_at + BEGUN_SLACK_MS)
+                    })
+                    .collect();
+                if let [one] = written.as_slice() {
+                    found.file = Some(one.path.clone());
+                    found.tie = Some(SessionTie::OnlyWritten);
+                    return found;
+                }
+            }
+            found.candidates = files
+                .into_iter()
+                .take(MAX_CANDIDATES)
+                .map(|f| f.path)
+                .collect();
             found.tie = Some(SessionTie::Undecided);
         }
         Ok(_) | Err(FsError::NotFound) => found.tie = Some(SessionTie::NoneInFolder),
@@ -433,10 +505,30 @@ pub(super) fn pane_seats(
         .collect();
     let mut rosters = OtherRosters::default();
     let mut out: Vec<SeatSource> = Vec::new();
-    for (i, pid, argv) in pane_pis(&panes) {
+    // Where each pane's pi writes, first: a pi is alone in its folder only if no other listed
+    // pi (of any roster) writes there.
+    let located: Vec<_> = pane_pis(&panes)
+        .into_iter()
+        .map(|(i, pid, argv)| {
+            let cwd = crate::proc::cwd(pid);
+            // Without its environment and cwd (another user's pi) its folder is not known: the
+            // seat is listed, unknown, rather than guessed idle.
+            let found = match (crate::proc::environ(pid, &PI_ENV), cwd.as_deref()) {
+                (Some(env), Some(cwd)) => locate(&argv, &env, cwd, folders),
+                _ => PiSession::unlocated(FoundBy::PiProcessUnreadable),
+            };
+            (i, pid, cwd, found)
+        })
+        .collect();
+    let mut per_dir: HashMap<PathBuf, usize> = HashMap::new();
+    for (_, _, _, f) in &located {
+        if let Some(d) = &f.dir {
+            *per_dir.entry(d.clone()).or_default() += 1;
+        }
+    }
+    for (i, pid, cwd, mut found) in located {
         let (key, pane) = panes[i];
         let reg = live_registration(pid, regs);
-        let cwd = crate::proc::cwd(pid);
         let own = regs.own_dir.as_deref();
         if reg.is_none()
             && cwd
@@ -447,19 +539,20 @@ pub(super) fn pane_seats(
         }
         // Every pi a pane runs: a live view holds each by a pidfd.
         pis.push(pid);
-        // Without its environment and cwd (another user's pi) its folder is not known: the seat
-        // is listed, unknown, rather than guessed idle.
-        let mut found = match (crate::proc::environ(pid, &PI_ENV), cwd.as_deref()) {
-            (Some(env), Some(cwd)) => locate(&argv, &env, cwd, folders),
-            _ => PiSession::unlocated(FoundBy::PiProcessUnreadable),
-        };
         if let Some(r) = reg {
             found.session_id = r.session_id.clone();
         }
         // A layout seat's own folder or the registered session shows it already: no more to read.
         let shown = known(&found, seats);
         if shown.is_none() {
-            found = tie(found, pid, reg, folders);
+            let alone = found
+                .dir
+                .as_ref()
+                .filter(|d| per_dir.get(*d) == Some(&1))
+                .and_then(|_| crate::proc::identity(pid))
+                .and_then(|id| crate::proc::started_at_ms(id.start_ticks))
+                .map(|started_at| Alone { started_at });
+            found = tie(found, pid, reg, alone, folders);
             // A pi its evidence does not name a file for yet: its folder's files coming and
             // going may change that (a file it opens, a registration naming one).
             if let (Some(dir), None) = (&found.dir, &found.file) {
@@ -560,16 +653,28 @@ mod tests {
     }
 
     /// Over random pis (command line naming a file or not, a registration or not, open files,
-    /// folder contents): the file a pi is tied to is always one its evidence names — the
-    /// command line's, the registration's, or the only file it holds open — and never one that
-    /// is merely in its folder, however new.
+    /// folder contents with their times, alone in the folder or not): the file a pi is tied to
+    /// is always one its evidence names — the command line's, the registration's, the only file
+    /// it holds open, or, alone in its folder, the only file written since it started that it
+    /// could have begun — and never one that is merely in its folder, however new.
     #[test]
     fn no_pi_is_ever_tied_to_a_file_its_evidence_does_not_name() {
         let mut g = Lcg(7);
         let dir = PathBuf::from("/s/--work--");
-        let f = |i: u64| dir.join(format!("2026-01-0{i}T00-00-00-000Z_id{i}.jsonl"));
+        let started: Ms = 1_700_000_000_000;
+        // File `i` began `i` minutes around the pi's start (some before, some after).
+        let f = |i: u64| {
+            let begun = crate::clock::format_iso(started + (i as i64 - 4) * 60_000);
+            let name = begun.replace([':', '.'], "-");
+            dir.join(format!("{name}_id{i}.jsonl"))
+        };
         for _ in 0..5000 {
-            let folder: Vec<PathBuf> = (0..g.next(5)).map(|i| f(i + 1)).collect();
+            let folder: Vec<SessionFile> = (0..g.next(5))
+                .map(|i| SessionFile {
+                    path: f(i + g.next(6)),
+                    mtime_ms: started + (g.next(5) as i64 - 2) * 60_000,
+                })
+                .collect();
             let flag = (g.next(4) == 0).then(|| f(g.next(9)));
             let registered = match g.next(4) {
                 0 => Some((Some(f(g.next(9))), "id".to_string())),
@@ -578,6 +683,9 @@ mod tests {
             };
             let open: Vec<PathBuf> = (0..g.next(3)).map(|_| f(g.next(9))).collect();
             let unreadable = g.next(10) == 0;
+            let alone = (g.next(2) == 0).then_some(Alone {
+                started_at: started,
+            });
             let found = PiSession {
                 file: flag.clone(),
                 dir: Some(dir.clone()),
@@ -598,7 +706,13 @@ mod tests {
                         Ok(folder.clone())
                     }
                 },
+                alone,
             );
+            let eligible: Vec<&SessionFile> = folder
+                .iter()
+                .filter(|x| x.mtime_ms >= started - WRITTEN_SLACK_MS)
+                .filter(|x| begun_at(&x.path).is_some_and(|b| b <= started + BEGUN_SLACK_MS))
+                .collect();
             let proved = match got.tie {
                 Some(SessionTie::CommandLine) => got.file == flag,
                 Some(SessionTie::Registration) => {
@@ -610,21 +724,45 @@ mod tests {
                         && open.len() == 1
                         && got.file.as_ref() == open.first()
                 }
+                Some(SessionTie::OnlyWritten) => {
+                    alone.is_some()
+                        && !unreadable
+                        && open.len() != 1
+                        && eligible.len() == 1
+                        && got.file.as_ref() == Some(&eligible[0].path)
+                }
                 Some(SessionTie::NoneInFolder) => {
                     got.file.is_none() && folder.is_empty() && !unreadable
                 }
                 Some(SessionTie::Undecided) => {
                     got.file.is_none()
-                        && (unreadable || got.candidates == folder)
+                        && (unreadable
+                            || got.candidates
+                                == folder.iter().map(|x| x.path.clone()).collect::<Vec<_>>())
                         && open.len() != 1
+                        && (unreadable || alone.is_none() || eligible.len() != 1)
                 }
                 None => false,
             };
             assert!(
                 proved,
-                "flag {flag:?} reg {registered:?} open {open:?} folder {folder:?} → {got:?}"
+                "flag {flag:?} reg {registered:?} open {open:?} folder {folder:?} alone {alone:?} → {got:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_name_says_when_its_session_began() {
+        let p = Path::new("/s/2026-11-29T23-13-49-000Z_0193-ab.jsonl");
+        assert_eq!(
+            begun_at(p),
+            crate::clock::parse_iso("2026-11-29T23:13:49.000Z")
+        );
+        assert_eq!(begun_at(Path::new("/s/odd_name.jsonl")), None);
+        assert_eq!(
+            begun_at(Path::new("/s/2026-11-29T23:13:49.000Z_x.jsonl")),
+            None
+        );
     }
 
     fn argv(a: &[&str]) -> Vec<String> {

@@ -76,6 +76,13 @@ fn scan_with_pane_pi(
     let other = header_id(&src);
     let file = flat.join(format!("2026-11-29T23-13-49-000Z_{other}.jsonl"));
     std::fs::copy(&src, &file).unwrap();
+    // Last written an hour ago: before the pane's pi started, so not its by being written.
+    std::fs::File::options()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
     let flat_s = flat.display().to_string();
     let mut argv = pi_support::pi_pane_argv_with(
         &env.path("pi-bin"),

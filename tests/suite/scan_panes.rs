@@ -19,16 +19,23 @@ use pi_support::fake_pi_program;
 use scan_support::*;
 use serde_json::Value;
 
+/// A real transcript as a session file in `dir`, last written an hour ago (before any pi of
+/// the test started).
 fn put(fixture: &str, dir: &Path) -> String {
     let src = Path::new(FIXTURES).join("pi-sessions").join(fixture);
     let id = header_id(&src);
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::copy(
-        &src,
-        dir.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl")),
-    )
-    .unwrap();
+    let to = dir.join(format!("2026-11-29T23-13-49-000Z_{id}.jsonl"));
+    std::fs::copy(&src, &to).unwrap();
+    age(&to, 3600);
     id
+}
+
+/// Set a file's modification time `secs` seconds back (0: now).
+fn age(file: &Path, secs: u64) {
+    let f = std::fs::File::options().append(true).open(file).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+        .unwrap();
 }
 
 /// pi's folder name for a cwd.
@@ -59,6 +66,10 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     let tool = put("tool.jsonl", &agent_b.join("sessions").join(folder(&w2)));
     let flat = env.path("flat");
     put("error.jsonl", &flat);
+    // 7: alone in its folder, its file written after it started (as a pi with no extension).
+    let agent_c = env.path("agent-c");
+    let w7 = dir("w7");
+    let idle7 = put("idle.jsonl", &agent_c.join("sessions").join(folder(&w7)));
     let repo = env.path("repo");
     let seat_dir = repo.join(".pi/state/r1");
     put("idle.jsonl", &seat_dir.join("sessions").join(folder(&w4)));
@@ -100,6 +111,15 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
             &run(&format!("PI_CODING_AGENT_DIR={}", seat_dir.display())),
         ],
     );
+    server.new_session(
+        "seven",
+        &w7,
+        &[
+            "bash",
+            "-c",
+            &run(&format!("PI_CODING_AGENT_DIR={}", agent_c.display())),
+        ],
+    );
     // A second pi in the same flat folder: its own row, never folded into the first.
     server.new_session(
         "six",
@@ -117,7 +137,7 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     );
     wait_for(10_000, || {
         let l = server.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
-        (l.lines().filter(|c| c.trim() == "pi").count() == 6).then_some(())
+        (l.lines().filter(|c| c.trim() == "pi").count() == 7).then_some(())
     })
     .unwrap_or_else(|| {
         panic!(
@@ -130,6 +150,13 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
             ])
         )
     });
+    // pi writes its file: seven's is written now, after its pi started.
+    let seven_file = agent_c
+        .join("sessions")
+        .join(folder(&w7))
+        .join(format!("2026-11-29T23-13-49-000Z_{idle7}.jsonl"));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    age(&seven_file, 0);
     let sock = server.sock.display().to_string();
     let o = env.run(&[
         "scan",
@@ -192,5 +219,10 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     assert_eq!(r1["state"], "idle", "{r1}");
     assert_eq!(r1["tmux"]["session"], "four", "{r1}");
     assert_eq!(r1["foundBy"], Value::Null);
-    assert_eq!(recs.len(), 5, "{:#?}", recs);
+    // Alone in its folder, the one file written since it started (and begun before): its own.
+    let seven = pane("seven").expect("pane seven");
+    assert_eq!(brief(seven), "idle/pi-agent-dir-env/true");
+    assert_eq!(seven["sessionTie"], "only-written", "{seven}");
+    assert_eq!(seven["sessionId"], idle7.as_str());
+    assert_eq!(recs.len(), 6, "{:#?}", recs);
 }
