@@ -85,7 +85,9 @@ fn a_worktree_worker_is_made_on_its_branch_and_retired_only_without_work() {
     assert_eq!(o.status.code(), Some(4), "{said}");
     assert!(
         said.starts_with("intercom-pane: retire: Feat still runs: ")
-            && said.trim_end().ends_with("; close it first (intercom-pane close-worker Feat)"),
+            && said
+                .trim_end()
+                .ends_with("; close it first (intercom-pane close-worker Feat)"),
         "{said}"
     );
     assert_eq!(t.config(), cfg);

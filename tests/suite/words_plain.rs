@@ -103,3 +103,51 @@ fn status_of_another_host_reads_as_status_here_and_a_refusing_host_as_a_sentence
         "{err}"
     );
 }
+
+#[test]
+fn naming_a_worker_where_no_roster_is_says_where_it_looked_and_that_root_names_one() {
+    let env = Env::new().with_system_path();
+    let here = env.dir.path().display().to_string();
+    let looked = format!(
+        "no roster was found here (no .pi-intercom/config.json in {here} or any folder above it); \
+         --root DIR names the folder that holds .pi-intercom/config.json"
+    );
+    for (cmd, code, said) in [
+        (
+            &["reply", "Builder", "hello"][..],
+            5,
+            "no seat named \"Builder\": ",
+        ),
+        (&["explain", "Builder"], 5, "no seat named \"Builder\": "),
+        (&["log", "Builder"], 5, "no seat named \"Builder\": "),
+        (
+            &["close-worker", "Builder"],
+            2,
+            "close-worker: nothing to close: ",
+        ),
+        (
+            &["resume-worker", "Builder"],
+            2,
+            "resume-worker: nothing to resume: ",
+        ),
+        (&["retire", "Builder"], 2, "retire: "),
+    ] {
+        let o = env.run(cmd);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{cmd:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("intercom-pane: {said}{looked}"),
+            "{cmd:?}"
+        );
+    }
+    // With the roster named, the same name is judged against it (no word of a missing roster).
+    crate::scan_support::write_roster(&env.path("root"), &[("w-1", "Builder")]);
+    let o = env.run(&["reply", "--root", "root", "Nobody", "hello"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("no seat named \"Nobody\"") && !err.contains("no roster"),
+        "{err}"
+    );
+}
