@@ -549,3 +549,23 @@ fn send_channel(
     }
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_name_where_no_roster_is_says_so_beside_the_names_the_board_knows() {
+        let why = crate::snapshot::no_roster_here("no .pi-intercom/config.json in /w\u{1b}[2J");
+        let r = Refusal::UnknownSeat("Builder".into(), vec!["w/pi".into()], Some(why.clone()));
+        let t = r.to_string();
+        assert_eq!(
+            t,
+            format!("no seat named \"Builder\": {why}; the board knows: w/pi")
+        );
+        assert!(t.contains("--root DIR") && !t.contains('\u{1b}'), "{t}");
+        let r = Refusal::UnknownSeat("Builder".into(), vec![], None);
+        assert!(r.to_string().contains("the board shows no seat at all"));
+        assert_eq!(r.exit(), ReplyExit::UnknownSeat);
+    }
+}
