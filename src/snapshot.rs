@@ -258,6 +258,33 @@ pub enum RosterStatus {
     },
 }
 
+impl RosterStatus {
+    /// Why no roster agent can be named here, for a refusal of a name the board lacks: where
+    /// the roster was looked for and how to name one. None when the roster was read.
+    pub fn missing(&self) -> Option<String> {
+        match self {
+            RosterStatus::Available { .. } => None,
+            RosterStatus::Unavailable {
+                code: RosterCode::NoRoot,
+                reason,
+            } => Some(no_roster_here(reason)),
+            RosterStatus::Unavailable { reason, .. } => Some(format!(
+                "the roster cannot be used: {}",
+                crate::text::sanitize(reason)
+            )),
+        }
+    }
+}
+
+/// "no roster was found here (WHY)", and that `--root` names one: every refusal of a roster
+/// agent made where no roster is says the same.
+pub(crate) fn no_roster_here(why: &str) -> String {
+    format!(
+        "no roster was found here ({}); --root DIR names the folder that holds .pi-intercom/config.json",
+        crate::text::sanitize(why)
+    )
+}
+
 impl Row {
     /// Since when the seat is in its state, as far as the evidence says: when the evidence that
     /// decided happened (`state_at`; a dialog: when pi opened it), else the session file's newest

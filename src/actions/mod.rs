@@ -20,6 +20,20 @@ pub(crate) mod spawn;
 
 pub(crate) use crate::paths::short_id;
 
+/// The refusal of an action that needs the roster where none was found: where it looked.
+pub(crate) fn no_roster_at(choice: &crate::scan::RootChoice) -> String {
+    use crate::scan::RootChoice;
+    let why = match choice {
+        RootChoice::Discover(start) => format!(
+            "no .pi-intercom/config.json in {} or any folder above it",
+            start.display()
+        ),
+        RootChoice::Exact(root) => format!("no .pi-intercom/config.json in {}", root.display()),
+        RootChoice::Skip => "no Intercom root was given (--no-root)".to_string(),
+    };
+    crate::snapshot::no_roster_here(&why)
+}
+
 /// A test hook's wait (never reached in real use: only when a test names `file` through its
 /// variable): create `file`, then wait, at most 10 s, until the test removes it.
 pub(crate) fn pause_for_test(file: &std::path::Path) {

@@ -99,10 +99,15 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
             format!("a resume of {name} is running or has not registered yet (resume-worker --recover looks at it)"),
         ));
     }
+    // A running worker is retired after it is closed: the refusal names the command that does.
+    let close = format!(
+        "close it first (intercom-pane close-worker {})",
+        crate::text::shell_quote(&name)
+    );
     let still = |detail: String| {
         refused(
             RetireExit::StillRuns,
-            format!("{name} still runs: {detail}"),
+            format!("{name} still runs: {detail}; {close}"),
         )
     };
     if let Some((w, _)) = live::live_registration(root, &req.data_root, &a.session_id) {

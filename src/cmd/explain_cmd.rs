@@ -15,13 +15,19 @@ pub(crate) fn run(args: &ExplainArgs) -> ExplainExit {
     let key = match pass.find_seat(&args.name) {
         Ok(k) => k,
         Err(why) => {
+            // Where no roster was found, a roster agent's name is unknown for that reason.
+            let roster = match why {
+                SeatLookup::Unknown => pass.snapshot.roster.missing(),
+                SeatLookup::Ambiguous(_) => None,
+            };
             eprintln!(
-                "intercom-pane: {} {:?}",
+                "intercom-pane: {} {:?}{}",
                 match why {
                     SeatLookup::Unknown => "no seat named",
                     SeatLookup::Ambiguous(_) => "several seats are named (use <project>/<agent>)",
                 },
-                crate::text::clip(&crate::text::sanitize(&args.name), 80)
+                crate::text::clip(&crate::text::sanitize(&args.name), 80),
+                roster.map(|r| format!(": {r}")).unwrap_or_default()
             );
             return ExplainExit::UnknownSeat;
         }

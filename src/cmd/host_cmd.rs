@@ -518,7 +518,8 @@ fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
     )
 }
 
-/// `status --json --host NAME`: that one machine's page, as it printed it.
+/// `status --host NAME`: that one machine's page, as it printed it with `--json`; without
+/// `--json`, in the same words as this machine's `status` (a failure is a sentence, never JSON).
 fn status(a: &StatusArgs) -> Option<i32> {
     let host = match remote_of(&a.src)? {
         Ok(h) => h,
@@ -532,7 +533,25 @@ fn status(a: &StatusArgs) -> Option<i32> {
     push_flag(&mut flags, a.probe, "--probe");
     let words = delegate::words(&host, "status", &flags, &[]);
     let d = delegate::run(&host, &words, None, READ_DEADLINE);
-    Some(finish(&host, "status", d, true))
+    if a.json {
+        return Some(finish(&host, "status", d, true));
+    }
+    match d {
+        Delegated::Ran {
+            code: 0, stdout, ..
+        } => match serde_json::from_slice::<Value>(&stdout) {
+            Ok(page) if page.is_object() => {
+                crate::cmd::out(format_args!("host {}:", host.name));
+                crate::cmd::out_bytes(crate::views::status_text::status_text(&page).as_bytes());
+                Some(0)
+            }
+            _ => Some(refused(format!(
+                "host {}: its status answer could not be read (not a status page)",
+                host.name
+            ))),
+        },
+        d => Some(finish(&host, "status", d, false)),
+    }
 }
 
 /// One machine's board for `scan`: its records (each with `host`), or why it is missing.

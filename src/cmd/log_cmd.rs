@@ -49,7 +49,7 @@ pub(crate) fn run(args: &LogArgs) -> LogExit {
         Err(e) => {
             eprintln!("intercom-pane: {e}");
             return match e {
-                LogRefusal::Unknown(_) | LogRefusal::Ambiguous(_) => LogExit::UnknownSeat,
+                LogRefusal::Unknown(..) | LogRefusal::Ambiguous(_) => LogExit::UnknownSeat,
                 LogRefusal::NoSessionFile(_) | LogRefusal::Unreadable(..) => LogExit::NoSession,
             };
         }

@@ -196,7 +196,10 @@ pub(crate) fn run_retire(args: &RetireArgs) -> RetireExit {
         RootChoice::Skip => None,
     };
     let Some(root) = root else {
-        eprintln!("intercom-pane: retire: no Intercom root here (give --root)");
+        eprintln!(
+            "intercom-pane: retire: {}",
+            crate::actions::no_roster_at(&r.opts.root)
+        );
         return RetireExit::Usage;
     };
     let end = retire::retire(&RetireRequest {

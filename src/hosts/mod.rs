@@ -98,6 +98,13 @@ pub enum HostError {
     /// The hosts file is refused: where, and why.
     File(PathBuf, String),
     Unknown(String),
+    /// `--host DEST` with an ssh destination (not a name) the hosts file does not hold: the
+    /// destination, the `NAME=DEST` to say instead, and the hosts file looked in.
+    NotInFile {
+        dest: String,
+        suggest: String,
+        file: Option<PathBuf>,
+    },
     BadDest(String),
     /// `--host NAME=DEST` for a name the hosts file already has.
     Shadows(String),
@@ -120,8 +127,27 @@ impl std::fmt::Display for HostError {
             ),
             HostError::Unknown(n) => write!(
                 f,
-                "no host named {n:?} (the hosts file names the others; --host NAME=DEST adds one)"
+                "no host named {n:?} (the hosts file names the others; --host {n}=DEST reaches \
+                 it for this run, DEST its ssh destination)"
             ),
+            HostError::NotInFile {
+                dest,
+                suggest,
+                file,
+            } => {
+                let file = match file {
+                    Some(p) => format!(
+                        "the hosts file ({})",
+                        crate::text::sanitize(&p.display().to_string())
+                    ),
+                    None => "the hosts file".to_string(),
+                };
+                write!(
+                    f,
+                    "{dest} is not in {file}; to use it for this run say --host {suggest}={dest}, \
+                     or add it to the hosts file under a name"
+                )
+            }
             HostError::BadDest(why) => write!(f, "--host: {why}"),
             HostError::Shadows(n) => write!(
                 f,
@@ -179,7 +205,8 @@ pub(crate) fn choose(
                 ))
             }
             None => {
-                let name = HostName::parse(g)?;
+                let name =
+                    HostName::parse(g).map_err(|e| not_in_file(g, file_hosts).unwrap_or(e))?;
                 if name.is_local() {
                     Target::Local
                 } else {
@@ -197,6 +224,39 @@ pub(crate) fn choose(
         }
     }
     Ok(out)
+}
+
+/// `--host DEST` given an ssh destination where a host name belongs (`build.example.com`,
+/// `me@build`): the refusal naming the `NAME=DEST` form, with a name made from the destination
+/// (`NAME` when none can be). None when `given` is no ssh destination either.
+fn not_in_file(given: &str, file_hosts: &[Host]) -> Option<HostError> {
+    let dest = file::check_dest(given).ok()?;
+    let bare = dest.strip_prefix("ssh://").unwrap_or(&dest);
+    let bare = bare.rsplit('@').next().unwrap_or(bare);
+    let first: String = bare
+        .split(['.', ':', '/', '[', ']', '%'])
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(MAX_NAME)
+        .collect();
+    let suggest = match HostName::parse(&first) {
+        // An address (`10.0.0.7`, `[::1]`) makes no name worth offering.
+        Ok(n)
+            if n.as_str().contains(|c: char| c.is_ascii_alphabetic())
+                && !n.is_local()
+                && !file_hosts.iter().any(|h| h.name == n) =>
+        {
+            n.to_string()
+        }
+        _ => "NAME".to_string(),
+    };
+    Some(HostError::NotInFile {
+        dest,
+        suggest,
+        file: file::default_path(),
+    })
 }
 
 /// The hosts file's hosts (none without a file), for `choose`.
@@ -252,6 +312,31 @@ mod tests {
             assert!(HostName::parse(bad).is_err(), "{bad:?}");
         }
         assert!(HostName::parse("LOCAL").unwrap().is_local());
+    }
+
+    #[test]
+    fn a_destination_given_as_a_name_is_told_the_name_equals_dest_form() {
+        let file = vec![host("a"), host("build")];
+        let said = |g: &str| match choose(&[g.to_string()], &file, false) {
+            Err(e @ HostError::NotInFile { .. }) => e.to_string(),
+            other => panic!("{g}: {other:?}"),
+        };
+        let t = said("build2.example.com");
+        assert!(
+            t.starts_with("build2.example.com is not in the hosts file"),
+            "{t}"
+        );
+        assert!(t.contains("say --host build2=build2.example.com"), "{t}");
+        assert!(said("me@gpu.lan:22").contains("--host gpu=me@gpu.lan:22"));
+        assert!(said("ssh://me@[::1]:2222").contains("--host NAME=ssh://me@[::1]:2222"));
+        // A name the file has, or `local`, is not offered again.
+        assert!(said("build.example.com").contains("--host NAME=build.example.com"));
+        assert!(said("local.lan").contains("--host NAME=local.lan"));
+        // Not a destination either: refused as a bad name, nothing echoed raw.
+        assert!(matches!(
+            choose(&["$(x).b".into()], &file, false),
+            Err(HostError::BadName(_))
+        ));
     }
 
     #[test]

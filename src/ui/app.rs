@@ -601,8 +601,10 @@ impl App {
             Action::AcceptFilter => self.close_filter(true),
             Action::ClearFilter => self.close_filter(false),
             Action::Back => self.back(fx),
-            Action::ScrollDetailsDown if self.mode() == Mode::Help => self.scroll_help(true),
-            Action::ScrollDetailsUp if self.mode() == Mode::Help => self.scroll_help(false),
+            Action::ScrollDetailsDown if self.mode() == Mode::Help => self.scroll_help(true, false),
+            Action::ScrollDetailsUp if self.mode() == Mode::Help => self.scroll_help(false, false),
+            Action::HelpPageDown => self.scroll_help(true, true),
+            Action::HelpPageUp => self.scroll_help(false, true),
             Action::ScrollDetailsDown => {
                 // Never past the last screenful the person saw, so PgUp always moves back at
                 // once (before any frame, the frame clamps what it shows).

@@ -309,12 +309,19 @@ impl App {
         }
     }
 
-    pub(super) fn scroll_help(&mut self, down: bool) {
-        let h = &mut self.cockpit.help_scroll;
-        *h = if down {
-            h.saturating_add(3).min(crate::ui::help::line_count())
+    /// Scroll the help overlay a line, or a page of the rows it has on this screen (at a 10-row
+    /// sidebar as at a tall one); never past its last line.
+    pub(super) fn scroll_help(&mut self, down: bool, page: bool) {
+        use crate::ui::help;
+        let (w, h) = self.size();
+        let body = crate::ui::render::body_at(self, w, h);
+        let step = if page { help::page(body.height) } else { 1 };
+        let last = help::max_scroll(body.width, body.height);
+        let s = &mut self.cockpit.help_scroll;
+        *s = if down {
+            s.saturating_add(step).min(last)
         } else {
-            h.saturating_sub(3)
+            s.saturating_sub(step).min(last)
         };
     }
 

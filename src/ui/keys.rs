@@ -90,6 +90,9 @@ pub enum Action {
     Cancel,
     OpenHelp,
     CloseHelp,
+    /// A page of the help overlay: the rows it has, less one kept for context.
+    HelpPageDown,
+    HelpPageUp,
     /// `/`: type a name filter; Enter keeps it, Esc clears it.
     OpenFilter,
     AcceptFilter,
@@ -376,14 +379,22 @@ pub const BINDINGS: &[Binding] = &[
         "delete back",
     ),
     b(
-        &[Key::PageDown, Key::Char('j'), Key::Down],
+        &[Key::PageDown, Key::Char(' ')],
+        Action::HelpPageDown,
+        HELP,
+        "PgDn/PgUp",
+        "page",
+    ),
+    b(&[Key::PageUp], Action::HelpPageUp, HELP, "", "page up"),
+    b(
+        &[Key::Char('j'), Key::Down],
         Action::ScrollDetailsDown,
         HELP,
         "",
         "scroll",
     ),
     b(
-        &[Key::PageUp, Key::Char('k'), Key::Up],
+        &[Key::Char('k'), Key::Up],
         Action::ScrollDetailsUp,
         HELP,
         "",

@@ -163,6 +163,12 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     p
 }
 
+/// The body (the rows between the title and notices and the key line) of a `w × h` screen:
+/// what the help overlay has to page through.
+pub(crate) fn body_at(app: &App, w: u16, h: u16) -> Rect {
+    plan(app, Rect::new(0, 0, w, h)).body
+}
+
 /// The item of the list under screen cell (`x`, `y`) on a `w × h` screen, if any.
 pub(crate) fn item_at(app: &App, w: u16, h: u16, x: u16, y: u16) -> Option<usize> {
     if app.help_open() || x >= w {

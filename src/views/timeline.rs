@@ -34,8 +34,8 @@ pub(crate) struct LogView<'a> {
 /// Why a seat's timeline cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LogRefusal {
-    /// No seat has that name (the name given).
-    Unknown(String),
+    /// No seat has that name (the name given; why no roster agent can be named, if so).
+    Unknown(String, Option<String>),
     /// Several seats have it.
     Ambiguous(String),
     /// The seat (its key) has no session file yet.
@@ -48,7 +48,10 @@ impl fmt::Display for LogRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = |t: &str| text::clip(&text::sanitize(t), 200);
         match self {
-            LogRefusal::Unknown(n) => write!(f, "no seat named {:?}", s(n)),
+            LogRefusal::Unknown(n, None) => write!(f, "no seat named {:?}", s(n)),
+            LogRefusal::Unknown(n, Some(roster)) => {
+                write!(f, "no seat named {:?}: {roster}", s(n))
+            }
             LogRefusal::Ambiguous(n) => write!(
                 f,
                 "several seats are named {:?} (use <project>/<agent>)",
@@ -119,7 +122,9 @@ const LINE_CHARS: usize = 300;
 /// it, its session file the one the scan tied to it (never a guess).
 pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<SeatLog, LogRefusal> {
     let key = pass.find_seat(name).map_err(|why| match why {
-        SeatLookup::Unknown => LogRefusal::Unknown(name.to_string()),
+        SeatLookup::Unknown => {
+            LogRefusal::Unknown(name.to_string(), pass.snapshot.roster.missing())
+        }
         SeatLookup::Ambiguous(_) => LogRefusal::Ambiguous(name.to_string()),
     })?;
     let file = pass

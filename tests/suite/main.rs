@@ -155,3 +155,4 @@ mod ui_robust;
 mod ui_spawn;
 mod ui_tmux;
 mod wait_live;
+mod words_plain;

@@ -277,3 +277,60 @@ fn the_sidebar_keeps_its_minimum_height_in_tmux() {
     })
     .unwrap_or_else(|| panic!("{}", server.tmux(&["capture-pane", "-p", "-t", &pane])));
 }
+
+/// `?` in a real 10-row sidebar: PgDn pages by the rows it has (the last line shown stays),
+/// the key line keeps its hints; made 50×20 (a phone over ssh), nothing is wider than the pane.
+#[test]
+fn help_in_a_ten_row_sidebar_pages_by_its_rows() {
+    use crate::scan_support::{pi_root, Env};
+    let env = Env::new();
+    pi_root(&env, &["idle", "waiting"]);
+    let root = env.path("root");
+    let server = mux_support::TmuxServer::start("w", &root, &[]);
+    let sys = std::path::PathBuf::from(env.system_config());
+    server.start_monitor(&root, &sys, &root, &env.path("sessions"), 10);
+    let capture = || server.tmux(&["capture-pane", "-p", "-t", "=mon:"]);
+    wait_for(15_000, || capture().contains("q quit").then_some(()))
+        .unwrap_or_else(|| panic!("no sidebar:\n{}", capture()));
+    // (first, last, all) of the overlay's title `Keys F–L of N (…)`.
+    let title = |s: &str| -> Option<(usize, usize, usize)> {
+        let t = s.lines().find(|l| l.starts_with("Keys "))?;
+        let n: Vec<usize> = t
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        (n.len() == 3).then(|| (n[0], n[1], n[2]))
+    };
+    server.tmux(&["send-keys", "-t", "=mon:", "?"]);
+    let (s, (f, l, all)) = wait_for(5_000, || {
+        let s = capture();
+        title(&s).map(|t| (s, t))
+    })
+    .unwrap_or_else(|| panic!("no help:\n{}", capture()));
+    assert_eq!(f, 1, "{s}");
+    let bottom = s.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    assert!(bottom.contains("PgDn/PgUp page"), "{s}");
+    server.tmux(&["send-keys", "-t", "=mon:", "NPage"]);
+    wait_for(5_000, || (title(&capture())?.0 == l).then_some(()))
+        .unwrap_or_else(|| panic!("PgDn did not page by {} rows:\n{}", l - 1, capture()));
+    assert!(l >= 5 && all > l, "{s}");
+
+    server.tmux(&["resize-window", "-t", "=mon:", "-x", "50", "-y", "20"]);
+    let s = wait_for(5_000, || {
+        let s = capture();
+        let (f, l, _) = title(&s)?;
+        (l - f + 1 >= 15).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("not redrawn at 50×20:\n{}", capture()));
+    assert!(
+        s.lines()
+            .all(|line| intercom_pane::seam::text::width(line.trim_end()) <= 50),
+        "{s}"
+    );
+    let bottom = s.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    assert!(
+        bottom.contains("PgDn/PgUp page") && bottom.contains("Esc/? close help"),
+        "{s}"
+    );
+}

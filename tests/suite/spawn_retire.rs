@@ -70,9 +70,26 @@ fn a_worktree_worker_is_made_on_its_branch_and_retired_only_without_work() {
     }
     assert_eq!(t.windows(), ["Feat"]);
 
-    // Running: not retired.
+    // Running: not retired, and told how to close it first (the text a person reads, too).
     let (code, out) = retire(&t, &["Feat"]);
     assert_eq!(code, 4, "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("close it first (intercom-pane close-worker Feat)"),
+        "{out}"
+    );
+    let o = t.env.run(&scan_support_args(&t, "retire", &["Feat"]));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{said}");
+    assert!(
+        said.starts_with("intercom-pane: retire: Feat still runs: ")
+            && said
+                .trim_end()
+                .ends_with("; close it first (intercom-pane close-worker Feat)"),
+        "{said}"
+    );
     assert_eq!(t.config(), cfg);
 
     // Closed, with an uncommitted file: retired, the worktree kept and why.

@@ -596,3 +596,81 @@ fn intercom_workers_without_observations_get_no_observation_columns() {
         assert!(!head.contains(dead), "{dead}:\n{s}");
     }
 }
+
+/// The help overlay's title: (first line shown, last line shown, lines in all).
+fn help_title(s: &str) -> (usize, usize, usize) {
+    let t = s
+        .lines()
+        .find(|l| l.starts_with("Keys "))
+        .unwrap_or_else(|| panic!("no help title:\n{s}"));
+    let nums: Vec<usize> = t
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(nums.len(), 3, "{t}");
+    (nums[0], nums[1], nums[2])
+}
+
+#[test]
+fn help_pages_by_the_rows_it_has_and_reads_whole_in_a_short_or_narrow_pane() {
+    // A 10-row sidebar, the usual terminal, a phone over ssh.
+    for (w, h) in [(40u16, 10u16), (80, 24), (50, 20)] {
+        let (mut a, _) = app(demo_snapshot(10, 0, t0()));
+        a.update(Msg::Resize(w, h));
+        ch(&mut a, '?');
+        let mut s = screen(&a, w, h);
+        if (w, h) == (50, 20) {
+            insta::assert_snapshot!("cockpit_help_50x20", s);
+        }
+        let (first, last, all) = help_title(&s);
+        let shown = last - first + 1;
+        assert_eq!(first, 1, "{w}x{h}:\n{s}");
+        // Every row between the title and the key line holds a line of help.
+        let rows_below_title = s.lines().count() - 3;
+        assert_eq!(shown, rows_below_title, "{w}x{h}:\n{s}");
+        let mut seen = String::new();
+        let mut pages = 0;
+        loop {
+            // The key hints stay on the bottom line; nothing is wider than the pane.
+            let bottom = s.lines().last().unwrap();
+            assert!(
+                bottom.contains("PgDn/PgUp page") && bottom.contains("Esc/? close help"),
+                "{w}x{h}: {bottom}"
+            );
+            assert!(
+                s.lines()
+                    .all(|l| intercom_pane::seam::text::width(l) <= w as usize),
+                "{w}x{h}:\n{s}"
+            );
+            seen.push_str(&s);
+            let (f, l, _) = help_title(&s);
+            if l == all {
+                break;
+            }
+            key(&mut a, KeyCode::PageDown);
+            s = screen(&a, w, h);
+            let (f2, _, _) = help_title(&s);
+            // A page is the rows shown less one: the last line shown stays on screen.
+            assert_eq!(f2, (f + shown - 1).min(all - shown + 1), "{w}x{h}");
+            assert!(f2 > f && f2 <= l, "{w}x{h}: {f}..{l} then {f2}");
+            pages += 1;
+            assert!(pages <= all, "{w}x{h}: PgDn never reached the end");
+        }
+        assert_eq!(pages, (all - shown).div_ceil(shown - 1), "{w}x{h}");
+        // Past the end PgDn stays; PgUp comes back at once; ↑ moves a line.
+        key(&mut a, KeyCode::PageDown);
+        assert_eq!(help_title(&screen(&a, w, h)).1, all);
+        key(&mut a, KeyCode::Up);
+        assert_eq!(help_title(&screen(&a, w, h)).1, all - 1, "{w}x{h}");
+        key(&mut a, KeyCode::PageUp);
+        assert!(help_title(&screen(&a, w, h)).1 < all - 1, "{w}x{h}");
+        // Every word of every binding was readable (long ones wrap, never cut).
+        let words: Vec<&str> = seen.split_whitespace().collect();
+        for b in intercom_pane::seam::ui::keys::BINDINGS {
+            for word in b.what.split(' ') {
+                assert!(words.contains(&word), "{w}x{h}: {word:?} of {:?}", b.what);
+            }
+        }
+    }
+}

@@ -262,7 +262,10 @@ fn find_worker(req: &CloseRequest) -> Result<(PathBuf, IntercomConfig, Agent), E
     let Some(root) = root else {
         return Err(refused(
             CloseExit::Refused,
-            "no Intercom root: nothing to close",
+            format!(
+                "nothing to close: {}",
+                crate::actions::no_roster_at(&req.scan.root)
+            ),
         ));
     };
     let cfg = config::load(&root).map_err(|e| refused(CloseExit::Refused, e.to_string()))?;

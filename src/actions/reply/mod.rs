@@ -47,7 +47,9 @@ pub enum Refusal {
     /// The text breaks a text rule (`reply_text.rs`).
     Text(TextError),
     /// No seat has that name: the name given, and the names the board knows.
-    UnknownSeat(String, Vec<String>),
+    /// The name, the names the board knows, and why no roster agent can be named (no roster
+    /// found here, or it cannot be used).
+    UnknownSeat(String, Vec<String>, Option<String>),
     /// More than one seat has that name: the name given, and their `<project>/<agent>` keys.
     Ambiguous(String, Vec<String>),
     Connector(String),
@@ -132,12 +134,22 @@ impl std::fmt::Display for Refusal {
         let reason = |s: &str| crate::text::clip(&crate::text::sanitize(s), 300);
         match self {
             Refusal::Text(e) => e.fmt(f),
-            Refusal::UnknownSeat(s, known) if known.is_empty() => write!(
+            Refusal::UnknownSeat(s, known, Some(roster)) if known.is_empty() => {
+                write!(f, "no seat named {:?}: {roster}", clean(s))
+            }
+            Refusal::UnknownSeat(s, known, Some(roster)) => write!(
+                f,
+                "no seat named {:?}: {}; the board knows: {}",
+                clean(s),
+                roster,
+                name_list(known)
+            ),
+            Refusal::UnknownSeat(s, known, None) if known.is_empty() => write!(
                 f,
                 "no seat named {:?}: the board shows no seat at all (`intercom-pane doctor` says why)",
                 clean(s)
             ),
-            Refusal::UnknownSeat(s, known) => write!(
+            Refusal::UnknownSeat(s, known, None) => write!(
                 f,
                 "no seat named {:?}; the board knows: {}",
                 clean(s),
@@ -282,7 +294,11 @@ pub(crate) fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a Repl
     let key = match scan.find_seat(who) {
         Ok(k) => k,
         Err(crate::scan::SeatLookup::Unknown) => {
-            return Err(Refusal::UnknownSeat(who.to_string(), known_names(scan)))
+            return Err(Refusal::UnknownSeat(
+                who.to_string(),
+                known_names(scan),
+                scan.snapshot.roster.missing(),
+            ))
         }
         Err(crate::scan::SeatLookup::Ambiguous(keys)) => {
             return Err(Refusal::Ambiguous(who.to_string(), keys))
@@ -298,7 +314,11 @@ pub(crate) fn resolve<'a>(scan: &'a Scan, who: &str) -> Result<(String, &'a Repl
     match scan.reply_paths.get(key.as_str()) {
         Some(Ok(t)) => Ok((key, t)),
         Some(Err(why)) => Err(Refusal::NoPath(key, why.to_string())),
-        None => Err(Refusal::UnknownSeat(who.to_string(), known_names(scan))),
+        None => Err(Refusal::UnknownSeat(
+            who.to_string(),
+            known_names(scan),
+            scan.snapshot.roster.missing(),
+        )),
     }
 }
 
@@ -528,4 +548,24 @@ fn send_channel(
         _ => r.stdout = answer.detail,
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_name_where_no_roster_is_says_so_beside_the_names_the_board_knows() {
+        let why = crate::snapshot::no_roster_here("no .pi-intercom/config.json in /w\u{1b}[2J");
+        let r = Refusal::UnknownSeat("Builder".into(), vec!["w/pi".into()], Some(why.clone()));
+        let t = r.to_string();
+        assert_eq!(
+            t,
+            format!("no seat named \"Builder\": {why}; the board knows: w/pi")
+        );
+        assert!(t.contains("--root DIR") && !t.contains('\u{1b}'), "{t}");
+        let r = Refusal::UnknownSeat("Builder".into(), vec![], None);
+        assert!(r.to_string().contains("the board shows no seat at all"));
+        assert_eq!(r.exit(), ReplyExit::UnknownSeat);
+    }
 }

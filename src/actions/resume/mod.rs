@@ -124,7 +124,13 @@ pub(crate) fn resume_worker(req: &ResumeRequest) -> Ending {
         scan::RootChoice::Skip => None,
     };
     let Some(root) = root else {
-        return refused(ResumeExit::Usage, "no Intercom root: nothing to resume");
+        return refused(
+            ResumeExit::Usage,
+            format!(
+                "nothing to resume: {}",
+                crate::actions::no_roster_at(&req.scan.root)
+            ),
+        );
     };
     let first = match preflight(req, &root, None) {
         Ok(p) => p,
