@@ -255,7 +255,12 @@ fn local_ports(
         clock: clock.clone(),
         own: own_pane(),
     };
+    // In the demo, `+` and resume start its simulated stand-in, never the person's `pi`.
+    let pi_program = crate::demo::stand_in_pi(args.src.config.as_deref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "pi".into());
     let workers = ScanWorkers {
+        pi_program: pi_program.clone(),
         opts: opts.clone(),
         clock: clock.clone(),
         system_config: args.src.config.as_ref().map(|c| {
@@ -265,6 +270,7 @@ fn local_ports(
         }),
     };
     let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        pi_program,
         opts: opts.clone(),
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),

@@ -223,6 +223,8 @@ pub(crate) fn run_retire(args: &RetireArgs) -> RetireExit {
 /// The sidebar's spawner: the command's own guarded `spawn`, with the monitor's sources.
 pub(crate) struct CommandSpawner {
     pub opts: crate::scan::ScanOptions,
+    /// The program a spawn starts (`pi`; the demo's stand-in in the demo).
+    pub pi_program: String,
     pub system_config: Option<PathBuf>,
     pub clock: std::sync::Arc<dyn crate::clock::Clock>,
 }
@@ -251,7 +253,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             thinking: None,
             extra_args: Vec::new(),
             wait_secs: 60,
-            pi_program: "pi".into(),
+            pi_program: self.pi_program.clone(),
             system_config: self.system_config.clone(),
             scan: &self.opts,
             clock: self.clock.as_ref(),
