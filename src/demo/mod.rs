@@ -222,7 +222,7 @@ fn write_stand_in(layout: &DemoLayout) -> std::io::Result<PathBuf> {
         "#!/bin/sh\n\
 # The demo's stand-in for pi: a simulated worker, never the pi on your PATH.\n\
 case \"$1:$2\" in --session-id:[0-9a-f]*-*) ;; *)\n\
-  echo 'The demo starts only simulated workers; this one cannot resume.'; sleep 30; exit 2;;\n\
+  echo 'The demo starts only simulated workers; this one cannot resume (Enter closes).'; read -r _; exit 2;;\n\
 esac\n\
 exec {exe} demo-agent --session-id \"$2\" --session-file {sessions}/--demo--/spawned_\"$2\".jsonl \\\n\
   --cwd \"$PWD\" --root {root} --scenario tool --step 3 --lifetime 3600 --register-config {cfg}\n",
@@ -349,7 +349,8 @@ fn start_tmux(
         crate::mux::shell_quote(&layout.base.join("system.json").display().to_string()),
         crate::mux::shell_line(&agent),
     );
-    let coordinator = ["sh".to_string(), "-c".to_string(), hook];
+    // `/bin/sh`, not a `sh` looked up on the person's PATH.
+    let coordinator = ["/bin/sh".to_string(), "-c".to_string(), hook];
     let server = PrivateServer::start(&sock, "Coordinator", &layout.root, size, &coordinator)
         .map_err(|e| TmuxStepFailed(e.to_string()))?;
     // The keys stay on screen in the status line; the session name is not cut.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use mux_support::{wait_for, TmuxServer};
 
 /// The demo typed into a shell of a 120×40 terminal outside tmux, with a PATH whose first `pi`
-/// writes `marker` when run. Returns the outer server, the demo's temporary folder and the
+/// (and `sh`, `node`, `git`) writes `marker` when run. Returns the outer server, the demo's temporary folder and the
 /// marker's path.
 fn demo_with_recording_pi(dir: &Path) -> (TmuxServer, PathBuf, PathBuf) {
     let demo_tmp = dir.join("tmp");
@@ -20,14 +20,26 @@ fn demo_with_recording_pi(dir: &Path) -> (TmuxServer, PathBuf, PathBuf) {
     std::fs::create_dir_all(&demo_tmp).unwrap();
     std::fs::create_dir_all(&bin).unwrap();
     let marker = dir.join("pi-was-run");
-    let pi = bin.join("pi");
-    std::fs::write(
-        &pi,
-        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", marker.display()),
-    )
-    .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // `pi` records and does nothing else; the others record and then do their job (a demo that
+    // ran them from PATH still works, and the test names what it ran).
+    for (name, then) in [
+        ("pi", ""),
+        ("sh", "exec /bin/sh \"$@\"\n"),
+        ("node", "exit 1\n"),
+        ("git", "exit 1\n"),
+    ] {
+        let path = bin.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho {name} \"$@\" >> '{}'\n{then}",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let outer = TmuxServer::start("outer", dir, &[]);
     outer.tmux(&["set-option", "-g", "status", "off"]);
     outer.tmux(&["resize-window", "-t", "=outer:", "-x", "120", "-y", "40"]);
@@ -129,11 +141,15 @@ fn close_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
 
     assert!(
         !marker.exists(),
-        "the demo ran the pi on PATH: {:?}",
+        "the demo ran programs from PATH: {:?}",
         std::fs::read_to_string(&marker)
     );
     leave(&outer, &demo_tmp);
-    assert!(!marker.exists(), "the demo ran the pi on PATH");
+    assert!(
+        !marker.exists(),
+        "the demo ran programs from PATH: {:?}",
+        std::fs::read_to_string(&marker)
+    );
 }
 
 #[test]
@@ -160,5 +176,9 @@ fn enter_on_a_demo_worker_shows_its_simulated_conversation() {
     })
     .unwrap_or_else(|| panic!("⏎ did not show Docs's conversation:\n{}", capture()));
     leave(&outer, &demo_tmp);
-    assert!(!marker.exists(), "the demo ran the pi on PATH");
+    assert!(
+        !marker.exists(),
+        "the demo ran programs from PATH: {:?}",
+        std::fs::read_to_string(&marker)
+    );
 }
