@@ -351,7 +351,13 @@ fn run_handoff(job: &str, summary: &str, root: Option<&Path>) -> String {
         }
     }
     let mut said = String::new();
-    for out in [child.stdout.take().map(|o| Box::new(o) as Box<dyn Read>), child.stderr.take().map(|o| Box::new(o) as Box<dyn Read>)].into_iter().flatten() {
+    for out in [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn Read>),
+        child.stderr.take().map(|o| Box::new(o) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
         let _ = out.take(2000).read_to_string(&mut said);
     }
     said.trim().to_string()

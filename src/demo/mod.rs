@@ -578,6 +578,9 @@ mod tests {
         let keys = status_keys("C-b");
         let here = keys.split(',').nth(1).unwrap_or_default();
         assert!(here.starts_with(" C-b Up: sidebar"), "{keys}");
-        assert!(here.chars().count() <= 80 - "[Coordinator] ".len(), "{here}");
+        assert!(
+            here.chars().count() <= 80 - "[Coordinator] ".len(),
+            "{here}"
+        );
     }
 }

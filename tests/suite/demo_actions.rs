@@ -107,8 +107,10 @@ fn close_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
     // C: the handoff and the close run quickly; the row reads offline with the close's receipt.
     select(&outer, "Builder");
     outer.tmux(&["send-keys", "-t", "=outer:", "C"]);
-    wait_for(5_000, || capture().contains("Close worker Builder?").then_some(()))
-        .unwrap_or_else(|| panic!("no close dialog:\n{}", capture()));
+    wait_for(5_000, || {
+        capture().contains("Close worker Builder?").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no close dialog:\n{}", capture()));
     outer.tmux(&["send-keys", "-t", "=outer:", "y"]);
     let closed = wait_for(20_000, || {
         let s = capture();
