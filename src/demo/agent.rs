@@ -488,7 +488,13 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
     if let Some(b) = &args.banner {
         println!("{b}");
     }
-    if let Some(port) = args.port {
+    // Started without a port (the demo's stand-in for a spawn or a resume): the one the roster
+    // gives this session, as the pi extension takes it.
+    let port = args.port.or_else(|| {
+        let cfg = crate::evidence::config::load(args.root.as_deref()?).ok()?;
+        Some(cfg.find_by_session(&args.session_id)?.port).filter(|p| *p != 0)
+    });
+    if let Some(port) = port {
         match TcpListener::bind(("127.0.0.1", port)) {
             Ok(l) => {
                 let id = args.session_id.clone();
@@ -497,9 +503,11 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
             Err(e) => eprintln!("demo-agent: cannot listen on 127.0.0.1:{port}: {e}"),
         }
     }
+    // A resumed session continues its file, as pi does: the header is written once.
+    let resumed = std::fs::metadata(&args.session_file).is_ok_and(|m| m.len() > 0);
     let header = json!({"type": "session", "version": 3, "id": args.session_id,
         "timestamp": format_iso(SystemClock.now_ms()), "cwd": args.cwd.display().to_string()});
-    if w.append(&w.session_file.clone(), &header).is_err() {
+    if !resumed && w.append(&w.session_file.clone(), &header).is_err() {
         eprintln!("demo-agent: cannot write {}", args.session_file.display());
         return 1;
     }

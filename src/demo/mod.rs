@@ -213,7 +213,8 @@ const DEMO_PI_KEY: &str = "demoPi";
 
 /// Write `<base>/demo-pi`: what `+` (spawn) in the demo's sidebar starts instead of pi. Spawn
 /// runs `PROGRAM --session-id ID`; this starts a simulated worker for that session with this
-/// binary. Anything else (a resume's `--session FILE`) is refused in the pane.
+/// binary; a resume runs `PROGRAM --session FILE` and the simulated worker continues that file.
+/// Anything else is refused in the pane.
 fn write_stand_in(layout: &DemoLayout) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let q = |p: &Path| crate::mux::shell_quote(&p.display().to_string());
@@ -221,10 +222,17 @@ fn write_stand_in(layout: &DemoLayout) -> std::io::Result<PathBuf> {
     let script = format!(
         "#!/bin/sh\n\
 # The demo's stand-in for pi: a simulated worker, never the pi on your PATH.\n\
-case \"$1:$2\" in --session-id:[0-9a-f]*-*) ;; *)\n\
-  echo 'The demo starts only simulated workers; this one cannot resume (Enter closes).'; read -r _; exit 2;;\n\
+# A spawn names the session (--session-id ID); a resume its file (--session FILE, its name ends\n\
+# in _ID.jsonl). Only those, with a session id's characters.\n\
+case \"$1\" in\n\
+  --session-id) id=\"$2\"; file={sessions}/--demo--/spawned_\"$2\".jsonl;;\n\
+  --session) file=\"$2\"; id=\"${{2##*_}}\"; id=\"${{id%.jsonl}}\";;\n\
+  *) id=;;\n\
 esac\n\
-exec {exe} demo-agent --session-id \"$2\" --session-file {sessions}/--demo--/spawned_\"$2\".jsonl \\\n\
+case \"$id\" in ''|-*|*[!0-9a-f-]*)\n\
+  echo 'The demo starts only simulated workers, for a session it names (Enter closes).'; read -r _; exit 2;;\n\
+esac\n\
+exec {exe} demo-agent --session-id \"$id\" --session-file \"$file\" \\\n\
   --cwd \"$PWD\" --root {root} --scenario tool --step 3 --lifetime 3600 --register-config {cfg}\n",
         exe = q(&exe),
         sessions = q(&layout.sessions),

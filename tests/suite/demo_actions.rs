@@ -1,6 +1,6 @@
 //! The demo's actions stay in the demo: `C` (close) hands off and closes a simulated worker
-//! through the real close, `+` (spawn) starts a simulated worker, and neither starts the `pi` on
-//! the person's PATH (here a recording script that leaves a marker when run). ⏎ on a worker shows
+//! through the real close, `R` resumes it and `+` (spawn) starts a simulated worker, and none
+//! starts the `pi` on the person's PATH (here a recording script that leaves a marker when run). ⏎ on a worker shows
 //! its simulated conversation.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -91,7 +91,7 @@ fn leave(outer: &TmuxServer, demo_tmp: &Path) {
 }
 
 #[test]
-fn close_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
+fn close_resume_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
     let tmp = tempfile::tempdir().unwrap();
     let (outer, demo_tmp, marker) = demo_with_recording_pi(tmp.path());
     let capture = || outer.tmux(&["capture-pane", "-p", "-t", "=outer:"]);
@@ -121,6 +121,19 @@ fn close_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
     // The simulated worker's question was answered by its handoff: no stale ask on its row.
     assert!(!closed.contains("needs decision"), "{closed}");
 
+    // R: the closed worker resumes its session as a simulated worker again.
+    outer.tmux(&["send-keys", "-t", "=outer:", "R"]);
+    wait_for(5_000, || capture().contains("Builder?").then_some(()))
+        .unwrap_or_else(|| panic!("no resume dialog:\n{}", capture()));
+    outer.tmux(&["send-keys", "-t", "=outer:", "y"]);
+    wait_for(30_000, || {
+        let s = capture();
+        let r = row(&s, "Builder")?;
+        // Its health answers on the roster's port again.
+        (!r.contains("offline") && r.contains(" connected ")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("Builder did not resume:\n{}", capture()));
+
     // +: a simulated worker joins the roster and its row appears.
     outer.tmux(&["send-keys", "-t", "=outer:", "+"]);
     wait_for(5_000, || capture().contains("Spawn a worker").then_some(()))
@@ -134,12 +147,12 @@ fn close_and_spawn_in_the_demo_are_simulated_and_never_run_the_persons_pi() {
     })
     .unwrap_or_else(|| panic!("Tester was not spawned:\n{}", capture()));
     select(&outer, "Tester");
-    let screen = capture();
-    let tester = row(&screen, "Tester").unwrap();
-    assert!(
-        !tester.contains("offline") && !tester.contains("unknown"),
-        "{screen}"
-    );
+    wait_for(20_000, || {
+        let s = capture();
+        let r = row(&s, "Tester")?;
+        (!r.contains("offline") && r.contains(" connected ")).then_some(())
+    })
+    .unwrap_or_else(|| panic!("Tester does not run connected:\n{}", capture()));
 
     assert!(
         !marker.exists(),
