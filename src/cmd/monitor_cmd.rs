@@ -255,7 +255,14 @@ fn local_ports(
         clock: clock.clone(),
         own: own_pane(),
     };
+    // In the demo, `+` and resume start its simulated stand-in, never the person's `pi`.
+    let stand_in = crate::demo::stand_in_pi(args.src.config.as_deref());
+    let in_demo = stand_in.is_some();
+    let pi_program = stand_in
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "pi".into());
     let workers = ScanWorkers {
+        pi_program: pi_program.clone(),
         opts: opts.clone(),
         clock: clock.clone(),
         system_config: args.src.config.as_ref().map(|c| {
@@ -265,6 +272,9 @@ fn local_ports(
         }),
     };
     let spawner = crate::cmd::spawn_cmd::CommandSpawner {
+        pi_program,
+        no_worktree: in_demo
+            .then_some("the demo's simulated workers share its folder: no worktree in the demo"),
         opts: opts.clone(),
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
         clock: clock.clone(),
@@ -281,9 +291,12 @@ fn local_ports(
             memory: memory.clone(),
         }),
         frame_log: Some(Arc::new(LogFrames)),
-        changes: Some(Arc::new(crate::cmd::review_cmd::GitChanges {
-            root: opts.root.clone(),
-        })),
+        // The demo's root is no repository, and the demo runs no `git` from the person's PATH.
+        changes: (!in_demo).then(|| {
+            Arc::new(crate::cmd::review_cmd::GitChanges {
+                root: opts.root.clone(),
+            }) as _
+        }),
     };
     (replies, monitor)
 }

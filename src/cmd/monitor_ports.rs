@@ -175,6 +175,8 @@ impl Navigator for ScanNavigator {
 /// close-worker and resume-worker from the list, through the commands' own code.
 pub(crate) struct ScanWorkers {
     pub opts: ScanOptions,
+    /// The program a resume starts (`pi`; the demo's stand-in in the demo).
+    pub pi_program: String,
     pub clock: Arc<dyn Clock>,
     /// The system config (`--config`), absolute, passed to a resumed pi's extension.
     pub system_config: Option<PathBuf>,
@@ -248,7 +250,7 @@ impl ScanWorkers {
             dry_run: false,
             recover: false,
             wait_secs: RESUME_WAIT_SECS,
-            pi_program: "pi".into(),
+            pi_program: self.pi_program.clone(),
             system_config: self.system_config.clone(),
             scan: &self.opts,
             clock: self.clock.as_ref(),

@@ -226,6 +226,10 @@ pub(crate) fn run_retire(args: &RetireArgs) -> RetireExit {
 /// The sidebar's spawner: the command's own guarded `spawn`, with the monitor's sources.
 pub(crate) struct CommandSpawner {
     pub opts: crate::scan::ScanOptions,
+    /// The program a spawn starts (`pi`; the demo's stand-in in the demo).
+    pub pi_program: String,
+    /// Why a worktree cannot be asked for here (the demo: no repository, no `git`).
+    pub no_worktree: Option<&'static str>,
     pub system_config: Option<PathBuf>,
     pub clock: std::sync::Arc<dyn crate::clock::Clock>,
 }
@@ -241,6 +245,13 @@ impl crate::ui::ports::Spawner for CommandSpawner {
         ask: &crate::ui::ports::SpawnAsk,
         stage: &dyn Fn(&str),
     ) -> crate::ui::ports::WorkerOutcome {
+        if let (true, Some(why)) = (ask.worktree, self.no_worktree) {
+            return crate::ui::ports::WorkerOutcome {
+                ok: false,
+                result: "refused".into(),
+                detail: why.into(),
+            };
+        }
         let req = SpawnRequest {
             name: ask.name.clone(),
             folder: if ask.worktree {
@@ -254,7 +265,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             thinking: None,
             extra_args: Vec::new(),
             wait_secs: 60,
-            pi_program: "pi".into(),
+            pi_program: self.pi_program.clone(),
             system_config: self.system_config.clone(),
             scan: &self.opts,
             clock: self.clock.as_ref(),

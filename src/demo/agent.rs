@@ -90,6 +90,7 @@ impl Writer {
     }
 
     fn message(&mut self, message: Value) -> std::io::Result<String> {
+        show(&message);
         self.entry(json!({"type": "message", "message": message}))
     }
 
@@ -138,6 +139,36 @@ impl Writer {
         if std::fs::write(&tmp, format!("{v}\n")).is_ok() {
             let _ = std::fs::rename(&tmp, dir.join(format!("{name}.json")));
         }
+    }
+
+    /// A close request arrived (`close-worker`, or `C` in the sidebar): save the handoff with
+    /// this same binary's `handoff`, as a pi would with its bash tool, then finish the turn. The
+    /// real close then sees the turn settle and ends this process.
+    fn hand_off(&mut self, text: &str, job: &str, root: Option<&Path>) -> std::io::Result<()> {
+        self.observe("host.activity", true, Some("working"), Some("processing"));
+        self.message(json!({"role": "user", "content": text}))?;
+        let summary = "Simulated handoff: the demo checklist item is done; nothing is left.";
+        self.assistant(
+            json!([{"type": "toolCall", "id": "call_handoff", "name": "bash",
+                "arguments": {"command": format!("intercom-pane handoff --job {job} --summary \"{summary}\"")}}]),
+            "toolUse",
+            None,
+        )?;
+        self.observe("host.activity", true, Some("tool"), Some("running_command"));
+        let saved = run_handoff(job, summary, root);
+        self.message(json!({"role": "toolResult", "toolCallId": "call_handoff",
+            "toolName": "bash", "content": [{"type": "text", "text": saved}], "isError": false}))?;
+        // The turn ends after the handoff was saved (the close waits for a reply newer than it).
+        std::thread::sleep(Duration::from_millis(50));
+        self.assistant(
+            json!([{"type": "text", "text": "Handoff saved; stopping here."}]),
+            "stop",
+            None,
+        )?;
+        self.observe("host.activity", false, Some("idle"), Some("settled"));
+        // Its question is moot once it hands off: the row shows the close, not a stale ask.
+        self.report("clear", "");
+        Ok(())
     }
 
     /// A reply arrived in the pane: a user turn, then an acknowledging reply.
@@ -241,6 +272,95 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// Print a message in the pane as pi shows its conversation: the prompt, the reply's text, the
+/// tool it runs and the tool's output, an error. Bounded; the demo writes every text itself.
+fn show(message: &Value) {
+    let role = message["role"].as_str().unwrap_or("");
+    let mut lines: Vec<String> = Vec::new();
+    let parts: Vec<&Value> = match &message["content"] {
+        Value::String(_) => vec![&message["content"]],
+        Value::Array(a) => a.iter().collect(),
+        _ => Vec::new(),
+    };
+    for p in parts {
+        let text = p.as_str().or_else(|| p["text"].as_str());
+        match (role, p["type"].as_str(), text) {
+            ("user", _, Some(t)) => lines.push(format!("> {t}")),
+            ("toolResult", _, Some(t)) => lines.push(format!("  {t}")),
+            (_, Some("toolCall"), _) => lines.push(format!(
+                "$ {}",
+                p["arguments"]["command"].as_str().unwrap_or("")
+            )),
+            (_, _, Some(t)) => lines.push(t.to_string()),
+            _ => {}
+        }
+    }
+    if let Some(e) = message["errorMessage"].as_str() {
+        lines.push(format!("Error: {e}"));
+    }
+    let mut out = std::io::stdout().lock();
+    for l in lines.iter().take(20) {
+        let l: String = crate::text::sanitize(l).chars().take(500).collect();
+        let _ = writeln!(out, "{l}");
+    }
+    let _ = out.flush();
+}
+
+/// The job id of a close request (`Intercom close requested (job ID): …`), when it is one and
+/// the id is a plain word (it becomes an argument of `handoff`).
+fn close_job(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("Intercom close requested (job ")?;
+    let job = &rest[..rest.find(')')?];
+    let plain = !job.is_empty()
+        && job.len() <= 128
+        && !job.starts_with('-')
+        && job
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    plain.then_some(job)
+}
+
+/// Run this binary's `handoff` for `job`, bounded; what it said, for the transcript.
+fn run_handoff(job: &str, summary: &str, root: Option<&Path>) -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "handoff not run: this program's path is unknown".into();
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["handoff", "--job", job, "--summary", summary])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some(r) = root {
+        cmd.arg("--root").arg(r);
+    }
+    let Ok(mut child) = cmd.spawn() else {
+        return "handoff not run: cannot start it".into();
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return "handoff timed out".into();
+            }
+        }
+    }
+    let mut said = String::new();
+    for out in [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn Read>),
+        child.stderr.take().map(|o| Box::new(o) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = out.take(2000).read_to_string(&mut said);
+    }
+    said.trim().to_string()
 }
 
 fn serve_health(listener: TcpListener, session_id: String) {
@@ -368,7 +488,13 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
     if let Some(b) = &args.banner {
         println!("{b}");
     }
-    if let Some(port) = args.port {
+    // Started without a port (the demo's stand-in for a spawn or a resume): the one the roster
+    // gives this session, as the pi extension takes it.
+    let port = args.port.or_else(|| {
+        let cfg = crate::evidence::config::load(args.root.as_deref()?).ok()?;
+        Some(cfg.find_by_session(&args.session_id)?.port).filter(|p| *p != 0)
+    });
+    if let Some(port) = port {
         match TcpListener::bind(("127.0.0.1", port)) {
             Ok(l) => {
                 let id = args.session_id.clone();
@@ -377,9 +503,11 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
             Err(e) => eprintln!("demo-agent: cannot listen on 127.0.0.1:{port}: {e}"),
         }
     }
+    // A resumed session continues its file, as pi does: the header is written once.
+    let resumed = std::fs::metadata(&args.session_file).is_ok_and(|m| m.len() > 0);
     let header = json!({"type": "session", "version": 3, "id": args.session_id,
         "timestamp": format_iso(SystemClock.now_ms()), "cwd": args.cwd.display().to_string()});
-    if w.append(&w.session_file.clone(), &header).is_err() {
+    if !resumed && w.append(&w.session_file.clone(), &header).is_err() {
         eprintln!("demo-agent: cannot write {}", args.session_file.display());
         return 1;
     }
@@ -413,7 +541,15 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
                 return 0;
             }
             if let Ok(text) = replies.try_recv() {
-                if w.answer(&text).is_err() {
+                let done = match close_job(&text) {
+                    Some(job) => {
+                        // Handed off: no new turn starts before the close ends this process.
+                        finished = true;
+                        w.hand_off(&text, job, args.root.as_deref())
+                    }
+                    None => w.answer(&text),
+                };
+                if done.is_err() {
                     return 1;
                 }
             }
@@ -435,4 +571,26 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
         register_self(args, cfg, "session_shutdown", 2);
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_close_request_with_a_plain_job_id_is_handed_off() {
+        let ask = "Intercom close requested (job 7f3a-b_2): save your public handoff now by running `intercom-pane handoff --job 7f3a-b_2 --summary \"…\"`, then finish your turn.";
+        assert_eq!(close_job(ask), Some("7f3a-b_2"));
+        for bad in [
+            "Intercom close requested (job -rf): x",
+            "Intercom close requested (job $(touch x)): x",
+            "Intercom close requested (job a b): x",
+            "Intercom close requested (job ): x",
+            "Intercom close requested (job abc",
+            "please close: Intercom close requested (job abc): x",
+            "staging",
+        ] {
+            assert_eq!(close_job(bad), None, "{bad}");
+        }
+    }
 }

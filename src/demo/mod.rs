@@ -108,9 +108,9 @@ pub(crate) fn demo_prefix(inside_tmux: bool, person_prefix: Option<&str>) -> &'s
 /// our marker; `q` closes it), else how to get back or out. A tmux format, evaluated per client;
 /// the texts hold no `,` `#` or `}` (the prefix is one of ours: `C-a` or `C-b`).
 fn status_keys(prefix: &str) -> String {
-    let here = format!(
-        " {prefix} Up: sidebar | Enter: go to | r: reply | ?: keys | {prefix} d: leave demo "
-    );
+    // At most 62 columns: beside `[Coordinator] ` it fits 80, and tmux cuts a long right side
+    // from its start, which would lose the one key that gets to the sidebar.
+    let here = format!(" {prefix} Up: sidebar | Enter: go to | ?: keys | {prefix} d: leave demo ");
     let closed = format!(" sidebar closed (q) | {prefix} d: leave demo ");
     let away = format!(" {prefix} L: back to Coordinator | {prefix} d: leave demo ");
     format!(
@@ -192,10 +192,12 @@ pub(crate) fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io:
         agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
             "description": w.description, "port": port, "projectDirectory": "."}));
     }
+    let stand_in = write_stand_in(layout)?;
     std::fs::write(
         layout.base.join("system.json"),
         json!({"dataRoot": layout.data_root.display().to_string(),
-            "sessionDirs": [layout.sessions.display().to_string()]})
+            "sessionDirs": [layout.sessions.display().to_string()],
+            DEMO_PI_KEY: stand_in.display().to_string()})
         .to_string(),
     )?;
     let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
@@ -203,6 +205,53 @@ pub(crate) fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io:
         crate::paths::config_file(&layout.root),
         serde_json::to_string_pretty(&cfg)? + "\n",
     )
+}
+
+/// The system config's key naming the demo's stand-in for pi: a sidebar started with that config
+/// spawns and resumes with it, never with the `pi` on the person's PATH.
+const DEMO_PI_KEY: &str = "demoPi";
+
+/// Write `<base>/demo-pi`: what `+` (spawn) in the demo's sidebar starts instead of pi. Spawn
+/// runs `PROGRAM --session-id ID`; this starts a simulated worker for that session with this
+/// binary; a resume runs `PROGRAM --session FILE` and the simulated worker continues that file.
+/// Anything else is refused in the pane.
+fn write_stand_in(layout: &DemoLayout) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let q = |p: &Path| crate::mux::shell_quote(&p.display().to_string());
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("intercom-pane"));
+    let script = format!(
+        "#!/bin/sh\n\
+# The demo's stand-in for pi: a simulated worker, never the pi on your PATH.\n\
+# A spawn names the session (--session-id ID); a resume its file (--session FILE, its name ends\n\
+# in _ID.jsonl). Only those, with a session id's characters.\n\
+case \"$1\" in\n\
+  --session-id) id=\"$2\"; file={sessions}/--demo--/spawned_\"$2\".jsonl;;\n\
+  --session) file=\"$2\"; id=\"${{2##*_}}\"; id=\"${{id%.jsonl}}\";;\n\
+  *) id=;;\n\
+esac\n\
+case \"$id\" in ''|-*|*[!0-9a-f-]*)\n\
+  echo 'The demo starts only simulated workers, for a session it names (Enter closes).'; read -r _; exit 2;;\n\
+esac\n\
+exec {exe} demo-agent --session-id \"$id\" --session-file \"$file\" \\\n\
+  --cwd \"$PWD\" --root {root} --scenario tool --step 3 --lifetime 3600 --register-config {cfg}\n",
+        exe = q(&exe),
+        sessions = q(&layout.sessions),
+        root = q(&layout.root),
+        cfg = q(&layout.base.join("system.json")),
+    );
+    let path = layout.base.join("demo-pi");
+    std::fs::write(&path, script)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+    Ok(path)
+}
+
+/// The demo's stand-in for pi, when `config` is a demo's system config (else `None`: the real
+/// `pi`). Read bounded; only an absolute path to an existing file counts.
+pub(crate) fn stand_in_pi(config: Option<&Path>) -> Option<PathBuf> {
+    let bytes = crate::fsguard::read_capped(config?, 64 * 1024).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let p = PathBuf::from(v.get(DEMO_PI_KEY)?.as_str()?);
+    (p.is_absolute() && p.is_file()).then_some(p)
 }
 
 /// The argv that starts one simulated worker (or, with the `coordinator` scenario, the
@@ -308,7 +357,8 @@ fn start_tmux(
         crate::mux::shell_quote(&layout.base.join("system.json").display().to_string()),
         crate::mux::shell_line(&agent),
     );
-    let coordinator = ["sh".to_string(), "-c".to_string(), hook];
+    // `/bin/sh`, not a `sh` looked up on the person's PATH.
+    let coordinator = ["/bin/sh".to_string(), "-c".to_string(), hook];
     let server = PrivateServer::start(&sock, "Coordinator", &layout.root, size, &coordinator)
         .map_err(|e| TmuxStepFailed(e.to_string()))?;
     // The keys stay on screen in the status line; the session name is not cut.
@@ -532,5 +582,13 @@ mod tests {
         let inside = instructions("C-a");
         assert!(!inside.contains("C-b") && inside.contains("C-a Up selects the sidebar"));
         assert!(!status_keys("C-a").contains("C-b"));
+        // The sidebar's key line fits beside the session name in 80 columns.
+        let keys = status_keys("C-b");
+        let here = keys.split(',').nth(1).unwrap_or_default();
+        assert!(here.starts_with(" C-b Up: sidebar"), "{keys}");
+        assert!(
+            here.chars().count() <= 80 - "[Coordinator] ".len(),
+            "{here}"
+        );
     }
 }

@@ -189,7 +189,7 @@ fn the_demo_explains_itself_and_its_rows_agree() {
 }
 
 /// In an 80×24 terminal the demo's server starts at that size, and its sidebar keeps a usable
-/// minimum: the header, at least 3 worker rows and the key line.
+/// minimum: the header, at least 3 worker rows and the key line; the status line keeps `C-b Up`.
 #[test]
 fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     let tmp = tempfile::tempdir().unwrap();
@@ -216,6 +216,12 @@ fn the_demo_in_an_80x24_terminal_shows_at_least_three_rows() {
     })
     .unwrap_or_else(|| panic!("fewer than 3 rows at 80×24:\n{}", capture()));
     assert!(screen.lines().count() <= 24, "{screen}");
+    // The status line keeps the key to the sidebar (and the one to leave) at 80 columns.
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(
+        status.contains("C-b Up: sidebar") && status.contains("C-b d: leave demo"),
+        "{screen}"
+    );
     outer.tmux(&["send-keys", "-t", "=outer:", "C-b", "d"]);
     all_removed(&demo_tmp);
 }

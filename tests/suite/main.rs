@@ -53,6 +53,7 @@ mod close_refusals;
 mod close_worker;
 mod close_writes;
 mod completion_names;
+mod demo_actions;
 mod demo_cli;
 mod demo_lifecycle;
 mod demo_screen;
