@@ -12,6 +12,8 @@ pub(crate) mod changes;
 pub(crate) mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.
 pub(crate) mod compose;
+/// "Since you looked": what changed while the person was not looking at the sidebar.
+mod away;
 /// A built-in changing fleet for the demo, tests and benchmark.
 pub(crate) mod demo;
 mod details;
