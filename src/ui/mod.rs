@@ -6,14 +6,14 @@
 
 /// Sidebar state and its update by messages.
 pub(crate) mod app;
+/// "Since you looked": what changed while the person was not looking at the sidebar.
+mod away;
 /// The Changes column: what each worker changed in git, and overlaps between live workers.
 pub(crate) mod changes;
 /// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.
 pub(crate) mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.
 pub(crate) mod compose;
-/// "Since you looked": what changed while the person was not looking at the sidebar.
-mod away;
 /// A built-in changing fleet for the demo, tests and benchmark.
 pub(crate) mod demo;
 mod details;
