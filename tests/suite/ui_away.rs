@@ -3,54 +3,25 @@
 //! keyboard (the App driven by messages, the screen drawn as in tests/suite/ui_render.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use intercom_pane::seam::clock::{parse_iso, FixedClock, Ms};
-use intercom_pane::seam::snapshot::{RosterStatus, Row, Snapshot};
 use intercom_pane::seam::states::BoardState::{self, Error, Idle, Waiting, Working};
-use intercom_pane::seam::ui::app::{App, Msg, Options};
-use intercom_pane::seam::ui::demo::demo_row;
+use intercom_pane::seam::ui::app::{App, Msg};
 
+use crate::ui_app::{app, row};
 use crate::ui_render::{buffer, text};
 
-fn now() -> Ms {
-    parse_iso("2026-11-29T10:00:03.000Z").unwrap()
-}
-
-fn app() -> App {
-    App::new(
-        Arc::new(FixedClock(now())),
-        Options {
-            color: false,
-            ..Default::default()
-        },
-    )
-}
-
+/// A pass with these seats (name, state), in this order; ids follow the position.
 fn snap(seats: &[(&str, BoardState)]) -> Msg {
-    let rows: Vec<Row> = seats
+    let rows = seats
         .iter()
         .enumerate()
         .map(|(i, (name, state))| {
-            let mut r = demo_row(i, 0, now());
-            r.id = format!("id-{i}");
-            r.seen_key = format!("p/{i}");
+            let mut r = row(&format!("id-{i}"), *state);
             r.name = (*name).to_string();
-            r.state = *state;
-            r.seen = false;
             r
         })
         .collect();
-    Msg::SnapshotArrived(Snapshot {
-        scanned_at: now(),
-        roster: RosterStatus::Available { root: "/r".into() },
-        rows,
-        truncated: false,
-        errors: vec![],
-        usage: Default::default(),
-        hosts: vec![],
-    })
+    crate::ui_app::snap(rows)
 }
 
 fn screen(a: &App, w: u16, h: u16) -> String {
