@@ -69,8 +69,8 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
 
     // Select the second row and open its details.
     inner(&sock, &["send-keys", "-t", &pane, "Down", "d"]);
+    // Waited for whole: a capture can land while the panel is still being drawn.
     let details = wait_for(WAIT_MS, || {
-        // The whole panel, not a capture taken halfway through drawing it.
         let s = capture(&sock, &pane);
         (s.contains("Details") && s.contains("Connection")).then_some(s)
     })
