@@ -434,9 +434,9 @@ impl App {
             Msg::PassStarted => self.scanning = true,
             Msg::SnapshotArrived(s) => {
                 self.scanning = false;
-                // The pane has the keyboard: the person is looking, nothing piles up.
-                self.away
-                    .snapshot(&s.rows, self.cockpit.focused == Some(true));
+                // While the pane has the keyboard the person sees each change: none piles up.
+                let present = self.cockpit.focused == Some(true);
+                self.away.snapshot(&s.rows, present);
                 self.on_snapshot(s);
             }
             Msg::PassUnchanged { scanned_at } => {
