@@ -202,6 +202,8 @@ pub struct App {
     pub(super) cockpit: Cockpit,
     pub(super) spawn: Spawns,
     pub(super) changes: crate::ui::changes::Changes,
+    /// What changed while the person was not looking (the line under the title).
+    away: crate::ui::away::Away,
 }
 
 impl App {
@@ -232,6 +234,7 @@ impl App {
             cockpit: Cockpit::default(),
             spawn: Default::default(),
             changes: Default::default(),
+            away: Default::default(),
         }
     }
 
@@ -275,6 +278,11 @@ impl App {
             (Some(Selection::Row(id)), Some(s)) => s.row(id),
             _ => None,
         }
+    }
+    /// The "since you looked" line for `width` columns, or `None` when nothing changed while
+    /// the person was away (see `ui::away`).
+    pub fn away_line(&self, width: usize) -> Option<String> {
+        self.away.line(width)
     }
     /// Whether the details panel is open.
     pub fn details_open(&self) -> bool {
@@ -426,6 +434,9 @@ impl App {
             Msg::PassStarted => self.scanning = true,
             Msg::SnapshotArrived(s) => {
                 self.scanning = false;
+                // While the pane has the keyboard the person sees each change: none piles up.
+                let present = self.cockpit.focused == Some(true);
+                self.away.snapshot(&s.rows, present);
                 self.on_snapshot(s);
             }
             Msg::PassUnchanged { scanned_at } => {
@@ -437,6 +448,8 @@ impl App {
                 }
             }
             Msg::Key(ev) => {
+                // Any key is a look, bound or not.
+                self.away.looked();
                 if let Some(k) = keys::key_of(&ev) {
                     self.on_key(k, &mut fx);
                 }
@@ -445,7 +458,12 @@ impl App {
                 self.size = (w, h);
                 self.check_height(h, &mut fx);
             }
-            Msg::Focus(f) => self.cockpit.focused = Some(f),
+            Msg::Focus(f) => {
+                if f {
+                    self.away.looked();
+                }
+                self.cockpit.focused = Some(f);
+            }
             Msg::Mouse(ev) => self.on_mouse(ev, &mut fx),
             Msg::JumpFinished { name, outcome } => self.on_jump_finished(name, outcome),
             Msg::WorkerStage { row_id, stage } => self.on_worker_stage(&row_id, &stage),

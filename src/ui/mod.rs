@@ -6,6 +6,8 @@
 
 /// Sidebar state and its update by messages.
 pub(crate) mod app;
+/// "Since you looked": what changed while the person was not looking at the sidebar.
+mod away;
 /// The Changes column: what each worker changed in git, and overlaps between live workers.
 pub(crate) mod changes;
 /// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.

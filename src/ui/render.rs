@@ -48,6 +48,8 @@ pub(crate) struct Plan {
     /// The refusal or message at the bottom, wrapped, and whether it is a refusal.
     status: Vec<(u16, String)>,
     title: Option<u16>,
+    /// The "since you looked" line under the title.
+    away: Option<(u16, String)>,
     /// Lines of the "status unavailable" notice.
     notice: Vec<(u16, String)>,
     /// The reply box and whether it is framed.
@@ -95,6 +97,13 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if h >= TITLE_MIN_HEIGHT {
         p.title = Some(top);
         top += 1;
+        // Only when something changed, and only where rows keep their minimum room.
+        if h > TITLE_MIN_HEIGHT {
+            if let Some(text) = app.away_line(area.width as usize) {
+                p.away = Some((top, text));
+                top += 1;
+            }
+        }
     }
     // Roster notices come first: they explain an empty or partial list.
     if let RosterStatus::Unavailable { code, reason } = &snap.roster {
@@ -205,6 +214,9 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     };
     if let Some(y) = p.title {
         line(buf, y, &title_spans(app, snap, now, area.width, &t));
+    }
+    if let Some((y, text)) = &p.away {
+        line(buf, *y, &[Span::styled(text.clone(), t.header())]);
     }
     for (y, text) in &p.notice {
         line(buf, *y, &[Span::styled(text.clone(), t.warn())]);

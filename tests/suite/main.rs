@@ -148,6 +148,7 @@ mod tools_caller;
 mod trust_uid;
 mod ui_app;
 mod ui_arch;
+mod ui_away;
 mod ui_cockpit;
 mod ui_render;
 mod ui_reply;

@@ -15,7 +15,7 @@ fn now() -> Ms {
     parse_iso("2026-11-29T10:00:03.000Z").unwrap()
 }
 
-fn app() -> App {
+pub(crate) fn app() -> App {
     App::new(
         Arc::new(FixedClock(now())),
         Options {
@@ -27,7 +27,7 @@ fn app() -> App {
     )
 }
 
-fn row(id: &str, state: BoardState) -> Row {
+pub(crate) fn row(id: &str, state: BoardState) -> Row {
     let mut r = demo_row(0, 0, now());
     r.id = id.into();
     r.name = format!("name-{id}");
@@ -39,7 +39,7 @@ fn row(id: &str, state: BoardState) -> Row {
     r
 }
 
-fn snap(rows: Vec<Row>) -> Msg {
+pub(crate) fn snap(rows: Vec<Row>) -> Msg {
     Msg::SnapshotArrived(Snapshot {
         scanned_at: now(),
         roster: RosterStatus::Available { root: "/r".into() },
