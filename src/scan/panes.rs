@@ -423,6 +423,31 @@ impl OtherRosters {
     }
 }
 
+/// Most processes looked at for another pi writing in a folder.
+const MAX_PROCS: usize = 8192;
+
+/// Whether a pi of ours other than `pid` — in a pane or not (a terminal, a script, a one-shot
+/// still running) — writes its sessions in `dir`; `true` when that cannot be told (too many
+/// processes): then no pi is alone there. Run only for a pi nothing else ties to a file.
+fn another_pi_writes_in(dir: &Path, pid: i32) -> bool {
+    let Ok(list) = fsguard::list_dir(Path::new("/proc"), MAX_PROCS) else {
+        return true;
+    };
+    if list.truncated {
+        return true;
+    }
+    list.entries
+        .iter()
+        .filter_map(|e| e.name_str()?.parse::<i32>().ok())
+        .filter(|p| *p != pid && crate::proc::is_ours(*p))
+        .any(|p| {
+            crate::proc::pi_command_line(p)
+                .ok()
+                .and_then(|argv| pi_session_dir(p, &argv))
+                .is_some_and(|d| d == dir)
+        })
+}
+
 /// The folder a running pi writes its session into, by `locate` from its command line, the
 /// environment it started with and its cwd; `None` when those cannot be read (another user's pi).
 pub(crate) fn pi_session_dir(pid: i32, argv: &[String]) -> Option<PathBuf> {
@@ -548,7 +573,7 @@ pub(super) fn pane_seats(
             let alone = found
                 .dir
                 .as_ref()
-                .filter(|d| per_dir.get(*d) == Some(&1))
+                .filter(|d| per_dir.get(*d) == Some(&1) && !another_pi_writes_in(d, pid))
                 .and_then(|_| crate::proc::identity(pid))
                 .and_then(|id| crate::proc::started_at_ms(id.start_ticks))
                 .map(|started_at| Alone { started_at });

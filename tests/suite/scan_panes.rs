@@ -225,4 +225,42 @@ fn every_pane_running_pi_is_a_seat_with_no_setup() {
     assert_eq!(seven["sessionTie"], "only-written", "{seven}");
     assert_eq!(seven["sessionId"], idle7.as_str());
     assert_eq!(recs.len(), 6, "{:#?}", recs);
+    // Another pi writing in seven's folder, outside any pane (a terminal, a script): seven is
+    // no longer alone there, and the written file is no longer taken to be its.
+    let mut other = std::process::Command::new("bash")
+        .args([
+            "-c",
+            &run(&format!("PI_CODING_AGENT_DIR={}", agent_c.display())),
+        ])
+        .current_dir(&w7)
+        .spawn()
+        .unwrap();
+    let idx = wait_for(10_000, || {
+        let idx = stdout_json(&env.run(&[
+            "scan",
+            "--json",
+            "--config",
+            &cfg,
+            "--repo",
+            &repo.display().to_string(),
+            "--fleet",
+            "none",
+            "--tmux-socket",
+            &sock,
+            "--now",
+            NOW,
+        ]));
+        let r = idx["records"].as_array().unwrap().iter().find(|r| {
+            r["agent"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("seven %"))
+        })?;
+        (r["sessionTie"] == "undecided").then(|| idx.clone())
+    });
+    let _ = other.kill();
+    let _ = other.wait();
+    assert!(
+        idx.is_some(),
+        "seven stayed tied with another pi writing in its folder"
+    );
 }
