@@ -1,7 +1,8 @@
 //! The quit signals (SIGTERM, SIGHUP, SIGINT) turned into a flag that a loop polls, while a
 //! [`StopGuard`] lives: the sidebar quits cleanly with the terminal restored, and close-worker
 //! ends its wait with the job recorded (`interrupted`, nothing closed) instead of dying with the
-//! job left pending.
+//! job left pending. The one handler for these signals in the process: a `--watch` engine's
+//! waker asks to be woken by it too ([`also_wake`]), rather than installing a second one.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -16,6 +17,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// looking at the flag on a timer (-1 until [`wait_for_stop`] made it).
 static STOP_FD: AtomicI32 = AtomicI32::new(-1);
 static STOP_FD_OWNED: OnceLock<Option<OwnedFd>> = OnceLock::new();
+/// More eventfds a quit signal writes to (an engine's waker; -1: free). Each is a duplicate this
+/// module owns for the life of the process, so the number never names another file later.
+static ALSO_WAKE: [AtomicI32; 4] = [const { AtomicI32::new(-1) }; 4];
 
 /// A new non-blocking eventfd: what a signal handler or another thread writes to wake a
 /// `poll` (this module's quit signals, the live engine's `Waker`).
@@ -50,6 +54,51 @@ extern "C" fn on_stop(_sig: libc::c_int) {
     if fd >= 0 {
         poke(fd);
     }
+    for slot in &ALSO_WAKE {
+        let fd = slot.load(Ordering::SeqCst);
+        if fd >= 0 {
+            poke(fd);
+        }
+    }
+}
+
+/// Make a quit signal also write to `fd` (an eventfd someone polls), for the rest of the
+/// process. False when every slot is taken or the duplicate could not be made (the caller then
+/// still sees [`stop_requested`] at its next wake).
+pub(crate) fn also_wake(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    let Ok(dup) = fd.try_clone_to_owned() else {
+        return false;
+    };
+    let raw = dup.as_raw_fd();
+    for slot in &ALSO_WAKE {
+        if slot
+            .compare_exchange(-1, raw, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            // Kept open for the life of the process: the handler may write to it at any time.
+            std::mem::forget(dup);
+            return true;
+        }
+    }
+    false
+}
+
+/// Install the handler for the rest of the process (a `--watch` that ends with its engine).
+pub(crate) fn stop_on_signals_for_life() {
+    stop_fd();
+    for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+        // SAFETY: the handler only stores to an atomic and writes to eventfds, both
+        // async-signal-safe.
+        let _ = unsafe { sigaction(sig, &quit_action()) };
+    }
+}
+
+fn quit_action() -> SigAction {
+    SigAction::new(
+        SigHandler::Handler(on_stop),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    )
 }
 
 /// The eventfd a quit signal writes to, made on first use and kept for the life of the process.
@@ -180,11 +229,7 @@ impl StopGuard {
         STOP.store(false, Ordering::SeqCst);
         // Made before the handler, so that every signal it sees can wake `wait_for_stop`.
         stop_fd();
-        let action = SigAction::new(
-            SigHandler::Handler(on_stop),
-            SaFlags::SA_RESTART,
-            SigSet::empty(),
-        );
+        let action = quit_action();
         let mut prev = Vec::new();
         for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
             // SAFETY: the handler only stores to an atomic, which is async-signal-safe.

@@ -2,8 +2,8 @@
 //! is async-signal-safe, so SIGTERM, SIGHUP and SIGINT end a `--watch` at once, not at its next
 //! timer.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// One eventfd and a stop flag, shared by the engine and whoever may end it.
@@ -37,7 +37,7 @@ impl Waker {
     }
 
     pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst) || SIGNALLED.load(Ordering::SeqCst)
+        self.stop.load(Ordering::SeqCst) || crate::signals::stop_requested()
     }
 
     /// Empty the counter after a wake.
@@ -45,37 +45,12 @@ impl Waker {
         crate::signals::drain(self.raw_fd());
     }
 
-    /// Make SIGTERM, SIGHUP and SIGINT stop this engine (`--watch`: a clean exit 0). The previous
-    /// handlers are not restored: the process ends with the watch.
+    /// Make SIGTERM, SIGHUP and SIGINT stop this engine (`--watch`: a clean exit 0), through
+    /// the process's one quit handler (`crate::signals`). Not undone: the process ends with the
+    /// watch.
     pub fn stop_on_signals(&self) {
-        SIGNAL_FD.store(self.raw_fd(), Ordering::SeqCst);
-        let action = nix::sys::signal::SigAction::new(
-            nix::sys::signal::SigHandler::Handler(on_signal),
-            nix::sys::signal::SaFlags::SA_RESTART,
-            nix::sys::signal::SigSet::empty(),
-        );
-        for sig in [
-            nix::sys::signal::Signal::SIGTERM,
-            nix::sys::signal::Signal::SIGHUP,
-            nix::sys::signal::Signal::SIGINT,
-        ] {
-            // SAFETY: the handler only stores to atomics and writes to an eventfd, both
-            // async-signal-safe.
-            let _ = unsafe { nix::sys::signal::sigaction(sig, &action) };
-        }
-    }
-}
-
-/// Set by a stop signal; read by every engine.
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-/// The eventfd a stop signal writes to (-1: none).
-static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
-    let fd = SIGNAL_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        crate::signals::poke(fd);
+        crate::signals::also_wake(self.fd.as_fd());
+        crate::signals::stop_on_signals_for_life();
     }
 }
 

@@ -5,7 +5,7 @@
 //!   no `cmd/`, … (infrastructure sits below its users); within it the log writes through the
 //!   store, so the store never names the log;
 //! - only `mux/` spawns tmux, a shell (`bash`, `sh`: agent-send.sh types into panes) or talks
-//!   to Herdr; only `hosts/ssh.rs` runs `ssh`; only `git/mod.rs` runs `git`;
+//!   to Herdr; only `hosts/ssh.rs` runs `ssh`; only `signals` handles the quit signals; only `git/mod.rs` runs `git`;
 //! - only `mux/` branches on which multiplexer (`MuxKind::Tmux`, `MuxKind::Herdr`): the rest asks
 //!   `MuxKind`'s `Caps` and methods or the `Multiplexer` trait;
 //! - only `probe/` builds a tokio runtime or blocks on one (`probe::Blocking`, the one blocking
@@ -196,6 +196,14 @@ fn only_the_transport_runs_ssh() {
         |p| p == "src/hosts/ssh.rs",
     );
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
+}
+
+#[test]
+fn one_handler_for_the_quit_signals() {
+    // SIGTERM, SIGHUP and SIGINT have one handler (`signals`); a `--watch` engine's waker asks
+    // it to write to its eventfd too. (The demo's watchdog only ignores signals.)
+    let bad = offenders(&["SigHandler::Handler("], |p| p == "src/signals.rs");
+    assert!(bad.is_empty(), "a second signal handler: {bad:#?}");
 }
 
 #[test]
