@@ -44,20 +44,21 @@ mod tools;
 mod ui;
 mod views;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, Command};
 
 /// The binary's one entry (`src/main.rs`): parse the command line, run the command, and give
 /// back the process exit code.
 pub fn main_entry() -> i32 {
-    let mut cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // `HOST:NAME`, as the board shows another host's row, names that host's seat.
     cmd::host_cmd::qualify(&mut cli.command);
     // The store names nothing above it: it tells the log of a `.gitignore` it cannot keep.
     store::on_ignore_problem(log::gitignore_problem);
     // An action whose --host names another machine runs there (its exit code comes back).
-    if let Some(code) = cmd::host_cmd::elsewhere(&cli.command) {
+    if let Some(code) = cmd::host_cmd::elsewhere(&cli.command, &matches) {
         hosts::ssh::end_masters();
         return code;
     }

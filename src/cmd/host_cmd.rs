@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use clap::ArgMatches;
+
 use crate::cli::{Command, HelloArgs, ScanArgs, SourceArgs, StatusArgs};
+use crate::cmd::host_forward;
 use crate::cmd::text_input::{self, REPLY_TEXT};
 use crate::hosts::delegate::{self, Delegated, EXIT_NOT_STARTED};
 use crate::hosts::{self, hello, Host, Target};
@@ -76,8 +79,8 @@ fn seen_flags(last_activity_iso: &str, seen: bool) -> Vec<String> {
 }
 
 /// `seen --host H`: run there, its answer and exit code unchanged.
-fn seen_remote(a: &crate::cli::SeenArgs, host: &Host) -> i32 {
-    let flags = seen_flags(&a.last_activity, !a.unsee);
+fn seen_remote(a: &crate::cli::SeenArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "seen", &flags, std::slice::from_ref(&a.key));
     finish(
         host,
@@ -157,18 +160,18 @@ pub(crate) fn qualify(cmd: &mut Command) {
     }
 }
 
-pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
+pub(crate) fn elsewhere(cmd: &Command, m: &ArgMatches) -> Option<i32> {
     match cmd {
-        Command::Reply(a) => there(&a.src, a, reply),
-        Command::CloseWorker(a) => there(&a.src, a, |a, h| Ok(close(a, h))),
-        Command::ResumeWorker(a) => there(&a.src, a, |a, h| Ok(resume(a, h))),
-        Command::Spawn(a) => there(&a.src, a, spawn),
-        Command::Retire(a) => there(&a.src, a, |a, h| Ok(retire(a, h))),
-        Command::Review(a) => there(&a.src, a, |a, h| Ok(review(a, h))),
-        Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h))),
-        Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
-        Command::Log(a) => there(&a.src, a, log),
-        Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
+        Command::Reply(a) => there(&a.src, a, |a, h| reply(a, h, m)),
+        Command::CloseWorker(a) => there(&a.src, a, |a, h| Ok(close(a, h, m))),
+        Command::ResumeWorker(a) => there(&a.src, a, |a, h| Ok(resume(a, h, m))),
+        Command::Spawn(a) => there(&a.src, a, |a, h| spawn(a, h, m)),
+        Command::Retire(a) => there(&a.src, a, |a, h| Ok(retire(a, h, m))),
+        Command::Review(a) => there(&a.src, a, |a, h| Ok(review(a, h, m))),
+        Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h, m))),
+        Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h, m))),
+        Command::Log(a) => there(&a.src, a, |a, h| log(a, h, m)),
+        Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h, m))),
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
         _ => None,
@@ -214,6 +217,10 @@ fn no_local_flags(src: &SourceArgs) -> Result<(), String> {
         ("--sessions-dir", !src.sessions_dirs.is_empty()),
         ("--tmux-socket", src.tmux_socket.is_some()),
         ("--now", src.now.is_some()),
+        (
+            "--liveness",
+            !matches!(src.liveness, crate::cli::LivenessArg::Tmux),
+        ),
     ];
     match given.iter().find(|(_, g)| *g) {
         Some((flag, _)) => Err(format!(
@@ -236,7 +243,7 @@ fn push_value(flags: &mut Vec<String>, flag: &str, value: Option<String>) {
     }
 }
 
-fn reply(a: &crate::cli::ReplyArgs, host: &Host) -> Result<i32, String> {
+fn reply(a: &crate::cli::ReplyArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
     let text = text_input::read_text(
         REPLY_TEXT,
         a.text.as_deref(),
@@ -249,70 +256,38 @@ fn reply(a: &crate::cli::ReplyArgs, host: &Host) -> Result<i32, String> {
         eprintln!("intercom-pane: {r}");
         return Ok(r.exit().code());
     }
-    let mut flags = Vec::new();
-    push_flag(&mut flags, a.json, "--json");
-    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+    // The text goes on standard input (`-`), wherever the caller gave it.
+    let flags = host_forward::flags(m, &["text", "file"]);
     let words = delegate::words(host, "reply", &flags, &[a.name.clone(), "-".into()]);
     let d = delegate::run(host, &words, Some(text.as_bytes()), REPLY_DEADLINE);
     Ok(finish(host, "reply", d, a.json))
 }
 
-fn close(a: &crate::cli::CloseWorkerArgs, host: &Host) -> i32 {
-    let mut flags = vec!["--deadline-secs".to_string(), a.deadline_secs.to_string()];
-    push_flag(&mut flags, a.dry_run, "--dry-run");
-    push_flag(&mut flags, a.recover, "--recover");
-    push_flag(&mut flags, a.json, "--json");
-    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+fn close(a: &crate::cli::CloseWorkerArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "close-worker", &flags, std::slice::from_ref(&a.name));
     let deadline = Duration::from_secs(a.deadline_secs) + SLACK;
     let d = delegate::run(host, &words, None, deadline);
     finish(host, "close-worker", d, a.json)
 }
 
-fn resume(a: &crate::cli::ResumeWorkerArgs, host: &Host) -> i32 {
-    let mut flags = vec!["--wait-secs".to_string(), a.wait_secs.to_string()];
-    push_flag(&mut flags, a.confirm_closed, "--confirm-closed");
-    push_flag(&mut flags, a.dry_run, "--dry-run");
-    push_flag(&mut flags, a.recover, "--recover");
-    push_flag(&mut flags, a.json, "--json");
-    push_value(&mut flags, "--pi", Some(a.pi.clone()));
-    push_value(&mut flags, "--expect-seat", a.expect_seat.clone());
+fn resume(a: &crate::cli::ResumeWorkerArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "resume-worker", &flags, std::slice::from_ref(&a.name));
     let deadline = Duration::from_secs(a.wait_secs) + SLACK;
     let d = delegate::run(host, &words, None, deadline);
     finish(host, "resume-worker", d, a.json)
 }
 
-fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
-    // The first task is read here (a file of this machine) and checked by the host's own rules.
-    let prompt = match (&a.prompt, &a.prompt_file) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(f)) => Some(
-            text_input::read_text(REPLY_TEXT, None, Some(f), std::io::stdin())
-                .map_err(|e| e.to_string())?,
-        ),
-        (None, None) => None,
-    };
-    let mut flags = vec!["--wait-secs".to_string(), a.wait_secs.to_string()];
-    // A folder there: relative to that host's root, as spawn takes it.
-    push_value(
-        &mut flags,
-        "--dir",
-        a.dir.as_ref().map(|d| d.display().to_string()),
-    );
-    if let Some(b) = &a.worktree {
-        flags.push(if b.is_empty() {
-            "--worktree".into()
-        } else {
-            format!("--worktree={b}")
-        });
+fn spawn(a: &crate::cli::SpawnArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
+    // The first task's file is read here (a file of this machine) and sent as `--prompt`, to be
+    // checked by the host's own rules; `--dir` is a folder there, relative to that host's root.
+    let mut flags = host_forward::flags(m, &["prompt_file"]);
+    if let (None, Some(f)) = (&a.prompt, &a.prompt_file) {
+        let text = text_input::read_text(REPLY_TEXT, None, Some(f), std::io::stdin())
+            .map_err(|e| e.to_string())?;
+        flags.push(format!("--prompt={text}"));
     }
-    push_value(&mut flags, "--description", a.description.clone());
-    push_value(&mut flags, "--prompt", prompt);
-    push_value(&mut flags, "--model", a.model.clone());
-    push_value(&mut flags, "--thinking", a.thinking.clone());
-    push_value(&mut flags, "--pi", Some(a.pi.clone()));
-    push_flag(&mut flags, a.json, "--json");
     // pi's own arguments follow spawn's `--`, so the name goes before it (never read as a
     // flag: a worker name cannot start with '-').
     if a.name.starts_with('-') {
@@ -334,11 +309,8 @@ fn spawn(a: &crate::cli::SpawnArgs, host: &Host) -> Result<i32, String> {
     ))
 }
 
-fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
-    let mut flags = Vec::new();
-    push_flag(&mut flags, a.remove_worktree, "--remove-worktree");
-    push_flag(&mut flags, a.discard, "--discard");
-    push_flag(&mut flags, a.json, "--json");
+fn retire(a: &crate::cli::RetireArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "retire", &flags, std::slice::from_ref(&a.name));
     finish(
         host,
@@ -348,11 +320,8 @@ fn retire(a: &crate::cli::RetireArgs, host: &Host) -> i32 {
     )
 }
 
-fn review(a: &crate::cli::ReviewArgs, host: &Host) -> i32 {
-    let mut flags = Vec::new();
-    push_flag(&mut flags, a.json, "--json");
-    push_flag(&mut flags, a.patch, "--patch");
-    push_value(&mut flags, "--into", a.into.clone());
+fn review(a: &crate::cli::ReviewArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "review", &flags, std::slice::from_ref(&a.name));
     finish(
         host,
@@ -362,12 +331,8 @@ fn review(a: &crate::cli::ReviewArgs, host: &Host) -> i32 {
     )
 }
 
-fn land(a: &crate::cli::LandArgs, host: &Host) -> i32 {
-    let mut flags = Vec::new();
-    push_flag(&mut flags, a.dry_run, "--dry-run");
-    push_flag(&mut flags, a.rebase, "--rebase");
-    push_flag(&mut flags, a.json, "--json");
-    push_value(&mut flags, "--into", a.into.clone());
+fn land(a: &crate::cli::LandArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "land", &flags, &a.names);
     let deadline = SLACK * u32::try_from(a.names.len()).unwrap_or(u32::MAX).max(1);
     finish(
@@ -488,13 +453,11 @@ fn push_page(flags: &mut Vec<String>, name: Option<String>, offset: usize, limit
 
 /// `log NAME --host H`: that machine's timeline of its seat, as it printed it. Not `--follow`:
 /// a stream is not one bounded call over ssh.
-fn log(a: &crate::cli::LogArgs, host: &Host) -> Result<i32, String> {
+fn log(a: &crate::cli::LogArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
     if a.follow {
         return Err("--follow follows a session file on this machine only".into());
     }
-    // `--since=V` in one word: a value starting with `-` stays a value.
-    let mut flags: Vec<String> = a.since.iter().map(|v| format!("--since={v}")).collect();
-    push_flag(&mut flags, a.json, "--json");
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "log", &flags, std::slice::from_ref(&a.name));
     Ok(finish(
         host,
@@ -505,10 +468,8 @@ fn log(a: &crate::cli::LogArgs, host: &Host) -> Result<i32, String> {
 }
 
 /// `board --host NAME`: that one machine's page, as it printed it.
-fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
-    let mut flags = Vec::new();
-    push_flag(&mut flags, a.attention, "--attention");
-    push_page(&mut flags, a.name.clone(), a.offset, a.limit);
+fn board(_a: &crate::cli::BoardArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "board", &flags, &[]);
     finish(
         host,
