@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use clap::ArgMatches;
 
@@ -29,6 +30,49 @@ const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar
      follow other hosts (--host), or run it there over ssh";
 /// Largest board read from a host.
 const MAX_BOARD: usize = 32 * 1024 * 1024;
+
+/// Why a command naming another machine was refused here, or did not run there.
+#[derive(Debug)]
+pub(crate) enum HostCmdError {
+    /// `--host` itself: unknown, malformed, several for an action.
+    Host(hosts::HostError),
+    /// A flag that names something on this machine.
+    LocalFlag(&'static str),
+    /// The text or file to send could not be read here.
+    Input(text_input::InputError),
+    NotAWorkerName(String),
+    /// `log --follow --host`.
+    FollowHere,
+    /// This machine's own board, for `scan --host local,…`.
+    Local(crate::cmd::options::OptionsError),
+    BoardFiles(crate::views::board_files::BoardError),
+    /// What another host answered (or that it did not) to the sidebar's `seen`.
+    There {
+        host: String,
+        what: String,
+    },
+}
+
+impl std::fmt::Display for HostCmdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostCmdError::Host(e) => write!(f, "{e}"),
+            HostCmdError::LocalFlag(flag) => write!(
+                f,
+                "{flag} names something on this machine; with --host, that host's flags come \
+                 from the hosts file (its \"root\" and \"args\")"
+            ),
+            HostCmdError::Input(e) => write!(f, "{e}"),
+            HostCmdError::NotAWorkerName(n) => write!(f, "{n:?} is not a worker name"),
+            HostCmdError::FollowHere => {
+                f.write_str("--follow follows a session file on this machine only")
+            }
+            HostCmdError::Local(e) => write!(f, "{e}"),
+            HostCmdError::BoardFiles(e) => write!(f, "board files not written: {e}"),
+            HostCmdError::There { host, what } => write!(f, "host {host}: {what}"),
+        }
+    }
+}
 
 /// `hello`: one JSON line.
 pub(crate) fn hello(a: &HelloArgs) -> i32 {
@@ -57,15 +101,17 @@ pub(crate) fn seen(a: &crate::cli::SeenArgs) -> i32 {
     };
     let r = match crate::cmd::options::resolve(&a.src) {
         Ok(r) => r,
-        Err(e) => return refused(e.to_string()),
+        Err(e) => return refused(e),
     };
     let iso = crate::clock::format_iso(at);
     match crate::actions::seen::set_seen(&r.opts.data_root, &a.key, &iso, !a.unsee) {
         Ok(_) => {
-            crate::cmd::out(format_args!(
-                "{}",
-                json!({"key": sanitize(&a.key), "seen": !a.unsee, "lastActivity": iso})
-            ));
+            let said = SeenSaid {
+                key: sanitize(&a.key),
+                seen: !a.unsee,
+                last_activity: iso,
+            };
+            crate::cmd::out(format_args!("{}", json_line(&said)));
             0
         }
         Err(e) => refused(format!("seen not saved: {e}")),
@@ -96,7 +142,7 @@ pub(crate) fn seen_there(
     key: &str,
     last_activity_iso: &str,
     seen: bool,
-) -> Result<(), String> {
+) -> Result<(), HostCmdError> {
     let words = delegate::words(
         host,
         "seen",
@@ -105,19 +151,21 @@ pub(crate) fn seen_there(
     );
     match delegate::run(host, &words, None, READ_DEADLINE) {
         Delegated::Ran { code: 0, .. } => Ok(()),
-        Delegated::Ran { code, stderr, .. } => Err(format!(
-            "host {} refused it (exit {code}): {}",
-            host.name,
-            crate::text::one_line(&stderr, 200)
-        )),
-        Delegated::NotStarted(why) => {
-            Err(format!("host {}: not done: {}", host.name, sanitize(&why)))
-        }
-        Delegated::Unknown(why) => Err(format!(
-            "host {}: unknown whether it was saved: {}",
-            host.name,
-            sanitize(&why)
-        )),
+        Delegated::Ran { code, stderr, .. } => Err(HostCmdError::There {
+            host: host.name.to_string(),
+            what: format!(
+                "refused it (exit {code}): {}",
+                crate::text::one_line(&stderr, 200)
+            ),
+        }),
+        Delegated::NotStarted(why) => Err(HostCmdError::There {
+            host: host.name.to_string(),
+            what: format!("not done: {}", sanitize(&why)),
+        }),
+        Delegated::Unknown(why) => Err(HostCmdError::There {
+            host: host.name.to_string(),
+            what: format!("unknown whether it was saved: {}", sanitize(&why)),
+        }),
     }
 }
 
@@ -182,33 +230,33 @@ pub(crate) fn elsewhere(cmd: &Command, m: &ArgMatches) -> Option<i32> {
 fn there<A>(
     src: &SourceArgs,
     a: &A,
-    run: impl FnOnce(&A, &Host) -> Result<i32, String>,
+    run: impl FnOnce(&A, &Host) -> Result<i32, HostCmdError>,
 ) -> Option<i32> {
     let host = remote_of(src)?;
     Some(host.and_then(|h| run(a, &h)).unwrap_or_else(refused))
 }
 
-fn refused(msg: String) -> i32 {
+fn refused(msg: impl std::fmt::Display) -> i32 {
     eprintln!("intercom-pane: {msg}");
     2
 }
 
 /// `None`: this machine. `Some(Ok(host))`: the one other machine named. `Some(Err(why))`: a bad
 /// `--host`, several of them, or flags that only mean something here.
-fn remote_of(src: &SourceArgs) -> Option<Result<Host, String>> {
+fn remote_of(src: &SourceArgs) -> Option<Result<Host, HostCmdError>> {
     if src.hosts.is_empty() {
         return None;
     }
     match hosts::one_target(&src.hosts) {
         Ok(Target::Local) => None,
         Ok(Target::Remote(h)) => Some(no_local_flags(src).map(|()| h)),
-        Err(e) => Some(Err(e.to_string())),
+        Err(e) => Some(Err(HostCmdError::Host(e))),
     }
 }
 
 /// A command run on another host takes that host's flags from the hosts file: this machine's
 /// `--config`, `--root`, … would name folders here.
-fn no_local_flags(src: &SourceArgs) -> Result<(), String> {
+fn no_local_flags(src: &SourceArgs) -> Result<(), HostCmdError> {
     let given = [
         ("--config", src.config.is_some()),
         ("--root", src.root.is_some()),
@@ -223,10 +271,7 @@ fn no_local_flags(src: &SourceArgs) -> Result<(), String> {
         ),
     ];
     match given.iter().find(|(_, g)| *g) {
-        Some((flag, _)) => Err(format!(
-            "{flag} names something on this machine; with --host, that host's flags come from \
-             the hosts file (its \"root\" and \"args\")"
-        )),
+        Some((flag, _)) => Err(HostCmdError::LocalFlag(flag)),
         None => Ok(()),
     }
 }
@@ -243,14 +288,14 @@ fn push_value(flags: &mut Vec<String>, flag: &str, value: Option<String>) {
     }
 }
 
-fn reply(a: &crate::cli::ReplyArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
+fn reply(a: &crate::cli::ReplyArgs, host: &Host, m: &ArgMatches) -> Result<i32, HostCmdError> {
     let text = text_input::read_text(
         REPLY_TEXT,
         a.text.as_deref(),
         a.file.as_deref(),
         std::io::stdin(),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(HostCmdError::Input)?;
     // The text rules here first: a bad text never leaves this machine.
     if let Err(r) = crate::actions::reply::check_text(&text) {
         eprintln!("intercom-pane: {r}");
@@ -279,19 +324,19 @@ fn resume(a: &crate::cli::ResumeWorkerArgs, host: &Host, m: &ArgMatches) -> i32 
     finish(host, "resume-worker", d, a.json)
 }
 
-fn spawn(a: &crate::cli::SpawnArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
+fn spawn(a: &crate::cli::SpawnArgs, host: &Host, m: &ArgMatches) -> Result<i32, HostCmdError> {
     // The first task's file is read here (a file of this machine) and sent as `--prompt`, to be
     // checked by the host's own rules; `--dir` is a folder there, relative to that host's root.
     let mut flags = host_forward::flags(m, &["prompt_file"]);
     if let (None, Some(f)) = (&a.prompt, &a.prompt_file) {
         let text = text_input::read_text(REPLY_TEXT, None, Some(f), std::io::stdin())
-            .map_err(|e| e.to_string())?;
+            .map_err(HostCmdError::Input)?;
         flags.push(format!("--prompt={text}"));
     }
     // pi's own arguments follow spawn's `--`, so the name goes before it (never read as a
     // flag: a worker name cannot start with '-').
     if a.name.starts_with('-') {
-        return Err(format!("{:?} is not a worker name", sanitize(&a.name)));
+        return Err(HostCmdError::NotAWorkerName(sanitize(&a.name)));
     }
     let mut words = delegate::words(host, "spawn", &flags, &[]);
     words.pop();
@@ -372,9 +417,13 @@ fn finish(host: &Host, what: &str, d: Delegated, json: bool) -> i32 {
                 ),
             };
             if json {
-                let v = json!({"host": host.name.as_str(), "command": what, "outcome": outcome,
-                    "detail": sanitize(why)});
-                crate::cmd::out(format_args!("{v}"));
+                let v = NotRun {
+                    host: host.name.as_str(),
+                    command: what,
+                    outcome,
+                    detail: sanitize(why),
+                };
+                crate::cmd::out(format_args!("{}", json_line(&v)));
             }
             eprintln!(
                 "intercom-pane: host {}: {said}: {}",
@@ -453,9 +502,9 @@ fn push_page(flags: &mut Vec<String>, name: Option<String>, offset: usize, limit
 
 /// `log NAME --host H`: that machine's timeline of its seat, as it printed it. Not `--follow`:
 /// a stream is not one bounded call over ssh.
-fn log(a: &crate::cli::LogArgs, host: &Host, m: &ArgMatches) -> Result<i32, String> {
+fn log(a: &crate::cli::LogArgs, host: &Host, m: &ArgMatches) -> Result<i32, HostCmdError> {
     if a.follow {
-        return Err("--follow follows a session file on this machine only".into());
+        return Err(HostCmdError::FollowHere);
     }
     let flags = host_forward::flags(m, &[]);
     let words = delegate::words(host, "log", &flags, std::slice::from_ref(&a.name));
@@ -487,7 +536,7 @@ fn status(a: &StatusArgs) -> Option<i32> {
         Err(e) => return Some(refused(e)),
     };
     if a.watch {
-        return Some(refused(WATCH_HERE.into()));
+        return Some(refused(WATCH_HERE));
     }
     let mut flags = vec!["--json".to_string()];
     push_page(&mut flags, a.name.clone(), a.offset, a.limit);
@@ -573,7 +622,7 @@ fn read_board(host: &Host) -> HostBoard {
             .into_iter()
             .map(|mut r| {
                 if let Some(o) = r.as_object_mut() {
-                    o.insert("host".into(), json!(host.name.as_str()));
+                    o.insert("host".into(), Value::from(host.name.as_str()));
                 }
                 r
             })
@@ -590,13 +639,13 @@ fn scan(a: &ScanArgs) -> Option<i32> {
     }
     let targets = match hosts::targets(&a.src.hosts, false) {
         Ok(t) => t,
-        Err(e) => return Some(refused(e.to_string())),
+        Err(e) => return Some(refused(e)),
     };
     if targets == [Target::Local] {
         return None;
     }
     if a.watch {
-        return Some(refused(WATCH_HERE.into()));
+        return Some(refused(WATCH_HERE));
     }
     let readers: Vec<_> = targets
         .iter()
@@ -625,17 +674,16 @@ fn scan(a: &ScanArgs) -> Option<i32> {
     Some(if all { 0 } else { EXIT_NOT_STARTED })
 }
 
-fn local_board(src: &SourceArgs) -> Result<HostBoard, String> {
-    let (_, pass) = crate::cmd::options::resolve_and_scan(src).map_err(|e| e.to_string())?;
-    crate::views::board_files::write_board_text(&pass)
-        .map_err(|e| format!("board files not written: {e}"))?;
+fn local_board(src: &SourceArgs) -> Result<HostBoard, HostCmdError> {
+    let (_, pass) = crate::cmd::options::resolve_and_scan(src).map_err(HostCmdError::Local)?;
+    crate::views::board_files::write_board_text(&pass).map_err(HostCmdError::BoardFiles)?;
     let records = pass
         .records
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .map(|mut r| {
             if let Some(o) = r.as_object_mut() {
-                o.insert("host".into(), json!(hosts::LOCAL));
+                o.insert("host".into(), Value::from(hosts::LOCAL));
             }
             r
         })
@@ -647,19 +695,73 @@ fn local_board(src: &SourceArgs) -> Result<HostBoard, String> {
     })
 }
 
+/// `scan --host …`'s answer: each machine's state, then every record (each with `host`).
+#[derive(Serialize)]
+struct ScanOfHosts<'a> {
+    version: u32,
+    hosts: Vec<HostLine<'a>>,
+    records: Vec<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct HostLine<'a> {
+    name: &'a str,
+    state: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seats: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+}
+
+/// `seen`'s answer.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeenSaid {
+    key: String,
+    seen: bool,
+    last_activity: String,
+}
+
+/// A delegated command that did not run there, or whose outcome is unknown (`--json`).
+#[derive(Serialize)]
+struct NotRun<'a> {
+    host: &'a str,
+    command: &'a str,
+    outcome: &'a str,
+    detail: String,
+}
+
+/// One JSON line of a serde type, escaped as every view's (these cannot fail to serialize:
+/// strings, numbers, flags).
+fn json_line(v: &impl Serialize) -> String {
+    crate::views::json::to_string(v).unwrap_or_default()
+}
+
 fn print_boards(boards: &[HostBoard], a: &ScanArgs) {
     if a.json || !a.print {
-        let hosts: Vec<Value> = boards
+        let hosts = boards
             .iter()
             .map(|b| match &b.problem {
-                None => json!({"name": b.name, "state": "answering", "seats": b.records.len()}),
-                Some((state, why)) => {
-                    json!({"name": b.name, "state": state, "detail": sanitize(why)})
-                }
+                None => HostLine {
+                    name: &b.name,
+                    state: "answering",
+                    seats: Some(b.records.len()),
+                    detail: None,
+                },
+                Some((state, why)) => HostLine {
+                    name: &b.name,
+                    state,
+                    seats: None,
+                    detail: Some(sanitize(why)),
+                },
             })
             .collect();
-        let records: Vec<&Value> = boards.iter().flat_map(|b| b.records.iter()).collect();
-        let v = json!({"version": 1, "hosts": hosts, "records": records});
+        let records = boards.iter().flat_map(|b| b.records.iter()).collect();
+        let v = ScanOfHosts {
+            version: 1,
+            hosts,
+            records,
+        };
         crate::cmd::out(format_args!(
             "{}",
             crate::views::json::to_string_pretty(&v).unwrap_or_default()
@@ -672,7 +774,7 @@ fn print_boards(boards: &[HostBoard], a: &ScanArgs) {
             }
             for r in &b.records {
                 let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-                let mark = if r["waitingOnYou"] == json!(true) {
+                let mark = if r.get("waitingOnYou") == Some(&Value::Bool(true)) {
                     '*'
                 } else {
                     ' '

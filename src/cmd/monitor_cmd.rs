@@ -44,7 +44,7 @@ impl SeenWriter for DataRootSeen {
                 )));
             };
             return crate::cmd::host_cmd::seen_there(host, there, last_activity_iso, seen)
-                .map_err(SeenNotSaved::Failed);
+                .map_err(|e| SeenNotSaved::Failed(e.to_string()));
         }
         crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
             .map(|_| ())
