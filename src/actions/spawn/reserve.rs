@@ -354,8 +354,8 @@ fn folder(
                 }
             }
             let branch = branch.clone().unwrap_or_else(|| req.name.clone());
-            let planned =
-                worktree::plan(root, &path, &branch, Instant::now() + GIT_DEADLINE).map_err(bad)?;
+            let planned = worktree::plan(root, &path, &branch, Instant::now() + GIT_DEADLINE)
+                .map_err(|e| bad(e.to_string()))?;
             Ok((dir, path, Tree::Create(planned)))
         }
     }
@@ -445,7 +445,7 @@ fn make_worktree(root: &Path, plan: &mut Plan) -> Result<Option<(PathBuf, Worktr
         return Ok(None);
     };
     let made = store::ensure_dir(root, &paths::worktrees_dir(root))
-        .map_err(|e| e.to_string())
+        .map_err(worktree::WorktreeError::Folder)
         .and_then(|()| worktree::create(p, Instant::now() + GIT_DEADLINE));
     match made {
         Ok(w) => {
@@ -463,7 +463,7 @@ fn make_worktree(root: &Path, plan: &mut Plan) -> Result<Option<(PathBuf, Worktr
         }
         Err(e) => {
             let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
-            Err(refused(SpawnExit::BadFolder, e))
+            Err(refused(SpawnExit::BadFolder, e.to_string()))
         }
     }
 }
