@@ -192,7 +192,7 @@ pub(crate) fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, Han
             ));
         }
         r.matches_seat(rec.session_file.as_deref(), Some(&folder))
-            .map_err(HandoffError::NotWorkersRecord)?;
+            .map_err(|why| HandoffError::NotWorkersRecord(why.to_string()))?;
     }
     let owner = mux::owning_multiplexer(pi, env, Instant::now() + MUX_DEADLINE)
         .ok_or(HandoffError::NotInPane)?;

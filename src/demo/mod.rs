@@ -467,14 +467,14 @@ pub(crate) fn run(args: &DemoArgs) -> i32 {
     let watchdog = match Watchdog::start(&layout, &workers, args.keep, prefix) {
         Ok(w) => Arc::new(w),
         Err(e) => {
-            warn(&e);
+            warn(&e.to_string());
             return 1;
         }
     };
     clean_up_on_signal(watchdog.clone(), base.clone(), args.keep);
     let code = match watchdog.wait_ready() {
         Err(e) => {
-            warn(&e);
+            warn(&e.to_string());
             1
         }
         Ok(()) => {

@@ -72,6 +72,33 @@ pub(crate) fn quit_signals() -> nix::sys::signal::SigSet {
     set
 }
 
+/// Why the demo's watchdog did not start, or did not start the server.
+#[derive(Debug)]
+pub(crate) enum WatchdogError {
+    Plan(serde_json::Error),
+    NoBinary(std::io::Error),
+    Pipe(nix::Error),
+    NotStarted(std::io::Error),
+    /// What the watchdog itself said went wrong.
+    Said(String),
+    EndedEarly,
+}
+
+impl std::fmt::Display for WatchdogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchdogError::Plan(e) => write!(f, "{e}"),
+            WatchdogError::NoBinary(e) => write!(f, "cannot find this binary: {e}"),
+            WatchdogError::Pipe(e) => write!(f, "cannot make a pipe: {}", e.desc()),
+            WatchdogError::NotStarted(e) => write!(f, "cannot start the demo's watchdog: {e}"),
+            WatchdogError::Said(l) => f.write_str(l),
+            WatchdogError::EndedEarly => {
+                f.write_str("the demo's watchdog ended without starting the tmux server")
+            }
+        }
+    }
+}
+
 impl Watchdog {
     /// Start the watchdog for the demo at `layout` (its folder already set up).
     pub(crate) fn start(
@@ -79,7 +106,7 @@ impl Watchdog {
         workers: &[DemoSeat],
         keep: bool,
         prefix: &str,
-    ) -> Result<Watchdog, String> {
+    ) -> Result<Watchdog, WatchdogError> {
         use std::os::unix::process::CommandExt;
         let plan = Plan {
             coordinator_id: layout.coordinator_id.clone(),
@@ -88,10 +115,10 @@ impl Watchdog {
             size: Some(super::server_size()),
             prefix: Some(prefix.to_string()),
         };
-        let plan = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| format!("cannot make a pipe: {}", e.desc()))?;
+        let plan = serde_json::to_string(&plan).map_err(WatchdogError::Plan)?;
+        let exe = std::env::current_exe().map_err(WatchdogError::NoBinary)?;
+        let (read, write) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(WatchdogError::Pipe)?;
         let mut cmd = Command::new(exe);
         cmd.arg("demo-watchdog")
             .arg("--base")
@@ -114,9 +141,7 @@ impl Watchdog {
                 Ok(())
             });
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start the demo's watchdog: {e}"))?;
+        let mut child = cmd.spawn().map_err(WatchdogError::NotStarted)?;
         let out = child.stdout.take();
         Ok(Watchdog {
             lifeline: Mutex::new(Some(write)),
@@ -126,11 +151,13 @@ impl Watchdog {
     }
 
     /// Wait for the watchdog to say the server is up (`Ok`) or why not.
-    pub(crate) fn wait_ready(&self) -> Result<(), String> {
+    pub(crate) fn wait_ready(&self) -> Result<(), WatchdogError> {
         match self.read_line(Instant::now() + START_DEADLINE) {
             Some(l) if l == "ready" => Ok(()),
-            Some(l) => Err(l.strip_prefix("error: ").unwrap_or(&l).to_string()),
-            None => Err("the demo's watchdog ended without starting the tmux server".into()),
+            Some(l) => Err(WatchdogError::Said(
+                l.strip_prefix("error: ").unwrap_or(&l).to_string(),
+            )),
+            None => Err(WatchdogError::EndedEarly),
         }
     }
 

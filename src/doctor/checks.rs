@@ -508,28 +508,66 @@ pub(super) fn monitor(pass: &Scan) -> Option<Check> {
     })
 }
 
+/// Why the sidebar pane a monitor record names is not there.
+#[derive(Debug)]
+enum PaneMissing {
+    NoMultiplexer,
+    NoPane,
+    Replaced,
+    Gone,
+    NoServer {
+        kind: MuxKind,
+        socket: String,
+    },
+    NotAsked {
+        kind: MuxKind,
+        socket: String,
+        err: crate::mux::MuxError,
+    },
+}
+
+impl std::fmt::Display for PaneMissing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PaneMissing::NoMultiplexer => f.write_str("the record names no multiplexer"),
+            PaneMissing::NoPane => f.write_str("the record names no server or pane"),
+            PaneMissing::Replaced => f.write_str("that pane id now holds another pane"),
+            PaneMissing::Gone => f.write_str("the pane is gone"),
+            PaneMissing::NoServer { kind, socket } => {
+                write!(f, "its {} server ({socket}) no longer answers", kind.name())
+            }
+            PaneMissing::NotAsked { kind, socket, err } => write!(
+                f,
+                "its {} server ({socket}) could not be asked: {err}",
+                kind.name()
+            ),
+        }
+    }
+}
+
 /// Is the sidebar pane a monitor record names still there: its multiplexer answers, the pane
 /// exists and carries the record's marker (a pane id can come back after a restart).
-fn recorded_pane(v: &MonitorRecord) -> Result<(), String> {
+fn recorded_pane(v: &MonitorRecord) -> Result<(), PaneMissing> {
     let Some(kind) = v.multiplexer else {
-        return Err("the record names no multiplexer".into());
+        return Err(PaneMissing::NoMultiplexer);
     };
     let (Some(socket), Some(pane)) = (v.socket.as_deref(), v.pane.as_deref()) else {
-        return Err("the record names no server or pane".into());
+        return Err(PaneMissing::NoPane);
     };
     let shown = crate::text::sanitize(socket);
     match mux::open(kind, Path::new(socket)).find_pane(pane, deadline()) {
         Ok(Some(p)) if p.marker.is_some() && p.marker.as_deref() == v.marker() => Ok(()),
-        Ok(Some(_)) => Err("that pane id now holds another pane".into()),
-        Ok(None) => Err("the pane is gone".into()),
-        Err(e) if e.code == ErrorCode::NoServer => Err(format!(
-            "its {} server ({shown}) no longer answers",
-            kind.name()
-        )),
-        Err(e) => Err(format!(
-            "its {} server ({shown}) could not be asked: {e}",
-            kind.name()
-        )),
+        Ok(Some(_)) => Err(PaneMissing::Replaced),
+        Ok(None) => Err(PaneMissing::Gone),
+        Err(e) if e.code == ErrorCode::NoServer => Err(PaneMissing::NoServer {
+            kind,
+            socket: shown,
+        }),
+        Err(err) => Err(PaneMissing::NotAsked {
+            kind,
+            socket: shown,
+            err,
+        }),
     }
 }
 

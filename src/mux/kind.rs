@@ -166,12 +166,15 @@ impl MuxKind {
 
     /// The server a reply to a pane registered with socket `hint` goes to (tmux: as the
     /// delivery tool resolves it, `tmux::typed::tool_socket`), or the refusal's words.
-    pub fn delivery_socket(self, hint: Option<&str>) -> Result<PathBuf, String> {
+    pub fn delivery_socket(self, hint: Option<&str>) -> Result<PathBuf, MuxError> {
         match self {
-            MuxKind::Tmux => super::tmux::typed::tool_socket(hint).map_err(|e| e.to_string()),
-            MuxKind::Herdr => hint
-                .map(PathBuf::from)
-                .ok_or_else(|| "the registration names no Herdr socket".into()),
+            MuxKind::Tmux => super::tmux::typed::tool_socket(hint),
+            MuxKind::Herdr => hint.map(PathBuf::from).ok_or_else(|| {
+                MuxError::new(
+                    super::ErrorCode::BadRequest,
+                    "the registration names no Herdr socket",
+                )
+            }),
         }
     }
 

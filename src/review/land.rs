@@ -82,8 +82,8 @@ impl Step {
     }
 }
 
-fn changed_tracked(dir: &Path, deadline: Instant) -> Result<Vec<String>, String> {
-    super::uncommitted(dir, false, deadline).map_err(|e| e.to_string())
+fn changed_tracked(dir: &Path, deadline: Instant) -> Result<Vec<String>, git::GitError> {
+    super::uncommitted(dir, false, deadline)
 }
 
 /// A merge, rebase, cherry-pick or revert in progress in the checkout `dir`.
@@ -259,7 +259,7 @@ pub(crate) fn land_one(
                 untracked_note(&mut s, co, deadline);
                 s
             }
-            Err(why) => refused(step, why),
+            Err(why) => refused(step, why.to_string()),
         };
     }
     let mut s = merge(step, &main, ff, deadline);
@@ -291,6 +291,34 @@ fn untracked_note(step: &mut Step, co: &Checkout, deadline: Instant) {
     }
 }
 
+/// Why the worker's commits were not replayed (nothing changed).
+#[derive(Debug)]
+enum ReplayError {
+    NoMergeBase(git::GitError),
+    Refused {
+        target: String,
+        err: git::GitError,
+    },
+    /// `git replay` printed something other than the one ref update asked for.
+    Unexpected,
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplayError::NoMergeBase(e) => write!(f, "no merge-base: {e}"),
+            ReplayError::Refused { target, err } => write!(
+                f,
+                "its commits cannot be replayed onto {}: {err}",
+                sanitize(target)
+            ),
+            ReplayError::Unexpected => {
+                f.write_str("git replay answered something unexpected: nothing changed")
+            }
+        }
+    }
+}
+
 /// The worker's commits since the merge-base replayed onto `target` (at `before`): the new tip.
 /// Only new objects are written; no ref and no checkout changes.
 fn replayed(
@@ -299,21 +327,21 @@ fn replayed(
     commit: &str,
     before: &str,
     deadline: Instant,
-) -> Result<String, String> {
+) -> Result<String, ReplayError> {
     let base = git::line(
         main,
         &["merge-base", "--end-of-options", before, commit],
         deadline,
     )
-    .map_err(|e| format!("no merge-base: {e}"))?;
+    .map_err(ReplayError::NoMergeBase)?;
     let refname = format!("refs/heads/{target}");
     let range = format!("{base}..{commit}");
     let out =
-        git::line(main, &["replay", "--advance", &refname, &range], deadline).map_err(|e| {
-            format!(
-                "its commits cannot be replayed onto {}: {e}",
-                sanitize(target)
-            )
+        git::line(main, &["replay", "--advance", &refname, &range], deadline).map_err(|err| {
+            ReplayError::Refused {
+                target: target.to_string(),
+                err,
+            }
         })?;
     // `update REF NEW OLD` (the input `git update-ref --stdin` takes; a ref name has no space).
     let fields: Vec<&str> = out.split_whitespace().collect();
@@ -323,7 +351,7 @@ fn replayed(
         {
             Ok((*new).to_string())
         }
-        _ => Err("git replay answered something unexpected: nothing changed".into()),
+        _ => Err(ReplayError::Unexpected),
     }
 }
 

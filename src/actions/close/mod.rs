@@ -317,7 +317,7 @@ fn protected_check(
     let reg = regs.of_seat(&agent.session_id, None, Some(&folder));
     // The roster's own record too must be of a pi in the worker's folder: never another's pane.
     if let Some(Err(why)) = reg.map(|r| r.matches_seat(None, Some(&folder))) {
-        return Err(refused(CloseExit::Refused, why));
+        return Err(refused(CloseExit::Refused, why.to_string()));
     }
     let Some((mut target, path)) =
         reg.and_then(|r| Some((record::from_registration(r)?, r.path.clone())))

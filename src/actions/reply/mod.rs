@@ -373,7 +373,7 @@ fn fresh_registration(scan: &Scan, key: &str, t: &ReplyTarget) -> Result<Registr
     // Still the record of the seat the board found (session file, folder): another pi's record
     // of the same session id never receives a reply meant for this one.
     reg.matches_seat(t.session_file.as_deref(), t.folder.as_deref())
-        .map_err(|why| no(&why))?;
+        .map_err(|why| no(&why.to_string()))?;
     if reg.session_closed() {
         return Err(no(
             "the seat's session has ended in its pi (it moved on or is quitting)",

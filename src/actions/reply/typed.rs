@@ -31,7 +31,7 @@ pub(super) fn send(
     let socket = t
         .kind
         .delivery_socket(t.socket.as_deref())
-        .map_err(|why| Refusal::NoPath(key.into(), why))?;
+        .map_err(|why| Refusal::NoPath(key.into(), why.to_string()))?;
     let sender = format!("{}:intercom-pane", host());
     let req = PiText {
         pane: &t.target,

@@ -253,26 +253,46 @@ impl Registration {
         &self,
         board_file: Option<&Path>,
         folder: Option<&Path>,
-    ) -> Result<(), String> {
+    ) -> Result<(), NotThisSeat> {
         if let (Some(mine), Some(board)) = (self.session_file.as_deref(), board_file) {
             if !super::same_path(Path::new(mine), board) {
-                return Err(format!(
-                    "the registration names session file {} but the board found {}",
-                    shown(mine),
-                    shown(&board.to_string_lossy())
-                ));
+                return Err(NotThisSeat::SessionFile {
+                    registered: shown(mine),
+                    board: shown(&board.to_string_lossy()),
+                });
             }
         }
         if let (Some(cwd), Some(folder)) = (self.cwd.as_deref(), folder) {
             if !super::same_path(Path::new(cwd), folder) {
-                return Err(format!(
-                    "the registered pi runs in {}, not in the worker's folder {}",
-                    shown(cwd),
-                    shown(&folder.to_string_lossy())
-                ));
+                return Err(NotThisSeat::Folder {
+                    registered: shown(cwd),
+                    worker: shown(&folder.to_string_lossy()),
+                });
             }
         }
         Ok(())
+    }
+}
+
+/// How a registration disagrees with the seat the board found (its texts already shown-safe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotThisSeat {
+    SessionFile { registered: String, board: String },
+    Folder { registered: String, worker: String },
+}
+
+impl std::fmt::Display for NotThisSeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotThisSeat::SessionFile { registered, board } => write!(
+                f,
+                "the registration names session file {registered} but the board found {board}"
+            ),
+            NotThisSeat::Folder { registered, worker } => write!(
+                f,
+                "the registered pi runs in {registered}, not in the worker's folder {worker}"
+            ),
+        }
     }
 }
 
