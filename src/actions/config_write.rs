@@ -300,10 +300,14 @@ pub(crate) fn agent_text(text: &str, session_id: &str) -> Result<String, SpliceE
 }
 
 /// The exact text of one agent's entry in the roster on disk now.
-pub(crate) fn read_agent_text(root: &Path, session_id: &str) -> Result<String, String> {
-    let (bytes, _) = read::<NoRefusal>(root).map_err(|e| e.to_string())?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| "config.json is not UTF-8".to_string())?;
-    agent_text(text, session_id).map_err(|e| e.to_string())
+pub(crate) fn read_agent_text(
+    root: &Path,
+    session_id: &str,
+) -> Result<String, WriteError<NoRefusal>> {
+    let (bytes, _) = read::<NoRefusal>(root)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| WriteError::Unreadable("config.json is not UTF-8".into()))?;
+    agent_text(text, session_id).map_err(WriteError::Unspliceable)
 }
 
 /// `text` (a config's bytes) with the entry of `session_id` changed by `edit`, and what changed.

@@ -70,13 +70,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub(crate) struct Failures(HashMap<(PathBuf, &'static str), String>);
 
 impl Failures {
-    pub(crate) fn note(&mut self, server: &Path, what: &'static str, r: Result<(), String>) {
+    pub(crate) fn note(
+        &mut self,
+        server: &Path,
+        what: &'static str,
+        r: Result<(), crate::mux::MuxError>,
+    ) {
         let key = (server.to_path_buf(), what);
         match r {
             Ok(()) => {
                 self.0.remove(&key);
             }
             Err(e) => {
+                let e = e.to_string();
                 if self.0.get(&key) != Some(&e) {
                     crate::log::event(
                         crate::log::event::ALERT_CHANNEL_FAILED,
@@ -109,9 +115,7 @@ impl StatusLine {
             if fresh {
                 continue;
             }
-            let r = Tmux::at_socket(s)
-                .set_user_option(STATUS_OPTION, value, Instant::now() + CALL)
-                .map_err(|e| e.to_string());
+            let r = Tmux::at_socket(s).set_user_option(STATUS_OPTION, value, Instant::now() + CALL);
             if r.is_ok() {
                 self.set.insert(s.clone(), (value.to_string(), now));
                 changed.push(s.display().to_string());
@@ -163,7 +167,7 @@ pub(crate) fn display(servers: &[PathBuf], alert: &Alert, failures: &mut Failure
             }
             Ok(())
         });
-        failures.note(s, "display_message", r.map_err(|e| e.to_string()));
+        failures.note(s, "display_message", r);
     }
 }
 

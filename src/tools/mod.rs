@@ -288,15 +288,54 @@ pub(crate) enum Call {
 /// Longest `--args` accepted (a 2000-character text, JSON-escaped, fits many times).
 pub(crate) const MAX_ARGS_BYTES: usize = 64 * 1024;
 
-/// Parse a tool's arguments (unknown fields, wrong types and out-of-range values refused).
-pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
-    if args.len() > MAX_ARGS_BYTES {
-        return Err(format!("arguments over {MAX_ARGS_BYTES} bytes"));
+/// Why a tool's arguments were refused.
+#[derive(Debug)]
+pub(crate) enum ArgsRefusal {
+    TooBig,
+    Json {
+        tool: &'static str,
+        err: serde_json::Error,
+    },
+    /// A field and the rule it breaks, both this module's own words.
+    Rule {
+        field: &'static str,
+        rule: &'static str,
+    },
+    WaitSecs,
+    UnknownState(String),
+}
+
+impl std::fmt::Display for ArgsRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgsRefusal::TooBig => write!(f, "arguments over {MAX_ARGS_BYTES} bytes"),
+            ArgsRefusal::Json { tool, err } => write!(f, "bad arguments for {tool}: {err}"),
+            ArgsRefusal::Rule { field, rule } => write!(f, "{field}: {rule}"),
+            ArgsRefusal::WaitSecs => write!(f, "timeoutSeconds: 1-{MAX_WAIT_SECS}"),
+            ArgsRefusal::UnknownState(s) => write!(
+                f,
+                "states: {s:?} is not one of working, waiting, error, offline, idle, unknown"
+            ),
+        }
     }
-    let bad = |e: serde_json::Error| format!("bad arguments for {}: {e}", tool.name());
-    let name_ok = |n: &str| -> Result<(), String> {
+}
+
+fn rule(field: &'static str, rule: &'static str) -> ArgsRefusal {
+    ArgsRefusal::Rule { field, rule }
+}
+
+/// Parse a tool's arguments (unknown fields, wrong types and out-of-range values refused).
+pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, ArgsRefusal> {
+    if args.len() > MAX_ARGS_BYTES {
+        return Err(ArgsRefusal::TooBig);
+    }
+    let bad = |err: serde_json::Error| ArgsRefusal::Json {
+        tool: tool.name(),
+        err,
+    };
+    let name_ok = |n: &str| -> Result<(), ArgsRefusal> {
         if n.trim().is_empty() || n.chars().count() > 200 || n.chars().any(char::is_control) {
-            return Err("name: 1-200 characters, no control characters".into());
+            return Err(rule("name", "1-200 characters, no control characters"));
         }
         Ok(())
     };
@@ -307,7 +346,7 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
                 name_ok(n)?;
             }
             if a.limit.is_some_and(|l| !(1..=20).contains(&l)) {
-                return Err("limit: 1-20".into());
+                return Err(rule("limit", "1-20"));
             }
             Call::Board(a)
         }
@@ -315,10 +354,10 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             let a: LogParams = serde_json::from_str(args).map_err(bad)?;
             name_ok(&a.name)?;
             if a.limit.is_some_and(|l| !(1..=MAX_LOG_LIMIT).contains(&l)) {
-                return Err("limit: 1-50".into());
+                return Err(rule("limit", "1-50"));
             }
             if a.since.as_ref().is_some_and(|s| s.chars().count() > 40) {
-                return Err("since: at most 40 characters".into());
+                return Err(rule("since", "at most 40 characters"));
             }
             Call::Log(a)
         }
@@ -333,7 +372,7 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             if a.deadline_seconds
                 .is_some_and(|d| !(1..=crate::actions::close::MAX_DEADLINE_SECS).contains(&d))
             {
-                return Err("deadlineSeconds: 1-120".into());
+                return Err(rule("deadlineSeconds", "1-120"));
             }
             Call::CloseWorker(a)
         }
@@ -346,10 +385,10 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             let a: SpawnParams = serde_json::from_str(args).map_err(bad)?;
             // The name's own rules are spawn's; here only what never reaches it.
             if a.dir.is_some() && a.worktree {
-                return Err("dir and worktree: one or the other".into());
+                return Err(rule("dir and worktree", "one or the other"));
             }
             if a.branch.is_some() && !a.worktree {
-                return Err("branch goes with worktree: true".into());
+                return Err(rule("branch", "goes with worktree: true"));
             }
             Call::SpawnWorker(a)
         }
@@ -357,19 +396,17 @@ pub(crate) fn parse(tool: Tool, args: &str) -> Result<Call, String> {
             let a: WaitParams = serde_json::from_str(args).map_err(bad)?;
             name_ok(&a.name)?;
             if !(1..=MAX_WAIT_SECS).contains(&a.timeout_seconds) {
-                return Err(format!("timeoutSeconds: 1-{MAX_WAIT_SECS}"));
+                return Err(ArgsRefusal::WaitSecs);
             }
             if a.states.is_empty() || a.states.len() > 6 {
-                return Err(
-                    "states: 1-6 of working, waiting, error, offline, idle, unknown".into(),
-                );
+                return Err(rule(
+                    "states",
+                    "1-6 of working, waiting, error, offline, idle, unknown",
+                ));
             }
             for s in &a.states {
                 if wait::state_named(s).is_none() {
-                    return Err(format!(
-                        "states: {:?} is not one of working, waiting, error, offline, idle, unknown",
-                        crate::text::sanitize(s)
-                    ));
+                    return Err(ArgsRefusal::UnknownState(crate::text::sanitize(s)));
                 }
             }
             Call::Wait(a)

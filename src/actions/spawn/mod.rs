@@ -96,10 +96,10 @@ pub(crate) struct Ending {
     pub report: Box<SpawnReport>,
 }
 
-pub(crate) fn refused(exit: SpawnExit, msg: impl Into<String>) -> Ending {
+pub(crate) fn refused(exit: SpawnExit, msg: impl std::fmt::Display) -> Ending {
     Ending {
         exit,
-        report: Box::new(SpawnReport::refused(msg.into())),
+        report: Box::new(SpawnReport::refused(msg.to_string())),
     }
 }
 
