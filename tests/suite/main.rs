@@ -52,6 +52,7 @@ mod close_kills;
 mod close_refusals;
 mod close_worker;
 mod close_writes;
+mod commands_doc;
 mod completion_names;
 mod demo_actions;
 mod demo_cli;
