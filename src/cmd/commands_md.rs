@@ -79,8 +79,55 @@ fn shown(a: &clap::Arg) -> bool {
     !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version")
 }
 
-fn shared(a: &clap::Arg) -> bool {
-    a.get_help_heading() == Some(SHARED_HEADING)
+/// A help heading several visible commands share (the scan flags, the alert flags): its flags
+/// are listed once, in a section of their own, and each command links to it.
+fn shared_headings(top: &clap::Command) -> Vec<String> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let mut mine: Vec<&str> = sub
+            .get_arguments()
+            .filter(|a| shown(a))
+            .filter_map(|a| a.get_help_heading())
+            .collect();
+        mine.dedup();
+        for h in mine {
+            match seen.iter_mut().find(|(s, _)| s == h) {
+                Some(e) => e.1 += 1,
+                None => seen.push((h.to_string(), 1)),
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(h, _)| h)
+        .collect()
+}
+
+/// A shared heading's section title: the heading up to its first bracket ("Alerts (each …)" →
+/// "Alerts"); the scan flags' is "Where to look".
+fn title(heading: &str) -> String {
+    if heading == SHARED_HEADING {
+        return "Where to look".to_string();
+    }
+    heading
+        .split(" (")
+        .next()
+        .unwrap_or(heading)
+        .trim()
+        .to_string()
+}
+
+/// The markdown anchor of a section title.
+fn anchor(title: &str) -> String {
+    title
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 fn table(out: &mut String, args: &[&clap::Arg]) {
@@ -91,11 +138,16 @@ fn table(out: &mut String, args: &[&clap::Arg]) {
     }
 }
 
-/// The generated part: the shared flags once, then one section per visible command.
+/// The generated part: one section per visible command, then each shared group of flags once.
 pub(crate) fn render() -> String {
     let mut top = Cli::command();
     // Built, so every option has its value names and every command its usage line.
     top.build();
+    let groups = shared_headings(&top);
+    let grouped = |a: &clap::Arg| {
+        a.get_help_heading()
+            .is_some_and(|h| groups.iter().any(|g| g == h))
+    };
     let mut out = String::new();
     let _ = writeln!(out, "{BEGIN}\n");
     for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -109,32 +161,43 @@ pub(crate) fn render() -> String {
         }
         let _ = writeln!(out, "```text\n{usage}\n```\n");
         let args: Vec<&clap::Arg> = sub.get_arguments().filter(|a| shown(a)).collect();
-        let own: Vec<&clap::Arg> = args.iter().copied().filter(|a| !shared(a)).collect();
+        let own: Vec<&clap::Arg> = args.iter().copied().filter(|a| !grouped(a)).collect();
         if !own.is_empty() {
             table(&mut out, &own);
             out.push('\n');
         }
-        if args.iter().any(|a| shared(a)) {
-            let _ = writeln!(
-                out,
-                "And the shared flags of [Where to look](#where-to-look).\n"
-            );
+        let links: Vec<String> = groups
+            .iter()
+            .filter(|g| {
+                args.iter()
+                    .any(|a| a.get_help_heading() == Some(g.as_str()))
+            })
+            .map(|g| {
+                let t = title(g);
+                format!("[{t}](#{})", anchor(&t))
+            })
+            .collect();
+        if !links.is_empty() {
+            let _ = writeln!(out, "Also: {}.\n", links.join(" and "));
         }
         if let Some(after) = sub.get_after_help() {
             let _ = writeln!(out, "```text\n{}\n```\n", after.to_string().trim_end());
         }
     }
-    // The shared flags, once: every one any visible command has, in first-seen order.
-    let mut common: Vec<&clap::Arg> = Vec::new();
-    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
-        for a in sub.get_arguments().filter(|a| shown(a) && shared(a)) {
-            if !common.iter().any(|c| c.get_id() == a.get_id()) {
-                common.push(a);
+    // Each shared group once: every flag any visible command has under it, first seen first.
+    for g in &groups {
+        let mut common: Vec<&clap::Arg> = Vec::new();
+        for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+            for a in sub
+                .get_arguments()
+                .filter(|a| shown(a) && a.get_help_heading() == Some(g.as_str()))
+            {
+                if !common.iter().any(|c| c.get_id() == a.get_id()) {
+                    common.push(a);
+                }
             }
         }
-    }
-    if !common.is_empty() {
-        let _ = writeln!(out, "### Where to look\n\n{SHARED_HEADING}.\n");
+        let _ = writeln!(out, "### {}\n\n{g}.\n", title(g));
         table(&mut out, &common);
         out.push('\n');
     }
@@ -217,5 +280,12 @@ mod tests {
         }
         assert!(text.contains("| `--json` |"), "{text}");
         assert!(text.contains("### Where to look"), "{text}");
+        // The alert flags, shared by `monitor` and `watch`, are listed once.
+        assert!(text.contains("### Alerts\n"), "{text}");
+        assert_eq!(
+            text.matches("| `--settle-secs <SECS>` |").count(),
+            1,
+            "{text}"
+        );
     }
 }
