@@ -144,66 +144,75 @@ pub(crate) fn render() -> String {
     // Built, so every option has its value names and every command its usage line.
     top.build();
     let groups = shared_headings(&top);
-    let grouped = |a: &clap::Arg| {
-        a.get_help_heading()
-            .is_some_and(|h| groups.iter().any(|g| g == h))
-    };
     let mut out = String::new();
     let _ = writeln!(out, "{BEGIN}\n");
     for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = sub.get_name();
-        let mut sub = sub.clone();
-        let usage = sub.render_usage().to_string();
-        let usage = usage.trim_start_matches("Usage: ").trim();
-        let _ = writeln!(out, "### `{name}`\n");
-        if let Some(about) = sub.get_about() {
-            let _ = writeln!(out, "{}\n", cell(&about.to_string()));
-        }
-        let _ = writeln!(out, "```text\n{usage}\n```\n");
-        let args: Vec<&clap::Arg> = sub.get_arguments().filter(|a| shown(a)).collect();
-        let own: Vec<&clap::Arg> = args.iter().copied().filter(|a| !grouped(a)).collect();
-        if !own.is_empty() {
-            table(&mut out, &own);
-            out.push('\n');
-        }
-        let links: Vec<String> = groups
-            .iter()
-            .filter(|g| {
-                args.iter()
-                    .any(|a| a.get_help_heading() == Some(g.as_str()))
-            })
-            .map(|g| {
-                let t = title(g);
-                format!("[{t}](#{})", anchor(&t))
-            })
-            .collect();
-        if !links.is_empty() {
-            let _ = writeln!(out, "Also: {}.\n", links.join(" and "));
-        }
-        if let Some(after) = sub.get_after_help() {
-            let _ = writeln!(out, "```text\n{}\n```\n", after.to_string().trim_end());
-        }
+        section(&mut out, sub, &groups);
     }
-    // Each shared group once: every flag any visible command has under it, first seen first.
     for g in &groups {
-        let mut common: Vec<&clap::Arg> = Vec::new();
-        for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
-            for a in sub
-                .get_arguments()
-                .filter(|a| shown(a) && a.get_help_heading() == Some(g.as_str()))
-            {
-                if !common.iter().any(|c| c.get_id() == a.get_id()) {
-                    common.push(a);
-                }
-            }
-        }
-        let _ = writeln!(out, "### {}\n\n{g}.\n", title(g));
-        table(&mut out, &common);
-        out.push('\n');
+        group(&mut out, &top, g);
     }
     out.push_str(END);
     out.push('\n');
     out
+}
+
+/// One command: its purpose, synopsis, own options, links to the shared groups it takes, then
+/// its examples and exit codes.
+fn section(out: &mut String, sub: &clap::Command, groups: &[String]) {
+    let mut sub = sub.clone();
+    let usage = sub.render_usage().to_string();
+    let usage = usage.trim_start_matches("Usage: ").trim();
+    let _ = writeln!(out, "### `{}`\n", sub.get_name());
+    if let Some(about) = sub.get_about() {
+        let _ = writeln!(out, "{}\n", cell(&about.to_string()));
+    }
+    let _ = writeln!(out, "```text\n{usage}\n```\n");
+    let args: Vec<&clap::Arg> = sub.get_arguments().filter(|a| shown(a)).collect();
+    let in_group = |a: &clap::Arg| {
+        a.get_help_heading()
+            .is_some_and(|h| groups.iter().any(|g| g == h))
+    };
+    let own: Vec<&clap::Arg> = args.iter().copied().filter(|a| !in_group(a)).collect();
+    if !own.is_empty() {
+        table(out, &own);
+        out.push('\n');
+    }
+    let links: Vec<String> = groups
+        .iter()
+        .filter(|g| {
+            args.iter()
+                .any(|a| a.get_help_heading() == Some(g.as_str()))
+        })
+        .map(|g| {
+            let t = title(g);
+            format!("[{t}](#{})", anchor(&t))
+        })
+        .collect();
+    if !links.is_empty() {
+        let _ = writeln!(out, "Also: {}.\n", links.join(" and "));
+    }
+    if let Some(after) = sub.get_after_help() {
+        let _ = writeln!(out, "```text\n{}\n```\n", after.to_string().trim_end());
+    }
+}
+
+/// A shared group once: every flag any visible command has under it, first seen first.
+fn group(out: &mut String, top: &clap::Command, heading: &str) {
+    let mut common: Vec<&clap::Arg> = Vec::new();
+    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+        for a in sub
+            .get_arguments()
+            .filter(|a| shown(a) && a.get_help_heading() == Some(heading))
+        {
+            if !common.iter().any(|c| c.get_id() == a.get_id()) {
+                common.push(a);
+            }
+        }
+    }
+    let _ = writeln!(out, "### {}\n\n{heading}.\n", title(heading));
+    table(out, &common);
+    out.push('\n');
 }
 
 /// `page` with its generated part replaced by `generated`; `None` when the markers are missing.
