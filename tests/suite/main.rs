@@ -110,6 +110,7 @@ mod register_cli;
 mod register_events;
 mod register_forged;
 mod register_shadow;
+mod release;
 mod reply_cli;
 mod reply_herdr;
 mod reply_text;
