@@ -112,6 +112,16 @@ pub enum Command {
     /// The roster's agent names, one per line (run by the shell completions).
     #[command(hide = true)]
     Names(NamesArgs),
+    /// The per-command part of docs/commands.md, from these definitions (`--write` splices it in).
+    #[command(hide = true)]
+    CommandsMd(CommandsMdArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CommandsMdArgs {
+    /// Replace the generated part of this file (between its markers) instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

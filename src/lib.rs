@@ -95,6 +95,7 @@ pub fn main_entry() -> i32 {
         Command::DemoAgent(a) => demo::agent::run(a),
         Command::DemoWatchdog(a) => demo::watchdog::serve(a),
         Command::Names(a) => cmd::docs_cmd::names(a).code(),
+        Command::CommandsMd(a) => cmd::commands_md::run(a).code(),
     };
     // Nothing of this command stays connected to another host.
     hosts::ssh::end_masters();

@@ -5,6 +5,7 @@ pub(crate) mod alerts_cmd;
 pub(crate) mod board_cmd;
 pub(crate) mod close_cmd;
 pub(crate) mod close_receipt;
+pub(crate) mod commands_md;
 pub(crate) mod completion_names;
 pub(crate) mod docs_cmd;
 pub(crate) mod doctor_cmd;
