@@ -9,7 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::cli::DemoAgentArgs;
@@ -46,6 +47,127 @@ fn scenario(name: &str) -> &'static [Step] {
     }
 }
 
+/// A piece of a message's content, as pi 1.6.0 writes it.
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum Part<'a> {
+    #[serde(rename = "text")]
+    Text { text: &'a str },
+    #[serde(rename = "toolCall")]
+    ToolCall {
+        id: &'a str,
+        name: &'a str,
+        arguments: BashArgs<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct BashArgs<'a> {
+    command: &'a str,
+}
+
+/// A user prompt: plain text (a reply typed into pi) or parts (the first prompt).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<Part<'a>>),
+}
+
+/// A session entry's message, in pi's key order.
+#[derive(Serialize)]
+#[serde(tag = "role")]
+enum Message<'a> {
+    #[serde(rename = "user")]
+    User { content: UserContent<'a> },
+    #[serde(rename = "assistant", rename_all = "camelCase")]
+    Assistant {
+        content: Vec<Part<'a>>,
+        api: &'static str,
+        provider: &'static str,
+        model: &'static str,
+        stop_reason: &'a str,
+        timestamp: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_message: Option<&'a str>,
+    },
+    #[serde(rename = "toolResult", rename_all = "camelCase")]
+    ToolResult {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        content: Vec<Part<'a>>,
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct MessageEntry<'a> {
+    message: &'a Message<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContextEdit<'a> {
+    target_id: &'a str,
+    replacement: Option<()>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelChange {
+    provider: &'static str,
+    model_id: &'static str,
+}
+
+#[derive(Serialize)]
+struct SessionHeader<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    version: u32,
+    id: &'a str,
+    timestamp: String,
+    cwd: String,
+}
+
+/// An Intercom observation record, as the extension writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Observation<'a> {
+    version: u32,
+    timestamp: String,
+    writer_id: &'a str,
+    session_id: &'a str,
+    event: &'a str,
+    busy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report<'a> {
+    version: u32,
+    session_id: &'a str,
+    status: &'a str,
+    summary: &'a str,
+    updated_at: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Health<'a> {
+    version: u32,
+    session_id: &'a str,
+}
+
+fn said(text: &str) -> Part<'_> {
+    Part::Text { text }
+}
+
 struct Writer {
     session_file: PathBuf,
     log_file: Option<PathBuf>,
@@ -63,7 +185,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn append(&self, path: &Path, v: &Value) -> std::io::Result<()> {
+    fn append(&self, path: &Path, v: &impl Serialize) -> std::io::Result<()> {
         let mut f = OpenOptions::new().create(true).append(true).open(path)?;
         let mut line = serde_json::to_vec(v)?;
         line.push(b'\n');
@@ -71,15 +193,21 @@ impl Writer {
     }
 
     /// Append one entry with pi's key order: type, id, parentId, timestamp, then the rest.
-    fn entry(&mut self, v: Value) -> std::io::Result<String> {
+    fn entry(&mut self, kind: &str, rest: &impl Serialize) -> std::io::Result<String> {
         self.n += 1;
         let id = format!("{:08x}", (self.n as u32).wrapping_mul(2_654_435_761));
         let mut out = serde_json::Map::new();
-        out.insert("type".into(), v["type"].clone());
-        out.insert("id".into(), json!(id));
-        out.insert("parentId".into(), json!(self.last_id));
-        out.insert("timestamp".into(), json!(format_iso(SystemClock.now_ms())));
-        if let Value::Object(rest) = v {
+        out.insert("type".into(), Value::from(kind));
+        out.insert("id".into(), Value::from(id.as_str()));
+        out.insert(
+            "parentId".into(),
+            self.last_id.as_deref().map_or(Value::Null, Value::from),
+        );
+        out.insert(
+            "timestamp".into(),
+            Value::from(format_iso(SystemClock.now_ms())),
+        );
+        if let Value::Object(rest) = serde_json::to_value(rest)? {
             for (k, val) in rest {
                 out.entry(k).or_insert(val);
             }
@@ -89,39 +217,56 @@ impl Writer {
         Ok(id)
     }
 
-    fn message(&mut self, message: Value) -> std::io::Result<String> {
-        show(&message);
-        self.entry(json!({"type": "message", "message": message}))
+    fn message(&mut self, message: Message<'_>) -> std::io::Result<String> {
+        show(&serde_json::to_value(&message)?);
+        self.entry("message", &MessageEntry { message: &message })
+    }
+
+    fn user(&mut self, content: UserContent<'_>) -> std::io::Result<String> {
+        self.message(Message::User { content })
+    }
+
+    fn tool_result(&mut self, call: &str, output: &str) -> std::io::Result<String> {
+        self.message(Message::ToolResult {
+            tool_call_id: call,
+            tool_name: "bash",
+            content: vec![said(output)],
+            is_error: false,
+        })
     }
 
     fn assistant(
         &mut self,
-        content: Value,
+        content: Vec<Part<'_>>,
         stop: &str,
         error: Option<&str>,
     ) -> std::io::Result<String> {
-        let mut m = json!({"role": "assistant", "content": content, "api": "openai-completions",
-            "provider": "demo", "model": "demo-model", "stopReason": stop,
-            "timestamp": SystemClock.now_ms()});
-        if let Some(e) = error {
-            m["errorMessage"] = json!(e);
-        }
-        self.message(m)
+        self.message(Message::Assistant {
+            content,
+            api: "openai-completions",
+            provider: "demo",
+            model: "demo-model",
+            stop_reason: stop,
+            timestamp: SystemClock.now_ms(),
+            error_message: error,
+        })
     }
 
     fn observe(&self, event: &str, busy: bool, phase: Option<&str>, detail: Option<&str>) {
         let Some(log) = &self.log_file else { return };
         let at = SystemClock.now_ms().max(self.last_observed.get() + 1);
         self.last_observed.set(at);
-        let mut v = json!({"version": 1, "timestamp": format_iso(at),
-            "writerId": self.writer_id, "sessionId": self.session_id, "event": event, "busy": busy});
-        if let Some(p) = phase {
-            v["phase"] = json!(p);
-        }
-        if let Some(d) = detail {
-            v["detail"] = json!(d);
-            v["outcome"] = json!(if busy { "started" } else { "settled" });
-        }
+        let v = Observation {
+            version: 1,
+            timestamp: format_iso(at),
+            writer_id: &self.writer_id,
+            session_id: &self.session_id,
+            event,
+            busy,
+            phase,
+            detail,
+            outcome: detail.map(|_| if busy { "started" } else { "settled" }),
+        };
         let _ = self.append(log, &v);
     }
 
@@ -133,8 +278,16 @@ impl Writer {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let v = json!({"version": 1, "sessionId": self.session_id, "status": status,
-            "summary": summary, "updatedAt": format_iso(SystemClock.now_ms())});
+        let v = Report {
+            version: 1,
+            session_id: &self.session_id,
+            status,
+            summary,
+            updated_at: format_iso(SystemClock.now_ms()),
+        };
+        let Ok(v) = serde_json::to_string(&v) else {
+            return;
+        };
         let tmp = dir.join(format!("{name}.json.tmp"));
         if std::fs::write(&tmp, format!("{v}\n")).is_ok() {
             let _ = std::fs::rename(&tmp, dir.join(format!("{name}.json")));
@@ -146,25 +299,24 @@ impl Writer {
     /// real close then sees the turn settle and ends this process.
     fn hand_off(&mut self, text: &str, job: &str, root: Option<&Path>) -> std::io::Result<()> {
         self.observe("host.activity", true, Some("working"), Some("processing"));
-        self.message(json!({"role": "user", "content": text}))?;
+        self.user(UserContent::Text(text))?;
         let summary = "Simulated handoff: the demo checklist item is done; nothing is left.";
+        let command = format!("intercom-pane handoff --job {job} --summary \"{summary}\"");
         self.assistant(
-            json!([{"type": "toolCall", "id": "call_handoff", "name": "bash",
-                "arguments": {"command": format!("intercom-pane handoff --job {job} --summary \"{summary}\"")}}]),
+            vec![Part::ToolCall {
+                id: "call_handoff",
+                name: "bash",
+                arguments: BashArgs { command: &command },
+            }],
             "toolUse",
             None,
         )?;
         self.observe("host.activity", true, Some("tool"), Some("running_command"));
         let saved = run_handoff(job, summary, root);
-        self.message(json!({"role": "toolResult", "toolCallId": "call_handoff",
-            "toolName": "bash", "content": [{"type": "text", "text": saved}], "isError": false}))?;
+        self.tool_result("call_handoff", &saved)?;
         // The turn ends after the handoff was saved (the close waits for a reply newer than it).
         std::thread::sleep(Duration::from_millis(50));
-        self.assistant(
-            json!([{"type": "text", "text": "Handoff saved; stopping here."}]),
-            "stop",
-            None,
-        )?;
+        self.assistant(vec![said("Handoff saved; stopping here.")], "stop", None)?;
         self.observe("host.activity", false, Some("idle"), Some("settled"));
         // Its question is moot once it hands off: the row shows the close, not a stale ask.
         self.report("clear", "");
@@ -174,7 +326,7 @@ impl Writer {
     /// A reply arrived in the pane: a user turn, then an acknowledging reply.
     fn answer(&mut self, text: &str) -> std::io::Result<()> {
         self.observe("host.activity", true, Some("working"), Some("processing"));
-        self.message(json!({"role": "user", "content": text}))?;
+        self.user(UserContent::Text(text))?;
         std::thread::sleep(Duration::from_millis(800));
         self.observe(
             "host.activity",
@@ -183,7 +335,7 @@ impl Writer {
             Some("responding"),
         );
         let ack = format!("Thanks, going with: {text}");
-        self.assistant(json!([{"type": "text", "text": ack}]), "stop", None)?;
+        self.assistant(vec![said(&ack)], "stop", None)?;
         self.observe("host.activity", false, Some("idle"), Some("settled"));
         self.report("clear", "");
         Ok(())
@@ -193,23 +345,29 @@ impl Writer {
         match s {
             Step::UserPrompt => {
                 self.observe("host.activity", true, Some("working"), Some("processing"));
-                self.message(json!({"role": "user", "content": [{"type": "text",
-                    "text": self.prompt}]}))?;
+                let prompt = self.prompt;
+                self.user(UserContent::Parts(vec![said(prompt)]))?;
                 self.observe("host.activity", true, Some("thinking"), Some("thinking"));
             }
             Step::ToolCall => {
                 self.assistant(
-                    json!([{"type": "text", "text": "Running the tests."},
-                        {"type": "toolCall", "id": "call_demo", "name": "bash",
-                         "arguments": {"command": "cargo test"}}]),
+                    vec![
+                        said("Running the tests."),
+                        Part::ToolCall {
+                            id: "call_demo",
+                            name: "bash",
+                            arguments: BashArgs {
+                                command: "cargo test",
+                            },
+                        },
+                    ],
                     "toolUse",
                     None,
                 )?;
                 self.observe("host.activity", true, Some("tool"), Some("running_command"));
             }
             Step::ToolResult => {
-                self.message(json!({"role": "toolResult", "toolCallId": "call_demo",
-                    "toolName": "bash", "content": [{"type": "text", "text": "ok"}], "isError": false}))?;
+                self.tool_result("call_demo", "ok")?;
                 self.observe(
                     "host.activity",
                     true,
@@ -225,7 +383,9 @@ impl Writer {
                     Some("responding"),
                 );
                 self.assistant(
-                    json!([{"type": "text", "text": "Input needed: Choose staging or production for the rollout."}]),
+                    vec![said(
+                        "Input needed: Choose staging or production for the rollout.",
+                    )],
                     "stop",
                     None,
                 )?;
@@ -236,7 +396,7 @@ impl Writer {
                 );
             }
             Step::Answer => {
-                self.message(json!({"role": "user", "content": "staging"}))?;
+                self.user(UserContent::Text("staging"))?;
                 self.observe("host.activity", true, Some("working"), Some("processing"));
                 self.report("clear", "");
             }
@@ -247,17 +407,13 @@ impl Writer {
                     Some("responding"),
                     Some("responding"),
                 );
-                self.assistant(
-                    json!([{"type": "text", "text": "Done: tests pass."}]),
-                    "stop",
-                    None,
-                )?;
+                self.assistant(vec![said("Done: tests pass.")], "stop", None)?;
                 self.observe("host.activity", false, Some("idle"), Some("settled"));
                 self.report("ready_for_review", "Tests pass; ready for review.");
             }
             Step::FinalError => {
                 self.assistant(
-                    json!([]),
+                    Vec::new(),
                     "error",
                     Some("400: {\"message\":\"demo rejection\"}"),
                 )?;
@@ -265,8 +421,14 @@ impl Writer {
                 self.report("blocked", "The provider rejected the request.");
             }
             Step::RetryableError => {
-                let id = self.assistant(json!([]), "error", Some("503: overloaded"))?;
-                self.entry(json!({"type": "context_edit", "targetId": id, "replacement": null}))?;
+                let id = self.assistant(Vec::new(), "error", Some("503: overloaded"))?;
+                self.entry(
+                    "context_edit",
+                    &ContextEdit {
+                        target_id: &id,
+                        replacement: None,
+                    },
+                )?;
             }
             Step::Idle => {}
         }
@@ -378,7 +540,11 @@ fn answer(mut s: TcpStream, session_id: &str) -> std::io::Result<()> {
     let (status, body) = if req.starts_with("GET /intercom/health ") {
         (
             "200 OK",
-            json!({"version": 1, "sessionId": session_id}).to_string(),
+            serde_json::to_string(&Health {
+                version: 1,
+                session_id,
+            })
+            .unwrap_or_default(),
         )
     } else {
         ("404 Not Found", "{}".to_string())
@@ -505,13 +671,24 @@ pub(crate) fn run(args: &DemoAgentArgs) -> i32 {
     }
     // A resumed session continues its file, as pi does: the header is written once.
     let resumed = std::fs::metadata(&args.session_file).is_ok_and(|m| m.len() > 0);
-    let header = json!({"type": "session", "version": 3, "id": args.session_id,
-        "timestamp": format_iso(SystemClock.now_ms()), "cwd": args.cwd.display().to_string()});
+    let header = SessionHeader {
+        kind: "session",
+        version: 3,
+        id: &args.session_id,
+        timestamp: format_iso(SystemClock.now_ms()),
+        cwd: args.cwd.display().to_string(),
+    };
     if !resumed && w.append(&w.session_file.clone(), &header).is_err() {
         eprintln!("demo-agent: cannot write {}", args.session_file.display());
         return 1;
     }
-    let _ = w.entry(json!({"type": "model_change", "provider": "demo", "modelId": "demo-model"}));
+    let _ = w.entry(
+        "model_change",
+        &ModelChange {
+            provider: "demo",
+            model_id: "demo-model",
+        },
+    );
     w.observe("runtime.ready", false, None, None);
     if let Some(cfg) = &args.register_config {
         register_self(args, cfg, "session_start", 1);
