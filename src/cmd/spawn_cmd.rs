@@ -142,7 +142,7 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         receipt_lines(
             "spawn",
             v,
-            &["pane", "cwd", "projectDirectory", "launchSpec"],
+            &["pane", "sidebar", "cwd", "projectDirectory", "launchSpec"],
         )
     });
     if let Some(p) = report.get("prompt").filter(|p| !p.is_null() && !args.json) {
