@@ -574,6 +574,11 @@ pub struct InitArgs {
     /// tmux session; without it the command is printed.
     #[arg(long)]
     pub start: bool,
+    /// With --start: a new detached tmux session (named after the folder) wherever this runs,
+    /// its pane kept when pi exits (`tmux respawn-pane` starts it again); waits until the
+    /// coordinator's pi registered.
+    #[arg(long, requires = "start")]
+    pub detach: bool,
     /// The pi program to run (a name on PATH, or a path).
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
     pub pi: String,
