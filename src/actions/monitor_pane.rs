@@ -183,6 +183,9 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
         .kind
         .check_start_dir(root)
         .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
+    if let Some(kept) = place.adopt_opened()? {
+        return Ok(kept);
+    }
     place.run(None)
 }
 

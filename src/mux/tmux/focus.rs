@@ -14,6 +14,9 @@ use super::args::Args;
 use super::{PaneId, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
+/// The pane option a jump leaves on the pane it went to: the sidebar it came from.
+pub(crate) const BACK_OPTION: &str = "@intercom-pane-back";
+
 impl Tmux {
     /// Switch the client showing `from` (the caller's own pane; without one, the attached
     /// client used last) to `target`: its session, window and pane. Checked afterwards with a
@@ -52,7 +55,21 @@ impl Tmux {
             .find(|c| c.name == client.name)
             .map(|c| c.pane);
         match now {
-            Some(p) if p == target.as_str() => Ok(()),
+            Some(p) if p == target.as_str() => {
+                // The way back: the plugin's key pressed in that pane returns to this sidebar
+                // (`@intercom-pane-back`, a validated `%N`, stored as given without `-F`). A
+                // failure here costs only the way back, never the move.
+                if let Some(f) = &from {
+                    let set = Args::new("set-option")
+                        .arg("-p")
+                        .arg("-t")
+                        .arg(target.as_str())
+                        .arg(BACK_OPTION)
+                        .arg(f.as_str());
+                    let _ = self.run(set, None, deadline, SMALL_CAP);
+                }
+                Ok(())
+            }
             other => Err(MuxError::new(
                 ErrorCode::Failed,
                 format!(
