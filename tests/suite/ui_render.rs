@@ -557,7 +557,7 @@ fn phone_and_terminal_sizes_keep_key_hints_and_a_readable_help() {
                 "{w}x{h}: {l}"
             );
         }
-        for words in ["go to pane", "reply", "quit"] {
+        for words in ["go to pane", "reply", "close help", "PgDn/PgUp"] {
             assert!(help.contains(words), "{w}x{h} help lacks {words:?}:\n{help}");
         }
         if w == 50 {
