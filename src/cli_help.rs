@@ -180,10 +180,11 @@ pub(crate) const INIT: &str = "\
 Examples:
   intercom-pane init                          print the command that starts the coordinator
   intercom-pane init --start                  start it now
+  intercom-pane init --start --detach         start it in a tmux session of its own, then spawn
 
 Exit codes:
   0  created
-  1  writing failed, or --start could not start pi
+  1  writing failed, or --start could not start pi (--detach: or it did not register in 60 s)
   2  a bad flag or folder
   3  this folder has a roster already: nothing changed";
 

@@ -24,7 +24,7 @@ exit_enum! {
     /// The exit code of a run.
     InitExit {
         Created = 0,
-        /// Writing failed, or `--start` could not start pi.
+        /// Writing failed, or `--start` could not start pi (`--detach`: or it did not register).
         Failed = 1,
         /// A bad flag or folder.
         Usage = 2,
