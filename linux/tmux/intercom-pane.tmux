@@ -55,6 +55,8 @@ fi
 script="$HERE/scripts/open-pane.sh"
 tmux_literal "'${script//\'/\'\\\'\'}'"
 tmux bind-key "$key" run-shell -b "$REPLY #{pane_id} #{q:client_name}"
+# The sidebar's Enter names this key where the person lands (a plain key name only).
+tmux set-option -g @intercom-pane-back-key "$key"
 # display-popup -d expands `#{pane_current_path}` once: the folder itself, never read as a format.
 tmux_arg "$bin"
 tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$REPLY" monitor

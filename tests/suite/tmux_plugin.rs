@@ -400,6 +400,19 @@ fn the_key_after_enter_goes_back_to_the_sidebar_in_every_tmux_layout() {
         t.jump_to(worker, Some(&side), mux_support::soon(5000))
             .unwrap();
         at(worker);
+        // The key is named where the person lands.
+        wait_for(10_000, || {
+            p.outer
+                .tmux(&["capture-pane", "-p", "-t", "=outer:"])
+                .contains("intercom-pane: prefix M comes back to the sidebar")
+                .then_some(())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the way back is not named:\n{}",
+                p.outer.tmux(&["capture-pane", "-p", "-t", "=outer:"])
+            )
+        });
         p.press("M");
         at(&side);
         p.press("M");

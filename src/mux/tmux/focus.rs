@@ -16,6 +16,8 @@ use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
 /// The pane option a jump leaves on the pane it went to: the sidebar it came from.
 pub(crate) const BACK_OPTION: &str = "@intercom-pane-back";
+/// The server option the tmux plugin sets to the key it bound for the way back.
+const BACK_KEY_OPTION: &str = "@intercom-pane-back-key";
 
 impl Tmux {
     /// Switch the client showing `from` (the caller's own pane; without one, the attached
@@ -67,6 +69,11 @@ impl Tmux {
                         .arg(BACK_OPTION)
                         .arg(f.as_str());
                     let _ = self.run(set, None, deadline, SMALL_CAP);
+                    // Named where the person now looks, when the plugin's key is bound.
+                    if let Some(key) = self.back_key(deadline) {
+                        let text = format!("intercom-pane: prefix {key} comes back to the sidebar");
+                        let _ = self.display_message(&client.name, &text, 4000, deadline);
+                    }
                 }
                 Ok(())
             }
@@ -78,6 +85,21 @@ impl Tmux {
                 ),
             )),
         }
+    }
+
+    /// The tmux plugin's pane key, as the plugin records it when it binds it
+    /// (`@intercom-pane-back-key`): a plain key name only (letters, digits, `-`, `_`).
+    fn back_key(&self, deadline: Instant) -> Option<String> {
+        let key = self
+            .user_options(&[BACK_KEY_OPTION], deadline)
+            .ok()?
+            .into_iter()
+            .next()??;
+        let plain = key.len() <= 16
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        plain.then_some(key)
     }
 
     /// Make `pane` at least `lines` tall (`resize-pane -y`); `Ok(false)` when it already is.
