@@ -299,7 +299,7 @@ impl Placement<'_> {
     /// pane, no record: `prefix M` before the coordinator's pi started, as doctor's fix says),
     /// recorded as this coordinator's and kept: never a second sidebar beside it.
     pub(crate) fn adopt_opened(&self) -> Result<Option<Outcome>, EnsureError> {
-        if self.owner.kind != mux::MuxKind::Tmux {
+        if !self.owner.kind.caps().key_opens_sidebars {
             return Ok(None);
         }
         let list = self.mux.list_panes(deadline()).map_err(|e| fail("list", e))?;

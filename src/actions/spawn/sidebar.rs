@@ -10,7 +10,7 @@ use super::SpawnRequest;
 use crate::actions::monitor_pane::{self, EnsureRequest};
 use crate::actions::monitor_run::Outcome;
 use crate::evidence::config;
-use crate::mux::{MuxEnv, MuxKind};
+use crate::mux::MuxEnv;
 use crate::text::sanitize;
 
 /// Place or keep the sidebar above the pane the worker was opened beside; what became of it,
@@ -31,17 +31,7 @@ pub(super) fn ensure(req: &SpawnRequest, root: &Path, plan: &Plan) -> String {
         );
     };
     // The placement finds the coordinator's pane by its process on this server only.
-    let socket = plan.mux.socket_path().to_string_lossy().into_owned();
-    let env = match plan.mux.kind() {
-        MuxKind::Tmux => MuxEnv {
-            tmux: Some(format!("{socket},0,0")),
-            ..MuxEnv::default()
-        },
-        MuxKind::Herdr => MuxEnv {
-            herdr_socket_path: Some(socket),
-            ..MuxEnv::default()
-        },
-    };
+    let env = MuxEnv::pointing_at(plan.mux.kind(), plan.mux.socket_path());
     let ensure = EnsureRequest {
         config: &cfg,
         session_id: Some(coordinator.session_id.clone()),
