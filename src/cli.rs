@@ -368,15 +368,19 @@ pub struct WatchArgs {
 #[derive(Args, Debug)]
 pub struct JumpArgs {
     /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
-    #[arg(conflicts_with_all = ["last", "session_id"])]
+    #[arg(conflicts_with_all = ["last", "session_id", "back"])]
     pub name: Option<String>,
     /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
     #[arg(
         long,
-        conflicts_with = "session_id",
-        required_unless_present_any = ["session_id", "name"]
+        conflicts_with_all = ["session_id", "back"],
+        required_unless_present_any = ["session_id", "name", "back"]
     )]
     pub last: bool,
+    /// Back to the sidebar the last ⏎ came from, while that pane is still ours (Herdr: bind it
+    /// to a key with a `[[keys.command]]` of type `shell`; tmux: the plugin's key does it).
+    #[arg(long, conflicts_with_all = ["session_id", "print", "json", "expect_seat", "from"])]
+    pub back: bool,
     /// The seat whose session this is (an alert's `sessionId`).
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,

@@ -109,6 +109,9 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if args.back {
+        return super::jump_back::go_back(&r.opts.data_root).code();
+    }
     if let Some(f) = &args.from {
         if !mux::tmux::is_pane_id(f) {
             return refuse::<JumpExit>("--from takes a tmux pane id (% and digits)").code();

@@ -302,3 +302,73 @@ fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
     );
     assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
 }
+
+/// The way back on a real Herdr 0.8.2: the sidebar's ⏎ (its navigator, running in the `desk`
+/// pane that carries our marker) takes the person to a seat in another workspace and records
+/// where it came from; `intercom-pane jump --back` (what a Herdr `[[keys.command]]` of type
+/// `shell` runs) focuses that sidebar again. A sidebar no longer ours is not gone back to.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
+    use crate::scan_support::{pi_root, Env};
+    use intercom_pane::seam::mux::{owning_multiplexer, MuxEnv, MuxKind};
+    use intercom_pane::seam::ui::ports::{JumpOutcome, Navigator, SeatRef};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new().with_system_path();
+    let ids = pi_root(&env, &["idle"]);
+    let desk = h.background_pane("/tmp", "desk");
+    let desk_pid = h.shell_pid(&desk);
+    let pane = h.background_pane("/tmp", "seat");
+    h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
+    let pid = mux_support::wait_for(20_000, || {
+        let info = h.client().process_info(&pane, soon(3000)).ok()??;
+        info.foreground()
+            .filter(|f| f.argv.as_deref().and_then(|a| a.first()).map(String::as_str) == Some("pi"))
+            .map(|f| f.pid)
+    })
+    .expect("the pi stand-in runs in the pane");
+    register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
+    let c = h.client();
+    c.set_marker(&desk, "intercom-pane:desk", soon(5000)).unwrap();
+    let (mut nav, row) = navigator_and_row(&env);
+    nav.own = owning_multiplexer(
+        desk_pid as i32,
+        &MuxEnv::pointing_at(MuxKind::Herdr, &h.socket),
+        soon(5000),
+    );
+    assert_eq!(nav.own.as_ref().map(|o| o.pane.id.clone()), Some(desk.clone()));
+    c.jump_to(&desk, None, soon(10_000)).unwrap();
+    assert_eq!(
+        nav.jump(&SeatRef::of(&row)),
+        JumpOutcome::Moved {
+            pane: format!("herdr {pane}")
+        }
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
+    let sys = env.system_config();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        back.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, desk);
+    // No longer ours: nothing moves, and it says why.
+    c.jump_to(&pane, None, soon(10_000)).unwrap();
+    c.set_marker(&desk, "someone-else", soon(5000)).unwrap();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(back.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&back.stderr).contains("is gone (or no longer ours)"),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
+    // Nothing recorded: said, nothing moves.
+    std::fs::remove_file(env.path("data/jump-back.json")).unwrap();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(back.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&back.stderr).contains("no way back recorded"));
+}
