@@ -73,6 +73,7 @@ Exit codes:
 pub(crate) const JUMP: &str = "\
 Examples:
   intercom-pane jump --last                  to the seat that alerted last (the plugin's prefix J)
+  intercom-pane jump --back                  to the sidebar the last Enter came from (bind it in Herdr)
 
 Exit codes:
   0  moved

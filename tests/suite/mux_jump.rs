@@ -372,3 +372,31 @@ fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
     assert_eq!(back.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&back.stderr).contains("no way back recorded"));
 }
+
+/// The Herdr key binding docs/commands.md gives for `jump --back` is one Herdr 0.8.2 accepts
+/// (`herdr config check` on exactly that block).
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn the_documented_herdr_binding_for_the_way_back_is_valid() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
+        .unwrap();
+    let block: String = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
+    assert!(block.contains("intercom-pane jump --back"), "{block}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("herdr")).unwrap();
+    std::fs::write(dir.path().join("herdr/config.toml"), &block).unwrap();
+    let o = std::process::Command::new("herdr")
+        .args(["config", "check"])
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(out.trim().to_lowercase(), "config: ok", "{block}");
+}
