@@ -302,12 +302,14 @@ impl Placement<'_> {
         if !self.owner.kind.caps().key_opens_sidebars {
             return Ok(None);
         }
-        let list = self.mux.list_panes(deadline()).map_err(|e| fail("list", e))?;
+        let list = self
+            .mux
+            .list_panes(deadline())
+            .map_err(|e| fail("list", e))?;
         let Some(found) = list.panes.into_iter().find(|p| {
             p.session_id == self.owner.pane.session_id
                 && p.id != self.owner.pane.id
-                && p
-                    .marker
+                && p.marker
                     .as_deref()
                     .is_some_and(|m| m.starts_with("intercom-pane:") && m.len() > 14)
         }) else {

@@ -241,14 +241,19 @@ fn seat_now(
         Some(n) => find(&pass.snapshot.rows, n).map_err(|why| {
             // Named outside any roster: say so, and how to name one.
             let no_roster = match &opts.root {
-                scan::RootChoice::Discover(start) => matches!(
-                    crate::evidence::config::discover_root(start),
-                    Ok(None)
-                ),
+                scan::RootChoice::Discover(start) => {
+                    matches!(crate::evidence::config::discover_root(start), Ok(None))
+                }
                 scan::RootChoice::Exact(_) => false,
                 scan::RootChoice::Skip => true,
             };
-            if no_roster && pass.snapshot.rows.iter().all(|r| r.name.to_lowercase() != n.to_lowercase()) {
+            if no_roster
+                && pass
+                    .snapshot
+                    .rows
+                    .iter()
+                    .all(|r| r.name.to_lowercase() != n.to_lowercase())
+            {
                 say(format!(
                     "{why}: {}",
                     crate::actions::no_roster_at(&opts.root)

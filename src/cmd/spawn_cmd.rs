@@ -85,7 +85,10 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
                 .envs(env.iter().map(|(k, v)| (k, v)))
                 .exec()
         }
-        Launch::DetachedTmuxSession { session, args: words } => {
+        Launch::DetachedTmuxSession {
+            session,
+            args: words,
+        } => {
             return start_detached(&created, &req, session, words, args.json);
         }
         Launch::NewTmuxSession { args } => {

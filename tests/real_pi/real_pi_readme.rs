@@ -306,7 +306,11 @@ fn restart_the_coordinator(
             .any(|l| l.starts_with(&format!("{pi_pane} ")) && l.ends_with(" dead"))
             .then_some(())
     });
-    assert!(dead.is_some(), "the coordinator's pane did not stay: {}", panes());
+    assert!(
+        dead.is_some(),
+        "the coordinator's pane did not stay: {}",
+        panes()
+    );
     let block = readme_support::sh_block("tmux respawn-pane");
     let path = fresh.dir.path().join("restart.sh");
     std::fs::write(&path, &block).unwrap();

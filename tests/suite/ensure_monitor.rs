@@ -389,8 +389,19 @@ fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
     // As the plugin's script opens and marks it.
     let side = server
         .tmux(&[
-            "split-window", "-b", "-v", "-d", "-l", "8", "-t", &coord_pane, "-P", "-F",
-            "#{pane_id}", "sleep", "600",
+            "split-window",
+            "-b",
+            "-v",
+            "-d",
+            "-l",
+            "8",
+            "-t",
+            &coord_pane,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sleep",
+            "600",
         ])
         .trim()
         .to_string();
@@ -423,11 +434,26 @@ fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
     server.tmux(&["kill-pane", "-t", &side]);
     let other = server
         .tmux(&[
-            "split-window", "-d", "-t", &coord_pane, "-P", "-F", "#{pane_id}", "sleep", "600",
+            "split-window",
+            "-d",
+            "-t",
+            &coord_pane,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sleep",
+            "600",
         ])
         .trim()
         .to_string();
-    server.tmux(&["set-option", "-p", "-t", &other, "@intercom-pane-owner", "someone"]);
+    server.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &other,
+        "@intercom-pane-owner",
+        "someone",
+    ]);
     let (code, out) = ensure_in_pane(&env, &server, "");
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("created: monitor in %"), "{out}");

@@ -365,16 +365,28 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
     ));
     let server = TmuxServer::adopt(&sock);
     let tmux = |args: &[&str]| server.tmux(args);
-    assert_eq!(tmux(&["list-sessions", "-F", "#S"]).trim(), "proj-coordinator");
     assert_eq!(
-        tmux(&["show-options", "-pv", "-t", "=proj-coordinator:", "remain-on-exit"]).trim(),
+        tmux(&["list-sessions", "-F", "#S"]).trim(),
+        "proj-coordinator"
+    );
+    assert_eq!(
+        tmux(&[
+            "show-options",
+            "-pv",
+            "-t",
+            "=proj-coordinator:",
+            "remain-on-exit"
+        ])
+        .trim(),
         "on"
     );
-    let roster: Value = serde_json::from_slice(
-        &std::fs::read(env.path("proj/.pi-intercom/config.json")).unwrap(),
-    )
-    .unwrap();
-    let id = roster["agents"][0]["sessionId"].as_str().unwrap().to_string();
+    let roster: Value =
+        serde_json::from_slice(&std::fs::read(env.path("proj/.pi-intercom/config.json")).unwrap())
+            .unwrap();
+    let id = roster["agents"][0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let first = lines(&env.path("rec/launches.jsonl"));
     assert_eq!(first.len(), 1, "{first:?}");
     assert_eq!(first[0]["argv"], serde_json::json!(["--session-id", id]));
@@ -388,7 +400,12 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
         &[("INTERCOM_PANE_BIN", bin)],
     );
     let r: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    assert_eq!(o.status.code(), Some(0), "{r} {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{r} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(
         r["sidebar"]
             .as_str()
@@ -396,7 +413,13 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
             .starts_with("placed above the coordinator"),
         "{r}"
     );
-    let windows = tmux(&["list-windows", "-t", "=proj-coordinator:", "-F", "#{window_name}"]);
+    let windows = tmux(&[
+        "list-windows",
+        "-t",
+        "=proj-coordinator:",
+        "-F",
+        "#{window_name}",
+    ]);
     assert_eq!(windows.lines().nth(1), Some("W"), "{windows}");
     let panes = || {
         tmux(&[
@@ -440,7 +463,15 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
     assert_eq!(after.matches("sidebar").count(), 1, "{after}");
     // --detach starts tmux only.
     std::fs::create_dir_all(env.path("h")).unwrap();
-    let o = env.run(&["init", "--root", "h", "--start", "--detach", "--multiplexer", "herdr"]);
+    let o = env.run(&[
+        "init",
+        "--root",
+        "h",
+        "--start",
+        "--detach",
+        "--multiplexer",
+        "herdr",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--detach starts a tmux session"));
     assert!(!env.path("h/.pi-intercom/config.json").exists());

@@ -324,20 +324,30 @@ fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
     let pid = mux_support::wait_for(20_000, || {
         let info = h.client().process_info(&pane, soon(3000)).ok()??;
         info.foreground()
-            .filter(|f| f.argv.as_deref().and_then(|a| a.first()).map(String::as_str) == Some("pi"))
+            .filter(|f| {
+                f.argv
+                    .as_deref()
+                    .and_then(|a| a.first())
+                    .map(String::as_str)
+                    == Some("pi")
+            })
             .map(|f| f.pid)
     })
     .expect("the pi stand-in runs in the pane");
     register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
     let c = h.client();
-    c.set_marker(&desk, "intercom-pane:desk", soon(5000)).unwrap();
+    c.set_marker(&desk, "intercom-pane:desk", soon(5000))
+        .unwrap();
     let (mut nav, row) = navigator_and_row(&env);
     nav.own = owning_multiplexer(
         desk_pid as i32,
         &MuxEnv::pointing_at(MuxKind::Herdr, &h.socket),
         soon(5000),
     );
-    assert_eq!(nav.own.as_ref().map(|o| o.pane.id.clone()), Some(desk.clone()));
+    assert_eq!(
+        nav.own.as_ref().map(|o| o.pane.id.clone()),
+        Some(desk.clone())
+    );
     c.jump_to(&desk, None, soon(10_000)).unwrap();
     assert_eq!(
         nav.jump(&SeatRef::of(&row)),
@@ -378,8 +388,8 @@ fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
 #[test]
 #[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
 fn the_documented_herdr_binding_for_the_way_back_is_valid() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md")).unwrap();
     let block: String = doc
         .split("```toml\n")
         .nth(1)

@@ -420,7 +420,10 @@ fn the_first_spawn_places_the_coordinators_sidebar_and_the_next_keeps_it() {
     let (code, out, err) = t.spawn(&["Docs"]);
     assert_eq!(code, 0, "{out} {err}");
     let said = out["sidebar"].as_str().unwrap_or_default().to_string();
-    assert!(said.starts_with("placed above the coordinator in %"), "{out}");
+    assert!(
+        said.starts_with("placed above the coordinator in %"),
+        "{out}"
+    );
     let placed = sidebars(&t);
     assert_eq!(placed.len(), 1, "{placed:?}");
     assert!(said.ends_with(&placed[0].0), "{said} {placed:?}");

@@ -558,7 +558,10 @@ fn phone_and_terminal_sizes_keep_key_hints_and_a_readable_help() {
             );
         }
         for words in ["go to pane", "reply", "close help", "PgDn/PgUp"] {
-            assert!(help.contains(words), "{w}x{h} help lacks {words:?}:\n{help}");
+            assert!(
+                help.contains(words),
+                "{w}x{h} help lacks {words:?}:\n{help}"
+            );
         }
         if w == 50 {
             insta::assert_snapshot!("help_50x20", help);
