@@ -332,6 +332,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn detached_words_keep_a_semicolon_of_theirs_from_ending_the_command() {
+        let env = vec![("INTERCOM_PANE_CONFIG".to_string(), "/x/cfg;".to_string())];
+        let Launch::DetachedTmuxSession { session, args } =
+            detached("proj-coordinator", &env, vec!["pi;".into(), "--session-id".into()])
+        else {
+            panic!("not detached");
+        };
+        assert_eq!(session, "proj-coordinator");
+        assert_eq!(
+            args,
+            [
+                "-d",
+                "-s",
+                "proj-coordinator",
+                "--",
+                "env",
+                "INTERCOM_PANE_CONFIG=/x/cfg\\;",
+                "pi\\;",
+                "--session-id",
+                ";",
+                "set-option",
+                "-p",
+                "-t",
+                "=proj-coordinator:",
+                "remain-on-exit",
+                "on"
+            ]
+        );
+    }
+
+    #[test]
     fn session_names_hold_nothing_tmux_would_expand() {
         assert_eq!(
             session_name(Path::new("/x/my proj#1")),
