@@ -69,7 +69,8 @@ is_sidebar() {
 
 if is_sidebar "$target"; then
     from="$(tmux show-option -pqv -t "$target" @intercom-pane-from)"
-    if is_pane_id "$from" && tmux display-message -p -t "$from" '#{pane_id}' >/dev/null 2>&1; then
+    # A pane that is gone still answers display-message, with an empty line.
+    if is_pane_id "$from" && [ "$(tmux display-message -p -t "$from" '#{pane_id}' 2>/dev/null)" = "$from" ]; then
         go_to "$from"
     else
         tmux last-pane 2>/dev/null || say "no pane to go back to"
