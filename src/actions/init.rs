@@ -334,9 +334,11 @@ mod tests {
     #[test]
     fn detached_words_keep_a_semicolon_of_theirs_from_ending_the_command() {
         let env = vec![("INTERCOM_PANE_CONFIG".to_string(), "/x/cfg;".to_string())];
-        let Launch::DetachedTmuxSession { session, args } =
-            detached("proj-coordinator", &env, vec!["pi;".into(), "--session-id".into()])
-        else {
+        let Launch::DetachedTmuxSession { session, args } = detached(
+            "proj-coordinator",
+            &env,
+            vec!["pi;".into(), "--session-id".into()],
+        ) else {
             panic!("not detached");
         };
         assert_eq!(session, "proj-coordinator");

@@ -410,3 +410,58 @@ fn the_documented_herdr_binding_for_the_way_back_is_valid() {
     let out = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert_eq!(out.trim().to_lowercase(), "config: ok", "{block}");
 }
+
+/// `jump --back` on tmux: the record a sidebar's ⏎ leaves (here written as it writes it) takes
+/// the attached client back to that sidebar's pane in another session, only while the pane
+/// carries our marker.
+#[test]
+fn jump_back_on_tmux_returns_the_client_to_the_recorded_sidebar() {
+    use crate::scan_support::Env;
+    let env = Env::new().with_system_path();
+    let inner = TmuxServer::start("side", Path::new("/"), &[]);
+    let side = inner.client_pane_or_active("side");
+    inner.new_session("work", Path::new("/"), &[]);
+    let worker = inner
+        .tmux(&["list-panes", "-t", "=work:", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let _client = inner.attach_client("work", 100, 30);
+    assert_eq!(inner.client_pane(), worker);
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    std::fs::write(
+        env.path("data/jump-back.json"),
+        serde_json::json!({"multiplexer": "tmux", "socket": inner.sock, "sidebar": side,
+            "wentTo": worker, "at": 0})
+        .to_string(),
+    )
+    .unwrap();
+    let sys = env.system_config();
+    // Not marked as ours: nothing moves.
+    let o = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(inner.client_pane(), worker);
+    inner.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &side,
+        "@intercom-pane-owner",
+        "intercom-pane:s",
+    ]);
+    let o = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(inner.client_pane(), side);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("back to the sidebar (tmux {side})"))
+    );
+}
