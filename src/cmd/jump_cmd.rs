@@ -75,6 +75,10 @@ pub(crate) fn run(args: &JumpArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return refuse::<JumpExit>(e).code(),
     };
+    if args.back && !args.src.hosts.is_empty() {
+        return refuse::<JumpExit>("--back goes to a sidebar on this machine: it takes no --host")
+            .code();
+    }
     match hosts::one_target(&args.src.hosts) {
         Ok(Target::Local) => local(args, expect.as_ref()),
         Ok(Target::Remote(h)) => remote(args, &h, Seat::of(args), args.expect_seat.as_deref()),

@@ -464,4 +464,32 @@ fn jump_back_on_tmux_returns_the_client_to_the_recorded_sidebar() {
     assert!(
         String::from_utf8_lossy(&o.stdout).contains(&format!("back to the sidebar (tmux {side})"))
     );
+    // A record naming anything but a pane id moves nothing and runs nothing.
+    let markers = crate::hostile_support::Markers::on(&inner);
+    inner.tmux(&["switch-client", "-t", &worker]);
+    assert_eq!(inner.client_pane(), worker);
+    for bad in markers.values("b") {
+        std::fs::write(
+            env.path("data/jump-back.json"),
+            serde_json::json!({"multiplexer": "tmux", "socket": inner.sock, "sidebar": bad,
+                "wentTo": worker, "at": 0})
+            .to_string(),
+        )
+        .unwrap();
+        let o = env.run(&["jump", "--back", "--config", &sys]);
+        assert_ne!(o.status.code(), Some(0), "{bad:?}");
+        assert_eq!(inner.client_pane(), worker, "{bad:?}");
+    }
+    assert!(markers.found().is_empty(), "{:?}", markers.found());
+    // This machine's sidebar only.
+    let o = env.run(&[
+        "jump",
+        "--back",
+        "--host",
+        "b=build.example.com",
+        "--config",
+        &sys,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--back goes to a sidebar on this machine"));
 }
