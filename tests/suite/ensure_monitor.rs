@@ -382,37 +382,36 @@ fn a_gitignore_that_cannot_be_kept_is_reported_and_checked_by_doctor() {
 /// never a second beside it; the next run keeps it by its record.
 #[test]
 fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
+    const MARK: &str = "intercom-pane:0b5e0b5e-1111-4222-8333-444455556666";
     let env = Env::new().with_system_path();
     roster(&env, true);
     let server = start(&env);
     let coord_pane = panes(&server)[0].0.clone();
-    // As the plugin's script opens and marks it.
-    let side = server
-        .tmux(&[
+    // A pane split off the coordinator's, marked `marker` (as the plugin's script marks one).
+    let marked_split = |flags: &[&str], marker: &str| {
+        let mut args = vec![
             "split-window",
-            "-b",
-            "-v",
             "-d",
-            "-l",
-            "8",
             "-t",
             &coord_pane,
             "-P",
             "-F",
             "#{pane_id}",
-            "sleep",
-            "600",
-        ])
-        .trim()
-        .to_string();
-    server.tmux(&[
-        "set-option",
-        "-p",
-        "-t",
-        &side,
-        "@intercom-pane-owner",
-        "intercom-pane:0b5e0b5e-1111-4222-8333-444455556666",
-    ]);
+        ];
+        args.extend_from_slice(flags);
+        args.extend(["--", "sleep", "600"]);
+        let pane = server.tmux(&args).trim().to_string();
+        server.tmux(&[
+            "set-option",
+            "-p",
+            "-t",
+            &pane,
+            "@intercom-pane-owner",
+            marker,
+        ]);
+        pane
+    };
+    let side = marked_split(&["-b", "-v", "-l", "8"], MARK);
     for _ in 0..2 {
         let (code, out) = ensure_in_pane(&env, &server, "");
         assert_eq!(code, 0, "{out}");
@@ -425,35 +424,11 @@ fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
         let rec = record(&env);
         assert_eq!(rec["pane"], side.as_str(), "{rec}");
         assert_eq!(rec["stage"], "submitted", "{rec}");
-        assert_eq!(
-            rec["marker"],
-            "intercom-pane:0b5e0b5e-1111-4222-8333-444455556666"
-        );
+        assert_eq!(rec["marker"], MARK);
     }
-    // A pane merely titled like a sidebar, or marked with something else, is not taken.
+    // A pane marked with something else is not taken.
     server.tmux(&["kill-pane", "-t", &side]);
-    let other = server
-        .tmux(&[
-            "split-window",
-            "-d",
-            "-t",
-            &coord_pane,
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "sleep",
-            "600",
-        ])
-        .trim()
-        .to_string();
-    server.tmux(&[
-        "set-option",
-        "-p",
-        "-t",
-        &other,
-        "@intercom-pane-owner",
-        "someone",
-    ]);
+    let other = marked_split(&[], "someone");
     let (code, out) = ensure_in_pane(&env, &server, "");
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("created: monitor in %"), "{out}");

@@ -227,6 +227,33 @@ fn register_herdr(
     .unwrap();
 }
 
+/// A pi stand-in (`exec -a pi sleep`) in a new background workspace's pane of a real Herdr,
+/// registered as `session`'s seat; its pane.
+fn pi_seat(
+    h: &mux_herdr_fake::real::RealHerdr,
+    env: &crate::scan_support::Env,
+    session: &str,
+) -> String {
+    let pane = h.background_pane("/tmp", "seat");
+    h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
+    let pid = mux_support::wait_for(20_000, || {
+        let info = h.client().process_info(&pane, soon(3000)).ok()??;
+        info.foreground()
+            .filter(|f| {
+                f.argv
+                    .as_deref()
+                    .and_then(|a| a.first())
+                    .map(String::as_str)
+                    == Some("pi")
+            })
+            .map(|f| f.pid)
+    })
+    .expect("the pi stand-in runs in the pane");
+    register_herdr(env, session, pid, &h.socket, &pane);
+    pane
+}
+
 /// The sidebar's navigator on the `pi_root` layout (no tmux), and the `W-idle` row of a pass.
 fn navigator_and_row(
     env: &crate::scan_support::Env,
@@ -270,23 +297,7 @@ fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
     let ids = pi_root(&env, &["idle"]);
     // The first workspace takes the focus; the seat's is in the background.
     let _desk = h.background_pane("/tmp", "desk");
-    let pane = h.background_pane("/tmp", "seat");
-    h.shell_pid(&pane);
-    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
-    let pid = mux_support::wait_for(20_000, || {
-        let info = h.client().process_info(&pane, soon(3000)).ok()??;
-        info.foreground()
-            .filter(|f| {
-                f.argv
-                    .as_deref()
-                    .and_then(|a| a.first())
-                    .map(String::as_str)
-                    == Some("pi")
-            })
-            .map(|f| f.pid)
-    })
-    .expect("the pi stand-in runs in the pane");
-    register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
+    let pane = pi_seat(&h, &env, &ids[0].1);
     let (nav, row) = navigator_and_row(&env);
     assert_eq!(
         row.pane.as_ref().map(|p| p.pane_id.as_str()),
@@ -318,23 +329,7 @@ fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
     let ids = pi_root(&env, &["idle"]);
     let desk = h.background_pane("/tmp", "desk");
     let desk_pid = h.shell_pid(&desk);
-    let pane = h.background_pane("/tmp", "seat");
-    h.shell_pid(&pane);
-    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
-    let pid = mux_support::wait_for(20_000, || {
-        let info = h.client().process_info(&pane, soon(3000)).ok()??;
-        info.foreground()
-            .filter(|f| {
-                f.argv
-                    .as_deref()
-                    .and_then(|a| a.first())
-                    .map(String::as_str)
-                    == Some("pi")
-            })
-            .map(|f| f.pid)
-    })
-    .expect("the pi stand-in runs in the pane");
-    register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
+    let pane = pi_seat(&h, &env, &ids[0].1);
     let c = h.client();
     c.set_marker(&desk, "intercom-pane:desk", soon(5000))
         .unwrap();
