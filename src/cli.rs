@@ -378,15 +378,19 @@ pub struct WatchArgs {
 #[derive(Args, Debug)]
 pub struct JumpArgs {
     /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
-    #[arg(conflicts_with_all = ["last", "session_id"])]
+    #[arg(conflicts_with_all = ["last", "session_id", "back"])]
     pub name: Option<String>,
     /// The seat that alerted last (and only while its pane still runs the pi it alerted from).
     #[arg(
         long,
-        conflicts_with = "session_id",
-        required_unless_present_any = ["session_id", "name"]
+        conflicts_with_all = ["session_id", "back"],
+        required_unless_present_any = ["session_id", "name", "back"]
     )]
     pub last: bool,
+    /// Back to the sidebar the last ⏎ came from, while that pane is still ours (Herdr: bind it
+    /// to a key with a `[[keys.command]]` of type `shell`; tmux: the plugin's key does it).
+    #[arg(long, conflicts_with_all = ["session_id", "print", "json", "expect_seat", "from"])]
+    pub back: bool,
     /// The seat whose session this is (an alert's `sessionId`).
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
@@ -584,6 +588,11 @@ pub struct InitArgs {
     /// tmux session; without it the command is printed.
     #[arg(long)]
     pub start: bool,
+    /// With --start: a new detached tmux session (named after the folder) wherever this runs,
+    /// its pane kept when pi exits (`tmux respawn-pane` starts it again); waits until the
+    /// coordinator's pi registered.
+    #[arg(long, requires = "start")]
+    pub detach: bool,
     /// The pi program to run (a name on PATH, or a path).
     #[arg(long, default_value = "pi", value_name = "PROGRAM")]
     pub pi: String,

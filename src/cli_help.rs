@@ -73,6 +73,7 @@ Exit codes:
 pub(crate) const JUMP: &str = "\
 Examples:
   intercom-pane jump --last                  to the seat that alerted last (the plugin's prefix J)
+  intercom-pane jump --back                  to the sidebar the last Enter came from (bind it in Herdr)
 
 Exit codes:
   0  moved
@@ -180,10 +181,11 @@ pub(crate) const INIT: &str = "\
 Examples:
   intercom-pane init                          print the command that starts the coordinator
   intercom-pane init --start                  start it now
+  intercom-pane init --start --detach         start it in a tmux session of its own, then spawn
 
 Exit codes:
   0  created
-  1  writing failed, or --start could not start pi
+  1  writing failed, or --start could not start pi (--detach: or it did not register in 60 s)
   2  a bad flag or folder
   3  this folder has a roster already: nothing changed";
 

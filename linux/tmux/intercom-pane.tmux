@@ -5,8 +5,8 @@
 # By hand (no TPM):            run-shell /path/to/intercom-pane/linux/tmux/intercom-pane.tmux
 #
 # Options (set them before the plugin loads):
-#   @intercom-pane-key        prefix key: to this window's sidebar and back, or   (default: M)
-#                             open one above (never a second one)
+#   @intercom-pane-key        prefix key: to the sidebar and back (also after its (default: M)
+#                             Enter went to a worker), or open one above (never a second one)
 #   @intercom-pane-popup-key  prefix key that opens the sidebar in a popup        (default: m)
 #   @intercom-pane-bin        the intercom-pane program                           (default: intercom-pane)
 #   @intercom-pane-size       height of a new sidebar pane     (default: 25%, at least 7 lines)
@@ -48,12 +48,15 @@ fi
 # The pane key is a script: it finds this window's sidebar (or the session's), goes there and
 # back, and learns a new pane's id to mark and title it (as `intercom-pane ensure-monitor`
 # does), which a plain key binding cannot. Its shell line holds the script's own location (in
-# single quotes for sh; `#` kept for tmux, which format-expands a run-shell line) and the pane
-# id (`%N`), nothing else: the script asks tmux for the pane's folder.
+# single quotes for sh; `#` kept for tmux, which format-expands a run-shell line), the pane
+# id (`%N`) and the client's name quoted for sh (`q:`; the script checks it is listed), nothing
+# else: the script asks tmux for the pane's folder.
 . "$HERE/scripts/literal.sh"
 script="$HERE/scripts/open-pane.sh"
 tmux_literal "'${script//\'/\'\\\'\'}'"
-tmux bind-key "$key" run-shell -b "$REPLY #{pane_id}"
+tmux bind-key "$key" run-shell -b "$REPLY #{pane_id} #{q:client_name}"
+# The sidebar's Enter names this key where the person lands (a plain key name only).
+tmux set-option -g @intercom-pane-back-key "$key"
 # display-popup -d expands `#{pane_current_path}` once: the folder itself, never read as a format.
 tmux_arg "$bin"
 tmux bind-key "$popup_key" display-popup -E -w 90% -h 60% -d "#{pane_current_path}" -- "$REPLY" monitor

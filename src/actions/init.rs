@@ -24,7 +24,7 @@ exit_enum! {
     /// The exit code of a run.
     InitExit {
         Created = 0,
-        /// Writing failed, or `--start` could not start pi.
+        /// Writing failed, or `--start` could not start pi (`--detach`: or it did not register).
         Failed = 1,
         /// A bad flag or folder.
         Usage = 2,
@@ -44,6 +44,8 @@ pub(crate) struct InitRequest {
     /// The data root: the rosters made here before, whose ports a new one avoids (`None`: none
     /// known; the port is only checked free).
     pub data_root: Option<PathBuf>,
+    /// A new detached tmux session wherever this runs (`--detach`).
+    pub detach: bool,
 }
 
 /// Where the coordinator's pi starts.
@@ -58,6 +60,9 @@ pub(crate) enum Launch {
     },
     /// Outside any multiplexer: a new tmux session (the arguments after `tmux new-session`).
     NewTmuxSession { args: Vec<String> },
+    /// `--detach`: a new detached tmux session on the person's server (`session`), its pane
+    /// kept when pi exits (the arguments after `tmux new-session`, escaped for tmux).
+    DetachedTmuxSession { session: String, args: Vec<String> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +90,7 @@ impl Created {
                 words.push(mux::shell_line(argv));
                 format!("{cd} && {}", words.join(" "))
             }
-            Launch::NewTmuxSession { args } => {
+            Launch::NewTmuxSession { args } | Launch::DetachedTmuxSession { args, .. } => {
                 let mut all = vec!["tmux".to_string(), "new-session".into()];
                 all.extend(args.iter().cloned());
                 format!("{cd} && {}", mux::shell_line(&all))
@@ -98,10 +103,15 @@ impl Created {
             Launch::InPane { kind, argv, .. } => {
                 (kind.map_or("pane", |k| k.name()).to_string(), argv.clone())
             }
-            Launch::NewTmuxSession { args } => {
+            Launch::NewTmuxSession { args } | Launch::DetachedTmuxSession { args, .. } => {
                 let mut a = vec!["tmux".to_string(), "new-session".into()];
                 a.extend(args.iter().cloned());
-                ("new_tmux_session".to_string(), a)
+                let place = if matches!(self.launch, Launch::DetachedTmuxSession { .. }) {
+                    "detached_tmux_session"
+                } else {
+                    "new_tmux_session"
+                };
+                (place.to_string(), a)
             }
         };
         json!({"result": "created", "root": self.root, "config": self.config,
@@ -173,8 +183,17 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
         ));
     }
     let (in_pane, kind) = inside();
-    // The multiplexer this runs in, else tmux.
-    let multiplexer = req.multiplexer.unwrap_or_else(|| {
+    if req.detach && req.multiplexer.is_some_and(|m| m != MuxChoice::Tmux) {
+        return Err(usage(
+            "--detach starts a tmux session: it goes with a tmux roster only".into(),
+        ));
+    }
+    // The multiplexer this runs in, else tmux (always tmux with --detach).
+    let multiplexer = req.multiplexer.filter(|_| !req.detach);
+    let multiplexer = multiplexer.unwrap_or_else(|| {
+        if req.detach {
+            return MuxChoice::Tmux;
+        }
         kind.and_then(|k| MuxChoice::parse(k.name()))
             .unwrap_or(MuxChoice::Tmux)
     });
@@ -229,7 +248,9 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
         .into_iter()
         .filter(|(k, _)| k == "INTERCOM_PANE_CONFIG")
         .collect();
-    let launch = if in_pane {
+    let launch = if req.detach {
+        detached(&session_name(&root), &env, pi)
+    } else if in_pane {
         Launch::InPane {
             kind,
             argv: pi,
@@ -255,9 +276,93 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
     })
 }
 
+/// `tmux new-session -d -s NAME -- [env K=V…] pi …`, then `remain-on-exit` on its pane: when
+/// the coordinator's pi exits, its pane stays under the sidebar and `tmux respawn-pane` starts
+/// the same command in the same place.
+fn detached(session: &str, env: &[(String, String)], pi: Vec<String>) -> Launch {
+    let mut words = vec!["-d".to_string(), "-s".into(), session.into(), "--".into()];
+    if !env.is_empty() {
+        words.push("env".into());
+        words.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+    }
+    words.extend(pi);
+    // A word of the person's (a path, a program) ending in `;` must not end tmux's command.
+    let mut args: Vec<String> = words
+        .iter()
+        .map(|w| crate::mux::tmux::escape_arg(w))
+        .collect();
+    args.extend(
+        [";", "set-option", "-p", "-t"]
+            .into_iter()
+            .map(String::from)
+            .chain([format!("={session}:"), "remain-on-exit".into(), "on".into()]),
+    );
+    Launch::DetachedTmuxSession {
+        session: session.to_string(),
+        args,
+    }
+}
+
+/// How long `--detach` waits for the coordinator's pi to register.
+pub(crate) const DETACH_WAIT: Duration = Duration::from_secs(60);
+
+/// Wait (at most `DETACH_WAIT`) until the coordinator's pi registered its seat; whether it did.
+pub(crate) fn wait_registered(created: &Created, data_root: &Path) -> bool {
+    let end = Instant::now() + DETACH_WAIT;
+    // Bounded by `end`: one look every 250 ms.
+    loop {
+        if crate::actions::resume::live::live_registration(
+            &created.root,
+            data_root,
+            &created.session_id,
+        )
+        .is_some()
+        {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn detached_words_keep_a_semicolon_of_theirs_from_ending_the_command() {
+        let env = vec![("INTERCOM_PANE_CONFIG".to_string(), "/x/cfg;".to_string())];
+        let Launch::DetachedTmuxSession { session, args } = detached(
+            "proj-coordinator",
+            &env,
+            vec!["pi;".into(), "--session-id".into()],
+        ) else {
+            panic!("not detached");
+        };
+        assert_eq!(session, "proj-coordinator");
+        assert_eq!(
+            args,
+            [
+                "-d",
+                "-s",
+                "proj-coordinator",
+                "--",
+                "env",
+                "INTERCOM_PANE_CONFIG=/x/cfg\\;",
+                "pi\\;",
+                "--session-id",
+                ";",
+                "set-option",
+                "-p",
+                "-t",
+                "=proj-coordinator:",
+                "remain-on-exit",
+                "on"
+            ]
+        );
+    }
 
     #[test]
     fn session_names_hold_nothing_tmux_would_expand() {

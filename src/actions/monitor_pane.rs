@@ -59,6 +59,25 @@ pub struct EnsureRequest<'a> {
     pub now: Ms,
 }
 
+/// The sidebar's argv: this binary's `monitor` on the roster (and the system config, when one
+/// is given).
+pub(crate) fn monitor_argv(root: &Path, config: Option<&Path>) -> Vec<String> {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "intercom-pane".into());
+    let mut argv = vec![
+        exe,
+        "monitor".to_string(),
+        "--root".to_string(),
+        root.display().to_string(),
+    ];
+    if let Some(c) = config {
+        argv.push("--config".into());
+        argv.push(c.display().to_string());
+    }
+    argv
+}
+
 /// `<root>/.pi-intercom/monitor-<first 24 hex of sha256(coordinator session id)>.json`.
 pub fn record_path(root: &Path, coordinator_session: &str) -> PathBuf {
     crate::paths::monitor_record(root, coordinator_session)
@@ -164,6 +183,9 @@ pub fn ensure(req: &EnsureRequest, env: &MuxEnv) -> Result<Outcome, EnsureError>
         .kind
         .check_start_dir(root)
         .map_err(|e| EnsureError::Refused(EnsureRefusal::RootFolder(e.detail)))?;
+    if let Some(kept) = place.adopt_opened()? {
+        return Ok(kept);
+    }
     place.run(None)
 }
 

@@ -295,6 +295,37 @@ impl Placement<'_> {
             .map_err(|e| fail(stage, e))
     }
 
+    /// A sidebar the tmux plugin's key opened in the coordinator's session (our marker on the
+    /// pane, no record: `prefix M` before the coordinator's pi started, as doctor's fix says),
+    /// recorded as this coordinator's and kept: never a second sidebar beside it.
+    pub(crate) fn adopt_opened(&self) -> Result<Option<Outcome>, EnsureError> {
+        if !self.owner.kind.caps().key_opens_sidebars {
+            return Ok(None);
+        }
+        let list = self
+            .mux
+            .list_panes(deadline())
+            .map_err(|e| fail("list", e))?;
+        let Some(found) = list.panes.into_iter().find(|p| {
+            p.session_id == self.owner.pane.session_id
+                && p.id != self.owner.pane.id
+                && p.marker
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("intercom-pane:") && m.len() > 14)
+        }) else {
+            return Ok(None);
+        };
+        let mut rec = self.fresh();
+        rec.marker = found.marker.clone();
+        rec.pane = Some(found.id.clone());
+        rec.pane_terminal = found.terminal_id.clone();
+        rec.window_id = Some(found.window_id.clone());
+        rec.adopted = Some(true);
+        rec.stage = Some(RecordedStage::Known(MonitorStage::Submitted));
+        write_record(self.record, &rec)?;
+        Ok(Some(Outcome::Preserved { pane: found.id }))
+    }
+
     /// The pane on this server whose process environment carries `marker` (a pane a dead run
     /// split before it could record it): one listing, one bounded read per pane process.
     fn marked_pane(&self, marker: &str) -> Option<mux::PaneInfo> {

@@ -164,19 +164,7 @@ fn place(args: &EnsureMonitorArgs) -> EnsureExit {
         Ok(c) => c,
         Err(e) => return refuse(e),
     };
-    let exe = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "intercom-pane".into());
-    let mut argv = vec![
-        exe,
-        "monitor".to_string(),
-        "--root".to_string(),
-        cfg.root.display().to_string(),
-    ];
-    if let Some(c) = &args.config {
-        argv.push("--config".into());
-        argv.push(c.display().to_string());
-    }
+    let argv = monitor_pane::monitor_argv(&cfg.root, args.config.as_deref());
     let req = EnsureRequest {
         config: &cfg,
         session_id: args.session_id.clone(),

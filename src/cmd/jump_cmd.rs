@@ -75,6 +75,10 @@ pub(crate) fn run(args: &JumpArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return refuse::<JumpExit>(e).code(),
     };
+    if args.back && !args.src.hosts.is_empty() {
+        return refuse::<JumpExit>("--back goes to a sidebar on this machine: it takes no --host")
+            .code();
+    }
     match hosts::one_target(&args.src.hosts) {
         Ok(Target::Local) => local(args, expect.as_ref()),
         Ok(Target::Remote(h)) => remote(args, &h, Seat::of(args), args.expect_seat.as_deref()),
@@ -109,6 +113,9 @@ fn local(args: &JumpArgs, expect: Option<&SeatExpect>) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if args.back {
+        return super::jump_back::go_back(&r.opts.data_root).code();
+    }
     if let Some(f) = &args.from {
         if !mux::tmux::is_pane_id(f) {
             return refuse::<JumpExit>("--from takes a tmux pane id (% and digits)").code();
@@ -236,7 +243,28 @@ fn seat_now(
     let pass = scan::run(opts, clock, None, None).map_err(|e| refuse::<JumpExit>(e).code())?;
     let row = match &args.name {
         Some(n) => find(&pass.snapshot.rows, n).map_err(|why| {
-            say(why);
+            // Named outside any roster: say so, and how to name one.
+            let no_roster = match &opts.root {
+                scan::RootChoice::Discover(start) => {
+                    matches!(crate::evidence::config::discover_root(start), Ok(None))
+                }
+                scan::RootChoice::Exact(_) => false,
+                scan::RootChoice::Skip => true,
+            };
+            if no_roster
+                && pass
+                    .snapshot
+                    .rows
+                    .iter()
+                    .all(|r| r.name.to_lowercase() != n.to_lowercase())
+            {
+                say(format!(
+                    "{why}: {}",
+                    crate::actions::no_roster_at(&opts.root)
+                ));
+            } else {
+                say(why);
+            }
             JumpExit::NoTarget.code()
         })?,
         None => pass.snapshot.row(session).ok_or_else(|| {

@@ -14,6 +14,7 @@ pub(crate) mod exit;
 pub(crate) mod explain_cmd;
 pub(crate) mod host_cmd;
 pub(crate) mod host_forward;
+pub(crate) mod jump_back;
 pub(crate) mod jump_cmd;
 pub(crate) mod live_source;
 pub(crate) mod log_cmd;

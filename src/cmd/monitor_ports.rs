@@ -140,9 +140,24 @@ impl Navigator for ScanNavigator {
         };
         let m = mux::open(p.kind, &socket);
         match m.jump_to(&p.pane_id, from.as_deref(), Instant::now() + STEP) {
-            Ok(()) => JumpOutcome::Moved {
-                pane: format!("{} {}", p.kind.name(), p.pane_id),
-            },
+            Ok(()) => {
+                // The way back (`jump --back`): this sidebar's pane.
+                if let Some(o) = self.own.as_ref().filter(|o| o.kind == p.kind) {
+                    super::jump_back::remember(
+                        &self.opts.data_root,
+                        &super::jump_back::JumpBack {
+                            multiplexer: o.kind,
+                            socket: o.socket_path.clone(),
+                            sidebar: o.pane.id.clone(),
+                            went_to: p.pane_id.clone(),
+                            at: self.clock.now_ms(),
+                        },
+                    );
+                }
+                JumpOutcome::Moved {
+                    pane: format!("{} {}", p.kind.name(), p.pane_id),
+                }
+            }
             Err(e) => refuse(e.to_string()),
         }
     }

@@ -42,6 +42,7 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
         data_root: crate::cmd::options::data_root(args.config.as_deref())
             .ok()
             .map(|c| c.data_root),
+        detach: args.detach,
     };
     let created = match init::init(&req) {
         Ok(c) => c,
@@ -63,8 +64,10 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
         let where_ = match &created.launch {
             Launch::InPane { .. } => "in this pane",
             Launch::NewTmuxSession { .. } => "in a new tmux session",
+            Launch::DetachedTmuxSession { .. } => "in a new detached tmux session",
         };
-        crate::cmd::out(format_args!("start the coordinator's pi {where_}:"));
+        let verb = if args.start { "starting" } else { "start" };
+        crate::cmd::out(format_args!("{verb} the coordinator's pi {where_}:"));
         crate::cmd::out(format_args!("  {}", sanitize(&created.command_line())));
     });
     if !args.start {
@@ -82,6 +85,12 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
                 .envs(env.iter().map(|(k, v)| (k, v)))
                 .exec()
         }
+        Launch::DetachedTmuxSession {
+            session,
+            args: words,
+        } => {
+            return start_detached(&created, &req, session, words, args.json);
+        }
         Launch::NewTmuxSession { args } => {
             if let Err(e) = std::env::set_current_dir(&created.root) {
                 eprintln!("intercom-pane: init --start: {e}");
@@ -91,6 +100,48 @@ pub(crate) fn run_init(args: &InitArgs) -> InitExit {
         }
     };
     eprintln!("intercom-pane: init --start: could not start: {e} (the roster is written; run the command above)");
+    InitExit::Failed
+}
+
+/// `--start --detach`: the session started, then the wait for the coordinator's registration
+/// (the next command, `spawn`, opens its workers beside that pane).
+fn start_detached(
+    created: &init::Created,
+    req: &InitRequest,
+    session: &str,
+    words: &[String],
+    json: bool,
+) -> InitExit {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    if let Err(e) = crate::mux::tmux::new_session_detached(words, &created.root, deadline) {
+        eprintln!(
+            "intercom-pane: init --start: tmux did not start the session {session}: {} (the roster is written; run the command above)",
+            sanitize(&e.to_string())
+        );
+        return InitExit::Failed;
+    }
+    let Some(data_root) = &req.data_root else {
+        eprintln!("intercom-pane: init --start: tmux session {session} started; the data root is unknown, so its registration was not waited for");
+        return InitExit::Created;
+    };
+    if !json {
+        crate::cmd::out(format_args!(
+            "waiting for the coordinator's pi to register (at most {} s)",
+            init::DETACH_WAIT.as_secs()
+        ));
+    }
+    if init::wait_registered(created, data_root) {
+        if !json {
+            crate::cmd::out(format_args!(
+                "the coordinator's pi runs in tmux session {session}: `intercom-pane spawn NAME` adds workers beside it; `tmux attach -t {session}` goes there"
+            ));
+        }
+        return InitExit::Created;
+    }
+    eprintln!(
+        "intercom-pane: init --start: the coordinator's pi in tmux session {session} did not register within {} s: look at that session (is pi on PATH, the pi extension installed? `intercom-pane doctor` checks both)",
+        init::DETACH_WAIT.as_secs()
+    );
     InitExit::Failed
 }
 
@@ -142,7 +193,7 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         receipt_lines(
             "spawn",
             v,
-            &["pane", "cwd", "projectDirectory", "launchSpec"],
+            &["pane", "sidebar", "cwd", "projectDirectory", "launchSpec"],
         )
     });
     if let Some(p) = report.get("prompt").filter(|p| !p.is_null() && !args.json) {

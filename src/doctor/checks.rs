@@ -446,7 +446,7 @@ pub(super) fn monitor(pass: &Scan) -> Option<Check> {
         Err(crate::fsguard::FsError::NotFound) => {
             return Some(Check::skip(
                 "monitor",
-                "no sidebar placed for this coordinator yet (its pi places one when it starts with the extension)",
+                "no sidebar placed for this coordinator yet: its pi places one when it starts with the extension and the roster has a worker, and `spawn` when it adds one; prefix M in the coordinator's pane opens one (the tmux plugin), which the coordinator then keeps",
             ))
         }
         Err(e) => {

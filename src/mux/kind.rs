@@ -68,6 +68,9 @@ pub struct Caps {
     /// server when none answers (`restore`'s coordinator; tmux `new-session`). Herdr opens no
     /// workspace from outside.
     pub starts_sessions: bool,
+    /// A sidebar may have been opened by a key of ours (the tmux plugin's `prefix M`), marked
+    /// like ensure-monitor's and unrecorded: a placement takes it instead of a second one.
+    pub key_opens_sidebars: bool,
 }
 
 const TMUX: Caps = Caps {
@@ -90,6 +93,7 @@ const TMUX: Caps = Caps {
     can_grow: true,
     status_alerts: true,
     starts_sessions: true,
+    key_opens_sidebars: true,
 };
 
 const HERDR: Caps = Caps {
@@ -112,6 +116,7 @@ const HERDR: Caps = Caps {
     can_grow: false,
     status_alerts: false,
     starts_sessions: false,
+    key_opens_sidebars: false,
 };
 
 impl MuxKind {

@@ -1,7 +1,7 @@
 //! Which multiplexer pane owns a process: the environment only names candidate servers, the
 //! process ancestry decides.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{herdr, tmux, ErrorCode, Multiplexer, MuxError, MuxKind, PaneInfo, ServerIdentity};
@@ -24,6 +24,23 @@ pub struct MuxEnv {
 }
 
 impl MuxEnv {
+    /// Variables that point at one server only (`kind` at `socket`): for finding a pane by its
+    /// process there when this process runs outside it (`spawn` placing the coordinator's
+    /// sidebar).
+    pub fn pointing_at(kind: MuxKind, socket: &Path) -> MuxEnv {
+        let socket = socket.to_string_lossy().into_owned();
+        match kind {
+            MuxKind::Tmux => MuxEnv {
+                tmux: Some(format!("{socket},0,0")),
+                ..MuxEnv::default()
+            },
+            MuxKind::Herdr => MuxEnv {
+                herdr_socket_path: Some(socket),
+                ..MuxEnv::default()
+            },
+        }
+    }
+
     /// By the variables alone: whether they say this runs in a multiplexer pane, and Herdr when
     /// Herdr's say so (`None` otherwise: the caller's default).
     pub fn inside(&self) -> (bool, Option<MuxKind>) {

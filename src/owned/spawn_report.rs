@@ -53,6 +53,9 @@ pub(crate) struct SpawnReport {
     /// The new pane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pane: Option<String>,
+    /// What became of the coordinator's sidebar (placed, kept, or why not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidebar: Option<String>,
     /// The pid of the registration that confirmed the launch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registered_pid: Option<i32>,
@@ -71,6 +74,7 @@ impl SpawnReport {
             receipt: None,
             spec_not_updated: None,
             pane: None,
+            sidebar: None,
             registered_pid: None,
             result: SpawnResult::Refused,
             prompt: None,

@@ -5,7 +5,8 @@
 //! build of `cargo install`, is checked instead); the coordinator's pi places the sidebar, no pi
 //! warns about tmux's extended keys, `intercom-pane doctor` finds every link in place, inside tmux
 //! the person's own session is kept and their client switched (no nested tmux), and the README's
-//! restart block brings an exited coordinator back beside the sidebar it kept.
+//! restart block brings an exited coordinator back beside the sidebar it kept. The roster comes
+//! from `init` and `spawn` (no JSON, no session id typed): the first worker places the sidebar.
 //!
 //! Runs only when `INTERCOM_PANE_REAL_PI` names a folder holding `pi` and `node` (22); otherwise
 //! `cargo test` reports it as ignored, with the reason.
@@ -45,7 +46,7 @@ fn setup_word_for_word(inside_tmux: bool) {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let bin = real_pi();
-    let block = readme_support::sh_block("cat > .pi-intercom/config.json");
+    let block = readme_support::sh_block("intercom-pane init --start --detach");
     // A test cannot make a release build for `cargo install`: this build stands in, in
     // ~/.cargo/bin, and the line itself must keep to the lock file.
     let cargo: Vec<&str> = block
@@ -136,13 +137,15 @@ fn setup_word_for_word(inside_tmux: bool) {
             .ok()?;
         String::from_utf8_lossy(&o.stdout)
             .lines()
-            .any(|l| l.starts_with("Coordinator intercom-pane:"))
+            .any(|l| l.starts_with("proj-coordinator intercom-pane:"))
             .then_some(())
     });
     let screens = || {
-        ["Builder", "Reviewer", "Coordinator"]
-            .iter()
-            .map(|s| inner.tmux(&["capture-pane", "-p", "-t", &format!("={s}:")]))
+        // Every window there is now (the workers come one by one).
+        inner
+            .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .map(|p| inner.tmux(&["capture-pane", "-p", "-t", p]))
             .collect::<Vec<_>>()
             .join("\n----\n")
     };
@@ -154,6 +157,31 @@ fn setup_word_for_word(inside_tmux: bool) {
     );
     // pi asks for tmux's extended keys; the plugin line of the setup turned them on.
     assert_eq!(inner.tmux(&["show", "-gv", "extended-keys"]).trim(), "on");
+    // The workers `spawn` added, each in a window of the coordinator's session (the second
+    // comes after the sidebar the first placed).
+    let windows = || {
+        inner.tmux(&[
+            "list-windows",
+            "-t",
+            "=proj-coordinator:",
+            "-F",
+            "#{window_name}",
+        ])
+    };
+    let both = wait_for(90_000, || {
+        let w = windows();
+        // Each new window comes right after the coordinator's: the newest first.
+        let mut names: Vec<&str> = w.lines().skip(1).collect();
+        names.sort_unstable();
+        (names == ["Builder", "Reviewer"]).then_some(())
+    });
+    assert!(
+        both.is_some(),
+        "{}\n{}\n{}",
+        windows(),
+        screens(),
+        std::fs::read_to_string(fresh.dir.path().join("setup.out")).unwrap_or_default()
+    );
     // Step 4, from another pane: every link in place.
     let proj = home.join("proj");
     let doctor = || {
@@ -211,13 +239,14 @@ fn setup_word_for_word(inside_tmux: bool) {
     assert_eq!(monitor, "ok", "{report:#}");
     let shown = screens();
     assert!(!shown.contains("extended-keys is off"), "{shown}");
+
     assert!(Path::new(&home.join(".tmux.conf")).exists());
     if inside_tmux {
         // No nested tmux: the person's own session is still there, and their one client now
         // shows the coordinator.
         let clients = wait_for(10_000, || {
             let c = inner.tmux(&["list-clients", "-F", "#{client_session}"]);
-            (c.trim() == "Coordinator").then_some(c)
+            (c.trim() == "proj-coordinator").then_some(c)
         });
         assert!(
             clients.is_some(),
@@ -231,9 +260,10 @@ fn setup_word_for_word(inside_tmux: bool) {
     drop(outer);
 }
 
-/// The coordinator's pi exits (its pane closed); the README's restart block, run from the
-/// roster's folder in a new terminal window, starts it again on its session in the session the
-/// sidebar kept open: the same sidebar pane stays, and doctor finds every link again.
+/// The coordinator's pi exits (ended by a signal, as a crash or a closed terminal would); its
+/// pane stays, dead, under the sidebar. The README's restart block, run from the roster's folder
+/// in a new terminal window, starts it again there on its session: the same panes, one sidebar,
+/// and doctor finds every link again.
 fn restart_the_coordinator(
     inner: &TmuxServer,
     outer: &TmuxServer,
@@ -246,9 +276,9 @@ fn restart_the_coordinator(
         inner.tmux(&[
             "list-panes",
             "-t",
-            "=Coordinator:",
+            "=proj-coordinator:{start}",
             "-F",
-            "#{pane_id} #{@intercom-pane-owner}#{?pane_dead, dead,}",
+            "#{pane_id} #{pane_pid} #{@intercom-pane-owner}#{?pane_dead, dead,}",
         ])
     };
     let listed = panes();
@@ -258,14 +288,30 @@ fn restart_the_coordinator(
         .and_then(|l| l.split(' ').next())
         .unwrap_or_else(|| panic!("no sidebar: {listed}"))
         .to_string();
-    let pi_pane = listed
+    let pi_line = listed
         .lines()
         .find(|l| !l.contains(" intercom-pane:"))
-        .and_then(|l| l.split(' ').next())
         .unwrap_or_else(|| panic!("no coordinator pane: {listed}"))
         .to_string();
-    inner.tmux(&["kill-pane", "-t", &pi_pane]);
-    let block = readme_support::sh_block("tmux split-window -t '=Coordinator:'");
+    let mut words = pi_line.split(' ');
+    let pi_pane = words.next().unwrap().to_string();
+    let pi_pid: i32 = words.next().unwrap().parse().unwrap();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pi_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let dead = wait_for(15_000, || {
+        panes()
+            .lines()
+            .any(|l| l.starts_with(&format!("{pi_pane} ")) && l.ends_with(" dead"))
+            .then_some(())
+    });
+    assert!(
+        dead.is_some(),
+        "the coordinator's pane did not stay: {}",
+        panes()
+    );
+    let block = readme_support::sh_block("tmux respawn-pane");
     let path = fresh.dir.path().join("restart.sh");
     std::fs::write(&path, &block).unwrap();
     let proj = fresh.home().join("proj");
@@ -288,11 +334,8 @@ fn restart_the_coordinator(
     }
     let back = wait_for(60_000, || {
         let l = panes();
-        let pi = l.lines().find(|l| !l.contains(" intercom-pane:"))?;
-        (pi.split(' ').next() != Some(pi_pane.as_str())
-            && !pi.ends_with(" dead")
-            && l.contains(&sidebar))
-        .then_some(())
+        let pi = l.lines().find(|l| l.starts_with(&format!("{pi_pane} ")))?;
+        (!pi.ends_with(" dead") && l.contains(&sidebar)).then_some(())
     });
     assert!(
         back.is_some(),
@@ -304,7 +347,7 @@ fn restart_the_coordinator(
             "-F",
             "#{session_name} #{window_index} #{pane_id} #{pane_dead} #{pane_current_command}"
         ]),
-        inner.tmux(&["capture-pane", "-p", "-t", "=Coordinator:"])
+        inner.tmux(&["capture-pane", "-p", "-t", "=proj-coordinator:{start}"])
             + &inner.tmux(&["capture-pane", "-p", "-t", "=mine:1"]),
         std::fs::read_to_string(fresh.dir.path().join("restart.out")).unwrap_or_default()
     );
@@ -317,10 +360,11 @@ fn restart_the_coordinator(
         (code == Some(0) && monitor).then_some(())
     });
     assert!(ok.is_some(), "doctor after the restart: {:#}", doctor().1);
+    let everywhere = inner.tmux(&["list-panes", "-a", "-F", "#{@intercom-pane-owner}"]);
     assert_eq!(
-        panes()
+        everywhere
             .lines()
-            .filter(|l| l.contains(" intercom-pane:"))
+            .filter(|l| l.starts_with("intercom-pane:"))
             .count(),
         1,
         "one sidebar, the one kept: {}",

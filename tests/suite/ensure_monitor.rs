@@ -376,3 +376,61 @@ fn a_gitignore_that_cannot_be_kept_is_reported_and_checked_by_doctor() {
         assert!(line.starts_with("warn") && line.contains(want), "{line}");
     }
 }
+
+/// doctor's fix first (the plugin's key opened a sidebar above the coordinator: our marker, no
+/// record), then the coordinator's start: that sidebar is taken as the coordinator's and kept,
+/// never a second beside it; the next run keeps it by its record.
+#[test]
+fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
+    const MARK: &str = "intercom-pane:0b5e0b5e-1111-4222-8333-444455556666";
+    let env = Env::new().with_system_path();
+    roster(&env, true);
+    let server = start(&env);
+    let coord_pane = panes(&server)[0].0.clone();
+    // A pane split off the coordinator's, marked `marker` (as the plugin's script marks one).
+    let marked_split = |flags: &[&str], marker: &str| {
+        let mut args = vec![
+            "split-window",
+            "-d",
+            "-t",
+            &coord_pane,
+            "-P",
+            "-F",
+            "#{pane_id}",
+        ];
+        args.extend_from_slice(flags);
+        args.extend(["--", "sleep", "600"]);
+        let pane = server.tmux(&args).trim().to_string();
+        server.tmux(&[
+            "set-option",
+            "-p",
+            "-t",
+            &pane,
+            "@intercom-pane-owner",
+            marker,
+        ]);
+        pane
+    };
+    let side = marked_split(&["-b", "-v", "-l", "8"], MARK);
+    for _ in 0..2 {
+        let (code, out) = ensure_in_pane(&env, &server, "");
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(
+            out.trim(),
+            format!("kept: the monitor already runs in {side}")
+        );
+        let p = panes(&server);
+        assert_eq!(p.len(), 2, "{p:?}");
+        let rec = record(&env);
+        assert_eq!(rec["pane"], side.as_str(), "{rec}");
+        assert_eq!(rec["stage"], "submitted", "{rec}");
+        assert_eq!(rec["marker"], MARK);
+    }
+    // A pane marked with something else is not taken.
+    server.tmux(&["kill-pane", "-t", &side]);
+    let other = marked_split(&[], "someone");
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("created: monitor in %"), "{out}");
+    assert_ne!(record(&env)["pane"], other.as_str());
+}

@@ -326,3 +326,153 @@ fn a_second_roster_gets_its_own_port() {
     let list = std::fs::read_to_string(env.path("state/intercom-pane/rosters.json")).unwrap();
     assert!(list.contains("proj4"), "{list}");
 }
+
+/// `init --start --detach`, as the README's setup runs it: the coordinator's pi in a new
+/// detached tmux session named after the folder (here outside any pane, on the private default
+/// server), init returning once it registered; `spawn` then opens a worker beside it and places
+/// the sidebar above it; when the coordinator's pi exits, its pane stays under the sidebar and
+/// `tmux respawn-pane` starts it again on its session, in place.
+#[test]
+fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_brings_it_back() {
+    let env = Env::new().with_system_path();
+    for d in ["proj", "sessions", "rec"] {
+        std::fs::create_dir_all(env.path(d)).unwrap();
+    }
+    let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
+    let bin = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_intercom-pane"));
+    let sys = env.system_config();
+    let pi_s = pi.display().to_string();
+    let o = env.run_with(
+        &[
+            "init", "--root", "proj", "--start", "--detach", "--config", &sys, "--pi", &pi_s,
+        ],
+        &[("INTERCOM_PANE_BIN", bin)],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("the coordinator's pi runs in tmux session proj-coordinator"),
+        "{out}"
+    );
+    let sock = env.path(&format!(
+        "tmux-tmp/tmux-{}/default",
+        nix::unistd::getuid().as_raw()
+    ));
+    let server = TmuxServer::adopt(&sock);
+    let tmux = |args: &[&str]| server.tmux(args);
+    assert_eq!(
+        tmux(&["list-sessions", "-F", "#S"]).trim(),
+        "proj-coordinator"
+    );
+    assert_eq!(
+        tmux(&[
+            "show-options",
+            "-pv",
+            "-t",
+            "=proj-coordinator:",
+            "remain-on-exit"
+        ])
+        .trim(),
+        "on"
+    );
+    let roster: Value =
+        serde_json::from_slice(&std::fs::read(env.path("proj/.pi-intercom/config.json")).unwrap())
+            .unwrap();
+    let id = roster["agents"][0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let first = lines(&env.path("rec/launches.jsonl"));
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["argv"], serde_json::json!(["--session-id", id]));
+    // A worker, beside the coordinator; the sidebar placed above it.
+    let o = env.run_with(
+        &layout_args_for(
+            &env,
+            "proj",
+            &["spawn", "W", "--json", "--wait-secs", "20", "--pi", &pi_s],
+        ),
+        &[("INTERCOM_PANE_BIN", bin)],
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{r} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        r["sidebar"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("placed above the coordinator"),
+        "{r}"
+    );
+    let windows = tmux(&[
+        "list-windows",
+        "-t",
+        "=proj-coordinator:",
+        "-F",
+        "#{window_name}",
+    ]);
+    assert_eq!(windows.lines().nth(1), Some("W"), "{windows}");
+    let panes = || {
+        tmux(&[
+            "list-panes",
+            "-t",
+            "=proj-coordinator:0",
+            "-F",
+            "#{pane_id} #{pane_dead} #{?#{@intercom-pane-owner},sidebar,pi}",
+        ])
+    };
+    // The coordinator's pi exits: its pane stays, dead, under the sidebar.
+    let pid = first[0]["pid"].as_i64().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let dead = wait_for(10_000, || panes().contains(" 1 pi").then_some(()));
+    assert!(dead.is_some(), "{}", panes());
+    let before = panes();
+    let pi_pane = before
+        .lines()
+        .find(|l| l.ends_with(" pi"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    tmux(&["respawn-pane", "-t", "=proj-coordinator:.{bottom}"]);
+    let again = wait_for(15_000, || {
+        let l: Vec<Value> = lines(&env.path("rec/launches.jsonl"))
+            .into_iter()
+            .filter(|l| l["sid"] == id.as_str())
+            .collect();
+        (l.len() == 2).then_some(l)
+    })
+    .unwrap_or_else(|| panic!("{}", panes()));
+    assert_eq!(again[1]["argv"], first[0]["argv"]);
+    let after = panes();
+    assert!(after.contains(&format!("{pi_pane} 0 pi")), "{after}");
+    assert_eq!(after.matches("sidebar").count(), 1, "{after}");
+    // --detach starts tmux only.
+    std::fs::create_dir_all(env.path("h")).unwrap();
+    let o = env.run(&[
+        "init",
+        "--root",
+        "h",
+        "--start",
+        "--detach",
+        "--multiplexer",
+        "herdr",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--detach starts a tmux session"));
+    assert!(!env.path("h/.pi-intercom/config.json").exists());
+}

@@ -227,6 +227,33 @@ fn register_herdr(
     .unwrap();
 }
 
+/// A pi stand-in (`exec -a pi sleep`) in a new background workspace's pane of a real Herdr,
+/// registered as `session`'s seat; its pane.
+fn pi_seat(
+    h: &mux_herdr_fake::real::RealHerdr,
+    env: &crate::scan_support::Env,
+    session: &str,
+) -> String {
+    let pane = h.background_pane("/tmp", "seat");
+    h.shell_pid(&pane);
+    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
+    let pid = mux_support::wait_for(20_000, || {
+        let info = h.client().process_info(&pane, soon(3000)).ok()??;
+        info.foreground()
+            .filter(|f| {
+                f.argv
+                    .as_deref()
+                    .and_then(|a| a.first())
+                    .map(String::as_str)
+                    == Some("pi")
+            })
+            .map(|f| f.pid)
+    })
+    .expect("the pi stand-in runs in the pane");
+    register_herdr(env, session, pid, &h.socket, &pane);
+    pane
+}
+
 /// The sidebar's navigator on the `pi_root` layout (no tmux), and the `W-idle` row of a pass.
 fn navigator_and_row(
     env: &crate::scan_support::Env,
@@ -270,23 +297,7 @@ fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
     let ids = pi_root(&env, &["idle"]);
     // The first workspace takes the focus; the seat's is in the background.
     let _desk = h.background_pane("/tmp", "desk");
-    let pane = h.background_pane("/tmp", "seat");
-    h.shell_pid(&pane);
-    h.cli(&["pane", "run", &pane, "exec -a pi sleep 120"]);
-    let pid = mux_support::wait_for(20_000, || {
-        let info = h.client().process_info(&pane, soon(3000)).ok()??;
-        info.foreground()
-            .filter(|f| {
-                f.argv
-                    .as_deref()
-                    .and_then(|a| a.first())
-                    .map(String::as_str)
-                    == Some("pi")
-            })
-            .map(|f| f.pid)
-    })
-    .expect("the pi stand-in runs in the pane");
-    register_herdr(&env, &ids[0].1, pid, &h.socket, &pane);
+    let pane = pi_seat(&h, &env, &ids[0].1);
     let (nav, row) = navigator_and_row(&env);
     assert_eq!(
         row.pane.as_ref().map(|p| p.pane_id.as_str()),
@@ -301,4 +312,179 @@ fn the_sidebar_navigator_focuses_a_seat_on_a_real_herdr() {
         }
     );
     assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
+}
+
+/// The way back on a real Herdr 0.8.2: the sidebar's ⏎ (its navigator, running in the `desk`
+/// pane that carries our marker) takes the person to a seat in another workspace and records
+/// where it came from; `intercom-pane jump --back` (what a Herdr `[[keys.command]]` of type
+/// `shell` runs) focuses that sidebar again. A sidebar no longer ours is not gone back to.
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn real_herdr_jump_back_returns_to_the_sidebar_the_enter_came_from() {
+    use crate::scan_support::{pi_root, Env};
+    use intercom_pane::seam::mux::{owning_multiplexer, MuxEnv, MuxKind};
+    use intercom_pane::seam::ui::ports::{JumpOutcome, Navigator, SeatRef};
+    let h = mux_herdr_fake::real::RealHerdr::start();
+    let env = Env::new().with_system_path();
+    let ids = pi_root(&env, &["idle"]);
+    let desk = h.background_pane("/tmp", "desk");
+    let desk_pid = h.shell_pid(&desk);
+    let pane = pi_seat(&h, &env, &ids[0].1);
+    let c = h.client();
+    c.set_marker(&desk, "intercom-pane:desk", soon(5000))
+        .unwrap();
+    let (mut nav, row) = navigator_and_row(&env);
+    nav.own = owning_multiplexer(
+        desk_pid as i32,
+        &MuxEnv::pointing_at(MuxKind::Herdr, &h.socket),
+        soon(5000),
+    );
+    assert_eq!(
+        nav.own.as_ref().map(|o| o.pane.id.clone()),
+        Some(desk.clone())
+    );
+    c.jump_to(&desk, None, soon(10_000)).unwrap();
+    assert_eq!(
+        nav.jump(&SeatRef::of(&row)),
+        JumpOutcome::Moved {
+            pane: format!("herdr {pane}")
+        }
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
+    let sys = env.system_config();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        back.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, desk);
+    // No longer ours: nothing moves, and it says why.
+    c.jump_to(&pane, None, soon(10_000)).unwrap();
+    c.set_marker(&desk, "someone-else", soon(5000)).unwrap();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(back.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&back.stderr).contains("is gone (or no longer ours)"),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(c.focus(soon(3000)).unwrap().pane, pane);
+    // Nothing recorded: said, nothing moves.
+    std::fs::remove_file(env.path("data/jump-back.json")).unwrap();
+    let back = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(back.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&back.stderr).contains("no way back recorded"));
+}
+
+/// The Herdr key binding docs/commands.md gives for `jump --back` is one Herdr 0.8.2 accepts
+/// (`herdr config check` on exactly that block).
+#[test]
+#[cfg_attr(not(real_herdr), ignore = "real-Herdr tier: no `herdr` on PATH")]
+fn the_documented_herdr_binding_for_the_way_back_is_valid() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md")).unwrap();
+    let block: String = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
+    assert!(block.contains("intercom-pane jump --back"), "{block}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("herdr")).unwrap();
+    std::fs::write(dir.path().join("herdr/config.toml"), &block).unwrap();
+    let o = std::process::Command::new("herdr")
+        .args(["config", "check"])
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(out.trim().to_lowercase(), "config: ok", "{block}");
+}
+
+/// `jump --back` on tmux: the record a sidebar's ⏎ leaves (here written as it writes it) takes
+/// the attached client back to that sidebar's pane in another session, only while the pane
+/// carries our marker.
+#[test]
+fn jump_back_on_tmux_returns_the_client_to_the_recorded_sidebar() {
+    use crate::scan_support::Env;
+    let env = Env::new().with_system_path();
+    let inner = TmuxServer::start("side", Path::new("/"), &[]);
+    let side = inner.client_pane_or_active("side");
+    inner.new_session("work", Path::new("/"), &[]);
+    let worker = inner
+        .tmux(&["list-panes", "-t", "=work:", "-F", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let _client = inner.attach_client("work", 100, 30);
+    assert_eq!(inner.client_pane(), worker);
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    std::fs::write(
+        env.path("data/jump-back.json"),
+        serde_json::json!({"multiplexer": "tmux", "socket": inner.sock, "sidebar": side,
+            "wentTo": worker, "at": 0})
+        .to_string(),
+    )
+    .unwrap();
+    let sys = env.system_config();
+    // Not marked as ours: nothing moves.
+    let o = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(inner.client_pane(), worker);
+    inner.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &side,
+        "@intercom-pane-owner",
+        "intercom-pane:s",
+    ]);
+    let o = env.run(&["jump", "--back", "--config", &sys]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(inner.client_pane(), side);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("back to the sidebar (tmux {side})"))
+    );
+    // A record naming anything but a pane id moves nothing and runs nothing.
+    let markers = crate::hostile_support::Markers::on(&inner);
+    inner.tmux(&["switch-client", "-t", &worker]);
+    assert_eq!(inner.client_pane(), worker);
+    for bad in markers.values("b") {
+        std::fs::write(
+            env.path("data/jump-back.json"),
+            serde_json::json!({"multiplexer": "tmux", "socket": inner.sock, "sidebar": bad,
+                "wentTo": worker, "at": 0})
+            .to_string(),
+        )
+        .unwrap();
+        let o = env.run(&["jump", "--back", "--config", &sys]);
+        assert_ne!(o.status.code(), Some(0), "{bad:?}");
+        assert_eq!(inner.client_pane(), worker, "{bad:?}");
+    }
+    assert!(markers.found().is_empty(), "{:?}", markers.found());
+    // This machine's sidebar only.
+    let o = env.run(&[
+        "jump",
+        "--back",
+        "--host",
+        "b=build.example.com",
+        "--config",
+        &sys,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--back goes to a sidebar on this machine"));
 }

@@ -160,3 +160,45 @@ fn the_completions_and_man_step_works_on_a_fresh_account() {
     assert!(out.contains("intercom-pane-doctor"), "{out}");
     assert!(out.contains("--json"), "{out}");
 }
+
+/// The README's setup builds the roster with `init` and `spawn`: a person types no JSON and no
+/// session id, and the session the last lines go to is the one `init --start --detach` makes
+/// for `~/proj` (`<folder>-coordinator`), in the setup and in "Later" alike. (The real-pi tier
+/// runs both blocks word for word: `tests/real_pi/real_pi_readme.rs`.)
+#[test]
+fn the_readme_setup_uses_init_and_spawn_and_the_session_init_makes() {
+    let setup = readme_support::sh_block("intercom-pane init --start --detach");
+    let later = readme_support::sh_block("tmux respawn-pane");
+    for block in [&setup, &later] {
+        for typed in [
+            "{\"",
+            "<<",
+            "sessionId",
+            "uuid",
+            "--session-id",
+            "config.json",
+        ] {
+            assert!(
+                !block.contains(typed),
+                "the README has {typed:?} to type:\n{block}"
+            );
+        }
+    }
+    assert!(setup.contains("mkdir -p ~/proj && cd ~/proj"), "{setup}");
+    assert_eq!(setup.matches("intercom-pane spawn ").count(), 2, "{setup}");
+    // init names the session after the folder: proj → proj-coordinator.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+        .args(["init", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--detach"));
+    for block in [&setup, &later] {
+        assert!(
+            block.contains(
+                "tmux switch-client -t proj-coordinator; else tmux attach -t proj-coordinator"
+            ),
+            "{block}"
+        );
+    }
+    assert!(later.contains("tmux respawn-pane -t '=proj-coordinator:{start}.{bottom}'"));
+}

@@ -388,3 +388,65 @@ fn the_sidebars_form_spawns_a_worker_whose_row_appears() {
     assert_eq!(t.launches()[0]["sid"], docs["sessionId"]);
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
 }
+
+/// The marked sidebar panes of the coordinator's session: (pane id, command line).
+fn sidebars(t: &Team) -> Vec<(String, String)> {
+    t.server
+        .tmux(&[
+            "list-panes",
+            "-s",
+            "-t",
+            "=coord:",
+            "-F",
+            "#{pane_id}\t#{@intercom-pane-owner}\t#{pane_start_command}",
+        ])
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (id, owner, cmd) = (f.next()?, f.next()?, f.next()?);
+            owner
+                .starts_with("intercom-pane:")
+                .then(|| (id.to_string(), cmd.to_string()))
+        })
+        .collect()
+}
+
+/// A roster `init` made has no worker, so the coordinator's start placed no sidebar: the first
+/// spawn places it above the coordinator (no restart), the next keeps it; never two.
+#[test]
+fn the_first_spawn_places_the_coordinators_sidebar_and_the_next_keeps_it() {
+    let t = Team::new();
+    assert!(sidebars(&t).is_empty(), "{:?}", sidebars(&t));
+    let (code, out, err) = t.spawn(&["Docs"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let said = out["sidebar"].as_str().unwrap_or_default().to_string();
+    assert!(
+        said.starts_with("placed above the coordinator in %"),
+        "{out}"
+    );
+    let placed = sidebars(&t);
+    assert_eq!(placed.len(), 1, "{placed:?}");
+    assert!(said.ends_with(&placed[0].0), "{said} {placed:?}");
+    assert!(placed[0].1.contains("monitor"), "{placed:?}");
+    // Above the coordinator's pane, in its window, the coordinator's pane keeping the focus.
+    let window = t.server.tmux(&[
+        "list-panes",
+        "-t",
+        "=coord:0",
+        "-F",
+        "#{pane_id} #{pane_top} #{pane_active}",
+    ]);
+    let sidebar_line = window
+        .lines()
+        .find(|l| l.starts_with(&format!("{} ", placed[0].0)))
+        .unwrap_or_else(|| panic!("not in the coordinator's window: {window}"));
+    assert!(sidebar_line.ends_with(" 0 0"), "{window}");
+    let (code, out, err) = t.spawn(&["Tests"]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(
+        out["sidebar"].as_str().unwrap_or_default(),
+        format!("kept in {}", placed[0].0),
+        "{out}"
+    );
+    assert_eq!(sidebars(&t), placed);
+}

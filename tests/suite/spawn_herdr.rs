@@ -101,15 +101,29 @@ fn spawn_on_herdr_opens_a_tab_beside_the_coordinator_without_focus() {
     let id = out["sessionId"].as_str().unwrap();
     let inputs = herdr.with(|s| s.inputs.clone());
     assert_eq!(
-        inputs,
-        [(
+        inputs.first(),
+        Some(&(
             "w1:p2".to_string(),
             format!(
                 "{} --session-id {id} --model fake/m",
                 quote(&pi.display().to_string())
             ),
             vec!["Enter".to_string()]
-        )]
+        ))
+    );
+    // The roster's first worker: the coordinator's sidebar is placed above it (split down,
+    // swapped, the monitor typed into its own pane), as its start would have.
+    let sidebar = out["sidebar"].as_str().unwrap_or_default();
+    assert!(
+        sidebar.starts_with("placed above the coordinator in w1:"),
+        "{out}"
+    );
+    let pane = sidebar.rsplit(' ').next().unwrap();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    assert_eq!(inputs[1].0, pane);
+    assert!(
+        inputs[1].1.contains(" monitor --root ") && inputs[1].2 == ["Enter"],
+        "{inputs:?}"
     );
     // The person's focus did not move; the first task went through the channel once.
     assert_eq!(

@@ -362,3 +362,71 @@ fn the_minimal_bindings_in_a_hostile_folder_run_nothing_and_keep_the_folder() {
     assert_eq!(panes.lines().count(), 2, "a pane above: {panes}");
     m.assert_none_ran(&p.inner);
 }
+
+/// After the sidebar's Enter took the person to a worker, the pane key there brings them back
+/// to that sidebar, in each tmux layout the README shows: a worker in a session of its own and
+/// one in a window of the coordinator's session. Another roster's sidebar elsewhere on the
+/// server is not where they came from and is never chosen; pressed in the sidebar, the key goes
+/// to the worker again; no second sidebar is opened.
+#[test]
+fn the_key_after_enter_goes_back_to_the_sidebar_in_every_tmux_layout() {
+    use intercom_pane::seam::mux::tmux::Tmux;
+    use intercom_pane::seam::mux::Multiplexer;
+    let p = plugged(&[]);
+    let mark = |pane: &str, m: &str| {
+        p.inner
+            .tmux(&["set-option", "-p", "-t", pane, "@intercom-pane-owner", m]);
+    };
+    let side = p.panes()[0][0].clone();
+    mark(&side, "intercom-pane:mine");
+    let new_pane = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-P", "-F", "#{pane_id}", "sleep", "600"]);
+        p.inner.tmux(&all).trim().to_string()
+    };
+    // Another roster's sidebar, in a session of its own.
+    let theirs = new_pane(&["new-session", "-d", "-s", "other"]);
+    mark(&theirs, "intercom-pane:theirs");
+    let own_session = new_pane(&["new-session", "-d", "-s", "Builder"]);
+    let own_window = new_pane(&["new-window", "-d", "-t", "=keys:", "-n", "Reviewer"]);
+    let t = Tmux::at_socket(&p.inner.sock);
+    let at = |want: &str| {
+        wait_for(10_000, || (p.inner.client_pane() == want).then_some(()))
+            .unwrap_or_else(|| panic!("not at {want}: at {}", p.inner.client_pane()));
+    };
+    for worker in [&own_session, &own_window] {
+        at(&side);
+        // The sidebar's Enter.
+        t.jump_to(worker, Some(&side), mux_support::soon(5000))
+            .unwrap();
+        at(worker);
+        // The key is named where the person lands.
+        wait_for(10_000, || {
+            p.outer
+                .tmux(&["capture-pane", "-p", "-t", "=outer:"])
+                .contains("intercom-pane: prefix M comes back to the sidebar")
+                .then_some(())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the way back is not named:\n{}",
+                p.outer.tmux(&["capture-pane", "-p", "-t", "=outer:"])
+            )
+        });
+        p.press("M");
+        at(&side);
+        p.press("M");
+        at(worker);
+        p.press("M");
+        at(&side);
+    }
+    assert!(p.calls().is_empty(), "no second sidebar: {:?}", p.calls());
+    let marked = p
+        .inner
+        .tmux(&["list-panes", "-a", "-F", "#{@intercom-pane-owner}"]);
+    assert_eq!(
+        marked.lines().filter(|l| !l.is_empty()).count(),
+        2,
+        "{marked}"
+    );
+}

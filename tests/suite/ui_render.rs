@@ -532,3 +532,39 @@ fn the_header_and_scan_print_say_waiting_on_you_alike() {
     assert!(head.contains(" · 1 waiting on you · 1 in error"), "{head}");
     assert!(!s.contains("need attention"), "{s}");
 }
+
+/// Over ssh from a phone (50 × 20) and in an 80 × 24 terminal: the list keeps its key hints on
+/// the last line, no line is wider than the pane, and the help overlay (`?`) is readable there:
+/// its title, whole key names with their words, and how to leave it.
+#[test]
+fn phone_and_terminal_sizes_keep_key_hints_and_a_readable_help() {
+    for (w, h) in [(50u16, 20u16), (80, 24)] {
+        let mut a = app_with(false, demo(10));
+        let s = screen(&a, w, h);
+        let last = s.lines().last().unwrap_or_default().to_string();
+        for hint in ["⏎ go to pane", "? help", "q quit"] {
+            assert!(last.contains(hint), "{w}x{h} key line: {last}\n{s}");
+        }
+        if w == 50 {
+            insta::assert_snapshot!("mono_50x20", s.clone());
+        }
+        press(&mut a, KeyCode::Char('?'));
+        let help = screen(&a, w, h);
+        for l in help.lines() {
+            // `|` frames each row of the text dump.
+            assert!(
+                intercom_pane::seam::text::width(l) <= usize::from(w) + 2,
+                "{w}x{h}: {l}"
+            );
+        }
+        for words in ["go to pane", "reply", "close help", "PgDn/PgUp"] {
+            assert!(
+                help.contains(words),
+                "{w}x{h} help lacks {words:?}:\n{help}"
+            );
+        }
+        if w == 50 {
+            insta::assert_snapshot!("help_50x20", help);
+        }
+    }
+}

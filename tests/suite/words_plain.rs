@@ -141,6 +141,14 @@ fn naming_a_worker_where_no_roster_is_says_where_it_looked_and_that_root_names_o
             "{cmd:?}"
         );
     }
+    // jump NAME: nothing to go to (3), in the same words.
+    let o = env.run(&["jump", "Builder"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("intercom-pane jump: no seat named \"Builder\": {looked}")
+    );
     // With the roster named, the same name is judged against it (no word of a missing roster).
     crate::scan_support::write_roster(&env.path("root"), &[("w-1", "Builder")]);
     let o = env.run(&["reply", "--root", "root", "Nobody", "hello"]);

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The plugin's pane key (prefix M by default), run with the pane it was pressed in ($1, a tmux
-# pane id, the only argument the key binding passes). One key, never a second sidebar:
-#  - pressed in the sidebar: back to the pane the person came from (else tmux's last pane);
-#  - a sidebar in this window, else in this session (a pane marked @intercom-pane-owner, as
-#    ensure-monitor and this script mark it): go there, remembering where from;
+# pane id) and the client that pressed it ($2, checked against tmux's client list). One key,
+# never a second sidebar:
+#  - pressed in a sidebar: back to the pane the person came from (else tmux's last pane);
+#  - pressed in a pane the sidebar's Enter went to (`@intercom-pane-back` on that pane, set by
+#    the jump): back to that sidebar, in whatever session or window it is;
+#  - a sidebar in this window, else in this session, else the one sidebar on this server (a pane
+#    marked @intercom-pane-owner, as ensure-monitor and this script mark it): go there,
+#    remembering where from;
 #  - none: open one above pane $1, in that pane's folder (a quarter of its height, at least the
 #    sidebar's usable minimum of 7 lines, at most half), marked and titled `Intercom monitor`
 #    as ensure-monitor does, and go there.
 #
-# Only pane ids (checked to be %N) reach tmux as targets. The folder is asked of tmux here
-# (never put in a shell line) and handed to `split-window -c`, which format-expands it, through
-# `tmux_literal`; a folder tmux would not start in as given is refused with a message.
+# Only pane ids (checked to be %N) and a listed client name reach tmux as targets. The folder is
+# asked of tmux here (never put in a shell line) and handed to `split-window -c`, which
+# format-expands it, through `tmux_literal`; a folder tmux would not start in as given is
+# refused with a message.
 set -u
 export LC_ALL=C
 . "$(dirname "${BASH_SOURCE[0]}")/literal.sh"
@@ -40,22 +45,55 @@ sidebar_in() {
         done
 }
 
+# The client that pressed the key, when tmux lists it (else the session's own selection).
+client=""
+if [ -n "${2:-}" ] && tmux list-clients -F '#{client_name}' | grep -qxF -- "$2"; then
+    client="$2"
+fi
+
 go_to() {
-    # From any window or pane of the session: window first, then the pane.
-    tmux select-window -t "$1" && tmux select-pane -t "$1"
+    # The pressing client to that pane's session, window and pane (tmux >= 3.2); without one,
+    # within the session: window first, then the pane.
+    if [ -n "$client" ]; then
+        tmux switch-client -c "$client" -t "$1"
+    else
+        tmux select-window -t "$1" && tmux select-pane -t "$1"
+    fi
 }
 
-sidebar="$(sidebar_in -t "$target")"
-[ -n "$sidebar" ] || sidebar="$(sidebar_in -s -t "$target")"
+# Whether pane $1 exists on this server and carries our marker.
+is_sidebar() {
+    is_pane_id "$1" &&
+        [ "$(tmux display-message -p -t "$1" '#{?#{@intercom-pane-owner},owned,-}' 2>/dev/null)" = owned ]
+}
 
-if [ -n "$sidebar" ] && [ "$sidebar" = "$target" ]; then
-    from="$(tmux show-option -pqv -t "$sidebar" @intercom-pane-from)"
-    if is_pane_id "$from" && tmux list-panes -s -t "$sidebar" -F '#{pane_id}' | grep -qx -- "$from"; then
+if is_sidebar "$target"; then
+    from="$(tmux show-option -pqv -t "$target" @intercom-pane-from)"
+    # A pane that is gone still answers display-message, with an empty line.
+    if is_pane_id "$from" && [ "$(tmux display-message -p -t "$from" '#{pane_id}' 2>/dev/null)" = "$from" ]; then
         go_to "$from"
     else
         tmux last-pane 2>/dev/null || say "no pane to go back to"
     fi
     exit 0
+fi
+
+# Came here by the sidebar's Enter: back to that sidebar.
+back="$(tmux show-option -pqv -t "$target" @intercom-pane-back)"
+if is_sidebar "$back"; then
+    tmux set-option -p -t "$back" @intercom-pane-from "$target"
+    go_to "$back"
+    exit 0
+fi
+
+sidebar="$(sidebar_in -t "$target")"
+[ -n "$sidebar" ] || sidebar="$(sidebar_in -s -t "$target")"
+if [ -z "$sidebar" ]; then
+    # The one sidebar on this server (a worker in a session of its own); with several, which
+    # one is this pane's cannot be told, and a new one is opened here.
+    all="$(tmux list-panes -a -F '#{pane_id} #{?#{@intercom-pane-owner},owned,-}' 2>/dev/null | grep ' owned$')"
+    [ "$(printf '%s\n' "$all" | grep -c ' owned$')" = 1 ] && sidebar="${all%% *}"
+    is_pane_id "$sidebar" || sidebar=""
 fi
 
 if [ -n "$sidebar" ]; then

@@ -100,6 +100,8 @@ pub(super) fn launch(req: &SpawnRequest, root: &Path, plan: &Plan, mut spec: Lau
     spec.pane = Some(pane.id.clone());
     record(root, &mut spec, req, &mut report);
     report.pane = Some(pane.id.clone());
+    // The roster has a worker now: the coordinator's sidebar appears without a restart.
+    report.sidebar = Some(super::sidebar::ensure(req, root, plan));
     super::test_pause("launched");
     let Some(pid) = wait_for_registration(req, root, plan, &pane) else {
         return unconfirmed(req, root, &mut spec, report, &pane.id);

@@ -13,6 +13,7 @@
 mod input;
 mod launch;
 mod reserve;
+mod sidebar;
 pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -14,6 +14,11 @@ use super::args::Args;
 use super::{PaneId, Tmux, SMALL_CAP};
 use crate::mux::{ErrorCode, Multiplexer, MuxError};
 
+/// The pane option a jump leaves on the pane it went to: the sidebar it came from.
+pub(crate) const BACK_OPTION: &str = "@intercom-pane-back";
+/// The server option the tmux plugin sets to the key it bound for the way back.
+const BACK_KEY_OPTION: &str = "@intercom-pane-back-key";
+
 impl Tmux {
     /// Switch the client showing `from` (the caller's own pane; without one, the attached
     /// client used last) to `target`: its session, window and pane. Checked afterwards with a
@@ -52,7 +57,26 @@ impl Tmux {
             .find(|c| c.name == client.name)
             .map(|c| c.pane);
         match now {
-            Some(p) if p == target.as_str() => Ok(()),
+            Some(p) if p == target.as_str() => {
+                // The way back: the plugin's key pressed in that pane returns to this sidebar
+                // (`@intercom-pane-back`, a validated `%N`, stored as given without `-F`). A
+                // failure here costs only the way back, never the move.
+                if let Some(f) = &from {
+                    let set = Args::new("set-option")
+                        .arg("-p")
+                        .arg("-t")
+                        .arg(target.as_str())
+                        .arg(BACK_OPTION)
+                        .arg(f.as_str());
+                    let _ = self.run(set, None, deadline, SMALL_CAP);
+                    // Named where the person now looks, when the plugin's key is bound.
+                    if let Some(key) = self.back_key(deadline) {
+                        let text = format!("intercom-pane: prefix {key} comes back to the sidebar");
+                        let _ = self.display_message(&client.name, &text, 4000, deadline);
+                    }
+                }
+                Ok(())
+            }
             other => Err(MuxError::new(
                 ErrorCode::Failed,
                 format!(
@@ -61,6 +85,21 @@ impl Tmux {
                 ),
             )),
         }
+    }
+
+    /// The tmux plugin's pane key, as the plugin records it when it binds it
+    /// (`@intercom-pane-back-key`): a plain key name only (letters, digits, `-`, `_`).
+    fn back_key(&self, deadline: Instant) -> Option<String> {
+        let key = self
+            .user_options(&[BACK_KEY_OPTION], deadline)
+            .ok()?
+            .into_iter()
+            .next()??;
+        let plain = key.len() <= 16
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        plain.then_some(key)
     }
 
     /// Make `pane` at least `lines` tall (`resize-pane -y`); `Ok(false)` when it already is.

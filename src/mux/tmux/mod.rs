@@ -292,6 +292,24 @@ impl Tmux {
     }
 }
 
+/// `tmux new-session ARGS…` (ARGS hold `-d`) on the person's own server (the one `$TMUX` names
+/// inside tmux, else the default), run in `cwd` and waited for: `init --start --detach`. The
+/// words were escaped by the caller (`escape_arg`), so a `;` of theirs ends no command.
+pub(crate) fn new_session_detached(
+    args: &[String],
+    cwd: &Path,
+    deadline: Instant,
+) -> Result<(), MuxError> {
+    let mut c = Command::new("tmux");
+    c.arg("new-session").args(args).current_dir(cwd);
+    let out = spawn::run(&mut c, None, deadline, SMALL_CAP).map_err(run_error)?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(status_error(&out.stderr))
+    }
+}
+
 /// Replace this process with a tmux client that starts a session on the person's own default
 /// server (`tmux new-session ARGS…`, attached, as they would type it): `init --start` outside
 /// any multiplexer, the one place a session is started there. Never called inside a pane (no
