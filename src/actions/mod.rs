@@ -17,6 +17,7 @@ pub(crate) mod retire;
 pub(crate) mod rosters;
 pub(crate) mod seen;
 pub(crate) mod spawn;
+pub(crate) mod worker_events;
 
 pub(crate) use crate::paths::short_id;
 

@@ -43,15 +43,19 @@ pub(crate) fn digest(text: &str) -> String {
         .collect()
 }
 
-/// `<dataRoot>/replies/<sessionId>.jsonl`; none for an id that is not a plain file name.
-fn path(data_root: &Path, session_id: &str) -> Option<PathBuf> {
-    let plain = !session_id.is_empty()
+/// A session id that is a plain file name (what the per-session records are kept under).
+pub(crate) fn plain_id(session_id: &str) -> bool {
+    !session_id.is_empty()
         && session_id.len() <= 128
         && session_id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && !session_id.starts_with('-');
-    plain.then(|| {
+        && !session_id.starts_with('-')
+}
+
+/// `<dataRoot>/replies/<sessionId>.jsonl`; none for an id that is not a plain file name.
+fn path(data_root: &Path, session_id: &str) -> Option<PathBuf> {
+    plain_id(session_id).then(|| {
         data_root
             .join("replies")
             .join(format!("{session_id}.jsonl"))

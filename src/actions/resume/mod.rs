@@ -82,6 +82,8 @@ pub(crate) struct ResumeRequest<'a> {
     pub progress: &'a dyn Fn(&str),
     /// The seat a board showed (`--expect-seat`): its session must be the worker's.
     pub expect: Option<crate::hosts::expect::SeatExpect>,
+    /// Who asked (the worker's timeline says).
+    pub by: crate::evidence::sessions::timeline::Actor,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +185,10 @@ pub(crate) fn resume_worker(req: &ResumeRequest) -> Ending {
         Ok(p) => p,
         Err(e) => return e,
     };
-    launch(req, &root, plan)
+    let started = req.clock.now_ms();
+    let end = launch(req, &root, plan);
+    crate::actions::worker_events::resumed(&req.scan.data_root, started, req.by, &end.report);
+    end
 }
 
 /// Test-only, never set in real use: `INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK=<file>` makes a
