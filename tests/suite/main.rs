@@ -91,6 +91,7 @@ mod live_quiet;
 mod live_watch;
 mod liveness_silent;
 mod log_cli;
+mod log_events;
 mod log_timeline;
 mod monitor_tmux;
 mod mux_herdr;
