@@ -667,3 +667,112 @@ fn a_retired_worker_is_listed_as_retired_and_never_started() {
     assert_eq!(out["agents"].as_array().unwrap().len(), 1, "{out}");
     assert_eq!(t.launches().len(), before);
 }
+
+/// The data root's launch records, by file.
+fn data_records(t: &Team) -> Vec<(PathBuf, Value)> {
+    let dir = t.env.path("data/launches");
+    let mut out: Vec<(PathBuf, Value)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let v = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            (p, v)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn a_coordinator_started_the_readme_way_comes_back_with_its_flags_from_its_registration() {
+    // The extension passes pi's own arguments and model when the session starts: here a model,
+    // a thinking level, a first message and a session flag, which must not come back.
+    let t = Team::with_register_args(
+        r#"--pi-args '["--model","fake/m","--thinking","high","fix the bug","-c"]' --model=fake/m"#,
+    );
+    let file = coordinator_session(&t);
+    let recs = data_records(&t);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let rec = &recs[0].1;
+    assert_eq!(rec["sessionId"], t.coordinator.as_str());
+    assert_eq!(rec["name"], "Coordinator");
+    assert_eq!(
+        rec["args"],
+        json!([
+            "--session-id",
+            t.coordinator,
+            "--model",
+            "fake/m",
+            "--thinking",
+            "high"
+        ])
+    );
+    assert_eq!(rec["model"], "fake/m");
+    assert_eq!(rec["cwd"], t.root.display().to_string());
+    assert!(
+        t.specs().is_empty(),
+        "no command launched it: nothing in the project"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&recs[0].0).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    kill_server(&t);
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
+    let l = launched_since(&t, before);
+    assert_eq!(l.len(), 1, "{l:?}");
+    assert_eq!(
+        l[0]["argv"],
+        json!([
+            "--session",
+            file.display().to_string(),
+            "--model",
+            "fake/m",
+            "--thinking",
+            "high"
+        ])
+    );
+    assert_eq!(l[0]["cwd"], t.root.display().to_string());
+    // The start is recorded in the project and its copy in the data root, and they agree.
+    let spec = t
+        .specs()
+        .into_iter()
+        .find(|s| s["sessionId"] == t.coordinator.as_str())
+        .expect("restore recorded the start");
+    assert_eq!(spec["args"], rec["args"]);
+    assert_eq!(data_records(&t)[0].1["args"], rec["args"]);
+
+    // Hostile: the project's spec edited (another model) no longer agrees with the data root's
+    // copy: refused, nothing started.
+    kill_server(&t);
+    let spec_path = std::fs::read_dir(t.root.join(".pi-intercom/workers"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let mut edited = spec.clone();
+    edited["args"][3] = json!("evil/model");
+    std::fs::write(&spec_path, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_ne!(code, 0, "{out} {err}");
+    let c = line(&out, "Coordinator");
+    assert_eq!(c["outcome"], "cannot", "{out}");
+    assert!(c["reason"].as_str().unwrap().contains("data root"), "{out}");
+    // The data root's copy edited to bind another session: refused the same way.
+    std::fs::write(&spec_path, serde_json::to_vec(&spec).unwrap()).unwrap();
+    let (copy_path, mut copy) = data_records(&t).remove(0);
+    copy["args"] = json!(["--session-id", "another-session", "--model", "fake/m"]);
+    std::fs::write(&copy_path, serde_json::to_vec(&copy).unwrap()).unwrap();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_ne!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "cannot", "{out}");
+    assert_eq!(t.launches().len(), before, "nothing was started");
+}

@@ -147,6 +147,12 @@ pub struct Team {
 
 impl Team {
     pub fn new() -> Team {
+        Team::with_register_args("")
+    }
+
+    /// A team whose coordinator's `register` at its start gets `extra` too (shell words: the
+    /// extension's `--pi-args` and `--model`, say).
+    pub fn with_register_args(extra: &str) -> Team {
         let env = Env::new().with_system_path();
         let root = env.path("root");
         std::fs::create_dir_all(&root).unwrap();
@@ -166,7 +172,7 @@ impl Team {
         let bin = env!("CARGO_BIN_EXE_intercom-pane");
         let sys = env.system_config();
         let script = format!(
-            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} >/dev/null; sleep 600",
+            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} {extra} >/dev/null; sleep 600",
             root.display()
         );
         let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
