@@ -238,8 +238,14 @@ pub(crate) fn read(
     data_root: &Path,
     session_id: &str,
 ) -> Result<LaunchSpec, SpecError> {
-    let own = load(&paths::launch_spec(root, session_id));
-    let copy = load(&paths::launch_record(data_root, session_id));
+    // Each copy checked on its own first: its own fault is the clearer word.
+    let checked = |r: Result<LaunchSpec, SpecError>| {
+        let s = r?;
+        s.check(session_id).map_err(SpecError::Unusable)?;
+        Ok(s)
+    };
+    let own = checked(load(&paths::launch_spec(root, session_id)));
+    let copy = checked(load(&paths::launch_record(data_root, session_id)));
     let spec = match (own, copy) {
         (Err(SpecError::Missing), Err(SpecError::Missing)) => return Err(SpecError::Missing),
         (Err(e @ SpecError::Unusable(_)), _) | (_, Err(e @ SpecError::Unusable(_))) => {
@@ -256,7 +262,6 @@ pub(crate) fn read(
             s
         }
     };
-    spec.check(session_id).map_err(SpecError::Unusable)?;
     Ok(spec)
 }
 

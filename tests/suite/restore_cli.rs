@@ -694,6 +694,9 @@ fn a_coordinator_started_the_readme_way_comes_back_with_its_flags_from_its_regis
         r#"--pi-args '["--model","fake/m","--thinking","high","fix the bug","-c"]' --model=fake/m"#,
     );
     let file = coordinator_session(&t);
+    // Written right after the registration, by the same command.
+    wait_for(10_000, || (!data_records(&t).is_empty()).then_some(()))
+        .expect("no launch record in the data root");
     let recs = data_records(&t);
     assert_eq!(recs.len(), 1, "{recs:?}");
     let rec = &recs[0].1;
