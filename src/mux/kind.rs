@@ -64,9 +64,9 @@ pub struct Caps {
     pub can_grow: bool,
     /// A status line and client messages the alerts use (`alerts::channels`).
     pub status_alerts: bool,
-    /// A session of its own can be opened on its server from outside any pane, starting the
-    /// server when none answers (`restore`'s coordinator; tmux `new-session`). Herdr opens no
-    /// workspace from outside.
+    /// A session of its own can be opened on its server from outside any pane (`restore`'s
+    /// coordinator): tmux `new-session`, which starts the server when none answers; Herdr
+    /// `workspace.create` on the server the person started.
     pub starts_sessions: bool,
 }
 
@@ -111,7 +111,7 @@ const HERDR: Caps = Caps {
     listing_kept: false,
     can_grow: false,
     status_alerts: false,
-    starts_sessions: false,
+    starts_sessions: true,
 };
 
 impl MuxKind {

@@ -24,6 +24,7 @@ mod listing;
 mod place;
 mod prompt;
 mod types;
+mod workspace;
 use types::Snapshot;
 pub(crate) use types::{HerdrPane, HerdrProcessInfo, Layout, Rect, SwapResult};
 mod socket;
