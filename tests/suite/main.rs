@@ -116,6 +116,7 @@ mod reply_text;
 mod reply_text_table;
 mod reply_typed;
 mod restore_cli;
+mod restore_herdr;
 mod resume_herdr;
 mod resume_worker;
 mod review_land;

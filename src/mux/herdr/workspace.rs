@@ -45,6 +45,12 @@ impl Herdr {
         }
         self.run(&root.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
         let info = self.process_info(&root.pane_id, deadline)?;
-        Ok(listing::to_pane_info(&root, info.as_ref(), None, None, None))
+        Ok(listing::to_pane_info(
+            &root,
+            info.as_ref(),
+            None,
+            None,
+            None,
+        ))
     }
 }
