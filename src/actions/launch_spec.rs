@@ -631,7 +631,7 @@ pub(crate) fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, S
 mod tests {
     use super::*;
 
-    fn spec() -> LaunchSpec {
+    pub(super) fn spec() -> LaunchSpec {
         LaunchSpec {
             version: 1,
             session_id: "s1".into(),
@@ -737,26 +737,8 @@ mod copy_tests {
 
     fn spec() -> LaunchSpec {
         LaunchSpec {
-            version: 1,
-            session_id: "s1".into(),
-            name: "W".into(),
-            args: vec![
-                "--session-id".into(),
-                "s1".into(),
-                "--model".into(),
-                "m".into(),
-            ],
-            cwd: PathBuf::from("/tmp"),
-            env: vec![("PATH".into(), "/bin".into())],
-            placement: None,
-            worktree: None,
             stage: Stage::Registered,
-            pane: Some("%3".into()),
-            created_at: "2026-11-29T23:00:00.000Z".into(),
-            updated_at: "2026-11-29T23:00:00.000Z".into(),
-            note: None,
-            program: Some("pi".into()),
-            model: None,
+            ..super::tests::spec()
         }
     }
 

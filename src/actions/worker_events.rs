@@ -10,17 +10,16 @@
 //! never fails the action it records (a record that cannot be written is skipped); each file
 //! rotates at a cap and reading is bounded; a line that is not one of ours is ignored.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::actions::session_log::SessionLog;
 use crate::clock::Ms;
 use crate::evidence::sessions::timeline::{Actor, EventKind};
 
 /// A session's record rotates at this size (the previous one is kept as `.1`).
 const CAP: u64 = 64 * 1024;
-/// The most read of the current and the previous record together.
-const READ_MAX: u64 = 2 * CAP + 4096;
 /// Longest detail kept.
 const DETAIL_BYTES: usize = 1024;
 
@@ -42,27 +41,17 @@ pub(crate) struct WorkerEvent {
     pub job_id: Option<String>,
 }
 
-/// `<dataRoot>/events/<sessionId>.jsonl`; none for an id that is not a plain file name.
-fn path(data_root: &Path, session_id: &str) -> Option<PathBuf> {
-    crate::actions::reply::sent::plain_id(session_id)
-        .then(|| data_root.join("events").join(format!("{session_id}.jsonl")))
-}
+/// `<dataRoot>/events/<sessionId>.jsonl`.
+const LOG: SessionLog = SessionLog {
+    folder: "events",
+    cap: CAP,
+};
 
 /// Append one event (best effort: never fails the action it records).
 pub(crate) fn record(data_root: &Path, session_id: &str, ev: &WorkerEvent) {
-    let Some(p) = path(data_root, session_id) else {
-        return;
-    };
-    let Some(dir) = p.parent() else { return };
-    if crate::store::ensure_dir(data_root, dir).is_err() {
-        return;
-    }
     let mut ev = ev.clone();
     ev.detail = crate::text::one_line(&ev.detail, DETAIL_BYTES);
-    if let Ok(mut line) = serde_json::to_vec(&ev) {
-        line.push(b'\n');
-        let _ = crate::store::append_line_capped(&p, &line, CAP);
-    }
+    LOG.append(data_root, session_id, &ev);
 }
 
 /// A new event now.
@@ -84,25 +73,10 @@ pub(crate) fn now(
     }
 }
 
-/// The events of a session, oldest first (the previous file's, then the current one's).
+/// The events of a session, oldest first.
 pub(crate) fn read(data_root: &Path, session_id: &str) -> Vec<WorkerEvent> {
-    let Some(p) = path(data_root, session_id) else {
-        return Vec::new();
-    };
-    let mut old = p.as_os_str().to_owned();
-    old.push(".1");
-    let mut out = Vec::new();
-    for f in [PathBuf::from(old), p] {
-        let Ok(bytes) = crate::fsguard::read_capped(&f, READ_MAX) else {
-            continue;
-        };
-        out.extend(
-            bytes
-                .split(|b| *b == b'\n')
-                .filter_map(|l| serde_json::from_slice::<WorkerEvent>(l).ok())
-                .filter(|e| e.version == 1),
-        );
-    }
+    let mut out: Vec<WorkerEvent> = LOG.read(data_root, session_id);
+    out.retain(|e| e.version == 1);
     out.sort_by_key(|e| e.at);
     out
 }

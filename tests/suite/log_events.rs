@@ -6,27 +6,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::mux_support::wait_for;
-use crate::scan_support::*;
+use crate::scan_support::layout_args;
 use crate::spawn_support::{self, Team};
 
 use serde_json::Value;
-
-/// One command of the layout, as a person runs it from the team's folder; (exit, JSON, stderr).
-fn run(t: &Team, cmd: &str, args: &[&str]) -> (i32, Value, String) {
-    let c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
-        .args(layout_args(&t.env, &[cmd], args))
-        .current_dir(t.env.dir.path())
-        .env_clear()
-        .env("HOME", t.env.path("home"))
-        .env("XDG_STATE_HOME", t.env.path("state"))
-        .env("PATH", &t.env.path_env)
-        .env("TMUX_TMPDIR", t.env.path("tmux-tmp"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    spawn_support::finished(c)
-}
 
 /// `(kind, event, by, sender)` of each entry, in order.
 fn shape(log: &Value) -> Vec<(String, String, String, String)> {
@@ -47,11 +30,7 @@ fn spawn_close_and_resume_appear_in_the_workers_log_in_order_with_who_asked() {
     assert_eq!(code, 0, "{out} {err}");
     let sid = out["sessionId"].as_str().unwrap().to_string();
 
-    let (code, closed, err) = run(
-        &t,
-        "close-worker",
-        &["Docs", "--json", "--deadline-secs", "30"],
-    );
+    let (code, closed, err) = t.run("close-worker", &["Docs", "--json", "--deadline-secs", "30"]);
     assert_eq!(
         code,
         0,
@@ -72,11 +51,11 @@ fn spawn_close_and_resume_appear_in_the_workers_log_in_order_with_who_asked() {
         "Docs",
         "--confirm-closed",
     ];
-    let (code, resumed, err) = run(&t, "resume-worker", &args);
+    let (code, resumed, err) = t.run("resume-worker", &args);
     assert_eq!(code, 0, "{resumed} {err}");
     assert_eq!(resumed["result"], "resumed");
 
-    let (code, log, err) = run(&t, "log", &["Docs", "--json"]);
+    let (code, log, err) = t.run("log", &["Docs", "--json"]);
     assert_eq!(code, 0, "{log} {err}");
     let got = shape(&log);
     let want: Vec<(&str, &str, &str, &str)> = vec![

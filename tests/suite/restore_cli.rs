@@ -28,20 +28,7 @@ fn restore_child(t: &Team, extra: &[&str], vars: &[(&str, &str)]) -> std::proces
     let pi = t.pi.display().to_string();
     let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
     all.extend_from_slice(extra);
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
-    c.args(layout_args(&t.env, &["restore"], &all))
-        .current_dir(t.env.dir.path())
-        .env_clear()
-        .env("HOME", t.env.path("home"))
-        .env("XDG_STATE_HOME", t.env.path("state"))
-        .env("PATH", &t.env.path_env)
-        .env("TMUX_TMPDIR", t.env.path("tmux-tmp"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
+    t.child("restore", &all, vars)
 }
 
 /// Spawn `name` (more flags after it); its session id and session file.

@@ -32,22 +32,12 @@ fn after_the_herdr_server_is_killed_restore_brings_each_pi_back_on_its_own_sessi
     let coord_file = settled_session(&env, &coord_id, &root);
     // The person works in another workspace; the coordinator runs in a background one.
     h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
-    let coord = h.background_pane(&root.display().to_string(), "back");
-    let shell = h.shell_pid(&coord);
-    let id = intercom_pane::seam::proc::identity(shell as i32).unwrap();
-    std::fs::create_dir_all(root.join(".pi-intercom/seats")).unwrap();
-    std::fs::write(
-        root.join(format!(
-            ".pi-intercom/seats/{}.json",
-            intercom_pane::seam::paths::short_id(&coord_id)
-        )),
-        json!({"version": 1, "sessionId": coord_id, "pid": shell, "startTicks": id.start_ticks,
-            "bootId": id.boot_id, "startedAt": "2026-11-29T23:13:00.000Z",
-            "sessionFile": coord_file.display().to_string(),
-            "mux": {"kind": "herdr", "socket": h.socket.display().to_string(), "paneId": coord}})
-        .to_string(),
-    )
-    .unwrap();
+    let (_, shell) = h.coordinator_seat(
+        &root,
+        &coord_id,
+        "back",
+        json!({"sessionFile": coord_file.display().to_string()}),
+    );
     let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));
     let pi_s = pi.display().to_string();
     let mut workers = Vec::new();

@@ -8,10 +8,9 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::listing;
-use super::wire::{bad, err, expect_type, field};
-use super::{env_map, Herdr, HerdrPane};
-use crate::mux::{ErrorCode, MuxError, NewWindow, PaneInfo};
+use super::wire::{bad, expect_type, field};
+use super::{place_of, Herdr, HerdrPane};
+use crate::mux::{MuxError, NewWindow, PaneInfo};
 
 impl Herdr {
     /// A new workspace labelled `req.name` in `req.cwd` with `req.env`, left unfocused; the
@@ -21,14 +20,7 @@ impl Herdr {
         req: &NewWindow,
         deadline: Instant,
     ) -> Result<PaneInfo, MuxError> {
-        if req.argv.is_empty() || req.name.is_empty() || req.name.contains(char::is_control) {
-            return Err(err(ErrorCode::BadRequest, "invalid argv or workspace name"));
-        }
-        let cwd = req
-            .cwd
-            .to_str()
-            .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?;
-        let env = env_map(&req.env)?;
+        let (cwd, env) = place_of(req)?;
         let r = self.call(
             "workspace.create",
             json!({"cwd": cwd, "env": env, "focus": false, "label": req.name}),
@@ -43,14 +35,6 @@ impl Herdr {
         if root.workspace_id != ws {
             return Err(bad("workspace_created's root pane is in another workspace"));
         }
-        self.run(&root.pane_id, &crate::mux::shell_line(&req.argv), deadline)?;
-        let info = self.process_info(&root.pane_id, deadline)?;
-        Ok(listing::to_pane_info(
-            &root,
-            info.as_ref(),
-            None,
-            None,
-            None,
-        ))
+        self.start_in(&root, req, deadline)
     }
 }

@@ -206,8 +206,14 @@ impl Team {
         let pi = self.pi.display().to_string();
         let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
         all.extend_from_slice(args);
+        self.child("spawn", &all, vars)
+    }
+
+    /// `intercom-pane CMD` with the layout's flags and `args`, started in the background from
+    /// the team's folder as a person runs it (stdout and stderr piped).
+    pub fn child(&self, cmd: &str, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
-        c.args(layout_args(&self.env, &["spawn"], &all))
+        c.args(layout_args(&self.env, &[cmd], args))
             .current_dir(self.env.dir.path())
             .env_clear()
             .env("HOME", self.env.path("home"))
@@ -224,6 +230,11 @@ impl Team {
 
     pub fn spawn_env(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Value, String) {
         finished(self.spawn_child(args, vars))
+    }
+
+    /// `child`, waited for: (exit, JSON on stdout, stderr).
+    pub fn run(&self, cmd: &str, args: &[&str]) -> (i32, Value, String) {
+        finished(self.child(cmd, args, &[]))
     }
 
     /// The names of the windows after the coordinator's (whose name tmux keeps renaming).
