@@ -425,4 +425,39 @@ mod tests {
         assert!(!l.contains('\u{1b}') && !l.contains('\n'), "{l:?}");
         assert!(l.starts_with("1970-01-01 00:00:00  question pick"), "{l}");
     }
+
+    #[test]
+    fn an_event_says_what_it_did_and_who_asked_on_one_safe_line() {
+        let e = LogEntry {
+            seq: 0,
+            at: Some(0),
+            what: What::Event {
+                event: EventKind::Close,
+                detail: "closed: job j; handoff \u{1b}[2Jsaved\n$(x)".into(),
+                by: Some(Actor::Sidebar),
+            },
+        };
+        let l = line(&e);
+        assert!(!l.contains('\u{1b}') && !l.contains('\n'), "{l:?}");
+        assert!(
+            l.starts_with("1970-01-01 00:00:00  close    closed: job j; handoff"),
+            "{l}"
+        );
+        assert!(l.ends_with("$(x) · from the sidebar"), "{l}");
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["kind"], "event");
+        assert_eq!(json["event"], "close");
+        assert_eq!(json["by"], "sidebar");
+        // The roster's own records name nobody.
+        let roster = LogEntry {
+            what: What::Event {
+                event: EventKind::Handoff,
+                detail: "job j: done".into(),
+                by: None,
+            },
+            ..e
+        };
+        assert!(serde_json::to_value(&roster).unwrap().get("by").is_none());
+        assert!(line(&roster).ends_with("handoff  job j: done"));
+    }
 }
