@@ -766,3 +766,36 @@ fn a_coordinator_started_the_readme_way_comes_back_with_its_flags_from_its_regis
     assert_eq!(line(&out, "Coordinator")["outcome"], "cannot", "{out}");
     assert_eq!(t.launches().len(), before, "nothing was started");
 }
+
+#[test]
+fn a_flag_value_from_a_registration_stays_one_word_when_restored() {
+    // What a shell or tmux would read, as the value of a kept flag: passed on as one argument.
+    let value = "$(touch pwned) #(touch pwned2) #{session_name};x";
+    let t = Team::with_register_args(&format!(r#"--pi-args '["--model","{value}","-e","-x"]'"#));
+    let file = coordinator_session(&t);
+    wait_for(10_000, || (!data_records(&t).is_empty()).then_some(()))
+        .expect("no launch record in the data root");
+    assert_eq!(
+        data_records(&t)[0].1["args"],
+        json!(["--session-id", t.coordinator, "--model", value, "-e", "-x"])
+    );
+    kill_server(&t);
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    let l = launched_since(&t, before);
+    assert_eq!(
+        l[0]["argv"],
+        json!([
+            "--session",
+            file.display().to_string(),
+            "--model",
+            value,
+            "-e",
+            "-x"
+        ])
+    );
+    for f in ["pwned", "pwned2"] {
+        assert!(!t.env.dir.path().join(f).exists() && !t.root.join(f).exists());
+    }
+}
