@@ -801,6 +801,14 @@ pub struct RegisterArgs {
     /// System config naming the data root (as for `scan`).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// With `--event session_start`: pi's own arguments (a JSON array of strings, ≤ 64 KiB; the
+    /// extension passes `process.argv`, which pi hides from `/proc`). A roster agent no command
+    /// launched gets a launch record in the data root from them, so `restore` can start it again.
+    #[arg(long, value_name = "JSON")]
+    pub pi_args: Option<String>,
+    /// With `--event session_start`: the model pi runs (`provider/id`), kept in that record.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -99,6 +99,14 @@ pub(crate) fn launch_spec(root: &Path, session_id: &str) -> PathBuf {
     workers_dir(root).join(format!("{}.json", short_id(session_id)))
 }
 
+/// `<dataRoot>/launches/<hash>.json`: the data root's copy of a launch spec (or the record of a
+/// pi started by hand, from its registration), mode 0600.
+pub(crate) fn launch_record(data_root: &Path, session_id: &str) -> PathBuf {
+    data_root
+        .join("launches")
+        .join(format!("{}.json", short_id(session_id)))
+}
+
 /// `<root>/.pi-intercom/worktrees`: git worktrees `spawn --worktree` creates, one per worker.
 pub(crate) fn worktrees_dir(root: &Path) -> PathBuf {
     state_dir(root).join("worktrees")

@@ -54,6 +54,7 @@ type Ctx = {
     notify?(message: string, kind?: "info" | "warning" | "error"): void;
   };
   isIdle?(): boolean;
+  model?: { provider?: unknown; id?: unknown };
   getContextUsage?(): { tokens: number | null; contextWindow: number; percent: number | null } | undefined;
   sessionManager: {
     getSessionId(): string | undefined;
@@ -301,6 +302,26 @@ const makePicture = (send: Send) => {
   };
   // Queue a run-state event; resolves once its command has ended (or at once when it is not
   // sent: stopped, or the queue is full).
+  // How this pi was started, for a launch record in the data root when no command launched it
+  // (`restore` starts it again the same way): pi's own arguments — pi hides them from /proc once
+  // it names its process, process.argv keeps them — and the model it runs.
+  const launchArgs = (ctx: Ctx): string[] => {
+    const out: string[] = [];
+    try {
+      const args = process.argv.slice(2).filter((a) => typeof a === "string");
+      const json = JSON.stringify(args);
+      if (json.length <= 60000) out.push("--pi-args", json);
+      const m = ctx.model;
+      if (m && typeof m.provider === "string" && typeof m.id === "string") {
+        const name = `${m.provider}/${m.id}`;
+        if (name.length <= 200) out.push(`--model=${name}`);
+      }
+    } catch {
+      // Best effort.
+    }
+    return out;
+  };
+
   const sendRun = (event: string, ctx: Ctx, extra: string[] = []): Promise<void> =>
     new Promise<void>((done) => {
       lastCtx = ctx;
@@ -388,7 +409,7 @@ const makePicture = (send: Send) => {
     },
     sessionStart(ctx: Ctx): Promise<void> {
       readContext(ctx);
-      return sendRun("session_start", ctx);
+      return sendRun("session_start", ctx, launchArgs(ctx));
     },
     // Stop sending: what is queued is dropped (the caller records the shutdown itself).
     stop() {

@@ -10,6 +10,13 @@
 //! mode 0600, read only when it is a regular file owned by this user and not writable by others
 //! (it says what runs), at most 64 KiB, typed (serde, unknown keys refused).
 //!
+//! A copy of every spec is kept in the data root too (`<dataRoot>/launches/<hash>.json`, written
+//! with it), and a pi the person started by hand gets one there from its registration
+//! (`from_registration`). Why: the data root is this user's alone and outside the project, so
+//! a spec edited in the project no longer agrees with its copy and is refused (`read`), and a
+//! coordinator started the README's way, which no command launched, can still be restored with
+//! its folder, environment and flags. A record only the data root holds is used as it is.
+//!
 //! The same file is spawn's note while it works: `stage` says how far the last spawn got, so a
 //! spawn that died or whose pi never registered is explained, and the next `spawn` of that name
 //! picks it up instead of being blocked by it.
@@ -117,6 +124,10 @@ pub(crate) struct LaunchSpec {
     /// starts the same one; absent in specs written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// The model the pi said it ran when the record was made from its registration (for people:
+    /// a restart passes only `args`, and pi takes the session's model back from its file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Why a spec could not be used.
@@ -219,8 +230,44 @@ pub(crate) fn valid_session_id(id: &str) -> bool {
         && b.last().is_some_and(u8::is_ascii_alphanumeric)
 }
 
-/// The launch spec of the worker with `session_id`, when `spawn` recorded one.
-pub(crate) fn read(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
+/// The launch spec of the agent with `session_id`: the project's and the data root's copy, which
+/// must agree on what runs (program, arguments, folder, environment) when both exist — a spec
+/// edited in one place only is refused —, else whichever exists.
+pub(crate) fn read(
+    root: &Path,
+    data_root: &Path,
+    session_id: &str,
+) -> Result<LaunchSpec, SpecError> {
+    // Each copy checked on its own first: its own fault is the clearer word.
+    let checked = |r: Result<LaunchSpec, SpecError>| {
+        let s = r?;
+        s.check(session_id).map_err(SpecError::Unusable)?;
+        Ok(s)
+    };
+    let own = checked(load(&paths::launch_spec(root, session_id)));
+    let copy = checked(load(&paths::launch_record(data_root, session_id)));
+    let spec = match (own, copy) {
+        (Err(SpecError::Missing), Err(SpecError::Missing)) => return Err(SpecError::Missing),
+        (Err(e @ SpecError::Unusable(_)), _) | (_, Err(e @ SpecError::Unusable(_))) => {
+            return Err(e)
+        }
+        (Ok(s), Err(SpecError::Missing)) | (Err(SpecError::Missing), Ok(s)) => s,
+        (Ok(s), Ok(c)) => {
+            if !s.runs_as(&c) {
+                return Err(SpecError::Unusable(format!(
+                    "it does not agree with its copy in the data root ({}): one of them was edited",
+                    paths::launch_record(data_root, session_id).display()
+                )));
+            }
+            s
+        }
+    };
+    Ok(spec)
+}
+
+/// The project's spec alone, for a reader that only wants its folder and worktree (`review`):
+/// nothing is started from it.
+pub(crate) fn read_project(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
     let spec = load(&paths::launch_spec(root, session_id))?;
     spec.check(session_id).map_err(SpecError::Unusable)?;
     Ok(spec)
@@ -244,8 +291,12 @@ fn load(path: &Path) -> Result<LaunchSpec, SpecError> {
     serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not a launch spec ({e})")))
 }
 
-/// Write (replace) the spec, mode 0600.
-pub(crate) fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreError> {
+/// Write (replace) the spec, mode 0600, in the project and its copy in the data root.
+pub(crate) fn write(
+    root: &Path,
+    data_root: &Path,
+    spec: &LaunchSpec,
+) -> Result<(), store::StoreError> {
     let dir = paths::workers_dir(root);
     store::ensure_dir(root, &dir)?;
     let bytes = serde_json::to_vec_pretty(spec).map_err(|e| store::StoreError {
@@ -253,12 +304,146 @@ pub(crate) fn write(root: &Path, spec: &LaunchSpec) -> Result<(), store::StoreEr
         path: dir.clone(),
         detail: e.to_string(),
     })?;
+    write_copy(data_root, &spec.session_id, &bytes)?;
     store::write_atomic(&paths::launch_spec(root, &spec.session_id), &bytes)
 }
 
+/// Remove the spec and its copy (a spawn undone, a worker retired: its archive keeps it).
+pub(crate) fn remove(root: &Path, data_root: &Path, session_id: &str) {
+    let _ = store::remove_file(&paths::launch_spec(root, session_id));
+    let _ = store::remove_file(&paths::launch_record(data_root, session_id));
+}
+
+/// The data root's copy alone.
+fn write_copy(data_root: &Path, session_id: &str, bytes: &[u8]) -> Result<(), store::StoreError> {
+    let path = paths::launch_record(data_root, session_id);
+    if let Some(dir) = path.parent() {
+        store::ensure_dir(data_root, dir)?;
+    }
+    store::write_atomic(&path, bytes)
+}
+
+impl LaunchSpec {
+    /// Whether `other` starts the same pi the same way.
+    fn runs_as(&self, other: &LaunchSpec) -> bool {
+        self.session_id == other.session_id
+            && self.args == other.args
+            && self.cwd == other.cwd
+            && self.env == other.env
+            && self.program == other.program
+    }
+}
+
+/// What a pi started by hand tells of its start when it registers (`register` at
+/// `session_start`): its arguments as pi got them (the extension passes `process.argv`: pi
+/// hides them from `/proc` once it names its process), the folder and environment `/proc` shows,
+/// and the model it runs.
+pub(crate) struct Registered<'a> {
+    pub session_id: &'a str,
+    pub name: &'a str,
+    pub pi_args: &'a [String],
+    pub cwd: &'a Path,
+    pub env: Vec<(String, String)>,
+    pub model: Option<&'a str>,
+    pub pane: Option<&'a str>,
+    pub placement: Option<Placement>,
+    pub at: String,
+}
+
+/// pi flags a registration's record keeps, with whether each takes a value: those that say how
+/// pi runs. Everything else is left out — a session flag would move it to another session, a
+/// message or `@file` would be sent again, and an unknown flag's value cannot be told from a
+/// message.
+const KEPT_FLAGS: [(&str, bool); 12] = [
+    ("--model", true),
+    ("--provider", true),
+    ("--thinking", true),
+    ("--models", true),
+    ("--extension", true),
+    ("-e", true),
+    ("--tools", true),
+    ("--skill", true),
+    ("--no-tools", false),
+    ("--no-extensions", false),
+    ("--no-skills", false),
+    ("--verbose", false),
+];
+
+/// The arguments of `pi_args` a restart repeats (`KEPT_FLAGS`), after `--session-id <id>`.
+pub(crate) fn kept_args(pi_args: &[String], session_id: &str) -> Vec<String> {
+    let mut out = vec!["--session-id".to_string(), session_id.to_string()];
+    let mut it = pi_args.iter().take(MAX_ARGS * 4);
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (a.as_str(), None),
+        };
+        let Some((_, takes)) = KEPT_FLAGS.iter().find(|(f, _)| *f == flag) else {
+            continue;
+        };
+        let value = if *takes && inline.is_none() {
+            match it.next() {
+                Some(v) => Some(v.as_str()),
+                None => break,
+            }
+        } else {
+            None
+        };
+        let ok = |s: &str| s.len() <= MAX_ARG_BYTES && !s.contains('\0');
+        if !ok(a) || value.is_some_and(|v| !ok(v)) || out.len() + 2 > MAX_ARGS {
+            continue;
+        }
+        out.push(a.clone());
+        out.extend(value.map(str::to_string));
+    }
+    out
+}
+
+/// Record in the data root how a pi started by hand runs, from its registration — unless a
+/// command that launched it recorded it (a spec in the project, or a copy not made from a
+/// registration): that record says more and stays. Best effort; nothing is written when the
+/// record would not read back as usable.
+pub(crate) fn from_registration(root: Option<&Path>, data_root: &Path, r: &Registered) {
+    let path = paths::launch_record(data_root, r.session_id);
+    if root.is_some_and(|root| paths::launch_spec(root, r.session_id).exists()) {
+        return;
+    }
+    match load(&path) {
+        Ok(s) if s.note.as_deref() != Some(FROM_REGISTRATION) => return,
+        Err(SpecError::Unusable(_)) => return,
+        _ => {}
+    }
+    let spec = LaunchSpec {
+        version: 1,
+        session_id: r.session_id.to_string(),
+        name: r.name.to_string(),
+        args: kept_args(r.pi_args, r.session_id),
+        cwd: r.cwd.to_path_buf(),
+        env: r.env.clone(),
+        placement: r.placement.clone(),
+        worktree: None,
+        stage: Stage::Registered,
+        pane: r.pane.map(str::to_string),
+        created_at: r.at.clone(),
+        updated_at: r.at.clone(),
+        note: Some(FROM_REGISTRATION.into()),
+        program: None,
+        model: r.model.map(|m| m.chars().take(200).collect()),
+    };
+    if spec.check(r.session_id).is_err() {
+        return;
+    }
+    if let Ok(bytes) = serde_json::to_vec_pretty(&spec) {
+        let _ = write_copy(data_root, r.session_id, &bytes);
+    }
+}
+
+/// The note of a record made from a registration (a later registration may replace it).
+pub(crate) const FROM_REGISTRATION: &str = "recorded from its registration (started by hand)";
+
 /// Every spec in the folder (at most `MAX_AGENTS * 4` looked at): for a spawn looking for an
 /// earlier, unfinished reservation of a name whose roster entry was never written.
-pub(crate) fn all(root: &Path) -> Vec<LaunchSpec> {
+pub(crate) fn all(root: &Path, data_root: &Path) -> Vec<LaunchSpec> {
     let dir = paths::workers_dir(root);
     let Ok(list) = fsguard::list_dir(&dir, crate::evidence::config::MAX_AGENTS * 4) else {
         return Vec::new();
@@ -271,7 +456,8 @@ pub(crate) fn all(root: &Path) -> Vec<LaunchSpec> {
             let spec = load(&dir.join(format!("{stem}.json"))).ok()?;
             // Only a usable file named for its own session id counts.
             let own = paths::short_id(&spec.session_id) == stem;
-            (own && spec.check(&spec.session_id).is_ok()).then_some(spec)
+            own.then(|| read(root, data_root, &spec.session_id).ok())
+                .flatten()
         })
         .collect()
 }
@@ -369,6 +555,7 @@ pub(crate) struct Start<'a> {
 /// later resume or restore checks the file again). Returns the spec's path.
 pub(crate) fn record_start(
     root: &Path,
+    data_root: &Path,
     earlier: Option<&LaunchSpec>,
     s: &Start,
 ) -> Result<PathBuf, store::StoreError> {
@@ -403,6 +590,7 @@ pub(crate) fn record_start(
             updated_at: s.at.clone(),
             note: None,
             program: s.argv.first().cloned(),
+            model: None,
         }
     });
     spec.placement = Some(Placement {
@@ -423,7 +611,7 @@ pub(crate) fn record_start(
             s.pane, s.at
         )
     });
-    write(root, &spec)?;
+    write(root, data_root, &spec)?;
     Ok(paths::launch_spec(root, s.session_id))
 }
 
@@ -443,7 +631,7 @@ pub(crate) fn with_this_binary(mut env: Vec<(String, String)>) -> Vec<(String, S
 mod tests {
     use super::*;
 
-    fn spec() -> LaunchSpec {
+    pub(super) fn spec() -> LaunchSpec {
         LaunchSpec {
             version: 1,
             session_id: "s1".into(),
@@ -464,6 +652,7 @@ mod tests {
             updated_at: "2026-11-29T23:00:00.000Z".into(),
             note: None,
             program: Some("pi".into()),
+            model: None,
         }
     }
 
@@ -488,12 +677,16 @@ mod tests {
     #[test]
     fn a_spec_round_trips_and_a_changed_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = &dir.path().join("root");
+        let data = &dir.path().join("data");
         std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+        std::fs::create_dir_all(data).unwrap();
+        let read = |root: &Path, id: &str| super::read(root, data, id);
+        let write = |root: &Path, s: &LaunchSpec| super::write(root, data, s);
         assert_eq!(read(root, "s1"), Err(SpecError::Missing));
         write(root, &spec()).unwrap();
         assert_eq!(read(root, "s1").unwrap(), spec());
-        assert_eq!(all(root), vec![spec()]);
+        assert_eq!(all(root, data), vec![spec()]);
         use std::os::unix::fs::PermissionsExt;
         let p = paths::launch_spec(root, "s1");
         assert_eq!(
@@ -505,6 +698,8 @@ mod tests {
         let mut other = spec();
         other.session_id = "s2".into();
         std::fs::write(&p, serde_json::to_vec(&other).unwrap()).unwrap();
+        assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+        std::fs::remove_file(paths::launch_record(data, "s1")).unwrap();
         assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
         let mut env = spec();
         env.env.push(("LD_PRELOAD".into(), "/x.so".into()));
@@ -520,7 +715,7 @@ mod tests {
         ] {
             let mut moved = spec();
             moved.args = args.iter().map(|a| a.to_string()).collect();
-            write(root, &moved).unwrap();
+            super::write(root, data, &moved).unwrap();
             assert!(
                 matches!(read(root, "s1"), Err(SpecError::Unusable(_))),
                 "{args:?}"
@@ -533,5 +728,123 @@ mod tests {
         write(root, &spec()).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert!(matches!(read(root, "s1"), Err(SpecError::Unusable(_))));
+    }
+}
+
+#[cfg(test)]
+mod copy_tests {
+    use super::*;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec {
+            stage: Stage::Registered,
+            ..super::tests::spec()
+        }
+    }
+
+    fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        (dir, root, data)
+    }
+
+    #[test]
+    fn a_spec_edited_in_one_place_only_is_refused_and_a_copy_alone_is_used() {
+        let (_d, root, data) = dirs();
+        write(&root, &data, &spec()).unwrap();
+        let copy = paths::launch_record(&data, "s1");
+        assert!(copy.is_file());
+        // The project's spec edited to run another program, or another model: refused.
+        let p = paths::launch_spec(&root, "s1");
+        for edit in [
+            |s: &mut LaunchSpec| s.program = Some("/tmp/evil".into()),
+            |s: &mut LaunchSpec| s.args[3] = "other".into(),
+            |s: &mut LaunchSpec| s.cwd = PathBuf::from("/"),
+        ] {
+            let mut edited = spec();
+            edit(&mut edited);
+            std::fs::write(&p, serde_json::to_vec(&edited).unwrap()).unwrap();
+            let got = read(&root, &data, "s1");
+            assert!(
+                matches!(&got, Err(SpecError::Unusable(w)) if w.contains("data root")),
+                "{got:?}"
+            );
+        }
+        // A pane or a note that changed is no disagreement about what runs.
+        let mut moved = spec();
+        moved.pane = Some("%9".into());
+        std::fs::write(&p, serde_json::to_vec(&moved).unwrap()).unwrap();
+        assert_eq!(read(&root, &data, "s1").unwrap(), moved);
+        // The project's folder lost: the copy alone is used.
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(read(&root, &data, "s1").unwrap(), spec());
+        remove(&root, &data, "s1");
+        assert_eq!(read(&root, &data, "s1"), Err(SpecError::Missing));
+    }
+
+    fn registered<'a>(args: &'a [String]) -> Registered<'a> {
+        Registered {
+            session_id: "s1",
+            name: "Coordinator",
+            pi_args: args,
+            cwd: Path::new("/tmp"),
+            env: vec![("PATH".into(), "/bin".into())],
+            model: Some("anthropic/claude"),
+            pane: Some("%1"),
+            placement: None,
+            at: "2026-11-29T23:00:00.000Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_registration_records_a_hand_started_pi_but_never_over_a_commands_record() {
+        let (_d, root, data) = dirs();
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // A message, an @file, session flags and unknown flags are not kept.
+        let args = a(&[
+            "--model",
+            "fake/m",
+            "--thinking=high",
+            "-c",
+            "--session",
+            "/x/other.jsonl",
+            "fix the bug",
+            "@notes.md",
+            "--weird",
+            "-e",
+            "./ext.ts",
+            "--no-tools",
+        ]);
+        from_registration(Some(&root), &data, &registered(&args));
+        let got = read(&root, &data, "s1").unwrap();
+        assert_eq!(
+            got.args,
+            a(&[
+                "--session-id",
+                "s1",
+                "--model",
+                "fake/m",
+                "--thinking=high",
+                "-e",
+                "./ext.ts",
+                "--no-tools"
+            ])
+        );
+        assert_eq!(got.model.as_deref(), Some("anthropic/claude"));
+        assert_eq!(got.note.as_deref(), Some(FROM_REGISTRATION));
+        assert!(!paths::launch_spec(&root, "s1").exists());
+        // A later start of the same pi by hand replaces it.
+        from_registration(Some(&root), &data, &registered(&a(&["--model", "two"])));
+        assert_eq!(read(&root, &data, "s1").unwrap().args[3], "two");
+        // A spec a command wrote is never replaced.
+        write(&root, &data, &spec()).unwrap();
+        from_registration(Some(&root), &data, &registered(&a(&["--model", "three"])));
+        assert_eq!(read(&root, &data, "s1").unwrap(), spec());
+        std::fs::remove_file(paths::launch_spec(&root, "s1")).unwrap();
+        from_registration(Some(&root), &data, &registered(&a(&["--model", "three"])));
+        assert_eq!(read(&root, &data, "s1").unwrap(), spec());
     }
 }

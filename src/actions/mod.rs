@@ -16,7 +16,9 @@ pub(crate) mod resume;
 pub(crate) mod retire;
 pub(crate) mod rosters;
 pub(crate) mod seen;
+pub(crate) mod session_log;
 pub(crate) mod spawn;
+pub(crate) mod worker_events;
 
 pub(crate) use crate::paths::short_id;
 

@@ -56,6 +56,11 @@ pub(crate) struct Request {
     pub channel: Option<PathBuf>,
     /// The extension's current picture of its pi (`--pi-state`), already parsed and capped.
     pub pi_state: Option<PiState>,
+    /// pi's own arguments (`--pi-args`, with `session_start`): a launch record for an agent no
+    /// command launched.
+    pub pi_args: Option<Vec<String>>,
+    /// The model pi runs (`--model`, with `session_start`).
+    pub model: Option<String>,
 }
 
 /// A refusal (exit 2) or a failure to write (exit 1), with the reason.
@@ -499,7 +504,51 @@ pub(crate) fn register(
         .to_bytes()
         .map_err(|e| RegisterError::Failed(e.to_string()))?;
     store::write_atomic(&path, &bytes).map_err(|e| RegisterError::Failed(e.to_string()))?;
+    if req.event == Event::Run(RunEvent::SessionStart) {
+        record_launch(req, &at, &rec, now);
+    }
     Ok(Some(path))
+}
+
+/// A roster agent's pi that registers its start with its arguments gets a launch record in the
+/// data root (`launch_spec::from_registration`: never over one a command wrote), so `restore`
+/// can start a coordinator or worker the person started by hand. Best effort.
+fn record_launch(req: &Request, at: &Place, rec: &Registration, now: Ms) {
+    let (Some(root), Some(args)) = (&at.intercom_root, &req.pi_args) else {
+        return;
+    };
+    let Some(pid) = rec.pid else { return };
+    let name = crate::evidence::config::load(root)
+        .ok()
+        .and_then(|c| c.find_by_session(&req.session_id).map(|a| a.name.clone()))
+        .unwrap_or_else(|| crate::actions::short_id(&req.session_id));
+    let mut env: Vec<(String, String)> =
+        proc::environ(pid, &crate::actions::launch_spec::PASSED_ENV)
+            .map(|m| m.into_iter().collect())
+            .unwrap_or_default();
+    env.sort();
+    let placement = rec.mux.as_ref().and_then(|m| {
+        Some(crate::actions::launch_spec::Placement {
+            multiplexer: m.kind?,
+            kind: m.kind?.caps().window_word.into(),
+            socket: PathBuf::from(m.socket.as_deref()?),
+        })
+    });
+    crate::actions::launch_spec::from_registration(
+        Some(root),
+        &req.data_root,
+        &crate::actions::launch_spec::Registered {
+            session_id: &req.session_id,
+            name: &name,
+            pi_args: args,
+            cwd: &at.cwd,
+            env,
+            model: req.model.as_deref(),
+            pane: rec.mux.as_ref().and_then(|m| m.pane_id.as_deref()),
+            placement,
+            at: crate::clock::format_iso(now),
+        },
+    );
 }
 
 /// The record's run state and `pi` section after `req`: each part is replaced only by a newer

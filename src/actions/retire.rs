@@ -116,7 +116,7 @@ fn open_or_running(req: &RetireRequest, a: &Agent) -> Result<(), Ending> {
     // No saved file is named here (none need exist): a pi is a witness by its command line,
     // its PI_SESSION_ID, or by running unregistered in the worker's folder.
     let spec_file = paths::launch_spec(root, &a.session_id);
-    let folder = launch_spec::read(root, &a.session_id)
+    let folder = launch_spec::read(root, &req.data_root, &a.session_id)
         .map_or_else(|_| root.join(&a.project_directory), |s| s.cwd);
     let regs = crate::evidence::registrations::read_all(Some(root), &req.data_root);
     match live::process_naming(&a.session_id, &spec_file, &folder, &regs) {
@@ -156,7 +156,7 @@ pub(crate) fn retire(req: &RetireRequest) -> Ending {
     if let Err(e) = open_or_running(req, &agent) {
         return e;
     }
-    let (spec, entry_text) = match spec_and_entry(root, &agent) {
+    let (spec, entry_text) = match spec_and_entry(root, &req.data_root, &agent) {
         Ok(x) => x,
         Err(e) => return e,
     };
@@ -168,7 +168,7 @@ pub(crate) fn retire(req: &RetireRequest) -> Ending {
         let _ = store::remove_file(&archive);
         return e;
     }
-    let _ = store::remove_file(&paths::launch_spec(root, &agent.session_id));
+    launch_spec::remove(root, &req.data_root, &agent.session_id);
     let tree = spec.and_then(|s| s.worktree);
     let (exit, worktree) = worktree_outcome(tree, req.remove_worktree, req.discard);
     Ending {
@@ -206,8 +206,12 @@ fn worker_of(req: &RetireRequest) -> Result<Agent, Ending> {
 
 /// The worker's launch spec (`None`: it has none) and its roster entry's exact text (numbers as
 /// written), which the removal must still find.
-fn spec_and_entry(root: &Path, agent: &Agent) -> Result<(Option<LaunchSpec>, String), Ending> {
-    let spec = match launch_spec::read(root, &agent.session_id) {
+fn spec_and_entry(
+    root: &Path,
+    data_root: &Path,
+    agent: &Agent,
+) -> Result<(Option<LaunchSpec>, String), Ending> {
+    let spec = match launch_spec::read(root, data_root, &agent.session_id) {
         Ok(s) => Some(s),
         Err(launch_spec::SpecError::Missing) => None,
         Err(e) => {
@@ -461,6 +465,7 @@ mod tests {
             updated_at: "2026-11-29T23:00:01.000Z".into(),
             note: None,
             program: None,
+            model: None,
         };
         let entry_text = r#"{"sessionId": "s1", "name": "W", "port": 47001.0}"#;
         let entry: Value = serde_json::from_str(entry_text).unwrap();

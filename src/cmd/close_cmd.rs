@@ -31,6 +31,7 @@ pub(crate) fn run_close(args: &CloseWorkerArgs) -> CloseExit {
         scan: &r.opts,
         clock: r.clock.as_ref(),
         expect,
+        by: crate::evidence::sessions::timeline::Actor::Cli,
     };
     // Ctrl-C (or a hangup) while it waits ends the job `interrupted`, recorded, nothing closed.
     let _stop = crate::signals::StopGuard::install();

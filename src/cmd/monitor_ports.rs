@@ -231,6 +231,7 @@ impl ScanWorkers {
             clock: self.clock.as_ref(),
             // The fresh pass above compared the pane and pi already.
             expect: None,
+            by: crate::evidence::sessions::timeline::Actor::Sidebar,
         };
         let end = close::close_worker(&req);
         crate::log::event(
@@ -271,6 +272,7 @@ impl ScanWorkers {
             clock: self.clock.as_ref(),
             progress: stage,
             expect: None,
+            by: crate::evidence::sessions::timeline::Actor::Sidebar,
         };
         let end = resume::resume_worker(&req);
         let r = end.report;

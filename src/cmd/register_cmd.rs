@@ -21,6 +21,10 @@ pub(crate) fn run(args: &RegisterArgs) -> RegisterExit {
         Ok(p) => p,
         Err(e) => return refuse(format!("--pi-state: {e}")),
     };
+    let pi_args = match args.pi_args.as_deref().map(parse_pi_args).transpose() {
+        Ok(a) => a,
+        Err(e) => return refuse(format!("--pi-args: {e}")),
+    };
     let roots = match options::data_root(args.config.as_deref()) {
         Ok(r) => r,
         Err(e) => return refuse(e),
@@ -40,6 +44,8 @@ pub(crate) fn run(args: &RegisterArgs) -> RegisterExit {
         data_root: roots.data_root,
         channel: args.channel.clone(),
         pi_state,
+        pi_args,
+        model: args.model.clone(),
     };
     match register::register(&req, &MuxEnv::from_process(), SystemClock.now_ms()) {
         Ok(Some(path)) => {
@@ -53,4 +59,31 @@ pub(crate) fn run(args: &RegisterArgs) -> RegisterExit {
             RegisterExit::NotWritten
         }
     }
+}
+
+/// Largest `--pi-args`.
+const PI_ARGS_CAP: usize = 64 * 1024;
+
+/// Why `--pi-args` was refused.
+#[derive(Debug)]
+enum PiArgsError {
+    TooLong,
+    NotAList(serde_json::Error),
+}
+
+impl std::fmt::Display for PiArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PiArgsError::TooLong => write!(f, "over {PI_ARGS_CAP} bytes"),
+            PiArgsError::NotAList(e) => write!(f, "not a JSON array of strings ({e})"),
+        }
+    }
+}
+
+/// `--pi-args`: a JSON array of strings, capped.
+fn parse_pi_args(s: &str) -> Result<Vec<String>, PiArgsError> {
+    if s.len() > PI_ARGS_CAP {
+        return Err(PiArgsError::TooLong);
+    }
+    serde_json::from_str(s).map_err(PiArgsError::NotAList)
 }

@@ -38,6 +38,7 @@ pub(crate) fn run(args: &RestoreArgs) -> RestoreExit {
         scan: &r.opts,
         clock: r.clock.as_ref(),
         progress: &|l: &str| progress.line(l),
+        by: crate::evidence::sessions::timeline::Actor::Cli,
     };
     let end = restore::restore(&req);
     progress.finish();

@@ -39,6 +39,7 @@ pub(crate) fn run(args: &ResumeWorkerArgs) -> ResumeExit {
         clock: r.clock.as_ref(),
         progress: &|l: &str| progress.line(l),
         expect,
+        by: crate::evidence::sessions::timeline::Actor::Cli,
     };
     let end = resume::resume_worker(&req);
     progress.finish();

@@ -185,6 +185,7 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         scan: &r.opts,
         clock: r.clock.as_ref(),
         progress: &|l: &str| progress.line(l),
+        by: crate::evidence::sessions::timeline::Actor::Cli,
     };
     let end = spawn::spawn(&req);
     progress.finish();
@@ -321,6 +322,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             scan: &self.opts,
             clock: self.clock.as_ref(),
             progress: stage,
+            by: crate::evidence::sessions::timeline::Actor::Sidebar,
         };
         let end = spawn::spawn(&req);
         let detail = match &end.report.reason {

@@ -64,9 +64,9 @@ pub struct Caps {
     pub can_grow: bool,
     /// A status line and client messages the alerts use (`alerts::channels`).
     pub status_alerts: bool,
-    /// A session of its own can be opened on its server from outside any pane, starting the
-    /// server when none answers (`restore`'s coordinator; tmux `new-session`). Herdr opens no
-    /// workspace from outside.
+    /// A session of its own can be opened on its server from outside any pane (`restore`'s
+    /// coordinator): tmux `new-session`, which starts the server when none answers; Herdr
+    /// `workspace.create` on the server the person started.
     pub starts_sessions: bool,
     /// A sidebar may have been opened by a key of ours (the tmux plugin's `prefix M`), marked
     /// like ensure-monitor's and unrecorded: a placement takes it instead of a second one.
@@ -115,7 +115,7 @@ const HERDR: Caps = Caps {
     listing_kept: false,
     can_grow: false,
     status_alerts: false,
-    starts_sessions: false,
+    starts_sessions: true,
     key_opens_sidebars: false,
 };
 

@@ -138,7 +138,8 @@ pub(crate) fn open(kind: MuxKind, socket: &Path) -> Box<dyn Multiplexer> {
 
 /// A detached session of its own named like `req.name` on the server of `kind` at `socket`
 /// (`beside` unused), that server started when none answers there; a server that answers must
-/// be ours (`restore`'s coordinator, after the server died). Only where `caps().starts_sessions`.
+/// be ours (`restore`'s coordinator, after the server died). Herdr: an unfocused workspace on the
+/// server that answers there (none is started: `NoServer`).
 pub(crate) fn open_first_session(
     kind: MuxKind,
     socket: &Path,
@@ -153,10 +154,14 @@ pub(crate) fn open_first_session(
             }
             client.open_first_session(req, deadline)
         }
-        MuxKind::Herdr => Err(MuxError::new(
-            ErrorCode::BadRequest,
-            "Herdr opens no workspace from outside",
-        )),
+        // A Herdr server is the person's (their `herdr` starts it): restore uses one that answers
+        // on the socket, and that socket must be theirs.
+        MuxKind::Herdr => {
+            let client = herdr::Herdr::at_socket(socket);
+            server_is_ours(socket, None)?;
+            client.ping(deadline)?;
+            client.open_workspace(req, deadline)
+        }
     }
 }
 

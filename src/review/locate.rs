@@ -52,7 +52,7 @@ impl std::fmt::Display for Missing {
 
 /// The worker's folder and what spawn recorded of its worktree.
 pub(crate) fn folder_of(root: &Path, a: &Agent) -> (PathBuf, Option<launch_spec::Worktree>) {
-    match launch_spec::read(root, &a.session_id) {
+    match launch_spec::read_project(root, &a.session_id) {
         Ok(s) => match s.worktree {
             Some(w) => (w.path.clone(), Some(w)),
             None => (s.cwd, None),

@@ -198,6 +198,7 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
         expect: None,
         scan: ctx.opts,
         clock: ctx.clock,
+        by: crate::evidence::sessions::timeline::Actor::CoordinatorTool,
     };
     let end = close::close_worker(&req);
     crate::log::event(
@@ -235,6 +236,7 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         clock: ctx.clock,
         progress: &quiet,
         expect: None,
+        by: crate::evidence::sessions::timeline::Actor::CoordinatorTool,
     };
     let end = resume::resume_worker(&req);
     let exit = match end.exit {
@@ -271,6 +273,7 @@ fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
         scan: ctx.opts,
         clock: ctx.clock,
         progress: &quiet,
+        by: crate::evidence::sessions::timeline::Actor::CoordinatorTool,
     };
     let end = spawn::spawn(&req);
     let exit = match end.exit {

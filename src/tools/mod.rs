@@ -110,7 +110,7 @@ impl Tool {
             Tool::SpawnWorker => "Start a new worker with every check of `intercom-pane spawn`: it is added to the roster (a fresh session id), its pi starts in a new window beside the coordinator (in the root, a folder under it, or a new git worktree), and once it registers the optional first task is handed to it through the reply path. Waits up to 60 s for the new seat to register. Refused for a taken, reserved or malformed name, a bad folder, a full roster.",
             Tool::Wait => "Wait until one worker seat reaches one of the given board states, or the timeout passes (at most 300 s); returns the seat as the board shows it then, with `reached` true or false. Read-only.",
             Tool::Review => "What one worker changed in its git checkout (its `spawn --worktree` worktree, else the checkout of its folder), as `intercom-pane review NAME --json` gives it: its branch, the commit it started from and whether the branch it lands on moved on since, its commits since (subject, time), each changed file with lines added and removed as committed, uncommitted or untracked, whether merging it would conflict (and in which files), and the files it shares with other live workers (overlaps). At most 100 files and 30 commits listed (totals count them all). Read-only: nothing is merged or changed; landing is the person's `intercom-pane land`.",
-            Tool::Log => "What one worker did, from its pi session file: each turn (start, end, duration, how it ended: settled, aborted, error, retried, compacted, running; model, tokens, cost, the prompt's first line), each tool call (name, one-line arguments, duration, ok or error), each question it asked (`Input needed:`) and the message that answered it, each compaction. Newest first, pages of at most `limit` entries (1-50, default 20) and 40 KiB; follow `nextOffset` to older entries (null at the end). `since`: a duration back from now (45s, 30m, 2h, 1d) or an ISO time. Read-only.",
+            Tool::Log => "What one worker did, from its pi session file: each turn (start, end, duration, how it ended: settled, aborted, error, retried, compacted, running; model, tokens, cost, the prompt's first line), each tool call (name, one-line arguments, duration, ok or error), each question it asked (`Input needed:`) and the message that answered it (and who sent it), each compaction, and what was done to it: spawn, close (where its handoff went), resume, restore, with who asked. Newest first, pages of at most `limit` entries (1-50, default 20) and 40 KiB; follow `nextOffset` to older entries (null at the end). `since`: a duration back from now (45s, 30m, 2h, 1d) or an ISO time. Read-only.",
         }
     }
 
@@ -124,7 +124,7 @@ impl Tool {
             Tool::SpawnWorker => "intercom_spawn_worker: start a new worker (name, optional first task, folder or git worktree)",
             Tool::Wait => "intercom_wait: wait until a worker reaches one of the given states, or a timeout",
             Tool::Review => "intercom_review: what a worker changed in git (commits, files, merge conflicts, overlap with other workers), read-only",
-            Tool::Log => "intercom_log: a worker's turns, tool calls, questions and answers, newest first",
+            Tool::Log => "intercom_log: a worker's turns, tool calls, questions and answers, and what was done to it (spawn, close, resume, restore), newest first",
         }
     }
 

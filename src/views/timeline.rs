@@ -6,10 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::actions::worker_events::WorkerEvent;
 use crate::clock::{format_iso, Ms};
 use crate::evidence::sessions::timeline::{
-    self, EventKind, LogEntry, Read, Sender, Skipped, ToolCall, ToolEnd, Turn, TurnEnd, What,
-    READ_LIMITS,
+    self, Actor, EventKind, LogEntry, Read, Sender, Skipped, ToolCall, ToolEnd, Turn, TurnEnd,
+    What, READ_LIMITS,
 };
 use crate::evidence::sessions::usage::short_count;
 use crate::scan::{Scan, SeatLookup};
@@ -81,9 +82,13 @@ pub(crate) struct SeatLog {
     pub entries: Vec<LogEntry>,
 }
 
+/// One event as an entry (its detail on one line, sanitized).
+type Ev = (Ms, EventKind, String, Option<Actor>);
+
 /// This tool's records of the seat, as the pass read them from the roster: its handoff and its
-/// close job (the newest of each; older ones are not kept anywhere).
-fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
+/// close job (the newest of each; older ones are not kept there). A close job that
+/// `worker_events` recorded too is left to that record (it says who asked).
+fn roster_events(pass: &Scan, key: &str, recorded: &[WorkerEvent]) -> Vec<Ev> {
     let Some(row) = pass.snapshot.rows.iter().find(|r| r.seen_key == key) else {
         return Vec::new();
     };
@@ -93,6 +98,7 @@ fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
             h.updated_at,
             EventKind::Handoff,
             format!("job {}: {}", h.job_id, h.summary),
+            None,
         ));
     }
     if let Some(c) = &row.close_job {
@@ -100,16 +106,49 @@ fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
         if let Some(r) = &c.reason {
             detail.push_str(&format!(" ({r})"));
         }
-        out.push((c.updated_at, EventKind::Close, detail));
+        if !recorded
+            .iter()
+            .any(|e| e.job_id.as_deref() == Some(c.job_id.as_str()))
+        {
+            out.push((c.updated_at, EventKind::Close, detail, None));
+        }
     }
-    out.into_iter()
+    out
+}
+
+/// What `worker_events` recorded of the seat's session: spawn, close, resume, restore, with who
+/// asked.
+fn recorded_events(recorded: &[WorkerEvent]) -> Vec<Ev> {
+    recorded
+        .iter()
+        .map(|e| {
+            let detail = if e.detail.is_empty() {
+                e.outcome.clone()
+            } else {
+                format!("{}: {}", e.outcome, e.detail)
+            };
+            (e.at, e.event, detail, Some(e.by))
+        })
+        .collect()
+}
+
+/// Every record this tool keeps of the seat, as entries whose seqs start at `first_seq` (the
+/// one place a new source of events joins the timeline; `merge_events` puts them in time order).
+fn tool_events(pass: &Scan, key: &str, session_id: Option<&str>, first_seq: u64) -> Vec<LogEntry> {
+    let recorded = session_id
+        .map(|sid| crate::actions::worker_events::read(&pass.data_root, sid))
+        .unwrap_or_default();
+    let mut all = roster_events(pass, key, &recorded);
+    all.extend(recorded_events(&recorded));
+    all.into_iter()
         .zip(first_seq..)
-        .map(|((at, event, detail), seq)| LogEntry {
+        .map(|((at, event, detail, by), seq)| LogEntry {
             seq,
             at: Some(at),
             what: What::Event {
                 event,
                 detail: text::one_line(&detail, LINE_CHARS),
+                by,
             },
         })
         .collect()
@@ -135,14 +174,14 @@ pub(crate) fn seat_log(pass: &Scan, name: &str, since: Option<Ms>) -> Result<Sea
         .ok_or_else(|| LogRefusal::NoSessionFile(key.clone()))?;
     let read = timeline::read_path(Path::new(&file), since, &READ_LIMITS)
         .map_err(|e| LogRefusal::Unreadable(file.clone(), e.code()))?;
-    // Their seqs follow the transcript's, far enough on not to meet what `--follow` adds.
-    let events = events_of(pass, &key, u64::MAX / 2);
     let mut entries: Vec<LogEntry> = read.builder.entries().cloned().collect();
     let session_id = pass
         .records
         .iter()
         .find(|rec| rec.key() == key)
         .and_then(|rec| rec.session_id.clone());
+    // Their seqs follow the transcript's, far enough on not to meet what `--follow` adds.
+    let events = tool_events(pass, &key, session_id.as_deref(), u64::MAX / 2);
     if let Some(sid) = &session_id {
         timeline::attribute(
             &mut entries,
@@ -318,12 +357,12 @@ pub(crate) fn line(e: &LogEntry) -> String {
             format!("{} · {}", safe(text, 160), from.sender.words()),
         ),
         What::Compaction {} => ("compact", "pi compacted the context".into()),
-        What::Event { event, detail } => (
-            match event {
-                EventKind::Handoff => "handoff",
-                EventKind::Close => "close",
+        What::Event { event, detail, by } => (
+            event.word(),
+            match by {
+                Some(b) => format!("{} · {}", safe(detail, 300), b.words()),
+                None => safe(detail, 300),
             },
-            safe(detail, 300),
         ),
     };
     format!("{}  {kind:<8} {words}", when(e.at))
@@ -385,5 +424,40 @@ mod tests {
         let l = line(&e);
         assert!(!l.contains('\u{1b}') && !l.contains('\n'), "{l:?}");
         assert!(l.starts_with("1970-01-01 00:00:00  question pick"), "{l}");
+    }
+
+    #[test]
+    fn an_event_says_what_it_did_and_who_asked_on_one_safe_line() {
+        let e = LogEntry {
+            seq: 0,
+            at: Some(0),
+            what: What::Event {
+                event: EventKind::Close,
+                detail: "closed: job j; handoff \u{1b}[2Jsaved\n$(x)".into(),
+                by: Some(Actor::Sidebar),
+            },
+        };
+        let l = line(&e);
+        assert!(!l.contains('\u{1b}') && !l.contains('\n'), "{l:?}");
+        assert!(
+            l.starts_with("1970-01-01 00:00:00  close    closed: job j; handoff"),
+            "{l}"
+        );
+        assert!(l.ends_with("$(x) · from the sidebar"), "{l}");
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["kind"], "event");
+        assert_eq!(json["event"], "close");
+        assert_eq!(json["by"], "sidebar");
+        // The roster's own records name nobody.
+        let roster = LogEntry {
+            what: What::Event {
+                event: EventKind::Handoff,
+                detail: "job j: done".into(),
+                by: None,
+            },
+            ..e
+        };
+        assert!(serde_json::to_value(&roster).unwrap().get("by").is_none());
+        assert!(line(&roster).ends_with("handoff  job j: done"));
     }
 }

@@ -4,7 +4,8 @@
 //! board reads its true state; moved to another workspace (a new pane id) and to another tab, it
 //! keeps its true state and `close-worker` closes exactly its pane; replies arrive through the
 //! extension's channel and through Herdr's `agent.prompt`, where a draft in pi's editor is
-//! refused, never merged.
+//! refused, never merged. After its server is killed, `restore` brings a real coordinator and
+//! worker back in it, each on its own session file.
 //!
 //! Compiled as ignored, with the reason, unless both a real pi (`INTERCOM_PANE_REAL_PI`) and
 //! `herdr` on PATH were there at build time.
@@ -539,4 +540,200 @@ fn the_coordinators_pi_places_the_monitor_and_again_after_a_server_restart() {
         (pi["foreground_process_group_id"] != pi["shell_pid"]).then_some(())
     });
     assert!(started.is_some(), "the monitor runs in {monitor}");
+}
+
+/// The sessions under `sessions` (pi's folder per working folder, then the files).
+fn session_files(sessions: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(sessions)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A real coordinator and a real worker in a private Herdr server (the coordinator in a
+/// workspace of its own, the worker in another); the Herdr server is killed (SIGKILL: both pis
+/// go with it), the person starts Herdr again and works in a workspace of their own; `restore`
+/// brings both back there — the coordinator in an unfocused workspace of its own, the worker as
+/// a tab in it —, each pi registered again on its own session file; a second run starts nothing.
+#[test]
+#[cfg_attr(
+    not(all(real_pi, real_herdr)),
+    ignore = "real-pi + real-Herdr tier: needs INTERCOM_PANE_REAL_PI (pi and node 22) and `herdr` on PATH at build time"
+)]
+fn restore_brings_real_pis_back_in_herdr_after_its_server_was_killed() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = real_pi();
+    let env = Env::new().with_system_path();
+    let agent = env.path("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    prepare_agent_dir(&agent);
+    let root = env.path("root");
+    std::fs::create_dir_all(root.join("work")).unwrap();
+    herdr_roster(&root, &[]);
+    let tools = binary_on_path(&env);
+    let sys = env.system_config();
+    let mut herdr = RealHerdr::start();
+    let sessions = agent.join("sessions");
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        tools.display(),
+        bin.display()
+    );
+    // Each pi as a person starts it, in its own workspace; its first prompt writes its file.
+    let start = |cwd: &Path, label: &str| -> (String, PathBuf) {
+        let before = session_files(&sessions);
+        let pane = herdr.background_pane(&cwd.display().to_string(), label);
+        herdr.shell_pid(&pane);
+        let line = format!(
+            "export PI_OFFLINE=1 PATH={path} PI_CODING_AGENT_DIR={} INTERCOM_PANE_CONFIG={sys}; pi --provider fake --model fake-model",
+            agent.display()
+        );
+        herdr.cli(&["pane", "run", &pane, &line]);
+        let screen = |p: &str| {
+            String::from_utf8_lossy(
+                &herdr
+                    .cli(&["pane", "read", p, "--source", "visible"])
+                    .stdout,
+            )
+            .into_owned()
+        };
+        wait_for(60_000, || {
+            screen(&pane)
+                .lines()
+                .any(|l| l.contains("/128k") && l.trim_end().ends_with("fake-model"))
+                .then_some(())
+        })
+        .unwrap_or_else(|| panic!("pi never became ready:\n{}", screen(&pane)));
+        std::thread::sleep(Duration::from_millis(800));
+        for _ in 0..5 {
+            herdr.cli(&["pane", "send-text", &pane, "hello"]);
+            std::thread::sleep(Duration::from_millis(200));
+            herdr.cli(&["pane", "send-keys", &pane, "Enter"]);
+            let new = wait_for(6_000, || {
+                session_files(&sessions).into_iter().find(|f| {
+                    !before.contains(f)
+                        && std::fs::read_to_string(f).is_ok_and(|t| t.contains('\n'))
+                })
+            });
+            if let Some(f) = new {
+                return (pane, f);
+            }
+        }
+        panic!("pi wrote no session file:\n{}", screen(&pane));
+    };
+    let (_, coord_file) = start(&root, "coord-ws");
+    let (_, work_file) = start(&root.join("work"), "work-ws");
+    let (coord_id, work_id) = (header_id(&coord_file), header_id(&work_file));
+    let cfg = json!({"version": 1, "multiplexer": "herdr", "agents": [
+        {"sessionId": coord_id, "name": "Coordinator", "coordinator": true, "description": "C.", "port": 47311, "projectDirectory": "."},
+        {"sessionId": work_id, "name": "W", "coordinator": false, "description": "W.", "port": 47312, "projectDirectory": "work"}]});
+    let tmp = root.join(".pi-intercom/config.json.tmp");
+    std::fs::write(&tmp, cfg.to_string()).unwrap();
+    std::fs::rename(&tmp, root.join(".pi-intercom/config.json")).unwrap();
+    let board = |name: &str| record(&scan_json(&env, &[]), name).clone();
+    wait_for(30_000, || {
+        ["Coordinator", "W"]
+            .iter()
+            .all(|n| board(n)["registered"]["alive"] == true)
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "not both registered: {} {}",
+            board("Coordinator"),
+            board("W")
+        )
+    });
+
+    // Herdr dies with every pi in it; the person starts it again and works elsewhere.
+    let server = herdr.server_pid().unwrap() as i32;
+    unsafe { libc::kill(server, libc::SIGKILL) };
+    herdr.stop_server();
+    wait_for(30_000, || {
+        ["Coordinator", "W"]
+            .iter()
+            .all(|n| board(n)["registered"]["alive"] != true)
+            .then_some(())
+    })
+    .expect("a pi outlived its Herdr server");
+    herdr.start_server();
+    herdr.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
+    let focus = || {
+        let f = herdr
+            .client()
+            .focus(std::time::Instant::now() + Duration::from_secs(5))
+            .unwrap();
+        (f.workspace, f.pane)
+    };
+    let before = focus();
+
+    let agent_s = agent.display().to_string();
+    let vars: Vec<(&str, &std::ffi::OsStr)> = vec![
+        ("PATH", path.as_ref()),
+        ("PI_OFFLINE", "1".as_ref()),
+        ("PI_CODING_AGENT_DIR", agent_s.as_ref()),
+    ];
+    let pi = bin.join("pi").display().to_string();
+    let restore = || {
+        let o = env.run_with(
+            &layout_args(
+                &env,
+                &["restore"],
+                &["--pi", &pi, "--json", "--wait-secs", "90"],
+            ),
+            &vars,
+        );
+        (
+            o.status.code(),
+            serde_json::from_slice::<Value>(&o.stdout).unwrap_or(Value::Null),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = restore();
+    assert_eq!(code, Some(0), "{out} {err}");
+    let line = |name: &str| {
+        out["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no line for {name}: {out}"))
+    };
+    for n in ["Coordinator", "W"] {
+        assert_eq!(line(n)["outcome"], "restored", "{n}: {out}");
+    }
+    // Each real pi registered again, alive, on its own session file.
+    for (n, f) in [("Coordinator", &coord_file), ("W", &work_file)] {
+        let r = wait_for(30_000, || {
+            let r = board(n);
+            (r["registered"]["alive"] == true).then_some(r)
+        })
+        .unwrap_or_else(|| panic!("{n} not registered again: {}", board(n)));
+        assert_eq!(r["sessionFile"], f.display().to_string(), "{r}");
+    }
+    // The coordinator in a workspace of its own, the worker a tab in it; the focus stayed.
+    let ws_of = |pane: &str| herdr.result(&["pane", "get", pane])["pane"]["workspace_id"].clone();
+    let coord_ws = ws_of(line("Coordinator")["pane"].as_str().unwrap());
+    assert_eq!(ws_of(line("W")["pane"].as_str().unwrap()), coord_ws);
+    let wss = herdr.result(&["workspace", "list"]);
+    assert!(
+        wss["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["workspace_id"] == coord_ws && w["label"] == "Coordinator"),
+        "{wss}"
+    );
+    assert_eq!(focus(), before, "restore took the focus");
+    // A second run starts nothing.
+    let (code, again, err) = restore();
+    assert_eq!(code, Some(0), "{again} {err}");
+    assert_eq!(again["startedNothing"], true, "{again}");
 }

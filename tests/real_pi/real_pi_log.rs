@@ -1,8 +1,10 @@
 //! `intercom-pane log NAME` on a real pi 1.6.0 worker (the shipped extension loaded, a scripted
-//! model): a tool call that works, one that fails, a question answered through `reply` (the CLI),
-//! a turn the person aborts, and a provider failure pi retries; `log --json` lists them in order,
-//! each with how it ended and who sent the answer; `log --follow` shows a new tool call soon
-//! after pi writes it.
+//! model): a tool call that works, one that fails, a question answered through `reply` (the CLI)
+//! and one answered from the sidebar's reply box (the real sidebar in a pane of the same
+//! server), a provider failure pi retries, and a turn the person aborts with Escape while its
+//! tool runs; `log --json` lists them in order, each with how it ended and who sent the answer;
+//! `log --follow` shows a new tool call within 200 ms of pi writing it (measured against the
+//! file, polled every 2 ms).
 //!
 //! Runs only with `INTERCOM_PANE_REAL_PI` (see tests/real_pi/real_pi.rs); otherwise `cargo test`
 //! reports it as ignored, with the reason.
@@ -113,6 +115,38 @@ impl Desk {
     fn run(&self, cmd: &[&str]) -> std::process::Output {
         self.env.run(&self.args(cmd))
     }
+
+    /// The sidebar (`monitor`) in session `C` of the same server, as a person runs it.
+    fn start_sidebar(&self) {
+        let mut argv: Vec<String> = vec![
+            "env".into(),
+            format!("HOME={}", self.env.path("home").display()),
+            format!("XDG_STATE_HOME={}", self.env.path("state").display()),
+            "TERM=xterm-256color".into(),
+            env!("CARGO_BIN_EXE_intercom-pane").into(),
+        ];
+        argv.extend(self.args(&["monitor", "--no-probe"]));
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        self.server.new_session("C", &self.root, &argv);
+    }
+
+    fn sidebar(&self) -> String {
+        self.server.tmux(&["capture-pane", "-p", "-t", "=C:"])
+    }
+
+    fn wait_sidebar(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        wait_for(30_000, || {
+            let s = self.sidebar();
+            pred(&s).then_some(s)
+        })
+        .unwrap_or_else(|| panic!("the sidebar never showed {what}:\n{}", self.sidebar()))
+    }
+
+    fn sidebar_keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "=C:"];
+        a.extend_from_slice(keys);
+        self.server.tmux(&a);
+    }
 }
 
 fn start_desk() -> Desk {
@@ -193,6 +227,51 @@ fn a_real_workers_timeline_lists_its_turns_tools_questions_and_answers_in_order(
     // 3. A provider failure pi retries, then answers.
     d.prompt("try again SCENARIO:flaky");
     d.wait_settled(5);
+    // 4. A question answered from the sidebar's reply box.
+    d.start_sidebar();
+    d.prompt("ship it SCENARIO:waiting");
+    d.wait_settled(6);
+    d.wait_sidebar("W waiting", |s| {
+        s.lines()
+            .any(|l| l.contains(" W ") && l.contains("waiting"))
+    });
+    d.sidebar_keys(&["n"]);
+    d.wait_sidebar("W selected", |s| {
+        s.lines().any(|l| l.starts_with('›') && l.contains(" W "))
+    });
+    d.sidebar_keys(&["r"]);
+    d.wait_sidebar("the reply box", |s| s.contains("Reply to W"));
+    d.sidebar_keys(&["-l", "staging, from the sidebar"]);
+    d.wait_sidebar("the typed answer", |s| {
+        s.contains("staging, from the sidebar")
+    });
+    d.sidebar_keys(&["Enter"]);
+    d.wait_sidebar("the receipt", |s| {
+        s.contains("delivered") || s.contains("queued")
+    });
+    d.wait_settled(7);
+    // 5. A turn the person aborts with Escape while its tool runs.
+    d.prompt("stop me SCENARIO:tool");
+    wait_for(60_000, || {
+        let e = d.entries();
+        let last = e.last()?;
+        (last["message"]["role"] == "assistant"
+            && last["message"]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|p| p["type"] == "toolCall")))
+        .then_some(())
+    })
+    .unwrap_or_else(|| panic!("the slow tool never started:\n{}", d.screen()));
+    // The tool runs (pi starts it right after writing its call).
+    std::thread::sleep(Duration::from_millis(500));
+    d.server.tmux(&["send-keys", "-t", "=W:", "Escape"]);
+    wait_for(30_000, || {
+        d.entries()
+            .iter()
+            .any(|x| x["message"]["stopReason"] == "aborted")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("pi never recorded the abort:\n{}", d.screen()));
 
     let o = d.run(&["log", "W", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -220,7 +299,15 @@ fn a_real_workers_timeline_lists_its_turns_tools_questions_and_answers_in_order(
         "{}",
         entries[answer]
     );
-    let flaky = entries.iter().rposition(|e| e["kind"] == "turn").unwrap();
+    let prompted = |what: &str| {
+        entries
+            .iter()
+            .rposition(|e| {
+                e["kind"] == "turn" && e["prompt"].as_str().is_some_and(|p| p.contains(what))
+            })
+            .unwrap_or_else(|| panic!("no turn prompted {what}: {k:?}"))
+    };
+    let flaky = prompted("SCENARIO:flaky");
     assert!(flaky > answer, "{k:?}");
     assert_eq!(entries[flaky]["outcome"], "settled", "{}", entries[flaky]);
     assert!(
@@ -232,6 +319,35 @@ fn a_real_workers_timeline_lists_its_turns_tools_questions_and_answers_in_order(
         .as_str()
         .unwrap()
         .contains("exit 3"));
+    // The sidebar's answer, after the retried turn, named as the sidebar's.
+    let second_q = pos("question", flaky + 1);
+    let from_sidebar = pos("answer", second_q + 1);
+    assert_eq!(
+        entries[from_sidebar]["sender"], "sidebar",
+        "{}",
+        entries[from_sidebar]
+    );
+    assert!(
+        entries[from_sidebar]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("staging, from the sidebar")),
+        "{}",
+        entries[from_sidebar]
+    );
+    // The aborted turn last: its tool ended in error, the turn `aborted`.
+    let aborted = prompted("stop me SCENARIO:tool");
+    assert!(aborted > from_sidebar, "{k:?}");
+    assert_eq!(
+        entries[aborted]["outcome"], "aborted",
+        "{}",
+        entries[aborted]
+    );
+    let slow = pos("tool:error", aborted + 1);
+    assert!(
+        entries[slow]["args"].as_str().unwrap().contains("sleep"),
+        "{}",
+        entries[slow]
+    );
 
     // 4. --follow: a new tool call shows while pi runs it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
@@ -246,18 +362,63 @@ fn a_real_workers_timeline_lists_its_turns_tools_questions_and_answers_in_order(
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Its lines, each with when it arrived.
+    let (tx, rx) = std::sync::mpsc::channel::<(Instant, String)>();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    // The first read is out once the prompt of the last turn shows.
+    let first = wait_for(30_000, || {
+        rx.try_iter()
+            .any(|(_, l)| l.contains("stop me SCENARIO:tool"))
+            .then_some(())
+    });
+    assert!(first.is_some(), "--follow printed no first read");
+    // When pi writes the call: the session file polled every 2 ms from another thread.
+    let file = d.file().unwrap();
+    let (ftx, frx) = std::sync::mpsc::channel::<Instant>();
+    let watcher = std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(90);
+        while Instant::now() < end {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            if text
+                .lines()
+                .any(|l| l.contains("\"toolCall\"") && l.contains("followed-marker"))
+            {
+                let _ = ftx.send(Instant::now());
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
     d.prompt(&format!(
         "TOOLCALL bash {}",
         json!({"command": "echo followed-marker"})
     ));
-    let t0 = Instant::now();
-    let mut seen = false;
-    while !seen && t0.elapsed() < Duration::from_secs(60) {
-        let Some(Ok(line)) = lines.next() else { break };
-        seen = line.contains("followed-marker") && line.contains("\"tool\"");
-    }
+    let shown = wait_for(60_000, || {
+        rx.try_iter()
+            .find(|(_, l)| l.contains("followed-marker") && l.contains("\"kind\":\"tool\""))
+            .map(|(at, _)| at)
+    });
+    let written = frx.recv_timeout(Duration::from_secs(60)).ok();
+    let _ = watcher.join();
     let _ = child.kill();
     let _ = child.wait();
-    assert!(seen, "the new tool call never showed in --follow");
+    let shown = shown.expect("the new tool call never showed in --follow");
+    let written = written.expect("pi never wrote the tool call");
+    // The poll may see the line a moment after --follow printed it (≤ 2 ms plus a read).
+    let lag = shown.saturating_duration_since(written);
+    eprintln!(
+        "--follow showed the tool call {lag:?} after the 2 ms poll saw it written ({:?} before)",
+        written.saturating_duration_since(shown)
+    );
+    assert!(
+        lag <= Duration::from_millis(200),
+        "--follow showed the tool call {lag:?} after pi wrote it (want ≤ 200 ms)"
+    );
 }

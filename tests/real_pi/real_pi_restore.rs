@@ -47,6 +47,27 @@ fn real_pis_come_back_after_kill_server_on_their_sessions_with_their_flags() {
         Path::new(&f).is_file().then_some(f)
     })
     .expect("the coordinator's session file");
+    // `init --start` started it with no launch spec: its registration recorded how it runs, in
+    // the data root (the extension passed pi's own arguments and model).
+    let record = wait_for(30_000, || {
+        std::fs::read_dir(s.env.path("data/launches"))
+            .ok()?
+            .flatten()
+            .filter_map(|e| serde_json::from_slice::<Value>(&std::fs::read(e.path()).ok()?).ok())
+            .find(|v| v["name"] == "Coordinator")
+    })
+    .expect("no launch record in the data root for the coordinator init started");
+    let coord_id = record["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(
+        record["args"],
+        serde_json::json!(["--session-id", coord_id]),
+        "{record}"
+    );
+    assert_eq!(record["model"], "fake/fake-model", "{record}");
+    assert!(
+        record["note"].as_str().unwrap().contains("registration"),
+        "{record}"
+    );
     let (code, writer, err) = s.run(
         "spawn",
         &[

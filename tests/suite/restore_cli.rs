@@ -28,20 +28,7 @@ fn restore_child(t: &Team, extra: &[&str], vars: &[(&str, &str)]) -> std::proces
     let pi = t.pi.display().to_string();
     let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
     all.extend_from_slice(extra);
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
-    c.args(layout_args(&t.env, &["restore"], &all))
-        .current_dir(t.env.dir.path())
-        .env_clear()
-        .env("HOME", t.env.path("home"))
-        .env("XDG_STATE_HOME", t.env.path("state"))
-        .env("PATH", &t.env.path_env)
-        .env("TMUX_TMPDIR", t.env.path("tmux-tmp"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
+    t.child("restore", &all, vars)
 }
 
 /// Spawn `name` (more flags after it); its session id and session file.
@@ -666,4 +653,149 @@ fn a_retired_worker_is_listed_as_retired_and_never_started() {
     assert_eq!(line(&out, "Old")["outcome"], "retired", "{out}");
     assert_eq!(out["agents"].as_array().unwrap().len(), 1, "{out}");
     assert_eq!(t.launches().len(), before);
+}
+
+/// The data root's launch records, by file.
+fn data_records(t: &Team) -> Vec<(PathBuf, Value)> {
+    let dir = t.env.path("data/launches");
+    let mut out: Vec<(PathBuf, Value)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let v = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            (p, v)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn a_coordinator_started_the_readme_way_comes_back_with_its_flags_from_its_registration() {
+    // The extension passes pi's own arguments and model when the session starts: here a model,
+    // a thinking level, a first message and a session flag, which must not come back.
+    let t = Team::with_register_args(
+        r#"--pi-args '["--model","fake/m","--thinking","high","fix the bug","-c"]' --model=fake/m"#,
+    );
+    let file = coordinator_session(&t);
+    // Written right after the registration, by the same command.
+    wait_for(10_000, || (!data_records(&t).is_empty()).then_some(()))
+        .expect("no launch record in the data root");
+    let recs = data_records(&t);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let rec = &recs[0].1;
+    assert_eq!(rec["sessionId"], t.coordinator.as_str());
+    assert_eq!(rec["name"], "Coordinator");
+    assert_eq!(
+        rec["args"],
+        json!([
+            "--session-id",
+            t.coordinator,
+            "--model",
+            "fake/m",
+            "--thinking",
+            "high"
+        ])
+    );
+    assert_eq!(rec["model"], "fake/m");
+    assert_eq!(rec["cwd"], t.root.display().to_string());
+    assert!(
+        t.specs().is_empty(),
+        "no command launched it: nothing in the project"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&recs[0].0).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    kill_server(&t);
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
+    let l = launched_since(&t, before);
+    assert_eq!(l.len(), 1, "{l:?}");
+    assert_eq!(
+        l[0]["argv"],
+        json!([
+            "--session",
+            file.display().to_string(),
+            "--model",
+            "fake/m",
+            "--thinking",
+            "high"
+        ])
+    );
+    assert_eq!(l[0]["cwd"], t.root.display().to_string());
+    // The start is recorded in the project and its copy in the data root, and they agree.
+    let spec = t
+        .specs()
+        .into_iter()
+        .find(|s| s["sessionId"] == t.coordinator.as_str())
+        .expect("restore recorded the start");
+    assert_eq!(spec["args"], rec["args"]);
+    assert_eq!(data_records(&t)[0].1["args"], rec["args"]);
+
+    // Hostile: the project's spec edited (another model) no longer agrees with the data root's
+    // copy: refused, nothing started.
+    kill_server(&t);
+    let spec_path = std::fs::read_dir(t.root.join(".pi-intercom/workers"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let mut edited = spec.clone();
+    edited["args"][3] = json!("evil/model");
+    std::fs::write(&spec_path, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_ne!(code, 0, "{out} {err}");
+    let c = line(&out, "Coordinator");
+    assert_eq!(c["outcome"], "cannot", "{out}");
+    assert!(c["reason"].as_str().unwrap().contains("data root"), "{out}");
+    // The data root's copy edited to bind another session: refused the same way.
+    std::fs::write(&spec_path, serde_json::to_vec(&spec).unwrap()).unwrap();
+    let (copy_path, mut copy) = data_records(&t).remove(0);
+    copy["args"] = json!(["--session-id", "another-session", "--model", "fake/m"]);
+    std::fs::write(&copy_path, serde_json::to_vec(&copy).unwrap()).unwrap();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_ne!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "cannot", "{out}");
+    assert_eq!(t.launches().len(), before, "nothing was started");
+}
+
+#[test]
+fn a_flag_value_from_a_registration_stays_one_word_when_restored() {
+    // What a shell or tmux would read, as the value of a kept flag: passed on as one argument.
+    let value = "$(touch pwned) #(touch pwned2) #{session_name};x";
+    let t = Team::with_register_args(&format!(r#"--pi-args '["--model","{value}","-e","-x"]'"#));
+    let file = coordinator_session(&t);
+    wait_for(10_000, || (!data_records(&t).is_empty()).then_some(()))
+        .expect("no launch record in the data root");
+    assert_eq!(
+        data_records(&t)[0].1["args"],
+        json!(["--session-id", t.coordinator, "--model", value, "-e", "-x"])
+    );
+    kill_server(&t);
+    let before = t.launches().len();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    let l = launched_since(&t, before);
+    assert_eq!(
+        l[0]["argv"],
+        json!([
+            "--session",
+            file.display().to_string(),
+            "--model",
+            value,
+            "-e",
+            "-x"
+        ])
+    );
+    for f in ["pwned", "pwned2"] {
+        assert!(!t.env.dir.path().join(f).exists() && !t.root.join(f).exists());
+    }
 }

@@ -153,21 +153,7 @@ fn real_herdr_spawn_opens_a_tab_in_the_coordinators_workspace_without_moving_foc
     let o = env.run(&["init", "--root", "root", "--multiplexer", "herdr", "--json"]);
     let coord_id = stdout_json(&o)["sessionId"].as_str().unwrap().to_string();
     h.result(&["workspace", "create", "--cwd", "/tmp", "--label", "front"]);
-    let coord = h.background_pane(&root.display().to_string(), "back");
-    let shell = h.shell_pid(&coord);
-    let id = intercom_pane::seam::proc::identity(shell as i32).unwrap();
-    std::fs::create_dir_all(root.join(".pi-intercom/seats")).unwrap();
-    std::fs::write(
-        root.join(format!(
-            ".pi-intercom/seats/{}.json",
-            intercom_pane::seam::paths::short_id(&coord_id)
-        )),
-        json!({"version": 1, "sessionId": coord_id, "pid": shell, "startTicks": id.start_ticks,
-            "bootId": id.boot_id, "startedAt": "2026-11-29T23:13:00.000Z",
-            "mux": {"kind": "herdr", "socket": h.socket.display().to_string(), "paneId": coord}})
-        .to_string(),
-    )
-    .unwrap();
+    let (coord, _) = h.coordinator_seat(&root, &coord_id, "back", json!({}));
     let tabs_before = h.result(&["tab", "list"])["tabs"].as_array().unwrap().len();
     let before = h.client().focus(soon()).unwrap();
     let pi = stand_in_pi(&env.path("py-pi"), &env.path("rec"), &env.path("sessions"));

@@ -66,6 +66,8 @@ pub(crate) struct CloseRequest<'a> {
     pub clock: &'a dyn Clock,
     /// The seat a board showed (`--expect-seat`): refused unless the registered pi is it.
     pub expect: Option<crate::hosts::expect::SeatExpect>,
+    /// Who asked (the worker's timeline says).
+    pub by: crate::evidence::sessions::timeline::Actor,
 }
 
 exit_enum! {
@@ -440,7 +442,7 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
     if let Some(told) = req.on_job {
         told(&job_id, deadline_at);
     }
-    Ok(job::run(&job::Job {
+    let end = job::run(&job::Job {
         req,
         root: &root,
         agent: &agent,
@@ -450,7 +452,28 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
         key: &key,
         guard: &guard,
         record: &target,
-    }))
+    });
+    record_close(req, &root, &agent.session_id, &end);
+    Ok(end)
+}
+
+/// The close as the worker's timeline keeps it, with where its handoff went (the roster entry,
+/// read again now that the job ended).
+fn record_close(req: &CloseRequest, root: &Path, session_id: &str, end: &Ending) {
+    let cfg = config::load(root).ok();
+    let handoff = cfg
+        .as_ref()
+        .and_then(|c| c.agents.iter().find(|a| a.session_id == session_id))
+        .and_then(|a| a.handoff.as_ref());
+    let roster = crate::paths::config_file(root);
+    crate::actions::worker_events::closed(
+        &req.scan.data_root,
+        req.clock.now_ms(),
+        req.by,
+        session_id,
+        handoff.map(|h| (roster.as_path(), h)),
+        &end.report,
+    );
 }
 
 /// Every check a close would make before asking for the handoff, including the outside identity

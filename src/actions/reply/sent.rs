@@ -8,18 +8,17 @@
 //! fails a reply (a record that cannot be written is skipped); reading is bounded, and a line
 //! that is not one of ours is ignored.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::actions::session_log::SessionLog;
 use crate::clock::Ms;
 use crate::evidence::sessions::timeline::Sender;
 
 /// The log of one session rotates at this size (the previous one is kept as `.1`).
 const CAP: u64 = 256 * 1024;
-/// The most read of the current and the previous log together.
-const READ_MAX: u64 = 2 * CAP + 4096;
 
 /// One text handed to a pi.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,55 +42,20 @@ pub(crate) fn digest(text: &str) -> String {
         .collect()
 }
 
-/// `<dataRoot>/replies/<sessionId>.jsonl`; none for an id that is not a plain file name.
-fn path(data_root: &Path, session_id: &str) -> Option<PathBuf> {
-    let plain = !session_id.is_empty()
-        && session_id.len() <= 128
-        && session_id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && !session_id.starts_with('-');
-    plain.then(|| {
-        data_root
-            .join("replies")
-            .join(format!("{session_id}.jsonl"))
-    })
-}
+/// `<dataRoot>/replies/<sessionId>.jsonl`.
+const LOG: SessionLog = SessionLog {
+    folder: "replies",
+    cap: CAP,
+};
 
 /// Append one record (best effort: never fails the reply it records).
 pub(crate) fn record(data_root: &Path, session_id: &str, rec: &SentRecord) {
-    let Some(p) = path(data_root, session_id) else {
-        return;
-    };
-    let Some(dir) = p.parent() else { return };
-    if crate::store::ensure_dir(data_root, dir).is_err() {
-        return;
-    }
-    if let Ok(mut line) = serde_json::to_vec(rec) {
-        line.push(b'\n');
-        let _ = crate::store::append_line_capped(&p, &line, CAP);
-    }
+    LOG.append(data_root, session_id, rec);
 }
 
 /// The records of a session, oldest first (the previous log's, then the current one's).
 pub(crate) fn read(data_root: &Path, session_id: &str) -> Vec<SentRecord> {
-    let Some(p) = path(data_root, session_id) else {
-        return Vec::new();
-    };
-    let mut old = p.as_os_str().to_owned();
-    old.push(".1");
-    let mut out = Vec::new();
-    for f in [PathBuf::from(old), p] {
-        let Ok(bytes) = crate::fsguard::read_capped(&f, READ_MAX) else {
-            continue;
-        };
-        out.extend(
-            bytes
-                .split(|b| *b == b'\n')
-                .filter_map(|l| serde_json::from_slice::<SentRecord>(l).ok()),
-        );
-    }
-    out
+    LOG.read(data_root, session_id)
 }
 
 /// Who sent a message pi recorded at `at` with digest `sha`: the newest record of that text

@@ -78,7 +78,13 @@ pub(super) fn agent(
     }
     if let Some((w, reg)) = live::live_registration(root, &req.scan.data_root, &agent.session_id) {
         if !req.dry_run {
-            super::start::record_running(root, agent, &reg, req.clock.now_ms());
+            super::start::record_running(
+                root,
+                &req.scan.data_root,
+                agent,
+                &reg,
+                req.clock.now_ms(),
+            );
         }
         return Err(line(agent, AlreadyRunning, w.detail));
     }
@@ -125,7 +131,7 @@ pub(super) fn agent(
         Ok(None) => {}
         Err(e) => return Err(line(agent, Cannot, e.to_string())),
     }
-    let spec = match launch_spec::read(root, &agent.session_id) {
+    let spec = match launch_spec::read(root, &req.scan.data_root, &agent.session_id) {
         Ok(s) => Some(s),
         Err(launch_spec::SpecError::Missing) => None,
         Err(e) => {

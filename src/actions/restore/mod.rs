@@ -65,6 +65,8 @@ pub(crate) struct RestoreRequest<'a> {
     pub scan: &'a ScanOptions,
     pub clock: &'a dyn Clock,
     pub progress: &'a dyn Fn(&str),
+    /// Who asked (each restored worker's timeline says).
+    pub by: crate::evidence::sessions::timeline::Actor,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +155,7 @@ pub(crate) fn restore(req: &RestoreRequest) -> Ending {
         server: None,
         agents: Vec::new(),
     };
+    let began = req.clock.now_ms();
     let started = start::start_all(req, &root, &cfg, plans, &mut report);
     lines.extend(started);
     lines.extend(
@@ -175,6 +178,9 @@ pub(crate) fn restore(req: &RestoreRequest) -> Ending {
     };
     lines.sort_by_key(order);
     report.agents = lines;
+    if !req.dry_run {
+        crate::actions::worker_events::restored(&req.scan.data_root, began, req.by, &report);
+    }
     let exit = exit_of(&report);
     Ending {
         exit,

@@ -303,7 +303,7 @@ fn finish(
                 s.pane.id, req.wait_secs
             ));
         }
-        let spec_path = record_started(root, &s, pid.is_some(), now);
+        let spec_path = record_started(root, &req.scan.data_root, &s, pid.is_some(), now);
         s.line.launch_spec = spec_path;
         if req.continue_cut_off && s.plan.cut_off && pid.is_some() {
             s.line.continued = Some(send_continue(req, root, &s.plan.agent));
@@ -329,7 +329,13 @@ fn registered_in(
 
 /// The launch record after a start (`launch_spec::record_start`): its path, or why it was not
 /// written.
-fn record_started(root: &Path, s: &Started, registered: bool, now: Ms) -> Option<String> {
+fn record_started(
+    root: &Path,
+    data_root: &Path,
+    s: &Started,
+    registered: bool,
+    now: Ms,
+) -> Option<String> {
     let start = launch_spec::Start {
         session_id: &s.plan.agent.session_id,
         name: &s.plan.agent.name,
@@ -343,7 +349,7 @@ fn record_started(root: &Path, s: &Started, registered: bool, now: Ms) -> Option
         at: format_iso(now),
     };
     Some(
-        match launch_spec::record_start(root, s.plan.spec.as_ref(), &start) {
+        match launch_spec::record_start(root, data_root, s.plan.spec.as_ref(), &start) {
             Ok(p) => p.display().to_string(),
             Err(e) => format!("not written: {e}"),
         },
@@ -354,9 +360,15 @@ fn record_started(root: &Path, s: &Started, registered: bool, now: Ms) -> Option
 /// known of its start from its live registration (its folder, its allowlisted environment, its
 /// server), so a later restore starts it the same way. pi 1.6.0 hides its own flags: its model
 /// and thinking are not known here (pi takes them back from the session file).
-pub(super) fn record_running(root: &Path, agent: &Agent, reg: &Registration, now: Ms) {
+pub(super) fn record_running(
+    root: &Path,
+    data_root: &Path,
+    agent: &Agent,
+    reg: &Registration,
+    now: Ms,
+) {
     if !matches!(
-        launch_spec::read(root, &agent.session_id),
+        launch_spec::read(root, data_root, &agent.session_id),
         Err(launch_spec::SpecError::Missing)
     ) {
         return;
@@ -395,12 +407,13 @@ pub(super) fn record_running(root: &Path, agent: &Agent, reg: &Registration, now
         updated_at: at,
         note: Some("recorded by restore from its live registration".into()),
         program: None,
+        model: None,
     };
     // Only a spec that reads back as usable is kept (a folder with a NUL, say, is not).
-    if launch_spec::write(root, &spec).is_ok()
-        && launch_spec::read(root, &agent.session_id).is_err()
+    if launch_spec::write(root, data_root, &spec).is_ok()
+        && launch_spec::read(root, data_root, &agent.session_id).is_err()
     {
-        let _ = crate::store::remove_file(&crate::paths::launch_spec(root, &agent.session_id));
+        launch_spec::remove(root, data_root, &agent.session_id);
     }
 }
 

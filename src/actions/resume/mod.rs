@@ -82,6 +82,8 @@ pub(crate) struct ResumeRequest<'a> {
     pub progress: &'a dyn Fn(&str),
     /// The seat a board showed (`--expect-seat`): its session must be the worker's.
     pub expect: Option<crate::hosts::expect::SeatExpect>,
+    /// Who asked (the worker's timeline says).
+    pub by: crate::evidence::sessions::timeline::Actor,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +185,10 @@ pub(crate) fn resume_worker(req: &ResumeRequest) -> Ending {
         Ok(p) => p,
         Err(e) => return e,
     };
-    launch(req, &root, plan)
+    let started = req.clock.now_ms();
+    let end = launch(req, &root, plan);
+    crate::actions::worker_events::resumed(&req.scan.data_root, started, req.by, &end.report);
+    end
 }
 
 /// Test-only, never set in real use: `INTERCOM_PANE_TEST_PAUSE_BEFORE_RECHECK=<file>` makes a
@@ -216,7 +221,7 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
     check_fence(req, root, &agent.session_id)?;
     checks.push("no resume in flight".into());
     let session_file = closed_with_saved_session(req, root, &agent, &mut checks)?;
-    let (spec, cwd) = folder_of(root, &agent, &mut checks)?;
+    let (spec, cwd) = folder_of(root, &req.scan.data_root, &agent, &mut checks)?;
     let (mux, beside) = place::coordinator_pane(&cfg, root, &req.scan.data_root)
         .map_err(|e| refused(ResumeExit::NoPlace, e.to_string()))?;
     checks.push(format!(
@@ -334,10 +339,11 @@ fn closed_with_saved_session(
 /// be a folder.
 fn folder_of(
     root: &Path,
+    data_root: &Path,
     agent: &Agent,
     checks: &mut Vec<String>,
 ) -> Result<(Option<LaunchSpec>, PathBuf), Ending> {
-    let spec = launch_spec_of(root, agent)?;
+    let spec = launch_spec_of(root, data_root, agent)?;
     if let Some(s) = &spec {
         checks.push(format!(
             "launch spec {} (spawned {}): its arguments, folder and environment",
@@ -359,8 +365,12 @@ fn folder_of(
 
 /// The worker's launch spec when `spawn` recorded one; a spec that exists and cannot be used
 /// is refused, never silently replaced by today's launch.
-fn launch_spec_of(root: &Path, agent: &Agent) -> Result<Option<LaunchSpec>, Ending> {
-    match launch_spec::read(root, &agent.session_id) {
+fn launch_spec_of(
+    root: &Path,
+    data_root: &Path,
+    agent: &Agent,
+) -> Result<Option<LaunchSpec>, Ending> {
+    match launch_spec::read(root, data_root, &agent.session_id) {
         Ok(s) => Ok(Some(s)),
         Err(launch_spec::SpecError::Missing) => Ok(None),
         Err(e) => Err(refused(
@@ -528,7 +538,14 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
             };
             if in_pane {
                 let _ = store::remove_file(&fence_path(root, &plan.agent.session_id));
-                record_start(root, &plan, &pane.id, true, req.clock.now_ms());
+                record_start(
+                    root,
+                    &req.scan.data_root,
+                    &plan,
+                    &pane.id,
+                    true,
+                    req.clock.now_ms(),
+                );
                 report.result = ResumeResult::Resumed;
                 report.registered_pid = r.pid;
                 return Ending {
@@ -552,7 +569,14 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
         }
         std::thread::sleep(POLL);
     }
-    record_start(root, &plan, &pane.id, false, req.clock.now_ms());
+    record_start(
+        root,
+        &req.scan.data_root,
+        &plan,
+        &pane.id,
+        false,
+        req.clock.now_ms(),
+    );
     report.result = ResumeResult::LaunchedUnconfirmed;
     report.reason = Some(format!(
         "no registration from pane {} within {} s: a launch is not readiness; the fence stays until the seat registers",
@@ -567,7 +591,7 @@ fn launch(req: &ResumeRequest, root: &Path, plan: Plan) -> Ending {
 /// The launch record of this start (`launch_spec::record_start`): the spec followed, with its
 /// new pane; or, for a worker that had none, what it was started with, so `restore` starts it
 /// the same way. Best effort: the resume happened either way.
-fn record_start(root: &Path, plan: &Plan, pane: &str, registered: bool, now: Ms) {
+fn record_start(root: &Path, data_root: &Path, plan: &Plan, pane: &str, registered: bool, now: Ms) {
     let env: Vec<(String, String)> = plan
         .window
         .env
@@ -587,7 +611,7 @@ fn record_start(root: &Path, plan: &Plan, pane: &str, registered: bool, now: Ms)
         registered,
         at: format_iso(now),
     };
-    let _ = launch_spec::record_start(root, plan.spec.as_ref().map(|(_, s)| s), &start);
+    let _ = launch_spec::record_start(root, data_root, plan.spec.as_ref().map(|(_, s)| s), &start);
 }
 
 /// What every receipt carries: who, where, how, and the worker's last handoff (its result is

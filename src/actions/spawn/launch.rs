@@ -83,7 +83,7 @@ pub(super) fn window(req: &SpawnRequest, plan: &Plan) -> NewWindow {
 /// record is said in the report, never hidden.
 fn record(root: &Path, spec: &mut LaunchSpec, req: &SpawnRequest, report: &mut SpawnReport) {
     spec.updated_at = format_iso(req.clock.now_ms());
-    if let Err(e) = launch_spec::write(root, spec) {
+    if let Err(e) = launch_spec::write(root, &req.scan.data_root, spec) {
         report.spec_not_updated = Some(e.to_string());
     }
 }

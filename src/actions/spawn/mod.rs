@@ -18,8 +18,10 @@ pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};
 
+use crate::actions::worker_events;
 use crate::clock::Clock;
 use crate::evidence::config;
+use crate::evidence::sessions::timeline::Actor;
 use crate::exit_code::exit_enum;
 use crate::owned::spawn_report::SpawnReport;
 use crate::paths;
@@ -89,6 +91,8 @@ pub(crate) struct SpawnRequest<'a> {
     pub clock: &'a dyn Clock,
     /// Progress lines while waiting.
     pub progress: &'a dyn Fn(&str),
+    /// Who asked (the worker's timeline says).
+    pub by: Actor,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +157,7 @@ pub(crate) fn spawn(req: &SpawnRequest) -> Ending {
     if let Err(e) = check_input(req) {
         return e;
     }
+    let started = req.clock.now_ms();
     let root = match root_of(req) {
         Ok(r) => r,
         Err(e) => return e,
@@ -183,7 +188,9 @@ pub(crate) fn spawn(req: &SpawnRequest) -> Ending {
         Ok(s) => s,
         Err(e) => return e,
     };
-    launch::launch(req, &root, &plan, spec)
+    let end = launch::launch(req, &root, &plan, spec);
+    worker_events::spawned(&req.scan.data_root, started, req.by, &end.report);
+    end
 }
 
 /// First port tried when the roster has none above it.

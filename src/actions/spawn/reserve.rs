@@ -104,7 +104,7 @@ pub(super) fn plan(req: &SpawnRequest, root: &Path) -> Result<Plan, Ending> {
                     format!("the roster holds {MAX_AGENTS} agents, the most it may"),
                 ));
             }
-            let earlier = abandoned(root, &cfg, &req.name);
+            let earlier = abandoned(root, &req.scan.data_root, &cfg, &req.name);
             let id = earlier.as_ref().map_or_else(
                 || uuid::Uuid::new_v4().to_string(),
                 |s| s.session_id.clone(),
@@ -198,7 +198,7 @@ fn unfinished(req: &SpawnRequest, root: &Path, a: &Agent) -> Result<LaunchSpec, 
     if a.coordinator {
         return Err(taken(format!("{name} is the coordinator's name")));
     }
-    let spec = match launch_spec::read(root, &a.session_id) {
+    let spec = match launch_spec::read(root, &req.scan.data_root, &a.session_id) {
         Ok(s) if s.stage != Stage::Registered => s,
         Ok(_) => {
             return Err(taken(format!(
@@ -276,9 +276,14 @@ fn same_folder(req: &SpawnRequest, spec: &LaunchSpec) -> Result<Tree, Ending> {
 
 /// A spec of this name whose session the roster does not name: a spawn that died before its
 /// roster entry was written (the name lock says none runs now).
-fn abandoned(root: &Path, cfg: &IntercomConfig, name: &str) -> Option<LaunchSpec> {
+fn abandoned(
+    root: &Path,
+    data_root: &Path,
+    cfg: &IntercomConfig,
+    name: &str,
+) -> Option<LaunchSpec> {
     let want = name.to_lowercase();
-    launch_spec::all(root)
+    launch_spec::all(root, data_root)
         .into_iter()
         .filter(|s| s.stage == Stage::Reserved)
         .find(|s| s.name.to_lowercase() == want && cfg.find_by_session(&s.session_id).is_none())
@@ -398,6 +403,7 @@ pub(super) fn first_spec(req: &SpawnRequest, plan: &Plan, now: &str) -> LaunchSp
         updated_at: now.to_string(),
         note: None,
         program: Some(req.pi_program.clone()),
+        model: None,
     }
 }
 
@@ -411,15 +417,21 @@ pub(super) fn reserve(
     let now = format_iso(req.clock.now_ms());
     let mut spec = first_spec(req, plan, &now);
     let failed = |why: String| refused(SpawnExit::Failed, why);
-    launch_spec::write(root, &spec)
+    launch_spec::write(root, &req.scan.data_root, &spec)
         .map_err(|e| failed(format!("cannot record the launch spec: {e}")))?;
     super::test_pause("reserved");
     if matches!(plan.kind, Kind::Relaunch) {
         return Ok(spec);
     }
-    let created_now = make_worktree(root, plan)?;
+    let created_now = make_worktree(root, &req.scan.data_root, plan)?;
     if let Err(e) = add_entry(req, root, plan) {
-        return Err(undo_reservation(root, plan, created_now.as_ref(), e));
+        return Err(undo_reservation(
+            root,
+            &req.scan.data_root,
+            plan,
+            created_now.as_ref(),
+            e,
+        ));
     }
     plan.checks.push(format!(
         "roster entry added (port {}, projectDirectory {})",
@@ -428,7 +440,7 @@ pub(super) fn reserve(
     ));
     spec.stage = Stage::Launching;
     spec.updated_at = format_iso(req.clock.now_ms());
-    launch_spec::write(root, &spec).map_err(|e| {
+    launch_spec::write(root, &req.scan.data_root, &spec).map_err(|e| {
         failed(format!(
             "{} is in the roster, but its launch spec could not be updated: {e}",
             sanitize(&req.name)
@@ -440,7 +452,11 @@ pub(super) fn reserve(
 
 /// Create the worktree the plan asks for (the spec is removed again if that fails); the repo
 /// and the worktree this run created, if it did.
-fn make_worktree(root: &Path, plan: &mut Plan) -> Result<Option<(PathBuf, Worktree)>, Ending> {
+fn make_worktree(
+    root: &Path,
+    data_root: &Path,
+    plan: &mut Plan,
+) -> Result<Option<(PathBuf, Worktree)>, Ending> {
     let Tree::Create(p) = &plan.tree else {
         return Ok(None);
     };
@@ -462,8 +478,8 @@ fn make_worktree(root: &Path, plan: &mut Plan) -> Result<Option<(PathBuf, Worktr
             Ok(Some((p.repo.clone(), w)))
         }
         Err(e) => {
-            let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
-            Err(refused(SpawnExit::BadFolder, e.to_string()))
+            launch_spec::remove(root, data_root, &plan.session_id);
+            Err(refused(SpawnExit::BadFolder, e))
         }
     }
 }
@@ -516,6 +532,7 @@ fn add_entry(
 /// and the spec, and say what was undone.
 fn undo_reservation(
     root: &Path,
+    data_root: &Path,
     plan: &Plan,
     created_now: Option<&(PathBuf, Worktree)>,
     e: WriteError<RosterRefusal>,
@@ -527,7 +544,7 @@ fn undo_reservation(
         },
         None => String::new(),
     };
-    let _ = store::remove_file(&paths::launch_spec(root, &plan.session_id));
+    launch_spec::remove(root, data_root, &plan.session_id);
     match e {
         WriteError::Refused(RosterRefusal(exit, why)) => refused(exit, format!("{why}{undone}")),
         other => refused(

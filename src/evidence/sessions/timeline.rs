@@ -167,22 +167,66 @@ pub enum What {
     },
     /// pi compacted the context.
     Compaction {},
-    /// This tool's own record of the worker (`handoff`, `closeJob` in the roster): the newest of
-    /// each, at its time.
+    /// This tool's own record of the worker: the roster's `handoff` and `closeJob` (the newest
+    /// of each, at its time, `by` absent) and what `actions::worker_events` recorded of each
+    /// spawn, close, resume and restore (`by` says who asked).
     Event {
         event: EventKind,
         detail: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<Actor>,
     },
 }
 
 /// Which of this tool's records an event is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum EventKind {
     /// The worker saved its public handoff for a close job.
     Handoff,
-    /// A close job's state (`closeJob.state`, and its reason).
+    /// A close job's state (`closeJob.state`, and its reason; from a record: where the handoff
+    /// went).
     Close,
+    /// `spawn` started the worker.
+    Spawn,
+    /// `resume-worker` started it again on its session.
+    Resume,
+    /// `restore` started it again (or found it could not).
+    Restore,
+}
+
+impl EventKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            EventKind::Handoff => "handoff",
+            EventKind::Close => "close",
+            EventKind::Spawn => "spawn",
+            EventKind::Resume => "resume",
+            EventKind::Restore => "restore",
+        }
+    }
+}
+
+/// Who asked for an action this tool took on a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Actor {
+    /// The command line (`intercom-pane spawn`, …; also the tmux plugin's restore at start).
+    Cli,
+    /// The sidebar (its keys and dialogs).
+    Sidebar,
+    /// The coordinator's tools (`intercom_spawn_worker`, `intercom_close_worker`, …).
+    CoordinatorTool,
+}
+
+impl Actor {
+    pub fn words(self) -> &'static str {
+        match self {
+            Actor::Cli => "by the command line",
+            Actor::Sidebar => "from the sidebar",
+            Actor::CoordinatorTool => "by the coordinator's tool",
+        }
+    }
 }
 
 /// Name the sender of each user message (turn prompts, answers) that `records` (the reply

@@ -24,6 +24,7 @@ mod listing;
 mod place;
 mod prompt;
 mod types;
+mod workspace;
 use types::Snapshot;
 pub(crate) use types::{HerdrPane, HerdrProcessInfo, Layout, Rect, SwapResult};
 mod socket;
@@ -328,6 +329,32 @@ impl Herdr {
 /// Environment for a new pane's shell, as Herdr takes it: names a shell would take as one
 /// identifier, values without NUL (an `execve` environment cannot hold it); anything else is
 /// refused before the request is made.
+/// A new tab's or workspace's folder and environment, once its command and name are checked.
+fn place_of(req: &NewWindow) -> Result<(&str, serde_json::Map<String, Value>), MuxError> {
+    if req.argv.is_empty() || req.name.is_empty() || req.name.contains(char::is_control) {
+        return Err(err(ErrorCode::BadRequest, "invalid argv or name"));
+    }
+    let cwd = req
+        .cwd
+        .to_str()
+        .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?;
+    Ok((cwd, env_map(&req.env)?))
+}
+
+impl Herdr {
+    /// The command typed into a new tab's or workspace's root pane; that pane as listed.
+    fn start_in(
+        &self,
+        pane: &HerdrPane,
+        req: &NewWindow,
+        deadline: Instant,
+    ) -> Result<PaneInfo, MuxError> {
+        self.run(&pane.pane_id, &super::shell_line(&req.argv), deadline)?;
+        let info = self.process_info(&pane.pane_id, deadline)?;
+        Ok(listing::to_pane_info(pane, info.as_ref(), None, None, None))
+    }
+}
+
 fn env_map(env: &[(String, String)]) -> Result<serde_json::Map<String, Value>, MuxError> {
     env.iter()
         .map(|(k, v)| {
@@ -394,17 +421,10 @@ impl Multiplexer for Herdr {
     /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
     /// the new tab's root pane (Herdr starts a shell and runs no program of its own).
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        if req.argv.is_empty() || req.name.is_empty() || req.name.contains(char::is_control) {
-            return Err(err(ErrorCode::BadRequest, "invalid argv or tab name"));
-        }
-        let cwd = req
-            .cwd
-            .to_str()
-            .ok_or_else(|| err(ErrorCode::BadRequest, "cwd not UTF-8"))?;
+        let (cwd, env) = place_of(req)?;
         let beside = self
             .pane_get(&req.beside, deadline)?
             .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
-        let env = env_map(&req.env)?;
         let r = self.call(
             "tab.create",
             json!({"workspace_id": beside.workspace_id, "cwd": cwd, "env": env,
@@ -422,9 +442,7 @@ impl Multiplexer for Herdr {
         if new.tab_id != tab_id {
             return Err(bad("tab_created's root pane is in another tab"));
         }
-        self.run(&new.pane_id, &super::shell_line(&req.argv), deadline)?;
-        let info = self.process_info(&new.pane_id, deadline)?;
-        Ok(listing::to_pane_info(&new, info.as_ref(), None, None, None))
+        self.start_in(&new, req, deadline)
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {

@@ -135,6 +135,40 @@ impl RealHerdr {
         ws["root_pane"]["pane_id"].as_str().unwrap().to_string()
     }
 
+    /// A background workspace labelled `label` in `root` whose shell stands for the coordinator
+    /// of session `session_id`: its registration written under `<root>/.pi-intercom/seats/`
+    /// (the shell's pid and identity, this server, the pane) with the fields of `extra` added;
+    /// the pane and the shell's pid.
+    pub fn coordinator_seat(
+        &self,
+        root: &std::path::Path,
+        session_id: &str,
+        label: &str,
+        extra: Value,
+    ) -> (String, u32) {
+        let pane = self.background_pane(&root.display().to_string(), label);
+        let shell = self.shell_pid(&pane);
+        let id = intercom_pane::seam::proc::identity(shell as i32).unwrap();
+        let mut rec = serde_json::json!({"version": 1, "sessionId": session_id, "pid": shell,
+            "startTicks": id.start_ticks, "bootId": id.boot_id,
+            "startedAt": "2026-11-29T23:13:00.000Z",
+            "mux": {"kind": "herdr", "socket": self.socket.display().to_string(), "paneId": pane}});
+        if let (Some(r), Value::Object(more)) = (rec.as_object_mut(), extra) {
+            r.extend(more);
+        }
+        let seats = root.join(".pi-intercom/seats");
+        std::fs::create_dir_all(&seats).unwrap();
+        std::fs::write(
+            seats.join(format!(
+                "{}.json",
+                intercom_pane::seam::paths::short_id(session_id)
+            )),
+            rec.to_string(),
+        )
+        .unwrap();
+        (pane, shell)
+    }
+
     /// Move `pane` into the tab of `beside`, split `direction` (`down` or `right`), without
     /// focus; the id it has now (a move to another workspace gives a new one). Found by its
     /// terminal, which a move keeps.

@@ -6,7 +6,8 @@
 //! line runs a script under `pi-coding-agent/` (the Python program below). It records every
 //! launch (argv, folder, environment) and every text, and keeps a session file in
 //! `STANDIN_SESSIONS`. A file `no-register` in its record folder makes it skip registering (a pi
-//! without the extension). Real pi is covered by `tests/real_pi/`.
+//! without the extension). Asked by close-worker for its handoff, it runs `handoff` from inside
+//! itself and ends the turn, as the extension's model does. Real pi is covered by `tests/real_pi/`.
 #![allow(dead_code)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -19,8 +20,12 @@ use crate::pi_support;
 use crate::scan_support::*;
 
 const STAND_IN: &str = r#"
-import json, os, socket, subprocess, sys, tempfile, time
+import json, os, re, socket, subprocess, sys, tempfile, time
 args = sys.argv[1:]
+HANDOFF = "Stand-in work saved; nothing left."
+def stamp():
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % (int(t * 1000) % 1000)
 rec = os.environ["STANDIN_RECORD"]
 def log(name, obj):
     with open(os.path.join(rec, name), "a") as f:
@@ -66,12 +71,29 @@ while True:
     n += 1
     log("texts.jsonl", {"sid": sid, "text": req["text"]})
     with open(sfile, "a") as f:
-        f.write(json.dumps({"type": "message", "id": "u%d" % n, "parentId": None, "timestamp": now,
+        f.write(json.dumps({"type": "message", "id": "u%d" % n, "parentId": None, "timestamp": stamp(),
                             "message": {"role": "user", "content": req["text"]}}) + "\n")
     c.sendall((json.dumps({"v": 1, "id": req.get("id", ""), "outcome": "delivered",
                            "detail": "the stand-in took it"}) + "\n").encode())
     c.close()
+    job = re.search(r"Intercom close requested \(job ([A-Za-z0-9-]+)\)", req["text"])
+    if job:
+        # What the extension's model does when asked: save the handoff from inside this pi,
+        # then end the turn.
+        r = subprocess.run([os.environ["INTERCOM_PANE_BIN"], "handoff", "--job", job.group(1),
+                            "--summary", HANDOFF, "--session-id", sid, "--session-file", sfile],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=20)
+        log("handoffs.jsonl", {"sid": sid, "rc": r.returncode, "err": r.stderr.decode()[-300:]})
+        time.sleep(0.05)
+        with open(sfile, "a") as f:
+            f.write(json.dumps({"type": "message", "id": "a%d" % n, "parentId": "u%d" % n,
+                                "timestamp": stamp(), "message": {"role": "assistant",
+                                "content": [{"type": "text", "text": "Handoff saved."}],
+                                "stopReason": "stop"}}) + "\n")
 "#;
+
+/// The public summary the stand-in saves when close-worker asks it for its handoff.
+pub const HANDOFF: &str = "Stand-in work saved; nothing left.";
 
 /// The stand-in under `dir`: the `pi` program to give `--pi`. It records into `record` and keeps
 /// session files in `sessions` (both must exist).
@@ -125,6 +147,12 @@ pub struct Team {
 
 impl Team {
     pub fn new() -> Team {
+        Team::with_register_args("")
+    }
+
+    /// A team whose coordinator's `register` at its start gets `extra` too (shell words: the
+    /// extension's `--pi-args` and `--model`, say).
+    pub fn with_register_args(extra: &str) -> Team {
         let env = Env::new().with_system_path();
         let root = env.path("root");
         std::fs::create_dir_all(&root).unwrap();
@@ -144,7 +172,7 @@ impl Team {
         let bin = env!("CARGO_BIN_EXE_intercom-pane");
         let sys = env.system_config();
         let script = format!(
-            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} >/dev/null; sleep 600",
+            "{bin} register --config {sys} --event session_start --seq 1 --pi-pid $$ --session-id {coordinator} --cwd {} {extra} >/dev/null; sleep 600",
             root.display()
         );
         let argv = pi_support::pi_pane_argv(&env.path("pi-bin"), &script);
@@ -178,8 +206,14 @@ impl Team {
         let pi = self.pi.display().to_string();
         let mut all = vec!["--pi", &pi, "--json", "--wait-secs", "20"];
         all.extend_from_slice(args);
+        self.child("spawn", &all, vars)
+    }
+
+    /// `intercom-pane CMD` with the layout's flags and `args`, started in the background from
+    /// the team's folder as a person runs it (stdout and stderr piped).
+    pub fn child(&self, cmd: &str, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"));
-        c.args(layout_args(&self.env, &["spawn"], &all))
+        c.args(layout_args(&self.env, &[cmd], args))
             .current_dir(self.env.dir.path())
             .env_clear()
             .env("HOME", self.env.path("home"))
@@ -196,6 +230,11 @@ impl Team {
 
     pub fn spawn_env(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Value, String) {
         finished(self.spawn_child(args, vars))
+    }
+
+    /// `child`, waited for: (exit, JSON on stdout, stderr).
+    pub fn run(&self, cmd: &str, args: &[&str]) -> (i32, Value, String) {
+        finished(self.child(cmd, args, &[]))
     }
 
     /// The names of the windows after the coordinator's (whose name tmux keeps renaming).
