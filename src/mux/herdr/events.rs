@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::wire::{bad, connect};
 use super::Herdr;
@@ -49,9 +49,15 @@ impl Herdr {
     pub fn subscribe(&self, deadline: Instant) -> Result<HerdrEvents, MuxError> {
         self.ping(deadline)?;
         let id = format!("intercom-pane:{}:events", std::process::id());
-        let subs: Vec<Value> = KINDS.iter().map(|k| json!({"type": k})).collect();
-        let mut line = serde_json::to_vec(&json!({"id": id, "method": "events.subscribe",
-            "params": {"subscriptions": subs}}))
+        let subscriptions = KINDS
+            .iter()
+            .map(|&kind| super::params::Kind { kind })
+            .collect();
+        let mut line = serde_json::to_vec(&super::params::Request {
+            id: &id,
+            method: "events.subscribe",
+            params: super::params::Subscribe { subscriptions },
+        })
         .map_err(|_| MuxError::new(ErrorCode::BadRequest, "unserializable params"))?;
         line.push(b'\n');
         let mut stream = connect(&self.socket, deadline)?;

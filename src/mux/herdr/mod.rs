@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     CloseOutcome, ErrorCode, Multiplexer, MuxEnv, MuxError, MuxKind, NewWindow, PaneIdentity,
@@ -21,6 +21,7 @@ use crate::text::sanitize;
 
 pub(crate) mod events;
 mod listing;
+mod params;
 mod place;
 mod prompt;
 mod types;
@@ -77,7 +78,7 @@ impl Herdr {
     pub fn request(
         &self,
         method: &str,
-        params: Value,
+        params: impl serde::Serialize,
         deadline: Instant,
     ) -> Result<Value, MuxError> {
         let id = format!(
@@ -85,8 +86,12 @@ impl Herdr {
             std::process::id(),
             REQUEST_SEQ.fetch_add(1, Ordering::Relaxed)
         );
-        let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
-            .map_err(|_| err(ErrorCode::BadRequest, "unserializable params"))?;
+        let mut line = serde_json::to_vec(&params::Request {
+            id: &id,
+            method,
+            params,
+        })
+        .map_err(|_| err(ErrorCode::BadRequest, "unserializable params"))?;
         line.push(b'\n');
         wire::exchange(&self.socket, &line, &id, deadline)
     }
@@ -96,7 +101,7 @@ impl Herdr {
         if let Some(p) = self.pong.get() {
             return Ok(p.clone());
         }
-        let r = self.request("ping", json!({}), deadline)?;
+        let r = self.request("ping", params::NoParams {}, deadline)?;
         expect_type(&r, "pong")?;
         let version = r
             .get("version")
@@ -121,7 +126,7 @@ impl Herdr {
     pub(crate) fn call(
         &self,
         method: &str,
-        params: Value,
+        params: impl serde::Serialize,
         deadline: Instant,
     ) -> Result<Value, MuxError> {
         self.ping(deadline)?;
@@ -134,7 +139,7 @@ impl Herdr {
         workspace_id: Option<&str>,
         deadline: Instant,
     ) -> Result<Vec<HerdrPane>, MuxError> {
-        let r = self.call("pane.list", json!({"workspace_id": workspace_id}), deadline)?;
+        let r = self.call("pane.list", params::OptWorkspace { workspace_id }, deadline)?;
         expect_type(&r, "pane_list")?;
         field(&r, "panes")
     }
@@ -145,7 +150,7 @@ impl Herdr {
         pane_id: &str,
         deadline: Instant,
     ) -> Result<Option<HerdrPane>, MuxError> {
-        match self.call("pane.get", json!({"pane_id": pane_id}), deadline) {
+        match self.call("pane.get", params::Pane { pane_id }, deadline) {
             Ok(r) => {
                 expect_type(&r, "pane_info")?;
                 field(&r, "pane").map(Some)
@@ -163,7 +168,7 @@ impl Herdr {
     ) -> Result<HerdrPane, MuxError> {
         let r = self.call(
             "pane.current",
-            json!({"caller_pane_id": caller_pane_id}),
+            params::CallerPane { caller_pane_id },
             deadline,
         )?;
         expect_type(&r, "pane_current")?;
@@ -176,11 +181,7 @@ impl Herdr {
         pane_id: &str,
         deadline: Instant,
     ) -> Result<Option<HerdrProcessInfo>, MuxError> {
-        listing::process_info_of(self.call(
-            "pane.process_info",
-            json!({"pane_id": pane_id}),
-            deadline,
-        ))
+        listing::process_info_of(self.call("pane.process_info", params::Pane { pane_id }, deadline))
     }
 
     /// `pane.split` down (`down = true`) or right, without focus; the existing pane keeps
@@ -200,14 +201,14 @@ impl Herdr {
         let env = env_map(env)?;
         let r = self.call(
             "pane.split",
-            json!({
-                "target_pane_id": target,
-                "direction": if down { "down" } else { "right" },
-                "ratio": ratio,
-                "cwd": cwd,
-                "focus": false,
-                "env": env,
-            }),
+            params::Split {
+                target_pane_id: target,
+                direction: if down { "down" } else { "right" },
+                ratio,
+                cwd,
+                focus: false,
+                env: &env,
+            },
             deadline,
         )?;
         expect_type(&r, "pane_info")?;
@@ -224,7 +225,10 @@ impl Herdr {
     ) -> Result<SwapResult, MuxError> {
         let r = self.call(
             "pane.swap",
-            json!({"source_pane_id": source, "target_pane_id": target}),
+            params::Swap {
+                source_pane_id: source,
+                target_pane_id: target,
+            },
             deadline,
         )?;
         expect_type(&r, "pane_swap")?;
@@ -238,11 +242,7 @@ impl Herdr {
         label: &str,
         deadline: Instant,
     ) -> Result<(), MuxError> {
-        let r = self.call(
-            "pane.rename",
-            json!({"pane_id": pane_id, "label": label}),
-            deadline,
-        )?;
+        let r = self.call("pane.rename", params::Label { pane_id, label }, deadline)?;
         expect_type(&r, "pane_info")
     }
 
@@ -257,7 +257,11 @@ impl Herdr {
         }
         let r = self.call(
             "pane.send_input",
-            json!({"pane_id": pane_id, "text": line, "keys": ["Enter"]}),
+            params::SendInput {
+                pane_id,
+                text: line,
+                keys: ["Enter"],
+            },
             deadline,
         )?;
         expect_type(&r, "ok")
@@ -265,7 +269,7 @@ impl Herdr {
 
     /// `pane.layout` of the tab holding `pane_id`.
     pub fn layout(&self, pane_id: &str, deadline: Instant) -> Result<Layout, MuxError> {
-        let r = self.call("pane.layout", json!({"pane_id": pane_id}), deadline)?;
+        let r = self.call("pane.layout", params::Pane { pane_id }, deadline)?;
         expect_type(&r, "pane_layout")?;
         field(&r, "layout")
     }
@@ -273,7 +277,7 @@ impl Herdr {
     /// `pane.close` (no precondition: callers re-verify first). `Ok(false)` when the pane was
     /// already gone.
     pub fn close(&self, pane_id: &str, deadline: Instant) -> Result<bool, MuxError> {
-        match self.call("pane.close", json!({"pane_id": pane_id}), deadline) {
+        match self.call("pane.close", params::Pane { pane_id }, deadline) {
             Ok(r) => expect_type(&r, "ok").map(|_| true),
             Err(e) if e.code == ErrorCode::PaneNotFound => Ok(false),
             Err(e) => Err(e),
@@ -305,14 +309,14 @@ impl Herdr {
         }
         let r = self.call(
             "agent.prompt",
-            json!({"target": target, "text": text}),
+            params::AgentPrompt { target, text },
             deadline,
         )?;
         expect_type(&r, "agent_prompted")
     }
 
     fn snapshot(&self, deadline: Instant) -> Result<Snapshot, MuxError> {
-        let r = self.call("session.snapshot", json!({}), deadline)?;
+        let r = self.call("session.snapshot", params::NoParams {}, deadline)?;
         expect_type(&r, "session_snapshot")?;
         field(&r, "snapshot")
     }
@@ -364,7 +368,7 @@ fn env_map(env: &[(String, String)]) -> Result<serde_json::Map<String, Value>, M
                     "environment name or value Herdr cannot pass",
                 ))
             } else {
-                Ok((k.clone(), json!(v)))
+                Ok((k.clone(), Value::from(v.as_str())))
             }
         })
         .collect()
@@ -427,8 +431,13 @@ impl Multiplexer for Herdr {
             .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
         let r = self.call(
             "tab.create",
-            json!({"workspace_id": beside.workspace_id, "cwd": cwd, "env": env,
-                "focus": false, "label": req.name}),
+            params::Create {
+                workspace_id: Some(&beside.workspace_id),
+                cwd,
+                env: &env,
+                focus: false,
+                label: &req.name,
+            },
             deadline,
         )?;
         expect_type(&r, "tab_created")?;
@@ -451,7 +460,11 @@ impl Multiplexer for Herdr {
         }
         let r = self.call(
             "pane.report_metadata",
-            json!({"pane_id": pane_id, "source": MARKER_SOURCE, "tokens": {MARKER_TOKEN: value}}),
+            params::Metadata {
+                pane_id,
+                source: MARKER_SOURCE,
+                tokens: [(MARKER_TOKEN, value)].into_iter().collect(),
+            },
             deadline,
         )?;
         // The schema does not pin this result's type; accept `ok` or the pane.

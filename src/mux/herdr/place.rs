@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::wire::{bad, err, expect_type, field};
 use super::{Herdr, HerdrPane, PaneInfo};
@@ -137,7 +137,7 @@ struct FocusSnapshot {
 impl Herdr {
     /// The current focus, from one `session.snapshot`.
     pub fn focus(&self, deadline: Instant) -> Result<Focus, MuxError> {
-        let r = self.call("session.snapshot", json!({}), deadline)?;
+        let r = self.call("session.snapshot", super::params::NoParams {}, deadline)?;
         expect_type(&r, "session_snapshot")?;
         let s: FocusSnapshot = field(&r, "snapshot")?;
         Ok(Focus {
@@ -159,20 +159,26 @@ impl Herdr {
 
     /// `workspace.focus`.
     pub fn focus_workspace(&self, ws: &str, deadline: Instant) -> Result<(), MuxError> {
-        let r = self.call("workspace.focus", json!({"workspace_id": ws}), deadline)?;
+        let r = self.call(
+            "workspace.focus",
+            super::params::OptWorkspace {
+                workspace_id: Some(ws),
+            },
+            deadline,
+        )?;
         expect_type(&r, "workspace_info")
     }
 
     /// `tab.focus` (it focuses the tab's workspace too: capture 024/025).
     pub fn focus_tab(&self, tab: &str, deadline: Instant) -> Result<(), MuxError> {
-        let r = self.call("tab.focus", json!({"tab_id": tab}), deadline)?;
+        let r = self.call("tab.focus", super::params::Tab { tab_id: tab }, deadline)?;
         expect_type(&r, "tab_info")
     }
 
     /// `pane.focus` (its result type is not pinned by the schema: any success is taken, and the
     /// caller checks the outcome with a fresh snapshot).
     pub fn focus_pane(&self, pane_id: &str, deadline: Instant) -> Result<(), MuxError> {
-        let r = self.call("pane.focus", json!({"pane_id": pane_id}), deadline)?;
+        let r = self.call("pane.focus", super::params::Pane { pane_id }, deadline)?;
         match r.get("type").and_then(Value::as_str) {
             Some(_) => Ok(()),
             None => Err(bad("pane.focus result without a type")),

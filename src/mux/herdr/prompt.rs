@@ -6,8 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::wire::{expect_type, field};
 use super::Herdr;
 use crate::mux::pi_channel::Outcome;
@@ -43,7 +41,11 @@ impl Herdr {
     pub fn screen(&self, pane_id: &str, deadline: Instant) -> Result<String, MuxError> {
         let r = self.call(
             "pane.read",
-            json!({"pane_id": pane_id, "source": "visible", "format": "text"}),
+            super::params::Read {
+                pane_id,
+                source: "visible",
+                format: "text",
+            },
             deadline,
         )?;
         expect_type(&r, "pane_read")?;

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::wire::{bad, expect_type, field};
 use super::{place_of, Herdr, HerdrPane};
@@ -23,7 +23,13 @@ impl Herdr {
         let (cwd, env) = place_of(req)?;
         let r = self.call(
             "workspace.create",
-            json!({"cwd": cwd, "env": env, "focus": false, "label": req.name}),
+            super::params::Create {
+                workspace_id: None,
+                cwd,
+                env: &env,
+                focus: false,
+                label: &req.name,
+            },
             deadline,
         )?;
         expect_type(&r, "workspace_created")?;
