@@ -10,6 +10,7 @@
 mod actions;
 mod alerts;
 mod board;
+mod budget;
 mod cli;
 mod cli_help;
 mod clock;

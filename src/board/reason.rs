@@ -55,6 +55,8 @@ pub enum StateReason {
     CompactionFailed,
     /// The person (or an extension) stopped the run.
     RunAborted,
+    /// Its extension holds a prompt: the worker's budget is reached.
+    BudgetReached,
     // The seat's session file.
     /// No session file (pi writes nothing until the first prompt).
     NoSessionFile,
@@ -148,6 +150,7 @@ impl StateReason {
             StateReason::RetriesExhausted => "pi gave up retrying a provider error",
             StateReason::CompactionFailed => "summarizing the conversation failed",
             StateReason::RunAborted => "the run was stopped",
+            StateReason::BudgetReached => "budget reached: its extension holds the next prompt",
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
@@ -212,6 +215,7 @@ impl StateReason {
             StateReason::RetriesExhausted => "retries_exhausted",
             StateReason::CompactionFailed => "compaction_failed",
             StateReason::RunAborted => "run_aborted",
+            StateReason::BudgetReached => "budget_reached",
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
@@ -264,6 +268,7 @@ impl StateReason {
             R::RetriesExhausted,
             R::CompactionFailed,
             R::RunAborted,
+            R::BudgetReached,
             R::NoSessionFile,
             R::SessionIdMismatch,
             R::SessionNotLocated,
@@ -385,6 +390,8 @@ pub enum PiSource {
     Retry(u32),
     /// How the last run settled.
     Settled,
+    /// A prompt held for the budget.
+    Budget,
 }
 
 impl fmt::Display for StateSource {
@@ -431,6 +438,7 @@ impl fmt::Display for StateSource {
                 write!(f, "pi extension: retry attempt {n}")
             }
             StateSource::Pi(PiSource::Settled) => f.write_str("pi extension: settled run"),
+            StateSource::Pi(PiSource::Budget) => f.write_str("pi extension: budget hold"),
             StateSource::Demo => f.write_str("demo"),
             StateSource::Host { host, source } => write!(f, "host {host}: {source}"),
         }
@@ -579,6 +587,7 @@ mod tests {
             RetriesExhausted,
             CompactionFailed,
             RunAborted,
+            BudgetReached,
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,

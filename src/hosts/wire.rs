@@ -94,6 +94,7 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
     let ic = r.intercom.as_ref();
     Some(Row {
         usage: r.usage.as_ref().and_then(UsageView::from_json),
+        budget: None,
         context: context_of(r.context),
         state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),

@@ -286,6 +286,9 @@ fn assemble(
                 all.add(&u);
                 all
             });
+    if let Some(cfg) = &config {
+        crate::budget::fleet_onto(&mut snapshot.rows, cfg);
+    }
     let pis = live_pis(&found);
     let checks = Checks::of(&found, git);
     let servers = found.panes.answered();

@@ -20,6 +20,8 @@ pub(super) const ERROR_CHARS: usize = 300;
 const MAX_ATTEMPT: u32 = 1000;
 /// Most tools believed running at once.
 const MAX_RUNNING: u32 = 10_000;
+/// Most prompts believed held for the budget (the extension holds at most 16).
+const MAX_HELD: u32 = 1000;
 /// Most context tokens and largest context window believed.
 const MAX_TOKENS: u64 = 1 << 40;
 
@@ -280,6 +282,18 @@ pub struct PiState {
     pub settled: Option<Settled>,
     #[serde(default)]
     pub context: Option<ContextFill>,
+    /// The extension enforces budgets (present: it does), and what it holds.
+    #[serde(default)]
+    pub budget: Option<BudgetHold>,
+}
+
+/// What the extension holds for the budget: how many prompts, since when (none: `held` 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetHold {
+    pub held: u32,
+    #[serde(default, with = "crate::clock::iso_ms_opt")]
+    pub since: Option<Ms>,
 }
 
 /// The registration's `pi` section: the picture, its sequence number, the event that sent it
@@ -400,6 +414,9 @@ impl PiState {
                 return Err(PiStateError::Field("context.percent"));
             }
         }
+        if self.budget.as_ref().is_some_and(|b| b.held > MAX_HELD) {
+            return Err(PiStateError::Field("budget.held"));
+        }
         Ok(())
     }
 
@@ -412,6 +429,7 @@ impl PiState {
         t.extend(self.tool.as_ref().map(|x| x.since));
         t.extend(self.settled.as_ref().map(|s| s.at));
         t.extend(self.context.as_ref().map(|c| c.at));
+        t.extend(self.budget.as_ref().and_then(|b| b.since));
         t
     }
 }
