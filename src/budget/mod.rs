@@ -121,6 +121,29 @@ impl BudgetView {
     }
 }
 
+/// The `budget` object of the JSON views: the view, and its `line` as the row shows it.
+pub(crate) fn to_json(v: &BudgetView) -> serde_json::Value {
+    #[derive(Serialize)]
+    struct WithLine<'a> {
+        #[serde(flatten)]
+        view: &'a BudgetView,
+        line: String,
+    }
+    serde_json::to_value(WithLine {
+        view: v,
+        line: v.short(),
+    })
+    .unwrap_or(serde_json::Value::Null)
+}
+
+/// `to_json` for a serde field.
+pub(crate) fn serialize_opt<S: serde::Serializer>(
+    v: &Option<BudgetView>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    v.as_ref().map(to_json).serialize(s)
+}
+
 /// Add the roster-wide budget's standing to every configured worker's row: the spending of
 /// all of them together against `cfg.budget`.
 pub(crate) fn fleet_onto(rows: &mut [crate::snapshot::Row], cfg: &crate::evidence::config::IntercomConfig) {

@@ -270,6 +270,7 @@ pub(super) fn build_record(
         state_at: v.at,
         usage: ev.usage,
         context: context_of(ev),
+        budget: None,
         scanned_at: now,
         intercom: intercom_of(ev),
         connector: connector_of(ev),
