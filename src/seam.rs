@@ -89,7 +89,7 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit, LogExit,
+            BoardExit, BudgetExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit, LogExit,
             MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
         };
     }

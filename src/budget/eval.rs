@@ -126,7 +126,7 @@ fn level(spent: f64, limit: f64, soft_percent: u8) -> Level {
 
 /// The standing of the spending limit of `b` on `f`: the cost limit while the model is priced,
 /// else the token limit ("by tokens (no pricing)"), else unknown. `None`: no spending limit.
-pub fn spending(b: &Budget, f: &Figures) -> Option<Standing> {
+pub(crate) fn spending(b: &Budget, f: &Figures) -> Option<Standing> {
     let tokens = |no_pricing| {
         b.tokens.map(|t| Standing {
             measure: Measure::Tokens,
@@ -167,7 +167,7 @@ pub fn spending(b: &Budget, f: &Figures) -> Option<Standing> {
 
 /// The standing of the context limit of `b` on pi's reported fill (`None`: no limit, or no
 /// figure from pi).
-pub fn context(b: &Budget, fill: Option<&ContextFill>) -> Option<Standing> {
+pub(crate) fn context(b: &Budget, fill: Option<&ContextFill>) -> Option<Standing> {
     let limit = f64::from(b.context_percent?);
     let p = fill?.percent?;
     Some(Standing {

@@ -18,7 +18,7 @@ pub(crate) const MAX_READ: usize = 200;
 /// One change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Change {
+pub(crate) struct Change {
     #[serde(with = "iso_ms")]
     pub at: Ms,
     /// Who: `cli` (`intercom-pane budget`), `sidebar`, `pi` (`/budget` inside the worker),
@@ -31,7 +31,7 @@ pub struct Change {
 
 impl Change {
     /// `cli: $5.00 → $7.00` — one line for `explain` and `log`.
-    pub fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         format!(
             "{}: {} → {}",
             crate::text::sanitize(&self.by),

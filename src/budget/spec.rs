@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Largest cost limit accepted, in US dollars (far above any one fleet's day).
-pub const MAX_USD: f64 = 1_000_000.0;
+pub(crate) const MAX_USD: f64 = 1_000_000.0;
 /// Largest token limit accepted.
-pub const MAX_TOKENS: u64 = 1 << 40;
+pub(crate) const MAX_TOKENS: u64 = 1 << 40;
 /// The soft limit when the roster names none, in percent of the hard one.
-pub const DEFAULT_SOFT_PERCENT: u8 = 80;
+pub(crate) const DEFAULT_SOFT_PERCENT: u8 = 80;
 
 /// What the extension does when the context limit is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ struct Wire {
 
 /// Why a budget value is refused.
 #[derive(Debug, Clone, PartialEq)]
-pub enum BudgetError {
+pub(crate) enum BudgetError {
     /// `budget` is not a JSON object.
     NotObject,
     /// A key this version does not know (a typo would otherwise limit nothing).
@@ -130,7 +130,7 @@ impl std::fmt::Display for BudgetError {
 impl std::error::Error for BudgetError {}
 
 /// A cost limit in dollars: finite, not negative, at most `MAX_USD`.
-pub fn usd(field: &'static str, v: f64) -> Result<u64, BudgetError> {
+pub(crate) fn usd(field: &'static str, v: f64) -> Result<u64, BudgetError> {
     if !v.is_finite() {
         return Err(BudgetError::NotFinite(field));
     }
@@ -144,7 +144,7 @@ pub fn usd(field: &'static str, v: f64) -> Result<u64, BudgetError> {
 }
 
 /// A token limit: a whole number, not negative, at most `MAX_TOKENS`.
-pub fn tokens(field: &'static str, v: f64) -> Result<u64, BudgetError> {
+pub(crate) fn tokens(field: &'static str, v: f64) -> Result<u64, BudgetError> {
     if !v.is_finite() {
         return Err(BudgetError::NotFinite(field));
     }
@@ -178,7 +178,7 @@ fn number(field: &'static str, v: &Value) -> Result<f64, BudgetError> {
 }
 
 /// A roster's `budget` value, checked field by field (the first bad one is named).
-pub fn parse(v: &Value) -> Result<Budget, BudgetError> {
+pub(crate) fn parse(v: &Value) -> Result<Budget, BudgetError> {
     let obj = v.as_object().ok_or(BudgetError::NotObject)?;
     let mut b = Budget {
         soft_percent: DEFAULT_SOFT_PERCENT,
