@@ -614,6 +614,13 @@ pub struct SpawnArgs {
     /// pi's `--thinking` (off, minimal, low, medium, high, xhigh, max).
     #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<String>,
+    /// Its budget in dollars: the soft alert at 80 %, its extension holds the next prompt at
+    /// 100 % (see `budget`).
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    pub budget_usd: Option<f64>,
+    /// Its budget in tokens (what counts when its model has no pricing).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub budget_tokens: Option<f64>,
     /// Seconds to wait for the new seat's registration, 1..120.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
     pub wait_secs: u64,
