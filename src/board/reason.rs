@@ -57,6 +57,8 @@ pub enum StateReason {
     RunAborted,
     /// Its extension holds a prompt: the worker's budget is reached.
     BudgetReached,
+    /// Its budget passed the soft limit (an alert's own seat, never a row's state).
+    BudgetSoft,
     // The seat's session file.
     /// No session file (pi writes nothing until the first prompt).
     NoSessionFile,
@@ -151,6 +153,7 @@ impl StateReason {
             StateReason::CompactionFailed => "summarizing the conversation failed",
             StateReason::RunAborted => "the run was stopped",
             StateReason::BudgetReached => "budget reached: its extension holds the next prompt",
+            StateReason::BudgetSoft => "its budget passed the soft limit",
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
@@ -216,6 +219,7 @@ impl StateReason {
             StateReason::CompactionFailed => "compaction_failed",
             StateReason::RunAborted => "run_aborted",
             StateReason::BudgetReached => "budget_reached",
+            StateReason::BudgetSoft => "budget_soft",
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
@@ -269,6 +273,7 @@ impl StateReason {
             R::CompactionFailed,
             R::RunAborted,
             R::BudgetReached,
+            R::BudgetSoft,
             R::NoSessionFile,
             R::SessionIdMismatch,
             R::SessionNotLocated,
@@ -588,6 +593,7 @@ mod tests {
             CompactionFailed,
             RunAborted,
             BudgetReached,
+            BudgetSoft,
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,

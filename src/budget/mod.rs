@@ -5,6 +5,7 @@
 //! `spec` is the roster's form and its refusals, `eval` the one evaluation, `record` the bounded
 //! log of every change. This file joins them into what a row shows.
 
+pub(crate) mod alerts;
 pub(crate) mod change;
 pub(crate) mod check;
 pub(crate) mod eval;

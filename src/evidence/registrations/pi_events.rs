@@ -40,10 +40,14 @@ pub enum PiEvent {
     AutoRetryStart,
     /// The retries ended: a later call succeeded, or pi gave up or was stopped.
     AutoRetryEnd,
+    /// The extension held a prompt for the budget.
+    BudgetHold,
+    /// The extension let a held prompt go (the budget was lifted).
+    BudgetRelease,
 }
 
 impl PiEvent {
-    const ALL: [PiEvent; 9] = [
+    const ALL: [PiEvent; 11] = [
         PiEvent::UiPromptStart,
         PiEvent::UiPromptEnd,
         PiEvent::ToolExecutionStart,
@@ -53,6 +57,8 @@ impl PiEvent {
         PiEvent::SessionCompactFailed,
         PiEvent::AutoRetryStart,
         PiEvent::AutoRetryEnd,
+        PiEvent::BudgetHold,
+        PiEvent::BudgetRelease,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +72,8 @@ impl PiEvent {
             PiEvent::SessionCompactFailed => "session_compact_failed",
             PiEvent::AutoRetryStart => "auto_retry_start",
             PiEvent::AutoRetryEnd => "auto_retry_end",
+            PiEvent::BudgetHold => "budget_hold",
+            PiEvent::BudgetRelease => "budget_release",
         }
     }
 
