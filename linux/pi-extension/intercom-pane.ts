@@ -531,6 +531,12 @@ export default function (pi: Pi) {
     const rules = checkText(text);
     if (rules.verdict !== "ok") return answer("failed", rules.detail);
     if (!pi.sendUserMessage || !sessionCtx) return answer("failed", "this pi cannot take messages from extensions");
+    // Prompts are held for the budget: this one waits behind them (see "Budgets" below).
+    if (held.length > 0 && !budgetOff()) {
+      if (held.length >= BUDGET_HELD_CAP) return answer("failed", `refused: ${BUDGET_HELD_CAP} prompts are held for the budget`);
+      hold(text, sessionCtx);
+      return answer("queued", `held by the budget: ${oneLine(lastVerdict?.line) || "reached"}; ${oneLine(lastVerdict?.lift)}`);
+    }
     const idle = sessionCtx.isIdle?.() ?? false;
     if (!idle || inFlight || queue.length > 0) {
       if (queue.length >= QUEUE_CAP) return answer("failed", `refused: ${QUEUE_CAP} texts already wait`);

@@ -58,10 +58,14 @@ pub(crate) fn verdict(name: &str, view: Option<&BudgetView>) -> Verdict {
         hold,
         compact: context.is_some() && v.on_context == OnContext::Compact,
         line: line.join(", "),
-        lift: if hold {
-            format!("/budget raise 2 here, or {raise}")
-        } else {
-            String::new()
+        lift: match spent {
+            // The roster's own limit: only the roster's top-level `budget` lifts it.
+            Some(("fleet budget", _)) => {
+                "raise the roster's budget (top-level \"budget\" in .pi-intercom/config.json)"
+                    .to_string()
+            }
+            _ if hold => format!("/budget raise 2 here, or {raise}"),
+            _ => String::new(),
         },
     }
 }
