@@ -295,7 +295,8 @@ fn context_of(ev: &SeatEvidence) -> Option<ContextFill> {
 }
 
 /// The worker's own budget standing, and what its extension reports (the fleet's is added
-/// over all rows in `scan::assemble`). `None` when no limit applies and nothing is held.
+/// over all rows in `scan::assemble`). `None` when no limit applies and no budget-aware
+/// extension reports.
 fn budget_of(
     ev: &SeatEvidence,
     rec: &SeatRecord,
@@ -309,7 +310,8 @@ fn budget_of(
     let figures = crate::budget::eval::Figures::of(rec.usage.as_ref());
     let own = agent.filter(|a| !a.coordinator).and_then(|a| a.budget.as_ref());
     let v = crate::budget::BudgetView::of(own, &figures, rec.context.as_ref(), ext.as_ref());
-    (!v.is_empty()).then_some(v)
+    // Kept when only its extension speaks: a fleet budget added over all rows is enforced too.
+    (!v.is_empty() || v.enforced).then_some(v)
 }
 
 /// A configured worker's Intercom evidence and connection check.
