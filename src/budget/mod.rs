@@ -139,6 +139,33 @@ pub(crate) fn to_json(v: &BudgetView) -> serde_json::Value {
     .unwrap_or(serde_json::Value::Null)
 }
 
+/// `explain`'s budget lines: where it stands, whether its extension enforces it, and each
+/// recorded change (the newest 10).
+pub(crate) fn explain_lines(v: Option<&BudgetView>, changes: &[record::Change]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(v) = v.filter(|v| !v.short().is_empty()) {
+        let enforced = match (v.enforced, v.held) {
+            (_, n) if n > 0 => format!("its extension holds {n} prompt(s)"),
+            (true, _) => "enforced by its extension".to_string(),
+            (false, _) => "not enforced (no budget-aware extension reports)".to_string(),
+        };
+        out.push(format!(
+            "budget: {} ({}); {enforced}",
+            crate::text::sanitize(&v.short()),
+            v.level.as_str()
+        ));
+    }
+    let skip = changes.len().saturating_sub(10);
+    for c in changes.iter().skip(skip) {
+        out.push(format!(
+            "budget change: {} at {}",
+            c.words(),
+            crate::clock::format_iso(c.at)
+        ));
+    }
+    out
+}
+
 /// `to_json` for a serde field.
 pub(crate) fn serialize_opt<S: serde::Serializer>(
     v: &Option<BudgetView>,

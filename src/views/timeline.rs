@@ -102,6 +102,7 @@ fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
         }
         out.push((c.updated_at, EventKind::Close, detail));
     }
+    out.extend(budget_events(pass, &row.id));
     out.into_iter()
         .zip(first_seq..)
         .map(|((at, event, detail), seq)| LogEntry {
@@ -112,6 +113,17 @@ fn events_of(pass: &Scan, key: &str, first_seq: u64) -> Vec<LogEntry> {
                 detail: text::one_line(&detail, LINE_CHARS),
             },
         })
+        .collect()
+}
+
+/// The recorded changes of the seat's budget (`budget::record`), each at its time.
+fn budget_events(pass: &Scan, session_id: &str) -> Vec<(Ms, EventKind, String)> {
+    let Some(cfg) = &pass.config else {
+        return Vec::new();
+    };
+    crate::budget::record::read(&cfg.root, session_id)
+        .into_iter()
+        .map(|c| (c.at, EventKind::Budget, c.words()))
         .collect()
 }
 
@@ -322,6 +334,7 @@ pub(crate) fn line(e: &LogEntry) -> String {
             match event {
                 EventKind::Handoff => "handoff",
                 EventKind::Close => "close",
+                EventKind::Budget => "budget",
             },
             safe(detail, 300),
         ),

@@ -183,6 +183,8 @@ pub enum EventKind {
     Handoff,
     /// A close job's state (`closeJob.state`, and its reason).
     Close,
+    /// A change of the worker's budget (who, from, to).
+    Budget,
 }
 
 /// Name the sender of each user message (turn prompts, answers) that `records` (the reply
