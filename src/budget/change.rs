@@ -80,6 +80,11 @@ pub(crate) fn edited(current: Option<&Budget>, edit: Edit) -> Result<Option<Budg
     Ok(Some(b))
 }
 
+/// How much the sidebar's `$` raises a cost limit: half of it, at least a cent.
+pub(crate) fn sidebar_step(limit: f64) -> f64 {
+    ((limit / 2.0) * 100.0).round().max(1.0) / 100.0
+}
+
 /// Apply `edit` to the worker with `session_id` in the roster at `root`, recording who (`by`)
 /// and when. Returns the change recorded.
 pub(crate) fn apply(
@@ -164,6 +169,9 @@ mod tests {
         assert_eq!(edited(Some(&usd(5.0)), Edit::Off).unwrap(), None);
         let t = edited(Some(&usd(5.0)), Edit::Tokens(1000.0)).unwrap().unwrap();
         assert_eq!((t.cost_usd(), t.tokens), (Some(5.0), Some(1000)));
+        assert_eq!(sidebar_step(5.0), 2.5);
+        assert_eq!(sidebar_step(0.25), 0.13);
+        assert_eq!(sidebar_step(0.001), 0.01);
         assert!(matches!(
             edited(None, Edit::Tokens(0.5)),
             Err(ChangeError::Value(BudgetError::NotWhole(..)))

@@ -233,6 +233,27 @@ impl App {
                  session in a tmux session (Herdr: tab) of its own (resume-worker). y: resume \
                  {name} · n/Esc: cancel"
             ),
+            WorkerAction::RaiseBudget => match self
+                .snapshot()
+                .and_then(|s| s.row(&seat.row_id))
+                .and_then(|r| r.budget.as_ref())
+                .and_then(|b| b.own)
+                .filter(|s| s.measure == crate::budget::eval::Measure::Cost)
+            {
+                Some(s) => {
+                    let step = crate::budget::change::sidebar_step(s.limit);
+                    format!(
+                        "Raise worker {name}'s budget from ${:.2} to ${:.2} (budget --raise \
+                         {step:.2}); a held prompt then goes. y: raise · n/Esc: cancel",
+                        s.limit,
+                        s.limit + step
+                    )
+                }
+                None => format!(
+                    "Worker {name} has no cost budget to raise (intercom-pane budget {name} \
+                     --usd N sets one). n/Esc: cancel"
+                ),
+            },
             // Never asked: the spawn form is its own confirmation.
             WorkerAction::Spawn => format!("Spawn worker {name}? n/Esc: cancel"),
         })

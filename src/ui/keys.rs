@@ -83,6 +83,8 @@ pub enum Action {
     /// Ask to close / resume the selected worker (a confirmation follows).
     CloseWorker,
     ResumeWorker,
+    /// Raise the selected worker's cost budget by half (asks first).
+    RaiseBudget,
     /// `+`: the spawn form (name, first task, worktree).
     OpenSpawn,
     /// The confirmation's answer.
@@ -250,6 +252,13 @@ pub const BINDINGS: &[Binding] = &[
         LIST,
         "R",
         "resume worker",
+    ),
+    b(
+        &[Key::Char('$')],
+        Action::RaiseBudget,
+        LIST,
+        "$",
+        "raise budget",
     ),
     b(
         &[Key::Char('+')],
