@@ -44,6 +44,7 @@ mod alerts_channels;
 mod alerts_dialogs;
 mod alerts_sidebar;
 mod alerts_watch;
+mod budget_cli;
 mod architecture;
 mod board_page;
 mod cli_help;
