@@ -38,6 +38,10 @@ fn refuse(msg: impl std::fmt::Display) -> BudgetExit {
 }
 
 pub(crate) fn run(args: &BudgetArgs) -> BudgetExit {
+    // A roster on another machine: its budget is changed there, where its extension checks it.
+    if !args.src.hosts.is_empty() {
+        return refuse("not with --host: run intercom-pane budget on that host");
+    }
     let r = match options::resolve(&args.src) {
         Ok(r) => r,
         Err(e) => return refuse(e),
