@@ -685,10 +685,20 @@ pub struct BudgetArgs {
     #[arg(long, value_name = "ID", conflicts_with = "name")]
     pub session_id: Option<String>,
     /// Add this many dollars to its cost limit.
-    #[arg(long, value_name = "USD", allow_negative_numbers = true, group = "edit")]
+    #[arg(
+        long,
+        value_name = "USD",
+        allow_negative_numbers = true,
+        group = "edit"
+    )]
     pub raise: Option<f64>,
     /// Set its cost limit, in dollars.
-    #[arg(long, value_name = "USD", allow_negative_numbers = true, group = "edit")]
+    #[arg(
+        long,
+        value_name = "USD",
+        allow_negative_numbers = true,
+        group = "edit"
+    )]
     pub usd: Option<f64>,
     /// Set its token limit (what counts when its model has no pricing).
     #[arg(long, value_name = "N", allow_negative_numbers = true, group = "edit")]

@@ -89,8 +89,9 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, BudgetExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit, LogExit,
-            MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
+            BoardExit, BudgetExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit,
+            LandExit, LogExit, MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit,
+            WaitExit, WatchExit,
         };
     }
     pub mod monitor_cmd {

@@ -128,7 +128,10 @@ mod tests {
 
     #[test]
     fn a_soft_crossing_is_one_more_seat_whose_turn_names_the_limit() {
-        assert!(matches!(with_budget_seats(&snap(1.0, 5.0)), Cow::Borrowed(_)));
+        assert!(matches!(
+            with_budget_seats(&snap(1.0, 5.0)),
+            Cow::Borrowed(_)
+        ));
         let s = with_budget_seats(&snap(4.5, 5.0)).into_owned();
         assert_eq!(s.rows.len(), 2);
         let b = &s.rows[1];

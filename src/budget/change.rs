@@ -65,9 +65,7 @@ pub(crate) fn edited(current: Option<&Budget>, edit: Edit) -> Result<Option<Budg
     match edit {
         Edit::Off => return Ok(None),
         Edit::Usd(v) => b.cost_micros = Some(spec::usd("costUsd", v).map_err(ChangeError::Value)?),
-        Edit::Tokens(v) => {
-            b.tokens = Some(spec::tokens("tokens", v).map_err(ChangeError::Value)?)
-        }
+        Edit::Tokens(v) => b.tokens = Some(spec::tokens("tokens", v).map_err(ChangeError::Value)?),
         Edit::Raise(v) => {
             let add = spec::usd("raise", v).map_err(ChangeError::Value)?;
             let now = base.cost_micros.ok_or(ChangeError::NoCostLimit)?;
@@ -129,7 +127,9 @@ pub(crate) fn apply(
     };
     // The roster holds the change; a record that cannot be written is said, not hidden.
     record::append(root, session_id, &change).map_err(|e| {
-        ChangeError::Write(format!("changed, but the change could not be recorded: {e}"))
+        ChangeError::Write(format!(
+            "changed, but the change could not be recorded: {e}"
+        ))
     })?;
     Ok(change)
 }
@@ -156,7 +156,10 @@ mod tests {
         ));
         for bad in [-1.0, f64::NAN, f64::INFINITY, 1e12] {
             assert!(
-                matches!(edited(Some(&usd(5.0)), Edit::Raise(bad)), Err(ChangeError::Value(_))),
+                matches!(
+                    edited(Some(&usd(5.0)), Edit::Raise(bad)),
+                    Err(ChangeError::Value(_))
+                ),
                 "{bad}"
             );
         }
@@ -167,7 +170,9 @@ mod tests {
             Err(ChangeError::Value(BudgetError::TooLarge(..)))
         ));
         assert_eq!(edited(Some(&usd(5.0)), Edit::Off).unwrap(), None);
-        let t = edited(Some(&usd(5.0)), Edit::Tokens(1000.0)).unwrap().unwrap();
+        let t = edited(Some(&usd(5.0)), Edit::Tokens(1000.0))
+            .unwrap()
+            .unwrap();
         assert_eq!((t.cost_usd(), t.tokens), (Some(5.0), Some(1000)));
         assert_eq!(sidebar_step(5.0), 2.5);
         assert_eq!(sidebar_step(0.25), 0.13);

@@ -50,7 +50,10 @@ pub(crate) fn verdict(name: &str, view: Option<&BudgetView>) -> Verdict {
         line.push(format!("{what} {}", s.short()));
     }
     if let Some(s) = context {
-        line.push(format!("context {:.0}% of the {:.0}% limit", s.spent, s.limit));
+        line.push(format!(
+            "context {:.0}% of the {:.0}% limit",
+            s.spent, s.limit
+        ));
     }
     let hold = spent.is_some() || hold_context;
     Verdict {

@@ -221,7 +221,11 @@ mod tests {
         // Priced, both limits: the one further along decides.
         let s = spending(&b, &f(1.0, 1000, false)).unwrap();
         assert_eq!((s.measure, s.level), (Measure::Tokens, Level::Reached));
-        assert!(spending(&parse(&json!({"contextPercent": 90})).unwrap(), &f(1.0, 1, false)).is_none());
+        assert!(spending(
+            &parse(&json!({"contextPercent": 90})).unwrap(),
+            &f(1.0, 1, false)
+        )
+        .is_none());
     }
 
     #[test]
@@ -233,9 +237,18 @@ mod tests {
             percent: p,
             at: 0,
         };
-        assert_eq!(context(&b, Some(&fill(Some(50.0)))).unwrap().level, Level::Under);
-        assert_eq!(context(&b, Some(&fill(Some(75.0)))).unwrap().level, Level::Soft);
-        assert_eq!(context(&b, Some(&fill(Some(90.0)))).unwrap().level, Level::Reached);
+        assert_eq!(
+            context(&b, Some(&fill(Some(50.0)))).unwrap().level,
+            Level::Under
+        );
+        assert_eq!(
+            context(&b, Some(&fill(Some(75.0)))).unwrap().level,
+            Level::Soft
+        );
+        assert_eq!(
+            context(&b, Some(&fill(Some(90.0)))).unwrap().level,
+            Level::Reached
+        );
         assert!(context(&b, Some(&fill(None))).is_none());
         assert!(context(&b, None).is_none());
     }

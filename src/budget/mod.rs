@@ -107,12 +107,7 @@ impl BudgetView {
             parts.push(format!("fleet {}{}", s.short(), tag(s)));
         }
         if let Some(s) = &self.context {
-            parts.push(format!(
-                "context {:.0}%/{:.0}%{}",
-                s.spent,
-                s.limit,
-                tag(s)
-            ));
+            parts.push(format!("context {:.0}%/{:.0}%{}", s.spent, s.limit, tag(s)));
         }
         if !self.enforced && parts.is_empty() {
             return String::new();
@@ -176,13 +171,15 @@ pub(crate) fn serialize_opt<S: serde::Serializer>(
 
 /// Add the roster-wide budget's standing to every configured worker's row: the spending of
 /// all of them together against `cfg.budget`.
-pub(crate) fn fleet_onto(rows: &mut [crate::snapshot::Row], cfg: &crate::evidence::config::IntercomConfig) {
+pub(crate) fn fleet_onto(
+    rows: &mut [crate::snapshot::Row],
+    cfg: &crate::evidence::config::IntercomConfig,
+) {
     let Some(fleet) = cfg.budget.as_ref() else {
         return;
     };
-    let workers = |r: &crate::snapshot::Row| {
-        cfg.find_by_session(&r.id).is_some_and(|a| !a.coordinator)
-    };
+    let workers =
+        |r: &crate::snapshot::Row| cfg.find_by_session(&r.id).is_some_and(|a| !a.coordinator);
     let mut all = Figures::default();
     for r in rows.iter().filter(|r| workers(r)) {
         all.add(&Figures::of(r.usage.as_ref()));

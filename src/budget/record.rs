@@ -111,8 +111,18 @@ mod tests {
             from,
             to,
         };
-        append(root.path(), "w", &c("spawn", Value::Null, json!({"costUsd": 5}))).unwrap();
-        append(root.path(), "w", &c("cli", json!({"costUsd": 5}), json!({"costUsd": 7}))).unwrap();
+        append(
+            root.path(),
+            "w",
+            &c("spawn", Value::Null, json!({"costUsd": 5})),
+        )
+        .unwrap();
+        append(
+            root.path(),
+            "w",
+            &c("cli", json!({"costUsd": 5}), json!({"costUsd": 7})),
+        )
+        .unwrap();
         let got = read(root.path(), "w");
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].words(), "spawn: off → $5.00");

@@ -148,10 +148,10 @@ pub(crate) fn run(args: &BudgetArgs) -> BudgetExit {
     }
     match view.as_ref().map(|v| v.short()).filter(|w| !w.is_empty()) {
         Some(w) => crate::cmd::out(format_args!("{name}: {}", sanitize(&w))),
-        None if report.budget.is_null() => {
-            crate::cmd::out(format_args!("{name}: no budget"))
-        }
-        None => crate::cmd::out(format_args!("{name}: budget set; nothing spent on the board yet")),
+        None if report.budget.is_null() => crate::cmd::out(format_args!("{name}: no budget")),
+        None => crate::cmd::out(format_args!(
+            "{name}: budget set; nothing spent on the board yet"
+        )),
     }
     if report.verdict.hold {
         crate::cmd::out(format_args!(

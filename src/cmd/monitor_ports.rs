@@ -230,7 +230,8 @@ impl ScanWorkers {
         };
         let step = crate::budget::change::sidebar_step(limit);
         let edit = crate::budget::change::Edit::Raise(step);
-        match crate::budget::change::apply(&cfg.root, &row.id, edit, "sidebar", self.clock.now_ms()) {
+        match crate::budget::change::apply(&cfg.root, &row.id, edit, "sidebar", self.clock.now_ms())
+        {
             Ok(c) => out(true, "raised", c.words()),
             Err(e) => out(false, "refused", e.to_string()),
         }

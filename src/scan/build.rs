@@ -308,7 +308,9 @@ fn budget_of(
         .and_then(|r| r.pi.as_ref())
         .and_then(|p| p.state.budget.clone());
     let figures = crate::budget::eval::Figures::of(rec.usage.as_ref());
-    let own = agent.filter(|a| !a.coordinator).and_then(|a| a.budget.as_ref());
+    let own = agent
+        .filter(|a| !a.coordinator)
+        .and_then(|a| a.budget.as_ref());
     let v = crate::budget::BudgetView::of(own, &figures, rec.context.as_ref(), ext.as_ref());
     // Kept when only its extension speaks: a fleet budget added over all rows is enforced too.
     (!v.is_empty() || v.enforced).then_some(v)

@@ -327,7 +327,10 @@ pub(crate) fn render(e: &Explanation) -> Vec<String> {
     out.extend(e.probe.as_ref().map(probe_line));
     out.extend(e.usage.as_ref().map(|u| usage_line(u, e.model.as_deref())));
     out.extend(e.context.as_ref().map(|c| context_line(c, e.scanned_at)));
-    out.extend(crate::budget::explain_lines(e.budget.as_ref(), &e.budget_changes));
+    out.extend(crate::budget::explain_lines(
+        e.budget.as_ref(),
+        &e.budget_changes,
+    ));
     out
 }
 

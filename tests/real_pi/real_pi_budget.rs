@@ -25,8 +25,10 @@ use serde_json::{json, Value};
 /// The roster: a coordinator and `workers` (session id, name, budget or null), and the fleet's.
 fn write_budget_roster(root: &Path, workers: &[(&str, &str, Value)], fleet: Value) {
     std::fs::create_dir_all(root.join(".pi-intercom")).unwrap();
-    let mut agents = vec![json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
-        "description": "C.", "port": 1, "projectDirectory": "."})];
+    let mut agents = vec![
+        json!({"sessionId": "coord", "name": "Coordinator", "coordinator": true,
+        "description": "C.", "port": 1, "projectDirectory": "."}),
+    ];
     for (i, (id, name, budget)) in workers.iter().enumerate() {
         let mut a = json!({"sessionId": id, "name": name, "coordinator": false,
             "description": format!("{name}."), "port": 2 + i, "projectDirectory": "."});
@@ -194,14 +196,13 @@ impl Board {
     }
 
     fn wait_line(&self, name: &str, want: &str) {
-        wait_for(60_000, || self.line(name).contains(want).then_some(()))
-            .unwrap_or_else(|| {
-                panic!(
-                    "{name}: budget never read {want:?}: {:?}\n{}",
-                    self.line(name),
-                    self.screen(name)
-                )
-            });
+        wait_for(60_000, || self.line(name).contains(want).then_some(())).unwrap_or_else(|| {
+            panic!(
+                "{name}: budget never read {want:?}: {:?}\n{}",
+                self.line(name),
+                self.screen(name)
+            )
+        });
     }
 
     fn type_prompt(&self, name: &str, text: &str) {
@@ -252,8 +253,10 @@ fn a_worker_is_warned_once_then_held_and_a_raise_lets_one_prompt_through() {
     b.wait_line("W", "$0.10/0.25");
     b.type_prompt("W", "second task");
     b.wait_line("W", "$0.20/0.25 soft");
-    wait_for(60_000, || (!b.alerts("budget_soft").is_empty()).then_some(()))
-        .unwrap_or_else(|| panic!("no soft alert: {:?}", b.alerts("budget_soft")));
+    wait_for(60_000, || {
+        (!b.alerts("budget_soft").is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("no soft alert: {:?}", b.alerts("budget_soft")));
     let soft = b.alerts("budget_soft");
     assert_eq!(soft[0]["seat"], "W", "{soft:?}");
     assert_eq!(soft[0]["sessionId"], id, "{soft:?}");
@@ -263,7 +266,11 @@ fn a_worker_is_warned_once_then_held_and_a_raise_lets_one_prompt_through() {
     b.wait_line("W", "$0.30/0.25 reached");
     b.type_prompt("W", "fourth task HELD");
     b.wait_screen("W", "1 prompt is held");
-    assert!(b.screen("W").contains("budget W --raise"), "{}", b.screen("W"));
+    assert!(
+        b.screen("W").contains("budget W --raise"),
+        "{}",
+        b.screen("W")
+    );
     let w = wait_for(30_000, || {
         let w = b.record("W");
         (w["state"] == "waiting" && w["stateReason"] == "budget_reached").then_some(w)
@@ -285,7 +292,12 @@ fn a_worker_is_warned_once_then_held_and_a_raise_lets_one_prompt_through() {
     assert_eq!(count(&msgs, "fourth task HELD"), 0, "{msgs:?}");
     assert_eq!(count(&msgs, "fifth task REPLY"), 0, "{msgs:?}");
     // Still one soft alert: reaching the limit is the same crossing.
-    assert_eq!(b.alerts("budget_soft").len(), 1, "{:?}", b.alerts("budget_soft"));
+    assert_eq!(
+        b.alerts("budget_soft").len(),
+        1,
+        "{:?}",
+        b.alerts("budget_soft")
+    );
 
     // Raised to $0.35: the first held prompt goes, once; its turn reaches $0.40, so the
     // reply stays held.
@@ -301,7 +313,10 @@ fn a_worker_is_warned_once_then_held_and_a_raise_lets_one_prompt_through() {
     // The new limit is a new crossing: one more alert, naming it, and only one.
     let soft = b.alerts("budget_soft");
     assert_eq!(soft.len(), 2, "{soft:?}");
-    assert_eq!(soft[1]["turn"], "waiting:budget-soft:own:usd:0.35", "{soft:?}");
+    assert_eq!(
+        soft[1]["turn"], "waiting:budget-soft:own:usd:0.35",
+        "{soft:?}"
+    );
 
     // The change is recorded, and `/budget raise` inside pi lifts it too.
     let v = stdout_json(&b.run(&["budget", "W", "--json"]));

@@ -69,11 +69,23 @@ fn hostile_values_are_refused_with_the_reason_and_nothing_changes() {
     // A roster written by hand with hostile values is refused with the field and the reason.
     let mut cfg: Value = serde_json::from_slice(&before).unwrap();
     for (budget, why) in [
-        (serde_json::json!({"costUsd": -3}), "agents[1].budget: budget.costUsd must not be negative"),
-        (serde_json::json!({"costUsd": 1e300}), "budget.costUsd is too large"),
-        (serde_json::json!({"tokens": "many"}), "budget.tokens must be a number"),
+        (
+            serde_json::json!({"costUsd": -3}),
+            "agents[1].budget: budget.costUsd must not be negative",
+        ),
+        (
+            serde_json::json!({"costUsd": 1e300}),
+            "budget.costUsd is too large",
+        ),
+        (
+            serde_json::json!({"tokens": "many"}),
+            "budget.tokens must be a number",
+        ),
         (serde_json::json!({"contextPercent": 0}), "from 1 to 100"),
-        (serde_json::json!({"costUsd": 5, "kill": true}), "budget.kill is not a budget field"),
+        (
+            serde_json::json!({"costUsd": 5, "kill": true}),
+            "budget.kill is not a budget field",
+        ),
     ] {
         cfg["agents"][1]["budget"] = budget;
         std::fs::write(f.path("root/.pi-intercom/config.json"), cfg.to_string()).unwrap();
@@ -92,10 +104,16 @@ fn every_view_shows_the_budget_and_every_change_is_recorded() {
     let mut f = Fleet::new(&["Builder"]);
     f.workers[0].spend(3.2);
     let o = ok(&run(&f, &["budget", "Builder", "--usd", "5"]));
-    assert!(o.contains("Builder: budget changed (cli: off → $5.00)"), "{o}");
+    assert!(
+        o.contains("Builder: budget changed (cli: off → $5.00)"),
+        "{o}"
+    );
     assert!(o.contains("Builder: $3.20/5.00 · not enforced"), "{o}");
     let cfg: Value = serde_json::from_slice(&config(&f)).unwrap();
-    assert_eq!(cfg["agents"][1]["budget"], serde_json::json!({"costUsd": 5.0}));
+    assert_eq!(
+        cfg["agents"][1]["budget"],
+        serde_json::json!({"costUsd": 5.0})
+    );
 
     // status, status --json, board --json and the board file say the same.
     let text = ok(&run(&f, &["status"]));
@@ -112,7 +130,10 @@ fn every_view_shows_the_budget_and_every_change_is_recorded() {
         .find(|s| s["name"] == "Builder")
         .unwrap()
         .clone();
-    assert_eq!(seat["budget"]["line"], "$3.20/5.00 · not enforced", "{seat}");
+    assert_eq!(
+        seat["budget"]["line"], "$3.20/5.00 · not enforced",
+        "{seat}"
+    );
     let idx: Value = serde_json::from_str(&ok(&run(&f, &["scan", "--json"]))).unwrap();
     let rec = idx["records"]
         .as_array()
@@ -128,7 +149,10 @@ fn every_view_shows_the_budget_and_every_change_is_recorded() {
     ok(&run(&f, &["budget", "Builder", "--raise", "2"]));
     assert_eq!(status_budget(&f)["line"], "$3.20/6.00 · not enforced");
     ok(&run(&f, &["budget", "Builder", "--usd", "3"]));
-    assert_eq!(status_budget(&f)["line"], "$3.20/3.00 exceeded (not enforced)");
+    assert_eq!(
+        status_budget(&f)["line"],
+        "$3.20/3.00 exceeded (not enforced)"
+    );
     let v: Value = serde_json::from_str(&ok(&run(&f, &["status", "--json"]))).unwrap();
     assert_ne!(v["workers"][0]["boardStateReason"], "budget_reached", "{v}");
 
