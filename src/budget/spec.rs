@@ -57,7 +57,7 @@ impl Budget {
     }
 
     /// The roster's JSON form (what `spawn` and `budget` write).
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(self) -> Value {
         let wire = Wire {
             cost_usd: self.cost_usd(),
             tokens: self.tokens,
