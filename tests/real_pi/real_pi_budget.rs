@@ -65,6 +65,16 @@ impl Board {
     /// with the shipped extension on a model priced at $1000 per million input tokens (the
     /// scripted model reports 100 per call: $0.10 a call).
     fn start(workers: &[(&str, &str, Value)], fleet: Value) -> Board {
+        Board::start_with(workers, fleet, 128_000, json!({}))
+    }
+
+    /// `start` with the model's context window and more pi settings.
+    fn start_with(
+        workers: &[(&str, &str, Value)],
+        fleet: Value,
+        window: u64,
+        mut settings: Value,
+    ) -> Board {
         let env = Env::new().with_system_path();
         let agent = env.dir.path().to_path_buf();
         let port = start_model(3);
@@ -72,13 +82,13 @@ impl Board {
             agent.join("models.json"),
             json!({"providers": {"fake": {"baseUrl": format!("http://127.0.0.1:{port}/v1"),
                 "api": "openai-completions", "apiKey": "fake",
-                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096,
+                "models": [{"id": "fake-model", "contextWindow": window, "maxTokens": 4096,
                     "cost": {"input": 1000, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}})
             .to_string(),
         )
         .unwrap();
-        let settings =
-            json!({"packages": [Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]});
+        settings["packages"] =
+            json!([Path::new(env!("CARGO_MANIFEST_DIR")).join("linux/pi-extension")]);
         std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
         let root = env.path("root");
         write_budget_roster(&root, workers, fleet);
@@ -101,7 +111,21 @@ impl Board {
             ]);
         }
         for (_, name, _) in workers {
-            wait_ready(&server, &format!("={name}:"));
+            let pane = format!("={name}:");
+            if window == 128_000 {
+                wait_ready(&server, &pane);
+            } else {
+                // The footer names the model after the context fill (`2.1%/5.0k`).
+                wait_for(60_000, || {
+                    let screen = server.tmux(&["capture-pane", "-p", "-t", &pane]);
+                    screen
+                        .lines()
+                        .any(|l| l.contains("%/") && l.trim_end().ends_with("fake-model"))
+                        .then_some(())
+                })
+                .unwrap_or_else(|| panic!("pi never became ready"));
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
         }
         Board {
             env,
@@ -371,4 +395,46 @@ fn a_fleet_budget_holds_every_worker_once_they_spend_it_together() {
         })
         .unwrap_or_else(|| panic!("{n} never budget reached: {}", b.record(n)));
     }
+}
+
+#[test]
+#[cfg_attr(
+    not(real_pi),
+    ignore = "real-pi tier: INTERCOM_PANE_REAL_PI names no folder with pi and node 22 (.ci/run installs them)"
+)]
+fn at_the_context_limit_with_on_context_compact_pi_compacts_then_the_prompt_goes_once() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let id = "b0000000-0000-4000-8000-0000000000cc";
+    // A 5000-token window: one call (103 tokens) fills 2 %, past a 1 % limit.
+    let b = Board::start_with(
+        &[(
+            id,
+            "W",
+            json!({"contextPercent": 1, "onContext": "compact"}),
+        )],
+        Value::Null,
+        5000,
+        json!({"compaction": {"enabled": false, "keepRecentTokens": 1}}),
+    );
+    submit_first(&b.server, "=W:", "first task");
+    let file = b.session_file(id);
+    b.wait_line("W", "context 2%/1% reached");
+    b.type_prompt("W", "second task");
+    // pi compacts first, then the prompt goes, once.
+    wait_for(60_000, || {
+        (count(&user_messages(&file), "second task") == 1).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the prompt never went:\n{}", b.screen("W")));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let compaction = text
+        .lines()
+        .position(|l| l.contains("\"type\":\"compaction\""))
+        .unwrap_or_else(|| panic!("no compaction in the session:\n{text}"));
+    let prompt = text
+        .lines()
+        .position(|l| l.contains("second task"))
+        .unwrap();
+    assert!(compaction < prompt, "compaction after the prompt:\n{text}");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert_eq!(count(&user_messages(&file), "second task"), 1);
 }
