@@ -257,7 +257,8 @@ pub const BINDINGS: &[Binding] = &[
         &[Key::Char('$')],
         Action::RaiseBudget,
         LIST,
-        "$",
+        // In the help overlay only: the key line is full.
+        "",
         "raise budget",
     ),
     b(
@@ -652,6 +653,7 @@ mod tests {
         assert!(list.contains(&("⏎".to_string(), "go to pane")));
         assert!(list.contains(&("Home g".to_string(), "first")));
         assert!(list.contains(&("^C".to_string(), "quit")));
+        assert!(list.contains(&("$".to_string(), "raise budget")));
         let details = &o[1].1;
         assert!(details.iter().all(|(_, w)| *w != "select"), "{details:?}");
         assert!(details.contains(&("Esc".to_string(), "close panel")));
