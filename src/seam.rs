@@ -265,6 +265,11 @@ pub mod reply_text {
 pub mod scan {
     pub use crate::scan::{run, ReplyUnavailable, RootChoice, Scan, ScanOptions};
 }
+pub mod budget {
+    pub use crate::budget::eval::{Level, Measure, Standing};
+    pub use crate::budget::spec::OnContext;
+    pub use crate::budget::BudgetView;
+}
 pub mod snapshot {
     pub use crate::snapshot::{
         ActivityView, ConnectionView, HostState, HostView, ReplyPath, RosterCode, RosterStatus,

@@ -216,6 +216,17 @@ impl App {
             self.notice = Some(format!("{name}: a close or resume is already running"));
             return;
         }
+        let cost_budget = row
+            .budget
+            .as_ref()
+            .and_then(|b| b.own)
+            .is_some_and(|s| s.measure == crate::budget::eval::Measure::Cost);
+        if action == WorkerAction::RaiseBudget && !cost_budget {
+            self.notice = Some(format!(
+                "{name} has no cost budget to raise (intercom-pane budget NAME --usd N sets one)"
+            ));
+            return;
+        }
         self.cockpit.confirm = Some((action, SeatRef::of(row)));
     }
 
@@ -249,10 +260,8 @@ impl App {
                         s.limit + step
                     )
                 }
-                None => format!(
-                    "Worker {name} has no cost budget to raise (intercom-pane budget {name} \
-                     --usd N sets one). n/Esc: cancel"
-                ),
+                // Refused before asking (`ask_worker_action`); the budget went meanwhile.
+                None => format!("Worker {name} has no cost budget to raise. n/Esc: cancel"),
             },
             // Never asked: the spawn form is its own confirmation.
             WorkerAction::Spawn => format!("Spawn worker {name}? n/Esc: cancel"),
