@@ -220,3 +220,39 @@ fn the_soft_limit_alerts_once_per_crossing() {
     let st = stop(&mut w);
     assert_eq!(st.code(), Some(0));
 }
+
+#[test]
+fn spawn_writes_the_budget_into_the_new_entry_and_refuses_hostile_values_first() {
+    use crate::spawn_support::{agent, Team};
+    let t = Team::new();
+    let before = t.config();
+    for (flags, why) in [
+        (["--budget-usd", "NaN"], "finite"),
+        (["--budget-usd", "-2"], "must not be negative"),
+        (["--budget-tokens", "1e20"], "too large"),
+    ] {
+        let mut args = vec!["Spendy"];
+        args.extend_from_slice(&flags);
+        let (code, _, err) = t.spawn(&args);
+        assert_eq!(code, 2, "{flags:?}: {err}");
+        assert!(err.contains(why), "{flags:?}: {err}");
+        assert_eq!(t.config(), before, "{flags:?} changed the roster");
+    }
+    let (code, out, err) = t.spawn(&["Spendy", "--budget-usd", "5", "--budget-tokens", "200000"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let roster = t.roster();
+    let a = agent(&roster, "Spendy").unwrap();
+    assert_eq!(
+        a["budget"],
+        serde_json::json!({"costUsd": 5.0, "tokens": 200000}),
+        "{a}"
+    );
+    let o = t.env.run(&crate::scan_support::layout_args(
+        &t.env,
+        &["budget"],
+        &["Spendy", "--json"],
+    ));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["changes"][0]["by"], "spawn", "{v}");
+    assert!(v["changes"][0]["from"].is_null(), "{v}");
+}
