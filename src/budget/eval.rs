@@ -10,7 +10,7 @@ use crate::evidence::registrations::ContextFill;
 use crate::evidence::sessions::usage::UsageView;
 
 /// Where spending stands against a limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     /// Not known (a cost limit on a model without pricing, no token limit to fall back on).
@@ -34,7 +34,7 @@ impl Level {
 }
 
 /// What a limit counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measure {
     /// US dollars, from pi's pricing of each message.
@@ -44,7 +44,7 @@ pub enum Measure {
 }
 
 /// One limit's standing.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Standing {
     pub measure: Measure,

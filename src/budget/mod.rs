@@ -19,17 +19,17 @@ use eval::{Figures, Level, Standing};
 use spec::{Budget, OnContext};
 
 /// A worker's budget as every view shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetView {
     /// Its own spending limit's standing.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own: Option<Standing>,
     /// The roster-wide limit's standing (every worker's spending together).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<Standing>,
     /// Its context limit's standing.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Standing>,
     pub on_context: OnContext,
     /// The worker's extension enforces budgets (it reports its holds); otherwise a reached
@@ -161,6 +161,14 @@ pub(crate) fn explain_lines(v: Option<&BudgetView>, changes: &[record::Change]) 
     out
 }
 
+/// A view as `to_json` wrote it (another host's board): `None` unless every figure is a finite
+/// number (JSON holds no other) and the shape is this version's.
+pub(crate) fn from_json(v: serde_json::Value) -> Option<BudgetView> {
+    let mut view: BudgetView = serde_json::from_value(v).ok()?;
+    view.settle();
+    Some(view)
+}
+
 /// `to_json` for a serde field.
 pub(crate) fn serialize_opt<S: serde::Serializer>(
     v: &Option<BudgetView>,
@@ -227,6 +235,15 @@ mod tests {
         assert_eq!(v.held, 1);
         let v = BudgetView::of(Some(&b), &figures(4.5), None, Some(&hold));
         assert_eq!(v.short(), "$4.50/5.00 soft");
+    }
+
+    #[test]
+    fn another_hosts_view_reads_back_as_written() {
+        let b = spec::parse(&json!({"costUsd": 5, "contextPercent": 90})).unwrap();
+        let v = BudgetView::of(Some(&b), &figures(4.5), None, None);
+        assert_eq!(from_json(to_json(&v)), Some(v));
+        assert_eq!(from_json(json!({"own": {"measure": "cost"}})), None);
+        assert_eq!(from_json(json!("$(x)")), None);
     }
 
     #[test]
