@@ -100,6 +100,14 @@ pub(crate) fn run(args: &BudgetArgs) -> BudgetExit {
             Err(e) => return refuse(format!("{}: {e}", sanitize(&agent.name))),
         }
     }
+    // No limit anywhere: the extension's check needs no pass (it runs before every prompt).
+    if args.check && agent.budget.is_none() && cfg.budget.is_none() {
+        crate::cmd::out(format_args!(
+            "{}",
+            serde_json::to_string(&check::verdict(&agent.name, None)).unwrap_or_default()
+        ));
+        return exit;
+    }
     // Where it stands now, from one pass (the change above included).
     let pass = crate::scan::run(&r.opts, r.clock.as_ref(), None, None).ok();
     let view = pass.as_ref().and_then(|p| {

@@ -103,6 +103,12 @@ fn hostile_values_are_refused_with_the_reason_and_nothing_changes() {
 fn every_view_shows_the_budget_and_every_change_is_recorded() {
     let mut f = Fleet::new(&["Builder"]);
     f.workers[0].spend(3.2);
+    // What the extension asks before each prompt: nothing to hold without a budget.
+    let c: Value = serde_json::from_str(&ok(&run(&f, &["budget", "Builder", "--check"]))).unwrap();
+    assert_eq!(
+        c,
+        serde_json::json!({"level": "unknown", "hold": false, "compact": false, "line": "", "lift": ""})
+    );
     let o = ok(&run(&f, &["budget", "Builder", "--usd", "5"]));
     assert!(
         o.contains("Builder: budget changed (cli: off → $5.00)"),
@@ -155,6 +161,18 @@ fn every_view_shows_the_budget_and_every_change_is_recorded() {
     );
     let v: Value = serde_json::from_str(&ok(&run(&f, &["status", "--json"]))).unwrap();
     assert_ne!(v["workers"][0]["boardStateReason"], "budget_reached", "{v}");
+    let id = f.workers[0].id.clone();
+    let c: Value =
+        serde_json::from_str(&ok(&run(&f, &["budget", "--session-id", &id, "--check"]))).unwrap();
+    assert_eq!(c["hold"], true, "{c}");
+    assert_eq!(c["line"], "budget $3.20/3.00", "{c}");
+    assert!(
+        c["lift"]
+            .as_str()
+            .unwrap()
+            .contains("intercom-pane budget Builder --raise 2"),
+        "{c}"
+    );
 
     // explain and log list the changes, who made them, from what to what.
     let ex = ok(&run(&f, &["explain", "Builder"]));
