@@ -145,4 +145,51 @@ mod tests {
         let s3 = with_budget_seats(&snap(6.0, 7.0)).into_owned();
         assert_ne!(s3.rows[1].turn, b.turn);
     }
+
+    #[test]
+    fn the_context_limit_and_the_fleet_alert_as_their_own_crossings() {
+        use crate::evidence::registrations::ContextFill;
+        let b = spec::parse(&json!({"contextPercent": 50})).unwrap();
+        let fill = ContextFill {
+            tokens: Some(45),
+            window: 100,
+            percent: Some(45.0),
+            at: 0,
+        };
+        let mut s = snap(0.0, 5.0);
+        let f = Figures::default();
+        s.rows[0].budget = Some(BudgetView::of(Some(&b), &f, Some(&fill), None));
+        // Two workers past the fleet's soft limit: one fleet seat, not two.
+        let mut other = s.rows[0].clone();
+        other.id = "other".into();
+        s.rows.push(other);
+        let fleet = spec::parse(&json!({"costUsd": 10})).unwrap();
+        let all = Figures {
+            cost_usd: 9.0,
+            ..Figures::default()
+        };
+        for r in s.rows.iter_mut() {
+            let v = r.budget.as_mut().unwrap();
+            v.fleet = crate::budget::eval::spending(&fleet, &all);
+            v.settle();
+        }
+        let out = with_budget_seats(&s).into_owned();
+        let turns: Vec<_> = out.rows.iter().filter_map(|r| r.turn.clone()).collect();
+        assert_eq!(
+            turns
+                .iter()
+                .filter(|t| t.starts_with("budget-soft:context"))
+                .count(),
+            2,
+            "{turns:?}"
+        );
+        assert_eq!(
+            turns
+                .iter()
+                .filter(|t| t.starts_with("budget-soft:fleet"))
+                .count(),
+            1,
+            "{turns:?}"
+        );
+    }
 }
