@@ -2,7 +2,8 @@
 //! written turn by turn with priced usage: `budget NAME` refuses hostile values with the reason
 //! and changes nothing; `status`, `status --json`, `board`, the board files, `explain` and `log`
 //! show where a budget stands and every recorded change; a budget without the extension reads
-//! as not enforced (never `budget reached`); a `watch` alerts once per soft-limit crossing.
+//! as not enforced (never `budget reached`); a `watch` alerts once per soft-limit crossing; the
+//! sidebar's `$` raises the selected worker's budget; `spawn --budget-usd` writes one.
 //! (The real-pi tier holds prompts with the real extension: tests/real_pi/real_pi_budget.rs.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -273,4 +274,53 @@ fn spawn_writes_the_budget_into_the_new_entry_and_refuses_hostile_values_first()
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     assert_eq!(v["changes"][0]["by"], "spawn", "{v}");
     assert!(v["changes"][0]["from"].is_null(), "{v}");
+}
+
+#[test]
+fn the_sidebars_dollar_key_raises_the_selected_workers_budget_by_half_and_records_it() {
+    use crate::mux_support::wait_for;
+    let mut f = Fleet::new(&["Builder"]);
+    f.workers[0].spend(4.5);
+    ok(&run(&f, &["budget", "Builder", "--usd", "5"]));
+    f.sidebar(&[]);
+    let screen = || f.server.tmux(&["capture-pane", "-p", "-t", "=mon:"]);
+    wait_for(30_000, || {
+        screen().contains("$4.50/5.00 soft").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no budget on the row:\n{}", screen()));
+    // Select the worker (the first row is the coordinator's when it shows one).
+    for _ in 0..5 {
+        let s = screen();
+        if s.lines()
+            .any(|l| l.starts_with('›') && l.contains("Builder"))
+        {
+            break;
+        }
+        f.server.tmux(&["send-keys", "-t", "=mon:", "j"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    f.server.tmux(&["send-keys", "-t", "=mon:", "$"]);
+    wait_for(10_000, || {
+        screen()
+            .contains("Raise worker Builder's budget from $5.00 to $7.50")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("no confirmation:\n{}", screen()));
+    f.server.tmux(&["send-keys", "-t", "=mon:", "y"]);
+    wait_for(30_000, || {
+        let cfg: Value = serde_json::from_slice(&config(&f)).ok()?;
+        (cfg["agents"][1]["budget"]["costUsd"] == 7.5).then_some(())
+    })
+    .unwrap_or_else(|| panic!("not raised:\n{}", screen()));
+    // The record follows the roster's write.
+    let j = wait_for(10_000, || {
+        let j: Value =
+            serde_json::from_str(&ok(&run(&f, &["budget", "Builder", "--json"]))).ok()?;
+        (j["changes"].as_array()?.len() == 2).then_some(j)
+    })
+    .expect("the change recorded");
+    let last = j["changes"][1].clone();
+    assert_eq!(last["by"], "sidebar", "{j}");
+    assert_eq!(last["from"]["costUsd"], 5.0);
+    assert_eq!(last["to"]["costUsd"], 7.5);
 }
