@@ -266,9 +266,13 @@ pub mod scan {
     pub use crate::scan::{run, ReplyUnavailable, RootChoice, Scan, ScanOptions};
 }
 pub mod budget {
-    pub use crate::budget::eval::{Level, Measure, Standing};
-    pub use crate::budget::spec::OnContext;
     pub use crate::budget::BudgetView;
+    pub mod eval {
+        pub use crate::budget::eval::{Level, Measure, Standing};
+    }
+    pub mod spec {
+        pub use crate::budget::spec::OnContext;
+    }
 }
 pub mod snapshot {
     pub use crate::snapshot::{

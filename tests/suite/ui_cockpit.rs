@@ -677,7 +677,9 @@ fn help_pages_by_the_rows_it_has_and_reads_whole_in_a_short_or_narrow_pane() {
 
 #[test]
 fn dollar_raises_a_workers_budget_after_a_confirmation_naming_both_amounts() {
-    use intercom_pane::seam::budget::{BudgetView, Level, Measure, OnContext, Standing};
+    use intercom_pane::seam::budget::eval::{Level, Measure, Standing};
+    use intercom_pane::seam::budget::spec::OnContext;
+    use intercom_pane::seam::budget::BudgetView;
     let mut snap = demo_snapshot(10, 0, t0());
     let r: &mut Row = snap.rows.iter_mut().find(|r| r.name == "builder").unwrap();
     let own = Standing {
