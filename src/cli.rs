@@ -58,6 +58,10 @@ pub enum Command {
     /// Remove a closed worker from the roster.
     #[command(after_help = crate::cli_help::RETIRE)]
     Retire(RetireArgs),
+    /// A worker's budget: show it, raise it, set it or turn it off (its extension holds the
+    /// next prompt while it is reached).
+    #[command(after_help = crate::cli_help::BUDGET)]
+    Budget(BudgetArgs),
     /// What a worker changed: commits, files, merge check, overlap with other workers (read-only).
     #[command(after_help = crate::cli_help::REVIEW)]
     Review(ReviewArgs),
@@ -629,6 +633,13 @@ pub struct SpawnArgs {
     /// pi's `--thinking` (off, minimal, low, medium, high, xhigh, max).
     #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<String>,
+    /// Its budget in dollars: the soft alert at 80 %, its extension holds the next prompt at
+    /// 100 % (see `budget`).
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    pub budget_usd: Option<f64>,
+    /// Its budget in tokens (what counts when its model has no pricing).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub budget_tokens: Option<f64>,
     /// Seconds to wait for the new seat's registration, 1..120.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=crate::actions::spawn::MAX_WAIT_SECS))]
     pub wait_secs: u64,
@@ -659,6 +670,68 @@ pub struct RetireArgs {
     #[arg(long, requires = "remove_worktree")]
     pub discard: bool,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    // Last: the shared flags come after the command's own in --help.
+    #[command(flatten)]
+    pub src: SourceArgs,
+}
+
+/// Who changes a budget, as its record says.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetBy {
+    Cli,
+    Sidebar,
+    Pi,
+}
+
+impl BudgetBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetBy::Cli => "cli",
+            BudgetBy::Sidebar => "sidebar",
+            BudgetBy::Pi => "pi",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct BudgetArgs {
+    /// The worker's configured name (case-insensitive).
+    #[arg(required_unless_present = "session_id")]
+    pub name: Option<String>,
+    /// The worker by its session id instead (what its extension passes).
+    #[arg(long, value_name = "ID", conflicts_with = "name")]
+    pub session_id: Option<String>,
+    /// Add this many dollars to its cost limit.
+    #[arg(
+        long,
+        value_name = "USD",
+        allow_negative_numbers = true,
+        group = "edit"
+    )]
+    pub raise: Option<f64>,
+    /// Set its cost limit, in dollars.
+    #[arg(
+        long,
+        value_name = "USD",
+        allow_negative_numbers = true,
+        group = "edit"
+    )]
+    pub usd: Option<f64>,
+    /// Set its token limit (what counts when its model has no pricing).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, group = "edit")]
+    pub tokens: Option<f64>,
+    /// Remove its budget.
+    #[arg(long, group = "edit")]
+    pub off: bool,
+    /// Print whether its next prompt is held (JSON; what its extension asks).
+    #[arg(long, conflicts_with = "edit")]
+    pub check: bool,
+    /// Who makes the change, for its record.
+    #[arg(long, value_enum, default_value = "cli", hide = true)]
+    pub by: BudgetBy,
+    /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
     // Last: the shared flags come after the command's own in --help.

@@ -220,6 +220,19 @@ Exit codes:
   4  something still runs the worker's session
   5  a close job, a resume or a spawn of it is open";
 
+pub(crate) const BUDGET: &str = "\
+Examples:
+  intercom-pane budget Tester
+  intercom-pane budget Tester --raise 2
+  intercom-pane budget Tester --usd 10
+  intercom-pane budget Tester --tokens 2000000
+  intercom-pane budget Tester --off
+
+Exit codes:
+  0  shown, changed or checked
+  1  the roster could not be changed, or the change not recorded
+  2  bad flags or setup, no such worker, the coordinator, or a value refused";
+
 pub(crate) const REVIEW: &str = "\
 Examples:
   intercom-pane review Tester

@@ -10,6 +10,7 @@
 mod actions;
 mod alerts;
 mod board;
+mod budget;
 mod cli;
 mod cli_help;
 mod clock;
@@ -82,6 +83,7 @@ pub fn main_entry() -> i32 {
         Command::Init(a) => cmd::spawn_cmd::run_init(a).code(),
         Command::Spawn(a) => cmd::spawn_cmd::run_spawn(a).code(),
         Command::Retire(a) => cmd::spawn_cmd::run_retire(a).code(),
+        Command::Budget(a) => cmd::budget_cmd::run(a).code(),
         Command::Review(a) => cmd::review_cmd::run_review(a).code(),
         Command::Land(a) => cmd::review_cmd::run_land(a).code(),
         Command::Demo(a) => demo::run(a),

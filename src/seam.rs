@@ -89,8 +89,9 @@ pub mod clock {
 pub mod cmd {
     pub mod exit {
         pub use crate::cmd::exit::{
-            BoardExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit, LandExit, LogExit,
-            MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit, WaitExit, WatchExit,
+            BoardExit, BudgetExit, DocsExit, DoctorExit, ExplainExit, HandoffExit, JumpExit,
+            LandExit, LogExit, MonitorExit, RegisterExit, ReviewExit, ScanExit, StatusExit,
+            WaitExit, WatchExit,
         };
     }
     pub mod monitor_cmd {
@@ -263,6 +264,15 @@ pub mod reply_text {
 }
 pub mod scan {
     pub use crate::scan::{run, ReplyUnavailable, RootChoice, Scan, ScanOptions};
+}
+pub mod budget {
+    pub use crate::budget::BudgetView;
+    pub mod eval {
+        pub use crate::budget::eval::{Level, Measure, Standing};
+    }
+    pub mod spec {
+        pub use crate::budget::spec::OnContext;
+    }
 }
 pub mod snapshot {
     pub use crate::snapshot::{

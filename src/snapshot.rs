@@ -122,6 +122,8 @@ pub enum ReplyPath {
 pub struct Row {
     /// Tokens and cost of its session file (`None`: no file).
     pub usage: Option<UsageView>,
+    /// Its budget's standing (`None`: no budget applies).
+    pub budget: Option<crate::budget::BudgetView>,
     /// Its model's context fill, as pi reports it through the extension.
     pub context: Option<ContextFill>,
     /// When the evidence that decided its state happened (`None`: liveness decided).

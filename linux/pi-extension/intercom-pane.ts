@@ -49,8 +49,10 @@ type Entry = { type?: string; targetId?: string; message?: { role?: string; stop
 
 type Ctx = {
   cwd: string;
+  compact?(options?: { onComplete?: (result: unknown) => void; onError?: (error: Error) => void }): void;
   ui?: {
     setStatus?(key: string, text: string | undefined): void;
+    setWidget?(key: string, lines: string[] | undefined): void;
     notify?(message: string, kind?: "info" | "warning" | "error"): void;
   };
   isIdle?(): boolean;
@@ -68,6 +70,7 @@ type Ctx = {
 type Pi = {
   on(event: string, handler: (event: unknown, ctx: Ctx) => unknown): void;
   sendUserMessage?(text: string, options?: { deliverAs?: "steer" | "followUp" }): void;
+  registerCommand?(name: string, options: { description?: string; handler: (args: string, ctx: Ctx) => Promise<void> | void }): void;
 };
 
 const TIMEOUT_MS = 3000;
@@ -241,7 +244,7 @@ type Send = (event: string, ctx: Ctx, picture: string, extra: string[]) => Promi
 const RUN_QUEUE_CAP = 64;
 
 // One runtime's picture of its pi and the coalescing sender.
-const makePicture = (send: Send) => {
+const makePicture = (send: Send, extra: () => Record<string, unknown> = () => ({})) => {
   let dialog: { kind: string; title?: string; since: string } | undefined;
   let retry: { attempt: number; phase: string; since: string; error?: string } | undefined;
   let compaction: { reason: string; phase: string; since: string; willRetry: boolean; error?: string } | undefined;
@@ -269,6 +272,7 @@ const makePicture = (send: Send) => {
     if (newest) p.tool = { name: newest.name, since: iso(newest.since), running: running.length };
     if (settled) p.settled = settled;
     if (context) p.context = context;
+    Object.assign(p, extra());
     return JSON.stringify(p);
   };
 
@@ -379,6 +383,10 @@ const makePicture = (send: Send) => {
   return {
     json,
     sendRun,
+    // An event of this extension's own (the budget's hold and release), coalesced like pi's.
+    poke(event: string, ctx: Ctx) {
+      report(event, ctx);
+    },
     agentStart(ctx: Ctx) {
       generation++;
       if (retry?.phase === "waiting") retry = { ...retry, phase: "running", since: iso(Date.now()) };
@@ -544,6 +552,12 @@ export default function (pi: Pi) {
     const rules = checkText(text);
     if (rules.verdict !== "ok") return answer("failed", rules.detail);
     if (!pi.sendUserMessage || !sessionCtx) return answer("failed", "this pi cannot take messages from extensions");
+    // Prompts are held for the budget: this one waits behind them (see "Budgets" below).
+    if (held.length > 0 && !budgetOff()) {
+      if (held.length >= BUDGET_HELD_CAP) return answer("failed", `refused: ${BUDGET_HELD_CAP} prompts are held for the budget`);
+      hold(text, sessionCtx);
+      return answer("queued", `held by the budget: ${oneLine(lastVerdict?.line) || "reached"}; ${oneLine(lastVerdict?.lift)}`);
+    }
     const idle = sessionCtx.isIdle?.() ?? false;
     if (!idle || inFlight || queue.length > 0) {
       if (queue.length >= QUEUE_CAP) return answer("failed", `refused: ${QUEUE_CAP} texts already wait`);
@@ -754,8 +768,228 @@ export default function (pi: Pi) {
     }
   };
 
+  // Budgets (docs/behaviour.md, "Budgets"). Before pi takes a prompt — typed, replied through
+  // the channel, or a held channel text handed on — the `input` handler asks the binary
+  // (`intercom-pane budget --session-id ID --check`, the same evaluation the board shows, so
+  // `budget NAME --raise` is seen at once, without a restart) and, when the worker's budget or
+  // the fleet's is reached, holds the prompt here (pi's `input` event, handled): the running
+  // turn is never touched, nothing is killed, nothing is typed. The person sees it above pi's
+  // editor with how to lift it (`/budget raise USD`, or `intercom-pane budget NAME --raise 2`).
+  // While any is held, the check runs again every BUDGET_POLL_MS with pi idle; once it is
+  // lifted, one held prompt goes (exactly once: it is taken off the list before it is sent),
+  // and the next only after pi is idle again and the check still lets it. With
+  // `onContext: "compact"`, a prompt at the context limit waits while pi compacts, once.
+  // The registration's `pi.budget` section says this extension enforces budgets, and what it
+  // holds: the board shows the row as `waiting · budget reached` only from that record.
+  // INTERCOM_PANE_BUDGET=off turns it off (no check at all).
+  const BUDGET_HELD_CAP = 16;
+  const BUDGET_POLL_MS = 2000;
+  const CHECK_MS = 5000;
+  const OUT_CAP = 64 * 1024;
+  type Verdict = { level?: string; hold?: boolean; compact?: boolean; line?: string; lift?: string };
+  const held: string[] = [];
+  let heldSince: number | undefined;
+  let releasing: string | undefined;
+  let lastVerdict: Verdict | undefined;
+  let compactTried = false;
+  let compacting = false;
+  let budgetPoll: ReturnType<typeof setInterval> | undefined;
+  let polling = false;
+  const budgetOff = () => process.env.INTERCOM_PANE_BUDGET === "off";
+
+  // Run the binary with argv words (never a shell); its output, capped, within CHECK_MS.
+  const runBin = (args: string[], ctx: Ctx): Promise<{ code: number | null; out: string; err: string }> =>
+    new Promise((resolve) => {
+      try {
+        const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], timeout: CHECK_MS, cwd: ctx.cwd });
+        let out = "";
+        let err = "";
+        child.stdout?.on("data", (c: Buffer) => {
+          if (out.length < OUT_CAP) out += c.toString("utf8");
+        });
+        child.stderr?.on("data", (c: Buffer) => {
+          if (err.length < OUT_CAP) err += c.toString("utf8");
+        });
+        child.on("error", () => resolve({ code: null, out: "", err: "" }));
+        child.on("close", (code: number | null) => resolve({ code, out, err }));
+      } catch {
+        resolve({ code: null, out: "", err: "" });
+      }
+    });
+  const budgetArgs = (ctx: Ctx, more: string[]): string[] | undefined => {
+    const id = ctx.sessionManager.getSessionId();
+    if (!id) return undefined;
+    const args = ["budget", "--session-id", id, ...more];
+    if (process.env.INTERCOM_PANE_CONFIG) args.push("--config", process.env.INTERCOM_PANE_CONFIG);
+    return args;
+  };
+  // The binary's verdict; undefined when it cannot say (no roster, not a worker, no binary):
+  // then nothing is held — a budget nobody can check is not enforced, and the board says so.
+  const check = async (ctx: Ctx): Promise<Verdict | undefined> => {
+    const args = budgetArgs(ctx, ["--check"]);
+    if (!args) return undefined;
+    const r = await runBin(args, ctx);
+    if (r.code !== 0) return undefined;
+    try {
+      const v = JSON.parse(r.out);
+      return v && typeof v === "object" ? (v as Verdict) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const oneLine = (s: unknown): string =>
+    typeof s === "string" ? Array.from(s.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")).slice(0, 300).join("") : "";
+  const showHold = (ctx: Ctx) => {
+    try {
+      if (held.length === 0) {
+        ctx.ui?.setWidget?.("intercom-pane-budget", undefined);
+        ctx.ui?.setStatus?.("intercom-pane-budget", undefined);
+        return;
+      }
+      const line = oneLine(lastVerdict?.line);
+      const lift = oneLine(lastVerdict?.lift) || "/budget raise USD";
+      const n = held.length === 1 ? "1 prompt is held" : `${held.length} prompts are held`;
+      const what = compacting ? "pi is compacting (context limit)" : `budget reached${line ? ` (${line})` : ""}`;
+      ctx.ui?.setWidget?.("intercom-pane-budget", [`intercom-pane: ${what}: ${n}, not sent.`, `Lift it: ${lift}`]);
+      ctx.ui?.setStatus?.("intercom-pane-budget", "budget reached: prompt held");
+    } catch {
+      // Never disturb pi.
+    }
+  };
+  const budgetSection = (): Record<string, unknown> =>
+    budgetOff() ? {} : { budget: heldSince !== undefined ? { held: held.length, since: iso(heldSince) } : { held: 0 } };
+
   // What pi tells this extension, sent to the board coalesced (see makePicture).
-  const picture = makePicture((event, ctx, p, extra) => record(event, ctx, [...extra, "--pi-state", p]));
+  const picture = makePicture((event, ctx, p, extra) => record(event, ctx, [...extra, "--pi-state", p]), budgetSection);
+
+  const releaseOne = (ctx: Ctx) => {
+    const text = held.shift();
+    if (text === undefined) return;
+    if (held.length === 0) heldSince = undefined;
+    releasing = text;
+    compactTried = false;
+    showHold(ctx);
+    picture.poke("budget_release", ctx);
+    try {
+      pi.sendUserMessage?.(text, { deliverAs: "followUp" });
+    } catch {
+      releasing = undefined;
+    }
+  };
+  // One look: with pi idle and nothing on its way, ask again; let one prompt go when lifted.
+  const budgetTick = async () => {
+    const ctx = sessionCtx;
+    if (polling || !ctx || held.length === 0 || compacting || releasing !== undefined) return;
+    if (!(ctx.isIdle?.() ?? false)) return;
+    polling = true;
+    try {
+      const v = await check(ctx);
+      if (v) lastVerdict = v;
+      if (v && !v.hold && !(v.compact && compactTried)) releaseOne(ctx);
+      else showHold(ctx);
+    } finally {
+      polling = false;
+    }
+  };
+  const watchBudget = () => {
+    if (budgetPoll) return;
+    budgetPoll = setInterval(() => {
+      if (held.length === 0 && budgetPoll) {
+        clearInterval(budgetPoll);
+        budgetPoll = undefined;
+        return;
+      }
+      void budgetTick().catch(() => {});
+    }, BUDGET_POLL_MS);
+    budgetPoll.unref?.();
+  };
+  const hold = (text: string, ctx: Ctx) => {
+    if (held.length >= BUDGET_HELD_CAP) {
+      ctx.ui?.notify?.(`intercom-pane: not held and not sent: ${BUDGET_HELD_CAP} prompts are held already`, "error");
+      return;
+    }
+    held.push(text);
+    heldSince ??= Date.now();
+    showHold(ctx);
+    ctx.ui?.notify?.("intercom-pane: the budget is reached; this prompt is held, not sent", "warning");
+    picture.poke("budget_hold", ctx);
+    watchBudget();
+  };
+  const startCompaction = (ctx: Ctx) => {
+    if (!ctx.compact) return false;
+    compacting = true;
+    compactTried = true;
+    const done = () => {
+      compacting = false;
+      showHold(ctx);
+    };
+    try {
+      ctx.compact({ onComplete: done, onError: done });
+    } catch {
+      compacting = false;
+      return false;
+    }
+    return true;
+  };
+
+  pi.on("input", async (e, ctx) => {
+    try {
+      const ev = e as { text?: unknown; source?: unknown };
+      if (budgetOff() || typeof ev.text !== "string") return { action: "continue" };
+      const text = ev.text;
+      // The held prompt let go: it passes once.
+      if (ev.source === "extension" && releasing !== undefined && text === releasing) {
+        releasing = undefined;
+        return { action: "continue" };
+      }
+      // Behind prompts already held, in order.
+      const v = held.length > 0 ? lastVerdict : await check(ctx);
+      if (held.length === 0) lastVerdict = v;
+      const compact = held.length === 0 && v?.compact === true && !v.hold && !compactTried && startCompaction(ctx);
+      if (held.length === 0 && !compact && !v?.hold) return { action: "continue" };
+      // A text from the board's channel: its sender hears it is held.
+      if (inFlight && inFlight.text === text) {
+        clearTimeout(inFlight.timer);
+        const was = inFlight;
+        inFlight = undefined;
+        was.answer?.("queued", `held by the budget: ${oneLine(v?.line) || "reached"}; ${oneLine(v?.lift)}`);
+      }
+      hold(text, ctx);
+      return { action: "handled" };
+    } catch {
+      return { action: "continue" };
+    }
+  });
+
+  pi.registerCommand?.("budget", {
+    description: "This worker's budget: /budget, /budget raise USD, /budget usd USD, /budget off",
+    handler: async (args, ctx) => {
+      try {
+        const words = String(args ?? "").trim().split(/\s+/).filter((w) => w !== "");
+        const verb: Record<string, string> = { raise: "--raise", usd: "--usd", tokens: "--tokens" };
+        let more: string[] = [];
+        if (words.length === 2 && verb[words[0]]) more = [verb[words[0]], words[1], "--by", "pi"];
+        else if (words.length === 1 && words[0] === "off") more = ["--off", "--by", "pi"];
+        else if (words.length > 0) {
+          ctx.ui?.notify?.("usage: /budget, /budget raise USD, /budget usd USD, /budget tokens N, /budget off", "error");
+          return;
+        }
+        const a = budgetArgs(ctx, [...more, "--json"]);
+        if (!a) return;
+        const r = await runBin(a, ctx);
+        if (r.code !== 0) {
+          ctx.ui?.notify?.(`intercom-pane budget: ${oneLine(r.err.trim()) || "failed"}`, "error");
+          return;
+        }
+        const rep = JSON.parse(r.out) as { standing?: { line?: string }; changed?: unknown };
+        const line = oneLine(rep.standing?.line) || "no budget";
+        ctx.ui?.notify?.(`intercom-pane budget: ${rep.changed ? "changed; " : ""}${line}`, "info");
+        void budgetTick().catch(() => {});
+      } catch {
+        ctx.ui?.notify?.("intercom-pane budget: failed", "error");
+      }
+    },
+  });
   const withPicture = (extra: string[] = []) => [...extra, "--pi-state", picture.json()];
   // Never disturb pi: a handler that throws is ignored, and none returns a value (several of
   // these events let a handler's result change what pi does).
@@ -837,6 +1071,8 @@ export default function (pi: Pi) {
     tools = undefined;
     closeChannel();
     sessionCtx = undefined;
+    if (budgetPoll) clearInterval(budgetPoll);
+    budgetPoll = undefined;
     picture.stop();
     return record("session_shutdown", ctx, withPicture());
   });

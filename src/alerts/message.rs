@@ -130,6 +130,9 @@ impl Alert {
     pub(crate) fn headline(&self, max_chars: usize) -> String {
         let name = crate::text::sanitize(&self.name);
         let what = match self.state {
+            _ if self.reason == crate::board::reason::StateReason::BudgetSoft => {
+                "is near its budget"
+            }
             BoardState::Waiting => "is waiting for you",
             BoardState::Error => "stopped on an error",
             BoardState::Offline => "went offline",

@@ -284,6 +284,9 @@ impl Alerter {
             return;
         }
         self.refresh_memory();
+        // A budget past its soft limit alerts once per crossing, as a seat of its own.
+        let with_budget = crate::budget::alerts::with_budget_seats(snap);
+        let snap: &Snapshot = &with_budget;
         let seats: Vec<Seat> = snap.rows.iter().map(seat_of).collect();
         let decisions = self.watch.step(
             &seats,
@@ -317,6 +320,7 @@ impl Alerter {
         let jump_key = self.settings.jump_key.clone();
         let make = |i: usize, key: &str| {
             let mut a = Alert::of(&snap.rows[i], key, now, &flags);
+            crate::budget::alerts::worker_alert(&mut a);
             a.jump_key = jump_key.clone();
             a
         };

@@ -438,6 +438,7 @@ mod tests {
             role: None,
             handoff: None,
             close_job: None,
+            budget: None,
         }
     }
 

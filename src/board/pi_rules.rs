@@ -75,6 +75,19 @@ pub(crate) fn pi_verdict(
         out.question = d.title.clone();
         return Some(out);
     }
+    // A prompt held for the budget: pi is idle and the next turn needs the person (a raise).
+    // Held prompts never reach the session file; a run started after the hold ends it.
+    if let Some(since) = st.budget.as_ref().filter(|b| b.held > 0).map(|b| b.since) {
+        let at = since.unwrap_or(pi.at);
+        if run.is_none_or(|r| !(r.state == RunState::Working && r.at > at)) {
+            return Some(v(
+                BoardState::Waiting,
+                StateReason::BudgetReached,
+                PiSource::Budget,
+                at,
+            ));
+        }
+    }
     if let Some(c) = st.compaction.as_ref() {
         if c.phase == CompactPhase::Running && current(c.since) {
             return Some(v(

@@ -55,6 +55,10 @@ pub enum StateReason {
     CompactionFailed,
     /// The person (or an extension) stopped the run.
     RunAborted,
+    /// Its extension holds a prompt: the worker's budget is reached.
+    BudgetReached,
+    /// Its budget passed the soft limit (an alert's own seat, never a row's state).
+    BudgetSoft,
     // The seat's session file.
     /// No session file (pi writes nothing until the first prompt).
     NoSessionFile,
@@ -148,6 +152,8 @@ impl StateReason {
             StateReason::RetriesExhausted => "pi gave up retrying a provider error",
             StateReason::CompactionFailed => "summarizing the conversation failed",
             StateReason::RunAborted => "the run was stopped",
+            StateReason::BudgetReached => "budget reached: its extension holds the next prompt",
+            StateReason::BudgetSoft => "its budget passed the soft limit",
             StateReason::NoSessionFile => "pi has written no session file yet",
             StateReason::SessionIdMismatch => "its session file names another session",
             StateReason::SessionNotLocated => "where its pi keeps its session is not known",
@@ -212,6 +218,8 @@ impl StateReason {
             StateReason::RetriesExhausted => "retries_exhausted",
             StateReason::CompactionFailed => "compaction_failed",
             StateReason::RunAborted => "run_aborted",
+            StateReason::BudgetReached => "budget_reached",
+            StateReason::BudgetSoft => "budget_soft",
             StateReason::NoSessionFile => "no_session_file",
             StateReason::SessionIdMismatch => "session_id_mismatch",
             StateReason::SessionNotLocated => "session_not_located",
@@ -264,6 +272,8 @@ impl StateReason {
             R::RetriesExhausted,
             R::CompactionFailed,
             R::RunAborted,
+            R::BudgetReached,
+            R::BudgetSoft,
             R::NoSessionFile,
             R::SessionIdMismatch,
             R::SessionNotLocated,
@@ -385,6 +395,8 @@ pub enum PiSource {
     Retry(u32),
     /// How the last run settled.
     Settled,
+    /// A prompt held for the budget.
+    Budget,
 }
 
 impl fmt::Display for StateSource {
@@ -431,6 +443,7 @@ impl fmt::Display for StateSource {
                 write!(f, "pi extension: retry attempt {n}")
             }
             StateSource::Pi(PiSource::Settled) => f.write_str("pi extension: settled run"),
+            StateSource::Pi(PiSource::Budget) => f.write_str("pi extension: budget hold"),
             StateSource::Demo => f.write_str("demo"),
             StateSource::Host { host, source } => write!(f, "host {host}: {source}"),
         }
@@ -579,6 +592,8 @@ mod tests {
             RetriesExhausted,
             CompactionFailed,
             RunAborted,
+            BudgetReached,
+            BudgetSoft,
             NoSessionFile,
             SessionIdMismatch,
             SessionNotLocated,

@@ -100,6 +100,13 @@ pub struct SeatRecord {
     /// The model's context fill, as pi reports it (`ctx.getContextUsage()`, through the
     /// extension, from a live registration only).
     pub context: Option<ContextFill>,
+    /// Its budget's standing (own, fleet, context; enforced by its extension or not), as the
+    /// row shows it; absent when no budget applies.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::budget::serialize_opt"
+    )]
+    pub budget: Option<crate::budget::BudgetView>,
     #[serde(serialize_with = "iso")]
     pub scanned_at: Ms,
     /// For configured Intercom agents: the `intercom_worker_status` worker object (connection,

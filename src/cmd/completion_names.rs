@@ -9,13 +9,14 @@
 use clap_complete::Shell;
 
 /// The commands whose first positional is a seat or worker NAME of the roster.
-pub(crate) const NAMED: [&str; 10] = [
+pub(crate) const NAMED: [&str; 11] = [
     "reply",
     "jump",
     "log",
     "close-worker",
     "resume-worker",
     "retire",
+    "budget",
     "explain",
     "wait",
     "review",

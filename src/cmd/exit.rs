@@ -179,6 +179,18 @@ exit_enum! {
     } refused: Refused
 }
 
+exit_enum! {
+    /// `budget`.
+    BudgetExit {
+        /// Shown, changed, or (`--check`) checked.
+        Done = 0,
+        /// The roster could not be changed, or the change not recorded.
+        Failed = 1,
+        /// Bad flags or setup, no such worker, the coordinator, or a value refused.
+        Refused = 2,
+    } refused: Refused
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

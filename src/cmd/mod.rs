@@ -3,6 +3,7 @@
 
 pub(crate) mod alerts_cmd;
 pub(crate) mod board_cmd;
+pub(crate) mod budget_cmd;
 pub(crate) mod close_cmd;
 pub(crate) mod close_receipt;
 pub(crate) mod commands_md;

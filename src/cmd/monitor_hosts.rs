@@ -213,6 +213,12 @@ impl WorkerControl for HostPorts {
             WorkerAction::Spawn => {
                 return refused("a spawn runs through the sidebar's spawner".into())
             }
+            WorkerAction::RaiseBudget => {
+                return refused(format!(
+                    "a budget on host {}: run intercom-pane budget there",
+                    sanitize(&h.name)
+                ))
+            }
         }
         // A closed seat has no pi to compare: only its session.
         let pane = (action == WorkerAction::Close)

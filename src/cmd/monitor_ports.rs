@@ -213,11 +213,45 @@ impl WorkerControl for ScanWorkers {
             WorkerAction::Close => self.close(&row, stage),
             WorkerAction::Resume => self.resume(&row, stage),
             WorkerAction::Spawn => refused("a spawn runs through the sidebar's spawner".into()),
+            WorkerAction::RaiseBudget => self.raise_budget(&row),
         }
     }
 }
 
 impl ScanWorkers {
+    /// `$`: the worker's cost limit raised by half, recorded as the sidebar's change.
+    fn raise_budget(&self, row: &Row) -> WorkerOutcome {
+        let out = |ok: bool, result: &str, detail: String| WorkerOutcome {
+            ok,
+            result: result.into(),
+            detail,
+        };
+        let cfg = match &self.opts.root {
+            crate::scan::RootChoice::Exact(p) => crate::evidence::config::load(p).ok(),
+            crate::scan::RootChoice::Discover(start) => {
+                crate::evidence::config::discover(start).ok().flatten()
+            }
+            crate::scan::RootChoice::Skip => None,
+        };
+        let Some(cfg) = cfg else {
+            return out(false, "refused", "no roster".into());
+        };
+        let Some(limit) = cfg
+            .find_by_session(&row.id)
+            .and_then(|a| a.budget.as_ref())
+            .and_then(|b| b.cost_usd())
+        else {
+            return out(false, "refused", "it has no cost budget to raise".into());
+        };
+        let step = crate::budget::change::sidebar_step(limit);
+        let edit = crate::budget::change::Edit::Raise(step);
+        match crate::budget::change::apply(&cfg.root, &row.id, edit, "sidebar", self.clock.now_ms())
+        {
+            Ok(c) => out(true, "raised", c.words()),
+            Err(e) => out(false, "refused", e.to_string()),
+        }
+    }
+
     fn close(&self, row: &Row, stage: &dyn Fn(&str)) -> WorkerOutcome {
         let req = CloseRequest {
             name: row.name.clone(),

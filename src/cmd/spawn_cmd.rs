@@ -170,6 +170,13 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         (None, Some(b)) => Folder::Worktree(Some(b.clone())),
         (None, None) => Folder::Root,
     };
+    let budget = match spawn_budget(args) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("intercom-pane: spawn: {e}");
+            return SpawnExit::Usage;
+        }
+    };
     let progress = crate::cmd::progress("spawn", args.json);
     let req = SpawnRequest {
         name: args.name.clone(),
@@ -179,6 +186,7 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
         model: args.model.clone(),
         thinking: args.thinking.clone(),
         extra_args: args.pi_args.clone(),
+        budget,
         wait_secs: args.wait_secs,
         pi_program: args.pi.clone(),
         system_config: args.src.config.as_deref().map(crate::paths::absolute),
@@ -190,6 +198,7 @@ pub(crate) fn run_spawn(args: &SpawnArgs) -> SpawnExit {
     let end = spawn::spawn(&req);
     progress.finish();
     let report = serde_json::to_value(&end.report).unwrap_or_default();
+    record_spawn_budget(&r, budget.as_ref(), &report);
     print(&report, args.json, |v| {
         receipt_lines(
             "spawn",
@@ -231,6 +240,63 @@ fn receipt_lines(cmd: &str, v: &Value, fields: &[&str]) {
     }
     if let Some(argv) = v.get("argv") {
         crate::cmd::out(format_args!("  launch: {}", sanitize(&argv.to_string())));
+    }
+}
+
+/// `--budget-usd` and `--budget-tokens` as a budget, refused with the reason before anything
+/// is written.
+fn spawn_budget(
+    args: &SpawnArgs,
+) -> Result<Option<crate::budget::spec::Budget>, crate::budget::spec::BudgetError> {
+    use crate::budget::spec;
+    if args.budget_usd.is_none() && args.budget_tokens.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(spec::Budget {
+        cost_micros: args
+            .budget_usd
+            .map(|v| spec::usd("costUsd", v))
+            .transpose()?,
+        tokens: args
+            .budget_tokens
+            .map(|v| spec::tokens("tokens", v))
+            .transpose()?,
+        soft_percent: spec::DEFAULT_SOFT_PERCENT,
+        ..spec::Budget::default()
+    }))
+}
+
+/// The budget spawn wrote into the new entry, recorded as its first change.
+fn record_spawn_budget(
+    r: &options::Resolved,
+    budget: Option<&crate::budget::spec::Budget>,
+    report: &Value,
+) {
+    let (Some(b), Some(id)) = (budget, report["sessionId"].as_str()) else {
+        return;
+    };
+    let root = match &r.opts.root {
+        RootChoice::Exact(p) => Some(p.clone()),
+        RootChoice::Discover(start) => config::discover_root(start).ok().flatten(),
+        RootChoice::Skip => None,
+    };
+    let Some(root) = root else { return };
+    let root = crate::paths::absolute(&root);
+    // Only when the entry holds it (a spawn refused before writing its entry changed nothing).
+    let written = config::load(&root)
+        .ok()
+        .and_then(|c| c.find_by_session(id).and_then(|a| a.budget))
+        == Some(*b);
+    if written {
+        let change = crate::budget::record::Change {
+            at: r.clock.now_ms(),
+            by: "spawn".into(),
+            from: Value::Null,
+            to: b.to_json(),
+        };
+        if let Err(e) = crate::budget::record::append(&root, id, &change) {
+            eprintln!("intercom-pane: spawn: the budget was set, but not recorded: {e}");
+        }
     }
 }
 
@@ -316,6 +382,7 @@ impl crate::ui::ports::Spawner for CommandSpawner {
             model: None,
             thinking: None,
             extra_args: Vec::new(),
+            budget: None,
             wait_secs: 60,
             pi_program: self.pi_program.clone(),
             system_config: self.system_config.clone(),

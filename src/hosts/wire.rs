@@ -54,6 +54,7 @@ struct Rec {
     // Read leniently: a member this version cannot read leaves it out, not the row.
     context: Option<Value>,
     usage: Option<Value>,
+    budget: Option<Value>,
     intercom: Option<Value>,
     connector: Option<Value>,
     seat: Option<Value>,
@@ -94,6 +95,7 @@ pub fn row_of(host: &str, rec: &Value, answered_at: Ms) -> Option<Row> {
     let ic = r.intercom.as_ref();
     Some(Row {
         usage: r.usage.as_ref().and_then(UsageView::from_json),
+        budget: r.budget.and_then(crate::budget::from_json),
         context: context_of(r.context),
         state_at: r.state_at.as_deref().and_then(parse_iso),
         id: row_id(host, r.session_id.as_deref().unwrap_or(&key)),

@@ -270,6 +270,7 @@ pub(super) fn build_record(
         state_at: v.at,
         usage: ev.usage,
         context: context_of(ev),
+        budget: None,
         scanned_at: now,
         intercom: intercom_of(ev),
         connector: connector_of(ev),
@@ -291,6 +292,28 @@ fn context_of(ev: &SeatEvidence) -> Option<ContextFill> {
         .filter(|_| ev.reg_alive == Some(true))
         .and_then(|r| r.pi.as_ref())
         .and_then(|p| p.state.context.clone())
+}
+
+/// The worker's own budget standing, and what its extension reports (the fleet's is added
+/// over all rows in `scan::assemble`). `None` when no limit applies and no budget-aware
+/// extension reports.
+fn budget_of(
+    ev: &SeatEvidence,
+    rec: &SeatRecord,
+    agent: Option<&Agent>,
+) -> Option<crate::budget::BudgetView> {
+    let ext = ev
+        .live_reg()
+        .filter(|_| ev.reg_alive == Some(true))
+        .and_then(|r| r.pi.as_ref())
+        .and_then(|p| p.state.budget.clone());
+    let figures = crate::budget::eval::Figures::of(rec.usage.as_ref());
+    let own = agent
+        .filter(|a| !a.coordinator)
+        .and_then(|a| a.budget.as_ref());
+    let v = crate::budget::BudgetView::of(own, &figures, rec.context.as_ref(), ext.as_ref());
+    // Kept when only its extension speaks: a fleet budget added over all rows is enforced too.
+    (!v.is_empty() || v.enforced).then_some(v)
 }
 
 /// A configured worker's Intercom evidence and connection check.
@@ -327,6 +350,7 @@ pub(super) fn build_row(
     let reply = reply_path(reply);
     Row {
         usage: rec.usage,
+        budget: budget_of(ev, rec, agent),
         context: rec.context.clone(),
         state_at: rec.state_at,
         id: rec.session_id.clone().unwrap_or_else(|| rec.key().into()),

@@ -286,6 +286,19 @@ fn assemble(
                 all.add(&u);
                 all
             });
+    if let Some(cfg) = &config {
+        crate::budget::fleet_onto(&mut snapshot.rows, cfg);
+    }
+    let mut records = seats.records;
+    // The board files carry what the rows show of the budget.
+    for rec in records.iter_mut() {
+        let key = rec.key();
+        rec.budget = snapshot
+            .rows
+            .iter()
+            .find(|r| r.seen_key == key.as_str())
+            .and_then(|r| r.budget.clone());
+    }
     let pis = live_pis(&found);
     let checks = Checks::of(&found, git);
     let servers = found.panes.answered();
@@ -296,7 +309,7 @@ fn assemble(
         data_root: opts.data_root.clone(),
         config,
         workers,
-        records: seats.records,
+        records,
         snapshot,
         registered: seats.registered,
         registration_stale: seats.registration_stale,

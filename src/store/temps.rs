@@ -28,7 +28,7 @@ const SWEEP_CAP: usize = 4096;
 const IGNORE_CAP: u64 = 64 * 1024;
 
 /// The lines our `.gitignore` holds: everything under `.pi-intercom/` but the shared config.
-const IGNORED: [&str; 8] = [
+const IGNORED: [&str; 9] = [
     "/seats/",
     "/jobs/",
     "/monitor-*.json",
@@ -37,6 +37,7 @@ const IGNORED: [&str; 8] = [
     "/workers/",
     "/worktrees/",
     "/retired/",
+    "/budgets/",
 ];
 const IGNORE_HEADER: &str =
     "# intercom-pane: machine-local files, kept out of commits (config.json stays shared)";

@@ -267,6 +267,7 @@ fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
         model: a.model,
         thinking: a.thinking,
         extra_args: Vec::new(),
+        budget: None,
         wait_secs: SPAWN_WAIT_SECS,
         pi_program: "pi".into(),
         system_config: ctx.system_config.clone(),

@@ -607,6 +607,7 @@ impl App {
             Action::CloseDetails => self.details_open = false,
             Action::CloseWorker => self.ask_worker_action(WorkerAction::Close),
             Action::ResumeWorker => self.ask_worker_action(WorkerAction::Resume),
+            Action::RaiseBudget => self.ask_worker_action(WorkerAction::RaiseBudget),
             Action::OpenSpawn => self.open_spawn(),
             Action::Confirm => self.confirm_worker_action(fx),
             Action::Cancel => self.cockpit.confirm = None,

@@ -216,6 +216,17 @@ impl App {
             self.notice = Some(format!("{name}: a close or resume is already running"));
             return;
         }
+        let cost_budget = row
+            .budget
+            .as_ref()
+            .and_then(|b| b.own)
+            .is_some_and(|s| s.measure == crate::budget::eval::Measure::Cost);
+        if action == WorkerAction::RaiseBudget && !cost_budget {
+            self.notice = Some(format!(
+                "{name} has no cost budget to raise (intercom-pane budget NAME --usd N sets one)"
+            ));
+            return;
+        }
         self.cockpit.confirm = Some((action, SeatRef::of(row)));
     }
 
@@ -233,6 +244,25 @@ impl App {
                  session in a tmux session (Herdr: tab) of its own (resume-worker). y: resume \
                  {name} · n/Esc: cancel"
             ),
+            WorkerAction::RaiseBudget => match self
+                .snapshot()
+                .and_then(|s| s.row(&seat.row_id))
+                .and_then(|r| r.budget.as_ref())
+                .and_then(|b| b.own)
+                .filter(|s| s.measure == crate::budget::eval::Measure::Cost)
+            {
+                Some(s) => {
+                    let step = crate::budget::change::sidebar_step(s.limit);
+                    format!(
+                        "Raise worker {name}'s budget from ${:.2} to ${:.2} (budget --raise \
+                         {step:.2}); a held prompt then goes. y: raise · n/Esc: cancel",
+                        s.limit,
+                        s.limit + step
+                    )
+                }
+                // Refused before asking (`ask_worker_action`); the budget went meanwhile.
+                None => format!("Worker {name} has no cost budget to raise. n/Esc: cancel"),
+            },
             // Never asked: the spawn form is its own confirmation.
             WorkerAction::Spawn => format!("Spawn worker {name}? n/Esc: cancel"),
         })

@@ -58,6 +58,7 @@ pub fn demo_row(i: usize, pass: u64, now: Ms) -> Row {
     let age_ms = ((i as i64 * 7_000) + pass as i64 * 3_000) % 180_000;
     Row {
         usage: None,
+        budget: None,
         context: None,
         state_at: None,
         id: format!("session-{i:04}"),

@@ -325,6 +325,14 @@ fn session_fields(app: &App, row: &Row, t: &Theme) -> Vec<Field> {
             Style::default(),
         ));
     }
+    if let Some(b) = row
+        .budget
+        .as_ref()
+        .map(|b| b.short())
+        .filter(|w| !w.is_empty())
+    {
+        out.push(("Budget", clean(&b), Style::default()));
+    }
     if let Some(c) = &row.context {
         out.push((
             "Context",

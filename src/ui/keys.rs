@@ -83,6 +83,8 @@ pub enum Action {
     /// Ask to close / resume the selected worker (a confirmation follows).
     CloseWorker,
     ResumeWorker,
+    /// Raise the selected worker's cost budget by half (asks first).
+    RaiseBudget,
     /// `+`: the spawn form (name, first task, worktree).
     OpenSpawn,
     /// The confirmation's answer.
@@ -250,6 +252,14 @@ pub const BINDINGS: &[Binding] = &[
         LIST,
         "R",
         "resume worker",
+    ),
+    b(
+        &[Key::Char('$')],
+        Action::RaiseBudget,
+        LIST,
+        // In the help overlay only: the key line is full.
+        "",
+        "raise budget",
     ),
     b(
         &[Key::Char('+')],
@@ -643,6 +653,7 @@ mod tests {
         assert!(list.contains(&("⏎".to_string(), "go to pane")));
         assert!(list.contains(&("Home g".to_string(), "first")));
         assert!(list.contains(&("^C".to_string(), "quit")));
+        assert!(list.contains(&("$".to_string(), "raise budget")));
         let details = &o[1].1;
         assert!(details.iter().all(|(_, w)| *w != "select"), "{details:?}");
         assert!(details.contains(&("Esc".to_string(), "close panel")));

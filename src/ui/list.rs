@@ -263,7 +263,7 @@ fn row_spans(
                 now,
             ) {
                 Some(d) => (d, t.dim()),
-                None => detail_cell(app, row, now, t),
+                None => with_budget(row, detail_cell(app, row, now, t), t),
             },
             Col::Connection => (
                 row.connection.state.as_str().to_string(),
@@ -308,6 +308,24 @@ fn row_spans(
         }
     }
     spans
+}
+
+/// The Detail cell with the row's budget in front when one applies (`$3.20/5.00 · …`), marked
+/// from the soft limit on.
+fn with_budget(row: &Row, (text, style): (String, Style), t: &Theme) -> (String, Style) {
+    let Some(b) = row.budget.as_ref() else {
+        return (text, style);
+    };
+    let words = b.short();
+    if words.is_empty() {
+        return (text, style);
+    }
+    let style = if b.level >= crate::budget::eval::Level::Soft {
+        t.warn()
+    } else {
+        style
+    };
+    (format!("{words} · {text}"), style)
 }
 
 /// The Detail cell: a close, resume or spawn from the list (running, or just finished and the

@@ -308,6 +308,8 @@ pub enum WorkerAction {
     Close,
     /// `resume-worker --confirm-closed`: a closed worker back in a session (Herdr: tab) of its own.
     Resume,
+    /// `budget --raise`: the worker's cost limit raised by half (`budget::change::sidebar_step`).
+    RaiseBudget,
     /// `spawn`: a new worker from the form (run through the `Spawner`, never the
     /// `WorkerControl`); its job shows on the new row once the scan lists it.
     Spawn,
@@ -320,6 +322,7 @@ impl WorkerAction {
             WorkerAction::Close => "close-worker",
             WorkerAction::Resume => "resume-worker",
             WorkerAction::Spawn => "spawn",
+            WorkerAction::RaiseBudget => "budget",
         }
     }
 }

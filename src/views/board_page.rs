@@ -203,6 +203,7 @@ pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
             json!({"available": false, "reason": text(reason, SHORT_CHARS)})
         }
     };
+    let budget = r.budget.as_ref().map(crate::budget::to_json);
     json!({
         "name": text(&r.name, 120),
         "project": text(&r.project, 120),
@@ -228,6 +229,7 @@ pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
         "closeJob": close,
         "resume": resume,
         "reply": reply,
+        "budget": budget,
     })
 }
 

@@ -159,6 +159,11 @@ pub(crate) struct Explanation {
     pub model: Option<String>,
     /// The context fill pi reports (through the extension).
     pub context: Option<ContextFill>,
+    /// Its budget's standing, as the row shows it.
+    #[serde(serialize_with = "crate::budget::serialize_opt")]
+    pub budget: Option<crate::budget::BudgetView>,
+    /// Every recorded change of its budget (who, when, from, to), oldest first.
+    pub budget_changes: Vec<crate::budget::record::Change>,
 }
 
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {
@@ -293,6 +298,11 @@ pub(crate) fn explain(scan: &Scan, key: &str, now: Ms) -> Option<Explanation> {
         usage: rec.usage,
         model: rec.model.clone(),
         context: rec.context.clone(),
+        budget: rec.budget.clone(),
+        budget_changes: match (&scan.config, &rec.session_id) {
+            (Some(cfg), Some(id)) => crate::budget::record::read(&cfg.root, id),
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -317,6 +327,10 @@ pub(crate) fn render(e: &Explanation) -> Vec<String> {
     out.extend(e.probe.as_ref().map(probe_line));
     out.extend(e.usage.as_ref().map(|u| usage_line(u, e.model.as_deref())));
     out.extend(e.context.as_ref().map(|c| context_line(c, e.scanned_at)));
+    out.extend(crate::budget::explain_lines(
+        e.budget.as_ref(),
+        &e.budget_changes,
+    ));
     out
 }
 

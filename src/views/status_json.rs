@@ -177,6 +177,9 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
             .iter()
             .find(|r| r.seen_key == rec.key().as_str());
         w["headline"] = json!(row.map(|r| crate::views::headline::headline(r, scan.scanned_at)));
+        if let Some(b) = row.and_then(|r| r.budget.as_ref()) {
+            w["budget"] = crate::budget::to_json(b);
+        }
     }
     w
 }

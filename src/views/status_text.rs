@@ -106,6 +106,9 @@ fn worker_lines(w: &Value, name_w: usize) -> String {
         }
         more(label, line);
     }
+    if let Some(line) = w["budget"]["line"].as_str().filter(|l| !l.is_empty()) {
+        more("budget", sanitize(line));
+    }
     if let Some(r) = w["report"].as_object() {
         let age = ago(&r["ageSeconds"]).unwrap_or_default();
         let status = s(&r["status"]).replace('_', " ");

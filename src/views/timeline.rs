@@ -113,6 +113,12 @@ fn roster_events(pass: &Scan, key: &str, recorded: &[WorkerEvent]) -> Vec<Ev> {
             out.push((c.updated_at, EventKind::Close, detail, None));
         }
     }
+    // Who changed a budget is in the change's own words.
+    out.extend(
+        budget_events(pass, &row.id)
+            .into_iter()
+            .map(|(at, kind, words)| (at, kind, words, None)),
+    );
     out
 }
 
@@ -151,6 +157,17 @@ fn tool_events(pass: &Scan, key: &str, session_id: Option<&str>, first_seq: u64)
                 by,
             },
         })
+        .collect()
+}
+
+/// The recorded changes of the seat's budget (`budget::record`), each at its time.
+fn budget_events(pass: &Scan, session_id: &str) -> Vec<(Ms, EventKind, String)> {
+    let Some(cfg) = &pass.config else {
+        return Vec::new();
+    };
+    crate::budget::record::read(&cfg.root, session_id)
+        .into_iter()
+        .map(|c| (c.at, EventKind::Budget, c.words()))
         .collect()
 }
 

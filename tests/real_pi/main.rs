@@ -28,6 +28,7 @@ mod text_cases;
 
 mod real_pi;
 mod real_pi_alerts;
+mod real_pi_budget;
 mod real_pi_channel;
 mod real_pi_events;
 mod real_pi_herdr;

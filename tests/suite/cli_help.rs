@@ -52,6 +52,7 @@ fn commands() -> Vec<(&'static str, Vec<i32>)> {
         ("init", InitExit::ALL.iter().map(|e| e.code()).collect()),
         ("spawn", SpawnExit::ALL.iter().map(|e| e.code()).collect()),
         ("retire", RetireExit::ALL.iter().map(|e| e.code()).collect()),
+        ("budget", BudgetExit::ALL.iter().map(|e| e.code()).collect()),
         ("review", ReviewExit::ALL.iter().map(|e| e.code()).collect()),
         ("land", LandExit::ALL.iter().map(|e| e.code()).collect()),
         ("scan", ScanExit::ALL.iter().map(|e| e.code()).collect()),

@@ -46,6 +46,7 @@ mod alerts_sidebar;
 mod alerts_watch;
 mod architecture;
 mod board_page;
+mod budget_cli;
 mod cli_help;
 mod close_adversarial;
 mod close_kills;

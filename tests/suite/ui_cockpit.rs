@@ -674,3 +674,54 @@ fn help_pages_by_the_rows_it_has_and_reads_whole_in_a_short_or_narrow_pane() {
         }
     }
 }
+
+#[test]
+fn dollar_raises_a_workers_budget_after_a_confirmation_naming_both_amounts() {
+    use intercom_pane::seam::budget::eval::{Level, Measure, Standing};
+    use intercom_pane::seam::budget::spec::OnContext;
+    use intercom_pane::seam::budget::BudgetView;
+    let mut snap = demo_snapshot(10, 0, t0());
+    let r: &mut Row = snap.rows.iter_mut().find(|r| r.name == "builder").unwrap();
+    let own = Standing {
+        measure: Measure::Cost,
+        spent: 4.5,
+        limit: 5.0,
+        level: Level::Soft,
+        no_pricing: false,
+        at_least: false,
+    };
+    r.budget = Some(BudgetView {
+        own: Some(own),
+        fleet: None,
+        context: None,
+        on_context: OnContext::Hold,
+        enforced: true,
+        held: 0,
+        level: Level::Soft,
+    });
+    let (mut a, _clock) = app(snap);
+    select(&mut a, "builder");
+    let s = screen(&a, 160, 40);
+    let row = s.lines().find(|l| l.contains(" builder ")).unwrap();
+    assert!(row.contains("$4.50/5.00 soft"), "{row}");
+    assert!(ch(&mut a, '$').is_empty());
+    let s = screen(&a, 160, 40);
+    assert!(
+        s.contains("Raise worker builder's budget from $5.00 to $7.50"),
+        "{s}"
+    );
+    let fx = ch(&mut a, 'y');
+    match fx.as_slice() {
+        [Effect::Worker {
+            action: WorkerAction::RaiseBudget,
+            seat,
+        }] => assert_eq!(seat.name, "builder"),
+        other => panic!("{other:?}"),
+    }
+    // A worker without a cost budget: said, nothing runs.
+    select(&mut a, "reviewer");
+    ch(&mut a, '$');
+    assert!(screen(&a, 160, 40).contains("has no cost budget to raise"));
+    assert!(a.confirming().is_none());
+    assert!(ch(&mut a, 'y').is_empty());
+}

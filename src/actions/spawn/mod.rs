@@ -82,6 +82,8 @@ pub(crate) struct SpawnRequest<'a> {
     pub thinking: Option<String>,
     /// Arguments for pi after `--`.
     pub extra_args: Vec<String>,
+    /// The worker's budget, written into its roster entry (already checked).
+    pub budget: Option<crate::budget::spec::Budget>,
     pub wait_secs: u64,
     /// The pi program to run (a name looked up on PATH, or a path).
     pub pi_program: String,

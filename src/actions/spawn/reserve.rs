@@ -570,7 +570,12 @@ fn entry(req: &SpawnRequest, plan: &Plan) -> Map<String, Value> {
         "description": plan.description, "port": plan.port,
         "projectDirectory": plan.project_directory});
     match v {
-        Value::Object(m) => m,
+        Value::Object(mut m) => {
+            if let Some(b) = &req.budget {
+                m.insert("budget".into(), b.to_json());
+            }
+            m
+        }
         _ => Map::new(),
     }
 }

@@ -147,6 +147,8 @@ pub struct IntercomConfig {
     pub multiplexer: Option<MuxChoice>,
     /// Every agent in configured order, the coordinator included.
     pub agents: Vec<Agent>,
+    /// The roster-wide budget (top-level `budget`): every worker's spending together.
+    pub budget: Option<crate::budget::spec::Budget>,
     /// The whole document as read, every key kept, for a later rewrite only. Never project it.
     pub raw: std::sync::Arc<Value>,
 }
@@ -172,6 +174,8 @@ pub struct Agent {
     pub handoff: Option<Handoff>,
     /// Saved close workflow job (workers only).
     pub close_job: Option<CloseJob>,
+    /// Its budget (workers only).
+    pub budget: Option<crate::budget::spec::Budget>,
 }
 
 /// A worker's saved public handoff.

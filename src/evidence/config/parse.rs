@@ -95,10 +95,16 @@ pub fn parse(root: &Path, bytes: &[u8]) -> Result<IntercomConfig, ConfigError> {
         ));
     }
 
+    let budget = match top.get("budget") {
+        None => None,
+        Some(v) => Some(budget_value("budget", v)?),
+    };
+
     Ok(IntercomConfig {
         root: root.to_path_buf(),
         multiplexer,
         agents,
+        budget,
         raw: std::sync::Arc::new(raw),
     })
 }
@@ -115,6 +121,17 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
         handoff,
         close_job,
     } = parse_worker_fields(i, obj, coordinator)?;
+    let budget = match obj.get("budget") {
+        None => None,
+        Some(v) if coordinator => {
+            return Err(ConfigError::invalid(
+                &format!("agents[{i}].budget"),
+                "is for workers only",
+                Some(v),
+            ))
+        }
+        Some(v) => Some(budget_value(&format!("agents[{i}].budget"), v)?),
+    };
     Ok(Agent {
         session_id,
         name,
@@ -125,7 +142,13 @@ fn parse_agent(i: usize, entry: &Value) -> Result<Agent, ConfigError> {
         role,
         handoff,
         close_job,
+        budget,
     })
+}
+
+/// A `budget` value (a worker's or the roster's), refused with the budget's own reason.
+fn budget_value(at: &str, v: &Value) -> Result<crate::budget::spec::Budget, ConfigError> {
+    crate::budget::spec::parse(v).map_err(|e| ConfigError::invalid(at, &e.to_string(), Some(v)))
 }
 
 /// `sessionId`, `name` and `coordinator` of `agents[i]`.

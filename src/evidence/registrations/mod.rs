@@ -13,7 +13,9 @@ mod pi_events;
 mod record;
 mod run_state;
 
-pub(crate) use pi_events::{CompactPhase, CompactReason, ContextFill, PiReport, RetryPhase};
+pub(crate) use pi_events::{
+    BudgetHold, CompactPhase, CompactReason, ContextFill, PiReport, RetryPhase,
+};
 pub use pi_events::{Event, PiState};
 pub use record::parse_record;
 pub(crate) use record::{MuxRecord, Registration, RunRecord};

@@ -20,6 +20,8 @@ pub(super) const ERROR_CHARS: usize = 300;
 const MAX_ATTEMPT: u32 = 1000;
 /// Most tools believed running at once.
 const MAX_RUNNING: u32 = 10_000;
+/// Most prompts believed held for the budget (the extension holds at most 16).
+const MAX_HELD: u32 = 1000;
 /// Most context tokens and largest context window believed.
 const MAX_TOKENS: u64 = 1 << 40;
 
@@ -38,10 +40,14 @@ pub enum PiEvent {
     AutoRetryStart,
     /// The retries ended: a later call succeeded, or pi gave up or was stopped.
     AutoRetryEnd,
+    /// The extension held a prompt for the budget.
+    BudgetHold,
+    /// The extension let a held prompt go (the budget was lifted).
+    BudgetRelease,
 }
 
 impl PiEvent {
-    const ALL: [PiEvent; 9] = [
+    const ALL: [PiEvent; 11] = [
         PiEvent::UiPromptStart,
         PiEvent::UiPromptEnd,
         PiEvent::ToolExecutionStart,
@@ -51,6 +57,8 @@ impl PiEvent {
         PiEvent::SessionCompactFailed,
         PiEvent::AutoRetryStart,
         PiEvent::AutoRetryEnd,
+        PiEvent::BudgetHold,
+        PiEvent::BudgetRelease,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +72,8 @@ impl PiEvent {
             PiEvent::SessionCompactFailed => "session_compact_failed",
             PiEvent::AutoRetryStart => "auto_retry_start",
             PiEvent::AutoRetryEnd => "auto_retry_end",
+            PiEvent::BudgetHold => "budget_hold",
+            PiEvent::BudgetRelease => "budget_release",
         }
     }
 
@@ -280,6 +290,18 @@ pub struct PiState {
     pub settled: Option<Settled>,
     #[serde(default)]
     pub context: Option<ContextFill>,
+    /// The extension enforces budgets (present: it does), and what it holds.
+    #[serde(default)]
+    pub budget: Option<BudgetHold>,
+}
+
+/// What the extension holds for the budget: how many prompts, since when (none: `held` 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetHold {
+    pub held: u32,
+    #[serde(default, with = "crate::clock::iso_ms_opt")]
+    pub since: Option<Ms>,
 }
 
 /// The registration's `pi` section: the picture, its sequence number, the event that sent it
@@ -400,6 +422,9 @@ impl PiState {
                 return Err(PiStateError::Field("context.percent"));
             }
         }
+        if self.budget.as_ref().is_some_and(|b| b.held > MAX_HELD) {
+            return Err(PiStateError::Field("budget.held"));
+        }
         Ok(())
     }
 
@@ -412,6 +437,7 @@ impl PiState {
         t.extend(self.tool.as_ref().map(|x| x.since));
         t.extend(self.settled.as_ref().map(|s| s.at));
         t.extend(self.context.as_ref().map(|c| c.at));
+        t.extend(self.budget.as_ref().and_then(|b| b.since));
         t
     }
 }

@@ -193,6 +193,8 @@ pub enum EventKind {
     Resume,
     /// `restore` started it again (or found it could not).
     Restore,
+    /// A change of the worker's budget (who, from, to).
+    Budget,
 }
 
 impl EventKind {
@@ -203,6 +205,7 @@ impl EventKind {
             EventKind::Spawn => "spawn",
             EventKind::Resume => "resume",
             EventKind::Restore => "restore",
+            EventKind::Budget => "budget",
         }
     }
 }

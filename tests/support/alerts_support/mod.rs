@@ -63,6 +63,15 @@ impl Worker {
         self.append(json!({"type":"message","message":{"role":"assistant","content":[{"type":"text","text":text}],"provider":"fake","model":"fake-model","stopReason":"stop"}}))
     }
 
+    /// A turn whose reply cost `usd` (pi's `usage` of a priced model, 100 tokens in, 3 out).
+    pub fn spend(&mut self, usd: f64) -> String {
+        self.user("go on");
+        self.append(json!({"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"provider":"fake","model":"fake-model",
+            "usage":{"input":100,"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":103,
+                "cost":{"input":usd,"output":0,"cacheRead":0,"cacheWrite":0,"total":usd}},
+            "stopReason":"stop"}}))
+    }
+
     /// A turn that ends asking for input.
     pub fn ask(&mut self, question: &str) -> String {
         self.user("go on");
