@@ -4,6 +4,7 @@
 //! another machine.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -22,8 +23,8 @@ const SLACK: Duration = Duration::from_secs(60);
 /// A remote `scan --json` or `status --json` must answer within this long.
 const READ_DEADLINE: Duration = Duration::from_secs(20);
 /// `--watch` with another host: the stream is each machine's own.
-const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar and `watch` \
-     follow other hosts (--host), or run it there over ssh";
+const WATCH_HERE: &str = "--watch streams this machine's board only (it writes this machine's \
+     board files); `status --watch --host all` streams several hosts' boards merged";
 /// Largest board read from a host.
 const MAX_BOARD: usize = 32 * 1024 * 1024;
 
@@ -521,13 +522,13 @@ fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
 /// `status --host NAME`: that one machine's page, as it printed it with `--json`; without
 /// `--json`, in the same words as this machine's `status` (a failure is a sentence, never JSON).
 fn status(a: &StatusArgs) -> Option<i32> {
+    if a.watch && !a.src.hosts.is_empty() {
+        return status_watch(a);
+    }
     let host = match remote_of(&a.src)? {
         Ok(h) => h,
         Err(e) => return Some(refused(e)),
     };
-    if a.watch {
-        return Some(refused(WATCH_HERE.into()));
-    }
     let mut flags = vec!["--json".to_string()];
     push_page(&mut flags, a.name.clone(), a.offset, a.limit);
     push_flag(&mut flags, a.probe, "--probe");
@@ -552,6 +553,41 @@ fn status(a: &StatusArgs) -> Option<i32> {
         },
         d => Some(finish(&host, "status", d, false)),
     }
+}
+
+/// `status --watch --host …` (`all`, or several): one merged stream of those machines
+/// (`hosts::merged`); `None` when it names this machine alone (the usual stream).
+fn status_watch(a: &StatusArgs) -> Option<i32> {
+    let targets = match hosts::board_targets(&a.src.hosts) {
+        Ok(t) => t,
+        Err(e) => return Some(refused(e.to_string())),
+    };
+    if targets == [Target::Local] {
+        return None;
+    }
+    let (local, clock): (_, Arc<dyn crate::clock::Clock>) = if targets.contains(&Target::Local) {
+        match crate::cmd::options::resolve(&a.src) {
+            Ok(r) => (Some(r.opts), Arc::from(r.clock)),
+            Err(e) => return Some(refused(e.to_string())),
+        }
+    } else {
+        // No local part: a flag naming something here would be ignored, so it is refused.
+        if let Err(e) = no_local_flags(&a.src) {
+            return Some(refused(e));
+        }
+        (None, Arc::new(crate::clock::SystemClock))
+    };
+    let plan = hosts::merged::Plan {
+        local,
+        hosts: hosts::remotes(&targets),
+        clock,
+        heartbeat: Duration::from_secs(a.stream.heartbeat_secs),
+        full_every: Duration::from_secs(a.stream.live.full_pass_secs),
+    };
+    Some(match hosts::merged::run(plan) {
+        Ok(()) => 0,
+        Err(e) => refused(format!("cannot start the stream: {e}")),
+    })
 }
 
 /// One machine's board for `scan`: its records (each with `host`), or why it is missing.

@@ -118,16 +118,22 @@ impl Drop for HostsSource {
     /// by `END_WAIT` in all), then the shared connections are stopped.
     fn drop(&mut self) {
         self.cancel.cancel();
-        let until = Instant::now() + END_WAIT;
-        // Bounded by `until`: polled every 20 ms.
-        while self.links.iter().any(|l| !l.is_finished()) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for l in self.links.drain(..).filter(|l| l.is_finished()) {
-            let _ = l.join();
-        }
-        super::ssh::stop_masters(&self.hosts);
+        end_links(std::mem::take(&mut self.links), &self.hosts);
     }
+}
+
+/// After the cancel: give the host threads `END_WAIT` in all to end what they run on their
+/// hosts, then stop the shared connections.
+pub(crate) fn end_links(links: Vec<std::thread::JoinHandle<()>>, hosts: &[Host]) {
+    let until = Instant::now() + END_WAIT;
+    // Bounded by `until`: polled every 20 ms.
+    while links.iter().any(|l| !l.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for l in links.into_iter().filter(|l| l.is_finished()) {
+        let _ = l.join();
+    }
+    super::ssh::stop_masters(hosts);
 }
 
 impl SnapshotSource for HostsSource {

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::Host;
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{HostState, HostView, Row, RowHost, Snapshot};
@@ -36,6 +38,11 @@ struct Entry {
     detail: String,
     /// Its rows by `<project>/<agent>` there, `RowHost` filled in when merged.
     rows: BTreeMap<String, Row>,
+    /// Its records as it sent them (bounded), kept only for a merged stream
+    /// (`hosts::merged`): the sidebar needs only the rows.
+    records: Option<BTreeMap<String, Value>>,
+    /// Bumped whenever anything of this host changed (a merged stream reads only those).
+    version: u64,
 }
 
 struct Inner {
@@ -44,26 +51,48 @@ struct Inner {
     hosts: Vec<Entry>,
 }
 
+/// One host as a merged stream reads it: its state and its records.
+pub(crate) struct HostRecords {
+    pub(crate) view: HostView,
+    pub(crate) records: BTreeMap<String, Value>,
+}
+
 /// What the host threads and this machine's passes write, and frames read.
 pub(crate) struct Shared {
     clock: Arc<dyn Clock>,
     inner: Mutex<Inner>,
     changed: Condvar,
+    /// A merged stream's board: records kept, and no local snapshot awaited (this machine,
+    /// when streamed, is a host entry of its own).
+    stream: bool,
 }
 
 impl Shared {
+    /// The sidebar's board: this machine's passes and `hosts`.
     pub(crate) fn new(hosts: &[Host], clock: Arc<dyn Clock>) -> Arc<Shared> {
+        let names: Vec<String> = hosts.iter().map(|h| h.name.to_string()).collect();
+        Self::make(&names, clock, false)
+    }
+
+    /// A merged stream's board: one entry per name (this machine's too, as `local`).
+    pub(crate) fn for_stream(names: &[String], clock: Arc<dyn Clock>) -> Arc<Shared> {
+        Self::make(names, clock, true)
+    }
+
+    fn make(names: &[String], clock: Arc<dyn Clock>, stream: bool) -> Arc<Shared> {
         let now = clock.now_ms();
-        let hosts = hosts
+        let hosts = names
             .iter()
-            .map(|h| Entry {
-                name: h.name.to_string(),
+            .map(|name| Entry {
+                name: name.clone(),
                 state: HostState::Connecting,
                 since: now,
                 answered_at: None,
                 via: None,
                 detail: String::new(),
                 rows: BTreeMap::new(),
+                records: stream.then(BTreeMap::new),
+                version: 0,
             })
             .collect();
         Arc::new(Shared {
@@ -74,7 +103,13 @@ impl Shared {
                 hosts,
             }),
             changed: Condvar::new(),
+            stream,
         })
+    }
+
+    /// Whether records are kept (a merged stream): the host threads then hand them in too.
+    pub(crate) fn keeps_records(&self) -> bool {
+        self.stream
     }
 
     pub(crate) fn now(&self) -> Ms {
@@ -88,6 +123,20 @@ impl Shared {
             g.version = g.version.wrapping_add(1);
             self.changed.notify_all();
         }
+    }
+
+    /// Change host `slot` under the lock; `f` says whether anything of it changed.
+    fn update_host(&self, slot: usize, f: impl FnOnce(&mut Entry) -> bool) {
+        self.update(|g| {
+            let Some(e) = g.hosts.get_mut(slot) else {
+                return false;
+            };
+            let changed = f(e);
+            if changed {
+                e.version = e.version.wrapping_add(1);
+            }
+            changed
+        });
     }
 
     /// Mark host `slot` answering (logged when that is new); whether its state changed.
@@ -104,27 +153,48 @@ impl Shared {
         changed
     }
 
-    /// Host `slot` answered with its whole board.
-    pub(crate) fn board(&self, slot: usize, rows: BTreeMap<String, Row>, via: Via, now: Ms) {
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+    /// Host `slot` answered with its whole board (`records`: as it sent them, when kept).
+    pub(crate) fn board(
+        &self,
+        slot: usize,
+        rows: BTreeMap<String, Row>,
+        records: Option<BTreeMap<String, Value>>,
+        via: Via,
+        now: Ms,
+    ) {
+        self.update_host(slot, |e| {
             let moved = Self::mark_answering(e, via, now);
-            let differs = e.rows != rows;
+            let mut differs = e.rows != rows;
             e.rows = rows;
+            if let (Some(kept), Some(new)) = (e.records.as_mut(), records) {
+                differs |= *kept != new;
+                *kept = new;
+            }
             moved || differs
         });
     }
 
-    /// Host `slot` said one seat changed (`None`: it left the board).
-    pub(crate) fn seat(&self, slot: usize, key: String, row: Option<Row>, via: Via, now: Ms) {
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+    /// Host `slot` said one seat changed (`row` `None`: it is not a row of the board;
+    /// `record` `None`: it left the board, or records are not kept).
+    pub(crate) fn seat(
+        &self,
+        slot: usize,
+        key: String,
+        row: Option<Row>,
+        record: Option<Value>,
+        via: Via,
+        now: Ms,
+    ) {
+        self.update_host(slot, |e| {
             let moved = Self::mark_answering(e, via, now);
-            let differs = match row {
+            let mut differs = match record {
+                Some(r) => e
+                    .records
+                    .as_mut()
+                    .is_some_and(|m| m.insert(key.clone(), r.clone()).as_ref() != Some(&r)),
+                None => e.records.as_mut().is_some_and(|m| m.remove(&key).is_some()),
+            };
+            differs |= match row {
                 Some(r) if e.rows.get(&key) == Some(&r) => false,
                 Some(r) => {
                     e.rows.insert(key, r);
@@ -138,11 +208,7 @@ impl Shared {
 
     /// Host `slot` is alive and nothing changed.
     pub(crate) fn alive(&self, slot: usize, via: Via, now: Ms) {
-        self.update(|g| {
-            g.hosts
-                .get_mut(slot)
-                .is_some_and(|e| Self::mark_answering(e, via, now))
-        });
+        self.update_host(slot, |e| Self::mark_answering(e, via, now));
     }
 
     /// Host `slot` is in another state than answering; its rows are kept (shown dimmed).
@@ -154,10 +220,7 @@ impl Shared {
         via: Option<Via>,
     ) {
         let now = self.now();
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+        self.update_host(slot, |e| {
             if e.state == state && e.detail == detail {
                 return false;
             }
@@ -198,7 +261,7 @@ impl Shared {
             if stop.is_cancelled() || until.is_some_and(|u| Instant::now() >= u) {
                 return None;
             }
-            if g.version != seen && g.local.is_some() {
+            if g.version != seen && (self.stream || g.local.is_some()) {
                 return Some(g.version);
             }
             g = self
@@ -234,17 +297,51 @@ impl Shared {
                 }
                 snap.rows.push(r);
             }
-            snap.hosts.push(HostView {
-                name: e.name.clone(),
-                state: e.state,
-                since: e.since,
-                answered_at: e.answered_at,
-                via: e.via.map(Via::as_str),
-                detail: e.detail.clone(),
-                seats: e.rows.len(),
-            });
+            snap.hosts.push(view_of(e));
         }
         Some((snap, g.version))
+    }
+
+    /// Every host whose version differs from `seen` (updated in place), with its records:
+    /// a merged stream copies only the hosts that changed since it last looked.
+    pub(crate) fn changed_hosts(&self, seen: &mut [u64]) -> Vec<(usize, HostRecords)> {
+        let Ok(g) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for ((slot, e), s) in g.hosts.iter().enumerate().zip(seen.iter_mut()) {
+            if e.version != *s {
+                *s = e.version;
+                out.push((
+                    slot,
+                    HostRecords {
+                        view: view_of(e),
+                        records: e.records.clone().unwrap_or_default(),
+                    },
+                ));
+            }
+        }
+        out
+    }
+
+    /// Every host's state now (a merged stream's heartbeat).
+    pub(crate) fn views(&self) -> Vec<HostView> {
+        self.inner
+            .lock()
+            .map(|g| g.hosts.iter().map(view_of).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn view_of(e: &Entry) -> HostView {
+    HostView {
+        name: e.name.clone(),
+        state: e.state,
+        since: e.since,
+        answered_at: e.answered_at,
+        via: e.via.map(Via::as_str),
+        detail: e.detail.clone(),
+        seats: e.records.as_ref().map_or(e.rows.len(), BTreeMap::len),
     }
 }
 
