@@ -71,6 +71,7 @@ mod hosts_control;
 mod hosts_faults;
 mod hosts_hostile;
 mod hosts_local_paths;
+mod hosts_merged;
 mod hosts_names;
 mod hosts_refusals;
 mod hosts_sidebar;

@@ -793,6 +793,40 @@ impl Net {
     }
 }
 
+impl Net {
+    /// The binary with `args` (this machine's flags added when `local`), its log at `log`;
+    /// each JSON line it prints arrives on `alerts`.
+    pub fn lines(&self, args: &[&str], local: bool, log: &Path) -> Watching {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        if local {
+            all.extend(self.local_args());
+        }
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let mut child = self
+            .command(&all)
+            .env("INTERCOM_PANE_LOG", log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        Watching {
+            child,
+            alerts: rx,
+            reader: Some(reader),
+        }
+    }
+}
+
 impl Drop for Net {
     fn drop(&mut self) {
         for h in &mut self.hosts {
