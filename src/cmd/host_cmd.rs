@@ -562,7 +562,9 @@ fn status_watch(a: &StatusArgs) -> Option<i32> {
         Ok(t) => t,
         Err(e) => return Some(refused(e.to_string())),
     };
-    if targets == [Target::Local] {
+    // `all` follows the hosts file, so it is merged even while the file names no host.
+    let all = a.src.hosts.iter().any(|g| g.eq_ignore_ascii_case(hosts::ALL));
+    if targets == [Target::Local] && !all {
         return None;
     }
     let (local, clock): (_, Arc<dyn crate::clock::Clock>) = if targets.contains(&Target::Local) {
@@ -580,6 +582,7 @@ fn status_watch(a: &StatusArgs) -> Option<i32> {
     let plan = hosts::merged::Plan {
         local,
         hosts: hosts::remotes(&targets),
+        follow: all.then(hosts::file::default_path).flatten(),
         clock,
         heartbeat: Duration::from_secs(a.stream.heartbeat_secs),
         full_every: Duration::from_secs(a.stream.live.full_pass_secs),

@@ -51,6 +51,15 @@ struct HostBody {
     seats: usize,
 }
 
+/// The state of a host that left the board (the hosts file no longer names it).
+const REMOVED: &str = "removed";
+
+#[derive(Serialize)]
+struct LeftBody {
+    state: &'static str,
+    detail: &'static str,
+}
+
 #[derive(Serialize)]
 struct SeatBody<'a> {
     key: &'a str,
@@ -78,6 +87,8 @@ struct Beat {
 /// What was last written about one host.
 #[derive(Default)]
 struct Sent {
+    /// The host this slot held (a slot may be given to another host once one left).
+    name: String,
     state: Option<(HostState, String)>,
     /// key → the record's steady part, as last sent.
     seats: BTreeMap<String, Value>,
@@ -90,10 +101,10 @@ pub(crate) struct Merger {
 }
 
 impl Merger {
-    pub(crate) fn new(hosts: usize) -> Merger {
+    pub(crate) fn new() -> Merger {
         Merger {
             seq: 0,
-            sent: (0..hosts).map(|_| Sent::default()).collect(),
+            sent: Vec::new(),
         }
     }
 
@@ -112,12 +123,26 @@ impl Merger {
 
     /// The lines for host `slot` as it is now: its state line when that changed, one `seat`
     /// line per record changed in anything but its clock values, one `removed` per seat gone.
+    /// A host that left the board: a `removed` line per seat it had, then its `host` line
+    /// with the state `removed`.
     pub(crate) fn host(&mut self, slot: usize, now: &HostRecords, at: Ms) -> Vec<String> {
         let mut out = Vec::new();
+        if self.sent.len() <= slot {
+            self.sent.resize_with(slot + 1, Sent::default);
+        }
         let name = now.view.name.as_str();
+        // The slot held another host that left before it was looked at: that one's end first.
+        let held = self.sent.get(slot).map(|s| s.name.clone()).unwrap_or_default();
+        if !held.is_empty() && (held != name || now.gone) {
+            out.extend(self.leave(slot, &held, at));
+        }
+        if now.gone {
+            return out;
+        }
         let Some(sent) = self.sent.get_mut(slot) else {
             return out;
         };
+        sent.name = name.to_string();
         let detail = crate::text::one_line(&now.view.detail, MAX_DETAIL);
         let state_now = (now.view.state, detail.clone());
         let state_line = sent.state.as_ref() != Some(&state_now);
@@ -148,6 +173,25 @@ impl Merger {
         for key in &gone {
             out.push(self.line("removed", at, Some(name), RemovedBody { key }));
         }
+        out
+    }
+
+    /// Host `name` (slot `slot`) left the board: its seats removed, then its `host` line.
+    fn leave(&mut self, slot: usize, name: &str, at: Ms) -> Vec<String> {
+        let Some(sent) = self.sent.get_mut(slot) else {
+            return Vec::new();
+        };
+        let old = std::mem::take(sent);
+        let mut out: Vec<String> = old
+            .seats
+            .keys()
+            .map(|key| self.line("removed", at, Some(name), RemovedBody { key }))
+            .collect();
+        let body = LeftBody {
+            state: REMOVED,
+            detail: "no longer in the hosts file",
+        };
+        out.push(self.line("host", at, Some(name), body));
         out
     }
 
@@ -196,6 +240,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
+            gone: false,
         }
     }
 
@@ -208,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_host_says_its_state_then_its_seats_and_only_what_changed() {
-        let mut m = Merger::new(1);
+        let mut m = Merger::new();
         let rec = |state: &str, age: u64| json!({"agent": "W", "state": state, "ageSeconds": age});
         let l = parsed(&m.host(0, &host(HostState::Connecting, "", &[]), 5_000));
         assert_eq!(l.len(), 1);
@@ -254,5 +299,28 @@ mod tests {
         assert!(beat.get("host").is_none());
         assert_eq!(beat["hosts"][0]["host"], "b");
         assert_eq!(beat["hosts"][0]["state"], "not_answering");
+
+        // b leaves the board with a seat; its slot goes to c: b's seat removed, b removed, then c.
+        let now = host(HostState::Answering, "", &[("p/W", rec("idle", 1))]);
+        assert_eq!(m.host(0, &now, 11_000).len(), 1);
+        let mut c = host(HostState::Connecting, "", &[]);
+        c.view.name = "c".into();
+        let l = parsed(&m.host(0, &c, 12_000));
+        let said: Vec<(String, String)> = l
+            .iter()
+            .map(|v| (v["kind"].as_str().unwrap().into(), v["host"].as_str().unwrap().into()))
+            .collect();
+        assert_eq!(
+            said,
+            [("removed".into(), "b".into()), ("host".into(), "b".into()), ("host".into(), "c".into())]
+        );
+        assert_eq!(l[1]["state"], "removed");
+        let mut gone = host(HostState::Connecting, "", &[]);
+        gone.view.name = "c".into();
+        gone.gone = true;
+        let l = parsed(&m.host(0, &gone, 13_000));
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0]["state"], "removed");
+        assert!(m.host(0, &gone, 14_000).is_empty(), "said once");
     }
 }

@@ -116,7 +116,7 @@ impl Link {
                     RETRY_REFUSED
                 }
             };
-            if self.stop.wait_timeout(pause) {
+            if self.shared.pause(pause, &self.stop) {
                 return;
             }
         }

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::lines::Merger;
 use super::shared::Shared;
-use super::{board, here, link, Host};
+use super::fleet::{self, Fleet};
+use super::{here, Host};
 use crate::clock::Clock;
 use crate::live::wake::Waker;
 use crate::scan::ScanOptions;
@@ -27,6 +28,9 @@ pub(crate) struct Plan {
     /// This machine's source, when `local` is one of the hosts.
     pub(crate) local: Option<ScanOptions>,
     pub(crate) hosts: Vec<Host>,
+    /// The hosts file to follow (`--host all`): hosts added, removed or changed there join or
+    /// leave the stream within a second.
+    pub(crate) follow: Option<std::path::PathBuf>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) heartbeat: Duration,
     pub(crate) full_every: Duration,
@@ -35,40 +39,35 @@ pub(crate) struct Plan {
 /// Stream until the reader goes away or a stop signal comes (`Ok`: exit 0); `Err` when it
 /// cannot start.
 pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
-    let mut names: Vec<String> = Vec::with_capacity(plan.hosts.len() + 1);
-    if plan.local.is_some() {
-        names.push(super::LOCAL.to_string());
-    }
-    let first_remote = names.len();
-    names.extend(plan.hosts.iter().map(|h| h.name.to_string()));
+    let names: Vec<String> = plan
+        .local
+        .as_ref()
+        .map(|_| super::LOCAL.to_string())
+        .into_iter()
+        .collect();
     let shared = Shared::for_stream(&names, plan.clock.clone());
     let stop = Waker::new()?;
     stop.stop_on_signals();
     let cancel = CancelToken::new();
-    let mut threads = Vec::with_capacity(names.len());
-    let mut local_waker = None;
+    let fleet = Fleet::new(shared.clone(), cancel.clone());
+    let mut local = None;
     let started = (|| -> std::io::Result<()> {
         if let Some(opts) = plan.local {
-            let (t, w) = here::start(opts, plan.clock.clone(), plan.full_every, 0, shared.clone())?;
-            threads.push(t);
-            local_waker = Some(w);
+            local = Some(here::start(opts, plan.clock.clone(), plan.full_every, 0, shared.clone())?);
         }
-        for (i, h) in plan.hosts.iter().enumerate() {
-            threads.push(link::start(
-                h.clone(),
-                first_remote + i,
-                shared.clone(),
-                cancel.clone(),
-            )?);
+        fleet.apply(&plan.hosts)?;
+        if let Some(path) = plan.follow {
+            fleet::follow(fleet.clone(), path, plan.hosts.clone(), cancel.clone())?;
         }
         Ok(())
     })();
     let result = started.and_then(|()| follow(&shared, &stop, &cancel, plan.heartbeat, &plan.clock));
     cancel.cancel();
-    if let Some(w) = local_waker {
-        w.stop();
+    if let Some((thread, waker)) = local {
+        waker.stop();
+        let _ = thread.join();
     }
-    board::end_links(threads, &plan.hosts);
+    fleet.end();
     result
 }
 
@@ -80,10 +79,9 @@ fn follow(
     heartbeat: Duration,
     clock: &Arc<dyn Clock>,
 ) -> std::io::Result<()> {
-    let n = shared.views().len();
-    let mut merger = Merger::new(n);
-    // Never a version a host has: every host's first state is written at once.
-    let mut seen = vec![u64::MAX; n];
+    let mut merger = Merger::new();
+    // Empty: every host's first state is written at once.
+    let mut seen = Vec::new();
     let mut version = 0;
     let mut next_beat = Instant::now() + heartbeat;
     let stdout = std::io::stdout();

@@ -9,6 +9,7 @@ pub(crate) mod board;
 pub(crate) mod delegate;
 pub(crate) mod expect;
 pub(crate) mod file;
+pub(crate) mod fleet;
 pub(crate) mod hello;
 pub(crate) mod here;
 pub(crate) mod lines;

@@ -43,18 +43,27 @@ struct Entry {
     records: Option<BTreeMap<String, Value>>,
     /// Bumped whenever anything of this host changed (a merged stream reads only those).
     version: u64,
+    /// No longer on the board (the hosts file dropped or changed it): shown nowhere, and
+    /// whatever its thread still writes is ignored.
+    retired: bool,
 }
 
 struct Inner {
     version: u64,
     local: Option<Snapshot>,
     hosts: Vec<Entry>,
+    /// Bumped by "retry now": every host waiting to try again tries at once.
+    retry: u64,
+    /// Since the last frame was made, only this machine's passes that found nothing new.
+    only_touched: bool,
 }
 
 /// One host as a merged stream reads it: its state and its records.
 pub(crate) struct HostRecords {
     pub(crate) view: HostView,
     pub(crate) records: BTreeMap<String, Value>,
+    /// It left the board (the hosts file no longer names it).
+    pub(crate) gone: bool,
 }
 
 /// What the host threads and this machine's passes write, and frames read.
@@ -83,17 +92,7 @@ impl Shared {
         let now = clock.now_ms();
         let hosts = names
             .iter()
-            .map(|name| Entry {
-                name: name.clone(),
-                state: HostState::Connecting,
-                since: now,
-                answered_at: None,
-                via: None,
-                detail: String::new(),
-                rows: BTreeMap::new(),
-                records: stream.then(BTreeMap::new),
-                version: 0,
-            })
+            .map(|name| Self::entry(name, now, stream))
             .collect();
         Arc::new(Shared {
             clock,
@@ -101,10 +100,102 @@ impl Shared {
                 version: 0,
                 local: None,
                 hosts,
+                retry: 0,
+                only_touched: false,
             }),
             changed: Condvar::new(),
             stream,
         })
+    }
+
+    fn entry(name: &str, now: Ms, stream: bool) -> Entry {
+        Entry {
+            name: name.to_string(),
+            state: HostState::Connecting,
+            since: now,
+            answered_at: None,
+            via: None,
+            detail: String::new(),
+            rows: BTreeMap::new(),
+            records: stream.then(BTreeMap::new),
+            version: 0,
+            retired: false,
+        }
+    }
+
+    /// A host joins the board (the hosts file named it): its slot, `reuse` when given (a
+    /// retired slot whose thread has ended), else a new one at the end.
+    pub(crate) fn add(&self, name: &str, reuse: Option<usize>) -> usize {
+        let now = self.now();
+        let stream = self.stream;
+        let mut slot = 0;
+        self.update(|g| {
+            let mut e = Self::entry(name, now, stream);
+            match reuse.filter(|r| g.hosts.get(*r).is_some_and(|x| x.retired)) {
+                Some(r) => {
+                    if let Some(old) = g.hosts.get_mut(r) {
+                        e.version = old.version.wrapping_add(1);
+                        *old = e;
+                    }
+                    slot = r;
+                }
+                None => {
+                    g.hosts.push(e);
+                    slot = g.hosts.len() - 1;
+                }
+            }
+            true
+        });
+        slot
+    }
+
+    /// Host `slot` leaves the board: its rows go, and its thread's writes are ignored.
+    pub(crate) fn retire(&self, slot: usize) {
+        self.update(|g| {
+            let Some(e) = g.hosts.get_mut(slot) else {
+                return false;
+            };
+            e.retired = true;
+            e.rows.clear();
+            if let Some(r) = e.records.as_mut() {
+                r.clear();
+            }
+            e.version = e.version.wrapping_add(1);
+            true
+        });
+    }
+
+    /// "Retry now": every host waiting to try again tries at once.
+    pub(crate) fn retry_now(&self) {
+        if let Ok(mut g) = self.inner.lock() {
+            g.retry = g.retry.wrapping_add(1);
+            self.changed.notify_all();
+        }
+    }
+
+    /// A host thread's pause before trying again: `d`, cut short by `stop` or "retry now";
+    /// true when stopped.
+    pub(crate) fn pause(&self, d: Duration, stop: &CancelToken) -> bool {
+        let until = Instant::now() + d;
+        let Ok(mut g) = self.inner.lock() else {
+            return stop.wait_timeout(d);
+        };
+        let asked = g.retry;
+        // Bounded by `until`, in slices of at most 200 ms that re-check `stop`.
+        loop {
+            if stop.is_cancelled() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= until || g.retry != asked {
+                return false;
+            }
+            let slice = (until - now).min(Duration::from_millis(200));
+            g = match self.changed.wait_timeout(g, slice) {
+                Ok((ng, _)) => ng,
+                Err(_) => return stop.is_cancelled(),
+            };
+        }
     }
 
     /// Whether records are kept (a merged stream): the host threads then hand them in too.
@@ -121,6 +212,7 @@ impl Shared {
         let Ok(mut g) = self.inner.lock() else { return };
         if f(&mut g) {
             g.version = g.version.wrapping_add(1);
+            g.only_touched = false;
             self.changed.notify_all();
         }
     }
@@ -128,7 +220,7 @@ impl Shared {
     /// Change host `slot` under the lock; `f` says whether anything of it changed.
     fn update_host(&self, slot: usize, f: impl FnOnce(&mut Entry) -> bool) {
         self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
+            let Some(e) = g.hosts.get_mut(slot).filter(|e| !e.retired) else {
                 return false;
             };
             let changed = f(e);
@@ -245,6 +337,28 @@ impl Shared {
         });
     }
 
+    /// This machine's pass found nothing new: the board shown holds, as of `scanned_at` (no
+    /// new frame for it).
+    pub(crate) fn touch_local(&self, scanned_at: Ms) {
+        if let Ok(mut g) = self.inner.lock() {
+            if let Some(l) = g.local.as_mut() {
+                l.scanned_at = scanned_at;
+                g.version = g.version.wrapping_add(1);
+                self.changed.notify_all();
+            }
+        }
+    }
+
+    /// When only this machine's passes that found nothing new came since the last frame:
+    /// the time of the newest, and the version (the frame shown still holds).
+    pub(crate) fn only_touched(&self) -> Option<(Ms, u64)> {
+        let g = self.inner.lock().ok()?;
+        if !g.only_touched {
+            return None;
+        }
+        Some((g.local.as_ref()?.scanned_at, g.version))
+    }
+
     /// Wait until the board is newer than `seen` (or `stop`, or `until`); the new version,
     /// `None` on stop or at `until`.
     pub(crate) fn wait_newer(
@@ -275,11 +389,12 @@ impl Shared {
     /// The frame's snapshot: this machine's pass, then each host's rows (tagged, with its
     /// state), and the hosts' own states.
     pub(crate) fn merged(&self) -> Option<(Snapshot, u64)> {
-        let g = self.inner.lock().ok()?;
+        let mut g = self.inner.lock().ok()?;
+        g.only_touched = true;
         let mut snap = g.local.clone()?;
         let extra: usize = g.hosts.iter().map(|e| e.rows.len()).sum();
         snap.rows.reserve(extra);
-        for e in &g.hosts {
+        for e in g.hosts.iter().filter(|e| !e.retired) {
             let answering = e.state == HostState::Answering;
             for r in e.rows.values() {
                 let mut r = r.clone();
@@ -304,10 +419,14 @@ impl Shared {
 
     /// Every host whose version differs from `seen` (updated in place), with its records:
     /// a merged stream copies only the hosts that changed since it last looked.
-    pub(crate) fn changed_hosts(&self, seen: &mut [u64]) -> Vec<(usize, HostRecords)> {
+    /// A slot `seen` has not held yet is new to it.
+    pub(crate) fn changed_hosts(&self, seen: &mut Vec<u64>) -> Vec<(usize, HostRecords)> {
         let Ok(g) = self.inner.lock() else {
             return Vec::new();
         };
+        if seen.len() < g.hosts.len() {
+            seen.resize(g.hosts.len(), u64::MAX);
+        }
         let mut out = Vec::new();
         for ((slot, e), s) in g.hosts.iter().enumerate().zip(seen.iter_mut()) {
             if e.version != *s {
@@ -317,6 +436,7 @@ impl Shared {
                     HostRecords {
                         view: view_of(e),
                         records: e.records.clone().unwrap_or_default(),
+                        gone: e.retired,
                     },
                 ));
             }
@@ -328,7 +448,13 @@ impl Shared {
     pub(crate) fn views(&self) -> Vec<HostView> {
         self.inner
             .lock()
-            .map(|g| g.hosts.iter().map(view_of).collect())
+            .map(|g| {
+                g.hosts
+                    .iter()
+                    .filter(|e| !e.retired)
+                    .map(view_of)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

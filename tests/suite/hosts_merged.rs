@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::hosts_support::Net;
 
 /// Read lines until `pred` holds for one (within `ms`); every line read meanwhile, with it last.
-fn until(rx: &Receiver<Value>, ms: u64, what: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+pub(crate) fn until(rx: &Receiver<Value>, ms: u64, what: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
     let end = Instant::now() + Duration::from_millis(ms);
     let mut seen = Vec::new();
     loop {

@@ -69,6 +69,7 @@ mod hosts_bounds;
 mod hosts_cli;
 mod hosts_control;
 mod hosts_faults;
+mod hosts_follow;
 mod hosts_hostile;
 mod hosts_local_paths;
 mod hosts_merged;

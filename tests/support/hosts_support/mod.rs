@@ -662,6 +662,23 @@ impl Net {
         std::fs::rename(&tmp, &self.hosts_file).unwrap();
     }
 
+    /// Write the hosts file naming only `names` (in that order), each entry edited by `edit`.
+    pub fn write_hosts_only(&self, names: &[&str], edit: impl Fn(&str, &mut serde_json::Value)) {
+        let hosts: Vec<serde_json::Value> = names
+            .iter()
+            .map(|n| {
+                let mut e = self.entry(self.host(n), None);
+                edit(n, &mut e);
+                e
+            })
+            .collect();
+        let tmp = self.dir.path().join("hosts.json.tmp");
+        std::fs::write(&tmp, json!({"version": 1, "hosts": hosts}).to_string()).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::rename(&tmp, &self.hosts_file).unwrap();
+    }
+
     /// The hosts of the hosts file, as the board takes them.
     pub fn board_hosts(&self) -> Vec<intercom_pane::seam::hosts::Host> {
         intercom_pane::seam::hosts::file::read(&self.hosts_file).unwrap()

@@ -1,0 +1,147 @@
+//! Hosts without restarts: the hosts file written, extended, cut and changed under a running
+//! sidebar (the real binary in a private tmux pane, read with `capture-pane`) and a running
+//! merged stream (`status --watch --host all`), over real sshd servers in network namespaces.
+//! Each edit reaches both within a second (the stream's `host` line), the host's rows follow,
+//! and a host taken out of the file leaves both, with nothing of theirs left running there.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::hosts_merged::until;
+use crate::hosts_support::Net;
+use crate::mux_support::{wait_for, TmuxServer};
+
+/// The remote processes running `status --watch` on host `h` (the host's `timeout` around
+/// each not counted).
+fn streams(net: &Net, h: &str) -> Vec<i32> {
+    net.host(h)
+        .sshd_tree()
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            !words.first().is_some_and(|w| w.ends_with(b"timeout"))
+                && words.contains(&&b"status"[..])
+                && words.contains(&&b"--watch"[..])
+        })
+        .collect()
+}
+
+fn is_host(v: &Value, host: &str, state: &str) -> bool {
+    v["kind"] == "host" && v["host"] == host && v["state"] == state
+}
+
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
+    let net = Net::new(&[("a", &["Builder"]), ("b", &["Reviewer"])], &["Local"]);
+    // The coordinator's pi places the sidebar first; the hosts file comes later.
+    std::fs::remove_file(&net.hosts_file).unwrap();
+    let bin = env!("CARGO_BIN_EXE_intercom-pane");
+    let hosts_file = format!("INTERCOM_PANE_HOSTS={}", net.hosts_file.display());
+    let run = format!("XDG_RUNTIME_DIR={}", net.dir.path().join("run").display());
+    let cfg = format!(
+        "XDG_CONFIG_HOME={}",
+        net.dir.path().join("config").display()
+    );
+    let mut argv = vec![
+        "env",
+        &hosts_file,
+        &run,
+        &cfg,
+        "TERM=xterm-256color",
+        bin,
+        "monitor",
+        "--no-probe",
+        "--no-alerts",
+    ];
+    let local = net.local_args();
+    argv.extend(local.iter().map(String::as_str));
+    let screen = TmuxServer::start("mon", net.dir.path(), &argv);
+    screen.tmux(&["resize-window", "-t", "mon", "-x", "160", "-y", "30"]);
+    let capture = || screen.tmux(&["capture-pane", "-p", "-t", "mon"]);
+    let seen = |what: &str, ms: u64, pred: &dyn Fn(&str) -> bool| -> String {
+        wait_for(ms, || {
+            let c = capture();
+            pred(&c).then_some(c)
+        })
+        .unwrap_or_else(|| panic!("{what}: not on screen within {ms} ms:\n{}", capture()))
+    };
+    let log = net.dir.path().join("log.jsonl");
+    let s = net.lines(
+        &["status", "--watch", "--host", "all", "--heartbeat-secs", "1"],
+        true,
+        &log,
+    );
+    until(&s.alerts, 20_000, "this machine's seat", |v| {
+        v["kind"] == "seat" && v["host"] == "local"
+    });
+    seen("this machine's row", 20_000, &|c| c.contains("Local"));
+
+    // Written: a joins both within a second, then its rows come.
+    let t0 = Instant::now();
+    net.write_hosts_only(&["a"], |_, _| {});
+    until(&s.alerts, 5_000, "a on the stream", |v| {
+        v["kind"] == "host" && v["host"] == "a"
+    });
+    let took = t0.elapsed();
+    eprintln!("a written → on the stream after {} ms", took.as_millis());
+    assert!(took < Duration::from_millis(1_500), "{took:?}");
+    until(&s.alerts, 30_000, "a's Builder on the stream", |v| {
+        v["kind"] == "seat" && v["host"] == "a"
+    });
+    seen("a's row on the sidebar", 30_000, &|c| c.contains("a:Builder"));
+
+    // Extended: b joins; a goes on.
+    net.write_hosts_only(&["a", "b"], |_, _| {});
+    until(&s.alerts, 30_000, "b's Reviewer on the stream", |v| {
+        v["kind"] == "seat" && v["host"] == "b"
+    });
+    seen("b's row on the sidebar", 30_000, &|c| {
+        c.contains("b:Reviewer") && c.contains("a:Builder")
+    });
+    let both = wait_for(10_000, || (streams(&net, "a").len() == 2).then_some(()));
+    assert!(both.is_some(), "a streams to the sidebar and the stream: {:?}", streams(&net, "a"));
+
+    // Cut: a leaves both; what they ran on a ends.
+    let t1 = Instant::now();
+    net.write_hosts_only(&["b"], |_, _| {});
+    let gone = until(&s.alerts, 5_000, "a removed", |v| is_host(v, "a", "removed"));
+    eprintln!("a cut → removed from the stream after {} ms", t1.elapsed().as_millis());
+    assert!(t1.elapsed() < Duration::from_millis(1_500), "{:?}", t1.elapsed());
+    assert!(
+        gone.iter().any(|v| v["kind"] == "removed" && v["host"] == "a"),
+        "a's seat removed first: {gone:#?}"
+    );
+    seen("a's row gone from the sidebar", 5_000, &|c| {
+        !c.contains("a:Builder") && c.contains("b:Reviewer") && c.contains("Local")
+    });
+    let none = wait_for(15_000, || streams(&net, "a").is_empty().then_some(()));
+    assert!(none.is_some(), "left on a: {:?}", streams(&net, "a"));
+
+    // Changed: b's entry names another program (a wrapper of the same): b starts again.
+    let wrapper = net.dir.path().join("ip-wrapper");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec \"{bin}\" \"$@\"\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let w = wrapper.display().to_string();
+    net.write_hosts_only(&["b"], |_, e| e["bin"] = w.clone().into());
+    let again = until(&s.alerts, 5_000, "b started again", |v| {
+        is_host(v, "b", "connecting")
+    });
+    assert!(again.iter().any(|v| is_host(v, "b", "removed")), "{again:#?}");
+    until(&s.alerts, 30_000, "b's Reviewer again", |v| {
+        v["kind"] == "seat" && v["host"] == "b"
+    });
+    seen("b's row after the change", 30_000, &|c| c.contains("b:Reviewer"));
+    // A file refused (not JSON) changes nothing: both keep b.
+    std::fs::write(&net.hosts_file, "{not json").unwrap();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let c = capture();
+    assert!(c.contains("b:Reviewer"), "{c}");
+    assert_eq!(s.stop().code(), Some(0));
+}
