@@ -298,6 +298,7 @@ fn local_ports(
                 root: opts.root.clone(),
             }) as _
         }),
+        hosts: None,
     };
     (replies, monitor)
 }
@@ -394,6 +395,7 @@ fn with_hosts(
         source.follow_file(path, remotes)?;
     }
     let hosts = source.hosts();
+    opts.hosts = Some(source.control());
     let ports = Arc::new(HostPorts {
         hosts: hosts.clone(),
         reply: Arc::new(replies),

@@ -103,9 +103,9 @@ impl HostsSource {
         self.fleet.list()
     }
 
-    /// "Retry now": every host waiting to try again tries at once.
-    pub fn retry_now(&self) {
-        self.fleet.retry_now();
+    /// "Retry now" for the sidebar (`H`): every host waiting to try again tries at once.
+    pub(crate) fn control(&self) -> Arc<dyn crate::ui::ports::HostsControl> {
+        self.fleet.clone()
     }
 }
 

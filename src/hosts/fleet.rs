@@ -177,10 +177,15 @@ impl Fleet {
             .spawn(move || super::board::end_links(threads, &hosts));
     }
 
-    /// "Retry now": every host waiting to try again tries at once.
-    pub(crate) fn retry_now(&self) {
+}
+
+impl crate::ui::ports::HostsControl for Fleet {
+    fn retry_now(&self) {
         self.shared.retry_now();
     }
+}
+
+impl Fleet {
 
     /// End every host's thread (bounded) and stop the shared connections.
     pub(crate) fn end(&self) {
