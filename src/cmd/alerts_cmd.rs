@@ -172,7 +172,7 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     // This machine and every host of the hosts file (`--host` names which): each alert names
     // its host (docs/behaviour.md §12).
-    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+    let remotes = match crate::hosts::sidebar_targets(&args.src.hosts) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };

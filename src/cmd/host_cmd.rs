@@ -129,6 +129,9 @@ pub(crate) fn qualify(cmd: &mut Command) {
         Command::CloseWorker(a) => (&mut a.name, &mut a.src),
         Command::ResumeWorker(a) => (&mut a.name, &mut a.src),
         Command::Retire(a) => (&mut a.name, &mut a.src),
+        Command::Log(a) => (&mut a.name, &mut a.src),
+        Command::Explain(a) => (&mut a.name, &mut a.src),
+        Command::Review(a) => (&mut a.name, &mut a.src),
         Command::Jump(a) => match a.name.as_mut() {
             Some(n) => (n, &mut a.src),
             None => return,
@@ -169,6 +172,7 @@ pub(crate) fn elsewhere(cmd: &Command) -> Option<i32> {
         Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h))),
         Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h))),
         Command::Log(a) => there(&a.src, a, log),
+        Command::Explain(a) => there(&a.src, a, |a, h| Ok(explain(a, h))),
         Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h))),
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
@@ -505,6 +509,20 @@ fn log(a: &crate::cli::LogArgs, host: &Host) -> Result<i32, String> {
     ))
 }
 
+/// `explain NAME --host H`: that machine's account of its seat, as it printed it.
+fn explain(a: &crate::cli::ExplainArgs, host: &Host) -> i32 {
+    let mut flags = Vec::new();
+    push_flag(&mut flags, a.json, "--json");
+    push_flag(&mut flags, a.probe, "--probe");
+    let words = delegate::words(host, "explain", &flags, std::slice::from_ref(&a.name));
+    finish(
+        host,
+        "explain",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        a.json,
+    )
+}
+
 /// `board --host NAME`: that one machine's page, as it printed it.
 fn board(a: &crate::cli::BoardArgs, host: &Host) -> i32 {
     let mut flags = Vec::new();
@@ -563,7 +581,11 @@ fn status_watch(a: &StatusArgs) -> Option<i32> {
         Err(e) => return Some(refused(e.to_string())),
     };
     // `all` follows the hosts file, so it is merged even while the file names no host.
-    let all = a.src.hosts.iter().any(|g| g.eq_ignore_ascii_case(hosts::ALL));
+    let all = a
+        .src
+        .hosts
+        .iter()
+        .any(|g| g.eq_ignore_ascii_case(hosts::ALL));
     if targets == [Target::Local] && !all {
         return None;
     }

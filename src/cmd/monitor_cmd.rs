@@ -199,7 +199,7 @@ pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
     let memory = Arc::new(ScanMemory::new());
     let (replies, opts) = local_ports(args, &r.opts, &clock, &memory);
     // Other machines: each on its own thread; their rows' actions run there.
-    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+    let remotes = match crate::hosts::sidebar_targets(&args.src.hosts) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
@@ -362,10 +362,10 @@ struct Wiring {
 }
 
 /// The hosts file a board follows while it runs (hosts added, removed or changed there join
-/// or leave it within a second): without `--host`, the default file; with `--host`, none (the
-/// hosts named are the board's).
+/// or leave it within a second): without `--host` or with `--host all`, the default file;
+/// else none (the hosts named are the board's).
 pub(crate) fn follows_file(given: &[String]) -> Option<std::path::PathBuf> {
-    if given.is_empty() {
+    if crate::hosts::follows_file(given) {
         crate::hosts::file::default_path()
     } else {
         None

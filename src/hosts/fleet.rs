@@ -176,7 +176,6 @@ impl Fleet {
             .name("ip-host-ended".into())
             .spawn(move || super::board::end_links(threads, &hosts));
     }
-
 }
 
 impl crate::ui::ports::HostsControl for Fleet {
@@ -186,7 +185,6 @@ impl crate::ui::ports::HostsControl for Fleet {
 }
 
 impl Fleet {
-
     /// End every host's thread (bounded) and stop the shared connections.
     pub(crate) fn end(&self) {
         self.stop.cancel();

@@ -108,7 +108,13 @@ impl Merger {
         }
     }
 
-    fn line<B: Serialize>(&mut self, kind: &'static str, at: Ms, host: Option<&str>, body: B) -> String {
+    fn line<B: Serialize>(
+        &mut self,
+        kind: &'static str,
+        at: Ms,
+        host: Option<&str>,
+        body: B,
+    ) -> String {
         self.seq += 1;
         let l = Line {
             v: VERSION,
@@ -132,7 +138,11 @@ impl Merger {
         }
         let name = now.view.name.as_str();
         // The slot held another host that left before it was looked at: that one's end first.
-        let held = self.sent.get(slot).map(|s| s.name.clone()).unwrap_or_default();
+        let held = self
+            .sent
+            .get(slot)
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
         if !held.is_empty() && (held != name || now.gone) {
             out.extend(self.leave(slot, &held, at));
         }
@@ -266,7 +276,9 @@ mod tests {
         let now = host(HostState::Answering, "", &[("p/W", rec("working", 1))]);
         let l = parsed(&m.host(0, &now, 6_000));
         assert_eq!(
-            l.iter().map(|v| v["kind"].as_str().unwrap()).collect::<Vec<_>>(),
+            l.iter()
+                .map(|v| v["kind"].as_str().unwrap())
+                .collect::<Vec<_>>(),
             ["host", "seat"]
         );
         assert_eq!(l[1]["key"], "p/W");
@@ -308,11 +320,20 @@ mod tests {
         let l = parsed(&m.host(0, &c, 12_000));
         let said: Vec<(String, String)> = l
             .iter()
-            .map(|v| (v["kind"].as_str().unwrap().into(), v["host"].as_str().unwrap().into()))
+            .map(|v| {
+                (
+                    v["kind"].as_str().unwrap().into(),
+                    v["host"].as_str().unwrap().into(),
+                )
+            })
             .collect();
         assert_eq!(
             said,
-            [("removed".into(), "b".into()), ("host".into(), "b".into()), ("host".into(), "c".into())]
+            [
+                ("removed".into(), "b".into()),
+                ("host".into(), "b".into()),
+                ("host".into(), "c".into())
+            ]
         );
         assert_eq!(l[1]["state"], "removed");
         let mut gone = host(HostState::Connecting, "", &[]);

@@ -258,7 +258,8 @@ impl Link {
                     self.shared.seat(self.slot, key, row, kept, Via::Watch, now);
                 }
                 wire::Line::Removed { key } if have_board => {
-                    self.shared.seat(self.slot, key, None, None, Via::Watch, now);
+                    self.shared
+                        .seat(self.slot, key, None, None, Via::Watch, now);
                 }
                 wire::Line::Unknown(why) => {
                     let why = format!("its stream is not understood: {why}");

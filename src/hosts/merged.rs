@@ -9,9 +9,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::fleet::{self, Fleet};
 use super::lines::Merger;
 use super::shared::Shared;
-use super::fleet::{self, Fleet};
 use super::{here, Host};
 use crate::clock::Clock;
 use crate::live::wake::Waker;
@@ -53,7 +53,13 @@ pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
     let mut local = None;
     let started = (|| -> std::io::Result<()> {
         if let Some(opts) = plan.local {
-            local = Some(here::start(opts, plan.clock.clone(), plan.full_every, 0, shared.clone())?);
+            local = Some(here::start(
+                opts,
+                plan.clock.clone(),
+                plan.full_every,
+                0,
+                shared.clone(),
+            )?);
         }
         fleet.apply(&plan.hosts)?;
         if let Some(path) = plan.follow {
@@ -61,7 +67,8 @@ pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
         }
         Ok(())
     })();
-    let result = started.and_then(|()| follow(&shared, &stop, &cancel, plan.heartbeat, &plan.clock));
+    let result =
+        started.and_then(|()| follow(&shared, &stop, &cancel, plan.heartbeat, &plan.clock));
     cancel.cancel();
     if let Some((thread, waker)) = local {
         waker.stop();

@@ -288,6 +288,25 @@ pub(crate) fn board_targets(given: &[String]) -> Result<Vec<Target>, HostError> 
     if !given.iter().any(|g| g.eq_ignore_ascii_case(ALL)) {
         return targets(given, false);
     }
+    follow_all(given)
+}
+
+/// The sidebar's and `watch`'s machines: this one and every host of the file without
+/// `--host`, else those named (`all` among them).
+pub(crate) fn sidebar_targets(given: &[String]) -> Result<Vec<Target>, HostError> {
+    if given.is_empty() {
+        return targets(given, true);
+    }
+    board_targets(given)
+}
+
+/// Whether the hosts named follow the hosts file as it changes: none named (a board's
+/// default), or `all`.
+pub(crate) fn follows_file(given: &[String]) -> bool {
+    given.is_empty() || given.iter().any(|g| g.eq_ignore_ascii_case(ALL))
+}
+
+fn follow_all(given: &[String]) -> Result<Vec<Target>, HostError> {
     let file = file_hosts()?;
     let mut out: Vec<Target> = Vec::new();
     for g in given {

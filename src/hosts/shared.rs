@@ -448,13 +448,7 @@ impl Shared {
     pub(crate) fn views(&self) -> Vec<HostView> {
         self.inner
             .lock()
-            .map(|g| {
-                g.hosts
-                    .iter()
-                    .filter(|e| !e.retired)
-                    .map(view_of)
-                    .collect()
-            })
+            .map(|g| g.hosts.iter().filter(|e| !e.retired).map(view_of).collect())
             .unwrap_or_default()
     }
 }

@@ -108,5 +108,7 @@ fn scan_reads_three_hosts_and_tags_every_record() {
     // run there (`status --watch --host` merges the hosts' streams: hosts_merged).
     let o = net.run(&["scan", "--watch", "--host", "a"], None);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--watch streams this machine's board only"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--watch streams this machine's board only")
+    );
 }

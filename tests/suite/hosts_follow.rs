@@ -73,7 +73,14 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     };
     let log = net.dir.path().join("log.jsonl");
     let s = net.lines(
-        &["status", "--watch", "--host", "all", "--heartbeat-secs", "1"],
+        &[
+            "status",
+            "--watch",
+            "--host",
+            "all",
+            "--heartbeat-secs",
+            "1",
+        ],
         true,
         &log,
     );
@@ -94,7 +101,9 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     until(&s.alerts, 30_000, "a's Builder on the stream", |v| {
         v["kind"] == "seat" && v["host"] == "a"
     });
-    seen("a's row on the sidebar", 30_000, &|c| c.contains("a:Builder"));
+    seen("a's row on the sidebar", 30_000, &|c| {
+        c.contains("a:Builder")
+    });
 
     // Extended: b joins; a goes on.
     net.write_hosts_only(&["a", "b"], |_, _| {});
@@ -105,16 +114,30 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
         c.contains("b:Reviewer") && c.contains("a:Builder")
     });
     let both = wait_for(10_000, || (streams(&net, "a").len() == 2).then_some(()));
-    assert!(both.is_some(), "a streams to the sidebar and the stream: {:?}", streams(&net, "a"));
+    assert!(
+        both.is_some(),
+        "a streams to the sidebar and the stream: {:?}",
+        streams(&net, "a")
+    );
 
     // Cut: a leaves both; what they ran on a ends.
     let t1 = Instant::now();
     net.write_hosts_only(&["b"], |_, _| {});
-    let gone = until(&s.alerts, 5_000, "a removed", |v| is_host(v, "a", "removed"));
-    eprintln!("a cut → removed from the stream after {} ms", t1.elapsed().as_millis());
-    assert!(t1.elapsed() < Duration::from_millis(1_500), "{:?}", t1.elapsed());
+    let gone = until(&s.alerts, 5_000, "a removed", |v| {
+        is_host(v, "a", "removed")
+    });
+    eprintln!(
+        "a cut → removed from the stream after {} ms",
+        t1.elapsed().as_millis()
+    );
     assert!(
-        gone.iter().any(|v| v["kind"] == "removed" && v["host"] == "a"),
+        t1.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        t1.elapsed()
+    );
+    assert!(
+        gone.iter()
+            .any(|v| v["kind"] == "removed" && v["host"] == "a"),
         "a's seat removed first: {gone:#?}"
     );
     seen("a's row gone from the sidebar", 5_000, &|c| {
@@ -133,11 +156,16 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     let again = until(&s.alerts, 5_000, "b started again", |v| {
         is_host(v, "b", "connecting")
     });
-    assert!(again.iter().any(|v| is_host(v, "b", "removed")), "{again:#?}");
+    assert!(
+        again.iter().any(|v| is_host(v, "b", "removed")),
+        "{again:#?}"
+    );
     until(&s.alerts, 30_000, "b's Reviewer again", |v| {
         v["kind"] == "seat" && v["host"] == "b"
     });
-    seen("b's row after the change", 30_000, &|c| c.contains("b:Reviewer"));
+    seen("b's row after the change", 30_000, &|c| {
+        c.contains("b:Reviewer")
+    });
     // A file refused (not JSON) changes nothing: both keep b.
     std::fs::write(&net.hosts_file, "{not json").unwrap();
     std::thread::sleep(Duration::from_millis(1_500));

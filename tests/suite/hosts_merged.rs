@@ -12,7 +12,12 @@ use serde_json::Value;
 use crate::hosts_support::Net;
 
 /// Read lines until `pred` holds for one (within `ms`); every line read meanwhile, with it last.
-pub(crate) fn until(rx: &Receiver<Value>, ms: u64, what: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+pub(crate) fn until(
+    rx: &Receiver<Value>,
+    ms: u64,
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
     let end = Instant::now() + Duration::from_millis(ms);
     let mut seen = Vec::new();
     loop {
@@ -92,9 +97,14 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
     // A change on a arrives within a second.
     let t0 = Instant::now();
     net.host("a").ask(0, "which branch?");
-    let got = until(&s.alerts, 5_000, "a's Builder waiting", |v| is_seat(v, "a", "waiting"));
+    let got = until(&s.alerts, 5_000, "a's Builder waiting", |v| {
+        is_seat(v, "a", "waiting")
+    });
     let took = t0.elapsed();
-    eprintln!("a's change reached the merged stream after {} ms", took.as_millis());
+    eprintln!(
+        "a's change reached the merged stream after {} ms",
+        took.as_millis()
+    );
     assert!(took < Duration::from_millis(1_500), "{took:?}");
     let seat = &got.last().unwrap()["seat"];
     assert!(seat.to_string().contains("which branch?"), "{seat}");
@@ -106,7 +116,10 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
     let during = until(&s.alerts, 12_000, "b not answering", |v| {
         is_host(v, "b", "not_answering")
     });
-    eprintln!("the hung host read not_answering after {} ms", t1.elapsed().as_millis());
+    eprintln!(
+        "the hung host read not_answering after {} ms",
+        t1.elapsed().as_millis()
+    );
     let b_line = during.last().unwrap();
     assert!(b_line["since"].as_str().is_some(), "{b_line}");
     // Heartbeats kept coming while b hung (one a second asked for).
@@ -122,13 +135,18 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
         v["kind"] == "seat" && v["host"] == "a" && v.to_string().contains("and now?")
     });
     let took = t2.elapsed();
-    eprintln!("with b hung, a's change arrived after {} ms", took.as_millis());
+    eprintln!(
+        "with b hung, a's change arrived after {} ms",
+        took.as_millis()
+    );
     assert!(took < Duration::from_millis(1_500), "{took:?}");
     assert!(
         !got.iter().any(|v| v["kind"] == "seat" && v["host"] == "b"),
         "nothing of b while it hangs: {got:#?}"
     );
-    let beat = until(&s.alerts, 3_000, "a heartbeat", |v| v["kind"] == "heartbeat");
+    let beat = until(&s.alerts, 3_000, "a heartbeat", |v| {
+        v["kind"] == "heartbeat"
+    });
     let hosts = &beat.last().unwrap()["hosts"];
     let state = |h: &str| {
         hosts
@@ -143,7 +161,9 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
     assert_eq!(state("b"), Some("not_answering".into()), "{hosts}");
 
     net.host("b").signal_sshd(nix::sys::signal::Signal::SIGCONT);
-    until(&s.alerts, 25_000, "b answering again", |v| is_host(v, "b", "answering"));
+    until(&s.alerts, 25_000, "b answering again", |v| {
+        is_host(v, "b", "answering")
+    });
     assert_eq!(s.stop().code(), Some(0));
 
     // Two hosts named, this machine not: only their lines.
@@ -152,8 +172,13 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
         false,
         &log,
     );
-    let lines = until(&s.alerts, 30_000, "b's seat", |v| v["kind"] == "seat" && v["host"] == "b");
+    let lines = until(&s.alerts, 30_000, "b's seat", |v| {
+        v["kind"] == "seat" && v["host"] == "b"
+    });
     assert!(lines.iter().all(|v| v["host"] != "local"), "{lines:#?}");
-    assert!(lines.iter().any(|v| is_seat(v, "a", "waiting")), "{lines:#?}");
+    assert!(
+        lines.iter().any(|v| is_seat(v, "a", "waiting")),
+        "{lines:#?}"
+    );
     assert_eq!(s.stop().code(), Some(0));
 }

@@ -405,7 +405,11 @@ fn h_asks_the_hosts_that_are_not_answering_again_and_says_so() {
     let mut a = app();
     a.update(snap(vec![row("a", BoardState::Idle)]));
     assert!(a.update(ch('H')).is_empty(), "no hosts: nothing asked");
-    assert!(a.notice().unwrap().contains("no other hosts"), "{:?}", a.notice());
+    assert!(
+        a.notice().unwrap().contains("no other hosts"),
+        "{:?}",
+        a.notice()
+    );
     a.update(key(KeyCode::Esc));
     let host = |name: &str, state| HostView {
         name: name.into(),
