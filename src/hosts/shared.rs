@@ -472,3 +472,70 @@ fn log_state(e: &Entry) {
             "detail": crate::text::one_line(&e.detail, 300)}),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn records(state: &str) -> Option<BTreeMap<String, Value>> {
+        Some(BTreeMap::from([(
+            "p/W".to_string(),
+            json!({"project": "p", "agent": "W", "state": state}),
+        )]))
+    }
+
+    #[test]
+    fn hosts_join_and_leave_and_a_stream_sees_only_what_changed() {
+        let s = Shared::for_stream(&["local".into()], Arc::new(crate::clock::FixedClock(1_000)));
+        let a = s.add("a", None);
+        let b = s.add("b", None);
+        assert_eq!((a, b), (1, 2));
+        let mut seen = Vec::new();
+        assert_eq!(s.changed_hosts(&mut seen).len(), 3, "every host at first");
+        assert!(s.changed_hosts(&mut seen).is_empty());
+
+        s.board(a, BTreeMap::new(), records("idle"), Via::Watch, 2_000);
+        let got = s.changed_hosts(&mut seen);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, a);
+        assert_eq!(got[0].1.view.state, HostState::Answering);
+        assert_eq!(got[0].1.view.seats, 1);
+        // The same board again changes nothing.
+        s.board(a, BTreeMap::new(), records("idle"), Via::Watch, 3_000);
+        assert!(s.changed_hosts(&mut seen).is_empty());
+
+        // a leaves: said once, gone from the views; what its thread still writes is ignored.
+        s.retire(a);
+        let got = s.changed_hosts(&mut seen);
+        assert!(got.len() == 1 && got[0].1.gone && got[0].1.records.is_empty());
+        s.board(a, BTreeMap::new(), records("working"), Via::Watch, 4_000);
+        s.set_state(a, HostState::NotAnswering, "x".into(), None);
+        assert!(s.changed_hosts(&mut seen).is_empty());
+        let names: Vec<String> = s.views().into_iter().map(|v| v.name).collect();
+        assert_eq!(names, ["local", "b"]);
+        // Its slot is given to a new host only when asked to reuse it.
+        assert_eq!(s.add("c", Some(a)), a);
+        assert_eq!(s.add("d", Some(b)), 3, "a live slot is never reused");
+        let got = s.changed_hosts(&mut seen);
+        let names: Vec<&str> = got.iter().map(|(_, h)| h.view.name.as_str()).collect();
+        assert_eq!(names, ["c", "d"]);
+    }
+
+    #[test]
+    fn retry_now_ends_a_pause_at_once() {
+        let s = Shared::new(&[], Arc::new(crate::clock::FixedClock(1_000)));
+        let stop = CancelToken::new();
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            s2.retry_now();
+        });
+        let t0 = Instant::now();
+        assert!(!s.pause(Duration::from_secs(20), &stop));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let _ = t.join();
+        stop.cancel();
+        assert!(s.pause(Duration::from_secs(20), &stop), "stopped");
+    }
+}
