@@ -10,22 +10,10 @@ use serde_json::Value;
 
 use crate::hosts_merged::until;
 use crate::hosts_support::Net;
-use crate::mux_support::{wait_for, TmuxServer};
+use crate::mux_support::wait_for;
 
-/// The remote processes running `status --watch` on host `h` (the host's `timeout` around
-/// each not counted).
 fn streams(net: &Net, h: &str) -> Vec<i32> {
-    net.host(h)
-        .sshd_tree()
-        .into_iter()
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            !words.first().is_some_and(|w| w.ends_with(b"timeout"))
-                && words.contains(&&b"status"[..])
-                && words.contains(&&b"--watch"[..])
-        })
-        .collect()
+    net.host(h).streams()
 }
 
 fn is_host(v: &Value, host: &str, state: &str) -> bool {
@@ -42,26 +30,7 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     // The coordinator's pi places the sidebar first; the hosts file comes later.
     std::fs::remove_file(&net.hosts_file).unwrap();
     let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let hosts_file = format!("INTERCOM_PANE_HOSTS={}", net.hosts_file.display());
-    let run = format!("XDG_RUNTIME_DIR={}", net.dir.path().join("run").display());
-    let cfg = format!(
-        "XDG_CONFIG_HOME={}",
-        net.dir.path().join("config").display()
-    );
-    let mut argv = vec![
-        "env",
-        &hosts_file,
-        &run,
-        &cfg,
-        "TERM=xterm-256color",
-        bin,
-        "monitor",
-        "--no-probe",
-        "--no-alerts",
-    ];
-    let local = net.local_args();
-    argv.extend(local.iter().map(String::as_str));
-    let screen = TmuxServer::start("mon", net.dir.path(), &argv);
+    let screen = net.sidebar();
     screen.tmux(&["resize-window", "-t", "mon", "-x", "160", "-y", "30"]);
     let capture = || screen.tmux(&["capture-pane", "-p", "-t", "mon"]);
     let seen = |what: &str, ms: u64, pred: &dyn Fn(&str) -> bool| -> String {

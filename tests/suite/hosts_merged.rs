@@ -172,9 +172,15 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
         false,
         &log,
     );
-    let lines = until(&s.alerts, 30_000, "b's seat", |v| {
-        v["kind"] == "seat" && v["host"] == "b"
-    });
+    let mut lines = until(&s.alerts, 30_000, "a seat", |v| v["kind"] == "seat");
+    let other = if lines.last().unwrap()["host"] == "a" {
+        "b"
+    } else {
+        "a"
+    };
+    lines.extend(until(&s.alerts, 30_000, "the other host's seat", |v| {
+        v["kind"] == "seat" && v["host"] == other
+    }));
     assert!(lines.iter().all(|v| v["host"] != "local"), "{lines:#?}");
     assert!(
         lines.iter().any(|v| is_seat(v, "a", "waiting")),
