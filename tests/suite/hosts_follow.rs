@@ -1,8 +1,9 @@
 //! Hosts without restarts: the hosts file written, extended, cut and changed under a running
-//! sidebar (the real binary in a private tmux pane, read with `capture-pane`) and a running
-//! merged stream (`status --watch --host all`), over real sshd servers in network namespaces.
-//! Each edit reaches both within a second (the stream's `host` line), the host's rows follow,
-//! and a host taken out of the file leaves both, with nothing of theirs left running there.
+//! sidebar (the real binary in a private tmux pane, read with `capture-pane`), a running
+//! merged stream (`status --watch --host all`) and a running `watch`, over real sshd servers
+//! in network namespaces. Each edit reaches them within a second (the stream's `host` line),
+//! the host's rows follow, and a host taken out of the file leaves the sidebar and the
+//! stream, with nothing of theirs left running there.
 
 use std::time::{Duration, Instant};
 
@@ -53,6 +54,16 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
         true,
         &log,
     );
+    // `watch` (alerts without a sidebar) follows the file too: its log says each host's state.
+    let watch_log = net.dir.path().join("watch-log.jsonl");
+    let watching = net.watch(&["--no-status-line"], &watch_log);
+    let watch_says = |h: &str, state: &str| {
+        std::fs::read_to_string(&watch_log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|v| v["event"] == "host_state" && v["host"] == h && v["state"] == state)
+    };
     until(&s.alerts, 20_000, "this machine's seat", |v| {
         v["kind"] == "seat" && v["host"] == "local"
     });
@@ -73,6 +84,8 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     seen("a's row on the sidebar", 30_000, &|c| {
         c.contains("a:Builder")
     });
+    let heard = wait_for(30_000, || watch_says("a", "answering").then_some(()));
+    assert!(heard.is_some(), "watch never followed a");
 
     // Extended: b joins; a goes on.
     net.write_hosts_only(&["a", "b"], |_, _| {});
@@ -82,14 +95,14 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     seen("b's row on the sidebar", 30_000, &|c| {
         c.contains("b:Reviewer") && c.contains("a:Builder")
     });
-    let both = wait_for(10_000, || (streams(&net, "a").len() == 2).then_some(()));
+    let each = wait_for(10_000, || (streams(&net, "a").len() == 3).then_some(()));
     assert!(
-        both.is_some(),
-        "a streams to the sidebar and the stream: {:?}",
+        each.is_some(),
+        "a streams to the sidebar, the stream and watch, one each: {:?}",
         streams(&net, "a")
     );
 
-    // Cut: a leaves both; what they ran on a ends.
+    // Cut: a leaves the sidebar, the stream and watch; what they ran on a ends.
     let t1 = Instant::now();
     net.write_hosts_only(&["b"], |_, _| {});
     let gone = until(&s.alerts, 5_000, "a removed", |v| {
@@ -141,4 +154,5 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     let c = capture();
     assert!(c.contains("b:Reviewer"), "{c}");
     assert_eq!(s.stop().code(), Some(0));
+    assert_eq!(watching.stop().code(), Some(0));
 }
