@@ -151,10 +151,10 @@ impl Fleet {
         self.list.set(live);
         drop(runs);
         if !ended.is_empty() {
-            crate::log::event(
-                crate::log::event::HOST_STATE,
-                serde_json::json!({"hosts": ended.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(),
-                    "state": "removed", "detail": "no longer in the hosts file"}),
+            log_file_event(
+                Some(ended.iter().map(|h| h.name.to_string()).collect()),
+                "removed",
+                "no longer in the hosts file".into(),
             );
             self.end_later(ended);
         }
@@ -235,10 +235,10 @@ pub(crate) fn follow(
                 match super::file::read(&path) {
                     Ok(hosts) if last.as_ref() != Some(&hosts) => {
                         if let Err(e) = fleet.apply(&hosts) {
-                            crate::log::event(
-                                crate::log::event::HOST_STATE,
-                                serde_json::json!({"state": "refused",
-                                    "detail": format!("a host's thread did not start: {e}")}),
+                            log_file_event(
+                                None,
+                                "refused",
+                                format!("a host's thread did not start: {e}"),
                             );
                         }
                         last = Some(hosts);
@@ -248,10 +248,13 @@ pub(crate) fn follow(
                     Err(e) => {
                         let why = e.to_string();
                         if why != said {
-                            crate::log::event(
-                                crate::log::event::HOST_STATE,
-                                serde_json::json!({"state": "refused",
-                                    "detail": format!("the hosts file was not applied (the hosts stay as they were): {why}")}),
+                            log_file_event(
+                                None,
+                                "refused",
+                                format!(
+                                    "the hosts file was not applied (the hosts stay as they \
+                                     were): {why}"
+                                ),
                             );
                             said = why;
                         }
@@ -259,6 +262,28 @@ pub(crate) fn follow(
                 }
             }
         })
+}
+
+/// A `host_state` log line about the hosts file: the hosts it names (`hosts`), its state
+/// and why.
+#[derive(serde::Serialize)]
+struct FileEvent {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hosts: Option<Vec<String>>,
+    state: &'static str,
+    detail: String,
+}
+
+fn log_file_event(hosts: Option<Vec<String>>, state: &'static str, detail: String) {
+    let fields = FileEvent {
+        hosts,
+        state,
+        detail: crate::text::one_line(&detail, 300),
+    };
+    crate::log::event(
+        crate::log::event::HOST_STATE,
+        serde_json::to_value(fields).unwrap_or_default(),
+    );
 }
 
 /// The hosts file's folder under inotify (none when it cannot be watched: the timed look
