@@ -61,7 +61,7 @@ fn main() {
     let seen: Arc<dyn SeenWriter> = match data_root {
         Some(d) => Arc::new(DataRootSeen {
             data_root: d.into(),
-            hosts: Vec::new(),
+            hosts: Default::default(),
         }),
         None => Arc::new(NoSeenWriter {
             reason: "the demo has no data root (pass --data-root DIR)".into(),

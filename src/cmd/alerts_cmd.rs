@@ -172,7 +172,7 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
     // This machine and every host of the hosts file (`--host` names which): each alert names
     // its host (docs/behaviour.md §12).
-    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+    let remotes = match crate::hosts::sidebar_targets(&args.src.hosts) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
@@ -184,15 +184,22 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     let memory = std::sync::Arc::new(crate::evidence::ScanMemory::new());
     let mut source: Box<dyn SnapshotSource> =
         Box::new(ScanSource::new(r.opts, clock.clone(), false, memory));
-    if !remotes.is_empty() {
-        source =
-            match crate::hosts::board::HostsSource::start(source, remotes, clock, PASS_INTERVAL) {
-                Ok(s) => Box::new(s),
-                Err(e) => {
-                    thread.stop(STOP_GRACE);
-                    return refuse(format!("cannot start the hosts' threads: {e}"));
-                }
-            };
+    // Without --host: every host of the hosts file, as it changes while this runs.
+    let follow = crate::cmd::monitor_cmd::follows_file(&args.src.hosts);
+    if !remotes.is_empty() || follow.is_some() {
+        let started =
+            crate::hosts::board::HostsSource::start(source, remotes.clone(), clock, PASS_INTERVAL)
+                .and_then(|s| match follow {
+                    Some(path) => s.follow_file(path, remotes).map(|()| s),
+                    None => Ok(s),
+                });
+        source = match started {
+            Ok(s) => Box::new(s),
+            Err(e) => {
+                thread.stop(STOP_GRACE);
+                return refuse(format!("cannot start the hosts' threads: {e}"));
+            }
+        };
     }
     let cancel = source.cancel_token();
     let on_signal = cancel.clone();

@@ -4,6 +4,7 @@
 //! another machine.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -26,8 +27,8 @@ const SLACK: Duration = Duration::from_secs(60);
 /// A remote `scan --json` or `status --json` must answer within this long.
 const READ_DEADLINE: Duration = Duration::from_secs(20);
 /// `--watch` with another host: the stream is each machine's own.
-const WATCH_HERE: &str = "--watch streams this machine's board only; the sidebar and `watch` \
-     follow other hosts (--host), or run it there over ssh";
+const WATCH_HERE: &str = "--watch streams this machine's board only (it writes this machine's \
+     board files); `status --watch --host all` streams several hosts' boards merged";
 /// Largest board read from a host.
 const MAX_BOARD: usize = 32 * 1024 * 1024;
 
@@ -179,6 +180,9 @@ pub(crate) fn qualify(cmd: &mut Command) {
         Command::CloseWorker(a) => (&mut a.name, &mut a.src),
         Command::ResumeWorker(a) => (&mut a.name, &mut a.src),
         Command::Retire(a) => (&mut a.name, &mut a.src),
+        Command::Log(a) => (&mut a.name, &mut a.src),
+        Command::Explain(a) => (&mut a.name, &mut a.src),
+        Command::Review(a) => (&mut a.name, &mut a.src),
         Command::Jump(a) => match a.name.as_mut() {
             Some(n) => (n, &mut a.src),
             None => return,
@@ -219,6 +223,7 @@ pub(crate) fn elsewhere(cmd: &Command, m: &ArgMatches) -> Option<i32> {
         Command::Land(a) => there(&a.src, a, |a, h| Ok(land(a, h, m))),
         Command::Board(a) => there(&a.src, a, |a, h| Ok(board(a, h, m))),
         Command::Log(a) => there(&a.src, a, |a, h| log(a, h, m)),
+        Command::Explain(a) => there(&a.src, a, |a, h| Ok(explain(a, h, m))),
         Command::Seen(a) => there(&a.src, a, |a, h| Ok(seen_remote(a, h, m))),
         Command::Status(a) => status(a),
         Command::Scan(a) => scan(a),
@@ -516,6 +521,18 @@ fn log(a: &crate::cli::LogArgs, host: &Host, m: &ArgMatches) -> Result<i32, Host
     ))
 }
 
+/// `explain NAME --host H`: that machine's account of its seat, as it printed it.
+fn explain(a: &crate::cli::ExplainArgs, host: &Host, m: &ArgMatches) -> i32 {
+    let flags = host_forward::flags(m, &[]);
+    let words = delegate::words(host, "explain", &flags, std::slice::from_ref(&a.name));
+    finish(
+        host,
+        "explain",
+        delegate::run(host, &words, None, READ_DEADLINE),
+        a.json,
+    )
+}
+
 /// `board --host NAME`: that one machine's page, as it printed it.
 fn board(_a: &crate::cli::BoardArgs, host: &Host, m: &ArgMatches) -> i32 {
     let flags = host_forward::flags(m, &[]);
@@ -531,13 +548,13 @@ fn board(_a: &crate::cli::BoardArgs, host: &Host, m: &ArgMatches) -> i32 {
 /// `status --host NAME`: that one machine's page, as it printed it with `--json`; without
 /// `--json`, in the same words as this machine's `status` (a failure is a sentence, never JSON).
 fn status(a: &StatusArgs) -> Option<i32> {
+    if a.watch && !a.src.hosts.is_empty() {
+        return status_watch(a);
+    }
     let host = match remote_of(&a.src)? {
         Ok(h) => h,
         Err(e) => return Some(refused(e)),
     };
-    if a.watch {
-        return Some(refused(WATCH_HERE));
-    }
     let mut flags = vec!["--json".to_string()];
     push_page(&mut flags, a.name.clone(), a.offset, a.limit);
     push_flag(&mut flags, a.probe, "--probe");
@@ -562,6 +579,48 @@ fn status(a: &StatusArgs) -> Option<i32> {
         },
         d => Some(finish(&host, "status", d, false)),
     }
+}
+
+/// `status --watch --host …` (`all`, or several): one merged stream of those machines
+/// (`hosts::merged`); `None` when it names this machine alone (the usual stream).
+fn status_watch(a: &StatusArgs) -> Option<i32> {
+    let targets = match hosts::board_targets(&a.src.hosts) {
+        Ok(t) => t,
+        Err(e) => return Some(refused(e.to_string())),
+    };
+    // `all` follows the hosts file, so it is merged even while the file names no host.
+    let all = a
+        .src
+        .hosts
+        .iter()
+        .any(|g| g.eq_ignore_ascii_case(hosts::ALL));
+    if targets == [Target::Local] && !all {
+        return None;
+    }
+    let (local, clock): (_, Arc<dyn crate::clock::Clock>) = if targets.contains(&Target::Local) {
+        match crate::cmd::options::resolve(&a.src) {
+            Ok(r) => (Some(r.opts), Arc::from(r.clock)),
+            Err(e) => return Some(refused(e.to_string())),
+        }
+    } else {
+        // No local part: a flag naming something here would be ignored, so it is refused.
+        if let Err(e) = no_local_flags(&a.src) {
+            return Some(refused(e));
+        }
+        (None, Arc::new(crate::clock::SystemClock))
+    };
+    let plan = hosts::merged::Plan {
+        local,
+        hosts: hosts::remotes(&targets),
+        follow: all.then(hosts::file::default_path).flatten(),
+        clock,
+        heartbeat: Duration::from_secs(a.stream.heartbeat_secs),
+        full_every: Duration::from_secs(a.stream.live.full_pass_secs),
+    };
+    Some(match hosts::merged::run(plan) {
+        Ok(()) => 0,
+        Err(e) => refused(format!("cannot start the stream: {e}")),
+    })
 }
 
 /// One machine's board for `scan`: its records (each with `host`), or why it is missing.

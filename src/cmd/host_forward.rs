@@ -62,7 +62,7 @@ mod tests {
     use super::*;
 
     /// The commands an action with `--host` runs on the other machine (`host_cmd::elsewhere`).
-    const DELEGATED: [&str; 10] = [
+    const DELEGATED: [&str; 11] = [
         "reply",
         "close-worker",
         "resume-worker",
@@ -72,6 +72,7 @@ mod tests {
         "land",
         "board",
         "log",
+        "explain",
         "seen",
     ];
 

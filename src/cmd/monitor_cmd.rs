@@ -29,7 +29,7 @@ pub struct DataRootSeen {
     /// The intercom-pane data root (holds `board/seen.json`).
     pub data_root: std::path::PathBuf,
     /// The other machines on the board: a mark of one of their rows is kept on that host.
-    pub hosts: Vec<crate::hosts::Host>,
+    pub hosts: crate::hosts::fleet::HostList,
 }
 
 impl SeenWriter for DataRootSeen {
@@ -37,13 +37,13 @@ impl SeenWriter for DataRootSeen {
         // A row of another host (`hosts::wire::row_id`): its marks live on that host, written
         // there by its own `seen` (this runs on the sidebar's writer thread, never the UI's).
         if let Some((name, there)) = key.split_once(crate::board::record::HOST_SEPARATOR) {
-            let Some(host) = self.hosts.iter().find(|h| h.name.as_str() == name) else {
+            let Some(host) = self.hosts.find(name) else {
                 return Err(SeenNotSaved::Failed(format!(
                     "host {} is not on this board",
                     crate::text::sanitize(name)
                 )));
             };
-            return crate::cmd::host_cmd::seen_there(host, there, last_activity_iso, seen)
+            return crate::cmd::host_cmd::seen_there(&host, there, last_activity_iso, seen)
                 .map_err(|e| SeenNotSaved::Failed(e.to_string()));
         }
         crate::actions::seen::set_seen(&self.data_root, key, last_activity_iso, seen)
@@ -199,13 +199,14 @@ pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
     let memory = Arc::new(ScanMemory::new());
     let (replies, opts) = local_ports(args, &r.opts, &clock, &memory);
     // Other machines: each on its own thread; their rows' actions run there.
-    let remotes = match crate::hosts::targets(&args.src.hosts, true) {
+    let remotes = match crate::hosts::sidebar_targets(&args.src.hosts) {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
     let (source, alerts) = local_source(args, r.opts, &clock, memory);
-    let seen_hosts = remotes.clone();
-    let wired = match with_hosts(source, remotes, replies, opts, &clock) {
+    // Without --host the board is every host of the hosts file, as it is now and as it changes.
+    let follow = follows_file(&args.src.hosts);
+    let wired = match with_hosts(source, remotes, follow, replies, opts, &clock) {
         Ok(w) => w,
         Err(e) => {
             if let Some(t) = alerts {
@@ -220,7 +221,7 @@ pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
         with_alerts(wired.source, alerts.as_ref()),
         Arc::new(DataRootSeen {
             data_root,
-            hosts: seen_hosts,
+            hosts: wired.hosts,
         }),
         wired.replies,
         clock,
@@ -297,6 +298,7 @@ fn local_ports(
                 root: opts.root.clone(),
             }) as _
         }),
+        hosts: None,
     };
     (replies, monitor)
 }
@@ -355,27 +357,47 @@ struct Wiring {
     source: Box<dyn SnapshotSource>,
     replies: Arc<dyn ReplySender>,
     opts: MonitorOptions,
+    /// The other machines on the board now.
+    hosts: crate::hosts::fleet::HostList,
 }
 
-/// With other machines: their boards joined to this one's, and replies, navigation and
-/// close/resume of their rows sent to them. Unchanged without any.
+/// The hosts file a board follows while it runs (hosts added, removed or changed there join
+/// or leave it within a second): without `--host` or with `--host all`, the default file;
+/// else none (the hosts named are the board's).
+pub(crate) fn follows_file(given: &[String]) -> Option<std::path::PathBuf> {
+    if crate::hosts::follows_file(given) {
+        crate::hosts::file::default_path()
+    } else {
+        None
+    }
+}
+
+/// With other machines (or a hosts file to follow): their boards joined to this one's, and
+/// replies, navigation and close/resume of their rows sent to them. Unchanged without any.
 fn with_hosts(
     source: Box<dyn SnapshotSource>,
     remotes: Vec<Host>,
+    follow: Option<std::path::PathBuf>,
     replies: ScanReply,
     mut opts: MonitorOptions,
     clock: &Arc<dyn Clock>,
 ) -> std::io::Result<Wiring> {
-    if remotes.is_empty() {
+    if remotes.is_empty() && follow.is_none() {
         return Ok(Wiring {
             source,
             replies: Arc::new(replies),
             opts,
+            hosts: Default::default(),
         });
     }
     let source = HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL)?;
+    if let Some(path) = follow {
+        source.follow_file(path, remotes)?;
+    }
+    let hosts = source.hosts();
+    opts.hosts = Some(source.control());
     let ports = Arc::new(HostPorts {
-        hosts: remotes,
+        hosts: hosts.clone(),
         reply: Arc::new(replies),
         navigator: opts.navigator.clone(),
         workers: opts.workers.clone(),
@@ -387,6 +409,7 @@ fn with_hosts(
         source: Box::new(source),
         replies: ports,
         opts,
+        hosts,
     })
 }
 

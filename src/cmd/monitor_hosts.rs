@@ -25,7 +25,8 @@ const WORKER_DEADLINE: Duration = Duration::from_secs(240);
 
 /// Routes each row's actions to its machine.
 pub struct HostPorts {
-    pub hosts: Vec<Host>,
+    /// The other machines on the board now (they change with the hosts file).
+    pub hosts: crate::hosts::fleet::HostList,
     pub reply: Arc<dyn ReplySender>,
     pub navigator: Arc<dyn Navigator>,
     pub workers: Arc<dyn WorkerControl>,
@@ -34,10 +35,9 @@ pub struct HostPorts {
 }
 
 impl HostPorts {
-    fn host(&self, h: &RowHost) -> Result<&Host, String> {
+    fn host(&self, h: &RowHost) -> Result<Host, String> {
         self.hosts
-            .iter()
-            .find(|x| x.name.as_str() == h.name)
+            .find(&h.name)
             .ok_or_else(|| format!("host {} is not on this board", sanitize(&h.name)))
     }
 }
@@ -87,7 +87,7 @@ impl ReplySender for HostPorts {
         if let Some(why) = stale(h) {
             return refused(why);
         }
-        let host = match self.host(h) {
+        let host = &match self.host(h) {
             Ok(x) => x,
             Err(why) => return refused(why),
         };
@@ -162,7 +162,7 @@ impl Navigator for HostPorts {
         if let Some(why) = stale(h) {
             return refused(why);
         }
-        let host = match self.host(h) {
+        let host = &match self.host(h) {
             Ok(x) => x,
             Err(why) => return refused(why),
         };
@@ -201,7 +201,7 @@ impl WorkerControl for HostPorts {
         if let Some(why) = stale(h) {
             return refused(why);
         }
-        let host = match self.host(h) {
+        let host = &match self.host(h) {
             Ok(x) => x,
             Err(why) => return refused(why),
         };

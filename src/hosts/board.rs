@@ -9,12 +9,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::link;
+use super::fleet::{Fleet, HostList};
 use super::shared::Shared;
 use super::Host;
 use crate::clock::{Clock, Ms};
 use crate::snapshot::Snapshot;
-use crate::ui::ports::{CancelToken, SnapshotSource};
+use crate::ui::ports::{CancelToken, Pass, SnapshotSource};
 
 /// After a change, wait this long for more before a frame is made (a burst is one frame).
 const COALESCE: Duration = Duration::from_millis(20);
@@ -43,8 +43,7 @@ pub struct HostsSource {
     shared: Arc<Shared>,
     cancel: CancelToken,
     seen: u64,
-    hosts: Vec<Host>,
-    links: Vec<std::thread::JoinHandle<()>>,
+    fleet: Arc<Fleet>,
 }
 
 impl HostsSource {
@@ -55,17 +54,10 @@ impl HostsSource {
         clock: Arc<dyn Clock>,
         interval: Duration,
     ) -> std::io::Result<HostsSource> {
-        let shared = Shared::new(&hosts, clock);
+        let shared = Shared::new(&[], clock);
         let cancel = local.cancel_token();
-        let mut links = Vec::with_capacity(hosts.len());
-        for (slot, h) in hosts.iter().enumerate() {
-            links.push(link::start(
-                h.clone(),
-                slot,
-                shared.clone(),
-                cancel.clone(),
-            )?);
-        }
+        let fleet = Fleet::new(shared.clone(), cancel.clone());
+        fleet.apply(&hosts)?;
         let s = shared.clone();
         let stop = cancel.clone();
         std::thread::Builder::new()
@@ -74,14 +66,19 @@ impl HostsSource {
                 // Bounded by the cancel token: each wait returns at once when it is set.
                 while !stop.is_cancelled() {
                     let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        local.next_snapshot()
+                        local.next_pass()
                     }));
-                    let Ok(snap) = pass else {
-                        // Never a stale board shown as current: say so, and stop passing.
-                        s.set_local(refused(s.now(), "a scan pass of this machine failed"));
-                        return;
-                    };
-                    s.set_local(snap);
+                    match pass {
+                        Ok(Pass::New(snap)) => s.set_local(snap),
+                        // The live source found nothing new: the board shown holds, as of now
+                        // (no frame for it, as without other hosts).
+                        Ok(Pass::Same { scanned_at }) => s.touch_local(scanned_at),
+                        Err(_) => {
+                            // Never a stale board shown as current: say so, and stop passing.
+                            s.set_local(refused(s.now(), "a scan pass of this machine failed"));
+                            return;
+                        }
+                    }
                     if local.wait_for_change(interval) {
                         return;
                     }
@@ -91,9 +88,24 @@ impl HostsSource {
             shared,
             cancel,
             seen: 0,
-            hosts,
-            links,
+            fleet,
         })
+    }
+
+    /// Follow the hosts file at `path` (which named `applied` when the board started): hosts
+    /// added, removed or changed there join or leave the board within a second.
+    pub fn follow_file(&self, path: std::path::PathBuf, applied: Vec<Host>) -> std::io::Result<()> {
+        super::fleet::follow(self.fleet.clone(), path, applied, self.cancel.clone()).map(|_| ())
+    }
+
+    /// The hosts on the board now (they change with the hosts file).
+    pub fn hosts(&self) -> HostList {
+        self.fleet.list()
+    }
+
+    /// "Retry now" for the sidebar (`H`): every host waiting to try again tries at once.
+    pub(crate) fn control(&self) -> Arc<dyn crate::ui::ports::HostsControl> {
+        self.fleet.clone()
     }
 }
 
@@ -118,16 +130,22 @@ impl Drop for HostsSource {
     /// by `END_WAIT` in all), then the shared connections are stopped.
     fn drop(&mut self) {
         self.cancel.cancel();
-        let until = Instant::now() + END_WAIT;
-        // Bounded by `until`: polled every 20 ms.
-        while self.links.iter().any(|l| !l.is_finished()) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for l in self.links.drain(..).filter(|l| l.is_finished()) {
-            let _ = l.join();
-        }
-        super::ssh::stop_masters(&self.hosts);
+        self.fleet.end();
     }
+}
+
+/// After the cancel: give the host threads `END_WAIT` in all to end what they run on their
+/// hosts, then stop the shared connections.
+pub(crate) fn end_links(links: Vec<std::thread::JoinHandle<()>>, hosts: &[Host]) {
+    let until = Instant::now() + END_WAIT;
+    // Bounded by `until`: polled every 20 ms.
+    while links.iter().any(|l| !l.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for l in links.into_iter().filter(|l| l.is_finished()) {
+        let _ = l.join();
+    }
+    super::ssh::stop_masters(hosts);
 }
 
 impl SnapshotSource for HostsSource {
@@ -143,6 +161,18 @@ impl SnapshotSource for HostsSource {
             }
             None => refused(self.shared.now(), "the board is not available (quitting)"),
         }
+    }
+
+    /// Only this machine's passes that found nothing new since the last frame: the frame
+    /// holds, as of the newest (as the live source says without other hosts).
+    fn next_pass(&mut self) -> Pass {
+        if self.seen != 0 {
+            if let Some((scanned_at, v)) = self.shared.only_touched() {
+                self.seen = v;
+                return Pass::Same { scanned_at };
+            }
+        }
+        Pass::New(self.next_snapshot())
     }
 
     fn cancel_token(&self) -> CancelToken {

@@ -104,6 +104,9 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, String> {
         if name.is_local() {
             return Err("\"local\" is this machine and cannot be a host entry".into());
         }
+        if name.as_str() == super::ALL {
+            return Err("\"all\" means every host (--host all) and cannot be a host entry".into());
+        }
         if out.iter().any(|h| h.name == name) {
             return Err(format!("host {name} is named twice"));
         }

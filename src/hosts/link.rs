@@ -116,7 +116,7 @@ impl Link {
                     RETRY_REFUSED
                 }
             };
-            if self.stop.wait_timeout(pause) {
+            if self.shared.pause(pause, &self.stop) {
                 return;
             }
         }
@@ -247,15 +247,19 @@ impl Link {
             match wire::line(&text) {
                 wire::Line::Board(b) => {
                     have_board = true;
-                    self.shared
-                        .board(self.slot, self.rows_of(&b), Via::Watch, now);
+                    self.replace_board(&b, Via::Watch);
                 }
                 wire::Line::Seat { key, record } if have_board => {
                     let row = wire::row_of(host, &record, 0);
-                    self.shared.seat(self.slot, key, row, Via::Watch, now);
+                    let kept = self
+                        .shared
+                        .keeps_records()
+                        .then(|| crate::views::stream::bounded_record(record));
+                    self.shared.seat(self.slot, key, row, kept, Via::Watch, now);
                 }
                 wire::Line::Removed { key } if have_board => {
-                    self.shared.seat(self.slot, key, None, Via::Watch, now);
+                    self.shared
+                        .seat(self.slot, key, None, None, Via::Watch, now);
                 }
                 wire::Line::Unknown(why) => {
                     let why = format!("its stream is not understood: {why}");
@@ -313,12 +317,27 @@ impl Link {
 
     fn replace_board(&self, board: &Value, via: Via) {
         let rows = self.rows_of(board);
-        self.shared.board(self.slot, rows, via, self.shared.now());
+        let records = self.shared.keeps_records().then(|| records_of(board));
+        self.shared
+            .board(self.slot, rows, records, via, self.shared.now());
     }
 
     fn set_state(&self, state: HostState, detail: String, via: Option<Via>) {
         self.shared.set_state(self.slot, state, detail, via);
     }
+}
+
+/// A board's records by key, bounded as the stream bounds them (a merged stream's lines).
+pub(crate) fn records_of(board: &Value) -> BTreeMap<String, Value> {
+    wire::records(board)
+        .into_iter()
+        .filter_map(|r| {
+            Some((
+                wire::key_of(r)?,
+                crate::views::stream::bounded_record(r.clone()),
+            ))
+        })
+        .collect()
 }
 
 /// A host's state and its words when its hello failed: the board's own rule, for a command

@@ -9,8 +9,12 @@ pub(crate) mod board;
 pub(crate) mod delegate;
 pub(crate) mod expect;
 pub(crate) mod file;
+pub(crate) mod fleet;
 pub(crate) mod hello;
+pub(crate) mod here;
+pub(crate) mod lines;
 pub(crate) mod link;
+pub(crate) mod merged;
 pub(crate) mod quote;
 pub(crate) mod shared;
 pub(crate) mod ssh;
@@ -20,6 +24,8 @@ use std::path::PathBuf;
 
 /// The name of this machine on the board.
 pub(crate) const LOCAL: &str = "local";
+/// `--host all`: this machine and every host of the hosts file (never a host's own name).
+pub(crate) const ALL: &str = "all";
 /// The remote program when a host names none: `intercom-pane` on that host's PATH.
 pub(crate) const DEFAULT_BIN: &str = "intercom-pane";
 /// Longest host name.
@@ -274,6 +280,48 @@ pub(crate) fn targets(given: &[String], all_by_default: bool) -> Result<Vec<Targ
         return Ok(vec![Target::Local]);
     }
     choose(given, &file_hosts()?, all_by_default)
+}
+
+/// The machines a board or stream follows: as `targets`, with `all` standing for this
+/// machine and every host of the hosts file, in the file's order, where it is given.
+pub(crate) fn board_targets(given: &[String]) -> Result<Vec<Target>, HostError> {
+    if !given.iter().any(|g| g.eq_ignore_ascii_case(ALL)) {
+        return targets(given, false);
+    }
+    follow_all(given)
+}
+
+/// The sidebar's and `watch`'s machines: this one and every host of the file without
+/// `--host`, else those named (`all` among them).
+pub(crate) fn sidebar_targets(given: &[String]) -> Result<Vec<Target>, HostError> {
+    if given.is_empty() {
+        return targets(given, true);
+    }
+    board_targets(given)
+}
+
+/// Whether the hosts named follow the hosts file as it changes: none named (a board's
+/// default), or `all`.
+pub(crate) fn follows_file(given: &[String]) -> bool {
+    given.is_empty() || given.iter().any(|g| g.eq_ignore_ascii_case(ALL))
+}
+
+fn follow_all(given: &[String]) -> Result<Vec<Target>, HostError> {
+    let file = file_hosts()?;
+    let mut out: Vec<Target> = Vec::new();
+    for g in given {
+        let more = if g.eq_ignore_ascii_case(ALL) {
+            choose(&[], &file, true)?
+        } else {
+            choose(std::slice::from_ref(g), &file, false)?
+        };
+        for t in more {
+            if !out.iter().any(|o| o.name() == t.name()) {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The other machines of `targets` (the sidebar always shows this one too).

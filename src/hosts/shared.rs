@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::Host;
 use crate::clock::{Clock, Ms};
 use crate::snapshot::{HostState, HostView, Row, RowHost, Snapshot};
@@ -36,12 +38,32 @@ struct Entry {
     detail: String,
     /// Its rows by `<project>/<agent>` there, `RowHost` filled in when merged.
     rows: BTreeMap<String, Row>,
+    /// Its records as it sent them (bounded), kept only for a merged stream
+    /// (`hosts::merged`): the sidebar needs only the rows.
+    records: Option<BTreeMap<String, Value>>,
+    /// Bumped whenever anything of this host changed (a merged stream reads only those).
+    version: u64,
+    /// No longer on the board (the hosts file dropped or changed it): shown nowhere, and
+    /// whatever its thread still writes is ignored.
+    retired: bool,
 }
 
 struct Inner {
     version: u64,
     local: Option<Snapshot>,
     hosts: Vec<Entry>,
+    /// Bumped by "retry now": every host waiting to try again tries at once.
+    retry: u64,
+    /// Since the last frame was made, only this machine's passes that found nothing new.
+    only_touched: bool,
+}
+
+/// One host as a merged stream reads it: its state and its records.
+pub(crate) struct HostRecords {
+    pub(crate) view: HostView,
+    pub(crate) records: BTreeMap<String, Value>,
+    /// It left the board (the hosts file no longer names it).
+    pub(crate) gone: bool,
 }
 
 /// What the host threads and this machine's passes write, and frames read.
@@ -49,22 +71,28 @@ pub(crate) struct Shared {
     clock: Arc<dyn Clock>,
     inner: Mutex<Inner>,
     changed: Condvar,
+    /// A merged stream's board: records kept, and no local snapshot awaited (this machine,
+    /// when streamed, is a host entry of its own).
+    stream: bool,
 }
 
 impl Shared {
+    /// The sidebar's board: this machine's passes and `hosts`.
     pub(crate) fn new(hosts: &[Host], clock: Arc<dyn Clock>) -> Arc<Shared> {
+        let names: Vec<String> = hosts.iter().map(|h| h.name.to_string()).collect();
+        Self::make(&names, clock, false)
+    }
+
+    /// A merged stream's board: one entry per name (this machine's too, as `local`).
+    pub(crate) fn for_stream(names: &[String], clock: Arc<dyn Clock>) -> Arc<Shared> {
+        Self::make(names, clock, true)
+    }
+
+    fn make(names: &[String], clock: Arc<dyn Clock>, stream: bool) -> Arc<Shared> {
         let now = clock.now_ms();
-        let hosts = hosts
+        let hosts = names
             .iter()
-            .map(|h| Entry {
-                name: h.name.to_string(),
-                state: HostState::Connecting,
-                since: now,
-                answered_at: None,
-                via: None,
-                detail: String::new(),
-                rows: BTreeMap::new(),
-            })
+            .map(|name| Self::entry(name, now, stream))
             .collect();
         Arc::new(Shared {
             clock,
@@ -72,9 +100,107 @@ impl Shared {
                 version: 0,
                 local: None,
                 hosts,
+                retry: 0,
+                only_touched: false,
             }),
             changed: Condvar::new(),
+            stream,
         })
+    }
+
+    fn entry(name: &str, now: Ms, stream: bool) -> Entry {
+        Entry {
+            name: name.to_string(),
+            state: HostState::Connecting,
+            since: now,
+            answered_at: None,
+            via: None,
+            detail: String::new(),
+            rows: BTreeMap::new(),
+            records: stream.then(BTreeMap::new),
+            version: 0,
+            retired: false,
+        }
+    }
+
+    /// A host joins the board (the hosts file named it): its slot, `reuse` when given (a
+    /// retired slot whose thread has ended), else a new one at the end.
+    pub(crate) fn add(&self, name: &str, reuse: Option<usize>) -> usize {
+        let now = self.now();
+        let stream = self.stream;
+        let mut slot = 0;
+        self.update(|g| {
+            let mut e = Self::entry(name, now, stream);
+            match reuse.filter(|r| g.hosts.get(*r).is_some_and(|x| x.retired)) {
+                Some(r) => {
+                    if let Some(old) = g.hosts.get_mut(r) {
+                        e.version = old.version.wrapping_add(1);
+                        *old = e;
+                    }
+                    slot = r;
+                }
+                None => {
+                    g.hosts.push(e);
+                    slot = g.hosts.len() - 1;
+                }
+            }
+            true
+        });
+        slot
+    }
+
+    /// Host `slot` leaves the board: its rows go, and its thread's writes are ignored.
+    pub(crate) fn retire(&self, slot: usize) {
+        self.update(|g| {
+            let Some(e) = g.hosts.get_mut(slot) else {
+                return false;
+            };
+            e.retired = true;
+            e.rows.clear();
+            if let Some(r) = e.records.as_mut() {
+                r.clear();
+            }
+            e.version = e.version.wrapping_add(1);
+            true
+        });
+    }
+
+    /// "Retry now": every host waiting to try again tries at once.
+    pub(crate) fn retry_now(&self) {
+        if let Ok(mut g) = self.inner.lock() {
+            g.retry = g.retry.wrapping_add(1);
+            self.changed.notify_all();
+        }
+    }
+
+    /// A host thread's pause before trying again: `d`, cut short by `stop` or "retry now";
+    /// true when stopped.
+    pub(crate) fn pause(&self, d: Duration, stop: &CancelToken) -> bool {
+        let until = Instant::now() + d;
+        let Ok(mut g) = self.inner.lock() else {
+            return stop.wait_timeout(d);
+        };
+        let asked = g.retry;
+        // Bounded by `until`, in slices of at most 200 ms that re-check `stop`.
+        loop {
+            if stop.is_cancelled() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= until || g.retry != asked {
+                return false;
+            }
+            let slice = (until - now).min(Duration::from_millis(200));
+            g = match self.changed.wait_timeout(g, slice) {
+                Ok((ng, _)) => ng,
+                Err(_) => return stop.is_cancelled(),
+            };
+        }
+    }
+
+    /// Whether records are kept (a merged stream): the host threads then hand them in too.
+    pub(crate) fn keeps_records(&self) -> bool {
+        self.stream
     }
 
     pub(crate) fn now(&self) -> Ms {
@@ -86,8 +212,23 @@ impl Shared {
         let Ok(mut g) = self.inner.lock() else { return };
         if f(&mut g) {
             g.version = g.version.wrapping_add(1);
+            g.only_touched = false;
             self.changed.notify_all();
         }
+    }
+
+    /// Change host `slot` under the lock; `f` says whether anything of it changed.
+    fn update_host(&self, slot: usize, f: impl FnOnce(&mut Entry) -> bool) {
+        self.update(|g| {
+            let Some(e) = g.hosts.get_mut(slot).filter(|e| !e.retired) else {
+                return false;
+            };
+            let changed = f(e);
+            if changed {
+                e.version = e.version.wrapping_add(1);
+            }
+            changed
+        });
     }
 
     /// Mark host `slot` answering (logged when that is new); whether its state changed.
@@ -104,27 +245,48 @@ impl Shared {
         changed
     }
 
-    /// Host `slot` answered with its whole board.
-    pub(crate) fn board(&self, slot: usize, rows: BTreeMap<String, Row>, via: Via, now: Ms) {
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+    /// Host `slot` answered with its whole board (`records`: as it sent them, when kept).
+    pub(crate) fn board(
+        &self,
+        slot: usize,
+        rows: BTreeMap<String, Row>,
+        records: Option<BTreeMap<String, Value>>,
+        via: Via,
+        now: Ms,
+    ) {
+        self.update_host(slot, |e| {
             let moved = Self::mark_answering(e, via, now);
-            let differs = e.rows != rows;
+            let mut differs = e.rows != rows;
             e.rows = rows;
+            if let (Some(kept), Some(new)) = (e.records.as_mut(), records) {
+                differs |= *kept != new;
+                *kept = new;
+            }
             moved || differs
         });
     }
 
-    /// Host `slot` said one seat changed (`None`: it left the board).
-    pub(crate) fn seat(&self, slot: usize, key: String, row: Option<Row>, via: Via, now: Ms) {
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+    /// Host `slot` said one seat changed (`row` `None`: it is not a row of the board;
+    /// `record` `None`: it left the board, or records are not kept).
+    pub(crate) fn seat(
+        &self,
+        slot: usize,
+        key: String,
+        row: Option<Row>,
+        record: Option<Value>,
+        via: Via,
+        now: Ms,
+    ) {
+        self.update_host(slot, |e| {
             let moved = Self::mark_answering(e, via, now);
-            let differs = match row {
+            let mut differs = match record {
+                Some(r) => e
+                    .records
+                    .as_mut()
+                    .is_some_and(|m| m.insert(key.clone(), r.clone()).as_ref() != Some(&r)),
+                None => e.records.as_mut().is_some_and(|m| m.remove(&key).is_some()),
+            };
+            differs |= match row {
                 Some(r) if e.rows.get(&key) == Some(&r) => false,
                 Some(r) => {
                     e.rows.insert(key, r);
@@ -138,11 +300,7 @@ impl Shared {
 
     /// Host `slot` is alive and nothing changed.
     pub(crate) fn alive(&self, slot: usize, via: Via, now: Ms) {
-        self.update(|g| {
-            g.hosts
-                .get_mut(slot)
-                .is_some_and(|e| Self::mark_answering(e, via, now))
-        });
+        self.update_host(slot, |e| Self::mark_answering(e, via, now));
     }
 
     /// Host `slot` is in another state than answering; its rows are kept (shown dimmed).
@@ -154,10 +312,7 @@ impl Shared {
         via: Option<Via>,
     ) {
         let now = self.now();
-        self.update(|g| {
-            let Some(e) = g.hosts.get_mut(slot) else {
-                return false;
-            };
+        self.update_host(slot, |e| {
             if e.state == state && e.detail == detail {
                 return false;
             }
@@ -182,6 +337,28 @@ impl Shared {
         });
     }
 
+    /// This machine's pass found nothing new: the board shown holds, as of `scanned_at` (no
+    /// new frame for it).
+    pub(crate) fn touch_local(&self, scanned_at: Ms) {
+        if let Ok(mut g) = self.inner.lock() {
+            if let Some(l) = g.local.as_mut() {
+                l.scanned_at = scanned_at;
+                g.version = g.version.wrapping_add(1);
+                self.changed.notify_all();
+            }
+        }
+    }
+
+    /// When only this machine's passes that found nothing new came since the last frame:
+    /// the time of the newest, and the version (the frame shown still holds).
+    pub(crate) fn only_touched(&self) -> Option<(Ms, u64)> {
+        let g = self.inner.lock().ok()?;
+        if !g.only_touched {
+            return None;
+        }
+        Some((g.local.as_ref()?.scanned_at, g.version))
+    }
+
     /// Wait until the board is newer than `seen` (or `stop`, or `until`); the new version,
     /// `None` on stop or at `until`.
     pub(crate) fn wait_newer(
@@ -198,7 +375,7 @@ impl Shared {
             if stop.is_cancelled() || until.is_some_and(|u| Instant::now() >= u) {
                 return None;
             }
-            if g.version != seen && g.local.is_some() {
+            if g.version != seen && (self.stream || g.local.is_some()) {
                 return Some(g.version);
             }
             g = self
@@ -212,11 +389,12 @@ impl Shared {
     /// The frame's snapshot: this machine's pass, then each host's rows (tagged, with its
     /// state), and the hosts' own states.
     pub(crate) fn merged(&self) -> Option<(Snapshot, u64)> {
-        let g = self.inner.lock().ok()?;
+        let mut g = self.inner.lock().ok()?;
+        g.only_touched = true;
         let mut snap = g.local.clone()?;
         let extra: usize = g.hosts.iter().map(|e| e.rows.len()).sum();
         snap.rows.reserve(extra);
-        for e in &g.hosts {
+        for e in g.hosts.iter().filter(|e| !e.retired) {
             let answering = e.state == HostState::Answering;
             for r in e.rows.values() {
                 let mut r = r.clone();
@@ -234,17 +412,56 @@ impl Shared {
                 }
                 snap.rows.push(r);
             }
-            snap.hosts.push(HostView {
-                name: e.name.clone(),
-                state: e.state,
-                since: e.since,
-                answered_at: e.answered_at,
-                via: e.via.map(Via::as_str),
-                detail: e.detail.clone(),
-                seats: e.rows.len(),
-            });
+            snap.hosts.push(view_of(e));
         }
         Some((snap, g.version))
+    }
+
+    /// Every host whose version differs from `seen` (updated in place), with its records:
+    /// a merged stream copies only the hosts that changed since it last looked.
+    /// A slot `seen` has not held yet is new to it.
+    pub(crate) fn changed_hosts(&self, seen: &mut Vec<u64>) -> Vec<(usize, HostRecords)> {
+        let Ok(g) = self.inner.lock() else {
+            return Vec::new();
+        };
+        if seen.len() < g.hosts.len() {
+            seen.resize(g.hosts.len(), u64::MAX);
+        }
+        let mut out = Vec::new();
+        for ((slot, e), s) in g.hosts.iter().enumerate().zip(seen.iter_mut()) {
+            if e.version != *s {
+                *s = e.version;
+                out.push((
+                    slot,
+                    HostRecords {
+                        view: view_of(e),
+                        records: e.records.clone().unwrap_or_default(),
+                        gone: e.retired,
+                    },
+                ));
+            }
+        }
+        out
+    }
+
+    /// Every host's state now (a merged stream's heartbeat).
+    pub(crate) fn views(&self) -> Vec<HostView> {
+        self.inner
+            .lock()
+            .map(|g| g.hosts.iter().filter(|e| !e.retired).map(view_of).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn view_of(e: &Entry) -> HostView {
+    HostView {
+        name: e.name.clone(),
+        state: e.state,
+        since: e.since,
+        answered_at: e.answered_at,
+        via: e.via.map(Via::as_str),
+        detail: e.detail.clone(),
+        seats: e.records.as_ref().map_or(e.rows.len(), BTreeMap::len),
     }
 }
 
@@ -254,4 +471,71 @@ fn log_state(e: &Entry) {
         serde_json::json!({"host": e.name, "state": e.state.as_str(),
             "detail": crate::text::one_line(&e.detail, 300)}),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn records(state: &str) -> Option<BTreeMap<String, Value>> {
+        Some(BTreeMap::from([(
+            "p/W".to_string(),
+            json!({"project": "p", "agent": "W", "state": state}),
+        )]))
+    }
+
+    #[test]
+    fn hosts_join_and_leave_and_a_stream_sees_only_what_changed() {
+        let s = Shared::for_stream(&["local".into()], Arc::new(crate::clock::FixedClock(1_000)));
+        let a = s.add("a", None);
+        let b = s.add("b", None);
+        assert_eq!((a, b), (1, 2));
+        let mut seen = Vec::new();
+        assert_eq!(s.changed_hosts(&mut seen).len(), 3, "every host at first");
+        assert!(s.changed_hosts(&mut seen).is_empty());
+
+        s.board(a, BTreeMap::new(), records("idle"), Via::Watch, 2_000);
+        let got = s.changed_hosts(&mut seen);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, a);
+        assert_eq!(got[0].1.view.state, HostState::Answering);
+        assert_eq!(got[0].1.view.seats, 1);
+        // The same board again changes nothing.
+        s.board(a, BTreeMap::new(), records("idle"), Via::Watch, 3_000);
+        assert!(s.changed_hosts(&mut seen).is_empty());
+
+        // a leaves: said once, gone from the views; what its thread still writes is ignored.
+        s.retire(a);
+        let got = s.changed_hosts(&mut seen);
+        assert!(got.len() == 1 && got[0].1.gone && got[0].1.records.is_empty());
+        s.board(a, BTreeMap::new(), records("working"), Via::Watch, 4_000);
+        s.set_state(a, HostState::NotAnswering, "x".into(), None);
+        assert!(s.changed_hosts(&mut seen).is_empty());
+        let names: Vec<String> = s.views().into_iter().map(|v| v.name).collect();
+        assert_eq!(names, ["local", "b"]);
+        // Its slot is given to a new host only when asked to reuse it.
+        assert_eq!(s.add("c", Some(a)), a);
+        assert_eq!(s.add("d", Some(b)), 3, "a live slot is never reused");
+        let got = s.changed_hosts(&mut seen);
+        let names: Vec<&str> = got.iter().map(|(_, h)| h.view.name.as_str()).collect();
+        assert_eq!(names, ["c", "d"]);
+    }
+
+    #[test]
+    fn retry_now_ends_a_pause_at_once() {
+        let s = Shared::new(&[], Arc::new(crate::clock::FixedClock(1_000)));
+        let stop = CancelToken::new();
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            s2.retry_now();
+        });
+        let t0 = Instant::now();
+        assert!(!s.pause(Duration::from_secs(20), &stop));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let _ = t.join();
+        stop.cancel();
+        assert!(s.pause(Duration::from_secs(20), &stop), "stopped");
+    }
 }

@@ -75,8 +75,8 @@ impl MuxError {
     }
 }
 
-/// The same error (code and detail) is logged at most once per this long: a server that is
-/// not there (the default tmux socket of a roster that runs on Herdr) fails every pass.
+/// The same error (code and detail) is logged at most once per this long (`no_server`: once
+/// per run).
 const LOG_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 /// Most distinct errors remembered (the oldest is forgotten first).
 const LOG_MEMORY: usize = 64;
@@ -92,7 +92,9 @@ fn first_in_a_while(code: &'static str, detail: &str) -> Option<u64> {
     };
     let now = std::time::Instant::now();
     if let Some(e) = g.iter_mut().find(|e| e.0 == code && e.1 == detail) {
-        if now.duration_since(e.2) < LOG_AGAIN_AFTER {
+        // A server that is not there (the default tmux socket of a roster whose seats run on
+        // Herdr is asked every pass) is said once per run: it says nothing new later.
+        if code == ErrorCode::NoServer.code() || now.duration_since(e.2) < LOG_AGAIN_AFTER {
             e.3 += 1;
             return None;
         }
@@ -125,15 +127,24 @@ mod log_tests {
     use super::*;
 
     #[test]
-    fn the_same_error_is_logged_once_a_while() {
+    fn the_same_error_is_logged_once_a_while_and_a_missing_server_once() {
         let d = "no server at /tmp/log-once-test.sock";
         assert_eq!(first_in_a_while("no_server", d), Some(0));
         assert_eq!(first_in_a_while("no_server", d), None);
         assert_eq!(first_in_a_while("no_server", d), None);
         assert_eq!(first_in_a_while("timeout", d), Some(0), "another code");
+        assert_eq!(first_in_a_while("timeout", d), None);
         assert_eq!(
             first_in_a_while("no_server", "no server at /tmp/other.sock"),
             Some(0)
         );
+        // Past the minute: another code again; a missing server never again.
+        if let Ok(mut g) = LOGGED.lock() {
+            for e in g.iter_mut().filter(|e| e.1.contains("log-once-test")) {
+                e.2 = e.2.checked_sub(LOG_AGAIN_AFTER).unwrap_or(e.2);
+            }
+        }
+        assert_eq!(first_in_a_while("timeout", d), Some(1));
+        assert_eq!(first_in_a_while("no_server", d), None);
     }
 }

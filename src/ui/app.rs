@@ -107,6 +107,8 @@ pub enum Effect {
     LoadReview { row_id: String },
     /// Read the seat's timeline through the `TimelineReader`.
     ReadTimeline(SeatRef),
+    /// Ask every other host waiting to be asked again now, through `HostsControl`.
+    RetryHosts,
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -643,6 +645,7 @@ impl App {
             Action::ToggleSeen => self.toggle_seen(fx),
             Action::HideOffline => self.hide_offline = !self.hide_offline,
             Action::HideSeen => self.hide_seen = !self.hide_seen,
+            Action::RetryHosts => self.retry_hosts(fx),
             Action::OpenReply => self.open_reply(),
             Action::Send => self.send(fx),
             Action::CloseReply => self.reply_box = None,
@@ -658,6 +661,26 @@ impl App {
             Action::DeleteForward => self.edit(Draft::delete_forward),
             Action::Dismiss => self.notice = None,
         }
+    }
+
+    /// `H`: ask every other host that is not answering again now (they are otherwise asked
+    /// again after their pause: up to 8 s, 30 s when refused).
+    fn retry_hosts(&mut self, fx: &mut Vec<Effect>) {
+        let waiting = self.snapshot().map_or(0, |s| {
+            s.hosts
+                .iter()
+                .filter(|h| h.state != crate::snapshot::HostState::Answering)
+                .count()
+        });
+        let on_board = self.snapshot().map_or(0, |s| s.hosts.len());
+        self.notice = Some(match (on_board, waiting) {
+            (0, _) => "no other hosts on this board (the hosts file names them)".into(),
+            (_, 0) => "every host is answering".into(),
+            (_, n) => {
+                fx.push(Effect::RetryHosts);
+                format!("asking {n} host(s) again now")
+            }
+        });
     }
 
     /// What the last frame's details showed: (lines below the pinned title, lines that fit). Told

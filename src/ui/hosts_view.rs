@@ -73,8 +73,14 @@ pub(crate) fn host_lines(snap: &Snapshot, now: Ms) -> Vec<String> {
             last.push_str(&format!(" (+{} more hosts)", down.len() - MAX_HOST_LINES));
         }
     }
+    if let Some(last) = out.last_mut() {
+        last.push_str(RETRY_HINT);
+    }
     out
 }
+
+/// The key that asks the hosts again now (`Action::RetryHosts`), said on the last host line.
+const RETRY_HINT: &str = " · H: ask again now";
 
 /// The Detail cell of a row whose host is not answering: the host's state in the host line's
 /// words (`hosts`: the board's), how old the row is, and its last state.
@@ -136,7 +142,8 @@ mod tests {
         snap.hosts = (0..5).map(|_| view(HostState::HostKeyChanged)).collect();
         let lines = host_lines(&snap, 70_000);
         assert_eq!(lines.len(), MAX_HOST_LINES);
-        assert!(lines[2].contains("+2 more hosts"));
+        assert!(lines[2].contains("(+2 more hosts) · H: ask again now"));
+        assert!(!lines[1].contains("H: ask"));
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub enum Action {
     ToggleSeen,
     HideOffline,
     HideSeen,
+    /// `H`: every other host waiting to be asked again is asked now.
+    RetryHosts,
     OpenReply,
     /// Ask to close / resume the selected worker (a confirmation follows).
     CloseWorker,
@@ -291,6 +293,13 @@ pub const BINDINGS: &[Binding] = &[
         "hide offline",
     ),
     b(&[Key::Char('h')], Action::HideSeen, LIST, "h", "hide seen"),
+    b(
+        &[Key::Char('H')],
+        Action::RetryHosts,
+        LIST,
+        "",
+        "ask other hosts again now",
+    ),
     b(&[Key::PageUp], Action::PageUp, LIST, "", "page up"),
     b(&[Key::PageDown], Action::PageDown, LIST, "", "page down"),
     b(&[Key::Home, Key::Char('g')], Action::Top, LIST, "", "first"),

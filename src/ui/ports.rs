@@ -111,6 +111,12 @@ pub trait SnapshotSource: Send {
     }
 }
 
+/// The other hosts of the board (docs/behaviour.md §12): "retry now" (`H`).
+pub trait HostsControl: Send + Sync {
+    /// Every host waiting to be asked again is asked now (returns at once).
+    fn retry_now(&self);
+}
+
 /// Told about each frame that shows seats in a new state (the `live_frame` log event the
 /// latency bench reads); `enabled` is false when nobody listens, so nothing is compared.
 pub trait FrameLog: Send + Sync {

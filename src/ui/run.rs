@@ -64,6 +64,8 @@ pub struct MonitorOptions {
     pub frame_log: Option<Arc<dyn FrameLog>>,
     /// What the workers changed in git (the Changes column); none: no column.
     pub changes: Option<Arc<dyn ChangesSource>>,
+    /// The other hosts of the board ("retry now"); none: this machine only.
+    pub hosts: Option<Arc<dyn crate::ui::ports::HostsControl>>,
 }
 
 impl std::fmt::Debug for MonitorOptions {
@@ -92,6 +94,7 @@ impl Default for MonitorOptions {
             timeline: Arc::new(NoTimeline),
             frame_log: None,
             changes: None,
+            hosts: None,
         }
     }
 }
@@ -105,6 +108,7 @@ struct Ports {
     spawner: Arc<dyn Spawner>,
     changes: Option<Arc<dyn ChangesSource>>,
     timeline: Arc<dyn TimelineReader>,
+    hosts: Option<Arc<dyn crate::ui::ports::HostsControl>>,
 }
 
 /// Colour is off when `NO_COLOR` is set to anything or `TERM` is `dumb`.
@@ -182,6 +186,7 @@ pub fn run_monitor_with(
         spawner: opts.spawner.clone(),
         changes: opts.changes.clone(),
         timeline: opts.timeline.clone(),
+        hosts: opts.hosts.clone(),
     };
     for fx in first {
         perform(fx, &tx, &ports);
@@ -328,6 +333,11 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
         Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
         Effect::LoadReview { row_id } => load_review(tx, ports, row_id),
         Effect::ReadTimeline(seat) => read_timeline(tx, ports, seat),
+        Effect::RetryHosts => {
+            if let Some(h) = &ports.hosts {
+                h.retry_now();
+            }
+        }
         Effect::Quit => {}
     }
 }

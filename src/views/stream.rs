@@ -59,8 +59,14 @@ fn bounded(v: Value, cut: &mut bool) -> Value {
     }
 }
 
+/// A record as a stream carries it: every string and list bounded (another host's record
+/// from `scan --json`, for a merged stream).
+pub(crate) fn bounded_record(v: Value) -> Value {
+    bounded(v, &mut false)
+}
+
 /// `v` without its clock-derived members, at any depth (what "changed" compares).
-fn steady(v: &Value) -> Value {
+pub(crate) fn steady(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()

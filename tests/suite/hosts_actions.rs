@@ -37,7 +37,7 @@ fn arrivals(net: &Net, host: &str, w: usize, text: &str) -> usize {
 
 fn ports(net: &Net) -> HostPorts {
     HostPorts {
-        hosts: net.board_hosts(),
+        hosts: net.board_hosts().into(),
         reply: std::sync::Arc::new(NoReplyPath),
         navigator: std::sync::Arc::new(intercom_pane::seam::ui::ports::NoNavigator {
             reason: "local".into(),
@@ -316,7 +316,7 @@ fn a_seen_mark_of_another_hosts_row_is_kept_on_that_host() {
     let local_before = net.local_listing();
     let w = DataRootSeen {
         data_root: net.local.join("data"),
-        hosts: net.board_hosts(),
+        hosts: net.board_hosts().into(),
     };
     w.set_seen(&r.seen_key, &last, true).unwrap();
     let marks = std::fs::read_to_string(net.host("b").dir.join("data/board/seen.json")).unwrap();

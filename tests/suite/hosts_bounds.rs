@@ -301,27 +301,7 @@ fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
     let net = Net::new(&[("h", &["Builder"])], &["Local"]);
     let bin = hang_bin(&net);
     net.write_hosts_file(&[("h", bin.as_str())]);
-    let exe = env!("CARGO_BIN_EXE_intercom-pane");
-    let hosts_file = format!("INTERCOM_PANE_HOSTS={}", net.hosts_file.display());
-    let run = format!("XDG_RUNTIME_DIR={}", net.dir.path().join("run").display());
-    let cfg = format!(
-        "XDG_CONFIG_HOME={}",
-        net.dir.path().join("config").display()
-    );
-    let mut argv = vec![
-        "env",
-        &hosts_file,
-        &run,
-        &cfg,
-        "TERM=xterm-256color",
-        exe,
-        "monitor",
-        "--no-probe",
-        "--no-alerts",
-    ];
-    let local = net.local_args();
-    argv.extend(local.iter().map(String::as_str));
-    let screen = crate::mux_support::TmuxServer::start("mon", net.dir.path(), &argv);
+    let screen = net.sidebar();
     screen.tmux(&["set-option", "-s", "exit-empty", "off"]);
     let pid: i32 = screen
         .tmux(&["display-message", "-p", "-t", "mon", "#{pane_pid}"])

@@ -1,7 +1,7 @@
 //! A seat named as the board shows another host's row, `HOST:NAME` (docs/behaviour.md §12),
 //! on a real sshd in a network namespace: `reply a:Builder …` is host a's Builder (as `--host a
 //! Builder`), its receipt names a; an unknown prefix stays part of the name (refused as no such
-//! seat here, nothing sent anywhere).
+//! seat here, nothing sent anywhere); `log`, `explain` and `review` take the same name.
 
 use crate::hosts_support::Net;
 use crate::mux_support::wait_for;
@@ -52,4 +52,25 @@ fn host_colon_name_is_that_hosts_seat() {
     let o = net.run(&args, None);
     assert_ne!(o.status.code(), Some(0), "{o:?}");
     assert!(!net.host("a").transcript(0).contains("nope"));
+
+    // Wherever a seat is named: log, explain and review read a's seat there, tagged with a.
+    for cmd in [
+        &["log", "--json", "a:Builder"][..],
+        &["explain", "--json", "a:Builder"][..],
+        &["review", "--json", "a:Builder"][..],
+    ] {
+        let o = net.run(cmd, None);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let first: serde_json::Value = out
+            .lines()
+            .next()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .or_else(|| serde_json::from_slice(&o.stdout).ok())
+            .unwrap_or_else(|| panic!("{cmd:?}: not JSON: {o:?}"));
+        assert_eq!(first["host"], "a", "{cmd:?}: {first}");
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("no seat"),
+            "{cmd:?}: {o:?}"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //! answering" with its rows kept (dated, not live) while host a and this machine go on.
 
 use crate::hosts_support::Net;
-use crate::mux_support::{wait_for, TmuxServer};
+use crate::mux_support::wait_for;
 
 #[test]
 #[cfg_attr(
@@ -13,27 +13,7 @@ use crate::mux_support::{wait_for, TmuxServer};
 )]
 fn the_sidebar_shows_every_hosts_rows_and_a_silent_host() {
     let net = Net::new(&[("a", &["Builder"]), ("b", &["Reviewer"])], &["Local"]);
-    let bin = env!("CARGO_BIN_EXE_intercom-pane");
-    let hosts_file = format!("INTERCOM_PANE_HOSTS={}", net.hosts_file.display());
-    let run = format!("XDG_RUNTIME_DIR={}", net.dir.path().join("run").display());
-    let cfg = format!(
-        "XDG_CONFIG_HOME={}",
-        net.dir.path().join("config").display()
-    );
-    let mut argv = vec![
-        "env",
-        &hosts_file,
-        &run,
-        &cfg,
-        "TERM=xterm-256color",
-        bin,
-        "monitor",
-        "--no-probe",
-        "--no-alerts",
-    ];
-    let local = net.local_args();
-    argv.extend(local.iter().map(String::as_str));
-    let screen = TmuxServer::start("mon", net.dir.path(), &argv);
+    let screen = net.sidebar();
     screen.tmux(&["resize-window", "-t", "mon", "-x", "160", "-y", "30"]);
     let capture = || screen.tmux(&["capture-pane", "-p", "-t", "mon"]);
     let seen = |what: &str, ms: u64, pred: &dyn Fn(&str) -> bool| -> String {

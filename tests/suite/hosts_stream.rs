@@ -12,20 +12,8 @@ use intercom_pane::seam::states::BoardState;
 
 use crate::hosts_support::{all_answering, board, host_state, row, until, Net};
 
-/// The remote processes running `status --watch` for the board (under host `h`'s sshd; the
-/// host's `timeout` around each is not counted).
 fn streams(net: &Net, h: &str) -> Vec<i32> {
-    net.host(h)
-        .sshd_tree()
-        .into_iter()
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            !words.first().is_some_and(|w| w.ends_with(b"timeout"))
-                && words.contains(&&b"status"[..])
-                && words.contains(&&b"--watch"[..])
-        })
-        .collect()
+    net.host(h).streams()
 }
 
 #[test]

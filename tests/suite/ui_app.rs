@@ -398,3 +398,40 @@ fn the_review_view_follows_the_selection_and_drops_stale_answers() {
     assert!(a.update(ch('v')).is_empty());
     assert!(!a.review_open());
 }
+
+#[test]
+fn h_asks_the_hosts_that_are_not_answering_again_and_says_so() {
+    use intercom_pane::seam::snapshot::{HostState, HostView};
+    let mut a = app();
+    a.update(snap(vec![row("a", BoardState::Idle)]));
+    assert!(a.update(ch('H')).is_empty(), "no hosts: nothing asked");
+    assert!(
+        a.notice().unwrap().contains("no other hosts"),
+        "{:?}",
+        a.notice()
+    );
+    a.update(key(KeyCode::Esc));
+    let host = |name: &str, state| HostView {
+        name: name.into(),
+        state,
+        since: now(),
+        answered_at: None,
+        via: None,
+        detail: String::new(),
+        seats: 0,
+    };
+    let Msg::SnapshotArrived(mut s) = snap(vec![row("a", BoardState::Idle)]) else {
+        unreachable!()
+    };
+    s.hosts = vec![host("b", HostState::Answering)];
+    a.update(Msg::SnapshotArrived(s.clone()));
+    assert!(a.update(ch('H')).is_empty());
+    assert_eq!(a.notice(), Some("every host is answering"));
+    a.update(key(KeyCode::Esc));
+    s.hosts.push(host("c", HostState::NotAnswering));
+    s.hosts.push(host("d", HostState::Refused));
+    a.update(Msg::SnapshotArrived(s));
+    let fx = a.update(ch('H'));
+    assert!(matches!(fx.as_slice(), [Effect::RetryHosts]), "{fx:?}");
+    assert_eq!(a.notice(), Some("asking 2 host(s) again now"));
+}

@@ -662,6 +662,23 @@ impl Net {
         std::fs::rename(&tmp, &self.hosts_file).unwrap();
     }
 
+    /// Write the hosts file naming only `names` (in that order), each entry edited by `edit`.
+    pub fn write_hosts_only(&self, names: &[&str], edit: impl Fn(&str, &mut serde_json::Value)) {
+        let hosts: Vec<serde_json::Value> = names
+            .iter()
+            .map(|n| {
+                let mut e = self.entry(self.host(n), None);
+                edit(n, &mut e);
+                e
+            })
+            .collect();
+        let tmp = self.dir.path().join("hosts.json.tmp");
+        std::fs::write(&tmp, json!({"version": 1, "hosts": hosts}).to_string()).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::rename(&tmp, &self.hosts_file).unwrap();
+    }
+
     /// The hosts of the hosts file, as the board takes them.
     pub fn board_hosts(&self) -> Vec<intercom_pane::seam::hosts::Host> {
         intercom_pane::seam::hosts::file::read(&self.hosts_file).unwrap()
@@ -760,15 +777,23 @@ impl Net {
     /// `watch --settle-secs 0 --no-desktop` with `extra` flags and this machine's flags, its
     /// log at `log`; each JSON line it prints arrives on `alerts`.
     pub fn watch(&self, extra: &[&str], log: &Path) -> Watching {
-        let mut args: Vec<String> = ["watch", "--settle-secs", "0", "--no-desktop"]
-            .iter()
-            .chain(extra)
-            .map(|s| s.to_string())
-            .collect();
-        args.extend(self.local_args());
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut args = vec!["watch", "--settle-secs", "0", "--no-desktop"];
+        args.extend(extra);
+        self.lines(&args, true, log)
+    }
+}
+
+impl Net {
+    /// The binary with `args` (this machine's flags added when `local`), its log at `log`;
+    /// each JSON line it prints arrives on `alerts`.
+    pub fn lines(&self, args: &[&str], local: bool, log: &Path) -> Watching {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        if local {
+            all.extend(self.local_args());
+        }
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
         let mut child = self
-            .command(&args)
+            .command(&all)
             .env("INTERCOM_PANE_LOG", log)
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .stdout(Stdio::piped())
@@ -790,6 +815,51 @@ impl Net {
             alerts: rx,
             reader: Some(reader),
         }
+    }
+}
+
+impl Net {
+    /// The real sidebar (`monitor --no-probe --no-alerts` and this machine's flags) in a
+    /// private tmux server's session `mon`, with this net's hosts file and control folder.
+    pub fn sidebar(&self) -> crate::mux_support::TmuxServer {
+        let bin = env!("CARGO_BIN_EXE_intercom-pane");
+        let hosts_file = format!("INTERCOM_PANE_HOSTS={}", self.hosts_file.display());
+        let run = format!("XDG_RUNTIME_DIR={}", self.dir.path().join("run").display());
+        let cfg = format!(
+            "XDG_CONFIG_HOME={}",
+            self.dir.path().join("config").display()
+        );
+        let mut argv = vec![
+            "env",
+            &hosts_file,
+            &run,
+            &cfg,
+            "TERM=xterm-256color",
+            bin,
+            "monitor",
+            "--no-probe",
+            "--no-alerts",
+        ];
+        let local = self.local_args();
+        argv.extend(local.iter().map(String::as_str));
+        crate::mux_support::TmuxServer::start("mon", self.dir.path(), &argv)
+    }
+}
+
+impl SimHost {
+    /// The processes running `status --watch` here for a board (the host's `timeout` around
+    /// each not counted).
+    pub fn streams(&self) -> Vec<i32> {
+        self.sshd_tree()
+            .into_iter()
+            .filter(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+                !words.first().is_some_and(|w| w.ends_with(b"timeout"))
+                    && words.contains(&&b"status"[..])
+                    && words.contains(&&b"--watch"[..])
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,347 @@
+//! The lines of the merged stream (`status --watch --json-lines --host all`, docs/interop.md
+//! §10a): every host's seats tagged with that host, and each host's own state, in the words of
+//! `HostState` (the sidebar's host line says the same states).
+//!
+//! ```text
+//! {"v":1,"kind":"host","seq":1,"at":"…","host":"b","state":"connecting","since":"…","answeredAt":null,"via":null,"detail":"","seats":0}
+//! {"v":1,"kind":"seat","seq":2,"at":"…","host":"b","key":"proj/Builder","seat":{…record…}}
+//! {"v":1,"kind":"removed","seq":3,"at":"…","host":"b","key":"proj/Builder"}
+//! {"v":1,"kind":"heartbeat","seq":4,"at":"…","hosts":[{"host":"b","state":"answering","answeredAt":"…"}]}
+//! ```
+//!
+//! Lines are made by comparing what each host holds now with what was last written for it, so
+//! a slow reader costs nothing but coalescing: the newest state is written when it reads again.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::shared::HostRecords;
+use crate::clock::{format_iso, Ms};
+use crate::snapshot::{HostState, HostView};
+
+/// The schema version (the same as this machine's own stream).
+const VERSION: u64 = crate::views::stream::VERSION;
+/// Longest detail said of a host (ssh's words, sanitized).
+const MAX_DETAIL: usize = 300;
+
+/// Every line: the members of §10, `host` when it is about one host.
+#[derive(Serialize)]
+struct Line<'a, B: Serialize> {
+    v: u64,
+    kind: &'static str,
+    seq: u64,
+    at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<&'a str>,
+    #[serde(flatten)]
+    body: B,
+}
+
+/// A host's state: sent first for every host, then whenever its state or detail changes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HostBody {
+    state: &'static str,
+    since: String,
+    answered_at: Option<String>,
+    via: Option<&'static str>,
+    detail: String,
+    seats: usize,
+}
+
+/// The state of a host that left the board (the hosts file no longer names it).
+const REMOVED: &str = "removed";
+
+#[derive(Serialize)]
+struct LeftBody {
+    state: &'static str,
+    detail: &'static str,
+}
+
+#[derive(Serialize)]
+struct SeatBody<'a> {
+    key: &'a str,
+    seat: &'a Value,
+}
+
+#[derive(Serialize)]
+struct RemovedBody<'a> {
+    key: &'a str,
+}
+
+#[derive(Serialize)]
+struct BeatBody {
+    hosts: Vec<Beat>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Beat {
+    host: String,
+    state: &'static str,
+    answered_at: Option<String>,
+}
+
+/// What was last written about one host.
+#[derive(Default)]
+struct Sent {
+    /// The host this slot held (a slot may be given to another host once one left).
+    name: String,
+    state: Option<(HostState, String)>,
+    /// key → the record's steady part, as last sent.
+    seats: BTreeMap<String, Value>,
+}
+
+/// Turns the hosts' changes into lines.
+pub(crate) struct Merger {
+    seq: u64,
+    sent: Vec<Sent>,
+}
+
+impl Merger {
+    pub(crate) fn new() -> Merger {
+        Merger {
+            seq: 0,
+            sent: Vec::new(),
+        }
+    }
+
+    fn line<B: Serialize>(
+        &mut self,
+        kind: &'static str,
+        at: Ms,
+        host: Option<&str>,
+        body: B,
+    ) -> String {
+        self.seq += 1;
+        let l = Line {
+            v: VERSION,
+            kind,
+            seq: self.seq,
+            at: format_iso(at),
+            host,
+            body,
+        };
+        crate::views::json::to_string(&l).unwrap_or_default()
+    }
+
+    /// The lines for host `slot` as it is now: its state line when that changed, one `seat`
+    /// line per record changed in anything but its clock values, one `removed` per seat gone.
+    /// A host that left the board: a `removed` line per seat it had, then its `host` line
+    /// with the state `removed`.
+    pub(crate) fn host(&mut self, slot: usize, now: &HostRecords, at: Ms) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.sent.len() <= slot {
+            self.sent.resize_with(slot + 1, Sent::default);
+        }
+        let name = now.view.name.as_str();
+        // The slot held another host that left before it was looked at: that one's end first.
+        let held = self
+            .sent
+            .get(slot)
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
+        if !held.is_empty() && (held != name || now.gone) {
+            out.extend(self.leave(slot, &held, at));
+        }
+        if now.gone {
+            return out;
+        }
+        let Some(sent) = self.sent.get_mut(slot) else {
+            return out;
+        };
+        sent.name = name.to_string();
+        let detail = crate::text::one_line(&now.view.detail, MAX_DETAIL);
+        let state_now = (now.view.state, detail.clone());
+        let state_line = sent.state.as_ref() != Some(&state_now);
+        sent.state = Some(state_now);
+        let mut seats = BTreeMap::new();
+        let mut changed = Vec::new();
+        for (key, rec) in &now.records {
+            let s = crate::views::stream::steady(rec);
+            if sent.seats.get(key) != Some(&s) {
+                changed.push((key.as_str(), rec));
+            }
+            seats.insert(key.clone(), s);
+        }
+        let gone: Vec<String> = sent
+            .seats
+            .keys()
+            .filter(|k| !seats.contains_key(*k))
+            .cloned()
+            .collect();
+        sent.seats = seats;
+        if state_line {
+            let body = host_body(&now.view, detail);
+            out.push(self.line("host", at, Some(name), body));
+        }
+        for (key, seat) in changed {
+            out.push(self.line("seat", at, Some(name), SeatBody { key, seat }));
+        }
+        for key in &gone {
+            out.push(self.line("removed", at, Some(name), RemovedBody { key }));
+        }
+        out
+    }
+
+    /// Host `name` (slot `slot`) left the board: its seats removed, then its `host` line.
+    fn leave(&mut self, slot: usize, name: &str, at: Ms) -> Vec<String> {
+        let Some(sent) = self.sent.get_mut(slot) else {
+            return Vec::new();
+        };
+        let old = std::mem::take(sent);
+        let mut out: Vec<String> = old
+            .seats
+            .keys()
+            .map(|key| self.line("removed", at, Some(name), RemovedBody { key }))
+            .collect();
+        let body = LeftBody {
+            state: REMOVED,
+            detail: "no longer in the hosts file",
+        };
+        out.push(self.line("host", at, Some(name), body));
+        out
+    }
+
+    /// The heartbeat: every host's state and when it last answered.
+    pub(crate) fn heartbeat(&mut self, views: &[HostView], at: Ms) -> String {
+        let hosts = views
+            .iter()
+            .map(|v| Beat {
+                host: v.name.clone(),
+                state: v.state.as_str(),
+                answered_at: v.answered_at.map(format_iso),
+            })
+            .collect();
+        self.line("heartbeat", at, None, BeatBody { hosts })
+    }
+}
+
+fn host_body(v: &HostView, detail: String) -> HostBody {
+    HostBody {
+        state: v.state.as_str(),
+        since: format_iso(v.since),
+        answered_at: v.answered_at.map(format_iso),
+        via: v.via,
+        detail,
+        seats: v.seats,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn host(state: HostState, detail: &str, records: &[(&str, Value)]) -> HostRecords {
+        HostRecords {
+            view: HostView {
+                name: "b".into(),
+                state,
+                since: 1_000,
+                answered_at: None,
+                via: Some("watch"),
+                detail: detail.into(),
+                seats: records.len(),
+            },
+            records: records
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            gone: false,
+        }
+    }
+
+    fn parsed(lines: &[String]) -> Vec<Value> {
+        lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_host_says_its_state_then_its_seats_and_only_what_changed() {
+        let mut m = Merger::new();
+        let rec = |state: &str, age: u64| json!({"agent": "W", "state": state, "ageSeconds": age});
+        let l = parsed(&m.host(0, &host(HostState::Connecting, "", &[]), 5_000));
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0]["kind"], "host");
+        assert_eq!(l[0]["host"], "b");
+        assert_eq!(l[0]["state"], "connecting");
+        assert_eq!(l[0]["seq"], 1);
+        assert_eq!(l[0]["v"], 1);
+
+        let now = host(HostState::Answering, "", &[("p/W", rec("working", 1))]);
+        let l = parsed(&m.host(0, &now, 6_000));
+        assert_eq!(
+            l.iter()
+                .map(|v| v["kind"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["host", "seat"]
+        );
+        assert_eq!(l[1]["key"], "p/W");
+        assert_eq!(l[1]["seat"]["state"], "working");
+        assert_eq!(l[1]["seq"], 3);
+
+        // Only the clock moved: nothing.
+        let now = host(HostState::Answering, "", &[("p/W", rec("working", 9))]);
+        assert!(m.host(0, &now, 7_000).is_empty());
+
+        // It stops answering (rows kept), its words hostile: one host line, words on one line.
+        let now = host(
+            HostState::NotAnswering,
+            "reset\n\u{1b}[31m$(x)",
+            &[("p/W", rec("working", 9))],
+        );
+        let l = m.host(0, &now, 8_000);
+        assert_eq!(l.len(), 1);
+        assert!(!l[0].contains('\n') && !l[0].contains('\u{1b}'), "{}", l[0]);
+        let v = parsed(&l);
+        assert_eq!(v[0]["state"], "not_answering");
+        assert_eq!(v[0]["since"], "1970-01-01T00:00:01.000Z");
+
+        // Back, its seat gone.
+        let l = parsed(&m.host(0, &host(HostState::Answering, "", &[]), 9_000));
+        assert_eq!(l[1]["kind"], "removed");
+        assert_eq!(l[1]["key"], "p/W");
+        let beat: Value = serde_json::from_str(&m.heartbeat(&[now.view], 10_000)).unwrap();
+        assert_eq!(beat["kind"], "heartbeat");
+        assert!(beat.get("host").is_none());
+        assert_eq!(beat["hosts"][0]["host"], "b");
+        assert_eq!(beat["hosts"][0]["state"], "not_answering");
+
+        // b leaves the board with a seat; its slot goes to c: b's seat removed, b removed, then c.
+        let now = host(HostState::Answering, "", &[("p/W", rec("idle", 1))]);
+        assert_eq!(m.host(0, &now, 11_000).len(), 1);
+        let mut c = host(HostState::Connecting, "", &[]);
+        c.view.name = "c".into();
+        let l = parsed(&m.host(0, &c, 12_000));
+        let said: Vec<(String, String)> = l
+            .iter()
+            .map(|v| {
+                (
+                    v["kind"].as_str().unwrap().into(),
+                    v["host"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("removed".into(), "b".into()),
+                ("host".into(), "b".into()),
+                ("host".into(), "c".into())
+            ]
+        );
+        assert_eq!(l[1]["state"], "removed");
+        let mut gone = host(HostState::Connecting, "", &[]);
+        gone.view.name = "c".into();
+        gone.gone = true;
+        let l = parsed(&m.host(0, &gone, 13_000));
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0]["state"], "removed");
+        assert!(m.host(0, &gone, 14_000).is_empty(), "said once");
+    }
+}
