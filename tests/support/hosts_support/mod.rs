@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use intercom_pane::seam::cli::{Cli, Command as Cmd};
 use intercom_pane::seam::clock::{Clock, SystemClock};
-use intercom_pane::seam::cmd::scan_source::ScanSource;
+use intercom_pane::seam::cmd::live_source::LiveSource;
 use intercom_pane::seam::hosts::board::HostsSource;
 use intercom_pane::seam::snapshot::{HostState, Row, Snapshot};
 use serde_json::json;
@@ -827,7 +827,7 @@ impl Drop for Net {
     }
 }
 
-/// The board of `net`: this machine's passes every 500 ms and every host of the hosts file.
+/// The board of `net`: this machine's board stream and every host of the hosts file.
 pub fn board(net: &Net) -> HostsSource {
     let mut argv = vec![
         "intercom-pane".to_string(),
@@ -841,7 +841,8 @@ pub fn board(net: &Net) -> HostsSource {
     let r = intercom_pane::seam::cmd::options::resolve(&m.src).unwrap();
     let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
     let memory = std::sync::Arc::new(intercom_pane::seam::evidence::ScanMemory::new());
-    let local = ScanSource::new(r.opts, clock.clone(), false, memory);
+    let settings = intercom_pane::seam::live::Settings::default();
+    let local = LiveSource::new(r.opts, clock.clone(), false, memory, settings).unwrap();
     HostsSource::start(
         Box::new(local),
         net.board_hosts(),
