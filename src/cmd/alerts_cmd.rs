@@ -180,7 +180,10 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     };
     // The sidebar's board stream: a state alerts as soon as its settle delay has passed.
     let memory = std::sync::Arc::new(crate::evidence::ScanMemory::new());
-    let settings = crate::live::Settings::default();
+    let settings = crate::live::Settings {
+        full_every: Duration::from_secs(args.live.full_pass_secs),
+        ..crate::live::Settings::default()
+    };
     let mut source: Box<dyn SnapshotSource> =
         match LiveSource::new(r.opts, clock.clone(), false, memory, settings) {
             Ok(s) => Box::new(s),
