@@ -506,7 +506,8 @@ impl<P: Passes> Engine<P> {
                 i32::try_from(left.as_micros().div_ceil(1000)).unwrap_or(i32::MAX)
             }
         };
-        if !self.trimmed && !(0..TRIM_BEFORE_MS).contains(&timeout) {
+        if !self.trimmed && !(0..TRIM_BEFORE_MS).contains(&timeout) && !super::switched_off("trim")
+        {
             self.trimmed = true;
             trim_freed_memory();
         }

@@ -599,11 +599,16 @@ impl Net {
     }
 
     /// Every file under this machine's folder with its length and modification time: what a
-    /// remote action must leave exactly as it was.
+    /// remote action must leave exactly as it was. The in-process board's own live view record
+    /// (`data/live/<pid>.json`, what `doctor` shows, rewritten when its watching changes) is
+    /// the board's, not the action's.
     pub fn local_listing(&self) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
         fn walk(d: &Path, out: &mut Vec<(PathBuf, u64, std::time::SystemTime)>) {
             for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
                 let p = e.path();
+                if p.ends_with("data/live") {
+                    continue;
+                }
                 let Ok(m) = std::fs::symlink_metadata(&p) else {
                     continue;
                 };
