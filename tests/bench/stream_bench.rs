@@ -220,26 +220,44 @@ fn alert_latency(
     lat
 }
 
-/// Voluntary context switches of every live thread of `pid`, and how many threads.
-fn voluntary(pid: i32) -> (u64, usize) {
-    let mut sum = 0;
-    let mut n = 0;
+/// Voluntary context switches of each live thread of `pid` (by thread id, with its name).
+fn voluntary(pid: i32) -> std::collections::BTreeMap<String, (String, u64)> {
+    let mut out = std::collections::BTreeMap::new();
     for t in std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
         .flatten()
         .flatten()
     {
         let s = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
         if let Some(v) = s
             .lines()
             .find(|l| l.starts_with("voluntary_ctxt_switches:"))
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         {
-            sum += v;
-            n += 1;
+            let id = t.file_name().to_string_lossy().to_string();
+            out.insert(id, (name.trim().to_string(), v));
         }
     }
-    (sum, n)
+    out
+}
+
+/// The switches between two readings: in all, and by thread name.
+fn switches(
+    a: &std::collections::BTreeMap<String, (String, u64)>,
+    b: &std::collections::BTreeMap<String, (String, u64)>,
+) -> (u64, Vec<String>) {
+    let mut by = Vec::new();
+    let mut sum = 0;
+    for (id, (name, v1)) in b {
+        let v0 = a.get(id).map_or(0, |x| x.1);
+        let d = v1.saturating_sub(v0);
+        sum += d;
+        if d > 0 {
+            by.push(format!("{name} {d}"));
+        }
+    }
+    (sum, by)
 }
 
 /// Nanoseconds on a CPU of every live thread of `pid`.
@@ -324,20 +342,22 @@ fn idle(f: &Fleet, server: &TmuxServer, turns: &mut Turns, off: &str, secs: u64)
     turns.user(0);
     turns.ask(0);
     std::thread::sleep(Duration::from_secs(10));
-    let (v0, n0) = voluntary(pid);
+    let v0 = voluntary(pid);
     let c0 = cpu_ns(pid);
     let s0 = started(&trace);
     std::thread::sleep(Duration::from_secs(secs));
-    let (v1, n1) = voluntary(pid);
+    let v1 = voluntary(pid);
     let c1 = cpu_ns(pid);
     let s1 = started(&trace);
     server.tmux(&["kill-session", "-t", "=mon"]);
-    let per_min = (v1.saturating_sub(v0)) as f64 * 60.0 / secs as f64;
+    let (n0, n1) = (v0.len(), v1.len());
+    let (woke, by) = switches(&v0, &v1);
+    let per_min = woke as f64 * 60.0 / secs as f64;
     let pct = c1.saturating_sub(c0) as f64 / 1e9 / secs as f64 * 100.0;
     std::thread::sleep(Duration::from_secs(1));
     format!(
         "  idle {secs} s, off: {:<6} wakeups {per_min:.1}/min (threads {n0}→{n1}), programs \
-         started {} (processes {}), CPU {pct:.3} % of a core",
+         started {} (processes {}), CPU {pct:.3} % of a core; switches by thread {by:?}",
         if off.is_empty() { "none" } else { off },
         s1.0 - s0.0,
         s1.1 - s0.1
