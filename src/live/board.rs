@@ -94,8 +94,7 @@ impl BoardPasses {
     /// The long timer's check: `Same` when a full pass now would rest on what the last one did.
     fn check(&mut self, why: &Why) -> Option<BoardPass> {
         self.check = None;
-        if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER || super::switched_off("check")
-        {
+        if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER || super::switched_off("check") {
             return None;
         }
         let base = self.baseline.as_mut()?;

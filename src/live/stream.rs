@@ -137,8 +137,8 @@ impl BoardStream {
     /// Sleep until a board is due (`Pass`: call `next`), `extra` comes (`Timer`), or the stream
     /// is stopped. The probe timer is a `Pass`.
     pub(crate) fn wait(&mut self, extra: Option<Instant>) -> Wake {
-        let probe_at = (self.probe && self.targets && self.runtime.is_some())
-            .then_some(self.next_probe);
+        let probe_at =
+            (self.probe && self.targets && self.runtime.is_some()).then_some(self.next_probe);
         let timer = [extra, probe_at].into_iter().flatten().min();
         match self.engine.wait(timer) {
             Wake::Timer if probe_at.is_some_and(|t| t <= Instant::now()) => {

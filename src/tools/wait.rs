@@ -119,8 +119,9 @@ pub(crate) fn wait(req: &WaitRequest) -> Result<WaitReport, WaitError> {
         offset: req.clock.now_ms().saturating_sub(SystemClock.now_ms()),
     });
     let memory = Arc::new(ScanMemory::new());
-    let mut boards = BoardStream::start(req.opts.clone(), clock, memory, Settings::default(), false)
-        .map_err(WaitError::Engine)?;
+    let mut boards =
+        BoardStream::start(req.opts.clone(), clock, memory, Settings::default(), false)
+            .map_err(WaitError::Engine)?;
     let mut passes = 0u32;
     // The seat as the newest pass showed it (`None` before the first pass, or gone).
     let mut shown: Option<(Option<&'static str>, Value)> = None;

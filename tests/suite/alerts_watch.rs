@@ -19,7 +19,11 @@ fn one_line_per_turn_and_a_clean_stop() {
     let l = wait_lines(&out, 1);
     // The board stream: a change alerts at once, not at a next timed pass (300 ms is the
     // bound on a quiet machine; a loaded one gets slack).
-    assert!(asked.elapsed() < std::time::Duration::from_secs(3), "{:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
     assert_eq!(l[0]["seat"], "Builder");
     assert_eq!(l[0]["state"], "waiting");
     assert_eq!(l[0]["reason"], "input_needed");
@@ -359,7 +363,11 @@ fn an_on_alert_program_that_hangs_fails_or_floods_holds_nothing_up() {
         let asked = std::time::Instant::now();
         f.workers[0].ask(q);
         wait_lines(&out, i + 1);
-        assert!(asked.elapsed() < std::time::Duration::from_secs(5), "{q}: {:?}", asked.elapsed());
+        assert!(
+            asked.elapsed() < std::time::Duration::from_secs(5),
+            "{q}: {:?}",
+            asked.elapsed()
+        );
     }
     let failed = wait_for(20_000, || {
         let e = f.events("alert_channel_failed", Some(pid));
