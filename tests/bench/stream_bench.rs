@@ -18,7 +18,7 @@
 //!   once with each idle-only mechanism switched off (`INTERCOM_PANE_TEST_LIVE_OFF`).
 //!
 //! Run: `cargo test --release --test bench stream_bench -- --ignored --nocapture --test-threads 1`
-//! (`STREAM_BENCH_OFF="check kept pts trim"` picks the switched-off runs, one window each, runs apart
+//! (`STREAM_BENCH_OFF="check kept pts ages"` picks the switched-off runs, one window each, runs apart
 //! by spaces and mechanisms off together by commas: `"pts pts,check"`; `none` for none).
 
 use std::path::Path;
@@ -371,7 +371,7 @@ fn stream_bench() {
     let workers = env_num("STREAM_BENCH_WORKERS", 64) as usize;
     let samples = env_num("STREAM_BENCH_SAMPLES", 10) as usize;
     let secs = env_num("STREAM_BENCH_IDLE_SECS", 60);
-    let offs = std::env::var("STREAM_BENCH_OFF").unwrap_or_else(|_| "check kept pts trim".into());
+    let offs = std::env::var("STREAM_BENCH_OFF").unwrap_or_else(|_| "check kept pts ages".into());
     let f = Fleet::layout(workers);
     let server = f.tmux(workers);
     let mut turns = Turns { f: &f, n: 0 };
