@@ -373,6 +373,8 @@ pub struct MonitorArgs {
 pub struct WatchArgs {
     #[command(flatten)]
     pub alerts: AlertArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
     // Last: the shared flags come after the command's own in --help.
     #[command(flatten)]
     pub src: SourceArgs,

@@ -106,8 +106,8 @@ pub mod cmd {
     pub mod options {
         pub use crate::cmd::options::resolve;
     }
-    pub mod scan_source {
-        pub use crate::cmd::scan_source::ScanSource;
+    pub mod live_source {
+        pub use crate::cmd::live_source::LiveSource;
     }
 }
 pub mod evidence {

@@ -71,9 +71,6 @@ pub(crate) struct Where {
     pub default_tmux: Option<PathBuf>,
     /// The flags the jump command needs to find the same board (`--config`, `--root`, …).
     pub jump_flags: Vec<String>,
-    /// The snapshot stays true until the next pass (a live engine): a pending state settles
-    /// on time, not at the next pass.
-    pub live: bool,
     /// Print each alert's JSON line on stdout (`watch`).
     pub print: bool,
 }
@@ -231,8 +228,8 @@ impl Alerter {
         self.last = Some(snap);
     }
 
-    /// Between passes: a live engine's last snapshot holds until its next pass, so what has
-    /// settled by now alerts now; a timed loop waits for its next pass instead.
+    /// Between passes: the board stream's last snapshot holds until its next pass (any change
+    /// makes one), so what has settled by now alerts now.
     pub(crate) fn tick(&mut self) {
         let Some(snap) = self.last.take() else { return };
         let servers = channels::tmux_servers(&snap, self.at.default_tmux.as_deref());
@@ -241,19 +238,14 @@ impl Alerter {
             self.status
                 .update(&servers, &summary.text(), &mut self.failures);
         }
-        if self.at.live {
-            let now = self.clock.now_ms();
-            self.decide(&snap, &servers, now);
-        }
+        let now = self.clock.now_ms();
+        self.decide(&snap, &servers, now);
         self.last = Some(snap);
     }
 
     /// When the thread should look again without a pass.
     pub(crate) fn next_due(&self) -> Option<Ms> {
-        self.at
-            .live
-            .then(|| self.watch.next_due(&self.settings.rules))
-            .flatten()
+        self.watch.next_due(&self.settings.rules)
     }
 
     /// The process ends: clear the status option it set, unless another board on the data

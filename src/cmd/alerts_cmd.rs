@@ -10,11 +10,11 @@ use crate::alerts::run::{AlertThread, Alerter, Msg, Where};
 use crate::cli::{AlertArgs, SourceArgs, WatchArgs};
 use crate::clock::Clock;
 use crate::cmd::exit::WatchExit;
-use crate::cmd::scan_source::ScanSource;
+use crate::cmd::live_source::LiveSource;
 use crate::cmd::{options, refuse};
 use crate::mux::tmux::Tmux;
 use crate::scan::{RootChoice, ScanOptions};
-use crate::ui::ports::SnapshotSource;
+use crate::ui::ports::{Pass, SnapshotSource};
 use crate::ui::run::PASS_INTERVAL;
 
 /// How long a stopping watcher or sidebar waits for the alert thread (it clears the status
@@ -141,7 +141,6 @@ pub(crate) fn start(
     opts: &ScanOptions,
     clock: Arc<dyn Clock>,
     print: bool,
-    live: bool,
 ) -> Result<AlertThread, String> {
     let s = settings(args, opts.tmux_socket.as_deref())?;
     let (args2, tmux) = (args.clone(), opts.tmux_socket.clone());
@@ -150,7 +149,6 @@ pub(crate) fn start(
         data_root: opts.data_root.clone(),
         default_tmux: opts.tmux_socket.clone(),
         jump_flags: jump_flags(src, opts),
-        live,
         print,
     };
     AlertThread::spawn(Alerter::new(s, at, clock, Some(reload)))
@@ -176,14 +174,24 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
-    // Timed passes: what settles between two passes alerts at the next one.
-    let thread = match start(&args.src, &args.alerts, &r.opts, clock.clone(), true, false) {
+    let thread = match start(&args.src, &args.alerts, &r.opts, clock.clone(), true) {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
+    // The sidebar's board stream: a state alerts as soon as its settle delay has passed.
     let memory = std::sync::Arc::new(crate::evidence::ScanMemory::new());
+    let settings = crate::live::Settings {
+        full_every: Duration::from_secs(args.live.full_pass_secs),
+        ..crate::live::Settings::default()
+    };
     let mut source: Box<dyn SnapshotSource> =
-        Box::new(ScanSource::new(r.opts, clock.clone(), false, memory));
+        match LiveSource::new(r.opts, clock.clone(), false, memory, settings) {
+            Ok(s) => Box::new(s),
+            Err(e) => {
+                thread.stop(STOP_GRACE);
+                return refuse(e);
+            }
+        };
     // Without --host: every host of the hosts file, as it changes while this runs.
     let follow = crate::cmd::monitor_cmd::follows_file(&args.src.hosts);
     if !remotes.is_empty() || follow.is_some() {
@@ -216,13 +224,13 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
         return WatchExit::Failed;
     }
     let tx = thread.sender();
-    // Passes back to back with a pause between them, as the sidebar runs them.
-    while !cancel.is_cancelled() {
-        let snap = source.next_snapshot();
+    // A pass when something changed, as the sidebar runs them; only a board that shows
+    // something new goes to the alerts (what has settled since alerts on the thread's own time).
+    while !source.wait_for_change(PASS_INTERVAL) {
+        let Pass::New(snap) = source.next_pass() else {
+            continue;
+        };
         if cancel.is_cancelled() || tx.send(Msg::Pass(snap)).is_err() {
-            break;
-        }
-        if source.wait_for_change(PASS_INTERVAL) {
             break;
         }
     }

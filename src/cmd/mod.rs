@@ -29,7 +29,6 @@ pub(crate) mod restore_cmd;
 pub(crate) mod resume_cmd;
 pub(crate) mod review_cmd;
 pub(crate) mod scan_cmd;
-pub(crate) mod scan_source;
 pub(crate) mod spawn_cmd;
 pub(crate) mod status_cmd;
 pub(crate) mod text_input;

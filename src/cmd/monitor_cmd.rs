@@ -11,7 +11,6 @@ use crate::cmd::exit::MonitorExit;
 use crate::cmd::live_source::{LiveSource, LogFrames};
 use crate::cmd::monitor_hosts::HostPorts;
 use crate::cmd::monitor_ports::{own_pane, ScanNavigator, ScanWorkers};
-use crate::cmd::scan_source::ScanSource;
 use crate::cmd::{options, refuse};
 use crate::evidence::ScanMemory;
 use crate::hosts::board::HostsSource;
@@ -203,7 +202,10 @@ pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
         Ok(t) => crate::hosts::remotes(&t),
         Err(e) => return refuse(e),
     };
-    let (source, alerts) = local_source(args, r.opts, &clock, memory);
+    let (source, alerts) = match local_source(args, r.opts, &clock, memory) {
+        Ok(s) => s,
+        Err(e) => return refuse(e),
+    };
     // Without --host the board is every host of the hosts file, as it is now and as it changes.
     let follow = follows_file(&args.src.hosts);
     let wired = match with_hosts(source, remotes, follow, replies, opts, &clock) {
@@ -303,30 +305,25 @@ fn local_ports(
     (replies, monitor)
 }
 
-/// This machine's board (the live engine, else timed passes) and the alerts riding on it.
+/// This machine's board (the board stream) and the alerts riding on it.
 fn local_source(
     args: &MonitorArgs,
     opts: ScanOptions,
     clock: &Arc<dyn Clock>,
     memory: Arc<ScanMemory>,
-) -> (Box<dyn SnapshotSource>, Option<AlertThread>) {
-    // The live engine; a process that cannot make an eventfd falls back to timed passes.
+) -> Result<(Box<dyn SnapshotSource>, Option<AlertThread>), crate::live::stream::StreamError> {
     let live = LiveSource::new(
         opts.clone(),
         clock.clone(),
         !args.no_probe,
-        memory.clone(),
+        memory,
         crate::live::Settings {
             full_every: std::time::Duration::from_secs(args.live.full_pass_secs),
             ..crate::live::Settings::default()
         },
-    );
-    let alerts = start_alerts(args, &opts, clock, live.is_ok());
-    let source: Box<dyn SnapshotSource> = match live {
-        Ok(s) => Box::new(s),
-        Err(_) => Box::new(ScanSource::new(opts, clock.clone(), !args.no_probe, memory)),
-    };
-    (source, alerts)
+    )?;
+    let alerts = start_alerts(args, &opts, clock);
+    Ok((Box::new(live), alerts))
 }
 
 /// Alerts ride on the sidebar's passes (docs/behaviour.md §3b); settings that cannot be used
@@ -337,9 +334,8 @@ fn start_alerts(
     args: &MonitorArgs,
     opts: &ScanOptions,
     clock: &Arc<dyn Clock>,
-    live: bool,
 ) -> Option<AlertThread> {
-    match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, opts, clock.clone(), false, live) {
+    match crate::cmd::alerts_cmd::start(&args.src, &args.alerts, opts, clock.clone(), false) {
         Ok(t) => Some(t),
         Err(e) => {
             eprintln!("intercom-pane monitor: no alerts: {e}");

@@ -1,5 +1,6 @@
 //! `status --watch [--json-lines]` and `scan --watch [--json-lines]`: the live engine's passes as
-//! a stream (docs/interop.md §10), the same engine as the sidebar, not a loop around `status`.
+//! a stream (docs/interop.md §10): the board stream the sidebar reads (`live::stream`), not a loop
+//! around `status`.
 //!
 //! The stream never grows without bound: lines wait in a queue of at most `MAX_QUEUE_BYTES` for a
 //! writer thread; when a slow reader lets it fill, the queued lines are dropped and the next line
@@ -15,18 +16,15 @@ use std::time::{Duration, Instant};
 use crate::cli::StreamArgs;
 use crate::clock::Clock;
 use crate::cmd::options::Resolved;
-use crate::live::board::{BoardPass, BoardPasses};
+use crate::live::stream::{Board, BoardStream};
 use crate::live::wake::Waker;
-use crate::live::{Engine, Settings, Wake};
-use crate::probe::ProbeTarget;
+use crate::live::{Settings, Wake};
 use crate::scan::{Scan, ScanOptions};
 use crate::views::stream::Differ;
 
 /// Most bytes waiting for a slow reader (a board line alone may be larger: it is never dropped
 /// when the queue is empty).
 pub(crate) const MAX_QUEUE_BYTES: usize = 4 << 20;
-/// Connection checks with `--probe`.
-const PROBE_EVERY: Duration = Duration::from_secs(15);
 
 /// What a watch writes besides the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,12 +159,39 @@ fn reader_still_there(wake: &Waker) -> bool {
     !(n > 0 && fds[1].revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0)
 }
 
+/// Why a watch cannot run (exit 2).
+#[derive(Debug)]
+pub(crate) enum WatchError {
+    /// The stream or its writer thread could not start.
+    Start(std::io::Error),
+    /// The board stream could not start.
+    Stream(crate::live::stream::StreamError),
+    /// The first pass was refused.
+    Refused(crate::scan::ScanError),
+}
+
+impl std::fmt::Display for WatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchError::Start(e) => write!(f, "cannot start the watch: {e}"),
+            WatchError::Stream(e) => write!(f, "cannot start the watch: {e}"),
+            WatchError::Refused(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WatchError {}
+
 /// Run the watch until the reader goes away or a stop signal comes (`Ok`, exit 0); `Err` with
 /// the reason when it cannot start or its first pass is refused (exit 2).
-pub(crate) fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> Result<(), String> {
+pub(crate) fn run(
+    r: Resolved,
+    stream: &StreamArgs,
+    probe: bool,
+    also: Also,
+) -> Result<(), WatchError> {
     let clock: Arc<dyn Clock> = Arc::from(r.clock);
-    let (mut engine, out) = start(r.opts, &clock, stream)?;
-    let runtime = crate::probe::Blocking::new().ok();
+    let (mut boards, out) = start(r.opts, &clock, stream, probe)?;
     let heartbeat = Duration::from_secs(stream.heartbeat_secs);
     let mut lines = Lines {
         differ: Differ::new(),
@@ -174,50 +199,50 @@ pub(crate) fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> 
         resync: false,
         last_scanned: clock.now_ms(),
     };
+    // The board last sent (the probe timer's checks are shown on it).
+    let mut last: Option<Scan> = None;
     let mut next_heartbeat = Instant::now() + heartbeat;
-    let mut next_probe = Instant::now();
     loop {
-        let timer = Some(next_heartbeat)
-            .into_iter()
-            .chain(probe.then_some(next_probe))
-            .min();
-        match engine.wait(timer) {
+        match boards.wait(Some(next_heartbeat)) {
             Wake::Stop => break,
-            Wake::Timer if Instant::now() >= next_heartbeat => {
-                lines.heartbeat(&engine, &clock, stream, &out);
+            Wake::Timer => {
+                lines.heartbeat(&boards, &clock, stream, &out);
                 next_heartbeat = Instant::now() + heartbeat;
                 continue;
             }
-            // The probe timer: a pass shows the new checks.
-            Wake::Timer | Wake::Pass => {}
+            Wake::Pass => {}
         }
-        let mut pass = match engine.pass() {
+        let pass = match (boards.next(), last.take()) {
+            (Board::New(p), _) => p,
+            (Board::Probed { .. }, Some(mut p)) => {
+                boards.apply_probes(&mut p);
+                p
+            }
             // The long timer's check made no pass: the board sent still holds, as of now.
-            BoardPass::Same { checked_at } => {
+            (Board::Same { checked_at } | Board::Probed { checked_at }, l) => {
                 lines.last_scanned = checked_at;
+                last = l;
                 continue;
             }
-            BoardPass::Scanned(Ok(p)) => p,
-            BoardPass::Scanned(Err(e)) if lines.first => {
+            (Board::Refused(e), _) if lines.first => {
                 out.wake.stop();
-                return Err(e.to_string());
+                return Err(WatchError::Refused(e));
             }
-            BoardPass::Scanned(Err(e)) => {
+            (Board::Refused(e), l) => {
                 eprintln!("intercom-pane: pass refused: {e}");
+                last = l;
                 continue;
             }
         };
-        if probe && Instant::now() >= next_probe {
-            if let Some(rt) = &runtime {
-                probe_into(&mut engine, &mut pass, rt, &clock);
-            }
-            next_probe = Instant::now() + PROBE_EVERY;
-        }
         let changed = lines.pass(&pass, &clock, stream, &out);
         if changed && also == Also::BoardFiles {
             if let Err(e) = crate::views::board_files::write_board(&pass) {
                 eprintln!("intercom-pane: board files not written: {e}");
             }
+        }
+        // Kept only for the probe timer's checks (a board is large; nothing else reads it).
+        if probe {
+            last = Some(pass);
         }
         if out.closed() {
             break;
@@ -227,49 +252,29 @@ pub(crate) fn run(r: Resolved, stream: &StreamArgs, probe: bool, also: Also) -> 
     Ok(())
 }
 
-/// The live engine (stopped by the stop signals) and the queue its writer thread drains.
+/// The board stream (stopped by the stop signals) and the queue its writer thread drains.
 fn start(
     opts: ScanOptions,
     clock: &Arc<dyn Clock>,
     stream: &StreamArgs,
-) -> Result<(Engine<BoardPasses>, Arc<Out>), String> {
+    probe: bool,
+) -> Result<(BoardStream, Arc<Out>), WatchError> {
     let settings = Settings {
         full_every: Duration::from_secs(stream.live.full_pass_secs),
         ..Settings::default()
     };
     let memory = Arc::new(crate::evidence::ScanMemory::new());
-    let engine = match Engine::new(BoardPasses::new(opts, clock.clone(), memory), settings) {
-        Ok(e) => e,
-        Err(e) => return Err(format!("cannot start the watch: {e}")),
-    };
-    let waker = engine.waker();
+    let boards = BoardStream::start(opts, clock.clone(), memory, settings, probe)
+        .map_err(WatchError::Stream)?;
+    let waker = boards.waker();
     waker.stop_on_signals();
-    let out = match Waker::new() {
-        Ok(w) => Arc::new(Out {
-            q: Mutex::new(Queue::default()),
-            wake: w,
-            cap: queue_cap(),
-        }),
-        Err(e) => return Err(format!("cannot start the watch: {e}")),
-    };
-    if let Err(e) = spawn_writer(out.clone(), waker.clone()) {
-        return Err(format!("cannot start the watch: {e}"));
-    }
-    Ok((engine, out))
-}
-
-/// Check the pass's connections now, and show them on it.
-fn probe_into(
-    engine: &mut Engine<BoardPasses>,
-    pass: &mut Scan,
-    rt: &crate::probe::Blocking,
-    clock: &Arc<dyn Clock>,
-) {
-    let targets: Vec<ProbeTarget> = pass.probe_targets();
-    let cache = &mut engine.runner().probes;
-    let (_tx, rx) = tokio::sync::watch::channel(false);
-    rt.run_batch(cache, &targets, || clock.now_ms(), rx);
-    pass.apply_connections(&engine.runner().probes, clock.now_ms());
+    let out = Arc::new(Out {
+        q: Mutex::new(Queue::default()),
+        wake: Waker::new().map_err(WatchError::Start)?,
+        cap: queue_cap(),
+    });
+    spawn_writer(out.clone(), waker).map_err(WatchError::Start)?;
+    Ok((boards, out))
 }
 
 /// The stream's lines: a whole board first (and after lines were dropped), then the changes.
@@ -285,12 +290,12 @@ impl Lines {
     /// The heartbeat line: the last pass's time and the engine's health.
     fn heartbeat(
         &mut self,
-        engine: &Engine<BoardPasses>,
+        boards: &BoardStream,
         clock: &Arc<dyn Clock>,
         stream: &StreamArgs,
         out: &Out,
     ) {
-        let live = serde_json::to_value(engine.health()).unwrap_or_default();
+        let live = serde_json::to_value(boards.health()).unwrap_or_default();
         let line = self
             .differ
             .heartbeat(self.last_scanned, live, clock.now_ms());

@@ -76,7 +76,7 @@ impl BoardPasses {
         clock: Arc<dyn Clock>,
         memory: Arc<ScanMemory>,
     ) -> BoardPasses {
-        opts.kept_panes = Some(Arc::new(KeptPanes::new()));
+        opts.kept_panes = (!super::switched_off("kept")).then(|| Arc::new(KeptPanes::new()));
         BoardPasses {
             opts,
             clock,
@@ -94,7 +94,7 @@ impl BoardPasses {
     /// The long timer's check: `Same` when a full pass now would rest on what the last one did.
     fn check(&mut self, why: &Why) -> Option<BoardPass> {
         self.check = None;
-        if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER {
+        if !timer_only(why) || self.checks_in_row >= REBUILD_AFTER || super::switched_off("check") {
             return None;
         }
         let base = self.baseline.as_mut()?;

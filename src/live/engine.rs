@@ -30,29 +30,6 @@ const MAX_DIRTY: usize = 4096;
 /// Most fds polled at once (waker, inotify, clients, pidfds).
 const MAX_FDS: usize = 2048;
 
-/// A sleep at least this long (ms) first sorts out what the last pass freed (`trim_freed_memory`).
-const TRIM_BEFORE_MS: i32 = 1000;
-
-/// Sort out, while it is still in the CPU's cache, the memory the pass just freed. glibc's
-/// allocator leaves freed blocks on a list that the next allocation of another size sorts,
-/// block by block; after an idle stretch every block is out of the cache, and on a virtual
-/// machine whose memory is slow after idle that one allocation took 13–18 ms
-/// (docs/benchmarks.md). One allocation larger than any small size (64 KiB, below the size
-/// glibc maps on its own) sorts the list now. Pages are kept (`malloc_trim` would give them
-/// back, and the next pass would fault them in again: measured slower).
-fn trim_freed_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: the block is allocated and freed here and never read or written.
-    unsafe {
-        let p = libc::malloc(SORT_REQUEST);
-        libc::free(std::hint::black_box(p));
-    }
-}
-
-/// See `trim_freed_memory`.
-#[cfg(target_env = "gnu")]
-const SORT_REQUEST: usize = (64 << 10) + 48;
-
 /// How often full passes run.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -206,8 +183,6 @@ pub struct Engine<P: Passes> {
     /// `poll` calls since the last pass (the pass log's `polls`: a quiet engine polls about
     /// once per pass).
     polls: u32,
-    /// The memory the last pass freed was handed back (`trim_freed_memory`).
-    trimmed: bool,
     /// The fds `poll` waits on and what each is, kept between sleeps.
     poll_set: (Vec<libc::pollfd>, Vec<Src>),
 }
@@ -251,7 +226,6 @@ impl<P: Passes> Engine<P> {
             last_why: Why::default(),
             last_overflow_at: None,
             polls: 0,
-            trimmed: false,
             poll_set: (Vec::new(), Vec::new()),
         })
     }
@@ -323,7 +297,6 @@ impl<P: Passes> Engine<P> {
         }
         self.last_why = why;
         self.polls = 0;
-        self.trimmed = false;
         out
     }
 
@@ -506,10 +479,6 @@ impl<P: Passes> Engine<P> {
                 i32::try_from(left.as_micros().div_ceil(1000)).unwrap_or(i32::MAX)
             }
         };
-        if !self.trimmed && !(0..TRIM_BEFORE_MS).contains(&timeout) {
-            self.trimmed = true;
-            trim_freed_memory();
-        }
         self.polls = self.polls.saturating_add(1);
         // SAFETY: `fds` is a valid, initialized slice of pollfd for its whole length.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };

@@ -26,6 +26,9 @@ pub(crate) struct PtsWatch {
 impl PtsWatch {
     /// `None` when `/dev/pts` cannot be watched (no devpts, no inotify left): the timer stays.
     pub(crate) fn open() -> Option<PtsWatch> {
+        if super::switched_off("pts") {
+            return None;
+        }
         let dev = std::fs::metadata(PTS).ok()?.dev();
         let ino = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()?;
         ino.add_watch(PTS, AddWatchFlags::IN_CREATE | AddWatchFlags::IN_DELETE)

@@ -1,6 +1,5 @@
 //! `intercom-pane wait NAME --state S… --timeout-secs N` and the `intercom_wait` tool: on the
-//! live engine every board view runs on (`live::Engine` with `BoardPasses`, docs/behaviour.md
-//! §3a), so a wait sleeps until something the seat's state rests on changes (a file written,
+//! board stream every board view reads (`live::stream`, docs/behaviour.md §3a), so a wait sleeps until something the seat's state rests on changes (a file written,
 //! a pane or pi gone, a registration) and answers within one coalesced pass of it — no polling.
 //! The same bounded pass as `status`; never past the deadline by more than one pass.
 
@@ -12,8 +11,8 @@ use serde_json::Value;
 
 use crate::clock::{Clock, Ms, SystemClock};
 use crate::evidence::ScanMemory;
-use crate::live::board::{BoardPass, BoardPasses};
-use crate::live::{Engine, Settings, Wake};
+use crate::live::stream::{Board, BoardStream, StreamError};
+use crate::live::{Settings, Wake};
 use crate::scan::{Scan, ScanError, ScanOptions};
 use crate::snapshot::Row;
 use crate::states::BoardState;
@@ -40,8 +39,8 @@ pub(crate) enum WaitError {
     Board(BoardError),
     /// The name matches several seats.
     Ambiguous { name: String, count: usize },
-    /// The live engine could not start (no waker fd).
-    Engine(std::io::Error),
+    /// The board stream could not start (no waker fd).
+    Engine(StreamError),
 }
 
 impl std::fmt::Display for WaitError {
@@ -54,7 +53,7 @@ impl std::fmt::Display for WaitError {
                 "{:?} names {count} seats; give <project>/<agent>",
                 crate::text::sanitize(name)
             ),
-            WaitError::Engine(e) => write!(f, "cannot watch the board: {e}"),
+            WaitError::Engine(e) => write!(f, "{e}"),
         }
     }
 }
@@ -119,8 +118,10 @@ pub(crate) fn wait(req: &WaitRequest) -> Result<WaitReport, WaitError> {
     let clock: Arc<dyn Clock> = Arc::new(Moving {
         offset: req.clock.now_ms().saturating_sub(SystemClock.now_ms()),
     });
-    let passes = BoardPasses::new(req.opts.clone(), clock, Arc::new(ScanMemory::new()));
-    let mut engine = Engine::new(passes, Settings::default()).map_err(WaitError::Engine)?;
+    let memory = Arc::new(ScanMemory::new());
+    let mut boards =
+        BoardStream::start(req.opts.clone(), clock, memory, Settings::default(), false)
+            .map_err(WaitError::Engine)?;
     let mut passes = 0u32;
     // The seat as the newest pass showed it (`None` before the first pass, or gone).
     let mut shown: Option<(Option<&'static str>, Value)> = None;
@@ -140,17 +141,17 @@ pub(crate) fn wait(req: &WaitRequest) -> Result<WaitReport, WaitError> {
             }
         };
     loop {
-        match engine.wait(Some(deadline)) {
+        match boards.wait(Some(deadline)) {
             Wake::Pass => {}
             // The deadline (or a stop signal): the newest pass's answer, not reached.
             Wake::Timer | Wake::Stop => return Ok(report(false, false, shown, passes)),
         }
-        let pass = match engine.pass() {
+        let pass = match boards.next() {
             // Nothing the last pass rested on moved: its answer holds.
-            BoardPass::Same { .. } => continue,
-            BoardPass::Scanned(Ok(p)) => p,
-            BoardPass::Scanned(Err(e)) if !seen => return Err(WaitError::Scan(e)),
-            BoardPass::Scanned(Err(_)) => continue,
+            Board::Same { .. } | Board::Probed { .. } => continue,
+            Board::New(p) => p,
+            Board::Refused(e) if !seen => return Err(WaitError::Scan(e)),
+            Board::Refused(_) => continue,
         };
         passes += 1;
         let Some(row) = seat_of(&pass, &q, seen)? else {

@@ -29,4 +29,5 @@ mod mux_bench;
 mod probe_bench;
 mod review_bench;
 mod sessions_bench;
+mod stream_bench;
 mod ui_bench;

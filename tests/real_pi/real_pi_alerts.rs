@@ -38,16 +38,16 @@ fn events(log: &Path, name: &str, command: &str) -> usize {
         .count()
 }
 
-/// Wait until both the sidebar and the watcher ran `n` more passes (the sidebar's live engine:
+/// Wait until both the sidebar and the watcher ran `n` more passes (both on the board stream:
 /// `live_pass`, a scan or a timer's or probe wake's check that found nothing moved; the
-/// watcher: `scan_pass`).
+/// watcher's full pass every 2 s).
 fn both_pass(log: &Path, n: usize) {
     let (m, w) = (
         events(log, "live_pass", "monitor"),
-        events(log, "scan_pass", "watch"),
+        events(log, "live_pass", "watch"),
     );
     wait_for(60_000, || {
-        (events(log, "live_pass", "monitor") >= m + n && events(log, "scan_pass", "watch") >= w + n)
+        (events(log, "live_pass", "monitor") >= m + n && events(log, "live_pass", "watch") >= w + n)
             .then_some(())
     })
     .unwrap_or_else(|| {
@@ -145,7 +145,10 @@ fn a_real_worker_alerts_once_per_turn_not_where_the_person_looks_and_jumps_there
     let monitor = envs("monitor");
     let monitor: Vec<&str> = monitor.iter().map(String::as_str).collect();
     server.new_session("C", &root, &monitor);
-    let watch = envs("watch");
+    // Its full pass every 2 s (`--on-alert` comes last: the flag goes right after the command).
+    let mut watch = envs("watch");
+    let at = watch.iter().position(|a| a == "watch").unwrap() + 1;
+    watch.splice(at..at, ["--full-pass-secs".to_string(), "2".to_string()]);
     let watch: Vec<&str> = watch.iter().map(String::as_str).collect();
     server.new_session("X", &root, &watch);
     let client = server.attach_client("desk", 160, 40);

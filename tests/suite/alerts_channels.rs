@@ -5,7 +5,7 @@
 //! sidebar in a pane of it, real `watch` processes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::alerts_support::{lines, stop, wait_lines, Fleet};
+use crate::alerts_support::{lines, lines_of, stop, wait_lines, Fleet};
 use crate::mux_support::wait_for;
 
 /// The outcome and channels the memory recorded for worker `i`'s newest handled turn.
@@ -46,7 +46,7 @@ fn sidebar_knows(f: &Fleet, i: usize) {
 
 #[test]
 fn a_watchers_program_runs_once_per_alert_while_a_sidebar_runs() {
-    let mut f = Fleet::new(&["Builder"]);
+    let mut f = Fleet::new(&["Builder", "Marker"]);
     f.workers[0].user("start");
     f.sidebar(&["--settle-secs", "0", "--no-desktop"]);
     let sidebar = f.sidebar_pid();
@@ -64,24 +64,34 @@ fn a_watchers_program_runs_once_per_alert_while_a_sidebar_runs() {
     let l = wait_lines(&out, 1);
     assert_eq!(l[0]["seat"], "Builder");
     assert_eq!(l[0]["text"], "staging or production?\nDetails follow.");
-    f.passes(w.id(), 3);
-    assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
-    let sent = f.events("alert", Some(w.id()));
+    f.mark(1, "mark 1", &[w.id()]);
+    assert_eq!(lines_of(&out, "Builder").len(), 1, "{:?}", lines(&out));
+    let sent: Vec<_> = f
+        .events("alert", Some(w.id()))
+        .into_iter()
+        .filter(|e| e["seat"] == "Builder")
+        .collect();
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0]["outcome"], "already_handled");
     assert_eq!(programs(&sent[0]["channels"]), 1, "{}", sent[0]);
     // Both running from before the next question: the program runs once for it too, whoever
     // decided first.
     f.workers[0].user("go");
-    f.passes(w.id(), 1);
+    // Builder working (the marker still waits): the boards saw the turn end.
+    wait_for(10_000, || (status(&f) == "⚑1").then_some(()))
+        .unwrap_or_else(|| panic!("status {:?}", status(&f)));
     f.workers[0].ask("and the region?");
-    let l = wait_lines(&out, 2);
+    let l = wait_for(60_000, || {
+        let l = lines_of(&out, "Builder");
+        (l.len() >= 2).then_some(l)
+    })
+    .unwrap_or_else(|| panic!("no second line: {:?}", lines(&out)));
     assert!(l[1]["text"]
         .as_str()
         .unwrap()
         .starts_with("and the region?"));
-    f.passes(w.id(), 3);
-    assert_eq!(lines(&out).len(), 2, "{:?}", lines(&out));
+    f.mark(1, "mark 2", &[w.id()]);
+    assert_eq!(lines_of(&out, "Builder").len(), 2, "{:?}", lines(&out));
     assert!(
         !f.events("alert", Some(sidebar)).is_empty(),
         "the sidebar ran its alerts"
@@ -92,7 +102,7 @@ fn a_watchers_program_runs_once_per_alert_while_a_sidebar_runs() {
 
 #[test]
 fn the_same_program_runs_once_and_different_programs_each_once() {
-    let mut f = Fleet::new(&["Builder", "Docs"]);
+    let mut f = Fleet::new(&["Builder", "Docs", "Marker"]);
     f.workers[0].user("start");
     f.workers[1].user("start");
     f.sidebar(&["--settle-secs", "0", "--no-desktop"]);
@@ -105,18 +115,20 @@ fn the_same_program_runs_once_and_different_programs_each_once() {
         f.watch(&["--settle-secs", "0"], &two),
     ];
     for w in &ws {
-        f.passes(w.id(), 1);
+        f.watching(w.id());
     }
     f.workers[0].ask("first?");
     f.workers[1].fail("provider said no");
     for out in [&one, &two] {
         wait_lines(out, 2);
     }
-    for w in &ws {
-        f.passes(w.id(), 3);
-    }
+    let pids: Vec<u32> = ws.iter().map(|w| w.id()).collect();
+    f.mark(2, "mark", &pids);
     for out in [&one, &two] {
-        let l = lines(out);
+        let l: Vec<_> = lines(out)
+            .into_iter()
+            .filter(|v| v["seat"] != "Marker")
+            .collect();
         assert_eq!(l.len(), 2, "{}: {l:?}", out.display());
         let mut seats: Vec<&str> = l.iter().map(|v| v["seat"].as_str().unwrap()).collect();
         seats.sort();
@@ -143,21 +155,23 @@ fn status(f: &Fleet) -> String {
 
 #[test]
 fn the_status_count_stays_while_any_board_runs() {
-    let mut f = Fleet::new(&["Builder"]);
+    let mut f = Fleet::new(&["Builder", "Marker"]);
     f.workers[0].user("start");
     let out = f.path("alerts.jsonl");
     let mut a = f.watch(&["--settle-secs", "0"], &out);
     let mut b = f.watch(&["--settle-secs", "0"], &out);
-    f.passes(a.id(), 1);
-    f.passes(b.id(), 1);
+    f.watching(a.id());
+    f.watching(b.id());
     f.workers[0].ask("ready?");
     wait_lines(&out, 1);
     wait_for(10_000, || (status(&f) == "⚑1").then_some(()))
         .unwrap_or_else(|| panic!("status {:?}", status(&f)));
     // One of the two quits: the other still keeps the count, so it stays.
     assert_eq!(stop(&mut a).code(), Some(0));
-    f.passes(b.id(), 2);
-    assert_eq!(status(&f), "⚑1");
+    f.mark(1, "mark", &[b.id()]);
+    wait_for(10_000, || (status(&f) == "⚑2").then_some(()))
+        .unwrap_or_else(|| panic!("status {:?}", status(&f)));
+    f.workers[1].user("answered");
     // A sidebar joins, then the watcher quits: the sidebar keeps it.
     f.sidebar(&["--settle-secs", "0", "--no-desktop"]);
     let sidebar = f.sidebar_pid();
@@ -169,6 +183,8 @@ fn the_status_count_stays_while_any_board_runs() {
         .then_some(())
     })
     .expect("the sidebar keeps the count");
+    wait_for(10_000, || (status(&f) == "⚑1").then_some(()))
+        .unwrap_or_else(|| panic!("status {:?}", status(&f)));
     assert_eq!(stop(&mut b).code(), Some(0));
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert_eq!(status(&f), "⚑1");
@@ -241,7 +257,7 @@ fn a_click_on_the_desktop_notification_jumps_to_the_seat_it_alerted_from() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    f.passes(w.id(), 1);
+    f.watching(w.id());
     let marker = f.path("ran");
     f.workers[0].ask(&format!("<b>bold</b> & $(touch {}) ok?", marker.display()));
     let words = call(&notify, 0);
@@ -288,7 +304,15 @@ fn a_click_on_the_desktop_notification_jumps_to_the_seat_it_alerted_from() {
     f.server
         .tmux(&["switch-client", "-t", &format!("={}", f.workers[1].name)]);
     f.workers[0].user("go on");
-    f.passes(w.id(), 1);
+    // The watcher saw the turn end: its count is gone from the status line.
+    wait_for(10_000, || {
+        f.server
+            .tmux(&["show-options", "-gv", "@intercom_pane_status"])
+            .trim()
+            .is_empty()
+            .then_some(())
+    })
+    .expect("the status count clears");
     f.workers[0].ask("second?");
     call(&notify, 1);
     let pi = f.path("bin/pi").display().to_string();
@@ -441,6 +465,17 @@ impl Drop for Recorder {
     }
 }
 
+/// The posts about the seat `@secret` (the webhook's JSON, or ntfy's title).
+fn about_secret(got: &[Request]) -> usize {
+    got.iter()
+        .filter(|r| {
+            r.header("title") == Some("@secret")
+                || serde_json::from_slice::<serde_json::Value>(&r.body)
+                    .is_ok_and(|v| v["seat"] == "@secret")
+        })
+        .count()
+}
+
 /// The recipes of docs/behaviour.md §3b "Webhooks and ntfy", word for word but the address:
 /// the alert's JSON line posted as it is, and an ntfy-style message made from the alert's
 /// variables (quoted, so a seat named `@secret` or a question with `$(…)` stays data: curl's
@@ -448,7 +483,7 @@ impl Drop for Recorder {
 #[test]
 #[cfg_attr(not(has_curl), ignore = "needs curl on PATH when the tests are built")]
 fn the_webhook_and_ntfy_recipes_post_once_per_alert() {
-    let mut f = Fleet::new(&["@secret"]);
+    let mut f = Fleet::new(&["@secret", "Marker"]);
     std::fs::write(f.path("secret"), b"LEAKED").unwrap();
     let http = Recorder::start();
     let base = format!("http://127.0.0.1:{}", http.port);
@@ -478,17 +513,19 @@ fn the_webhook_and_ntfy_recipes_post_once_per_alert() {
             &topic,
         ],
     );
-    f.passes(webhook.id(), 1);
-    f.passes(ntfy.id(), 1);
+    f.watching(webhook.id());
+    f.watching(ntfy.id());
     let marker = f.path("ran");
     let question = format!("deploy \"$(touch {})\" `id` now?", marker.display());
     f.workers[0].ask(&question);
     let posted = http.wait("/hook", 1);
     let told = http.wait("/topic", 1);
-    f.passes(webhook.id(), 2);
-    f.passes(ntfy.id(), 2);
-    assert_eq!(http.at("/hook").len(), 1);
-    assert_eq!(http.at("/topic").len(), 1);
+    // A later change both decided about: nothing more was posted for this one.
+    f.mark(1, "mark 1", &[webhook.id(), ntfy.id()]);
+    http.wait("/hook", 2);
+    http.wait("/topic", 2);
+    assert_eq!(about_secret(&http.at("/hook")), 1);
+    assert_eq!(about_secret(&http.at("/topic")), 1);
     let r = &posted[0];
     assert_eq!(r.method, "POST");
     assert_eq!(r.header("content-type"), Some("application/json"));
@@ -509,14 +546,15 @@ fn the_webhook_and_ntfy_recipes_post_once_per_alert() {
     // Another alert: one more of each.
     f.workers[0].user("go on");
     f.workers[0].fail("provider said no");
-    http.wait("/hook", 2);
-    let told = http.wait("/topic", 2);
-    f.passes(webhook.id(), 2);
-    f.passes(ntfy.id(), 2);
-    assert_eq!(http.at("/hook").len(), 2);
-    assert_eq!(http.at("/topic").len(), 2);
+    http.wait("/hook", 3);
+    let told = http.wait("/topic", 3);
+    f.mark(1, "mark 2", &[webhook.id(), ntfy.id()]);
+    http.wait("/hook", 4);
+    http.wait("/topic", 4);
+    assert_eq!(about_secret(&http.at("/hook")), 2);
+    assert_eq!(about_secret(&http.at("/topic")), 2);
     assert_eq!(
-        String::from_utf8_lossy(&told[1].body),
+        String::from_utf8_lossy(&told[2].body),
         "@secret stopped on an error: provider said no"
     );
     for r in http.got.lock().unwrap().iter() {

@@ -7,7 +7,7 @@
 //! (The real-pi tier holds prompts with the real extension: tests/real_pi/real_pi_budget.rs.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::alerts_support::{lines, stop, wait_lines, Fleet};
+use crate::alerts_support::{lines, lines_of, stop, Fleet};
 use serde_json::Value;
 
 fn run(f: &Fleet, args: &[&str]) -> std::process::Output {
@@ -206,36 +206,45 @@ fn every_view_shows_the_budget_and_every_change_is_recorded() {
 
 #[test]
 fn the_soft_limit_alerts_once_per_crossing() {
-    let mut f = Fleet::new(&["Builder"]);
+    let mut f = Fleet::new(&["Builder", "Marker"]);
     f.workers[0].spend(1.0);
     ok(&run(&f, &["budget", "Builder", "--usd", "5"]));
     let out = f.path("alerts.jsonl");
     let mut w = f.watch(&["--settle-secs", "0"], &out);
     let pid = w.id();
-    f.passes(pid, 2);
-    assert!(lines(&out).is_empty(), "{:?}", lines(&out));
+    f.watching(pid);
+    // The Marker's questions show that every change before them has been through the alerts.
+    f.mark(1, "mark 1", &[pid]);
+    assert!(lines_of(&out, "Builder").is_empty(), "{:?}", lines(&out));
+    let builder = |n: usize| {
+        crate::mux_support::wait_for(60_000, || {
+            let l = lines_of(&out, "Builder");
+            (l.len() >= n).then_some(l)
+        })
+        .unwrap_or_else(|| panic!("no {n} alert lines for Builder: {:?}", lines(&out)))
+    };
     // $4 of $5: the soft limit (80 %).
     f.workers[0].spend(3.0);
-    let l = wait_lines(&out, 1);
+    let l = builder(1);
     assert_eq!(l[0]["seat"], "Builder");
     assert_eq!(l[0]["reason"], "budget_soft");
     assert_eq!(l[0]["sessionId"], f.workers[0].id.as_str());
     assert_eq!(l[0]["text"], "its budget passed the soft limit: $4.00/5.00");
     // Still past it, then past the limit itself (not enforced here): the same crossing.
     f.workers[0].spend(0.5);
-    f.passes(pid, 2);
+    f.mark(1, "mark 2", &[pid]);
     f.workers[0].spend(1.0);
-    f.passes(pid, 3);
-    assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
+    f.mark(1, "mark 3", &[pid]);
+    assert_eq!(lines_of(&out, "Builder").len(), 1, "{:?}", lines(&out));
     // A new limit, under again, then crossed again: one more.
     ok(&run(&f, &["budget", "Builder", "--usd", "20"]));
-    f.passes(pid, 2);
-    assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
+    f.mark(1, "mark 4", &[pid]);
+    assert_eq!(lines_of(&out, "Builder").len(), 1, "{:?}", lines(&out));
     f.workers[0].spend(11.0);
-    let l = wait_lines(&out, 2);
+    let l = builder(2);
     assert_eq!(l[1]["turn"], "waiting:budget-soft:own:usd:20", "{l:?}");
-    f.passes(pid, 2);
-    assert_eq!(lines(&out).len(), 2);
+    f.mark(1, "mark 5", &[pid]);
+    assert_eq!(lines_of(&out, "Builder").len(), 2);
     let st = stop(&mut w);
     assert_eq!(st.code(), Some(0));
 }

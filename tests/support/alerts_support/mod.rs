@@ -264,13 +264,32 @@ impl Fleet {
             .collect()
     }
 
-    /// Wait until process `pid` ran `n` more passes than `since` (bounded).
-    pub fn passes(&self, pid: u32, n: usize) {
-        let start = self.events("scan_pass", Some(pid)).len();
-        wait_for(60_000, || {
-            (self.events("scan_pass", Some(pid)).len() >= start + n).then_some(())
-        })
-        .unwrap_or_else(|| panic!("process {pid} ran no {n} passes"));
+    /// Wait until watcher `pid` runs on the board stream: its live view's record is there
+    /// (what `doctor` shows under `live view`), written after its first pass.
+    pub fn watching(&self, pid: u32) {
+        let record = self.path(&format!("data/live/{pid}.json"));
+        wait_for(60_000, || record.exists().then_some(()))
+            .unwrap_or_else(|| panic!("process {pid} shows no live view"));
+    }
+
+    /// Worker `i` asks `q`; back once every process in `pids` decided about that turn (its
+    /// `alert` event for the seat). Passes and each alert thread keep their order, so every
+    /// change made before it has been through their alerts by then: where a test needs "and
+    /// nothing more came of it", this is the later change that would have shown it.
+    pub fn mark(&mut self, i: usize, q: &str, pids: &[u32]) {
+        let name = self.workers[i].name.clone();
+        let count = |f: &Fleet, pid: u32| {
+            f.events("alert", Some(pid))
+                .iter()
+                .filter(|e| e["seat"] == name.as_str())
+                .count()
+        };
+        let before: Vec<usize> = pids.iter().map(|p| count(self, *p)).collect();
+        self.workers[i].ask(q);
+        for (pid, n) in pids.iter().zip(before) {
+            wait_for(60_000, || (count(self, *pid) > n).then_some(()))
+                .unwrap_or_else(|| panic!("process {pid} did not decide about {name}'s {q:?}"));
+        }
     }
 
     /// Attach a real client (a nested tmux on another private server, as a person's terminal)
@@ -306,6 +325,14 @@ impl Fleet {
         let t = std::fs::read_to_string(self.path("data/alerts/memory.json")).unwrap_or_default();
         serde_json::from_str(&t).unwrap_or(Value::Null)
     }
+}
+
+/// The `--on-alert` lines in `out` about `seat`.
+pub fn lines_of(out: &Path, seat: &str) -> Vec<Value> {
+    lines(out)
+        .into_iter()
+        .filter(|v| v["seat"] == seat)
+        .collect()
 }
 
 /// The `--on-alert` lines in `out`, parsed.

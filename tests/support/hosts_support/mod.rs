@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use intercom_pane::seam::cli::{Cli, Command as Cmd};
 use intercom_pane::seam::clock::{Clock, SystemClock};
-use intercom_pane::seam::cmd::scan_source::ScanSource;
+use intercom_pane::seam::cmd::live_source::LiveSource;
 use intercom_pane::seam::hosts::board::HostsSource;
 use intercom_pane::seam::snapshot::{HostState, Row, Snapshot};
 use serde_json::json;
@@ -599,11 +599,16 @@ impl Net {
     }
 
     /// Every file under this machine's folder with its length and modification time: what a
-    /// remote action must leave exactly as it was.
+    /// remote action must leave exactly as it was. The in-process board's own live view record
+    /// (`data/live/<pid>.json`, what `doctor` shows, rewritten when its watching changes) is
+    /// the board's, not the action's.
     pub fn local_listing(&self) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
         fn walk(d: &Path, out: &mut Vec<(PathBuf, u64, std::time::SystemTime)>) {
             for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
                 let p = e.path();
+                if p.ends_with("data/live") {
+                    continue;
+                }
                 let Ok(m) = std::fs::symlink_metadata(&p) else {
                     continue;
                 };
@@ -897,7 +902,7 @@ impl Drop for Net {
     }
 }
 
-/// The board of `net`: this machine's passes every 500 ms and every host of the hosts file.
+/// The board of `net`: this machine's board stream and every host of the hosts file.
 pub fn board(net: &Net) -> HostsSource {
     let mut argv = vec![
         "intercom-pane".to_string(),
@@ -911,7 +916,8 @@ pub fn board(net: &Net) -> HostsSource {
     let r = intercom_pane::seam::cmd::options::resolve(&m.src).unwrap();
     let clock: std::sync::Arc<dyn Clock> = std::sync::Arc::new(SystemClock);
     let memory = std::sync::Arc::new(intercom_pane::seam::evidence::ScanMemory::new());
-    let local = ScanSource::new(r.opts, clock.clone(), false, memory);
+    let settings = intercom_pane::seam::live::Settings::default();
+    let local = LiveSource::new(r.opts, clock.clone(), false, memory, settings).unwrap();
     HostsSource::start(
         Box::new(local),
         net.board_hosts(),
