@@ -279,7 +279,7 @@ fn seat_now(
         .and_then(|x| x.session_id.clone());
     if let Some(e) = expect {
         if let Err(why) = e.check(&SeatFound::of_row(row, session.as_deref())) {
-            say(why);
+            say(why.to_string());
             return Err(JumpExit::Changed.code());
         }
     }

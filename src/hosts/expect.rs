@@ -41,22 +41,54 @@ pub struct SeatFound {
     pub pane: Option<String>,
 }
 
+/// Why an `--expect-seat` token is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenRefusal {
+    TooLong,
+    NotAToken(String),
+    Empty,
+}
+
+impl std::fmt::Display for TokenRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenRefusal::TooLong => f.write_str("--expect-seat: the token is over 4 KiB"),
+            TokenRefusal::NotAToken(e) => write!(f, "--expect-seat: not a seat token ({e})"),
+            TokenRefusal::Empty => f.write_str("--expect-seat: the token names nothing to compare"),
+        }
+    }
+}
+
+/// What differs between the seat a person saw and what is there now, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatMoved(pub Vec<String>);
+
+impl std::fmt::Display for SeatMoved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the seat is not the one the board showed: {}",
+            self.0.join(", ")
+        )
+    }
+}
+
 impl SeatExpect {
     /// Parse a token (refused when over 4 KiB, not this shape, or empty).
-    pub fn parse(token: &str) -> Result<SeatExpect, String> {
+    pub fn parse(token: &str) -> Result<SeatExpect, TokenRefusal> {
         if token.len() > MAX_TOKEN {
-            return Err("--expect-seat: the token is over 4 KiB".into());
+            return Err(TokenRefusal::TooLong);
         }
         let e: SeatExpect = serde_json::from_str(token)
-            .map_err(|e| format!("--expect-seat: not a seat token ({e})"))?;
+            .map_err(|e| TokenRefusal::NotAToken(crate::text::sanitize(&e.to_string())))?;
         if e == SeatExpect::default() {
-            return Err("--expect-seat: the token names nothing to compare".into());
+            return Err(TokenRefusal::Empty);
         }
         Ok(e)
     }
 
     /// The `--expect-seat` flag of a command: none, or a token that parses.
-    pub fn flag(token: Option<&str>) -> Result<Option<SeatExpect>, String> {
+    pub fn flag(token: Option<&str>) -> Result<Option<SeatExpect>, TokenRefusal> {
         token.map(SeatExpect::parse).transpose()
     }
 
@@ -78,7 +110,7 @@ impl SeatExpect {
     }
 
     /// `Ok` when everything given matches `found`; else what differs, in words.
-    pub fn check(&self, found: &SeatFound) -> Result<(), String> {
+    pub fn check(&self, found: &SeatFound) -> Result<(), SeatMoved> {
         let mut diffs = Vec::new();
         if let Some(s) = &self.session_id {
             if found.session_id.as_ref() != Some(s) {
@@ -117,10 +149,7 @@ impl SeatExpect {
         if diffs.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "the seat is not the one the board showed: {}",
-                diffs.join(", ")
-            ))
+            Err(SeatMoved(diffs))
         }
     }
 }
@@ -165,16 +194,20 @@ mod tests {
         assert!(e.check(&found()).is_ok());
         let mut f = found();
         f.pi = Some((42, 1001, "boot".into()));
-        assert!(e.check(&f).unwrap_err().contains("tick 1001"));
+        assert!(e.check(&f).unwrap_err().to_string().contains("tick 1001"));
         let mut f = found();
         f.pi = None;
-        assert!(e.check(&f).unwrap_err().contains("no live registered pi"));
+        assert!(e
+            .check(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("no live registered pi"));
         let mut f = found();
         f.pane = Some("%9".into());
-        assert!(e.check(&f).unwrap_err().contains("%9"));
+        assert!(e.check(&f).unwrap_err().to_string().contains("%9"));
         let mut f = found();
         f.session_id = Some("s2".into());
-        assert!(e.check(&f).unwrap_err().contains("s2"));
+        assert!(e.check(&f).unwrap_err().to_string().contains("s2"));
         let only_session = SeatExpect {
             session_id: Some("s1".into()),
             ..Default::default()

@@ -86,47 +86,136 @@ pub fn read(path: &Path) -> Result<Vec<Host>, HostError> {
             ))
         }
     };
-    parse(&bytes).map_err(|why| HostError::File(path.to_path_buf(), why))
+    parse(&bytes).map_err(|why| HostError::File(path.to_path_buf(), why.to_string()))
+}
+
+/// Why a hosts file is refused (the file's own words come sanitized).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRefusal {
+    NotValid(String),
+    Version(u32),
+    TooMany,
+    Name(String),
+    Local,
+    All,
+    Twice(String),
+    Entry { host: String, why: EntryRefusal },
+}
+
+/// Why one host's entry is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryRefusal {
+    Dest(DestRefusal),
+    Word { what: String, word: String },
+    TooManyArgs,
+    NotASourceFlag(String),
+    NoValue(String),
+    SshConfigRelative,
+}
+
+/// Why an ssh destination is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DestRefusal {
+    EmptyOrLong,
+    Dash(String),
+    BadChar(String),
+    Slash,
+}
+
+impl std::fmt::Display for FileRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileRefusal::NotValid(e) => write!(f, "not valid: {e}"),
+            FileRefusal::Version(v) => write!(f, "version {v} is not 1"),
+            FileRefusal::TooMany => write!(f, "more than {MAX_HOSTS} hosts"),
+            FileRefusal::Name(e) => f.write_str(e),
+            FileRefusal::Local => {
+                f.write_str("\"local\" is this machine and cannot be a host entry")
+            }
+            FileRefusal::All => {
+                f.write_str("\"all\" means every host (--host all) and cannot be a host entry")
+            }
+            FileRefusal::Twice(n) => write!(f, "host {n} is named twice"),
+            FileRefusal::Entry { host, why } => write!(f, "host {host}: {why}"),
+        }
+    }
+}
+
+impl std::fmt::Display for EntryRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EntryRefusal::Dest(d) => write!(f, "{d}"),
+            EntryRefusal::Word { what, word } => write!(
+                f,
+                "{what} {word:?} is empty, too long or holds a control character"
+            ),
+            EntryRefusal::TooManyArgs => write!(f, "more than {MAX_ARGS} args"),
+            EntryRefusal::NotASourceFlag(flag) => {
+                write!(f, "args: {flag:?} is not one of {}", SOURCE_FLAGS.join(" "))
+            }
+            EntryRefusal::NoValue(flag) => write!(f, "args: {flag} has no value"),
+            EntryRefusal::SshConfigRelative => f.write_str("sshConfig must be an absolute path"),
+        }
+    }
+}
+
+impl std::fmt::Display for DestRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DestRefusal::EmptyOrLong => f.write_str("the ssh destination is empty or too long"),
+            DestRefusal::Dash(d) => write!(f, "the ssh destination {d:?} starts with '-'"),
+            DestRefusal::BadChar(d) => write!(
+                f,
+                "the ssh destination {d:?} holds a character a host name cannot"
+            ),
+            DestRefusal::Slash => {
+                f.write_str("a '/' in an ssh destination is only allowed in an ssh:// address")
+            }
+        }
+    }
 }
 
 /// The hosts of a file's bytes, or why the file is refused.
-pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, String> {
-    let file: FileV1 = serde_json::from_slice(bytes).map_err(|e| format!("not valid: {e}"))?;
+pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, FileRefusal> {
+    let file: FileV1 = serde_json::from_slice(bytes)
+        .map_err(|e| FileRefusal::NotValid(crate::text::sanitize(&e.to_string())))?;
     if file.version != 1 {
-        return Err(format!("version {} is not 1", file.version));
+        return Err(FileRefusal::Version(file.version));
     }
     if file.hosts.len() > MAX_HOSTS {
-        return Err(format!("more than {MAX_HOSTS} hosts"));
+        return Err(FileRefusal::TooMany);
     }
     let mut out: Vec<Host> = Vec::with_capacity(file.hosts.len());
     for e in file.hosts {
-        let name = HostName::parse(&e.name).map_err(|e| e.to_string())?;
+        let name = HostName::parse(&e.name).map_err(|e| FileRefusal::Name(e.to_string()))?;
         if name.is_local() {
-            return Err("\"local\" is this machine and cannot be a host entry".into());
+            return Err(FileRefusal::Local);
         }
         if name.as_str() == super::ALL {
-            return Err("\"all\" means every host (--host all) and cannot be a host entry".into());
+            return Err(FileRefusal::All);
         }
         if out.iter().any(|h| h.name == name) {
-            return Err(format!("host {name} is named twice"));
+            return Err(FileRefusal::Twice(name.to_string()));
         }
+        let entry = |why: EntryRefusal| FileRefusal::Entry {
+            host: name.to_string(),
+            why,
+        };
         let mut args = Vec::new();
         if let Some(root) = e.root {
             args.extend(["--root".to_string(), root]);
         }
         args.extend(e.args);
-        check_args(&args).map_err(|why| format!("host {name}: {why}"))?;
+        check_args(&args).map_err(entry)?;
         let host = Host {
-            dest: check_dest(&e.ssh).map_err(|why| format!("host {name}: {why}"))?,
+            dest: check_dest(&e.ssh).map_err(|d| entry(EntryRefusal::Dest(d)))?,
             bin: match e.bin {
-                Some(b) => check_word("bin", &b).map_err(|why| format!("host {name}: {why}"))?,
+                Some(b) => check_word("bin", &b).map_err(entry)?,
                 None => super::DEFAULT_BIN.to_string(),
             },
             args,
             ssh_config: match e.ssh_config {
-                Some(p) if !p.is_absolute() => {
-                    return Err(format!("host {name}: sshConfig must be an absolute path"))
-                }
+                Some(p) if !p.is_absolute() => return Err(entry(EntryRefusal::SshConfigRelative)),
                 other => other,
             },
             name,
@@ -139,56 +228,46 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Host>, String> {
 /// An ssh destination: `[user@]host` or `ssh://[user@]host[:port]`. Never starts with `-`
 /// (ssh would read it as an option), and holds only what host names, users, IPv6 brackets and
 /// ports are written with.
-pub(crate) fn check_dest(d: &str) -> Result<String, String> {
+pub(crate) fn check_dest(d: &str) -> Result<String, DestRefusal> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || "._-@:[]%/".contains(c);
     if d.is_empty() || d.len() > 255 {
-        Err("the ssh destination is empty or too long".into())
+        Err(DestRefusal::EmptyOrLong)
     } else if d.starts_with('-') {
-        Err(format!(
-            "the ssh destination {:?} starts with '-'",
-            crate::text::sanitize(d)
-        ))
+        Err(DestRefusal::Dash(crate::text::sanitize(d)))
     } else if !d.chars().all(ok_char) {
-        Err(format!(
-            "the ssh destination {:?} holds a character a host name cannot",
-            crate::text::sanitize(d)
-        ))
+        Err(DestRefusal::BadChar(crate::text::sanitize(d)))
     } else if d.contains('/') && !d.starts_with("ssh://") {
-        Err("a '/' in an ssh destination is only allowed in an ssh:// address".into())
+        Err(DestRefusal::Slash)
     } else {
         Ok(d.to_string())
     }
 }
 
 /// A word passed to the remote program: not empty, no control characters, bounded.
-fn check_word(what: &str, w: &str) -> Result<String, String> {
+fn check_word(what: &str, w: &str) -> Result<String, EntryRefusal> {
     if w.is_empty() || w.len() > MAX_WORD || w.chars().any(char::is_control) {
-        Err(format!(
-            "{what} {:?} is empty, too long or holds a control character",
-            crate::text::sanitize(w)
-        ))
+        Err(EntryRefusal::Word {
+            what: what.to_string(),
+            word: crate::text::sanitize(w),
+        })
     } else {
         Ok(w.to_string())
     }
 }
 
 /// `args`: pairs of a source flag and its value.
-fn check_args(args: &[String]) -> Result<(), String> {
+fn check_args(args: &[String]) -> Result<(), EntryRefusal> {
     if args.len() > MAX_ARGS {
-        return Err(format!("more than {MAX_ARGS} args"));
+        return Err(EntryRefusal::TooManyArgs);
     }
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if !SOURCE_FLAGS.contains(&flag.as_str()) {
-            return Err(format!(
-                "args: {:?} is not one of {}",
-                crate::text::sanitize(flag),
-                SOURCE_FLAGS.join(" ")
-            ));
+            return Err(EntryRefusal::NotASourceFlag(crate::text::sanitize(flag)));
         }
         let value = it
             .next()
-            .ok_or_else(|| format!("args: {flag} has no value"))?;
+            .ok_or_else(|| EntryRefusal::NoValue(flag.clone()))?;
         check_word(flag, value)?;
     }
     Ok(())
@@ -268,7 +347,7 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let e = parse(text.as_bytes()).unwrap_err();
+            let e = parse(text.as_bytes()).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");
         }
     }

@@ -207,7 +207,7 @@ pub(crate) fn choose(
                 }
                 Target::Remote(Host::ad_hoc(
                     name,
-                    file::check_dest(d).map_err(HostError::BadDest)?,
+                    file::check_dest(d).map_err(|e| HostError::BadDest(e.to_string()))?,
                 ))
             }
             None => {

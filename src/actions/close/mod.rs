@@ -402,7 +402,7 @@ fn close_worker_steps(req: &CloseRequest) -> Result<Ending, Ending> {
             pane: Some(target.pane_id.clone()),
         };
         e.check(&found)
-            .map_err(|why| refused(CloseExit::SeatChanged, why))?;
+            .map_err(|why| refused(CloseExit::SeatChanged, why.to_string()))?;
     }
     // The request travels on the reply path: without a live registration nothing starts.
     let pass = scan::run(req.scan, req.clock, None, None)

@@ -491,7 +491,7 @@ pub(crate) fn send_expecting(
             pane: reg.mux.as_ref().and_then(|m| m.pane_id.clone()),
         };
         e.check(&found)
-            .map_err(|why| Refusal::SeatChanged(key.clone(), why))?;
+            .map_err(|why| Refusal::SeatChanged(key.clone(), why.to_string()))?;
     }
     let body = trim_like_pi(text);
     let transport = choose(&reg, target);

@@ -277,7 +277,7 @@ fn worker_of(
             pane: None,
         };
         e.check(&found)
-            .map_err(|why| refused(ResumeExit::SeatChanged, why))?;
+            .map_err(|why| refused(ResumeExit::SeatChanged, why.to_string()))?;
     }
     if !req.confirm_closed {
         return Err(refused(
