@@ -88,7 +88,31 @@ pub(crate) fn run(args: &JumpArgs) -> i32 {
 
 /// The seat `name` names on this board: `<project>/<agent>` exactly, else an agent name only
 /// one row has (case-insensitive).
-fn find<'a>(rows: &'a [Row], name: &str) -> Result<&'a Row, String> {
+/// Why a name finds no one seat, and why another host's answer names no place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotFound {
+    NoSeat(String),
+    Several(String),
+    NotJson,
+    NoPane,
+    NoSocket,
+}
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotFound::NoSeat(n) => write!(f, "no seat named {n:?}"),
+            NotFound::Several(n) => {
+                write!(f, "{n:?} names more than one seat; give <project>/<agent>")
+            }
+            NotFound::NotJson => f.write_str("its answer is not JSON"),
+            NotFound::NoPane => f.write_str("its answer names no %N pane"),
+            NotFound::NoSocket => f.write_str("its answer names no usable tmux socket"),
+        }
+    }
+}
+
+fn find<'a>(rows: &'a [Row], name: &str) -> Result<&'a Row, NotFound> {
     if let Some(r) = rows.iter().find(|r| r.seen_key == name) {
         return Ok(r);
     }
@@ -100,11 +124,8 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Result<&'a Row, String> {
         .as_slice()
     {
         [r] => Ok(r),
-        [] => Err(format!("no seat named {:?}", sanitize(name))),
-        _ => Err(format!(
-            "{:?} names more than one seat; give <project>/<agent>",
-            sanitize(name)
-        )),
+        [] => Err(NotFound::NoSeat(sanitize(name))),
+        _ => Err(NotFound::Several(sanitize(name))),
     }
 }
 
@@ -263,7 +284,7 @@ fn seat_now(
                     crate::actions::no_roster_at(&opts.root)
                 ));
             } else {
-                say(why);
+                say(why.to_string());
             }
             JumpExit::NoTarget.code()
         })?,
@@ -352,16 +373,15 @@ fn shell_line(argv: &[String]) -> String {
 
 /// Where a seat is on another host, as its `jump --print --json` said: checked here, never
 /// taken as given (a `%N` pane, an absolute socket path without control characters).
-fn place_of(stdout: &[u8]) -> Result<(PathBuf, String, String), String> {
-    let v: Value =
-        serde_json::from_slice(stdout).map_err(|_| "its answer is not JSON".to_string())?;
+fn place_of(stdout: &[u8]) -> Result<(PathBuf, String, String), NotFound> {
+    let v: Value = serde_json::from_slice(stdout).map_err(|_| NotFound::NotJson)?;
     let s = |k: &str| v.get(k).and_then(Value::as_str);
     let pane = s("pane")
         .filter(|p| is_pane_id(p))
-        .ok_or("its answer names no %N pane")?;
+        .ok_or(NotFound::NoPane)?;
     let socket = s("socket")
         .filter(|p| p.starts_with('/') && p.len() < 4096 && !p.chars().any(char::is_control))
-        .ok_or("its answer names no usable tmux socket")?;
+        .ok_or(NotFound::NoSocket)?;
     let agent = s("agent").unwrap_or("seat");
     Ok((
         PathBuf::from(socket),

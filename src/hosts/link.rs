@@ -194,7 +194,7 @@ impl Link {
         words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
         let mut stream = match Stream::start(&self.host, &words, MAX_LINE) {
             Ok(s) => s,
-            Err(e) => return Ended::NotAnswering(e),
+            Err(e) => return Ended::NotAnswering(e.to_string()),
         };
         let ended = self.read_stream(&mut stream);
         // The state first: ending it there may wait on a host that is gone.

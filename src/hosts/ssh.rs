@@ -406,9 +406,33 @@ impl Drop for ChannelSlot {
     }
 }
 
-fn ssh_command(host: &Host, words: &[String], limit: &Limit) -> Result<Command, String> {
-    let control = control_dir().map_err(|e| e.to_string())?;
-    let argv = argv(host, &control, words, Tty::No, Some(limit)).map_err(|e| e.to_string())?;
+/// Why ssh was not started for a call or a stream.
+#[derive(Debug)]
+pub(crate) enum NotStarted {
+    Control(ControlRefused),
+    Word(quote::NulInWord),
+    Busy(String),
+    Spawn(std::io::Error),
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotStarted::Control(e) => write!(f, "{e}"),
+            NotStarted::Word(e) => write!(f, "{e}"),
+            NotStarted::Busy(host) => {
+                write!(f, "all {MAX_CHANNELS} channels to host {host} are busy")
+            }
+            NotStarted::Spawn(e) => write!(f, "ssh could not start: {e}"),
+            NotStarted::Thread(e) => write!(f, "a thread to read ssh could not start: {e}"),
+        }
+    }
+}
+
+fn ssh_command(host: &Host, words: &[String], limit: &Limit) -> Result<Command, NotStarted> {
+    let control = control_dir().map_err(NotStarted::Control)?;
+    let argv = argv(host, &control, words, Tty::No, Some(limit)).map_err(NotStarted::Word)?;
     used(host);
     let mut cmd = Command::new("ssh");
     cmd.args(argv);
@@ -550,7 +574,7 @@ pub(crate) fn call(
     let limit = Limit::before(deadline);
     let mut cmd = match ssh_command(host, words, &limit) {
         Ok(c) => c,
-        Err(e) => return Call::NotStarted(e),
+        Err(e) => return Call::NotStarted(e.to_string()),
     };
     let out = match spawn::run(&mut cmd, input, deadline, cap) {
         Ok(o) => o,
@@ -622,17 +646,19 @@ impl std::fmt::Display for StreamEnd {
 
 impl Stream {
     /// Start `words` on `host`, one line at most `line_cap` bytes.
-    pub(crate) fn start(host: &Host, words: &[String], line_cap: usize) -> Result<Stream, String> {
+    pub(crate) fn start(
+        host: &Host,
+        words: &[String],
+        line_cap: usize,
+    ) -> Result<Stream, NotStarted> {
         let slot = ChannelSlot::take(&host.name, Instant::now() + Duration::from_secs(2))
-            .ok_or_else(|| format!("all {MAX_CHANNELS} channels to host {} are busy", host.name))?;
+            .ok_or_else(|| NotStarted::Busy(host.name.to_string()))?;
         let limit = Limit::new(STREAM_LIFETIME_SECS);
         let mut cmd = ssh_command(host, words, &limit)?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("ssh could not start: {e}"))?;
+        let mut child = cmd.spawn().map_err(NotStarted::Spawn)?;
         let (tx, rx) = std::sync::mpsc::sync_channel(64);
         let out = child.stdout.take();
         let err = child.stderr.take();
@@ -641,7 +667,7 @@ impl Stream {
             std::thread::Builder::new()
                 .name("ip-host-lines".into())
                 .spawn(move || read_lines(out, line_cap, tx))
-                .map_err(|e| e.to_string())?;
+                .map_err(NotStarted::Thread)?;
         }
         if let Some(mut err) = err {
             let keep = stderr.clone();
@@ -662,7 +688,7 @@ impl Stream {
                         }
                     }
                 })
-                .map_err(|e| e.to_string())?;
+                .map_err(NotStarted::Thread)?;
         }
         let child = std::sync::Arc::new(Mutex::new(child));
         if let Ok(mut live) = LIVE.lock() {
