@@ -114,6 +114,36 @@ impl std::fmt::Display for SettingError {
     }
 }
 
+/// Why a run's alert settings (its file, the tmux plugin's options, its flags) or its alert
+/// thread are not there.
+#[derive(Debug)]
+pub(crate) enum SettingsError {
+    /// The file's contents are refused.
+    File {
+        path: String,
+        err: SettingError,
+    },
+    /// The file cannot be trusted or read (`why`: the reason in words).
+    Unreadable {
+        path: String,
+        why: String,
+    },
+    /// A tmux option or a flag is refused.
+    Setting(SettingError),
+    NoThread(std::io::Error),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::File { path, err } => write!(f, "{path}: {err}"),
+            SettingsError::Unreadable { path, why } => write!(f, "alert settings {path}: {why}"),
+            SettingsError::Setting(e) => write!(f, "{e}"),
+            SettingsError::NoThread(e) => write!(f, "no alert thread: {e}"),
+        }
+    }
+}
+
 fn ranged(name: &str, v: u64, lo: u64, hi: u64) -> Result<u64, SettingError> {
     if (lo..=hi).contains(&v) {
         Ok(v)

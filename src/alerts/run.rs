@@ -99,7 +99,8 @@ pub(crate) struct Alerter {
 }
 
 /// Reads the settings again.
-pub(crate) type Reload = Box<dyn Fn() -> Result<Settings, String> + Send>;
+pub(crate) type Reload =
+    Box<dyn Fn() -> Result<Settings, crate::alerts::config::SettingsError> + Send>;
 
 /// How often the settings are read again at most.
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(30);
@@ -150,7 +151,7 @@ impl Alerter {
             Ok(s) => self.settings = s,
             Err(e) => crate::log::event(
                 crate::log::event::ALERT_CHANNEL_FAILED,
-                serde_json::json!({"channel": "settings", "detail": e}),
+                serde_json::json!({"channel": "settings", "detail": e.to_string()}),
             ),
         }
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::alerts::config::{self, Desktop, Settings, TMUX_OPTIONS};
+use crate::alerts::config::{self, Desktop, Settings, SettingsError, TMUX_OPTIONS};
 use crate::alerts::run::{AlertThread, Alerter, Msg, Where};
 use crate::cli::{AlertArgs, SourceArgs, WatchArgs};
 use crate::clock::Clock;
@@ -41,25 +41,25 @@ fn settings_file(args: &AlertArgs) -> Option<(PathBuf, bool)> {
 }
 
 /// The settings for a run whose default tmux server is `default_tmux`.
-pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<Settings, String> {
+pub(crate) fn settings(
+    args: &AlertArgs,
+    default_tmux: Option<&Path>,
+) -> Result<Settings, SettingsError> {
     let mut s = Settings::default();
     if let Some((path, named)) = settings_file(args) {
         // Read only when it is this user's and nobody else can change it: it names a program
         // that will be run.
         match crate::fsguard::read_trusted(&path, config::MAX_FILE_BYTES) {
-            Ok(bytes) => s.apply_file(&bytes).map_err(|e| {
-                format!(
-                    "{}: {e}",
-                    crate::text::sanitize(&path.display().to_string())
-                )
+            Ok(bytes) => s.apply_file(&bytes).map_err(|err| SettingsError::File {
+                path: crate::text::sanitize(&path.display().to_string()),
+                err,
             })?,
             Err(crate::fsguard::FsError::NotFound) if !named => {}
             Err(e) => {
-                return Err(format!(
-                    "alert settings {}: {}",
-                    crate::text::sanitize(&path.display().to_string()),
-                    crate::fsguard::trust_reason(e, crate::fsguard::owner_of(&path))
-                ))
+                return Err(SettingsError::Unreadable {
+                    path: crate::text::sanitize(&path.display().to_string()),
+                    why: crate::fsguard::trust_reason(e, crate::fsguard::owner_of(&path)),
+                })
             }
         }
     }
@@ -68,7 +68,7 @@ pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<
     if let Some(sock) = server {
         let deadline = std::time::Instant::now() + OPTIONS_DEADLINE;
         if let Ok(values) = Tmux::at_socket(&sock).user_options(&TMUX_OPTIONS, deadline) {
-            s.apply_tmux(&values).map_err(|e| e.to_string())?;
+            s.apply_tmux(&values).map_err(SettingsError::Setting)?;
         }
     }
     if args.no_alerts {
@@ -96,7 +96,7 @@ pub(crate) fn settings(args: &AlertArgs, default_tmux: Option<&Path>) -> Result<
         s.status_line = false;
     }
     if let Some(argv) = &args.on_alert {
-        config::check_argv(argv).map_err(|e| e.to_string())?;
+        config::check_argv(argv).map_err(SettingsError::Setting)?;
         s.on_alert = Some(argv.clone());
     }
     Ok(s)
@@ -141,7 +141,7 @@ pub(crate) fn start(
     opts: &ScanOptions,
     clock: Arc<dyn Clock>,
     print: bool,
-) -> Result<AlertThread, String> {
+) -> Result<AlertThread, SettingsError> {
     let s = settings(args, opts.tmux_socket.as_deref())?;
     let (args2, tmux) = (args.clone(), opts.tmux_socket.clone());
     let reload: crate::alerts::run::Reload = Box::new(move || settings(&args2, tmux.as_deref()));
@@ -151,8 +151,7 @@ pub(crate) fn start(
         jump_flags: jump_flags(src, opts),
         print,
     };
-    AlertThread::spawn(Alerter::new(s, at, clock, Some(reload)))
-        .map_err(|e| format!("no alert thread: {e}"))
+    AlertThread::spawn(Alerter::new(s, at, clock, Some(reload))).map_err(SettingsError::NoThread)
 }
 
 pub(crate) fn watch(args: &WatchArgs) -> WatchExit {

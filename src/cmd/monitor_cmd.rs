@@ -341,7 +341,7 @@ fn start_alerts(
             eprintln!("intercom-pane monitor: no alerts: {e}");
             crate::log::event(
                 crate::log::event::ALERT_CHANNEL_FAILED,
-                serde_json::json!({"channel": "settings", "detail": e}),
+                serde_json::json!({"channel": "settings", "detail": e.to_string()}),
             );
             None
         }
