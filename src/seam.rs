@@ -311,9 +311,10 @@ pub mod ui {
     }
     pub mod ports {
         pub use crate::ui::ports::{
-            JumpOutcome, Navigator, NoNavigator, NoReplyPath, NoSeenWriter, NoWorkerControl,
-            ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter, SnapshotSource, SpawnAsk,
-            WorkerAction, WorkerControl, WorkerOutcome, NO_REPLY_PATH_REASON,
+            JumpOutcome, Navigator, NoLines, NoNavigator, NoReplyPath, NoSeenWriter,
+            NoWorkerControl, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenWriter,
+            SnapshotSource, SpawnAsk, WorkerAction, WorkerControl, WorkerOutcome,
+            NO_REPLY_PATH_REASON,
         };
     }
     pub mod render {

@@ -150,20 +150,48 @@ impl std::fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// Why what a launch spec says could not be launched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotLaunchable {
+    Version(u32),
+    OtherSession,
+    BadSessionId,
+    RelativeFolder,
+    Args,
+    BindsAnother,
+    Program,
+    Env,
+}
+
+impl std::fmt::Display for NotLaunchable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NotLaunchable::Version(v) => return write!(f, "version {v} (want 1)"),
+            NotLaunchable::OtherSession => "it names another session",
+            NotLaunchable::BadSessionId => "its session id is not one pi takes",
+            NotLaunchable::RelativeFolder => "its folder is not absolute",
+            NotLaunchable::Args => "its arguments are too many, too long or hold NUL",
+            NotLaunchable::BindsAnother => "its arguments name another session (or a session flag)",
+            NotLaunchable::Program => "its program is not one to run",
+            NotLaunchable::Env => "its environment names a variable outside the allowlist",
+        })
+    }
+}
+
 impl LaunchSpec {
     /// Whether what the file says could be launched: the shape `spawn` writes.
-    fn check(&self, session_id: &str) -> Result<(), String> {
+    fn check(&self, session_id: &str) -> Result<(), NotLaunchable> {
         if self.version != 1 {
-            return Err(format!("version {} (want 1)", self.version));
+            return Err(NotLaunchable::Version(self.version));
         }
         if self.session_id != session_id {
-            return Err("it names another session".into());
+            return Err(NotLaunchable::OtherSession);
         }
         if !valid_session_id(&self.session_id) {
-            return Err("its session id is not one pi takes".into());
+            return Err(NotLaunchable::BadSessionId);
         }
         if !self.cwd.is_absolute() {
-            return Err("its folder is not absolute".into());
+            return Err(NotLaunchable::RelativeFolder);
         }
         if self.args.len() > MAX_ARGS
             || self
@@ -171,23 +199,23 @@ impl LaunchSpec {
                 .iter()
                 .any(|a| a.len() > MAX_ARG_BYTES || a.contains('\0'))
         {
-            return Err("its arguments are too many, too long or hold NUL".into());
+            return Err(NotLaunchable::Args);
         }
         if !binds_only_its_session(&self.args, &self.session_id) {
-            return Err("its arguments name another session (or a session flag)".into());
+            return Err(NotLaunchable::BindsAnother);
         }
         if self
             .program
             .as_deref()
             .is_some_and(|p| p.is_empty() || p.starts_with('-') || p.contains(['\0', '\n']))
         {
-            return Err("its program is not one to run".into());
+            return Err(NotLaunchable::Program);
         }
         let bad_env = self.env.iter().any(|(k, v)| {
             !valid_env_name(k) || !PASSED_ENV.contains(&k.as_str()) || v.contains('\0')
         });
         if bad_env {
-            return Err("its environment names a variable outside the allowlist".into());
+            return Err(NotLaunchable::Env);
         }
         Ok(())
     }
@@ -241,7 +269,8 @@ pub(crate) fn read(
     // Each copy checked on its own first: its own fault is the clearer word.
     let checked = |r: Result<LaunchSpec, SpecError>| {
         let s = r?;
-        s.check(session_id).map_err(SpecError::Unusable)?;
+        s.check(session_id)
+            .map_err(|why| SpecError::Unusable(why.to_string()))?;
         Ok(s)
     };
     let own = checked(load(&paths::launch_spec(root, session_id)));
@@ -269,7 +298,8 @@ pub(crate) fn read(
 /// nothing is started from it.
 pub(crate) fn read_project(root: &Path, session_id: &str) -> Result<LaunchSpec, SpecError> {
     let spec = load(&paths::launch_spec(root, session_id))?;
-    spec.check(session_id).map_err(SpecError::Unusable)?;
+    spec.check(session_id)
+        .map_err(|why| SpecError::Unusable(why.to_string()))?;
     Ok(spec)
 }
 

@@ -18,8 +18,8 @@ use crate::hosts::Host;
 use crate::scan::{self, ScanOptions};
 use crate::snapshot::{ReplyPath, Snapshot};
 use crate::ui::ports::{
-    ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenNotSaved, SeenWriter, SnapshotSource,
-    TimelineReader,
+    NoLines, ReplyOutcome, ReplyRequest, ReplySender, SeatRef, SeenNotSaved, SeenWriter,
+    SnapshotSource, TimelineReader,
 };
 use crate::ui::run::{run_monitor_with, MonitorOptions, PASS_INTERVAL};
 
@@ -114,26 +114,23 @@ pub(crate) struct ScanTimeline {
 const TIMELINE_SINCE_MS: i64 = 24 * 3_600_000;
 
 impl TimelineReader for ScanTimeline {
-    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, String> {
+    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, NoLines> {
         if seat.host.is_some() {
-            return Err(format!(
-                "another machine's worker: run `intercom-pane log {} --host HOST` there",
-                crate::text::sanitize(&seat.name)
-            ));
+            return Err(NoLines::OtherHost(crate::text::sanitize(&seat.name)));
         }
         let pass = scan::run(&self.opts, self.clock.as_ref(), None, Some(&self.memory))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| NoLines::Refused(e.to_string()))?;
         if !pass
             .snapshot
             .rows
             .iter()
             .any(|r| r.id == seat.row_id && r.seen_key == seat.seen_key)
         {
-            return Err("the worker is gone from the board".into());
+            return Err(NoLines::Gone);
         }
         let since = Some(self.clock.now_ms() - TIMELINE_SINCE_MS);
         let log = crate::views::timeline::seat_log(&pass, &seat.seen_key, since)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| NoLines::Refused(e.to_string()))?;
         let view = crate::views::timeline::LogView {
             seat: &log.key,
             file: &log.file,

@@ -35,10 +35,20 @@ pub struct HostPorts {
 }
 
 impl HostPorts {
-    fn host(&self, h: &RowHost) -> Result<Host, String> {
+    fn host(&self, h: &RowHost) -> Result<Host, NotOnBoard> {
         self.hosts
             .find(&h.name)
-            .ok_or_else(|| format!("host {} is not on this board", sanitize(&h.name)))
+            .ok_or_else(|| NotOnBoard(sanitize(&h.name)))
+    }
+}
+
+/// A row's host that this board no longer follows (its name, sanitized).
+#[derive(Debug)]
+struct NotOnBoard(String);
+
+impl std::fmt::Display for NotOnBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "host {} is not on this board", self.0)
     }
 }
 
@@ -89,7 +99,7 @@ impl ReplySender for HostPorts {
         }
         let host = &match self.host(h) {
             Ok(x) => x,
-            Err(why) => return refused(why),
+            Err(why) => return refused(why.to_string()),
         };
         let flags = vec![
             "--json".to_string(),
@@ -164,7 +174,7 @@ impl Navigator for HostPorts {
         }
         let host = &match self.host(h) {
             Ok(x) => x,
-            Err(why) => return refused(why),
+            Err(why) => return refused(why.to_string()),
         };
         let t = token(h, seat.pane.as_ref());
         match remote_jump(
@@ -203,7 +213,7 @@ impl WorkerControl for HostPorts {
         }
         let host = &match self.host(h) {
             Ok(x) => x,
-            Err(why) => return refused(why),
+            Err(why) => return refused(why.to_string()),
         };
         let mut flags = vec!["--json".to_string()];
         let command = action.command();

@@ -73,12 +73,31 @@ fn moved(seat: &SeatRef, now: Option<&Row>) -> Option<String> {
 
 /// A fresh pass and the seat's row in it, or why the seat cannot be acted on. Fresh: nothing
 /// the sidebar's passes remembered is used right before an action.
-fn recheck(opts: &ScanOptions, clock: &dyn Clock, seat: &SeatRef) -> Result<Row, String> {
-    let pass = scan::run(opts, clock, None, None).map_err(|e| e.to_string())?;
+fn recheck(opts: &ScanOptions, clock: &dyn Clock, seat: &SeatRef) -> Result<Row, Recheck> {
+    let pass = scan::run(opts, clock, None, None).map_err(Recheck::Pass)?;
     let row = pass.snapshot.row(&seat.row_id).cloned();
     match moved(seat, row.as_ref()) {
-        Some(why) => Err(why),
-        None => row.ok_or_else(|| "the seat is gone".to_string()),
+        Some(why) => Err(Recheck::Moved(why)),
+        None => row.ok_or(Recheck::Gone),
+    }
+}
+
+/// Why the fresh pass before an action does not show the seat the person saw.
+#[derive(Debug)]
+enum Recheck {
+    Pass(crate::scan::ScanError),
+    /// What moved, in words.
+    Moved(String),
+    Gone,
+}
+
+impl std::fmt::Display for Recheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Recheck::Pass(e) => write!(f, "{e}"),
+            Recheck::Moved(why) => f.write_str(why),
+            Recheck::Gone => f.write_str("the seat is gone"),
+        }
     }
 }
 
@@ -112,7 +131,7 @@ impl Navigator for ScanNavigator {
         }
         let row = match recheck(&self.opts, self.clock.as_ref(), seat) {
             Ok(r) => r,
-            Err(why) => return refuse(why),
+            Err(why) => return refuse(why.to_string()),
         };
         let Some(p) = row.pane else {
             return refuse("it has no live pane".into());
@@ -207,7 +226,7 @@ impl WorkerControl for ScanWorkers {
         stage("checking the seat");
         let row = match recheck(&self.opts, self.clock.as_ref(), seat) {
             Ok(r) => r,
-            Err(why) => return refused(why),
+            Err(why) => return refused(why.to_string()),
         };
         match action {
             WorkerAction::Close => self.close(&row, stage),

@@ -77,7 +77,7 @@ pub enum Msg {
     /// The timeline the `l` panel asked for (its lines, or why none).
     TimelineRead {
         row_id: String,
-        result: Result<Vec<String>, String>,
+        result: Result<Vec<String>, crate::ui::ports::NoLines>,
     },
 }
 

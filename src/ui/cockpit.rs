@@ -164,7 +164,11 @@ impl App {
     }
 
     /// The lines the `l` panel asked for arrived (ignored once it closed or moved on).
-    pub(super) fn on_timeline_read(&mut self, row_id: &str, result: Result<Vec<String>, String>) {
+    pub(super) fn on_timeline_read(
+        &mut self,
+        row_id: &str,
+        result: Result<Vec<String>, crate::ui::ports::NoLines>,
+    ) {
         if let Some(p) = self
             .cockpit
             .timeline

@@ -33,7 +33,7 @@ pub(crate) fn timeline_lines(
     match &p.lines {
         None => out.push(Line::from(Span::styled("reading…".to_string(), t.dim()))),
         Some(Err(why)) => out.push(Line::from(Span::styled(
-            format!("no timeline: {}", clean(why)),
+            format!("no timeline: {}", clean(&why.to_string())),
             t.dim(),
         ))),
         Some(Ok(lines)) => {

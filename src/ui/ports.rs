@@ -414,15 +414,41 @@ impl Spawner for NoSpawner {
 /// Reads a worker's timeline for the sidebar's `l` panel (`log NAME`'s lines, newest last).
 pub trait TimelineReader: Send + Sync {
     /// The lines, or why there are none (the seat gone, no session file, another machine's).
-    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, String>;
+    fn read(&self, seat: &SeatRef) -> Result<Vec<String>, NoLines>;
+}
+
+/// Why the `l` panel shows no lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoLines {
+    /// This sidebar reads no timelines (tests, the demo).
+    NotHere,
+    /// Another machine's worker (its name, sanitized).
+    OtherHost(String),
+    Gone,
+    /// The pass or the log refused, in its own words.
+    Refused(String),
+}
+
+impl std::fmt::Display for NoLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoLines::NotHere => f.write_str("this sidebar cannot read timelines"),
+            NoLines::OtherHost(name) => write!(
+                f,
+                "another machine's worker: run `intercom-pane log {name} --host HOST` there"
+            ),
+            NoLines::Gone => f.write_str("the worker is gone from the board"),
+            NoLines::Refused(why) => f.write_str(why),
+        }
+    }
 }
 
 /// No timeline in this run (tests, the demo).
 pub(crate) struct NoTimeline;
 
 impl TimelineReader for NoTimeline {
-    fn read(&self, _seat: &SeatRef) -> Result<Vec<String>, String> {
-        Err("this sidebar cannot read timelines".into())
+    fn read(&self, _seat: &SeatRef) -> Result<Vec<String>, NoLines> {
+        Err(NoLines::NotHere)
     }
 }
 

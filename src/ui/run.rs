@@ -413,12 +413,16 @@ fn read_timeline(tx: Sender<Event2>, ports: &Ports, seat: SeatRef) {
         "timeline",
         move |_| {
             let result = panic::catch_unwind(AssertUnwindSafe(|| reader.read(&seat)))
-                .unwrap_or_else(|_| Err("the timeline reader failed unexpectedly".into()));
+                .unwrap_or_else(|_| {
+                    Err(crate::ui::ports::NoLines::Refused(
+                        "the timeline reader failed unexpectedly".into(),
+                    ))
+                });
             Msg::TimelineRead { row_id, result }
         },
         |reason| Msg::TimelineRead {
             row_id: row_id2,
-            result: Err(reason),
+            result: Err(crate::ui::ports::NoLines::Refused(reason)),
         },
     );
 }

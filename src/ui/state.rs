@@ -52,7 +52,7 @@ pub(crate) struct Cockpit {
 pub(crate) struct TimelinePanel {
     pub(crate) row_id: String,
     pub(crate) name: String,
-    pub(crate) lines: Option<Result<Vec<String>, String>>,
+    pub(crate) lines: Option<Result<Vec<String>, crate::ui::ports::NoLines>>,
 }
 
 /// Whether a row's name passes the filter (case-insensitive, on the name as shown).

@@ -198,6 +198,62 @@ fn only_the_transport_runs_ssh() {
     assert!(bad.is_empty(), "ssh run outside hosts/ssh.rs: {bad:#?}");
 }
 
+/// How many `Result<…, String>` a line spells: the last top-level argument of each `Result<`
+/// is `String` (the rule `.ci/house-figures.py` counts by).
+fn result_strings(line: &str) -> usize {
+    let mut n = 0;
+    let mut from = 0;
+    while let Some(i) = line[from..].find("Result<") {
+        let start = from + i + "Result<".len();
+        let (mut depth, mut args, mut cur) = (1, Vec::new(), String::new());
+        for ch in line[start..].chars() {
+            match ch {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+            if depth == 1 && ch == ',' {
+                args.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(ch);
+            }
+        }
+        args.push(cur);
+        if args.len() >= 2 && args.last().is_some_and(|a| a.trim() == "String") {
+            n += 1;
+        }
+        from = start;
+    }
+    n
+}
+
+#[test]
+fn errors_are_typed_not_strings() {
+    // Each failure a caller may tell apart is an enum of its own (docs/architecture.md):
+    // at most 5 `Result<_, String>` in production code.
+    let mut found = Vec::new();
+    for (path, text) in all() {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for _ in 0..result_strings(code) {
+                found.push(format!("{path}:{}", i + 1));
+            }
+        }
+    }
+    assert!(
+        found.len() <= 5,
+        "Result<_, String> in production code: {found:#?}"
+    );
+    assert_eq!(
+        result_strings("fn f() -> Result<Vec<(u8, u8)>, String> {"),
+        1
+    );
+    assert_eq!(result_strings("Result<(), MuxError>"), 0);
+}
+
 #[test]
 fn one_handler_for_the_quit_signals() {
     // SIGTERM, SIGHUP and SIGINT have one handler (`signals`); a `--watch` engine's waker asks

@@ -382,7 +382,9 @@ fn the_timeline_panel_asks_for_the_workers_log_and_shows_it_newest_last() {
     ch(&mut a, 'l');
     a.update(Msg::TimelineRead {
         row_id: seat.row_id,
-        result: Err("root/builder has no session file yet".into()),
+        result: Err(intercom_pane::seam::ui::ports::NoLines::Refused(
+            "root/builder has no session file yet".into(),
+        )),
     });
     assert!(screen(&a, 80, 24).contains("no timeline: root/builder has no session file yet"));
 }

@@ -95,7 +95,7 @@ pub(super) fn start_all(
         coord_kind = Some(kind);
         report.server = Some(socket.display().to_string());
         if let Err(why) = place::check_exact(kind, &w) {
-            lines.push(fail(l, RestoreOutcome::Cannot, why));
+            lines.push(fail(l, RestoreOutcome::Cannot, why.to_string()));
             continue;
         }
         if req.dry_run {
@@ -161,7 +161,7 @@ pub(super) fn start_all(
             .or(coord_kind)
             .unwrap_or(MuxKind::SOCKET_FLAG);
         if let Err(why) = place::check_exact(kind, &w) {
-            lines.push(fail(l, RestoreOutcome::Cannot, why));
+            lines.push(fail(l, RestoreOutcome::Cannot, why.to_string()));
             continue;
         }
         let Some((m, _)) = beside.as_ref().filter(|_| !req.dry_run) else {

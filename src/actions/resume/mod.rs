@@ -231,7 +231,8 @@ fn preflight(req: &ResumeRequest, root: &Path, expected: Option<&str>) -> Result
         mux.kind().name()
     ));
     let window = place::window(req, &agent, &session_file, &cwd, &beside, spec.as_ref());
-    place::check_exact(mux.kind(), &window).map_err(|e| refused(ResumeExit::Usage, e))?;
+    place::check_exact(mux.kind(), &window)
+        .map_err(|e| refused(ResumeExit::Usage, e.to_string()))?;
     Ok(Plan {
         agent,
         session_file,

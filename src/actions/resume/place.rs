@@ -108,16 +108,31 @@ pub(super) fn window(
     }
 }
 
+/// A window the multiplexer would not open exactly as configured (its own words why).
+#[derive(Debug, Clone)]
+pub(crate) struct NotAsConfigured {
+    kind: mux::MuxKind,
+    detail: String,
+}
+
+impl std::fmt::Display for NotAsConfigured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot open the {} {} as configured: {}",
+            self.kind.caps().label,
+            self.kind.caps().window_word,
+            self.detail
+        )
+    }
+}
+
 /// The window's name and folder exactly as the multiplexer will keep them, or why they cannot
 /// be (tmux: `mux::tmux::literal`): checked before anything is fenced or launched.
-pub(crate) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), String> {
-    let why = |e: mux::MuxError| {
-        format!(
-            "cannot open the {} {} as configured: {}",
-            kind.caps().label,
-            kind.caps().window_word,
-            e.detail
-        )
+pub(crate) fn check_exact(kind: mux::MuxKind, w: &NewWindow) -> Result<(), NotAsConfigured> {
+    let why = |e: mux::MuxError| NotAsConfigured {
+        kind,
+        detail: e.detail,
     };
     kind.check_window_name(&w.name).map_err(why)?;
     kind.check_start_dir(&w.cwd).map_err(why)
