@@ -1,7 +1,8 @@
 //! `status --json`: a page of configured workers, compatible with Intercom's own
 //! `intercom_worker_status` tool (fields may be added, never renamed).
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::board::intercom;
 use crate::clock::format_iso;
@@ -88,19 +89,21 @@ pub(crate) fn page(
             w["connection"]["state"] == "disconnected"
         });
     }
-    let (errors, truncated) = (scan.snapshot.errors.clone(), scan.snapshot.truncated);
-    let mut page = json!({
-        "version": 1,
-        "source": "local-observations",
-        "generatedAt": format_iso(scan.scanned_at),
-        "truncated": truncated,
-        "errors": errors,
-        "roster": roster_json(&scan.snapshot.roster),
-        "totalInSnapshot": total,
-        "usage": scan.snapshot.usage,
-        "offset": start,
-        "workers": [],
-    });
+    let head = PageHead {
+        version: 1,
+        source: "local-observations",
+        generated_at: format_iso(scan.scanned_at),
+        truncated: scan.snapshot.truncated,
+        errors: &scan.snapshot.errors,
+        roster: roster_json(&scan.snapshot.roster),
+        total_in_snapshot: total,
+        usage: &scan.snapshot.usage,
+        offset: start,
+        workers: [],
+    };
+    // Cannot fail: string keys, no maps keyed by anything else.
+    let mut page =
+        serde_json::to_value(&head).unwrap_or_else(|_| Value::Object(Default::default()));
     let kept = fill_page(
         &mut page,
         "workers",
@@ -108,7 +111,7 @@ pub(crate) fn page(
     );
     let next = start + kept;
     page["nextOffset"] = if next < total {
-        json!(next)
+        Value::from(next)
     } else {
         Value::Null
     };
@@ -143,13 +146,68 @@ pub(crate) fn fill_page(page: &mut Value, key: &str, items: Vec<Value>) -> usize
     n
 }
 
-fn roster_json(r: &RosterStatus) -> Value {
+/// The page before its workers (`fill_page` adds them, then `nextOffset`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PageHead<'a> {
+    version: u32,
+    source: &'static str,
+    generated_at: String,
+    truncated: bool,
+    errors: &'a [crate::snapshot::PassError],
+    roster: RosterJson<'a>,
+    total_in_snapshot: usize,
+    usage: &'a crate::snapshot::UsageView,
+    offset: usize,
+    workers: [(); 0],
+}
+
+/// The roster's availability as the page says it.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum RosterJson<'a> {
+    Available {
+        available: bool,
+        root: &'a str,
+    },
+    Unavailable {
+        available: bool,
+        code: &'static str,
+        reason: &'a str,
+    },
+}
+
+fn roster_json(r: &RosterStatus) -> RosterJson<'_> {
     match r {
-        RosterStatus::Available { root } => json!({"available": true, "root": root}),
-        RosterStatus::Unavailable { code, reason } => {
-            json!({"available": false, "code": code.as_str(), "reason": reason})
-        }
+        RosterStatus::Available { root } => RosterJson::Available {
+            available: true,
+            root,
+        },
+        RosterStatus::Unavailable { code, reason } => RosterJson::Unavailable {
+            available: false,
+            code: code.as_str(),
+            reason,
+        },
     }
+}
+
+/// What the board adds to an Intercom worker object, after Intercom's own members.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BoardMembers<'a> {
+    board_state: &'a crate::states::BoardState,
+    board_state_reason: &'a crate::board::reason::StateReason,
+    board_state_source: &'a crate::board::reason::StateSource,
+    session_file: &'a Option<String>,
+    last_session_activity: Option<String>,
+    question: &'a Option<String>,
+    board_state_at: Option<String>,
+    model: &'a Option<String>,
+    usage: &'a Option<crate::snapshot::UsageView>,
+    context: &'a Option<crate::evidence::registrations::ContextFill>,
+    headline: Option<crate::views::headline::Headline>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<Value>,
 }
 
 /// The Intercom worker object plus the board state of the same seat.
@@ -161,24 +219,30 @@ fn worker_object(scan: &Scan, i: usize, connection: Value) -> Value {
         .iter()
         .find(|r| r.session_id.as_deref() == Some(obs.session_id.as_str()) && r.intercom.is_some())
     {
-        w["boardState"] = json!(rec.state);
-        w["boardStateReason"] = json!(rec.state_reason);
-        w["boardStateSource"] = json!(rec.state_source);
-        w["sessionFile"] = json!(rec.session_file);
-        w["lastSessionActivity"] = json!(rec.last_activity.map(format_iso));
-        w["question"] = json!(rec.question);
-        w["boardStateAt"] = json!(rec.state_at.map(format_iso));
-        w["model"] = json!(rec.model);
-        w["usage"] = json!(rec.usage);
-        w["context"] = json!(rec.context);
         let row = scan
             .snapshot
             .rows
             .iter()
             .find(|r| r.seen_key == rec.key().as_str());
-        w["headline"] = json!(row.map(|r| crate::views::headline::headline(r, scan.scanned_at)));
-        if let Some(b) = row.and_then(|r| r.budget.as_ref()) {
-            w["budget"] = crate::budget::to_json(b);
+        let board = BoardMembers {
+            board_state: &rec.state,
+            board_state_reason: &rec.state_reason,
+            board_state_source: &rec.state_source,
+            session_file: &rec.session_file,
+            last_session_activity: rec.last_activity.map(format_iso),
+            question: &rec.question,
+            board_state_at: rec.state_at.map(format_iso),
+            model: &rec.model,
+            usage: &rec.usage,
+            context: &rec.context,
+            headline: row.map(|r| crate::views::headline::headline(r, scan.scanned_at)),
+            budget: row
+                .and_then(|r| r.budget.as_ref())
+                .map(crate::budget::to_json),
+        };
+        if let (Some(o), Ok(Value::Object(add))) = (w.as_object_mut(), serde_json::to_value(&board))
+        {
+            o.extend(add);
         }
     }
     w
