@@ -8,7 +8,8 @@
 //! the close and resume stage. Every text is sanitized (no control character, no escape sequence)
 //! and clipped, so one seat always fits a page.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::clock::{format_iso, Ms};
 use crate::snapshot::{ReplyPath, Row, RowRole, Snapshot};
@@ -115,20 +116,32 @@ pub(crate) fn page(
         .take(MAX_ERRORS)
         .map(|e| sanitize(&e.to_string()))
         .collect();
-    let mut page = json!({
-        "version": 1,
-        "source": "intercom-pane board",
-        "generatedAt": format_iso(now),
-        "truncated": snapshot.truncated,
-        "errors": errors,
-        "errorsOmitted": snapshot.errors.len().saturating_sub(MAX_ERRORS),
-        "seatsOnBoard": all.iter().filter(|r| r.role != RowRole::Coordinator).count(),
-        "needYou": all.iter().filter(|r| r.role != RowRole::Coordinator && needs_you(r)).count(),
-        "filter": {"attention": q.attention, "name": q.name.as_deref().map(sanitize),
-            "host": q.host.as_deref().map(sanitize)},
-        "totalInSnapshot": total,
-        "offset": start,
-    });
+    let head = PageHead {
+        version: 1,
+        source: "intercom-pane board",
+        generated_at: format_iso(now),
+        truncated: snapshot.truncated,
+        errors,
+        errors_omitted: snapshot.errors.len().saturating_sub(MAX_ERRORS),
+        seats_on_board: all
+            .iter()
+            .filter(|r| r.role != RowRole::Coordinator)
+            .count(),
+        need_you: all
+            .iter()
+            .filter(|r| r.role != RowRole::Coordinator && needs_you(r))
+            .count(),
+        filter: Filter {
+            attention: q.attention,
+            name: q.name.as_deref().map(sanitize),
+            host: q.host.as_deref().map(sanitize),
+        },
+        total_in_snapshot: total,
+        offset: start,
+    };
+    // Cannot fail: string keys only.
+    let mut page =
+        serde_json::to_value(&head).unwrap_or_else(|_| Value::Object(Default::default()));
     let seats: Vec<Value> = rows[start..end]
         .iter()
         .map(|r| seat_json(r, now, resume(r)))
@@ -136,7 +149,7 @@ pub(crate) fn page(
     let kept = fill_page(&mut page, "seats", seats);
     let next = start + kept;
     page["nextOffset"] = if next < total {
-        json!(next)
+        Value::from(next)
     } else {
         Value::Null
     };
@@ -158,8 +171,113 @@ fn text(s: &str, max: usize) -> String {
     out
 }
 
-fn opt_text(s: Option<&str>, max: usize) -> Value {
-    s.map(|s| json!(text(s, max))).unwrap_or(Value::Null)
+fn opt_text(s: Option<&str>, max: usize) -> Option<String> {
+    s.map(|s| text(s, max))
+}
+
+/// The page before its seats (`fill_page` adds them, then `nextOffset`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PageHead {
+    version: u32,
+    source: &'static str,
+    generated_at: String,
+    truncated: bool,
+    errors: Vec<String>,
+    errors_omitted: usize,
+    seats_on_board: usize,
+    need_you: usize,
+    filter: Filter,
+    total_in_snapshot: usize,
+    offset: usize,
+}
+
+#[derive(Serialize)]
+struct Filter {
+    attention: bool,
+    name: Option<String>,
+    host: Option<String>,
+}
+
+/// One seat on the page (also `intercom_wait`'s answer), in the page's key order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Seat {
+    name: String,
+    project: String,
+    host: &'static str,
+    role: &'static str,
+    state: &'static str,
+    reason: std::borrow::Cow<'static, str>,
+    reason_text: &'static str,
+    source: String,
+    age_seconds: Option<i64>,
+    needs_you: bool,
+    seen: bool,
+    alive: Option<bool>,
+    question: Option<String>,
+    error: Option<String>,
+    task: Option<String>,
+    running_tool: Option<Tool>,
+    headline: crate::views::headline::Headline,
+    activity: Option<Activity>,
+    connection: &'static str,
+    report: Option<Report>,
+    handoff: Option<Handoff>,
+    close_job: Option<CloseJob>,
+    resume: Option<Value>,
+    reply: Reply,
+    budget: Option<Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Tool {
+    name: Option<String>,
+    age_seconds: Option<i64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Activity {
+    status: &'static str,
+    label: String,
+    age_seconds: Option<i64>,
+    evidence: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    status: &'static str,
+    summary: String,
+    age_seconds: Option<i64>,
+    self_reported: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Handoff {
+    job_id: String,
+    summary: String,
+    age_seconds: Option<i64>,
+    self_reported: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseJob {
+    job_id: String,
+    state: &'static str,
+    reason: Option<String>,
+    age_seconds: Option<i64>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Reply {
+    Available { available: bool, target: String },
+    Unavailable { available: bool, reason: String },
 }
 
 /// One seat as the page shows it (also `intercom_wait`'s answer).
@@ -177,60 +295,74 @@ pub(crate) fn seat_json(r: &Row, now: Ms, resume: Option<Value>) -> Value {
         RowRole::Seat => "seat",
         RowRole::Connector => "connector",
     };
-    let activity = r.activity.as_ref().map(|a| {
-        json!({"status": a.status.as_str(), "label": a.label, "ageSeconds": age(now, a.observed_at),
-            "evidence": a.evidence.as_str()})
+    let activity = r.activity.as_ref().map(|a| Activity {
+        status: a.status.as_str(),
+        label: a.label.clone(),
+        age_seconds: age(now, a.observed_at),
+        evidence: a.evidence.as_str(),
     });
-    let report = r.report.as_ref().map(|p| {
-        json!({"status": p.status.as_str(), "summary": text(&p.summary, SUMMARY_CHARS),
-            "ageSeconds": age(now, Some(p.updated_at)), "selfReported": true})
+    let report = r.report.as_ref().map(|p| Report {
+        status: p.status.as_str(),
+        summary: text(&p.summary, SUMMARY_CHARS),
+        age_seconds: age(now, Some(p.updated_at)),
+        self_reported: true,
     });
-    let handoff = r.handoff.as_ref().map(|h| {
-        json!({"jobId": text(&h.job_id, 64), "summary": text(&h.summary, SUMMARY_CHARS),
-            "ageSeconds": age(now, Some(h.updated_at)), "selfReported": true})
+    let handoff = r.handoff.as_ref().map(|h| Handoff {
+        job_id: text(&h.job_id, 64),
+        summary: text(&h.summary, SUMMARY_CHARS),
+        age_seconds: age(now, Some(h.updated_at)),
+        self_reported: true,
     });
-    let close = r.close_job.as_ref().map(|j| {
-        json!({"jobId": text(&j.job_id, 64), "state": j.state.as_str(),
-            "reason": j.reason.as_deref().map(|x| text(x, 64)),
-            "ageSeconds": age(now, Some(j.updated_at))})
+    let close = r.close_job.as_ref().map(|j| CloseJob {
+        job_id: text(&j.job_id, 64),
+        state: j.state.as_str(),
+        reason: j.reason.as_deref().map(|x| text(x, 64)),
+        age_seconds: age(now, Some(j.updated_at)),
     });
-    let tool = r.running_tool.as_ref().map(|t| {
-        json!({"name": t.name.as_deref().map(|n| text(n, 64)), "ageSeconds": age(now, t.since)})
+    let tool = r.running_tool.as_ref().map(|t| Tool {
+        name: t.name.as_deref().map(|n| text(n, 64)),
+        age_seconds: age(now, t.since),
     });
     let reply = match &r.reply {
-        ReplyPath::Available { target } => json!({"available": true, "target": text(target, 120)}),
-        ReplyPath::Unavailable { reason } => {
-            json!({"available": false, "reason": text(reason, SHORT_CHARS)})
-        }
+        ReplyPath::Available { target } => Reply::Available {
+            available: true,
+            target: text(target, 120),
+        },
+        ReplyPath::Unavailable { reason } => Reply::Unavailable {
+            available: false,
+            reason: text(reason, SHORT_CHARS),
+        },
     };
     let budget = r.budget.as_ref().map(crate::budget::to_json);
-    json!({
-        "name": text(&r.name, 120),
-        "project": text(&r.project, 120),
-        "host": LOCAL_HOST,
-        "role": role,
-        "state": r.state.as_str(),
-        "reason": r.state_reason.code(),
-        "reasonText": r.state_reason.words(),
-        "source": r.state_source.to_string(),
-        "ageSeconds": age(now, r.last_activity),
-        "needsYou": needs_you(r),
-        "seen": r.seen,
-        "alive": r.alive,
-        "question": opt_text(r.question.as_deref(), QUESTION_CHARS),
-        "error": opt_text(r.last_error.as_deref(), ERROR_CHARS),
-        "task": opt_text(r.task.as_deref(), SHORT_CHARS),
-        "runningTool": tool,
-        "headline": board_headline(r, now),
-        "activity": activity,
-        "connection": r.connection.state.as_str(),
-        "report": report,
-        "handoff": handoff,
-        "closeJob": close,
-        "resume": resume,
-        "reply": reply,
-        "budget": budget,
-    })
+    let seat = Seat {
+        name: text(&r.name, 120),
+        project: text(&r.project, 120),
+        host: LOCAL_HOST,
+        role,
+        state: r.state.as_str(),
+        reason: r.state_reason.code(),
+        reason_text: r.state_reason.words(),
+        source: r.state_source.to_string(),
+        age_seconds: age(now, r.last_activity),
+        needs_you: needs_you(r),
+        seen: r.seen,
+        alive: r.alive,
+        question: opt_text(r.question.as_deref(), QUESTION_CHARS),
+        error: opt_text(r.last_error.as_deref(), ERROR_CHARS),
+        task: opt_text(r.task.as_deref(), SHORT_CHARS),
+        running_tool: tool,
+        headline: board_headline(r, now),
+        activity,
+        connection: r.connection.state.as_str(),
+        report,
+        handoff,
+        close_job: close,
+        resume,
+        reply,
+        budget,
+    };
+    // Cannot fail: string keys only.
+    serde_json::to_value(&seat).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
