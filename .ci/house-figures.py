@@ -8,6 +8,9 @@ counted.
 Run from the repository root:
   python3 .ci/house-figures.py            print, and exit 1 when a figure is past its limit
   python3 .ci/house-figures.py --report   print only (exit 0)
+  python3 .ci/house-figures.py --not-yet json!
+                                          exit 1 past any limit but the ones named (CI names
+                                          the figures still being brought down)
   python3 .ci/house-figures.py -v         also list each long function and each json!/Result"""
 import os, re, sys, collections
 
@@ -227,6 +230,8 @@ for n, f in sorted(per_doc, reverse=True): print(f"    {n:6} docs/{f}")
 print(f"    largest cell: the row of {cell_row}")
 if "-v" in sys.argv:
     for w in result_strings: print("  Result<_, String>", w)
+not_yet = sys.argv[sys.argv.index("--not-yet") + 1].split(",") if "--not-yet" in sys.argv else []
+over = [name for name in over if not any(name.startswith(n) for n in not_yet)]
 if over and "--report" not in sys.argv:
     print("over the limit: " + "; ".join(over), file=sys.stderr)
     sys.exit(1)
