@@ -19,7 +19,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Ms};
@@ -101,6 +102,55 @@ fn seat_value(rec: &crate::board::record::SeatRecord) -> (Value, bool) {
     (v, cut)
 }
 
+/// Every line's head (`v`, `kind`, `seq`, `at`), then what its kind says.
+#[derive(Serialize)]
+struct Line<B: Serialize> {
+    v: u64,
+    kind: &'static str,
+    seq: u64,
+    at: String,
+    #[serde(flatten)]
+    body: B,
+}
+
+#[derive(Serialize)]
+struct BoardLine<'a> {
+    why: &'a str,
+    #[serde(skip_serializing_if = "is_zero")]
+    dropped: u64,
+    #[serde(skip_serializing_if = "is_false")]
+    cut: bool,
+    board: Value,
+}
+
+#[derive(Serialize)]
+struct SeatLine<'a> {
+    key: &'a SeatKey,
+    #[serde(skip_serializing_if = "is_false")]
+    cut: bool,
+    seat: Value,
+}
+
+#[derive(Serialize)]
+struct RemovedLine<'a> {
+    key: &'a SeatKey,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeartbeatLine {
+    scanned_at: String,
+    live: Value,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Turns successive passes into lines. Keeps the last record of each seat (≤ 256).
 #[derive(Default)]
 pub(crate) struct Differ {
@@ -115,15 +165,16 @@ impl Differ {
         Differ::default()
     }
 
-    fn line(&mut self, kind: &str, at: Ms, rest: Map<String, Value>) -> String {
+    fn line(&mut self, kind: &'static str, at: Ms, body: impl Serialize) -> String {
         self.seq += 1;
-        let mut m = Map::new();
-        m.insert("v".into(), json!(VERSION));
-        m.insert("kind".into(), json!(kind));
-        m.insert("seq".into(), json!(self.seq));
-        m.insert("at".into(), json!(format_iso(at)));
-        m.extend(rest);
-        super::json::to_string(&Value::Object(m)).unwrap_or_default()
+        let line = Line {
+            v: VERSION,
+            kind,
+            seq: self.seq,
+            at: format_iso(at),
+            body,
+        };
+        super::json::to_string(&line).unwrap_or_default()
     }
 
     /// The whole board (`why`: `start`, `resync` after `dropped` lines were dropped for a slow
@@ -147,16 +198,13 @@ impl Differ {
         }
         self.last = last;
         self.last_head = Some(head_of(&index));
-        let mut rest = Map::new();
-        rest.insert("why".into(), json!(why));
-        if dropped > 0 {
-            rest.insert("dropped".into(), json!(dropped));
-        }
-        if cut {
-            rest.insert("cut".into(), json!(true));
-        }
-        rest.insert("board".into(), index);
-        self.line("board", at, rest)
+        let body = BoardLine {
+            why,
+            dropped,
+            cut,
+            board: index,
+        };
+        self.line("board", at, body)
     }
 
     /// The lines for what changed since the last board or change lines: a board line when
@@ -174,13 +222,12 @@ impl Differ {
             let (v, cut) = seat_value(r);
             let s = steady(&v);
             if self.last.get(&key) != Some(&s) {
-                let mut rest = Map::new();
-                rest.insert("key".into(), json!(key));
-                if cut {
-                    rest.insert("cut".into(), json!(true));
-                }
-                rest.insert("seat".into(), v);
-                out.push(self.line("seat", at, rest));
+                let body = SeatLine {
+                    key: &key,
+                    cut,
+                    seat: v,
+                };
+                out.push(self.line("seat", at, body));
             }
             seen.insert(key, s);
         }
@@ -191,9 +238,7 @@ impl Differ {
             .cloned()
             .collect();
         for key in gone {
-            let mut rest = Map::new();
-            rest.insert("key".into(), json!(key));
-            out.push(self.line("removed", at, rest));
+            out.push(self.line("removed", at, RemovedLine { key: &key }));
         }
         self.last = seen;
         out
@@ -201,16 +246,18 @@ impl Differ {
 
     /// A heartbeat: the time of the last pass and how the engine watches (`live`).
     pub(crate) fn heartbeat(&mut self, scanned_at: Ms, live: Value, at: Ms) -> String {
-        let mut rest = Map::new();
-        rest.insert("scannedAt".into(), json!(format_iso(scanned_at)));
-        rest.insert("live".into(), live);
-        self.line("heartbeat", at, rest)
+        let body = HeartbeatLine {
+            scanned_at: format_iso(scanned_at),
+            live,
+        };
+        self.line("heartbeat", at, body)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn strings_are_cut_and_clock_values_do_not_count_as_changes() {
