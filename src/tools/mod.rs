@@ -15,7 +15,7 @@ mod calls;
 pub(crate) mod wait;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use calls::ToolExit;
 pub(crate) use calls::{run, Ctx};
@@ -128,71 +128,44 @@ impl Tool {
         }
     }
 
+    /// Its JSON Schema, from `schemas.json` (data, kept beside the code: the limits in it are
+    /// checked against this module's constants by a test).
     fn parameters(self) -> Value {
-        let name = json!({"type": "string", "minLength": 1, "maxLength": 200,
-            "description": "The seat's name as the board shows it (or <project>/<agent>)."});
-        let states = json!(["working", "waiting", "error", "offline", "idle", "unknown"]);
-        match self {
-            Tool::Log => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
-                "name": name,
-                "since": {"type": "string", "minLength": 1, "maxLength": 40, "description": "Only entries since then: a duration back from now (45s, 30m, 2h, 1d) or an ISO time."},
-                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Entries to skip from the newest (`nextOffset` of the previous page)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LIMIT, "description": "Entries per page, 1-50 (default 20)."}}})
-            }
-            Tool::Board => json!({"type": "object", "additionalProperties": false, "properties": {
-                "attention": {"type": "boolean", "description": "Only seats that need attention: waiting or error, not marked seen."},
-                "name": name,
-                "host": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Only seats of this host (`local`)."},
-                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Where the page starts (`nextOffset` of the previous page)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Seats per page, 1-20 (default 10)."}}}),
-            Tool::Reply => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name", "text"], "properties": {
-                "name": name,
-                "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The text (at most 2000 characters)."}}})
-            }
-            Tool::CloseWorker => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
-                "name": name,
-                "deadlineSeconds": {"type": "integer", "minimum": 1, "maximum": 120, "description": "How long the job may take (default 120)."}}})
-            }
-            Tool::ResumeWorker => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name", "confirmClosed"], "properties": {
-                "name": name,
-                "confirmClosed": {"type": "boolean", "description": "Must be true: the worker is confirmed closed."}}})
-            }
-            Tool::SpawnWorker => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
-                "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The new worker's name (unique; no control, invisible or path-separator characters)."},
-                "description": {"type": "string", "maxLength": 4096, "description": "Its responsibility (the roster's description)."},
-                "prompt": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Its first task, handed to it once it registered."},
-                "dir": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Work in this folder under the root (relative to the root)."},
-                "worktree": {"type": "boolean", "description": "Work in a new git worktree (not with dir)."},
-                "branch": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The worktree's branch (default: one named after the worker)."},
-                "model": {"type": "string", "minLength": 1, "maxLength": 200, "description": "pi's --model for it."},
-                "thinking": {"type": "string", "enum": crate::actions::spawn::THINKING_LEVELS, "description": "pi's --thinking for it."}}})
-            }
-            Tool::Wait => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name", "states", "timeoutSeconds"], "properties": {
-                "name": name,
-                "states": {"type": "array", "minItems": 1, "maxItems": 6, "items": {"type": "string", "enum": states}, "description": "Return when the seat is in one of these states."},
-                "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECS, "description": "Give up after this many seconds (1-300)."}}})
-            }
-            Tool::Review => {
-                json!({"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
-                "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The worker's configured name."},
-                "into": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Compare with this branch instead of the main checkout's."}}})
-            }
-        }
+        static SCHEMAS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMAS
+            .get_or_init(|| serde_json::from_str(include_str!("schemas.json")).unwrap_or_default())
+            .get(self.name())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// What the extension registers: name, label, description, JSON Schema, time bound, and
     /// whether the call goes on in the background after its first answer.
     pub(crate) fn definition(self) -> Value {
-        json!({"name": self.name(), "label": self.label(), "description": self.description(),
-            "promptSnippet": self.snippet(), "parameters": self.parameters(), "timeoutMs": self.timeout_ms(),
-            "background": self == Tool::CloseWorker})
+        let d = Definition {
+            name: self.name(),
+            label: self.label(),
+            description: self.description(),
+            prompt_snippet: self.snippet(),
+            parameters: self.parameters(),
+            timeout_ms: self.timeout_ms(),
+            background: self == Tool::CloseWorker,
+        };
+        serde_json::to_value(d).unwrap_or_default()
     }
+}
+
+/// What the extension registers for one tool.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Definition {
+    name: &'static str,
+    label: &'static str,
+    description: &'static str,
+    prompt_snippet: &'static str,
+    parameters: Value,
+    timeout_ms: u64,
+    background: bool,
 }
 
 /// Every tool's definition, in order.
@@ -443,6 +416,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_schema_is_there_and_its_limits_are_this_modules() {
+        for t in Tool::ALL {
+            let p = t.parameters();
+            assert_eq!(p["type"], "object", "{}", t.name());
+            assert_eq!(p["additionalProperties"], false, "{}", t.name());
+        }
+        let max =
+            |t: Tool, field: &str| Tool::parameters(t)["properties"][field]["maximum"].clone();
+        assert_eq!(max(Tool::Log, "limit"), MAX_LOG_LIMIT);
+        assert_eq!(max(Tool::Wait, "timeoutSeconds"), MAX_WAIT_SECS);
+        assert_eq!(
+            max(Tool::CloseWorker, "deadlineSeconds"),
+            crate::actions::close::MAX_DEADLINE_SECS
+        );
+        let levels = &Tool::SpawnWorker.parameters()["properties"]["thinking"]["enum"];
+        assert_eq!(
+            *levels,
+            serde_json::json!(crate::actions::spawn::THINKING_LEVELS)
+        );
+        let states = &Tool::Wait.parameters()["properties"]["states"]["items"]["enum"];
+        for s in states.as_array().unwrap() {
+            assert!(wait::state_named(s.as_str().unwrap()).is_some(), "{s}");
+        }
+    }
+
+    #[test]
     fn arguments_are_checked_again() {
         assert!(parse(Tool::Board, "{}").is_ok());
         assert!(parse(Tool::Board, r#"{"limit": 21}"#).is_err());
@@ -477,7 +476,8 @@ mod tests {
 
     #[test]
     fn results_carry_no_escape_sequences() {
-        let v = sanitized(json!({"a\u{1b}": ["x\u{1b}[2Jy", {"q": "\u{9b}31m"}], "n": 1}));
+        let v =
+            sanitized(serde_json::json!({"a\u{1b}": ["x\u{1b}[2Jy", {"q": "\u{9b}31m"}], "n": 1}));
         let text = v.to_string();
         assert!(
             !text.contains('\u{1b}') && !text.contains('\u{9b}'),

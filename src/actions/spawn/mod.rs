@@ -29,7 +29,9 @@ use crate::scan::{self, ScanOptions};
 use crate::store;
 use crate::text::sanitize;
 
-pub(crate) use input::{check_name, SESSION_FLAGS, THINKING_LEVELS};
+#[cfg(test)]
+pub(crate) use input::THINKING_LEVELS;
+pub(crate) use input::{check_name, SESSION_FLAGS};
 
 /// Longest wait for the new seat's registration.
 pub(crate) const MAX_WAIT_SECS: u64 = 120;
