@@ -316,19 +316,27 @@ fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
     screen.tmux(&["send-keys", "-t", "mon", "q"]);
     // Bounded, with room for a loaded machine (CI runs the real-pi tier alongside): the quit
     // itself waits up to 2 s for the host threads, then stops the shared connections.
-    wait_for(30_000, || {
+    // Seen once in a full CI run on 2 loaded cores: the quit took over 30 s (not reproduced
+    // alone or beside the other hosts tests); the log's tail says where it was.
+    wait_for(90_000, || {
         (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
     })
-    .expect("the sidebar quit");
+    .unwrap_or_else(|| {
+        panic!(
+            "the sidebar did not quit; its log:\n{}",
+            net.sidebar_log_tail()
+        )
+    });
     // The host's sshd ends the connection's process once it sees the master go; on a loaded
     // machine that has taken over 5 s (CI's full suite), never more than a few seconds alone.
-    let after = wait_for(20_000, || {
+    let after = wait_for(30_000, || {
         let c = on_host(net.host("h"));
         (c == (0, 0)).then_some(c)
     });
     assert!(
         after.is_some(),
-        "after the sidebar quit: (hung, sshd) on h = {:?}",
-        on_host(net.host("h"))
+        "after the sidebar quit: (hung, sshd) on h = {:?}; its log:\n{}",
+        on_host(net.host("h")),
+        net.sidebar_log_tail()
     );
 }

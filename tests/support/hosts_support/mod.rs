@@ -834,11 +834,17 @@ impl Net {
             "XDG_CONFIG_HOME={}",
             self.dir.path().join("config").display()
         );
+        // Its log, for a test that fails to say what the sidebar was doing.
+        let log = format!(
+            "INTERCOM_PANE_LOG={}",
+            self.dir.path().join("sidebar.log").display()
+        );
         let mut argv = vec![
             "env",
             &hosts_file,
             &run,
             &cfg,
+            &log,
             "TERM=xterm-256color",
             bin,
             "monitor",
@@ -848,6 +854,15 @@ impl Net {
         let local = self.local_args();
         argv.extend(local.iter().map(String::as_str));
         crate::mux_support::TmuxServer::start("mon", self.dir.path(), &argv)
+    }
+}
+
+impl Net {
+    /// The last lines of the sidebar's log (see `sidebar`), for a failure message.
+    pub fn sidebar_log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("sidebar.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
     }
 }
 
