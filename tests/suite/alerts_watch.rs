@@ -303,9 +303,10 @@ fn the_status_summary_follows_the_board_without_a_process_per_refresh() {
                 f.workers[0].user("answered");
             }
         }
-        // Within moments of the change the option says what the board says.
+        // Soon after the change the option says what the board says (how soon is the bench's
+        // figure; 10 s leaves room for a loaded CI machine, where 3 s was once too little).
         let want = board_attention(&f);
-        wait_for(3_000, || (status_count(&f) == want).then_some(()))
+        wait_for(10_000, || (status_count(&f) == want).then_some(()))
             .unwrap_or_else(|| panic!("step {step}: status {} != board {want}", status_count(&f)));
     }
     assert_eq!(status_count(&f), 2);
