@@ -258,9 +258,10 @@ fn board_attention(f: &Fleet) -> usize {
 }
 
 /// The status option's count (`⚑2 ✗1` → 3).
+/// The count the status option shows (0 while no watcher has set it yet: `-q`).
 fn status_count(f: &Fleet) -> usize {
     f.server
-        .tmux(&["show-options", "-gv", "@intercom_pane_status"])
+        .tmux(&["show-options", "-gqv", "@intercom_pane_status"])
         .split_whitespace()
         .map(|p| p.trim_start_matches(['⚑', '✗']).parse::<usize>().unwrap())
         .sum()
