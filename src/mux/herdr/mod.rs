@@ -425,33 +425,13 @@ impl Multiplexer for Herdr {
     /// `tab.create` in the workspace of `req.beside` without focus, then the command typed into
     /// the new tab's root pane (Herdr starts a shell and runs no program of its own).
     fn new_window(&self, req: &NewWindow, deadline: Instant) -> Result<PaneInfo, MuxError> {
-        let (cwd, env) = place_of(req)?;
         let beside = self
             .pane_get(&req.beside, deadline)?
             .ok_or_else(|| err(ErrorCode::PaneNotFound, "the coordinator's pane is gone"))?;
-        let r = self.call(
-            "tab.create",
-            params::Create {
-                workspace_id: Some(&beside.workspace_id),
-                cwd,
-                env: &env,
-                focus: false,
-                label: &req.name,
-            },
-            deadline,
-        )?;
-        expect_type(&r, "tab_created")?;
-        // The reply names the new tab and its root pane (schema: `tab` and `root_pane` are
-        // required): that pane, and only if it is in that tab, gets the command.
-        let tab_id = r
-            .pointer("/tab/tab_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("tab_created without a tab id"))?;
-        let new: HerdrPane = field(&r, "root_pane")?;
-        if new.tab_id != tab_id {
-            return Err(bad("tab_created's root pane is in another tab"));
-        }
-        self.start_in(&new, req, deadline)
+        let tab = workspace::Creation::Tab {
+            workspace_id: &beside.workspace_id,
+        };
+        self.create_and_start(tab, req, deadline)
     }
 
     fn set_marker(&self, pane_id: &str, value: &str, deadline: Instant) -> Result<(), MuxError> {
