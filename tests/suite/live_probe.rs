@@ -66,20 +66,26 @@ fn a_probe_wake_on_a_quiet_board_checks_instead_of_scanning_and_shows_a_lost_con
     })
     .unwrap_or_else(|| panic!("both workers never shown connected:\n{}", screen()));
 
-    // Quiet: a probe wake (every 15 s) is answered by the check, not a scan.
-    wait_for(40_000, || (probe_checks(&log) >= 1).then_some(()))
+    // Quiet: a probe wake (every 15 s) is answered by the check, not a scan. A pass slower
+    // than a second (a loaded CI machine) is no baseline, so the wake after it scans and the
+    // one after that checks: allow several probe periods.
+    wait_for(90_000, || (probe_checks(&log) >= 1).then_some(()))
         .unwrap_or_else(|| panic!("no probe wake was checked: {:#?}", passes(&log)));
 
-    // w1's listener goes away; nothing on disk changes. The next probe shows it.
+    // w1's listener goes away; nothing on disk changes. Probe wakes show it, and they are
+    // still answered by the check (the listener is no file: nothing made a scan necessary).
     let before = probe_checks(&log);
     drop(going);
-    wait_for(40_000, || screen().contains("disconnected").then_some(()))
-        .unwrap_or_else(|| panic!("the lost connection was never shown:\n{}", screen()));
-    assert!(
-        probe_checks(&log) > before,
-        "shown by a probe wake's check: {:#?}",
-        passes(&log)
-    );
+    wait_for(90_000, || {
+        (screen().contains("disconnected") && probe_checks(&log) > before).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the lost connection was never shown by a checked probe wake:\n{}\n{:#?}",
+            screen(),
+            passes(&log)
+        )
+    });
     drop(kept);
     server.tmux(&["kill-session", "-t", "=mon"]);
 }
