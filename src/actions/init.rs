@@ -257,13 +257,9 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
             env,
         }
     } else {
-        let mut args = vec!["-s".to_string(), session_name(&root), "--".into()];
-        if !env.is_empty() {
-            args.push("env".into());
-            args.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        Launch::NewTmuxSession {
+            args: session_words(&["-s", &session_name(&root)], &env, pi),
         }
-        args.extend(pi);
-        Launch::NewTmuxSession { args }
     };
     Ok(Created {
         root,
@@ -276,21 +272,27 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
     })
 }
 
-/// `tmux new-session -d -s NAME -- [env K=V…] pi …`, then `remain-on-exit` on its pane: when
-/// the coordinator's pi exits, its pane stays under the sidebar and `tmux respawn-pane` starts
-/// the same command in the same place.
-fn detached(session: &str, env: &[(String, String)], pi: Vec<String>) -> Launch {
-    let mut words = vec!["-d".to_string(), "-s".into(), session.into(), "--".into()];
+/// `tmux new-session`'s words after its own: `FLAGS -- [env K=V…] pi …`, each escaped for
+/// tmux — a word of the person's (a path, a program) ending in `;` must not end tmux's command.
+fn session_words(flags: &[&str], env: &[(String, String)], pi: Vec<String>) -> Vec<String> {
+    let mut words: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    words.push("--".into());
     if !env.is_empty() {
         words.push("env".into());
         words.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
     }
     words.extend(pi);
-    // A word of the person's (a path, a program) ending in `;` must not end tmux's command.
-    let mut args: Vec<String> = words
+    words
         .iter()
         .map(|w| crate::mux::tmux::escape_arg(w))
-        .collect();
+        .collect()
+}
+
+/// `tmux new-session -d -s NAME -- [env K=V…] pi …`, then `remain-on-exit` on its pane: when
+/// the coordinator's pi exits, its pane stays under the sidebar and `tmux respawn-pane` starts
+/// the same command in the same place.
+fn detached(session: &str, env: &[(String, String)], pi: Vec<String>) -> Launch {
+    let mut args = session_words(&["-d", "-s", session], env, pi);
     args.extend(
         [";", "set-option", "-p", "-t"]
             .into_iter()
@@ -360,6 +362,23 @@ mod tests {
                 "=proj-coordinator:",
                 "remain-on-exit",
                 "on"
+            ]
+        );
+    }
+
+    #[test]
+    fn attached_words_keep_a_semicolon_of_theirs_from_ending_the_command() {
+        let env = vec![("INTERCOM_PANE_CONFIG".to_string(), "/x/cfg;".to_string())];
+        let words = session_words(&["-s", "p-coordinator"], &env, vec!["/bin/pi;".into()]);
+        assert_eq!(
+            words,
+            [
+                "-s",
+                "p-coordinator",
+                "--",
+                "env",
+                "INTERCOM_PANE_CONFIG=/x/cfg\\;",
+                "/bin/pi\\;"
             ]
         );
     }

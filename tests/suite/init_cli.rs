@@ -136,9 +136,12 @@ fn the_printed_command_runs_pi_in_the_root_and_never_nests_tmux() {
     );
 
     // Outside any multiplexer: a new tmux session, here on a private tmux folder (the
-    // attached client gets a terminal from `script`).
+    // attached client gets a terminal from `script`). The pi program's path ends in `;`, which
+    // would end tmux's command unless escaped for tmux.
     let root2 = env.path("plain");
     std::fs::create_dir_all(&root2).unwrap();
+    let pi = env.path("rec-pi;").display().to_string();
+    std::fs::copy(recorder(&env), &pi).unwrap();
     let o = env.run(&["init", "--root", "plain", "--pi", &pi, "--json"]);
     let made = stdout_json(&o);
     let line = made["command"].as_str().unwrap().to_string();
