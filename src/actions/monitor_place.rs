@@ -296,8 +296,9 @@ impl Placement<'_> {
     }
 
     /// A sidebar the tmux plugin's key opened in the coordinator's session (our marker on the
-    /// pane, no record: `prefix M` before the coordinator's pi started, as doctor's fix says),
-    /// recorded as this coordinator's and kept: never a second sidebar beside it.
+    /// pane, no record: `prefix M` before the coordinator's pi started, as doctor's fix says)
+    /// whose folder finds this roster, recorded as this coordinator's and kept: never a second
+    /// sidebar beside it, never another roster's taken.
     pub(crate) fn adopt_opened(&self) -> Result<Option<Outcome>, EnsureError> {
         if !self.owner.kind.caps().key_opens_sidebars {
             return Ok(None);
@@ -312,6 +313,7 @@ impl Placement<'_> {
                 && p.marker
                     .as_deref()
                     .is_some_and(|m| m.starts_with("intercom-pane:") && m.len() > 14)
+                && serves_roster(p.pid, self.root)
         }) else {
             return Ok(None);
         };
@@ -411,4 +413,22 @@ fn pane_of(rec: &MonitorRecord, stage: MonitorStage) -> Result<String, EnsureErr
     rec.pane
         .clone()
         .ok_or_else(|| fail(stage, "the record names no pane"))
+}
+
+/// Whether a pane's process is one of ours whose folder finds this roster: the plugin's key
+/// runs `intercom-pane monitor` in the folder of the pane it was pressed in, and the sidebar
+/// finds its roster from there. Another roster's sidebar in the same session is not this one's.
+fn serves_roster(pid: Option<i32>, root: &Path) -> bool {
+    let Some(pid) = pid.filter(|p| crate::proc::is_ours(*p)) else {
+        return false;
+    };
+    let Some(found) = crate::proc::cwd(pid)
+        .and_then(|cwd| crate::evidence::config::discover_root(&cwd).ok().flatten())
+    else {
+        return false;
+    };
+    match (found.canonicalize(), root.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

@@ -411,7 +411,9 @@ fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
         ]);
         pane
     };
-    let side = marked_split(&["-b", "-v", "-l", "8"], MARK);
+    // As the plugin opens one: in the folder of the pane the key was pressed in.
+    let root = env.path("root").display().to_string();
+    let side = marked_split(&["-b", "-v", "-l", "8", "-c", &root], MARK);
     for _ in 0..2 {
         let (code, out) = ensure_in_pane(&env, &server, "");
         assert_eq!(code, 0, "{out}");
@@ -426,8 +428,30 @@ fn a_sidebar_the_plugins_key_opened_is_kept_not_doubled() {
         assert_eq!(rec["stage"], "submitted", "{rec}");
         assert_eq!(rec["marker"], MARK);
     }
-    // A pane marked with something else is not taken.
+    // Another roster's sidebar in the same session (opened by the key in a pane of another
+    // project's folder) is that roster's: not taken.
     server.tmux(&["kill-pane", "-t", &side]);
+    let other_root = env.path("other-project");
+    std::fs::create_dir_all(other_root.join(".pi-intercom")).unwrap();
+    std::fs::copy(
+        env.path("root/.pi-intercom/config.json"),
+        other_root.join(".pi-intercom/config.json"),
+    )
+    .unwrap();
+    let theirs = marked_split(&["-c", &other_root.display().to_string()], MARK);
+    let placed = |out: &str| {
+        assert!(out.starts_with("created: monitor in %"), "{out}");
+        let rec = record(&env);
+        assert_ne!(rec["pane"], theirs.as_str(), "{rec}");
+    };
+    let (code, out) = ensure_in_pane(&env, &server, "");
+    assert_eq!(code, 0, "{out}");
+    placed(&out);
+
+    // A pane marked with something else is not taken.
+    server.tmux(&["kill-pane", "-t", &theirs]);
+    let mine = record(&env)["pane"].as_str().unwrap().to_string();
+    server.tmux(&["kill-pane", "-t", &mine]);
     let other = marked_split(&[], "someone");
     let (code, out) = ensure_in_pane(&env, &server, "");
     assert_eq!(code, 0, "{out}");
