@@ -290,14 +290,15 @@ fn assemble(
         crate::budget::fleet_onto(&mut snapshot.rows, cfg);
     }
     let mut records = seats.records;
-    // The board files carry what the rows show of the budget.
+    // The board files carry what the rows show of the budget (by key: a search of the rows per
+    // record was quadratic at 255 seats).
+    let budgets: HashMap<&str, &crate::budget::BudgetView> = snapshot
+        .rows
+        .iter()
+        .filter_map(|r| Some((r.seen_key.as_str(), r.budget.as_ref()?)))
+        .collect();
     for rec in records.iter_mut() {
-        let key = rec.key();
-        rec.budget = snapshot
-            .rows
-            .iter()
-            .find(|r| r.seen_key == key.as_str())
-            .and_then(|r| r.budget.clone());
+        rec.budget = budgets.get(rec.key().as_str()).map(|b| (*b).clone());
     }
     let pis = live_pis(&found);
     let checks = Checks::of(&found, git);
