@@ -32,11 +32,12 @@ fn refused(args: &ToolArgs, why: impl std::fmt::Display) -> ToolExit {
 
 /// The call in the opt-in log (a forged call shows there too), and its exit.
 fn logged(args: &ToolArgs, exit: ToolExit, answer: &Value) -> ToolExit {
-    crate::log::event(
-        crate::log::event::TOOL_CALL,
-        json!({"tool": crate::text::clip(&crate::text::sanitize(&args.tool), 64),
-            "piPid": args.pi_pid, "exit": exit.code(), "refused": answer.get("refused")}),
-    );
+    crate::log::write(&crate::log::ToolCall {
+        tool: crate::text::clip(&crate::text::sanitize(&args.tool), 64),
+        pi_pid: args.pi_pid,
+        exit: exit.code(),
+        refused: answer.get("refused"),
+    });
     exit
 }
 

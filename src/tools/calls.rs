@@ -201,10 +201,13 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
         by: crate::evidence::sessions::timeline::Actor::CoordinatorTool,
     };
     let end = close::close_worker(&req);
-    crate::log::event(
-        crate::log::event::CLOSE_WORKER_DONE,
-        json!({"worker": a.name, "exit": end.exit.code(), "report": end.report, "by": "intercom_close_worker"}),
-    );
+    crate::log::write(&crate::log::CloseWorkerDone {
+        worker: &a.name,
+        exit: end.exit.code(),
+        report: &end.report,
+        from: None,
+        by: Some("intercom_close_worker"),
+    });
     let exit = match end.exit {
         CloseExit::Closed => ToolExit::Done,
         CloseExit::NotClosed => ToolExit::NotDone,
