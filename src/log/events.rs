@@ -131,7 +131,7 @@ pub(crate) struct ToolCall<'a> {
     pub tool: String,
     pub pi_pid: i32,
     pub exit: i32,
-    pub refused: Option<&'a serde_json::Value>,
+    pub refused: Option<&'a str>,
 }
 impl Event for ToolCall<'_> {
     const NAME: &'static str = "tool_call";
