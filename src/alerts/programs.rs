@@ -127,7 +127,7 @@ fn run_and_follow(job: &Job, timeout: Duration) {
         other => format!("{other:?}"),
     };
     crate::log::write(&crate::log::AlertDesktopJump {
-        argv: &argv,
+        argv,
         detail: &detail,
     });
 }

@@ -471,6 +471,7 @@ pub(crate) fn sort_disconnected_last<T>(items: &mut [T], is_disconnected: impl F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const S: &str = "s-1";
     const W1: &str = "00000000-0000-7000-8000-000000000001";
