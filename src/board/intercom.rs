@@ -366,6 +366,14 @@ fn activity_label<'a>(
 /// The worker object of `status --json` (docs/behaviour.md §4), compatible with Intercom's own
 /// `intercom_worker_status`. Text fields are sanitized here; `connection` is passed through.
 pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
+    serde_json::to_value(worker_status(obs, connection)).unwrap_or_default()
+}
+
+/// The same worker object, typed (a board record serializes it without a JSON value between).
+pub(crate) fn worker_status<'a, C: Serialize + 'a>(
+    obs: &'a WorkerObservation,
+    connection: C,
+) -> impl Serialize + 'a {
     let handoff = obs.handoff.as_ref().map(|h| HandoffJson {
         version: h.version,
         job_id: &h.job_id,
@@ -390,7 +398,7 @@ pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
         age_seconds: r.age_seconds,
         self_reported: true,
     });
-    let w = WorkerStatus {
+    WorkerStatus {
         session_id: &obs.session_id,
         name: text::sanitize(&obs.name),
         observed_status: obs.observed_status.as_str(),
@@ -403,14 +411,13 @@ pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
         handoff,
         close_job,
         report,
-    };
-    serde_json::to_value(w).unwrap_or_default()
+    }
 }
 
 /// The worker object of `status --json`, members in Intercom's order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct WorkerStatus<'a> {
+struct WorkerStatus<'a, C> {
     session_id: &'a str,
     name: String,
     observed_status: &'static str,
@@ -419,7 +426,7 @@ struct WorkerStatus<'a> {
     observation_age_seconds: Option<i64>,
     stale: bool,
     evidence: &'static str,
-    connection: Value,
+    connection: C,
     handoff: Option<HandoffJson<'a>>,
     close_job: Option<CloseJobJson<'a>>,
     report: Option<ReportJson>,

@@ -25,8 +25,7 @@ pub struct RecordIntercom {
 
 impl Serialize for RecordIntercom {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::board::intercom::worker_status_json(&self.obs, self.connection.to_json())
-            .serialize(s)
+        crate::board::intercom::worker_status(&self.obs, self.connection.json()).serialize(s)
     }
 }
 

@@ -89,7 +89,12 @@ impl Connection {
 
     /// `{"sessionId","state","checkedAt","reason"}`, the shape of Intercom's own status tool.
     pub fn to_json(&self) -> serde_json::Value {
-        ConnectionJson::new(&self.session_id, self.state, self.checked_at, self.reason).value()
+        self.json().value()
+    }
+
+    /// The same, typed.
+    pub(crate) fn json(&self) -> ConnectionJson<'_> {
+        ConnectionJson::new(&self.session_id, self.state, self.checked_at, self.reason)
     }
 }
 

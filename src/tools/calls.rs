@@ -463,3 +463,45 @@ fn review(a: ReviewParams, ctx: &Ctx) -> Outcome {
         result: serde_json::to_value(&rev).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::owned::close_report::CloseReport;
+    use crate::owned::spawn_report::SpawnReport;
+
+    #[test]
+    fn a_refused_report_has_its_exit_code_then_its_reason_under_refused() {
+        let r = SpawnReport::refused("no".into());
+        let v = answer(&WithExit {
+            report: &r,
+            exit_code: 2,
+            refused: Some(r.reason.as_deref()),
+        });
+        assert_eq!(
+            v.to_string(),
+            r#"{"result":"refused","reason":"no","exitCode":2,"refused":"no"}"#
+        );
+    }
+
+    #[test]
+    fn a_refused_close_says_accepted_false_and_why_after_its_report() {
+        let report = CloseReport::Refused {
+            refused: "busy".into(),
+        };
+        let refused = report.refused();
+        let v = answer(&CloseDone {
+            done: true,
+            worker: "W",
+            exit_code: 2,
+            closed: false,
+            report: &report,
+            accepted: refused.map(|_| false),
+            refused,
+        });
+        assert_eq!(
+            v.to_string(),
+            r#"{"done":true,"worker":"W","exitCode":2,"closed":false,"report":{"refused":"busy"},"accepted":false,"refused":"busy"}"#
+        );
+    }
+}
