@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::clock::{format_iso, Clock, SystemClock};
 
@@ -18,52 +19,13 @@ pub(crate) const CAP: u64 = 1024 * 1024;
 /// One line is at most this long; longer field values are cut.
 const MAX_FIELD_CHARS: usize = 1000;
 
-/// The events, by name (each name is fixed; fields vary).
-pub(crate) mod event {
-    /// One scan pass: `ms`, `seats`, `errors`.
-    pub(crate) const SCAN_PASS: &str = "scan_pass";
-    /// A tmux or Herdr call failed: `code`, `detail`.
-    pub(crate) const MUX_ERROR: &str = "mux_error";
-    /// ensure-monitor recorded a stage: `stage`, `record`.
-    pub(crate) const ENSURE_MONITOR_STAGE: &str = "ensure_monitor_stage";
-    /// ensure-monitor ended: `outcome`, `detail`, `exit`.
-    pub(crate) const ENSURE_MONITOR_DONE: &str = "ensure_monitor_done";
-    /// close-worker ended: `worker`, `exit`, `report`.
-    pub(crate) const CLOSE_WORKER_DONE: &str = "close_worker_done";
-    /// A live engine's pass: `ms`, `full`, `why` (what woke it), `files`, `exited`, `polls`;
-    /// `check` when the long timer's check ran first (docs/behaviour.md §3a): `same` (then no
-    /// scan ran), `first` (the first check after its pass), `inRow`, `us` (µs on `panes`,
-    /// `procs`, `folders`), `folders`.
-    pub(crate) const LIVE_PASS: &str = "live_pass";
-    /// How a live engine watches changed: its health (`mode` `events`/`polling`, `watches`,
-    /// `limit`, `unwatched`, `overflows`, `pids`, `servers`, `fullEverySecs`).
-    pub(crate) const LIVE_WATCH: &str = "live_watch";
-    /// The kernel's inotify queue overflowed (events lost; a full pass follows): `overflows`.
-    pub(crate) const LIVE_OVERFLOW: &str = "live_overflow";
-    /// The sidebar drew a frame showing new states: `changed` (`[{id, state}]`), `passAt`.
-    pub(crate) const LIVE_FRAME: &str = "live_frame";
-    /// A coordinator's tool call ended (or was refused): `tool`, `piPid`, `exit`, `refused`.
-    pub(crate) const TOOL_CALL: &str = "tool_call";
-    /// A `.pi-intercom/.gitignore` could not be kept: `path`, `problem`.
-    pub(crate) const GITIGNORE_PROBLEM: &str = "gitignore_problem";
-    /// An alert went out (or was held back): `seat`, `session`, `state`, `key`, `outcome`,
-    /// `channels` (the channels this process sent it on).
-    pub(crate) const ALERT: &str = "alert";
-    /// An alert channel failed (never fatal): `channel`, `detail`.
-    pub(crate) const ALERT_CHANNEL_FAILED: &str = "alert_channel_failed";
-    /// The tmux status option was set: `value`, `servers`.
-    pub(crate) const ALERT_STATUS_SET: &str = "alert_status_set";
-    /// A desktop notification's Jump was clicked and the jump ran: `argv`, `detail`.
-    pub(crate) const ALERT_DESKTOP_JUMP: &str = "alert_desktop_jump";
-    /// The alert memory was not usable and was started again: `detail`.
-    pub(crate) const ALERT_MEMORY_INVALID: &str = "alert_memory_invalid";
-    /// One ssh call to a host ended: `host`, `exit`, `ssh` (ssh's own words, never shown on the
-    /// screen), `stderr` (the program's there).
-    pub(crate) const HOST_CALL: &str = "host_call";
-    /// The usual ssh control folder was refused and the fallback is used: `dir`, `refused`.
-    pub(crate) const HOST_CONTROL: &str = "host_control";
-    /// A host's state changed on the board: `host`, `state`, `detail`.
-    pub(crate) const HOST_STATE: &str = "host_state";
+/// The events: one type each, the name and its fields (`events.rs`).
+mod events;
+pub(crate) use events::*;
+
+/// One event: its fixed name, then its fields (a struct serialized as an object).
+pub(crate) trait Event: Serialize {
+    const NAME: &'static str;
 }
 
 fn target() -> Option<&'static PathBuf> {
@@ -93,17 +55,15 @@ fn bounded(v: Value) -> Value {
     }
 }
 
-/// The line for one event: time, pid, command, event name, then `fields` (an object).
-pub(crate) fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
+/// The line for one event: time, pid, command, event name, then its fields.
+pub(crate) fn line<E: Event>(e: &E, now_ms: i64) -> Vec<u8> {
     let mut m = Map::new();
-    m.insert("at".into(), json!(format_iso(now_ms)));
-    m.insert("pid".into(), json!(std::process::id()));
-    m.insert(
-        "command".into(),
-        json!(std::env::args().nth(1).unwrap_or_default()),
-    );
-    m.insert("event".into(), json!(name));
-    if let Value::Object(f) = bounded(fields) {
+    m.insert("at".into(), Value::String(format_iso(now_ms)));
+    m.insert("pid".into(), Value::from(std::process::id()));
+    let command = std::env::args().nth(1).unwrap_or_default();
+    m.insert("command".into(), Value::String(command));
+    m.insert("event".into(), Value::String(E::NAME.into()));
+    if let Ok(Value::Object(f)) = serde_json::to_value(e).map(bounded) {
         m.extend(f);
     }
     let mut out = serde_json::to_vec(&Value::Object(m)).unwrap_or_default();
@@ -112,17 +72,17 @@ pub(crate) fn line(name: &str, fields: Value, now_ms: i64) -> Vec<u8> {
 }
 
 /// A `.gitignore` under `.pi-intercom/` cannot be kept (the store tells, through
-/// `store::on_ignore_problem`): `path`, `problem`.
+/// `store::on_ignore_problem`).
 pub(crate) fn gitignore_problem(file: &std::path::Path, why: &str) {
-    event(
-        event::GITIGNORE_PROBLEM,
-        json!({"path": file.display().to_string(), "problem": why}),
-    );
+    write(&GitignoreProblem {
+        path: file.display().to_string(),
+        problem: why,
+    });
 }
 
 /// Record one event when `INTERCOM_PANE_LOG` names an absolute path; otherwise nothing.
-pub(crate) fn event(name: &str, fields: Value) {
+pub(crate) fn write<E: Event>(e: &E) {
     let Some(path) = target() else { return };
-    let bytes = line(name, fields, SystemClock.now_ms());
+    let bytes = line(e, SystemClock.now_ms());
     let _ = crate::store::append_line_capped(path, &bytes, CAP);
 }

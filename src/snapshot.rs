@@ -436,11 +436,7 @@ impl Snapshot {
 impl ConnectionView {
     /// The `connection` object of the status JSON.
     pub fn to_json(&self, session_id: &str) -> serde_json::Value {
-        serde_json::json!({
-            "sessionId": session_id,
-            "state": self.state.as_str(),
-            "checkedAt": self.checked_at.map(crate::clock::format_iso),
-            "reason": self.reason,
-        })
+        crate::probe::ConnectionJson::new(session_id, self.state, self.checked_at, &self.reason)
+            .value()
     }
 }

@@ -12,8 +12,6 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::actions::close::record;
 use crate::actions::close::stage::{self, JobConflict};
 use crate::actions::config_write::{self, WriteError};
@@ -214,9 +212,15 @@ pub(crate) fn handoff(req: &HandoffRequest, env: &MuxEnv) -> Result<PathBuf, Han
         }
         let j = stage::this_job(a, &job)?;
         stage::advance(j, CloseState::AwaitingSettlement, &at, None).map_err(JobConflict::Step)?;
+        let handoff = crate::evidence::config::NewHandoff {
+            version: 1,
+            job_id: &job,
+            summary: &summary,
+            updated_at: &at,
+        };
         a.insert(
             "handoff".into(),
-            json!({"version": 1, "jobId": job, "summary": summary, "updatedAt": at}),
+            serde_json::to_value(handoff).unwrap_or_default(),
         );
         Ok(())
     })

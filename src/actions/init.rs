@@ -10,8 +10,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::actions::{launch_spec, spawn};
 use crate::evidence::config::MuxChoice;
 use crate::exit_code::exit_enum;
@@ -114,10 +112,34 @@ impl Created {
                 (place.to_string(), a)
             }
         };
-        json!({"result": "created", "root": self.root, "config": self.config,
-            "sessionId": self.session_id, "multiplexer": self.multiplexer.as_str(),
-            "port": self.port, "startIn": place, "argv": argv, "command": self.command_line()})
+        let created = CreatedJson {
+            result: "created",
+            root: &self.root,
+            config: &self.config,
+            session_id: &self.session_id,
+            multiplexer: self.multiplexer.as_str(),
+            port: self.port,
+            start_in: place,
+            argv,
+            command: self.command_line(),
+        };
+        serde_json::to_value(created).unwrap_or_default()
     }
+}
+
+/// `init --json`'s report.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedJson<'a> {
+    result: &'static str,
+    root: &'a Path,
+    config: &'a Path,
+    session_id: &'a str,
+    multiplexer: &'static str,
+    port: u16,
+    start_in: String,
+    argv: Vec<String>,
+    command: String,
 }
 
 /// Whether this command runs inside a multiplexer pane: by ancestry, else by the variables tmux
@@ -210,9 +232,19 @@ pub(crate) fn init(req: &InitRequest) -> Result<Created, (InitExit, String)> {
             "no free loopback port for the coordinator".to_string(),
         )
     })?;
-    let doc = json!({"version": 1, "multiplexer": multiplexer.as_str(), "agents": [
-        {"sessionId": session_id, "name": req.name, "coordinator": true,
-         "description": req.description, "port": port, "projectDirectory": "."}]});
+    let doc = crate::evidence::config::NewRoster {
+        version: 1,
+        multiplexer: multiplexer.as_str(),
+        agents: vec![crate::evidence::config::NewAgent {
+            session_id: &session_id,
+            name: &req.name,
+            coordinator: true,
+            description: &req.description,
+            port,
+            project_directory: ".",
+            budget: None,
+        }],
+    };
     // Intercom's own style: two-space indent, a final newline.
     let mut bytes =
         serde_json::to_vec_pretty(&doc).map_err(|e| (InitExit::Failed, e.to_string()))?;

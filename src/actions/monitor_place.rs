@@ -21,8 +21,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use super::monitor_run::{deadline, write_record, EnsureError, Outcome, MONITOR_NAME};
 use crate::clock::{format_iso, Ms};
 use crate::mux::herdr::{Focus, FocusNote, Herdr, HerdrPane};
@@ -149,11 +147,13 @@ impl Placement<'_> {
         if let Err(e) = &result {
             // Nothing half-made is left behind: our own pane is closed, the record removed.
             let cleaned = self.discard(&rec);
-            crate::log::event(
-                crate::log::event::ENSURE_MONITOR_STAGE,
-                json!({"stage": "failed", "pane": rec.pane, "detail": e.to_string(),
-                    "cleaned": cleaned}),
-            );
+            crate::log::write(&crate::log::EnsureMonitorStage {
+                stage: "failed",
+                pane: rec.pane.as_deref(),
+                detail: Some(e.to_string()),
+                cleaned: Some(cleaned),
+                record: None,
+            });
         }
         result
     }

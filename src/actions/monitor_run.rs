@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::exit_code::exit_enum;
 use crate::owned::monitor::MonitorRecord;
 use crate::owned::{self, DecodeError};
@@ -146,10 +144,13 @@ impl std::fmt::Display for EnsureError {
 }
 
 pub(crate) fn write_record(path: &Path, r: &MonitorRecord) -> Result<(), EnsureError> {
-    crate::log::event(
-        crate::log::event::ENSURE_MONITOR_STAGE,
-        json!({"stage": r.stage, "pane": r.pane, "record": path.display().to_string()}),
-    );
+    crate::log::write(&crate::log::EnsureMonitorStage {
+        stage: &r.stage,
+        pane: r.pane.as_deref(),
+        detail: None,
+        cleaned: None,
+        record: Some(path.display().to_string()),
+    });
     let bytes = owned::encode(r)
         .map_err(|e| EnsureError::Refused(EnsureRefusal::RecordUnencodable(e.to_string())))?;
     store::write_atomic(path, &bytes).map_err(|e| EnsureError::Failed {

@@ -84,11 +84,10 @@ impl Failures {
             Err(e) => {
                 let e = e.to_string();
                 if self.0.get(&key) != Some(&e) {
-                    crate::log::event(
-                        crate::log::event::ALERT_CHANNEL_FAILED,
-                        serde_json::json!({"channel": what,
-                            "server": server.display().to_string(), "detail": e}),
-                    );
+                    crate::log::write(&crate::log::AlertChannelFailed {
+                        server: Some(server.display().to_string()),
+                        ..crate::log::AlertChannelFailed::of(what, &e)
+                    });
                     self.0.insert(key, e);
                 }
             }
@@ -125,10 +124,10 @@ impl StatusLine {
             failures.note(s, "status_line", r);
         }
         if !changed.is_empty() {
-            crate::log::event(
-                crate::log::event::ALERT_STATUS_SET,
-                serde_json::json!({"value": value, "servers": changed}),
-            );
+            crate::log::write(&crate::log::AlertStatusSet {
+                value,
+                servers: &changed,
+            });
         }
     }
 

@@ -85,10 +85,9 @@ pub(crate) fn update<R>(
     let mut memory = match read(data_root) {
         Ok(m) => m,
         Err(MemoryIoError::Invalid(e)) => {
-            crate::log::event(
-                crate::log::event::ALERT_MEMORY_INVALID,
-                serde_json::json!({"detail": e.to_string()}),
-            );
+            crate::log::write(&crate::log::AlertMemoryInvalid {
+                detail: e.to_string(),
+            });
             Memory::default()
         }
         Err(e) => return Err(e),

@@ -1,7 +1,7 @@
 //! One alert and the words it goes out with: the short line (tmux message, desktop title), the
 //! `--on-alert` JSON line (docs/interop.md §12), the command that jumps to the seat. Pure.
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::alerts::memory::PaneRef;
 use crate::board::reason::StateReason;
@@ -218,33 +218,71 @@ impl Alert {
     /// The `--on-alert` JSON line (without its newline). Every text member is raw evidence made
     /// safe for a reader: control characters and bidi overrides removed, then JSON-escaped.
     pub(crate) fn json_line(&self) -> String {
-        let v = json!({
-            "version": VERSION,
-            "event": "alert",
-            "at": format_iso(self.at),
-            "host": clean_text(&self.host),
-            "seat": clean_text(&self.name),
-            "project": clean_text(&self.project),
-            "seatKey": clean_text(there(&self.seat_key)),
-            "sessionId": clean_text(there(&self.session)),
-            "state": self.state.as_str(),
-            "reason": self.reason.code(),
-            "reasonText": self.reason.words(),
-            "text": self.text,
-            "since": self.since.map(format_iso),
-            "turn": clean_text(&self.turn_key),
-            "pane": self.pane.as_ref().map(|p| json!({
-                "mux": p.kind.name(),
-                "paneId": clean_text(&p.pane_id),
-            })),
-            "jump": {
-                "argv": self.jump,
-                "command": self.jump_line(),
-                "keys": self.jump_key,
+        let line = AlertLine {
+            version: VERSION,
+            event: "alert",
+            at: format_iso(self.at),
+            host: clean_text(&self.host),
+            seat: clean_text(&self.name),
+            project: clean_text(&self.project),
+            seat_key: clean_text(there(&self.seat_key)),
+            session_id: clean_text(there(&self.session)),
+            state: self.state.as_str(),
+            reason: self.reason.code(),
+            reason_text: self.reason.words(),
+            text: self.text.as_deref(),
+            since: self.since.map(format_iso),
+            turn: clean_text(&self.turn_key),
+            pane: self.pane.as_ref().map(|p| AlertPane {
+                mux: p.kind.name(),
+                pane_id: clean_text(&p.pane_id),
+            }),
+            jump: AlertJump {
+                argv: &self.jump,
+                command: self.jump_line(),
+                keys: self.jump_key.as_deref(),
             },
-        });
-        serde_json::to_string(&v).unwrap_or_default()
+        };
+        serde_json::to_string(&line).unwrap_or_default()
     }
+}
+
+/// The `--on-alert` line (docs/interop.md).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AlertLine<'a> {
+    version: u32,
+    event: &'static str,
+    at: String,
+    host: String,
+    seat: String,
+    project: String,
+    seat_key: String,
+    session_id: String,
+    state: &'static str,
+    reason: std::borrow::Cow<'static, str>,
+    reason_text: &'static str,
+    text: Option<&'a str>,
+    since: Option<String>,
+    turn: String,
+    pane: Option<AlertPane>,
+    jump: AlertJump<'a>,
+}
+
+/// The pane an alert came from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AlertPane {
+    mux: &'static str,
+    pane_id: String,
+}
+
+/// How to get to the seat: the argv, as one shell line, and the keys.
+#[derive(Serialize)]
+struct AlertJump<'a> {
+    argv: &'a [String],
+    command: String,
+    keys: Option<&'a str>,
 }
 
 #[cfg(test)]

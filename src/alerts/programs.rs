@@ -126,10 +126,10 @@ fn run_and_follow(job: &Job, timeout: Duration) {
         Ended::Exit(code, err) => format!("exit {code:?}: {err}"),
         other => format!("{other:?}"),
     };
-    crate::log::event(
-        crate::log::event::ALERT_DESKTOP_JUMP,
-        serde_json::json!({"argv": argv, "detail": detail}),
-    );
+    crate::log::write(&crate::log::AlertDesktopJump {
+        argv,
+        detail: &detail,
+    });
 }
 
 fn log_ended(job: &Job, ended: &Ended, ms: u128) {
@@ -144,11 +144,11 @@ fn log_ended(job: &Job, ended: &Ended, ms: u128) {
         Ended::NotFound => "program not found".into(),
         Ended::Failed(e) => format!("could not start: {e}"),
     };
-    crate::log::event(
-        crate::log::event::ALERT_CHANNEL_FAILED,
-        serde_json::json!({"channel": job.channel, "program": job.argv.first(),
-            "detail": detail, "ms": ms as u64}),
-    );
+    crate::log::write(&crate::log::AlertChannelFailed {
+        program: Some(job.argv.first().map(String::as_str)),
+        ms: Some(ms as u64),
+        ..crate::log::AlertChannelFailed::of(job.channel, &detail)
+    });
 }
 
 /// A pool of runner threads.
@@ -177,10 +177,8 @@ impl Pool {
                     run_and_follow(&job, timeout);
                 });
             if let Err(e) = spawned {
-                crate::log::event(
-                    crate::log::event::ALERT_CHANNEL_FAILED,
-                    serde_json::json!({"channel": channel, "detail": format!("no thread: {e}")}),
-                );
+                let detail = format!("no thread: {e}");
+                crate::log::write(&crate::log::AlertChannelFailed::of(channel, &detail));
             }
         }
         Pool { tx, channel }
@@ -191,11 +189,8 @@ impl Pool {
         match self.tx.try_send(job) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                crate::log::event(
-                    crate::log::event::ALERT_CHANNEL_FAILED,
-                    serde_json::json!({"channel": self.channel,
-                        "detail": format!("{QUEUE} runs already waiting: this one dropped")}),
-                );
+                let detail = format!("{QUEUE} runs already waiting: this one dropped");
+                crate::log::write(&crate::log::AlertChannelFailed::of(self.channel, &detail));
             }
         }
     }

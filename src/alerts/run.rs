@@ -149,10 +149,10 @@ impl Alerter {
         self.loaded_at = Some(std::time::Instant::now());
         match reload() {
             Ok(s) => self.settings = s,
-            Err(e) => crate::log::event(
-                crate::log::event::ALERT_CHANNEL_FAILED,
-                serde_json::json!({"channel": "settings", "detail": e.to_string()}),
-            ),
+            Err(e) => crate::log::write(&crate::log::AlertChannelFailed::of(
+                "settings",
+                &e.to_string(),
+            )),
         }
     }
 
@@ -213,10 +213,10 @@ impl Alerter {
             if self.presence.is_none() {
                 let joined = crate::alerts::boards::join(&self.at.data_root);
                 if let Err(e) = &joined {
-                    crate::log::event(
-                        crate::log::event::ALERT_CHANNEL_FAILED,
-                        serde_json::json!({"channel": "status_line", "detail": e.to_string()}),
-                    );
+                    crate::log::write(&crate::log::AlertChannelFailed::of(
+                        "status_line",
+                        &e.to_string(),
+                    ));
                 }
                 self.presence = Some(joined.ok());
             }
@@ -343,12 +343,14 @@ impl Alerter {
                 Some(o) if first => outcome_word(o),
                 _ => "already_handled",
             };
-            crate::log::event(
-                crate::log::event::ALERT,
-                serde_json::json!({"seat": row.name, "session": row.id,
-                    "state": row.state.as_str(), "key": item.key,
-                    "outcome": outcome, "channels": claimed}),
-            );
+            crate::log::write(&crate::log::Alert {
+                seat: &row.name,
+                session: &row.id,
+                state: row.state.as_str(),
+                key: &item.key,
+                outcome,
+                channels: &claimed,
+            });
             if !claimed.is_empty() {
                 self.send(&make(item.index, &item.key), servers, &claimed);
             }
@@ -479,10 +481,10 @@ impl Alerter {
             }
             Err(e) => {
                 // Never miss an alert because the memory could not be kept: send, and say so.
-                crate::log::event(
-                    crate::log::event::ALERT_CHANNEL_FAILED,
-                    serde_json::json!({"channel": "memory", "detail": e.to_string()}),
-                );
+                crate::log::write(&crate::log::AlertChannelFailed::of(
+                    "memory",
+                    &e.to_string(),
+                ));
                 items
                     .iter()
                     .map(|it| match it.outcome {

@@ -28,7 +28,7 @@
 //!   text it emits; other views must sanitize and clip before drawing.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::clock::{age_seconds, format_iso, Ms};
 use crate::evidence::config::{Agent, CloseReason};
@@ -366,50 +366,106 @@ fn activity_label<'a>(
 /// The worker object of `status --json` (docs/behaviour.md §4), compatible with Intercom's own
 /// `intercom_worker_status`. Text fields are sanitized here; `connection` is passed through.
 pub fn worker_status_json(obs: &WorkerObservation, connection: Value) -> Value {
-    let handoff = obs.handoff.as_ref().map(|h| {
-        json!({
-            "version": h.version,
-            "jobId": h.job_id,
-            "summary": text::sanitize(&h.summary),
-            "updatedAt": format_iso(h.updated_at),
-            "ageSeconds": h.age_seconds,
-            "selfReported": true,
-        })
+    serde_json::to_value(worker_status(obs, connection)).unwrap_or_default()
+}
+
+/// The same worker object, typed (a board record serializes it without a JSON value between).
+pub(crate) fn worker_status<'a, C: Serialize + 'a>(
+    obs: &'a WorkerObservation,
+    connection: C,
+) -> impl Serialize + 'a {
+    let handoff = obs.handoff.as_ref().map(|h| HandoffJson {
+        version: h.version,
+        job_id: &h.job_id,
+        summary: text::sanitize(&h.summary),
+        updated_at: format_iso(h.updated_at),
+        age_seconds: h.age_seconds,
+        self_reported: true,
     });
-    let close_job = obs.close_job.as_ref().map(|j| {
-        json!({
-            "jobId": j.job_id,
-            "state": j.state.as_str(),
-            "createdAt": format_iso(j.created_at),
-            "updatedAt": format_iso(j.updated_at),
-            "deadlineAt": format_iso(j.deadline_at),
-            "reason": j.reason.map(CloseReason::as_str),
-            "ageSeconds": j.age_seconds,
-        })
+    let close_job = obs.close_job.as_ref().map(|j| CloseJobJson {
+        job_id: &j.job_id,
+        state: j.state.as_str(),
+        created_at: format_iso(j.created_at),
+        updated_at: format_iso(j.updated_at),
+        deadline_at: format_iso(j.deadline_at),
+        reason: j.reason.map(CloseReason::as_str),
+        age_seconds: j.age_seconds,
     });
-    let report = obs.report.as_ref().map(|r| {
-        json!({
-            "status": r.status.as_str(),
-            "summary": text::sanitize(&r.summary),
-            "updatedAt": format_iso(r.updated_at),
-            "ageSeconds": r.age_seconds,
-            "selfReported": true,
-        })
+    let report = obs.report.as_ref().map(|r| ReportJson {
+        status: r.status.as_str(),
+        summary: text::sanitize(&r.summary),
+        updated_at: format_iso(r.updated_at),
+        age_seconds: r.age_seconds,
+        self_reported: true,
     });
-    json!({
-        "sessionId": obs.session_id,
-        "name": text::sanitize(&obs.name),
-        "observedStatus": obs.observed_status.as_str(),
-        "lastActivity": obs.last_activity,
-        "observedAt": obs.observed_at.map(format_iso),
-        "observationAgeSeconds": obs.observation_age_seconds,
-        "stale": obs.stale,
-        "evidence": obs.evidence.as_str(),
-        "connection": connection,
-        "handoff": handoff,
-        "closeJob": close_job,
-        "report": report,
-    })
+    WorkerStatus {
+        session_id: &obs.session_id,
+        name: text::sanitize(&obs.name),
+        observed_status: obs.observed_status.as_str(),
+        last_activity: obs.last_activity,
+        observed_at: obs.observed_at.map(format_iso),
+        observation_age_seconds: obs.observation_age_seconds,
+        stale: obs.stale,
+        evidence: obs.evidence.as_str(),
+        connection,
+        handoff,
+        close_job,
+        report,
+    }
+}
+
+/// The worker object of `status --json`, members in Intercom's order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkerStatus<'a, C> {
+    session_id: &'a str,
+    name: String,
+    observed_status: &'static str,
+    last_activity: &'static str,
+    observed_at: Option<String>,
+    observation_age_seconds: Option<i64>,
+    stale: bool,
+    evidence: &'static str,
+    connection: C,
+    handoff: Option<HandoffJson<'a>>,
+    close_job: Option<CloseJobJson<'a>>,
+    report: Option<ReportJson>,
+}
+
+/// The worker's handoff as Intercom shows it (`selfReported`: the worker wrote it).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HandoffJson<'a> {
+    version: u32,
+    job_id: &'a str,
+    summary: String,
+    updated_at: String,
+    age_seconds: i64,
+    self_reported: bool,
+}
+
+/// The worker's close job as Intercom shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseJobJson<'a> {
+    job_id: &'a str,
+    state: &'static str,
+    created_at: String,
+    updated_at: String,
+    deadline_at: String,
+    reason: Option<&'static str>,
+    age_seconds: i64,
+}
+
+/// The worker's own report as Intercom shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportJson {
+    status: &'static str,
+    summary: String,
+    updated_at: String,
+    age_seconds: i64,
+    self_reported: bool,
 }
 
 /// Stable partition: items for which `is_disconnected` is false first, then the rest, each group
@@ -422,6 +478,7 @@ pub(crate) fn sort_disconnected_last<T>(items: &mut [T], is_disconnected: impl F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const S: &str = "s-1";
     const W1: &str = "00000000-0000-7000-8000-000000000001";

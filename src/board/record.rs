@@ -4,7 +4,6 @@
 //! Times are kept as numbers (`Ms`) for the views and written as ISO-8601 text, as the seed shows.
 
 use serde::{Serialize, Serializer};
-use serde_json::Value;
 
 use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{FoundBy, ProjectSource, SessionTie, TaskSource, WorkspaceSource};
@@ -26,8 +25,7 @@ pub struct RecordIntercom {
 
 impl Serialize for RecordIntercom {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::board::intercom::worker_status_json(&self.obs, self.connection.to_json())
-            .serialize(s)
+        crate::board::intercom::worker_status(&self.obs, self.connection.json()).serialize(s)
     }
 }
 
@@ -115,7 +113,7 @@ pub struct SeatRecord {
     pub intercom: Option<RecordIntercom>,
     /// For connector rows only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub connector: Option<Value>,
+    pub connector: Option<ConnectorExtra>,
     /// For seats found from a pane's pi process (no roster, layout or registration): where its
     /// session was found (`pi-session-flag`, `pi-session-dir-env`, `pi-agent-dir-env`,
     /// `pi-default-agent-dir`, ...).
@@ -142,10 +140,9 @@ pub struct SeatExtra {
     /// `coordinator`, `worker`, `seat` or `connector`.
     pub role: &'static str,
     pub pane: Option<PaneExtra>,
-    /// `{"target": …}` when it can be replied to, else `{"unavailable": why}`.
-    pub reply: Value,
+    pub reply: ReplyExtra,
     pub last_user_text: Option<String>,
-    pub running_tool: Option<Value>,
+    pub running_tool: Option<RunningToolExtra>,
     /// The turn the state belongs to (the alerts key on it, `snapshot::Row::turn`).
     pub turn: Option<String>,
     /// pi recorded the end of the seat's session (`snapshot::Row::session_ended`).
@@ -161,8 +158,44 @@ pub struct PaneExtra {
     pub socket: Option<String>,
     pub pane_id: String,
     pub shell_pid: Option<i32>,
-    /// `{pid, startTicks, bootId}` of the live registered pi.
-    pub pi: Option<Value>,
+    /// The live registered pi.
+    pub pi: Option<PiExtra>,
+}
+
+/// A pi by its identity: `{pid, startTicks, bootId}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PiExtra {
+    pub pid: i32,
+    pub start_ticks: u64,
+    pub boot_id: String,
+}
+
+/// `{"target": …}` when the seat can be replied to, else `{"unavailable": why}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReplyExtra {
+    Target(String),
+    Unavailable(String),
+}
+
+/// The tool a seat's pi is running, and since when.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunningToolExtra {
+    pub name: Option<String>,
+    #[serde(serialize_with = "iso_opt")]
+    pub since: Option<Ms>,
+}
+
+/// A connector seat's binding: its name, whether its owner is alive and in which state
+/// (`braked` is always `null`: kept for readers of the first schema).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorExtra {
+    pub binding: String,
+    pub alive: bool,
+    pub owner_state: StateReason,
+    pub braked: Option<bool>,
 }
 
 fn iso<S: Serializer>(at: &Ms, s: S) -> Result<S::Ok, S::Error> {

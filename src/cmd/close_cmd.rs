@@ -36,10 +36,13 @@ pub(crate) fn run_close(args: &CloseWorkerArgs) -> CloseExit {
     // Ctrl-C (or a hangup) while it waits ends the job `interrupted`, recorded, nothing closed.
     let _stop = crate::signals::StopGuard::install();
     let end = close::close_worker(&req);
-    crate::log::event(
-        crate::log::event::CLOSE_WORKER_DONE,
-        serde_json::json!({"worker": args.name, "exit": end.exit.code(), "report": end.report}),
-    );
+    crate::log::write(&crate::log::CloseWorkerDone {
+        worker: &args.name,
+        exit: end.exit.code(),
+        report: &end.report,
+        from: None,
+        by: None,
+    });
     match end.report.refused() {
         // With --json every outcome, refusals included, is the one JSON report on stdout.
         _ if args.json => crate::cmd::out(format_args!(

@@ -204,10 +204,11 @@ fn place(args: &EnsureMonitorArgs) -> EnsureExit {
             ("failed", e.to_string(), e.exit())
         }
     };
-    crate::log::event(
-        crate::log::event::ENSURE_MONITOR_DONE,
-        serde_json::json!({"outcome": outcome, "detail": detail, "exit": code.code()}),
-    );
+    crate::log::write(&crate::log::EnsureMonitorDone {
+        outcome,
+        detail: &detail,
+        exit: code.code(),
+    });
     code
 }
 

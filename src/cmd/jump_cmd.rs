@@ -324,6 +324,17 @@ fn seat_now(
     Ok((row.clone(), session, now))
 }
 
+/// `--json`'s answer: where the seat is.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Place<'a> {
+    mux: &'static str,
+    socket: String,
+    pane: &'a str,
+    session_id: Option<&'a str>,
+    agent: &'a str,
+}
+
 /// `--print` / `--json`: where the seat is, for a person or another host's `jump`.
 fn print_place(
     json: bool,
@@ -333,8 +344,14 @@ fn print_place(
     agent: &str,
 ) {
     if json {
-        let v = serde_json::json!({"mux": now.kind.name(), "socket": socket.display().to_string(),
-            "pane": now.pane_id, "sessionId": session, "agent": agent});
+        let place = Place {
+            mux: now.kind.name(),
+            socket: socket.display().to_string(),
+            pane: &now.pane_id,
+            session_id: session,
+            agent,
+        };
+        let v = serde_json::to_string(&place).unwrap_or_default();
         crate::cmd::out(format_args!("{v}"));
     } else {
         crate::cmd::out(format_args!("{}", now.kind.jump_hint(socket, &now.pane_id)));

@@ -120,15 +120,14 @@ impl FrameLog for LogFrames {
     fn frame(&self, changed: &[(String, &'static str)], scanned_at: Ms) {
         // The log keeps 32 members of an array: one event per 32 rows.
         for chunk in changed.chunks(32).take(8) {
-            let changed: Vec<serde_json::Value> = chunk
+            let changed = chunk
                 .iter()
-                .map(|(id, state)| serde_json::json!({"id": id, "state": state}))
+                .map(|(id, state)| crate::log::FrameChange { id, state })
                 .collect();
-            crate::log::event(
-                crate::log::event::LIVE_FRAME,
-                serde_json::json!({"changed": changed,
-                    "passAt": crate::clock::format_iso(scanned_at)}),
-            );
+            crate::log::write(&crate::log::LiveFrame {
+                changed,
+                pass_at: crate::clock::format_iso(scanned_at),
+            });
         }
     }
 }

@@ -336,10 +336,10 @@ fn start_alerts(
         Ok(t) => Some(t),
         Err(e) => {
             eprintln!("intercom-pane monitor: no alerts: {e}");
-            crate::log::event(
-                crate::log::event::ALERT_CHANNEL_FAILED,
-                serde_json::json!({"channel": "settings", "detail": e.to_string()}),
-            );
+            crate::log::write(&crate::log::AlertChannelFailed::of(
+                "settings",
+                &e.to_string(),
+            ));
             None
         }
     }

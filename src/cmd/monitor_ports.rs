@@ -287,11 +287,13 @@ impl ScanWorkers {
             by: crate::evidence::sessions::timeline::Actor::Sidebar,
         };
         let end = close::close_worker(&req);
-        crate::log::event(
-            crate::log::event::CLOSE_WORKER_DONE,
-            serde_json::json!({"worker": row.name, "exit": end.exit.code(), "report": end.report,
-                "from": "sidebar"}),
-        );
+        crate::log::write(&crate::log::CloseWorkerDone {
+            worker: &row.name,
+            exit: end.exit.code(),
+            report: &end.report,
+            from: Some("sidebar"),
+            by: None,
+        });
         let r = &end.report;
         let result = match end.exit {
             CloseExit::Refused | CloseExit::NoReplyPath => "refused",

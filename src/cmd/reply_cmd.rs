@@ -42,7 +42,7 @@ pub(crate) fn run(args: &ReplyArgs) -> ReplyExit {
             if args.json {
                 crate::cmd::out(format_args!(
                     "{}",
-                    serde_json::to_string_pretty(&receipt.to_json()).unwrap_or_default()
+                    serde_json::to_string_pretty(&receipt).unwrap_or_default()
                 ));
             } else {
                 crate::cmd::out(format_args!("{}", receipt.summary()));

@@ -2,41 +2,62 @@
 //! the shipped extension runs them. Every answer is one JSON line on stdout, every string in it
 //! sanitized; the close prints its acceptance first and its ending when the job ends.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::cli::ToolArgs;
 use crate::cmd::options;
 use crate::scan::RootChoice;
-use crate::tools::{self, caller, Ctx, Tool, ToolExit};
+use crate::tools::{self, answer, caller, Ctx, Refused, Tool, ToolExit};
 
 /// Longest answer line; a longer one (none is expected) is replaced by an error.
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
+/// The line printed instead of an answer over `MAX_LINE_BYTES`.
+#[derive(Serialize)]
+struct TooLong {
+    error: String,
+}
+
+/// `tool check`'s answer: the caller is the coordinator's pi, and the tools it has.
+#[derive(Serialize)]
+struct Checked<'a> {
+    coordinator: bool,
+    name: &'a str,
+    root: &'a std::path::Path,
+    tools: Vec<Value>,
+}
+
 fn print(v: &Value) {
     let line = crate::views::json::to_string(&tools::sanitized(v.clone())).unwrap_or_default();
     if line.len() > MAX_LINE_BYTES {
-        crate::cmd::out(format_args!(
-            "{}",
-            json!({"error": format!("the answer is over {MAX_LINE_BYTES} bytes; not shown")})
-        ));
+        let too_long = TooLong {
+            error: format!("the answer is over {MAX_LINE_BYTES} bytes; not shown"),
+        };
+        let line = serde_json::to_string(&too_long).unwrap_or_default();
+        crate::cmd::out(format_args!("{line}"));
     } else {
         crate::cmd::out(format_args!("{line}"));
     }
 }
 
+fn refuse(args: &ToolArgs, r: &Refused) -> ToolExit {
+    print(&answer(r));
+    logged(args, ToolExit::Refused, Some(&r.refused))
+}
+
 fn refused(args: &ToolArgs, why: impl std::fmt::Display) -> ToolExit {
-    let v = json!({"refused": why.to_string()});
-    print(&v);
-    logged(args, ToolExit::Refused, &v)
+    refuse(args, &Refused::because(why))
 }
 
 /// The call in the opt-in log (a forged call shows there too), and its exit.
-fn logged(args: &ToolArgs, exit: ToolExit, answer: &Value) -> ToolExit {
-    crate::log::event(
-        crate::log::event::TOOL_CALL,
-        json!({"tool": crate::text::clip(&crate::text::sanitize(&args.tool), 64),
-            "piPid": args.pi_pid, "exit": exit.code(), "refused": answer.get("refused")}),
-    );
+fn logged(args: &ToolArgs, exit: ToolExit, refused: Option<&str>) -> ToolExit {
+    crate::log::write(&crate::log::ToolCall {
+        tool: crate::text::clip(&crate::text::sanitize(&args.tool), 64),
+        pi_pid: args.pi_pid,
+        exit: exit.code(),
+        refused,
+    });
     exit
 }
 
@@ -61,14 +82,21 @@ pub(crate) fn run(args: &ToolArgs) -> ToolExit {
     let coordinator = match caller::verify(args.pi_pid, &r.opts.data_root) {
         Ok(c) => c,
         Err(e) => {
-            let v = json!({"coordinator": false, "code": e.code(), "refused": e.to_string()});
-            print(&v);
-            return logged(args, ToolExit::Refused, &v);
+            let r = Refused {
+                coordinator: Some(false),
+                code: Some(e.code()),
+                refused: e.to_string(),
+            };
+            return refuse(args, &r);
         }
     };
     let Some(tool) = tool else {
-        print(&json!({"coordinator": true, "name": coordinator.name,
-            "root": coordinator.root, "tools": tools::definitions()}));
+        print(&answer(&Checked {
+            coordinator: true,
+            name: &coordinator.name,
+            root: &coordinator.root,
+            tools: tools::definitions(),
+        }));
         return ToolExit::Done;
     };
     let call = match tools::parse(tool, &args.args) {
@@ -91,5 +119,6 @@ pub(crate) fn run(args: &ToolArgs) -> ToolExit {
     };
     let end = tools::run(call, &ctx);
     print(&end.result);
-    logged(args, end.exit, &end.result)
+    let refused = end.result.get("refused").and_then(Value::as_str);
+    logged(args, end.exit, refused)
 }

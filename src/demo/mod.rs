@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use crate::evidence::config::{NewAgent, NewRoster};
 
 use crate::cli::DemoArgs;
 use crate::clock::{format_iso, Clock, SystemClock};
@@ -184,27 +184,55 @@ pub(crate) fn write_files(layout: &DemoLayout, workers: &[DemoSeat]) -> std::io:
     ] {
         std::fs::create_dir_all(d)?;
     }
-    let mut agents = vec![json!({
-        "sessionId": layout.coordinator_id, "name": "Coordinator", "coordinator": true,
-        "description": "Coordinate workers, delegate work, and manage shared configuration.",
-        "port": layout.coordinator_port, "projectDirectory": "."})];
+    let mut agents = vec![NewAgent {
+        session_id: &layout.coordinator_id,
+        name: "Coordinator",
+        coordinator: true,
+        description: "Coordinate workers, delegate work, and manage shared configuration.",
+        port: layout.coordinator_port,
+        project_directory: ".",
+        budget: None,
+    }];
     for (w, (name, id, port)) in WORKERS.iter().zip(workers) {
-        agents.push(json!({"sessionId": id, "name": name, "coordinator": false,
-            "description": w.description, "port": port, "projectDirectory": "."}));
+        agents.push(NewAgent {
+            session_id: id,
+            name,
+            coordinator: false,
+            description: w.description,
+            port: *port,
+            project_directory: ".",
+            budget: None,
+        });
     }
     let stand_in = write_stand_in(layout)?;
+    let system = DemoSystem {
+        data_root: layout.data_root.display().to_string(),
+        session_dirs: [layout.sessions.display().to_string()],
+        demo_pi: stand_in.display().to_string(),
+    };
     std::fs::write(
         layout.base.join("system.json"),
-        json!({"dataRoot": layout.data_root.display().to_string(),
-            "sessionDirs": [layout.sessions.display().to_string()],
-            DEMO_PI_KEY: stand_in.display().to_string()})
-        .to_string(),
+        serde_json::to_string(&system)?,
     )?;
-    let cfg = json!({"version": 1, "multiplexer": "tmux", "agents": agents});
+    let cfg = NewRoster {
+        version: 1,
+        multiplexer: "tmux",
+        agents,
+    };
     std::fs::write(
         crate::paths::config_file(&layout.root),
         serde_json::to_string_pretty(&cfg)? + "\n",
     )
+}
+
+/// The demo's system config: its data root, its sessions folder, and its stand-in for pi.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DemoSystem {
+    data_root: String,
+    session_dirs: [String; 1],
+    /// Under `DEMO_PI_KEY`.
+    demo_pi: String,
 }
 
 /// The system config's key naming the demo's stand-in for pi: a sidebar started with that config

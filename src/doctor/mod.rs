@@ -10,7 +10,7 @@ mod install;
 mod live;
 mod trust;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::scan::ScanOptions;
@@ -93,6 +93,22 @@ impl Check {
     }
 }
 
+/// `doctor --json`: whether every check passed, and each.
+#[derive(serde::Serialize)]
+struct ReportJson<'a> {
+    ok: bool,
+    checks: Vec<CheckJson<'a>>,
+}
+
+/// One check in `doctor --json`.
+#[derive(serde::Serialize)]
+struct CheckJson<'a> {
+    name: &'static str,
+    status: &'static str,
+    detail: &'a str,
+    fix: Option<&'a str>,
+}
+
 /// Every check, in the order a newcomer sets things up.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Report {
@@ -105,15 +121,21 @@ impl Report {
     }
 
     pub(crate) fn to_json(&self) -> Value {
-        json!({
-            "ok": !self.failed(),
-            "checks": self.checks.iter().map(|c| json!({
-                "name": c.name,
-                "status": c.status.name(),
-                "detail": c.detail,
-                "fix": c.fix,
-            })).collect::<Vec<_>>(),
-        })
+        let checks = self
+            .checks
+            .iter()
+            .map(|c| CheckJson {
+                name: c.name,
+                status: c.status.name(),
+                detail: &c.detail,
+                fix: c.fix.as_deref(),
+            })
+            .collect();
+        let report = ReportJson {
+            ok: !self.failed(),
+            checks,
+        };
+        serde_json::to_value(report).unwrap_or_default()
     }
 
     /// `ok    tmux: ...` lines, a `fix:` line under each failure or warning, and a summary.

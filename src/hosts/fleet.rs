@@ -266,24 +266,13 @@ pub(crate) fn follow(
 
 /// A `host_state` log line about the hosts file: the hosts it names (`hosts`), its state
 /// and why.
-#[derive(serde::Serialize)]
-struct FileEvent {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hosts: Option<Vec<String>>,
-    state: &'static str,
-    detail: String,
-}
-
 fn log_file_event(hosts: Option<Vec<String>>, state: &'static str, detail: String) {
-    let fields = FileEvent {
+    crate::log::write(&crate::log::HostState {
+        host: None,
         hosts,
         state,
         detail: crate::text::one_line(&detail, 300),
-    };
-    crate::log::event(
-        crate::log::event::HOST_STATE,
-        serde_json::to_value(fields).unwrap_or_default(),
-    );
+    });
 }
 
 /// The hosts file's folder under inotify (none when it cannot be watched: the timed look

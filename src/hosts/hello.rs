@@ -11,8 +11,7 @@
 //! periodic `scan --json`. `echo` must come back exactly as sent (`quote::PROBE_WORD`): a login
 //! shell that changes a quoted word is refused, since no remote command would be safe there.
 
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// The remote protocol this build speaks.
 pub const PROTOCOL: u32 = 1;
@@ -28,15 +27,26 @@ pub fn version() -> &'static str {
 
 /// The hello line this build prints.
 pub(crate) fn line(echo: Option<&str>) -> String {
-    json!({
-        "v": 1,
-        "program": "intercom-pane",
-        "version": version(),
-        "protocol": PROTOCOL,
-        "watch": HAS_WATCH,
-        "echo": echo,
-    })
-    .to_string()
+    let hello = HelloLine {
+        v: 1,
+        program: "intercom-pane",
+        version: version(),
+        protocol: PROTOCOL,
+        watch: HAS_WATCH,
+        echo,
+    };
+    serde_json::to_string(&hello).unwrap_or_default()
+}
+
+/// The hello this build prints (what `Hello` reads on the other side, with its line version).
+#[derive(Serialize)]
+struct HelloLine<'a> {
+    v: u32,
+    program: &'static str,
+    version: &'static str,
+    protocol: u32,
+    watch: bool,
+    echo: Option<&'a str>,
 }
 
 /// What a remote said in its hello.
@@ -179,6 +189,7 @@ fn clean(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::hosts::quote::PROBE_WORD;
+    use serde_json::json;
 
     #[test]
     fn our_own_hello_is_accepted() {

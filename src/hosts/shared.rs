@@ -466,11 +466,12 @@ fn view_of(e: &Entry) -> HostView {
 }
 
 fn log_state(e: &Entry) {
-    crate::log::event(
-        crate::log::event::HOST_STATE,
-        serde_json::json!({"host": e.name, "state": e.state.as_str(),
-            "detail": crate::text::one_line(&e.detail, 300)}),
-    );
+    crate::log::write(&crate::log::HostState {
+        host: Some(&e.name),
+        hosts: None,
+        state: e.state.as_str(),
+        detail: crate::text::one_line(&e.detail, 300),
+    });
 }
 
 #[cfg(test)]

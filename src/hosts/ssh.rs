@@ -173,10 +173,10 @@ pub(crate) fn control() -> Result<Control, ControlRefused> {
         Ok(dir) => {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
-                crate::log::event(
-                    crate::log::event::HOST_CONTROL,
-                    serde_json::json!({"dir": dir.display().to_string(), "refused": first}),
-                )
+                crate::log::write(&crate::log::HostControl {
+                    dir: dir.display().to_string(),
+                    refused: &first,
+                })
             });
             Ok(Control {
                 dir,
@@ -493,11 +493,13 @@ fn housekeeping(
     let mut cmd = Command::new("ssh");
     cmd.args(a);
     let r = spawn::run(&mut cmd, None, Instant::now() + within, 4096);
-    crate::log::event(
-        crate::log::event::HOST_CALL,
-        serde_json::json!({"host": host.name.as_str(), "what": what,
-            "exit": r.as_ref().ok().and_then(|o| o.status.code())}),
-    );
+    crate::log::write(&crate::log::HostCall {
+        host: host.name.as_str(),
+        what: Some(what),
+        exit: r.as_ref().ok().and_then(|o| o.status.code()),
+        ssh: None,
+        stderr: None,
+    });
     r.is_ok_and(|o| o.status.success())
 }
 
@@ -594,12 +596,13 @@ pub(crate) fn call(
         Some(255) | None => (stderr.clone(), String::new()),
         Some(_) => split_stderr(&stderr),
     };
-    crate::log::event(
-        crate::log::event::HOST_CALL,
-        serde_json::json!({"host": host.name.as_str(), "exit": out.status.code(),
-            "ssh": crate::text::one_line(&ssh_said, 300),
-            "stderr": crate::text::one_line(&program_said, 300)}),
-    );
+    crate::log::write(&crate::log::HostCall {
+        host: host.name.as_str(),
+        what: None,
+        exit: out.status.code(),
+        ssh: Some(crate::text::one_line(&ssh_said, 300)),
+        stderr: Some(crate::text::one_line(&program_said, 300)),
+    });
     let stderr = program_said;
     match out.status.code() {
         Some(255) | None => Call::Ssh(Problem::classify(&ssh_said)),

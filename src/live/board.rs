@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::check::{Baseline, REBUILD_AFTER};
-use super::engine::{Passes, Plan, Why};
+use super::engine::{CheckMicros, CheckNote, Passes, Plan, Why};
 use super::panes::ServerWatch;
 use crate::clock::{Clock, Ms};
 use crate::evidence::ScanMemory;
@@ -36,17 +36,6 @@ pub struct BoardPasses {
     held_pis: usize,
     /// What the check before the last pass found (for the pass's log event).
     check: Option<CheckNote>,
-}
-
-/// One check, for the log: whether it found everything as it was, the µs it spent on panes,
-/// processes and git, and folders, how many folders, and how many checks in a row found so.
-struct CheckNote {
-    same: bool,
-    /// The first check after its pass (it hashes the folders: `Baseline`).
-    first: bool,
-    us: [u64; 3],
-    folders: usize,
-    in_row: u32,
 }
 
 /// One pass of the board.
@@ -110,9 +99,13 @@ impl BoardPasses {
         self.check = Some(CheckNote {
             same,
             first,
-            us: [panes, procs, folders],
-            folders: base.folder_count(),
             in_row: self.checks_in_row,
+            us: CheckMicros {
+                panes,
+                procs,
+                folders,
+            },
+            folders: base.folder_count(),
         });
         same.then(|| BoardPass::Same {
             checked_at: self.clock.now_ms(),
@@ -135,13 +128,8 @@ impl Passes for BoardPasses {
         }
     }
 
-    fn check_note(&self) -> Option<serde_json::Value> {
-        let c = self.check.as_ref()?;
-        let [panes, procs, folders] = c.us;
-        Some(
-            serde_json::json!({"same": c.same, "first": c.first, "inRow": c.in_row,
-            "us": {"panes": panes, "procs": procs, "folders": folders}, "folders": c.folders}),
-        )
+    fn check_note(&self) -> Option<CheckNote> {
+        self.check
     }
 
     fn health_changed(&mut self, health: &super::engine::Health) {

@@ -46,6 +46,27 @@ impl Default for Settings {
     }
 }
 
+/// One check of the long timer, for the pass's log event: whether it found everything as it
+/// was, whether it was the first after its pass (it hashes the folders: `Baseline`), how many
+/// checks in a row found so, the µs it spent, and how many folders it looked at.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckNote {
+    pub same: bool,
+    pub first: bool,
+    pub in_row: u32,
+    pub us: CheckMicros,
+    pub folders: usize,
+}
+
+/// The µs a check spent on panes, processes and git, and folders.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct CheckMicros {
+    pub panes: u64,
+    pub procs: u64,
+    pub folders: u64,
+}
+
 /// What changed since the last pass.
 #[derive(Debug, Clone, Default)]
 pub struct Why {
@@ -97,7 +118,7 @@ pub trait Passes {
     fn health_changed(&mut self, _health: &Health) {}
     /// What the pass just made found before it ran, for its log event (`check`); asked only
     /// while the log is on.
-    fn check_note(&self) -> Option<serde_json::Value> {
+    fn check_note(&self) -> Option<CheckNote> {
         None
     }
 }
@@ -287,13 +308,15 @@ impl<P: Passes> Engine<P> {
             self.next_full = started + self.full_interval();
         }
         if crate::log::enabled() {
-            let mut fields = serde_json::json!({"ms": (now - started).as_millis() as u64,
-                "full": why.full, "why": why.reasons, "files": why.files.len(),
-                "exited": why.exited.len(), "polls": self.polls});
-            if let Some(check) = self.runner.check_note() {
-                fields["check"] = check;
-            }
-            crate::log::event(crate::log::event::LIVE_PASS, fields);
+            crate::log::write(&crate::log::LivePass {
+                ms: (now - started).as_millis() as u64,
+                full: why.full,
+                why: &why.reasons,
+                files: why.files.len(),
+                exited: why.exited.len(),
+                polls: self.polls,
+                check: self.runner.check_note(),
+            });
         }
         self.last_why = why;
         self.polls = 0;
@@ -352,10 +375,7 @@ impl<P: Passes> Engine<P> {
     fn report_health(&mut self) {
         let h = self.health();
         if self.health.as_ref() != Some(&h) {
-            crate::log::event(
-                crate::log::event::LIVE_WATCH,
-                serde_json::to_value(&h).unwrap_or_default(),
-            );
+            crate::log::write(&crate::log::LiveWatch(&h));
             self.runner.health_changed(&h);
             self.health = Some(h);
         }
@@ -546,10 +566,9 @@ impl<P: Passes> Engine<P> {
                     self.resync = true;
                     self.pending.full = true;
                     self.pending.note("overflow");
-                    crate::log::event(
-                        crate::log::event::LIVE_OVERFLOW,
-                        serde_json::json!({"overflows": self.files.as_ref().map(|f| f.overflows())}),
-                    );
+                    crate::log::write(&crate::log::LiveOverflow {
+                        overflows: self.files.as_ref().map(|f| f.overflows()),
+                    });
                 }
             }
         }

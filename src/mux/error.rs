@@ -61,10 +61,11 @@ impl MuxError {
             detail: clean.trim().chars().take(200).collect(),
         };
         if let Some(repeated) = first_in_a_while(e.code(), &e.detail) {
-            crate::log::event(
-                crate::log::event::MUX_ERROR,
-                serde_json::json!({"code": e.code(), "detail": e.detail, "repeated": repeated}),
-            );
+            crate::log::write(&crate::log::MuxError {
+                code: e.code(),
+                detail: &e.detail,
+                repeated,
+            });
         }
         e
     }

@@ -25,7 +25,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::herdr::wire;
 use super::ErrorCode;
@@ -80,6 +80,14 @@ pub struct NotSent(pub String);
 /// Cap on the detail kept from an answer.
 const DETAIL_CAP: usize = 500;
 
+/// One line to the extension: the text, with an id its answer names.
+#[derive(serde::Serialize)]
+struct Ask<'a> {
+    v: u32,
+    id: &'a str,
+    text: &'a str,
+}
+
 /// Hand `text` to the pi `pi_pid` through the channel at `socket`, once.
 pub fn send(socket: &Path, pi_pid: i32, text: &str, deadline: Instant) -> Result<Answer, NotSent> {
     check_folder(socket)?;
@@ -91,7 +99,12 @@ pub fn send(socket: &Path, pi_pid: i32, text: &str, deadline: Instant) -> Result
     })?;
     check_peer(&stream, pi_pid)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let mut line = json!({"v": 1, "id": id, "text": text}).to_string();
+    let ask = Ask {
+        v: 1,
+        id: &id,
+        text,
+    };
+    let mut line = serde_json::to_string(&ask).map_err(|e| NotSent(e.to_string()))?;
     line.push('\n');
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {

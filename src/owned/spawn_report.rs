@@ -10,7 +10,6 @@
 //! Paths are written as text (lossily when not UTF-8, where the builders would have panicked).
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::mux::MuxKind;
 
@@ -142,8 +141,8 @@ pub(crate) enum FirstTask {
         outcome: &'static str,
         reason: String,
     },
-    /// Sent: `reply`'s own receipt (`actions::reply`'s `to_json`).
-    Sent(Value),
+    /// Sent: `reply`'s own receipt.
+    Sent(crate::actions::reply::Receipt),
 }
 
 impl FirstTask {

@@ -89,12 +89,42 @@ impl Connection {
 
     /// `{"sessionId","state","checkedAt","reason"}`, the shape of Intercom's own status tool.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "sessionId": self.session_id,
-            "state": self.state.as_str(),
-            "checkedAt": self.checked_at.map(format_iso),
-            "reason": self.reason,
-        })
+        self.json().value()
+    }
+
+    /// The same, typed.
+    pub(crate) fn json(&self) -> ConnectionJson<'_> {
+        ConnectionJson::new(&self.session_id, self.state, self.checked_at, self.reason)
+    }
+}
+
+/// A connection as Intercom's own status tool shows it (a record's, and `status --json`'s).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ConnectionJson<'a> {
+    session_id: &'a str,
+    state: &'static str,
+    checked_at: Option<String>,
+    reason: &'a str,
+}
+
+impl<'a> ConnectionJson<'a> {
+    pub(crate) fn new(
+        session_id: &'a str,
+        state: ConnState,
+        checked_at: Option<Ms>,
+        reason: &'a str,
+    ) -> Self {
+        ConnectionJson {
+            session_id,
+            state: state.as_str(),
+            checked_at: checked_at.map(format_iso),
+            reason,
+        }
+    }
+
+    pub(crate) fn value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 

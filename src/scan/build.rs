@@ -7,7 +7,8 @@ use crate::board::intercom::WorkerObservation;
 use crate::board::provenance::{ProjectSource, TaskSource, WorkspaceSource};
 use crate::board::reason::{StateReason, StateSource};
 use crate::board::record::{
-    PaneExtra, RecordIntercom, RegisteredView, SeatExtra, SeatKey, SeatRecord, TmuxRef,
+    ConnectorExtra, PaneExtra, PiExtra, RecordIntercom, RegisteredView, ReplyExtra,
+    RunningToolExtra, SeatExtra, SeatKey, SeatRecord, TmuxRef,
 };
 use crate::board::verdict::{self, SeatFacts, Verdict};
 use crate::clock::{age_seconds, format_iso, Ms};
@@ -328,14 +329,12 @@ fn intercom_of(ev: &SeatEvidence) -> Option<RecordIntercom> {
 }
 
 /// A connector seat's binding, as the record shows it.
-fn connector_of(ev: &SeatEvidence) -> Option<serde_json::Value> {
-    ev.seat.binding.as_ref().map(|b| {
-        serde_json::json!({
-            "binding": b.name,
-            "alive": ev.alive(),
-            "ownerState": ev.live.reason,
-            "braked": serde_json::Value::Null,
-        })
+fn connector_of(ev: &SeatEvidence) -> Option<ConnectorExtra> {
+    ev.seat.binding.as_ref().map(|b| ConnectorExtra {
+        binding: b.name.clone(),
+        alive: ev.alive(),
+        owner_state: ev.live.reason,
+        braked: None,
     })
 }
 
@@ -502,25 +501,28 @@ pub(super) fn seat_extra(
             RowRole::Seat => "seat",
             RowRole::Connector => "connector",
         },
-        pane: pane.map(|p| {
-            PaneExtra {
+        pane: pane.map(|p| PaneExtra {
             mux: p.kind.name(),
             socket: p.socket.clone(),
             pane_id: p.pane_id.clone(),
             shell_pid: p.shell_pid,
-            pi: p.pi.as_ref().map(|(pid, ticks, boot)| {
-                serde_json::json!({"pid": pid, "startTicks": ticks, "bootId": boot})
+            pi: p.pi.as_ref().map(|(pid, ticks, boot)| PiExtra {
+                pid: *pid,
+                start_ticks: *ticks,
+                boot_id: boot.clone(),
             }),
-        }
         }),
         reply: match reply {
-            ReplyPath::Available { target } => serde_json::json!({ "target": target }),
-            ReplyPath::Unavailable { reason } => serde_json::json!({ "unavailable": reason }),
+            ReplyPath::Available { target } => ReplyExtra::Target(target.clone()),
+            ReplyPath::Unavailable { reason } => ReplyExtra::Unavailable(reason.clone()),
         },
         last_user_text: row.and_then(|r| r.last_user_text.clone()),
         running_tool: row
             .and_then(|r| r.running_tool.as_ref())
-            .map(|t| serde_json::json!({"name": t.name, "since": t.since.map(format_iso)})),
+            .map(|t| RunningToolExtra {
+                name: t.name.clone(),
+                since: t.since,
+            }),
         turn: row.and_then(|r| r.turn.clone()),
         session_ended: row.is_some_and(|r| r.session_ended),
     }

@@ -182,11 +182,11 @@ pub fn run(
         snapshot,
         git,
     );
-    crate::log::event(
-        crate::log::event::SCAN_PASS,
-        serde_json::json!({"ms": started.elapsed().as_millis() as u64, "seats": scan.records.len(),
-            "errors": scan.snapshot.errors}),
-    );
+    crate::log::write(&crate::log::ScanPass {
+        ms: started.elapsed().as_millis() as u64,
+        seats: scan.records.len(),
+        errors: &scan.snapshot.errors,
+    });
     Ok(scan)
 }
 

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::actions::close::{self, CloseExit, CloseRequest};
 use crate::actions::reply;
@@ -54,10 +55,36 @@ pub(crate) struct Outcome {
     pub result: Value,
 }
 
+/// A refusal: nothing was done, and why. Every tool's refusal carries `refused`; the caller's
+/// check also says `coordinator: false` and its code.
+#[derive(Serialize)]
+pub(crate) struct Refused<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    pub refused: String,
+}
+
+impl Refused<'_> {
+    pub(crate) fn because(why: impl std::fmt::Display) -> Self {
+        Refused {
+            coordinator: None,
+            code: None,
+            refused: why.to_string(),
+        }
+    }
+}
+
+/// A typed answer as the JSON value an `Outcome` carries.
+pub(crate) fn answer(v: &impl Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or_default()
+}
+
 fn refused(why: impl std::fmt::Display) -> Outcome {
     Outcome {
         exit: ToolExit::Refused,
-        result: json!({"refused": why.to_string()}),
+        result: answer(&Refused::because(why)),
     }
 }
 
@@ -161,17 +188,58 @@ fn reply_to(a: ReplyParams, ctx: &Ctx) -> Outcome {
             } else {
                 ToolExit::NotDone
             },
-            result: receipt.to_json(),
+            result: answer(&receipt),
         },
         Err(r) => refused_reply(r),
     }
 }
 
+/// A reply refused before anything was sent.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplyRefused {
+    outcome: &'static str,
+    refused: String,
+    exit_code: i32,
+}
+
 fn refused_reply(r: reply::Refusal) -> Outcome {
+    let v = ReplyRefused {
+        outcome: "refused",
+        refused: r.to_string(),
+        exit_code: r.exit().code(),
+    };
     Outcome {
         exit: ToolExit::Refused,
-        result: json!({"outcome": "refused", "refused": r.to_string(), "exitCode": r.exit().code()}),
+        result: answer(&v),
     }
+}
+
+/// The close's first answer: the job is recorded and runs on.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseAccepted<'a> {
+    accepted: bool,
+    job_id: &'a str,
+    worker: &'a str,
+    deadline_at: String,
+    detached: bool,
+    note: &'static str,
+}
+
+/// The close's last answer, with its report; a refusal also says `accepted: false` and why.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseDone<'a> {
+    done: bool,
+    worker: &'a str,
+    exit_code: i32,
+    closed: bool,
+    report: &'a crate::owned::close_report::CloseReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accepted: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<&'a str>,
 }
 
 /// The close: answers with the job id once the job is recorded (`ctx.early`), then runs the job
@@ -183,9 +251,14 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
     let detached = nix::unistd::setsid().is_ok();
     let worker = crate::text::sanitize(&a.name);
     let accepted = |job: &str, deadline_at: Ms| {
-        (ctx.early)(&json!({"accepted": true, "jobId": job, "worker": worker,
-            "deadlineAt": format_iso(deadline_at), "detached": detached,
-            "note": "the close runs in the background; its outcome arrives as a message and on the board (closeJob)"}));
+        (ctx.early)(&answer(&CloseAccepted {
+            accepted: true,
+            job_id: job,
+            worker: &worker,
+            deadline_at: format_iso(deadline_at),
+            detached,
+            note: "the close runs in the background; its outcome arrives as a message and on the board (closeJob)",
+        }));
     };
     let req = CloseRequest {
         name: a.name.clone(),
@@ -201,10 +274,13 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
         by: crate::evidence::sessions::timeline::Actor::CoordinatorTool,
     };
     let end = close::close_worker(&req);
-    crate::log::event(
-        crate::log::event::CLOSE_WORKER_DONE,
-        json!({"worker": a.name, "exit": end.exit.code(), "report": end.report, "by": "intercom_close_worker"}),
-    );
+    crate::log::write(&crate::log::CloseWorkerDone {
+        worker: &a.name,
+        exit: end.exit.code(),
+        report: &end.report,
+        from: None,
+        by: Some("intercom_close_worker"),
+    });
     let exit = match end.exit {
         CloseExit::Closed => ToolExit::Done,
         CloseExit::NotClosed => ToolExit::NotDone,
@@ -213,12 +289,16 @@ fn close_worker(a: CloseParams, ctx: &Ctx) -> Outcome {
         | CloseExit::NoReplyPath
         | CloseExit::SeatChanged => ToolExit::Refused,
     };
-    let mut result = json!({"done": true, "worker": worker, "exitCode": end.exit.code(),
-        "closed": end.exit == CloseExit::Closed, "report": end.report});
-    if let Some(why) = result["report"]["refused"].as_str().map(str::to_string) {
-        result["accepted"] = json!(false);
-        result["refused"] = json!(why);
-    }
+    let refused = end.report.refused();
+    let result = answer(&CloseDone {
+        done: true,
+        worker: &worker,
+        exit_code: end.exit.code(),
+        closed: end.exit == CloseExit::Closed,
+        report: &end.report,
+        accepted: refused.map(|_| false),
+        refused,
+    });
     Outcome { exit, result }
 }
 
@@ -244,10 +324,14 @@ fn resume_worker(a: ResumeParams, ctx: &Ctx) -> Outcome {
         ResumeExit::Failed | ResumeExit::LaunchedUnconfirmed => ToolExit::NotDone,
         _ => ToolExit::Refused,
     };
-    let report = serde_json::to_value(&end.report).unwrap_or_default();
+    let refused = end.report.result == crate::owned::resume_report::ResumeResult::Refused;
     Outcome {
         exit,
-        result: with_exit(report, end.exit.code()),
+        result: answer(&WithExit {
+            report: &end.report,
+            exit_code: end.exit.code(),
+            refused: refused.then_some(end.report.reason.as_deref()),
+        }),
     }
 }
 
@@ -284,23 +368,27 @@ fn spawn_worker(a: SpawnParams, ctx: &Ctx) -> Outcome {
         }
         _ => ToolExit::Refused,
     };
+    let refused = end.report.result == crate::owned::spawn_report::SpawnResult::Refused;
     Outcome {
         exit,
-        result: with_exit(
-            serde_json::to_value(&end.report).unwrap_or_default(),
-            end.exit.code(),
-        ),
+        result: answer(&WithExit {
+            report: &end.report,
+            exit_code: end.exit.code(),
+            refused: refused.then_some(end.report.reason.as_deref()),
+        }),
     }
 }
 
-/// A command's report with its exit code; a refusal also says why under `refused`, as every
-/// tool's refusal does.
-fn with_exit(mut report: Value, code: i32) -> Value {
-    report["exitCode"] = json!(code);
-    if report["result"] == "refused" {
-        report["refused"] = report["reason"].clone();
-    }
-    report
+/// A command's report with its exit code; a refusal also says why under `refused` (its
+/// `reason`), as every tool's refusal does.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WithExit<'a, R> {
+    #[serde(flatten)]
+    report: &'a R,
+    exit_code: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<Option<&'a str>>,
 }
 
 fn wait_for(a: WaitParams, ctx: &Ctx) -> Outcome {
@@ -373,5 +461,47 @@ fn review(a: ReviewParams, ctx: &Ctx) -> Outcome {
     Outcome {
         exit: ToolExit::Done,
         result: serde_json::to_value(&rev).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::owned::close_report::CloseReport;
+    use crate::owned::spawn_report::SpawnReport;
+
+    #[test]
+    fn a_refused_report_has_its_exit_code_then_its_reason_under_refused() {
+        let r = SpawnReport::refused("no".into());
+        let v = answer(&WithExit {
+            report: &r,
+            exit_code: 2,
+            refused: Some(r.reason.as_deref()),
+        });
+        assert_eq!(
+            v.to_string(),
+            r#"{"result":"refused","reason":"no","exitCode":2,"refused":"no"}"#
+        );
+    }
+
+    #[test]
+    fn a_refused_close_says_accepted_false_and_why_after_its_report() {
+        let report = CloseReport::Refused {
+            refused: "busy".into(),
+        };
+        let refused = report.refused();
+        let v = answer(&CloseDone {
+            done: true,
+            worker: "W",
+            exit_code: 2,
+            closed: false,
+            report: &report,
+            accepted: refused.map(|_| false),
+            refused,
+        });
+        assert_eq!(
+            v.to_string(),
+            r#"{"done":true,"worker":"W","exitCode":2,"closed":false,"report":{"refused":"busy"},"accepted":false,"refused":"busy"}"#
+        );
     }
 }

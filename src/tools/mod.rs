@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use calls::ToolExit;
-pub(crate) use calls::{run, Ctx};
+pub(crate) use calls::{answer, run, Ctx, Refused};
 
 /// Longest `timeoutSeconds` of `intercom_wait`.
 pub(crate) const MAX_WAIT_SECS: u64 = 300;

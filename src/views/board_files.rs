@@ -1,15 +1,17 @@
 //! `board/index.json` and `board/sessions/<project>/<agent>.json` (seed 004 layout).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::board::record::SeatKey;
+use crate::board::record::{SeatKey, SeatRecord};
 use crate::clock::format_iso;
+use crate::evidence::sessions::usage::UsageView;
 use crate::scan::{counts, Scan};
-use crate::snapshot::RosterStatus;
+use crate::snapshot::{PassError, RosterStatus};
 use crate::store;
 
 /// Why the board could not be written.
@@ -47,21 +49,54 @@ impl From<serde_json::Error> for BoardError {
     }
 }
 
+/// `board/index.json`, what `scan --json` prints: the pass's summary, then its records (the
+/// last member).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Index<'a> {
+    version: u32,
+    scanned_at: String,
+    counts: BTreeMap<&'static str, usize>,
+    waiting_on_you: Vec<SeatKey>,
+    seen: Vec<SeatKey>,
+    registered: &'a [SeatKey],
+    registration_stale: &'a [SeatKey],
+    registration_errors: &'a [String],
+    discovery_errors: &'a [PassError],
+    errors: &'a [PassError],
+    truncated: bool,
+    roster: Roster<'a>,
+    usage: &'a UsageView,
+    records: &'a [SeatRecord],
+}
+
+/// The index's `roster`: its root, or why there is none.
+#[derive(Serialize)]
+struct Roster<'a> {
+    available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+}
+
 /// The index object: the same value `scan --json` prints.
 pub(crate) fn index_json(scan: &Scan) -> Value {
-    let mut v = index_head(scan);
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("records".into(), json!(scan.records));
-    }
-    v
+    serde_json::to_value(index(scan, &scan.records)).unwrap_or_default()
 }
 
 /// The index without its records (`"records": []`, the last member).
 pub(crate) fn index_json_head(scan: &Scan) -> Value {
-    index_head(scan)
+    serde_json::to_value(index_head(scan)).unwrap_or_default()
 }
 
-fn index_head(scan: &Scan) -> Value {
+fn index_head(scan: &Scan) -> Index<'_> {
+    index(scan, &[])
+}
+
+fn index<'a>(scan: &'a Scan, records: &'a [SeatRecord]) -> Index<'a> {
     let waiting: Vec<SeatKey> = scan
         .records
         .iter()
@@ -75,27 +110,35 @@ fn index_head(scan: &Scan) -> Value {
         .map(|r| r.key())
         .collect();
     let roster = match &scan.snapshot.roster {
-        RosterStatus::Available { root } => json!({"available": true, "root": root}),
-        RosterStatus::Unavailable { code, reason } => {
-            json!({"available": false, "code": code.as_str(), "reason": reason})
-        }
+        RosterStatus::Available { root } => Roster {
+            available: true,
+            root: Some(root),
+            code: None,
+            reason: None,
+        },
+        RosterStatus::Unavailable { code, reason } => Roster {
+            available: false,
+            root: None,
+            code: Some(code.as_str()),
+            reason: Some(reason),
+        },
     };
-    json!({
-        "version": 1,
-        "scannedAt": format_iso(scan.scanned_at),
-        "counts": counts(&scan.records),
-        "waitingOnYou": waiting,
-        "seen": seen,
-        "registered": scan.registered,
-        "registrationStale": scan.registration_stale,
-        "registrationErrors": scan.registration_errors,
-        "discoveryErrors": scan.discovery_errors,
-        "errors": scan.snapshot.errors,
-        "truncated": scan.snapshot.truncated,
-        "roster": roster,
-        "usage": scan.snapshot.usage,
-        "records": [],
-    })
+    Index {
+        version: 1,
+        scanned_at: format_iso(scan.scanned_at),
+        counts: counts(&scan.records),
+        waiting_on_you: waiting,
+        seen,
+        registered: &scan.registered,
+        registration_stale: &scan.registration_stale,
+        registration_errors: &scan.registration_errors,
+        discovery_errors: &scan.discovery_errors,
+        errors: &scan.snapshot.errors,
+        truncated: scan.snapshot.truncated,
+        roster,
+        usage: &scan.snapshot.usage,
+        records,
+    }
 }
 
 /// A folder or file name for a project or agent: the name itself when it is plainly safe, else a

@@ -34,8 +34,20 @@ impl Stamp {
 
 impl Serialize for Stamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serde_json::json!({"at": format_iso(self.at), "ageSeconds": self.age_seconds}).serialize(s)
+        StampJson {
+            at: format_iso(self.at),
+            age_seconds: self.age_seconds,
+        }
+        .serialize(s)
     }
+}
+
+/// A stamp as `explain` shows it: the time and its age.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StampJson {
+    at: String,
+    age_seconds: i64,
 }
 
 /// The newest entry of the seat's branch.

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::actions::config_write::{self, WriteError};
 use crate::actions::reply;
@@ -364,9 +364,16 @@ fn start_job(
         if !stage::may_follow(current, CloseState::Requested) {
             return Err(JobConflict::AnotherStarted);
         }
+        let job = crate::evidence::config::NewCloseJob {
+            job_id: &jid,
+            state: CloseState::Requested.as_str(),
+            created_at: &at,
+            updated_at: &at,
+            deadline_at: &dl,
+        };
         a.insert(
             "closeJob".into(),
-            json!({"jobId": jid, "state": CloseState::Requested.as_str(), "createdAt": at, "updatedAt": at, "deadlineAt": dl}),
+            serde_json::to_value(job).unwrap_or_default(),
         );
         Ok(())
     });
@@ -518,6 +525,7 @@ fn dry_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn root_with_job(state: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@
 //! uncertain → failed                                           (--recover, after a person looked)
 //! ```
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::evidence::config::CloseReason;
 use crate::states::CloseState;
@@ -120,10 +120,10 @@ pub(crate) fn advance(
     if !may_follow(from, to) {
         return Err(IllegalStep { from, to });
     }
-    job.insert("state".into(), json!(to.as_str()));
-    job.insert("updatedAt".into(), json!(at));
+    job.insert("state".into(), Value::from(to.as_str()));
+    job.insert("updatedAt".into(), Value::from(at));
     match reason {
-        Some(r) => job.insert("reason".into(), json!(r.as_str())),
+        Some(r) => job.insert("reason".into(), Value::from(r.as_str())),
         None => job.remove("reason"),
     };
     Ok(())
@@ -162,6 +162,7 @@ pub(crate) fn advance_own(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use CloseState::*;
 
     #[test]

@@ -24,7 +24,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::clock::{format_iso, Ms};
 use crate::evidence::registrations::{self, Registration};
@@ -209,6 +209,46 @@ impl Transport {
 
 use crate::mux::pi_channel::Outcome;
 
+/// A receipt as `reply --json` prints it and the reply tool answers.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReceiptJson<'a> {
+    outcome: &'static str,
+    delivered: bool,
+    transport: &'static str,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    stdout: &'a str,
+    stderr: &'a str,
+    agent: &'a str,
+    session: Option<&'a str>,
+    target: &'a str,
+    socket: Option<&'a str>,
+    multiplexer: &'static str,
+    sent_at: String,
+}
+
+impl Serialize for Receipt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ReceiptJson {
+            outcome: self.outcome.name(),
+            delivered: self.delivered,
+            transport: self.transport.name(),
+            exit_code: self.exit_code,
+            signal: self.signal,
+            stdout: &self.stdout,
+            stderr: &self.stderr,
+            agent: &self.agent,
+            session: self.target.session.as_deref(),
+            target: &self.target.target,
+            socket: self.target.socket.as_deref(),
+            multiplexer: self.target.kind.name(),
+            sent_at: format_iso(self.sent_at),
+        }
+        .serialize(s)
+    }
+}
+
 /// What happened once something was sent.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Receipt {
@@ -239,24 +279,6 @@ impl Receipt {
             target: t.clone(),
             sent_at: now,
         }
-    }
-
-    pub(crate) fn to_json(&self) -> Value {
-        json!({
-            "outcome": self.outcome.name(),
-            "delivered": self.delivered,
-            "transport": self.transport.name(),
-            "exitCode": self.exit_code,
-            "signal": self.signal,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "agent": self.agent,
-            "session": self.target.session,
-            "target": self.target.target,
-            "socket": self.target.socket,
-            "multiplexer": self.target.kind.name(),
-            "sentAt": format_iso(self.sent_at),
-        })
     }
 
     /// One line for people: `queued via channel to root/W (tmux %3) at …`, plus the detail.

@@ -251,7 +251,7 @@ fn first_task(req: &SpawnRequest, root: &Path, prompt: &str) -> (SpawnExit, Firs
             } else {
                 SpawnExit::PromptNotDelivered
             };
-            (exit, FirstTask::Sent(r.to_json()))
+            (exit, FirstTask::Sent(r))
         }
         Ok(Err(refusal)) => (
             SpawnExit::PromptNotDelivered,

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::worktree::{self, Planned};
 use super::{input, refused, Ending, Folder, SpawnExit, SpawnRequest};
@@ -520,7 +520,7 @@ fn add_entry(
                 )
             })?;
             port.set(other);
-            e.insert("port".into(), json!(other));
+            e.insert("port".into(), Value::from(other));
         }
         Ok(e)
     });
@@ -566,16 +566,17 @@ impl std::fmt::Display for RosterRefusal {
 
 /// The roster entry, members in the order Intercom writes them.
 fn entry(req: &SpawnRequest, plan: &Plan) -> Map<String, Value> {
-    let v = json!({"sessionId": plan.session_id, "name": req.name, "coordinator": false,
-        "description": plan.description, "port": plan.port,
-        "projectDirectory": plan.project_directory});
-    match v {
-        Value::Object(mut m) => {
-            if let Some(b) = &req.budget {
-                m.insert("budget".into(), b.to_json());
-            }
-            m
-        }
+    let agent = config::NewAgent {
+        session_id: &plan.session_id,
+        name: &req.name,
+        coordinator: false,
+        description: &plan.description,
+        port: plan.port,
+        project_directory: &plan.project_directory,
+        budget: req.budget.as_ref().map(|b| b.to_json()),
+    };
+    match serde_json::to_value(agent) {
+        Ok(Value::Object(m)) => m,
         _ => Map::new(),
     }
 }

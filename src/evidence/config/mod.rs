@@ -153,6 +153,51 @@ pub struct IntercomConfig {
     pub raw: std::sync::Arc<Value>,
 }
 
+/// A new roster entry as Intercom writes it (init, spawn, the demo), members in its order;
+/// `budget` only for a worker given one.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NewAgent<'a> {
+    pub session_id: &'a str,
+    pub name: &'a str,
+    pub coordinator: bool,
+    pub description: &'a str,
+    pub port: u16,
+    pub project_directory: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<serde_json::Value>,
+}
+
+/// A close job as it is first written into the worker's entry (`closeJob`); its later steps
+/// change `state` and `updatedAt` and add `reason` in place.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NewCloseJob<'a> {
+    pub job_id: &'a str,
+    pub state: &'static str,
+    pub created_at: &'a str,
+    pub updated_at: &'a str,
+    pub deadline_at: &'a str,
+}
+
+/// A worker's handoff as it is written into its entry (`handoff`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NewHandoff<'a> {
+    pub version: u32,
+    pub job_id: &'a str,
+    pub summary: &'a str,
+    pub updated_at: &'a str,
+}
+
+/// A new roster file: its version, multiplexer and agents.
+#[derive(serde::Serialize)]
+pub(crate) struct NewRoster<'a> {
+    pub version: u32,
+    pub multiplexer: &'a str,
+    pub agents: Vec<NewAgent<'a>>,
+}
+
 /// One configured agent (coordinator or worker).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agent {

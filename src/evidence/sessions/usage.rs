@@ -316,13 +316,30 @@ pub struct UsageView {
 impl Serialize for UsageView {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let u = &self.usage;
-        serde_json::json!({
-            "calls": u.calls, "input": u.input, "output": u.output,
-            "cacheRead": u.cache_read, "cacheWrite": u.cache_write,
-            "cost": u.cost(), "atLeast": self.at_least,
-        })
+        UsageJson {
+            calls: u.calls,
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            cost: u.cost(),
+            at_least: self.at_least,
+        }
         .serialize(s)
     }
+}
+
+/// A seat's usage as the views show it: the counts, the cost in dollars, and `atLeast`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageJson {
+    calls: u64,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+    at_least: bool,
 }
 
 /// A count as people read it: `950`, `12.3k`, `4.1M`.
