@@ -11,6 +11,7 @@ use crate::fsguard;
 
 pub(crate) mod pidfd;
 mod program;
+pub(crate) mod ptys;
 mod tree;
 
 pub use program::pi_verdict;
