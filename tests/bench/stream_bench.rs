@@ -18,7 +18,7 @@
 //!   once with each idle-only mechanism switched off (`INTERCOM_PANE_TEST_LIVE_OFF`).
 //!
 //! Run: `cargo test --release --test bench stream_bench -- --ignored --nocapture --test-threads 1`
-//! (`STREAM_BENCH_OFF="check kept pts ages"` picks the switched-off runs, one window each, runs apart
+//! (`STREAM_BENCH_OFF="check kept pts pty-owner ages"` picks the switched-off runs, one window each, runs apart
 //! by spaces and mechanisms off together by commas: `"pts pts,check"`; `none` for none).
 
 use std::path::Path;
