@@ -175,10 +175,11 @@ pub fn run_monitor_with(
     let cancel = source.cancel_token();
     let stop_input = Arc::new(AtomicBool::new(false));
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
-    let changes_asks = match opts.changes.clone() {
-        Some(changes) => Some(spawn_changes(changes, cancel.clone(), tx.clone())?),
-        None => None,
-    };
+    let changes_asks = opts
+        .changes
+        .clone()
+        .map(|c| spawn_changes(c, cancel.clone(), tx.clone()))
+        .transpose()?;
     spawn_input(stop_input.clone(), tx.clone())?;
     spawn_signal_watch(stop_input.clone(), tx.clone())?;
 

@@ -301,8 +301,11 @@ impl PtyCount {
         use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
         let ino = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
         let ino = ino.filter(|i| {
-            i.add_watch("/dev/pts", AddWatchFlags::IN_CREATE | AddWatchFlags::IN_DELETE)
-                .is_ok()
+            i.add_watch(
+                "/dev/pts",
+                AddWatchFlags::IN_CREATE | AddWatchFlags::IN_DELETE,
+            )
+            .is_ok()
         });
         PtyCount(ino)
     }
@@ -386,7 +389,12 @@ fn idle(f: &Fleet, server: &TmuxServer, turns: &mut Turns, off: &str, secs: u64)
         let every = Duration::from_secs_f64(60.0 / per_min as f64);
         while Instant::now() + every < end {
             std::thread::sleep(every);
-            drop(std::fs::File::options().read(true).write(true).open("/dev/ptmx"));
+            drop(
+                std::fs::File::options()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/ptmx"),
+            );
         }
     }
     std::thread::sleep(end.saturating_duration_since(Instant::now()));
