@@ -18,7 +18,7 @@ pub(crate) fn masters(pid: i32) -> Option<BTreeSet<u32>> {
         return None;
     }
     let mut path = [0u8; 48];
-    let dir = proc_path(&mut path, pid, "fd")?;
+    let dir = super::proc_path(&mut path, pid, "fd")?;
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(CWD, dir, flags, Mode::empty()).ok()?;
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
@@ -52,16 +52,6 @@ pub(crate) fn masters(pid: i32) -> Option<BTreeSet<u32>> {
         out.insert(tty_index(bytes)?);
     }
     Some(out)
-}
-
-/// `/proc/<pid>/<leaf>` written into `buf`, without allocating.
-fn proc_path<'a>(buf: &'a mut [u8], pid: i32, leaf: &str) -> Option<&'a str> {
-    use std::io::Write;
-    let room = buf.len();
-    let mut w = &mut buf[..];
-    write!(w, "/proc/{pid}/{leaf}").ok()?;
-    let len = room - w.len();
-    std::str::from_utf8(&buf[..len]).ok()
 }
 
 /// The `tty-index:` line of a master's `fdinfo`.
