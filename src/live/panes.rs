@@ -165,7 +165,8 @@ impl Server {
 
     /// Whether a pty that came or went may be one of its panes': a removed one whose master it
     /// held, a made one whose master it holds now; yes when that cannot be told. Another
-    /// program's pty then costs the watch's one wake, not `BURST`'s compares.
+    /// program's pty then costs the watch's one wake and one look at the server's fds (about
+    /// 0.3 ms with 64 panes), not `BURST`'s seven wakes.
     fn may_own(&mut self, news: &PtyNews) -> bool {
         let before = self.masters.take();
         if news.unknown || super::switched_off("pty-owner") {
