@@ -438,13 +438,18 @@ impl crate::ui::ports::ChangesSource for GitChanges {
         })
     }
 
-    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges> {
+    fn read(
+        &self,
+        only: Option<&std::collections::BTreeSet<String>>,
+    ) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges> {
         let mut out = std::collections::BTreeMap::new();
         let Some(cfg) = self.roster() else {
             return out;
         };
         let deadline = Instant::now() + DEADLINE;
-        for a in cfg.workers() {
+        let asked =
+            |a: &&crate::evidence::config::Agent| only.is_none_or(|o| o.contains(&a.session_id));
+        for a in cfg.workers().filter(asked) {
             let (folder, tree) = locate::folder_of(&cfg.root, a);
             let Ok(co) = locate::checkout(&folder, tree.as_ref(), deadline) else {
                 continue;

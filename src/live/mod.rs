@@ -22,7 +22,7 @@ pub(crate) mod wake;
 pub use engine::{Engine, Settings, Wake};
 
 /// Whether the bench switched off this idle-only mechanism (`INTERCOM_PANE_TEST_LIVE_OFF`, comma
-/// separated: `check`, `kept`, `pts`, `ages`), to measure what it buys (`stream_bench`,
+/// separated: `check`, `kept`, `pts`, `pty-owner`, `ages`), to measure what it buys (`stream_bench`,
 /// docs/decisions.md). Never set in use.
 pub(crate) fn switched_off(name: &str) -> bool {
     static OFF: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();

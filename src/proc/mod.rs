@@ -11,6 +11,7 @@ use crate::fsguard;
 
 pub(crate) mod pidfd;
 mod program;
+pub(crate) mod ptys;
 mod tree;
 
 pub use program::pi_verdict;
@@ -106,16 +107,11 @@ pub fn parse_stat(bytes: &[u8]) -> Option<ProcStat> {
 /// `read` takes at least one byte or ends the loop.
 pub(crate) fn read_into<'a>(pid: i32, leaf: &str, buf: &'a mut [u8]) -> Option<(&'a [u8], bool)> {
     use rustix::fs::{Mode, OFlags};
-    use std::io::Write;
     if pid <= 0 {
         return None;
     }
     let mut path = [0u8; 96];
-    let room = path.len();
-    let mut w = &mut path[..];
-    write!(w, "/proc/{pid}/{leaf}").ok()?;
-    let len = room - w.len();
-    let path = std::str::from_utf8(&path[..len]).ok()?;
+    let path = proc_path(&mut path, pid, leaf)?;
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
     let mut got = 0;
@@ -128,6 +124,16 @@ pub(crate) fn read_into<'a>(pid: i32, leaf: &str, buf: &'a mut [u8]) -> Option<(
         }
     }
     Some((&buf[..got], false))
+}
+
+/// `/proc/<pid>/<leaf>` written into `buf`, without allocating (`None`: it does not fit).
+pub(crate) fn proc_path<'a>(buf: &'a mut [u8], pid: i32, leaf: &str) -> Option<&'a str> {
+    use std::io::Write;
+    let room = buf.len();
+    let mut w = &mut buf[..];
+    write!(w, "/proc/{pid}/{leaf}").ok()?;
+    let len = room - w.len();
+    std::str::from_utf8(&buf[..len]).ok()
 }
 
 /// Read and parse `/proc/<pid>/stat`. `None` when the process does not exist or the file is

@@ -103,8 +103,11 @@ pub enum Effect {
     KeepHeight(u16),
     /// Start a worker through the `Spawner`.
     Spawn(SpawnAsk),
-    /// Read the review view's files and diff of a row through the `ChangesSource`.
+    /// Read the review view's files and diff of a row through the `ChangesSource` (and the
+    /// row's Changes column again).
     LoadReview { row_id: String },
+    /// Read these workers' Changes column again (their seats moved on the board).
+    ReadChanges(crate::ui::changes::ChangesAsk),
     /// Read the seat's timeline through the `TimelineReader`.
     ReadTimeline(SeatRef),
     /// Ask every other host waiting to be asked again now, through `HostsControl`.
@@ -439,6 +442,14 @@ impl App {
                 // While the pane has the keyboard the person sees each change: none piles up.
                 let present = self.cockpit.focused == Some(true);
                 self.away.snapshot(&s.rows, present);
+                // The Changes column is read at start, then for the seats that moved.
+                if let Some(ask) = self
+                    .snapshot
+                    .as_ref()
+                    .and_then(|old| crate::ui::changes::asks_for(&old.rows, &s.rows))
+                {
+                    fx.push(Effect::ReadChanges(ask));
+                }
                 self.on_snapshot(s);
             }
             Msg::PassUnchanged { scanned_at } => {

@@ -24,6 +24,43 @@ pub struct RowChanges {
     pub paths: BTreeSet<String>,
 }
 
+/// Which workers' changes to read again (the Changes column reads only when asked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangesAsk {
+    /// Every worker: at start, and when the coordinator's seat moved (a land it ran moves a
+    /// worker's base).
+    All,
+    /// These rows (by id).
+    Rows(BTreeSet<String>),
+}
+
+/// What a new board asks the Changes column to read again: the workers whose seat moved in a
+/// way that can come with a change in git (new, or its state, transcript or close job changed),
+/// all of them when the coordinator's did; `None` when nothing did. Rows of other machines are
+/// not read here.
+pub(crate) fn asks_for(old: &[Row], new: &[Row]) -> Option<ChangesAsk> {
+    use crate::snapshot::RowRole;
+    let moved = |r: &Row| {
+        old.iter().find(|o| o.id == r.id).is_none_or(|o| {
+            (o.state, &o.state_reason, o.last_activity, &o.turn)
+                != (r.state, &r.state_reason, r.last_activity, &r.turn)
+                || (&o.close_job, o.relaunched_at) != (&r.close_job, r.relaunched_at)
+        })
+    };
+    let local = new.iter().filter(|r| r.host.is_none());
+    if local
+        .clone()
+        .any(|r| r.role == RowRole::Coordinator && moved(r))
+    {
+        return Some(ChangesAsk::All);
+    }
+    let rows: BTreeSet<String> = local
+        .filter(|r| r.role == RowRole::Worker && moved(r))
+        .map(|r| r.id.clone())
+        .collect();
+    (!rows.is_empty()).then_some(ChangesAsk::Rows(rows))
+}
+
 /// The review view (`v`) of one worker: summary lines, one line per changed file, the diff
 /// (raw text from git: sanitized when drawn).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -202,6 +239,56 @@ mod tests {
             ..c
         };
         assert_eq!(cell(&clean, false, 40), "+120 −8 · 5 files");
+    }
+
+    /// A new board asks for the workers whose seat moved (new, state, transcript), all of them
+    /// when the coordinator's moved, and nothing when only other fields or other hosts moved.
+    #[test]
+    fn a_new_board_asks_for_the_workers_that_moved() {
+        use crate::snapshot::RowRole;
+        let row = |i: usize, id: &str, role: RowRole| {
+            let mut r = crate::ui::demo::demo_row(i, 0, 0);
+            r.id = id.into();
+            r.role = role;
+            r.host = None;
+            r
+        };
+        let old = vec![
+            row(0, "C", RowRole::Coordinator),
+            row(1, "A", RowRole::Worker),
+            row(2, "B", RowRole::Worker),
+        ];
+        let ask = |ids: &[&str]| ChangesAsk::Rows(ids.iter().map(|s| s.to_string()).collect());
+        assert_eq!(asks_for(&old, &old), None, "nothing moved");
+        let mut new = old.clone();
+        new[1].model = Some("other".into());
+        new[2].seen = !new[2].seen;
+        assert_eq!(asks_for(&old, &new), None, "nothing git can follow moved");
+        new[1].last_activity = Some(new[1].last_activity.unwrap_or(0) + 1);
+        new.push(row(3, "D", RowRole::Worker));
+        assert_eq!(asks_for(&old, &new), Some(ask(&["A", "D"])));
+        let mut far = row(4, "E", RowRole::Worker);
+        far.host = Some(crate::snapshot::RowHost {
+            name: "b".into(),
+            key: "p/E".into(),
+            session_id: None,
+            answering: true,
+            answered_at: 0,
+        });
+        let mut gone = old.clone();
+        gone[2].state = match gone[2].state {
+            BoardState::Offline => BoardState::Idle,
+            _ => BoardState::Offline,
+        };
+        gone.push(far);
+        assert_eq!(
+            asks_for(&old, &gone),
+            Some(ask(&["B"])),
+            "another host's row"
+        );
+        let mut coord = old.clone();
+        coord[0].turn = Some("entry:x".into());
+        assert_eq!(asks_for(&old, &coord), Some(ChangesAsk::All));
     }
 
     #[test]

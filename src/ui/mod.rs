@@ -10,6 +10,8 @@ pub(crate) mod app;
 mod away;
 /// The Changes column: what each worker changed in git, and overlaps between live workers.
 pub(crate) mod changes;
+/// The Changes column's reader: reads when the board asks, never on a timer.
+mod changes_feed;
 /// Jump, attention walk, preview, filter, help, mouse, focus, close/resume from the list.
 pub(crate) mod cockpit;
 /// The reply editor's data: the box bound to one seat, the draft, pastes, line layout.

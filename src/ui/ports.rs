@@ -75,10 +75,16 @@ impl CancelToken {
     }
 }
 
-/// What each roster worker changed in git (by row id), read off the UI thread every so often
-/// for the Changes column (docs/behaviour.md §11). Read-only; bounded by its own deadlines.
+/// What each roster worker changed in git (by row id), read off the UI thread when the board
+/// asks for it, for the Changes column (docs/behaviour.md §11). Read-only; bounded by its own
+/// deadlines.
 pub trait ChangesSource: Send + Sync {
-    fn read(&self) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges>;
+    /// The changes of the workers whose row id is in `only` (every worker: `None`); a worker
+    /// without a checkout is left out.
+    fn read(
+        &self,
+        only: Option<&std::collections::BTreeSet<String>>,
+    ) -> std::collections::BTreeMap<String, crate::ui::changes::RowChanges>;
     /// The review view (`v`) of one row: its files and its diff; `None` when it has no checkout.
     fn review(&self, row_id: &str) -> Option<crate::ui::changes::ReviewText>;
 }

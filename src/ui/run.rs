@@ -23,6 +23,7 @@ use ratatui::Terminal;
 
 use crate::clock::Clock;
 use crate::ui::app::{App, Effect, Msg, Options};
+use crate::ui::changes::ChangesAsk;
 use crate::ui::frames::Frames;
 use crate::ui::ports::NoTimeline;
 use crate::ui::ports::{
@@ -107,6 +108,8 @@ struct Ports {
     workers: Arc<dyn WorkerControl>,
     spawner: Arc<dyn Spawner>,
     changes: Option<Arc<dyn ChangesSource>>,
+    /// Asks the Changes column's reader to read rows again (none: no column).
+    changes_asks: Option<Sender<ChangesAsk>>,
     timeline: Arc<dyn TimelineReader>,
     hosts: Option<Arc<dyn crate::ui::ports::HostsControl>>,
 }
@@ -172,9 +175,11 @@ pub fn run_monitor_with(
     let cancel = source.cancel_token();
     let stop_input = Arc::new(AtomicBool::new(false));
     spawn_passes(source, cancel.clone(), opts.pass_interval, tx.clone())?;
-    if let Some(changes) = opts.changes.clone() {
-        spawn_changes(changes, cancel.clone(), tx.clone())?;
-    }
+    let changes_asks = opts
+        .changes
+        .clone()
+        .map(|c| spawn_changes(c, cancel.clone(), tx.clone()))
+        .transpose()?;
     spawn_input(stop_input.clone(), tx.clone())?;
     spawn_signal_watch(stop_input.clone(), tx.clone())?;
 
@@ -185,6 +190,7 @@ pub fn run_monitor_with(
         workers: opts.workers.clone(),
         spawner: opts.spawner.clone(),
         changes: opts.changes.clone(),
+        changes_asks,
         timeline: opts.timeline.clone(),
         hosts: opts.hosts.clone(),
     };
@@ -331,7 +337,13 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
         Effect::Worker { action, seat } => run_worker(tx, ports, action, seat),
         Effect::KeepHeight(lines) => keep_height(ports, lines),
         Effect::Spawn(ask) => spawn_worker(tx, ports, ask),
-        Effect::LoadReview { row_id } => load_review(tx, ports, row_id),
+        Effect::LoadReview { row_id } => {
+            // What the person is about to review is read for the column too (a change made by
+            // hand while its pi was idle shows then).
+            ask_changes(ports, ChangesAsk::Rows([row_id.clone()].into()));
+            load_review(tx, ports, row_id)
+        }
+        Effect::ReadChanges(ask) => ask_changes(ports, ask),
         Effect::ReadTimeline(seat) => read_timeline(tx, ports, seat),
         Effect::RetryHosts => {
             if let Some(h) = &ports.hosts {
@@ -574,39 +586,30 @@ fn background(
     }
 }
 
-/// How often the Changes column is read again.
-const CHANGES_EVERY: Duration = Duration::from_secs(15);
+/// Hand an ask to the Changes column's reader (nothing when there is no column).
+fn ask_changes(ports: &Ports, ask: ChangesAsk) {
+    if let Some(tx) = &ports.changes_asks {
+        // The reader ended (a read panicked): the column stays as last read.
+        let _ = tx.send(ask);
+    }
+}
 
-/// Read what the workers changed now and then, off the UI thread; a new read only when it
-/// differs. Ends with the sidebar (the cancel token) or when a read panics.
+/// The Changes column's reader (`changes_feed`): reads once now, then only when asked; it ends
+/// with the sidebar (the asks' sender dropped, or the cancel token) or when a read panics.
 fn spawn_changes(
     source: Arc<dyn ChangesSource>,
     cancel: CancelToken,
     tx: Sender<Event2>,
-) -> io::Result<()> {
+) -> io::Result<Sender<ChangesAsk>> {
+    let (ask_tx, ask_rx) = mpsc::channel();
     thread::Builder::new()
         .name("changes".into())
         .spawn(move || {
-            let mut last = None;
-            loop {
-                if cancel.is_cancelled() {
-                    return;
-                }
-                let Ok(now) = panic::catch_unwind(AssertUnwindSafe(|| source.read())) else {
-                    return;
-                };
-                if last.as_ref() != Some(&now) {
-                    last = Some(now.clone());
-                    if tx.send(Event2::App(Msg::ChangesArrived(now))).is_err() {
-                        return;
-                    }
-                }
-                if cancel.wait_timeout(CHANGES_EVERY) {
-                    return;
-                }
-            }
+            crate::ui::changes_feed::serve(source.as_ref(), &ask_rx, |column| {
+                !cancel.is_cancelled() && tx.send(Event2::App(Msg::ChangesArrived(column))).is_ok()
+            });
         })
-        .map(|_| ())
+        .map(|_| ask_tx)
 }
 
 /// Passes back to back with a pause between them, never overlapping (one thread, one at a time).

@@ -18,8 +18,10 @@
 //!   once with each idle-only mechanism switched off (`INTERCOM_PANE_TEST_LIVE_OFF`).
 //!
 //! Run: `cargo test --release --test bench stream_bench -- --ignored --nocapture --test-threads 1`
-//! (`STREAM_BENCH_OFF="check kept pts ages"` picks the switched-off runs, one window each, runs apart
-//! by spaces and mechanisms off together by commas: `"pts pts,check"`; `none` for none).
+//! (`STREAM_BENCH_PTYS=30` makes and removes 30 ptys a minute in each window, as other programs
+//! would; `STREAM_BENCH_OFF="check kept pts pty-owner ages"` picks the switched-off runs, one
+//! window each, runs apart by spaces and mechanisms off together by commas: `"pts pts,check"`;
+//! `none` for none).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -290,6 +292,38 @@ fn started(trace: &Path) -> (usize, usize) {
     (execs, procs)
 }
 
+/// Ptys made and removed on this machine during a window (other programs' ones wake the
+/// engine's pty watch): an inotify watch on `/dev/pts` opened before it, read after it.
+struct PtyCount(Option<nix::sys::inotify::Inotify>);
+
+impl PtyCount {
+    fn open() -> PtyCount {
+        use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+        let ino = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
+        let ino = ino.filter(|i| {
+            i.add_watch(
+                "/dev/pts",
+                AddWatchFlags::IN_CREATE | AddWatchFlags::IN_DELETE,
+            )
+            .is_ok()
+        });
+        PtyCount(ino)
+    }
+
+    /// Events since it opened (`None`: no watch); the kernel keeps up to 16,384 queued.
+    fn count(&self) -> Option<usize> {
+        let ino = self.0.as_ref()?;
+        let mut n = 0;
+        while let Ok(ev) = ino.read_events() {
+            if ev.is_empty() {
+                break;
+            }
+            n += ev.len();
+        }
+        Some(n)
+    }
+}
+
 /// The sidebar under strace in session `mon`; its pid (strace's child).
 fn start_sidebar(f: &Fleet, server: &TmuxServer, off: &str, trace: &Path) -> i32 {
     let home = f.tmp.path().join("home");
@@ -346,7 +380,25 @@ fn idle(f: &Fleet, server: &TmuxServer, turns: &mut Turns, off: &str, secs: u64)
     let v0 = voluntary(pid);
     let c0 = cpu_ns(pid);
     let s0 = started(&trace);
-    std::thread::sleep(Duration::from_secs(secs));
+    let ptys = PtyCount::open();
+    // Other programs' ptys at a known rate (`STREAM_BENCH_PTYS` a minute, each made and removed):
+    // what each costs the pty watch, apart from this machine's own churn.
+    let per_min = env_num("STREAM_BENCH_PTYS", 0);
+    let end = Instant::now() + Duration::from_secs(secs);
+    if per_min > 0 {
+        let every = Duration::from_secs_f64(60.0 / per_min as f64);
+        while Instant::now() + every < end {
+            std::thread::sleep(every);
+            drop(
+                std::fs::File::options()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/ptmx"),
+            );
+        }
+    }
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let ptys = ptys.count();
     let v1 = voluntary(pid);
     let c1 = cpu_ns(pid);
     let s1 = started(&trace);
@@ -358,7 +410,8 @@ fn idle(f: &Fleet, server: &TmuxServer, turns: &mut Turns, off: &str, secs: u64)
     std::thread::sleep(Duration::from_secs(1));
     format!(
         "  idle {secs} s, off: {:<6} wakeups {per_min:.1}/min (threads {n0}→{n1}), programs \
-         started {} (processes {}), CPU {pct:.3} % of a core; switches by thread {by:?}",
+         started {} (processes {}), CPU {pct:.3} % of a core; switches by thread {by:?}; \
+         ptys made or removed on the machine meanwhile {ptys:?}",
         if off.is_empty() { "none" } else { off },
         s1.0 - s0.0,
         s1.1 - s0.1

@@ -494,6 +494,9 @@ fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
     assert!(gamma.contains("+1 −0 · 1 files"), "{gamma}\n{s}");
     assert!(!gamma.contains('⚠'), "{gamma}\n{s}");
 
+    // A file made by hand while Alpha's pi is idle: nothing on the board moves, so the column
+    // reads it when `v` opens (no timer reads it again).
+    std::fs::write(a.join("b.txt"), "by hand\n").unwrap();
     // `v` on the selected row (Alpha, the first): its files and its diff, coloured by line.
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "v"]);
     let s = crate::mux_support::wait_for(20_000, || {
@@ -516,6 +519,17 @@ fn the_sidebar_shows_each_workers_changes_and_flags_overlap_on_both_rows() {
         (!screen().contains("Review: Alpha")).then_some(())
     })
     .unwrap_or_else(|| panic!("v did not close the view:\n{}", screen()));
+    let s = crate::mux_support::wait_for(20_000, || {
+        let s = screen();
+        row(&s, "Alpha")
+            .is_some_and(|r| r.contains("3f · 2u"))
+            .then_some(s)
+    })
+    .unwrap_or_else(|| panic!("the column did not read Alpha again:\n{}", screen()));
+    assert!(
+        row(&s, "Beta").unwrap().contains("⚠ +1 −1 · 1 files"),
+        "{s}"
+    );
     t.server.tmux(&["send-keys", "-t", "=coord:mon", "q"]);
 }
 
