@@ -182,6 +182,10 @@ impl crate::ui::ports::HostsControl for Fleet {
     fn retry_now(&self) {
         self.shared.retry_now();
     }
+
+    fn retry_host(&self, name: &str) -> bool {
+        self.shared.retry_host(name)
+    }
 }
 
 impl Fleet {

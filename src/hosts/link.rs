@@ -116,7 +116,7 @@ impl Link {
                     RETRY_REFUSED
                 }
             };
-            if self.shared.pause(pause, &self.stop) {
+            if self.shared.pause(self.slot, pause, &self.stop) {
                 return;
             }
         }
