@@ -65,6 +65,8 @@ pub(crate) struct Fleet {
     stop: CancelToken,
     list: HostList,
     runs: Mutex<Vec<Run>>,
+    /// Whether each host's stream is asked for its connection checks (`--probe`).
+    probe: bool,
 }
 
 /// Retired slots are given to new hosts only past this many (so the board keeps the file's
@@ -72,12 +74,14 @@ pub(crate) struct Fleet {
 const REUSE_PAST: usize = 2 * super::file::MAX_HOSTS;
 
 impl Fleet {
-    pub(crate) fn new(shared: Arc<Shared>, stop: CancelToken) -> Arc<Fleet> {
+    /// `probe`: ask each host's stream for its connection checks (`--probe`).
+    pub(crate) fn new(shared: Arc<Shared>, stop: CancelToken, probe: bool) -> Arc<Fleet> {
         Arc::new(Fleet {
             shared,
             stop,
             list: HostList::default(),
             runs: Mutex::new(Vec::new()),
+            probe,
         })
     }
 
@@ -123,7 +127,8 @@ impl Fleet {
             let stop = CancelToken::new();
             let child = stop.clone();
             self.stop.on_cancel(Box::new(move || child.cancel()));
-            match link::start(h.clone(), slot, self.shared.clone(), stop.clone()) {
+            let shared = self.shared.clone();
+            match link::start(h.clone(), slot, shared, stop.clone(), self.probe) {
                 Ok(t) => {
                     let run = Run {
                         host: h.clone(),

@@ -38,11 +38,13 @@ const RETRY_MAX: Duration = Duration::from_secs(8);
 const RETRY_REFUSED: Duration = Duration::from_secs(30);
 
 /// Start the thread of `host` (index `slot` in `shared`); it ends when `stop` is cancelled.
+/// `probe`: its stream is asked for the connection checks (`--probe`).
 pub(crate) fn start(
     host: Host,
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
+    probe: bool,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("ip-host-{}", host.name))
@@ -53,6 +55,7 @@ pub(crate) fn start(
                 shared,
                 stop,
                 unended: std::cell::RefCell::new(Vec::new()),
+                probe,
             }
             .run()
         })
@@ -69,6 +72,7 @@ struct Link {
     /// Streams given up on while the host was out of reach: their processes there are ended
     /// once it answers again (a cut link leaves them running until sshd notices).
     unended: std::cell::RefCell<Vec<ssh::Limit>>,
+    probe: bool,
 }
 
 /// Why following a host ended.
@@ -190,7 +194,8 @@ impl Link {
     /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering;
     /// then end it there too before anything else is tried (a hung program never notices).
     fn follow_stream(&self) -> Ended {
-        let mut words = self.board_words(&["status", "--watch", "--json-lines", "--probe"]);
+        let probe: &[&str] = if self.probe { &["--probe"] } else { &[] };
+        let mut words = self.board_words(&[&["status", "--watch", "--json-lines"], probe].concat());
         words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
         let mut stream = match Stream::start(&self.host, &words, MAX_LINE) {
             Ok(s) => s,
