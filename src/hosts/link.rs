@@ -49,6 +49,15 @@ pub(crate) fn start(
     std::thread::Builder::new()
         .name(format!("ip-host-{}", host.name))
         .spawn(move || {
+            let reading: Reading = Arc::default();
+            // Once for the thread's life: a stop ends the stream being read, so reading waits
+            // on its lines alone (no timer), and still sees the stop at once.
+            let r = reading.clone();
+            stop.on_cancel(Box::new(move || {
+                if let Some(e) = r.lock().ok().and_then(|mut g| g.take()) {
+                    e.end_here();
+                }
+            }));
             Link {
                 host,
                 slot,
@@ -56,6 +65,7 @@ pub(crate) fn start(
                 stop,
                 unended: std::cell::RefCell::new(Vec::new()),
                 probe,
+                reading,
             }
             .run()
         })
@@ -73,7 +83,12 @@ struct Link {
     /// once it answers again (a cut link leaves them running until sshd notices).
     unended: std::cell::RefCell<Vec<ssh::Limit>>,
     probe: bool,
+    /// The stream being read, for the stop to end.
+    reading: Reading,
 }
+
+/// The stream a link reads now (`None` between streams).
+type Reading = Arc<std::sync::Mutex<Option<ssh::Ender>>>;
 
 /// Why following a host ended.
 enum Ended {
@@ -201,7 +216,13 @@ impl Link {
             Ok(s) => s,
             Err(e) => return Ended::NotAnswering(e.to_string()),
         };
+        if let Ok(mut r) = self.reading.lock() {
+            *r = Some(stream.ender());
+        }
         let ended = self.read_stream(&mut stream);
+        if let Ok(mut r) = self.reading.lock() {
+            *r = None;
+        }
         // The state first: ending it there may wait on a host that is gone.
         if let Ended::NotAnswering(detail) = &ended {
             self.set_state(HostState::NotAnswering, detail.clone(), None);
@@ -222,22 +243,15 @@ impl Link {
             if self.stop.is_cancelled() {
                 return Ended::Stopped;
             }
-            // Short slices so `stop` is seen promptly; the stall deadline is what counts.
-            let until = Instant::now() + STALL;
-            let got = loop {
-                match stream.lines.recv_timeout(Duration::from_millis(250)) {
-                    Ok(l) => break Some(l),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        if self.stop.is_cancelled() {
-                            return Ended::Stopped;
-                        }
-                        if Instant::now() >= until {
-                            break None;
-                        }
-                    }
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
-                }
+            // One wait per line (a heartbeat comes every `HEARTBEAT_SECS`): a stop ends the
+            // stream here (`reading`), which ends this wait at once.
+            let got = match stream.lines.recv_timeout(STALL) {
+                Ok(l) => Some(l),
+                Err(_) => None,
             };
+            if self.stop.is_cancelled() {
+                return Ended::Stopped;
+            }
             let text = match got {
                 Some(Ok(t)) => t,
                 Some(Err(end)) => return self.stream_ended(stream, end.to_string(), have_board),
