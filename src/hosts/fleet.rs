@@ -336,7 +336,10 @@ impl Watch {
     /// How long until the file is looked at without an event: long only while its folder (or
     /// the way to it) is watched and the stop can wake the wait.
     fn recheck(&self) -> Duration {
-        let watched = self.set.as_ref().is_some_and(|s| s.limit().is_none() && s.len() > 0);
+        let watched = self
+            .set
+            .as_ref()
+            .is_some_and(|s| s.limit().is_none() && s.len() > 0);
         if watched && self.stop.is_some() {
             RECHECK_WATCHED
         } else {
@@ -347,7 +350,11 @@ impl Watch {
     /// Wait up to `d` for an event about the file or its folder (or the stop); whether an
     /// event came.
     fn wait(&mut self, d: Duration) -> bool {
-        let d = if self.stop.is_some() { d } else { d.min(RECHECK) };
+        let d = if self.stop.is_some() {
+            d
+        } else {
+            d.min(RECHECK)
+        };
         let Some(set) = self.set.as_mut() else {
             std::thread::sleep(d.min(Duration::from_millis(250)));
             return false;

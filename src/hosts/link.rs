@@ -245,10 +245,7 @@ impl Link {
             }
             // One wait per line (a heartbeat comes every `HEARTBEAT_SECS`): a stop ends the
             // stream here (`reading`), which ends this wait at once.
-            let got = match stream.lines.recv_timeout(STALL) {
-                Ok(l) => Some(l),
-                Err(_) => None,
-            };
+            let got = stream.lines.recv_timeout(STALL).ok();
             if self.stop.is_cancelled() {
                 return Ended::Stopped;
             }

@@ -104,11 +104,7 @@ pub(crate) fn selected<'a>(snap: &'a Snapshot, selected: Option<&str>) -> Option
 
 /// "HH:MM:SS (5m ago)".
 fn at_and_age(at: Ms, now: Ms) -> String {
-    format!(
-        "{} ({} ago)",
-        clock_time(at),
-        short_age(age_secs(now, at))
-    )
+    format!("{} ({} ago)", clock_time(at), short_age(age_secs(now, at)))
 }
 
 /// One host's lines in the hosts view at `w` columns: its name and state, since when, its
@@ -197,7 +193,13 @@ pub(crate) fn draw_hosts(
         put(buf, r.x, y, r.width, &[Span::raw(blank.clone())]);
     }
     if let Some((title, _)) = all.first() {
-        put(buf, r.x, r.y, r.width, &[Span::styled(title.clone(), t.header())]);
+        put(
+            buf,
+            r.x,
+            r.y,
+            r.width,
+            &[Span::styled(title.clone(), t.header())],
+        );
     }
     for (i, (text, is)) in all.iter().skip(1 + scroll).take(cap).enumerate() {
         let span = if *is {
@@ -307,7 +309,10 @@ mod tests {
         );
         assert_eq!(text[5], "  Connection refused");
         assert!(text.iter().all(|l| !l.contains('\u{1b}')));
-        assert_eq!(text[19], "  since 00:00:10 (1m ago) · 3 rows · never answered yet");
+        assert_eq!(
+            text[19],
+            "  since 00:00:10 (1m ago) · 3 rows · never answered yet"
+        );
         // No host chosen (or one gone): the first.
         let first = view_lines(&snap, Some("gone"), 70_000, 120);
         assert!(first[1].0.starts_with("▸ gpu"));

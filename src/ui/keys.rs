@@ -693,9 +693,19 @@ mod tests {
             help_line(Mode::Hosts),
             "↑↓/jk select host  H/⏎ retry now  Esc/m close hosts"
         );
-        assert_eq!(action_for(Mode::Hosts, Key::Char('q')), Some(Action::CloseHosts));
-        assert_eq!(action_for(Mode::Hosts, Key::Char('r')), None, "no reply here");
-        assert_eq!(action_for(Mode::List, Key::Char('m')), Some(Action::OpenHosts));
+        assert_eq!(
+            action_for(Mode::Hosts, Key::Char('q')),
+            Some(Action::CloseHosts)
+        );
+        assert_eq!(
+            action_for(Mode::Hosts, Key::Char('r')),
+            None,
+            "no reply here"
+        );
+        assert_eq!(
+            action_for(Mode::List, Key::Char('m')),
+            Some(Action::OpenHosts)
+        );
         assert_eq!(
             help_line(Mode::Confirm),
             "y yes, do it  n/Esc cancel  ^C quit"

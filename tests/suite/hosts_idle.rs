@@ -12,7 +12,10 @@ use crate::mux_support::wait_for;
 /// Context switches (voluntary and not) of `pid`'s threads named `name`, summed.
 fn switches(pid: i32, name: &str) -> Option<u64> {
     let mut total = None;
-    for e in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+    for e in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
         let dir = e.path();
         let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
         if comm.trim_end() != name {
@@ -66,7 +69,14 @@ fn an_idle_sidebar_wakes_for_other_hosts_only_when_they_say_something() {
     for (n, w) in names.iter().zip(&woke).take(2) {
         assert!(*w <= 15, "{n} woke {w} times in {secs} s");
     }
-    assert!(woke[2] <= 2, "the hosts file's thread woke {} times", woke[2]);
+    assert!(
+        woke[2] <= 2,
+        "the hosts file's thread woke {} times",
+        woke[2]
+    );
     let c = capture();
-    assert!(c.contains("a:Builder") && !c.contains("not answering"), "{c}");
+    assert!(
+        c.contains("a:Builder") && !c.contains("not answering"),
+        "{c}"
+    );
 }

@@ -81,7 +81,10 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
     let hosts = board["hosts"].as_array().unwrap();
     let named: Vec<&str> = hosts.iter().filter_map(|v| v["host"].as_str()).collect();
     assert_eq!(named, ["local", "a", "b"], "{board:#}");
-    assert_eq!(hosts[0]["state"], "answering", "this machine's first pass: {board:#}");
+    assert_eq!(
+        hosts[0]["state"], "answering",
+        "this machine's first pass: {board:#}"
+    );
     let in_board = |h: &str| -> Vec<Value> {
         board["seats"]
             .as_array()
@@ -266,8 +269,18 @@ fn probe_checks_this_machines_part_of_the_merged_stream_as_the_plain_stream() {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
             .args(["status", "--watch", "--json-lines"])
             .args(extra)
-            .args(["--config", sys.to_str().unwrap(), "--root", f.root.to_str().unwrap()])
-            .args(["--sessions-dir", f.sessions.to_str().unwrap(), "--fleet", "none"])
+            .args([
+                "--config",
+                sys.to_str().unwrap(),
+                "--root",
+                f.root.to_str().unwrap(),
+            ])
+            .args([
+                "--sessions-dir",
+                f.sessions.to_str().unwrap(),
+                "--fleet",
+                "none",
+            ])
             .args(["--tmux-socket", server.sock.to_str().unwrap()])
             .env("HOME", &home)
             .env("INTERCOM_PANE_HOSTS", f.tmp.path().join("no-hosts.json"))
@@ -287,7 +300,8 @@ fn probe_checks_this_machines_part_of_the_merged_stream_as_the_plain_stream() {
         let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
         let _ = child.kill();
         let _ = child.wait();
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("{extra:?}: {line:?}"));
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|_| panic!("{extra:?}: {line:?}"));
         assert_eq!(v["kind"], "board", "{v:#}");
         // The one-machine board's records, or the merged board's seats (this machine's).
         let records: Vec<Value> = match v["board"]["records"].as_array() {
@@ -318,7 +332,10 @@ fn probe_checks_this_machines_part_of_the_merged_stream_as_the_plain_stream() {
     eprintln!("plain --probe: {plain_conns:?}\nmerged --probe: {merged_conns:?}");
     assert!(merged["hosts"][0]["host"] == "local", "{merged:#}");
     let of = |c: &[(String, String)], n: &str| {
-        c.iter().find(|(w, _)| w == n).map(|(_, s)| s.clone()).unwrap_or_else(|| panic!("{n}: {c:?} {plain:#}"))
+        c.iter()
+            .find(|(w, _)| w == n)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("{n}: {c:?} {plain:#}"))
     };
     assert_eq!(of(&plain_conns, "w0"), "connected", "{plain:#}");
     assert_eq!(of(&plain_conns, "w1"), "disconnected", "{plain:#}");
