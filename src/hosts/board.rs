@@ -56,7 +56,6 @@ impl HostsSource {
     ) -> std::io::Result<HostsSource> {
         let shared = Shared::new(&[], clock);
         let cancel = local.cancel_token();
-        shared.stop_wakes(&cancel);
         // The sidebar shows every host's connections, as they are checked there.
         let fleet = Fleet::new(shared.clone(), cancel.clone(), true);
         fleet.apply(&hosts)?;

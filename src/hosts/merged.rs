@@ -56,7 +56,6 @@ pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
     let stop = Waker::new()?;
     stop.stop_on_signals();
     let cancel = CancelToken::new();
-    shared.stop_wakes(&cancel);
     let fleet = Fleet::new(shared.clone(), cancel.clone(), plan.probe);
     let mut local = None;
     let started = (|| -> std::io::Result<()> {

@@ -13,9 +13,6 @@ use crate::clock::{Clock, Ms};
 use crate::snapshot::{HostState, HostView, Row, RowHost, Snapshot};
 use crate::ui::ports::CancelToken;
 
-/// The longest single wait of `wait_newer`: a stop is seen by then even without `stop_wakes`.
-const WAIT_SLICE: Duration = Duration::from_secs(10);
-
 /// How a host's board was last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
@@ -380,28 +377,8 @@ impl Shared {
         Some((g.local.as_ref()?.scanned_at, g.version))
     }
 
-    /// Wake every waiter of `wait_newer` now (a stop: `stop_wakes`). Under the lock, so no
-    /// waiter misses it between its look at the stop and its wait.
-    fn wake_waiters(&self) {
-        if let Ok(_g) = self.inner.lock() {
-            self.changed.notify_all();
-        }
-    }
-
-    /// Make `stop`'s cancel wake every `wait_newer` at once (once per token: the waits then
-    /// sleep until something changes, with no timer of their own).
-    pub(crate) fn stop_wakes(self: &Arc<Self>, stop: &CancelToken) {
-        let me = Arc::downgrade(self);
-        stop.on_cancel(Box::new(move || {
-            if let Some(s) = me.upgrade() {
-                s.wake_waiters();
-            }
-        }));
-    }
-
     /// Wait until the board is newer than `seen` (or `stop`, or `until`); the new version,
-    /// `None` on stop or at `until`. `stop` must wake it (`stop_wakes`), else it is seen
-    /// within `WAIT_SLICE`.
+    /// `None` on stop or at `until`.
     pub(crate) fn wait_newer(
         &self,
         seen: u64,
@@ -419,8 +396,11 @@ impl Shared {
             if g.version != seen && (self.stream || g.local.is_some()) {
                 return Some(g.version);
             }
-            let left = until.map_or(WAIT_SLICE, |u| u.saturating_duration_since(Instant::now()));
-            g = self.changed.wait_timeout(g, left.min(WAIT_SLICE)).ok()?.0;
+            g = self
+                .changed
+                .wait_timeout(g, Duration::from_millis(200))
+                .ok()?
+                .0;
         }
     }
 
