@@ -616,6 +616,7 @@ fn status_watch(a: &StatusArgs) -> Option<i32> {
         clock,
         heartbeat: Duration::from_secs(a.stream.heartbeat_secs),
         full_every: Duration::from_secs(a.stream.live.full_pass_secs),
+        probe: a.probe,
     };
     Some(match hosts::merged::run(plan) {
         Ok(()) => 0,

@@ -56,7 +56,8 @@ impl HostsSource {
     ) -> std::io::Result<HostsSource> {
         let shared = Shared::new(&[], clock);
         let cancel = local.cancel_token();
-        let fleet = Fleet::new(shared.clone(), cancel.clone());
+        // The sidebar shows every host's connections, as they are checked there.
+        let fleet = Fleet::new(shared.clone(), cancel.clone(), true);
         fleet.apply(&hosts)?;
         let s = shared.clone();
         let stop = cancel.clone();

@@ -65,6 +65,8 @@ pub(crate) struct Fleet {
     stop: CancelToken,
     list: HostList,
     runs: Mutex<Vec<Run>>,
+    /// Whether each host's stream is asked for its connection checks (`--probe`).
+    probe: bool,
 }
 
 /// Retired slots are given to new hosts only past this many (so the board keeps the file's
@@ -72,12 +74,14 @@ pub(crate) struct Fleet {
 const REUSE_PAST: usize = 2 * super::file::MAX_HOSTS;
 
 impl Fleet {
-    pub(crate) fn new(shared: Arc<Shared>, stop: CancelToken) -> Arc<Fleet> {
+    /// `probe`: ask each host's stream for its connection checks (`--probe`).
+    pub(crate) fn new(shared: Arc<Shared>, stop: CancelToken, probe: bool) -> Arc<Fleet> {
         Arc::new(Fleet {
             shared,
             stop,
             list: HostList::default(),
             runs: Mutex::new(Vec::new()),
+            probe,
         })
     }
 
@@ -123,7 +127,8 @@ impl Fleet {
             let stop = CancelToken::new();
             let child = stop.clone();
             self.stop.on_cancel(Box::new(move || child.cancel()));
-            match link::start(h.clone(), slot, self.shared.clone(), stop.clone()) {
+            let shared = self.shared.clone();
+            match link::start(h.clone(), slot, shared, stop.clone(), self.probe) {
                 Ok(t) => {
                     let run = Run {
                         host: h.clone(),
@@ -182,6 +187,10 @@ impl crate::ui::ports::HostsControl for Fleet {
     fn retry_now(&self) {
         self.shared.retry_now();
     }
+
+    fn retry_host(&self, name: &str) -> bool {
+        self.shared.retry_host(name)
+    }
 }
 
 impl Fleet {
@@ -200,11 +209,12 @@ impl Fleet {
     }
 }
 
-/// How often the file is looked at without an inotify event (a folder that could not be
-/// watched, a missed event): the board still follows it within this long.
+/// How often the file is looked at without an inotify event where its folder cannot be
+/// watched: the board still follows it within this long.
 const RECHECK: Duration = Duration::from_secs(1);
-/// The longest sleep between looks at the board's token.
-const SLICE: Duration = Duration::from_millis(250);
+/// How often it is looked at all the same while watched (a change inotify cannot tell, such
+/// as a folder on the way to it replaced).
+const RECHECK_WATCHED: Duration = Duration::from_secs(30);
 
 /// Follow the hosts file at `path` until `stop`: each change that parses applies to `fleet`
 /// (within a second); a file refused keeps the hosts as they are, logged once per reason.
@@ -219,16 +229,21 @@ pub(crate) fn follow(
         .name("ip-hosts-file".into())
         .spawn(move || {
             let mut watch = Watch::new(&path);
+            // The stop wakes the wait at once: no timer looks at it.
+            if let Some(w) = &watch.stop {
+                let w = w.clone();
+                stop.on_cancel(Box::new(move || w.stop()));
+            }
             let mut last = Some(applied);
             let mut said = String::new();
-            let mut next_look = Instant::now() + RECHECK;
-            // Bounded by `stop`: each turn sleeps at most `SLICE`.
+            let mut next_look = Instant::now() + watch.recheck();
+            // Bounded by `stop`: each turn sleeps until an event, the stop or the next look.
             while !stop.is_cancelled() {
-                let event = watch.wait(SLICE);
+                let event = watch.wait(next_look.saturating_duration_since(Instant::now()));
                 if !event && Instant::now() < next_look {
                     continue;
                 }
-                next_look = Instant::now() + RECHECK;
+                next_look = Instant::now() + watch.recheck();
                 if event {
                     watch.sync();
                 }
@@ -281,6 +296,8 @@ struct Watch {
     set: Option<crate::live::files::WatchSet>,
     specs: Vec<crate::live::files::Spec>,
     changes: Vec<crate::live::files::Change>,
+    /// Woken by the board's stop (without one, waits are cut to `RECHECK`).
+    stop: Option<crate::live::wake::Waker>,
 }
 
 impl Watch {
@@ -293,6 +310,7 @@ impl Watch {
             set: crate::live::files::WatchSet::new().ok(),
             specs,
             changes: Vec::new(),
+            stop: crate::live::wake::Waker::new().ok(),
         };
         w.sync();
         w
@@ -304,21 +322,50 @@ impl Watch {
         }
     }
 
-    /// Wait up to `d` for an event about the file or its folder; whether one came.
+    /// How long until the file is looked at without an event: long only while its folder (or
+    /// the way to it) is watched and the stop can wake the wait.
+    fn recheck(&self) -> Duration {
+        let watched = self
+            .set
+            .as_ref()
+            .is_some_and(|s| s.limit().is_none() && s.len() > 0);
+        if watched && self.stop.is_some() {
+            RECHECK_WATCHED
+        } else {
+            RECHECK
+        }
+    }
+
+    /// Wait up to `d` for an event about the file or its folder (or the stop); whether an
+    /// event came.
     fn wait(&mut self, d: Duration) -> bool {
+        let d = if self.stop.is_some() {
+            d
+        } else {
+            d.min(RECHECK)
+        };
         let Some(set) = self.set.as_mut() else {
-            std::thread::sleep(d);
+            std::thread::sleep(d.min(Duration::from_millis(250)));
             return false;
         };
-        let mut fd = [libc::pollfd {
-            fd: set.raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
+        let stop_fd = self.stop.as_ref().map_or(-1, |w| w.raw_fd());
+        let mut fd = [
+            libc::pollfd {
+                fd: set.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            // A negative fd is skipped by poll(2).
+            libc::pollfd {
+                fd: stop_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
         let ms = libc::c_int::try_from(d.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: one valid pollfd; bounded by `ms`.
-        let n = unsafe { libc::poll(fd.as_mut_ptr(), 1, ms) };
-        if n <= 0 {
+        // SAFETY: two valid pollfds; bounded by `ms`.
+        let n = unsafe { libc::poll(fd.as_mut_ptr(), 2, ms) };
+        if n <= 0 || fd[0].revents & libc::POLLIN == 0 {
             return false;
         }
         self.changes.clear();

@@ -1,6 +1,7 @@
-//! This machine in a merged stream (`hosts::merged`): the live engine's passes, as
-//! `status --watch` runs them, written into the board as host `local`'s records, so this
-//! machine's seats and the other hosts' reach the stream by one path.
+//! This machine in a merged stream (`hosts::merged`): the board stream's passes, as
+//! `status --watch` runs them (with its connection checks when `--probe` asks for them),
+//! written into the board as host `local`'s records, so this machine's seats and the other
+//! hosts' reach the stream by one path.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,17 +9,19 @@ use std::time::Duration;
 
 use super::shared::{Shared, Via};
 use crate::clock::Clock;
-use crate::live::board::{BoardPass, BoardPasses};
+use crate::live::stream::{Board, BoardStream, StreamError};
 use crate::live::wake::Waker;
-use crate::live::{Engine, Settings, Wake};
+use crate::live::{Settings, Wake};
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::HostState;
 
-/// Start the engine's thread writing into `slot`; the waker stops it.
+/// Start the stream's thread writing into `slot` (`probe`: with the connection checks, on
+/// the plain stream's timer); the waker stops it.
 pub(crate) fn start(
     opts: ScanOptions,
     clock: Arc<dyn Clock>,
     full_every: Duration,
+    probe: bool,
     slot: usize,
     shared: Arc<Shared>,
 ) -> std::io::Result<(std::thread::JoinHandle<()>, Waker)> {
@@ -27,27 +30,43 @@ pub(crate) fn start(
         ..Settings::default()
     };
     let memory = Arc::new(crate::evidence::ScanMemory::new());
-    let mut engine = Engine::new(BoardPasses::new(opts, clock, memory), settings)?;
-    let waker = engine.waker();
+    let mut boards = BoardStream::start(opts, clock, memory, settings, probe)
+        .map_err(|StreamError::Engine(e)| e)?;
+    let waker = boards.waker();
     let thread = std::thread::Builder::new()
         .name("ip-local-stream".into())
         .spawn(move || {
+            // The board last written: the probe timer's checks are shown on it.
+            let mut last: Option<Scan> = None;
             // Bounded by the waker: `wait` returns `Stop` once it is stopped.
             loop {
-                match engine.wait(None) {
+                match boards.wait(None) {
                     Wake::Stop => return,
                     Wake::Timer => continue,
                     Wake::Pass => {}
                 }
                 let now = shared.now();
-                match engine.pass() {
-                    BoardPass::Same { .. } => shared.alive(slot, Via::Watch, now),
-                    BoardPass::Scanned(Ok(scan)) => {
-                        shared.board(slot, BTreeMap::new(), Some(records(&scan)), Via::Watch, now)
+                let scan = match (boards.next(), last.take()) {
+                    (Board::New(scan), _) => scan,
+                    (Board::Probed { .. }, Some(mut scan)) => {
+                        boards.apply_probes(&mut scan);
+                        scan
                     }
-                    BoardPass::Scanned(Err(e)) => {
-                        shared.set_state(slot, HostState::Refused, e.to_string(), None)
+                    (Board::Same { .. } | Board::Probed { .. }, l) => {
+                        last = l;
+                        shared.alive(slot, Via::Watch, now);
+                        continue;
                     }
+                    (Board::Refused(e), l) => {
+                        last = l;
+                        shared.set_state(slot, HostState::Refused, e.to_string(), None);
+                        continue;
+                    }
+                };
+                shared.board(slot, BTreeMap::new(), Some(records(&scan)), Via::Watch, now);
+                // Kept only for the probe timer's checks (a board is large).
+                if probe {
+                    last = Some(scan);
                 }
             }
         })?;

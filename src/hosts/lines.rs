@@ -1,9 +1,11 @@
 //! The lines of the merged stream (`status --watch --json-lines --host all`, docs/interop.md
 //! §10a): every host's seats tagged with that host, and each host's own state, in the words of
-//! `HostState` (the sidebar's host line says the same states).
+//! `HostState` (the sidebar's host line says the same states). The first line is the whole
+//! board, as the one-machine stream's is; then a line per change.
 //!
 //! ```text
-//! {"v":1,"kind":"host","seq":1,"at":"…","host":"b","state":"connecting","since":"…","answeredAt":null,"via":null,"detail":"","seats":0}
+//! {"v":1,"kind":"board","seq":1,"at":"…","why":"start","hosts":[{"host":"local","state":"answering",…}],"seats":[{"host":"local","key":"proj/Builder","seat":{…}}]}
+//! {"v":1,"kind":"host","seq":2,"at":"…","host":"b","state":"connecting","since":"…","answeredAt":null,"via":null,"detail":"","seats":0}
 //! {"v":1,"kind":"seat","seq":2,"at":"…","host":"b","key":"proj/Builder","seat":{…record…}}
 //! {"v":1,"kind":"removed","seq":3,"at":"…","host":"b","key":"proj/Builder"}
 //! {"v":1,"kind":"heartbeat","seq":4,"at":"…","hosts":[{"host":"b","state":"answering","answeredAt":"…"}]}
@@ -64,6 +66,22 @@ struct LeftBody {
 struct SeatBody<'a> {
     key: &'a str,
     seat: &'a Value,
+}
+
+/// The whole board: every host's state (`host` lines' members, with `host`), then every seat
+/// (`seat` lines' members, with `host`).
+#[derive(Serialize)]
+struct BoardBody<'a> {
+    why: &'static str,
+    hosts: Vec<Tagged<'a, HostBody>>,
+    seats: Vec<Tagged<'a, SeatBody<'a>>>,
+}
+
+#[derive(Serialize)]
+struct Tagged<'a, B: Serialize> {
+    host: &'a str,
+    #[serde(flatten)]
+    body: B,
 }
 
 #[derive(Serialize)]
@@ -205,6 +223,43 @@ impl Merger {
         out
     }
 
+    /// The whole board (`why`: `start`): every host's state and seats as they are now; what
+    /// it says is remembered as sent, so the next lines are only what changes after it.
+    pub(crate) fn board(&mut self, now: &[(usize, HostRecords)], at: Ms) -> String {
+        let mut hosts = Vec::new();
+        let mut seats = Vec::new();
+        for (slot, h) in now.iter().filter(|(_, h)| !h.gone) {
+            if self.sent.len() <= *slot {
+                self.sent.resize_with(slot + 1, Sent::default);
+            }
+            let name = h.view.name.as_str();
+            let detail = crate::text::one_line(&h.view.detail, MAX_DETAIL);
+            if let Some(sent) = self.sent.get_mut(*slot) {
+                sent.name = name.to_string();
+                sent.state = Some((h.view.state, detail.clone()));
+                sent.seats = h
+                    .records
+                    .iter()
+                    .map(|(k, r)| (k.clone(), crate::views::stream::steady(r)))
+                    .collect();
+            }
+            hosts.push(Tagged {
+                host: name,
+                body: host_body(&h.view, detail),
+            });
+            seats.extend(h.records.iter().map(|(key, seat)| Tagged {
+                host: name,
+                body: SeatBody { key, seat },
+            }));
+        }
+        let body = BoardBody {
+            why: "start",
+            hosts,
+            seats,
+        };
+        self.line("board", at, None, body)
+    }
+
     /// The heartbeat: every host's state and when it last answered.
     pub(crate) fn heartbeat(&mut self, views: &[HostView], at: Ms) -> String {
         let hosts = views
@@ -259,6 +314,39 @@ mod tests {
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_first_line_is_the_whole_board_and_then_only_changes() {
+        let mut m = Merger::new();
+        let rec = |state: &str, age: u64| json!({"agent": "W", "state": state, "ageSeconds": age});
+        let mut local = host(HostState::Answering, "", &[("p/L", rec("idle", 1))]);
+        local.view.name = "local".into();
+        let b = host(HostState::Connecting, "", &[]);
+        let l: Value = serde_json::from_str(&m.board(&[(0, local), (1, b)], 5_000)).unwrap();
+        assert_eq!(l["kind"], "board");
+        assert_eq!(l["why"], "start");
+        assert_eq!(l["seq"], 1);
+        assert!(l.get("host").is_none());
+        assert_eq!(l["hosts"][0]["host"], "local");
+        assert_eq!(l["hosts"][0]["state"], "answering");
+        assert_eq!(l["hosts"][1]["host"], "b");
+        assert_eq!(l["hosts"][1]["state"], "connecting");
+        assert_eq!(l["hosts"][1]["seats"], 0);
+        assert_eq!(l["seats"].as_array().unwrap().len(), 1);
+        assert_eq!(l["seats"][0]["host"], "local");
+        assert_eq!(l["seats"][0]["key"], "p/L");
+        assert_eq!(l["seats"][0]["seat"]["state"], "idle");
+        // What the board said is not said again; b's answer is its host line and its seat.
+        let mut local = host(HostState::Answering, "", &[("p/L", rec("idle", 7))]);
+        local.view.name = "local".into();
+        assert!(m.host(0, &local, 6_000).is_empty());
+        let b = host(HostState::Answering, "", &[("p/W", rec("working", 1))]);
+        let l = parsed(&m.host(1, &b, 7_000));
+        let kinds: Vec<&str> = l.iter().map(|v| v["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["host", "seat"]);
+        assert_eq!(l[1]["host"], "b");
+        assert_eq!(l[1]["seq"], 3);
     }
 
     #[test]

@@ -38,21 +38,34 @@ const RETRY_MAX: Duration = Duration::from_secs(8);
 const RETRY_REFUSED: Duration = Duration::from_secs(30);
 
 /// Start the thread of `host` (index `slot` in `shared`); it ends when `stop` is cancelled.
+/// `probe`: its stream is asked for the connection checks (`--probe`).
 pub(crate) fn start(
     host: Host,
     slot: usize,
     shared: Arc<Shared>,
     stop: CancelToken,
+    probe: bool,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("ip-host-{}", host.name))
         .spawn(move || {
+            let reading: Reading = Arc::default();
+            // Once for the thread's life: a stop ends the stream being read, so reading waits
+            // on its lines alone (no timer), and still sees the stop at once.
+            let r = reading.clone();
+            stop.on_cancel(Box::new(move || {
+                if let Some(e) = r.lock().ok().and_then(|mut g| g.take()) {
+                    e.end_here();
+                }
+            }));
             Link {
                 host,
                 slot,
                 shared,
                 stop,
                 unended: std::cell::RefCell::new(Vec::new()),
+                probe,
+                reading,
             }
             .run()
         })
@@ -69,7 +82,13 @@ struct Link {
     /// Streams given up on while the host was out of reach: their processes there are ended
     /// once it answers again (a cut link leaves them running until sshd notices).
     unended: std::cell::RefCell<Vec<ssh::Limit>>,
+    probe: bool,
+    /// The stream being read, for the stop to end.
+    reading: Reading,
 }
+
+/// The stream a link reads now (`None` between streams).
+type Reading = Arc<std::sync::Mutex<Option<ssh::Ender>>>;
 
 /// Why following a host ended.
 enum Ended {
@@ -116,7 +135,7 @@ impl Link {
                     RETRY_REFUSED
                 }
             };
-            if self.shared.pause(pause, &self.stop) {
+            if self.shared.pause(self.slot, pause, &self.stop) {
                 return;
             }
         }
@@ -190,13 +209,20 @@ impl Link {
     /// Follow `status --watch --json-lines` until it ends, stalls or the host stops answering;
     /// then end it there too before anything else is tried (a hung program never notices).
     fn follow_stream(&self) -> Ended {
-        let mut words = self.board_words(&["status", "--watch", "--json-lines", "--probe"]);
+        let probe: &[&str] = if self.probe { &["--probe"] } else { &[] };
+        let mut words = self.board_words(&[&["status", "--watch", "--json-lines"], probe].concat());
         words.extend(["--heartbeat-secs".to_string(), HEARTBEAT_SECS.to_string()]);
         let mut stream = match Stream::start(&self.host, &words, MAX_LINE) {
             Ok(s) => s,
             Err(e) => return Ended::NotAnswering(e.to_string()),
         };
+        if let Ok(mut r) = self.reading.lock() {
+            *r = Some(stream.ender());
+        }
         let ended = self.read_stream(&mut stream);
+        if let Ok(mut r) = self.reading.lock() {
+            *r = None;
+        }
         // The state first: ending it there may wait on a host that is gone.
         if let Ended::NotAnswering(detail) = &ended {
             self.set_state(HostState::NotAnswering, detail.clone(), None);
@@ -217,22 +243,12 @@ impl Link {
             if self.stop.is_cancelled() {
                 return Ended::Stopped;
             }
-            // Short slices so `stop` is seen promptly; the stall deadline is what counts.
-            let until = Instant::now() + STALL;
-            let got = loop {
-                match stream.lines.recv_timeout(Duration::from_millis(250)) {
-                    Ok(l) => break Some(l),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        if self.stop.is_cancelled() {
-                            return Ended::Stopped;
-                        }
-                        if Instant::now() >= until {
-                            break None;
-                        }
-                    }
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
-                }
-            };
+            // One wait per line (a heartbeat comes every `HEARTBEAT_SECS`): a stop ends the
+            // stream here (`reading`), which ends this wait at once.
+            let got = stream.lines.recv_timeout(STALL).ok();
+            if self.stop.is_cancelled() {
+                return Ended::Stopped;
+            }
             let text = match got {
                 Some(Ok(t)) => t,
                 Some(Err(end)) => return self.stream_ended(stream, end.to_string(), have_board),

@@ -22,6 +22,10 @@ use crate::ui::ports::CancelToken;
 const COALESCE: Duration = Duration::from_millis(20);
 /// The longest sleep between looks at the stop flag and the reader.
 const SLICE: Duration = Duration::from_millis(250);
+/// The whole board first waits this long at most for every host's first answer (this
+/// machine's first pass, each host's hello and board); a host still connecting then is in it
+/// as `connecting`, and its seats follow as `seat` lines.
+const FIRST_WAIT: Duration = Duration::from_millis(1500);
 
 /// What a merged stream follows.
 pub(crate) struct Plan {
@@ -34,6 +38,9 @@ pub(crate) struct Plan {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) heartbeat: Duration,
     pub(crate) full_every: Duration,
+    /// `--probe`: the connection checks, on this machine's part as on the plain stream and
+    /// asked of every host's stream.
+    pub(crate) probe: bool,
 }
 
 /// Stream until the reader goes away or a stop signal comes (`Ok`: exit 0); `Err` when it
@@ -49,7 +56,7 @@ pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
     let stop = Waker::new()?;
     stop.stop_on_signals();
     let cancel = CancelToken::new();
-    let fleet = Fleet::new(shared.clone(), cancel.clone());
+    let fleet = Fleet::new(shared.clone(), cancel.clone(), plan.probe);
     let mut local = None;
     let started = (|| -> std::io::Result<()> {
         if let Some(opts) = plan.local {
@@ -57,6 +64,7 @@ pub(crate) fn run(plan: Plan) -> std::io::Result<()> {
                 opts,
                 plan.clock.clone(),
                 plan.full_every,
+                plan.probe,
                 0,
                 shared.clone(),
             )?);
@@ -87,11 +95,22 @@ fn follow(
     clock: &Arc<dyn Clock>,
 ) -> std::io::Result<()> {
     let mut merger = Merger::new();
-    // Empty: every host's first state is written at once.
+    // Empty: every host is new to the first look.
     let mut seen = Vec::new();
-    let mut version = 0;
+    let mut version = first_answers(shared, cancel);
     let mut next_beat = Instant::now() + heartbeat;
     let stdout = std::io::stdout();
+    let board = merger.board(&shared.changed_hosts(&mut seen), clock.now_ms());
+    {
+        let mut lock = stdout.lock();
+        let sent = lock
+            .write_all(board.as_bytes())
+            .and_then(|()| lock.write_all(b"\n"))
+            .and_then(|()| lock.flush());
+        if sent.is_err() {
+            return Ok(());
+        }
+    }
     // Bounded by the stop flag and the reader: each turn sleeps at most `SLICE`.
     loop {
         let at = clock.now_ms();
@@ -125,6 +144,24 @@ fn follow(
             }
         }
     }
+}
+
+/// Wait (at most `FIRST_WAIT`) until no host is still connecting; the board's version then.
+fn first_answers(shared: &Shared, cancel: &CancelToken) -> u64 {
+    let until = Instant::now() + FIRST_WAIT;
+    let mut version = 0;
+    // Bounded by `until`: `wait_newer` returns `None` there.
+    while shared
+        .views()
+        .iter()
+        .any(|v| v.state == crate::snapshot::HostState::Connecting)
+    {
+        match shared.wait_newer(version, cancel, Some(until)) {
+            Some(v) => version = v,
+            None => break,
+        }
+    }
+    version
 }
 
 /// Whether standard output's reader is still there (a closed pipe says `POLLERR`).

@@ -46,6 +46,8 @@ struct Entry {
     /// No longer on the board (the hosts file dropped or changed it): shown nowhere, and
     /// whatever its thread still writes is ignored.
     retired: bool,
+    /// Bumped by "retry now" for this host alone (the sidebar's hosts view).
+    retry: u64,
 }
 
 struct Inner {
@@ -120,6 +122,7 @@ impl Shared {
             records: stream.then(BTreeMap::new),
             version: 0,
             retired: false,
+            retry: 0,
         }
     }
 
@@ -173,21 +176,36 @@ impl Shared {
         }
     }
 
-    /// A host thread's pause before trying again: `d`, cut short by `stop` or "retry now";
-    /// true when stopped.
-    pub(crate) fn pause(&self, d: Duration, stop: &CancelToken) -> bool {
+    /// "Retry now" for host `name` alone: it tries at once if it is waiting to; whether the
+    /// board has that host.
+    pub(crate) fn retry_host(&self, name: &str) -> bool {
+        let Ok(mut g) = self.inner.lock() else {
+            return false;
+        };
+        let Some(e) = g.hosts.iter_mut().find(|e| !e.retired && e.name == name) else {
+            return false;
+        };
+        e.retry = e.retry.wrapping_add(1);
+        self.changed.notify_all();
+        true
+    }
+
+    /// Host `slot`'s pause before trying again: `d`, cut short by `stop` or "retry now" (for
+    /// every host, or for this one); true when stopped.
+    pub(crate) fn pause(&self, slot: usize, d: Duration, stop: &CancelToken) -> bool {
         let until = Instant::now() + d;
         let Ok(mut g) = self.inner.lock() else {
             return stop.wait_timeout(d);
         };
-        let asked = g.retry;
+        let own = |g: &Inner| g.hosts.get(slot).map_or(0, |e| e.retry);
+        let asked = (g.retry, own(&g));
         // Bounded by `until`, in slices of at most 200 ms that re-check `stop`.
         loop {
             if stop.is_cancelled() {
                 return true;
             }
             let now = Instant::now();
-            if now >= until || g.retry != asked {
+            if now >= until || (g.retry, own(&g)) != asked {
                 return false;
             }
             let slice = (until - now).min(Duration::from_millis(200));
@@ -533,10 +551,41 @@ mod tests {
             s2.retry_now();
         });
         let t0 = Instant::now();
-        assert!(!s.pause(Duration::from_secs(20), &stop));
+        assert!(!s.pause(0, Duration::from_secs(20), &stop));
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
         let _ = t.join();
         stop.cancel();
-        assert!(s.pause(Duration::from_secs(20), &stop), "stopped");
+        assert!(s.pause(0, Duration::from_secs(20), &stop), "stopped");
+    }
+
+    #[test]
+    fn retry_now_for_one_host_ends_only_its_pause() {
+        let hosts: Vec<Host> = ["a", "b"]
+            .iter()
+            .map(|n| Host::ad_hoc(super::super::HostName::parse(n).unwrap(), format!("{n}.x")))
+            .collect();
+        let s = Shared::new(&hosts, Arc::new(crate::clock::FixedClock(1_000)));
+        let stop = CancelToken::new();
+        let pausing = |slot: usize, d: Duration| {
+            let (s, stop) = (s.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                let stopped = s.pause(slot, d, &stop);
+                (stopped, t0.elapsed())
+            })
+        };
+        let a = pausing(0, Duration::from_secs(20));
+        let b = pausing(1, Duration::from_millis(1_500));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!s.retry_host("nosuch"));
+        assert!(s.retry_host("b"));
+        let (stopped, took) = b.join().unwrap();
+        assert!(!stopped && took < Duration::from_millis(1_400), "{took:?}");
+        // a still waits: only b was asked.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!a.is_finished(), "a's pause ended with b's retry");
+        assert!(s.retry_host("a"));
+        let (stopped, took) = a.join().unwrap();
+        assert!(!stopped && took < Duration::from_secs(5), "{took:?}");
     }
 }

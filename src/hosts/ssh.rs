@@ -628,6 +628,21 @@ pub(crate) struct Stream {
     stderr: std::sync::Arc<Mutex<String>>,
 }
 
+/// Ends a stream's ssh here (nothing once the stream is gone): its reader sees the end at
+/// once, so it can wait on its lines alone rather than look at a stop flag on a timer.
+pub(crate) struct Ender(std::sync::Weak<Mutex<Child>>);
+
+impl Ender {
+    pub(crate) fn end_here(&self) {
+        if let Some(child) = self.0.upgrade() {
+            if let Ok(mut c) = child.lock() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
 /// Why a stream's lines ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StreamEnd {
@@ -724,10 +739,12 @@ impl Stream {
     }
 
     fn kill_here(&self) {
-        if let Ok(mut c) = self.child.lock() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        self.ender().end_here();
+    }
+
+    /// What ends this stream's ssh here from another thread (its lines then end at once).
+    pub(crate) fn ender(&self) -> Ender {
+        Ender(std::sync::Arc::downgrade(&self.child))
     }
 
     /// Whether the host's `timeout` ended it at its lifetime (a stream to start again).

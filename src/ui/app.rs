@@ -112,6 +112,8 @@ pub enum Effect {
     ReadTimeline(SeatRef),
     /// Ask every other host waiting to be asked again now, through `HostsControl`.
     RetryHosts,
+    /// Ask this host again now (the hosts view), through `HostsControl`.
+    RetryHost(String),
 }
 
 /// What is selected: a row (by `Row::id`, so it follows reorder) or the Seen group header.
@@ -368,6 +370,8 @@ impl App {
             Mode::Filter
         } else if self.cockpit.help_open {
             Mode::Help
+        } else if self.cockpit.hosts.is_some() {
+            Mode::Hosts
         } else if self.details_open {
             Mode::Details
         } else {
@@ -657,6 +661,11 @@ impl App {
             Action::HideOffline => self.hide_offline = !self.hide_offline,
             Action::HideSeen => self.hide_seen = !self.hide_seen,
             Action::RetryHosts => self.retry_hosts(fx),
+            Action::OpenHosts => self.cockpit.hosts = Some(None),
+            Action::CloseHosts => self.cockpit.hosts = None,
+            Action::HostUp => self.move_host(-1),
+            Action::HostDown => self.move_host(1),
+            Action::RetryHost => self.retry_host(fx),
             Action::OpenReply => self.open_reply(),
             Action::Send => self.send(fx),
             Action::CloseReply => self.reply_box = None,
@@ -691,6 +700,52 @@ impl App {
                 fx.push(Effect::RetryHosts);
                 format!("asking {n} host(s) again now")
             }
+        });
+    }
+
+    /// The host the hosts view has selected (`None` when it is closed or the board has none).
+    pub fn hosts_selected(&self) -> Option<&str> {
+        let sel = self.cockpit.hosts.as_ref()?;
+        crate::ui::hosts_view::selected(self.snapshot()?, sel.as_deref()).map(|h| h.name.as_str())
+    }
+
+    /// Whether the hosts view is open.
+    pub fn hosts_open(&self) -> bool {
+        self.cockpit.hosts.is_some()
+    }
+
+    /// Move the hosts view's selection by `delta` hosts (it stops at the ends).
+    fn move_host(&mut self, delta: isize) {
+        let Some(snap) = self.snapshot() else { return };
+        let names: Vec<&str> = snap.hosts.iter().map(|h| h.name.as_str()).collect();
+        let Some(cur) = self
+            .hosts_selected()
+            .and_then(|n| names.iter().position(|x| *x == n))
+        else {
+            return;
+        };
+        let max = names.len().saturating_sub(1) as isize;
+        let to = (cur as isize).saturating_add(delta).clamp(0, max) as usize;
+        let name = names.get(to).map(|n| n.to_string());
+        self.cockpit.hosts = Some(name);
+    }
+
+    /// `H` or ⏎ in the hosts view: ask the selected host again now, by the same path as `H` in
+    /// the list (a host answering has nothing to retry).
+    fn retry_host(&mut self, fx: &mut Vec<Effect>) {
+        let Some(h) = self
+            .hosts_selected()
+            .and_then(|n| self.snapshot()?.hosts.iter().find(|h| h.name == n))
+        else {
+            self.message = Some("no other hosts on this board (the hosts file names them)".into());
+            return;
+        };
+        let name = crate::ui::fit::clean(&h.name);
+        self.message = Some(if h.state == crate::snapshot::HostState::Answering {
+            format!("host {name} is answering")
+        } else {
+            fx.push(Effect::RetryHost(h.name.clone()));
+            format!("asking host {name} again now")
         });
     }
 

@@ -43,6 +43,8 @@ pub enum Mode {
     Confirm,
     /// The spawn form (printable keys are its text; it handles its own keys).
     Spawn,
+    /// The hosts view (`m`): every other machine's state; one asked again at a time.
+    Hosts,
 }
 
 /// What a key does.
@@ -81,6 +83,12 @@ pub enum Action {
     HideSeen,
     /// `H`: every other host waiting to be asked again is asked now.
     RetryHosts,
+    /// `m`: the hosts view; in it, select a host, ask the selected one again now, close it.
+    OpenHosts,
+    HostUp,
+    HostDown,
+    RetryHost,
+    CloseHosts,
     OpenReply,
     /// Ask to close / resume the selected worker (a confirmation follows).
     CloseWorker,
@@ -139,6 +147,7 @@ const NOTICE: &[Mode] = &[Mode::Notice];
 const HELP: &[Mode] = &[Mode::Help];
 const FILTER: &[Mode] = &[Mode::Filter];
 const CONFIRM: &[Mode] = &[Mode::Confirm];
+const HOSTS: &[Mode] = &[Mode::Hosts];
 const ALL: &[Mode] = &[
     Mode::List,
     Mode::Details,
@@ -148,6 +157,7 @@ const ALL: &[Mode] = &[
     Mode::Filter,
     Mode::Confirm,
     Mode::Spawn,
+    Mode::Hosts,
 ];
 
 const fn b(
@@ -300,6 +310,13 @@ pub const BINDINGS: &[Binding] = &[
         "",
         "ask other hosts again now",
     ),
+    b(
+        &[Key::Char('m')],
+        Action::OpenHosts,
+        LIST,
+        "",
+        "hosts: every machine's state",
+    ),
     b(&[Key::PageUp], Action::PageUp, LIST, "", "page up"),
     b(&[Key::PageDown], Action::PageDown, LIST, "", "page down"),
     b(&[Key::Home, Key::Char('g')], Action::Top, LIST, "", "first"),
@@ -426,6 +443,34 @@ pub const BINDINGS: &[Binding] = &[
         "Esc/?",
         "close help",
     ),
+    b(
+        &[Key::Up, Key::Char('k')],
+        Action::HostUp,
+        HOSTS,
+        "↑↓/jk",
+        "select host",
+    ),
+    b(
+        &[Key::Down, Key::Char('j')],
+        Action::HostDown,
+        HOSTS,
+        "",
+        "select next host",
+    ),
+    b(
+        &[Key::Char('H'), Key::Enter],
+        Action::RetryHost,
+        HOSTS,
+        "H/⏎",
+        "retry now",
+    ),
+    b(
+        &[Key::Esc, Key::Char('m'), Key::Char('q')],
+        Action::CloseHosts,
+        HOSTS,
+        "Esc/m",
+        "close hosts",
+    ),
     b(&[Key::Ctrl('c')], Action::Quit, ALL, "^C", "quit"),
 ];
 
@@ -529,6 +574,7 @@ const SECTIONS: &[(Mode, &str)] = &[
     (Mode::Filter, "Filter (/)"),
     (Mode::Confirm, "Close / resume confirmation"),
     (Mode::Notice, "A refusal on screen"),
+    (Mode::Hosts, "Hosts view (m)"),
     (Mode::Help, "This help"),
 ];
 
@@ -584,6 +630,7 @@ mod tests {
             Mode::Help,
             Mode::Filter,
             Mode::Confirm,
+            Mode::Hosts,
         ] {
             assert_eq!(action_for(m, Key::Ctrl('c')), Some(Action::Quit));
         }
@@ -642,6 +689,23 @@ mod tests {
             "⏎ send  Esc close  M-⏎/^J newline  ^C quit"
         );
         assert_eq!(help_line(Mode::Notice), "⏎/Esc dismiss  ^C quit");
+        assert_eq!(
+            help_line(Mode::Hosts),
+            "↑↓/jk select host  H/⏎ retry now  Esc/m close hosts"
+        );
+        assert_eq!(
+            action_for(Mode::Hosts, Key::Char('q')),
+            Some(Action::CloseHosts)
+        );
+        assert_eq!(
+            action_for(Mode::Hosts, Key::Char('r')),
+            None,
+            "no reply here"
+        );
+        assert_eq!(
+            action_for(Mode::List, Key::Char('m')),
+            Some(Action::OpenHosts)
+        );
         assert_eq!(
             help_line(Mode::Confirm),
             "y yes, do it  n/Esc cancel  ^C quit"

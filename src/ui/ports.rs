@@ -121,6 +121,9 @@ pub trait SnapshotSource: Send {
 pub trait HostsControl: Send + Sync {
     /// Every host waiting to be asked again is asked now (returns at once).
     fn retry_now(&self);
+    /// Host `name` is asked again now if it is waiting to (returns at once); whether the board
+    /// has it.
+    fn retry_host(&self, name: &str) -> bool;
 }
 
 /// Told about each frame that shows seats in a new state (the `live_frame` log event the

@@ -141,7 +141,7 @@ pub(crate) fn plan(app: &App, area: Rect) -> Plan {
     if body.height == 0 || items == 0 {
         return p;
     }
-    let details_row = if app.details_open() && !app.help_open() {
+    let details_row = if app.details_open() && !app.help_open() && !app.hosts_open() {
         app.selected_row()
     } else {
         None
@@ -180,7 +180,7 @@ pub(crate) fn body_at(app: &App, w: u16, h: u16) -> Rect {
 
 /// The item of the list under screen cell (`x`, `y`) on a `w × h` screen, if any.
 pub(crate) fn item_at(app: &App, w: u16, h: u16, x: u16, y: u16) -> Option<usize> {
-    if app.help_open() || x >= w {
+    if app.help_open() || app.hosts_open() || x >= w {
         return None;
     }
     let r = plan(app, Rect::new(0, 0, w, h)).list?;
@@ -231,6 +231,10 @@ pub fn draw(app: &App, buf: &mut Buffer, area: Rect) -> Option<(u16, u16)> {
     }
     if app.help_open() {
         crate::ui::help::draw_help(app.help_scroll(), buf, body, &t);
+        return cursor;
+    }
+    if app.hosts_open() {
+        crate::ui::hosts_view::draw_hosts(snap, app.hosts_selected(), now, buf, body, &t);
         return cursor;
     }
     if let Some(form) = app.spawn_form() {

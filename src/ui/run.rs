@@ -350,6 +350,11 @@ fn perform(fx: Effect, tx: &Sender<Event2>, ports: &Ports) {
                 h.retry_now();
             }
         }
+        Effect::RetryHost(name) => {
+            if let Some(h) = &ports.hosts {
+                h.retry_host(&name);
+            }
+        }
         Effect::Quit => {}
     }
 }

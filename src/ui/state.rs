@@ -31,6 +31,8 @@ pub(crate) struct Cockpit {
     pub(crate) filter_editing: bool,
     pub(crate) help_open: bool,
     pub(crate) help_scroll: usize,
+    /// The hosts view (`m`) is open: the host selected there (by name; `None`: the first).
+    pub(crate) hosts: Option<Option<String>>,
     /// The open panel shows the preview instead of the details.
     pub(crate) preview: bool,
     /// The open panel shows the review view (`v`: files and diff) instead of either.

@@ -64,8 +64,13 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .any(|v| v["event"] == "host_state" && v["host"] == h && v["state"] == state)
     };
+    // The whole board first: this machine's seat is in it (no host file names another yet).
     until(&s.alerts, 20_000, "this machine's seat", |v| {
-        v["kind"] == "seat" && v["host"] == "local"
+        let in_board = v["kind"] == "board"
+            && v["seats"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|x| x["host"] == "local"));
+        in_board || (v["kind"] == "seat" && v["host"] == "local")
     });
     seen("this machine's row", 20_000, &|c| c.contains("Local"));
 

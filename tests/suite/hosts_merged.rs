@@ -1,8 +1,9 @@
 //! `status --watch --json-lines --host all` (and `--host a --host b`), the real binary over real
-//! sshd servers in network namespaces: one stream of every host's seats, each line tagged with
-//! its host, and each host's own state lines; a hung host (its whole sshd tree stopped) reads
-//! `not_answering` while the others' changes keep arriving within a second or two; it comes
-//! back; SIGTERM ends the stream with exit 0.
+//! sshd servers in network namespaces: the whole board first (every host's state and seats,
+//! each tagged with its host), then a line per change and each host's own state lines; a hung
+//! host (its whole sshd tree stopped) reads `not_answering` while the others' changes keep
+//! arriving within a second or two; it comes back; SIGTERM ends the stream with exit 0.
+//! `--probe` checks this machine's part as it checks the one-machine stream.
 
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -70,20 +71,46 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
         true,
         &log,
     );
-    // Every host first says its state, this machine included, in the order named.
-    let mut lines: Vec<Value> = (0..3)
-        .flat_map(|_| until(&s.alerts, 10_000, "a first line", |_| true))
-        .collect();
-    let named: Vec<&str> = lines.iter().filter_map(|v| v["host"].as_str()).collect();
-    assert_eq!(named, ["local", "a", "b"], "{lines:#?}");
-    assert!(lines.iter().all(|v| v["kind"] == "host"), "{lines:#?}");
-    assert!(is_host(&lines[2], "b", "connecting"), "{lines:#?}");
-    // Then each host answers and its Builder arrives, tagged with its host.
-    for h in ["local", "a", "b"] {
+    // The whole board first: every host's state, this machine included, in the order named,
+    // and the seats of every host that answered meanwhile, each tagged with its host.
+    let mut lines = until(&s.alerts, 30_000, "the first line", |_| true);
+    let board = lines[0].clone();
+    assert_eq!(board["kind"], "board", "{board:#}");
+    assert_eq!(board["why"], "start", "{board:#}");
+    assert_eq!(board["seq"], 1, "{board:#}");
+    let hosts = board["hosts"].as_array().unwrap();
+    let named: Vec<&str> = hosts.iter().filter_map(|v| v["host"].as_str()).collect();
+    assert_eq!(named, ["local", "a", "b"], "{board:#}");
+    assert_eq!(
+        hosts[0]["state"], "answering",
+        "this machine's first pass: {board:#}"
+    );
+    let in_board = |h: &str| -> Vec<Value> {
+        board["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["host"] == h)
+            .cloned()
+            .collect()
+    };
+    let builder = |seats: &[Value]| {
+        seats
+            .iter()
+            .filter(|v| v["key"].as_str().is_some_and(|k| k.ends_with("/Builder")))
+            .count()
+    };
+    assert_eq!(builder(&in_board("local")), 1, "{board:#}");
+    // Each host's seats: in the board when it answered in time, else its lines after it.
+    for (i, h) in ["local", "a", "b"].into_iter().enumerate() {
         let got = |v: &Value| is_seat(v, h, "idle") || is_seat(v, h, "working");
-        if !lines.iter().any(got) {
-            lines.extend(until(&s.alerts, 30_000, &format!("{h}'s Builder"), got));
+        if hosts[i]["state"] == "answering" {
+            assert_eq!(builder(&in_board(h)), 1, "{h}: {board:#}");
+            assert_eq!(hosts[i]["seats"], in_board(h).len(), "{h}: {board:#}");
+            continue;
         }
+        assert!(in_board(h).is_empty(), "{h}: {board:#}");
+        lines.extend(until(&s.alerts, 30_000, &format!("{h}'s Builder"), got));
         assert!(
             lines.iter().any(|v| is_host(v, h, "answering")),
             "{h} answering before its seats: {lines:#?}"
@@ -172,19 +199,150 @@ fn one_stream_of_every_host_tagged_with_its_host_and_a_hung_host_delays_nobody()
         false,
         &log,
     );
-    let mut lines = until(&s.alerts, 30_000, "a seat", |v| v["kind"] == "seat");
-    let other = if lines.last().unwrap()["host"] == "a" {
-        "b"
-    } else {
-        "a"
+    // Its seats as lines: the board's (each tagged as a seat line is), then the seat lines.
+    let seats = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .flat_map(|v| match v["kind"].as_str() {
+                Some("board") => v["seats"].as_array().cloned().unwrap_or_default(),
+                Some("seat") => vec![v.clone()],
+                _ => Vec::new(),
+            })
+            .map(|mut v| {
+                v["kind"] = "seat".into();
+                v
+            })
+            .collect()
     };
-    lines.extend(until(&s.alerts, 30_000, "the other host's seat", |v| {
-        v["kind"] == "seat" && v["host"] == other
-    }));
+    let mut lines = until(&s.alerts, 30_000, "the board", |v| v["kind"] == "board");
+    for h in ["a", "b"] {
+        if !seats(&lines).iter().any(|v| v["host"] == h) {
+            lines.extend(until(&s.alerts, 30_000, &format!("{h}'s seat"), |v| {
+                v["kind"] == "seat" && v["host"] == h
+            }));
+        }
+    }
+    let named: Vec<&str> = lines[0]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["host"].as_str())
+        .collect();
+    assert_eq!(named, ["a", "b"], "{:#}", lines[0]);
+    let lines = seats(&lines);
     assert!(lines.iter().all(|v| v["host"] != "local"), "{lines:#?}");
     assert!(
         lines.iter().any(|v| is_seat(v, "a", "waiting")),
         "{lines:#?}"
     );
     assert_eq!(s.stop().code(), Some(0));
+}
+
+/// `--probe` on the merged stream checks this machine's part as the one-machine stream checks
+/// it (a worker whose loopback health answers reads `connected`, one on a closed port
+/// `disconnected`); without it, neither stream checks (`unknown`). Here the hosts file names
+/// no host, so `--host all` is this machine alone, merged.
+#[test]
+fn probe_checks_this_machines_part_of_the_merged_stream_as_the_plain_stream() {
+    use crate::live_support::{sid, Fleet};
+    use crate::probe_common::{healthy, Servers};
+    let f = Fleet::new(2);
+    let server = f.tmux(2);
+    let servers = Servers::new();
+    let up = servers.start(healthy(&sid(0)), None);
+    let cfg_path = f.root.join(".pi-intercom/config.json");
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    for agent in cfg["agents"].as_array_mut().unwrap() {
+        if agent["sessionId"] == sid(0) {
+            agent["port"] = up.port.into();
+        }
+    }
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let sys = f.tmp.path().join("sys.json");
+    std::fs::write(&sys, serde_json::json!({"dataRoot": f.data}).to_string()).unwrap();
+    let home = f.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // The first line of `status --watch` with `extra`: each worker's connection, by name.
+    let first = |extra: &[&str]| -> (Value, Vec<(String, String)>) {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intercom-pane"))
+            .args(["status", "--watch", "--json-lines"])
+            .args(extra)
+            .args([
+                "--config",
+                sys.to_str().unwrap(),
+                "--root",
+                f.root.to_str().unwrap(),
+            ])
+            .args([
+                "--sessions-dir",
+                f.sessions.to_str().unwrap(),
+                "--fleet",
+                "none",
+            ])
+            .args(["--tmux-socket", server.sock.to_str().unwrap()])
+            .env("HOME", &home)
+            .env("INTERCOM_PANE_HOSTS", f.tmp.path().join("no-hosts.json"))
+            .env("XDG_RUNTIME_DIR", f.tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let _ = child.kill();
+        let _ = child.wait();
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|_| panic!("{extra:?}: {line:?}"));
+        assert_eq!(v["kind"], "board", "{v:#}");
+        // The one-machine board's records, or the merged board's seats (this machine's).
+        let records: Vec<Value> = match v["board"]["records"].as_array() {
+            Some(r) => r.clone(),
+            None => v["seats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    assert_eq!(s["host"], "local", "{v:#}");
+                    s["seat"].clone()
+                })
+                .collect(),
+        };
+        let mut conns: Vec<(String, String)> = records
+            .iter()
+            .map(|r| {
+                let name = r["agent"].as_str().unwrap_or("?");
+                let conn = r["intercom"]["connection"]["state"].as_str().unwrap_or("?");
+                (name.to_string(), conn.to_string())
+            })
+            .collect();
+        conns.sort();
+        (v, conns)
+    };
+    let (plain, plain_conns) = first(&["--probe"]);
+    let (merged, merged_conns) = first(&["--probe", "--host", "all"]);
+    eprintln!("plain --probe: {plain_conns:?}\nmerged --probe: {merged_conns:?}");
+    assert!(merged["hosts"][0]["host"] == "local", "{merged:#}");
+    let of = |c: &[(String, String)], n: &str| {
+        c.iter()
+            .find(|(w, _)| w == n)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("{n}: {c:?} {plain:#}"))
+    };
+    assert_eq!(of(&plain_conns, "w0"), "connected", "{plain:#}");
+    assert_eq!(of(&plain_conns, "w1"), "disconnected", "{plain:#}");
+    assert_eq!(merged_conns, plain_conns, "{merged:#}");
+    // Without --probe: no checks on either.
+    let (_, plain_conns) = first(&[]);
+    let (_, merged_conns) = first(&["--host", "all"]);
+    assert_eq!(of(&plain_conns, "w0"), "unknown");
+    assert_eq!(merged_conns, plain_conns);
 }

@@ -73,6 +73,7 @@ mod hosts_control;
 mod hosts_faults;
 mod hosts_follow;
 mod hosts_hostile;
+mod hosts_idle;
 mod hosts_local_paths;
 mod hosts_merged;
 mod hosts_names;
