@@ -13,6 +13,9 @@ use crate::clock::{Clock, Ms};
 use crate::snapshot::{HostState, HostView, Row, RowHost, Snapshot};
 use crate::ui::ports::CancelToken;
 
+/// The longest single wait of `wait_newer` without `until`: a stop is seen by then.
+const STOP_SLICE: Duration = Duration::from_secs(2);
+
 /// How a host's board was last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
@@ -388,19 +391,20 @@ impl Shared {
         let Ok(mut g) = self.inner.lock() else {
             return None;
         };
-        // Bounded: every wake re-checks `stop` and `until`, and waits are short slices.
+        // Bounded: every wake re-checks `stop` and `until`; a wait ends at `until` or after
+        // `STOP_SLICE`. A change wakes it at once (`changed`); only a stop waits for the slice.
+        // The sidebar's passes thread waits here and nobody joins it (its hosts are ended by
+        // `end_masters` as the process ends); `watch` sees a signal within the slice.
         loop {
-            if stop.is_cancelled() || until.is_some_and(|u| Instant::now() >= u) {
+            let now = Instant::now();
+            if stop.is_cancelled() || until.is_some_and(|u| now >= u) {
                 return None;
             }
             if g.version != seen && (self.stream || g.local.is_some()) {
                 return Some(g.version);
             }
-            g = self
-                .changed
-                .wait_timeout(g, Duration::from_millis(200))
-                .ok()?
-                .0;
+            let slice = until.map_or(STOP_SLICE, |u| (u - now).min(STOP_SLICE));
+            g = self.changed.wait_timeout(g, slice).ok()?.0;
         }
     }
 

@@ -308,6 +308,7 @@ fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
         .trim()
         .parse()
         .unwrap();
+    let started = start_ticks(pid).expect("the sidebar runs");
     // The sidebar quits while a hung stream of it runs on h.
     wait_for(30_000, || {
         (!hung_pids(net.host("h")).is_empty()).then_some(())
@@ -318,12 +319,15 @@ fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
     // itself waits up to 2 s for the host threads, then stops the shared connections.
     // Seen once in a full CI run on 2 loaded cores: the quit took over 30 s (not reproduced
     // alone or beside the other hosts tests); the log's tail says where it was.
+    // Ended: gone, exited and not yet reaped, or its pid already another process's (pids
+    // wrap within a minute on a busy machine with pid_max 32768).
     wait_for(90_000, || {
-        (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+        (start_ticks(pid) != Some(started) || state_of(pid) == Some('Z')).then_some(())
     })
     .unwrap_or_else(|| {
         panic!(
-            "the sidebar did not quit; its log:\n{}",
+            "the sidebar did not quit; its threads:\n{}\nits log:\n{}",
+            threads_of(pid),
             net.sidebar_log_tail()
         )
     });
@@ -339,4 +343,47 @@ fn the_sidebar_that_quits_leaves_nothing_on_a_hung_host() {
         on_host(net.host("h")),
         net.sidebar_log_tail()
     );
+}
+
+/// Each thread of `pid`: its name, state, kernel wait channel and kernel stack (root reads it).
+fn threads_of(pid: i32) -> String {
+    let read = |p: String| std::fs::read_to_string(p).unwrap_or_default();
+    let mut out = read(format!("/proc/{pid}/status"))
+        .lines()
+        .filter(|l| l.starts_with("State") || l.starts_with("PPid") || l.starts_with("Threads"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let d = t.path().display().to_string();
+        out.push_str(&format!(
+            "\n  {} {} wchan={} {}",
+            read(format!("{d}/comm")).trim(),
+            read(format!("{d}/stat"))
+                .split(") ")
+                .nth(1)
+                .unwrap_or("")
+                .chars()
+                .next()
+                .unwrap_or('?'),
+            read(format!("{d}/wchan")),
+            read(format!("{d}/stack")).replace('\n', " | ")
+        ));
+    }
+    out
+}
+
+/// A process's start time (`/proc/<pid>/stat` field 22), while it exists.
+fn start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.split(' ').nth(19)?.parse().ok()
+}
+
+/// A process's state letter (`R`, `S`, `Z` …), while it exists.
+fn state_of(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
 }
