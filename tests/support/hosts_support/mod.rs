@@ -29,6 +29,36 @@ use crate::pi_support;
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// This process's slot (0–99) among the test processes running this rig at once: its subnets
+/// (`10.(100+slot).*`) and ports. Each slot is an exclusive `flock` on a file of its own, held
+/// while the process lives (the kernel drops it when the process ends): two processes never
+/// share one, as `pid % 100` could.
+fn rig_slot() -> u8 {
+    static SLOT: std::sync::OnceLock<(u8, nix::fcntl::Flock<std::fs::File>)> =
+        std::sync::OnceLock::new();
+    SLOT.get_or_init(|| {
+        let dir = std::env::temp_dir().join("intercom-pane-rig-slots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = (std::process::id() % 100) as u8;
+        for k in 0..100u8 {
+            let slot = (first + k) % 100;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(dir.join(slot.to_string()))
+                .unwrap();
+            if let Ok(lock) =
+                nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            {
+                return (slot, lock);
+            }
+        }
+        panic!("all 100 slots of the several-hosts rig are taken");
+    })
+    .0
+}
+
 const BIN: &str = env!("CARGO_BIN_EXE_intercom-pane");
 
 /// Run a command that must succeed (setup), with its output on failure.
@@ -491,10 +521,12 @@ impl Net {
         std::fs::create_dir_all(dir.join("tmux-tmp")).unwrap();
         std::os::unix::fs::symlink(BIN, dir.join("bin/intercom-pane")).unwrap();
         // Addresses and port unique to this process and host: an ssh connection kept from
-        // another test can never be taken for this one.
-        let (a, b) = (100 + (pid % 100) as u8, (n % 250) as u8);
+        // another test can never be taken for this one, nor another test process's (CI runs
+        // the suite and the real-pi tier side by side).
+        let slot = rig_slot();
+        let (a, b) = (100 + slot, (n % 250) as u8);
         let (here, there) = (format!("10.{a}.{b}.1"), format!("10.{a}.{b}.2"));
-        let port = 20_000 + ((pid % 200) * 100 + n % 100) as u16;
+        let port = 20_000 + u16::from(slot) * 100 + (n % 100) as u16;
         let ns = format!("iph-{id}");
         let veth = format!("iph{id}");
         let peer = format!("iph{id}p");
