@@ -58,14 +58,16 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     })
     .expect("monitor pane above the coordinator");
 
-    // Real states arrive: Reviewer asks for input, Docs runs a tool.
-    let screen = wait_for(15_000, || {
+    // Real states arrive: Reviewer asks for input, Docs runs a tool. Waited for whole, every
+    // row at once: a capture can land while a frame is still being drawn.
+    wait_for(15_000, || {
         let s = capture(&sock, &pane);
-        (s.contains("Reviewer") && s.contains("waiting") && s.contains("connected")).then_some(s)
+        ["Reviewer", "waiting", "connected", "Worker", "Builder", "Docs", "Release"]
+            .iter()
+            .all(|w| s.contains(w))
+            .then_some(s)
     })
     .unwrap_or_else(|| panic!("no live rows:\n{}", capture(&sock, &pane)));
-    assert!(screen.contains("Worker"), "{screen}");
-    assert!(screen.contains("Builder") && screen.contains("Docs") && screen.contains("Release"));
 
     // Select the second row and open its details.
     inner(&sock, &["send-keys", "-t", &pane, "Down", "d"]);
