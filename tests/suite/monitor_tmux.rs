@@ -62,10 +62,18 @@ fn monitor_on_the_demo_root_selects_details_resizes_and_quits() {
     // row at once: a capture can land while a frame is still being drawn.
     wait_for(15_000, || {
         let s = capture(&sock, &pane);
-        ["Reviewer", "waiting", "connected", "Worker", "Builder", "Docs", "Release"]
-            .iter()
-            .all(|w| s.contains(w))
-            .then_some(s)
+        [
+            "Reviewer",
+            "waiting",
+            "connected",
+            "Worker",
+            "Builder",
+            "Docs",
+            "Release",
+        ]
+        .iter()
+        .all(|w| s.contains(w))
+        .then_some(s)
     })
     .unwrap_or_else(|| panic!("no live rows:\n{}", capture(&sock, &pane)));
 
