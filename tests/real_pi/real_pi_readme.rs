@@ -18,6 +18,7 @@ use crate::real_pi_support;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use mux_support::{wait_for, TmuxServer};
 use real_pi_support::real_pi;
@@ -295,7 +296,16 @@ fn restart_the_coordinator(
         .to_string();
     let mut words = pi_line.split(' ');
     let pi_pane = words.next().unwrap().to_string();
-    let pi_pid: i32 = words.next().unwrap().parse().unwrap();
+    let pane_pid: i32 = words.next().unwrap().parse().unwrap();
+    // The pane runs the shell that keeps it (`init --detach`); pi is its one child.
+    let children = std::fs::read_to_string(format!("/proc/{pane_pid}/task/{pane_pid}/children"))
+        .unwrap_or_default();
+    let pi_pid: i32 = children
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pi under the coordinator's pane {pane_pid}: {children:?}"));
+    let server_pid = inner.tmux(&["display-message", "-p", "#{pid}"]);
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pi_pid),
         nix::sys::signal::Signal::SIGKILL,
@@ -310,6 +320,16 @@ fn restart_the_coordinator(
         dead.is_some(),
         "the coordinator's pane did not stay: {}",
         panes()
+    );
+    // The person clicks the sidebar and back: tmux before 3.5 crashed here, every session
+    // with it, when the dead pane's pi had left focus reports on.
+    inner.tmux(&["select-pane", "-t", &sidebar]);
+    inner.tmux(&["select-pane", "-t", &pi_pane]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        inner.tmux(&["display-message", "-p", "#{pid}"]),
+        server_pid,
+        "the tmux server restarted"
     );
     let block = readme_support::sh_block("tmux respawn-pane");
     let path = fresh.dir.path().join("restart.sh");

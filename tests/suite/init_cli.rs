@@ -442,6 +442,34 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
     .unwrap();
     let dead = wait_for(10_000, || panes().contains(" 1 pi").then_some(()));
     assert!(dead.is_some(), "{}", panes());
+    // A person looking at it: the focus moves off the dead pane and back, and the client
+    // switches away and back. tmux before 3.5 crashed here when the dead pane's program had left
+    // focus reports on (the stand-in turns them on, as pi does); the kept pane's shell turned
+    // them off.
+    let pid_before = tmux(&["display-message", "-p", "#{pid}"]);
+    let _client = server.attach_client("proj-coordinator", 120, 40);
+    tmux(&["new-session", "-d", "-s", "elsewhere"]);
+    let sidebar_pane = panes()
+        .lines()
+        .find(|l| l.ends_with(" sidebar"))
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .to_string();
+    let dead_pane = panes()
+        .lines()
+        .find(|l| l.ends_with(" pi"))
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .to_string();
+    tmux(&["select-pane", "-t", &dead_pane]);
+    tmux(&["select-pane", "-t", &sidebar_pane]);
+    tmux(&["select-pane", "-t", &dead_pane]);
+    tmux(&["switch-client", "-t", "=elsewhere"]);
+    tmux(&["switch-client", "-t", "=proj-coordinator"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(tmux(&["display-message", "-p", "#{pid}"]), pid_before);
+    assert!(panes().contains(" 1 pi"), "{}", panes());
+    tmux(&["kill-session", "-t", "=elsewhere"]);
     let before = panes();
     let pi_pane = before
         .lines()

@@ -44,6 +44,9 @@ else:
         with open(sfile, "a") as f:
             f.write(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": now,
                                 "cwd": os.getcwd()}) + "\n")
+# As pi's TUI does on a terminal: focus reports on (a pi ended by a signal leaves them on).
+if os.isatty(1):
+    os.write(1, b"\x1b[?1004h")
 log("launches.jsonl", {"argv": args, "cwd": os.getcwd(), "env": env, "pid": os.getpid(), "sid": sid})
 folder = tempfile.mkdtemp(prefix="ip-standin-")
 path = os.path.join(folder, "reply.sock")
