@@ -686,4 +686,8 @@ impl SnapshotSource for AlertingSource {
     fn wait_for_change(&mut self, interval: std::time::Duration) -> bool {
         self.inner.wait_for_change(interval)
     }
+
+    fn interrupter(&self) -> Option<crate::ui::ports::Interrupter> {
+        self.inner.interrupter()
+    }
 }

@@ -101,6 +101,11 @@ impl SnapshotSource for LiveSource {
         self.stream.cancel_token()
     }
 
+    fn interrupter(&self) -> Option<crate::ui::ports::Interrupter> {
+        let waker = self.stream.waker();
+        Some(Arc::new(move || waker.interrupt()))
+    }
+
     fn wait_for_change(&mut self, _interval: Duration) -> bool {
         match self.stream.wait(None) {
             Wake::Pass | Wake::Timer => self.stream.cancel_token().is_cancelled(),

@@ -37,37 +37,77 @@ fn refused(now: Ms, why: &str) -> Snapshot {
     }
 }
 
-/// The sidebar's source over several machines: `local` runs its passes on a thread of its own,
-/// each host on its own thread; a snapshot is made when any of them changed.
+/// The sidebar's source over several machines: each host on its own thread, this machine's
+/// passes on a thread of their own too; a snapshot is made when any of them changed. While no
+/// host is on the board (a hosts file that names none yet), this machine's passes are run by
+/// the caller as without hosts — an idle sidebar wakes no more for following the file — and
+/// move to their own thread when the file names a host.
 pub struct HostsSource {
     shared: Arc<Shared>,
     cancel: CancelToken,
     seen: u64,
     fleet: Arc<Fleet>,
+    /// This machine's passes while they are still the caller's (`None` once on their thread).
+    here: Option<Box<dyn SnapshotSource>>,
+    interval: Duration,
 }
 
 impl HostsSource {
-    /// Start `local`'s pass thread and one thread per host.
+    /// Start one thread per host, and this machine's pass thread when there is any host.
     pub fn start(
-        mut local: Box<dyn SnapshotSource>,
+        local: Box<dyn SnapshotSource>,
         hosts: Vec<Host>,
         clock: Arc<dyn Clock>,
         interval: Duration,
     ) -> std::io::Result<HostsSource> {
         let shared = Shared::new(&[], clock);
         let cancel = local.cancel_token();
+        shared.wake_on(&cancel);
         // The sidebar shows every host's connections, as they are checked there.
         let fleet = Fleet::new(shared.clone(), cancel.clone(), true);
-        fleet.apply(&hosts)?;
-        let s = shared.clone();
-        let stop = cancel.clone();
-        std::thread::Builder::new()
+        // A host joining later ends the caller's wait: its next pass moves this machine's
+        // passes to their thread.
+        if let Some(wake) = local.interrupter() {
+            fleet.on_first_host(wake);
+        }
+        let mut source = HostsSource {
+            shared,
+            cancel,
+            seen: 0,
+            fleet,
+            here: Some(local),
+            interval,
+        };
+        source.fleet.apply(&hosts)?;
+        source.move_passes(false)?;
+        Ok(source)
+    }
+
+    /// Once a host is on the board (or `always`): this machine's passes on a thread of their
+    /// own (never back: a board that had hosts keeps the thread).
+    fn move_passes(&mut self, always: bool) -> std::io::Result<()> {
+        if self.here.is_none() || (!always && self.fleet.list().is_empty()) {
+            return Ok(());
+        }
+        let Some(mut local) = self.here.take() else {
+            return Ok(());
+        };
+        let s = self.shared.clone();
+        let stop = self.cancel.clone();
+        let interval = self.interval;
+        let started = std::thread::Builder::new()
             .name("ip-local-passes".into())
             .spawn(move || {
+                // The first pass is the whole board (the caller may have shown it already).
+                let mut first = true;
                 // Bounded by the cancel token: each wait returns at once when it is set.
                 while !stop.is_cancelled() {
                     let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        local.next_pass()
+                        if std::mem::take(&mut first) {
+                            Pass::New(local.next_snapshot())
+                        } else {
+                            local.next_pass()
+                        }
                     }));
                     match pass {
                         Ok(Pass::New(snap)) => s.set_local(snap),
@@ -84,13 +124,15 @@ impl HostsSource {
                         return;
                     }
                 }
-            })?;
-        Ok(HostsSource {
-            shared,
-            cancel,
-            seen: 0,
-            fleet,
-        })
+            });
+        if let Err(e) = started {
+            self.shared.set_local(refused(
+                self.shared.now(),
+                "this machine's passes did not start",
+            ));
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Follow the hosts file at `path` (which named `applied` when the board started): hosts
@@ -114,6 +156,8 @@ impl HostsSource {
     /// The board once it changed, or `None` when nothing changed within `d` (for views that
     /// are not the sidebar: `watch`, tests, the bench).
     pub fn changed_within(&mut self, d: Duration) -> Option<Snapshot> {
+        // Bounded waits need the board's own: this machine's passes on their thread.
+        let _ = self.move_passes(true);
         let until = Instant::now() + d;
         self.shared
             .wait_newer(self.seen, &self.cancel, Some(until))?;
@@ -151,6 +195,10 @@ pub(crate) fn end_links(links: Vec<std::thread::JoinHandle<()>>, hosts: &[Host])
 
 impl SnapshotSource for HostsSource {
     fn next_snapshot(&mut self) -> Snapshot {
+        let _ = self.move_passes(false);
+        if let Some(local) = self.here.as_mut() {
+            return local.next_snapshot();
+        }
         if self.seen == 0 {
             // The first frame waits for this machine's first pass (or quit).
             let _ = self.shared.wait_newer(0, &self.cancel, None);
@@ -167,6 +215,10 @@ impl SnapshotSource for HostsSource {
     /// Only this machine's passes that found nothing new since the last frame: the frame
     /// holds, as of the newest (as the live source says without other hosts).
     fn next_pass(&mut self) -> Pass {
+        let _ = self.move_passes(false);
+        if let Some(local) = self.here.as_mut() {
+            return local.next_pass();
+        }
         if self.seen != 0 {
             if let Some((scanned_at, v)) = self.shared.only_touched() {
                 self.seen = v;
@@ -180,9 +232,14 @@ impl SnapshotSource for HostsSource {
         self.cancel.clone()
     }
 
-    /// Sleep until this machine or a host changed the board.
-    fn wait_for_change(&mut self, _interval: Duration) -> bool {
+    /// Sleep until this machine or a host changed the board (a burst is one frame; a pass of
+    /// this machine's that found nothing new needs no wait for more).
+    fn wait_for_change(&mut self, interval: Duration) -> bool {
+        if let Some(local) = self.here.as_mut() {
+            return local.wait_for_change(interval);
+        }
         match self.shared.wait_newer(self.seen, &self.cancel, None) {
+            Some(_) if self.shared.only_touched().is_some() => self.cancel.is_cancelled(),
             Some(_) => self.cancel.wait_timeout(COALESCE),
             None => true,
         }

@@ -35,6 +35,10 @@ impl HostList {
         self.0.lock().map(|v| v.clone()).unwrap_or_default()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().map_or(true, |v| v.is_empty())
+    }
+
     fn set(&self, hosts: Vec<Host>) {
         if let Ok(mut v) = self.0.lock() {
             *v = hosts;
@@ -67,6 +71,8 @@ pub(crate) struct Fleet {
     runs: Mutex<Vec<Run>>,
     /// Whether each host's stream is asked for its connection checks (`--probe`).
     probe: bool,
+    /// Called once, when a host is first on the board (`on_first_host`).
+    first_host: Mutex<Option<crate::ui::ports::Interrupter>>,
 }
 
 /// Retired slots are given to new hosts only past this many (so the board keeps the file's
@@ -82,7 +88,15 @@ impl Fleet {
             list: HostList::default(),
             runs: Mutex::new(Vec::new()),
             probe,
+            first_host: Mutex::new(None),
         })
+    }
+
+    /// Call `f` once, when a host is first on the board.
+    pub(crate) fn on_first_host(&self, f: crate::ui::ports::Interrupter) {
+        if let Ok(mut g) = self.first_host.lock() {
+            *g = Some(f);
+        }
     }
 
     pub(crate) fn list(&self) -> HostList {
@@ -153,8 +167,14 @@ impl Fleet {
             .filter(|h| runs.iter().any(|r| r.live && r.host == **h))
             .cloned()
             .collect();
+        let any = !live.is_empty();
         self.list.set(live);
         drop(runs);
+        if any {
+            if let Some(f) = self.first_host.lock().ok().and_then(|mut g| g.take()) {
+                f();
+            }
+        }
         if !ended.is_empty() {
             log_file_event(
                 Some(ended.iter().map(|h| h.name.to_string()).collect()),
@@ -214,7 +234,7 @@ impl Fleet {
 const RECHECK: Duration = Duration::from_secs(1);
 /// How often it is looked at all the same while watched (a change inotify cannot tell, such
 /// as a folder on the way to it replaced).
-const RECHECK_WATCHED: Duration = Duration::from_secs(30);
+const RECHECK_WATCHED: Duration = Duration::from_secs(300);
 
 /// Follow the hosts file at `path` until `stop`: each change that parses applies to `fleet`
 /// (within a second); a file refused keeps the hosts as they are, logged once per reason.

@@ -13,8 +13,9 @@ use crate::clock::{Clock, Ms};
 use crate::snapshot::{HostState, HostView, Row, RowHost, Snapshot};
 use crate::ui::ports::CancelToken;
 
-/// The longest single wait of `wait_newer` without `until`: a stop is seen by then.
-const STOP_SLICE: Duration = Duration::from_secs(2);
+/// The longest single wait of `wait_newer` without `until`. A stop wakes the wait at once
+/// (`wake_on`); this only bounds a wait whose token was never tied to the board.
+const STOP_SLICE: Duration = Duration::from_secs(60);
 
 /// How a host's board was last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +359,18 @@ impl Shared {
         });
     }
 
+    /// Wake every wait on this board when `stop` is cancelled (under the lock, so a wait
+    /// that has just looked at the token cannot miss it).
+    pub(crate) fn wake_on(self: &Arc<Self>, stop: &CancelToken) {
+        let me = Arc::downgrade(self);
+        stop.on_cancel(Box::new(move || {
+            if let Some(s) = me.upgrade() {
+                let _g = s.inner.lock();
+                s.changed.notify_all();
+            }
+        }));
+    }
+
     /// This machine's pass found nothing new: the board shown holds, as of `scanned_at` (no
     /// new frame for it).
     pub(crate) fn touch_local(&self, scanned_at: Ms) {
@@ -392,9 +405,9 @@ impl Shared {
             return None;
         };
         // Bounded: every wake re-checks `stop` and `until`; a wait ends at `until` or after
-        // `STOP_SLICE`. A change wakes it at once (`changed`); only a stop waits for the slice.
-        // The sidebar's passes thread waits here and nobody joins it (its hosts are ended by
-        // `end_masters` as the process ends); `watch` sees a signal within the slice.
+        // `STOP_SLICE`. A change wakes it at once (`changed`), and so does a stop of a token
+        // tied to the board (`wake_on`). The sidebar's passes thread waits here and nobody joins
+        // it (its hosts are ended by `end_masters` as the process ends).
         loop {
             let now = Instant::now();
             if stop.is_cancelled() || until.is_some_and(|u| now >= u) {

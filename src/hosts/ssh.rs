@@ -465,11 +465,13 @@ pub(crate) fn end_masters() {
 
 /// `end_masters` for these hosts only (a board that ends, in a process that goes on).
 pub(crate) fn stop_masters(hosts: &[Host]) {
-    if let Ok(mut g) = USED.lock() {
-        g.retain(|h| !hosts.contains(h));
-    }
     for host in hosts {
         let _ = housekeeping(host, &["-O", "stop"], None, "stop", Duration::from_secs(3));
+    }
+    // Forgotten only once stopped: a process that ends meanwhile (its board's thread cut
+    // short) still stops them in `end_masters` (a second stop of one is harmless).
+    if let Ok(mut g) = USED.lock() {
+        g.retain(|h| !hosts.contains(h));
     }
 }
 

@@ -50,6 +50,11 @@ impl Coalescer {
         })
     }
 
+    /// Whether a pass may start at `now` (the spacing after the last one has passed).
+    pub(crate) fn may_start(&self, now: Instant) -> bool {
+        self.not_before.is_none_or(|nb| nb <= now)
+    }
+
     /// A pass that took `took` ended at `now`, covering everything noted before it started.
     pub(crate) fn passed(&mut self, started: Instant, took: Duration, now: Instant) {
         // Events noted while the pass ran are kept for the next one.

@@ -128,7 +128,7 @@ pub trait Passes {
 pub enum Wake {
     /// A pass is due: call `pass`.
     Pass,
-    /// The caller's own time (`wait`'s `extra`) came.
+    /// The caller's own time (`wait`'s `extra`) came, or its waker was interrupted.
     Timer,
     /// Stop (the waker, or SIGTERM/SIGHUP/SIGINT after `stop_on_signals`).
     Stop,
@@ -417,6 +417,9 @@ impl<P: Passes> Engine<P> {
             if self.waker.stopped() {
                 return Wake::Stop;
             }
+            if self.waker.take_interrupt() {
+                return Wake::Timer;
+            }
             let now = Instant::now();
             if self.recheck_at.is_some_and(|t| t <= now) {
                 self.recheck_at = None;
@@ -424,6 +427,11 @@ impl<P: Passes> Engine<P> {
                 self.coalesce.note(now);
             }
             if self.next_full <= now && !self.coalesce.pending() {
+                // The timer's own pass gathers no burst: no quiet time to wait for (one wake
+                // for it, not two).
+                if self.coalesce.may_start(now) {
+                    return Wake::Pass;
+                }
                 self.coalesce.note(now);
             }
             if self.panes.next_due().is_some_and(|t| t <= now)
@@ -665,6 +673,25 @@ mod tests {
             w.stop();
         });
         assert_eq!(e.wait(None), Wake::Stop);
+    }
+
+    #[test]
+    fn an_interrupt_ends_one_wait_as_the_callers_time() {
+        let mut e = engine(Plan::default());
+        assert_eq!(e.wait(None), Wake::Pass);
+        e.pass();
+        let w = e.waker();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            w.interrupt();
+        });
+        let t0 = Instant::now();
+        assert_eq!(e.wait(None), Wake::Timer);
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        // Once: the next wait sleeps again (here until its own time).
+        let soon = Instant::now() + Duration::from_millis(100);
+        assert_eq!(e.wait(Some(soon)), Wake::Timer);
+        assert!(Instant::now() >= soon);
     }
 
     #[test]

@@ -11,6 +11,8 @@ use std::sync::Arc;
 pub struct Waker {
     fd: Arc<OwnedFd>,
     stop: Arc<AtomicBool>,
+    /// Set by `interrupt`: the engine's wait returns (as at its own time) once.
+    interrupted: Arc<AtomicBool>,
 }
 
 impl Waker {
@@ -18,6 +20,7 @@ impl Waker {
         Ok(Waker {
             fd: Arc::new(crate::signals::eventfd()?),
             stop: Arc::new(AtomicBool::new(false)),
+            interrupted: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -28,6 +31,18 @@ impl Waker {
     /// Wake the engine (it looks at what changed and sleeps again).
     pub fn wake(&self) {
         crate::signals::poke(self.raw_fd());
+    }
+
+    /// End the engine's current (or next) wait once, as if the caller's own time had come
+    /// (the hosts board moving this machine's passes to a thread of their own).
+    pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Whether `interrupt` was called since the last look (and forget it).
+    pub(crate) fn take_interrupt(&self) -> bool {
+        self.interrupted.swap(false, Ordering::SeqCst)
     }
 
     /// Ask the engine to stop, and wake it.

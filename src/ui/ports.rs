@@ -115,7 +115,16 @@ pub trait SnapshotSource: Send {
     fn wait_for_change(&mut self, interval: Duration) -> bool {
         self.cancel_token().wait_timeout(interval)
     }
+    /// A way for another thread to end a `wait_for_change` early (it returns false, not a
+    /// stop): the hosts board, once a host is named, moves this machine's passes to a thread of
+    /// their own. `None`: the wait ends by itself within its interval.
+    fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
 }
+
+/// Ends a source's current (or next) `wait_for_change` once (`SnapshotSource::interrupter`).
+pub(crate) type Interrupter = Arc<dyn Fn() + Send + Sync>;
 
 /// The other hosts of the board (docs/behaviour.md §12): "retry now" (`H`).
 pub trait HostsControl: Send + Sync {

@@ -626,30 +626,36 @@ fn spawn_passes(
 ) -> io::Result<()> {
     thread::Builder::new()
         .name("scan-passes".into())
-        .spawn(move || loop {
-            if cancel.is_cancelled() {
-                return;
-            }
-            // Lets the sidebar say a pass is running (and refresh its ages) while it runs.
-            if tx.send(Event2::App(Msg::PassStarted)).is_err() {
-                return;
-            }
-            let pass = match panic::catch_unwind(AssertUnwindSafe(|| source.next_pass())) {
-                Ok(p) => p,
-                Err(_) => {
-                    let _ = tx.send(Event2::SourceFailed("a scan pass panicked".into()));
+        .spawn(move || {
+            // Whether the last pass was slow: only then is the next one announced (so the
+            // sidebar can say "scanning…" while it runs); a quick pass is one message, one wake.
+            let mut slow = true;
+            loop {
+                if cancel.is_cancelled() {
                     return;
                 }
-            };
-            let msg = match pass {
-                Pass::Same { scanned_at } => Msg::PassUnchanged { scanned_at },
-                Pass::New(snap) => Msg::SnapshotArrived(snap),
-            };
-            if cancel.is_cancelled() || tx.send(Event2::App(msg)).is_err() {
-                return;
-            }
-            if source.wait_for_change(interval) {
-                return;
+                if slow && tx.send(Event2::App(Msg::PassStarted)).is_err() {
+                    return;
+                }
+                let started = std::time::Instant::now();
+                let pass = match panic::catch_unwind(AssertUnwindSafe(|| source.next_pass())) {
+                    Ok(p) => p,
+                    Err(_) => {
+                        let _ = tx.send(Event2::SourceFailed("a scan pass panicked".into()));
+                        return;
+                    }
+                };
+                slow = started.elapsed() >= SCANNING_SHOWN_AFTER;
+                let msg = match pass {
+                    Pass::Same { scanned_at } => Msg::PassUnchanged { scanned_at },
+                    Pass::New(snap) => Msg::SnapshotArrived(snap),
+                };
+                if cancel.is_cancelled() || tx.send(Event2::App(msg)).is_err() {
+                    return;
+                }
+                if source.wait_for_change(interval) {
+                    return;
+                }
             }
         })
         .map(|_| ())

@@ -17,6 +17,17 @@ fn streams(net: &Net, h: &str) -> Vec<i32> {
     net.host(h).streams()
 }
 
+/// Whether `pid` has a thread named `name`.
+fn has_thread(pid: i32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+            })
+        })
+        .unwrap_or(false)
+}
+
 fn is_host(v: &Value, host: &str, state: &str) -> bool {
     v["kind"] == "host" && v["host"] == host && v["state"] == state
 }
@@ -73,6 +84,17 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
         in_board || (v["kind"] == "seat" && v["host"] == "local")
     });
     seen("this machine's row", 20_000, &|c| c.contains("Local"));
+    // No host named yet: the sidebar runs its passes as without hosts (no board thread).
+    let pid: i32 = screen
+        .tmux(&["display-message", "-p", "-t", "mon", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(has_thread(pid, "ip-hosts-file"), "the file is followed");
+    assert!(
+        !has_thread(pid, "ip-local-passes"),
+        "a board thread with no host"
+    );
 
     // Written: a joins both within a second, then its rows come.
     let t0 = Instant::now();
@@ -89,6 +111,7 @@ fn the_hosts_file_edited_under_a_running_sidebar_and_stream() {
     seen("a's row on the sidebar", 30_000, &|c| {
         c.contains("a:Builder")
     });
+    assert!(has_thread(pid, "ip-local-passes"), "the board's own passes");
     let heard = wait_for(30_000, || watch_says("a", "answering").then_some(()));
     assert!(heard.is_some(), "watch never followed a");
 
