@@ -231,9 +231,13 @@ fn allowed(o: &Fields, slot: usize, list: &[&'static str]) -> Option<&'static st
 /// A string field of 1..=max characters without control characters.
 fn bounded_text(o: &Fields, slot: usize, max: usize) -> Option<String> {
     let s = o.str_at(slot)?;
-    let n = s.chars().count();
-    if n == 0 || n > max || s.chars().any(char::is_control) {
-        return None;
+    // One pass: a control character or the max+1-th character ends it.
+    let mut n = 0;
+    for c in s.chars() {
+        n += 1;
+        if n > max || c.is_control() {
+            return None;
+        }
     }
-    Some(s.into_owned())
+    (n > 0).then(|| s.into_owned())
 }

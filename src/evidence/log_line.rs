@@ -255,6 +255,9 @@ fn scan_flat<'a>(bytes: &'a [u8], names: &[&str]) -> Option<[Option<&'a str>; MA
     if b.get(i) == Some(&b'}') {
         return (skip_ws(b, i + 1) == b.len()).then_some(slots);
     }
+    // Writers put the fields in `names`' order: the name after the last one found is tried
+    // first (a line in that order costs one comparison per field).
+    let mut hint = 0;
     // Each round reads one member; bounded by the line's length (every round consumes bytes).
     loop {
         let (key, after) = flat_string(text, i)?;
@@ -265,12 +268,15 @@ fn scan_flat<'a>(bytes: &'a [u8], names: &[&str]) -> Option<[Option<&'a str>; MA
         i = skip_ws(b, i + 1);
         let end = flat_value(text, i)?;
         let key = key.get(1..key.len() - 1)?;
-        if let Some(slot) = names
-            .iter()
-            .position(|n| *n == key)
-            .and_then(|k| slots.get_mut(k))
-        {
-            *slot = Some(text.get(i..end)?);
+        let k = match names.get(hint) {
+            Some(n) if *n == key => Some(hint),
+            _ => names.iter().position(|n| *n == key),
+        };
+        if let Some(k) = k {
+            hint = k + 1;
+            if let Some(slot) = slots.get_mut(k) {
+                *slot = Some(text.get(i..end)?);
+            }
         }
         i = skip_ws(b, end);
         match b.get(i) {

@@ -188,7 +188,7 @@ fn merge_newest(
     budget: &mut u64,
     snap: &mut LogSnapshot,
 ) -> Vec<(Ms, usize, Event)> {
-    let mut newest: Vec<(Ms, usize, Event)> = Vec::new();
+    let mut newest: Vec<(Ms, usize, Event)> = Vec::with_capacity(MAX_EVENTS);
     loop {
         let mut best: Option<(usize, Ms)> = None;
         for (k, (_, slot)) in cursors.iter_mut().enumerate() {

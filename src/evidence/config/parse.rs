@@ -154,7 +154,7 @@ fn budget_value(at: &str, v: &Value) -> Result<crate::budget::spec::Budget, Conf
 /// `sessionId`, `name` and `coordinator` of `agents[i]`.
 fn parse_who(i: usize, obj: &Map<String, Value>) -> Result<(String, String, bool), ConfigError> {
     let at = |field: &str| format!("agents[{i}].{field}");
-    let session_id = req_str(obj, &at("sessionId"), "sessionId")?;
+    let session_id = req_str(obj, at, "sessionId")?;
     if session_id.trim().is_empty() || session_id.chars().count() > 256 || session_id.contains('\0')
     {
         return Err(ConfigError::invalid(
@@ -164,7 +164,7 @@ fn parse_who(i: usize, obj: &Map<String, Value>) -> Result<(String, String, bool
         ));
     }
 
-    let name = req_str(obj, &at("name"), "name")?;
+    let name = req_str(obj, at, "name")?;
     if name.trim().is_empty()
         || name.chars().count() > 128
         || name.trim() != name
@@ -216,7 +216,7 @@ fn parse_where(
     coordinator: bool,
 ) -> Result<(String, u16, String), ConfigError> {
     let at = |field: &str| format!("agents[{i}].{field}");
-    let description = req_str(obj, &at("description"), "description")?;
+    let description = req_str(obj, at, "description")?;
     if description.trim().is_empty() || description.chars().count() > 4096 {
         return Err(ConfigError::invalid(
             &at("description"),
@@ -232,7 +232,7 @@ fn parse_where(
         None => return Err(ConfigError::invalid(&at("port"), "is missing", None)),
     };
 
-    let project_directory = req_str(obj, &at("projectDirectory"), "projectDirectory")?;
+    let project_directory = req_str(obj, at, "projectDirectory")?;
     if !valid_project_dir(&project_directory) {
         return Err(ConfigError::invalid(
             &at("projectDirectory"),
@@ -331,7 +331,7 @@ fn parse_handoff(path: &str, v: &Value) -> Result<Handoff, ConfigError> {
         }
     }
     let job_id = job_id(path, obj)?;
-    let summary = req_str(obj, &format!("{path}.summary"), "summary")?;
+    let summary = req_str(obj, |k| format!("{path}.{k}"), "summary")?;
     if summary.trim().is_empty() || summary.chars().count() > 4000 {
         return Err(ConfigError::invalid(
             &format!("{path}.summary"),
@@ -455,11 +455,21 @@ fn time_field(path: &str, obj: &Map<String, Value>, key: &str) -> Result<Ms, Con
         })
 }
 
-fn req_str(obj: &Map<String, Value>, path: &str, key: &str) -> Result<String, ConfigError> {
+/// The string field `key`; `path` names it in an error (made only then: a roster of 255
+/// agents is read on every `status`).
+fn req_str(
+    obj: &Map<String, Value>,
+    path: impl Fn(&str) -> String,
+    key: &str,
+) -> Result<String, ConfigError> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(v) => Err(ConfigError::invalid(path, "must be a string", Some(v))),
-        None => Err(ConfigError::invalid(path, "is missing", None)),
+        Some(v) => Err(ConfigError::invalid(
+            &path(key),
+            "must be a string",
+            Some(v),
+        )),
+        None => Err(ConfigError::invalid(&path(key), "is missing", None)),
     }
 }
 
