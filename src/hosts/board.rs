@@ -153,14 +153,18 @@ impl HostsSource {
 }
 
 impl HostsSource {
-    /// The board once it changed, or `None` when nothing changed within `d` (for views that
-    /// are not the sidebar: `watch`, tests, the bench).
+    /// The board once it changed (and the burst of changes ended), or `None` when nothing
+    /// changed within `d` (for views that are not the sidebar: `watch`, tests, the bench).
     pub fn changed_within(&mut self, d: Duration) -> Option<Snapshot> {
         // Bounded waits need the board's own: this machine's passes on their thread.
         let _ = self.move_passes(true);
         let until = Instant::now() + d;
         self.shared
             .wait_newer(self.seen, &self.cancel, Some(until))?;
+        // A burst is one board, as on the sidebar (a host's probe round sends a line per seat).
+        if self.cancel.wait_timeout(COALESCE) {
+            return None;
+        }
         Some(self.next_snapshot())
     }
 

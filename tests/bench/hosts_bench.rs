@@ -204,7 +204,7 @@ fn eight_hosts_of_32_workers() {
     eprintln!(
         "idle {wall:.0} s: this process (board threads + reaped ssh clients) {:.2} % of a core, \
          shared ssh connections ({} processes) {:.2} %, together {:.2} %; the hosts' side \
-         (8 sshd with what they run) {:.2} %; {frames} frames ({:.1}/s: this machine's passes)",
+         (8 sshd with what they run) {:.2} %; {frames} boards ({:.1}/s: the hosts' probe rounds)",
         pct(self1 - self0, wall),
         m.len(),
         pct(m1.saturating_sub(m0), wall),
