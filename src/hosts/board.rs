@@ -154,7 +154,8 @@ impl HostsSource {
 
 impl HostsSource {
     /// The board once it changed (and the burst of changes ended), or `None` when nothing
-    /// changed within `d` (for views that are not the sidebar: `watch`, tests, the bench).
+    /// changed within `d` (a bounded wait for tests and the bench; the views wait with
+    /// `wait_for_change`).
     pub fn changed_within(&mut self, d: Duration) -> Option<Snapshot> {
         // Bounded waits need the board's own: this machine's passes on their thread.
         let _ = self.move_passes(true);
