@@ -449,36 +449,26 @@ fn init_start_detach_starts_the_coordinator_in_its_own_session_and_respawn_bring
     let pid_before = tmux(&["display-message", "-p", "#{pid}"]);
     let _client = server.attach_client("proj-coordinator", 120, 40);
     tmux(&["new-session", "-d", "-s", "elsewhere"]);
-    let sidebar_pane = panes()
-        .lines()
-        .find(|l| l.ends_with(" sidebar"))
-        .and_then(|l| l.split(' ').next())
-        .unwrap()
-        .to_string();
-    let dead_pane = panes()
-        .lines()
-        .find(|l| l.ends_with(" pi"))
-        .and_then(|l| l.split(' ').next())
-        .unwrap()
-        .to_string();
-    tmux(&["select-pane", "-t", &dead_pane]);
+    // The id of the coordinator window's pane that `panes()` tags `tag`.
+    let pane_tagged = |tag: &str| {
+        panes()
+            .lines()
+            .find(|l| l.ends_with(&format!(" {tag}")))
+            .and_then(|l| l.split(' ').next())
+            .unwrap()
+            .to_string()
+    };
+    let sidebar_pane = pane_tagged("sidebar");
+    let pi_pane = pane_tagged("pi");
+    tmux(&["select-pane", "-t", &pi_pane]);
     tmux(&["select-pane", "-t", &sidebar_pane]);
-    tmux(&["select-pane", "-t", &dead_pane]);
+    tmux(&["select-pane", "-t", &pi_pane]);
     tmux(&["switch-client", "-t", "=elsewhere"]);
     tmux(&["switch-client", "-t", "=proj-coordinator"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(tmux(&["display-message", "-p", "#{pid}"]), pid_before);
     assert!(panes().contains(" 1 pi"), "{}", panes());
     tmux(&["kill-session", "-t", "=elsewhere"]);
-    let before = panes();
-    let pi_pane = before
-        .lines()
-        .find(|l| l.ends_with(" pi"))
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_string();
     tmux(&["respawn-pane", "-t", "=proj-coordinator:.{bottom}"]);
     let again = wait_for(15_000, || {
         let l: Vec<Value> = lines(&env.path("rec/launches.jsonl"))
