@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::shared::HostRecords;
 use crate::clock::{format_iso, Ms};
 use crate::snapshot::{HostState, HostView};
+use crate::views::rechecks::{compared, Rechecks};
 
 /// The schema version (the same as this machine's own stream).
 const VERSION: u64 = crate::views::stream::VERSION;
@@ -100,6 +101,8 @@ struct Beat {
     host: String,
     state: &'static str,
     answered_at: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    checked: BTreeMap<String, String>,
 }
 
 /// What was last written about one host.
@@ -108,8 +111,9 @@ struct Sent {
     /// The host this slot held (a slot may be given to another host once one left).
     name: String,
     state: Option<(HostState, String)>,
-    /// key → the record's steady part, as last sent.
+    /// key → the record as compared (`rechecks::compared`), as last sent.
     seats: BTreeMap<String, Value>,
+    rechecks: Rechecks<String>,
 }
 
 /// Turns the hosts' changes into lines.
@@ -178,8 +182,11 @@ impl Merger {
         let mut seats = BTreeMap::new();
         let mut changed = Vec::new();
         for (key, rec) in &now.records {
-            let s = crate::views::stream::steady(rec);
-            if sent.seats.get(key) != Some(&s) {
+            let s = compared(rec);
+            if sent.seats.get(key) == Some(&s) {
+                sent.rechecks.same(key, rec);
+            } else {
+                sent.rechecks.sent(key, rec);
                 changed.push((key.as_str(), rec));
             }
             seats.insert(key.clone(), s);
@@ -190,6 +197,9 @@ impl Merger {
             .filter(|k| !seats.contains_key(*k))
             .cloned()
             .collect();
+        for key in &gone {
+            sent.rechecks.gone(key);
+        }
         sent.seats = seats;
         if state_line {
             let body = host_body(&now.view, detail);
@@ -237,10 +247,14 @@ impl Merger {
             if let Some(sent) = self.sent.get_mut(*slot) {
                 sent.name = name.to_string();
                 sent.state = Some((h.view.state, detail.clone()));
+                sent.rechecks.clear();
+                for (k, r) in &h.records {
+                    sent.rechecks.sent(k, r);
+                }
                 sent.seats = h
                     .records
                     .iter()
-                    .map(|(k, r)| (k.clone(), crate::views::stream::steady(r)))
+                    .map(|(k, r)| (k.clone(), compared(r)))
                     .collect();
             }
             hosts.push(Tagged {
@@ -260,7 +274,8 @@ impl Merger {
         self.line("board", at, None, body)
     }
 
-    /// The heartbeat: every host's state and when it last answered.
+    /// The heartbeat: every host's state, when it last answered, and its connection checks
+    /// since its last lines that found what those lines said.
     pub(crate) fn heartbeat(&mut self, views: &[HostView], at: Ms) -> String {
         let hosts = views
             .iter()
@@ -268,6 +283,12 @@ impl Merger {
                 host: v.name.clone(),
                 state: v.state.as_str(),
                 answered_at: v.answered_at.map(format_iso),
+                checked: self
+                    .sent
+                    .iter_mut()
+                    .find(|s| s.name == v.name)
+                    .map(|s| s.rechecks.take())
+                    .unwrap_or_default(),
             })
             .collect();
         self.line("heartbeat", at, None, BeatBody { hosts })

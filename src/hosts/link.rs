@@ -277,6 +277,9 @@ impl Link {
                     self.shared
                         .seat(self.slot, key, None, None, Via::Watch, now);
                 }
+                wire::Line::Heartbeat { checked } if have_board => {
+                    self.shared.rechecked(self.slot, checked, Via::Watch, now);
+                }
                 wire::Line::Unknown(why) => {
                     let why = format!("its stream is not understood: {why}");
                     return Ended::Refused(HostState::Refused, why);

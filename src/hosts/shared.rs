@@ -320,6 +320,39 @@ impl Shared {
         });
     }
 
+    /// Host `slot` is alive, and its connection checks named in `checked` (key, time as sent,
+    /// time) found what its last lines said: each seat takes the new check time. The sidebar
+    /// shows it with its next frame (no frame for it, as for `answered_at`); a merged stream,
+    /// which keeps the records, is woken to carry it on its next heartbeat.
+    pub(crate) fn rechecked(
+        &self,
+        slot: usize,
+        checked: Vec<(String, String, Ms)>,
+        via: Via,
+        now: Ms,
+    ) {
+        self.update_host(slot, |e| {
+            let moved = Self::mark_answering(e, via, now);
+            let mut kept = false;
+            for (key, text, at) in checked {
+                if let Some(r) = e.rows.get_mut(&key) {
+                    r.connection.checked_at = Some(at);
+                }
+                let conn = e
+                    .records
+                    .as_mut()
+                    .and_then(|m| m.get_mut(&key))
+                    .and_then(|r| r.pointer_mut("/intercom/connection"))
+                    .and_then(Value::as_object_mut);
+                if let Some(c) = conn {
+                    kept |= c.insert("checkedAt".into(), Value::String(text.clone()))
+                        != Some(Value::String(text));
+                }
+            }
+            moved || kept
+        });
+    }
+
     /// Host `slot` is alive and nothing changed.
     pub(crate) fn alive(&self, slot: usize, via: Via, now: Ms) {
         self.update_host(slot, |e| Self::mark_answering(e, via, now));

@@ -311,6 +311,22 @@ pub fn records(board: &Value) -> Vec<&Value> {
         .unwrap_or_default()
 }
 
+/// A heartbeat's `checked` (at most `MAX_CHECKED` seats; a time that does not read is left out).
+fn rechecked(line: &Value) -> Vec<(String, String, Ms)> {
+    line.get("checked")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .take(crate::views::rechecks::MAX_CHECKED)
+                .filter_map(|(k, t)| {
+                    let t = t.as_str()?;
+                    Some((k.clone(), t.to_string(), parse_iso(t)?))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// One line of `status --watch --json-lines` (schema version 1).
 #[derive(Debug, PartialEq)]
 pub enum Line {
@@ -320,8 +336,9 @@ pub enum Line {
     Seat { key: String, record: Value },
     /// One seat that left the board.
     Removed { key: String },
-    /// The stream is alive; nothing changed.
-    Heartbeat,
+    /// The stream is alive; nothing changed but the connection checks named here, which found
+    /// what the seats' last lines said: (key, `checkedAt` as sent, as a time).
+    Heartbeat { checked: Vec<(String, String, Ms)> },
     /// Another schema version or kind: the stream cannot be followed.
     Unknown(String),
 }
@@ -345,7 +362,9 @@ pub fn line(text: &str) -> Line {
             _ => Line::Unknown("a seat line without its record".into()),
         },
         (Some("removed"), Some(key)) => Line::Removed { key },
-        (Some("heartbeat"), _) => Line::Heartbeat,
+        (Some("heartbeat"), _) => Line::Heartbeat {
+            checked: rechecked(&v),
+        },
         (k, _) => Line::Unknown(format!("kind {:?}", k.unwrap_or(""))),
     }
 }
@@ -457,7 +476,16 @@ mod tests {
         );
         assert_eq!(
             line(r#"{"v":1,"kind":"heartbeat","seq":4}"#),
-            Line::Heartbeat
+            Line::Heartbeat { checked: vec![] }
+        );
+        let t = "2026-01-01T00:00:15.000Z";
+        assert_eq!(
+            line(&format!(
+                r#"{{"v":1,"kind":"heartbeat","seq":5,"checked":{{"p/a":"{t}","p/b":"not a time","p/c":3}}}}"#
+            )),
+            Line::Heartbeat {
+                checked: vec![("p/a".into(), t.into(), parse_iso(t).unwrap())]
+            }
         );
         assert!(matches!(line(r#"{"v":2,"kind":"seat"}"#), Line::Unknown(_)));
         assert!(matches!(line("garbage"), Line::Unknown(_)));

@@ -7,6 +7,7 @@ pub(crate) mod explain;
 pub(crate) mod headline;
 pub(crate) mod json;
 pub(crate) mod print;
+pub(crate) mod rechecks;
 pub(crate) mod status_json;
 pub(crate) mod status_text;
 pub(crate) mod stream;

@@ -13,7 +13,8 @@
 //!
 //! A seat "changed" when its record differs in anything but the clock-derived values
 //! (`board_files::is_volatile`: `scannedAt`, `ageSeconds`, `observationAgeSeconds`), the same
-//! rule the board files follow. Lines are bounded: every string in a record is cut at
+//! rule the board files follow, and its connection's check time (`rechecks`: a check that found
+//! the same rides on the next heartbeat's `checked`). Lines are bounded: every string in a record is cut at
 //! `MAX_STRING` characters (with `"cut": true` on the line), so a seat line stays far below
 //! `MAX_SEAT_LINE` and a board line below `MAX_BOARD_LINE`.
 
@@ -22,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::rechecks::{compared, Rechecks};
 use crate::board::record::SeatKey;
 use crate::clock::{format_iso, Ms};
 use crate::scan::Scan;
@@ -141,6 +143,8 @@ struct RemovedLine<'a> {
 struct HeartbeatLine {
     scanned_at: String,
     live: Value,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    checked: BTreeMap<SeatKey, String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -155,9 +159,10 @@ fn is_false(b: &bool) -> bool {
 #[derive(Default)]
 pub(crate) struct Differ {
     seq: u64,
-    /// key → the record's steady part, as last sent.
+    /// key → the record as compared (`rechecks::compared`), as last sent.
     last: BTreeMap<SeatKey, Value>,
     last_head: Option<Value>,
+    rechecks: Rechecks<SeatKey>,
 }
 
 impl Differ {
@@ -183,13 +188,16 @@ impl Differ {
         let mut index = super::board_files::index_json(scan);
         let mut cut = false;
         let mut last = BTreeMap::new();
+        self.rechecks.clear();
         let records: Vec<Value> = scan
             .records
             .iter()
             .map(|r| {
                 let (v, c) = seat_value(r);
                 cut |= c;
-                last.insert(r.key(), steady(&v));
+                let key = r.key();
+                self.rechecks.sent(&key, &v);
+                last.insert(key, compared(&v));
                 v
             })
             .collect();
@@ -220,8 +228,11 @@ impl Differ {
         for r in &scan.records {
             let key = r.key();
             let (v, cut) = seat_value(r);
-            let s = steady(&v);
-            if self.last.get(&key) != Some(&s) {
+            let s = compared(&v);
+            if self.last.get(&key) == Some(&s) {
+                self.rechecks.same(&key, &v);
+            } else {
+                self.rechecks.sent(&key, &v);
                 let body = SeatLine {
                     key: &key,
                     cut,
@@ -238,17 +249,20 @@ impl Differ {
             .cloned()
             .collect();
         for key in gone {
+            self.rechecks.gone(&key);
             out.push(self.line("removed", at, RemovedLine { key: &key }));
         }
         self.last = seen;
         out
     }
 
-    /// A heartbeat: the time of the last pass and how the engine watches (`live`).
+    /// A heartbeat: the time of the last pass, how the engine watches (`live`), and the
+    /// connection checks since the last lines that found what those lines said (`checked`).
     pub(crate) fn heartbeat(&mut self, scanned_at: Ms, live: Value, at: Ms) -> String {
         let body = HeartbeatLine {
             scanned_at: format_iso(scanned_at),
             live,
+            checked: self.rechecks.take(),
         };
         self.line("heartbeat", at, body)
     }

@@ -38,6 +38,70 @@ fn ticks(pid: i32, children: bool) -> u64 {
     f[11] + f[12] + if children { f[13] + f[14] } else { 0 }
 }
 
+/// Each live thread of this process: (name, ns on a CPU, voluntary context switches), by id.
+fn tasks() -> std::collections::BTreeMap<String, (String, u64, u64)> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        // Time on a CPU in ns (`schedstat`): ticks are sampled, too coarse for one thread.
+        let ns: u64 = std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let vol = status
+            .lines()
+            .find(|l| l.starts_with("voluntary_ctxt_switches:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0);
+        let id = t.file_name().to_string_lossy().to_string();
+        out.insert(id, (name.trim().to_string(), ns, vol));
+    }
+    out
+}
+
+/// Between two readings, by thread kind (a host's thread counts as `ip-host-*`): µs on a CPU and
+/// voluntary switches.
+fn by_kind(
+    a: &std::collections::BTreeMap<String, (String, u64, u64)>,
+    b: &std::collections::BTreeMap<String, (String, u64, u64)>,
+) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let mut out: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for (id, (name, t1, v1)) in b {
+        let (t0, v0) = a.get(id).map_or((0, 0), |x| (x.1, x.2));
+        let kind = if name.starts_with("ip-host-") {
+            "ip-host-*".to_string()
+        } else {
+            name.clone()
+        };
+        let e = out.entry(kind).or_default();
+        e.0 += t1.saturating_sub(t0) / 1000;
+        e.1 += v1.saturating_sub(v0);
+    }
+    out.retain(|_, v| *v != (0, 0));
+    out
+}
+
+/// This process's live `ssh` children (a host's stream, a call): their pids.
+fn ssh_children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            s.contains("(ssh)")
+                && s.rfind(')')
+                    .is_some_and(|i| s[i + 2..].split(' ').nth(1) == Some(me.as_str()))
+        })
+        .collect()
+}
+
 /// The shared ssh connections of this machine (their process title names the control folder).
 fn masters() -> Vec<i32> {
     let ctl = intercom_pane::seam::hosts::ssh::control_dir()
@@ -181,11 +245,15 @@ fn eight_hosts_of_32_workers() {
             .map(|p| ticks(p, true))
             .sum()
     };
-    let (self0, m0, r0) = (
-        ticks(me, true),
+    let kids = ssh_children();
+    let kids0: u64 = kids.iter().map(|p| ticks(*p, false)).sum();
+    let (m0, r0) = (
         m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
         remote(&net),
     );
+    // This process's own readings last before the window and first after it: the readings
+    // of other processes walk /proc, which is not the board's cost.
+    let (tasks0, self0) = (tasks(), ticks(me, true));
     let start = Instant::now();
     let mut frames = 0u32;
     while start.elapsed() < Duration::from_secs(secs) {
@@ -195,9 +263,10 @@ fn eight_hosts_of_32_workers() {
         }
     }
     let wall = start.elapsed().as_secs_f64();
+    let (tasks1, self1) = (tasks(), ticks(me, true));
     m.retain(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
-    let (self1, m1, r1) = (
-        ticks(me, true),
+    let kids1 = kids.iter().map(|p| ticks(*p, false)).sum::<u64>();
+    let (m1, r1) = (
         m.iter().map(|p| ticks(*p, false)).sum::<u64>(),
         remote(&net),
     );
@@ -211,6 +280,17 @@ fn eight_hosts_of_32_workers() {
         pct(self1 - self0 + m1.saturating_sub(m0), wall),
         pct(r1.saturating_sub(r0), wall),
         frames as f64 / wall
+    );
+    let kinds = by_kind(&tasks0, &tasks1);
+    let (us, woke) = kinds.values().fold((0, 0), |(a, b), (u, w)| (a + u, b + w));
+    eprintln!(
+        "  this process's threads: {:.3} % of a core (on-CPU time), {:.0} wakeups a minute; by \
+         thread (µs on a CPU, voluntary switches): {kinds:?}; the {} live ssh clients (streams): \
+         {:.2} %",
+        us as f64 / 1e6 / wall * 100.0,
+        woke as f64 * 60.0 / wall,
+        kids.len(),
+        pct(kids1.saturating_sub(kids0), wall)
     );
     // One frame: 256 remote rows merged into the sidebar's snapshot (what a change costs here,
     // whatever the number of hosts that did not change).

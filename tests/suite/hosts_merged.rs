@@ -346,3 +346,101 @@ fn probe_checks_this_machines_part_of_the_merged_stream_as_the_plain_stream() {
     assert_eq!(of(&plain_conns, "w0"), "unknown");
     assert_eq!(merged_conns, plain_conns);
 }
+
+/// A probe round on a host that finds every worker as it was is no `seat` line, on the host's
+/// own stream or the merged one: the new check times ride on the heartbeat (`checked`), and the
+/// sidebar's board takes them into its rows without a frame of their own. (Each of the host's
+/// workers has a port nothing listens on: `disconnected`, checked again every 15 s.)
+#[test]
+#[cfg_attr(
+    not(hosts_tier),
+    ignore = "needs root, OpenSSH's sshd, ssh, ssh-keygen, ip and unshare (the multi-host tier; .ci/run installs openssh-server)"
+)]
+fn a_probe_round_that_finds_the_same_is_a_heartbeat_not_a_seat_line() {
+    use crate::hosts_support::{board, row};
+    use intercom_pane::seam::ui::ports::SnapshotSource;
+    let net = Net::new(&[("a", &["Builder"])], &["Builder"]);
+    let log = net.dir.path().join("log.jsonl");
+    let s = net.lines(
+        &[
+            "status",
+            "--watch",
+            "--json-lines",
+            "--host",
+            "a",
+            "--probe",
+            "--heartbeat-secs",
+            "1",
+        ],
+        false,
+        &log,
+    );
+    let mut sidebar = board(&net);
+    // a's Builder as a line carries it: (connection state, its check time).
+    let check = |v: &Value| -> Option<(String, String)> {
+        let seat = match v["kind"].as_str()? {
+            "seat" if v["host"] == "a" => &v["seat"],
+            "board" => &v["seats"]
+                .as_array()?
+                .iter()
+                .find(|s| s["host"] == "a" && s["seat"]["agent"] == "Builder")?["seat"],
+            _ => return None,
+        };
+        (seat["agent"] == "Builder").then_some(())?;
+        let c = &seat["intercom"]["connection"];
+        Some((c["state"].as_str()?.into(), c["checkedAt"].as_str()?.into()))
+    };
+    let first = until(&s.alerts, 40_000, "a's Builder checked", |v| {
+        check(v).is_some()
+    });
+    let (state, t0) = check(first.last().unwrap()).unwrap();
+    assert_eq!(state, "disconnected", "{first:#?}");
+    let key = |v: &Value| -> Option<String> {
+        let hosts = v["hosts"].as_array()?;
+        let a = hosts.iter().find(|h| h["host"] == "a")?;
+        let (k, t) = a["checked"].as_object()?.iter().next()?;
+        (k.ends_with("/Builder") && t.as_str()? > t0.as_str()).then(|| t.as_str().unwrap().into())
+    };
+    // The next round (within 15 s and a heartbeat): its time on a heartbeat, no seat line.
+    let lines = until(
+        &s.alerts,
+        25_000,
+        "a heartbeat with the new check time",
+        |v| v["kind"] == "heartbeat" && key(v).is_some(),
+    );
+    let t1 = key(lines.last().unwrap()).unwrap();
+    let seats: Vec<&Value> = lines
+        .iter()
+        .filter(|v| v["kind"] == "seat" || v["kind"] == "board")
+        .collect();
+    assert!(
+        seats.is_empty(),
+        "a round that found the same sent {seats:#?}"
+    );
+    eprintln!("a's Builder: checked {t0}, again {t1}, no seat line between");
+    assert_eq!(s.stop().code(), Some(0));
+
+    // The sidebar's board: its row of a's Builder takes the newer check times as they come.
+    let at = |s: &intercom_pane::seam::snapshot::Snapshot| {
+        row(s, "a", "Builder").and_then(|r| r.connection.checked_at)
+    };
+    let first = crate::hosts_support::until(&mut sidebar, 40_000, "a's Builder checked", |s| {
+        at(s).is_some()
+    });
+    let t0 = at(&first).unwrap();
+    let end = Instant::now() + Duration::from_secs(25);
+    let mut now = t0;
+    while now <= t0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(250));
+        now = at(&sidebar.next_snapshot()).unwrap_or(t0);
+    }
+    assert!(now > t0, "the row's check time stayed {t0}");
+    let r = row(&sidebar.next_snapshot(), "a", "Builder")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        r.connection.state,
+        intercom_pane::seam::states::ConnState::Disconnected,
+        "{r:#?}"
+    );
+}
