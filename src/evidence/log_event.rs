@@ -155,12 +155,30 @@ impl LogSnapshot {
 /// `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`.
 pub fn is_lower_uuid(s: &str) -> bool {
     let b = s.as_bytes();
+    // The four groups' ends, then the hex digits between them: no branch on a position per byte.
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+        && [8, 13, 18, 23].iter().all(|&i| b.get(i) == Some(&b'-'))
+        && [0..8, 9..13, 14..18, 19..23, 24..36].into_iter().all(|r| {
+            b.get(r)
+                .is_some_and(|g| g.iter().all(|&c| LOWER_HEX[usize::from(c)]))
         })
 }
+
+/// `[0-9a-f]`, by byte.
+const LOWER_HEX: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = b'0';
+    while c <= b'9' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    c = b'a';
+    while c <= b'f' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    t
+};
 
 /// Split a tail into complete lines and parse each. `partial_start`: the tail began mid-file, so
 /// its first line is probably cut and is dropped. A last line without `\n` is still being written
@@ -231,6 +249,10 @@ fn allowed(o: &Fields, slot: usize, list: &[&'static str]) -> Option<&'static st
 /// A string field of 1..=max characters without control characters.
 fn bounded_text(o: &Fields, slot: usize, max: usize) -> Option<String> {
     let s = o.str_at(slot)?;
+    // Printable ASCII (nearly every id and name): one byte a character, none a control.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return (1..=max).contains(&s.len()).then(|| s.into_owned());
+    }
     // One pass: a control character or the max+1-th character ends it.
     let mut n = 0;
     for c in s.chars() {
@@ -240,4 +262,46 @@ fn bounded_text(o: &Fields, slot: usize, max: usize) -> Option<String> {
         }
     }
     (n > 0).then(|| s.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lower_uuid_is_exactly_its_shape() {
+        let ok = "0190aaaa-0000-7000-8000-00000000000f";
+        assert!(is_lower_uuid(ok));
+        for bad in [
+            "0190AAAA-0000-7000-8000-00000000000f",
+            "0190aaaa-0000-7000-8000-00000000000",
+            "0190aaaa-0000-7000-8000-00000000000fa",
+            "0190aaaa00000-7000-8000-00000000000f",
+            "0190aaag-0000-7000-8000-00000000000f",
+            "0190aaa-00000-7000-8000-00000000000f",
+            "0190aaaa-0000-7000-8000-0000000000é",
+            "",
+        ] {
+            assert!(!is_lower_uuid(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_bounded_text_is_one_to_max_characters_without_controls() {
+        let line = |v: &str| format!(r#"{{"version":1,"peerName":{v}}}"#);
+        let read = |v: &str, max| {
+            let l = line(v);
+            let f = Fields::parse(l.as_bytes()).unwrap();
+            bounded_text(&f, const { field("peerName") }, max)
+        };
+        assert_eq!(read(r#""abc""#, 3).as_deref(), Some("abc"));
+        assert_eq!(read(r#""abcd""#, 3), None);
+        assert_eq!(read(r#""""#, 3), None);
+        assert_eq!(read(r#""a\u0007b""#, 3), None);
+        assert_eq!(read("\"a\u{7f}b\"", 3), None);
+        // Characters, not bytes: three of two bytes each fit a max of 3.
+        assert_eq!(read(r#""ééé""#, 3).as_deref(), Some("ééé"));
+        assert_eq!(read(r#""éééé""#, 3), None);
+        assert_eq!(read("\"a\u{85}b\"", 3), None, "a C1 control");
+    }
 }

@@ -161,8 +161,9 @@ impl<'a> Fields<'a> {
 /// A JSON string value's text, escapes resolved (`raw` is one valid JSON value).
 fn string(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    // The value is valid JSON: a string without a backslash is its own text.
-    if !inner.contains('\\') {
+    // The value is valid JSON: a string without a backslash is its own text. (A plain loop:
+    // these strings are short, and a vector search costs more to set up.)
+    if !inner.bytes().any(|b| b == b'\\') {
         return Some(std::borrow::Cow::Borrowed(inner));
     }
     serde_json::from_str::<String>(raw)
@@ -267,10 +268,10 @@ fn scan_flat<'a>(bytes: &'a [u8], names: &[&str]) -> Option<[Option<&'a str>; MA
         }
         i = skip_ws(b, i + 1);
         let end = flat_value(text, i)?;
-        let key = key.get(1..key.len() - 1)?;
+        let key = b.get(key.0 + 1..key.1 - 1)?;
         let k = match names.get(hint) {
-            Some(n) if *n == key => Some(hint),
-            _ => names.iter().position(|n| *n == key),
+            Some(n) if n.as_bytes() == key => Some(hint),
+            _ => names.iter().position(|n| n.as_bytes() == key),
         };
         if let Some(k) = k {
             hint = k + 1;
@@ -295,25 +296,37 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// A string starting at `i` with no backslash or control character: its text with the quotes,
-/// and the index after it.
-fn flat_string(text: &str, i: usize) -> Option<(&str, usize)> {
+/// The bytes that end a flat string's scan: its closing quote, or what makes it not flat.
+const STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// A string starting at `i` with no backslash or control character: where it starts and ends
+/// (quotes included), and the index after it.
+fn flat_string(text: &str, i: usize) -> Option<((usize, usize), usize)> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let rest = b.get(i + 1..)?;
-    let len = memchr::memchr2(b'"', b'\\', rest)?;
-    // No early exit: this form compiles to a vector loop.
-    let control = rest
-        .get(..len)?
+    // The first quote, backslash or control character: the strings of a record line are a few
+    // dozen bytes, where a table lookup a byte beats setting up a vector search.
+    let len = b
+        .get(i + 1..)?
         .iter()
-        .fold(false, |any, &c| any | (c < 0x20));
+        .position(|&c| STOPS[usize::from(c)])?;
     let end = i + 1 + len;
-    if control || b.get(end) != Some(&b'"') {
+    if b.get(end) != Some(&b'"') {
         return None;
     }
-    Some((text.get(i..=end)?, end + 1))
+    Some(((i, end + 1), end + 1))
 }
 
 /// The end of a scalar value starting at `i` (a flat string, a JSON number, `true`, `false`,

@@ -304,6 +304,11 @@ impl<'m> Cursor<'m> {
         }
         let i = self.next.checked_sub(1)?;
         self.next = i;
+        // A one-shot pass keeps nothing: the event moves out (every one handed out before it
+        // went the same way, so it is the last).
+        if self.remember.is_none() && i + 1 == self.memo.events.len() {
+            return self.memo.events.pop_back().map(|(_, e)| e);
+        }
         self.memo.events.get(i).map(|(_, e)| e.clone())
     }
 
