@@ -17,6 +17,9 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+// Each command's options are built only when that command runs (or its help is shown): building
+// every command's was a one-shot command's largest cost after its reads.
+#[command(defer = true)]
 pub enum Command {
     // For people first, in the order they meet them; then what pi and scripts run.
     /// Try it: simulated workers in a private tmux server, shown in the sidebar.
@@ -145,8 +148,9 @@ pub enum LivenessArg {
     AssumeAlive,
 }
 
-/// Where the evidence is: shared by every command that scans. Listed after each command's own
-/// options, under a heading of their own.
+// Where the evidence is: shared by every command that scans. Listed after each command's own
+// options, under a heading of their own. (No doc comment: it would become the about of every
+// command that flattens it, as those are built late.)
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = SHARED_HEADING)]
 pub struct SourceArgs {
@@ -207,7 +211,8 @@ pub struct ScanArgs {
     pub src: SourceArgs,
 }
 
-/// The `--watch` stream's flags (docs/interop.md §10).
+// The `--watch` stream's flags (docs/interop.md §10). (Flattened: no doc comment, see
+// `SourceArgs`.)
 #[derive(Args, Debug, Clone)]
 pub struct StreamArgs {
     /// With `--watch`: one JSON object per line (the whole board, then one line per changed
@@ -222,7 +227,7 @@ pub struct StreamArgs {
     pub live: LiveArgs,
 }
 
-/// How a live view watches.
+// How a live view watches. (Flattened: no doc comment, see `SourceArgs`.)
 #[derive(Args, Debug, Clone)]
 pub struct LiveArgs {
     /// A full pass this often (seconds) whatever the events said; every 3 s while folders
@@ -368,7 +373,8 @@ pub struct MonitorArgs {
     pub src: SourceArgs,
 }
 
-/// `watch`: the alerts without a sidebar.
+// `watch`: the alerts without a sidebar. (No doc comment on a command's options: with the
+// commands built late, it would replace the command's own about.)
 #[derive(Args, Debug)]
 pub struct WatchArgs {
     #[command(flatten)]
@@ -380,7 +386,7 @@ pub struct WatchArgs {
     pub src: SourceArgs,
 }
 
-/// `jump`.
+// `jump`. (No doc comment: see `WatchArgs`.)
 #[derive(Args, Debug)]
 pub struct JumpArgs {
     /// The seat: `<project>/<agent>`, or an agent name only one seat has (case-insensitive).
@@ -419,8 +425,9 @@ pub struct JumpArgs {
     pub src: SourceArgs,
 }
 
-/// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
-/// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options.
+// How alerts go out (docs/behaviour.md §3b). Each flag wins over the settings file
+// (`$XDG_CONFIG_HOME/intercom-pane/alerts.json`) and the tmux plugin's options. (Flattened: no
+// doc comment, see `SourceArgs`.)
 #[derive(Args, Debug, Clone, Default)]
 #[command(
     next_help_heading = "Alerts (each wins over the settings file and the tmux plugin's options)"
