@@ -16,6 +16,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The whole command tree, every command's options in it. A parse builds only the command that
+/// runs (`Command`'s `defer`); what reads the definitions themselves — forwarding to a host, the
+/// docs, completions, man pages — reads this.
+pub(crate) fn full_command() -> clap::Command {
+    let mut c = <Cli as clap::CommandFactory>::command();
+    c.build();
+    c
+}
+
 #[derive(Subcommand, Debug)]
 // Each command's options are built only when that command runs (or its help is shown): building
 // every command's was a one-shot command's largest cost after its reads.

@@ -6,9 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, CommandsMdArgs, SHARED_HEADING};
+use crate::cli::{CommandsMdArgs, SHARED_HEADING};
 use crate::cmd::exit::DocsExit;
 
 /// The generated part of the file sits between these two lines; the rest is hand-written.
@@ -140,9 +138,8 @@ fn table(out: &mut String, args: &[&clap::Arg]) {
 
 /// The generated part: one section per visible command, then each shared group of flags once.
 pub(crate) fn render() -> String {
-    let mut top = Cli::command();
     // Built, so every option has its value names and every command its usage line.
-    top.build();
+    let top = crate::cli::full_command();
     let groups = shared_headings(&top);
     let mut out = String::new();
     let _ = writeln!(out, "{BEGIN}\n");
@@ -283,7 +280,7 @@ mod tests {
     #[test]
     fn every_visible_command_has_a_section_and_no_hidden_one_does() {
         let text = render();
-        for sub in Cli::command().get_subcommands() {
+        for sub in crate::cli::full_command().get_subcommands() {
             let heading = format!("### `{}`\n", sub.get_name());
             assert_eq!(text.contains(&heading), !sub.is_hide_set(), "{heading}");
         }

@@ -110,13 +110,12 @@ fn zsh(script: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     /// Every command listed takes a NAME first; every command that does is listed (but `spawn`,
     /// whose NAME is a new one, and `seen`, whose key is `<project>/<agent>`).
     #[test]
     fn the_list_is_the_commands_that_take_a_roster_name() {
-        let cli = crate::cli::Cli::command();
+        let cli = crate::cli::full_command();
         let takes_name = |c: &clap::Command| {
             c.get_positionals()
                 .next()
@@ -136,7 +135,7 @@ mod tests {
 
     #[test]
     fn zsh_completes_names_only_where_a_roster_name_goes() {
-        let mut cmd = crate::cli::Cli::command();
+        let mut cmd = crate::cli::full_command();
         let mut raw = Vec::new();
         clap_complete::generate(Shell::Zsh, &mut cmd, "intercom-pane", &mut raw);
         let s = String::from_utf8(zsh(raw)).unwrap();

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, CompletionsArgs, ManArgs, NamesArgs};
+use crate::cli::{CompletionsArgs, ManArgs, NamesArgs};
 use crate::cmd::exit::DocsExit;
 use crate::store;
 
@@ -18,7 +16,7 @@ fn written(ok: bool) -> DocsExit {
 }
 
 pub(crate) fn completions(args: &CompletionsArgs) -> DocsExit {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::cli::full_command();
     // Into memory first: clap_complete panics when its writer fails (a closed pipe).
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "intercom-pane", &mut script);
@@ -53,9 +51,13 @@ fn render(cmd: clap::Command) -> Result<Vec<u8>, std::io::Error> {
 
 /// Every visible page: the main one, then `intercom-pane-<command>` for each command.
 fn pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
-    let top = Cli::command();
+    let top = crate::cli::full_command();
     let mut pages = vec![("intercom-pane.1".to_string(), render(top.clone())?)];
-    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+    // The tree is built: clap's own `help` command is in it, and has no page of its own.
+    for sub in top
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
         let name = format!("intercom-pane-{}", sub.get_name());
         // The page is named `intercom-pane-<command>` (as man looks it up); its SYNOPSIS shows
         // the command as typed: `intercom-pane <command>`.

@@ -5,9 +5,9 @@
 //! caller asks to keep here (a file read on this machine).
 
 use clap::parser::ValueSource;
-use clap::{ArgAction, ArgMatches, Args, CommandFactory};
+use clap::{ArgAction, ArgMatches, Args};
 
-use crate::cli::{Cli, SourceArgs};
+use crate::cli::SourceArgs;
 
 /// Each flag the caller gave to `command` (the subcommand of `matches`), as words for the other
 /// side: `--flag` for a switch, `--flag=VALUE` for a value (one word, so a value that starts with
@@ -16,7 +16,7 @@ pub(crate) fn flags(matches: &ArgMatches, keep_here: &[&str]) -> Vec<String> {
     let Some((name, sub)) = matches.subcommand() else {
         return Vec::new();
     };
-    let root = Cli::command();
+    let root = crate::cli::full_command();
     let Some(def) = root.find_subcommand(name) else {
         return Vec::new();
     };
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn every_flag_of_every_delegated_action_reaches_the_other_side() {
-        let root = Cli::command();
+        let root = crate::cli::full_command();
         let source = SourceArgs::augment_args(clap::Command::new("source"));
         let mut checked = 0;
         for name in DELEGATED {
@@ -134,7 +134,7 @@ mod tests {
                     }
                 }
                 argv.push(word.clone());
-                let m = Cli::command()
+                let m = crate::cli::full_command()
                     .try_get_matches_from(&argv)
                     .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
                 let sent = flags(&m, &[]);
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn values_stay_one_word_and_what_stays_here_is_not_sent() {
-        let m = Cli::command()
+        let m = crate::cli::full_command()
             .try_get_matches_from([
                 "intercom-pane",
                 "spawn",
