@@ -731,7 +731,15 @@ fn restore_brings_real_pis_back_in_herdr_after_its_server_was_killed() {
             .any(|w| w["workspace_id"] == coord_ws && w["label"] == "Coordinator"),
         "{wss}"
     );
-    assert_eq!(focus(), before, "restore took the focus");
+    let now = focus();
+    if now != before {
+        // What holds the focus, and what placed what (the sidebar's placement logs its note).
+        let snap = herdr.result(&["api", "snapshot"]).to_string();
+        panic!(
+            "restore took the focus: {now:?}, was {before:?}; restore said {out}; Herdr: {}",
+            &snap[..snap.len().min(6000)]
+        );
+    }
     // A second run starts nothing.
     let (code, again, err) = restore();
     assert_eq!(code, Some(0), "{again} {err}");

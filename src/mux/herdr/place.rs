@@ -103,6 +103,9 @@ pub enum FocusNote {
     NotRestored(String),
 }
 
+/// The least time `restore_focus` has, whatever was left of its caller's deadline.
+const FOCUS_BACK_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What a `FocusNote` was checked on (the record's `focusChecked`).
 pub(crate) const FOCUS_CHECKED: &str = "the focused workspace, tab and pane; the tab each workspace shows; the focused pane of the coordinator's tab";
 
@@ -213,6 +216,9 @@ impl Herdr {
     /// touched workspace showed (`tab.focus`), the person's workspace (`workspace.focus`) and
     /// pane (`pane.focus`). Only a fresh snapshot that shows no difference says `Restored`.
     pub fn restore_focus(&self, before: &Focus, t: Touched, deadline: Instant) -> FocusNote {
+        // Its own time, however much of the caller's the steps before it used: a slow swap must
+        // not leave the person's focus where the swap put it.
+        let deadline = deadline.max(Instant::now() + FOCUS_BACK_WITHIN);
         let after = match self.focus(deadline) {
             Ok(a) => a,
             Err(e) => return FocusNote::NotRestored(format!("focus unreadable: {e}")),
