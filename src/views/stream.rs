@@ -14,9 +14,9 @@
 //! A seat "changed" when its record differs in anything but the clock-derived values
 //! (`board_files::is_volatile`: `scannedAt`, `ageSeconds`, `observationAgeSeconds`), the same
 //! rule the board files follow, and its connection's check time (`rechecks`: a check that found
-//! the same rides on the next heartbeat's `checked`). Lines are bounded: every string in a record is cut at
-//! `MAX_STRING` characters (with `"cut": true` on the line), so a seat line stays far below
-//! `MAX_SEAT_LINE` and a board line below `MAX_BOARD_LINE`.
+//! the same rides on the next heartbeat's `checked`). Lines are bounded: every string in a
+//! record is cut at `MAX_STRING` characters (with `"cut": true` on the line), so a seat line
+//! stays far below `MAX_SEAT_LINE` and a board line below `MAX_BOARD_LINE`.
 
 use std::collections::BTreeMap;
 
