@@ -195,7 +195,14 @@ pub(crate) fn watch(args: &WatchArgs) -> WatchExit {
     let follow = crate::cmd::monitor_cmd::follows_file(&args.src.hosts);
     if !remotes.is_empty() || follow.is_some() {
         let started =
-            crate::hosts::board::HostsSource::start(source, remotes.clone(), clock, PASS_INTERVAL)
+            // Alerts read no connection state: no host checks its connections for them.
+            crate::hosts::board::HostsSource::start(
+                source,
+                remotes.clone(),
+                clock,
+                PASS_INTERVAL,
+                false,
+            )
                 .and_then(|s| match follow {
                     Some(path) => s.follow_file(path, remotes).map(|()| s),
                     None => Ok(s),

@@ -205,7 +205,8 @@ pub(crate) fn run(args: &MonitorArgs) -> MonitorExit {
     };
     // Without --host the board is every host of the hosts file, as it is now and as it changes.
     let follow = follows_file(&args.src.hosts);
-    let wired = match with_hosts(source, remotes, follow, replies, opts, &clock) {
+    let probe = !args.no_probe;
+    let wired = match with_hosts(source, remotes, follow, replies, opts, &clock, probe) {
         Ok(w) => w,
         Err(e) => {
             if let Some(t) = alerts {
@@ -374,6 +375,7 @@ fn with_hosts(
     replies: ScanReply,
     mut opts: MonitorOptions,
     clock: &Arc<dyn Clock>,
+    probe: bool,
 ) -> std::io::Result<Wiring> {
     if remotes.is_empty() && follow.is_none() {
         return Ok(Wiring {
@@ -383,7 +385,7 @@ fn with_hosts(
             hosts: Default::default(),
         });
     }
-    let source = HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL)?;
+    let source = HostsSource::start(source, remotes.clone(), clock.clone(), PASS_INTERVAL, probe)?;
     if let Some(path) = follow {
         source.follow_file(path, remotes)?;
     }

@@ -54,17 +54,19 @@ pub struct HostsSource {
 
 impl HostsSource {
     /// Start one thread per host, and this machine's pass thread when there is any host.
+    /// `probe`: each host's stream checks its connections there (as the sidebar's `--no-probe`
+    /// says for this machine, so it says for every host).
     pub fn start(
         local: Box<dyn SnapshotSource>,
         hosts: Vec<Host>,
         clock: Arc<dyn Clock>,
         interval: Duration,
+        probe: bool,
     ) -> std::io::Result<HostsSource> {
         let shared = Shared::new(&[], clock);
         let cancel = local.cancel_token();
         shared.wake_on(&cancel);
-        // The sidebar shows every host's connections, as they are checked there.
-        let fleet = Fleet::new(shared.clone(), cancel.clone(), true);
+        let fleet = Fleet::new(shared.clone(), cancel.clone(), probe);
         // A host joining later ends the caller's wait: its next pass moves this machine's
         // passes to their thread.
         if let Some(wake) = local.interrupter() {

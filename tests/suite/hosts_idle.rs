@@ -2,7 +2,8 @@
 //! the other hosts sleep until something comes. Each host's thread wakes once per line of its
 //! stream (a heartbeat every 2 s), never on a timer of its own; the hosts file's thread wakes
 //! only for the file (inotify) or the stop. Counted from the kernel's context switches of
-//! each thread (`/proc/PID/task/TID/status`) over 10 s.
+//! each thread (`/proc/PID/task/TID/status`) over 10 s. The sidebar's `--no-probe` reaches the
+//! hosts: their streams check no connection.
 
 use std::time::Duration;
 
@@ -79,4 +80,18 @@ fn an_idle_sidebar_wakes_for_other_hosts_only_when_they_say_something() {
         c.contains("a:Builder") && !c.contains("not answering"),
         "{c}"
     );
+    // The sidebar's `--no-probe` reaches every host: no stream there checks connections.
+    for h in ["a", "b"] {
+        let streams = net.host(h).streams();
+        assert!(!streams.is_empty(), "no stream on {h}");
+        for pid in streams {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            assert!(
+                words.contains(&&b"--heartbeat-secs"[..]) && !words.contains(&&b"--probe"[..]),
+                "{h}'s stream: {}",
+                String::from_utf8_lossy(&cmd)
+            );
+        }
+    }
 }

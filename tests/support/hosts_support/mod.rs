@@ -970,6 +970,9 @@ pub fn board(net: &Net) -> HostsSource {
         net.board_hosts(),
         clock,
         Duration::from_millis(500),
+        // Every host checks its connections, as a sidebar without `--no-probe` asks; this
+        // machine's part is not checked (nothing of it listens here).
+        true,
     )
     .unwrap()
 }
