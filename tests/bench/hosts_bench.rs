@@ -21,6 +21,7 @@ use intercom_pane::seam::states::BoardState;
 use intercom_pane::seam::ui::ports::SnapshotSource;
 
 use crate::hosts_support::{all_answering, board, row, until, Net};
+use crate::threads::{threads, Thread};
 
 const HOSTS: usize = 8;
 const WORKERS: usize = 32;
@@ -38,49 +39,23 @@ fn ticks(pid: i32, children: bool) -> u64 {
     f[11] + f[12] + if children { f[13] + f[14] } else { 0 }
 }
 
-/// Each live thread of this process: (name, ns on a CPU, voluntary context switches), by id.
-fn tasks() -> std::collections::BTreeMap<String, (String, u64, u64)> {
-    let mut out = std::collections::BTreeMap::new();
-    for t in std::fs::read_dir("/proc/self/task")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        // Time on a CPU in ns (`schedstat`): ticks are sampled, too coarse for one thread.
-        let ns: u64 = std::fs::read_to_string(t.path().join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        let vol = status
-            .lines()
-            .find(|l| l.starts_with("voluntary_ctxt_switches:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .unwrap_or(0);
-        let id = t.file_name().to_string_lossy().to_string();
-        out.insert(id, (name.trim().to_string(), ns, vol));
-    }
-    out
-}
-
 /// Between two readings, by thread kind (a host's thread counts as `ip-host-*`): µs on a CPU and
 /// voluntary switches.
 fn by_kind(
-    a: &std::collections::BTreeMap<String, (String, u64, u64)>,
-    b: &std::collections::BTreeMap<String, (String, u64, u64)>,
+    a: &std::collections::BTreeMap<String, Thread>,
+    b: &std::collections::BTreeMap<String, Thread>,
 ) -> std::collections::BTreeMap<String, (u64, u64)> {
     let mut out: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
-    for (id, (name, t1, v1)) in b {
-        let (t0, v0) = a.get(id).map_or((0, 0), |x| (x.1, x.2));
-        let kind = if name.starts_with("ip-host-") {
+    for (id, t) in b {
+        let (t0, v0) = a.get(id).map_or((0, 0), |x| (x.cpu_ns, x.voluntary));
+        let kind = if t.name.starts_with("ip-host-") {
             "ip-host-*".to_string()
         } else {
-            name.clone()
+            t.name.clone()
         };
         let e = out.entry(kind).or_default();
-        e.0 += t1.saturating_sub(t0) / 1000;
-        e.1 += v1.saturating_sub(v0);
+        e.0 += t.cpu_ns.saturating_sub(t0) / 1000;
+        e.1 += t.voluntary.saturating_sub(v0);
     }
     out.retain(|_, v| *v != (0, 0));
     out
@@ -253,7 +228,7 @@ fn eight_hosts_of_32_workers() {
     );
     // This process's own readings last before the window and first after it: the readings
     // of other processes walk /proc, which is not the board's cost.
-    let (tasks0, self0) = (tasks(), ticks(me, true));
+    let (tasks0, self0) = (threads(me), ticks(me, true));
     let start = Instant::now();
     let mut frames = 0u32;
     while start.elapsed() < Duration::from_secs(secs) {
@@ -263,7 +238,7 @@ fn eight_hosts_of_32_workers() {
         }
     }
     let wall = start.elapsed().as_secs_f64();
-    let (tasks1, self1) = (tasks(), ticks(me, true));
+    let (tasks1, self1) = (threads(me), ticks(me, true));
     m.retain(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
     let kids1 = kids.iter().map(|p| ticks(*p, false)).sum::<u64>();
     let (m1, r1) = (

@@ -128,31 +128,18 @@ fn tree_ticks(pid: i32) -> u64 {
 /// (`/proc/<pid>/task/*/schedstat`, exact where ticks are 10 ms steps); threads and children
 /// that ended are not in it, so the idle figure also says how many processes started (none).
 fn tree_cpu_ns(pid: i32) -> u64 {
-    let own: u64 = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|d| {
-            d.flatten()
-                .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
+    let own: u64 = crate::threads::threads(pid)
+        .values()
+        .map(|t| t.cpu_ns)
+        .sum();
     own + children(pid).into_iter().map(tree_cpu_ns).sum::<u64>()
 }
 
 /// Nanoseconds on a CPU of each live thread of `pid`, by thread name.
 fn threads_cpu_ns(pid: i32) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        let ns = std::fs::read_to_string(t.path().join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0);
-        *out.entry(name.trim().to_string()).or_insert(0) += ns;
+    for t in crate::threads::threads(pid).into_values() {
+        *out.entry(t.name).or_insert(0) += t.cpu_ns;
     }
     out
 }

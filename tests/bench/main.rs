@@ -30,4 +30,5 @@ mod probe_bench;
 mod review_bench;
 mod sessions_bench;
 mod stream_bench;
+mod threads;
 mod ui_bench;

@@ -225,24 +225,10 @@ fn alert_latency(
 
 /// Voluntary context switches of each live thread of `pid` (by thread id, with its name).
 fn voluntary(pid: i32) -> std::collections::BTreeMap<String, (String, u64)> {
-    let mut out = std::collections::BTreeMap::new();
-    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+    crate::threads::threads(pid)
         .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let s = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if let Some(v) = s
-            .lines()
-            .find(|l| l.starts_with("voluntary_ctxt_switches:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        {
-            let id = t.file_name().to_string_lossy().to_string();
-            out.insert(id, (name.trim().to_string(), v));
-        }
-    }
-    out
+        .map(|(id, t)| (id, (t.name, t.voluntary)))
+        .collect()
 }
 
 /// The switches between two readings: in all, and by thread name.
@@ -265,12 +251,9 @@ fn switches(
 
 /// Nanoseconds on a CPU of every live thread of `pid`.
 fn cpu_ns(pid: i32) -> u64 {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+    crate::threads::threads(pid)
+        .values()
+        .map(|t| t.cpu_ns)
         .sum()
 }
 
