@@ -269,7 +269,12 @@ fn the_sidebar_shows_the_question_goes_to_the_pane_and_closes_and_resumes_real_w
     let first = f.selected();
     assert!(first.contains(" W1 "), "{first}");
     f.keys(&["d"]);
-    let s = f.wait_screen("details", 5_000, |s| s.contains("Details · W1"));
+    // Until the whole panel is drawn: a capture can catch the terminal mid-frame ("Asks  Choos").
+    let s = f.wait_screen("details", 5_000, |s| {
+        s.contains("Details · W1")
+            && s.lines()
+                .any(|l| l.starts_with("Asks") && l.contains(QUESTION))
+    });
     assert!(
         s.lines()
             .any(|l| l.starts_with("Asks") && l.contains(QUESTION)),
