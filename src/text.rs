@@ -91,23 +91,26 @@ pub fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
-/// Clip to at most `max` columns by grapheme, ending with `…` when something was cut.
+/// Clip to at most `max` columns and `max` characters by grapheme, ending with `…` when something
+/// was cut. Characters too: zero-width marks take no column, and a run of them would otherwise
+/// pass any width bound at any length.
 pub fn clip(s: &str, max: usize) -> String {
-    if width(s) <= max {
+    if width(s) <= max && s.chars().nth(max).is_none() {
         return s.to_string();
     }
     if max == 0 {
         return String::new();
     }
     let mut out = String::new();
-    let mut used = 0;
+    let (mut used, mut chars) = (0, 0);
     for g in s.graphemes(true) {
-        let w = width(g);
-        if used + w > max - 1 {
+        let (w, n) = (width(g), g.chars().count());
+        if used + w > max - 1 || chars + n > max - 1 {
             break;
         }
         out.push_str(g);
         used += w;
+        chars += n;
     }
     out.push('…');
     out
@@ -155,5 +158,17 @@ mod tests {
         assert_eq!(clip("日本語テキスト", 5), "日本…");
         assert_eq!(width(&clip("日本語テキスト", 5)), 5);
         assert_eq!(one_line("a\n\n  b\tc", 240), "a b c");
+    }
+
+    #[test]
+    fn zero_width_marks_are_bounded_by_count() {
+        // A fuzzer found it: 2,000 combining marks are 0 columns wide.
+        let marks = format!("pi {}", "\u{489}".repeat(2000));
+        assert_eq!(clip(&marks, 500), "pi…");
+        let accented = "e\u{301}".repeat(400);
+        let c = clip(&accented, 500);
+        assert_eq!(c.chars().count(), 499);
+        assert_eq!(width(&c), 250);
+        assert_eq!(clip("a\u{301}b", 3), "a\u{301}b");
     }
 }
