@@ -245,7 +245,7 @@ impl Link {
             }
             // One wait per line (a heartbeat comes every `HEARTBEAT_SECS`): a stop ends the
             // stream here (`reading`), which ends this wait at once.
-            let got = stream.lines.recv_timeout(STALL).ok();
+            let got = stream.next_line(STALL);
             if self.stop.is_cancelled() {
                 return Ended::Stopped;
             }

@@ -18,6 +18,7 @@ pub(crate) mod merged;
 pub(crate) mod quote;
 pub(crate) mod shared;
 pub(crate) mod ssh;
+pub(crate) mod stream_lines;
 pub(crate) mod wire;
 
 use std::path::PathBuf;

@@ -16,6 +16,8 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::stream_lines::Lines;
+pub(crate) use super::stream_lines::StreamEnd;
 use super::{quote, Host, HostName};
 use crate::mux::spawn::{self, RunError};
 
@@ -626,7 +628,7 @@ pub(crate) struct Stream {
     host: Host,
     limit: Limit,
     _slot: ChannelSlot,
-    pub lines: std::sync::mpsc::Receiver<Result<String, StreamEnd>>,
+    lines: Lines<ChildStdout>,
     stderr: std::sync::Arc<Mutex<String>>,
 }
 
@@ -645,25 +647,6 @@ impl Ender {
     }
 }
 
-/// Why a stream's lines ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StreamEnd {
-    Eof,
-    /// A line longer than the cap (the stream is not trusted past it).
-    LineTooLong,
-    Unreadable,
-}
-
-impl std::fmt::Display for StreamEnd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StreamEnd::Eof => "its stream ended (the connection or its program closed it)",
-            StreamEnd::LineTooLong => "a line of its stream was longer than the cap",
-            StreamEnd::Unreadable => "its stream could not be read",
-        })
-    }
-}
-
 impl Stream {
     /// Start `words` on `host`, one line at most `line_cap` bytes.
     pub(crate) fn start(
@@ -679,16 +662,16 @@ impl Stream {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(NotStarted::Spawn)?;
-        let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        let out = child.stdout.take();
+        // Read where they are handled (`next_line`): no thread of their own.
+        let Some(out) = child.stdout.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(NotStarted::Spawn(std::io::Error::other(
+                "ssh has no stdout",
+            )));
+        };
         let err = child.stderr.take();
         let stderr = std::sync::Arc::new(Mutex::new(String::new()));
-        if let Some(out) = out {
-            std::thread::Builder::new()
-                .name("ip-host-lines".into())
-                .spawn(move || read_lines(out, line_cap, tx))
-                .map_err(NotStarted::Thread)?;
-        }
         if let Some(mut err) = err {
             let keep = stderr.clone();
             std::thread::Builder::new()
@@ -724,9 +707,15 @@ impl Stream {
             host: host.clone(),
             limit,
             _slot: slot,
-            lines: rx,
+            lines: Lines::new(out, line_cap),
             stderr,
         })
+    }
+
+    /// The next line (without its newline), the end of the stream, or `None` when no line came
+    /// within `within`. Another thread's `Ender` ends the wait at once (the pipe closes).
+    pub(crate) fn next_line(&mut self, within: Duration) -> Option<Result<String, StreamEnd>> {
+        self.lines.next(within)
     }
 
     /// What ssh printed on stderr so far (capped).
@@ -799,39 +788,6 @@ fn end_streams() {
         .collect();
     for e in ends {
         let _ = e.join();
-    }
-}
-
-/// Send each line (without its newline) until the end, a line over `cap`, or a gone receiver.
-fn read_lines(
-    out: ChildStdout,
-    cap: usize,
-    tx: std::sync::mpsc::SyncSender<Result<String, StreamEnd>>,
-) {
-    use std::io::{BufRead, Read};
-    let mut r = std::io::BufReader::with_capacity(64 * 1024, out);
-    loop {
-        let mut line = Vec::new();
-        let end = match (&mut r).take(cap as u64 + 1).read_until(b'\n', &mut line) {
-            Ok(0) => Some(StreamEnd::Eof),
-            Ok(_) if line.last() != Some(&b'\n') && line.len() > cap => {
-                Some(StreamEnd::LineTooLong)
-            }
-            Ok(_) if line.last() != Some(&b'\n') => Some(StreamEnd::Eof),
-            Ok(_) => None,
-            Err(_) => Some(StreamEnd::Unreadable),
-        };
-        let msg = match end {
-            Some(e) => Err(e),
-            None => {
-                line.pop();
-                Ok(String::from_utf8_lossy(&line).into_owned())
-            }
-        };
-        let last = msg.is_err();
-        if tx.send(msg).is_err() || last {
-            return;
-        }
     }
 }
 
