@@ -38,6 +38,9 @@ pub(crate) struct Lines<R> {
     buf: Vec<u8>,
     /// Where the next line starts in `buf`.
     start: usize,
+    /// Bytes after `start` already looked at and holding no newline (a long line is read in
+    /// many chunks: each is searched once).
+    searched: usize,
     ended: Option<StreamEnd>,
 }
 
@@ -48,6 +51,7 @@ impl<R: Read + AsFd> Lines<R> {
             cap,
             buf: Vec::new(),
             start: 0,
+            searched: 0,
             ended: None,
         }
     }
@@ -63,7 +67,8 @@ impl<R: Read + AsFd> Lines<R> {
                 return Some(Err(e.clone()));
             }
             let rest = self.buf.get(self.start..).unwrap_or_default();
-            if let Some(i) = memchr::memchr(b'\n', rest) {
+            let new = rest.get(self.searched..).unwrap_or_default();
+            if let Some(i) = memchr::memchr(b'\n', new).map(|i| i + self.searched) {
                 let line = rest.get(..i).unwrap_or_default();
                 if line.len() > self.cap {
                     self.ended = Some(StreamEnd::LineTooLong);
@@ -71,8 +76,10 @@ impl<R: Read + AsFd> Lines<R> {
                 }
                 let text = String::from_utf8_lossy(line).into_owned();
                 self.start += i + 1;
+                self.searched = 0;
                 return Some(Ok(text));
             }
+            self.searched = rest.len();
             if rest.len() > self.cap {
                 self.ended = Some(StreamEnd::LineTooLong);
                 continue;
@@ -156,6 +163,15 @@ mod tests {
         assert_eq!(l.next(s), Some(Ok("c".into())));
         // A line cut off by the end is no line.
         assert_eq!(l.next(s), Some(Err(StreamEnd::Eof)));
+        assert_eq!(l.next(s), Some(Err(StreamEnd::Eof)));
+        reap(c);
+        // A line longer than a read, in many chunks, whole; the one after it too.
+        let (mut l, c) = lines_of(
+            "head -c 300000 /dev/zero | tr '\\0' y; printf '\\nz\\n'",
+            300_000,
+        );
+        assert_eq!(l.next(s), Some(Ok("y".repeat(300_000))));
+        assert_eq!(l.next(s), Some(Ok("z".into())));
         assert_eq!(l.next(s), Some(Err(StreamEnd::Eof)));
         reap(c);
     }
