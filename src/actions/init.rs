@@ -320,39 +320,17 @@ fn session_words(flags: &[&str], env: &[(String, String)], pi: Vec<String>) -> V
         .collect()
 }
 
-/// The program a kept (`remain-on-exit`) coordinator pane runs: `/bin/sh -c KEEPER NAME [env
-/// K=V…] pi …`. tmux before 3.5 crashes, every session with it, when focus moves onto or off a
-/// dead pane whose program had turned focus reports on (`window_pane_update_focus` writes to a
-/// pane that has no more input; tmux GitHub issue 3776, fixed in 3.5) — and pi turns them on, and
-/// a pi ended by a signal cannot turn them off. So the shell turns them off after pi ends, before
-/// the pane dies. `set -m` gives pi its own process group in the foreground, as a shell at a
-/// prompt would (the window is still named `pi`, Ctrl-C reaches pi alone); pi's Ctrl-Z stops its
-/// group, and with no shell prompt to return to it is continued at once (at most 1,000 times).
-const KEEPER: &str = r#"set -m
-"$@"; s=$?
-n=0
-while [ "$n" -lt 1000 ]; do
-  case $s in 147|148|149|150) ;; *) break ;; esac
-  n=$((n+1))
-  fg >/dev/null 2>&1; s=$?
-done
-printf '\033[?1004l'
-exit "$s"
-"#;
-
 /// `tmux new-session -d -s NAME -- /bin/sh -c KEEPER … [env K=V…] pi …`, then `remain-on-exit`
 /// on its pane: when the coordinator's pi exits, its pane stays under the sidebar and `tmux
 /// respawn-pane` starts the same command in the same place.
 fn detached(session: &str, env: &[(String, String)], pi: Vec<String>) -> Launch {
-    let mut kept: Vec<String> = ["/bin/sh", "-c", KEEPER, "intercom-pane-coordinator"]
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let mut words = Vec::new();
     if !env.is_empty() {
-        kept.push("env".into());
-        kept.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        words.push("env".into());
+        words.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
     }
-    kept.extend(pi);
+    words.extend(pi);
+    let kept = crate::mux::tmux::kept_argv(&words);
     let mut args = session_words(&["-d", "-s", session], &[], kept);
     args.extend(
         [";", "set-option", "-p", "-t"]
@@ -414,7 +392,7 @@ mod tests {
                 "--",
                 "/bin/sh",
                 "-c",
-                KEEPER,
+                crate::mux::tmux::KEEPER,
                 "intercom-pane-coordinator",
                 "env",
                 "INTERCOM_PANE_CONFIG=/x/cfg\\;",

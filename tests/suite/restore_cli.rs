@@ -201,6 +201,7 @@ fn after_kill_server_the_fleet_comes_back_on_its_own_sessions_and_a_second_run_s
         assert!(line(&out, n)["registeredPid"].is_i64(), "{out}");
     }
     assert_eq!(line(&out, "Closed")["outcome"], "closed");
+    let coord_pid = line(&out, "Coordinator")["registeredPid"].as_i64().unwrap();
     assert_eq!(line(&out, "Cut")["cutOff"], true);
     assert_eq!(line(&out, "Docs")["cutOff"], false);
     assert!(
@@ -285,6 +286,28 @@ fn after_kill_server_the_fleet_comes_back_on_its_own_sessions_and_a_second_run_s
             .count(),
         4
     );
+
+    // The coordinator's pane is kept as `init --start --detach` keeps it: when its pi ends, the
+    // pane stays, dead, and `respawn-pane` (the README's line) starts the same command there.
+    let first = "=Coordinator:{start}.{bottom}";
+    let pane = |f: &str| t.server.tmux(&["display-message", "-p", "-t", first, f]);
+    assert_eq!(pane("#{remain-on-exit}").trim(), "on");
+    unsafe { libc::kill(coord_pid as i32, libc::SIGTERM) };
+    wait_for(10_000, || {
+        (pane("#{pane_dead}").trim() == "1").then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the coordinator's pane did not stay: {}",
+            pane("#{pane_id}")
+        )
+    });
+    let started = t.launches().len();
+    t.server.tmux(&["respawn-pane", "-t", first]);
+    let again = wait_for(10_000, || t.launches().get(started).cloned())
+        .expect("respawn-pane started nothing");
+    assert_eq!(again["sid"], t.coordinator.as_str(), "{again}");
+    assert_eq!(again["argv"], json!(["--session", s(&coord_file)]));
 }
 
 #[test]

@@ -9,6 +9,35 @@ use super::literal::{self, PaneId};
 use super::Tmux;
 use crate::mux::{ErrorCode, Multiplexer, MuxError, NewWindow, PaneInfo, SplitAbove};
 
+/// The program a kept (`remain-on-exit`) coordinator pane runs (`init --start --detach`,
+/// `restore`): `/bin/sh -c KEEPER NAME [env K=V…] pi …`. tmux before 3.5 crashes, every session with it, when focus moves onto or off a
+/// dead pane whose program had turned focus reports on (`window_pane_update_focus` writes to a
+/// pane that has no more input; tmux GitHub issue 3776, fixed in 3.5) — and pi turns them on, and
+/// a pi ended by a signal cannot turn them off. So the shell turns them off after pi ends, before
+/// the pane dies. `set -m` gives pi its own process group in the foreground, as a shell at a
+/// prompt would (the window is still named `pi`, Ctrl-C reaches pi alone); pi's Ctrl-Z stops its
+/// group, and with no shell prompt to return to it is continued at once (at most 1,000 times).
+pub(crate) const KEEPER: &str = r#"set -m
+"$@"; s=$?
+n=0
+while [ "$n" -lt 1000 ]; do
+  case $s in 147|148|149|150) ;; *) break ;; esac
+  n=$((n+1))
+  fg >/dev/null 2>&1; s=$?
+done
+printf '\033[?1004l'
+exit "$s"
+"#;
+
+/// `argv` run under `KEEPER` (`/bin/sh -c KEEPER intercom-pane-coordinator argv…`).
+pub(crate) fn kept_argv(argv: &[String]) -> Vec<String> {
+    ["/bin/sh", "-c", KEEPER, "intercom-pane-coordinator"]
+        .into_iter()
+        .map(String::from)
+        .chain(argv.iter().cloned())
+        .collect()
+}
+
 fn check_argv(argv: &[String]) -> Result<(), MuxError> {
     if argv.is_empty() || argv.iter().any(|a| a.contains('\0')) {
         return Err(MuxError::new(ErrorCode::BadRequest, "invalid argv"));
@@ -61,7 +90,7 @@ impl Tmux {
             MuxError::new(ErrorCode::PaneNotFound, "the pane to open beside is gone")
         })?;
         if req.own_session {
-            return self.open_session(req, &name, &cwd, deadline);
+            return self.open_session(req, &name, &cwd, false, deadline);
         }
         // `-a -t <window>`: the next free index after that pane's window, in its session; `-d`:
         // the person's current window stays current. The window id is one tmux printed and the
@@ -84,7 +113,8 @@ impl Tmux {
 
     /// A detached session of its own named like `req.name` (`beside` unused), on this server or,
     /// when no server answers on the socket, on the one tmux starts for it: `restore` after the
-    /// server died has nothing to open beside.
+    /// server died has nothing to open beside. Its pane is kept as `init --start --detach` keeps
+    /// the coordinator's: `argv` under `KEEPER`, `remain-on-exit` set in the same command.
     pub(crate) fn open_first_session(
         &self,
         req: &NewWindow,
@@ -96,21 +126,23 @@ impl Tmux {
         // A server that answers gets the session; else (no socket, or a stale one left by a
         // server that died) this `new-session` starts one.
         if self.server_identity(deadline).is_ok() {
-            return self.open_session(req, &window, &cwd, deadline);
+            return self.open_session(req, &window, &cwd, true, deadline);
         }
-        let name = literal::session_name(&literal::session_name_like(&req.name))?;
-        let args = session_args(&name, &window, &cwd);
-        let args = with_env_and_argv(args, &req.env, &req.argv)?;
-        self.run_new_pane_starting(args, deadline)
+        let raw = literal::session_name_like(&req.name);
+        let args = session_args(&literal::session_name(&raw)?, &window, &cwd);
+        let args = with_env_and_argv(args, &req.env, &kept_argv(&req.argv))?;
+        self.run_new_pane_starting(kept_pane(args, &raw), deadline)
     }
 
     /// `new-session -d` on this server (the one `beside` is on), named like the window; a taken
-    /// name gets `-2` … `-9` (tmux refuses a duplicate: nothing is created then).
+    /// name gets `-2` … `-9` (tmux refuses a duplicate: nothing is created then). `keep`: the
+    /// pane kept when its program ends (`open_first_session`).
     fn open_session(
         &self,
         req: &NewWindow,
         window: &str,
         cwd: &str,
+        keep: bool,
         deadline: Instant,
     ) -> Result<PaneInfo, MuxError> {
         let base = literal::session_name_like(&req.name);
@@ -122,7 +154,14 @@ impl Tmux {
                 format!("{base}-{n}")
             };
             let args = session_args(&literal::session_name(&name)?, window, cwd);
-            let args = with_env_and_argv(args, &req.env, &req.argv)?;
+            let args = if keep {
+                kept_pane(
+                    with_env_and_argv(args, &req.env, &kept_argv(&req.argv))?,
+                    &name,
+                )
+            } else {
+                with_env_and_argv(args, &req.env, &req.argv)?
+            };
             match self.run_new_pane(args, deadline) {
                 Err(e) if e.detail.contains("duplicate session") => last = Some(e),
                 other => return other,
@@ -130,6 +169,20 @@ impl Tmux {
         }
         Err(last.unwrap_or_else(|| MuxError::new(ErrorCode::Failed, "no free session name")))
     }
+}
+
+/// `… ; set-option -p -t =<session>: remain-on-exit on`: in the same command as the
+/// `new-session` before it, so a program that ends at once still leaves its pane. `session` as
+/// given (a target is not expanded), checked by `literal::session_name`; a lone `;` ends the
+/// command before it, every word of which is escaped.
+fn kept_pane(mut args: Args, session: &str) -> Args {
+    args.0.push(";".into());
+    args.arg("set-option")
+        .arg("-p")
+        .arg("-t")
+        .arg(&format!("={session}:"))
+        .arg("remain-on-exit")
+        .arg("on")
 }
 
 /// `new-session -d -s <session> -n <window> -c <cwd> -P -F #{pane_id}` (every value already
