@@ -655,6 +655,40 @@ fn a_pi_started_by_hand_gets_its_launch_record_from_its_live_registration() {
     assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
 }
 
+/// A session of the person's already named like the coordinator: restore opens `Coordinator-2`
+/// and keeps only its own pane; the person's pane keeps its options (the `set-option` rides in
+/// the `new-session`'s own command, which tmux skips when that `new-session` is refused).
+#[test]
+fn a_kept_pane_is_only_the_one_restore_opened() {
+    let t = Team::new();
+    coordinator_session(&t);
+    kill_server(&t);
+    let mine = tmux_cmd(&t.server.sock)
+        .args(["-f", "/dev/null", "new-session", "-d", "-s", "Coordinator"])
+        .args(["-P", "-F", "#{pane_id}", "--", "sleep", "600"])
+        .output()
+        .unwrap();
+    assert!(mine.status.success(), "{mine:?}");
+    let mine = String::from_utf8_lossy(&mine.stdout).trim().to_string();
+    let (code, out, err) = restore(&t, &[], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(line(&out, "Coordinator")["outcome"], "restored", "{out}");
+    let kept = |target: &str| {
+        t.server
+            .tmux(&["display-message", "-p", "-t", target, "#{remain-on-exit}"])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(kept(&mine), "off", "the person's pane was changed");
+    assert_eq!(kept("=Coordinator-2:"), "on", "{out}");
+    let theirs = line(&out, "Coordinator")["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(theirs, mine);
+    assert_eq!(kept(&theirs), "on");
+}
+
 #[test]
 fn a_retired_worker_is_listed_as_retired_and_never_started() {
     let t = Team::new();

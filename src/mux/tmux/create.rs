@@ -10,10 +10,11 @@ use super::Tmux;
 use crate::mux::{ErrorCode, Multiplexer, MuxError, NewWindow, PaneInfo, SplitAbove};
 
 /// The program a kept (`remain-on-exit`) coordinator pane runs (`init --start --detach`,
-/// `restore`): `/bin/sh -c KEEPER NAME [env K=V…] pi …`. tmux before 3.5 crashes, every session with it, when focus moves onto or off a
-/// dead pane whose program had turned focus reports on (`window_pane_update_focus` writes to a
-/// pane that has no more input; tmux GitHub issue 3776, fixed in 3.5) — and pi turns them on, and
-/// a pi ended by a signal cannot turn them off. So the shell turns them off after pi ends, before
+/// `restore`): `/bin/sh -c KEEPER NAME [env K=V…] pi …`. tmux before 3.5 crashes, every
+/// session with it, when focus moves onto or off a dead pane whose program had turned focus
+/// reports on (`window_pane_update_focus` writes to a pane that has no more input; tmux GitHub
+/// issue 3776, fixed in 3.5) — and pi turns them on, and a pi ended by a signal cannot turn
+/// them off. So the shell turns them off after pi ends, before
 /// the pane dies. `set -m` gives pi its own process group in the foreground, as a shell at a
 /// prompt would (the window is still named `pi`, Ctrl-C reaches pi alone); pi's Ctrl-Z stops its
 /// group, and with no shell prompt to return to it is continued at once (at most 1,000 times).
