@@ -332,12 +332,7 @@ fn detached(session: &str, env: &[(String, String)], pi: Vec<String>) -> Launch 
     words.extend(pi);
     let kept = crate::mux::tmux::kept_argv(&words);
     let mut args = session_words(&["-d", "-s", session], &[], kept);
-    args.extend(
-        [";", "set-option", "-p", "-t"]
-            .into_iter()
-            .map(String::from)
-            .chain([format!("={session}:"), "remain-on-exit".into(), "on".into()]),
-    );
+    args.extend(crate::mux::tmux::keep_pane_words(session));
     Launch::DetachedTmuxSession {
         session: session.to_string(),
         args,

@@ -116,7 +116,8 @@ impl<R: Read + AsFd> Lines<R> {
     }
 
     /// Whether something (or the end) can be read within `left`; `None` when a signal ended the
-    /// wait. A wait that failed otherwise ends the stream as unreadable (said next round).
+    /// wait. Not `signals::wait_readable`: a quit there reads as nothing come, which would make
+    /// a host look silent; a stop ends this wait by ending ssh (`Ender`) instead. A wait that failed otherwise ends the stream as unreadable (said next round).
     fn readable(&mut self, left: Duration) -> Option<bool> {
         // Rounded up: a wait never ends before its time.
         let ms = u32::try_from(left.as_micros().div_ceil(1000)).unwrap_or(u32::MAX);

@@ -172,18 +172,29 @@ impl Tmux {
     }
 }
 
-/// `… ; set-option -p -t =<session>: remain-on-exit on`: in the same command as the
-/// `new-session` before it, so a program that ends at once still leaves its pane. `session` as
-/// given (a target is not expanded), checked by `literal::session_name`; a lone `;` ends the
+/// `; set-option -p -t =<session>: remain-on-exit on`, to follow the `new-session` of
+/// `session` in the same tmux command, so a program that ends at once still leaves its pane
+/// (and a refused `new-session` sets nothing: tmux skips the rest). `session` as given (a
+/// target is not expanded), checked by `literal::session_name` first; a lone `;` ends the
 /// command before it, every word of which is escaped.
+pub(crate) fn keep_pane_words(session: &str) -> Vec<String> {
+    let target = super::escape_arg(&format!("={session}:"));
+    [
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        &target,
+        "remain-on-exit",
+        "on",
+    ]
+    .map(String::from)
+    .into()
+}
+
 fn kept_pane(mut args: Args, session: &str) -> Args {
-    args.0.push(";".into());
-    args.arg("set-option")
-        .arg("-p")
-        .arg("-t")
-        .arg(&format!("={session}:"))
-        .arg("remain-on-exit")
-        .arg("on")
+    args.0.extend(keep_pane_words(session));
+    args
 }
 
 /// `new-session -d -s <session> -n <window> -c <cwd> -P -F #{pane_id}` (every value already

@@ -52,9 +52,9 @@ pub(crate) mod typed;
 pub use args::escape_arg;
 use args::{filter_for, Args};
 pub(crate) use args::{parse_version, socket_for_name};
-pub(crate) use create::kept_argv;
 #[cfg(test)]
 pub(crate) use create::KEEPER;
+pub(crate) use create::{keep_pane_words, kept_argv};
 use listing::bad;
 pub(crate) use listing::list_format;
 pub use listing::{parse_listing, parse_rows};
